@@ -1,0 +1,82 @@
+// Models ready to train: a configurable MLP and a small character-level transformer
+// language model whose parameters come in many sizes (embeddings, attention, MLP, norms),
+// which makes DDP's bucketing interesting.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "layers.h"
+
+namespace ddpscope::nn {
+
+struct MlpConfig {
+  int64_t in_features = 32;
+  int64_t width = 64;
+  int64_t depth = 3;  // number of Linear layers (>= 1)
+  int64_t out_features = 1;
+  bool final_activation = false;
+};
+
+// Linear -> ReLU -> ... -> Linear, as one Sequential named "layers".
+class Mlp : public Module {
+ public:
+  explicit Mlp(const MlpConfig& config, Generator* gen = nullptr);
+  std::string type_name() const override { return "Mlp"; }
+  Tensor forward(const Tensor& x) override { return layers_->forward(x); }
+
+ private:
+  std::shared_ptr<Sequential> layers_;
+};
+
+struct TransformerConfig {
+  int64_t vocab_size = 64;
+  int64_t context = 32;  // longest sequence
+  int64_t d_model = 64;
+  int64_t heads = 4;
+  int64_t layers = 2;
+  int64_t mlp_ratio = 4;
+  double dropout = 0.0;
+};
+
+class CausalSelfAttention : public Module {
+ public:
+  CausalSelfAttention(const TransformerConfig& c, Generator* gen);
+  std::string type_name() const override { return "CausalSelfAttention"; }
+  Tensor forward(const Tensor& x) override;  // [B, T, C] -> [B, T, C]
+
+ private:
+  int64_t heads_;
+  std::shared_ptr<Linear> qkv_, proj_;
+};
+
+class TransformerBlock : public Module {
+ public:
+  TransformerBlock(const TransformerConfig& c, Generator* gen);
+  std::string type_name() const override { return "TransformerBlock"; }
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  std::shared_ptr<LayerNorm> ln1_, ln2_;
+  std::shared_ptr<CausalSelfAttention> attn_;
+  std::shared_ptr<Linear> fc_, proj_;
+  std::shared_ptr<Dropout> drop_;
+};
+
+// indices i64 [B, T] -> logits [B, T, vocab]
+class CharTransformer : public Module {
+ public:
+  explicit CharTransformer(const TransformerConfig& config, Generator* gen = nullptr);
+  std::string type_name() const override { return "CharTransformer"; }
+  Tensor forward(const Tensor& indices) override;
+  const TransformerConfig& config() const { return config_; }
+
+ private:
+  TransformerConfig config_;
+  std::shared_ptr<Embedding> tok_, pos_;
+  std::vector<std::shared_ptr<TransformerBlock>> blocks_;
+  std::shared_ptr<LayerNorm> ln_f_;
+  std::shared_ptr<Linear> head_;
+};
+
+}  // namespace ddpscope::nn

@@ -1,0 +1,124 @@
+#include "optimizer.h"
+
+#include <cmath>
+
+#include "../autograd/grad_mode.h"
+
+namespace ddpscope::optim {
+namespace {
+void check_param(const Tensor& p, const Tensor& g) {
+  DDPSCOPE_CHECK(p.is_contiguous() && g.is_contiguous() && g.sizes() == p.sizes() &&
+                     g.dtype() == p.dtype(),
+                 "optimizer: parameter ", p.name(), " ", p.describe(), " and its gradient ",
+                 g.describe(), " must be contiguous with equal shape and dtype");
+  DDPSCOPE_CHECK(p.device().is_cpu(), "optimizer: parameter ", p.name(), " is on ",
+                 p.device().str(), "; the optimizers update CPU parameters");
+}
+}  // namespace
+
+Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    DDPSCOPE_CHECK(params_[i].defined() && params_[i].requires_grad() && params_[i].is_leaf(),
+                   "optimizer: parameter ", i, " (", params_[i].name(),
+                   ") must be a leaf tensor that requires grad");
+  }
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  for (const Tensor& p : params_) {
+    if (!p.grad().defined()) continue;
+    if (set_to_none) p.set_grad(Tensor());
+    else p.grad().zero_();
+  }
+}
+
+SGD::SGD(std::vector<Tensor> params, SgdOptions options)
+    : Optimizer(std::move(params)), options_(options), momentum_buffers_(params_.size()) {
+  DDPSCOPE_CHECK(options.lr >= 0, "SGD: learning rate must be >= 0, got ", options.lr);
+  DDPSCOPE_CHECK(!options.nesterov || (options.momentum > 0 && options.dampening == 0),
+                 "SGD: nesterov needs momentum > 0 and dampening 0");
+}
+
+void SGD::step() {
+  autograd::NoGradGuard no_grad;
+  const SgdOptions o = options_;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = params_[i];
+    const Tensor& g = p.grad();
+    if (!g.defined()) continue;
+    check_param(p, g);
+    // The first step's buffer is the (decayed) gradient itself, as in PyTorch.
+    const bool first = o.momentum != 0 && !momentum_buffers_[i].defined();
+    if (first) momentum_buffers_[i] = Tensor::empty(p.sizes(), p.dtype());
+    dispatch_compute(p.dtype(), "SGD", [&]<typename T>() {
+      T* w = p.data<T>();
+      const T* gr = g.data<T>();
+      T* buf = o.momentum != 0 ? momentum_buffers_[i].data<T>() : nullptr;
+      const T lr = static_cast<T>(o.lr), wd = static_cast<T>(o.weight_decay),
+              mom = static_cast<T>(o.momentum), damp = static_cast<T>(1.0 - o.dampening);
+      const int64_t n = p.numel();
+      if (!buf) {
+        for (int64_t j = 0; j < n; ++j) w[j] -= lr * (gr[j] + wd * w[j]);
+        return;
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        const T d = gr[j] + wd * w[j];
+        buf[j] = first ? d : mom * buf[j] + damp * d;
+        w[j] -= lr * (o.nesterov ? d + mom * buf[j] : buf[j]);
+      }
+    });
+    p.bump_version();
+  }
+}
+
+Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled)
+    : Optimizer(std::move(params)),
+      options_(options),
+      decoupled_(decoupled),
+      exp_avg_(params_.size()),
+      exp_avg_sq_(params_.size()) {
+  DDPSCOPE_CHECK(options.lr >= 0 && options.eps >= 0, "Adam: lr and eps must be >= 0");
+  DDPSCOPE_CHECK(options.beta1 >= 0 && options.beta1 < 1 && options.beta2 >= 0 && options.beta2 < 1,
+                 "Adam: betas must be in [0, 1), got ", options.beta1, ", ", options.beta2);
+}
+
+void Adam::step() {
+  autograd::NoGradGuard no_grad;
+  ++step_;
+  const AdamOptions o = options_;
+  const double bc1 = 1.0 - std::pow(o.beta1, static_cast<double>(step_));
+  const double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(step_));
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = params_[i];
+    const Tensor& g = p.grad();
+    if (!g.defined()) continue;
+    check_param(p, g);
+    if (!exp_avg_[i].defined()) {
+      exp_avg_[i] = Tensor::zeros(p.sizes(), p.dtype());
+      exp_avg_sq_[i] = Tensor::zeros(p.sizes(), p.dtype());
+    }
+    dispatch_compute(p.dtype(), "Adam", [&]<typename T>() {
+      T* w = p.data<T>();
+      const T* gr = g.data<T>();
+      T* m = exp_avg_[i].data<T>();
+      T* v = exp_avg_sq_[i].data<T>();
+      const T b1 = static_cast<T>(o.beta1), b2 = static_cast<T>(o.beta2);
+      const T step_size = static_cast<T>(o.lr / bc1);
+      const T sqrt_bc2 = static_cast<T>(std::sqrt(bc2));
+      const T eps = static_cast<T>(o.eps), wd = static_cast<T>(o.weight_decay);
+      const T shrink = static_cast<T>(1.0 - o.lr * o.weight_decay);
+      const int64_t n = p.numel();
+      for (int64_t j = 0; j < n; ++j) {
+        T d = gr[j];
+        if (decoupled_) w[j] *= shrink;
+        else d += wd * w[j];
+        m[j] = b1 * m[j] + (T(1) - b1) * d;
+        v[j] = b2 * v[j] + (T(1) - b2) * d * d;
+        w[j] -= step_size * m[j] / (std::sqrt(v[j]) / sqrt_bc2 + eps);
+      }
+    });
+    p.bump_version();
+  }
+}
+
+}  // namespace ddpscope::optim

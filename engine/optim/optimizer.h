@@ -1,0 +1,75 @@
+// Optimizers update parameters in place from their .grad, outside autograd. A parameter
+// without a gradient (unused this step) is skipped, as in PyTorch.
+//
+//   SGD opt(model.parameters(), {.lr = 0.1, .momentum = 0.9});
+//   opt.zero_grad(); loss.backward(); opt.step();
+#pragma once
+
+#include <vector>
+
+#include "../tensor/tensor.h"
+
+namespace ddpscope::optim {
+
+class Optimizer {
+ public:
+  explicit Optimizer(std::vector<Tensor> params);
+  virtual ~Optimizer() = default;
+  virtual void step() = 0;
+  // set_to_none drops the gradient buffers (the next backward steals fresh ones);
+  // otherwise they are zeroed in place.
+  void zero_grad(bool set_to_none = true);
+  const std::vector<Tensor>& params() const { return params_; }
+
+ protected:
+  std::vector<Tensor> params_;
+};
+
+struct SgdOptions {
+  double lr = 0.01;
+  double momentum = 0.0;
+  double dampening = 0.0;
+  double weight_decay = 0.0;
+  bool nesterov = false;
+};
+
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Tensor> params, SgdOptions options);
+  void step() override;
+  const SgdOptions& options() const { return options_; }
+
+ private:
+  SgdOptions options_;
+  std::vector<Tensor> momentum_buffers_;  // undefined until first used
+};
+
+struct AdamOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+};
+
+// Adam (L2 penalty added to the gradient) or, with decoupled = true, AdamW (weights
+// shrunk directly by lr * weight_decay).
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled = false);
+  void step() override;
+  int64_t steps() const { return step_; }
+
+ private:
+  AdamOptions options_;
+  bool decoupled_;
+  int64_t step_ = 0;
+  std::vector<Tensor> exp_avg_, exp_avg_sq_;
+};
+
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Tensor> params, AdamOptions options) : Adam(std::move(params), options, true) {}
+};
+
+}  // namespace ddpscope::optim

@@ -1,0 +1,42 @@
+// Errors of the whole engine. Every failure is a ddpscope::Error (or a subclass) whose
+// message says what failed, where, and what to do; DDPSCOPE_CHECK adds file:line.
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace ddpscope {
+
+class Error : public std::runtime_error {
+ public:
+  Error(const std::string& what, const char* file, int line)
+      : std::runtime_error(what + " [" + file + ":" + std::to_string(line) + "]"),
+        message_(what) {}
+  // The message without the source location, for user-facing output.
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string message_;
+};
+
+namespace detail {
+template <typename... Args>
+std::string concat(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+}  // namespace detail
+
+}  // namespace ddpscope
+
+#define DDPSCOPE_ERROR(...) ::ddpscope::Error(::ddpscope::detail::concat(__VA_ARGS__), __FILE__, __LINE__)
+
+// Throws ddpscope::Error with the streamed message when cond is false.
+#define DDPSCOPE_CHECK(cond, ...)                    \
+  do {                                               \
+    if (!(cond)) [[unlikely]] {                      \
+      throw DDPSCOPE_ERROR(__VA_ARGS__);             \
+    }                                                \
+  } while (0)

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# README command 1: install what is missing, build, and run the main job.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash packaging/install-deps.sh
+bash packaging/build.sh
+echo "== demo: training the character-level transformer on the shipped text (one process) =="
+./build/engine/apps/ddpscope-cli train --model transformer --iters 300 --batch 16 --seed 1
