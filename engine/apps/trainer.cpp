@@ -1,0 +1,132 @@
+#include "trainer.h"
+
+#include <chrono>
+#include <sstream>
+
+#include "autograd/ops.h"
+#include "nn/models.h"
+#include "tensor/threads.h"
+
+namespace ddpscope::apps {
+
+void validate_and_complete(TrainOptions& o) {
+  DDPSCOPE_CHECK(o.model == "mlp" || o.model == "transformer", "--model: unknown model '",
+                 o.model, "'; choose mlp or transformer");
+  DDPSCOPE_CHECK(o.iters >= 1, "--iters must be at least 1, got ", o.iters);
+  DDPSCOPE_CHECK(o.batch >= 1, "--batch must be at least 1, got ", o.batch);
+  DDPSCOPE_CHECK(o.width >= 1, "--width must be at least 1, got ", o.width);
+  DDPSCOPE_CHECK(o.depth >= 1, "--depth must be at least 1, got ", o.depth);
+  DDPSCOPE_CHECK(o.threads >= 1, "--threads must be at least 1, got ", o.threads);
+  DDPSCOPE_CHECK(o.lr >= 0, "--lr must not be negative, got ", o.lr);
+  if (o.model == "mlp") {
+    if (o.data.empty()) o.data = "regression";
+    DDPSCOPE_CHECK(o.data == "regression" || o.data == "classification" || o.data == "digits",
+                   "--data: the mlp trains on regression, classification or digits, not '",
+                   o.data, "'");
+    if (o.optimizer.empty()) o.optimizer = "sgd";
+    if (o.lr == 0) o.lr = o.optimizer == "sgd" ? 0.05 : 1e-3;
+  } else {
+    if (o.data.empty()) o.data = "corpus";
+    DDPSCOPE_CHECK(o.data == "corpus", "--data: the transformer trains on the text corpus, not '",
+                   o.data, "'");
+    DDPSCOPE_CHECK(o.width % o.heads == 0, "--width ", o.width, " must be divisible by --heads ",
+                   o.heads);
+    DDPSCOPE_CHECK(o.context >= 2, "--context must be at least 2, got ", o.context);
+    if (o.optimizer.empty()) o.optimizer = "adamw";
+    if (o.lr == 0) o.lr = o.optimizer == "sgd" ? 0.1 : 3e-3;
+  }
+  DDPSCOPE_CHECK(o.optimizer == "sgd" || o.optimizer == "adam" || o.optimizer == "adamw",
+                 "--optimizer: unknown optimizer '", o.optimizer, "'; choose sgd, adam or adamw");
+}
+
+Trainer::Trainer(TrainOptions options) : options_(std::move(options)), data_gen_(options_.seed + 1) {
+  validate_and_complete(options_);
+  set_num_threads(options_.threads);
+  Generator init_gen(options_.seed);
+  const TrainOptions& o = options_;
+  if (o.model == "mlp") {
+    nn::MlpConfig c;
+    c.width = o.width;
+    c.depth = o.depth;
+    if (o.data == "digits") {
+      const std::string path = o.data_path.empty() ? nn::default_digits_path() : o.data_path;
+      DDPSCOPE_CHECK(!path.empty(), "--data digits: python3-sklearn's digits.csv.gz was not "
+                                    "found; install python3-sklearn or pass --data-path");
+      dataset_ = nn::load_digits(path);
+      c.in_features = 64;
+      c.out_features = 10;
+      classification_ = true;
+    } else if (o.data == "classification") {
+      dataset_ = nn::make_classification(4096, 32, 8, o.seed + 2);
+      c.in_features = 32;
+      c.out_features = 8;
+      classification_ = true;
+    } else {
+      dataset_ = nn::make_regression(4096, 32, 4, 0.01, o.seed + 2);
+      c.in_features = 32;
+      c.out_features = 4;
+    }
+    model_ = std::make_shared<nn::Mlp>(c, &init_gen);
+  } else {
+    const std::string path = o.data_path.empty() ? nn::default_corpus_path() : o.data_path;
+    DDPSCOPE_CHECK(!path.empty(), "the shipped corpus.txt was not found; set DDPSCOPE_DATA_DIR "
+                                  "or pass --data-path");
+    corpus_ = nn::CharCorpus::from_file(path);
+    nn::TransformerConfig c;
+    c.vocab_size = corpus_->vocab_size();
+    c.context = o.context;
+    c.d_model = o.width;
+    c.heads = o.heads;
+    c.layers = o.depth;
+    model_ = std::make_shared<nn::CharTransformer>(c, &init_gen);
+  }
+  if (o.optimizer == "sgd") {
+    optimizer_ = std::make_unique<optim::SGD>(
+        model_->parameters(), optim::SgdOptions{.lr = o.lr, .momentum = o.momentum,
+                                                .weight_decay = o.weight_decay});
+  } else {
+    optim::AdamOptions a{.lr = o.lr, .weight_decay = o.weight_decay};
+    if (o.optimizer == "adamw") {
+      if (a.weight_decay == 0) a.weight_decay = 0.01;
+      optimizer_ = std::make_unique<optim::AdamW>(model_->parameters(), a);
+    } else {
+      optimizer_ = std::make_unique<optim::Adam>(model_->parameters(), a);
+    }
+  }
+}
+
+std::pair<Tensor, Tensor> Trainer::next_batch() {
+  if (corpus_) return corpus_->sample(options_.batch, options_.context, data_gen_);
+  return dataset_->sample(options_.batch, data_gen_);
+}
+
+Tensor Trainer::loss_of(const Tensor& output, const Tensor& target) const {
+  if (corpus_ || classification_) {
+    return cross_entropy(reshape(output, {-1, output.size(-1)}), reshape(target, {-1}));
+  }
+  return mse_loss(output, target);
+}
+
+StepResult Trainer::step() {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto [x, y] = next_batch();
+  optimizer_->zero_grad(true);
+  const Tensor loss = loss_of(model_->forward(x), y);
+  loss.backward();
+  optimizer_->step();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++iteration_;
+  if (iteration_ == options_.iters && !options_.save_path.empty()) model_->save(options_.save_path);
+  return {iteration_, loss.item<double>(), seconds};
+}
+
+std::string Trainer::describe() const {
+  std::ostringstream os;
+  os << options_.model << " (" << model_->num_parameters() << " parameters) on " << options_.data
+     << ", " << options_.optimizer << " lr " << options_.lr << ", batch " << options_.batch
+     << ", " << options_.threads << " thread" << (options_.threads > 1 ? "s" : "");
+  return os.str();
+}
+
+}  // namespace ddpscope::apps

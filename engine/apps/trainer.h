@@ -1,0 +1,68 @@
+// Trainer: builds a model, its data and optimizer from TrainOptions and runs training
+// steps. The CLI drives it in one process; the multi-rank worker will wrap the model in
+// DDP around the same steps.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "nn/datasets.h"
+#include "nn/module.h"
+#include "optim/optimizer.h"
+
+namespace ddpscope::apps {
+
+struct TrainOptions {
+  std::string model = "mlp";  // mlp | transformer
+  std::string data;           // mlp: regression | classification | digits; transformer: corpus
+  std::string data_path;      // digits.csv(.gz) or a text file; empty: the default
+  int64_t iters = 100;
+  int64_t batch = 32;
+  int64_t width = 128;  // MLP hidden width / transformer d_model
+  int64_t depth = 3;    // MLP Linear layers / transformer blocks
+  int64_t heads = 4;
+  int64_t context = 32;
+  uint64_t seed = 0;
+  std::string optimizer;  // sgd | adam | adamw; empty: per-model default
+  double lr = 0;          // 0: per-model default
+  double momentum = 0.9;
+  double weight_decay = 0.0;
+  int threads = 1;
+  std::string save_path;  // state dict written at the end when set
+};
+
+// Fills model-dependent defaults and rejects inconsistent options with a message that
+// names the option.
+void validate_and_complete(TrainOptions& options);
+
+struct StepResult {
+  int64_t iteration = 0;  // 1-based
+  double loss = 0;
+  double seconds = 0;  // wall time of this step
+};
+
+class Trainer {
+ public:
+  explicit Trainer(TrainOptions options);
+  StepResult step();
+  const TrainOptions& options() const { return options_; }
+  nn::Module& model() { return *model_; }
+  int64_t samples_per_step() const { return options_.batch; }
+  std::string describe() const;  // one line: model, parameters, data, optimizer
+
+ private:
+  std::pair<Tensor, Tensor> next_batch();
+  Tensor loss_of(const Tensor& output, const Tensor& target) const;
+
+  TrainOptions options_;
+  Generator data_gen_;
+  std::shared_ptr<nn::Module> model_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  std::optional<nn::Dataset> dataset_;
+  std::optional<nn::CharCorpus> corpus_;
+  bool classification_ = false;
+  int64_t iteration_ = 0;
+};
+
+}  // namespace ddpscope::apps
