@@ -13,27 +13,38 @@ Tensor Module::forward(const Tensor&) {
 Tensor Module::register_parameter(const std::string& name, Tensor value) {
   DDPSCOPE_CHECK(value.defined(), type_name(), ": parameter '", name, "' is undefined");
   value.set_requires_grad(true);
-  value.set_name(name);
+  value.set_name(path_prefix() + name);
   parameters_.emplace_back(name, value);
   return value;
 }
 
 Tensor Module::register_buffer(const std::string& name, Tensor value) {
-  value.set_name(name);
+  value.set_name(path_prefix() + name);
   buffers_.emplace_back(name, value);
   return value;
 }
 
 void Module::attach_child(const std::string& name, std::shared_ptr<Module> child) {
   DDPSCOPE_CHECK(child != nullptr, type_name(), ": child module '", name, "' is null");
-  child->prefix_names(name + ".");
+  DDPSCOPE_CHECK(child->parent_ == nullptr, type_name(), ": module '", name,
+                 "' is already registered under another parent");
+  child->parent_ = this;
+  child->name_in_parent_ = name;
+  child->rename_subtree();
   children_.emplace_back(name, std::move(child));
 }
 
-void Module::prefix_names(const std::string& prefix) {
-  for (auto& [n, t] : parameters_) t.set_name(prefix + t.name());
-  for (auto& [n, t] : buffers_) t.set_name(prefix + t.name());
-  for (auto& [n, c] : children_) c->prefix_names(prefix);
+std::string Module::path_prefix() const {
+  return parent_ ? parent_->path_prefix() + name_in_parent_ + "." : std::string();
+}
+
+// Tensors carry their full path for graphs and errors; it changes when a subtree is
+// attached to a parent, so the whole subtree is renamed then.
+void Module::rename_subtree() {
+  const std::string prefix = path_prefix();
+  for (auto& [n, t] : parameters_) t.set_name(prefix + n);
+  for (auto& [n, t] : buffers_) t.set_name(prefix + n);
+  for (auto& [n, c] : children_) c->rename_subtree();
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {

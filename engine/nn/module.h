@@ -65,7 +65,12 @@ class Module {
 
  private:
   void attach_child(const std::string& name, std::shared_ptr<Module> child);
-  void prefix_names(const std::string& prefix);
+  // "blocks.0.attn." for a module registered under that path; "" for a root.
+  std::string path_prefix() const;
+  void rename_subtree();
+
+  const Module* parent_ = nullptr;  // the parent owns this module, so a raw pointer
+  std::string name_in_parent_;
 
   std::vector<std::pair<std::string, Tensor>> parameters_;
   std::vector<std::pair<std::string, Tensor>> buffers_;

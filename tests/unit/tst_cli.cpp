@@ -1,0 +1,63 @@
+// ddpscope-cli as a user runs it: progress lines when not on a terminal, clear errors
+// and a non-zero exit for bad arguments.
+#include <QtTest/QtTest>
+
+#include <QProcess>
+
+class TestCli : public QObject {
+  Q_OBJECT
+
+  struct Result {
+    int code;
+    QString out, err;
+  };
+  Result run(const QStringList& args) {
+    QProcess p;
+    p.start(DDPSCOPE_CLI_PATH, args);
+    if (!p.waitForFinished(120000)) {
+      p.kill();
+      return {-1, {}, "timed out"};
+    }
+    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+  }
+
+ private slots:
+  void testTrainShowsProgress() {
+    Result r = run({"train", "--model", "mlp", "--iters", "20", "--batch", "16", "--log-every", "10"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.contains("iter 1/20 loss"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("iter 10/20 loss"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("iter 20/20 loss"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("samples/s"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("done: 20 iterations"), qPrintable(r.out));
+    QVERIFY(!r.out.contains('\r'));  // no bar when stdout is not a terminal
+  }
+
+  void testBadArguments_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("unknown model") << QStringList{"train", "--model", "resnet"} << "resnet";
+    QTest::newRow("zero iterations") << QStringList{"train", "--iters", "0"} << "--iters";
+    QTest::newRow("negative batch") << QStringList{"train", "--batch", "-4"} << "--batch";
+    QTest::newRow("not a number") << QStringList{"train", "--width", "wide"} << "--width";
+    QTest::newRow("heads do not divide width")
+        << QStringList{"train", "--model", "transformer", "--width", "30", "--heads", "4"} << "divisible";
+    QTest::newRow("wrong data for model")
+        << QStringList{"train", "--model", "transformer", "--data", "digits"} << "--data";
+    QTest::newRow("no subcommand") << QStringList{} << "subcommand";
+    QTest::newRow("missing data file")
+        << QStringList{"train", "--data", "digits", "--data-path", "/nonexistent/digits.csv"} << "cannot open";
+  }
+  void testBadArguments() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    Result r = run(args);
+    QVERIFY2(r.code != 0, qPrintable(r.out));
+    QVERIFY2((r.err + r.out).contains(expected), qPrintable(r.err + r.out));
+    QVERIFY2(r.err.size() < 600, qPrintable("error message too long: " + r.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

@@ -1,0 +1,174 @@
+// Tensors: views share storage, copies and conversions, broadcasting, GEMM layouts,
+// and clear errors for bad shapes.
+#include <QtTest/QtTest>
+
+#include "tensor/kernels.h"
+#include "tensor/cuda_runtime_facade.h"
+#include "tensor/random.h"
+#include "tensor/tensor.h"
+#include "test_helpers.h"
+
+using namespace ddpscope;
+
+class TestTensor : public QObject {
+  Q_OBJECT
+ private slots:
+  void testViewsShareStorage() {
+    Tensor a = Tensor::from_vector<float>({0, 1, 2, 3, 4, 5}, {2, 3});
+    Tensor t = a.transpose(0, 1);
+    QVERIFY(t.shares_storage_with(a));
+    QVERIFY(!t.is_contiguous());
+    QCOMPARE(t.at<float>({2, 1}), 5.0f);
+    Tensor n = a.narrow(1, 1, 2);
+    QCOMPARE(n.sizes(), (Shape{2, 2}));
+    QCOMPARE(n.at<float>({1, 0}), 4.0f);
+    n.fill_(9);  // writes through to a
+    QCOMPARE(a.to_vector<float>(), (std::vector<float>{0, 9, 9, 3, 9, 9}));
+    Tensor v = a.view({3, 2});
+    QVERIFY(v.shares_storage_with(a));
+    QCOMPARE(v.at<float>({2, 1}), 9.0f);
+  }
+
+  void testFlattenIntoBufferAndBack() {
+    // What DDP does with a bucket: gradients copied into one flat buffer, then views.
+    Tensor g1 = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2});
+    Tensor g2 = Tensor::from_vector<float>({5, 6, 7}, {3});
+    Tensor bucket = Tensor::zeros({7});
+    bucket.narrow(0, 0, 4).view({2, 2}).copy_(g1);
+    bucket.narrow(0, 4, 3).copy_(g2);
+    QCOMPARE(bucket.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6, 7}));
+    Tensor view1 = bucket.narrow(0, 0, 4).view({2, 2});
+    kernels::scale_(bucket, 0.5);
+    QCOMPARE(view1.at<float>({1, 1}), 2.0f);
+    QVERIFY(view1.shares_storage_with(bucket));
+    QCOMPARE(view1.storage_offset(), int64_t{0});
+    QCOMPARE(bucket.narrow(0, 4, 3).storage_offset(), int64_t{4});
+  }
+
+  void testStridedCopyAndContiguous() {
+    Tensor a = Tensor::from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+    Tensor c = a.transpose(0, 1).contiguous();
+    QVERIFY(c.is_contiguous());
+    QVERIFY(!c.shares_storage_with(a));
+    QCOMPARE(c.to_vector<double>(), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+    Tensor p = Tensor::arange(24, DType::F32).view({2, 3, 4}).permute({2, 0, 1}).contiguous();
+    QCOMPARE(p.sizes(), (Shape{4, 2, 3}));
+    QCOMPARE(p.at<float>({3, 1, 2}), 23.0f);
+  }
+
+  void testConversions_data() {
+    QTest::addColumn<QString>("dtype");
+    QTest::addColumn<double>("tolerance");
+    QTest::newRow("f64") << "f64" << 0.0;
+    QTest::newRow("f16") << "f16" << 1e-3;   // 10-bit mantissa
+    QTest::newRow("bf16") << "bf16" << 8e-3;  // 7-bit mantissa
+    QTest::newRow("i64") << "i64" << 0.5;
+  }
+  void testConversions() {
+    QFETCH(QString, dtype);
+    QFETCH(double, tolerance);
+    Tensor a = Tensor::from_vector<float>({0.0f, 1.0f, -2.5f, 3.14159f, 1000.0f, -0.001f}, {6});
+    Tensor back = a.to(dtype_from_name(dtype.toStdString())).to(DType::F32);
+    const auto va = a.to_vector<float>(), vb = back.to_vector<float>();
+    for (size_t i = 0; i < va.size(); ++i) {
+      QVERIFY2(std::fabs(va[i] - vb[i]) <= tolerance * std::max(1.0f, std::fabs(va[i])),
+               qPrintable(QString("%1 -> %2").arg(va[i]).arg(vb[i])));
+    }
+  }
+
+  void testHalfSpecialValues() {
+    QCOMPARE(half_bits_to_float(float_to_half_bits(65504.0f)), 65504.0f);  // max half
+    QVERIFY(std::isinf(half_bits_to_float(float_to_half_bits(1e6f))));
+    QCOMPARE(half_bits_to_float(float_to_half_bits(5.960464477539063e-8f)), 5.960464477539063e-8f);
+    QVERIFY(std::isnan(bf16_bits_to_float(float_to_bf16_bits(std::nanf("")))));
+    QCOMPARE(bf16_bits_to_float(float_to_bf16_bits(1.0f)), 1.0f);
+  }
+
+  void testBroadcastBinary() {
+    Tensor a = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+    Tensor row = Tensor::from_vector<float>({10, 20, 30}, {3});
+    Tensor col = Tensor::from_vector<float>({100, 200}, {2, 1});
+    QCOMPARE(kernels::binary(a, row, kernels::BinaryOp::Add).to_vector<float>(),
+             (std::vector<float>{11, 22, 33, 14, 25, 36}));
+    QCOMPARE(kernels::binary(a, col, kernels::BinaryOp::Mul).to_vector<float>(),
+             (std::vector<float>{100, 200, 300, 800, 1000, 1200}));
+    Tensor s = kernels::sum_to(kernels::binary(a, col, kernels::BinaryOp::Add), {2, 1});
+    QCOMPARE(s.to_vector<float>(), (std::vector<float>{306, 615}));
+  }
+
+  void testGemmLayouts() {
+    Generator gen(3);
+    Tensor a = randn({5, 4}, DType::F64, &gen), b = randn({4, 3}, DType::F64, &gen);
+    Tensor expected = Tensor::zeros({5, 3}, DType::F64);
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 3; ++j) {
+        double acc = 0;
+        for (int k = 0; k < 4; ++k) acc += a.at<double>({i, k}) * b.at<double>({k, j});
+        expected.data<double>()[i * 3 + j] = acc;
+      }
+    DDPSCOPE_COMPARE_TENSORS(kernels::matmul(a, b), expected, 1e-12, 0);
+    // Transposed views go to BLAS as transposed operands.
+    Tensor at = a.transpose(0, 1).contiguous().transpose(0, 1);
+    Tensor bt = b.transpose(0, 1).contiguous().transpose(0, 1);
+    DDPSCOPE_COMPARE_TENSORS(kernels::matmul(at, bt), expected, 1e-12, 0);
+    // A non-matrix stride (every other column) falls back to a copy.
+    Tensor wide = randn({5, 8}, DType::F64, &gen);
+    Tensor strided = wide.as_strided({5, 4}, {8, 2}, 0);
+    DDPSCOPE_COMPARE_TENSORS(kernels::matmul(strided, b), kernels::matmul(strided.contiguous(), b),
+                             1e-12, 0);
+    // Output written into a view of a larger buffer, with beta accumulation.
+    Tensor big = Tensor::ones({5, 6}, DType::F64);
+    kernels::gemm(a, b, big.narrow(1, 0, 3), 1.0, 1.0);
+    QCOMPARE(big.at<double>({4, 2}), expected.at<double>({4, 2}) + 1.0);
+    QCOMPARE(big.at<double>({4, 3}), 1.0);
+  }
+
+  void testReductions() {
+    Tensor a = Tensor::arange(6, DType::F32).view({2, 3});
+    QCOMPARE(kernels::sum(a).item<float>(), 15.0f);
+    QCOMPARE(kernels::sum_dims(a, {0}, false).to_vector<float>(), (std::vector<float>{3, 5, 7}));
+    QCOMPARE(kernels::sum_dims(a, {1}, true).sizes(), (Shape{2, 1}));
+    QCOMPARE(kernels::sum_dims(a, {-1}, false).to_vector<float>(), (std::vector<float>{3, 12}));
+  }
+
+  void testSeededRandomIsDeterministic() {
+    Generator g1(42), g2(42), g3(43);
+    QCOMPARE(randn({16}, DType::F32, &g1).to_vector<float>(), randn({16}, DType::F32, &g2).to_vector<float>());
+    QVERIFY(randn({16}, DType::F32, &g1).to_vector<float>() != randn({16}, DType::F32, &g3).to_vector<float>());
+  }
+
+  void testErrorsNameTheProblem_data() {
+    QTest::addColumn<int>("which");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("view of non-contiguous") << 0 << "not contiguous";
+    QTest::newRow("broadcast mismatch") << 1 << "cannot be broadcast";
+    QTest::newRow("narrow out of range") << 2 << "outside dimension";
+    QTest::newRow("gemm shapes") << 3 << "do not chain";
+    QTest::newRow("storage dtype math") << 4 << "storage type";
+    QTest::newRow("cuda without cuda") << 5 << "CUDA";
+  }
+  void testErrorsNameTheProblem() {
+    QFETCH(int, which);
+    QFETCH(QString, expected);
+    Tensor a = Tensor::zeros({2, 3});
+    try {
+      switch (which) {
+        case 0: a.transpose(0, 1).view({6}); break;
+        case 1: kernels::binary(a, Tensor::zeros({4}), kernels::BinaryOp::Add); break;
+        case 2: a.narrow(1, 2, 2); break;
+        case 3: kernels::matmul(a, Tensor::zeros({2, 3})); break;
+        case 4: kernels::unary(a.to(DType::F16), kernels::UnaryOp::Exp); break;
+        case 5:
+          if (cuda::available()) QSKIP("a GPU is present: the no-CUDA error cannot happen");
+          a.to(Device::cuda(0));
+          break;
+      }
+      QFAIL("no error was raised");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains(expected), e.what());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTensor)
+#include "tst_tensor.moc"
