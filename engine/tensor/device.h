@@ -16,7 +16,8 @@ struct Device {
   static Device cuda(int index = 0) { return {DeviceType::CUDA, index}; }
   bool is_cpu() const { return type == DeviceType::CPU; }
   bool is_cuda() const { return type == DeviceType::CUDA; }
-  bool operator==(const Device&) const = default;
+  bool operator==(const Device& o) const { return type == o.type && index == o.index; }
+  bool operator!=(const Device& o) const { return !(*this == o); }
   std::string str() const {
     return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index);
   }

@@ -1,4 +1,4 @@
-// Errors of the whole engine. Every failure is a ddpscope::Error (or a subclass) whose
+// Errors of the whole engine (C++17-clean: .cu files include it too). Every failure is a ddpscope::Error (or a subclass) whose
 // message says what failed, where, and what to do; DDPSCOPE_CHECK adds file:line.
 #pragma once
 
@@ -36,7 +36,7 @@ std::string concat(const Args&... args) {
 // Throws ddpscope::Error with the streamed message when cond is false.
 #define DDPSCOPE_CHECK(cond, ...)                    \
   do {                                               \
-    if (!(cond)) [[unlikely]] {                      \
+    if (__builtin_expect(!(cond), 0)) {             \
       throw DDPSCOPE_ERROR(__VA_ARGS__);             \
     }                                                \
   } while (0)

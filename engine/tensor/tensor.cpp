@@ -122,6 +122,7 @@ double read_as_double(const void* base, DType dtype, int64_t offset) {
 template <typename T>
 T Tensor::item() const {
   DDPSCOPE_CHECK(numel() == 1, "item(): expected a tensor with one element, got ", describe());
+  if (!device().is_cpu()) return to(Device::cpu()).item<T>();
   return at<T>(std::vector<int64_t>(static_cast<size_t>(dim()), 0));
 }
 

@@ -1,0 +1,84 @@
+// GEMM on cuBLAS. cuBLAS is column-major: a row-major C = A B is computed as the
+// column-major C^T = B^T A^T, which reads the same memory with the operands swapped.
+#include <cublas_v2.h>
+
+#include <mutex>
+
+#include "cuda_common.cuh"
+#include "cuda_kernels.h"
+
+namespace ddpscope::cuda_kernels {
+namespace {
+
+struct Operand {
+  Tensor storage;
+  cublasOperation_t op = CUBLAS_OP_N;
+  int ld = 1;
+};
+
+Operand as_operand(const Tensor& t) {
+  const int64_t rows = t.size(0), cols = t.size(1), s0 = t.stride(0), s1 = t.stride(1);
+  if ((cols == 1 || s1 == 1) && (rows == 1 || s0 >= cols)) {
+    return {t, CUBLAS_OP_N, static_cast<int>(std::max<int64_t>({rows > 1 ? s0 : cols, cols, 1}))};
+  }
+  if ((rows == 1 || s0 == 1) && (cols == 1 || s1 >= rows)) {
+    return {t, CUBLAS_OP_T, static_cast<int>(std::max<int64_t>({cols > 1 ? s1 : rows, rows, 1}))};
+  }
+  return {t.contiguous(), CUBLAS_OP_N, static_cast<int>(std::max<int64_t>(cols, 1))};
+}
+
+cublasHandle_t handle_for(int device) {
+  static std::mutex mutex;
+  static cublasHandle_t handles[64] = {};
+  std::lock_guard<std::mutex> lock(mutex);
+  DDPSCOPE_CHECK(device >= 0 && device < 64, "cuBLAS: device index ", device, " out of range");
+  if (!handles[device]) {
+    CUDA_CHECK(cudaSetDevice(device));
+    const cublasStatus_t st = cublasCreate(&handles[device]);
+    DDPSCOPE_CHECK(st == CUBLAS_STATUS_SUCCESS, "cublasCreate failed on cuda:", device,
+                   " (status ", static_cast<int>(st), ")");
+  }
+  return handles[device];
+}
+
+void check_cublas(cublasStatus_t st, const char* what) {
+  DDPSCOPE_CHECK(st == CUBLAS_STATUS_SUCCESS, what, " failed with cuBLAS status ",
+                 static_cast<int>(st));
+}
+
+}  // namespace
+
+void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, double beta) {
+  const int M = static_cast<int>(a.size(0)), N = static_cast<int>(b.size(1)),
+            K = static_cast<int>(a.size(1));
+  if (M == 0 || N == 0) return;
+  const bool c_direct = (N == 1 || c.stride(1) == 1) && (M == 1 || c.stride(0) >= N);
+  Tensor out = c_direct ? c : Tensor::empty(c.sizes(), c.dtype(), c.device());
+  if (!c_direct && beta != 0.0) copy(out, c);
+  const int ldc = static_cast<int>(std::max<int64_t>(M > 1 ? out.stride(0) : N, std::max(N, 1)));
+  if (K == 0) {
+    scale_(out, beta);
+  } else {
+    const Operand A = as_operand(a), B = as_operand(b);
+    cublasHandle_t h = handle_for(a.device().index);
+    if (a.dtype() == DType::F32) {
+      const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
+      check_cublas(cublasSgemm(h, B.op, A.op, N, M, K, &al, static_cast<const float*>(B.storage.raw_data()),
+                               B.ld, static_cast<const float*>(A.storage.raw_data()), A.ld, &be,
+                               static_cast<float*>(out.raw_data()), ldc),
+                   "cublasSgemm");
+    } else if (a.dtype() == DType::F64) {
+      check_cublas(cublasDgemm(h, B.op, A.op, N, M, K, &alpha,
+                               static_cast<const double*>(B.storage.raw_data()), B.ld,
+                               static_cast<const double*>(A.storage.raw_data()), A.ld, &beta,
+                               static_cast<double*>(out.raw_data()), ldc),
+                   "cublasDgemm");
+    } else {
+      throw DDPSCOPE_ERROR("gemm: dtype ", dtype_name(a.dtype()), " is not supported; use f32 or f64");
+    }
+  }
+  if (!c_direct) copy(c, out);
+  c.bump_version();
+}
+
+}  // namespace ddpscope::cuda_kernels
