@@ -10,8 +10,8 @@
 namespace ddpscope::apps {
 
 void validate_and_complete(TrainOptions& o) {
-  DDPSCOPE_CHECK(o.model == "mlp" || o.model == "transformer", "--model: unknown model '",
-                 o.model, "'; choose mlp or transformer");
+  DDPSCOPE_CHECK(o.model == "mlp" || o.model == "transformer", "--model: unknown model '", o.model,
+                 "'; choose mlp or transformer");
   DDPSCOPE_CHECK(o.iters >= 1, "--iters must be at least 1, got ", o.iters);
   DDPSCOPE_CHECK(o.batch >= 1, "--batch must be at least 1, got ", o.batch);
   DDPSCOPE_CHECK(o.width >= 1, "--width must be at least 1, got ", o.width);
@@ -21,8 +21,8 @@ void validate_and_complete(TrainOptions& o) {
   if (o.model == "mlp") {
     if (o.data.empty()) o.data = "regression";
     DDPSCOPE_CHECK(o.data == "regression" || o.data == "classification" || o.data == "digits",
-                   "--data: the mlp trains on regression, classification or digits, not '",
-                   o.data, "'");
+                   "--data: the mlp trains on regression, classification or digits, not '", o.data,
+                   "'");
     if (o.optimizer.empty()) o.optimizer = "sgd";
     if (o.lr == 0) o.lr = o.optimizer == "sgd" ? 0.05 : 1e-3;
   } else {
@@ -39,7 +39,8 @@ void validate_and_complete(TrainOptions& o) {
                  "--optimizer: unknown optimizer '", o.optimizer, "'; choose sgd, adam or adamw");
 }
 
-Trainer::Trainer(TrainOptions options) : options_(std::move(options)), data_gen_(options_.seed + 1) {
+Trainer::Trainer(TrainOptions options)
+    : options_(std::move(options)), data_gen_(options_.seed + 1) {
   validate_and_complete(options_);
   set_num_threads(options_.threads);
   Generator init_gen(options_.seed);
@@ -50,8 +51,9 @@ Trainer::Trainer(TrainOptions options) : options_(std::move(options)), data_gen_
     c.depth = o.depth;
     if (o.data == "digits") {
       const std::string path = o.data_path.empty() ? nn::default_digits_path() : o.data_path;
-      DDPSCOPE_CHECK(!path.empty(), "--data digits: python3-sklearn's digits.csv.gz was not "
-                                    "found; install python3-sklearn or pass --data-path");
+      DDPSCOPE_CHECK(!path.empty(),
+                     "--data digits: python3-sklearn's digits.csv.gz was not "
+                     "found; install python3-sklearn or pass --data-path");
       dataset_ = nn::load_digits(path);
       c.in_features = 64;
       c.out_features = 10;
@@ -69,8 +71,9 @@ Trainer::Trainer(TrainOptions options) : options_(std::move(options)), data_gen_
     model_ = std::make_shared<nn::Mlp>(c, &init_gen);
   } else {
     const std::string path = o.data_path.empty() ? nn::default_corpus_path() : o.data_path;
-    DDPSCOPE_CHECK(!path.empty(), "the shipped corpus.txt was not found; set DDPSCOPE_DATA_DIR "
-                                  "or pass --data-path");
+    DDPSCOPE_CHECK(!path.empty(),
+                   "the shipped corpus.txt was not found; set DDPSCOPE_DATA_DIR "
+                   "or pass --data-path");
     corpus_ = nn::CharCorpus::from_file(path);
     nn::TransformerConfig c;
     c.vocab_size = corpus_->vocab_size();
@@ -82,8 +85,8 @@ Trainer::Trainer(TrainOptions options) : options_(std::move(options)), data_gen_
   }
   if (o.optimizer == "sgd") {
     optimizer_ = std::make_unique<optim::SGD>(
-        model_->parameters(), optim::SgdOptions{.lr = o.lr, .momentum = o.momentum,
-                                                .weight_decay = o.weight_decay});
+        model_->parameters(),
+        optim::SgdOptions{.lr = o.lr, .momentum = o.momentum, .weight_decay = o.weight_decay});
   } else {
     optim::AdamOptions a{.lr = o.lr, .weight_decay = o.weight_decay};
     if (o.optimizer == "adamw") {
@@ -124,8 +127,8 @@ StepResult Trainer::step() {
 std::string Trainer::describe() const {
   std::ostringstream os;
   os << options_.model << " (" << model_->num_parameters() << " parameters) on " << options_.data
-     << ", " << options_.optimizer << " lr " << options_.lr << ", batch " << options_.batch
-     << ", " << options_.threads << " thread" << (options_.threads > 1 ? "s" : "");
+     << ", " << options_.optimizer << " lr " << options_.lr << ", batch " << options_.batch << ", "
+     << options_.threads << " thread" << (options_.threads > 1 ? "s" : "");
   return os.str();
 }
 

@@ -26,14 +26,15 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
     if (auto replaced = hook(grad)) grad = std::move(*replaced);
   }
   DDPSCOPE_CHECK(grad.sizes() == variable_.sizes(), "gradient ", grad.describe(),
-                 " does not match the shape of ", variable_.name().empty() ? "a leaf" : variable_.name(),
-                 " ", variable_.describe());
+                 " does not match the shape of ",
+                 variable_.name().empty() ? "a leaf" : variable_.name(), " ", variable_.describe());
   if (!meta.grad.defined()) {
     meta.grad = can_steal(grad) ? std::move(grad) : grad.clone();
   } else {
     kernels::add_(meta.grad, grad);
   }
-  for (auto& hook : meta.post_accumulate_hooks) hook(variable_);
+  for (auto& hook : meta.post_accumulate_hooks)
+    hook(variable_);
   return {};
 }
 

@@ -76,7 +76,8 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs,
       run_backward(r.edges, r.grads, retain_graph, edges_of(inputs, "grad"), /*accumulate=*/false);
   for (size_t i = 0; i < result.size(); ++i) {
     DDPSCOPE_CHECK(allow_unused || result[i].defined(), "grad: input ", i, " (",
-                   inputs[i].describe(), ") is not used by the outputs; pass allow_unused=true "
+                   inputs[i].describe(),
+                   ") is not used by the outputs; pass allow_unused=true "
                    "if that is expected");
   }
   return result;
@@ -84,8 +85,9 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs,
 
 void queue_callback(std::function<void()> callback) {
   GraphTask* task = GraphTask::current();
-  DDPSCOPE_CHECK(task != nullptr, "queue_callback: called outside a backward pass; call it "
-                                  "from a hook that runs during backward");
+  DDPSCOPE_CHECK(task != nullptr,
+                 "queue_callback: called outside a backward pass; call it "
+                 "from a hook that runs during backward");
   task->queue_callback(std::move(callback));
 }
 

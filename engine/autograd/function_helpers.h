@@ -25,7 +25,8 @@ inline void connect(const std::shared_ptr<Node>& node, std::initializer_list<con
                     const Tensor& output) {
   edge_list edges;
   edges.reserve(inputs.size());
-  for (const Tensor* t : inputs) edges.push_back(t->defined() ? gradient_edge(*t) : Edge{});
+  for (const Tensor* t : inputs)
+    edges.push_back(t->defined() ? gradient_edge(*t) : Edge{});
   node->set_next_edges(std::move(edges));
   AutogradMeta& meta = materialize_meta(output);
   meta.grad_fn = node;

@@ -15,7 +15,7 @@ struct GraphNodeInfo {
   std::string name;
   NodeKind kind = NodeKind::Operation;
   uint64_t sequence_nr = 0;
-  int dependencies = 0;  // edges leading into the node: gradients it waits for
+  int dependencies = 0;        // edges leading into the node: gradients it waits for
   const Node* node = nullptr;  // valid while the graph lives
 };
 

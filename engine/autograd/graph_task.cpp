@@ -15,7 +15,9 @@ struct CurrentTaskScope {
 };
 }  // namespace
 
-GraphTask* GraphTask::current() { return t_current_task; }
+GraphTask* GraphTask::current() {
+  return t_current_task;
+}
 
 void GraphTask::compute_dependencies(Node* root) {
   std::vector<Node*> stack{root};
@@ -126,7 +128,8 @@ void GraphTask::evaluate(ReadyTask& task) {
       if (input_nr < grads.size()) captured_[index] = grads[input_nr];
     }
     task.inputs = InputBuffer(0);
-    for (uint32_t i = 0; i < grads.size(); ++i) task.inputs.add(i, grads[i]);
+    for (uint32_t i = 0; i < grads.size(); ++i)
+      task.inputs.add(i, grads[i]);
     if (!info->second.run_node) return;
   }
   if (node->kind() != NodeKind::AccumulateGrad) task.inputs.fill_missing_with_zeros(*node);

@@ -7,11 +7,16 @@ std::atomic<uint64_t> g_next_sequence_nr{0};
 
 const char* node_kind_name(NodeKind kind) {
   switch (kind) {
-    case NodeKind::Operation: return "operation";
-    case NodeKind::AccumulateGrad: return "accumulate_grad";
-    case NodeKind::GraphRoot: return "graph_root";
-    case NodeKind::Send: return "send";
-    case NodeKind::Recv: return "recv";
+    case NodeKind::Operation:
+      return "operation";
+    case NodeKind::AccumulateGrad:
+      return "accumulate_grad";
+    case NodeKind::GraphRoot:
+      return "graph_root";
+    case NodeKind::Send:
+      return "send";
+    case NodeKind::Recv:
+      return "recv";
   }
   return "?";
 }
@@ -36,7 +41,8 @@ variable_list Node::run(variable_list&& grads) {
   if (post_hooks_.empty()) return apply(std::move(grads));
   variable_list inputs = grads;  // kept for the post-hooks
   variable_list outputs = apply(std::move(grads));
-  for (auto& hook : post_hooks_) hook(outputs, inputs);
+  for (auto& hook : post_hooks_)
+    hook(outputs, inputs);
   return outputs;
 }
 

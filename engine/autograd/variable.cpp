@@ -20,8 +20,7 @@ AutogradMeta& materialize_meta(const Tensor& t) {
 std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
   AutogradMeta& meta = materialize_meta(t);
   DDPSCOPE_CHECK(!meta.grad_fn, "grad_accumulator: ", t.describe(), " is not a leaf");
-  DDPSCOPE_CHECK(meta.requires_grad, "grad_accumulator: ", t.describe(),
-                 " does not require grad");
+  DDPSCOPE_CHECK(meta.requires_grad, "grad_accumulator: ", t.describe(), " does not require grad");
   std::lock_guard<std::mutex> lock(meta.accumulator_mutex);
   if (auto acc = meta.grad_accumulator.lock()) return acc;
   auto acc = std::make_shared<AccumulateGrad>(t);
@@ -93,9 +92,9 @@ uint32_t Tensor::output_nr() const {
 }
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
-  autograd::backward({*this}, gradient.defined() ? autograd::variable_list{gradient}
-                                                 : autograd::variable_list{},
-                     retain_graph);
+  autograd::backward(
+      {*this}, gradient.defined() ? autograd::variable_list{gradient} : autograd::variable_list{},
+      retain_graph);
 }
 
 void Tensor::register_hook(GradHook hook) const {

@@ -32,12 +32,13 @@ std::pair<Tensor, Tensor> Dataset::sample(int64_t batch, Generator& gen) const {
   DDPSCOPE_CHECK(size() > 0, "dataset: cannot sample from an empty dataset");
   std::uniform_int_distribution<int64_t> dist(0, size() - 1);
   std::vector<int64_t> idx(static_cast<size_t>(batch));
-  for (auto& i : idx) i = dist(gen.engine());
+  for (auto& i : idx)
+    i = dist(gen.engine());
   return gather(idx);
 }
 
-Dataset make_regression(int64_t samples, int64_t in_features, int64_t out_features,
-                        double noise, uint64_t seed) {
+Dataset make_regression(int64_t samples, int64_t in_features, int64_t out_features, double noise,
+                        uint64_t seed) {
   Generator gen(seed);
   const int64_t hidden = std::max<int64_t>(in_features, 8);
   const Tensor w1 = kernels::affine(randn({in_features, hidden}, DType::F32, &gen),
@@ -50,8 +51,7 @@ Dataset make_regression(int64_t samples, int64_t in_features, int64_t out_featur
   return {x, y};
 }
 
-Dataset make_classification(int64_t samples, int64_t in_features, int64_t classes,
-                            uint64_t seed) {
+Dataset make_classification(int64_t samples, int64_t in_features, int64_t classes, uint64_t seed) {
   DDPSCOPE_CHECK(classes >= 2, "make_classification: need at least 2 classes, got ", classes);
   Generator gen(seed);
   const Tensor centres = kernels::affine(randn({classes, in_features}, DType::F32, &gen), 2.0, 0.0);
@@ -70,7 +70,8 @@ Dataset load_digits(const std::string& path) {
   std::string text;
   char buffer[1 << 16];
   int n;
-  while ((n = gzread(file, buffer, sizeof(buffer))) > 0) text.append(buffer, static_cast<size_t>(n));
+  while ((n = gzread(file, buffer, sizeof(buffer))) > 0)
+    text.append(buffer, static_cast<size_t>(n));
   const bool read_error = n < 0;
   gzclose(file);
   DDPSCOPE_CHECK(!read_error, "load_digits: '", path, "' is not valid gzip or text");
@@ -89,12 +90,14 @@ Dataset load_digits(const std::string& path) {
       try {
         values.push_back(std::stod(cell));
       } catch (const std::exception&) {
-        throw DDPSCOPE_ERROR("load_digits: '", path, "' row ", row, " has a non-number '", cell, "'");
+        throw DDPSCOPE_ERROR("load_digits: '", path, "' row ", row, " has a non-number '", cell,
+                             "'");
       }
     }
     DDPSCOPE_CHECK(values.size() == 65, "load_digits: '", path, "' row ", row, " has ",
                    values.size(), " values; expected 64 pixels and a label");
-    for (int i = 0; i < 64; ++i) features.push_back(static_cast<float>(values[i] / 16.0));
+    for (int i = 0; i < 64; ++i)
+      features.push_back(static_cast<float>(values[i] / 16.0));
     labels.push_back(static_cast<int64_t>(values[64]));
   }
   DDPSCOPE_CHECK(row > 0, "load_digits: '", path, "' has no rows");
@@ -119,7 +122,8 @@ CharCorpus CharCorpus::from_text(const std::string& text) {
   c.alphabet_.erase(std::unique(c.alphabet_.begin(), c.alphabet_.end()), c.alphabet_.end());
   c.ids_.reserve(text.size());
   for (char ch : text) {
-    c.ids_.push_back(std::lower_bound(c.alphabet_.begin(), c.alphabet_.end(), ch) - c.alphabet_.begin());
+    c.ids_.push_back(std::lower_bound(c.alphabet_.begin(), c.alphabet_.end(), ch) -
+                     c.alphabet_.begin());
   }
   return c;
 }
@@ -148,7 +152,8 @@ std::pair<Tensor, Tensor> CharCorpus::sample(int64_t batch, int64_t context, Gen
 
 std::string CharCorpus::decode(const std::vector<int64_t>& ids) const {
   std::string out;
-  for (int64_t id : ids) out.push_back(alphabet_.at(static_cast<size_t>(id)));
+  for (int64_t id : ids)
+    out.push_back(alphabet_.at(static_cast<size_t>(id)));
   return out;
 }
 

@@ -42,44 +42,54 @@ std::string Module::path_prefix() const {
 // attached to a parent, so the whole subtree is renamed then.
 void Module::rename_subtree() {
   const std::string prefix = path_prefix();
-  for (auto& [n, t] : parameters_) t.set_name(prefix + n);
-  for (auto& [n, t] : buffers_) t.set_name(prefix + n);
-  for (auto& [n, c] : children_) c->rename_subtree();
+  for (auto& [n, t] : parameters_)
+    t.set_name(prefix + n);
+  for (auto& [n, t] : buffers_)
+    t.set_name(prefix + n);
+  for (auto& [n, c] : children_)
+    c->rename_subtree();
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
   std::vector<std::pair<std::string, Tensor>> out;
-  for (const auto& [n, t] : parameters_) out.emplace_back(n, t);
+  for (const auto& [n, t] : parameters_)
+    out.emplace_back(n, t);
   for (const auto& [cn, c] : children_) {
-    for (auto& [n, t] : c->named_parameters()) out.emplace_back(cn + "." + n, t);
+    for (auto& [n, t] : c->named_parameters())
+      out.emplace_back(cn + "." + n, t);
   }
   return out;
 }
 
 std::vector<Tensor> Module::parameters() const {
   std::vector<Tensor> out;
-  for (auto& [n, t] : named_parameters()) out.push_back(t);
+  for (auto& [n, t] : named_parameters())
+    out.push_back(t);
   return out;
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_buffers() const {
   std::vector<std::pair<std::string, Tensor>> out;
-  for (const auto& [n, t] : buffers_) out.emplace_back(n, t);
+  for (const auto& [n, t] : buffers_)
+    out.emplace_back(n, t);
   for (const auto& [cn, c] : children_) {
-    for (auto& [n, t] : c->named_buffers()) out.emplace_back(cn + "." + n, t);
+    for (auto& [n, t] : c->named_buffers())
+      out.emplace_back(cn + "." + n, t);
   }
   return out;
 }
 
 int64_t Module::num_parameters() const {
   int64_t n = 0;
-  for (const auto& [name, t] : named_parameters()) n += t.numel();
+  for (const auto& [name, t] : named_parameters())
+    n += t.numel();
   return n;
 }
 
 void Module::train(bool on) {
   training_ = on;
-  for (auto& [n, c] : children_) c->train(on);
+  for (auto& [n, c] : children_)
+    c->train(on);
 }
 
 void Module::zero_grad(bool set_to_none) {
@@ -95,7 +105,8 @@ void Module::zero_grad(bool set_to_none) {
 
 StateDict Module::state_dict() const {
   StateDict out = named_parameters();
-  for (auto& b : named_buffers()) out.push_back(b);
+  for (auto& b : named_buffers())
+    out.push_back(b);
   return out;
 }
 
@@ -119,13 +130,15 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
     given.erase(it);
   }
   std::string unexpected;
-  for (auto& [name, t] : given) unexpected += (unexpected.empty() ? "" : ", ") + name;
+  for (auto& [name, t] : given)
+    unexpected += (unexpected.empty() ? "" : ", ") + name;
   DDPSCOPE_CHECK(mismatched.empty(), "load_state_dict: shape mismatch for ", mismatched);
   DDPSCOPE_CHECK(!strict || (missing.empty() && unexpected.empty()),
                  "load_state_dict: missing keys [", missing, "], unexpected keys [", unexpected,
                  "]; pass strict=false to load a partial state");
   autograd::NoGradGuard no_grad;
-  for (auto& [target, source] : copies) target.copy_(source);
+  for (auto& [target, source] : copies)
+    target.copy_(source);
 }
 
 }  // namespace ddpscope::nn

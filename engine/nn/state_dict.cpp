@@ -71,8 +71,8 @@ StateDict load_state_dict_file(const std::string& path) {
     const Shape shape = entry.at("shape").get<Shape>();
     Tensor t = Tensor::empty(shape, dtype_from_name(entry.at("dtype")));
     const uint64_t nbytes = entry.at("nbytes");
-    DDPSCOPE_CHECK(nbytes == t.nbytes(), "load_state_dict: entry '", name, "' in '", path,
-                   "' has ", nbytes, " bytes for ", t.describe());
+    DDPSCOPE_CHECK(nbytes == t.nbytes(), "load_state_dict: entry '", name, "' in '", path, "' has ",
+                   nbytes, " bytes for ", t.describe());
     in.seekg(data_start + static_cast<std::streamoff>(entry.at("offset").get<uint64_t>()));
     in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(nbytes));
     DDPSCOPE_CHECK(in.good(), "load_state_dict: '", path, "' is truncated in entry '", name, "'");

@@ -7,10 +7,10 @@
 namespace ddpscope::optim {
 namespace {
 void check_param(const Tensor& p, const Tensor& g) {
-  DDPSCOPE_CHECK(p.is_contiguous() && g.is_contiguous() && g.sizes() == p.sizes() &&
-                     g.dtype() == p.dtype(),
-                 "optimizer: parameter ", p.name(), " ", p.describe(), " and its gradient ",
-                 g.describe(), " must be contiguous with equal shape and dtype");
+  DDPSCOPE_CHECK(
+      p.is_contiguous() && g.is_contiguous() && g.sizes() == p.sizes() && g.dtype() == p.dtype(),
+      "optimizer: parameter ", p.name(), " ", p.describe(), " and its gradient ", g.describe(),
+      " must be contiguous with equal shape and dtype");
   DDPSCOPE_CHECK(p.device().is_cpu(), "optimizer: parameter ", p.name(), " is on ",
                  p.device().str(), "; the optimizers update CPU parameters");
 }
@@ -27,8 +27,10 @@ Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
 void Optimizer::zero_grad(bool set_to_none) {
   for (const Tensor& p : params_) {
     if (!p.grad().defined()) continue;
-    if (set_to_none) p.set_grad(Tensor());
-    else p.grad().zero_();
+    if (set_to_none)
+      p.set_grad(Tensor());
+    else
+      p.grad().zero_();
   }
 }
 
@@ -58,7 +60,8 @@ void SGD::step() {
               mom = static_cast<T>(o.momentum), damp = static_cast<T>(1.0 - o.dampening);
       const int64_t n = p.numel();
       if (!buf) {
-        for (int64_t j = 0; j < n; ++j) w[j] -= lr * (gr[j] + wd * w[j]);
+        for (int64_t j = 0; j < n; ++j)
+          w[j] -= lr * (gr[j] + wd * w[j]);
         return;
       }
       for (int64_t j = 0; j < n; ++j) {
@@ -110,8 +113,10 @@ void Adam::step() {
       const int64_t n = p.numel();
       for (int64_t j = 0; j < n; ++j) {
         T d = gr[j];
-        if (decoupled_) w[j] *= shrink;
-        else d += wd * w[j];
+        if (decoupled_)
+          w[j] *= shrink;
+        else
+          d += wd * w[j];
         m[j] = b1 * m[j] + (T(1) - b1) * d;
         v[j] = b2 * v[j] + (T(1) - b2) * d * d;
         w[j] -= step_size * m[j] / (std::sqrt(v[j]) / sqrt_bc2 + eps);

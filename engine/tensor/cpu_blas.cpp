@@ -36,8 +36,8 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, doubl
   DDPSCOPE_CHECK(a.size(1) == b.size(0) && c.size(0) == a.size(0) && c.size(1) == b.size(1),
                  "gemm: shapes do not chain: ", a.describe(), " @ ", b.describe(), " -> ",
                  c.describe());
-  DDPSCOPE_CHECK(a.dtype() == b.dtype() && a.dtype() == c.dtype(), "gemm: dtypes differ: ",
-                 a.describe(), ", ", b.describe(), ", ", c.describe());
+  DDPSCOPE_CHECK(a.dtype() == b.dtype() && a.dtype() == c.dtype(),
+                 "gemm: dtypes differ: ", a.describe(), ", ", b.describe(), ", ", c.describe());
   DDPSCOPE_CHECK(a.device() == b.device() && a.device() == c.device(),
                  "gemm: operands on different devices");
   DDPSCOPE_ROUTE_CUDA(a, gemm(a, b, c, alpha, beta));
@@ -60,7 +60,8 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, doubl
     cblas_dgemm(CblasRowMajor, A.trans, B.trans, M, N, K, alpha, A.storage.data<double>(), A.ld,
                 B.storage.data<double>(), B.ld, beta, out.data<double>(), ldc);
   } else {
-    throw DDPSCOPE_ERROR("gemm: dtype ", dtype_name(a.dtype()), " is not supported; use f32 or f64");
+    throw DDPSCOPE_ERROR("gemm: dtype ", dtype_name(a.dtype()),
+                         " is not supported; use f32 or f64");
   }
   if (!c_direct) copy(c, out);
   c.bump_version();
@@ -79,7 +80,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     Tensor out = Tensor::empty({B, a.size(1), b.size(2)}, a.dtype(), a.device());
     for (int64_t i = 0; i < B; ++i) {
       gemm(a.as_strided({a.size(1), a.size(2)}, {a.stride(1), a.stride(2)},
-                                        a.storage_offset() + i * a.stride(0)),
+                        a.storage_offset() + i * a.stride(0)),
            b.as_strided({b.size(1), b.size(2)}, {b.stride(1), b.stride(2)},
                         b.storage_offset() + i * b.stride(0)),
            out.as_strided({out.size(1), out.size(2)}, {out.stride(1), out.stride(2)},

@@ -23,19 +23,22 @@ struct Element<Half> {
 template <>
 struct Element<BFloat16> {
   static double load(const BFloat16* p) { return bf16_bits_to_float(p->bits); }
-  static void store(BFloat16* p, double v) {
-    p->bits = float_to_bf16_bits(static_cast<float>(v));
-  }
+  static void store(BFloat16* p, double v) { p->bits = float_to_bf16_bits(static_cast<float>(v)); }
 };
 
 template <typename Fn>
 decltype(auto) dispatch_any(DType dtype, Fn&& fn) {
   switch (dtype) {
-    case DType::F32: return fn.template operator()<float>();
-    case DType::F64: return fn.template operator()<double>();
-    case DType::F16: return fn.template operator()<Half>();
-    case DType::BF16: return fn.template operator()<BFloat16>();
-    case DType::I64: return fn.template operator()<int64_t>();
+    case DType::F32:
+      return fn.template operator()<float>();
+    case DType::F64:
+      return fn.template operator()<double>();
+    case DType::F16:
+      return fn.template operator()<Half>();
+    case DType::BF16:
+      return fn.template operator()<BFloat16>();
+    case DType::I64:
+      return fn.template operator()<int64_t>();
   }
   throw DDPSCOPE_ERROR("unknown dtype");
 }
@@ -43,8 +46,8 @@ decltype(auto) dispatch_any(DType dtype, Fn&& fn) {
 }  // namespace
 
 void copy(const Tensor& dst, const Tensor& src) {
-  DDPSCOPE_CHECK(dst.sizes() == src.sizes(), "copy: source ", src.describe(),
-                 " and destination ", dst.describe(), " differ in shape");
+  DDPSCOPE_CHECK(dst.sizes() == src.sizes(), "copy: source ", src.describe(), " and destination ",
+                 dst.describe(), " differ in shape");
   DDPSCOPE_CHECK(dst.device() == src.device(), "copy: source on ", src.device().str(),
                  " and destination on ", dst.device().str(), "; use Tensor::to(Device)");
   DDPSCOPE_ROUTE_CUDA(dst, copy(dst, src));
@@ -60,9 +63,11 @@ void copy(const Tensor& dst, const Tensor& src) {
       if (dst.is_contiguous() && src.is_contiguous()) {
         const int64_t n = dst.numel();
         if constexpr (std::is_arithmetic_v<D> && std::is_arithmetic_v<S>) {
-          for (int64_t i = 0; i < n; ++i) out[i] = static_cast<D>(in[i]);
+          for (int64_t i = 0; i < n; ++i)
+            out[i] = static_cast<D>(in[i]);
         } else {
-          for (int64_t i = 0; i < n; ++i) Element<D>::store(out + i, Element<S>::load(in + i));
+          for (int64_t i = 0; i < n; ++i)
+            Element<D>::store(out + i, Element<S>::load(in + i));
         }
         return;
       }

@@ -25,20 +25,21 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, Fn fn) {
   const int64_t n = out.numel();
   if (a.sizes() == out.sizes() && b.sizes() == out.sizes() && a.is_contiguous() &&
       b.is_contiguous()) {
-    for (int64_t i = 0; i < n; ++i) o[i] = fn(pa[i], pb[i]);
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = fn(pa[i], pb[i]);
     return;
   }
   if (b.numel() == 1 && a.sizes() == out.sizes() && a.is_contiguous()) {
     const T s = *pb;
-    for (int64_t i = 0; i < n; ++i) o[i] = fn(pa[i], s);
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = fn(pa[i], s);
     return;
   }
   const Tensor ea = a.expand(out.sizes()), eb = b.expand(out.sizes());
   const Shape& so = out.strides();
-  for_each_offset<3>(out.sizes(), {&so, &ea.strides(), &eb.strides()}, {0, 0, 0},
-                     [&](const std::array<int64_t, 3>& off) {
-                       o[off[0]] = fn(pa[off[1]], pb[off[2]]);
-                     });
+  for_each_offset<3>(
+      out.sizes(), {&so, &ea.strides(), &eb.strides()}, {0, 0, 0},
+      [&](const std::array<int64_t, 3>& off) { o[off[0]] = fn(pa[off[1]], pb[off[2]]); });
 }
 
 template <typename T, typename Fn>
@@ -48,7 +49,8 @@ Tensor map_unary(const Tensor& a, Fn fn) {
   const T* in = src.data<T>();
   T* o = out.data<T>();
   const int64_t n = out.numel();
-  for (int64_t i = 0; i < n; ++i) o[i] = fn(in[i]);
+  for (int64_t i = 0; i < n; ++i)
+    o[i] = fn(in[i]);
   return out;
 }
 
@@ -62,7 +64,8 @@ Tensor map_binary_same_shape(const Tensor& a, const Tensor& b, const char* op, F
   const T* pb = cb.data<T>();
   T* o = out.data<T>();
   const int64_t n = out.numel();
-  for (int64_t i = 0; i < n; ++i) o[i] = fn(pa[i], pb[i]);
+  for (int64_t i = 0; i < n; ++i)
+    o[i] = fn(pa[i], pb[i]);
   return out;
 }
 
@@ -77,9 +80,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   for (size_t i = 0; i < nd; ++i) {
     const int64_t da = i < nd - a.size() ? 1 : a[i - (nd - a.size())];
     const int64_t db = i < nd - b.size() ? 1 : b[i - (nd - b.size())];
-    DDPSCOPE_CHECK(da == db || da == 1 || db == 1, "shapes ", shape_str(a), " and ",
-                   shape_str(b), " cannot be broadcast together (dimension ", i, ": ", da,
-                   " vs ", db, ")");
+    DDPSCOPE_CHECK(da == db || da == 1 || db == 1, "shapes ", shape_str(a), " and ", shape_str(b),
+                   " cannot be broadcast together (dimension ", i, ": ", da, " vs ", db, ")");
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -91,10 +93,18 @@ Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op) {
   Tensor out = Tensor::empty(broadcast_shapes(a.sizes(), b.sizes()), a.dtype(), a.device());
   dispatch_compute(a.dtype(), "binary op", [&]<typename T>() {
     switch (op) {
-      case BinaryOp::Add: binary_loop<T>(out, a, b, [](T x, T y) { return x + y; }); break;
-      case BinaryOp::Sub: binary_loop<T>(out, a, b, [](T x, T y) { return x - y; }); break;
-      case BinaryOp::Mul: binary_loop<T>(out, a, b, [](T x, T y) { return x * y; }); break;
-      case BinaryOp::Div: binary_loop<T>(out, a, b, [](T x, T y) { return x / y; }); break;
+      case BinaryOp::Add:
+        binary_loop<T>(out, a, b, [](T x, T y) { return x + y; });
+        break;
+      case BinaryOp::Sub:
+        binary_loop<T>(out, a, b, [](T x, T y) { return x - y; });
+        break;
+      case BinaryOp::Mul:
+        binary_loop<T>(out, a, b, [](T x, T y) { return x * y; });
+        break;
+      case BinaryOp::Div:
+        binary_loop<T>(out, a, b, [](T x, T y) { return x / y; });
+        break;
     }
   });
   return out;
@@ -117,7 +127,8 @@ void scale_(const Tensor& self, double factor) {
     const T f = static_cast<T>(factor);
     if (self.is_contiguous()) {
       const int64_t n = self.numel();
-      for (int64_t i = 0; i < n; ++i) p[i] *= f;
+      for (int64_t i = 0; i < n; ++i)
+        p[i] *= f;
     } else {
       for_each_offset<1>(self.sizes(), {&self.strides()}, {0},
                          [&](const std::array<int64_t, 1>& o) { p[o[0]] *= f; });
@@ -138,20 +149,27 @@ Tensor unary(const Tensor& a, UnaryOp op) {
   DDPSCOPE_ROUTE_CUDA(a, unary(a, op));
   return dispatch_compute(a.dtype(), "unary op", [&]<typename T>() -> Tensor {
     switch (op) {
-      case UnaryOp::Neg: return map_unary<T>(a, [](T x) { return -x; });
-      case UnaryOp::Exp: return map_unary<T>(a, [](T x) { return std::exp(x); });
-      case UnaryOp::Log: return map_unary<T>(a, [](T x) { return std::log(x); });
-      case UnaryOp::Sqrt: return map_unary<T>(a, [](T x) { return std::sqrt(x); });
-      case UnaryOp::Tanh: return map_unary<T>(a, [](T x) { return std::tanh(x); });
+      case UnaryOp::Neg:
+        return map_unary<T>(a, [](T x) { return -x; });
+      case UnaryOp::Exp:
+        return map_unary<T>(a, [](T x) { return std::exp(x); });
+      case UnaryOp::Log:
+        return map_unary<T>(a, [](T x) { return std::log(x); });
+      case UnaryOp::Sqrt:
+        return map_unary<T>(a, [](T x) { return std::sqrt(x); });
+      case UnaryOp::Tanh:
+        return map_unary<T>(a, [](T x) { return std::tanh(x); });
       case UnaryOp::Sigmoid:
         return map_unary<T>(a, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
-      case UnaryOp::Relu: return map_unary<T>(a, [](T x) { return x > T(0) ? x : T(0); });
+      case UnaryOp::Relu:
+        return map_unary<T>(a, [](T x) { return x > T(0) ? x : T(0); });
       case UnaryOp::Gelu:
-        return map_unary<T>(a, [](T x) {
-          return T(0.5) * x * (T(1) + std::erf(x * static_cast<T>(kInvSqrt2)));
-        });
-      case UnaryOp::Square: return map_unary<T>(a, [](T x) { return x * x; });
-      case UnaryOp::Abs: return map_unary<T>(a, [](T x) { return std::abs(x); });
+        return map_unary<T>(
+            a, [](T x) { return T(0.5) * x * (T(1) + std::erf(x * static_cast<T>(kInvSqrt2))); });
+      case UnaryOp::Square:
+        return map_unary<T>(a, [](T x) { return x * x; });
+      case UnaryOp::Abs:
+        return map_unary<T>(a, [](T x) { return std::abs(x); });
     }
     throw DDPSCOPE_ERROR("unknown unary op");
   });

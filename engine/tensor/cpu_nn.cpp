@@ -28,11 +28,14 @@ Tensor softmax(const Tensor& x) {
       const T* in = c.data<T>() + i * r.width;
       T* o = out.data<T>() + i * r.width;
       T m = -std::numeric_limits<T>::infinity();
-      for (int64_t j = 0; j < r.width; ++j) m = std::max(m, in[j]);
+      for (int64_t j = 0; j < r.width; ++j)
+        m = std::max(m, in[j]);
       T total = 0;
-      for (int64_t j = 0; j < r.width; ++j) total += (o[j] = std::exp(in[j] - m));
+      for (int64_t j = 0; j < r.width; ++j)
+        total += (o[j] = std::exp(in[j] - m));
       const T inv = T(1) / total;
-      for (int64_t j = 0; j < r.width; ++j) o[j] *= inv;
+      for (int64_t j = 0; j < r.width; ++j)
+        o[j] *= inv;
     }
   });
   return out;
@@ -48,11 +51,14 @@ Tensor log_softmax(const Tensor& x) {
       const T* in = c.data<T>() + i * r.width;
       T* o = out.data<T>() + i * r.width;
       T m = -std::numeric_limits<T>::infinity();
-      for (int64_t j = 0; j < r.width; ++j) m = std::max(m, in[j]);
+      for (int64_t j = 0; j < r.width; ++j)
+        m = std::max(m, in[j]);
       T total = 0;
-      for (int64_t j = 0; j < r.width; ++j) total += std::exp(in[j] - m);
+      for (int64_t j = 0; j < r.width; ++j)
+        total += std::exp(in[j] - m);
       const T lse = m + std::log(total);
-      for (int64_t j = 0; j < r.width; ++j) o[j] = in[j] - lse;
+      for (int64_t j = 0; j < r.width; ++j)
+        o[j] = in[j] - lse;
     }
   });
   return out;
@@ -69,8 +75,10 @@ Tensor softmax_backward(const Tensor& grad, const Tensor& output) {
       const T* py = y.data<T>() + i * r.width;
       T* o = out.data<T>() + i * r.width;
       T dot = 0;
-      for (int64_t j = 0; j < r.width; ++j) dot += gy[j] * py[j];
-      for (int64_t j = 0; j < r.width; ++j) o[j] = py[j] * (gy[j] - dot);
+      for (int64_t j = 0; j < r.width; ++j)
+        dot += gy[j] * py[j];
+      for (int64_t j = 0; j < r.width; ++j)
+        o[j] = py[j] * (gy[j] - dot);
     }
   });
   return out;
@@ -87,15 +95,16 @@ Tensor log_softmax_backward(const Tensor& grad, const Tensor& output) {
       const T* py = y.data<T>() + i * r.width;
       T* o = out.data<T>() + i * r.width;
       T total = 0;
-      for (int64_t j = 0; j < r.width; ++j) total += gy[j];
-      for (int64_t j = 0; j < r.width; ++j) o[j] = gy[j] - std::exp(py[j]) * total;
+      for (int64_t j = 0; j < r.width; ++j)
+        total += gy[j];
+      for (int64_t j = 0; j < r.width; ++j)
+        o[j] = gy[j] - std::exp(py[j]) * total;
     }
   });
   return out;
 }
 
-LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                           double eps) {
+LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   const Rows r = rows_of(x, "layer_norm");
   if (weight.defined()) {
     DDPSCOPE_CHECK(weight.numel() == r.width, "layer_norm: weight ", weight.describe(),
@@ -113,9 +122,11 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
       const T* in = c.data<T>() + i * r.width;
       T* o = res.output.data<T>() + i * r.width;
       double mean = 0, var = 0;
-      for (int64_t j = 0; j < r.width; ++j) mean += in[j];
+      for (int64_t j = 0; j < r.width; ++j)
+        mean += in[j];
       mean /= static_cast<double>(r.width);
-      for (int64_t j = 0; j < r.width; ++j) var += (in[j] - mean) * (in[j] - mean);
+      for (int64_t j = 0; j < r.width; ++j)
+        var += (in[j] - mean) * (in[j] - mean);
       var /= static_cast<double>(r.width);
       const T rstd = static_cast<T>(1.0 / std::sqrt(var + eps));
       const T m = static_cast<T>(mean);
@@ -203,7 +214,8 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num
     for (int64_t i = 0; i < idx.numel(); ++i) {
       T* row = out.data<T>() + ip[i] * width;
       const T* gr = g.data<T>() + i * width;
-      for (int64_t j = 0; j < width; ++j) row[j] += gr[j];
+      for (int64_t j = 0; j < width; ++j)
+        row[j] += gr[j];
     }
   });
   return out;
@@ -212,10 +224,9 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num
 Tensor nll_loss(const Tensor& log_probs, const Tensor& targets) {
   DDPSCOPE_CHECK(log_probs.dim() == 2, "nll_loss: expected log-probabilities [N, C], got ",
                  log_probs.describe());
-  DDPSCOPE_CHECK(targets.dtype() == DType::I64 && targets.dim() == 1 &&
-                     targets.size(0) == log_probs.size(0),
-                 "nll_loss: expected i64 targets [", log_probs.size(0), "], got ",
-                 targets.describe());
+  DDPSCOPE_CHECK(
+      targets.dtype() == DType::I64 && targets.dim() == 1 && targets.size(0) == log_probs.size(0),
+      "nll_loss: expected i64 targets [", log_probs.size(0), "], got ", targets.describe());
   DDPSCOPE_ROUTE_CUDA(log_probs, nll_loss(log_probs, targets));
   const Tensor lp = log_probs.contiguous(), t = targets.contiguous();
   const int64_t n = lp.size(0), classes = lp.size(1);
@@ -238,7 +249,8 @@ Tensor nll_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tens
   const Tensor t = targets.contiguous();
   dispatch_compute(log_probs.dtype(), "nll_loss_backward", [&]<typename T>() {
     const T g = static_cast<T>(grad.item<double>() / static_cast<double>(n));
-    for (int64_t i = 0; i < n; ++i) out.data<T>()[i * classes + t.data<int64_t>()[i]] = -g;
+    for (int64_t i = 0; i < n; ++i)
+      out.data<T>()[i * classes + t.data<int64_t>()[i]] = -g;
   });
   return out;
 }

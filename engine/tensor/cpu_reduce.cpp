@@ -16,7 +16,8 @@ Tensor sum(const Tensor& a) {
     // Accumulate in double: f32 sums over millions of elements would lose digits.
     double acc = 0.0;
     const int64_t n = c.numel();
-    for (int64_t i = 0; i < n; ++i) acc += p[i];
+    for (int64_t i = 0; i < n; ++i)
+      acc += p[i];
     return Tensor::scalar(acc, a.dtype());
   });
 }

@@ -35,8 +35,8 @@ cublasHandle_t handle_for(int device) {
   if (!handles[device]) {
     CUDA_CHECK(cudaSetDevice(device));
     const cublasStatus_t st = cublasCreate(&handles[device]);
-    DDPSCOPE_CHECK(st == CUBLAS_STATUS_SUCCESS, "cublasCreate failed on cuda:", device,
-                   " (status ", static_cast<int>(st), ")");
+    DDPSCOPE_CHECK(st == CUBLAS_STATUS_SUCCESS, "cublasCreate failed on cuda:", device, " (status ",
+                   static_cast<int>(st), ")");
   }
   return handles[device];
 }
@@ -63,10 +63,11 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, doubl
     cublasHandle_t h = handle_for(a.device().index);
     if (a.dtype() == DType::F32) {
       const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
-      check_cublas(cublasSgemm(h, B.op, A.op, N, M, K, &al, static_cast<const float*>(B.storage.raw_data()),
-                               B.ld, static_cast<const float*>(A.storage.raw_data()), A.ld, &be,
-                               static_cast<float*>(out.raw_data()), ldc),
-                   "cublasSgemm");
+      check_cublas(
+          cublasSgemm(h, B.op, A.op, N, M, K, &al, static_cast<const float*>(B.storage.raw_data()),
+                      B.ld, static_cast<const float*>(A.storage.raw_data()), A.ld, &be,
+                      static_cast<float*>(out.raw_data()), ldc),
+          "cublasSgemm");
     } else if (a.dtype() == DType::F64) {
       check_cublas(cublasDgemm(h, B.op, A.op, N, M, K, &alpha,
                                static_cast<const double*>(B.storage.raw_data()), B.ld,
@@ -74,7 +75,8 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, doubl
                                static_cast<double*>(out.raw_data()), ldc),
                    "cublasDgemm");
     } else {
-      throw DDPSCOPE_ERROR("gemm: dtype ", dtype_name(a.dtype()), " is not supported; use f32 or f64");
+      throw DDPSCOPE_ERROR("gemm: dtype ", dtype_name(a.dtype()),
+                           " is not supported; use f32 or f64");
     }
   }
   if (!c_direct) copy(c, out);

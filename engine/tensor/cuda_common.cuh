@@ -7,12 +7,12 @@
 #include "error.h"
 #include "tensor.h"
 
-#define CUDA_CHECK(expr)                                                                 \
-  do {                                                                                   \
-    const cudaError_t err_ = (expr);                                                     \
-    if (err_ != cudaSuccess) {                                                           \
+#define CUDA_CHECK(expr)                                                                \
+  do {                                                                                  \
+    const cudaError_t err_ = (expr);                                                    \
+    if (err_ != cudaSuccess) {                                                          \
       throw DDPSCOPE_ERROR("CUDA call ", #expr, " failed: ", cudaGetErrorString(err_)); \
-    }                                                                                    \
+    }                                                                                   \
   } while (0)
 
 namespace ddpscope::cuda_kernels {
@@ -52,8 +52,8 @@ struct Indexer {
 // Indexer for `t` viewed with `shape` (broadcast dimensions get stride 0).
 inline Indexer make_indexer(const Tensor& t, const Shape& shape) {
   const Tensor e = t.sizes() == shape ? t : t.expand(shape);
-  DDPSCOPE_CHECK(e.dim() <= kMaxDims, "CUDA kernels support up to ", kMaxDims,
-                 " dimensions, got ", e.describe());
+  DDPSCOPE_CHECK(e.dim() <= kMaxDims, "CUDA kernels support up to ", kMaxDims, " dimensions, got ",
+                 e.describe());
   Indexer ix;
   ix.nd = static_cast<int>(e.dim());
   for (int d = 0; d < ix.nd; ++d) {
@@ -63,7 +63,7 @@ inline Indexer make_indexer(const Tensor& t, const Shape& shape) {
   return ix;
 }
 
-#define CUDA_GRID_LOOP(i, n)                                                        \
+#define CUDA_GRID_LOOP(i, n)                                                             \
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 

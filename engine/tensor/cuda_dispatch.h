@@ -5,11 +5,11 @@
 
 #ifdef DDPSCOPE_WITH_CUDA
 #include "cuda_kernels.h"
-#define DDPSCOPE_ROUTE_CUDA(tensor, call)          \
-  do {                                             \
-    if ((tensor).device().is_cuda()) {             \
-      return ::ddpscope::cuda_kernels::call;       \
-    }                                              \
+#define DDPSCOPE_ROUTE_CUDA(tensor, call)    \
+  do {                                       \
+    if ((tensor).device().is_cuda()) {       \
+      return ::ddpscope::cuda_kernels::call; \
+    }                                        \
   } while (0)
 #else
 #define DDPSCOPE_ROUTE_CUDA(tensor, call) \

@@ -41,19 +41,33 @@ struct Elem<BF16Tag> {
 template <typename Fn>
 void dispatch_any(DType dtype, Fn&& fn) {
   switch (dtype) {
-    case DType::F32: fn(float{}); return;
-    case DType::F64: fn(double{}); return;
-    case DType::I64: fn(int64_t{}); return;
-    case DType::F16: fn(HalfTag{}); return;
-    case DType::BF16: fn(BF16Tag{}); return;
+    case DType::F32:
+      fn(float{});
+      return;
+    case DType::F64:
+      fn(double{});
+      return;
+    case DType::I64:
+      fn(int64_t{});
+      return;
+    case DType::F16:
+      fn(HalfTag{});
+      return;
+    case DType::BF16:
+      fn(BF16Tag{});
+      return;
   }
 }
 
 template <typename Fn>
 void dispatch_float(DType dtype, const char* op, Fn&& fn) {
   switch (dtype) {
-    case DType::F32: fn(float{}); return;
-    case DType::F64: fn(double{}); return;
+    case DType::F32:
+      fn(float{});
+      return;
+    case DType::F64:
+      fn(double{});
+      return;
     default:
       throw DDPSCOPE_ERROR(op, ": dtype ", dtype_name(dtype),
                            " is a storage type; convert with to(DType::F32) first");
@@ -63,21 +77,29 @@ void dispatch_float(DType dtype, const char* op, Fn&& fn) {
 template <typename D, typename S>
 __global__ void copy_kernel(typename Elem<D>::Storage* dst, Indexer di,
                             const typename Elem<S>::Storage* src, Indexer si, int64_t n) {
-  CUDA_GRID_LOOP(i, n) { Elem<D>::store(dst + di.offset(i), Elem<S>::load(src + si.offset(i))); }
+  CUDA_GRID_LOOP(i, n) {
+    Elem<D>::store(dst + di.offset(i), Elem<S>::load(src + si.offset(i)));
+  }
 }
 
 template <typename D>
 __global__ void fill_kernel(typename Elem<D>::Storage* dst, Indexer di, double v, int64_t n) {
-  CUDA_GRID_LOOP(i, n) { Elem<D>::store(dst + di.offset(i), v); }
+  CUDA_GRID_LOOP(i, n) {
+    Elem<D>::store(dst + di.offset(i), v);
+  }
 }
 
 template <typename T>
 __device__ T apply_binary(BinaryOp op, T x, T y) {
   switch (op) {
-    case BinaryOp::Add: return x + y;
-    case BinaryOp::Sub: return x - y;
-    case BinaryOp::Mul: return x * y;
-    case BinaryOp::Div: return x / y;
+    case BinaryOp::Add:
+      return x + y;
+    case BinaryOp::Sub:
+      return x - y;
+    case BinaryOp::Mul:
+      return x * y;
+    case BinaryOp::Div:
+      return x / y;
   }
   return T(0);
 }
@@ -94,16 +116,26 @@ __global__ void binary_kernel(T* out, Indexer oi, const T* a, Indexer ai, const 
 template <typename T>
 __device__ T apply_unary(UnaryOp op, T x) {
   switch (op) {
-    case UnaryOp::Neg: return -x;
-    case UnaryOp::Exp: return exp(x);
-    case UnaryOp::Log: return log(x);
-    case UnaryOp::Sqrt: return sqrt(x);
-    case UnaryOp::Tanh: return tanh(x);
-    case UnaryOp::Sigmoid: return T(1) / (T(1) + exp(-x));
-    case UnaryOp::Relu: return x > T(0) ? x : T(0);
-    case UnaryOp::Gelu: return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
-    case UnaryOp::Square: return x * x;
-    case UnaryOp::Abs: return x < T(0) ? -x : x;
+    case UnaryOp::Neg:
+      return -x;
+    case UnaryOp::Exp:
+      return exp(x);
+    case UnaryOp::Log:
+      return log(x);
+    case UnaryOp::Sqrt:
+      return sqrt(x);
+    case UnaryOp::Tanh:
+      return tanh(x);
+    case UnaryOp::Sigmoid:
+      return T(1) / (T(1) + exp(-x));
+    case UnaryOp::Relu:
+      return x > T(0) ? x : T(0);
+    case UnaryOp::Gelu:
+      return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
+    case UnaryOp::Square:
+      return x * x;
+    case UnaryOp::Abs:
+      return x < T(0) ? -x : x;
   }
   return x;
 }
@@ -113,24 +145,32 @@ enum class Derivative { Relu, Gelu, Tanh, Sigmoid, Pow, Affine, PowValue };
 template <typename T>
 __device__ T apply_derivative(Derivative d, T g, T s, T p, T q) {
   switch (d) {
-    case Derivative::Relu: return s > T(0) ? g : T(0);
+    case Derivative::Relu:
+      return s > T(0) ? g : T(0);
     case Derivative::Gelu: {
       const T cdf = T(0.5) * (T(1) + erf(s * T(0.70710678118654752440)));
       const T pdf = T(0.39894228040143267794) * exp(T(-0.5) * s * s);
       return g * (cdf + s * pdf);
     }
-    case Derivative::Tanh: return g * (T(1) - s * s);
-    case Derivative::Sigmoid: return g * s * (T(1) - s);
-    case Derivative::Pow: return g * p * pow(s, p - T(1));
-    case Derivative::Affine: return s * p + q;  // g unused
-    case Derivative::PowValue: return pow(s, p);
+    case Derivative::Tanh:
+      return g * (T(1) - s * s);
+    case Derivative::Sigmoid:
+      return g * s * (T(1) - s);
+    case Derivative::Pow:
+      return g * p * pow(s, p - T(1));
+    case Derivative::Affine:
+      return s * p + q;  // g unused
+    case Derivative::PowValue:
+      return pow(s, p);
   }
   return g;
 }
 
 template <typename T>
 __global__ void unary_kernel(T* out, const T* in, Indexer ii, UnaryOp op, int64_t n) {
-  CUDA_GRID_LOOP(i, n) { out[i] = apply_unary(op, in[ii.offset(i)]); }
+  CUDA_GRID_LOOP(i, n) {
+    out[i] = apply_unary(op, in[ii.offset(i)]);
+  }
 }
 
 template <typename T>
@@ -187,15 +227,16 @@ void fill(const Tensor& dst, double value) {
   if (n == 0) return;
   dispatch_any(dst.dtype(), [&](auto tag) {
     using D = decltype(tag);
-    fill_kernel<D><<<blocks_for(n), kThreads>>>(
-        static_cast<typename Elem<D>::Storage*>(dst.raw_data()), make_indexer(dst, dst.sizes()),
-        value, n);
+    fill_kernel<D>
+        <<<blocks_for(n), kThreads>>>(static_cast<typename Elem<D>::Storage*>(dst.raw_data()),
+                                      make_indexer(dst, dst.sizes()), value, n);
   });
   check_launch("fill");
 }
 
 Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op) {
-  Tensor out = Tensor::empty(kernels::broadcast_shapes(a.sizes(), b.sizes()), a.dtype(), a.device());
+  Tensor out =
+      Tensor::empty(kernels::broadcast_shapes(a.sizes(), b.sizes()), a.dtype(), a.device());
   const int64_t n = out.numel();
   if (n == 0) return out;
   dispatch_float(a.dtype(), "binary op", [&](auto tag) {
@@ -231,10 +272,10 @@ void scale_(const Tensor& self, double factor) {
     using T = decltype(tag);
     const Indexer si = make_indexer(self, self.sizes());
     // In place: x = x * factor, through the affine map.
-    derivative_kernel<T><<<blocks_for(n), kThreads>>>(
-        static_cast<T*>(self.raw_data()), si, nullptr, Indexer{},
-        static_cast<const T*>(self.raw_data()),
-        si, Derivative::Affine, static_cast<T>(factor), T(0), n);
+    derivative_kernel<T>
+        <<<blocks_for(n), kThreads>>>(static_cast<T*>(self.raw_data()), si, nullptr, Indexer{},
+                                      static_cast<const T*>(self.raw_data()), si,
+                                      Derivative::Affine, static_cast<T>(factor), T(0), n);
   });
   check_launch("scale_");
   self.bump_version();
@@ -251,8 +292,8 @@ Tensor unary(const Tensor& a, UnaryOp op) {
   dispatch_float(a.dtype(), "unary op", [&](auto tag) {
     using T = decltype(tag);
     unary_kernel<T><<<blocks_for(n), kThreads>>>(static_cast<T*>(out.raw_data()),
-                                                  static_cast<const T*>(a.raw_data()),
-                                                  make_indexer(a, a.sizes()), op, n);
+                                                 static_cast<const T*>(a.raw_data()),
+                                                 make_indexer(a, a.sizes()), op, n);
   });
   check_launch("unary");
   return out;

@@ -9,8 +9,12 @@ namespace {
 template <typename Fn>
 void dispatch_float(DType dtype, const char* op, Fn&& fn) {
   switch (dtype) {
-    case DType::F32: fn(float{}); return;
-    case DType::F64: fn(double{}); return;
+    case DType::F32:
+      fn(float{});
+      return;
+    case DType::F64:
+      fn(double{});
+      return;
     default:
       throw DDPSCOPE_ERROR(op, ": dtype ", dtype_name(dtype),
                            " is a storage type; convert with to(DType::F32) first");
@@ -21,7 +25,9 @@ template <typename T>
 __global__ void sum_kernel(const T* in, Indexer ii, double* out, int64_t n) {
   __shared__ double partial[kThreads];
   double acc = 0;
-  CUDA_GRID_LOOP(i, n) { acc += static_cast<double>(in[ii.offset(i)]); }
+  CUDA_GRID_LOOP(i, n) {
+    acc += static_cast<double>(in[ii.offset(i)]);
+  }
   partial[threadIdx.x] = acc;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
@@ -33,7 +39,9 @@ __global__ void sum_kernel(const T* in, Indexer ii, double* out, int64_t n) {
 
 template <typename T>
 __global__ void scatter_sum_kernel(const T* in, Indexer ii, T* out, Indexer oi, int64_t n) {
-  CUDA_GRID_LOOP(i, n) { atomicAdd(out + oi.offset(i), in[ii.offset(i)]); }
+  CUDA_GRID_LOOP(i, n) {
+    atomicAdd(out + oi.offset(i), in[ii.offset(i)]);
+  }
 }
 
 template <typename T>
@@ -42,11 +50,14 @@ __global__ void softmax_rows(const T* in, T* out, int64_t rows, int64_t width, b
     const T* x = in + r * width;
     T* y = out + r * width;
     T m = x[0];
-    for (int64_t j = 1; j < width; ++j) m = x[j] > m ? x[j] : m;
+    for (int64_t j = 1; j < width; ++j)
+      m = x[j] > m ? x[j] : m;
     T total = 0;
-    for (int64_t j = 0; j < width; ++j) total += exp(x[j] - m);
+    for (int64_t j = 0; j < width; ++j)
+      total += exp(x[j] - m);
     const T lse = m + log(total);
-    for (int64_t j = 0; j < width; ++j) y[j] = take_log ? x[j] - lse : exp(x[j] - lse);
+    for (int64_t j = 0; j < width; ++j)
+      y[j] = take_log ? x[j] - lse : exp(x[j] - lse);
   }
 }
 
@@ -58,7 +69,8 @@ __global__ void softmax_backward_rows(const T* g, const T* y, T* out, int64_t ro
     const T* yr = y + r * width;
     T* o = out + r * width;
     T acc = 0;
-    for (int64_t j = 0; j < width; ++j) acc += take_log ? gr[j] : gr[j] * yr[j];
+    for (int64_t j = 0; j < width; ++j)
+      acc += take_log ? gr[j] : gr[j] * yr[j];
     for (int64_t j = 0; j < width; ++j) {
       o[j] = take_log ? gr[j] - exp(yr[j]) * acc : yr[j] * (gr[j] - acc);
     }
@@ -71,9 +83,11 @@ __global__ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mea
   CUDA_GRID_LOOP(r, rows) {
     const T* xr = x + r * width;
     double mu = 0, var = 0;
-    for (int64_t j = 0; j < width; ++j) mu += xr[j];
+    for (int64_t j = 0; j < width; ++j)
+      mu += xr[j];
     mu /= width;
-    for (int64_t j = 0; j < width; ++j) var += (xr[j] - mu) * (xr[j] - mu);
+    for (int64_t j = 0; j < width; ++j)
+      var += (xr[j] - mu) * (xr[j] - mu);
     var /= width;
     const T rs = static_cast<T>(1.0 / sqrt(var + eps));
     for (int64_t j = 0; j < width; ++j) {
@@ -131,7 +145,9 @@ __global__ void embedding_kernel(const T* table, const int64_t* idx, T* out, int
 template <typename T>
 __global__ void embedding_backward_kernel(const T* g, const int64_t* idx, T* out, int64_t count,
                                           int64_t width) {
-  CUDA_GRID_LOOP(i, count * width) { atomicAdd(out + idx[i / width] * width + i % width, g[i]); }
+  CUDA_GRID_LOOP(i, count * width) {
+    atomicAdd(out + idx[i / width] * width + i % width, g[i]);
+  }
 }
 
 template <typename T>
@@ -140,7 +156,8 @@ __global__ void nll_kernel(const T* lp, const int64_t* t, double* total, int64_t
   CUDA_GRID_LOOP(i, n) {
     const int64_t c = t[i];
     if (c < 0 || c >= classes) {
-      atomicCAS(reinterpret_cast<unsigned long long*>(bad), 0ull, static_cast<unsigned long long>(i + 1));
+      atomicCAS(reinterpret_cast<unsigned long long*>(bad), 0ull,
+                static_cast<unsigned long long>(i + 1));
       continue;
     }
     atomicAdd(total, -static_cast<double>(lp[i * classes + c]));
@@ -150,7 +167,9 @@ __global__ void nll_kernel(const T* lp, const int64_t* t, double* total, int64_t
 template <typename T>
 __global__ void nll_backward_kernel(const T* grad, const int64_t* t, T* out, int64_t n,
                                     int64_t classes) {
-  CUDA_GRID_LOOP(i, n) { out[i * classes + t[i]] = -grad[0] / static_cast<T>(n); }
+  CUDA_GRID_LOOP(i, n) {
+    out[i * classes + t[i]] = -grad[0] / static_cast<T>(n);
+  }
 }
 
 template <typename T>
@@ -158,7 +177,9 @@ const T* ptr_or_null(const Tensor& t) {
   return t.defined() ? static_cast<const T*>(t.raw_data()) : nullptr;
 }
 
-int64_t first_bad(const Tensor& flag) { return flag.item<int64_t>(); }
+int64_t first_bad(const Tensor& flag) {
+  return flag.item<int64_t>();
+}
 
 }  // namespace
 
@@ -179,13 +200,16 @@ Tensor sum(const Tensor& a) {
 
 Tensor sum_dims(const Tensor& a, std::vector<int64_t> dims, bool keepdim) {
   Shape kept = a.sizes();
-  for (int64_t d : dims) kept[d] = 1;
+  for (int64_t d : dims)
+    kept[d] = 1;
   Tensor out = Tensor::zeros(kept, a.dtype(), a.device());
   const int64_t n = a.numel();
   if (n > 0) {
     Indexer oi = make_indexer(out, out.sizes());
-    for (int d = 0; d < oi.nd; ++d) oi.sizes[d] = a.size(d);
-    for (int64_t d : dims) oi.strides[d] = 0;
+    for (int d = 0; d < oi.nd; ++d)
+      oi.sizes[d] = a.size(d);
+    for (int64_t d : dims)
+      oi.strides[d] = 0;
     dispatch_float(a.dtype(), "sum", [&](auto tag) {
       using T = decltype(tag);
       scatter_sum_kernel<T><<<blocks_for(n), kThreads>>>(static_cast<const T*>(a.raw_data()),
@@ -210,8 +234,8 @@ Tensor softmax_impl(const Tensor& x, bool log) {
   if (rows == 0) return out;
   dispatch_float(x.dtype(), "softmax", [&](auto tag) {
     using T = decltype(tag);
-    softmax_rows<T><<<blocks_for(rows), kThreads>>>(static_cast<const T*>(c.raw_data()),
-                                                    static_cast<T*>(out.raw_data()), rows, width, log);
+    softmax_rows<T><<<blocks_for(rows), kThreads>>>(
+        static_cast<const T*>(c.raw_data()), static_cast<T*>(out.raw_data()), rows, width, log);
   });
   check_launch("softmax");
   return out;
@@ -232,9 +256,15 @@ Tensor softmax_backward_impl(const Tensor& grad, const Tensor& output, bool log)
 }
 }  // namespace
 
-Tensor softmax(const Tensor& x) { return softmax_impl(x, false); }
-Tensor log_softmax(const Tensor& x) { return softmax_impl(x, true); }
-Tensor softmax_backward(const Tensor& g, const Tensor& y) { return softmax_backward_impl(g, y, false); }
+Tensor softmax(const Tensor& x) {
+  return softmax_impl(x, false);
+}
+Tensor log_softmax(const Tensor& x) {
+  return softmax_impl(x, true);
+}
+Tensor softmax_backward(const Tensor& g, const Tensor& y) {
+  return softmax_backward_impl(g, y, false);
+}
 Tensor log_softmax_backward(const Tensor& g, const Tensor& y) {
   return softmax_backward_impl(g, y, true);
 }
@@ -328,17 +358,18 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& targets) {
   const Tensor lp = log_probs.contiguous();
-  const Tensor t = targets.device() == lp.device() ? targets.contiguous()
-                                                   : targets.to(lp.device()).contiguous();
+  const Tensor t =
+      targets.device() == lp.device() ? targets.contiguous() : targets.to(lp.device()).contiguous();
   const int64_t n = lp.size(0), classes = lp.size(1);
   Tensor total = Tensor::zeros({}, DType::F64, lp.device());
   Tensor bad = Tensor::zeros({}, DType::I64, lp.device());
   if (n > 0) {
     dispatch_float(lp.dtype(), "nll_loss", [&](auto tag) {
       using T = decltype(tag);
-      nll_kernel<T><<<blocks_for(n), kThreads>>>(
-          static_cast<const T*>(lp.raw_data()), static_cast<const int64_t*>(t.raw_data()),
-          static_cast<double*>(total.raw_data()), n, classes, static_cast<int64_t*>(bad.raw_data()));
+      nll_kernel<T><<<blocks_for(n), kThreads>>>(static_cast<const T*>(lp.raw_data()),
+                                                 static_cast<const int64_t*>(t.raw_data()),
+                                                 static_cast<double*>(total.raw_data()), n, classes,
+                                                 static_cast<int64_t*>(bad.raw_data()));
     });
     check_launch("nll_loss");
     const int64_t at = first_bad(bad);
@@ -359,9 +390,9 @@ Tensor nll_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tens
   if (n == 0) return out;
   dispatch_float(out.dtype(), "nll_loss_backward", [&](auto tag) {
     using T = decltype(tag);
-    nll_backward_kernel<T><<<blocks_for(n), kThreads>>>(static_cast<const T*>(g.raw_data()),
-                                                        static_cast<const int64_t*>(t.raw_data()),
-                                                        static_cast<T*>(out.raw_data()), n, classes);
+    nll_backward_kernel<T><<<blocks_for(n), kThreads>>>(
+        static_cast<const T*>(g.raw_data()), static_cast<const int64_t*>(t.raw_data()),
+        static_cast<T*>(out.raw_data()), n, classes);
   });
   check_launch("nll_loss_backward");
   return out;

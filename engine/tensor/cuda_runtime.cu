@@ -14,7 +14,9 @@ int device_count() {
   return count;
 }
 
-bool available() { return device_count() > 0; }
+bool available() {
+  return device_count() > 0;
+}
 
 namespace {
 void use_device(int device) {

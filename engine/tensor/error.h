@@ -1,5 +1,6 @@
-// Errors of the whole engine (C++17-clean: .cu files include it too). Every failure is a ddpscope::Error (or a subclass) whose
-// message says what failed, where, and what to do; DDPSCOPE_CHECK adds file:line.
+// Errors of the whole engine (C++17-clean: .cu files include it too). Every failure is a
+// ddpscope::Error (or a subclass) whose message says what failed, where, and what to do;
+// DDPSCOPE_CHECK adds file:line.
 #pragma once
 
 #include <sstream>
@@ -11,8 +12,7 @@ namespace ddpscope {
 class Error : public std::runtime_error {
  public:
   Error(const std::string& what, const char* file, int line)
-      : std::runtime_error(what + " [" + file + ":" + std::to_string(line) + "]"),
-        message_(what) {}
+      : std::runtime_error(what + " [" + file + ":" + std::to_string(line) + "]"), message_(what) {}
   // The message without the source location, for user-facing output.
   const std::string& message() const { return message_; }
 
@@ -31,12 +31,13 @@ std::string concat(const Args&... args) {
 
 }  // namespace ddpscope
 
-#define DDPSCOPE_ERROR(...) ::ddpscope::Error(::ddpscope::detail::concat(__VA_ARGS__), __FILE__, __LINE__)
+#define DDPSCOPE_ERROR(...) \
+  ::ddpscope::Error(::ddpscope::detail::concat(__VA_ARGS__), __FILE__, __LINE__)
 
 // Throws ddpscope::Error with the streamed message when cond is false.
-#define DDPSCOPE_CHECK(cond, ...)                    \
-  do {                                               \
-    if (__builtin_expect(!(cond), 0)) {             \
-      throw DDPSCOPE_ERROR(__VA_ARGS__);             \
-    }                                                \
+#define DDPSCOPE_CHECK(cond, ...)        \
+  do {                                   \
+    if (__builtin_expect(!(cond), 0)) {  \
+      throw DDPSCOPE_ERROR(__VA_ARGS__); \
+    }                                    \
   } while (0)

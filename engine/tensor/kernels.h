@@ -44,8 +44,7 @@ double max_abs_diff(const Tensor& a, const Tensor& b);
 // ---- matrix products (OpenBLAS / cuBLAS) ----
 // C = alpha * op(A) @ op(B) + beta * C for 2-D tensors. A and B may be transposed views
 // of contiguous matrices: they go to BLAS as transposed operands, never copied.
-void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha = 1.0,
-          double beta = 0.0);
+void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha = 1.0, double beta = 0.0);
 Tensor matmul(const Tensor& a, const Tensor& b);  // [M,K]x[K,N] or [B,M,K]x[B,K,N]
 
 // ---- neural-network kernels, all over the last dimension ----

@@ -7,7 +7,8 @@ Tensor sample(const Shape& shape, DType dtype, Generator* gen, Dist dist) {
   Generator& g = gen ? *gen : default_generator();
   Tensor t = Tensor::empty(shape, DType::F64);
   double* p = t.data<double>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<double>(dist(g.engine()));
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[i] = static_cast<double>(dist(g.engine()));
   return dtype == DType::F64 ? t : t.to(dtype);
 }
 }  // namespace
@@ -17,7 +18,9 @@ Generator& default_generator() {
   return generator;
 }
 
-void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
+void manual_seed(uint64_t seed) {
+  default_generator().manual_seed(seed);
+}
 
 Tensor randn(const Shape& shape, DType dtype, Generator* gen) {
   return sample(shape, dtype, gen, std::normal_distribution<double>(0.0, 1.0));
@@ -39,7 +42,8 @@ Tensor randint(const Shape& shape, int64_t high, Generator* gen) {
   Tensor t = Tensor::empty(shape, DType::I64);
   std::uniform_int_distribution<int64_t> dist(0, high - 1);
   int64_t* p = t.data<int64_t>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(g.engine());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[i] = dist(g.engine());
   return t;
 }
 

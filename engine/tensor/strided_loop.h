@@ -23,14 +23,16 @@ void for_each_offset(const Shape& shape, const std::array<const Shape*, N>& stri
   }
   const int64_t inner = shape[nd - 1];
   std::array<int64_t, N> inner_stride;
-  for (size_t k = 0; k < N; ++k) inner_stride[k] = (*strides[k])[nd - 1];
+  for (size_t k = 0; k < N; ++k)
+    inner_stride[k] = (*strides[k])[nd - 1];
   std::vector<int64_t> index(nd, 0);
   std::array<int64_t, N> off = base;
   while (true) {
     std::array<int64_t, N> o = off;
     for (int64_t i = 0; i < inner; ++i) {
       fn(o);
-      for (size_t k = 0; k < N; ++k) o[k] += inner_stride[k];
+      for (size_t k = 0; k < N; ++k)
+        o[k] += inner_stride[k];
     }
     // Advance the outer index like an odometer.
     size_t d = nd - 1;
@@ -38,9 +40,11 @@ void for_each_offset(const Shape& shape, const std::array<const Shape*, N>& stri
       if (d == 0) return;
       --d;
       ++index[d];
-      for (size_t k = 0; k < N; ++k) off[k] += (*strides[k])[d];
+      for (size_t k = 0; k < N; ++k)
+        off[k] += (*strides[k])[d];
       if (index[d] < shape[d]) break;
-      for (size_t k = 0; k < N; ++k) off[k] -= (*strides[k])[d] * shape[d];
+      for (size_t k = 0; k < N; ++k)
+        off[k] -= (*strides[k])[d] * shape[d];
       index[d] = 0;
     }
   }

@@ -11,7 +11,8 @@ namespace ddpscope {
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape)
+    n *= s;
   return n;
 }
 
@@ -28,7 +29,8 @@ Shape contiguous_strides(const Shape& shape) {
 std::string shape_str(const Shape& shape) {
   std::ostringstream os;
   os << '[';
-  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  for (size_t i = 0; i < shape.size(); ++i)
+    os << (i ? ", " : "") << shape[i];
   os << ']';
   return os.str();
 }
@@ -72,17 +74,24 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device
   return t;
 }
 
-Tensor Tensor::scalar(double value, DType dtype) { return full({}, value, dtype); }
+Tensor Tensor::scalar(double value, DType dtype) {
+  return full({}, value, dtype);
+}
 
 Tensor Tensor::arange(int64_t n, DType dtype) {
   Tensor t = empty({n}, DType::F64);
   double* p = t.data<double>();
-  for (int64_t i = 0; i < n; ++i) p[i] = static_cast<double>(i);
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = static_cast<double>(i);
   return dtype == DType::F64 ? t : t.to(dtype);
 }
 
-int64_t Tensor::size(int64_t d) const { return impl_->sizes[wrap_dim(d, dim(), "size")]; }
-int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), "stride")]; }
+int64_t Tensor::size(int64_t d) const {
+  return impl_->sizes[wrap_dim(d, dim(), "size")];
+}
+int64_t Tensor::stride(int64_t d) const {
+  return impl_->strides[wrap_dim(d, dim(), "stride")];
+}
 
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;
@@ -109,11 +118,16 @@ void* Tensor::raw_data() const {
 namespace {
 double read_as_double(const void* base, DType dtype, int64_t offset) {
   switch (dtype) {
-    case DType::F32: return static_cast<const float*>(base)[offset];
-    case DType::F64: return static_cast<const double*>(base)[offset];
-    case DType::I64: return static_cast<double>(static_cast<const int64_t*>(base)[offset]);
-    case DType::F16: return half_bits_to_float(static_cast<const uint16_t*>(base)[offset]);
-    case DType::BF16: return bf16_bits_to_float(static_cast<const uint16_t*>(base)[offset]);
+    case DType::F32:
+      return static_cast<const float*>(base)[offset];
+    case DType::F64:
+      return static_cast<const double*>(base)[offset];
+    case DType::I64:
+      return static_cast<double>(static_cast<const int64_t*>(base)[offset]);
+    case DType::F16:
+      return half_bits_to_float(static_cast<const uint16_t*>(base)[offset]);
+    case DType::BF16:
+      return bf16_bits_to_float(static_cast<const uint16_t*>(base)[offset]);
   }
   return 0;
 }
@@ -170,8 +184,7 @@ Tensor Tensor::as_strided(const Shape& sizes, const Shape& strides, int64_t offs
     if (sizes[i] == 0) empty_view = true;
     last += (sizes[i] - 1) * strides[i];
   }
-  const int64_t capacity =
-      static_cast<int64_t>(impl_->storage->nbytes() / element_size(dtype()));
+  const int64_t capacity = static_cast<int64_t>(impl_->storage->nbytes() / element_size(dtype()));
   DDPSCOPE_CHECK(empty_view || (offset >= 0 && last < capacity), "as_strided: view ",
                  shape_str(sizes), " at offset ", offset, " exceeds the storage of ", capacity,
                  " elements");
@@ -210,8 +223,8 @@ Tensor Tensor::view(const Shape& shape) const {
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   d = wrap_dim(d, dim(), "narrow");
-  DDPSCOPE_CHECK(start >= 0 && length >= 0 && start + length <= impl_->sizes[d], "narrow: [",
-                 start, ", ", start + length, ") is outside dimension ", d, " of ", describe());
+  DDPSCOPE_CHECK(start >= 0 && length >= 0 && start + length <= impl_->sizes[d], "narrow: [", start,
+                 ", ", start + length, ") is outside dimension ", d, " of ", describe());
   Shape sizes = impl_->sizes;
   sizes[d] = length;
   return as_strided(sizes, impl_->strides, impl_->offset + start * impl_->strides[d]);
@@ -255,7 +268,9 @@ Tensor Tensor::expand(const Shape& shape) const {
   return as_strided(shape, strides, impl_->offset);
 }
 
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+Tensor Tensor::contiguous() const {
+  return is_contiguous() ? *this : clone();
+}
 
 Tensor Tensor::clone() const {
   Tensor out = empty(sizes(), dtype(), device());

@@ -108,7 +108,8 @@ class Tensor {
   Tensor clone() const;       // always a fresh contiguous copy
   Tensor to(DType dtype) const;
   Tensor to(Device device) const;
-  const Tensor& copy_(const Tensor& src) const;  // in place; converts dtype/device; shapes must match
+  const Tensor& copy_(
+      const Tensor& src) const;  // in place; converts dtype/device; shapes must match
   const Tensor& fill_(double value) const;
   const Tensor& zero_() const { return fill_(0.0); }
   void bump_version() const { impl_->storage->bump_version(); }
@@ -146,8 +147,8 @@ T* Tensor::data() const {
 
 template <typename T>
 Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
-  DDPSCOPE_CHECK(static_cast<int64_t>(values.size()) == shape_numel(shape), "from_vector: ",
-                 values.size(), " values do not fill shape ", shape_str(shape));
+  DDPSCOPE_CHECK(static_cast<int64_t>(values.size()) == shape_numel(shape),
+                 "from_vector: ", values.size(), " values do not fill shape ", shape_str(shape));
   Tensor t = empty(shape, DTypeOf<T>::value);
   std::copy(values.begin(), values.end(), t.data<T>());
   return t;

@@ -17,6 +17,8 @@ void set_num_threads(int threads) {
   openblas_set_num_threads(threads);
 }
 
-int get_num_threads() { return g_threads; }
+int get_num_threads() {
+  return g_threads;
+}
 
 }  // namespace ddpscope

@@ -18,7 +18,8 @@ inline bool all_close(const Tensor& a, const Tensor& b, double atol, double rtol
   const auto va = a.to_vector<double>(), vb = b.to_vector<double>();
   for (size_t i = 0; i < va.size(); ++i) {
     if (!(std::fabs(va[i] - vb[i]) <= atol + rtol * std::fabs(vb[i]))) {
-      if (why) *why = QString("element %1: %2 vs %3").arg(i).arg(va[i], 0, 'g', 10).arg(vb[i], 0, 'g', 10);
+      if (why)
+        *why = QString("element %1: %2 vs %3").arg(i).arg(va[i], 0, 'g', 10).arg(vb[i], 0, 'g', 10);
       return false;
     }
   }
@@ -27,9 +28,8 @@ inline bool all_close(const Tensor& a, const Tensor& b, double atol, double rtol
 
 }  // namespace ddpscope::testing
 
-#define DDPSCOPE_COMPARE_TENSORS(a, b, atol, rtol)                              \
-  do {                                                                         \
-    QString why_;                                                              \
-    QVERIFY2(::ddpscope::testing::all_close((a), (b), (atol), (rtol), &why_), \
-             qPrintable(why_));                                                \
+#define DDPSCOPE_COMPARE_TENSORS(a, b, atol, rtol)                                               \
+  do {                                                                                           \
+    QString why_;                                                                                \
+    QVERIFY2(::ddpscope::testing::all_close((a), (b), (atol), (rtol), &why_), qPrintable(why_)); \
   } while (0)

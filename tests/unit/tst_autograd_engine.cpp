@@ -52,7 +52,8 @@ class TestAutogradEngine : public QObject {
     // Sum <- Add <- Mul (twice) <- AccumulateGrad (twice: x used twice by mul).
     QCOMPARE(int(g.nodes.size()), 4);
     std::map<std::string, int> deps;
-    for (auto& n : g.nodes) deps[n.name] = n.dependencies;
+    for (auto& n : g.nodes)
+      deps[n.name] = n.dependencies;
     QCOMPARE(deps["SumBackward"], 0);
     QCOMPARE(deps["AddBackward"], 1);
     QCOMPARE(deps["MulBackward"], 2);
@@ -80,10 +81,12 @@ class TestAutogradEngine : public QObject {
       return std::nullopt;
     });
     autograd::register_post_accumulate_grad_hook(x, [&](const Tensor& v) {
-      order.push_back("post-accumulate grad=" + std::to_string(int(v.grad().to_vector<double>()[0])));
+      order.push_back("post-accumulate grad=" +
+                      std::to_string(int(v.grad().to_vector<double>()[0])));
     });
     sum(h).backward();
-    QCOMPARE(order, (std::vector<std::string>{"h1", "h2 sees 10", "leaf", "post-accumulate grad=20"}));
+    QCOMPARE(order,
+             (std::vector<std::string>{"h1", "h2 sees 10", "leaf", "post-accumulate grad=20"}));
   }
 
   void testQueuedCallbacksRunAfterBackward() {
@@ -100,7 +103,8 @@ class TestAutogradEngine : public QObject {
         });
       }
     });
-    autograd::register_post_accumulate_grad_hook(b, [&](const Tensor&) { events.push_back("b ready"); });
+    autograd::register_post_accumulate_grad_hook(
+        b, [&](const Tensor&) { events.push_back("b ready"); });
     sum(add(mul_scalar(a, 2), b)).backward();
     QCOMPARE(events.size(), size_t{4});
     QCOMPARE(events[2], std::string("finalize"));
@@ -147,10 +151,18 @@ class TestAutogradEngine : public QObject {
     QFETCH(QString, expected);
     try {
       switch (which) {
-        case 0: Tensor::ones({2}).backward(); break;
-        case 1: mul_scalar(leaf({1, 2}), 2).backward(); break;
-        case 2: mul_scalar(leaf({1, 2}), 2).backward(Tensor::ones({3}, DType::F64)); break;
-        case 3: Tensor::zeros({2}, DType::I64).set_requires_grad(true); break;
+        case 0:
+          Tensor::ones({2}).backward();
+          break;
+        case 1:
+          mul_scalar(leaf({1, 2}), 2).backward();
+          break;
+        case 2:
+          mul_scalar(leaf({1, 2}), 2).backward(Tensor::ones({3}, DType::F64));
+          break;
+        case 3:
+          Tensor::zeros({2}, DType::I64).set_requires_grad(true);
+          break;
       }
       QFAIL("no error raised");
     } catch (const Error& e) {

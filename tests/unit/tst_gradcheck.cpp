@@ -138,14 +138,16 @@ class TestGradcheck : public QObject {
  private slots:
   void testGradient_data() {
     QTest::addColumn<QString>("op");
-    for (auto& [name, _] : cases()) QTest::newRow(name.c_str()) << QString::fromStdString(name);
+    for (auto& [name, _] : cases())
+      QTest::newRow(name.c_str()) << QString::fromStdString(name);
   }
 
   void testGradient() {
     QFETCH(QString, op);
     Generator gen(1234);
     Case c = cases().at(op.toStdString())(gen);
-    for (Tensor& t : c.inputs) t.set_requires_grad(true);
+    for (Tensor& t : c.inputs)
+      t.set_requires_grad(true);
     const Tensor probe_out = c.fn(c.inputs);
     const Tensor weights = randn(probe_out.sizes(), DType::F64, &gen);
     auto objective = [&]() { return sum(mul(c.fn(c.inputs), weights)); };
@@ -169,7 +171,11 @@ class TestGradcheck : public QObject {
         const double got = analytic[i].to_vector<double>()[j];
         QVERIFY2(std::fabs(numeric - got) <= 1e-6 + 1e-5 * std::fabs(numeric),
                  qPrintable(QString("%1: input %2 element %3: analytic %4, numeric %5")
-                                .arg(op).arg(i).arg(j).arg(got, 0, 'g', 12).arg(numeric, 0, 'g', 12)));
+                                .arg(op)
+                                .arg(i)
+                                .arg(j)
+                                .arg(got, 0, 'g', 12)
+                                .arg(numeric, 0, 'g', 12)));
       }
     }
   }

@@ -24,13 +24,14 @@ class TestOptim : public QObject {
     set_grad(p, {0.5, 0.5});
     opt.step();
     // d = g + wd*p = (0.51, 0.48); buf = d; p -= lr*buf
-    DDPSCOPE_COMPARE_TENSORS(p, Tensor::from_vector<double>({1 - 0.051, -2 - 0.048}, {2}), 1e-12, 0);
+    DDPSCOPE_COMPARE_TENSORS(p, Tensor::from_vector<double>({1 - 0.051, -2 - 0.048}, {2}), 1e-12,
+                             0);
     set_grad(p, {0.5, 0.5});
     opt.step();
     const double d0 = 0.5 + 0.01 * 0.949, d1 = 0.5 + 0.01 * -2.048;
     const double b0 = 0.9 * 0.51 + d0, b1 = 0.9 * 0.48 + d1;
-    DDPSCOPE_COMPARE_TENSORS(p, Tensor::from_vector<double>({0.949 - 0.1 * b0, -2.048 - 0.1 * b1}, {2}),
-                             1e-12, 0);
+    DDPSCOPE_COMPARE_TENSORS(
+        p, Tensor::from_vector<double>({0.949 - 0.1 * b0, -2.048 - 0.1 * b1}, {2}), 1e-12, 0);
   }
 
   void testSgdNesterov() {
@@ -63,7 +64,7 @@ class TestOptim : public QObject {
     adamw.step();
     adam.step();
     QVERIFY(std::fabs(p.item<double>() - 0.95) < 1e-12);  // pure shrink, zero gradient
-    QVERIFY(std::fabs(q.item<double>() - 0.9) < 1e-7);   // L2 gradient 0.5 -> step lr
+    QVERIFY(std::fabs(q.item<double>() - 0.9) < 1e-7);    // L2 gradient 0.5 -> step lr
   }
 
   void testSkipsParametersWithoutGradient() {

@@ -2,8 +2,8 @@
 // and clear errors for bad shapes.
 #include <QtTest/QtTest>
 
-#include "tensor/kernels.h"
 #include "tensor/cuda_runtime_facade.h"
+#include "tensor/kernels.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 #include "test_helpers.h"
@@ -60,7 +60,7 @@ class TestTensor : public QObject {
     QTest::addColumn<QString>("dtype");
     QTest::addColumn<double>("tolerance");
     QTest::newRow("f64") << "f64" << 0.0;
-    QTest::newRow("f16") << "f16" << 1e-3;   // 10-bit mantissa
+    QTest::newRow("f16") << "f16" << 1e-3;    // 10-bit mantissa
     QTest::newRow("bf16") << "bf16" << 8e-3;  // 7-bit mantissa
     QTest::newRow("i64") << "i64" << 0.5;
   }
@@ -103,7 +103,8 @@ class TestTensor : public QObject {
     for (int i = 0; i < 5; ++i)
       for (int j = 0; j < 3; ++j) {
         double acc = 0;
-        for (int k = 0; k < 4; ++k) acc += a.at<double>({i, k}) * b.at<double>({k, j});
+        for (int k = 0; k < 4; ++k)
+          acc += a.at<double>({i, k}) * b.at<double>({k, j});
         expected.data<double>()[i * 3 + j] = acc;
       }
     DDPSCOPE_COMPARE_TENSORS(kernels::matmul(a, b), expected, 1e-12, 0);
@@ -133,8 +134,10 @@ class TestTensor : public QObject {
 
   void testSeededRandomIsDeterministic() {
     Generator g1(42), g2(42), g3(43);
-    QCOMPARE(randn({16}, DType::F32, &g1).to_vector<float>(), randn({16}, DType::F32, &g2).to_vector<float>());
-    QVERIFY(randn({16}, DType::F32, &g1).to_vector<float>() != randn({16}, DType::F32, &g3).to_vector<float>());
+    QCOMPARE(randn({16}, DType::F32, &g1).to_vector<float>(),
+             randn({16}, DType::F32, &g2).to_vector<float>());
+    QVERIFY(randn({16}, DType::F32, &g1).to_vector<float>() !=
+            randn({16}, DType::F32, &g3).to_vector<float>());
   }
 
   void testErrorsNameTheProblem_data() {
@@ -153,11 +156,21 @@ class TestTensor : public QObject {
     Tensor a = Tensor::zeros({2, 3});
     try {
       switch (which) {
-        case 0: a.transpose(0, 1).view({6}); break;
-        case 1: kernels::binary(a, Tensor::zeros({4}), kernels::BinaryOp::Add); break;
-        case 2: a.narrow(1, 2, 2); break;
-        case 3: kernels::matmul(a, Tensor::zeros({2, 3})); break;
-        case 4: kernels::unary(a.to(DType::F16), kernels::UnaryOp::Exp); break;
+        case 0:
+          a.transpose(0, 1).view({6});
+          break;
+        case 1:
+          kernels::binary(a, Tensor::zeros({4}), kernels::BinaryOp::Add);
+          break;
+        case 2:
+          a.narrow(1, 2, 2);
+          break;
+        case 3:
+          kernels::matmul(a, Tensor::zeros({2, 3}));
+          break;
+        case 4:
+          kernels::unary(a.to(DType::F16), kernels::UnaryOp::Exp);
+          break;
         case 5:
           if (cuda::available()) QSKIP("a GPU is present: the no-CUDA error cannot happen");
           a.to(Device::cuda(0));

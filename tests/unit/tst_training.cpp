@@ -2,8 +2,8 @@
 // threshold within a fixed number of steps. Also the data loaders.
 #include <QtTest/QtTest>
 
-#include <QTemporaryDir>
 #include <zlib.h>
+#include <QTemporaryDir>
 
 #include "apps/trainer.h"
 #include "nn/datasets.h"
@@ -27,7 +27,8 @@ class TestTraining : public QObject {
  private slots:
   void testMlpRegressionConverges() {
     double first = 0;
-    const double last = train({.model = "mlp", .iters = 300, .batch = 64, .width = 64, .depth = 3}, &first);
+    const double last =
+        train({.model = "mlp", .iters = 300, .batch = 64, .width = 64, .depth = 3}, &first);
     qInfo("mlp regression: loss %.4f -> %.4f", first, last);
     QVERIFY2(last < 0.06, qPrintable(QString("final loss %1 (threshold 0.06)").arg(last)));
     QVERIFY(last < first / 4);
@@ -35,16 +36,28 @@ class TestTraining : public QObject {
 
   void testMlpClassificationConverges() {
     double first = 0;
-    const double last = train({.model = "mlp", .data = "classification", .iters = 200, .batch = 64,
-                               .width = 64, .depth = 2}, &first);
+    const double last = train({.model = "mlp",
+                               .data = "classification",
+                               .iters = 200,
+                               .batch = 64,
+                               .width = 64,
+                               .depth = 2},
+                              &first);
     qInfo("mlp classification: loss %.4f -> %.4f", first, last);
     QVERIFY2(last < 0.3, qPrintable(QString("final loss %1 (threshold 0.3)").arg(last)));
   }
 
   void testTransformerConverges() {
     double first = 0;
-    const double last = train({.model = "transformer", .iters = 150, .batch = 8, .width = 32,
-                               .depth = 1, .heads = 2, .context = 16, .seed = 1}, &first);
+    const double last = train({.model = "transformer",
+                               .iters = 150,
+                               .batch = 8,
+                               .width = 32,
+                               .depth = 1,
+                               .heads = 2,
+                               .context = 16,
+                               .seed = 1},
+                              &first);
     qInfo("transformer: loss %.4f -> %.4f", first, last);
     // Uniform guessing over ~45 characters is ln(45) = 3.8 nats.
     QVERIFY2(last < 2.6, qPrintable(QString("final loss %1 (threshold 2.6)").arg(last)));
@@ -56,7 +69,8 @@ class TestTraining : public QObject {
     gzFile f = gzopen(path.c_str(), "wb");
     for (int row = 0; row < 3; ++row) {
       std::string line;
-      for (int i = 0; i < 64; ++i) line += std::to_string((i + row) % 17) + ",";
+      for (int i = 0; i < 64; ++i)
+        line += std::to_string((i + row) % 17) + ",";
       line += std::to_string(row) + "\n";
       gzputs(f, line.c_str());
     }
@@ -80,12 +94,14 @@ class TestTraining : public QObject {
   }
 
   void testDigitsTraining() {
-    if (nn::default_digits_path().empty()) QSKIP("python3-sklearn's digits.csv.gz is not installed");
+    if (nn::default_digits_path().empty())
+      QSKIP("python3-sklearn's digits.csv.gz is not installed");
     nn::Dataset d = nn::load_digits(nn::default_digits_path());
     QCOMPARE(d.size(), int64_t{1797});
     double first = 0;
-    const double last = train({.model = "mlp", .data = "digits", .iters = 300, .batch = 64,
-                               .width = 64, .depth = 2}, &first);
+    const double last = train(
+        {.model = "mlp", .data = "digits", .iters = 300, .batch = 64, .width = 64, .depth = 2},
+        &first);
     qInfo("digits: loss %.4f -> %.4f", first, last);
     QVERIFY2(last < 0.4, qPrintable(QString("final loss %1 (threshold 0.4)").arg(last)));
   }

@@ -22,10 +22,14 @@ class BinaryBackward : public Node {
   }
   std::string name() const override {
     switch (op_) {
-      case k::BinaryOp::Add: return "AddBackward";
-      case k::BinaryOp::Sub: return "SubBackward";
-      case k::BinaryOp::Mul: return "MulBackward";
-      case k::BinaryOp::Div: return "DivBackward";
+      case k::BinaryOp::Add:
+        return "AddBackward";
+      case k::BinaryOp::Sub:
+        return "SubBackward";
+      case k::BinaryOp::Mul:
+        return "MulBackward";
+      case k::BinaryOp::Div:
+        return "DivBackward";
     }
     return "BinaryBackward";
   }
@@ -59,10 +63,14 @@ class BinaryBackward : public Node {
         break;
       }
     }
-    if (ga.defined() && wants_grad(*this, 0)) ga = k::sum_to(ga, a_shape_);
-    else ga = Tensor();
-    if (gb.defined() && wants_grad(*this, 1)) gb = k::sum_to(gb, b_shape_);
-    else gb = Tensor();
+    if (ga.defined() && wants_grad(*this, 0))
+      ga = k::sum_to(ga, a_shape_);
+    else
+      ga = Tensor();
+    if (gb.defined() && wants_grad(*this, 1))
+      gb = k::sum_to(gb, b_shape_);
+    else
+      gb = Tensor();
     return {ga, gb};
   }
   void release_variables() override {
@@ -97,8 +105,8 @@ class ScaleBackward : public Node {
 };
 
 Tensor affine_op(const Tensor& a, double scale, double shift) {
-  Tensor out = scale == -1.0 && shift == 0.0 ? k::unary(a, k::UnaryOp::Neg)
-                                             : k::affine(a, scale, shift);
+  Tensor out =
+      scale == -1.0 && shift == 0.0 ? k::unary(a, k::UnaryOp::Neg) : k::affine(a, scale, shift);
   if (needs_grad({&a})) connect(std::make_shared<ScaleBackward>(scale), {&a}, out);
   return out;
 }
@@ -116,31 +124,48 @@ class UnaryBackward : public Node {
   }
   std::string name() const override {
     switch (op_) {
-      case k::UnaryOp::Exp: return "ExpBackward";
-      case k::UnaryOp::Log: return "LogBackward";
-      case k::UnaryOp::Sqrt: return "SqrtBackward";
-      case k::UnaryOp::Tanh: return "TanhBackward";
-      case k::UnaryOp::Sigmoid: return "SigmoidBackward";
-      case k::UnaryOp::Relu: return "ReluBackward";
-      case k::UnaryOp::Gelu: return "GeluBackward";
-      case k::UnaryOp::Square: return "PowBackward";
-      default: return "UnaryBackward";
+      case k::UnaryOp::Exp:
+        return "ExpBackward";
+      case k::UnaryOp::Log:
+        return "LogBackward";
+      case k::UnaryOp::Sqrt:
+        return "SqrtBackward";
+      case k::UnaryOp::Tanh:
+        return "TanhBackward";
+      case k::UnaryOp::Sigmoid:
+        return "SigmoidBackward";
+      case k::UnaryOp::Relu:
+        return "ReluBackward";
+      case k::UnaryOp::Gelu:
+        return "GeluBackward";
+      case k::UnaryOp::Square:
+        return "PowBackward";
+      default:
+        return "UnaryBackward";
     }
   }
   variable_list apply(variable_list&& grads) override {
     const Tensor& g = grads[0];
     const Tensor s = saved_.unpack(name());
     switch (op_) {
-      case k::UnaryOp::Exp: return {k::binary(g, s, k::BinaryOp::Mul)};
-      case k::UnaryOp::Log: return {k::binary(g, s, k::BinaryOp::Div)};
+      case k::UnaryOp::Exp:
+        return {k::binary(g, s, k::BinaryOp::Mul)};
+      case k::UnaryOp::Log:
+        return {k::binary(g, s, k::BinaryOp::Div)};
       case k::UnaryOp::Sqrt:  // d sqrt(x) = 1 / (2 sqrt(x))
         return {k::binary(g, k::affine(s, 2.0, 0.0), k::BinaryOp::Div)};
-      case k::UnaryOp::Tanh: return {k::tanh_backward(g, s)};
-      case k::UnaryOp::Sigmoid: return {k::sigmoid_backward(g, s)};
-      case k::UnaryOp::Relu: return {k::relu_backward(g, s)};
-      case k::UnaryOp::Gelu: return {k::gelu_backward(g, s)};
-      case k::UnaryOp::Square: return {k::pow_backward(g, s, exponent_)};
-      default: throw DDPSCOPE_ERROR("no gradient rule for this unary op");
+      case k::UnaryOp::Tanh:
+        return {k::tanh_backward(g, s)};
+      case k::UnaryOp::Sigmoid:
+        return {k::sigmoid_backward(g, s)};
+      case k::UnaryOp::Relu:
+        return {k::relu_backward(g, s)};
+      case k::UnaryOp::Gelu:
+        return {k::gelu_backward(g, s)};
+      case k::UnaryOp::Square:
+        return {k::pow_backward(g, s, exponent_)};
+      default:
+        throw DDPSCOPE_ERROR("no gradient rule for this unary op");
     }
   }
   void release_variables() override { saved_.reset(); }
@@ -159,20 +184,48 @@ Tensor unary_op(const Tensor& a, k::UnaryOp op) {
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) { return binary_op(a, b, k::BinaryOp::Add); }
-Tensor sub(const Tensor& a, const Tensor& b) { return binary_op(a, b, k::BinaryOp::Sub); }
-Tensor mul(const Tensor& a, const Tensor& b) { return binary_op(a, b, k::BinaryOp::Mul); }
-Tensor div(const Tensor& a, const Tensor& b) { return binary_op(a, b, k::BinaryOp::Div); }
-Tensor neg(const Tensor& a) { return affine_op(a, -1.0, 0.0); }
-Tensor add_scalar(const Tensor& a, double s) { return affine_op(a, 1.0, s); }
-Tensor mul_scalar(const Tensor& a, double s) { return affine_op(a, s, 0.0); }
-Tensor exp(const Tensor& a) { return unary_op(a, k::UnaryOp::Exp); }
-Tensor log(const Tensor& a) { return unary_op(a, k::UnaryOp::Log); }
-Tensor sqrt(const Tensor& a) { return unary_op(a, k::UnaryOp::Sqrt); }
-Tensor tanh(const Tensor& a) { return unary_op(a, k::UnaryOp::Tanh); }
-Tensor sigmoid(const Tensor& a) { return unary_op(a, k::UnaryOp::Sigmoid); }
-Tensor relu(const Tensor& a) { return unary_op(a, k::UnaryOp::Relu); }
-Tensor gelu(const Tensor& a) { return unary_op(a, k::UnaryOp::Gelu); }
+Tensor add(const Tensor& a, const Tensor& b) {
+  return binary_op(a, b, k::BinaryOp::Add);
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return binary_op(a, b, k::BinaryOp::Sub);
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return binary_op(a, b, k::BinaryOp::Mul);
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  return binary_op(a, b, k::BinaryOp::Div);
+}
+Tensor neg(const Tensor& a) {
+  return affine_op(a, -1.0, 0.0);
+}
+Tensor add_scalar(const Tensor& a, double s) {
+  return affine_op(a, 1.0, s);
+}
+Tensor mul_scalar(const Tensor& a, double s) {
+  return affine_op(a, s, 0.0);
+}
+Tensor exp(const Tensor& a) {
+  return unary_op(a, k::UnaryOp::Exp);
+}
+Tensor log(const Tensor& a) {
+  return unary_op(a, k::UnaryOp::Log);
+}
+Tensor sqrt(const Tensor& a) {
+  return unary_op(a, k::UnaryOp::Sqrt);
+}
+Tensor tanh(const Tensor& a) {
+  return unary_op(a, k::UnaryOp::Tanh);
+}
+Tensor sigmoid(const Tensor& a) {
+  return unary_op(a, k::UnaryOp::Sigmoid);
+}
+Tensor relu(const Tensor& a) {
+  return unary_op(a, k::UnaryOp::Relu);
+}
+Tensor gelu(const Tensor& a) {
+  return unary_op(a, k::UnaryOp::Gelu);
+}
 
 Tensor pow(const Tensor& a, double exponent) {
   Tensor out = k::pow_scalar(a, exponent);

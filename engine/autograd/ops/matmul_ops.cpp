@@ -12,7 +12,9 @@ namespace k = kernels;
 
 namespace {
 
-Tensor last_two_transposed(const Tensor& t) { return t.transpose(-1, -2); }
+Tensor last_two_transposed(const Tensor& t) {
+  return t.transpose(-1, -2);
+}
 
 class MatmulBackward : public Node {
  public:

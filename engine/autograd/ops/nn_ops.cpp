@@ -31,8 +31,9 @@ class LayerNormBackward : public Node {
       : x_(x), weight_(weight), mean_(mean), rstd_(rstd) {}
   std::string name() const override { return "LayerNormBackward"; }
   variable_list apply(variable_list&& grads) override {
-    k::LayerNormGrads g = k::layer_norm_backward(grads[0], x_.unpack(name()), weight_.unpack(name()),
-                                                 mean_.unpack(name()), rstd_.unpack(name()));
+    k::LayerNormGrads g =
+        k::layer_norm_backward(grads[0], x_.unpack(name()), weight_.unpack(name()),
+                               mean_.unpack(name()), rstd_.unpack(name()));
     return {g.input, g.weight, g.bias};
   }
   void release_variables() override {
@@ -82,8 +83,12 @@ Tensor softmax_impl(const Tensor& x, bool log) {
 
 }  // namespace
 
-Tensor softmax(const Tensor& x) { return softmax_impl(x, false); }
-Tensor log_softmax(const Tensor& x) { return softmax_impl(x, true); }
+Tensor softmax(const Tensor& x) {
+  return softmax_impl(x, false);
+}
+Tensor log_softmax(const Tensor& x) {
+  return softmax_impl(x, true);
+}
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   DDPSCOPE_CHECK(weight.defined() == bias.defined(),

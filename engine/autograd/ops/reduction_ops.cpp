@@ -34,13 +34,15 @@ class SumBackward : public Node {
 
 Shape kept_shape_of(const Tensor& a, std::vector<int64_t> dims) {
   Shape kept = a.sizes();
-  for (int64_t d : dims) kept[d < 0 ? d + a.dim() : d] = 1;
+  for (int64_t d : dims)
+    kept[d < 0 ? d + a.dim() : d] = 1;
   return kept;
 }
 
 Tensor reduce(const Tensor& a, const std::vector<int64_t>* dims, bool keepdim, bool is_mean) {
   Tensor out = dims ? k::sum_dims(a, *dims, keepdim) : k::sum(a);
-  const double count = static_cast<double>(a.numel()) / static_cast<double>(std::max<int64_t>(out.numel(), 1));
+  const double count =
+      static_cast<double>(a.numel()) / static_cast<double>(std::max<int64_t>(out.numel(), 1));
   if (is_mean) k::scale_(out, count > 0 ? 1.0 / count : 0.0);
   if (needs_grad({&a})) {
     Shape kept = dims ? kept_shape_of(a, *dims) : Shape(a.sizes().size(), 1);
@@ -52,11 +54,15 @@ Tensor reduce(const Tensor& a, const std::vector<int64_t>* dims, bool keepdim, b
 
 }  // namespace
 
-Tensor sum(const Tensor& a) { return reduce(a, nullptr, false, false); }
+Tensor sum(const Tensor& a) {
+  return reduce(a, nullptr, false, false);
+}
 Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
   return reduce(a, &dims, keepdim, false);
 }
-Tensor mean(const Tensor& a) { return reduce(a, nullptr, false, true); }
+Tensor mean(const Tensor& a) {
+  return reduce(a, nullptr, false, true);
+}
 Tensor mean(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
   return reduce(a, &dims, keepdim, true);
 }

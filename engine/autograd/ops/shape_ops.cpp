@@ -28,7 +28,9 @@ class PermuteBackward : public Node {
  public:
   explicit PermuteBackward(std::vector<int64_t> inverse, bool is_transpose)
       : inverse_(std::move(inverse)), is_transpose_(is_transpose) {}
-  std::string name() const override { return is_transpose_ ? "TransposeBackward" : "PermuteBackward"; }
+  std::string name() const override {
+    return is_transpose_ ? "TransposeBackward" : "PermuteBackward";
+  }
   variable_list apply(variable_list&& grads) override { return {grads[0].permute(inverse_)}; }
 
  private:
@@ -77,8 +79,8 @@ Tensor transpose(const Tensor& a, int64_t dim0, int64_t dim1) {
   std::vector<int64_t> dims(static_cast<size_t>(a.dim()));
   std::iota(dims.begin(), dims.end(), 0);
   const int64_t d0 = dim0 < 0 ? dim0 + a.dim() : dim0, d1 = dim1 < 0 ? dim1 + a.dim() : dim1;
-  DDPSCOPE_CHECK(d0 >= 0 && d0 < a.dim() && d1 >= 0 && d1 < a.dim(), "transpose: dimensions ",
-                 dim0, ", ", dim1, " out of range for ", a.describe());
+  DDPSCOPE_CHECK(d0 >= 0 && d0 < a.dim() && d1 >= 0 && d1 < a.dim(), "transpose: dimensions ", dim0,
+                 ", ", dim1, " out of range for ", a.describe());
   std::swap(dims[d0], dims[d1]);
   return permute_impl(a, dims, true);
 }
@@ -90,8 +92,8 @@ Tensor permute(const Tensor& a, const std::vector<int64_t>& dims) {
 Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length) {
   Tensor out = a.narrow(dim, start, length);
   if (needs_grad({&a})) {
-    connect(std::make_shared<NarrowBackward>(a.sizes(), dim < 0 ? dim + a.dim() : dim, start),
-            {&a}, out);
+    connect(std::make_shared<NarrowBackward>(a.sizes(), dim < 0 ? dim + a.dim() : dim, start), {&a},
+            out);
   }
   return out;
 }
