@@ -9,6 +9,9 @@ void ProgressReporter::update(int64_t it, double loss, double rate) {
   last_loss_ = loss;
   last_rate_ = rate;
   if (interactive_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (it != total_ && it != 1 && now - last_draw_ < std::chrono::milliseconds(100)) return;
+    last_draw_ = now;
     constexpr int kWidth = 30;
     const int filled = static_cast<int>(kWidth * it / total_);
     std::string bar(static_cast<size_t>(filled), '#');

@@ -2,6 +2,7 @@
 // CI, pipes), so both people and scripts can follow a run.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -22,6 +23,9 @@ class ProgressReporter {
   std::FILE* out_;
   double last_loss_ = 0;
   double last_rate_ = 0;
+  // The bar is redrawn at most every 100 ms: fast jobs would otherwise spend their time
+  // (and the terminal's) on redraws.
+  std::chrono::steady_clock::time_point last_draw_{};
 };
 
 }  // namespace ddpscope::apps

@@ -35,6 +35,20 @@ class TestCli : public QObject {
     QVERIFY(!r.out.contains('\r'));  // no bar when stdout is not a terminal
   }
 
+  void testTerminalGetsABar() {
+    // util-linux `script` gives the program a pseudo-terminal, as a user's shell would.
+    const QString cmd = QString("%1 train --model mlp --iters 30 --batch 8").arg(DDPSCOPE_CLI_PATH);
+    QProcess p;
+    p.start("script", {"-qec", cmd, "/dev/null"});
+    QVERIFY(p.waitForFinished(120000));
+    QCOMPARE(p.exitCode(), 0);
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    QVERIFY2(out.contains('\r'), qPrintable(out));
+    QVERIFY2(out.contains("[##############################] 30/30"), qPrintable(out));
+    QVERIFY2(!out.contains("iter 1/30"), qPrintable(out));  // no plain lines on a terminal
+    QVERIFY2(out.contains("done: 30 iterations"), qPrintable(out));
+  }
+
   void testBadArguments_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("expected");

@@ -6,6 +6,9 @@
 #include "tensor/kernels.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
+#include "tensor/threads.h"
+
+extern "C" int openblas_get_num_threads(void);
 #include "test_helpers.h"
 
 using namespace ddpscope;
@@ -130,6 +133,15 @@ class TestTensor : public QObject {
     QCOMPARE(kernels::sum_dims(a, {0}, false).to_vector<float>(), (std::vector<float>{3, 5, 7}));
     QCOMPARE(kernels::sum_dims(a, {1}, true).sizes(), (Shape{2, 1}));
     QCOMPARE(kernels::sum_dims(a, {-1}, false).to_vector<float>(), (std::vector<float>{3, 12}));
+  }
+
+  void testThreadCountReachesBlas() {
+    set_num_threads(2);
+    QCOMPARE(get_num_threads(), 2);
+    QCOMPARE(openblas_get_num_threads(), 2);
+    set_num_threads(1);
+    QCOMPARE(openblas_get_num_threads(), 1);
+    QVERIFY_THROWS_EXCEPTION(Error, set_num_threads(0));
   }
 
   void testSeededRandomIsDeterministic() {
