@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "progress_reporter.h"
+#include "tensor/blas_kernels.h"
 #include "tensor/error.h"
 #include "trainer.h"
 
@@ -118,6 +119,7 @@ int run_train(ddpscope::apps::TrainOptions options, int64_t log_every) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ddpscope::reexec_with_preferred_blas_core(argv);
   CLI::App app{"ddpscope: distributed training engine and debugger"};
   app.require_subcommand(1);
   ddpscope::apps::TrainOptions options;

@@ -13,11 +13,13 @@
 #include "autograd/ops.h"
 #include "nn/models.h"
 #include "optim/optimizer.h"
+#include "tensor/blas_kernels.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
 
 int main(int argc, char** argv) {
   using namespace ddpscope;
+  reexec_with_preferred_blas_core(argv);
   int64_t width = 1024, depth = 8, batch = 64, steps = 30, warmup = 5;
   int threads = 1;
   CLI::App app{"MLP training-step benchmark (ddpscope side)"};
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
       {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0},
       {"peak_tensor_mb", static_cast<double>(Storage::cpu_peak_bytes()) / (1024.0 * 1024.0)},
       {"final_loss", loss_value},
+      {"openblas_core", openblas_core()},
   };
   std::printf("%s\n", out.dump().c_str());
   return 0;

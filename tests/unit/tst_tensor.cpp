@@ -6,6 +6,7 @@
 #include "tensor/kernels.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
+#include "tensor/blas_kernels.h"
 #include "tensor/threads.h"
 
 extern "C" int openblas_get_num_threads(void);
@@ -142,6 +143,15 @@ class TestTensor : public QObject {
     set_num_threads(1);
     QCOMPARE(openblas_get_num_threads(), 1);
     QVERIFY_THROWS_EXCEPTION(Error, set_num_threads(0));
+  }
+
+  void testBlasCoreChoiceRespectsTheUser() {
+    QVERIFY(!openblas_core().empty());
+    qputenv("OPENBLAS_CORETYPE", "HASWELL");
+    QCOMPARE(preferred_openblas_core(), std::string());  // the user's choice wins
+    qunsetenv("OPENBLAS_CORETYPE");
+    const std::string preferred = preferred_openblas_core();
+    QVERIFY(preferred.empty() || preferred == "SKYLAKEX" || preferred == "HASWELL");
   }
 
   void testSeededRandomIsDeterministic() {
