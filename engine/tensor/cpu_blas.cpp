@@ -4,6 +4,7 @@
 
 #include "cuda_dispatch.h"
 #include "kernels.h"
+#include "matrix_layout.h"
 
 namespace ddpscope::kernels {
 namespace {
@@ -14,18 +15,10 @@ struct BlasOperand {
   int ld = 1;
 };
 
-// Describes a 2-D tensor as a row-major BLAS operand without copying when possible.
 BlasOperand as_blas_operand(const Tensor& t) {
-  const int64_t rows = t.size(0), cols = t.size(1);
-  const int64_t s0 = t.stride(0), s1 = t.stride(1);
-  if ((cols == 1 || s1 == 1) && (rows == 1 || s0 >= cols)) {
-    return {t, CblasNoTrans, static_cast<int>(std::max<int64_t>({rows > 1 ? s0 : cols, cols, 1}))};
-  }
-  if ((rows == 1 || s0 == 1) && (cols == 1 || s1 >= rows)) {
-    return {t, CblasTrans, static_cast<int>(std::max<int64_t>({cols > 1 ? s1 : rows, rows, 1}))};
-  }
-  Tensor c = t.clone();
-  return {c, CblasNoTrans, static_cast<int>(std::max<int64_t>(cols, 1))};
+  const MatrixLayout l = matrix_layout(t);
+  if (!l.direct) return {t.clone(), CblasNoTrans, l.ld};
+  return {t, l.transposed ? CblasTrans : CblasNoTrans, l.ld};
 }
 
 }  // namespace
@@ -45,10 +38,10 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, doubl
             K = static_cast<int>(a.size(1));
   if (M == 0 || N == 0) return;
   // C must be row-major with unit column stride; otherwise compute into a temporary.
-  const bool c_direct = (N == 1 || c.stride(1) == 1) && (M == 1 || c.stride(0) >= N);
+  const bool c_direct = writable_in_place(c);
   Tensor out = c_direct ? c : Tensor::empty(c.sizes(), c.dtype(), c.device());
   if (!c_direct && beta != 0.0) copy(out, c);
-  const int ldc = static_cast<int>(std::max<int64_t>(M > 1 ? out.stride(0) : N, std::max(N, 1)));
+  const int ldc = matrix_layout(out).ld;
   const BlasOperand A = as_blas_operand(a), B = as_blas_operand(b);
   if (K == 0) {
     scale_(out, beta);

@@ -6,6 +6,7 @@
 
 #include "cuda_common.cuh"
 #include "cuda_kernels.h"
+#include "matrix_layout.h"
 
 namespace ddpscope::cuda_kernels {
 namespace {
@@ -17,14 +18,9 @@ struct Operand {
 };
 
 Operand as_operand(const Tensor& t) {
-  const int64_t rows = t.size(0), cols = t.size(1), s0 = t.stride(0), s1 = t.stride(1);
-  if ((cols == 1 || s1 == 1) && (rows == 1 || s0 >= cols)) {
-    return {t, CUBLAS_OP_N, static_cast<int>(std::max<int64_t>({rows > 1 ? s0 : cols, cols, 1}))};
-  }
-  if ((rows == 1 || s0 == 1) && (cols == 1 || s1 >= rows)) {
-    return {t, CUBLAS_OP_T, static_cast<int>(std::max<int64_t>({cols > 1 ? s1 : rows, rows, 1}))};
-  }
-  return {t.contiguous(), CUBLAS_OP_N, static_cast<int>(std::max<int64_t>(cols, 1))};
+  const MatrixLayout l = matrix_layout(t);
+  if (!l.direct) return {t.contiguous(), CUBLAS_OP_N, l.ld};
+  return {t, l.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, l.ld};
 }
 
 cublasHandle_t handle_for(int device) {
@@ -52,10 +48,10 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, doubl
   const int M = static_cast<int>(a.size(0)), N = static_cast<int>(b.size(1)),
             K = static_cast<int>(a.size(1));
   if (M == 0 || N == 0) return;
-  const bool c_direct = (N == 1 || c.stride(1) == 1) && (M == 1 || c.stride(0) >= N);
+  const bool c_direct = writable_in_place(c);
   Tensor out = c_direct ? c : Tensor::empty(c.sizes(), c.dtype(), c.device());
   if (!c_direct && beta != 0.0) copy(out, c);
-  const int ldc = static_cast<int>(std::max<int64_t>(M > 1 ? out.stride(0) : N, std::max(N, 1)));
+  const int ldc = matrix_layout(out).ld;
   if (K == 0) {
     scale_(out, beta);
   } else {

@@ -63,6 +63,22 @@ inline Indexer make_indexer(const Tensor& t, const Shape& shape) {
   return ix;
 }
 
+// Calls fn(T{}) with T = float or double; storage dtypes are an error naming the op.
+template <typename Fn>
+void dispatch_float(DType dtype, const char* op, Fn&& fn) {
+  switch (dtype) {
+    case DType::F32:
+      fn(float{});
+      return;
+    case DType::F64:
+      fn(double{});
+      return;
+    default:
+      throw DDPSCOPE_ERROR(op, ": dtype ", dtype_name(dtype),
+                           " is a storage type; convert with to(DType::F32) first");
+  }
+}
+
 #define CUDA_GRID_LOOP(i, n)                                                             \
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)

@@ -59,21 +59,6 @@ void dispatch_any(DType dtype, Fn&& fn) {
   }
 }
 
-template <typename Fn>
-void dispatch_float(DType dtype, const char* op, Fn&& fn) {
-  switch (dtype) {
-    case DType::F32:
-      fn(float{});
-      return;
-    case DType::F64:
-      fn(double{});
-      return;
-    default:
-      throw DDPSCOPE_ERROR(op, ": dtype ", dtype_name(dtype),
-                           " is a storage type; convert with to(DType::F32) first");
-  }
-}
-
 template <typename D, typename S>
 __global__ void copy_kernel(typename Elem<D>::Storage* dst, Indexer di,
                             const typename Elem<S>::Storage* src, Indexer si, int64_t n) {

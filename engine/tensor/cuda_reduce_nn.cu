@@ -6,21 +6,6 @@
 namespace ddpscope::cuda_kernels {
 namespace {
 
-template <typename Fn>
-void dispatch_float(DType dtype, const char* op, Fn&& fn) {
-  switch (dtype) {
-    case DType::F32:
-      fn(float{});
-      return;
-    case DType::F64:
-      fn(double{});
-      return;
-    default:
-      throw DDPSCOPE_ERROR(op, ": dtype ", dtype_name(dtype),
-                           " is a storage type; convert with to(DType::F32) first");
-  }
-}
-
 template <typename T>
 __global__ void sum_kernel(const T* in, Indexer ii, double* out, int64_t n) {
   __shared__ double partial[kThreads];

@@ -1,0 +1,35 @@
+// How a 2-D strided tensor can be handed to a row-major BLAS call without copying:
+// as a plain matrix, as the transpose of one, or not at all. Shared by the OpenBLAS and
+// cuBLAS paths so both accept the same views.
+#pragma once
+
+#include <algorithm>
+
+#include "tensor.h"
+
+namespace ddpscope {
+
+struct MatrixLayout {
+  bool direct = false;      // false: copy to a contiguous matrix first
+  bool transposed = false;  // the memory holds the transpose, row-major
+  int ld = 1;               // leading dimension of the memory as row-major
+};
+
+inline MatrixLayout matrix_layout(const Tensor& t) {
+  const int64_t rows = t.size(0), cols = t.size(1), s0 = t.stride(0), s1 = t.stride(1);
+  if ((cols == 1 || s1 == 1) && (rows == 1 || s0 >= cols)) {
+    return {true, false, static_cast<int>(std::max<int64_t>({rows > 1 ? s0 : cols, cols, 1}))};
+  }
+  if ((rows == 1 || s0 == 1) && (cols == 1 || s1 >= rows)) {
+    return {true, true, static_cast<int>(std::max<int64_t>({cols > 1 ? s1 : rows, rows, 1}))};
+  }
+  return {false, false, static_cast<int>(std::max<int64_t>(cols, 1))};
+}
+
+// An output matrix must be plain row-major (not transposed) to be written in place.
+inline bool writable_in_place(const Tensor& c) {
+  const MatrixLayout l = matrix_layout(c);
+  return l.direct && !l.transposed;
+}
+
+}  // namespace ddpscope
