@@ -1,0 +1,113 @@
+// ProcessGroupMPI: the ProcessGroup on OpenMPI, for CPU tensors.
+//
+// Each group owns a duplicated communicator and two worker threads: one runs the
+// collectives in issue order (so every rank runs them in the same order), one completes
+// point-to-point ops, which are posted at once on the calling thread (so a send and a
+// recv issued in either order on two ranks cannot deadlock). Idle workers sleep on a
+// condition variable: an idle group uses no CPU.
+//
+// A watchdog thread fails any op that outlives its timeout with an error naming the op,
+// its sequence number, shape and dtype, the rank and what it waited for. An MPI op
+// cannot be cancelled, so the group is then broken: the job ends (MPI_Abort) once the
+// error has been delivered and a grace period (DDPSCOPE_ABORT_GRACE_MS, default 5000)
+// has passed, or at once when the group is destroyed.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <thread>
+
+#include "mpi_environment.h"
+#include "process_group.h"
+
+namespace ddpscope::c10d {
+
+class ProcessGroupMPI : public ProcessGroup {
+ public:
+  // The group of every rank in MPI_COMM_WORLD.
+  static std::shared_ptr<ProcessGroupMPI> create_world(ProcessGroupOptions options);
+  // Takes ownership of `comm`.
+  ProcessGroupMPI(MpiComm comm, ProcessGroupOptions options);
+  ~ProcessGroupMPI() override;
+
+  std::string backend_name() const override { return "mpi"; }
+  std::shared_ptr<Work> allreduce(const Tensor& tensor, const AllreduceOptions& opts = {}) override;
+  std::shared_ptr<Work> allreduce_coalesced(const std::vector<Tensor>& tensors,
+                                            const AllreduceOptions& opts = {}) override;
+  std::shared_ptr<Work> broadcast(const Tensor& tensor, const BroadcastOptions& opts = {}) override;
+  std::shared_ptr<Work> allgather(const std::vector<Tensor>& outputs, const Tensor& input,
+                                  const CollectiveOptions& opts = {}) override;
+  std::shared_ptr<Work> reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,
+                                       const ReduceScatterOptions& opts = {}) override;
+  std::shared_ptr<Work> alltoall(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                                 const CollectiveOptions& opts = {}) override;
+  std::shared_ptr<Work> barrier(const CollectiveOptions& opts = {}) override;
+  std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag = 0) override;
+  std::shared_ptr<Work> recv(const Tensor& tensor, int src, int tag = 0) override;
+  std::shared_ptr<ProcessGroup> new_group(const std::vector<int>& ranks) override;
+
+  MPI_Comm comm() const { return comm_.get(); }
+
+ private:
+  // What ranks compare in debug mode before a collective.
+  struct Fingerprint {
+    int32_t op = 0;
+    int32_t dtype = -1;
+    int32_t ndim = 0;
+    int32_t root = -1;
+    uint64_t seq = 0;
+    int64_t numel = 0;
+    int64_t dims[6] = {};
+  };
+  struct Op {
+    std::shared_ptr<Work> work;
+    std::function<void()> run;
+    Milliseconds timeout;
+    Fingerprint fingerprint;
+    std::string waits_for;  // for the timeout message
+  };
+  struct Lane {
+    std::string name;
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::deque<Op> queue;
+    bool stop = false;
+    std::shared_ptr<Work> in_flight;
+    std::string in_flight_waits_for;
+    std::chrono::steady_clock::time_point deadline;
+    Milliseconds in_flight_timeout{0};
+    std::thread thread;
+  };
+
+  std::shared_ptr<Work> enqueue_collective(OpType type, const Tensor& described,
+                                           const std::string& extra, std::vector<Tensor> outputs,
+                                           Milliseconds timeout, std::function<void()> run,
+                                           int root = -1);
+  std::shared_ptr<Work> enqueue_p2p(OpType type, const Tensor& tensor, int peer, int tag, bool is_send);
+  void push(Lane& lane, Op op);
+  void run_lane(Lane& lane);
+  void check_consistency(const Op& op);
+  void watchdog_loop();
+  void fail_timed_out(Lane& lane);
+  void check_usable(const char* op) const;
+  void check_cpu(const Tensor& t, const char* op) const;
+  std::string fingerprint_str(int rank, const Fingerprint& f) const;
+
+  MpiComm comm_;
+  MpiComm check_comm_;  // separate, so debug checks never interleave with real ops
+  std::atomic<uint64_t> next_collective_seq_{0};
+  std::atomic<uint64_t> next_p2p_seq_{0};
+  Lane collectives_;
+  Lane p2p_;
+  std::mutex watchdog_mutex_;
+  std::condition_variable watchdog_cv_;
+  bool watchdog_stop_ = false;
+  std::atomic<bool> broken_{false};
+  std::string broken_reason_;
+  std::chrono::steady_clock::time_point abort_at_{};
+  std::thread watchdog_;
+};
+
+}  // namespace ddpscope::c10d

@@ -1,0 +1,42 @@
+#include "work.h"
+
+#include <condition_variable>
+
+namespace ddpscope::c10d {
+
+Work::Work(OpType op, uint64_t sequence_number, std::string description,
+           std::vector<Tensor> outputs, Milliseconds default_timeout, int rank)
+    : op_(op),
+      sequence_number_(sequence_number),
+      description_(std::move(description)),
+      outputs_(std::move(outputs)),
+      default_timeout_(default_timeout),
+      rank_(rank) {}
+
+void Work::finish() { future_->mark_completed(outputs_); }
+
+void Work::finish_with_error(std::exception_ptr error) { future_->set_error(std::move(error)); }
+
+void Work::wait(Milliseconds timeout) {
+  const Milliseconds limit = timeout == kUseGroupTimeout ? default_timeout_ : timeout;
+  auto done = std::make_shared<std::pair<std::mutex, std::condition_variable>>();
+  future_->add_done_callback([done](Future&) {
+    std::lock_guard<std::mutex> lock(done->first);
+    done->second.notify_all();
+  });
+  {
+    std::unique_lock<std::mutex> lock(done->first);
+    const bool finished =
+        done->second.wait_for(lock, limit, [&] { return future_->completed(); });
+    if (!finished) {
+      throw CommError(detail::concat("timeout: rank ", rank_, " waited ", limit.count(),
+                                     " ms for ", description_,
+                                     " to complete; a peer has not joined it or is still "
+                                     "working (raise the timeout if that is expected)"),
+                      __FILE__, __LINE__);
+    }
+  }
+  future_->wait();  // rethrows the op's error, if any
+}
+
+}  // namespace ddpscope::c10d

@@ -1,0 +1,55 @@
+// Work: the handle of one asynchronous communication op. Backends complete it from
+// their own threads; users wait on it (with a timeout) or chain on its future.
+//
+// Thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "future.h"
+#include "types.h"
+
+namespace ddpscope::c10d {
+
+class Work {
+ public:
+  // `description` names the op for errors: "allreduce #7 f32[1024] (sum) on group 'world'".
+  Work(OpType op, uint64_t sequence_number, std::string description, std::vector<Tensor> outputs,
+       Milliseconds default_timeout, int rank);
+
+  OpType op_type() const { return op_; }
+  uint64_t sequence_number() const { return sequence_number_; }
+  const std::string& description() const { return description_; }
+
+  bool is_completed() const { return future_->completed(); }
+  bool is_success() const { return is_completed() && !future_->error(); }
+  std::exception_ptr exception() const { return future_->error(); }
+  // Blocks until the op completes and rethrows its error. If `timeout` (default: the
+  // group's) passes first, throws an error naming the op, the rank and what it waited for.
+  void wait(Milliseconds timeout = kUseGroupTimeout);
+  // Completes with the op's output tensors.
+  std::shared_ptr<Future> get_future() const { return future_; }
+
+  // For backends.
+  void finish();
+  void finish_with_error(std::exception_ptr error);
+  const std::vector<Tensor>& outputs() const { return outputs_; }
+
+ private:
+  OpType op_;
+  uint64_t sequence_number_;
+  std::string description_;
+  std::vector<Tensor> outputs_;
+  Milliseconds default_timeout_;
+  int rank_;
+  std::shared_ptr<Future> future_ = std::make_shared<Future>();
+};
+
+// The error type of failed or timed-out collectives.
+class CommError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace ddpscope::c10d

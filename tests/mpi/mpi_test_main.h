@@ -1,0 +1,18 @@
+// main() for Qt Test cases that run inside every rank of an mpirun job: rank 0 reports
+// in full, other ranks only their failures, and the exit code is non-zero when any
+// check failed on this rank (mpirun then fails the whole job).
+#pragma once
+
+#include <QtTest/QtTest>
+
+#include "c10d/mpi_environment.h"
+
+#define DDPSCOPE_MPI_TEST_MAIN(TestClass)                                 \
+  int main(int argc, char** argv) {                                       \
+    ddpscope::c10d::MpiEnvironment::ensure_initialized();                 \
+    QCoreApplication app(argc, argv);                                     \
+    QStringList args = app.arguments();                                   \
+    if (ddpscope::c10d::MpiEnvironment::world_rank() != 0) args << "-silent"; \
+    TestClass test;                                                       \
+    return QTest::qExec(&test, args);                                     \
+  }
