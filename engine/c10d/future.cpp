@@ -23,7 +23,8 @@ void Future::finish(std::unique_lock<std::mutex>& lock) {
   auto callbacks = std::move(callbacks_);
   lock.unlock();
   cv_.notify_all();
-  for (auto& cb : callbacks) cb(*this);
+  for (auto& cb : callbacks)
+    cb(*this);
 }
 
 bool Future::completed() const {

@@ -18,26 +18,35 @@ template <float (*Load)(uint16_t), uint16_t (*Store)(float), typename Combine>
 void reduce16(void* in, void* inout, int* len, Combine combine) {
   const auto* a = static_cast<const uint16_t*>(in);
   auto* b = static_cast<uint16_t*>(inout);
-  for (int i = 0; i < *len; ++i) b[i] = Store(combine(Load(a[i]), Load(b[i])));
+  for (int i = 0; i < *len; ++i)
+    b[i] = Store(combine(Load(a[i]), Load(b[i])));
 }
 
-float load_half(uint16_t h) { return half_bits_to_float(h); }
-uint16_t store_half(float f) { return float_to_half_bits(f); }
-float load_bf16(uint16_t h) { return bf16_bits_to_float(h); }
-uint16_t store_bf16(float f) { return float_to_bf16_bits(f); }
+float load_half(uint16_t h) {
+  return half_bits_to_float(h);
+}
+uint16_t store_half(float f) {
+  return float_to_half_bits(f);
+}
+float load_bf16(uint16_t h) {
+  return bf16_bits_to_float(h);
+}
+uint16_t store_bf16(float f) {
+  return float_to_bf16_bits(f);
+}
 
-#define DDPSCOPE_MPI_OP16(NAME, LOAD, STORE, EXPR)                                      \
-  void NAME(void* in, void* inout, int* len, MPI_Datatype*) {                          \
-    reduce16<LOAD, STORE>(in, inout, len, [](float x, float y) { return EXPR; });       \
+#define DDPSCOPE_MPI_OP16(NAME, LOAD, STORE, EXPR)                                \
+  void NAME(void* in, void* inout, int* len, MPI_Datatype*) {                     \
+    reduce16<LOAD, STORE>(in, inout, len, [](float x, float y) { return EXPR; }); \
   }
 DDPSCOPE_MPI_OP16(half_sum, load_half, store_half, x + y)
 DDPSCOPE_MPI_OP16(half_min, load_half, store_half, x < y ? x : y)
 DDPSCOPE_MPI_OP16(half_max, load_half, store_half, x > y ? x : y)
-DDPSCOPE_MPI_OP16(half_prod, load_half, store_half, x * y)
+DDPSCOPE_MPI_OP16(half_prod, load_half, store_half, x* y)
 DDPSCOPE_MPI_OP16(bf16_sum, load_bf16, store_bf16, x + y)
 DDPSCOPE_MPI_OP16(bf16_min, load_bf16, store_bf16, x < y ? x : y)
 DDPSCOPE_MPI_OP16(bf16_max, load_bf16, store_bf16, x > y ? x : y)
-DDPSCOPE_MPI_OP16(bf16_prod, load_bf16, store_bf16, x * y)
+DDPSCOPE_MPI_OP16(bf16_prod, load_bf16, store_bf16, x* y)
 #undef DDPSCOPE_MPI_OP16
 
 // [dtype f16=0 / bf16=1][Sum, Min, Max, Product]
@@ -64,19 +73,22 @@ void initialize() {
   } else {
     MPI_Query_thread(&provided);
   }
-  DDPSCOPE_CHECK(provided >= MPI_THREAD_MULTIPLE,
-                 "MPI granted thread level ", provided,
-                 " but ddpscope needs MPI_THREAD_MULTIPLE; use an OpenMPI built with thread support");
+  DDPSCOPE_CHECK(
+      provided >= MPI_THREAD_MULTIPLE, "MPI granted thread level ", provided,
+      " but ddpscope needs MPI_THREAD_MULTIPLE; use an OpenMPI built with thread support");
   MPI_User_function* fns[2][4] = {{half_sum, half_min, half_max, half_prod},
                                   {bf16_sum, bf16_min, bf16_max, bf16_prod}};
   for (int d = 0; d < 2; ++d) {
-    for (int o = 0; o < 4; ++o) MPI_CHECK(MPI_Op_create(fns[d][o], 1, &g_ops16[d][o]));
+    for (int o = 0; o < 4; ++o)
+      MPI_CHECK(MPI_Op_create(fns[d][o], 1, &g_ops16[d][o]));
   }
 }
 
 }  // namespace
 
-void MpiEnvironment::ensure_initialized() { std::call_once(g_init_once, initialize); }
+void MpiEnvironment::ensure_initialized() {
+  std::call_once(g_init_once, initialize);
+}
 
 int MpiEnvironment::world_rank() {
   ensure_initialized();
@@ -99,7 +111,9 @@ std::string MpiEnvironment::library_version() {
   return std::string(v, static_cast<size_t>(len));
 }
 
-void MpiEnvironment::mark_abandoned() { g_abandoned = true; }
+void MpiEnvironment::mark_abandoned() {
+  g_abandoned = true;
+}
 
 void MpiEnvironment::abort_job(int code) {
   std::fflush(stdout);
@@ -110,25 +124,36 @@ void MpiEnvironment::abort_job(int code) {
 
 MPI_Datatype mpi_datatype(DType dtype) {
   switch (dtype) {
-    case DType::F32: return MPI_FLOAT;
-    case DType::F64: return MPI_DOUBLE;
-    case DType::I64: return MPI_INT64_T;
+    case DType::F32:
+      return MPI_FLOAT;
+    case DType::F64:
+      return MPI_DOUBLE;
+    case DType::I64:
+      return MPI_INT64_T;
     case DType::F16:
-    case DType::BF16: return MPI_UINT16_T;
+    case DType::BF16:
+      return MPI_UINT16_T;
   }
   throw DDPSCOPE_ERROR("no MPI datatype for ", dtype_name(dtype));
 }
 
 MPI_Op mpi_reduce_op(ReduceOp op, DType dtype) {
-  const int index = op == ReduceOp::Min ? 1 : op == ReduceOp::Max ? 2 : op == ReduceOp::Product ? 3 : 0;
+  const int index = op == ReduceOp::Min       ? 1
+                    : op == ReduceOp::Max     ? 2
+                    : op == ReduceOp::Product ? 3
+                                              : 0;
   if (dtype == DType::F16) return g_ops16[0][index];
   if (dtype == DType::BF16) return g_ops16[1][index];
   switch (op) {
     case ReduceOp::Sum:
-    case ReduceOp::Avg: return MPI_SUM;
-    case ReduceOp::Min: return MPI_MIN;
-    case ReduceOp::Max: return MPI_MAX;
-    case ReduceOp::Product: return MPI_PROD;
+    case ReduceOp::Avg:
+      return MPI_SUM;
+    case ReduceOp::Min:
+      return MPI_MIN;
+    case ReduceOp::Max:
+      return MPI_MAX;
+    case ReduceOp::Product:
+      return MPI_PROD;
   }
   return MPI_SUM;
 }

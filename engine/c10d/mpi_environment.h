@@ -11,17 +11,16 @@
 #include "tensor/dtype.h"
 #include "types.h"
 
-#define MPI_CHECK(expr)                                                          \
-  do {                                                                           \
-    const int rc_ = (expr);                                                      \
-    if (rc_ != MPI_SUCCESS) {                                                    \
-      char msg_[MPI_MAX_ERROR_STRING];                                           \
-      int len_ = 0;                                                              \
-      MPI_Error_string(rc_, msg_, &len_);                                        \
-      throw ::ddpscope::Error(::ddpscope::detail::concat("MPI call ", #expr,     \
-                                                         " failed: ", msg_),     \
-                              __FILE__, __LINE__);                               \
-    }                                                                            \
+#define MPI_CHECK(expr)                                                                          \
+  do {                                                                                           \
+    const int rc_ = (expr);                                                                      \
+    if (rc_ != MPI_SUCCESS) {                                                                    \
+      char msg_[MPI_MAX_ERROR_STRING];                                                           \
+      int len_ = 0;                                                                              \
+      MPI_Error_string(rc_, msg_, &len_);                                                        \
+      throw ::ddpscope::Error(::ddpscope::detail::concat("MPI call ", #expr, " failed: ", msg_), \
+                              __FILE__, __LINE__);                                               \
+    }                                                                                            \
   } while (0)
 
 namespace ddpscope::c10d {

@@ -32,16 +32,19 @@ class ProcessGroup {
   virtual std::string backend_name() const = 0;
 
   // In place: every rank ends with op(all ranks' tensors).
-  virtual std::shared_ptr<Work> allreduce(const Tensor& tensor, const AllreduceOptions& opts = {}) = 0;
+  virtual std::shared_ptr<Work> allreduce(const Tensor& tensor,
+                                          const AllreduceOptions& opts = {}) = 0;
   // One op over several tensors of one dtype (DDP's buckets use it).
   virtual std::shared_ptr<Work> allreduce_coalesced(const std::vector<Tensor>& tensors,
                                                     const AllreduceOptions& opts = {}) = 0;
-  virtual std::shared_ptr<Work> broadcast(const Tensor& tensor, const BroadcastOptions& opts = {}) = 0;
+  virtual std::shared_ptr<Work> broadcast(const Tensor& tensor,
+                                          const BroadcastOptions& opts = {}) = 0;
   // outputs[r] receives rank r's input; outputs.size() == size().
   virtual std::shared_ptr<Work> allgather(const std::vector<Tensor>& outputs, const Tensor& input,
                                           const CollectiveOptions& opts = {}) = 0;
   // output = op over ranks of inputs[rank()]; inputs.size() == size().
-  virtual std::shared_ptr<Work> reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,
+  virtual std::shared_ptr<Work> reduce_scatter(const Tensor& output,
+                                               const std::vector<Tensor>& inputs,
                                                const ReduceScatterOptions& opts = {}) = 0;
   // outputs[r] receives rank r's inputs[rank()].
   virtual std::shared_ptr<Work> alltoall(const std::vector<Tensor>& outputs,
@@ -76,7 +79,7 @@ class ProcessGroup {
 
 // Options for init_process_group.
 struct InitOptions {
-  std::string backend = "mpi";  // mpi | nccl
+  std::string backend = "mpi";              // mpi | nccl
   Milliseconds timeout = kUseGroupTimeout;  // zero: 30 min or DDPSCOPE_PG_TIMEOUT_MS
 };
 

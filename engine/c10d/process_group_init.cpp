@@ -14,11 +14,13 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& init) {
 #ifdef DDPSCOPE_WITH_CUDA
     return ProcessGroupNCCL::create_world(options);
 #else
-    throw DDPSCOPE_ERROR("init_process_group: backend 'nccl' needs a build with CUDA and NCCL; "
-                         "this one has none (use --backend mpi)");
+    throw DDPSCOPE_ERROR(
+        "init_process_group: backend 'nccl' needs a build with CUDA and NCCL; "
+        "this one has none (use --backend mpi)");
 #endif
   }
-  throw DDPSCOPE_ERROR("init_process_group: unknown backend '", init.backend, "'; choose mpi or nccl");
+  throw DDPSCOPE_ERROR("init_process_group: unknown backend '", init.backend,
+                       "'; choose mpi or nccl");
 }
 
 }  // namespace ddpscope::c10d

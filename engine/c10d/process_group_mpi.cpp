@@ -29,7 +29,8 @@ void divide_in_place(const Tensor& t, int n) {
 
 Tensor flatten_into(const std::vector<Tensor>& list) {
   int64_t total = 0;
-  for (const Tensor& t : list) total += t.numel();
+  for (const Tensor& t : list)
+    total += t.numel();
   Tensor flat = Tensor::empty({total}, list.front().dtype());
   int64_t offset = 0;
   for (const Tensor& t : list) {
@@ -91,7 +92,8 @@ ProcessGroupMPI::ProcessGroupMPI(MpiComm comm, ProcessGroupOptions options)
 ProcessGroupMPI::~ProcessGroupMPI() {
   if (broken_) {
     // A worker is blocked inside MPI for good: joining it would hang this process.
-    std::fprintf(stderr, "[ddpscope] rank %d: ending the job: %s\n", rank(), broken_reason_.c_str());
+    std::fprintf(stderr, "[ddpscope] rank %d: ending the job: %s\n", rank(),
+                 broken_reason_.c_str());
     MpiEnvironment::abort_job(3);
   }
   for (Lane* lane : {&collectives_, &p2p_}) {
@@ -112,16 +114,17 @@ ProcessGroupMPI::~ProcessGroupMPI() {
 
 void ProcessGroupMPI::check_usable(const char* op) const {
   if (broken_) {
-    throw CommError(detail::concat(op, " on group '", options().name, "' refused: the group is broken (",
-                                   broken_reason_, ")"),
+    throw CommError(detail::concat(op, " on group '", options().name,
+                                   "' refused: the group is broken (", broken_reason_, ")"),
                     __FILE__, __LINE__);
   }
 }
 
 void ProcessGroupMPI::check_cpu(const Tensor& t, const char* op) const {
   check_tensor(t, op);
-  DDPSCOPE_CHECK(t.device().is_cpu(), op, ": ", t.describe(),
-                 " is on a GPU; the mpi backend takes CPU tensors (use the nccl backend for GPU tensors)");
+  DDPSCOPE_CHECK(
+      t.device().is_cpu(), op, ": ", t.describe(),
+      " is on a GPU; the mpi backend takes CPU tensors (use the nccl backend for GPU tensors)");
 }
 
 void ProcessGroupMPI::push(Lane& lane, Op op) {
@@ -150,7 +153,8 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_collective(OpType type, const Ten
     f.dtype = static_cast<int32_t>(described.dtype());
     f.ndim = static_cast<int32_t>(described.dim());
     f.numel = described.numel();
-    for (int i = 0; i < std::min<int>(f.ndim, 6); ++i) f.dims[i] = described.size(i);
+    for (int i = 0; i < std::min<int>(f.ndim, 6); ++i)
+      f.dims[i] = described.size(i);
   }
   push(collectives_, {work, std::move(run), limit, f,
                       detail::concat("every rank of group '", options().name, "' (", size(),
@@ -159,7 +163,8 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_collective(OpType type, const Ten
 }
 
 std::string ProcessGroupMPI::fingerprint_str(int rank, const Fingerprint& f) const {
-  std::string s = detail::concat("rank ", rank, " ", op_type_name(static_cast<OpType>(f.op)), " #", f.seq);
+  std::string s =
+      detail::concat("rank ", rank, " ", op_type_name(static_cast<OpType>(f.op)), " #", f.seq);
   if (f.dtype >= 0) {
     Shape shape(f.dims, f.dims + std::min<int>(f.ndim, 6));
     s += detail::concat(" ", dtype_name(static_cast<DType>(f.dtype)), shape_str(shape));
@@ -174,10 +179,11 @@ void ProcessGroupMPI::check_consistency(const Op& op) {
                           sizeof(Fingerprint), MPI_BYTE, check_comm_.get()));
   for (int r = 1; r < size(); ++r) {
     if (std::memcmp(&all[r], &all[0], sizeof(Fingerprint)) != 0) {
-      throw CommError(detail::concat("collective mismatch on group '", options().name, "': ",
-                                     fingerprint_str(0, all[0]), " vs ", fingerprint_str(r, all[r]),
-                                     "; every rank must issue the same collectives in the same order"),
-                      __FILE__, __LINE__);
+      throw CommError(
+          detail::concat("collective mismatch on group '", options().name,
+                         "': ", fingerprint_str(0, all[0]), " vs ", fingerprint_str(r, all[r]),
+                         "; every rank must issue the same collectives in the same order"),
+          __FILE__, __LINE__);
     }
   }
 }
@@ -222,10 +228,9 @@ void ProcessGroupMPI::fail_timed_out(Lane& lane) {
     timeout = lane.in_flight_timeout;
     lane.in_flight.reset();  // the worker stays blocked in MPI; the op is abandoned
   }
-  const std::string message =
-      detail::concat("timeout: rank ", rank(), " waited ", timeout.count(), " ms in ",
-                     work->description(), " for ", waits_for,
-                     "; MPI cannot cancel it, so this job ends");
+  const std::string message = detail::concat("timeout: rank ", rank(), " waited ", timeout.count(),
+                                             " ms in ", work->description(), " for ", waits_for,
+                                             "; MPI cannot cancel it, so this job ends");
   broken_reason_ = message;
   broken_ = true;
   MpiEnvironment::mark_abandoned();
@@ -234,7 +239,8 @@ void ProcessGroupMPI::fail_timed_out(Lane& lane) {
   work->finish_with_error(std::make_exception_ptr(CommError(message, __FILE__, __LINE__)));
   for (Lane* other : {&collectives_, &p2p_}) {
     std::lock_guard<std::mutex> lock(other->mutex);
-    for (Op& op : other->queue) dropped.push_back(std::move(op));
+    for (Op& op : other->queue)
+      dropped.push_back(std::move(op));
     other->queue.clear();
   }
   for (Op& op : dropped) {
@@ -253,7 +259,8 @@ void ProcessGroupMPI::watchdog_loop() {
         abort_at_ = now + std::chrono::milliseconds(abort_grace_ms());
       }
       if (now >= abort_at_) {
-        std::fprintf(stderr, "[ddpscope] rank %d: ending the job after a timed-out collective\n", rank());
+        std::fprintf(stderr, "[ddpscope] rank %d: ending the job after a timed-out collective\n",
+                     rank());
         MpiEnvironment::abort_job(3);
       }
       next = std::min(next, abort_at_);
@@ -263,8 +270,10 @@ void ProcessGroupMPI::watchdog_loop() {
       {
         std::lock_guard<std::mutex> lane_lock(lane->mutex);
         if (lane->in_flight) {
-          if (now >= lane->deadline) expired = true;
-          else next = std::min(next, lane->deadline);
+          if (now >= lane->deadline)
+            expired = true;
+          else
+            next = std::min(next, lane->deadline);
         }
       }
       if (expired) {
@@ -278,7 +287,8 @@ void ProcessGroupMPI::watchdog_loop() {
 
 // ---- collectives ----
 
-std::shared_ptr<Work> ProcessGroupMPI::allreduce(const Tensor& tensor, const AllreduceOptions& opts) {
+std::shared_ptr<Work> ProcessGroupMPI::allreduce(const Tensor& tensor,
+                                                 const AllreduceOptions& opts) {
   check_cpu(tensor, "allreduce");
   DDPSCOPE_CHECK(opts.op != ReduceOp::Avg || is_floating(tensor.dtype()),
                  "allreduce: avg needs a floating dtype, got ", tensor.describe());
@@ -305,28 +315,32 @@ std::shared_ptr<Work> ProcessGroupMPI::allreduce_coalesced(const std::vector<Ten
   for (const Tensor& t : tensors) {
     check_cpu(t, "allreduce_coalesced");
     DDPSCOPE_CHECK(t.dtype() == tensors.front().dtype(), "allreduce_coalesced: dtypes differ (",
-                   tensors.front().describe(), " and ", t.describe(), "); coalesce one dtype at a time");
+                   tensors.front().describe(), " and ", t.describe(),
+                   "); coalesce one dtype at a time");
   }
   DDPSCOPE_CHECK(opts.op != ReduceOp::Avg || is_floating(tensors.front().dtype()),
                  "allreduce_coalesced: avg needs a floating dtype");
   int64_t total = 0;
-  for (const Tensor& t : tensors) total += t.numel();
+  for (const Tensor& t : tensors)
+    total += t.numel();
   const Tensor described = Tensor::empty({total}, tensors.front().dtype());
   const int n = size();
   const MPI_Comm comm = comm_.get();
   return enqueue_collective(
       OpType::AllreduceCoalesced, described,
-      detail::concat(reduce_op_name(opts.op), ", ", tensors.size(), " tensors"), tensors, opts.timeout,
-      [=] {
+      detail::concat(reduce_op_name(opts.op), ", ", tensors.size(), " tensors"), tensors,
+      opts.timeout, [=] {
         Tensor flat = flatten_into(tensors);
-        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, flat.raw_data(), int_count(flat.numel(), "allreduce_coalesced"),
-                                mpi_datatype(flat.dtype()), mpi_reduce_op(opts.op, flat.dtype()), comm));
+        MPI_CHECK(MPI_Allreduce(
+            MPI_IN_PLACE, flat.raw_data(), int_count(flat.numel(), "allreduce_coalesced"),
+            mpi_datatype(flat.dtype()), mpi_reduce_op(opts.op, flat.dtype()), comm));
         if (opts.op == ReduceOp::Avg) divide_in_place(flat, n);
         unflatten_from(flat, tensors);
       });
 }
 
-std::shared_ptr<Work> ProcessGroupMPI::broadcast(const Tensor& tensor, const BroadcastOptions& opts) {
+std::shared_ptr<Work> ProcessGroupMPI::broadcast(const Tensor& tensor,
+                                                 const BroadcastOptions& opts) {
   check_cpu(tensor, "broadcast");
   check_rank(opts.root, "broadcast");
   const MPI_Comm comm = comm_.get();
@@ -337,14 +351,16 @@ std::shared_ptr<Work> ProcessGroupMPI::broadcast(const Tensor& tensor, const Bro
         char* base = static_cast<char*>(tensor.raw_data());
         for (int64_t done = 0; done < tensor.numel(); done += kMaxChunk) {
           const int count = static_cast<int>(std::min(kMaxChunk, tensor.numel() - done));
-          MPI_CHECK(MPI_Bcast(base + done * elem, count, mpi_datatype(tensor.dtype()), opts.root, comm));
+          MPI_CHECK(
+              MPI_Bcast(base + done * elem, count, mpi_datatype(tensor.dtype()), opts.root, comm));
         }
         tensor.bump_version();
       },
       opts.root);
 }
 
-std::shared_ptr<Work> ProcessGroupMPI::allgather(const std::vector<Tensor>& outputs, const Tensor& input,
+std::shared_ptr<Work> ProcessGroupMPI::allgather(const std::vector<Tensor>& outputs,
+                                                 const Tensor& input,
                                                  const CollectiveOptions& opts) {
   check_cpu(input, "allgather");
   check_list(outputs, input, "allgather", "outputs");
@@ -359,7 +375,8 @@ std::shared_ptr<Work> ProcessGroupMPI::allgather(const std::vector<Tensor>& outp
   });
 }
 
-std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,
+std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter(const Tensor& output,
+                                                      const std::vector<Tensor>& inputs,
                                                       const ReduceScatterOptions& opts) {
   check_cpu(output, "reduce_scatter");
   check_list(inputs, output, "reduce_scatter", "inputs");
@@ -367,15 +384,15 @@ std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter(const Tensor& output, cons
                  "reduce_scatter: avg needs a floating dtype");
   const MPI_Comm comm = comm_.get();
   const int n = size();
-  return enqueue_collective(OpType::ReduceScatter, output, reduce_op_name(opts.op), {output}, opts.timeout,
-                            [=] {
-                              Tensor flat = flatten_into(inputs);
-                              MPI_CHECK(MPI_Reduce_scatter_block(
-                                  flat.raw_data(), output.raw_data(), int_count(output.numel(), "reduce_scatter"),
-                                  mpi_datatype(output.dtype()), mpi_reduce_op(opts.op, output.dtype()), comm));
-                              if (opts.op == ReduceOp::Avg) divide_in_place(output, n);
-                              output.bump_version();
-                            });
+  return enqueue_collective(
+      OpType::ReduceScatter, output, reduce_op_name(opts.op), {output}, opts.timeout, [=] {
+        Tensor flat = flatten_into(inputs);
+        MPI_CHECK(MPI_Reduce_scatter_block(
+            flat.raw_data(), output.raw_data(), int_count(output.numel(), "reduce_scatter"),
+            mpi_datatype(output.dtype()), mpi_reduce_op(opts.op, output.dtype()), comm));
+        if (opts.op == ReduceOp::Avg) divide_in_place(output, n);
+        output.bump_version();
+      });
 }
 
 std::shared_ptr<Work> ProcessGroupMPI::alltoall(const std::vector<Tensor>& outputs,
@@ -404,8 +421,8 @@ std::shared_ptr<Work> ProcessGroupMPI::barrier(const CollectiveOptions& opts) {
 
 // ---- point to point ----
 
-std::shared_ptr<Work> ProcessGroupMPI::enqueue_p2p(OpType type, const Tensor& tensor, int peer, int tag,
-                                                   bool is_send) {
+std::shared_ptr<Work> ProcessGroupMPI::enqueue_p2p(OpType type, const Tensor& tensor, int peer,
+                                                   int tag, bool is_send) {
   const char* name = op_type_name(type);
   check_usable(name);
   check_cpu(tensor, name);
@@ -415,15 +432,19 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_p2p(OpType type, const Tensor& te
   const uint64_t seq = next_p2p_seq_++;
   const Milliseconds limit = options().timeout;
   auto work = std::make_shared<Work>(
-      type, seq, describe(type, seq, tensor, detail::concat(is_send ? "to rank " : "from rank ", peer, ", tag ", tag)),
+      type, seq,
+      describe(type, seq, tensor,
+               detail::concat(is_send ? "to rank " : "from rank ", peer, ", tag ", tag)),
       std::vector<Tensor>{tensor}, limit, rank());
   // Posted now, on this thread: a send and a recv issued in either order cannot deadlock.
   auto request = std::make_shared<MPI_Request>();
   const int count = int_count(tensor.numel(), name);
   if (is_send) {
-    MPI_CHECK(MPI_Isend(tensor.raw_data(), count, mpi_datatype(tensor.dtype()), peer, tag, comm_.get(), request.get()));
+    MPI_CHECK(MPI_Isend(tensor.raw_data(), count, mpi_datatype(tensor.dtype()), peer, tag,
+                        comm_.get(), request.get()));
   } else {
-    MPI_CHECK(MPI_Irecv(tensor.raw_data(), count, mpi_datatype(tensor.dtype()), peer, tag, comm_.get(), request.get()));
+    MPI_CHECK(MPI_Irecv(tensor.raw_data(), count, mpi_datatype(tensor.dtype()), peer, tag,
+                        comm_.get(), request.get()));
   }
   push(p2p_, {work,
               [request, tensor, is_send] {
@@ -431,7 +452,8 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_p2p(OpType type, const Tensor& te
                 if (!is_send) tensor.bump_version();
               },
               limit, Fingerprint{},
-              detail::concat("rank ", peer, is_send ? " to receive it" : " to send it", " (tag ", tag, ")")});
+              detail::concat("rank ", peer, is_send ? " to receive it" : " to send it", " (tag ",
+                             tag, ")")});
   return work;
 }
 
@@ -452,14 +474,15 @@ std::shared_ptr<ProcessGroup> ProcessGroupMPI::new_group(const std::vector<int>&
   const MPI_Comm comm = comm_.get();
   // MPI_Comm_split is a collective on this group's communicator, so it runs in order
   // with the other collectives on the worker.
-  enqueue_collective(OpType::NewGroup, Tensor(), detail::concat(ranks.size(), " ranks"), {},
-                     kUseGroupTimeout,
-                     [=] { MPI_CHECK(MPI_Comm_split(comm, member ? 0 : MPI_UNDEFINED, key, created.get())); })
+  enqueue_collective(
+      OpType::NewGroup, Tensor(), detail::concat(ranks.size(), " ranks"), {}, kUseGroupTimeout,
+      [=] { MPI_CHECK(MPI_Comm_split(comm, member ? 0 : MPI_UNDEFINED, key, created.get())); })
       ->wait();
   if (!member) return nullptr;
   ProcessGroupOptions sub = options();
   std::string list;
-  for (int r : ranks) list += (list.empty() ? "" : ",") + std::to_string(r);
+  for (int r : ranks)
+    list += (list.empty() ? "" : ",") + std::to_string(r);
   sub.name = options().name + "[" + list + "]";
   return std::make_shared<ProcessGroupMPI>(MpiComm(*created), sub);
 }

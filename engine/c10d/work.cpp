@@ -13,9 +13,13 @@ Work::Work(OpType op, uint64_t sequence_number, std::string description,
       default_timeout_(default_timeout),
       rank_(rank) {}
 
-void Work::finish() { future_->mark_completed(outputs_); }
+void Work::finish() {
+  future_->mark_completed(outputs_);
+}
 
-void Work::finish_with_error(std::exception_ptr error) { future_->set_error(std::move(error)); }
+void Work::finish_with_error(std::exception_ptr error) {
+  future_->set_error(std::move(error));
+}
 
 void Work::wait(Milliseconds timeout) {
   const Milliseconds limit = timeout == kUseGroupTimeout ? default_timeout_ : timeout;
@@ -26,11 +30,10 @@ void Work::wait(Milliseconds timeout) {
   });
   {
     std::unique_lock<std::mutex> lock(done->first);
-    const bool finished =
-        done->second.wait_for(lock, limit, [&] { return future_->completed(); });
+    const bool finished = done->second.wait_for(lock, limit, [&] { return future_->completed(); });
     if (!finished) {
-      throw CommError(detail::concat("timeout: rank ", rank_, " waited ", limit.count(),
-                                     " ms for ", description_,
+      throw CommError(detail::concat("timeout: rank ", rank_, " waited ", limit.count(), " ms for ",
+                                     description_,
                                      " to complete; a peer has not joined it or is still "
                                      "working (raise the timeout if that is expected)"),
                       __FILE__, __LINE__);

@@ -37,12 +37,14 @@ int main() {
       MPI_Barrier(raw_comm);
       auto t0 = Clock::now();
       for (int i = 0; i < iters; ++i) {
-        MPI_Allreduce(MPI_IN_PLACE, t.raw_data(), static_cast<int>(numel), MPI_FLOAT, MPI_SUM, raw_comm);
+        MPI_Allreduce(MPI_IN_PLACE, t.raw_data(), static_cast<int>(numel), MPI_FLOAT, MPI_SUM,
+                      raw_comm);
       }
       raw_s.push_back(seconds_since(t0) / iters);
       MPI_Barrier(raw_comm);
       t0 = Clock::now();
-      for (int i = 0; i < iters; ++i) pg->allreduce(t)->wait();
+      for (int i = 0; i < iters; ++i)
+        pg->allreduce(t)->wait();
       ours_s.push_back(seconds_since(t0) / iters);
     }
     std::sort(raw_s.begin(), raw_s.end());

@@ -7,12 +7,12 @@
 
 #include "c10d/mpi_environment.h"
 
-#define DDPSCOPE_MPI_TEST_MAIN(TestClass)                                 \
-  int main(int argc, char** argv) {                                       \
-    ddpscope::c10d::MpiEnvironment::ensure_initialized();                 \
-    QCoreApplication app(argc, argv);                                     \
-    QStringList args = app.arguments();                                   \
+#define DDPSCOPE_MPI_TEST_MAIN(TestClass)                                     \
+  int main(int argc, char** argv) {                                           \
+    ddpscope::c10d::MpiEnvironment::ensure_initialized();                     \
+    QCoreApplication app(argc, argv);                                         \
+    QStringList args = app.arguments();                                       \
     if (ddpscope::c10d::MpiEnvironment::world_rank() != 0) args << "-silent"; \
-    TestClass test;                                                       \
-    return QTest::qExec(&test, args);                                     \
+    TestClass test;                                                           \
+    return QTest::qExec(&test, args);                                         \
   }

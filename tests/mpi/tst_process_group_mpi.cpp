@@ -20,7 +20,8 @@ namespace {
 // Rank r holds r + 1 + 0.25 i at element i (exact in every dtype for small sizes).
 Tensor rank_tensor(int rank, int64_t n, DType dtype) {
   Tensor t = Tensor::empty({n}, DType::F64);
-  for (int64_t i = 0; i < n; ++i) t.data<double>()[i] = rank + 1 + 0.25 * static_cast<double>(i % 8);
+  for (int64_t i = 0; i < n; ++i)
+    t.data<double>()[i] = rank + 1 + 0.25 * static_cast<double>(i % 8);
   return t.to(dtype);
 }
 
@@ -30,14 +31,25 @@ double expected_reduce(ReduceOp op, int world, int64_t i, DType dtype) {
     const double v = r + 1 + frac;
     return dtype == DType::I64 ? std::floor(v) : v;
   };
-  double acc = op == ReduceOp::Product ? 1 : op == ReduceOp::Min ? 1e300 : op == ReduceOp::Max ? -1e300 : 0;
+  double acc = op == ReduceOp::Product ? 1
+               : op == ReduceOp::Min   ? 1e300
+               : op == ReduceOp::Max   ? -1e300
+                                       : 0;
   for (int r = 0; r < world; ++r) {
     switch (op) {
       case ReduceOp::Sum:
-      case ReduceOp::Avg: acc += value(r); break;
-      case ReduceOp::Product: acc *= value(r); break;
-      case ReduceOp::Min: acc = std::min(acc, value(r)); break;
-      case ReduceOp::Max: acc = std::max(acc, value(r)); break;
+      case ReduceOp::Avg:
+        acc += value(r);
+        break;
+      case ReduceOp::Product:
+        acc *= value(r);
+        break;
+      case ReduceOp::Min:
+        acc = std::min(acc, value(r));
+        break;
+      case ReduceOp::Max:
+        acc = std::max(acc, value(r));
+        break;
     }
   }
   return op == ReduceOp::Avg ? acc / world : acc;
@@ -58,10 +70,12 @@ class TestProcessGroupMpi : public QObject {
   void testAllreduce_data() {
     QTest::addColumn<ReduceOp>("op");
     QTest::addColumn<DType>("dtype");
-    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Min, ReduceOp::Max, ReduceOp::Product}) {
+    for (ReduceOp op :
+         {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Min, ReduceOp::Max, ReduceOp::Product}) {
       for (DType d : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64}) {
         if (op == ReduceOp::Avg && d == DType::I64) continue;
-        QTest::newRow(qPrintable(QString("%1 %2").arg(reduce_op_name(op), dtype_name(d)))) << op << d;
+        QTest::newRow(qPrintable(QString("%1 %2").arg(reduce_op_name(op), dtype_name(d))))
+            << op << d;
       }
     }
   }
@@ -81,7 +95,8 @@ class TestProcessGroupMpi : public QObject {
 
   void testSizes_data() {
     QTest::addColumn<qint64>("numel");
-    for (qint64 n : {1LL, 1000LL, 1LL << 20, 1LL << 26}) QTest::newRow(qPrintable(QString::number(n))) << n;
+    for (qint64 n : {1LL, 1000LL, 1LL << 20, 1LL << 26})
+      QTest::newRow(qPrintable(QString::number(n))) << n;
   }
   void testSizes() {
     QFETCH(qint64, numel);
@@ -90,7 +105,8 @@ class TestProcessGroupMpi : public QObject {
     const float want = static_cast<float>(pg_->size() * (pg_->size() + 1) / 2);
     const float* p = t.data<float>();
     int64_t wrong = 0;
-    for (int64_t i = 0; i < numel; ++i) wrong += p[i] != want;
+    for (int64_t i = 0; i < numel; ++i)
+      wrong += p[i] != want;
     QCOMPARE(wrong, int64_t{0});
   }
 
@@ -105,18 +121,22 @@ class TestProcessGroupMpi : public QObject {
   void testAllgather() {
     Tensor in = Tensor::full({2, 3}, pg_->rank() * 10.0, DType::F64);
     std::vector<Tensor> out;
-    for (int r = 0; r < pg_->size(); ++r) out.push_back(Tensor::zeros({2, 3}, DType::F64));
+    for (int r = 0; r < pg_->size(); ++r)
+      out.push_back(Tensor::zeros({2, 3}, DType::F64));
     pg_->allgather(out, in)->wait();
-    for (int r = 0; r < pg_->size(); ++r) QCOMPARE(out[r].to_vector<double>(), std::vector<double>(6, r * 10.0));
+    for (int r = 0; r < pg_->size(); ++r)
+      QCOMPARE(out[r].to_vector<double>(), std::vector<double>(6, r * 10.0));
   }
 
   void testReduceScatter() {
     std::vector<Tensor> in;
-    for (int r = 0; r < pg_->size(); ++r) in.push_back(Tensor::full({4}, (pg_->rank() + 1.0) * (r + 1)));
+    for (int r = 0; r < pg_->size(); ++r)
+      in.push_back(Tensor::full({4}, (pg_->rank() + 1.0) * (r + 1)));
     Tensor out = Tensor::zeros({4});
     pg_->reduce_scatter(out, in)->wait();
     const int n = pg_->size();
-    QCOMPARE(out.to_vector<float>(), std::vector<float>(4, float(n * (n + 1) / 2 * (pg_->rank() + 1))));
+    QCOMPARE(out.to_vector<float>(),
+             std::vector<float>(4, float(n * (n + 1) / 2 * (pg_->rank() + 1))));
   }
 
   void testAlltoall() {
@@ -143,7 +163,8 @@ class TestProcessGroupMpi : public QObject {
   void testSendRecvRing() {
     // Every rank sends first and receives second: posting at call time keeps this
     // from deadlocking even for messages too big for MPI's eager protocol.
-    const int next = (pg_->rank() + 1) % pg_->size(), prev = (pg_->rank() + pg_->size() - 1) % pg_->size();
+    const int next = (pg_->rank() + 1) % pg_->size(),
+              prev = (pg_->rank() + pg_->size() - 1) % pg_->size();
     Tensor out = Tensor::full({1 << 20}, double(pg_->rank()));
     Tensor in = Tensor::zeros({1 << 20});
     auto s = pg_->send(out, next, 7);
@@ -167,10 +188,12 @@ class TestProcessGroupMpi : public QObject {
         order.push_back(seq);
       });
     }
-    for (auto& w : works) w->wait();
+    for (auto& w : works)
+      w->wait();
     QVERIFY(std::is_sorted(order.begin(), order.end()));
     QCOMPARE(order.size(), size_t{64});
-    for (int i = 0; i < 64; ++i) QCOMPARE(ts[i].at<float>({0}), float(i * pg_->size()));
+    for (int i = 0; i < 64; ++i)
+      QCOMPARE(ts[i].at<float>({0}), float(i * pg_->size()));
   }
 
   void testFutureThen() {
@@ -218,17 +241,29 @@ class TestProcessGroupMpi : public QObject {
     Tensor t = Tensor::zeros({4});
     try {
       switch (which) {
-        case 0: pg_->allgather({t}, t); break;
-        case 1: pg_->broadcast(t, {.root = pg_->size()}); break;
-        case 2: init_process_group({.backend = "gloo"}); break;
+        case 0:
+          pg_->allgather({t}, t);
+          break;
+        case 1:
+          pg_->broadcast(t, {.root = pg_->size()});
+          break;
+        case 2:
+          init_process_group({.backend = "gloo"});
+          break;
         case 3: {
           std::vector<Tensor> outs(pg_->size(), Tensor::zeros({5}));
           pg_->allgather(outs, t);
           break;
         }
-        case 4: pg_->allreduce(Tensor::zeros({4, 4}).transpose(0, 1)); break;
-        case 5: pg_->allreduce(Tensor::zeros({4}, DType::I64), {.op = ReduceOp::Avg}); break;
-        case 6: pg_->send(t, pg_->rank()); break;
+        case 4:
+          pg_->allreduce(Tensor::zeros({4, 4}).transpose(0, 1));
+          break;
+        case 5:
+          pg_->allreduce(Tensor::zeros({4}, DType::I64), {.op = ReduceOp::Avg});
+          break;
+        case 6:
+          pg_->send(t, pg_->rank());
+          break;
       }
       if (which == 0 && pg_->size() == 1) QSKIP("a world of one accepts one output");
       QFAIL("no error raised");
@@ -243,10 +278,12 @@ class TestProcessGroupMpi : public QObject {
     QThread::msleep(500);
     getrusage(RUSAGE_SELF, &after);
     auto cpu_ms = [](const rusage& u) {
-      return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000.0 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1000.0;
+      return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000.0 +
+             (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1000.0;
     };
     const double used = cpu_ms(after) - cpu_ms(before);
-    QVERIFY2(used < 100, qPrintable(QString("an idle group used %1 ms of CPU in 500 ms").arg(used)));
+    QVERIFY2(used < 100,
+             qPrintable(QString("an idle group used %1 ms of CPU in 500 ms").arg(used)));
   }
 
   void cleanupTestCase() {
