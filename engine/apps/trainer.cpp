@@ -39,8 +39,11 @@ void validate_and_complete(TrainOptions& o) {
                  "--optimizer: unknown optimizer '", o.optimizer, "'; choose sgd, adam or adamw");
 }
 
-Trainer::Trainer(TrainOptions options)
-    : options_(std::move(options)), data_gen_(options_.seed + 1) {
+Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group)
+    : options_(std::move(options)),
+      group_(std::move(group)),
+      // Each rank draws different batches; the model itself is seeded identically.
+      data_gen_(options_.seed + 1 + 7919 * static_cast<uint64_t>(group_ ? group_->rank() : 0)) {
   validate_and_complete(options_);
   set_num_threads(options_.threads);
   Generator init_gen(options_.seed);
@@ -83,6 +86,11 @@ Trainer::Trainer(TrainOptions options)
     c.layers = o.depth;
     model_ = std::make_shared<nn::CharTransformer>(c, &init_gen);
   }
+  if (group_) {
+    // Start every replica from rank 0's parameters and buffers.
+    for (auto& [name, t] : model_->state_dict())
+      group_->broadcast(t, {.root = 0})->wait();
+  }
   if (o.optimizer == "sgd") {
     optimizer_ = std::make_unique<optim::SGD>(
         model_->parameters(),
@@ -116,12 +124,34 @@ StepResult Trainer::step() {
   optimizer_->zero_grad(true);
   const Tensor loss = loss_of(model_->forward(x), y);
   loss.backward();
+  synchronize_gradients();
   optimizer_->step();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++iteration_;
-  if (iteration_ == options_.iters && !options_.save_path.empty()) model_->save(options_.save_path);
-  return {iteration_, loss.item<double>(), seconds};
+  // Replicas are identical: rank 0 alone writes the file.
+  if (iteration_ == options_.iters && !options_.save_path.empty() &&
+      (!group_ || group_->rank() == 0)) {
+    model_->save(options_.save_path);
+  }
+  double loss_value = loss.item<double>();
+  if (group_) {
+    Tensor l = Tensor::scalar(loss_value, DType::F64);
+    group_->allreduce(l, {.op = c10d::ReduceOp::Avg})->wait();
+    loss_value = l.item<double>();
+  }
+  return {iteration_, loss_value, seconds};
+}
+
+void Trainer::synchronize_gradients() {
+  if (!group_ || group_->size() == 1) return;
+  std::vector<Tensor> grads;
+  for (const Tensor& p : model_->parameters()) {
+    // A parameter unused this step gets a zero gradient so every rank sends the same list.
+    if (!p.grad().defined()) p.set_grad(Tensor::zeros(p.sizes(), p.dtype(), p.device()));
+    grads.push_back(p.grad());
+  }
+  group_->allreduce_coalesced(grads, {.op = c10d::ReduceOp::Avg})->wait();
 }
 
 std::string Trainer::describe() const {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "c10d/process_group.h"
 #include "nn/datasets.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"
@@ -44,18 +45,26 @@ struct StepResult {
 
 class Trainer {
  public:
-  explicit Trainer(TrainOptions options);
+  // With a process group, every rank trains on its own data (seeded by rank) and the
+  // gradients are averaged over the group after backward, in one coalesced allreduce
+  // (the plain data-parallel baseline; DistributedDataParallel overlaps it with backward).
+  explicit Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group = nullptr);
+  // One iteration; the loss is averaged over the group's ranks.
   StepResult step();
   const TrainOptions& options() const { return options_; }
   nn::Module& model() { return *model_; }
-  int64_t samples_per_step() const { return options_.batch; }
+  // Samples per step over all ranks.
+  int64_t samples_per_step() const { return options_.batch * (group_ ? group_->size() : 1); }
   std::string describe() const;  // one line: model, parameters, data, optimizer
 
  private:
   std::pair<Tensor, Tensor> next_batch();
   Tensor loss_of(const Tensor& output, const Tensor& target) const;
 
+  void synchronize_gradients();
+
   TrainOptions options_;
+  std::shared_ptr<c10d::ProcessGroup> group_;
   Generator data_gen_;
   std::shared_ptr<nn::Module> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;

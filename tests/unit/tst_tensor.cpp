@@ -2,11 +2,11 @@
 // and clear errors for bad shapes.
 #include <QtTest/QtTest>
 
+#include "tensor/blas_kernels.h"
 #include "tensor/cuda_runtime_facade.h"
 #include "tensor/kernels.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
-#include "tensor/blas_kernels.h"
 #include "tensor/threads.h"
 
 extern "C" int openblas_get_num_threads(void);

@@ -1,0 +1,266 @@
+#include "job_launcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "progress_reporter.h"
+#include "tensor/error.h"
+#include "worker_protocol.h"
+
+namespace ddpscope::apps {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Signals reach the event loop through a pipe (the only async-signal-safe hand-off).
+int g_signal_pipe[2] = {-1, -1};
+void on_signal(int sig) {
+  const char c = static_cast<char>(sig);
+  [[maybe_unused]] ssize_t n = write(g_signal_pipe[1], &c, 1);
+}
+
+std::string find_in_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (!path) return {};
+  std::string p(path);
+  size_t start = 0;
+  while (start <= p.size()) {
+    const size_t end = p.find(':', start);
+    const fs::path candidate = fs::path(p.substr(start, end - start)) / name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return {};
+}
+
+// Splits complete lines off a read buffer.
+struct LineReader {
+  std::string buffer;
+  template <typename Fn>
+  void feed(const char* data, size_t n, Fn&& on_line) {
+    buffer.append(data, n);
+    size_t pos;
+    while ((pos = buffer.find('\n')) != std::string::npos) {
+      on_line(buffer.substr(0, pos));
+      buffer.erase(0, pos + 1);
+    }
+  }
+};
+
+}  // namespace
+
+JobLauncher::JobLauncher(LaunchOptions launch) : launch_(std::move(launch)) {
+  DDPSCOPE_CHECK(launch_.np >= 1, "--np must be at least 1, got ", launch_.np);
+  DDPSCOPE_CHECK(launch_.backend == "mpi" || launch_.backend == "nccl",
+                 "--backend: unknown backend '", launch_.backend, "'; choose mpi or nccl");
+  DDPSCOPE_CHECK(launch_.hostfile.empty() || fs::exists(launch_.hostfile), "--hostfile: '",
+                 launch_.hostfile, "' does not exist");
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  worker_path_ = (self.parent_path() / "ddpscope-worker").string();
+  DDPSCOPE_CHECK(!ec && fs::exists(worker_path_),
+                 "the rank program ddpscope-worker was not found next to ", self.string(),
+                 "; build the whole project (cmake --build build)");
+  mpirun_path_ = find_in_path("mpirun");
+  DDPSCOPE_CHECK(!mpirun_path_.empty(),
+                 "mpirun was not found on PATH; install openmpi-bin "
+                 "(bash packaging/install-deps.sh)");
+}
+
+std::vector<std::string> JobLauncher::command(const TrainOptions& train) const {
+  std::vector<std::string> cmd = {mpirun_path_, "-np", std::to_string(launch_.np)};
+  if (!launch_.hostfile.empty()) {
+    cmd.insert(cmd.end(), {"--hostfile", launch_.hostfile});
+  } else if (launch_.np > static_cast<int>(std::thread::hardware_concurrency())) {
+    cmd.push_back("--oversubscribe");  // more ranks than cores on this one machine
+  }
+  if (geteuid() == 0) cmd.push_back("--allow-run-as-root");
+  // Ranks run one math thread each; pinning them to cores only helps when nothing else
+  // runs, and hurts when oversubscribed.
+  cmd.insert(cmd.end(), {"--bind-to", "none"});
+  for (const char* var :
+       {"OPENBLAS_CORETYPE", "DDPSCOPE_BLAS_CORE_CHOSEN", "DDPSCOPE_PG_TIMEOUT_MS",
+        "DDPSCOPE_DEBUG", "DDPSCOPE_FAULT", "DDPSCOPE_DATA_DIR"}) {
+    if (std::getenv(var)) cmd.insert(cmd.end(), {"-x", var});
+  }
+  cmd.push_back(worker_path_);
+  for (auto& a : train_arguments(train, launch_))
+    cmd.push_back(a);
+  return cmd;
+}
+
+int JobLauncher::run(const TrainOptions& train, bool interactive) {
+  const std::vector<std::string> cmd = command(train);
+  int out_pipe[2], err_pipe[2];
+  DDPSCOPE_CHECK(pipe(out_pipe) == 0 && pipe(err_pipe) == 0 && pipe(g_signal_pipe) == 0,
+                 "launcher: cannot create pipes: ", std::strerror(errno));
+  const pid_t child = fork();
+  DDPSCOPE_CHECK(child >= 0, "launcher: fork failed: ", std::strerror(errno));
+  if (child == 0) {
+    // Own process group: a terminal's Ctrl-C reaches mpirun only through us, once.
+    setpgid(0, 0);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(err_pipe[1], STDERR_FILENO);
+    for (int fd :
+         {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], g_signal_pipe[0], g_signal_pipe[1]})
+      close(fd);
+    std::vector<char*> argv;
+    for (const auto& a : cmd)
+      argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    std::fprintf(stderr, "launcher: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  setpgid(child, child);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  ProgressReporter progress(train.iters, interactive, launch_.log_every);
+  LineReader out_lines, err_lines;
+  std::deque<std::string> err_tail;  // mpirun's own words about a dead rank
+  int failed_rank = -1;
+  std::string failure;
+  bool interrupted = false;
+  double seconds = 0;
+  std::chrono::steady_clock::time_point kill_at{};
+
+  auto handle_out = [&](const std::string& line) {
+    auto ev = parse_worker_event(line);
+    if (!ev) {
+      std::printf("%s\n", line.c_str());
+      return;
+    }
+    const std::string kind = ev->value("event", "");
+    if (kind == "start") {
+      std::printf("training %s on %d ranks (%s backend) for %lld iterations\n",
+                  ev->value("describe", "").c_str(), ev->value("world_size", 0),
+                  ev->value("backend", "").c_str(), static_cast<long long>(train.iters));
+    } else if (kind == "progress") {
+      progress.update(ev->value("iter", int64_t{0}), ev->value("loss", 0.0),
+                      ev->value("samples_per_s", 0.0));
+    } else if (kind == "done") {
+      seconds = ev->value("seconds", 0.0);
+    }
+    std::fflush(stdout);
+  };
+  auto handle_err = [&](const std::string& line) {
+    if (auto ev = parse_worker_event(line)) {
+      if (ev->value("event", "") == "error" && failed_rank < 0) {
+        failed_rank = ev->value("rank", -1);
+        failure = ev->value("message", "");
+      }
+      return;
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+    err_tail.push_back(line);
+    if (err_tail.size() > 64) err_tail.pop_front();
+  };
+
+  bool out_open = true, err_open = true;
+  int status = 0;
+  bool exited = false;
+  while (!exited) {
+    pollfd fds[3] = {{out_open ? out_pipe[0] : -1, POLLIN, 0},
+                     {err_open ? err_pipe[0] : -1, POLLIN, 0},
+                     {g_signal_pipe[0], POLLIN, 0}};
+    poll(fds, 3, 200);
+    char buf[8192];
+    if (fds[0].revents) {
+      const ssize_t n = read(out_pipe[0], buf, sizeof(buf));
+      if (n > 0)
+        out_lines.feed(buf, static_cast<size_t>(n), handle_out);
+      else
+        out_open = false;
+    }
+    if (fds[1].revents) {
+      const ssize_t n = read(err_pipe[0], buf, sizeof(buf));
+      if (n > 0)
+        err_lines.feed(buf, static_cast<size_t>(n), handle_err);
+      else
+        err_open = false;
+    }
+    if (fds[2].revents) {
+      char sig;
+      if (read(g_signal_pipe[0], &sig, 1) == 1) {
+        if (!interrupted) {
+          interrupted = true;
+          std::fprintf(stderr, "\nstopping the job (signal %d): forwarding SIGTERM to every rank\n",
+                       sig);
+          kill(child, SIGTERM);  // mpirun forwards it to the ranks
+          kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        } else {
+          kill_at = std::chrono::steady_clock::now();  // a second signal: stop now
+        }
+      }
+    }
+    if (interrupted && std::chrono::steady_clock::now() >= kill_at) {
+      kill(-child, SIGKILL);  // mpirun and the ranks it started share its process group
+    }
+    if (!out_open && !err_open) {
+      waitpid(child, &status, 0);
+      exited = true;
+    } else if (waitpid(child, &status, WNOHANG) == child) {
+      // Drain what is left, then stop.
+      ssize_t n;
+      while ((n = read(out_pipe[0], buf, sizeof(buf))) > 0)
+        out_lines.feed(buf, static_cast<size_t>(n), handle_out);
+      while ((n = read(err_pipe[0], buf, sizeof(buf))) > 0)
+        err_lines.feed(buf, static_cast<size_t>(n), handle_err);
+      exited = true;
+    }
+  }
+  // Ranks may outlive mpirun only if it was killed; make sure none is left behind.
+  kill(-child, SIGKILL);
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  for (int fd : {out_pipe[0], err_pipe[0], g_signal_pipe[0], g_signal_pipe[1]})
+    close(fd);
+
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (code == 0 && !interrupted) {
+    progress.finish(seconds);
+    return 0;
+  }
+  if (failed_rank < 0) {
+    // No report from a rank: a crash or a kill. mpirun names the process.
+    static const std::regex rank_re("process rank ([0-9]+)");
+    for (const auto& line : err_tail) {
+      std::smatch m;
+      if (std::regex_search(line, m, rank_re)) {
+        failed_rank = std::stoi(m[1]);
+        failure = line;
+        break;
+      }
+    }
+  }
+  if (interrupted) {
+    std::fprintf(stderr, "error: the job was stopped by a signal\n");
+    return 130;
+  }
+  if (failed_rank >= 0) {
+    std::fprintf(stderr, "error: the job failed: rank %d: %s\n", failed_rank, failure.c_str());
+  } else {
+    std::fprintf(
+        stderr, "error: the job failed: mpirun exited with code %d and no rank reported an error\n",
+        code);
+  }
+  return code == 0 ? 1 : code;
+}
+
+}  // namespace ddpscope::apps

@@ -1,0 +1,28 @@
+// JobLauncher: runs a training job of N ranks under mpirun and shows it as one job:
+// one progress display (from rank 0's reports), Ctrl-C / SIGTERM forwarded to every
+// rank (then SIGKILL after a grace period), and on failure a message naming the rank
+// that failed and why.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "train_cli_options.h"
+
+namespace ddpscope::apps {
+
+class JobLauncher {
+ public:
+  explicit JobLauncher(LaunchOptions launch);
+  // The mpirun command line for `train` (exposed for tests and --dry-run style checks).
+  std::vector<std::string> command(const TrainOptions& train) const;
+  // Runs the job; returns the process exit code for the CLI (0 on success).
+  int run(const TrainOptions& train, bool interactive);
+
+ private:
+  LaunchOptions launch_;
+  std::string worker_path_;
+  std::string mpirun_path_;
+};
+
+}  // namespace ddpscope::apps

@@ -1,0 +1,122 @@
+#include "train_cli_options.h"
+
+#include <sstream>
+
+namespace ddpscope::apps {
+namespace {
+
+// CLI11's own numeric validators print the type's whole range; this one says plainly
+// what is wrong with the value.
+CLI::Validator at_least(long long minimum) {
+  return CLI::Validator(
+      [minimum](std::string& text) -> std::string {
+        size_t used = 0;
+        long long value = 0;
+        try {
+          value = std::stoll(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != text.size()) return "expected a whole number, got '" + text + "'";
+        if (value < minimum) return "must be at least " + std::to_string(minimum) + ", got " + text;
+        return {};
+      },
+      ">=" + std::to_string(minimum));
+}
+
+CLI::Validator non_negative_real() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        size_t used = 0;
+        double value = 0;
+        try {
+          value = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != text.size()) return "expected a number, got '" + text + "'";
+        if (!(value >= 0)) return "must not be negative, got " + text;
+        return {};
+      },
+      ">=0");
+}
+
+}  // namespace
+
+void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
+  cmd.add_option("--model", o.model, "Model to train")
+      ->check(CLI::IsMember({"mlp", "transformer"}))
+      ->capture_default_str();
+  cmd.add_option("--iters", o.iters, "Training iterations")
+      ->check(at_least(1))
+      ->capture_default_str();
+  cmd.add_option("--batch", o.batch, "Samples per iteration")
+      ->check(at_least(1))
+      ->capture_default_str();
+  cmd.add_option("--width", o.width, "MLP hidden width, or transformer d_model")
+      ->check(at_least(1))
+      ->capture_default_str();
+  cmd.add_option("--depth", o.depth, "MLP Linear layers, or transformer blocks")
+      ->check(at_least(1))
+      ->capture_default_str();
+  cmd.add_option("--heads", o.heads, "Transformer attention heads")
+      ->check(at_least(1))
+      ->capture_default_str();
+  cmd.add_option("--context", o.context, "Transformer sequence length")
+      ->check(at_least(2))
+      ->capture_default_str();
+  cmd.add_option("--data", o.data, "mlp: regression|classification|digits; transformer: corpus");
+  cmd.add_option("--data-path", o.data_path,
+                 "digits.csv(.gz) or a text file (default: the shipped one)");
+  cmd.add_option("--seed", o.seed, "Seed for initialisation and data")->capture_default_str();
+  cmd.add_option("--optimizer", o.optimizer,
+                 "sgd|adam|adamw (default: sgd for mlp, adamw for transformer)")
+      ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
+  cmd.add_option("--lr", o.lr, "Learning rate (default depends on model and optimizer)")
+      ->check(non_negative_real());
+  cmd.add_option("--momentum", o.momentum, "SGD momentum")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd.add_option("--weight-decay", o.weight_decay, "Weight decay")->check(non_negative_real());
+  cmd.add_option("--threads", o.threads, "CPU threads for the math")
+      ->check(at_least(1))
+      ->capture_default_str();
+  cmd.add_option("--save", o.save_path, "Write the trained model's state dict to this file");
+  cmd.add_option("--np", launch.np, "Ranks to launch under mpirun (0: train in this process)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  cmd.add_option("--hostfile", launch.hostfile, "mpirun hostfile for ranks on several hosts")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--backend", launch.backend, "Process-group backend")
+      ->check(CLI::IsMember({"mpi", "nccl"}))
+      ->capture_default_str();
+  cmd.add_option("--log-every", launch.log_every,
+                 "Iterations between progress lines when not on a terminal")
+      ->check(at_least(1))
+      ->capture_default_str();
+}
+
+std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOptions& launch) {
+  auto num = [](auto v) {
+    std::ostringstream os;
+    os.precision(17);
+    os << v;
+    return os.str();
+  };
+  std::vector<std::string> a = {
+      "--model",    o.model,         "--iters",     num(o.iters),
+      "--batch",    num(o.batch),    "--width",     num(o.width),
+      "--depth",    num(o.depth),    "--heads",     num(o.heads),
+      "--context",  num(o.context),  "--seed",      num(o.seed),
+      "--momentum", num(o.momentum), "--threads",   num(o.threads),
+      "--backend",  launch.backend,  "--log-every", num(launch.log_every)};
+  if (!o.data.empty()) a.insert(a.end(), {"--data", o.data});
+  if (!o.data_path.empty()) a.insert(a.end(), {"--data-path", o.data_path});
+  if (!o.optimizer.empty()) a.insert(a.end(), {"--optimizer", o.optimizer});
+  if (o.lr != 0) a.insert(a.end(), {"--lr", num(o.lr)});
+  if (o.weight_decay != 0) a.insert(a.end(), {"--weight-decay", num(o.weight_decay)});
+  if (!o.save_path.empty()) a.insert(a.end(), {"--save", o.save_path});
+  return a;
+}
+
+}  // namespace ddpscope::apps

@@ -1,0 +1,24 @@
+// The `train` options shared by ddpscope-cli and ddpscope-worker: one definition, so
+// what the launcher passes on is exactly what the worker accepts.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "trainer.h"
+
+namespace ddpscope::apps {
+
+struct LaunchOptions {
+  int np = 0;  // 0: train in this process; N: launch N ranks under mpirun
+  std::string hostfile;
+  std::string backend = "mpi";
+  int64_t log_every = 10;
+};
+
+void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch);
+// The worker's command-line arguments for `o` (the inverse of add_train_options).
+std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOptions& launch);
+
+}  // namespace ddpscope::apps

@@ -1,0 +1,94 @@
+// ddpscope-worker: the per-rank training program that the launcher starts under mpirun.
+// It takes the same `train` options as ddpscope-cli (plus --backend) and reports to the
+// launcher through worker_protocol.h. DDPSCOPE_FAULT="rank=R,iter=I" makes rank R fail
+// at iteration I, to exercise the failure path.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "c10d/mpi_environment.h"
+#include "c10d/process_group.h"
+#include "tensor/blas_kernels.h"
+#include "train_cli_options.h"
+#include "worker_protocol.h"
+
+namespace {
+
+struct Fault {
+  int rank = -1;
+  int64_t iter = -1;
+};
+
+Fault fault_from_environment() {
+  Fault f;
+  if (const char* spec = std::getenv("DDPSCOPE_FAULT")) {
+    std::sscanf(spec, "rank=%d,iter=%ld", &f.rank, &f.iter);
+  }
+  return f;
+}
+
+// Reports the error, then ends every rank: the others may be waiting in a collective
+// this rank will never join, and a normal exit would wait for them in MPI_Finalize.
+[[noreturn]] void fail_job(int rank, const std::string& message) {
+  ddpscope::apps::emit_worker_event(stderr,
+                                    {{"event", "error"}, {"rank", rank}, {"message", message}});
+  ddpscope::c10d::MpiEnvironment::abort_job(1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ddpscope;
+  using namespace ddpscope::apps;
+  reexec_with_preferred_blas_core(argv);
+  CLI::App app{
+      "ddpscope-worker: one rank of a training job (started by ddpscope-cli train --np N)"};
+  TrainOptions options;
+  LaunchOptions launch;
+  add_train_options(app, options, launch);
+  CLI11_PARSE(app, argc, argv);
+
+  // Known before MPI starts, so even an init failure names its rank.
+  const char* env_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  int rank = env_rank ? std::atoi(env_rank) : -1;
+  try {
+    auto group = c10d::init_process_group({.backend = launch.backend});
+    rank = group->rank();
+    const Fault fault = fault_from_environment();
+    Trainer trainer(options, group);
+    if (rank == 0) {
+      emit_worker_event(stdout, {{"event", "start"},
+                                 {"world_size", group->size()},
+                                 {"backend", launch.backend},
+                                 {"describe", trainer.describe()}});
+    }
+    const auto start = std::chrono::steady_clock::now();
+    double rate = 0;
+    for (int64_t i = 0; i < trainer.options().iters; ++i) {
+      if (rank == fault.rank && i + 1 == fault.iter) {
+        throw DDPSCOPE_ERROR("injected fault (DDPSCOPE_FAULT) at iteration ", i + 1);
+      }
+      const StepResult r = trainer.step();
+      const double now =
+          static_cast<double>(trainer.samples_per_step()) / std::max(r.seconds, 1e-9);
+      rate = i == 0 ? now : 0.9 * rate + 0.1 * now;
+      if (rank == 0) {
+        emit_worker_event(stdout, {{"event", "progress"},
+                                   {"iter", r.iteration},
+                                   {"loss", r.loss},
+                                   {"samples_per_s", rate}});
+      }
+    }
+    if (rank == 0) {
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      emit_worker_event(stdout, {{"event", "done"}, {"seconds", seconds}});
+    }
+    group->barrier()->wait();
+  } catch (const Error& e) {
+    fail_job(rank, e.message());
+  } catch (const std::exception& e) {
+    fail_job(rank, e.what());
+  }
+  return 0;
+}

@@ -1,0 +1,127 @@
+// ddpscope-cli train --np N: the job runs under mpirun as one job with one progress
+// display; a failing rank is named; SIGTERM stops every rank; bad input is refused.
+#include <signal.h>
+
+#include <QtTest/QtTest>
+
+#include <QElapsedTimer>
+#include <QProcess>
+
+class TestLauncher : public QObject {
+  Q_OBJECT
+
+  struct Result {
+    int code;
+    QString out, err;
+    qint64 ms;
+  };
+  Result run(const QStringList& args, const QMap<QString, QString>& extra_env = {}) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (auto it = extra_env.begin(); it != extra_env.end(); ++it)
+      env.insert(it.key(), it.value());
+    p.setProcessEnvironment(env);
+    QElapsedTimer timer;
+    timer.start();
+    p.start(DDPSCOPE_CLI_PATH, args);
+    if (!p.waitForFinished(120000)) {
+      p.kill();
+      p.waitForFinished();
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+            QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError()), timer.elapsed()};
+  }
+  // Live rank processes (zombies are dead already: a container's init may never reap
+  // them). Waits up to 5 s for ranks that are still being torn down.
+  static int workers_running(int expected_at_most = 0) {
+    int live = 0;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      QProcess p;
+      p.start("ps", {"-eo", "stat=,args="});
+      p.waitForFinished();
+      live = 0;
+      for (const QString& line : QString::fromUtf8(p.readAllStandardOutput()).split('\n')) {
+        const QStringList f = line.simplified().split(' ');  // stat, argv[0], ...
+        if (f.size() >= 2 && !f[0].startsWith('Z') && f[1].endsWith("ddpscope-worker")) ++live;
+      }
+      if (live <= expected_at_most) break;
+      QThread::msleep(100);
+    }
+    return live;
+  }
+
+ private slots:
+  void testRanksRunAsOneJob_data() {
+    QTest::addColumn<int>("ranks");
+    QTest::newRow("2 ranks") << 2;
+    QTest::newRow("4 ranks") << 4;
+  }
+  void testRanksRunAsOneJob() {
+    QFETCH(int, ranks);
+    Result r = run({"train", "--np", QString::number(ranks), "--iters", "20", "--batch", "8",
+                    "--log-every", "10"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains(QString("on %1 ranks (mpi backend)").arg(ranks)), qPrintable(r.out));
+    QCOMPARE(r.out.count("iter 20/20 loss"), 1);  // progress once for the job, not per rank
+    QVERIFY2(r.out.contains("done: 20 iterations"), qPrintable(r.out));
+  }
+
+  void testFailedRankIsNamed() {
+    Result r =
+        run({"train", "--np", "2", "--iters", "100000"}, {{"DDPSCOPE_FAULT", "rank=1,iter=3"}});
+    QVERIFY(r.code != 0);
+    QVERIFY2(r.err.contains(
+                 "error: the job failed: rank 1: injected fault (DDPSCOPE_FAULT) at iteration 3"),
+             qPrintable(r.err));
+    QVERIFY2(r.ms < 60000, qPrintable(QString("took %1 ms").arg(r.ms)));
+    QCOMPARE(workers_running(), 0);
+  }
+
+  void testSigtermStopsEveryRank() {
+    QProcess p;
+    p.start(DDPSCOPE_CLI_PATH, {"train", "--np", "2", "--iters", "10000000", "--log-every", "1"});
+    QVERIFY(p.waitForStarted());
+    // Wait until the job trains (rank 0 reported progress).
+    QElapsedTimer timer;
+    timer.start();
+    QString out;
+    while (!out.contains("iter 2/") && timer.elapsed() < 60000) {
+      p.waitForReadyRead(500);
+      out += QString::fromUtf8(p.readAllStandardOutput());
+    }
+    QVERIFY2(out.contains("iter 2/"), qPrintable(out));
+    QCOMPARE(workers_running(2), 2);
+    kill(static_cast<pid_t>(p.processId()), SIGTERM);
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 130);
+    QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("stopped by a signal"));
+    QCOMPARE(workers_running(), 0);
+  }
+
+  void testBadLaunchArguments_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("negative ranks") << QStringList{"train", "--np", "-1"} << "--np";
+    QTest::newRow("unknown backend")
+        << QStringList{"train", "--np", "2", "--backend", "gloo"} << "gloo";
+    QTest::newRow("missing hostfile")
+        << QStringList{"train", "--np", "2", "--hostfile", "/nonexistent/hosts"}
+        << "does not exist";
+    QTest::newRow("backend without ranks")
+        << QStringList{"train", "--backend", "nccl"} << "add --np N";
+    QTest::newRow("bad option checked before launch")
+        << QStringList{"train", "--np", "2", "--model", "transformer", "--width", "30"}
+        << "divisible";
+  }
+  void testBadLaunchArguments() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    Result r = run(args);
+    QVERIFY(r.code != 0);
+    QVERIFY2((r.out + r.err).contains(expected), qPrintable(r.out + r.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestLauncher)
+#include "tst_launcher.moc"
