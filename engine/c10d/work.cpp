@@ -22,7 +22,12 @@ void Work::finish_with_error(std::exception_ptr error) {
 }
 
 void Work::wait(Milliseconds timeout) {
-  const Milliseconds limit = timeout == kUseGroupTimeout ? default_timeout_ : timeout;
+  // With the group's timeout, the group's watchdog (which knows when the op actually
+  // started) reports first; this wait is the backstop, a little later.
+  const Milliseconds limit =
+      timeout == kUseGroupTimeout
+          ? default_timeout_ + std::max(Milliseconds(1000), default_timeout_ / 20)
+          : timeout;
   auto done = std::make_shared<std::pair<std::mutex, std::condition_variable>>();
   future_->add_done_callback([done](Future&) {
     std::lock_guard<std::mutex> lock(done->first);
