@@ -1,0 +1,94 @@
+#include "distributed_data_parallel.h"
+
+#include "autograd/grad_mode.h"
+
+namespace ddpscope::ddp {
+namespace {
+// Per parameter: dtype, ndim and up to 6 sizes (larger ranks are compared by numel).
+constexpr int kSignatureWidth = 9;
+}  // namespace
+
+DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> module,
+                                                 std::shared_ptr<c10d::ProcessGroup> group,
+                                                 DdpOptions options)
+    : module_(std::move(module)), group_(std::move(group)), options_(options) {
+  DDPSCOPE_CHECK(module_ && group_, "DistributedDataParallel needs a module and a process group");
+  DDPSCOPE_CHECK(options_.bucket_cap_mb > 0 && options_.first_bucket_cap_mb > 0,
+                 "DistributedDataParallel: bucket caps must be positive, got bucket_cap_mb=",
+                 options_.bucket_cap_mb, ", first_bucket_cap_mb=", options_.first_bucket_cap_mb);
+  register_module("module", module_);
+  verify_same_model_on_all_ranks();
+  broadcast_state(/*parameters_too=*/true);
+  std::vector<Tensor> params;
+  std::vector<std::string> names;
+  for (auto& [name, t] : named_parameters()) {
+    params.push_back(t);
+    names.push_back(name);
+  }
+  const BucketCaps caps{static_cast<size_t>(options_.first_bucket_cap_mb * (1 << 20)),
+                        static_cast<size_t>(options_.bucket_cap_mb * (1 << 20))};
+  reducer_ = Reducer::create(params, names, group_, assign_buckets(params, caps),
+                             {.gradient_as_bucket_view = options_.gradient_as_bucket_view,
+                              .find_unused_parameters = options_.find_unused_parameters});
+}
+
+void DistributedDataParallel::verify_same_model_on_all_ranks() {
+  const auto named = named_parameters();
+  Tensor count = Tensor::full({1}, static_cast<double>(named.size()), DType::I64);
+  std::vector<Tensor> counts(group_->size(), Tensor());
+  for (auto& c : counts)
+    c = Tensor::zeros({1}, DType::I64);
+  group_->allgather(counts, count)->wait();
+  for (int r = 0; r < group_->size(); ++r) {
+    DDPSCOPE_CHECK(counts[r].item<int64_t>() == static_cast<int64_t>(named.size()),
+                   "DistributedDataParallel: rank ", r, " has ", counts[r].item<int64_t>(),
+                   " parameters but rank ", group_->rank(), " has ", named.size(),
+                   "; every rank must build the same model");
+  }
+  Tensor mine = Tensor::zeros({static_cast<int64_t>(named.size()), kSignatureWidth}, DType::I64);
+  for (size_t i = 0; i < named.size(); ++i) {
+    const Tensor& p = named[i].second;
+    int64_t* row = mine.data<int64_t>() + i * kSignatureWidth;
+    row[0] = static_cast<int64_t>(p.dtype());
+    row[1] = p.dim();
+    row[2] = p.numel();
+    for (int64_t d = 0; d < std::min<int64_t>(p.dim(), 6); ++d)
+      row[3 + d] = p.size(d);
+  }
+  std::vector<Tensor> all(group_->size(), Tensor());
+  for (auto& a : all)
+    a = Tensor::zeros(mine.sizes(), DType::I64);
+  group_->allgather(all, mine)->wait();
+  for (int r = 0; r < group_->size(); ++r) {
+    for (size_t i = 0; i < named.size(); ++i) {
+      const int64_t* theirs = all[r].data<int64_t>() + i * kSignatureWidth;
+      const int64_t* ours = mine.data<int64_t>() + i * kSignatureWidth;
+      if (!std::equal(ours, ours + kSignatureWidth, theirs)) {
+        Shape shape(theirs + 3, theirs + 3 + std::min<int64_t>(theirs[1], 6));
+        throw DDPSCOPE_ERROR("DistributedDataParallel: parameter ", named[i].first, " is ",
+                             dtype_name(static_cast<DType>(theirs[0])), shape_str(shape),
+                             " on rank ", r, " but ", named[i].second.describe(), " on rank ",
+                             group_->rank(), "; every rank must build the same model");
+      }
+    }
+  }
+}
+
+void DistributedDataParallel::broadcast_state(bool parameters_too) {
+  autograd::NoGradGuard no_grad;
+  if (parameters_too) {
+    for (auto& [name, t] : named_parameters())
+      group_->broadcast(t, {.root = 0})->wait();
+  }
+  for (auto& [name, t] : named_buffers())
+    group_->broadcast(t, {.root = 0})->wait();
+}
+
+Tensor DistributedDataParallel::forward(const Tensor& input) {
+  if (options_.broadcast_buffers && group_->size() > 1) broadcast_state(/*parameters_too=*/false);
+  Tensor out = module_->forward(input);
+  if (autograd::GradMode::is_enabled()) reducer_->prepare_for_backward({out});
+  return out;
+}
+
+}  // namespace ddpscope::ddp

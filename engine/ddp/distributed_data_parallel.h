@@ -1,0 +1,69 @@
+// DistributedDataParallel: wraps a module so that training on N ranks behaves like
+// training one model on the union of the ranks' batches (PyTorch's DDP).
+//
+//   auto pg = c10d::init_process_group({.backend = "mpi"});
+//   auto model = std::make_shared<nn::Mlp>(config);
+//   ddp::DistributedDataParallel ddp(model, pg, {.bucket_cap_mb = 25});
+//   loss_fn(ddp.forward(x), y).backward();   // gradients averaged over the ranks
+//   optimizer.step();                        // identical on every rank
+//
+// Construction checks that every rank has the same parameters (count, shapes, dtypes)
+// and broadcasts parameters and buffers from rank 0. Parameters are renamed
+// "module.<name>" as in PyTorch.
+#pragma once
+
+#include <memory>
+
+#include "c10d/process_group.h"
+#include "nn/module.h"
+#include "reducer.h"
+
+namespace ddpscope::ddp {
+
+struct DdpOptions {
+  double bucket_cap_mb = 25;
+  double first_bucket_cap_mb = 1;
+  bool find_unused_parameters = false;
+  bool gradient_as_bucket_view = false;
+  bool broadcast_buffers = true;  // rank 0's buffers to every rank before each forward
+};
+
+class DistributedDataParallel : public nn::Module {
+ public:
+  DistributedDataParallel(std::shared_ptr<nn::Module> module,
+                          std::shared_ptr<c10d::ProcessGroup> group, DdpOptions options = {});
+  std::string type_name() const override { return "DistributedDataParallel"; }
+  Tensor forward(const Tensor& input) override;
+
+  nn::Module& module() { return *module_; }
+  const std::vector<BucketSpec>& buckets() const { return reducer_->bucket_specs(); }
+  Reducer& reducer() { return *reducer_; }
+
+  // While a guard lives, backward passes accumulate gradients locally without
+  // communicating; the first backward after it synchronises the sum.
+  class NoSyncGuard {
+   public:
+    explicit NoSyncGuard(Reducer& r) : reducer_(r), previous_(r.sync_enabled()) {
+      r.set_sync_enabled(false);
+    }
+    ~NoSyncGuard() { reducer_.set_sync_enabled(previous_); }
+    NoSyncGuard(const NoSyncGuard&) = delete;
+    NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+
+   private:
+    Reducer& reducer_;
+    bool previous_;
+  };
+  [[nodiscard]] NoSyncGuard no_sync() { return NoSyncGuard(*reducer_); }
+
+ private:
+  void verify_same_model_on_all_ranks();
+  void broadcast_state(bool parameters_too);
+
+  std::shared_ptr<nn::Module> module_;
+  std::shared_ptr<c10d::ProcessGroup> group_;
+  DdpOptions options_;
+  std::shared_ptr<Reducer> reducer_;
+};
+
+}  // namespace ddpscope::ddp

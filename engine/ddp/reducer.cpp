@@ -1,0 +1,210 @@
+#include "reducer.h"
+
+#include <unordered_set>
+
+#include "autograd/accumulate_grad.h"
+#include "autograd/autograd_meta.h"
+#include "autograd/engine.h"
+#include "autograd/grad_mode.h"
+#include "tensor/kernels.h"
+
+namespace ddpscope::ddp {
+
+std::shared_ptr<Reducer> Reducer::create(std::vector<Tensor> params, std::vector<std::string> names,
+                                         std::shared_ptr<c10d::ProcessGroup> group,
+                                         std::vector<BucketSpec> buckets, ReducerOptions options) {
+  auto reducer = std::make_shared<Reducer>(std::move(params), std::move(names), std::move(group),
+                                           std::move(buckets), options);
+  reducer->install_hooks();
+  return reducer;
+}
+
+Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
+                 std::shared_ptr<c10d::ProcessGroup> group, std::vector<BucketSpec> buckets,
+                 ReducerOptions options)
+    : params_(std::move(params)),
+      names_(std::move(names)),
+      group_(std::move(group)),
+      options_(options),
+      specs_(std::move(buckets)),
+      locators_(params_.size()),
+      ready_(params_.size(), false),
+      locally_used_(params_.size(), false) {
+  for (size_t b = 0; b < specs_.size(); ++b) {
+    Bucket bucket;
+    bucket.spec = specs_[b];
+    int64_t numel = 0;
+    for (size_t p : bucket.spec.params)
+      numel += params_[p].numel();
+    bucket.contents = Tensor::zeros({numel}, bucket.spec.dtype, bucket.spec.device);
+    int64_t offset = 0;
+    for (size_t slot = 0; slot < bucket.spec.params.size(); ++slot) {
+      const Tensor& p = params_[bucket.spec.params[slot]];
+      bucket.views.push_back(bucket.contents.narrow(0, offset, p.numel()).view(p.sizes()));
+      locators_[bucket.spec.params[slot]] = {b, slot};
+      offset += p.numel();
+    }
+    buckets_.push_back(std::move(bucket));
+  }
+}
+
+void Reducer::install_hooks() {
+  std::weak_ptr<Reducer> self = weak_from_this();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    autograd::register_post_accumulate_grad_hook(params_[i], [self, i](const Tensor&) {
+      if (auto reducer = self.lock()) reducer->autograd_hook(i);
+    });
+  }
+}
+
+std::string Reducer::names_of(const std::vector<size_t>& params) const {
+  std::string out;
+  for (size_t p : params)
+    out += (out.empty() ? "" : ", ") + names_[p];
+  return out;
+}
+
+void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
+  if (!sync_enabled_) {
+    expect_backward_ = false;
+    return;
+  }
+  if (!finished_last_) {
+    std::vector<size_t> missing;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      if (!ready_[i]) missing.push_back(i);
+    }
+    finished_last_ = true;
+    throw DDPSCOPE_ERROR(
+        "DDP on rank ", group_->rank(), ": the previous backward did not produce gradients for ",
+        missing.size(), " parameter(s): ", names_of(missing),
+        ". Their buckets were never reduced, so the ranks would wait for each other forever. If "
+        "the "
+        "model does not use every parameter in every forward, construct DistributedDataParallel "
+        "with find_unused_parameters=true; otherwise make sure the loss depends on every output");
+  }
+  std::fill(ready_.begin(), ready_.end(), false);
+  std::fill(locally_used_.begin(), locally_used_.end(), false);
+  for (Bucket& b : buckets_) {
+    b.pending = b.spec.params.size();
+    b.work.reset();
+  }
+  ready_order_.clear();
+  unused_.clear();
+  next_bucket_ = 0;
+  expect_backward_ = true;
+  if (!options_.find_unused_parameters) return;
+
+  // Walk the graph from the outputs: parameters whose accumulator is not reached get
+  // no gradient in this backward; they are ready now (with zeros), so buckets still fill.
+  std::unordered_set<const TensorImpl*> reached;
+  std::vector<const autograd::Node*> stack;
+  std::unordered_set<const autograd::Node*> seen;
+  for (const Tensor& out : outputs) {
+    if (auto fn = out.grad_fn()) stack.push_back(fn.get());
+  }
+  while (!stack.empty()) {
+    const autograd::Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(n))
+      reached.insert(acc->variable().impl());
+    for (const autograd::Edge& e : n->next_edges()) {
+      if (e.is_valid()) stack.push_back(e.function.get());
+    }
+  }
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!reached.count(params_[i].impl())) {
+      unused_.push_back(i);
+      const Locator& l = locators_[i];
+      buckets_[l.bucket].views[l.slot].zero_();
+      ready_[i] = true;
+      --buckets_[l.bucket].pending;
+    }
+  }
+}
+
+void Reducer::autograd_hook(size_t param) {
+  if (!sync_enabled_ || !expect_backward_) return;  // no_sync, or a backward DDP did not prepare
+  if (!backward_in_progress_) {
+    backward_in_progress_ = true;
+    finished_last_ = false;
+    std::weak_ptr<Reducer> self = weak_from_this();
+    autograd::queue_callback([self] {
+      if (auto reducer = self.lock()) reducer->finalize_backward();
+    });
+  }
+  mark_variable_ready(param);
+}
+
+void Reducer::mark_variable_ready(size_t param) {
+  DDPSCOPE_CHECK(
+      !ready_[param], "DDP: parameter ", names_[param],
+      " received its gradient twice in one backward; with static_graph off this means it "
+      "is used by a reentrant backward, which DDP does not support");
+  ready_[param] = true;
+  locally_used_[param] = true;
+  ready_order_.push_back(param);
+  const Locator& l = locators_[param];
+  Bucket& bucket = buckets_[l.bucket];
+  const Tensor& grad = params_[param].grad();
+  const Tensor& view = bucket.views[l.slot];
+  if (!(options_.gradient_as_bucket_view && grad.defined() &&
+        grad.shares_storage_with(bucket.contents))) {
+    autograd::NoGradGuard no_grad;
+    view.copy_(grad);
+    // With gradient_as_bucket_view, .grad becomes the bucket's view from now on: later
+    // backwards accumulate straight into the bucket.
+    if (options_.gradient_as_bucket_view) params_[param].set_grad(view);
+  }
+  if (--bucket.pending == 0) launch_ready_buckets();
+}
+
+void Reducer::launch_ready_buckets() {
+  // Launch strictly in index order: every rank must issue the same collectives in the
+  // same order, whatever order its gradients arrive in.
+  while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
+    Bucket& b = buckets_[next_bucket_++];
+    b.work = group_->allreduce(b.contents, {.op = c10d::ReduceOp::Avg});
+  }
+}
+
+void Reducer::finalize_backward() {
+  backward_in_progress_ = false;
+  expect_backward_ = false;
+  // Buckets that never launched hold parameters without gradients: leave them, and let
+  // the next forward report them by name (see prepare_for_backward).
+  bool all_launched = next_bucket_ == buckets_.size();
+  for (Bucket& b : buckets_) {
+    if (b.work) b.work->wait();
+  }
+  if (!all_launched) return;
+  finished_last_ = true;
+  autograd::NoGradGuard no_grad;
+  // With find_unused_parameters, a parameter no rank used keeps its gradient untouched
+  // (as if DDP were not there): the ranks share which parameters they used.
+  std::vector<bool> globally_used(params_.size(), true);
+  if (options_.find_unused_parameters) {
+    Tensor used = Tensor::zeros({static_cast<int64_t>(params_.size())}, DType::I64);
+    for (size_t i = 0; i < params_.size(); ++i)
+      used.data<int64_t>()[i] = locally_used_[i] ? 1 : 0;
+    group_->allreduce(used, {.op = c10d::ReduceOp::Max})->wait();
+    for (size_t i = 0; i < params_.size(); ++i)
+      globally_used[i] = used.data<int64_t>()[i] != 0;
+  }
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!globally_used[i]) continue;
+    const Locator& l = locators_[i];
+    const Tensor& view = buckets_[l.bucket].views[l.slot];
+    if (options_.gradient_as_bucket_view) {
+      if (!params_[i].grad().defined() || !params_[i].grad().shares_storage_with(view))
+        params_[i].set_grad(view);
+    } else if (params_[i].grad().defined()) {
+      params_[i].grad().copy_(view);
+    } else {
+      params_[i].set_grad(view.clone());  // unused locally, used elsewhere
+    }
+  }
+}
+
+}  // namespace ddpscope::ddp

@@ -1,0 +1,90 @@
+// Reducer: DDP's gradient synchronisation, overlapped with backward.
+//
+// Parameters are packed into buckets (bucket_assigner.h), each backed by one flat
+// buffer. A post-accumulate-grad hook per parameter copies its gradient into the
+// bucket (or, with gradient_as_bucket_view, makes .grad a view into the bucket so no
+// copy is needed) and marks it ready; when every gradient of a bucket is ready and all
+// earlier buckets are launched, the bucket's allreduce (average) starts asynchronously
+// while backward goes on. Buckets launch in index order, the same on every rank. At the
+// end of backward (a queued engine callback) the reducer waits for all buckets and
+// writes the averaged gradients back, so every rank holds the same .grad.
+//
+// Thread-safety: driven by the training thread and the autograd engine on it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bucket_assigner.h"
+#include "c10d/process_group.h"
+
+namespace ddpscope::ddp {
+
+struct ReducerOptions {
+  bool gradient_as_bucket_view = false;
+  bool find_unused_parameters = false;
+};
+
+class Reducer : public std::enable_shared_from_this<Reducer> {
+ public:
+  // Use create(): the hooks hold a weak reference to the reducer.
+  static std::shared_ptr<Reducer> create(std::vector<Tensor> params, std::vector<std::string> names,
+                                         std::shared_ptr<c10d::ProcessGroup> group,
+                                         std::vector<BucketSpec> buckets, ReducerOptions options);
+  Reducer(std::vector<Tensor> params, std::vector<std::string> names,
+          std::shared_ptr<c10d::ProcessGroup> group, std::vector<BucketSpec> buckets,
+          ReducerOptions options);
+
+  // Called after each forward with its outputs: checks the previous backward finished,
+  // and with find_unused_parameters marks parameters the outputs do not depend on.
+  void prepare_for_backward(const std::vector<Tensor>& outputs);
+  // Under no_sync, gradients accumulate locally and nothing is communicated.
+  void set_sync_enabled(bool enabled) { sync_enabled_ = enabled; }
+  bool sync_enabled() const { return sync_enabled_; }
+
+  const std::vector<BucketSpec>& bucket_specs() const { return specs_; }
+  // Parameter indices in the order their gradients became ready in the last backward.
+  const std::vector<size_t>& ready_order() const { return ready_order_; }
+  // Parameters found unused in the last backward (find_unused_parameters only).
+  const std::vector<size_t>& unused_parameters() const { return unused_; }
+
+ private:
+  struct Bucket {
+    BucketSpec spec;
+    Tensor contents;            // flat buffer, spec.bytes long
+    std::vector<Tensor> views;  // per parameter, shaped like it
+    size_t pending = 0;         // gradients still to arrive this backward
+    std::shared_ptr<c10d::Work> work;
+  };
+  struct Locator {
+    size_t bucket = 0;
+    size_t slot = 0;
+  };
+
+  void install_hooks();
+  void autograd_hook(size_t param);
+  void mark_variable_ready(size_t param);
+  void launch_ready_buckets();
+  void finalize_backward();
+  std::string names_of(const std::vector<size_t>& params) const;
+
+  std::vector<Tensor> params_;
+  std::vector<std::string> names_;
+  std::shared_ptr<c10d::ProcessGroup> group_;
+  ReducerOptions options_;
+  std::vector<BucketSpec> specs_;
+  std::vector<Bucket> buckets_;
+  std::vector<Locator> locators_;
+  std::vector<bool> ready_;
+  std::vector<bool> locally_used_;
+  std::vector<size_t> ready_order_;
+  std::vector<size_t> unused_;
+  size_t next_bucket_ = 0;
+  bool backward_in_progress_ = false;  // between the first hook and finalize
+  bool expect_backward_ = false;       // prepared by a forward
+  bool finished_last_ = true;          // the previous backward reduced every bucket
+  bool sync_enabled_ = true;
+};
+
+}  // namespace ddpscope::ddp

@@ -1,0 +1,260 @@
+// DistributedDataParallel under mpirun (2 and 4 ranks): N ranks with batch b give the
+// gradients of one process with batch N*b, and the same parameters after 10 SGD steps;
+// gradient_as_bucket_view, no_sync, unused parameters (error and option), buffers,
+// mismatched models.
+#include <QtTest/QtTest>
+
+#include "autograd/ops.h"
+#include "c10d/process_group.h"
+#include "ddp/distributed_data_parallel.h"
+#include "mpi_test_main.h"
+#include "nn/models.h"
+#include "optim/optimizer.h"
+#include "tensor/kernels.h"
+
+using namespace ddpscope;
+
+namespace {
+
+// max |a - b| / max |b|
+double relative_error(const Tensor& a, const Tensor& b) {
+  const auto va = a.to_vector<double>(), vb = b.to_vector<double>();
+  double diff = 0, scale = 1e-12;
+  for (size_t i = 0; i < va.size(); ++i) {
+    diff = std::max(diff, std::fabs(va[i] - vb[i]));
+    scale = std::max(scale, std::fabs(vb[i]));
+  }
+  return diff / scale;
+}
+
+struct Task {
+  std::function<std::shared_ptr<nn::Module>()> build;
+  std::function<std::pair<Tensor, Tensor>(Generator&, int64_t)> batch;  // global batch
+  std::function<Tensor(const Tensor&, const Tensor&)> loss;
+};
+
+Task task(const QString& name) {
+  if (name == "mlp") {
+    return {[] {
+              Generator g(11);
+              return std::make_shared<nn::Mlp>(
+                  nn::MlpConfig{.in_features = 16, .width = 64, .depth = 4, .out_features = 3}, &g);
+            },
+            [](Generator& g, int64_t n) {
+              return std::make_pair(randn({n, 16}, DType::F32, &g), randn({n, 3}, DType::F32, &g));
+            },
+            [](const Tensor& out, const Tensor& y) { return mse_loss(out, y); }};
+  }
+  return {[] {
+            Generator g(12);
+            return std::make_shared<nn::CharTransformer>(
+                nn::TransformerConfig{
+                    .vocab_size = 17, .context = 8, .d_model = 16, .heads = 2, .layers = 2},
+                &g);
+          },
+          [](Generator& g, int64_t n) {
+            return std::make_pair(randint({n, 8}, 17, &g), randint({n, 8}, 17, &g));
+          },
+          [](const Tensor& out, const Tensor& y) {
+            return cross_entropy(reshape(out, {-1, out.size(-1)}), reshape(y, {-1}));
+          }};
+}
+
+// Rows [rank * b, (rank + 1) * b) of a global batch.
+Tensor slice(const Tensor& t, int rank, int64_t b) {
+  return t.narrow(0, rank * b, b).contiguous();
+}
+
+class TwoBranch : public nn::Module {
+ public:
+  TwoBranch() {
+    Generator g(3);
+    used_ = register_module("used", std::make_shared<nn::Linear>(4, 2, true, &g));
+    unused_ = register_module("unused", std::make_shared<nn::Linear>(4, 2, true, &g));
+  }
+  std::string type_name() const override { return "TwoBranch"; }
+  Tensor forward(const Tensor& x) override { return used_->forward(x); }
+
+ private:
+  std::shared_ptr<nn::Linear> used_, unused_;
+};
+
+}  // namespace
+
+class TestDdp : public QObject {
+  Q_OBJECT
+  std::shared_ptr<c10d::ProcessGroup> pg_;
+
+ private slots:
+  void initTestCase() {
+    pg_ = c10d::init_process_group({.backend = "mpi", .timeout = std::chrono::seconds(120)});
+  }
+
+  void testEquivalenceWithOneProcess_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("as_view");
+    QTest::newRow("mlp") << "mlp" << false;
+    QTest::newRow("mlp, gradient_as_bucket_view") << "mlp" << true;
+    QTest::newRow("transformer") << "transformer" << false;
+  }
+  void testEquivalenceWithOneProcess() {
+    QFETCH(QString, model);
+    QFETCH(bool, as_view);
+    const Task t = task(model);
+    const int n = pg_->size();
+    const int64_t b = 4;
+    auto reference = t.build();
+    auto local = t.build();
+    // Small caps so the model spans several buckets.
+    ddp::DistributedDataParallel ddp(
+        local, pg_,
+        {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001, .gradient_as_bucket_view = as_view});
+    QVERIFY2(ddp.buckets().size() >= 3,
+             qPrintable(QString("only %1 buckets").arg(ddp.buckets().size())));
+    optim::SGD ref_opt(reference->parameters(), {.lr = 0.05});
+    optim::SGD ddp_opt(ddp.parameters(), {.lr = 0.05});
+    Generator data(99);  // same global batches on every rank
+    for (int step = 0; step < 10; ++step) {
+      auto [x, y] = t.batch(data, n * b);
+      ref_opt.zero_grad();
+      t.loss(reference->forward(x), y).backward();
+      ddp_opt.zero_grad();
+      t.loss(ddp.forward(slice(x, pg_->rank(), b)), slice(y, pg_->rank(), b)).backward();
+      if (step == 0) {
+        const auto rp = reference->parameters(), dp = ddp.parameters();
+        for (size_t i = 0; i < rp.size(); ++i) {
+          const double err = relative_error(dp[i].grad(), rp[i].grad());
+          QVERIFY2(
+              err <= 1e-5,
+              qPrintable(
+                  QString("gradient of %1: relative error %2").arg(dp[i].name().c_str()).arg(err)));
+          if (as_view) {
+            QVERIFY2(dp[i].grad().storage() != nullptr && dp[i].grad().is_contiguous(),
+                     "grad view");
+          }
+        }
+      }
+      ref_opt.step();
+      ddp_opt.step();
+    }
+    const auto rp = reference->parameters(), dp = ddp.parameters();
+    for (size_t i = 0; i < rp.size(); ++i) {
+      const double err = relative_error(dp[i], rp[i]);
+      QVERIFY2(err <= 1e-5, qPrintable(QString("parameter %1 after 10 steps: relative error %2")
+                                           .arg(dp[i].name().c_str())
+                                           .arg(err)));
+    }
+  }
+
+  void testGradientAsBucketViewSharesTheBucket() {
+    auto local = task("mlp").build();
+    ddp::DistributedDataParallel ddp(local, pg_, {.gradient_as_bucket_view = true});
+    Generator data(1);
+    auto [x, y] = task("mlp").batch(data, 4);
+    mse_loss(ddp.forward(x), y).backward();
+    const auto params = ddp.parameters();
+    // Every gradient lives in the one bucket of this small model.
+    QCOMPARE(ddp.buckets().size(), size_t{1});
+    for (size_t i = 1; i < params.size(); ++i)
+      QVERIFY(params[i].grad().shares_storage_with(params[0].grad()));
+  }
+
+  void testNoSyncAccumulatesThenSynchronises() {
+    const Task t = task("mlp");
+    const int n = pg_->size();
+    auto reference = t.build();
+    ddp::DistributedDataParallel ddp(t.build(), pg_, {});
+    Generator data(5);
+    auto [xa, ya] = t.batch(data, n * 2);
+    auto [xb, yb] = t.batch(data, n * 2);
+    {
+      auto guard = ddp.no_sync();
+      t.loss(ddp.forward(slice(xa, pg_->rank(), 2)), slice(ya, pg_->rank(), 2)).backward();
+      // Nothing communicated: this rank's gradient is its own.
+      Tensor mine = ddp.parameters()[0].grad().clone();
+      std::vector<Tensor> all(n, Tensor());
+      for (auto& a : all)
+        a = Tensor::zeros(mine.sizes());
+      pg_->allgather(all, mine)->wait();
+      if (n > 1) QVERIFY(kernels::max_abs_diff(all[0], all[1]) > 0);
+    }
+    t.loss(ddp.forward(slice(xb, pg_->rank(), 2)), slice(yb, pg_->rank(), 2)).backward();
+    // Reference: every rank's two micro-batches accumulated, averaged over ranks.
+    for (int r = 0; r < n; ++r) {
+      t.loss(reference->forward(slice(xa, r, 2)), slice(ya, r, 2)).backward();
+      t.loss(reference->forward(slice(xb, r, 2)), slice(yb, r, 2)).backward();
+    }
+    const auto rp = reference->parameters(), dp = ddp.parameters();
+    for (size_t i = 0; i < rp.size(); ++i) {
+      Tensor expected = rp[i].grad().clone();
+      kernels::scale_(expected, 1.0 / n);
+      QVERIFY2(relative_error(dp[i].grad(), expected) <= 1e-5, dp[i].name().c_str());
+    }
+  }
+
+  void testUnusedParameterWithoutTheOptionIsNamed() {
+    ddp::DistributedDataParallel ddp(std::make_shared<TwoBranch>(), pg_, {});
+    Tensor x = Tensor::ones({3, 4});
+    sum(ddp.forward(x)).backward();  // must return, not hang
+    try {
+      ddp.forward(x);
+      QFAIL("the next forward must report the parameters without gradients");
+    } catch (const Error& e) {
+      const QString msg = e.what();
+      QVERIFY2(msg.contains("module.unused.weight") && msg.contains("module.unused.bias"),
+               e.what());
+      QVERIFY2(msg.contains("find_unused_parameters=true"), e.what());
+    }
+  }
+
+  void testFindUnusedParameters() {
+    ddp::DistributedDataParallel ddp(std::make_shared<TwoBranch>(), pg_,
+                                     {.find_unused_parameters = true});
+    optim::SGD opt(ddp.parameters(), {.lr = 0.1});
+    for (int i = 0; i < 3; ++i) {
+      opt.zero_grad();
+      Tensor x = Tensor::full({3, 4}, 1.0 + pg_->rank());
+      sum(ddp.forward(x)).backward();
+      opt.step();
+    }
+    const auto params = ddp.named_parameters();
+    QCOMPARE(ddp.reducer().unused_parameters().size(), size_t{2});
+    for (auto& [name, p] : params) {
+      if (name.find("unused") != std::string::npos) {
+        QVERIFY2(!p.grad().defined(), "a globally unused parameter keeps its gradient untouched");
+      } else {
+        QVERIFY(p.grad().defined());
+      }
+    }
+  }
+
+  void testBuffersComeFromRankZero() {
+    auto bn = std::make_shared<nn::BatchNorm1d>(3);
+    bn->eval();
+    bn->running_mean().fill_(pg_->rank() * 10.0);
+    ddp::DistributedDataParallel ddp(bn, pg_, {});  // broadcast at construction
+    QCOMPARE(bn->running_mean().at<float>({1}), 0.0f);
+    bn->running_mean().fill_(pg_->rank() * 10.0 + 5.0);
+    ddp.forward(Tensor::ones({2, 3}));  // and before every forward
+    QCOMPARE(bn->running_mean().at<float>({2}), 5.0f);
+  }
+
+  void testMismatchedModelsAreNamed() {
+    Generator g(1);
+    auto m = std::make_shared<nn::Mlp>(
+        nn::MlpConfig{.in_features = 4, .width = pg_->rank() == 1 ? 9 : 8, .depth = 2}, &g);
+    if (pg_->size() == 1) QSKIP("needs two ranks");
+    try {
+      ddp::DistributedDataParallel ddp(m, pg_, {});
+      QFAIL("different models must be refused");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("module.layers.0.weight"), e.what());
+      QVERIFY2(QString(e.what()).contains("f32[9, 4] on rank 1") ||
+                   QString(e.what()).contains("f32[8, 4] on rank 0"),
+               e.what());
+    }
+  }
+};
+
+DDPSCOPE_MPI_TEST_MAIN(TestDdp)
+#include "tst_ddp.moc"
