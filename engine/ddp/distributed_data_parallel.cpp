@@ -25,11 +25,14 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
     params.push_back(t);
     names.push_back(name);
   }
-  const BucketCaps caps{static_cast<size_t>(options_.first_bucket_cap_mb * (1 << 20)),
-                        static_cast<size_t>(options_.bucket_cap_mb * (1 << 20))};
+  // At least one byte: tiny caps mean one parameter per bucket.
+  const BucketCaps caps{
+      std::max<size_t>(1, static_cast<size_t>(options_.first_bucket_cap_mb * (1 << 20))),
+      std::max<size_t>(1, static_cast<size_t>(options_.bucket_cap_mb * (1 << 20)))};
   reducer_ = Reducer::create(params, names, group_, assign_buckets(params, caps),
                              {.gradient_as_bucket_view = options_.gradient_as_bucket_view,
-                              .find_unused_parameters = options_.find_unused_parameters});
+                              .find_unused_parameters = options_.find_unused_parameters,
+                              .caps = caps});
 }
 
 void DistributedDataParallel::verify_same_model_on_all_ranks() {

@@ -26,10 +26,16 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
       names_(std::move(names)),
       group_(std::move(group)),
       options_(options),
-      specs_(std::move(buckets)),
+      initial_specs_(buckets),
       locators_(params_.size()),
       ready_(params_.size(), false),
       locally_used_(params_.size(), false) {
+  build_buckets(std::move(buckets));
+}
+
+void Reducer::build_buckets(std::vector<BucketSpec> specs) {
+  specs_ = std::move(specs);
+  buckets_.clear();
   for (size_t b = 0; b < specs_.size(); ++b) {
     Bucket bucket;
     bucket.spec = specs_[b];
@@ -46,6 +52,29 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
     }
     buckets_.push_back(std::move(bucket));
   }
+}
+
+void Reducer::rebuild_buckets() {
+  // Rank 0's observed order, so every rank builds the same buckets.
+  Tensor order = Tensor::zeros({static_cast<int64_t>(params_.size())}, DType::I64);
+  for (size_t k = 0; k < ready_order_.size(); ++k)
+    order.data<int64_t>()[k] = static_cast<int64_t>(ready_order_[k]);
+  group_->broadcast(order, {.root = 0})->wait();
+  std::vector<size_t> ready(params_.size());
+  for (size_t k = 0; k < ready.size(); ++k)
+    ready[k] = static_cast<size_t>(order.data<int64_t>()[k]);
+  build_buckets(assign_buckets(params_, options_.caps, ready));
+  if (options_.gradient_as_bucket_view) {
+    autograd::NoGradGuard no_grad;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      if (!params_[i].grad().defined()) continue;
+      const Locator& l = locators_[i];
+      const Tensor& view = buckets_[l.bucket].views[l.slot];
+      view.copy_(params_[i].grad());
+      params_[i].set_grad(view);
+    }
+  }
+  rebuilt_ = true;
 }
 
 void Reducer::install_hooks() {
@@ -82,6 +111,10 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
         "the "
         "model does not use every parameter in every forward, construct DistributedDataParallel "
         "with find_unused_parameters=true; otherwise make sure the loss depends on every output");
+  }
+  if (!rebuilt_ && options_.rebuild_buckets && !options_.find_unused_parameters &&
+      completed_iterations_ > 0 && ready_order_.size() == params_.size()) {
+    rebuild_buckets();
   }
   std::fill(ready_.begin(), ready_.end(), false);
   std::fill(locally_used_.begin(), locally_used_.end(), false);
@@ -180,6 +213,7 @@ void Reducer::finalize_backward() {
   }
   if (!all_launched) return;
   finished_last_ = true;
+  ++completed_iterations_;
   autograd::NoGradGuard no_grad;
   // With find_unused_parameters, a parameter no rank used keeps its gradient untouched
   // (as if DDP were not there): the ranks share which parameters they used.

@@ -24,6 +24,11 @@ namespace ddpscope::ddp {
 struct ReducerOptions {
   bool gradient_as_bucket_view = false;
   bool find_unused_parameters = false;
+  // After the first iteration, rebuild the buckets once from the order in which
+  // gradients actually became ready (rank 0's order, so all ranks agree). Skipped with
+  // find_unused_parameters, where the order may change from one iteration to the next.
+  bool rebuild_buckets = true;
+  BucketCaps caps;
 };
 
 class Reducer : public std::enable_shared_from_this<Reducer> {
@@ -44,6 +49,9 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   bool sync_enabled() const { return sync_enabled_; }
 
   const std::vector<BucketSpec>& bucket_specs() const { return specs_; }
+  // The assignment before the rebuild (equal to bucket_specs() until it happens).
+  const std::vector<BucketSpec>& initial_bucket_specs() const { return initial_specs_; }
+  bool buckets_rebuilt() const { return rebuilt_; }
   // Parameter indices in the order their gradients became ready in the last backward.
   const std::vector<size_t>& ready_order() const { return ready_order_; }
   // Parameters found unused in the last backward (find_unused_parameters only).
@@ -62,6 +70,8 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
     size_t slot = 0;
   };
 
+  void build_buckets(std::vector<BucketSpec> specs);
+  void rebuild_buckets();
   void install_hooks();
   void autograd_hook(size_t param);
   void mark_variable_ready(size_t param);
@@ -74,6 +84,9 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   std::shared_ptr<c10d::ProcessGroup> group_;
   ReducerOptions options_;
   std::vector<BucketSpec> specs_;
+  std::vector<BucketSpec> initial_specs_;
+  bool rebuilt_ = false;
+  int64_t completed_iterations_ = 0;
   std::vector<Bucket> buckets_;
   std::vector<Locator> locators_;
   std::vector<bool> ready_;

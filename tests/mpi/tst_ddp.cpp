@@ -79,6 +79,22 @@ class TwoBranch : public nn::Module {
   std::shared_ptr<nn::Linear> used_, unused_;
 };
 
+// Registers a then b, but applies b first: a's gradients are ready first in backward,
+// the opposite of reverse registration order.
+class Crossed : public nn::Module {
+ public:
+  Crossed() {
+    Generator g(4);
+    a_ = register_module("a", std::make_shared<nn::Linear>(8, 8, true, &g));
+    b_ = register_module("b", std::make_shared<nn::Linear>(8, 8, true, &g));
+  }
+  std::string type_name() const override { return "Crossed"; }
+  Tensor forward(const Tensor& x) override { return a_->forward(tanh(b_->forward(x))); }
+
+ private:
+  std::shared_ptr<nn::Linear> a_, b_;
+};
+
 }  // namespace
 
 class TestDdp : public QObject {
@@ -144,6 +160,58 @@ class TestDdp : public QObject {
                                            .arg(dp[i].name().c_str())
                                            .arg(err)));
     }
+  }
+
+  void testBucketsRebuiltFromReadyOrder_data() {
+    QTest::addColumn<bool>("as_view");
+    QTest::newRow("copy") << false;
+    QTest::newRow("gradient_as_bucket_view") << true;
+  }
+  void testBucketsRebuiltFromReadyOrder() {
+    QFETCH(bool, as_view);
+    auto reference = std::make_shared<Crossed>();
+    // Caps of one byte: every parameter gets a bucket of its own.
+    ddp::DistributedDataParallel ddp(
+        std::make_shared<Crossed>(), pg_,
+        {.bucket_cap_mb = 1e-6, .first_bucket_cap_mb = 1e-6, .gradient_as_bucket_view = as_view});
+    QCOMPARE(ddp.buckets().size(), size_t{4});
+    QCOMPARE(ddp.buckets()[0].params, std::vector<size_t>{3});  // b.bias: reverse registration
+    optim::SGD ref_opt(reference->parameters(), {.lr = 0.1});
+    optim::SGD ddp_opt(ddp.parameters(), {.lr = 0.1});
+    Generator data(8);
+    for (int step = 0; step < 3; ++step) {
+      Tensor x = randn({2 * pg_->size(), 8}, DType::F32, &data);
+      ref_opt.zero_grad();
+      // DDP averages the ranks' gradients: the reference loss is the sum over all rows / N.
+      mul_scalar(sum(reference->forward(x)), 1.0 / pg_->size()).backward();
+      ddp_opt.zero_grad();
+      sum(ddp.forward(slice(x, pg_->rank(), 2))).backward();
+      if (step == 0) {
+        QVERIFY(!ddp.reducer().buckets_rebuilt());
+        const auto& order = ddp.reducer().ready_order();
+        QCOMPARE(order.size(), size_t{4});
+        QVERIFY2(order[0] < 2 && order[1] < 2, "a's gradients are ready first");
+      }
+      for (size_t i = 0; i < 4; ++i) {
+        const Tensor& expected = reference->parameters()[i].grad();
+        const double err = relative_error(ddp.parameters()[i].grad(), expected);
+        QVERIFY2(err <= 1e-5,
+                 qPrintable(QString("step %1 param %2 error %3").arg(step).arg(i).arg(err)));
+      }
+      ref_opt.step();
+      ddp_opt.step();
+    }
+    QVERIFY(ddp.reducer().buckets_rebuilt());
+    QCOMPARE(ddp.reducer().initial_bucket_specs()[0].params, std::vector<size_t>{3});
+    QVERIFY2(ddp.buckets()[0].params[0] < 2, "after the rebuild a's parameters lead");
+    // Every rank holds the same assignment.
+    Tensor first = Tensor::full({1}, double(ddp.buckets()[0].params[0]), DType::I64);
+    std::vector<Tensor> all(pg_->size(), Tensor());
+    for (auto& t : all)
+      t = Tensor::zeros({1}, DType::I64);
+    pg_->allgather(all, first)->wait();
+    for (auto& t : all)
+      QCOMPARE(t.item<int64_t>(), first.item<int64_t>());
   }
 
   void testGradientAsBucketViewSharesTheBucket() {
