@@ -82,6 +82,16 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
       ->check(at_least(1))
       ->capture_default_str();
   cmd.add_option("--save", o.save_path, "Write the trained model's state dict to this file");
+  cmd.add_option("--bucket-cap-mb", o.bucket_cap_mb, "DDP bucket size cap in MiB")
+      ->check(non_negative_real())
+      ->capture_default_str();
+  cmd.add_flag("--find-unused-parameters", o.find_unused_parameters,
+               "DDP: find parameters the forward did not use");
+  cmd.add_flag("--gradient-as-bucket-view", o.gradient_as_bucket_view,
+               "DDP: gradients are views into the buckets (no copy)");
+  cmd.add_flag(
+      "!--no-overlap", o.overlap,
+      "Multi-rank: allreduce all gradients after backward instead of DDP's overlapped buckets");
   cmd.add_option("--np", launch.np, "Ranks to launch under mpirun (0: train in this process)")
       ->check(at_least(0))
       ->capture_default_str();
@@ -116,6 +126,10 @@ std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOpti
   if (o.lr != 0) a.insert(a.end(), {"--lr", num(o.lr)});
   if (o.weight_decay != 0) a.insert(a.end(), {"--weight-decay", num(o.weight_decay)});
   if (!o.save_path.empty()) a.insert(a.end(), {"--save", o.save_path});
+  a.insert(a.end(), {"--bucket-cap-mb", num(o.bucket_cap_mb)});
+  if (o.find_unused_parameters) a.push_back("--find-unused-parameters");
+  if (o.gradient_as_bucket_view) a.push_back("--gradient-as-bucket-view");
+  if (!o.overlap) a.push_back("--no-overlap");
   return a;
 }
 

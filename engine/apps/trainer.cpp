@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "autograd/ops.h"
+#include "ddp/distributed_data_parallel.h"
 #include "nn/models.h"
 #include "tensor/threads.h"
 
@@ -18,6 +19,7 @@ void validate_and_complete(TrainOptions& o) {
   DDPSCOPE_CHECK(o.depth >= 1, "--depth must be at least 1, got ", o.depth);
   DDPSCOPE_CHECK(o.threads >= 1, "--threads must be at least 1, got ", o.threads);
   DDPSCOPE_CHECK(o.lr >= 0, "--lr must not be negative, got ", o.lr);
+  DDPSCOPE_CHECK(o.bucket_cap_mb > 0, "--bucket-cap-mb must be positive, got ", o.bucket_cap_mb);
   if (o.model == "mlp") {
     if (o.data.empty()) o.data = "regression";
     DDPSCOPE_CHECK(o.data == "regression" || o.data == "classification" || o.data == "digits",
@@ -86,7 +88,14 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
     c.layers = o.depth;
     model_ = std::make_shared<nn::CharTransformer>(c, &init_gen);
   }
-  if (group_) {
+  if (group_ && o.overlap) {
+    // DDP checks the replicas match and broadcasts rank 0's parameters and buffers.
+    model_ = std::make_shared<ddp::DistributedDataParallel>(
+        model_, group_,
+        ddp::DdpOptions{.bucket_cap_mb = o.bucket_cap_mb,
+                        .find_unused_parameters = o.find_unused_parameters,
+                        .gradient_as_bucket_view = o.gradient_as_bucket_view});
+  } else if (group_) {
     // Start every replica from rank 0's parameters and buffers.
     for (auto& [name, t] : model_->state_dict())
       group_->broadcast(t, {.root = 0})->wait();
@@ -144,7 +153,7 @@ StepResult Trainer::step() {
 }
 
 void Trainer::synchronize_gradients() {
-  if (!group_ || group_->size() == 1) return;
+  if (!group_ || group_->size() == 1 || options_.overlap) return;  // DDP did it during backward
   std::vector<Tensor> grads;
   for (const Tensor& p : model_->parameters()) {
     // A parameter unused this step gets a zero gradient so every rank sends the same list.

@@ -31,6 +31,12 @@ struct TrainOptions {
   double weight_decay = 0.0;
   int threads = 1;
   std::string save_path;  // state dict written at the end when set
+  // Multi-rank jobs: DistributedDataParallel, unless overlap is off (then gradients are
+  // averaged in one allreduce after backward: the baseline DDP is measured against).
+  bool overlap = true;
+  double bucket_cap_mb = 25;
+  bool find_unused_parameters = false;
+  bool gradient_as_bucket_view = false;
 };
 
 // Fills model-dependent defaults and rejects inconsistent options with a message that
@@ -46,12 +52,13 @@ struct StepResult {
 class Trainer {
  public:
   // With a process group, every rank trains on its own data (seeded by rank) and the
-  // gradients are averaged over the group after backward, in one coalesced allreduce
-  // (the plain data-parallel baseline; DistributedDataParallel overlaps it with backward).
+  // model is wrapped in DistributedDataParallel (or, with overlap off, gradients are
+  // averaged in one coalesced allreduce after backward).
   explicit Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group = nullptr);
   // One iteration; the loss is averaged over the group's ranks.
   StepResult step();
   const TrainOptions& options() const { return options_; }
+  // The model being trained (the DDP wrapper in a DDP job).
   nn::Module& model() { return *model_; }
   // Samples per step over all ranks.
   int64_t samples_per_step() const { return options_.batch * (group_ ? group_->size() : 1); }

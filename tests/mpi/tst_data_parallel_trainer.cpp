@@ -27,11 +27,14 @@ class TestDataParallelTrainer : public QObject {
 
   void testReplicasStayIdentical_data() {
     QTest::addColumn<QString>("model");
-    QTest::newRow("mlp") << "mlp";
-    QTest::newRow("transformer") << "transformer";
+    QTest::addColumn<bool>("overlap");
+    QTest::newRow("mlp, DDP") << "mlp" << true;
+    QTest::newRow("mlp, allreduce after backward") << "mlp" << false;
+    QTest::newRow("transformer, DDP") << "transformer" << true;
   }
   void testReplicasStayIdentical() {
     QFETCH(QString, model);
+    QFETCH(bool, overlap);
     apps::TrainOptions o{.model = model.toStdString(),
                          .iters = 5,
                          .batch = 8,
