@@ -42,6 +42,7 @@ class TestDataParallelTrainer : public QObject {
                          .depth = 2,
                          .heads = 2,
                          .context = 8};
+    o.overlap = overlap;
     apps::Trainer trainer(o, pg_);
     double loss = 0;
     for (int i = 0; i < 5; ++i)
