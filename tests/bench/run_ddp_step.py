@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""DDP step benchmark: ddpscope (mpirun, 2 ranks) against PyTorch 1.13 DDP on gloo
+(2 processes), same model and batch, one compute thread per rank, in the same run.
+Prints the ratio ours/PyTorch of median iteration times (target <= 0.6), ddpscope's
+no-overlap baseline, and its bucket_cap_mb sweep.
+
+Both sides get OPENBLAS_NUM_THREADS=1, and PyTorch gets the OpenBLAS kernels
+ddpscope chose (OPENBLAS_CORETYPE), so the engines are compared on equal GEMMs.
+
+    /usr/bin/python3 tests/bench/run_ddp_step.py --build build
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_ours(binary, steps, env):
+    cmd = ["mpirun", "-np", "2", "--bind-to", "none"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    out = subprocess.run(cmd + [binary, str(steps)], env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_torch(steps, env):
+    port = str(free_port())
+    procs = []
+    for rank in range(2):
+        e = dict(env, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+        procs.append(subprocess.Popen(["/usr/bin/python3", os.path.join(HERE, "ddp_step_torch.py"), str(steps)],
+                                      env=e, stdout=subprocess.PIPE, text=True))
+    outs = [p.communicate()[0] for p in procs]
+    if any(p.returncode != 0 for p in procs):
+        sys.exit("the PyTorch side failed")
+    return json.loads(outs[0].strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=30)
+    args = parser.parse_args()
+    binary = os.path.join(args.build, "tests", "bench", "bench_ddp_step")
+    if not os.path.exists(binary):
+        sys.exit(f"{binary} not found: build the project first (bash packaging/build.sh)")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    ours, theirs = [], []
+    for _ in range(args.rounds):
+        ours.append(run_ours(binary, args.steps, env))
+        core = ours[-1]["openblas_core"].upper()
+        theirs.append(run_torch(args.steps, dict(env, OPENBLAS_CORETYPE=core)))
+
+    def median_of(mode, cap=None):
+        return statistics.median(
+            m["median_ms"] for r in ours for m in r["modes"]
+            if m["mode"] == mode and (cap is None or m.get("bucket_cap_mb") == cap))
+
+    ddp_ms = median_of("ddp", 25.0)
+    torch_ms = statistics.median(t["median_ms"] for t in theirs)
+    print(json.dumps({
+        "benchmark": "ddp_step_mlp_8x1024_batch64_2ranks_1thread",
+        "openblas_core": ours[0]["openblas_core"],
+        "ddpscope_ddp_median_ms": round(ddp_ms, 3),
+        "pytorch_ddp_gloo_median_ms": round(torch_ms, 3),
+        "ratio_ours_over_pytorch": round(ddp_ms / torch_ms, 3),
+        "target_ratio": 0.6,
+        "ddpscope_no_overlap_median_ms": round(median_of("no_overlap"), 3),
+        "bucket_cap_sweep_median_ms": {str(c): round(median_of("ddp", c), 3) for c in (1.0, 5.0, 25.0, 100.0)},
+        "rounds": args.rounds,
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()
