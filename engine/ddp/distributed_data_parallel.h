@@ -38,6 +38,8 @@ class DistributedDataParallel : public nn::Module {
   nn::Module& module() { return *module_; }
   const std::vector<BucketSpec>& buckets() const { return reducer_->bucket_specs(); }
   Reducer& reducer() { return *reducer_; }
+  // See comm_hook.h; call before the first backward.
+  void register_comm_hook(CommHook hook) { reducer_->register_comm_hook(std::move(hook)); }
 
   // While a guard lives, backward passes accumulate gradients locally without
   // communicating; the first backward after it synchronises the sum.

@@ -77,6 +77,13 @@ void Reducer::rebuild_buckets() {
   rebuilt_ = true;
 }
 
+void Reducer::register_comm_hook(CommHook hook) {
+  DDPSCOPE_CHECK(completed_iterations_ == 0 && !backward_in_progress_,
+                 "register_comm_hook: register the hook before the first backward");
+  DDPSCOPE_CHECK(!hook_, "register_comm_hook: a hook is already registered; only one is allowed");
+  hook_ = std::move(hook);
+}
+
 void Reducer::install_hooks() {
   std::weak_ptr<Reducer> self = weak_from_this();
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -120,7 +127,7 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   std::fill(locally_used_.begin(), locally_used_.end(), false);
   for (Bucket& b : buckets_) {
     b.pending = b.spec.params.size();
-    b.work.reset();
+    b.result.reset();
   }
   ready_order_.clear();
   unused_.clear();
@@ -198,7 +205,16 @@ void Reducer::launch_ready_buckets() {
   // same order, whatever order its gradients arrive in.
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& b = buckets_[next_bucket_++];
-    b.work = group_->allreduce(b.contents, {.op = c10d::ReduceOp::Avg});
+    if (hook_) {
+      GradBucket gb{next_bucket_ - 1, b.contents, {}, next_bucket_ == buckets_.size()};
+      for (size_t p : b.spec.params)
+        gb.parameters.push_back(params_[p]);
+      b.result = hook_(gb);
+      DDPSCOPE_CHECK(b.result != nullptr, "DDP: the comm hook returned no future for bucket ",
+                     gb.index);
+    } else {
+      b.result = group_->allreduce(b.contents, {.op = c10d::ReduceOp::Avg})->get_future();
+    }
   }
 }
 
@@ -209,7 +225,12 @@ void Reducer::finalize_backward() {
   // the next forward report them by name (see prepare_for_backward).
   bool all_launched = next_bucket_ == buckets_.size();
   for (Bucket& b : buckets_) {
-    if (b.work) b.work->wait();
+    if (!b.result) continue;
+    const std::vector<Tensor>& out = b.result->wait();
+    DDPSCOPE_CHECK(out.size() == 1 && out[0].numel() == b.contents.numel(),
+                   "DDP: the comm hook's future for bucket ", &b - buckets_.data(),
+                   " must hold one tensor of ", b.contents.numel(), " elements");
+    if (!out[0].shares_storage_with(b.contents)) b.contents.copy_(out[0].view(b.contents.sizes()));
   }
   if (!all_launched) return;
   finished_last_ = true;

@@ -18,6 +18,7 @@
 
 #include "bucket_assigner.h"
 #include "c10d/process_group.h"
+#include "comm_hook.h"
 
 namespace ddpscope::ddp {
 
@@ -46,6 +47,8 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   void prepare_for_backward(const std::vector<Tensor>& outputs);
   // Under no_sync, gradients accumulate locally and nothing is communicated.
   void set_sync_enabled(bool enabled) { sync_enabled_ = enabled; }
+  // Replaces the default averaging allreduce; only before the first backward.
+  void register_comm_hook(CommHook hook);
   bool sync_enabled() const { return sync_enabled_; }
 
   const std::vector<BucketSpec>& bucket_specs() const { return specs_; }
@@ -60,10 +63,10 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
  private:
   struct Bucket {
     BucketSpec spec;
-    Tensor contents;            // flat buffer, spec.bytes long
-    std::vector<Tensor> views;  // per parameter, shaped like it
-    size_t pending = 0;         // gradients still to arrive this backward
-    std::shared_ptr<c10d::Work> work;
+    Tensor contents;                       // flat buffer, spec.bytes long
+    std::vector<Tensor> views;             // per parameter, shaped like it
+    size_t pending = 0;                    // gradients still to arrive this backward
+    std::shared_ptr<c10d::Future> result;  // the reduced contents, once launched
   };
   struct Locator {
     size_t bucket = 0;
@@ -98,6 +101,7 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   bool expect_backward_ = false;       // prepared by a forward
   bool finished_last_ = true;          // the previous backward reduced every bucket
   bool sync_enabled_ = true;
+  CommHook hook_;
 };
 
 }  // namespace ddpscope::ddp
