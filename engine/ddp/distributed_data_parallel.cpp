@@ -1,5 +1,7 @@
 #include "distributed_data_parallel.h"
 
+#include <cstdio>
+
 #include "autograd/grad_mode.h"
 
 namespace ddpscope::ddp {
@@ -87,11 +89,68 @@ void DistributedDataParallel::broadcast_state(bool parameters_too) {
     group_->broadcast(t, {.root = 0})->wait();
 }
 
+int DistributedDataParallel::join_round(bool training) {
+  Tensor flag = Tensor::full({1}, training ? 1.0 : 0.0, DType::I64);
+  group_->allreduce(flag)->wait();
+  return static_cast<int>(flag.item<int64_t>());
+}
+
 Tensor DistributedDataParallel::forward(const Tensor& input) {
+  if (join_.active && autograd::GradMode::is_enabled()) {
+    DDPSCOPE_CHECK(reducer_->sync_enabled(),
+                   "DDP join: no_sync is not supported inside a join context");
+    // First collective of every iteration: how many ranks still train.
+    const int training = join_round(true);
+    if (join_.throw_on_early_termination && training < group_->size()) {
+      join_.terminated = true;
+      throw DDPSCOPE_ERROR("DDP join: rank ", group_->rank(), " stops: ", group_->size() - training,
+                           " rank(s) ran out of inputs (throw_on_early_termination)");
+    }
+    if (!join_.divide_by_initial_world_size) reducer_->set_divisor(training);
+  }
   if (options_.broadcast_buffers && group_->size() > 1) broadcast_state(/*parameters_too=*/false);
   Tensor out = module_->forward(input);
   if (autograd::GradMode::is_enabled()) reducer_->prepare_for_backward({out});
   return out;
+}
+
+DistributedDataParallel::JoinContext::JoinContext(DistributedDataParallel& ddp,
+                                                  bool divide_by_initial_world_size,
+                                                  bool throw_on_early_termination)
+    : ddp_(ddp) {
+  DDPSCOPE_CHECK(!ddp.join_.active, "DDP join: a join context is already open");
+  ddp.join_ = {true, divide_by_initial_world_size, throw_on_early_termination, false};
+}
+
+void DistributedDataParallel::JoinContext::finish() {
+  if (finished_) return;
+  finished_ = true;
+  JoinState& state = ddp_.join_;
+  // Out of inputs: shadow the others' iterations until no rank trains.
+  while (!state.terminated) {
+    const int training = ddp_.join_round(false);
+    if (training == 0) break;
+    if (state.throw_on_early_termination) {
+      state.terminated = true;
+      state.active = false;
+      throw DDPSCOPE_ERROR(
+          "DDP join: rank ", ddp_.group_->rank(),
+          " ran out of inputs while others still train (throw_on_early_termination)");
+    }
+    if (ddp_.options_.broadcast_buffers && ddp_.group_->size() > 1) ddp_.broadcast_state(false);
+    ddp_.reducer_->shadow_iteration();
+  }
+  state.active = false;
+  ddp_.reducer_->set_divisor(0);
+}
+
+DistributedDataParallel::JoinContext::~JoinContext() {
+  try {
+    finish();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "[ddpscope] DDP join failed while closing: %s\n", e.what());
+  }
+  ddp_.join_.active = false;
 }
 
 }  // namespace ddpscope::ddp

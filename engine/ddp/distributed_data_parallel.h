@@ -58,14 +58,49 @@ class DistributedDataParallel : public nn::Module {
   };
   [[nodiscard]] NoSyncGuard no_sync() { return NoSyncGuard(*reducer_); }
 
+  // Uneven inputs (PyTorch's join): every rank trains on its own inputs inside the
+  // context and then calls finish(); a rank that finished early takes part in the
+  // collectives of the ranks still training, with zero gradients, until all are done,
+  // so no rank hangs. Gradients are divided by the initial world size, or with
+  // divide_by_initial_world_size=false by the number of ranks still training. With
+  // throw_on_early_termination every rank throws as soon as one runs out of inputs.
+  // While the context is open every forward with grad mode on must be followed by a
+  // backward, and no_sync is not supported.
+  class JoinContext {
+   public:
+    JoinContext(DistributedDataParallel& ddp, bool divide_by_initial_world_size,
+                bool throw_on_early_termination);
+    ~JoinContext();  // calls finish() if needed; errors are reported on stderr
+    JoinContext(const JoinContext&) = delete;
+    JoinContext& operator=(const JoinContext&) = delete;
+    void finish();
+
+   private:
+    DistributedDataParallel& ddp_;
+    bool finished_ = false;
+  };
+  [[nodiscard]] std::unique_ptr<JoinContext> join(bool divide_by_initial_world_size = true,
+                                                  bool throw_on_early_termination = false) {
+    return std::make_unique<JoinContext>(*this, divide_by_initial_world_size,
+                                         throw_on_early_termination);
+  }
+
  private:
   void verify_same_model_on_all_ranks();
+  // One join round: every rank says whether it still trains; returns how many do.
+  int join_round(bool training);
   void broadcast_state(bool parameters_too);
 
   std::shared_ptr<nn::Module> module_;
   std::shared_ptr<c10d::ProcessGroup> group_;
   DdpOptions options_;
   std::shared_ptr<Reducer> reducer_;
+  struct JoinState {
+    bool active = false;
+    bool divide_by_initial_world_size = true;
+    bool throw_on_early_termination = false;
+    bool terminated = false;  // a rank ran out of inputs under throw_on_early_termination
+  } join_;
 };
 
 }  // namespace ddpscope::ddp

@@ -54,15 +54,33 @@ void Reducer::build_buckets(std::vector<BucketSpec> specs) {
   }
 }
 
+void Reducer::maybe_rebuild_buckets() {
+  if (rebuild_attempted_ || !options_.rebuild_buckets || options_.find_unused_parameters ||
+      completed_iterations_ == 0) {
+    return;
+  }
+  rebuild_attempted_ = true;
+  rebuild_buckets();
+}
+
 void Reducer::rebuild_buckets() {
-  // Rank 0's observed order, so every rank builds the same buckets.
-  Tensor order = Tensor::zeros({static_cast<int64_t>(params_.size())}, DType::I64);
-  for (size_t k = 0; k < ready_order_.size(); ++k)
-    order.data<int64_t>()[k] = static_cast<int64_t>(ready_order_[k]);
+  // Rank 0's observed order, so every rank builds the same buckets. If rank 0 has no
+  // complete order (it joined before training), every rank sees that and keeps the
+  // buckets it has.
+  Tensor order = Tensor::full({static_cast<int64_t>(params_.size())}, -1.0, DType::I64);
+  if (ready_order_.size() == params_.size()) {
+    for (size_t k = 0; k < ready_order_.size(); ++k)
+      order.data<int64_t>()[k] = static_cast<int64_t>(ready_order_[k]);
+  }
   group_->broadcast(order, {.root = 0})->wait();
   std::vector<size_t> ready(params_.size());
-  for (size_t k = 0; k < ready.size(); ++k)
-    ready[k] = static_cast<size_t>(order.data<int64_t>()[k]);
+  std::vector<bool> seen(params_.size(), false);
+  for (size_t k = 0; k < ready.size(); ++k) {
+    const int64_t v = order.data<int64_t>()[k];
+    if (v < 0 || v >= static_cast<int64_t>(params_.size()) || seen[v]) return;
+    seen[v] = true;
+    ready[k] = static_cast<size_t>(v);
+  }
   build_buckets(assign_buckets(params_, options_.caps, ready));
   if (options_.gradient_as_bucket_view) {
     autograd::NoGradGuard no_grad;
@@ -119,10 +137,7 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
         "model does not use every parameter in every forward, construct DistributedDataParallel "
         "with find_unused_parameters=true; otherwise make sure the loss depends on every output");
   }
-  if (!rebuilt_ && options_.rebuild_buckets && !options_.find_unused_parameters &&
-      completed_iterations_ > 0 && ready_order_.size() == params_.size()) {
-    rebuild_buckets();
-  }
+  maybe_rebuild_buckets();
   std::fill(ready_.begin(), ready_.end(), false);
   std::fill(locally_used_.begin(), locally_used_.end(), false);
   for (Bucket& b : buckets_) {
@@ -205,17 +220,45 @@ void Reducer::launch_ready_buckets() {
   // same order, whatever order its gradients arrive in.
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& b = buckets_[next_bucket_++];
-    if (hook_) {
-      GradBucket gb{next_bucket_ - 1, b.contents, {}, next_bucket_ == buckets_.size()};
-      for (size_t p : b.spec.params)
-        gb.parameters.push_back(params_[p]);
-      b.result = hook_(gb);
-      DDPSCOPE_CHECK(b.result != nullptr, "DDP: the comm hook returned no future for bucket ",
-                     gb.index);
-    } else {
-      b.result = group_->allreduce(b.contents, {.op = c10d::ReduceOp::Avg})->get_future();
-    }
+    b.result = reduce_bucket(next_bucket_ - 1);
   }
+}
+
+std::shared_ptr<c10d::Future> Reducer::reduce_bucket(size_t index) {
+  Bucket& b = buckets_[index];
+  if (hook_) {
+    GradBucket gb{index, b.contents, {}, index + 1 == buckets_.size()};
+    for (size_t p : b.spec.params)
+      gb.parameters.push_back(params_[p]);
+    auto result = hook_(gb);
+    DDPSCOPE_CHECK(result != nullptr, "DDP: the comm hook returned no future for bucket ", index);
+    return result;
+  }
+  // Sum now, divide in finalize: the divisor is the world size, or the ranks still
+  // training under join.
+  return group_->allreduce(b.contents, {.op = c10d::ReduceOp::Sum})->get_future();
+}
+
+void Reducer::reduce_used_map(std::vector<bool>& used) {
+  Tensor map = Tensor::zeros({static_cast<int64_t>(params_.size())}, DType::I64);
+  for (size_t i = 0; i < params_.size(); ++i)
+    map.data<int64_t>()[i] = used[i] ? 1 : 0;
+  group_->allreduce(map, {.op = c10d::ReduceOp::Max})->wait();
+  for (size_t i = 0; i < params_.size(); ++i)
+    used[i] = map.data<int64_t>()[i] != 0;
+}
+
+void Reducer::shadow_iteration() {
+  maybe_rebuild_buckets();
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    buckets_[i].contents.zero_();
+    reduce_bucket(i)->wait();
+  }
+  if (options_.find_unused_parameters) {
+    std::vector<bool> unused(params_.size(), false);
+    reduce_used_map(unused);
+  }
+  ++completed_iterations_;
 }
 
 void Reducer::finalize_backward() {
@@ -231,6 +274,7 @@ void Reducer::finalize_backward() {
                    "DDP: the comm hook's future for bucket ", &b - buckets_.data(),
                    " must hold one tensor of ", b.contents.numel(), " elements");
     if (!out[0].shares_storage_with(b.contents)) b.contents.copy_(out[0].view(b.contents.sizes()));
+    if (!hook_) kernels::scale_(b.contents, 1.0 / (divisor_ > 0 ? divisor_ : group_->size()));
   }
   if (!all_launched) return;
   finished_last_ = true;
@@ -240,12 +284,8 @@ void Reducer::finalize_backward() {
   // (as if DDP were not there): the ranks share which parameters they used.
   std::vector<bool> globally_used(params_.size(), true);
   if (options_.find_unused_parameters) {
-    Tensor used = Tensor::zeros({static_cast<int64_t>(params_.size())}, DType::I64);
-    for (size_t i = 0; i < params_.size(); ++i)
-      used.data<int64_t>()[i] = locally_used_[i] ? 1 : 0;
-    group_->allreduce(used, {.op = c10d::ReduceOp::Max})->wait();
-    for (size_t i = 0; i < params_.size(); ++i)
-      globally_used[i] = used.data<int64_t>()[i] != 0;
+    globally_used = locally_used_;
+    reduce_used_map(globally_used);
   }
   for (size_t i = 0; i < params_.size(); ++i) {
     if (!globally_used[i]) continue;

@@ -49,6 +49,12 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   void set_sync_enabled(bool enabled) { sync_enabled_ = enabled; }
   // Replaces the default averaging allreduce; only before the first backward.
   void register_comm_hook(CommHook hook);
+  // Gradients are summed over ranks and divided by this (default: the world size).
+  // join() sets it to the number of ranks still training when asked to.
+  void set_divisor(int divisor) { divisor_ = divisor; }
+  // On a rank that ran out of inputs (join): issue exactly the collectives a training
+  // rank's backward issues, with zero gradients, so the others do not wait forever.
+  void shadow_iteration();
   bool sync_enabled() const { return sync_enabled_; }
 
   const std::vector<BucketSpec>& bucket_specs() const { return specs_; }
@@ -74,7 +80,11 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   };
 
   void build_buckets(std::vector<BucketSpec> specs);
+  // Rebuilds once, at the first forward after an iteration; every rank decides alike.
+  void maybe_rebuild_buckets();
   void rebuild_buckets();
+  std::shared_ptr<c10d::Future> reduce_bucket(size_t index);
+  void reduce_used_map(std::vector<bool>& used);
   void install_hooks();
   void autograd_hook(size_t param);
   void mark_variable_ready(size_t param);
@@ -89,7 +99,9 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   std::vector<BucketSpec> specs_;
   std::vector<BucketSpec> initial_specs_;
   bool rebuilt_ = false;
-  int64_t completed_iterations_ = 0;
+  bool rebuild_attempted_ = false;
+  int64_t completed_iterations_ = 0;  // backward passes this group finished (shadowed too)
+  int divisor_ = 0;                   // 0: the world size
   std::vector<Bucket> buckets_;
   std::vector<Locator> locators_;
   std::vector<bool> ready_;

@@ -277,6 +277,91 @@ class TestDdp : public QObject {
     QVERIFY_THROWS_EXCEPTION(Error, ddp.register_comm_hook(inner));  // after the first backward
   }
 
+  void testJoinWithUnevenInputs_data() {
+    QTest::addColumn<bool>("divide_by_initial");
+    QTest::newRow("divide by initial world size") << true;
+    QTest::newRow("divide by ranks still training") << false;
+  }
+  void testJoinWithUnevenInputs() {
+    QFETCH(bool, divide_by_initial);
+    const Task t = task("mlp");
+    const int n = pg_->size();
+    // Rank r has r + 2 batches; all batches are drawn alike on every rank.
+    Generator data(31);
+    std::vector<std::vector<std::pair<Tensor, Tensor>>> batches(n + 1);
+    for (int i = 0; i < n + 1; ++i) {
+      for (int r = 0; r < n; ++r)
+        batches[i].push_back(t.batch(data, 3));
+    }
+    auto reference = t.build();
+    optim::SGD ref_opt(reference->parameters(), {.lr = 0.05});
+    std::vector<std::vector<Tensor>> snapshots;  // reference parameters after each iteration
+    for (int i = 0; i < n + 1; ++i) {
+      const int training = n - std::max(0, i - 1);  // ranks with more than i batches
+      ref_opt.zero_grad();
+      Tensor total;
+      for (int r = 0; r < n; ++r) {
+        if (i >= r + 2) continue;
+        Tensor l = t.loss(reference->forward(batches[i][r].first), batches[i][r].second);
+        total = total.defined() ? add(total, l) : l;
+      }
+      mul_scalar(total, 1.0 / (divide_by_initial ? n : training)).backward();
+      ref_opt.step();
+      std::vector<Tensor> snap;
+      for (auto& p : reference->parameters())
+        snap.push_back(p.clone());
+      snapshots.push_back(snap);
+    }
+    ddp::DistributedDataParallel ddp(t.build(), pg_,
+                                     {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
+    optim::SGD opt(ddp.parameters(), {.lr = 0.05});
+    const int mine = pg_->rank() + 2;
+    {
+      auto join = ddp.join(divide_by_initial);
+      for (int i = 0; i < mine; ++i) {
+        opt.zero_grad();
+        t.loss(ddp.forward(batches[i][pg_->rank()].first), batches[i][pg_->rank()].second)
+            .backward();
+        opt.step();
+      }
+      join->finish();  // shadows the iterations of the ranks with more batches
+    }
+    const auto dp = ddp.parameters();
+    for (size_t k = 0; k < dp.size(); ++k) {
+      const double err = relative_error(dp[k], snapshots[mine - 1][k]);
+      QVERIFY2(err <= 1e-5, qPrintable(QString("rank %1 %2: relative error %3")
+                                           .arg(pg_->rank())
+                                           .arg(dp[k].name().c_str())
+                                           .arg(err)));
+    }
+    // The group is usable afterwards: nothing is left half-done.
+    Tensor one = Tensor::ones({1});
+    pg_->allreduce(one)->wait();
+    QCOMPARE(one.item<float>(), float(n));
+  }
+
+  void testJoinThrowOnEarlyTermination() {
+    if (pg_->size() == 1) QSKIP("needs two ranks");
+    const Task t = task("mlp");
+    ddp::DistributedDataParallel ddp(t.build(), pg_, {});
+    Generator data(3);
+    auto [x, y] = t.batch(data, 3);
+    bool thrown = false;
+    try {
+      auto join = ddp.join(true, /*throw_on_early_termination=*/true);
+      for (int i = 0; i < pg_->rank() + 1; ++i)
+        t.loss(ddp.forward(x), y).backward();
+      join->finish();
+    } catch (const Error& e) {
+      thrown = true;
+      QVERIFY2(QString(e.what()).contains("throw_on_early_termination"), e.what());
+    }
+    QVERIFY2(thrown, "every rank must stop with an error");
+    Tensor one = Tensor::ones({1});
+    pg_->allreduce(one)->wait();  // and nobody is stuck in a collective
+    QCOMPARE(one.item<float>(), float(pg_->size()));
+  }
+
   void testGradientAsBucketViewSharesTheBucket() {
     auto local = task("mlp").build();
     ddp::DistributedDataParallel ddp(local, pg_, {.gradient_as_bucket_view = true});
