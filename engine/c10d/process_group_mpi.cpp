@@ -205,6 +205,7 @@ void ProcessGroupMPI::run_lane(Lane& lane) {
     try {
       check_usable(op_type_name(op.work->op_type()));
       if (options().check_consistency && &lane == &collectives_) check_consistency(op);
+      op.work->mark_started();
       op.run();
       op.work->finish();
     } catch (...) {

@@ -151,6 +151,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::launch(OpType type, const Tensor& descri
   CUDA_RT_CHECK(cudaEventRecord(ready, cudaStreamLegacy));
   CUDA_RT_CHECK(cudaStreamWaitEvent(stream_, ready, 0));
   cudaEventDestroy(ready);  // released once the wait has been enqueued
+  work->mark_started();     // queued on the stream now; it runs when the stream reaches it
   enqueue(stream_);
   CUDA_RT_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
   CUDA_RT_CHECK(cudaEventRecord(done, stream_));

@@ -14,10 +14,12 @@ Work::Work(OpType op, uint64_t sequence_number, std::string description,
       rank_(rank) {}
 
 void Work::finish() {
+  finished_at_ = std::chrono::steady_clock::now();
   future_->mark_completed(outputs_);
 }
 
 void Work::finish_with_error(std::exception_ptr error) {
+  finished_at_ = std::chrono::steady_clock::now();
   future_->set_error(std::move(error));
 }
 

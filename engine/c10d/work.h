@@ -4,6 +4,8 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -19,6 +21,11 @@ class Work {
        Milliseconds default_timeout, int rank);
 
   OpType op_type() const { return op_; }
+  // When the backend really began and finished the op (steady clock), for overlap
+  // analysis; unset (epoch) until then.
+  std::chrono::steady_clock::time_point started_at() const { return started_at_.load(); }
+  std::chrono::steady_clock::time_point finished_at() const { return finished_at_.load(); }
+  void mark_started() { started_at_ = std::chrono::steady_clock::now(); }
   uint64_t sequence_number() const { return sequence_number_; }
   const std::string& description() const { return description_; }
 
@@ -44,6 +51,8 @@ class Work {
   Milliseconds default_timeout_;
   int rank_;
   std::shared_ptr<Future> future_ = std::make_shared<Future>();
+  std::atomic<std::chrono::steady_clock::time_point> started_at_{};
+  std::atomic<std::chrono::steady_clock::time_point> finished_at_{};
 };
 
 // The error type of failed or timed-out collectives.

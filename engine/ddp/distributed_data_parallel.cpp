@@ -1,5 +1,6 @@
 #include "distributed_data_parallel.h"
 
+#include <chrono>
 #include <cstdio>
 
 #include "autograd/grad_mode.h"
@@ -109,7 +110,10 @@ Tensor DistributedDataParallel::forward(const Tensor& input) {
     if (!join_.divide_by_initial_world_size) reducer_->set_divisor(training);
   }
   if (options_.broadcast_buffers && group_->size() > 1) broadcast_state(/*parameters_too=*/false);
+  const auto start = std::chrono::steady_clock::now();
   Tensor out = module_->forward(input);
+  reducer_->mutable_last_iteration().forward_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (autograd::GradMode::is_enabled()) reducer_->prepare_for_backward({out});
   return out;
 }

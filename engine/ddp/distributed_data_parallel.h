@@ -38,6 +38,8 @@ class DistributedDataParallel : public nn::Module {
   nn::Module& module() { return *module_; }
   const std::vector<BucketSpec>& buckets() const { return reducer_->bucket_specs(); }
   Reducer& reducer() { return *reducer_; }
+  // Timings, buckets, gradient-ready order and unused parameters of the last iteration.
+  const IterationStats& last_iteration() const { return reducer_->last_iteration(); }
   // See comm_hook.h; call before the first backward.
   void register_comm_hook(CommHook hook) { reducer_->register_comm_hook(std::move(hook)); }
 

@@ -1,5 +1,6 @@
 #include "reducer.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "autograd/accumulate_grad.h"
@@ -148,6 +149,7 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   unused_.clear();
   next_bucket_ = 0;
   expect_backward_ = true;
+  prepared_at_ = std::chrono::steady_clock::now();
   if (!options_.find_unused_parameters) return;
 
   // Walk the graph from the outputs: parameters whose accumulator is not reached get
@@ -199,6 +201,7 @@ void Reducer::mark_variable_ready(size_t param) {
       "is used by a reentrant backward, which DDP does not support");
   ready_[param] = true;
   locally_used_[param] = true;
+  last_ready_at_ = std::chrono::steady_clock::now();
   ready_order_.push_back(param);
   const Locator& l = locators_[param];
   Bucket& bucket = buckets_[l.bucket];
@@ -220,13 +223,19 @@ void Reducer::launch_ready_buckets() {
   // same order, whatever order its gradients arrive in.
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& b = buckets_[next_bucket_++];
+    b.launched_at = std::chrono::steady_clock::now();
     b.result = reduce_bucket(next_bucket_ - 1);
+    // Stamp when the reduction really finished (the completing thread runs this).
+    b.done_at = std::make_shared<std::atomic<std::chrono::steady_clock::time_point>>();
+    b.result->add_done_callback(
+        [at = b.done_at](c10d::Future&) { *at = std::chrono::steady_clock::now(); });
   }
 }
 
 std::shared_ptr<c10d::Future> Reducer::reduce_bucket(size_t index) {
   Bucket& b = buckets_[index];
   if (hook_) {
+    b.work.reset();
     GradBucket gb{index, b.contents, {}, index + 1 == buckets_.size()};
     for (size_t p : b.spec.params)
       gb.parameters.push_back(params_[p]);
@@ -236,7 +245,8 @@ std::shared_ptr<c10d::Future> Reducer::reduce_bucket(size_t index) {
   }
   // Sum now, divide in finalize: the divisor is the world size, or the ranks still
   // training under join.
-  return group_->allreduce(b.contents, {.op = c10d::ReduceOp::Sum})->get_future();
+  b.work = group_->allreduce(b.contents, {.op = c10d::ReduceOp::Sum});
+  return b.work->get_future();
 }
 
 void Reducer::reduce_used_map(std::vector<bool>& used) {
@@ -261,6 +271,43 @@ void Reducer::shadow_iteration() {
   ++completed_iterations_;
 }
 
+void Reducer::record_stats() {
+  using Ms = std::chrono::duration<double, std::milli>;
+  // Reduction intervals: the op's own start/end when we ran it, else launch -> done.
+  std::vector<std::pair<TimePoint, TimePoint>> spans;
+  for (const Bucket& b : buckets_) {
+    if (!b.result) continue;
+    if (b.work && b.work->started_at() != TimePoint{}) {
+      spans.emplace_back(b.work->started_at(), b.work->finished_at());
+    } else {
+      spans.emplace_back(b.launched_at, b.done_at->load());
+    }
+  }
+  std::sort(spans.begin(), spans.end());
+  double comm = 0, exposed = 0;
+  TimePoint covered_to{};
+  for (auto [start, end] : spans) {
+    start = std::max(start, covered_to);  // union: skip what earlier spans covered
+    if (end <= start) continue;
+    comm += Ms(end - start).count();
+    // Anything after the last gradient was ready ran with no backward to hide behind.
+    const TimePoint exposed_from = std::max(start, last_ready_at_);
+    if (end > exposed_from) exposed += Ms(end - exposed_from).count();
+    covered_to = end;
+  }
+  stats_.iteration = completed_iterations_;
+  stats_.backward_compute_ms = Ms(last_ready_at_ - prepared_at_).count();
+  stats_.backward_comm_ms = comm;
+  stats_.overlap_ms = comm - exposed;
+  stats_.bucket_bytes.clear();
+  for (const Bucket& b : buckets_)
+    stats_.bucket_bytes.push_back(b.spec.bytes);
+  stats_.ready_order = ready_order_;
+  stats_.unused_parameters.clear();
+  for (size_t i : unused_)
+    stats_.unused_parameters.push_back(names_[i]);
+}
+
 void Reducer::finalize_backward() {
   backward_in_progress_ = false;
   expect_backward_ = false;
@@ -279,6 +326,7 @@ void Reducer::finalize_backward() {
   if (!all_launched) return;
   finished_last_ = true;
   ++completed_iterations_;
+  record_stats();
   autograd::NoGradGuard no_grad;
   // With find_unused_parameters, a parameter no rank used keeps its gradient untouched
   // (as if DDP were not there): the ranks share which parameters they used.

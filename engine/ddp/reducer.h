@@ -12,7 +12,10 @@
 // Thread-safety: driven by the training thread and the autograd engine on it.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,23 @@
 #include "comm_hook.h"
 
 namespace ddpscope::ddp {
+
+// What DDP reports about its last iteration (like PyTorch's DDP logging data). Times in
+// milliseconds on this rank.
+struct IterationStats {
+  int64_t iteration = 0;           // backward passes completed so far
+  double forward_ms = 0;           // filled by DistributedDataParallel
+  double backward_compute_ms = 0;  // end of forward -> last gradient ready
+  // Communication time is the union of the buckets' reduction intervals; the part of
+  // it before the last gradient was ready overlapped with backward (DESIGN.md).
+  double backward_comm_ms = 0;
+  double overlap_ms = 0;
+  std::vector<size_t> bucket_bytes;
+  std::vector<size_t> ready_order;  // parameter indices
+  std::vector<std::string> unused_parameters;
+  // overlap_ms / backward_comm_ms: 1 when all communication hid behind backward.
+  double overlap_ratio() const { return backward_comm_ms > 0 ? overlap_ms / backward_comm_ms : 0; }
+};
 
 struct ReducerOptions {
   bool gradient_as_bucket_view = false;
@@ -65,6 +85,9 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   const std::vector<size_t>& ready_order() const { return ready_order_; }
   // Parameters found unused in the last backward (find_unused_parameters only).
   const std::vector<size_t>& unused_parameters() const { return unused_; }
+  // Statistics of the last completed backward.
+  const IterationStats& last_iteration() const { return stats_; }
+  IterationStats& mutable_last_iteration() { return stats_; }
 
  private:
   struct Bucket {
@@ -73,6 +96,10 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
     std::vector<Tensor> views;             // per parameter, shaped like it
     size_t pending = 0;                    // gradients still to arrive this backward
     std::shared_ptr<c10d::Future> result;  // the reduced contents, once launched
+    std::shared_ptr<c10d::Work> work;      // default reduction only: exact op times
+    std::chrono::steady_clock::time_point launched_at;
+    // When the result completed (stamped by the completing thread).
+    std::shared_ptr<std::atomic<std::chrono::steady_clock::time_point>> done_at;
   };
   struct Locator {
     size_t bucket = 0;
@@ -102,6 +129,10 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   bool rebuild_attempted_ = false;
   int64_t completed_iterations_ = 0;  // backward passes this group finished (shadowed too)
   int divisor_ = 0;                   // 0: the world size
+  using TimePoint = std::chrono::steady_clock::time_point;
+  TimePoint prepared_at_, last_ready_at_;
+  IterationStats stats_;
+  void record_stats();
   std::vector<Bucket> buckets_;
   std::vector<Locator> locators_;
   std::vector<bool> ready_;

@@ -24,6 +24,8 @@ namespace {
 
 struct Result {
   double median_ms, min_ms;
+  double overlap_ratio = 0;  // DDP only: mean over measured steps
+  double comm_ms = 0;
 };
 
 // `overlap` false: plain model, all gradients averaged in one allreduce after backward.
@@ -40,6 +42,7 @@ Result run(const std::shared_ptr<c10d::ProcessGroup>& pg, bool overlap, double c
   Generator data(1 + pg->rank());
   const Tensor x = randn({64, 1024}, DType::F32, &data), y = randn({64, 1024}, DType::F32, &data);
   std::vector<double> times;
+  double overlap_sum = 0, comm_sum = 0;
   for (int step = 0; step < warmup + steps; ++step) {
     pg->barrier()->wait();
     const auto t0 = Clock::now();
@@ -52,11 +55,16 @@ Result run(const std::shared_ptr<c10d::ProcessGroup>& pg, bool overlap, double c
       pg->allreduce_coalesced(grads, {.op = c10d::ReduceOp::Avg})->wait();
     }
     opt.step();
-    if (step >= warmup)
+    if (step >= warmup) {
       times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      if (auto* d = dynamic_cast<ddp::DistributedDataParallel*>(model.get())) {
+        overlap_sum += d->last_iteration().overlap_ratio();
+        comm_sum += d->last_iteration().backward_comm_ms;
+      }
+    }
   }
   std::sort(times.begin(), times.end());
-  return {times[times.size() / 2], times.front()};
+  return {times[times.size() / 2], times.front(), overlap_sum / steps, comm_sum / steps};
 }
 
 }  // namespace
@@ -72,7 +80,9 @@ int main(int argc, char** argv) {
     modes.push_back({{"mode", "ddp"},
                      {"bucket_cap_mb", cap},
                      {"median_ms", r.median_ms},
-                     {"min_ms", r.min_ms}});
+                     {"min_ms", r.min_ms},
+                     {"overlap_ratio", r.overlap_ratio},
+                     {"comm_ms", r.comm_ms}});
   }
   const Result base = run(pg, false, 0, steps, 5);
   modes.push_back({{"mode", "no_overlap"}, {"median_ms", base.median_ms}, {"min_ms", base.min_ms}});

@@ -2,7 +2,8 @@
 """DDP step benchmark: ddpscope (mpirun, 2 ranks) against PyTorch 1.13 DDP on gloo
 (2 processes), same model and batch, one compute thread per rank, in the same run.
 Prints the ratio ours/PyTorch of median iteration times (target <= 0.6), ddpscope's
-no-overlap baseline, and its bucket_cap_mb sweep.
+no-overlap baseline, and its bucket_cap_mb sweep with the overlap ratio (the share of
+backward communication time that ran while gradients were still being computed).
 
 Both sides get OPENBLAS_NUM_THREADS=1, and PyTorch gets the OpenBLAS kernels
 ddpscope chose (OPENBLAS_CORETYPE), so the engines are compared on equal GEMMs.
@@ -78,7 +79,12 @@ def main():
         "ratio_ours_over_pytorch": round(ddp_ms / torch_ms, 3),
         "target_ratio": 0.6,
         "ddpscope_no_overlap_median_ms": round(median_of("no_overlap"), 3),
-        "bucket_cap_sweep_median_ms": {str(c): round(median_of("ddp", c), 3) for c in (1.0, 5.0, 25.0, 100.0)},
+        "bucket_cap_sweep": {
+            str(c): {"median_ms": round(median_of("ddp", c), 3),
+                     "overlap_ratio": round(statistics.mean(
+                         m["overlap_ratio"] for r in ours for m in r["modes"]
+                         if m["mode"] == "ddp" and m["bucket_cap_mb"] == c), 3)}
+            for c in (1.0, 5.0, 25.0, 100.0)},
         "rounds": args.rounds,
     }, indent=2))
 

@@ -362,6 +362,37 @@ class TestDdp : public QObject {
     QCOMPARE(one.item<float>(), float(pg_->size()));
   }
 
+  void testIterationStats() {
+    const Task t = task("mlp");
+    ddp::DistributedDataParallel ddp(t.build(), pg_,
+                                     {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
+    Generator data(6);
+    for (int i = 0; i < 2; ++i) {
+      auto [x, y] = t.batch(data, 8);
+      t.loss(ddp.forward(x), y).backward();
+    }
+    const auto& s = ddp.last_iteration();
+    QCOMPARE(s.iteration, int64_t{2});
+    QVERIFY(s.forward_ms > 0 && s.backward_compute_ms > 0 && s.backward_comm_ms > 0);
+    QVERIFY(s.overlap_ms >= 0 && s.overlap_ms <= s.backward_comm_ms + 1e-9);
+    QVERIFY(s.overlap_ratio() >= 0 && s.overlap_ratio() <= 1);
+    QCOMPARE(s.bucket_bytes.size(), ddp.buckets().size());
+    QCOMPARE(s.ready_order.size(), ddp.parameters().size());
+    size_t total = 0;
+    for (size_t b : s.bucket_bytes)
+      total += b;
+    size_t expected = 0;
+    for (auto& p : ddp.parameters())
+      expected += p.nbytes();
+    QCOMPARE(total, expected);
+
+    ddp::DistributedDataParallel two(std::make_shared<TwoBranch>(), pg_,
+                                     {.find_unused_parameters = true});
+    sum(two.forward(Tensor::ones({2, 4}))).backward();
+    QCOMPARE(two.last_iteration().unused_parameters,
+             (std::vector<std::string>{"module.unused.weight", "module.unused.bias"}));
+  }
+
   void testGradientAsBucketViewSharesTheBucket() {
     auto local = task("mlp").build();
     ddp::DistributedDataParallel ddp(local, pg_, {.gradient_as_bucket_view = true});
