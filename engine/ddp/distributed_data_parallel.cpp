@@ -35,6 +35,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
   reducer_ = Reducer::create(params, names, group_, assign_buckets(params, caps),
                              {.gradient_as_bucket_view = options_.gradient_as_bucket_view,
                               .find_unused_parameters = options_.find_unused_parameters,
+                              .static_graph = options_.static_graph,
                               .caps = caps});
 }
 

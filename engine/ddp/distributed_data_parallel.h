@@ -26,6 +26,8 @@ struct DdpOptions {
   bool find_unused_parameters = false;
   bool gradient_as_bucket_view = false;
   bool broadcast_buffers = true;  // rank 0's buffers to every rank before each forward
+  // The same parameters are used in every iteration: unused ones are found once.
+  bool static_graph = false;
 };
 
 class DistributedDataParallel : public nn::Module {

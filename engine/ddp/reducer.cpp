@@ -56,8 +56,9 @@ void Reducer::build_buckets(std::vector<BucketSpec> specs) {
 }
 
 void Reducer::maybe_rebuild_buckets() {
-  if (rebuild_attempted_ || !options_.rebuild_buckets || options_.find_unused_parameters ||
-      completed_iterations_ == 0) {
+  // A static graph keeps its order, so it rebuilds even with unused parameters.
+  if (rebuild_attempted_ || !options_.rebuild_buckets ||
+      (options_.find_unused_parameters && !options_.static_graph) || completed_iterations_ == 0) {
     return;
   }
   rebuild_attempted_ = true;
@@ -69,9 +70,12 @@ void Reducer::rebuild_buckets() {
   // complete order (it joined before training), every rank sees that and keeps the
   // buckets it has.
   Tensor order = Tensor::full({static_cast<int64_t>(params_.size())}, -1.0, DType::I64);
-  if (ready_order_.size() == params_.size()) {
-    for (size_t k = 0; k < ready_order_.size(); ++k)
-      order.data<int64_t>()[k] = static_cast<int64_t>(ready_order_[k]);
+  // Unused parameters (ready before backward began) go last.
+  std::vector<size_t> observed = ready_order_;
+  observed.insert(observed.end(), unused_.begin(), unused_.end());
+  if (observed.size() == params_.size()) {
+    for (size_t k = 0; k < observed.size(); ++k)
+      order.data<int64_t>()[k] = static_cast<int64_t>(observed[k]);
   }
   group_->broadcast(order, {.root = 0})->wait();
   std::vector<size_t> ready(params_.size());
@@ -150,10 +154,28 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   next_bucket_ = 0;
   expect_backward_ = true;
   prepared_at_ = std::chrono::steady_clock::now();
-  if (!options_.find_unused_parameters) return;
+  // Which parameters get no gradient this backward: found by walking the graph every
+  // iteration (find_unused_parameters), or once and then remembered (static_graph).
+  if (options_.find_unused_parameters || (options_.static_graph && !static_unused_known_)) {
+    unused_ = find_unused(outputs);
+    if (options_.static_graph) {
+      static_unused_ = unused_;
+      static_unused_known_ = true;
+    }
+  } else if (options_.static_graph) {
+    unused_ = static_unused_;
+  }
+  // They are ready now (with zeros), so their buckets still fill.
+  for (size_t i : unused_) {
+    const Locator& l = locators_[i];
+    buckets_[l.bucket].views[l.slot].zero_();
+    ready_[i] = true;
+    --buckets_[l.bucket].pending;
+  }
+}
 
-  // Walk the graph from the outputs: parameters whose accumulator is not reached get
-  // no gradient in this backward; they are ready now (with zeros), so buckets still fill.
+std::vector<size_t> Reducer::find_unused(const std::vector<Tensor>& outputs) {
+  ++graph_walks_;
   std::unordered_set<const TensorImpl*> reached;
   std::vector<const autograd::Node*> stack;
   std::unordered_set<const autograd::Node*> seen;
@@ -170,15 +192,11 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
       if (e.is_valid()) stack.push_back(e.function.get());
     }
   }
+  std::vector<size_t> unused;
   for (size_t i = 0; i < params_.size(); ++i) {
-    if (!reached.count(params_[i].impl())) {
-      unused_.push_back(i);
-      const Locator& l = locators_[i];
-      buckets_[l.bucket].views[l.slot].zero_();
-      ready_[i] = true;
-      --buckets_[l.bucket].pending;
-    }
+    if (!reached.count(params_[i].impl())) unused.push_back(i);
   }
+  return unused;
 }
 
 void Reducer::autograd_hook(size_t param) {
@@ -264,9 +282,10 @@ void Reducer::shadow_iteration() {
     buckets_[i].contents.zero_();
     reduce_bucket(i)->wait();
   }
-  if (options_.find_unused_parameters) {
-    std::vector<bool> unused(params_.size(), false);
-    reduce_used_map(unused);
+  if (options_.find_unused_parameters || (options_.static_graph && static_globally_used_.empty())) {
+    std::vector<bool> used(params_.size(), false);
+    reduce_used_map(used);
+    if (options_.static_graph) static_globally_used_ = used;
   }
   ++completed_iterations_;
 }
@@ -331,9 +350,12 @@ void Reducer::finalize_backward() {
   // With find_unused_parameters, a parameter no rank used keeps its gradient untouched
   // (as if DDP were not there): the ranks share which parameters they used.
   std::vector<bool> globally_used(params_.size(), true);
-  if (options_.find_unused_parameters) {
+  if (options_.find_unused_parameters || (options_.static_graph && static_globally_used_.empty())) {
     globally_used = locally_used_;
     reduce_used_map(globally_used);
+    if (options_.static_graph) static_globally_used_ = globally_used;
+  } else if (options_.static_graph) {
+    globally_used = static_globally_used_;  // the graph does not change
   }
   for (size_t i = 0; i < params_.size(); ++i) {
     if (!globally_used[i]) continue;

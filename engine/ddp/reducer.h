@@ -49,6 +49,9 @@ struct ReducerOptions {
   // gradients actually became ready (rank 0's order, so all ranks agree). Skipped with
   // find_unused_parameters, where the order may change from one iteration to the next.
   bool rebuild_buckets = true;
+  // The graph is the same every iteration: unused parameters are found once (no
+  // find_unused_parameters needed) and the used-parameter map is shared once.
+  bool static_graph = false;
   BucketCaps caps;
 };
 
@@ -85,6 +88,8 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   const std::vector<size_t>& ready_order() const { return ready_order_; }
   // Parameters found unused in the last backward (find_unused_parameters only).
   const std::vector<size_t>& unused_parameters() const { return unused_; }
+  // How often the reducer walked the autograd graph looking for unused parameters.
+  int64_t graph_walks() const { return graph_walks_; }
   // Statistics of the last completed backward.
   const IterationStats& last_iteration() const { return stats_; }
   IterationStats& mutable_last_iteration() { return stats_; }
@@ -133,6 +138,11 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   TimePoint prepared_at_, last_ready_at_;
   IterationStats stats_;
   void record_stats();
+  std::vector<size_t> find_unused(const std::vector<Tensor>& outputs);
+  int64_t graph_walks_ = 0;
+  bool static_unused_known_ = false;
+  std::vector<size_t> static_unused_;
+  std::vector<bool> static_globally_used_;
   std::vector<Bucket> buckets_;
   std::vector<Locator> locators_;
   std::vector<bool> ready_;

@@ -475,6 +475,25 @@ class TestDdp : public QObject {
     }
   }
 
+  void testStaticGraph() {
+    // Unused parameters without find_unused_parameters: found in the first iteration,
+    // then remembered; the buckets are still rebuilt.
+    ddp::DistributedDataParallel ddp(
+        std::make_shared<TwoBranch>(), pg_,
+        {.bucket_cap_mb = 1e-6, .first_bucket_cap_mb = 1e-6, .static_graph = true});
+    optim::SGD opt(ddp.parameters(), {.lr = 0.1});
+    for (int i = 0; i < 4; ++i) {
+      opt.zero_grad();
+      sum(ddp.forward(Tensor::full({2, 4}, 1.0 + pg_->rank()))).backward();
+      opt.step();
+    }
+    QCOMPARE(ddp.reducer().graph_walks(), int64_t{1});
+    QVERIFY(ddp.reducer().buckets_rebuilt());
+    for (auto& [name, p] : ddp.named_parameters()) {
+      QCOMPARE(p.grad().defined(), name.find("unused") == std::string::npos);
+    }
+  }
+
   void testBuffersComeFromRankZero() {
     auto bn = std::make_shared<nn::BatchNorm1d>(3);
     bn->eval();
