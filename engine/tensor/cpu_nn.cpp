@@ -18,90 +18,92 @@ Rows rows_of(const Tensor& t, const char* op) {
 }
 }  // namespace
 
-Tensor softmax(const Tensor& x) {
-  DDPSCOPE_ROUTE_CUDA(x, softmax(x));
+namespace {
+
+// Applies fn(in_row, out_row, width) to every row of x over the last dimension.
+template <typename Fn>
+Tensor map_rows(const Tensor& x, const char* op, Fn&& fn) {
   const Tensor c = x.contiguous();
   Tensor out = Tensor::empty(x.sizes(), x.dtype(), x.device());
-  const Rows r = rows_of(x, "softmax");
-  dispatch_compute(x.dtype(), "softmax", [&]<typename T>() {
+  const Rows r = rows_of(x, op);
+  dispatch_compute(x.dtype(), op, [&]<typename T>() {
+    for (int64_t i = 0; i < r.count; ++i)
+      fn(c.data<T>() + i * r.width, out.data<T>() + i * r.width, r.width);
+  });
+  return out;
+}
+
+// Applies fn(grad_row, output_row, result_row, width) row by row.
+template <typename Fn>
+Tensor map_row_pairs(const Tensor& grad, const Tensor& output, const char* op, Fn&& fn) {
+  const Tensor g = grad.contiguous(), y = output.contiguous();
+  Tensor out = Tensor::empty(y.sizes(), y.dtype(), y.device());
+  const Rows r = rows_of(y, op);
+  dispatch_compute(y.dtype(), op, [&]<typename T>() {
     for (int64_t i = 0; i < r.count; ++i) {
-      const T* in = c.data<T>() + i * r.width;
-      T* o = out.data<T>() + i * r.width;
-      T m = -std::numeric_limits<T>::infinity();
-      for (int64_t j = 0; j < r.width; ++j)
-        m = std::max(m, in[j]);
-      T total = 0;
-      for (int64_t j = 0; j < r.width; ++j)
-        total += (o[j] = std::exp(in[j] - m));
-      const T inv = T(1) / total;
-      for (int64_t j = 0; j < r.width; ++j)
-        o[j] *= inv;
+      fn(g.data<T>() + i * r.width, y.data<T>() + i * r.width, out.data<T>() + i * r.width,
+         r.width);
     }
   });
   return out;
+}
+
+// log(sum(exp(row))), shifted by the row maximum so large logits do not overflow.
+template <typename T>
+T log_sum_exp(const T* in, int64_t width) {
+  T m = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < width; ++j)
+    m = std::max(m, in[j]);
+  T total = 0;
+  for (int64_t j = 0; j < width; ++j)
+    total += std::exp(in[j] - m);
+  return m + std::log(total);
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x) {
+  DDPSCOPE_ROUTE_CUDA(x, softmax(x));
+  return map_rows(x, "softmax", []<typename T>(const T* in, T* o, int64_t width) {
+    const T lse = log_sum_exp(in, width);
+    for (int64_t j = 0; j < width; ++j)
+      o[j] = std::exp(in[j] - lse);
+  });
 }
 
 Tensor log_softmax(const Tensor& x) {
   DDPSCOPE_ROUTE_CUDA(x, log_softmax(x));
-  const Tensor c = x.contiguous();
-  Tensor out = Tensor::empty(x.sizes(), x.dtype(), x.device());
-  const Rows r = rows_of(x, "log_softmax");
-  dispatch_compute(x.dtype(), "log_softmax", [&]<typename T>() {
-    for (int64_t i = 0; i < r.count; ++i) {
-      const T* in = c.data<T>() + i * r.width;
-      T* o = out.data<T>() + i * r.width;
-      T m = -std::numeric_limits<T>::infinity();
-      for (int64_t j = 0; j < r.width; ++j)
-        m = std::max(m, in[j]);
-      T total = 0;
-      for (int64_t j = 0; j < r.width; ++j)
-        total += std::exp(in[j] - m);
-      const T lse = m + std::log(total);
-      for (int64_t j = 0; j < r.width; ++j)
-        o[j] = in[j] - lse;
-    }
+  return map_rows(x, "log_softmax", []<typename T>(const T* in, T* o, int64_t width) {
+    const T lse = log_sum_exp(in, width);
+    for (int64_t j = 0; j < width; ++j)
+      o[j] = in[j] - lse;
   });
-  return out;
 }
 
 Tensor softmax_backward(const Tensor& grad, const Tensor& output) {
   DDPSCOPE_ROUTE_CUDA(grad, softmax_backward(grad, output));
-  const Tensor g = grad.contiguous(), y = output.contiguous();
-  Tensor out = Tensor::empty(y.sizes(), y.dtype(), y.device());
-  const Rows r = rows_of(y, "softmax_backward");
-  dispatch_compute(y.dtype(), "softmax_backward", [&]<typename T>() {
-    for (int64_t i = 0; i < r.count; ++i) {
-      const T* gy = g.data<T>() + i * r.width;
-      const T* py = y.data<T>() + i * r.width;
-      T* o = out.data<T>() + i * r.width;
-      T dot = 0;
-      for (int64_t j = 0; j < r.width; ++j)
-        dot += gy[j] * py[j];
-      for (int64_t j = 0; j < r.width; ++j)
-        o[j] = py[j] * (gy[j] - dot);
-    }
-  });
-  return out;
+  // dx = y * (dy - sum(dy * y))
+  return map_row_pairs(grad, output, "softmax_backward",
+                       []<typename T>(const T* gy, const T* y, T* o, int64_t width) {
+                         T dot = 0;
+                         for (int64_t j = 0; j < width; ++j)
+                           dot += gy[j] * y[j];
+                         for (int64_t j = 0; j < width; ++j)
+                           o[j] = y[j] * (gy[j] - dot);
+                       });
 }
 
 Tensor log_softmax_backward(const Tensor& grad, const Tensor& output) {
   DDPSCOPE_ROUTE_CUDA(grad, log_softmax_backward(grad, output));
-  const Tensor g = grad.contiguous(), y = output.contiguous();
-  Tensor out = Tensor::empty(y.sizes(), y.dtype(), y.device());
-  const Rows r = rows_of(y, "log_softmax_backward");
-  dispatch_compute(y.dtype(), "log_softmax_backward", [&]<typename T>() {
-    for (int64_t i = 0; i < r.count; ++i) {
-      const T* gy = g.data<T>() + i * r.width;
-      const T* py = y.data<T>() + i * r.width;
-      T* o = out.data<T>() + i * r.width;
-      T total = 0;
-      for (int64_t j = 0; j < r.width; ++j)
-        total += gy[j];
-      for (int64_t j = 0; j < r.width; ++j)
-        o[j] = gy[j] - std::exp(py[j]) * total;
-    }
-  });
-  return out;
+  // dx = dy - exp(y) * sum(dy)
+  return map_row_pairs(grad, output, "log_softmax_backward",
+                       []<typename T>(const T* gy, const T* y, T* o, int64_t width) {
+                         T total = 0;
+                         for (int64_t j = 0; j < width; ++j)
+                           total += gy[j];
+                         for (int64_t j = 0; j < width; ++j)
+                           o[j] = gy[j] - std::exp(y[j]) * total;
+                       });
 }
 
 LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
