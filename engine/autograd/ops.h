@@ -42,6 +42,10 @@ Tensor transpose(const Tensor& a, int64_t dim0, int64_t dim1);
 Tensor permute(const Tensor& a, const std::vector<int64_t>& dims);
 Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length);
 
+// dtype conversion; the gradient is converted back to the input's dtype
+// (f16/bf16 parameters computed in f32, for example)
+Tensor cast(const Tensor& a, DType dtype);
+
 // products
 Tensor matmul(const Tensor& a, const Tensor& b);  // 2-D or batched 3-D
 // x [..., in] @ weight[out, in]^T + bias[out]

@@ -112,6 +112,14 @@ Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op) {
 
 void add_(const Tensor& self, const Tensor& other, double alpha) {
   check_same_device_dtype(self, other, "add_");
+  if (!is_compute_type(self.dtype()) && is_floating(self.dtype())) {
+    // f16/bf16 gradients (accumulation, DDP averaging): compute in f32, store rounded.
+    const Tensor f = self.to(DType::F32);
+    add_(f, other.to(DType::F32), alpha);
+    copy(self, f);
+    self.bump_version();
+    return;
+  }
   DDPSCOPE_ROUTE_CUDA(self, add_(self, other, alpha));
   dispatch_compute(self.dtype(), "add_", [&]<typename T>() {
     const T al = static_cast<T>(alpha);
@@ -121,6 +129,13 @@ void add_(const Tensor& self, const Tensor& other, double alpha) {
 }
 
 void scale_(const Tensor& self, double factor) {
+  if (!is_compute_type(self.dtype()) && is_floating(self.dtype())) {
+    const Tensor f = self.to(DType::F32);
+    scale_(f, factor);
+    copy(self, f);
+    self.bump_version();
+    return;
+  }
   DDPSCOPE_ROUTE_CUDA(self, scale_(self, factor));
   dispatch_compute(self.dtype(), "scale_", [&]<typename T>() {
     T* p = self.data<T>();

@@ -19,7 +19,8 @@ void fill(const Tensor& dst, double value);
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 enum class BinaryOp { Add, Sub, Mul, Div };
 Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op);  // broadcasting
-// self += alpha * other (other broadcast to self's shape).
+// self += alpha * other (other broadcast to self's shape). add_ and scale_ also take
+// f16/bf16 (computed in f32, stored rounded): gradients may be kept in those.
 void add_(const Tensor& self, const Tensor& other, double alpha = 1.0);
 void scale_(const Tensor& self, double factor);
 Tensor affine(const Tensor& a, double scale, double shift);  // a * scale + shift

@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include <numeric>
+#include <set>
 #include "autograd/ops.h"
 #include "c10d/process_group.h"
 #include "ddp/distributed_data_parallel.h"
@@ -79,6 +80,25 @@ class TwoBranch : public nn::Module {
 
  private:
   std::shared_ptr<nn::Linear> used_, unused_;
+};
+
+// A Linear in f32 and a per-output scale stored in f16, computed in f32: DDP gets
+// buckets of two dtypes.
+class MixedPrecision : public nn::Module {
+ public:
+  MixedPrecision() {
+    Generator g(9);
+    fc_ = register_module("fc", std::make_shared<nn::Linear>(8, 4, true, &g));
+    scale_ = register_parameter("scale", uniform({4}, 0.5, 1.5, DType::F32, &g).to(DType::F16));
+  }
+  std::string type_name() const override { return "MixedPrecision"; }
+  Tensor forward(const Tensor& x) override {
+    return mul(fc_->forward(x), cast(scale_, DType::F32));
+  }
+
+ private:
+  std::shared_ptr<nn::Linear> fc_;
+  Tensor scale_;
 };
 
 // Registers a then b, but applies b first: a's gradients are ready first in backward,
@@ -214,6 +234,29 @@ class TestDdp : public QObject {
     pg_->allgather(all, first)->wait();
     for (auto& t : all)
       QCOMPARE(t.item<int64_t>(), first.item<int64_t>());
+  }
+
+  void testMixedF32AndF16Parameters() {
+    auto reference = std::make_shared<MixedPrecision>();
+    ddp::DistributedDataParallel ddp(std::make_shared<MixedPrecision>(), pg_, {});
+    std::set<DType> dtypes;
+    for (auto& b : ddp.buckets())
+      dtypes.insert(b.dtype);
+    QCOMPARE(dtypes, (std::set<DType>{DType::F32, DType::F16}));
+    Generator data(4);
+    Tensor x = randn({3 * pg_->size(), 8}, DType::F32, &data);
+    mul_scalar(sum(reference->forward(x)), 1.0 / pg_->size()).backward();
+    sum(ddp.forward(slice(x, pg_->rank(), 3))).backward();
+    const auto rp = reference->named_parameters();
+    const auto dp = ddp.parameters();
+    for (size_t i = 0; i < rp.size(); ++i) {
+      QCOMPARE(dp[i].grad().dtype(), rp[i].second.dtype());
+      // The f16 gradient is averaged in f16: its precision bounds the error.
+      const double tol = rp[i].second.dtype() == DType::F16 ? 2e-3 : 1e-5;
+      const double err = relative_error(dp[i].grad(), rp[i].second.grad());
+      QVERIFY2(err <= tol,
+               qPrintable(QString("%1: relative error %2").arg(rp[i].first.c_str()).arg(err)));
+    }
   }
 
   void testCommHooks_data() {

@@ -88,6 +88,19 @@ class TestTensor : public QObject {
     QCOMPARE(bf16_bits_to_float(float_to_bf16_bits(1.0f)), 1.0f);
   }
 
+  void testHalfGradientArithmetic() {
+    // Gradients kept in f16/bf16 accumulate and scale through f32.
+    for (DType d : {DType::F16, DType::BF16}) {
+      Tensor g = Tensor::full({3}, 1.5, d);
+      kernels::add_(g, Tensor::full({3}, 0.25, d), 2.0);
+      kernels::scale_(g, 0.5);
+      QCOMPARE(g.dtype(), d);
+      QCOMPARE(g.at<float>({2}), 1.0f);
+    }
+    QVERIFY_THROWS_EXCEPTION(Error,
+                             kernels::add_(Tensor::zeros({2}, DType::F16), Tensor::zeros({2})));
+  }
+
   void testBroadcastBinary() {
     Tensor a = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
     Tensor row = Tensor::from_vector<float>({10, 20, 30}, {3});

@@ -55,6 +55,16 @@ class NarrowBackward : public Node {
   int64_t dim_, start_;
 };
 
+class CastBackward : public Node {
+ public:
+  explicit CastBackward(DType input_dtype) : input_dtype_(input_dtype) {}
+  std::string name() const override { return "CastBackward"; }
+  variable_list apply(variable_list&& grads) override { return {grads[0].to(input_dtype_)}; }
+
+ private:
+  DType input_dtype_;
+};
+
 Tensor permute_impl(const Tensor& a, const std::vector<int64_t>& dims, bool is_transpose) {
   Tensor out = a.permute(dims);
   if (needs_grad({&a})) {
@@ -68,6 +78,12 @@ Tensor permute_impl(const Tensor& a, const std::vector<int64_t>& dims, bool is_t
 }
 
 }  // namespace
+
+Tensor cast(const Tensor& a, DType dtype) {
+  Tensor out = a.dtype() == dtype ? a.detach() : a.to(dtype);
+  if (needs_grad({&a})) connect(std::make_shared<CastBackward>(a.dtype()), {&a}, out);
+  return out;
+}
 
 Tensor reshape(const Tensor& a, const Shape& shape) {
   Tensor out = a.is_contiguous() ? a.view(shape) : a.clone().view(shape);
