@@ -37,27 +37,20 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, doubl
   const int M = static_cast<int>(a.size(0)), N = static_cast<int>(b.size(1)),
             K = static_cast<int>(a.size(1));
   if (M == 0 || N == 0) return;
-  // C must be row-major with unit column stride; otherwise compute into a temporary.
-  const bool c_direct = writable_in_place(c);
-  Tensor out = c_direct ? c : Tensor::empty(c.sizes(), c.dtype(), c.device());
-  if (!c_direct && beta != 0.0) copy(out, c);
-  const int ldc = matrix_layout(out).ld;
   const BlasOperand A = as_blas_operand(a), B = as_blas_operand(b);
-  if (K == 0) {
-    scale_(out, beta);
-  } else if (a.dtype() == DType::F32) {
-    cblas_sgemm(CblasRowMajor, A.trans, B.trans, M, N, K, static_cast<float>(alpha),
-                A.storage.data<float>(), A.ld, B.storage.data<float>(), B.ld,
-                static_cast<float>(beta), out.data<float>(), ldc);
-  } else if (a.dtype() == DType::F64) {
-    cblas_dgemm(CblasRowMajor, A.trans, B.trans, M, N, K, alpha, A.storage.data<double>(), A.ld,
-                B.storage.data<double>(), B.ld, beta, out.data<double>(), ldc);
-  } else {
-    throw DDPSCOPE_ERROR("gemm: dtype ", dtype_name(a.dtype()),
-                         " is not supported; use f32 or f64");
-  }
-  if (!c_direct) copy(c, out);
-  c.bump_version();
+  with_gemm_output(c, K, beta, [&](const Tensor& out, int ldc) {
+    if (a.dtype() == DType::F32) {
+      cblas_sgemm(CblasRowMajor, A.trans, B.trans, M, N, K, static_cast<float>(alpha),
+                  A.storage.data<float>(), A.ld, B.storage.data<float>(), B.ld,
+                  static_cast<float>(beta), out.data<float>(), ldc);
+    } else if (a.dtype() == DType::F64) {
+      cblas_dgemm(CblasRowMajor, A.trans, B.trans, M, N, K, alpha, A.storage.data<double>(), A.ld,
+                  B.storage.data<double>(), B.ld, beta, out.data<double>(), ldc);
+    } else {
+      throw DDPSCOPE_ERROR("gemm: dtype ", dtype_name(a.dtype()),
+                           " is not supported; use f32 or f64");
+    }
+  });
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {

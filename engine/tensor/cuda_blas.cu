@@ -48,13 +48,7 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, doubl
   const int M = static_cast<int>(a.size(0)), N = static_cast<int>(b.size(1)),
             K = static_cast<int>(a.size(1));
   if (M == 0 || N == 0) return;
-  const bool c_direct = writable_in_place(c);
-  Tensor out = c_direct ? c : Tensor::empty(c.sizes(), c.dtype(), c.device());
-  if (!c_direct && beta != 0.0) copy(out, c);
-  const int ldc = matrix_layout(out).ld;
-  if (K == 0) {
-    scale_(out, beta);
-  } else {
+  with_gemm_output(c, K, beta, [&](const Tensor& out, int ldc) {
     const Operand A = as_operand(a), B = as_operand(b);
     cublasHandle_t h = handle_for(a.device().index);
     if (a.dtype() == DType::F32) {
@@ -74,9 +68,7 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, doubl
       throw DDPSCOPE_ERROR("gemm: dtype ", dtype_name(a.dtype()),
                            " is not supported; use f32 or f64");
     }
-  }
-  if (!c_direct) copy(c, out);
-  c.bump_version();
+  });
 }
 
 }  // namespace ddpscope::cuda_kernels

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "kernels.h"
 #include "tensor.h"
 
 namespace ddpscope {
@@ -30,6 +31,23 @@ inline MatrixLayout matrix_layout(const Tensor& t) {
 inline bool writable_in_place(const Tensor& c) {
   const MatrixLayout l = matrix_layout(c);
   return l.direct && !l.transposed;
+}
+
+// Calls blas(out, ldc) with an output BLAS can write: c itself when its layout allows,
+// else a temporary (holding c's values when beta != 0) copied back afterwards. With an
+// empty inner dimension there is no product: c is only scaled by beta.
+template <typename Blas>
+void with_gemm_output(const Tensor& c, int64_t inner, double beta, Blas&& blas) {
+  const bool direct = writable_in_place(c);
+  Tensor out = direct ? c : Tensor::empty(c.sizes(), c.dtype(), c.device());
+  if (!direct && beta != 0.0) kernels::copy(out, c);
+  if (inner == 0) {
+    kernels::scale_(out, beta);
+  } else {
+    blas(out, matrix_layout(out).ld);
+  }
+  if (!direct) kernels::copy(c, out);
+  c.bump_version();
 }
 
 }  // namespace ddpscope
