@@ -1,19 +1,42 @@
-// ddpscope-cli: the terminal entry point. `train` runs a training job in this process
-// and shows its progress.
+// ddpscope-cli: the terminal entry point. `train` runs a training job (in this process,
+// or N ranks under mpirun) and shows its progress; `stats` summarises a run file as
+// JSON; `export` writes a run as a Chrome trace for Perfetto.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 
+#include "chrome_trace_export.h"
 #include "job_launcher.h"
+#include "probe.h"
+#include "probe_session.h"
 #include "progress_reporter.h"
+#include "run_stats.h"
+#include "run_store_reader.h"
+#include "run_workspace.h"
 #include "tensor/blas_kernels.h"
 #include "tensor/error.h"
 #include "train_cli_options.h"
 #include "trainer.h"
 
 namespace {
+
+int train_in_process(ddpscope::apps::TrainOptions options, int64_t log_every);
+
+int run_stats(const std::string& path) {
+  ddpscope::probes::RunStoreReader run(path);
+  std::printf("%s\n", ddpscope::probes::run_stats_json(run).dump(2).c_str());
+  return 0;
+}
+
+int run_export(const std::string& path, const std::string& chrome) {
+  ddpscope::probes::RunStoreReader run(path);
+  const int64_t n = ddpscope::probes::export_chrome_trace(run, chrome);
+  std::printf("wrote %lld trace events to %s (open it in https://ui.perfetto.dev)\n",
+              static_cast<long long>(n), chrome.c_str());
+  return 0;
+}
 
 int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::LaunchOptions& launch) {
   using namespace ddpscope::apps;
@@ -24,6 +47,33 @@ int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::Launch
   }
   DDPSCOPE_CHECK(launch.backend == "mpi" && launch.hostfile.empty(),
                  "--backend and --hostfile apply to multi-rank jobs; add --np N");
+  validate_and_complete(options);
+  std::unique_ptr<ddpscope::probes::ProbeSession> probes;
+  std::string path;
+  if (launch.probes) {
+    path = launch.out.empty() ? ddpscope::probes::new_run_path() : launch.out;
+    probes = std::make_unique<ddpscope::probes::ProbeSession>(ddpscope::probes::ProbeSessionOptions{
+        .rank = 0,
+        .run_file = path,
+        .run = {options_json(options, launch).dump(), 1, "none", options.model}});
+    ddpscope::probes::set_thread_name("compute");
+    std::printf("run file: %s\n", path.c_str());
+  }
+  try {
+    const int code = train_in_process(std::move(options), log_every);
+    if (probes) {
+      probes->finish("finished");
+      std::printf("summary: ddpscope-cli stats %s\n", path.c_str());
+    }
+    return code;
+  } catch (const std::exception& e) {
+    if (probes) probes->finish("failed", e.what(), 0);
+    throw;
+  }
+}
+
+int train_in_process(ddpscope::apps::TrainOptions options, int64_t log_every) {
+  using namespace ddpscope::apps;
   Trainer trainer(std::move(options));
   std::printf("training %s for %lld iterations\n", trainer.describe().c_str(),
               static_cast<long long>(trainer.options().iters));
@@ -54,6 +104,13 @@ int main(int argc, char** argv) {
   ddpscope::apps::LaunchOptions launch;
   CLI::App* train = app.add_subcommand("train", "Train a model and show progress");
   ddpscope::apps::add_train_options(*train, options, launch);
+  std::string run_path, chrome_path;
+  CLI::App* stats = app.add_subcommand("stats", "Print a run's overlap analysis as JSON");
+  stats->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
+  CLI::App* exporter = app.add_subcommand("export", "Export a run for other tools");
+  exporter->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
+  exporter->add_option("--chrome", chrome_path, "Write a Chrome trace / Perfetto JSON file")
+      ->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -61,6 +118,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (train->parsed()) return run_train(options, launch);
+    if (stats->parsed()) return run_stats(run_path);
+    if (exporter->parsed()) return run_export(run_path, chrome_path);
   } catch (const ddpscope::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.message().c_str());
     return 2;

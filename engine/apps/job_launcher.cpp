@@ -10,10 +10,13 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <memory>
 #include <regex>
 #include <thread>
 
+#include "collector_process.h"
 #include "progress_reporter.h"
+#include "run_workspace.h"
 #include "tensor/error.h"
 #include "worker_protocol.h"
 
@@ -94,6 +97,9 @@ std::vector<std::string> JobLauncher::command(const TrainOptions& train) const {
         "DDPSCOPE_DEBUG", "DDPSCOPE_FAULT", "DDPSCOPE_DATA_DIR"}) {
     if (std::getenv(var)) cmd.insert(cmd.end(), {"-x", var});
   }
+  for (const char* const* var = CollectorProcess::environment_names(); *var; ++var) {
+    if (std::getenv(*var)) cmd.insert(cmd.end(), {"-x", *var});
+  }
   cmd.push_back(worker_path_);
   for (auto& a : train_arguments(train, launch_))
     cmd.push_back(a);
@@ -101,6 +107,17 @@ std::vector<std::string> JobLauncher::command(const TrainOptions& train) const {
 }
 
 int JobLauncher::run(const TrainOptions& train, bool interactive) {
+  std::unique_ptr<CollectorProcess> collector;
+  if (launch_.probes) {
+    const std::string run_file = launch_.out.empty() ? probes::new_run_path() : launch_.out;
+    probes::RunDescription run{options_json(train, launch_).dump(), launch_.np, launch_.backend,
+                               train.model};
+    // Ranks on other hosts reach the collector through the network, not loopback.
+    collector = std::make_unique<CollectorProcess>(run_file, run,
+                                                   launch_.hostfile.empty() ? "127.0.0.1" : "*");
+    std::printf("run file: %s\n", run_file.c_str());
+    std::fflush(stdout);
+  }
   const std::vector<std::string> cmd = command(train);
   int out_pipe[2], err_pipe[2];
   DDPSCOPE_CHECK(pipe(out_pipe) == 0 && pipe(err_pipe) == 0 && pipe(g_signal_pipe) == 0,
@@ -159,8 +176,13 @@ int JobLauncher::run(const TrainOptions& train, bool interactive) {
     }
     std::fflush(stdout);
   };
+  std::vector<std::pair<int, uint64_t>> dropped_by_rank;
   auto handle_err = [&](const std::string& line) {
     if (auto ev = parse_worker_event(line)) {
+      if (ev->value("event", "") == "probes") {
+        dropped_by_rank.emplace_back(ev->value("rank", -1), ev->value("dropped", uint64_t{0}));
+        return;
+      }
       if (ev->value("event", "") == "error" && failed_rank < 0) {
         failed_rank = ev->value("rank", -1);
         failure = ev->value("message", "");
@@ -233,8 +255,16 @@ int JobLauncher::run(const TrainOptions& train, bool interactive) {
     close(fd);
 
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  auto close_run = [&](const std::string& run_status, const std::string& message) {
+    if (!collector) return;
+    collector->finish(run_status, message, failed_rank, dropped_by_rank);
+    std::printf("run file: %s (summary: ddpscope-cli stats %s)\n", collector->run_file().c_str(),
+                collector->run_file().c_str());
+    std::fflush(stdout);
+  };
   if (code == 0 && !interrupted) {
     progress.finish(seconds);
+    close_run("finished", "");
     return 0;
   }
   if (failed_rank < 0) {
@@ -250,9 +280,13 @@ int JobLauncher::run(const TrainOptions& train, bool interactive) {
     }
   }
   if (interrupted) {
+    close_run("stopped", "stopped by a signal");
     std::fprintf(stderr, "error: the job was stopped by a signal\n");
     return 130;
   }
+  close_run("failed", failed_rank >= 0 ? failure
+                                       : detail::concat("mpirun exited with code ", code,
+                                                        " and no rank reported an error"));
   if (failed_rank >= 0) {
     std::fprintf(stderr, "error: the job failed: rank %d: %s\n", failed_rank, failure.c_str());
   } else {

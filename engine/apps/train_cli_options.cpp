@@ -104,6 +104,33 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
                  "Iterations between progress lines when not on a terminal")
       ->check(at_least(1))
       ->capture_default_str();
+  cmd.add_option("--out", launch.out,
+                 "Run file for the probes' events (default: a new file in the workspace folder)");
+  cmd.add_flag("!--no-probes", launch.probes, "Record nothing and write no run file");
+}
+
+nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) {
+  return {{"model", o.model},
+          {"data", o.data},
+          {"iters", o.iters},
+          {"batch", o.batch},
+          {"width", o.width},
+          {"depth", o.depth},
+          {"heads", o.heads},
+          {"context", o.context},
+          {"seed", o.seed},
+          {"optimizer", o.optimizer},
+          {"lr", o.lr},
+          {"momentum", o.momentum},
+          {"weight_decay", o.weight_decay},
+          {"threads", o.threads},
+          {"overlap", o.overlap},
+          {"bucket_cap_mb", o.bucket_cap_mb},
+          {"find_unused_parameters", o.find_unused_parameters},
+          {"gradient_as_bucket_view", o.gradient_as_bucket_view},
+          {"np", launch.np},
+          {"backend", launch.backend},
+          {"hostfile", launch.hostfile}};
 }
 
 std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOptions& launch) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,14 @@ struct LaunchOptions {
   std::string hostfile;
   std::string backend = "mpi";
   int64_t log_every = 10;
+  // The run file the probes write (empty: a new file in the workspace folder).
+  std::string out;
+  bool probes = true;
 };
 
 void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch);
+// The job's options as JSON, stored with its run.
+nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch);
 // The worker's command-line arguments for `o` (the inverse of add_train_options).
 std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOptions& launch);
 

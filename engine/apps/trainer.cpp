@@ -3,9 +3,12 @@
 #include <chrono>
 #include <sstream>
 
+#include "autograd/graph_snapshot.h"
 #include "autograd/ops.h"
 #include "ddp/distributed_data_parallel.h"
 #include "nn/models.h"
+#include "probe.h"
+#include "records.h"
 #include "tensor/threads.h"
 
 namespace ddpscope::apps {
@@ -129,12 +132,27 @@ Tensor Trainer::loss_of(const Tensor& output, const Tensor& target) const {
 
 StepResult Trainer::step() {
   const auto t0 = std::chrono::steady_clock::now();
+  probes::set_iteration(iteration_ + 1);
+  DDPSCOPE_SPAN(iteration_span, probes::Kind::Iteration, "iteration");
   auto [x, y] = next_batch();
   optimizer_->zero_grad(true);
+  DDPSCOPE_SPAN(forward_span, probes::Kind::Forward, "forward");
   const Tensor loss = loss_of(model_->forward(x), y);
-  loss.backward();
+  forward_span.end();
+  // The graph of the first iteration, and of any iteration asked for since.
+  if (probes::enabled() && (iteration_ == 0 || probes::take_graph_request())) {
+    autograd::record_graph({loss}, iteration_ + 1);
+  }
+  {
+    DDPSCOPE_SPAN(backward_span, probes::Kind::Backward, "backward");
+    loss.backward();
+  }
   synchronize_gradients();
-  optimizer_->step();
+  {
+    DDPSCOPE_SPAN(optimizer_span, probes::Kind::Optimizer, "optimizer");
+    optimizer_->step();
+  }
+  iteration_span.end();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++iteration_;
@@ -149,6 +167,10 @@ StepResult Trainer::step() {
     group_->allreduce(l, {.op = c10d::ReduceOp::Avg})->wait();
     loss_value = l.item<double>();
   }
+  probes::record_metric(iteration_, "loss", loss_value);
+  probes::record_metric(iteration_, "samples_per_s",
+                        static_cast<double>(samples_per_step()) / std::max(seconds, 1e-9));
+  probes::record_metric(iteration_, "iteration_ms", seconds * 1e3);
   return {iteration_, loss_value, seconds};
 }
 
@@ -160,6 +182,12 @@ void Trainer::synchronize_gradients() {
     if (!p.grad().defined()) p.set_grad(Tensor::zeros(p.sizes(), p.dtype(), p.device()));
     grads.push_back(p.grad());
   }
+  // The baseline's one reduction, after backward: all of it is exposed communication.
+  DDPSCOPE_SPAN(span, probes::Kind::Allreduce, "allreduce_after_backward");
+  int64_t bytes = 0;
+  for (const Tensor& g : grads)
+    bytes += static_cast<int64_t>(g.nbytes());
+  span.args().bytes = bytes;
   group_->allreduce_coalesced(grads, {.op = c10d::ReduceOp::Avg})->wait();
 }
 

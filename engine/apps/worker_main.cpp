@@ -1,13 +1,21 @@
 // ddpscope-worker: the per-rank training program that the launcher starts under mpirun.
 // It takes the same `train` options as ddpscope-cli (plus --backend) and reports to the
-// launcher through worker_protocol.h. DDPSCOPE_FAULT="rank=R,iter=I" makes rank R fail
-// at iteration I, to exercise the failure path.
+// launcher through worker_protocol.h. With the launcher's collector in the environment
+// it records probes and ships them there. DDPSCOPE_FAULT="rank=R,iter=I" makes rank R
+// fail at iteration I, to exercise the failure path; "rank=R,iter=I,kill" makes it ship
+// its events, report how many, and SIGKILL itself.
+#include <signal.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 
 #include "c10d/mpi_environment.h"
 #include "c10d/process_group.h"
+#include "probe.h"
+#include "probe_session.h"
 #include "tensor/blas_kernels.h"
 #include "train_cli_options.h"
 #include "worker_protocol.h"
@@ -17,19 +25,34 @@ namespace {
 struct Fault {
   int rank = -1;
   int64_t iter = -1;
+  bool kill = false;
 };
 
 Fault fault_from_environment() {
   Fault f;
   if (const char* spec = std::getenv("DDPSCOPE_FAULT")) {
     std::sscanf(spec, "rank=%d,iter=%ld", &f.rank, &f.iter);
+    f.kill = std::strstr(spec, ",kill") != nullptr;
   }
   return f;
+}
+
+std::unique_ptr<ddpscope::probes::ProbeSession> g_probes;
+
+// Tells the launcher how many events this rank shipped and could not ship.
+void report_probes(int rank) {
+  if (!g_probes) return;
+  g_probes->flush();
+  ddpscope::apps::emit_worker_event(stderr, {{"event", "probes"},
+                                             {"rank", rank},
+                                             {"shipped", g_probes->shipped()},
+                                             {"dropped", g_probes->dropped()}});
 }
 
 // Reports the error, then ends every rank: the others may be waiting in a collective
 // this rank will never join, and a normal exit would wait for them in MPI_Finalize.
 [[noreturn]] void fail_job(int rank, const std::string& message) {
+  report_probes(rank);
   ddpscope::apps::emit_worker_event(stderr,
                                     {{"event", "error"}, {"rank", rank}, {"message", message}});
   ddpscope::c10d::MpiEnvironment::abort_job(1);
@@ -54,6 +77,10 @@ int main(int argc, char** argv) {
   try {
     auto group = c10d::init_process_group({.backend = launch.backend});
     rank = group->rank();
+    // Before the model is built: DDP records its bucket assignment at construction.
+    g_probes =
+        probes::ProbeSession::from_environment(rank, launch.backend == "nccl" ? "cuda" : "cpu");
+    probes::set_thread_name("compute");
     const Fault fault = fault_from_environment();
     Trainer trainer(options, group);
     if (rank == 0) {
@@ -66,6 +93,14 @@ int main(int argc, char** argv) {
     double rate = 0;
     for (int64_t i = 0; i < trainer.options().iters; ++i) {
       if (rank == fault.rank && i + 1 == fault.iter) {
+        if (fault.kill) {
+          report_probes(rank);
+          std::fprintf(stderr,
+                       "rank %d shipped %llu probe events, then killed itself (DDPSCOPE_FAULT)\n",
+                       rank, static_cast<unsigned long long>(g_probes ? g_probes->shipped() : 0));
+          std::fflush(stderr);
+          raise(SIGKILL);
+        }
         throw DDPSCOPE_ERROR("injected fault (DDPSCOPE_FAULT) at iteration ", i + 1);
       }
       const StepResult r = trainer.step();
@@ -85,6 +120,8 @@ int main(int argc, char** argv) {
       emit_worker_event(stdout, {{"event", "done"}, {"seconds", seconds}});
     }
     group->barrier()->wait();
+    report_probes(rank);
+    g_probes.reset();
   } catch (const Error& e) {
     fail_job(rank, e.message());
   } catch (const std::exception& e) {

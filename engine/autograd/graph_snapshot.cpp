@@ -4,6 +4,8 @@
 #include <unordered_map>
 
 #include "autograd_meta.h"
+#include "probe.h"
+#include "records.h"
 
 namespace ddpscope::autograd {
 
@@ -35,6 +37,20 @@ GraphSnapshot snapshot_graph(const variable_list& roots) {
     }
   }
   return snap;
+}
+
+void record_graph(const variable_list& roots, int64_t iteration, int64_t ctx_id) {
+  if (!probes::enabled()) return;
+  const GraphSnapshot snap = snapshot_graph(roots);
+  std::vector<probes::GraphNodeRecord> nodes;
+  std::vector<probes::GraphEdgeRecord> edges;
+  nodes.reserve(snap.nodes.size());
+  for (const auto& n : snap.nodes) {
+    nodes.push_back({n.id, n.name, node_kind_name(n.kind), n.dependencies, n.sequence_nr});
+  }
+  for (const auto& e : snap.edges)
+    edges.push_back({e.src, e.dst, e.input_nr});
+  probes::record_graph(ctx_id, iteration, nodes, edges);
 }
 
 }  // namespace ddpscope::autograd

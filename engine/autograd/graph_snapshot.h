@@ -33,4 +33,8 @@ struct GraphSnapshot {
 // Walks the graph behind `roots` (their grad_fns, or accumulators for leaves).
 GraphSnapshot snapshot_graph(const variable_list& roots);
 
+// Sends the graph behind `roots` to the probes (nothing while they are off). ctx_id -1:
+// a local graph; distributed autograd passes its context id.
+void record_graph(const variable_list& roots, int64_t iteration, int64_t ctx_id = -1);
+
 }  // namespace ddpscope::autograd

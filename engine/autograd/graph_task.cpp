@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "accumulate_grad.h"
+#include "probe.h"
 
 namespace ddpscope::autograd {
 namespace {
@@ -133,7 +134,12 @@ void GraphTask::evaluate(ReadyTask& task) {
     if (!info->second.run_node) return;
   }
   if (node->kind() != NodeKind::AccumulateGrad) task.inputs.fill_missing_with_zeros(*node);
+  // The node's name is built and interned only while probes record.
+  DDPSCOPE_SPAN(span, probes::Kind::AutogradNode,
+                probes::enabled() ? probes::intern(node->name()) : nullptr);
+  span.args().id = static_cast<int64_t>(node->sequence_nr());
   variable_list outputs = node->run(task.inputs.release());
+  span.end();
   if (!keep_graph_) node->release_variables();
   const edge_list& edges = node->next_edges();
   DDPSCOPE_CHECK(outputs.size() == edges.size() || node->kind() == NodeKind::AccumulateGrad,

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "probe.h"
 #include "tensor/kernels.h"
 
 namespace ddpscope::c10d {
@@ -158,7 +159,8 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_collective(OpType type, const Ten
   }
   push(collectives_, {work, std::move(run), limit, f,
                       detail::concat("every rank of group '", options().name, "' (", size(),
-                                     " ranks) to enter the same ", op_type_name(type))});
+                                     " ranks) to enter the same ", op_type_name(type)),
+                      described.defined() ? static_cast<int64_t>(described.nbytes()) : -1});
   return work;
 }
 
@@ -189,6 +191,7 @@ void ProcessGroupMPI::check_consistency(const Op& op) {
 }
 
 void ProcessGroupMPI::run_lane(Lane& lane) {
+  probes::set_thread_name("comm: " + options().name + " " + lane.name);
   while (true) {
     Op op;
     {
@@ -206,7 +209,13 @@ void ProcessGroupMPI::run_lane(Lane& lane) {
       check_usable(op_type_name(op.work->op_type()));
       if (options().check_consistency && &lane == &collectives_) check_consistency(op);
       op.work->mark_started();
-      op.run();
+      {
+        DDPSCOPE_SPAN(span, probes::Kind::PgOp, op_type_name(op.work->op_type()));
+        span.args().bytes = op.bytes;
+        span.args().id = static_cast<int64_t>(op.work->sequence_number());
+        span.args().peer = static_cast<int16_t>(op.peer);
+        op.run();
+      }
       op.work->finish();
     } catch (...) {
       op.work->finish_with_error(std::current_exception());
@@ -457,7 +466,8 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_p2p(OpType type, const Tensor& te
               },
               limit, Fingerprint{},
               detail::concat("rank ", peer, is_send ? " to receive it" : " to send it", " (tag ",
-                             tag, ")")});
+                             tag, ")"),
+              static_cast<int64_t>(tensor.nbytes()), peer});
   return work;
 }
 

@@ -68,6 +68,8 @@ class ProcessGroupMPI : public ProcessGroup {
     Milliseconds timeout;
     Fingerprint fingerprint;
     std::string waits_for;  // for the timeout message
+    int64_t bytes = -1;     // for the probes
+    int peer = -1;
   };
   struct Lane {
     std::string name;

@@ -7,6 +7,8 @@
 #include "autograd/autograd_meta.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
+#include "probe.h"
+#include "records.h"
 #include "tensor/kernels.h"
 
 namespace ddpscope::ddp {
@@ -53,6 +55,26 @@ void Reducer::build_buckets(std::vector<BucketSpec> specs) {
     }
     buckets_.push_back(std::move(bucket));
   }
+  record_assignment();
+}
+
+void Reducer::record_assignment() {
+  if (!probes::enabled()) return;
+  std::vector<probes::BucketRecord> buckets;
+  std::vector<probes::ParamRecord> params(params_.size());
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    probes::BucketRecord r{static_cast<int32_t>(b), static_cast<int64_t>(specs_[b].bytes), {}};
+    int64_t offset = 0;
+    for (size_t p : specs_[b].params) {
+      r.params.push_back(static_cast<int32_t>(p));
+      params[p] = {static_cast<int32_t>(p), names_[p],
+                   params_[p].sizes(),      dtype_name(params_[p].dtype()),
+                   static_cast<int32_t>(b), offset};
+      offset += params_[p].numel();
+    }
+    buckets.push_back(std::move(r));
+  }
+  probes::record_bucket_assignment(rebuilt_ || rebuild_attempted_ ? 1 : 0, buckets, params);
 }
 
 void Reducer::maybe_rebuild_buckets() {
@@ -220,6 +242,7 @@ void Reducer::mark_variable_ready(size_t param) {
   ready_[param] = true;
   locally_used_[param] = true;
   last_ready_at_ = std::chrono::steady_clock::now();
+  DDPSCOPE_INSTANT(probes::Kind::GradReady, "grad_ready", {.param = static_cast<int32_t>(param)});
   ready_order_.push_back(param);
   const Locator& l = locators_[param];
   Bucket& bucket = buckets_[l.bucket];
@@ -227,6 +250,10 @@ void Reducer::mark_variable_ready(size_t param) {
   const Tensor& view = bucket.views[l.slot];
   if (!(options_.gradient_as_bucket_view && grad.defined() &&
         grad.shares_storage_with(bucket.contents))) {
+    DDPSCOPE_SPAN(copy_span, probes::Kind::BucketCopy, "bucket_copy");
+    copy_span.args().param = static_cast<int32_t>(param);
+    copy_span.args().bucket = static_cast<int16_t>(l.bucket);
+    copy_span.args().bytes = static_cast<int64_t>(grad.defined() ? grad.nbytes() : 0);
     autograd::NoGradGuard no_grad;
     view.copy_(grad);
     // With gradient_as_bucket_view, .grad becomes the bucket's view from now on: later
@@ -242,6 +269,9 @@ void Reducer::launch_ready_buckets() {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& b = buckets_[next_bucket_++];
     b.launched_at = std::chrono::steady_clock::now();
+    DDPSCOPE_INSTANT(probes::Kind::BucketReady, "bucket_ready",
+                     {.bucket = static_cast<int16_t>(next_bucket_ - 1),
+                      .bytes = static_cast<int64_t>(b.spec.bytes)});
     b.result = reduce_bucket(next_bucket_ - 1);
     // Stamp when the reduction really finished (the completing thread runs this).
     b.done_at = std::make_shared<std::atomic<std::chrono::steady_clock::time_point>>();
@@ -257,6 +287,9 @@ std::shared_ptr<c10d::Future> Reducer::reduce_bucket(size_t index) {
     GradBucket gb{index, b.contents, {}, index + 1 == buckets_.size()};
     for (size_t p : b.spec.params)
       gb.parameters.push_back(params_[p]);
+    DDPSCOPE_SPAN(span, probes::Kind::CommHook, "comm_hook");
+    span.args().bucket = static_cast<int16_t>(index);
+    span.args().bytes = static_cast<int64_t>(b.spec.bytes);
     auto result = hook_(gb);
     DDPSCOPE_CHECK(result != nullptr, "DDP: the comm hook returned no future for bucket ", index);
     return result;
@@ -301,6 +334,14 @@ void Reducer::record_stats() {
     } else {
       spans.emplace_back(b.launched_at, b.done_at->load());
     }
+    const auto ns = [](TimePoint t) {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+    };
+    DDPSCOPE_RECORD(probes::Kind::Allreduce, hook_ ? "comm_hook_reduce" : "allreduce",
+                    ns(spans.back().first), ns(spans.back().second),
+                    {.bucket = static_cast<int16_t>(&b - buckets_.data()),
+                     .bytes = static_cast<int64_t>(b.spec.bytes),
+                     .id = b.work ? static_cast<int64_t>(b.work->sequence_number()) : -1});
   }
   std::sort(spans.begin(), spans.end());
   double comm = 0, exposed = 0;
@@ -328,6 +369,7 @@ void Reducer::record_stats() {
 }
 
 void Reducer::finalize_backward() {
+  DDPSCOPE_SPAN(span, probes::Kind::Finalize, "finalize");
   backward_in_progress_ = false;
   expect_backward_ = false;
   // Buckets that never launched hold parameters without gradients: leave them, and let

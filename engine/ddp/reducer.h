@@ -112,6 +112,7 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   };
 
   void build_buckets(std::vector<BucketSpec> specs);
+  void record_assignment();  // to the probes
   // Rebuilds once, at the first forward after an iteration; every rank decides alike.
   void maybe_rebuild_buckets();
   void rebuild_buckets();

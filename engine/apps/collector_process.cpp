@@ -1,0 +1,172 @@
+#include "collector_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "collector_protocol.h"
+#include "tensor/error.h"
+#include "worker_protocol.h"
+
+namespace ddpscope::apps {
+namespace {
+
+std::string random_token() {
+  std::random_device rd;  // /dev/urandom
+  static const char* hex = "0123456789abcdef";
+  std::string t;
+  for (int i = 0; i < 32; ++i)
+    t += hex[rd() & 15];
+  return t;
+}
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) return detail::concat("killed by signal ", WTERMSIG(status));
+  return detail::concat("exited with code ", WEXITSTATUS(status));
+}
+
+}  // namespace
+
+const char* const* CollectorProcess::environment_names() {
+  static const char* const names[] = {probes::kCollectorEnv, probes::kCollectorClockEnv,
+                                      probes::kRunTokenEnv, probes::kClockSkewEnv, nullptr};
+  return names;
+}
+
+CollectorProcess::CollectorProcess(const std::string& run_file, const probes::RunDescription& run,
+                                   const std::string& bind_host)
+    : run_file_(run_file) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::string exe = (self.parent_path() / "ddpscope-collector").string();
+  DDPSCOPE_CHECK(!ec && access(exe.c_str(), X_OK) == 0, "ddpscope-collector was not found next to ",
+                 self.string(),
+                 "; build the whole project (cmake --build build), or pass --no-probes");
+  const std::string token = random_token();
+  setenv(probes::kRunTokenEnv, token.c_str(), 1);
+  int in_pipe[2], out_pipe[2];
+  DDPSCOPE_CHECK(pipe(in_pipe) == 0 && pipe(out_pipe) == 0,
+                 "cannot create pipes: ", std::strerror(errno));
+  const std::vector<std::string> args = {exe,
+                                         "--out",
+                                         run_file,
+                                         "--bind",
+                                         bind_host,
+                                         "--world-size",
+                                         std::to_string(run.world_size),
+                                         "--backend",
+                                         run.backend,
+                                         "--model",
+                                         run.model,
+                                         "--config",
+                                         run.config_json};
+  pid_ = fork();
+  DDPSCOPE_CHECK(pid_ >= 0, "fork failed: ", std::strerror(errno));
+  if (pid_ == 0) {
+    setpgid(0, 0);
+    dup2(in_pipe[0], STDIN_FILENO);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1]})
+      close(fd);
+    std::vector<char*> argv;
+    for (const auto& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  stdin_fd_ = in_pipe[1];
+  fcntl(stdin_fd_, F_SETFD, FD_CLOEXEC);  // mpirun and the ranks must not hold it open
+  // The first line names the endpoints.
+  std::string line;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (line.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{out_pipe[0], POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    char buf[1024];
+    const ssize_t n = read(out_pipe[0], buf, sizeof(buf));
+    if (n <= 0) break;
+    line.append(buf, static_cast<size_t>(n));
+  }
+  close(out_pipe[0]);
+  const auto event = parse_worker_event(line.substr(0, line.find('\n')));
+  if (!event || event->value("event", "") != "collector") {
+    int status = 0;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    exited_ = true;
+    throw DDPSCOPE_ERROR("the collector did not start (", describe_exit(status),
+                         "); its error is above. Pass --no-probes to train without recording");
+  }
+  setenv(probes::kCollectorEnv, event->value("batch", "").c_str(), 1);
+  setenv(probes::kCollectorClockEnv, event->value("clock", "").c_str(), 1);
+}
+
+CollectorProcess::~CollectorProcess() {
+  if (stdin_fd_ >= 0) close(stdin_fd_);
+  if (!exited_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+bool CollectorProcess::alive() {
+  if (exited_) return false;
+  if (waitpid(pid_, &exit_status_, WNOHANG) == pid_) exited_ = true;
+  return !exited_;
+}
+
+void CollectorProcess::finish(const std::string& status, const std::string& message,
+                              int failed_rank,
+                              const std::vector<std::pair<int, uint64_t>>& dropped_by_rank) {
+  if (alive()) {
+    const std::string line =
+        nlohmann::json{{"status", status}, {"message", message}, {"failed_rank", failed_rank}}
+            .dump() +
+        "\n";
+    signal(SIGPIPE, SIG_IGN);
+    [[maybe_unused]] ssize_t n = write(stdin_fd_, line.data(), line.size());
+    close(stdin_fd_);
+    stdin_fd_ = -1;
+    // It stores what is still in flight, then exits; give it a generous while.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (alive() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!exited_) {
+      std::fprintf(stderr, "warning: the collector did not finish in 30 s; stopping it\n");
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &exit_status_, 0);
+      exited_ = true;
+    } else if (!(WIFEXITED(exit_status_) && WEXITSTATUS(exit_status_) == 0)) {
+      std::fprintf(stderr, "warning: the collector %s; the run file may be incomplete\n",
+                   describe_exit(exit_status_).c_str());
+    }
+    return;
+  }
+  // The collector died during the job: the file is still sound (WAL), mark it here.
+  const std::string why = "the collector " + describe_exit(exit_status_) +
+                          " during the job; events after that were dropped";
+  std::fprintf(stderr, "warning: %s\n", why.c_str());
+  try {
+    probes::RunStoreWriter writer(run_file_);
+    for (const auto& [rank, dropped] : dropped_by_rank)
+      writer.add_dropped(rank, dropped);
+    writer.end_run(status == "finished" ? "incomplete" : status,
+                   message.empty() ? why : message + "; " + why, failed_rank);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "warning: could not mark the run file: %s\n", e.what());
+  }
+}
+
+}  // namespace ddpscope::apps

@@ -1,0 +1,43 @@
+// CollectorProcess: the launcher's handle on the job's ddpscope-collector. start() runs
+// it in its own process group (a terminal's Ctrl-C is the launcher's to handle), waits
+// for its endpoints, and exports them with a fresh run token to the environment the
+// ranks inherit. finish() reports the job's outcome and waits for it to store the last
+// batches. When the collector died during the job, finish() marks the run itself.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "run_store_writer.h"
+
+namespace ddpscope::apps {
+
+class CollectorProcess {
+ public:
+  // bind_host: the address ranks reach it on ("*" for every interface, multi-host jobs).
+  CollectorProcess(const std::string& run_file, const probes::RunDescription& run,
+                   const std::string& bind_host);
+  ~CollectorProcess();  // kills it if finish() was not called
+  CollectorProcess(const CollectorProcess&) = delete;
+  CollectorProcess& operator=(const CollectorProcess&) = delete;
+
+  // Environment variables the ranks need (mpirun -x).
+  static const char* const* environment_names();
+  pid_t pid() const { return pid_; }
+  bool alive();
+  // status: finished | failed | stopped. `dropped_by_rank` counts what ranks could not
+  // ship (used only when the collector is gone).
+  void finish(const std::string& status, const std::string& message, int failed_rank,
+              const std::vector<std::pair<int, uint64_t>>& dropped_by_rank);
+  const std::string& run_file() const { return run_file_; }
+
+ private:
+  std::string run_file_;
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1;
+  bool exited_ = false;
+  int exit_status_ = 0;
+};
+
+}  // namespace ddpscope::apps

@@ -1,0 +1,125 @@
+#include "collector.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "collector_protocol.h"
+#include "probe.h"
+
+namespace ddpscope::probes {
+
+Collector::Collector(CollectorOptions options)
+    : options_(std::move(options)),
+      context_(1),
+      pull_(context_, zmq::socket_type::pull),
+      clock_socket_(context_, zmq::socket_type::router) {
+  writer_ = std::make_unique<RunStoreWriter>(options_.run_file);
+  writer_->begin_run(options_.run);
+  pull_.set(zmq::sockopt::linger, 0);
+  pull_.set(zmq::sockopt::rcvhwm, 1024);
+  clock_socket_.set(zmq::sockopt::linger, 0);
+  try {
+    pull_.bind("tcp://" + options_.bind_host + ":*");
+    clock_socket_.bind("tcp://" + options_.bind_host + ":*");
+  } catch (const zmq::error_t& e) {
+    throw DDPSCOPE_ERROR("collector: cannot listen on ", options_.bind_host, ": ", e.what(),
+                         "; check the host name or address given for the collector");
+  }
+  batch_endpoint_ = pull_.get(zmq::sockopt::last_endpoint);
+  clock_endpoint_ = clock_socket_.get(zmq::sockopt::last_endpoint);
+  if (options_.bind_host == "*") {
+    // Listening on every interface: ranks on other hosts reach us by our host name.
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    for (std::string* e : {&batch_endpoint_, &clock_endpoint_}) {
+      if (auto p = e->find("0.0.0.0"); p != std::string::npos) e->replace(p, 7, host);
+    }
+  }
+  clock_thread_ = std::thread([this] { serve_clock(); });
+}
+
+Collector::~Collector() {
+  stop_clock_ = true;
+  clock_thread_.join();
+}
+
+void Collector::serve_clock() {
+  while (!stop_clock_) {
+    zmq::pollitem_t item{clock_socket_.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, std::chrono::milliseconds(100)) <= 0) continue;
+    zmq::message_t identity, token, body;
+    if (!clock_socket_.recv(identity, zmq::recv_flags::dontwait)) continue;
+    const int64_t t_collector = now_ns();  // as close to arrival as we can read it
+    bool complete =
+        identity.more() && clock_socket_.recv(token) && token.more() && clock_socket_.recv(body);
+    while (body.more() && clock_socket_.recv(body)) {
+    }
+    if (!complete || token.to_string() != options_.token || body.size() != sizeof(ClockPing))
+      continue;
+    ClockPing ping;
+    std::memcpy(&ping, body.data(), sizeof(ping));
+    const ClockPong pong{ping.sequence, ping.t0_ns, t_collector};
+    clock_socket_.send(identity, zmq::send_flags::sndmore);
+    clock_socket_.send(zmq::buffer(&pong, sizeof(pong)), zmq::send_flags::dontwait);
+  }
+}
+
+bool Collector::receive_one() {
+  zmq::message_t token;
+  if (!pull_.recv(token, zmq::recv_flags::dontwait)) return false;
+  std::vector<zmq::message_t> parts;
+  bool more = token.more();
+  while (more) {
+    zmq::message_t part;
+    (void)pull_.recv(part);
+    more = part.more();
+    parts.push_back(std::move(part));
+  }
+  if (token.to_string() != options_.token || parts.size() != 1) {
+    ++rejected_;
+    if (!warned_rejected_) {
+      std::fprintf(stderr, "[ddpscope] collector: rejected a batch without this run's token\n");
+      warned_rejected_ = true;
+    }
+    return true;
+  }
+  try {
+    const EventBatch batch = decode(parts[0].data(), parts[0].size());
+    writer_->write(batch);
+    ++batches_;
+  } catch (const RunStoreError&) {
+    throw;  // the run file itself failed: the caller reports it
+  } catch (const std::exception& e) {
+    ++rejected_;
+    std::fprintf(stderr, "[ddpscope] collector: rejected a malformed batch: %s\n", e.what());
+  }
+  return true;
+}
+
+int Collector::poll(std::chrono::milliseconds timeout, int extra_fd, bool* extra_ready) {
+  zmq::pollitem_t items[2] = {{pull_.handle(), 0, ZMQ_POLLIN, 0},
+                              {nullptr, extra_fd, ZMQ_POLLIN, 0}};
+  zmq::poll(items, extra_fd >= 0 ? 2 : 1, timeout);
+  if (extra_ready) *extra_ready = extra_fd >= 0 && (items[1].revents & (ZMQ_POLLIN | ZMQ_POLLERR));
+  int n = 0;
+  // Take what is queued now, but come back to the caller regularly.
+  while (n < 256 && receive_one())
+    ++n;
+  return n;
+}
+
+void Collector::drain(std::chrono::milliseconds quiet) {
+  auto last = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - last < quiet) {
+    if (poll(std::chrono::milliseconds(20)) > 0) last = std::chrono::steady_clock::now();
+  }
+}
+
+void Collector::finish(const std::string& status, const std::string& message, int failed_rank) {
+  writer_->set_rejected(rejected_);
+  writer_->end_run(status, message, failed_rank);
+}
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,67 @@
+// Collector: receives every rank's event batches over ZeroMQ and is the only writer of
+// the run file. Batches are checked against the run's token (others are rejected and
+// counted) and written one transaction each; clock pings are answered by a thread of
+// their own so a long write never delays them.
+//
+//   Collector c({.run_file = "run.ddprun", .token = token, .run = {...}});
+//   // ranks get c.batch_endpoint() and c.clock_endpoint() through the environment
+//   while (!done) c.poll(std::chrono::milliseconds(100));
+//   c.drain(); c.finish("finished");
+//
+// Thread-safety: poll/drain/finish from one thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <zmq.hpp>
+
+#include "run_store_writer.h"
+
+namespace ddpscope::probes {
+
+struct CollectorOptions {
+  std::string run_file;
+  std::string token;
+  RunDescription run;
+  // The address ranks reach us on; ports are chosen by the system.
+  std::string bind_host = "127.0.0.1";
+};
+
+class Collector {
+ public:
+  explicit Collector(CollectorOptions options);
+  ~Collector();
+
+  std::string batch_endpoint() const { return batch_endpoint_; }
+  std::string clock_endpoint() const { return clock_endpoint_; }
+  // Waits up to `timeout` for batches and stores what arrived; returns how many.
+  int poll(std::chrono::milliseconds timeout, int extra_fd = -1, bool* extra_ready = nullptr);
+  // Stores batches until none has arrived for `quiet` (the ranks have flushed).
+  void drain(std::chrono::milliseconds quiet = std::chrono::milliseconds(300));
+  void finish(const std::string& status, const std::string& message = {}, int failed_rank = -1);
+  RunStoreWriter& writer() { return *writer_; }
+
+  uint64_t batches() const { return batches_; }
+  uint64_t rejected() const { return rejected_; }
+
+ private:
+  bool receive_one();
+  void serve_clock();
+
+  CollectorOptions options_;
+  std::unique_ptr<RunStoreWriter> writer_;
+  zmq::context_t context_;
+  zmq::socket_t pull_;
+  zmq::socket_t clock_socket_;
+  std::string batch_endpoint_, clock_endpoint_;
+  std::atomic<bool> stop_clock_{false};
+  std::thread clock_thread_;
+  uint64_t batches_ = 0;
+  uint64_t rejected_ = 0;
+  bool warned_rejected_ = false;
+};
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,33 @@
+// What ranks and the collector say to each other over ZeroMQ.
+//
+// Batches: a PUSH socket on each rank, the collector's PULL socket; each message has
+// two frames: the run's token, then an encoded EventBatch (event_batch.h). Messages
+// whose token is wrong are rejected and counted.
+//
+// Clock pings: a DEALER socket on each rank, the collector's ROUTER socket, served by a
+// thread of its own so ingest never delays an answer. A ping is [token, ClockPing]; the
+// answer is [ClockPong].
+#pragma once
+
+#include <cstdint>
+
+namespace ddpscope::probes {
+
+struct ClockPing {
+  uint64_t sequence;
+  int64_t t0_ns;
+};
+struct ClockPong {
+  uint64_t sequence;
+  int64_t t0_ns;
+  int64_t t_collector_ns;
+};
+
+// Environment variables the launcher sets for every rank.
+inline constexpr const char* kCollectorEnv = "DDPSCOPE_COLLECTOR";             // batch endpoint
+inline constexpr const char* kCollectorClockEnv = "DDPSCOPE_COLLECTOR_CLOCK";  // ping endpoint
+inline constexpr const char* kRunTokenEnv = "DDPSCOPE_RUN_TOKEN";
+// Test hook: pretend this process's clock is off by this many nanoseconds.
+inline constexpr const char* kClockSkewEnv = "DDPSCOPE_CLOCK_SKEW_NS";
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,105 @@
+#include "collector_sink.h"
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "collector_protocol.h"
+#include "probe.h"
+#include "records.h"
+
+namespace ddpscope::probes {
+
+CollectorSink::CollectorSink(CollectorSinkOptions options)
+    : options_(std::move(options)),
+      context_(1),
+      batches_(context_, zmq::socket_type::push),
+      clock_(context_, zmq::socket_type::dealer) {
+  // A short queue: a collector that stops reading costs us little memory before
+  // batches are dropped; at exit, queued batches get two seconds to leave.
+  batches_.set(zmq::sockopt::sndhwm, 256);
+  batches_.set(zmq::sockopt::linger, 2000);
+  // Queue only on a live connection: once the collector is gone, sends are refused
+  // (and counted as dropped) instead of piling up unseen in a queue that never drains.
+  batches_.set(zmq::sockopt::immediate, 1);
+  batches_.connect(options_.batch_endpoint);
+  clock_.set(zmq::sockopt::linger, 0);
+  clock_.connect(options_.clock_endpoint);
+  measure_clock();
+}
+
+CollectorSink::~CollectorSink() = default;
+
+int64_t CollectorSink::local_now_ns() const {
+  return now_ns() + options_.clock_skew_ns;
+}
+
+bool CollectorSink::write(const EventBatch& batch) {
+  const std::string bytes = encode(batch);
+  try {
+    // The first batch may wait up to 2 s for the connection to come up; later ones
+    // never wait.
+    const bool first = !tried_once_;
+    tried_once_ = true;
+    if (first) batches_.set(zmq::sockopt::sndtimeo, 2000);
+    auto sent = batches_.send(
+        zmq::buffer(options_.token),
+        zmq::send_flags::sndmore | (first ? zmq::send_flags::none : zmq::send_flags::dontwait));
+    if (first) batches_.set(zmq::sockopt::sndtimeo, -1);
+    if (!sent) return false;  // no collector, or its queue is full
+    // The first frame was taken, so ZeroMQ takes the rest of the message too.
+    return batches_.send(zmq::buffer(bytes), zmq::send_flags::none).has_value();
+  } catch (const zmq::error_t&) {
+    return false;
+  }
+}
+
+void CollectorSink::tick() {
+  if (std::chrono::steady_clock::now() >= next_clock_) measure_clock();
+}
+
+bool CollectorSink::measure_clock() {
+  next_clock_ = std::chrono::steady_clock::now() + options_.clock_period;
+  ClockOffsetEstimator estimator;
+  for (int i = 0; i < options_.clock_samples; ++i) {
+    const ClockPing ping{++ping_sequence_, local_now_ns()};
+    try {
+      clock_.send(zmq::buffer(options_.token),
+                  zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+      clock_.send(zmq::buffer(&ping, sizeof(ping)), zmq::send_flags::dontwait);
+    } catch (const zmq::error_t&) {
+      break;
+    }
+    // Wait briefly for this ping's answer; late answers to older pings are skipped.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    bool answered = false;
+    while (!answered && std::chrono::steady_clock::now() < deadline) {
+      zmq::pollitem_t item{clock_.handle(), 0, ZMQ_POLLIN, 0};
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (zmq::poll(&item, 1,
+                    std::max<std::chrono::milliseconds>(left, std::chrono::milliseconds(1))) <= 0)
+        continue;
+      zmq::message_t reply;
+      if (!clock_.recv(reply, zmq::recv_flags::dontwait)) continue;
+      const int64_t t1 = local_now_ns();
+      if (reply.size() != sizeof(ClockPong)) continue;
+      ClockPong pong;
+      std::memcpy(&pong, reply.data(), sizeof(pong));
+      if (pong.sequence != ping.sequence) continue;
+      estimator.add(pong.t0_ns, pong.t_collector_ns, t1);
+      answered = true;
+    }
+    if (!answered) break;  // collector not answering: do not stall the shipper
+  }
+  const auto best = estimator.best();
+  if (!best) return false;
+  offset_ns_ = best->offset_ns;
+  queue_record(nlohmann::json{{"type", "clock"},
+                              {"t_local_ns", best->t_local_ns},
+                              {"offset_ns", best->offset_ns},
+                              {"rtt_ns", best->rtt_ns}}
+                   .dump());
+  return true;
+}
+
+}  // namespace ddpscope::probes

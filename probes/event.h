@@ -1,0 +1,65 @@
+// The fixed-size event record that probes write on the hot path, and the kinds of
+// event the run store knows. Names are static strings (literals or interned), so a
+// record holds only a pointer and copying it never allocates.
+#pragma once
+
+#include <cstdint>
+
+namespace ddpscope::probes {
+
+// Stored as integers in the run file (table `kinds` maps them to names): append new
+// kinds at the end, never renumber.
+enum class Kind : uint8_t {
+  Iteration = 0,
+  Forward = 1,
+  Backward = 2,
+  Optimizer = 3,
+  AutogradNode = 4,
+  GradReady = 5,    // instant: a parameter's gradient is accumulated (param)
+  BucketCopy = 6,   // a gradient copied into its bucket (param, bucket)
+  BucketReady = 7,  // instant: every gradient of a bucket arrived (bucket)
+  Allreduce = 8,    // a bucket's reduction, launch -> completion (bucket, bytes, seq)
+  CommHook = 9,     // a comm hook's call (bucket)
+  Finalize = 10,    // end of backward: waiting for buckets, writing gradients back
+  PgOp = 11,        // a process-group op as its backend ran it (bytes, seq, peer)
+  Barrier = 12,
+  RpcSend = 13,  // distributed autograd: ctx_id = id, msg_id = id2, peer
+  RpcRecv = 14,
+  DistBackward = 15,
+  Mark = 16,  // any other instant
+};
+inline constexpr int kNumKinds = 17;
+
+const char* kind_name(Kind kind);
+
+// Optional arguments of an event; -1 means "not set".
+struct EventArgs {
+  int32_t iteration = -1;
+  int32_t param = -1;
+  int16_t bucket = -1;
+  int16_t peer = -1;
+  int64_t bytes = -1;
+  int64_t id = -1;   // PgOp/Allreduce: sequence number; rpc kinds: context id
+  int64_t id2 = -1;  // rpc kinds: message id
+};
+
+// One span (t_end_ns > t_begin_ns) or instant (t_end_ns == t_begin_ns). Times are
+// CLOCK_MONOTONIC nanoseconds of the recording process.
+struct Event {
+  int64_t t_begin_ns;
+  int64_t t_end_ns;
+  const char* name;  // static storage duration
+  int64_t bytes;
+  int64_t id;
+  int64_t id2;
+  int32_t iteration;
+  int32_t param;
+  int16_t bucket;
+  int16_t peer;
+  Kind kind;
+  uint8_t flags;
+  uint16_t reserved;
+};
+static_assert(sizeof(Event) == 64, "an event is one cache line");
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,143 @@
+#include "overlap_analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace ddpscope::probes {
+
+std::vector<Interval> merge_intervals(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  std::vector<Interval> out;
+  for (const Interval& i : v) {
+    if (i.end <= i.begin) continue;
+    if (!out.empty() && i.begin <= out.back().end) {
+      out.back().end = std::max(out.back().end, i.end);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+int64_t total_length(const std::vector<Interval>& merged) {
+  int64_t n = 0;
+  for (const Interval& i : merged)
+    n += i.end - i.begin;
+  return n;
+}
+
+std::vector<Interval> subtract_intervals(const std::vector<Interval>& a,
+                                         const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  size_t j = 0;
+  for (const Interval& x : a) {
+    int64_t cursor = x.begin;
+    while (j < b.size() && b[j].end <= cursor)
+      ++j;
+    for (size_t k = j; k < b.size() && b[k].begin < x.end; ++k) {
+      if (b[k].begin > cursor) out.push_back({cursor, b[k].begin});
+      cursor = std::max(cursor, b[k].end);
+    }
+    if (cursor < x.end) out.push_back({cursor, x.end});
+  }
+  return out;
+}
+
+namespace {
+
+constexpr double kMs = 1e-6;
+
+struct IterationSpans {
+  const SpanRow* iteration = nullptr;
+  std::vector<Interval> forward, backward, optimizer, finalize, comm;
+  std::vector<const SpanRow*> allreduces, ready;
+};
+
+}  // namespace
+
+RunAnalysis analyze_run(RunStoreReader& run, int rank) {
+  SpanQuery q;
+  q.rank = rank;
+  q.kinds = {Kind::Iteration, Kind::Forward,  Kind::Backward,   Kind::Optimizer,
+             Kind::Allreduce, Kind::Finalize, Kind::BucketReady};
+  const std::vector<SpanRow> spans = run.spans(q);
+  std::map<std::pair<int, int64_t>, IterationSpans> by_iteration;
+  for (const SpanRow& s : spans) {
+    if (s.iteration < 0) continue;
+    IterationSpans& it = by_iteration[{s.rank, s.iteration}];
+    const Interval iv{s.t_begin_ns, s.t_end_ns};
+    switch (s.kind) {
+      case Kind::Iteration:
+        it.iteration = &s;
+        break;
+      case Kind::Forward:
+        it.forward.push_back(iv);
+        break;
+      case Kind::Backward:
+        it.backward.push_back(iv);
+        break;
+      case Kind::Optimizer:
+        it.optimizer.push_back(iv);
+        break;
+      case Kind::Finalize:
+        it.finalize.push_back(iv);
+        break;
+      case Kind::Allreduce:
+        it.comm.push_back(iv);
+        it.allreduces.push_back(&s);
+        break;
+      case Kind::BucketReady:
+        it.ready.push_back(&s);
+        break;
+      default:
+        break;
+    }
+  }
+  RunAnalysis out;
+  for (auto& [key, it] : by_iteration) {
+    if (!it.iteration) continue;  // an unfinished iteration (the run is still going)
+    IterationAnalysis a;
+    a.rank = key.first;
+    a.iteration = key.second;
+    a.t_begin_ns = it.iteration->t_begin_ns;
+    a.t_end_ns = it.iteration->t_end_ns;
+    a.iteration_ms = (a.t_end_ns - a.t_begin_ns) * kMs;
+    const auto finalize = merge_intervals(it.finalize);
+    a.forward_ms = total_length(merge_intervals(it.forward)) * kMs;
+    a.backward_ms = total_length(subtract_intervals(merge_intervals(it.backward), finalize)) * kMs;
+    a.optimizer_ms = total_length(merge_intervals(it.optimizer)) * kMs;
+    std::vector<Interval> compute = it.forward;
+    compute.insert(compute.end(), it.backward.begin(), it.backward.end());
+    const auto compute_merged = subtract_intervals(merge_intervals(compute), finalize);
+    const auto comm = merge_intervals(it.comm);
+    a.compute_ms = total_length(compute_merged) * kMs;
+    a.comm_ms = total_length(comm) * kMs;
+    a.exposed_comm_ms = total_length(subtract_intervals(comm, compute_merged)) * kMs;
+    a.overlap_ratio = a.comm_ms > 0 ? 1.0 - a.exposed_comm_ms / a.comm_ms : std::nan("");
+    out.iterations.push_back(a);
+
+    const int64_t finalize_begin = finalize.empty() ? a.t_end_ns : finalize.front().begin;
+    std::map<int64_t, BucketTiming> buckets;
+    for (const SpanRow* s : it.allreduces) {
+      if (s->bucket < 0) continue;
+      BucketTiming& b = buckets[s->bucket];
+      b.rank = a.rank;
+      b.iteration = a.iteration;
+      b.bucket = static_cast<int>(s->bucket);
+      b.bytes = s->bytes;
+      b.start_ns = s->t_begin_ns;
+      b.end_ns = s->t_end_ns;
+      b.wait_ms = std::max<int64_t>(0, s->t_end_ns - std::max(finalize_begin, s->t_begin_ns)) * kMs;
+    }
+    for (const SpanRow* s : it.ready) {
+      if (auto b = buckets.find(s->bucket); b != buckets.end()) b->second.ready_ns = s->t_begin_ns;
+    }
+    for (auto& [index, b] : buckets)
+      out.buckets.push_back(b);
+  }
+  return out;
+}
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,57 @@
+// The overlap analysis of DESIGN.md, used by `ddpscope-cli stats`, the benchmarks and
+// the desktop app:
+//   comm time     = union of a rank's allreduce spans in an iteration;
+//   compute       = union of its forward and backward spans, minus the finalize spans
+//                   (waiting for buckets at the end of backward is not compute);
+//   exposed comm  = the part of comm not covered by compute;
+//   overlap ratio = 1 - exposed / comm (NaN when there was no communication).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "run_store_reader.h"
+
+namespace ddpscope::probes {
+
+struct Interval {
+  int64_t begin = 0, end = 0;
+};
+
+// Sorted, non-overlapping cover of `intervals`.
+std::vector<Interval> merge_intervals(std::vector<Interval> intervals);
+int64_t total_length(const std::vector<Interval>& merged);
+// The parts of `a` not covered by `b` (both merged).
+std::vector<Interval> subtract_intervals(const std::vector<Interval>& a,
+                                         const std::vector<Interval>& b);
+
+struct IterationAnalysis {
+  int rank = 0;
+  int64_t iteration = 0;
+  int64_t t_begin_ns = 0, t_end_ns = 0;  // the iteration span
+  double iteration_ms = 0, forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
+  double compute_ms = 0, comm_ms = 0, exposed_comm_ms = 0;
+  double overlap_ratio = 0;  // NaN without communication
+};
+
+struct BucketTiming {
+  int rank = 0;
+  int64_t iteration = 0;
+  int bucket = 0;
+  int64_t bytes = 0;
+  int64_t ready_ns = -1;             // every gradient arrived
+  int64_t start_ns = 0, end_ns = 0;  // the allreduce
+  // Time the end of backward spent waiting for this bucket (its allreduce past the
+  // start of finalize).
+  double wait_ms = 0;
+};
+
+struct RunAnalysis {
+  std::vector<IterationAnalysis> iterations;  // by rank, then iteration
+  std::vector<BucketTiming> buckets;          // by rank, iteration, bucket
+};
+
+// rank -1: every rank.
+RunAnalysis analyze_run(RunStoreReader& run, int rank = -1);
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,150 @@
+// The probe API: the one header the engine includes to record what it does.
+//
+// A span measures a scope; an instant marks a moment:
+//
+//   void Reducer::finalize_backward() {
+//     DDPSCOPE_SPAN(span, probes::Kind::Finalize, "finalize");
+//     span.args().iteration = iteration_;
+//     ...
+//   }
+//   DDPSCOPE_INSTANT(probes::Kind::GradReady, "grad_ready", {.param = int32_t(i)});
+//
+// Cost: with DDPSCOPE_PROBES=OFF every macro compiles to nothing (a named span becomes an
+// empty object). Compiled in but switched off at run time (the default until a
+// ProbeSession starts), a probe is one predictable branch on a relaxed atomic load.
+// Switched on, it reads the clock and writes one 64-byte record into this thread's
+// lock-free ring buffer; no allocation, no lock, no SQLite. A shipper thread drains the
+// buffers (probe_session.h). A full buffer drops the event and counts it.
+//
+// Thread-safety: every function here may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <ctime>
+#include <string_view>
+
+#include "event.h"
+
+namespace ddpscope::probes {
+
+#ifdef DDPSCOPE_PROBES_COMPILED_OUT
+inline constexpr bool kCompiledIn = false;
+#else
+inline constexpr bool kCompiledIn = true;
+#endif
+
+namespace detail {
+extern std::atomic<bool> g_enabled;
+extern std::atomic<int32_t> g_iteration;
+// Appends to this thread's buffer (drops and counts when it is full).
+void push(const Event& event) noexcept;
+}  // namespace detail
+
+// Whether probes record right now.
+inline bool enabled() noexcept {
+  if constexpr (!kCompiledIn) return false;
+  return detail::g_enabled.load(std::memory_order_relaxed);
+}
+void set_enabled(bool on) noexcept;
+
+// CLOCK_MONOTONIC in nanoseconds: the same clock as std::chrono::steady_clock.
+inline int64_t now_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// The training iteration events are tagged with when they do not say otherwise.
+inline void set_iteration(int64_t iteration) noexcept {
+  detail::g_iteration.store(static_cast<int32_t>(iteration), std::memory_order_relaxed);
+}
+inline int32_t current_iteration() noexcept {
+  return detail::g_iteration.load(std::memory_order_relaxed);
+}
+
+// Asks the training loop to record the autograd graph of its next iteration (the
+// first iteration's graph is always recorded); take_graph_request() consumes the ask.
+void request_graph_snapshot() noexcept;
+bool take_graph_request() noexcept;
+
+// A stable C string equal to `name`, for names built at run time (autograd node names).
+// Takes a lock the first time a thread sees a name; later calls are a hash lookup.
+const char* intern(std::string_view name);
+
+// Names this thread in the run file ("compute", "comm:collectives", ...).
+void set_thread_name(std::string_view name);
+
+inline void record(Kind kind, const char* name, int64_t t_begin_ns, int64_t t_end_ns,
+                   const EventArgs& args = {}) noexcept {
+  if (!enabled()) return;
+  Event e;
+  e.t_begin_ns = t_begin_ns;
+  e.t_end_ns = t_end_ns;
+  e.name = name;
+  e.bytes = args.bytes;
+  e.id = args.id;
+  e.id2 = args.id2;
+  e.iteration = args.iteration >= 0 ? args.iteration : current_iteration();
+  e.param = args.param;
+  e.bucket = args.bucket;
+  e.peer = args.peer;
+  e.kind = kind;
+  e.flags = 0;
+  e.reserved = 0;
+  detail::push(e);
+}
+
+inline void instant(Kind kind, const char* name, const EventArgs& args = {}) noexcept {
+  if (!enabled()) return;
+  const int64_t t = now_ns();
+  record(kind, name, t, t, args);
+}
+
+// Records [construction, destruction) as one span when probes were on at construction.
+class SpanScope {
+ public:
+  SpanScope(Kind kind, const char* name) noexcept : kind_(kind), name_(name) {
+    if (enabled()) begin_ns_ = now_ns();
+  }
+  ~SpanScope() {
+    if (begin_ns_ >= 0) record(kind_, name_, begin_ns_, now_ns(), args_);
+  }
+  SpanScope(const SpanScope&) = delete;
+  SpanScope& operator=(const SpanScope&) = delete;
+  EventArgs& args() noexcept { return args_; }
+  // Records now instead of at the end of the scope.
+  void end() noexcept {
+    if (begin_ns_ >= 0) record(kind_, name_, begin_ns_, now_ns(), args_);
+    begin_ns_ = -1;
+  }
+
+ private:
+  Kind kind_;
+  const char* name_;
+  int64_t begin_ns_ = -1;
+  EventArgs args_;
+};
+
+// What a named span becomes when probes are compiled out.
+struct NullSpan {
+  EventArgs& args() noexcept { return args_; }
+  void end() noexcept {}
+  EventArgs args_;
+};
+
+}  // namespace ddpscope::probes
+
+#ifdef DDPSCOPE_PROBES_COMPILED_OUT
+#define DDPSCOPE_SPAN(var, kind, name) [[maybe_unused]] ::ddpscope::probes::NullSpan var
+#define DDPSCOPE_INSTANT(kind, name, ...) ((void)0)
+#define DDPSCOPE_RECORD(kind, name, t_begin, t_end, ...) ((void)0)
+#else
+#define DDPSCOPE_SPAN(var, kind, name) \
+  ::ddpscope::probes::SpanScope var {  \
+    kind, name                         \
+  }
+#define DDPSCOPE_INSTANT(kind, name, ...) ::ddpscope::probes::instant(kind, name, ##__VA_ARGS__)
+#define DDPSCOPE_RECORD(kind, name, t_begin, t_end, ...) \
+  ::ddpscope::probes::record(kind, name, t_begin, t_end, ##__VA_ARGS__)
+#endif

@@ -1,0 +1,108 @@
+#include "probe_session.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "collector_protocol.h"
+#include "collector_sink.h"
+#include "probe.h"
+#include "records.h"
+#include "run_store_sink.h"
+#include "shipper.h"
+
+namespace ddpscope::probes {
+namespace {
+
+std::atomic<bool> g_session_active{false};
+
+std::string host_name() {
+  char buf[256] = {};
+  gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+}  // namespace
+
+ProbeSession::ProbeSession(ProbeSessionOptions options) : options_(std::move(options)) {
+  DDPSCOPE_CHECK(!g_session_active.exchange(true),
+                 "a probe session is already running in this process; finish it first");
+  try {
+    std::unique_ptr<EventSink> sink;
+    if (!options_.collector_endpoint.empty()) {
+      sink = std::make_unique<CollectorSink>(
+          CollectorSinkOptions{.batch_endpoint = options_.collector_endpoint,
+                               .clock_endpoint = options_.collector_clock_endpoint,
+                               .token = options_.token,
+                               .clock_skew_ns = options_.clock_skew_ns});
+    } else {
+      DDPSCOPE_CHECK(!options_.run_file.empty(),
+                     "a probe session needs a run file or a collector address");
+      writer_ = std::make_shared<RunStoreWriter>(options_.run_file);
+      writer_->begin_run(options_.run);
+      sink = std::make_unique<RunStoreSink>(writer_);
+    }
+    queue_record(nlohmann::json{{"type", "rank"},
+                                {"host", host_name()},
+                                {"pid", static_cast<int64_t>(getpid())},
+                                {"device", options_.device}}
+                     .dump());
+    shipper_ = std::make_unique<Shipper>(std::move(sink), options_.rank, options_.interval,
+                                         options_.clock_skew_ns);
+    set_enabled(true);
+  } catch (...) {
+    g_session_active = false;
+    throw;
+  }
+}
+
+ProbeSession::~ProbeSession() {
+  set_enabled(false);
+  shipper_.reset();  // ships what is left
+  if (writer_ && !finished_) {
+    try {
+      writer_->end_run("finished");
+    } catch (...) {
+    }
+  }
+  g_session_active = false;
+}
+
+std::unique_ptr<ProbeSession> ProbeSession::from_environment(int rank, const std::string& device) {
+  const char* endpoint = std::getenv(kCollectorEnv);
+  if (!endpoint || !*endpoint) return nullptr;
+  ProbeSessionOptions o;
+  o.rank = rank;
+  o.collector_endpoint = endpoint;
+  const char* clock = std::getenv(kCollectorClockEnv);
+  DDPSCOPE_CHECK(clock && *clock, kCollectorEnv, " is set but ", kCollectorClockEnv,
+                 " is not; start ranks through ddpscope-cli train --np N");
+  o.collector_clock_endpoint = clock;
+  if (const char* token = std::getenv(kRunTokenEnv)) o.token = token;
+  if (const char* skew = std::getenv(kClockSkewEnv)) o.clock_skew_ns = std::atoll(skew);
+  o.device = device;
+  return std::make_unique<ProbeSession>(std::move(o));
+}
+
+void ProbeSession::flush() {
+  shipper_->flush();
+}
+
+void ProbeSession::finish(const std::string& status, const std::string& message, int failed_rank) {
+  flush();
+  if (writer_ && !finished_) {
+    writer_->end_run(status, message, failed_rank);
+    finished_ = true;
+  }
+}
+
+uint64_t ProbeSession::shipped() const {
+  return shipper_->shipped();
+}
+uint64_t ProbeSession::dropped() const {
+  return shipper_->dropped();
+}
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,103 @@
+#include "run_stats.h"
+
+#include <cmath>
+#include <map>
+
+#include "overlap_analysis.h"
+
+namespace ddpscope::probes {
+namespace {
+
+// NaN (no communication) becomes null.
+nlohmann::json number(double v) {
+  return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+
+}  // namespace
+
+nlohmann::json run_stats_json(RunStoreReader& run) {
+  const RunRow r = run.run();
+  nlohmann::json out;
+  nlohmann::json config = nlohmann::json::object();
+  try {
+    config = nlohmann::json::parse(r.config_json.empty() ? "{}" : r.config_json);
+  } catch (const nlohmann::json::exception&) {
+  }
+  out["run"] = {{"status", r.status},
+                {"message", r.message},
+                {"failed_rank", r.failed_rank >= 0 ? nlohmann::json(r.failed_rank) : nullptr},
+                {"created_at", r.created_at},
+                {"ended_at", r.ended_at},
+                {"world_size", r.world_size},
+                {"backend", r.backend},
+                {"model", r.model},
+                {"config", config},
+                {"rejected_batches", r.rejected_batches},
+                {"spans", run.span_count()}};
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const RankRow& k : run.ranks()) {
+    ranks.push_back(
+        {{"rank", k.rank},
+         {"host", k.host},
+         {"pid", k.pid},
+         {"device", k.device},
+         {"clock_offset_ns", k.clock_offset_ns},
+         {"clock_rtt_ns", k.clock_rtt_ns >= 0 ? nlohmann::json(k.clock_rtt_ns) : nullptr},
+         {"events_received", k.events_received},
+         {"events_dropped", k.events_dropped}});
+  }
+  out["ranks"] = ranks;
+
+  const RunAnalysis a = analyze_run(run);
+  nlohmann::json iterations = nlohmann::json::array();
+  struct Sums {
+    int n = 0;
+    double iteration = 0, comm = 0, exposed = 0;
+  };
+  std::map<int, Sums> sums;
+  for (const IterationAnalysis& it : a.iterations) {
+    iterations.push_back({{"rank", it.rank},
+                          {"iteration", it.iteration},
+                          {"iteration_ms", it.iteration_ms},
+                          {"forward_ms", it.forward_ms},
+                          {"backward_ms", it.backward_ms},
+                          {"optimizer_ms", it.optimizer_ms},
+                          {"comm_ms", it.comm_ms},
+                          {"exposed_comm_ms", it.exposed_comm_ms},
+                          {"overlap_ratio", number(it.overlap_ratio)}});
+    if (it.iteration > 1) {  // the first iteration warms caches and builds buckets
+      Sums& s = sums[it.rank];
+      ++s.n;
+      s.iteration += it.iteration_ms;
+      s.comm += it.comm_ms;
+      s.exposed += it.exposed_comm_ms;
+    }
+  }
+  out["iterations"] = iterations;
+  nlohmann::json buckets = nlohmann::json::array();
+  for (const BucketTiming& b : a.buckets) {
+    buckets.push_back({{"rank", b.rank},
+                       {"iteration", b.iteration},
+                       {"bucket", b.bucket},
+                       {"bytes", b.bytes},
+                       {"ready_ns", b.ready_ns >= 0 ? nlohmann::json(b.ready_ns) : nullptr},
+                       {"allreduce_start_ns", b.start_ns},
+                       {"allreduce_end_ns", b.end_ns},
+                       {"allreduce_ms", (b.end_ns - b.start_ns) * 1e-6},
+                       {"wait_ms", b.wait_ms}});
+  }
+  out["buckets"] = buckets;
+  nlohmann::json summary = nlohmann::json::array();
+  for (const auto& [rank, s] : sums) {
+    summary.push_back({{"rank", rank},
+                       {"iterations", s.n},
+                       {"mean_iteration_ms", s.iteration / s.n},
+                       {"mean_comm_ms", s.comm / s.n},
+                       {"mean_exposed_comm_ms", s.exposed / s.n},
+                       {"overlap_ratio", number(s.comm > 0 ? 1 - s.exposed / s.comm : NAN)}});
+  }
+  out["summary"] = summary;
+  return out;
+}
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,14 @@
+// The JSON summary of a run that `ddpscope-cli stats` prints: the run, its ranks, per
+// rank and iteration the times of overlap_analysis.h, the buckets with bytes and
+// timings, and per rank means over the iterations after the first (warm-up).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "run_store_reader.h"
+
+namespace ddpscope::probes {
+
+nlohmann::json run_stats_json(RunStoreReader& run);
+
+}  // namespace ddpscope::probes

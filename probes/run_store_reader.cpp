@@ -1,0 +1,210 @@
+#include "run_store_reader.h"
+
+#include <nlohmann/json.hpp>
+
+#include "run_store_schema.h"
+
+namespace ddpscope::probes {
+
+RunStoreReader::RunStoreReader(const std::string& path)
+    : db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX) {
+  check_readable(db_);
+}
+
+RunRow RunStoreReader::run() {
+  Statement s = db_.prepare(
+      "SELECT created_at, config_json, world_size, backend, model, status, message, failed_rank, "
+      "ended_at, rejected_batches FROM runs WHERE run_id = 1");
+  RunRow r;
+  if (!s.step()) {
+    throw RunStoreError(detail::concat("run file '", db_.path(), "' has no run in it"), __FILE__,
+                        __LINE__);
+  }
+  r.created_at = s.column_text(0);
+  r.config_json = s.column_text(1);
+  r.world_size = static_cast<int>(s.column_int64(2));
+  r.backend = s.column_text(3);
+  r.model = s.column_text(4);
+  r.status = s.column_text(5);
+  r.message = s.column_text(6);
+  r.failed_rank = static_cast<int>(s.column_optional(7));
+  r.ended_at = s.column_text(8);
+  r.rejected_batches = s.column_int64(9);
+  return r;
+}
+
+std::vector<RankRow> RunStoreReader::ranks() {
+  Statement s = db_.prepare(
+      "SELECT rank, host, pid, device, clock_offset_ns, clock_rtt_ns, events_received, "
+      "events_dropped, batches_received FROM ranks ORDER BY rank");
+  std::vector<RankRow> out;
+  while (s.step()) {
+    RankRow r;
+    r.rank = static_cast<int>(s.column_int64(0));
+    r.host = s.column_text(1);
+    r.pid = s.column_int64(2);
+    r.device = s.column_text(3);
+    r.clock_offset_ns = s.column_int64(4);
+    r.clock_rtt_ns = s.column_optional(5);
+    r.events_received = s.column_int64(6);
+    r.events_dropped = s.column_int64(7);
+    r.batches_received = s.column_int64(8);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<ThreadRow> RunStoreReader::threads() {
+  Statement s = db_.prepare("SELECT rank, thread, tid, name FROM threads ORDER BY rank, thread");
+  std::vector<ThreadRow> out;
+  while (s.step()) {
+    out.push_back({static_cast<int>(s.column_int64(0)), static_cast<int>(s.column_int64(1)),
+                   s.column_int64(2), s.column_text(3)});
+  }
+  return out;
+}
+
+std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
+  std::string sql =
+      "SELECT s.rank, s.thread, s.kind, n.name, s.t_begin_ns, s.t_end_ns, s.iteration, s.bucket, "
+      "s.param, s.bytes, s.peer, s.seq, s.ctx_id, s.msg_id FROM spans s JOIN names n USING "
+      "(name_id) WHERE s.t_begin_ns <= ?1 AND s.t_end_ns >= ?2";
+  if (q.rank >= 0) sql += " AND s.rank = ?3";
+  if (q.iteration >= 0) sql += " AND s.iteration = ?4";
+  if (!q.kinds.empty()) {
+    sql += " AND s.kind IN (";
+    for (size_t i = 0; i < q.kinds.size(); ++i)
+      sql += (i ? "," : "") + std::to_string(static_cast<int>(q.kinds[i]));
+    sql += ")";
+  }
+  sql += " ORDER BY s.t_begin_ns";
+  if (q.limit > 0) sql += " LIMIT " + std::to_string(q.limit);
+  Statement s = db_.prepare(sql);
+  s.bind(1, q.t_end_ns).bind(2, q.t_begin_ns);
+  if (q.rank >= 0) s.bind(3, int64_t{q.rank});
+  if (q.iteration >= 0) s.bind(4, q.iteration);
+  std::vector<SpanRow> out;
+  while (s.step()) {
+    SpanRow r;
+    r.rank = static_cast<int>(s.column_int64(0));
+    r.thread = static_cast<int>(s.column_int64(1));
+    r.kind = static_cast<Kind>(s.column_int64(2));
+    r.name = s.column_text(3);
+    r.t_begin_ns = s.column_int64(4);
+    r.t_end_ns = s.column_int64(5);
+    r.iteration = s.column_optional(6);
+    r.bucket = s.column_optional(7);
+    r.param = s.column_optional(8);
+    r.bytes = s.column_optional(9);
+    r.peer = s.column_optional(10);
+    r.seq = s.column_optional(11);
+    r.ctx_id = s.column_optional(12);
+    r.msg_id = s.column_optional(13);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+int64_t RunStoreReader::span_count() {
+  return db_.query_int64("SELECT count(*) FROM spans");
+}
+
+std::pair<int64_t, int64_t> RunStoreReader::time_range() {
+  Statement s = db_.prepare("SELECT min(t_begin_ns), max(t_end_ns) FROM spans");
+  if (!s.step()) return {0, 0};
+  return {s.column_int64(0), s.column_int64(1)};
+}
+
+std::vector<BucketRow> RunStoreReader::buckets(int rank, int generation) {
+  Statement s = db_.prepare(
+      "SELECT rank, generation, bucket, bytes, params FROM buckets WHERE rank = ?1 AND (?2 < 0 OR "
+      "generation = ?2) ORDER BY generation, bucket");
+  s.bind(1, int64_t{rank}).bind(2, int64_t{generation});
+  std::vector<BucketRow> out;
+  while (s.step()) {
+    BucketRow r;
+    r.rank = static_cast<int>(s.column_int64(0));
+    r.generation = static_cast<int>(s.column_int64(1));
+    r.bucket = static_cast<int>(s.column_int64(2));
+    r.bytes = s.column_int64(3);
+    try {
+      r.params = nlohmann::json::parse(s.column_text(4)).get<std::vector<int64_t>>();
+    } catch (const nlohmann::json::exception&) {
+      throw RunStoreError(detail::concat("run file '", db_.path(), "': bucket ", r.bucket,
+                                         " has a malformed parameter list"),
+                          __FILE__, __LINE__);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<ParamRow> RunStoreReader::params(int rank, int generation) {
+  Statement s = db_.prepare(
+      "SELECT rank, generation, param_index, name, shape, numel, dtype, bucket, offset FROM params "
+      "WHERE rank = ?1 AND (?2 < 0 OR generation = ?2) ORDER BY generation, param_index");
+  s.bind(1, int64_t{rank}).bind(2, int64_t{generation});
+  std::vector<ParamRow> out;
+  while (s.step()) {
+    ParamRow r;
+    r.rank = static_cast<int>(s.column_int64(0));
+    r.generation = static_cast<int>(s.column_int64(1));
+    r.index = static_cast<int>(s.column_int64(2));
+    r.name = s.column_text(3);
+    r.shape = s.column_text(4);
+    r.numel = s.column_int64(5);
+    r.dtype = s.column_text(6);
+    r.bucket = s.column_optional(7);
+    r.offset = s.column_int64(8);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+GraphRows RunStoreReader::graph(int rank, int64_t ctx_id, int64_t iteration) {
+  GraphRows g;
+  g.rank = rank;
+  g.ctx_id = ctx_id;
+  Statement first = db_.prepare(
+      "SELECT min(iteration) FROM graph_nodes WHERE rank = ? AND ctx_id = ? AND iteration >= ?");
+  first.bind(1, int64_t{rank}).bind(2, ctx_id).bind(3, iteration);
+  if (!first.step() || first.column_optional(0) < 0) return g;
+  g.iteration = first.column_int64(0);
+  Statement n = db_.prepare(
+      "SELECT node_id, op, kind, deps, sequence_nr FROM graph_nodes WHERE rank = ? AND ctx_id = ? "
+      "AND iteration = ? ORDER BY node_id");
+  n.bind(1, int64_t{rank}).bind(2, ctx_id).bind(3, g.iteration);
+  while (n.step()) {
+    g.nodes.push_back({n.column_int64(0), n.column_text(1), n.column_text(2), n.column_int64(3),
+                       n.column_int64(4)});
+  }
+  Statement e = db_.prepare(
+      "SELECT src, dst, input_nr FROM graph_edges WHERE rank = ? AND ctx_id = ? AND iteration = ?");
+  e.bind(1, int64_t{rank}).bind(2, ctx_id).bind(3, g.iteration);
+  while (e.step())
+    g.edges.push_back({e.column_int64(0), e.column_int64(1), e.column_int64(2)});
+  return g;
+}
+
+std::vector<MetricRow> RunStoreReader::metrics(const std::string& name, int rank) {
+  Statement s = db_.prepare(
+      "SELECT rank, iteration, name, value FROM metrics WHERE (?1 = '' OR name = ?1) AND (?2 < 0 "
+      "OR rank = ?2) ORDER BY name, rank, iteration");
+  s.bind(1, name).bind(2, int64_t{rank});
+  std::vector<MetricRow> out;
+  while (s.step()) {
+    out.push_back({static_cast<int>(s.column_int64(0)), s.column_optional(1), s.column_text(2),
+                   s.column_double(3)});
+  }
+  return out;
+}
+
+std::string RunStoreReader::integrity_check() {
+  Statement s = db_.prepare("PRAGMA integrity_check");
+  std::string verdict;
+  while (s.step())
+    verdict += (verdict.empty() ? "" : "; ") + s.column_text(0);
+  return verdict;
+}
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,123 @@
+// RunStoreReader: read access to a run file for the CLI, the benchmarks and the desktop
+// app. Opens the file read-only (it may still be growing: WAL lets the writer go on),
+// refuses files that are not run files or come from a newer schema, and turns a
+// damaged file into a RunStoreError rather than a crash.
+//
+//   RunStoreReader run("run.ddprun");
+//   for (const SpanRow& s : run.spans({.kinds = {Kind::Allreduce}, .rank = 0})) ...
+//
+// Thread-safety: one reader per thread.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "event.h"
+#include "sqlite_db.h"
+
+namespace ddpscope::probes {
+
+struct RunRow {
+  std::string created_at, config_json, backend, model, status, message, ended_at;
+  int world_size = 0;
+  int failed_rank = -1;
+  int64_t rejected_batches = 0;
+};
+
+struct RankRow {
+  int rank = 0;
+  std::string host, device;
+  int64_t pid = 0;
+  int64_t clock_offset_ns = 0, clock_rtt_ns = -1;
+  int64_t events_received = 0, events_dropped = 0, batches_received = 0;
+};
+
+struct ThreadRow {
+  int rank = 0;
+  int thread = 0;
+  int64_t tid = 0;
+  std::string name;
+};
+
+struct SpanRow {
+  int rank = 0;
+  int thread = 0;
+  Kind kind = Kind::Mark;
+  std::string name;
+  int64_t t_begin_ns = 0, t_end_ns = 0;
+  int64_t iteration = -1, bucket = -1, param = -1, bytes = -1, peer = -1;
+  int64_t seq = -1, ctx_id = -1, msg_id = -1;
+};
+
+struct SpanQuery {
+  int64_t t_begin_ns = std::numeric_limits<int64_t>::min();  // spans overlapping the window
+  int64_t t_end_ns = std::numeric_limits<int64_t>::max();
+  std::vector<Kind> kinds;  // empty: all
+  int rank = -1;            // -1: all
+  int64_t iteration = -1;   // -1: all
+  int64_t limit = 0;        // 0: no limit
+};
+
+struct BucketRow {
+  int rank = 0, generation = 0, bucket = 0;
+  int64_t bytes = 0;
+  std::vector<int64_t> params;
+};
+
+struct ParamRow {
+  int rank = 0, generation = 0, index = 0;
+  std::string name, shape, dtype;
+  int64_t numel = 0, bucket = -1, offset = 0;
+};
+
+struct GraphNodeRow {
+  int64_t id = 0;
+  std::string op, kind;
+  int64_t deps = 0, sequence_nr = 0;
+};
+struct GraphEdgeRow {
+  int64_t src = 0, dst = 0, input_nr = 0;
+};
+struct GraphRows {
+  int rank = 0;
+  int64_t ctx_id = -1, iteration = -1;
+  std::vector<GraphNodeRow> nodes;
+  std::vector<GraphEdgeRow> edges;
+};
+
+struct MetricRow {
+  int rank = 0;
+  int64_t iteration = -1;
+  std::string name;
+  double value = 0;
+};
+
+class RunStoreReader {
+ public:
+  explicit RunStoreReader(const std::string& path);
+
+  RunRow run();
+  std::vector<RankRow> ranks();
+  std::vector<ThreadRow> threads();
+  std::vector<SpanRow> spans(const SpanQuery& query = {});
+  int64_t span_count();
+  // Earliest begin and latest end over all spans ({0, 0} without spans).
+  std::pair<int64_t, int64_t> time_range();
+  // generation -1: every generation.
+  std::vector<BucketRow> buckets(int rank, int generation = -1);
+  std::vector<ParamRow> params(int rank, int generation = -1);
+  // The graph recorded for (rank, ctx_id) at the earliest iteration >= `iteration`;
+  // empty nodes when none.
+  GraphRows graph(int rank, int64_t ctx_id = -1, int64_t iteration = -1);
+  std::vector<MetricRow> metrics(const std::string& name = {}, int rank = -1);
+  // PRAGMA integrity_check's verdict ("ok" when sound).
+  std::string integrity_check();
+  const std::string& path() const { return db_.path(); }
+
+ private:
+  SqliteDb db_;
+};
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,109 @@
+#include "run_store_schema.h"
+
+#include <functional>
+#include <vector>
+
+#include "event.h"
+
+namespace ddpscope::probes {
+namespace {
+
+// Version 1: the first schema. DESIGN.md ("Run store") describes the tables.
+void create_version_1(SqliteDb& db) {
+  db.exec(R"sql(
+CREATE TABLE runs(run_id INTEGER PRIMARY KEY, created_at TEXT NOT NULL, config_json TEXT,
+  world_size INTEGER, backend TEXT, model TEXT, status TEXT NOT NULL, message TEXT,
+  failed_rank INTEGER, ended_at TEXT, rejected_batches INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE ranks(rank INTEGER PRIMARY KEY, host TEXT, pid INTEGER, device TEXT,
+  clock_offset_ns INTEGER NOT NULL DEFAULT 0, clock_rtt_ns INTEGER,
+  events_received INTEGER NOT NULL DEFAULT 0, events_dropped INTEGER NOT NULL DEFAULT 0,
+  batches_received INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE clock_samples(rank INTEGER NOT NULL, t_local_ns INTEGER NOT NULL,
+  offset_ns INTEGER NOT NULL, rtt_ns INTEGER NOT NULL);
+CREATE TABLE threads(rank INTEGER NOT NULL, thread INTEGER NOT NULL, tid INTEGER, name TEXT,
+  PRIMARY KEY(rank, thread));
+CREATE TABLE kinds(kind INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE names(name_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE spans(rank INTEGER NOT NULL, thread INTEGER NOT NULL, kind INTEGER NOT NULL,
+  name_id INTEGER NOT NULL, t_begin_ns INTEGER NOT NULL, t_end_ns INTEGER NOT NULL,
+  iteration INTEGER, bucket INTEGER, param INTEGER, bytes INTEGER, peer INTEGER,
+  seq INTEGER, ctx_id INTEGER, msg_id INTEGER);
+CREATE INDEX spans_by_rank_time ON spans(rank, t_begin_ns);
+CREATE INDEX spans_by_kind_time ON spans(kind, t_begin_ns);
+CREATE TABLE params(rank INTEGER NOT NULL, generation INTEGER NOT NULL,
+  param_index INTEGER NOT NULL, name TEXT, shape TEXT, numel INTEGER, dtype TEXT,
+  bucket INTEGER, offset INTEGER, PRIMARY KEY(rank, generation, param_index));
+CREATE TABLE buckets(rank INTEGER NOT NULL, generation INTEGER NOT NULL, bucket INTEGER NOT NULL,
+  bytes INTEGER, num_params INTEGER, first_param INTEGER, last_param INTEGER, params TEXT,
+  PRIMARY KEY(rank, generation, bucket));
+CREATE TABLE graph_nodes(rank INTEGER NOT NULL, ctx_id INTEGER NOT NULL,
+  iteration INTEGER NOT NULL, node_id INTEGER NOT NULL, op TEXT, kind TEXT, deps INTEGER,
+  sequence_nr INTEGER, PRIMARY KEY(rank, ctx_id, iteration, node_id));
+CREATE TABLE graph_edges(rank INTEGER NOT NULL, ctx_id INTEGER NOT NULL,
+  iteration INTEGER NOT NULL, src INTEGER NOT NULL, dst INTEGER NOT NULL, input_nr INTEGER);
+CREATE TABLE messages(ctx_id INTEGER, msg_id INTEGER, src_rank INTEGER, dst_rank INTEGER,
+  kind TEXT, bytes INTEGER, t_send_ns INTEGER, t_recv_ns INTEGER);
+CREATE TABLE metrics(rank INTEGER NOT NULL, iteration INTEGER, name TEXT NOT NULL, value REAL);
+CREATE INDEX metrics_by_name ON metrics(name, rank, iteration);
+)sql");
+  Statement kind = db.prepare("INSERT INTO kinds(kind, name) VALUES(?, ?)");
+  for (int k = 0; k < kNumKinds; ++k) {
+    kind.bind(1, int64_t{k}).bind(2, std::string(kind_name(static_cast<Kind>(k))));
+    kind.step();
+    kind.reset();
+  }
+}
+
+// migrations[v] takes a file from version v to v + 1.
+const std::vector<std::function<void(SqliteDb&)>>& migrations() {
+  static const std::vector<std::function<void(SqliteDb&)>> steps = {create_version_1};
+  static_assert(kRunStoreSchemaVersion == 1, "add the migration step with the new version");
+  return steps;
+}
+
+}  // namespace
+
+int schema_version(SqliteDb& db) {
+  return static_cast<int>(db.query_int64("PRAGMA user_version"));
+}
+
+void create_or_migrate(SqliteDb& db) {
+  int version = schema_version(db);
+  if (version > kRunStoreSchemaVersion) {
+    throw RunStoreError(detail::concat("run file '", db.path(), "' has schema version ", version,
+                                       ", newer than this ddpscope writes (",
+                                       kRunStoreSchemaVersion, "); update ddpscope"),
+                        __FILE__, __LINE__);
+  }
+  if (version == 0 && db.query_int64("SELECT count(*) FROM sqlite_master") > 0) {
+    throw RunStoreError(detail::concat("'", db.path(),
+                                       "' is an SQLite database but not a ddpscope run file; "
+                                       "choose another path for the run"),
+                        __FILE__, __LINE__);
+  }
+  while (version < kRunStoreSchemaVersion) {
+    db.exec("BEGIN IMMEDIATE");
+    migrations()[static_cast<size_t>(version)](db);
+    ++version;
+    db.exec("PRAGMA user_version = " + std::to_string(version));
+    db.exec("COMMIT");
+  }
+}
+
+void check_readable(SqliteDb& db) {
+  const int version = schema_version(db);  // fails on files that are not databases
+  if (version > kRunStoreSchemaVersion) {
+    throw RunStoreError(
+        detail::concat("run file '", db.path(), "' was written by a newer ddpscope (schema ",
+                       version, "; this build reads up to ", kRunStoreSchemaVersion,
+                       "); update ddpscope to open it"),
+        __FILE__, __LINE__);
+  }
+  if (version == 0) {
+    throw RunStoreError(
+        detail::concat("'", db.path(), "' is not a ddpscope run file (no run-store schema)"),
+        __FILE__, __LINE__);
+  }
+}
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,18 @@
+#include "run_store_sink.h"
+
+#include <cstdio>
+
+namespace ddpscope::probes {
+
+bool RunStoreSink::write(const EventBatch& batch) {
+  try {
+    writer_->write(batch);
+    return true;
+  } catch (const std::exception& e) {
+    // A full disk must not stop training: the events are counted as dropped.
+    std::fprintf(stderr, "[ddpscope] probes: %s\n", e.what());
+    return false;
+  }
+}
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,64 @@
+// RunStoreWriter: the only writer of a run file. The collector owns one for a
+// multi-rank job; a single process without a collector owns one directly.
+//
+// The file is in WAL mode, so readers (the CLI, the desktop app) can open it while it
+// grows; each batch is one transaction through prepared statements. synchronous=NORMAL:
+// a killed writer loses at most its open transaction, never the file.
+//
+// Thread-safety: one thread at a time.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <unordered_map>
+
+#include "event_batch.h"
+#include "sqlite_db.h"
+
+namespace ddpscope::probes {
+
+struct RunDescription {
+  std::string config_json = "{}";
+  int world_size = 1;
+  std::string backend;
+  std::string model;
+};
+
+class RunStoreWriter {
+ public:
+  // Creates the file (or opens a run file to append to it, migrating an older schema).
+  explicit RunStoreWriter(const std::string& path);
+  ~RunStoreWriter();
+
+  // Starts the run: status "running".
+  void begin_run(const RunDescription& run);
+  // Stores one batch from a rank in one transaction; its times are moved onto the
+  // collector's clock by batch.clock_offset_ns.
+  void write(const EventBatch& batch);
+  // status: finished | failed | stopped. failed_rank -1: none named.
+  void end_run(const std::string& status, const std::string& message = {}, int failed_rank = -1);
+  // A rank's events that never reached the file (its own count, when it could not ship).
+  void add_dropped(int rank, uint64_t count);
+  // Batches the collector refused (wrong token, malformed).
+  void set_rejected(uint64_t batches);
+  int64_t events_written() const { return events_written_; }
+  const std::string& path() const { return db_.path(); }
+
+ private:
+  void write_record(int rank, const std::string& json);
+  void store_record(int rank, const nlohmann::json& record);
+  int64_t name_id(const std::string& name);
+  void ensure_rank(int rank);
+
+  SqliteDb db_;
+  Statement insert_span_, insert_name_, upsert_thread_, update_rank_counts_, ensure_rank_,
+      insert_metric_;
+  std::unordered_map<std::string, int64_t> name_ids_;
+  std::unordered_map<int, bool> known_ranks_;
+  int64_t events_written_ = 0;
+};
+
+// Local time as ISO 8601, for the runs table.
+std::string iso_time_now();
+
+}  // namespace ddpscope::probes

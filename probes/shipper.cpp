@@ -1,0 +1,103 @@
+#include "shipper.h"
+
+#include <unordered_map>
+
+#include "records.h"
+#include "thread_buffer.h"
+
+namespace ddpscope::probes {
+
+namespace {
+uint64_t dropped_by_buffers() {
+  uint64_t n = BufferRegistry::instance().dropped_by_removed();
+  for (const auto& b : BufferRegistry::instance().buffers())
+    n += b->dropped();
+  return n;
+}
+}  // namespace
+
+Shipper::Shipper(std::unique_ptr<EventSink> sink, int rank, std::chrono::milliseconds interval,
+                 int64_t clock_skew_ns)
+    : sink_(std::move(sink)),
+      rank_(rank),
+      interval_(interval),
+      clock_skew_ns_(clock_skew_ns),
+      dropped_before_(dropped_by_buffers()) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+Shipper::~Shipper() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  flush();
+}
+
+void Shipper::loop() {
+  std::unique_lock<std::mutex> lock(wake_mutex_);
+  while (!stop_) {
+    wake_.wait_for(lock, interval_, [this] { return stop_; });
+    if (stop_) break;
+    lock.unlock();
+    flush();
+    lock.lock();
+  }
+}
+
+void Shipper::flush() {
+  std::lock_guard<std::mutex> lock(ship_mutex_);
+  ship_locked();
+}
+
+uint64_t Shipper::dropped() const {
+  return undelivered_.load() + dropped_by_buffers() - dropped_before_;
+}
+
+void Shipper::ship_locked() {
+  sink_->tick();
+  auto buffers = BufferRegistry::instance().buffers();
+  EventBatch batch;
+  batch.rank = rank_;
+  for (const auto& b : buffers)
+    batch.threads.push_back({b->index(), b->tid(), b->name()});
+  const auto thread_infos = batch.threads;
+  batch.records = take_records();
+  std::unordered_map<const char*, uint32_t> name_index;
+
+  auto send = [&] {
+    batch.sequence = sequence_++;
+    batch.clock_offset_ns = sink_->clock_offset_ns();
+    batch.dropped_total = dropped();
+    if (sink_->write(batch)) {
+      shipped_ += batch.events.size();
+    } else {
+      undelivered_ += batch.events.size();
+    }
+    batch.events.clear();
+    batch.names.clear();
+    batch.records.clear();
+    batch.threads = thread_infos;
+    name_index.clear();
+  };
+
+  for (const auto& b : buffers) {
+    drained_.clear();
+    b->drain(drained_);
+    for (const Event& e : drained_) {
+      auto [it, inserted] =
+          name_index.try_emplace(e.name, static_cast<uint32_t>(batch.names.size()));
+      if (inserted) batch.names.emplace_back(e.name ? e.name : "");
+      batch.events.push_back(BatchEvent{e.t_begin_ns + clock_skew_ns_, e.t_end_ns + clock_skew_ns_,
+                                        e.bytes, e.id, e.id2, e.iteration, e.param, it->second,
+                                        e.bucket, e.peer, b->index(), static_cast<uint8_t>(e.kind),
+                                        e.flags});
+      if (batch.events.size() == kMaxEventsPerBatch) send();
+    }
+  }
+  if (!batch.events.empty() || !batch.records.empty() || sequence_ == 0) send();
+}
+
+}  // namespace ddpscope::probes

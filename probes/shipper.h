@@ -1,0 +1,54 @@
+// Shipper: the background thread of a process that drains every thread's probe buffer
+// and hands the events, with queued records, to a sink in batches. It wakes every
+// `interval` (no busy polling), and flush() ships synchronously.
+//
+// Thread-safety: flush() and the counters may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "event_sink.h"
+
+namespace ddpscope::probes {
+
+class Shipper {
+ public:
+  static constexpr size_t kMaxEventsPerBatch = 1 << 16;
+
+  // clock_skew_ns: test hook added to every event time (collector_protocol.h).
+  Shipper(std::unique_ptr<EventSink> sink, int rank, std::chrono::milliseconds interval,
+          int64_t clock_skew_ns = 0);
+  ~Shipper();  // ships what is left, then stops
+  void flush();
+  uint64_t shipped() const { return shipped_.load(); }
+  // Dropped since this shipper started: full buffers plus batches the sink refused.
+  uint64_t dropped() const;
+
+ private:
+  void loop();
+  void ship_locked();
+
+  std::unique_ptr<EventSink> sink_;
+  const int rank_;
+  const std::chrono::milliseconds interval_;
+  const int64_t clock_skew_ns_;
+  std::mutex ship_mutex_;  // one shipment at a time (loop or flush)
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  uint64_t sequence_ = 0;
+  std::atomic<uint64_t> shipped_{0};
+  std::atomic<uint64_t> undelivered_{0};
+  uint64_t dropped_before_ = 0;  // buffers' drop counters are per process
+  std::vector<Event> drained_;
+  std::thread thread_;
+};
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,108 @@
+#include "sqlite_db.h"
+
+namespace ddpscope::probes {
+
+void throw_sqlite_error(int rc, const char* sqlite_message, const std::string& path,
+                        const std::string& what) {
+  const int primary = rc & 0xff;
+  std::string advice;
+  if (primary == SQLITE_NOTADB) {
+    advice = "; the file is not a ddpscope run file (not an SQLite database)";
+  } else if (primary == SQLITE_CORRUPT) {
+    advice =
+        "; the run file is damaged (truncated or overwritten); events before the damage "
+        "may still be read with the sqlite3 tool's .recover command";
+  } else if (primary == SQLITE_CANTOPEN) {
+    advice = "; check that the file exists and its folder is readable";
+  } else if (primary == SQLITE_READONLY) {
+    advice = "; the run file or its folder is not writable";
+  } else if (primary == SQLITE_BUSY) {
+    advice = "; another process holds a lock on the run file";
+  } else if (primary == SQLITE_FULL) {
+    advice = "; the disk is full";
+  }
+  throw RunStoreError(
+      detail::concat("run file '", path, "': ", what, " failed: ", sqlite_message, advice),
+      __FILE__, __LINE__);
+}
+
+SqliteDb::SqliteDb(const std::string& path, int flags) : path_(path) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  db_.reset(db);
+  if (rc != SQLITE_OK) {
+    throw_sqlite_error(rc, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), path, "opening");
+  }
+  sqlite3_extended_result_codes(db, 1);
+  // Readers and the writer meet in WAL mode; a short wait covers checkpoints.
+  sqlite3_busy_timeout(db, 5000);
+}
+
+void SqliteDb::check(int rc, const std::string& what) const {
+  if (rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE) return;
+  throw_sqlite_error(rc, sqlite3_errmsg(db_.get()), path_, what);
+}
+
+void SqliteDb::exec(const std::string& sql) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    const std::string message = err ? err : sqlite3_errstr(rc);
+    sqlite3_free(err);
+    throw_sqlite_error(rc, message.c_str(), path_, "running '" + sql.substr(0, 60) + "'");
+  }
+}
+
+Statement SqliteDb::prepare(const std::string& sql) {
+  sqlite3_stmt* stmt = nullptr;
+  check(sqlite3_prepare_v3(db_.get(), sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr),
+        "preparing '" + sql.substr(0, 60) + "'");
+  return Statement(stmt, path_);
+}
+
+int64_t SqliteDb::query_int64(const std::string& sql) {
+  Statement s = prepare(sql);
+  return s.step() ? s.column_int64(0) : 0;
+}
+
+Statement& Statement::bind(int i, int64_t v) {
+  sqlite3_bind_int64(stmt_.get(), i, v);
+  return *this;
+}
+Statement& Statement::bind(int i, double v) {
+  sqlite3_bind_double(stmt_.get(), i, v);
+  return *this;
+}
+Statement& Statement::bind(int i, const std::string& v) {
+  sqlite3_bind_text(stmt_.get(), i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+Statement& Statement::bind_null(int i) {
+  sqlite3_bind_null(stmt_.get(), i);
+  return *this;
+}
+
+bool Statement::step() {
+  const int rc = sqlite3_step(stmt_.get());
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  sqlite3* db = sqlite3_db_handle(stmt_.get());
+  const std::string sql = sqlite3_sql(stmt_.get()) ? sqlite3_sql(stmt_.get()) : "";
+  const std::string message = sqlite3_errmsg(db);
+  sqlite3_reset(stmt_.get());
+  throw_sqlite_error(rc, message.c_str(), path_, "running '" + sql.substr(0, 60) + "'");
+}
+
+void Statement::reset() {
+  sqlite3_reset(stmt_.get());
+  sqlite3_clear_bindings(stmt_.get());
+}
+
+std::string Statement::column_text(int i) const {
+  const auto* p = sqlite3_column_text(stmt_.get(), i);
+  return p ? std::string(reinterpret_cast<const char*>(p),
+                         static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), i)))
+           : std::string();
+}
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,280 @@
+// Run files written by real jobs (ddpscope-cli train, ranks under mpirun, the
+// collector): every rank's engine events on one clock-aligned time axis, the bucket
+// assignment, graph and metrics; `stats` and `export` read them; a rank killed with
+// SIGKILL leaves a sound file with every event it shipped and the run marked failed; a
+// killed collector does not stop training and its loss is counted.
+#include <signal.h>
+
+#include <QtTest/QtTest>
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <cmath>
+#include <set>
+
+#include "run_store_reader.h"
+
+using namespace ddpscope::probes;
+
+class TestRunFiles : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+
+  struct Result {
+    int code;
+    QString out, err;
+  };
+  static QProcessEnvironment environment(const QMap<QString, QString>& extra) {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (auto it = extra.begin(); it != extra.end(); ++it)
+      env.insert(it.key(), it.value());
+    return env;
+  }
+  Result run(const QStringList& args, const QMap<QString, QString>& extra_env = {}) {
+    QProcess p;
+    p.setProcessEnvironment(environment(extra_env));
+    p.start(DDPSCOPE_CLI_PATH, args);
+    if (!p.waitForFinished(180000)) {
+      p.kill();
+      p.waitForFinished();
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+            QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+  }
+  std::string file(const QString& name) { return dir_.filePath(name).toStdString(); }
+
+  // The pid of the collector writing `run_file`, or 0.
+  static pid_t collector_of(const std::string& run_file) {
+    QProcess ps;
+    ps.start("ps", {"-eo", "pid=,stat=,args="});
+    ps.waitForFinished();
+    for (const QString& line : QString::fromUtf8(ps.readAllStandardOutput()).split('\n')) {
+      const QStringList f = line.simplified().split(' ');
+      if (f.size() >= 3 && !f[1].startsWith('Z') && f[2].endsWith("ddpscope-collector") &&
+          line.contains(QString::fromStdString(run_file)))
+        return f[0].toInt();
+    }
+    return 0;
+  }
+
+ private slots:
+  void testJobRecordsEveryRank_data() {
+    QTest::addColumn<int>("ranks");
+    QTest::newRow("2 ranks") << 2;
+    QTest::newRow("4 ranks") << 4;
+  }
+  void testJobRecordsEveryRank() {
+    QFETCH(int, ranks);
+    const std::string path = file(QString("job%1.ddprun").arg(ranks));
+    const int iters = 12;
+    Result r = run({"train", "--np", QString::number(ranks), "--iters", QString::number(iters),
+                    "--width", "512", "--depth", "4", "--bucket-cap-mb", "0.01", "--out",
+                    QString::fromStdString(path)});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains(QString("run file: %1").arg(path.c_str())), qPrintable(r.out));
+
+    RunStoreReader store(path);
+    QCOMPARE(store.integrity_check(), std::string("ok"));
+    const RunRow info = store.run();
+    QCOMPARE(info.status, std::string("finished"));
+    QCOMPARE(info.world_size, ranks);
+    QCOMPARE(info.backend, std::string("mpi"));
+    const auto rank_rows = store.ranks();
+    QCOMPARE(int(rank_rows.size()), ranks);
+    std::set<int64_t> pids;
+    for (const RankRow& k : rank_rows) {
+      QVERIFY(!k.host.empty());
+      pids.insert(k.pid);
+      QCOMPARE(k.events_dropped, int64_t(0));
+      // One host: the measured offsets are the measurement error only.
+      QVERIFY2(std::llabs(k.clock_offset_ns) < 5'000'000,
+               qPrintable(QString("rank %1 offset %2 ns").arg(k.rank).arg(k.clock_offset_ns)));
+      QVERIFY(k.clock_rtt_ns > 0);
+      // Every kind the engine records, on every rank.
+      for (Kind kind : {Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer,
+                        Kind::AutogradNode, Kind::GradReady, Kind::BucketCopy, Kind::BucketReady,
+                        Kind::Allreduce, Kind::Finalize, Kind::PgOp}) {
+        QVERIFY2(!store.spans({.kinds = {kind}, .rank = k.rank, .limit = 1}).empty(),
+                 qPrintable(QString("rank %1 has no %2 span").arg(k.rank).arg(kind_name(kind))));
+      }
+      QCOMPARE(int(store.spans({.kinds = {Kind::Iteration}, .rank = k.rank}).size()), iters);
+      // Small buckets (after the 1 MiB first one): several per iteration, each reduced once
+      // per iteration.
+      const auto buckets = store.buckets(k.rank, 0);
+      QVERIFY(buckets.size() > 2);
+      QCOMPARE(store.spans({.kinds = {Kind::Allreduce}, .rank = k.rank}).size(),
+               buckets.size() * iters);
+      QVERIFY(!store.buckets(k.rank, 1).empty());  // the rebuild after the first iteration
+      const auto params = store.params(k.rank, 0);
+      QCOMPARE(params.size(), size_t(8));
+      QCOMPARE(params[0].name, std::string("module.layers.0.weight"));
+      const GraphRows g = store.graph(k.rank);
+      QCOMPARE(g.iteration, int64_t(1));
+      QVERIFY(std::count_if(g.nodes.begin(), g.nodes.end(), [](const GraphNodeRow& n) {
+                return n.kind == "accumulate_grad";
+              }) == 8);
+      QCOMPARE(int(store.metrics("loss", k.rank).size()), iters);
+    }
+    QCOMPARE(int(pids.size()), ranks);  // really separate processes
+    // Threads are named: the training thread and the group's communication lanes.
+    bool compute = false, comm = false;
+    for (const ThreadRow& t : store.threads()) {
+      compute |= t.name == "compute";
+      comm |= t.name.rfind("comm:", 0) == 0;
+    }
+    QVERIFY(compute && comm);
+
+    // The aligned axis: each iteration's spans on different ranks overlap in time (the
+    // allreduces tie them together), which they would not with misaligned clocks.
+    const auto it0 = store.spans({.kinds = {Kind::Iteration}, .rank = 0, .iteration = 5});
+    const auto it1 = store.spans({.kinds = {Kind::Iteration}, .rank = ranks - 1, .iteration = 5});
+    QVERIFY(it0.size() == 1 && it1.size() == 1);
+    QVERIFY(it0[0].t_begin_ns < it1[0].t_end_ns && it1[0].t_begin_ns < it0[0].t_end_ns);
+
+    Result stats = run({"stats", QString::fromStdString(path)});
+    QVERIFY2(stats.code == 0, qPrintable(stats.err));
+    const QJsonObject s = QJsonDocument::fromJson(stats.out.toUtf8()).object();
+    QCOMPARE(s["run"].toObject()["status"].toString(), QString("finished"));
+    QCOMPARE(s["iterations"].toArray().size(), ranks * iters);
+    QCOMPARE(s["summary"].toArray().size(), ranks);
+    for (const QJsonValue& v : s["summary"].toArray()) {
+      const double ratio = v.toObject()["overlap_ratio"].toDouble(-1);
+      QVERIFY2(ratio >= 0 && ratio <= 1, qPrintable(QString::number(ratio)));
+      QVERIFY(v.toObject()["mean_comm_ms"].toDouble() > 0);
+    }
+    for (const QJsonValue& v : s["iterations"].toArray()) {
+      const QJsonObject it = v.toObject();
+      QVERIFY(it["exposed_comm_ms"].toDouble() <= it["comm_ms"].toDouble() + 1e-9);
+      QVERIFY(it["iteration_ms"].toDouble() >= it["forward_ms"].toDouble());
+    }
+    QVERIFY(s["buckets"].toArray().size() > 0);
+
+    const QString trace = dir_.filePath(QString("job%1.json").arg(ranks));
+    Result exported = run({"export", QString::fromStdString(path), "--chrome", trace});
+    QVERIFY2(exported.code == 0, qPrintable(exported.err));
+    QFile f(trace);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject t = QJsonDocument::fromJson(f.readAll()).object();
+    std::set<int> trace_pids;
+    for (const QJsonValue& v : t["traceEvents"].toArray())
+      trace_pids.insert(v.toObject()["pid"].toInt());
+    QCOMPARE(int(trace_pids.size()), ranks);  // one process per rank
+  }
+
+  void testOneProcessWritesTheFileDirectly() {
+    const std::string path = file("single.ddprun");
+    Result r = run({"train", "--iters", "5", "--out", QString::fromStdString(path)});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    RunStoreReader store(path);
+    QCOMPARE(store.run().status, std::string("finished"));
+    QCOMPARE(int(store.spans({.kinds = {Kind::Iteration}}).size()), 5);
+    QCOMPARE(int(store.spans({.kinds = {Kind::Allreduce}}).size()), 0);
+  }
+
+  void testDefaultRunFileGoesToTheWorkspace() {
+    QTemporaryDir workspace;
+    Result r =
+        run({"train", "--np", "2", "--iters", "3"}, {{"DDPSCOPE_WORKSPACE", workspace.path()}});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    const QStringList runs = QDir(workspace.path()).entryList({"*.ddprun"});
+    QCOMPARE(runs.size(), 1);
+    QVERIFY2(r.out.contains("run file: " + workspace.filePath(runs[0])), qPrintable(r.out));
+    Result none = run({"train", "--np", "2", "--iters", "3", "--no-probes"},
+                      {{"DDPSCOPE_WORKSPACE", workspace.path()}});
+    QVERIFY2(none.code == 0, qPrintable(none.out + none.err));
+    QVERIFY(!none.out.contains("run file"));
+    QCOMPARE(QDir(workspace.path()).entryList({"*.ddprun"}).size(), 1);
+  }
+
+  void testKilledRankKeepsWhatItShipped() {
+    const std::string path = file("killed-rank.ddprun");
+    Result r =
+        run({"train", "--np", "2", "--iters", "100000", "--out", QString::fromStdString(path)},
+            {{"DDPSCOPE_FAULT", "rank=1,iter=8,kill"}});
+    QVERIFY(r.code != 0);
+    const QRegularExpression shipped_re("rank 1 shipped ([0-9]+) probe events");
+    const auto m = shipped_re.match(r.err);
+    QVERIFY2(m.hasMatch(), qPrintable(r.err));
+    const int64_t shipped = m.captured(1).toLongLong();
+    QVERIFY(shipped > 0);
+    RunStoreReader store(path);
+    QCOMPARE(store.integrity_check(), std::string("ok"));
+    const RunRow info = store.run();
+    QCOMPARE(info.status, std::string("failed"));
+    QCOMPARE(info.failed_rank, 1);
+    QVERIFY(!info.message.empty());
+    // Every event rank 1 shipped before it died is in the file, and nothing else of it.
+    int64_t rank1 = 0;
+    for (const RankRow& k : store.ranks()) {
+      if (k.rank == 1) rank1 = k.events_received;
+    }
+    QCOMPARE(rank1, shipped);
+    QCOMPARE(int64_t(store.spans({.rank = 1}).size()), shipped);
+    QCOMPARE(int(store.spans({.kinds = {Kind::Iteration}, .rank = 1}).size()), 7);
+  }
+
+  void testKilledCollectorDoesNotStopTraining() {
+    const std::string path = file("killed-collector.ddprun");
+    QProcess job;
+    job.setProcessEnvironment(environment({}));
+    job.start(DDPSCOPE_CLI_PATH,
+              {"train", "--np", "2", "--iters", "2500", "--width", "32", "--batch", "8",
+               "--log-every", "500", "--out", QString::fromStdString(path)});
+    // Wait until events arrive, then kill the collector mid-run.
+    QElapsedTimer timer;
+    timer.start();
+    pid_t collector = 0;
+    int64_t spans_before = 0;
+    while (timer.elapsed() < 60000 && spans_before == 0) {
+      QThread::msleep(50);
+      if (!collector) collector = collector_of(path);
+      try {
+        RunStoreReader store(path);
+        spans_before = store.span_count();
+      } catch (const RunStoreError&) {
+      }
+    }
+    QVERIFY2(collector > 0 && spans_before > 0, "the job never started recording");
+    QCOMPARE(kill(collector, SIGKILL), 0);
+    QVERIFY(job.waitForFinished(180000));
+    const QString out = QString::fromUtf8(job.readAllStandardOutput());
+    const QString err = QString::fromUtf8(job.readAllStandardError());
+    QVERIFY2(job.exitCode() == 0, qPrintable(out + err));  // training went on
+    QVERIFY2(out.contains("done: 2500 iterations"), qPrintable(out));
+    QVERIFY2(err.contains("collector killed by signal 9"), qPrintable(err));
+    RunStoreReader store(path);
+    QCOMPARE(store.integrity_check(), std::string("ok"));
+    const RunRow info = store.run();
+    QCOMPARE(info.status, std::string("incomplete"));
+    QVERIFY2(info.message.find("collector") != std::string::npos, info.message.c_str());
+    int64_t dropped = 0;
+    for (const RankRow& k : store.ranks())
+      dropped += k.events_dropped;
+    QVERIFY2(dropped > 0, "the events lost with the collector were not counted");
+    QVERIFY(store.span_count() >= spans_before);
+  }
+
+  void testStatsRefusesBadFiles() {
+    const QString garbage = dir_.filePath("garbage.ddprun");
+    QFile f(garbage);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray(4096, 'z'));
+    f.close();
+    Result r = run({"stats", garbage});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("not a ddpscope run file"), qPrintable(r.err));
+    Result missing = run({"stats", dir_.filePath("nothing.ddprun")});
+    QVERIFY(missing.code != 0);
+    QVERIFY2(missing.err.contains("nothing.ddprun"), qPrintable(missing.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRunFiles)
+#include "tst_run_files.moc"

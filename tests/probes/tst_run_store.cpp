@@ -1,0 +1,300 @@
+// The run store: the schema and its version, WAL mode, readers while the writer goes
+// on, every record type read back, the overlap analysis on a run with known times, the
+// Chrome trace export, and clear errors for files that are damaged, foreign or newer.
+#include <QtTest/QtTest>
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "chrome_trace_export.h"
+#include "overlap_analysis.h"
+#include "run_stats.h"
+#include "run_store_reader.h"
+#include "run_store_schema.h"
+#include "run_store_writer.h"
+
+using namespace ddpscope;
+using namespace ddpscope::probes;
+
+namespace {
+
+BatchEvent event(Kind kind, uint32_t name, int64_t b, int64_t e, int32_t iteration,
+                 int16_t bucket = -1, int64_t bytes = -1, uint16_t thread = 0) {
+  return BatchEvent{
+      b, e, bytes, -1, -1, iteration, -1, name, bucket, -1, thread, static_cast<uint8_t>(kind), 0};
+}
+
+// One rank, one iteration with known times (ns):
+//   iteration [0, 1000]; forward [0, 200]; backward [200, 800]; finalize [700, 800]
+//   bucket 0 allreduce [300, 500] (hidden); bucket 1 allreduce [650, 760] (exposed 50..60)
+//   optimizer [800, 900]; bucket 1 ready at 640.
+EventBatch known_iteration(int rank, int64_t offset_ns = 0) {
+  EventBatch b;
+  b.rank = rank;
+  b.clock_offset_ns = offset_ns;
+  b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+  b.names = {"iteration", "forward",   "backward",    "finalize",
+             "allreduce", "optimizer", "bucket_ready"};
+  b.events = {event(Kind::Iteration, 0, 0, 1000, 1),
+              event(Kind::Forward, 1, 0, 200, 1),
+              event(Kind::Backward, 2, 200, 800, 1),
+              event(Kind::Finalize, 3, 700, 800, 1),
+              event(Kind::Allreduce, 4, 300, 500, 1, 0, 4096, 1),
+              event(Kind::Allreduce, 4, 650, 760, 1, 1, 8192, 1),
+              event(Kind::BucketReady, 6, 640, 640, 1, 1),
+              event(Kind::Optimizer, 5, 800, 900, 1)};
+  b.records = {
+      R"j({"type":"metric","iteration":1,"name":"loss","value":0.5})j",
+      R"j({"type":"buckets","generation":0,"buckets":[{"bucket":0,"bytes":4096,"params":[1,0]}],)j"
+      R"j("params":[{"index":0,"name":"w","shape":[32,32],"dtype":"f32","bucket":0,"offset":0},)j"
+      R"j({"index":1,"name":"b","shape":[32],"dtype":"f32","bucket":0,"offset":1024}]})j",
+      R"j({"type":"graph","ctx_id":-1,"iteration":1,"nodes":[[0,"MseLossBackward","operation",0,5],)j"
+      R"j([1,"AccumulateGrad(w)","accumulate_grad",1,0]],"edges":[[0,1,0]]})j"};
+  return b;
+}
+
+}  // namespace
+
+class TestRunStore : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
+
+ private slots:
+  void testSchemaVersionAndWal() {
+    const std::string file = path("schema.ddprun");
+    { RunStoreWriter w(file); }
+    SqliteDb db(file, SQLITE_OPEN_READONLY);
+    QCOMPARE(schema_version(db), kRunStoreSchemaVersion);
+    Statement mode = db.prepare("PRAGMA journal_mode");
+    QVERIFY(mode.step());
+    QCOMPARE(mode.column_text(0), std::string("wal"));
+    QCOMPARE(db.query_int64("SELECT count(*) FROM kinds"), int64_t(kNumKinds));
+    // Indexes the views' queries use: by rank and time, by kind and time.
+    QCOMPARE(db.query_int64("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+                            "('spans_by_rank_time', 'spans_by_kind_time')"),
+             int64_t(2));
+  }
+
+  void testEveryRecordReadsBack() {
+    const std::string file = path("records.ddprun");
+    RunStoreWriter w(file);
+    w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+    w.write(known_iteration(0));
+    w.end_run("failed", "rank 1 died", 1);
+    RunStoreReader r(file);
+    const RunRow run = r.run();
+    QCOMPARE(run.status, std::string("failed"));
+    QCOMPARE(run.failed_rank, 1);
+    QCOMPARE(run.message, std::string("rank 1 died"));
+    QCOMPARE(run.world_size, 2);
+    QCOMPARE(run.model, std::string("mlp"));
+    const auto buckets = r.buckets(0);
+    QCOMPARE(buckets.size(), size_t(1));
+    QCOMPARE(buckets[0].bytes, int64_t(4096));
+    QCOMPARE(buckets[0].params, (std::vector<int64_t>{1, 0}));
+    const auto params = r.params(0, 0);
+    QCOMPARE(params.size(), size_t(2));
+    QCOMPARE(params[0].name, std::string("w"));
+    QCOMPARE(params[0].numel, int64_t(1024));
+    QCOMPARE(params[1].offset, int64_t(1024));
+    const GraphRows g = r.graph(0);
+    QCOMPARE(g.iteration, int64_t(1));
+    QCOMPARE(g.nodes.size(), size_t(2));
+    QCOMPARE(g.nodes[1].op, std::string("AccumulateGrad(w)"));
+    QCOMPARE(g.nodes[1].deps, int64_t(1));
+    QCOMPARE(g.edges.size(), size_t(1));
+    const auto loss = r.metrics("loss");
+    QCOMPARE(loss.size(), size_t(1));
+    QCOMPARE(loss[0].value, 0.5);
+    QCOMPARE(r.threads().size(), size_t(2));
+    QCOMPARE(r.integrity_check(), std::string("ok"));
+  }
+
+  void testQueriesByWindowKindRankAndIteration() {
+    const std::string file = path("query.ddprun");
+    RunStoreWriter w(file);
+    w.begin_run({});
+    w.write(known_iteration(0));
+    w.write(known_iteration(1, 5000));  // rank 1's times land 5000 ns later
+    RunStoreReader r(file);
+    QCOMPARE(r.span_count(), int64_t(16));
+    QCOMPARE(r.spans({.kinds = {Kind::Allreduce}}).size(), size_t(4));
+    QCOMPARE(r.spans({.kinds = {Kind::Allreduce}, .rank = 1}).size(), size_t(2));
+    // Spans overlapping [600, 700] on rank 0: iteration, backward, finalize, allreduce 1,
+    // and the ready instant at 640.
+    QCOMPARE(r.spans({.t_begin_ns = 600, .t_end_ns = 700, .rank = 0}).size(), size_t(5));
+    const auto shifted = r.spans({.kinds = {Kind::Iteration}, .rank = 1});
+    QCOMPARE(shifted.at(0).t_begin_ns, int64_t(5000));
+    QCOMPARE(r.time_range(), (std::pair<int64_t, int64_t>{0, 6000}));
+    QCOMPARE(r.spans({.iteration = 2}).size(), size_t(0));
+    QCOMPARE(r.spans({.limit = 3}).size(), size_t(3));
+  }
+
+  void testIntervalArithmetic() {
+    const auto m = merge_intervals({{5, 10}, {0, 3}, {2, 4}, {10, 12}, {20, 20}});
+    QCOMPARE(m.size(), size_t(2));
+    QCOMPARE(m[0].begin, int64_t(0));
+    QCOMPARE(m[0].end, int64_t(4));
+    QCOMPARE(m[1].end, int64_t(12));
+    QCOMPARE(total_length(m), int64_t(11));
+    const auto d = subtract_intervals({{0, 10}, {20, 30}}, {{2, 4}, {8, 22}, {25, 26}});
+    QCOMPARE(total_length(d), int64_t(2 + 4 + 3 + 4));  // [0,2] [4,8] [22,25] [26,30]
+    QCOMPARE(d.size(), size_t(4));
+  }
+
+  void testOverlapAnalysisOfKnownIteration() {
+    const std::string file = path("overlap.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({});
+      w.write(known_iteration(0));
+    }
+    RunStoreReader r(file);
+    const RunAnalysis a = analyze_run(r);
+    QCOMPARE(a.iterations.size(), size_t(1));
+    const IterationAnalysis& it = a.iterations[0];
+    QCOMPARE(it.iteration_ms, 1000e-6);
+    QCOMPARE(it.forward_ms, 200e-6);
+    QCOMPARE(it.backward_ms, 500e-6);     // 600 minus the 100 of finalize
+    QCOMPARE(it.comm_ms, 310e-6);         // 200 + 110
+    QCOMPARE(it.exposed_comm_ms, 60e-6);  // bucket 1 from 700 to 760
+    QVERIFY(std::fabs(it.overlap_ratio - (1 - 60.0 / 310.0)) < 1e-12);
+    QCOMPARE(a.buckets.size(), size_t(2));
+    QCOMPARE(a.buckets[1].bucket, 1);
+    QCOMPARE(a.buckets[1].ready_ns, int64_t(640));
+    QCOMPARE(a.buckets[1].bytes, int64_t(8192));
+    QCOMPARE(a.buckets[1].wait_ms, 60e-6);
+    QCOMPARE(a.buckets[0].wait_ms, 0.0);
+    const nlohmann::json stats = run_stats_json(r);
+    QCOMPARE(stats["iterations"].size(), size_t(1));
+    QCOMPARE(stats["iterations"][0]["exposed_comm_ms"].get<double>(), 60e-6);
+    QCOMPARE(stats["buckets"].size(), size_t(2));
+  }
+
+  void testReadableWhileTheWriterGoesOn() {
+    const std::string file = path("live.ddprun");
+    RunStoreWriter w(file);
+    w.begin_run({});
+    w.write(known_iteration(0));
+    RunStoreReader r(file);
+    QCOMPARE(r.span_count(), int64_t(8));
+    QCOMPARE(r.run().status, std::string("running"));
+    w.write(known_iteration(1));
+    QCOMPARE(r.span_count(), int64_t(16));
+    w.end_run("finished");
+    QCOMPARE(r.run().status, std::string("finished"));
+  }
+
+  void testChromeTraceExport() {
+    const std::string file = path("trace.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({"{}", 2, "mpi", "mlp"});
+      w.write(known_iteration(0));
+      w.write(known_iteration(1, 100));
+    }
+    RunStoreReader r(file);
+    const std::string out = path("trace.json");
+    const int64_t n = export_chrome_trace(r, out);
+    QFile f(QString::fromStdString(out));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
+    QVERIFY2(err.error == QJsonParseError::NoError, qPrintable(err.errorString()));
+    const QJsonArray events = doc.object()["traceEvents"].toArray();
+    QCOMPARE(events.size(), int(n));
+    int complete = 0, instants = 0, process_names = 0, thread_names = 0;
+    for (const QJsonValue& v : events) {
+      const QJsonObject e = v.toObject();
+      const QString ph = e["ph"].toString();
+      if (ph == "X") {
+        ++complete;
+        QVERIFY(e["dur"].toDouble() > 0);
+      }
+      if (ph == "i") ++instants;
+      if (e["name"] == "process_name") ++process_names;
+      if (e["name"] == "thread_name") ++thread_names;
+      if (e["cat"] == "allreduce" && e["pid"] == 1 && e["args"].toObject()["bucket"] == 1) {
+        // Rank 1 is 100 ns behind: its bucket 1 starts at 750 ns = 0.75 us.
+        QCOMPARE(e["ts"].toDouble(), 0.75);
+        QCOMPARE(e["args"].toObject()["bytes"].toInt(), 8192);
+      }
+    }
+    QCOMPARE(complete, 14);
+    QCOMPARE(instants, 2);
+    QCOMPARE(process_names, 2);
+    QCOMPARE(thread_names, 4);
+    QVERIFY(!QFile::exists(QString::fromStdString(out + ".partial")));
+  }
+
+  void testBadFilesGetClearErrors_data() {
+    QTest::addColumn<QString>("damage");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("not a database") << "garbage"
+                                    << "not a ddpscope run file";
+    QTest::newRow("truncated") << "truncate"
+                               << "damaged";
+    QTest::newRow("newer schema") << "newer"
+                                  << "newer ddpscope";
+    QTest::newRow("other database") << "foreign"
+                                    << "not a ddpscope run file";
+    QTest::newRow("missing") << "missing"
+                             << "check that the file exists";
+  }
+  void testBadFilesGetClearErrors() {
+    QFETCH(QString, damage);
+    QFETCH(QString, expected);
+    const std::string file = path(qPrintable("bad-" + damage + ".ddprun"));
+    if (damage == "garbage") {
+      QFile f(QString::fromStdString(file));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(QByteArray(8192, 'x'));
+    } else if (damage == "truncate") {
+      {
+        RunStoreWriter w(file);
+        w.begin_run({});
+        for (int i = 0; i < 200; ++i)
+          w.write(known_iteration(i % 4));
+      }
+      QFile f(QString::fromStdString(file));
+      QVERIFY(f.size() > 32768);
+      QVERIFY(f.resize(f.size() / 2));
+    } else if (damage == "newer") {
+      { RunStoreWriter w(file); }
+      SqliteDb db(file, SQLITE_OPEN_READWRITE);
+      db.exec("PRAGMA user_version = 99");
+    } else if (damage == "foreign") {
+      SqliteDb db(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+      db.exec("CREATE TABLE t(x)");
+    }
+    // Reading everything must end in a RunStoreError naming the problem, not a crash.
+    QString message;
+    try {
+      RunStoreReader r(file);
+      r.run();
+      r.spans();
+      r.ranks();
+      r.buckets(0);
+      r.metrics();
+      const std::string verdict = r.integrity_check();
+      message = QString::fromStdString("read without error; integrity: " + verdict);
+    } catch (const RunStoreError& e) {
+      message = QString::fromStdString(e.message());
+    }
+    QVERIFY2(message.contains(expected), qPrintable(message));
+    // A writer refuses the same files (except a missing one, which it creates).
+    if (damage == "newer" || damage == "foreign") {
+      QVERIFY_THROWS_EXCEPTION(RunStoreError, RunStoreWriter w(file));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRunStore)
+#include "tst_run_store.moc"
