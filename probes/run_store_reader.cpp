@@ -65,17 +65,23 @@ std::vector<ThreadRow> RunStoreReader::threads() {
 }
 
 std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
+  // Blocks first (the small indexed table, see run_store_schema.cpp), then the rowid
+  // ranges of spans they name; CROSS JOIN keeps SQLite to that order.
   std::string sql =
       "SELECT s.rank, s.thread, s.kind, n.name, s.t_begin_ns, s.t_end_ns, s.iteration, s.bucket, "
-      "s.param, s.bytes, s.peer, s.seq, s.ctx_id, s.msg_id FROM spans s JOIN names n USING "
-      "(name_id) WHERE s.t_begin_ns <= ?1 AND s.t_end_ns >= ?2";
-  if (q.rank >= 0) sql += " AND s.rank = ?3";
+      "s.param, s.bytes, s.peer, s.seq, s.ctx_id, s.msg_id FROM span_blocks b CROSS JOIN spans s "
+      "ON s.rowid BETWEEN b.first_rowid AND b.last_rowid CROSS JOIN names n ON n.name_id = "
+      "s.name_id WHERE b.t_min <= ?1 AND b.t_max >= ?2 AND s.t_begin_ns <= ?1 AND s.t_end_ns >= ?2";
+  if (q.rank >= 0) sql += " AND b.rank = ?3";
   if (q.iteration >= 0) sql += " AND s.iteration = ?4";
   if (!q.kinds.empty()) {
+    int64_t mask = 0;
     sql += " AND s.kind IN (";
-    for (size_t i = 0; i < q.kinds.size(); ++i)
+    for (size_t i = 0; i < q.kinds.size(); ++i) {
       sql += (i ? "," : "") + std::to_string(static_cast<int>(q.kinds[i]));
-    sql += ")";
+      mask |= int64_t{1} << static_cast<int>(q.kinds[i]);
+    }
+    sql += ") AND (b.kinds & " + std::to_string(mask) + ") != 0";
   }
   sql += " ORDER BY s.t_begin_ns";
   if (q.limit > 0) sql += " LIMIT " + std::to_string(q.limit);
@@ -110,8 +116,8 @@ int64_t RunStoreReader::span_count() {
 }
 
 std::pair<int64_t, int64_t> RunStoreReader::time_range() {
-  Statement s = db_.prepare("SELECT min(t_begin_ns), max(t_end_ns) FROM spans");
-  if (!s.step()) return {0, 0};
+  Statement s = db_.prepare("SELECT min(t_min), max(t_max) FROM span_blocks");
+  if (!s.step() || s.column_optional(0) == -1) return {0, 0};
   return {s.column_int64(0), s.column_int64(1)};
 }
 

@@ -9,6 +9,12 @@ namespace ddpscope::probes {
 namespace {
 
 // Version 1: the first schema. DESIGN.md ("Run store") describes the tables.
+//
+// `spans` has no per-row index: two B-tree indexes cut ingest from 1.4M to 0.32M rows/s
+// here. Instead every batch adds rows to `span_blocks` (a block-range index): a block is
+// a run of consecutive rowids from one rank and thread with its time range and a bit
+// mask of the kinds in it. Queries by rank, time window and kind find their blocks
+// through the small indexed table, then read rowid ranges of `spans`.
 void create_version_1(SqliteDb& db) {
   db.exec(R"sql(
 CREATE TABLE runs(run_id INTEGER PRIMARY KEY, created_at TEXT NOT NULL, config_json TEXT,
@@ -28,8 +34,10 @@ CREATE TABLE spans(rank INTEGER NOT NULL, thread INTEGER NOT NULL, kind INTEGER 
   name_id INTEGER NOT NULL, t_begin_ns INTEGER NOT NULL, t_end_ns INTEGER NOT NULL,
   iteration INTEGER, bucket INTEGER, param INTEGER, bytes INTEGER, peer INTEGER,
   seq INTEGER, ctx_id INTEGER, msg_id INTEGER);
-CREATE INDEX spans_by_rank_time ON spans(rank, t_begin_ns);
-CREATE INDEX spans_by_kind_time ON spans(kind, t_begin_ns);
+CREATE TABLE span_blocks(rank INTEGER NOT NULL, thread INTEGER NOT NULL,
+  first_rowid INTEGER NOT NULL, last_rowid INTEGER NOT NULL, t_min INTEGER NOT NULL,
+  t_max INTEGER NOT NULL, kinds INTEGER NOT NULL);
+CREATE INDEX span_blocks_by_rank_time ON span_blocks(rank, t_min);
 CREATE TABLE params(rank INTEGER NOT NULL, generation INTEGER NOT NULL,
   param_index INTEGER NOT NULL, name TEXT, shape TEXT, numel INTEGER, dtype TEXT,
   bucket INTEGER, offset INTEGER, PRIMARY KEY(rank, generation, param_index));
@@ -62,6 +70,11 @@ const std::vector<std::function<void(SqliteDb&)>>& migrations() {
 }
 
 }  // namespace
+
+bool is_empty_database(SqliteDb& db) {
+  return db.query_int64("PRAGMA user_version") == 0 &&
+         db.query_int64("SELECT count(*) FROM sqlite_master") == 0;
+}
 
 int schema_version(SqliteDb& db) {
   return static_cast<int>(db.query_int64("PRAGMA user_version"));

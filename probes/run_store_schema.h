@@ -13,6 +13,8 @@ namespace ddpscope::probes {
 
 inline constexpr int kRunStoreSchemaVersion = 1;
 
+// A file with nothing in it yet (page size can still be chosen).
+bool is_empty_database(SqliteDb& db);
 // The version stored in an opened file (0: empty file).
 int schema_version(SqliteDb& db);
 // Creates the tables in an empty file or migrates an older one to the current version.

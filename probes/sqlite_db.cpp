@@ -26,7 +26,14 @@ void throw_sqlite_error(int rc, const char* sqlite_message, const std::string& p
       __FILE__, __LINE__);
 }
 
+namespace {
+// Before SQLite initialises: without memory statistics its allocator takes no global
+// mutex (10% of the collector's time in a profile). Harmless if it is too late.
+const int g_memstatus_off = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}  // namespace
+
 SqliteDb::SqliteDb(const std::string& path, int flags) : path_(path) {
+  (void)g_memstatus_off;
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   db_.reset(db);
