@@ -2,8 +2,10 @@
 
 #include <unordered_map>
 
+#include "probe.h"
 #include "records.h"
 #include "thread_buffer.h"
+#include "tick_clock.h"
 
 namespace ddpscope::probes {
 
@@ -18,7 +20,7 @@ uint64_t dropped_by_buffers() {
 
 Shipper::Shipper(std::unique_ptr<EventSink> sink, int rank, std::chrono::milliseconds interval,
                  int64_t clock_skew_ns)
-    : sink_(std::move(sink)),
+    : sink_((TickClock::instance(), std::move(sink))),  // calibrated before the first event
       rank_(rank),
       interval_(interval),
       clock_skew_ns_(clock_skew_ns),
@@ -83,17 +85,23 @@ void Shipper::ship_locked() {
     name_index.clear();
   };
 
+  TickClock& ticks = TickClock::instance();
+  ticks.refresh();
   for (const auto& b : buffers) {
     drained_.clear();
     b->drain(drained_);
-    for (const Event& e : drained_) {
+    for (Event e : drained_) {
+      if (e.flags & kTimesInTicks) {
+        e.t_begin_ns = ticks.to_ns(e.t_begin_ns);
+        e.t_end_ns = ticks.to_ns(e.t_end_ns);
+      }
       auto [it, inserted] =
           name_index.try_emplace(e.name, static_cast<uint32_t>(batch.names.size()));
       if (inserted) batch.names.emplace_back(e.name ? e.name : "");
       batch.events.push_back(BatchEvent{e.t_begin_ns + clock_skew_ns_, e.t_end_ns + clock_skew_ns_,
                                         e.bytes, e.id, e.id2, e.iteration, e.param, it->second,
                                         e.bucket, e.peer, b->index(), static_cast<uint8_t>(e.kind),
-                                        e.flags});
+                                        static_cast<uint8_t>(e.flags & ~kTimesInTicks)});
       if (batch.events.size() == kMaxEventsPerBatch) send();
     }
   }
