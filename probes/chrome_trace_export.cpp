@@ -65,6 +65,7 @@ int64_t export_chrome_trace(RunStoreReader& run, const std::string& out_path) {
     if (s.seq >= 0) args["seq"] = s.seq;
     if (s.ctx_id >= 0) args["ctx_id"] = s.ctx_id;
     if (s.msg_id >= 0) args["msg_id"] = s.msg_id;
+    if (!s.file.empty()) args["src"] = s.file + ":" + std::to_string(s.line);
     nlohmann::json e = {{"name", s.name},  {"cat", kind_name(s.kind)}, {"pid", s.rank},
                         {"tid", s.thread}, {"ts", us(s.t_begin_ns)},   {"args", std::move(args)}};
     if (s.t_end_ns > s.t_begin_ns) {

@@ -27,7 +27,8 @@ struct ClockPong {
 inline constexpr const char* kCollectorEnv = "DDPSCOPE_COLLECTOR";             // batch endpoint
 inline constexpr const char* kCollectorClockEnv = "DDPSCOPE_COLLECTOR_CLOCK";  // ping endpoint
 inline constexpr const char* kRunTokenEnv = "DDPSCOPE_RUN_TOKEN";
-// Test hook: pretend this process's clock is off by this many nanoseconds.
+// Test hook: pretend this process's clock is off by NS nanoseconds ("NS"), or only
+// rank R's ("R:NS").
 inline constexpr const char* kClockSkewEnv = "DDPSCOPE_CLOCK_SKEW_NS";
 
 }  // namespace ddpscope::probes

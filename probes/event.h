@@ -1,6 +1,7 @@
 // The fixed-size event record that probes write on the hot path, and the kinds of
-// event the run store knows. Names are static strings (literals or interned), so a
-// record holds only a pointer and copying it never allocates.
+// event the run store knows. A record points at its call site's SourceLocation (static:
+// built by the probe macros, or interned for names made at run time), so it holds one
+// pointer and copying it never allocates.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,13 @@ inline constexpr int kNumKinds = 17;
 
 const char* kind_name(Kind kind);
 
+// Where an event was recorded and what it is called; static storage duration.
+struct SourceLocation {
+  const char* name;
+  const char* file;
+  uint32_t line;
+};
+
 // Optional arguments of an event; -1 means "not set".
 struct EventArgs {
   int32_t iteration = -1;
@@ -48,7 +56,7 @@ struct EventArgs {
 struct Event {
   int64_t t_begin_ns;
   int64_t t_end_ns;
-  const char* name;  // static storage duration
+  const SourceLocation* where;
   int64_t bytes;
   int64_t id;
   int64_t id2;

@@ -8,7 +8,7 @@ namespace ddpscope::probes {
 namespace {
 
 constexpr uint32_t kMagic = 0x44445042;  // "DDPB"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;         // 2: names carry their call site
 
 struct Header {
   uint32_t magic;
@@ -83,8 +83,11 @@ std::string encode(const EventBatch& b) {
     w.pod(t.tid);
     w.str(t.name);
   }
-  for (const auto& n : b.names)
-    w.str(n);
+  for (const auto& n : b.names) {
+    w.str(n.name);
+    w.str(n.file);
+    w.pod(n.line);
+  }
   w.out.append(reinterpret_cast<const char*>(b.events.data()),
                b.events.size() * sizeof(BatchEvent));
   for (const auto& r : b.records)
@@ -111,8 +114,13 @@ EventBatch decode(const void* data, size_t size) {
     t.name = r.str("a thread name");
     b.threads.push_back(std::move(t));
   }
-  for (uint32_t i = 0; i < h.num_names; ++i)
-    b.names.push_back(r.str("a name"));
+  for (uint32_t i = 0; i < h.num_names; ++i) {
+    NameInfo n;
+    n.name = r.str("a name");
+    n.file = r.str("a name's file");
+    n.line = r.pod<uint32_t>("a name's line");
+    b.names.push_back(std::move(n));
+  }
   r.need(static_cast<size_t>(h.num_events) * sizeof(BatchEvent), "the events");
   b.events.resize(h.num_events);
   r.bytes(b.events.data(), b.events.size() * sizeof(BatchEvent), "the events");

@@ -29,6 +29,19 @@ struct BatchEvent {
 };
 static_assert(sizeof(BatchEvent) == 64);
 
+// A name and the call site that recorded it.
+struct NameInfo {
+  NameInfo() = default;
+  NameInfo(const char* n, std::string f = {}, uint32_t l = 0)
+      : name(n), file(std::move(f)), line(l) {}
+  NameInfo(std::string n, std::string f = {}, uint32_t l = 0)
+      : name(std::move(n)), file(std::move(f)), line(l) {}
+  std::string name;
+  std::string file;
+  uint32_t line = 0;
+  bool operator==(const NameInfo&) const = default;
+};
+
 struct ThreadInfo {
   uint16_t thread = 0;
   int64_t tid = 0;
@@ -41,7 +54,7 @@ struct EventBatch {
   uint64_t dropped_total = 0;   // events this rank dropped so far (full buffers, no sink)
   int64_t clock_offset_ns = 0;  // add to this rank's times to get the collector's
   std::vector<ThreadInfo> threads;
-  std::vector<std::string> names;
+  std::vector<NameInfo> names;
   std::vector<BatchEvent> events;
   std::vector<std::string> records;  // JSON objects (records.h)
 };

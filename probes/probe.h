@@ -87,22 +87,22 @@ inline int32_t current_iteration() noexcept {
 void request_graph_snapshot() noexcept;
 bool take_graph_request() noexcept;
 
-// A stable C string equal to `name`, for names built at run time (autograd node names).
-// Takes a lock the first time a thread sees a name; later calls are a hash lookup.
-const char* intern(std::string_view name);
+// A stable location for a name built at run time (autograd node names) at a call site.
+// Takes a lock the first time a thread sees a name there; later calls are a hash lookup.
+const SourceLocation* intern(std::string_view name, const char* file, uint32_t line);
 
 // Names this thread in the run file ("compute", "comm:collectives", ...).
 void set_thread_name(std::string_view name);
 
 // Records an event measured elsewhere, with times in nanoseconds (CLOCK_MONOTONIC,
 // e.g. from std::chrono::steady_clock), or in ticks when flags is kTimesInTicks.
-inline void record(Kind kind, const char* name, int64_t t_begin_ns, int64_t t_end_ns,
+inline void record(Kind kind, const SourceLocation* where, int64_t t_begin_ns, int64_t t_end_ns,
                    const EventArgs& args = {}, uint8_t flags = 0) noexcept {
   if (!enabled()) return;
   Event e;
   e.t_begin_ns = t_begin_ns;
   e.t_end_ns = t_end_ns;
-  e.name = name;
+  e.where = where;
   e.bytes = args.bytes;
   e.id = args.id;
   e.id2 = args.id2;
@@ -116,33 +116,33 @@ inline void record(Kind kind, const char* name, int64_t t_begin_ns, int64_t t_en
   detail::push(e);
 }
 
-inline void instant(Kind kind, const char* name, const EventArgs& args = {}) noexcept {
+inline void instant(Kind kind, const SourceLocation* where, const EventArgs& args = {}) noexcept {
   if (!enabled()) return;
   const int64_t t = now_ticks();
-  record(kind, name, t, t, args, kTimesInTicks);
+  record(kind, where, t, t, args, kTimesInTicks);
 }
 
 // Records [construction, destruction) as one span when probes were on at construction.
 class SpanScope {
  public:
-  SpanScope(Kind kind, const char* name) noexcept : kind_(kind), name_(name) {
+  SpanScope(Kind kind, const SourceLocation* where) noexcept : kind_(kind), where_(where) {
     if (enabled()) begin_ = now_ticks();
   }
   ~SpanScope() {
-    if (begin_ >= 0) record(kind_, name_, begin_, now_ticks(), args_, kTimesInTicks);
+    if (begin_ >= 0) record(kind_, where_, begin_, now_ticks(), args_, kTimesInTicks);
   }
   SpanScope(const SpanScope&) = delete;
   SpanScope& operator=(const SpanScope&) = delete;
   EventArgs& args() noexcept { return args_; }
   // Records now instead of at the end of the scope.
   void end() noexcept {
-    if (begin_ >= 0) record(kind_, name_, begin_, now_ticks(), args_, kTimesInTicks);
+    if (begin_ >= 0) record(kind_, where_, begin_, now_ticks(), args_, kTimesInTicks);
     begin_ = -1;
   }
 
  private:
   Kind kind_;
-  const char* name_;
+  const SourceLocation* where_;
   int64_t begin_ = -1;  // ticks
   EventArgs args_;
 };
@@ -156,16 +156,45 @@ struct NullSpan {
 
 }  // namespace ddpscope::probes
 
+#define DDPSCOPE_PROBE_CAT2(a, b) a##b
+#define DDPSCOPE_PROBE_CAT(a, b) DDPSCOPE_PROBE_CAT2(a, b)
+// The call site's static location, named after the line.
+#define DDPSCOPE_PROBE_LOCATION(name)                                                              \
+  static constexpr ::ddpscope::probes::SourceLocation DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, \
+                                                                         __LINE__) {               \
+    name, __FILE__, __LINE__                                                                       \
+  }
+
 #ifdef DDPSCOPE_PROBES_COMPILED_OUT
 #define DDPSCOPE_SPAN(var, kind, name) [[maybe_unused]] ::ddpscope::probes::NullSpan var
+#define DDPSCOPE_SPAN_DYNAMIC(var, kind, name_expr) \
+  [[maybe_unused]] ::ddpscope::probes::NullSpan var
 #define DDPSCOPE_INSTANT(kind, name, ...) ((void)0)
 #define DDPSCOPE_RECORD(kind, name, t_begin, t_end, ...) ((void)0)
 #else
-#define DDPSCOPE_SPAN(var, kind, name) \
-  ::ddpscope::probes::SpanScope var {  \
-    kind, name                         \
+// A span over the rest of the scope; `var` gives access to args() and end().
+#define DDPSCOPE_SPAN(var, kind, name)                            \
+  DDPSCOPE_PROBE_LOCATION(name);                                  \
+  ::ddpscope::probes::SpanScope var {                             \
+    kind, &DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, __LINE__) \
   }
-#define DDPSCOPE_INSTANT(kind, name, ...) ::ddpscope::probes::instant(kind, name, ##__VA_ARGS__)
-#define DDPSCOPE_RECORD(kind, name, t_begin, t_end, ...) \
-  ::ddpscope::probes::record(kind, name, t_begin, t_end, ##__VA_ARGS__)
+// The same with a name computed at run time (only while probes record).
+#define DDPSCOPE_SPAN_DYNAMIC(var, kind, name_expr)                         \
+  ::ddpscope::probes::SpanScope var {                                       \
+    kind, ::ddpscope::probes::enabled()                                     \
+              ? ::ddpscope::probes::intern((name_expr), __FILE__, __LINE__) \
+              : nullptr                                                     \
+  }
+#define DDPSCOPE_INSTANT(kind, name, ...)                                                      \
+  do {                                                                                         \
+    DDPSCOPE_PROBE_LOCATION(name);                                                             \
+    ::ddpscope::probes::instant(kind, &DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, __LINE__), \
+                                ##__VA_ARGS__);                                                \
+  } while (0)
+#define DDPSCOPE_RECORD(kind, name, t_begin, t_end, ...)                                      \
+  do {                                                                                        \
+    DDPSCOPE_PROBE_LOCATION(name);                                                            \
+    ::ddpscope::probes::record(kind, &DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, __LINE__), \
+                               t_begin, t_end, ##__VA_ARGS__);                                \
+  } while (0)
 #endif

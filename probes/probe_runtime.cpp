@@ -1,9 +1,9 @@
 // The process-wide state behind probe.h: the on/off switch, the current iteration,
 // interned names and thread names.
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "probe.h"
 #include "thread_buffer.h"
@@ -22,6 +22,10 @@ void push(const Event& event) noexcept {
 
 namespace {
 std::atomic<bool> g_graph_requested{false};
+struct Interned {
+  std::string name;
+  SourceLocation location;
+};
 }  // namespace
 
 void request_graph_snapshot() noexcept {
@@ -35,17 +39,28 @@ void set_enabled(bool on) noexcept {
   if constexpr (kCompiledIn) detail::g_enabled.store(on, std::memory_order_relaxed);
 }
 
-const char* intern(std::string_view name) {
-  // A per-thread cache in front of the shared set keeps the lock off the common path.
-  thread_local std::unordered_map<std::string, const char*> cache;
+const SourceLocation* intern(std::string_view name, const char* file, uint32_t line) {
+  // A per-thread cache in front of the shared table keeps the lock off the common path.
   std::string key(name);
+  key += '\0';
+  key += file;
+  key += ':';
+  key += std::to_string(line);
+  thread_local std::unordered_map<std::string, const SourceLocation*> cache;
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   static std::mutex mutex;
-  static auto* names = new std::unordered_set<std::string>;  // never freed: pointers escape
-  const char* stable;
+  // Never freed: events point into it until they are shipped, possibly after exit began.
+  static auto* table = new std::unordered_map<std::string, std::unique_ptr<Interned>>;
+  const SourceLocation* stable;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    stable = names->insert(key).first->c_str();
+    auto& slot = (*table)[key];
+    if (!slot) {
+      slot = std::make_unique<Interned>();
+      slot->name = std::string(name);
+      slot->location = {slot->name.c_str(), file, line};
+    }
+    stable = &slot->location;
   }
   cache.emplace(std::move(key), stable);
   return stable;

@@ -81,7 +81,15 @@ std::unique_ptr<ProbeSession> ProbeSession::from_environment(int rank, const std
                  " is not; start ranks through ddpscope-cli train --np N");
   o.collector_clock_endpoint = clock;
   if (const char* token = std::getenv(kRunTokenEnv)) o.token = token;
-  if (const char* skew = std::getenv(kClockSkewEnv)) o.clock_skew_ns = std::atoll(skew);
+  if (const char* skew = std::getenv(kClockSkewEnv)) {
+    const std::string spec = skew;
+    const auto colon = spec.find(':');
+    if (colon == std::string::npos) {
+      o.clock_skew_ns = std::atoll(spec.c_str());
+    } else if (std::atoi(spec.substr(0, colon).c_str()) == rank) {
+      o.clock_skew_ns = std::atoll(spec.c_str() + colon + 1);
+    }
+  }
   o.device = device;
   return std::make_unique<ProbeSession>(std::move(o));
 }

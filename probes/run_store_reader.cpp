@@ -69,7 +69,8 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
   // ranges of spans they name; CROSS JOIN keeps SQLite to that order.
   std::string sql =
       "SELECT s.rank, s.thread, s.kind, n.name, s.t_begin_ns, s.t_end_ns, s.iteration, s.bucket, "
-      "s.param, s.bytes, s.peer, s.seq, s.ctx_id, s.msg_id FROM span_blocks b CROSS JOIN spans s "
+      "s.param, s.bytes, s.peer, s.seq, s.ctx_id, s.msg_id, n.file, n.line FROM span_blocks b "
+      "CROSS JOIN spans s "
       "ON s.rowid BETWEEN b.first_rowid AND b.last_rowid CROSS JOIN names n ON n.name_id = "
       "s.name_id WHERE b.t_min <= ?1 AND b.t_max >= ?2 AND s.t_begin_ns <= ?1 AND s.t_end_ns >= ?2";
   if (q.rank >= 0) sql += " AND b.rank = ?3";
@@ -78,7 +79,8 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
     int64_t mask = 0;
     sql += " AND s.kind IN (";
     for (size_t i = 0; i < q.kinds.size(); ++i) {
-      sql += (i ? "," : "") + std::to_string(static_cast<int>(q.kinds[i]));
+      if (i) sql += ",";
+      sql += std::to_string(static_cast<int>(q.kinds[i]));
       mask |= int64_t{1} << static_cast<int>(q.kinds[i]);
     }
     sql += ") AND (b.kinds & " + std::to_string(mask) + ") != 0";
@@ -106,6 +108,8 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
     r.seq = s.column_optional(11);
     r.ctx_id = s.column_optional(12);
     r.msg_id = s.column_optional(13);
+    r.file = s.column_text(14);
+    r.line = s.column_int64(15);
     out.push_back(std::move(r));
   }
   return out;

@@ -46,6 +46,8 @@ struct SpanRow {
   int thread = 0;
   Kind kind = Kind::Mark;
   std::string name;
+  std::string file;  // the call site that recorded it, relative to the source tree
+  int64_t line = 0;
   int64_t t_begin_ns = 0, t_end_ns = 0;
   int64_t iteration = -1, bucket = -1, param = -1, bytes = -1, peer = -1;
   int64_t seq = -1, ctx_id = -1, msg_id = -1;

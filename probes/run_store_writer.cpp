@@ -39,7 +39,7 @@ RunStoreWriter::RunStoreWriter(const std::string& path)
   };
   insert_span_ = db_.prepare(insert_spans(1));
   insert_spans_ = db_.prepare(insert_spans(kSpansPerInsert));
-  insert_name_ = db_.prepare("INSERT INTO names(name) VALUES(?)");
+  insert_name_ = db_.prepare("INSERT INTO names(name, file, line) VALUES(?, ?, ?)");
   upsert_thread_ =
       db_.prepare("INSERT OR REPLACE INTO threads(rank, thread, tid, name) VALUES(?,?,?,?)");
   update_rank_counts_ = db_.prepare(
@@ -50,9 +50,11 @@ RunStoreWriter::RunStoreWriter(const std::string& path)
       "INSERT INTO span_blocks(rank, thread, first_rowid, last_rowid, t_min, t_max, kinds) "
       "VALUES(?,?,?,?,?,?,?)");
   insert_metric_ = db_.prepare("INSERT INTO metrics(rank, iteration, name, value) VALUES(?,?,?,?)");
-  Statement names = db_.prepare("SELECT name_id, name FROM names");
-  while (names.step())
-    name_ids_[names.column_text(1)] = names.column_int64(0);
+  Statement names = db_.prepare("SELECT name_id, name, file, line FROM names");
+  while (names.step()) {
+    name_ids_[name_key({names.column_text(1), names.column_text(2),
+                        static_cast<uint32_t>(names.column_int64(3))})] = names.column_int64(0);
+  }
 }
 
 RunStoreWriter::~RunStoreWriter() {
@@ -104,13 +106,18 @@ void RunStoreWriter::set_rejected(uint64_t batches) {
   s.step();
 }
 
-int64_t RunStoreWriter::name_id(const std::string& name) {
-  if (auto it = name_ids_.find(name); it != name_ids_.end()) return it->second;
-  insert_name_.bind(1, name);
+std::string RunStoreWriter::name_key(const NameInfo& n) {
+  return n.name + '\0' + n.file + '\0' + std::to_string(n.line);
+}
+
+int64_t RunStoreWriter::name_id(const NameInfo& name) {
+  std::string key = name_key(name);
+  if (auto it = name_ids_.find(key); it != name_ids_.end()) return it->second;
+  insert_name_.bind(1, name.name).bind(2, name.file).bind(3, int64_t{name.line});
   insert_name_.step();
   insert_name_.reset();
   const int64_t id = sqlite3_last_insert_rowid(db_.handle());
-  name_ids_.emplace(name, id);
+  name_ids_.emplace(std::move(key), id);
   return id;
 }
 

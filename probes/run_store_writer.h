@@ -54,7 +54,8 @@ class RunStoreWriter {
                  const std::vector<int64_t>& name_ids, int64_t offset);
   void write_record(int rank, const std::string& json);
   void store_record(int rank, const nlohmann::json& record);
-  int64_t name_id(const std::string& name);
+  static std::string name_key(const NameInfo& name);
+  int64_t name_id(const NameInfo& name);
   void ensure_rank(int rank);
 
   SqliteDb db_;

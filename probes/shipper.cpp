@@ -67,7 +67,7 @@ void Shipper::ship_locked() {
     batch.threads.push_back({b->index(), b->tid(), b->name()});
   const auto thread_infos = batch.threads;
   batch.records = take_records();
-  std::unordered_map<const char*, uint32_t> name_index;
+  std::unordered_map<const SourceLocation*, uint32_t> name_index;
 
   auto send = [&] {
     batch.sequence = sequence_++;
@@ -96,8 +96,12 @@ void Shipper::ship_locked() {
         e.t_end_ns = ticks.to_ns(e.t_end_ns);
       }
       auto [it, inserted] =
-          name_index.try_emplace(e.name, static_cast<uint32_t>(batch.names.size()));
-      if (inserted) batch.names.emplace_back(e.name ? e.name : "");
+          name_index.try_emplace(e.where, static_cast<uint32_t>(batch.names.size()));
+      if (inserted) {
+        batch.names.push_back(e.where ? NameInfo(e.where->name ? e.where->name : "",
+                                                 e.where->file ? e.where->file : "", e.where->line)
+                                      : NameInfo(""));
+      }
       batch.events.push_back(BatchEvent{e.t_begin_ns + clock_skew_ns_, e.t_end_ns + clock_skew_ns_,
                                         e.bytes, e.id, e.id2, e.iteration, e.param, it->second,
                                         e.bucket, e.peer, b->index(), static_cast<uint8_t>(e.kind),

@@ -24,9 +24,14 @@ namespace {
 
 int train_in_process(ddpscope::apps::TrainOptions options, int64_t log_every);
 
-int run_stats(const std::string& path) {
+int run_stats(const std::string& path, bool summary_only) {
   ddpscope::probes::RunStoreReader run(path);
-  std::printf("%s\n", ddpscope::probes::run_stats_json(run).dump(2).c_str());
+  nlohmann::json stats = ddpscope::probes::run_stats_json(run);
+  if (summary_only) {
+    stats.erase("iterations");
+    stats.erase("buckets");
+  }
+  std::printf("%s\n", stats.dump(2).c_str());
   return 0;
 }
 
@@ -107,6 +112,9 @@ int main(int argc, char** argv) {
   std::string run_path, chrome_path;
   CLI::App* stats = app.add_subcommand("stats", "Print a run's overlap analysis as JSON");
   stats->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
+  bool summary_only = false;
+  stats->add_flag("--summary", summary_only,
+                  "Only the run, its ranks and per-rank means (no per-iteration rows)");
   CLI::App* exporter = app.add_subcommand("export", "Export a run for other tools");
   exporter->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
   exporter->add_option("--chrome", chrome_path, "Write a Chrome trace / Perfetto JSON file")
@@ -118,7 +126,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (train->parsed()) return run_train(options, launch);
-    if (stats->parsed()) return run_stats(run_path);
+    if (stats->parsed()) return run_stats(run_path, summary_only);
     if (exporter->parsed()) return run_export(run_path, chrome_path);
   } catch (const ddpscope::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.message().c_str());

@@ -135,8 +135,7 @@ void GraphTask::evaluate(ReadyTask& task) {
   }
   if (node->kind() != NodeKind::AccumulateGrad) task.inputs.fill_missing_with_zeros(*node);
   // The node's name is built and interned only while probes record.
-  DDPSCOPE_SPAN(span, probes::Kind::AutogradNode,
-                probes::enabled() ? probes::intern(node->name()) : nullptr);
+  DDPSCOPE_SPAN_DYNAMIC(span, probes::Kind::AutogradNode, node->name());
   span.args().id = static_cast<int64_t>(node->sequence_nr());
   variable_list outputs = node->run(task.inputs.release());
   span.end();

@@ -44,9 +44,9 @@ void ProcessGroup::check_subgroup_ranks(const std::vector<int>& ranks) const {
 std::string ProcessGroup::describe(OpType op, uint64_t seq, const Tensor& t,
                                    const std::string& extra) const {
   std::string s = detail::concat(op_type_name(op), " #", seq);
-  if (t.defined()) s += " " + t.describe();
-  if (!extra.empty()) s += " (" + extra + ")";
-  return s + " on group '" + options_.name + "'";
+  if (t.defined()) s += detail::concat(" ", t.describe());
+  if (!extra.empty()) s += detail::concat(" (", extra, ")");
+  return detail::concat(s, " on group '", options_.name, "'");
 }
 
 }  // namespace ddpscope::c10d

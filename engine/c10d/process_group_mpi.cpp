@@ -210,7 +210,7 @@ void ProcessGroupMPI::run_lane(Lane& lane) {
       if (options().check_consistency && &lane == &collectives_) check_consistency(op);
       op.work->mark_started();
       {
-        DDPSCOPE_SPAN(span, probes::Kind::PgOp, op_type_name(op.work->op_type()));
+        DDPSCOPE_SPAN_DYNAMIC(span, probes::Kind::PgOp, op_type_name(op.work->op_type()));
         span.args().bytes = op.bytes;
         span.args().id = static_cast<int64_t>(op.work->sequence_number());
         span.args().peer = static_cast<int16_t>(op.peer);

@@ -35,7 +35,6 @@ void orthonormalize_columns(const Tensor& p) {
 }  // namespace
 
 std::shared_ptr<c10d::Future> PowerSgdState::reduce(GradBucket& bucket) {
-  const int world = group_->size();
   const int64_t iteration = iteration_;
   if (bucket.is_last) ++iteration_;
   uncompressed_ += bucket.buffer.numel();

@@ -334,14 +334,20 @@ void Reducer::record_stats() {
     } else {
       spans.emplace_back(b.launched_at, b.done_at->load());
     }
-    const auto ns = [](TimePoint t) {
+    [[maybe_unused]] const auto ns = [](TimePoint t) {
       return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
     };
-    DDPSCOPE_RECORD(probes::Kind::Allreduce, hook_ ? "comm_hook_reduce" : "allreduce",
-                    ns(spans.back().first), ns(spans.back().second),
-                    {.bucket = static_cast<int16_t>(&b - buckets_.data()),
-                     .bytes = static_cast<int64_t>(b.spec.bytes),
-                     .id = b.work ? static_cast<int64_t>(b.work->sequence_number()) : -1});
+    [[maybe_unused]] const probes::EventArgs args{
+        .bucket = static_cast<int16_t>(&b - buckets_.data()),
+        .bytes = static_cast<int64_t>(b.spec.bytes),
+        .id = b.work ? static_cast<int64_t>(b.work->sequence_number()) : -1};
+    if (hook_) {
+      DDPSCOPE_RECORD(probes::Kind::Allreduce, "comm_hook_reduce", ns(spans.back().first),
+                      ns(spans.back().second), args);
+    } else {
+      DDPSCOPE_RECORD(probes::Kind::Allreduce, "allreduce", ns(spans.back().first),
+                      ns(spans.back().second), args);
+    }
   }
   std::sort(spans.begin(), spans.end());
   double comm = 0, exposed = 0;

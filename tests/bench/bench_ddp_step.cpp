@@ -3,16 +3,25 @@
 // (ddp_step_torch.py; run_ddp_step.py runs both). Run under mpirun with 2 ranks. Modes:
 // DDP with bucket caps 1, 5, 25 and 100 MiB, and the no-overlap baseline (one
 // allreduce of all gradients after backward). Rank 0 prints one JSON object.
+//
+//   bench_ddp_step [steps] [--ddp-only]
+// --ddp-only runs DDP at 25 MiB alone (run_probe_overhead.py). With the collector's
+// address in the environment the ranks record probes and ship them, as a launched job
+// does.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "autograd/ops.h"
 #include "c10d/process_group.h"
 #include "ddp/distributed_data_parallel.h"
 #include "nn/models.h"
 #include "optim/optimizer.h"
+#include "probe.h"
+#include "probe_session.h"
 #include "tensor/blas_kernels.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
@@ -46,15 +55,27 @@ Result run(const std::shared_ptr<c10d::ProcessGroup>& pg, bool overlap, double c
   for (int step = 0; step < warmup + steps; ++step) {
     pg->barrier()->wait();
     const auto t0 = Clock::now();
+    probes::set_iteration(step + 1);
+    DDPSCOPE_SPAN(iteration, probes::Kind::Iteration, "iteration");
     opt.zero_grad(true);
-    mse_loss(model->forward(x), y).backward();
+    DDPSCOPE_SPAN(forward, probes::Kind::Forward, "forward");
+    const Tensor loss = mse_loss(model->forward(x), y);
+    forward.end();
+    {
+      DDPSCOPE_SPAN(backward, probes::Kind::Backward, "backward");
+      loss.backward();
+    }
     if (!overlap) {
       std::vector<Tensor> grads;
       for (auto& p : model->parameters())
         grads.push_back(p.grad());
       pg->allreduce_coalesced(grads, {.op = c10d::ReduceOp::Avg})->wait();
     }
-    opt.step();
+    {
+      DDPSCOPE_SPAN(optimizer, probes::Kind::Optimizer, "optimizer");
+      opt.step();
+    }
+    iteration.end();
     if (step >= warmup) {
       times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
       if (auto* d = dynamic_cast<ddp::DistributedDataParallel*>(model.get())) {
@@ -73,9 +94,13 @@ int main(int argc, char** argv) {
   reexec_with_preferred_blas_core(argv);
   set_num_threads(1);
   const int steps = argc > 1 ? std::atoi(argv[1]) : 30;
+  const bool ddp_only = argc > 2 && std::string(argv[2]) == "--ddp-only";
   auto pg = c10d::init_process_group({.backend = "mpi"});
+  auto session = probes::ProbeSession::from_environment(pg->rank());
+  probes::set_thread_name("compute");
   nlohmann::json modes = nlohmann::json::array();
-  for (double cap : {25.0, 1.0, 5.0, 100.0}) {
+  for (double cap :
+       ddp_only ? std::vector<double>{25.0} : std::vector<double>{25.0, 1.0, 5.0, 100.0}) {
     const Result r = run(pg, true, cap, steps, 5);
     modes.push_back({{"mode", "ddp"},
                      {"bucket_cap_mb", cap},
@@ -84,12 +109,24 @@ int main(int argc, char** argv) {
                      {"overlap_ratio", r.overlap_ratio},
                      {"comm_ms", r.comm_ms}});
   }
-  const Result base = run(pg, false, 0, steps, 5);
-  modes.push_back({{"mode", "no_overlap"}, {"median_ms", base.median_ms}, {"min_ms", base.min_ms}});
+  if (!ddp_only) {
+    const Result base = run(pg, false, 0, steps, 5);
+    modes.push_back(
+        {{"mode", "no_overlap"}, {"median_ms", base.median_ms}, {"min_ms", base.min_ms}});
+  }
+  uint64_t shipped = 0, dropped = 0;
+  if (session) {
+    session->flush();
+    shipped = session->shipped();
+    dropped = session->dropped();
+  }
   if (pg->rank() == 0) {
     std::printf("%s\n", nlohmann::json({{"impl", "ddpscope"},
                                         {"ranks", pg->size()},
                                         {"openblas_core", openblas_core()},
+                                        {"probes_compiled_in", probes::kCompiledIn},
+                                        {"events_shipped", shipped},
+                                        {"events_dropped", dropped},
                                         {"modes", modes}})
                             .dump()
                             .c_str());

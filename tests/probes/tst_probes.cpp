@@ -59,6 +59,9 @@ class TestProbes : public QObject {
     QCOMPARE(fw.name, std::string("forward"));
     QCOMPARE(fw.iteration, int64_t(7));  // the current iteration
     QCOMPARE(fw.bytes, int64_t(1234));
+    // The call site, relative to the source tree.
+    QCOMPARE(fw.file, std::string("tests/probes/tst_probes.cpp"));
+    QVERIFY(fw.line > 0);
     QVERIFY(fw.t_end_ns - fw.t_begin_ns >= 2'000'000);
     const SpanRow& gr = spans[2];
     QCOMPARE(gr.kind, Kind::GradReady);
@@ -133,7 +136,7 @@ class TestProbes : public QObject {
           {.rank = 0, .run_file = file.toStdString(), .interval = std::chrono::hours(1)});
       std::thread producer([&] {
         for (uint64_t i = 0; i < ThreadBuffer::kCapacity + extra; ++i)
-          record(Kind::Mark, "m", static_cast<int64_t>(i), static_cast<int64_t>(i));
+          DDPSCOPE_RECORD(Kind::Mark, "m", static_cast<int64_t>(i), static_cast<int64_t>(i));
       });
       producer.join();
       QCOMPARE(session.dropped(), extra);
@@ -158,7 +161,7 @@ class TestProbes : public QObject {
         threads.emplace_back([t] {
           set_thread_name("worker " + std::to_string(t));
           for (int i = 0; i < kEach; ++i)
-            record(Kind::Mark, "tick", i, i, {.param = t});
+            DDPSCOPE_RECORD(Kind::Mark, "tick", i, i, {.param = t});
         });
       }
       for (auto& t : threads)
