@@ -9,23 +9,23 @@ namespace ddpscope::probes {
 namespace {
 
 // NaN (no communication) becomes null.
-nlohmann::json number(double v) {
-  return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
+nlohmann::ordered_json number(double v) {
+  return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
 }
 
 }  // namespace
 
-nlohmann::json run_stats_json(RunStoreReader& run) {
+nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
   const RunRow r = run.run();
-  nlohmann::json out;
-  nlohmann::json config = nlohmann::json::object();
+  nlohmann::ordered_json out;
+  nlohmann::ordered_json config = nlohmann::ordered_json::object();
   try {
-    config = nlohmann::json::parse(r.config_json.empty() ? "{}" : r.config_json);
-  } catch (const nlohmann::json::exception&) {
+    config = nlohmann::ordered_json::parse(r.config_json.empty() ? "{}" : r.config_json);
+  } catch (const nlohmann::ordered_json::exception&) {
   }
   out["run"] = {{"status", r.status},
                 {"message", r.message},
-                {"failed_rank", r.failed_rank >= 0 ? nlohmann::json(r.failed_rank) : nullptr},
+                {"failed_rank", r.failed_rank >= 0 ? nlohmann::ordered_json(r.failed_rank) : nullptr},
                 {"created_at", r.created_at},
                 {"ended_at", r.ended_at},
                 {"world_size", r.world_size},
@@ -34,7 +34,7 @@ nlohmann::json run_stats_json(RunStoreReader& run) {
                 {"config", config},
                 {"rejected_batches", r.rejected_batches},
                 {"spans", run.span_count()}};
-  nlohmann::json ranks = nlohmann::json::array();
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const RankRow& k : run.ranks()) {
     ranks.push_back(
         {{"rank", k.rank},
@@ -42,14 +42,15 @@ nlohmann::json run_stats_json(RunStoreReader& run) {
          {"pid", k.pid},
          {"device", k.device},
          {"clock_offset_ns", k.clock_offset_ns},
-         {"clock_rtt_ns", k.clock_rtt_ns >= 0 ? nlohmann::json(k.clock_rtt_ns) : nullptr},
+         {"clock_rtt_ns", k.clock_rtt_ns >= 0 ? nlohmann::ordered_json(k.clock_rtt_ns) : nullptr},
          {"events_received", k.events_received},
          {"events_dropped", k.events_dropped}});
   }
   out["ranks"] = ranks;
+  out["summary"] = nullptr;  // filled below; placed here for readers
 
   const RunAnalysis a = analyze_run(run);
-  nlohmann::json iterations = nlohmann::json::array();
+  nlohmann::ordered_json iterations = nlohmann::ordered_json::array();
   struct Sums {
     int n = 0;
     double iteration = 0, comm = 0, exposed = 0;
@@ -74,20 +75,20 @@ nlohmann::json run_stats_json(RunStoreReader& run) {
     }
   }
   out["iterations"] = iterations;
-  nlohmann::json buckets = nlohmann::json::array();
+  nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
   for (const BucketTiming& b : a.buckets) {
     buckets.push_back({{"rank", b.rank},
                        {"iteration", b.iteration},
                        {"bucket", b.bucket},
                        {"bytes", b.bytes},
-                       {"ready_ns", b.ready_ns >= 0 ? nlohmann::json(b.ready_ns) : nullptr},
+                       {"ready_ns", b.ready_ns >= 0 ? nlohmann::ordered_json(b.ready_ns) : nullptr},
                        {"allreduce_start_ns", b.start_ns},
                        {"allreduce_end_ns", b.end_ns},
                        {"allreduce_ms", (b.end_ns - b.start_ns) * 1e-6},
                        {"wait_ms", b.wait_ms}});
   }
   out["buckets"] = buckets;
-  nlohmann::json summary = nlohmann::json::array();
+  nlohmann::ordered_json summary = nlohmann::ordered_json::array();
   for (const auto& [rank, s] : sums) {
     summary.push_back({{"rank", rank},
                        {"iterations", s.n},

@@ -9,6 +9,7 @@
 
 namespace ddpscope::probes {
 
-nlohmann::json run_stats_json(RunStoreReader& run);
+// Keys in reading order: run, ranks, summary, iterations, buckets.
+nlohmann::ordered_json run_stats_json(RunStoreReader& run);
 
 }  // namespace ddpscope::probes

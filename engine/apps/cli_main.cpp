@@ -26,7 +26,7 @@ int train_in_process(ddpscope::apps::TrainOptions options, int64_t log_every);
 
 int run_stats(const std::string& path, bool summary_only) {
   ddpscope::probes::RunStoreReader run(path);
-  nlohmann::json stats = ddpscope::probes::run_stats_json(run);
+  nlohmann::ordered_json stats = ddpscope::probes::run_stats_json(run);
   if (summary_only) {
     stats.erase("iterations");
     stats.erase("buckets");

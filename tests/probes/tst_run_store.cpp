@@ -173,7 +173,7 @@ class TestRunStore : public QObject {
     QCOMPARE(a.buckets[1].bytes, int64_t(8192));
     QCOMPARE(a.buckets[1].wait_ms, 60e-6);
     QCOMPARE(a.buckets[0].wait_ms, 0.0);
-    const nlohmann::json stats = run_stats_json(r);
+    const nlohmann::json stats = nlohmann::json::parse(run_stats_json(r).dump());
     QCOMPARE(stats["iterations"].size(), size_t(1));
     QCOMPARE(stats["iterations"][0]["exposed_comm_ms"].get<double>(), 60e-6);
     QCOMPARE(stats["buckets"].size(), size_t(2));
