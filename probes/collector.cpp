@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <set>
+#include <string_view>
 
 #include "collector_protocol.h"
 #include "probe.h"
@@ -45,8 +47,20 @@ Collector::~Collector() {
   clock_thread_.join();
 }
 
+void Collector::request_graph() {
+  graph_requested_ = true;
+}
+
 void Collector::serve_clock() {
+  // Ranks that pinged us, by their socket identity: requests go back the same way.
+  std::set<std::string> peers;
   while (!stop_clock_) {
+    if (graph_requested_.exchange(false)) {
+      for (const std::string& peer : peers) {
+        clock_socket_.send(zmq::buffer(peer), zmq::send_flags::sndmore);
+        clock_socket_.send(zmq::buffer(std::string_view(kGraphRequest)), zmq::send_flags::dontwait);
+      }
+    }
     zmq::pollitem_t item{clock_socket_.handle(), 0, ZMQ_POLLIN, 0};
     if (zmq::poll(&item, 1, std::chrono::milliseconds(100)) <= 0) continue;
     zmq::message_t identity, token, body;
@@ -58,6 +72,7 @@ void Collector::serve_clock() {
     }
     if (!complete || token.to_string() != options_.token || body.size() != sizeof(ClockPing))
       continue;
+    peers.insert(identity.to_string());
     ClockPing ping;
     std::memcpy(&ping, body.data(), sizeof(ping));
     const ClockPong pong{ping.sequence, ping.t0_ns, t_collector};

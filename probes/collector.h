@@ -43,6 +43,8 @@ class Collector {
   void drain(std::chrono::milliseconds quiet = std::chrono::milliseconds(300));
   void finish(const std::string& status, const std::string& message = {}, int failed_rank = -1);
   RunStoreWriter& writer() { return *writer_; }
+  // Asks every rank that has pinged us to record its next iteration's autograd graph.
+  void request_graph();
 
   uint64_t batches() const { return batches_; }
   uint64_t rejected() const { return rejected_; }
@@ -58,6 +60,7 @@ class Collector {
   zmq::socket_t clock_socket_;
   std::string batch_endpoint_, clock_endpoint_;
   std::atomic<bool> stop_clock_{false};
+  std::atomic<bool> graph_requested_{false};
   std::thread clock_thread_;
   uint64_t batches_ = 0;
   uint64_t rejected_ = 0;

@@ -5,7 +5,8 @@
 // launcher reports the job's end as one JSON line on stdin
 //   {"status":"failed","message":"...","failed_rank":1}
 // after which the collector stores what is still arriving and exits. If stdin closes
-// without that line, the launcher is gone and the run is marked failed.
+// without that line, the launcher is gone and the run is marked failed. Before that,
+// {"request":"graph"} asks every rank for its next iteration's autograd graph.
 #include <signal.h>
 #include <unistd.h>
 
@@ -68,11 +69,19 @@ int main(int argc, char** argv) {
         break;
       }
       input.append(buf, static_cast<size_t>(n));
-      if (const auto nl = input.find('\n'); nl != std::string::npos) {
+      for (auto nl = input.find('\n'); nl != std::string::npos && outcome.is_null();
+           nl = input.find('\n')) {
+        nlohmann::json line;
         try {
-          outcome = nlohmann::json::parse(input.substr(0, nl));
+          line = nlohmann::json::parse(input.substr(0, nl));
         } catch (const nlohmann::json::exception&) {
-          outcome = {{"status", "failed"}, {"message", "the launcher sent an unreadable outcome"}};
+          line = {{"status", "failed"}, {"message", "the launcher sent an unreadable outcome"}};
+        }
+        input.erase(0, nl + 1);
+        if (line.value("request", "") == "graph") {
+          collector.request_graph();
+        } else {
+          outcome = line;
         }
       }
     }

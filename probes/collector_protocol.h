@@ -6,7 +6,7 @@
 //
 // Clock pings: a DEALER socket on each rank, the collector's ROUTER socket, served by a
 // thread of its own so ingest never delays an answer. A ping is [token, ClockPing]; the
-// answer is [ClockPong].
+// answer is [ClockPong]. The collector may also send requests there (kGraphRequest).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,10 @@ struct ClockPong {
   int64_t t0_ns;
   int64_t t_collector_ns;
 };
+
+// Sent by the collector on the clock socket, unasked: record the next iteration's
+// autograd graph (probe.h, request_graph_snapshot).
+inline constexpr const char* kGraphRequest = "graph";
 
 // Environment variables the launcher sets for every rank.
 inline constexpr const char* kCollectorEnv = "DDPSCOPE_COLLECTOR";             // batch endpoint

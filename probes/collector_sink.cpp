@@ -55,6 +55,16 @@ bool CollectorSink::write(const EventBatch& batch) {
 
 void CollectorSink::tick() {
   if (std::chrono::steady_clock::now() >= next_clock_) measure_clock();
+  // Requests from the collector that arrived since the last tick.
+  zmq::message_t message;
+  while (clock_.recv(message, zmq::recv_flags::dontwait))
+    handle_request(message);
+}
+
+bool CollectorSink::handle_request(const zmq::message_t& message) {
+  if (message.to_string_view() != kGraphRequest) return false;
+  request_graph_snapshot();
+  return true;
 }
 
 bool CollectorSink::measure_clock() {
@@ -82,6 +92,7 @@ bool CollectorSink::measure_clock() {
       zmq::message_t reply;
       if (!clock_.recv(reply, zmq::recv_flags::dontwait)) continue;
       const int64_t t1 = local_now_ns();
+      if (handle_request(reply)) continue;
       if (reply.size() != sizeof(ClockPong)) continue;
       ClockPong pong;
       std::memcpy(&pong, reply.data(), sizeof(pong));

@@ -37,6 +37,9 @@ class CollectorSink : public EventSink {
   int64_t local_now_ns() const;
 
  private:
+  // A request the collector sent unasked; false when `message` is not one.
+  bool handle_request(const zmq::message_t& message);
+
   CollectorSinkOptions options_;
   zmq::context_t context_;
   zmq::socket_t batches_;

@@ -23,17 +23,18 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
     config = nlohmann::ordered_json::parse(r.config_json.empty() ? "{}" : r.config_json);
   } catch (const nlohmann::ordered_json::exception&) {
   }
-  out["run"] = {{"status", r.status},
-                {"message", r.message},
-                {"failed_rank", r.failed_rank >= 0 ? nlohmann::ordered_json(r.failed_rank) : nullptr},
-                {"created_at", r.created_at},
-                {"ended_at", r.ended_at},
-                {"world_size", r.world_size},
-                {"backend", r.backend},
-                {"model", r.model},
-                {"config", config},
-                {"rejected_batches", r.rejected_batches},
-                {"spans", run.span_count()}};
+  out["run"] = {
+      {"status", r.status},
+      {"message", r.message},
+      {"failed_rank", r.failed_rank >= 0 ? nlohmann::ordered_json(r.failed_rank) : nullptr},
+      {"created_at", r.created_at},
+      {"ended_at", r.ended_at},
+      {"world_size", r.world_size},
+      {"backend", r.backend},
+      {"model", r.model},
+      {"config", config},
+      {"rejected_batches", r.rejected_batches},
+      {"spans", run.span_count()}};
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const RankRow& k : run.ranks()) {
     ranks.push_back(

@@ -127,6 +127,13 @@ bool CollectorProcess::alive() {
   return !exited_;
 }
 
+void CollectorProcess::request_graph() {
+  if (stdin_fd_ < 0 || !alive()) return;
+  static const char line[] = "{\"request\":\"graph\"}\n";
+  signal(SIGPIPE, SIG_IGN);
+  [[maybe_unused]] ssize_t n = write(stdin_fd_, line, sizeof(line) - 1);
+}
+
 void CollectorProcess::finish(const std::string& status, const std::string& message,
                               int failed_rank,
                               const std::vector<std::pair<int, uint64_t>>& dropped_by_rank) {

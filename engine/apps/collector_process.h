@@ -26,6 +26,8 @@ class CollectorProcess {
   static const char* const* environment_names();
   pid_t pid() const { return pid_; }
   bool alive();
+  // Asks every rank to record its next iteration's autograd graph.
+  void request_graph();
   // status: finished | failed | stopped. `dropped_by_rank` counts what ranks could not
   // ship (used only when the collector is gone).
   void finish(const std::string& status, const std::string& message, int failed_rank,

@@ -147,6 +147,7 @@ int JobLauncher::run(const TrainOptions& train, bool interactive) {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGUSR1, &sa, nullptr);  // record the next iteration's autograd graph
 
   ProgressReporter progress(train.iters, interactive, launch_.log_every);
   LineReader out_lines, err_lines;
@@ -218,8 +219,15 @@ int JobLauncher::run(const TrainOptions& train, bool interactive) {
         err_open = false;
     }
     if (fds[2].revents) {
-      char sig;
-      if (read(g_signal_pipe[0], &sig, 1) == 1) {
+      char sig = 0;
+      if (read(g_signal_pipe[0], &sig, 1) != 1) {
+        // nothing to read after all
+      } else if (sig == SIGUSR1) {
+        if (collector) {
+          collector->request_graph();
+          std::fprintf(stderr, "asked every rank for the autograd graph of its next iteration\n");
+        }
+      } else {
         if (!interrupted) {
           interrupted = true;
           std::fprintf(stderr, "\nstopping the job (signal %d): forwarding SIGTERM to every rank\n",
@@ -251,6 +259,7 @@ int JobLauncher::run(const TrainOptions& train, bool interactive) {
   kill(-child, SIGKILL);
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
+  signal(SIGUSR1, SIG_DFL);
   for (int fd : {out_pipe[0], err_pipe[0], g_signal_pipe[0], g_signal_pipe[1]})
     close(fd);
 

@@ -291,6 +291,43 @@ class TestRunFiles : public QObject {
     QVERIFY(store.span_count() >= spans_before);
   }
 
+  void testGraphOnRequest() {
+    // SIGUSR1 to the launcher: every rank records the graph of its next iteration too.
+    const std::string path = file("graph-request.ddprun");
+    QProcess job;
+    job.setProcessEnvironment(environment({}));
+    job.start(DDPSCOPE_CLI_PATH,
+              {"train", "--np", "2", "--iters", "3000", "--width", "32", "--batch", "8",
+               "--log-every", "1000", "--out", QString::fromStdString(path)});
+    QVERIFY(job.waitForStarted());
+    // Wait for the ranks to have pinged the collector and shipped a few iterations.
+    QElapsedTimer timer;
+    timer.start();
+    int64_t iterations = 0;
+    while (timer.elapsed() < 60000 && iterations < 20) {
+      QThread::msleep(50);
+      try {
+        RunStoreReader store(path);
+        iterations = int64_t(store.spans({.kinds = {Kind::Iteration}, .rank = 0}).size());
+      } catch (const RunStoreError&) {
+      }
+    }
+    QVERIFY2(iterations >= 20, "the job never got going");
+    QCOMPARE(kill(static_cast<pid_t>(job.processId()), SIGUSR1), 0);
+    QVERIFY(job.waitForFinished(180000));
+    const QString err = QString::fromUtf8(job.readAllStandardError());
+    QVERIFY2(job.exitCode() == 0, qPrintable(err));
+    QVERIFY2(err.contains("asked every rank for the autograd graph"), qPrintable(err));
+    RunStoreReader store(path);
+    for (int rank : {0, 1}) {
+      QCOMPARE(store.graph(rank).iteration, int64_t(1));  // always the first
+      const GraphRows later = store.graph(rank, -1, 2);   // and one after the request
+      QVERIFY2(later.iteration > iterations - 1 && !later.nodes.empty(),
+               qPrintable(
+                   QString("rank %1: next graph at iteration %2").arg(rank).arg(later.iteration)));
+    }
+  }
+
   void testStatsRefusesBadFiles() {
     const QString garbage = dir_.filePath("garbage.ddprun");
     QFile f(garbage);
