@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "mpi_environment.h"
+#include "probe.h"
 #include "tensor/kernels.h"
 
 #define NCCL_CHECK(expr)                                                                        \
@@ -158,7 +159,8 @@ std::shared_ptr<Work> ProcessGroupNCCL::launch(OpType type, const Tensor& descri
   {
     std::lock_guard<std::mutex> lock(mutex_);
     pending_.push_back({work, done, std::move(keep_alive), std::move(after),
-                        std::chrono::steady_clock::now() + limit});
+                        std::chrono::steady_clock::now() + limit,
+                        described.defined() ? static_cast<int64_t>(described.nbytes()) : -1});
   }
   cv_.notify_all();
   return work;
@@ -166,6 +168,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::launch(OpType type, const Tensor& descri
 
 void ProcessGroupNCCL::completion_loop() {
   cudaSetDevice(device_);
+  probes::set_thread_name("comm: " + options().name + " nccl");
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
@@ -209,6 +212,18 @@ void ProcessGroupNCCL::completion_loop() {
       try {
         if (done.after) done.after();
         done.work->finish();
+        if (probes::enabled()) {
+          // Enqueued -> seen complete by this thread (polled every 50 us).
+          const auto ns = [](std::chrono::steady_clock::time_point t) {
+            return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch())
+                .count();
+          };
+          probes::record(
+              probes::Kind::PgOp,
+              probes::intern(op_type_name(done.work->op_type()), __FILE__, __LINE__),
+              ns(done.work->started_at()), ns(done.work->finished_at()),
+              {.bytes = done.bytes, .id = static_cast<int64_t>(done.work->sequence_number())});
+        }
       } catch (...) {
         done.work->finish_with_error(std::current_exception());
       }
