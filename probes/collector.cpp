@@ -15,21 +15,21 @@ namespace ddpscope::probes {
 Collector::Collector(CollectorOptions options)
     : options_(std::move(options)),
       context_(1),
-      pull_(context_, zmq::socket_type::pull),
+      batches_in_(context_, zmq::socket_type::router),
       clock_socket_(context_, zmq::socket_type::router) {
   writer_ = std::make_unique<RunStoreWriter>(options_.run_file);
   writer_->begin_run(options_.run);
-  pull_.set(zmq::sockopt::linger, 0);
-  pull_.set(zmq::sockopt::rcvhwm, 1024);
+  batches_in_.set(zmq::sockopt::linger, 0);
+  batches_in_.set(zmq::sockopt::rcvhwm, 1024);
   clock_socket_.set(zmq::sockopt::linger, 0);
   try {
-    pull_.bind("tcp://" + options_.bind_host + ":*");
+    batches_in_.bind("tcp://" + options_.bind_host + ":*");
     clock_socket_.bind("tcp://" + options_.bind_host + ":*");
   } catch (const zmq::error_t& e) {
     throw DDPSCOPE_ERROR("collector: cannot listen on ", options_.bind_host, ": ", e.what(),
                          "; check the host name or address given for the collector");
   }
-  batch_endpoint_ = pull_.get(zmq::sockopt::last_endpoint);
+  batch_endpoint_ = batches_in_.get(zmq::sockopt::last_endpoint);
   clock_endpoint_ = clock_socket_.get(zmq::sockopt::last_endpoint);
   if (options_.bind_host == "*") {
     // Listening on every interface: ranks on other hosts reach us by our host name.
@@ -82,13 +82,13 @@ void Collector::serve_clock() {
 }
 
 bool Collector::receive_one() {
-  zmq::message_t token;
-  if (!pull_.recv(token, zmq::recv_flags::dontwait)) return false;
+  zmq::message_t identity, token;
+  if (!batches_in_.recv(identity, zmq::recv_flags::dontwait)) return false;
   std::vector<zmq::message_t> parts;
-  bool more = token.more();
+  bool more = identity.more() && batches_in_.recv(token) && token.more();
   while (more) {
     zmq::message_t part;
-    (void)pull_.recv(part);
+    (void)batches_in_.recv(part);
     more = part.more();
     parts.push_back(std::move(part));
   }
@@ -104,6 +104,10 @@ bool Collector::receive_one() {
     const EventBatch batch = decode(parts[0].data(), parts[0].size());
     writer_->write(batch);
     ++batches_;
+    // Committed: tell the rank (if it is gone, ZeroMQ drops the answer).
+    const BatchAck ack{batch.sequence, batch.events.size()};
+    batches_in_.send(identity, zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    batches_in_.send(zmq::buffer(&ack, sizeof(ack)), zmq::send_flags::dontwait);
   } catch (const RunStoreError&) {
     throw;  // the run file itself failed: the caller reports it
   } catch (const std::exception& e) {
@@ -114,7 +118,7 @@ bool Collector::receive_one() {
 }
 
 int Collector::poll(std::chrono::milliseconds timeout, int extra_fd, bool* extra_ready) {
-  zmq::pollitem_t items[2] = {{pull_.handle(), 0, ZMQ_POLLIN, 0},
+  zmq::pollitem_t items[2] = {{batches_in_.handle(), 0, ZMQ_POLLIN, 0},
                               {nullptr, extra_fd, ZMQ_POLLIN, 0}};
   zmq::poll(items, extra_fd >= 0 ? 2 : 1, timeout);
   if (extra_ready) *extra_ready = extra_fd >= 0 && (items[1].revents & (ZMQ_POLLIN | ZMQ_POLLERR));

@@ -56,7 +56,7 @@ class Collector {
   CollectorOptions options_;
   std::unique_ptr<RunStoreWriter> writer_;
   zmq::context_t context_;
-  zmq::socket_t pull_;
+  zmq::socket_t batches_in_;  // ROUTER: batches in, acknowledgements out
   zmq::socket_t clock_socket_;
   std::string batch_endpoint_, clock_endpoint_;
   std::atomic<bool> stop_clock_{false};

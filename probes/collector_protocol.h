@@ -1,8 +1,10 @@
 // What ranks and the collector say to each other over ZeroMQ.
 //
-// Batches: a PUSH socket on each rank, the collector's PULL socket; each message has
-// two frames: the run's token, then an encoded EventBatch (event_batch.h). Messages
-// whose token is wrong are rejected and counted.
+// Batches: a DEALER socket on each rank, the collector's ROUTER socket; each message
+// has two frames: the run's token, then an encoded EventBatch (event_batch.h). Messages
+// whose token is wrong are rejected and counted. Once a batch is committed to the run
+// file the collector answers with a BatchAck, so a rank knows which of its events are
+// safe in the file (they survive the rank being killed the next moment).
 //
 // Clock pings: a DEALER socket on each rank, the collector's ROUTER socket, served by a
 // thread of its own so ingest never delays an answer. A ping is [token, ClockPing]; the
@@ -12,6 +14,11 @@
 #include <cstdint>
 
 namespace ddpscope::probes {
+
+struct BatchAck {
+  uint64_t sequence;
+  uint64_t events;
+};
 
 struct ClockPing {
   uint64_t sequence;

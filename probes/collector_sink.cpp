@@ -12,7 +12,7 @@ namespace ddpscope::probes {
 CollectorSink::CollectorSink(CollectorSinkOptions options)
     : options_(std::move(options)),
       context_(1),
-      batches_(context_, zmq::socket_type::push),
+      batches_(context_, zmq::socket_type::dealer),
       clock_(context_, zmq::socket_type::dealer) {
   // A short queue: a collector that stops reading costs us little memory before
   // batches are dropped; at exit, queued batches get two seconds to leave.
@@ -47,13 +47,38 @@ bool CollectorSink::write(const EventBatch& batch) {
     if (first) batches_.set(zmq::sockopt::sndtimeo, -1);
     if (!sent) return false;  // no collector, or its queue is full
     // The first frame was taken, so ZeroMQ takes the rest of the message too.
-    return batches_.send(zmq::buffer(bytes), zmq::send_flags::none).has_value();
+    if (!batches_.send(zmq::buffer(bytes), zmq::send_flags::none)) return false;
+    accepted_ += batch.events.size();
+    read_acks(std::chrono::milliseconds(0));
+    return true;
   } catch (const zmq::error_t&) {
     return false;
   }
 }
 
+void CollectorSink::read_acks(std::chrono::milliseconds timeout) {
+  zmq::pollitem_t item{batches_.handle(), 0, ZMQ_POLLIN, 0};
+  if (timeout.count() > 0 && zmq::poll(&item, 1, timeout) <= 0) return;
+  zmq::message_t message;
+  while (batches_.recv(message, zmq::recv_flags::dontwait)) {
+    if (message.size() != sizeof(BatchAck)) continue;
+    BatchAck ack;
+    std::memcpy(&ack, message.data(), sizeof(ack));
+    confirmed_ += ack.events;
+  }
+}
+
+void CollectorSink::settle(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (confirmed_ < accepted_ && std::chrono::steady_clock::now() < deadline) {
+    read_acks(std::chrono::duration_cast<std::chrono::milliseconds>(
+                  deadline - std::chrono::steady_clock::now()) +
+              std::chrono::milliseconds(1));
+  }
+}
+
 void CollectorSink::tick() {
+  read_acks(std::chrono::milliseconds(0));
   if (std::chrono::steady_clock::now() >= next_clock_) measure_clock();
   // Requests from the collector that arrived since the last tick.
   zmq::message_t message;

@@ -2,6 +2,9 @@
 // (RunStoreSink) or to the job's collector (CollectorSink).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+
 #include "event_batch.h"
 
 namespace ddpscope::probes {
@@ -16,6 +19,10 @@ class EventSink {
   virtual void tick() {}
   // The offset to add to this process's clock to reach the run's time axis.
   virtual int64_t clock_offset_ns() const { return 0; }
+  // Events known to be committed to the run file (a direct sink: all it accepted).
+  virtual uint64_t confirmed_events() const = 0;
+  // Waits up to `timeout` until every accepted event is confirmed.
+  virtual void settle(std::chrono::milliseconds timeout) {}
 };
 
 }  // namespace ddpscope::probes

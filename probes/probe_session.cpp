@@ -110,7 +110,7 @@ uint64_t ProbeSession::shipped() const {
   return shipper_->shipped();
 }
 uint64_t ProbeSession::dropped() const {
-  return shipper_->dropped();
+  return shipper_->dropped() + shipper_->unconfirmed();
 }
 
 }  // namespace ddpscope::probes

@@ -50,7 +50,9 @@ class ProbeSession {
   void flush();
   // Direct mode: ships what is left and marks the run (finished | failed | stopped).
   void finish(const std::string& status, const std::string& message = {}, int failed_rank = -1);
+  // Events confirmed to be in the run file.
   uint64_t shipped() const;
+  // Events lost: full buffers, batches refused, and (after flush) batches never confirmed.
   uint64_t dropped() const;
   bool direct() const { return writer_ != nullptr; }
 

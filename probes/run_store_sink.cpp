@@ -7,6 +7,7 @@ namespace ddpscope::probes {
 bool RunStoreSink::write(const EventBatch& batch) {
   try {
     writer_->write(batch);
+    written_ += batch.events.size();
     return true;
   } catch (const std::exception& e) {
     // A full disk must not stop training: the events are counted as dropped.

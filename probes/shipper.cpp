@@ -44,14 +44,20 @@ void Shipper::loop() {
     wake_.wait_for(lock, interval_, [this] { return stop_; });
     if (stop_) break;
     lock.unlock();
-    flush();
+    {
+      std::lock_guard<std::mutex> ship(ship_mutex_);
+      ship_locked();  // no waiting for confirmations here
+      confirmed_ = sink_->confirmed_events();
+    }
     lock.lock();
   }
 }
 
-void Shipper::flush() {
+void Shipper::flush(std::chrono::milliseconds settle) {
   std::lock_guard<std::mutex> lock(ship_mutex_);
   ship_locked();
+  sink_->settle(settle);
+  confirmed_ = sink_->confirmed_events();
 }
 
 uint64_t Shipper::dropped() const {

@@ -26,10 +26,15 @@ class Shipper {
   Shipper(std::unique_ptr<EventSink> sink, int rank, std::chrono::milliseconds interval,
           int64_t clock_skew_ns = 0);
   ~Shipper();  // ships what is left, then stops
-  void flush();
-  uint64_t shipped() const { return shipped_.load(); }
+  // Ships everything recorded so far and waits (up to `settle`) until the sink confirms
+  // it is in the run file.
+  void flush(std::chrono::milliseconds settle = std::chrono::milliseconds(2000));
+  // Events confirmed to be in the run file.
+  uint64_t shipped() const { return confirmed_.load(); }
   // Dropped since this shipper started: full buffers plus batches the sink refused.
   uint64_t dropped() const;
+  // Taken by the sink but not (yet) confirmed: lost if the collector is gone.
+  uint64_t unconfirmed() const { return shipped_.load() - confirmed_.load(); }
 
  private:
   void loop();
@@ -44,7 +49,8 @@ class Shipper {
   std::condition_variable wake_;
   bool stop_ = false;
   uint64_t sequence_ = 0;
-  std::atomic<uint64_t> shipped_{0};
+  std::atomic<uint64_t> shipped_{0};  // taken by the sink
+  std::atomic<uint64_t> confirmed_{0};
   std::atomic<uint64_t> undelivered_{0};
   uint64_t dropped_before_ = 0;  // buffers' drop counters are per process
   std::vector<Event> drained_;

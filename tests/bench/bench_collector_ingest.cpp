@@ -105,6 +105,8 @@ int main(int argc, char** argv) {
           std::this_thread::sleep_for(std::chrono::milliseconds(1));  // queue full: wait
         }
       }
+      // As a rank does before it exits: wait until the collector has confirmed it all.
+      sink.settle(std::chrono::seconds(60));
     });
   }
   while (collector.writer().events_written() < expected)

@@ -72,6 +72,11 @@ class TestCollector : public QObject {
         QVERIFY(good.write(batch_of(i % 2, 1000, i * 100000)));
         QVERIFY(bad.write(batch_of(5, 7, 0)));
       }
+      // Committed batches are acknowledged; rejected ones never are.
+      good.settle(std::chrono::seconds(10));
+      QCOMPARE(good.confirmed_events(), uint64_t(10000));
+      bad.settle(std::chrono::milliseconds(200));
+      QCOMPARE(bad.confirmed_events(), uint64_t(0));
       // The wrong token gets no clock answers either.
       QVERIFY(!bad.measure_clock());
       QThread::msleep(300);
