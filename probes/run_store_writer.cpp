@@ -15,7 +15,9 @@ std::string iso_time_now() {
   localtime_r(&t, &tm);
   char buf[40];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S%z", &tm);
-  return buf;
+  std::string iso = buf;
+  if (iso.size() >= 5) iso.insert(iso.size() - 2, ":");  // +0100 -> +01:00 (ISO 8601 extended)
+  return iso;
 }
 
 RunStoreWriter::RunStoreWriter(const std::string& path)

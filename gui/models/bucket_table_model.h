@@ -1,0 +1,39 @@
+// BucketTableModel: one iteration of one rank, one row per bucket: bytes, parameters,
+// when its last gradient arrived, its allreduce's start and end (ms from the start of
+// the iteration) and how long the end of backward waited for it.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QVector>
+
+#include "run_data.h"
+
+namespace ddpscope::gui {
+
+class BucketTableModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  enum Columns { Bucket, Bytes, Ready, Start, End, Duration, Wait, Parameters, NumColumns };
+
+  explicit BucketTableModel(QObject* parent = nullptr);
+  // `run` must outlive the model or the next setRun.
+  void setRun(const RunData* run, int rank, int64_t iteration);
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+ private:
+  struct Row {
+    probes::BucketTiming timing;
+    QString parameters;
+    int numParameters = 0;
+  };
+  QVector<Row> m_rows;
+  int64_t m_iterationBegin = 0;
+};
+
+}  // namespace ddpscope::gui

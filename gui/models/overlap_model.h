@@ -1,0 +1,42 @@
+// OverlapModel: per rank and iteration, the times of the overlap analysis (DESIGN.md):
+// iteration, compute, communication, exposed communication and the overlap ratio.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QVector>
+
+#include "run_data.h"
+
+namespace ddpscope::gui {
+
+class OverlapModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  enum Columns {
+    Rank,
+    Iteration,
+    IterationMs,
+    ComputeMs,
+    CommMs,
+    ExposedMs,
+    OverlapRatio,
+    NumColumns
+  };
+  enum Roles { ValueRole = Qt::UserRole + 1 };  // the number behind a cell
+
+  explicit OverlapModel(QObject* parent = nullptr);
+  // rank -1: every rank. `run` must outlive the model or the next setRun.
+  void setRun(const RunData* run, int rank = -1);
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+ private:
+  QVector<probes::IterationAnalysis> m_rows;
+};
+
+}  // namespace ddpscope::gui

@@ -1,0 +1,22 @@
+#include "run_data.h"
+
+namespace ddpscope::gui {
+
+RunData load_run(const std::string& path) {
+  probes::RunStoreReader reader(path);
+  RunData d;
+  d.path = path;
+  d.run = reader.run();
+  d.ranks = reader.ranks();
+  d.analysis = probes::analyze_run(reader);
+  for (const auto& r : d.ranks) {
+    auto b = reader.buckets(r.rank);
+    d.buckets.insert(d.buckets.end(), b.begin(), b.end());
+    auto p = reader.params(r.rank);
+    d.params.insert(d.params.end(), p.begin(), p.end());
+  }
+  d.span_count = reader.span_count();
+  return d;
+}
+
+}  // namespace ddpscope::gui

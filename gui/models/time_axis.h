@@ -1,0 +1,28 @@
+// TimeAxis: the mapping between run time (ns) and pixels of a view, kept in a plain
+// struct so tests exercise zooming and panning without a window. The visible window
+// [begin_ns, end_ns) fills [0, width_px).
+#pragma once
+
+#include <cstdint>
+
+namespace ddpscope::gui {
+
+struct TimeAxis {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 1;
+  double width_px = 1;
+
+  double ns_per_px() const { return static_cast<double>(end_ns - begin_ns) / width_px; }
+  double to_px(int64_t t_ns) const { return static_cast<double>(t_ns - begin_ns) / ns_per_px(); }
+  int64_t to_ns(double px) const { return begin_ns + static_cast<int64_t>(px * ns_per_px()); }
+  // Zooms by `factor` (> 1: in) keeping the time under `anchor_px` where it is.
+  void zoom(double factor, double anchor_px);
+  // Moves the window right by `dx_px` pixels of content (negative: left).
+  void pan(double dx_px);
+  // Shows [begin, end), with a margin of `margin` of the width on each side.
+  void fit(int64_t begin, int64_t end, double margin = 0.02);
+
+  static constexpr int64_t kMinSpanNs = 1000;  // zooming stops at 1 us across the view
+};
+
+}  // namespace ddpscope::gui

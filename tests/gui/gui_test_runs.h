@@ -1,0 +1,54 @@
+// Run files with known contents for the GUI tests, written through the real run store.
+#pragma once
+
+#include <string>
+
+#include "run_store_writer.h"
+
+namespace ddpscope::gui::testing {
+
+// `ranks` ranks, `iterations` iterations each of 1000 ns starting at 1000 * (i - 1):
+// forward [0, 200], backward [200, 800] with finalize [700, 800], bucket 0 allreduce
+// [300, 500] (hidden), bucket 1 allreduce [650, 760] (60 ns exposed), bucket 1 ready at
+// 640, optimizer [800, 900]. Buckets: 0 = {w}, 1 = {b}.
+inline void write_test_run(const std::string& path, int ranks, int iterations,
+                           const std::string& status = "finished") {
+  using namespace ddpscope::probes;
+  RunStoreWriter w(path);
+  w.begin_run({R"({"model":"mlp"})", ranks, "mpi", "mlp"});
+  for (int rank = 0; rank < ranks; ++rank) {
+    EventBatch b;
+    b.rank = rank;
+    b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+    b.names = {"iteration", "forward",   "backward",    "finalize",
+               "allreduce", "optimizer", "bucket_ready"};
+    auto ev = [&](Kind kind, uint32_t name, int64_t t0, int64_t t1, int it, int16_t bucket,
+                  int64_t bytes, uint16_t thread) {
+      b.events.push_back(BatchEvent{t0, t1, bytes, -1, -1, it, -1, name, bucket, -1, thread,
+                                    static_cast<uint8_t>(kind), 0});
+    };
+    for (int it = 1; it <= iterations; ++it) {
+      const int64_t o = 1000 * int64_t{it - 1};
+      ev(Kind::Iteration, 0, o, o + 1000, it, -1, -1, 0);
+      ev(Kind::Forward, 1, o, o + 200, it, -1, -1, 0);
+      ev(Kind::Backward, 2, o + 200, o + 800, it, -1, -1, 0);
+      ev(Kind::Finalize, 3, o + 700, o + 800, it, -1, -1, 0);
+      ev(Kind::BucketReady, 6, o + 640, o + 640, it, 1, -1, 0);
+      ev(Kind::Optimizer, 5, o + 800, o + 900, it, -1, -1, 0);
+    }
+    for (int it = 1; it <= iterations; ++it) {
+      const int64_t o = 1000 * int64_t{it - 1};
+      ev(Kind::Allreduce, 4, o + 300, o + 500, it, 0, 4096, 1);
+      ev(Kind::Allreduce, 4, o + 650, o + 760, it, 1, 128, 1);
+    }
+    b.records = {
+        R"j({"type":"buckets","generation":0,"buckets":[{"bucket":0,"bytes":4096,"params":[0]},)j"
+        R"j({"bucket":1,"bytes":128,"params":[1]}],"params":[{"index":0,"name":"w","shape":[32,32],)j"
+        R"j("dtype":"f32","bucket":0,"offset":0},{"index":1,"name":"b","shape":[32],"dtype":"f32",)j"
+        R"j("bucket":1,"offset":0}]})j"};
+    w.write(b);
+  }
+  if (status != "running") w.end_run(status);
+}
+
+}  // namespace ddpscope::gui::testing
