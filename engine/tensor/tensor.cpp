@@ -106,7 +106,7 @@ bool Tensor::is_contiguous() const {
 std::string Tensor::describe() const {
   if (!defined()) return "undefined";
   std::string s = std::string(dtype_name(dtype())) + shape_str(sizes());
-  if (!device().is_cpu()) s += "@" + device().str();
+  if (!device().is_cpu()) s += detail::concat("@", device().str());
   return s;
 }
 
