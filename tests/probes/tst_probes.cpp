@@ -17,6 +17,10 @@
 using namespace ddpscope;
 using namespace ddpscope::probes;
 
+namespace ddpscope::probes::testing {
+int record_with_probes_compiled_out();  // compiled_out_calls.cpp
+}
+
 class TestProbes : public QObject {
   Q_OBJECT
 
@@ -125,6 +129,19 @@ class TestProbes : public QObject {
     const auto spans = run.spans();
     QCOMPARE(spans.size(), size_t(1));
     QCOMPARE(spans[0].name, std::string("during"));
+  }
+
+  void testCompiledOutProbesRecordNothing() {
+    const QString file = path("compiled-out.ddprun");
+    {
+      ProbeSession session({.rank = 0, .run_file = file.toStdString()});
+      QCOMPARE(testing::record_with_probes_compiled_out(), 1);
+      DDPSCOPE_INSTANT(Kind::Mark, "compiled_in");  // this file has them compiled in
+    }
+    RunStoreReader run(file.toStdString());
+    const auto spans = run.spans();
+    QCOMPARE(spans.size(), size_t(1));
+    QCOMPARE(spans[0].name, std::string("compiled_in"));
   }
 
   void testFullBufferDropsAndCounts() {
