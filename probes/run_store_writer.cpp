@@ -1,6 +1,7 @@
 #include "run_store_writer.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -13,11 +14,13 @@ std::string iso_time_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
   localtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S%z", &tm);
-  std::string iso = buf;
-  if (iso.size() >= 5) iso.insert(iso.size() - 2, ":");  // +0100 -> +01:00 (ISO 8601 extended)
-  return iso;
+  char stamp[32], zone[48];
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+  // The offset as +HH:MM (ISO 8601 extended, which Qt parses; %z gives +HHMM).
+  const long offset_min = tm.tm_gmtoff / 60;
+  std::snprintf(zone, sizeof(zone), "%c%02ld:%02ld", offset_min < 0 ? '-' : '+',
+                std::labs(offset_min) / 60, std::labs(offset_min) % 60);
+  return std::string(stamp) + zone;
 }
 
 RunStoreWriter::RunStoreWriter(const std::string& path)
