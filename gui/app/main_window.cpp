@@ -11,6 +11,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedBarSeries>
@@ -25,6 +26,7 @@
 #include "chrome_trace_export.h"
 #include "overlap_model.h"
 #include "run_list_model.h"
+#include "timeline_view.h"
 
 namespace ddpscope::gui {
 
@@ -53,6 +55,14 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_summary->setMargin(12);
   m_tabs->addTab(m_summary, tr("Summary"));
+
+  m_timeline = new TimelineView;
+  auto* timelineScroll = new QScrollArea;
+  timelineScroll->setWidget(m_timeline);
+  timelineScroll->setWidgetResizable(true);
+  m_tabs->addTab(timelineScroll, tr("Timeline"));
+  connect(m_timeline, &TimelineView::spanClicked, this,
+          [this](const QString& text) { statusBar()->showMessage(text); });
 
   auto* overlapPage = new QWidget;
   auto* overlapLayout = new QVBoxLayout(overlapPage);
@@ -142,6 +152,8 @@ bool MainWindow::openRun(const QString& path) {
   m_bucketIteration->setRange(1, static_cast<int>(last));
   m_bucketIteration->setValue(std::min<int>(2, static_cast<int>(last)));  // past warm-up
   showSummary();
+  m_timeline->setData(m_run->timeline);
+  m_timeline->showIteration(m_run->timeline.iterations.size() > 1 ? 1 : 0);  // past warm-up
   updateOverlap();
   updateBuckets();
   statusBar()->showMessage(tr("%1: %2 spans").arg(path).arg(m_run->span_count));

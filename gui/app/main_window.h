@@ -20,6 +20,7 @@ namespace ddpscope::gui {
 class BucketTableModel;
 class OverlapModel;
 class RunListModel;
+class TimelineView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -35,6 +36,7 @@ class MainWindow : public QMainWindow {
   RunListModel* runList() const { return m_runList; }
   BucketTableModel* bucketModel() const { return m_buckets; }
   OverlapModel* overlapModel() const { return m_overlap; }
+  TimelineView* timeline() const { return m_timeline; }
 
  signals:
   void loadFailed(const QString& message);
@@ -51,6 +53,7 @@ class MainWindow : public QMainWindow {
   OverlapModel* m_overlap = nullptr;
   QTabWidget* m_tabs = nullptr;
   QLabel* m_summary = nullptr;
+  TimelineView* m_timeline = nullptr;
   QComboBox* m_overlapRank = nullptr;
   QChartView* m_overlapChart = nullptr;
   QComboBox* m_bucketRank = nullptr;

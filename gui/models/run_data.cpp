@@ -16,6 +16,7 @@ RunData load_run(const std::string& path) {
     d.params.insert(d.params.end(), p.begin(), p.end());
   }
   d.span_count = reader.span_count();
+  d.timeline = load_timeline(reader);
   return d;
 }
 

@@ -8,6 +8,7 @@
 
 #include "overlap_analysis.h"
 #include "run_store_reader.h"
+#include "timeline_data.h"
 
 namespace ddpscope::gui {
 
@@ -19,6 +20,7 @@ struct RunData {
   std::vector<probes::BucketRow> buckets;  // every rank and generation
   std::vector<probes::ParamRow> params;    // every rank and generation
   int64_t span_count = 0;
+  TimelineData timeline;
 };
 
 // Throws probes::RunStoreError (or ddpscope::Error) when the file cannot be read.

@@ -100,6 +100,29 @@ class TestGuiModels : public QObject {
     QCOMPARE(model.rowCount(), 0);
   }
 
+  void testTimelineLanesAndSpanLookup() {
+    const std::string file = path("timeline.ddprun");
+    testing::write_test_run(file, 2, 3);
+    const RunData run = load_run(file);
+    const TimelineData& t = run.timeline;
+    QCOMPARE(t.lanes.size(), size_t(4));
+    QCOMPARE(t.lanes[0].label, std::string("rank 0 · compute"));
+    QCOMPARE(t.lanes[1].label, std::string("rank 0 · comm"));
+    QCOMPARE(t.begin_ns, int64_t(0));
+    QCOMPARE(t.end_ns, int64_t(3000));
+    QCOMPARE(t.iterations.size(), size_t(3));
+    QCOMPARE(t.lanes[0].instants.size(), size_t(3));  // bucket-ready ticks
+    // Innermost span under a time: finalize inside backward inside the iteration.
+    const TimelineSpan* s = t.spanAt(0, 1750);
+    QVERIFY(s);
+    QCOMPARE(t.names[s->name], std::string("finalize"));
+    s = t.spanAt(1, 1400);  // bucket 0's allreduce of iteration 2
+    QVERIFY(s);
+    QCOMPARE(s->bucket, int64_t(0));
+    QCOMPARE(t.spanAt(1, 1600), nullptr);  // between the two allreduces
+    QVERIFY(t.spanAt(1, 1600, 60));        // within slack of bucket 1's [1650, 1760]
+  }
+
   void testTimeAxisMapping() {
     TimeAxis a{100'000, 200'000, 100};  // 1000 ns per pixel
     QCOMPARE(a.ns_per_px(), 1000.0);

@@ -6,12 +6,14 @@
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QWheelEvent>
 
 #include "bucket_table_model.h"
 #include "gui_test_runs.h"
 #include "main_window.h"
 #include "overlap_model.h"
 #include "run_list_model.h"
+#include "timeline_view.h"
 
 using namespace ddpscope::gui;
 
@@ -28,10 +30,36 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.runList()->rowCount(), 1);
     QVERIFY(window.openRun(file));
     QVERIFY(window.currentRun());
-    QCOMPARE(window.tabs()->count(), 3);
+    QCOMPARE(window.tabs()->count(), 4);
     QCOMPARE(window.overlapModel()->rowCount(), 6);  // rank 0's iterations
     QCOMPARE(window.bucketModel()->rowCount(), 2);   // iteration 2 of rank 0
     QVERIFY(window.windowTitle().contains("job.ddprun"));
+
+    // The timeline: a lane per rank and thread, zoom with the wheel, click for details.
+    TimelineView* timeline = window.timeline();
+    QCOMPARE(timeline->data().lanes.size(), size_t(4));  // 2 ranks x (compute, comm)
+    QCOMPARE(timeline->data().iterations.size(), size_t(6));
+    window.tabs()->setCurrentIndex(1);
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QCoreApplication::processEvents();  // the tab's layout settles the timeline's size
+    timeline->showIteration(2);         // iteration 3: [2000, 3000] ns
+    QVERIFY(timeline->axis().begin_ns < 2000 && timeline->axis().end_ns > 3000);
+    const int64_t before = timeline->axis().end_ns - timeline->axis().begin_ns;
+    QWheelEvent wheel(QPointF(400, 50), timeline->mapToGlobal(QPointF(400, 50)), QPoint(),
+                      QPoint(0, 240), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(timeline, &wheel);
+    QVERIFY(timeline->axis().end_ns - timeline->axis().begin_ns < before);  // zoomed in
+    timeline->showIteration(2);
+    QSignalSpy clicked(timeline, &TimelineView::spanClicked);
+    // Rank 0's compute lane (the first), at 2100 ns: inside forward [2000, 2200].
+    QCOMPARE(timeline->data().lanes[0].label, std::string("rank 0 · compute"));
+    const int x = TimelineView::kLabelWidth + static_cast<int>(timeline->axis().to_px(2100));
+    const int y = TimelineView::kTop + TimelineView::kLaneHeight / 2;
+    QTest::mouseClick(timeline, Qt::LeftButton, Qt::NoModifier, QPoint(x, y));
+    QCOMPARE(clicked.count(), 1);
+    QVERIFY2(clicked.at(0).at(0).toString().contains("forward"),
+             qPrintable(clicked.at(0).at(0).toString()));
+    QVERIFY(!timeline->grab().isNull());
   }
 
   void testBadFileIsExplained() {

@@ -1,0 +1,214 @@
+#include "timeline_view.h"
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QWheelEvent>
+#include <cmath>
+
+namespace ddpscope::gui {
+namespace {
+
+QColor colorOf(probes::Kind kind) {
+  using probes::Kind;
+  switch (kind) {
+    case Kind::Iteration:
+      return QColor(0xdd, 0xdd, 0xdd);
+    case Kind::Forward:
+      return QColor(0x4c, 0x78, 0xa8);
+    case Kind::Backward:
+      return QColor(0xf5, 0x85, 0x18);
+    case Kind::Optimizer:
+      return QColor(0xb2, 0x79, 0xa2);
+    case Kind::AutogradNode:
+      return QColor(0xff, 0xbf, 0x79);
+    case Kind::BucketCopy:
+      return QColor(0x9d, 0x75, 0x5d);
+    case Kind::Allreduce:
+      return QColor(0x59, 0xa1, 0x4f);
+    case Kind::CommHook:
+      return QColor(0x8c, 0xd1, 0x7d);
+    case Kind::Finalize:
+      return QColor(0xe1, 0x57, 0x59);
+    case Kind::PgOp:
+      return QColor(0x76, 0xb7, 0xb2);
+    default:
+      return QColor(0xba, 0xb0, 0xac);
+  }
+}
+
+// Nesting depth drawn as a narrower bar, so forward/backward show inside an iteration.
+int depthOf(probes::Kind kind) {
+  using probes::Kind;
+  switch (kind) {
+    case Kind::Iteration:
+      return 0;
+    case Kind::Forward:
+    case Kind::Backward:
+    case Kind::Optimizer:
+    case Kind::PgOp:
+    case Kind::Allreduce:
+      return 1;
+    case Kind::Finalize:
+    case Kind::AutogradNode:
+      return 2;
+    default:
+      return 3;
+  }
+}
+
+}  // namespace
+
+TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
+  setFocusPolicy(Qt::StrongFocus);
+  setMouseTracking(false);
+  setMinimumHeight(kTop + 2 * kLaneHeight);
+}
+
+void TimelineView::setData(TimelineData data) {
+  m_data = std::move(data);
+  setMinimumHeight(kTop + static_cast<int>(m_data.lanes.size()) * kLaneHeight + 4);
+  fitAll();
+}
+
+void TimelineView::fitAll() {
+  m_axis.width_px = std::max(1, width() - kLabelWidth);
+  m_axis.fit(m_data.begin_ns, m_data.end_ns);
+  update();
+}
+
+void TimelineView::showIteration(int index) {
+  if (index < 0 || index >= static_cast<int>(m_data.iterations.size())) return;
+  m_iteration = index;
+  m_axis.width_px = std::max(1, width() - kLabelWidth);
+  m_axis.fit(m_data.iterations[index].first, m_data.iterations[index].second, 0.05);
+  update();
+}
+
+void TimelineView::resizeEvent(QResizeEvent*) {
+  // Keep the visible time window; only the scale changes.
+  m_axis.width_px = std::max(1, width() - kLabelWidth);
+}
+
+void TimelineView::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().base());
+  const int x0 = kLabelWidth;
+  const double w = m_axis.width_px;
+  // Ruler: a tick about every 110 px, at round time steps.
+  const double span_ns = static_cast<double>(m_axis.end_ns - m_axis.begin_ns);
+  const double raw = span_ns / std::max(1.0, w / 110);
+  const double step = std::pow(10, std::floor(std::log10(std::max(raw, 1.0))));
+  const double tick = raw / step >= 5 ? 5 * step : raw / step >= 2 ? 2 * step : step;
+  p.setPen(palette().color(QPalette::Mid));
+  const int64_t origin = m_data.begin_ns;
+  for (double t = std::ceil((m_axis.begin_ns - origin) / tick) * tick; origin + t <= m_axis.end_ns;
+       t += tick) {
+    const int x = x0 + static_cast<int>(m_axis.to_px(origin + static_cast<int64_t>(t)));
+    p.drawLine(x, kTop - 4, x, height());
+    p.drawText(x + 2, kTop - 6, QStringLiteral("%1 ms").arg(t * 1e-6, 0, 'f', tick < 1e5 ? 3 : 1));
+  }
+  for (size_t l = 0; l < m_data.lanes.size(); ++l) {
+    const TimelineLane& lane = m_data.lanes[l];
+    const int y = kTop + static_cast<int>(l) * kLaneHeight;
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(QRect(4, y, kLabelWidth - 8, kLaneHeight), Qt::AlignVCenter | Qt::AlignLeft,
+               QString::fromStdString(lane.label));
+    p.setPen(palette().color(QPalette::Midlight));
+    p.drawLine(0, y + kLaneHeight - 1, width(), y + kLaneHeight - 1);
+    p.setClipRect(x0, y, static_cast<int>(w), kLaneHeight);
+    // Level of detail: per depth, the last pixel column drawn; narrower spans that fall
+    // into it are skipped (they would paint the same pixels).
+    int lastColumn[4] = {-1, -1, -1, -1};
+    for (const TimelineSpan& s : lane.spans) {
+      if (s.end_ns < m_axis.begin_ns) continue;
+      if (s.begin_ns > m_axis.end_ns) break;
+      const double a = std::max(0.0, m_axis.to_px(s.begin_ns));
+      const double b = std::min(w, m_axis.to_px(s.end_ns));
+      const int depth = depthOf(s.kind);
+      const int column = static_cast<int>(a);
+      if (b - a < 1 && column == lastColumn[depth]) continue;
+      lastColumn[depth] = static_cast<int>(b);
+      const int inset = depth * 3;
+      const QRectF r(x0 + a, y + 2 + inset, std::max(1.0, b - a), kLaneHeight - 4 - 2 * inset);
+      p.fillRect(r, colorOf(s.kind));
+      if (r.width() > 40) {
+        p.setPen(Qt::black);
+        const QString label = s.kind == probes::Kind::Allreduce && s.bucket >= 0
+                                  ? QStringLiteral("bucket %1").arg(s.bucket)
+                                  : QString::fromStdString(m_data.names[s.name]);
+        p.drawText(
+            r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+            p.fontMetrics().elidedText(label, Qt::ElideRight, static_cast<int>(r.width()) - 5));
+      }
+    }
+    p.setPen(QColor(0x33, 0x33, 0x33));
+    for (const TimelineSpan& s : lane.instants) {  // gradient-ready and bucket-ready ticks
+      if (s.begin_ns < m_axis.begin_ns || s.begin_ns > m_axis.end_ns) continue;
+      const int x = x0 + static_cast<int>(m_axis.to_px(s.begin_ns));
+      p.drawLine(x, y + kLaneHeight - 8, x, y + kLaneHeight - 2);
+    }
+    p.setClipping(false);
+  }
+}
+
+void TimelineView::wheelEvent(QWheelEvent* event) {
+  const double steps = event->angleDelta().y() / 120.0;
+  m_axis.zoom(std::pow(1.25, steps), event->position().x() - kLabelWidth);
+  update();
+  event->accept();
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* event) {
+  m_pressAt = m_lastDrag = event->pos();
+  m_dragged = false;
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* event) {
+  if (!(event->buttons() & Qt::LeftButton)) return;
+  const int dx = event->pos().x() - m_lastDrag.x();
+  if (std::abs(event->pos().x() - m_pressAt.x()) > 3) m_dragged = true;
+  m_axis.pan(-dx);  // drag right: earlier times come into view
+  m_lastDrag = event->pos();
+  update();
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
+  if (m_dragged) return;
+  const int lane = (event->pos().y() - kTop) / kLaneHeight;
+  if (event->pos().y() < kTop || lane >= static_cast<int>(m_data.lanes.size())) return;
+  const int64_t t = m_axis.to_ns(event->pos().x() - kLabelWidth);
+  const auto slack = static_cast<int64_t>(2 * m_axis.ns_per_px());
+  if (const TimelineSpan* s = m_data.spanAt(static_cast<size_t>(lane), t, slack))
+    emit spanClicked(describe(*s, m_data.lanes[static_cast<size_t>(lane)]));
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* event) {
+  switch (event->key()) {
+    case Qt::Key_F:
+      fitAll();
+      break;
+    case Qt::Key_N:
+      showIteration(m_iteration + 1);
+      break;
+    case Qt::Key_P:
+      showIteration(std::max(0, m_iteration - 1));
+      break;
+    default:
+      QWidget::keyPressEvent(event);
+  }
+}
+
+QString TimelineView::describe(const TimelineSpan& s, const TimelineLane& lane) const {
+  QString text =
+      QStringLiteral("%1 · %2 · %3: %4 µs")
+          .arg(QString::fromStdString(lane.label), QString::fromLatin1(probes::kind_name(s.kind)),
+               QString::fromStdString(m_data.names[s.name]))
+          .arg((s.end_ns - s.begin_ns) * 1e-3, 0, 'f', 1);
+  if (s.iteration >= 0) text += QStringLiteral(" · iteration %1").arg(s.iteration);
+  if (s.bucket >= 0) text += QStringLiteral(" · bucket %1").arg(s.bucket);
+  if (s.bytes >= 0) text += QStringLiteral(" · %1 bytes").arg(s.bytes);
+  return text;
+}
+
+}  // namespace ddpscope::gui

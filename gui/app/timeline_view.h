@@ -1,0 +1,53 @@
+// TimelineView: one lane per (rank, thread), spans coloured by kind, bucket allreduces
+// labelled with their bucket, instants as ticks. Wheel zooms around the cursor, a drag
+// pans, F fits the whole run, N/P jump to the next/previous iteration, a click reports
+// the span under the cursor. Spans narrower than a pixel are merged per pixel column,
+// so a lane costs at most its width in rectangles.
+#pragma once
+
+#include <QWidget>
+
+#include "time_axis.h"
+#include "timeline_data.h"
+
+namespace ddpscope::gui {
+
+class TimelineView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit TimelineView(QWidget* parent = nullptr);
+  void setData(TimelineData data);
+  const TimelineData& data() const { return m_data; }
+  const TimeAxis& axis() const { return m_axis; }
+  void fitAll();
+  void showIteration(int index);  // 0-based into data().iterations
+
+  static constexpr int kLabelWidth = 170;
+  static constexpr int kLaneHeight = 26;
+  static constexpr int kTop = 22;  // the time ruler
+
+ signals:
+  void spanClicked(const QString& description);
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void resizeEvent(QResizeEvent*) override;
+
+ private:
+  QString describe(const TimelineSpan& span, const TimelineLane& lane) const;
+
+  TimelineData m_data;
+  TimeAxis m_axis;
+  int m_iteration = -1;
+  QPoint m_pressAt;
+  QPoint m_lastDrag;
+  bool m_dragged = false;
+};
+
+}  // namespace ddpscope::gui

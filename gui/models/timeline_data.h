@@ -1,0 +1,45 @@
+// TimelineData: the spans of a run arranged for the timeline view: one lane per (rank,
+// thread), spans sorted by begin time, instants kept apart. Plain data built from the
+// run store; the view only paints it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "event.h"
+#include "run_store_reader.h"
+
+namespace ddpscope::gui {
+
+struct TimelineSpan {
+  int64_t begin_ns = 0, end_ns = 0;
+  probes::Kind kind = probes::Kind::Mark;
+  int32_t name = 0;  // index into TimelineData::names
+  int64_t iteration = -1, bucket = -1, bytes = -1;
+};
+
+struct TimelineLane {
+  int rank = 0;
+  int thread = 0;
+  std::string label;                // "rank 0 · compute"
+  std::vector<TimelineSpan> spans;  // by begin time
+  std::vector<TimelineSpan> instants;
+};
+
+struct TimelineData {
+  std::vector<TimelineLane> lanes;  // by rank, then thread
+  std::vector<std::string> names;
+  int64_t begin_ns = 0, end_ns = 0;
+  // Begin and end of each iteration of rank 0 (for fit and next/previous).
+  std::vector<std::pair<int64_t, int64_t>> iterations;
+
+  // The span of `lane` under time `t_ns`, or null; spans are searched from the
+  // innermost (latest-starting) one.
+  const TimelineSpan* spanAt(size_t lane, int64_t t_ns, int64_t slack_ns = 0) const;
+};
+
+// Throws probes::RunStoreError when the run cannot be read.
+TimelineData load_timeline(probes::RunStoreReader& run);
+
+}  // namespace ddpscope::gui
