@@ -114,7 +114,8 @@ RunAnalysis analyze_run(RunStoreReader& run, int rank) {
     const auto comm = merge_intervals(it.comm);
     a.compute_ms = total_length(compute_merged) * kMs;
     a.comm_ms = total_length(comm) * kMs;
-    a.exposed_comm_ms = total_length(subtract_intervals(comm, compute_merged)) * kMs;
+    a.exposed = subtract_intervals(comm, compute_merged);
+    a.exposed_comm_ms = total_length(a.exposed) * kMs;
     a.overlap_ratio = a.comm_ms > 0 ? 1.0 - a.exposed_comm_ms / a.comm_ms : std::nan("");
     out.iterations.push_back(a);
 

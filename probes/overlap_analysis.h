@@ -31,7 +31,8 @@ struct IterationAnalysis {
   int64_t t_begin_ns = 0, t_end_ns = 0;  // the iteration span
   double iteration_ms = 0, forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
   double compute_ms = 0, comm_ms = 0, exposed_comm_ms = 0;
-  double overlap_ratio = 0;  // NaN without communication
+  double overlap_ratio = 0;       // NaN without communication
+  std::vector<Interval> exposed;  // where communication ran with no compute to hide it
 };
 
 struct BucketTiming {

@@ -117,6 +117,14 @@ void TimelineView::paintEvent(QPaintEvent*) {
     p.setPen(palette().color(QPalette::Midlight));
     p.drawLine(0, y + kLaneHeight - 1, width(), y + kLaneHeight - 1);
     p.setClipRect(x0, y, static_cast<int>(w), kLaneHeight);
+    // Exposed communication: a red band along the bottom of each of the rank's lanes.
+    for (const probes::Interval& e : lane.exposed) {
+      if (e.end < m_axis.begin_ns || e.begin > m_axis.end_ns) continue;
+      const double a = std::max(0.0, m_axis.to_px(e.begin));
+      const double b = std::min(w, m_axis.to_px(e.end));
+      p.fillRect(QRectF(x0 + a, y + kLaneHeight - 5, std::max(1.0, b - a), 4),
+                 QColor(0xd6, 0x27, 0x28));
+    }
     // Level of detail: per depth, the last pixel column drawn; narrower spans that fall
     // into it are skipped (they would paint the same pixels).
     int lastColumn[4] = {-1, -1, -1, -1};

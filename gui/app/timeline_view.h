@@ -1,7 +1,7 @@
 // TimelineView: one lane per (rank, thread), spans coloured by kind, bucket allreduces
-// labelled with their bucket, instants as ticks. Wheel zooms around the cursor, a drag
-// pans, F fits the whole run, N/P jump to the next/previous iteration, a click reports
-// the span under the cursor. Spans narrower than a pixel are merged per pixel column,
+// labelled with their bucket, instants as ticks, exposed communication as a red band. Wheel zooms
+// around the cursor, a drag pans, F fits the whole run, N/P jump to the next/previous iteration, a
+// click reports the span under the cursor. Spans narrower than a pixel are merged per pixel column,
 // so a lane costs at most its width in rectangles.
 #pragma once
 

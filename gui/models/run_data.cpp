@@ -17,6 +17,7 @@ RunData load_run(const std::string& path) {
   }
   d.span_count = reader.span_count();
   d.timeline = load_timeline(reader);
+  mark_exposed(d.timeline, d.analysis);
   return d;
 }
 

@@ -48,6 +48,16 @@ TimelineData load_timeline(probes::RunStoreReader& run) {
   return d;
 }
 
+void mark_exposed(TimelineData& data, const probes::RunAnalysis& analysis) {
+  for (TimelineLane& lane : data.lanes) {
+    lane.exposed.clear();
+    for (const auto& it : analysis.iterations) {
+      if (it.rank == lane.rank)
+        lane.exposed.insert(lane.exposed.end(), it.exposed.begin(), it.exposed.end());
+    }
+  }
+}
+
 const TimelineSpan* TimelineData::spanAt(size_t lane, int64_t t_ns, int64_t slack_ns) const {
   if (lane >= lanes.size()) return nullptr;
   const auto& spans = lanes[lane].spans;

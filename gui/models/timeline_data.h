@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "event.h"
+#include "overlap_analysis.h"
 #include "run_store_reader.h"
 
 namespace ddpscope::gui {
@@ -25,6 +26,7 @@ struct TimelineLane {
   std::string label;                // "rank 0 · compute"
   std::vector<TimelineSpan> spans;  // by begin time
   std::vector<TimelineSpan> instants;
+  std::vector<probes::Interval> exposed;  // the rank's exposed communication, by time
 };
 
 struct TimelineData {
@@ -41,5 +43,7 @@ struct TimelineData {
 
 // Throws probes::RunStoreError when the run cannot be read.
 TimelineData load_timeline(probes::RunStoreReader& run);
+// Copies each rank's exposed-communication intervals onto its lanes.
+void mark_exposed(TimelineData& data, const probes::RunAnalysis& analysis);
 
 }  // namespace ddpscope::gui

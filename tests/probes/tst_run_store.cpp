@@ -166,6 +166,9 @@ class TestRunStore : public QObject {
     QCOMPARE(it.backward_ms, 500e-6);     // 600 minus the 100 of finalize
     QCOMPARE(it.comm_ms, 310e-6);         // 200 + 110
     QCOMPARE(it.exposed_comm_ms, 60e-6);  // bucket 1 from 700 to 760
+    QCOMPARE(it.exposed.size(), size_t(1));
+    QCOMPARE(it.exposed[0].begin, int64_t(700));
+    QCOMPARE(it.exposed[0].end, int64_t(760));
     QVERIFY(std::fabs(it.overlap_ratio - (1 - 60.0 / 310.0)) < 1e-12);
     QCOMPARE(a.buckets.size(), size_t(2));
     QCOMPARE(a.buckets[1].bucket, 1);
