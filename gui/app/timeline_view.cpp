@@ -4,6 +4,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QWheelEvent>
+#include <algorithm>
 #include <cmath>
 
 namespace ddpscope::gui {
@@ -128,7 +129,13 @@ void TimelineView::paintEvent(QPaintEvent*) {
     // Level of detail: per depth, the last pixel column drawn; narrower spans that fall
     // into it are skipped (they would paint the same pixels).
     int lastColumn[4] = {-1, -1, -1, -1};
-    for (const TimelineSpan& s : lane.spans) {
+    // Only spans that can reach the window: none starts earlier than the longest span
+    // before its left edge (a binary search, not a walk from the start of the run).
+    const auto first =
+        std::lower_bound(lane.spans.begin(), lane.spans.end(), m_axis.begin_ns - lane.longest_ns,
+                         [](const TimelineSpan& s, int64_t t) { return s.begin_ns < t; });
+    for (auto it = first; it != lane.spans.end(); ++it) {
+      const TimelineSpan& s = *it;
       if (s.end_ns < m_axis.begin_ns) continue;
       if (s.begin_ns > m_axis.end_ns) break;
       const double a = std::max(0.0, m_axis.to_px(s.begin_ns));

@@ -38,6 +38,7 @@ TimelineData load_timeline(probes::RunStoreReader& run) {
                             s.iteration,  s.bucket,   s.bytes};
     TimelineLane& lane = d.lanes[lane_of[{s.rank, s.thread}]];
     (s.t_end_ns > s.t_begin_ns ? lane.spans : lane.instants).push_back(span);
+    lane.longest_ns = std::max(lane.longest_ns, s.t_end_ns - s.t_begin_ns);
     d.begin_ns = first ? s.t_begin_ns : std::min(d.begin_ns, s.t_begin_ns);
     d.end_ns = first ? s.t_end_ns : std::max(d.end_ns, s.t_end_ns);
     first = false;

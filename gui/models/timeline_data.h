@@ -25,6 +25,7 @@ struct TimelineLane {
   int thread = 0;
   std::string label;                // "rank 0 · compute"
   std::vector<TimelineSpan> spans;  // by begin time
+  int64_t longest_ns = 0;           // the longest span: how far back a window must look
   std::vector<TimelineSpan> instants;
   std::vector<probes::Interval> exposed;  // the rank's exposed communication, by time
 };
