@@ -90,6 +90,9 @@ bool take_graph_request() noexcept;
 // A stable location for a name built at run time (autograd node names) at a call site.
 // Takes a lock the first time a thread sees a name there; later calls are a hash lookup.
 const SourceLocation* intern(std::string_view name, const char* file, uint32_t line);
+// The same for a name with static storage (op_type_name): looked up by its address, so
+// the common path builds no string.
+const SourceLocation* intern(const char* static_name, const char* file, uint32_t line);
 
 // Names this thread in the run file ("compute", "comm:collectives", ...).
 void set_thread_name(std::string_view name);

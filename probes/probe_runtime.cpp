@@ -66,6 +66,26 @@ const SourceLocation* intern(std::string_view name, const char* file, uint32_t l
   return stable;
 }
 
+const SourceLocation* intern(const char* static_name, const char* file, uint32_t line) {
+  struct Key {
+    const char* name;
+    const char* file;
+    uint32_t line;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<const void*>()(k.name) ^ (std::hash<const void*>()(k.file) << 1) ^ k.line;
+    }
+  };
+  thread_local std::unordered_map<Key, const SourceLocation*, KeyHash> cache;
+  const Key key{static_name, file, line};
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const SourceLocation* stable = intern(std::string_view(static_name), file, line);
+  cache.emplace(key, stable);
+  return stable;
+}
+
 void set_thread_name(std::string_view name) {
   BufferRegistry::instance().this_thread().set_name(std::string(name));
 }

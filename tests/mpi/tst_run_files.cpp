@@ -50,6 +50,32 @@ class TestRunFiles : public QObject {
   }
   std::string file(const QString& name) { return dir_.filePath(name).toStdString(); }
 
+  // Starts a 2-rank job of a tiny MLP, long enough to act on while it runs.
+  static void start_job(QProcess& job, const std::string& path, int iters, int log_every) {
+    job.setProcessEnvironment(environment({}));
+    job.start(
+        DDPSCOPE_CLI_PATH,
+        {"train", "--np", "2", "--iters", QString::number(iters), "--width", "32", "--batch", "8",
+         "--log-every", QString::number(log_every), "--out", QString::fromStdString(path)});
+  }
+
+  // Polls the growing run file until `ready(reader)` holds (up to 60 s).
+  template <typename Ready>
+  static bool wait_for_run(const std::string& path, Ready ready) {
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < 60000) {
+      QThread::msleep(50);
+      try {
+        RunStoreReader store(path);
+        if (ready(store)) return true;
+      } catch (const RunStoreError&) {
+        // not created yet
+      }
+    }
+    return false;
+  }
+
   // The pid of the collector writing `run_file`, or 0.
   static pid_t collector_of(const std::string& run_file) {
     QProcess ps;
@@ -253,24 +279,15 @@ class TestRunFiles : public QObject {
   void testKilledCollectorDoesNotStopTraining() {
     const std::string path = file("killed-collector.ddprun");
     QProcess job;
-    job.setProcessEnvironment(environment({}));
-    job.start(DDPSCOPE_CLI_PATH,
-              {"train", "--np", "2", "--iters", "2500", "--width", "32", "--batch", "8",
-               "--log-every", "500", "--out", QString::fromStdString(path)});
+    start_job(job, path, 2500, 500);
     // Wait until events arrive, then kill the collector mid-run.
-    QElapsedTimer timer;
-    timer.start();
     pid_t collector = 0;
     int64_t spans_before = 0;
-    while (timer.elapsed() < 60000 && spans_before == 0) {
-      QThread::msleep(50);
+    wait_for_run(path, [&](RunStoreReader& store) {
       if (!collector) collector = collector_of(path);
-      try {
-        RunStoreReader store(path);
-        spans_before = store.span_count();
-      } catch (const RunStoreError&) {
-      }
-    }
+      spans_before = store.span_count();
+      return collector > 0 && spans_before > 0;
+    });
     QVERIFY2(collector > 0 && spans_before > 0, "the job never started recording");
     QCOMPARE(kill(collector, SIGKILL), 0);
     QVERIFY(job.waitForFinished(180000));
@@ -295,23 +312,14 @@ class TestRunFiles : public QObject {
     // SIGUSR1 to the launcher: every rank records the graph of its next iteration too.
     const std::string path = file("graph-request.ddprun");
     QProcess job;
-    job.setProcessEnvironment(environment({}));
-    job.start(DDPSCOPE_CLI_PATH,
-              {"train", "--np", "2", "--iters", "3000", "--width", "32", "--batch", "8",
-               "--log-every", "1000", "--out", QString::fromStdString(path)});
+    start_job(job, path, 3000, 1000);
     QVERIFY(job.waitForStarted());
     // Wait for the ranks to have pinged the collector and shipped a few iterations.
-    QElapsedTimer timer;
-    timer.start();
     int64_t iterations = 0;
-    while (timer.elapsed() < 60000 && iterations < 20) {
-      QThread::msleep(50);
-      try {
-        RunStoreReader store(path);
-        iterations = int64_t(store.spans({.kinds = {Kind::Iteration}, .rank = 0}).size());
-      } catch (const RunStoreError&) {
-      }
-    }
+    wait_for_run(path, [&](RunStoreReader& store) {
+      iterations = int64_t(store.spans({.kinds = {Kind::Iteration}, .rank = 0}).size());
+      return iterations >= 20;
+    });
     QVERIFY2(iterations >= 20, "the job never got going");
     QCOMPARE(kill(static_cast<pid_t>(job.processId()), SIGUSR1), 0);
     QVERIFY(job.waitForFinished(180000));
