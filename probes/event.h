@@ -28,8 +28,11 @@ enum class Kind : uint8_t {
   RpcRecv = 14,
   DistBackward = 15,
   Mark = 16,  // any other instant
+  // instant: a process-group op started on its backend (bytes, seq, peer); one with no
+  // PgOp span of the same name and seq after it is still running (the hang view).
+  PgOpStart = 17,
 };
-inline constexpr int kNumKinds = 17;
+inline constexpr int kNumKinds = 18;
 
 const char* kind_name(Kind kind);
 

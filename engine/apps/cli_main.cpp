@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "chrome_trace_export.h"
+#include "hang_analysis.h"
 #include "job_launcher.h"
 #include "probe.h"
 #include "probe_session.h"
@@ -22,7 +23,8 @@
 
 namespace {
 
-int train_in_process(ddpscope::apps::TrainOptions options, int64_t log_every);
+int train_in_process(ddpscope::apps::TrainOptions options, ddpscope::apps::ProgressStyle style,
+                     int64_t log_every);
 
 int run_stats(const std::string& path, bool summary_only) {
   ddpscope::probes::RunStoreReader run(path);
@@ -32,6 +34,27 @@ int run_stats(const std::string& path, bool summary_only) {
     stats.erase("buckets");
   }
   std::printf("%s\n", stats.dump(2).c_str());
+  return 0;
+}
+
+int run_hang(const std::string& path) {
+  ddpscope::probes::RunStoreReader run(path);
+  const auto report = ddpscope::probes::analyze_hang(run);
+  for (const auto& line : report.findings)
+    std::printf("%s\n", line.c_str());
+  for (const auto& st : report.ranks) {
+    std::printf("rank %d: iteration %lld (%s)", st.rank,
+                static_cast<long long>(st.current_iteration), st.phase.c_str());
+    if (st.blocked_in) {
+      std::printf(", in %s #%lld", st.blocked_in->op.c_str(),
+                  static_cast<long long>(st.blocked_in->seq));
+    }
+    std::printf(
+        ", buckets waiting for gradients: %zu, for their allreduce: %zu, gradients "
+        "missing: %zu of %lld\n",
+        st.buckets_waiting_for_grads.size(), st.buckets_waiting_for_allreduce.size(),
+        st.missing_grads.size(), static_cast<long long>(st.params_total));
+  }
   return 0;
 }
 
@@ -48,7 +71,7 @@ int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::Launch
   const int64_t log_every = launch.log_every;
   if (launch.np > 0) {
     validate_and_complete(options);  // fail here, not in N ranks at once
-    return JobLauncher(launch).run(options, isatty(STDOUT_FILENO) == 1);
+    return JobLauncher(launch).run(options, progress_style(launch.progress));
   }
   DDPSCOPE_CHECK(launch.backend == "mpi" && launch.hostfile.empty(),
                  "--backend and --hostfile apply to multi-rank jobs; add --np N");
@@ -65,7 +88,8 @@ int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::Launch
     std::printf("run file: %s\n", path.c_str());
   }
   try {
-    const int code = train_in_process(std::move(options), log_every);
+    const int code =
+        train_in_process(std::move(options), progress_style(launch.progress), log_every);
     if (probes) {
       probes->finish("finished");
       std::printf("summary: ddpscope-cli stats %s\n", path.c_str());
@@ -77,13 +101,14 @@ int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::Launch
   }
 }
 
-int train_in_process(ddpscope::apps::TrainOptions options, int64_t log_every) {
+int train_in_process(ddpscope::apps::TrainOptions options, ddpscope::apps::ProgressStyle style,
+                     int64_t log_every) {
   using namespace ddpscope::apps;
   Trainer trainer(std::move(options));
   std::printf("training %s for %lld iterations\n", trainer.describe().c_str(),
               static_cast<long long>(trainer.options().iters));
   std::fflush(stdout);
-  ProgressReporter progress(trainer.options().iters, isatty(STDOUT_FILENO) == 1, log_every);
+  ProgressReporter progress(trainer.options().iters, style, log_every);
   const auto start = std::chrono::steady_clock::now();
   double rate = 0;
   for (int64_t i = 0; i < trainer.options().iters; ++i) {
@@ -115,6 +140,9 @@ int main(int argc, char** argv) {
   bool summary_only = false;
   stats->add_flag("--summary", summary_only,
                   "Only the run, its ranks and per-rank means (no per-iteration rows)");
+  CLI::App* hang = app.add_subcommand(
+      "hang", "Where each rank stands: the collective it waits in, pending buckets and gradients");
+  hang->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
   CLI::App* exporter = app.add_subcommand("export", "Export a run for other tools");
   exporter->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
   exporter->add_option("--chrome", chrome_path, "Write a Chrome trace / Perfetto JSON file")
@@ -127,6 +155,7 @@ int main(int argc, char** argv) {
   try {
     if (train->parsed()) return run_train(options, launch);
     if (stats->parsed()) return run_stats(run_path, summary_only);
+    if (hang->parsed()) return run_hang(run_path);
     if (exporter->parsed()) return run_export(run_path, chrome_path);
   } catch (const ddpscope::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.message().c_str());

@@ -106,7 +106,7 @@ std::vector<std::string> JobLauncher::command(const TrainOptions& train) const {
   return cmd;
 }
 
-int JobLauncher::run(const TrainOptions& train, bool interactive) {
+int JobLauncher::run(const TrainOptions& train, ProgressStyle style) {
   std::unique_ptr<CollectorProcess> collector;
   if (launch_.probes) {
     const std::string run_file = launch_.out.empty() ? probes::new_run_path() : launch_.out;
@@ -149,7 +149,7 @@ int JobLauncher::run(const TrainOptions& train, bool interactive) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGUSR1, &sa, nullptr);  // record the next iteration's autograd graph
 
-  ProgressReporter progress(train.iters, interactive, launch_.log_every);
+  ProgressReporter progress(train.iters, style, launch_.log_every);
   LineReader out_lines, err_lines;
   std::deque<std::string> err_tail;  // mpirun's own words about a dead rank
   int failed_rank = -1;
@@ -165,7 +165,9 @@ int JobLauncher::run(const TrainOptions& train, bool interactive) {
       return;
     }
     const std::string kind = ev->value("event", "");
-    if (kind == "start") {
+    if (kind == "start" && style == ProgressStyle::Json) {
+      emit_worker_event(stdout, *ev);
+    } else if (kind == "start") {
       std::printf("training %s on %d ranks (%s backend) for %lld iterations\n",
                   ev->value("describe", "").c_str(), ev->value("world_size", 0),
                   ev->value("backend", "").c_str(), static_cast<long long>(train.iters));
@@ -296,6 +298,13 @@ int JobLauncher::run(const TrainOptions& train, bool interactive) {
   close_run("failed", failed_rank >= 0 ? failure
                                        : detail::concat("mpirun exited with code ", code,
                                                         " and no rank reported an error"));
+  if (style == ProgressStyle::Json) {
+    emit_worker_event(stdout,
+                      {{"event", "failed"},
+                       {"rank", failed_rank},
+                       {"message", failed_rank >= 0 ? failure : "no rank reported an error"},
+                       {"exit_code", code}});
+  }
   if (failed_rank >= 0) {
     std::fprintf(stderr, "error: the job failed: rank %d: %s\n", failed_rank, failure.c_str());
   } else {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "progress_reporter.h"
 #include "train_cli_options.h"
 
 namespace ddpscope::apps {
@@ -17,7 +18,7 @@ class JobLauncher {
   // The mpirun command line for `train` (exposed for tests and --dry-run style checks).
   std::vector<std::string> command(const TrainOptions& train) const;
   // Runs the job; returns the process exit code for the CLI (0 on success).
-  int run(const TrainOptions& train, bool interactive);
+  int run(const TrainOptions& train, ProgressStyle style);
 
  private:
   LaunchOptions launch_;

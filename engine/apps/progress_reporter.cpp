@@ -1,36 +1,77 @@
 #include "progress_reporter.h"
 
+#include <unistd.h>
+
+#include "tensor/error.h"
+#include "worker_protocol.h"
+
 namespace ddpscope::apps {
 
-ProgressReporter::ProgressReporter(int64_t total, bool interactive, int64_t every, std::FILE* out)
-    : total_(total), interactive_(interactive), every_(every < 1 ? 1 : every), out_(out) {}
+ProgressStyle progress_style(const std::string& option, std::FILE* out) {
+  if (option == "bar") return ProgressStyle::Bar;
+  if (option == "lines") return ProgressStyle::Lines;
+  if (option == "json") return ProgressStyle::Json;
+  DDPSCOPE_CHECK(option == "auto", "--progress: unknown style '", option,
+                 "'; choose auto, bar, lines or json");
+  return isatty(fileno(out)) == 1 ? ProgressStyle::Bar : ProgressStyle::Lines;
+}
+
+ProgressReporter::ProgressReporter(int64_t total, ProgressStyle style, int64_t every,
+                                   std::FILE* out)
+    : total_(total), style_(style), every_(every < 1 ? 1 : every), out_(out) {}
+
+bool ProgressReporter::due(int64_t it) {
+  const auto now = std::chrono::steady_clock::now();
+  if (it != total_ && it != 1 && now - last_draw_ < std::chrono::milliseconds(100)) return false;
+  last_draw_ = now;
+  return true;
+}
 
 void ProgressReporter::update(int64_t it, double loss, double rate) {
   last_loss_ = loss;
   last_rate_ = rate;
-  if (interactive_) {
-    const auto now = std::chrono::steady_clock::now();
-    if (it != total_ && it != 1 && now - last_draw_ < std::chrono::milliseconds(100)) return;
-    last_draw_ = now;
-    constexpr int kWidth = 30;
-    const int filled = static_cast<int>(kWidth * it / total_);
-    std::string bar(static_cast<size_t>(filled), '#');
-    bar.resize(kWidth, '.');
-    const double eta = rate > 0 ? static_cast<double>(total_ - it) / rate : 0;
-    std::fprintf(out_, "\r[%s] %lld/%lld  loss %.4f  %.0f samples/s  eta %.0fs ", bar.c_str(),
-                 static_cast<long long>(it), static_cast<long long>(total_), loss, rate, eta);
-    std::fflush(out_);
-    return;
-  }
-  if (it == 1 || it % every_ == 0 || it == total_) {
-    std::fprintf(out_, "iter %lld/%lld loss %.4f samples/s %.1f\n", static_cast<long long>(it),
-                 static_cast<long long>(total_), loss, rate);
-    std::fflush(out_);
+  switch (style_) {
+    case ProgressStyle::Json:
+      if (due(it)) {
+        emit_worker_event(out_, {{"event", "progress"},
+                                 {"iter", it},
+                                 {"total", total_},
+                                 {"loss", loss},
+                                 {"samples_per_s", rate}});
+      }
+      return;
+    case ProgressStyle::Bar: {
+      if (!due(it)) return;
+      constexpr int kWidth = 30;
+      const int filled = static_cast<int>(kWidth * it / total_);
+      std::string bar(static_cast<size_t>(filled), '#');
+      bar.resize(kWidth, '.');
+      const double eta = rate > 0 ? static_cast<double>(total_ - it) / rate : 0;
+      std::fprintf(out_, "\r[%s] %lld/%lld  loss %.4f  %.0f samples/s  eta %.0fs ", bar.c_str(),
+                   static_cast<long long>(it), static_cast<long long>(total_), loss, rate, eta);
+      std::fflush(out_);
+      return;
+    }
+    case ProgressStyle::Lines:
+      if (it == 1 || it % every_ == 0 || it == total_) {
+        std::fprintf(out_, "iter %lld/%lld loss %.4f samples/s %.1f\n", static_cast<long long>(it),
+                     static_cast<long long>(total_), loss, rate);
+        std::fflush(out_);
+      }
+      return;
   }
 }
 
 void ProgressReporter::finish(double total_seconds) {
-  if (interactive_) std::fputc('\n', out_);
+  if (style_ == ProgressStyle::Json) {
+    emit_worker_event(out_, {{"event", "done"},
+                             {"iterations", total_},
+                             {"seconds", total_seconds},
+                             {"loss", last_loss_},
+                             {"samples_per_s", last_rate_}});
+    return;
+  }
+  if (style_ == ProgressStyle::Bar) std::fputc('\n', out_);
   std::fprintf(out_, "done: %lld iterations in %.2fs, final loss %.4f, %.1f samples/s\n",
                static_cast<long long>(total_), total_seconds, last_loss_, last_rate_);
   std::fflush(out_);

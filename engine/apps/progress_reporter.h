@@ -1,5 +1,6 @@
 // Shows training progress: a redrawn bar on a terminal, plain lines otherwise (logs,
-// CI, pipes), so both people and scripts can follow a run.
+// CI, pipes), or "@ddpscope {json}" lines for programs that follow a job (the desktop
+// app), so people, scripts and tools can all follow a run.
 #pragma once
 
 #include <chrono>
@@ -9,22 +10,29 @@
 
 namespace ddpscope::apps {
 
+enum class ProgressStyle { Bar, Lines, Json };
+
+// "auto" (a bar on a terminal, lines otherwise), "bar", "lines" or "json".
+ProgressStyle progress_style(const std::string& option, std::FILE* out = stdout);
+
 class ProgressReporter {
  public:
-  // interactive: draw a bar (normally isatty(stdout)); every: plain-line interval.
-  ProgressReporter(int64_t total, bool interactive, int64_t every, std::FILE* out = stdout);
+  // every: the interval of plain lines.
+  ProgressReporter(int64_t total, ProgressStyle style, int64_t every, std::FILE* out = stdout);
   void update(int64_t iteration, double loss, double samples_per_second);
   void finish(double total_seconds);
 
  private:
+  // At most every 100 ms (first and last always): fast jobs would otherwise spend their
+  // time, and the terminal's or the reader's, on redraws.
+  bool due(int64_t iteration);
+
   int64_t total_;
-  bool interactive_;
+  ProgressStyle style_;
   int64_t every_;
   std::FILE* out_;
   double last_loss_ = 0;
   double last_rate_ = 0;
-  // The bar is redrawn at most every 100 ms: fast jobs would otherwise spend their time
-  // (and the terminal's) on redraws.
   std::chrono::steady_clock::time_point last_draw_{};
 };
 

@@ -89,6 +89,22 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
                "DDP: find parameters the forward did not use");
   cmd.add_flag("--gradient-as-bucket-view", o.gradient_as_bucket_view,
                "DDP: gradients are views into the buckets (no copy)");
+  cmd.add_flag("--static-graph", o.static_graph,
+               "DDP: the same parameters are used in every iteration");
+  cmd.add_option("--comm-hook", o.comm_hook, "DDP: how buckets are reduced")
+      ->check(CLI::IsMember({"allreduce", "fp16", "bf16", "powersgd"}))
+      ->capture_default_str();
+  cmd.add_option_function<std::string>(
+      "--inject-stall",
+      [&o](const std::string& text) {
+        try {
+          parse_stall(text, o);
+        } catch (const Error& e) {
+          throw CLI::ValidationError(e.message());  // reported like every other bad option
+        }
+      },
+      "RANK:ITERATION:SECONDS: that rank sleeps between forward and backward (to see what a "
+      "hang looks like)");
   cmd.add_flag(
       "!--no-overlap", o.overlap,
       "Multi-rank: allreduce all gradients after backward instead of DDP's overlapped buckets");
@@ -107,6 +123,11 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
   cmd.add_option("--out", launch.out,
                  "Run file for the probes' events (default: a new file in the workspace folder)");
   cmd.add_flag("!--no-probes", launch.probes, "Record nothing and write no run file");
+  cmd.add_option("--progress", launch.progress,
+                 "auto (a bar on a terminal, lines otherwise), bar, lines, or json "
+                 "('@ddpscope {...}' lines for programs)")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "json"}))
+      ->capture_default_str();
 }
 
 nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) {
@@ -128,6 +149,8 @@ nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) 
           {"bucket_cap_mb", o.bucket_cap_mb},
           {"find_unused_parameters", o.find_unused_parameters},
           {"gradient_as_bucket_view", o.gradient_as_bucket_view},
+          {"static_graph", o.static_graph},
+          {"comm_hook", o.comm_hook},
           {"np", launch.np},
           {"backend", launch.backend},
           {"hostfile", launch.hostfile}};
@@ -156,7 +179,13 @@ std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOpti
   a.insert(a.end(), {"--bucket-cap-mb", num(o.bucket_cap_mb)});
   if (o.find_unused_parameters) a.push_back("--find-unused-parameters");
   if (o.gradient_as_bucket_view) a.push_back("--gradient-as-bucket-view");
+  if (o.static_graph) a.push_back("--static-graph");
+  if (o.comm_hook != "allreduce") a.insert(a.end(), {"--comm-hook", o.comm_hook});
   if (!o.overlap) a.push_back("--no-overlap");
+  if (o.stall_rank >= 0) {
+    a.insert(a.end(), {"--inject-stall", detail::concat(o.stall_rank, ":", o.stall_iteration, ":",
+                                                        num(o.stall_seconds))});
+  }
   return a;
 }
 

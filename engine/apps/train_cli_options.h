@@ -19,6 +19,7 @@ struct LaunchOptions {
   // The run file the probes write (empty: a new file in the workspace folder).
   std::string out;
   bool probes = true;
+  std::string progress = "auto";  // auto | bar | lines | json (see ProgressReporter)
 };
 
 void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch);

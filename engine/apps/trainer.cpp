@@ -1,17 +1,51 @@
 #include "trainer.h"
 
 #include <chrono>
+#include <cstdio>
 #include <sstream>
+#include <thread>
 
 #include "autograd/graph_snapshot.h"
 #include "autograd/ops.h"
 #include "ddp/distributed_data_parallel.h"
+#include "ddp/powersgd_hook.h"
 #include "nn/models.h"
 #include "probe.h"
 #include "records.h"
 #include "tensor/threads.h"
 
 namespace ddpscope::apps {
+namespace {
+
+// The built-in comm hooks by the name the CLI and the desktop app's launch dialog use.
+void register_comm_hook(ddp::DistributedDataParallel& model, const std::string& hook,
+                        const std::shared_ptr<c10d::ProcessGroup>& group) {
+  if (hook == "allreduce") return;  // the reducer's default
+  if (hook == "fp16") {
+    model.register_comm_hook(ddp::fp16_compress_hook(group));
+  } else if (hook == "bf16") {
+    model.register_comm_hook(ddp::bf16_compress_hook(group));
+  } else if (hook == "powersgd") {
+    model.register_comm_hook(
+        ddp::powersgd_hook(std::make_shared<ddp::PowerSgdState>(group, ddp::PowerSgdOptions{})));
+  }
+}
+
+}  // namespace
+
+void parse_stall(const std::string& text, TrainOptions& o) {
+  int rank = -1;
+  long long iteration = 0;
+  double seconds = 0;
+  char tail = 0;
+  DDPSCOPE_CHECK(
+      std::sscanf(text.c_str(), "%d:%lld:%lf%c", &rank, &iteration, &seconds, &tail) == 3 &&
+          rank >= 0 && iteration >= 1 && seconds > 0,
+      "--inject-stall: expected RANK:ITERATION:SECONDS (e.g. 1:5:30), got '", text, "'");
+  o.stall_rank = rank;
+  o.stall_iteration = iteration;
+  o.stall_seconds = seconds;
+}
 
 void validate_and_complete(TrainOptions& o) {
   DDPSCOPE_CHECK(o.model == "mlp" || o.model == "transformer", "--model: unknown model '", o.model,
@@ -23,6 +57,10 @@ void validate_and_complete(TrainOptions& o) {
   DDPSCOPE_CHECK(o.threads >= 1, "--threads must be at least 1, got ", o.threads);
   DDPSCOPE_CHECK(o.lr >= 0, "--lr must not be negative, got ", o.lr);
   DDPSCOPE_CHECK(o.bucket_cap_mb > 0, "--bucket-cap-mb must be positive, got ", o.bucket_cap_mb);
+  DDPSCOPE_CHECK(o.comm_hook == "allreduce" || o.comm_hook == "fp16" || o.comm_hook == "bf16" ||
+                     o.comm_hook == "powersgd",
+                 "--comm-hook: unknown hook '", o.comm_hook,
+                 "'; choose allreduce, fp16, bf16 or powersgd");
   if (o.model == "mlp") {
     if (o.data.empty()) o.data = "regression";
     DDPSCOPE_CHECK(o.data == "regression" || o.data == "classification" || o.data == "digits",
@@ -97,7 +135,9 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
         model_, group_,
         ddp::DdpOptions{.bucket_cap_mb = o.bucket_cap_mb,
                         .find_unused_parameters = o.find_unused_parameters,
-                        .gradient_as_bucket_view = o.gradient_as_bucket_view});
+                        .gradient_as_bucket_view = o.gradient_as_bucket_view,
+                        .static_graph = o.static_graph});
+    register_comm_hook(static_cast<ddp::DistributedDataParallel&>(*model_), o.comm_hook, group_);
   } else if (group_) {
     // Start every replica from rank 0's parameters and buffers.
     for (auto& [name, t] : model_->state_dict())
@@ -139,6 +179,11 @@ StepResult Trainer::step() {
   DDPSCOPE_SPAN(forward_span, probes::Kind::Forward, "forward");
   const Tensor loss = loss_of(model_->forward(x), y);
   forward_span.end();
+  if (group_ && group_->rank() == options_.stall_rank &&
+      iteration_ + 1 == options_.stall_iteration) {
+    DDPSCOPE_INSTANT(probes::Kind::Mark, "injected stall");
+    std::this_thread::sleep_for(std::chrono::duration<double>(options_.stall_seconds));
+  }
   // The graph of the first iteration, and of any iteration asked for since.
   if (probes::enabled() && (iteration_ == 0 || probes::take_graph_request())) {
     autograd::record_graph({loss}, iteration_ + 1);

@@ -37,7 +37,17 @@ struct TrainOptions {
   double bucket_cap_mb = 25;
   bool find_unused_parameters = false;
   bool gradient_as_bucket_view = false;
+  bool static_graph = false;
+  std::string comm_hook = "allreduce";  // allreduce | fp16 | bf16 | powersgd
+  // For demonstrations and tests of hang diagnosis: rank `stall_rank` sleeps
+  // `stall_seconds` between the forward and the backward of iteration `stall_iteration`.
+  int stall_rank = -1;
+  int64_t stall_iteration = 0;
+  double stall_seconds = 0;
 };
+
+// Parses --inject-stall's "RANK:ITERATION:SECONDS" into `o`; throws with the reason.
+void parse_stall(const std::string& text, TrainOptions& o);
 
 // Fills model-dependent defaults and rejects inconsistent options with a message that
 // names the option.

@@ -74,8 +74,11 @@ int main(int argc, char** argv) {
   // Known before MPI starts, so even an init failure names its rank.
   const char* env_rank = std::getenv("OMPI_COMM_WORLD_RANK");
   int rank = env_rank ? std::atoi(env_rank) : -1;
+  // Outside the try: a group destroyed while an error unwinds, with a collective it
+  // cannot cancel, ends the job before the error could be reported.
+  std::shared_ptr<c10d::ProcessGroup> group;
   try {
-    auto group = c10d::init_process_group({.backend = launch.backend});
+    group = c10d::init_process_group({.backend = launch.backend});
     rank = group->rank();
     // Before the model is built: DDP records its bucket assignment at construction.
     g_probes =

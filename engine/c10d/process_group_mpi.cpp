@@ -209,6 +209,13 @@ void ProcessGroupMPI::run_lane(Lane& lane) {
       check_usable(op_type_name(op.work->op_type()));
       if (options().check_consistency && &lane == &collectives_) check_consistency(op);
       op.work->mark_started();
+      if (probes::enabled()) {
+        probes::instant(probes::Kind::PgOpStart,
+                        probes::intern(op_type_name(op.work->op_type()), __FILE__, __LINE__),
+                        {.peer = static_cast<int16_t>(op.peer),
+                         .bytes = op.bytes,
+                         .id = static_cast<int64_t>(op.work->sequence_number())});
+      }
       {
         DDPSCOPE_SPAN_DYNAMIC(span, probes::Kind::PgOp, op_type_name(op.work->op_type()));
         span.args().bytes = op.bytes;

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <set>
 
+#include "hang_analysis.h"
 #include "run_store_reader.h"
 
 using namespace ddpscope::probes;
@@ -274,6 +275,45 @@ class TestRunFiles : public QObject {
     QCOMPARE(rank1, shipped);
     QCOMPARE(int64_t(store.spans({.rank = 1}).size()), shipped);
     QCOMPARE(int(store.spans({.kinds = {Kind::Iteration}, .rank = 1}).size()), 7);
+  }
+
+  // Rank 1 stalls before its backward; rank 0 waits in the bucket's allreduce until the
+  // group's timeout ends the job. The run file tells who waited for whom.
+  void testStalledRankIsDiagnosed() {
+    const std::string path = file("stalled.ddprun");
+    Result r = run({"train", "--np", "2", "--iters", "50", "--width", "64", "--depth", "3",
+                    "--inject-stall", "1:4:20", "--out", QString::fromStdString(path)},
+                   {{"DDPSCOPE_PG_TIMEOUT_MS", "2000"}});
+    QVERIFY2(r.code != 0, qPrintable(r.out));
+    QVERIFY2(r.err.contains("rank 0: timeout"), qPrintable(r.err));
+    RunStoreReader store(path);
+    QCOMPARE(store.run().status, std::string("failed"));
+    QCOMPARE(store.run().failed_rank, 0);
+    const HangReport report = analyze_hang(store);
+    QCOMPARE(int(report.ranks.size()), 2);
+    const RankHangState& waiting = report.ranks[0];
+    const RankHangState& stalled = report.ranks[1];
+    QVERIFY(waiting.blocked_in.has_value());
+    QCOMPARE(waiting.blocked_in->op, std::string("allreduce"));
+    QCOMPARE(waiting.current_iteration, int64_t(4));
+    QVERIFY(waiting.missing_grads.empty());
+    QCOMPARE(int(waiting.buckets_waiting_for_allreduce.size()), 1);
+    QVERIFY(!stalled.blocked_in.has_value());
+    QVERIFY(stalled.latest_seq < waiting.blocked_in->seq);
+    QCOMPARE(stalled.current_iteration, int64_t(4));
+    QCOMPARE(stalled.phase, std::string("after forward"));
+    QVERIFY(stalled.params_total == 6);
+    QCOMPARE(int64_t(stalled.missing_grads.size()), stalled.params_total);
+    QCOMPARE(int(stalled.buckets_waiting_for_grads.size()), 1);
+    QVERIFY2(QString::fromStdString(report.findings.at(0))
+                 .startsWith(
+                     QStringLiteral("rank 0 waits in allreduce #%1").arg(waiting.blocked_in->seq)),
+             report.findings.at(0).c_str());
+    QVERIFY(
+        QString::fromStdString(report.findings.at(0)).contains("rank(s) 1 have not started it"));
+    const Result text = run({"hang", QString::fromStdString(path)});
+    QCOMPARE(text.code, 0);
+    QVERIFY2(text.out.contains("rank 1 is in iteration 4 (after forward)"), qPrintable(text.out));
   }
 
   void testKilledCollectorDoesNotStopTraining() {

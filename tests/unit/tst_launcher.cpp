@@ -5,7 +5,10 @@
 #include <QtTest/QtTest>
 
 #include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
+#include <cmath>
 
 class TestLauncher : public QObject {
   Q_OBJECT
@@ -67,6 +70,39 @@ class TestLauncher : public QObject {
     QVERIFY2(r.out.contains("done: 20 iterations"), qPrintable(r.out));
   }
 
+  // --progress json: what the desktop app reads. DDP options the app's launch dialog
+  // offers (static graph, comm hook) reach the ranks.
+  void testJsonProgressForPrograms() {
+    Result r = run({"train", "--np", "2", "--iters", "6", "--batch", "8", "--static-graph",
+                    "--comm-hook", "bf16", "--progress", "json", "--no-probes"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QList<QJsonObject> events;
+    for (const QString& line : r.out.split('\n')) {
+      if (!line.startsWith("@ddpscope ")) continue;
+      const QJsonDocument doc = QJsonDocument::fromJson(line.mid(10).toUtf8());
+      QVERIFY2(doc.isObject(), qPrintable(line));
+      events << doc.object();
+    }
+    QVERIFY2(events.size() >= 4, qPrintable(r.out));
+    QCOMPARE(events.first()["event"].toString(), QString("start"));
+    QCOMPARE(events.first()["world_size"].toInt(), 2);
+    QCOMPARE(events[1]["event"].toString(), QString("progress"));
+    QCOMPARE(events[1]["iter"].toInt(), 1);
+    QCOMPARE(events[1]["total"].toInt(), 6);
+    const QJsonObject last = events[events.size() - 2];
+    QCOMPARE(last["iter"].toInt(), 6);
+    QVERIFY(std::isfinite(last["loss"].toDouble()));
+    QCOMPARE(events.last()["event"].toString(), QString("done"));
+  }
+
+  void testJsonProgressNamesTheFailedRank() {
+    Result r = run({"train", "--np", "2", "--iters", "100000", "--progress", "json", "--no-probes"},
+                   {{"DDPSCOPE_FAULT", "rank=1,iter=3"}});
+    QVERIFY(r.code != 0);
+    QVERIFY2(r.out.contains(R"(@ddpscope {"event":"failed","exit_code")"), qPrintable(r.out));
+    QVERIFY2(r.out.contains(R"("rank":1)"), qPrintable(r.out));
+  }
+
   void testFailedRankIsNamed() {
     Result r =
         run({"train", "--np", "2", "--iters", "100000"}, {{"DDPSCOPE_FAULT", "rank=1,iter=3"}});
@@ -108,6 +144,12 @@ class TestLauncher : public QObject {
     QTest::newRow("missing hostfile")
         << QStringList{"train", "--np", "2", "--hostfile", "/nonexistent/hosts"}
         << "does not exist";
+    QTest::newRow("bad stall") << QStringList{"train", "--np", "2", "--inject-stall", "1:0"}
+                               << "RANK:ITERATION:SECONDS";
+    QTest::newRow("unknown comm hook")
+        << QStringList{"train", "--np", "2", "--comm-hook", "int8"} << "int8";
+    QTest::newRow("unknown progress style")
+        << QStringList{"train", "--np", "2", "--progress", "fancy"} << "fancy";
     QTest::newRow("backend without ranks")
         << QStringList{"train", "--backend", "nccl"} << "add --np N";
     QTest::newRow("bad option checked before launch")

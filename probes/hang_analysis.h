@@ -1,0 +1,54 @@
+// Where each rank of a run stands, from its latest probe events: for the desktop app's
+// hang view and `ddpscope-cli hang`. A rank waiting in a collective that another rank has
+// not reached is the classic DDP hang; this says which collective (op and sequence
+// number), which buckets are still pending, and which gradients have not arrived.
+//
+// Spans are recorded when they end, so what is still running is known from its start
+// instants: PgOpStart for a process-group op, GradReady / BucketReady for the reducer.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "run_store_reader.h"
+
+namespace ddpscope::probes {
+
+struct PendingCollective {
+  std::string op;  // allreduce, broadcast, ...
+  int64_t seq = -1;
+  int64_t bytes = -1;
+  int64_t started_ns = 0;
+};
+
+struct RankHangState {
+  int rank = 0;
+  int64_t completed_iterations = 0;
+  int64_t current_iteration = 0;  // the one in progress: completed + 1
+  int64_t last_event_ns = 0;      // end of the rank's latest event
+  std::string last_event;         // its kind and name
+  std::string phase;              // forward | backward | after backward | between iterations
+  std::optional<PendingCollective> blocked_in;  // an op started and not finished
+  int64_t latest_seq = -1;  // the highest collective sequence number this rank started
+  // Buckets of the current assignment still waiting for gradients, and ready buckets
+  // whose allreduce has not completed.
+  std::vector<int> buckets_waiting_for_grads, buckets_waiting_for_allreduce;
+  std::vector<std::string> missing_grads;  // parameters with no gradient yet this iteration
+  int64_t params_total = 0;
+};
+
+struct HangReport {
+  std::vector<RankHangState> ranks;
+  int64_t latest_event_ns = 0;  // over every rank
+  int64_t now_ns = 0;           // the time ages are measured from
+  // Plain-language diagnosis: who waits for whom, in which collective.
+  std::vector<std::string> findings;
+};
+
+// now_ns: the current CLOCK_MONOTONIC time of the collector's host (live runs); 0 uses
+// the latest event of the run (finished or failed runs).
+HangReport analyze_hang(RunStoreReader& run, int64_t now_ns = 0);
+
+}  // namespace ddpscope::probes
