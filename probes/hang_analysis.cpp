@@ -1,7 +1,9 @@
 #include "hang_analysis.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tensor/error.h"
@@ -27,7 +29,7 @@ std::string list_text(const std::vector<int>& v) {
   return out;
 }
 
-RankHangState rank_state(RunStoreReader& run, int rank) {
+RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations) {
   RankHangState st;
   st.rank = rank;
   const auto iterations = run.spans({.kinds = {Kind::Iteration}, .rank = rank});
@@ -62,9 +64,10 @@ RankHangState rank_state(RunStoreReader& run, int rank) {
     }
   }
   std::set<int64_t> grads_ready, buckets_ready, buckets_reduced;
-  bool forward_done = false, backward_done = false;
+  bool forward_done = false, backward_done = false, started = false;
   for (const SpanRow& e : events) {
     if (e.iteration != st.current_iteration) continue;
+    started = true;
     // What ended after the blocked op began ended because the wait failed, not because
     // the work was done.
     if (blocked_at >= 0 && e.kind != Kind::GradReady && e.kind != Kind::BucketReady &&
@@ -92,9 +95,13 @@ RankHangState rank_state(RunStoreReader& run, int rank) {
     }
   }
   st.phase = backward_done ? "after backward" : forward_done ? "after forward" : "forward";
-  if (!st.blocked_in && !forward_done && grads_ready.empty() && !iterations.empty() &&
-      st.last_event_ns <= iterations.back().t_end_ns + 1) {
-    st.phase = "between iterations";
+  // Nothing of the next iteration yet: the rank is between iterations (or done), and
+  // no gradient or bucket of it is pending.
+  const bool between = !st.blocked_in && !started && !iterations.empty();
+  if (between) {
+    const bool done = st.completed_iterations >= total_iterations;
+    st.phase = done ? "done" : "between iterations";
+    if (done) st.current_iteration = st.completed_iterations;
   }
 
   // The bucket assignment in force: the latest generation this rank recorded.
@@ -105,14 +112,14 @@ RankHangState rank_state(RunStoreReader& run, int rank) {
   std::set<int64_t> assigned;
   for (const auto& b : buckets) {
     if (b.generation != generation) continue;
-    if (buckets_reduced.count(b.bucket)) continue;
+    if (between || buckets_reduced.count(b.bucket)) continue;
     (buckets_ready.count(b.bucket) ? st.buckets_waiting_for_allreduce
                                    : st.buckets_waiting_for_grads)
         .push_back(b.bucket);
   }
   for (const auto& p : run.params(rank, generation)) {
     ++st.params_total;
-    if (!grads_ready.count(p.index)) st.missing_grads.push_back(p.name);
+    if (!between && !grads_ready.count(p.index)) st.missing_grads.push_back(p.name);
   }
   return st;
 }
@@ -121,8 +128,16 @@ RankHangState rank_state(RunStoreReader& run, int rank) {
 
 HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   HangReport report;
+  // The job's iteration count, to tell "done" from "between iterations".
+  int64_t total_iterations = std::numeric_limits<int64_t>::max();
+  try {
+    const auto config = nlohmann::json::parse(run.run().config_json);
+    total_iterations = config.value("iters", total_iterations);
+  } catch (const nlohmann::json::exception&) {
+    // not recorded: never "done"
+  }
   for (const auto& r : run.ranks()) {
-    report.ranks.push_back(rank_state(run, r.rank));
+    report.ranks.push_back(rank_state(run, r.rank, total_iterations));
     report.latest_event_ns = std::max(report.latest_event_ns, report.ranks.back().last_event_ns);
   }
   report.now_ns = now_ns > 0 ? now_ns : report.latest_event_ns;
@@ -160,7 +175,11 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
                              top_seq);
     f.push_back(line);
   }
-  if (f.empty()) f.push_back("every rank made progress in the last 2 s; no collective is pending");
+  if (f.empty()) {
+    f.push_back(
+        "no rank is waiting in a collective, and every rank's latest event is less than 2 s "
+        "old");
+  }
   return report;
 }
 

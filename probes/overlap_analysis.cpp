@@ -141,4 +141,22 @@ RunAnalysis analyze_run(RunStoreReader& run, int rank) {
   return out;
 }
 
+std::vector<Straggler> find_stragglers(const RunAnalysis& analysis) {
+  // (iteration, rank) -> the rank's first allreduce start in that iteration.
+  std::map<int64_t, std::map<int, int64_t>> first_start;
+  for (const BucketTiming& b : analysis.buckets) {
+    auto [it, inserted] = first_start[b.iteration].try_emplace(b.rank, b.start_ns);
+    if (!inserted) it->second = std::min(it->second, b.start_ns);
+  }
+  std::vector<Straggler> out;
+  for (const auto& [iteration, ranks] : first_start) {
+    if (ranks.size() < 2) continue;
+    const auto [lo, hi] =
+        std::minmax_element(ranks.begin(), ranks.end(),
+                            [](const auto& a, const auto& b) { return a.second < b.second; });
+    out.push_back({iteration, hi->first, (hi->second - lo->second) / 1e6});
+  }
+  return out;
+}
+
 }  // namespace ddpscope::probes

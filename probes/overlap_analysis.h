@@ -55,4 +55,13 @@ struct RunAnalysis {
 // rank -1: every rank.
 RunAnalysis analyze_run(RunStoreReader& run, int rank = -1);
 
+// Per iteration with two or more ranks: the rank whose first bucket allreduce started
+// last (the straggler: the others wait for it in that collective) and by how much.
+struct Straggler {
+  int64_t iteration = 0;
+  int rank = -1;
+  double lag_ms = 0;  // its first allreduce start minus the earliest rank's
+};
+std::vector<Straggler> find_stragglers(const RunAnalysis& analysis);
+
 }  // namespace ddpscope::probes

@@ -1,17 +1,35 @@
 // ddpscope: the desktop app. `ddpscope` lists the runs of the workspace folder;
-// `ddpscope RUN_FILE` opens a run.
+// `ddpscope RUN_FILE` opens a run; `ddpscope --demo` launches the 2-rank demo job and
+// follows it live; `ddpscope --launch PRESET.json` launches a saved preset.
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QTabWidget>
 #include <QTimer>
 #include <cstdio>
 
+#include "job_controller.h"
 #include "main_window.h"
 #include "run_workspace.h"
+
+namespace {
+
+// The demo of README command 1: the character transformer, 2 ranks, DDP.
+ddpscope::gui::LaunchConfig demoConfig() {
+  ddpscope::gui::LaunchConfig c;
+  c.model = QStringLiteral("transformer");
+  c.worldSize = 2;
+  c.iterations = 300;
+  c.batch = 16;
+  c.width = 64;
+  c.depth = 2;
+  return c;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("ddpscope"));
+  QApplication::setDesktopFileName(QStringLiteral("ddpscope"));
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("ddpscope: distributed training debugger"));
   parser.addHelpOption();
@@ -19,13 +37,18 @@ int main(int argc, char** argv) {
                                QStringLiteral("[RUN_FILE]"));
   const QCommandLineOption screenshot(
       QStringLiteral("screenshot"),
-      QStringLiteral("Save the window as a PNG once shown, then quit (for docs and checks)"),
+      QStringLiteral("Save the window as a PNG once shown (after a launched job ends), then quit"),
       QStringLiteral("PNG"));
-  const QCommandLineOption tab(QStringLiteral("tab"),
-                               QStringLiteral("Tab to show: Summary, Overlap or Buckets"),
-                               QStringLiteral("NAME"));
-  parser.addOption(screenshot);
-  parser.addOption(tab);
+  const QCommandLineOption tab(
+      QStringLiteral("tab"),
+      QStringLiteral("Tab to show: Summary, Live, Timeline, Overlap, Buckets, Graph or Hang"),
+      QStringLiteral("NAME"));
+  const QCommandLineOption demo(QStringLiteral("demo"),
+                                QStringLiteral("Launch the 2-rank transformer demo and follow it"));
+  const QCommandLineOption launch(QStringLiteral("launch"),
+                                  QStringLiteral("Launch the job of a preset file and follow it"),
+                                  QStringLiteral("PRESET"));
+  parser.addOptions({screenshot, tab, demo, launch});
   parser.process(app);
   QString workspace;
   try {
@@ -40,20 +63,37 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: cannot open %s\n", qPrintable(path));
     }
   }
-  if (parser.isSet(tab)) {
-    for (int i = 0; i < window.tabs()->count(); ++i) {
-      if (window.tabs()->tabText(i).compare(parser.value(tab), Qt::CaseInsensitive) == 0)
-        window.tabs()->setCurrentIndex(i);
+  if (parser.isSet(demo) || parser.isSet(launch)) {
+    ddpscope::gui::LaunchConfig config = demoConfig();
+    QString error;
+    if (parser.isSet(launch) && !ddpscope::gui::loadPreset(parser.value(launch), &config, &error)) {
+      std::fprintf(stderr, "error: %s\n", qPrintable(error));
+      return 2;
     }
+    if (!window.launchJob(config, &error)) {
+      std::fprintf(stderr, "error: cannot launch the job: %s\n", qPrintable(error));
+      return 2;
+    }
+    std::printf("run file: %s\n", qPrintable(window.job()->runFile()));
+    std::fflush(stdout);
   }
+  if (parser.isSet(tab)) window.showTab(parser.value(tab));
   window.show();
   if (parser.isSet(screenshot)) {
-    QTimer::singleShot(500, &window, [&] {
-      const bool saved = window.grab().save(parser.value(screenshot));
-      std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "error: cannot write",
-                   qPrintable(parser.value(screenshot)));
-      QApplication::exit(saved ? 0 : 1);
-    });
+    auto save = [&] {
+      if (parser.isSet(tab)) window.showTab(parser.value(tab));
+      QTimer::singleShot(800, &window, [&] {
+        const bool saved = window.grab().save(parser.value(screenshot));
+        std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "error: cannot write",
+                     qPrintable(parser.value(screenshot)));
+        QApplication::exit(saved ? 0 : 1);
+      });
+    };
+    if (window.job()->isActive()) {
+      QObject::connect(window.job(), &ddpscope::gui::JobController::finished, &window, save);
+    } else {
+      save();
+    }
   }
   return app.exec();
 }

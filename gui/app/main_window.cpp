@@ -4,6 +4,7 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -21,23 +22,75 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <cmath>
+#include <set>
 
 #include "bucket_table_model.h"
-#include "chrome_trace_export.h"
+#include "graph_view.h"
+#include "hang_view.h"
+#include "live_monitor.h"
+#include "live_run_loader.h"
 #include "overlap_model.h"
+#include "parameter_bucket_model.h"
 #include "run_list_model.h"
 #include "timeline_view.h"
 
 namespace ddpscope::gui {
+namespace {
+
+QTableView* makeTable(QAbstractItemModel* model) {
+  auto* table = new QTableView;
+  table->setModel(model);
+  table->verticalHeader()->hide();
+  table->horizontalHeader()->setStretchLastSection(true);
+  table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  return table;
+}
+
+}  // namespace
 
 MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
     : QMainWindow(parent),
       m_runList(new RunListModel(this)),
       m_buckets(new BucketTableModel(this)),
-      m_overlap(new OverlapModel(this)) {
+      m_overlap(new OverlapModel(this)),
+      m_params(new ParameterBucketModel(this)),
+      m_job(new JobController(this)),
+      m_live(new LiveRunLoader(this)) {
   setWindowTitle(QStringLiteral("ddpscope"));
-  auto* splitter = new QSplitter(this);
+  buildViews();
+  buildMenus();
+  connect(this, &MainWindow::loadFailed, this,
+          [this](const QString& message) { statusBar()->showMessage(message); });
 
+  connect(m_job, &JobController::started, this, [this](const QString&, const QString& what) {
+    m_monitor->setStatus(tr("training %1").arg(what), true);
+  });
+  connect(m_job, &JobController::progress, m_monitor, &LiveMonitor::setProgress);
+  connect(m_job, &JobController::finished, this, &MainWindow::onJobFinished);
+  connect(m_job, &JobController::outputLine, this,
+          [this](const QString& line) { statusBar()->showMessage(line, 5000); });
+  connect(m_monitor, &LiveMonitor::stopRequested, this, &MainWindow::stopJob);
+  connect(m_live, &LiveRunLoader::loaded, this,
+          [this](std::shared_ptr<const RunData> run) { showRun(std::move(run), true); });
+  connect(m_live, &LiveRunLoader::loadFailed, this, &MainWindow::loadFailed);
+  connect(m_live, &LiveRunLoader::stalled, this, [this](qint64 ms) {
+    m_stalled = true;
+    updateHang(true);
+    showTab(tr("Hang"));
+    statusBar()->showMessage(tr("No progress for %1 s: see the Hang tab").arg(ms / 1000));
+  });
+  connect(m_live, &LiveRunLoader::resumed, this, [this] {
+    m_stalled = false;
+    updateHang(false);
+  });
+  m_runList->setFolder(workspaceFolder);
+  resize(1280, 800);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildViews() {
+  auto* splitter = new QSplitter(this);
   auto* runs = new QTableView(splitter);
   runs->setModel(m_runList);
   runs->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -50,11 +103,17 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
           });
 
   m_tabs = new QTabWidget(splitter);
-  m_summary = new QLabel(tr("Open a run: pick one on the left or use File > Open."));
+  m_summary =
+      new QLabel(tr("Open a run: pick one on the left or use File > Open. "
+                    "Or launch a job: Run > Launch job."));
   m_summary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
   m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_summary->setMargin(12);
+  m_summary->setWordWrap(true);
   m_tabs->addTab(m_summary, tr("Summary"));
+
+  m_monitor = new LiveMonitor;
+  m_tabs->addTab(m_monitor, tr("Live"));
 
   m_timeline = new TimelineView;
   auto* timelineScroll = new QScrollArea;
@@ -70,17 +129,18 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   m_overlapRank = new QComboBox;
   overlapBar->addWidget(new QLabel(tr("Rank")));
   overlapBar->addWidget(m_overlapRank);
+  overlapBar->addWidget(
+      new QLabel(tr("Orange rows and bars: this rank was the straggler (its "
+                    "allreduces started last).")));
   overlapBar->addStretch();
   overlapLayout->addLayout(overlapBar);
   m_overlapChart = new QChartView;
   m_overlapChart->setRenderHint(QPainter::Antialiasing);
   m_overlapChart->setMinimumHeight(260);
   overlapLayout->addWidget(m_overlapChart, 2);
-  auto* overlapTable = new QTableView;
-  overlapTable->setModel(m_overlap);
-  overlapTable->verticalHeader()->hide();
-  overlapTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  overlapLayout->addWidget(overlapTable, 1);
+  m_overlapTable = makeTable(m_overlap);
+  m_overlapTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  overlapLayout->addWidget(m_overlapTable, 1);
   connect(m_overlapRank, &QComboBox::currentIndexChanged, this, [this] { updateOverlap(); });
   m_tabs->addTab(overlapPage, tr("Overlap"));
 
@@ -93,20 +153,43 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   bucketBar->addWidget(m_bucketRank);
   bucketBar->addWidget(new QLabel(tr("Iteration")));
   bucketBar->addWidget(m_bucketIteration);
+  m_rebuildNote = new QLabel;
+  bucketBar->addWidget(m_rebuildNote);
   bucketBar->addStretch();
   bucketLayout->addLayout(bucketBar);
-  auto* bucketTable = new QTableView;
-  bucketTable->setModel(m_buckets);
-  bucketTable->verticalHeader()->hide();
-  bucketTable->horizontalHeader()->setStretchLastSection(true);
-  bucketLayout->addWidget(bucketTable);
+  auto* bucketSplit = new QSplitter(Qt::Vertical);
+  m_bucketTable = makeTable(m_buckets);
+  m_paramTable = makeTable(m_params);
+  m_paramTable->setWordWrap(false);
+  m_paramTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_bucketTable->setWordWrap(false);
+  bucketSplit->addWidget(m_bucketTable);
+  bucketSplit->addWidget(m_paramTable);
+  bucketLayout->addWidget(bucketSplit);
   connect(m_bucketRank, &QComboBox::currentIndexChanged, this, [this] { updateBuckets(); });
   connect(m_bucketIteration, &QSpinBox::valueChanged, this, [this] { updateBuckets(); });
   m_tabs->addTab(bucketPage, tr("Buckets"));
 
+  auto* graphPage = new QWidget;
+  auto* graphLayout = new QVBoxLayout(graphPage);
+  m_graphCollapse = new QCheckBox(tr("Collapse by module"));
+  graphLayout->addWidget(m_graphCollapse);
+  m_graph = new GraphView;
+  graphLayout->addWidget(m_graph, 1);
+  connect(m_graphCollapse, &QCheckBox::toggled, m_graph, &GraphView::setCollapsed);
+  connect(m_graph, &GraphView::nodeClicked, this,
+          [this](const QString& text) { statusBar()->showMessage(text); });
+  m_tabs->addTab(graphPage, tr("Graph"));
+
+  m_hang = new HangView;
+  m_tabs->addTab(m_hang, tr("Hang"));
+
+  splitter->addWidget(m_tabs);
   splitter->setStretchFactor(1, 3);
   setCentralWidget(splitter);
+}
 
+void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open run..."), QKeySequence::Open, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open run"), m_runList->folder(),
@@ -114,50 +197,99 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
     if (!path.isEmpty()) openRun(path);
   });
   file->addAction(tr("&Refresh runs"), QKeySequence::Refresh, m_runList, &RunListModel::refresh);
+  file->addSeparator();
   file->addAction(tr("Export &Chrome trace..."), this, &MainWindow::exportChromeTrace);
+  file->addAction(tr("Export view as &PNG..."), this, [this] {
+    const QString out =
+        QFileDialog::getSaveFileName(this, tr("Export view"), QString(), tr("PNG image (*.png)"));
+    if (!out.isEmpty()) exportViewPng(out);
+  });
+  file->addAction(tr("Export table as CS&V..."), this, [this] {
+    const QString out =
+        QFileDialog::getSaveFileName(this, tr("Export table"), QString(), tr("CSV (*.csv)"));
+    if (!out.isEmpty()) exportTableCsv(out);
+  });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
-
-  connect(this, &MainWindow::loadFailed, this,
-          [this](const QString& message) { statusBar()->showMessage(message); });
-  m_runList->setFolder(workspaceFolder);
-  resize(1200, 760);
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(tr("&Launch job..."), QKeySequence(tr("Ctrl+L")), this,
+                 &MainWindow::showLaunchDialog);
+  run->addAction(tr("&Stop job"), this, &MainWindow::stopJob);
 }
 
-MainWindow::~MainWindow() = default;
+void MainWindow::showTab(const QString& name) {
+  for (int i = 0; i < m_tabs->count(); ++i) {
+    if (m_tabs->tabText(i).compare(name, Qt::CaseInsensitive) == 0) m_tabs->setCurrentIndex(i);
+  }
+}
 
 bool MainWindow::openRun(const QString& path) {
-  std::unique_ptr<RunData> run;
+  if (m_job->isActive() && path == m_liveRun) return true;  // already followed live
+  std::shared_ptr<const RunData> run;
   try {
-    run = std::make_unique<RunData>(load_run(path.toStdString()));
+    run = std::make_shared<const RunData>(load_run(path.toStdString()));
   } catch (const std::exception& e) {
     // No exception crosses the event loop: the window says what went wrong.
     emit loadFailed(tr("Cannot open %1: %2").arg(path, QString::fromUtf8(e.what())));
     return false;
   }
+  if (m_live->isWatching()) m_live->stop();
+  m_liveRun.clear();
+  m_stalled = false;
+  showRun(std::move(run), false);
+  statusBar()->showMessage(tr("%1: %2 spans").arg(path).arg(m_run->span_count));
+  return true;
+}
+
+void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
+  const bool sameRun = m_run && run && m_run->path == run->path;
   m_buckets->setRun(nullptr, 0, 0);
   m_overlap->setRun(nullptr);
   m_run = std::move(run);
-  setWindowTitle(QStringLiteral("ddpscope — %1").arg(QFileInfo(path).fileName()));
-  const QSignalBlocker a(m_overlapRank), b(m_bucketRank), c(m_bucketIteration);
-  m_overlapRank->clear();
-  m_bucketRank->clear();
-  for (const auto& r : m_run->ranks) {
-    m_overlapRank->addItem(QString::number(r.rank), r.rank);
-    m_bucketRank->addItem(QString::number(r.rank), r.rank);
+  setWindowTitle(QStringLiteral("ddpscope — %1%2")
+                     .arg(QFileInfo(QString::fromStdString(m_run->path)).fileName(),
+                          live ? tr(" (live)") : QString()));
+  const int overlapRank = m_overlapRank->currentIndex();
+  const int bucketRank = m_bucketRank->currentIndex();
+  const int bucketIteration = m_bucketIteration->value();
+  {
+    const QSignalBlocker a(m_overlapRank), b(m_bucketRank), c(m_bucketIteration);
+    m_overlapRank->clear();
+    m_bucketRank->clear();
+    for (const auto& r : m_run->ranks) {
+      m_overlapRank->addItem(QString::number(r.rank), r.rank);
+      m_bucketRank->addItem(QString::number(r.rank), r.rank);
+    }
+    int64_t last = 1;
+    for (const auto& it : m_run->analysis.iterations)
+      last = std::max(last, it.iteration);
+    m_bucketIteration->setRange(1, static_cast<int>(last));
+    if (sameRun) {
+      // A live reload keeps what the user picked.
+      m_overlapRank->setCurrentIndex(std::max(0, overlapRank));
+      m_bucketRank->setCurrentIndex(std::max(0, bucketRank));
+      m_bucketIteration->setValue(bucketIteration);
+    } else {
+      m_bucketIteration->setValue(std::min<int>(2, static_cast<int>(last)));  // past warm-up
+    }
   }
-  int64_t last = 1;
-  for (const auto& it : m_run->analysis.iterations)
-    last = std::max(last, it.iteration);
-  m_bucketIteration->setRange(1, static_cast<int>(last));
-  m_bucketIteration->setValue(std::min<int>(2, static_cast<int>(last)));  // past warm-up
   showSummary();
-  m_timeline->setData(m_run->timeline);
-  m_timeline->showIteration(m_run->timeline.iterations.size() > 1 ? 1 : 0);  // past warm-up
+  if (sameRun) {
+    m_timeline->updateData(m_run->timeline);
+  } else {
+    m_timeline->setData(m_run->timeline);
+    m_timeline->showIteration(m_run->timeline.iterations.size() > 1 ? 1 : 0);  // past warm-up
+  }
   updateOverlap();
   updateBuckets();
-  statusBar()->showMessage(tr("%1: %2 spans").arg(path).arg(m_run->span_count));
-  return true;
+  if (!sameRun || m_graph->shown().nodes.size() == 0) {
+    m_graph->setGraph(m_run->graph);
+    const QSignalBlocker g(m_graphCollapse);
+    m_graphCollapse->setChecked(m_graph->collapsed());
+  }
+  if (live) m_monitor->setRun(*m_run);
+  updateHang(m_stalled);
+  emit runShown();
 }
 
 void MainWindow::showSummary() {
@@ -212,17 +344,23 @@ void MainWindow::updateOverlap() {
   if (!m_run) return;
   const int rank = m_overlapRank->currentData().toInt();
   m_overlap->setRun(m_run.get(), rank);
+  std::set<int64_t> straggling;
+  for (const auto& s : probes::find_stragglers(m_run->analysis)) {
+    if (s.rank == rank) straggling.insert(s.iteration);
+  }
   // Stacked per iteration: compute, communication hidden behind it, exposed communication.
   auto* compute = new QBarSet(tr("compute"));
   auto* hidden = new QBarSet(tr("overlapped comm"));
   auto* exposed = new QBarSet(tr("exposed comm"));
   compute->setColor(QColor(0x4c, 0x78, 0xa8));
+  compute->setSelectedColor(QColor(0xf2, 0x8e, 0x2b));  // straggler iterations
   hidden->setColor(QColor(0x59, 0xa1, 0x4f));
   exposed->setColor(QColor(0xe1, 0x57, 0x59));
   QStringList categories;
   double top = 0;
   for (const auto& it : m_run->analysis.iterations) {
     if (it.rank != rank) continue;
+    if (straggling.count(it.iteration)) compute->selectBar(static_cast<int>(compute->count()));
     *compute << it.compute_ms;
     *hidden << it.comm_ms - it.exposed_comm_ms;
     *exposed << it.exposed_comm_ms;
@@ -236,19 +374,23 @@ void MainWindow::updateOverlap() {
   series->setBarWidth(0.9);
   auto* chart = new QChart;
   chart->addSeries(series);
-  chart->setTitle(tr("Rank %1: compute and communication per iteration").arg(rank));
+  chart->setTitle(tr("Rank %1: compute and communication per iteration (straggler in %2 of %3)")
+                      .arg(rank)
+                      .arg(straggling.size())
+                      .arg(categories.size()));
   auto* x = new QBarCategoryAxis;
   x->append(categories);
   x->setLabelsVisible(categories.size() <= 40);
   x->setTitleText(tr("iteration"));
   auto* y = new QValueAxis;
-  y->setRange(0, top * 1.05);
+  y->setRange(0, top * 1.05 + 1e-6);
   y->setTitleText(tr("ms"));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   series->attachAxis(x);
   series->attachAxis(y);
   chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setAnimationOptions(QChart::NoAnimation);
   QChart* old = m_overlapChart->chart();
   m_overlapChart->setChart(chart);
   delete old;
@@ -256,22 +398,19 @@ void MainWindow::updateOverlap() {
 
 void MainWindow::updateBuckets() {
   if (!m_run) return;
-  m_buckets->setRun(m_run.get(), m_bucketRank->currentData().toInt(), m_bucketIteration->value());
-}
-
-void MainWindow::exportChromeTrace() {
-  if (!m_run) return;
-  const QString out = QFileDialog::getSaveFileName(this, tr("Export Chrome trace"),
-                                                   QString::fromStdString(m_run->path) + ".json",
-                                                   tr("Trace (*.json)"));
-  if (out.isEmpty()) return;
-  try {
-    probes::RunStoreReader reader(m_run->path);
-    const int64_t n = probes::export_chrome_trace(reader, out.toStdString());
-    statusBar()->showMessage(tr("Wrote %1 trace events to %2").arg(n).arg(out));
-  } catch (const std::exception& e) {
-    emit loadFailed(tr("Export failed: %1").arg(QString::fromUtf8(e.what())));
+  const int rank = m_bucketRank->currentData().toInt();
+  m_buckets->setRun(m_run.get(), rank, m_bucketIteration->value());
+  m_params->setRun(m_run.get(), rank);
+  std::set<int> before, after;
+  for (const auto& b : m_run->buckets) {
+    if (b.rank == rank) (b.generation == 0 ? before : after).insert(b.bucket);
   }
+  m_rebuildNote->setText(after.empty()
+                             ? tr("buckets: %1 (not rebuilt yet)").arg(before.size())
+                             : tr("buckets: %1 before the rebuild, %2 after (from the observed "
+                                  "gradient-ready order)")
+                                   .arg(before.size())
+                                   .arg(after.size()));
 }
 
 }  // namespace ddpscope::gui

@@ -1,14 +1,18 @@
-// MainWindow: the runs of the workspace on the left; the selected (or opened) run on the
-// right: a summary, per-iteration compute/communication overlap per rank, and the
-// bucket table of one iteration. Reads runs only through the run store (RunData).
+// MainWindow: the runs of the workspace on the left; the selected, opened or running
+// run on the right: a summary, the live monitor, the timeline, compute/communication
+// overlap per rank, the buckets, the autograd graph and where each rank stands (the hang
+// view). Launches jobs (Run > Launch) and follows them live. Reads runs only through
+// the run store (RunData).
 #pragma once
 
 #include <QMainWindow>
 #include <memory>
 
+#include "job_controller.h"
 #include "run_data.h"
 
 class QChartView;
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QSpinBox;
@@ -18,7 +22,12 @@ class QTableView;
 namespace ddpscope::gui {
 
 class BucketTableModel;
+class GraphView;
+class HangView;
+class LiveMonitor;
+class LiveRunLoader;
 class OverlapModel;
+class ParameterBucketModel;
 class RunListModel;
 class TimelineView;
 
@@ -31,33 +40,70 @@ class MainWindow : public QMainWindow {
 
   // Opens a run file; on failure shows why and keeps the current run. Returns success.
   bool openRun(const QString& path);
+  // Starts a job writing a new run file in the workspace and follows it live.
+  bool launchJob(const LaunchConfig& config, QString* error);
+  void stopJob();
+  void showLaunchDialog();
+  // How long a live run may go without new events before the hang view opens.
+  void setStallTimeoutMs(int ms) { m_stallMs = ms; }
+  // Saves the current tab as a PNG / its table as CSV; false with the reason shown.
+  bool exportViewPng(const QString& path);
+  bool exportTableCsv(const QString& path);
+
   const RunData* currentRun() const { return m_run.get(); }
   QTabWidget* tabs() const { return m_tabs; }
+  void showTab(const QString& name);
   RunListModel* runList() const { return m_runList; }
   BucketTableModel* bucketModel() const { return m_buckets; }
   OverlapModel* overlapModel() const { return m_overlap; }
+  ParameterBucketModel* parameterModel() const { return m_params; }
   TimelineView* timeline() const { return m_timeline; }
+  GraphView* graphView() const { return m_graph; }
+  HangView* hangView() const { return m_hang; }
+  LiveMonitor* monitor() const { return m_monitor; }
+  JobController* job() const { return m_job; }
+  LiveRunLoader* liveLoader() const { return m_live; }
 
  signals:
   void loadFailed(const QString& message);
+  void runShown();  // a run (opened, or a live reload) is on screen
 
  private:
+  void buildViews();
+  void buildMenus();
+  void showRun(std::shared_ptr<const RunData> run, bool live);
   void showSummary();
   void updateOverlap();
   void updateBuckets();
+  void updateHang(bool stalled);
   void exportChromeTrace();
+  void onJobFinished(JobController::State state, const QString& message);
 
-  std::unique_ptr<RunData> m_run;
+  std::shared_ptr<const RunData> m_run;
   RunListModel* m_runList = nullptr;
   BucketTableModel* m_buckets = nullptr;
   OverlapModel* m_overlap = nullptr;
+  ParameterBucketModel* m_params = nullptr;
+  JobController* m_job = nullptr;
+  LiveRunLoader* m_live = nullptr;
   QTabWidget* m_tabs = nullptr;
   QLabel* m_summary = nullptr;
+  LiveMonitor* m_monitor = nullptr;
   TimelineView* m_timeline = nullptr;
   QComboBox* m_overlapRank = nullptr;
   QChartView* m_overlapChart = nullptr;
+  QTableView* m_overlapTable = nullptr;
   QComboBox* m_bucketRank = nullptr;
   QSpinBox* m_bucketIteration = nullptr;
+  QTableView* m_bucketTable = nullptr;
+  QTableView* m_paramTable = nullptr;
+  QLabel* m_rebuildNote = nullptr;
+  GraphView* m_graph = nullptr;
+  QCheckBox* m_graphCollapse = nullptr;
+  HangView* m_hang = nullptr;
+  bool m_stalled = false;
+  int m_stallMs = 10000;
+  QString m_liveRun;  // the run file of the job being followed
 };
 
 }  // namespace ddpscope::gui

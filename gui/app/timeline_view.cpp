@@ -72,6 +72,17 @@ void TimelineView::setData(TimelineData data) {
   fitAll();
 }
 
+void TimelineView::updateData(TimelineData data) {
+  const bool following = m_data.lanes.empty() || m_axis.end_ns >= m_data.end_ns;
+  m_data = std::move(data);
+  setMinimumHeight(kTop + static_cast<int>(m_data.lanes.size()) * kLaneHeight + 4);
+  if (following) {
+    fitAll();
+  } else {
+    update();
+  }
+}
+
 void TimelineView::fitAll() {
   m_axis.width_px = std::max(1, width() - kLabelWidth);
   m_axis.fit(m_data.begin_ns, m_data.end_ns);

@@ -18,6 +18,9 @@ class TimelineView : public QWidget {
  public:
   explicit TimelineView(QWidget* parent = nullptr);
   void setData(TimelineData data);
+  // The same run, grown: keeps the visible window unless it showed the whole run, in
+  // which case it keeps showing the whole run (following a live job).
+  void updateData(TimelineData data);
   const TimelineData& data() const { return m_data; }
   const TimeAxis& axis() const { return m_axis; }
   void fitAll();

@@ -1,6 +1,7 @@
 #include "bucket_table_model.h"
 
 #include <QLocale>
+#include <algorithm>
 
 namespace ddpscope::gui {
 
@@ -36,6 +37,15 @@ void BucketTableModel::setRun(const RunData* run, int rank, int64_t iteration) {
       }
       m_rows.push_back(row);
     }
+    std::vector<Row*> by_ready;
+    for (Row& r : m_rows) {
+      if (r.timing.ready_ns >= 0) by_ready.push_back(&r);
+    }
+    std::stable_sort(by_ready.begin(), by_ready.end(), [](const Row* a, const Row* b) {
+      return a->timing.ready_ns < b->timing.ready_ns;
+    });
+    for (size_t i = 0; i < by_ready.size(); ++i)
+      by_ready[i]->readyOrder = static_cast<int>(i) + 1;
   }
   endResetModel();
 }
@@ -59,6 +69,8 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
   switch (index.column()) {
     case Bucket:
       return r.timing.bucket;
+    case ReadyOrder:
+      return r.readyOrder > 0 ? QVariant(r.readyOrder) : QVariant(QStringLiteral("–"));
     case Bytes:
       return QLocale().formattedDataSize(r.timing.bytes);
     case Parameters:
@@ -79,9 +91,9 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant BucketTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[NumColumns] = {"Bucket",          "Bytes",         "Ready (ms)",
-                                          "Allreduce start", "Allreduce end", "Allreduce (ms)",
-                                          "Wait (ms)",       "Parameters"};
+  static const char* names[NumColumns] = {"Bucket",         "Ready order",     "Bytes",
+                                          "Ready (ms)",     "Allreduce start", "Allreduce end",
+                                          "Allreduce (ms)", "Wait (ms)",       "Parameters"};
   return section >= 0 && section < NumColumns ? QString::fromLatin1(names[section]) : QVariant();
 }
 

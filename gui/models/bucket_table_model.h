@@ -14,7 +14,21 @@ class BucketTableModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Columns { Bucket, Bytes, Ready, Start, End, Duration, Wait, Parameters, NumColumns };
+  // ReadyOrder: 1 for the bucket whose gradients all arrived first. Index order and
+  // ready order agree after a good rebuild; where they differ, a bucket ready early waits
+  // for an earlier index to launch.
+  enum Columns {
+    Bucket,
+    ReadyOrder,
+    Bytes,
+    Ready,
+    Start,
+    End,
+    Duration,
+    Wait,
+    Parameters,
+    NumColumns
+  };
 
   explicit BucketTableModel(QObject* parent = nullptr);
   // `run` must outlive the model or the next setRun.
@@ -31,6 +45,7 @@ class BucketTableModel : public QAbstractTableModel {
     probes::BucketTiming timing;
     QString parameters;
     int numParameters = 0;
+    int readyOrder = 0;  // 0: never ready
   };
   QVector<Row> m_rows;
   int64_t m_iterationBegin = 0;

@@ -1,6 +1,8 @@
 #include "overlap_model.h"
 
+#include <QColor>
 #include <cmath>
+#include <map>
 
 namespace ddpscope::gui {
 
@@ -10,8 +12,26 @@ void OverlapModel::setRun(const RunData* run, int rank) {
   beginResetModel();
   m_rows.clear();
   if (run) {
+    // (iteration, rank) -> first allreduce start, and per iteration the earliest one.
+    std::map<std::pair<int64_t, int>, int64_t> first;
+    std::map<int64_t, int64_t> earliest;
+    for (const auto& b : run->analysis.buckets) {
+      auto [f, inserted] = first.try_emplace({b.iteration, b.rank}, b.start_ns);
+      if (!inserted) f->second = std::min(f->second, b.start_ns);
+      auto [e, fresh] = earliest.try_emplace(b.iteration, b.start_ns);
+      if (!fresh) e->second = std::min(e->second, b.start_ns);
+    }
+    std::map<int64_t, int> straggler;
+    for (const auto& s : probes::find_stragglers(run->analysis))
+      straggler[s.iteration] = s.rank;
     for (const auto& it : run->analysis.iterations) {
-      if (rank < 0 || it.rank == rank) m_rows.push_back(it);
+      if (rank >= 0 && it.rank != rank) continue;
+      Row row{it};
+      const auto f = first.find({it.iteration, it.rank});
+      if (f != first.end()) row.startLagMs = (f->second - earliest[it.iteration]) / 1e6;
+      const auto s = straggler.find(it.iteration);
+      row.straggler = s != straggler.end() && s->second == it.rank;
+      m_rows.push_back(row);
     }
   }
   endResetModel();
@@ -27,7 +47,13 @@ int OverlapModel::columnCount(const QModelIndex& parent) const {
 
 QVariant OverlapModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
-  const auto& r = m_rows[index.row()];
+  const auto& row = m_rows[index.row()];
+  const auto& r = row.it;
+  if (index.column() == Straggler) {
+    if (role == ValueRole) return row.straggler;
+    if (role == Qt::DisplayRole) return row.straggler ? QStringLiteral("straggler") : QString();
+  }
+  if (role == Qt::BackgroundRole && row.straggler) return QColor(0xff, 0xe0, 0xb0);
   double v = 0;
   switch (index.column()) {
     case Rank:
@@ -51,6 +77,11 @@ QVariant OverlapModel::data(const QModelIndex& index, int role) const {
     case OverlapRatio:
       v = r.overlap_ratio;
       break;
+    case StartLagMs:
+      v = row.startLagMs;
+      break;
+    case Straggler:
+      return {};
   }
   if (role == ValueRole) return v;
   if (role == Qt::TextAlignmentRole) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -62,9 +93,10 @@ QVariant OverlapModel::data(const QModelIndex& index, int role) const {
 
 QVariant OverlapModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[NumColumns] = {"Rank",         "Iteration", "Iteration (ms)",
-                                          "Compute (ms)", "Comm (ms)", "Exposed comm (ms)",
-                                          "Overlap"};
+  static const char* names[NumColumns] = {
+      "Rank",      "Iteration",         "Iteration (ms)", "Compute (ms)",
+      "Comm (ms)", "Exposed comm (ms)", "Overlap",        "Allreduce start lag (ms)",
+      "Straggler"};
   return section >= 0 && section < NumColumns ? QString::fromLatin1(names[section]) : QVariant();
 }
 

@@ -4,6 +4,7 @@
 
 #include <QAbstractTableModel>
 #include <QVector>
+#include <limits>
 
 #include "run_data.h"
 
@@ -21,6 +22,8 @@ class OverlapModel : public QAbstractTableModel {
     CommMs,
     ExposedMs,
     OverlapRatio,
+    StartLagMs,  // this rank's first allreduce start after the earliest rank's
+    Straggler,   // "straggler" on the rank that started its allreduces last
     NumColumns
   };
   enum Roles { ValueRole = Qt::UserRole + 1 };  // the number behind a cell
@@ -36,7 +39,12 @@ class OverlapModel : public QAbstractTableModel {
                       int role = Qt::DisplayRole) const override;
 
  private:
-  QVector<probes::IterationAnalysis> m_rows;
+  struct Row {
+    probes::IterationAnalysis it;
+    double startLagMs = std::numeric_limits<double>::quiet_NaN();
+    bool straggler = false;
+  };
+  QVector<Row> m_rows;
 };
 
 }  // namespace ddpscope::gui

@@ -2,7 +2,7 @@
 
 namespace ddpscope::gui {
 
-RunData load_run(const std::string& path) {
+RunData load_run(const std::string& path, int64_t now_ns) {
   probes::RunStoreReader reader(path);
   RunData d;
   d.path = path;
@@ -15,6 +15,9 @@ RunData load_run(const std::string& path) {
     auto p = reader.params(r.rank);
     d.params.insert(d.params.end(), p.begin(), p.end());
   }
+  d.metrics = reader.metrics();
+  d.hang = probes::analyze_hang(reader, now_ns);
+  d.graph = load_graph(reader, 0);
   d.span_count = reader.span_count();
   d.timeline = load_timeline(reader);
   mark_exposed(d.timeline, d.analysis);

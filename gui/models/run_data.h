@@ -1,11 +1,14 @@
 // RunData: what the views show of one run, read in one go through the run store
 // (never the engine): the run, its ranks, the overlap analysis per rank and iteration,
-// bucket timings, and the bucket assignment per rank. Plain data, no Qt.
+// bucket timings, the bucket assignment per rank, per-iteration metrics, where each rank
+// stands (the hang analysis) and the recorded autograd graph. Plain data, no Qt.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "graph_data.h"
+#include "hang_analysis.h"
 #include "overlap_analysis.h"
 #include "run_store_reader.h"
 #include "timeline_data.h"
@@ -19,11 +22,16 @@ struct RunData {
   probes::RunAnalysis analysis;
   std::vector<probes::BucketRow> buckets;  // every rank and generation
   std::vector<probes::ParamRow> params;    // every rank and generation
+  std::vector<probes::MetricRow> metrics;  // loss, samples_per_s, iteration_ms per rank
+  probes::HangReport hang;
+  GraphData graph;  // rank 0's first recorded graph
   int64_t span_count = 0;
   TimelineData timeline;
 };
 
-// Throws probes::RunStoreError (or ddpscope::Error) when the file cannot be read.
-RunData load_run(const std::string& path);
+// now_ns: CLOCK_MONOTONIC now on the collector's host for a live run (the hang
+// analysis measures ages from it); 0 for a file. Throws probes::RunStoreError (or
+// ddpscope::Error) when the file cannot be read.
+RunData load_run(const std::string& path, int64_t now_ns = 0);
 
 }  // namespace ddpscope::gui

@@ -10,9 +10,12 @@ namespace ddpscope::gui::testing {
 // `ranks` ranks, `iterations` iterations each of 1000 ns starting at 1000 * (i - 1):
 // forward [0, 200], backward [200, 800] with finalize [700, 800], bucket 0 allreduce
 // [300, 500] (hidden), bucket 1 allreduce [650, 760] (60 ns exposed), bucket 1 ready at
-// 640, optimizer [800, 900]. Buckets: 0 = {w}, 1 = {b}.
+// 640, optimizer [800, 900]. Buckets: 0 = {w}, 1 = {b}. The last rank's allreduces start
+// `last_rank_lag_ns` later (a straggler); `rebuilt` adds a generation 1 with the buckets
+// swapped (0 = {b}, 1 = {w}).
 inline void write_test_run(const std::string& path, int ranks, int iterations,
-                           const std::string& status = "finished") {
+                           const std::string& status = "finished", int64_t last_rank_lag_ns = 0,
+                           bool rebuilt = false) {
   using namespace ddpscope::probes;
   RunStoreWriter w(path);
   w.begin_run({R"({"model":"mlp"})", ranks, "mpi", "mlp"});
@@ -37,7 +40,7 @@ inline void write_test_run(const std::string& path, int ranks, int iterations,
       ev(Kind::Optimizer, 5, o + 800, o + 900, it, -1, -1, 0);
     }
     for (int it = 1; it <= iterations; ++it) {
-      const int64_t o = 1000 * int64_t{it - 1};
+      const int64_t o = 1000 * int64_t{it - 1} + (rank == ranks - 1 ? last_rank_lag_ns : 0);
       ev(Kind::Allreduce, 4, o + 300, o + 500, it, 0, 4096, 1);
       ev(Kind::Allreduce, 4, o + 650, o + 760, it, 1, 128, 1);
     }
@@ -46,6 +49,13 @@ inline void write_test_run(const std::string& path, int ranks, int iterations,
         R"j({"bucket":1,"bytes":128,"params":[1]}],"params":[{"index":0,"name":"w","shape":[32,32],)j"
         R"j("dtype":"f32","bucket":0,"offset":0},{"index":1,"name":"b","shape":[32],"dtype":"f32",)j"
         R"j("bucket":1,"offset":0}]})j"};
+    if (rebuilt) {
+      b.records.push_back(
+          R"j({"type":"buckets","generation":1,"buckets":[{"bucket":0,"bytes":128,"params":[1]},)j"
+          R"j({"bucket":1,"bytes":4096,"params":[0]}],"params":[{"index":0,"name":"w","shape":[32,32],)j"
+          R"j("dtype":"f32","bucket":1,"offset":0},{"index":1,"name":"b","shape":[32],"dtype":"f32",)j"
+          R"j("bucket":0,"offset":0}]})j");
+    }
     w.write(b);
   }
   if (status != "running") w.end_run(status);

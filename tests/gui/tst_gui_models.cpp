@@ -7,8 +7,13 @@
 #include <QTemporaryDir>
 
 #include "bucket_table_model.h"
+#include "csv_export.h"
+#include "graph_data.h"
+#include "graph_layout.h"
 #include "gui_test_runs.h"
+#include "launch_config.h"
 #include "overlap_model.h"
+#include "parameter_bucket_model.h"
 #include "run_data.h"
 #include "run_list_model.h"
 #include "time_axis.h"
@@ -146,6 +151,185 @@ class TestGuiModels : public QObject {
     QCOMPARE(a.end_ns, int64_t(1'000'000));
     a.zoom(0.5, 50);  // out
     QCOMPARE(a.end_ns - a.begin_ns, int64_t(2'000'000));
+  }
+
+  void testStragglerIsMarked() {
+    const std::string file = path("straggler.ddprun");
+    testing::write_test_run(file, 3, 4, "finished", 40);  // rank 2 starts 40 ns late
+    const RunData run = load_run(file);
+    const auto stragglers = ddpscope::probes::find_stragglers(run.analysis);
+    QCOMPARE(int(stragglers.size()), 4);
+    for (const auto& s : stragglers) {
+      QCOMPARE(s.rank, 2);
+      QCOMPARE(s.lag_ms, 40e-6);
+    }
+    OverlapModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setRun(&run, 2);
+    QCOMPARE(model.index(0, OverlapModel::Straggler).data().toString(), QString("straggler"));
+    QCOMPARE(model.index(0, OverlapModel::StartLagMs).data(OverlapModel::ValueRole).toDouble(),
+             40e-6);
+    QVERIFY(model.index(0, OverlapModel::Rank).data(Qt::BackgroundRole).isValid());
+    model.setRun(&run, 0);
+    QCOMPARE(model.index(0, OverlapModel::Straggler).data().toString(), QString());
+    QCOMPARE(model.index(0, OverlapModel::StartLagMs).data(OverlapModel::ValueRole).toDouble(),
+             0.0);
+  }
+
+  void testBucketReadyOrderAndParameterMap() {
+    const std::string file = path("rebuilt.ddprun");
+    testing::write_test_run(file, 1, 3, "finished", 0, true);
+    const RunData run = load_run(file);
+    BucketTableModel buckets;
+    QAbstractItemModelTester t1(&buckets, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    buckets.setRun(&run, 0, 2);
+    // Only bucket 1 records a ready instant: it is first ready; bucket 0 never is.
+    QCOMPARE(buckets.index(1, BucketTableModel::ReadyOrder).data().toInt(), 1);
+    QCOMPARE(buckets.index(0, BucketTableModel::ReadyOrder).data().toString(), QString("–"));
+    ParameterBucketModel params;
+    QAbstractItemModelTester t2(&params, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    params.setRun(&run, 0);
+    QVERIFY(params.rebuilt());
+    QCOMPARE(params.rowCount(), 2);
+    QCOMPARE(params.index(0, ParameterBucketModel::Name).data().toString(), QString("w"));
+    QCOMPARE(params.index(0, ParameterBucketModel::Shape).data().toString(), QString("f32[32,32]"));
+    QCOMPARE(params.index(0, ParameterBucketModel::BucketBefore).data().toInt(), 0);
+    QCOMPARE(params.index(0, ParameterBucketModel::BucketAfter).data().toInt(), 1);
+    QCOMPARE(params.index(1, ParameterBucketModel::BucketAfter).data().toInt(), 0);
+    QVERIFY(params.index(0, ParameterBucketModel::Bytes).data().toString().contains("4"));
+    params.setRun(nullptr, 0);
+    QCOMPARE(params.rowCount(), 0);
+  }
+
+  void testCsvOfATable() {
+    const std::string file = path("csv.ddprun");
+    testing::write_test_run(file, 1, 2);
+    const RunData run = load_run(file);
+    BucketTableModel model;
+    model.setRun(&run, 0, 1);
+    const QStringList lines = to_csv(model).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 3);  // header + 2 buckets
+    QVERIFY(lines[0].startsWith("Bucket,Ready order,Bytes"));
+    QVERIFY2(lines[2].endsWith(",1: b"), qPrintable(lines[2]));
+    QString error;
+    const QString out = dir_.filePath("buckets.csv");
+    QVERIFY(write_csv(model, out, &error));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(QString::fromUtf8(f.readAll()), to_csv(model));
+    QVERIFY(!write_csv(model, "/nonexistent/dir/x.csv", &error));
+    QVERIFY2(error.contains("/nonexistent/dir/x.csv"), qPrintable(error));
+  }
+
+  void testLaunchConfigValidation() {
+    LaunchConfig good;
+    QVERIFY(validate(good).isEmpty());
+    auto problem = [](auto change) {
+      LaunchConfig c;
+      change(c);
+      return validate(c);
+    };
+    QVERIFY(problem([](LaunchConfig& c) { c.worldSize = 0; }).contains("world_size"));
+    QVERIFY(problem([](LaunchConfig& c) { c.iterations = 0; }).contains("iterations"));
+    QVERIFY(problem([](LaunchConfig& c) { c.batch = 0; }).contains("batch"));
+    QVERIFY(problem([](LaunchConfig& c) { c.bucketCapMb = 0; }).contains("bucket_cap_mb"));
+    QVERIFY(problem([](LaunchConfig& c) { c.model = "resnet"; }).contains("model"));
+    QVERIFY(problem([](LaunchConfig& c) { c.commHook = "int8"; }).contains("comm_hook"));
+    QVERIFY(problem([](LaunchConfig& c) { c.hostfile = "/no/such/hosts"; })
+                .value("hostfile")
+                .contains("/no/such/hosts"));
+    QVERIFY(problem([](LaunchConfig& c) {
+              c.model = "transformer";
+              c.width = 30;
+            })
+                .value("width")
+                .contains("divisible"));
+    QVERIFY(problem([](LaunchConfig& c) { c.backend = "nccl"; }).contains("backend"));
+    QVERIFY(problem([](LaunchConfig& c) { c.extraArguments = "--np 8"; })
+                .value("extra_arguments")
+                .contains("--np"));
+    QVERIFY(
+        problem([](LaunchConfig& c) { c.extraArguments = "lr 0.1"; }).contains("extra_arguments"));
+    QVERIFY(problem([](LaunchConfig& c) { c.extraArguments = "--lr 0.01"; }).isEmpty());
+  }
+
+  void testPresetsRoundTripAndRefuseBadFiles() {
+    LaunchConfig c;
+    c.model = "transformer";
+    c.worldSize = 4;
+    c.bucketCapMb = 5.5;
+    c.staticGraph = true;
+    c.commHook = "powersgd";
+    c.probes = false;
+    c.extraArguments = "--lr 0.01";
+    QString error;
+    const QString file = dir_.filePath("preset.json");
+    QVERIFY(savePreset(c, file, &error));
+    LaunchConfig back;
+    QVERIFY2(loadPreset(file, &back, &error), qPrintable(error));
+    QCOMPARE(toJson(back), toJson(c));
+    const QStringList args = trainArguments(back, "/tmp/x.ddprun");
+    QVERIFY(args.join(' ').contains("train --np 4 --backend mpi --model transformer"));
+    QVERIFY(args.contains("--static-graph"));
+    QVERIFY(args.contains("--no-probes") && !args.contains("--out"));
+    QCOMPARE(args[args.indexOf("--comm-hook") + 1], QString("powersgd"));
+    QCOMPARE(args[args.indexOf("--bucket-cap-mb") + 1], QString("5.5"));
+    QCOMPARE(args[args.indexOf("--progress") + 1], QString("json"));
+    QCOMPARE(args[args.indexOf("--lr") + 1], QString("0.01"));
+
+    auto write = [&](const QString& name, const QByteArray& text) {
+      QFile f(dir_.filePath(name));
+      f.open(QIODevice::WriteOnly);
+      f.write(text);
+      return f.fileName();
+    };
+    QVERIFY(!loadPreset(write("garbage.json", "{not json"), &back, &error));
+    QVERIFY2(error.contains("not a preset"), qPrintable(error));
+    QVERIFY(!loadPreset(write("type.json", R"({"world_size": "four"})"), &back, &error));
+    QVERIFY2(error.contains("world_size") && error.contains("whole number"), qPrintable(error));
+    QVERIFY(!loadPreset(dir_.filePath("missing.json"), &back, &error));
+    QVERIFY(error.contains("cannot read"));
+    // Missing keys keep their defaults.
+    QVERIFY(loadPreset(write("partial.json", R"({"iterations": 7})"), &back, &error));
+    QCOMPARE(back.iterations, 7);
+    QCOMPARE(back.worldSize, LaunchConfig{}.worldSize);
+  }
+
+  void testGraphCollapseAndLayout() {
+    // loss -> linear2 -> {acc(l2.weight), relu -> linear1 -> acc(l1.weight)}
+    GraphData g;
+    g.nodes = {{0, "MseLossBackward", "operation", 0, 10, 0.5, {}, 1},
+               {1, "LinearBackward", "operation", 1, 9, 0.2, {}, 1},
+               {2, "AccumulateGrad(net.l2.weight)", "accumulate_grad", 1, 8, 0.01, {}, 1},
+               {3, "ReluBackward", "operation", 1, 7, 0.1, {}, 1},
+               {4, "LinearBackward", "operation", 1, 6, 0.3, {}, 1},
+               {5, "AccumulateGrad(net.l1.weight)", "accumulate_grad", 1, 5, 0.02, {}, 1}};
+    g.edges = {{0, 1}, {1, 2}, {1, 3}, {3, 4}, {4, 5}};
+    QCOMPARE(module_of_parameter("net.l2.weight"), std::string("net.l2"));
+    const GraphData c = collapse_by_module(g);
+    QVERIFY(c.collapsed);
+    // Operations join the module their gradient reaches first: relu's gradient flows
+    // into linear1, so it joins net.l1; the loss and linear2 reach net.l2's weight.
+    std::map<std::string, const GraphNode*> by_name;
+    for (const auto& n : c.nodes)
+      by_name[n.op] = &n;
+    QVERIFY(by_name.count("net.l1") && by_name.count("net.l2"));
+    QCOMPARE(by_name["net.l1"]->members, int64_t(3));  // relu, linear1, its accumulator
+    QCOMPARE(by_name["net.l2"]->members, int64_t(3));  // loss, linear2, its accumulator
+    QCOMPARE(by_name["net.l2"]->exec_ms, 0.5 + 0.2 + 0.01);
+    QCOMPARE(int(c.edges.size()), 1);  // net.l2 -> net.l1, no self-loops
+    const GraphLayout layout = layout_graph(g);
+    QVERIFY2(layout.error.empty(), layout.error.c_str());
+    QCOMPARE(layout.nodes.size(), g.nodes.size());
+    QCOMPARE(layout.edges.size(), g.edges.size());
+    // Top to bottom: gradients flow down from the loss.
+    QVERIFY(layout.nodes[0].y < layout.nodes[1].y);
+    QVERIFY(layout.nodes[1].y < layout.nodes[4].y);
+    QVERIFY(layout.nodes[4].y < layout.nodes[5].y);
+    QVERIFY(layout.nodes[2].w > layout.nodes[1].w);  // the longer label is wider
+    for (const auto& e : layout.edges)
+      QVERIFY(e.points.size() >= 4);
+    QVERIFY(node_label(g.nodes[1]).find("deps 1") != std::string::npos);
   }
 };
 

@@ -8,8 +8,16 @@
 #include <QTemporaryDir>
 #include <QWheelEvent>
 
+#include <QComboBox>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
+
 #include "bucket_table_model.h"
 #include "gui_test_runs.h"
+#include "hang_view.h"
+#include "launch_dialog.h"
 #include "main_window.h"
 #include "overlap_model.h"
 #include "run_list_model.h"
@@ -30,7 +38,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.runList()->rowCount(), 1);
     QVERIFY(window.openRun(file));
     QVERIFY(window.currentRun());
-    QCOMPARE(window.tabs()->count(), 4);
+    QCOMPARE(window.tabs()->count(), 7);
     QCOMPARE(window.overlapModel()->rowCount(), 6);  // rank 0's iterations
     QCOMPARE(window.bucketModel()->rowCount(), 2);   // iteration 2 of rank 0
     QVERIFY(window.windowTitle().contains("job.ddprun"));
@@ -39,7 +47,7 @@ class TestMainWindow : public QObject {
     TimelineView* timeline = window.timeline();
     QCOMPARE(timeline->data().lanes.size(), size_t(4));  // 2 ranks x (compute, comm)
     QCOMPARE(timeline->data().iterations.size(), size_t(6));
-    window.tabs()->setCurrentIndex(1);
+    window.showTab("Timeline");
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QCoreApplication::processEvents();  // the tab's layout settles the timeline's size
     timeline->showIteration(2);         // iteration 3: [2000, 3000] ns
@@ -60,6 +68,90 @@ class TestMainWindow : public QObject {
     QVERIFY2(clicked.at(0).at(0).toString().contains("forward"),
              qPrintable(clicked.at(0).at(0).toString()));
     QVERIFY(!timeline->grab().isNull());
+  }
+
+  void testExportsTheViewAndItsTable() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("job.ddprun");
+    testing::write_test_run(file.toStdString(), 2, 3);
+    MainWindow window(folder.path());
+    window.show();
+    QVERIFY(window.openRun(file));
+    window.showTab("Buckets");
+    const QString png = folder.filePath("view.png");
+    QVERIFY(window.exportViewPng(png));
+    QImage image(png);
+    QVERIFY(!image.isNull() && image.width() > 100);
+    const QString csv = folder.filePath("table.csv");
+    QVERIFY(window.exportTableCsv(csv));
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 3);  // the bucket table of iteration 2: header + 2 buckets
+    QVERIFY(lines[0].startsWith("Bucket,"));
+    window.showTab("Summary");
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    QVERIFY(!window.exportTableCsv(folder.filePath("none.csv")));
+    QVERIFY(failed.at(0).at(0).toString().contains("no table"));
+    window.showTab("Overlap");
+    QVERIFY(window.exportTableCsv(csv));
+  }
+
+  void testFinishedRunInTheHangView() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("failed.ddprun");
+    testing::write_test_run(file.toStdString(), 2, 3, "failed");
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(file));
+    QVERIFY2(window.hangView()->headline().contains("failed"),
+             qPrintable(window.hangView()->headline()));
+    QCOMPARE(window.hangView()->table()->rowCount(), 2);
+  }
+
+  void testLaunchDialogExplainsBadInputAndKeepsPresets() {
+    QTemporaryDir folder;
+    LaunchDialog dialog;
+    QVERIFY(dialog.canLaunch());
+    QVERIFY(dialog.errorText("world_size").isEmpty());
+    dialog.worldSizeBox()->setValue(0);
+    QVERIFY(!dialog.canLaunch());
+    QVERIFY(dialog.errorText("world_size").contains("between 1 and"));
+    dialog.worldSizeBox()->setValue(2);
+    dialog.hostfileEdit()->setText("/no/such/hostfile");
+    QVERIFY(dialog.errorText("hostfile").contains("no such file"));
+    QVERIFY(!dialog.canLaunch());
+    dialog.hostfileEdit()->clear();
+    dialog.modelBox()->setCurrentText("transformer");
+    dialog.widthBox()->setValue(30);
+    QVERIFY(dialog.errorText("width").contains("divisible"));
+    dialog.widthBox()->setValue(32);
+    dialog.extraArgumentsEdit()->setText("--out /tmp/x");
+    QVERIFY(dialog.errorText("extra_arguments").contains("--out"));
+    dialog.extraArgumentsEdit()->setText("--lr 0.01");
+    QVERIFY(dialog.canLaunch());
+    // The Launch button follows validity.
+    QPushButton* launch = nullptr;
+    for (auto* b : dialog.findChildren<QPushButton*>()) {
+      if (b->text() == "Launch") launch = b;
+    }
+    QVERIFY(launch && launch->isEnabled());
+    dialog.worldSizeBox()->setValue(0);
+    QVERIFY(!launch->isEnabled());
+    dialog.worldSizeBox()->setValue(3);
+
+    const QString preset = folder.filePath("p.json");
+    QVERIFY(dialog.savePresetTo(preset));
+    LaunchDialog other;
+    QVERIFY(other.loadPresetFrom(preset));
+    QCOMPARE(toJson(other.config()), toJson(dialog.config()));
+    QCOMPARE(other.config().worldSize, 3);
+    QCOMPARE(other.config().model, QString("transformer"));
+    QFile bad(folder.filePath("bad.json"));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("[1, 2]");
+    bad.close();
+    QVERIFY(!other.loadPresetFrom(bad.fileName()));
+    QCOMPARE(other.config().worldSize, 3);  // unchanged
   }
 
   void testBadFileIsExplained() {

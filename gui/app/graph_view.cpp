@@ -1,0 +1,129 @@
+#include "graph_view.h"
+
+#include <QGraphicsRectItem>
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
+#include <QMouseEvent>
+#include <QPainterPath>
+#include <QWheelEvent>
+
+#include "graph_layout.h"
+
+namespace ddpscope::gui {
+namespace {
+
+QColor colour_of(const std::string& kind) {
+  if (kind == "accumulate_grad") return QColor(0xb8, 0xe0, 0xb0);
+  if (kind == "send" || kind == "recv") return QColor(0xf8, 0xc8, 0x8c);
+  if (kind == "module") return QColor(0xd6, 0xc8, 0xef);
+  if (kind == "root") return QColor(0xdd, 0xdd, 0xdd);
+  return QColor(0xb4, 0xcd, 0xea);  // operation
+}
+
+}  // namespace
+
+GraphView::GraphView(QWidget* parent) : QGraphicsView(parent), m_scene(new QGraphicsScene(this)) {
+  setScene(m_scene);
+  setRenderHint(QPainter::Antialiasing);
+  setDragMode(QGraphicsView::ScrollHandDrag);
+  setBackgroundBrush(Qt::white);
+}
+
+void GraphView::setGraph(const GraphData& graph, int collapseAbove) {
+  m_full = graph;
+  m_shown =
+      static_cast<int>(graph.nodes.size()) > collapseAbove ? collapse_by_module(graph) : graph;
+  rebuild();
+}
+
+void GraphView::setCollapsed(bool collapsed) {
+  if (collapsed == m_shown.collapsed) return;
+  m_shown = collapsed ? collapse_by_module(m_full) : m_full;
+  rebuild();
+}
+
+QPointF GraphView::nodeCenter(size_t index) const {
+  return index < m_centers.size() ? m_centers[index] : QPointF();
+}
+
+void GraphView::rebuild() {
+  m_scene->clear();
+  m_centers.clear();
+  m_error.clear();
+  if (m_shown.nodes.empty()) {
+    m_scene->addText(tr("No autograd graph in this run (probes record the first iteration's)."));
+    return;
+  }
+  const GraphLayout layout = layout_graph(m_shown);
+  if (!layout.error.empty()) {
+    m_error = QString::fromStdString(layout.error);
+    m_scene->addText(m_error);
+    return;
+  }
+  QPen edgePen(QColor(0x55, 0x55, 0x55));
+  edgePen.setWidthF(1.0);
+  for (const EdgePath& e : layout.edges) {
+    if (e.points.size() < 4) continue;
+    QPainterPath path(QPointF(e.points[0].first, e.points[0].second));
+    for (size_t i = 1; i + 2 < e.points.size(); i += 3) {
+      path.cubicTo(QPointF(e.points[i].first, e.points[i].second),
+                   QPointF(e.points[i + 1].first, e.points[i + 1].second),
+                   QPointF(e.points[i + 2].first, e.points[i + 2].second));
+    }
+    const QPointF end(e.points.back().first, e.points.back().second);
+    const QPointF tip = e.arrow ? QPointF(e.arrow_tip.first, e.arrow_tip.second) : end;
+    path.lineTo(tip);
+    m_scene->addPath(path, edgePen);
+    m_scene->addEllipse(tip.x() - 2, tip.y() - 2, 4, 4, edgePen, QBrush(edgePen.color()));
+  }
+  QFont font;
+  font.setPointSizeF(7.5);
+  for (size_t i = 0; i < m_shown.nodes.size(); ++i) {
+    const NodeBox& b = layout.nodes[i];
+    const GraphNode& n = m_shown.nodes[i];
+    auto* rect = m_scene->addRect(b.x - b.w / 2, b.y - b.h / 2, b.w, b.h,
+                                  QPen(QColor(0x44, 0x44, 0x44)), QBrush(colour_of(n.kind)));
+    rect->setData(0, static_cast<qulonglong>(i));
+    auto* text = m_scene->addText(QString::fromStdString(node_label(n)), font);
+    text->setData(0, static_cast<qulonglong>(i));
+    const QRectF tb = text->boundingRect();
+    text->setPos(b.x - tb.width() / 2, b.y - tb.height() / 2);
+    m_centers.emplace_back(b.x, b.y);
+  }
+  m_scene->setSceneRect(m_scene->itemsBoundingRect().adjusted(-10, -10, 10, 10));
+  // Start at the loss (node 0, the root), where backward starts.
+  resetTransform();
+  if (m_scene->sceneRect().width() < viewport()->width()) {
+    fitInView(m_scene->sceneRect(), Qt::KeepAspectRatio);
+  } else {
+    centerOn(m_centers.front().x(), m_centers.front().y() + viewport()->height() / 2.5);
+  }
+}
+
+void GraphView::mousePressEvent(QMouseEvent* event) {
+  for (QGraphicsItem* item : items(event->position().toPoint())) {
+    const QVariant v = item->data(0);
+    if (!v.isValid()) continue;
+    const GraphNode& n = m_shown.nodes[v.toULongLong()];
+    QString text =
+        n.kind == "module"
+            ? tr("%1: %2 autograd nodes").arg(QString::fromStdString(n.op)).arg(n.members)
+            : tr("%1 (%2): waits for %3 gradient(s)")
+                  .arg(QString::fromStdString(n.op), QString::fromStdString(n.kind))
+                  .arg(n.deps);
+    text += n.exec_ms >= 0
+                ? tr("; ran %1 ms in iteration %2").arg(n.exec_ms, 0, 'f', 3).arg(m_shown.iteration)
+                : tr("; no execution recorded");
+    emit nodeClicked(text);
+    break;
+  }
+  QGraphicsView::mousePressEvent(event);
+}
+
+void GraphView::wheelEvent(QWheelEvent* event) {
+  const double factor = event->angleDelta().y() > 0 ? 1.2 : 1 / 1.2;
+  setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+  scale(factor, factor);
+}
+
+}  // namespace ddpscope::gui

@@ -1,0 +1,47 @@
+// GraphView: the recorded autograd graph laid out by Graphviz's dot: operations,
+// AccumulateGrad nodes (with their parameter) and later send/recv nodes in their own
+// colours, each with its dependency count and execution time; a click on a node says
+// what it is and how long it ran. Graphs larger than a threshold are collapsed by module.
+#pragma once
+
+#include <QGraphicsView>
+
+#include "graph_data.h"
+
+class QGraphicsScene;
+
+namespace ddpscope::gui {
+
+class GraphView : public QGraphicsView {
+  Q_OBJECT
+
+ public:
+  explicit GraphView(QWidget* parent = nullptr);
+
+  // Collapses by module when the graph has more than `collapseAbove` nodes, unless forced.
+  void setGraph(const GraphData& graph, int collapseAbove = 120);
+  void setCollapsed(bool collapsed);
+  bool collapsed() const { return m_shown.collapsed; }
+  const GraphData& shown() const { return m_shown; }
+  QString layoutError() const { return m_error; }
+  // Scene position of a shown node's centre (for tests and tours).
+  QPointF nodeCenter(size_t index) const;
+
+ signals:
+  void nodeClicked(const QString& description);
+
+ protected:
+  void mousePressEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+
+ private:
+  void rebuild();
+
+  GraphData m_full;
+  GraphData m_shown;
+  QGraphicsScene* m_scene;
+  QString m_error;
+  std::vector<QPointF> m_centers;
+};
+
+}  // namespace ddpscope::gui

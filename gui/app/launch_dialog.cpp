@@ -1,0 +1,219 @@
+#include "launch_dialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace ddpscope::gui {
+namespace {
+
+QSpinBox* spin(int lo, int hi) {
+  auto* s = new QSpinBox;
+  s->setRange(lo, hi);
+  return s;
+}
+
+}  // namespace
+
+LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
+  setWindowTitle(tr("Launch a training job"));
+  auto* layout = new QVBoxLayout(this);
+  m_grid = new QGridLayout;
+  layout->addLayout(m_grid);
+
+  m_model = new QComboBox;
+  m_model->addItems({QStringLiteral("mlp"), QStringLiteral("transformer")});
+  addRow(QStringLiteral("model"), tr("Model"), m_model);
+  m_worldSize = spin(0, 1024);  // 0 is accepted by the box so validation can explain it
+  addRow(QStringLiteral("world_size"), tr("World size (ranks)"), m_worldSize);
+  auto* hostRow = new QWidget;
+  auto* hostLayout = new QHBoxLayout(hostRow);
+  hostLayout->setContentsMargins(0, 0, 0, 0);
+  m_hostfile = new QLineEdit;
+  m_hostfile->setPlaceholderText(tr("empty: every rank on this machine"));
+  auto* browse = new QPushButton(tr("Browse..."));
+  hostLayout->addWidget(m_hostfile);
+  hostLayout->addWidget(browse);
+  connect(browse, &QPushButton::clicked, this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, tr("mpirun hostfile"));
+    if (!f.isEmpty()) m_hostfile->setText(f);
+  });
+  addRow(QStringLiteral("hostfile"), tr("Hosts (hostfile)"), hostRow);
+  m_backend = new QComboBox;
+  m_backend->addItems({QStringLiteral("mpi"), QStringLiteral("nccl")});
+  addRow(QStringLiteral("backend"), tr("Backend"), m_backend);
+  m_iterations = spin(0, 100000000);
+  addRow(QStringLiteral("iterations"), tr("Iterations"), m_iterations);
+  m_batch = spin(0, 1000000);
+  addRow(QStringLiteral("batch"), tr("Batch per rank"), m_batch);
+  m_width = spin(0, 65536);
+  addRow(QStringLiteral("width"), tr("Width (MLP) / d_model"), m_width);
+  m_depth = spin(0, 1024);
+  addRow(QStringLiteral("depth"), tr("Depth (layers / blocks)"), m_depth);
+  m_bucketCap = new QDoubleSpinBox;
+  m_bucketCap->setRange(0, 100000);
+  m_bucketCap->setDecimals(2);
+  m_bucketCap->setSuffix(tr(" MiB"));
+  addRow(QStringLiteral("bucket_cap_mb"), tr("bucket_cap_mb"), m_bucketCap);
+  m_findUnused = new QCheckBox(tr("find_unused_parameters"));
+  addRow(QStringLiteral("find_unused_parameters"), QString(), m_findUnused);
+  m_bucketView = new QCheckBox(tr("gradient_as_bucket_view"));
+  addRow(QStringLiteral("gradient_as_bucket_view"), QString(), m_bucketView);
+  m_staticGraph = new QCheckBox(tr("static_graph"));
+  addRow(QStringLiteral("static_graph"), QString(), m_staticGraph);
+  m_commHook = new QComboBox;
+  m_commHook->addItems({QStringLiteral("allreduce"), QStringLiteral("fp16"), QStringLiteral("bf16"),
+                        QStringLiteral("powersgd")});
+  addRow(QStringLiteral("comm_hook"), tr("Comm hook"), m_commHook);
+  m_probes = new QCheckBox(tr("Record probes (needed for the views)"));
+  addRow(QStringLiteral("probes"), QString(), m_probes);
+  m_extra = new QLineEdit;
+  m_extra->setPlaceholderText(tr("more train options, e.g. --lr 0.01 --inject-stall 1:5:30"));
+  addRow(QStringLiteral("extra_arguments"), tr("Extra arguments"), m_extra);
+
+  m_status = new QLabel;
+  m_status->setWordWrap(true);
+  layout->addWidget(m_status);
+  m_buttons = new QDialogButtonBox(QDialogButtonBox::Cancel);
+  m_buttons->addButton(tr("Launch"), QDialogButtonBox::AcceptRole);
+  auto* save = m_buttons->addButton(tr("Save preset..."), QDialogButtonBox::ActionRole);
+  auto* load = m_buttons->addButton(tr("Load preset..."), QDialogButtonBox::ActionRole);
+  layout->addWidget(m_buttons);
+  connect(m_buttons, &QDialogButtonBox::accepted, this, [this] {
+    if (canLaunch()) accept();
+  });
+  connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  connect(save, &QPushButton::clicked, this, [this] {
+    const QString f =
+        QFileDialog::getSaveFileName(this, tr("Save preset"), QString(), tr("Presets (*.json)"));
+    if (!f.isEmpty()) savePresetTo(f);
+  });
+  connect(load, &QPushButton::clicked, this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, tr("Load preset"), QString(),
+                                                   tr("Presets (*.json);;All files (*)"));
+    if (!f.isEmpty()) loadPresetFrom(f);
+  });
+
+  setConfig(LaunchConfig{});
+  for (QSpinBox* s : {m_worldSize, m_iterations, m_batch, m_width, m_depth})
+    connect(s, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
+  connect(m_bucketCap, &QDoubleSpinBox::valueChanged, this, &LaunchDialog::revalidate);
+  connect(m_hostfile, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
+  connect(m_extra, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
+  for (QComboBox* c : {m_model, m_backend, m_commHook})
+    connect(c, &QComboBox::currentTextChanged, this, &LaunchDialog::revalidate);
+  for (QCheckBox* c : {m_findUnused, m_bucketView, m_staticGraph, m_probes})
+    connect(c, &QCheckBox::toggled, this, &LaunchDialog::revalidate);
+  revalidate();
+}
+
+QLabel* LaunchDialog::addRow(const QString& field, const QString& label, QWidget* editor) {
+  const int row = m_grid->rowCount();
+  if (!label.isEmpty()) m_grid->addWidget(new QLabel(label), row, 0);
+  m_grid->addWidget(editor, row, 1);
+  auto* error = new QLabel;
+  error->setObjectName(QStringLiteral("error_") + field);
+  error->setStyleSheet(QStringLiteral("color: #c0392b"));
+  m_grid->addWidget(error, row, 2);
+  m_errors[field] = error;
+  return error;
+}
+
+LaunchConfig LaunchDialog::config() const {
+  LaunchConfig c;
+  c.model = m_model->currentText();
+  c.worldSize = m_worldSize->value();
+  c.hostfile = m_hostfile->text().trimmed();
+  c.backend = m_backend->currentText();
+  c.iterations = m_iterations->value();
+  c.batch = m_batch->value();
+  c.width = m_width->value();
+  c.depth = m_depth->value();
+  c.bucketCapMb = m_bucketCap->value();
+  c.findUnusedParameters = m_findUnused->isChecked();
+  c.gradientAsBucketView = m_bucketView->isChecked();
+  c.staticGraph = m_staticGraph->isChecked();
+  c.commHook = m_commHook->currentText();
+  c.probes = m_probes->isChecked();
+  c.extraArguments = m_extra->text().trimmed();
+  return c;
+}
+
+void LaunchDialog::setConfig(const LaunchConfig& c) {
+  // A value the combo does not offer shows as its error, not silently as another.
+  auto choose = [](QComboBox* box, const QString& value) {
+    if (box->findText(value) < 0) box->addItem(value);
+    box->setCurrentText(value);
+  };
+  choose(m_model, c.model);
+  m_worldSize->setValue(c.worldSize);
+  m_hostfile->setText(c.hostfile);
+  choose(m_backend, c.backend);
+  m_iterations->setValue(c.iterations);
+  m_batch->setValue(c.batch);
+  m_width->setValue(c.width);
+  m_depth->setValue(c.depth);
+  m_bucketCap->setValue(c.bucketCapMb);
+  m_findUnused->setChecked(c.findUnusedParameters);
+  m_bucketView->setChecked(c.gradientAsBucketView);
+  m_staticGraph->setChecked(c.staticGraph);
+  choose(m_commHook, c.commHook);
+  m_probes->setChecked(c.probes);
+  m_extra->setText(c.extraArguments);
+  revalidate();
+}
+
+QString LaunchDialog::errorText(const QString& field) const {
+  const auto it = m_errors.find(field);
+  return it == m_errors.end() ? QString() : (*it)->text();
+}
+
+bool LaunchDialog::canLaunch() const {
+  return validate(config()).isEmpty();
+}
+
+void LaunchDialog::revalidate() {
+  const auto problems = validate(config());
+  for (auto it = m_errors.begin(); it != m_errors.end(); ++it)
+    it.value()->setText(problems.value(it.key()));
+  for (QAbstractButton* b : m_buttons->buttons()) {
+    if (m_buttons->buttonRole(b) == QDialogButtonBox::AcceptRole) b->setEnabled(problems.isEmpty());
+  }
+  if (!problems.isEmpty()) {
+    m_status->setText(tr("Fix the fields marked in red to launch."));
+  } else if (!m_probes->isChecked()) {
+    m_status->setText(tr("Without probes the job records nothing: only its progress is shown."));
+  } else {
+    m_status->clear();
+  }
+}
+
+bool LaunchDialog::savePresetTo(const QString& path) {
+  QString error;
+  const bool ok = savePreset(config(), path, &error);
+  m_status->setText(ok ? tr("Saved the preset to %1").arg(path) : error);
+  return ok;
+}
+
+bool LaunchDialog::loadPresetFrom(const QString& path) {
+  LaunchConfig c;
+  QString error;
+  if (!loadPreset(path, &c, &error)) {
+    m_status->setText(error);
+    return false;
+  }
+  setConfig(c);
+  if (validate(c).isEmpty()) m_status->setText(tr("Loaded %1").arg(path));
+  return true;
+}
+
+}  // namespace ddpscope::gui

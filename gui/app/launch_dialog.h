@@ -1,0 +1,72 @@
+// LaunchDialog: the options of a training job (model, world size, hosts, backend,
+// iterations, batch, DDP options, comm hook, probes). What is wrong with a field is
+// said next to it, and Launch stays disabled until nothing is. Presets save and load as
+// JSON files.
+#pragma once
+
+#include <QDialog>
+#include <QMap>
+
+#include "launch_config.h"
+
+class QCheckBox;
+class QComboBox;
+class QDialogButtonBox;
+class QDoubleSpinBox;
+class QGridLayout;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace ddpscope::gui {
+
+class LaunchDialog : public QDialog {
+  Q_OBJECT
+
+ public:
+  explicit LaunchDialog(QWidget* parent = nullptr);
+
+  LaunchConfig config() const;
+  void setConfig(const LaunchConfig& config);
+  // The message shown next to `field` (the JSON key), empty when it is fine.
+  QString errorText(const QString& field) const;
+  bool canLaunch() const;
+
+  // Presets: false with the reason shown in the dialog when it fails.
+  bool savePresetTo(const QString& path);
+  bool loadPresetFrom(const QString& path);
+
+  // Widgets, for tests that type into them.
+  QSpinBox* worldSizeBox() const { return m_worldSize; }
+  QLineEdit* hostfileEdit() const { return m_hostfile; }
+  QComboBox* modelBox() const { return m_model; }
+  QSpinBox* widthBox() const { return m_width; }
+  QComboBox* backendBox() const { return m_backend; }
+  QLineEdit* extraArgumentsEdit() const { return m_extra; }
+
+ private:
+  void revalidate();
+  QLabel* addRow(const QString& field, const QString& label, QWidget* editor);
+
+  QComboBox* m_model;
+  QSpinBox* m_worldSize;
+  QLineEdit* m_hostfile;
+  QComboBox* m_backend;
+  QSpinBox* m_iterations;
+  QSpinBox* m_batch;
+  QSpinBox* m_width;
+  QSpinBox* m_depth;
+  QDoubleSpinBox* m_bucketCap;
+  QCheckBox* m_findUnused;
+  QCheckBox* m_bucketView;
+  QCheckBox* m_staticGraph;
+  QComboBox* m_commHook;
+  QCheckBox* m_probes;
+  QLineEdit* m_extra;
+  QLabel* m_status;
+  QDialogButtonBox* m_buttons;
+  QMap<QString, QLabel*> m_errors;
+  QGridLayout* m_grid;
+};
+
+}  // namespace ddpscope::gui

@@ -1,0 +1,155 @@
+#include "live_monitor.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineSeries>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <QValueAxis>
+#include <cmath>
+
+namespace ddpscope::gui {
+
+LiveMonitor::LiveMonitor(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  auto* bar = new QHBoxLayout;
+  m_progress = new QProgressBar;
+  m_progress->setRange(0, 1);
+  m_progress->setValue(0);
+  m_progress->setFormat(tr("%v / %m iterations"));
+  m_status = new QLabel(tr("No job running. Use Run > Launch job..."));
+  m_status->setWordWrap(true);
+  m_stop = new QPushButton(tr("Stop"));
+  m_stop->setEnabled(false);
+  connect(m_stop, &QPushButton::clicked, this, &LiveMonitor::stopRequested);
+  bar->addWidget(m_progress, 2);
+  bar->addWidget(m_stop);
+  layout->addLayout(bar);
+  layout->addWidget(m_status);
+  auto* grid = new QGridLayout;
+  m_loss = makeChart(tr("Loss"), tr("loss"));
+  m_rate = makeChart(tr("Throughput"), tr("samples/s"));
+  m_iterationMs = makeChart(tr("Iteration time per rank"), tr("ms"));
+  m_overlap = makeChart(tr("Overlap ratio per rank"), tr("hidden comm / comm"));
+  grid->addWidget(m_loss.view, 0, 0);
+  grid->addWidget(m_rate.view, 0, 1);
+  grid->addWidget(m_iterationMs.view, 1, 0);
+  grid->addWidget(m_overlap.view, 1, 1);
+  layout->addLayout(grid, 1);
+}
+
+LiveMonitor::Chart LiveMonitor::makeChart(const QString& title, const QString& yTitle) {
+  Chart c;
+  auto* chart = new QChart;
+  chart->setTitle(title);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  c.x = new QValueAxis;
+  c.x->setTitleText(tr("iteration"));
+  c.x->setLabelFormat(QStringLiteral("%d"));
+  c.y = new QValueAxis;
+  c.y->setTitleText(yTitle);
+  chart->addAxis(c.x, Qt::AlignBottom);
+  chart->addAxis(c.y, Qt::AlignLeft);
+  c.view = new QChartView(chart);
+  c.view->setMinimumSize(280, 180);
+  return c;
+}
+
+QLineSeries* LiveMonitor::seriesFor(Chart& chart, int key, const QString& name) {
+  auto it = chart.series.find(key);
+  if (it != chart.series.end()) return it->second;
+  auto* s = new QLineSeries;
+  s->setName(name);
+  chart.view->chart()->addSeries(s);
+  s->attachAxis(chart.x);
+  s->attachAxis(chart.y);
+  chart.series[key] = s;
+  return s;
+}
+
+void LiveMonitor::fit(Chart& chart) {
+  double x0 = 0, x1 = 1, y0 = 0, y1 = 0;
+  bool any = false;
+  for (const auto& [key, s] : chart.series) {
+    for (const QPointF& p : s->points()) {
+      if (!std::isfinite(p.y())) continue;
+      x0 = any ? std::min(x0, p.x()) : p.x();
+      x1 = any ? std::max(x1, p.x()) : p.x();
+      y0 = any ? std::min(y0, p.y()) : p.y();
+      y1 = any ? std::max(y1, p.y()) : p.y();
+      any = true;
+    }
+  }
+  if (!any) return;
+  const double pad = (y1 - y0) * 0.05 + 1e-9;
+  chart.x->setRange(x0, std::max(x1, x0 + 1));
+  chart.y->setRange(std::min(0.0, y0 - pad), y1 + pad);
+}
+
+void LiveMonitor::setProgress(int iteration, int total, double loss, double rate) {
+  m_progress->setRange(0, std::max(total, 1));
+  m_progress->setValue(iteration);
+  m_status->setText(tr("iteration %1 of %2 · loss %3 · %4 samples/s")
+                        .arg(iteration)
+                        .arg(total)
+                        .arg(loss, 0, 'f', 4)
+                        .arg(rate, 0, 'f', 0));
+}
+
+void LiveMonitor::setStatus(const QString& text, bool running) {
+  m_status->setText(text);
+  m_stop->setEnabled(running);
+}
+
+void LiveMonitor::setRun(const RunData& run) {
+  // Rebuilt from the whole run each time: replace() swaps a series' points at once.
+  std::map<int, QList<QPointF>> loss, rate, iterationMs, overlap;
+  for (const auto& m : run.metrics) {
+    const QPointF p(static_cast<double>(m.iteration), m.value);
+    if (m.name == "loss" && m.rank == 0) loss[0] << p;
+    if (m.name == "samples_per_s" && m.rank == 0) rate[0] << p;
+    if (m.name == "iteration_ms") iterationMs[m.rank] << p;
+  }
+  for (const auto& it : run.analysis.iterations) {
+    if (std::isfinite(it.overlap_ratio))
+      overlap[it.rank] << QPointF(static_cast<double>(it.iteration), it.overlap_ratio);
+  }
+  auto show = [this](Chart& chart, std::map<int, QList<QPointF>>& points, bool perRank,
+                     const QString& name) {
+    for (auto& [key, list] : points) {
+      seriesFor(chart, key, perRank ? tr("rank %1").arg(key) : name)->replace(list);
+    }
+    fit(chart);
+  };
+  show(m_loss, loss, false, tr("loss (mean over ranks)"));
+  show(m_rate, rate, false, tr("samples/s (all ranks)"));
+  show(m_iterationMs, iterationMs, true, {});
+  show(m_overlap, overlap, true, {});
+}
+
+void LiveMonitor::clear() {
+  for (Chart* c : {&m_loss, &m_rate, &m_iterationMs, &m_overlap}) {
+    for (auto& [key, s] : c->series)
+      s->clear();
+  }
+  m_progress->setValue(0);
+}
+
+int LiveMonitor::pointCount(const QString& chart) const {
+  const Chart* c = chart == QLatin1String("loss")        ? &m_loss
+                   : chart == QLatin1String("samples")   ? &m_rate
+                   : chart == QLatin1String("iteration") ? &m_iterationMs
+                   : chart == QLatin1String("overlap")   ? &m_overlap
+                                                         : nullptr;
+  if (!c) return -1;
+  int n = 0;
+  for (const auto& [key, s] : c->series)
+    n += static_cast<int>(s->count());
+  return n;
+}
+
+}  // namespace ddpscope::gui

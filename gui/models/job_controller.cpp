@@ -1,0 +1,155 @@
+#include "job_controller.h"
+
+#include <signal.h>
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QStandardPaths>
+
+namespace ddpscope::gui {
+namespace {
+
+QString findCli() {
+  const QString env = qEnvironmentVariable("DDPSCOPE_CLI");
+  if (!env.isEmpty()) return env;
+  const QString sibling =
+      QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("ddpscope-cli"));
+  if (QFileInfo(sibling).isExecutable()) return sibling;
+  return QStandardPaths::findExecutable(QStringLiteral("ddpscope-cli"));
+}
+
+}  // namespace
+
+JobController::JobController(QObject* parent, QString cliPath)
+    : QObject(parent), m_cli(cliPath.isEmpty() ? findCli() : std::move(cliPath)) {
+  m_killTimer.setSingleShot(true);
+  connect(&m_killTimer, &QTimer::timeout, this, [this] {
+    if (m_process && m_process->state() != QProcess::NotRunning) {
+      emit outputLine(tr("the job did not stop in time: killing it"));
+      // The CLI kills mpirun and every rank when it gets a second signal.
+      ::kill(static_cast<pid_t>(m_process->processId()), SIGTERM);
+      QTimer::singleShot(3000, this, [this] {
+        if (m_process && m_process->state() != QProcess::NotRunning) m_process->kill();
+      });
+    }
+  });
+}
+
+JobController::~JobController() {
+  if (m_process && m_process->state() != QProcess::NotRunning) {
+    // Leaving the app ends its job: no ranks left behind.
+    ::kill(static_cast<pid_t>(m_process->processId()), SIGTERM);
+    if (!m_process->waitForFinished(10000)) m_process->kill();
+    m_process->waitForFinished(3000);
+  }
+}
+
+bool JobController::start(const LaunchConfig& config, const QString& runFile, QString* error) {
+  if (isActive()) {
+    *error = tr("a job is already running; stop it first");
+    return false;
+  }
+  const auto problems = validate(config);
+  if (!problems.isEmpty()) {
+    *error = tr("%1: %2").arg(problems.firstKey(), problems.first());
+    return false;
+  }
+  if (m_cli.isEmpty() || !QFileInfo(m_cli).isExecutable()) {
+    *error = tr("ddpscope-cli was not found next to the app or on PATH; set DDPSCOPE_CLI");
+    return false;
+  }
+  delete m_process;
+  m_process = new QProcess(this);
+  m_pending[0].clear();
+  m_pending[1].clear();
+  m_iteration = 0;
+  m_total = config.iterations;
+  m_failedRank = -1;
+  m_message.clear();
+  m_lastError.clear();
+  m_stopRequested = false;
+  m_runFile = config.probes ? runFile : QString();
+  connect(m_process, &QProcess::readyReadStandardOutput, this,
+          [this] { readOutput(QProcess::StandardOutput); });
+  connect(m_process, &QProcess::readyReadStandardError, this,
+          [this] { readOutput(QProcess::StandardError); });
+  connect(m_process, &QProcess::finished, this, &JobController::onFinished);
+  m_process->start(m_cli, trainArguments(config, runFile));
+  if (!m_process->waitForStarted(10000)) {
+    *error = tr("cannot start %1: %2").arg(m_cli, m_process->errorString());
+    return false;
+  }
+  m_clock.start();
+  m_state = State::Running;
+  return true;
+}
+
+void JobController::stop(int graceMs) {
+  if (m_state != State::Running || !m_process) return;
+  m_state = State::Stopping;
+  m_stopRequested = true;
+  ::kill(static_cast<pid_t>(m_process->processId()), SIGTERM);
+  m_killTimer.start(graceMs);
+}
+
+void JobController::readOutput(QProcess::ProcessChannel channel) {
+  const int i = channel == QProcess::StandardOutput ? 0 : 1;
+  m_process->setReadChannel(channel);
+  m_pending[i] += m_process->readAll();
+  qsizetype nl;
+  while ((nl = m_pending[i].indexOf('\n')) >= 0) {
+    const QString line = QString::fromUtf8(m_pending[i].left(nl)).trimmed();
+    m_pending[i].remove(0, nl + 1);
+    if (!line.isEmpty()) handleLine(line, i == 1);
+  }
+}
+
+void JobController::handleLine(const QString& line, bool fromStderr) {
+  static const QString prefix = QStringLiteral("@ddpscope ");
+  if (!line.startsWith(prefix)) {
+    if (fromStderr && line.startsWith(QLatin1String("error:"))) m_lastError = line.mid(6).trimmed();
+    emit outputLine(line);
+    return;
+  }
+  const QJsonObject ev = QJsonDocument::fromJson(line.mid(prefix.size()).toUtf8()).object();
+  const QString kind = ev.value(QStringLiteral("event")).toString();
+  if (kind == QLatin1String("start")) {
+    emit started(m_runFile, ev.value(QStringLiteral("describe")).toString());
+  } else if (kind == QLatin1String("progress")) {
+    m_iteration = ev.value(QStringLiteral("iter")).toInt();
+    m_total = ev.value(QStringLiteral("total")).toInt(m_total);
+    emit progress(m_iteration, m_total, ev.value(QStringLiteral("loss")).toDouble(),
+                  ev.value(QStringLiteral("samples_per_s")).toDouble());
+  } else if (kind == QLatin1String("failed")) {
+    m_failedRank = ev.value(QStringLiteral("rank")).toInt(-1);
+    m_message = ev.value(QStringLiteral("message")).toString();
+  }
+}
+
+void JobController::onFinished(int exitCode, QProcess::ExitStatus status) {
+  m_killTimer.stop();
+  for (auto channel : {QProcess::StandardOutput, QProcess::StandardError})
+    readOutput(channel);
+  if (m_stopRequested) {
+    m_state = State::Stopped;
+    m_message = tr("stopped");
+  } else if (status == QProcess::NormalExit && exitCode == 0) {
+    m_state = State::Finished;
+  } else {
+    m_state = State::Failed;
+    if (m_failedRank >= 0) {
+      m_message = tr("rank %1 failed: %2").arg(m_failedRank).arg(m_message);
+    } else if (!m_lastError.isEmpty()) {
+      m_message = m_lastError;
+    } else if (m_message.isEmpty()) {
+      m_message = status == QProcess::CrashExit ? tr("ddpscope-cli crashed")
+                                                : tr("the job exited with code %1").arg(exitCode);
+    }
+  }
+  emit finished(m_state, m_message);
+}
+
+}  // namespace ddpscope::gui

@@ -1,0 +1,68 @@
+// JobController: runs one training job for the desktop app. It starts
+// `ddpscope-cli train --np N ... --progress json`, which starts the collector and the
+// ranks under mpirun, and follows its "@ddpscope {json}" lines: progress, the end, the
+// failed rank. Stop asks politely (SIGTERM, which the CLI forwards to every rank), then
+// forcibly after a grace period. Never blocks the event loop.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QProcess>
+#include <QTimer>
+
+#include "launch_config.h"
+
+namespace ddpscope::gui {
+
+class JobController : public QObject {
+  Q_OBJECT
+
+ public:
+  enum class State { Idle, Running, Stopping, Finished, Failed, Stopped };
+  Q_ENUM(State)
+
+  // cliPath empty: $DDPSCOPE_CLI, else ddpscope-cli next to this program, else on PATH.
+  explicit JobController(QObject* parent = nullptr, QString cliPath = {});
+  ~JobController() override;
+
+  // Starts the job writing `runFile`; false with *error when it cannot start (invalid
+  // config, a job already running, no ddpscope-cli).
+  bool start(const LaunchConfig& config, const QString& runFile, QString* error);
+  // SIGTERM now, SIGKILL after `graceMs` if the job is still there.
+  void stop(int graceMs = 10000);
+
+  State state() const { return m_state; }
+  bool isActive() const { return m_state == State::Running || m_state == State::Stopping; }
+  QString runFile() const { return m_runFile; }
+  int iteration() const { return m_iteration; }
+  int totalIterations() const { return m_total; }
+  int failedRank() const { return m_failedRank; }
+  QString message() const { return m_message; }
+  QString cliPath() const { return m_cli; }
+  qint64 elapsedMs() const { return m_clock.isValid() ? m_clock.elapsed() : 0; }
+
+ signals:
+  void started(const QString& runFile, const QString& description);
+  void progress(int iteration, int total, double loss, double samplesPerSecond);
+  // state: Finished, Failed or Stopped; message says why for the last two.
+  void finished(ddpscope::gui::JobController::State state, const QString& message);
+  void outputLine(const QString& line);  // the job's other output, for a log
+
+ private:
+  void readOutput(QProcess::ProcessChannel channel);
+  void handleLine(const QString& line, bool fromStderr);
+  void onFinished(int exitCode, QProcess::ExitStatus status);
+
+  QString m_cli;
+  QProcess* m_process = nullptr;
+  QTimer m_killTimer;
+  QElapsedTimer m_clock;
+  State m_state = State::Idle;
+  QString m_runFile;
+  int m_iteration = 0, m_total = 0, m_failedRank = -1;
+  bool m_stopRequested = false;
+  QString m_message, m_lastError;
+  QByteArray m_pending[2];  // partial lines of stdout and stderr
+};
+
+}  // namespace ddpscope::gui

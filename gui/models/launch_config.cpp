@@ -1,0 +1,199 @@
+#include "launch_config.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QThread>
+
+namespace ddpscope::gui {
+
+QMap<QString, QString> validate(const LaunchConfig& c) {
+  QMap<QString, QString> e;
+  if (c.model != QLatin1String("mlp") && c.model != QLatin1String("transformer"))
+    e[QStringLiteral("model")] = QStringLiteral("choose mlp or transformer");
+  if (c.worldSize < 1 || c.worldSize > 256)
+    e[QStringLiteral("world_size")] = QStringLiteral("between 1 and 256 ranks");
+  if (!c.hostfile.isEmpty() && !QFileInfo(c.hostfile).isFile())
+    e[QStringLiteral("hostfile")] = QStringLiteral("no such file: %1").arg(c.hostfile);
+  if (c.backend != QLatin1String("mpi") && c.backend != QLatin1String("nccl"))
+    e[QStringLiteral("backend")] = QStringLiteral("choose mpi or nccl");
+  if (c.iterations < 1) e[QStringLiteral("iterations")] = QStringLiteral("at least 1");
+  if (c.batch < 1) e[QStringLiteral("batch")] = QStringLiteral("at least 1 sample per rank");
+  if (c.width < 1) e[QStringLiteral("width")] = QStringLiteral("at least 1");
+  if (c.depth < 1) e[QStringLiteral("depth")] = QStringLiteral("at least 1");
+  if (c.model == QLatin1String("transformer") && c.width % 4 != 0)
+    e[QStringLiteral("width")] =
+        QStringLiteral("the transformer's width must be divisible by its 4 heads");
+  if (!(c.bucketCapMb > 0) || c.bucketCapMb > 4096)
+    e[QStringLiteral("bucket_cap_mb")] = QStringLiteral("more than 0 and at most 4096 MiB");
+  static const QStringList hooks = {QStringLiteral("allreduce"), QStringLiteral("fp16"),
+                                    QStringLiteral("bf16"), QStringLiteral("powersgd")};
+  if (!hooks.contains(c.commHook))
+    e[QStringLiteral("comm_hook")] =
+        QStringLiteral("choose %1").arg(hooks.join(QStringLiteral(", ")));
+  static const QStringList reserved = {
+      QStringLiteral("--np"),        QStringLiteral("--out"),          QStringLiteral("--progress"),
+      QStringLiteral("--no-probes"), QStringLiteral("--model"),        QStringLiteral("--backend"),
+      QStringLiteral("--hostfile"),  QStringLiteral("--iters"),        QStringLiteral("--batch"),
+      QStringLiteral("--comm-hook"), QStringLiteral("--bucket-cap-mb")};
+  const QStringList extra = QProcess::splitCommand(c.extraArguments);
+  for (const QString& a : extra) {
+    if (reserved.contains(a.section(QLatin1Char('='), 0, 0))) {
+      e[QStringLiteral("extra_arguments")] = QStringLiteral("%1 is set by the fields above").arg(a);
+      break;
+    }
+  }
+  if (!extra.isEmpty() && !extra.first().startsWith(QLatin1String("--")))
+    e[QStringLiteral("extra_arguments")] = QStringLiteral("options start with --, e.g. --lr 0.01");
+  if (c.backend == QLatin1String("nccl") && c.hostfile.isEmpty() && c.worldSize > 1)
+    e[QStringLiteral("backend")] =
+        QStringLiteral("nccl needs a GPU per rank: one rank on this machine, or a hostfile");
+  if (c.hostfile.isEmpty() && c.worldSize > 4 * QThread::idealThreadCount())
+    e[QStringLiteral("world_size")] =
+        QStringLiteral("%1 ranks on %2 cores would crawl; use a hostfile or fewer ranks")
+            .arg(c.worldSize)
+            .arg(QThread::idealThreadCount());
+  return e;
+}
+
+QJsonObject toJson(const LaunchConfig& c) {
+  return {{QStringLiteral("model"), c.model},
+          {QStringLiteral("world_size"), c.worldSize},
+          {QStringLiteral("hostfile"), c.hostfile},
+          {QStringLiteral("backend"), c.backend},
+          {QStringLiteral("iterations"), c.iterations},
+          {QStringLiteral("batch"), c.batch},
+          {QStringLiteral("width"), c.width},
+          {QStringLiteral("depth"), c.depth},
+          {QStringLiteral("bucket_cap_mb"), c.bucketCapMb},
+          {QStringLiteral("find_unused_parameters"), c.findUnusedParameters},
+          {QStringLiteral("gradient_as_bucket_view"), c.gradientAsBucketView},
+          {QStringLiteral("static_graph"), c.staticGraph},
+          {QStringLiteral("comm_hook"), c.commHook},
+          {QStringLiteral("probes"), c.probes},
+          {QStringLiteral("extra_arguments"), c.extraArguments}};
+}
+
+namespace {
+
+// Reads json[key] into *out when present; false (with *error) when it has the wrong type.
+template <typename T>
+bool read(const QJsonObject& json, const char* key, T* out, QString* error) {
+  const QJsonValue v = json.value(QLatin1String(key));
+  if (v.isUndefined()) return true;
+  bool ok = false;
+  if constexpr (std::is_same_v<T, QString>) {
+    ok = v.isString();
+    if (ok) *out = v.toString();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    ok = v.isBool();
+    if (ok) *out = v.toBool();
+  } else if constexpr (std::is_same_v<T, int>) {
+    ok = v.isDouble() && v.toDouble() == static_cast<int>(v.toDouble());
+    if (ok) *out = static_cast<int>(v.toDouble());
+  } else {
+    ok = v.isDouble();
+    if (ok) *out = v.toDouble();
+  }
+  if (!ok && error) {
+    *error =
+        QStringLiteral("'%1' has the wrong type (expected %2)")
+            .arg(QLatin1String(key), std::is_same_v<T, QString> ? QStringLiteral("text")
+                                     : std::is_same_v<T, bool>  ? QStringLiteral("true or false")
+                                     : std::is_same_v<T, int>   ? QStringLiteral("a whole number")
+                                                                : QStringLiteral("a number"));
+  }
+  return ok;
+}
+
+}  // namespace
+
+LaunchConfig launchConfigFromJson(const QJsonObject& j, QString* error) {
+  LaunchConfig c;
+  if (error) error->clear();
+  read(j, "model", &c.model, error) && read(j, "world_size", &c.worldSize, error) &&
+      read(j, "hostfile", &c.hostfile, error) && read(j, "backend", &c.backend, error) &&
+      read(j, "iterations", &c.iterations, error) && read(j, "batch", &c.batch, error) &&
+      read(j, "width", &c.width, error) && read(j, "depth", &c.depth, error) &&
+      read(j, "bucket_cap_mb", &c.bucketCapMb, error) &&
+      read(j, "find_unused_parameters", &c.findUnusedParameters, error) &&
+      read(j, "gradient_as_bucket_view", &c.gradientAsBucketView, error) &&
+      read(j, "static_graph", &c.staticGraph, error) && read(j, "comm_hook", &c.commHook, error) &&
+      read(j, "probes", &c.probes, error) && read(j, "extra_arguments", &c.extraArguments, error);
+  return c;
+}
+
+bool savePreset(const LaunchConfig& config, const QString& path, QString* error) {
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+    *error = QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
+    return false;
+  }
+  f.write(QJsonDocument(toJson(config)).toJson());
+  if (!f.flush()) {
+    *error = QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
+    return false;
+  }
+  return true;
+}
+
+bool loadPreset(const QString& path, LaunchConfig* config, QString* error) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) {
+    *error = QStringLiteral("cannot read %1: %2").arg(path, f.errorString());
+    return false;
+  }
+  QJsonParseError parse;
+  const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &parse);
+  if (!doc.isObject()) {
+    *error = QStringLiteral("%1 is not a preset (a JSON object): %2")
+                 .arg(path, parse.error ? parse.errorString() : QStringLiteral("not an object"));
+    return false;
+  }
+  QString why;
+  LaunchConfig c = launchConfigFromJson(doc.object(), &why);
+  if (!why.isEmpty()) {
+    *error = QStringLiteral("%1: %2").arg(path, why);
+    return false;
+  }
+  *config = c;
+  return true;
+}
+
+QStringList trainArguments(const LaunchConfig& c, const QString& runFile) {
+  QStringList a = {QStringLiteral("train"),
+                   QStringLiteral("--np"),
+                   QString::number(c.worldSize),
+                   QStringLiteral("--backend"),
+                   c.backend,
+                   QStringLiteral("--model"),
+                   c.model,
+                   QStringLiteral("--iters"),
+                   QString::number(c.iterations),
+                   QStringLiteral("--batch"),
+                   QString::number(c.batch),
+                   QStringLiteral("--width"),
+                   QString::number(c.width),
+                   QStringLiteral("--depth"),
+                   QString::number(c.depth),
+                   QStringLiteral("--bucket-cap-mb"),
+                   QString::number(c.bucketCapMb, 'g', 17),
+                   QStringLiteral("--comm-hook"),
+                   c.commHook,
+                   QStringLiteral("--progress"),
+                   QStringLiteral("json")};
+  if (!c.hostfile.isEmpty()) a << QStringLiteral("--hostfile") << c.hostfile;
+  if (c.findUnusedParameters) a << QStringLiteral("--find-unused-parameters");
+  if (c.gradientAsBucketView) a << QStringLiteral("--gradient-as-bucket-view");
+  if (c.staticGraph) a << QStringLiteral("--static-graph");
+  a << QProcess::splitCommand(c.extraArguments);
+  if (c.probes) {
+    a << QStringLiteral("--out") << runFile;
+  } else {
+    a << QStringLiteral("--no-probes");
+  }
+  return a;
+}
+
+}  // namespace ddpscope::gui

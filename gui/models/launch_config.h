@@ -1,0 +1,48 @@
+// LaunchConfig: what the launch dialog asks for, its validation (a message per field,
+// shown next to the field), its JSON form for presets, and the `ddpscope-cli train`
+// arguments that start it. Plain Qt Core, so tests check it without a window.
+#pragma once
+
+#include <QJsonObject>
+#include <QMap>
+#include <QString>
+#include <QStringList>
+
+namespace ddpscope::gui {
+
+struct LaunchConfig {
+  QString model = QStringLiteral("mlp");  // mlp | transformer
+  int worldSize = 2;
+  QString hostfile;                         // empty: every rank on this machine
+  QString backend = QStringLiteral("mpi");  // mpi | nccl
+  int iterations = 200;
+  int batch = 32;
+  int width = 256;  // MLP hidden width / transformer d_model
+  int depth = 4;    // MLP layers / transformer blocks
+  double bucketCapMb = 25;
+  bool findUnusedParameters = false;
+  bool gradientAsBucketView = false;
+  bool staticGraph = false;
+  QString commHook = QStringLiteral("allreduce");  // allreduce | fp16 | bf16 | powersgd
+  bool probes = true;
+  // More `ddpscope-cli train` options, as typed on a command line ("--lr 0.01
+  // --inject-stall 1:5:30"); the ones the dialog sets itself are refused.
+  QString extraArguments;
+};
+
+// Field name (as in the JSON form) -> what is wrong with it; empty when the config is valid.
+QMap<QString, QString> validate(const LaunchConfig& config);
+
+QJsonObject toJson(const LaunchConfig& config);
+// Missing keys keep their defaults; a key of the wrong type is an error.
+LaunchConfig launchConfigFromJson(const QJsonObject& json, QString* error);
+
+// Presets: one JSON file each. Return false with *error set on failure.
+bool savePreset(const LaunchConfig& config, const QString& path, QString* error);
+bool loadPreset(const QString& path, LaunchConfig* config, QString* error);
+
+// The arguments of `ddpscope-cli` that run `config` and write `runFile`, with
+// machine-readable progress.
+QStringList trainArguments(const LaunchConfig& config, const QString& runFile);
+
+}  // namespace ddpscope::gui

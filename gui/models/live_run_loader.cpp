@@ -1,0 +1,93 @@
+#include "live_run_loader.h"
+
+#include <QFileInfo>
+#include <QtConcurrent/QtConcurrentRun>
+#include <chrono>
+
+namespace ddpscope::gui {
+namespace {
+
+// What load_run reports, or an exception's message as the null result's reason.
+std::shared_ptr<const RunData> load_in_background(const std::string& path, QString* error) {
+  try {
+    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now().time_since_epoch())
+                         .count();
+    return std::make_shared<const RunData>(load_run(path, now));
+  } catch (const std::exception& e) {
+    *error = QString::fromUtf8(e.what());
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+LiveRunLoader::LiveRunLoader(QObject* parent) : QObject(parent) {
+  connect(&m_timer, &QTimer::timeout, this, &LiveRunLoader::tick);
+  connect(&m_watcher, &QFutureWatcher<std::shared_ptr<const RunData>>::finished, this,
+          &LiveRunLoader::onLoaded);
+}
+
+LiveRunLoader::~LiveRunLoader() {
+  m_timer.stop();
+  m_watcher.waitForFinished();  // the task reads m_error through a pointer into this
+}
+
+void LiveRunLoader::watch(const QString& path, int intervalMs, int stallMs) {
+  m_path = path;
+  m_stallMs = stallMs;
+  m_lastEvents = -1;
+  m_stalled = false;
+  m_finalReload = false;
+  m_sinceChange.start();
+  m_timer.start(intervalMs);
+  tick();
+}
+
+void LiveRunLoader::stop() {
+  m_timer.stop();
+  // A reload running now may miss the last events: then one more follows it.
+  if (m_watcher.isRunning()) {
+    m_finalReload = true;
+  } else {
+    tick();
+  }
+}
+
+void LiveRunLoader::tick() {
+  if (m_watcher.isRunning() || m_path.isEmpty()) return;
+  if (!QFileInfo::exists(m_path)) return;  // the collector has not created it yet
+  m_error.clear();
+  m_watcher.setFuture(QtConcurrent::run(load_in_background, m_path.toStdString(), &m_error));
+}
+
+void LiveRunLoader::onLoaded() {
+  const auto run = m_watcher.result();
+  if (!run) {
+    // A file being created can be briefly unreadable; only a file that stays so matters.
+    if (!m_error.isEmpty()) emit loadFailed(m_error);
+  } else {
+    ++m_reloads;
+    int64_t events = 0;
+    for (const auto& r : run->ranks)
+      events += r.events_received;
+    if (events != m_lastEvents) {
+      m_lastEvents = events;
+      m_sinceChange.restart();
+      if (m_stalled) {
+        m_stalled = false;
+        emit resumed();
+      }
+    } else if (!m_stalled && m_timer.isActive() && m_sinceChange.elapsed() >= m_stallMs) {
+      m_stalled = true;
+      emit stalled(m_sinceChange.elapsed());
+    }
+    emit loaded(run);
+  }
+  if (m_finalReload) {
+    m_finalReload = false;
+    tick();
+  }
+}
+
+}  // namespace ddpscope::gui

@@ -1,0 +1,56 @@
+// LiveRunLoader: reloads a growing run file in the background, at most every
+// `intervalMs` (default 400 ms: the live views update at least twice a second), and
+// hands the new RunData to the UI thread. A reload never overlaps the previous one, so a
+// slow disk or a big run lowers the rate instead of piling up work; the UI thread never
+// waits. It also says when the run stopped growing for `stallMs` (a hang).
+#pragma once
+
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QObject>
+#include <QTimer>
+#include <memory>
+
+#include "run_data.h"
+
+namespace ddpscope::gui {
+
+class LiveRunLoader : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit LiveRunLoader(QObject* parent = nullptr);
+  ~LiveRunLoader() override;
+
+  void watch(const QString& path, int intervalMs = 400, int stallMs = 10000);
+  void stop();  // one last reload follows, so the final state is shown
+  bool isWatching() const { return m_timer.isActive(); }
+  QString path() const { return m_path; }
+  int reloads() const { return m_reloads; }
+  bool isStalled() const { return m_stalled; }
+
+ signals:
+  void loaded(std::shared_ptr<const ddpscope::gui::RunData> run);
+  // The run file exists but cannot be read (yet); a missing file is simply waited for.
+  void loadFailed(const QString& message);
+  // No new event for `ms` while watched: shown as a possible hang.
+  void stalled(qint64 ms);
+  void resumed();
+
+ private:
+  void tick();
+  void onLoaded();
+
+  QString m_path;
+  QTimer m_timer;
+  QFutureWatcher<std::shared_ptr<const RunData>> m_watcher;
+  QElapsedTimer m_sinceChange;
+  int64_t m_lastEvents = -1;
+  int m_stallMs = 10000;
+  int m_reloads = 0;
+  bool m_stalled = false;
+  bool m_finalReload = false;
+  QString m_error;  // written by the background load, read after it finished
+};
+
+}  // namespace ddpscope::gui

@@ -1,0 +1,78 @@
+#include "parameter_bucket_model.h"
+
+#include <QLocale>
+#include <map>
+
+namespace ddpscope::gui {
+
+ParameterBucketModel::ParameterBucketModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void ParameterBucketModel::setRun(const RunData* run, int rank) {
+  beginResetModel();
+  m_rows.clear();
+  m_rebuilt = false;
+  if (run) {
+    std::map<int, Row> rows;
+    for (const auto& p : run->params) {
+      if (p.rank != rank) continue;
+      Row& r = rows[p.index];
+      r.index = p.index;
+      r.name = QString::fromStdString(p.name);
+      r.shape = QString::fromStdString(p.shape);
+      r.dtype = QString::fromStdString(p.dtype);
+      const qint64 element = p.dtype == "f64" || p.dtype == "i64"    ? 8
+                             : p.dtype == "f16" || p.dtype == "bf16" ? 2
+                                                                     : 4;
+      r.bytes = p.numel * element;
+      (p.generation == 0 ? r.before : r.after) = static_cast<int>(p.bucket);
+      if (p.generation > 0) m_rebuilt = true;
+    }
+    for (auto& [index, row] : rows)
+      m_rows.push_back(row);
+  }
+  endResetModel();
+}
+
+int ParameterBucketModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int ParameterBucketModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : NumColumns;
+}
+
+QVariant ParameterBucketModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
+  const Row& r = m_rows[index.row()];
+  if (role == Qt::TextAlignmentRole) {
+    return index.column() == Name || index.column() == Shape
+               ? QVariant()
+               : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+  }
+  if (role != Qt::DisplayRole) return {};
+  switch (index.column()) {
+    case Index:
+      return r.index;
+    case Name:
+      return r.name;
+    case Shape:
+      return r.dtype + r.shape;  // f32[128,32]
+    case Bytes:
+      return QLocale().formattedDataSize(r.bytes);
+    case BucketBefore:
+      return r.before >= 0 ? QVariant(r.before) : QVariant(QStringLiteral("–"));
+    case BucketAfter:
+      return r.after >= 0 ? QVariant(r.after) : QVariant(QStringLiteral("–"));
+  }
+  return {};
+}
+
+QVariant ParameterBucketModel::headerData(int section, Qt::Orientation orientation,
+                                          int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  static const char* names[NumColumns] = {
+      "Index", "Parameter", "Shape", "Bytes", "Bucket before rebuild", "Bucket after rebuild"};
+  return section >= 0 && section < NumColumns ? QString::fromLatin1(names[section]) : QVariant();
+}
+
+}  // namespace ddpscope::gui
