@@ -32,14 +32,20 @@ std::string list_text(const std::vector<int>& v) {
 RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations) {
   RankHangState st;
   st.rank = rank;
-  const auto iterations = run.spans({.kinds = {Kind::Iteration}, .rank = rank});
-  st.completed_iterations = iterations.empty() ? 0 : iterations.back().iteration;
+  // The last completed iteration (a scan without names: ~0.1 s for 1M spans).
+  std::optional<CompactSpan> last;
+  run.for_each_span(
+      [&](const CompactSpan& s) {
+        if (!last || s.iteration > last->iteration) last = s;
+      },
+      {Kind::Iteration}, rank);
+  st.completed_iterations = last ? last->iteration : 0;
   st.current_iteration = st.completed_iterations + 1;
   // From the start of the last completed iteration: its collectives give the latest
   // sequence number even when the current iteration has not issued one yet.
   SpanQuery window;
   window.rank = rank;
-  if (!iterations.empty()) window.t_begin_ns = iterations.back().t_begin_ns;
+  if (last) window.t_begin_ns = last->t_begin_ns;
   const auto events = run.spans(window);
 
   // A collective started and not finished: the rank is blocked in it, in the iteration
@@ -97,7 +103,7 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
   st.phase = backward_done ? "after backward" : forward_done ? "after forward" : "forward";
   // Nothing of the next iteration yet: the rank is between iterations (or done), and
   // no gradient or bucket of it is pending.
-  const bool between = !st.blocked_in && !started && !iterations.empty();
+  const bool between = !st.blocked_in && !started && last.has_value();
   if (between) {
     const bool done = st.completed_iterations >= total_iterations;
     st.phase = done ? "done" : "between iterations";

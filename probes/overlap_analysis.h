@@ -50,10 +50,15 @@ struct BucketTiming {
 struct RunAnalysis {
   std::vector<IterationAnalysis> iterations;  // by rank, then iteration
   std::vector<BucketTiming> buckets;          // by rank, iteration, bucket
+  // Where extend_analysis resumes: the first row of an iteration not finished yet.
+  int64_t resume_rowid = 0;
 };
 
 // rank -1: every rank.
 RunAnalysis analyze_run(RunStoreReader& run, int rank = -1);
+// Adds the iterations a growing run finished since `analysis` (of every rank) was made,
+// reading only the rows from its resume point on.
+void extend_analysis(RunAnalysis& analysis, RunStoreReader& run);
 
 // Per iteration with two or more ranks: the rank whose first bucket allreduce started
 // last (the straggler: the others wait for it in that collective) and by how much.

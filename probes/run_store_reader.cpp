@@ -115,8 +115,38 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
   return out;
 }
 
+Statement RunStoreReader::compact_scan(const std::vector<Kind>& kinds, int rank,
+                                       int64_t after_rowid) {
+  std::string sql =
+      "SELECT rank, thread, kind, name_id, t_begin_ns, t_end_ns, iteration, bucket, param, bytes, "
+      "seq, rowid FROM spans WHERE rowid > ?2 AND (?1 < 0 OR rank = ?1)";
+  if (!kinds.empty()) {
+    sql += " AND kind IN (";
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      if (i) sql += ',';
+      sql += std::to_string(static_cast<int>(kinds[i]));
+    }
+    sql += ")";
+  }
+  Statement s = db_.prepare(sql);
+  s.bind(1, int64_t{rank}).bind(2, after_rowid);
+  return s;
+}
+
+std::vector<std::string> RunStoreReader::names() {
+  Statement s = db_.prepare("SELECT name_id, name FROM names ORDER BY name_id");
+  std::vector<std::string> out;
+  while (s.step()) {
+    const auto id = static_cast<size_t>(s.column_int64(0));
+    if (id >= out.size()) out.resize(id + 1);
+    out[id] = s.column_text(1);
+  }
+  return out;
+}
+
 int64_t RunStoreReader::span_count() {
-  return db_.query_int64("SELECT count(*) FROM spans");
+  // Rows are only ever appended: the largest rowid is the count, without a scan.
+  return db_.query_int64("SELECT coalesce(max(rowid), 0) FROM spans");
 }
 
 std::pair<int64_t, int64_t> RunStoreReader::time_range() {

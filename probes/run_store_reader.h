@@ -96,6 +96,17 @@ struct MetricRow {
   double value = 0;
 };
 
+// A span without its strings: for the views that load every span of a run (1M spans
+// must open in well under a second). name_id indexes names().
+struct CompactSpan {
+  int64_t rowid = 0;  // grows with every span written: where an incremental read resumes
+  int32_t rank = 0, thread = 0;
+  Kind kind = Kind::Mark;
+  int32_t name_id = 0;
+  int64_t t_begin_ns = 0, t_end_ns = 0;
+  int64_t iteration = -1, bucket = -1, param = -1, bytes = -1, seq = -1;
+};
+
 class RunStoreReader {
  public:
   explicit RunStoreReader(const std::string& path);
@@ -105,6 +116,31 @@ class RunStoreReader {
   std::vector<ThreadRow> threads();
   std::vector<SpanRow> spans(const SpanQuery& query = {});
   int64_t span_count();
+  // Every span in file order (per rank and thread, nearly by time), without names;
+  // only `kinds` (all when empty), one rank (all when -1), rows after `after_rowid`.
+  template <typename Fn>
+  void for_each_span(Fn&& fn, const std::vector<Kind>& kinds = {}, int rank = -1,
+                     int64_t after_rowid = 0) {
+    Statement s = compact_scan(kinds, rank, after_rowid);
+    CompactSpan c;
+    while (s.step()) {
+      c.rowid = s.column_int64(11);
+      c.rank = static_cast<int32_t>(s.column_int64(0));
+      c.thread = static_cast<int32_t>(s.column_int64(1));
+      c.kind = static_cast<Kind>(s.column_int64(2));
+      c.name_id = static_cast<int32_t>(s.column_int64(3));
+      c.t_begin_ns = s.column_int64(4);
+      c.t_end_ns = s.column_int64(5);
+      c.iteration = s.column_optional(6);
+      c.bucket = s.column_optional(7);
+      c.param = s.column_optional(8);
+      c.bytes = s.column_optional(9);
+      c.seq = s.column_optional(10);
+      fn(c);
+    }
+  }
+  // Span names by name_id (ids without a name are empty).
+  std::vector<std::string> names();
   // Earliest begin and latest end over all spans ({0, 0} without spans).
   std::pair<int64_t, int64_t> time_range();
   // generation -1: every generation.
@@ -119,6 +155,8 @@ class RunStoreReader {
   const std::string& path() const { return db_.path(); }
 
  private:
+  Statement compact_scan(const std::vector<Kind>& kinds, int rank, int64_t after_rowid);
+
   SqliteDb db_;
 };
 

@@ -87,7 +87,12 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   resize(1280, 800);
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+  // Ending the job emits finished(): it must not reach a window half torn down.
+  m_job->disconnect(this);
+  m_live->disconnect(this);
+  delete m_job;  // stops a running job: no rank outlives the app
+}
 
 void MainWindow::buildViews() {
   auto* splitter = new QSplitter(this);
@@ -120,6 +125,7 @@ void MainWindow::buildViews() {
   timelineScroll->setWidget(m_timeline);
   timelineScroll->setWidgetResizable(true);
   m_tabs->addTab(timelineScroll, tr("Timeline"));
+  m_timelinePage = timelineScroll;
   connect(m_timeline, &TimelineView::spanClicked, this,
           [this](const QString& text) { statusBar()->showMessage(text); });
 
@@ -143,6 +149,7 @@ void MainWindow::buildViews() {
   overlapLayout->addWidget(m_overlapTable, 1);
   connect(m_overlapRank, &QComboBox::currentIndexChanged, this, [this] { updateOverlap(); });
   m_tabs->addTab(overlapPage, tr("Overlap"));
+  m_overlapPage = overlapPage;
 
   auto* bucketPage = new QWidget;
   auto* bucketLayout = new QVBoxLayout(bucketPage);
@@ -169,6 +176,7 @@ void MainWindow::buildViews() {
   connect(m_bucketRank, &QComboBox::currentIndexChanged, this, [this] { updateBuckets(); });
   connect(m_bucketIteration, &QSpinBox::valueChanged, this, [this] { updateBuckets(); });
   m_tabs->addTab(bucketPage, tr("Buckets"));
+  m_bucketPage = bucketPage;
 
   auto* graphPage = new QWidget;
   auto* graphLayout = new QVBoxLayout(graphPage);
@@ -180,10 +188,12 @@ void MainWindow::buildViews() {
   connect(m_graph, &GraphView::nodeClicked, this,
           [this](const QString& text) { statusBar()->showMessage(text); });
   m_tabs->addTab(graphPage, tr("Graph"));
+  m_graphPage = graphPage;
 
   m_hang = new HangView;
   m_tabs->addTab(m_hang, tr("Hang"));
 
+  connect(m_tabs, &QTabWidget::currentChanged, this, [this] { refreshCurrentTab(); });
   splitter->addWidget(m_tabs);
   splitter->setStretchFactor(1, 3);
   setCentralWidget(splitter);
@@ -274,22 +284,70 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
     }
   }
   showSummary();
-  if (sameRun) {
-    m_timeline->updateData(m_run->timeline);
-  } else {
-    m_timeline->setData(m_run->timeline);
-    m_timeline->showIteration(m_run->timeline.iterations.size() > 1 ? 1 : 0);  // past warm-up
-  }
-  updateOverlap();
-  updateBuckets();
-  if (!sameRun || m_graph->shown().nodes.size() == 0) {
-    m_graph->setGraph(m_run->graph);
-    const QSignalBlocker g(m_graphCollapse);
-    m_graphCollapse->setChecked(m_graph->collapsed());
-  }
   if (live) m_monitor->setRun(*m_run);
-  updateHang(m_stalled);
+  // A live reload refreshes the tab on screen and marks the others for when they are
+  // shown: rebuilding every view two to four times a second would starve the job.
+  m_dirty = {Tab::Timeline, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Hang};
+  m_followTimeline = sameRun;
+  if (live) {
+    refreshCurrentTab();
+  } else {
+    for (Tab t : {Tab::Timeline, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Hang})
+      refreshTab(t);
+  }
   emit runShown();
+}
+
+MainWindow::Tab MainWindow::tabOf(int index) const {
+  QWidget* w = m_tabs->widget(index);
+  if (w == m_timelinePage) return Tab::Timeline;
+  if (w == m_overlapPage) return Tab::Overlap;
+  if (w == m_bucketPage) return Tab::Buckets;
+  if (w == m_graphPage) return Tab::Graph;
+  if (w == m_hang) return Tab::Hang;
+  return Tab::Other;
+}
+
+void MainWindow::refreshCurrentTab() {
+  const Tab tab = tabOf(m_tabs->currentIndex());
+  m_live->setWantHang(tab == Tab::Hang);  // live reloads skip the hang analysis otherwise
+  refreshTab(tab);
+}
+
+void MainWindow::refreshTab(Tab tab) {
+  if (!m_run || !m_dirty.count(tab)) return;
+  m_dirty.erase(tab);
+  switch (tab) {
+    case Tab::Timeline: {
+      // Shares the run's timeline: no copy of its spans.
+      std::shared_ptr<const TimelineData> timeline(m_run, &m_run->timeline);
+      if (m_followTimeline) {
+        m_timeline->updateData(std::move(timeline));
+      } else {
+        m_timeline->setData(std::move(timeline));
+        m_timeline->showIteration(m_run->timeline.iterations.size() > 1 ? 1 : 0);  // past warm-up
+      }
+      break;
+    }
+    case Tab::Overlap:
+      updateOverlap();
+      break;
+    case Tab::Buckets:
+      updateBuckets();
+      break;
+    case Tab::Graph:
+      if (m_graph->shown().nodes.empty() || !m_followTimeline) {
+        m_graph->setGraph(m_run->graph);
+        const QSignalBlocker g(m_graphCollapse);
+        m_graphCollapse->setChecked(m_graph->collapsed());
+      }
+      break;
+    case Tab::Hang:
+      updateHang(m_stalled);
+      break;
+    case Tab::Other:
+      break;
+  }
 }
 
 void MainWindow::showSummary() {
@@ -358,8 +416,17 @@ void MainWindow::updateOverlap() {
   exposed->setColor(QColor(0xe1, 0x57, 0x59));
   QStringList categories;
   double top = 0;
+  // Bars for at most the latest kMaxBars iterations: more are unreadable (and slow to
+  // lay out); the table below keeps every iteration.
+  constexpr int kMaxBars = 300;
+  std::vector<const probes::IterationAnalysis*> shown;
   for (const auto& it : m_run->analysis.iterations) {
-    if (it.rank != rank) continue;
+    if (it.rank == rank) shown.push_back(&it);
+  }
+  const size_t total = shown.size();
+  if (shown.size() > kMaxBars) shown.erase(shown.begin(), shown.end() - kMaxBars);
+  for (const probes::IterationAnalysis* p : shown) {
+    const auto& it = *p;
     if (straggling.count(it.iteration)) compute->selectBar(static_cast<int>(compute->count()));
     *compute << it.compute_ms;
     *hidden << it.comm_ms - it.exposed_comm_ms;
@@ -374,10 +441,11 @@ void MainWindow::updateOverlap() {
   series->setBarWidth(0.9);
   auto* chart = new QChart;
   chart->addSeries(series);
-  chart->setTitle(tr("Rank %1: compute and communication per iteration (straggler in %2 of %3)")
+  chart->setTitle(tr("Rank %1: compute and communication per iteration%2 (straggler in %3 of %4)")
                       .arg(rank)
+                      .arg(total > shown.size() ? tr(", the last %1").arg(shown.size()) : QString())
                       .arg(straggling.size())
-                      .arg(categories.size()));
+                      .arg(total));
   auto* x = new QBarCategoryAxis;
   x->append(categories);
   x->setLabelsVisible(categories.size() <= 40);

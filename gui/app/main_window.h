@@ -7,6 +7,7 @@
 
 #include <QMainWindow>
 #include <memory>
+#include <set>
 
 #include "job_controller.h"
 #include "run_data.h"
@@ -72,6 +73,10 @@ class MainWindow : public QMainWindow {
   void buildViews();
   void buildMenus();
   void showRun(std::shared_ptr<const RunData> run, bool live);
+  enum class Tab { Timeline, Overlap, Buckets, Graph, Hang, Other };
+  Tab tabOf(int index) const;
+  void refreshTab(Tab tab);
+  void refreshCurrentTab();
   void showSummary();
   void updateOverlap();
   void updateBuckets();
@@ -102,6 +107,12 @@ class MainWindow : public QMainWindow {
   QCheckBox* m_graphCollapse = nullptr;
   HangView* m_hang = nullptr;
   bool m_stalled = false;
+  std::set<Tab> m_dirty;          // views not yet showing the latest run data
+  bool m_followTimeline = false;  // the timeline shows an earlier load of the same run
+  QWidget* m_timelinePage = nullptr;
+  QWidget* m_overlapPage = nullptr;
+  QWidget* m_bucketPage = nullptr;
+  QWidget* m_graphPage = nullptr;
   int m_stallMs = 10000;
   QString m_liveRun;  // the run file of the job being followed
 };

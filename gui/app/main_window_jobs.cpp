@@ -45,7 +45,7 @@ bool MainWindow::launchJob(const LaunchConfig& config, QString* error) {
   m_monitor->clear();
   m_monitor->setStatus(tr("starting %1 ranks (%2)...").arg(config.worldSize).arg(config.backend),
                        true);
-  if (!m_liveRun.isEmpty()) m_live->watch(m_liveRun, 400, m_stallMs);
+  if (!m_liveRun.isEmpty()) m_live->watch(m_liveRun, 250, m_stallMs);
   showTab(tr("Live"));
   statusBar()->showMessage(tr("Launched: %1").arg(path));
   return true;
@@ -131,8 +131,8 @@ bool MainWindow::exportTableCsv(const QString& path) {
   // Buckets tab: the bucket table, then the parameter map).
   QWidget* page = m_tabs->currentWidget();
   const QAbstractItemModel* model = nullptr;
-  for (QTableView* t : {m_overlapTable, m_bucketTable, m_paramTable,
-                        static_cast<QTableView*>(m_hang->table())}) {
+  for (QTableView* t :
+       {m_overlapTable, m_bucketTable, m_paramTable, static_cast<QTableView*>(m_hang->table())}) {
     if (!page || !page->isAncestorOf(t)) continue;
     if (!model || t->hasFocus()) model = t->model();
   }

@@ -60,22 +60,23 @@ int depthOf(probes::Kind kind) {
 
 }  // namespace
 
-TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
+TimelineView::TimelineView(QWidget* parent)
+    : QWidget(parent), m_data(std::make_shared<const TimelineData>()) {
   setFocusPolicy(Qt::StrongFocus);
   setMouseTracking(false);
   setMinimumHeight(kTop + 2 * kLaneHeight);
 }
 
-void TimelineView::setData(TimelineData data) {
+void TimelineView::setData(std::shared_ptr<const TimelineData> data) {
   m_data = std::move(data);
-  setMinimumHeight(kTop + static_cast<int>(m_data.lanes.size()) * kLaneHeight + 4);
+  setMinimumHeight(kTop + static_cast<int>(m_data->lanes.size()) * kLaneHeight + 4);
   fitAll();
 }
 
-void TimelineView::updateData(TimelineData data) {
-  const bool following = m_data.lanes.empty() || m_axis.end_ns >= m_data.end_ns;
+void TimelineView::updateData(std::shared_ptr<const TimelineData> data) {
+  const bool following = m_data->lanes.empty() || m_axis.end_ns >= m_data->end_ns;
   m_data = std::move(data);
-  setMinimumHeight(kTop + static_cast<int>(m_data.lanes.size()) * kLaneHeight + 4);
+  setMinimumHeight(kTop + static_cast<int>(m_data->lanes.size()) * kLaneHeight + 4);
   if (following) {
     fitAll();
   } else {
@@ -85,15 +86,15 @@ void TimelineView::updateData(TimelineData data) {
 
 void TimelineView::fitAll() {
   m_axis.width_px = std::max(1, width() - kLabelWidth);
-  m_axis.fit(m_data.begin_ns, m_data.end_ns);
+  m_axis.fit(m_data->begin_ns, m_data->end_ns);
   update();
 }
 
 void TimelineView::showIteration(int index) {
-  if (index < 0 || index >= static_cast<int>(m_data.iterations.size())) return;
+  if (index < 0 || index >= static_cast<int>(m_data->iterations.size())) return;
   m_iteration = index;
   m_axis.width_px = std::max(1, width() - kLabelWidth);
-  m_axis.fit(m_data.iterations[index].first, m_data.iterations[index].second, 0.05);
+  m_axis.fit(m_data->iterations[index].first, m_data->iterations[index].second, 0.05);
   update();
 }
 
@@ -113,15 +114,15 @@ void TimelineView::paintEvent(QPaintEvent*) {
   const double step = std::pow(10, std::floor(std::log10(std::max(raw, 1.0))));
   const double tick = raw / step >= 5 ? 5 * step : raw / step >= 2 ? 2 * step : step;
   p.setPen(palette().color(QPalette::Mid));
-  const int64_t origin = m_data.begin_ns;
+  const int64_t origin = m_data->begin_ns;
   for (double t = std::ceil((m_axis.begin_ns - origin) / tick) * tick; origin + t <= m_axis.end_ns;
        t += tick) {
     const int x = x0 + static_cast<int>(m_axis.to_px(origin + static_cast<int64_t>(t)));
     p.drawLine(x, kTop - 4, x, height());
     p.drawText(x + 2, kTop - 6, QStringLiteral("%1 ms").arg(t * 1e-6, 0, 'f', tick < 1e5 ? 3 : 1));
   }
-  for (size_t l = 0; l < m_data.lanes.size(); ++l) {
-    const TimelineLane& lane = m_data.lanes[l];
+  for (size_t l = 0; l < m_data->lanes.size(); ++l) {
+    const TimelineLane& lane = m_data->lanes[l];
     const int y = kTop + static_cast<int>(l) * kLaneHeight;
     p.setPen(palette().color(QPalette::Text));
     p.drawText(QRect(4, y, kLabelWidth - 8, kLaneHeight), Qt::AlignVCenter | Qt::AlignLeft,
@@ -162,16 +163,22 @@ void TimelineView::paintEvent(QPaintEvent*) {
         p.setPen(Qt::black);
         const QString label = s.kind == probes::Kind::Allreduce && s.bucket >= 0
                                   ? QStringLiteral("bucket %1").arg(s.bucket)
-                                  : QString::fromStdString(m_data.names[s.name]);
+                                  : QString::fromStdString(m_data->name_of(s.name));
         p.drawText(
             r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
             p.fontMetrics().elidedText(label, Qt::ElideRight, static_cast<int>(r.width()) - 5));
       }
     }
+    // Gradient-ready and bucket-ready ticks: those in the window (a binary search), one
+    // per pixel column.
     p.setPen(QColor(0x33, 0x33, 0x33));
-    for (const TimelineSpan& s : lane.instants) {  // gradient-ready and bucket-ready ticks
-      if (s.begin_ns < m_axis.begin_ns || s.begin_ns > m_axis.end_ns) continue;
-      const int x = x0 + static_cast<int>(m_axis.to_px(s.begin_ns));
+    int lastTick = -1;
+    for (auto it = std::lower_bound(lane.instants.begin(), lane.instants.end(), m_axis.begin_ns,
+                                    [](const TimelineSpan&s, int64_t t) { return s.begin_ns < t; });
+         it != lane.instants.end() && it->begin_ns <= m_axis.end_ns; ++it) {
+      const int x = x0 + static_cast<int>(m_axis.to_px(it->begin_ns));
+      if (x == lastTick) continue;
+      lastTick = x;
       p.drawLine(x, y + kLaneHeight - 8, x, y + kLaneHeight - 2);
     }
     p.setClipping(false);
@@ -202,11 +209,11 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event) {
 void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
   if (m_dragged) return;
   const int lane = (event->pos().y() - kTop) / kLaneHeight;
-  if (event->pos().y() < kTop || lane >= static_cast<int>(m_data.lanes.size())) return;
+  if (event->pos().y() < kTop || lane >= static_cast<int>(m_data->lanes.size())) return;
   const int64_t t = m_axis.to_ns(event->pos().x() - kLabelWidth);
   const auto slack = static_cast<int64_t>(2 * m_axis.ns_per_px());
-  if (const TimelineSpan* s = m_data.spanAt(static_cast<size_t>(lane), t, slack))
-    emit spanClicked(describe(*s, m_data.lanes[static_cast<size_t>(lane)]));
+  if (const TimelineSpan* s = m_data->spanAt(static_cast<size_t>(lane), t, slack))
+    emit spanClicked(describe(*s, m_data->lanes[static_cast<size_t>(lane)]));
 }
 
 void TimelineView::keyPressEvent(QKeyEvent* event) {
@@ -229,7 +236,7 @@ QString TimelineView::describe(const TimelineSpan& s, const TimelineLane& lane) 
   QString text =
       QStringLiteral("%1 · %2 · %3: %4 µs")
           .arg(QString::fromStdString(lane.label), QString::fromLatin1(probes::kind_name(s.kind)),
-               QString::fromStdString(m_data.names[s.name]))
+               QString::fromStdString(m_data->name_of(s.name)))
           .arg((s.end_ns - s.begin_ns) * 1e-3, 0, 'f', 1);
   if (s.iteration >= 0) text += QStringLiteral(" · iteration %1").arg(s.iteration);
   if (s.bucket >= 0) text += QStringLiteral(" · bucket %1").arg(s.bucket);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QWidget>
+#include <memory>
 
 #include "time_axis.h"
 #include "timeline_data.h"
@@ -17,11 +18,12 @@ class TimelineView : public QWidget {
 
  public:
   explicit TimelineView(QWidget* parent = nullptr);
-  void setData(TimelineData data);
+  // The view shares the data (a run's timeline can be 1M spans: never copied).
+  void setData(std::shared_ptr<const TimelineData> data);
   // The same run, grown: keeps the visible window unless it showed the whole run, in
   // which case it keeps showing the whole run (following a live job).
-  void updateData(TimelineData data);
-  const TimelineData& data() const { return m_data; }
+  void updateData(std::shared_ptr<const TimelineData> data);
+  const TimelineData& data() const { return *m_data; }
   const TimeAxis& axis() const { return m_axis; }
   void fitAll();
   void showIteration(int index);  // 0-based into data().iterations
@@ -45,7 +47,7 @@ class TimelineView : public QWidget {
  private:
   QString describe(const TimelineSpan& span, const TimelineLane& lane) const;
 
-  TimelineData m_data;
+  std::shared_ptr<const TimelineData> m_data;
   TimeAxis m_axis;
   int m_iteration = -1;
   QPoint m_pressAt;

@@ -8,12 +8,14 @@ namespace ddpscope::gui {
 namespace {
 
 // What load_run reports, or an exception's message as the null result's reason.
-std::shared_ptr<const RunData> load_in_background(const std::string& path, QString* error) {
+std::shared_ptr<const RunData> load_in_background(const std::string& path,
+                                                  std::shared_ptr<const RunData> previous,
+                                                  bool with_hang, QString* error) {
   try {
     const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::steady_clock::now().time_since_epoch())
                          .count();
-    return std::make_shared<const RunData>(load_run(path, now));
+    return std::make_shared<const RunData>(load_run(path, now, previous.get(), with_hang));
   } catch (const std::exception& e) {
     *error = QString::fromUtf8(e.what());
     return nullptr;
@@ -35,6 +37,7 @@ LiveRunLoader::~LiveRunLoader() {
 
 void LiveRunLoader::watch(const QString& path, int intervalMs, int stallMs) {
   m_path = path;
+  m_previous.reset();
   m_stallMs = stallMs;
   m_lastEvents = -1;
   m_stalled = false;
@@ -58,7 +61,8 @@ void LiveRunLoader::tick() {
   if (m_watcher.isRunning() || m_path.isEmpty()) return;
   if (!QFileInfo::exists(m_path)) return;  // the collector has not created it yet
   m_error.clear();
-  m_watcher.setFuture(QtConcurrent::run(load_in_background, m_path.toStdString(), &m_error));
+  m_watcher.setFuture(QtConcurrent::run(load_in_background, m_path.toStdString(), m_previous,
+                                        m_wantHang || m_stalled || !m_timer.isActive(), &m_error));
 }
 
 void LiveRunLoader::onLoaded() {
@@ -68,6 +72,7 @@ void LiveRunLoader::onLoaded() {
     if (!m_error.isEmpty()) emit loadFailed(m_error);
   } else {
     ++m_reloads;
+    m_previous = run;
     int64_t events = 0;
     for (const auto& r : run->ranks)
       events += r.events_received;

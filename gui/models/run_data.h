@@ -23,8 +23,8 @@ struct RunData {
   std::vector<probes::BucketRow> buckets;  // every rank and generation
   std::vector<probes::ParamRow> params;    // every rank and generation
   std::vector<probes::MetricRow> metrics;  // loss, samples_per_s, iteration_ms per rank
-  probes::HangReport hang;
-  GraphData graph;  // rank 0's first recorded graph
+  probes::HangReport hang;                 // empty when loaded without it
+  GraphData graph;                         // rank 0's first recorded graph
   int64_t span_count = 0;
   TimelineData timeline;
 };
@@ -32,6 +32,10 @@ struct RunData {
 // now_ns: CLOCK_MONOTONIC now on the collector's host for a live run (the hang
 // analysis measures ages from it); 0 for a file. Throws probes::RunStoreError (or
 // ddpscope::Error) when the file cannot be read.
-RunData load_run(const std::string& path, int64_t now_ns = 0);
+// With `previous` (an earlier load of the same growing file), only the spans written
+// since are read for the timeline and the overlap analysis. Without `with_hang` the
+// hang analysis is left empty (live reloads skip it until it is needed).
+RunData load_run(const std::string& path, int64_t now_ns = 0, const RunData* previous = nullptr,
+                 bool with_hang = true);
 
 }  // namespace ddpscope::gui

@@ -2,51 +2,88 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
 namespace ddpscope::gui {
 
 TimelineData load_timeline(probes::RunStoreReader& run) {
   TimelineData d;
-  std::map<std::pair<int, int>, size_t> lane_of;
+  extend_timeline(d, run);
+  return d;
+}
+
+void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
+  d.names = run.names();  // TimelineSpan::name is the run file's name_id
   std::map<std::pair<int, int>, std::string> thread_names;
   for (const auto& t : run.threads())
     thread_names[{t.rank, t.thread}] = t.name;
-  std::unordered_map<std::string, int32_t> name_ids;
-  // Lanes in rank, thread order.
-  std::vector<probes::SpanRow> rows = run.spans();
-  std::vector<std::pair<int, int>> keys;
-  for (const auto& s : rows)
-    keys.emplace_back(s.rank, s.thread);
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  for (const auto& k : keys) {
-    lane_of[k] = d.lanes.size();
-    TimelineLane lane;
-    lane.rank = k.first;
-    lane.thread = k.second;
-    const auto name = thread_names.find(k);
-    lane.label = "rank " + std::to_string(k.first) + " · " +
-                 (name != thread_names.end() ? name->second : "thread " + std::to_string(k.second));
-    d.lanes.push_back(std::move(lane));
+  std::map<std::pair<int, int>, size_t> lane_of;
+  std::vector<size_t> old_spans, old_instants;  // per lane: what was there before
+  for (size_t i = 0; i < d.lanes.size(); ++i) {
+    lane_of[{d.lanes[i].rank, d.lanes[i].thread}] = i;
+    old_spans.push_back(d.lanes[i].spans.size());
+    old_instants.push_back(d.lanes[i].instants.size());
   }
-  bool first = true;
-  for (const auto& s : rows) {
-    auto [it, inserted] = name_ids.try_emplace(s.name, static_cast<int32_t>(d.names.size()));
-    if (inserted) d.names.push_back(s.name);
-    const TimelineSpan span{s.t_begin_ns, s.t_end_ns, s.kind, it->second,
-                            s.iteration,  s.bucket,   s.bytes};
-    TimelineLane& lane = d.lanes[lane_of[{s.rank, s.thread}]];
-    (s.t_end_ns > s.t_begin_ns ? lane.spans : lane.instants).push_back(span);
-    lane.longest_ns = std::max(lane.longest_ns, s.t_end_ns - s.t_begin_ns);
-    d.begin_ns = first ? s.t_begin_ns : std::min(d.begin_ns, s.t_begin_ns);
-    d.end_ns = first ? s.t_end_ns : std::max(d.end_ns, s.t_end_ns);
-    first = false;
-    if (s.kind == probes::Kind::Iteration && s.rank == 0)
-      d.iterations.emplace_back(s.t_begin_ns, s.t_end_ns);
+  const size_t old_iterations = d.iterations.size();
+  // One pass over the new spans without their strings (a 1M-span run opens in well
+  // under a second); lanes are found by (rank, thread), with the last one cached.
+  std::pair<int, int> last_key{-1, -1};
+  size_t lane = 0;
+  bool first = d.lanes.empty();
+  run.for_each_span(
+      [&](const probes::CompactSpan& s) {
+        const std::pair<int, int> key{s.rank, s.thread};
+        if (key != last_key || lane >= d.lanes.size()) {
+          auto [it, inserted] = lane_of.try_emplace(key, d.lanes.size());
+          if (inserted) {
+            d.lanes.emplace_back();
+            d.lanes.back().rank = key.first;
+            d.lanes.back().thread = key.second;
+            old_spans.push_back(0);
+            old_instants.push_back(0);
+          }
+          lane = it->second;
+          last_key = key;
+        }
+        TimelineLane& l = d.lanes[lane];
+        const TimelineSpan span{s.t_begin_ns, s.t_end_ns, s.kind, s.name_id,
+                                s.iteration,  s.bucket,   s.bytes};
+        (s.t_end_ns > s.t_begin_ns ? l.spans : l.instants).push_back(span);
+        l.longest_ns = std::max(l.longest_ns, s.t_end_ns - s.t_begin_ns);
+        d.begin_ns = first ? s.t_begin_ns : std::min(d.begin_ns, s.t_begin_ns);
+        d.end_ns = first ? s.t_end_ns : std::max(d.end_ns, s.t_end_ns);
+        first = false;
+        d.last_rowid = std::max(d.last_rowid, s.rowid);
+        if (s.kind == probes::Kind::Iteration && s.rank == 0)
+          d.iterations.emplace_back(s.t_begin_ns, s.t_end_ns);
+      },
+      {}, -1, d.last_rowid);
+  // Spans by begin time within each lane (the file holds them in shipping order: by
+  // time within a batch, an enclosing span after its children): sort what is new, then
+  // merge it with what was there.
+  const auto by_begin = [](const TimelineSpan& a, const TimelineSpan& b) {
+    return a.begin_ns < b.begin_ns || (a.begin_ns == b.begin_ns && a.end_ns > b.end_ns);
+  };
+  auto sort_tail = [&](std::vector<TimelineSpan>& v, size_t old) {
+    std::stable_sort(v.begin() + static_cast<std::ptrdiff_t>(old), v.end(), by_begin);
+    std::inplace_merge(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(old), v.end(), by_begin);
+  };
+  for (size_t i = 0; i < d.lanes.size(); ++i) {
+    TimelineLane& l = d.lanes[i];
+    sort_tail(l.spans, old_spans[i]);
+    sort_tail(l.instants, old_instants[i]);
+    const auto name = thread_names.find({l.rank, l.thread});
+    l.label = "rank " + std::to_string(l.rank) + " · " +
+              (name != thread_names.end() ? name->second : "thread " + std::to_string(l.thread));
   }
-  // spans() returns rows by begin time already; keep that order within each lane.
-  return d;
+  // Lanes in (rank, thread) order.
+  std::stable_sort(d.lanes.begin(), d.lanes.end(),
+                   [](const TimelineLane& a, const TimelineLane& b) {
+                     return std::pair(a.rank, a.thread) < std::pair(b.rank, b.thread);
+                   });
+  std::sort(d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations), d.iterations.end());
+  std::inplace_merge(d.iterations.begin(),
+                     d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations),
+                     d.iterations.end());
 }
 
 void mark_exposed(TimelineData& data, const probes::RunAnalysis& analysis) {

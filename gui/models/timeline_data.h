@@ -32,10 +32,17 @@ struct TimelineLane {
 
 struct TimelineData {
   std::vector<TimelineLane> lanes;  // by rank, then thread
-  std::vector<std::string> names;
+  std::vector<std::string> names;   // by the run file's name_id
+
+  const std::string& name_of(int32_t id) const {
+    static const std::string unknown = "?";
+    return id >= 0 && static_cast<size_t>(id) < names.size() ? names[static_cast<size_t>(id)]
+                                                             : unknown;
+  }
   int64_t begin_ns = 0, end_ns = 0;
   // Begin and end of each iteration of rank 0 (for fit and next/previous).
   std::vector<std::pair<int64_t, int64_t>> iterations;
+  int64_t last_rowid = 0;  // the last span read: extend_timeline resumes after it
 
   // The span of `lane` under time `t_ns`, or null; spans are searched from the
   // innermost (latest-starting) one.
@@ -44,6 +51,9 @@ struct TimelineData {
 
 // Throws probes::RunStoreError when the run cannot be read.
 TimelineData load_timeline(probes::RunStoreReader& run);
+// Adds the spans written since `data` was read (a growing run): only the new rows are
+// read, then merged into their lanes by time.
+void extend_timeline(TimelineData& data, probes::RunStoreReader& run);
 // Copies each rank's exposed-communication intervals onto its lanes.
 void mark_exposed(TimelineData& data, const probes::RunAnalysis& analysis);
 

@@ -13,13 +13,11 @@ namespace ddpscope::gui::testing {
 // 640, optimizer [800, 900]. Buckets: 0 = {w}, 1 = {b}. The last rank's allreduces start
 // `last_rank_lag_ns` later (a straggler); `rebuilt` adds a generation 1 with the buckets
 // swapped (0 = {b}, 1 = {w}).
-inline void write_test_run(const std::string& path, int ranks, int iterations,
-                           const std::string& status = "finished", int64_t last_rank_lag_ns = 0,
-                           bool rebuilt = false) {
+// Writes iterations [from, to] of one rank as one batch (the bucket records with the first).
+inline void write_iterations(ddpscope::probes::RunStoreWriter& w, int rank, int from, int to,
+                             int64_t lag_ns = 0, bool rebuilt = false) {
   using namespace ddpscope::probes;
-  RunStoreWriter w(path);
-  w.begin_run({R"({"model":"mlp"})", ranks, "mpi", "mlp"});
-  for (int rank = 0; rank < ranks; ++rank) {
+  {
     EventBatch b;
     b.rank = rank;
     b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
@@ -30,7 +28,7 @@ inline void write_test_run(const std::string& path, int ranks, int iterations,
       b.events.push_back(BatchEvent{t0, t1, bytes, -1, -1, it, -1, name, bucket, -1, thread,
                                     static_cast<uint8_t>(kind), 0});
     };
-    for (int it = 1; it <= iterations; ++it) {
+    for (int it = from; it <= to; ++it) {
       const int64_t o = 1000 * int64_t{it - 1};
       ev(Kind::Iteration, 0, o, o + 1000, it, -1, -1, 0);
       ev(Kind::Forward, 1, o, o + 200, it, -1, -1, 0);
@@ -39,17 +37,18 @@ inline void write_test_run(const std::string& path, int ranks, int iterations,
       ev(Kind::BucketReady, 6, o + 640, o + 640, it, 1, -1, 0);
       ev(Kind::Optimizer, 5, o + 800, o + 900, it, -1, -1, 0);
     }
-    for (int it = 1; it <= iterations; ++it) {
-      const int64_t o = 1000 * int64_t{it - 1} + (rank == ranks - 1 ? last_rank_lag_ns : 0);
+    for (int it = from; it <= to; ++it) {
+      const int64_t o = 1000 * int64_t{it - 1} + lag_ns;
       ev(Kind::Allreduce, 4, o + 300, o + 500, it, 0, 4096, 1);
       ev(Kind::Allreduce, 4, o + 650, o + 760, it, 1, 128, 1);
     }
-    b.records = {
-        R"j({"type":"buckets","generation":0,"buckets":[{"bucket":0,"bytes":4096,"params":[0]},)j"
-        R"j({"bucket":1,"bytes":128,"params":[1]}],"params":[{"index":0,"name":"w","shape":[32,32],)j"
-        R"j("dtype":"f32","bucket":0,"offset":0},{"index":1,"name":"b","shape":[32],"dtype":"f32",)j"
-        R"j("bucket":1,"offset":0}]})j"};
-    if (rebuilt) {
+    if (from == 1)
+      b.records = {
+          R"j({"type":"buckets","generation":0,"buckets":[{"bucket":0,"bytes":4096,"params":[0]},)j"
+          R"j({"bucket":1,"bytes":128,"params":[1]}],"params":[{"index":0,"name":"w","shape":[32,32],)j"
+          R"j("dtype":"f32","bucket":0,"offset":0},{"index":1,"name":"b","shape":[32],"dtype":"f32",)j"
+          R"j("bucket":1,"offset":0}]})j"};
+    if (rebuilt && from == 1) {
       b.records.push_back(
           R"j({"type":"buckets","generation":1,"buckets":[{"bucket":0,"bytes":128,"params":[1]},)j"
           R"j({"bucket":1,"bytes":4096,"params":[0]}],"params":[{"index":0,"name":"w","shape":[32,32],)j"
@@ -58,6 +57,15 @@ inline void write_test_run(const std::string& path, int ranks, int iterations,
     }
     w.write(b);
   }
+}
+
+inline void write_test_run(const std::string& path, int ranks, int iterations,
+                           const std::string& status = "finished", int64_t last_rank_lag_ns = 0,
+                           bool rebuilt = false) {
+  ddpscope::probes::RunStoreWriter w(path);
+  w.begin_run({R"({"model":"mlp"})", ranks, "mpi", "mlp"});
+  for (int rank = 0; rank < ranks; ++rank)
+    write_iterations(w, rank, 1, iterations, rank == ranks - 1 ? last_rank_lag_ns : 0, rebuilt);
   if (status != "running") w.end_run(status);
 }
 

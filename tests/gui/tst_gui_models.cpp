@@ -153,6 +153,58 @@ class TestGuiModels : public QObject {
     QCOMPARE(a.end_ns - a.begin_ns, int64_t(2'000'000));
   }
 
+  // A growing run: the timeline read again only for the new rows equals a fresh read.
+  void testTimelineExtendsWithNewSpans() {
+    const std::string file = path("growing.ddprun");
+    ddpscope::probes::RunStoreWriter w(file);
+    w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+    testing::write_iterations(w, 0, 1, 2);
+    testing::write_iterations(w, 1, 1, 2);
+    TimelineData grown;
+    ddpscope::probes::RunAnalysis analysis;
+    {
+      ddpscope::probes::RunStoreReader r(file);
+      grown = load_timeline(r);
+      analysis = ddpscope::probes::analyze_run(r);
+    }
+    QCOMPARE(analysis.iterations.size(), size_t(4));
+    QCOMPARE(grown.iterations.size(), size_t(2));
+    const int64_t first_rowid = grown.last_rowid;
+    testing::write_iterations(w, 1, 3, 5);
+    testing::write_iterations(w, 0, 3, 5);
+    ddpscope::probes::RunStoreReader r(file);
+    extend_timeline(grown, r);
+    QVERIFY(grown.last_rowid > first_rowid);
+    // The overlap analysis, continued from its resume point, equals a fresh one.
+    ddpscope::probes::extend_analysis(analysis, r);
+    const auto full = ddpscope::probes::analyze_run(r);
+    QCOMPARE(analysis.iterations.size(), size_t(10));
+    QCOMPARE(analysis.buckets.size(), full.buckets.size());
+    for (size_t i = 0; i < full.iterations.size(); ++i) {
+      QCOMPARE(analysis.iterations[i].rank, full.iterations[i].rank);
+      QCOMPARE(analysis.iterations[i].iteration, full.iterations[i].iteration);
+      QCOMPARE(analysis.iterations[i].exposed_comm_ms, full.iterations[i].exposed_comm_ms);
+    }
+    const TimelineData fresh = load_timeline(r);
+    QCOMPARE(grown.lanes.size(), fresh.lanes.size());
+    QCOMPARE(grown.iterations, fresh.iterations);
+    QCOMPARE(grown.begin_ns, fresh.begin_ns);
+    QCOMPARE(grown.end_ns, fresh.end_ns);
+    for (size_t i = 0; i < fresh.lanes.size(); ++i) {
+      QCOMPARE(grown.lanes[i].label, fresh.lanes[i].label);
+      QCOMPARE(grown.lanes[i].spans.size(), fresh.lanes[i].spans.size());
+      QCOMPARE(grown.lanes[i].instants.size(), fresh.lanes[i].instants.size());
+      for (size_t k = 0; k < fresh.lanes[i].spans.size(); ++k) {
+        QCOMPARE(grown.lanes[i].spans[k].begin_ns, fresh.lanes[i].spans[k].begin_ns);
+        QCOMPARE(grown.lanes[i].spans[k].end_ns, fresh.lanes[i].spans[k].end_ns);
+      }
+      QVERIFY(std::is_sorted(grown.lanes[i].spans.begin(), grown.lanes[i].spans.end(),
+                             [](const auto& a, const auto& b) { return a.begin_ns < b.begin_ns; }));
+    }
+    extend_timeline(grown, r);  // nothing new: nothing changes
+    QCOMPARE(grown.lanes[0].spans.size(), fresh.lanes[0].spans.size());
+  }
+
   void testStragglerIsMarked() {
     const std::string file = path("straggler.ddprun");
     testing::write_test_run(file, 3, 4, "finished", 40);  // rank 2 starts 40 ns late

@@ -1,0 +1,254 @@
+// Timeline with 1M spans: how long opening a run takes until the timeline's first paint
+// (target <= 1 s), the frame time while zooming and panning (median target <= 16 ms),
+// and the app's memory with that run open. The baseline, in the same run: the plain way
+// of painting a timeline (every span of the window drawn as a rectangle, found by a walk
+// over the lane, no per-pixel merging). Prints one JSON object.
+//
+//   QT_QPA_PLATFORM=offscreen build/tests/bench/bench_timeline [spans] [frames] [--keep]
+#include <QApplication>
+#include <QPainter>
+#include <QTabWidget>
+#include <QWheelEvent>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include "main_window.h"
+#include "run_store_writer.h"
+#include "timeline_view.h"
+
+using namespace ddpscope;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+int64_t rss_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmRSS:") {
+      int64_t kib = 0;
+      status >> kib;
+      return kib;
+    }
+  }
+  return 0;
+}
+
+// A DDP-like run: 2 ranks; per iteration on the compute thread an iteration span with
+// forward, backward (autograd nodes inside it) and optimizer, gradient-ready ticks; on
+// the comm thread one allreduce per bucket and the MPI ops under them.
+int64_t write_run(const std::string& path, int64_t target_spans) {
+  using namespace probes;
+  std::filesystem::remove(path);
+  RunStoreWriter w(path);
+  w.begin_run({R"({"model":"mlp","iters":0})", 2, "mpi", "mlp"});
+  constexpr int kNodes = 160, kBuckets = 8;
+  const int64_t per_iteration = 2 * (4 + kNodes + kNodes / 2 + 2 * kBuckets);
+  const int iterations = static_cast<int>(target_spans / per_iteration);
+  int64_t written = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    EventBatch b;
+    b.rank = rank;
+    b.threads = {{0, 1, "compute"}, {1, 2, "comm"}};
+    b.names = {"iteration",      "forward",    "backward",  "optimizer",
+               "LinearBackward", "grad_ready", "allreduce", "allreduce_mpi"};
+    auto ev = [&](Kind kind, uint32_t name, int64_t t0, int64_t t1, int it, int16_t bucket,
+                  uint16_t thread) {
+      b.events.push_back(BatchEvent{t0, t1, bucket >= 0 ? 1 << 20 : -1, -1, -1, it, -1, name,
+                                    bucket, -1, thread, static_cast<uint8_t>(kind), 0});
+    };
+    for (int it = 1; it <= iterations; ++it) {
+      const int64_t o = int64_t{it} * 10'000'000 + rank * 20'000;  // 10 ms iterations
+      ev(Kind::Iteration, 0, o, o + 9'500'000, it, -1, 0);
+      ev(Kind::Forward, 1, o, o + 3'000'000, it, -1, 0);
+      ev(Kind::Backward, 2, o + 3'000'000, o + 8'000'000, it, -1, 0);
+      for (int n = 0; n < kNodes; ++n) {
+        const int64_t t = o + 3'000'000 + n * 31'000;
+        ev(Kind::AutogradNode, 4, t, t + 30'000, it, -1, 0);
+        if (n % 2 == 0) ev(Kind::GradReady, 5, t + 29'000, t + 29'000, it, -1, 0);
+      }
+      ev(Kind::Optimizer, 3, o + 8'000'000, o + 9'000'000, it, -1, 0);
+      for (int k = 0; k < kBuckets; ++k) {
+        const int64_t t = o + 3'500'000 + k * 600'000;
+        ev(Kind::Allreduce, 6, t, t + 550'000, it, static_cast<int16_t>(k), 1);
+        ev(Kind::PgOp, 7, t + 10'000, t + 540'000, it, -1, 1);
+      }
+      if (b.events.size() >= 20000 || it == iterations) {
+        written += static_cast<int64_t>(b.events.size());
+        w.write(b);
+        b.events.clear();
+        b.names.clear();  // names are sent once per rank
+        b.threads.clear();
+        b.names = {"iteration",      "forward",    "backward",  "optimizer",
+                   "LinearBackward", "grad_ready", "allreduce", "allreduce_mpi"};
+      }
+    }
+  }
+  w.end_run("finished");
+  return written;
+}
+
+// The plain way: every span of the window drawn, found by walking the lane.
+class NaiveTimeline : public QWidget {
+ public:
+  explicit NaiveTimeline(std::shared_ptr<const gui::TimelineData> data) : m_data(std::move(data)) {}
+  gui::TimeAxis axis;
+
+ protected:
+  void paintEvent(QPaintEvent*) override {
+    QPainter p(this);
+    p.fillRect(rect(), Qt::white);
+    for (size_t l = 0; l < m_data->lanes.size(); ++l) {
+      const int y = 22 + static_cast<int>(l) * 26;
+      for (const auto& s : m_data->lanes[l].spans) {
+        if (s.end_ns < axis.begin_ns || s.begin_ns > axis.end_ns) continue;
+        const double a = axis.to_px(s.begin_ns), b = axis.to_px(s.end_ns);
+        p.fillRect(QRectF(170 + a, y + 2, std::max(1.0, b - a), 22),
+                   QColor::fromHsv((static_cast<int>(s.kind) * 37) % 360, 120, 220));
+      }
+      for (const auto& s : m_data->lanes[l].instants) {
+        if (s.begin_ns < axis.begin_ns || s.begin_ns > axis.end_ns) continue;
+        const int x = 170 + static_cast<int>(axis.to_px(s.begin_ns));
+        p.drawLine(x, y + 18, x, y + 24);
+      }
+    }
+  }
+
+ private:
+  std::shared_ptr<const gui::TimelineData> m_data;
+};
+
+struct FrameStats {
+  double median = 0, p95 = 0, max = 0;
+};
+
+FrameStats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v[v.size() * 95 / 100], v.back()};
+}
+
+// The same gesture sequence for both: zoom in from the whole run to a few iterations in
+// steps, pan, zoom back out.
+std::vector<std::pair<int, int>> gestures(int frames) {
+  std::vector<std::pair<int, int>> g;  // (wheel steps, pan px)
+  std::mt19937 rng(7);
+  for (int i = 0; i < frames; ++i) {
+    const int phase = i * 4 / frames;
+    if (phase == 0) g.push_back({1, 0});
+    if (phase == 1) g.push_back({0, static_cast<int>(rng() % 200) - 100});
+    if (phase == 2) g.push_back({1, static_cast<int>(rng() % 40) - 20});
+    if (phase == 3) g.push_back({-2, 0});
+  }
+  return g;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  const int64_t target = argc > 1 ? std::atoll(argv[1]) : 1'000'000;
+  const int frames = argc > 2 ? std::atoi(argv[2]) : 200;
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "ddpscope-bench-timeline.ddprun").string();
+  const auto tw = Clock::now();
+  const int64_t spans = write_run(path, target);
+  std::fprintf(stderr, "wrote %lld spans in %.0f ms\n", static_cast<long long>(spans),
+               ms_since(tw));
+
+  const int64_t rss_before = rss_kib();
+  gui::MainWindow window(QString{});
+  window.resize(1600, 900);
+  window.show();
+  window.showTab(QStringLiteral("Timeline"));
+  QCoreApplication::processEvents();
+  const int64_t rss_window = rss_kib();
+  // Open to first paint: load the run, fill the views, paint the timeline.
+  const auto t_open = Clock::now();
+  if (!window.openRun(QString::fromStdString(path))) return 1;
+  window.timeline()->repaint();
+  const double open_ms = ms_since(t_open);
+  const int64_t rss_open = rss_kib();
+  window.timeline()->fitAll();
+
+  gui::TimelineView* view = window.timeline();
+  // Frames are painted into an image of the view's size: the painting itself, without
+  // the platform's flush (offscreen here, a compositor on a desktop).
+  QImage frame(view->size(), QImage::Format_ARGB32_Premultiplied);
+  std::vector<double> ours;
+  for (const auto& [steps, pan] : gestures(frames)) {
+    if (steps) {
+      const QPointF at(gui::TimelineView::kLabelWidth + 700, 40);
+      QWheelEvent wheel(at, view->mapToGlobal(at), QPoint(), QPoint(0, 120 * steps), Qt::NoButton,
+                        Qt::NoModifier, Qt::NoScrollPhase, false);
+      QApplication::sendEvent(view, &wheel);
+    }
+    if (pan) {
+      QMouseEvent press(QEvent::MouseButtonPress, QPointF(800, 40),
+                        view->mapToGlobal(QPointF(800, 40)), Qt::LeftButton, Qt::LeftButton,
+                        Qt::NoModifier);
+      QMouseEvent move(QEvent::MouseMove, QPointF(800 + pan, 40),
+                       view->mapToGlobal(QPointF(800 + pan, 40)), Qt::LeftButton, Qt::LeftButton,
+                       Qt::NoModifier);
+      QMouseEvent release(QEvent::MouseButtonRelease, QPointF(800 + pan, 40),
+                          view->mapToGlobal(QPointF(800 + pan, 40)), Qt::LeftButton, Qt::NoButton,
+                          Qt::NoModifier);
+      QApplication::sendEvent(view, &press);
+      QApplication::sendEvent(view, &move);
+      QApplication::sendEvent(view, &release);
+    }
+    const auto t = Clock::now();
+    view->render(&frame);
+    ours.push_back(ms_since(t));
+  }
+
+  // The baseline over the same windows.
+  // Non-owning: the window keeps the run alive.
+  const std::shared_ptr<const gui::TimelineData> shared(std::shared_ptr<void>{},
+                                                        &window.currentRun()->timeline);
+  NaiveTimeline naive(shared);
+  naive.resize(view->size());
+  naive.show();
+  naive.axis.width_px = view->width() - gui::TimelineView::kLabelWidth;
+  naive.axis.fit(shared->begin_ns, shared->end_ns);
+  std::vector<double> plain;
+  for (const auto& [steps, pan] : gestures(frames)) {
+    if (steps) naive.axis.zoom(std::pow(1.25, steps), 700);
+    if (pan) naive.axis.pan(-pan);
+    const auto t = Clock::now();
+    naive.render(&frame);
+    plain.push_back(ms_since(t));
+  }
+  const FrameStats o = stats(ours), b = stats(plain);
+  nlohmann::ordered_json out = {
+      {"spans", spans},
+      {"open_to_first_paint_ms", open_ms},
+      {"frames", frames},
+      {"frame_ms_median", o.median},
+      {"frame_ms_p95", o.p95},
+      {"frame_ms_max", o.max},
+      {"baseline_frame_ms_median", b.median},
+      {"baseline_frame_ms_p95", b.p95},
+      {"median_ratio_ours_over_baseline", o.median / b.median},
+      {"rss_window_mib", (rss_window - rss_before) / 1024.0},
+      {"rss_run_open_mib", (rss_open - rss_window) / 1024.0},
+      {"bytes_per_span_in_memory", (rss_open - rss_window) * 1024.0 / static_cast<double>(spans)},
+      {"run_file_mib", static_cast<double>(std::filesystem::file_size(path)) / (1 << 20)}};
+  std::printf("%s\n", out.dump(2).c_str());
+  if (argc > 3 && std::string(argv[3]) == "--keep") {
+    std::fprintf(stderr, "kept %s\n", path.c_str());
+  } else {
+    std::filesystem::remove(path);
+  }
+  return 0;
+}

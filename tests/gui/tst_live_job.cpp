@@ -1,0 +1,163 @@
+// End to end, offscreen: the app's controller launches real 2-rank jobs under mpirun
+// and the views fill while they run; Stop ends a job and leaves no rank behind; a rank
+// that stalls opens the hang view naming the collective the other waits in; a failed
+// rank is named.
+#include <QtTest/QtTest>
+
+#include <QElapsedTimer>
+#include <QGraphicsView>
+#include <QLabel>
+#include <QProgressBar>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTemporaryDir>
+
+#include "bucket_table_model.h"
+#include "graph_view.h"
+#include "hang_view.h"
+#include "live_monitor.h"
+#include "live_run_loader.h"
+#include "main_window.h"
+#include "run_list_model.h"
+#include "timeline_view.h"
+
+using namespace ddpscope::gui;
+
+class TestLiveJob : public QObject {
+  Q_OBJECT
+
+  static LaunchConfig smallJob(int iterations) {
+    LaunchConfig c;
+    c.model = "mlp";
+    c.worldSize = 2;
+    c.iterations = iterations;
+    c.batch = 16;
+    c.width = 64;
+    c.depth = 3;
+    return c;
+  }
+
+  static int workersRunning() {
+    QProcess p;
+    p.start("ps", {"-eo", "stat=,args="});
+    p.waitForFinished();
+    int live = 0;
+    for (const QString& line : QString::fromUtf8(p.readAllStandardOutput()).split('\n')) {
+      const QStringList f = line.simplified().split(' ');
+      if (f.size() >= 2 && !f[0].startsWith('Z') && f[1].endsWith("ddpscope-worker")) ++live;
+    }
+    return live;
+  }
+
+  QString currentTab(MainWindow& w) { return w.tabs()->tabText(w.tabs()->currentIndex()); }
+
+ private slots:
+  void initTestCase() { qputenv("DDPSCOPE_CLI", DDPSCOPE_CLI_PATH); }
+
+  void testLaunchFollowsTheJobLive() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    window.show();
+    QString error;
+    QVERIFY2(window.launchJob(smallJob(5000), &error), qPrintable(error));
+    QCOMPARE(currentTab(window), QString("Live"));
+    // While it runs: charts and progress on the Live tab; timeline lanes for both ranks
+    // and the bucket table when their tabs are shown.
+    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && window.monitor()->pointCount("loss") > 0,
+                             60000);
+    window.showTab("Timeline");
+    QTRY_VERIFY_WITH_TIMEOUT(window.timeline()->data().lanes.size() >= 4, 10000);
+    const size_t spans = window.timeline()->data().lanes[0].spans.size();
+    QTRY_VERIFY_WITH_TIMEOUT(window.timeline()->data().lanes[0].spans.size() > spans, 10000);
+    window.showTab("Buckets");
+    QTRY_VERIFY_WITH_TIMEOUT(window.bucketModel()->rowCount() > 0, 10000);
+    window.showTab("Live");
+    QVERIFY2(window.job()->isActive(), "the job ended before the views filled");
+    QCOMPARE(window.currentRun()->run.status, std::string("running"));
+    QVERIFY(window.monitor()->progressBar()->value() > 0);
+    // Reloads at least twice a second while the job runs.
+    const int before = window.liveLoader()->reloads();
+    QElapsedTimer timer;
+    timer.start();
+    QTest::qWait(2500);
+    const double rate = (window.liveLoader()->reloads() - before) * 1000.0 / timer.elapsed();
+    qInfo("live reloads: %.1f per second", rate);
+    if (window.job()->isActive()) QVERIFY2(rate >= 2.0, qPrintable(QString::number(rate)));
+    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Finished, 180000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.currentRun()->run.status, std::string("finished"), 10000);
+    QCOMPARE(window.monitor()->progressBar()->value(), 5000);
+    QVERIFY(window.monitor()->statusLabel()->text().startsWith("finished"));
+    QCOMPARE(window.runList()->rowCount(), 1);
+    // The recorded graph is laid out; a click on the loss node tells how long it ran.
+    window.showTab("Graph");
+    QVERIFY(window.graphView()->shown().nodes.size() >= 8);
+    QVERIFY(window.graphView()->layoutError().isEmpty());
+    QSignalSpy clicked(window.graphView(), &GraphView::nodeClicked);
+    QTest::qWait(50);
+    const QPoint at = window.graphView()->mapFromScene(window.graphView()->nodeCenter(0));
+    QTest::mouseClick(window.graphView()->viewport(), Qt::LeftButton, Qt::NoModifier, at);
+    QCOMPARE(clicked.count(), 1);
+    QVERIFY2(clicked.at(0).at(0).toString().contains("MseLossBackward") &&
+                 clicked.at(0).at(0).toString().contains("ran"),
+             qPrintable(clicked.at(0).at(0).toString()));
+  }
+
+  void testStopEndsTheJob() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    QString error;
+    QVERIFY2(window.launchJob(smallJob(10000000), &error), qPrintable(error));
+    QTRY_VERIFY_WITH_TIMEOUT(window.job()->iteration() >= 2, 60000);
+    QVERIFY(!window.launchJob(smallJob(10), &error));  // one job at a time
+    QVERIFY(error.contains("already running"));
+    window.stopJob();
+    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Stopped, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(workersRunning(), 0, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.currentRun()->run.status, std::string("stopped"), 10000);
+  }
+
+  void testStalledRankOpensTheHangView() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    window.setStallTimeoutMs(1500);
+    LaunchConfig c = smallJob(50);
+    c.extraArguments = "--inject-stall 1:4:300";
+    QString error;
+    QVERIFY2(window.launchJob(c, &error), qPrintable(error));
+    QTRY_COMPARE_WITH_TIMEOUT(currentTab(window), QString("Hang"), 60000);
+    QVERIFY2(window.hangView()->headline().contains("No progress"),
+             qPrintable(window.hangView()->headline()));
+    // The analysis arrives with the next reload.
+    QTRY_VERIFY_WITH_TIMEOUT(window.hangView()->findings().contains("rank 0 waits in allreduce"),
+                             5000);
+    QVERIFY2(window.hangView()->findings().contains("rank(s) 1 have not started it"),
+             qPrintable(window.hangView()->findings()));
+    QCOMPARE(window.hangView()->table()->rowCount(), 2);
+    QVERIFY(window.hangView()->table()->item(0, 3)->text().startsWith("allreduce #"));
+    QCOMPARE(window.hangView()->table()->item(1, 2)->text(), QString("after forward"));
+    window.stopJob();
+    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Stopped, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(workersRunning(), 0, 10000);
+  }
+
+  void testFailedRankIsNamed() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    qputenv("DDPSCOPE_FAULT", "rank=1,iter=3");
+    QString error;
+    const bool launched = window.launchJob(smallJob(100), &error);
+    qunsetenv("DDPSCOPE_FAULT");
+    QVERIFY2(launched, qPrintable(error));
+    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Failed, 60000);
+    QCOMPARE(window.job()->failedRank(), 1);
+    QVERIFY2(window.job()->message().contains("rank 1 failed: injected fault"),
+             qPrintable(window.job()->message()));
+    QCOMPARE(currentTab(window), QString("Hang"));
+    QVERIFY(window.monitor()->statusLabel()->text().contains("rank 1"));
+    QTRY_VERIFY_WITH_TIMEOUT(window.hangView()->headline().contains("failed on rank 1"), 10000);
+  }
+};
+
+QTEST_MAIN(TestLiveJob)
+#include "tst_live_job.moc"
