@@ -182,7 +182,10 @@ void extend_analysis(RunAnalysis& a, RunStoreReader& run) {
   a.resume_rowid = std::max(a.resume_rowid, fresh.resume_rowid);
 }
 
-std::vector<Straggler> find_stragglers(const RunAnalysis& analysis) {
+std::vector<Straggler> find_stragglers(const RunAnalysis& analysis, double min_fraction) {
+  std::map<int64_t, double> iteration_ms;  // the longest rank's
+  for (const IterationAnalysis& it : analysis.iterations)
+    iteration_ms[it.iteration] = std::max(iteration_ms[it.iteration], it.iteration_ms);
   // (iteration, rank) -> the rank's first allreduce start in that iteration.
   std::map<int64_t, std::map<int, int64_t>> first_start;
   for (const BucketTiming& b : analysis.buckets) {
@@ -195,7 +198,10 @@ std::vector<Straggler> find_stragglers(const RunAnalysis& analysis) {
     const auto [lo, hi] =
         std::minmax_element(ranks.begin(), ranks.end(),
                             [](const auto& a, const auto& b) { return a.second < b.second; });
-    out.push_back({iteration, hi->first, (hi->second - lo->second) / 1e6});
+    const double lag_ms = (hi->second - lo->second) / 1e6;
+    if (lag_ms > 0 && lag_ms >= min_fraction * iteration_ms[iteration]) {
+      out.push_back({iteration, hi->first, lag_ms});
+    }
   }
   return out;
 }

@@ -62,11 +62,13 @@ void extend_analysis(RunAnalysis& analysis, RunStoreReader& run);
 
 // Per iteration with two or more ranks: the rank whose first bucket allreduce started
 // last (the straggler: the others wait for it in that collective) and by how much.
+// Only lags of at least `min_fraction` of the iteration count: someone always starts
+// last, and a few microseconds of it is noise, not a straggler.
 struct Straggler {
   int64_t iteration = 0;
   int rank = -1;
   double lag_ms = 0;  // its first allreduce start minus the earliest rank's
 };
-std::vector<Straggler> find_stragglers(const RunAnalysis& analysis);
+std::vector<Straggler> find_stragglers(const RunAnalysis& analysis, double min_fraction = 0.05);
 
 }  // namespace ddpscope::probes

@@ -196,6 +196,8 @@ void MainWindow::buildViews() {
   connect(m_tabs, &QTabWidget::currentChanged, this, [this] { refreshCurrentTab(); });
   splitter->addWidget(m_tabs);
   splitter->setStretchFactor(1, 3);
+  splitter->setSizes({330, 950});
+  runs->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
   setCentralWidget(splitter);
 }
 
@@ -427,8 +429,8 @@ void MainWindow::updateOverlap() {
   if (shown.size() > kMaxBars) shown.erase(shown.begin(), shown.end() - kMaxBars);
   for (const probes::IterationAnalysis* p : shown) {
     const auto& it = *p;
-    if (straggling.count(it.iteration)) compute->selectBar(static_cast<int>(compute->count()));
     *compute << it.compute_ms;
+    if (straggling.count(it.iteration)) compute->selectBar(static_cast<int>(compute->count()) - 1);
     *hidden << it.comm_ms - it.exposed_comm_ms;
     *exposed << it.exposed_comm_ms;
     categories << QString::number(it.iteration);

@@ -207,25 +207,28 @@ class TestGuiModels : public QObject {
 
   void testStragglerIsMarked() {
     const std::string file = path("straggler.ddprun");
-    testing::write_test_run(file, 3, 4, "finished", 40);  // rank 2 starts 40 ns late
+    testing::write_test_run(file, 3, 4, "finished", 100);  // rank 2 starts 100 ns late
     const RunData run = load_run(file);
     const auto stragglers = ddpscope::probes::find_stragglers(run.analysis);
     QCOMPARE(int(stragglers.size()), 4);
     for (const auto& s : stragglers) {
       QCOMPARE(s.rank, 2);
-      QCOMPARE(s.lag_ms, 40e-6);
+      QCOMPARE(s.lag_ms, 100e-6);
     }
     OverlapModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     model.setRun(&run, 2);
     QCOMPARE(model.index(0, OverlapModel::Straggler).data().toString(), QString("straggler"));
     QCOMPARE(model.index(0, OverlapModel::StartLagMs).data(OverlapModel::ValueRole).toDouble(),
-             40e-6);
+             100e-6);
     QVERIFY(model.index(0, OverlapModel::Rank).data(Qt::BackgroundRole).isValid());
     model.setRun(&run, 0);
     QCOMPARE(model.index(0, OverlapModel::Straggler).data().toString(), QString());
     QCOMPARE(model.index(0, OverlapModel::StartLagMs).data(OverlapModel::ValueRole).toDouble(),
              0.0);
+    // 20 ns of 1000 is below the 5% threshold: noise, no straggler.
+    testing::write_test_run(path("even.ddprun"), 2, 2, "finished", 20);
+    QVERIFY(ddpscope::probes::find_stragglers(load_run(path("even.ddprun")).analysis).empty());
   }
 
   void testBucketReadyOrderAndParameterMap() {

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Screenshots of every view of the desktop app, from real runs, under Xvfb: a 2-rank
+# transformer job followed live (the Live tab), the finished run's other views, and a
+# job whose rank 1 stalls (the Hang tab). Writes docs/images/*.png (shown in README.md).
+#   bash packaging/screenshots.sh   (after packaging/build.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+out=docs/images
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export DDPSCOPE_WORKSPACE="$work/runs"
+app=./build/bin/ddpscope
+shot() { xvfb-run -a -s "-screen 0 1400x900x24" "$app" "$@" | grep -v '^run file' || true; }
+
+echo "live: launching the demo job from the app"
+shot --demo --tab Live --screenshot "$out/live.png"
+run=$(ls "$DDPSCOPE_WORKSPACE"/*.ddprun | head -1)
+for tab in Summary Timeline Overlap Buckets Graph; do
+  shot "$run" --tab "$tab" --screenshot "$out/$(tr 'A-Z' 'a-z' <<<"$tab").png"
+done
+echo "hang: rank 1 stalls before its backward in iteration 20; rank 0 times out after 5 s"
+hung="$work/hung.ddprun"
+DDPSCOPE_PG_TIMEOUT_MS=5000 ./build/bin/ddpscope-cli train --np 2 --model transformer \
+  --iters 100 --batch 16 --width 64 --depth 2 --inject-stall 1:20:60 --out "$hung" \
+  --progress lines --log-every 1000 >/dev/null 2>&1 || true
+shot "$hung" --tab Hang --screenshot "$out/hang.png"
+ls -l "$out"
