@@ -20,6 +20,7 @@
 
 #include "main_window.h"
 #include "run_store_writer.h"
+#include "synthetic_run.h"
 #include "timeline_view.h"
 
 using namespace ddpscope;
@@ -44,56 +45,15 @@ int64_t rss_kib() {
   return 0;
 }
 
-// A DDP-like run: 2 ranks; per iteration on the compute thread an iteration span with
-// forward, backward (autograd nodes inside it) and optimizer, gradient-ready ticks; on
-// the comm thread one allreduce per bucket and the MPI ops under them.
+// 2 ranks of the synthetic DDP run, about `target_spans` spans in all.
 int64_t write_run(const std::string& path, int64_t target_spans) {
-  using namespace probes;
   std::filesystem::remove(path);
-  RunStoreWriter w(path);
+  probes::RunStoreWriter w(path);
   w.begin_run({R"({"model":"mlp","iters":0})", 2, "mpi", "mlp"});
-  constexpr int kNodes = 160, kBuckets = 8;
-  const int64_t per_iteration = 2 * (4 + kNodes + kNodes / 2 + 2 * kBuckets);
-  const int iterations = static_cast<int>(target_spans / per_iteration);
+  const int iterations = static_cast<int>(target_spans / (2 * bench::kSpansPerRankIteration));
   int64_t written = 0;
-  for (int rank = 0; rank < 2; ++rank) {
-    EventBatch b;
-    b.rank = rank;
-    b.threads = {{0, 1, "compute"}, {1, 2, "comm"}};
-    b.names = {"iteration",      "forward",    "backward",  "optimizer",
-               "LinearBackward", "grad_ready", "allreduce", "allreduce_mpi"};
-    auto ev = [&](Kind kind, uint32_t name, int64_t t0, int64_t t1, int it, int16_t bucket,
-                  uint16_t thread) {
-      b.events.push_back(BatchEvent{t0, t1, bucket >= 0 ? 1 << 20 : -1, -1, -1, it, -1, name,
-                                    bucket, -1, thread, static_cast<uint8_t>(kind), 0});
-    };
-    for (int it = 1; it <= iterations; ++it) {
-      const int64_t o = int64_t{it} * 10'000'000 + rank * 20'000;  // 10 ms iterations
-      ev(Kind::Iteration, 0, o, o + 9'500'000, it, -1, 0);
-      ev(Kind::Forward, 1, o, o + 3'000'000, it, -1, 0);
-      ev(Kind::Backward, 2, o + 3'000'000, o + 8'000'000, it, -1, 0);
-      for (int n = 0; n < kNodes; ++n) {
-        const int64_t t = o + 3'000'000 + n * 31'000;
-        ev(Kind::AutogradNode, 4, t, t + 30'000, it, -1, 0);
-        if (n % 2 == 0) ev(Kind::GradReady, 5, t + 29'000, t + 29'000, it, -1, 0);
-      }
-      ev(Kind::Optimizer, 3, o + 8'000'000, o + 9'000'000, it, -1, 0);
-      for (int k = 0; k < kBuckets; ++k) {
-        const int64_t t = o + 3'500'000 + k * 600'000;
-        ev(Kind::Allreduce, 6, t, t + 550'000, it, static_cast<int16_t>(k), 1);
-        ev(Kind::PgOp, 7, t + 10'000, t + 540'000, it, -1, 1);
-      }
-      if (b.events.size() >= 20000 || it == iterations) {
-        written += static_cast<int64_t>(b.events.size());
-        w.write(b);
-        b.events.clear();
-        b.names.clear();  // names are sent once per rank
-        b.threads.clear();
-        b.names = {"iteration",      "forward",    "backward",  "optimizer",
-                   "LinearBackward", "grad_ready", "allreduce", "allreduce_mpi"};
-      }
-    }
-  }
+  for (int rank = 0; rank < 2; ++rank)
+    written += bench::write_iterations(w, rank, 1, iterations);
   w.end_run("finished");
   return written;
 }
