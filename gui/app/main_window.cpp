@@ -70,8 +70,10 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   connect(m_job, &JobController::outputLine, this,
           [this](const QString& line) { statusBar()->showMessage(line, 5000); });
   connect(m_monitor, &LiveMonitor::stopRequested, this, &MainWindow::stopJob);
-  connect(m_live, &LiveRunLoader::loaded, this,
-          [this](std::shared_ptr<const RunData> run) { showRun(std::move(run), true); });
+  connect(m_live, &LiveRunLoader::loaded, this, [this](std::shared_ptr<const RunData> run) {
+    // A reload that finishes after the user opened another run is not shown over it.
+    if (QString::fromStdString(run->path) == m_liveRun) showRun(std::move(run), true);
+  });
   connect(m_live, &LiveRunLoader::loadFailed, this, &MainWindow::loadFailed);
   connect(m_live, &LiveRunLoader::stalled, this, [this](qint64 ms) {
     m_stalled = true;
