@@ -41,6 +41,17 @@ void ProcessGroup::check_subgroup_ranks(const std::vector<int>& ranks) const {
   }
 }
 
+ProcessGroupOptions ProcessGroup::subgroup_options(const std::vector<int>& ranks) const {
+  ProcessGroupOptions o = options_;
+  std::string list;
+  for (int r : ranks) {
+    if (!list.empty()) list += ',';
+    list += std::to_string(r);
+  }
+  o.name = detail::concat(options_.name, "[", list, "]");
+  return o;
+}
+
 std::string ProcessGroup::describe(OpType op, uint64_t seq, const Tensor& t,
                                    const std::string& extra) const {
   std::string s = detail::concat(op_type_name(op), " #", seq);

@@ -64,6 +64,8 @@ class ProcessGroup {
   void check_tensor(const Tensor& t, const char* op) const;
   void check_list(const std::vector<Tensor>& list, const Tensor& like, const char* op,
                   const char* what) const;
+  // The options of the subgroup of `ranks`: this group's, named "parent[0,2]".
+  ProcessGroupOptions subgroup_options(const std::vector<int>& ranks) const;
   void check_subgroup_ranks(const std::vector<int>& ranks) const;
   // "allreduce #7 f32[1024] (sum) on group 'world'"
   std::string describe(OpType op, uint64_t seq, const Tensor& t, const std::string& extra) const;

@@ -500,12 +500,7 @@ std::shared_ptr<ProcessGroup> ProcessGroupMPI::new_group(const std::vector<int>&
       [=] { MPI_CHECK(MPI_Comm_split(comm, member ? 0 : MPI_UNDEFINED, key, created.get())); })
       ->wait();
   if (!member) return nullptr;
-  ProcessGroupOptions sub = options();
-  std::string list;
-  for (int r : ranks)
-    list += (list.empty() ? "" : ",") + std::to_string(r);
-  sub.name = options().name + "[" + list + "]";
-  return std::make_shared<ProcessGroupMPI>(MpiComm(*created), sub);
+  return std::make_shared<ProcessGroupMPI>(MpiComm(*created), subgroup_options(ranks));
 }
 
 }  // namespace ddpscope::c10d

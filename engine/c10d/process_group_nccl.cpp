@@ -153,6 +153,13 @@ std::shared_ptr<Work> ProcessGroupNCCL::launch(OpType type, const Tensor& descri
   CUDA_RT_CHECK(cudaStreamWaitEvent(stream_, ready, 0));
   cudaEventDestroy(ready);  // released once the wait has been enqueued
   work->mark_started();     // queued on the stream now; it runs when the stream reaches it
+  if (probes::enabled()) {
+    // Its start: without a PgOp span of the same name and seq after it, the hang view
+    // knows the op never completed.
+    probes::instant(probes::Kind::PgOpStart, probes::intern(op_type_name(type), __FILE__, __LINE__),
+                    {.bytes = described.defined() ? static_cast<int64_t>(described.nbytes()) : -1,
+                     .id = static_cast<int64_t>(seq)});
+  }
   enqueue(stream_);
   CUDA_RT_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
   CUDA_RT_CHECK(cudaEventRecord(done, stream_));
@@ -375,13 +382,9 @@ std::shared_ptr<ProcessGroup> ProcessGroupNCCL::new_group(const std::vector<int>
                              member ? static_cast<int>(it - ranks.begin()) : 0, &sub, nullptr));
   }
   if (!member) return nullptr;
-  ProcessGroupOptions o = options();
-  std::string list;
-  for (int r : ranks)
-    list += (list.empty() ? "" : ",") + std::to_string(r);
-  o.name = options().name + "[" + list + "]";
   return std::make_shared<ProcessGroupNCCL>(sub, static_cast<int>(it - ranks.begin()),
-                                            static_cast<int>(ranks.size()), device_, o);
+                                            static_cast<int>(ranks.size()), device_,
+                                            subgroup_options(ranks));
 }
 
 }  // namespace ddpscope::c10d
