@@ -214,6 +214,7 @@ class TestProcessGroupMpi : public QObject {
       QVERIFY(pair != nullptr);
       QCOMPARE(pair->size(), 2);
       QCOMPARE(pair->rank(), pg_->rank() == 1 ? 0 : 1);  // renumbered in the order given
+      QCOMPARE(pair->options().name, pg_->options().name + "[1,0]");  // errors name it
       Tensor t = Tensor::full({2}, pg_->rank() + 1.0);
       pair->allreduce(t)->wait();
       QCOMPARE(t.at<float>({0}), 3.0f);
