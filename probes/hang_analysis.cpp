@@ -181,7 +181,14 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
                              top_seq);
     f.push_back(line);
   }
-  if (f.empty()) {
+  const bool all_done = !report.ranks.empty() &&
+                        std::all_of(report.ranks.begin(), report.ranks.end(),
+                                    [](const RankHangState& s) { return s.phase == "done"; });
+  if (f.empty() && all_done) {
+    f.push_back(detail::concat("every rank finished its ",
+                               report.ranks.front().completed_iterations,
+                               " iterations; nothing is pending"));
+  } else if (f.empty()) {
     f.push_back(
         "no rank is waiting in a collective, and every rank's latest event is less than 2 s "
         "old");

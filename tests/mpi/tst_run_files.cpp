@@ -113,6 +113,16 @@ class TestRunFiles : public QObject {
     QCOMPARE(info.status, std::string("finished"));
     QCOMPARE(info.world_size, ranks);
     QCOMPARE(info.backend, std::string("mpi"));
+    // Nothing pending at the end: the hang analysis says every rank is done.
+    const HangReport hang = analyze_hang(store);
+    QCOMPARE(int(hang.ranks.size()), ranks);
+    for (const RankHangState& s : hang.ranks) {
+      QCOMPARE(s.phase, std::string("done"));
+      QCOMPARE(s.completed_iterations, int64_t(iters));
+      QVERIFY(!s.blocked_in && s.missing_grads.empty() && s.buckets_waiting_for_grads.empty());
+    }
+    QCOMPARE(hang.findings.at(0),
+             std::string("every rank finished its 12 iterations; nothing is pending"));
     const auto rank_rows = store.ranks();
     QCOMPARE(int(rank_rows.size()), ranks);
     std::set<int64_t> pids;
