@@ -146,18 +146,43 @@ void TimelineView::paintEvent(QPaintEvent*) {
     const auto first =
         std::lower_bound(lane.spans.begin(), lane.spans.end(), m_axis.begin_ns - lane.longest_ns,
                          [](const TimelineSpan& s, int64_t t) { return s.begin_ns < t; });
-    for (auto it = first; it != lane.spans.end(); ++it) {
-      const TimelineSpan& s = *it;
+    // A one-pixel mark at `column` for a span of `kind`, unless its depth has one there.
+    auto mark = [&](probes::Kind kind, int column) {
+      const int depth = depthOf(kind);
+      if (lastColumn[depth] == column) return;
+      lastColumn[depth] = column;
+      const int inset = depth * 3;
+      p.fillRect(QRectF(x0 + column, y + 2 + inset, 1, kLaneHeight - 4 - 2 * inset), colorOf(kind));
+    };
+    const size_t n = lane.spans.size();
+    for (size_t i = static_cast<size_t>(first - lane.spans.begin()); i < n; ++i) {
+      const TimelineSpan& s = lane.spans[i];
       if (s.end_ns < m_axis.begin_ns) continue;
       if (s.begin_ns > m_axis.end_ns) break;
       const double a = std::max(0.0, m_axis.to_px(s.begin_ns));
       const double b = std::min(w, m_axis.to_px(s.end_ns));
       const int depth = depthOf(s.kind);
       const int column = static_cast<int>(a);
-      if (b - a < 1 && column == lastColumn[depth]) continue;
+      if (b - a < 1) {
+        mark(s.kind, column);
+        // Whole blocks ending within this column hold only marks for it: one per kind,
+        // without visiting their spans (a 1M-span run zoomed out).
+        if ((i + 1) % TimelineLane::kBlock == 0) {
+          const int64_t column_end = m_axis.to_ns(column + 1);
+          size_t block = (i + 1) / TimelineLane::kBlock;
+          uint32_t kinds = 0;
+          while (block < lane.block_max_end.size() && lane.block_max_end[block] < column_end)
+            kinds |= lane.block_kinds[block++];
+          for (int k = 0; kinds != 0 && k < probes::kNumKinds; ++k) {
+            if (kinds & (1u << k)) mark(static_cast<probes::Kind>(k), column);
+          }
+          i = std::max(i, block * TimelineLane::kBlock - 1);
+        }
+        continue;
+      }
       lastColumn[depth] = static_cast<int>(b);
       const int inset = depth * 3;
-      const QRectF r(x0 + a, y + 2 + inset, std::max(1.0, b - a), kLaneHeight - 4 - 2 * inset);
+      const QRectF r(x0 + a, y + 2 + inset, b - a, kLaneHeight - 4 - 2 * inset);
       p.fillRect(r, colorOf(s.kind));
       if (r.width() > 40) {
         p.setPen(Qt::black);

@@ -1,6 +1,7 @@
 #include "timeline_data.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace ddpscope::gui {
@@ -63,14 +64,35 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
   const auto by_begin = [](const TimelineSpan& a, const TimelineSpan& b) {
     return a.begin_ns < b.begin_ns || (a.begin_ns == b.begin_ns && a.end_ns > b.end_ns);
   };
-  auto sort_tail = [&](std::vector<TimelineSpan>& v, size_t old) {
-    std::stable_sort(v.begin() + static_cast<std::ptrdiff_t>(old), v.end(), by_begin);
-    std::inplace_merge(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(old), v.end(), by_begin);
+  // Returns the first index whose span changed.
+  auto sort_tail = [&](std::vector<TimelineSpan>& v, size_t old) -> size_t {
+    if (old >= v.size()) return v.size();
+    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(old);
+    std::stable_sort(mid, v.end(), by_begin);
+    const auto changed = std::upper_bound(v.begin(), mid, *mid, by_begin);
+    std::inplace_merge(v.begin(), mid, v.end(), by_begin);
+    return static_cast<size_t>(changed - v.begin());
   };
   for (size_t i = 0; i < d.lanes.size(); ++i) {
     TimelineLane& l = d.lanes[i];
-    sort_tail(l.spans, old_spans[i]);
+    const size_t changed = sort_tail(l.spans, old_spans[i]);
     sort_tail(l.instants, old_instants[i]);
+    // Blocks from the first one the new spans changed.
+    const size_t from = changed / TimelineLane::kBlock;
+    const size_t blocks = (l.spans.size() + TimelineLane::kBlock - 1) / TimelineLane::kBlock;
+    l.block_max_end.resize(blocks);
+    l.block_kinds.resize(blocks);
+    for (size_t b = from; b < blocks; ++b) {
+      int64_t max_end = std::numeric_limits<int64_t>::min();
+      uint32_t kinds = 0;
+      const size_t end = std::min(l.spans.size(), (b + 1) * TimelineLane::kBlock);
+      for (size_t k = b * TimelineLane::kBlock; k < end; ++k) {
+        max_end = std::max(max_end, l.spans[k].end_ns);
+        kinds |= 1u << static_cast<unsigned>(l.spans[k].kind);
+      }
+      l.block_max_end[b] = max_end;
+      l.block_kinds[b] = kinds;
+    }
     const auto name = thread_names.find({l.rank, l.thread});
     l.label = "rank " + std::to_string(l.rank) + " · " +
               (name != thread_names.end() ? name->second : "thread " + std::to_string(l.thread));

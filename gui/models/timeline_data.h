@@ -28,6 +28,12 @@ struct TimelineLane {
   int64_t longest_ns = 0;           // the longest span: how far back a window must look
   std::vector<TimelineSpan> instants;
   std::vector<probes::Interval> exposed;  // the rank's exposed communication, by time
+  // Level of detail: per block of kBlock spans (in `spans` order), the latest end and the
+  // kinds present. A view zoomed out far enough that a block ends within one pixel
+  // column draws the block as one mark per kind instead of visiting its spans.
+  static constexpr size_t kBlock = 64;
+  std::vector<int64_t> block_max_end;
+  std::vector<uint32_t> block_kinds;  // bit k: a span of probes::Kind k
 };
 
 struct TimelineData {
