@@ -198,6 +198,17 @@ class TestGuiModels : public QObject {
         QCOMPARE(grown.lanes[i].spans[k].begin_ns, fresh.lanes[i].spans[k].begin_ns);
         QCOMPARE(grown.lanes[i].spans[k].end_ns, fresh.lanes[i].spans[k].end_ns);
       }
+      // The level-of-detail blocks match a fresh read's, and their spans.
+      QCOMPARE(grown.lanes[i].block_max_end, fresh.lanes[i].block_max_end);
+      QCOMPARE(grown.lanes[i].block_kinds, fresh.lanes[i].block_kinds);
+      const auto& spans = fresh.lanes[i].spans;
+      QCOMPARE(fresh.lanes[i].block_max_end.size(),
+               (spans.size() + TimelineLane::kBlock - 1) / TimelineLane::kBlock);
+      for (size_t k = 0; k < spans.size(); ++k) {
+        QVERIFY(spans[k].end_ns <= fresh.lanes[i].block_max_end[k / TimelineLane::kBlock]);
+        QVERIFY(fresh.lanes[i].block_kinds[k / TimelineLane::kBlock] &
+                (1u << static_cast<unsigned>(spans[k].kind)));
+      }
       QVERIFY(std::is_sorted(grown.lanes[i].spans.begin(), grown.lanes[i].spans.end(),
                              [](const auto& a, const auto& b) { return a.begin_ns < b.begin_ns; }));
     }
