@@ -288,7 +288,17 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
     }
   }
   showSummary();
-  if (live) m_monitor->setRun(*m_run);
+  // The charts show any run's metrics: live as it grows, or a finished file's curves.
+  m_monitor->setRun(*m_run);
+  if (!live && !m_job->isActive()) {
+    m_monitor->setStatus(tr("%1: %2 iterations recorded (%3)")
+                             .arg(QFileInfo(QString::fromStdString(m_run->path)).fileName())
+                             .arg(m_run->analysis.iterations.empty()
+                                      ? 0
+                                      : m_run->analysis.iterations.back().iteration)
+                             .arg(QString::fromStdString(m_run->run.status)),
+                         false);
+  }
   // A live reload refreshes the tab on screen and marks the others for when they are
   // shown: rebuilding every view two to four times a second would starve the job.
   m_dirty = {Tab::Timeline, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Hang};

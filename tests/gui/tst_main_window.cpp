@@ -9,6 +9,7 @@
 #include <QWheelEvent>
 
 #include <QComboBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
@@ -18,6 +19,7 @@
 #include "gui_test_runs.h"
 #include "hang_view.h"
 #include "launch_dialog.h"
+#include "live_monitor.h"
 #include "main_window.h"
 #include "overlap_model.h"
 #include "run_list_model.h"
@@ -41,6 +43,9 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.tabs()->count(), 7);
     QCOMPARE(window.overlapModel()->rowCount(), 6);  // rank 0's iterations
     QCOMPARE(window.bucketModel()->rowCount(), 2);   // iteration 2 of rank 0
+    // A finished run's curves are on the Live tab too: overlap per rank and iteration.
+    QCOMPARE(window.monitor()->pointCount("overlap"), 12);
+    QVERIFY(window.monitor()->statusLabel()->text().contains("6 iterations recorded"));
     QVERIFY(window.windowTitle().contains("job.ddprun"));
 
     // The timeline: a lane per rank and thread, zoom with the wheel, click for details.
