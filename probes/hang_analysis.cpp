@@ -115,7 +115,6 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
   int generation = -1;
   for (const auto& b : buckets)
     generation = std::max(generation, b.generation);
-  std::set<int64_t> assigned;
   for (const auto& b : buckets) {
     if (b.generation != generation) continue;
     if (between || buckets_reduced.count(b.bucket)) continue;

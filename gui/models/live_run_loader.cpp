@@ -1,5 +1,6 @@
 #include "live_run_loader.h"
 
+#include <QDateTime>
 #include <QFileInfo>
 #include <QtConcurrent/QtConcurrentRun>
 #include <chrono>
@@ -8,6 +9,17 @@ namespace ddpscope::gui {
 namespace {
 
 // What load_run reports, or an exception's message as the null result's reason.
+// Size and modification time of the run file and its WAL: they change with every
+// committed batch.
+QString file_stamp(const QString& path) {
+  QString stamp;
+  for (const QString& p : {path, path + QStringLiteral("-wal")}) {
+    const QFileInfo f(p);
+    stamp += QStringLiteral("%1:%2;").arg(f.size()).arg(f.lastModified().toMSecsSinceEpoch());
+  }
+  return stamp;
+}
+
 std::shared_ptr<const RunData> load_in_background(const std::string& path,
                                                   std::shared_ptr<const RunData> previous,
                                                   bool with_hang, QString* error) {
@@ -38,6 +50,8 @@ LiveRunLoader::~LiveRunLoader() {
 void LiveRunLoader::watch(const QString& path, int intervalMs, int stallMs) {
   m_path = path;
   m_previous.reset();
+  m_loadedStamp.clear();
+  m_loadedHang = false;
   m_stallMs = stallMs;
   m_lastEvents = -1;
   m_stalled = false;
@@ -60,9 +74,24 @@ void LiveRunLoader::stop() {
 void LiveRunLoader::tick() {
   if (m_watcher.isRunning() || m_path.isEmpty()) return;
   if (!QFileInfo::exists(m_path)) return;  // the collector has not created it yet
+  const bool want_hang = m_wantHang || m_stalled || !m_timer.isActive();
+  const QString stamp = file_stamp(m_path);
+  if (stamp == m_loadedStamp && (m_loadedHang || !want_hang)) {
+    checkStall();  // nothing new to read
+    return;
+  }
   m_error.clear();
-  m_watcher.setFuture(QtConcurrent::run(load_in_background, m_path.toStdString(), m_previous,
-                                        m_wantHang || m_stalled || !m_timer.isActive(), &m_error));
+  m_pendingStamp = stamp;
+  m_pendingHang = want_hang;
+  m_watcher.setFuture(
+      QtConcurrent::run(load_in_background, m_path.toStdString(), m_previous, want_hang, &m_error));
+}
+
+void LiveRunLoader::checkStall() {
+  if (!m_stalled && m_timer.isActive() && m_sinceChange.elapsed() >= m_stallMs) {
+    m_stalled = true;
+    emit stalled(m_sinceChange.elapsed());
+  }
 }
 
 void LiveRunLoader::onLoaded() {
@@ -73,6 +102,8 @@ void LiveRunLoader::onLoaded() {
   } else {
     ++m_reloads;
     m_previous = run;
+    m_loadedStamp = m_pendingStamp;
+    m_loadedHang = m_pendingHang;
     int64_t events = 0;
     for (const auto& r : run->ranks)
       events += r.events_received;
@@ -83,9 +114,8 @@ void LiveRunLoader::onLoaded() {
         m_stalled = false;
         emit resumed();
       }
-    } else if (!m_stalled && m_timer.isActive() && m_sinceChange.elapsed() >= m_stallMs) {
-      m_stalled = true;
-      emit stalled(m_sinceChange.elapsed());
+    } else {
+      checkStall();
     }
     emit loaded(run);
   }

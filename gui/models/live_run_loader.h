@@ -43,6 +43,8 @@ class LiveRunLoader : public QObject {
  private:
   void tick();
   void onLoaded();
+  // No new event for stallMs: says so once.
+  void checkStall();
 
   QString m_path;
   QTimer m_timer;
@@ -53,10 +55,13 @@ class LiveRunLoader : public QObject {
   int m_reloads = 0;
   bool m_stalled = false;
   bool m_finalReload = false;
-  QString m_error;
+  QString m_error;  // written by the background load, read after it finished
   bool m_wantHang = false;
-  std::shared_ptr<const RunData> m_previous;  // the timeline grows from it  // written by the
-                                              // background load, read after it finished
+  std::shared_ptr<const RunData> m_previous;  // the timeline grows from it
+  // The file (and its WAL) as of the last load, and whether that load had the hang
+  // analysis: an unchanged file is not read again (a hung job writes nothing).
+  QString m_loadedStamp, m_pendingStamp;
+  bool m_loadedHang = false, m_pendingHang = false;
 };
 
 }  // namespace ddpscope::gui

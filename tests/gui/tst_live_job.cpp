@@ -134,6 +134,11 @@ class TestLiveJob : public QObject {
     QVERIFY2(window.hangView()->findings().contains("rank(s) 1 have not started it"),
              qPrintable(window.hangView()->findings()));
     QCOMPARE(window.hangView()->table()->rowCount(), 2);
+    // While nothing is written the file is not read again.
+    const int reloads = window.liveLoader()->reloads();
+    QTest::qWait(1500);
+    QVERIFY2(window.liveLoader()->reloads() <= reloads + 1,
+             qPrintable(QString("%1 -> %2").arg(reloads).arg(window.liveLoader()->reloads())));
     QVERIFY(window.hangView()->table()->item(0, 3)->text().startsWith("allreduce #"));
     QCOMPARE(window.hangView()->table()->item(1, 2)->text(), QString("after forward"));
     window.stopJob();
