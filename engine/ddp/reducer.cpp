@@ -381,6 +381,11 @@ void Reducer::finalize_backward() {
   // Buckets that never launched hold parameters without gradients: leave them, and let
   // the next forward report them by name (see prepare_for_backward).
   bool all_launched = next_bucket_ == buckets_.size();
+  // Without a hook the buckets hold sums. The average is taken on the way back into
+  // .grad (one pass over the gradients instead of a scale and then a copy), or in
+  // place when .grad is a view of the bucket.
+  const double factor = hook_ ? 1.0 : 1.0 / (divisor_ > 0 ? divisor_ : group_->size());
+  const bool scale_in_place = !hook_ && options_.gradient_as_bucket_view;
   for (Bucket& b : buckets_) {
     if (!b.result) continue;
     const std::vector<Tensor>& out = b.result->wait();
@@ -388,7 +393,7 @@ void Reducer::finalize_backward() {
                    "DDP: the comm hook's future for bucket ", &b - buckets_.data(),
                    " must hold one tensor of ", b.contents.numel(), " elements");
     if (!out[0].shares_storage_with(b.contents)) b.contents.copy_(out[0].view(b.contents.sizes()));
-    if (!hook_) kernels::scale_(b.contents, 1.0 / (divisor_ > 0 ? divisor_ : group_->size()));
+    if (scale_in_place) kernels::scale_(b.contents, factor);
   }
   if (!all_launched) return;
   finished_last_ = true;
@@ -412,11 +417,11 @@ void Reducer::finalize_backward() {
     if (options_.gradient_as_bucket_view) {
       if (!params_[i].grad().defined() || !params_[i].grad().shares_storage_with(view))
         params_[i].set_grad(view);
-    } else if (params_[i].grad().defined()) {
-      params_[i].grad().copy_(view);
-    } else {
-      params_[i].set_grad(view.clone());  // unused locally, used elsewhere
+      continue;
     }
+    if (!params_[i].grad().defined())  // unused locally, used elsewhere
+      params_[i].set_grad(Tensor::empty(view.sizes(), view.dtype(), view.device()));
+    kernels::copy_scaled(params_[i].grad(), view, factor);
   }
 }
 

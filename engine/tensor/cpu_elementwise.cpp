@@ -152,6 +152,28 @@ void scale_(const Tensor& self, double factor) {
   self.bump_version();
 }
 
+void copy_scaled(const Tensor& dst, const Tensor& src, double factor) {
+  DDPSCOPE_CHECK(dst.sizes() == src.sizes(), "copy_scaled: source ", src.describe(),
+                 " does not match destination ", dst.describe());
+  const bool fused = dst.device().is_cpu() && src.device().is_cpu() && dst.dtype() == src.dtype() &&
+                     is_compute_type(dst.dtype()) && dst.is_contiguous() && src.is_contiguous();
+  if (!fused || factor == 1.0) {  // other devices, dtypes and layouts: the two-pass way
+    copy(dst, src);
+    if (factor != 1.0) scale_(dst, factor);
+    dst.bump_version();
+    return;
+  }
+  dispatch_compute(dst.dtype(), "copy_scaled", [&]<typename T>() {
+    T* d = dst.data<T>();
+    const T* s = src.data<T>();
+    const T f = static_cast<T>(factor);
+    const int64_t n = dst.numel();
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = s[i] * f;
+  });
+  dst.bump_version();
+}
+
 Tensor affine(const Tensor& a, double scale, double shift) {
   DDPSCOPE_ROUTE_CUDA(a, affine(a, scale, shift));
   return dispatch_compute(a.dtype(), "affine", [&]<typename T>() {

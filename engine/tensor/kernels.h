@@ -23,6 +23,9 @@ Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op);  // broadcasting
 // f16/bf16 (computed in f32, stored rounded): gradients may be kept in those.
 void add_(const Tensor& self, const Tensor& other, double alpha = 1.0);
 void scale_(const Tensor& self, double factor);
+// dst = src * factor (same shape): one pass over memory where a copy then a scale_
+// would take two. DDP writes averaged gradients back with it.
+void copy_scaled(const Tensor& dst, const Tensor& src, double factor);
 Tensor affine(const Tensor& a, double scale, double shift);  // a * scale + shift
 
 enum class UnaryOp { Neg, Exp, Log, Sqrt, Tanh, Sigmoid, Relu, Gelu, Square, Abs };

@@ -113,6 +113,31 @@ class TestTensor : public QObject {
     QCOMPARE(s.to_vector<float>(), (std::vector<float>{306, 615}));
   }
 
+  // DDP writes averaged gradients back with copy_scaled: one fused pass for contiguous
+  // f32/f64, and the copy-then-scale way for everything else.
+  void testCopyScaled() {
+    const Tensor src = Tensor::from_vector<float>({2, 4, 6, 8, 10, 12}, {2, 3});
+    const Tensor dst = Tensor::zeros({2, 3}, DType::F32);
+    const auto version = dst.storage()->version();
+    kernels::copy_scaled(dst, src, 0.5);
+    QCOMPARE(dst.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+    QVERIFY(dst.storage()->version() > version);  // saved tensors see the change
+    const Tensor half = Tensor::zeros({2, 3}, DType::F16);
+    kernels::copy_scaled(half, src, 0.25);
+    QCOMPARE(half.to(DType::F32).to_vector<float>(),
+             (std::vector<float>{0.5f, 1, 1.5f, 2, 2.5f, 3}));
+    const Tensor strided = Tensor::zeros({3, 2}, DType::F32).transpose(0, 1);
+    kernels::copy_scaled(strided, src, 2.0);
+    QCOMPARE(strided.contiguous().to_vector<float>(), (std::vector<float>{4, 8, 12, 16, 20, 24}));
+    bool refused = false;
+    try {
+      kernels::copy_scaled(Tensor::zeros({3}, DType::F32), src, 1.0);
+    } catch (const std::exception& e) {
+      refused = QString(e.what()).contains("does not match destination");
+    }
+    QVERIFY(refused);
+  }
+
   void testGemmLayouts() {
     Generator gen(3);
     Tensor a = randn({5, 4}, DType::F64, &gen), b = randn({4, 3}, DType::F64, &gen);
