@@ -68,6 +68,12 @@ void initialize() {
   MPI_Initialized(&already);
   int provided = 0;
   if (!already) {
+    // The group's worker thread waits inside MPI while this rank's compute threads
+    // run: OpenMPI's progress loop spins by default and competes with them for a core.
+    // Yielding while idle lets them run (2 ranks on 2 cores: allreduce at 4 KiB 9.6-10.7
+    // -> 7.7-8.4 us, 1-64 MiB and the DDP step unchanged within noise). A value the
+    // user set is kept.
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
     MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
     std::atexit(finalize_at_exit);
   } else {
