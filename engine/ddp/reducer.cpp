@@ -378,14 +378,20 @@ void Reducer::finalize_backward() {
   DDPSCOPE_SPAN(span, probes::Kind::Finalize, "finalize");
   backward_in_progress_ = false;
   expect_backward_ = false;
+  autograd::NoGradGuard no_grad;
   // Buckets that never launched hold parameters without gradients: leave them, and let
   // the next forward report them by name (see prepare_for_backward).
-  bool all_launched = next_bucket_ == buckets_.size();
-  // Without a hook the buckets hold sums. The average is taken on the way back into
-  // .grad (one pass over the gradients instead of a scale and then a copy), or in
-  // place when .grad is a view of the bucket.
-  const double factor = hook_ ? 1.0 : 1.0 / (divisor_ > 0 ? divisor_ : group_->size());
-  const bool scale_in_place = !hook_ && options_.gradient_as_bucket_view;
+  const bool all_launched = next_bucket_ == buckets_.size();
+  // With find_unused_parameters, a parameter no rank used keeps its gradient untouched
+  // (as if DDP were not there): the ranks share which parameters they used, after the
+  // buckets. Without that exchange, each bucket's gradients go back as soon as its
+  // reduction is done, while later buckets are still being reduced.
+  const bool share_used_map =
+      options_.find_unused_parameters || (options_.static_graph && static_globally_used_.empty());
+  std::vector<bool> globally_used(params_.size(), true);
+  if (options_.static_graph && !static_globally_used_.empty())
+    globally_used = static_globally_used_;  // the graph does not change
+  const bool write_back_early = all_launched && !share_used_map;
   for (Bucket& b : buckets_) {
     if (!b.result) continue;
     const std::vector<Tensor>& out = b.result->wait();
@@ -393,27 +399,30 @@ void Reducer::finalize_backward() {
                    "DDP: the comm hook's future for bucket ", &b - buckets_.data(),
                    " must hold one tensor of ", b.contents.numel(), " elements");
     if (!out[0].shares_storage_with(b.contents)) b.contents.copy_(out[0].view(b.contents.sizes()));
-    if (scale_in_place) kernels::scale_(b.contents, factor);
+    if (write_back_early) write_back(b, globally_used);
   }
   if (!all_launched) return;
   finished_last_ = true;
   ++completed_iterations_;
   record_stats();
-  autograd::NoGradGuard no_grad;
-  // With find_unused_parameters, a parameter no rank used keeps its gradient untouched
-  // (as if DDP were not there): the ranks share which parameters they used.
-  std::vector<bool> globally_used(params_.size(), true);
-  if (options_.find_unused_parameters || (options_.static_graph && static_globally_used_.empty())) {
-    globally_used = locally_used_;
-    reduce_used_map(globally_used);
-    if (options_.static_graph) static_globally_used_ = globally_used;
-  } else if (options_.static_graph) {
-    globally_used = static_globally_used_;  // the graph does not change
-  }
-  for (size_t i = 0; i < params_.size(); ++i) {
+  if (write_back_early) return;
+  globally_used = locally_used_;
+  reduce_used_map(globally_used);
+  if (options_.static_graph) static_globally_used_ = globally_used;
+  for (Bucket& b : buckets_)
+    write_back(b, globally_used);
+}
+
+void Reducer::write_back(Bucket& b, const std::vector<bool>& globally_used) {
+  // Without a hook the bucket holds sums. The average is taken on the way into .grad
+  // (one pass over the gradients instead of a scale and then a copy), or in place when
+  // .grad is a view of the bucket.
+  const double factor = hook_ ? 1.0 : 1.0 / (divisor_ > 0 ? divisor_ : group_->size());
+  if (options_.gradient_as_bucket_view && factor != 1.0) kernels::scale_(b.contents, factor);
+  for (size_t slot = 0; slot < b.spec.params.size(); ++slot) {
+    const size_t i = b.spec.params[slot];
     if (!globally_used[i]) continue;
-    const Locator& l = locators_[i];
-    const Tensor& view = buckets_[l.bucket].views[l.slot];
+    const Tensor& view = b.views[slot];
     if (options_.gradient_as_bucket_view) {
       if (!params_[i].grad().defined() || !params_[i].grad().shares_storage_with(view))
         params_[i].set_grad(view);

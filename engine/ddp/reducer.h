@@ -123,6 +123,8 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   void mark_variable_ready(size_t param);
   void launch_ready_buckets();
   void finalize_backward();
+  // Averages a reduced bucket into its parameters' .grad (skipping globally unused ones).
+  void write_back(Bucket& b, const std::vector<bool>& globally_used);
   std::string names_of(const std::vector<size_t>& params) const;
 
   std::vector<Tensor> params_;
