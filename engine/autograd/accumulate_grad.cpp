@@ -1,5 +1,7 @@
 #include "accumulate_grad.h"
 
+#include <utility>
+
 #include "../tensor/kernels.h"
 #include "autograd_meta.h"
 
@@ -28,14 +30,37 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   DDPSCOPE_CHECK(grad.sizes() == variable_.sizes(), "gradient ", grad.describe(),
                  " does not match the shape of ",
                  variable_.name().empty() ? "a leaf" : variable_.name(), " ", variable_.describe());
+  const Tensor destination = std::exchange(meta.grad_destination_taken, {});
   if (!meta.grad.defined()) {
-    meta.grad = can_steal(grad) ? std::move(grad) : grad.clone();
+    if (grad.is_same_view_as(destination) || can_steal(grad))
+      meta.grad = std::move(grad);
+    else
+      meta.grad = grad.clone();
   } else {
     kernels::add_(meta.grad, grad);
   }
   for (auto& hook : meta.post_accumulate_hooks)
     hook(variable_);
   return {};
+}
+
+void offer_gradient_destination(const Tensor& leaf, Tensor destination) {
+  AutogradMeta& meta = materialize_meta(leaf);
+  std::lock_guard lock(meta.accumulator_mutex);
+  meta.grad_destination = std::move(destination);
+}
+
+Tensor take_gradient_destination(const Edge& edge, const Shape& shape, DType dtype, Device device) {
+  if (!edge.is_valid() || edge.function->kind() != NodeKind::AccumulateGrad) return {};
+  AutogradMeta* meta = meta_of(static_cast<const AccumulateGrad&>(*edge.function).variable());
+  if (meta == nullptr) return {};
+  std::lock_guard lock(meta->accumulator_mutex);
+  const Tensor& d = meta->grad_destination;
+  if (meta->grad.defined() || !d.defined() || d.sizes() != shape || d.dtype() != dtype ||
+      d.device() != device || !d.is_contiguous())
+    return {};
+  meta->grad_destination_taken = std::exchange(meta->grad_destination, {});
+  return meta->grad_destination_taken;
 }
 
 }  // namespace ddpscope::autograd

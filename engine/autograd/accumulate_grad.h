@@ -20,4 +20,16 @@ class AccumulateGrad : public Node {
   Tensor variable_;
 };
 
+// Gradient destinations. DDP's reducer offers each parameter a view into its bucket;
+// a backward function that would compute the parameter's gradient into fresh memory may
+// write it there instead, which saves copying it into the bucket afterwards. A
+// destination is taken only while the leaf's .grad is empty, and once: a second
+// gradient for the same leaf in one backward goes to fresh memory. .grad then becomes
+// the destination itself, so the offerer must give .grad its own memory before it
+// writes to the destination again.
+void offer_gradient_destination(const Tensor& leaf, Tensor destination);  // {}: withdraw
+// The destination for the gradient flowing along `edge`, or an undefined tensor when
+// there is none of this shape, dtype and device.
+Tensor take_gradient_destination(const Edge& edge, const Shape& shape, DType dtype, Device device);
+
 }  // namespace ddpscope::autograd

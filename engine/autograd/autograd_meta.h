@@ -28,6 +28,10 @@ struct AutogradMeta {
   std::vector<PostAccumulateGradHook> post_accumulate_hooks;
   std::string name;
   std::mutex accumulator_mutex;
+  // Where the leaf's next gradient may be computed (see offer_gradient_destination),
+  // and the destination a backward function took, until AccumulateGrad sees it.
+  Tensor grad_destination;
+  Tensor grad_destination_taken;
 };
 
 // The tensor's meta, created on first use.

@@ -145,8 +145,32 @@ std::string Reducer::names_of(const std::vector<size_t>& params) const {
   return out;
 }
 
+Reducer::~Reducer() {
+  offer_destinations(false);
+}
+
+void Reducer::offer_destinations(bool offer) {
+  if (!offer && !offered_) return;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Locator& l = locators_[i];
+    autograd::offer_gradient_destination(params_[i],
+                                         offer ? buckets_[l.bucket].views[l.slot] : Tensor());
+  }
+  offered_ = offer;
+}
+
+void Reducer::detach_grad_from_bucket(size_t param) {
+  const Tensor& grad = params_[param].grad();
+  if (options_.gradient_as_bucket_view || !grad.defined()) return;
+  if (grad.shares_storage_with(buckets_[locators_[param].bucket].contents))
+    params_[param].set_grad(grad.clone());
+}
+
 void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   if (!sync_enabled_) {
+    // no_sync: gradients accumulate in .grad's own memory, and the buckets stay as the
+    // last synchronised backward left them.
+    offer_destinations(false);
     expect_backward_ = false;
     return;
   }
@@ -174,6 +198,8 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   ready_order_.clear();
   unused_.clear();
   next_bucket_ = 0;
+  gradients_copied_ = 0;
+  offer_destinations(true);
   expect_backward_ = true;
   prepared_at_ = std::chrono::steady_clock::now();
   // Which parameters get no gradient this backward: found by walking the graph every
@@ -190,6 +216,7 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   // They are ready now (with zeros), so their buckets still fill.
   for (size_t i : unused_) {
     const Locator& l = locators_[i];
+    detach_grad_from_bucket(i);
     buckets_[l.bucket].views[l.slot].zero_();
     ready_[i] = true;
     --buckets_[l.bucket].pending;
@@ -248,14 +275,16 @@ void Reducer::mark_variable_ready(size_t param) {
   Bucket& bucket = buckets_[l.bucket];
   const Tensor& grad = params_[param].grad();
   const Tensor& view = bucket.views[l.slot];
-  if (!(options_.gradient_as_bucket_view && grad.defined() &&
-        grad.shares_storage_with(bucket.contents))) {
+  // A gradient computed straight into its slot (or, with gradient_as_bucket_view,
+  // accumulated into it) is there already.
+  if (!grad.is_same_view_as(view)) {
     DDPSCOPE_SPAN(copy_span, probes::Kind::BucketCopy, "bucket_copy");
     copy_span.args().param = static_cast<int32_t>(param);
     copy_span.args().bucket = static_cast<int16_t>(l.bucket);
     copy_span.args().bytes = static_cast<int64_t>(grad.defined() ? grad.nbytes() : 0);
     autograd::NoGradGuard no_grad;
     view.copy_(grad);
+    ++gradients_copied_;
     // With gradient_as_bucket_view, .grad becomes the bucket's view from now on: later
     // backwards accumulate straight into the bucket.
     if (options_.gradient_as_bucket_view) params_[param].set_grad(view);
@@ -311,6 +340,8 @@ void Reducer::reduce_used_map(std::vector<bool>& used) {
 
 void Reducer::shadow_iteration() {
   maybe_rebuild_buckets();
+  for (size_t i = 0; i < params_.size(); ++i)
+    detach_grad_from_bucket(i);
   for (size_t i = 0; i < buckets_.size(); ++i) {
     buckets_[i].contents.zero_();
     reduce_bucket(i)->wait();
@@ -369,6 +400,7 @@ void Reducer::record_stats() {
   for (const Bucket& b : buckets_)
     stats_.bucket_bytes.push_back(b.spec.bytes);
   stats_.ready_order = ready_order_;
+  stats_.gradients_copied = gradients_copied_;
   stats_.unused_parameters.clear();
   for (size_t i : unused_)
     stats_.unused_parameters.push_back(names_[i]);
@@ -428,7 +460,9 @@ void Reducer::write_back(Bucket& b, const std::vector<bool>& globally_used) {
         params_[i].set_grad(view);
       continue;
     }
-    if (!params_[i].grad().defined())  // unused locally, used elsewhere
+    // Fresh memory when there is no .grad (unused here, used elsewhere) or when the
+    // gradient was computed into the bucket, which the next backward overwrites.
+    if (!params_[i].grad().defined() || params_[i].grad().shares_storage_with(b.contents))
       params_[i].set_grad(Tensor::empty(view.sizes(), view.dtype(), view.device()));
     kernels::copy_scaled(params_[i].grad(), view, factor);
   }

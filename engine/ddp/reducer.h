@@ -38,6 +38,9 @@ struct IterationStats {
   std::vector<size_t> bucket_bytes;
   std::vector<size_t> ready_order;  // parameter indices
   std::vector<std::string> unused_parameters;
+  // Gradients copied into their bucket slot; the others were computed straight into it
+  // (a Linear weight whose .grad was empty) or accumulated there (gradient_as_bucket_view).
+  size_t gradients_copied = 0;
   // overlap_ms / backward_comm_ms: 1 when all communication hid behind backward.
   double overlap_ratio() const { return backward_comm_ms > 0 ? overlap_ms / backward_comm_ms : 0; }
 };
@@ -64,6 +67,9 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   Reducer(std::vector<Tensor> params, std::vector<std::string> names,
           std::shared_ptr<c10d::ProcessGroup> group, std::vector<BucketSpec> buckets,
           ReducerOptions options);
+  ~Reducer();
+  Reducer(const Reducer&) = delete;
+  Reducer& operator=(const Reducer&) = delete;
 
   // Called after each forward with its outputs: checks the previous backward finished,
   // and with find_unused_parameters marks parameters the outputs do not depend on.
@@ -123,6 +129,12 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   void mark_variable_ready(size_t param);
   void launch_ready_buckets();
   void finalize_backward();
+  // Offers every parameter its bucket slot as the destination of its next gradient
+  // (autograd/accumulate_grad.h), or withdraws the offers.
+  void offer_destinations(bool offer);
+  // Without gradient_as_bucket_view, .grad may have been computed straight into the
+  // bucket: before the bucket is written, .grad gets its own copy.
+  void detach_grad_from_bucket(size_t param);
   // Averages a reduced bucket into its parameters' .grad (skipping globally unused ones).
   void write_back(Bucket& b, const std::vector<bool>& globally_used);
   std::string names_of(const std::vector<size_t>& params) const;
@@ -136,6 +148,8 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   bool rebuilt_ = false;
   bool rebuild_attempted_ = false;
   int64_t completed_iterations_ = 0;  // backward passes this group finished (shadowed too)
+  size_t gradients_copied_ = 0;  // this backward (IterationStats::gradients_copied)
+  bool offered_ = false;              // gradient destinations offered (offer_destinations)
   int divisor_ = 0;                   // 0: the world size
   using TimePoint = std::chrono::steady_clock::time_point;
   TimePoint prepared_at_, last_ready_at_;

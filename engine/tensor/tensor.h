@@ -75,6 +75,12 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(dtype()); }
   bool is_contiguous() const;
   const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
+  // The same elements in the same layout: a view of exactly what `other` views.
+  bool is_same_view_as(const Tensor& other) const {
+    return defined() && other.defined() && impl_->storage == other.impl_->storage &&
+           impl_->offset == other.impl_->offset && impl_->sizes == other.impl_->sizes &&
+           impl_->strides == other.impl_->strides;
+  }
   bool shares_storage_with(const Tensor& other) const {
     return impl_->storage == other.impl_->storage;
   }

@@ -521,6 +521,58 @@ class TestDdp : public QObject {
     }
   }
 
+  // A Linear weight whose .grad is empty is computed straight into its bucket slot (no
+  // copy); .grad still ends with its own memory, so a gradient kept from one iteration
+  // is not overwritten by the next backward, and no_sync after it still accumulates.
+  void testGradientsComputedIntoBuckets() {
+    const Task t = task("mlp");
+    const int n = pg_->size();
+    auto reference = t.build();
+    ddp::DistributedDataParallel ddp(t.build(), pg_, {});
+    const auto params = ddp.parameters(), rp = reference->parameters();
+    const size_t weights = static_cast<size_t>(
+        std::count_if(params.begin(), params.end(), [](const Tensor& p) { return p.dim() == 2; }));
+    Generator data(6);
+    auto [xa, ya] = t.batch(data, n * 2);
+    auto [xb, yb] = t.batch(data, n * 2);
+    auto [xc, yc] = t.batch(data, n * 2);
+    auto expect_average_of = [&](std::vector<std::pair<Tensor, Tensor>> batches) {
+      for (const Tensor& p : rp)
+        p.set_grad(Tensor());
+      for (auto& [x, y] : batches)
+        for (int r = 0; r < n; ++r)
+          t.loss(reference->forward(slice(x, r, 2)), slice(y, r, 2)).backward();
+      for (size_t i = 0; i < rp.size(); ++i) {
+        Tensor expected = rp[i].grad().clone();
+        kernels::scale_(expected, 1.0 / n);
+        QVERIFY2(relative_error(params[i].grad(), expected) <= 1e-5, params[i].name().c_str());
+      }
+    };
+
+    t.loss(ddp.forward(slice(xa, pg_->rank(), 2)), slice(ya, pg_->rank(), 2)).backward();
+    QCOMPARE(ddp.last_iteration().gradients_copied, params.size() - weights);
+    expect_average_of({{xa, ya}});
+    std::vector<Tensor> kept, values;
+    for (size_t i = 0; i < params.size(); ++i) {
+      kept.push_back(params[i].grad());
+      values.push_back(kept.back().clone());
+      for (size_t j = 0; j < i; ++j)
+        QVERIFY2(!kept[i].shares_storage_with(kept[j]), "each .grad has its own memory");
+    }
+
+    for (const Tensor& p : params)
+      p.set_grad(Tensor());  // zero_grad(set_to_none)
+    {
+      auto guard = ddp.no_sync();
+      t.loss(ddp.forward(slice(xb, pg_->rank(), 2)), slice(yb, pg_->rank(), 2)).backward();
+    }
+    t.loss(ddp.forward(slice(xc, pg_->rank(), 2)), slice(yc, pg_->rank(), 2)).backward();
+    QCOMPARE(ddp.last_iteration().gradients_copied, params.size());  // all accumulated
+    expect_average_of({{xb, yb}, {xc, yc}});
+    for (size_t i = 0; i < kept.size(); ++i)
+      QCOMPARE(kernels::max_abs_diff(kept[i], values[i]), 0.0);
+  }
+
   void testUnusedParameterWithoutTheOptionIsNamed() {
     ddp::DistributedDataParallel ddp(std::make_shared<TwoBranch>(), pg_, {});
     Tensor x = Tensor::ones({3, 4});

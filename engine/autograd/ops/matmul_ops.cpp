@@ -2,6 +2,7 @@
 // and the GEMM accumulates onto it (beta = 1), and its backward reads W and x in place
 // (transposed views, no copies).
 #include "../../tensor/kernels.h"
+#include "../accumulate_grad.h"
 #include "../function_helpers.h"
 #include "../ops.h"
 #include "../saved_tensor.h"
@@ -50,7 +51,18 @@ class LinearBackward : public Node {
     }
     if (wants_grad(*this, 1)) {
       const Tensor x = x_.unpack(name());
-      gw = k::matmul(g.transpose(0, 1), x);  // [out, N] @ [N, in]
+      // [out, N] @ [N, in], straight into DDP's bucket when it offers the slot.
+      const Tensor gt = g.transpose(0, 1);
+      const Tensor slot = is_compute_type(g.dtype()) && x.dtype() == g.dtype()
+                              ? take_gradient_destination(next_edges()[1], {g.size(1), x.size(1)},
+                                                          g.dtype(), g.device())
+                              : Tensor();
+      if (slot.defined()) {
+        k::gemm(gt, x, slot);
+        gw = slot;
+      } else {
+        gw = k::matmul(gt, x);
+      }
     }
     if (wants_grad(*this, 2)) gb = k::sum_dims(g, {0}, false);
     return {gx, gw, gb};
