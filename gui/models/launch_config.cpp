@@ -7,6 +7,27 @@
 #include <QThread>
 
 namespace ddpscope::gui {
+namespace {
+
+// The transformer's head count among the extra arguments (`--heads 8` or `--heads=8`);
+// 4, train's default, when absent; 0 when the value is not a positive whole number.
+int headsOf(const QStringList& extra) {
+  for (qsizetype i = 0; i < extra.size(); ++i) {
+    QString value;
+    if (extra[i] == QLatin1String("--heads"))
+      value = i + 1 < extra.size() ? extra[i + 1] : QString();
+    else if (extra[i].startsWith(QLatin1String("--heads=")))
+      value = extra[i].mid(8);
+    else
+      continue;
+    bool ok = false;
+    const int n = value.toInt(&ok);
+    return ok && n >= 1 ? n : 0;
+  }
+  return 4;
+}
+
+}  // namespace
 
 QMap<QString, QString> validate(const LaunchConfig& c) {
   QMap<QString, QString> e;
@@ -22,9 +43,6 @@ QMap<QString, QString> validate(const LaunchConfig& c) {
   if (c.batch < 1) e[QStringLiteral("batch")] = QStringLiteral("at least 1 sample per rank");
   if (c.width < 1) e[QStringLiteral("width")] = QStringLiteral("at least 1");
   if (c.depth < 1) e[QStringLiteral("depth")] = QStringLiteral("at least 1");
-  if (c.model == QLatin1String("transformer") && c.width % 4 != 0)
-    e[QStringLiteral("width")] =
-        QStringLiteral("the transformer's width must be divisible by its 4 heads");
   if (!(c.bucketCapMb > 0) || c.bucketCapMb > 4096)
     e[QStringLiteral("bucket_cap_mb")] = QStringLiteral("more than 0 and at most 4096 MiB");
   static const QStringList hooks = {QStringLiteral("allreduce"), QStringLiteral("fp16"),
@@ -44,6 +62,12 @@ QMap<QString, QString> validate(const LaunchConfig& c) {
       break;
     }
   }
+  const int heads = headsOf(extra);
+  if (heads < 1)
+    e[QStringLiteral("extra_arguments")] = QStringLiteral("--heads takes a whole number from 1");
+  else if (c.model == QLatin1String("transformer") && c.width % heads != 0)
+    e[QStringLiteral("width")] =
+        QStringLiteral("the transformer's width must be divisible by its %1 heads").arg(heads);
   if (!extra.isEmpty() && !extra.first().startsWith(QLatin1String("--")))
     e[QStringLiteral("extra_arguments")] = QStringLiteral("options start with --, e.g. --lr 0.01");
   if (c.backend == QLatin1String("nccl") && c.hostfile.isEmpty() && c.worldSize > 1)

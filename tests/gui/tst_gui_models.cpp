@@ -317,6 +317,19 @@ class TestGuiModels : public QObject {
     QVERIFY(
         problem([](LaunchConfig& c) { c.extraArguments = "lr 0.1"; }).contains("extra_arguments"));
     QVERIFY(problem([](LaunchConfig& c) { c.extraArguments = "--lr 0.01"; }).isEmpty());
+    // The head count the width must divide is the one the job will use.
+    auto transformer = [&](int width, const char* extra) {
+      return problem([&](LaunchConfig& c) {
+        c.model = "transformer";
+        c.width = width;
+        c.extraArguments = extra;
+      });
+    };
+    QVERIFY(transformer(36, "--heads 6").isEmpty());
+    QVERIFY(transformer(36, "--heads=6").isEmpty());
+    QVERIFY(transformer(30, "").value("width").contains("its 4 heads"));
+    QVERIFY(transformer(32, "--heads 6").value("width").contains("its 6 heads"));
+    QVERIFY(transformer(32, "--heads 0").value("extra_arguments").contains("--heads"));
   }
 
   void testPresetsRoundTripAndRefuseBadFiles() {
