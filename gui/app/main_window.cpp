@@ -72,7 +72,8 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   connect(m_monitor, &LiveMonitor::stopRequested, this, &MainWindow::stopJob);
   connect(m_live, &LiveRunLoader::loaded, this, [this](std::shared_ptr<const RunData> run) {
     // A reload that finishes after the user opened another run is not shown over it.
-    if (QString::fromStdString(run->path) == m_liveRun) showRun(std::move(run), true);
+    if (m_following && QString::fromStdString(run->path) == m_liveRun)
+      showRun(std::move(run), true);
   });
   connect(m_live, &LiveRunLoader::loadFailed, this, &MainWindow::loadFailed);
   connect(m_live, &LiveRunLoader::stalled, this, [this](qint64 ms) {
@@ -228,6 +229,7 @@ void MainWindow::buildMenus() {
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Launch job..."), QKeySequence(tr("Ctrl+L")), this,
                  &MainWindow::showLaunchDialog);
+  run->addAction(tr("&Follow job"), this, &MainWindow::followJob);
   run->addAction(tr("&Stop job"), this, &MainWindow::stopJob);
 }
 
@@ -238,7 +240,15 @@ void MainWindow::showTab(const QString& name) {
 }
 
 bool MainWindow::openRun(const QString& path) {
-  if (m_job->isActive() && path == m_liveRun) return true;  // already followed live
+  if (m_job->isActive() && !m_liveRun.isEmpty() && path == m_liveRun) {
+    if (!m_following) {  // back to the running job
+      m_following = true;
+      m_stalled = false;
+      m_live->watch(m_liveRun, 250, m_stallMs);
+      statusBar()->showMessage(tr("Following the running job again"));
+    }
+    return true;
+  }
   std::shared_ptr<const RunData> run;
   try {
     run = std::make_shared<const RunData>(load_run(path.toStdString()));
@@ -247,11 +257,20 @@ bool MainWindow::openRun(const QString& path) {
     emit loadFailed(tr("Cannot open %1: %2").arg(path, QString::fromUtf8(e.what())));
     return false;
   }
-  if (m_live->isWatching()) m_live->stop();
-  m_liveRun.clear();
+  // The job, if one runs, goes on (its progress stays on the Live tab); its run file is
+  // no longer re-read until the user comes back to it.
+  m_live->cancel();
+  m_following = false;
+  if (!m_job->isActive()) m_liveRun.clear();
   m_stalled = false;
   showRun(std::move(run), false);
-  statusBar()->showMessage(tr("%1: %2 spans").arg(path).arg(m_run->span_count));
+  if (m_job->isActive() && !m_liveRun.isEmpty()) {
+    statusBar()->showMessage(tr("%1: %2 spans. The job still runs: Run > Follow job returns to it")
+                                 .arg(path)
+                                 .arg(m_run->span_count));
+  } else {
+    statusBar()->showMessage(tr("%1: %2 spans").arg(path).arg(m_run->span_count));
+  }
   return true;
 }
 
@@ -291,13 +310,13 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   // The charts show any run's metrics: live as it grows, or a finished file's curves.
   m_monitor->setRun(*m_run);
   if (!live && !m_job->isActive()) {
-    m_monitor->setStatus(tr("%1: %2 iterations recorded (%3)")
-                             .arg(QFileInfo(QString::fromStdString(m_run->path)).fileName())
-                             .arg(m_run->analysis.iterations.empty()
-                                      ? 0
-                                      : m_run->analysis.iterations.back().iteration)
-                             .arg(QString::fromStdString(m_run->run.status)),
-                         false);
+    m_monitor->setStatus(
+        tr("%1: %2 iterations recorded (%3)")
+            .arg(QFileInfo(QString::fromStdString(m_run->path)).fileName())
+            .arg(m_run->analysis.iterations.empty() ? 0
+                                                    : m_run->analysis.iterations.back().iteration)
+            .arg(QString::fromStdString(m_run->run.status)),
+        false);
   }
   // A live reload refreshes the tab on screen and marks the others for when they are
   // shown: rebuilding every view two to four times a second would starve the job.

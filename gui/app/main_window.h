@@ -40,9 +40,13 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   // Opens a run file; on failure shows why and keeps the current run. Returns success.
+  // Another run than the running job's pauses following the job (it keeps running);
+  // the job's own run file follows it live again.
   bool openRun(const QString& path);
   // Starts a job writing a new run file in the workspace and follows it live.
   bool launchJob(const LaunchConfig& config, QString* error);
+  void followJob();  // back to the running job after another run was opened
+  bool isFollowingJob() const { return m_following; }
   void stopJob();
   void showLaunchDialog();
   // How long a live run may go without new events before the hang view opens.
@@ -114,7 +118,8 @@ class MainWindow : public QMainWindow {
   QWidget* m_bucketPage = nullptr;
   QWidget* m_graphPage = nullptr;
   int m_stallMs = 10000;
-  QString m_liveRun;  // the run file of the job being followed
+  QString m_liveRun;         // the run file of the running (or last) job
+  bool m_following = false;  // the views show m_liveRun, re-read as it grows
 };
 
 }  // namespace ddpscope::gui

@@ -41,6 +41,7 @@ bool MainWindow::launchJob(const LaunchConfig& config, QString* error) {
   }
   if (!m_job->start(config, path, error)) return false;
   m_liveRun = config.probes ? path : QString();
+  m_following = !m_liveRun.isEmpty();
   m_stalled = false;
   m_monitor->clear();
   m_monitor->setStatus(tr("starting %1 ranks (%2)...").arg(config.worldSize).arg(config.backend),
@@ -51,6 +52,14 @@ bool MainWindow::launchJob(const LaunchConfig& config, QString* error) {
   return true;
 }
 
+void MainWindow::followJob() {
+  if (!m_job->isActive() || m_liveRun.isEmpty()) {
+    statusBar()->showMessage(tr("No job with a run file is running"));
+    return;
+  }
+  openRun(m_liveRun);
+}
+
 void MainWindow::stopJob() {
   if (!m_job->isActive()) return;
   m_monitor->setStatus(tr("stopping: every rank got SIGTERM (killed in 10 s if still running)"),
@@ -59,7 +68,7 @@ void MainWindow::stopJob() {
 }
 
 void MainWindow::onJobFinished(JobController::State state, const QString& message) {
-  m_live->stop();  // one last reload shows the final state
+  if (m_following) m_live->stop();  // one last reload shows the final state
   m_runList->refresh();
   switch (state) {
     case JobController::State::Finished:
@@ -92,7 +101,7 @@ void MainWindow::updateHang(bool stalled) {
                                                     : QString(),
                         QString::fromStdString(m_run->run.message));
     alarm = true;
-  } else if (m_job->isActive() && !m_liveRun.isEmpty()) {
+  } else if (m_job->isActive() && m_following) {
     headline = tr("The job is making progress. Each rank's latest position:");
   } else {
     headline = tr("Run %1. Where each rank stood at its last event:")

@@ -61,6 +61,11 @@ void LiveRunLoader::watch(const QString& path, int intervalMs, int stallMs) {
   tick();
 }
 
+void LiveRunLoader::cancel() {
+  m_timer.stop();
+  m_finalReload = false;
+}
+
 void LiveRunLoader::stop() {
   m_timer.stop();
   // A reload running now may miss the last events: then one more follows it.

@@ -24,7 +24,8 @@ class LiveRunLoader : public QObject {
   ~LiveRunLoader() override;
 
   void watch(const QString& path, int intervalMs = 250, int stallMs = 10000);
-  void stop();  // one last reload follows, so the final state is shown
+  void stop();    // one last reload follows, so the final state is shown
+  void cancel();  // no further reloads; one already running still reports
   bool isWatching() const { return m_timer.isActive(); }
   QString path() const { return m_path; }
   int reloads() const { return m_reloads; }

@@ -15,6 +15,7 @@
 
 #include "bucket_table_model.h"
 #include "graph_view.h"
+#include "gui_test_runs.h"
 #include "hang_view.h"
 #include "live_monitor.h"
 #include "live_run_loader.h"
@@ -111,6 +112,42 @@ class TestLiveJob : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(window.job()->iteration() >= 2, 60000);
     QVERIFY(!window.launchJob(smallJob(10), &error));  // one job at a time
     QVERIFY(error.contains("already running"));
+    window.stopJob();
+    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Stopped, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(workersRunning(), 0, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.currentRun()->run.status, std::string("stopped"), 10000);
+  }
+
+  // Opening an earlier run while a job trains shows that run and leaves the job running;
+  // Run > Follow job (or opening the job's run file) follows it live again.
+  void testAnotherRunPausesFollowingTheJob() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    const QString other = folder.filePath("earlier.ddpscope");
+    testing::write_test_run(other.toStdString(), 2, 3);
+    auto shown = [&] { return QString::fromStdString(window.currentRun()->path); };
+    QString error;
+    QVERIFY2(window.launchJob(smallJob(10000000), &error), qPrintable(error));
+    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && window.job()->iteration() >= 2, 60000);
+    const QString jobRun = shown();
+    QVERIFY(window.isFollowingJob());
+
+    QVERIFY(window.openRun(other));
+    QVERIFY(!window.isFollowingJob());
+    QVERIFY(!window.liveLoader()->isWatching());
+    const int iteration = window.job()->iteration();
+    QTRY_VERIFY_WITH_TIMEOUT(window.job()->iteration() >= iteration + 3, 60000);
+    QCOMPARE(shown(), other);  // the job's reloads stay off screen
+    QCOMPARE(window.currentRun()->ranks.size(), size_t{2});
+    QVERIFY(!window.windowTitle().contains("(live)"));
+
+    window.followJob();
+    QVERIFY(window.isFollowingJob());
+    QTRY_COMPARE_WITH_TIMEOUT(shown(), jobRun, 10000);
+    QVERIFY(window.windowTitle().contains("(live)"));
+    const int64_t spans = window.currentRun()->span_count;
+    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun()->span_count > spans, 10000);
+
     window.stopJob();
     QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Stopped, 30000);
     QTRY_COMPARE_WITH_TIMEOUT(workersRunning(), 0, 10000);
