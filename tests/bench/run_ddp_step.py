@@ -79,6 +79,9 @@ def main():
         "ratio_ours_over_pytorch": round(ddp_ms / torch_ms, 3),
         "target_ratio": 0.6,
         "ddpscope_no_overlap_median_ms": round(median_of("no_overlap"), 3),
+        # Of the 16 gradients, the Linear weights are computed straight into their bucket.
+        "ddpscope_gradients_copied_into_buckets": next(
+            m["gradients_copied"] for m in ours[0]["modes"] if m["mode"] == "ddp"),
         "bucket_cap_sweep": {
             str(c): {"median_ms": round(median_of("ddp", c), 3),
                      "overlap_ratio": round(statistics.mean(
