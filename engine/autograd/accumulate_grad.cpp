@@ -30,7 +30,11 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   DDPSCOPE_CHECK(grad.sizes() == variable_.sizes(), "gradient ", grad.describe(),
                  " does not match the shape of ",
                  variable_.name().empty() ? "a leaf" : variable_.name(), " ", variable_.describe());
-  const Tensor destination = std::exchange(meta.grad_destination_taken, {});
+  Tensor destination;
+  {
+    std::lock_guard lock(meta.accumulator_mutex);  // as take_gradient_destination
+    destination = std::exchange(meta.grad_destination_taken, {});
+  }
   if (!meta.grad.defined()) {
     if (grad.is_same_view_as(destination) || can_steal(grad))
       meta.grad = std::move(grad);
