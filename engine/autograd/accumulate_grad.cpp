@@ -4,6 +4,7 @@
 
 #include "../tensor/kernels.h"
 #include "autograd_meta.h"
+#include "graph_task.h"
 
 namespace ddpscope::autograd {
 namespace {
@@ -56,6 +57,10 @@ void offer_gradient_destination(const Tensor& leaf, Tensor destination) {
 
 Tensor take_gradient_destination(const Edge& edge, const Shape& shape, DType dtype, Device device) {
   if (!edge.is_valid() || edge.function->kind() != NodeKind::AccumulateGrad) return {};
+  // Only where the leaf's AccumulateGrad will take the gradient as .grad: grad() and
+  // backward(inputs) hand gradients to the caller, who must not get a view of a bucket.
+  const GraphTask* task = GraphTask::current();
+  if (task == nullptr || !task->runs_every_node()) return {};
   AutogradMeta* meta = meta_of(static_cast<const AccumulateGrad&>(*edge.function).variable());
   if (meta == nullptr) return {};
   std::lock_guard lock(meta->accumulator_mutex);

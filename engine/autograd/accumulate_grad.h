@@ -29,7 +29,8 @@ class AccumulateGrad : public Node {
 // writes to the destination again.
 void offer_gradient_destination(const Tensor& leaf, Tensor destination);  // {}: withdraw
 // The destination for the gradient flowing along `edge`, or an undefined tensor when
-// there is none of this shape, dtype and device.
+// there is none of this shape, dtype and device, or when the running backward is a
+// grad() or backward(inputs), whose gradients go to the caller.
 Tensor take_gradient_destination(const Edge& edge, const Shape& shape, DType dtype, Device device);
 
 }  // namespace ddpscope::autograd

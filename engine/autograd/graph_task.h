@@ -43,6 +43,8 @@ class GraphTask {
   void run();
 
   variable_list captured() const { return captured_; }
+  // A plain backward: no targets, so every reached node runs, AccumulateGrad included.
+  bool runs_every_node() const { return exec_info_.empty(); }
   bool keep_graph() const { return keep_graph_; }
   // The task whose nodes the calling thread is running (null outside backward).
   static GraphTask* current();

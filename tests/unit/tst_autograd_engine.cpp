@@ -76,6 +76,18 @@ class TestAutogradEngine : public QObject {
     autograd::offer_gradient_destination(w, slot);
     DDPSCOPE_COMPARE_TENSORS(grad_of(2), twice, 1e-5, 0);
 
+    // grad() returns gradients to the caller: never a view of the destination.
+    w.set_grad(Tensor());
+    const Tensor fresh_slot = Tensor::zeros({4, 3}, DType::F32);
+    autograd::offer_gradient_destination(w, fresh_slot);
+    const Tensor out = linear(x, w);
+    const Tensor g = autograd::grad({sum(mul(out, out))}, {w})[0];
+    QVERIFY(!g.shares_storage_with(fresh_slot));
+    DDPSCOPE_COMPARE_TENSORS(g, once, 1e-6, 0);
+    QCOMPARE(kernels::max_abs_diff(fresh_slot, Tensor::zeros({4, 3}, DType::F32)), 0.0);
+    QVERIFY(!w.grad().defined());
+    autograd::offer_gradient_destination(w, Tensor());
+
     // A destination of another shape is not used; a withdrawn one neither.
     w.set_grad(Tensor());
     autograd::offer_gradient_destination(w, Tensor::zeros({3, 4}, DType::F32));
