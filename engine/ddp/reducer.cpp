@@ -190,7 +190,6 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   }
   maybe_rebuild_buckets();
   std::fill(ready_.begin(), ready_.end(), false);
-  std::fill(locally_used_.begin(), locally_used_.end(), false);
   for (Bucket& b : buckets_) {
     b.pending = b.spec.params.size();
     b.result.reset();
@@ -213,14 +212,28 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   } else if (options_.static_graph) {
     unused_ = static_unused_;
   }
-  // They are ready now (with zeros), so their buckets still fill.
+}
+
+void Reducer::mark_unused_ready() {
+  // Done when backward starts, not at the end of forward: a zero_grad() in between
+  // counts. A parameter this forward did not use contributes the .grad it has (say,
+  // accumulated under no_sync), or zeros; either way its bucket still fills.
+  autograd::NoGradGuard no_grad;
   for (size_t i : unused_) {
     const Locator& l = locators_[i];
+    const Tensor& view = buckets_[l.bucket].views[l.slot];
     detach_grad_from_bucket(i);
-    buckets_[l.bucket].views[l.slot].zero_();
+    const Tensor& grad = params_[i].grad();
+    if (!grad.defined()) {
+      view.zero_();
+    } else if (!grad.is_same_view_as(view)) {
+      view.copy_(grad);
+      ++gradients_copied_;
+    }
     ready_[i] = true;
     --buckets_[l.bucket].pending;
   }
+  launch_ready_buckets();
 }
 
 std::vector<size_t> Reducer::find_unused(const std::vector<Tensor>& outputs) {
@@ -249,6 +262,9 @@ std::vector<size_t> Reducer::find_unused(const std::vector<Tensor>& outputs) {
 }
 
 void Reducer::autograd_hook(size_t param) {
+  // Used in this backward, or in one under no_sync since the last reduction: either way
+  // its gradient is part of what the next reduction averages.
+  if (params_[param].grad().defined()) locally_used_[param] = true;
   if (!sync_enabled_ || !expect_backward_) return;  // no_sync, or a backward DDP did not prepare
   if (!backward_in_progress_) {
     backward_in_progress_ = true;
@@ -257,6 +273,7 @@ void Reducer::autograd_hook(size_t param) {
     autograd::queue_callback([self] {
       if (auto reducer = self.lock()) reducer->finalize_backward();
     });
+    mark_unused_ready();
   }
   mark_variable_ready(param);
 }
@@ -437,8 +454,12 @@ void Reducer::finalize_backward() {
   finished_last_ = true;
   ++completed_iterations_;
   record_stats();
-  if (write_back_early) return;
+  if (write_back_early) {
+    std::fill(locally_used_.begin(), locally_used_.end(), false);
+    return;
+  }
   globally_used = locally_used_;
+  std::fill(locally_used_.begin(), locally_used_.end(), false);
   reduce_used_map(globally_used);
   if (options_.static_graph) static_globally_used_ = globally_used;
   for (Bucket& b : buckets_)

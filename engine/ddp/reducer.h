@@ -129,6 +129,9 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   void mark_variable_ready(size_t param);
   void launch_ready_buckets();
   void finalize_backward();
+  // At the first gradient of a backward: the parameters its forward did not use are
+  // ready, with the .grad they have or zeros.
+  void mark_unused_ready();
   // Offers every parameter its bucket slot as the destination of its next gradient
   // (autograd/accumulate_grad.h), or withdraws the offers.
   void offer_destinations(bool offer);
@@ -148,7 +151,7 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   bool rebuilt_ = false;
   bool rebuild_attempted_ = false;
   int64_t completed_iterations_ = 0;  // backward passes this group finished (shadowed too)
-  size_t gradients_copied_ = 0;  // this backward (IterationStats::gradients_copied)
+  size_t gradients_copied_ = 0;       // this backward (IterationStats::gradients_copied)
   bool offered_ = false;              // gradient destinations offered (offer_destinations)
   int divisor_ = 0;                   // 0: the world size
   using TimePoint = std::chrono::steady_clock::time_point;

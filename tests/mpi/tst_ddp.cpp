@@ -101,6 +101,24 @@ class MixedPrecision : public nn::Module {
   Tensor scale_;
 };
 
+// A second branch that forward uses only when asked.
+class Switch : public nn::Module {
+ public:
+  Switch() {
+    Generator g(5);
+    first_ = register_module("first", std::make_shared<nn::Linear>(4, 2, true, &g));
+    second_ = register_module("second", std::make_shared<nn::Linear>(4, 2, true, &g));
+  }
+  std::string type_name() const override { return "Switch"; }
+  Tensor forward(const Tensor& x) override {
+    return use_second ? add(first_->forward(x), second_->forward(x)) : first_->forward(x);
+  }
+  bool use_second = false;
+
+ private:
+  std::shared_ptr<nn::Linear> first_, second_;
+};
+
 // Registers a then b, but applies b first: a's gradients are ready first in backward,
 // the opposite of reverse registration order.
 class Crossed : public nn::Module {
@@ -606,6 +624,39 @@ class TestDdp : public QObject {
       } else {
         QVERIFY(p.grad().defined());
       }
+    }
+  }
+
+  // Gradient accumulation with a branch: a parameter used under no_sync but not in the
+  // synchronising iteration still has its accumulated gradient averaged over the ranks
+  // (as PyTorch does), so every rank ends with the same .grad.
+  void testNoSyncGradientOfAParameterTheLastForwardSkipped() {
+    const int n = pg_->size();
+    auto local = std::make_shared<Switch>();
+    auto reference = std::make_shared<Switch>();
+    ddp::DistributedDataParallel ddp(local, pg_, {.find_unused_parameters = true});
+    Generator data(8);
+    const Tensor xa = randn({n * 2, 4}, DType::F32, &data),
+                 xb = randn({n * 2, 4}, DType::F32, &data);
+    {
+      auto guard = ddp.no_sync();
+      local->use_second = true;
+      sum(ddp.forward(slice(xa, pg_->rank(), 2))).backward();
+    }
+    local->use_second = false;
+    sum(ddp.forward(slice(xb, pg_->rank(), 2))).backward();
+    for (int r = 0; r < n; ++r) {
+      reference->use_second = true;
+      sum(reference->forward(slice(xa, r, 2))).backward();
+      reference->use_second = false;
+      sum(reference->forward(slice(xb, r, 2))).backward();
+    }
+    const auto rp = reference->named_parameters(), dp = ddp.named_parameters();
+    for (size_t i = 0; i < rp.size(); ++i) {
+      Tensor expected = rp[i].second.grad().clone();
+      kernels::scale_(expected, 1.0 / n);
+      QVERIFY2(dp[i].second.grad().defined(), dp[i].first.c_str());
+      QVERIFY2(relative_error(dp[i].second.grad(), expected) <= 1e-5, dp[i].first.c_str());
     }
   }
 
