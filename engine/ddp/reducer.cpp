@@ -284,7 +284,6 @@ void Reducer::mark_variable_ready(size_t param) {
       " received its gradient twice in one backward; with static_graph off this means it "
       "is used by a reentrant backward, which DDP does not support");
   ready_[param] = true;
-  locally_used_[param] = true;
   last_ready_at_ = std::chrono::steady_clock::now();
   DDPSCOPE_INSTANT(probes::Kind::GradReady, "grad_ready", {.param = static_cast<int32_t>(param)});
   ready_order_.push_back(param);
