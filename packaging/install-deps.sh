@@ -11,6 +11,7 @@ packages=(
   xvfb xauth python3 python3-torch python3-sklearn
   procps bsdutils  # ps and script: the launcher and terminal tests use them
   dpkg-dev desktop-file-utils appstream  # the .deb (dpkg-shlibdeps) and its checks
+  clang-14 libclang-rt-14-dev  # libFuzzer harnesses (tests/fuzz)
 )
 
 missing=()

@@ -31,8 +31,12 @@ enum class Kind : uint8_t {
   // instant: a process-group op started on its backend (bytes, seq, peer); one with no
   // PgOp span of the same name and seq after it is still running (the hang view).
   PgOpStart = 17,
+  // a remote function running on its callee (msg_id = the request's, peer = caller)
+  RpcCall = 18,
+  // instant: an RRef created, forked, confirmed or deleted (rref_id, fork_id; peer)
+  RRef = 19,
 };
-inline constexpr int kNumKinds = 18;
+inline constexpr int kNumKinds = 20;
 
 const char* kind_name(Kind kind);
 
@@ -50,8 +54,8 @@ struct EventArgs {
   int16_t bucket = -1;
   int16_t peer = -1;
   int64_t bytes = -1;
-  int64_t id = -1;   // PgOp/Allreduce: sequence number; rpc kinds: context id
-  int64_t id2 = -1;  // rpc kinds: message id
+  int64_t id = -1;   // PgOp/Allreduce: sequence number; rpc kinds: context id; RRef: rref id
+  int64_t id2 = -1;  // rpc kinds: message id; RRef: fork id
 };
 
 // One span (t_end_ns > t_begin_ns) or instant (t_end_ns == t_begin_ns). Times are

@@ -94,7 +94,8 @@ const char* kind_name(Kind kind) {
   static constexpr const char* kNames[kNumKinds] = {
       "iteration",   "forward",      "backward",  "optimizer",     "autograd_node", "grad_ready",
       "bucket_copy", "bucket_ready", "allreduce", "comm_hook",     "finalize",      "pg_op",
-      "barrier",     "rpc_send",     "rpc_recv",  "dist_backward", "mark",          "pg_op_start"};
+      "barrier",     "rpc_send",     "rpc_recv",  "dist_backward", "mark",          "pg_op_start",
+      "rpc_call",    "rref"};
   const auto i = static_cast<int>(kind);
   return i < kNumKinds ? kNames[i] : "unknown";
 }

@@ -84,7 +84,17 @@ Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device
   }
 }
 
+Storage::Storage(void* data, size_t nbytes, std::function<void()> release)
+    : data_(data), nbytes_(nbytes), device_(Device{}), release_(std::move(release)) {
+  note_cpu_alloc(nbytes);
+}
+
 Storage::~Storage() {
+  if (release_) {
+    g_cpu_in_use.fetch_sub(nbytes_, std::memory_order_relaxed);
+    release_();
+    return;
+  }
   if (!data_) return;
   if (device_.is_cpu()) {
     if (!host_cache().put(data_, rounded_size(nbytes_))) std::free(data_);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "device.h"
 
@@ -13,6 +14,9 @@ namespace ddpscope {
 class Storage {
  public:
   Storage(size_t nbytes, Device device);
+  // Adopts host memory owned elsewhere (a received network message): `release` runs
+  // when the storage dies, instead of freeing `data`.
+  Storage(void* data, size_t nbytes, std::function<void()> release);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -36,6 +40,7 @@ class Storage {
   size_t nbytes_ = 0;
   Device device_;
   std::atomic<uint64_t> version_{0};
+  std::function<void()> release_;  // set for adopted memory
 };
 
 }  // namespace ddpscope

@@ -86,6 +86,11 @@ class Tensor {
   }
   // "f32[64, 1024]" (plus "@cuda:0" off the CPU): used in every error message.
   std::string describe() const;
+  // True when no other tensor or view can reach this one's bytes: a sender may then
+  // hand the storage to the network without copying it.
+  bool is_sole_owner_of_storage() const {
+    return impl_.use_count() == 1 && impl_->storage.use_count() == 1;
+  }
   TensorImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 

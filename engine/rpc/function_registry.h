@@ -1,0 +1,44 @@
+// FunctionRegistry: the functions a worker runs for others, by name. Every worker of a
+// job registers the same functions (the same program runs everywhere); a call names
+// one, and an unknown name comes back to the caller as an error.
+//
+// The engine's differentiable ops are built-ins, so seed 000's example runs as written:
+//
+//   rpc::register_function("scale", [](const rpc::ValueList& a) {
+//     return rpc::Value(mul_scalar(a.at(0).tensor(), a.at(1).to_double()));
+//   });
+//   Tensor t3 = rpc::rpc_sync("worker1", add, t1, t2).tensor();  // `add` is ddpscope::add
+//
+// Thread-safe: registration takes a lock; lookups after registration are shared.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "value.h"
+
+namespace ddpscope::rpc {
+
+using RemoteFunction = std::function<Value(const ValueList& args)>;
+
+// Registers (or replaces) `name` on this worker.
+void register_function(const std::string& name, RemoteFunction fn);
+// The function registered as `name`, or null.
+std::shared_ptr<const RemoteFunction> find_function(const std::string& name);
+
+// Names a function to call: by its registered name, or by an engine op itself.
+class FunctionRef {
+ public:
+  FunctionRef(std::string name) : name_(std::move(name)) {}
+  FunctionRef(const char* name) : name_(name) {}
+  // A built-in op by its C++ function: add, sub, mul, div, matmul (ddpscope::).
+  FunctionRef(Tensor (*binary_op)(const Tensor&, const Tensor&));
+  FunctionRef(Tensor (*unary_op)(const Tensor&));
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
+}  // namespace ddpscope::rpc

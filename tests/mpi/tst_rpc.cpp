@@ -1,0 +1,433 @@
+// RPC across real processes (2, 3 and 4 ranks under mpirun): every API call, nested
+// chains, the RRef protocol's three sharing cases with messages delayed and dropped,
+// errors, timeouts, foreign and malformed messages, and a graceful shutdown with calls
+// in flight. Rank 0 drives most cases; every rank serves, and each case ends with a
+// barrier so no rank moves on while another still needs it.
+#include <QtTest/QtTest>
+
+#include <chrono>
+#include <thread>
+#include <zmq.hpp>
+
+#include "autograd/ops.h"
+#include "c10d/process_group.h"
+#include "mpi_test_main.h"
+#include "rpc/rpc.h"
+
+using namespace ddpscope;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::shared_ptr<c10d::ProcessGroup> g_world;
+
+void barrier() { g_world->barrier()->wait(); }
+
+// Waits up to 5 s for `pred` (the RRef protocol finishes asynchronously).
+template <typename Pred>
+bool eventually(Pred pred) {
+  const auto end = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return pred();
+}
+
+int64_t remote_owned(int worker) { return rpc::rpc_sync(worker, "test.owned").to_int(); }
+
+void register_test_functions() {
+  using rpc::Value;
+  using rpc::ValueList;
+  rpc::register_function("test.boom", [](const ValueList&) -> Value {
+    throw Error("boom: the remote function failed", __FILE__, __LINE__);
+  });
+  // chain(k, t): k more hops to the next worker, adding 1 at each.
+  rpc::register_function("test.chain", [](const ValueList& a) -> Value {
+    const int64_t k = a.at(0).to_int();
+    const Tensor& t = a.at(1).tensor();
+    if (k == 0) return add_scalar(t, 1);
+    const int next = (rpc::agent().self().id + 1) % static_cast<int>(rpc::agent().workers().size());
+    Tensor r = rpc::rpc_sync(next, "test.chain", {Value(k - 1), Value(t)}).tensor();
+    return add_scalar(r, 1);
+  });
+  rpc::register_function("test.owned", [](const ValueList&) -> Value {
+    return Value(static_cast<int64_t>(rpc::agent().rrefs().owned()));
+  });
+  rpc::register_function("test.pending", [](const ValueList&) -> Value {
+    return Value(static_cast<int64_t>(rpc::agent().rrefs().pending()));
+  });
+  // An OwnerRRef made here, sent back to the caller (owner -> user).
+  rpc::register_function("test.make_rref", [](const ValueList& a) -> Value {
+    return Value(rpc::make_rref(a.at(0)));
+  });
+  // A UserRRef (or the OwnerRRef) received: its value, fetched here.
+  rpc::register_function("test.to_here", [](const ValueList& a) -> Value {
+    return a.at(0).rref().to_here();
+  });
+  rpc::register_function("test.is_owner", [](const ValueList& a) -> Value {
+    return Value(a.at(0).rref().is_owner());
+  });
+  rpc::register_function("test.local_value", [](const ValueList& a) -> Value {
+    return a.at(0).rref().local_value();
+  });
+  rpc::register_function("test.slow_value", [](const ValueList& a) -> Value {
+    std::this_thread::sleep_for(std::chrono::milliseconds(a.at(0).to_int()));
+    return a.at(1);
+  });
+  rpc::register_function("test.inject_delay", [](const ValueList& a) -> Value {
+    rpc::agent().inject_delay(static_cast<rpc::wire::MessageType>(a.at(0).to_int()),
+                              std::chrono::milliseconds(a.at(1).to_int()), static_cast<int>(a.at(2).to_int()));
+    return Value();
+  });
+  rpc::register_function("test.inject_drop", [](const ValueList& a) -> Value {
+    rpc::agent().inject_drop(static_cast<rpc::wire::MessageType>(a.at(0).to_int()),
+                             static_cast<int>(a.at(1).to_int()));
+    return Value();
+  });
+  rpc::register_function("test.stats", [](const ValueList&) -> Value {
+    const auto s = rpc::agent().stats();
+    return Value(ValueList{Value(static_cast<int64_t>(s.rejected_token)),
+                           Value(static_cast<int64_t>(s.rejected_malformed)),
+                           Value(static_cast<int64_t>(s.control_retries)), Value(s.last_rejection)});
+  });
+}
+
+// Sends raw frames to `worker`'s agent from a socket that is no worker's.
+void send_raw(int worker, const std::vector<std::string>& frames) {
+  static zmq::context_t ctx;
+  zmq::socket_t s(ctx, zmq::socket_type::dealer);
+  s.set(zmq::sockopt::linger, 2000);
+  s.connect(rpc::agent().endpoint_of(worker));
+  for (size_t i = 0; i < frames.size(); ++i)
+    s.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+}
+
+std::string header_bytes(rpc::wire::MessageType type, int src, int dst, uint32_t tensors) {
+  rpc::wire::Header h;
+  h.type = static_cast<uint8_t>(type);
+  h.src = src;
+  h.dst = dst;
+  h.msg_id = 0xdead;
+  h.num_tensors = tensors;
+  return std::string(reinterpret_cast<const char*>(&h), sizeof(h));
+}
+
+}  // namespace
+
+class TestRpc : public QObject {
+  Q_OBJECT
+  int rank_ = 0;
+  int size_ = 1;
+
+ private slots:
+  void initTestCase() {
+    g_world = c10d::init_process_group();
+    rank_ = g_world->rank();
+    size_ = g_world->size();
+    register_test_functions();
+    rpc::RpcBackendOptions options;
+    options.rpc_timeout = 20000ms;
+    // One thread per agent: nested chains must still finish (the pool grows).
+    options.num_worker_threads = 1;
+    options.control_retry_interval = 100ms;
+    rpc::init_rpc("", options, g_world);
+  }
+
+  void testWorkerInfo() {
+    QCOMPARE(rpc::get_worker_info().id, rank_);
+    QCOMPARE(rpc::get_worker_info().name, QString("worker%1").arg(rank_).toStdString());
+    QCOMPARE(rpc::get_worker_info("worker1").id, 1);
+    QCOMPARE(rpc::agent().workers().size(), size_t(size_));
+    // Loopback only: a single-host job never listens on every interface.
+    QVERIFY2(QString::fromStdString(rpc::agent().endpoint()).startsWith("tcp://127.0.0.1:"),
+             rpc::agent().endpoint().c_str());
+    try {
+      rpc::get_worker_info("nobody");
+      QFAIL("an unknown worker name was accepted");
+    } catch (const rpc::RpcError& e) {
+      QVERIFY2(QString(e.what()).contains("unknown worker 'nobody'; the workers are worker0, worker1"), e.what());
+    }
+    barrier();
+  }
+
+  // Seed 000's example, as written: rpc_sync("worker1", add, t1, t2).
+  void testSeedExampleAdd() {
+    if (rank_ == 0) {
+      Tensor t1 = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
+      Tensor t2 = Tensor::full({3, 3}, 0.5);
+      Tensor t3 = rpc::rpc_sync("worker1", add, t1, t2).tensor();
+      QCOMPARE(t3.sizes(), (Shape{3, 3}));
+      QCOMPARE(t3.to_vector<float>(), add(t1, t2).to_vector<float>());
+      Tensor t4 = rpc::rpc_sync("worker1", "mul", {t1, t2}).tensor();
+      QCOMPARE(t4.to_vector<float>(), mul(t1, t2).to_vector<float>());
+    }
+    barrier();
+  }
+
+  // Every dtype, views sent compact, big tensors, scalars, strings and nested lists.
+  void testValuesRoundTrip() {
+    if (rank_ == 0) {
+      const int to = size_ - 1;
+      for (DType d : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64}) {
+        Tensor t = Tensor::arange(24, DType::I64).to(d).view({2, 3, 4});
+        Tensor back = rpc::rpc_sync(to, "echo", {t}).tensor();
+        QCOMPARE(back.dtype(), d);
+        QCOMPARE(back.sizes(), t.sizes());
+        QCOMPARE(back.to(DType::F64).to_vector<double>(), t.to(DType::F64).to_vector<double>());
+      }
+      Tensor base = Tensor::arange(12, DType::I64).to(DType::F32).view({3, 4});
+      Tensor view = base.transpose(0, 1);  // not contiguous: sent as its 4x3 elements
+      Tensor back = rpc::rpc_sync(to, "echo", {view}).tensor();
+      QCOMPARE(back.sizes(), (Shape{4, 3}));
+      QCOMPARE(back.to_vector<float>(), view.contiguous().to_vector<float>());
+      Tensor slice = base.narrow(0, 1, 2);  // contiguous slice of a bigger storage
+      QCOMPARE(rpc::rpc_sync(to, "echo", {slice}).tensor().to_vector<float>(), slice.to_vector<float>());
+      Tensor big = Tensor::full({1 << 18}, 3.0);  // 1 MiB: sent without a copy
+      Tensor big_back = rpc::rpc_sync(to, "echo", {big}).tensor();
+      QCOMPARE(big_back.numel(), big.numel());
+      QCOMPARE(big_back.to_vector<float>()[12345], 3.0f);
+      QVERIFY(!big_back.shares_storage_with(big));
+      rpc::Value nested = rpc::ValueList{rpc::Value(int64_t{7}), rpc::Value(2.5), rpc::Value("text"),
+                                         rpc::Value(true), rpc::Value(),
+                                         rpc::Value(rpc::ValueList{rpc::Value(Tensor::ones({2}))})};
+      rpc::Value r = rpc::rpc_sync(to, "echo", {nested});
+      QCOMPARE(r.list().size(), size_t(6));
+      QCOMPARE(r.list()[0].to_int(), int64_t{7});
+      QCOMPARE(r.list()[1].to_double(), 2.5);
+      QCOMPARE(r.list()[2].str(), std::string("text"));
+      QCOMPARE(r.list()[3].to_bool(), true);
+      QVERIFY(r.list()[4].is_none());
+      QCOMPARE(r.list()[5].list()[0].tensor().to_vector<float>(), (std::vector<float>{1, 1}));
+      Tensor g = Tensor::ones({2}).set_requires_grad(true);
+      QVERIFY(rpc::rpc_sync(to, "echo", {g}).tensor().requires_grad());
+    }
+    barrier();
+  }
+
+  void testAsyncThenRunsOffTheReceiveThread() {
+    if (rank_ == 0) {
+      auto fut = rpc::rpc_async("worker1", "add", {Tensor::ones({2}), Tensor::ones({2})});
+      // The callback makes a blocking RPC of its own: on the receive thread it would
+      // wait for a reply that thread must read, forever.
+      auto chained = fut->then([](rpc::ValueFuture& f) {
+        return rpc::rpc_sync("worker1", "mul", {f.value().tensor(), Tensor::full({2}, 3.0)});
+      });
+      QCOMPARE(chained->wait().tensor().to_vector<float>(), (std::vector<float>{6, 6}));
+      // Many at once.
+      std::vector<std::shared_ptr<rpc::ValueFuture>> futs;
+      for (int i = 0; i < 200; ++i)
+        futs.push_back(rpc::rpc_async(1 + i % (size_ - 1), "echo", {rpc::Value(int64_t{i})}));
+      for (int i = 0; i < 200; ++i)
+        QCOMPARE(futs[i]->wait().to_int(), int64_t{i});
+    }
+    barrier();
+  }
+
+  // A chain through every worker three times, each hop a blocking rpc_sync made inside
+  // a remote function, with one pool thread configured per worker.
+  void testNestedChainAcrossWorkers() {
+    if (rank_ == 0) {
+      const int64_t hops = 3 * size_;
+      Tensor r = rpc::rpc_sync("worker1", "test.chain", {rpc::Value(hops), rpc::Value(Tensor::zeros({2}))}).tensor();
+      QCOMPARE(r.to_vector<float>(), (std::vector<float>(2, static_cast<float>(hops + 1))));
+    }
+    barrier();
+  }
+
+  void testRemoteAndToHere() {
+    if (rank_ == 0) {
+      Tensor t1 = Tensor::full({3, 3}, 2.0), t2 = Tensor::full({3, 3}, 5.0);
+      rpc::RRef r = rpc::remote("worker1", add, t1, t2);
+      QCOMPARE(r.owner(), 1);
+      QCOMPARE(r.owner_name(), std::string("worker1"));
+      QVERIFY(!r.is_owner());
+      QCOMPARE(r.to_here().tensor().to_vector<float>(), std::vector<float>(9, 7.0f));
+      try {
+        r.local_value();
+        QFAIL("local_value on a UserRRef succeeded");
+      } catch (const rpc::RpcError& e) {
+        QVERIFY2(QString(e.what()).contains("use to_here()"), e.what());
+      }
+      // to_here waits for a value the owner has not produced yet.
+      const auto start = std::chrono::steady_clock::now();
+      rpc::RRef slow = rpc::remote("worker1", "test.slow_value", {rpc::Value(int64_t{300}), rpc::Value("late")});
+      QCOMPARE(slow.to_here().str(), std::string("late"));
+      QVERIFY(std::chrono::steady_clock::now() - start >= 250ms);
+      // user -> owner: the owner sees its own value.
+      QCOMPARE(rpc::rpc_sync("worker1", "test.is_owner", {r}).to_bool(), true);
+      QCOMPARE(rpc::rpc_sync("worker1", "test.local_value", {r}).tensor().to_vector<float>(),
+               std::vector<float>(9, 7.0f));
+    }
+    barrier();
+    // Every fork is gone: the owner freed both values.
+    if (rank_ == 0) QVERIFY(eventually([] { return remote_owned(1) == 0; }));
+    barrier();
+  }
+
+  // owner -> user: worker1 makes an OwnerRRef and returns it to worker0.
+  void testRRefOwnerToUser() {
+    if (rank_ == 0) {
+      {
+        rpc::Value v = rpc::rpc_sync("worker1", "test.make_rref", {rpc::Value("from worker1")});
+        const rpc::RRef& r = v.rref();
+        QCOMPARE(r.owner(), 1);
+        QVERIFY(!r.is_owner());
+        QCOMPARE(remote_owned(1), int64_t{1});  // registered before it was sent
+        QCOMPARE(r.to_here().str(), std::string("from worker1"));
+      }
+      // G1: the owner learns the user is gone and frees the value.
+      QVERIFY(eventually([] { return remote_owned(1) == 0; }));
+    }
+    barrier();
+  }
+
+  // user -> user: worker0's UserRRef of worker1's value goes to worker2, with the
+  // owner's remote call delayed so the child's fork request arrives before it, and the
+  // child's accept to the parent delayed so the parent must keep its fork meanwhile.
+  void testRRefUserToUserOutOfOrder() {
+    if (size_ < 3) QSKIP("user -> user sharing needs a third worker (runs with 3 and 4 ranks)");
+    using rpc::wire::MessageType;
+    if (rank_ == 0) {
+      rpc::rpc_sync("worker1", "test.inject_delay",
+                    {rpc::Value(int64_t(MessageType::RemoteCall)), rpc::Value(int64_t{300}), rpc::Value(int64_t{1})});
+      rpc::agent().inject_delay(MessageType::RRefChildAccept, 400ms, 1);
+      auto fut = [] {
+        rpc::RRef r = rpc::remote("worker1", "add", {Tensor::ones({4}), Tensor::ones({4})});
+        // Sent on at once, long before worker1 has even seen the remote call.
+        return rpc::rpc_async("worker2", "test.to_here", {r});
+      }();  // worker0's own handle is gone now; G2 keeps its fork until worker2 is known
+      QVERIFY(rpc::agent().rrefs().pending() >= 1);
+      QCOMPARE(fut->wait().tensor().to_vector<float>(), std::vector<float>(4, 2.0f));
+      QVERIFY(eventually([] { return rpc::agent().rrefs().pending() == 0; }));
+      QVERIFY(eventually([] { return remote_owned(1) == 0; }));
+      QCOMPARE(rpc::rpc_sync("worker2", "test.pending").to_int(), int64_t{0});
+    }
+    barrier();
+  }
+
+  // Control messages are retried until acknowledged and applied once.
+  void testRRefDeleteRetriedWhenDropped() {
+    using rpc::wire::MessageType;
+    if (rank_ == 0) {
+      rpc::rpc_sync("worker1", "test.inject_drop", {rpc::Value(int64_t(MessageType::RRefUserDelete)), rpc::Value(int64_t{2})});
+      const auto retries_before = rpc::agent().stats().control_retries;
+      {
+        rpc::RRef r = rpc::remote("worker1", "echo", {rpc::Value("x")});
+        QCOMPARE(r.to_here().str(), std::string("x"));
+      }
+      QVERIFY(eventually([] { return remote_owned(1) == 0; }));
+      QVERIFY(rpc::agent().stats().control_retries >= retries_before + 2);
+    }
+    barrier();
+  }
+
+  void testErrorsReachTheCaller() {
+    if (rank_ == 0) {
+      try {
+        rpc::rpc_sync("worker1", "test.boom");
+        QFAIL("a remote exception was lost");
+      } catch (const rpc::RpcError& e) {
+        QVERIFY2(QString(e.what()).contains("Error on worker 1 (worker1): boom: the remote function failed"), e.what());
+        QVERIFY2(!QString(e.what()).contains(".cpp:"), e.what());  // no source location of the callee
+      }
+      try {
+        rpc::rpc_sync("worker1", "no.such.function");
+        QFAIL("an unknown function was called");
+      } catch (const rpc::RpcError& e) {
+        QVERIFY2(QString(e.what()).contains("unknown function 'no.such.function'"), e.what());
+      }
+      try {
+        rpc::rpc_sync("worker1", add, Tensor::ones({2}), Tensor::ones({3}));
+        QFAIL("a shape error was lost");
+      } catch (const rpc::RpcError& e) {
+        QVERIFY2(QString(e.what()).startsWith("Error on worker 1 (worker1): "), e.what());
+      }
+      rpc::RRef bad = rpc::remote("worker1", "test.boom");
+      try {
+        bad.to_here();
+        QFAIL("to_here of a failed remote call succeeded");
+      } catch (const rpc::RpcError& e) {
+        QVERIFY2(QString(e.what()).contains("boom"), e.what());
+      }
+      // The agent still serves.
+      QCOMPARE(rpc::rpc_sync("worker1", "echo", {rpc::Value(int64_t{5})}).to_int(), int64_t{5});
+    }
+    barrier();
+  }
+
+  void testTimeoutNamesCallDestinationAndTime() {
+    if (rank_ == 0) {
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        rpc::rpc_sync("worker1", "sleep_ms", {rpc::Value(int64_t{1500})}, 200ms);
+        QFAIL("no timeout");
+      } catch (const rpc::RpcError& e) {
+        QVERIFY2(QString(e.what()).contains("the call of 'sleep_ms' to worker1 (id 1) got no answer within 200 ms"),
+                 e.what());
+      }
+      QVERIFY(std::chrono::steady_clock::now() - start < 1200ms);
+    }
+    barrier();  // the sleeping call finishes on worker1 and its late reply is dropped
+  }
+
+  void testForeignAndMalformedMessagesAreRejected() {
+    using rpc::wire::MessageType;
+    if (rank_ == 0) {
+      const std::string token = rpc::agent().token_for_tests();
+      auto stats = [] {
+        const auto l = rpc::rpc_sync("worker1", "test.stats").list();
+        return std::make_pair(l[0].to_int(), l[1].to_int());
+      };
+      const auto before = stats();
+      rpc::wire::BodyWriter call;
+      call.list(2);
+      call.string("echo");
+      call.list(0);
+      const std::string good_body = call.take();
+      send_raw(1, {"no token", header_bytes(MessageType::Call, 0, 1, 0), good_body});
+      send_raw(1, {header_bytes(MessageType::Call, 0, 1, 0), good_body});  // token left out
+      send_raw(1, {token, "short header", good_body});
+      send_raw(1, {token, header_bytes(MessageType::Call, 0, 1, 0), good_body.substr(0, 7)});  // truncated
+      send_raw(1, {token, header_bytes(static_cast<MessageType>(77), 0, 1, 0), good_body});   // unknown type
+      rpc::wire::BodyWriter huge;  // a tensor claiming 2^40 elements with a 4-byte frame
+      huge.list(2);
+      huge.string("echo");
+      huge.list(1);
+      huge.tensor(0, false, {int64_t{1} << 40}, 0);
+      send_raw(1, {token, header_bytes(MessageType::Call, 0, 1, 1), huge.take(), "abcd"});
+      rpc::wire::BodyWriter dtype;  // dtype code 9 does not exist
+      dtype.list(2);
+      dtype.string("echo");
+      dtype.list(1);
+      dtype.tensor(9, false, {1}, 0);
+      send_raw(1, {token, header_bytes(MessageType::Call, 0, 1, 1), dtype.take(), "abcd"});
+      send_raw(1, {token, header_bytes(MessageType::Call, 0, 1, 4096), good_body});  // frames missing
+      QVERIFY(eventually([&] {
+        const auto now = stats();
+        return now.first >= before.first + 2 && now.second >= before.second + 6;
+      }));
+      // Still serving, for everyone.
+      QCOMPARE(rpc::rpc_sync("worker1", "echo", {rpc::Value("alive")}).str(), std::string("alive"));
+    }
+    barrier();
+  }
+
+  void cleanupTestCase() {
+    // Calls in flight when shutdown starts still complete: graceful shutdown waits for
+    // every worker's outstanding work before any agent stops.
+    std::vector<std::shared_ptr<rpc::ValueFuture>> in_flight;
+    const int to = (rank_ + 1) % size_;
+    for (int i = 0; i < 8; ++i)
+      in_flight.push_back(rpc::rpc_async(to, "test.slow_value", {rpc::Value(int64_t{50}), rpc::Value(int64_t{i})}));
+    rpc::shutdown(true);
+    for (int i = 0; i < 8; ++i) {
+      QVERIFY(in_flight[i]->completed());
+      QCOMPARE(in_flight[i]->wait().to_int(), int64_t{i});
+    }
+    QVERIFY(!rpc::is_initialized());
+  }
+};
+
+DDPSCOPE_MPI_TEST_MAIN(TestRpc)
+#include "tst_rpc.moc"
