@@ -40,6 +40,21 @@ inline constexpr int kNumKinds = 20;
 
 const char* kind_name(Kind kind);
 
+// What an rpc_send / rpc_recv span carries in EventArgs::param: the kind of RPC message
+// (the RPC wire format uses the same codes). The run file's `messages.kind` names them.
+enum class RpcMessageKind : uint8_t {
+  Call = 1,
+  Response = 2,
+  Error = 3,
+  RemoteCall = 4,
+  RRefFetch = 5,
+  RRefUserDelete = 6,
+  RRefForkRequest = 7,
+  RRefChildAccept = 8,
+  Ack = 9,
+};
+const char* rpc_message_kind_name(int kind);
+
 // Where an event was recorded and what it is called; static storage duration.
 struct SourceLocation {
   const char* name;

@@ -90,6 +90,14 @@ void set_thread_name(std::string_view name) {
   BufferRegistry::instance().this_thread().set_name(std::string(name));
 }
 
+const char* rpc_message_kind_name(int kind) {
+  static constexpr const char* kNames[] = {"unknown",          "call",          "response",
+                                           "error",            "remote_call",   "rref_fetch",
+                                           "rref_user_delete", "rref_fork_request",
+                                           "rref_child_accept", "ack"};
+  return kind >= 1 && kind <= 9 ? kNames[kind] : kNames[0];
+}
+
 const char* kind_name(Kind kind) {
   static constexpr const char* kNames[kNumKinds] = {
       "iteration",   "forward",      "backward",  "optimizer",     "autograd_node", "grad_ready",

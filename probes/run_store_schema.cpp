@@ -63,10 +63,29 @@ CREATE INDEX metrics_by_name ON metrics(name, rank, iteration);
   }
 }
 
+// Version 2: RPC. Spans of RRef events carry rref_id and fork_id; `messages` gets one
+// row per RPC message, joined from its rpc_send and rpc_recv spans as they arrive (the
+// unique index is what finds the other half), with the function's name.
+void create_version_2(SqliteDb& db) {
+  db.exec(R"sql(
+ALTER TABLE spans ADD COLUMN rref_id INTEGER;
+ALTER TABLE spans ADD COLUMN fork_id INTEGER;
+ALTER TABLE messages ADD COLUMN name TEXT;
+CREATE UNIQUE INDEX messages_by_id ON messages(msg_id, kind);
+)sql");
+  Statement kind = db.prepare("INSERT OR IGNORE INTO kinds(kind, name) VALUES(?, ?)");
+  for (int k = 0; k < kNumKinds; ++k) {
+    kind.bind(1, int64_t{k}).bind(2, std::string(kind_name(static_cast<Kind>(k))));
+    kind.step();
+    kind.reset();
+  }
+}
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
-  static const std::vector<std::function<void(SqliteDb&)>> steps = {create_version_1};
-  static_assert(kRunStoreSchemaVersion == 1, "add the migration step with the new version");
+  static const std::vector<std::function<void(SqliteDb&)>> steps = {create_version_1,
+                                                                     create_version_2};
+  static_assert(kRunStoreSchemaVersion == 2, "add the migration step with the new version");
   return steps;
 }
 

@@ -37,9 +37,9 @@ RunStoreWriter::RunStoreWriter(const std::string& path)
   auto insert_spans = [](int rows) {
     std::string sql =
         "INSERT INTO spans(rank, thread, kind, name_id, t_begin_ns, t_end_ns, iteration, bucket, "
-        "param, bytes, peer, seq, ctx_id, msg_id) VALUES";
+        "param, bytes, peer, seq, ctx_id, msg_id, rref_id, fork_id) VALUES";
     for (int i = 0; i < rows; ++i)
-      sql += i ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+      sql += i ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     return sql;
   };
   insert_span_ = db_.prepare(insert_spans(1));
@@ -55,6 +55,14 @@ RunStoreWriter::RunStoreWriter(const std::string& path)
       "INSERT INTO span_blocks(rank, thread, first_rowid, last_rowid, t_min, t_max, kinds) "
       "VALUES(?,?,?,?,?,?,?)");
   insert_metric_ = db_.prepare("INSERT INTO metrics(rank, iteration, name, value) VALUES(?,?,?,?)");
+  // The send and the receive of one RPC message arrive from different ranks in either
+  // order: whichever comes second completes the row the first made.
+  upsert_message_ = db_.prepare(
+      "INSERT INTO messages(ctx_id, msg_id, src_rank, dst_rank, kind, bytes, t_send_ns, t_recv_ns, "
+      "name) VALUES(?,?,?,?,?,?,?,?,?) ON CONFLICT(msg_id, kind) DO UPDATE SET "
+      "t_send_ns = coalesce(excluded.t_send_ns, t_send_ns), "
+      "t_recv_ns = coalesce(excluded.t_recv_ns, t_recv_ns), "
+      "bytes = max(coalesce(bytes, 0), coalesce(excluded.bytes, 0)), name = coalesce(name, excluded.name)");
   Statement names = db_.prepare("SELECT name_id, name, file, line FROM names");
   while (names.step()) {
     name_ids_[name_key({names.column_text(1), names.column_text(2),
@@ -128,10 +136,12 @@ int64_t RunStoreWriter::name_id(const NameInfo& name) {
 
 void RunStoreWriter::bind_span(Statement& s, int first, int64_t rank, const BatchEvent& e,
                                const std::vector<int64_t>& name_ids, int64_t offset) {
-  // Distributed-autograd kinds carry (context, message) in id/id2; the others a sequence
-  // number in id.
+  // RPC and distributed-autograd kinds carry (context, message) in id/id2; RRef events
+  // (rref, fork); the others a sequence number in id.
   const auto kind = static_cast<Kind>(e.kind);
-  const bool rpc = kind == Kind::RpcSend || kind == Kind::RpcRecv || kind == Kind::DistBackward;
+  const bool rpc = kind == Kind::RpcSend || kind == Kind::RpcRecv || kind == Kind::DistBackward ||
+                   kind == Kind::RpcCall;
+  const bool rref = kind == Kind::RRef;
   s.bind(first + 1, rank)
       .bind(first + 2, int64_t{e.thread})
       .bind(first + 3, int64_t{e.kind})
@@ -143,9 +153,11 @@ void RunStoreWriter::bind_span(Statement& s, int first, int64_t rank, const Batc
       .bind_optional(first + 9, e.param)
       .bind_optional(first + 10, e.bytes)
       .bind_optional(first + 11, e.peer)
-      .bind_optional(first + 12, rpc ? -1 : e.id)
+      .bind_optional(first + 12, rpc || rref ? -1 : e.id)
       .bind_optional(first + 13, rpc ? e.id : -1)
-      .bind_optional(first + 14, rpc ? e.id2 : -1);
+      .bind_optional(first + 14, rpc ? e.id2 : -1)
+      .bind_optional(first + 15, rref ? e.id : -1)
+      .bind_optional(first + 16, rref ? e.id2 : -1);
 }
 
 void RunStoreWriter::write_block(int64_t rank, const std::vector<BatchEvent>& events, size_t begin,
@@ -209,6 +221,10 @@ void RunStoreWriter::write(const EventBatch& batch) {
       write_block(rank, events, begin, end, ids, offset);
       begin = end;
     }
+    for (const auto& e : events) {
+      const auto kind = static_cast<Kind>(e.kind);
+      if (kind == Kind::RpcSend || kind == Kind::RpcRecv) write_message(rank, e, batch.names[e.name].name, offset);
+    }
     for (const auto& r : batch.records)
       write_record(batch.rank, r);
     update_rank_counts_.bind(1, static_cast<int64_t>(batch.events.size()))
@@ -225,6 +241,23 @@ void RunStoreWriter::write(const EventBatch& batch) {
     }
     throw;
   }
+}
+
+void RunStoreWriter::write_message(int64_t rank, const BatchEvent& e, const std::string& name,
+                                   int64_t offset) {
+  const bool send = static_cast<Kind>(e.kind) == Kind::RpcSend;
+  const int64_t t = e.t_begin_ns + offset;
+  upsert_message_.bind_optional(1, e.id)
+      .bind(2, e.id2)
+      .bind(3, send ? rank : int64_t{e.peer})
+      .bind(4, send ? int64_t{e.peer} : rank)
+      .bind(5, std::string(rpc_message_kind_name(e.param)))
+      .bind_optional(6, e.bytes)
+      .bind_optional(7, send ? t : -1)
+      .bind_optional(8, send ? -1 : t)
+      .bind(9, name);
+  upsert_message_.step();
+  upsert_message_.reset();
 }
 
 void RunStoreWriter::write_record(int rank, const std::string& text) {

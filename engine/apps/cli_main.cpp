@@ -13,6 +13,7 @@
 #include "probe.h"
 #include "probe_session.h"
 #include "progress_reporter.h"
+#include "rpc_ping.h"
 #include "run_stats.h"
 #include "run_store_reader.h"
 #include "run_workspace.h"
@@ -147,6 +148,22 @@ int main(int argc, char** argv) {
   exporter->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
   exporter->add_option("--chrome", chrome_path, "Write a Chrome trace / Perfetto JSON file")
       ->required();
+  ddpscope::apps::RpcPingOptions ping;
+  ddpscope::apps::LaunchOptions ping_launch;
+  ping_launch.np = 2;
+  CLI::App* rpc_ping = app.add_subcommand(
+      "rpc-ping", "Check the RPC path of a cluster: round-trip latency and echo throughput");
+  rpc_ping->add_option("--np", ping_launch.np, "Workers (ranks under mpirun)")
+      ->check(CLI::Range(1, 4096));
+  rpc_ping->add_option("--hostfile", ping_launch.hostfile, "mpirun hostfile for a multi-host job")
+      ->check(CLI::ExistingFile);
+  rpc_ping->add_option("--bytes", ping.bytes, "Size of the throughput tensor in bytes")
+      ->check(CLI::Range(int64_t{4}, int64_t{1} << 32));
+  rpc_ping->add_option("--calls", ping.calls, "Small round trips per peer")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
+  rpc_ping->add_option("--out", ping_launch.out, "Record the job's RPC messages into this run file");
+  rpc_ping->add_flag("--json", ping.json,
+                     "Print one JSON object (median_round_trip_us, throughput_mb_s, per peer)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -157,6 +174,13 @@ int main(int argc, char** argv) {
     if (stats->parsed()) return run_stats(run_path, summary_only);
     if (hang->parsed()) return run_hang(run_path);
     if (exporter->parsed()) return run_export(run_path, chrome_path);
+    if (rpc_ping->parsed()) {
+      ping_launch.probes = !ping_launch.out.empty();
+      const nlohmann::json config = {{"job", "rpc-ping"}, {"np", ping_launch.np}, {"bytes", ping.bytes},
+                                     {"calls", ping.calls}};
+      return ddpscope::apps::JobLauncher(ping_launch).run_mode(ddpscope::apps::rpc_ping_arguments(ping),
+                                                               config, "rpc-ping");
+    }
   } catch (const ddpscope::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.message().c_str());
     return 2;

@@ -82,6 +82,10 @@ JobLauncher::JobLauncher(LaunchOptions launch) : launch_(std::move(launch)) {
 }
 
 std::vector<std::string> JobLauncher::command(const TrainOptions& train) const {
+  return command_with(train_arguments(train, launch_));
+}
+
+std::vector<std::string> JobLauncher::command_with(const std::vector<std::string>& worker_args) const {
   std::vector<std::string> cmd = {mpirun_path_, "-np", std::to_string(launch_.np)};
   if (!launch_.hostfile.empty()) {
     cmd.insert(cmd.end(), {"--hostfile", launch_.hostfile});
@@ -101,24 +105,34 @@ std::vector<std::string> JobLauncher::command(const TrainOptions& train) const {
     if (std::getenv(*var)) cmd.insert(cmd.end(), {"-x", *var});
   }
   cmd.push_back(worker_path_);
-  for (auto& a : train_arguments(train, launch_))
+  for (auto& a : worker_args)
     cmd.push_back(a);
   return cmd;
 }
 
 int JobLauncher::run(const TrainOptions& train, ProgressStyle style) {
+  return run_command(command(train), options_json(train, launch_).dump(), train.model, train.iters,
+                     style, true);
+}
+
+int JobLauncher::run_mode(const std::vector<std::string>& worker_args, const nlohmann::json& config,
+                          const std::string& model) {
+  return run_command(command_with(worker_args), config.dump(), model, 0, ProgressStyle::Lines, false);
+}
+
+int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::string& config_json,
+                             const std::string& model, int64_t iters, ProgressStyle style,
+                             bool training) {
   std::unique_ptr<CollectorProcess> collector;
   if (launch_.probes) {
     const std::string run_file = launch_.out.empty() ? probes::new_run_path() : launch_.out;
-    probes::RunDescription run{options_json(train, launch_).dump(), launch_.np, launch_.backend,
-                               train.model};
+    probes::RunDescription run{config_json, launch_.np, launch_.backend, model};
     // Ranks on other hosts reach the collector through the network, not loopback.
     collector = std::make_unique<CollectorProcess>(run_file, run,
                                                    launch_.hostfile.empty() ? "127.0.0.1" : "*");
     std::printf("run file: %s\n", run_file.c_str());
     std::fflush(stdout);
   }
-  const std::vector<std::string> cmd = command(train);
   int out_pipe[2], err_pipe[2];
   DDPSCOPE_CHECK(pipe(out_pipe) == 0 && pipe(err_pipe) == 0 && pipe(g_signal_pipe) == 0,
                  "launcher: cannot create pipes: ", std::strerror(errno));
@@ -149,7 +163,7 @@ int JobLauncher::run(const TrainOptions& train, ProgressStyle style) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGUSR1, &sa, nullptr);  // record the next iteration's autograd graph
 
-  ProgressReporter progress(train.iters, style, launch_.log_every);
+  ProgressReporter progress(iters, style, launch_.log_every);
   LineReader out_lines, err_lines;
   std::deque<std::string> err_tail;  // mpirun's own words about a dead rank
   int failed_rank = -1;
@@ -170,7 +184,7 @@ int JobLauncher::run(const TrainOptions& train, ProgressStyle style) {
     } else if (kind == "start") {
       std::printf("training %s on %d ranks (%s backend) for %lld iterations\n",
                   ev->value("describe", "").c_str(), ev->value("world_size", 0),
-                  ev->value("backend", "").c_str(), static_cast<long long>(train.iters));
+                  ev->value("backend", "").c_str(), static_cast<long long>(iters));
     } else if (kind == "progress") {
       progress.update(ev->value("iter", int64_t{0}), ev->value("loss", 0.0),
                       ev->value("samples_per_s", 0.0));
@@ -274,7 +288,7 @@ int JobLauncher::run(const TrainOptions& train, ProgressStyle style) {
     std::fflush(stdout);
   };
   if (code == 0 && !interrupted) {
-    progress.finish(seconds);
+    if (training) progress.finish(seconds);
     close_run("finished", "");
     return 0;
   }

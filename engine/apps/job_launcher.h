@@ -19,11 +19,19 @@ class JobLauncher {
   std::vector<std::string> command(const TrainOptions& train) const;
   // Runs the job; returns the process exit code for the CLI (0 on success).
   int run(const TrainOptions& train, ProgressStyle style);
+  // Runs another mode of the rank program (`ddpscope-worker ARGS...`, e.g. rpc-ping),
+  // recording into a run file described by `run` when probes are on. Lines the ranks
+  // print are shown as they are.
+  int run_mode(const std::vector<std::string>& worker_args, const nlohmann::json& config,
+               const std::string& model);
 
  private:
   LaunchOptions launch_;
   std::string worker_path_;
   std::string mpirun_path_;
+  std::vector<std::string> command_with(const std::vector<std::string>& worker_args) const;
+  int run_command(const std::vector<std::string>& cmd, const std::string& config_json,
+                  const std::string& model, int64_t iters, ProgressStyle style, bool training);
 };
 
 }  // namespace ddpscope::apps

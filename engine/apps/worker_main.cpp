@@ -16,6 +16,7 @@
 #include "c10d/process_group.h"
 #include "probe.h"
 #include "probe_session.h"
+#include "rpc_ping.h"
 #include "tensor/blas_kernels.h"
 #include "train_cli_options.h"
 #include "worker_protocol.h"
@@ -64,6 +65,14 @@ int main(int argc, char** argv) {
   using namespace ddpscope;
   using namespace ddpscope::apps;
   reexec_with_preferred_blas_core(argv);
+  if (argc > 1 && std::strcmp(argv[1], "rpc-ping") == 0) {
+    try {
+      return rpc_ping_worker(argc - 1, argv + 1);
+    } catch (const std::exception& e) {
+      const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
+      fail_job(r ? std::atoi(r) : -1, e.what());
+    }
+  }
   CLI::App app{
       "ddpscope-worker: one rank of a training job (started by ddpscope-cli train --np N)"};
   TrainOptions options;

@@ -18,6 +18,11 @@ namespace ddpscope::rpc {
 namespace {
 
 using wire::MessageType;
+// The run file names RPC messages by the wire's type codes.
+static_assert(static_cast<int>(MessageType::Call) == static_cast<int>(probes::RpcMessageKind::Call) &&
+              static_cast<int>(MessageType::Ack) == static_cast<int>(probes::RpcMessageKind::Ack) &&
+              static_cast<int>(MessageType::RRefChildAccept) ==
+                  static_cast<int>(probes::RpcMessageKind::RRefChildAccept));
 constexpr size_t kGatherBytes = 256;  // names, hosts and endpoints exchanged at start
 
 // Every rank's `mine` (at most kGatherBytes bytes), through the process group.

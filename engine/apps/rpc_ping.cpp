@@ -1,0 +1,111 @@
+#include "rpc_ping.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "c10d/process_group.h"
+#include "probe.h"
+#include "probe_session.h"
+#include "rpc/rpc.h"
+
+namespace ddpscope::apps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct PeerResult {
+  int worker;
+  double median_us;
+  double p90_us;
+  double throughput_mb_s;
+};
+
+PeerResult ping(int peer, const RpcPingOptions& o) {
+  Tensor small = Tensor::ones({3, 3});
+  for (int i = 0; i < 20; ++i)
+    rpc::rpc_sync(peer, "echo", {small});  // warm up connections and the pool
+  std::vector<double> us;
+  us.reserve(static_cast<size_t>(o.calls));
+  for (int64_t i = 0; i < o.calls; ++i) {
+    const auto t0 = Clock::now();
+    rpc::rpc_sync(peer, "echo", {small});
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  std::vector<double> sorted = us;
+  std::sort(sorted.begin(), sorted.end());
+  // Throughput: `bytes` each way per round trip, as many trips as make 256 MiB (at least 5).
+  Tensor big = Tensor::ones({std::max<int64_t>(1, o.bytes / 4)});
+  const int64_t trips = std::clamp<int64_t>((int64_t{256} << 20) / std::max<int64_t>(o.bytes, 1), 5, 2000);
+  rpc::rpc_sync(peer, "echo", {big});
+  const auto t0 = Clock::now();
+  for (int64_t i = 0; i < trips; ++i)
+    rpc::rpc_sync(peer, "echo", {big});
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return {peer, median(us), sorted[sorted.size() * 9 / 10],
+          static_cast<double>(big.nbytes()) * static_cast<double>(trips) / s / 1e6};
+}
+
+}  // namespace
+
+std::vector<std::string> rpc_ping_arguments(const RpcPingOptions& o) {
+  std::vector<std::string> a = {"rpc-ping", "--bytes", std::to_string(o.bytes), "--calls",
+                                std::to_string(o.calls)};
+  if (o.json) a.push_back("--json");
+  return a;
+}
+
+int rpc_ping_worker(int argc, char** argv) {
+  CLI::App app{"ddpscope-worker rpc-ping: one rank of an RPC ping-pong job"};
+  RpcPingOptions o;
+  app.add_option("--bytes", o.bytes)->check(CLI::Range(int64_t{4}, int64_t{1} << 32));
+  app.add_option("--calls", o.calls)->check(CLI::Range(int64_t{1}, int64_t{10000000}));
+  app.add_flag("--json", o.json);
+  CLI11_PARSE(app, argc, argv);
+  auto group = c10d::init_process_group();
+  auto probes_session = probes::ProbeSession::from_environment(group->rank(), "cpu");
+  probes::set_thread_name("rpc-ping");
+  rpc::init_rpc("", {}, group);
+  if (group->rank() == 0) {
+    std::vector<PeerResult> results;
+    for (int peer = group->size() == 1 ? 0 : 1; peer < group->size(); ++peer)
+      results.push_back(ping(peer, o));
+    if (o.json) {
+      nlohmann::json peers = nlohmann::json::array();
+      std::vector<double> medians, rates;
+      for (const auto& r : results) {
+        peers.push_back({{"worker", r.worker}, {"median_round_trip_us", r.median_us},
+                         {"p90_round_trip_us", r.p90_us}, {"throughput_mb_s", r.throughput_mb_s}});
+        medians.push_back(r.median_us);
+        rates.push_back(r.throughput_mb_s);
+      }
+      const nlohmann::json out = {{"workers", group->size()},
+                                  {"bytes", o.bytes},
+                                  {"calls", o.calls},
+                                  {"median_round_trip_us", median(medians)},
+                                  {"throughput_mb_s", median(rates)},
+                                  {"peers", peers}};
+      std::printf("%s\n", out.dump().c_str());
+    } else {
+      std::printf("rpc-ping: %d workers; %lld round trips of a 3x3 f32 tensor per peer; echo of %lld bytes\n",
+                  group->size(), static_cast<long long>(o.calls), static_cast<long long>(o.bytes));
+      for (const auto& r : results) {
+        std::printf("  worker0 -> worker%d: round trip median %.1f us, p90 %.1f us; throughput %.0f MB/s\n",
+                    r.worker, r.median_us, r.p90_us, r.throughput_mb_s);
+      }
+    }
+    std::fflush(stdout);
+  }
+  rpc::shutdown(true);
+  if (probes_session) probes_session->flush();
+  return 0;
+}
+
+}  // namespace ddpscope::apps
