@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "allocation_counter.h"
+#include "autograd/ops.h"
 #include "c10d/process_group.h"
 #include "probe.h"
 #include "probe_session.h"
@@ -23,22 +25,26 @@ double median(std::vector<double> v) {
 
 struct PeerResult {
   int worker;
+  double allocations_per_call;
   double median_us;
   double p90_us;
   double throughput_mb_s;
 };
 
 PeerResult ping(int peer, const RpcPingOptions& o) {
+  // Latency: seed 000's call, a 3x3 f32 add.
   Tensor small = Tensor::ones({3, 3});
   for (int i = 0; i < 20; ++i)
-    rpc::rpc_sync(peer, "echo", {small});  // warm up connections and the pool
+    rpc::rpc_sync(peer, add, small, small);  // warm up connections and the pool
   std::vector<double> us;
   us.reserve(static_cast<size_t>(o.calls));
+  const uint64_t allocs_before = allocations();
   for (int64_t i = 0; i < o.calls; ++i) {
     const auto t0 = Clock::now();
-    rpc::rpc_sync(peer, "echo", {small});
+    rpc::rpc_sync(peer, add, small, small);
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
   }
+  const double allocs = static_cast<double>(allocations() - allocs_before) / static_cast<double>(o.calls);
   std::vector<double> sorted = us;
   std::sort(sorted.begin(), sorted.end());
   // Throughput: `bytes` each way per round trip, as many trips as make 256 MiB (at least 5).
@@ -49,7 +55,7 @@ PeerResult ping(int peer, const RpcPingOptions& o) {
   for (int64_t i = 0; i < trips; ++i)
     rpc::rpc_sync(peer, "echo", {big});
   const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-  return {peer, median(us), sorted[sorted.size() * 9 / 10],
+  return {peer, allocs, median(us), sorted[sorted.size() * 9 / 10],
           static_cast<double>(big.nbytes()) * static_cast<double>(trips) / s / 1e6};
 }
 
@@ -82,7 +88,8 @@ int rpc_ping_worker(int argc, char** argv) {
       std::vector<double> medians, rates;
       for (const auto& r : results) {
         peers.push_back({{"worker", r.worker}, {"median_round_trip_us", r.median_us},
-                         {"p90_round_trip_us", r.p90_us}, {"throughput_mb_s", r.throughput_mb_s}});
+                         {"p90_round_trip_us", r.p90_us}, {"throughput_mb_s", r.throughput_mb_s},
+                         {"allocations_per_call", r.allocations_per_call}});
         medians.push_back(r.median_us);
         rates.push_back(r.throughput_mb_s);
       }
@@ -94,11 +101,12 @@ int rpc_ping_worker(int argc, char** argv) {
                                   {"peers", peers}};
       std::printf("%s\n", out.dump().c_str());
     } else {
-      std::printf("rpc-ping: %d workers; %lld round trips of a 3x3 f32 tensor per peer; echo of %lld bytes\n",
+      std::printf("rpc-ping: %d workers; %lld round trips of a 3x3 f32 add per peer; echo of %lld bytes\n",
                   group->size(), static_cast<long long>(o.calls), static_cast<long long>(o.bytes));
       for (const auto& r : results) {
-        std::printf("  worker0 -> worker%d: round trip median %.1f us, p90 %.1f us; throughput %.0f MB/s\n",
-                    r.worker, r.median_us, r.p90_us, r.throughput_mb_s);
+        std::printf("  worker0 -> worker%d: round trip median %.1f us, p90 %.1f us; throughput %.0f MB/s;"
+                    " %.1f allocations per call on worker0\n",
+                    r.worker, r.median_us, r.p90_us, r.throughput_mb_s, r.allocations_per_call);
       }
     }
     std::fflush(stdout);
