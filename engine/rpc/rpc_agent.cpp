@@ -421,18 +421,23 @@ void RpcAgent::reply_error(const wire::Header& req, const std::string& message, 
 
 // ---------------------------------------------------------------- the API's calls
 
+RpcAgent::Pending RpcAgent::pending_call(int32_t dst, std::string what, Milliseconds timeout) {
+  Pending p;
+  p.future = make_future();
+  p.dst = dst;
+  p.what = std::move(what);
+  p.timeout = timeout;
+  p.deadline = Clock::now() + timeout;
+  return p;
+}
+
 std::shared_ptr<ValueFuture> RpcAgent::call(int32_t dst, const std::string& function, ValueList args,
                                             Milliseconds timeout) {
   worker(dst);  // a clear error for an unknown id
   if (timeout.count() <= 0) timeout = options_.rpc_timeout;
   auto m = request(MessageType::Call, dst, Value(ValueList{Value(function), Value(std::move(args))}),
                    next_msg_id());
-  Pending p;
-  p.future = make_future();
-  p.dst = dst;
-  p.what = function;
-  p.timeout = timeout;
-  p.deadline = Clock::now() + timeout;
+  Pending p = pending_call(dst, function, timeout);
   auto fut = p.future;
   send_request(dst, m, std::move(p));
   return fut;
@@ -446,12 +451,7 @@ RRef RpcAgent::remote(int32_t dst, const std::string& function, ValueList args, 
   auto m = request(MessageType::RemoteCall, dst,
                    Value(ValueList{Value(function), Value(std::move(args)), Value(rref_id), Value(fork_id)}),
                    next_msg_id());
-  Pending p;
-  p.future = make_future();
-  p.dst = dst;
-  p.what = function;
-  p.timeout = timeout;
-  p.deadline = Clock::now() + timeout;
+  Pending p = pending_call(dst, function, timeout);
   // The owner's answer confirms the creator's fork, whatever the function did.
   std::weak_ptr<RRefContext> ctx = rrefs_;
   p.future->add_done_callback([ctx, fork_id](ValueFuture&) {
@@ -464,12 +464,7 @@ RRef RpcAgent::remote(int32_t dst, const std::string& function, ValueList args, 
 std::shared_ptr<ValueFuture> RpcAgent::fetch(const RRefImpl& rref, Milliseconds timeout) {
   if (timeout.count() <= 0) timeout = options_.rpc_timeout;
   auto m = request(MessageType::RRefFetch, rref.owner, Value(int_list({rref.rref_id})), next_msg_id());
-  Pending p;
-  p.future = make_future();
-  p.dst = rref.owner;
-  p.what = "to_here of RRef " + wire::format_id(rref.rref_id);
-  p.timeout = timeout;
-  p.deadline = Clock::now() + timeout;
+  Pending p = pending_call(rref.owner, "to_here of RRef " + wire::format_id(rref.rref_id), timeout);
   auto fut = p.future;
   send_request(rref.owner, m, std::move(p));
   return fut;

@@ -143,6 +143,8 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent> {
   };
 
   uint64_t next_msg_id();
+  // A caller's pending reply: its future, destination and deadline.
+  Pending pending_call(int32_t dst, std::string what, Milliseconds timeout);
   std::shared_ptr<ValueFuture> make_future();
   std::shared_ptr<OutgoingMessage> request(wire::MessageType type, int32_t dst, Value body,
                                            uint64_t msg_id);
