@@ -239,6 +239,21 @@ std::vector<MetricRow> RunStoreReader::metrics(const std::string& name, int rank
   return out;
 }
 
+std::vector<MessageRow> RunStoreReader::messages(int64_t ctx_id) {
+  Statement s = db_.prepare(
+      "SELECT ctx_id, msg_id, src_rank, dst_rank, kind, coalesce(name, ''), coalesce(bytes, 0), "
+      "t_send_ns, t_recv_ns FROM messages WHERE ?1 = -2 OR coalesce(ctx_id, -1) = ?1 "
+      "ORDER BY t_send_ns IS NULL, t_send_ns, t_recv_ns");
+  s.bind(1, ctx_id);
+  std::vector<MessageRow> out;
+  while (s.step()) {
+    out.push_back({s.column_optional(0), s.column_int64(1), static_cast<int>(s.column_int64(2)),
+                   static_cast<int>(s.column_int64(3)), s.column_text(4), s.column_text(5),
+                   s.column_int64(6), s.column_optional(7), s.column_optional(8)});
+  }
+  return out;
+}
+
 std::string RunStoreReader::integrity_check() {
   Statement s = db_.prepare("PRAGMA integrity_check");
   std::string verdict;

@@ -96,6 +96,18 @@ struct MetricRow {
   double value = 0;
 };
 
+// One RPC message, its send joined to its receive (t_send_ns or t_recv_ns -1 while the
+// other half has not arrived, or when that rank recorded nothing).
+struct MessageRow {
+  int64_t ctx_id = -1;
+  int64_t msg_id = 0;
+  int src_rank = -1, dst_rank = -1;
+  std::string kind;  // call, response, error, remote_call, rref_fetch, ... (RUN_FILE.md)
+  std::string name;  // the function, or the RRef message's kind
+  int64_t bytes = 0;
+  int64_t t_send_ns = -1, t_recv_ns = -1;
+};
+
 // A span without its strings: for the views that load every span of a run (1M spans
 // must open in well under a second). name_id indexes names().
 struct CompactSpan {
@@ -150,6 +162,9 @@ class RunStoreReader {
   // empty nodes when none.
   GraphRows graph(int rank, int64_t ctx_id = -1, int64_t iteration = -1);
   std::vector<MetricRow> metrics(const std::string& name = {}, int rank = -1);
+  // RPC messages by send time (those never sent last); ctx_id -2: all, -1: outside any
+  // distributed autograd context, else that context's.
+  std::vector<MessageRow> messages(int64_t ctx_id = -2);
   // PRAGMA integrity_check's verdict ("ok" when sound).
   std::string integrity_check();
   const std::string& path() const { return db_.path(); }

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <zmq.hpp>
 
 #include "allocation_counter.h"
 #include "autograd/ops.h"
@@ -59,6 +61,49 @@ PeerResult ping(int peer, const RpcPingOptions& o) {
           static_cast<double>(big.nbytes()) * static_cast<double>(trips) / s / 1e6};
 }
 
+// The transport's own floor: the median round trip of a bare ZeroMQ DEALER/ROUTER
+// ping-pong between worker 0 and worker 1 over the address the agents use, with a
+// message the size of an add call. What the agent adds is the difference. Collective:
+// every rank calls it; ranks above 1 only take part in the endpoint exchange.
+double transport_floor_us(c10d::ProcessGroup& group, int64_t calls) {
+  constexpr int kWarmup = 20;
+  constexpr size_t kMessageBytes = 180;  // token, header and body of a 3x3 add, roughly
+  zmq::context_t context(1);
+  zmq::socket_t socket(context, group.rank() == 1 ? zmq::socket_type::router : zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::linger, 0);
+  // Rank 1 listens where its agent does, on a port of its own.
+  Tensor endpoint = Tensor::zeros({32}, DType::I64);  // 256 bytes of text
+  if (group.rank() == 1) {
+    const std::string agent = rpc::agent().endpoint();
+    socket.bind(agent.substr(0, agent.rfind(':')) + ":0");
+    const std::string mine = socket.get(zmq::sockopt::last_endpoint);
+    std::memcpy(endpoint.raw_data(), mine.data(), std::min<size_t>(mine.size(), 255));
+  }
+  group.broadcast(endpoint, {.root = 1})->wait();
+  const std::string where(static_cast<const char*>(endpoint.raw_data()));
+  std::vector<double> us;
+  if (group.rank() == 0) {
+    socket.connect(where);
+    std::vector<char> buffer(kMessageBytes, 'x');
+    for (int64_t i = 0; i < kWarmup + calls; ++i) {
+      const auto t0 = Clock::now();
+      socket.send(zmq::buffer(buffer), zmq::send_flags::none);
+      zmq::message_t reply;
+      (void)socket.recv(reply, zmq::recv_flags::none);
+      if (i >= kWarmup) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+  } else if (group.rank() == 1) {
+    for (int64_t i = 0; i < kWarmup + calls; ++i) {
+      zmq::message_t identity, body;
+      (void)socket.recv(identity, zmq::recv_flags::none);
+      (void)socket.recv(body, zmq::recv_flags::none);
+      socket.send(identity, zmq::send_flags::sndmore);
+      socket.send(body, zmq::send_flags::none);
+    }
+  }
+  return median(us);
+}
+
 }  // namespace
 
 std::vector<std::string> rpc_ping_arguments(const RpcPingOptions& o) {
@@ -79,6 +124,7 @@ int rpc_ping_worker(int argc, char** argv) {
   auto probes_session = probes::ProbeSession::from_environment(group->rank(), "cpu");
   probes::set_thread_name("rpc-ping");
   rpc::init_rpc("", {}, group);
+  const double floor_us = group->size() > 1 ? transport_floor_us(*group, o.calls) : 0.0;
   if (group->rank() == 0) {
     std::vector<PeerResult> results;
     for (int peer = group->size() == 1 ? 0 : 1; peer < group->size(); ++peer)
@@ -98,6 +144,7 @@ int rpc_ping_worker(int argc, char** argv) {
                                   {"calls", o.calls},
                                   {"median_round_trip_us", median(medians)},
                                   {"throughput_mb_s", median(rates)},
+                                  {"zeromq_round_trip_us", floor_us},
                                   {"peers", peers}};
       std::printf("%s\n", out.dump().c_str());
     } else {
@@ -107,6 +154,10 @@ int rpc_ping_worker(int argc, char** argv) {
         std::printf("  worker0 -> worker%d: round trip median %.1f us, p90 %.1f us; throughput %.0f MB/s;"
                     " %.1f allocations per call on worker0\n",
                     r.worker, r.median_us, r.p90_us, r.throughput_mb_s, r.allocations_per_call);
+      }
+      if (floor_us > 0) {
+        std::printf("  bare ZeroMQ round trip worker0 -> worker1 (the transport's floor): median %.1f us\n",
+                    floor_us);
       }
     }
     std::fflush(stdout);

@@ -33,17 +33,21 @@ Tensor sum_all(const Tensor& t) { return sum(t); }
 
 struct Registry {
   std::shared_mutex mutex;
-  std::unordered_map<std::string, std::shared_ptr<const RemoteFunction>> functions;
+  std::unordered_map<std::string, std::shared_ptr<const RegisteredFunction>> functions;
   // Built-in ops by address, so FunctionRef(add) finds its name.
   std::unordered_map<const void*, std::string> op_names;
 
+  void add_quick(const char* name, RemoteFunction f) {
+    functions[name] = std::make_shared<const RegisteredFunction>(RegisteredFunction{std::move(f), {true}});
+  }
+
   Registry() {
     auto bin = [&](const char* name, Tensor (*op)(const Tensor&, const Tensor&), RemoteFunction f) {
-      functions[name] = std::make_shared<const RemoteFunction>(std::move(f));
+      add_quick(name, std::move(f));
       op_names[reinterpret_cast<const void*>(op)] = name;
     };
     auto un = [&](const char* name, Tensor (*op)(const Tensor&), RemoteFunction f) {
-      functions[name] = std::make_shared<const RemoteFunction>(std::move(f));
+      add_quick(name, std::move(f));
       op_names[reinterpret_cast<const void*>(op)] = name;
     };
     bin("add", &add, [](const ValueList& a) { return binary<&add>("add", a); });
@@ -60,13 +64,14 @@ struct Registry {
        [](const ValueList& a) { return unary<&sum_all>("sum", a); });
     // Plumbing every job has: echo returns its arguments (one argument: that value), for
     // ping-pong and throughput checks; sleep_ms waits, for timeout checks.
-    functions["echo"] = std::make_shared<const RemoteFunction>(
-        [](const ValueList& a) { return a.size() == 1 ? a[0] : Value(a); });
-    functions["sleep_ms"] = std::make_shared<const RemoteFunction>([](const ValueList& a) {
-      DDPSCOPE_CHECK(a.size() == 1 && a[0].is_int(), "sleep_ms takes one int (milliseconds)");
-      std::this_thread::sleep_for(std::chrono::milliseconds(a[0].to_int()));
-      return Value();
-    });
+    add_quick("echo", [](const ValueList& a) { return a.size() == 1 ? a[0] : Value(a); });
+    functions["sleep_ms"] = std::make_shared<const RegisteredFunction>(RegisteredFunction{
+        [](const ValueList& a) {
+          DDPSCOPE_CHECK(a.size() == 1 && a[0].is_int(), "sleep_ms takes one int (milliseconds)");
+          std::this_thread::sleep_for(std::chrono::milliseconds(a[0].to_int()));
+          return Value();
+        },
+        {}});
 
   }
 };
@@ -78,14 +83,15 @@ Registry& registry() {
 
 }  // namespace
 
-void register_function(const std::string& name, RemoteFunction fn) {
+void register_function(const std::string& name, RemoteFunction fn, FunctionOptions options) {
   DDPSCOPE_CHECK(!name.empty(), "register_function: the name is empty");
   DDPSCOPE_CHECK(fn != nullptr, "register_function('", name, "'): the function is empty");
   std::unique_lock lock(registry().mutex);
-  registry().functions[name] = std::make_shared<const RemoteFunction>(std::move(fn));
+  registry().functions[name] =
+      std::make_shared<const RegisteredFunction>(RegisteredFunction{std::move(fn), options});
 }
 
-std::shared_ptr<const RemoteFunction> find_function(const std::string& name) {
+std::shared_ptr<const RegisteredFunction> find_function(const std::string& name) {
   std::shared_lock lock(registry().mutex);
   auto it = registry().functions.find(name);
   return it == registry().functions.end() ? nullptr : it->second;

@@ -13,6 +13,7 @@
 
 #include "function_registry.h"
 #include "probe.h"
+#include "records.h"
 
 namespace ddpscope::rpc {
 namespace {
@@ -24,6 +25,12 @@ static_assert(static_cast<int>(MessageType::Call) == static_cast<int>(probes::Rp
               static_cast<int>(MessageType::RRefChildAccept) ==
                   static_cast<int>(probes::RpcMessageKind::RRefChildAccept));
 constexpr size_t kGatherBytes = 256;  // names, hosts and endpoints exchanged at start
+// A quick call whose message is at most this large runs on the receive thread.
+constexpr size_t kInlineCallBytes = 64 * 1024;
+// Rejected messages marked on the timeline; later ones are only counted.
+constexpr uint64_t kRejectionsMarked = 100;
+// Worker 0's function that counts graceful-shutdown votes (shutdown_tally.h).
+constexpr const char* kShutdownVote = "_ddpscope.shutdown_vote";
 
 // Every rank's `mine` (at most kGatherBytes bytes), through the process group.
 std::vector<std::string> allgather_strings(c10d::ProcessGroup& group, const std::string& mine,
@@ -96,6 +103,11 @@ void record_message(probes::Kind kind, const std::string& name, int64_t t_begin_
   args.param = h.type;
   probes::record(kind, probes::intern(name, __FILE__, __LINE__), t_begin_ticks,
                  probes::now_ticks(), args, probes::kTimesInTicks);
+}
+
+// A pending call's `what` in a sentence: "call of 'add'", "to_here of RRef 1:7".
+std::string describe_call(const std::string& what) {
+  return what.find(' ') == std::string::npos ? "call of '" + what + "'" : what;
 }
 
 ValueList int_list(const std::vector<int64_t>& ids) {
@@ -184,11 +196,25 @@ void RpcAgent::start(const std::string& requested_name) {
     peer->dealer = std::make_unique<zmq::socket_t>(zmq_, zmq::socket_type::dealer);
     peer->dealer->set(zmq::sockopt::linger, 0);
     peer->dealer->set(zmq::sockopt::sndhwm, 0);  // calls queue; their timeouts bound them
+    const std::string monitor_endpoint = "inproc://rpc-monitor-" + std::to_string(r);
+    DDPSCOPE_CHECK(zmq_socket_monitor(peer->dealer->handle(), monitor_endpoint.c_str(),
+                                      ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED) == 0,
+                   "init_rpc: cannot monitor the connection to worker ", r, ": ", zmq_strerror(zmq_errno()));
+    peer->monitor = std::make_unique<zmq::socket_t>(zmq_, zmq::socket_type::pair);
+    peer->monitor->set(zmq::sockopt::linger, 0);
+    peer->monitor->connect(monitor_endpoint);
     peer->dealer->connect(endpoints[r]);
     peers_.push_back(std::move(peer));
   }
   pool_ = std::make_unique<ThreadPool>(options_.num_worker_threads, options_.max_worker_threads);
   std::weak_ptr<RpcAgent> weak = weak_from_this();
+  shutdown_tally_ = std::make_unique<ShutdownTally>(g.size());
+  register_function(kShutdownVote, [weak](const ValueList& a) -> Value {
+    auto agent = weak.lock();
+    DDPSCOPE_CHECK(agent != nullptr, "shutdown vote: the RPC agent is gone");
+    return Value(agent->shutdown_tally_->vote(a.at(0).to_int(), static_cast<int32_t>(a.at(1).to_int()),
+                                              a.at(2).to_int(), agent->options_.rpc_timeout));
+  });
   rrefs_ = std::make_shared<RRefContext>(
       self_, [weak](int32_t dst, MessageType type, std::vector<int64_t> ids, std::function<void()> on_ack) {
         if (auto agent = weak.lock()) agent->send_control(dst, type, std::move(ids), std::move(on_ack));
@@ -223,27 +249,38 @@ void RpcAgent::shutdown(bool graceful) {
     // message of anyone in flight (a message in flight always has a pending entry on
     // the worker that waits for its reply).
     const auto deadline = Clock::now() + options_.rpc_timeout;
-    for (;;) {
+    for (int64_t round = 0;; ++round) {
       wait_until_quiet(deadline);
       size_t busy;
       {
         std::lock_guard<std::mutex> lock(mutex_);
         busy = pending_.size() + rrefs_->pending();
       }
-      Tensor t = Tensor::full({1}, static_cast<double>(busy), DType::I64);
-      group_->allreduce(t)->wait();
-      if (t.item<int64_t>() == 0) break;
+      int64_t total = 0;
+      try {
+        total = call(0, kShutdownVote,
+                     ValueList{Value(round), Value(int64_t{self_}), Value(static_cast<int64_t>(busy))},
+                     options_.rpc_timeout)
+                    ->wait()
+                    .to_int();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "rpc: worker %d: graceful shutdown could not agree with the others (%s); "
+                             "stopping anyway\n", self_, e.what());
+        break;
+      }
+      if (total == 0) break;
       if (Clock::now() >= deadline) {
         std::fprintf(stderr, "rpc: worker %d: shutdown went on after %lld ms with %lld messages "
                              "still unanswered across the job\n",
                      self_, static_cast<long long>(options_.rpc_timeout.count()),
-                     static_cast<long long>(t.item<int64_t>()));
+                     static_cast<long long>(total));
         break;
       }
     }
     leaks = rrefs_->leaks();
   }
   running_ = false;
+  record_stats();
   rrefs_->close();
   stop_receiving_ = true;
   if (receiver_.joinable()) receiver_.join();
@@ -260,8 +297,11 @@ void RpcAgent::shutdown(bool graceful) {
           " answered the ", p.what))));
     }
   }
-  for (auto& p : peers_)
+  for (auto& p : peers_) {
+    zmq_socket_monitor(p->dealer->handle(), nullptr, 0);
+    p->monitor->close();
     p->dealer->close();
+  }
   router_.close();
   if (!leaks.empty() && !options_.ignore_rref_leaks) {
     std::string list;
@@ -360,6 +400,7 @@ void RpcAgent::send(int32_t dst, const OutgoingMessage& m, const std::string& na
 
 void RpcAgent::send_request(int32_t dst, std::shared_ptr<OutgoingMessage> m, Pending p) {
   DDPSCOPE_CHECK(running_.load(), "RPC is shut down on ", self().name, "; cannot send the ", p.what);
+  if (p.future) check_reachable(dst, describe_call(p.what));
   const std::string name = p.what;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -477,12 +518,19 @@ void RpcAgent::receive_loop() {
     const auto now = Clock::now();
     const auto wake = next_wakeup(now);
     const auto wait = std::chrono::duration_cast<Milliseconds>(wake - now);
-    zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
+    poll_items_.resize(1 + peers_.size());
+    poll_items_[0] = {router_.handle(), 0, ZMQ_POLLIN, 0};
+    for (size_t k = 0; k < peers_.size(); ++k)
+      poll_items_[k + 1] = {peers_[k]->monitor->handle(), 0, ZMQ_POLLIN, 0};
     try {
-      zmq::poll(&item, 1, std::clamp(wait, Milliseconds(0), Milliseconds(50)));
+      zmq::poll(poll_items_.data(), poll_items_.size(), std::clamp(wait, Milliseconds(0), Milliseconds(50)));
     } catch (const zmq::error_t&) {
       continue;  // EINTR
     }
+    for (size_t k = 0; k < peers_.size(); ++k) {
+      if (poll_items_[k + 1].revents & ZMQ_POLLIN) read_monitor(static_cast<int32_t>(k));
+    }
+    const zmq::pollitem_t item = poll_items_[0];
     // Read what is there, a bounded batch, then look at the timers.
     for (int n = 0; n < 64 && (item.revents & ZMQ_POLLIN); ++n) {
       Received r;
@@ -519,6 +567,58 @@ void RpcAgent::receive_loop() {
   }
 }
 
+void RpcAgent::read_monitor(int32_t id) {
+  Peer& peer = *peers_[static_cast<size_t>(id)];
+  for (;;) {
+    // An event is two frames: 2 bytes of event and 4 of value, then the endpoint.
+    zmq::message_t event, address;
+    if (!peer.monitor->recv(event, zmq::recv_flags::dontwait)) return;
+    if (event.more()) (void)peer.monitor->recv(address, zmq::recv_flags::none);
+    if (event.size() < sizeof(uint16_t)) continue;
+    uint16_t code = 0;
+    std::memcpy(&code, event.data(), sizeof(code));
+    if (code == ZMQ_EVENT_CONNECTED) {
+      peer.lost = false;
+    } else if (code == ZMQ_EVENT_DISCONNECTED && running_.load()) {
+      peer.lost_at_ms = std::chrono::duration_cast<Milliseconds>(Clock::now().time_since_epoch()).count();
+      peer.lost = true;
+      fail_calls_to(id);
+    }
+  }
+}
+
+void RpcAgent::fail_calls_to(int32_t id) {
+  std::vector<Pending> failed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second.dst == id && it->second.future) {
+        failed.push_back(std::move(it->second));
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (!failed.empty()) quiet_cv_.notify_all();
+  const auto now = Clock::now();
+  for (auto& p : failed) {
+    const auto waited = std::chrono::duration_cast<Milliseconds>(now - (p.deadline - p.timeout)).count();
+    p.future->set_error(std::make_exception_ptr(RpcError(detail::concat(
+        "the connection to ", worker_label(id), " broke after ", waited, " ms of waiting for the ",
+        describe_call(p.what), ": the worker died or shut down its RPC agent"))));
+  }
+}
+
+void RpcAgent::check_reachable(int32_t dst, const std::string& what) const {
+  const Peer& peer = *peers_.at(static_cast<size_t>(dst));
+  if (!peer.lost.load()) return;
+  const auto ago = std::chrono::duration_cast<Milliseconds>(Clock::now().time_since_epoch()).count() -
+                   peer.lost_at_ms.load();
+  throw RpcError(detail::concat("cannot send the ", what, " to ", worker_label(dst), ": its connection broke ",
+                                ago, " ms ago (the worker died or shut down its RPC agent)"));
+}
+
 RpcAgent::Clock::time_point RpcAgent::next_wakeup(Clock::time_point now) {
   auto wake = now + Milliseconds(50);
   for (const auto& r : delayed_)
@@ -527,13 +627,38 @@ RpcAgent::Clock::time_point RpcAgent::next_wakeup(Clock::time_point now) {
 }
 
 void RpcAgent::reject(wire::Rejection why, const std::string& what) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (why == wire::Rejection::Token) {
-    ++stats_.rejected_token;
-  } else {
-    ++stats_.rejected_malformed;
+  uint64_t total;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (why == wire::Rejection::Token) {
+      ++stats_.rejected_token;
+    } else {
+      ++stats_.rejected_malformed;
+    }
+    stats_.last_rejection = what;
+    total = stats_.rejected_token + stats_.rejected_malformed;
   }
-  stats_.last_rejection = what;
+  // The first rejections are marked on the timeline (a flood of junk must not flood the
+  // run file); the totals go into its metrics at shutdown.
+  if (probes::enabled() && total <= kRejectionsMarked) {
+    const bool token = why == wire::Rejection::Token;
+    static const auto* no_token = probes::intern("rpc: rejected a message without the job's token", __FILE__, __LINE__);
+    static const auto* malformed = probes::intern("rpc: rejected a malformed message", __FILE__, __LINE__);
+    const int64_t now = probes::now_ticks();
+    probes::record(probes::Kind::Mark, token ? no_token : malformed, now, now, {}, probes::kTimesInTicks);
+  }
+}
+
+void RpcAgent::record_stats() const {
+  if (!probes::enabled()) return;
+  const AgentStats s = stats();
+  const std::pair<const char*, uint64_t> metrics[] = {
+      {"rpc.messages_sent", s.messages_sent},     {"rpc.messages_received", s.messages_received},
+      {"rpc.calls_served", s.calls_served},       {"rpc.rejected_token", s.rejected_token},
+      {"rpc.rejected_malformed", s.rejected_malformed}, {"rpc.late_replies", s.late_replies},
+      {"rpc.control_retries", s.control_retries}};
+  for (const auto& [name, value] : metrics)
+    probes::record_metric(-1, name, static_cast<double>(value));
 }
 
 Value RpcAgent::decode_body(const wire::WireValue& body, const Received& r) {
@@ -673,14 +798,17 @@ void RpcAgent::handle_reply(const wire::DecodedMessage& m, Received& r) {
 
 void RpcAgent::serve_call(wire::DecodedMessage m, Received r) {
   const std::string function = m.body.list[0].s;
-  record_message(probes::Kind::RpcRecv, function, r.t_begin_ticks, m.header.src, 0, m.header);
+  size_t bytes = 0;
+  for (const auto& f : r.frames)
+    bytes += f->size();
+  record_message(probes::Kind::RpcRecv, function, r.t_begin_ticks, m.header.src, bytes, m.header);
   ValueList args = decode_body(m.body.list[1], r).list();
   const wire::Header h = m.header;
-  pool_->submit([this, h, function, args = std::move(args)]() mutable {
+  auto fn = find_function(function);
+  auto run = [this, h, function, fn, args = std::move(args)]() mutable {
     DDPSCOPE_SPAN_DYNAMIC(span, probes::Kind::RpcCall, function);
     span.args().peer = static_cast<int16_t>(h.src);
     span.args().id2 = static_cast<int64_t>(h.msg_id);
-    auto fn = find_function(function);
     if (!fn) {
       reply_error(h, detail::concat("unknown function '", function, "'; register it with "
                                     "rpc::register_function on every worker"), function);
@@ -707,7 +835,14 @@ void RpcAgent::serve_call(wire::DecodedMessage m, Received r) {
     } catch (const std::exception& e) {
       reply_error(h, detail::concat("could not send the result: ", e.what()), function);
     }
-  });
+  };
+  // A quick function with small arguments (and an unknown name's error) is answered
+  // here; anything that may block or take long goes to the pool (function_registry.h).
+  if (!fn || (fn->options.quick && bytes <= kInlineCallBytes)) {
+    run();
+  } else {
+    pool_->submit(std::move(run));
+  }
 }
 
 void RpcAgent::serve_remote_call(wire::DecodedMessage m, Received r) {

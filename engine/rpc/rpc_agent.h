@@ -8,6 +8,13 @@
 // in through the destination's ROUTER. Every message carries the job's token; anything
 // without it, or malformed, is refused, counted and dropped (wire_format.h).
 //
+// Graceful shutdown agrees through votes to worker 0 over RPC (shutdown_tally.h), so a
+// worker that finished early sleeps instead of spinning inside MPI.
+//
+// A broken connection (the peer died or closed its agent) fails the calls waiting on
+// that peer at once, and new calls to it until it reconnects; a peer that stops
+// answering without closing its connection is caught by the calls' timeouts.
+//
 // Threads: one receive thread reads the ROUTER, completes replies and hands calls to
 // a growing ThreadPool (thread_pool.h states the rule that keeps nested calls from
 // deadlocking). Future callbacks (then) run on the pool, never on the receive thread.
@@ -32,6 +39,7 @@
 #include "c10d/process_group.h"
 #include "message_codec.h"
 #include "rref_context.h"
+#include "shutdown_tally.h"
 #include "thread_pool.h"
 #include "value.h"
 #include "wire_format.h"
@@ -158,6 +166,10 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent> {
   void reply_error(const wire::Header& request, const std::string& message, const std::string& name);
 
   void receive_loop();
+  void read_monitor(int32_t peer);
+  // Fails every call waiting on `peer` (its connection broke).
+  void fail_calls_to(int32_t peer);
+  void check_reachable(int32_t dst, const std::string& what) const;
   void handle(Received r);
   void handle_reply(const wire::DecodedMessage& m, Received& r);
   void serve_call(wire::DecodedMessage m, Received r);
@@ -165,6 +177,8 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent> {
   void expire(Clock::time_point now);
   Clock::time_point next_wakeup(Clock::time_point now);
   void reject(wire::Rejection why, const std::string& what);
+  // The stats as run-file metrics (iteration -1), at shutdown.
+  void record_stats() const;
   Value decode_body(const wire::WireValue& body, const Received& r);
   void wait_until_quiet(Clock::time_point deadline);
   std::string worker_label(int32_t id) const;
@@ -182,11 +196,17 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent> {
   struct Peer {
     std::mutex mutex;
     std::unique_ptr<zmq::socket_t> dealer;
+    // ZeroMQ's monitor of the dealer: says when the connection to the peer breaks (the
+    // process died or closed its socket), so calls to it fail at once, not at timeout.
+    std::unique_ptr<zmq::socket_t> monitor;
+    std::atomic<bool> lost{false};
+    std::atomic<int64_t> lost_at_ms{0};  // steady clock, when `lost` was set
   };
   std::vector<std::unique_ptr<Peer>> peers_;
 
   std::unique_ptr<ThreadPool> pool_;
   std::shared_ptr<RRefContext> rrefs_;
+  std::unique_ptr<ShutdownTally> shutdown_tally_;  // worker 0 counts the shutdown votes
   std::thread receiver_;
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_receiving_{false};
@@ -203,6 +223,7 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent> {
   };
   std::map<uint8_t, Injection> injections_;
   std::vector<Received> delayed_;  // receive thread only
+  std::vector<zmq::pollitem_t> poll_items_;  // receive thread only
 };
 
 }  // namespace ddpscope::rpc

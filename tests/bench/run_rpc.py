@@ -3,6 +3,8 @@
 PyTorch 1.13's RPC (TensorPipe) in the same invocation, alternating ROUNDS times; prints
 the medians and the ratios as JSON.
   latency_ratio    = ours / PyTorch median round trip of a 3x3 f32 add   (target <= 0.1)
+  zeromq_floor_ratio = a bare ZeroMQ ping-pong / PyTorch: the lowest latency_ratio the
+                     transport allows on this machine
   throughput_ratio = ours / PyTorch echo throughput at 1 MiB and 16 MiB  (target >= 2 at 1 MiB)
 Usage: run_rpc.py BUILD_DIR [ROUNDS]"""
 import json
@@ -26,6 +28,7 @@ def ours(build):
         r = json.loads([l for l in line.splitlines() if l.startswith("{")][-1])
         out["median_round_trip_us"] = min(out.get("median_round_trip_us", 1e18), r["median_round_trip_us"])
         out["allocations_per_call"] = r["peers"][0]["allocations_per_call"]
+        out["zeromq_round_trip_us"] = min(out.get("zeromq_round_trip_us", 1e18), r["zeromq_round_trip_us"])
         out["throughput_mb_s"][str(b)] = r["throughput_mb_s"]
     return out
 
@@ -52,6 +55,10 @@ def main():
         "ours_median_round_trip_us": statistics.median(r["ours"]["median_round_trip_us"] for r in rows),
         "pytorch_median_round_trip_us": statistics.median(r["pytorch"]["median_round_trip_us"] for r in rows),
         "latency_ratio": statistics.median(lat),
+        # The transport's own floor against PyTorch: the best latency ratio ZeroMQ allows here.
+        "ours_zeromq_round_trip_us": statistics.median(r["ours"]["zeromq_round_trip_us"] for r in rows),
+        "zeromq_floor_ratio": statistics.median(r["ours"]["zeromq_round_trip_us"] / r["pytorch"]["median_round_trip_us"]
+                                                for r in rows),
         "throughput_ratio": {b: statistics.median(v) for b, v in thr.items()},
         "ours_allocations_per_small_call": rows[-1]["ours"]["allocations_per_call"],
     }

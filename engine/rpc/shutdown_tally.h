@@ -1,0 +1,44 @@
+// ShutdownTally: worker 0's count of the votes of a graceful shutdown.
+//
+// Graceful shutdown ends when every worker is quiet at once. Each worker, once quiet
+// locally, sends worker 0 a vote with the number of replies it still waits for; worker 0
+// answers each vote when all workers have voted in that round, with the round's sum. A
+// sum of zero ends shutdown everywhere; otherwise everyone waits until quiet and votes
+// again. The votes travel over RPC rather than an MPI allreduce because a rank blocked
+// in MPI spins a core (BUILD-NOTES.md), and on a small machine that core is the one the
+// still-working ranks need.
+//
+// Thread-safe: the votes of one round arrive on different pool threads.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+namespace ddpscope::rpc {
+
+class ShutdownTally {
+ public:
+  explicit ShutdownTally(int workers) : workers_(workers) {}
+
+  // Worker `voter`'s vote in `round`: blocks until every worker has voted in it and
+  // returns the sum. Throws, naming the workers that did not vote, after `timeout`.
+  int64_t vote(int64_t round, int32_t voter, int64_t busy, std::chrono::milliseconds timeout);
+
+ private:
+  struct Round {
+    std::set<int32_t> voters;
+    int64_t sum = 0;
+    int waiting = 0;  // votes not yet answered: the round is forgotten when none is left
+  };
+  const int workers_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<int64_t, Round> rounds_;
+};
+
+}  // namespace ddpscope::rpc
