@@ -21,13 +21,19 @@ std::string AccumulateGrad::name() const {
   return n.empty() ? "AccumulateGrad" : "AccumulateGrad(" + n + ")";
 }
 
-variable_list AccumulateGrad::apply(variable_list&& grads) {
-  Tensor grad = std::move(grads.at(0));
-  if (!grad.defined()) return {};
+Tensor AccumulateGrad::apply_leaf_hooks(Tensor grad) const {
   AutogradMeta& meta = materialize_meta(variable_);
   for (auto& hook : meta.leaf_hooks) {
     if (auto replaced = hook(grad)) grad = std::move(*replaced);
   }
+  return grad;
+}
+
+variable_list AccumulateGrad::apply(variable_list&& grads) {
+  Tensor grad = std::move(grads.at(0));
+  if (!grad.defined()) return {};
+  AutogradMeta& meta = materialize_meta(variable_);
+  grad = apply_leaf_hooks(std::move(grad));
   DDPSCOPE_CHECK(grad.sizes() == variable_.sizes(), "gradient ", grad.describe(),
                  " does not match the shape of ",
                  variable_.name().empty() ? "a leaf" : variable_.name(), " ", variable_.describe());

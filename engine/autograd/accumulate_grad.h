@@ -15,6 +15,9 @@ class AccumulateGrad : public Node {
   NodeKind kind() const override { return NodeKind::AccumulateGrad; }
   variable_list apply(variable_list&& grads) override;
   const Tensor& variable() const { return variable_; }
+  // The leaf's tensor hooks applied to `grad` (apply() runs them before accumulating;
+  // distributed autograd runs them before accumulating into its context).
+  Tensor apply_leaf_hooks(Tensor grad) const;
 
  private:
   Tensor variable_;

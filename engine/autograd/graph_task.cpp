@@ -20,9 +20,16 @@ GraphTask* GraphTask::current() {
   return t_current_task;
 }
 
-void GraphTask::compute_dependencies(Node* root) {
-  std::vector<Node*> stack{root};
-  std::unordered_set<Node*> seen{root};
+void GraphTask::compute_dependencies(Node* root) { compute_dependencies(std::vector<Node*>{root}); }
+
+std::unordered_map<Node*, int> GraphTask::dependencies() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return dependencies_;
+}
+
+void GraphTask::compute_dependencies(const std::vector<Node*>& starts) {
+  std::vector<Node*> stack(starts.begin(), starts.end());
+  std::unordered_set<Node*> seen(starts.begin(), starts.end());
   while (!stack.empty()) {
     Node* node = stack.back();
     stack.pop_back();
@@ -132,6 +139,12 @@ void GraphTask::evaluate(ReadyTask& task) {
     for (uint32_t i = 0; i < grads.size(); ++i)
       task.inputs.add(i, grads[i]);
     if (!info->second.run_node) return;
+  }
+  if (leaf_sink_ && node->kind() == NodeKind::AccumulateGrad) {
+    auto& leaf = static_cast<AccumulateGrad&>(*node);
+    variable_list grads = task.inputs.release();
+    if (!grads.empty() && grads[0].defined()) leaf_sink_(leaf.variable(), leaf.apply_leaf_hooks(std::move(grads[0])));
+    return;
   }
   if (node->kind() != NodeKind::AccumulateGrad) task.inputs.fill_missing_with_zeros(*node);
   // The node's name is built and interned only while probes record.

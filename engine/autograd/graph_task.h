@@ -27,6 +27,15 @@ class GraphTask {
 
   // Counts, for every node reachable from `root`, the edges that lead into it.
   void compute_dependencies(Node* root);
+  // The same from several starts at once (distributed autograd's FAST mode: the roots'
+  // GraphRoot and every send function of the context).
+  void compute_dependencies(const std::vector<Node*>& starts);
+  // Where leaf gradients go instead of .grad (distributed autograd: into the context).
+  // The leaf's hooks still run first. Set before run().
+  using LeafSink = std::function<void(const Tensor& leaf, Tensor grad)>;
+  void set_leaf_sink(LeafSink sink) { leaf_sink_ = std::move(sink); }
+  // The dependency count of every node that has one (for probes and teaching views).
+  std::unordered_map<Node*, int> dependencies() const;
   // Restricts execution to the nodes that lead to `targets` (empty: run everything).
   // Gradients arriving at a target edge are captured; `accumulate` says whether leaf
   // targets' AccumulateGrad still runs (backward(inputs)) or not (grad()).
@@ -79,6 +88,7 @@ class GraphTask {
   variable_list captured_;
   int holds_ = 0;
   std::vector<std::function<void()>> callbacks_;
+  LeafSink leaf_sink_;
 };
 
 }  // namespace ddpscope::autograd

@@ -11,6 +11,7 @@
 #include <set>
 #include <zmq_addon.hpp>
 
+#include "autograd_hooks.h"
 #include "function_registry.h"
 #include "probe.h"
 #include "records.h"
@@ -361,12 +362,20 @@ std::shared_ptr<ValueFuture> RpcAgent::make_future() {
 }
 
 std::shared_ptr<OutgoingMessage> RpcAgent::request(MessageType type, int32_t dst, Value body,
-                                                    uint64_t msg_id) {
+                                                    uint64_t msg_id, bool in_context) {
   auto m = std::make_shared<OutgoingMessage>();
   m->header.type = static_cast<uint8_t>(type);
   m->header.src = self_;
   m->header.dst = dst;
   m->header.msg_id = msg_id;
+  // Calls made inside a distributed autograd context carry it (autograd_hooks.h).
+  if (in_context) {
+    if (auto hooks = autograd_hooks()) {
+      m->header.ctx_id = hooks->current_context();
+      if (m->header.ctx_id >= 0 && hooks->on_send(m->header.ctx_id, dst, autograd_message_id(m->header), body))
+        m->header.flags |= wire::kFlagAutograd;
+    }
+  }
   wire::BodyWriter w;
   encode_value(body, w, m->tensors, [&](const RRef& r) { return rrefs_->fork_for(r, dst); });
   m->body = w.take();
@@ -418,7 +427,7 @@ void RpcAgent::send_request(int32_t dst, std::shared_ptr<OutgoingMessage> m, Pen
 void RpcAgent::send_control(int32_t dst, MessageType type, std::vector<int64_t> ids,
                             std::function<void()> on_ack) {
   if (!running_.load()) return;
-  auto m = request(type, dst, Value(int_list(ids)), next_msg_id());
+  auto m = request(type, dst, Value(int_list(ids)), next_msg_id(), /*in_context=*/false);
   Pending p;
   p.dst = dst;
   p.what = wire::message_type_name(type);
@@ -442,6 +451,12 @@ void RpcAgent::reply(const wire::Header& req, MessageType type, Value body, cons
   m->header.dst = req.src;
   m->header.msg_id = req.msg_id;
   m->header.ctx_id = req.ctx_id;
+  if (req.ctx_id >= 0 && type == MessageType::Response) {
+    if (auto hooks = autograd_hooks()) {
+      if (hooks->on_send(req.ctx_id, req.src, autograd_message_id(m->header), body))
+        m->header.flags |= wire::kFlagAutograd;
+    }
+  }
   wire::BodyWriter w;
   encode_value(body, w, m->tensors, [&](const RRef& r) { return rrefs_->fork_for(r, req.src); });
   body = Value();  // now the reply's tensors may be the only holders of their bytes
@@ -452,8 +467,12 @@ void RpcAgent::reply(const wire::Header& req, MessageType type, Value body, cons
 
 void RpcAgent::reply_error(const wire::Header& req, const std::string& message, const std::string& name) {
   try {
+    // An error that came from another worker already names it: passed on unchanged, so
+    // the caller of a chain learns which worker failed, not which one relayed it.
+    const bool relayed = message.rfind("Error on worker ", 0) == 0;
     reply(req, MessageType::Error,
-          Value(detail::concat("Error on worker ", self_, " (", self().name, "): ", message)), name);
+          Value(relayed ? message : detail::concat("Error on worker ", self_, " (", self().name, "): ", message)),
+          name);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rpc: %s could not report an error to %s: %s\n", self().name.c_str(),
                  worker_label(req.src).c_str(), e.what());
@@ -477,7 +496,7 @@ std::shared_ptr<ValueFuture> RpcAgent::call(int32_t dst, const std::string& func
   worker(dst);  // a clear error for an unknown id
   if (timeout.count() <= 0) timeout = options_.rpc_timeout;
   auto m = request(MessageType::Call, dst, Value(ValueList{Value(function), Value(std::move(args))}),
-                   next_msg_id());
+                   next_msg_id(), /*in_context=*/true);
   Pending p = pending_call(dst, function, timeout);
   auto fut = p.future;
   send_request(dst, m, std::move(p));
@@ -491,7 +510,7 @@ RRef RpcAgent::remote(int32_t dst, const std::string& function, ValueList args, 
   RRef rref = rrefs_->create_user_for_remote(dst, &rref_id, &fork_id);
   auto m = request(MessageType::RemoteCall, dst,
                    Value(ValueList{Value(function), Value(std::move(args)), Value(rref_id), Value(fork_id)}),
-                   next_msg_id());
+                   next_msg_id(), /*in_context=*/true);
   Pending p = pending_call(dst, function, timeout);
   // The owner's answer confirms the creator's fork, whatever the function did.
   std::weak_ptr<RRefContext> ctx = rrefs_;
@@ -504,7 +523,8 @@ RRef RpcAgent::remote(int32_t dst, const std::string& function, ValueList args, 
 
 std::shared_ptr<ValueFuture> RpcAgent::fetch(const RRefImpl& rref, Milliseconds timeout) {
   if (timeout.count() <= 0) timeout = options_.rpc_timeout;
-  auto m = request(MessageType::RRefFetch, rref.owner, Value(int_list({rref.rref_id})), next_msg_id());
+  auto m = request(MessageType::RRefFetch, rref.owner, Value(int_list({rref.rref_id})), next_msg_id(),
+                   /*in_context=*/true);
   Pending p = pending_call(rref.owner, "to_here of RRef " + wire::format_id(rref.rref_id), timeout);
   auto fut = p.future;
   send_request(rref.owner, m, std::move(p));
@@ -790,7 +810,9 @@ void RpcAgent::handle_reply(const wire::DecodedMessage& m, Received& r) {
     return;
   }
   try {
-    p.future->try_mark_completed(decode_body(m.body, r));
+    Value result = decode_body(m.body, r);
+    received_in_context(m.header, result);
+    p.future->try_mark_completed(std::move(result));
   } catch (...) {
     p.future->set_error(std::current_exception());
   }
@@ -802,10 +824,14 @@ void RpcAgent::serve_call(wire::DecodedMessage m, Received r) {
   for (const auto& f : r.frames)
     bytes += f->size();
   record_message(probes::Kind::RpcRecv, function, r.t_begin_ticks, m.header.src, bytes, m.header);
-  ValueList args = decode_body(m.body.list[1], r).list();
+  Value args_value = decode_body(m.body.list[1], r);
+  received_in_context(m.header, args_value);
+  ValueList args = args_value.list();
+  args_value = Value();
   const wire::Header h = m.header;
   auto fn = find_function(function);
   auto run = [this, h, function, fn, args = std::move(args)]() mutable {
+    const auto context = enter_context(h);
     DDPSCOPE_SPAN_DYNAMIC(span, probes::Kind::RpcCall, function);
     span.args().peer = static_cast<int16_t>(h.src);
     span.args().id2 = static_cast<int64_t>(h.msg_id);
@@ -848,10 +874,14 @@ void RpcAgent::serve_call(wire::DecodedMessage m, Received r) {
 void RpcAgent::serve_remote_call(wire::DecodedMessage m, Received r) {
   const std::string function = m.body.list[0].s;
   record_message(probes::Kind::RpcRecv, function, r.t_begin_ticks, m.header.src, 0, m.header);
-  ValueList args = decode_body(m.body.list[1], r).list();
+  Value args_value = decode_body(m.body.list[1], r);
+  received_in_context(m.header, args_value);
+  ValueList args = args_value.list();
+  args_value = Value();
   auto owner = rrefs_->on_remote_call(m.body.list[2].i, m.body.list[3].i);
   const wire::Header h = m.header;
   pool_->submit([this, h, function, owner, args = std::move(args)]() mutable {
+    const auto context = enter_context(h);
     DDPSCOPE_SPAN_DYNAMIC(span, probes::Kind::RpcCall, function);
     span.args().peer = static_cast<int16_t>(h.src);
     span.args().id2 = static_cast<int64_t>(h.msg_id);
@@ -883,6 +913,18 @@ void RpcAgent::serve_remote_call(wire::DecodedMessage m, Received r) {
     }
     reply(h, MessageType::Response, Value(), function);
   });
+}
+
+void RpcAgent::received_in_context(const wire::Header& h, Value& value) {
+  if (h.ctx_id < 0) return;
+  if (auto hooks = autograd_hooks())
+    hooks->on_receive(h.ctx_id, h.src, autograd_message_id(h), (h.flags & wire::kFlagAutograd) != 0, value);
+}
+
+std::shared_ptr<void> RpcAgent::enter_context(const wire::Header& h) {
+  if (h.ctx_id < 0) return nullptr;
+  auto hooks = autograd_hooks();
+  return hooks ? hooks->enter(h.ctx_id) : nullptr;
 }
 
 void RpcAgent::expire(Clock::time_point now) {

@@ -154,8 +154,9 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent> {
   // A caller's pending reply: its future, destination and deadline.
   Pending pending_call(int32_t dst, std::string what, Milliseconds timeout);
   std::shared_ptr<ValueFuture> make_future();
+  // `in_context`: the message carries the calling thread's autograd context, if any.
   std::shared_ptr<OutgoingMessage> request(wire::MessageType type, int32_t dst, Value body,
-                                           uint64_t msg_id);
+                                           uint64_t msg_id, bool in_context);
   void send(int32_t dst, const OutgoingMessage& m, const std::string& name, bool may_alias);
   // Registers a pending reply, then sends.
   void send_request(int32_t dst, std::shared_ptr<OutgoingMessage> m, Pending p);
@@ -175,6 +176,9 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent> {
   void serve_call(wire::DecodedMessage m, Received r);
   void serve_remote_call(wire::DecodedMessage m, Received r);
   void expire(Clock::time_point now);
+  // Distributed autograd's part of receiving and serving (autograd_hooks.h).
+  void received_in_context(const wire::Header& h, Value& value);
+  std::shared_ptr<void> enter_context(const wire::Header& h);
   Clock::time_point next_wakeup(Clock::time_point now);
   void reject(wire::Rejection why, const std::string& what);
   // The stats as run-file metrics (iteration -1), at shutdown.

@@ -23,6 +23,9 @@ namespace ddpscope::rpc::wire {
 
 inline constexpr uint32_t kMagic = 0x43505244;  // "DRPC" little-endian
 inline constexpr uint16_t kVersion = 1;
+// Header flags. Autograd: the sender recorded a send function for this message's
+// tensors that require grad (distributed autograd); the receiver records the recv.
+inline constexpr uint8_t kFlagAutograd = 1;
 inline constexpr size_t kMaxDepth = 32;     // nesting of lists
 inline constexpr size_t kMaxDims = 16;      // tensor rank
 inline constexpr size_t kMaxTensors = 4096;  // tensor frames in one message

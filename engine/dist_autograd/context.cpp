@@ -1,0 +1,154 @@
+#include "context.h"
+
+#include "autograd/grad_mode.h"
+#include "autograd/ops.h"
+#include "send_recv_functions.h"
+#include "tensor/error.h"
+
+namespace ddpscope::dist_autograd {
+namespace {
+thread_local int64_t t_current = -1;
+}
+
+void DistAutogradContext::add_send(int64_t autograd_id, std::shared_ptr<SendFunction> fn, int32_t peer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  sends_[autograd_id] = std::move(fn);
+  known_workers_.insert(peer);
+}
+
+void DistAutogradContext::add_recv(int64_t autograd_id, std::shared_ptr<RecvFunction> fn, int32_t peer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  recvs_[autograd_id] = std::move(fn);
+  known_workers_.insert(peer);
+}
+
+void DistAutogradContext::add_known_worker(int32_t worker) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  known_workers_.insert(worker);
+}
+
+std::shared_ptr<SendFunction> DistAutogradContext::send_function(int64_t autograd_id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = sends_.find(autograd_id);
+  DDPSCOPE_CHECK(it != sends_.end(), "distributed autograd context ", id_,
+                 " has no send function with autograd message id ", autograd_id);
+  return it->second;
+}
+
+std::vector<std::shared_ptr<SendFunction>> DistAutogradContext::send_functions() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::shared_ptr<SendFunction>> out;
+  for (const auto& [id, fn] : sends_)
+    out.push_back(fn);
+  return out;
+}
+
+std::vector<std::shared_ptr<RecvFunction>> DistAutogradContext::recv_functions() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::shared_ptr<RecvFunction>> out;
+  for (const auto& [id, fn] : recvs_)
+    out.push_back(fn);
+  return out;
+}
+
+std::set<int32_t> DistAutogradContext::known_workers() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return known_workers_;
+}
+
+void DistAutogradContext::accumulate_grad(const Tensor& leaf, const Tensor& grad) {
+  autograd::NoGradGuard no_grad;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [it, inserted] = grads_.try_emplace(leaf.impl_ptr().get(), Accumulated{leaf, grad});
+  // A new tensor, never in place: the first gradient may be shared with the graph.
+  if (!inserted) it->second.grad = add(it->second.grad, grad);
+}
+
+std::vector<std::pair<Tensor, Tensor>> DistAutogradContext::gradients() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<Tensor, Tensor>> out;
+  for (const auto& [key, a] : grads_)
+    out.emplace_back(a.leaf, a.grad);
+  return out;
+}
+
+Tensor DistAutogradContext::gradient(const Tensor& leaf) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = grads_.find(leaf.impl_ptr().get());
+  return it == grads_.end() ? Tensor() : it->second.grad;
+}
+
+std::shared_ptr<autograd::GraphTask> DistAutogradContext::graph_task(
+    int64_t pass, bool retain_graph, const std::vector<autograd::Node*>& starts, bool* made) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  *made = false;
+  if (task_ && pass_ == pass) return task_;
+  task_ = std::make_shared<autograd::GraphTask>(retain_graph);
+  // The task belongs to this context, so `this` outlives it.
+  task_->set_leaf_sink([this](const Tensor& leaf, Tensor grad) { accumulate_grad(leaf, grad); });
+  pass_ = pass;
+  task_->compute_dependencies(starts);
+  *made = true;
+  return task_;
+}
+
+// ---------------------------------------------------------------- the container
+
+ContextContainer& ContextContainer::instance() {
+  static ContextContainer* c = new ContextContainer();  // leaked: RPC threads may outlive main
+  return *c;
+}
+
+void ContextContainer::set_worker_id(int32_t worker) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  worker_id_ = worker;
+}
+
+std::shared_ptr<DistAutogradContext> ContextContainer::open() {
+  DDPSCOPE_CHECK(t_current < 0, "a distributed autograd context (id ", t_current,
+                 ") is already open on this thread; release it before opening another");
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int64_t id = (int64_t{worker_id_} << 48) | next_++;
+  auto ctx = std::make_shared<DistAutogradContext>(id);
+  contexts_[id] = ctx;
+  t_current = id;
+  return ctx;
+}
+
+std::shared_ptr<DistAutogradContext> ContextContainer::retrieve(int64_t id) const {
+  auto ctx = find(id);
+  DDPSCOPE_CHECK(ctx != nullptr, "no distributed autograd context with id ", id);
+  return ctx;
+}
+
+std::shared_ptr<DistAutogradContext> ContextContainer::find(int64_t id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = contexts_.find(id);
+  return it == contexts_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<DistAutogradContext> ContextContainer::get_or_create(int64_t id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& slot = contexts_[id];
+  if (!slot) slot = std::make_shared<DistAutogradContext>(id);
+  return slot;
+}
+
+std::shared_ptr<DistAutogradContext> ContextContainer::erase(int64_t id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = contexts_.find(id);
+  if (it == contexts_.end()) return nullptr;
+  auto ctx = std::move(it->second);
+  contexts_.erase(it);
+  return ctx;
+}
+
+size_t ContextContainer::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return contexts_.size();
+}
+
+int64_t ContextContainer::current_id() { return t_current; }
+void ContextContainer::set_current_id(int64_t id) { t_current = id; }
+
+}  // namespace ddpscope::dist_autograd

@@ -1,0 +1,102 @@
+// DistAutogradContext: what one distributed forward + backward leaves on one worker
+// (seed 000, "Distributed Autograd Context"): the send and recv functions recorded by
+// the context's RPCs (which keeps their graphs alive), the workers it exchanged messages
+// with (to release it there too), the gradients of its backward passes (never in .grad),
+// and the state of the pass running here.
+//
+// Contexts live in the process-wide container below. Ids are (worker id << 48) | counter,
+// so every worker can make them without asking anyone. One context at a time is the
+// current one of a thread; ContextGuard (dist_autograd.h) opens and releases it.
+//
+// Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "autograd/graph_task.h"
+#include "tensor/tensor.h"
+
+namespace ddpscope::dist_autograd {
+
+class SendFunction;
+class RecvFunction;
+
+class DistAutogradContext {
+ public:
+  explicit DistAutogradContext(int64_t id) : id_(id) {}
+  int64_t id() const { return id_; }
+
+  // Forward: a send or recv function of this context, by the autograd message id
+  // shared by the pair; the worker at the other end becomes known.
+  void add_send(int64_t autograd_id, std::shared_ptr<SendFunction> fn, int32_t peer);
+  void add_recv(int64_t autograd_id, std::shared_ptr<RecvFunction> fn, int32_t peer);
+  void add_known_worker(int32_t worker);
+  // Throws naming the id when this context has no such send function.
+  std::shared_ptr<SendFunction> send_function(int64_t autograd_id) const;
+  std::vector<std::shared_ptr<SendFunction>> send_functions() const;
+  std::vector<std::shared_ptr<RecvFunction>> recv_functions() const;
+  std::set<int32_t> known_workers() const;
+
+  // Backward: gradients of leaves accumulate here, keyed by the leaf.
+  void accumulate_grad(const Tensor& leaf, const Tensor& grad);
+  std::vector<std::pair<Tensor, Tensor>> gradients() const;  // (leaf, gradient)
+  Tensor gradient(const Tensor& leaf) const;                  // undefined when none
+
+  // The graph task of backward pass `pass` on this worker: made, with dependencies
+  // counted from `starts` (FAST mode: the roots and every send function), on first use
+  // in that pass; `made` says whether this call made it.
+  std::shared_ptr<autograd::GraphTask> graph_task(int64_t pass, bool retain_graph,
+                                                  const std::vector<autograd::Node*>& starts, bool* made);
+  // Serialises the nodes of one pass on this worker (a node runs on one thread at a time).
+  std::mutex& run_mutex() { return run_mutex_; }
+
+ private:
+  const int64_t id_;
+  mutable std::mutex mutex_;
+  std::map<int64_t, std::shared_ptr<SendFunction>> sends_;
+  std::map<int64_t, std::shared_ptr<RecvFunction>> recvs_;
+  std::set<int32_t> known_workers_;
+  struct Accumulated {
+    Tensor leaf;
+    Tensor grad;
+  };
+  std::unordered_map<const void*, Accumulated> grads_;  // by the leaf's TensorImpl
+  int64_t pass_ = -1;
+  std::shared_ptr<autograd::GraphTask> task_;
+  std::mutex run_mutex_;
+};
+
+// The contexts of this process. Unknown ids give "no distributed autograd context with id N".
+class ContextContainer {
+ public:
+  static ContextContainer& instance();
+  void set_worker_id(int32_t worker);
+  int32_t worker_id() const { return worker_id_; }
+
+  // A new context, made the calling thread's current one. Throws, naming it, when the
+  // thread already has one open.
+  std::shared_ptr<DistAutogradContext> open();
+  std::shared_ptr<DistAutogradContext> retrieve(int64_t id) const;
+  std::shared_ptr<DistAutogradContext> find(int64_t id) const;  // null when unknown
+  std::shared_ptr<DistAutogradContext> get_or_create(int64_t id);
+  // Forgets the context here; returns it (null when it was not here).
+  std::shared_ptr<DistAutogradContext> erase(int64_t id);
+  size_t size() const;
+
+  static int64_t current_id();  // the calling thread's context, -1 for none
+  static void set_current_id(int64_t id);
+
+ private:
+  int32_t worker_id_ = 0;
+  int64_t next_ = 1;
+  mutable std::mutex mutex_;
+  std::unordered_map<int64_t, std::shared_ptr<DistAutogradContext>> contexts_;
+};
+
+}  // namespace ddpscope::dist_autograd

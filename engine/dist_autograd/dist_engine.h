@@ -1,0 +1,50 @@
+// The distributed backward engine (FAST mode, seed 000). Internal to dist_autograd.
+//
+// Every worker runs its part of a pass in one GraphTask per (context, pass), made when
+// the pass first reaches it, with dependencies counted from the roots (on the worker
+// that called backward) and from every send function of the context. A RecvFunction
+// sends its gradients to the matching SendFunction's worker; the worker runs that send
+// function and whatever it makes ready, then answers once the gradient messages it sent
+// in turn are answered (BackwardScope). So the caller's backward returns when the whole
+// pass has finished, and an error anywhere travels back along the same replies.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "rpc/rref.h"
+
+namespace ddpscope::dist_autograd {
+
+// The RPC functions every worker registers (when dist_autograd is linked in).
+inline constexpr const char* kGradientsFunction = "_ddpscope.dist_backward";
+inline constexpr const char* kReleaseFunction = "_ddpscope.release_context";
+
+// One thread's share of a pass: the gradient messages its nodes sent.
+class BackwardScope {
+ public:
+  BackwardScope(int64_t pass, bool retain_graph);
+  ~BackwardScope();
+  BackwardScope(const BackwardScope&) = delete;
+  BackwardScope& operator=(const BackwardScope&) = delete;
+  static BackwardScope* current();  // null outside a distributed backward
+  int64_t pass() const { return pass_; }
+  bool retain_graph() const { return retain_graph_; }
+  void add(std::shared_ptr<rpc::ValueFuture> reply);
+  // Waits for every reply; rethrows the first error.
+  void wait_all();
+
+ private:
+  const int64_t pass_;
+  const bool retain_graph_;
+  BackwardScope* previous_;
+  std::mutex mutex_;
+  std::vector<std::shared_ptr<rpc::ValueFuture>> replies_;
+};
+
+void install_rpc_hooks();  // rpc_autograd_hooks.cpp
+
+}  // namespace ddpscope::dist_autograd
