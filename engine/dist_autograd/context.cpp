@@ -78,18 +78,73 @@ Tensor DistAutogradContext::gradient(const Tensor& leaf) const {
   return it == grads_.end() ? Tensor() : it->second.grad;
 }
 
-std::shared_ptr<autograd::GraphTask> DistAutogradContext::graph_task(
-    int64_t pass, bool retain_graph, const std::vector<autograd::Node*>& starts, bool* made) {
+void DistAutogradContext::reset_pass_locked(int64_t pass) {
+  if (pass_ == pass) return;
+  pass_ = pass;
+  task_.reset();
+  smart_ = false;
+  active_.clear();
+  searched_.clear();
+  sends_run_.clear();
+}
+
+std::shared_ptr<autograd::GraphTask> DistAutogradContext::graph_task(int64_t pass, bool retain_graph,
+                                                                     autograd::Node* extra_start, bool* made) {
   std::lock_guard<std::mutex> lock(mutex_);
+  reset_pass_locked(pass);
   *made = false;
-  if (task_ && pass_ == pass) return task_;
+  if (task_) return task_;
+  std::vector<autograd::Node*> starts;
+  if (extra_start) starts.push_back(extra_start);
+  for (const auto& [id, fn] : sends_) {
+    if (!smart_ || active_.count(id)) starts.push_back(fn.get());
+  }
   task_ = std::make_shared<autograd::GraphTask>(retain_graph);
   // The task belongs to this context, so `this` outlives it.
   task_->set_leaf_sink([this](const Tensor& leaf, Tensor grad) { accumulate_grad(leaf, grad); });
-  pass_ = pass;
   task_->compute_dependencies(starts);
   *made = true;
   return task_;
+}
+
+std::vector<std::shared_ptr<SendFunction>> DistAutogradContext::activate(int64_t pass,
+                                                                         const std::vector<int64_t>& ids) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  reset_pass_locked(pass);
+  DDPSCOPE_CHECK(!task_, "SMART mode: send functions of context ", id_, " were activated after pass ", pass,
+                 " began running here");
+  smart_ = true;
+  std::vector<std::shared_ptr<SendFunction>> fresh;
+  for (int64_t id : ids) {
+    auto it = sends_.find(id);
+    DDPSCOPE_CHECK(it != sends_.end(), "distributed autograd context ", id_,
+                   " has no send function with autograd message id ", id);
+    if (active_.insert(id).second) fresh.push_back(it->second);
+  }
+  return fresh;
+}
+
+bool DistAutogradContext::first_search(int64_t pass, autograd::Node* node) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  reset_pass_locked(pass);
+  return searched_.insert(node).second;
+}
+
+void DistAutogradContext::mark_send_run(int64_t pass, int64_t autograd_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  reset_pass_locked(pass);
+  sends_run_.insert(autograd_id);
+}
+
+DistAutogradContext::SendReport DistAutogradContext::send_report(int64_t pass) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  SendReport r;
+  if (pass_ != pass) return r;  // the pass never reached this worker
+  r.ran = sends_run_;
+  for (const auto& [id, fn] : sends_) {
+    if (!sends_run_.count(id) && (!smart_ || active_.count(id))) r.not_run[id] = fn;
+  }
+  return r;
 }
 
 // ---------------------------------------------------------------- the container

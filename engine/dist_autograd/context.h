@@ -48,12 +48,23 @@ class DistAutogradContext {
   std::vector<std::pair<Tensor, Tensor>> gradients() const;  // (leaf, gradient)
   Tensor gradient(const Tensor& leaf) const;                  // undefined when none
 
-  // The graph task of backward pass `pass` on this worker: made, with dependencies
-  // counted from `starts` (FAST mode: the roots and every send function), on first use
-  // in that pass; `made` says whether this call made it.
-  std::shared_ptr<autograd::GraphTask> graph_task(int64_t pass, bool retain_graph,
-                                                  const std::vector<autograd::Node*>& starts, bool* made);
-  // Serialises the nodes of one pass on this worker (a node runs on one thread at a time).
+  // The graph task of backward pass `pass` on this worker, made on first use in that
+  // pass (`made` says whether this call made it) with dependencies counted from
+  // `extra_start` (the roots, on the worker that called backward) and the pass's send
+  // functions: in SMART mode the ones activated for it, in FAST mode all of them.
+  std::shared_ptr<autograd::GraphTask> graph_task(int64_t pass, bool retain_graph, autograd::Node* extra_start,
+                                                  bool* made);
+  // SMART mode: marks send functions as on a path to the roots in `pass`; returns those
+  // not marked before. Nodes already searched from are remembered (`searched`).
+  std::vector<std::shared_ptr<SendFunction>> activate(int64_t pass, const std::vector<int64_t>& autograd_ids);
+  bool first_search(int64_t pass, autograd::Node* node);
+  // Which send functions ran in `pass`, and which of the pass's sends did not (yet).
+  void mark_send_run(int64_t pass, int64_t autograd_id);
+  struct SendReport {
+    std::set<int64_t> ran;
+    std::map<int64_t, std::shared_ptr<SendFunction>> not_run;
+  };
+  SendReport send_report(int64_t pass) const;
   std::mutex& run_mutex() { return run_mutex_; }
 
  private:
@@ -67,8 +78,14 @@ class DistAutogradContext {
     Tensor grad;
   };
   std::unordered_map<const void*, Accumulated> grads_;  // by the leaf's TensorImpl
+  // The pass running here (or last run), and what it knows.
+  void reset_pass_locked(int64_t pass);
   int64_t pass_ = -1;
   std::shared_ptr<autograd::GraphTask> task_;
+  bool smart_ = false;                 // activate() was called for pass_
+  std::set<int64_t> active_;           // SMART: sends on a path to the roots
+  std::set<const autograd::Node*> searched_;  // SMART: nodes already searched from
+  std::set<int64_t> sends_run_;
   std::mutex run_mutex_;
 };
 

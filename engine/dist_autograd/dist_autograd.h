@@ -36,7 +36,11 @@ class ContextGuard {
   int64_t id_;
 };
 
-enum class Mode { Fast };
+// FAST (seed 000): every send function of the context is expected to get a gradient;
+// one that never does ends the pass with an error naming it. SMART: first finds which
+// send functions lie on a path to the roots and waits only for those
+// (docs/dist-autograd.md).
+enum class Mode { Fast, Smart };
 
 // Runs the distributed backward pass of `roots` (scalars that require grad and have a
 // grad_fn) in context `context_id`; returns when every worker's part has finished.

@@ -9,6 +9,7 @@
 #include "dist_autograd.h"
 #include "probe.h"
 #include "rpc/rpc.h"
+#include "rpc/wire_format.h"
 #include "send_recv_functions.h"
 
 namespace ddpscope::dist_autograd {
@@ -29,22 +30,33 @@ struct PassCounter {
   ~PassCounter() { --g_passes_running; }
 };
 
-// Runs `first` and whatever it makes ready in the context's task for `pass` (made here,
-// with FAST mode's dependencies, when the pass is new to this worker), then waits for the
-// gradient messages those nodes sent.
-void run_pass(DistAutogradContext& ctx, int64_t pass, bool retain_graph, std::shared_ptr<autograd::Node> first,
-              autograd::InputBuffer inputs, autograd::Node* extra_start) {
+// "SendRpcBackward on worker1 (message 0:5, answered by worker0)".
+std::string describe(const SendFunction& s) {
+  return detail::concat("SendRpcBackward on worker", self_id(), " (autograd message ",
+                        rpc::wire::format_id(s.autograd_id()), ", its recv on worker", s.peer(), ")");
+}
+
+// This worker's report of `pass`, merged with what the replies brought.
+PassReport own_report(const DistAutogradContext& ctx, int64_t pass) {
+  PassReport r;
+  const auto sends = ctx.send_report(pass);
+  r.ran = sends.ran;
+  for (const auto& [id, fn] : sends.not_run)
+    r.not_run[id] = describe(*fn);
+  return r;
+}
+
+// Runs `first` and whatever it makes ready in the context's task for `pass` (made here
+// when the pass is new to this worker), then waits for the gradient messages those
+// nodes sent. `send_id`: the send function `first` is, or -1 for the roots.
+PassReport run_pass(DistAutogradContext& ctx, int64_t pass, bool retain_graph, std::shared_ptr<autograd::Node> first,
+                    autograd::InputBuffer inputs, autograd::Node* extra_start, int64_t send_id) {
   PassCounter counting;
   DDPSCOPE_SPAN(span, probes::Kind::DistBackward, "dist_backward");
   span.args().id = ctx.id();
-  std::vector<autograd::Node*> starts;
-  if (extra_start) starts.push_back(extra_start);
-  // FAST mode: every send function of the context is assumed to get its gradient.
-  const auto sends = ctx.send_functions();
-  for (const auto& s : sends)
-    starts.push_back(s.get());
   bool made = false;
-  auto task = ctx.graph_task(pass, retain_graph, starts, &made);
+  auto task = ctx.graph_task(pass, retain_graph, extra_start, &made);
+  if (send_id >= 0) ctx.mark_send_run(pass, send_id);
   BackwardScope scope(pass, retain_graph);
   {
     // Nodes never block inside run(): a recv function only sends. So holding this while
@@ -53,7 +65,9 @@ void run_pass(DistAutogradContext& ctx, int64_t pass, bool retain_graph, std::sh
     task->push_ready(std::move(first), std::move(inputs));
     task->run();
   }
-  scope.wait_all();
+  PassReport report = scope.wait_all();
+  report.merge(own_report(ctx, pass));
+  return report;
 }
 
 // A gradient message: [ctx_id, autograd_id, pass, retain_graph, [grads...]].
@@ -61,7 +75,8 @@ rpc::Value receive_gradients(const rpc::ValueList& a) {
   DDPSCOPE_CHECK(a.size() == 5, "distributed backward: a gradient message has ", a.size(), " parts, not 5");
   const int64_t ctx_id = a[0].to_int();
   auto ctx = contexts().retrieve(ctx_id);
-  auto send = ctx->send_function(a[1].to_int());
+  const int64_t send_id = a[1].to_int();
+  auto send = ctx->send_function(send_id);
   const auto& grads = a[4].list();
   DDPSCOPE_CHECK(grads.size() == send->num_inputs(), "distributed backward: ", grads.size(),
                  " gradients arrived for a send function of ", send->num_inputs(), " tensors");
@@ -69,7 +84,55 @@ rpc::Value receive_gradients(const rpc::ValueList& a) {
   for (size_t i = 0; i < grads.size(); ++i) {
     if (grads[i].is_tensor()) inputs.add(static_cast<uint32_t>(i), grads[i].tensor());
   }
-  run_pass(*ctx, a[2].to_int(), a[3].to_bool(), send, std::move(inputs), nullptr);
+  return run_pass(*ctx, a[2].to_int(), a[3].to_bool(), send, std::move(inputs), nullptr, send_id).to_value();
+}
+
+// SMART mode: from `starts`, the recv functions reachable through this worker's graph,
+// not searched before in this pass; their senders' send functions lie on a path to the
+// roots. Each such worker is told, and searches on in turn; returns when all have.
+void activate_upstream(DistAutogradContext& ctx, int64_t pass, const std::vector<autograd::Node*>& starts) {
+  std::map<int32_t, std::vector<int64_t>> by_worker;
+  std::vector<autograd::Node*> stack;
+  for (auto* n : starts) {
+    if (ctx.first_search(pass, n)) stack.push_back(n);
+  }
+  while (!stack.empty()) {
+    autograd::Node* n = stack.back();
+    stack.pop_back();
+    if (n->kind() == autograd::NodeKind::Recv) {
+      auto* recv = static_cast<RecvFunction*>(n);
+      by_worker[recv->peer()].push_back(recv->autograd_id());
+    }
+    for (const auto& e : n->next_edges()) {
+      if (e.is_valid() && ctx.first_search(pass, e.function.get())) stack.push_back(e.function.get());
+    }
+  }
+  std::vector<std::shared_ptr<rpc::ValueFuture>> replies;
+  for (auto& [worker, ids] : by_worker) {
+    rpc::ValueList id_values;
+    for (int64_t id : ids)
+      id_values.emplace_back(id);
+    rpc::ValueList message;
+    message.emplace_back(ctx.id());
+    message.emplace_back(pass);
+    message.emplace_back(std::move(id_values));
+    replies.push_back(rpc::rpc_async(worker, kActivateFunction, std::move(message)));
+  }
+  for (auto& r : replies)
+    r->wait();
+}
+
+// [ctx_id, pass, [autograd ids]]: these send functions of ours will get gradients.
+rpc::Value receive_activation(const rpc::ValueList& a) {
+  auto ctx = contexts().retrieve(a.at(0).to_int());
+  const int64_t pass = a.at(1).to_int();
+  std::vector<int64_t> ids;
+  for (const auto& v : a.at(2).list())
+    ids.push_back(v.to_int());
+  std::vector<autograd::Node*> starts;
+  for (const auto& s : ctx->activate(pass, ids))
+    starts.push_back(s.get());
+  if (!starts.empty()) activate_upstream(*ctx, pass, starts);
   return rpc::Value();
 }
 
@@ -92,6 +155,7 @@ const bool g_installed = [] {
   install_rpc_hooks();
   rpc::register_function(kGradientsFunction, receive_gradients);
   rpc::register_function(kReleaseFunction, receive_release);
+  rpc::register_function(kActivateFunction, receive_activation);
   return true;
 }();
 
@@ -115,21 +179,65 @@ void BackwardScope::add(std::shared_ptr<rpc::ValueFuture> reply) {
   replies_.push_back(std::move(reply));
 }
 
-void BackwardScope::wait_all() {
+PassReport BackwardScope::wait_all() {
   std::vector<std::shared_ptr<rpc::ValueFuture>> replies;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     replies.swap(replies_);
   }
   std::exception_ptr first;
+  PassReport report;
   for (auto& r : replies) {
     try {
-      r->wait();
+      report.merge(PassReport::from_value(r->wait()));
     } catch (...) {
       if (!first) first = std::current_exception();
     }
   }
   if (first) std::rethrow_exception(first);
+  return report;
+}
+
+// ---------------------------------------------------------------- PassReport
+
+void PassReport::merge(const PassReport& other) {
+  ran.insert(other.ran.begin(), other.ran.end());
+  for (const auto& [id, what] : other.not_run)
+    not_run.emplace(id, what);
+}
+
+rpc::Value PassReport::to_value() const {
+  rpc::ValueList ran_list, not_run_list;
+  for (int64_t id : ran)
+    ran_list.emplace_back(id);
+  for (const auto& [id, what] : not_run) {
+    rpc::ValueList entry;
+    entry.emplace_back(id);
+    entry.emplace_back(what);
+    not_run_list.emplace_back(std::move(entry));
+  }
+  rpc::ValueList out;
+  out.emplace_back(std::move(ran_list));
+  out.emplace_back(std::move(not_run_list));
+  return rpc::Value(std::move(out));
+}
+
+PassReport PassReport::from_value(const rpc::Value& v) {
+  PassReport r;
+  if (!v.is_list() || v.list().size() != 2) return r;
+  for (const auto& id : v.list()[0].list())
+    r.ran.insert(id.to_int());
+  for (const auto& entry : v.list()[1].list())
+    r.not_run.emplace(entry.list().at(0).to_int(), entry.list().at(1).str());
+  return r;
+}
+
+std::vector<std::string> PassReport::never_run() const {
+  std::vector<std::string> out;
+  for (const auto& [id, what] : not_run) {
+    if (!ran.count(id)) out.push_back(what);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------- RecvFunction
@@ -177,7 +285,6 @@ ContextGuard::~ContextGuard() {
 int64_t current_context_id() { return ContextContainer::current_id(); }
 
 void backward(int64_t context_id, const std::vector<Tensor>& roots, bool retain_graph, Mode mode) {
-  (void)mode;
   auto ctx = contexts().retrieve(context_id);
   DDPSCOPE_CHECK(!roots.empty(), "dist_autograd::backward: no roots");
   autograd::edge_list edges;
@@ -198,7 +305,28 @@ void backward(int64_t context_id, const std::vector<Tensor>& roots, bool retain_
   auto root = std::make_shared<autograd::GraphRoot>(std::move(edges), std::move(grads));
   const int64_t pass = (int64_t{self_id()} << 48) | g_next_pass.fetch_add(1);
   autograd::Node* start = root.get();
-  run_pass(*ctx, pass, retain_graph, std::move(root), autograd::InputBuffer(0), start);
+  if (mode == Mode::Smart) {
+    // Mark this worker's pass as SMART (no send active yet), then search from the roots.
+    ctx->activate(pass, {});
+    activate_upstream(*ctx, pass, {start});
+  }
+  const PassReport report = run_pass(*ctx, pass, retain_graph, std::move(root), autograd::InputBuffer(0), start, -1);
+  const auto missing = report.never_run();
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing)
+      list += "\n  " + m;
+    throw Error(detail::concat(
+                    "distributed backward of context ", context_id, " (", mode == Mode::Fast ? "FAST" : "SMART",
+                    " mode) ended with ", missing.size(),
+                    " send functions that never received gradients; the gradients that depend on them are "
+                    "missing. Each is an RPC whose result does not lead to the roots.",
+                    mode == Mode::Fast ? " Run backward in SMART mode, which waits only for sends on a path "
+                                         "to the roots, or make such calls outside the context:"
+                                       : "",
+                    list),
+                "dist_autograd", 0);
+  }
 }
 
 std::vector<std::pair<Tensor, Tensor>> get_gradients(int64_t context_id) {

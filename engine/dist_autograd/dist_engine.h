@@ -7,10 +7,17 @@
 // function and whatever it makes ready, then answers once the gradient messages it sent
 // in turn are answered (BackwardScope). So the caller's backward returns when the whole
 // pass has finished, and an error anywhere travels back along the same replies.
+//
+// SMART mode (docs/dist-autograd.md) first finds, by an exchange along recv -> send
+// pairs, which send functions lie on a path to the roots, and counts dependencies from
+// those only.
 #pragma once
 
 #include <cstdint>
 #include <exception>
+#include <map>
+#include <set>
+#include <string>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -22,6 +29,19 @@ namespace ddpscope::dist_autograd {
 // The RPC functions every worker registers (when dist_autograd is linked in).
 inline constexpr const char* kGradientsFunction = "_ddpscope.dist_backward";
 inline constexpr const char* kReleaseFunction = "_ddpscope.release_context";
+inline constexpr const char* kActivateFunction = "_ddpscope.dist_activate";  // SMART mode
+
+// What the workers a pass reached say of their send functions: those that ran, and
+// those that had not when the worker last answered (described for errors). A send
+// that no worker reports as run never received its gradient.
+struct PassReport {
+  std::set<int64_t> ran;
+  std::map<int64_t, std::string> not_run;
+  void merge(const PassReport& other);
+  rpc::Value to_value() const;
+  static PassReport from_value(const rpc::Value& v);
+  std::vector<std::string> never_run() const;  // not_run minus ran
+};
 
 // One thread's share of a pass: the gradient messages its nodes sent.
 class BackwardScope {
@@ -34,8 +54,8 @@ class BackwardScope {
   int64_t pass() const { return pass_; }
   bool retain_graph() const { return retain_graph_; }
   void add(std::shared_ptr<rpc::ValueFuture> reply);
-  // Waits for every reply; rethrows the first error.
-  void wait_all();
+  // Waits for every reply and merges their reports; rethrows the first error.
+  PassReport wait_all();
 
  private:
   const int64_t pass_;

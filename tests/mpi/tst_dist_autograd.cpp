@@ -136,20 +136,62 @@ class TestDistAutograd : public QObject {
     barrier();
   }
 
-  // A nested chain through every worker and back, 2 * size hops.
+  // A nested chain through every worker and back, 2 * size hops, in both modes: where
+  // every send is used they agree with each other and with local autograd.
   void testNestedChainAcrossWorkers() {
     if (rank_ == 0) {
       const int64_t hops = 2 * size_;
-      dist_autograd::ContextGuard context;
       Tensor t = rand33();
-      Tensor loss = sum(rpc::rpc_sync("worker1", "dat.chain", {Value(hops), Value(t)}).tensor());
-      dist_autograd::backward(context.id(), {loss});
-      const Tensor got = dist_autograd::get_gradient(context.id(), t);
-
+      Tensor by_mode[2];
+      for (auto mode : {dist_autograd::Mode::Fast, dist_autograd::Mode::Smart}) {
+        dist_autograd::ContextGuard context;
+        Tensor loss = sum(rpc::rpc_sync("worker1", "dat.chain", {Value(hops), Value(t)}).tensor());
+        dist_autograd::backward(context.id(), {loss}, false, mode);
+        by_mode[static_cast<int>(mode)] = dist_autograd::get_gradient(context.id(), t);
+      }
       Tensor local = t.detach().set_requires_grad();
       const Tensor expected = autograd::grad({sum(local_chain(hops, local))}, {local})[0];
-      QVERIFY(got.defined());
-      QVERIFY2(diff(got, expected) < 1e-5, qPrintable(QString::number(diff(got, expected))));
+      QVERIFY(by_mode[0].defined() && by_mode[1].defined());
+      QVERIFY2(diff(by_mode[0], expected) < 1e-5, qPrintable(QString::number(diff(by_mode[0], expected))));
+      QCOMPARE(diff(by_mode[0], by_mode[1]), 0.0);
+    }
+    barrier();
+  }
+
+  // Seed 000's "computing dependencies" example: e = b * c on worker 1 does not feed the
+  // loss. FAST mode (which PyTorch leaves waiting forever) ends with an error naming the
+  // send function that never got its gradient; SMART mode completes with the gradients.
+  void testUnusedRpcFastErrorsSmartCompletes() {
+    if (rank_ == 0) {
+      for (auto mode : {dist_autograd::Mode::Fast, dist_autograd::Mode::Smart}) {
+        dist_autograd::ContextGuard context;
+        Tensor a = rand33(), b = rand33(), c = rand33();
+        Tensor d = rpc::rpc_sync("worker1", add, a, b).tensor();
+        Tensor e = rpc::rpc_sync("worker1", mul, b, c).tensor();
+        Tensor loss = sum(d);
+        if (mode == dist_autograd::Mode::Fast) {
+          QElapsedTimer timer;
+          timer.start();
+          try {
+            dist_autograd::backward(context.id(), {loss}, false, mode);
+            QFAIL("FAST mode did not notice the unused RPC");
+          } catch (const Error& err) {
+            const QString what = QString::fromStdString(err.message());
+            // b * c's arguments on worker 0, and its result on worker 1.
+            QVERIFY2(what.contains("(FAST mode) ended with 2 send functions that never received gradients"),
+                     qPrintable(what));
+            QVERIFY2(what.contains("SendRpcBackward on worker0"), qPrintable(what));
+            QVERIFY2(what.contains("SendRpcBackward on worker1"), qPrintable(what));
+            QVERIFY2(what.contains("SMART mode"), qPrintable(what));
+          }
+          QVERIFY(timer.elapsed() < 20000);  // within the RPC timeout
+        } else {
+          dist_autograd::backward(context.id(), {loss}, false, mode);
+          QCOMPARE(diff(dist_autograd::get_gradient(context.id(), a), Tensor::ones({3, 3})), 0.0);
+          QCOMPARE(diff(dist_autograd::get_gradient(context.id(), b), Tensor::ones({3, 3})), 0.0);
+          QVERIFY(!dist_autograd::get_gradient(context.id(), c).defined());
+        }
+      }
     }
     barrier();
   }
