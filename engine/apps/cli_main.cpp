@@ -13,6 +13,7 @@
 #include "probe.h"
 #include "probe_session.h"
 #include "progress_reporter.h"
+#include "dist_examples.h"
 #include "rpc_ping.h"
 #include "run_stats.h"
 #include "run_store_reader.h"
@@ -164,6 +165,27 @@ int main(int argc, char** argv) {
   rpc_ping->add_option("--out", ping_launch.out, "Record the job's RPC messages into this run file");
   rpc_ping->add_flag("--json", ping.json,
                      "Print one JSON object (median_round_trip_us, throughput_mb_s, per peer)");
+  ddpscope::apps::ExampleOptions example;
+  ddpscope::apps::LaunchOptions example_launch;
+  example_launch.np = 3;
+  CLI::App* example_cmd = app.add_subcommand(
+      "example", "Run a distributed autograd example (seed, chain, rref, unused-rpc) as a real job");
+  example_cmd->add_option("NAME", example.name, "The example")
+      ->required()
+      ->check(CLI::IsMember(ddpscope::apps::example_names()));
+  example_cmd->add_option("--np", example_launch.np, "Workers (ranks under mpirun); chain and rref need 3")
+      ->check(CLI::Range(2, 4096));
+  example_cmd->add_option("--hostfile", example_launch.hostfile, "mpirun hostfile for a multi-host job")
+      ->check(CLI::ExistingFile);
+  example_cmd->add_option("--seed", example.seed, "Seed of the example's inputs");
+  example_cmd->add_option("--mode", example.mode, "Distributed backward mode: fast (seed 000) or smart")
+      ->check(CLI::IsMember({"fast", "smart"}));
+  example_cmd->add_option("--repeat", example.repeat,
+                          "Worker 0 also times this many forward + backward runs (median_us)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  example_cmd->add_option("--out", example_launch.out, "Record the job into this run file");
+  example_cmd->add_flag("--json", example.json,
+                        "Every worker prints one JSON line: worker, inputs, gradients (nested lists)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -180,6 +202,13 @@ int main(int argc, char** argv) {
                                      {"calls", ping.calls}};
       return ddpscope::apps::JobLauncher(ping_launch).run_mode(ddpscope::apps::rpc_ping_arguments(ping),
                                                                config, "rpc-ping");
+    }
+    if (example_cmd->parsed()) {
+      example_launch.probes = !example_launch.out.empty();
+      const nlohmann::json config = {{"job", "example"}, {"example", example.name}, {"np", example_launch.np},
+                                     {"mode", example.mode}, {"seed", example.seed}};
+      return ddpscope::apps::JobLauncher(example_launch)
+          .run_mode(ddpscope::apps::example_arguments(example), config, "example " + example.name);
     }
   } catch (const ddpscope::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.message().c_str());

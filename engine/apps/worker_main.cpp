@@ -16,6 +16,7 @@
 #include "c10d/process_group.h"
 #include "probe.h"
 #include "probe_session.h"
+#include "dist_examples.h"
 #include "rpc_ping.h"
 #include "tensor/blas_kernels.h"
 #include "train_cli_options.h"
@@ -65,9 +66,11 @@ int main(int argc, char** argv) {
   using namespace ddpscope;
   using namespace ddpscope::apps;
   reexec_with_preferred_blas_core(argv);
-  if (argc > 1 && std::strcmp(argv[1], "rpc-ping") == 0) {
+  const bool ping = argc > 1 && std::strcmp(argv[1], "rpc-ping") == 0;
+  const bool example = argc > 1 && std::strcmp(argv[1], "example") == 0;
+  if (ping || example) {
     try {
-      return rpc_ping_worker(argc - 1, argv + 1);
+      return ping ? rpc_ping_worker(argc - 1, argv + 1) : example_worker(argc - 1, argv + 1);
     } catch (const std::exception& e) {
       const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
       fail_job(r ? std::atoi(r) : -1, e.what());

@@ -30,10 +30,13 @@ struct PassCounter {
   ~PassCounter() { --g_passes_running; }
 };
 
-// "SendRpcBackward on worker1 (message 0:5, answered by worker0)".
+// "SendRpcBackward on worker1 (the reply to message (0, 5); its recv on worker0)".
 std::string describe(const SendFunction& s) {
-  return detail::concat("SendRpcBackward on worker", self_id(), " (autograd message ",
-                        rpc::wire::format_id(s.autograd_id()), ", its recv on worker", s.peer(), ")");
+  constexpr int64_t kReplyBit = int64_t{1} << 47;  // rpc::autograd_message_id
+  const bool reply = (s.autograd_id() & kReplyBit) != 0;
+  return detail::concat("SendRpcBackward on worker", self_id(), " (", reply ? "the reply to " : "",
+                        "message ", rpc::wire::format_id(s.autograd_id() & ~kReplyBit), "; its recv on worker",
+                        s.peer(), ")");
 }
 
 // This worker's report of `pass`, merged with what the replies brought.

@@ -130,6 +130,64 @@ class TestLauncher : public QObject {
     }
   }
 
+  // ddpscope-cli example: seed 000's example prints each worker's inputs and gradients
+  // as JSON, which a local computation checks; FAST mode fails on the unused RPC naming
+  // its send functions, SMART mode completes.
+  static QList<QJsonObject> json_lines(const QString& out) {
+    QList<QJsonObject> lines;
+    for (const QString& line : out.split('\n'))
+      if (line.startsWith('{')) lines << QJsonDocument::fromJson(line.toUtf8()).object();
+    return lines;
+  }
+  static std::vector<float> flat(const QJsonValue& nested) {
+    std::vector<float> v;
+    for (const auto& row : nested.toArray())
+      for (const auto& x : row.toArray())
+        v.push_back(static_cast<float>(x.toDouble()));
+    return v;
+  }
+
+  void testSeedExampleJsonMatchesLocalGradients() {
+    Result r = run({"example", "seed", "--np", "2", "--seed", "7", "--json", "--repeat", "5"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QJsonObject w0;
+    int workers = 0;
+    for (const auto& line : json_lines(r.out)) {
+      ++workers;
+      if (line["worker"].toInt() == 0) w0 = line;
+    }
+    QCOMPARE(workers, 2);
+    const auto t1 = flat(w0["inputs"].toObject()["t1"]), t2 = flat(w0["inputs"].toObject()["t2"]),
+               t4 = flat(w0["inputs"].toObject()["t4"]);
+    const auto g1 = flat(w0["gradients"].toObject()["t1"]), g2 = flat(w0["gradients"].toObject()["t2"]),
+               g4 = flat(w0["gradients"].toObject()["t4"]);
+    QCOMPARE(t1.size(), size_t{9});
+    QCOMPARE(g4.size(), size_t{9});
+    for (size_t i = 0; i < 9; ++i) {  // loss = sum((t1 + t2) * t4)
+      QCOMPARE(g1[i], t4[i]);
+      QCOMPARE(g2[i], t4[i]);
+      QVERIFY(std::abs(g4[i] - (t1[i] + t2[i])) < 1e-5);
+    }
+    QVERIFY(w0["median_us"].toDouble() > 0);
+  }
+
+  void testUnusedRpcExampleFastFailsSmartCompletes() {
+    Result fast = run({"example", "unused-rpc", "--np", "2"});
+    QVERIFY2(fast.code != 0, qPrintable(fast.out + fast.err));
+    QVERIFY2(fast.err.contains("rank 0: distributed backward of context") &&
+                 fast.err.contains("never received gradients") && fast.err.contains("SendRpcBackward on worker1"),
+             qPrintable(fast.err));
+    Result smart = run({"example", "unused-rpc", "--np", "2", "--mode", "smart", "--json"});
+    QVERIFY2(smart.code == 0, qPrintable(smart.out + smart.err));
+    for (const auto& line : json_lines(smart.out)) {
+      if (line["worker"].toInt() != 0) continue;
+      const auto g = line["gradients"].toObject();
+      QVERIFY(g.contains("a") && g.contains("b") && !g.contains("c"));
+      for (float x : flat(g["a"]))
+        QCOMPARE(x, 1.0f);
+    }
+  }
+
   void testJsonProgressNamesTheFailedRank() {
     Result r = run({"train", "--np", "2", "--iters", "100000", "--progress", "json", "--no-probes"},
                    {{"DDPSCOPE_FAULT", "rank=1,iter=3"}});

@@ -1,0 +1,223 @@
+#include "dist_examples.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "autograd/ops.h"
+#include "c10d/process_group.h"
+#include "dist_autograd/dist_autograd.h"
+#include "probe.h"
+#include "probe_session.h"
+#include "rpc/rpc.h"
+#include "tensor/random.h"
+
+namespace ddpscope::apps {
+namespace {
+
+using rpc::Value;
+using rpc::ValueList;
+using Json = nlohmann::json;
+
+// This worker's named tensors: its inputs, and their gradients once collected.
+struct Named {
+  std::mutex mutex;
+  std::map<std::string, Tensor> inputs;
+  std::map<std::string, Tensor> gradients;
+  std::string error;
+} g_named;
+
+uint64_t g_seed = 0;
+
+// FNV-1a: a name's hash that every build agrees on.
+uint64_t stable_hash(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// A 3x3 input of this worker, requiring grad, reproducible from the seed and its name.
+Tensor input(const std::string& name) {
+  Generator gen(g_seed * 1000003 + stable_hash(name) + static_cast<uint64_t>(rpc::agent().self().id) * 7919);
+  Tensor t = randn({3, 3}, DType::F32, &gen).set_requires_grad();
+  std::lock_guard<std::mutex> lock(g_named.mutex);
+  g_named.inputs[name] = t;
+  return t;
+}
+
+Tensor named_input(const std::string& name) {
+  {
+    std::lock_guard<std::mutex> lock(g_named.mutex);
+    auto it = g_named.inputs.find(name);
+    if (it != g_named.inputs.end()) return it->second;
+  }
+  return input(name);
+}
+
+Json nested(const Tensor& t) {
+  const std::vector<float> v = t.to(DType::F32).to_vector<float>();
+  const auto& s = t.sizes();
+  if (s.size() != 2) return v;
+  Json rows = Json::array();
+  for (int64_t r = 0; r < s[0]; ++r)
+    rows.push_back(std::vector<float>(v.begin() + r * s[1], v.begin() + (r + 1) * s[1]));
+  return rows;
+}
+
+int world_size() { return static_cast<int>(rpc::agent().workers().size()); }
+
+void register_example_functions() {
+  // chain(k, x): worker k scales tanh(x) by its own w, then hands on to the next worker.
+  rpc::register_function("example.chain", [](const ValueList& a) -> Value {
+    const int64_t left = a.at(0).to_int();
+    Tensor y = mul(tanh(a.at(1).tensor()), named_input("w"));
+    if (left == 0) return y;
+    const int next = rpc::agent().self().id + 1;
+    return rpc::rpc_sync(next, "example.chain", {Value(left - 1), Value(y)});
+  });
+  rpc::register_function("example.param", [](const ValueList&) -> Value { return named_input("p"); });
+  // rref: fetch the RRef's value here and multiply by this worker's own y.
+  rpc::register_function("example.use_rref", [](const ValueList& a) -> Value {
+    Tensor p = a.at(0).rref().to_here().tensor();
+    return mul(p, named_input("y"));
+  });
+  // The driver asks every worker to keep its gradients of the context for printing.
+  rpc::register_function("example.collect", [](const ValueList& a) -> Value {
+    const int64_t ctx = a.at(0).to_int();
+    std::lock_guard<std::mutex> lock(g_named.mutex);
+    for (const auto& [name, t] : g_named.inputs) {
+      Tensor g = dist_autograd::get_gradient(ctx, t);
+      if (g.defined()) g_named.gradients[name] = g;
+    }
+    return Value();
+  });
+}
+
+// One forward + backward of the example inside `context`; worker 0 runs it.
+void run_once(const std::string& name, dist_autograd::Mode mode, int64_t context) {
+  const int n = world_size();
+  Tensor loss;
+  if (name == "seed") {
+    Tensor t1 = named_input("t1"), t2 = named_input("t2");
+    Tensor t3 = rpc::rpc_sync("worker1", add, t1, t2).tensor();
+    Tensor t4 = named_input("t4");
+    loss = sum(mul(t3, t4));
+  } else if (name == "chain") {
+    Tensor x = named_input("x");
+    loss = sum(rpc::rpc_sync(1, "example.chain", {Value(int64_t{n - 2}), Value(x)}).tensor());
+  } else if (name == "rref") {
+    rpc::RRef p = rpc::remote(n - 1, "example.param");
+    Tensor z = rpc::rpc_sync(1, "example.use_rref", {Value(p)}).tensor();
+    loss = sum(mul(z, named_input("x")));
+  } else if (name == "unused-rpc") {
+    Tensor a = named_input("a"), b = named_input("b"), c = named_input("c");
+    Tensor d = rpc::rpc_sync("worker1", add, a, b).tensor();
+    Tensor e = rpc::rpc_sync("worker1", mul, b, c).tensor();  // does not feed the loss
+    (void)e;
+    loss = sum(d);
+  }
+  dist_autograd::backward(context, {loss}, false, mode);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+const std::vector<std::string>& example_names() {
+  static const std::vector<std::string> names = {"seed", "chain", "rref", "unused-rpc"};
+  return names;
+}
+
+std::vector<std::string> example_arguments(const ExampleOptions& o) {
+  std::vector<std::string> a = {"example", o.name, "--seed", std::to_string(o.seed), "--mode", o.mode,
+                                "--repeat", std::to_string(o.repeat)};
+  if (o.json) a.push_back("--json");
+  return a;
+}
+
+int example_worker(int argc, char** argv) {
+  CLI::App app{"ddpscope-worker example: one rank of a distributed autograd example"};
+  ExampleOptions o;
+  app.add_option("NAME", o.name)->required()->check(CLI::IsMember(example_names()));
+  app.add_option("--seed", o.seed);
+  app.add_option("--mode", o.mode)->check(CLI::IsMember({"fast", "smart"}));
+  app.add_option("--repeat", o.repeat)->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  app.add_flag("--json", o.json);
+  CLI11_PARSE(app, argc, argv);
+  g_seed = o.seed;
+  auto group = c10d::init_process_group();
+  auto probes_session = probes::ProbeSession::from_environment(group->rank(), "cpu");
+  probes::set_thread_name("example " + o.name);
+  const int rank = group->rank();
+  const int need = o.name == "seed" || o.name == "unused-rpc" ? 2 : 3;
+  DDPSCOPE_CHECK(group->size() >= need, "example ", o.name, " needs at least ", need, " workers (--np ", need,
+                 "); this job has ", group->size());
+  register_example_functions();
+  rpc::init_rpc("", {}, group);
+  const auto mode = o.mode == "smart" ? dist_autograd::Mode::Smart : dist_autograd::Mode::Fast;
+  int code = 0;
+  double median_us = -1;
+  if (rank == 0) {
+    try {
+      {
+        dist_autograd::ContextGuard context;
+        run_once(o.name, mode, context.id());
+        for (int w = 0; w < group->size(); ++w)
+          rpc::rpc_sync(w, "example.collect", {Value(context.id())});
+      }
+      std::vector<double> us;
+      for (int64_t i = 0; i < o.repeat; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        dist_autograd::ContextGuard context;
+        run_once(o.name, mode, context.id());
+        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      }
+      if (!us.empty()) median_us = median(us);
+    } catch (const Error& e) {
+      g_named.error = e.message();
+      code = 1;
+    }
+  }
+  rpc::shutdown(true);
+  {
+    std::lock_guard<std::mutex> lock(g_named.mutex);
+    if (o.json) {
+      Json inputs = Json::object(), gradients = Json::object();
+      for (const auto& [name, t] : g_named.inputs)
+        inputs[name] = nested(t);
+      for (const auto& [name, g] : g_named.gradients)
+        gradients[name] = nested(g);
+      Json line = {{"worker", rank}, {"inputs", inputs}, {"gradients", gradients}};
+      if (!g_named.error.empty()) line["error"] = g_named.error;
+      if (median_us >= 0) line["median_us"] = median_us;
+      std::printf("%s\n", line.dump().c_str());
+    } else {
+      if (rank == 0) {
+        std::printf("example %s on %d workers, %s mode: %s\n", o.name.c_str(), group->size(), o.mode.c_str(),
+                    g_named.error.empty() ? "backward done" : "backward failed (the error follows)");
+        if (median_us >= 0)
+          std::printf("  forward + backward, median of %lld runs: %.1f us\n", static_cast<long long>(o.repeat),
+                      median_us);
+      }
+      for (const auto& [name, g] : g_named.gradients) {
+        std::printf("  worker%d: gradient of %s: %s\n", rank, name.c_str(), g.describe().c_str());
+      }
+    }
+    std::fflush(stdout);
+  }
+  if (probes_session) probes_session->flush();
+  // A failed example fails the job, naming the rank and the error (the launcher says so).
+  if (code != 0) throw Error(g_named.error, "example", 0);
+  return 0;
+}
+
+}  // namespace ddpscope::apps
