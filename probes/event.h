@@ -35,8 +35,13 @@ enum class Kind : uint8_t {
   RpcCall = 18,
   // instant: an RRef created, forked, confirmed or deleted (rref_id, fork_id; peer)
   RRef = 19,
+  // instant: a distributed autograd context created or released here (ctx_id)
+  DistContext = 20,
+  // instant: a send or recv function recorded (ctx_id, msg_id = its autograd message id,
+  // peer = the worker holding the other end)
+  DistFunction = 21,
 };
-inline constexpr int kNumKinds = 20;
+inline constexpr int kNumKinds = 22;
 
 const char* kind_name(Kind kind);
 

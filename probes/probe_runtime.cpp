@@ -103,7 +103,7 @@ const char* kind_name(Kind kind) {
       "iteration",   "forward",      "backward",  "optimizer",     "autograd_node", "grad_ready",
       "bucket_copy", "bucket_ready", "allreduce", "comm_hook",     "finalize",      "pg_op",
       "barrier",     "rpc_send",     "rpc_recv",  "dist_backward", "mark",          "pg_op_start",
-      "rpc_call",    "rref"};
+      "rpc_call",    "rref",         "dist_context", "dist_function"};
   const auto i = static_cast<int>(kind);
   return i < kNumKinds ? kNames[i] : "unknown";
 }

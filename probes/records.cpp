@@ -52,7 +52,11 @@ void record_graph(int64_t ctx_id, int64_t iteration, const std::vector<GraphNode
   if (!enabled()) return;
   nlohmann::json n = nlohmann::json::array(), e = nlohmann::json::array();
   for (const auto& r : nodes) {
-    n.push_back({r.id, r.op, r.kind, r.dependencies, r.sequence_nr});
+    if (r.msg_id >= 0) {
+      n.push_back({r.id, r.op, r.kind, r.dependencies, r.sequence_nr, r.msg_id, r.peer});
+    } else {
+      n.push_back({r.id, r.op, r.kind, r.dependencies, r.sequence_nr});
+    }
   }
   for (const auto& r : edges)
     e.push_back({r.src, r.dst, r.input_nr});

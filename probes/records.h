@@ -32,6 +32,8 @@ struct GraphNodeRecord {
   std::string kind;  // operation | accumulate_grad | root | send | recv
   int32_t dependencies = 0;
   uint64_t sequence_nr = 0;
+  int64_t msg_id = -1;  // send/recv: the autograd message id shared with the other end
+  int32_t peer = -1;    // send/recv: the worker holding the other end
 };
 
 struct GraphEdgeRecord {

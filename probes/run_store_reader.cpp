@@ -211,12 +211,12 @@ GraphRows RunStoreReader::graph(int rank, int64_t ctx_id, int64_t iteration) {
   if (!first.step() || first.column_optional(0) < 0) return g;
   g.iteration = first.column_int64(0);
   Statement n = db_.prepare(
-      "SELECT node_id, op, kind, deps, sequence_nr FROM graph_nodes WHERE rank = ? AND ctx_id = ? "
-      "AND iteration = ? ORDER BY node_id");
+      "SELECT node_id, op, kind, deps, sequence_nr, msg_id, peer FROM graph_nodes WHERE rank = ? AND "
+      "ctx_id = ? AND iteration = ? ORDER BY node_id");
   n.bind(1, int64_t{rank}).bind(2, ctx_id).bind(3, g.iteration);
   while (n.step()) {
     g.nodes.push_back({n.column_int64(0), n.column_text(1), n.column_text(2), n.column_int64(3),
-                       n.column_int64(4)});
+                       n.column_int64(4), n.column_optional(5), static_cast<int>(n.column_optional(6))});
   }
   Statement e = db_.prepare(
       "SELECT src, dst, input_nr FROM graph_edges WHERE rank = ? AND ctx_id = ? AND iteration = ?");
@@ -224,6 +224,20 @@ GraphRows RunStoreReader::graph(int rank, int64_t ctx_id, int64_t iteration) {
   while (e.step())
     g.edges.push_back({e.column_int64(0), e.column_int64(1), e.column_int64(2)});
   return g;
+}
+
+std::vector<GraphRows> RunStoreReader::graph_index() {
+  Statement s = db_.prepare(
+      "SELECT DISTINCT rank, ctx_id, iteration FROM graph_nodes ORDER BY ctx_id < 0, ctx_id, iteration, rank");
+  std::vector<GraphRows> out;
+  while (s.step()) {
+    GraphRows g;
+    g.rank = static_cast<int>(s.column_int64(0));
+    g.ctx_id = s.column_int64(1);
+    g.iteration = s.column_int64(2);
+    out.push_back(std::move(g));
+  }
+  return out;
 }
 
 std::vector<MetricRow> RunStoreReader::metrics(const std::string& name, int rank) {

@@ -78,6 +78,8 @@ struct GraphNodeRow {
   int64_t id = 0;
   std::string op, kind;
   int64_t deps = 0, sequence_nr = 0;
+  int64_t msg_id = -1;  // send/recv: autograd message id shared with the other end
+  int peer = -1;        // send/recv: the other end's worker
 };
 struct GraphEdgeRow {
   int64_t src = 0, dst = 0, input_nr = 0;
@@ -161,6 +163,9 @@ class RunStoreReader {
   // The graph recorded for (rank, ctx_id) at the earliest iteration >= `iteration`;
   // empty nodes when none.
   GraphRows graph(int rank, int64_t ctx_id = -1, int64_t iteration = -1);
+  // Every (rank, ctx_id, iteration) with a recorded graph, distributed contexts first
+  // by id; iteration is the pass for a context's graphs.
+  std::vector<GraphRows> graph_index();
   std::vector<MetricRow> metrics(const std::string& name = {}, int rank = -1);
   // RPC messages by send time (those never sent last); ctx_id -2: all, -1: outside any
   // distributed autograd context, else that context's.

@@ -81,11 +81,27 @@ CREATE UNIQUE INDEX messages_by_id ON messages(msg_id, kind);
   }
 }
 
+// Version 3: distributed autograd. Send and recv nodes of a context's graph carry the
+// autograd message id they share with their other end, and that end's worker, so a
+// reader joins the graphs of all workers; two new kinds of instants.
+void create_version_3(SqliteDb& db) {
+  db.exec(R"sql(
+ALTER TABLE graph_nodes ADD COLUMN msg_id INTEGER;
+ALTER TABLE graph_nodes ADD COLUMN peer INTEGER;
+)sql");
+  Statement kind = db.prepare("INSERT OR IGNORE INTO kinds(kind, name) VALUES(?, ?)");
+  for (int k = 0; k < kNumKinds; ++k) {
+    kind.bind(1, int64_t{k}).bind(2, std::string(kind_name(static_cast<Kind>(k))));
+    kind.step();
+    kind.reset();
+  }
+}
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
-  static const std::vector<std::function<void(SqliteDb&)>> steps = {create_version_1,
-                                                                     create_version_2};
-  static_assert(kRunStoreSchemaVersion == 2, "add the migration step with the new version");
+  static const std::vector<std::function<void(SqliteDb&)>> steps = {create_version_1, create_version_2,
+                                                                     create_version_3};
+  static_assert(kRunStoreSchemaVersion == 3, "add the migration step with the new version");
   return steps;
 }
 

@@ -140,7 +140,7 @@ void RunStoreWriter::bind_span(Statement& s, int first, int64_t rank, const Batc
   // (rref, fork); the others a sequence number in id.
   const auto kind = static_cast<Kind>(e.kind);
   const bool rpc = kind == Kind::RpcSend || kind == Kind::RpcRecv || kind == Kind::DistBackward ||
-                   kind == Kind::RpcCall;
+                   kind == Kind::RpcCall || kind == Kind::DistContext || kind == Kind::DistFunction;
   const bool rref = kind == Kind::RRef;
   s.bind(first + 1, rank)
       .bind(first + 2, int64_t{e.thread})
@@ -346,8 +346,10 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r) {
     const int64_t ctx = r.value("ctx_id", int64_t{-1}), iter = r.value("iteration", int64_t{0});
     Statement n = db_.prepare(
         "INSERT OR REPLACE INTO graph_nodes(rank, ctx_id, iteration, node_id, op, kind, deps, "
-        "sequence_nr) VALUES(?,?,?,?,?,?,?,?)");
+        "sequence_nr, msg_id, peer) VALUES(?,?,?,?,?,?,?,?,?,?)");
     for (const auto& x : r["nodes"]) {
+      // Send and recv nodes (schema 3) add their autograd message id and peer.
+      const bool rpc_end = x.size() >= 7;
       n.bind(1, rk)
           .bind(2, ctx)
           .bind(3, iter)
@@ -355,7 +357,9 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r) {
           .bind(5, x[1].get<std::string>())
           .bind(6, x[2].get<std::string>())
           .bind(7, x[3].get<int64_t>())
-          .bind(8, x[4].get<int64_t>());
+          .bind(8, x[4].get<int64_t>())
+          .bind_optional(9, rpc_end ? x[5].get<int64_t>() : -1)
+          .bind_optional(10, rpc_end ? x[6].get<int64_t>() : -1);
       n.step();
       n.reset();
     }

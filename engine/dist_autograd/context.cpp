@@ -2,13 +2,25 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
+#include "probe.h"
+#include "pass_graph.h"
 #include "send_recv_functions.h"
 #include "tensor/error.h"
 
 namespace ddpscope::dist_autograd {
 namespace {
 thread_local int64_t t_current = -1;
+
+void record_context(int64_t id, bool created) {
+  probes::EventArgs args;
+  args.id = id;
+  if (created) {
+    DDPSCOPE_INSTANT(probes::Kind::DistContext, "context.create", args);
+  } else {
+    DDPSCOPE_INSTANT(probes::Kind::DistContext, "context.release", args);
+  }
 }
+}  // namespace
 
 void DistAutogradContext::add_send(int64_t autograd_id, std::shared_ptr<SendFunction> fn, int32_t peer) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -103,6 +115,7 @@ std::shared_ptr<autograd::GraphTask> DistAutogradContext::graph_task(int64_t pas
   // The task belongs to this context, so `this` outlives it.
   task_->set_leaf_sink([this](const Tensor& leaf, Tensor grad) { accumulate_grad(leaf, grad); });
   task_->compute_dependencies(starts);
+  record_pass_graph(id_, pass, starts, task_->dependencies());
   *made = true;
   return task_;
 }
@@ -167,6 +180,7 @@ std::shared_ptr<DistAutogradContext> ContextContainer::open() {
   auto ctx = std::make_shared<DistAutogradContext>(id);
   contexts_[id] = ctx;
   t_current = id;
+  record_context(id, true);
   return ctx;
 }
 
@@ -185,7 +199,10 @@ std::shared_ptr<DistAutogradContext> ContextContainer::find(int64_t id) const {
 std::shared_ptr<DistAutogradContext> ContextContainer::get_or_create(int64_t id) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto& slot = contexts_[id];
-  if (!slot) slot = std::make_shared<DistAutogradContext>(id);
+  if (!slot) {
+    slot = std::make_shared<DistAutogradContext>(id);
+    record_context(id, true);
+  }
   return slot;
 }
 
@@ -195,6 +212,7 @@ std::shared_ptr<DistAutogradContext> ContextContainer::erase(int64_t id) {
   if (it == contexts_.end()) return nullptr;
   auto ctx = std::move(it->second);
   contexts_.erase(it);
+  record_context(id, false);
   return ctx;
 }
 

@@ -57,6 +57,13 @@ PassReport run_pass(DistAutogradContext& ctx, int64_t pass, bool retain_graph, s
   PassCounter counting;
   DDPSCOPE_SPAN(span, probes::Kind::DistBackward, "dist_backward");
   span.args().id = ctx.id();
+  span.args().id2 = pass;
+  // Gradient messages sent from here carry the context, so the run file files them under it.
+  struct CurrentContext {
+    int64_t previous = ContextContainer::current_id();
+    explicit CurrentContext(int64_t id) { ContextContainer::set_current_id(id); }
+    ~CurrentContext() { ContextContainer::set_current_id(previous); }
+  } current(ctx.id());
   bool made = false;
   auto task = ctx.graph_task(pass, retain_graph, extra_start, &made);
   if (send_id >= 0) ctx.mark_send_run(pass, send_id);

@@ -3,6 +3,7 @@
 
 #include "autograd/autograd_meta.h"
 #include "autograd/grad_mode.h"
+#include "probe.h"
 #include "context.h"
 #include "dist_engine.h"
 #include "rpc/autograd_hooks.h"
@@ -19,6 +20,18 @@ void tensors_requiring_grad(const rpc::Value& v, std::vector<Tensor>& out) {
   } else if (v.is_list()) {
     for (const auto& e : v.list())
       tensors_requiring_grad(e, out);
+  }
+}
+
+void record_function(bool send, int64_t ctx_id, int64_t autograd_id, int32_t peer) {
+  probes::EventArgs args;
+  args.id = ctx_id;
+  args.id2 = autograd_id;
+  args.peer = static_cast<int16_t>(peer);
+  if (send) {
+    DDPSCOPE_INSTANT(probes::Kind::DistFunction, "send", args);
+  } else {
+    DDPSCOPE_INSTANT(probes::Kind::DistFunction, "recv", args);
   }
 }
 
@@ -41,6 +54,7 @@ class Hooks : public rpc::AutogradHooks {
     }
     send->set_next_edges(std::move(edges));
     ctx->add_send(autograd_id, std::move(send), dst);
+    record_function(true, ctx_id, autograd_id, dst);
     return true;
   }
 
@@ -59,6 +73,7 @@ class Hooks : public rpc::AutogradHooks {
       meta.output_nr = recv->add_input_metadata(t);
     }
     ctx->add_recv(autograd_id, std::move(recv), src);
+    record_function(false, ctx_id, autograd_id, src);
   }
 
   std::shared_ptr<void> enter(int64_t ctx_id) override {

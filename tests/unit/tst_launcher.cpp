@@ -10,6 +10,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <cmath>
+#include <map>
 
 #include "run_store_reader.h"
 
@@ -169,6 +170,48 @@ class TestLauncher : public QObject {
       QVERIFY(std::abs(g4[i] - (t1[i] + t2[i])) < 1e-5);
     }
     QVERIFY(w0["median_us"].toDouble() > 0);
+  }
+
+  // With --out, each worker's graph of the pass is in the run file, and its send and recv
+  // nodes join across workers by autograd message id: what the distributed-graph view draws.
+  void testSeedExampleRecordsJoinableGraphs() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("seed.ddprun");
+    Result r = run({"example", "seed", "--np", "2", "--out", out});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    ddpscope::probes::RunStoreReader file(out.toStdString());
+    const auto index = file.graph_index();
+    QCOMPARE(index.size(), size_t{2});  // one pass, seen by both workers
+    QVERIFY(index[0].ctx_id >= 0 && index[0].ctx_id == index[1].ctx_id);
+    QCOMPARE(index[0].iteration, index[1].iteration);  // the same pass id
+    std::map<std::pair<int, int64_t>, std::string> ends;  // (rank, msg id) -> kind
+    int sends = 0;
+    for (int rank = 0; rank < 2; ++rank) {
+      const auto g = file.graph(rank, index[0].ctx_id, index[0].iteration);
+      QVERIFY(!g.nodes.empty());
+      for (const auto& n : g.nodes) {
+        if (n.kind != "send" && n.kind != "recv") continue;
+        QVERIFY(n.msg_id >= 0 && n.peer == 1 - rank);
+        ends[{rank, n.msg_id}] = n.kind;
+        sends += n.kind == "send";
+      }
+    }
+    QCOMPARE(sends, 2);  // t1, t2 to worker1; t3 back
+    for (const auto& [key, kind] : ends) {
+      const auto other = ends.find({1 - key.first, key.second});
+      QVERIFY2(other != ends.end() && other->second != kind,
+               qPrintable(QString("no other end for message %1 on rank %2").arg(key.second).arg(key.first)));
+    }
+    // Contexts created and released on both workers.
+    ddpscope::probes::SpanQuery q;
+    q.kinds = {ddpscope::probes::Kind::DistContext};
+    int created = 0, released = 0;
+    for (const auto& s : file.spans(q)) {
+      created += s.name == "context.create";
+      released += s.name == "context.release";
+    }
+    QCOMPARE(created, 2);
+    QCOMPARE(released, 2);
   }
 
   void testUnusedRpcExampleFastFailsSmartCompletes() {
