@@ -82,7 +82,8 @@ wire::RRefMeta RRefContext::fork_for(const RRef& rref, int32_t dst) {
   DDPSCOPE_CHECK(rref.defined(), "cannot send an empty RRef");
   const auto& impl = rref.impl();
   wire::RRefMeta meta{impl->owner, impl->rref_id, -1, self_};
-  if (impl->is_owner && dst == self_) return meta;  // the owner to itself: no fork
+  // The owner sending to itself forks too: until the message arrives, the fork keeps
+  // the value findable by id (owners_), and from_wire drops it on arrival.
   std::lock_guard<std::mutex> lock(mutex_);
   meta.fork_id = wire::make_global_id(self_, next_local_++);
   if (impl->is_owner) {
@@ -101,7 +102,9 @@ RRef RRefContext::from_wire(const wire::RRefMeta& meta) {
     // user -> owner (or owner -> itself): the OwnerRRef itself. A user parent is told
     // at once that its child is known, so it may let go of its own fork.
     auto owner = owner_rref(meta.rref_id);
-    if (meta.parent != self_ && meta.fork_id >= 0) {
+    if (meta.parent == self_ && meta.fork_id >= 0) {
+      on_user_delete(meta.rref_id, meta.fork_id);  // owner -> itself: the fork has arrived
+    } else if (meta.fork_id >= 0) {
       send_control_(meta.parent, MessageType::RRefChildAccept, {meta.fork_id}, nullptr);
     }
     return RRef(owner);

@@ -13,6 +13,7 @@
 #include "autograd/ops.h"
 #include "c10d/process_group.h"
 #include "dist_autograd/dist_autograd.h"
+#include "dist_autograd/distributed_optimizer.h"
 #include "mpi_test_main.h"
 #include "rpc/rpc.h"
 #include "tensor/kernels.h"
@@ -83,6 +84,11 @@ void register_functions() {
   rpc::register_function("dat.contexts", [](const ValueList&) -> Value {
     return Value(dist_autograd::debug_info().contexts);
   });
+  // A fresh parameter from a seed, owned by whoever runs this (through remote()).
+  rpc::register_function("dopt.make", [](const ValueList& a) -> Value {
+    Generator gen(static_cast<uint64_t>(a.at(0).to_int()));
+    return randn({3, 3}, DType::F32, &gen).set_requires_grad(a.size() < 2 || a.at(1).to_bool());
+  });
   // Scales by 3 and adds a tensor that does not require grad.
   rpc::register_function("dat.scale_plus", [](const ValueList& a) -> Value {
     return add(mul_scalar(a.at(0).tensor(), 3.0), a.at(1).tensor());
@@ -91,7 +97,59 @@ void register_functions() {
 
 Tensor rand33() { return randn({3, 3}).set_requires_grad(); }
 
+// DistributedOptimizer over parameters on worker 1, the last worker and worker 0 itself
+// ends where one process running the same optimizer on the same losses ends.
+void optimizer_matches_a_local_run(int workers) {
+  using dist_autograd::OptimizerSpec;
+  const OptimizerSpec specs[] = {OptimizerSpec::sgd_with({.lr = 0.05, .momentum = 0.9}),
+                                 OptimizerSpec::adam_with({.lr = 0.01}),
+                                 OptimizerSpec::adamw_with({.lr = 0.01, .weight_decay = 0.1})};
+  for (const auto& spec : specs) {
+    rpc::RRef r1 = rpc::remote(1, "dopt.make", {Value(int64_t{11})});
+    rpc::RRef r2 = rpc::remote(workers - 1, "dopt.make", {Value(int64_t{22})});
+    rpc::RRef r3 = rpc::make_rref(Value(randn({3, 3}).set_requires_grad()));
+    // The same starting values, for the one-process reference.
+    std::vector<Tensor> local = {r1.to_here().tensor().detach().clone().set_requires_grad(),
+                                 r2.to_here().tensor().detach().clone().set_requires_grad(),
+                                 r3.to_here().tensor().detach().clone().set_requires_grad()};
+    auto loss_of = [](const Tensor& a, const Tensor& b, const Tensor& c) {
+      return sum(add(mul(mul(a, b), c), tanh(a)));
+    };
+    std::unique_ptr<optim::Optimizer> reference;
+    if (spec.kind == OptimizerSpec::Kind::Sgd) reference = std::make_unique<optim::SGD>(local, spec.sgd);
+    if (spec.kind == OptimizerSpec::Kind::Adam) reference = std::make_unique<optim::Adam>(local, spec.adam);
+    if (spec.kind == OptimizerSpec::Kind::AdamW) reference = std::make_unique<optim::AdamW>(local, spec.adam);
+    dist_autograd::DistributedOptimizer opt(spec, {r1, r2, r3});
+    for (int step = 0; step < 3; ++step) {
+      {
+        dist_autograd::ContextGuard context;
+        Tensor loss = loss_of(r1.to_here().tensor(), r2.to_here().tensor(), r3.to_here().tensor());
+        dist_autograd::backward(context.id(), {loss});
+        opt.step(context.id());
+      }
+      reference->zero_grad();
+      loss_of(local[0], local[1], local[2]).backward();
+      reference->step();
+    }
+    QVERIFY(diff(r1.to_here().tensor(), local[0]) < 1e-6);
+    QVERIFY(diff(r2.to_here().tensor(), local[1]) < 1e-6);
+    QVERIFY(diff(r3.to_here().tensor(), local[2]) < 1e-6);
+    QVERIFY(!r3.local_value().tensor().grad().defined());  // steps never leave .grad behind
+  }
+  // A parameter that cannot be optimised: the owner's error reaches the caller.
+  rpc::RRef frozen = rpc::remote(1, "dopt.make", {Value(int64_t{5}), Value(false)});
+  try {
+    dist_autograd::DistributedOptimizer opt(OptimizerSpec::sgd_with({.lr = 0.1}), {frozen});
+    QFAIL("an optimizer over a tensor without grad was made");
+  } catch (const rpc::RpcError& e) {
+    QVERIFY2(QString::fromStdString(e.message()).startsWith("Error on worker 1 (worker1): DistributedOptimizer:"),
+             e.what());
+  }
+}
+
+
 }  // namespace
+
 
 class TestDistAutograd : public QObject {
   Q_OBJECT
@@ -339,6 +397,16 @@ class TestDistAutograd : public QObject {
     barrier();
   }
 
+  // DistributedOptimizer over parameters on worker 1, the last worker and worker 0 itself
+  // ends where one process running the same optimizer on the same losses ends.
+  void testDistributedOptimizerMatchesALocalRun() {
+    try {
+      if (rank_ == 0) optimizer_matches_a_local_run(size_);
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+    barrier();
+  }
   // Releasing a context frees it on every worker it reached, transitively.
   void testReleaseReachesEveryWorker() {
     barrier();

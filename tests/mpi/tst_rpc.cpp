@@ -282,6 +282,20 @@ class TestRpc : public QObject {
     barrier();
   }
 
+  // owner -> itself: an OwnerRRef made by make_rref, passed in a call to its own worker,
+  // arrives as the same OwnerRRef with its value; nothing stays registered afterwards.
+  void testRRefOwnerToItself() {
+    if (rank_ == 0) {
+      {
+        rpc::RRef r = rpc::make_rref(rpc::Value("mine"));
+        QCOMPARE(rpc::rpc_sync(0, "test.local_value", {rpc::Value(r)}, 5000ms).str(), std::string("mine"));
+        QVERIFY(rpc::rpc_sync(0, "test.is_owner", {rpc::Value(r)}).to_bool());
+      }
+      QVERIFY(eventually([] { return remote_owned(0) == 0; }));
+    }
+    barrier();
+  }
+
   // user -> user: worker0's UserRRef of worker1's value goes to worker2, with the
   // owner's remote call delayed so the child's fork request arrives before it, and the
   // child's accept to the parent delayed so the parent must keep its fork meanwhile.
