@@ -216,6 +216,23 @@ std::shared_ptr<DistAutogradContext> ContextContainer::erase(int64_t id) {
   return ctx;
 }
 
+size_t ContextContainer::erase_started_by(int32_t origin) {
+  std::vector<std::shared_ptr<DistAutogradContext>> gone;  // freed after the lock
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = contexts_.begin(); it != contexts_.end();) {
+      if ((it->first >> 48) == origin) {
+        gone.push_back(std::move(it->second));
+        record_context(it->first, false);
+        it = contexts_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  return gone.size();
+}
+
 size_t ContextContainer::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return contexts_.size();

@@ -105,6 +105,9 @@ class ContextContainer {
   // Forgets the context here; returns it (null when it was not here).
   std::shared_ptr<DistAutogradContext> erase(int64_t id);
   size_t size() const;
+  // Forgets every context that worker `origin` started (it died: no release will come).
+  // Returns how many.
+  size_t erase_started_by(int32_t origin);
 
   static int64_t current_id();  // the calling thread's context, -1 for none
   static void set_current_id(int64_t id);

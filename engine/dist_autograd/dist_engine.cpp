@@ -8,6 +8,7 @@
 #include "context.h"
 #include "dist_autograd.h"
 #include "probe.h"
+#include "records.h"
 #include "rpc/rpc.h"
 #include "rpc/wire_format.h"
 #include "send_recv_functions.h"
@@ -29,6 +30,17 @@ struct PassCounter {
   PassCounter() { ++g_passes_running; }
   ~PassCounter() { --g_passes_running; }
 };
+
+// The debug counters as run-file metrics, at the end of this worker's share of a pass
+// (iteration: the pass's counter, the same on every worker).
+void record_debug_counters(int64_t pass) {
+  if (!probes::enabled()) return;
+  const DebugInfo d = debug_info();
+  const int64_t step = pass & ((int64_t{1} << 48) - 1);
+  probes::record_metric(step, "dist.contexts", static_cast<double>(d.contexts));
+  probes::record_metric(step, "dist.backward_passes", static_cast<double>(d.backward_passes));
+  probes::record_metric(step, "dist.gradient_messages", static_cast<double>(d.gradient_messages));
+}
 
 // "SendRpcBackward on worker1 (the reply to message (0, 5); its recv on worker0)".
 std::string describe(const SendFunction& s) {
@@ -77,6 +89,7 @@ PassReport run_pass(DistAutogradContext& ctx, int64_t pass, bool retain_graph, s
   }
   PassReport report = scope.wait_all();
   report.merge(own_report(ctx, pass));
+  record_debug_counters(pass);
   return report;
 }
 

@@ -1,4 +1,5 @@
 // The hooks by which RPC records send and recv functions (rpc/autograd_hooks.h).
+#include <cstdio>
 #include <functional>
 
 #include "autograd/autograd_meta.h"
@@ -74,6 +75,15 @@ class Hooks : public rpc::AutogradHooks {
     }
     ctx->add_recv(autograd_id, std::move(recv), src);
     record_function(false, ctx_id, autograd_id, src);
+  }
+
+  void on_worker_lost(int32_t worker) override {
+    // Beyond PyTorch (its issue #26379): contexts of a dead originating worker would live
+    // until this process ends; they are collected as soon as its connection breaks.
+    const size_t n = ContextContainer::instance().erase_started_by(worker);
+    if (n > 0) {
+      std::fprintf(stderr, "dist_autograd: worker %d is gone; released %zu of its contexts here\n", worker, n);
+    }
   }
 
   std::shared_ptr<void> enter(int64_t ctx_id) override {

@@ -34,6 +34,9 @@ class AutogradHooks {
   virtual void on_receive(int64_t ctx_id, int32_t src, int64_t autograd_id, bool recorded, Value& value) = 0;
   // Makes `ctx_id` the calling thread's context while the returned object lives.
   virtual std::shared_ptr<void> enter(int64_t ctx_id) = 0;
+  // The connection to `worker` broke (it died or shut down): contexts it started can
+  // never be released by it. Called on the agent's receive thread; must not block.
+  virtual void on_worker_lost(int32_t worker) = 0;
 };
 
 void set_autograd_hooks(std::shared_ptr<AutogradHooks> hooks);

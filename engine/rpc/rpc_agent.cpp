@@ -603,6 +603,7 @@ void RpcAgent::read_monitor(int32_t id) {
       peer.lost_at_ms = std::chrono::duration_cast<Milliseconds>(Clock::now().time_since_epoch()).count();
       peer.lost = true;
       fail_calls_to(id);
+      if (auto hooks = autograd_hooks()) hooks->on_worker_lost(id);
     }
   }
 }

@@ -2,6 +2,9 @@
 //   killed  - 3 workers; worker 2 kills itself (SIGKILL) while serving a 5 s call of
 //             worker 0's; worker 0 then calls worker 2 again (timeout 2 s) and worker 1
 //             (which still serves).
+//   dead-context - 3 workers; worker 2 opens a distributed autograd context, calls
+//             worker 1 inside it and dies without releasing it; worker 0 watches how
+//             many contexts worker 1 still holds.
 // Each line it prints is "worker R: <what happened>"; run it with --enable-recovery so
 // mpirun lets the survivors finish.
 #include <chrono>
@@ -13,6 +16,7 @@
 
 #include "autograd/ops.h"
 #include "c10d/process_group.h"
+#include "dist_autograd/dist_autograd.h"
 #include "rpc/rpc.h"
 
 using namespace ddpscope;
@@ -29,8 +33,8 @@ void say(int rank, const std::string& what) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode != "killed") {
-    std::fprintf(stderr, "usage: rpc_failure_probe killed\n");
+  if (mode != "killed" && mode != "dead-context") {
+    std::fprintf(stderr, "usage: rpc_failure_probe killed|dead-context\n");
     return 2;
   }
   auto world = c10d::init_process_group();
@@ -40,8 +44,39 @@ int main(int argc, char** argv) {
     g_done.set_value();
     return rpc::Value();
   });
+  rpc::register_function("test.contexts", [](const rpc::ValueList&) {
+    return rpc::Value(dist_autograd::debug_info().contexts);
+  });
   rpc::init_rpc("", options, world);
   const int rank = world->rank();
+  if (mode == "dead-context") {
+    world->barrier()->wait();
+    if (rank == 2) {
+      dist_autograd::ContextGuard context;
+      Tensor t = Tensor::ones({2}).set_requires_grad();
+      rpc::rpc_sync("worker1", add, t, t);
+      say(rank, "called worker1 in a context; killing myself");
+      std::raise(SIGKILL);
+    }
+    if (rank == 0) {
+      // Worker 1 holds worker 2's context until it learns worker 2 is gone.
+      const auto t0 = Clock::now();
+      int64_t held = -1;
+      while (Clock::now() - t0 < std::chrono::seconds(10)) {
+        held = rpc::rpc_sync("worker1", "test.contexts").to_int();
+        if (held == 0 && Clock::now() - t0 > std::chrono::milliseconds(200)) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+      say(rank, "worker1 holds " + std::to_string(held) + " contexts after " + std::to_string(ms) + " ms");
+      rpc::rpc_sync("worker1", "test.done");
+    } else {
+      g_done.get_future().wait();
+    }
+    rpc::shutdown(false);
+    say(rank, "done");
+    std::_Exit(0);
+  }
   // Everyone is up and connected before worker 2 dies.
   rpc::rpc_sync((rank + 1) % world->size(), add, Tensor::ones({2}), Tensor::ones({2}));
   // A call in flight when worker 2 dies: it sleeps 5 s, with a 10 s timeout.

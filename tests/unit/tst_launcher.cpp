@@ -212,6 +212,17 @@ class TestLauncher : public QObject {
     }
     QCOMPARE(created, 2);
     QCOMPARE(released, 2);
+    // The debug counters at the end of each share of the pass (worker 0 has two: the
+    // roots, then the gradients worker 1 sent back).
+    for (int rank = 0; rank < 2; ++rank) {
+      const auto alive = file.metrics("dist.contexts", rank);
+      const auto passes = file.metrics("dist.backward_passes", rank);
+      QCOMPARE(alive.size(), size_t{rank == 0 ? 2 : 1});
+      QCOMPARE(passes.size(), alive.size());
+      QCOMPARE(file.metrics("dist.gradient_messages", rank).size(), alive.size());
+      for (size_t i = 0; i < alive.size(); ++i)
+        QVERIFY(alive[i].value >= 1 && passes[i].value >= 1);
+    }
   }
 
   void testUnusedRpcExampleFastFailsSmartCompletes() {
