@@ -8,6 +8,16 @@
 namespace ddpscope::probes {
 namespace {
 
+// Names every span kind this build knows in `kinds` (each version adds its new ones).
+void add_kind_names(SqliteDb& db) {
+  Statement kind = db.prepare("INSERT OR IGNORE INTO kinds(kind, name) VALUES(?, ?)");
+  for (int k = 0; k < kNumKinds; ++k) {
+    kind.bind(1, int64_t{k}).bind(2, std::string(kind_name(static_cast<Kind>(k))));
+    kind.step();
+    kind.reset();
+  }
+}
+
 // Version 1: the first schema. DESIGN.md ("Run store") describes the tables.
 //
 // `spans` has no per-row index: two B-tree indexes cut ingest from 1.4M to 0.32M rows/s
@@ -55,12 +65,7 @@ CREATE TABLE messages(ctx_id INTEGER, msg_id INTEGER, src_rank INTEGER, dst_rank
 CREATE TABLE metrics(rank INTEGER NOT NULL, iteration INTEGER, name TEXT NOT NULL, value REAL);
 CREATE INDEX metrics_by_name ON metrics(name, rank, iteration);
 )sql");
-  Statement kind = db.prepare("INSERT INTO kinds(kind, name) VALUES(?, ?)");
-  for (int k = 0; k < kNumKinds; ++k) {
-    kind.bind(1, int64_t{k}).bind(2, std::string(kind_name(static_cast<Kind>(k))));
-    kind.step();
-    kind.reset();
-  }
+  add_kind_names(db);
 }
 
 // Version 2: RPC. Spans of RRef events carry rref_id and fork_id; `messages` gets one
@@ -73,12 +78,7 @@ ALTER TABLE spans ADD COLUMN fork_id INTEGER;
 ALTER TABLE messages ADD COLUMN name TEXT;
 CREATE UNIQUE INDEX messages_by_id ON messages(msg_id, kind);
 )sql");
-  Statement kind = db.prepare("INSERT OR IGNORE INTO kinds(kind, name) VALUES(?, ?)");
-  for (int k = 0; k < kNumKinds; ++k) {
-    kind.bind(1, int64_t{k}).bind(2, std::string(kind_name(static_cast<Kind>(k))));
-    kind.step();
-    kind.reset();
-  }
+  add_kind_names(db);
 }
 
 // Version 3: distributed autograd. Send and recv nodes of a context's graph carry the
@@ -89,12 +89,7 @@ void create_version_3(SqliteDb& db) {
 ALTER TABLE graph_nodes ADD COLUMN msg_id INTEGER;
 ALTER TABLE graph_nodes ADD COLUMN peer INTEGER;
 )sql");
-  Statement kind = db.prepare("INSERT OR IGNORE INTO kinds(kind, name) VALUES(?, ?)");
-  for (int k = 0; k < kNumKinds; ++k) {
-    kind.bind(1, int64_t{k}).bind(2, std::string(kind_name(static_cast<Kind>(k))));
-    kind.step();
-    kind.reset();
-  }
+  add_kind_names(db);
 }
 
 // migrations[v] takes a file from version v to v + 1.

@@ -147,9 +147,7 @@ void optimizer_matches_a_local_run(int workers) {
   }
 }
 
-
 }  // namespace
-
 
 class TestDistAutograd : public QObject {
   Q_OBJECT
