@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   ddpscope::apps::LaunchOptions example_launch;
   example_launch.np = 3;
   CLI::App* example_cmd = app.add_subcommand(
-      "example", "Run a distributed autograd example (seed, chain, rref, unused-rpc) as a real job");
+      "example", "Run a distributed autograd example (seed, chain, rref, unused-rpc, parameter-server) as a real job");
   example_cmd->add_option("NAME", example.name, "The example")
       ->required()
       ->check(CLI::IsMember(ddpscope::apps::example_names()));

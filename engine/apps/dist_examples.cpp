@@ -12,6 +12,7 @@
 #include "autograd/ops.h"
 #include "c10d/process_group.h"
 #include "dist_autograd/dist_autograd.h"
+#include "dist_autograd/distributed_optimizer.h"
 #include "probe.h"
 #include "probe_session.h"
 #include "rpc/rpc.h"
@@ -33,6 +34,11 @@ struct Named {
 } g_named;
 
 uint64_t g_seed = 0;
+std::vector<double> g_losses;  // parameter-server: this trainer's loss at each step
+constexpr int kServerSteps = 20;  // parameter-server: steps per trainer in the shown run
+
+// A reproducible tensor of `shape` for this worker and name (not a parameter).
+Tensor data(const std::string& name, const Shape& shape);
 
 // FNV-1a: a name's hash that every build agrees on.
 uint64_t stable_hash(const std::string& s) {
@@ -42,22 +48,31 @@ uint64_t stable_hash(const std::string& s) {
   return h;
 }
 
-// A 3x3 input of this worker, requiring grad, reproducible from the seed and its name.
-Tensor input(const std::string& name) {
+// An input of this worker (3x3 unless told), requiring grad, reproducible from the seed
+// and its name.
+Tensor input(const std::string& name, const Shape& shape = {3, 3}) {
   Generator gen(g_seed * 1000003 + stable_hash(name) + static_cast<uint64_t>(rpc::agent().self().id) * 7919);
-  Tensor t = randn({3, 3}, DType::F32, &gen).set_requires_grad();
+  Tensor t = randn(shape, DType::F32, &gen).set_requires_grad();
   std::lock_guard<std::mutex> lock(g_named.mutex);
   g_named.inputs[name] = t;
   return t;
 }
 
-Tensor named_input(const std::string& name) {
+Tensor named_input(const std::string& name, const Shape& shape = {3, 3}) {
   {
     std::lock_guard<std::mutex> lock(g_named.mutex);
     auto it = g_named.inputs.find(name);
     if (it != g_named.inputs.end()) return it->second;
   }
-  return input(name);
+  return input(name, shape);
+}
+
+Tensor data(const std::string& name, const Shape& shape) {
+  Generator gen(g_seed * 1000003 + stable_hash(name) + static_cast<uint64_t>(rpc::agent().self().id) * 7919);
+  Tensor t = randn(shape, DType::F32, &gen);
+  std::lock_guard<std::mutex> lock(g_named.mutex);
+  g_named.inputs[name] = t;
+  return t;
 }
 
 Json nested(const Tensor& t) {
@@ -87,6 +102,46 @@ void register_example_functions() {
     Tensor p = a.at(0).rref().to_here().tensor();
     return mul(p, named_input("y"));
   });
+  // parameter-server, on a trainer: `steps` steps of least squares X W ~ Y against the
+  // server's W (an RRef), each in its own context, stepped by a DistributedOptimizer;
+  // with `collect`, the first step's gradients are kept for printing. Returns nothing:
+  // the losses go into this trainer's line.
+  rpc::register_function("example.train", [](const ValueList& a) -> Value {
+    const rpc::RRef& w = a.at(0).rref();
+    const int64_t steps = a.at(1).to_int();
+    const bool collect = a.at(2).to_bool();
+    Tensor x, y;
+    {
+      std::lock_guard<std::mutex> lock(g_named.mutex);
+      auto xi = g_named.inputs.find("X");
+      if (xi != g_named.inputs.end()) x = xi->second, y = g_named.inputs.at("Y");
+    }
+    if (!x.defined()) {
+      x = data("X", {16, 4});
+      // Targets from a fixed W* (the same on every trainer) plus a little noise.
+      Generator truth(424242);
+      Tensor w_star = randn({4, 2}, DType::F32, &truth);
+      y = add(matmul(x, w_star), mul_scalar(data("noise", {16, 2}), 0.01));
+      std::lock_guard<std::mutex> lock(g_named.mutex);
+      g_named.inputs.erase("noise");
+      g_named.inputs["Y"] = y;
+    }
+    dist_autograd::DistributedOptimizer opt(dist_autograd::OptimizerSpec::sgd_with({.lr = 0.05}), {w});
+    for (int64_t s = 0; s < steps; ++s) {
+      dist_autograd::ContextGuard context;
+      Tensor err = sub(matmul(x, w.to_here().tensor()), y);
+      Tensor loss = mean(mul(err, err));
+      dist_autograd::backward(context.id(), {loss});
+      if (collect && s == 0) {
+        for (int k = 0; k < world_size(); ++k)
+          rpc::rpc_sync(k, "example.collect", {Value(context.id())});
+      }
+      opt.step(context.id());
+      std::lock_guard<std::mutex> lock(g_named.mutex);
+      g_losses.push_back(loss.item<float>());
+    }
+    return Value();
+  });
   // The driver asks every worker to keep its gradients of the context for printing.
   rpc::register_function("example.collect", [](const ValueList& a) -> Value {
     const int64_t ctx = a.at(0).to_int();
@@ -99,7 +154,8 @@ void register_example_functions() {
   });
 }
 
-// One forward + backward of the example inside `context`; worker 0 runs it.
+// One forward + backward of the example inside `context` (parameter-server: one round
+// of training steps, each trainer in its own contexts); worker 0 runs it.
 void run_once(const std::string& name, dist_autograd::Mode mode, int64_t context) {
   const int n = world_size();
   Tensor loss;
@@ -115,6 +171,20 @@ void run_once(const std::string& name, dist_autograd::Mode mode, int64_t context
     rpc::RRef p = rpc::remote(n - 1, "example.param");
     Tensor z = rpc::rpc_sync(1, "example.use_rref", {Value(p)}).tensor();
     loss = sum(mul(z, named_input("x")));
+  } else if (name == "parameter-server") {
+    // Worker 0 serves W; every other worker trains against it at the same time.
+    static rpc::RRef w = rpc::make_rref(Value(named_input("W", {4, 2})));
+    static bool shown = false;
+    const int64_t steps = shown ? 1 : kServerSteps;
+    std::vector<std::shared_ptr<rpc::ValueFuture>> trainers;
+    for (int k = 1; k < n; ++k)
+      trainers.push_back(rpc::rpc_async(k, "example.train", {Value(w), Value(steps), Value(!shown && k == 1)}));
+    shown = true;
+    for (auto& t : trainers)
+      t->wait();
+    (void)context;
+    (void)mode;
+    return;
   } else if (name == "unused-rpc") {
     Tensor a = named_input("a"), b = named_input("b"), c = named_input("c");
     Tensor d = rpc::rpc_sync("worker1", add, a, b).tensor();
@@ -133,7 +203,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 const std::vector<std::string>& example_names() {
-  static const std::vector<std::string> names = {"seed", "chain", "rref", "unused-rpc"};
+  static const std::vector<std::string> names = {"seed", "chain", "rref", "unused-rpc", "parameter-server"};
   return names;
 }
 
@@ -158,7 +228,7 @@ int example_worker(int argc, char** argv) {
   auto probes_session = probes::ProbeSession::from_environment(group->rank(), "cpu");
   probes::set_thread_name("example " + o.name);
   const int rank = group->rank();
-  const int need = o.name == "seed" || o.name == "unused-rpc" ? 2 : 3;
+  const int need = o.name == "seed" || o.name == "unused-rpc" || o.name == "parameter-server" ? 2 : 3;
   DDPSCOPE_CHECK(group->size() >= need, "example ", o.name, " needs at least ", need, " workers (--np ", need,
                  "); this job has ", group->size());
   register_example_functions();
@@ -168,17 +238,21 @@ int example_worker(int argc, char** argv) {
   double median_us = -1;
   if (rank == 0) {
     try {
-      {
+      // The parameter server's trainers open their own contexts; the others run in one
+      // of worker 0's, whose gradients every worker keeps for printing the first time.
+      const bool own_contexts = o.name == "parameter-server";
+      auto run = [&](bool collect) {
+        if (own_contexts) return run_once(o.name, mode, -1);
         dist_autograd::ContextGuard context;
         run_once(o.name, mode, context.id());
-        for (int w = 0; w < group->size(); ++w)
+        for (int w = 0; collect && w < group->size(); ++w)
           rpc::rpc_sync(w, "example.collect", {Value(context.id())});
-      }
+      };
+      run(true);
       std::vector<double> us;
       for (int64_t i = 0; i < o.repeat; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        dist_autograd::ContextGuard context;
-        run_once(o.name, mode, context.id());
+        run(false);
         us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
       }
       if (!us.empty()) median_us = median(us);
@@ -199,14 +273,20 @@ int example_worker(int argc, char** argv) {
       Json line = {{"worker", rank}, {"inputs", inputs}, {"gradients", gradients}};
       if (!g_named.error.empty()) line["error"] = g_named.error;
       if (median_us >= 0) line["median_us"] = median_us;
+      if (!g_losses.empty()) line["losses"] = g_losses;
       std::printf("%s\n", line.dump().c_str());
     } else {
       if (rank == 0) {
         std::printf("example %s on %d workers, %s mode: %s\n", o.name.c_str(), group->size(), o.mode.c_str(),
                     g_named.error.empty() ? "backward done" : "backward failed (the error follows)");
         if (median_us >= 0)
-          std::printf("  forward + backward, median of %lld runs: %.1f us\n", static_cast<long long>(o.repeat),
-                      median_us);
+          std::printf("  %s, median of %lld runs: %.1f us\n",
+                      o.name == "parameter-server" ? "a step on every trainer at once" : "forward + backward",
+                      static_cast<long long>(o.repeat), median_us);
+      }
+      if (!g_losses.empty()) {
+        std::printf("  worker%d: loss %.4f after its first step, %.4f after %zu steps\n", rank, g_losses.front(),
+                    g_losses.back(), g_losses.size());
       }
       for (const auto& [name, g] : g_named.gradients) {
         std::printf("  worker%d: gradient of %s: %s\n", rank, name.c_str(), g.describe().c_str());

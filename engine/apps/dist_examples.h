@@ -4,6 +4,9 @@
 //   chain       a nested chain through every worker; worker k scales by its own w
 //   rref        backward through an RRef owned by the last worker, fetched by worker 1
 //   unused-rpc  an RPC whose result does not feed the loss: FAST mode errors, SMART completes
+//   parameter-server  worker 0 holds W; every other worker fits its own data to it at the
+//               same time, stepping W through a DistributedOptimizer (its line adds
+//               "losses", one per step)
 // Run by `ddpscope-cli example NAME --np N`, which starts `ddpscope-worker example ...`.
 // With --json every worker prints one line:
 //   {"worker": N, "inputs": {NAME: nested lists}, "gradients": {NAME: nested lists}}

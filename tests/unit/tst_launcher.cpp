@@ -217,12 +217,32 @@ class TestLauncher : public QObject {
     for (int rank = 0; rank < 2; ++rank) {
       const auto alive = file.metrics("dist.contexts", rank);
       const auto passes = file.metrics("dist.backward_passes", rank);
-      QCOMPARE(alive.size(), size_t{rank == 0 ? 2 : 1});
+      QCOMPARE(alive.size(), rank == 0 ? size_t{2} : size_t{1});
       QCOMPARE(passes.size(), alive.size());
       QCOMPARE(file.metrics("dist.gradient_messages", rank).size(), alive.size());
       for (size_t i = 0; i < alive.size(); ++i)
         QVERIFY(alive[i].value >= 1 && passes[i].value >= 1);
     }
+  }
+
+  // parameter-server: two trainers fit their data to worker 0's W at the same time
+  // through one DistributedOptimizer each; both losses fall, and W moved.
+  void testParameterServerExampleLearns() {
+    Result r = run({"example", "parameter-server", "--np", "3", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    int trainers = 0;
+    for (const auto& line : json_lines(r.out)) {
+      if (line["worker"].toInt() == 0) {
+        QCOMPARE(flat(line["inputs"].toObject()["W"]).size(), size_t{8});
+        QVERIFY(line["gradients"].toObject().contains("W"));  // trainer 1's first step
+        continue;
+      }
+      ++trainers;
+      const QJsonArray losses = line["losses"].toArray();
+      QCOMPARE(losses.size(), 20);
+      QVERIFY2(losses.last().toDouble() < losses.first().toDouble() / 10, qPrintable(r.out));
+    }
+    QCOMPARE(trainers, 2);
   }
 
   void testUnusedRpcExampleFastFailsSmartCompletes() {
