@@ -210,6 +210,8 @@ DecodedMessage decode_message(const std::vector<FrameView>& frames, std::string_
     malformed(detail::concat("wire version ", h.version, "; this build speaks ", kVersion));
   if (h.type == 0 || h.type > kMaxMessageType) malformed(detail::concat("unknown message type ", int{h.type}));
   if (h.src < 0 || h.dst < 0) malformed("negative worker id");
+  if (h.flags & ~kFlagAutograd) malformed(detail::concat("unknown header flags 0x", std::hex, int{h.flags}));
+  if (h.ctx_id < -1) malformed(detail::concat("context id ", h.ctx_id, " (-1 or an id expected)"));
   if (h.num_tensors > kMaxTensors)
     malformed(detail::concat(h.num_tensors, " tensor frames claimed; at most ", kMaxTensors));
   if (frames.size() != 3 + static_cast<size_t>(h.num_tensors)) {

@@ -13,9 +13,11 @@ using namespace ddpscope::rpc::wire;
 
 namespace {
 
-std::string header_bytes(uint8_t type, uint32_t tensors) {
+std::string header_bytes(uint8_t type, uint32_t tensors, uint8_t flags = 0, int64_t ctx_id = -1) {
   Header h;
   h.type = type;
+  h.flags = flags;
+  h.ctx_id = ctx_id;
   h.src = 0;
   h.dst = 1;
   h.num_tensors = tensors;
@@ -91,6 +93,8 @@ class TestRpcWire : public QObject {
     QTest::newRow("frame undescribed") << int(Rejection::Malformed) << "not described" << 9;
     QTest::newRow("deep nesting") << int(Rejection::Malformed) << "nested deeper" << 10;
     QTest::newRow("wrong body shape") << int(Rejection::Malformed) << "call body must be" << 11;
+    QTest::newRow("unknown flags") << int(Rejection::Malformed) << "unknown header flags 0x82" << 12;
+    QTest::newRow("bad context id") << int(Rejection::Malformed) << "context id -7" << 13;
   }
   void testRejections() {
     QFETCH(int, why);
@@ -127,6 +131,8 @@ class TestRpcWire : public QObject {
         frames = {tok, header_bytes(1, 0), w.take()};
         break;
       }
+      case 12: frames = {tok, header_bytes(1, 0, 0x82), empty_call}; break;
+      case 13: frames = {tok, header_bytes(1, 0, 0, -7), empty_call}; break;
     }
     try {
       decode(frames);
