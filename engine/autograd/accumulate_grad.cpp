@@ -29,6 +29,12 @@ Tensor AccumulateGrad::apply_leaf_hooks(Tensor grad) const {
   return grad;
 }
 
+void AccumulateGrad::run_post_accumulate_hooks() const {
+  AutogradMeta& meta = materialize_meta(variable_);
+  for (auto& hook : meta.post_accumulate_hooks)
+    hook(variable_);
+}
+
 variable_list AccumulateGrad::apply(variable_list&& grads) {
   Tensor grad = std::move(grads.at(0));
   if (!grad.defined()) return {};
@@ -66,7 +72,8 @@ Tensor take_gradient_destination(const Edge& edge, const Shape& shape, DType dty
   // Only where the leaf's AccumulateGrad will take the gradient as .grad: grad() and
   // backward(inputs) hand gradients to the caller, who must not get a view of a bucket.
   const GraphTask* task = GraphTask::current();
-  if (task == nullptr || !task->runs_every_node()) return {};
+  // Nor where gradients go to a distributed autograd context (a leaf sink).
+  if (task == nullptr || !task->runs_every_node() || task->has_leaf_sink()) return {};
   AutogradMeta* meta = meta_of(static_cast<const AccumulateGrad&>(*edge.function).variable());
   if (meta == nullptr) return {};
   std::lock_guard lock(meta->accumulator_mutex);

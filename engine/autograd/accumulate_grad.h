@@ -18,6 +18,8 @@ class AccumulateGrad : public Node {
   // The leaf's tensor hooks applied to `grad` (apply() runs them before accumulating;
   // distributed autograd runs them before accumulating into its context).
   Tensor apply_leaf_hooks(Tensor grad) const;
+  // The post-accumulate-grad hooks (DDP's reducer), for a sink other than .grad.
+  void run_post_accumulate_hooks() const;
 
  private:
   Tensor variable_;

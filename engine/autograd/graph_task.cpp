@@ -143,7 +143,10 @@ void GraphTask::evaluate(ReadyTask& task) {
   if (leaf_sink_ && node->kind() == NodeKind::AccumulateGrad) {
     auto& leaf = static_cast<AccumulateGrad&>(*node);
     variable_list grads = task.inputs.release();
-    if (!grads.empty() && grads[0].defined()) leaf_sink_(leaf.variable(), leaf.apply_leaf_hooks(std::move(grads[0])));
+    if (!grads.empty() && grads[0].defined()) {
+      leaf_sink_(leaf.variable(), leaf.apply_leaf_hooks(std::move(grads[0])));
+      leaf.run_post_accumulate_hooks();  // DDP's reducer learns the gradient is ready
+    }
     return;
   }
   if (node->kind() != NodeKind::AccumulateGrad) task.inputs.fill_missing_with_zeros(*node);
@@ -178,13 +181,19 @@ void GraphTask::run() {
     }
     evaluate(task);
   }
-  // Callbacks may queue more callbacks (DDP's finalize does), so index, not iterate.
-  for (size_t i = 0;; ++i) {
+  if (!defer_callbacks_) run_callbacks();
+}
+
+void GraphTask::run_callbacks() {
+  // Each runs once, even when the task runs again; callbacks may queue more (DDP's
+  // finalize does), which this loop then runs too.
+  for (;;) {
     std::function<void()> cb;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (i >= callbacks_.size()) break;
-      cb = callbacks_[i];
+      if (callbacks_.empty()) break;
+      cb = std::move(callbacks_.front());
+      callbacks_.erase(callbacks_.begin());
     }
     cb();
   }

@@ -36,6 +36,12 @@ class GraphTask {
   void set_leaf_sink(LeafSink sink) { leaf_sink_ = std::move(sink); }
   // The dependency count of every node that has one (for probes and teaching views).
   std::unordered_map<Node*, int> dependencies() const;
+  bool has_leaf_sink() const { return static_cast<bool>(leaf_sink_); }
+  // Distributed autograd runs a task several times (once per arriving gradient): its
+  // callbacks (DDP's finalize) wait until its owner calls run_callbacks() at the end of
+  // the worker's share of the pass, instead of running at the end of each run().
+  void set_defer_callbacks(bool defer) { defer_callbacks_ = defer; }
+  void run_callbacks();
   // Restricts execution to the nodes that lead to `targets` (empty: run everything).
   // Gradients arriving at a target edge are captured; `accumulate` says whether leaf
   // targets' AccumulateGrad still runs (backward(inputs)) or not (grad()).
@@ -89,6 +95,7 @@ class GraphTask {
   int holds_ = 0;
   std::vector<std::function<void()>> callbacks_;
   LeafSink leaf_sink_;
+  bool defer_callbacks_ = false;
 };
 
 }  // namespace ddpscope::autograd

@@ -159,7 +159,20 @@ void Reducer::offer_destinations(bool offer) {
   offered_ = offer;
 }
 
+Tensor Reducer::grad_of(size_t param) const {
+  return dist_ctx_ ? dist_ctx_->gradient(params_[param]) : params_[param].grad();
+}
+
+void Reducer::set_grad_of(size_t param, Tensor grad) {
+  if (dist_ctx_) {
+    dist_ctx_->set_gradient(params_[param], std::move(grad));
+  } else {
+    params_[param].set_grad(std::move(grad));
+  }
+}
+
 void Reducer::detach_grad_from_bucket(size_t param) {
+  if (dist_ctx_) return;  // a context's gradients never alias the buckets
   const Tensor& grad = params_[param].grad();
   if (options_.gradient_as_bucket_view || !grad.defined()) return;
   if (grad.shares_storage_with(buckets_[locators_[param].bucket].contents))
@@ -223,7 +236,7 @@ void Reducer::mark_unused_ready() {
     const Locator& l = locators_[i];
     const Tensor& view = buckets_[l.bucket].views[l.slot];
     detach_grad_from_bucket(i);
-    const Tensor& grad = params_[i].grad();
+    const Tensor grad = grad_of(i);
     if (!grad.defined()) {
       view.zero_();
     } else if (!grad.is_same_view_as(view)) {
@@ -264,7 +277,12 @@ std::vector<size_t> Reducer::find_unused(const std::vector<Tensor>& outputs) {
 void Reducer::autograd_hook(size_t param) {
   // Used in this backward, or in one under no_sync since the last reduction: either way
   // its gradient is part of what the next reduction averages.
-  if (params_[param].grad().defined()) locally_used_[param] = true;
+  if (!backward_in_progress_) {
+    // Inside a distributed autograd context, gradients live in the context (seed 004).
+    const int64_t ctx = dist_autograd::ContextContainer::current_id();
+    dist_ctx_ = ctx >= 0 ? dist_autograd::ContextContainer::instance().find(ctx) : nullptr;
+  }
+  if (grad_of(param).defined()) locally_used_[param] = true;
   if (!sync_enabled_ || !expect_backward_) return;  // no_sync, or a backward DDP did not prepare
   if (!backward_in_progress_) {
     backward_in_progress_ = true;
@@ -289,7 +307,7 @@ void Reducer::mark_variable_ready(size_t param) {
   ready_order_.push_back(param);
   const Locator& l = locators_[param];
   Bucket& bucket = buckets_[l.bucket];
-  const Tensor& grad = params_[param].grad();
+  const Tensor grad = grad_of(param);
   const Tensor& view = bucket.views[l.slot];
   // A gradient computed straight into its slot (or, with gradient_as_bucket_view,
   // accumulated into it) is there already.
@@ -303,7 +321,7 @@ void Reducer::mark_variable_ready(size_t param) {
     ++gradients_copied_;
     // With gradient_as_bucket_view, .grad becomes the bucket's view from now on: later
     // backwards accumulate straight into the bucket.
-    if (options_.gradient_as_bucket_view) params_[param].set_grad(view);
+    if (options_.gradient_as_bucket_view && !dist_ctx_) params_[param].set_grad(view);
   }
   if (--bucket.pending == 0) launch_ready_buckets();
 }
@@ -424,6 +442,11 @@ void Reducer::record_stats() {
 
 void Reducer::finalize_backward() {
   DDPSCOPE_SPAN(span, probes::Kind::Finalize, "finalize");
+  // The context is this backward's only: forget it however finalize ends.
+  struct ForgetContext {
+    std::shared_ptr<dist_autograd::DistAutogradContext>& ctx;
+    ~ForgetContext() { ctx.reset(); }
+  } forget{dist_ctx_};
   backward_in_progress_ = false;
   expect_backward_ = false;
   autograd::NoGradGuard no_grad;
@@ -475,6 +498,13 @@ void Reducer::write_back(Bucket& b, const std::vector<bool>& globally_used) {
     const size_t i = b.spec.params[slot];
     if (!globally_used[i]) continue;
     const Tensor& view = b.views[slot];
+    if (dist_ctx_) {
+      // Into the context, always as a tensor of its own (the bucket is reused).
+      Tensor g = Tensor::empty(view.sizes(), view.dtype(), view.device());
+      kernels::copy_scaled(g, view, options_.gradient_as_bucket_view ? 1.0 : factor);
+      set_grad_of(i, std::move(g));
+      continue;
+    }
     if (options_.gradient_as_bucket_view) {
       if (!params_[i].grad().defined() || !params_[i].grad().shares_storage_with(view))
         params_[i].set_grad(view);

@@ -22,6 +22,7 @@
 #include "bucket_assigner.h"
 #include "c10d/process_group.h"
 #include "comm_hook.h"
+#include "dist_autograd/context.h"
 
 namespace ddpscope::ddp {
 
@@ -101,6 +102,9 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   IterationStats& mutable_last_iteration() { return stats_; }
 
  private:
+  // The distributed autograd context of the backward in progress (null: a local one).
+  std::shared_ptr<dist_autograd::DistAutogradContext> dist_ctx_;
+
   struct Bucket {
     BucketSpec spec;
     Tensor contents;                       // flat buffer, spec.bytes long
@@ -138,6 +142,10 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   // Without gradient_as_bucket_view, .grad may have been computed straight into the
   // bucket: before the bucket is written, .grad gets its own copy.
   void detach_grad_from_bucket(size_t param);
+  // A parameter's gradient: its .grad, or inside a distributed autograd context (DDP
+  // with RPC, seed 004) the context's, which DDP reads and writes its average back to.
+  Tensor grad_of(size_t param) const;
+  void set_grad_of(size_t param, Tensor grad);
   // Averages a reduced bucket into its parameters' .grad (skipping globally unused ones).
   void write_back(Bucket& b, const std::vector<bool>& globally_used);
   std::string names_of(const std::vector<size_t>& params) const;

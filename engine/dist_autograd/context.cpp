@@ -100,6 +100,11 @@ void DistAutogradContext::reset_pass_locked(int64_t pass) {
   sends_run_.clear();
 }
 
+void DistAutogradContext::set_gradient(const Tensor& leaf, Tensor grad) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  grads_[leaf.impl_ptr().get()] = Accumulated{leaf, std::move(grad)};
+}
+
 std::shared_ptr<autograd::GraphTask> DistAutogradContext::graph_task(int64_t pass, bool retain_graph,
                                                                      autograd::Node* extra_start, bool* made) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -114,6 +119,7 @@ std::shared_ptr<autograd::GraphTask> DistAutogradContext::graph_task(int64_t pas
   task_ = std::make_shared<autograd::GraphTask>(retain_graph);
   // The task belongs to this context, so `this` outlives it.
   task_->set_leaf_sink([this](const Tensor& leaf, Tensor grad) { accumulate_grad(leaf, grad); });
+  task_->set_defer_callbacks(true);
   task_->compute_dependencies(starts);
   record_pass_graph(id_, pass, starts, task_->dependencies());
   *made = true;

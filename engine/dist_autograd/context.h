@@ -47,6 +47,8 @@ class DistAutogradContext {
   void accumulate_grad(const Tensor& leaf, const Tensor& grad);
   std::vector<std::pair<Tensor, Tensor>> gradients() const;  // (leaf, gradient)
   Tensor gradient(const Tensor& leaf) const;                  // undefined when none
+  // Replaces the leaf's gradient (DDP writes its averaged gradients back here).
+  void set_gradient(const Tensor& leaf, Tensor grad);
 
   // The graph task of backward pass `pass` on this worker, made on first use in that
   // pass (`made` says whether this call made it) with dependencies counted from

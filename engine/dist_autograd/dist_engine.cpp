@@ -88,6 +88,9 @@ PassReport run_pass(DistAutogradContext& ctx, int64_t pass, bool retain_graph, s
     task->run();
   }
   PassReport report = scope.wait_all();
+  // Callbacks queued by the nodes (DDP's finalize), now that the gradients this share
+  // waited for have arrived.
+  task->run_callbacks();
   report.merge(own_report(ctx, pass));
   record_debug_counters(pass);
   return report;

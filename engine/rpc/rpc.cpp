@@ -30,8 +30,13 @@ void init_rpc(const std::string& name, RpcBackendOptions options,
   }
   if (!group) group = c10d::init_process_group();
   auto a = RpcAgent::create(name, std::move(options), std::move(group));
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_agent = std::move(a);
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_agent = a;
+  }
+  // Only now: a call that arrives sooner (another worker finished init first) may run a
+  // function that uses rpc::agent(). ZeroMQ holds such messages until then.
+  a->start_receiving();
 }
 
 void shutdown(bool graceful) {

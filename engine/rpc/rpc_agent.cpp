@@ -221,6 +221,10 @@ void RpcAgent::start(const std::string& requested_name) {
         if (auto agent = weak.lock()) agent->send_control(dst, type, std::move(ids), std::move(on_ack));
       });
   running_ = true;
+}
+
+void RpcAgent::start_receiving() {
+  if (receiver_.joinable()) return;
   receiver_ = std::thread([this] {
     probes::set_thread_name("rpc: receive");
     receive_loop();

@@ -89,9 +89,11 @@ class RpcError : public Error {
 
 class RpcAgent : public std::enable_shared_from_this<RpcAgent> {
  public:
-  // Collective over `group`: every rank constructs its agent together.
+  // Collective over `group`: every rank constructs its agent together. Messages are
+  // read once start_receiving() is called (init_rpc does, after publishing the agent).
   static std::shared_ptr<RpcAgent> create(const std::string& name, RpcBackendOptions options,
                                           std::shared_ptr<c10d::ProcessGroup> group);
+  void start_receiving();
   ~RpcAgent();
   RpcAgent(const RpcAgent&) = delete;
   RpcAgent& operator=(const RpcAgent&) = delete;

@@ -10,10 +10,13 @@
 #include <thread>
 
 #include "autograd/engine.h"
+#include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "c10d/process_group.h"
 #include "dist_autograd/dist_autograd.h"
 #include "dist_autograd/distributed_optimizer.h"
+#include "ddp/distributed_data_parallel.h"
+#include "nn/models.h"
 #include "mpi_test_main.h"
 #include "rpc/rpc.h"
 #include "tensor/kernels.h"
@@ -83,6 +86,14 @@ void register_functions() {
   });
   rpc::register_function("dat.contexts", [](const ValueList&) -> Value {
     return Value(dist_autograd::debug_info().contexts);
+  });
+  // Worker 0's embedding table, as an RRef (owner -> user).
+  rpc::register_function("ddp.table", [](const ValueList&) -> Value {
+    static rpc::RRef table = [] {
+      Generator gen(7);
+      return rpc::make_rref(Value(randn({8, 16}, DType::F32, &gen).set_requires_grad()));
+    }();
+    return Value(table);
   });
   // A fresh parameter from a seed, owned by whoever runs this (through remote()).
   rpc::register_function("dopt.make", [](const ValueList& a) -> Value {
@@ -405,6 +416,63 @@ class TestDistAutograd : public QObject {
     }
     barrier();
   }
+  // Seed 004: DDP inside distributed autograd contexts, its input made from worker 0's
+  // table fetched over RPC. The reducer's averaged gradients go into each rank's context
+  // (never .grad), and three SGD steps from them end where one process averaging every
+  // rank's gradients ends.
+  void testDdpInsideAContextAveragesIntoTheContext() {
+    const auto build = [] {
+      Generator g(11);
+      return std::make_shared<nn::Mlp>(nn::MlpConfig{.in_features = 16, .width = 32, .depth = 3, .out_features = 3},
+                                       &g);
+    };
+    const auto batch = [](int rank) {
+      Generator g(100 + static_cast<uint64_t>(rank));
+      Tensor mix = randn({4, 8}, DType::F32, &g);
+      Tensor y = randn({4, 3}, DType::F32, &g);
+      return std::make_pair(mix, y);
+    };
+    const double lr = 0.1;
+    auto reference = build();
+    ddp::DistributedDataParallel ddp(build(), g_world, {.bucket_cap_mb = 0.002, .first_bucket_cap_mb = 0.001});
+    rpc::RRef table = rpc::rpc_sync(0, "ddp.table").rref();
+    const Tensor table_value = table.to_here().tensor().detach();
+    const auto params = ddp.parameters();
+    const auto ref_params = reference->parameters();
+    for (int step = 0; step < 3; ++step) {
+      auto [mix, y] = batch(rank_);
+      {
+        dist_autograd::ContextGuard context;
+        Tensor x = matmul(mix, table.to_here().tensor());
+        Tensor loss = mse_loss(ddp.forward(x), y);
+        dist_autograd::backward(context.id(), {loss});
+        autograd::NoGradGuard no_grad;
+        for (const Tensor& p : params) {
+          const Tensor g = dist_autograd::get_gradient(context.id(), p);
+          QVERIFY(g.defined());
+          QVERIFY(!p.grad().defined());  // never in .grad
+          kernels::copy_scaled(p, sub(p, mul_scalar(g, lr)), 1.0);
+        }
+      }
+      // The reference: every rank's loss on one process, gradients averaged.
+      std::vector<Tensor> avg(ref_params.size());
+      for (int r = 0; r < size_; ++r) {
+        auto [m, yr] = batch(r);
+        const auto grads = autograd::grad({mse_loss(reference->forward(matmul(m, table_value)), yr)}, ref_params);
+        for (size_t i = 0; i < grads.size(); ++i)
+          avg[i] = avg[i].defined() ? add(avg[i], grads[i]) : grads[i];
+      }
+      autograd::NoGradGuard no_grad;
+      for (size_t i = 0; i < ref_params.size(); ++i)
+        kernels::copy_scaled(ref_params[i], sub(ref_params[i], mul_scalar(avg[i], lr / size_)), 1.0);
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      QVERIFY2(diff(params[i], ref_params[i]) < 1e-5,
+               qPrintable(QString("parameter %1 differs by %2").arg(i).arg(diff(params[i], ref_params[i]))));
+    }
+    barrier();
+  }
+
   // Releasing a context frees it on every worker it reached, transitively.
   void testReleaseReachesEveryWorker() {
     barrier();

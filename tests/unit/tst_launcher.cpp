@@ -120,7 +120,12 @@ class TestLauncher : public QObject {
       if (m.kind != "call" || m.name != "add") continue;
       ++adds;
       QCOMPARE(m.src_rank, 0);
-      QVERIFY(m.t_send_ns > 0 && m.t_recv_ns >= m.t_send_ns);
+      // Both ends joined. The ranks' clocks are aligned by measured offsets, which err by
+      // some microseconds on a busy machine, so a fast message may seem to arrive a
+      // little before it left; not by a millisecond.
+      QVERIFY(m.t_send_ns > 0 && m.t_recv_ns > 0);
+      QVERIFY2(m.t_recv_ns - m.t_send_ns > -1000000,
+               qPrintable(QString("received %1 ns before it was sent").arg(m.t_send_ns - m.t_recv_ns)));
     }
     QVERIFY2(adds >= 2 * 50, qPrintable(QString::number(adds)));  // every timed call, joined
     for (int rank = 0; rank < 3; ++rank) {
@@ -229,7 +234,7 @@ class TestLauncher : public QObject {
   // through one DistributedOptimizer each; both losses fall, and W moved.
   void testParameterServerExampleLearns() {
     Result r = run({"example", "parameter-server", "--np", "3", "--json"});
-    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
     int trainers = 0;
     for (const auto& line : json_lines(r.out)) {
       if (line["worker"].toInt() == 0) {
