@@ -90,7 +90,25 @@ Tensor DistAutogradContext::gradient(const Tensor& leaf) const {
   return it == grads_.end() ? Tensor() : it->second.grad;
 }
 
+bool DistAutogradContext::abandon(int64_t pass) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!abandoned_.insert(pass).second) return false;  // told already
+  if (pass_ != pass) return false;
+  task_.reset();
+  active_.clear();
+  searched_.clear();
+  sends_run_.clear();
+  return true;
+}
+
+bool DistAutogradContext::holds_pass() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return task_ != nullptr;
+}
+
 void DistAutogradContext::reset_pass_locked(int64_t pass) {
+  DDPSCOPE_CHECK(!abandoned_.count(pass), "distributed backward pass ", pass, " of context ", id_,
+                 " was abandoned after an error on another worker");
   if (pass_ == pass) return;
   pass_ = pass;
   task_.reset();
@@ -202,8 +220,19 @@ std::shared_ptr<DistAutogradContext> ContextContainer::find(int64_t id) const {
   return it == contexts_.end() ? nullptr : it->second;
 }
 
+void ContextContainer::remember_released_locked(int64_t id) {
+  constexpr size_t kRemembered = 65536;
+  if (!released_.insert(id).second) return;
+  released_order_.push_back(id);
+  if (released_order_.size() > kRemembered) {
+    released_.erase(released_order_.front());
+    released_order_.pop_front();
+  }
+}
+
 std::shared_ptr<DistAutogradContext> ContextContainer::get_or_create(int64_t id) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (released_.count(id)) return std::make_shared<DistAutogradContext>(id);
   auto& slot = contexts_[id];
   if (!slot) {
     slot = std::make_shared<DistAutogradContext>(id);
@@ -218,6 +247,7 @@ std::shared_ptr<DistAutogradContext> ContextContainer::erase(int64_t id) {
   if (it == contexts_.end()) return nullptr;
   auto ctx = std::move(it->second);
   contexts_.erase(it);
+  remember_released_locked(id);
   record_context(id, false);
   return ctx;
 }
@@ -229,6 +259,7 @@ size_t ContextContainer::erase_started_by(int32_t origin) {
     for (auto it = contexts_.begin(); it != contexts_.end();) {
       if ((it->first >> 48) == origin) {
         gone.push_back(std::move(it->second));
+        remember_released_locked(it->first);
         record_context(it->first, false);
         it = contexts_.erase(it);
       } else {
@@ -237,6 +268,14 @@ size_t ContextContainer::erase_started_by(int32_t origin) {
     }
   }
   return gone.size();
+}
+
+size_t ContextContainer::passes_held() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  size_t n = 0;
+  for (const auto& [id, ctx] : contexts_)
+    n += ctx->holds_pass();
+  return n;
 }
 
 size_t ContextContainer::size() const {

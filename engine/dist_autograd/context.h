@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,10 @@ class DistAutogradContext {
   // functions: in SMART mode the ones activated for it, in FAST mode all of them.
   std::shared_ptr<autograd::GraphTask> graph_task(int64_t pass, bool retain_graph, autograd::Node* extra_start,
                                                   bool* made);
+  // Drops the state of `pass` here after an error elsewhere; later gradients for it are
+  // refused. False when this worker held nothing of that pass.
+  bool abandon(int64_t pass);
+  bool holds_pass() const;
   // SMART mode: marks send functions as on a path to the roots in `pass`; returns those
   // not marked before. Nodes already searched from are remembered (`searched`).
   std::vector<std::shared_ptr<SendFunction>> activate(int64_t pass, const std::vector<int64_t>& autograd_ids);
@@ -88,6 +93,7 @@ class DistAutogradContext {
   std::set<int64_t> active_;           // SMART: sends on a path to the roots
   std::set<const autograd::Node*> searched_;  // SMART: nodes already searched from
   std::set<int64_t> sends_run_;
+  std::set<int64_t> abandoned_;  // passes dropped after an error
   std::mutex run_mutex_;
 };
 
@@ -103,10 +109,12 @@ class ContextContainer {
   std::shared_ptr<DistAutogradContext> open();
   std::shared_ptr<DistAutogradContext> retrieve(int64_t id) const;
   std::shared_ptr<DistAutogradContext> find(int64_t id) const;  // null when unknown
+  // A context released here already comes back as a detached one, never stored.
   std::shared_ptr<DistAutogradContext> get_or_create(int64_t id);
   // Forgets the context here; returns it (null when it was not here).
   std::shared_ptr<DistAutogradContext> erase(int64_t id);
   size_t size() const;
+  size_t passes_held() const;  // contexts holding the state of a pass
   // Forgets every context that worker `origin` started (it died: no release will come).
   // Returns how many.
   size_t erase_started_by(int32_t origin);
@@ -115,8 +123,13 @@ class ContextContainer {
   static void set_current_id(int64_t id);
 
  private:
+  void remember_released_locked(int64_t id);
   int32_t worker_id_ = 0;
   int64_t next_ = 1;
+  // Recently released ids: a late message naming one must not bring its context back
+  // (it would never be released again). Bounded; ids are never reused.
+  std::set<int64_t> released_;
+  std::deque<int64_t> released_order_;
   mutable std::mutex mutex_;
   std::unordered_map<int64_t, std::shared_ptr<DistAutogradContext>> contexts_;
 };

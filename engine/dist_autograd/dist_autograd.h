@@ -63,6 +63,7 @@ struct DebugInfo {
   int64_t contexts = 0;         // alive on this worker
   int64_t backward_passes = 0;  // running on this worker
   int64_t gradient_messages = 0;  // gradient messages sent and not yet answered
+  int64_t passes_held = 0;        // contexts here holding a pass's graph task
 };
 DebugInfo debug_info();
 

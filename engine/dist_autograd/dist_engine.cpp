@@ -162,6 +162,37 @@ rpc::Value receive_activation(const rpc::ValueList& a) {
   return rpc::Value();
 }
 
+// Tells the workers `ctx` reached (but `except`) to drop `pass` (an error ended it).
+void spread_abandon(const DistAutogradContext& ctx, int64_t pass, int32_t except) {
+  // Not sent "in" the context: the word may arrive after a worker released it.
+  const int64_t current = ContextContainer::current_id();
+  ContextContainer::set_current_id(-1);
+  struct Restore {
+    int64_t id;
+    ~Restore() { ContextContainer::set_current_id(id); }
+  } restore{current};
+  const int32_t self = self_id();
+  for (int32_t w : ctx.known_workers()) {
+    if (w == except || w == self) continue;
+    rpc::ValueList message;
+    message.emplace_back(ctx.id());
+    message.emplace_back(pass);
+    message.emplace_back(int64_t{self});
+    rpc::rpc_async(w, kAbandonFunction, std::move(message));
+  }
+}
+
+// [ctx_id, pass, sender]: beyond PyTorch (#27643), a failed pass is dropped on every
+// worker it reached, and passed on from each worker the first time it hears.
+rpc::Value receive_abandon(const rpc::ValueList& a) {
+  auto ctx = contexts().find(a.at(0).to_int());
+  if (!ctx) return rpc::Value();
+  const int64_t pass = a.at(1).to_int();
+  ctx->abandon(pass);
+  spread_abandon(*ctx, pass, static_cast<int32_t>(a.at(2).to_int()));
+  return rpc::Value();
+}
+
 // [ctx_id, sender]: forget the context and pass the word on to the workers it reached.
 rpc::Value receive_release(const rpc::ValueList& a) {
   const int64_t ctx_id = a.at(0).to_int();
@@ -182,6 +213,7 @@ const bool g_installed = [] {
   rpc::register_function(kGradientsFunction, receive_gradients);
   rpc::register_function(kReleaseFunction, receive_release);
   rpc::register_function(kActivateFunction, receive_activation);
+  rpc::register_function(kAbandonFunction, receive_abandon);
   return true;
 }();
 
@@ -331,12 +363,19 @@ void backward(int64_t context_id, const std::vector<Tensor>& roots, bool retain_
   auto root = std::make_shared<autograd::GraphRoot>(std::move(edges), std::move(grads));
   const int64_t pass = (int64_t{self_id()} << 48) | g_next_pass.fetch_add(1);
   autograd::Node* start = root.get();
-  if (mode == Mode::Smart) {
-    // Mark this worker's pass as SMART (no send active yet), then search from the roots.
-    ctx->activate(pass, {});
-    activate_upstream(*ctx, pass, {start});
+  PassReport report;
+  try {
+    if (mode == Mode::Smart) {
+      // Mark this worker's pass as SMART (no send active yet), then search from the roots.
+      ctx->activate(pass, {});
+      activate_upstream(*ctx, pass, {start});
+    }
+    report = run_pass(*ctx, pass, retain_graph, std::move(root), autograd::InputBuffer(0), start, -1);
+  } catch (...) {
+    ctx->abandon(pass);
+    spread_abandon(*ctx, pass, -1);
+    throw;
   }
-  const PassReport report = run_pass(*ctx, pass, retain_graph, std::move(root), autograd::InputBuffer(0), start, -1);
   const auto missing = report.never_run();
   if (!missing.empty()) {
     std::string list;
@@ -375,7 +414,8 @@ void release_context(int64_t context_id) {
 }
 
 DebugInfo debug_info() {
-  return {static_cast<int64_t>(contexts().size()), g_passes_running.load(), g_gradient_messages.load()};
+  return {static_cast<int64_t>(contexts().size()), g_passes_running.load(), g_gradient_messages.load(),
+          static_cast<int64_t>(contexts().passes_held())};
 }
 
 }  // namespace ddpscope::dist_autograd

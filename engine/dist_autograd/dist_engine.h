@@ -30,6 +30,7 @@ namespace ddpscope::dist_autograd {
 inline constexpr const char* kGradientsFunction = "_ddpscope.dist_backward";
 inline constexpr const char* kReleaseFunction = "_ddpscope.release_context";
 inline constexpr const char* kActivateFunction = "_ddpscope.dist_activate";  // SMART mode
+inline constexpr const char* kAbandonFunction = "_ddpscope.dist_abandon";
 
 // What the workers a pass reached say of their send functions: those that ran, and
 // those that had not when the worker last answered (described for errors). A send

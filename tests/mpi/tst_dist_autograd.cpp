@@ -84,6 +84,9 @@ void register_functions() {
     });
     return r;
   });
+  rpc::register_function("dat.passes_held", [](const ValueList&) -> Value {
+    return Value(dist_autograd::debug_info().passes_held);
+  });
   rpc::register_function("dat.contexts", [](const ValueList&) -> Value {
     return Value(dist_autograd::debug_info().contexts);
   });
@@ -361,6 +364,13 @@ class TestDistAutograd : public QObject {
         const QString what = QString::fromStdString(e.message());
         QVERIFY2(what.startsWith(QString("Error on worker %1 ").arg(failing)), qPrintable(what));
         QVERIFY2(what.contains("boom in backward"), qPrintable(what));
+      }
+      // Beyond PyTorch (#27643): every worker the pass reached drops it, while the
+      // context itself lives on.
+      for (int w = 0; w < size_; ++w) {
+        QVERIFY2(eventually([&] { return rpc::rpc_sync(w, "dat.passes_held").to_int() == 0; }),
+                 qPrintable(QString("worker %1 still holds the failed pass").arg(w)));
+        QVERIFY(rpc::rpc_sync(w, "dat.contexts").to_int() >= 1);
       }
     }
     barrier();
