@@ -12,6 +12,7 @@
 #include "rpc/rpc.h"
 #include "rpc/wire_format.h"
 #include "send_recv_functions.h"
+#include "smart_mode.h"
 
 namespace ddpscope::dist_autograd {
 namespace {
@@ -113,55 +114,6 @@ rpc::Value receive_gradients(const rpc::ValueList& a) {
   return run_pass(*ctx, a[2].to_int(), a[3].to_bool(), send, std::move(inputs), nullptr, send_id).to_value();
 }
 
-// SMART mode: from `starts`, the recv functions reachable through this worker's graph,
-// not searched before in this pass; their senders' send functions lie on a path to the
-// roots. Each such worker is told, and searches on in turn; returns when all have.
-void activate_upstream(DistAutogradContext& ctx, int64_t pass, const std::vector<autograd::Node*>& starts) {
-  std::map<int32_t, std::vector<int64_t>> by_worker;
-  std::vector<autograd::Node*> stack;
-  for (auto* n : starts) {
-    if (ctx.first_search(pass, n)) stack.push_back(n);
-  }
-  while (!stack.empty()) {
-    autograd::Node* n = stack.back();
-    stack.pop_back();
-    if (n->kind() == autograd::NodeKind::Recv) {
-      auto* recv = static_cast<RecvFunction*>(n);
-      by_worker[recv->peer()].push_back(recv->autograd_id());
-    }
-    for (const auto& e : n->next_edges()) {
-      if (e.is_valid() && ctx.first_search(pass, e.function.get())) stack.push_back(e.function.get());
-    }
-  }
-  std::vector<std::shared_ptr<rpc::ValueFuture>> replies;
-  for (auto& [worker, ids] : by_worker) {
-    rpc::ValueList id_values;
-    for (int64_t id : ids)
-      id_values.emplace_back(id);
-    rpc::ValueList message;
-    message.emplace_back(ctx.id());
-    message.emplace_back(pass);
-    message.emplace_back(std::move(id_values));
-    replies.push_back(rpc::rpc_async(worker, kActivateFunction, std::move(message)));
-  }
-  for (auto& r : replies)
-    r->wait();
-}
-
-// [ctx_id, pass, [autograd ids]]: these send functions of ours will get gradients.
-rpc::Value receive_activation(const rpc::ValueList& a) {
-  auto ctx = contexts().retrieve(a.at(0).to_int());
-  const int64_t pass = a.at(1).to_int();
-  std::vector<int64_t> ids;
-  for (const auto& v : a.at(2).list())
-    ids.push_back(v.to_int());
-  std::vector<autograd::Node*> starts;
-  for (const auto& s : ctx->activate(pass, ids))
-    starts.push_back(s.get());
-  if (!starts.empty()) activate_upstream(*ctx, pass, starts);
-  return rpc::Value();
-}
-
 // Tells the workers `ctx` reached (but `except`) to drop `pass` (an error ended it).
 void spread_abandon(const DistAutogradContext& ctx, int64_t pass, int32_t except) {
   // Not sent "in" the context: the word may arrive after a worker released it.
@@ -254,48 +206,6 @@ PassReport BackwardScope::wait_all() {
   }
   if (first) std::rethrow_exception(first);
   return report;
-}
-
-// ---------------------------------------------------------------- PassReport
-
-void PassReport::merge(const PassReport& other) {
-  ran.insert(other.ran.begin(), other.ran.end());
-  for (const auto& [id, what] : other.not_run)
-    not_run.emplace(id, what);
-}
-
-rpc::Value PassReport::to_value() const {
-  rpc::ValueList ran_list, not_run_list;
-  for (int64_t id : ran)
-    ran_list.emplace_back(id);
-  for (const auto& [id, what] : not_run) {
-    rpc::ValueList entry;
-    entry.emplace_back(id);
-    entry.emplace_back(what);
-    not_run_list.emplace_back(std::move(entry));
-  }
-  rpc::ValueList out;
-  out.emplace_back(std::move(ran_list));
-  out.emplace_back(std::move(not_run_list));
-  return rpc::Value(std::move(out));
-}
-
-PassReport PassReport::from_value(const rpc::Value& v) {
-  PassReport r;
-  if (!v.is_list() || v.list().size() != 2) return r;
-  for (const auto& id : v.list()[0].list())
-    r.ran.insert(id.to_int());
-  for (const auto& entry : v.list()[1].list())
-    r.not_run.emplace(entry.list().at(0).to_int(), entry.list().at(1).str());
-  return r;
-}
-
-std::vector<std::string> PassReport::never_run() const {
-  std::vector<std::string> out;
-  for (const auto& [id, what] : not_run) {
-    if (!ran.count(id)) out.push_back(what);
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------- RecvFunction

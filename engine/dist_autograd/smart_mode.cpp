@@ -1,0 +1,56 @@
+#include "smart_mode.h"
+
+#include <map>
+
+#include "dist_engine.h"
+#include "rpc/rpc.h"
+#include "send_recv_functions.h"
+
+namespace ddpscope::dist_autograd {
+
+void activate_upstream(DistAutogradContext& ctx, int64_t pass, const std::vector<autograd::Node*>& starts) {
+  std::map<int32_t, std::vector<int64_t>> by_worker;
+  std::vector<autograd::Node*> stack;
+  for (auto* n : starts) {
+    if (ctx.first_search(pass, n)) stack.push_back(n);
+  }
+  while (!stack.empty()) {
+    autograd::Node* n = stack.back();
+    stack.pop_back();
+    if (n->kind() == autograd::NodeKind::Recv) {
+      auto* recv = static_cast<RecvFunction*>(n);
+      by_worker[recv->peer()].push_back(recv->autograd_id());
+    }
+    for (const auto& e : n->next_edges()) {
+      if (e.is_valid() && ctx.first_search(pass, e.function.get())) stack.push_back(e.function.get());
+    }
+  }
+  std::vector<std::shared_ptr<rpc::ValueFuture>> replies;
+  for (auto& [worker, ids] : by_worker) {
+    rpc::ValueList id_values;
+    for (int64_t id : ids)
+      id_values.emplace_back(id);
+    rpc::ValueList message;
+    message.emplace_back(ctx.id());
+    message.emplace_back(pass);
+    message.emplace_back(std::move(id_values));
+    replies.push_back(rpc::rpc_async(worker, kActivateFunction, std::move(message)));
+  }
+  for (auto& r : replies)
+    r->wait();
+}
+
+rpc::Value receive_activation(const rpc::ValueList& a) {
+  auto ctx = ContextContainer::instance().retrieve(a.at(0).to_int());
+  const int64_t pass = a.at(1).to_int();
+  std::vector<int64_t> ids;
+  for (const auto& v : a.at(2).list())
+    ids.push_back(v.to_int());
+  std::vector<autograd::Node*> starts;
+  for (const auto& s : ctx->activate(pass, ids))
+    starts.push_back(s.get());
+  if (!starts.empty()) activate_upstream(*ctx, pass, starts);
+  return rpc::Value();
+}
+
+}  // namespace ddpscope::dist_autograd
