@@ -32,8 +32,8 @@ struct PassCounter {
   ~PassCounter() { --g_passes_running; }
 };
 
-// The debug counters as run-file metrics, at the end of this worker's share of a pass
-// (iteration: the pass's counter, the same on every worker).
+// The debug counters as run-file metrics, once a share of a pass has run its nodes and
+// sent its gradients (iteration: the pass's counter, the same on every worker).
 void record_debug_counters(int64_t pass) {
   if (!probes::enabled()) return;
   const DebugInfo d = debug_info();
@@ -65,8 +65,16 @@ PassReport own_report(const DistAutogradContext& ctx, int64_t pass) {
 // Runs `first` and whatever it makes ready in the context's task for `pass` (made here
 // when the pass is new to this worker), then waits for the gradient messages those
 // nodes sent. `send_id`: the send function `first` is, or -1 for the roots.
-PassReport run_pass(DistAutogradContext& ctx, int64_t pass, bool retain_graph, std::shared_ptr<autograd::Node> first,
-                    autograd::InputBuffer inputs, autograd::Node* extra_start, int64_t send_id) {
+// The part of a share that runs at once: `first` and whatever it makes ready, in the
+// context's task for `pass` (made here when the pass is new to this worker). Returns the
+// scope holding the gradient messages those nodes sent. `send_id`: the send function
+// `first` is, or -1 for the roots.
+struct Share {
+  std::shared_ptr<autograd::GraphTask> task;
+  std::shared_ptr<BackwardScope> scope;
+};
+Share start_share(DistAutogradContext& ctx, int64_t pass, bool retain_graph, std::shared_ptr<autograd::Node> first,
+                  autograd::InputBuffer inputs, autograd::Node* extra_start, int64_t send_id) {
   PassCounter counting;
   DDPSCOPE_SPAN(span, probes::Kind::DistBackward, "dist_backward");
   span.args().id = ctx.id();
@@ -78,27 +86,40 @@ PassReport run_pass(DistAutogradContext& ctx, int64_t pass, bool retain_graph, s
     ~CurrentContext() { ContextContainer::set_current_id(previous); }
   } current(ctx.id());
   bool made = false;
-  auto task = ctx.graph_task(pass, retain_graph, extra_start, &made);
+  Share share;
+  share.task = ctx.graph_task(pass, retain_graph, extra_start, &made);
   if (send_id >= 0) ctx.mark_send_run(pass, send_id);
-  BackwardScope scope(pass, retain_graph);
+  share.scope = std::make_shared<BackwardScope>(pass, retain_graph);
   {
     // Nodes never block inside run(): a recv function only sends. So holding this while
     // running cannot deadlock a cycle of workers.
     std::lock_guard<std::mutex> lock(ctx.run_mutex());
-    task->push_ready(std::move(first), std::move(inputs));
-    task->run();
+    share.task->push_ready(std::move(first), std::move(inputs));
+    share.task->run();
   }
-  PassReport report = scope.wait_all();
-  // Callbacks queued by the nodes (DDP's finalize), now that the gradients this share
-  // waited for have arrived.
-  task->run_callbacks();
-  report.merge(own_report(ctx, pass));
-  record_debug_counters(pass);
-  return report;
+  share.scope->leave();
+  record_debug_counters(pass);  // while this share still counts as running
+  return share;
 }
 
-// A gradient message: [ctx_id, autograd_id, pass, retain_graph, [grads...]].
-rpc::Value receive_gradients(const rpc::ValueList& a) {
+// The end of a share, once its gradient messages are answered: the callbacks its nodes
+// queued (DDP's finalize), and this worker's report merged into theirs.
+PassReport finish_share(DistAutogradContext& ctx, int64_t pass, const Share& share, PassReport replies) {
+  share.task->run_callbacks();
+  replies.merge(own_report(ctx, pass));
+  return replies;
+}
+
+PassReport run_pass(DistAutogradContext& ctx, int64_t pass, bool retain_graph, std::shared_ptr<autograd::Node> first,
+                    autograd::InputBuffer inputs, autograd::Node* extra_start, int64_t send_id) {
+  Share share = start_share(ctx, pass, retain_graph, std::move(first), std::move(inputs), extra_start, send_id);
+  return finish_share(ctx, pass, share, share.scope->wait_all());
+}
+
+// A gradient message: [ctx_id, autograd_id, pass, retain_graph, [grads...]]. Answered
+// when the gradient messages it caused are answered, without holding a thread meanwhile:
+// a small one runs on the RPC receive thread, which saves a hand-off per message.
+std::shared_ptr<rpc::ValueFuture> receive_gradients(const rpc::ValueList& a) {
   DDPSCOPE_CHECK(a.size() == 5, "distributed backward: a gradient message has ", a.size(), " parts, not 5");
   const int64_t ctx_id = a[0].to_int();
   auto ctx = contexts().retrieve(ctx_id);
@@ -111,7 +132,21 @@ rpc::Value receive_gradients(const rpc::ValueList& a) {
   for (size_t i = 0; i < grads.size(); ++i) {
     if (grads[i].is_tensor()) inputs.add(static_cast<uint32_t>(i), grads[i].tensor());
   }
-  return run_pass(*ctx, a[2].to_int(), a[3].to_bool(), send, std::move(inputs), nullptr, send_id).to_value();
+  const int64_t pass = a[2].to_int();
+  Share share = start_share(*ctx, pass, a[3].to_bool(), send, std::move(inputs), nullptr, send_id);
+  auto done = std::make_shared<rpc::ValueFuture>();
+  share.scope->when_answered([ctx, pass, share, done](std::exception_ptr error, PassReport replies) {
+    if (error) {
+      done->set_error(error);
+      return;
+    }
+    try {
+      done->mark_completed(finish_share(*ctx, pass, share, std::move(replies)).to_value());
+    } catch (...) {
+      done->set_error(std::current_exception());
+    }
+  });
+  return done;
 }
 
 // Tells the workers `ctx` reached (but `except`) to drop `pass` (an error ended it).
@@ -162,7 +197,7 @@ rpc::Value receive_release(const rpc::ValueList& a) {
 // Registered when this file is linked in, which every program using backward() does.
 const bool g_installed = [] {
   install_rpc_hooks();
-  rpc::register_function(kGradientsFunction, receive_gradients);
+  rpc::register_async_function(kGradientsFunction, receive_gradients, {.quick = true});
   rpc::register_function(kReleaseFunction, receive_release);
   rpc::register_function(kActivateFunction, receive_activation);
   rpc::register_function(kAbandonFunction, receive_abandon);
@@ -178,7 +213,53 @@ BackwardScope::BackwardScope(int64_t pass, bool retain_graph)
   t_scope = this;
 }
 
-BackwardScope::~BackwardScope() { t_scope = previous_; }
+BackwardScope::~BackwardScope() { leave(); }
+
+void BackwardScope::leave() {
+  if (t_scope == this) t_scope = previous_;
+}
+
+void BackwardScope::when_answered(std::function<void(std::exception_ptr, PassReport)> then) {
+  std::vector<std::shared_ptr<rpc::ValueFuture>> replies;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    replies.swap(replies_);
+  }
+  // Counts the replies down; the last one to arrive calls `then` on its thread.
+  struct Gather {
+    std::mutex mutex;
+    size_t left;
+    std::exception_ptr error;
+    PassReport report;
+    std::function<void(std::exception_ptr, PassReport)> then;
+  };
+  auto g = std::make_shared<Gather>();
+  g->left = replies.size();
+  g->then = std::move(then);
+  if (replies.empty()) {
+    g->then(nullptr, PassReport());
+    return;
+  }
+  for (auto& r : replies) {
+    r->add_done_callback([g](rpc::ValueFuture& f) {
+      bool last;
+      {
+        std::lock_guard<std::mutex> lock(g->mutex);
+        if (auto e = f.error()) {
+          if (!g->error) g->error = e;
+        } else {
+          try {
+            g->report.merge(PassReport::from_value(f.value()));
+          } catch (...) {
+            if (!g->error) g->error = std::current_exception();
+          }
+        }
+        last = --g->left == 0;
+      }
+      if (last) g->then(g->error, std::move(g->report));
+    });
+  }
+}
 
 BackwardScope* BackwardScope::current() { return t_scope; }
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -55,6 +56,11 @@ class BackwardScope {
   int64_t pass() const { return pass_; }
   bool retain_graph() const { return retain_graph_; }
   void add(std::shared_ptr<rpc::ValueFuture> reply);
+  // Stops being the calling thread's scope (the destructor does too).
+  void leave();
+  // Calls `then` once every reply has come (at once when there are none), on the
+  // thread of the last, with the first error or the merged reports.
+  void when_answered(std::function<void(std::exception_ptr, PassReport)> then);
   // Waits for every reply and merges their reports; rethrows the first error.
   PassReport wait_all();
 

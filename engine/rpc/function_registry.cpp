@@ -38,7 +38,7 @@ struct Registry {
   std::unordered_map<const void*, std::string> op_names;
 
   void add_quick(const char* name, RemoteFunction f) {
-    functions[name] = std::make_shared<const RegisteredFunction>(RegisteredFunction{std::move(f), {true}});
+    functions[name] = std::make_shared<const RegisteredFunction>(RegisteredFunction{std::move(f), {true}, nullptr});
   }
 
   Registry() {
@@ -71,7 +71,8 @@ struct Registry {
           std::this_thread::sleep_for(std::chrono::milliseconds(a[0].to_int()));
           return Value();
         },
-        {}});
+        {},
+        nullptr});
 
   }
 };
@@ -88,7 +89,15 @@ void register_function(const std::string& name, RemoteFunction fn, FunctionOptio
   DDPSCOPE_CHECK(fn != nullptr, "register_function('", name, "'): the function is empty");
   std::unique_lock lock(registry().mutex);
   registry().functions[name] =
-      std::make_shared<const RegisteredFunction>(RegisteredFunction{std::move(fn), options});
+      std::make_shared<const RegisteredFunction>(RegisteredFunction{std::move(fn), options, nullptr});
+}
+
+void register_async_function(const std::string& name, AsyncRemoteFunction fn, FunctionOptions options) {
+  DDPSCOPE_CHECK(!name.empty(), "register_async_function: the name is empty");
+  DDPSCOPE_CHECK(fn != nullptr, "register_async_function('", name, "'): the function is empty");
+  std::unique_lock lock(registry().mutex);
+  registry().functions[name] =
+      std::make_shared<const RegisteredFunction>(RegisteredFunction{nullptr, options, std::move(fn)});
 }
 
 std::shared_ptr<const RegisteredFunction> find_function(const std::string& name) {

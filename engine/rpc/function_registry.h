@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "rref.h"
 #include "value.h"
 
 namespace ddpscope::rpc {
@@ -30,14 +31,20 @@ struct FunctionOptions {
   bool quick = false;
 };
 
+// A function that answers later: the reply goes when its future completes (PyTorch's
+// @rpc.functions.async_execution). It may return at once without holding a thread.
+using AsyncRemoteFunction = std::function<std::shared_ptr<ValueFuture>(const ValueList& args)>;
+
 struct RegisteredFunction {
   RemoteFunction fn;
   FunctionOptions options;
+  AsyncRemoteFunction async_fn;  // set instead of fn for an async function
   Value operator()(const ValueList& args) const { return fn(args); }
 };
 
 // Registers (or replaces) `name` on this worker.
 void register_function(const std::string& name, RemoteFunction fn, FunctionOptions options = {});
+void register_async_function(const std::string& name, AsyncRemoteFunction fn, FunctionOptions options = {});
 // The function registered as `name`, or null.
 std::shared_ptr<const RegisteredFunction> find_function(const std::string& name);
 

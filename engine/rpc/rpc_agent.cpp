@@ -846,8 +846,13 @@ void RpcAgent::serve_call(wire::DecodedMessage m, Received r) {
       return;
     }
     Value result;
+    std::shared_ptr<ValueFuture> later;
     try {
-      result = (*fn)(args);
+      if (fn->async_fn) {
+        later = fn->async_fn(args);
+      } else {
+        result = (*fn)(args);
+      }
       args.clear();
     } catch (const Error& e) {
       reply_error(h, e.message(), function);
@@ -857,6 +862,33 @@ void RpcAgent::serve_call(wire::DecodedMessage m, Received r) {
       return;
     }
     span.end();
+    if (later) {
+      std::weak_ptr<RpcAgent> weak = weak_from_this();
+      later->add_done_callback([weak, h, function](ValueFuture& f) {
+        auto agent = weak.lock();
+        if (!agent || !agent->running()) return;
+        if (auto e = f.error()) {
+          try {
+            std::rethrow_exception(e);
+          } catch (const Error& err) {
+            agent->reply_error(h, err.message(), function);
+          } catch (const std::exception& err) {
+            agent->reply_error(h, err.what(), function);
+          }
+          return;
+        }
+        {
+          std::lock_guard<std::mutex> lock(agent->mutex_);
+          ++agent->stats_.calls_served;
+        }
+        try {
+          agent->reply(h, MessageType::Response, f.value(), function);
+        } catch (const std::exception& err) {
+          agent->reply_error(h, detail::concat("could not send the result: ", err.what()), function);
+        }
+      });
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.calls_served;
@@ -895,6 +927,9 @@ void RpcAgent::serve_remote_call(wire::DecodedMessage m, Received r) {
     if (!fn) {
       error = detail::concat("unknown function '", function,
                              "'; register it with rpc::register_function on every worker");
+    } else if (fn->async_fn) {
+      error = detail::concat("'", function, "' answers asynchronously; call it with rpc_sync or rpc_async, "
+                             "not remote()");
     } else {
       try {
         owner->value->try_mark_completed((*fn)(args));

@@ -51,6 +51,20 @@ void register_test_functions() {
     Tensor r = rpc::rpc_sync(next, "test.chain", {Value(k - 1), Value(t)}).tensor();
     return add_scalar(r, 1);
   });
+  // Answers later from another thread, without holding a pool thread meanwhile: the sum,
+  // or the error it was asked for.
+  rpc::register_async_function("test.async_add", [](const ValueList& a) {
+    auto fut = std::make_shared<rpc::ValueFuture>();
+    std::thread([fut, x = a.at(0).tensor(), y = a.at(1).tensor(), fail = a.at(2).to_bool()] {
+      std::this_thread::sleep_for(50ms);
+      if (fail) {
+        fut->set_error(std::make_exception_ptr(Error("async boom", __FILE__, __LINE__)));
+      } else {
+        fut->mark_completed(Value(add(x, y)));
+      }
+    }).detach();
+    return fut;
+  });
   rpc::register_function("test.owned", [](const ValueList&) -> Value {
     return Value(static_cast<int64_t>(rpc::agent().rrefs().owned()));
   });
@@ -366,6 +380,29 @@ class TestRpc : public QObject {
       }
       // The agent still serves.
       QCOMPARE(rpc::rpc_sync("worker1", "echo", {rpc::Value(int64_t{5})}).to_int(), int64_t{5});
+    }
+    barrier();
+  }
+
+  // An async function's reply goes when its future completes; its error reaches the
+  // caller like any other; remote() refuses it clearly.
+  void testAsyncFunctions() {
+    if (rank_ == 0) {
+      const Tensor one = Tensor::ones({2});
+      const Tensor sum = rpc::rpc_sync(1, "test.async_add", {rpc::Value(one), rpc::Value(one), rpc::Value(false)}).tensor();
+      QCOMPARE(sum.to_vector<float>(), (std::vector<float>{2, 2}));
+      try {
+        rpc::rpc_sync(1, "test.async_add", {rpc::Value(one), rpc::Value(one), rpc::Value(true)});
+        QFAIL("the async error did not arrive");
+      } catch (const rpc::RpcError& e) {
+        QCOMPARE(QString::fromStdString(e.message()), QString("Error on worker 1 (worker1): async boom"));
+      }
+      try {
+        rpc::remote(1, "test.async_add", {rpc::Value(one), rpc::Value(one), rpc::Value(false)}).to_here();
+        QFAIL("remote() ran an async function");
+      } catch (const rpc::RpcError& e) {
+        QVERIFY2(QString::fromStdString(e.message()).contains("answers asynchronously"), e.what());
+      }
     }
     barrier();
   }
