@@ -743,28 +743,8 @@ void RpcAgent::handle(Received r) {
       case MessageType::RRefFetch: {
         record_message(probes::Kind::RpcRecv, "rref_fetch", r.t_begin_ticks, m.header.src, 0, m.header);
         auto owner = rrefs_->owner_rref(m.body.list[0].i);
-        std::weak_ptr<RpcAgent> weak = weak_from_this();
-        const wire::Header h = m.header;
         // Answered when the value exists: a fetch may arrive before the value is made.
-        owner->value->add_done_callback([weak, h](ValueFuture& f) {
-          auto agent = weak.lock();
-          if (!agent || !agent->running()) return;
-          if (auto e = f.error()) {
-            try {
-              std::rethrow_exception(e);
-            } catch (const Error& err) {
-              agent->reply(h, MessageType::Error, Value(err.message()), "rref_fetch");
-            } catch (const std::exception& err) {
-              agent->reply(h, MessageType::Error, Value(std::string(err.what())), "rref_fetch");
-            }
-            return;
-          }
-          try {
-            agent->reply(h, MessageType::Response, f.value(), "rref_fetch");
-          } catch (const std::exception& err) {
-            agent->reply_error(h, err.what(), "rref_fetch");
-          }
-        });
+        answer_when_done(owner->value, m.header, "rref_fetch", /*count_served=*/false);
         return;
       }
       case MessageType::RRefUserDelete:
@@ -863,30 +843,7 @@ void RpcAgent::serve_call(wire::DecodedMessage m, Received r) {
     }
     span.end();
     if (later) {
-      std::weak_ptr<RpcAgent> weak = weak_from_this();
-      later->add_done_callback([weak, h, function](ValueFuture& f) {
-        auto agent = weak.lock();
-        if (!agent || !agent->running()) return;
-        if (auto e = f.error()) {
-          try {
-            std::rethrow_exception(e);
-          } catch (const Error& err) {
-            agent->reply_error(h, err.message(), function);
-          } catch (const std::exception& err) {
-            agent->reply_error(h, err.what(), function);
-          }
-          return;
-        }
-        {
-          std::lock_guard<std::mutex> lock(agent->mutex_);
-          ++agent->stats_.calls_served;
-        }
-        try {
-          agent->reply(h, MessageType::Response, f.value(), function);
-        } catch (const std::exception& err) {
-          agent->reply_error(h, detail::concat("could not send the result: ", err.what()), function);
-        }
-      });
+      answer_when_done(later, h, function, /*count_served=*/true);
       return;
     }
     {
@@ -906,6 +863,34 @@ void RpcAgent::serve_call(wire::DecodedMessage m, Received r) {
   } else {
     pool_->submit(std::move(run));
   }
+}
+
+void RpcAgent::answer_when_done(const std::shared_ptr<ValueFuture>& result, const wire::Header& h,
+                                const std::string& name, bool count_served) {
+  std::weak_ptr<RpcAgent> weak = weak_from_this();
+  result->add_done_callback([weak, h, name, count_served](ValueFuture& f) {
+    auto agent = weak.lock();
+    if (!agent || !agent->running()) return;
+    if (auto e = f.error()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const Error& err) {
+        agent->reply_error(h, err.message(), name);
+      } catch (const std::exception& err) {
+        agent->reply_error(h, err.what(), name);
+      }
+      return;
+    }
+    if (count_served) {
+      std::lock_guard<std::mutex> lock(agent->mutex_);
+      ++agent->stats_.calls_served;
+    }
+    try {
+      agent->reply(h, MessageType::Response, f.value(), name);
+    } catch (const std::exception& err) {
+      agent->reply_error(h, detail::concat("could not send the result: ", err.what()), name);
+    }
+  });
 }
 
 void RpcAgent::serve_remote_call(wire::DecodedMessage m, Received r) {

@@ -177,6 +177,9 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent> {
   void handle_reply(const wire::DecodedMessage& m, Received& r);
   void serve_call(wire::DecodedMessage m, Received r);
   void serve_remote_call(wire::DecodedMessage m, Received r);
+  // Replies to request `h` with `result` once it completes (its value or its error).
+  void answer_when_done(const std::shared_ptr<ValueFuture>& result, const wire::Header& h,
+                        const std::string& name, bool count_served);
   void expire(Clock::time_point now);
   // Distributed autograd's part of receiving and serving (autograd_hooks.h).
   void received_in_context(const wire::Header& h, Value& value);
