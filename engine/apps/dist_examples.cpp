@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -195,6 +196,31 @@ void run_once(const std::string& name, dist_autograd::Mode mode, int64_t context
   dist_autograd::backward(context, {loss}, false, mode);
 }
 
+// Every rank's `text`, on rank 0 (the others get nothing): the workers' lines then reach
+// the terminal through one process, so mpirun never interleaves two long lines.
+std::vector<std::string> gather_on_first(c10d::ProcessGroup& group, const std::string& text) {
+  const int n = group.size();
+  std::vector<Tensor> sizes;
+  for (int r = 0; r < n; ++r)
+    sizes.push_back(Tensor::zeros({1}, DType::I64));
+  group.allgather(sizes, Tensor::full({1}, static_cast<double>(text.size()), DType::I64))->wait();
+  int64_t longest = 1;
+  for (const auto& s : sizes)
+    longest = std::max(longest, s.item<int64_t>());
+  const int64_t words = (longest + 7) / 8;
+  Tensor mine = Tensor::zeros({words}, DType::I64);
+  std::memcpy(mine.raw_data(), text.data(), text.size());
+  std::vector<Tensor> all;
+  for (int r = 0; r < n; ++r)
+    all.push_back(Tensor::zeros({words}, DType::I64));
+  group.allgather(all, mine)->wait();
+  std::vector<std::string> out;
+  if (group.rank() != 0) return out;
+  for (int r = 0; r < n; ++r)
+    out.emplace_back(static_cast<const char*>(all[r].raw_data()), static_cast<size_t>(sizes[r].item<int64_t>()));
+  return out;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -262,6 +288,7 @@ int example_worker(int argc, char** argv) {
     }
   }
   rpc::shutdown(true);
+  std::string json_line;
   {
     std::lock_guard<std::mutex> lock(g_named.mutex);
     if (o.json) {
@@ -274,7 +301,7 @@ int example_worker(int argc, char** argv) {
       if (!g_named.error.empty()) line["error"] = g_named.error;
       if (median_us >= 0) line["median_us"] = median_us;
       if (!g_losses.empty()) line["losses"] = g_losses;
-      std::printf("%s\n", line.dump().c_str());
+      json_line = line.dump();
     } else {
       if (rank == 0) {
         std::printf("example %s on %d workers, %s mode: %s\n", o.name.c_str(), group->size(), o.mode.c_str(),
@@ -292,6 +319,11 @@ int example_worker(int argc, char** argv) {
         std::printf("  worker%d: gradient of %s: %s\n", rank, name.c_str(), g.describe().c_str());
       }
     }
+    std::fflush(stdout);
+  }
+  if (o.json) {
+    for (const auto& l : gather_on_first(*group, json_line))
+      std::printf("%s\n", l.c_str());
     std::fflush(stdout);
   }
   if (probes_session) probes_session->flush();
