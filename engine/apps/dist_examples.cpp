@@ -49,13 +49,10 @@ uint64_t stable_hash(const std::string& s) {
   return h;
 }
 
-// An input of this worker (3x3 unless told), requiring grad, reproducible from the seed
-// and its name.
+// An input of this worker (3x3 unless told): data() that requires grad.
 Tensor input(const std::string& name, const Shape& shape = {3, 3}) {
-  Generator gen(g_seed * 1000003 + stable_hash(name) + static_cast<uint64_t>(rpc::agent().self().id) * 7919);
-  Tensor t = randn(shape, DType::F32, &gen).set_requires_grad();
-  std::lock_guard<std::mutex> lock(g_named.mutex);
-  g_named.inputs[name] = t;
+  Tensor t = data(name, shape);
+  t.set_requires_grad();
   return t;
 }
 

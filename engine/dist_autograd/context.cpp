@@ -47,22 +47,6 @@ std::shared_ptr<SendFunction> DistAutogradContext::send_function(int64_t autogra
   return it->second;
 }
 
-std::vector<std::shared_ptr<SendFunction>> DistAutogradContext::send_functions() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<std::shared_ptr<SendFunction>> out;
-  for (const auto& [id, fn] : sends_)
-    out.push_back(fn);
-  return out;
-}
-
-std::vector<std::shared_ptr<RecvFunction>> DistAutogradContext::recv_functions() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<std::shared_ptr<RecvFunction>> out;
-  for (const auto& [id, fn] : recvs_)
-    out.push_back(fn);
-  return out;
-}
-
 std::set<int32_t> DistAutogradContext::known_workers() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return known_workers_;

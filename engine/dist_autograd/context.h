@@ -40,8 +40,6 @@ class DistAutogradContext {
   void add_known_worker(int32_t worker);
   // Throws naming the id when this context has no such send function.
   std::shared_ptr<SendFunction> send_function(int64_t autograd_id) const;
-  std::vector<std::shared_ptr<SendFunction>> send_functions() const;
-  std::vector<std::shared_ptr<RecvFunction>> recv_functions() const;
   std::set<int32_t> known_workers() const;
 
   // Backward: gradients of leaves accumulate here, keyed by the leaf.
@@ -121,6 +119,19 @@ class ContextContainer {
 
   static int64_t current_id();  // the calling thread's context, -1 for none
   static void set_current_id(int64_t id);
+
+  // Makes `id` (-1: none) the calling thread's context until destroyed, then restores
+  // the one before.
+  class ScopedCurrent {
+   public:
+    explicit ScopedCurrent(int64_t id) : previous_(current_id()) { set_current_id(id); }
+    ~ScopedCurrent() { set_current_id(previous_); }
+    ScopedCurrent(const ScopedCurrent&) = delete;
+    ScopedCurrent& operator=(const ScopedCurrent&) = delete;
+
+   private:
+    int64_t previous_;
+  };
 
  private:
   void remember_released_locked(int64_t id);

@@ -9,6 +9,7 @@
 #include "dist_autograd.h"
 #include "probe.h"
 #include "records.h"
+#include "rpc/autograd_hooks.h"
 #include "rpc/rpc.h"
 #include "rpc/wire_format.h"
 #include "send_recv_functions.h"
@@ -45,7 +46,7 @@ void record_debug_counters(int64_t pass) {
 
 // "SendRpcBackward on worker1 (the reply to message (0, 5); its recv on worker0)".
 std::string describe(const SendFunction& s) {
-  constexpr int64_t kReplyBit = int64_t{1} << 47;  // rpc::autograd_message_id
+  constexpr int64_t kReplyBit = rpc::kReplyAutogradBit;
   const bool reply = (s.autograd_id() & kReplyBit) != 0;
   return detail::concat("SendRpcBackward on worker", self_id(), " (", reply ? "the reply to " : "",
                         "message ", rpc::wire::format_id(s.autograd_id() & ~kReplyBit), "; its recv on worker",
@@ -80,11 +81,7 @@ Share start_share(DistAutogradContext& ctx, int64_t pass, bool retain_graph, std
   span.args().id = ctx.id();
   span.args().id2 = pass;
   // Gradient messages sent from here carry the context, so the run file files them under it.
-  struct CurrentContext {
-    int64_t previous = ContextContainer::current_id();
-    explicit CurrentContext(int64_t id) { ContextContainer::set_current_id(id); }
-    ~CurrentContext() { ContextContainer::set_current_id(previous); }
-  } current(ctx.id());
+  ContextContainer::ScopedCurrent current(ctx.id());
   bool made = false;
   Share share;
   share.task = ctx.graph_task(pass, retain_graph, extra_start, &made);
@@ -152,12 +149,7 @@ std::shared_ptr<rpc::ValueFuture> receive_gradients(const rpc::ValueList& a) {
 // Tells the workers `ctx` reached (but `except`) to drop `pass` (an error ended it).
 void spread_abandon(const DistAutogradContext& ctx, int64_t pass, int32_t except) {
   // Not sent "in" the context: the word may arrive after a worker released it.
-  const int64_t current = ContextContainer::current_id();
-  ContextContainer::set_current_id(-1);
-  struct Restore {
-    int64_t id;
-    ~Restore() { ContextContainer::set_current_id(id); }
-  } restore{current};
+  ContextContainer::ScopedCurrent outside(-1);
   const int32_t self = self_id();
   for (int32_t w : ctx.known_workers()) {
     if (w == except || w == self) continue;

@@ -88,9 +88,7 @@ class Hooks : public rpc::AutogradHooks {
 
   std::shared_ptr<void> enter(int64_t ctx_id) override {
     ContextContainer::instance().get_or_create(ctx_id);
-    const int64_t previous = ContextContainer::current_id();
-    ContextContainer::set_current_id(ctx_id);
-    return std::shared_ptr<void>(nullptr, [previous](void*) { ContextContainer::set_current_id(previous); });
+    return std::make_shared<ContextContainer::ScopedCurrent>(ctx_id);
   }
 };
 

@@ -44,9 +44,10 @@ std::shared_ptr<AutogradHooks> autograd_hooks();  // null when none is installed
 
 // The autograd id of a message's send/recv pair: its msg_id for a request, with bit 47
 // set for the reply (which repeats the request's msg_id). Counters stay below 2^47.
+inline constexpr int64_t kReplyAutogradBit = int64_t{1} << 47;
 inline int64_t autograd_message_id(const wire::Header& h) {
   const bool reply = h.type == static_cast<uint8_t>(wire::MessageType::Response);
-  return static_cast<int64_t>(h.msg_id) ^ (reply ? (int64_t{1} << 47) : 0);
+  return static_cast<int64_t>(h.msg_id) ^ (reply ? kReplyAutogradBit : 0);
 }
 
 }  // namespace ddpscope::rpc

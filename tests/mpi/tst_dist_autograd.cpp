@@ -188,6 +188,7 @@ class TestDistAutograd : public QObject {
   void testSeedExampleGivesTheLocalGradients() {
     if (rank_ == 0) {
       dist_autograd::ContextGuard context;
+      QCOMPARE(dist_autograd::current_context_id(), context.id());
       Tensor t1 = rand33(), t2 = rand33(), t4 = rand33();
       Tensor t3 = rpc::rpc_sync("worker1", add, t1, t2).tensor();
       QVERIFY(t3.requires_grad());
