@@ -71,6 +71,11 @@ int run_export(const std::string& path, const std::string& chrome) {
 int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::LaunchOptions& launch) {
   using namespace ddpscope::apps;
   const int64_t log_every = launch.log_every;
+  DDPSCOPE_CHECK(!options.remote_embedding || launch.np >= 2,
+                 "--remote-embedding needs a parameter server and at least one trainer: add --np 2 "
+                 "or more (--np 3: one server, two DDP trainers)");
+  DDPSCOPE_CHECK(!options.remote_embedding || launch.backend == "mpi",
+                 "--remote-embedding runs on the CPU (mpi backend); drop --backend ", launch.backend);
   if (launch.np > 0) {
     validate_and_complete(options);  // fail here, not in N ranks at once
     return JobLauncher(launch).run(options, progress_style(launch.progress));

@@ -94,6 +94,9 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
   cmd.add_option("--comm-hook", o.comm_hook, "DDP: how buckets are reduced")
       ->check(CLI::IsMember({"allreduce", "fp16", "bf16", "powersgd"}))
       ->capture_default_str();
+  cmd.add_flag("--remote-embedding", o.remote_embedding,
+               "Transformer, --np 2 or more: rank 0 holds the token table as a parameter server; "
+               "the other ranks train the rest with DDP, through RPC and distributed autograd");
   cmd.add_option_function<std::string>(
       "--inject-stall",
       [&o](const std::string& text) {
@@ -151,6 +154,7 @@ nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) 
           {"gradient_as_bucket_view", o.gradient_as_bucket_view},
           {"static_graph", o.static_graph},
           {"comm_hook", o.comm_hook},
+          {"remote_embedding", o.remote_embedding},
           {"np", launch.np},
           {"backend", launch.backend},
           {"hostfile", launch.hostfile}};
@@ -182,6 +186,7 @@ std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOpti
   if (o.static_graph) a.push_back("--static-graph");
   if (o.comm_hook != "allreduce") a.insert(a.end(), {"--comm-hook", o.comm_hook});
   if (!o.overlap) a.push_back("--no-overlap");
+  if (o.remote_embedding) a.push_back("--remote-embedding");
   if (o.stall_rank >= 0) {
     a.insert(a.end(), {"--inject-stall", detail::concat(o.stall_rank, ":", o.stall_iteration, ":",
                                                         num(o.stall_seconds))});

@@ -80,6 +80,11 @@ void validate_and_complete(TrainOptions& o) {
   }
   DDPSCOPE_CHECK(o.optimizer == "sgd" || o.optimizer == "adam" || o.optimizer == "adamw",
                  "--optimizer: unknown optimizer '", o.optimizer, "'; choose sgd, adam or adamw");
+  DDPSCOPE_CHECK(!o.remote_embedding || o.model == "transformer",
+                 "--remote-embedding puts the transformer's token table on a parameter server; add "
+                 "--model transformer");
+  DDPSCOPE_CHECK(!o.remote_embedding || o.overlap,
+                 "--remote-embedding trains the trunk with DDP; drop --no-overlap");
 }
 
 Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group)

@@ -39,6 +39,9 @@ struct TrainOptions {
   bool gradient_as_bucket_view = false;
   bool static_graph = false;
   std::string comm_hook = "allreduce";  // allreduce | fp16 | bf16 | powersgd
+  // Transformer, multi-rank: rank 0 serves the token table over RPC and the other ranks
+  // train the rest under DDP (RemoteEmbeddingTrainer).
+  bool remote_embedding = false;
   // For demonstrations and tests of hang diagnosis: rank `stall_rank` sleeps
   // `stall_seconds` between the forward and the backward of iteration `stall_iteration`.
   int stall_rank = -1;

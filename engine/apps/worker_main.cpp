@@ -17,6 +17,7 @@
 #include "probe.h"
 #include "probe_session.h"
 #include "dist_examples.h"
+#include "remote_embedding_trainer.h"
 #include "rpc_ping.h"
 #include "tensor/blas_kernels.h"
 #include "train_cli_options.h"
@@ -60,6 +61,52 @@ void report_probes(int rank) {
   ddpscope::c10d::MpiEnvironment::abort_job(1);
 }
 
+// The iterations of a job (Trainer or RemoteEmbeddingTrainer), reporting progress from
+// rank 0 and acting out DDPSCOPE_FAULT.
+template <typename AnyTrainer>
+void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const std::string& backend_name) {
+  using namespace ddpscope;
+  using namespace ddpscope::apps;
+  const int rank = group.rank();
+  const Fault fault = fault_from_environment();
+  if (rank == 0) {
+    emit_worker_event(stdout, {{"event", "start"},
+                               {"world_size", group.size()},
+                               {"backend", backend_name},
+                               {"describe", trainer.describe()}});
+  }
+  const auto start = std::chrono::steady_clock::now();
+  double rate = 0;
+  for (int64_t i = 0; i < trainer.options().iters; ++i) {
+    if (rank == fault.rank && i + 1 == fault.iter) {
+      if (fault.kill) {
+        report_probes(rank);
+        std::fprintf(stderr,
+                     "rank %d shipped %llu probe events, then killed itself (DDPSCOPE_FAULT)\n",
+                     rank, static_cast<unsigned long long>(g_probes ? g_probes->shipped() : 0));
+        std::fflush(stderr);
+        raise(SIGKILL);
+      }
+      throw DDPSCOPE_ERROR("injected fault (DDPSCOPE_FAULT) at iteration ", i + 1);
+    }
+    const StepResult r = trainer.step();
+    const double now =
+        static_cast<double>(trainer.samples_per_step()) / std::max(r.seconds, 1e-9);
+    rate = i == 0 ? now : 0.9 * rate + 0.1 * now;
+    if (rank == 0) {
+      emit_worker_event(stdout, {{"event", "progress"},
+                                 {"iter", r.iteration},
+                                 {"loss", r.loss},
+                                 {"samples_per_s", rate}});
+    }
+  }
+  if (rank == 0) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    emit_worker_event(stdout, {{"event", "done"}, {"seconds", seconds}});
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,43 +143,13 @@ int main(int argc, char** argv) {
     g_probes =
         probes::ProbeSession::from_environment(rank, launch.backend == "nccl" ? "cuda" : "cpu");
     probes::set_thread_name("compute");
-    const Fault fault = fault_from_environment();
-    Trainer trainer(options, group);
-    if (rank == 0) {
-      emit_worker_event(stdout, {{"event", "start"},
-                                 {"world_size", group->size()},
-                                 {"backend", launch.backend},
-                                 {"describe", trainer.describe()}});
-    }
-    const auto start = std::chrono::steady_clock::now();
-    double rate = 0;
-    for (int64_t i = 0; i < trainer.options().iters; ++i) {
-      if (rank == fault.rank && i + 1 == fault.iter) {
-        if (fault.kill) {
-          report_probes(rank);
-          std::fprintf(stderr,
-                       "rank %d shipped %llu probe events, then killed itself (DDPSCOPE_FAULT)\n",
-                       rank, static_cast<unsigned long long>(g_probes ? g_probes->shipped() : 0));
-          std::fflush(stderr);
-          raise(SIGKILL);
-        }
-        throw DDPSCOPE_ERROR("injected fault (DDPSCOPE_FAULT) at iteration ", i + 1);
-      }
-      const StepResult r = trainer.step();
-      const double now =
-          static_cast<double>(trainer.samples_per_step()) / std::max(r.seconds, 1e-9);
-      rate = i == 0 ? now : 0.9 * rate + 0.1 * now;
-      if (rank == 0) {
-        emit_worker_event(stdout, {{"event", "progress"},
-                                   {"iter", r.iteration},
-                                   {"loss", r.loss},
-                                   {"samples_per_s", rate}});
-      }
-    }
-    if (rank == 0) {
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      emit_worker_event(stdout, {{"event", "done"}, {"seconds", seconds}});
+    if (options.remote_embedding) {
+      RemoteEmbeddingTrainer trainer(options, group);
+      train_loop(trainer, *group, launch.backend);
+      trainer.finish();
+    } else {
+      Trainer trainer(options, group);
+      train_loop(trainer, *group, launch.backend);
     }
     group->barrier()->wait();
     report_probes(rank);

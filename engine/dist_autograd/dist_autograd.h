@@ -67,4 +67,9 @@ struct DebugInfo {
 };
 DebugInfo debug_info();
 
+// The run file gets each pass's graph on every worker (while probes are on). A training
+// job, whose passes repeat one graph, keeps the first `passes` on each worker, and more
+// when the app asks for a graph. Negative: no limit (the default, for the examples).
+void limit_recorded_graphs(int64_t passes);
+
 }  // namespace ddpscope::dist_autograd

@@ -1,16 +1,36 @@
 #include "pass_graph.h"
 
+#include <atomic>
 #include <deque>
 
+#include "dist_autograd.h"
 #include "probe.h"
 #include "records.h"
 #include "send_recv_functions.h"
 
 namespace ddpscope::dist_autograd {
+namespace {
+
+std::atomic<int64_t> g_graph_limit{-1};
+std::atomic<int64_t> g_graphs_recorded{0};
+
+// Within the limit, or asked for by the app.
+bool graph_wanted() {
+  const int64_t limit = g_graph_limit.load();
+  if (limit < 0 || g_graphs_recorded.fetch_add(1) < limit) return true;
+  return probes::take_graph_request();
+}
+
+}  // namespace
+
+void limit_recorded_graphs(int64_t passes) {
+  g_graph_limit = passes;
+  g_graphs_recorded = 0;
+}
 
 void record_pass_graph(int64_t ctx_id, int64_t pass, const std::vector<autograd::Node*>& starts,
                        const std::unordered_map<autograd::Node*, int>& dependencies) {
-  if (!probes::enabled()) return;
+  if (!probes::enabled() || !graph_wanted()) return;
   std::vector<probes::GraphNodeRecord> nodes;
   std::vector<probes::GraphEdgeRecord> edges;
   std::unordered_map<const autograd::Node*, uint32_t> ids;

@@ -72,10 +72,9 @@ Tensor TransformerBlock::forward(const Tensor& x) {
   return add(h, drop_->forward(proj_->forward(gelu(fc_->forward(ln2_->forward(h))))));
 }
 
-CharTransformer::CharTransformer(const TransformerConfig& c, Generator* gen) : config_(c) {
+CharTransformerTrunk::CharTransformerTrunk(const TransformerConfig& c, Generator* gen) : config_(c) {
   DDPSCOPE_CHECK(c.vocab_size > 0 && c.context > 0 && c.layers >= 1,
                  "transformer: vocab_size, context and layers must be positive");
-  tok_ = register_module("tok_emb", std::make_shared<Embedding>(c.vocab_size, c.d_model, gen));
   pos_ = register_module("pos_emb", std::make_shared<Embedding>(c.context, c.d_model, gen));
   for (int64_t i = 0; i < c.layers; ++i) {
     blocks_.push_back(
@@ -85,17 +84,31 @@ CharTransformer::CharTransformer(const TransformerConfig& c, Generator* gen) : c
   head_ = register_module("head", std::make_shared<Linear>(c.d_model, c.vocab_size, true, gen));
 }
 
-Tensor CharTransformer::forward(const Tensor& indices) {
-  DDPSCOPE_CHECK(indices.dim() == 2 && indices.dtype() == DType::I64,
-                 "CharTransformer: expected i64 indices [B, T], got ", indices.describe());
-  const int64_t T = indices.size(1);
+Tensor CharTransformerTrunk::forward(const Tensor& token_embeddings) {
+  DDPSCOPE_CHECK(token_embeddings.dim() == 3 && token_embeddings.size(2) == config_.d_model,
+                 "CharTransformerTrunk: expected token embeddings [B, T, ", config_.d_model, "], got ",
+                 token_embeddings.describe());
+  const int64_t T = token_embeddings.size(1);
   DDPSCOPE_CHECK(T <= config_.context, "CharTransformer: sequence length ", T,
                  " exceeds the context of ", config_.context);
   const Tensor positions = Tensor::arange(T, DType::I64);
-  Tensor h = add(tok_->forward(indices), pos_->forward(positions));  // [B,T,C] + [T,C]
+  Tensor h = add(token_embeddings, pos_->forward(positions));  // [B,T,C] + [T,C]
   for (auto& b : blocks_)
     h = b->forward(h);
   return head_->forward(ln_f_->forward(h));
+}
+
+CharTransformer::CharTransformer(const TransformerConfig& c, Generator* gen) : config_(c) {
+  DDPSCOPE_CHECK(c.vocab_size > 0 && c.context > 0 && c.layers >= 1,
+                 "transformer: vocab_size, context and layers must be positive");
+  tok_ = register_module("tok_emb", std::make_shared<Embedding>(c.vocab_size, c.d_model, gen));
+  trunk_ = register_module("trunk", std::make_shared<CharTransformerTrunk>(c, gen));
+}
+
+Tensor CharTransformer::forward(const Tensor& indices) {
+  DDPSCOPE_CHECK(indices.dim() == 2 && indices.dtype() == DType::I64,
+                 "CharTransformer: expected i64 indices [B, T], got ", indices.describe());
+  return trunk_->forward(tok_->forward(indices));
 }
 
 }  // namespace ddpscope::nn

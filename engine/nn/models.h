@@ -63,7 +63,26 @@ class TransformerBlock : public Module {
   std::shared_ptr<Dropout> drop_;
 };
 
-// indices i64 [B, T] -> logits [B, T, vocab]
+// Everything of CharTransformer after the token embedding: positions, blocks, final norm
+// and head. Token embeddings [B, T, C] -> logits [B, T, vocab]. On its own it trains
+// where the token table lives elsewhere (train --remote-embedding: on a parameter server).
+class CharTransformerTrunk : public Module {
+ public:
+  explicit CharTransformerTrunk(const TransformerConfig& config, Generator* gen = nullptr);
+  std::string type_name() const override { return "CharTransformerTrunk"; }
+  Tensor forward(const Tensor& token_embeddings) override;
+
+ private:
+  TransformerConfig config_;
+  std::shared_ptr<Embedding> pos_;
+  std::vector<std::shared_ptr<TransformerBlock>> blocks_;
+  std::shared_ptr<LayerNorm> ln_f_;
+  std::shared_ptr<Linear> head_;
+};
+
+// indices i64 [B, T] -> logits [B, T, vocab]. The token table ("tok_emb") is drawn from
+// `gen` first, then the trunk: an Embedding followed by a CharTransformerTrunk drawn from
+// one generator start equal to this model's two parts.
 class CharTransformer : public Module {
  public:
   explicit CharTransformer(const TransformerConfig& config, Generator* gen = nullptr);
@@ -73,10 +92,8 @@ class CharTransformer : public Module {
 
  private:
   TransformerConfig config_;
-  std::shared_ptr<Embedding> tok_, pos_;
-  std::vector<std::shared_ptr<TransformerBlock>> blocks_;
-  std::shared_ptr<LayerNorm> ln_f_;
-  std::shared_ptr<Linear> head_;
+  std::shared_ptr<Embedding> tok_;
+  std::shared_ptr<CharTransformerTrunk> trunk_;
 };
 
 }  // namespace ddpscope::nn
