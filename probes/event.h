@@ -40,8 +40,12 @@ enum class Kind : uint8_t {
   // instant: a send or recv function recorded (ctx_id, msg_id = its autograd message id,
   // peer = the worker holding the other end)
   DistFunction = 21,
+  // instant: in a distributed pass, a gradient reached a node and its dependency count
+  // fell (ctx_id = id, seq = id2: the node's sequence number, param = the count left; 0
+  // means the node is ready). Recorded for the passes whose graph is recorded.
+  Dependency = 22,
 };
-inline constexpr int kNumKinds = 22;
+inline constexpr int kNumKinds = 23;
 
 const char* kind_name(Kind kind);
 

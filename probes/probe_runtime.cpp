@@ -103,7 +103,8 @@ const char* kind_name(Kind kind) {
       "iteration",   "forward",      "backward",  "optimizer",     "autograd_node", "grad_ready",
       "bucket_copy", "bucket_ready", "allreduce", "comm_hook",     "finalize",      "pg_op",
       "barrier",     "rpc_send",     "rpc_recv",  "dist_backward", "mark",          "pg_op_start",
-      "rpc_call",    "rref",         "dist_context", "dist_function"};
+      "rpc_call",    "rref",         "dist_context", "dist_function",
+      "dependency"};
   const auto i = static_cast<int>(kind);
   return i < kNumKinds ? kNames[i] : "unknown";
 }

@@ -92,11 +92,16 @@ ALTER TABLE graph_nodes ADD COLUMN peer INTEGER;
   add_kind_names(db);
 }
 
+// Version 4: the teaching view's events. Autograd nodes run in a distributed pass carry
+// their context (ctx_id); dependency instants show each count falling. No new columns,
+// one new kind.
+void create_version_4(SqliteDb& db) { add_kind_names(db); }
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {create_version_1, create_version_2,
-                                                                     create_version_3};
-  static_assert(kRunStoreSchemaVersion == 3, "add the migration step with the new version");
+                                                                     create_version_3, create_version_4};
+  static_assert(kRunStoreSchemaVersion == 4, "add the migration step with the new version");
   return steps;
 }
 

@@ -137,11 +137,16 @@ int64_t RunStoreWriter::name_id(const NameInfo& name) {
 void RunStoreWriter::bind_span(Statement& s, int first, int64_t rank, const BatchEvent& e,
                                const std::vector<int64_t>& name_ids, int64_t offset) {
   // RPC and distributed-autograd kinds carry (context, message) in id/id2; RRef events
-  // (rref, fork); the others a sequence number in id.
+  // (rref, fork); a dependency instant (context, node); an autograd node (node, and its
+  // context in a distributed pass); the others a sequence number in id.
   const auto kind = static_cast<Kind>(e.kind);
   const bool rpc = kind == Kind::RpcSend || kind == Kind::RpcRecv || kind == Kind::DistBackward ||
                    kind == Kind::RpcCall || kind == Kind::DistContext || kind == Kind::DistFunction;
   const bool rref = kind == Kind::RRef;
+  const bool dependency = kind == Kind::Dependency;
+  const bool node = kind == Kind::AutogradNode;
+  const int64_t seq = rpc || rref ? -1 : dependency ? e.id2 : e.id;
+  const int64_t ctx = rpc || dependency ? e.id : node ? e.id2 : -1;
   s.bind(first + 1, rank)
       .bind(first + 2, int64_t{e.thread})
       .bind(first + 3, int64_t{e.kind})
@@ -153,8 +158,8 @@ void RunStoreWriter::bind_span(Statement& s, int first, int64_t rank, const Batc
       .bind_optional(first + 9, e.param)
       .bind_optional(first + 10, e.bytes)
       .bind_optional(first + 11, e.peer)
-      .bind_optional(first + 12, rpc || rref ? -1 : e.id)
-      .bind_optional(first + 13, rpc ? e.id : -1)
+      .bind_optional(first + 12, seq)
+      .bind_optional(first + 13, ctx)
       .bind_optional(first + 14, rpc ? e.id2 : -1)
       .bind_optional(first + 15, rref ? e.id : -1)
       .bind_optional(first + 16, rref ? e.id2 : -1);

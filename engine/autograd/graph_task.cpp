@@ -98,7 +98,15 @@ void GraphTask::deliver(const Edge& edge, Tensor grad) {
                  ", which is not part of this backward pass");
   auto [it, inserted] = not_ready_.try_emplace(fn, InputBuffer(fn->num_inputs()));
   it->second.add(edge.input_nr, std::move(grad));
-  if (--dep->second == 0) {
+  --dep->second;
+  if (record_dependencies_ && probes::enabled()) {
+    probes::EventArgs args;
+    args.id = probe_ctx_;
+    args.id2 = static_cast<int64_t>(fn->sequence_nr());
+    args.param = dep->second;
+    DDPSCOPE_INSTANT(probes::Kind::Dependency, "dependency", args);
+  }
+  if (dep->second == 0) {
     ready_.push({edge.function, std::move(it->second)});
     not_ready_.erase(it);
     ready_cv_.notify_one();
@@ -153,6 +161,7 @@ void GraphTask::evaluate(ReadyTask& task) {
   // The node's name is built and interned only while probes record.
   DDPSCOPE_SPAN_DYNAMIC(span, probes::Kind::AutogradNode, node->name());
   span.args().id = static_cast<int64_t>(node->sequence_nr());
+  span.args().id2 = probe_ctx_;
   variable_list outputs = node->run(task.inputs.release());
   span.end();
   if (!keep_graph_) node->release_variables();

@@ -41,6 +41,13 @@ class GraphTask {
   // callbacks (DDP's finalize) wait until its owner calls run_callbacks() at the end of
   // the worker's share of the pass, instead of running at the end of each run().
   void set_defer_callbacks(bool defer) { defer_callbacks_ = defer; }
+  // For the run file: this task runs a distributed pass of context `ctx_id`. Its node
+  // spans carry the context; with `record_dependencies`, each dependency count falling
+  // is an instant too (what the teaching view replays).
+  void set_probe_context(int64_t ctx_id, bool record_dependencies) {
+    probe_ctx_ = ctx_id;
+    record_dependencies_ = record_dependencies;
+  }
   void run_callbacks();
   // Restricts execution to the nodes that lead to `targets` (empty: run everything).
   // Gradients arriving at a target edge are captured; `accumulate` says whether leaf
@@ -96,6 +103,8 @@ class GraphTask {
   std::vector<std::function<void()>> callbacks_;
   LeafSink leaf_sink_;
   bool defer_callbacks_ = false;
+  int64_t probe_ctx_ = -1;
+  bool record_dependencies_ = false;
 };
 
 }  // namespace ddpscope::autograd

@@ -123,7 +123,8 @@ std::shared_ptr<autograd::GraphTask> DistAutogradContext::graph_task(int64_t pas
   task_->set_leaf_sink([this](const Tensor& leaf, Tensor grad) { accumulate_grad(leaf, grad); });
   task_->set_defer_callbacks(true);
   task_->compute_dependencies(starts);
-  record_pass_graph(id_, pass, starts, task_->dependencies());
+  // A recorded graph gets its dependency decrements too: the two replay the pass.
+  task_->set_probe_context(id_, record_pass_graph(id_, pass, starts, task_->dependencies()));
   *made = true;
   return task_;
 }

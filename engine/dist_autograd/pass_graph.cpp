@@ -28,9 +28,9 @@ void limit_recorded_graphs(int64_t passes) {
   g_graphs_recorded = 0;
 }
 
-void record_pass_graph(int64_t ctx_id, int64_t pass, const std::vector<autograd::Node*>& starts,
+bool record_pass_graph(int64_t ctx_id, int64_t pass, const std::vector<autograd::Node*>& starts,
                        const std::unordered_map<autograd::Node*, int>& dependencies) {
-  if (!probes::enabled() || !graph_wanted()) return;
+  if (!probes::enabled() || !graph_wanted()) return false;
   std::vector<probes::GraphNodeRecord> nodes;
   std::vector<probes::GraphEdgeRecord> edges;
   std::unordered_map<const autograd::Node*, uint32_t> ids;
@@ -71,6 +71,7 @@ void record_pass_graph(int64_t ctx_id, int64_t pass, const std::vector<autograd:
     }
   }
   probes::record_graph(ctx_id, pass, nodes, edges);
+  return true;
 }
 
 }  // namespace ddpscope::dist_autograd

@@ -13,8 +13,9 @@
 
 namespace ddpscope::dist_autograd {
 
-// Nothing while probes are off. `iteration` in the run file is the pass id.
-void record_pass_graph(int64_t ctx_id, int64_t pass, const std::vector<autograd::Node*>& starts,
+// Nothing while probes are off or past limit_recorded_graphs(); returns whether it
+// recorded. `iteration` in the run file is the pass id.
+bool record_pass_graph(int64_t ctx_id, int64_t pass, const std::vector<autograd::Node*>& starts,
                        const std::unordered_map<autograd::Node*, int>& dependencies);
 
 }  // namespace ddpscope::dist_autograd

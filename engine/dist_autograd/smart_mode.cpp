@@ -3,10 +3,30 @@
 #include <map>
 
 #include "dist_engine.h"
+#include "probe.h"
 #include "rpc/rpc.h"
 #include "send_recv_functions.h"
 
 namespace ddpscope::dist_autograd {
+namespace {
+
+// The exchange for the run file: "smart.ask" when this worker asks `peer` to activate the
+// send function of message `autograd_id`; "smart.active" when one of its own send
+// functions becomes active (peer: the worker of its recv end).
+void record_exchange(bool ask, int64_t ctx_id, int64_t autograd_id, int32_t peer) {
+  if (!probes::enabled()) return;
+  probes::EventArgs args;
+  args.id = ctx_id;
+  args.id2 = autograd_id;
+  args.peer = static_cast<int16_t>(peer);
+  if (ask) {
+    DDPSCOPE_INSTANT(probes::Kind::DistFunction, "smart.ask", args);
+  } else {
+    DDPSCOPE_INSTANT(probes::Kind::DistFunction, "smart.active", args);
+  }
+}
+
+}  // namespace
 
 void activate_upstream(DistAutogradContext& ctx, int64_t pass, const std::vector<autograd::Node*>& starts) {
   std::map<int32_t, std::vector<int64_t>> by_worker;
@@ -20,6 +40,7 @@ void activate_upstream(DistAutogradContext& ctx, int64_t pass, const std::vector
     if (n->kind() == autograd::NodeKind::Recv) {
       auto* recv = static_cast<RecvFunction*>(n);
       by_worker[recv->peer()].push_back(recv->autograd_id());
+      record_exchange(true, ctx.id(), recv->autograd_id(), recv->peer());
     }
     for (const auto& e : n->next_edges()) {
       if (e.is_valid() && ctx.first_search(pass, e.function.get())) stack.push_back(e.function.get());
@@ -47,8 +68,10 @@ rpc::Value receive_activation(const rpc::ValueList& a) {
   for (const auto& v : a.at(2).list())
     ids.push_back(v.to_int());
   std::vector<autograd::Node*> starts;
-  for (const auto& s : ctx->activate(pass, ids))
+  for (const auto& s : ctx->activate(pass, ids)) {
+    record_exchange(false, ctx->id(), s->autograd_id(), s->peer());
     starts.push_back(s.get());
+  }
   if (!starts.empty()) activate_upstream(*ctx, pass, starts);
   return rpc::Value();
 }

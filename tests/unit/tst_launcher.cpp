@@ -219,6 +219,28 @@ class TestLauncher : public QObject {
     }
     QCOMPARE(created, 2);
     QCOMPARE(released, 2);
+    // The pass replays from the file: every node's dependency count falls to 0 one
+    // gradient at a time, and every node that ran names the context.
+    ddpscope::probes::SpanQuery deps_query;
+    deps_query.kinds = {ddpscope::probes::Kind::Dependency};
+    const auto decrements = file.spans(deps_query);
+    ddpscope::probes::SpanQuery nodes_query;
+    nodes_query.kinds = {ddpscope::probes::Kind::AutogradNode};
+    const auto node_spans = file.spans(nodes_query);
+    QVERIFY(!node_spans.empty());
+    for (const auto& s : node_spans)
+      QCOMPARE(s.ctx_id, index[0].ctx_id);
+    for (int rank = 0; rank < 2; ++rank) {
+      for (const auto& n : file.graph(rank, index[0].ctx_id, index[0].iteration).nodes) {
+        std::vector<int64_t> left;  // the counts after each decrement, in time order
+        for (const auto& d : decrements) {
+          if (d.rank == rank && d.seq == n.sequence_nr && d.ctx_id == index[0].ctx_id) left.push_back(d.param);
+        }
+        QCOMPARE(static_cast<int64_t>(left.size()), n.deps);
+        for (size_t i = 0; i < left.size(); ++i)
+          QCOMPARE(left[i], n.deps - 1 - static_cast<int64_t>(i));
+      }
+    }
     // The debug counters at the end of each share of the pass (worker 0 has two: the
     // roots, then the gradients worker 1 sent back).
     for (int rank = 0; rank < 2; ++rank) {
@@ -322,8 +344,29 @@ class TestLauncher : public QObject {
     QVERIFY2(fast.err.contains("rank 0: distributed backward of context") &&
                  fast.err.contains("never received gradients") && fast.err.contains("SendRpcBackward on worker1"),
              qPrintable(fast.err));
-    Result smart = run({"example", "unused-rpc", "--np", "2", "--mode", "smart", "--json"});
+    QTemporaryDir dir;
+    const QString out = dir.filePath("smart.ddprun");
+    Result smart = run({"example", "unused-rpc", "--np", "2", "--mode", "smart", "--json", "--out", out});
     QVERIFY2(smart.code == 0, qPrintable(smart.out + smart.err));
+    // SMART's exchange in the run file: each worker asks the other to activate the send
+    // functions its search reached, and exactly those become active. Worker 1's send of
+    // the unused result (e) is never asked for.
+    {
+      ddpscope::probes::RunStoreReader file(out.toStdString());
+      ddpscope::probes::SpanQuery q;
+      q.kinds = {ddpscope::probes::Kind::DistFunction};
+      std::set<std::pair<int, int64_t>> asked, active;  // (owner of the send, msg id)
+      int sends_on_1 = 0;
+      for (const auto& s : file.spans(q)) {
+        if (s.name == "smart.ask") asked.insert({static_cast<int>(s.peer), s.msg_id});
+        if (s.name == "smart.active") active.insert({s.rank, s.msg_id});
+        if (s.name == "send" && s.rank == 1) ++sends_on_1;
+      }
+      QVERIFY(!asked.empty());
+      QCOMPARE(active, asked);
+      QCOMPARE(sends_on_1, 2);  // d and e back to worker 0
+      QCOMPARE(std::count_if(active.begin(), active.end(), [](const auto& a) { return a.first == 1; }), 1);
+    }
     for (const auto& line : json_lines(smart.out)) {
       if (line["worker"].toInt() != 0) continue;
       const auto g = line["gradients"].toObject();
