@@ -130,6 +130,11 @@ void GraphTask::release() {
   ready_cv_.notify_one();
 }
 
+bool GraphTask::has_callbacks() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !callbacks_.empty();
+}
+
 void GraphTask::queue_callback(std::function<void()> callback) {
   std::lock_guard<std::mutex> lock(mutex_);
   callbacks_.push_back(std::move(callback));

@@ -59,6 +59,7 @@ class GraphTask {
   void hold();
   void release();
   void queue_callback(std::function<void()> callback);
+  bool has_callbacks() const;
 
   // Runs ready nodes on the calling thread until nothing is queued or held, then the
   // final callbacks. Rethrows the first error of any node.

@@ -106,27 +106,37 @@ class BasicFuture : public std::enable_shared_from_this<BasicFuture<T>> {
     return next;
   }
   // Runs `fn` on completion, for side effects.
-  void add_done_callback(std::function<void(BasicFuture&)> fn) {
+  void add_done_callback(std::function<void(BasicFuture&)> fn) { add(std::move(fn), false); }
+  // Runs `fn` on the completing thread even when this future has an executor: for a
+  // callback that never blocks and is short (counting replies down, completing another
+  // future). It saves the hand-off to the executor, a thread wake-up (about 50 us
+  // between an RPC reply and the answer it allows, measured in the seed example).
+  void add_inline_callback(std::function<void(BasicFuture&)> fn) { add(std::move(fn), true); }
+
+ private:
+  struct Callback_ {
+    std::function<void(BasicFuture&)> fn;
+    bool inline_;
+  };
+  void add(std::function<void(BasicFuture&)> fn, bool inline_) {
     std::unique_lock<std::mutex> lock(mutex_);
     if (!completed_) {
-      callbacks_.push_back(std::move(fn));
+      callbacks_.push_back({std::move(fn), inline_});
       return;
     }
     lock.unlock();
-    run_callback(std::move(fn));
+    run_callback(std::move(fn), inline_);
   }
-
- private:
   void finish(std::unique_lock<std::mutex>& lock) {
     completed_ = true;
     auto callbacks = std::move(callbacks_);
     lock.unlock();
     cv_.notify_all();
     for (auto& cb : callbacks)
-      run_callback(std::move(cb));
+      run_callback(std::move(cb.fn), cb.inline_);
   }
-  void run_callback(std::function<void(BasicFuture&)> fn) {
-    if (!executor_) {
+  void run_callback(std::function<void(BasicFuture&)> fn, bool inline_) {
+    if (!executor_ || inline_) {
       fn(*this);
       return;
     }
@@ -140,7 +150,7 @@ class BasicFuture : public std::enable_shared_from_this<BasicFuture<T>> {
   bool completed_ = false;
   T value_{};
   std::exception_ptr error_;
-  std::vector<std::function<void(BasicFuture&)>> callbacks_;
+  std::vector<Callback_> callbacks_;
 };
 
 // The future of collectives: their output tensors.

@@ -137,10 +137,19 @@ std::shared_ptr<rpc::ValueFuture> receive_gradients(const rpc::ValueList& a) {
       done->set_error(error);
       return;
     }
-    try {
-      done->mark_completed(finish_share(*ctx, pass, share, std::move(replies)).to_value());
-    } catch (...) {
-      done->set_error(std::current_exception());
+    auto finish = [ctx, pass, share, done, replies = std::move(replies)]() mutable {
+      try {
+        done->mark_completed(finish_share(*ctx, pass, share, std::move(replies)).to_value());
+      } catch (...) {
+        done->set_error(std::current_exception());
+      }
+    };
+    // Queued callbacks (DDP's finalize) may wait for collectives: not on the thread that
+    // receives messages. Without them the share ends here, saving a hand-off.
+    if (share.task->has_callbacks()) {
+      rpc::agent().pool().submit(std::move(finish));
+    } else {
+      finish();
     }
   });
   return done;
@@ -233,7 +242,9 @@ void BackwardScope::when_answered(std::function<void(std::exception_ptr, PassRep
     return;
   }
   for (auto& r : replies) {
-    r->add_done_callback([g](rpc::ValueFuture& f) {
+    // On the thread that completes the reply (the RPC receive thread): `then` must not
+    // block (receive_gradients hands blocking work to the pool).
+    r->add_inline_callback([g](rpc::ValueFuture& f) {
       bool last;
       {
         std::lock_guard<std::mutex> lock(g->mutex);
@@ -257,7 +268,7 @@ BackwardScope* BackwardScope::current() { return t_scope; }
 
 void BackwardScope::add(std::shared_ptr<rpc::ValueFuture> reply) {
   ++g_gradient_messages;
-  reply->add_done_callback([](rpc::ValueFuture&) { --g_gradient_messages; });
+  reply->add_inline_callback([](rpc::ValueFuture&) { --g_gradient_messages; });
   std::lock_guard<std::mutex> lock(mutex_);
   replies_.push_back(std::move(reply));
 }
