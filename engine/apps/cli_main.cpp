@@ -188,7 +188,9 @@ int main(int argc, char** argv) {
   example_cmd->add_option("--repeat", example.repeat,
                           "Worker 0 also times this many forward + backward runs (median_us)")
       ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
-  example_cmd->add_option("--out", example_launch.out, "Record the job into this run file");
+  example_cmd->add_option("--out", example_launch.out,
+                          "Run file for the job's events (default: a new file in the workspace folder)");
+  example_cmd->add_flag("!--no-probes", example_launch.probes, "Record nothing and write no run file");
   example_cmd->add_flag("--json", example.json,
                         "Every worker prints one JSON line: worker, inputs, gradients (nested lists)");
   try {
@@ -209,7 +211,8 @@ int main(int argc, char** argv) {
                                                                config, "rpc-ping");
     }
     if (example_cmd->parsed()) {
-      example_launch.probes = !example_launch.out.empty();
+      DDPSCOPE_CHECK(example_launch.probes || example_launch.out.empty(),
+                     "--out names the run file and --no-probes asks for none; drop one of them");
       const nlohmann::json config = {{"job", "example"}, {"example", example.name}, {"np", example_launch.np},
                                      {"mode", example.mode}, {"seed", example.seed}};
       return ddpscope::apps::JobLauncher(example_launch)

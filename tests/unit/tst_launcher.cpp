@@ -440,6 +440,9 @@ class TestLauncher : public QObject {
     QTest::newRow("remote embedding without DDP")
         << QStringList{"train", "--np", "3", "--model", "transformer", "--remote-embedding", "--no-overlap"}
         << "drop --no-overlap";
+    QTest::newRow("example with --out and --no-probes")
+        << QStringList{"example", "seed", "--np", "2", "--no-probes", "--out", "/tmp/never.ddprun"}
+        << "drop one of them";
     QTest::newRow("bad option checked before launch")
         << QStringList{"train", "--np", "2", "--model", "transformer", "--width", "30"}
         << "divisible";
