@@ -140,6 +140,12 @@ void register_example_functions() {
     }
     return Value();
   });
+  // Before the timed runs: they repeat the shown run's graphs, so the run file keeps no
+  // more of them (the app can still ask for one).
+  rpc::register_function("example.stop_graphs", [](const ValueList&) -> Value {
+    dist_autograd::limit_recorded_graphs(0);
+    return Value();
+  });
   // The driver asks every worker to keep its gradients of the context for printing.
   rpc::register_function("example.collect", [](const ValueList& a) -> Value {
     const int64_t ctx = a.at(0).to_int();
@@ -272,6 +278,8 @@ int example_worker(int argc, char** argv) {
           rpc::rpc_sync(w, "example.collect", {Value(context.id())});
       };
       run(true);
+      for (int w = 0; o.repeat > 0 && w < group->size(); ++w)
+        rpc::rpc_sync(w, "example.stop_graphs");
       std::vector<double> us;
       for (int64_t i = 0; i < o.repeat; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
