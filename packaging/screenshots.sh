@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Screenshots of every view of the desktop app, from real runs, under Xvfb: a 2-rank
 # transformer job followed live (the Live tab), the finished run's other views, and a
-# job whose rank 1 stalls (the Hang tab). Writes docs/images/*.png (shown in README.md).
+# job whose rank 1 stalls (the Hang tab), and an RPC example (the Messages tab). Writes docs/images/*.png (shown in README.md).
 #   bash packaging/screenshots.sh   (after packaging/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,4 +26,8 @@ DDPSCOPE_PG_TIMEOUT_MS=5000 ./build/bin/ddpscope-cli train --np 2 --model transf
   --iters 100 --batch 16 --width 64 --depth 2 --inject-stall 1:20:60 --out "$hung" \
   --progress lines --log-every 1000 >/dev/null 2>&1 || true
 shot "$hung" --tab Hang --screenshot "$out/hang.png"
+echo "messages: the send/recv view of a nested RPC chain across 4 workers"
+chain="$work/chain.ddprun"
+./build/bin/ddpscope-cli example chain --np 4 --out "$chain" >/dev/null 2>&1
+shot "$chain" --tab Messages --screenshot "$out/messages.png"
 ls -l "$out"

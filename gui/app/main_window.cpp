@@ -29,6 +29,7 @@
 #include "hang_view.h"
 #include "live_monitor.h"
 #include "live_run_loader.h"
+#include "messages_page.h"
 #include "overlap_model.h"
 #include "parameter_bucket_model.h"
 #include "run_list_model.h"
@@ -193,6 +194,11 @@ void MainWindow::buildViews() {
   m_tabs->addTab(graphPage, tr("Graph"));
   m_graphPage = graphPage;
 
+  m_messages = new MessagesPage;
+  m_tabs->addTab(m_messages, tr("Messages"));
+  connect(m_messages->view(), &SequenceView::arrowSelected, this,
+          [this](const QString& text) { statusBar()->showMessage(text); });
+
   m_hang = new HangView;
   m_tabs->addTab(m_hang, tr("Hang"));
 
@@ -320,12 +326,12 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   }
   // A live reload refreshes the tab on screen and marks the others for when they are
   // shown: rebuilding every view two to four times a second would starve the job.
-  m_dirty = {Tab::Timeline, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Hang};
+  m_dirty = {Tab::Timeline, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang};
   m_followTimeline = sameRun;
   if (live) {
     refreshCurrentTab();
   } else {
-    for (Tab t : {Tab::Timeline, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Hang})
+    for (Tab t : {Tab::Timeline, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang})
       refreshTab(t);
   }
   emit runShown();
@@ -338,6 +344,7 @@ MainWindow::Tab MainWindow::tabOf(int index) const {
   if (w == m_bucketPage) return Tab::Buckets;
   if (w == m_graphPage) return Tab::Graph;
   if (w == m_hang) return Tab::Hang;
+  if (w == m_messages) return Tab::Messages;
   return Tab::Other;
 }
 
@@ -374,6 +381,9 @@ void MainWindow::refreshTab(Tab tab) {
         const QSignalBlocker g(m_graphCollapse);
         m_graphCollapse->setChecked(m_graph->collapsed());
       }
+      break;
+    case Tab::Messages:
+      m_messages->setRun(m_run, m_followTimeline);
       break;
     case Tab::Hang:
       updateHang(m_stalled);

@@ -26,6 +26,7 @@ class BucketTableModel;
 class GraphView;
 class HangView;
 class LiveMonitor;
+class MessagesPage;
 class LiveRunLoader;
 class OverlapModel;
 class ParameterBucketModel;
@@ -65,6 +66,7 @@ class MainWindow : public QMainWindow {
   TimelineView* timeline() const { return m_timeline; }
   GraphView* graphView() const { return m_graph; }
   HangView* hangView() const { return m_hang; }
+  MessagesPage* messagesPage() const { return m_messages; }
   LiveMonitor* monitor() const { return m_monitor; }
   JobController* job() const { return m_job; }
   LiveRunLoader* liveLoader() const { return m_live; }
@@ -77,7 +79,7 @@ class MainWindow : public QMainWindow {
   void buildViews();
   void buildMenus();
   void showRun(std::shared_ptr<const RunData> run, bool live);
-  enum class Tab { Timeline, Overlap, Buckets, Graph, Hang, Other };
+  enum class Tab { Timeline, Overlap, Buckets, Graph, Messages, Hang, Other };
   Tab tabOf(int index) const;
   void refreshTab(Tab tab);
   void refreshCurrentTab();
@@ -110,6 +112,7 @@ class MainWindow : public QMainWindow {
   GraphView* m_graph = nullptr;
   QCheckBox* m_graphCollapse = nullptr;
   HangView* m_hang = nullptr;
+  MessagesPage* m_messages = nullptr;
   bool m_stalled = false;
   std::set<Tab> m_dirty;          // views not yet showing the latest run data
   bool m_followTimeline = false;  // the timeline shows an earlier load of the same run

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "time_ruler.h"
+
 namespace ddpscope::gui {
 namespace {
 
@@ -108,19 +110,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
   p.fillRect(rect(), palette().base());
   const int x0 = kLabelWidth;
   const double w = m_axis.width_px;
-  // Ruler: a tick about every 110 px, at round time steps.
-  const double span_ns = static_cast<double>(m_axis.end_ns - m_axis.begin_ns);
-  const double raw = span_ns / std::max(1.0, w / 110);
-  const double step = std::pow(10, std::floor(std::log10(std::max(raw, 1.0))));
-  const double tick = raw / step >= 5 ? 5 * step : raw / step >= 2 ? 2 * step : step;
-  p.setPen(palette().color(QPalette::Mid));
-  const int64_t origin = m_data->begin_ns;
-  for (double t = std::ceil((m_axis.begin_ns - origin) / tick) * tick; origin + t <= m_axis.end_ns;
-       t += tick) {
-    const int x = x0 + static_cast<int>(m_axis.to_px(origin + static_cast<int64_t>(t)));
-    p.drawLine(x, kTop - 4, x, height());
-    p.drawText(x + 2, kTop - 6, QStringLiteral("%1 ms").arg(t * 1e-6, 0, 'f', tick < 1e5 ? 3 : 1));
-  }
+  paintTimeRuler(p, m_axis, m_data->begin_ns, x0, kTop, height(), palette().color(QPalette::Mid));
   for (size_t l = 0; l < m_data->lanes.size(); ++l) {
     const TimelineLane& lane = m_data->lanes[l];
     const int y = kTop + static_cast<int>(l) * kLaneHeight;

@@ -11,6 +11,7 @@
 #include "hang_analysis.h"
 #include "overlap_analysis.h"
 #include "run_store_reader.h"
+#include "sequence_data.h"
 #include "timeline_data.h"
 
 namespace ddpscope::gui {
@@ -25,6 +26,7 @@ struct RunData {
   std::vector<probes::MetricRow> metrics;  // loss, samples_per_s, iteration_ms per rank
   probes::HangReport hang;                 // empty when loaded without it
   GraphData graph;                         // rank 0's first recorded graph
+  SequenceData sequence;                   // the RPC messages (the send/recv view)
   int64_t span_count = 0;
   TimelineData timeline;
 };

@@ -8,29 +8,25 @@
 #include <QApplication>
 #include <QPainter>
 #include <QTabWidget>
-#include <QWheelEvent>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 
+#include "frame_bench.h"
 #include "main_window.h"
 #include "run_store_writer.h"
 #include "synthetic_run.h"
 #include "timeline_view.h"
 
 using namespace ddpscope;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::ms_since;
 
 namespace {
-
-double ms_since(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
 
 int64_t rss_kib() {
   std::ifstream status("/proc/self/status");
@@ -88,30 +84,6 @@ class NaiveTimeline : public QWidget {
   std::shared_ptr<const gui::TimelineData> m_data;
 };
 
-struct FrameStats {
-  double median = 0, p95 = 0, max = 0;
-};
-
-FrameStats stats(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v[v.size() * 95 / 100], v.back()};
-}
-
-// The same gesture sequence for both: zoom in from the whole run to a few iterations in
-// steps, pan, zoom back out.
-std::vector<std::pair<int, int>> gestures(int frames) {
-  std::vector<std::pair<int, int>> g;  // (wheel steps, pan px)
-  std::mt19937 rng(7);
-  for (int i = 0; i < frames; ++i) {
-    const int phase = i * 4 / frames;
-    if (phase == 0) g.push_back({1, 0});
-    if (phase == 1) g.push_back({0, static_cast<int>(rng() % 200) - 100});
-    if (phase == 2) g.push_back({1, static_cast<int>(rng() % 40) - 20});
-    if (phase == 3) g.push_back({-2, 0});
-  }
-  return g;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,32 +121,8 @@ int main(int argc, char** argv) {
   auto t_first = Clock::now();
   view->render(&frame);
   const double first_frame_ms = ms_since(t_first);
-  std::vector<double> ours;
-  for (const auto& [steps, pan] : gestures(frames)) {
-    if (steps) {
-      const QPointF at(gui::TimelineView::kLabelWidth + 700, 40);
-      QWheelEvent wheel(at, view->mapToGlobal(at), QPoint(), QPoint(0, 120 * steps), Qt::NoButton,
-                        Qt::NoModifier, Qt::NoScrollPhase, false);
-      QApplication::sendEvent(view, &wheel);
-    }
-    if (pan) {
-      QMouseEvent press(QEvent::MouseButtonPress, QPointF(800, 40),
-                        view->mapToGlobal(QPointF(800, 40)), Qt::LeftButton, Qt::LeftButton,
-                        Qt::NoModifier);
-      QMouseEvent move(QEvent::MouseMove, QPointF(800 + pan, 40),
-                       view->mapToGlobal(QPointF(800 + pan, 40)), Qt::LeftButton, Qt::LeftButton,
-                       Qt::NoModifier);
-      QMouseEvent release(QEvent::MouseButtonRelease, QPointF(800 + pan, 40),
-                          view->mapToGlobal(QPointF(800 + pan, 40)), Qt::LeftButton, Qt::NoButton,
-                          Qt::NoModifier);
-      QApplication::sendEvent(view, &press);
-      QApplication::sendEvent(view, &move);
-      QApplication::sendEvent(view, &release);
-    }
-    const auto t = Clock::now();
-    view->render(&frame);
-    ours.push_back(ms_since(t));
-  }
+  const std::vector<double> ours =
+      bench::replay(view, bench::gestures(frames), gui::TimelineView::kLabelWidth + 700, frame);
 
   // The baseline over the same windows.
   // Non-owning: the window keeps the run alive.
@@ -187,14 +135,14 @@ int main(int argc, char** argv) {
   naive.axis.fit(shared->begin_ns, shared->end_ns);
   naive.render(&frame);  // the same warm-up
   std::vector<double> plain;
-  for (const auto& [steps, pan] : gestures(frames)) {
+  for (const auto& [steps, pan] : bench::gestures(frames)) {
     if (steps) naive.axis.zoom(std::pow(1.25, steps), 700);
     if (pan) naive.axis.pan(-pan);
     const auto t = Clock::now();
     naive.render(&frame);
     plain.push_back(ms_since(t));
   }
-  const FrameStats o = stats(ours), b = stats(plain);
+  const bench::FrameStats o = bench::stats(ours), b = bench::stats(plain);
   nlohmann::ordered_json out = {
       {"spans", spans},
       {"open_to_first_paint_ms", open_ms},

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "run_store_writer.h"
 
@@ -56,6 +57,40 @@ inline void write_iterations(ddpscope::probes::RunStoreWriter& w, int rank, int 
           R"j("bucket":0,"offset":0}]})j");
     }
     w.write(b);
+  }
+}
+
+// One RPC message as both ends record it (RUN_FILE.md, "RPC messages"): an rpc_send span
+// on `src` at `t_send` and an rpc_recv span on `dst` at `t_recv` (either end -1: not
+// written). `type`: the wire code (1 call, 2 response, 3 error, 5 rref_fetch, ...).
+struct TestMessage {
+  int src, dst;
+  int64_t t_send, t_recv;
+  int64_t msg_id, ctx_id;
+  int type;
+  std::string name;
+  int64_t bytes = 100;
+};
+inline void write_messages(ddpscope::probes::RunStoreWriter& w, const std::vector<TestMessage>& messages,
+                           int ranks) {
+  using namespace ddpscope::probes;
+  for (int rank = 0; rank < ranks; ++rank) {
+    EventBatch b;
+    b.rank = rank;
+    b.threads = {{0, 200, "rpc: receive"}};
+    for (const auto& m : messages) {
+      const bool send = m.src == rank && m.t_send >= 0, recv = m.dst == rank && m.t_recv >= 0;
+      for (int end = 0; end < 2; ++end) {
+        if (end == 0 ? !send : !recv) continue;
+        const int64_t t = end == 0 ? m.t_send : m.t_recv;
+        b.names.push_back(m.name);
+        b.events.push_back(BatchEvent{t, t + 10, m.bytes, m.ctx_id, m.msg_id, -1, m.type,
+                                      static_cast<uint32_t>(b.names.size() - 1), -1,
+                                      static_cast<int16_t>(end == 0 ? m.dst : m.src), 0,
+                                      static_cast<uint8_t>(end == 0 ? Kind::RpcSend : Kind::RpcRecv), 0});
+      }
+    }
+    if (!b.events.empty()) w.write(b);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <QTemporaryDir>
 #include <QWheelEvent>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -21,6 +22,7 @@
 #include "launch_dialog.h"
 #include "live_monitor.h"
 #include "main_window.h"
+#include "messages_page.h"
 #include "overlap_model.h"
 #include "run_list_model.h"
 #include "timeline_view.h"
@@ -40,7 +42,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.runList()->rowCount(), 1);
     QVERIFY(window.openRun(file));
     QVERIFY(window.currentRun());
-    QCOMPARE(window.tabs()->count(), 7);
+    QCOMPARE(window.tabs()->count(), 8);
     QCOMPARE(window.overlapModel()->rowCount(), 6);  // rank 0's iterations
     QCOMPARE(window.bucketModel()->rowCount(), 2);   // iteration 2 of rank 0
     // A finished run's curves are on the Live tab too: overlap per rank and iteration.
@@ -73,6 +75,63 @@ class TestMainWindow : public QObject {
     QVERIFY2(clicked.at(0).at(0).toString().contains("forward"),
              qPrintable(clicked.at(0).at(0).toString()));
     QVERIFY(!timeline->grab().isNull());
+  }
+
+  // The send/recv view: one arrow per message between the workers' lifelines, filters,
+  // hover and click describing a message.
+  void testMessagesTabDrawsTheSendRecvPairs() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("rpc.ddprun");
+    {
+      ddpscope::probes::RunStoreWriter w(file.toStdString());
+      w.begin_run({R"({"job":"example"})", 2, "mpi", "example"});
+      testing::write_messages(w,
+                              {{0, 1, 1000, 1100, 1, -1, 1, "add", 210},
+                               {1, 0, 1200, 1300, 1, -1, 2, "add", 132},
+                               {0, 1, 2000, 2100, 2, 7, 1, "_ddpscope.dist_backward", 204},
+                               {1, 0, 2200, 2300, 2, 7, 2, "_ddpscope.dist_backward", 96},
+                               {0, 1, 3000, -1, 5, -1, 1, "sleep_ms", 120}},
+                              2);
+      w.end_run("finished");
+    }
+    MainWindow window(folder.path());
+    window.resize(1200, 700);
+    window.show();
+    QVERIFY(window.openRun(file));
+    window.showTab("Messages");
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QCoreApplication::processEvents();
+    MessagesPage* page = window.messagesPage();
+    SequenceView* view = page->view();
+    QCOMPARE(view->data().arrows.size(), size_t{5});
+    view->fitAll();
+    QVERIFY(!view->grab().isNull());  // paints
+    QCOMPARE(view->drawnArrows(), int64_t{5});
+    // Context 0:7 is offered with its workers.
+    QCOMPARE(page->contextBox()->count(), 3);  // all, outside contexts, 0:7
+    QVERIFY2(page->contextBox()->itemText(2).contains("0:7 (workers 0, 1)"), qPrintable(page->contextBox()->itemText(2)));
+    page->contextBox()->setCurrentIndex(2);
+    (void)view->grab();
+    QCOMPARE(view->drawnArrows(), int64_t{2});
+    page->contextBox()->setCurrentIndex(0);
+    page->kindBox(ArrowKind::Request)->setChecked(false);  // the add call and sleep_ms go
+    (void)view->grab();
+    QCOMPARE(view->drawnArrows(), int64_t{3});
+    page->kindBox(ArrowKind::Request)->setChecked(true);
+    // A click on the middle of the first arrow (worker 0 -> worker 1, 1000 -> 1100) selects it.
+    const double x = SequenceView::kLabelWidth + (view->axis().to_px(1000) + view->axis().to_px(1100)) / 2;
+    const int y = (view->laneY(0) + view->laneY(1)) / 2;
+    QCOMPARE(view->arrowAt(QPointF(x, y)), 0);
+    QSignalSpy selected(view, &SequenceView::arrowSelected);
+    QTest::mouseClick(view, Qt::LeftButton, Qt::NoModifier, QPoint(static_cast<int>(x), y));
+    QCOMPARE(selected.count(), 1);
+    QVERIFY2(selected.at(0).at(0).toString().contains("call of 'add' from worker 0 to worker 1"),
+             qPrintable(selected.at(0).at(0).toString()));
+    QCOMPARE(selected.at(0).at(2).toLongLong(), qint64{1000});
+    QCOMPARE(selected.at(0).at(4).toLongLong(), qint64{1100});
+    QCOMPARE(view->selected(), 0);
+    // Far from every arrow: nothing.
+    QCOMPARE(view->arrowAt(QPointF(SequenceView::kLabelWidth + 2, view->laneY(1) + 30)), -1);
   }
 
   void testExportsTheViewAndItsTable() {

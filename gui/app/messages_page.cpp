@@ -1,0 +1,96 @@
+#include "messages_page.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QVBoxLayout>
+
+namespace ddpscope::gui {
+namespace {
+
+// "0:3" for a context id (the worker that opened it, its counter).
+QString contextLabel(int64_t id) {
+  const auto u = static_cast<uint64_t>(id);
+  return QStringLiteral("%1:%2").arg(u >> 48).arg(u & ((uint64_t{1} << 48) - 1));
+}
+
+}  // namespace
+
+MessagesPage::MessagesPage(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  auto* bar = new QHBoxLayout;
+  m_context = new QComboBox;
+  m_context->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  m_worker = new QComboBox;
+  bar->addWidget(new QLabel(tr("Context")));
+  bar->addWidget(m_context);
+  bar->addWidget(new QLabel(tr("Worker")));
+  bar->addWidget(m_worker);
+  for (int k = 0; k < kNumArrowKinds; ++k) {
+    m_kinds[static_cast<size_t>(k)] = new QCheckBox(QString::fromLatin1(arrow_kind_name(static_cast<ArrowKind>(k))));
+    m_kinds[static_cast<size_t>(k)]->setChecked(true);
+    bar->addWidget(m_kinds[static_cast<size_t>(k)]);
+    connect(m_kinds[static_cast<size_t>(k)], &QCheckBox::toggled, this, [this] { applyFilter(); });
+  }
+  bar->addStretch();
+  m_counts = new QLabel;
+  bar->addWidget(m_counts);
+  layout->addLayout(bar);
+  m_view = new SequenceView;
+  layout->addWidget(m_view, 1);
+  connect(m_context, &QComboBox::currentIndexChanged, this, [this] { applyFilter(); });
+  connect(m_worker, &QComboBox::currentIndexChanged, this, [this] { applyFilter(); });
+}
+
+void MessagesPage::setRun(const std::shared_ptr<const RunData>& run, bool sameRun) {
+  // Shares the run's arrows: no copy.
+  std::shared_ptr<const SequenceData> data(run, &run->sequence);
+  const QVariant context = m_context->currentData();
+  const QVariant worker = m_worker->currentData();
+  {
+    const QSignalBlocker c(m_context), w(m_worker);
+    m_context->clear();
+    m_context->addItem(tr("all"), QVariant::fromValue<qlonglong>(-2));
+    m_context->addItem(tr("outside contexts"), QVariant::fromValue<qlonglong>(-1));
+    for (const auto& [id, workers] : data->contexts) {
+      QStringList names;
+      for (int w : workers)
+        names << QString::number(w);
+      m_context->addItem(tr("%1 (workers %2)").arg(contextLabel(id), names.join(", ")),
+                         QVariant::fromValue<qlonglong>(id));
+    }
+    m_worker->clear();
+    m_worker->addItem(tr("all"), -1);
+    for (int w = 0; w < data->workers; ++w)
+      m_worker->addItem(tr("worker %1").arg(w), w);
+    if (sameRun) {
+      m_context->setCurrentIndex(std::max(0, m_context->findData(context)));
+      m_worker->setCurrentIndex(std::max(0, m_worker->findData(worker)));
+    }
+  }
+  if (sameRun) {
+    m_view->updateData(std::move(data));
+  } else {
+    m_view->setData(std::move(data));
+  }
+  applyFilter();
+}
+
+void MessagesPage::applyFilter() {
+  SequenceFilter f;
+  f.ctx_id = m_context->currentData().isValid() ? m_context->currentData().toLongLong() : -2;
+  f.worker = m_worker->currentData().isValid() ? m_worker->currentData().toInt() : -1;
+  f.kinds = 0;
+  for (int k = 0; k < kNumArrowKinds; ++k)
+    if (m_kinds[static_cast<size_t>(k)]->isChecked()) f.kinds |= 1u << k;
+  m_view->setFilter(f);
+  const SequenceData& d = m_view->data();
+  int64_t shown = 0;
+  for (const auto& a : d.arrows)
+    shown += f.accepts(a);
+  m_counts->setText(tr("%1 of %2 messages · %3 never received").arg(shown).arg(d.arrows.size()).arg(d.in_flight));
+}
+
+}  // namespace ddpscope::gui

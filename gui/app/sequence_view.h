@@ -1,0 +1,73 @@
+// SequenceView: the send/recv view, a sequence diagram of a run's RPC messages. Each
+// worker is a horizontal lifeline, time runs left to right on the run's common clock,
+// and each message is an arrow from its send to its receive, coloured by kind. A message
+// never received is dashed to the right edge. Hovering shows an arrow's function,
+// message id and bytes; a click selects it. Wheel zooms around the cursor, a drag pans
+// and F fits the whole run, as in the timeline.
+// Level of detail: when many arrows would land on one pixel column, only one per (column,
+// sender, receiver, kind) is drawn, so a frame costs at most about the view's width
+// times the worker pairs, however many messages the run has.
+#pragma once
+
+#include <QWidget>
+#include <memory>
+
+#include "sequence_data.h"
+#include "time_axis.h"
+
+namespace ddpscope::gui {
+
+class SequenceView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit SequenceView(QWidget* parent = nullptr);
+  void setData(std::shared_ptr<const SequenceData> data);
+  // The same run, grown: keeps the window unless it showed the whole run.
+  void updateData(std::shared_ptr<const SequenceData> data);
+  const SequenceData& data() const { return *m_data; }
+  void setFilter(const SequenceFilter& filter);
+  const SequenceFilter& filter() const { return m_filter; }
+  const TimeAxis& axis() const { return m_axis; }
+  TimeAxis& axis() { return m_axis; }
+  void fitAll();
+
+  // The arrow nearest to `pos` within a few pixels among those shown, or -1.
+  int arrowAt(QPointF pos) const;
+  int selected() const { return m_selected; }
+  void select(int arrow);  // -1: none
+  // Arrows drawn by the last paint (after the level-of-detail merge): for tests and benches.
+  int64_t drawnArrows() const { return m_drawn; }
+  int laneY(int worker) const;
+
+  static constexpr int kLabelWidth = 90;
+  static constexpr int kTop = 22;
+
+ signals:
+  // The selected message, both ends: for the timeline and the status line.
+  void arrowSelected(const QString& description, int src, qint64 sendNs, int dst, qint64 recvNs);
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void resizeEvent(QResizeEvent*) override;
+  bool event(QEvent* e) override;  // tooltips
+
+ private:
+  // The arrow's ends in widget coordinates (an unreceived one ends at the right edge).
+  QLineF lineOf(const SequenceArrow& a) const;
+
+  std::shared_ptr<const SequenceData> m_data;
+  SequenceFilter m_filter;
+  TimeAxis m_axis;
+  int m_selected = -1;
+  int64_t m_drawn = 0;
+  QPoint m_pressAt, m_lastDrag;
+  bool m_dragged = false;
+};
+
+}  // namespace ddpscope::gui

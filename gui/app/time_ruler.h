@@ -1,0 +1,17 @@
+// The time ruler the timeline and the send/recv view draw along their top: a tick about
+// every 110 px at round steps, labelled in ms from `origin_ns` (the run's start), with
+// a faint line down through the view.
+#pragma once
+
+#include <QPainter>
+
+#include "time_axis.h"
+
+namespace ddpscope::gui {
+
+// x0: where the axis' pixel 0 is in the widget; top: the ruler's baseline; lines go
+// down to `bottom`.
+void paintTimeRuler(QPainter& p, const TimeAxis& axis, int64_t origin_ns, int x0, int top, int bottom,
+                    const QColor& color);
+
+}  // namespace ddpscope::gui
