@@ -109,7 +109,7 @@ void SequenceView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().base());
   const int x0 = kLabelWidth;
-  paintTimeRuler(p, m_axis, m_data->begin_ns, x0, kTop, height(), palette().color(QPalette::Midlight));
+  paintTimeRuler(p, m_axis, m_data->begin_ns, x0, kTop, height(), palette().color(QPalette::Mid));
   for (int w = 0; w < m_data->workers; ++w) {
     const int y = laneY(w);
     p.setPen(palette().color(QPalette::Text));
