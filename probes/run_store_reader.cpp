@@ -119,7 +119,7 @@ Statement RunStoreReader::compact_scan(const std::vector<Kind>& kinds, int rank,
                                        int64_t after_rowid) {
   std::string sql =
       "SELECT rank, thread, kind, name_id, t_begin_ns, t_end_ns, iteration, bucket, param, bytes, "
-      "seq, rowid FROM spans WHERE rowid > ?2 AND (?1 < 0 OR rank = ?1)";
+      "seq, rowid, msg_id FROM spans WHERE rowid > ?2 AND (?1 < 0 OR rank = ?1)";
   if (!kinds.empty()) {
     sql += " AND kind IN (";
     for (size_t i = 0; i < kinds.size(); ++i) {

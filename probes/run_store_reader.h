@@ -119,6 +119,7 @@ struct CompactSpan {
   int32_t name_id = 0;
   int64_t t_begin_ns = 0, t_end_ns = 0;
   int64_t iteration = -1, bucket = -1, param = -1, bytes = -1, seq = -1;
+  int64_t msg_id = -1;  // RPC kinds: the message id
 };
 
 class RunStoreReader {
@@ -150,6 +151,7 @@ class RunStoreReader {
       c.param = s.column_optional(8);
       c.bytes = s.column_optional(9);
       c.seq = s.column_optional(10);
+      c.msg_id = s.column_optional(12);
       fn(c);
     }
   }

@@ -148,13 +148,17 @@ StepResult RemoteEmbeddingTrainer::step() {
   double loss_value = 0;
   {
     DDPSCOPE_SPAN(iteration_span, probes::Kind::Iteration, "iteration");
-    if (!is_server()) loss_value = trainer_step();
+    if (!is_server()) {
+      loss_value = trainer_step();
+      iteration_span.end();
+    }
+    // The server adds nothing; the sum over the world is the trainers' sum. It also keeps
+    // the server in step with the trainers, for the progress it reports, and its
+    // iteration spans the trainers' step (rank 0's iterations are the timeline's).
+    Tensor l = Tensor::scalar(loss_value, DType::F64);
+    world_->allreduce(l, {.op = c10d::ReduceOp::Sum})->wait();
+    loss_value = l.item<double>() / trainers();
   }
-  // The server adds nothing; the sum over the world is the trainers' sum. It also keeps
-  // the server in step with the trainers, for the progress it reports.
-  Tensor l = Tensor::scalar(loss_value, DType::F64);
-  world_->allreduce(l, {.op = c10d::ReduceOp::Sum})->wait();
-  loss_value = l.item<double>() / trainers();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++iteration_;

@@ -1,5 +1,6 @@
 #include "thread_pool.h"
 
+#include "probe.h"
 #include "tensor/error.h"
 
 namespace ddpscope::rpc {
@@ -11,7 +12,7 @@ ThreadPool::ThreadPool(int core, int max, std::chrono::milliseconds idle_exit)
   std::lock_guard<std::mutex> lock(mutex_);
   for (int i = 0; i < core_; ++i) {
     ++alive_;
-    threads_.emplace_back([this] { run(); });
+    threads_.emplace_back([this, n = started_++] { run(n); });
   }
 }
 
@@ -38,7 +39,7 @@ bool ThreadPool::submit(std::function<void()> task) {
       return false;
     }
     ++alive_;
-    threads_.emplace_back([this] { run(); });
+    threads_.emplace_back([this, n = started_++] { run(n); });
   }
   lock.unlock();
   cv_.notify_one();
@@ -68,7 +69,9 @@ int ThreadPool::threads() const {
   return alive_;
 }
 
-void ThreadPool::run() {
+void ThreadPool::run(int number) {
+  // Named for the run file's lanes ("rank 0 · rpc: pool 2"), not "thread 7".
+  probes::set_thread_name("rpc: pool " + std::to_string(number));
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     ++idle_;

@@ -35,7 +35,7 @@ class ThreadPool {
   int max_threads() const { return max_; }
 
  private:
-  void run();
+  void run(int number);  // number: the thread's name in the run file
 
   const int core_;
   const int max_;
@@ -47,6 +47,7 @@ class ThreadPool {
   std::vector<std::thread::id> ended_;  // threads that left run(), joined by the next submit
   void join_ended(std::unique_lock<std::mutex>& lock);
   int alive_ = 0;
+  int started_ = 0;  // threads ever started: numbers their names
   int idle_ = 0;
   bool stopping_ = false;
 };

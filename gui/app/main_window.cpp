@@ -196,8 +196,13 @@ void MainWindow::buildViews() {
 
   m_messages = new MessagesPage;
   m_tabs->addTab(m_messages, tr("Messages"));
+  // A message picked there is selected in the timeline too, both ends ringed.
   connect(m_messages->view(), &SequenceView::arrowSelected, this,
-          [this](const QString& text) { statusBar()->showMessage(text); });
+          [this](const QString& text, int src, qint64 sendNs, int dst, qint64 recvNs) {
+            refreshTab(Tab::Timeline);  // the timeline must hold this run's flows
+            const bool shown = m_timeline->selectFlow(src, sendNs, dst, recvNs);
+            statusBar()->showMessage(shown ? text + tr(" · selected in the timeline") : text);
+          });
 
   m_hang = new HangView;
   m_tabs->addTab(m_hang, tr("Hang"));

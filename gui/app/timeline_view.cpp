@@ -6,6 +6,7 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 #include "time_ruler.h"
 
@@ -71,6 +72,7 @@ TimelineView::TimelineView(QWidget* parent)
 
 void TimelineView::setData(std::shared_ptr<const TimelineData> data) {
   m_data = std::move(data);
+  m_selectedFlow = -1;
   setMinimumHeight(kTop + static_cast<int>(m_data->lanes.size()) * kLaneHeight + 4);
   fitAll();
 }
@@ -98,6 +100,87 @@ void TimelineView::showIteration(int index) {
   m_axis.width_px = std::max(1, width() - kLabelWidth);
   m_axis.fit(m_data->iterations[index].first, m_data->iterations[index].second, 0.05);
   update();
+}
+
+bool TimelineView::selectFlow(int fromRank, qint64 fromNs, int toRank, qint64 toNs) {
+  m_selectedFlow = -1;
+  const auto& flows = m_data->flows;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const TimelineFlow& f = flows[i];
+    if (f.kind == TimelineFlow::Kind::Message && f.from_ns == fromNs && f.to_ns == toNs &&
+        m_data->lanes[f.from_lane].rank == fromRank && m_data->lanes[f.to_lane].rank == toRank) {
+      m_selectedFlow = static_cast<int>(i);
+      break;
+    }
+  }
+  if (m_selectedFlow < 0) {
+    update();
+    return false;
+  }
+  const TimelineFlow& f = flows[static_cast<size_t>(m_selectedFlow)];
+  // Both ends in view, with room around them to see what ran there.
+  const int64_t a = std::min(f.from_ns, f.to_ns), b = std::max(f.from_ns, f.to_ns);
+  const int64_t pad = std::max<int64_t>(5 * (b - a), 20'000);
+  m_axis.width_px = std::max(1, width() - kLabelWidth);
+  m_axis.fit(a - pad, b + pad, 0);
+  update();
+  return true;
+}
+
+void TimelineView::paintFlows(QPainter& p) {
+  const auto& flows = m_data->flows;
+  m_drawnFlows = 0;
+  if (flows.empty()) return;
+  const int x0 = kLabelWidth;
+  p.setClipRect(x0, kTop, static_cast<int>(m_axis.width_px), height() - kTop);
+  const auto earlier = [](const TimelineFlow& f) { return std::min(f.from_ns, f.to_ns); };
+  auto it = std::lower_bound(flows.begin(), flows.end(), m_axis.begin_ns - m_data->longest_flow_ns,
+                             [&](const TimelineFlow& f, int64_t t) { return earlier(f) < t; });
+  // One flow per (pixel column of its earlier end, lane pair, kind); batched per kind.
+  std::unordered_set<uint64_t> taken;
+  std::vector<QLineF> messages, collectives;
+  for (; it != flows.end() && earlier(*it) <= m_axis.end_ns; ++it) {
+    if (std::max(it->from_ns, it->to_ns) < m_axis.begin_ns) continue;
+    const QLineF line(x0 + m_axis.to_px(it->from_ns), laneCenter(it->from_lane), x0 + m_axis.to_px(it->to_ns),
+                      laneCenter(it->to_lane));
+    const auto column = static_cast<uint64_t>(std::clamp(std::min(line.x1(), line.x2()), 0.0, 1e6));
+    const uint64_t key = column << 33 | uint64_t{it->from_lane} << 17 | uint64_t{it->to_lane} << 1 |
+                         static_cast<uint64_t>(it->kind);
+    if (!taken.insert(key).second) continue;
+    (it->kind == TimelineFlow::Kind::Message ? messages : collectives).push_back(line);
+  }
+  m_drawnFlows = static_cast<int64_t>(messages.size() + collectives.size());
+  const QColor message_color(0x4c, 0x78, 0xa8, 200);
+  p.setPen(QPen(message_color, 0));
+  p.drawLines(messages.data(), static_cast<int>(messages.size()));
+  // Heads at the receiving ends while few enough to tell apart.
+  if (messages.size() <= 400) {
+    for (const QLineF& l : messages) {
+      if (l.length() < 12) continue;
+      const double angle = std::atan2(l.dy(), l.dx());
+      const QPointF tip = l.p2();
+      const QPointF head[3] = {tip, tip - QPointF(std::cos(angle - 0.4) * 6, std::sin(angle - 0.4) * 6),
+                               tip - QPointF(std::cos(angle + 0.4) * 6, std::sin(angle + 0.4) * 6)};
+      p.setBrush(message_color);
+      p.drawPolygon(head, 3);
+    }
+    p.setBrush(Qt::NoBrush);
+  }
+  p.setPen(QPen(QColor(0x2c, 0x8c, 0x3c, 170), 0, Qt::DashLine));
+  p.drawLines(collectives.data(), static_cast<int>(collectives.size()));
+  if (m_selectedFlow >= 0 && m_selectedFlow < static_cast<int>(flows.size())) {
+    const TimelineFlow& f = flows[static_cast<size_t>(m_selectedFlow)];
+    const QPointF a(x0 + m_axis.to_px(f.from_ns), laneCenter(f.from_lane));
+    const QPointF b(x0 + m_axis.to_px(f.to_ns), laneCenter(f.to_lane));
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.setPen(QPen(QColor(0xd6, 0x27, 0x28), 3));
+    p.drawLine(a, b);
+    p.setBrush(Qt::NoBrush);
+    p.drawEllipse(a, 6, 6);  // both ends, ringed
+    p.drawEllipse(b, 6, 6);
+    p.setRenderHint(QPainter::Antialiasing, false);
+  }
+  p.setClipping(false);
 }
 
 void TimelineView::resizeEvent(QResizeEvent*) {
@@ -198,6 +281,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     }
     p.setClipping(false);
   }
+  paintFlows(p);
 }
 
 void TimelineView::wheelEvent(QWheelEvent* event) {

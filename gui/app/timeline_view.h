@@ -2,7 +2,9 @@
 // labelled with their bucket, instants as ticks, exposed communication as a red band. Wheel zooms
 // around the cursor, a drag pans, F fits the whole run, N/P jump to the next/previous iteration, a
 // click reports the span under the cursor. Spans narrower than a pixel are merged per pixel column,
-// so a lane costs at most its width in rectangles.
+// so a lane costs at most its width in rectangles. Flows link lanes: each RPC message from its send
+// to its receive, and each DDP allreduce from rank to rank by its sequence number (a late rank's
+// link slants); at most one per pixel column and pair of lanes is drawn.
 #pragma once
 
 #include <QWidget>
@@ -27,6 +29,11 @@ class TimelineView : public QWidget {
   const TimeAxis& axis() const { return m_axis; }
   void fitAll();
   void showIteration(int index);  // 0-based into data().iterations
+  // Selects the message flow from `fromRank` at `fromNs` to `toRank` at `toNs` (a click in
+  // the send/recv view) and shows it; false when the timeline has no such flow.
+  bool selectFlow(int fromRank, qint64 fromNs, int toRank, qint64 toNs);
+  int selectedFlow() const { return m_selectedFlow; }  // into data().flows, -1: none
+  int64_t drawnFlows() const { return m_drawnFlows; }  // by the last paint
 
   static constexpr int kLabelWidth = 170;
   static constexpr int kLaneHeight = 26;
@@ -46,10 +53,14 @@ class TimelineView : public QWidget {
 
  private:
   QString describe(const TimelineSpan& span, const TimelineLane& lane) const;
+  void paintFlows(QPainter& p);
+  double laneCenter(uint32_t lane) const { return kTop + lane * kLaneHeight + kLaneHeight / 2.0; }
 
   std::shared_ptr<const TimelineData> m_data;
   TimeAxis m_axis;
   int m_iteration = -1;
+  int m_selectedFlow = -1;
+  int64_t m_drawnFlows = 0;
   QPoint m_pressAt;
   QPoint m_lastDrag;
   bool m_dragged = false;

@@ -3,8 +3,49 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <unordered_map>
+#include <vector>
 
 namespace ddpscope::gui {
+namespace {
+
+// Rebuilds d.flows from every end seen so far (lanes sorted already): a message's send
+// and receive joined by (id, wire kind); an allreduce's starts joined rank to rank.
+void pair_flows(TimelineData& d) {
+  std::map<std::pair<int, int>, uint32_t> lane_of;
+  for (size_t i = 0; i < d.lanes.size(); ++i)
+    lane_of[{d.lanes[i].rank, d.lanes[i].thread}] = static_cast<uint32_t>(i);
+  std::map<std::pair<int64_t, int32_t>, std::pair<const FlowEnd*, const FlowEnd*>> messages;  // (send, recv)
+  std::unordered_map<int64_t, std::vector<const FlowEnd*>> collectives;
+  for (const FlowEnd& e : d.flow_ends) {
+    if (e.kind == probes::Kind::Allreduce) {
+      collectives[e.key].push_back(&e);
+      continue;
+    }
+    auto& m = messages[{e.key, e.param}];
+    (e.kind == probes::Kind::RpcSend ? m.first : m.second) = &e;
+  }
+  d.flows.clear();
+  d.longest_flow_ns = 0;
+  auto add = [&](const FlowEnd& a, const FlowEnd& b, TimelineFlow::Kind kind) {
+    d.flows.push_back({a.t_ns, b.t_ns, lane_of.at({a.rank, a.thread}), lane_of.at({b.rank, b.thread}), kind});
+    d.longest_flow_ns = std::max(d.longest_flow_ns, std::abs(b.t_ns - a.t_ns));
+  };
+  for (const auto& [key, ends] : messages) {
+    if (ends.first && ends.second) add(*ends.first, *ends.second, TimelineFlow::Kind::Message);
+  }
+  for (auto& [seq, ends] : collectives) {
+    std::sort(ends.begin(), ends.end(), [](const FlowEnd* a, const FlowEnd* b) { return a->rank < b->rank; });
+    for (size_t i = 1; i < ends.size(); ++i) {
+      if (ends[i]->rank != ends[i - 1]->rank) add(*ends[i - 1], *ends[i], TimelineFlow::Kind::Collective);
+    }
+  }
+  std::sort(d.flows.begin(), d.flows.end(), [](const TimelineFlow& a, const TimelineFlow& b) {
+    return std::min(a.from_ns, a.to_ns) < std::min(b.from_ns, b.to_ns);
+  });
+}
+
+}  // namespace
 
 TimelineData load_timeline(probes::RunStoreReader& run) {
   TimelineData d;
@@ -56,6 +97,11 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
         d.last_rowid = std::max(d.last_rowid, s.rowid);
         if (s.kind == probes::Kind::Iteration && s.rank == 0)
           d.iterations.emplace_back(s.t_begin_ns, s.t_end_ns);
+        if ((s.kind == probes::Kind::RpcSend || s.kind == probes::Kind::RpcRecv) && s.msg_id >= 0) {
+          d.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.msg_id, static_cast<int32_t>(s.param), s.kind});
+        } else if (s.kind == probes::Kind::Allreduce && s.seq >= 0) {
+          d.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.seq, -1, s.kind});
+        }
       },
       {}, -1, d.last_rowid);
   // Spans by begin time within each lane (the file holds them in shipping order: by
@@ -102,6 +148,7 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
                    [](const TimelineLane& a, const TimelineLane& b) {
                      return std::pair(a.rank, a.thread) < std::pair(b.rank, b.thread);
                    });
+  pair_flows(d);
   std::sort(d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations), d.iterations.end());
   std::inplace_merge(d.iterations.begin(),
                      d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations),
@@ -109,8 +156,19 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
 }
 
 void mark_exposed(TimelineData& data, const probes::RunAnalysis& analysis) {
-  for (TimelineLane& lane : data.lanes) {
+  // On the rank's compute lane (its first lane when it has none): a band on every lane
+  // of the rank (RPC pools, comm threads) would only repeat it.
+  std::map<int, size_t> band_lane;
+  for (size_t i = 0; i < data.lanes.size(); ++i) {
+    const bool compute = data.lanes[i].label.size() >= 7 &&
+                         data.lanes[i].label.compare(data.lanes[i].label.size() - 7, 7, "compute") == 0;
+    auto [it, inserted] = band_lane.try_emplace(data.lanes[i].rank, i);
+    if (compute) it->second = i;
+  }
+  for (size_t i = 0; i < data.lanes.size(); ++i) {
+    TimelineLane& lane = data.lanes[i];
     lane.exposed.clear();
+    if (band_lane.at(lane.rank) != i) continue;
     for (const auto& it : analysis.iterations) {
       if (it.rank == lane.rank)
         lane.exposed.insert(lane.exposed.end(), it.exposed.begin(), it.exposed.end());

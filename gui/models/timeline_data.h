@@ -36,6 +36,25 @@ struct TimelineLane {
   std::vector<uint32_t> block_kinds;  // bit k: a span of probes::Kind k
 };
 
+// A link across lanes: an RPC message from its send to its receive, or one DDP bucket
+// allreduce (one sequence number) from each rank's start to the next rank's, so a late
+// rank shows as a slanted line.
+struct TimelineFlow {
+  enum class Kind : uint8_t { Message, Collective };
+  int64_t from_ns = 0, to_ns = 0;
+  uint32_t from_lane = 0, to_lane = 0;
+  Kind kind = Kind::Message;
+};
+
+// A span that may be one end of a flow, kept to pair ends that arrive in later loads.
+struct FlowEnd {
+  int32_t rank = 0, thread = 0;
+  int64_t t_ns = 0;
+  int64_t key = 0;     // the message id, or the allreduce's sequence number
+  int32_t param = -1;  // messages: the wire kind (a request and its answer share an id)
+  probes::Kind kind = probes::Kind::Mark;  // RpcSend, RpcRecv or Allreduce
+};
+
 struct TimelineData {
   std::vector<TimelineLane> lanes;  // by rank, then thread
   std::vector<std::string> names;   // by the run file's name_id
@@ -49,6 +68,9 @@ struct TimelineData {
   // Begin and end of each iteration of rank 0 (for fit and next/previous).
   std::vector<std::pair<int64_t, int64_t>> iterations;
   int64_t last_rowid = 0;  // the last span read: extend_timeline resumes after it
+  std::vector<FlowEnd> flow_ends;
+  std::vector<TimelineFlow> flows;  // by the earlier of their two times
+  int64_t longest_flow_ns = 0;      // how far back a window must look for flows
 
   // The span of `lane` under time `t_ns`, or null; spans are searched from the
   // innermost (latest-starting) one.

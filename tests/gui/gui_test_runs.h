@@ -24,9 +24,11 @@ inline void write_iterations(ddpscope::probes::RunStoreWriter& w, int rank, int 
     b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
     b.names = {"iteration", "forward",   "backward",    "finalize",
                "allreduce", "optimizer", "bucket_ready"};
+    // A bucket allreduce carries its sequence number, the same on every rank: 2 per iteration.
     auto ev = [&](Kind kind, uint32_t name, int64_t t0, int64_t t1, int it, int16_t bucket,
                   int64_t bytes, uint16_t thread) {
-      b.events.push_back(BatchEvent{t0, t1, bytes, -1, -1, it, -1, name, bucket, -1, thread,
+      const int64_t seq = kind == Kind::Allreduce ? 2 * int64_t{it - 1} + bucket : -1;
+      b.events.push_back(BatchEvent{t0, t1, bytes, seq, -1, it, -1, name, bucket, -1, thread,
                                     static_cast<uint8_t>(kind), 0});
     };
     for (int it = from; it <= to; ++it) {

@@ -128,11 +128,12 @@ class TestGuiModels : public QObject {
     QCOMPARE(t.spanAt(1, 1600), nullptr);  // between the two allreduces
     QVERIFY(t.spanAt(1, 1600, 60));        // within slack of bucket 1's [1650, 1760]
     // Exposed communication: bucket 1's allreduce past the start of finalize, each
-    // iteration, on every lane of the rank.
-    QCOMPARE(t.lanes[1].exposed.size(), size_t(3));
-    QCOMPARE(t.lanes[1].exposed[0].begin, int64_t(700));
-    QCOMPARE(t.lanes[1].exposed[0].end, int64_t(760));
-    QCOMPARE(t.lanes[2].exposed[2].begin, int64_t(2700));  // rank 1, iteration 3
+    // iteration, on the rank's compute lane only.
+    QCOMPARE(t.lanes[0].exposed.size(), size_t(3));
+    QCOMPARE(t.lanes[0].exposed[0].begin, int64_t(700));
+    QCOMPARE(t.lanes[0].exposed[0].end, int64_t(760));
+    QCOMPARE(t.lanes[1].exposed.size(), size_t(0));        // rank 0's comm lane
+    QCOMPARE(t.lanes[2].exposed[2].begin, int64_t(2700));  // rank 1's compute lane, iteration 3
   }
 
   void testTimeAxisMapping() {

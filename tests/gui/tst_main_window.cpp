@@ -75,6 +75,16 @@ class TestMainWindow : public QObject {
     QVERIFY2(clicked.at(0).at(0).toString().contains("forward"),
              qPrintable(clicked.at(0).at(0).toString()));
     QVERIFY(!timeline->grab().isNull());
+    // Each bucket allreduce is linked from rank 0 to rank 1 by its sequence number: 2 per
+    // iteration, both ranks in step here (a straight link).
+    QCOMPARE(timeline->data().flows.size(), size_t{12});
+    for (const auto& f : timeline->data().flows) {
+      QCOMPARE(static_cast<int>(f.kind), static_cast<int>(TimelineFlow::Kind::Collective));
+      QCOMPARE(timeline->data().lanes[f.from_lane].rank, 0);
+      QCOMPARE(timeline->data().lanes[f.to_lane].rank, 1);
+      QCOMPARE(f.from_ns, f.to_ns);
+    }
+    QVERIFY(timeline->drawnFlows() > 0);  // the last grab drew iteration 3's
   }
 
   // The send/recv view: one arrow per message between the workers' lifelines, filters,
@@ -130,6 +140,16 @@ class TestMainWindow : public QObject {
     QCOMPARE(selected.at(0).at(2).toLongLong(), qint64{1000});
     QCOMPARE(selected.at(0).at(4).toLongLong(), qint64{1100});
     QCOMPARE(view->selected(), 0);
+    // ... and in the timeline, where the message is a flow between the two ranks' lanes.
+    TimelineView* timeline = window.timeline();
+    QVERIFY(timeline->selectedFlow() >= 0);
+    const TimelineFlow& flow = timeline->data().flows[static_cast<size_t>(timeline->selectedFlow())];
+    QCOMPARE(flow.from_ns, int64_t{1000});
+    QCOMPARE(flow.to_ns, int64_t{1100});
+    QCOMPARE(timeline->data().lanes[flow.from_lane].rank, 0);
+    QCOMPARE(timeline->data().lanes[flow.to_lane].rank, 1);
+    QVERIFY(timeline->axis().begin_ns <= 1000 && timeline->axis().end_ns >= 1100);
+    QCOMPARE(timeline->data().flows.size(), size_t{4});  // the in-flight call has no flow yet
     // Far from every arrow: nothing.
     QCOMPARE(view->arrowAt(QPointF(SequenceView::kLabelWidth + 2, view->laneY(1) + 30)), -1);
   }
