@@ -30,4 +30,6 @@ echo "messages: the send/recv view of a nested RPC chain across 4 workers"
 chain="$work/chain.ddprun"
 ./build/bin/ddpscope-cli example chain --np 4 --out "$chain" >/dev/null 2>&1
 shot "$chain" --tab Messages --screenshot "$out/messages.png"
+echo "distributed graph: the chain's pass, one cluster per worker"
+shot "$chain" --tab Graph --screenshot "$out/dist_graph.png"
 ls -l "$out"

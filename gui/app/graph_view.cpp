@@ -60,6 +60,15 @@ void GraphView::rebuild() {
     m_scene->addText(m_error);
     return;
   }
+  // A distributed graph's workers: a tinted box each, labelled, under everything else.
+  for (const ClusterBox& cb : layout.clusters) {
+    const QColor tint = QColor::fromHsv((cb.rank * 67) % 360, 28, 250);
+    auto* box = m_scene->addRect(cb.x, cb.y, cb.w, cb.h, QPen(tint.darker(140)), QBrush(tint));
+    box->setZValue(-1);
+    auto* label = m_scene->addText(tr("worker %1").arg(cb.rank));
+    label->setPos(cb.x + 4, cb.y + 2);
+    label->setZValue(-1);
+  }
   QPen edgePen(QColor(0x55, 0x55, 0x55));
   edgePen.setWidthF(1.0);
   for (const EdgePath& e : layout.edges) {
@@ -111,9 +120,17 @@ void GraphView::mousePressEvent(QMouseEvent* event) {
             : tr("%1 (%2): waits for %3 gradient(s)")
                   .arg(QString::fromStdString(n.op), QString::fromStdString(n.kind))
                   .arg(n.deps);
-    text += n.exec_ms >= 0
-                ? tr("; ran %1 ms in iteration %2").arg(n.exec_ms, 0, 'f', 3).arg(m_shown.iteration)
-                : tr("; no execution recorded");
+    if (n.rank >= 0) text = tr("worker %1: ").arg(n.rank) + text;
+    if (n.msg_id >= 0) {
+      text += tr("; message %1, other end on worker %2")
+                  .arg(QString::fromStdString(format_global_id(n.msg_id)))
+                  .arg(n.peer);
+    }
+    const QString when = m_shown.distributed
+                             ? tr("pass %1").arg(QString::fromStdString(format_global_id(m_shown.iteration)))
+                             : tr("iteration %1").arg(m_shown.iteration);
+    text += n.exec_ms >= 0 ? tr("; ran %1 ms in %2").arg(n.exec_ms, 0, 'f', 3).arg(when)
+                           : tr("; no execution recorded");
     emit nodeClicked(text);
     break;
   }

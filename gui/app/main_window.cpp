@@ -184,8 +184,16 @@ void MainWindow::buildViews() {
 
   auto* graphPage = new QWidget;
   auto* graphLayout = new QVBoxLayout(graphPage);
+  auto* graphBar = new QHBoxLayout;
+  m_graphChoice = new QComboBox;
+  m_graphChoice->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  graphBar->addWidget(new QLabel(tr("Graph")));
+  graphBar->addWidget(m_graphChoice);
   m_graphCollapse = new QCheckBox(tr("Collapse by module"));
-  graphLayout->addWidget(m_graphCollapse);
+  graphBar->addWidget(m_graphCollapse);
+  graphBar->addStretch();
+  graphLayout->addLayout(graphBar);
+  connect(m_graphChoice, &QComboBox::currentIndexChanged, this, [this] { showChosenGraph(); });
   m_graph = new GraphView;
   graphLayout->addWidget(m_graph, 1);
   connect(m_graphCollapse, &QCheckBox::toggled, m_graph, &GraphView::setCollapsed);
@@ -381,11 +389,7 @@ void MainWindow::refreshTab(Tab tab) {
       updateBuckets();
       break;
     case Tab::Graph:
-      if (m_graph->shown().nodes.empty() || !m_followTimeline) {
-        m_graph->setGraph(m_run->graph);
-        const QSignalBlocker g(m_graphCollapse);
-        m_graphCollapse->setChecked(m_graph->collapsed());
-      }
+      updateGraphChoices();
       break;
     case Tab::Messages:
       m_messages->setRun(m_run, m_followTimeline);
@@ -396,6 +400,42 @@ void MainWindow::refreshTab(Tab tab) {
     case Tab::Other:
       break;
   }
+}
+
+// The Graph tab's choices: rank 0's local graph (when recorded), then every pass of a
+// distributed autograd context, by context. A live reload keeps the one shown.
+void MainWindow::updateGraphChoices() {
+  const int previous = m_graphChoice->count();
+  const QSignalBlocker block(m_graphChoice);
+  const QString current = m_graphChoice->currentText();
+  m_graphChoice->clear();
+  if (!m_run->graph.nodes.empty() || m_run->dist_graphs.empty())
+    m_graphChoice->addItem(tr("rank 0 · iteration %1").arg(m_run->graph.iteration), -1);
+  for (size_t i = 0; i < m_run->dist_graphs.size(); ++i)
+    m_graphChoice->addItem(QString::fromStdString(describe_choice(m_run->dist_graphs[i])), static_cast<int>(i));
+  const int keep = m_followTimeline ? m_graphChoice->findText(current) : -1;
+  m_graphChoice->setCurrentIndex(std::max(0, keep));
+  if (keep < 0 || previous == 0 || m_graph->shown().nodes.empty()) showChosenGraph();
+}
+
+void MainWindow::showChosenGraph() {
+  if (!m_run) return;
+  const int choice = m_graphChoice->currentData().isValid() ? m_graphChoice->currentData().toInt() : -1;
+  if (choice < 0 || choice >= static_cast<int>(m_run->dist_graphs.size())) {
+    m_graph->setGraph(m_run->graph);
+  } else {
+    // Read on demand: a run may hold many passes.
+    try {
+      probes::RunStoreReader reader(m_run->path);
+      const GraphChoice& c = m_run->dist_graphs[static_cast<size_t>(choice)];
+      m_graph->setGraph(load_dist_graph(reader, c.ctx_id, c.pass));
+    } catch (const std::exception& e) {
+      statusBar()->showMessage(tr("Could not read that graph: %1").arg(QString::fromUtf8(e.what())));
+      return;
+    }
+  }
+  const QSignalBlocker g(m_graphCollapse);
+  m_graphCollapse->setChecked(m_graph->collapsed());
 }
 
 void MainWindow::showSummary() {

@@ -65,6 +65,7 @@ class MainWindow : public QMainWindow {
   ParameterBucketModel* parameterModel() const { return m_params; }
   TimelineView* timeline() const { return m_timeline; }
   GraphView* graphView() const { return m_graph; }
+  QComboBox* graphChoice() const { return m_graphChoice; }
   HangView* hangView() const { return m_hang; }
   MessagesPage* messagesPage() const { return m_messages; }
   LiveMonitor* monitor() const { return m_monitor; }
@@ -87,6 +88,8 @@ class MainWindow : public QMainWindow {
   void updateOverlap();
   void updateBuckets();
   void updateHang(bool stalled);
+  void updateGraphChoices();
+  void showChosenGraph();
   void exportChromeTrace();
   void onJobFinished(JobController::State state, const QString& message);
 
@@ -111,6 +114,7 @@ class MainWindow : public QMainWindow {
   QLabel* m_rebuildNote = nullptr;
   GraphView* m_graph = nullptr;
   QCheckBox* m_graphCollapse = nullptr;
+  QComboBox* m_graphChoice = nullptr;  // rank 0's local graph, or a distributed pass
   HangView* m_hang = nullptr;
   MessagesPage* m_messages = nullptr;
   bool m_stalled = false;

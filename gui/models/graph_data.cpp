@@ -6,6 +6,14 @@
 
 namespace ddpscope::gui {
 
+std::string format_global_id(int64_t id) {
+  // An autograd message id of a reply is its request's with bit 47 set (engine/rpc).
+  constexpr uint64_t kReplyBit = uint64_t{1} << 47;
+  const auto u = static_cast<uint64_t>(id);
+  const std::string base = std::to_string(u >> 48) + ":" + std::to_string(u & (kReplyBit - 1));
+  return u & kReplyBit ? "reply to " + base : base;
+}
+
 std::string module_of_parameter(const std::string& name) {
   const auto dot = name.rfind('.');
   return dot == std::string::npos ? std::string("(model)") : name.substr(0, dot);
@@ -47,7 +55,10 @@ void assign_modules(GraphData& g) {
   for (auto& n : g.nodes) {
     if (n.module.empty()) n.module = "(loss)";
   }
+  if (!g.distributed) return;
+  for (auto& n : g.nodes) n.module = "worker " + std::to_string(n.rank) + " · " + n.module;
 }
+
 
 }  // namespace
 
@@ -74,6 +85,72 @@ GraphData load_graph(probes::RunStoreReader& run, int rank, int64_t iteration) {
   return g;
 }
 
+std::vector<GraphChoice> list_dist_graphs(probes::RunStoreReader& run) {
+  std::vector<GraphChoice> out;
+  for (const auto& g : run.graph_index()) {  // by context, pass, rank
+    if (g.ctx_id < 0) continue;
+    if (out.empty() || out.back().ctx_id != g.ctx_id || out.back().pass != g.iteration)
+      out.push_back({g.ctx_id, g.iteration, {}});
+    out.back().ranks.push_back(g.rank);
+  }
+  return out;
+}
+
+std::string describe_choice(const GraphChoice& c) {
+  std::string s = "context " + format_global_id(c.ctx_id) + " · pass " + format_global_id(c.pass) + " · worker";
+  s += c.ranks.size() == 1 ? " " : "s ";
+  for (size_t i = 0; i < c.ranks.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(c.ranks[i]);
+  return s;
+}
+
+GraphData load_dist_graph(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
+  GraphData g;
+  g.ctx_id = ctx_id;
+  g.iteration = pass;
+  g.distributed = true;
+  std::vector<int> ranks;
+  for (const auto& c : list_dist_graphs(run)) {
+    if (c.ctx_id == ctx_id && c.pass == pass) ranks = c.ranks;
+  }
+  g.rank = ranks.empty() ? 0 : ranks.front();
+  // (rank, msg id) -> node index, for the send and recv ends.
+  std::map<std::pair<int, int64_t>, size_t> sends;
+  std::vector<size_t> recvs;
+  for (int rank : ranks) {
+    const probes::GraphRows rows = run.graph(rank, ctx_id, pass);
+    if (rows.iteration != pass) continue;  // graph() gives the earliest pass at or after
+    std::map<int64_t, int64_t> renumber;
+    std::map<int64_t, size_t> by_seq;
+    for (const auto& n : rows.nodes) {
+      const auto index = static_cast<int64_t>(g.nodes.size());
+      renumber[n.id] = index;
+      by_seq[n.sequence_nr] = g.nodes.size();
+      GraphNode node{index, n.op, n.kind, n.deps, n.sequence_nr, -1, {}, 1, rank, n.msg_id, n.peer};
+      if (n.kind == "send") sends[{rank, n.msg_id}] = g.nodes.size();
+      if (n.kind == "recv") recvs.push_back(g.nodes.size());
+      g.nodes.push_back(node);
+    }
+    for (const auto& e : rows.edges)
+      g.edges.push_back({renumber.at(e.src), renumber.at(e.dst)});
+    // Execution times: the node spans of this context on this worker (schema 4).
+    for (const auto& s : run.spans({.kinds = {probes::Kind::AutogradNode}, .rank = rank})) {
+      if (s.ctx_id != ctx_id) continue;
+      const auto it = by_seq.find(s.seq);
+      if (it != by_seq.end() && g.nodes[it->second].exec_ms < 0)
+        g.nodes[it->second].exec_ms = (s.t_end_ns - s.t_begin_ns) / 1e6;
+    }
+  }
+  // A recv function's gradient goes to the send function of its message on its peer.
+  for (size_t r : recvs) {
+    const GraphNode& recv = g.nodes[r];
+    const auto send = sends.find({recv.peer, recv.msg_id});
+    if (send != sends.end()) g.edges.push_back({recv.id, g.nodes[send->second].id});
+  }
+  assign_modules(g);
+  return g;
+}
+
 GraphData collapse_by_module(const GraphData& input) {
   GraphData graph = input;
   if (std::any_of(graph.nodes.begin(), graph.nodes.end(),
@@ -83,20 +160,31 @@ GraphData collapse_by_module(const GraphData& input) {
   GraphData out;
   out.rank = graph.rank;
   out.iteration = graph.iteration;
+  out.ctx_id = graph.ctx_id;
+  out.distributed = graph.distributed;
   out.collapsed = true;
   std::map<std::string, size_t> module_node;
   std::map<int64_t, int64_t> node_to_module;
   for (const auto& n : graph.nodes) {
-    auto [it, inserted] = module_node.try_emplace(n.module, out.nodes.size());
+    // Send and recv nodes are the joints between workers: each stays itself.
+    const bool joint = n.kind == "send" || n.kind == "recv";
+    const std::string key = joint ? n.module + " · " + n.op + " " + std::to_string(n.id) : n.module;
+    auto [it, inserted] = module_node.try_emplace(key, out.nodes.size());
     if (inserted) {
-      GraphNode m;
+      GraphNode m = n;
       m.id = static_cast<int64_t>(out.nodes.size());
-      m.op = n.module;
-      m.kind = "module";
-      m.module = n.module;
-      m.members = 0;
-      m.exec_ms = 0;
+      if (!joint) {
+        m.op = n.module;
+        m.kind = "module";
+        m.members = 0;
+        m.exec_ms = 0;
+      }
+      m.deps = 0;  // counted from the collapsed edges below
       out.nodes.push_back(m);
+      if (joint) {
+        node_to_module[n.id] = m.id;
+        continue;
+      }
     }
     GraphNode& m = out.nodes[it->second];
     ++m.members;

@@ -23,6 +23,8 @@ std::string node_label(const GraphNode& n) {
     std::snprintf(buf, sizeof buf, " · %.3f ms", n.exec_ms);
     label += buf;
   }
+  // A send or recv joint: its message and where its other end is.
+  if (n.msg_id >= 0) label += "\nmsg " + format_global_id(n.msg_id) + " · worker " + std::to_string(n.peer);
   return label;
 }
 
@@ -57,11 +59,25 @@ GraphLayout layout_graph(const GraphData& graph) {
   agattr(g, AGNODE, c("shape"), c("box"));
   agattr(g, AGNODE, c("fontsize"), c("10"));
   agattr(g, AGNODE, c("label"), c(""));
+  // A distributed graph: one cluster per worker ("cluster" prefixes make dot box them).
+  std::map<int, Agraph_t*> clusters;
+  if (graph.distributed) {
+    agattr(g, AGRAPH, c("label"), c(""));
+    agattr(g, AGRAPH, c("fontsize"), c("12"));
+    for (const auto& n : graph.nodes) {
+      if (clusters.count(n.rank)) continue;
+      const std::string name = "cluster_" + std::to_string(n.rank);
+      Agraph_t* sub = agsubg(g, c(name.c_str()), 1);
+      agset(sub, c("label"), c(("worker " + std::to_string(n.rank)).c_str()));
+      clusters[n.rank] = sub;
+    }
+  }
   std::vector<Agnode_t*> nodes;
   std::map<int64_t, Agnode_t*> by_id;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const std::string name = "n" + std::to_string(i);
-    Agnode_t* n = agnode(g, c(name.c_str()), 1);
+    const auto cluster = clusters.find(graph.nodes[i].rank);
+    Agnode_t* n = agnode(cluster != clusters.end() ? cluster->second : g, c(name.c_str()), 1);
     agset(n, c("label"), c(node_label(graph.nodes[i]).c_str()));
     nodes.push_back(n);
     by_id[graph.nodes[i].id] = n;
@@ -79,6 +95,11 @@ GraphLayout layout_graph(const GraphData& graph) {
   out.width = bb.UR.x - bb.LL.x;
   out.height = bb.UR.y - bb.LL.y;
   auto flip = [&](pointf p) { return std::make_pair(p.x - bb.LL.x, bb.UR.y - p.y); };
+  for (const auto& [rank, sub] : clusters) {
+    const boxf cb = GD_bb(sub);
+    const auto [x, y] = flip({cb.LL.x, cb.UR.y});  // the top-left corner
+    out.clusters.push_back({rank, x, y, cb.UR.x - cb.LL.x, cb.UR.y - cb.LL.y});
+  }
   for (Agnode_t* n : nodes) {
     const auto [x, y] = flip(ND_coord(n));
     out.nodes.push_back({x, y, ND_width(n) * 72.0, ND_height(n) * 72.0});

@@ -35,6 +35,7 @@ RunData load_run(const std::string& path, int64_t now_ns, const RunData* previou
   d.metrics = reader.metrics();
   if (with_hang) d.hang = probes::analyze_hang(reader, now_ns);
   d.graph = load_graph(reader, 0);
+  d.dist_graphs = list_dist_graphs(reader);
   d.sequence = load_sequence(reader, static_cast<int>(d.run.world_size));
   d.span_count = reader.span_count();
   d.timeline = timeline.get();

@@ -26,6 +26,7 @@ struct RunData {
   std::vector<probes::MetricRow> metrics;  // loss, samples_per_s, iteration_ms per rank
   probes::HangReport hang;                 // empty when loaded without it
   GraphData graph;                         // rank 0's first recorded graph
+  std::vector<GraphChoice> dist_graphs;    // every distributed pass recorded, with its workers
   SequenceData sequence;                   // the RPC messages (the send/recv view)
   int64_t span_count = 0;
   TimelineData timeline;

@@ -106,4 +106,35 @@ inline void write_test_run(const std::string& path, int ranks, int iterations,
   if (status != "running") w.end_run(status);
 }
 
+// Seed 000's pass as both workers record it (RUN_FILE.md): worker 0 holds the root,
+// t1, t2 and t4 and the recv of t3; worker 1 the add between its recv (t1, t2) and its
+// send (t3). AddBackward ran 2 us in the context.
+inline void write_seed_graphs(const std::string& file) {
+  using namespace ddpscope::probes;
+  RunStoreWriter w(file);
+  w.begin_run({R"j({"job":"example"})j", 2, "mpi", "example"});
+  const std::string reply = std::to_string((int64_t{1} << 47) | 1);  // the reply to message 0:1
+  EventBatch b0;
+  b0.rank = 0;
+  b0.threads = {{0, 1, "example seed"}};
+  b0.records = {R"j({"type":"graph","ctx_id":1,"iteration":1,"nodes":[[0,"GraphRoot","graph_root",0,7],)j"
+                R"j([1,"SendRpcBackward","send",0,0,1,1],[2,"SumBackward","operation",1,6],)j"
+                R"j([3,"AccumulateGrad(t1)","accumulate_grad",1,1],[4,"AccumulateGrad(t2)","accumulate_grad",1,2],)j"
+                R"j([5,"MulBackward","operation",1,4],[6,"RecvRpcBackward","recv",1,3,)j" + reply + R"j(,1],)j"
+                R"j([7,"AccumulateGrad(t4)","accumulate_grad",1,5]],)j"
+                R"j("edges":[[0,2,0],[2,5,0],[5,6,0],[5,7,1],[1,3,0],[1,4,1]]})j"};
+  w.write(b0);
+  EventBatch b1;
+  b1.rank = 1;
+  b1.threads = {{0, 2, "rpc: receive"}};
+  b1.names = {"AddBackward"};
+  b1.events.push_back(BatchEvent{5000, 7000, -1, 1, 1, -1, -1, 0, -1, -1, 0,
+                                 static_cast<uint8_t>(Kind::AutogradNode), 0});
+  b1.records = {R"j({"type":"graph","ctx_id":1,"iteration":1,"nodes":[[0,"SendRpcBackward","send",0,2,)j" + reply +
+                R"j(,0],[1,"AddBackward","operation",1,1],[2,"RecvRpcBackward","recv",2,0,1,0]],)j"
+                R"j("edges":[[0,1,0],[1,2,0],[1,2,1]]})j"};
+  w.write(b1);
+  w.end_run("finished");
+}
+
 }  // namespace ddpscope::gui::testing

@@ -18,6 +18,7 @@
 
 #include "bucket_table_model.h"
 #include "gui_test_runs.h"
+#include "graph_view.h"
 #include "hang_view.h"
 #include "launch_dialog.h"
 #include "live_monitor.h"
@@ -152,6 +153,38 @@ class TestMainWindow : public QObject {
     QCOMPARE(timeline->data().flows.size(), size_t{4});  // the in-flight call has no flow yet
     // Far from every arrow: nothing.
     QCOMPARE(view->arrowAt(QPointF(SequenceView::kLabelWidth + 2, view->laneY(1) + 30)), -1);
+  }
+
+  // The Graph tab lists each distributed pass with its workers and draws it as one
+  // cluster per worker, joined by the send/recv pairs.
+  void testGraphTabShowsADistributedPass() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("seed.ddprun");
+    testing::write_seed_graphs(file.toStdString());
+    MainWindow window(folder.path());
+    window.resize(1200, 800);
+    window.show();
+    QVERIFY(window.openRun(file));
+    window.showTab("Graph");
+    QCoreApplication::processEvents();
+    QComboBox* choice = window.graphChoice();
+    QCOMPARE(choice->count(), 1);  // no local graph: only the pass
+    QCOMPARE(choice->itemText(0), QString("context 0:1 · pass 0:1 · workers 0, 1"));
+    GraphView* graph = window.graphView();
+    QVERIFY(graph->shown().distributed);
+    QCOMPARE(graph->shown().nodes.size(), size_t{11});
+    QVERIFY2(graph->layoutError().isEmpty(), qPrintable(graph->layoutError()));
+    // A click on worker 1's AddBackward says where it ran and for how long.
+    size_t add = 0;
+    for (size_t i = 0; i < graph->shown().nodes.size(); ++i)
+      if (graph->shown().nodes[i].op == "AddBackward") add = i;
+    QSignalSpy clicked(graph, &GraphView::nodeClicked);
+    graph->centerOn(graph->nodeCenter(add));
+    QTest::mouseClick(graph->viewport(), Qt::LeftButton, Qt::NoModifier, graph->mapFromScene(graph->nodeCenter(add)));
+    QCOMPARE(clicked.count(), 1);
+    QVERIFY2(clicked.at(0).at(0).toString().startsWith("worker 1: AddBackward") &&
+                 clicked.at(0).at(0).toString().contains("0.002 ms in pass 0:1"),
+             qPrintable(clicked.at(0).at(0).toString()));
   }
 
   void testExportsTheViewAndItsTable() {
