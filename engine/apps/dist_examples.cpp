@@ -53,6 +53,7 @@ uint64_t stable_hash(const std::string& s) {
 Tensor input(const std::string& name, const Shape& shape = {3, 3}) {
   Tensor t = data(name, shape);
   t.set_requires_grad();
+  t.set_name(name);  // graphs and lessons show AccumulateGrad(t1), not a bare AccumulateGrad
   return t;
 }
 

@@ -1,0 +1,278 @@
+#include "lesson.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace ddpscope::gui {
+namespace {
+
+using probes::Kind;
+
+// The function name of distributed autograd's gradient messages (engine/dist_autograd).
+constexpr const char* kGradients = "_ddpscope.dist_backward";
+
+std::string worker(int rank) { return "worker " + std::to_string(rank); }
+
+std::string us(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f us", v);
+  return buf;
+}
+
+// "SendRpcBackward (message 0:1)" for a joint, the op otherwise.
+std::string node_name(const GraphData& g, int node) {
+  if (node < 0) return "a node";
+  const GraphNode& n = g.nodes[static_cast<size_t>(node)];
+  if (n.msg_id >= 0) return n.op + " (message " + format_global_id(n.msg_id) + ")";
+  return n.op;
+}
+
+const char* wire_kind_name(int kind) {
+  switch (kind) {
+    case 1:
+      return "call";
+    case 2:
+      return "answer";
+    case 3:
+      return "error";
+    default:
+      return "RRef message";
+  }
+}
+
+}  // namespace
+
+Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
+  Lesson l;
+  l.ctx_id = ctx_id;
+  for (const auto& c : list_dist_graphs(run)) {
+    if (c.ctx_id == ctx_id && (pass < 0 || c.pass == pass)) {
+      pass = c.pass;
+      break;
+    }
+  }
+  l.pass = pass;
+  if (pass >= 0) l.graph = load_dist_graph(run, ctx_id, pass);
+  std::map<std::pair<int, int64_t>, int> by_seq;        // (rank, sequence_nr) -> node
+  std::map<std::pair<int, int64_t>, int> by_function;   // (rank, autograd id) -> send/recv node
+  for (size_t i = 0; i < l.graph.nodes.size(); ++i) {
+    const GraphNode& n = l.graph.nodes[i];
+    by_seq[{n.rank, n.sequence_nr}] = static_cast<int>(i);
+    if (n.msg_id >= 0) by_function[{n.rank, n.msg_id}] = static_cast<int>(i);
+  }
+  auto node_of = [](const auto& map, int rank, int64_t key) {
+    const auto it = map.find({rank, key});
+    return it == map.end() ? -1 : it->second;
+  };
+  const auto rows = run.spans({.kinds = {Kind::DistContext, Kind::DistFunction, Kind::RpcSend, Kind::RpcRecv,
+                                         Kind::AutogradNode, Kind::Dependency, Kind::DistBackward}});
+  // The lesson ends with the pass (the last share's end) and the context's release:
+  // calls made in the context after its backward are not part of the algorithm.
+  int64_t pass_end = -1;
+  for (const auto& s : rows) {
+    if (s.kind == Kind::DistBackward && s.ctx_id == ctx_id && (pass < 0 || s.msg_id == pass))
+      pass_end = std::max(pass_end, s.t_end_ns);
+  }
+  for (const auto& s : rows) {
+    if (s.ctx_id != ctx_id || s.kind == Kind::DistBackward) continue;
+    const bool after_pass = pass_end >= 0 && s.t_begin_ns > pass_end;
+    LessonStep st;
+    st.t_ns = s.t_begin_ns;
+    st.rank = s.rank;
+    st.peer = static_cast<int>(s.peer);
+    switch (s.kind) {
+      case Kind::DistContext:
+        st.kind = s.name == "context.create" ? StepKind::ContextCreated : StepKind::ContextReleased;
+        break;
+      case Kind::DistFunction:
+        if (after_pass) continue;  // recorded by calls made after the backward
+        st.msg_id = s.msg_id;
+        st.name = s.name;
+        st.kind = s.name == "smart.ask"      ? StepKind::SmartAsk
+                  : s.name == "smart.active" ? StepKind::SmartActive
+                                             : StepKind::FunctionRecorded;
+        // The asked worker's send function, or this worker's own.
+        st.node = node_of(by_function, st.kind == StepKind::SmartAsk ? st.peer : s.rank, s.msg_id);
+        break;
+      case Kind::RpcSend:
+      case Kind::RpcRecv:
+        // The answers to gradient messages close the pass; other calls after it are not
+        // part of the algorithm.
+        if (after_pass && s.name != kGradients) continue;
+        st.kind = s.kind == Kind::RpcSend ? StepKind::MessageSent : StepKind::MessageArrived;
+        st.msg_id = s.msg_id;
+        st.bytes = s.bytes;
+        st.name = s.name;
+        st.wire_kind = static_cast<int>(s.param);
+        break;
+      case Kind::AutogradNode:
+        st.kind = StepKind::NodeRuns;
+        st.node = node_of(by_seq, s.rank, s.seq);
+        st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
+        if (st.node < 0) continue;  // a pass whose graph was not recorded
+        break;
+      case Kind::Dependency:
+        st.kind = StepKind::CountFalls;
+        st.node = node_of(by_seq, s.rank, s.seq);
+        st.count_left = s.param;
+        if (st.node < 0) continue;
+        break;
+      default:
+        continue;
+    }
+    l.steps.push_back(std::move(st));
+  }
+  std::stable_sort(l.steps.begin(), l.steps.end(),
+                   [](const LessonStep& a, const LessonStep& b) { return a.t_ns < b.t_ns; });
+  // A message's time on the way, on its arrival.
+  std::map<std::pair<int64_t, int>, int64_t> sent_at;
+  for (auto& st : l.steps) {
+    if (st.kind == StepKind::MessageSent) sent_at[{st.msg_id, st.wire_kind}] = st.t_ns;
+    if (st.kind == StepKind::MessageArrived) {
+      const auto it = sent_at.find({st.msg_id, st.wire_kind});
+      if (it != sent_at.end()) st.duration_us = (st.t_ns - it->second) / 1e3;
+    }
+  }
+  return l;
+}
+
+LessonState Lesson::state_after(size_t applied) const {
+  LessonState s;
+  const size_t n = graph.nodes.size();
+  s.counters.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    s.counters[i] = graph.nodes[i].deps;
+  s.executed.assign(n, false);
+  s.active.assign(n, false);
+  applied = std::min(applied, steps.size());
+  for (size_t i = 0; i < applied; ++i) {
+    const LessonStep& st = steps[i];
+    switch (st.kind) {
+      case StepKind::NodeRuns:
+        s.executed[static_cast<size_t>(st.node)] = true;
+        break;
+      case StepKind::CountFalls:
+        s.counters[static_cast<size_t>(st.node)] = st.count_left;
+        // A leaf's gradient goes into the context as soon as it is complete.
+        if (st.count_left == 0 && graph.nodes[static_cast<size_t>(st.node)].kind == "accumulate_grad") {
+          s.executed[static_cast<size_t>(st.node)] = true;
+          s.accumulated.push_back(st.node);
+        }
+        break;
+      case StepKind::MessageSent:
+        s.in_flight.push_back(i);
+        break;
+      case StepKind::MessageArrived: {
+        const auto it = std::find_if(s.in_flight.begin(), s.in_flight.end(), [&](size_t k) {
+          return steps[k].msg_id == st.msg_id && steps[k].wire_kind == st.wire_kind;
+        });
+        if (it != s.in_flight.end()) s.in_flight.erase(it);
+        break;
+      }
+      case StepKind::SmartActive:
+        if (st.node >= 0) s.active[static_cast<size_t>(st.node)] = true;
+        break;
+      default:
+        break;
+    }
+  }
+  // Running: the latest node step, while the latest step falls within its run.
+  if (applied > 0) {
+    const int64_t now = steps[applied - 1].t_ns;
+    for (size_t i = applied; i-- > 0;) {
+      const LessonStep& st = steps[i];
+      if (st.kind != StepKind::NodeRuns) continue;
+      if (now <= st.t_ns + static_cast<int64_t>(st.duration_us * 1e3)) s.running = st.node;
+      break;
+    }
+  }
+  return s;
+}
+
+size_t Lesson::next_node_step(size_t from) const {
+  for (size_t i = from; i < steps.size(); ++i)
+    if (steps[i].kind == StepKind::NodeRuns) return i;
+  return steps.size();
+}
+
+std::string Lesson::explain(size_t i) const {
+  if (i >= steps.size()) return {};
+  const LessonStep& st = steps[i];
+  const std::string who = worker(st.rank);
+  const std::string ctx = "context " + format_global_id(ctx_id);
+  switch (st.kind) {
+    case StepKind::ContextCreated:
+      return who + " creates " + ctx + ". Every send and recv function recorded from now on belongs to it, "
+             "and its gradients will collect there, never in .grad.";
+    case StepKind::ContextReleased:
+      return who + " releases " + ctx + ": its functions and gradients are freed here.";
+    case StepKind::FunctionRecorded:
+      if (st.name == "send") {
+        return who + " records a send function for message " + format_global_id(st.msg_id) + " to " +
+               worker(st.peer) + ": in backward, the gradient of what it sent comes back to it.";
+      }
+      return who + " records a recv function for message " + format_global_id(st.msg_id) + " from " +
+             worker(st.peer) + ": in backward it sends its gradient back to " + worker(st.peer) + ".";
+    case StepKind::MessageSent: {
+      const std::string id = format_global_id(st.msg_id);
+      const std::string size = std::to_string(st.bytes) + " B";
+      if (st.name == kGradients && st.wire_kind == 1) {
+        return who + " sends gradients to " + worker(st.peer) + " as message " + id + " (" + size + ")" +
+               ". They go to the send function whose recv function just ran.";
+      }
+      if (st.name == kGradients) {
+        return who + " answers gradient message " + id + ": its part of the pass, and the parts it started downstream, are done.";
+      }
+      return who + " sends the " + wire_kind_name(st.wire_kind) + " of '" + st.name + "' to " + worker(st.peer) +
+             " as message " + id + " (" + size + ").";
+    }
+    case StepKind::MessageArrived: {
+      std::string s = "Message " + format_global_id(st.msg_id) + " (" + wire_kind_name(st.wire_kind) + " of '" +
+                      (st.name == kGradients ? std::string("gradients") : st.name) + "') arrives at " + who;
+      if (st.duration_us >= 0) s += " after " + us(st.duration_us);
+      s += ".";
+      if (st.name == kGradients && st.wire_kind == 1) {
+        // FAST mode: the first gradients a worker hears of in a pass start its part;
+        // later ones only queue behind it.
+        const bool first = std::none_of(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(i), [&](const LessonStep& o) {
+          return o.rank == st.rank && o.kind == StepKind::NodeRuns;
+        });
+        s += first ? " It is the first " + who + " hears of this pass: it computes its dependencies and runs its part."
+                   : " " + who + " already runs this pass, so the gradients only queue at their send function.";
+      }
+      return s;
+    }
+    case StepKind::SmartAsk:
+      return "SMART: " + who + "'s search from the loss reached a recv function of message " +
+             format_global_id(st.msg_id) + "; it asks " + worker(st.peer) + " to activate the matching send function.";
+    case StepKind::SmartActive:
+      return "SMART: " + who + "'s send function of message " + format_global_id(st.msg_id) +
+             " is on a path to the loss: the pass will wait for its gradient.";
+    case StepKind::NodeRuns: {
+      const GraphNode& n = graph.nodes[static_cast<size_t>(st.node)];
+      std::string s = who + " runs " + node_name(graph, st.node) + " (" + us(st.duration_us) + ")";
+      if (n.kind == "recv") {
+        s += ": it sends its gradient back to " + worker(n.peer) + ".";
+      } else if (n.kind == "send") {
+        s += ": the gradient from " + worker(n.peer) + " enters " + who + "'s graph here.";
+      } else if (n.kind == "graph_root") {
+        s += ": backward starts at the loss.";
+      } else {
+        s += ": all the gradients it waited for have arrived.";
+      }
+      return s;
+    }
+    case StepKind::CountFalls: {
+      const GraphNode& n = graph.nodes[static_cast<size_t>(st.node)];
+      std::string s = node_name(graph, st.node) + " on " + who + " receives a gradient; its count falls to " +
+                      std::to_string(st.count_left);
+      if (st.count_left > 0) return s + ": it waits for " + std::to_string(st.count_left) + " more.";
+      if (n.kind == "accumulate_grad") return s + ": the gradient is complete and accumulates in " + ctx + ".";
+      return s + ": it is ready to run.";
+    }
+  }
+  return {};
+}
+
+}  // namespace ddpscope::gui

@@ -1,0 +1,79 @@
+// Lesson: one distributed autograd context of a recorded run, replayed event by event for
+// the Learn tab. The steps come from the run file, in time order across workers (schema
+// 4, RUN_FILE.md):
+//   - the context created;
+//   - send and recv functions recorded;
+//   - RPC messages sent and arriving;
+//   - SMART mode's asks and activations;
+//   - nodes running and dependency counts falling;
+//   - the context released.
+// The state after any step is a pure function of the steps before it, so stepping
+// backwards restores exactly what was shown. Plain data, no Qt.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph_data.h"
+#include "run_store_reader.h"
+
+namespace ddpscope::gui {
+
+enum class StepKind : uint8_t {
+  ContextCreated,
+  FunctionRecorded,  // a send or recv function recorded during forward
+  MessageSent,
+  MessageArrived,
+  SmartAsk,     // SMART: this worker asks `peer` to activate a send function
+  SmartActive,  // SMART: a send function of this worker becomes active
+  NodeRuns,
+  CountFalls,  // a node's dependency count falls (to `count_left`)
+  ContextReleased,
+};
+
+struct LessonStep {
+  int64_t t_ns = 0;
+  int rank = 0;  // the worker where it happens
+  StepKind kind = StepKind::NodeRuns;
+  int node = -1;  // into Lesson::graph.nodes (NodeRuns, CountFalls; a recorded function's node when known)
+  int64_t count_left = -1;
+  int64_t msg_id = -1;  // messages: the RPC message id; functions and SMART: the autograd message id
+  int peer = -1;
+  int64_t bytes = -1;
+  std::string name;  // the function called, or "send" / "recv"
+  int wire_kind = -1;  // messages: 1 call, 2 response, 3 error, ...
+  double duration_us = -1;  // NodeRuns: how long it ran; MessageArrived: time on the way
+};
+
+struct LessonState {
+  std::vector<int64_t> counters;  // per graph node: the dependency count left
+  std::vector<bool> executed;     // per graph node: has run
+  int running = -1;               // the node of the latest NodeRuns step, if it is the latest step
+  // Messages sent and not yet arrived: indexes of their MessageSent steps.
+  std::vector<size_t> in_flight;
+  // Leaves whose gradient has been accumulated into the context (AccumulateGrad nodes at 0).
+  std::vector<int> accumulated;
+  std::vector<bool> active;  // SMART: per graph node, a send function made active
+};
+
+struct Lesson {
+  int64_t ctx_id = -1;
+  int64_t pass = -1;
+  GraphData graph;  // the pass's distributed graph (every worker's part)
+  std::vector<LessonStep> steps;
+
+  // The state once the first `applied` steps have happened (0: before any).
+  LessonState state_after(size_t applied) const;
+  // One or two plain sentences about step `i`, generated from its event and the graph.
+  std::string explain(size_t i) const;
+  // The next NodeRuns step at or after `from`, or steps.size(): for "predict the next step".
+  size_t next_node_step(size_t from) const;
+};
+
+// The lesson of context `ctx_id` (its first recorded pass, or `pass`). Throws
+// probes::RunStoreError when the run cannot be read; steps are empty when the run holds
+// no such context.
+Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass = -1);
+
+}  // namespace ddpscope::gui

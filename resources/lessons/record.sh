@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Re-records the runs the Learn menu's lessons open: real jobs of the distributed autograd
+# examples, recorded by the engine's probes (after packaging/build.sh).
+#   bash resources/lessons/record.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cli=./build/bin/ddpscope-cli
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+dir=resources/lessons
+rm -f "$dir"/*.ddprun "$dir"/*.ddprun-wal "$dir"/*.ddprun-shm
+# Lesson 1: FAST mode on seed 000's example.
+"$cli" example seed --np 2 --out "$dir/seed-fast.ddprun"
+# Lesson 2: an RPC whose result does not feed the loss. FAST fails (by design: its error
+# names the send function that never got a gradient); SMART completes.
+"$cli" example unused-rpc --np 2 --mode fast --out "$dir/unused-fast.ddprun" || true
+"$cli" example unused-rpc --np 2 --mode smart --out "$dir/unused-smart.ddprun"
+# Shipped in the repository: small pages and no WAL (the writer's 16 KiB pages leave each
+# file at 368 KiB for a few hundred rows).
+for f in "$dir"/*.ddprun; do
+  /usr/bin/python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA journal_mode=DELETE"); db.execute("PRAGMA page_size=4096"); db.execute("VACUUM")' "$f"
+done
+ls -l "$dir"
