@@ -49,6 +49,8 @@ QPointF GraphView::nodeCenter(size_t index) const {
 void GraphView::rebuild() {
   m_scene->clear();
   m_centers.clear();
+  m_boxes.clear();
+  m_labels.clear();
   m_error.clear();
   if (m_shown.nodes.empty()) {
     m_scene->addText(tr("No autograd graph in this run (probes record the first iteration's)."));
@@ -98,6 +100,8 @@ void GraphView::rebuild() {
     const QRectF tb = text->boundingRect();
     text->setPos(b.x - tb.width() / 2, b.y - tb.height() / 2);
     m_centers.emplace_back(b.x, b.y);
+    m_boxes.push_back(rect);
+    m_labels.push_back(text);
   }
   m_scene->setSceneRect(m_scene->itemsBoundingRect().adjusted(-10, -10, 10, 10));
   // Start at the loss (node 0, the root), where backward starts.
@@ -106,6 +110,29 @@ void GraphView::rebuild() {
     fitInView(m_scene->sceneRect(), Qt::KeepAspectRatio);
   } else {
     centerOn(m_centers.front().x(), m_centers.front().y() + viewport()->height() / 2.5);
+  }
+}
+
+void GraphView::setMarks(const std::vector<NodeMark>& marks) {
+  for (size_t i = 0; i < m_boxes.size(); ++i) {
+    const GraphNode& n = m_shown.nodes[i];
+    QColor fill = colour_of(n.kind);
+    QPen pen(QColor(0x44, 0x44, 0x44));
+    std::string label = node_label(n);
+    if (i < marks.size()) {
+      const NodeMark& m = marks[i];
+      GraphNode now = n;
+      now.deps = m.counter;
+      now.exec_ms = -1;  // the lesson shows counts; times are in the explanation
+      label = node_label(now);
+      if (m.executed) fill = QColor(0xe6, 0xe6, 0xe6);  // done: out of the way
+      if (m.active) pen = QPen(QColor(0x2c, 0xa0, 0x2c), 3);
+      if (m.highlight) pen = QPen(QColor(0x1f, 0x77, 0xb4), 3);
+      if (m.running) pen = QPen(QColor(0xd6, 0x27, 0x28), 4);
+    }
+    m_boxes[i]->setBrush(fill);
+    m_boxes[i]->setPen(pen);
+    m_labels[i]->setPlainText(QString::fromStdString(label));
   }
 }
 
@@ -132,6 +159,7 @@ void GraphView::mousePressEvent(QMouseEvent* event) {
     text += n.exec_ms >= 0 ? tr("; ran %1 ms in %2").arg(n.exec_ms, 0, 'f', 3).arg(when)
                            : tr("; no execution recorded");
     emit nodeClicked(text);
+    emit nodeIndexClicked(static_cast<int>(v.toULongLong()));
     break;
   }
   QGraphicsView::mousePressEvent(event);

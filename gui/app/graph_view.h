@@ -8,7 +8,9 @@
 
 #include "graph_data.h"
 
+class QGraphicsRectItem;
 class QGraphicsScene;
+class QGraphicsTextItem;
 
 namespace ddpscope::gui {
 
@@ -27,8 +29,18 @@ class GraphView : public QGraphicsView {
   // Scene position of a shown node's centre (for tests and tours).
   QPointF nodeCenter(size_t index) const;
 
+  // A lesson's state drawn on the shown nodes (the Learn tab): the count left replaces
+  // the recorded one, nodes that ran are greyed, the running one is ringed in red, an
+  // active SMART send is outlined in green. Empty: as recorded.
+  struct NodeMark {
+    int64_t counter = -1;
+    bool executed = false, running = false, active = false, highlight = false;
+  };
+  void setMarks(const std::vector<NodeMark>& marks);
+
  signals:
   void nodeClicked(const QString& description);
+  void nodeIndexClicked(int index);  // into shown().nodes
 
  protected:
   void mousePressEvent(QMouseEvent* event) override;
@@ -42,6 +54,8 @@ class GraphView : public QGraphicsView {
   QGraphicsScene* m_scene;
   QString m_error;
   std::vector<QPointF> m_centers;
+  std::vector<QGraphicsRectItem*> m_boxes;       // per shown node
+  std::vector<QGraphicsTextItem*> m_labels;      // per shown node
 };
 
 }  // namespace ddpscope::gui

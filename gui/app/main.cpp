@@ -1,12 +1,14 @@
 // ddpscope: the desktop app. `ddpscope` lists the runs of the workspace folder;
 // `ddpscope RUN_FILE` opens a run; `ddpscope --demo` launches the 2-rank demo job and
-// follows it live; `ddpscope --launch PRESET.json` launches a saved preset.
+// follows it live; `ddpscope --launch PRESET.json` launches a saved preset;
+// `ddpscope --lesson N [--step K]` opens a lesson of the Learn menu.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
 #include <cstdio>
 
 #include "job_controller.h"
+#include "learn_page.h"
 #include "main_window.h"
 #include "run_workspace.h"
 
@@ -41,14 +43,19 @@ int main(int argc, char** argv) {
       QStringLiteral("PNG"));
   const QCommandLineOption tab(
       QStringLiteral("tab"),
-      QStringLiteral("Tab to show: Summary, Live, Timeline, Overlap, Buckets, Graph or Hang"),
+      QStringLiteral("Tab to show: Summary, Live, Timeline, Overlap, Buckets, Graph, Messages, Hang or Learn"),
       QStringLiteral("NAME"));
   const QCommandLineOption demo(QStringLiteral("demo"),
                                 QStringLiteral("Launch the 2-rank transformer demo and follow it"));
   const QCommandLineOption launch(QStringLiteral("launch"),
                                   QStringLiteral("Launch the job of a preset file and follow it"),
                                   QStringLiteral("PRESET"));
-  parser.addOptions({screenshot, tab, demo, launch});
+  const QCommandLineOption lesson(QStringLiteral("lesson"),
+                                  QStringLiteral("Open lesson N of the Learn menu (1-based)"), QStringLiteral("N"));
+  const QCommandLineOption step(QStringLiteral("step"),
+                                QStringLiteral("With --lesson: show the state after this many steps"),
+                                QStringLiteral("K"));
+  parser.addOptions({screenshot, tab, demo, launch, lesson, step});
   parser.process(app);
   QString workspace;
   try {
@@ -78,6 +85,14 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   if (parser.isSet(tab)) window.showTab(parser.value(tab));
+  if (parser.isSet(lesson)) {
+    if (!window.openLesson(parser.value(lesson).toInt() - 1)) {
+      std::fprintf(stderr, "error: cannot open lesson %s\n", qPrintable(parser.value(lesson)));
+      return 2;
+    }
+    for (int k = parser.value(step).toInt(); k > 0; --k)
+      window.learnPage()->stepForward();
+  }
   window.show();
   if (parser.isSet(screenshot)) {
     auto save = [&] {

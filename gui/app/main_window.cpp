@@ -28,6 +28,8 @@
 #include "graph_view.h"
 #include "hang_view.h"
 #include "live_monitor.h"
+#include "learn_page.h"
+#include "lesson_catalog.h"
 #include "live_run_loader.h"
 #include "messages_page.h"
 #include "overlap_model.h"
@@ -59,6 +61,11 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
       m_live(new LiveRunLoader(this)) {
   setWindowTitle(QStringLiteral("ddpscope"));
   buildViews();
+  // The Learn tab: live re-recordings of a lesson go into the workspace, through the CLI.
+  m_learn = new LearnPage(workspaceFolder, m_job->cliPath());
+  m_tabs->addTab(m_learn, tr("Learn"));
+  connect(m_learn, &LearnPage::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text); });
+  connect(m_learn, &LearnPage::lessonLoaded, m_runList, &RunListModel::refresh);
   buildMenus();
   connect(this, &MainWindow::loadFailed, this,
           [this](const QString& message) { statusBar()->showMessage(message); });
@@ -250,6 +257,29 @@ void MainWindow::buildMenus() {
                  &MainWindow::showLaunchDialog);
   run->addAction(tr("&Follow job"), this, &MainWindow::followJob);
   run->addAction(tr("&Stop job"), this, &MainWindow::stopJob);
+  QMenu* learn = menuBar()->addMenu(tr("L&earn"));
+  for (size_t i = 0; i < lessons().size(); ++i)
+    learn->addAction(lessons()[i].title, this, [this, i] { openLesson(static_cast<int>(i)); });
+  learn->addSeparator();
+  learn->addAction(tr("Replay the &open run"), this, [this] {
+    QString error;
+    if (!m_run || !m_learn->openRun(QString::fromStdString(m_run->path), &error)) {
+      statusBar()->showMessage(m_run ? error : tr("Open a run first"));
+      return;
+    }
+    showTab(tr("Learn"));
+  });
+}
+
+bool MainWindow::openLesson(int index) {
+  QString error;
+  if (!m_learn->openLesson(index, &error)) {
+    statusBar()->showMessage(error);
+    return false;
+  }
+  showTab(tr("Learn"));
+  m_learn->setFocus();
+  return true;
 }
 
 void MainWindow::showTab(const QString& name) {

@@ -1,8 +1,9 @@
 // MainWindow: the runs of the workspace on the left; the selected, opened or running
 // run on the right: a summary, the live monitor, the timeline, compute/communication
-// overlap per rank, the buckets, the autograd graph and where each rank stands (the hang
-// view). Launches jobs (Run > Launch) and follows them live. Reads runs only through
-// the run store (RunData).
+// overlap per rank, the buckets, the autograd graph (local, or a distributed pass), the
+// RPC messages, where each rank stands (the hang view), and the Learn tab that replays a
+// distributed backward step by step. Launches jobs (Run > Launch) and follows them live.
+// Reads runs only through the run store (RunData).
 #pragma once
 
 #include <QMainWindow>
@@ -25,6 +26,7 @@ namespace ddpscope::gui {
 class BucketTableModel;
 class GraphView;
 class HangView;
+class LearnPage;
 class LiveMonitor;
 class MessagesPage;
 class LiveRunLoader;
@@ -68,6 +70,9 @@ class MainWindow : public QMainWindow {
   QComboBox* graphChoice() const { return m_graphChoice; }
   HangView* hangView() const { return m_hang; }
   MessagesPage* messagesPage() const { return m_messages; }
+  LearnPage* learnPage() const { return m_learn; }
+  // Learn > lesson `index` (0-based): shows the Learn tab with its recorded run.
+  bool openLesson(int index);
   LiveMonitor* monitor() const { return m_monitor; }
   JobController* job() const { return m_job; }
   LiveRunLoader* liveLoader() const { return m_live; }
@@ -117,6 +122,7 @@ class MainWindow : public QMainWindow {
   QComboBox* m_graphChoice = nullptr;  // rank 0's local graph, or a distributed pass
   HangView* m_hang = nullptr;
   MessagesPage* m_messages = nullptr;
+  LearnPage* m_learn = nullptr;
   bool m_stalled = false;
   std::set<Tab> m_dirty;          // views not yet showing the latest run data
   bool m_followTimeline = false;  // the timeline shows an earlier load of the same run

@@ -6,7 +6,9 @@
 
 #include <QElapsedTimer>
 #include <QGraphicsView>
+#include <QComboBox>
 #include <QLabel>
+#include <QSpinBox>
 #include <QProgressBar>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -17,6 +19,7 @@
 #include "graph_view.h"
 #include "gui_test_runs.h"
 #include "hang_view.h"
+#include "learn_page.h"
 #include "live_monitor.h"
 #include "live_run_loader.h"
 #include "main_window.h"
@@ -55,6 +58,27 @@ class TestLiveJob : public QObject {
 
  private slots:
   void initTestCase() { qputenv("DDPSCOPE_CLI", DDPSCOPE_CLI_PATH); }
+
+  // Learn > Run live: the lesson's example re-recorded with the student's parameters (here
+  // lesson 2 switched to SMART mode on 3 workers) through the CLI, then replayed.
+  void testLessonRunsLive() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    QVERIFY(window.openLesson(1));  // 2a: the unused RPC in FAST mode
+    LearnPage* page = window.learnPage();
+    page->workersBox()->setValue(3);
+    page->modeBox()->setCurrentText("smart");
+    QSignalSpy loaded(page, &LearnPage::lessonLoaded);
+    QString error;
+    QVERIFY2(page->runLive(&error), qPrintable(error));
+    QVERIFY(page->isRunningLive());
+    QVERIFY(loaded.wait(120000));
+    const Lesson& l = page->lesson();
+    QVERIFY(std::any_of(l.steps.begin(), l.steps.end(), [](const LessonStep& s) { return s.kind == StepKind::SmartAsk; }));
+    QCOMPARE(l.state_after(l.steps.size()).in_flight.size(), size_t{0});
+    QDir dir(folder.path());
+    QCOMPARE(dir.entryList({"lesson-unused-rpc-smart-np3-*.ddprun"}).size(), 1);
+  }
 
   void testLaunchFollowsTheJobLive() {
     QTemporaryDir folder;

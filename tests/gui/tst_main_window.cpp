@@ -12,6 +12,9 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QGraphicsRectItem>
+#include <QGraphicsTextItem>
+#include <QListWidget>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -20,6 +23,7 @@
 #include "gui_test_runs.h"
 #include "graph_view.h"
 #include "hang_view.h"
+#include "learn_page.h"
 #include "launch_dialog.h"
 #include "live_monitor.h"
 #include "main_window.h"
@@ -43,7 +47,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.runList()->rowCount(), 1);
     QVERIFY(window.openRun(file));
     QVERIFY(window.currentRun());
-    QCOMPARE(window.tabs()->count(), 8);
+    QCOMPARE(window.tabs()->count(), 9);
     QCOMPARE(window.overlapModel()->rowCount(), 6);  // rank 0's iterations
     QCOMPARE(window.bucketModel()->rowCount(), 2);   // iteration 2 of rank 0
     // A finished run's curves are on the Live tab too: overlap per rank and iteration.
@@ -185,6 +189,102 @@ class TestMainWindow : public QObject {
     QVERIFY2(clicked.at(0).at(0).toString().startsWith("worker 1: AddBackward") &&
                  clicked.at(0).at(0).toString().contains("0.002 ms in pass 0:1"),
              qPrintable(clicked.at(0).at(0).toString()));
+  }
+
+  // What the Learn tab shows at a step: the sentence, the lists and every node's label
+  // and colour.
+  static QStringList snapshot(LearnPage* page) {
+    QStringList s{page->explanation()->text()};
+    for (QListWidget* list : {page->inFlightList(), page->gradientList()})
+      for (int i = 0; i < list->count(); ++i)
+        s << list->item(i)->text();
+    for (QGraphicsItem* item : page->graph()->scene()->items()) {
+      if (auto* text = dynamic_cast<QGraphicsTextItem*>(item)) s << text->toPlainText();
+      if (auto* box = dynamic_cast<QGraphicsRectItem*>(item))
+        s << box->brush().color().name() + box->pen().color().name() + QString::number(box->pen().widthF());
+    }
+    return s;
+  }
+
+  // Learn > lesson 1 replays seed 000's example from its shipped recording; the keyboard
+  // steps it, and stepping back restores exactly what was shown.
+  void testLearnTabStepsThroughALesson() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    window.resize(1300, 850);
+    window.show();
+    QVERIFY(window.openLesson(0));
+    QCOMPARE(window.tabs()->tabText(window.tabs()->currentIndex()), QString("Learn"));
+    LearnPage* page = window.learnPage();
+    const size_t steps = page->lesson().steps.size();
+    QVERIFY(steps > 20);
+    QCOMPARE(page->applied(), size_t{0});
+    for (int i = 0; i < 5; ++i)
+      QTest::keyClick(page, Qt::Key_Right);
+    QCOMPARE(page->applied(), size_t{5});
+    QTest::keyClick(page, Qt::Key_Left);
+    QTest::keyClick(page, Qt::Key_Left);
+    QCOMPARE(page->applied(), size_t{3});
+    QCOMPARE(page->explanation()->text(), QString::fromStdString(page->lesson().explain(2)));
+    const QStringList at3 = snapshot(page);
+    for (int i = 0; i < 15; ++i)
+      QTest::keyClick(page, Qt::Key_Right);
+    QVERIFY(snapshot(page) != at3);
+    for (int i = 0; i < 15; ++i)
+      QTest::keyClick(page, Qt::Key_Left);
+    QCOMPARE(snapshot(page), at3);
+    QTest::keyClick(page, Qt::Key_End);
+    QCOMPARE(page->applied(), steps);
+    QCOMPARE(page->gradientList()->count(), 3);  // t1, t2 and t4 in the context
+    QCOMPARE(page->inFlightList()->count(), 0);
+    QTest::keyClick(page, Qt::Key_Home);
+    QCOMPARE(page->applied(), size_t{0});
+    QTest::keyClick(page, Qt::Key_Space);
+    QVERIFY(page->isPlaying());
+    page->setStepsPerSecond(200);
+    QTRY_COMPARE_WITH_TIMEOUT(page->applied(), steps, 5000);  // plays to the end, then stops
+    QTRY_VERIFY(!page->isPlaying());
+  }
+
+  // Predict mode stops before each node runs; a click on the right node reveals it and
+  // scores, a wrong one says why and costs the point.
+  void testLearnTabPredictMode() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    window.resize(1300, 850);
+    window.show();
+    QVERIFY(window.openLesson(0));
+    LearnPage* page = window.learnPage();
+    page->predictBox()->setChecked(true);
+    const Lesson& l = page->lesson();
+    const size_t first = l.next_node_step(0);
+    QVERIFY(first < l.steps.size());
+    while (page->applied() < first)
+      page->stepForward();
+    page->stepForward();  // asks instead of revealing
+    QVERIFY(page->isAskingPrediction());
+    QCOMPARE(page->applied(), first);
+    QVERIFY(page->explanation()->text().contains("Which node runs next"));
+    const int right = l.steps[first].node;
+    const int wrong = right == 0 ? 1 : 0;
+    QSignalSpy status(page, &LearnPage::statusMessage);
+    emit page->graph()->nodeIndexClicked(wrong);
+    QVERIFY(page->isAskingPrediction());
+    QVERIFY2(status.last().at(0).toString().startsWith("Not "), qPrintable(status.last().at(0).toString()));
+    emit page->graph()->nodeIndexClicked(right);
+    QVERIFY(!page->isAskingPrediction());
+    QCOMPARE(page->applied(), first + 1);
+    QCOMPARE(page->score(), 0);
+    QCOMPARE(page->predictions(), 1);
+    // The next node: guessed right at once.
+    const size_t second = l.next_node_step(first + 1);
+    while (page->applied() < second)
+      page->stepForward();
+    page->stepForward();
+    QVERIFY(page->isAskingPrediction());
+    emit page->graph()->nodeIndexClicked(l.steps[second].node);
+    QCOMPARE(page->score(), 1);
+    QCOMPARE(page->predictions(), 2);
   }
 
   void testExportsTheViewAndItsTable() {

@@ -15,6 +15,7 @@ DESTDIR="$work/root" cmake --install "$build" --prefix /usr >/dev/null
 root="$work/root/usr"
 for f in bin/ddpscope bin/ddpscope-cli bin/ddpscope-worker bin/ddpscope-collector \
          share/ddpscope/data/corpus.txt share/applications/ddpscope.desktop \
+         share/ddpscope/lessons/seed-fast.ddprun \
          share/icons/hicolor/scalable/apps/ddpscope.svg \
          share/metainfo/io.github.ddpscope.ddpscope.metainfo.xml; do
   [ -f "$root/$f" ] || fail "cmake --install did not install $f"

@@ -1,0 +1,403 @@
+#include "learn_page.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QListWidget>
+#include <QProcess>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "graph_view.h"
+#include "lesson_catalog.h"
+
+namespace ddpscope::gui {
+
+LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* parent)
+    : QWidget(parent), m_workspace(workspace), m_cli(cli) {
+  setFocusPolicy(Qt::StrongFocus);
+  auto* layout = new QVBoxLayout(this);
+
+  auto* bar = new QHBoxLayout;
+  m_lessonBox = new QComboBox;
+  for (const LessonInfo& l : lessons())
+    m_lessonBox->addItem(l.title);
+  bar->addWidget(new QLabel(tr("Lesson")));
+  bar->addWidget(m_lessonBox);
+  bar->addSpacing(12);
+  m_workers = new QSpinBox;
+  m_workers->setRange(2, 8);
+  m_mode = new QComboBox;
+  m_mode->addItems({QStringLiteral("fast"), QStringLiteral("smart")});
+  m_live = new QPushButton(tr("Run live"));
+  m_live->setToolTip(tr("Re-record this lesson's example with these workers and mode, then replay it"));
+  m_live->setEnabled(!m_cli.isEmpty());
+  bar->addWidget(new QLabel(tr("Workers")));
+  bar->addWidget(m_workers);
+  bar->addWidget(new QLabel(tr("Mode")));
+  bar->addWidget(m_mode);
+  bar->addWidget(m_live);
+  bar->addStretch();
+  m_predict = new QCheckBox(tr("Predict the next step"));
+  m_predict->setToolTip(tr("Before each node runs, click the node you think runs next"));
+  m_scoreLabel = new QLabel;
+  bar->addWidget(m_predict);
+  bar->addWidget(m_scoreLabel);
+  layout->addLayout(bar);
+
+  m_title = new QLabel;
+  m_title->setStyleSheet(QStringLiteral("font-weight: bold"));
+  m_about = new QLabel;
+  m_about->setWordWrap(true);
+  layout->addWidget(m_title);
+  layout->addWidget(m_about);
+
+  auto* split = new QSplitter;
+  m_graph = new GraphView;
+  m_graph->setFocusPolicy(Qt::NoFocus);  // the arrows step the lesson, not scroll the graph
+  split->addWidget(m_graph);
+  auto* side = new QWidget;
+  auto* sideLayout = new QVBoxLayout(side);
+  m_stepLabel = new QLabel;
+  m_explanation = new QLabel;
+  m_explanation->setWordWrap(true);
+  m_explanation->setMinimumHeight(90);
+  m_explanation->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  QFont big = m_explanation->font();
+  big.setPointSizeF(big.pointSizeF() * 1.25);
+  m_explanation->setFont(big);
+  m_inFlight = new QListWidget;
+  m_inFlight->setFocusPolicy(Qt::NoFocus);
+  m_gradients = new QListWidget;
+  m_gradients->setFocusPolicy(Qt::NoFocus);
+  sideLayout->addWidget(m_stepLabel);
+  sideLayout->addWidget(m_explanation);
+  sideLayout->addWidget(new QLabel(tr("Messages in flight")));
+  sideLayout->addWidget(m_inFlight, 1);
+  sideLayout->addWidget(new QLabel(tr("Gradients in the context")));
+  sideLayout->addWidget(m_gradients, 1);
+  split->addWidget(side);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  layout->addWidget(split, 1);
+
+  auto* controls = new QHBoxLayout;
+  auto button = [&](const QString& text, const QString& tip, auto slot) {
+    auto* b = new QPushButton(text);
+    b->setToolTip(tip);
+    b->setFocusPolicy(Qt::NoFocus);
+    connect(b, &QPushButton::clicked, this, slot);
+    controls->addWidget(b);
+    return b;
+  };
+  button(tr("|<"), tr("To the start (Home)"), [this] { toStart(); });
+  button(tr("<"), tr("One step back (Left)"), [this] { stepBack(); });
+  m_play = button(tr("Play"), tr("Play or pause (Space)"), [this] { setPlaying(!isPlaying()); });
+  button(tr(">"), tr("One step forward (Right)"), [this] { stepForward(); });
+  button(tr(">|"), tr("To the end (End)"), [this] { toEnd(); });
+  controls->addSpacing(16);
+  controls->addWidget(new QLabel(tr("Speed")));
+  m_speed = new QSlider(Qt::Horizontal);
+  m_speed->setRange(1, 20);  // half-steps per second
+  m_speed->setValue(4);
+  m_speed->setFocusPolicy(Qt::NoFocus);
+  controls->addWidget(m_speed);
+  controls->addStretch();
+  layout->addLayout(controls);
+
+  m_timer = new QTimer(this);
+  connect(m_timer, &QTimer::timeout, this, [this] {
+    if (m_applied >= m_lesson.steps.size() || m_asking) {
+      setPlaying(false);
+      return;
+    }
+    stepForward();
+  });
+  connect(m_speed, &QSlider::valueChanged, this, [this](int v) { setStepsPerSecond(v / 2.0); });
+  setStepsPerSecond(m_speed->value() / 2.0);
+  connect(m_graph, &GraphView::nodeIndexClicked, this, &LearnPage::onNodeClicked);
+  connect(m_predict, &QCheckBox::toggled, this, [this](bool on) {
+    if (!on) m_asking = false;
+    showState();
+  });
+  connect(m_lessonBox, &QComboBox::activated, this, [this](int index) {
+    QString error;
+    if (!openLesson(index, &error)) emit statusMessage(error);
+  });
+  connect(m_live, &QPushButton::clicked, this, [this] {
+    QString error;
+    if (!runLive(&error)) emit statusMessage(error);
+  });
+  updateScore();
+}
+
+LearnPage::~LearnPage() {
+  if (m_process && m_process->state() != QProcess::NotRunning) {
+    m_process->kill();
+    m_process->waitForFinished(3000);
+  }
+}
+
+bool LearnPage::openLesson(int index, QString* error) {
+  if (index < 0 || index >= static_cast<int>(lessons().size())) {
+    *error = tr("There is no lesson %1").arg(index + 1);
+    return false;
+  }
+  const LessonInfo& info = lessons()[static_cast<size_t>(index)];
+  const QString dir = lessonsDir();
+  if (dir.isEmpty()) {
+    *error = tr("The lessons' recorded runs were not found (resources/lessons, or share/ddpscope/lessons "
+                "next to the app); set DDPSCOPE_LESSONS_DIR, or use Run live");
+    return false;
+  }
+  m_lessonBox->setCurrentIndex(index);
+  m_workers->setValue(info.workers);
+  m_mode->setCurrentText(info.mode);
+  m_about->setText(info.about);
+  return load(QDir(dir).filePath(info.file), error);
+}
+
+bool LearnPage::openRun(const QString& path, QString* error) {
+  m_about->setText(tr("A run of your own: its first distributed autograd context."));
+  return load(path, error);
+}
+
+bool LearnPage::load(const QString& path, QString* error) {
+  try {
+    probes::RunStoreReader reader(path.toStdString());
+    const auto graphs = list_dist_graphs(reader);
+    if (graphs.empty()) {
+      *error = tr("%1 holds no distributed autograd pass to replay (run an example, or a job with "
+                  "--remote-embedding)")
+                   .arg(QFileInfo(path).fileName());
+      return false;
+    }
+    Lesson lesson = load_lesson(reader, graphs.front().ctx_id, graphs.front().pass);
+    if (lesson.steps.empty()) {
+      *error = tr("%1 recorded no events of its context to replay").arg(QFileInfo(path).fileName());
+      return false;
+    }
+    m_lesson = std::move(lesson);
+  } catch (const std::exception& e) {
+    *error = tr("Cannot open %1: %2").arg(path, QString::fromUtf8(e.what()));
+    return false;
+  }
+  m_path = path;
+  setPlaying(false);
+  m_applied = 0;
+  m_asking = false;
+  m_score = m_predictions = 0;
+  m_title->setText(tr("context %1 · pass %2 · %3 steps · %4")
+                       .arg(QString::fromStdString(format_global_id(m_lesson.ctx_id)),
+                            QString::fromStdString(format_global_id(m_lesson.pass)))
+                       .arg(m_lesson.steps.size())
+                       .arg(QFileInfo(path).fileName()));
+  m_graph->setGraph(m_lesson.graph, 1 << 30);  // never collapsed: every node is a step
+  updateScore();
+  showState();
+  emit lessonLoaded();
+  return true;
+}
+
+bool LearnPage::isRunningLive() const { return m_process && m_process->state() != QProcess::NotRunning; }
+
+bool LearnPage::runLive(QString* error) {
+  if (m_cli.isEmpty()) {
+    *error = tr("ddpscope-cli was not found next to the app or on PATH; set DDPSCOPE_CLI");
+    return false;
+  }
+  if (isRunningLive()) {
+    *error = tr("A live run of this lesson is still going");
+    return false;
+  }
+  const int index = std::max(0, m_lessonBox->currentIndex());
+  const LessonInfo& info = lessons()[static_cast<size_t>(index)];
+  QDir().mkpath(m_workspace);
+  const QString out = QDir(m_workspace).filePath(
+      QStringLiteral("lesson-%1-%2-np%3-%4.ddprun")
+          .arg(info.example, m_mode->currentText())
+          .arg(m_workers->value())
+          .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"))));
+  delete m_process;
+  m_process = new QProcess(this);
+  m_process->setProcessChannelMode(QProcess::MergedChannels);
+  connect(m_process, &QProcess::finished, this, [this, out](int code, QProcess::ExitStatus) {
+    const QString log = QString::fromUtf8(m_process->readAll()).trimmed();
+    m_live->setEnabled(true);
+    QString error;
+    // A FAST lesson on an unused RPC fails by design: its run still replays.
+    if (QFileInfo::exists(out) && load(out, &error)) {
+      emit statusMessage(code == 0 ? tr("Recorded %1").arg(QFileInfo(out).fileName())
+                                   : tr("Recorded %1; the example failed: %2")
+                                         .arg(QFileInfo(out).fileName(), log.section('\n', -1)));
+    } else {
+      emit statusMessage(tr("The live run failed: %1").arg(error.isEmpty() ? log.section('\n', -1) : error));
+    }
+  });
+  m_live->setEnabled(false);
+  emit statusMessage(tr("Recording %1 on %2 workers in %3 mode...")
+                         .arg(info.example)
+                         .arg(m_workers->value())
+                         .arg(m_mode->currentText()));
+  m_process->start(m_cli, liveArguments(info, m_workers->value(), m_mode->currentText(), out));
+  return true;
+}
+
+void LearnPage::stepForward() {
+  if (m_applied >= m_lesson.steps.size()) return;
+  if (m_predict->isChecked() && m_lesson.steps[m_applied].kind == StepKind::NodeRuns && !m_asking) {
+    m_asking = true;
+    m_guessed_wrong = false;
+    setPlaying(false);
+    showState();
+    return;
+  }
+  if (m_asking) return;  // answer first (or untick Predict)
+  ++m_applied;
+  showState();
+}
+
+void LearnPage::stepBack() {
+  m_asking = false;
+  if (m_applied > 0) --m_applied;
+  showState();
+}
+
+void LearnPage::toStart() {
+  m_asking = false;
+  setPlaying(false);
+  m_applied = 0;
+  showState();
+}
+
+void LearnPage::toEnd() {
+  m_asking = false;
+  setPlaying(false);
+  m_applied = m_lesson.steps.size();
+  showState();
+}
+
+void LearnPage::setPlaying(bool playing) {
+  if (playing && m_applied >= m_lesson.steps.size()) m_applied = 0;  // play again from the start
+  if (playing) {
+    m_timer->start();
+  } else {
+    m_timer->stop();
+  }
+  m_play->setText(playing ? tr("Pause") : tr("Play"));
+}
+
+bool LearnPage::isPlaying() const { return m_timer->isActive(); }
+
+void LearnPage::setStepsPerSecond(double rate) { m_timer->setInterval(static_cast<int>(1000 / std::max(rate, 0.1))); }
+
+void LearnPage::onNodeClicked(int node) {
+  if (!m_asking) return;
+  const LessonStep& next = m_lesson.steps[m_applied];
+  const LessonState s = state();
+  const GraphNode& clicked = m_lesson.graph.nodes[static_cast<size_t>(node)];
+  if (node == next.node) {
+    if (!m_guessed_wrong) {  // a wrong guess already counted this question, missed
+      ++m_score;
+      ++m_predictions;
+    }
+    m_asking = false;
+    ++m_applied;
+    updateScore();
+    showState();
+    emit statusMessage(m_guessed_wrong ? tr("Yes, that one.") : tr("Right: %1 runs next.").arg(QString::fromStdString(clicked.op)));
+    return;
+  }
+  if (!m_guessed_wrong) ++m_predictions;  // a question counts once, missed at the first wrong guess
+  m_guessed_wrong = true;
+  updateScore();
+  QString why;
+  if (s.executed[static_cast<size_t>(node)]) {
+    why = tr("it has already run");
+  } else if (s.counters[static_cast<size_t>(node)] > 0) {
+    why = tr("its count is %1: it still waits for gradients").arg(s.counters[static_cast<size_t>(node)]);
+  } else {
+    why = tr("it is ready, but another node gets there first");
+  }
+  emit statusMessage(tr("Not %1 on worker %2: %3. Try again.").arg(QString::fromStdString(clicked.op)).arg(clicked.rank).arg(why));
+}
+
+void LearnPage::updateScore() {
+  m_scoreLabel->setText(m_predict->isChecked() || m_predictions > 0
+                            ? tr("Score %1 of %2").arg(m_score).arg(m_predictions)
+                            : QString());
+}
+
+void LearnPage::showState() {
+  const LessonState s = state();
+  std::vector<GraphView::NodeMark> marks(m_lesson.graph.nodes.size());
+  for (size_t i = 0; i < marks.size(); ++i) {
+    marks[i].counter = s.counters[i];
+    marks[i].executed = s.executed[i];
+    marks[i].active = s.active[i];
+    marks[i].running = static_cast<int>(i) == s.running;
+  }
+  // The node the last step was about (a count falling, a function recorded).
+  if (m_applied > 0) {
+    const LessonStep& last = m_lesson.steps[m_applied - 1];
+    if (last.node >= 0 && last.kind != StepKind::NodeRuns) marks[static_cast<size_t>(last.node)].highlight = true;
+  }
+  m_graph->setMarks(marks);
+  m_stepLabel->setText(tr("Step %1 of %2").arg(m_applied).arg(m_lesson.steps.size()));
+  if (m_asking) {
+    m_explanation->setText(tr("Which node runs next? Click it in the graph."));
+  } else if (m_applied == 0) {
+    m_explanation->setText(tr("Press Space to play, or Right to take one step."));
+  } else {
+    m_explanation->setText(QString::fromStdString(m_lesson.explain(m_applied - 1)));
+  }
+  m_inFlight->clear();
+  for (size_t k : s.in_flight) {
+    const LessonStep& m = m_lesson.steps[k];
+    m_inFlight->addItem(tr("%1 from worker %2 to worker %3: '%4', %5 B")
+                            .arg(QString::fromStdString(format_global_id(m.msg_id)))
+                            .arg(m.rank)
+                            .arg(m.peer)
+                            .arg(QString::fromStdString(m.name == "_ddpscope.dist_backward" ? "gradients" : m.name))
+                            .arg(m.bytes));
+  }
+  m_gradients->clear();
+  for (int n : s.accumulated) {
+    const GraphNode& g = m_lesson.graph.nodes[static_cast<size_t>(n)];
+    m_gradients->addItem(tr("worker %1: %2").arg(g.rank).arg(QString::fromStdString(g.op)));
+  }
+  updateScore();
+}
+
+void LearnPage::keyPressEvent(QKeyEvent* event) {
+  switch (event->key()) {
+    case Qt::Key_Space:
+      setPlaying(!isPlaying());
+      break;
+    case Qt::Key_Right:
+      stepForward();
+      break;
+    case Qt::Key_Left:
+      stepBack();
+      break;
+    case Qt::Key_Home:
+      toStart();
+      break;
+    case Qt::Key_End:
+      toEnd();
+      break;
+    default:
+      QWidget::keyPressEvent(event);
+  }
+}
+
+}  // namespace ddpscope::gui

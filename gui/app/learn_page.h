@@ -1,0 +1,110 @@
+// LearnPage: the Learn tab, teaching the distributed backward algorithm. It replays a
+// real recorded run step by step (a Lesson). At each step:
+//   - the graph shows which node runs, each node's count left and which nodes are done;
+//   - a sentence generated from the event says what happened;
+//   - lists show the messages in flight and the gradients already in the context.
+// Keys: Space plays or pauses, Right and Left step, Home and End jump to either end.
+// "Predict the next step" stops before each node runs and asks the student to click the
+// node that runs next, keeping a score. "Run live" re-records the lesson's example with
+// the chosen workers and mode through ddpscope-cli and replays that run.
+#pragma once
+
+#include <QWidget>
+#include <memory>
+
+#include "lesson.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QListWidget;
+class QProcess;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QTimer;
+
+namespace ddpscope::gui {
+
+class GraphView;
+
+class LearnPage : public QWidget {
+  Q_OBJECT
+
+ public:
+  // `workspace`: where live re-recordings go; `cli`: ddpscope-cli (empty: no live runs).
+  LearnPage(const QString& workspace, const QString& cli, QWidget* parent = nullptr);
+  ~LearnPage() override;
+
+  // A lesson of the catalog (lesson_catalog.h), from its shipped recording.
+  bool openLesson(int index, QString* error);
+  // Any run with a recorded distributed pass: its first context.
+  bool openRun(const QString& path, QString* error);
+  // Re-records the current lesson with the chosen parameters, then replays that run.
+  bool runLive(QString* error);
+  bool isRunningLive() const;
+
+  const Lesson& lesson() const { return m_lesson; }
+  size_t applied() const { return m_applied; }  // steps shown so far
+  LessonState state() const { return m_lesson.state_after(m_applied); }
+  void stepForward();
+  void stepBack();
+  void toStart();
+  void toEnd();
+  void setPlaying(bool playing);
+  bool isPlaying() const;
+  void setStepsPerSecond(double rate);
+
+  // Predict mode: true while the page waits for the student to click a node.
+  bool isAskingPrediction() const { return m_asking; }
+  int score() const { return m_score; }
+  int predictions() const { return m_predictions; }
+
+  GraphView* graph() const { return m_graph; }
+  QLabel* explanation() const { return m_explanation; }
+  QCheckBox* predictBox() const { return m_predict; }
+  QComboBox* lessonBox() const { return m_lessonBox; }
+  QSpinBox* workersBox() const { return m_workers; }
+  QComboBox* modeBox() const { return m_mode; }
+  QListWidget* inFlightList() const { return m_inFlight; }
+  QListWidget* gradientList() const { return m_gradients; }
+
+ signals:
+  void statusMessage(const QString& text);
+  void lessonLoaded();
+
+ protected:
+  void keyPressEvent(QKeyEvent* event) override;
+
+ private:
+  bool load(const QString& path, QString* error);
+  void showState();
+  void onNodeClicked(int node);
+  void updateScore();
+
+  QString m_workspace, m_cli, m_path;
+  Lesson m_lesson;
+  size_t m_applied = 0;
+  bool m_asking = false;  // waiting for the student's guess of steps[m_applied]
+  bool m_guessed_wrong = false;
+  int m_score = 0, m_predictions = 0;
+  GraphView* m_graph = nullptr;
+  QLabel* m_title = nullptr;
+  QLabel* m_about = nullptr;
+  QLabel* m_explanation = nullptr;
+  QLabel* m_stepLabel = nullptr;
+  QLabel* m_scoreLabel = nullptr;
+  QListWidget* m_inFlight = nullptr;
+  QListWidget* m_gradients = nullptr;
+  QComboBox* m_lessonBox = nullptr;
+  QSpinBox* m_workers = nullptr;
+  QComboBox* m_mode = nullptr;
+  QPushButton* m_live = nullptr;
+  QPushButton* m_play = nullptr;
+  QCheckBox* m_predict = nullptr;
+  QSlider* m_speed = nullptr;
+  QTimer* m_timer = nullptr;
+  QProcess* m_process = nullptr;
+};
+
+}  // namespace ddpscope::gui

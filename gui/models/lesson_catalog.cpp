@@ -1,0 +1,49 @@
+#include "lesson_catalog.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+
+namespace ddpscope::gui {
+
+const std::vector<LessonInfo>& lessons() {
+  static const std::vector<LessonInfo> list = {
+      {QStringLiteral("1. FAST mode on seed 000's example"), QStringLiteral("seed-fast.ddprun"),
+       QStringLiteral("seed"), QStringLiteral("fast"), 2,
+       QStringLiteral("Worker 0 holds t1, t2 and t4; worker 1 adds t1 and t2. Watch the forward record a send "
+                      "and a recv function for each message, then the backward run on worker 0, send the "
+                      "gradient of t3 to worker 1, and come back as the gradients of t1 and t2.")},
+      {QStringLiteral("2a. An unused RPC in FAST mode"), QStringLiteral("unused-fast.ddprun"),
+       QStringLiteral("unused-rpc"), QStringLiteral("fast"), 2,
+       QStringLiteral("e = b * c is computed on worker 1 but does not feed the loss. FAST mode counts every send "
+                      "function of the context, so its send never gets a gradient and the pass ends with an "
+                      "error naming it.")},
+      {QStringLiteral("2b. The same graph in SMART mode"), QStringLiteral("unused-smart.ddprun"),
+       QStringLiteral("unused-rpc"), QStringLiteral("smart"), 2,
+       QStringLiteral("SMART mode first searches from the loss and asks each worker to activate only the send "
+                      "functions on a path to it. The send of e is never asked for, and the pass completes.")},
+  };
+  return list;
+}
+
+QString lessonsDir() {
+  QStringList candidates;
+  const QString env = qEnvironmentVariable("DDPSCOPE_LESSONS_DIR");
+  if (!env.isEmpty()) candidates << env;
+  const QDir app(QCoreApplication::applicationDirPath());
+  candidates << app.filePath(QStringLiteral("../share/ddpscope/lessons"));
+#ifdef DDPSCOPE_SOURCE_LESSONS_DIR
+  candidates << QStringLiteral(DDPSCOPE_SOURCE_LESSONS_DIR);
+#endif
+  for (const QString& dir : candidates) {
+    if (QFileInfo::exists(QDir(dir).filePath(lessons().front().file))) return QDir(dir).absolutePath();
+  }
+  return {};
+}
+
+QStringList liveArguments(const LessonInfo& lesson, int workers, const QString& mode, const QString& out) {
+  return {QStringLiteral("example"), lesson.example, QStringLiteral("--np"), QString::number(workers),
+          QStringLiteral("--mode"), mode, QStringLiteral("--out"), out};
+}
+
+}  // namespace ddpscope::gui

@@ -1,0 +1,28 @@
+// The Learn menu's lessons: each replays a real recorded run shipped in
+// resources/lessons (re-recorded by its record.sh), and can re-run its example live with
+// the student's parameters through ddpscope-cli.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <vector>
+
+namespace ddpscope::gui {
+
+struct LessonInfo {
+  QString title;    // "1. FAST mode on seed 000's example"
+  QString file;     // the shipped recording, in lessonsDir()
+  QString example;  // ddpscope-cli example NAME
+  QString mode;     // fast | smart
+  int workers = 2;
+  QString about;    // what to watch for
+};
+
+const std::vector<LessonInfo>& lessons();
+// Where the shipped recordings are: $DDPSCOPE_LESSONS_DIR, next to an installed app
+// (../share/ddpscope/lessons), or the source tree; empty when none has them.
+QString lessonsDir();
+// ddpscope-cli's arguments that re-record `lesson` with these parameters into `out`.
+QStringList liveArguments(const LessonInfo& lesson, int workers, const QString& mode, const QString& out);
+
+}  // namespace ddpscope::gui
