@@ -19,6 +19,7 @@
 
 #include "graph_view.h"
 #include "lesson_catalog.h"
+#include "sequence_view.h"
 
 namespace ddpscope::gui {
 
@@ -81,6 +82,10 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   m_gradients->setFocusPolicy(Qt::NoFocus);
   sideLayout->addWidget(m_stepLabel);
   sideLayout->addWidget(m_explanation);
+  m_sequence = new SequenceView;
+  m_sequence->setFocusPolicy(Qt::NoFocus);
+  m_sequence->setMinimumHeight(150);
+  sideLayout->addWidget(m_sequence, 2);
   sideLayout->addWidget(new QLabel(tr("Messages in flight")));
   sideLayout->addWidget(m_inFlight, 1);
   sideLayout->addWidget(new QLabel(tr("Gradients in the context")));
@@ -202,6 +207,7 @@ bool LearnPage::load(const QString& path, QString* error) {
                        .arg(m_lesson.steps.size())
                        .arg(QFileInfo(path).fileName()));
   m_graph->setGraph(m_lesson.graph, 1 << 30);  // never collapsed: every node is a step
+  m_sequence->setData(std::make_shared<const SequenceData>(lesson_sequence(m_lesson, 0)));
   updateScore();
   showState();
   emit lessonLoaded();
@@ -352,6 +358,8 @@ void LearnPage::showState() {
     if (last.node >= 0 && last.kind != StepKind::NodeRuns) marks[static_cast<size_t>(last.node)].highlight = true;
   }
   m_graph->setMarks(marks);
+  m_sequence->updateData(std::make_shared<const SequenceData>(lesson_sequence(m_lesson, m_applied)));
+  m_sequence->setNow(m_applied > 0 ? m_lesson.steps[m_applied - 1].t_ns : m_lesson.steps.empty() ? -1 : m_lesson.steps.front().t_ns);
   m_stepLabel->setText(tr("Step %1 of %2").arg(m_applied).arg(m_lesson.steps.size()));
   if (m_asking) {
     m_explanation->setText(tr("Which node runs next? Click it in the graph."));

@@ -27,6 +27,7 @@ class QTimer;
 namespace ddpscope::gui {
 
 class GraphView;
+class SequenceView;
 
 class LearnPage : public QWidget {
   Q_OBJECT
@@ -67,6 +68,7 @@ class LearnPage : public QWidget {
   QSpinBox* workersBox() const { return m_workers; }
   QComboBox* modeBox() const { return m_mode; }
   QListWidget* inFlightList() const { return m_inFlight; }
+  SequenceView* sequence() const { return m_sequence; }
   QListWidget* gradientList() const { return m_gradients; }
 
  signals:
@@ -89,6 +91,7 @@ class LearnPage : public QWidget {
   bool m_guessed_wrong = false;
   int m_score = 0, m_predictions = 0;
   GraphView* m_graph = nullptr;
+  SequenceView* m_sequence = nullptr;  // the lesson's messages so far, those in flight dashed
   QLabel* m_title = nullptr;
   QLabel* m_about = nullptr;
   QLabel* m_explanation = nullptr;

@@ -99,7 +99,9 @@ int SequenceView::laneY(int worker) const {
 QLineF SequenceView::lineOf(const SequenceArrow& a) const {
   const double x0 = kLabelWidth;
   const double xs = a.t_send_ns >= 0 ? x0 + m_axis.to_px(a.t_send_ns) : x0 + m_axis.to_px(a.t_recv_ns) - 12;
-  const double xr = a.t_recv_ns >= 0 ? x0 + m_axis.to_px(a.t_recv_ns) : width() - 4;
+  const double xr = a.t_recv_ns >= 0 ? x0 + m_axis.to_px(a.t_recv_ns)
+                    : m_now >= 0      ? x0 + m_axis.to_px(m_now)
+                                      : width() - 4;
   return QLineF(xs, laneY(a.src), xr, laneY(a.dst));
 }
 

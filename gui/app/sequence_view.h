@@ -31,6 +31,12 @@ class SequenceView : public QWidget {
   const TimeAxis& axis() const { return m_axis; }
   TimeAxis& axis() { return m_axis; }
   void fitAll();
+  // Where a message not yet received ends: at this time (a lesson's current step), or at
+  // the right edge when negative (the default: in flight when the run was read).
+  void setNow(int64_t now_ns) {
+    m_now = now_ns;
+    update();
+  }
 
   // The arrow nearest to `pos` within a few pixels among those shown, or -1.
   int arrowAt(QPointF pos) const;
@@ -66,6 +72,7 @@ class SequenceView : public QWidget {
   TimeAxis m_axis;
   int m_selected = -1;
   int64_t m_drawn = 0;
+  int64_t m_now = -1;
   QPoint m_pressAt, m_lastDrag;
   bool m_dragged = false;
 };

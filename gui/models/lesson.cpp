@@ -190,6 +190,51 @@ LessonState Lesson::state_after(size_t applied) const {
   return s;
 }
 
+SequenceData lesson_sequence(const Lesson& l, size_t applied) {
+  SequenceData d;
+  if (l.steps.empty()) return d;
+  d.begin_ns = l.steps.front().t_ns;
+  d.end_ns = l.steps.back().t_ns;
+  std::map<std::pair<int64_t, int>, size_t> open;  // (msg id, wire kind) -> arrow
+  std::map<std::string, int32_t> names;
+  auto intern = [&](const std::string& s) {
+    auto [it, inserted] = names.try_emplace(s, static_cast<int32_t>(d.names.size()));
+    if (inserted) d.names.push_back(s);
+    return it->second;
+  };
+  for (const LessonStep& st : l.steps) d.workers = std::max({d.workers, st.rank + 1, st.peer + 1});
+  applied = std::min(applied, l.steps.size());
+  for (size_t i = 0; i < applied; ++i) {
+    const LessonStep& st = l.steps[i];
+    if (st.kind == StepKind::MessageSent) {
+      const std::string wire = probes::rpc_message_kind_name(st.wire_kind);
+      SequenceArrow a;
+      a.t_send_ns = st.t_ns;
+      a.msg_id = st.msg_id;
+      a.ctx_id = l.ctx_id;
+      a.bytes = st.bytes;
+      a.src = st.rank;
+      a.dst = st.peer;
+      a.kind = classify_message(wire, st.name);
+      a.name = intern(st.name);
+      a.wire_kind = intern(wire);
+      open[{st.msg_id, st.wire_kind}] = d.arrows.size();
+      d.arrows.push_back(a);
+    } else if (st.kind == StepKind::MessageArrived) {
+      const auto it = open.find({st.msg_id, st.wire_kind});
+      if (it == open.end()) continue;
+      SequenceArrow& a = d.arrows[it->second];
+      a.t_recv_ns = st.t_ns;
+      d.longest_ns = std::max(d.longest_ns, a.t_recv_ns - a.t_send_ns);
+      open.erase(it);
+    }
+  }
+  d.in_flight = static_cast<int64_t>(open.size());
+  // In flight: drawn to the right edge, so the window must reach back to their sends.
+  if (!open.empty()) d.longest_ns = d.end_ns - d.begin_ns;
+  return d;
+}
+
 size_t Lesson::next_node_step(size_t from) const {
   for (size_t i = from; i < steps.size(); ++i)
     if (steps[i].kind == StepKind::NodeRuns) return i;

@@ -17,6 +17,7 @@
 
 #include "graph_data.h"
 #include "run_store_reader.h"
+#include "sequence_data.h"
 
 namespace ddpscope::gui {
 
@@ -70,6 +71,11 @@ struct Lesson {
   // The next NodeRuns step at or after `from`, or steps.size(): for "predict the next step".
   size_t next_node_step(size_t from) const;
 };
+
+// The lesson's messages for the send/recv view once `applied` steps have happened: those
+// sent so far, the ones not yet arrived without a receive (drawn in flight). The time
+// range is the whole lesson's, so the picture grows in place step by step.
+SequenceData lesson_sequence(const Lesson& lesson, size_t applied);
 
 // The lesson of context `ctx_id` (its first recorded pass, or `pass`). Throws
 // probes::RunStoreError when the run cannot be read; steps are empty when the run holds

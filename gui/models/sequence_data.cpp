@@ -13,7 +13,9 @@ namespace {
 constexpr const char* kGradientFunction = "_ddpscope.dist_backward";
 constexpr const char* kInternalPrefix = "_ddpscope.";
 
-ArrowKind classify(const std::string& wire_kind, const std::string& name) {
+}  // namespace
+
+ArrowKind classify_message(const std::string& wire_kind, const std::string& name) {
   if (wire_kind == "error") return ArrowKind::Error;
   if (wire_kind == "call" && name == kGradientFunction) return ArrowKind::Gradient;
   if (wire_kind == "call" || wire_kind == "remote_call") {
@@ -25,6 +27,8 @@ ArrowKind classify(const std::string& wire_kind, const std::string& name) {
   }
   return ArrowKind::RRef;  // rref_fetch, rref_user_delete, rref_fork_request, rref_child_accept, ack
 }
+
+namespace {
 
 // "1:7": the sender's worker id and its counter (msg ids are worker << 48 | counter).
 std::string format_message_id(int64_t id) {
@@ -91,7 +95,7 @@ SequenceData load_sequence(probes::RunStoreReader& run, int workers) {
     a.bytes = m.bytes;
     a.src = m.src_rank;
     a.dst = m.dst_rank;
-    a.kind = classify(m.kind, m.name);
+    a.kind = classify_message(m.kind, m.name);
     a.name = intern(m.name);
     a.wire_kind = intern(m.kind);
     d.workers = std::max({d.workers, a.src + 1, a.dst + 1});

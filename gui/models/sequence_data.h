@@ -66,6 +66,9 @@ struct SequenceData {
   std::pair<size_t, size_t> window(int64_t t0_ns, int64_t t1_ns) const;
 };
 
+// A message's kind from its wire kind ("call", "response", ...) and function name.
+ArrowKind classify_message(const std::string& wire_kind, const std::string& name);
+
 // Throws probes::RunStoreError when the run cannot be read. `workers`: the run's world
 // size (arrows naming a rank beyond it widen it).
 SequenceData load_sequence(probes::RunStoreReader& run, int workers);

@@ -611,11 +611,20 @@ class TestGuiModels : public QObject {
     // Gradient messages: worker 1 hears of the pass first through them; worker 0 already runs it.
     QVERIFY(l.explain(first_gradients).find("first worker 1 hears of this pass") != std::string::npos);
     QVERIFY(l.explain(later_gradients).find("only queue") != std::string::npos);
-    // In flight between its send and its arrival.
+    // In flight between its send and its arrival; the send/recv view at each step draws
+    // the messages sent so far, those in flight without a receive.
+    size_t sent = 0;
     for (size_t i = 0; i < l.steps.size(); ++i) {
-      if (l.steps[i].kind != StepKind::MessageSent) continue;
+      const SequenceData seq = lesson_sequence(l, i + 1);
       const LessonState s = l.state_after(i + 1);
-      QVERIFY(std::count(s.in_flight.begin(), s.in_flight.end(), i) == 1);
+      sent += l.steps[i].kind == StepKind::MessageSent;
+      QCOMPARE(seq.arrows.size(), sent);
+      QCOMPARE(static_cast<size_t>(seq.in_flight), s.in_flight.size());
+      QCOMPARE(static_cast<size_t>(std::count_if(seq.arrows.begin(), seq.arrows.end(),
+                                                 [](const SequenceArrow& a) { return a.t_recv_ns < 0; })),
+               s.in_flight.size());
+      if (l.steps[i].kind == StepKind::MessageSent)
+        QVERIFY(std::count(s.in_flight.begin(), s.in_flight.end(), i) == 1);
     }
     // At the end: every node has run (the leaves accumulated), every count is 0, every
     // message arrived, and t1, t2 and t4's gradients are in the context.
