@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
+#include <QDoubleSpinBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -17,6 +18,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "bucket_fill_view.h"
+#include "ddp_lesson.h"
 #include "graph_view.h"
 #include "lesson_catalog.h"
 #include "sequence_view.h"
@@ -46,6 +49,13 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   bar->addWidget(m_workers);
   bar->addWidget(new QLabel(tr("Mode")));
   bar->addWidget(m_mode);
+  m_bucketCap = new QDoubleSpinBox;
+  m_bucketCap->setRange(0.05, 100);
+  m_bucketCap->setDecimals(2);
+  m_bucketCap->setSuffix(tr(" MiB"));
+  m_bucketCap->setToolTip(tr("DDP lessons: bucket_cap_mb for Run live"));
+  bar->addWidget(new QLabel(tr("Bucket cap")));
+  bar->addWidget(m_bucketCap);
   bar->addWidget(m_live);
   bar->addStretch();
   m_predict = new QCheckBox(tr("Predict the next step"));
@@ -86,10 +96,15 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   m_sequence->setFocusPolicy(Qt::NoFocus);
   m_sequence->setMinimumHeight(150);
   sideLayout->addWidget(m_sequence, 2);
-  sideLayout->addWidget(new QLabel(tr("Messages in flight")));
+  m_buckets = new BucketFillView;
+  sideLayout->addWidget(m_buckets, 2);
+  m_inFlightTitle = new QLabel(tr("Messages in flight"));
+  m_gradientsTitle = new QLabel(tr("Gradients in the context"));
+  sideLayout->addWidget(m_inFlightTitle);
   sideLayout->addWidget(m_inFlight, 1);
-  sideLayout->addWidget(new QLabel(tr("Gradients in the context")));
+  sideLayout->addWidget(m_gradientsTitle);
   sideLayout->addWidget(m_gradients, 1);
+  side->setMinimumWidth(380);
   split->addWidget(side);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
@@ -166,29 +181,43 @@ bool LearnPage::openLesson(int index, QString* error) {
   }
   m_lessonBox->setCurrentIndex(index);
   m_workers->setValue(info.workers);
-  m_mode->setCurrentText(info.mode);
+  m_mode->setCurrentText(info.ddp ? QStringLiteral("fast") : info.mode);
+  m_bucketCap->setValue(info.bucket_cap_mb);
   m_about->setText(info.about);
-  return load(QDir(dir).filePath(info.file), error);
+  return load(QDir(dir).filePath(info.file), info.ddp, error);
 }
 
 bool LearnPage::openRun(const QString& path, QString* error) {
-  m_about->setText(tr("A run of your own: its first distributed autograd context."));
-  return load(path, error);
-}
-
-bool LearnPage::load(const QString& path, QString* error) {
+  m_about->setText(tr("A run of your own: its first distributed autograd context, or rank 0's first DDP "
+                      "iterations."));
   try {
     probes::RunStoreReader reader(path.toStdString());
-    const auto graphs = list_dist_graphs(reader);
-    if (graphs.empty()) {
-      *error = tr("%1 holds no distributed autograd pass to replay (run an example, or a job with "
-                  "--remote-embedding)")
-                   .arg(QFileInfo(path).fileName());
-      return false;
+    return load(path, list_dist_graphs(reader).empty(), error);
+  } catch (const std::exception& e) {
+    *error = tr("Cannot open %1: %2").arg(path, QString::fromUtf8(e.what()));
+    return false;
+  }
+}
+
+bool LearnPage::load(const QString& path, bool ddp, QString* error) {
+  try {
+    probes::RunStoreReader reader(path.toStdString());
+    Lesson lesson;
+    if (ddp) {
+      lesson = load_ddp_lesson(reader, 0);
+    } else {
+      const auto graphs = list_dist_graphs(reader);
+      if (graphs.empty()) {
+        *error = tr("%1 holds no distributed autograd pass to replay (run an example, or a job with "
+                    "--remote-embedding)")
+                     .arg(QFileInfo(path).fileName());
+        return false;
+      }
+      lesson = load_lesson(reader, graphs.front().ctx_id, graphs.front().pass);
     }
-    Lesson lesson = load_lesson(reader, graphs.front().ctx_id, graphs.front().pass);
     if (lesson.steps.empty()) {
-      *error = tr("%1 recorded no events of its context to replay").arg(QFileInfo(path).fileName());
+      *error = ddp ? tr("%1 recorded no DDP iteration on rank 0 to replay").arg(QFileInfo(path).fileName())
+                   : tr("%1 recorded no events of its context to replay").arg(QFileInfo(path).fileName());
       return false;
     }
     m_lesson = std::move(lesson);
@@ -201,11 +230,24 @@ bool LearnPage::load(const QString& path, QString* error) {
   m_applied = 0;
   m_asking = false;
   m_score = m_predictions = 0;
-  m_title->setText(tr("context %1 · pass %2 · %3 steps · %4")
-                       .arg(QString::fromStdString(format_global_id(m_lesson.ctx_id)),
-                            QString::fromStdString(format_global_id(m_lesson.pass)))
-                       .arg(m_lesson.steps.size())
-                       .arg(QFileInfo(path).fileName()));
+  if (m_lesson.ddp) {
+    m_title->setText(tr("rank %1 · iterations 1 and 2 · %2 steps · %3")
+                         .arg(m_lesson.rank)
+                         .arg(m_lesson.steps.size())
+                         .arg(QFileInfo(path).fileName()));
+  } else {
+    m_title->setText(tr("context %1 · pass %2 · %3 steps · %4")
+                         .arg(QString::fromStdString(format_global_id(m_lesson.ctx_id)),
+                              QString::fromStdString(format_global_id(m_lesson.pass)))
+                         .arg(m_lesson.steps.size())
+                         .arg(QFileInfo(path).fileName()));
+  }
+  // A distributed lesson shows its messages and context; a DDP lesson its buckets.
+  for (QWidget* w : std::initializer_list<QWidget*>{m_sequence, m_inFlight, m_inFlightTitle, m_gradients, m_gradientsTitle})
+    w->setVisible(!m_lesson.ddp);
+  m_buckets->setVisible(m_lesson.ddp);
+  m_mode->setEnabled(!m_lesson.ddp);
+  m_bucketCap->setEnabled(m_lesson.ddp);
   m_graph->setGraph(m_lesson.graph, 1 << 30);  // never collapsed: every node is a step
   m_sequence->setData(std::make_shared<const SequenceData>(lesson_sequence(m_lesson, 0)));
   updateScore();
@@ -228,9 +270,10 @@ bool LearnPage::runLive(QString* error) {
   const int index = std::max(0, m_lessonBox->currentIndex());
   const LessonInfo& info = lessons()[static_cast<size_t>(index)];
   QDir().mkpath(m_workspace);
+  const QString variant = info.ddp ? QStringLiteral("cap%1").arg(m_bucketCap->value()) : m_mode->currentText();
   const QString out = QDir(m_workspace).filePath(
       QStringLiteral("lesson-%1-%2-np%3-%4.ddprun")
-          .arg(info.example, m_mode->currentText())
+          .arg(info.example, variant)
           .arg(m_workers->value())
           .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"))));
   delete m_process;
@@ -241,7 +284,8 @@ bool LearnPage::runLive(QString* error) {
     m_live->setEnabled(true);
     QString error;
     // A FAST lesson on an unused RPC fails by design: its run still replays.
-    if (QFileInfo::exists(out) && load(out, &error)) {
+    const bool ddp = lessons()[static_cast<size_t>(std::max(0, m_lessonBox->currentIndex()))].ddp;
+    if (QFileInfo::exists(out) && load(out, ddp, &error)) {
       emit statusMessage(code == 0 ? tr("Recorded %1").arg(QFileInfo(out).fileName())
                                    : tr("Recorded %1; the example failed: %2")
                                          .arg(QFileInfo(out).fileName(), log.section('\n', -1)));
@@ -250,11 +294,8 @@ bool LearnPage::runLive(QString* error) {
     }
   });
   m_live->setEnabled(false);
-  emit statusMessage(tr("Recording %1 on %2 workers in %3 mode...")
-                         .arg(info.example)
-                         .arg(m_workers->value())
-                         .arg(m_mode->currentText()));
-  m_process->start(m_cli, liveArguments(info, m_workers->value(), m_mode->currentText(), out));
+  emit statusMessage(tr("Recording %1 on %2 workers (%3)...").arg(info.example).arg(m_workers->value()).arg(variant));
+  m_process->start(m_cli, liveArguments(info, m_workers->value(), m_mode->currentText(), m_bucketCap->value(), out));
   return true;
 }
 
@@ -358,6 +399,7 @@ void LearnPage::showState() {
     if (last.node >= 0 && last.kind != StepKind::NodeRuns) marks[static_cast<size_t>(last.node)].highlight = true;
   }
   m_graph->setMarks(marks);
+  m_buckets->setBuckets(s.buckets, s.generation);
   m_sequence->updateData(std::make_shared<const SequenceData>(lesson_sequence(m_lesson, m_applied)));
   m_sequence->setNow(m_applied > 0 ? m_lesson.steps[m_applied - 1].t_ns : m_lesson.steps.empty() ? -1 : m_lesson.steps.front().t_ns);
   m_stepLabel->setText(tr("Step %1 of %2").arg(m_applied).arg(m_lesson.steps.size()));

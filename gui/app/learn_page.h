@@ -16,6 +16,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QListWidget;
 class QProcess;
@@ -26,6 +27,7 @@ class QTimer;
 
 namespace ddpscope::gui {
 
+class BucketFillView;
 class GraphView;
 class SequenceView;
 
@@ -69,6 +71,8 @@ class LearnPage : public QWidget {
   QComboBox* modeBox() const { return m_mode; }
   QListWidget* inFlightList() const { return m_inFlight; }
   SequenceView* sequence() const { return m_sequence; }
+  BucketFillView* bucketView() const { return m_buckets; }
+  QDoubleSpinBox* bucketCapBox() const { return m_bucketCap; }
   QListWidget* gradientList() const { return m_gradients; }
 
  signals:
@@ -79,7 +83,7 @@ class LearnPage : public QWidget {
   void keyPressEvent(QKeyEvent* event) override;
 
  private:
-  bool load(const QString& path, QString* error);
+  bool load(const QString& path, bool ddp, QString* error);
   void showState();
   void onNodeClicked(int node);
   void updateScore();
@@ -92,12 +96,16 @@ class LearnPage : public QWidget {
   int m_score = 0, m_predictions = 0;
   GraphView* m_graph = nullptr;
   SequenceView* m_sequence = nullptr;  // the lesson's messages so far, those in flight dashed
+  BucketFillView* m_buckets = nullptr;  // a DDP lesson's buckets filling
+  QDoubleSpinBox* m_bucketCap = nullptr;
   QLabel* m_title = nullptr;
   QLabel* m_about = nullptr;
   QLabel* m_explanation = nullptr;
   QLabel* m_stepLabel = nullptr;
   QLabel* m_scoreLabel = nullptr;
   QListWidget* m_inFlight = nullptr;
+  QLabel* m_inFlightTitle = nullptr;
+  QLabel* m_gradientsTitle = nullptr;
   QListWidget* m_gradients = nullptr;
   QComboBox* m_lessonBox = nullptr;
   QSpinBox* m_workers = nullptr;

@@ -1,5 +1,7 @@
 #include "lesson.h"
 
+#include "ddp_lesson.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -150,7 +152,19 @@ LessonState Lesson::state_after(size_t applied) const {
     const LessonStep& st = steps[i];
     switch (st.kind) {
       case StepKind::NodeRuns:
+        if (st.node < 0) break;
         s.executed[static_cast<size_t>(st.node)] = true;
+        // A DDP run records no dependency events (the local engine's counts), but a node
+        // runs only once its count is 0, and it then hands a gradient to each next node.
+        if (ddp) {
+          s.counters[static_cast<size_t>(st.node)] = 0;
+          for (const GraphEdge& e : graph.edges) {
+            if (e.src == graph.nodes[static_cast<size_t>(st.node)].id) {
+              const auto child = static_cast<size_t>(e.dst);
+              if (child < n && s.counters[child] > 0) --s.counters[child];
+            }
+          }
+        }
         break;
       case StepKind::CountFalls:
         s.counters[static_cast<size_t>(st.node)] = st.count_left;
@@ -172,6 +186,41 @@ LessonState Lesson::state_after(size_t applied) const {
       }
       case StepKind::SmartActive:
         if (st.node >= 0) s.active[static_cast<size_t>(st.node)] = true;
+        break;
+      case StepKind::IterationStarts: {
+        // A new iteration: its buckets (rebuilt ones from iteration 2), all empty; its
+        // nodes not run yet (a DDP lesson's graph is iteration 1's).
+        s.generation = std::min(st.bucket, static_cast<int>(layout.generations.size()) - 1);
+        s.buckets.clear();
+        for (const auto& params : layout.generations[static_cast<size_t>(s.generation)]) {
+          BucketFill b;
+          b.params_total = static_cast<int>(params.size());
+          for (int p : params) b.bytes_total += layout.param_bytes[static_cast<size_t>(p)];
+          s.buckets.push_back(b);
+        }
+        for (size_t k = 0; k < n; ++k) {
+          s.counters[k] = graph.nodes[k].deps;
+          s.executed[k] = false;
+        }
+        s.accumulated.clear();
+        break;
+      }
+      case StepKind::GradReady:
+        if (st.bucket >= 0 && st.bucket < static_cast<int>(s.buckets.size())) {
+          BucketFill& b = s.buckets[static_cast<size_t>(st.bucket)];
+          ++b.params_ready;
+          b.bytes_ready += layout.param_bytes[static_cast<size_t>(st.param)];
+        }
+        break;
+      case StepKind::BucketReady:
+      case StepKind::AllreduceStarts:
+      case StepKind::AllreduceEnds:
+        if (st.bucket >= 0 && st.bucket < static_cast<int>(s.buckets.size())) {
+          s.buckets[static_cast<size_t>(st.bucket)].phase = st.kind == StepKind::BucketReady ? BucketFill::Phase::Ready
+                                                           : st.kind == StepKind::AllreduceStarts
+                                                               ? BucketFill::Phase::Reducing
+                                                               : BucketFill::Phase::Reduced;
+        }
         break;
       default:
         break;
@@ -243,6 +292,7 @@ size_t Lesson::next_node_step(size_t from) const {
 
 std::string Lesson::explain(size_t i) const {
   if (i >= steps.size()) return {};
+  if (ddp) return explain_ddp_step(*this, i);
   const LessonStep& st = steps[i];
   const std::string who = worker(st.rank);
   const std::string ctx = "context " + format_global_id(ctx_id);
@@ -308,6 +358,8 @@ std::string Lesson::explain(size_t i) const {
       }
       return s;
     }
+    default:
+      break;
     case StepKind::CountFalls: {
       const GraphNode& n = graph.nodes[static_cast<size_t>(st.node)];
       std::string s = node_name(graph, st.node) + " on " + who + " receives a gradient; its count falls to " +

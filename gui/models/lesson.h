@@ -1,5 +1,5 @@
-// Lesson: one distributed autograd context of a recorded run, replayed event by event for
-// the Learn tab. The steps come from the run file, in time order across workers (schema
+// Lesson: a recorded run replayed event by event for the Learn tab: one distributed
+// autograd context, or (a DDP lesson, ddp_lesson.h) one rank's first iterations of DDP. The steps come from the run file, in time order across workers (schema
 // 4, RUN_FILE.md):
 //   - the context created;
 //   - send and recv functions recorded;
@@ -31,6 +31,13 @@ enum class StepKind : uint8_t {
   NodeRuns,
   CountFalls,  // a node's dependency count falls (to `count_left`)
   ContextReleased,
+  // DDP lessons:
+  IterationStarts,  // `iteration`; its buckets are generation `bucket` (0, or 1 once rebuilt)
+  GradReady,        // `param`'s gradient is ready and copied into its bucket
+  BucketReady,      // every gradient of `bucket` arrived
+  AllreduceStarts,  // `bucket`'s allreduce launched (bytes)
+  AllreduceEnds,
+  FinalizeStarts,   // backward ends: waiting for the buckets still reducing
 };
 
 struct LessonStep {
@@ -45,6 +52,23 @@ struct LessonStep {
   std::string name;  // the function called, or "send" / "recv"
   int wire_kind = -1;  // messages: 1 call, 2 response, 3 error, ...
   double duration_us = -1;  // NodeRuns: how long it ran; MessageArrived: time on the way
+  int iteration = -1;  // DDP lessons
+  int param = -1;
+  int bucket = -1;
+};
+
+// A DDP lesson's bucket as its state shows it.
+struct BucketFill {
+  int params_ready = 0, params_total = 0;
+  int64_t bytes_ready = 0, bytes_total = 0;
+  enum class Phase { Filling, Ready, Reducing, Reduced } phase = Phase::Filling;
+};
+
+// A DDP lesson's parameters and bucket assignments (generation 0 and, once rebuilt, 1).
+struct DdpLayout {
+  std::vector<std::string> param_names;  // by parameter index
+  std::vector<int64_t> param_bytes;
+  std::vector<std::vector<std::vector<int>>> generations;  // [generation][bucket] -> params
 };
 
 struct LessonState {
@@ -56,13 +80,19 @@ struct LessonState {
   // Leaves whose gradient has been accumulated into the context (AccumulateGrad nodes at 0).
   std::vector<int> accumulated;
   std::vector<bool> active;  // SMART: per graph node, a send function made active
+  // DDP lessons: the current iteration's buckets, filling.
+  int generation = 0;
+  std::vector<BucketFill> buckets;
 };
 
 struct Lesson {
   int64_t ctx_id = -1;
   int64_t pass = -1;
-  GraphData graph;  // the pass's distributed graph (every worker's part)
+  GraphData graph;  // the pass's distributed graph (every worker's part); a DDP lesson: the rank's
   std::vector<LessonStep> steps;
+  bool ddp = false;
+  int rank = 0;      // a DDP lesson's rank
+  DdpLayout layout;  // a DDP lesson's parameters and buckets
 
   // The state once the first `applied` steps have happened (0: before any).
   LessonState state_after(size_t applied) const;

@@ -22,6 +22,13 @@ const std::vector<LessonInfo>& lessons() {
        QStringLiteral("unused-rpc"), QStringLiteral("smart"), 2,
        QStringLiteral("SMART mode first searches from the loss and asks each worker to activate only the send "
                       "functions on a path to it. The send of e is never asked for, and the pass completes.")},
+      {QStringLiteral("3. DDP bucketing"), QStringLiteral("ddp-buckets.ddprun"), QStringLiteral("train"), QString(),
+       2,
+       QStringLiteral("Rank 0 of a 2-rank DDP job (a 4-layer MLP, 1 MiB buckets). Watch gradients arrive in "
+                      "reverse order and fill their buckets, allreduces launch in bucket index order while "
+                      "backward goes on, finalize wait for the last one, and iteration 2 start with the "
+                      "buckets rebuilt in the order the gradients came."),
+       true, 1.0},
   };
   return list;
 }
@@ -41,7 +48,16 @@ QString lessonsDir() {
   return {};
 }
 
-QStringList liveArguments(const LessonInfo& lesson, int workers, const QString& mode, const QString& out) {
+QStringList liveArguments(const LessonInfo& lesson, int workers, const QString& mode, double bucket_cap_mb,
+                          const QString& out) {
+  if (lesson.ddp) {
+    // The recording's job (resources/lessons/record.sh) with the student's cap.
+    return {QStringLiteral("train"), QStringLiteral("--np"), QString::number(workers), QStringLiteral("--model"),
+            QStringLiteral("mlp"), QStringLiteral("--iters"), QStringLiteral("3"), QStringLiteral("--width"),
+            QStringLiteral("512"), QStringLiteral("--depth"), QStringLiteral("4"), QStringLiteral("--batch"),
+            QStringLiteral("16"), QStringLiteral("--bucket-cap-mb"), QString::number(bucket_cap_mb),
+            QStringLiteral("--progress"), QStringLiteral("lines"), QStringLiteral("--out"), out};
+  }
   return {QStringLiteral("example"), lesson.example, QStringLiteral("--np"), QString::number(workers),
           QStringLiteral("--mode"), mode, QStringLiteral("--out"), out};
 }

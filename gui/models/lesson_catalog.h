@@ -16,13 +16,17 @@ struct LessonInfo {
   QString mode;     // fast | smart
   int workers = 2;
   QString about;    // what to watch for
+  bool ddp = false;  // a DDP lesson: `train` of the MLP, its parameter the bucket cap
+  double bucket_cap_mb = 1;
 };
 
 const std::vector<LessonInfo>& lessons();
 // Where the shipped recordings are: $DDPSCOPE_LESSONS_DIR, next to an installed app
 // (../share/ddpscope/lessons), or the source tree; empty when none has them.
 QString lessonsDir();
-// ddpscope-cli's arguments that re-record `lesson` with these parameters into `out`.
-QStringList liveArguments(const LessonInfo& lesson, int workers, const QString& mode, const QString& out);
+// ddpscope-cli's arguments that re-record `lesson` with these parameters into `out`
+// (`mode` for distributed autograd lessons, `bucket_cap_mb` for DDP ones).
+QStringList liveArguments(const LessonInfo& lesson, int workers, const QString& mode, double bucket_cap_mb,
+                          const QString& out);
 
 }  // namespace ddpscope::gui

@@ -14,6 +14,10 @@ rm -f "$dir"/*.ddprun "$dir"/*.ddprun-wal "$dir"/*.ddprun-shm
 # names the send function that never got a gradient); SMART completes.
 "$cli" example unused-rpc --np 2 --mode fast --out "$dir/unused-fast.ddprun" || true
 "$cli" example unused-rpc --np 2 --mode smart --out "$dir/unused-smart.ddprun"
+# Lesson 3: DDP bucketing, rank 0 of a 2-rank MLP job with three 1 MiB-capped buckets
+# (the Learn tab's "Run live" runs this with the student's cap).
+"$cli" train --np 2 --model mlp --iters 3 --width 512 --depth 4 --batch 16 --bucket-cap-mb 1 \
+  --progress lines --out "$dir/ddp-buckets.ddprun" >/dev/null
 # Shipped in the repository: small pages and no WAL (the writer's 16 KiB pages leave each
 # file at 368 KiB for a few hundred rows).
 for f in "$dir"/*.ddprun; do

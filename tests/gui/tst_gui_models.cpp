@@ -14,6 +14,7 @@
 #include "graph_layout.h"
 #include "gui_test_runs.h"
 #include "launch_config.h"
+#include "ddp_lesson.h"
 #include "lesson.h"
 #include "overlap_model.h"
 #include "parameter_bucket_model.h"
@@ -659,6 +660,58 @@ class TestGuiModels : public QObject {
     QCOMPARE(static_cast<size_t>(std::count(end.active.begin(), end.active.end(), true)), active.size());
     const auto ask = std::find_if(l.steps.begin(), l.steps.end(), [](const LessonStep& s) { return s.kind == StepKind::SmartAsk; });
     QVERIFY(l.explain(static_cast<size_t>(ask - l.steps.begin())).rfind("SMART: ", 0) == 0);
+  }
+
+  // Lesson 3 from its shipped recording: rank 0's first two DDP iterations.
+  void testDdpLessonShowsBucketsFillingAndReducing() {
+    ddpscope::probes::RunStoreReader reader(DDPSCOPE_LESSONS_DIR "/ddp-buckets.ddprun");
+    const Lesson l = load_ddp_lesson(reader, 0);
+    QVERIFY(l.ddp);
+    QCOMPARE(l.layout.param_names.size(), size_t{8});  // 4 Linear layers
+    QVERIFY(l.layout.generations.size() == 2);         // assigned, then rebuilt
+    const size_t buckets = l.layout.generations[0].size();
+    QVERIFY(buckets >= 3);
+    for (int iteration = 1; iteration <= 2; ++iteration) {
+      std::vector<int> ready_order;
+      std::vector<std::pair<int64_t, int>> launches;  // (time, bucket)
+      size_t start = 0;
+      for (size_t i = 0; i < l.steps.size(); ++i) {
+        const LessonStep& st = l.steps[i];
+        if (st.iteration != iteration) continue;
+        if (st.kind == StepKind::IterationStarts) start = i;
+        if (st.kind == StepKind::GradReady) ready_order.push_back(st.param);
+        if (st.kind == StepKind::AllreduceStarts) launches.push_back({st.t_ns, st.bucket});
+        if (st.kind == StepKind::BucketReady) {
+          // Full at its ready step: every gradient of the bucket arrived.
+          const LessonState s = l.state_after(i + 1);
+          const BucketFill& b = s.buckets[static_cast<size_t>(st.bucket)];
+          QCOMPARE(b.params_ready, b.params_total);
+          QCOMPARE(b.bytes_ready, b.bytes_total);
+        }
+      }
+      // Gradients arrive in reverse order of the parameters.
+      QCOMPARE(ready_order, (std::vector<int>{7, 6, 5, 4, 3, 2, 1, 0}));
+      // Allreduces launch in bucket index order, one per bucket.
+      QCOMPARE(launches.size(), buckets);
+      for (size_t b = 0; b < launches.size(); ++b)
+        QCOMPARE(launches[b].second, static_cast<int>(b));
+      // The iteration starts with empty buckets of its generation.
+      const LessonState at_start = l.state_after(start + 1);
+      QCOMPARE(at_start.generation, iteration - 1);
+      for (const BucketFill& b : at_start.buckets) {
+        QCOMPARE(b.params_ready, 0);
+        QCOMPARE(static_cast<int>(b.phase), static_cast<int>(BucketFill::Phase::Filling));
+      }
+    }
+    // At the end every bucket of iteration 2 is reduced and every node has run.
+    const LessonState end = l.state_after(l.steps.size());
+    for (const BucketFill& b : end.buckets)
+      QCOMPARE(static_cast<int>(b.phase), static_cast<int>(BucketFill::Phase::Reduced));
+    QVERIFY(std::all_of(end.executed.begin(), end.executed.end(), [](bool e) { return e; }));
+    QVERIFY(std::all_of(end.counters.begin(), end.counters.end(), [](int64_t c) { return c == 0; }));
+    QVERIFY(l.explain(0).find("reverse order of registration") != std::string::npos);
+    for (size_t i = 0; i < l.steps.size(); ++i)
+      QVERIFY2(!l.explain(i).empty(), qPrintable(QString::number(i)));
   }
 };
 

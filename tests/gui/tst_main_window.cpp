@@ -23,7 +23,9 @@
 #include "gui_test_runs.h"
 #include "graph_view.h"
 #include "hang_view.h"
+#include "bucket_fill_view.h"
 #include "learn_page.h"
+#include "sequence_view.h"
 #include "launch_dialog.h"
 #include "live_monitor.h"
 #include "main_window.h"
@@ -244,6 +246,16 @@ class TestMainWindow : public QObject {
     page->setStepsPerSecond(200);
     QTRY_COMPARE_WITH_TIMEOUT(page->applied(), steps, 5000);  // plays to the end, then stops
     QTRY_VERIFY(!page->isPlaying());
+
+    // Lesson 3 (DDP): the buckets instead of messages; at the end every one is reduced.
+    QVERIFY(window.openLesson(3));
+    QVERIFY(page->lesson().ddp);
+    QVERIFY(page->bucketView()->isVisibleTo(page) && !page->sequence()->isVisibleTo(page));
+    QVERIFY(page->bucketCapBox()->isEnabled() && !page->modeBox()->isEnabled());
+    QTest::keyClick(page, Qt::Key_End);
+    QCOMPARE(page->bucketView()->buckets().size(), size_t{3});
+    for (const BucketFill& b : page->bucketView()->buckets())
+      QCOMPARE(static_cast<int>(b.phase), static_cast<int>(BucketFill::Phase::Reduced));
   }
 
   // Predict mode stops before each node runs; a click on the right node reveals it and

@@ -1,0 +1,29 @@
+// BucketFillView: a DDP lesson's buckets at the current step, one bar each: how much of
+// it has arrived, and its phase (filling, ready, reducing, reduced) by colour.
+#pragma once
+
+#include <QWidget>
+#include <vector>
+
+#include "lesson.h"
+
+namespace ddpscope::gui {
+
+class BucketFillView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit BucketFillView(QWidget* parent = nullptr);
+  void setBuckets(const std::vector<BucketFill>& buckets, int generation);
+  const std::vector<BucketFill>& buckets() const { return m_buckets; }
+  QSize sizeHint() const override { return {320, 40 + 34 * static_cast<int>(std::max<size_t>(m_buckets.size(), 2))}; }
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+
+ private:
+  std::vector<BucketFill> m_buckets;
+  int m_generation = 0;
+};
+
+}  // namespace ddpscope::gui

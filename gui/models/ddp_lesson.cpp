@@ -1,0 +1,209 @@
+#include "ddp_lesson.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace ddpscope::gui {
+namespace {
+
+using probes::Kind;
+
+std::string mib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+// "{layers.6.bias, layers.6.weight, layers.4.bias}" (names without DDP's "module.").
+std::string param_list(const DdpLayout& layout, const std::vector<int>& params) {
+  std::string s = "{";
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::string name = layout.param_names[static_cast<size_t>(params[i])];
+    if (name.rfind("module.", 0) == 0) name = name.substr(7);
+    s += (i ? ", " : "") + name;
+  }
+  return s + "}";
+}
+
+int bucket_of(const DdpLayout& layout, int generation, int param) {
+  const auto& buckets = layout.generations[static_cast<size_t>(generation)];
+  for (size_t b = 0; b < buckets.size(); ++b)
+    if (std::find(buckets[b].begin(), buckets[b].end(), param) != buckets[b].end()) return static_cast<int>(b);
+  return -1;
+}
+
+}  // namespace
+
+Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
+  Lesson l;
+  l.ddp = true;
+  l.rank = rank;
+  // Parameters and buckets: generation 0, and 1 when the reducer rebuilt them.
+  for (const auto& p : run.params(rank, 0)) {
+    if (p.index >= static_cast<int>(l.layout.param_names.size())) {
+      l.layout.param_names.resize(static_cast<size_t>(p.index) + 1);
+      l.layout.param_bytes.resize(static_cast<size_t>(p.index) + 1);
+    }
+    l.layout.param_names[static_cast<size_t>(p.index)] = p.name;
+    l.layout.param_bytes[static_cast<size_t>(p.index)] = p.numel * (p.dtype == "f64" ? 8 : p.dtype == "f32" ? 4 : 2);
+  }
+  for (const auto& b : run.buckets(rank)) {
+    if (b.generation >= static_cast<int>(l.layout.generations.size())) l.layout.generations.resize(static_cast<size_t>(b.generation) + 1);
+    auto& gen = l.layout.generations[static_cast<size_t>(b.generation)];
+    if (b.bucket >= static_cast<int>(gen.size())) gen.resize(static_cast<size_t>(b.bucket) + 1);
+    gen[static_cast<size_t>(b.bucket)].assign(b.params.begin(), b.params.end());
+  }
+  if (l.layout.generations.empty()) return l;
+  l.graph = load_graph(run, rank);
+  std::map<int64_t, int> by_seq;
+  for (size_t i = 0; i < l.graph.nodes.size(); ++i)
+    by_seq[l.graph.nodes[i].sequence_nr] = static_cast<int>(i);
+  const auto rows = run.spans({.kinds = {Kind::Iteration, Kind::AutogradNode, Kind::GradReady, Kind::BucketReady,
+                                         Kind::Allreduce, Kind::Finalize},
+                               .rank = rank});
+  // Iteration 2's nodes are iteration 1's graph again, numbered on: matched by the
+  // offset between the two iterations' first sequence numbers, checked by name.
+  std::map<int, int64_t> first_seq;
+  for (const auto& s : rows) {
+    if (s.kind == Kind::AutogradNode && (s.iteration == 1 || s.iteration == 2)) {
+      auto [it, inserted] = first_seq.try_emplace(static_cast<int>(s.iteration), s.seq);
+      if (!inserted) it->second = std::min(it->second, s.seq);
+    }
+  }
+  const int64_t offset = first_seq.count(1) && first_seq.count(2) ? first_seq[2] - first_seq[1] : 0;
+  for (const auto& s : rows) {
+    if (s.iteration != 1 && s.iteration != 2) continue;
+    const int iteration = static_cast<int>(s.iteration);
+    const int generation = std::min<int>(iteration - 1, static_cast<int>(l.layout.generations.size()) - 1);
+    LessonStep st;
+    st.t_ns = s.t_begin_ns;
+    st.rank = rank;
+    st.iteration = iteration;
+    switch (s.kind) {
+      case Kind::Iteration:
+        st.kind = StepKind::IterationStarts;
+        st.bucket = generation;  // the generation its buckets come from
+        break;
+      case Kind::AutogradNode: {
+        st.kind = StepKind::NodeRuns;
+        st.name = s.name;
+        st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
+        const auto it = by_seq.find(iteration == 1 ? s.seq : s.seq - offset);
+        if (it != by_seq.end() && l.graph.nodes[static_cast<size_t>(it->second)].op == s.name) st.node = it->second;
+        break;
+      }
+      case Kind::GradReady:
+        st.kind = StepKind::GradReady;
+        st.param = static_cast<int>(s.param);
+        if (st.param < 0 || st.param >= static_cast<int>(l.layout.param_names.size())) continue;
+        st.bucket = bucket_of(l.layout, generation, st.param);
+        break;
+      case Kind::BucketReady:
+        st.kind = StepKind::BucketReady;
+        st.bucket = static_cast<int>(s.bucket);
+        break;
+      case Kind::Allreduce: {
+        st.kind = StepKind::AllreduceStarts;
+        st.bucket = static_cast<int>(s.bucket);
+        st.bytes = s.bytes;
+        LessonStep end = st;
+        end.kind = StepKind::AllreduceEnds;
+        end.t_ns = s.t_end_ns;
+        end.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
+        l.steps.push_back(end);
+        break;
+      }
+      case Kind::Finalize:
+        st.kind = StepKind::FinalizeStarts;
+        st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
+        break;
+      default:
+        continue;
+    }
+    l.steps.push_back(std::move(st));
+  }
+  std::stable_sort(l.steps.begin(), l.steps.end(), [](const LessonStep& a, const LessonStep& b) {
+    // An iteration starts before anything in it (its span begins with its first child).
+    if (a.t_ns != b.t_ns) return a.t_ns < b.t_ns;
+    return a.kind == StepKind::IterationStarts && b.kind != StepKind::IterationStarts;
+  });
+  return l;
+}
+
+std::string explain_ddp_step(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  const std::string rank = "rank " + std::to_string(l.rank);
+  const LessonState before = l.state_after(i);
+  switch (st.kind) {
+    case StepKind::IterationStarts: {
+      const auto& buckets = l.layout.generations[static_cast<size_t>(st.bucket)];
+      std::string s = "Iteration " + std::to_string(st.iteration) + " starts on " + rank + ". ";
+      s += st.bucket == 0 ? "DDP put the parameters into buckets in reverse order of registration, the order "
+                            "backward usually produces their gradients: "
+                          : "The buckets were rebuilt in the order the gradients became ready in iteration 1: ";
+      for (size_t b = 0; b < buckets.size(); ++b)
+        s += (b ? "; " : "") + std::string("bucket ") + std::to_string(b) + " = " + param_list(l.layout, buckets[b]);
+      return s + ".";
+    }
+    case StepKind::NodeRuns:
+      return rank + " runs " + st.name + " (" + std::to_string(static_cast<int>(st.duration_us)) + " us).";
+    case StepKind::GradReady: {
+      std::string s = "The gradient of " + param_list(l.layout, {st.param}).substr(1);
+      s.pop_back();
+      s += " is ready (" + mib(l.layout.param_bytes[static_cast<size_t>(st.param)]) + ") and goes into bucket " +
+           std::to_string(st.bucket);
+      if (st.bucket >= 0 && st.bucket < static_cast<int>(before.buckets.size())) {
+        const BucketFill& b = before.buckets[static_cast<size_t>(st.bucket)];
+        s += ": " + std::to_string(b.params_ready + 1) + " of " + std::to_string(b.params_total) + " there.";
+      } else {
+        s += ".";
+      }
+      return s;
+    }
+    case StepKind::BucketReady: {
+      std::string s = "Bucket " + std::to_string(st.bucket) + " is full.";
+      for (int b = 0; b < st.bucket && b < static_cast<int>(before.buckets.size()); ++b) {
+        if (before.buckets[static_cast<size_t>(b)].phase == BucketFill::Phase::Filling) {
+          return s + " But bucket " + std::to_string(b) +
+                 " is not: allreduces launch in bucket index order, so this one waits for it.";
+        }
+      }
+      return s + " Its allreduce can launch now, while backward goes on.";
+    }
+    case StepKind::AllreduceStarts: {
+      const size_t left = std::count_if(l.steps.begin() + static_cast<std::ptrdiff_t>(i), l.steps.end(), [&](const LessonStep& o) {
+        return o.iteration == st.iteration && o.kind == StepKind::NodeRuns;
+      });
+      std::string s = rank + " launches the allreduce of bucket " + std::to_string(st.bucket) + " (" + mib(st.bytes) + ")";
+      s += left > 0 ? ", overlapping backward: " + std::to_string(left) + " autograd nodes still to run."
+                    : ", after backward ended: this communication is exposed, nothing hides it.";
+      // How long it waited once full: the buckets before it go first, one at a time.
+      for (size_t k = i; k-- > 0;) {
+        const LessonStep& o = l.steps[k];
+        if (o.iteration == st.iteration && o.kind == StepKind::BucketReady && o.bucket == st.bucket) {
+          const double waited = (st.t_ns - o.t_ns) / 1e3;
+          if (waited > 50 && st.bucket > 0) {
+            s += " It was full " + std::to_string(static_cast<int>(waited)) + " us earlier and waited for bucket " +
+                 std::to_string(st.bucket - 1) + "'s allreduce: they run one after another, in bucket index order.";
+          }
+          break;
+        }
+      }
+      return s;
+    }
+    case StepKind::AllreduceEnds:
+      return "Bucket " + std::to_string(st.bucket) + "'s allreduce is done (" + std::to_string(static_cast<int>(st.duration_us)) +
+             " us): its gradients are averaged over the ranks.";
+    case StepKind::FinalizeStarts: {
+      int reducing = 0;
+      for (const BucketFill& b : before.buckets) reducing += b.phase != BucketFill::Phase::Reduced;
+      return "Backward is done on " + rank + "; finalize waits for the " + std::to_string(reducing) +
+             " bucket(s) not yet reduced, then writes the averaged gradients back into .grad.";
+    }
+    default:
+      return {};
+  }
+}
+
+}  // namespace ddpscope::gui
