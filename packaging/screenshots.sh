@@ -36,4 +36,5 @@ echo "learn: lesson 1 stopped at step 26 (worker 1's recv function runs), lesson
 shot --lesson 1 --step 26 --screenshot "$out/learn.png"
 shot --lesson 3 --step 200 --screenshot "$out/learn_smart.png"
 shot --lesson 4 --step 52 --screenshot "$out/learn_ddp.png"
+shot --lesson 5 --step 500 --screenshot "$out/learn_hang.png"
 ls -l "$out"

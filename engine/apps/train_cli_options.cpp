@@ -97,6 +97,10 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
   cmd.add_flag("--remote-embedding", o.remote_embedding,
                "Transformer, --np 2 or more: rank 0 holds the token table as a parameter server; "
                "the other ranks train the rest with DDP, through RPC and distributed autograd");
+  cmd.add_option("--inject-unused", o.unused_rank,
+                 "RANK: that rank's MLP leaves its second layer out, so those parameters get no "
+                 "gradient there (to see why DDP without --find-unused-parameters hangs)")
+      ->check(at_least(0));
   cmd.add_option_function<std::string>(
       "--inject-stall",
       [&o](const std::string& text) {
@@ -155,6 +159,7 @@ nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) 
           {"static_graph", o.static_graph},
           {"comm_hook", o.comm_hook},
           {"remote_embedding", o.remote_embedding},
+          {"unused_rank", o.unused_rank},
           {"np", launch.np},
           {"backend", launch.backend},
           {"hostfile", launch.hostfile}};
@@ -187,6 +192,7 @@ std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOpti
   if (o.comm_hook != "allreduce") a.insert(a.end(), {"--comm-hook", o.comm_hook});
   if (!o.overlap) a.push_back("--no-overlap");
   if (o.remote_embedding) a.push_back("--remote-embedding");
+  if (o.unused_rank >= 0) a.insert(a.end(), {"--inject-unused", num(o.unused_rank)});
   if (o.stall_rank >= 0) {
     a.insert(a.end(), {"--inject-stall", detail::concat(o.stall_rank, ":", o.stall_iteration, ":",
                                                         num(o.stall_seconds))});

@@ -83,6 +83,8 @@ void validate_and_complete(TrainOptions& o) {
   DDPSCOPE_CHECK(!o.remote_embedding || o.model == "transformer",
                  "--remote-embedding puts the transformer's token table on a parameter server; add "
                  "--model transformer");
+  DDPSCOPE_CHECK(o.unused_rank < 0 || (o.model == "mlp" && o.depth >= 3),
+                 "--inject-unused leaves the MLP's second layer out: use --model mlp with --depth 3 or more");
   DDPSCOPE_CHECK(!o.remote_embedding || o.overlap,
                  "--remote-embedding trains the trunk with DDP; drop --no-overlap");
 }
@@ -119,7 +121,9 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
       c.in_features = 32;
       c.out_features = 4;
     }
-    model_ = std::make_shared<nn::Mlp>(c, &init_gen);
+    auto mlp = std::make_shared<nn::Mlp>(c, &init_gen);
+    if (group_ && group_->rank() == o.unused_rank) mlp->skip_second_layer(true);
+    model_ = mlp;
   } else {
     const std::string path = o.data_path.empty() ? nn::default_corpus_path() : o.data_path;
     DDPSCOPE_CHECK(!path.empty(),
@@ -196,6 +200,15 @@ StepResult Trainer::step() {
   {
     DDPSCOPE_SPAN(backward_span, probes::Kind::Backward, "backward");
     loss.backward();
+  }
+  // Fail here, naming them, rather than let the loss allreduce below meet the other ranks'
+  // allreduce of the bucket this rank never launched (MPI then aborts with no word).
+  if (auto* ddp_model = dynamic_cast<ddp::DistributedDataParallel*>(model_.get())) {
+    const std::string missing = ddp_model->reducer().parameters_without_gradients();
+    DDPSCOPE_CHECK(missing.empty(), "DDP on rank ", group_->rank(), ": the backward of iteration ", iteration_ + 1,
+                   " produced no gradient for ", missing,
+                   ". Their bucket never launches its allreduce, so the other ranks wait in theirs. If the "
+                   "model does not use every parameter in every forward, train with --find-unused-parameters");
   }
   synchronize_gradients();
   {

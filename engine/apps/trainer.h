@@ -42,6 +42,9 @@ struct TrainOptions {
   // Transformer, multi-rank: rank 0 serves the token table over RPC and the other ranks
   // train the rest under DDP (RemoteEmbeddingTrainer).
   bool remote_embedding = false;
+  // For demonstrations of why DDP hangs: rank `unused_rank`'s MLP leaves its second layer
+  // out of forward, so those parameters get no gradient there.
+  int unused_rank = -1;
   // For demonstrations and tests of hang diagnosis: rank `stall_rank` sleeps
   // `stall_seconds` between the forward and the backward of iteration `stall_iteration`.
   int stall_rank = -1;

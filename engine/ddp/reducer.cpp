@@ -138,6 +138,15 @@ void Reducer::install_hooks() {
   }
 }
 
+std::string Reducer::parameters_without_gradients() const {
+  if (finished_last_ || backward_in_progress_) return {};
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!ready_[i]) missing.push_back(i);
+  }
+  return missing.empty() ? std::string() : names_of(missing);
+}
+
 std::string Reducer::names_of(const std::vector<size_t>& params) const {
   std::string out;
   for (size_t p : params)

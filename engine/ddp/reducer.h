@@ -95,6 +95,11 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   const std::vector<size_t>& ready_order() const { return ready_order_; }
   // Parameters found unused in the last backward (find_unused_parameters only).
   const std::vector<size_t>& unused_parameters() const { return unused_; }
+  // After a synchronised backward that left buckets unlaunched (parameters without
+  // gradients, no find_unused_parameters): their names, as the next forward would report
+  // them; empty otherwise. A training loop can fail here, before its next collective
+  // meets the other ranks' pending allreduce.
+  std::string parameters_without_gradients() const;
   // How often the reducer walked the autograd graph looking for unused parameters.
   int64_t graph_walks() const { return graph_walks_; }
   // Statistics of the last completed backward.

@@ -20,6 +20,23 @@ Mlp::Mlp(const MlpConfig& c, Generator* gen) {
   }
 }
 
+void Mlp::skip_second_layer(bool skip) {
+  DDPSCOPE_CHECK(!skip || layers_->children().size() >= 5,
+                 "Mlp: skipping the second layer needs depth >= 3 (a width -> width layer)");
+  skip_second_ = skip;
+}
+
+Tensor Mlp::forward(const Tensor& x) {
+  if (!skip_second_) return layers_->forward(x);
+  Tensor h = x;
+  const auto& layers = layers_->children();  // Linear, ReLU, Linear, ReLU, ...
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (i == 2 || i == 3) continue;
+    h = layers[i].second->forward(h);
+  }
+  return h;
+}
+
 CausalSelfAttention::CausalSelfAttention(const TransformerConfig& c, Generator* gen)
     : heads_(c.heads) {
   DDPSCOPE_CHECK(c.d_model % c.heads == 0, "transformer: d_model ", c.d_model,

@@ -23,10 +23,15 @@ class Mlp : public Module {
  public:
   explicit Mlp(const MlpConfig& config, Generator* gen = nullptr);
   std::string type_name() const override { return "Mlp"; }
-  Tensor forward(const Tensor& x) override { return layers_->forward(x); }
+  Tensor forward(const Tensor& x) override;
+  // Leaves the second Linear (and its ReLU) out of forward, so its parameters get no
+  // gradient: the unused parameter of train --inject-unused. Needs depth >= 3 (the layer
+  // is width -> width, so the shapes still fit).
+  void skip_second_layer(bool skip);
 
  private:
   std::shared_ptr<Sequential> layers_;
+  bool skip_second_ = false;
 };
 
 struct TransformerConfig {

@@ -70,7 +70,9 @@ void BucketFillView::paintEvent(QPaintEvent*) {
                    .arg(f.params_total)
                    .arg(f.bytes_ready / 1024)
                    .arg(f.bytes_total / 1024)
-                   .arg(tr(nameOf(f.phase))));
+                   .arg(f.phase == BucketFill::Phase::Filling && f.params_total > 0 && f.params_ready == f.params_total
+                            ? tr("full, waits for a bucket before it")
+                            : tr(nameOf(f.phase))));
   }
 }
 

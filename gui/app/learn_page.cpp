@@ -184,7 +184,7 @@ bool LearnPage::openLesson(int index, QString* error) {
   m_mode->setCurrentText(info.ddp ? QStringLiteral("fast") : info.mode);
   m_bucketCap->setValue(info.bucket_cap_mb);
   m_about->setText(info.about);
-  return load(QDir(dir).filePath(info.file), info.ddp, error);
+  return load(QDir(dir).filePath(info.file), info.ddp, info.rank, error);
 }
 
 bool LearnPage::openRun(const QString& path, QString* error) {
@@ -192,19 +192,19 @@ bool LearnPage::openRun(const QString& path, QString* error) {
                       "iterations."));
   try {
     probes::RunStoreReader reader(path.toStdString());
-    return load(path, list_dist_graphs(reader).empty(), error);
+    return load(path, list_dist_graphs(reader).empty(), 0, error);
   } catch (const std::exception& e) {
     *error = tr("Cannot open %1: %2").arg(path, QString::fromUtf8(e.what()));
     return false;
   }
 }
 
-bool LearnPage::load(const QString& path, bool ddp, QString* error) {
+bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
   try {
     probes::RunStoreReader reader(path.toStdString());
     Lesson lesson;
     if (ddp) {
-      lesson = load_ddp_lesson(reader, 0);
+      lesson = load_ddp_lesson(reader, rank);
     } else {
       const auto graphs = list_dist_graphs(reader);
       if (graphs.empty()) {
@@ -216,7 +216,7 @@ bool LearnPage::load(const QString& path, bool ddp, QString* error) {
       lesson = load_lesson(reader, graphs.front().ctx_id, graphs.front().pass);
     }
     if (lesson.steps.empty()) {
-      *error = ddp ? tr("%1 recorded no DDP iteration on rank 0 to replay").arg(QFileInfo(path).fileName())
+      *error = ddp ? tr("%1 recorded no DDP iteration on rank %2 to replay").arg(QFileInfo(path).fileName()).arg(rank)
                    : tr("%1 recorded no events of its context to replay").arg(QFileInfo(path).fileName());
       return false;
     }
@@ -231,7 +231,7 @@ bool LearnPage::load(const QString& path, bool ddp, QString* error) {
   m_asking = false;
   m_score = m_predictions = 0;
   if (m_lesson.ddp) {
-    m_title->setText(tr("rank %1 · iterations 1 and 2 · %2 steps · %3")
+    m_title->setText(tr("rank %1 · its first iterations · %2 steps · %3")
                          .arg(m_lesson.rank)
                          .arg(m_lesson.steps.size())
                          .arg(QFileInfo(path).fileName()));
@@ -284,8 +284,8 @@ bool LearnPage::runLive(QString* error) {
     m_live->setEnabled(true);
     QString error;
     // A FAST lesson on an unused RPC fails by design: its run still replays.
-    const bool ddp = lessons()[static_cast<size_t>(std::max(0, m_lessonBox->currentIndex()))].ddp;
-    if (QFileInfo::exists(out) && load(out, ddp, &error)) {
+    const LessonInfo& lesson = lessons()[static_cast<size_t>(std::max(0, m_lessonBox->currentIndex()))];
+    if (QFileInfo::exists(out) && load(out, lesson.ddp, lesson.rank, &error)) {
       emit statusMessage(code == 0 ? tr("Recorded %1").arg(QFileInfo(out).fileName())
                                    : tr("Recorded %1; the example failed: %2")
                                          .arg(QFileInfo(out).fileName(), log.section('\n', -1)));

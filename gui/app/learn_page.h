@@ -83,7 +83,7 @@ class LearnPage : public QWidget {
   void keyPressEvent(QKeyEvent* event) override;
 
  private:
-  bool load(const QString& path, bool ddp, QString* error);
+  bool load(const QString& path, bool ddp, int rank, QString* error);
   void showState();
   void onNodeClicked(int node);
   void updateScore();

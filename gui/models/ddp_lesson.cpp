@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
+
+#include "hang_analysis.h"
 
 namespace ddpscope::gui {
 namespace {
@@ -60,8 +63,16 @@ Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
   for (size_t i = 0; i < l.graph.nodes.size(); ++i)
     by_seq[l.graph.nodes[i].sequence_nr] = static_cast<int>(i);
   const auto rows = run.spans({.kinds = {Kind::Iteration, Kind::AutogradNode, Kind::GradReady, Kind::BucketReady,
-                                         Kind::Allreduce, Kind::Finalize},
+                                         Kind::Allreduce, Kind::Finalize, Kind::PgOpStart, Kind::PgOp},
                                .rank = rank});
+  // The reducer writes its bucket allreduce spans when an iteration completes; one that
+  // never completed (a failed run) has only the process group's allreduces, which launch
+  // in bucket index order: the k-th of the iteration is bucket k.
+  std::set<int> with_bucket_spans;
+  for (const auto& s : rows)
+    if (s.kind == Kind::Allreduce) with_bucket_spans.insert(static_cast<int>(s.iteration));
+  std::map<int, int> launched;          // iteration -> allreduces seen
+  std::map<int64_t, int> bucket_of_seq;  // process-group seq -> bucket
   // Iteration 2's nodes are iteration 1's graph again, numbered on: matched by the
   // offset between the two iterations' first sequence numbers, checked by name.
   std::map<int, int64_t> first_seq;
@@ -118,6 +129,26 @@ Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
         st.kind = StepKind::FinalizeStarts;
         st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
         break;
+      case Kind::PgOpStart:
+      case Kind::PgOp: {
+        if (with_bucket_spans.count(iteration) || s.name != "allreduce") continue;
+        if (s.kind == Kind::PgOpStart) {
+          const int k = launched[iteration]++;
+          if (k >= static_cast<int>(l.layout.generations[static_cast<size_t>(generation)].size())) continue;
+          bucket_of_seq[s.seq] = k;
+          st.kind = StepKind::AllreduceStarts;
+          st.bucket = k;
+          st.bytes = s.bytes;
+        } else {
+          const auto it = bucket_of_seq.find(s.seq);
+          if (it == bucket_of_seq.end()) continue;
+          st.kind = StepKind::AllreduceEnds;
+          st.bucket = it->second;
+          st.t_ns = s.t_end_ns;
+          st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
+        }
+        break;
+      }
       default:
         continue;
     }
@@ -128,6 +159,20 @@ Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
     if (a.t_ns != b.t_ns) return a.t_ns < b.t_ns;
     return a.kind == StepKind::IterationStarts && b.kind != StepKind::IterationStarts;
   });
+  // A run that did not finish ends on the hang view's verdict.
+  const probes::RunRow r = run.run();
+  if (!l.steps.empty() && r.status != "finished" && r.status != "running") {
+    l.verdict.push_back("The job " + r.status + (r.message.empty() ? "." : ": " + r.message));
+    // The first finding says who waits for whom; the rest detail each rank.
+    const auto findings = probes::analyze_hang(run).findings;
+    if (!findings.empty()) l.verdict.push_back("The hang view's verdict: " + findings.front());
+    LessonStep v;
+    v.kind = StepKind::Verdict;
+    v.rank = rank;
+    v.t_ns = l.steps.back().t_ns;
+    v.iteration = l.steps.back().iteration;
+    l.steps.push_back(v);
+  }
   return l;
 }
 
@@ -200,6 +245,24 @@ std::string explain_ddp_step(const Lesson& l, size_t i) {
       for (const BucketFill& b : before.buckets) reducing += b.phase != BucketFill::Phase::Reduced;
       return "Backward is done on " + rank + "; finalize waits for the " + std::to_string(reducing) +
              " bucket(s) not yet reduced, then writes the averaged gradients back into .grad.";
+    }
+    case StepKind::Verdict: {
+      // Which gradients never came on this rank in its last iteration.
+      std::set<int> ready;
+      for (const LessonStep& o : l.steps)
+        if (o.iteration == st.iteration && o.kind == StepKind::GradReady) ready.insert(o.param);
+      std::vector<int> missing;
+      for (int p = 0; p < static_cast<int>(l.layout.param_names.size()); ++p)
+        if (!ready.count(p)) missing.push_back(p);
+      std::string s;
+      if (!missing.empty()) {
+        s = "No gradient ever reached " + param_list(l.layout, missing) + " on " + rank +
+            ": the forward did not use them. Without find_unused_parameters DDP never marks them ready, so "
+            "their bucket never launches its allreduce, and the buckets after it wait in index order. "
+            "The other ranks launch theirs and wait for this one. ";
+      }
+      for (const std::string& v : l.verdict) s += v + (v.empty() || v.back() == '.' ? " " : ". ");
+      return s;
     }
     default:
       return {};

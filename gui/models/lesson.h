@@ -38,6 +38,7 @@ enum class StepKind : uint8_t {
   AllreduceStarts,  // `bucket`'s allreduce launched (bytes)
   AllreduceEnds,
   FinalizeStarts,   // backward ends: waiting for the buckets still reducing
+  Verdict,          // the run did not finish: where each rank stood (the hang view's findings)
 };
 
 struct LessonStep {
@@ -93,6 +94,7 @@ struct Lesson {
   bool ddp = false;
   int rank = 0;      // a DDP lesson's rank
   DdpLayout layout;  // a DDP lesson's parameters and buckets
+  std::vector<std::string> verdict;  // a run that did not finish: its status and the hang findings
 
   // The state once the first `applied` steps have happened (0: before any).
   LessonState state_after(size_t applied) const;

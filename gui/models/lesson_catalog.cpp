@@ -29,6 +29,13 @@ const std::vector<LessonInfo>& lessons() {
                       "backward goes on, finalize wait for the last one, and iteration 2 start with the "
                       "buckets rebuilt in the order the gradients came."),
        true, 1.0},
+      {QStringLiteral("4. Why a DDP job hangs"), QStringLiteral("ddp-unused.ddprun"), QStringLiteral("train"),
+       QString(), 2,
+       QStringLiteral("The same job, but rank 1's model skips its second layer (train --inject-unused 1), and "
+                      "DDP was not told (no --find-unused-parameters). Watch rank 1's bucket 1 wait for "
+                      "gradients that never come, bucket 2 wait behind it, and the job end where the hang view "
+                      "says each rank stood."),
+       true, 1.0, 1, {QStringLiteral("--inject-unused"), QStringLiteral("1")}},
   };
   return list;
 }
@@ -52,11 +59,12 @@ QStringList liveArguments(const LessonInfo& lesson, int workers, const QString& 
                           const QString& out) {
   if (lesson.ddp) {
     // The recording's job (resources/lessons/record.sh) with the student's cap.
-    return {QStringLiteral("train"), QStringLiteral("--np"), QString::number(workers), QStringLiteral("--model"),
+    return QStringList{QStringLiteral("train"), QStringLiteral("--np"), QString::number(workers), QStringLiteral("--model"),
             QStringLiteral("mlp"), QStringLiteral("--iters"), QStringLiteral("3"), QStringLiteral("--width"),
             QStringLiteral("512"), QStringLiteral("--depth"), QStringLiteral("4"), QStringLiteral("--batch"),
             QStringLiteral("16"), QStringLiteral("--bucket-cap-mb"), QString::number(bucket_cap_mb),
-            QStringLiteral("--progress"), QStringLiteral("lines"), QStringLiteral("--out"), out};
+            QStringLiteral("--progress"), QStringLiteral("lines"), QStringLiteral("--out"), out} +
+           lesson.extra_args;
   }
   return {QStringLiteral("example"), lesson.example, QStringLiteral("--np"), QString::number(workers),
           QStringLiteral("--mode"), mode, QStringLiteral("--out"), out};

@@ -18,6 +18,8 @@ struct LessonInfo {
   QString about;    // what to watch for
   bool ddp = false;  // a DDP lesson: `train` of the MLP, its parameter the bucket cap
   double bucket_cap_mb = 1;
+  int rank = 0;             // a DDP lesson's rank to replay
+  QStringList extra_args;   // a DDP lesson's further `train` arguments
 };
 
 const std::vector<LessonInfo>& lessons();

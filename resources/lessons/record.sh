@@ -18,6 +18,10 @@ rm -f "$dir"/*.ddprun "$dir"/*.ddprun-wal "$dir"/*.ddprun-shm
 # (the Learn tab's "Run live" runs this with the student's cap).
 "$cli" train --np 2 --model mlp --iters 3 --width 512 --depth 4 --batch 16 --bucket-cap-mb 1 \
   --progress lines --out "$dir/ddp-buckets.ddprun" >/dev/null
+# Lesson 4: the same job with an unused parameter on rank 1 and no --find-unused-parameters.
+# It fails by design; a short collective timeout ends it in seconds.
+DDPSCOPE_PG_TIMEOUT_MS=5000 "$cli" train --np 2 --model mlp --iters 3 --width 512 --depth 4 --batch 16 \
+  --bucket-cap-mb 1 --inject-unused 1 --progress lines --out "$dir/ddp-unused.ddprun" >/dev/null 2>&1 || true
 # Shipped in the repository: small pages and no WAL (the writer's 16 KiB pages leave each
 # file at 368 KiB for a few hundred rows).
 for f in "$dir"/*.ddprun; do

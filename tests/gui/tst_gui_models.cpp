@@ -713,6 +713,26 @@ class TestGuiModels : public QObject {
     for (size_t i = 0; i < l.steps.size(); ++i)
       QVERIFY2(!l.explain(i).empty(), qPrintable(QString::number(i)));
   }
+
+  // Lesson 4: rank 1 of a job whose rank 1 skips a layer without find_unused_parameters.
+  // Its bucket 1 never fills, bucket 2 fills but waits behind it, and the lesson ends on
+  // the run's failure and the hang view's verdict.
+  void testDdpLessonEndsOnTheHangVerdict() {
+    ddpscope::probes::RunStoreReader reader(DDPSCOPE_LESSONS_DIR "/ddp-unused.ddprun");
+    const Lesson l = load_ddp_lesson(reader, 1);
+    QVERIFY(!l.steps.empty());
+    QCOMPARE(static_cast<int>(l.steps.back().kind), static_cast<int>(StepKind::Verdict));
+    const std::string verdict = l.explain(l.steps.size() - 1);
+    QVERIFY2(verdict.find("No gradient ever reached {layers.2.weight, layers.2.bias} on rank 1") != std::string::npos,
+             verdict.c_str());
+    QVERIFY2(verdict.find("--find-unused-parameters") != std::string::npos, verdict.c_str());
+    QVERIFY2(verdict.find("rank 0 waits in allreduce") != std::string::npos, verdict.c_str());
+    const LessonState end = l.state_after(l.steps.size());
+    QCOMPARE(end.buckets.size(), size_t{3});
+    QCOMPARE(end.buckets[1].params_ready, 0);
+    QCOMPARE(end.buckets[2].params_ready, end.buckets[2].params_total);
+    QCOMPARE(static_cast<int>(end.buckets[2].phase), static_cast<int>(BucketFill::Phase::Filling));  // never launched
+  }
 };
 
 QTEST_GUILESS_MAIN(TestGuiModels)

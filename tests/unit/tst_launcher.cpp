@@ -416,6 +416,20 @@ class TestLauncher : public QObject {
     QCOMPARE(workers_running(), 0);
   }
 
+  // An unused parameter on one rank without --find-unused-parameters: that rank fails at
+  // once naming the parameters, instead of its next collective meeting the others'
+  // pending allreduce (MPI aborted with MPI_ERR_TRUNCATE before).
+  void testUnusedParameterOnOneRankIsNamed() {
+    Result r = run({"train", "--np", "2", "--model", "mlp", "--depth", "3", "--iters", "5", "--inject-unused", "1",
+                    "--no-probes"},
+                   {{"DDPSCOPE_PG_TIMEOUT_MS", "5000"}});
+    QVERIFY(r.code != 0);
+    QVERIFY2(r.err.contains("rank 1") && r.err.contains("produced no gradient for module.layers.2.weight") &&
+                 r.err.contains("--find-unused-parameters"),
+             qPrintable(r.err));
+    QCOMPARE(workers_running(), 0);
+  }
+
   void testBadLaunchArguments_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("expected");
@@ -440,6 +454,8 @@ class TestLauncher : public QObject {
     QTest::newRow("remote embedding without DDP")
         << QStringList{"train", "--np", "3", "--model", "transformer", "--remote-embedding", "--no-overlap"}
         << "drop --no-overlap";
+    QTest::newRow("unused layer of a transformer")
+        << QStringList{"train", "--np", "2", "--model", "transformer", "--inject-unused", "1"} << "--model mlp";
     QTest::newRow("example with --out and --no-probes")
         << QStringList{"example", "seed", "--np", "2", "--no-probes", "--out", "/tmp/never.ddprun"}
         << "drop one of them";
