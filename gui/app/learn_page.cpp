@@ -56,6 +56,12 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   m_bucketCap->setToolTip(tr("DDP lessons: bucket_cap_mb for Run live"));
   bar->addWidget(new QLabel(tr("Bucket cap")));
   bar->addWidget(m_bucketCap);
+  m_unused = new QCheckBox(tr("Unused layer on rank 1"));
+  m_unused->setToolTip(tr("DDP lessons: rank 1's model skips a layer (train --inject-unused 1)"));
+  m_findUnused = new QCheckBox(tr("find_unused_parameters"));
+  m_findUnused->setToolTip(tr("DDP lessons: tell DDP that some parameters may get no gradient"));
+  bar->addWidget(m_unused);
+  bar->addWidget(m_findUnused);
   bar->addWidget(m_live);
   bar->addStretch();
   m_predict = new QCheckBox(tr("Predict the next step"));
@@ -183,6 +189,8 @@ bool LearnPage::openLesson(int index, QString* error) {
   m_workers->setValue(info.workers);
   m_mode->setCurrentText(info.ddp ? QStringLiteral("fast") : info.mode);
   m_bucketCap->setValue(info.bucket_cap_mb);
+  m_unused->setChecked(info.unused_parameter);
+  m_findUnused->setChecked(false);
   m_about->setText(info.about);
   return load(QDir(dir).filePath(info.file), info.ddp, info.rank, error);
 }
@@ -247,7 +255,8 @@ bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
     w->setVisible(!m_lesson.ddp);
   m_buckets->setVisible(m_lesson.ddp);
   m_mode->setEnabled(!m_lesson.ddp);
-  m_bucketCap->setEnabled(m_lesson.ddp);
+  for (QWidget* w : std::initializer_list<QWidget*>{m_bucketCap, m_unused, m_findUnused})
+    w->setEnabled(m_lesson.ddp);
   m_graph->setGraph(m_lesson.graph, 1 << 30);  // never collapsed: every node is a step
   m_sequence->setData(std::make_shared<const SequenceData>(lesson_sequence(m_lesson, 0)));
   updateScore();
@@ -270,7 +279,15 @@ bool LearnPage::runLive(QString* error) {
   const int index = std::max(0, m_lessonBox->currentIndex());
   const LessonInfo& info = lessons()[static_cast<size_t>(index)];
   QDir().mkpath(m_workspace);
-  const QString variant = info.ddp ? QStringLiteral("cap%1").arg(m_bucketCap->value()) : m_mode->currentText();
+  LiveParameters params;
+  params.workers = m_workers->value();
+  params.mode = m_mode->currentText();
+  params.bucket_cap_mb = m_bucketCap->value();
+  params.unused_parameter = m_unused->isChecked();
+  params.find_unused_parameters = m_findUnused->isChecked();
+  QString variant = info.ddp ? QStringLiteral("cap%1").arg(params.bucket_cap_mb) : params.mode;
+  if (info.ddp && params.unused_parameter) variant += QStringLiteral("-unused");
+  if (info.ddp && params.find_unused_parameters) variant += QStringLiteral("-find");
   const QString out = QDir(m_workspace).filePath(
       QStringLiteral("lesson-%1-%2-np%3-%4.ddprun")
           .arg(info.example, variant)
@@ -295,7 +312,7 @@ bool LearnPage::runLive(QString* error) {
   });
   m_live->setEnabled(false);
   emit statusMessage(tr("Recording %1 on %2 workers (%3)...").arg(info.example).arg(m_workers->value()).arg(variant));
-  m_process->start(m_cli, liveArguments(info, m_workers->value(), m_mode->currentText(), m_bucketCap->value(), out));
+  m_process->start(m_cli, liveArguments(info, params, out));
   return true;
 }
 

@@ -73,6 +73,8 @@ class LearnPage : public QWidget {
   SequenceView* sequence() const { return m_sequence; }
   BucketFillView* bucketView() const { return m_buckets; }
   QDoubleSpinBox* bucketCapBox() const { return m_bucketCap; }
+  QCheckBox* unusedBox() const { return m_unused; }
+  QCheckBox* findUnusedBox() const { return m_findUnused; }
   QListWidget* gradientList() const { return m_gradients; }
 
  signals:
@@ -98,6 +100,8 @@ class LearnPage : public QWidget {
   SequenceView* m_sequence = nullptr;  // the lesson's messages so far, those in flight dashed
   BucketFillView* m_buckets = nullptr;  // a DDP lesson's buckets filling
   QDoubleSpinBox* m_bucketCap = nullptr;
+  QCheckBox* m_unused = nullptr;      // DDP lessons: rank 1 skips a layer
+  QCheckBox* m_findUnused = nullptr;  // DDP lessons: find_unused_parameters
   QLabel* m_title = nullptr;
   QLabel* m_about = nullptr;
   QLabel* m_explanation = nullptr;

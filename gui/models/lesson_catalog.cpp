@@ -35,7 +35,7 @@ const std::vector<LessonInfo>& lessons() {
                       "DDP was not told (no --find-unused-parameters). Watch rank 1's bucket 1 wait for "
                       "gradients that never come, bucket 2 wait behind it, and the job end where the hang view "
                       "says each rank stood."),
-       true, 1.0, 1, {QStringLiteral("--inject-unused"), QStringLiteral("1")}},
+       true, 1.0, 1, true},
   };
   return list;
 }
@@ -55,19 +55,21 @@ QString lessonsDir() {
   return {};
 }
 
-QStringList liveArguments(const LessonInfo& lesson, int workers, const QString& mode, double bucket_cap_mb,
-                          const QString& out) {
-  if (lesson.ddp) {
-    // The recording's job (resources/lessons/record.sh) with the student's cap.
-    return QStringList{QStringLiteral("train"), QStringLiteral("--np"), QString::number(workers), QStringLiteral("--model"),
-            QStringLiteral("mlp"), QStringLiteral("--iters"), QStringLiteral("3"), QStringLiteral("--width"),
-            QStringLiteral("512"), QStringLiteral("--depth"), QStringLiteral("4"), QStringLiteral("--batch"),
-            QStringLiteral("16"), QStringLiteral("--bucket-cap-mb"), QString::number(bucket_cap_mb),
-            QStringLiteral("--progress"), QStringLiteral("lines"), QStringLiteral("--out"), out} +
-           lesson.extra_args;
+QStringList liveArguments(const LessonInfo& lesson, const LiveParameters& p, const QString& out) {
+  if (!lesson.ddp) {
+    return {QStringLiteral("example"), lesson.example, QStringLiteral("--np"), QString::number(p.workers),
+            QStringLiteral("--mode"), p.mode, QStringLiteral("--out"), out};
   }
-  return {QStringLiteral("example"), lesson.example, QStringLiteral("--np"), QString::number(workers),
-          QStringLiteral("--mode"), mode, QStringLiteral("--out"), out};
+  // The recordings' job (resources/lessons/record.sh) with the student's choices.
+  QStringList a = {QStringLiteral("train"),   QStringLiteral("--np"),    QString::number(p.workers),
+                   QStringLiteral("--model"), QStringLiteral("mlp"),     QStringLiteral("--iters"),
+                   QStringLiteral("3"),       QStringLiteral("--width"), QStringLiteral("512"),
+                   QStringLiteral("--depth"), QStringLiteral("4"),       QStringLiteral("--batch"),
+                   QStringLiteral("16"),      QStringLiteral("--bucket-cap-mb"), QString::number(p.bucket_cap_mb),
+                   QStringLiteral("--progress"), QStringLiteral("lines"), QStringLiteral("--out"), out};
+  if (p.unused_parameter) a << QStringLiteral("--inject-unused") << QStringLiteral("1");
+  if (p.find_unused_parameters) a << QStringLiteral("--find-unused-parameters");
+  return a;
 }
 
 }  // namespace ddpscope::gui

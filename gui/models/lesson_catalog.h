@@ -19,16 +19,22 @@ struct LessonInfo {
   bool ddp = false;  // a DDP lesson: `train` of the MLP, its parameter the bucket cap
   double bucket_cap_mb = 1;
   int rank = 0;             // a DDP lesson's rank to replay
-  QStringList extra_args;   // a DDP lesson's further `train` arguments
+  bool unused_parameter = false;  // a DDP lesson whose rank 1 skips a layer
 };
 
 const std::vector<LessonInfo>& lessons();
 // Where the shipped recordings are: $DDPSCOPE_LESSONS_DIR, next to an installed app
 // (../share/ddpscope/lessons), or the source tree; empty when none has them.
 QString lessonsDir();
-// ddpscope-cli's arguments that re-record `lesson` with these parameters into `out`
-// (`mode` for distributed autograd lessons, `bucket_cap_mb` for DDP ones).
-QStringList liveArguments(const LessonInfo& lesson, int workers, const QString& mode, double bucket_cap_mb,
-                          const QString& out);
+// What the student may change before re-recording a lesson.
+struct LiveParameters {
+  int workers = 2;
+  QString mode = QStringLiteral("fast");  // distributed autograd lessons
+  double bucket_cap_mb = 1;               // DDP lessons, and:
+  bool unused_parameter = false;          // rank 1 skips a layer (train --inject-unused 1)
+  bool find_unused_parameters = false;    // DDP is told (train --find-unused-parameters)
+};
+// ddpscope-cli's arguments that re-record `lesson` with these parameters into `out`.
+QStringList liveArguments(const LessonInfo& lesson, const LiveParameters& p, const QString& out);
 
 }  // namespace ddpscope::gui

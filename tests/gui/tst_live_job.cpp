@@ -6,6 +6,7 @@
 
 #include <QElapsedTimer>
 #include <QGraphicsView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QSpinBox>
@@ -78,6 +79,28 @@ class TestLiveJob : public QObject {
     QCOMPARE(l.state_after(l.steps.size()).in_flight.size(), size_t{0});
     QDir dir(folder.path());
     QCOMPARE(dir.entryList({"lesson-unused-rpc-smart-np3-*.ddprun"}).size(), 1);
+  }
+
+  // Lesson 4 re-run with find_unused_parameters ticked: the same unused layer, and now
+  // the job completes (no verdict step; every bucket of the last iteration reduced).
+  void testDdpLessonRerunWithFindUnusedParameters() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    QVERIFY(window.openLesson(4));
+    LearnPage* page = window.learnPage();
+    QVERIFY(page->lesson().steps.back().kind == StepKind::Verdict);
+    QVERIFY(page->unusedBox()->isChecked());
+    page->findUnusedBox()->setChecked(true);
+    QSignalSpy loaded(page, &LearnPage::lessonLoaded);
+    QString error;
+    QVERIFY2(page->runLive(&error), qPrintable(error));
+    QVERIFY(loaded.wait(120000));
+    const Lesson& l = page->lesson();
+    QVERIFY(l.ddp);
+    QVERIFY(std::none_of(l.steps.begin(), l.steps.end(), [](const LessonStep& s) { return s.kind == StepKind::Verdict; }));
+    for (const BucketFill& b : l.state_after(l.steps.size()).buckets)
+      QCOMPARE(static_cast<int>(b.phase), static_cast<int>(BucketFill::Phase::Reduced));
+    QCOMPARE(QDir(folder.path()).entryList({"lesson-train-cap1-unused-find-*.ddprun"}).size(), 1);
   }
 
   void testLaunchFollowsTheJobLive() {
