@@ -21,6 +21,9 @@
 #include "gui_test_runs.h"
 #include "hang_view.h"
 #include "learn_page.h"
+#include "messages_page.h"
+#include "run_store_reader.h"
+#include "sequence_view.h"
 #include "live_monitor.h"
 #include "live_run_loader.h"
 #include "main_window.h"
@@ -101,6 +104,46 @@ class TestLiveJob : public QObject {
     for (const BucketFill& b : l.state_after(l.steps.size()).buckets)
       QCOMPARE(static_cast<int>(b.phase), static_cast<int>(BucketFill::Phase::Reduced));
     QCOMPARE(QDir(folder.path()).entryList({"lesson-train-cap1-unused-find-*.ddprun"}).size(), 1);
+  }
+
+  // The distributed views read a run file while its job still writes it: a
+  // --remote-embedding job (RPC and distributed autograd under DDP) opened mid-run shows
+  // its messages, its recorded passes, and replays one.
+  void testDistributedViewsOpenARunStillBeingWritten() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("remote.ddprun");
+    QProcess job;
+    job.start(DDPSCOPE_CLI_PATH, {"train", "--np", "3", "--model", "transformer", "--remote-embedding", "--iters",
+                                  "100000", "--width", "32", "--depth", "1", "--context", "16", "--batch", "8",
+                                  "--progress", "lines", "--out", file});
+    QVERIFY(job.waitForStarted());
+    // Until the trainers' first passes are in the file.
+    QElapsedTimer waited;
+    waited.start();
+    bool ready = false;
+    while (!ready && waited.elapsed() < 60000) {
+      QTest::qWait(500);
+      try {
+        ddpscope::probes::RunStoreReader reader(file.toStdString());
+        ready = !list_dist_graphs(reader).empty() && reader.messages().size() > 20;
+      } catch (const std::exception&) {
+      }
+    }
+    QVERIFY2(ready, "the job recorded no distributed pass within 60 s");
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(file));
+    QCOMPARE(QString::fromStdString(window.currentRun()->run.status), QString("running"));
+    window.showTab("Messages");
+    QVERIFY(window.messagesPage()->view()->data().arrows.size() > 20);
+    window.showTab("Graph");
+    QVERIFY(window.graphChoice()->count() >= 1);
+    QVERIFY(window.graphChoice()->itemText(window.graphChoice()->count() - 1).contains("context"));
+    QString error;
+    QVERIFY2(window.learnPage()->openRun(file, &error), qPrintable(error));
+    QVERIFY(!window.learnPage()->lesson().steps.empty());
+    job.terminate();  // SIGTERM: the CLI stops every rank
+    QVERIFY(job.waitForFinished(30000));
+    QTRY_COMPARE_WITH_TIMEOUT(workersRunning(), 0, 10000);
   }
 
   void testLaunchFollowsTheJobLive() {
