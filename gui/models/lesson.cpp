@@ -127,6 +127,16 @@ Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
   }
   std::stable_sort(l.steps.begin(), l.steps.end(),
                    [](const LessonStep& a, const LessonStep& b) { return a.t_ns < b.t_ns; });
+  // A run that failed (FAST mode on an unused RPC) ends on its error.
+  const probes::RunRow r = run.run();
+  if (!l.steps.empty() && r.status == "failed") {
+    l.verdict.push_back("The job failed: " + r.message);
+    LessonStep v;
+    v.kind = StepKind::Verdict;
+    v.rank = r.failed_rank >= 0 ? r.failed_rank : 0;
+    v.t_ns = l.steps.back().t_ns;
+    l.steps.push_back(v);
+  }
   // A message's time on the way, on its arrival.
   std::map<std::pair<int64_t, int>, int64_t> sent_at;
   for (auto& st : l.steps) {
@@ -357,6 +367,12 @@ std::string Lesson::explain(size_t i) const {
         s += ": all the gradients it waited for have arrived.";
       }
       return s;
+    }
+    case StepKind::Verdict: {
+      std::string s;
+      for (const std::string& v : verdict) s += v + " ";
+      return s + "FAST mode expects a gradient for every send function of the context; SMART mode would have "
+                 "waited only for those on a path to the loss.";
     }
     default:
       break;

@@ -641,6 +641,19 @@ class TestGuiModels : public QObject {
       QVERIFY2(!l.explain(i).empty(), qPrintable(QString::number(i)));
   }
 
+  // Lesson 2a, FAST: the pass fails, and the lesson ends on the error naming the send
+  // function that never got a gradient.
+  void testLessonFastEndsOnItsError() {
+    ddpscope::probes::RunStoreReader reader(DDPSCOPE_LESSONS_DIR "/unused-fast.ddprun");
+    const auto graphs = list_dist_graphs(reader);
+    QVERIFY(!graphs.empty());
+    const Lesson l = load_lesson(reader, graphs.front().ctx_id);
+    QCOMPARE(static_cast<int>(l.steps.back().kind), static_cast<int>(StepKind::Verdict));
+    const std::string text = l.explain(l.steps.size() - 1);
+    QVERIFY2(text.find("never received gradients") != std::string::npos && text.find("SendRpcBackward") != std::string::npos,
+             text.c_str());
+  }
+
   // Lesson 2, SMART: each worker asks for the send functions its search reached, exactly
   // those become active, and the pass completes with every recorded node run.
   void testLessonShowsSmartExchange() {
