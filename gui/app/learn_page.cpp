@@ -63,6 +63,9 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   bar->addWidget(m_unused);
   bar->addWidget(m_findUnused);
   bar->addWidget(m_live);
+  m_sideBySide = new QCheckBox(tr("Side by side"));
+  m_sideBySide->setToolTip(tr("Lesson 2: step FAST and SMART on the same graph together"));
+  bar->addWidget(m_sideBySide);
   bar->addStretch();
   m_predict = new QCheckBox(tr("Predict the next step"));
   m_predict->setToolTip(tr("Before each node runs, click the node you think runs next"));
@@ -79,9 +82,22 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   layout->addWidget(m_about);
 
   auto* split = new QSplitter;
+  auto* graphs = new QSplitter(Qt::Vertical);
   m_graph = new GraphView;
   m_graph->setFocusPolicy(Qt::NoFocus);  // the arrows step the lesson, not scroll the graph
-  split->addWidget(m_graph);
+  graphs->addWidget(m_graph);
+  m_comparePane = new QWidget;
+  auto* compareLayout = new QVBoxLayout(m_comparePane);
+  compareLayout->setContentsMargins(0, 0, 0, 0);
+  m_compareExplanation = new QLabel;
+  m_compareExplanation->setWordWrap(true);
+  m_compareGraph = new GraphView;
+  m_compareGraph->setFocusPolicy(Qt::NoFocus);
+  compareLayout->addWidget(m_compareExplanation);
+  compareLayout->addWidget(m_compareGraph, 1);
+  graphs->addWidget(m_comparePane);
+  m_comparePane->hide();
+  split->addWidget(graphs);
   auto* side = new QWidget;
   auto* sideLayout = new QVBoxLayout(side);
   m_stepLabel = new QLabel;
@@ -151,6 +167,14 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   connect(m_speed, &QSlider::valueChanged, this, [this](int v) { setStepsPerSecond(v / 2.0); });
   setStepsPerSecond(m_speed->value() / 2.0);
   connect(m_graph, &GraphView::nodeIndexClicked, this, &LearnPage::onNodeClicked);
+  connect(m_sideBySide, &QCheckBox::toggled, this, [this, graphs](bool on) {
+    m_comparePane->setVisible(on);
+    if (on) {
+      const int half = std::max(200, graphs->height() / 2);
+      graphs->setSizes({half, half});  // the two runs get the same room
+    }
+    if (on) showCompare();
+  });
   connect(m_predict, &QCheckBox::toggled, this, [this](bool on) {
     if (!on) m_asking = false;
     showState();
@@ -191,6 +215,20 @@ bool LearnPage::openLesson(int index, QString* error) {
   m_bucketCap->setValue(info.bucket_cap_mb);
   m_unused->setChecked(info.unused_parameter);
   m_findUnused->setChecked(false);
+  // Lesson 2's two recordings, stepped together when "Side by side" is ticked.
+  m_compare = Lesson();
+  m_sideBySide->setEnabled(!info.compare_file.isEmpty());
+  if (!info.compare_file.isEmpty()) {
+    try {
+      probes::RunStoreReader other(QDir(dir).filePath(info.compare_file).toStdString());
+      const auto graphs = list_dist_graphs(other);
+      if (!graphs.empty()) m_compare = load_lesson(other, graphs.front().ctx_id, graphs.front().pass);
+    } catch (const std::exception& e) {
+      emit statusMessage(tr("Side by side is not available: %1").arg(QString::fromUtf8(e.what())));
+    }
+    m_compareGraph->setGraph(m_compare.graph, 1 << 30);
+  }
+  if (info.compare_file.isEmpty()) m_sideBySide->setChecked(false);
   m_about->setText(info.about);
   return load(QDir(dir).filePath(info.file), info.ddp, info.rank, error);
 }
@@ -417,6 +455,7 @@ void LearnPage::showState() {
   }
   m_graph->setMarks(marks);
   m_buckets->setBuckets(s.buckets, s.generation);
+  showCompare();
   m_sequence->updateData(std::make_shared<const SequenceData>(lesson_sequence(m_lesson, m_applied)));
   m_sequence->setNow(m_applied > 0 ? m_lesson.steps[m_applied - 1].t_ns : m_lesson.steps.empty() ? -1 : m_lesson.steps.front().t_ns);
   m_stepLabel->setText(tr("Step %1 of %2").arg(m_applied).arg(m_lesson.steps.size()));
@@ -443,6 +482,26 @@ void LearnPage::showState() {
     m_gradients->addItem(tr("worker %1: %2").arg(g.rank).arg(QString::fromStdString(g.op)));
   }
   updateScore();
+}
+
+void LearnPage::showCompare() {
+  if (!m_sideBySide->isChecked() || m_compare.steps.empty()) return;
+  // Step k of each: the two runs share their forward, then part ways.
+  const size_t k = std::min(m_applied, m_compare.steps.size());
+  const LessonState s = m_compare.state_after(k);
+  std::vector<GraphView::NodeMark> marks(m_compare.graph.nodes.size());
+  for (size_t i = 0; i < marks.size(); ++i) {
+    marks[i].counter = s.counters[i];
+    marks[i].executed = s.executed[i];
+    marks[i].active = s.active[i];
+    marks[i].running = static_cast<int>(i) == s.running;
+  }
+  m_compareGraph->setMarks(marks);
+  m_compareExplanation->setText(tr("<b>Side by side</b> (step %1 of %2): %3")
+                                    .arg(k)
+                                    .arg(m_compare.steps.size())
+                                    .arg(k == 0 ? tr("not started")
+                                                : QString::fromStdString(m_compare.explain(k - 1)).toHtmlEscaped()));
 }
 
 void LearnPage::keyPressEvent(QKeyEvent* event) {

@@ -75,6 +75,10 @@ class LearnPage : public QWidget {
   QDoubleSpinBox* bucketCapBox() const { return m_bucketCap; }
   QCheckBox* unusedBox() const { return m_unused; }
   QCheckBox* findUnusedBox() const { return m_findUnused; }
+  QCheckBox* sideBySideBox() const { return m_sideBySide; }
+  const Lesson& compared() const { return m_compare; }
+  GraphView* compareGraph() const { return m_compareGraph; }
+  QLabel* compareExplanation() const { return m_compareExplanation; }
   QListWidget* gradientList() const { return m_gradients; }
 
  signals:
@@ -102,6 +106,13 @@ class LearnPage : public QWidget {
   QDoubleSpinBox* m_bucketCap = nullptr;
   QCheckBox* m_unused = nullptr;      // DDP lessons: rank 1 skips a layer
   QCheckBox* m_findUnused = nullptr;  // DDP lessons: find_unused_parameters
+  // Side by side (lesson 2): the other mode's recording, stepped along with this one.
+  QCheckBox* m_sideBySide = nullptr;
+  Lesson m_compare;
+  GraphView* m_compareGraph = nullptr;
+  QLabel* m_compareExplanation = nullptr;
+  QWidget* m_comparePane = nullptr;
+  void showCompare();
   QLabel* m_title = nullptr;
   QLabel* m_about = nullptr;
   QLabel* m_explanation = nullptr;

@@ -3,6 +3,7 @@
 // follows it live; `ddpscope --launch PRESET.json` launches a saved preset;
 // `ddpscope --lesson N [--step K]` opens a lesson of the Learn menu.
 #include <QApplication>
+#include <QCheckBox>
 #include <QCommandLineParser>
 #include <QTimer>
 #include <cstdio>
@@ -55,7 +56,9 @@ int main(int argc, char** argv) {
   const QCommandLineOption step(QStringLiteral("step"),
                                 QStringLiteral("With --lesson: show the state after this many steps"),
                                 QStringLiteral("K"));
-  parser.addOptions({screenshot, tab, demo, launch, lesson, step});
+  const QCommandLineOption sideBySide(QStringLiteral("side-by-side"),
+                                      QStringLiteral("With --lesson: show the paired lesson beside it (lesson 2)"));
+  parser.addOptions({screenshot, tab, demo, launch, lesson, step, sideBySide});
   parser.process(app);
   QString workspace;
   try {
@@ -90,6 +93,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: cannot open lesson %s\n", qPrintable(parser.value(lesson)));
       return 2;
     }
+    if (parser.isSet(sideBySide)) window.learnPage()->sideBySideBox()->setChecked(true);
     for (int k = parser.value(step).toInt(); k > 0; --k)
       window.learnPage()->stepForward();
   }

@@ -17,11 +17,13 @@ const std::vector<LessonInfo>& lessons() {
        QStringLiteral("unused-rpc"), QStringLiteral("fast"), 2,
        QStringLiteral("e = b * c is computed on worker 1 but does not feed the loss. FAST mode counts every send "
                       "function of the context, so its send never gets a gradient and the pass ends with an "
-                      "error naming it.")},
+                      "error naming it."),
+       false, 1.0, 0, false, QStringLiteral("unused-smart.ddprun")},
       {QStringLiteral("2b. The same graph in SMART mode"), QStringLiteral("unused-smart.ddprun"),
        QStringLiteral("unused-rpc"), QStringLiteral("smart"), 2,
        QStringLiteral("SMART mode first searches from the loss and asks each worker to activate only the send "
-                      "functions on a path to it. The send of e is never asked for, and the pass completes.")},
+                      "functions on a path to it. The send of e is never asked for, and the pass completes."),
+       false, 1.0, 0, false, QStringLiteral("unused-fast.ddprun")},
       {QStringLiteral("3. DDP bucketing"), QStringLiteral("ddp-buckets.ddprun"), QStringLiteral("train"), QString(),
        2,
        QStringLiteral("Rank 0 of a 2-rank DDP job (a 4-layer MLP, 1 MiB buckets). Watch gradients arrive in "

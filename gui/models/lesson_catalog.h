@@ -20,6 +20,7 @@ struct LessonInfo {
   double bucket_cap_mb = 1;
   int rank = 0;             // a DDP lesson's rank to replay
   bool unused_parameter = false;  // a DDP lesson whose rank 1 skips a layer
+  QString compare_file;           // shown side by side with this one (lesson 2: FAST and SMART)
 };
 
 const std::vector<LessonInfo>& lessons();

@@ -258,6 +258,31 @@ class TestMainWindow : public QObject {
       QCOMPARE(static_cast<int>(b.phase), static_cast<int>(BucketFill::Phase::Reduced));
   }
 
+  // Lesson 2 side by side: FAST (failing) and SMART (completing) on the same graph,
+  // stepped together.
+  void testLearnTabSideBySide() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    window.resize(1300, 900);
+    window.show();
+    QVERIFY(window.openLesson(1));  // 2a: FAST
+    LearnPage* page = window.learnPage();
+    QVERIFY(page->sideBySideBox()->isEnabled());
+    page->sideBySideBox()->setChecked(true);
+    QVERIFY(!page->compared().steps.empty());
+    QVERIFY(std::any_of(page->compared().steps.begin(), page->compared().steps.end(),
+                        [](const LessonStep& s) { return s.kind == StepKind::SmartAsk; }));
+    QVERIFY(page->compareGraph()->isVisibleTo(page));
+    QCOMPARE(page->compareGraph()->shown().nodes.size(), page->compared().graph.nodes.size());
+    QTest::keyClick(page, Qt::Key_Right);
+    QVERIFY2(page->compareExplanation()->text().contains("step 1 of"), qPrintable(page->compareExplanation()->text()));
+    QTest::keyClick(page, Qt::Key_End);
+    QVERIFY(page->explanation()->text().contains("never received gradients"));  // FAST's error
+    // Lesson 1 has no pair: the box is off and disabled.
+    QVERIFY(window.openLesson(0));
+    QVERIFY(!page->sideBySideBox()->isEnabled() && !page->sideBySideBox()->isChecked());
+  }
+
   // Predict mode stops before each node runs; a click on the right node reveals it and
   // scores, a wrong one says why and costs the point.
   void testLearnTabPredictMode() {
