@@ -31,13 +31,15 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   setFocusPolicy(Qt::StrongFocus);
   auto* layout = new QVBoxLayout(this);
 
+  // Two rows, so the tab never makes the window wider than a laptop screen: the lesson
+  // and how to follow it, then what "Run live" re-records with.
   auto* bar = new QHBoxLayout;
+  auto* params = new QHBoxLayout;
   m_lessonBox = new QComboBox;
   for (const LessonInfo& l : lessons())
     m_lessonBox->addItem(l.title);
   bar->addWidget(new QLabel(tr("Lesson")));
   bar->addWidget(m_lessonBox);
-  bar->addSpacing(12);
   m_workers = new QSpinBox;
   m_workers->setRange(2, 8);
   m_mode = new QComboBox;
@@ -45,24 +47,24 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   m_live = new QPushButton(tr("Run live"));
   m_live->setToolTip(tr("Re-record this lesson's example with these workers and mode, then replay it"));
   m_live->setEnabled(!m_cli.isEmpty());
-  bar->addWidget(new QLabel(tr("Workers")));
-  bar->addWidget(m_workers);
-  bar->addWidget(new QLabel(tr("Mode")));
-  bar->addWidget(m_mode);
+  params->addWidget(new QLabel(tr("Workers")));
+  params->addWidget(m_workers);
+  params->addWidget(new QLabel(tr("Mode")));
+  params->addWidget(m_mode);
   m_bucketCap = new QDoubleSpinBox;
   m_bucketCap->setRange(0.05, 100);
   m_bucketCap->setDecimals(2);
   m_bucketCap->setSuffix(tr(" MiB"));
   m_bucketCap->setToolTip(tr("DDP lessons: bucket_cap_mb for Run live"));
-  bar->addWidget(new QLabel(tr("Bucket cap")));
-  bar->addWidget(m_bucketCap);
+  params->addWidget(new QLabel(tr("Bucket cap")));
+  params->addWidget(m_bucketCap);
   m_unused = new QCheckBox(tr("Unused layer on rank 1"));
   m_unused->setToolTip(tr("DDP lessons: rank 1's model skips a layer (train --inject-unused 1)"));
   m_findUnused = new QCheckBox(tr("find_unused_parameters"));
   m_findUnused->setToolTip(tr("DDP lessons: tell DDP that some parameters may get no gradient"));
-  bar->addWidget(m_unused);
-  bar->addWidget(m_findUnused);
-  bar->addWidget(m_live);
+  params->addWidget(m_unused);
+  params->addWidget(m_findUnused);
+  params->addWidget(m_live);
   m_sideBySide = new QCheckBox(tr("Side by side"));
   m_sideBySide->setToolTip(tr("Lesson 2: step FAST and SMART on the same graph together"));
   bar->addWidget(m_sideBySide);
@@ -72,10 +74,13 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   m_scoreLabel = new QLabel;
   bar->addWidget(m_predict);
   bar->addWidget(m_scoreLabel);
+  params->addStretch();
   layout->addLayout(bar);
+  layout->addLayout(params);
 
   m_title = new QLabel;
   m_title->setStyleSheet(QStringLiteral("font-weight: bold"));
+  m_title->setWordWrap(true);
   m_about = new QLabel;
   m_about->setWordWrap(true);
   layout->addWidget(m_title);
