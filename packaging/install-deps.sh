@@ -12,6 +12,7 @@ packages=(
   procps bsdutils  # ps and script: the launcher and terminal tests use them
   dpkg-dev desktop-file-utils appstream  # the .deb (dpkg-shlibdeps) and its checks
   clang-14 libclang-rt-14-dev  # libFuzzer harnesses (tests/fuzz)
+  iproute2 util-linux hostname  # the simulated cluster (tests/cluster): ip, tc, unshare
 )
 
 missing=()

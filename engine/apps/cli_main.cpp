@@ -182,6 +182,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(2, 4096));
   example_cmd->add_option("--hostfile", example_launch.hostfile, "mpirun hostfile for a multi-host job")
       ->check(CLI::ExistingFile);
+  example_cmd->add_option("--collector-address", example_launch.collector_address,
+                          "Address the ranks reach the run's collector on (multi-host jobs)");
   example_cmd->add_option("--seed", example.seed, "Seed of the example's inputs");
   example_cmd->add_option("--mode", example.mode, "Distributed backward mode: fast (seed 000) or smart")
       ->check(CLI::IsMember({"fast", "smart"}));

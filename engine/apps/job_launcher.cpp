@@ -127,9 +127,14 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
   if (launch_.probes) {
     const std::string run_file = launch_.out.empty() ? probes::new_run_path() : launch_.out;
     probes::RunDescription run{config_json, launch_.np, launch_.backend, model};
-    // Ranks on other hosts reach the collector through the network, not loopback.
-    collector = std::make_unique<CollectorProcess>(run_file, run,
-                                                   launch_.hostfile.empty() ? "127.0.0.1" : "*");
+    // Ranks on other hosts reach the collector through the network, not loopback: on the
+    // address given, else on every interface by this host's name.
+    const char* env_address = std::getenv("DDPSCOPE_COLLECTOR_ADDRESS");
+    const std::string address = !launch_.collector_address.empty()       ? launch_.collector_address
+                                : env_address && *env_address            ? std::string(env_address)
+                                : launch_.hostfile.empty()               ? std::string("127.0.0.1")
+                                                                         : std::string("*");
+    collector = std::make_unique<CollectorProcess>(run_file, run, address);
     std::printf("run file: %s\n", run_file.c_str());
     std::fflush(stdout);
   }

@@ -120,6 +120,9 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
       ->capture_default_str();
   cmd.add_option("--hostfile", launch.hostfile, "mpirun hostfile for ranks on several hosts")
       ->check(CLI::ExistingFile);
+  cmd.add_option("--collector-address", launch.collector_address,
+                 "Address the ranks reach the run's collector on, for hosts with several interfaces "
+                 "(default: $DDPSCOPE_COLLECTOR_ADDRESS, else this host's name with --hostfile)");
   cmd.add_option("--backend", launch.backend, "Process-group backend")
       ->check(CLI::IsMember({"mpi", "nccl"}))
       ->capture_default_str();

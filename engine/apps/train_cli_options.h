@@ -14,6 +14,10 @@ namespace ddpscope::apps {
 struct LaunchOptions {
   int np = 0;  // 0: train in this process; N: launch N ranks under mpirun
   std::string hostfile;
+  // The address ranks reach the collector on, which it listens on (empty:
+  // $DDPSCOPE_COLLECTOR_ADDRESS, else 127.0.0.1 on one host, or every interface and this
+  // host's name with a hostfile).
+  std::string collector_address;
   std::string backend = "mpi";
   int64_t log_every = 10;
   // The run file the probes write (empty: a new file in the workspace folder).
