@@ -142,6 +142,9 @@ class SpanScope {
     if (begin_ >= 0) record(kind_, where_, begin_, now_ticks(), args_, kTimesInTicks);
     begin_ = -1;
   }
+  // Records nothing: the span stays open in the run file, which is where its rank
+  // failed (the hang analysis reads it so).
+  void cancel() noexcept { begin_ = -1; }
 
  private:
   Kind kind_;
@@ -154,6 +157,7 @@ class SpanScope {
 struct NullSpan {
   EventArgs& args() noexcept { return args_; }
   void end() noexcept {}
+  void cancel() noexcept {}
   EventArgs args_;
 };
 

@@ -205,10 +205,14 @@ StepResult Trainer::step() {
   // allreduce of the bucket this rank never launched (MPI then aborts with no word).
   if (auto* ddp_model = dynamic_cast<ddp::DistributedDataParallel*>(model_.get())) {
     const std::string missing = ddp_model->reducer().parameters_without_gradients();
-    DDPSCOPE_CHECK(missing.empty(), "DDP on rank ", group_->rank(), ": the backward of iteration ", iteration_ + 1,
-                   " produced no gradient for ", missing,
-                   ". Their bucket never launches its allreduce, so the other ranks wait in theirs. If the "
-                   "model does not use every parameter in every forward, train with --find-unused-parameters");
+    if (!missing.empty()) {
+      iteration_span.cancel();  // the run file shows this rank failing inside the iteration
+      throw DDPSCOPE_ERROR("DDP on rank ", group_->rank(), ": the backward of iteration ", iteration_ + 1,
+                           " produced no gradient for ", missing,
+                           ". Their bucket never launches its allreduce, so the other ranks wait in theirs. If "
+                           "the model does not use every parameter in every forward, train with "
+                           "--find-unused-parameters");
+    }
   }
   synchronize_gradients();
   {

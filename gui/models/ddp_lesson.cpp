@@ -154,6 +154,25 @@ Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
     }
     l.steps.push_back(std::move(st));
   }
+  // An iteration a rank failed inside has no iteration span (it never ended): it starts
+  // with its first event.
+  std::map<int, int64_t> first_event;
+  std::set<int> started;
+  for (const LessonStep& st : l.steps) {
+    if (st.kind == StepKind::IterationStarts) started.insert(st.iteration);
+    auto [it, inserted] = first_event.try_emplace(st.iteration, st.t_ns);
+    if (!inserted) it->second = std::min(it->second, st.t_ns);
+  }
+  for (const auto& [iteration, t] : first_event) {
+    if (started.count(iteration)) continue;
+    LessonStep st;
+    st.kind = StepKind::IterationStarts;
+    st.rank = rank;
+    st.iteration = iteration;
+    st.t_ns = t;
+    st.bucket = std::min<int>(iteration - 1, static_cast<int>(l.layout.generations.size()) - 1);
+    l.steps.push_back(st);
+  }
   std::stable_sort(l.steps.begin(), l.steps.end(), [](const LessonStep& a, const LessonStep& b) {
     // An iteration starts before anything in it (its span begins with its first child).
     if (a.t_ns != b.t_ns) return a.t_ns < b.t_ns;
