@@ -98,12 +98,7 @@ RemoteEmbeddingTrainer::RemoteEmbeddingTrainer(TrainOptions options,
   rpc::init_rpc("", {}, world_);
   if (is_server()) return;
 
-  ddp_ = std::make_shared<ddp::DistributedDataParallel>(
-      trunk_, trainers_group_,
-      ddp::DdpOptions{.bucket_cap_mb = options_.bucket_cap_mb,
-                      .find_unused_parameters = options_.find_unused_parameters,
-                      .gradient_as_bucket_view = options_.gradient_as_bucket_view,
-                      .static_graph = options_.static_graph});
+  ddp_ = std::make_shared<ddp::DistributedDataParallel>(trunk_, trainers_group_, ddp_options_of(options_));
   table_ref_ = rpc::remote(0, "train.embedding_table");
   std::vector<rpc::RRef> params = {table_ref_};
   for (const Tensor& p : ddp_->parameters()) {

@@ -47,6 +47,13 @@ void parse_stall(const std::string& text, TrainOptions& o) {
   o.stall_seconds = seconds;
 }
 
+ddp::DdpOptions ddp_options_of(const TrainOptions& o) {
+  return {.bucket_cap_mb = o.bucket_cap_mb,
+          .find_unused_parameters = o.find_unused_parameters,
+          .gradient_as_bucket_view = o.gradient_as_bucket_view,
+          .static_graph = o.static_graph};
+}
+
 void validate_and_complete(TrainOptions& o) {
   DDPSCOPE_CHECK(o.model == "mlp" || o.model == "transformer", "--model: unknown model '", o.model,
                  "'; choose mlp or transformer");
@@ -140,12 +147,7 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
   }
   if (group_ && o.overlap) {
     // DDP checks the replicas match and broadcasts rank 0's parameters and buffers.
-    model_ = std::make_shared<ddp::DistributedDataParallel>(
-        model_, group_,
-        ddp::DdpOptions{.bucket_cap_mb = o.bucket_cap_mb,
-                        .find_unused_parameters = o.find_unused_parameters,
-                        .gradient_as_bucket_view = o.gradient_as_bucket_view,
-                        .static_graph = o.static_graph});
+    model_ = std::make_shared<ddp::DistributedDataParallel>(model_, group_, ddp_options_of(o));
     register_comm_hook(static_cast<ddp::DistributedDataParallel&>(*model_), o.comm_hook, group_);
   } else if (group_) {
     // Start every replica from rank 0's parameters and buffers.

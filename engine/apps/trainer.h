@@ -8,6 +8,7 @@
 #include <string>
 
 #include "c10d/process_group.h"
+#include "ddp/distributed_data_parallel.h"
 #include "nn/datasets.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"
@@ -54,6 +55,9 @@ struct TrainOptions {
 
 // Parses --inject-stall's "RANK:ITERATION:SECONDS" into `o`; throws with the reason.
 void parse_stall(const std::string& text, TrainOptions& o);
+
+// The DDP options a job's flags ask for (--bucket-cap-mb, --find-unused-parameters, ...).
+ddp::DdpOptions ddp_options_of(const TrainOptions& options);
 
 // Fills model-dependent defaults and rejects inconsistent options with a message that
 // names the option.

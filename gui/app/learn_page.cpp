@@ -25,6 +25,21 @@
 #include "sequence_view.h"
 
 namespace ddpscope::gui {
+namespace {
+
+// A lesson state drawn on its graph: counts, done, running and active nodes.
+std::vector<GraphView::NodeMark> marks_of(const LessonState& s) {
+  std::vector<GraphView::NodeMark> marks(s.counters.size());
+  for (size_t i = 0; i < marks.size(); ++i) {
+    marks[i].counter = s.counters[i];
+    marks[i].executed = s.executed[i];
+    marks[i].active = s.active[i];
+    marks[i].running = static_cast<int>(i) == s.running;
+  }
+  return marks;
+}
+
+}  // namespace
 
 LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* parent)
     : QWidget(parent), m_workspace(workspace), m_cli(cli) {
@@ -276,7 +291,6 @@ bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
     *error = tr("Cannot open %1: %2").arg(path, QString::fromUtf8(e.what()));
     return false;
   }
-  m_path = path;
   setPlaying(false);
   m_applied = 0;
   m_asking = false;
@@ -446,13 +460,7 @@ void LearnPage::updateScore() {
 
 void LearnPage::showState() {
   const LessonState s = state();
-  std::vector<GraphView::NodeMark> marks(m_lesson.graph.nodes.size());
-  for (size_t i = 0; i < marks.size(); ++i) {
-    marks[i].counter = s.counters[i];
-    marks[i].executed = s.executed[i];
-    marks[i].active = s.active[i];
-    marks[i].running = static_cast<int>(i) == s.running;
-  }
+  std::vector<GraphView::NodeMark> marks = marks_of(s);
   // The node the last step was about (a count falling, a function recorded).
   if (m_applied > 0) {
     const LessonStep& last = m_lesson.steps[m_applied - 1];
@@ -494,13 +502,7 @@ void LearnPage::showCompare() {
   // Step k of each: the two runs share their forward, then part ways.
   const size_t k = std::min(m_applied, m_compare.steps.size());
   const LessonState s = m_compare.state_after(k);
-  std::vector<GraphView::NodeMark> marks(m_compare.graph.nodes.size());
-  for (size_t i = 0; i < marks.size(); ++i) {
-    marks[i].counter = s.counters[i];
-    marks[i].executed = s.executed[i];
-    marks[i].active = s.active[i];
-    marks[i].running = static_cast<int>(i) == s.running;
-  }
+  const std::vector<GraphView::NodeMark> marks = marks_of(s);
   m_compareGraph->setMarks(marks);
   m_compareExplanation->setText(tr("<b>Side by side</b> (step %1 of %2): %3")
                                     .arg(k)

@@ -94,7 +94,7 @@ class LearnPage : public QWidget {
   void onNodeClicked(int node);
   void updateScore();
 
-  QString m_workspace, m_cli, m_path;
+  QString m_workspace, m_cli;
   Lesson m_lesson;
   size_t m_applied = 0;
   bool m_asking = false;  // waiting for the student's guess of steps[m_applied]

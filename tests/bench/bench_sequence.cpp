@@ -118,14 +118,7 @@ int main(int argc, char** argv) {
   naive.axis.width_px = view.width() - gui::SequenceView::kLabelWidth - 8;
   naive.axis.fit(data->begin_ns, data->end_ns);
   naive.render(&frame);
-  std::vector<double> plain;
-  for (const auto& [steps, pan] : bench::gestures(frames)) {
-    if (steps) naive.axis.zoom(std::pow(1.25, steps), 650);
-    if (pan) naive.axis.pan(-pan);
-    const auto t = Clock::now();
-    naive.render(&frame);
-    plain.push_back(ms_since(t));
-  }
+  const std::vector<double> plain = bench::replay_on_axis(naive, naive.axis, bench::gestures(frames), 650, frame);
   const bench::FrameStats o = bench::stats(ours), b = bench::stats(plain);
   nlohmann::ordered_json out = {{"messages", data->arrows.size()},
                                 {"load_ms", load_ms},

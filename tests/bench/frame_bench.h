@@ -10,6 +10,7 @@
 #include <QWidget>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <utility>
 #include <vector>
@@ -72,6 +73,22 @@ inline std::vector<double> replay(QWidget* view, const std::vector<std::pair<int
     }
     const auto t = Clock::now();
     view->render(&frame);
+    times.push_back(ms_since(t));
+  }
+  return times;
+}
+
+// The baseline's side: the same gestures applied straight to its time axis (any type
+// with zoom(factor, anchor_px) and pan(dx_px)), then a paint into `frame`.
+template <typename Axis>
+std::vector<double> replay_on_axis(QWidget& view, Axis& axis, const std::vector<std::pair<int, int>>& g,
+                                   double zoom_px, QImage& frame) {
+  std::vector<double> times;
+  for (const auto& [steps, pan] : g) {
+    if (steps) axis.zoom(std::pow(1.25, steps), zoom_px);
+    if (pan) axis.pan(-pan);
+    const auto t = Clock::now();
+    view.render(&frame);
     times.push_back(ms_since(t));
   }
   return times;
