@@ -177,6 +177,7 @@ struct NullSpan {
 #define DDPSCOPE_SPAN_DYNAMIC(var, kind, name_expr) \
   [[maybe_unused]] ::ddpscope::probes::NullSpan var
 #define DDPSCOPE_INSTANT(kind, name, ...) ((void)0)
+#define DDPSCOPE_INSTANT_DYNAMIC(kind, name_expr, ...) ((void)0)
 #define DDPSCOPE_RECORD(kind, name, t_begin, t_end, ...) ((void)0)
 #else
 // A span over the rest of the scope; `var` gives access to args() and end().
@@ -197,6 +198,14 @@ struct NullSpan {
     DDPSCOPE_PROBE_LOCATION(name);                                                             \
     ::ddpscope::probes::instant(kind, &DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, __LINE__), \
                                 ##__VA_ARGS__);                                                \
+  } while (0)
+// An instant with a name computed at run time (only while probes record).
+#define DDPSCOPE_INSTANT_DYNAMIC(kind, name_expr, ...)                                      \
+  do {                                                                                      \
+    if (::ddpscope::probes::enabled()) {                                                    \
+      ::ddpscope::probes::instant(kind, ::ddpscope::probes::intern((name_expr), __FILE__, __LINE__), \
+                                  ##__VA_ARGS__);                                           \
+    }                                                                                       \
   } while (0)
 #define DDPSCOPE_RECORD(kind, name, t_begin, t_end, ...)                                      \
   do {                                                                                        \

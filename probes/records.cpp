@@ -3,6 +3,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "json_number.h"
 #include "probe.h"
 
 namespace ddpscope::probes {
@@ -68,7 +69,7 @@ void record_graph(int64_t ctx_id, int64_t iteration, const std::vector<GraphNode
 void record_metric(int64_t iteration, std::string_view name, double value) {
   if (!enabled()) return;
   queue_record(
-      nlohmann::json{{"type", "metric"}, {"iteration", iteration}, {"name", name}, {"value", value}}
+      nlohmann::json{{"type", "metric"}, {"iteration", iteration}, {"name", name}, {"value", json_number(value)}}
           .dump());
 }
 

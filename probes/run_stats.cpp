@@ -99,7 +99,30 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
                        {"overlap_ratio", number(s.comm > 0 ? 1 - s.exposed / s.comm : NAN)}});
   }
   out["summary"] = summary;
+  out["nonfinite"] = first_nonfinite_json(run);
   return out;
+}
+
+nlohmann::ordered_json first_nonfinite_json(RunStoreReader& run) {
+  // The trainer marks the first non-finite loss and gradient of each rank
+  // (apps::NonFiniteWatch): "non-finite loss: nan", "non-finite gradient: fc1.weight".
+  nlohmann::ordered_json loss = nullptr, gradient = nullptr;
+  int64_t loss_at = 0, gradient_at = 0;
+  for (const SpanRow& s : run.spans({.kinds = {Kind::Mark}})) {
+    static constexpr std::string_view kLoss = "non-finite loss: ", kGradient = "non-finite gradient: ";
+    const std::string_view name = s.name;
+    if (name.starts_with(kLoss) && (loss.is_null() || s.t_begin_ns < loss_at)) {
+      loss_at = s.t_begin_ns;
+      loss = {{"iteration", s.iteration}, {"rank", s.rank}, {"value", name.substr(kLoss.size())}};
+    } else if (name.starts_with(kGradient) && (gradient.is_null() || s.t_begin_ns < gradient_at)) {
+      gradient_at = s.t_begin_ns;
+      gradient = {{"iteration", s.iteration},
+                  {"rank", s.rank},
+                  {"parameter", name.substr(kGradient.size())}};
+    }
+  }
+  if (loss.is_null() && gradient.is_null()) return nullptr;
+  return {{"loss", loss}, {"gradient", gradient}};
 }
 
 }  // namespace ddpscope::probes

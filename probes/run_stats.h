@@ -11,5 +11,8 @@ namespace ddpscope::probes {
 
 // Keys in reading order: run, ranks, summary, iterations, buckets.
 nlohmann::ordered_json run_stats_json(RunStoreReader& run);
+// The first loss and the first gradient that were not finite ({"loss": {iteration, rank,
+// value}, "gradient": {iteration, rank, parameter}}, either null), or null when none was.
+nlohmann::ordered_json first_nonfinite_json(RunStoreReader& run);
 
 }  // namespace ddpscope::probes

@@ -1,5 +1,6 @@
 #include "run_store_reader.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "run_store_schema.h"
@@ -247,8 +248,10 @@ std::vector<MetricRow> RunStoreReader::metrics(const std::string& name, int rank
   s.bind(1, name).bind(2, int64_t{rank});
   std::vector<MetricRow> out;
   while (s.step()) {
+    // A NaN is stored as text (see RunStoreWriter::store_record).
+    const bool text = s.column_is_text(3);
     out.push_back({static_cast<int>(s.column_int64(0)), s.column_optional(1), s.column_text(2),
-                   s.column_double(3)});
+                   text ? std::numeric_limits<double>::quiet_NaN() : s.column_double(3)});
   }
   return out;
 }

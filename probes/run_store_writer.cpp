@@ -1,11 +1,13 @@
 #include "run_store_writer.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "json_number.h"
 #include "run_store_schema.h"
 
 namespace ddpscope::probes {
@@ -287,10 +289,17 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r) {
   const std::string type = r.value("type", "");
   const auto rk = int64_t{rank};
   if (type == "metric") {
+    // SQLite stores a NaN REAL as NULL: a NaN is kept as the text 'nan' (infinities are
+    // REALs). RunStoreReader::metrics reads both back.
+    const double value = json_field(r, "value");
     insert_metric_.bind(1, rk)
         .bind_optional(2, r.value("iteration", int64_t{-1}))
-        .bind(3, r.value("name", std::string()))
-        .bind(4, r.value("value", 0.0));
+        .bind(3, r.value("name", std::string()));
+    if (std::isnan(value)) {
+      insert_metric_.bind(4, std::string("nan"));
+    } else {
+      insert_metric_.bind(4, value);
+    }
     insert_metric_.step();
     insert_metric_.reset();
   } else if (type == "rank") {

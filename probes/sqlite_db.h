@@ -48,6 +48,7 @@ class Statement {
     return sqlite3_column_type(stmt_.get(), i) == SQLITE_NULL ? -1 : column_int64(i);
   }
   double column_double(int i) const { return sqlite3_column_double(stmt_.get(), i); }
+  bool column_is_text(int i) const { return sqlite3_column_type(stmt_.get(), i) == SQLITE_TEXT; }
   std::string column_text(int i) const;
 
  private:

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <optional>
 #include <cstdio>
 
 #include "chrome_trace_export.h"
@@ -15,6 +16,7 @@
 #include "progress_reporter.h"
 #include "dist_examples.h"
 #include "rpc_ping.h"
+#include "run_file_claim.h"
 #include "run_stats.h"
 #include "run_store_reader.h"
 #include "run_workspace.h"
@@ -83,10 +85,14 @@ int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::Launch
   DDPSCOPE_CHECK(launch.backend == "mpi" && launch.hostfile.empty(),
                  "--backend and --hostfile apply to multi-rank jobs; add --np N");
   validate_and_complete(options);
+  // The claim outlives the session (declared first): closing its descriptor must come
+  // after SQLite's own, or it would drop SQLite's locks on the file.
+  std::unique_ptr<ddpscope::probes::RunFileClaim> claim;
   std::unique_ptr<ddpscope::probes::ProbeSession> probes;
   std::string path;
   if (launch.probes) {
-    path = launch.out.empty() ? ddpscope::probes::new_run_path() : launch.out;
+    claim = ddpscope::probes::claim_run_file(launch.out, launch.force);
+    path = claim->path();
     probes = std::make_unique<ddpscope::probes::ProbeSession>(ddpscope::probes::ProbeSessionOptions{
         .rank = 0,
         .run_file = path,
@@ -168,6 +174,9 @@ int main(int argc, char** argv) {
   rpc_ping->add_option("--calls", ping.calls, "Small round trips per peer")
       ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
   rpc_ping->add_option("--out", ping_launch.out, "Record the job's RPC messages into this run file");
+  rpc_ping->add_flag("--force", ping_launch.force, "Replace the run that the --out file already holds");
+  rpc_ping->add_flag("--oversubscribe", ping_launch.oversubscribe,
+                     "Allow more than 4 workers per core of this machine");
   rpc_ping->add_flag("--json", ping.json,
                      "Print one JSON object (median_round_trip_us, throughput_mb_s, per peer)");
   ddpscope::apps::ExampleOptions example;
@@ -192,6 +201,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
   example_cmd->add_option("--out", example_launch.out,
                           "Run file for the job's events (default: a new file in the workspace folder)");
+  example_cmd->add_flag("--oversubscribe", example_launch.oversubscribe,
+                        "Allow more than 4 workers per core of this machine");
+  example_cmd->add_flag("--force", example_launch.force,
+                        "Replace the run that the --out file already holds");
   example_cmd->add_flag("!--no-probes", example_launch.probes, "Record nothing and write no run file");
   example_cmd->add_flag("--json", example.json,
                         "Every worker prints one JSON line: worker, inputs, gradients (nested lists)");

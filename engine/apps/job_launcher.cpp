@@ -11,11 +11,14 @@
 #include <deque>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <thread>
 
 #include "collector_process.h"
+#include "json_number.h"
 #include "progress_reporter.h"
+#include "run_file_claim.h"
 #include "run_workspace.h"
 #include "tensor/error.h"
 #include "worker_protocol.h"
@@ -69,6 +72,15 @@ JobLauncher::JobLauncher(LaunchOptions launch) : launch_(std::move(launch)) {
                  "--backend: unknown backend '", launch_.backend, "'; choose mpi or nccl");
   DDPSCOPE_CHECK(launch_.hostfile.empty() || fs::exists(launch_.hostfile), "--hostfile: '",
                  launch_.hostfile, "' does not exist");
+  // On one machine, mpirun starts whatever it is asked for: 100,000 ranks load it for
+  // minutes before anything fails. A few ranks per core are fine (tests run 4 on 2).
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  DDPSCOPE_CHECK(!launch_.hostfile.empty() || launch_.oversubscribe ||
+                     launch_.np <= kMaxRanksPerCore * cores,
+                 "--np ", launch_.np, " ranks on this machine's ", cores,
+                 cores == 1 ? " core" : " cores", " is more than ", kMaxRanksPerCore,
+                 " per core (", kMaxRanksPerCore * cores,
+                 "); use fewer ranks, spread them with --hostfile, or add --oversubscribe");
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   worker_path_ = (self.parent_path() / "ddpscope-worker").string();
@@ -123,9 +135,11 @@ int JobLauncher::run_mode(const std::vector<std::string>& worker_args, const nlo
 int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::string& config_json,
                              const std::string& model, int64_t iters, ProgressStyle style,
                              bool training) {
+  std::unique_ptr<probes::RunFileClaim> claim;  // held until the job has ended
   std::unique_ptr<CollectorProcess> collector;
   if (launch_.probes) {
-    const std::string run_file = launch_.out.empty() ? probes::new_run_path() : launch_.out;
+    claim = probes::claim_run_file(launch_.out, launch_.force);
+    const std::string& run_file = claim->path();
     probes::RunDescription run{config_json, launch_.np, launch_.backend, model};
     // Ranks on other hosts reach the collector through the network, not loopback: on the
     // address given, else on every interface by this host's name.
@@ -191,8 +205,8 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
                   ev->value("describe", "").c_str(), ev->value("world_size", 0),
                   ev->value("backend", "").c_str(), static_cast<long long>(iters));
     } else if (kind == "progress") {
-      progress.update(ev->value("iter", int64_t{0}), ev->value("loss", 0.0),
-                      ev->value("samples_per_s", 0.0));
+      progress.update(ev->value("iter", int64_t{0}), probes::json_field(*ev, "loss"),
+                      probes::json_field(*ev, "samples_per_s"));
     } else if (kind == "done") {
       seconds = ev->value("seconds", 0.0);
     }

@@ -14,6 +14,8 @@ namespace ddpscope::apps {
 
 class JobLauncher {
  public:
+  // Without a hostfile, at most this many ranks per core unless --oversubscribe.
+  static constexpr int kMaxRanksPerCore = 4;
   explicit JobLauncher(LaunchOptions launch);
   // The mpirun command line for `train` (exposed for tests and --dry-run style checks).
   std::vector<std::string> command(const TrainOptions& train) const;

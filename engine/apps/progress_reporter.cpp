@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <cmath>
+
+#include "json_number.h"
 #include "tensor/error.h"
 #include "worker_protocol.h"
 
@@ -30,14 +33,20 @@ bool ProgressReporter::due(int64_t it) {
 void ProgressReporter::update(int64_t it, double loss, double rate) {
   last_loss_ = loss;
   last_rate_ = rate;
+  // The first loss that is not finite is said once, whatever the display: the iterations
+  // after it are wasted, and a line that only ever said "loss nan" is easy to miss.
+  const bool first_nonfinite = !std::isfinite(loss) && nonfinite_since_ < 0;
+  if (first_nonfinite) nonfinite_since_ = it;
   switch (style_) {
     case ProgressStyle::Json:
-      if (due(it)) {
-        emit_worker_event(out_, {{"event", "progress"},
-                                 {"iter", it},
-                                 {"total", total_},
-                                 {"loss", loss},
-                                 {"samples_per_s", rate}});
+      if (due(it) || first_nonfinite) {
+        nlohmann::json ev = {{"event", "progress"},
+                             {"iter", it},
+                             {"total", total_},
+                             {"loss", probes::json_number(loss)},
+                             {"samples_per_s", rate}};
+        if (nonfinite_since_ >= 0) ev["nonfinite_since"] = nonfinite_since_;
+        emit_worker_event(out_, ev);
       }
       return;
     case ProgressStyle::Bar: {
@@ -49,17 +58,30 @@ void ProgressReporter::update(int64_t it, double loss, double rate) {
       const double eta = rate > 0 ? static_cast<double>(total_ - it) / rate : 0;
       std::fprintf(out_, "\r[%s] %lld/%lld  loss %.4f  %.0f samples/s  eta %.0fs ", bar.c_str(),
                    static_cast<long long>(it), static_cast<long long>(total_), loss, rate, eta);
+      if (first_nonfinite) {
+        std::fputc('\n', out_);
+        warn_nonfinite(loss);
+      }
       std::fflush(out_);
       return;
     }
     case ProgressStyle::Lines:
-      if (it == 1 || it % every_ == 0 || it == total_) {
+      if (it == 1 || it % every_ == 0 || it == total_ || first_nonfinite) {
         std::fprintf(out_, "iter %lld/%lld loss %.4f samples/s %.1f\n", static_cast<long long>(it),
                      static_cast<long long>(total_), loss, rate);
+        if (first_nonfinite) warn_nonfinite(loss);
         std::fflush(out_);
       }
       return;
   }
+}
+
+void ProgressReporter::warn_nonfinite(double loss) const {
+  std::fprintf(out_,
+               "warning: the loss is %s from iteration %lld on; training goes on, but the model "
+               "is lost (a learning rate too high?). `ddpscope-cli stats` on the run file names the "
+               "first rank and parameter whose gradient was not finite\n",
+               std::isnan(loss) ? "nan" : "infinite", static_cast<long long>(nonfinite_since_));
 }
 
 void ProgressReporter::finish(double total_seconds) {
@@ -67,7 +89,7 @@ void ProgressReporter::finish(double total_seconds) {
     emit_worker_event(out_, {{"event", "done"},
                              {"iterations", total_},
                              {"seconds", total_seconds},
-                             {"loss", last_loss_},
+                             {"loss", probes::json_number(last_loss_)},
                              {"samples_per_s", last_rate_}});
     return;
   }

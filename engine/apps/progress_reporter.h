@@ -26,6 +26,7 @@ class ProgressReporter {
   // At most every 100 ms (first and last always): fast jobs would otherwise spend their
   // time, and the terminal's or the reader's, on redraws.
   bool due(int64_t iteration);
+  void warn_nonfinite(double loss) const;
 
   int64_t total_;
   ProgressStyle style_;
@@ -33,6 +34,7 @@ class ProgressReporter {
   std::FILE* out_;
   double last_loss_ = 0;
   double last_rate_ = 0;
+  int64_t nonfinite_since_ = -1;  // the first iteration whose loss was not finite
   std::chrono::steady_clock::time_point last_draw_{};
 };
 

@@ -132,6 +132,9 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
       ->capture_default_str();
   cmd.add_option("--out", launch.out,
                  "Run file for the probes' events (default: a new file in the workspace folder)");
+  cmd.add_flag("--force", launch.force, "Replace the run that the --out file already holds");
+  cmd.add_flag("--oversubscribe", launch.oversubscribe,
+               "Allow more than 4 ranks per core of this machine (without --hostfile)");
   cmd.add_flag("!--no-probes", launch.probes, "Record nothing and write no run file");
   cmd.add_option("--progress", launch.progress,
                  "auto (a bar on a terminal, lines otherwise), bar, lines, or json "

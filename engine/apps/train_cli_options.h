@@ -22,6 +22,10 @@ struct LaunchOptions {
   int64_t log_every = 10;
   // The run file the probes write (empty: a new file in the workspace folder).
   std::string out;
+  // Replace the run an existing --out file holds (otherwise such a file is refused).
+  bool force = false;
+  // Run more ranks than JobLauncher::kMaxRanksPerCore per core of this machine.
+  bool oversubscribe = false;
   bool probes = true;
   std::string progress = "auto";  // auto | bar | lines | json (see ProgressReporter)
 };

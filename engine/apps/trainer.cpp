@@ -1,6 +1,7 @@
 #include "trainer.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <thread>
@@ -73,6 +74,8 @@ void validate_and_complete(TrainOptions& o) {
     DDPSCOPE_CHECK(o.data == "regression" || o.data == "classification" || o.data == "digits",
                    "--data: the mlp trains on regression, classification or digits, not '", o.data,
                    "'");
+    DDPSCOPE_CHECK(o.data_path.empty() || o.data == "digits", "--data-path reads a digits file; --data ",
+                   o.data, " is generated and reads none: drop --data-path, or add --data digits");
     if (o.optimizer.empty()) o.optimizer = "sgd";
     if (o.lr == 0) o.lr = o.optimizer == "sgd" ? 0.05 : 1e-3;
   } else {
@@ -217,6 +220,13 @@ StepResult Trainer::step() {
     }
   }
   synchronize_gradients();
+  // Reading every gradient each iteration would cost a pass over them (2 ms of a 35 ms
+  // step for 25 MiB); a loss that is not finite is the cheap trigger to look.
+  const double local_loss = loss.item<double>();
+  if (!std::isfinite(local_loss)) {
+    if (named_parameters_.empty()) named_parameters_ = model_->named_parameters();
+    nonfinite_.check_gradients(iteration_ + 1, named_parameters_);
+  }
   {
     DDPSCOPE_SPAN(optimizer_span, probes::Kind::Optimizer, "optimizer");
     optimizer_->step();
@@ -230,7 +240,8 @@ StepResult Trainer::step() {
       (!group_ || group_->rank() == 0)) {
     model_->save(options_.save_path);
   }
-  double loss_value = loss.item<double>();
+  double loss_value = local_loss;
+  nonfinite_.check_loss(iteration_, loss_value);
   if (group_) {
     Tensor l = Tensor::scalar(loss_value, DType::F64);
     group_->allreduce(l, {.op = c10d::ReduceOp::Avg})->wait();

@@ -11,6 +11,7 @@
 #include "ddp/distributed_data_parallel.h"
 #include "nn/datasets.h"
 #include "nn/module.h"
+#include "nonfinite_watch.h"
 #include "optim/optimizer.h"
 
 namespace ddpscope::apps {
@@ -99,6 +100,8 @@ class Trainer {
   std::optional<nn::CharCorpus> corpus_;
   bool classification_ = false;
   int64_t iteration_ = 0;
+  NonFiniteWatch nonfinite_;
+  std::vector<std::pair<std::string, Tensor>> named_parameters_;  // for nonfinite_
 };
 
 }  // namespace ddpscope::apps

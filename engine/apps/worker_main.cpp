@@ -14,6 +14,7 @@
 
 #include "c10d/mpi_environment.h"
 #include "c10d/process_group.h"
+#include "json_number.h"
 #include "probe.h"
 #include "probe_session.h"
 #include "dist_examples.h"
@@ -96,7 +97,7 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
     if (rank == 0) {
       emit_worker_event(stdout, {{"event", "progress"},
                                  {"iter", r.iteration},
-                                 {"loss", r.loss},
+                                 {"loss", probes::json_number(r.loss)},
                                  {"samples_per_s", rate}});
     }
   }

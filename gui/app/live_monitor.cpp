@@ -110,6 +110,7 @@ void LiveMonitor::setRun(const RunData& run) {
   std::map<int, QList<QPointF>> loss, rate, iterationMs, overlap;
   for (const auto& m : run.metrics) {
     const QPointF p(static_cast<double>(m.iteration), m.value);
+    if (!std::isfinite(m.value)) continue;  // a NaN loss has no place on an axis: said below
     if (m.name == "loss" && m.rank == 0) loss[0] << p;
     if (m.name == "samples_per_s" && m.rank == 0) rate[0] << p;
     if (m.name == "iteration_ms") iterationMs[m.rank] << p;
@@ -126,6 +127,10 @@ void LiveMonitor::setRun(const RunData& run) {
     fit(chart);
   };
   show(m_loss, loss, false, tr("loss (mean over ranks)"));
+  m_loss.view->chart()->setTitle(
+      run.nonfinite_loss_iteration < 0
+          ? tr("Loss")
+          : tr("Loss: not finite from iteration %1 on (see Summary)").arg(run.nonfinite_loss_iteration));
   show(m_rate, rate, false, tr("samples/s (all ranks)"));
   show(m_iterationMs, iterationMs, true, {});
   show(m_overlap, overlap, true, {});

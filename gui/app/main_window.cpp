@@ -483,6 +483,10 @@ void MainWindow::showSummary() {
           .arg(QString::fromStdString(d.run.backend).toHtmlEscaped(),
                QString::fromStdString(d.run.model).toHtmlEscaped(),
                QString::fromStdString(d.run.created_at).toHtmlEscaped());
+  if (!d.nonfinite.empty()) {
+    html += QStringLiteral("<p style='color:#c62828'><b>%1</b></p>")
+                .arg(QString::fromStdString(d.nonfinite).toHtmlEscaped());
+  }
   html += QStringLiteral(
       "<table cellpadding=4><tr><th>rank</th><th>host</th><th>iterations</th>"
       "<th>mean iteration (ms)</th><th>comm (ms)</th><th>exposed (ms)</th>"

@@ -121,7 +121,9 @@ void JobController::handleLine(const QString& line, bool fromStderr) {
   } else if (kind == QLatin1String("progress")) {
     m_iteration = ev.value(QStringLiteral("iter")).toInt();
     m_total = ev.value(QStringLiteral("total")).toInt(m_total);
-    emit progress(m_iteration, m_total, ev.value(QStringLiteral("loss")).toDouble(),
+    // A loss that is not finite comes as "nan", "inf" or "-inf" (JSON has no such numbers).
+    const QJsonValue loss = ev.value(QStringLiteral("loss"));
+    emit progress(m_iteration, m_total, loss.isString() ? loss.toString().toDouble() : loss.toDouble(),
                   ev.value(QStringLiteral("samples_per_s")).toDouble());
   } else if (kind == QLatin1String("failed")) {
     m_failedRank = ev.value(QStringLiteral("rank")).toInt(-1);

@@ -38,9 +38,32 @@ RunData load_run(const std::string& path, int64_t now_ns, const RunData* previou
   d.dist_graphs = list_dist_graphs(reader);
   d.sequence = load_sequence(reader, static_cast<int>(d.run.world_size));
   d.span_count = reader.span_count();
+  const nlohmann::ordered_json first_nonfinite = probes::first_nonfinite_json(reader);
+  d.nonfinite = describe_nonfinite(first_nonfinite);
+  if (!first_nonfinite.is_null() && !first_nonfinite["loss"].is_null())
+    d.nonfinite_loss_iteration = first_nonfinite["loss"]["iteration"].get<int64_t>();
   d.timeline = timeline.get();
   mark_exposed(d.timeline, d.analysis);
   return d;
+}
+
+std::string describe_nonfinite(const nlohmann::ordered_json& first) {
+  if (first.is_null()) return {};
+  std::string out;
+  const auto& loss = first["loss"];
+  const auto& gradient = first["gradient"];
+  if (!loss.is_null()) {
+    out = "The loss became " + loss["value"].get<std::string>() + " in iteration " +
+          std::to_string(loss["iteration"].get<int64_t>()) + " (first on rank " +
+          std::to_string(loss["rank"].get<int>()) + ").";
+  }
+  if (!gradient.is_null()) {
+    if (!out.empty()) out += " ";
+    out += "The first gradient that was not finite: " + gradient["parameter"].get<std::string>() +
+           " on rank " + std::to_string(gradient["rank"].get<int>()) + " in iteration " +
+           std::to_string(gradient["iteration"].get<int64_t>()) + ".";
+  }
+  return out;
 }
 
 }  // namespace ddpscope::gui

@@ -10,6 +10,7 @@
 #include "graph_data.h"
 #include "hang_analysis.h"
 #include "overlap_analysis.h"
+#include "run_stats.h"
 #include "run_store_reader.h"
 #include "sequence_data.h"
 #include "timeline_data.h"
@@ -30,7 +31,14 @@ struct RunData {
   SequenceData sequence;                   // the RPC messages (the send/recv view)
   int64_t span_count = 0;
   TimelineData timeline;
+  // Where the loss or a gradient first stopped being finite, as a sentence; empty when
+  // every value was finite.
+  std::string nonfinite;
+  int64_t nonfinite_loss_iteration = -1;  // the first iteration whose loss was not finite
 };
+
+// The sentence of RunData::nonfinite for probes::first_nonfinite_json's value.
+std::string describe_nonfinite(const nlohmann::ordered_json& first);
 
 // now_ns: CLOCK_MONOTONIC now on the collector's host for a live run (the hang
 // analysis measures ages from it); 0 for a file. Throws probes::RunStoreError (or

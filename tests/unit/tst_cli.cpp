@@ -64,6 +64,9 @@ class TestCli : public QObject {
     QTest::newRow("negative learning rate")
         << QStringList{"train", "--lr", "-1"} << "must not be negative";
     QTest::newRow("no subcommand") << QStringList{} << "subcommand";
+    QTest::newRow("data file for generated data")
+        << QStringList{"train", "--data", "regression", "--data-path", "/etc/hostname"}
+        << "drop --data-path";
     QTest::newRow("missing data file")
         << QStringList{"train", "--data", "digits", "--data-path", "/nonexistent/digits.csv"}
         << "cannot open";

@@ -430,6 +430,103 @@ class TestLauncher : public QObject {
     QCOMPARE(workers_running(), 0);
   }
 
+  // A run file holds one run of one job (issue 17): an existing run is refused unless
+  // --force replaces it (and then nothing of it survives); a file that is not a run is
+  // never touched; a second job given the file of a running one is refused at start,
+  // with the running job named.
+  void testRunFileHoldsOneRunOfOneJob() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("one.ddprun");
+    const auto iterations = [&] {
+      ddpscope::probes::RunStoreReader reader(path.toStdString());
+      return static_cast<int64_t>(
+          reader.spans({.kinds = {ddpscope::probes::Kind::Iteration}, .rank = 0}).size());
+    };
+    Result first = run({"train", "--np", "2", "--iters", "12", "--out", path, "--progress", "lines"});
+    QVERIFY2(first.code == 0, qPrintable(first.err));
+    QCOMPARE(iterations(), int64_t{12});
+    const QByteArray before = [&] { QFile f(path); f.open(QIODevice::ReadOnly); return f.readAll(); }();
+
+    Result again = run({"train", "--iters", "3", "--out", path});
+    QVERIFY(again.code != 0);
+    QVERIFY2(again.err.contains("already holds a finished run (mlp, 2 ranks") &&
+                 again.err.contains("add --force"),
+             qPrintable(again.err));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), before);  // untouched
+    f.close();
+
+    Result forced =
+        run({"train", "--np", "2", "--iters", "4", "--out", path, "--force", "--progress", "lines"});
+    QVERIFY2(forced.code == 0, qPrintable(forced.err));
+    QCOMPARE(iterations(), int64_t{4});  // the new run only
+
+    const QString text = dir.filePath("notes.txt");
+    QFile notes(text);
+    QVERIFY(notes.open(QIODevice::WriteOnly));
+    notes.write("my notes\n");
+    notes.close();
+    Result not_run = run({"train", "--iters", "3", "--out", text, "--force"});
+    QVERIFY(not_run.code != 0);
+    QVERIFY2(not_run.err.contains("is not a ddpscope run file; it is left untouched"),
+             qPrintable(not_run.err));
+    QVERIFY(notes.open(QIODevice::ReadOnly));
+    QCOMPARE(notes.readAll(), QByteArray("my notes\n"));
+    notes.close();
+
+    // Two jobs, one file: the second is refused while the first runs, naming it.
+    const QString shared = dir.filePath("shared.ddprun");
+    QProcess long_job;
+    long_job.start(DDPSCOPE_CLI_PATH, {"train", "--np", "2", "--iters", "1000000", "--out", shared,
+                                       "--progress", "lines", "--log-every", "1000"});
+    QVERIFY(long_job.waitForStarted());
+    QByteArray long_out;
+    QTRY_VERIFY_WITH_TIMEOUT((long_out += long_job.readAllStandardOutput()).contains("iter 1/"), 30000);
+    Result second = run({"train", "--np", "2", "--iters", "3", "--out", shared, "--force"});
+    QVERIFY(second.code != 0);
+    QVERIFY2(second.err.contains("is being written by another job (pid " +
+                                 QString::number(long_job.processId())) &&
+                 second.err.contains("--iters 1000000"),
+             qPrintable(second.err));
+    long_job.terminate();
+    QVERIFY(long_job.waitForFinished(30000));
+    ddpscope::probes::RunStoreReader reader(shared.toStdString());
+    QCOMPARE(QString::fromStdString(reader.run().status), QString("stopped"));
+    QCOMPARE(reader.run().world_size, 2);  // the first job's run, not mixed with another
+    QCOMPARE(workers_running(), 0);
+  }
+
+  // A learning rate far too high: the loss turns NaN in iteration 2. The progress says so
+  // once, every iteration's loss is in the run file (NaN kept, not skipped), and `stats`
+  // names the first rank and parameter whose gradient was not finite.
+  void testNonFiniteLossIsRecordedAndNamed() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("nan.ddprun");
+    Result r = run({"train", "--np", "2", "--lr", "1e30", "--iters", "6", "--out", path,
+                    "--progress", "lines", "--log-every", "100"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("iter 2/6 loss nan") &&
+                 r.out.count("warning: the loss is nan from iteration 2 on") == 1,
+             qPrintable(r.out));
+    ddpscope::probes::RunStoreReader reader(path.toStdString());
+    int finite = 0, nan = 0;
+    for (const auto& m : reader.metrics("loss")) (std::isnan(m.value) ? nan : finite) += 1;
+    QCOMPARE(finite, 2);  // iteration 1 on both ranks
+    QCOMPARE(nan, 10);
+    Result stats = run({"stats", "--summary", path});
+    QCOMPARE(stats.code, 0);
+    const QJsonObject first =
+        QJsonDocument::fromJson(stats.out.toUtf8()).object().value("nonfinite").toObject();
+    QCOMPARE(first.value("loss").toObject().value("iteration").toInt(), 2);
+    const QJsonObject gradient = first.value("gradient").toObject();
+    QCOMPARE(gradient.value("iteration").toInt(), 2);
+    QVERIFY(gradient.value("rank").toInt() == 0 || gradient.value("rank").toInt() == 1);
+    QVERIFY2(gradient.value("parameter").toString().endsWith(".weight") ||
+                 gradient.value("parameter").toString().endsWith(".bias"),
+             qPrintable(stats.out));
+  }
+
   void testBadLaunchArguments_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("expected");
@@ -459,6 +556,10 @@ class TestLauncher : public QObject {
     QTest::newRow("example with --out and --no-probes")
         << QStringList{"example", "seed", "--np", "2", "--no-probes", "--out", "/tmp/never.ddprun"}
         << "drop one of them";
+    QTest::newRow("more ranks than this machine takes")
+        << QStringList{"train", "--np", "100000"} << "add --oversubscribe";
+    QTest::newRow("more example workers than this machine takes")
+        << QStringList{"example", "seed", "--np", "4096"} << "per core";
     QTest::newRow("bad option checked before launch")
         << QStringList{"train", "--np", "2", "--model", "transformer", "--width", "30"}
         << "divisible";
