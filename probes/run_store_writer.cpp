@@ -74,8 +74,12 @@ RunStoreWriter::RunStoreWriter(const std::string& path)
 
 RunStoreWriter::~RunStoreWriter() {
   try {
-    // Fold the WAL back in so the finished file stands alone.
+    // Fold the WAL back in and leave WAL mode: the finished run is one self-contained
+    // file, which readers open without writing anything beside it (a WAL-mode file in
+    // a read-only folder cannot even be read). A reader that still has it open keeps
+    // it in WAL mode (the switch needs the file alone), which readers also handle.
     db_.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    db_.exec("PRAGMA journal_mode=DELETE");
   } catch (...) {
   }
 }

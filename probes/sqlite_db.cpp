@@ -1,5 +1,9 @@
 #include "sqlite_db.h"
 
+#include <sys/stat.h>
+
+#include <cstdio>
+
 namespace ddpscope::probes {
 
 void throw_sqlite_error(int rc, const char* sqlite_message, const std::string& path,
@@ -32,10 +36,40 @@ namespace {
 const int g_memstatus_off = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }  // namespace
 
+namespace {
+// `path` as an SQLite file: URI (RFC 3986: '%', '?' and '#' must be escaped).
+std::string file_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (const unsigned char c : path) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7f) {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      uri += hex;
+    } else {
+      uri += static_cast<char>(c);
+    }
+  }
+  return uri;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+}  // namespace
+
 SqliteDb::SqliteDb(const std::string& path, int flags) : path_(path) {
   (void)g_memstatus_off;
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  // A reader of a run no writer holds (a writer in WAL mode always keeps the -wal file)
+  // opens it as immutable: no locks and no -wal or -shm created beside it, so a finished
+  // run reads from a read-only folder (an installed lesson, another user's run) and
+  // reading leaves the folder as it was.
+  const bool reader = (flags & SQLITE_OPEN_READONLY) != 0;
+  const int rc = reader && exists(path) && !exists(path + "-wal")
+                     ? sqlite3_open_v2((file_uri(path) + "?immutable=1").c_str(), &db,
+                                       flags | SQLITE_OPEN_URI, nullptr)
+                     : sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   db_.reset(db);
   if (rc != SQLITE_OK) {
     throw_sqlite_error(rc, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), path, "opening");

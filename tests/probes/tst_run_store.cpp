@@ -7,6 +7,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QDir>
 #include <QTemporaryDir>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -67,20 +68,56 @@ class TestRunStore : public QObject {
   std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
 
  private slots:
+  // WAL while the run is written (readers follow it), one self-contained file after.
   void testSchemaVersionAndWal() {
     const std::string file = path("schema.ddprun");
-    { RunStoreWriter w(file); }
+    const auto journal_mode = [&] {
+      SqliteDb db(file, SQLITE_OPEN_READONLY);
+      Statement mode = db.prepare("PRAGMA journal_mode");
+      return mode.step() ? mode.column_text(0) : std::string();
+    };
+    {
+      RunStoreWriter w(file);
+      QCOMPARE(journal_mode(), std::string("wal"));
+      QVERIFY(QFile::exists(QString::fromStdString(file + "-wal")));
+    }
+    QCOMPARE(journal_mode(), std::string("delete"));
+    QVERIFY(!QFile::exists(QString::fromStdString(file + "-wal")));
+    QVERIFY(!QFile::exists(QString::fromStdString(file + "-shm")));
     SqliteDb db(file, SQLITE_OPEN_READONLY);
     QCOMPARE(schema_version(db), kRunStoreSchemaVersion);
-    Statement mode = db.prepare("PRAGMA journal_mode");
-    QVERIFY(mode.step());
-    QCOMPARE(mode.column_text(0), std::string("wal"));
     QCOMPARE(db.query_int64("SELECT count(*) FROM kinds"), int64_t(kNumKinds));
     // The block-range index the views' queries go through (by rank, time and kind).
     QCOMPARE(db.query_int64("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = "
                             "'span_blocks_by_rank_time'"),
              int64_t(1));
     QCOMPARE(db.query_int64("PRAGMA page_size"), int64_t(16384));
+  }
+
+  // Reading a run writes nothing beside it, a run left in WAL mode (an older build's, or
+  // one a reader held open at the end) included: no -wal, no -shm, folder unchanged.
+  void testReadersWriteNothing() {
+    QTemporaryDir folder;
+    const std::string file = folder.filePath("old.ddprun").toStdString();
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp"})", 1, "none", "mlp"});
+      w.write(known_iteration(0));
+      w.end_run("finished");
+    }
+    {
+      SqliteDb db(file, SQLITE_OPEN_READWRITE);
+      db.exec("PRAGMA journal_mode=WAL");  // as an older build left its runs
+    }
+    const QStringList before = QDir(folder.path()).entryList(QDir::Files | QDir::Hidden);
+    QCOMPARE(before, QStringList{"old.ddprun"});
+    {
+      RunStoreReader reader(file);
+      QCOMPARE(reader.run().status, std::string("finished"));
+      QCOMPARE(reader.span_count(), int64_t{8});
+      QCOMPARE(QDir(folder.path()).entryList(QDir::Files | QDir::Hidden), before);  // while open
+    }
+    QCOMPARE(QDir(folder.path()).entryList(QDir::Files | QDir::Hidden), before);
   }
 
   void testEveryRecordReadsBack() {

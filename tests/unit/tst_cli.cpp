@@ -2,7 +2,11 @@
 // and a non-zero exit for bad arguments.
 #include <QtTest/QtTest>
 
+#include <unistd.h>
+
+#include <QDir>
 #include <QProcess>
+#include <QTemporaryDir>
 
 class TestCli : public QObject {
   Q_OBJECT
@@ -47,6 +51,31 @@ class TestCli : public QObject {
     QVERIFY2(out.contains("[##############################] 30/30"), qPrintable(out));
     QVERIFY2(!out.contains("iter 1/30"), qPrintable(out));  // no plain lines on a terminal
     QVERIFY2(out.contains("done: 30 iterations"), qPrintable(out));
+  }
+
+  // A finished run is one file that anyone who can read it can open: in a read-only
+  // folder, as another user (root runs this as 'nobody'), with nothing created beside it.
+  void testReadOnlyRunOpensForAnotherUser() {
+    QTemporaryDir dir;
+    const QString run_file = dir.filePath("shared.ddprun");
+    QCOMPARE(run({"train", "--iters", "3", "--batch", "8", "--out", run_file}).code, 0);
+    const QStringList files = QDir(dir.path()).entryList(QDir::Files | QDir::Hidden);
+    QCOMPARE(files, QStringList{"shared.ddprun"});  // no -wal, no -shm left by the writer
+    QVERIFY(QFile::setPermissions(run_file, QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther));
+    QVERIFY(QFile::setPermissions(dir.path(), QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup |
+                                                  QFile::ExeGroup | QFile::ReadOther | QFile::ExeOther));
+    QProcess p;
+    if (geteuid() == 0) {
+      p.start("runuser", {"-u", "nobody", "--", DDPSCOPE_CLI_PATH, "stats", "--summary", run_file});
+    } else {
+      p.start(DDPSCOPE_CLI_PATH, {"stats", "--summary", run_file});
+    }
+    QVERIFY(p.waitForFinished(60000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitCode() == 0, qPrintable(err));
+    QVERIFY(QString::fromUtf8(p.readAllStandardOutput()).contains("\"status\": \"finished\""));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), files);
+    QFile::setPermissions(dir.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
   }
 
   void testBadArguments_data() {
