@@ -108,15 +108,25 @@ MainWindow::~MainWindow() {
 void MainWindow::buildViews() {
   auto* splitter = new QSplitter(this);
   auto* runs = new QTableView(splitter);
+  m_runsView = runs;
   runs->setModel(m_runList);
   runs->setSelectionBehavior(QAbstractItemView::SelectRows);
   runs->setSelectionMode(QAbstractItemView::SingleSelection);
   runs->verticalHeader()->hide();
   runs->horizontalHeader()->setStretchLastSection(true);
-  connect(runs->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-          [this](const QModelIndex& current) {
-            if (current.isValid()) openRun(current.data(RunListModel::PathRole).toString());
+  // A run opens when the user selects its row (click, arrow keys). Not on the current row
+  // changing: the view makes its first row current when it first gets focus, which
+  // swapped the run the user had opened for another one.
+  connect(runs->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+          [this](const QItemSelection& selected) {
+            if (selected.indexes().isEmpty()) return;
+            const QString path = selected.indexes().first().data(RunListModel::PathRole).toString();
+            if (!m_run || QString::fromStdString(m_run->path) != path) openRun(path);
           });
+  // The list is re-read as runs come and go: keep the open run's row selected.
+  connect(m_runList, &QAbstractItemModel::modelReset, this, [this] {
+    if (m_run) selectInRunList(QString::fromStdString(m_run->path));
+  });
 
   m_tabs = new QTabWidget(splitter);
   m_summary =
@@ -313,6 +323,7 @@ bool MainWindow::openRun(const QString& path) {
   if (!m_job->isActive()) m_liveRun.clear();
   m_stalled = false;
   showRun(std::move(run), false);
+  selectInRunList(path);
   if (m_job->isActive() && !m_liveRun.isEmpty()) {
     statusBar()->showMessage(tr("%1: %2 spans. The job still runs: Run > Follow job returns to it")
                                  .arg(path)
@@ -321,6 +332,22 @@ bool MainWindow::openRun(const QString& path) {
     statusBar()->showMessage(tr("%1: %2 spans").arg(path).arg(m_run->span_count));
   }
   return true;
+}
+
+void MainWindow::selectInRunList(const QString& path) {
+  // Shows which run is open (current and selected) without reopening it.
+  const QSignalBlocker block(m_runsView->selectionModel());
+  const QString wanted = QFileInfo(path).absoluteFilePath();
+  for (int row = 0; row < m_runList->rowCount(); ++row) {
+    const QModelIndex index = m_runList->index(row, 0);
+    if (QFileInfo(index.data(RunListModel::PathRole).toString()).absoluteFilePath() == wanted) {
+      m_runsView->selectionModel()->setCurrentIndex(
+          index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+      m_runsView->viewport()->update();
+      return;
+    }
+  }
+  m_runsView->selectionModel()->clearSelection();
 }
 
 void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {

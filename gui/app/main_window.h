@@ -85,6 +85,7 @@ class MainWindow : public QMainWindow {
   void buildViews();
   void buildMenus();
   void showRun(std::shared_ptr<const RunData> run, bool live);
+  void selectInRunList(const QString& path);
   enum class Tab { Timeline, Overlap, Buckets, Graph, Messages, Hang, Other };
   Tab tabOf(int index) const;
   void refreshTab(Tab tab);
@@ -111,6 +112,7 @@ class MainWindow : public QMainWindow {
   TimelineView* m_timeline = nullptr;
   QComboBox* m_overlapRank = nullptr;
   QChartView* m_overlapChart = nullptr;
+  QTableView* m_runsView = nullptr;
   QTableView* m_overlapTable = nullptr;
   QComboBox* m_bucketRank = nullptr;
   QSpinBox* m_bucketIteration = nullptr;

@@ -96,6 +96,45 @@ class TestMainWindow : public QObject {
 
   // The send/recv view: one arrow per message between the workers' lifelines, filters,
   // hover and click describing a message.
+  // Issue 18, defect 1: focus and tab changes never change the open run. The run list's
+  // first focus made its first row current, which opened that run instead.
+  void testOpenRunStaysOpenThroughFocusAndTabs() {
+    QTemporaryDir folder;
+    testing::write_test_run(folder.filePath("one.ddprun").toStdString(), 2, 3);
+    testing::write_test_run(folder.filePath("two.ddprun").toStdString(), 2, 6);
+    MainWindow window(folder.path());
+    QCOMPARE(window.runList()->rowCount(), 2);
+    // The run the user opens (as `ddpscope FILE` does, before the window shows) is the
+    // list's second row: the first focus made the first row current.
+    const QString first = window.runList()->index(0, 0).data(RunListModel::PathRole).toString();
+    const QString mine = window.runList()->index(1, 0).data(RunListModel::PathRole).toString();
+    QVERIFY(window.openRun(mine));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const auto open_path = [&] { return QString::fromStdString(window.currentRun()->path); };
+    QCOMPARE(open_path(), mine);
+    auto* list = window.findChild<QTableView*>();  // the run list is the first table view
+    QVERIFY(list && list->model() == window.runList());
+    QApplication::setActiveWindow(&window);
+    list->setFocus(Qt::TabFocusReason);
+    QFocusEvent focus_in(QEvent::FocusIn, Qt::TabFocusReason);
+    QApplication::sendEvent(list, &focus_in);
+    QApplication::processEvents();
+    QCOMPARE(open_path(), mine);
+    for (int tab = 0; tab < window.tabs()->count(); ++tab) {
+      window.tabs()->setCurrentIndex(tab);
+      QApplication::processEvents();
+    }
+    window.activateWindow();
+    QApplication::processEvents();
+    QCOMPARE(open_path(), mine);
+    QVERIFY(window.windowTitle().contains(QFileInfo(mine).fileName()));
+    // The open run's row is the selected one; choosing the other row opens it.
+    QCOMPARE(list->currentIndex().row(), 1);
+    list->selectRow(0);
+    QCOMPARE(open_path(), first);
+  }
+
   void testMessagesTabDrawsTheSendRecvPairs() {
     QTemporaryDir folder;
     const QString file = folder.filePath("rpc.ddprun");
