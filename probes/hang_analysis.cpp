@@ -1,6 +1,7 @@
 #include "hang_analysis.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -129,7 +130,97 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
   return st;
 }
 
+// Where a rank stands, for the verdict: "in iteration 20 (after forward), last event
+// 'injected stall' at 12.4 s".
+std::string position_text(const RankHangState& st, int64_t start_ns) {
+  const int64_t at_ns = st.last_event_ns - start_ns;
+  char at[32];
+  if (at_ns < 1'000'000'000) {
+    std::snprintf(at, sizeof at, "%.0f ms", static_cast<double>(at_ns) / 1e6);
+  } else {
+    std::snprintf(at, sizeof at, "%.1f s", static_cast<double>(at_ns) / 1e9);
+  }
+  return detail::concat("in iteration ", st.current_iteration, " (", st.phase, "), last event ",
+                        st.last_event, " at ", at, " into the run");
+}
+
+std::string first_sentence(const std::string& text) {
+  const size_t end = text.find(". ");
+  std::string s = end == std::string::npos ? text : text.substr(0, end);
+  constexpr size_t kMax = 200;
+  return s.size() > kMax ? s.substr(0, kMax) + "..." : s;
+}
+
+void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
+  const auto state_of = [&](int rank) -> const RankHangState* {
+    for (const auto& st : report.ranks)
+      if (st.rank == rank) return &st;
+    return nullptr;
+  };
+  std::string culprit, reporter;
+  if (report.dead_rank >= 0) {
+    report.culprits = {report.dead_rank};
+    const auto [rank, signal] = dead_rank_of(run.message);
+    culprit = detail::concat("Rank ", rank, " died (", signal, ")");
+    if (const RankHangState* st = state_of(rank))
+      culprit += detail::concat(" ", position_text(*st, start_ns));
+    std::vector<int> waiting;
+    for (const auto& st : report.ranks)
+      if (st.rank != rank && st.blocked_in) waiting.push_back(st.rank);
+    if (!waiting.empty()) culprit += detail::concat("; rank(s) ", list_text(waiting), " were waiting in a collective");
+    culprit += ".";
+  } else {
+    // The collective that some rank waits in and some other rank never started.
+    for (const auto& st : report.ranks) {
+      if (!st.blocked_in) continue;
+      std::vector<int> absent;
+      for (const auto& other : report.ranks)
+        if (other.rank != st.rank && other.latest_seq < st.blocked_in->seq) absent.push_back(other.rank);
+      if (absent.empty()) continue;
+      report.culprits = absent;
+      std::vector<int> waiting;
+      for (const auto& w : report.ranks)
+        if (w.blocked_in && w.blocked_in->seq == st.blocked_in->seq) waiting.push_back(w.rank);
+      culprit = detail::concat("Rank", absent.size() > 1 ? "s " : " ", list_text(absent), " never entered ",
+                               st.blocked_in->op, " #", st.blocked_in->seq, ", which rank",
+                               waiting.size() > 1 ? "s " : " ", list_text(waiting), " waited in");
+      for (int r : absent) {
+        if (const RankHangState* a = state_of(r))
+          culprit += detail::concat("; rank ", r, " was ", position_text(*a, start_ns));
+      }
+      culprit += ".";
+      break;
+    }
+  }
+  if (run.status == "failed") {
+    const int reported_by = run.failed_rank;
+    const bool same = report.culprits.size() == 1 && report.culprits.front() == reported_by;
+    if (!culprit.empty() && reported_by >= 0 && !same) {
+      reporter = detail::concat(" Rank ", reported_by, " reported it: ", first_sentence(run.message), ".");
+    } else if (culprit.empty() && reported_by >= 0) {
+      culprit = detail::concat("Rank ", reported_by, " failed: ", first_sentence(run.message), ".");
+      report.culprits = {reported_by};
+    }
+  }
+  report.verdict = culprit + reporter;
+  if (!report.verdict.empty()) report.findings.insert(report.findings.begin(), report.verdict);
+}
+
 }  // namespace
+
+std::pair<int, std::string> dead_rank_of(const std::string& message) {
+  // mpirun: "... process rank 1 with PID 0 on node vm exited on signal 9 (Killed)."
+  const size_t at = message.find("process rank ");
+  if (at == std::string::npos) return {-1, {}};
+  int rank = -1, signal = -1;
+  char name[64] = {};
+  const char* text = message.c_str() + at;
+  if (std::sscanf(text, "process rank %d with PID %*d on node %*s exited on signal %d (%63[^)])", &rank,
+                  &signal, name) < 2) {
+    return {-1, {}};
+  }
+  return {rank, name[0] ? detail::concat("signal ", signal, ", ", name) : detail::concat("signal ", signal)};
+}
 
 HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   HangReport report;
@@ -146,12 +237,14 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
     report.latest_event_ns = std::max(report.latest_event_ns, report.ranks.back().last_event_ns);
   }
   report.now_ns = now_ns > 0 ? now_ns : report.latest_event_ns;
+  const RunRow run_row = run.run();
+  report.dead_rank = run_row.status == "failed" ? dead_rank_of(run_row.message).first : -1;
   auto& f = report.findings;
   int64_t top_seq = -1;
   for (const auto& st : report.ranks)
     top_seq = std::max(top_seq, st.latest_seq);
   for (const auto& st : report.ranks) {
-    if (!st.blocked_in) continue;
+    if (!st.blocked_in || st.rank == report.dead_rank) continue;  // the dead wait for nothing
     const auto& c = *st.blocked_in;
     std::vector<int> behind;
     for (const auto& other : report.ranks) {
@@ -192,6 +285,7 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
         "no rank is waiting in a collective, and every rank's latest event is less than 2 s "
         "old");
   }
+  add_verdict(report, run_row, run.time_range().first);
   return report;
 }
 

@@ -45,7 +45,18 @@ struct HangReport {
   int64_t now_ns = 0;           // the time ages are measured from
   // Plain-language diagnosis: who waits for whom, in which collective.
   std::vector<std::string> findings;
+  // The first thing to read, as PyTorch's flight-recorder analysis puts it: the culprit
+  // (the rank or ranks that never entered the collective the others wait in, with what
+  // they did last, or a rank that died, with its signal), then who reported the
+  // failure. Empty when no rank is to blame. It is also findings' first line.
+  std::string verdict;
+  std::vector<int> culprits;
+  int dead_rank = -1;  // a rank the launcher saw die by a signal
 };
+
+// The rank and signal of "process rank 1 with PID 0 on node h exited on signal 9
+// (Killed)" (mpirun's words in a failed run's message); {-1, ""} when there are none.
+std::pair<int, std::string> dead_rank_of(const std::string& message);
 
 // now_ns: the current CLOCK_MONOTONIC time of the collector's host (live runs); 0 uses
 // the latest event of the run (finished or failed runs).

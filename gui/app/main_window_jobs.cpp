@@ -92,8 +92,15 @@ void MainWindow::updateHang(bool stalled) {
   QString headline;
   bool alarm = false;
   if (stalled) {
-    headline = tr("No progress for %1 s: the job looks hung. Where each rank stands:")
-                   .arg((report.now_ns - report.latest_event_ns) / 1e9, 0, 'f', 0);
+    headline = tr("No progress for %1 s: the job looks hung. %2Where each rank stands:")
+                   .arg((report.now_ns - report.latest_event_ns) / 1e9, 0, 'f', 0)
+                   .arg(report.verdict.empty() ? QString()
+                                               : QString::fromStdString(report.verdict) + QLatin1Char(' '));
+    alarm = true;
+  } else if (m_run->run.status == "failed" && !report.verdict.empty()) {
+    // The culprit first (who never arrived, or died), then who reported it: the same
+    // words as `ddpscope-cli hang`.
+    headline = tr("%1 Where each rank stood at the end:").arg(QString::fromStdString(report.verdict));
     alarm = true;
   } else if (m_run->run.status == "failed") {
     headline = tr("The run failed%1: %2. Where each rank stood at the end:")

@@ -182,9 +182,13 @@ Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
   const probes::RunRow r = run.run();
   if (!l.steps.empty() && r.status != "finished" && r.status != "running") {
     l.verdict.push_back("The job " + r.status + (r.message.empty() ? "." : ": " + r.message));
-    // The first finding says who waits for whom; the rest detail each rank.
+    // The verdict names the culprit; the finding after it says who waits for whom.
     const auto findings = probes::analyze_hang(run).findings;
-    if (!findings.empty()) l.verdict.push_back("The hang view's verdict: " + findings.front());
+    if (!findings.empty()) {
+      std::string text = "The hang view's verdict: " + findings.front();
+      if (findings.size() > 1) text += " Then: " + findings[1] + ".";
+      l.verdict.push_back(text);
+    }
     LessonStep v;
     v.kind = StepKind::Verdict;
     v.rank = rank;

@@ -285,6 +285,14 @@ class TestRunFiles : public QObject {
     QCOMPARE(rank1, shipped);
     QCOMPARE(int64_t(store.spans({.rank = 1}).size()), shipped);
     QCOMPARE(int(store.spans({.kinds = {Kind::Iteration}, .rank = 1}).size()), 7);
+    // The dead rank is reported dead, with its signal, not as waiting in a collective.
+    const HangReport report = analyze_hang(store);
+    QCOMPARE(report.dead_rank, 1);
+    QCOMPARE(report.culprits, std::vector<int>{1});
+    QVERIFY2(QString::fromStdString(report.verdict).startsWith("Rank 1 died (signal 9, Killed) in iteration 8"),
+             report.verdict.c_str());
+    for (const std::string& line : report.findings)
+      QVERIFY2(line.rfind("rank 1 waits in", 0) != 0, line.c_str());
   }
 
   // Rank 1 stalls before its backward; rank 0 waits in the bucket's allreduce until the
@@ -315,14 +323,25 @@ class TestRunFiles : public QObject {
     QVERIFY(stalled.params_total == 6);
     QCOMPARE(int64_t(stalled.missing_grads.size()), stalled.params_total);
     QCOMPARE(int(stalled.buckets_waiting_for_grads.size()), 1);
-    QVERIFY2(QString::fromStdString(report.findings.at(0))
+    // The verdict names the culprit first (rank 1 never arrived, and what it did last),
+    // then the rank that reported the timeout; the CLI's first line says the same.
+    const QString verdict = QString::fromStdString(report.verdict);
+    QCOMPARE(report.culprits, std::vector<int>{1});
+    QVERIFY2(verdict.startsWith(QStringLiteral("Rank 1 never entered allreduce #%1, which rank 0 waited in; "
+                                               "rank 1 was in iteration 4 (after forward), last event ")
+                                    .arg(waiting.blocked_in->seq)) &&
+                 verdict.contains("injected stall") && verdict.contains(". Rank 0 reported it: timeout"),
+             qPrintable(verdict));
+    QCOMPARE(report.findings.at(0), report.verdict);
+    QVERIFY2(QString::fromStdString(report.findings.at(1))
                  .startsWith(
                      QStringLiteral("rank 0 waits in allreduce #%1").arg(waiting.blocked_in->seq)),
-             report.findings.at(0).c_str());
+             report.findings.at(1).c_str());
     QVERIFY(
-        QString::fromStdString(report.findings.at(0)).contains("rank(s) 1 have not started it"));
+        QString::fromStdString(report.findings.at(1)).contains("rank(s) 1 have not started it"));
     const Result text = run({"hang", QString::fromStdString(path)});
     QCOMPARE(text.code, 0);
+    QCOMPARE(text.out.section('\n', 0, 0), verdict);
     QVERIFY2(text.out.contains("rank 1 is in iteration 4 (after forward)"), qPrintable(text.out));
   }
 
