@@ -197,6 +197,8 @@ void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
     const bool same = report.culprits.size() == 1 && report.culprits.front() == reported_by;
     if (!culprit.empty() && reported_by >= 0 && !same) {
       reporter = detail::concat(" Rank ", reported_by, " reported it: ", first_sentence(run.message), ".");
+    } else if (!culprit.empty() && same && report.dead_rank < 0) {
+      reporter = detail::concat(" It failed: ", first_sentence(run.message), ".");
     } else if (culprit.empty() && reported_by >= 0) {
       culprit = detail::concat("Rank ", reported_by, " failed: ", first_sentence(run.message), ".");
       report.culprits = {reported_by};

@@ -70,9 +70,11 @@ int run_export(const std::string& path, const std::string& chrome) {
   return 0;
 }
 
-int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::LaunchOptions& launch) {
+// The checks a launch makes before anything starts, without starting anything: what the
+// desktop app runs before it launches a job, so a bad option is refused with the CLI's
+// own words.
+void check_launch(ddpscope::apps::TrainOptions& options, const ddpscope::apps::LaunchOptions& launch) {
   using namespace ddpscope::apps;
-  const int64_t log_every = launch.log_every;
   DDPSCOPE_CHECK(!options.remote_embedding || launch.np >= 2,
                  "--remote-embedding needs a parameter server and at least one trainer: add --np 2 "
                  "or more (--np 3: one server, two DDP trainers)");
@@ -80,11 +82,25 @@ int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::Launch
                  "--remote-embedding runs on the CPU (mpi backend); drop --backend ", launch.backend);
   if (launch.np > 0) {
     validate_and_complete(options);  // fail here, not in N ranks at once
-    return JobLauncher(launch).run(options, progress_style(launch.progress));
+    JobLauncher checks(launch);      // its constructor checks the launch itself
+    return;
   }
   DDPSCOPE_CHECK(launch.backend == "mpi" && launch.hostfile.empty(),
                  "--backend and --hostfile apply to multi-rank jobs; add --np N");
   validate_and_complete(options);
+}
+
+int check_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::LaunchOptions& launch) {
+  check_launch(options, launch);
+  std::printf("ok\n");
+  return 0;
+}
+
+int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::LaunchOptions& launch) {
+  using namespace ddpscope::apps;
+  const int64_t log_every = launch.log_every;
+  check_launch(options, launch);
+  if (launch.np > 0) return JobLauncher(launch).run(options, progress_style(launch.progress));
   // The claim outlives the session (declared first): closing its descriptor must come
   // after SQLite's own, or it would drop SQLite's locks on the file.
   std::unique_ptr<ddpscope::probes::RunFileClaim> claim;
@@ -147,6 +163,10 @@ int main(int argc, char** argv) {
   ddpscope::apps::LaunchOptions launch;
   CLI::App* train = app.add_subcommand("train", "Train a model and show progress");
   ddpscope::apps::add_train_options(*train, options, launch);
+  bool check_only = false;
+  train->add_flag("--check", check_only,
+                  "Check the options (the same checks as a launch) and exit: 0 and 'ok' when "
+                  "they are valid; nothing runs and no file is written");
   std::string run_path, chrome_path;
   CLI::App* stats = app.add_subcommand("stats", "Print a run's overlap analysis as JSON");
   stats->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
@@ -214,6 +234,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
+    if (train->parsed() && check_only) return check_train(options, launch);
     if (train->parsed()) return run_train(options, launch);
     if (stats->parsed()) return run_stats(run_path, summary_only);
     if (hang->parsed()) return run_hang(run_path);

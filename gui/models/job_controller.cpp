@@ -61,6 +61,25 @@ bool JobController::start(const LaunchConfig& config, const QString& runFile, QS
     *error = tr("ddpscope-cli was not found next to the app or on PATH; set DDPSCOPE_CLI");
     return false;
   }
+  // A dry parse of the very arguments the job gets (extra arguments included): a bad one
+  // is refused here in the CLI's own words, before any process starts.
+  {
+    QProcess check;
+    check.start(m_cli, trainArguments(config, runFile) << QStringLiteral("--check"));
+    if (!check.waitForFinished(kCheckTimeoutMs)) {
+      check.kill();
+      check.waitForFinished();
+      *error = tr("checking the job's options took more than %1 s").arg(kCheckTimeoutMs / 1000);
+      return false;
+    }
+    if (check.exitStatus() != QProcess::NormalExit || check.exitCode() != 0) {
+      QString why = QString::fromUtf8(check.readAllStandardError()).trimmed();
+      if (why.startsWith(QLatin1String("error:"))) why = why.mid(6).trimmed();
+      why.replace(QLatin1Char('\n'), QLatin1Char(' '));
+      *error = why.isEmpty() ? tr("ddpscope-cli refused the options (exit code %1)").arg(check.exitCode()) : why;
+      return false;
+    }
+  }
   delete m_process;
   m_process = new QProcess(this);
   m_pending[0].clear();
@@ -70,6 +89,7 @@ bool JobController::start(const LaunchConfig& config, const QString& runFile, QS
   m_failedRank = -1;
   m_message.clear();
   m_lastError.clear();
+  m_stderrTail.clear();
   m_stopRequested = false;
   m_runFile = config.probes ? runFile : QString();
   connect(m_process, &QProcess::readyReadStandardOutput, this,
@@ -111,6 +131,12 @@ void JobController::handleLine(const QString& line, bool fromStderr) {
   static const QString prefix = QStringLiteral("@ddpscope ");
   if (!line.startsWith(prefix)) {
     if (fromStderr && line.startsWith(QLatin1String("error:"))) m_lastError = line.mid(6).trimmed();
+    // The last lines the job wrote to stderr: what a failure without an 'error:' line
+    // (an argument parser's complaint, mpirun's) shows the user.
+    if (fromStderr && !line.trimmed().isEmpty()) {
+      m_stderrTail << line.trimmed();
+      if (m_stderrTail.size() > kStderrTailLines) m_stderrTail.removeFirst();
+    }
     emit outputLine(line);
     return;
   }
@@ -149,6 +175,7 @@ void JobController::onFinished(int exitCode, QProcess::ExitStatus status) {
     } else if (m_message.isEmpty()) {
       m_message = status == QProcess::CrashExit ? tr("ddpscope-cli crashed")
                                                 : tr("the job exited with code %1").arg(exitCode);
+      if (!m_stderrTail.isEmpty()) m_message += QStringLiteral(": ") + m_stderrTail.join(QLatin1Char(' '));
     }
   }
   emit finished(m_state, m_message);

@@ -62,6 +62,9 @@ class JobController : public QObject {
   int m_iteration = 0, m_total = 0, m_failedRank = -1;
   bool m_stopRequested = false;
   QString m_message, m_lastError;
+  static constexpr int kStderrTailLines = 4;
+  static constexpr int kCheckTimeoutMs = 20000;
+  QStringList m_stderrTail;
   QByteArray m_pending[2];  // partial lines of stdout and stderr
 };
 

@@ -287,8 +287,29 @@ class TestLiveJob : public QObject {
              qPrintable(window.job()->message()));
     QCOMPARE(currentTab(window), QString("Hang"));
     QVERIFY(window.monitor()->statusLabel()->text().contains("rank 1"));
-    // The culprit first, in the CLI's words.
-    QTRY_VERIFY_WITH_TIMEOUT(window.hangView()->headline().startsWith("Rank 1 failed: "), 10000);
+    // The culprit first, with why it failed (the injected fault), in the CLI's words.
+    QTRY_VERIFY2_WITH_TIMEOUT(window.hangView()->headline().startsWith("Rank 1 ") &&
+                                  window.hangView()->headline().contains("injected fault"),
+                              qPrintable(window.hangView()->headline()), 10000);
+  }
+
+  // Issue 18, defect 6: a launch with a bad option is refused before anything starts, in
+  // the CLI's own words (before: the job started and "exited with code 109").
+  void testFailedLaunchShowsTheCliMessage() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    LaunchConfig c = smallJob(5);
+    c.extraArguments = QStringLiteral("--bogus-flag 3");
+    QString error;
+    QVERIFY(!window.launchJob(c, &error));
+    QVERIFY2(error.contains("The following arguments were not expected") && error.contains("--bogus-flag"),
+             qPrintable(error));
+    QVERIFY(!window.job()->isActive());
+    // An option the parser takes but the checks refuse is caught too.
+    c.extraArguments = QStringLiteral("--data-path /etc/hostname");
+    QVERIFY(!window.launchJob(c, &error));
+    QVERIFY2(error.startsWith("--data-path reads a digits file"), qPrintable(error));
+    QVERIFY(!window.job()->isActive());
   }
 };
 
