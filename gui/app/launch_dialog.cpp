@@ -7,9 +7,11 @@
 #include <QFileDialog>
 #include <QGridLayout>
 #include <QHBoxLayout>
+#include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -89,7 +91,11 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   auto* load = m_buttons->addButton(tr("Load preset..."), QDialogButtonBox::ActionRole);
   layout->addWidget(m_buttons);
   connect(m_buttons, &QDialogButtonBox::accepted, this, [this] {
-    if (canLaunch()) accept();
+    if (!canLaunch()) return;
+    // The next dialog opens with what was launched last (the user's settings).
+    QSettings().setValue(kLastConfigKey,
+                         QString::fromUtf8(QJsonDocument(toJson(config())).toJson(QJsonDocument::Compact)));
+    accept();
   });
   connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
   connect(save, &QPushButton::clicked, this, [this] {
@@ -114,6 +120,14 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   for (QCheckBox* c : {m_findUnused, m_bucketView, m_staticGraph, m_probes})
     connect(c, &QCheckBox::toggled, this, &LaunchDialog::revalidate);
   revalidate();
+  // Reopened, the dialog shows the last launched job's values, not the defaults.
+  const QString last = QSettings().value(kLastConfigKey).toString();
+  if (!last.isEmpty()) {
+    QString error;
+    const LaunchConfig remembered =
+        launchConfigFromJson(QJsonDocument::fromJson(last.toUtf8()).object(), &error);
+    if (error.isEmpty()) setConfig(remembered);
+  }
 }
 
 QLabel* LaunchDialog::addRow(const QString& field, const QString& label, QWidget* editor) {

@@ -24,6 +24,8 @@ class LaunchDialog : public QDialog {
   Q_OBJECT
 
  public:
+  // QSettings key of the last launched job's config (JSON).
+  static constexpr const char* kLastConfigKey = "launch/last";
   explicit LaunchDialog(QWidget* parent = nullptr);
 
   LaunchConfig config() const;

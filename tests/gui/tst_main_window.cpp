@@ -39,7 +39,13 @@ using namespace ddpscope::gui;
 class TestMainWindow : public QObject {
   Q_OBJECT
 
+  QTemporaryDir m_config;
+
  private slots:
+  // The app's settings (the launch dialog's last job) go to a folder of the test's own,
+  // never the user's ~/.config, and start empty.
+  void initTestCase() { qputenv("XDG_CONFIG_HOME", m_config.path().toUtf8()); }
+
   void testOpensARunAndFillsTheViews() {
     QTemporaryDir folder;
     const QString file = folder.filePath("job.ddprun");
@@ -399,6 +405,30 @@ class TestMainWindow : public QObject {
     QVERIFY2(window.hangView()->headline().contains("failed"),
              qPrintable(window.hangView()->headline()));
     QCOMPARE(window.hangView()->table()->rowCount(), 2);
+  }
+
+  // Issue 18, defect 6: reopened, the launch dialog shows the last launched job's values.
+  void testLaunchDialogRemembersTheLastJob() {
+    QSettings().remove(LaunchDialog::kLastConfigKey);
+    {
+      LaunchDialog fresh;
+      QCOMPARE(fresh.config().worldSize, LaunchConfig{}.worldSize);
+      fresh.worldSizeBox()->setValue(3);
+      fresh.extraArgumentsEdit()->setText("--lr 0.01");
+      QPushButton* launch = nullptr;
+      for (QPushButton* b : fresh.findChildren<QPushButton*>())
+        if (b->text() == "Launch") launch = b;
+      QVERIFY(launch);
+      launch->click();
+      QCOMPARE(fresh.result(), int(QDialog::Accepted));
+    }
+    LaunchDialog reopened;
+    QCOMPARE(reopened.config().worldSize, 3);
+    QCOMPARE(reopened.config().extraArguments, QString("--lr 0.01"));
+    LaunchDialog cancelled;  // a cancelled dialog changes nothing
+    cancelled.worldSizeBox()->setValue(4);
+    cancelled.reject();
+    QCOMPARE(LaunchDialog().config().worldSize, 3);
   }
 
   void testLaunchDialogExplainsBadInputAndKeepsPresets() {
