@@ -10,7 +10,9 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 #include <QValueAxis>
+#include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 namespace ddpscope::gui {
 
@@ -71,23 +73,46 @@ QLineSeries* LiveMonitor::seriesFor(Chart& chart, int key, const QString& name) 
   return s;
 }
 
-void LiveMonitor::fit(Chart& chart) {
-  double x0 = 0, x1 = 1, y0 = 0, y1 = 0;
-  bool any = false;
-  for (const auto& [key, s] : chart.series) {
-    for (const QPointF& p : s->points()) {
-      if (!std::isfinite(p.y())) continue;
-      x0 = any ? std::min(x0, p.x()) : p.x();
-      x1 = any ? std::max(x1, p.x()) : p.x();
-      y0 = any ? std::min(y0, p.y()) : p.y();
-      y1 = any ? std::max(y1, p.y()) : p.y();
-      any = true;
+AxisFit fit_axes(const std::vector<QPointF>& points, bool clip_outliers) {
+  AxisFit f;
+  std::vector<double> ys;
+  for (const QPointF& p : points) {
+    if (!std::isfinite(p.y())) continue;
+    f.x1 = std::max(f.x1, p.x());
+    ys.push_back(p.y());
+  }
+  if (ys.empty()) return f;
+  std::sort(ys.begin(), ys.end());
+  // Every quantity charted here is >= 0 (loss, samples/s, ms, a ratio): the axis starts
+  // at 0, so a bar's height reads as its value and no axis shows "-0.02".
+  f.y1 = ys.back() * 1.05;
+  if (clip_outliers && ys.size() >= 20) {
+    // One 25 s spike must not flatten a chart of 200 ms iterations: the axis ends a
+    // little above the 95th percentile, and the points above it are counted.
+    const double p95 = ys[ys.size() * 95 / 100];
+    if (ys.back() > 2 * p95 && p95 > 0) {
+      f.y1 = p95 * 1.5;
+      f.clipped = static_cast<int>(ys.end() - std::upper_bound(ys.begin(), ys.end(), f.y1));
+      f.max = ys.back();
     }
   }
-  if (!any) return;
-  const double pad = (y1 - y0) * 0.05 + 1e-9;
-  chart.x->setRange(x0, std::max(x1, x0 + 1));
-  chart.y->setRange(std::min(0.0, y0 - pad), y1 + pad);
+  if (f.y1 <= 0) f.y1 = 1;
+  return f;
+}
+
+void LiveMonitor::fit(Chart& chart, bool clipOutliers) {
+  std::vector<QPointF> points;
+  for (const auto& [key, s] : chart.series) {
+    const auto list = s->points();
+    points.insert(points.end(), list.begin(), list.end());
+  }
+  const AxisFit f = fit_axes(points, clipOutliers);  // no points: 0..1 both ways
+  chart.x->setRange(0, std::max(f.x1, 1.0));
+  chart.x->applyNiceNumbers();  // round ticks: 0, 50, 100, not 9.7, 19.4
+  chart.y->setRange(0, f.y1);
+  chart.y->applyNiceNumbers();
+  chart.clipped = f.clipped;
+  chart.clippedMax = f.max;
 }
 
 void LiveMonitor::setProgress(int iteration, int total, double loss, double rate) {
@@ -105,7 +130,7 @@ void LiveMonitor::setStatus(const QString& text, bool running) {
   m_stop->setEnabled(running);
 }
 
-void LiveMonitor::setRun(const RunData& run) {
+void LiveMonitor::setRun(const RunData& run, bool live) {
   // Rebuilt from the whole run each time: replace() swaps a series' points at once.
   std::map<int, QList<QPointF>> loss, rate, iterationMs, overlap;
   for (const auto& m : run.metrics) {
@@ -124,7 +149,7 @@ void LiveMonitor::setRun(const RunData& run) {
     for (auto& [key, list] : points) {
       seriesFor(chart, key, perRank ? tr("rank %1").arg(key) : name)->replace(list);
     }
-    fit(chart);
+    fit(chart, &chart == &m_iterationMs);
   };
   show(m_loss, loss, false, tr("loss (mean over ranks)"));
   m_loss.view->chart()->setTitle(
@@ -133,7 +158,30 @@ void LiveMonitor::setRun(const RunData& run) {
           : tr("Loss: not finite from iteration %1 on (see Summary)").arg(run.nonfinite_loss_iteration));
   show(m_rate, rate, false, tr("samples/s (all ranks)"));
   show(m_iterationMs, iterationMs, true, {});
+  m_iterationMs.view->chart()->setTitle(
+      m_iterationMs.clipped == 0
+          ? tr("Iteration time per rank")
+          : tr("Iteration time per rank · %n point(s) above the axis, the largest %1 ms", "",
+               m_iterationMs.clipped)
+                .arg(m_iterationMs.clippedMax, 0, 'f', 1));
   show(m_overlap, overlap, true, {});
+  // The bar agrees with the charts: the last iteration recorded, of the job's total.
+  int last = 0;  // as the status line counts it: the analysis' iterations, or the losses
+  for (const auto& it : run.analysis.iterations)
+    last = std::max(last, static_cast<int>(it.iteration));
+  for (const auto& m : run.metrics)
+    if (m.name == "loss") last = std::max(last, static_cast<int>(m.iteration));
+  // Live, the job's own progress lines lead the file: the bar only moves forward.
+  if (!live || last > m_progress->value()) {
+    int total = last;
+    try {
+      total = std::max(total, nlohmann::json::parse(run.run.config_json).value("iters", last));
+    } catch (const nlohmann::json::exception&) {
+    }
+    if (live) total = std::max(total, m_progress->maximum());
+    m_progress->setRange(0, std::max(total, 1));
+    m_progress->setValue(last);
+  }
 }
 
 void LiveMonitor::clear() {
@@ -142,6 +190,16 @@ void LiveMonitor::clear() {
       s->clear();
   }
   m_progress->setValue(0);
+}
+
+QValueAxis* LiveMonitor::axis(const QString& chart, Qt::Orientation o) const {
+  const Chart* c = chart == QLatin1String("loss")        ? &m_loss
+                   : chart == QLatin1String("samples")   ? &m_rate
+                   : chart == QLatin1String("iteration") ? &m_iterationMs
+                   : chart == QLatin1String("overlap")   ? &m_overlap
+                                                         : nullptr;
+  if (!c) return nullptr;
+  return o == Qt::Horizontal ? c->x : c->y;
 }
 
 int LiveMonitor::pointCount(const QString& chart) const {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <QWidget>
+#include <QPointF>
 #include <map>
+#include <vector>
 
 #include "run_data.h"
 
@@ -18,6 +20,16 @@ class QValueAxis;
 
 namespace ddpscope::gui {
 
+// The axes of a chart of non-negative values: x and y from 0, y to a little above the
+// largest value, or with `clip_outliers` (20 points or more, the largest over twice the
+// 95th percentile) to 1.5 times the 95th percentile, counting the points above it.
+struct AxisFit {
+  double x1 = 1, y1 = 1;
+  int clipped = 0;
+  double max = 0;
+};
+AxisFit fit_axes(const std::vector<QPointF>& points, bool clip_outliers);
+
 class LiveMonitor : public QWidget {
   Q_OBJECT
 
@@ -26,7 +38,9 @@ class LiveMonitor : public QWidget {
 
   void setProgress(int iteration, int total, double loss, double samplesPerSecond);
   void setStatus(const QString& text, bool running);
-  void setRun(const RunData& run);  // redraws the charts from the run's metrics
+  // Redraws the charts from the run's metrics; the bar shows its last iteration of the
+  // job's total (live: never behind the job's own progress).
+  void setRun(const RunData& run, bool live = false);
   void clear();
 
   QProgressBar* progressBar() const { return m_progress; }
@@ -34,12 +48,15 @@ class LiveMonitor : public QWidget {
   QLabel* statusLabel() const { return m_status; }
   // Points on the charts: loss, samples/s, iteration times, overlap ratios.
   int pointCount(const QString& chart) const;
+  QValueAxis* axis(const QString& chart, Qt::Orientation o) const;
 
  signals:
   void stopRequested();
 
  private:
   struct Chart {
+    int clipped = 0;          // points above the y axis (outliers)
+    double clippedMax = 0;    // the largest of them
     QChartView* view = nullptr;
     QValueAxis* x = nullptr;
     QValueAxis* y = nullptr;
@@ -47,7 +64,7 @@ class LiveMonitor : public QWidget {
   };
   Chart makeChart(const QString& title, const QString& yTitle);
   QLineSeries* seriesFor(Chart& chart, int key, const QString& name);
-  static void fit(Chart& chart);
+  static void fit(Chart& chart, bool clipOutliers);
 
   QProgressBar* m_progress;
   QLabel* m_status;

@@ -357,7 +357,7 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   m_run = std::move(run);
   setWindowTitle(QStringLiteral("ddpscope — %1%2")
                      .arg(QFileInfo(QString::fromStdString(m_run->path)).fileName(),
-                          live ? tr(" (live)") : QString()));
+                          live && m_job->isActive() ? tr(" (live)") : QString()));
   const int overlapRank = m_overlapRank->currentIndex();
   const int bucketRank = m_bucketRank->currentIndex();
   const int bucketIteration = m_bucketIteration->value();
@@ -384,7 +384,7 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   }
   showSummary();
   // The charts show any run's metrics: live as it grows, or a finished file's curves.
-  m_monitor->setRun(*m_run);
+  m_monitor->setRun(*m_run, live);
   if (!live && !m_job->isActive()) {
     m_monitor->setStatus(
         tr("%1: %2 iterations recorded (%3)")

@@ -69,6 +69,9 @@ void MainWindow::stopJob() {
 
 void MainWindow::onJobFinished(JobController::State state, const QString& message) {
   if (m_following) m_live->stop();  // one last reload shows the final state
+  if (m_run) {  // the title follows the job: no longer "(live)"
+    setWindowTitle(QStringLiteral("ddpscope — %1").arg(QFileInfo(QString::fromStdString(m_run->path)).fileName()));
+  }
   m_runList->refresh();
   switch (state) {
     case JobController::State::Finished:

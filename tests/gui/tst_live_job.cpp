@@ -179,6 +179,7 @@ class TestLiveJob : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(window.currentRun()->run.status, std::string("finished"), 10000);
     QCOMPARE(window.monitor()->progressBar()->value(), 5000);
     QVERIFY(window.monitor()->statusLabel()->text().startsWith("finished"));
+    QVERIFY2(!window.windowTitle().contains("(live)"), qPrintable(window.windowTitle()));  // follows the job
     QCOMPARE(window.runList()->rowCount(), 1);
     // The recorded graph is laid out; a click on the loss node tells how long it ran.
     window.showTab("Graph");

@@ -17,7 +17,10 @@
 #include <QListWidget>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QProgressBar>
 #include <QTableWidget>
+#include <QValueAxis>
+#include <cmath>
 
 #include "bucket_table_model.h"
 #include "gui_test_runs.h"
@@ -104,6 +107,44 @@ class TestMainWindow : public QObject {
   // hover and click describing a message.
   // Issue 18, defect 1: focus and tab changes never change the open run. The run list's
   // first focus made its first row current, which opened that run instead.
+  // Issue 18, defect 7: chart axes start at 0 with round ticks, one spike does not
+  // flatten the iteration-time chart (it is clipped and counted), and the progress bar
+  // of a finished run agrees with the iterations recorded.
+  void testLiveChartsReadWell() {
+    std::vector<QPointF> points;
+    for (int i = 1; i <= 100; ++i) points.emplace_back(i, 200 + (i % 7));
+    points.emplace_back(101, 25000);
+    const AxisFit clipped = fit_axes(points, true);
+    QCOMPARE(clipped.clipped, 1);
+    QCOMPARE(clipped.max, 25000.0);
+    QVERIFY(clipped.y1 > 206 && clipped.y1 < 400);
+    const AxisFit whole = fit_axes(points, false);
+    QCOMPARE(whole.clipped, 0);
+    QVERIFY(whole.y1 >= 25000);
+
+    QTemporaryDir folder;
+    const QString file = folder.filePath("job.ddprun");
+    testing::write_test_run(file.toStdString(), 2, 50);
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(file));
+    LiveMonitor* m = window.monitor();
+    QCOMPARE(m->progressBar()->value(), 50);
+    QCOMPARE(m->progressBar()->maximum(), 50);
+    QVERIFY(m->statusLabel()->text().contains("50 iterations recorded"));
+    for (const QString chart : {"overlap", "iteration"}) {
+      QValueAxis* y = m->axis(chart, Qt::Vertical);
+      QValueAxis* x = m->axis(chart, Qt::Horizontal);
+      QCOMPARE(y->min(), 0.0);
+      QCOMPARE(x->min(), 0.0);
+      // Round ticks: every tick a whole multiple of the step of 1, 2 or 5 times 10^k.
+      const double step = (x->max() - x->min()) / (x->tickCount() - 1);
+      const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
+      QVERIFY2(std::abs(mantissa - 1) < 1e-9 || std::abs(mantissa - 2) < 1e-9 || std::abs(mantissa - 5) < 1e-9 ||
+                   std::abs(mantissa - 2.5) < 1e-9,
+               qPrintable(QString("%1: x %2..%3, %4 ticks; y %5..%6").arg(chart).arg(x->min()).arg(x->max()).arg(x->tickCount()).arg(y->min()).arg(y->max())));
+    }
+  }
+
   void testOpenRunStaysOpenThroughFocusAndTabs() {
     QTemporaryDir folder;
     testing::write_test_run(folder.filePath("one.ddprun").toStdString(), 2, 3);
