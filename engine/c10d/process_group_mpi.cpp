@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "probe.h"
+#include "ring_allreduce.h"
 #include "tensor/kernels.h"
 
 namespace ddpscope::c10d {
@@ -12,6 +13,35 @@ namespace {
 
 // MPI counts are ints: larger buffers go in chunks of this many elements.
 constexpr int64_t kMaxChunk = int64_t{1} << 30;
+
+// Whether this group reduces with the ring of ring_allreduce.h: when its ranks span
+// hosts (they talk over TCP), or as DDPSCOPE_MPI_RING=1/0 says. Collective: every rank
+// of `comm` calls it and gets the same answer.
+bool use_ring(MPI_Comm comm) {
+  if (const char* env = std::getenv("DDPSCOPE_MPI_RING")) return std::atoi(env) != 0;
+  MPI_Comm local;
+  MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
+  int local_size = 0, size = 0;
+  MPI_Comm_size(local, &local_size);
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_free(&local);
+  int spans_hosts = local_size < size ? 1 : 0;
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &spans_hosts, 1, MPI_INT, MPI_MAX, comm));
+  return spans_hosts != 0;
+}
+
+// The ring sums f32 and f64 (avg divides after); other ops and dtypes use MPI_Allreduce.
+bool ring_applies(ReduceOp op, DType dtype) {
+  return (op == ReduceOp::Sum || op == ReduceOp::Avg) && (dtype == DType::F32 || dtype == DType::F64);
+}
+
+void ring_sum(void* data, int64_t numel, DType dtype, MPI_Comm comm, std::vector<char>& scratch) {
+  if (dtype == DType::F32) {
+    ring_allreduce_sum(static_cast<float*>(data), numel, comm, scratch);
+  } else {
+    ring_allreduce_sum(static_cast<double*>(data), numel, comm, scratch);
+  }
+}
 
 int int_count(int64_t n, const char* op) {
   DDPSCOPE_CHECK(n <= INT_MAX, op, ": ", n, " elements exceed MPI's int count; split the tensor");
@@ -83,6 +113,11 @@ ProcessGroupMPI::ProcessGroupMPI(MpiComm comm, ProcessGroupOptions options)
   MPI_Comm check;
   MPI_CHECK(MPI_Comm_dup(comm_.get(), &check));
   check_comm_ = MpiComm(check);
+  if (use_ring(comm_.get())) {
+    MPI_Comm ring;
+    MPI_CHECK(MPI_Comm_dup(comm_.get(), &ring));  // its own: never matches a user's send/recv
+    ring_comm_ = MpiComm(ring);
+  }
   collectives_.name = "collectives";
   p2p_.name = "point-to-point";
   collectives_.thread = std::thread([this] { run_lane(collectives_); });
@@ -314,8 +349,16 @@ std::shared_ptr<Work> ProcessGroupMPI::allreduce(const Tensor& tensor,
                  "allreduce: avg needs a floating dtype, got ", tensor.describe());
   const int n = size();
   const MPI_Comm comm = comm_.get();
+  const MPI_Comm ring = ring_applies(opts.op, tensor.dtype()) ? ring_comm_.get() : MPI_COMM_NULL;
+  std::vector<char>* scratch = &ring_scratch_;  // only the collectives lane uses it
   return enqueue_collective(
       OpType::Allreduce, tensor, reduce_op_name(opts.op), {tensor}, opts.timeout, [=] {
+        if (ring != MPI_COMM_NULL) {
+          ring_sum(tensor.raw_data(), tensor.numel(), tensor.dtype(), ring, *scratch);
+          if (opts.op == ReduceOp::Avg) divide_in_place(tensor, n);
+          tensor.bump_version();
+          return;
+        }
         const MPI_Datatype type = mpi_datatype(tensor.dtype());
         const MPI_Op op = mpi_reduce_op(opts.op, tensor.dtype());
         const size_t elem = element_size(tensor.dtype());
@@ -346,14 +389,21 @@ std::shared_ptr<Work> ProcessGroupMPI::allreduce_coalesced(const std::vector<Ten
   const Tensor described = Tensor::empty({total}, tensors.front().dtype());
   const int n = size();
   const MPI_Comm comm = comm_.get();
+  const MPI_Comm ring =
+      ring_applies(opts.op, tensors.front().dtype()) ? ring_comm_.get() : MPI_COMM_NULL;
+  std::vector<char>* scratch = &ring_scratch_;  // only the collectives lane uses it
   return enqueue_collective(
       OpType::AllreduceCoalesced, described,
       detail::concat(reduce_op_name(opts.op), ", ", tensors.size(), " tensors"), tensors,
       opts.timeout, [=] {
         Tensor flat = flatten_into(tensors);
-        MPI_CHECK(MPI_Allreduce(
-            MPI_IN_PLACE, flat.raw_data(), int_count(flat.numel(), "allreduce_coalesced"),
-            mpi_datatype(flat.dtype()), mpi_reduce_op(opts.op, flat.dtype()), comm));
+        if (ring != MPI_COMM_NULL) {
+          ring_sum(flat.raw_data(), flat.numel(), flat.dtype(), ring, *scratch);
+        } else {
+          MPI_CHECK(MPI_Allreduce(
+              MPI_IN_PLACE, flat.raw_data(), int_count(flat.numel(), "allreduce_coalesced"),
+              mpi_datatype(flat.dtype()), mpi_reduce_op(opts.op, flat.dtype()), comm));
+        }
         if (opts.op == ReduceOp::Avg) divide_in_place(flat, n);
         unflatten_from(flat, tensors);
       });

@@ -50,6 +50,8 @@ class ProcessGroupMPI : public ProcessGroup {
   std::shared_ptr<ProcessGroup> new_group(const std::vector<int>& ranks) override;
 
   MPI_Comm comm() const { return comm_.get(); }
+  // Whether sums go around ring_allreduce.h's ring (ranks on several hosts).
+  bool uses_ring() const { return ring_comm_.get() != MPI_COMM_NULL; }
 
  private:
   // What ranks compare in debug mode before a collective.
@@ -101,6 +103,9 @@ class ProcessGroupMPI : public ProcessGroup {
 
   MpiComm comm_;
   MpiComm check_comm_;  // separate, so debug checks never interleave with real ops
+  // Set when sums go around the ring of ring_allreduce.h (ranks on several hosts).
+  MpiComm ring_comm_;
+  std::vector<char> ring_scratch_;
   std::atomic<uint64_t> next_collective_seq_{0};
   std::atomic<uint64_t> next_p2p_seq_{0};
   Lane collectives_;

@@ -4,6 +4,8 @@
 #include <sys/resource.h>
 
 #include <QtTest/QtTest>
+
+#include <numeric>
 #include <cmath>
 
 #include "c10d/process_group_mpi.h"
@@ -91,6 +93,42 @@ class TestProcessGroupMpi : public QObject {
       QVERIFY2(std::fabs(got[i] - want) <= tol * std::max(1.0, std::fabs(want)),
                qPrintable(QString("element %1: got %2, want %3").arg(i).arg(got[i]).arg(want)));
     }
+  }
+
+  // The ring allreduce that groups spanning hosts use (forced here on one host with
+  // DDPSCOPE_MPI_RING=1): exact sums and means for any element count (fewer elements
+  // than ranks, counts that do not divide, several segments), f32 and f64, and the
+  // coalesced form; other ops and dtypes still reduce correctly (through MPI).
+  void testRingAllreduce() {
+    std::vector<int> everyone(static_cast<size_t>(pg_->size()));
+    std::iota(everyone.begin(), everyone.end(), 0);
+    qputenv("DDPSCOPE_MPI_RING", "1");
+    auto ring = std::dynamic_pointer_cast<ProcessGroupMPI>(pg_->new_group(everyone));
+    qunsetenv("DDPSCOPE_MPI_RING");
+    QVERIFY(ring && ring->uses_ring());
+    QVERIFY(!std::dynamic_pointer_cast<ProcessGroupMPI>(pg_)->uses_ring());  // one host: MPI's
+    for (DType dtype : {DType::F32, DType::F64}) {
+      for (int64_t numel : {int64_t{1}, int64_t{3}, int64_t{37}, int64_t{1000}, (int64_t{1} << 20) + 7}) {
+        for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg}) {
+          Tensor t = rank_tensor(pg_->rank(), numel, dtype);
+          ring->allreduce(t, {.op = op})->wait();
+          const auto got = t.to_vector<double>();
+          for (int64_t i = 0; i < numel; i += std::max<int64_t>(1, numel / 97)) {
+            const double want = expected_reduce(op, pg_->size(), i, dtype);
+            QVERIFY2(std::fabs(got[i] - want) <= 1e-6 * std::max(1.0, std::fabs(want)),
+                     qPrintable(QString("%1 %2 elements, element %3: got %4, want %5")
+                                    .arg(dtype_name(dtype)).arg(numel).arg(i).arg(got[i]).arg(want)));
+          }
+        }
+      }
+    }
+    Tensor a = rank_tensor(pg_->rank(), 5, DType::F32), b = rank_tensor(pg_->rank(), 300001, DType::F32);
+    ring->allreduce_coalesced({a, b}, {.op = ReduceOp::Sum})->wait();
+    QCOMPARE(a.to_vector<double>()[4], expected_reduce(ReduceOp::Sum, pg_->size(), 4, DType::F32));
+    QCOMPARE(b.to_vector<double>()[300000], expected_reduce(ReduceOp::Sum, pg_->size(), 300000, DType::F32));
+    Tensor m = rank_tensor(pg_->rank(), 37, DType::F32);
+    ring->allreduce(m, {.op = ReduceOp::Max})->wait();  // not the ring's: MPI_Allreduce
+    QCOMPARE(m.to_vector<double>()[36], expected_reduce(ReduceOp::Max, pg_->size(), 36, DType::F32));
   }
 
   void testSizes_data() {
