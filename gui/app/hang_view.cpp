@@ -44,8 +44,11 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
                                                    "padding: 6px; font-weight: bold")
                                   : QStringLiteral("padding: 6px"));
   QStringList lines;
-  for (const auto& f : report.findings)
+  for (const auto& f : report.findings) {
+    // The verdict is said once: in the headline when it carries it.
+    if (f == report.verdict && headline.contains(QString::fromStdString(f))) continue;
     lines << QStringLiteral("• ") + QString::fromStdString(f).toHtmlEscaped();
+  }
   m_findings->setText(lines.join(QStringLiteral("<br>")));
   m_table->setRowCount(static_cast<int>(report.ranks.size()));
   int row = 0;

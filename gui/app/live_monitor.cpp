@@ -100,7 +100,7 @@ AxisFit fit_axes(const std::vector<QPointF>& points, bool clip_outliers) {
   return f;
 }
 
-void LiveMonitor::fit(Chart& chart, bool clipOutliers) {
+void LiveMonitor::fit(Chart& chart, bool clipOutliers) const {
   std::vector<QPointF> points;
   for (const auto& [key, s] : chart.series) {
     const auto list = s->points();
@@ -111,6 +111,7 @@ void LiveMonitor::fit(Chart& chart, bool clipOutliers) {
   chart.x->applyNiceNumbers();  // round ticks: 0, 50, 100, not 9.7, 19.4
   chart.y->setRange(0, f.y1);
   chart.y->applyNiceNumbers();
+  if (&chart == &m_overlap) chart.y->setRange(0, 1);  // a ratio: 0 to 1, whatever it reached
   chart.clipped = f.clipped;
   chart.clippedMax = f.max;
 }

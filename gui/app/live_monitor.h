@@ -64,7 +64,7 @@ class LiveMonitor : public QWidget {
   };
   Chart makeChart(const QString& title, const QString& yTitle);
   QLineSeries* seriesFor(Chart& chart, int key, const QString& name);
-  static void fit(Chart& chart, bool clipOutliers);
+  void fit(Chart& chart, bool clipOutliers) const;
 
   QProgressBar* m_progress;
   QLabel* m_status;
