@@ -1,4 +1,5 @@
 #include "learn_page.h"
+#include "user_message.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -244,7 +245,7 @@ bool LearnPage::openLesson(int index, QString* error) {
       const auto graphs = list_dist_graphs(other);
       if (!graphs.empty()) m_compare = load_lesson(other, graphs.front().ctx_id, graphs.front().pass);
     } catch (const std::exception& e) {
-      emit statusMessage(tr("Side by side is not available: %1").arg(QString::fromUtf8(e.what())));
+      emit statusMessage(tr("Side by side is not available: %1").arg(userMessage(e)));
     }
     m_compareGraph->setGraph(m_compare.graph, 1 << 30);
   }
@@ -260,7 +261,7 @@ bool LearnPage::openRun(const QString& path, QString* error) {
     probes::RunStoreReader reader(path.toStdString());
     return load(path, list_dist_graphs(reader).empty(), 0, error);
   } catch (const std::exception& e) {
-    *error = tr("Cannot open %1: %2").arg(path, QString::fromUtf8(e.what()));
+    *error = tr("Cannot open %1: %2").arg(path, userMessage(e));
     return false;
   }
 }
@@ -288,7 +289,7 @@ bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
     }
     m_lesson = std::move(lesson);
   } catch (const std::exception& e) {
-    *error = tr("Cannot open %1: %2").arg(path, QString::fromUtf8(e.what()));
+    *error = tr("Cannot open %1: %2").arg(path, userMessage(e));
     return false;
   }
   setPlaying(false);

@@ -1,4 +1,5 @@
 #include "main_window.h"
+#include "user_message.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
@@ -9,6 +10,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QPushButton>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
@@ -67,8 +69,12 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   connect(m_learn, &LearnPage::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text); });
   connect(m_learn, &LearnPage::lessonLoaded, m_runList, &RunListModel::refresh);
   buildMenus();
-  connect(this, &MainWindow::loadFailed, this,
-          [this](const QString& message) { statusBar()->showMessage(message); });
+  connect(this, &MainWindow::loadFailed, this, [this](const QString& message) {
+    statusBar()->showMessage(message);
+    m_errorBanner->setText(message);
+    m_errorBanner->show();
+    m_closeError->show();
+  });
 
   connect(m_job, &JobController::started, this, [this](const QString&, const QString& what) {
     m_monitor->setStatus(tr("training %1").arg(what), true);
@@ -233,7 +239,31 @@ void MainWindow::buildViews() {
   m_tabs->addTab(m_hang, tr("Hang"));
 
   connect(m_tabs, &QTabWidget::currentChanged, this, [this] { refreshCurrentTab(); });
-  splitter->addWidget(m_tabs);
+  // Errors (a damaged file, a refused launch) in a banner above the views, whole and
+  // selectable, until the next run opens or the user closes it: a status-bar line was cut
+  // at the window's edge and replaced by the next message.
+  auto* right = new QWidget(splitter);
+  auto* rightLayout = new QVBoxLayout(right);
+  rightLayout->setContentsMargins(0, 0, 0, 0);
+  m_errorBanner = new QLabel(right);
+  m_errorBanner->setWordWrap(true);
+  m_errorBanner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_errorBanner->setStyleSheet(
+      QStringLiteral("background: #fdecea; color: #8b1a10; padding: 6px; border: 1px solid #e0b4b0"));
+  m_errorBanner->hide();
+  auto* closeError = new QPushButton(tr("Close"), right);
+  closeError->hide();
+  connect(closeError, &QPushButton::clicked, this, [this, closeError] {
+    m_errorBanner->hide();
+    closeError->hide();
+  });
+  m_closeError = closeError;
+  auto* bannerRow = new QHBoxLayout;
+  bannerRow->addWidget(m_errorBanner, 1);
+  bannerRow->addWidget(closeError, 0, Qt::AlignTop);
+  rightLayout->addLayout(bannerRow);
+  rightLayout->addWidget(m_tabs, 1);
+  splitter->addWidget(right);
   splitter->setStretchFactor(1, 3);
   splitter->setSizes({330, 950});
   runs->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
@@ -265,8 +295,10 @@ void MainWindow::buildMenus() {
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Launch job..."), QKeySequence(tr("Ctrl+L")), this,
                  &MainWindow::showLaunchDialog);
-  run->addAction(tr("&Follow job"), this, &MainWindow::followJob);
-  run->addAction(tr("&Stop job"), this, &MainWindow::stopJob);
+  m_followAction = run->addAction(tr("&Follow job"), this, &MainWindow::followJob);
+  m_stopAction = run->addAction(tr("&Stop job"), this, &MainWindow::stopJob);
+  updateJobActions();
+  connect(m_job, &JobController::finished, this, &MainWindow::updateJobActions);
   QMenu* learn = menuBar()->addMenu(tr("L&earn"));
   for (size_t i = 0; i < lessons().size(); ++i)
     learn->addAction(lessons()[i].title, this, [this, i] { openLesson(static_cast<int>(i)); });
@@ -313,7 +345,7 @@ bool MainWindow::openRun(const QString& path) {
     run = std::make_shared<const RunData>(load_run(path.toStdString()));
   } catch (const std::exception& e) {
     // No exception crosses the event loop: the window says what went wrong.
-    emit loadFailed(tr("Cannot open %1: %2").arg(path, QString::fromUtf8(e.what())));
+    emit loadFailed(tr("Cannot open %1: %2").arg(path, userMessage(e)));
     return false;
   }
   // The job, if one runs, goes on (its progress stays on the Live tab); its run file is
@@ -324,6 +356,8 @@ bool MainWindow::openRun(const QString& path) {
   m_stalled = false;
   showRun(std::move(run), false);
   selectInRunList(path);
+  m_errorBanner->hide();  // an earlier error no longer applies
+  m_closeError->hide();
   if (m_job->isActive() && !m_liveRun.isEmpty()) {
     statusBar()->showMessage(tr("%1: %2 spans. The job still runs: Run > Follow job returns to it")
                                  .arg(path)
@@ -332,6 +366,12 @@ bool MainWindow::openRun(const QString& path) {
     statusBar()->showMessage(tr("%1: %2 spans").arg(path).arg(m_run->span_count));
   }
   return true;
+}
+
+void MainWindow::updateJobActions() {
+  // Only with a job running (before: both did nothing, silently, without one).
+  m_followAction->setEnabled(m_job->isActive());
+  m_stopAction->setEnabled(m_job->isActive());
 }
 
 void MainWindow::selectInRunList(const QString& path) {
@@ -487,7 +527,7 @@ void MainWindow::showChosenGraph() {
       const GraphChoice& c = m_run->dist_graphs[static_cast<size_t>(choice)];
       m_graph->setGraph(load_dist_graph(reader, c.ctx_id, c.pass));
     } catch (const std::exception& e) {
-      statusBar()->showMessage(tr("Could not read that graph: %1").arg(QString::fromUtf8(e.what())));
+      statusBar()->showMessage(tr("Could not read that graph: %1").arg(userMessage(e)));
       return;
     }
   }

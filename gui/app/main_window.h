@@ -16,6 +16,7 @@
 class QChartView;
 class QCheckBox;
 class QComboBox;
+class QAction;
 class QLabel;
 class QSpinBox;
 class QTabWidget;
@@ -62,6 +63,9 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs() const { return m_tabs; }
   void showTab(const QString& name);
   RunListModel* runList() const { return m_runList; }
+  QLabel* errorBanner() const { return m_errorBanner; }
+  QAction* stopAction() const { return m_stopAction; }
+  QAction* followAction() const { return m_followAction; }
   BucketTableModel* bucketModel() const { return m_buckets; }
   OverlapModel* overlapModel() const { return m_overlap; }
   ParameterBucketModel* parameterModel() const { return m_params; }
@@ -86,6 +90,7 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   void showRun(std::shared_ptr<const RunData> run, bool live);
   void selectInRunList(const QString& path);
+  void updateJobActions();
   enum class Tab { Timeline, Overlap, Buckets, Graph, Messages, Hang, Other };
   Tab tabOf(int index) const;
   void refreshTab(Tab tab);
@@ -113,6 +118,10 @@ class MainWindow : public QMainWindow {
   QComboBox* m_overlapRank = nullptr;
   QChartView* m_overlapChart = nullptr;
   QTableView* m_runsView = nullptr;
+  QLabel* m_errorBanner = nullptr;
+  QWidget* m_closeError = nullptr;
+  QAction* m_followAction = nullptr;
+  QAction* m_stopAction = nullptr;
   QTableView* m_overlapTable = nullptr;
   QComboBox* m_bucketRank = nullptr;
   QSpinBox* m_bucketIteration = nullptr;

@@ -9,6 +9,7 @@
 #include <QTableWidget>
 
 #include "chrome_trace_export.h"
+#include "user_message.h"
 #include "csv_export.h"
 #include "hang_view.h"
 #include "launch_dialog.h"
@@ -36,10 +37,11 @@ bool MainWindow::launchJob(const LaunchConfig& config, QString* error) {
                : QDir(folder).filePath(
                      QFileInfo(QString::fromStdString(probes::new_run_path())).fileName());
   } catch (const std::exception& e) {
-    *error = QString::fromUtf8(e.what());
+    *error = userMessage(e);
     return false;
   }
   if (!m_job->start(config, path, error)) return false;
+  updateJobActions();
   m_liveRun = config.probes ? path : QString();
   m_following = !m_liveRun.isEmpty();
   m_stalled = false;
@@ -131,7 +133,7 @@ void MainWindow::exportChromeTrace() {
     const int64_t n = probes::export_chrome_trace(reader, out.toStdString());
     statusBar()->showMessage(tr("Wrote %1 trace events to %2").arg(n).arg(out));
   } catch (const std::exception& e) {
-    emit loadFailed(tr("Export failed: %1").arg(QString::fromUtf8(e.what())));
+    emit loadFailed(tr("Export failed: %1").arg(userMessage(e)));
   }
 }
 

@@ -1,4 +1,5 @@
 #include "live_run_loader.h"
+#include "user_message.h"
 
 #include <QDateTime>
 #include <QFileInfo>
@@ -29,7 +30,7 @@ std::shared_ptr<const RunData> load_in_background(const std::string& path,
                          .count();
     return std::make_shared<const RunData>(load_run(path, now, previous.get(), with_hang));
   } catch (const std::exception& e) {
-    *error = QString::fromUtf8(e.what());
+    *error = userMessage(e);
     return nullptr;
   }
 }

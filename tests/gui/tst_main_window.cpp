@@ -17,6 +17,7 @@
 #include <QListWidget>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QAction>
 #include <QProgressBar>
 #include <QTableWidget>
 #include <QValueAxis>
@@ -528,13 +529,25 @@ class TestMainWindow : public QObject {
     f.write(QByteArray(1000, 'q'));
     f.close();
     MainWindow window(folder.path());
+    window.show();
     QVERIFY(window.openRun(good));
+    QVERIFY(!window.errorBanner()->isVisible());
     QSignalSpy failed(&window, &MainWindow::loadFailed);
     QVERIFY(!window.openRun(bad));
     QCOMPARE(failed.count(), 1);
     QVERIFY(failed.at(0).at(0).toString().contains("not a ddpscope run file"));
     QVERIFY(window.currentRun());  // the good run stays open
+    // The error is shown whole, in words for users: no source location.
+    QVERIFY(window.errorBanner()->isVisible());
+    QCOMPARE(window.errorBanner()->text(), failed.at(0).at(0).toString());
+    QVERIFY2(!window.errorBanner()->text().contains(".cpp:"), qPrintable(window.errorBanner()->text()));
+    QVERIFY(window.errorBanner()->wordWrap());
     QVERIFY(!window.openRun(folder.filePath("missing.ddprun")));
+    QVERIFY(window.openRun(good));  // a run that opens clears it
+    QVERIFY(!window.errorBanner()->isVisible());
+    // Without a job, the job's actions are off (they did nothing, silently).
+    QVERIFY(!window.stopAction()->isEnabled());
+    QVERIFY(!window.followAction()->isEnabled());
   }
 };
 

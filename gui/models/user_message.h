@@ -1,0 +1,18 @@
+// The words of an error for the user: ddpscope's own errors without the source location
+// they carry for developers ("[probes/sqlite_db.cpp:26]"), others as they are.
+#pragma once
+
+#include <QString>
+#include <exception>
+
+#include "tensor/error.h"
+
+namespace ddpscope::gui {
+
+inline QString userMessage(const std::exception& e) {
+  if (const auto* ours = dynamic_cast<const ddpscope::Error*>(&e))
+    return QString::fromStdString(ours->message());
+  return QString::fromUtf8(e.what());
+}
+
+}  // namespace ddpscope::gui
