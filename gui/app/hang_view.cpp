@@ -8,11 +8,16 @@
 namespace ddpscope::gui {
 namespace {
 
-QString joined(const std::vector<int>& v) {
-  QStringList out;
+// "2 (buckets 1, 3)": the count first, as `ddpscope-cli hang` prints it, then which
+// (a bare "0" read as a count of none).
+QString bucketCount(const std::vector<int>& v) {
+  if (v.empty()) return QStringLiteral("0");
+  QStringList ids;
   for (int x : v)
-    out << QString::number(x);
-  return out.isEmpty() ? QStringLiteral("–") : out.join(QStringLiteral(", "));
+    ids << QString::number(x);
+  return QStringLiteral("%1 (%2 %3)")
+      .arg(v.size())
+      .arg(v.size() == 1 ? QStringLiteral("bucket") : QStringLiteral("buckets"), ids.join(QStringLiteral(", ")));
 }
 
 }  // namespace
@@ -75,8 +80,8 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
                                QString::number(st.current_iteration),
                                QString::fromStdString(st.phase),
                                blocked,
-                               joined(st.buckets_waiting_for_grads),
-                               joined(st.buckets_waiting_for_allreduce),
+                               bucketCount(st.buckets_waiting_for_grads),
+                               bucketCount(st.buckets_waiting_for_allreduce),
                                missingText};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);

@@ -269,6 +269,12 @@ class TestLiveJob : public QObject {
              qPrintable(QString("%1 -> %2").arg(reloads).arg(window.liveLoader()->reloads())));
     QVERIFY(window.hangView()->table()->item(0, 3)->text().startsWith("allreduce #"));
     QCOMPARE(window.hangView()->table()->item(1, 2)->text(), QString("after forward"));
+    // Bucket columns count, as the CLI does, then name the buckets (a bare id read as a count).
+    QCOMPARE(window.hangView()->table()->item(1, 4)->text(), QString("1 (bucket 0)"));  // no gradients yet
+    QCOMPARE(window.hangView()->table()->item(0, 4)->text(), QString("0"));
+    QCOMPARE(window.hangView()->table()->item(0, 5)->text(), QString("1 (bucket 0)"));  // in its allreduce
+    QVERIFY2(window.hangView()->headline().contains("Rank 1 never entered allreduce"),
+             qPrintable(window.hangView()->headline()));  // the culprit, live too
     window.stopJob();
     QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Stopped, 30000);
     QTRY_COMPARE_WITH_TIMEOUT(workersRunning(), 0, 10000);
