@@ -270,11 +270,30 @@ void TimelineView::paintEvent(QPaintEvent*) {
     // Gradient-ready and bucket-ready ticks: those in the window (a binary search), one
     // per pixel column.
     p.setPen(QColor(0x33, 0x33, 0x33));
-    int lastTick = -1;
+    int lastTick = -1, lastLabelEnd = -1;
     for (auto it = std::lower_bound(lane.instants.begin(), lane.instants.end(), m_axis.begin_ns,
                                     [](const TimelineSpan&s, int64_t t) { return s.begin_ns < t; });
          it != lane.instants.end() && it->begin_ns <= m_axis.end_ns; ++it) {
       const int x = x0 + static_cast<int>(m_axis.to_px(it->begin_ns));
+      if (it->kind == probes::Kind::Mark) {
+        // A mark (an injected stall, a non-finite loss) is what the user looks for: a
+        // red line through the lane and its name, unless the previous label is there.
+        p.save();
+        p.setPen(QColor(0xc6, 0x28, 0x28));
+        p.drawLine(x, y + 1, x, y + kLaneHeight - 1);
+        const QString label = QString::fromStdString(m_data->name_of(it->name));
+        const QFontMetrics fm = p.fontMetrics();
+        const int w = std::min(220, fm.horizontalAdvance(label) + 6);
+        if (x + 2 > lastLabelEnd) {
+          const QRect box(x + 2, y + 1, w, std::min(fm.height(), kLaneHeight - 2));
+          p.fillRect(box, QColor(255, 255, 255, 225));
+          p.drawText(box.adjusted(3, 0, -1, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                     fm.elidedText(label, Qt::ElideRight, w - 4));
+          lastLabelEnd = box.right();
+        }
+        p.restore();
+        continue;
+      }
       if (x == lastTick) continue;
       lastTick = x;
       p.drawLine(x, y + kLaneHeight - 8, x, y + kLaneHeight - 2);

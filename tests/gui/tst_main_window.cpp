@@ -146,6 +146,47 @@ class TestMainWindow : public QObject {
     }
   }
 
+  // Issue 18, defect 5: a mark (here an injected stall) is drawn as a red line through
+  // its lane with its name beside it, not as an unlabelled tick.
+  void testTimelineLabelsMarks() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("marked.ddprun");
+    {
+      ddpscope::probes::RunStoreWriter w(file.toStdString());
+      w.begin_run({R"({"model":"mlp"})", 1, "mpi", "mlp"});
+      testing::write_iterations(w, 0, 1, 3);
+      ddpscope::probes::EventBatch b;
+      b.rank = 0;
+      b.threads = {{0, 100, "compute"}};
+      b.names = {"injected stall"};
+      b.events.push_back({1250, 1250, -1, -1, -1, 2, -1, 0, -1, -1, 0,
+                          static_cast<uint8_t>(ddpscope::probes::Kind::Mark), 0});
+      w.write(b);
+      w.end_run("finished");
+    }
+    MainWindow window(folder.path());
+    window.resize(1400, 900);
+    QVERIFY(window.openRun(file));
+    window.showTab("Timeline");
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QCoreApplication::processEvents();
+    TimelineView* timeline = window.timeline();
+    timeline->fitAll();
+    const QImage image = timeline->grab().toImage();
+    const int x = TimelineView::kLabelWidth + static_cast<int>(timeline->axis().to_px(1250));
+    const int y = TimelineView::kTop + TimelineView::kLaneHeight / 2;  // rank 0's compute lane
+    int red = 0;
+    for (int dx = -1; dx <= 1; ++dx)
+      red += image.pixelColor(x + dx, y + 6) == QColor(0xc6, 0x28, 0x28) ? 1 : 0;
+    QVERIFY2(red >= 1, "no red mark line at the mark's time");
+    // The label's box: near-white pixels right of the line, over the spans.
+    int light = 0;
+    for (int dx = 6; dx < 60; ++dx)
+      light += image.pixelColor(x + dx, y).lightness() > 200 ? 1 : 0;
+    QVERIFY2(light > 20, qPrintable(QString("label box: %1 light pixels").arg(light)));
+  }
+
   void testOpenRunStaysOpenThroughFocusAndTabs() {
     QTemporaryDir folder;
     testing::write_test_run(folder.filePath("one.ddprun").toStdString(), 2, 3);
