@@ -193,22 +193,22 @@ void LiveMonitor::clear() {
   m_progress->setValue(0);
 }
 
+const LiveMonitor::Chart* LiveMonitor::chartNamed(const QString& chart) const {
+  return chart == QLatin1String("loss")        ? &m_loss
+         : chart == QLatin1String("samples")   ? &m_rate
+         : chart == QLatin1String("iteration") ? &m_iterationMs
+         : chart == QLatin1String("overlap")   ? &m_overlap
+                                               : nullptr;
+}
+
 QValueAxis* LiveMonitor::axis(const QString& chart, Qt::Orientation o) const {
-  const Chart* c = chart == QLatin1String("loss")        ? &m_loss
-                   : chart == QLatin1String("samples")   ? &m_rate
-                   : chart == QLatin1String("iteration") ? &m_iterationMs
-                   : chart == QLatin1String("overlap")   ? &m_overlap
-                                                         : nullptr;
+  const Chart* c = chartNamed(chart);
   if (!c) return nullptr;
   return o == Qt::Horizontal ? c->x : c->y;
 }
 
 int LiveMonitor::pointCount(const QString& chart) const {
-  const Chart* c = chart == QLatin1String("loss")        ? &m_loss
-                   : chart == QLatin1String("samples")   ? &m_rate
-                   : chart == QLatin1String("iteration") ? &m_iterationMs
-                   : chart == QLatin1String("overlap")   ? &m_overlap
-                                                         : nullptr;
+  const Chart* c = chartNamed(chart);
   if (!c) return -1;
   int n = 0;
   for (const auto& [key, s] : c->series)

@@ -65,6 +65,8 @@ class LiveMonitor : public QWidget {
   Chart makeChart(const QString& title, const QString& yTitle);
   QLineSeries* seriesFor(Chart& chart, int key, const QString& name);
   void fit(Chart& chart, bool clipOutliers) const;
+  // loss | samples | iteration | overlap; nullptr for another name.
+  const Chart* chartNamed(const QString& chart) const;
 
   QProgressBar* m_progress;
   QLabel* m_status;
