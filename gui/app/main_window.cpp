@@ -37,6 +37,7 @@
 #include "overlap_model.h"
 #include "parameter_bucket_model.h"
 #include "run_list_model.h"
+#include "timeline_page.h"
 #include "timeline_view.h"
 
 namespace ddpscope::gui {
@@ -147,12 +148,10 @@ void MainWindow::buildViews() {
   m_monitor = new LiveMonitor;
   m_tabs->addTab(m_monitor, tr("Live"));
 
-  m_timeline = new TimelineView;
-  auto* timelineScroll = new QScrollArea;
-  timelineScroll->setWidget(m_timeline);
-  timelineScroll->setWidgetResizable(true);
-  m_tabs->addTab(timelineScroll, tr("Timeline"));
-  m_timelinePage = timelineScroll;
+  m_timelineTab = new TimelinePage;
+  m_timeline = m_timelineTab->view();
+  m_tabs->addTab(m_timelineTab, tr("Timeline"));
+  m_timelinePage = m_timelineTab;
   connect(m_timeline, &TimelineView::spanClicked, this,
           [this](const QString& text) { statusBar()->showMessage(text); });
 
@@ -477,6 +476,7 @@ void MainWindow::refreshTab(Tab tab) {
         m_timeline->setData(std::move(timeline));
         m_timeline->showIteration(m_run->timeline.iterations.size() > 1 ? 1 : 0);  // past warm-up
       }
+      m_timelineTab->refreshLegend();
       break;
     }
     case Tab::Overlap:

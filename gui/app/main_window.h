@@ -35,6 +35,7 @@ class OverlapModel;
 class ParameterBucketModel;
 class RunListModel;
 class TimelineView;
+class TimelinePage;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -70,6 +71,7 @@ class MainWindow : public QMainWindow {
   OverlapModel* overlapModel() const { return m_overlap; }
   ParameterBucketModel* parameterModel() const { return m_params; }
   TimelineView* timeline() const { return m_timeline; }
+  TimelinePage* timelinePage() const { return m_timelineTab; }
   GraphView* graphView() const { return m_graph; }
   QComboBox* graphChoice() const { return m_graphChoice; }
   HangView* hangView() const { return m_hang; }
@@ -115,6 +117,7 @@ class MainWindow : public QMainWindow {
   QLabel* m_summary = nullptr;
   LiveMonitor* m_monitor = nullptr;
   TimelineView* m_timeline = nullptr;
+  TimelinePage* m_timelineTab = nullptr;
   QComboBox* m_overlapRank = nullptr;
   QChartView* m_overlapChart = nullptr;
   QTableView* m_runsView = nullptr;

@@ -1,6 +1,6 @@
-// The time ruler the timeline and the send/recv view draw along their top: a tick about
-// every 110 px at round steps, labelled in ms from `origin_ns` (the run's start), with
-// a faint line down through the view.
+// The time ruler the send/recv view draws along its top: ticks at round steps whose
+// labels (times from `origin_ns`, the run's start, in units that follow the zoom) never
+// collide (ruler_ticks), with a faint line down through the view.
 #pragma once
 
 #include <QPainter>

@@ -1,65 +1,28 @@
 #include "timeline_view.h"
 
+#include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
 #include <unordered_set>
 
-#include "time_ruler.h"
+#include "kind_colors.h"
+#include "ruler_ticks.h"
+#include "span_details.h"
+#include "time_format.h"
 
 namespace ddpscope::gui {
 namespace {
 
-QColor colorOf(probes::Kind kind) {
-  using probes::Kind;
-  switch (kind) {
-    case Kind::Iteration:
-      return QColor(0xdd, 0xdd, 0xdd);
-    case Kind::Forward:
-      return QColor(0x4c, 0x78, 0xa8);
-    case Kind::Backward:
-      return QColor(0xf5, 0x85, 0x18);
-    case Kind::Optimizer:
-      return QColor(0xb2, 0x79, 0xa2);
-    case Kind::AutogradNode:
-      return QColor(0xff, 0xbf, 0x79);
-    case Kind::BucketCopy:
-      return QColor(0x9d, 0x75, 0x5d);
-    case Kind::Allreduce:
-      return QColor(0x59, 0xa1, 0x4f);
-    case Kind::CommHook:
-      return QColor(0x8c, 0xd1, 0x7d);
-    case Kind::Finalize:
-      return QColor(0xe1, 0x57, 0x59);
-    case Kind::PgOp:
-      return QColor(0x76, 0xb7, 0xb2);
-    default:
-      return QColor(0xba, 0xb0, 0xac);
-  }
-}
+constexpr int kRow = TrackLayout::kRowHeight;
+const QColor kMarkRed(0xc6, 0x28, 0x28);
+const QColor kExposedRed(0xd6, 0x27, 0x28);
 
-// Nesting depth drawn as a narrower bar, so forward/backward show inside an iteration.
-int depthOf(probes::Kind kind) {
-  using probes::Kind;
-  switch (kind) {
-    case Kind::Iteration:
-      return 0;
-    case Kind::Forward:
-    case Kind::Backward:
-    case Kind::Optimizer:
-    case Kind::PgOp:
-    case Kind::Allreduce:
-      return 1;
-    case Kind::Finalize:
-    case Kind::AutogradNode:
-      return 2;
-    default:
-      return 3;
-  }
-}
+QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 }  // namespace
 
@@ -67,20 +30,39 @@ TimelineView::TimelineView(QWidget* parent)
     : QWidget(parent), m_data(std::make_shared<const TimelineData>()) {
   setFocusPolicy(Qt::StrongFocus);
   setMouseTracking(false);
-  setMinimumHeight(kTop + 2 * kLaneHeight);
+  relayout();
+}
+
+void TimelineView::relayout() {
+  m_layout = layout_tracks(*m_data, m_collapsed, kTop);
+  setMinimumHeight(std::max(m_layout.bottom + 4, kTop + 2 * kRow));
+  update();
 }
 
 void TimelineView::setData(std::shared_ptr<const TimelineData> data) {
   m_data = std::move(data);
   m_selectedFlow = -1;
-  setMinimumHeight(kTop + static_cast<int>(m_data->lanes.size()) * kLaneHeight + 4);
+  m_selection = {};
+  m_rangeBegin = m_rangeEnd = 0;
+  relayout();
   fitAll();
+  emit selectionChanged();
+  emit rangeChanged();
 }
 
 void TimelineView::updateData(std::shared_ptr<const TimelineData> data) {
   const bool following = m_data->lanes.empty() || m_axis.end_ns >= m_data->end_ns;
+  // A grown run re-sorts lanes: a selection is kept only when it still names a span.
+  const TimelineSpan* before = m_data->resolve(m_selection);
+  const int64_t selectedRow = before ? before->rowid : 0;
   m_data = std::move(data);
-  setMinimumHeight(kTop + static_cast<int>(m_data->lanes.size()) * kLaneHeight + 4);
+  if (selectedRow == 0 || !m_data->resolve(m_selection) || m_data->resolve(m_selection)->rowid != selectedRow) {
+    if (m_selection.valid()) {
+      m_selection = {};
+      emit selectionChanged();
+    }
+  }
+  relayout();
   if (following) {
     fitAll();
   } else {
@@ -100,6 +82,44 @@ void TimelineView::showIteration(int index) {
   m_axis.width_px = std::max(1, width() - kLabelWidth);
   m_axis.fit(m_data->iterations[index].first, m_data->iterations[index].second, 0.05);
   update();
+}
+
+void TimelineView::setRankCollapsed(int rank, bool collapsed) {
+  if (collapsed) {
+    m_collapsed.insert(rank);
+  } else {
+    m_collapsed.erase(rank);
+  }
+  relayout();
+}
+
+void TimelineView::select(const SpanRef& ref, bool reveal) {
+  const TimelineSpan* s = m_data->resolve(ref);
+  m_selection = s ? ref : SpanRef{};
+  if (s && reveal) {
+    setRankCollapsed(m_data->lanes[static_cast<size_t>(ref.lane)].rank, false);
+    // Keep the zoom when the span fits in view; else fit it with room around it.
+    const int64_t w = m_axis.end_ns - m_axis.begin_ns;
+    const int64_t len = std::max<int64_t>(s->end_ns - s->begin_ns, 1);
+    m_axis.width_px = std::max(1, width() - kLabelWidth);
+    if (len < w * 0.8) {
+      const int64_t mid = s->begin_ns + len / 2;
+      m_axis.begin_ns = mid - w / 2;
+      m_axis.end_ns = m_axis.begin_ns + w;
+    } else {
+      m_axis.fit(s->begin_ns, s->begin_ns + len, 0.1);
+    }
+  }
+  update();
+  emit selectionChanged();
+  emit spanClicked(s ? describe(ref) : QString());
+}
+
+void TimelineView::setRange(int64_t begin_ns, int64_t end_ns) {
+  m_rangeBegin = std::min(begin_ns, end_ns);
+  m_rangeEnd = std::max(begin_ns, end_ns);
+  update();
+  emit rangeChanged();
 }
 
 bool TimelineView::selectFlow(int fromRank, qint64 fromNs, int toRank, qint64 toNs) {
@@ -125,6 +145,229 @@ bool TimelineView::selectFlow(int fromRank, qint64 fromNs, int toRank, qint64 to
   m_axis.fit(a - pad, b + pad, 0);
   update();
   return true;
+}
+
+QRectF TimelineView::spanRect(const SpanRef& ref) const {
+  const TimelineSpan* s = m_data->resolve(ref);
+  if (!s || m_layout.lane_row[static_cast<size_t>(ref.lane)] < 0) return {};
+  const double a = kLabelWidth + m_axis.to_px(s->begin_ns);
+  if (ref.in == SpanRef::In::Instants) {
+    const int top = m_layout.rows[static_cast<size_t>(m_layout.lane_row[static_cast<size_t>(ref.lane)])].y;
+    return QRectF(a - 1, top, 3, m_layout.stripTop(ref.lane) + TrackLayout::kStripHeight - top);
+  }
+  const double b = kLabelWidth + m_axis.to_px(s->end_ns);
+  return QRectF(a, m_layout.rowTop(ref.lane, s->row) + 1, std::max(1.0, b - a), kRow - 2);
+}
+
+QPoint TimelineView::pointOf(const SpanRef& ref) const {
+  const QRectF r = spanRect(ref);
+  if (r.isNull()) return {-1, -1};
+  const TimelineSpan* s = m_data->resolve(ref);
+  const double left = std::max<double>(r.left(), kLabelWidth);
+  const double right = std::min<double>(r.right(), kLabelWidth + m_axis.width_px - 1);
+  if (right < left) return {-1, -1};
+  if (ref.in == SpanRef::In::Instants)
+    return QPoint(static_cast<int>(std::lround(kLabelWidth + m_axis.to_px(s->begin_ns))),
+                  m_layout.stripTop(ref.lane) + TrackLayout::kStripHeight / 2);
+  return QPoint(static_cast<int>((left + right) / 2), static_cast<int>(r.center().y()));
+}
+
+SpanRef TimelineView::hitTest(QPoint pos) const {
+  const int index = m_layout.rowAt(pos.y());
+  if (index < 0 || pos.x() < kLabelWidth) return {};
+  const TrackRow& track = m_layout.rows[static_cast<size_t>(index)];
+  if (track.type != TrackRow::Type::Lane) return {};
+  const auto lane = static_cast<size_t>(track.lane);
+  const TimelineLane& l = m_data->lanes[lane];
+  const int64_t t = m_axis.to_ns(pos.x() - kLabelWidth);
+  const auto slack = static_cast<int64_t>(3 * m_axis.ns_per_px());
+  // Instants within 3 px: a mark anywhere on the lane (its line crosses it), a tick in
+  // the strip. The nearest wins.
+  const bool inStrip = pos.y() >= m_layout.stripTop(track.lane);
+  const TimelineSpan* best = nullptr;
+  int64_t bestDistance = slack + 1;
+  for (auto it = std::lower_bound(l.instants.begin(), l.instants.end(), t - slack,
+                                  [](const TimelineSpan& s, int64_t v) { return s.begin_ns < v; });
+       it != l.instants.end() && it->begin_ns <= t + slack; ++it) {
+    if (it->kind != probes::Kind::Mark && !inStrip) continue;
+    const int64_t distance = std::abs(it->begin_ns - t);
+    if (distance < bestDistance) best = &*it, bestDistance = distance;
+  }
+  if (best) return m_data->refOf(lane, best);
+  const int depth = m_layout.depthAt(index, pos.y());
+  if (depth < 0) return {};
+  return m_data->refOf(lane, m_data->spanAt(lane, t, static_cast<int64_t>(m_axis.ns_per_px()), depth));
+}
+
+void TimelineView::resizeEvent(QResizeEvent*) {
+  // Keep the visible time window; only the scale changes.
+  m_axis.width_px = std::max(1, width() - kLabelWidth);
+}
+
+void TimelineView::paintRuler(QPainter& p) {
+  const int x0 = kLabelWidth;
+  const int w = static_cast<int>(m_axis.width_px);
+  p.fillRect(QRect(0, 0, width(), kTop), palette().window());
+  // Iterations of rank 0 in view, alternately shaded, with their numbers.
+  const auto& its = m_data->iterations;
+  auto it = std::lower_bound(its.begin(), its.end(), m_axis.begin_ns,
+                             [](const TimelineIteration& i, int64_t t) { return i.second < t; });
+  const QFontMetrics fm = p.fontMetrics();
+  p.setClipRect(x0, 0, w, kTop);
+  for (; it != its.end() && it->first <= m_axis.end_ns; ++it) {
+    const double a = std::max(0.0, m_axis.to_px(it->first));
+    const double b = std::min<double>(w, m_axis.to_px(it->second));
+    if (b - a < 1) continue;
+    const QRectF band(x0 + a, 1, b - a, kIterationBand - 2);
+    p.fillRect(band, it->number % 2 ? palette().color(QPalette::Midlight) : palette().color(QPalette::Button));
+    const QString full = tr("iteration %1").arg(it->number);
+    const QString label = fm.horizontalAdvance(full) + 6 < band.width() ? full : QString::number(it->number);
+    if (fm.horizontalAdvance(label) + 4 < band.width()) {
+      p.setPen(palette().color(QPalette::WindowText));
+      p.drawText(band, Qt::AlignCenter, label);
+    }
+  }
+  // Time ticks: the step grows until labels, as measured, never touch.
+  const RulerTicks ticks =
+      ruler_ticks(m_axis, m_data->begin_ns, [&](const std::string& s) { return fm.horizontalAdvance(qs(s)); });
+  p.setClipping(false);
+  p.setPen(palette().color(QPalette::Mid));
+  for (const RulerTick& t : ticks.ticks) {
+    const int x = x0 + static_cast<int>(t.x);
+    p.drawLine(x, kIterationBand + 2, x, height());
+  }
+  p.setPen(palette().color(QPalette::WindowText));
+  p.setClipRect(x0, 0, w, kTop);
+  for (const RulerTick& t : ticks.ticks) {
+    const int x = x0 + static_cast<int>(t.x);
+    p.drawText(x + 3, kTop - 6, qs(t.label));
+  }
+  p.setClipping(false);
+  p.setPen(palette().color(QPalette::Mid));
+  p.drawLine(0, kTop - 1, width(), kTop - 1);
+}
+
+void TimelineView::paintLane(QPainter& p, size_t laneIndex, int top, int rows, int rowHeight) {
+  const TimelineLane& lane = m_data->lanes[laneIndex];
+  const int x0 = kLabelWidth;
+  const double w = m_axis.width_px;
+  // Level of detail: per row, the last pixel column drawn; narrower spans falling into it
+  // are skipped (they would paint the same pixels).
+  std::vector<int> lastColumn(static_cast<size_t>(rows), -1);
+  const auto first =
+      std::lower_bound(lane.spans.begin(), lane.spans.end(), m_axis.begin_ns - lane.longest_ns,
+                       [](const TimelineSpan& s, int64_t t) { return s.begin_ns < t; });
+  auto mark = [&](int row, probes::Kind kind, int column) {
+    if (row >= rows || lastColumn[static_cast<size_t>(row)] == column) return;
+    lastColumn[static_cast<size_t>(row)] = column;
+    p.fillRect(QRectF(x0 + column, top + row * rowHeight + 1, 1, rowHeight - 2), kindColor(kind));
+  };
+  const size_t n = lane.spans.size();
+  const QFontMetrics fm = p.fontMetrics();
+  for (size_t i = static_cast<size_t>(first - lane.spans.begin()); i < n; ++i) {
+    const TimelineSpan& s = lane.spans[i];
+    if (s.end_ns < m_axis.begin_ns) continue;
+    if (s.begin_ns > m_axis.end_ns) break;
+    const double a = std::max(0.0, m_axis.to_px(s.begin_ns));
+    const double b = std::min(w, m_axis.to_px(s.end_ns));
+    const int column = static_cast<int>(a);
+    if (b - a < 1) {
+      mark(s.row, s.kind, column);
+      // Whole blocks ending within this column hold only marks for it: one per row,
+      // without visiting their spans (a 1M-span run zoomed out).
+      if ((i + 1) % TimelineLane::kBlock == 0) {
+        const int64_t column_end = m_axis.to_ns(column + 1);
+        size_t block = (i + 1) / TimelineLane::kBlock;
+        std::array<uint8_t, TimelineLane::kLodRows> kinds;
+        kinds.fill(TimelineLane::kNoKind);
+        while (block < lane.block_max_end.size() && lane.block_max_end[block] < column_end) {
+          for (int r = 0; r < TimelineLane::kLodRows; ++r) {
+            if (lane.block_row_kinds[block][r] != TimelineLane::kNoKind) kinds[r] = lane.block_row_kinds[block][r];
+          }
+          ++block;
+        }
+        for (int r = 0; r < TimelineLane::kLodRows; ++r) {
+          if (kinds[r] != TimelineLane::kNoKind) mark(r, static_cast<probes::Kind>(kinds[r]), column);
+        }
+        i = std::max(i, block * TimelineLane::kBlock - 1);
+      }
+      continue;
+    }
+    if (s.row >= rows) continue;
+    lastColumn[s.row] = static_cast<int>(b);
+    const QRectF r(x0 + a, top + s.row * rowHeight + 1, b - a, rowHeight - 2);
+    p.fillRect(r, kindColor(s.kind));
+    if (r.width() > 40 && rowHeight >= 14) {
+      p.setPen(Qt::black);
+      const QString label = s.kind == probes::Kind::Allreduce && s.bucket >= 0
+                                ? tr("bucket %1").arg(s.bucket)
+                                : qs(m_data->name_of(s.name));
+      p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                 fm.elidedText(label, Qt::ElideRight, static_cast<int>(r.width()) - 5));
+    }
+  }
+  // Unfinished ops: open to the run's end, hatched, their right edge an arrow.
+  for (const TimelineSpan& o : lane.open) {
+    if (o.row >= rows || o.begin_ns > m_axis.end_ns) continue;
+    const double a = std::max(0.0, m_axis.to_px(o.begin_ns));
+    const double b = std::min(w, m_axis.to_px(o.end_ns));
+    const QRectF r(x0 + a, top + o.row * rowHeight + 1, std::max(2.0, b - a), rowHeight - 2);
+    p.fillRect(r, kindColor(o.kind).lighter(125));
+    p.fillRect(r, QBrush(kMarkRed, Qt::BDiagPattern));
+    p.setPen(QPen(kMarkRed, 1, Qt::DashLine));
+    p.drawRect(r.adjusted(0, 0, -1, -1));
+    if (r.width() > 60 && rowHeight >= 14) {
+      p.setPen(Qt::black);
+      const QString label = tr("%1 #%2 — never finished").arg(qs(m_data->name_of(o.name))).arg(o.seq);
+      p.drawText(r.adjusted(4, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                 fm.elidedText(label, Qt::ElideRight, static_cast<int>(r.width()) - 6));
+    }
+  }
+}
+
+void TimelineView::paintInstants(QPainter& p, size_t laneIndex) {
+  const TimelineLane& lane = m_data->lanes[laneIndex];
+  const int li = static_cast<int>(laneIndex);
+  const TrackRow& track = m_layout.rows[static_cast<size_t>(m_layout.lane_row[laneIndex])];
+  const int strip = m_layout.stripTop(li);
+  const int x0 = kLabelWidth;
+  const double w = m_axis.width_px;
+  // Exposed communication: a red band in the strip.
+  for (const probes::Interval& e : lane.exposed) {
+    if (e.end < m_axis.begin_ns || e.begin > m_axis.end_ns) continue;
+    const double a = std::max(0.0, m_axis.to_px(e.begin));
+    const double b = std::min(w, m_axis.to_px(e.end));
+    p.fillRect(QRectF(x0 + a, strip + TrackLayout::kStripHeight - 3, std::max(1.0, b - a), 3), kExposedRed);
+  }
+  // Gradient-ready and bucket-ready ticks in the strip, one per pixel column; marks (an
+  // injected stall, a non-finite loss) as a red line through the track with their name.
+  p.setPen(palette().color(QPalette::Text));
+  int lastTick = -1, lastLabelEnd = -1;
+  const QFontMetrics fm = p.fontMetrics();
+  for (auto it = std::lower_bound(lane.instants.begin(), lane.instants.end(), m_axis.begin_ns,
+                                  [](const TimelineSpan& s, int64_t t) { return s.begin_ns < t; });
+       it != lane.instants.end() && it->begin_ns <= m_axis.end_ns; ++it) {
+    const int x = x0 + static_cast<int>(m_axis.to_px(it->begin_ns));
+    if (it->kind == probes::Kind::Mark) {
+      p.save();
+      p.setPen(kMarkRed);
+      p.drawLine(x, track.y + 1, x, track.y + track.height - 1);
+      const QString label = qs(m_data->name_of(it->name));
+      const int lw = std::min(220, fm.horizontalAdvance(label) + 6);
+      if (x + 2 > lastLabelEnd) {
+        const QRect box(x + 2, track.y + 1, lw, std::min(fm.height(), kRow - 2));
+        p.fillRect(box, QColor(255, 255, 255, 225));
+        p.drawText(box.adjusted(3, 0, -1, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                   fm.elidedText(label, Qt::ElideRight, lw - 4));
+        lastLabelEnd = box.right();
+      }
+      p.restore();
+      continue;
+    }
+    if (x == lastTick) continue;
+    lastTick = x;
+    p.drawLine(x, strip, x, strip + TrackLayout::kStripHeight - 4);
+  }
 }
 
 void TimelineView::paintFlows(QPainter& p) {
@@ -183,124 +426,88 @@ void TimelineView::paintFlows(QPainter& p) {
   p.setClipping(false);
 }
 
-void TimelineView::resizeEvent(QResizeEvent*) {
-  // Keep the visible time window; only the scale changes.
-  m_axis.width_px = std::max(1, width() - kLabelWidth);
+void TimelineView::paintSelection(QPainter& p) {
+  const int x0 = kLabelWidth;
+  const int w = static_cast<int>(m_axis.width_px);
+  if (m_rangeEnd > m_rangeBegin) {
+    // The range: shaded over every track, its length in the ruler.
+    const double a = std::clamp(m_axis.to_px(m_rangeBegin), -1.0, m_axis.width_px + 1);
+    const double b = std::clamp(m_axis.to_px(m_rangeEnd), -1.0, m_axis.width_px + 1);
+    p.setClipRect(x0, 0, w, height());
+    const QColor shade = palette().color(QPalette::Highlight);
+    p.fillRect(QRectF(x0 + a, kTop, b - a, height() - kTop), QColor(shade.red(), shade.green(), shade.blue(), 40));
+    p.setPen(QPen(shade, 1));
+    p.drawLine(QPointF(x0 + a, kIterationBand), QPointF(x0 + a, height()));
+    p.drawLine(QPointF(x0 + b, kIterationBand), QPointF(x0 + b, height()));
+    const QString text = qs(format_duration(m_rangeEnd - m_rangeBegin));
+    const QFontMetrics fm = p.fontMetrics();
+    const QRectF box(x0 + (a + b) / 2 - fm.horizontalAdvance(text) / 2.0 - 4, kIterationBand + 1,
+                     fm.horizontalAdvance(text) + 8, kTop - kIterationBand - 3);
+    p.fillRect(box, shade);
+    p.setPen(palette().color(QPalette::HighlightedText));
+    p.drawText(box, Qt::AlignCenter, text);
+    p.setClipping(false);
+  }
+  const QRectF r = spanRect(m_selection);
+  if (!r.isNull()) {
+    p.setClipRect(x0, kTop, w, height() - kTop);
+    p.setPen(QPen(palette().color(QPalette::Text), 2));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(r.adjusted(-1, -1, 1, 1));
+    p.setClipping(false);
+  }
 }
 
 void TimelineView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().base());
+  paintRuler(p);
   const int x0 = kLabelWidth;
-  const double w = m_axis.width_px;
-  paintTimeRuler(p, m_axis, m_data->begin_ns, x0, kTop, height(), palette().color(QPalette::Mid));
-  for (size_t l = 0; l < m_data->lanes.size(); ++l) {
+  const int w = static_cast<int>(m_axis.width_px);
+  const QFontMetrics fm = p.fontMetrics();
+  for (const TrackRow& track : m_layout.rows) {
+    if (track.type == TrackRow::Type::Group) {
+      p.fillRect(QRect(0, track.y, width(), track.height), palette().color(QPalette::AlternateBase));
+      QFont bold = p.font();
+      bold.setBold(true);
+      p.save();
+      p.setFont(bold);
+      p.setPen(palette().color(QPalette::Text));
+      p.drawText(QRect(4, track.y, kLabelWidth - 8, track.height), Qt::AlignVCenter | Qt::AlignLeft,
+                 QStringLiteral("%1 rank %2").arg(track.collapsed ? QStringLiteral("▸") : QStringLiteral("▾")).arg(track.rank));
+      p.restore();
+      if (track.collapsed) {
+        // A collapsed rank shows its first lane's outermost spans (its iterations).
+        for (size_t l = 0; l < m_data->lanes.size(); ++l) {
+          if (m_data->lanes[l].rank != track.rank) continue;
+          p.setClipRect(x0, track.y, w, track.height);
+          paintLane(p, l, track.y + 2, 1, track.height - 4);
+          p.setClipping(false);
+          break;
+        }
+      }
+      continue;
+    }
+    const auto l = static_cast<size_t>(track.lane);
     const TimelineLane& lane = m_data->lanes[l];
-    const int y = kTop + static_cast<int>(l) * kLaneHeight;
     p.setPen(palette().color(QPalette::Text));
-    p.drawText(QRect(4, y, kLabelWidth - 8, kLaneHeight), Qt::AlignVCenter | Qt::AlignLeft,
-               QString::fromStdString(lane.label));
+    const QString label = qs(lane.thread_name);
+    p.drawText(QRect(16, track.y, kLabelWidth - 20, kRow + TrackLayout::kLanePad), Qt::AlignVCenter | Qt::AlignLeft,
+               fm.elidedText(label, Qt::ElideMiddle, kLabelWidth - 20));
     p.setPen(palette().color(QPalette::Midlight));
-    p.drawLine(0, y + kLaneHeight - 1, width(), y + kLaneHeight - 1);
-    p.setClipRect(x0, y, static_cast<int>(w), kLaneHeight);
-    // Exposed communication: a red band along the bottom of each of the rank's lanes.
-    for (const probes::Interval& e : lane.exposed) {
-      if (e.end < m_axis.begin_ns || e.begin > m_axis.end_ns) continue;
-      const double a = std::max(0.0, m_axis.to_px(e.begin));
-      const double b = std::min(w, m_axis.to_px(e.end));
-      p.fillRect(QRectF(x0 + a, y + kLaneHeight - 5, std::max(1.0, b - a), 4),
-                 QColor(0xd6, 0x27, 0x28));
-    }
-    // Level of detail: per depth, the last pixel column drawn; narrower spans that fall
-    // into it are skipped (they would paint the same pixels).
-    int lastColumn[4] = {-1, -1, -1, -1};
-    // Only spans that can reach the window: none starts earlier than the longest span
-    // before its left edge (a binary search, not a walk from the start of the run).
-    const auto first =
-        std::lower_bound(lane.spans.begin(), lane.spans.end(), m_axis.begin_ns - lane.longest_ns,
-                         [](const TimelineSpan& s, int64_t t) { return s.begin_ns < t; });
-    // A one-pixel mark at `column` for a span of `kind`, unless its depth has one there.
-    auto mark = [&](probes::Kind kind, int column) {
-      const int depth = depthOf(kind);
-      if (lastColumn[depth] == column) return;
-      lastColumn[depth] = column;
-      const int inset = depth * 3;
-      p.fillRect(QRectF(x0 + column, y + 2 + inset, 1, kLaneHeight - 4 - 2 * inset), colorOf(kind));
-    };
-    const size_t n = lane.spans.size();
-    for (size_t i = static_cast<size_t>(first - lane.spans.begin()); i < n; ++i) {
-      const TimelineSpan& s = lane.spans[i];
-      if (s.end_ns < m_axis.begin_ns) continue;
-      if (s.begin_ns > m_axis.end_ns) break;
-      const double a = std::max(0.0, m_axis.to_px(s.begin_ns));
-      const double b = std::min(w, m_axis.to_px(s.end_ns));
-      const int depth = depthOf(s.kind);
-      const int column = static_cast<int>(a);
-      if (b - a < 1) {
-        mark(s.kind, column);
-        // Whole blocks ending within this column hold only marks for it: one per kind,
-        // without visiting their spans (a 1M-span run zoomed out).
-        if ((i + 1) % TimelineLane::kBlock == 0) {
-          const int64_t column_end = m_axis.to_ns(column + 1);
-          size_t block = (i + 1) / TimelineLane::kBlock;
-          uint32_t kinds = 0;
-          while (block < lane.block_max_end.size() && lane.block_max_end[block] < column_end)
-            kinds |= lane.block_kinds[block++];
-          for (int k = 0; kinds != 0 && k < probes::kNumKinds; ++k) {
-            if (kinds & (1u << k)) mark(static_cast<probes::Kind>(k), column);
-          }
-          i = std::max(i, block * TimelineLane::kBlock - 1);
-        }
-        continue;
-      }
-      lastColumn[depth] = static_cast<int>(b);
-      const int inset = depth * 3;
-      const QRectF r(x0 + a, y + 2 + inset, b - a, kLaneHeight - 4 - 2 * inset);
-      p.fillRect(r, colorOf(s.kind));
-      if (r.width() > 40) {
-        p.setPen(Qt::black);
-        const QString label = s.kind == probes::Kind::Allreduce && s.bucket >= 0
-                                  ? QStringLiteral("bucket %1").arg(s.bucket)
-                                  : QString::fromStdString(m_data->name_of(s.name));
-        p.drawText(
-            r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-            p.fontMetrics().elidedText(label, Qt::ElideRight, static_cast<int>(r.width()) - 5));
-      }
-    }
-    // Gradient-ready and bucket-ready ticks: those in the window (a binary search), one
-    // per pixel column.
-    p.setPen(QColor(0x33, 0x33, 0x33));
-    int lastTick = -1, lastLabelEnd = -1;
-    for (auto it = std::lower_bound(lane.instants.begin(), lane.instants.end(), m_axis.begin_ns,
-                                    [](const TimelineSpan&s, int64_t t) { return s.begin_ns < t; });
-         it != lane.instants.end() && it->begin_ns <= m_axis.end_ns; ++it) {
-      const int x = x0 + static_cast<int>(m_axis.to_px(it->begin_ns));
-      if (it->kind == probes::Kind::Mark) {
-        // A mark (an injected stall, a non-finite loss) is what the user looks for: a
-        // red line through the lane and its name, unless the previous label is there.
-        p.save();
-        p.setPen(QColor(0xc6, 0x28, 0x28));
-        p.drawLine(x, y + 1, x, y + kLaneHeight - 1);
-        const QString label = QString::fromStdString(m_data->name_of(it->name));
-        const QFontMetrics fm = p.fontMetrics();
-        const int w = std::min(220, fm.horizontalAdvance(label) + 6);
-        if (x + 2 > lastLabelEnd) {
-          const QRect box(x + 2, y + 1, w, std::min(fm.height(), kLaneHeight - 2));
-          p.fillRect(box, QColor(255, 255, 255, 225));
-          p.drawText(box.adjusted(3, 0, -1, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                     fm.elidedText(label, Qt::ElideRight, w - 4));
-          lastLabelEnd = box.right();
-        }
-        p.restore();
-        continue;
-      }
-      if (x == lastTick) continue;
-      lastTick = x;
-      p.drawLine(x, y + kLaneHeight - 8, x, y + kLaneHeight - 2);
-    }
+    p.drawLine(0, track.y + track.height - 1, width(), track.y + track.height - 1);
+    p.setClipRect(x0, track.y, w, track.height);
+    paintLane(p, l, m_layout.rowTop(track.lane, 0), lane.rows, kRow);
+    paintInstants(p, l);
     p.setClipping(false);
   }
+  if (m_data->lanes.empty()) {
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(rect().adjusted(0, kTop, 0, 0), Qt::AlignCenter,
+               tr("No spans in this run yet.\nOpen a run from the list, or launch a job (Run ▸ Launch job)."));
+  }
   paintFlows(p);
+  paintSelection(p);
 }
 
 void TimelineView::wheelEvent(QWheelEvent* event) {
@@ -313,31 +520,92 @@ void TimelineView::wheelEvent(QWheelEvent* event) {
 void TimelineView::mousePressEvent(QMouseEvent* event) {
   m_pressAt = m_lastDrag = event->pos();
   m_dragged = false;
+  m_panning = event->button() == Qt::MiddleButton ||
+              (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier));
+  // A click on a rank's header collapses or expands it.
+  const int index = m_layout.rowAt(event->pos().y());
+  if (event->button() == Qt::LeftButton && index >= 0 &&
+      m_layout.rows[static_cast<size_t>(index)].type == TrackRow::Type::Group && event->pos().x() < kLabelWidth) {
+    const TrackRow& g = m_layout.rows[static_cast<size_t>(index)];
+    setRankCollapsed(g.rank, !g.collapsed);
+    m_dragged = true;  // not a click on the tracks
+  }
 }
 
 void TimelineView::mouseMoveEvent(QMouseEvent* event) {
-  if (!(event->buttons() & Qt::LeftButton)) return;
-  const int dx = event->pos().x() - m_lastDrag.x();
+  if (!(event->buttons() & (Qt::LeftButton | Qt::MiddleButton))) return;
   if (std::abs(event->pos().x() - m_pressAt.x()) > 3) m_dragged = true;
-  m_axis.pan(-dx);  // drag right: earlier times come into view
-  m_lastDrag = event->pos();
-  update();
+  if (m_panning) {
+    m_axis.pan(-(event->pos().x() - m_lastDrag.x()));  // drag right: earlier times come into view
+    m_lastDrag = event->pos();
+    update();
+    return;
+  }
+  if (m_dragged && m_pressAt.x() >= kLabelWidth) {
+    setRange(m_axis.to_ns(m_pressAt.x() - kLabelWidth), m_axis.to_ns(std::max(kLabelWidth, event->pos().x()) - kLabelWidth));
+  }
 }
 
 void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
-  if (m_dragged) return;
-  const int lane = (event->pos().y() - kTop) / kLaneHeight;
-  if (event->pos().y() < kTop || lane >= static_cast<int>(m_data->lanes.size())) return;
-  const int64_t t = m_axis.to_ns(event->pos().x() - kLabelWidth);
-  const auto slack = static_cast<int64_t>(2 * m_axis.ns_per_px());
-  if (const TimelineSpan* s = m_data->spanAt(static_cast<size_t>(lane), t, slack))
-    emit spanClicked(describe(*s, m_data->lanes[static_cast<size_t>(lane)]));
+  if (m_dragged || event->button() != Qt::LeftButton) return;
+  if (m_rangeEnd > m_rangeBegin) setRange(0, 0);
+  select(hitTest(event->pos()));
+}
+
+bool TimelineView::event(QEvent* e) {
+  if (e->type() == QEvent::ToolTip) {
+    auto* help = static_cast<QHelpEvent*>(e);
+    const SpanRef ref = hitTest(help->pos());
+    if (ref.valid()) {
+      QToolTip::showText(help->globalPos(), describe(ref), this);
+    } else {
+      const int index = m_layout.rowAt(help->pos().y());
+      if (index >= 0 && help->pos().x() < kLabelWidth && m_layout.rows[static_cast<size_t>(index)].lane >= 0)
+        QToolTip::showText(help->globalPos(),
+                           qs(m_data->lanes[static_cast<size_t>(m_layout.rows[static_cast<size_t>(index)].lane)].label),
+                           this);
+      else
+        QToolTip::hideText();
+    }
+    return true;
+  }
+  return QWidget::event(e);
 }
 
 void TimelineView::keyPressEvent(QKeyEvent* event) {
+  const double centre = m_axis.width_px / 2;
+  const bool ctrl = event->modifiers() & Qt::ControlModifier;
   switch (event->key()) {
     case Qt::Key_F:
-      fitAll();
+      if (ctrl) {
+        emit searchRequested();
+      } else {
+        fitAll();
+      }
+      break;
+    case Qt::Key_Slash:
+      emit searchRequested();
+      break;
+    case Qt::Key_W:
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+      m_axis.zoom(1.5, centre);
+      update();
+      break;
+    case Qt::Key_S:
+    case Qt::Key_Minus:
+      m_axis.zoom(1 / 1.5, centre);
+      update();
+      break;
+    case Qt::Key_A:
+    case Qt::Key_Left:
+      m_axis.pan(-m_axis.width_px / 5);
+      update();
+      break;
+    case Qt::Key_D:
+    case Qt::Key_Right:
+      m_axis.pan(m_axis.width_px / 5);
+      update();
       break;
     case Qt::Key_N:
       showIteration(m_iteration + 1);
@@ -345,20 +613,29 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
     case Qt::Key_P:
       showIteration(std::max(0, m_iteration - 1));
       break;
+    case Qt::Key_Escape:
+      setRange(0, 0);
+      select({});
+      break;
     default:
       QWidget::keyPressEvent(event);
   }
 }
 
-QString TimelineView::describe(const TimelineSpan& s, const TimelineLane& lane) const {
-  QString text =
-      QStringLiteral("%1 · %2 · %3: %4 µs")
-          .arg(QString::fromStdString(lane.label), QString::fromLatin1(probes::kind_name(s.kind)),
-               QString::fromStdString(m_data->name_of(s.name)))
-          .arg((s.end_ns - s.begin_ns) * 1e-3, 0, 'f', 1);
-  if (s.iteration >= 0) text += QStringLiteral(" · iteration %1").arg(s.iteration);
-  if (s.bucket >= 0) text += QStringLiteral(" · bucket %1").arg(s.bucket);
-  if (s.bytes >= 0) text += QStringLiteral(" · %1 bytes").arg(s.bytes);
+QString TimelineView::describe(const SpanRef& ref) const {
+  const SpanDetails d = span_details(*m_data, ref);
+  if (!d.ref.valid()) return {};
+  QString text = QStringLiteral("rank %1 · %2 · %3 · %4").arg(d.rank).arg(qs(d.thread), qs(d.kind), qs(d.name));
+  if (d.instant) {
+    text += tr(" · at %1").arg(qs(format_duration(d.start_ns)));
+  } else {
+    text += tr(" · %1, from %2").arg(qs(format_duration(d.duration_ns)), qs(format_duration(d.start_ns)));
+    if (d.unfinished) text += tr(" · never finished");
+  }
+  if (d.iteration >= 0) text += tr(" · iteration %1").arg(d.iteration);
+  if (d.bucket >= 0) text += tr(" · bucket %1").arg(d.bucket);
+  if (!d.param_name.empty()) text += tr(" · %1").arg(qs(d.param_name));
+  if (d.bytes >= 0) text += tr(" · %1 bytes").arg(d.bytes);
   return text;
 }
 

@@ -1,17 +1,25 @@
-// TimelineView: one lane per (rank, thread), spans coloured by kind, bucket allreduces
-// labelled with their bucket, instants as ticks, exposed communication as a red band. Wheel zooms
-// around the cursor, a drag pans, F fits the whole run, N/P jump to the next/previous iteration, a
-// click reports the span under the cursor. Spans narrower than a pixel are merged per pixel column,
-// so a lane costs at most its width in rectangles. Flows link lanes: each RPC message from its send
-// to its receive, and each DDP allreduce from rank to rank by its sequence number (a late rank's
-// link slants); at most one per pixel column and pair of lanes is drawn.
+// TimelineView: the run's tracks as Nsight Systems and Perfetto draw them. A header per
+// rank (click it to collapse the rank), under it one track per thread, spans in rows by
+// nesting so none is drawn over another, unfinished ops drawn open to the run's end,
+// instants as ticks and labelled marks, exposed communication as a red band. The ruler's
+// units follow the zoom and it names the iteration in view.
+//
+// Mouse: the wheel zooms around the cursor; a drag selects a time range (Shift+drag or
+// the middle button pans); a click selects the span or mark under it (empty space clears).
+// Keys (Perfetto's): W/S zoom, A/D pan, F fits the run, N/P the next/previous iteration,
+// Esc clears the selection and range; Ctrl+F and / ask the page for its search bar.
+// Spans narrower than a pixel are merged per pixel column and row, so a track costs at
+// most its width in rectangles per row. Flows link lanes: RPC messages from send to
+// receive and each DDP allreduce from rank to rank by sequence number.
 #pragma once
 
 #include <QWidget>
 #include <memory>
+#include <set>
 
 #include "time_axis.h"
 #include "timeline_data.h"
+#include "track_layout.h"
 
 namespace ddpscope::gui {
 
@@ -27,6 +35,7 @@ class TimelineView : public QWidget {
   void updateData(std::shared_ptr<const TimelineData> data);
   const TimelineData& data() const { return *m_data; }
   const TimeAxis& axis() const { return m_axis; }
+  const TrackLayout& layout() const { return m_layout; }
   void fitAll();
   void showIteration(int index);  // 0-based into data().iterations
   // Selects the message flow from `fromRank` at `fromNs` to `toRank` at `toNs` (a click in
@@ -35,12 +44,32 @@ class TimelineView : public QWidget {
   int selectedFlow() const { return m_selectedFlow; }  // into data().flows, -1: none
   int64_t drawnFlows() const { return m_drawnFlows; }  // by the last paint
 
+  // Selection: one span, instant or open op. `reveal` scrolls the time axis to it and
+  // expands its rank.
+  void select(const SpanRef& ref, bool reveal = false);
+  const SpanRef& selection() const { return m_selection; }
+  // The selected time range; begin == end: none.
+  void setRange(int64_t begin_ns, int64_t end_ns);
+  int64_t rangeBegin() const { return m_rangeBegin; }
+  int64_t rangeEnd() const { return m_rangeEnd; }
+  void setRankCollapsed(int rank, bool collapsed);
+  bool rankCollapsed(int rank) const { return m_collapsed.count(rank) > 0; }
+  // Where `ref` is drawn (its centre; its start for instants), for tests and tooltips;
+  // (-1, -1) when it is not in view.
+  QPoint pointOf(const SpanRef& ref) const;
+  // What is drawn at `pos`: a mark or tick first, then the span in that row.
+  SpanRef hitTest(QPoint pos) const;
+
   static constexpr int kLabelWidth = 170;
-  static constexpr int kLaneHeight = 26;
-  static constexpr int kTop = 22;  // the time ruler
+  static constexpr int kIterationBand = 16;  // the ruler's top strip: iterations
+  static constexpr int kTop = 40;            // the ruler's height
 
  signals:
+  // A one-line description for the status bar; empty when the selection was cleared.
   void spanClicked(const QString& description);
+  void selectionChanged();
+  void rangeChanged();
+  void searchRequested();
 
  protected:
   void paintEvent(QPaintEvent*) override;
@@ -50,20 +79,32 @@ class TimelineView : public QWidget {
   void mouseReleaseEvent(QMouseEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
   void resizeEvent(QResizeEvent*) override;
+  bool event(QEvent* event) override;  // tooltips
 
  private:
-  QString describe(const TimelineSpan& span, const TimelineLane& lane) const;
+  QString describe(const SpanRef& ref) const;
+  void relayout();
+  void paintRuler(QPainter& p);
+  void paintLane(QPainter& p, size_t laneIndex, int top, int rows, int rowHeight);
+  void paintInstants(QPainter& p, size_t laneIndex);
   void paintFlows(QPainter& p);
-  double laneCenter(uint32_t lane) const { return kTop + lane * kLaneHeight + kLaneHeight / 2.0; }
+  void paintSelection(QPainter& p);
+  QRectF spanRect(const SpanRef& ref) const;
+  double laneCenter(uint32_t lane) const { return m_layout.anchorY(static_cast<int>(lane)); }
 
   std::shared_ptr<const TimelineData> m_data;
   TimeAxis m_axis;
+  TrackLayout m_layout;
+  std::set<int> m_collapsed;
   int m_iteration = -1;
   int m_selectedFlow = -1;
   int64_t m_drawnFlows = 0;
+  SpanRef m_selection;
+  int64_t m_rangeBegin = 0, m_rangeEnd = 0;
   QPoint m_pressAt;
   QPoint m_lastDrag;
   bool m_dragged = false;
+  bool m_panning = false;
 };
 
 }  // namespace ddpscope::gui

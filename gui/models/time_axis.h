@@ -22,7 +22,9 @@ struct TimeAxis {
   // Shows [begin, end), with a margin of `margin` of the width on each side.
   void fit(int64_t begin, int64_t end, double margin = 0.02);
 
-  static constexpr int64_t kMinSpanNs = 1000;  // zooming stops at 1 us across the view
+  // Zooming stops at 100 ns across the view: the ruler labels ns, and the probes'
+  // timestamps resolve tens of ns.
+  static constexpr int64_t kMinSpanNs = 100;
 };
 
 }  // namespace ddpscope::gui

@@ -45,6 +45,85 @@ void pair_flows(TimelineData& d) {
   });
 }
 
+// Gives each span of `lane` (sorted by begin) its row. Spans properly nested in the
+// enclosing one stack by depth; a span that outlives the one it started in is an
+// asynchronous one (a bucket's allreduce, launched in backward and finished after it):
+// those are packed first-fit into rows below the nested ones. Open ops follow, a row
+// each. Rows past 255 share the last.
+void assign_rows(TimelineLane& lane) {
+  std::vector<int64_t> open_ends;  // the ends of the enclosing spans, outermost first
+  std::vector<size_t> async;
+  int nested_rows = 0;
+  for (size_t i = 0; i < lane.spans.size(); ++i) {
+    TimelineSpan& s = lane.spans[i];
+    while (!open_ends.empty() && open_ends.back() <= s.begin_ns) open_ends.pop_back();
+    if (!open_ends.empty() && s.end_ns > open_ends.back()) {
+      async.push_back(i);
+      continue;
+    }
+    s.row = static_cast<uint8_t>(std::min<size_t>(open_ends.size(), 255));
+    nested_rows = std::max(nested_rows, s.row + 1);
+    open_ends.push_back(s.end_ns);
+  }
+  std::vector<int64_t> async_row_end;  // per async row: the end of its last span
+  for (size_t i : async) {
+    TimelineSpan& s = lane.spans[i];
+    size_t r = 0;
+    while (r < async_row_end.size() && async_row_end[r] > s.begin_ns) ++r;
+    if (r == async_row_end.size()) async_row_end.push_back(s.end_ns);
+    async_row_end[r] = s.end_ns;
+    s.row = static_cast<uint8_t>(std::min<size_t>(nested_rows + r, 255));
+  }
+  int rows = nested_rows + static_cast<int>(async_row_end.size());
+  for (TimelineSpan& o : lane.open) o.row = static_cast<uint8_t>(std::min(rows++, 255));
+  lane.rows = std::max(1, std::min(rows, 256));
+}
+
+// Level of detail per block of spans, from block `from` on.
+void summarize_blocks(TimelineLane& l, size_t from) {
+  const size_t blocks = (l.spans.size() + TimelineLane::kBlock - 1) / TimelineLane::kBlock;
+  l.block_max_end.resize(blocks);
+  l.block_row_kinds.resize(blocks);
+  for (size_t b = from; b < blocks; ++b) {
+    int64_t max_end = std::numeric_limits<int64_t>::min();
+    std::array<uint8_t, TimelineLane::kLodRows> kinds;
+    kinds.fill(TimelineLane::kNoKind);
+    const size_t end = std::min(l.spans.size(), (b + 1) * TimelineLane::kBlock);
+    for (size_t k = b * TimelineLane::kBlock; k < end; ++k) {
+      max_end = std::max(max_end, l.spans[k].end_ns);
+      if (l.spans[k].row < TimelineLane::kLodRows)
+        kinds[l.spans[k].row] = static_cast<uint8_t>(l.spans[k].kind);
+    }
+    l.block_max_end[b] = max_end;
+    l.block_row_kinds[b] = kinds;
+  }
+}
+
+// Each lane's PgOpStart instants with no PgOp of the same (rank, name, seq): unfinished.
+// Names compare as strings: the start and the op are recorded at different call sites,
+// so their name ids differ.
+void find_open_ops(TimelineData& d) {
+  std::unordered_map<std::string, int32_t> first_id;
+  std::vector<int32_t> canonical(d.names.size());
+  for (size_t i = 0; i < d.names.size(); ++i)
+    canonical[i] = first_id.try_emplace(d.names[i], static_cast<int32_t>(i)).first->second;
+  auto canon = [&](int32_t id) { return id >= 0 && static_cast<size_t>(id) < canonical.size() ? canonical[id] : id; };
+  std::set<std::tuple<int, int32_t, int64_t>> finished;
+  for (const auto& [rank, name, seq] : d.finished_ops) finished.insert({rank, canon(name), seq});
+  for (TimelineLane& l : d.lanes) {
+    l.open.clear();
+    for (const TimelineSpan& i : l.instants) {
+      if (i.kind != probes::Kind::PgOpStart) continue;
+      if (finished.count({l.rank, canon(i.name), i.seq})) continue;
+      TimelineSpan o = i;
+      o.kind = probes::Kind::PgOp;
+      o.end_ns = std::max(d.end_ns, i.begin_ns + 1);
+      o.rowid = 0;
+      l.open.push_back(o);
+    }
+  }
+}
+
 }  // namespace
 
 TimelineData load_timeline(probes::RunStoreReader& run) {
@@ -58,6 +137,13 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
   std::map<std::pair<int, int>, std::string> thread_names;
   for (const auto& t : run.threads())
     thread_names[{t.rank, t.thread}] = t.name;
+  // Parameter names for the details panel and search (the latest generation's name of
+  // each index: a rebuilt assignment keeps the model's parameters).
+  if (d.param_names.empty()) {
+    for (const auto& r : run.ranks()) {
+      for (const auto& p : run.params(r.rank)) d.param_names[{p.rank, p.index}] = p.name;
+    }
+  }
   std::map<std::pair<int, int>, size_t> lane_of;
   std::vector<size_t> old_spans, old_instants;  // per lane: what was there before
   for (size_t i = 0; i < d.lanes.size(); ++i) {
@@ -87,8 +173,19 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
           last_key = key;
         }
         TimelineLane& l = d.lanes[lane];
-        const TimelineSpan span{s.t_begin_ns, s.t_end_ns, s.kind, s.name_id,
-                                s.iteration,  s.bucket,   s.bytes};
+        TimelineSpan span;
+        span.begin_ns = s.t_begin_ns;
+        span.end_ns = s.t_end_ns;
+        span.bytes = s.bytes;
+        span.seq = s.seq;
+        span.rowid = s.rowid;
+        span.name = s.name_id;
+        span.iteration = static_cast<int32_t>(s.iteration);
+        span.bucket = static_cast<int32_t>(s.bucket);
+        span.param = static_cast<int32_t>(s.param);
+        span.kind = s.kind;
+        d.kinds_present |= 1u << static_cast<unsigned>(s.kind);
+        if (s.kind == probes::Kind::PgOp) d.finished_ops.insert({s.rank, s.name_id, s.seq});
         (s.t_end_ns > s.t_begin_ns ? l.spans : l.instants).push_back(span);
         l.longest_ns = std::max(l.longest_ns, s.t_end_ns - s.t_begin_ns);
         d.begin_ns = first ? s.t_begin_ns : std::min(d.begin_ns, s.t_begin_ns);
@@ -96,7 +193,7 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
         first = false;
         d.last_rowid = std::max(d.last_rowid, s.rowid);
         if (s.kind == probes::Kind::Iteration && s.rank == 0)
-          d.iterations.emplace_back(s.t_begin_ns, s.t_end_ns);
+          d.iterations.push_back({s.t_begin_ns, s.t_end_ns, s.iteration});
         if ((s.kind == probes::Kind::RpcSend || s.kind == probes::Kind::RpcRecv) && s.msg_id >= 0) {
           d.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.msg_id, static_cast<int32_t>(s.param), s.kind});
         } else if (s.kind == probes::Kind::Allreduce && s.seq >= 0) {
@@ -110,44 +207,33 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
   const auto by_begin = [](const TimelineSpan& a, const TimelineSpan& b) {
     return a.begin_ns < b.begin_ns || (a.begin_ns == b.begin_ns && a.end_ns > b.end_ns);
   };
-  // Returns the first index whose span changed.
-  auto sort_tail = [&](std::vector<TimelineSpan>& v, size_t old) -> size_t {
-    if (old >= v.size()) return v.size();
+  auto sort_tail = [&](std::vector<TimelineSpan>& v, size_t old) {
+    if (old >= v.size()) return;
     const auto mid = v.begin() + static_cast<std::ptrdiff_t>(old);
     std::stable_sort(mid, v.end(), by_begin);
-    const auto changed = std::upper_bound(v.begin(), mid, *mid, by_begin);
     std::inplace_merge(v.begin(), mid, v.end(), by_begin);
-    return static_cast<size_t>(changed - v.begin());
   };
   for (size_t i = 0; i < d.lanes.size(); ++i) {
     TimelineLane& l = d.lanes[i];
-    const size_t changed = sort_tail(l.spans, old_spans[i]);
+    sort_tail(l.spans, old_spans[i]);
     sort_tail(l.instants, old_instants[i]);
-    // Blocks from the first one the new spans changed.
-    const size_t from = changed / TimelineLane::kBlock;
-    const size_t blocks = (l.spans.size() + TimelineLane::kBlock - 1) / TimelineLane::kBlock;
-    l.block_max_end.resize(blocks);
-    l.block_kinds.resize(blocks);
-    for (size_t b = from; b < blocks; ++b) {
-      int64_t max_end = std::numeric_limits<int64_t>::min();
-      uint32_t kinds = 0;
-      const size_t end = std::min(l.spans.size(), (b + 1) * TimelineLane::kBlock);
-      for (size_t k = b * TimelineLane::kBlock; k < end; ++k) {
-        max_end = std::max(max_end, l.spans[k].end_ns);
-        kinds |= 1u << static_cast<unsigned>(l.spans[k].kind);
-      }
-      l.block_max_end[b] = max_end;
-      l.block_kinds[b] = kinds;
-    }
     const auto name = thread_names.find({l.rank, l.thread});
-    l.label = "rank " + std::to_string(l.rank) + " · " +
-              (name != thread_names.end() ? name->second : "thread " + std::to_string(l.thread));
+    l.thread_name = name != thread_names.end() ? name->second : "thread " + std::to_string(l.thread);
+    l.label = "rank " + std::to_string(l.rank) + " · " + l.thread_name;
   }
-  // Lanes in (rank, thread) order.
-  std::stable_sort(d.lanes.begin(), d.lanes.end(),
-                   [](const TimelineLane& a, const TimelineLane& b) {
-                     return std::pair(a.rank, a.thread) < std::pair(b.rank, b.thread);
-                   });
+  // Lanes by rank; within a rank the compute thread first (where forward and backward
+  // run: what the eye looks for first), then the others by thread number.
+  std::stable_sort(d.lanes.begin(), d.lanes.end(), [](const TimelineLane& a, const TimelineLane& b) {
+    return std::tuple(a.rank, a.thread_name != "compute", a.thread) <
+           std::tuple(b.rank, b.thread_name != "compute", b.thread);
+  });
+  // A new span can move every row of its lane after it (a deeper nesting moves the
+  // asynchronous rows down), so rows and their summaries are made again: one pass.
+  find_open_ops(d);
+  for (TimelineLane& l : d.lanes) {
+    assign_rows(l);
+    summarize_blocks(l, 0);
+  }
   pair_flows(d);
   std::sort(d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations), d.iterations.end());
   std::inplace_merge(d.iterations.begin(),
@@ -176,22 +262,48 @@ void mark_exposed(TimelineData& data, const probes::RunAnalysis& analysis) {
   }
 }
 
-const TimelineSpan* TimelineData::spanAt(size_t lane, int64_t t_ns, int64_t slack_ns) const {
+const TimelineSpan* TimelineData::spanAt(size_t lane, int64_t t_ns, int64_t slack_ns, int row) const {
   if (lane >= lanes.size()) return nullptr;
-  const auto& spans = lanes[lane].spans;
-  // The last span starting at or before t (+ slack); walk back to one that covers t.
-  auto it = std::upper_bound(spans.begin(), spans.end(), t_ns + slack_ns,
-                             [](int64_t t, const TimelineSpan& s) { return t < s.begin_ns; });
-  const TimelineSpan* best = nullptr;
-  int steps = 0;
-  while (it != spans.begin() && steps++ < 256) {
-    --it;
-    if (it->end_ns + slack_ns >= t_ns) {
-      best = &*it;  // the latest-starting span covering t: the innermost
-      break;
+  const TimelineLane& l = lanes[lane];
+  if (row >= 0) {
+    for (const TimelineSpan& o : l.open) {
+      if (o.row == row && o.begin_ns <= t_ns + slack_ns) return &o;
     }
   }
-  return best;
+  const auto& spans = l.spans;
+  // The last span starting at or before t (+ slack); walk back to one that covers t.
+  // Without a row: the latest-starting span covering t, the innermost. With one: spans
+  // of a row never overlap, so the latest-starting one of that row is the only one that
+  // can cover t (its enclosing spans start earlier: the walk is bounded).
+  auto it = std::upper_bound(spans.begin(), spans.end(), t_ns + slack_ns,
+                             [](int64_t t, const TimelineSpan& s) { return t < s.begin_ns; });
+  int steps = 0;
+  const int limit = row >= 0 ? 1 << 20 : 256;
+  while (it != spans.begin() && steps++ < limit) {
+    --it;
+    if (row >= 0 && it->row != row) continue;
+    if (it->end_ns + slack_ns >= t_ns) return &*it;
+    if (row >= 0) return nullptr;  // this row's latest span before t ended before it
+  }
+  return nullptr;
+}
+
+const TimelineSpan* TimelineData::resolve(const SpanRef& ref) const {
+  if (!ref.valid() || static_cast<size_t>(ref.lane) >= lanes.size()) return nullptr;
+  const TimelineLane& l = lanes[static_cast<size_t>(ref.lane)];
+  const auto& v = ref.in == SpanRef::In::Spans ? l.spans : ref.in == SpanRef::In::Instants ? l.instants : l.open;
+  return static_cast<size_t>(ref.index) < v.size() ? &v[static_cast<size_t>(ref.index)] : nullptr;
+}
+
+SpanRef TimelineData::refOf(size_t lane, const TimelineSpan* span) const {
+  if (!span || lane >= lanes.size()) return {};
+  const TimelineLane& l = lanes[lane];
+  for (auto [v, in] : {std::pair{&l.spans, SpanRef::In::Spans}, std::pair{&l.instants, SpanRef::In::Instants},
+                       std::pair{&l.open, SpanRef::In::Open}}) {
+    if (!v->empty() && span >= v->data() && span < v->data() + v->size())
+      return {static_cast<int>(lane), span - v->data(), in};
+  }
+  return {};
 }
 
 }  // namespace ddpscope::gui

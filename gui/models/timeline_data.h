@@ -1,10 +1,15 @@
 // TimelineData: the spans of a run arranged for the timeline view: one lane per (rank,
-// thread), spans sorted by begin time, instants kept apart. Plain data built from the
+// thread), spans sorted by begin time and given rows that never overlap, instants kept
+// apart, unfinished process-group ops found. Plain data built from the
 // run store; the view only paints it.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "event.h"
@@ -15,25 +20,49 @@ namespace ddpscope::gui {
 
 struct TimelineSpan {
   int64_t begin_ns = 0, end_ns = 0;
+  int64_t bytes = -1, seq = -1;
+  int64_t rowid = 0;  // the span's row in the run file (0: none, an unfinished op)
+  int32_t name = 0;   // index into TimelineData::names
+  int32_t iteration = -1, bucket = -1, param = -1;
   probes::Kind kind = probes::Kind::Mark;
-  int32_t name = 0;  // index into TimelineData::names
-  int64_t iteration = -1, bucket = -1, bytes = -1;
+  // The row of its lane it is drawn in: spans nested in an enclosing one (forward in an
+  // iteration, autograd nodes in backward) one row below it; spans that outlive the one
+  // they started in (a bucket's allreduce launched during backward) in rows of their own
+  // below the nested ones. No two spans of one row overlap in time.
+  uint8_t row = 0;
 };
 
 struct TimelineLane {
   int rank = 0;
   int thread = 0;
-  std::string label;                // "rank 0 · compute"
+  std::string label;        // "rank 0 · compute"
+  std::string thread_name;  // "compute"
   std::vector<TimelineSpan> spans;  // by begin time
   int64_t longest_ns = 0;           // the longest span: how far back a window must look
   std::vector<TimelineSpan> instants;
+  // Process-group ops started and never finished (a PgOpStart with no PgOp of its
+  // sequence number): drawn open from their start to the end of the run, each in a row
+  // of its own below the lane's other rows. rowid is 0.
+  std::vector<TimelineSpan> open;
+  int rows = 1;  // rows the lane needs: spans' rows, then one per open op
   std::vector<probes::Interval> exposed;  // the rank's exposed communication, by time
-  // Level of detail: per block of kBlock spans (in `spans` order), the latest end and the
-  // kinds present. A view zoomed out far enough that a block ends within one pixel
-  // column draws the block as one mark per kind instead of visiting its spans.
+  // Level of detail: per block of kBlock spans (in `spans` order), the latest end and,
+  // per row, the kind of a span there (kNoKind: none). A view zoomed out far enough
+  // that a block ends within one pixel column draws the block as one mark per row
+  // instead of visiting its spans.
   static constexpr size_t kBlock = 64;
+  static constexpr int kLodRows = 16;
+  static constexpr uint8_t kNoKind = 0xff;
   std::vector<int64_t> block_max_end;
-  std::vector<uint32_t> block_kinds;  // bit k: a span of probes::Kind k
+  std::vector<std::array<uint8_t, kLodRows>> block_row_kinds;
+};
+
+// Rank 0's iteration spans: for fit, next/previous and the ruler's iteration band.
+struct TimelineIteration {
+  int64_t first = 0, second = 0;  // begin and end
+  int64_t number = -1;            // the iteration's number in the run
+  bool operator<(const TimelineIteration& o) const { return first < o.first; }
+  bool operator==(const TimelineIteration&) const = default;
 };
 
 // A link across lanes: an RPC message from its send to its receive, or one DDP bucket
@@ -55,8 +84,18 @@ struct FlowEnd {
   probes::Kind kind = probes::Kind::Mark;  // RpcSend, RpcRecv or Allreduce
 };
 
+// One thing drawn on the timeline: a span, an instant or an open op of a lane.
+struct SpanRef {
+  enum class In : uint8_t { Spans, Instants, Open };
+  int lane = -1;
+  int64_t index = -1;
+  In in = In::Spans;
+  bool valid() const { return lane >= 0 && index >= 0; }
+  bool operator==(const SpanRef&) const = default;
+};
+
 struct TimelineData {
-  std::vector<TimelineLane> lanes;  // by rank, then thread
+  std::vector<TimelineLane> lanes;  // by rank, compute first, then by thread
   std::vector<std::string> names;   // by the run file's name_id
 
   const std::string& name_of(int32_t id) const {
@@ -65,16 +104,23 @@ struct TimelineData {
                                                              : unknown;
   }
   int64_t begin_ns = 0, end_ns = 0;
-  // Begin and end of each iteration of rank 0 (for fit and next/previous).
-  std::vector<std::pair<int64_t, int64_t>> iterations;
+  std::vector<TimelineIteration> iterations;  // by begin
+  std::map<std::pair<int, int>, std::string> param_names;  // (rank, parameter index)
+  uint32_t kinds_present = 0;                 // bit k: a span or instant of probes::Kind k
   int64_t last_rowid = 0;  // the last span read: extend_timeline resumes after it
   std::vector<FlowEnd> flow_ends;
+  std::set<std::tuple<int, int32_t, int64_t>> finished_ops;  // PgOp spans' (rank, name, seq)
   std::vector<TimelineFlow> flows;  // by the earlier of their two times
   int64_t longest_flow_ns = 0;      // how far back a window must look for flows
 
   // The span of `lane` under time `t_ns`, or null; spans are searched from the
-  // innermost (latest-starting) one.
-  const TimelineSpan* spanAt(size_t lane, int64_t t_ns, int64_t slack_ns = 0) const;
+  // innermost (latest-starting) one. With `row` >= 0, only spans drawn in that row
+  // (open ops included).
+  const TimelineSpan* spanAt(size_t lane, int64_t t_ns, int64_t slack_ns = 0, int row = -1) const;
+  // The span `ref` names, or null when it names none.
+  const TimelineSpan* resolve(const SpanRef& ref) const;
+  // The reference of a span of lane `lane` (a pointer into its spans, instants or open).
+  SpanRef refOf(size_t lane, const TimelineSpan* span) const;
 };
 
 // Throws probes::RunStoreError when the run cannot be read.

@@ -21,7 +21,14 @@
 #include "run_data.h"
 #include "run_list_model.h"
 #include "sequence_data.h"
+#include "range_summary.h"
+#include "ruler_ticks.h"
+#include "span_details.h"
+#include "sqlite_db.h"
 #include "time_axis.h"
+#include "time_format.h"
+#include "timeline_search.h"
+#include "track_layout.h"
 
 using namespace ddpscope::gui;
 
@@ -140,6 +147,214 @@ class TestGuiModels : public QObject {
     QCOMPARE(t.lanes[2].exposed[2].begin, int64_t(2700));  // rank 1's compute lane, iteration 3
   }
 
+  // Issue 18, defect 2: a bucket's allreduce recorded on the compute thread, launched in
+  // an autograd node and finished after backward, drew over backward. Rows by nesting,
+  // outliving spans in rows of their own, an op that never finished open in its own.
+  void testTimelineRowsNeverOverlap() {
+    using namespace ddpscope::probes;
+    const std::string file = path("rows.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp"})", 1, "mpi", "mlp"});
+      EventBatch b;
+      b.rank = 0;
+      b.threads = {{0, 100, "compute"}, {1, 101, "comm: world collectives"}};
+      // The op and its start come from different call sites: different name ids.
+      b.names = {"iteration", "backward", "node", "allreduce", "node2", {"allreduce", "pg.cpp", 10},
+                 {"allreduce", "pg_start.cpp", 20}};
+      auto ev = [&](Kind kind, uint32_t name, int64_t t0, int64_t t1, int64_t seq, uint16_t thread) {
+        b.events.push_back(BatchEvent{t0, t1, -1, seq, -1, 1, -1, name, -1, -1, thread, static_cast<uint8_t>(kind), 0});
+      };
+      ev(Kind::Iteration, 0, 0, 1000, -1, 0);
+      ev(Kind::Backward, 1, 200, 800, -1, 0);
+      ev(Kind::AutogradNode, 2, 300, 400, -1, 0);
+      ev(Kind::Allreduce, 3, 350, 900, 0, 0);  // outlives node and backward
+      ev(Kind::AutogradNode, 4, 500, 600, -1, 0);
+      ev(Kind::PgOp, 5, 360, 880, 0, 1);       // finished
+      ev(Kind::PgOpStart, 6, 360, 360, 0, 1);
+      ev(Kind::PgOpStart, 6, 950, 950, 1, 1);  // never finished
+      w.write(b);
+      w.end_run("failed");
+    }
+    const RunData run = load_run(file);
+    const TimelineData& t = run.timeline;
+    QCOMPARE(t.lanes.size(), size_t(2));
+    const TimelineLane& compute = t.lanes[0];
+    std::map<std::string, int> rowOf;
+    for (const auto& s : compute.spans) rowOf[t.name_of(s.name)] = s.row;
+    QCOMPARE(rowOf["iteration"], 0);
+    QCOMPARE(rowOf["backward"], 1);
+    QCOMPARE(rowOf["node"], 2);
+    QCOMPARE(rowOf["node2"], 2);      // still nested in backward: not pushed down by the allreduce
+    QCOMPARE(rowOf["allreduce"], 3);  // below every nested row
+    QCOMPARE(compute.rows, 4);
+    const TimelineLane& comm = t.lanes[1];
+    QCOMPARE(comm.open.size(), size_t(1));
+    QCOMPARE(comm.open[0].seq, int64_t(1));
+    QCOMPARE(comm.open[0].begin_ns, int64_t(950));
+    QCOMPARE(comm.open[0].end_ns, t.end_ns);
+    QCOMPARE(int(comm.open[0].row), 1);  // under the finished op's row
+    QCOMPARE(comm.rows, 2);
+    // The open op is what a click there finds, and its details say so.
+    const TimelineSpan* open = t.spanAt(1, 990, 0, 1);
+    QVERIFY(open == &comm.open[0]);
+    const SpanDetails d = span_details(t, t.refOf(1, open));
+    QVERIFY(d.unfinished);
+    QCOMPARE(d.seq, int64_t(1));
+    // The general rule, on this run and a regular one: no two spans of a row of a lane
+    // overlap, and every row lies inside the lane's track, rows disjoint.
+    testing::write_test_run(path("rows2.ddprun"), 2, 4);
+    const RunData regular = load_run(path("rows2.ddprun"));
+    for (const TimelineData* data : {&t, &regular.timeline}) {
+      const TrackLayout layout = layout_tracks(*data, {}, 40);
+      for (size_t l = 0; l < data->lanes.size(); ++l) {
+        const TimelineLane& lane = data->lanes[l];
+        std::map<int, int64_t> rowEnd;
+        std::vector<TimelineSpan> all = lane.spans;
+        all.insert(all.end(), lane.open.begin(), lane.open.end());
+        std::stable_sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.begin_ns < b.begin_ns; });
+        for (const auto& s : all) {
+          QVERIFY(s.row < lane.rows);
+          auto [it, fresh] = rowEnd.try_emplace(s.row, s.end_ns);
+          if (!fresh) {
+            QVERIFY2(it->second <= s.begin_ns, qPrintable(QString("lane %1 row %2: overlap at %3").arg(l).arg(s.row).arg(s.begin_ns)));
+            it->second = s.end_ns;
+          }
+        }
+        const TrackRow& track = layout.rows[static_cast<size_t>(layout.lane_row[l])];
+        for (int r = 0; r < lane.rows; ++r) {
+          const int top = layout.rowTop(static_cast<int>(l), r);
+          QVERIFY(top >= track.y && top + TrackLayout::kRowHeight <= layout.stripTop(static_cast<int>(l)));
+          if (r > 0) QVERIFY(layout.rowTop(static_cast<int>(l), r - 1) + TrackLayout::kRowHeight <= top);
+          QCOMPARE(layout.depthAt(layout.lane_row[l], top + 1), r);
+        }
+      }
+      for (size_t i = 1; i < layout.rows.size(); ++i)
+        QCOMPARE(layout.rows[i].y, layout.rows[i - 1].y + layout.rows[i - 1].height);
+    }
+    // Collapsing a rank keeps its header and hides its lanes.
+    const TrackLayout folded = layout_tracks(regular.timeline, {0}, 40);
+    QCOMPARE(folded.lane_row[0], -1);
+    QCOMPARE(folded.lane_row[1], -1);
+    QVERIFY(folded.lane_row[2] >= 0);
+    QCOMPARE(folded.anchorY(0), 40 + TrackLayout::kGroupHeight / 2.0);
+  }
+
+  void testDurationsAndRulerLabels() {
+    QCOMPARE(format_duration(850), std::string("850 ns"));
+    QCOMPARE(format_duration(12'400), std::string("12.4 µs"));
+    QCOMPARE(format_duration(3'210'000), std::string("3.21 ms"));
+    QCOMPARE(format_duration(1'500'000'000), std::string("1.50 s"));
+    QCOMPARE(format_duration(250'000'000), std::string("250 ms"));
+    // Ruler: at every zoom from a 2 µs window to a 100 s one, in a 1400 px view, labels
+    // measured at 7 px a character never collide, units follow the zoom and neighbours
+    // never read the same.
+    const auto width = [](const std::string& s) { return 7.0 * static_cast<double>(QString::fromStdString(s).size()); };
+    for (double window = 2e3; window <= 1e11; window *= 3.7) {
+      for (int64_t origin : {int64_t{0}, int64_t{12'300'000'000}}) {
+        TimeAxis axis{origin + 1234, origin + 1234 + static_cast<int64_t>(window), 1400};
+        const RulerTicks ticks = ruler_ticks(axis, 0, width);
+        QVERIFY2(ticks.ticks.size() >= 2, qPrintable(QString("window %1: %2 ticks").arg(window).arg(ticks.ticks.size())));
+        for (size_t i = 1; i < ticks.ticks.size(); ++i) {
+          QVERIFY(ticks.ticks[i].x - ticks.ticks[i - 1].x >= width(ticks.ticks[i - 1].label) + 12 - 1e-6);
+          QVERIFY2(ticks.ticks[i].label != ticks.ticks[i - 1].label, ticks.ticks[i].label.c_str());
+        }
+      }
+    }
+    TimeAxis seconds{0, 60'000'000'000, 1400};
+    QVERIFY(ruler_ticks(seconds, 0, width).ticks[1].label.find(" s") != std::string::npos);
+    TimeAxis micro{5'000, 25'000, 1400};
+    QCOMPARE(ruler_ticks(micro, 0, width).ticks[0].label.substr(ruler_ticks(micro, 0, width).ticks[0].label.size() - 3), std::string("µs"));
+  }
+
+  // A dragged range's sums equal SQL over the same range of the run file.
+  void testRangeSumsEqualSql() {
+    const std::string file = path("range.ddprun");
+    testing::write_test_run(file, 2, 5, "finished", 37);
+    const RunData run = load_run(file);
+    for (auto [a, b] : {std::pair<int64_t, int64_t>{1250, 3710}, {0, 5037}, {640, 641}, {4999, 4000}}) {
+      const RangeSummary sum = summarize_range(run.timeline, a, b);
+      std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> mine;
+      for (const RangeRow& r : sum.rows) mine[{static_cast<int>(r.kind), r.name}] = {r.count, r.total_ns};
+      ddpscope::probes::SqliteDb db(file, SQLITE_OPEN_READONLY);
+      auto q = db.prepare(
+          "SELECT s.kind, n.name, COUNT(*), SUM(MIN(s.t_end_ns, ?2) - MAX(s.t_begin_ns, ?1)) FROM spans s "
+          "JOIN names n ON n.name_id = s.name_id WHERE s.t_end_ns > ?1 AND s.t_begin_ns < ?2 "
+          "AND s.t_end_ns > s.t_begin_ns GROUP BY s.kind, n.name");
+      q.bind(1, std::min(a, b)).bind(2, std::max(a, b));
+      std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> sql;
+      while (q.step()) sql[{static_cast<int>(q.column_int64(0)), q.column_text(1)}] = {q.column_int64(2), q.column_int64(3)};
+      QVERIFY(!sql.empty());
+      QCOMPARE(mine, sql);
+      for (size_t i = 1; i < sum.rows.size(); ++i) QVERIFY(sum.rows[i - 1].total_ns >= sum.rows[i].total_ns);
+    }
+  }
+
+  // The details of a selected span equal its row in the run file; search finds names,
+  // buckets and parameters.
+  void testSpanDetailsMatchTheRunFileAndSearch() {
+    const std::string file = path("details.ddprun");
+    testing::write_test_run(file, 2, 3);
+    const RunData run = load_run(file);
+    const TimelineData& t = run.timeline;
+    ddpscope::probes::SqliteDb db(file, SQLITE_OPEN_READONLY);
+    int checked = 0;
+    for (size_t l = 0; l < t.lanes.size(); ++l) {
+      for (int64_t k = 0; k < static_cast<int64_t>(t.lanes[l].spans.size()); ++k) {
+        const SpanDetails d = span_details(t, {static_cast<int>(l), k, SpanRef::In::Spans});
+        auto q = db.prepare(
+            "SELECT s.rank, th.name, s.kind, n.name, s.t_begin_ns, s.t_end_ns, IFNULL(s.iteration, -1), "
+            "IFNULL(s.bucket, -1), IFNULL(s.bytes, -1), IFNULL(s.seq, -1), IFNULL(s.param, -1) FROM spans s "
+            "JOIN names n ON n.name_id = s.name_id JOIN threads th ON th.rank = s.rank AND th.thread = s.thread "
+            "WHERE s.rowid = ?1");
+        q.bind(1, d.rowid);
+        QVERIFY(q.step());
+        QCOMPARE(d.rank, static_cast<int>(q.column_int64(0)));
+        QCOMPARE(d.thread, q.column_text(1));
+        QCOMPARE(d.kind, std::string(ddpscope::probes::kind_name(static_cast<ddpscope::probes::Kind>(q.column_int64(2)))));
+        QCOMPARE(d.name, q.column_text(3));
+        QCOMPARE(d.begin_ns, q.column_int64(4));
+        QCOMPARE(d.duration_ns, q.column_int64(5) - q.column_int64(4));
+        QCOMPARE(d.iteration, q.column_int64(6));
+        QCOMPARE(d.bucket, q.column_int64(7));
+        QCOMPARE(d.bytes, q.column_int64(8));
+        QCOMPARE(d.seq, q.column_int64(9));
+        QCOMPARE(d.param, q.column_int64(10));
+        ++checked;
+      }
+    }
+    QCOMPARE(checked, 2 * 3 * 7);
+    // Finalize of iteration 2 on rank 0: its parent is backward, backward's parent the
+    // iteration, whose children are forward, backward and the optimizer.
+    const TimelineLane& compute = t.lanes[0];
+    int64_t finalize = -1;
+    for (size_t k = 0; k < compute.spans.size(); ++k)
+      if (t.name_of(compute.spans[k].name) == "finalize" && compute.spans[k].iteration == 2) finalize = static_cast<int64_t>(k);
+    const SpanDetails f = span_details(t, {0, finalize, SpanRef::In::Spans});
+    QCOMPARE(t.name_of(t.resolve(f.parent)->name), std::string("backward"));
+    const SpanDetails it = span_details(t, span_details(t, f.parent).parent);
+    QCOMPARE(it.kind, std::string("iteration"));
+    QCOMPARE(it.children.size(), size_t(3));
+    // A bucket allreduce: the same sequence number on the other rank.
+    const SpanDetails ar = span_details(t, {1, 2, SpanRef::In::Spans});
+    QCOMPARE(ar.kind, std::string("allreduce"));
+    QCOMPARE(ar.same_collective.size(), size_t(1));
+    const TimelineSpan* other = t.resolve(ar.same_collective[0]);
+    QCOMPARE(other->seq, ar.seq);
+    QCOMPARE(t.lanes[static_cast<size_t>(ar.same_collective[0].lane)].rank, 1);
+    // Search: names, any case; buckets; parameters (bucket-ready marks carry no param
+    // here, so the parameter "w" finds nothing but does not fail).
+    const SearchResults byName = search_timeline(t, "FINAL");
+    QCOMPARE(byName.matches.size(), size_t(6));
+    for (size_t i = 1; i < byName.matches.size(); ++i)
+      QVERIFY(t.resolve(byName.matches[i - 1])->begin_ns <= t.resolve(byName.matches[i])->begin_ns);
+    const SearchResults byBucket = search_timeline(t, "bucket 1");
+    QCOMPARE(byBucket.matches.size(), size_t(2 * 3 * 2));  // allreduces and ready marks
+    for (const SpanRef& r : byBucket.matches) QCOMPARE(t.resolve(r)->bucket, 1);
+    QCOMPARE(search_timeline(t, "nothing like it").matches.size(), size_t(0));
+    QCOMPARE(search_timeline(t, "  ").matches.size(), size_t(0));
+  }
+
   void testTimeAxisMapping() {
     TimeAxis a{100'000, 200'000, 100};  // 1000 ns per pixel
     QCOMPARE(a.ns_per_px(), 1000.0);
@@ -246,17 +461,20 @@ class TestGuiModels : public QObject {
       for (size_t k = 0; k < fresh.lanes[i].spans.size(); ++k) {
         QCOMPARE(grown.lanes[i].spans[k].begin_ns, fresh.lanes[i].spans[k].begin_ns);
         QCOMPARE(grown.lanes[i].spans[k].end_ns, fresh.lanes[i].spans[k].end_ns);
+        QCOMPARE(grown.lanes[i].spans[k].row, fresh.lanes[i].spans[k].row);
       }
+      QCOMPARE(grown.lanes[i].rows, fresh.lanes[i].rows);
       // The level-of-detail blocks match a fresh read's, and their spans.
       QCOMPARE(grown.lanes[i].block_max_end, fresh.lanes[i].block_max_end);
-      QCOMPARE(grown.lanes[i].block_kinds, fresh.lanes[i].block_kinds);
+      QCOMPARE(grown.lanes[i].block_row_kinds, fresh.lanes[i].block_row_kinds);
       const auto& spans = fresh.lanes[i].spans;
       QCOMPARE(fresh.lanes[i].block_max_end.size(),
                (spans.size() + TimelineLane::kBlock - 1) / TimelineLane::kBlock);
       for (size_t k = 0; k < spans.size(); ++k) {
         QVERIFY(spans[k].end_ns <= fresh.lanes[i].block_max_end[k / TimelineLane::kBlock]);
-        QVERIFY(fresh.lanes[i].block_kinds[k / TimelineLane::kBlock] &
-                (1u << static_cast<unsigned>(spans[k].kind)));
+        // Each row of a block that holds a span names a kind present there.
+        QVERIFY(spans[k].row >= TimelineLane::kLodRows ||
+                fresh.lanes[i].block_row_kinds[k / TimelineLane::kBlock][spans[k].row] != TimelineLane::kNoKind);
       }
       QVERIFY(std::is_sorted(grown.lanes[i].spans.begin(), grown.lanes[i].spans.end(),
                              [](const auto& a, const auto& b) { return a.begin_ns < b.begin_ns; }));

@@ -1,0 +1,288 @@
+#include "timeline_page.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QShortcut>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolButton>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <functional>
+
+#include "kind_colors.h"
+#include "range_summary.h"
+#include "span_details.h"
+#include "time_format.h"
+#include "timeline_view.h"
+
+namespace ddpscope::gui {
+namespace {
+
+constexpr int kRefRole = Qt::UserRole + 1;  // "lane,index,in" of a span an item names
+constexpr int kSortRole = Qt::UserRole + 2;
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// Enter finds the next match, Shift+Enter the previous, Esc closes the bar.
+class SearchField : public QLineEdit {
+ public:
+  using QLineEdit::QLineEdit;
+  std::function<void(bool)> onEnter;
+  std::function<void()> onEscape;
+
+ protected:
+  void keyPressEvent(QKeyEvent* e) override {
+    if (e->key() == Qt::Key_Return || e->key() == Qt::Key_Enter) {
+      if (onEnter) onEnter(e->modifiers() & Qt::ShiftModifier);
+      return;
+    }
+    if (e->key() == Qt::Key_Escape) {
+      if (onEscape) onEscape();
+      return;
+    }
+    QLineEdit::keyPressEvent(e);
+  }
+};
+
+}  // namespace
+
+TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+
+  m_searchBar = new QWidget;
+  auto* bar = new QHBoxLayout(m_searchBar);
+  bar->setContentsMargins(6, 2, 6, 2);
+  auto* field = new SearchField;
+  m_search = field;
+  m_search->setPlaceholderText(tr("Find spans, marks, 'bucket 3' or a parameter (Enter: next, Shift+Enter: previous)"));
+  m_search->setClearButtonEnabled(true);
+  auto* previous = new QPushButton(tr("Previous"));
+  auto* next = new QPushButton(tr("Next"));
+  m_searchStatus = new QLabel;
+  auto* close = new QToolButton;
+  close->setText(QStringLiteral("✕"));
+  close->setToolTip(tr("Close the search bar (Esc)"));
+  bar->addWidget(new QLabel(tr("Find")));
+  bar->addWidget(m_search, 1);
+  bar->addWidget(previous);
+  bar->addWidget(next);
+  bar->addWidget(m_searchStatus);
+  bar->addWidget(close);
+  m_searchBar->hide();
+  layout->addWidget(m_searchBar);
+  field->onEnter = [this](bool back) { back ? findPrevious() : findNext(); };
+  field->onEscape = [this] {
+    m_searchBar->hide();
+    m_view->setFocus();
+  };
+  connect(next, &QPushButton::clicked, this, &TimelinePage::findNext);
+  connect(previous, &QPushButton::clicked, this, &TimelinePage::findPrevious);
+  connect(close, &QToolButton::clicked, this, [this] { m_searchBar->hide(); });
+
+  m_legend = new QLabel;
+  m_legend->setWordWrap(true);
+  m_legend->setContentsMargins(6, 0, 6, 0);
+  layout->addWidget(m_legend);
+
+  auto* splitter = new QSplitter(Qt::Vertical);
+  m_view = new TimelineView;
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(m_view);
+  scroll->setWidgetResizable(true);
+  splitter->addWidget(scroll);
+
+  m_panels = new QTabWidget;
+  m_details = new QTreeWidget;
+  m_details->setColumnCount(2);
+  m_details->setHeaderLabels({tr("Field"), tr("Value")});
+  m_details->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  m_panels->addTab(m_details, tr("Details"));
+  auto* rangePage = new QWidget;
+  auto* rangeLayout = new QVBoxLayout(rangePage);
+  rangeLayout->setContentsMargins(4, 4, 4, 4);
+  m_rangeHeader = new QLabel(tr("Drag across the timeline to select a time range: its time is summed here "
+                                "by name and kind. Shift+drag pans."));
+  m_rangeHeader->setWordWrap(true);
+  m_rangeModel = new QStandardItemModel(0, 5, this);
+  m_rangeModel->setHorizontalHeaderLabels({tr("Name"), tr("Kind"), tr("Spans"), tr("Ranks"), tr("Time in range")});
+  auto* proxy = new QSortFilterProxyModel(this);
+  proxy->setSourceModel(m_rangeModel);
+  proxy->setSortRole(kSortRole);
+  m_rangeTable = new QTableView;
+  m_rangeTable->setModel(proxy);
+  m_rangeTable->setSortingEnabled(true);
+  m_rangeTable->sortByColumn(4, Qt::DescendingOrder);
+  m_rangeTable->horizontalHeader()->setStretchLastSection(true);
+  m_rangeTable->verticalHeader()->hide();
+  m_rangeTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+  rangeLayout->addWidget(m_rangeHeader);
+  rangeLayout->addWidget(m_rangeTable, 1);
+  m_panels->addTab(rangePage, tr("Range"));
+  splitter->addWidget(m_panels);
+  // The tracks get most of the height; the panel a strip that the user can drag up.
+  splitter->setStretchFactor(0, 4);
+  splitter->setStretchFactor(1, 1);
+  splitter->setSizes({800, 200});
+  layout->addWidget(splitter, 1);
+
+  connect(m_view, &TimelineView::selectionChanged, this, &TimelinePage::showDetails);
+  connect(m_view, &TimelineView::rangeChanged, this, &TimelinePage::showRange);
+  connect(m_view, &TimelineView::searchRequested, this, &TimelinePage::showSearch);
+  connect(m_details, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+    const QStringList ref = item->data(0, kRefRole).toString().split(',');
+    if (ref.size() != 3) return;
+    m_view->select({ref[0].toInt(), ref[1].toLongLong(), static_cast<SpanRef::In>(ref[2].toInt())}, true);
+  });
+  connect(m_details, &QTreeWidget::itemClicked, m_details, &QTreeWidget::itemActivated);
+  // Ctrl+F anywhere on the page ('/' only on the tracks: it is typed into fields).
+  auto* find = new QShortcut(QKeySequence::Find, this);
+  find->setContext(Qt::WidgetWithChildrenShortcut);
+  connect(find, &QShortcut::activated, this, &TimelinePage::showSearch);
+  showDetails();
+}
+
+void TimelinePage::refreshLegend() {
+  const TimelineData& data = m_view->data();
+  QStringList items;
+  for (int k = 0; k < probes::kNumKinds; ++k) {
+    const auto kind = static_cast<probes::Kind>(k);
+    if (!(data.kinds_present & (1u << k)) || !kindIsSpan(kind)) continue;
+    items << QStringLiteral("<span style='color:%1'>■</span>&nbsp;%2").arg(kindColor(kind).name(), kindLabel(kind));
+  }
+  items << QStringLiteral("<span style='color:#d62728'>▁</span>&nbsp;%1").arg(tr("exposed communication"));
+  items << QStringLiteral("<span style='color:#c62828'>│</span>&nbsp;%1").arg(tr("mark"));
+  bool open = false;
+  for (const auto& lane : data.lanes) open = open || !lane.open.empty();
+  if (open) items << QStringLiteral("<span style='color:#c62828'>▨</span>&nbsp;%1").arg(tr("never finished"));
+  m_legend->setText(items.join(QStringLiteral(" &nbsp; ")));
+}
+
+QTreeWidgetItem* TimelinePage::refItem(const QString& label, int lane, int64_t index, int in) {
+  auto* item = new QTreeWidgetItem({label, qs(span_title(m_view->data(), {lane, index, static_cast<SpanRef::In>(in)}))});
+  item->setData(0, kRefRole, QStringLiteral("%1,%2,%3").arg(lane).arg(index).arg(in));
+  item->setToolTip(1, tr("Click to select it"));
+  item->setForeground(1, palette().color(QPalette::Link));
+  return item;
+}
+
+void TimelinePage::showDetails() {
+  m_details->clear();
+  const SpanDetails d = span_details(m_view->data(), m_view->selection());
+  if (!d.ref.valid()) {
+    auto* hint = new QTreeWidgetItem({tr("Nothing selected"), tr("Click a span or a mark to see its details here.")});
+    m_details->addTopLevelItem(hint);
+    return;
+  }
+  for (const auto& [label, value] : d.fields()) m_details->addTopLevelItem(new QTreeWidgetItem({qs(label), qs(value)}));
+  if (d.parent.valid())
+    m_details->addTopLevelItem(refItem(tr("Parent"), d.parent.lane, d.parent.index, static_cast<int>(d.parent.in)));
+  if (!d.children.empty()) {
+    auto* children = new QTreeWidgetItem({tr("Children"), d.children_truncated
+                                                               ? tr("first %1").arg(d.children.size())
+                                                               : QString::number(d.children.size())});
+    for (const SpanRef& c : d.children) children->addChild(refItem(QString(), c.lane, c.index, static_cast<int>(c.in)));
+    m_details->addTopLevelItem(children);
+    children->setExpanded(d.children.size() <= 12);
+  }
+  if (!d.same_collective.empty()) {
+    auto* others = new QTreeWidgetItem({tr("On other ranks"), tr("the same op, sequence number %1").arg(d.seq)});
+    for (const SpanRef& c : d.same_collective) {
+      others->addChild(refItem(tr("rank %1").arg(m_view->data().lanes[static_cast<size_t>(c.lane)].rank), c.lane, c.index,
+                               static_cast<int>(c.in)));
+    }
+    m_details->addTopLevelItem(others);
+    others->setExpanded(true);
+  }
+  m_panels->setCurrentIndex(0);
+}
+
+void TimelinePage::showRange() {
+  m_rangeModel->removeRows(0, m_rangeModel->rowCount());
+  if (m_view->rangeEnd() <= m_view->rangeBegin()) return;
+  const TimelineData& data = m_view->data();
+  const RangeSummary sum = summarize_range(data, m_view->rangeBegin(), m_view->rangeEnd());
+  m_rangeHeader->setText(tr("Range %1 → %2 after the run's start: %3. Time inside it by name and kind, "
+                            "every rank and thread.")
+                             .arg(qs(format_duration(sum.begin_ns - data.begin_ns)),
+                                  qs(format_duration(sum.end_ns - data.begin_ns)),
+                                  qs(format_duration(sum.end_ns - sum.begin_ns))));
+  for (const RangeRow& r : sum.rows) {
+    QList<QStandardItem*> row;
+    auto cell = [&](const QString& text, const QVariant& sortKey) {
+      auto* item = new QStandardItem(text);
+      item->setData(sortKey, kSortRole);
+      item->setEditable(false);
+      row << item;
+    };
+    cell(qs(r.name), qs(r.name));
+    cell(kindLabel(r.kind), kindLabel(r.kind));
+    cell(QString::number(r.count), QVariant::fromValue<qlonglong>(r.count));
+    cell(QString::number(r.ranks), r.ranks);
+    cell(qs(format_duration(r.total_ns)), QVariant::fromValue<qlonglong>(r.total_ns));
+    row[1]->setData(kindColor(r.kind), Qt::DecorationRole);
+    m_rangeModel->appendRow(row);
+  }
+  m_panels->setCurrentIndex(1);
+}
+
+void TimelinePage::showSearch() {
+  m_searchBar->show();
+  m_search->setFocus();
+  m_search->selectAll();
+}
+
+void TimelinePage::runSearch() {
+  m_searched = m_search->text().toStdString();
+  m_results = search_timeline(m_view->data(), m_searched);
+  m_current = -1;
+}
+
+void TimelinePage::findNext() {
+  if (m_search->text().toStdString() != m_searched || m_results.matches.empty()) {
+    runSearch();
+    // The first match at or after the left edge of the view.
+    const TimelineData& data = m_view->data();
+    int first = 0;
+    while (first < static_cast<int>(m_results.matches.size()) &&
+           data.resolve(m_results.matches[static_cast<size_t>(first)])->begin_ns < m_view->axis().begin_ns)
+      ++first;
+    showMatch(first < static_cast<int>(m_results.matches.size()) ? first : 0);
+    return;
+  }
+  showMatch((m_current + 1) % static_cast<int>(m_results.matches.size()));
+}
+
+void TimelinePage::findPrevious() {
+  if (m_search->text().toStdString() != m_searched || m_results.matches.empty()) {
+    runSearch();
+    showMatch(static_cast<int>(m_results.matches.size()) - 1);
+    return;
+  }
+  const int n = static_cast<int>(m_results.matches.size());
+  showMatch((m_current - 1 + n) % n);
+}
+
+void TimelinePage::showMatch(int index) {
+  const int n = static_cast<int>(m_results.matches.size());
+  if (index < 0 || index >= n) {
+    m_current = -1;
+    m_searchStatus->setText(m_searched.empty() ? QString() : tr("no match"));
+    return;
+  }
+  m_current = index;
+  m_view->select(m_results.matches[static_cast<size_t>(index)], true);
+  m_searchStatus->setText(tr("%1 of %2%3").arg(index + 1).arg(n).arg(m_results.truncated ? QStringLiteral("+") : QString()));
+}
+
+}  // namespace ddpscope::gui

@@ -1,0 +1,71 @@
+// TimelinePage: the Timeline tab. A search bar (Ctrl+F or /), the colour legend, the
+// tracks, and under them a details panel for the selected span (its fields, parent,
+// children and the same collective on other ranks, each a click away) and the summary of
+// a dragged range (time by name and kind, sortable).
+#pragma once
+
+#include <QWidget>
+#include <memory>
+
+#include "timeline_search.h"
+
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QStandardItemModel;
+class QTabWidget;
+class QTableView;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace ddpscope::gui {
+
+class TimelineView;
+
+class TimelinePage : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit TimelinePage(QWidget* parent = nullptr);
+  TimelineView* view() const { return m_view; }
+  QLabel* legend() const { return m_legend; }
+  QTreeWidget* details() const { return m_details; }
+  QTableView* rangeTable() const { return m_rangeTable; }
+  QStandardItemModel* rangeModel() const { return m_rangeModel; }
+  QLabel* rangeHeader() const { return m_rangeHeader; }
+  QLineEdit* searchField() const { return m_search; }
+  QLabel* searchStatus() const { return m_searchStatus; }
+  QWidget* searchBar() const { return m_searchBar; }
+  // The search's matches (after the last search), and the one shown (-1: none).
+  const SearchResults& searchResults() const { return m_results; }
+  int currentMatch() const { return m_current; }
+
+ public slots:
+  void showSearch();
+  void findNext();
+  void findPrevious();
+  void refreshLegend();
+
+ private:
+  void runSearch();
+  void showMatch(int index);
+  void showDetails();
+  void showRange();
+  QTreeWidgetItem* refItem(const QString& label, int lane, int64_t index, int in);
+
+  TimelineView* m_view = nullptr;
+  QLabel* m_legend = nullptr;
+  QWidget* m_searchBar = nullptr;
+  QLineEdit* m_search = nullptr;
+  QLabel* m_searchStatus = nullptr;
+  QTabWidget* m_panels = nullptr;
+  QTreeWidget* m_details = nullptr;
+  QLabel* m_rangeHeader = nullptr;
+  QTableView* m_rangeTable = nullptr;
+  QStandardItemModel* m_rangeModel = nullptr;
+  SearchResults m_results;
+  std::string m_searched;
+  int m_current = -1;
+};
+
+}  // namespace ddpscope::gui

@@ -1,0 +1,44 @@
+#include "range_summary.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace ddpscope::gui {
+
+RangeSummary summarize_range(const TimelineData& data, int64_t begin_ns, int64_t end_ns) {
+  RangeSummary out;
+  out.begin_ns = std::min(begin_ns, end_ns);
+  out.end_ns = std::max(begin_ns, end_ns);
+  struct Sum {
+    RangeRow row;
+    std::set<int> ranks;
+  };
+  std::map<std::pair<int, std::string>, Sum> sums;  // (kind, name)
+  auto add = [&](const TimelineSpan& s, int rank, const std::string& name) {
+    const int64_t inside = std::min(s.end_ns, out.end_ns) - std::max(s.begin_ns, out.begin_ns);
+    if (inside <= 0) return;
+    Sum& sum = sums[{static_cast<int>(s.kind), name}];
+    sum.row.count++;
+    sum.row.total_ns += inside;
+    sum.ranks.insert(rank);
+  };
+  for (const TimelineLane& lane : data.lanes) {
+    // No span starting before (range begin - the lane's longest span) can reach it.
+    auto it = std::lower_bound(lane.spans.begin(), lane.spans.end(), out.begin_ns - lane.longest_ns,
+                               [](const TimelineSpan& s, int64_t t) { return s.begin_ns < t; });
+    for (; it != lane.spans.end() && it->begin_ns < out.end_ns; ++it) add(*it, lane.rank, data.name_of(it->name));
+    for (const TimelineSpan& o : lane.open) add(o, lane.rank, data.name_of(o.name) + " (unfinished)");
+  }
+  for (auto& [key, sum] : sums) {
+    sum.row.name = key.second;
+    sum.row.kind = static_cast<probes::Kind>(key.first);
+    sum.row.ranks = static_cast<int>(sum.ranks.size());
+    out.rows.push_back(std::move(sum.row));
+  }
+  std::stable_sort(out.rows.begin(), out.rows.end(),
+                   [](const RangeRow& a, const RangeRow& b) { return a.total_ns > b.total_ns; });
+  return out;
+}
+
+}  // namespace ddpscope::gui

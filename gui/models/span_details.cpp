@@ -1,0 +1,111 @@
+#include "span_details.h"
+
+#include <algorithm>
+
+#include "time_format.h"
+
+namespace ddpscope::gui {
+namespace {
+
+bool is_collective(probes::Kind k) { return k == probes::Kind::Allreduce || k == probes::Kind::PgOp; }
+
+}  // namespace
+
+std::string span_title(const TimelineData& data, const SpanRef& ref) {
+  const TimelineSpan* s = data.resolve(ref);
+  if (!s) return {};
+  std::string t = s->kind == probes::Kind::Allreduce && s->bucket >= 0
+                      ? "allreduce bucket " + std::to_string(s->bucket)
+                      : data.name_of(s->name);
+  t += " · rank " + std::to_string(data.lanes[static_cast<size_t>(ref.lane)].rank);
+  if (ref.in == SpanRef::In::Instants) return t + " · at " + format_duration(s->begin_ns - data.begin_ns);
+  return t + " · " + format_duration(s->end_ns - s->begin_ns) + (ref.in == SpanRef::In::Open ? " (unfinished)" : "");
+}
+
+SpanDetails span_details(const TimelineData& data, const SpanRef& ref) {
+  SpanDetails d;
+  const TimelineSpan* s = data.resolve(ref);
+  if (!s) return d;
+  const TimelineLane& lane = data.lanes[static_cast<size_t>(ref.lane)];
+  d.ref = ref;
+  d.name = data.name_of(s->name);
+  d.kind = probes::kind_name(s->kind);
+  d.thread = lane.thread_name;
+  d.rank = lane.rank;
+  d.begin_ns = s->begin_ns;
+  d.end_ns = s->end_ns;
+  d.start_ns = s->begin_ns - data.begin_ns;
+  d.duration_ns = s->end_ns - s->begin_ns;
+  d.instant = ref.in == SpanRef::In::Instants;
+  d.unfinished = ref.in == SpanRef::In::Open;
+  d.iteration = s->iteration;
+  d.bucket = s->bucket;
+  d.param = s->param;
+  d.bytes = s->bytes;
+  d.seq = s->seq;
+  d.rowid = s->rowid;
+  if (s->param >= 0) {
+    const auto it = data.param_names.find({lane.rank, s->param});
+    if (it != data.param_names.end()) d.param_name = it->second;
+  }
+  if (ref.in == SpanRef::In::Spans) {
+    const auto& spans = lane.spans;
+    const size_t i = static_cast<size_t>(ref.index);
+    // Parent: the innermost span of an earlier row covering this one's start (the one it
+    // started in). Rows are by nesting, so the walk back meets it before its ancestors.
+    int best_row = -1;
+    for (size_t k = i, steps = 0; k-- > 0 && steps < (1u << 20); ++steps) {
+      const TimelineSpan& p = spans[k];
+      if (p.row < s->row && p.end_ns >= s->begin_ns && p.row > best_row && p.begin_ns <= s->begin_ns) {
+        d.parent = {ref.lane, static_cast<int64_t>(k), SpanRef::In::Spans};
+        best_row = p.row;
+        if (best_row == s->row - 1) break;
+      }
+    }
+    // Children: spans one row down that start and end within this one.
+    for (size_t k = i + 1; k < spans.size() && spans[k].begin_ns < s->end_ns; ++k) {
+      const TimelineSpan& c = spans[k];
+      if (c.row != s->row + 1 || c.end_ns > s->end_ns) continue;
+      if (d.children.size() == SpanDetails::kMaxChildren) {
+        d.children_truncated = true;
+        break;
+      }
+      d.children.push_back({ref.lane, static_cast<int64_t>(k), SpanRef::In::Spans});
+    }
+  }
+  if (is_collective(s->kind) && s->seq >= 0) {
+    for (size_t l = 0; l < data.lanes.size(); ++l) {
+      const TimelineLane& other = data.lanes[l];
+      if (other.rank == lane.rank) continue;
+      for (const auto* v : {&other.spans, &other.open}) {
+        for (size_t k = 0; k < v->size(); ++k) {
+          const TimelineSpan& o = (*v)[k];
+          if (o.kind == s->kind && o.seq == s->seq && data.name_of(o.name) == d.name)
+            d.same_collective.push_back({static_cast<int>(l), static_cast<int64_t>(k),
+                                         v == &other.spans ? SpanRef::In::Spans : SpanRef::In::Open});
+        }
+      }
+    }
+  }
+  return d;
+}
+
+std::vector<std::pair<std::string, std::string>> SpanDetails::fields() const {
+  std::vector<std::pair<std::string, std::string>> f;
+  if (!ref.valid()) return f;
+  f.emplace_back("Name", name);
+  f.emplace_back("Kind", kind + (unfinished ? " (unfinished: started, never ended)" : ""));
+  f.emplace_back("Rank", std::to_string(rank));
+  f.emplace_back("Thread", thread);
+  f.emplace_back(instant ? "At" : "Start", format_duration(start_ns) + " after the run's start");
+  if (!instant) f.emplace_back("Duration", format_duration(duration_ns) + (unfinished ? " so far" : ""));
+  if (iteration >= 0) f.emplace_back("Iteration", std::to_string(iteration));
+  if (bucket >= 0) f.emplace_back("Bucket", std::to_string(bucket));
+  if (param >= 0) f.emplace_back("Parameter", param_name.empty() ? std::to_string(param) : param_name + " (#" + std::to_string(param) + ")");
+  if (bytes >= 0) f.emplace_back("Bytes", std::to_string(bytes));
+  if (seq >= 0) f.emplace_back("Sequence number", std::to_string(seq));
+  if (rowid > 0) f.emplace_back("Run-file row", std::to_string(rowid));
+  return f;
+}
+
+}  // namespace ddpscope::gui

@@ -1,0 +1,41 @@
+// SpanDetails: everything the timeline's details panel says about one selected span or
+// mark, read from the loaded timeline (the same values as the span's row in the run
+// file): what it is, when, where, what it carried, its parent and children on its lane,
+// and the same collective on the other ranks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "timeline_data.h"
+
+namespace ddpscope::gui {
+
+struct SpanDetails {
+  SpanRef ref;
+  std::string name, kind, thread;
+  int rank = -1;
+  int64_t begin_ns = 0, end_ns = 0;  // absolute run times
+  int64_t start_ns = 0;              // since the run's first event
+  int64_t duration_ns = 0;
+  bool instant = false, unfinished = false;
+  int64_t iteration = -1, bucket = -1, param = -1, bytes = -1, seq = -1, rowid = 0;
+  std::string param_name;
+  SpanRef parent;                    // invalid: none
+  std::vector<SpanRef> children;     // on the same lane, one row down, by time
+  std::vector<SpanRef> same_collective;  // the same op and sequence number on other ranks
+  bool children_truncated = false;   // more children than kMaxChildren
+
+  static constexpr size_t kMaxChildren = 200;
+  // "label: value" pairs for display, in reading order; absent values left out.
+  std::vector<std::pair<std::string, std::string>> fields() const;
+};
+
+// A short one-line title for `ref`: "backward · rank 0 · 3.21 ms".
+std::string span_title(const TimelineData& data, const SpanRef& ref);
+
+SpanDetails span_details(const TimelineData& data, const SpanRef& ref);
+
+}  // namespace ddpscope::gui

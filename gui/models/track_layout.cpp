@@ -1,0 +1,68 @@
+#include "track_layout.h"
+
+#include <algorithm>
+
+namespace ddpscope::gui {
+
+TrackLayout layout_tracks(const TimelineData& data, const std::set<int>& collapsed_ranks, int top) {
+  TrackLayout t;
+  t.lane_row.assign(data.lanes.size(), -1);
+  t.group_row.assign(data.lanes.size(), -1);
+  int y = top;
+  int group = -1;
+  for (size_t i = 0; i < data.lanes.size(); ++i) {
+    const TimelineLane& lane = data.lanes[i];
+    if (group < 0 || t.rows[static_cast<size_t>(group)].rank != lane.rank) {
+      TrackRow header;
+      header.type = TrackRow::Type::Group;
+      header.rank = lane.rank;
+      header.y = y;
+      header.height = TrackLayout::kGroupHeight;
+      header.collapsed = collapsed_ranks.count(lane.rank) > 0;
+      group = static_cast<int>(t.rows.size());
+      t.rows.push_back(header);
+      y += header.height;
+    }
+    t.group_row[i] = group;
+    if (t.rows[static_cast<size_t>(group)].collapsed) continue;
+    TrackRow track;
+    track.type = TrackRow::Type::Lane;
+    track.rank = lane.rank;
+    track.lane = static_cast<int>(i);
+    track.y = y;
+    // Every lane keeps a strip, so rows line up across lanes and the band has room.
+    track.height = 2 * TrackLayout::kLanePad + std::max(1, lane.rows) * TrackLayout::kRowHeight +
+                   TrackLayout::kStripHeight;
+    t.lane_row[i] = static_cast<int>(t.rows.size());
+    t.rows.push_back(track);
+    y += track.height;
+  }
+  t.bottom = y;
+  return t;
+}
+
+double TrackLayout::anchorY(int lane) const {
+  if (lane < 0 || static_cast<size_t>(lane) >= lane_row.size()) return 0;
+  if (lane_row[lane] >= 0) return rowTop(lane, 0) + kRowHeight / 2.0;
+  const TrackRow& g = rows[group_row[lane]];
+  return g.y + g.height / 2.0;
+}
+
+int TrackLayout::rowAt(int y) const {
+  const auto it = std::upper_bound(rows.begin(), rows.end(), y,
+                                   [](int v, const TrackRow& r) { return v < r.y; });
+  if (it == rows.begin()) return -1;
+  const auto& r = *std::prev(it);
+  return y < r.y + r.height ? static_cast<int>(std::prev(it) - rows.begin()) : -1;
+}
+
+int TrackLayout::depthAt(int index, int y) const {
+  if (index < 0 || static_cast<size_t>(index) >= rows.size()) return -1;
+  const TrackRow& r = rows[static_cast<size_t>(index)];
+  if (r.type != TrackRow::Type::Lane) return -1;
+  const int dy = y - r.y - kLanePad;
+  if (dy < 0 || dy >= r.height - 2 * kLanePad) return -1;
+  return dy / kRowHeight;
+}
+
+}  // namespace ddpscope::gui

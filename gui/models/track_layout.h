@@ -1,0 +1,53 @@
+// TrackLayout: where the timeline draws each rank's group and each lane, as Nsight and
+// Perfetto lay out tracks: a header per rank (click to collapse it), then, while it is
+// expanded, one track per thread with a row per nesting depth. Plain geometry in pixels,
+// so tests check it without a window.
+#pragma once
+
+#include <set>
+#include <vector>
+
+#include "timeline_data.h"
+
+namespace ddpscope::gui {
+
+struct TrackRow {
+  enum class Type { Group, Lane };
+  Type type = Type::Group;
+  int rank = 0;
+  int lane = -1;  // into TimelineData::lanes (Lane rows)
+  int y = 0, height = 0;
+  bool collapsed = false;  // Group rows
+};
+
+struct TrackLayout {
+  static constexpr int kGroupHeight = 20;
+  static constexpr int kRowHeight = 18;
+  static constexpr int kLanePad = 3;  // above the first row and below the last
+  // Under the rows of a lane with instants or exposed communication: ticks and the band
+  // are drawn there, never over a span.
+  static constexpr int kStripHeight = 8;
+
+  std::vector<TrackRow> rows;
+  std::vector<int> lane_row;  // per lane: its index in `rows`, -1 while its rank is collapsed
+  std::vector<int> group_row;  // per lane: its rank's header in `rows`
+  int bottom = 0;             // below the last track
+
+  // The top of `row` (a nesting depth) in `lane`'s track; the lane must be shown.
+  int rowTop(int lane, int row) const { return rows[lane_row[lane]].y + kLanePad + row * kRowHeight; }
+  // The top of `lane`'s strip (its ticks and exposed band); the lane must be shown.
+  int stripTop(int lane) const {
+    const TrackRow& r = rows[lane_row[lane]];
+    return r.y + r.height - kLanePad - kStripHeight;
+  }
+  // Where flows attach to a lane: its first row, or its rank's header while collapsed.
+  double anchorY(int lane) const;
+  // The track under y: its index in `rows`, -1 for none.
+  int rowAt(int y) const;
+  // The lane row (depth) under y in track `index`: -1 outside its rows.
+  int depthAt(int index, int y) const;
+};
+
+TrackLayout layout_tracks(const TimelineData& data, const std::set<int>& collapsed_ranks, int top);
+
+}  // namespace ddpscope::gui
