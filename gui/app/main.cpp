@@ -5,12 +5,15 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QCommandLineParser>
+#include <QLineEdit>
 #include <QTimer>
 #include <cstdio>
 
 #include "job_controller.h"
 #include "learn_page.h"
 #include "main_window.h"
+#include "timeline_page.h"
+#include "timeline_view.h"
 #include "run_workspace.h"
 
 namespace {
@@ -44,7 +47,7 @@ int main(int argc, char** argv) {
       QStringLiteral("PNG"));
   const QCommandLineOption tab(
       QStringLiteral("tab"),
-      QStringLiteral("Tab to show: Summary, Live, Timeline, Overlap, Buckets, Graph, Messages, Hang or Learn"),
+      QStringLiteral("Tab to show: Summary, Live, Timeline, Breakdown, Overlap, Buckets, Graph, Messages, Hang or Learn"),
       QStringLiteral("NAME"));
   const QCommandLineOption demo(QStringLiteral("demo"),
                                 QStringLiteral("Launch the 2-rank transformer demo and follow it"));
@@ -58,7 +61,15 @@ int main(int argc, char** argv) {
                                 QStringLiteral("K"));
   const QCommandLineOption sideBySide(QStringLiteral("side-by-side"),
                                       QStringLiteral("With --lesson: show the paired lesson beside it (lesson 2)"));
-  parser.addOptions({screenshot, tab, demo, launch, lesson, step, sideBySide});
+  const QCommandLineOption find(QStringLiteral("find"),
+                                QStringLiteral("Timeline: search for TEXT and select the first match (its details shown)"),
+                                QStringLiteral("TEXT"));
+  const QCommandLineOption range(QStringLiteral("range"),
+                                 QStringLiteral("Timeline: select the range A:B, in ms from the run's start"),
+                                 QStringLiteral("A:B"));
+  const QCommandLineOption iteration(QStringLiteral("iteration"),
+                                     QStringLiteral("Timeline: show iteration N of rank 0"), QStringLiteral("N"));
+  parser.addOptions({screenshot, tab, demo, launch, lesson, step, sideBySide, find, range, iteration});
   parser.process(app);
   QString workspace;
   try {
@@ -98,10 +109,35 @@ int main(int argc, char** argv) {
       window.learnPage()->stepForward();
   }
   window.show();
+  // Frames the timeline as asked (after its tab has loaded the run).
+  auto frame = [&] {
+    ddpscope::gui::TimelineView* view = window.timeline();
+    if (parser.isSet(iteration)) {
+      const auto& its = view->data().iterations;
+      for (size_t i = 0; i < its.size(); ++i)
+        if (its[i].number == parser.value(iteration).toLongLong()) view->showIteration(static_cast<int>(i));
+    }
+    if (parser.isSet(range)) {
+      const QStringList ab = parser.value(range).split(':');
+      if (ab.size() == 2) {
+        const int64_t origin = view->data().begin_ns;
+        view->setRange(origin + static_cast<int64_t>(ab[0].toDouble() * 1e6),
+                       origin + static_cast<int64_t>(ab[1].toDouble() * 1e6));
+      }
+    }
+    if (parser.isSet(find)) {
+      window.timelinePage()->showSearch();
+      window.timelinePage()->searchField()->setText(parser.value(find));
+      window.timelinePage()->findNext();
+    }
+  };
+  if (!parser.isSet(screenshot) && (parser.isSet(find) || parser.isSet(range) || parser.isSet(iteration)))
+    QTimer::singleShot(300, &window, frame);
   if (parser.isSet(screenshot)) {
     auto save = [&] {
       if (parser.isSet(tab)) window.showTab(parser.value(tab));
-      QTimer::singleShot(800, &window, [&] {
+      QTimer::singleShot(500, &window, frame);
+      QTimer::singleShot(900, &window, [&] {
         const bool saved = window.grab().save(parser.value(screenshot));
         std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "error: cannot write",
                      qPrintable(parser.value(screenshot)));

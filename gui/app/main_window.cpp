@@ -37,6 +37,7 @@
 #include "overlap_model.h"
 #include "parameter_bucket_model.h"
 #include "run_list_model.h"
+#include "time_breakdown_page.h"
 #include "timeline_page.h"
 #include "timeline_view.h"
 
@@ -152,6 +153,9 @@ void MainWindow::buildViews() {
   m_timeline = m_timelineTab->view();
   m_tabs->addTab(m_timelineTab, tr("Timeline"));
   m_timelinePage = m_timelineTab;
+  m_breakdown = new TimeBreakdownPage;
+  m_tabs->addTab(m_breakdown, tr("Breakdown"));
+  m_tabs->setTabToolTip(m_tabs->indexOf(m_breakdown), tr("Where the time went: per rank and iteration"));
   connect(m_timeline, &TimelineView::spanClicked, this,
           [this](const QString& text) { statusBar()->showMessage(text); });
 
@@ -435,12 +439,12 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   }
   // A live reload refreshes the tab on screen and marks the others for when they are
   // shown: rebuilding every view two to four times a second would starve the job.
-  m_dirty = {Tab::Timeline, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang};
+  m_dirty = {Tab::Timeline, Tab::Breakdown, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang};
   m_followTimeline = sameRun;
   if (live) {
     refreshCurrentTab();
   } else {
-    for (Tab t : {Tab::Timeline, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang})
+    for (Tab t : {Tab::Timeline, Tab::Breakdown, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang})
       refreshTab(t);
   }
   emit runShown();
@@ -449,6 +453,7 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
 MainWindow::Tab MainWindow::tabOf(int index) const {
   QWidget* w = m_tabs->widget(index);
   if (w == m_timelinePage) return Tab::Timeline;
+  if (w == m_breakdown) return Tab::Breakdown;
   if (w == m_overlapPage) return Tab::Overlap;
   if (w == m_bucketPage) return Tab::Buckets;
   if (w == m_graphPage) return Tab::Graph;
@@ -479,6 +484,9 @@ void MainWindow::refreshTab(Tab tab) {
       m_timelineTab->refreshLegend();
       break;
     }
+    case Tab::Breakdown:
+      m_breakdown->setRun(m_run);
+      break;
     case Tab::Overlap:
       updateOverlap();
       break;

@@ -36,6 +36,7 @@ class ParameterBucketModel;
 class RunListModel;
 class TimelineView;
 class TimelinePage;
+class TimeBreakdownPage;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -72,6 +73,7 @@ class MainWindow : public QMainWindow {
   ParameterBucketModel* parameterModel() const { return m_params; }
   TimelineView* timeline() const { return m_timeline; }
   TimelinePage* timelinePage() const { return m_timelineTab; }
+  TimeBreakdownPage* breakdown() const { return m_breakdown; }
   GraphView* graphView() const { return m_graph; }
   QComboBox* graphChoice() const { return m_graphChoice; }
   HangView* hangView() const { return m_hang; }
@@ -93,7 +95,7 @@ class MainWindow : public QMainWindow {
   void showRun(std::shared_ptr<const RunData> run, bool live);
   void selectInRunList(const QString& path);
   void updateJobActions();
-  enum class Tab { Timeline, Overlap, Buckets, Graph, Messages, Hang, Other };
+  enum class Tab { Timeline, Breakdown, Overlap, Buckets, Graph, Messages, Hang, Other };
   Tab tabOf(int index) const;
   void refreshTab(Tab tab);
   void refreshCurrentTab();
@@ -118,6 +120,7 @@ class MainWindow : public QMainWindow {
   LiveMonitor* m_monitor = nullptr;
   TimelineView* m_timeline = nullptr;
   TimelinePage* m_timelineTab = nullptr;
+  TimeBreakdownPage* m_breakdown = nullptr;
   QComboBox* m_overlapRank = nullptr;
   QChartView* m_overlapChart = nullptr;
   QTableView* m_runsView = nullptr;

@@ -26,6 +26,7 @@
 #include "span_details.h"
 #include "sqlite_db.h"
 #include "time_axis.h"
+#include "time_breakdown.h"
 #include "time_format.h"
 #include "timeline_search.h"
 #include "track_layout.h"
@@ -353,6 +354,35 @@ class TestGuiModels : public QObject {
     for (const SpanRef& r : byBucket.matches) QCOMPARE(t.resolve(r)->bucket, 1);
     QCOMPARE(search_timeline(t, "nothing like it").matches.size(), size_t(0));
     QCOMPARE(search_timeline(t, "  ").matches.size(), size_t(0));
+  }
+
+  // "Where the time went": the parts add up to the iteration; the test run's numbers.
+  void testTimeBreakdownAddsUp() {
+    const std::string file = path("breakdown.ddprun");
+    testing::write_test_run(file, 2, 5, "finished", 100);  // rank 1 starts its allreduces 100 ns late
+    const RunData run = load_run(file);
+    const auto rows = breakdown_by_iteration(run.analysis);
+    QCOMPARE(rows.size(), size_t(10));
+    for (const auto& r : rows) {
+      QVERIFY(std::abs(r.forward_ms + r.backward_ms + r.exposed_comm_ms + r.optimizer_ms + r.idle_ms - r.iteration_ms) < 1e-9);
+      QCOMPARE(r.straggler, r.rank == 1);
+    }
+    // Rank 0: forward 200 ns, backward 600 less finalize 100, exposed 60 (bucket 1 past
+    // finalize's start), hidden 250, optimizer 100, idle the other 140.
+    const TimeBreakdown& r0 = rows[0];
+    QCOMPARE(r0.rank, 0);
+    QVERIFY(std::abs(r0.forward_ms - 200e-6) < 1e-12);
+    QVERIFY(std::abs(r0.backward_ms - 500e-6) < 1e-12);
+    QVERIFY(std::abs(r0.exposed_comm_ms - 60e-6) < 1e-12);
+    QVERIFY(std::abs(r0.hidden_comm_ms - 250e-6) < 1e-12);
+    QVERIFY(std::abs(r0.optimizer_ms - 100e-6) < 1e-12);
+    QVERIFY(std::abs(r0.idle_ms - 140e-6) < 1e-12);
+    const auto means = breakdown_by_rank(run.analysis);
+    QCOMPARE(means.size(), size_t(2));
+    QCOMPARE(means[0].iterations, int64_t(4));  // the first left out
+    QCOMPARE(means[1].straggled, int64_t(5));
+    QCOMPARE(main_straggler(means), 1);
+    QVERIFY(std::abs(means[0].iteration_ms - 1000e-6) < 1e-12);
   }
 
   void testTimeAxisMapping() {

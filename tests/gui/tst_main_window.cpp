@@ -35,6 +35,7 @@
 #include "main_window.h"
 #include "span_details.h"
 #include "timeline_page.h"
+#include "time_breakdown_page.h"
 #include "timeline_view.h"
 #include "track_layout.h"
 #include <QStandardItemModel>
@@ -66,7 +67,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.runList()->rowCount(), 1);
     QVERIFY(window.openRun(file));
     QVERIFY(window.currentRun());
-    QCOMPARE(window.tabs()->count(), 9);
+    QCOMPARE(window.tabs()->count(), 10);
     QCOMPARE(window.overlapModel()->rowCount(), 6);  // rank 0's iterations
     QCOMPARE(window.bucketModel()->rowCount(), 2);   // iteration 2 of rank 0
     // A finished run's curves are on the Live tab too: overlap per rank and iteration.
@@ -328,6 +329,37 @@ class TestMainWindow : public QObject {
     QTest::mouseClick(view, Qt::LeftButton, Qt::NoModifier, QPoint(20, header));
     QVERIFY(!view->rankCollapsed(0));
     QVERIFY(view->layout().lane_row[0] >= 0);
+  }
+
+  // Issue 18, point 9: the Breakdown tab says where the time went, every rank side by
+  // side, the straggler marked, tables sortable.
+  void testBreakdownTabNamesTheStraggler() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("lag.ddprun");
+    testing::write_test_run(file.toStdString(), 3, 6, "finished", 150);  // rank 2 lags
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(file));
+    window.showTab("Breakdown");
+    TimeBreakdownPage* page = window.breakdown();
+    QCOMPARE(page->bars()->rows().size(), size_t(3));
+    QVERIFY2(page->headline()->text().contains("Straggler: rank 2"), qPrintable(page->headline()->text()));
+    QCOMPARE(page->rankModel()->rowCount(), 3);
+    QVERIFY(page->rankTable()->isSortingEnabled() && page->opsTable()->isSortingEnabled());
+    QVERIFY(page->opsModel()->rowCount() >= 5);
+    // One iteration: its rows, rank 2 still the straggler there.
+    page->iterationChoice()->setCurrentIndex(page->iterationChoice()->findText("Iteration 3"));
+    QCOMPARE(page->bars()->rows().size(), size_t(3));
+    for (const auto& r : page->bars()->rows()) QCOMPARE(r.iteration, int64_t(3));
+    QVERIFY(page->headline()->text().contains("in iteration 3"));
+    QVERIFY(page->headline()->text().contains("Straggler: rank 2"));
+    // Sorting by exposed communication puts the rank that waits most first (by value,
+    // not by the text "60 ns" < "9 ns").
+    page->rankTable()->sortByColumn(4, Qt::DescendingOrder);
+    const auto* sorted = page->rankTable()->model();
+    for (int r = 1; r < sorted->rowCount(); ++r)
+      QVERIFY(sorted->index(r - 1, 4).data(Qt::UserRole + 2).toDouble() >= sorted->index(r, 4).data(Qt::UserRole + 2).toDouble());
+    page->rankTable()->sortByColumn(0, Qt::DescendingOrder);
+    QCOMPARE(sorted->index(0, 0).data().toString(), QString("2"));
   }
 
   void testOpenRunStaysOpenThroughFocusAndTabs() {

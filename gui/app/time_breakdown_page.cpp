@@ -1,0 +1,259 @@
+#include "time_breakdown_page.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "kind_colors.h"
+#include "range_summary.h"
+#include "run_data.h"
+#include "time_format.h"
+
+namespace ddpscope::gui {
+namespace {
+
+constexpr int kSortRole = Qt::UserRole + 2;
+
+struct Part {
+  const char* name;
+  QColor color;
+  double TimeBreakdown::*value;
+};
+
+const std::vector<Part>& parts() {
+  static const std::vector<Part> p = {
+      {"forward", kindColor(probes::Kind::Forward), &TimeBreakdown::forward_ms},
+      {"backward compute", kindColor(probes::Kind::Backward), &TimeBreakdown::backward_ms},
+      {"exposed comm", QColor(0xd6, 0x27, 0x28), &TimeBreakdown::exposed_comm_ms},
+      {"optimizer", kindColor(probes::Kind::Optimizer), &TimeBreakdown::optimizer_ms},
+      {"idle / other", QColor(0xd9, 0xd9, 0xd9), &TimeBreakdown::idle_ms},
+  };
+  return p;
+}
+
+QString ms(double v) { return QString::fromStdString(format_duration(static_cast<int64_t>(v * 1e6))); }
+
+QTableView* sortableTable(QStandardItemModel* model, QObject* owner) {
+  auto* proxy = new QSortFilterProxyModel(owner);
+  proxy->setSourceModel(model);
+  proxy->setSortRole(kSortRole);
+  auto* table = new QTableView;
+  table->setModel(proxy);
+  table->setSortingEnabled(true);
+  table->verticalHeader()->hide();
+  table->horizontalHeader()->setStretchLastSection(true);
+  table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table->horizontalHeader()->setStretchLastSection(true);
+  return table;
+}
+
+QStandardItem* cell(const QString& text, const QVariant& sortKey) {
+  auto* item = new QStandardItem(text);
+  item->setData(sortKey, kSortRole);
+  return item;
+}
+
+}  // namespace
+
+BreakdownBars::BreakdownBars(QWidget* parent) : QWidget(parent) { setMinimumHeight(80); }
+
+void BreakdownBars::setRows(std::vector<TimeBreakdown> rows, int straggler) {
+  m_rows = std::move(rows);
+  m_straggler = straggler;
+  updateGeometry();
+  update();
+}
+
+QSize BreakdownBars::sizeHint() const { return {600, 40 + 34 * static_cast<int>(std::max<size_t>(1, m_rows.size()))}; }
+
+void BreakdownBars::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().base());
+  const QFontMetrics fm = p.fontMetrics();
+  // Legend along the top.
+  int x = 8;
+  for (const Part& part : parts()) {
+    p.fillRect(QRect(x, 8, 12, 12), part.color);
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(x + 16, 19, tr(part.name));
+    x += 16 + fm.horizontalAdvance(tr(part.name)) + 14;
+  }
+  p.fillRect(QRect(x, 14, 12, 4), kindColor(probes::Kind::Allreduce));
+  p.drawText(x + 16, 19, tr("hidden comm (cost nothing)"));
+  if (m_rows.empty()) {
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(rect().adjusted(0, 30, 0, 0), Qt::AlignCenter,
+               tr("No iterations recorded: the breakdown needs a DDP training run (ddpscope-cli train)."));
+    return;
+  }
+  double top = 0;
+  for (const auto& r : m_rows) top = std::max(top, r.iteration_ms);
+  const int label = 150, left = label + 8, right = width() - 90;
+  const double scale = top > 0 ? (right - left) / top : 0;
+  for (size_t i = 0; i < m_rows.size(); ++i) {
+    const TimeBreakdown& r = m_rows[i];
+    const int y = 34 + static_cast<int>(i) * 34;
+    const bool straggler = r.rank == m_straggler || (r.iteration >= 0 && r.straggler);
+    p.setPen(straggler ? QColor(0xf2, 0x8e, 0x2b) : palette().color(QPalette::Text));
+    p.drawText(QRect(8, y, label, 22), Qt::AlignVCenter | Qt::AlignLeft,
+               straggler ? tr("rank %1 · straggler").arg(r.rank) : tr("rank %1").arg(r.rank));
+    double at = left;
+    for (const Part& part : parts()) {
+      const double w = (r.*part.value) * scale;
+      if (w <= 0) continue;
+      const QRectF seg(at, y, w, 22);
+      p.fillRect(seg, part.color);
+      const QString text = ms(r.*part.value);
+      if (fm.horizontalAdvance(text) + 6 < w) {
+        p.setPen(Qt::black);
+        p.drawText(seg, Qt::AlignCenter, text);
+      }
+      at += w;
+    }
+    p.fillRect(QRectF(left, y + 24, r.hidden_comm_ms * scale, 4), kindColor(probes::Kind::Allreduce));
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(QRect(static_cast<int>(at) + 6, y, 84, 22), Qt::AlignVCenter | Qt::AlignLeft, ms(r.iteration_ms));
+  }
+}
+
+TimeBreakdownPage::TimeBreakdownPage(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  m_headline = new QLabel(tr("Open a run to see where its iteration time went."));
+  m_headline->setWordWrap(true);
+  m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* bar = new QHBoxLayout;
+  m_choice = new QComboBox;
+  bar->addWidget(new QLabel(tr("Show")));
+  bar->addWidget(m_choice);
+  bar->addStretch(1);
+  layout->addWidget(m_headline);
+  layout->addLayout(bar);
+  auto* splitter = new QSplitter(Qt::Vertical);
+  m_bars = new BreakdownBars;
+  splitter->addWidget(m_bars);
+  m_rankModel = new QStandardItemModel(0, 9, this);
+  m_rankModel->setHorizontalHeaderLabels({tr("Rank"), tr("Iteration"), tr("Forward"), tr("Backward compute"),
+                                          tr("Exposed comm"), tr("Optimizer"), tr("Idle / other"), tr("Hidden comm"),
+                                          tr("Straggler")});
+  m_rankTable = sortableTable(m_rankModel, this);
+  m_rankTable->sortByColumn(0, Qt::AscendingOrder);
+  splitter->addWidget(m_rankTable);
+  m_opsModel = new QStandardItemModel(0, 6, this);
+  m_opsModel->setHorizontalHeaderLabels(
+      {tr("Top ops: name"), tr("Kind"), tr("Spans"), tr("Ranks"), tr("Total"), tr("Per rank and iteration")});
+  m_opsTable = sortableTable(m_opsModel, this);
+  splitter->addWidget(m_opsTable);
+  layout->addWidget(splitter, 1);
+  connect(m_choice, &QComboBox::currentIndexChanged, this, &TimeBreakdownPage::showChoice);
+}
+
+void TimeBreakdownPage::setRun(std::shared_ptr<const RunData> run) {
+  m_run = std::move(run);
+  m_byIteration = m_run ? breakdown_by_iteration(m_run->analysis) : std::vector<TimeBreakdown>{};
+  const QString keep = m_choice->currentText();
+  QSignalBlocker block(m_choice);
+  m_choice->clear();
+  m_choice->addItem(tr("Mean iteration (all ranks)"), -1);
+  std::vector<int64_t> numbers;
+  for (const auto& r : m_byIteration) numbers.push_back(r.iteration);
+  std::sort(numbers.begin(), numbers.end());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  for (int64_t n : numbers) m_choice->addItem(tr("Iteration %1").arg(n), QVariant::fromValue<qlonglong>(n));
+  const int index = m_choice->findText(keep);
+  m_choice->setCurrentIndex(index >= 0 ? index : 0);
+  showChoice();
+}
+
+void TimeBreakdownPage::showChoice() {
+  m_rankModel->removeRows(0, m_rankModel->rowCount());
+  m_opsModel->removeRows(0, m_opsModel->rowCount());
+  if (!m_run || m_byIteration.empty()) {
+    m_bars->setRows({}, -1);
+    m_headline->setText(m_run ? tr("This run recorded no training iterations, so there is nothing to break down. "
+                                   "Runs of ddpscope-cli train (or a job launched from Run ▸ Launch job) have them.")
+                              : tr("Open a run to see where its iteration time went."));
+    return;
+  }
+  const int64_t iteration = m_choice->currentData().toLongLong();
+  std::vector<TimeBreakdown> rows;
+  const std::vector<TimeBreakdown> means = breakdown_by_rank(m_run->analysis);
+  const int straggler = main_straggler(means);
+  if (iteration < 0) {
+    rows = means;
+  } else {
+    for (const auto& r : m_byIteration)
+      if (r.iteration == iteration) rows.push_back(r);
+  }
+  int shown_straggler = iteration < 0 ? straggler : -1;
+  for (const auto& r : rows)
+    if (iteration >= 0 && r.straggler) shown_straggler = r.rank;
+  m_bars->setRows(rows, shown_straggler);
+  // The headline: the slowest rank's biggest avoidable part, and the straggler.
+  const auto slowest = std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.iteration_ms < b.iteration_ms; });
+  QString text = iteration < 0 ? tr("<b>Where the time went</b>, per rank: the mean iteration over %1 iterations "
+                                    "(the first, warm-up, left out).")
+                                     .arg(means.front().iterations)
+                               : tr("<b>Where the time went</b> in iteration %1, per rank.").arg(iteration);
+  text += tr(" The slowest rank, %1, took %2: forward %3, backward %4, exposed communication %5, idle %6.")
+              .arg(slowest->rank)
+              .arg(ms(slowest->iteration_ms), ms(slowest->forward_ms), ms(slowest->backward_ms),
+                   ms(slowest->exposed_comm_ms), ms(slowest->idle_ms));
+  if (shown_straggler >= 0) {
+    const auto s = std::find_if(means.begin(), means.end(), [&](auto& m) { return m.rank == shown_straggler; });
+    text += iteration < 0 ? tr(" <span style='color:#f28e2b'><b>Straggler: rank %1</b></span>, last to start its "
+                               "allreduces in %2 of %3 iterations; the others wait for it.")
+                                .arg(shown_straggler)
+                                .arg(s->straggled)
+                                .arg(static_cast<qlonglong>(m_byIteration.size() / means.size()))
+                          : tr(" <span style='color:#f28e2b'><b>Straggler: rank %1</b></span> in this iteration.")
+                                .arg(shown_straggler);
+  }
+  m_headline->setText(text);
+  for (const auto& r : rows) {
+    QList<QStandardItem*> row;
+    row << cell(QString::number(r.rank), r.rank) << cell(ms(r.iteration_ms), r.iteration_ms)
+        << cell(ms(r.forward_ms), r.forward_ms) << cell(ms(r.backward_ms), r.backward_ms)
+        << cell(ms(r.exposed_comm_ms), r.exposed_comm_ms) << cell(ms(r.optimizer_ms), r.optimizer_ms)
+        << cell(ms(r.idle_ms), r.idle_ms) << cell(ms(r.hidden_comm_ms), r.hidden_comm_ms);
+    const bool s = r.rank == shown_straggler;
+    row << cell(iteration < 0 ? tr("%1 iterations").arg(r.straggled) : (s ? tr("yes") : QString()),
+                QVariant::fromValue<qlonglong>(iteration < 0 ? r.straggled : s));
+    if (s)
+      for (auto* item : row) item->setForeground(QColor(0xf2, 0x8e, 0x2b));
+    m_rankModel->appendRow(row);
+  }
+  // Top ops: the spans of the chosen iteration (or of every iteration but the first).
+  const TimelineData& t = m_run->timeline;
+  int64_t begin = t.begin_ns, end = t.end_ns;
+  double per = static_cast<double>(std::max<size_t>(1, means.size())) * std::max<int64_t>(1, means.front().iterations);
+  for (const auto& it : t.iterations) {
+    if (iteration >= 0 && it.number == iteration) begin = it.first, end = it.second, per = static_cast<double>(means.size());
+    if (iteration < 0 && t.iterations.size() > 2 && &it == &t.iterations[1]) begin = it.first;
+  }
+  const RangeSummary ops = summarize_range(t, begin, end);
+  for (size_t i = 0; i < ops.rows.size() && i < 50; ++i) {
+    const RangeRow& r = ops.rows[i];
+    QList<QStandardItem*> row;
+    row << cell(QString::fromStdString(r.name), QString::fromStdString(r.name))
+        << cell(kindLabel(r.kind), kindLabel(r.kind)) << cell(QString::number(r.count), QVariant::fromValue<qlonglong>(r.count))
+        << cell(QString::number(r.ranks), r.ranks)
+        << cell(QString::fromStdString(format_duration(r.total_ns)), QVariant::fromValue<qlonglong>(r.total_ns))
+        << cell(QString::fromStdString(format_duration(static_cast<int64_t>(static_cast<double>(r.total_ns) / per))),
+                static_cast<double>(r.total_ns) / per);
+    row[1]->setData(kindColor(r.kind), Qt::DecorationRole);
+    m_opsModel->appendRow(row);
+  }
+  m_opsTable->sortByColumn(4, Qt::DescendingOrder);
+}
+
+}  // namespace ddpscope::gui

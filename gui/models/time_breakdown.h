@@ -1,0 +1,35 @@
+// TimeBreakdown: where each rank's iteration time went, as HTA's temporal breakdown and
+// Nsight's statistics put it. Each iteration splits into parts that add up to it:
+//   forward, backward compute (backward less its finalize wait), exposed communication
+//   (communication with no compute to hide it), optimizer, and idle (the rest: waiting
+//   in finalize with nothing on the wire, data loading, gaps between phases).
+// Hidden communication (run under compute) is shown beside them: it cost no time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "overlap_analysis.h"
+
+namespace ddpscope::gui {
+
+struct TimeBreakdown {
+  int rank = 0;
+  int64_t iteration = -1;  // -1: the mean over `iterations` iterations
+  int64_t iterations = 1;
+  double iteration_ms = 0;
+  double forward_ms = 0, backward_ms = 0, exposed_comm_ms = 0, optimizer_ms = 0, idle_ms = 0;
+  double hidden_comm_ms = 0;
+  bool straggler = false;  // iteration rows: this rank started its allreduces last
+  int64_t straggled = 0;   // mean rows: in how many iterations it was the straggler
+};
+
+// One row per rank and iteration, by rank then iteration.
+std::vector<TimeBreakdown> breakdown_by_iteration(const probes::RunAnalysis& analysis);
+// One row per rank: the mean of its iterations, leaving out the first (warm-up) when
+// there are more than two.
+std::vector<TimeBreakdown> breakdown_by_rank(const probes::RunAnalysis& analysis);
+// The rank that was the straggler most often (-1: none).
+int main_straggler(const std::vector<TimeBreakdown>& by_rank);
+
+}  // namespace ddpscope::gui
