@@ -38,6 +38,10 @@ HangView::HangView(QWidget* parent) : QWidget(parent) {
   m_table->verticalHeader()->hide();
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_table->horizontalHeader()->setStretchLastSection(true);
+  // Rows in rank order until the user clicks a header (enabling sorting would otherwise
+  // sort by the first column, descending).
+  m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+  m_table->setSortingEnabled(true);
   layout->addWidget(m_headline);
   layout->addWidget(m_findings);
   layout->addWidget(m_table, 1);
@@ -55,6 +59,8 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
     lines << QStringLiteral("• ") + QString::fromStdString(f).toHtmlEscaped();
   }
   m_findings->setText(lines.join(QStringLiteral("<br>")));
+  // Filled unsorted (rows would move under the loop), then sorted as the user last chose.
+  m_table->setSortingEnabled(false);
   m_table->setRowCount(static_cast<int>(report.ranks.size()));
   int row = 0;
   for (const auto& st : report.ranks) {
@@ -85,12 +91,16 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
                                missingText};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
+      // Rank and iteration sort as numbers.
+      if (c == 0) item->setData(Qt::DisplayRole, st.rank);
+      if (c == 1) item->setData(Qt::DisplayRole, QVariant::fromValue<qlonglong>(st.current_iteration));
       if (c == 6) item->setToolTip(missing.join(QStringLiteral("\n")));
       if (st.blocked_in && c == 3) item->setBackground(QColor(0xfd, 0xec, 0xea));
       m_table->setItem(row, c, item);
     }
     ++row;
   }
+  m_table->setSortingEnabled(true);
   m_table->resizeColumnsToContents();
 }
 

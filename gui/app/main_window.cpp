@@ -37,6 +37,7 @@
 #include "overlap_model.h"
 #include "parameter_bucket_model.h"
 #include "run_list_model.h"
+#include "sort_proxy.h"
 #include "time_breakdown_page.h"
 #include "timeline_page.h"
 #include "timeline_view.h"
@@ -44,9 +45,16 @@
 namespace ddpscope::gui {
 namespace {
 
+// Every table sorts by a click on its header (by value, through SortProxy).
 QTableView* makeTable(QAbstractItemModel* model) {
   auto* table = new QTableView;
-  table->setModel(model);
+  auto* proxy = new SortProxy(table);
+  proxy->setSourceModel(model);
+  table->setModel(proxy);
+  // The model's own order until a header is clicked (enabling sorting would otherwise
+  // sort by the first column, descending).
+  table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+  table->setSortingEnabled(true);
   table->verticalHeader()->hide();
   table->horizontalHeader()->setStretchLastSection(true);
   table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -117,7 +125,11 @@ void MainWindow::buildViews() {
   auto* splitter = new QSplitter(this);
   auto* runs = new QTableView(splitter);
   m_runsView = runs;
-  runs->setModel(m_runList);
+  m_runsProxy = new SortProxy(this);
+  m_runsProxy->setSourceModel(m_runList);
+  runs->setModel(m_runsProxy);
+  runs->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);  // newest first until a header is clicked
+  runs->setSortingEnabled(true);
   runs->setSelectionBehavior(QAbstractItemView::SelectRows);
   runs->setSelectionMode(QAbstractItemView::SingleSelection);
   runs->verticalHeader()->hide();
@@ -385,7 +397,7 @@ void MainWindow::selectInRunList(const QString& path) {
     const QModelIndex index = m_runList->index(row, 0);
     if (QFileInfo(index.data(RunListModel::PathRole).toString()).absoluteFilePath() == wanted) {
       m_runsView->selectionModel()->setCurrentIndex(
-          index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+          m_runsProxy->mapFromSource(index), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
       m_runsView->viewport()->update();
       return;
     }

@@ -36,6 +36,7 @@ class ParameterBucketModel;
 class RunListModel;
 class TimelineView;
 class TimelinePage;
+class SortProxy;
 class TimeBreakdownPage;
 
 class MainWindow : public QMainWindow {
@@ -129,6 +130,7 @@ class MainWindow : public QMainWindow {
   QAction* m_followAction = nullptr;
   QAction* m_stopAction = nullptr;
   QTableView* m_overlapTable = nullptr;
+  SortProxy* m_runsProxy = nullptr;
   QComboBox* m_bucketRank = nullptr;
   QSpinBox* m_bucketIteration = nullptr;
   QTableView* m_bucketTable = nullptr;

@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include "kind_colors.h"
+#include "sort_proxy.h"
 #include "range_summary.h"
 #include "run_data.h"
 #include "time_format.h"
@@ -20,7 +21,6 @@
 namespace ddpscope::gui {
 namespace {
 
-constexpr int kSortRole = Qt::UserRole + 2;
 
 struct Part {
   const char* name;
@@ -42,7 +42,7 @@ const std::vector<Part>& parts() {
 QString ms(double v) { return QString::fromStdString(format_duration(static_cast<int64_t>(v * 1e6))); }
 
 QTableView* sortableTable(QStandardItemModel* model, QObject* owner) {
-  auto* proxy = new QSortFilterProxyModel(owner);
+  auto* proxy = new SortProxy(owner);
   proxy->setSourceModel(model);
   proxy->setSortRole(kSortRole);
   auto* table = new QTableView;

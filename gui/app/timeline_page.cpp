@@ -19,6 +19,7 @@
 #include <functional>
 
 #include "kind_colors.h"
+#include "sort_proxy.h"
 #include "range_summary.h"
 #include "span_details.h"
 #include "time_format.h"
@@ -28,7 +29,6 @@ namespace ddpscope::gui {
 namespace {
 
 constexpr int kRefRole = Qt::UserRole + 1;  // "lane,index,in" of a span an item names
-constexpr int kSortRole = Qt::UserRole + 2;
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
@@ -116,7 +116,7 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
   m_rangeHeader->setWordWrap(true);
   m_rangeModel = new QStandardItemModel(0, 5, this);
   m_rangeModel->setHorizontalHeaderLabels({tr("Name"), tr("Kind"), tr("Spans"), tr("Ranks"), tr("Time in range")});
-  auto* proxy = new QSortFilterProxyModel(this);
+  auto* proxy = new SortProxy(this);
   proxy->setSourceModel(m_rangeModel);
   proxy->setSortRole(kSortRole);
   m_rangeTable = new QTableView;

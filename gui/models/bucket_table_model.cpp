@@ -1,5 +1,9 @@
 #include "bucket_table_model.h"
 
+#include "sort_proxy.h"
+#include "time_format.h"
+
+#include <QColor>
 #include <QLocale>
 #include <algorithm>
 
@@ -10,10 +14,20 @@ BucketTableModel::BucketTableModel(QObject* parent) : QAbstractTableModel(parent
 void BucketTableModel::setRun(const RunData* run, int rank, int64_t iteration) {
   beginResetModel();
   m_rows.clear();
-  m_iterationBegin = 0;
+  m_origin = 0;
   if (run) {
     for (const auto& it : run->analysis.iterations) {
-      if (it.rank == rank && it.iteration == iteration) m_iterationBegin = it.t_begin_ns;
+      if (it.rank == rank && it.iteration == iteration) m_origin = it.t_begin_ns;
+    }
+    // Backward's start on that rank: where the buckets' story begins.
+    for (const auto& lane : run->timeline.lanes) {
+      if (lane.rank != rank) continue;
+      for (const auto& s : lane.spans) {
+        if (s.kind == probes::Kind::Backward && s.iteration == iteration) {
+          m_origin = s.begin_ns;
+          break;
+        }
+      }
     }
     // The assignment in force: the latest generation of this rank.
     int generation = -1;
@@ -61,39 +75,81 @@ int BucketTableModel::columnCount(const QModelIndex& parent) const {
 QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   const Row& r = m_rows[index.row()];
-  const auto ms = [&](int64_t t) { return (t - m_iterationBegin) * 1e-6; };
+  const probes::BucketTiming& t = r.timing;
+  const auto text = [](int64_t ns) { return QString::fromStdString(format_duration(ns)); };
+  const int64_t queue = t.ready_ns >= 0 ? t.start_ns - t.ready_ns : -1;
   if (role == Qt::ToolTipRole && index.column() == Parameters) return r.parameters;
+  if (role == Qt::ToolTipRole && index.column() == QueueDelay)
+    return tr("From the bucket's last gradient to its allreduce's start. Long delays: the bucket waited for "
+              "lower-numbered buckets (launched in order), or the communication thread was busy.");
+  if (role == Qt::BackgroundRole && index.column() == QueueDelay && queue > 0 &&
+      queue * 10 > t.end_ns - t.start_ns)
+    return QColor(0xf2, 0x8e, 0x2b, 90);  // queued for more than a tenth of its allreduce
   if (role == Qt::TextAlignmentRole)
     return index.column() == Parameters ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == kSortRole) {
+    switch (index.column()) {
+      case Bucket:
+        return t.bucket;
+      case ReadyOrder:
+        return r.readyOrder > 0 ? r.readyOrder : 1 << 30;
+      case Bytes:
+        return QVariant::fromValue<qlonglong>(t.bytes);
+      case Ready:
+        return QVariant::fromValue<qlonglong>(t.ready_ns >= 0 ? t.ready_ns - m_origin : -1);
+      case QueueDelay:
+        return QVariant::fromValue<qlonglong>(queue);
+      case Start:
+        return QVariant::fromValue<qlonglong>(t.start_ns - m_origin);
+      case End:
+        return QVariant::fromValue<qlonglong>(t.end_ns - m_origin);
+      case Duration:
+        return QVariant::fromValue<qlonglong>(t.end_ns - t.start_ns);
+      case Wait:
+        return t.wait_ms;
+      case Parameters:
+        return r.numParameters;
+    }
+    return {};
+  }
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Bucket:
-      return r.timing.bucket;
+      return t.bucket;
     case ReadyOrder:
       return r.readyOrder > 0 ? QVariant(r.readyOrder) : QVariant(QStringLiteral("–"));
     case Bytes:
-      return QLocale().formattedDataSize(r.timing.bytes);
+      return QLocale().formattedDataSize(t.bytes);
     case Parameters:
       return QStringLiteral("%1: %2").arg(r.numParameters).arg(r.parameters);
     case Ready:
-      return r.timing.ready_ns >= 0 ? QString::number(ms(r.timing.ready_ns), 'f', 3) : QString();
+      return t.ready_ns >= 0 ? text(t.ready_ns - m_origin) : QString();
+    case QueueDelay:
+      return queue >= 0 ? text(queue) : QString();
     case Start:
-      return QString::number(ms(r.timing.start_ns), 'f', 3);
+      return text(t.start_ns - m_origin);
     case End:
-      return QString::number(ms(r.timing.end_ns), 'f', 3);
+      return text(t.end_ns - m_origin);
     case Duration:
-      return QString::number((r.timing.end_ns - r.timing.start_ns) * 1e-6, 'f', 3);
+      return text(t.end_ns - t.start_ns);
     case Wait:
-      return QString::number(r.timing.wait_ms, 'f', 3);
+      return text(static_cast<int64_t>(t.wait_ms * 1e6));
   }
   return {};
 }
 
 QVariant BucketTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[NumColumns] = {"Bucket",         "Ready order",     "Bytes",
-                                          "Ready (ms)",     "Allreduce start", "Allreduce end",
-                                          "Allreduce (ms)", "Wait (ms)",       "Parameters"};
+  static const char* names[NumColumns] = {"Bucket",
+                                          "Ready order",
+                                          "Bytes",
+                                          "Ready (after backward start)",
+                                          "Queue delay (ready → start)",
+                                          "Allreduce start",
+                                          "Allreduce end",
+                                          "Allreduce",
+                                          "Backward waited",
+                                          "Parameters"};
   return section >= 0 && section < NumColumns ? QString::fromLatin1(names[section]) : QVariant();
 }
 

@@ -1,6 +1,8 @@
 // BucketTableModel: one iteration of one rank, one row per bucket: bytes, parameters,
-// when its last gradient arrived, its allreduce's start and end (ms from the start of
-// the iteration) and how long the end of backward waited for it.
+// when its last gradient arrived, how long it then queued before its allreduce started
+// (a bucket ready early waits for lower-numbered ones), its allreduce's start and end,
+// and how long the end of backward waited for it. Times are from the start of that
+// iteration's backward, in units that follow their size; kSortRole gives them in ns.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -22,6 +24,7 @@ class BucketTableModel : public QAbstractTableModel {
     ReadyOrder,
     Bytes,
     Ready,
+    QueueDelay,
     Start,
     End,
     Duration,
@@ -48,7 +51,7 @@ class BucketTableModel : public QAbstractTableModel {
     int readyOrder = 0;  // 0: never ready
   };
   QVector<Row> m_rows;
-  int64_t m_iterationBegin = 0;
+  int64_t m_origin = 0;  // the start of backward (of the iteration when it has none)
 };
 
 }  // namespace ddpscope::gui

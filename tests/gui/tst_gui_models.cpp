@@ -23,6 +23,7 @@
 #include "sequence_data.h"
 #include "range_summary.h"
 #include "ruler_ticks.h"
+#include "sort_proxy.h"
 #include "span_details.h"
 #include "sqlite_db.h"
 #include "time_axis.h"
@@ -107,10 +108,16 @@ class TestGuiModels : public QObject {
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     model.setRun(&run, 1, 3);
     QCOMPARE(model.rowCount(), 2);
-    // Times are ms from the start of the iteration (iteration 3 starts at 2000 ns).
+    // Times are from the start of backward (iteration 3's at 2200 ns), with units; the
+    // queue delay is from ready to start; kSortRole gives ns.
     QCOMPARE(model.index(1, BucketTableModel::Bucket).data().toInt(), 1);
-    QCOMPARE(model.index(1, BucketTableModel::Ready).data().toString(), QString("0.001"));
-    QCOMPARE(model.index(0, BucketTableModel::Start).data().toString(), QString("0.000"));
+    QCOMPARE(model.index(1, BucketTableModel::Ready).data().toString(), QString("440 ns"));
+    QCOMPARE(model.index(1, BucketTableModel::QueueDelay).data().toString(), QString("10 ns"));
+    QCOMPARE(model.index(1, BucketTableModel::QueueDelay).data(kSortRole).toLongLong(), 10);
+    QCOMPARE(model.index(0, BucketTableModel::Start).data().toString(), QString("100 ns"));
+    QCOMPARE(model.index(0, BucketTableModel::QueueDelay).data().toString(), QString());  // never marked ready
+    QCOMPARE(model.index(1, BucketTableModel::Duration).data(kSortRole).toLongLong(), 110);
+    QVERIFY(model.headerData(BucketTableModel::Ready, Qt::Horizontal).toString().contains("after backward start"));
     QCOMPARE(model.index(1, BucketTableModel::Parameters).data().toString(), QString("1: b"));
     QCOMPARE(model.index(0, BucketTableModel::Parameters).data().toString(), QString("1: w"));
     QVERIFY(model.index(0, BucketTableModel::Bytes).data().toString().contains("4"));
