@@ -2,6 +2,8 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
+#include <QLogValueAxis>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -13,6 +15,8 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+
+#include "chart_theme.h"
 
 namespace ddpscope::gui {
 
@@ -28,7 +32,11 @@ LiveMonitor::LiveMonitor(QWidget* parent) : QWidget(parent) {
   m_stop = new QPushButton(tr("Stop"));
   m_stop->setEnabled(false);
   connect(m_stop, &QPushButton::clicked, this, &LiveMonitor::stopRequested);
+  m_logBox = new QCheckBox(tr("Log scale (iteration time)"));
+  m_logBox->setToolTip(tr("Show every iteration time on a log scale instead of clipping outliers"));
+  connect(m_logBox, &QCheckBox::toggled, this, &LiveMonitor::setLogScale);
   bar->addWidget(m_progress, 2);
+  bar->addWidget(m_logBox);
   bar->addWidget(m_stop);
   layout->addLayout(bar);
   layout->addWidget(m_status);
@@ -47,6 +55,7 @@ LiveMonitor::LiveMonitor(QWidget* parent) : QWidget(parent) {
 LiveMonitor::Chart LiveMonitor::makeChart(const QString& title, const QString& yTitle) {
   Chart c;
   auto* chart = new QChart;
+  applyChartTheme(chart, palette());
   chart->setTitle(title);
   chart->legend()->setAlignment(Qt::AlignBottom);
   c.x = new QValueAxis;
@@ -68,7 +77,7 @@ QLineSeries* LiveMonitor::seriesFor(Chart& chart, int key, const QString& name) 
   s->setName(name);
   chart.view->chart()->addSeries(s);
   s->attachAxis(chart.x);
-  s->attachAxis(chart.y);
+  s->attachAxis(&chart == &m_iterationMs && m_logScale ? static_cast<QAbstractAxis*>(m_logY) : chart.y);
   chart.series[key] = s;
   return s;
 }
@@ -100,7 +109,7 @@ AxisFit fit_axes(const std::vector<QPointF>& points, bool clip_outliers) {
   return f;
 }
 
-void LiveMonitor::fit(Chart& chart, bool clipOutliers) const {
+void LiveMonitor::fit(Chart& chart, bool clipOutliers) {
   std::vector<QPointF> points;
   for (const auto& [key, s] : chart.series) {
     const auto list = s->points();
@@ -114,6 +123,49 @@ void LiveMonitor::fit(Chart& chart, bool clipOutliers) const {
   if (&chart == &m_overlap) chart.y->setRange(0, 1);  // a ratio: 0 to 1, whatever it reached
   chart.clipped = f.clipped;
   chart.clippedMax = f.max;
+  if (&chart == &m_iterationMs && m_logScale) {
+    // Every point: from a little under the smallest positive one to over the largest.
+    double lo = 0, hi = 0;
+    for (const QPointF& p : points) {
+      if (p.y() <= 0) continue;
+      lo = lo == 0 ? p.y() : std::min(lo, p.y());
+      hi = std::max(hi, p.y());
+    }
+    if (hi > 0) m_logY->setRange(std::pow(10, std::floor(std::log10(lo))), std::pow(10, std::ceil(std::log10(hi * 1.05))));
+    chart.clipped = 0;
+  }
+}
+
+void LiveMonitor::setLogScale(bool on) {
+  if (on == m_logScale) return;
+  m_logScale = on;
+  if (m_logBox->isChecked() != on) m_logBox->setChecked(on);
+  QChart* chart = m_iterationMs.view->chart();
+  QAbstractAxis* from = on ? static_cast<QAbstractAxis*>(m_iterationMs.y) : m_logY;
+  if (on && !m_logY) {
+    m_logY = new QLogValueAxis;
+    m_logY->setBase(10);
+    m_logY->setLabelFormat(QStringLiteral("%g"));
+    m_logY->setMinorTickCount(-1);
+    m_logY->setTitleText(tr("ms (log scale)"));
+  }
+  QAbstractAxis* to = on ? static_cast<QAbstractAxis*>(m_logY) : m_iterationMs.y;
+  for (auto& [key, s] : m_iterationMs.series) s->detachAxis(from);
+  chart->removeAxis(from);
+  from->setParent(this);  // kept for switching back; the chart owns only the one it shows
+  chart->addAxis(to, Qt::AlignLeft);
+  for (auto& [key, s] : m_iterationMs.series) s->attachAxis(to);
+  fit(m_iterationMs, true);
+  updateIterationTitle();
+}
+
+void LiveMonitor::updateIterationTitle() {
+  m_iterationMs.view->chart()->setTitle(
+      m_iterationMs.clipped == 0
+          ? tr("Iteration time per rank")
+          : tr("Iteration time per rank · %n point(s) above the axis, the largest %1 ms (try the log scale)", "",
+               m_iterationMs.clipped)
+                .arg(m_iterationMs.clippedMax, 0, 'f', 1));
 }
 
 void LiveMonitor::setProgress(int iteration, int total, double loss, double rate) {
@@ -159,12 +211,7 @@ void LiveMonitor::setRun(const RunData& run, bool live) {
           : tr("Loss: not finite from iteration %1 on (see Summary)").arg(run.nonfinite_loss_iteration));
   show(m_rate, rate, false, tr("samples/s (all ranks)"));
   show(m_iterationMs, iterationMs, true, {});
-  m_iterationMs.view->chart()->setTitle(
-      m_iterationMs.clipped == 0
-          ? tr("Iteration time per rank")
-          : tr("Iteration time per rank · %n point(s) above the axis, the largest %1 ms", "",
-               m_iterationMs.clipped)
-                .arg(m_iterationMs.clippedMax, 0, 'f', 1));
+  updateIterationTitle();
   show(m_overlap, overlap, true, {});
   // The bar agrees with the charts: the last iteration recorded, of the job's total.
   int last = 0;  // as the status line counts it: the analysis' iterations, or the losses
@@ -205,6 +252,11 @@ QValueAxis* LiveMonitor::axis(const QString& chart, Qt::Orientation o) const {
   const Chart* c = chartNamed(chart);
   if (!c) return nullptr;
   return o == Qt::Horizontal ? c->x : c->y;
+}
+
+QString LiveMonitor::monitorTitle(const QString& chart) const {
+  const Chart* c = chartNamed(chart);
+  return c ? c->view->chart()->title() : QString();
 }
 
 int LiveMonitor::pointCount(const QString& chart) const {

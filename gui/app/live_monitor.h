@@ -11,6 +11,8 @@
 #include "run_data.h"
 
 class QChart;
+class QCheckBox;
+class QLogValueAxis;
 class QChartView;
 class QLabel;
 class QLineSeries;
@@ -49,6 +51,13 @@ class LiveMonitor : public QWidget {
   // Points on the charts: loss, samples/s, iteration times, overlap ratios.
   int pointCount(const QString& chart) const;
   QValueAxis* axis(const QString& chart, Qt::Orientation o) const;
+  // The iteration-time chart on a log scale: every point shown (nothing clipped), a
+  // 25 s stall and 40 ms iterations both readable.
+  void setLogScale(bool on);
+  bool logScale() const { return m_logScale; }
+  QCheckBox* logScaleBox() const { return m_logBox; }
+  QLogValueAxis* logAxis() const { return m_logY; }
+  QString monitorTitle(const QString& chart) const;  // the chart's title
 
  signals:
   void stopRequested();
@@ -64,7 +73,8 @@ class LiveMonitor : public QWidget {
   };
   Chart makeChart(const QString& title, const QString& yTitle);
   QLineSeries* seriesFor(Chart& chart, int key, const QString& name);
-  void fit(Chart& chart, bool clipOutliers) const;
+  void fit(Chart& chart, bool clipOutliers);
+  void updateIterationTitle();
   // loss | samples | iteration | overlap; nullptr for another name.
   const Chart* chartNamed(const QString& chart) const;
 
@@ -72,6 +82,9 @@ class LiveMonitor : public QWidget {
   QLabel* m_status;
   QPushButton* m_stop;
   Chart m_loss, m_rate, m_iterationMs, m_overlap;
+  QCheckBox* m_logBox = nullptr;
+  QLogValueAxis* m_logY = nullptr;  // the iteration chart's y while on a log scale
+  bool m_logScale = false;
 };
 
 }  // namespace ddpscope::gui

@@ -2,6 +2,7 @@
 #include "user_message.h"
 
 #include <QBarCategoryAxis>
+#include <QCategoryAxis>
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
@@ -14,6 +15,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
@@ -37,6 +39,9 @@
 #include "overlap_model.h"
 #include "parameter_bucket_model.h"
 #include "run_list_model.h"
+#include "chart_theme.h"
+#include "kind_colors.h"
+#include "shortcuts_dialog.h"
 #include "sort_proxy.h"
 #include "time_breakdown_page.h"
 #include "timeline_page.h"
@@ -314,6 +319,28 @@ void MainWindow::buildMenus() {
   m_stopAction = run->addAction(tr("&Stop job"), this, &MainWindow::stopJob);
   updateJobActions();
   connect(m_job, &JobController::finished, this, &MainWindow::updateJobActions);
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  // Tabs by number. Timeline keys stay on the timeline itself: single-letter menu
+  // shortcuts would steal letters typed into fields.
+  for (int i = 0; i < m_tabs->count() && i < 10; ++i) {
+    view->addAction(m_tabs->tabText(i), QKeySequence(QStringLiteral("Ctrl+%1").arg((i + 1) % 10)), this,
+                    [this, i] { m_tabs->setCurrentIndex(i); });
+  }
+  view->addSeparator();
+  view->addAction(tr("Timeline: fit the run (F)"), this, [this] {
+    showTab(tr("Timeline"));
+    m_timeline->fitAll();
+  });
+  view->addAction(tr("Timeline: find... (Ctrl+F, /)"), this, [this] {
+    showTab(tr("Timeline"));
+    m_timelineTab->showSearch();
+  });
+  view->addAction(tr("Timeline: collapse every rank"), this, [this] {
+    for (const auto& lane : m_timeline->data().lanes) m_timeline->setRankCollapsed(lane.rank, true);
+  });
+  view->addAction(tr("Timeline: expand every rank"), this, [this] {
+    for (const auto& lane : m_timeline->data().lanes) m_timeline->setRankCollapsed(lane.rank, false);
+  });
   QMenu* learn = menuBar()->addMenu(tr("L&earn"));
   for (size_t i = 0; i < lessons().size(); ++i)
     learn->addAction(lessons()[i].title, this, [this, i] { openLesson(static_cast<int>(i)); });
@@ -325,6 +352,19 @@ void MainWindow::buildMenus() {
       return;
     }
     showTab(tr("Learn"));
+  });
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  m_shortcutsAction = help->addAction(tr("&Keyboard shortcuts"), QKeySequence::HelpContents, this, [this] {
+    ShortcutsDialog dialog(this);
+    dialog.exec();
+  });
+  help->addAction(tr("&About ddpscope"), this, [this] {
+    QMessageBox::about(this, tr("About ddpscope"),
+                       tr("<b>ddpscope</b>: a distributed-training engine (DistributedDataParallel and "
+                          "distributed autograd over RPC, on OpenMPI and NCCL) with this visual debugger.<br><br>"
+                          "Runs are SQLite files written by the engine's probes; every view reads them "
+                          "through the run store. See README.md for the two set-up commands, the CLI "
+                          "(ddpscope-cli train, stats, hang, export) and the lessons."));
   });
 }
 
@@ -617,13 +657,12 @@ void MainWindow::updateOverlap() {
   }
   // Stacked per iteration: compute, communication hidden behind it, exposed communication.
   auto* compute = new QBarSet(tr("compute"));
+  // Straggler iterations are drawn as selected compute bars; this empty set only gives
+  // their colour a legend entry.
+  auto* stragglerKey = new QBarSet(tr("compute, straggler iteration"));
   auto* hidden = new QBarSet(tr("overlapped comm"));
   auto* exposed = new QBarSet(tr("exposed comm"));
-  compute->setColor(QColor(0x4c, 0x78, 0xa8));
-  compute->setSelectedColor(QColor(0xf2, 0x8e, 0x2b));  // straggler iterations
-  hidden->setColor(QColor(0x59, 0xa1, 0x4f));
-  exposed->setColor(QColor(0xe1, 0x57, 0x59));
-  QStringList categories;
+  const QColor straggler(0xf2, 0x8e, 0x2b);
   double top = 0;
   // Bars for at most the latest kMaxBars iterations: more are unreadable (and slow to
   // lay out); the table below keeps every iteration.
@@ -634,43 +673,88 @@ void MainWindow::updateOverlap() {
   }
   const size_t total = shown.size();
   if (shown.size() > kMaxBars) shown.erase(shown.begin(), shown.end() - kMaxBars);
+  QVector<int64_t> numbers;
   for (const probes::IterationAnalysis* p : shown) {
     const auto& it = *p;
     *compute << it.compute_ms;
-    if (straggling.count(it.iteration)) compute->selectBar(static_cast<int>(compute->count()) - 1);
+    *stragglerKey << 0;
     *hidden << it.comm_ms - it.exposed_comm_ms;
     *exposed << it.exposed_comm_ms;
-    categories << QString::number(it.iteration);
+    numbers << it.iteration;
     top = std::max(top, it.compute_ms + it.comm_ms);
   }
   auto* series = new QStackedBarSeries;
   series->append(compute);
+  series->append(stragglerKey);
   series->append(hidden);
   series->append(exposed);
   series->setBarWidth(0.9);
   auto* chart = new QChart;
+  applyChartTheme(chart, palette());
   chart->addSeries(series);
-  chart->setTitle(tr("Rank %1: compute and communication per iteration%2 (straggler in %3 of %4)")
+  // Colours after the series joined the themed chart (the theme sets its own).
+  compute->setColor(kindColor(probes::Kind::Forward));
+  compute->setSelectedColor(straggler);
+  stragglerKey->setColor(straggler);
+  hidden->setColor(kindColor(probes::Kind::Allreduce));
+  exposed->setColor(QColor(0xd6, 0x27, 0x28));
+  for (int i = 0; i < numbers.size(); ++i) {
+    if (straggling.count(numbers[i])) compute->selectBar(i);
+  }
+  chart->setTitle(tr("Rank %1: compute and communication per iteration%2 (straggler in %3 of %4) · click a bar "
+                     "to see that iteration in the timeline")
                       .arg(rank)
                       .arg(total > shown.size() ? tr(", the last %1").arg(shown.size()) : QString())
                       .arg(straggling.size())
                       .arg(total));
-  auto* x = new QBarCategoryAxis;
-  x->append(categories);
-  x->setLabelsVisible(categories.size() <= 40);
-  x->setTitleText(tr("iteration"));
+  // Iteration numbers under the bars: each bar's while they fit, else every k-th (a
+  // 1-2-5 step), placed on its bar.
+  QAbstractAxis* xAxis = nullptr;
+  const int n = static_cast<int>(numbers.size());
+  if (n <= 40) {
+    auto* x = new QBarCategoryAxis;
+    for (int64_t it : numbers) x->append(QString::number(it));
+    xAxis = x;
+  } else {
+    auto* x = new QCategoryAxis;
+    x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    x->setRange(-0.5, n - 0.5);
+    int step = 1;
+    for (int m = 0; step * 20 < n; ++m) step = (m % 3 == 0 ? 2 : m % 3 == 1 ? 5 : 10) * static_cast<int>(std::pow(10, m / 3));
+    for (int i = 0; i < n; ++i) {
+      if (numbers[i] % step == 0) x->append(QString::number(numbers[i]), i);
+    }
+    xAxis = x;
+  }
+  xAxis->setTitleText(tr("iteration"));
   auto* y = new QValueAxis;
   y->setRange(0, top * 1.05 + 1e-6);
+  y->applyNiceNumbers();
   y->setTitleText(tr("ms"));
-  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(xAxis, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
-  series->attachAxis(x);
+  series->attachAxis(xAxis);
   series->attachAxis(y);
   chart->legend()->setAlignment(Qt::AlignBottom);
   chart->setAnimationOptions(QChart::NoAnimation);
+  connect(series, &QAbstractBarSeries::clicked, this, [this, numbers](int index, QBarSet*) {
+    if (index >= 0 && index < numbers.size()) showIterationInTimeline(numbers[index]);
+  });
   QChart* old = m_overlapChart->chart();
   m_overlapChart->setChart(chart);
   delete old;
+}
+
+void MainWindow::showIterationInTimeline(int64_t iteration) {
+  showTab(tr("Timeline"));
+  const auto& its = m_timeline->data().iterations;
+  for (size_t i = 0; i < its.size(); ++i) {
+    if (its[i].number == iteration) {
+      m_timeline->showIteration(static_cast<int>(i));
+      statusBar()->showMessage(tr("Iteration %1 in the timeline").arg(iteration));
+      return;
+    }
+  }
 }
 
 void MainWindow::updateBuckets() {

@@ -65,6 +65,8 @@ class MainWindow : public QMainWindow {
   const RunData* currentRun() const { return m_run.get(); }
   QTabWidget* tabs() const { return m_tabs; }
   void showTab(const QString& name);
+  // The Timeline tab at rank 0's iteration `iteration` (a click on an Overlap bar).
+  void showIterationInTimeline(int64_t iteration);
   RunListModel* runList() const { return m_runList; }
   QLabel* errorBanner() const { return m_errorBanner; }
   QAction* stopAction() const { return m_stopAction; }
@@ -75,6 +77,8 @@ class MainWindow : public QMainWindow {
   TimelineView* timeline() const { return m_timeline; }
   TimelinePage* timelinePage() const { return m_timelineTab; }
   TimeBreakdownPage* breakdown() const { return m_breakdown; }
+  QChartView* overlapChart() const { return m_overlapChart; }
+  QAction* shortcutsAction() const { return m_shortcutsAction; }
   GraphView* graphView() const { return m_graph; }
   QComboBox* graphChoice() const { return m_graphChoice; }
   HangView* hangView() const { return m_hang; }
@@ -131,6 +135,7 @@ class MainWindow : public QMainWindow {
   QAction* m_stopAction = nullptr;
   QTableView* m_overlapTable = nullptr;
   SortProxy* m_runsProxy = nullptr;
+  QAction* m_shortcutsAction = nullptr;
   QComboBox* m_bucketRank = nullptr;
   QSpinBox* m_bucketIteration = nullptr;
   QTableView* m_bucketTable = nullptr;

@@ -18,9 +18,17 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QAction>
+#include <QMenuBar>
 #include <QProgressBar>
 #include <QTableWidget>
 #include <QValueAxis>
+#include <QCategoryAxis>
+#include <QLogValueAxis>
+#include <QChart>
+#include <QChartView>
+#include <QLegendMarker>
+#include <QAbstractBarSeries>
+#include <nlohmann/json.hpp>
 #include <cmath>
 
 #include "bucket_table_model.h"
@@ -33,6 +41,7 @@
 #include "launch_dialog.h"
 #include "live_monitor.h"
 #include "main_window.h"
+#include "shortcuts_dialog.h"
 #include "sort_proxy.h"
 #include "span_details.h"
 #include "timeline_page.h"
@@ -365,6 +374,74 @@ class TestMainWindow : public QObject {
       QVERIFY(sorted->index(r - 1, 4).data(kSortRole).toDouble() >= sorted->index(r, 4).data(kSortRole).toDouble());
     page->rankTable()->sortByColumn(0, Qt::DescendingOrder);
     QCOMPARE(sorted->index(0, 0).data().toString(), QString("2"));
+  }
+
+  // Issue 18, defect 7: a log scale shows every iteration time, the 25 s stall and the
+  // ordinary ones, nothing clipped; defect 8: the Overlap chart's legend has the
+  // straggler's colour, its x-axis numbers iterations even for many, and a bar click
+  // shows that iteration in the timeline.
+  void testLogScaleAndOverlapChart() {
+    using namespace ddpscope::probes;
+    QTemporaryDir folder;
+    const QString file = folder.filePath("spike.ddprun");
+    {
+      RunStoreWriter w(file.toStdString());
+      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank) testing::write_iterations(w, rank, 1, 60, rank == 1 ? 150 : 0);
+      EventBatch b;
+      b.rank = 0;
+      for (int i = 1; i <= 60; ++i) {
+        const double ms = i == 30 ? 25000.0 : 40.0 + i % 5;
+        b.records.push_back(nlohmann::json{{"type", "metric"}, {"iteration", i}, {"name", "iteration_ms"}, {"value", ms}}.dump());
+      }
+      w.write(b);
+      w.end_run("finished");
+    }
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(file));
+    LiveMonitor* m = window.monitor();
+    QCOMPARE(m->pointCount("iteration"), 60);
+    QVERIFY(m->axis("iteration", Qt::Vertical)->max() < 25000);  // clipped on a linear scale
+    m->logScaleBox()->setChecked(true);
+    QVERIFY(m->logScale());
+    QVERIFY(m->logAxis());
+    QVERIFY(m->logAxis()->min() <= 40 && m->logAxis()->max() >= 25000);
+    QVERIFY(!m->monitorTitle("iteration").contains("above the axis"));
+    m->logScaleBox()->setChecked(false);
+    QVERIFY(m->axis("iteration", Qt::Vertical)->max() < 25000);
+    QVERIFY(m->monitorTitle("iteration").contains("above the axis"));
+
+    window.showTab("Overlap");
+    QChart* chart = window.overlapChart()->chart();
+    QStringList legend;
+    for (auto* marker : chart->legend()->markers()) legend << marker->label();
+    QVERIFY2(legend.join(",").contains("straggler"), qPrintable(legend.join(",")));
+    auto* x = qobject_cast<QCategoryAxis*>(chart->axes(Qt::Horizontal).first());
+    QVERIFY(x);  // 60 bars: every k-th iteration labelled, on its bar
+    QVERIFY(x->categoriesLabels().size() >= 5 && x->categoriesLabels().size() <= 30);
+    QVERIFY(x->categoriesLabels().contains("10"));
+    auto* series = qobject_cast<QAbstractBarSeries*>(chart->series().first());
+    emit series->clicked(29, series->barSets().first());  // iteration 30
+    QCOMPARE(window.tabs()->tabText(window.tabs()->currentIndex()), QString("Timeline"));
+    QVERIFY(window.timeline()->axis().begin_ns <= 29000 && window.timeline()->axis().end_ns >= 30000);
+    QVERIFY(window.timeline()->axis().end_ns - window.timeline()->axis().begin_ns < 2000);
+  }
+
+  // Issue 18, defect 10: View and Help menus; Help ▸ Keyboard shortcuts lists the keys the
+  // timeline answers to (tested above: W/A/S/D, F, Esc, Ctrl+F, /).
+  void testHelpAndViewMenus() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    QStringList menus;
+    for (QAction* a : window.menuBar()->actions()) menus << a->text().remove('&');
+    QVERIFY2(menus.contains("View") && menus.contains("Help"), qPrintable(menus.join(",")));
+    QVERIFY(window.shortcutsAction());
+    ShortcutsDialog dialog;
+    QStringList keys;
+    for (int r = 0; r < dialog.table()->rowCount(); ++r) keys << dialog.table()->item(r, 0)->text();
+    for (const char* k : {"W  or  +", "S  or  −", "A  or  ←", "D  or  →", "F", "Esc", "Ctrl+F  or  /", "Drag"})
+      QVERIFY2(keys.contains(k), k);
+    QVERIFY(dialog.table()->isSortingEnabled());
   }
 
   void testOpenRunStaysOpenThroughFocusAndTabs() {
