@@ -41,6 +41,7 @@
 #include "run_list_model.h"
 #include "chart_theme.h"
 #include "kind_colors.h"
+#include "empty_state.h"
 #include "shortcuts_dialog.h"
 #include "sort_proxy.h"
 #include "time_breakdown_page.h"
@@ -190,10 +191,15 @@ void MainWindow::buildViews() {
   m_overlapChart = new QChartView;
   m_overlapChart->setRenderHint(QPainter::Antialiasing);
   m_overlapChart->setMinimumHeight(260);
-  overlapLayout->addWidget(m_overlapChart, 2);
+  auto* overlapContent = new QWidget;
+  auto* overlapContentLayout = new QVBoxLayout(overlapContent);
+  overlapContentLayout->setContentsMargins(0, 0, 0, 0);
+  overlapContentLayout->addWidget(m_overlapChart, 2);
   m_overlapTable = makeTable(m_overlap);
   m_overlapTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  overlapLayout->addWidget(m_overlapTable, 1);
+  overlapContentLayout->addWidget(m_overlapTable, 1);
+  m_overlapEmpty = new EmptyState(overlapContent);
+  overlapLayout->addWidget(m_overlapEmpty, 1);
   connect(m_overlapRank, &QComboBox::currentIndexChanged, this, [this] { updateOverlap(); });
   m_tabs->addTab(overlapPage, tr("Overlap"));
   m_overlapPage = overlapPage;
@@ -219,7 +225,10 @@ void MainWindow::buildViews() {
   m_bucketTable->setWordWrap(false);
   bucketSplit->addWidget(m_bucketTable);
   bucketSplit->addWidget(m_paramTable);
-  bucketLayout->addWidget(bucketSplit);
+  m_bucketTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_bucketTable->horizontalHeader()->setStretchLastSection(true);
+  m_bucketsEmpty = new EmptyState(bucketSplit);
+  bucketLayout->addWidget(m_bucketsEmpty, 1);
   connect(m_bucketRank, &QComboBox::currentIndexChanged, this, [this] { updateBuckets(); });
   connect(m_bucketIteration, &QSpinBox::valueChanged, this, [this] { updateBuckets(); });
   m_tabs->addTab(bucketPage, tr("Buckets"));
@@ -238,7 +247,8 @@ void MainWindow::buildViews() {
   graphLayout->addLayout(graphBar);
   connect(m_graphChoice, &QComboBox::currentIndexChanged, this, [this] { showChosenGraph(); });
   m_graph = new GraphView;
-  graphLayout->addWidget(m_graph, 1);
+  m_graphEmpty = new EmptyState(m_graph);
+  graphLayout->addWidget(m_graphEmpty, 1);
   connect(m_graphCollapse, &QCheckBox::toggled, m_graph, &GraphView::setCollapsed);
   connect(m_graph, &GraphView::nodeClicked, this,
           [this](const QString& text) { statusBar()->showMessage(text); });
@@ -246,7 +256,8 @@ void MainWindow::buildViews() {
   m_graphPage = graphPage;
 
   m_messages = new MessagesPage;
-  m_tabs->addTab(m_messages, tr("Messages"));
+  m_messagesEmpty = new EmptyState(m_messages);
+  m_tabs->addTab(m_messagesEmpty, tr("Messages"));
   // A message picked there is selected in the timeline too, both ends ringed.
   connect(m_messages->view(), &SequenceView::arrowSelected, this,
           [this](const QString& text, int src, qint64 sendNs, int dst, qint64 recvNs) {
@@ -256,7 +267,9 @@ void MainWindow::buildViews() {
           });
 
   m_hang = new HangView;
-  m_tabs->addTab(m_hang, tr("Hang"));
+  m_hangEmpty = new EmptyState(m_hang);
+  m_tabs->addTab(m_hangEmpty, tr("Hang"));
+  showEmptyStates();
 
   connect(m_tabs, &QTabWidget::currentChanged, this, [this] { refreshCurrentTab(); });
   // Errors (a damaged file, a refused launch) in a banner above the views, whole and
@@ -445,6 +458,32 @@ void MainWindow::selectInRunList(const QString& path) {
   m_runsView->selectionModel()->clearSelection();
 }
 
+void MainWindow::showEmptyStates() {
+  const QString noRun = tr("No run open.\n\nOpen one from the list on the left (or File ▸ Open run...), "
+                           "or launch a job: Run ▸ Launch job... (Ctrl+L).");
+  if (!m_run) {
+    for (EmptyState* e : {m_overlapEmpty, m_bucketsEmpty, m_graphEmpty, m_messagesEmpty, m_hangEmpty}) e->setEmpty(noRun);
+    return;
+  }
+  const bool ddp = !m_run->analysis.iterations.empty();
+  const QString noDdp = tr("This run recorded no DDP training iterations (an RPC or distributed-autograd run, or "
+                           "a job that ended before its first iteration), so there is nothing to show here.\n\n"
+                           "See its Timeline, Messages and Graph tabs; DDP runs come from ddpscope-cli train.");
+  m_overlapEmpty->setEmpty(ddp ? QString() : noDdp);
+  m_bucketsEmpty->setEmpty(ddp || !m_run->buckets.empty() ? QString() : noDdp);
+  m_graphEmpty->setEmpty(m_run->graph.nodes.empty() && m_run->dist_graphs.empty()
+                             ? tr("No autograd graph was recorded in this run.\n\nTraining jobs record the graph "
+                                  "of their first iteration; distributed-autograd examples (ddpscope-cli example) "
+                                  "record each pass.")
+                             : QString());
+  m_messagesEmpty->setEmpty(m_run->sequence.arrows.empty()
+                                ? tr("No RPC messages in this run: DDP jobs talk through collectives, which the "
+                                     "Timeline and Overlap tabs show.\n\nRPC runs come from ddpscope-cli example "
+                                     "(seed, chain, rref, parameter-server).")
+                                : QString());
+  m_hangEmpty->setEmpty(QString());
+}
+
 void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   const bool sameRun = m_run && run && m_run->path == run->path;
   m_buckets->setRun(nullptr, 0, 0);
@@ -499,7 +538,17 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
     for (Tab t : {Tab::Timeline, Tab::Breakdown, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang})
       refreshTab(t);
   }
+  showEmptyStates();
   emit runShown();
+}
+
+bool MainWindow::tabIsEmpty(const QString& name) const {
+  for (int i = 0; i < m_tabs->count(); ++i) {
+    if (m_tabs->tabText(i) != name) continue;
+    if (auto* e = qobject_cast<EmptyState*>(m_tabs->widget(i))) return e->isEmpty();
+    for (auto* e : m_tabs->widget(i)->findChildren<EmptyState*>()) return e->isEmpty();
+  }
+  return false;
 }
 
 MainWindow::Tab MainWindow::tabOf(int index) const {
@@ -509,8 +558,8 @@ MainWindow::Tab MainWindow::tabOf(int index) const {
   if (w == m_overlapPage) return Tab::Overlap;
   if (w == m_bucketPage) return Tab::Buckets;
   if (w == m_graphPage) return Tab::Graph;
-  if (w == m_hang) return Tab::Hang;
-  if (w == m_messages) return Tab::Messages;
+  if (w == m_hangEmpty) return Tab::Hang;
+  if (w == m_messagesEmpty) return Tab::Messages;
   return Tab::Other;
 }
 

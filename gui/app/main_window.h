@@ -37,6 +37,7 @@ class RunListModel;
 class TimelineView;
 class TimelinePage;
 class SortProxy;
+class EmptyState;
 class TimeBreakdownPage;
 
 class MainWindow : public QMainWindow {
@@ -67,6 +68,9 @@ class MainWindow : public QMainWindow {
   void showTab(const QString& name);
   // The Timeline tab at rank 0's iteration `iteration` (a click on an Overlap bar).
   void showIterationInTimeline(int64_t iteration);
+  // The views' empty states: why a tab has nothing to show (no run, no DDP iterations, ...).
+  void showEmptyStates();
+  bool tabIsEmpty(const QString& name) const;
   RunListModel* runList() const { return m_runList; }
   QLabel* errorBanner() const { return m_errorBanner; }
   QAction* stopAction() const { return m_stopAction; }
@@ -136,6 +140,11 @@ class MainWindow : public QMainWindow {
   QTableView* m_overlapTable = nullptr;
   SortProxy* m_runsProxy = nullptr;
   QAction* m_shortcutsAction = nullptr;
+  EmptyState* m_overlapEmpty = nullptr;
+  EmptyState* m_bucketsEmpty = nullptr;
+  EmptyState* m_graphEmpty = nullptr;
+  EmptyState* m_messagesEmpty = nullptr;
+  EmptyState* m_hangEmpty = nullptr;
   QComboBox* m_bucketRank = nullptr;
   QSpinBox* m_bucketIteration = nullptr;
   QTableView* m_bucketTable = nullptr;

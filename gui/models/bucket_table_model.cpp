@@ -150,7 +150,7 @@ QVariant BucketTableModel::headerData(int section, Qt::Orientation orientation, 
                                           "Allreduce",
                                           "Backward waited",
                                           "Parameters"};
-  return section >= 0 && section < NumColumns ? QString::fromLatin1(names[section]) : QVariant();
+  return section >= 0 && section < NumColumns ? QString::fromUtf8(names[section]) : QVariant();
 }
 
 }  // namespace ddpscope::gui

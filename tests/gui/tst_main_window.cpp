@@ -432,6 +432,18 @@ class TestMainWindow : public QObject {
   void testHelpAndViewMenus() {
     QTemporaryDir folder;
     MainWindow window(folder.path());
+    // Empty states say why and what to do, rather than blank axes.
+    for (const char* tab : {"Overlap", "Buckets", "Graph", "Messages", "Hang"}) QVERIFY2(window.tabIsEmpty(tab), tab);
+    testing::write_seed_graphs(folder.filePath("rpc.ddprun").toStdString());
+    QVERIFY(window.openRun(folder.filePath("rpc.ddprun")));
+    QVERIFY(window.tabIsEmpty("Overlap"));  // an RPC run: no DDP iterations
+    QVERIFY(!window.tabIsEmpty("Graph"));
+    QVERIFY(!window.tabIsEmpty("Hang"));
+    testing::write_test_run(folder.filePath("ddp.ddprun").toStdString(), 2, 3);
+    QVERIFY(window.openRun(folder.filePath("ddp.ddprun")));
+    QVERIFY(!window.tabIsEmpty("Overlap"));
+    QVERIFY(!window.tabIsEmpty("Buckets"));
+    QVERIFY(window.tabIsEmpty("Messages"));  // DDP: no RPC messages
     QStringList menus;
     for (QAction* a : window.menuBar()->actions()) menus << a->text().remove('&');
     QVERIFY2(menus.contains("View") && menus.contains("Help"), qPrintable(menus.join(",")));
