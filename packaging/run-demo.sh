@@ -15,8 +15,9 @@ fi
 run=build/demo.ddprun
 rm -f "$run" "$run-wal" "$run-shm"
 echo "== demo (no display: headless): the character-level transformer on the shipped text, 2 ranks under mpirun (DDP) =="
+# Small buckets: the transformer's 0.4 MiB of gradients in 4 buckets that overlap backward.
 ./build/bin/ddpscope-cli train --np 2 --model transformer --iters 200 --batch 16 --width 64 \
-  --depth 2 --seed 1 --log-every 25 --out "$run"
+  --depth 2 --seed 1 --log-every 25 --bucket-cap-mb 0.1 --first-bucket-cap-mb 0.05 --out "$run"
 echo "== the run's summary (ddpscope-cli stats --summary $run) =="
 ./build/bin/ddpscope-cli stats --summary "$run"
 echo "== where each rank stood at the end (ddpscope-cli hang $run) =="

@@ -50,6 +50,7 @@ void parse_stall(const std::string& text, TrainOptions& o) {
 
 ddp::DdpOptions ddp_options_of(const TrainOptions& o) {
   return {.bucket_cap_mb = o.bucket_cap_mb,
+          .first_bucket_cap_mb = o.first_bucket_cap_mb,
           .find_unused_parameters = o.find_unused_parameters,
           .gradient_as_bucket_view = o.gradient_as_bucket_view,
           .static_graph = o.static_graph};
@@ -65,6 +66,7 @@ void validate_and_complete(TrainOptions& o) {
   DDPSCOPE_CHECK(o.threads >= 1, "--threads must be at least 1, got ", o.threads);
   DDPSCOPE_CHECK(o.lr >= 0, "--lr must not be negative, got ", o.lr);
   DDPSCOPE_CHECK(o.bucket_cap_mb > 0, "--bucket-cap-mb must be positive, got ", o.bucket_cap_mb);
+  DDPSCOPE_CHECK(o.first_bucket_cap_mb > 0, "--first-bucket-cap-mb must be positive, got ", o.first_bucket_cap_mb);
   DDPSCOPE_CHECK(o.comm_hook == "allreduce" || o.comm_hook == "fp16" || o.comm_hook == "bf16" ||
                      o.comm_hook == "powersgd",
                  "--comm-hook: unknown hook '", o.comm_hook,

@@ -37,6 +37,9 @@ struct TrainOptions {
   // averaged in one allreduce after backward: the baseline DDP is measured against).
   bool overlap = true;
   double bucket_cap_mb = 25;
+  // The first bucket's cap (PyTorch: 1 MiB, so the first allreduce starts early in
+  // backward). Small models need it lower to get more than one bucket.
+  double first_bucket_cap_mb = 1;
   bool find_unused_parameters = false;
   bool gradient_as_bucket_view = false;
   bool static_graph = false;

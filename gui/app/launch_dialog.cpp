@@ -66,6 +66,12 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   m_bucketCap->setDecimals(2);
   m_bucketCap->setSuffix(tr(" MiB"));
   addRow(QStringLiteral("bucket_cap_mb"), tr("bucket_cap_mb"), m_bucketCap);
+  m_firstBucketCap = new QDoubleSpinBox;
+  m_firstBucketCap->setRange(0, 100000);
+  m_firstBucketCap->setDecimals(2);
+  m_firstBucketCap->setSuffix(tr(" MiB"));
+  m_firstBucketCap->setToolTip(tr("The first bucket's cap (PyTorch: 1 MiB): its allreduce starts early in backward"));
+  addRow(QStringLiteral("first_bucket_cap_mb"), tr("first_bucket_cap_mb"), m_firstBucketCap);
   m_findUnused = new QCheckBox(tr("find_unused_parameters"));
   addRow(QStringLiteral("find_unused_parameters"), QString(), m_findUnused);
   m_bucketView = new QCheckBox(tr("gradient_as_bucket_view"));
@@ -113,6 +119,7 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   for (QSpinBox* s : {m_worldSize, m_iterations, m_batch, m_width, m_depth})
     connect(s, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
   connect(m_bucketCap, &QDoubleSpinBox::valueChanged, this, &LaunchDialog::revalidate);
+  connect(m_firstBucketCap, &QDoubleSpinBox::valueChanged, this, &LaunchDialog::revalidate);
   connect(m_hostfile, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
   connect(m_extra, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
   for (QComboBox* c : {m_model, m_backend, m_commHook})
@@ -153,6 +160,7 @@ LaunchConfig LaunchDialog::config() const {
   c.width = m_width->value();
   c.depth = m_depth->value();
   c.bucketCapMb = m_bucketCap->value();
+  c.firstBucketCapMb = m_firstBucketCap->value();
   c.findUnusedParameters = m_findUnused->isChecked();
   c.gradientAsBucketView = m_bucketView->isChecked();
   c.staticGraph = m_staticGraph->isChecked();
@@ -177,6 +185,7 @@ void LaunchDialog::setConfig(const LaunchConfig& c) {
   m_width->setValue(c.width);
   m_depth->setValue(c.depth);
   m_bucketCap->setValue(c.bucketCapMb);
+  m_firstBucketCap->setValue(c.firstBucketCapMb);
   m_findUnused->setChecked(c.findUnusedParameters);
   m_bucketView->setChecked(c.gradientAsBucketView);
   m_staticGraph->setChecked(c.staticGraph);

@@ -59,6 +59,7 @@ class LaunchDialog : public QDialog {
   QSpinBox* m_width;
   QSpinBox* m_depth;
   QDoubleSpinBox* m_bucketCap;
+  QDoubleSpinBox* m_firstBucketCap;
   QCheckBox* m_findUnused;
   QCheckBox* m_bucketView;
   QCheckBox* m_staticGraph;

@@ -45,6 +45,8 @@ QMap<QString, QString> validate(const LaunchConfig& c) {
   if (c.depth < 1) e[QStringLiteral("depth")] = QStringLiteral("at least 1");
   if (!(c.bucketCapMb > 0) || c.bucketCapMb > 4096)
     e[QStringLiteral("bucket_cap_mb")] = QStringLiteral("more than 0 and at most 4096 MiB");
+  if (!(c.firstBucketCapMb > 0) || c.firstBucketCapMb > 4096)
+    e[QStringLiteral("first_bucket_cap_mb")] = QStringLiteral("more than 0 and at most 4096 MiB");
   static const QStringList hooks = {QStringLiteral("allreduce"), QStringLiteral("fp16"),
                                     QStringLiteral("bf16"), QStringLiteral("powersgd")};
   if (!hooks.contains(c.commHook))
@@ -54,7 +56,7 @@ QMap<QString, QString> validate(const LaunchConfig& c) {
       QStringLiteral("--np"),        QStringLiteral("--out"),          QStringLiteral("--progress"),
       QStringLiteral("--no-probes"), QStringLiteral("--model"),        QStringLiteral("--backend"),
       QStringLiteral("--hostfile"),  QStringLiteral("--iters"),        QStringLiteral("--batch"),
-      QStringLiteral("--comm-hook"), QStringLiteral("--bucket-cap-mb")};
+      QStringLiteral("--comm-hook"), QStringLiteral("--bucket-cap-mb"), QStringLiteral("--first-bucket-cap-mb")};
   const QStringList extra = QProcess::splitCommand(c.extraArguments);
   for (const QString& a : extra) {
     if (reserved.contains(a.section(QLatin1Char('='), 0, 0))) {
@@ -91,6 +93,7 @@ QJsonObject toJson(const LaunchConfig& c) {
           {QStringLiteral("width"), c.width},
           {QStringLiteral("depth"), c.depth},
           {QStringLiteral("bucket_cap_mb"), c.bucketCapMb},
+          {QStringLiteral("first_bucket_cap_mb"), c.firstBucketCapMb},
           {QStringLiteral("find_unused_parameters"), c.findUnusedParameters},
           {QStringLiteral("gradient_as_bucket_view"), c.gradientAsBucketView},
           {QStringLiteral("static_graph"), c.staticGraph},
@@ -141,6 +144,7 @@ LaunchConfig launchConfigFromJson(const QJsonObject& j, QString* error) {
       read(j, "iterations", &c.iterations, error) && read(j, "batch", &c.batch, error) &&
       read(j, "width", &c.width, error) && read(j, "depth", &c.depth, error) &&
       read(j, "bucket_cap_mb", &c.bucketCapMb, error) &&
+      read(j, "first_bucket_cap_mb", &c.firstBucketCapMb, error) &&
       read(j, "find_unused_parameters", &c.findUnusedParameters, error) &&
       read(j, "gradient_as_bucket_view", &c.gradientAsBucketView, error) &&
       read(j, "static_graph", &c.staticGraph, error) && read(j, "comm_hook", &c.commHook, error) &&
@@ -203,6 +207,8 @@ QStringList trainArguments(const LaunchConfig& c, const QString& runFile) {
                    QString::number(c.depth),
                    QStringLiteral("--bucket-cap-mb"),
                    QString::number(c.bucketCapMb, 'g', 17),
+                   QStringLiteral("--first-bucket-cap-mb"),
+                   QString::number(c.firstBucketCapMb, 'g', 17),
                    QStringLiteral("--comm-hook"),
                    c.commHook,
                    QStringLiteral("--progress"),

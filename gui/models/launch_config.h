@@ -20,6 +20,7 @@ struct LaunchConfig {
   int width = 256;  // MLP hidden width / transformer d_model
   int depth = 4;    // MLP layers / transformer blocks
   double bucketCapMb = 25;
+  double firstBucketCapMb = 1;  // PyTorch's default: the first allreduce starts early
   bool findUnusedParameters = false;
   bool gradientAsBucketView = false;
   bool staticGraph = false;
