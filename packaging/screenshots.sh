@@ -12,20 +12,27 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export DDPSCOPE_WORKSPACE="$work/runs"
 app=./build/bin/ddpscope
-shot() { xvfb-run -a -s "-screen 0 1400x900x24" "$app" "$@" | grep -v '^run file' || true; }
+shot() { xvfb-run -a -s "-screen 0 1600x1000x24" "$app" "$@" | grep -v '^run file' || true; }
 
 echo "live: launching the demo job from the app"
 shot --demo --tab Live --screenshot "$out/live.png"
 run=$(ls "$DDPSCOPE_WORKSPACE"/*.ddprun | head -1)
-for tab in Summary Timeline Overlap Buckets Graph; do
+for tab in Summary Overlap Buckets Graph Breakdown; do
   shot "$run" --tab "$tab" --screenshot "$out/$(tr 'A-Z' 'a-z' <<<"$tab").png"
 done
+echo "timeline: iteration 5, an allreduce selected (details panel), then a dragged range"
+shot "$run" --tab Timeline --iteration 5 --find "allreduce" --screenshot "$out/timeline.png"
+t0=$(sqlite3 "$run" "SELECT (MIN(t_begin_ns) - (SELECT MIN(t_begin_ns) FROM spans)) / 1e6 FROM spans WHERE kind = 0 AND rank = 0 AND iteration = 5")
+t1=$(sqlite3 "$run" "SELECT (MAX(t_end_ns) - (SELECT MIN(t_begin_ns) FROM spans)) / 1e6 FROM spans WHERE kind = 0 AND rank = 0 AND iteration = 5")
+shot "$run" --tab Timeline --iteration 5 --range "$t0:$t1" --screenshot "$out/timeline_range.png"
 echo "hang: rank 1 stalls before its backward in iteration 20; rank 0 times out after 5 s"
 hung="$work/hung.ddprun"
 DDPSCOPE_PG_TIMEOUT_MS=5000 ./build/bin/ddpscope-cli train --np 2 --model transformer \
   --iters 100 --batch 16 --width 64 --depth 2 --inject-stall 1:20:60 --out "$hung" \
   --progress lines --log-every 1000 >/dev/null 2>&1 || true
 shot "$hung" --tab Hang --screenshot "$out/hang.png"
+echo "hang timeline: rank 0's allreduce drawn open (never finished), rank 1's stall mark"
+shot "$hung" --tab Timeline --iteration 20 --screenshot "$out/hang_timeline.png"
 echo "messages: the send/recv view of a nested RPC chain across 4 workers"
 chain="$work/chain.ddprun"
 ./build/bin/ddpscope-cli example chain --np 4 --out "$chain" >/dev/null 2>&1

@@ -27,6 +27,10 @@ ddpscope::gui::LaunchConfig demoConfig() {
   c.batch = 16;
   c.width = 64;
   c.depth = 2;
+  // Small buckets so the transformer's 0.4 MiB of gradients make 4 buckets whose
+  // allreduces overlap backward (one 25 MiB bucket gave an overlap ratio near 0.08).
+  c.bucketCapMb = 0.1;
+  c.firstBucketCapMb = 0.05;
   return c;
 }
 
@@ -108,6 +112,7 @@ int main(int argc, char** argv) {
     for (int k = parser.value(step).toInt(); k > 0; --k)
       window.learnPage()->stepForward();
   }
+  if (parser.isSet(screenshot)) window.resize(1600, 1000);  // README's screenshots: room for the panels
   window.show();
   // Frames the timeline as asked (after its tab has loaded the run).
   auto frame = [&] {

@@ -133,12 +133,19 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
   // The tracks get most of the height; the panel a strip that the user can drag up.
   splitter->setStretchFactor(0, 4);
   splitter->setStretchFactor(1, 1);
-  splitter->setSizes({800, 200});
+  splitter->setSizes({700, 260});
   layout->addWidget(splitter, 1);
 
   connect(m_view, &TimelineView::selectionChanged, this, &TimelinePage::showDetails);
   connect(m_view, &TimelineView::rangeChanged, this, &TimelinePage::showRange);
   connect(m_view, &TimelineView::searchRequested, this, &TimelinePage::showSearch);
+  connect(m_view, &TimelineView::dataReplaced, this, [this] {
+    // Matches index the old data: the next Enter searches again, from the view.
+    m_results = {};
+    m_searched.clear();
+    m_current = -1;
+    refreshLegend();
+  });
   connect(m_details, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
     const QStringList ref = item->data(0, kRefRole).toString().split(',');
     if (ref.size() != 3) return;

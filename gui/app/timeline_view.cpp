@@ -46,6 +46,7 @@ void TimelineView::setData(std::shared_ptr<const TimelineData> data) {
   m_rangeBegin = m_rangeEnd = 0;
   relayout();
   fitAll();
+  emit dataReplaced();
   emit selectionChanged();
   emit rangeChanged();
 }
@@ -68,6 +69,8 @@ void TimelineView::updateData(std::shared_ptr<const TimelineData> data) {
   } else {
     update();
   }
+  emit dataReplaced();
+  if (m_rangeEnd > m_rangeBegin) emit rangeChanged();  // the range's sums grew with the run
 }
 
 void TimelineView::fitAll() {

@@ -70,6 +70,9 @@ class TimelineView : public QWidget {
   void selectionChanged();
   void rangeChanged();
   void searchRequested();
+  // New data (another run, or the same run grown): span references into the old data
+  // (search matches) are stale.
+  void dataReplaced();
 
  protected:
   void paintEvent(QPaintEvent*) override;

@@ -45,11 +45,14 @@ void pair_flows(TimelineData& d) {
   });
 }
 
-// Gives each span of `lane` (sorted by begin) its row. Spans properly nested in the
-// enclosing one stack by depth; a span that outlives the one it started in is an
-// asynchronous one (a bucket's allreduce, launched in backward and finished after it):
-// those are packed first-fit into rows below the nested ones. Open ops follow, a row
-// each. Rows past 255 share the last.
+// Gives each span of `lane` (sorted by begin) its row. Spans stack by nesting depth; a
+// bucket allreduce (launch to completion: asynchronous) that outlives the span it was
+// launched in is packed first-fit into rows below the nested ones, so it neither covers
+// backward nor pushes the autograd nodes after it down. Another kind that overruns its
+// parent (a span closed during unwinding, after the iteration that held it) still
+// stacks: no two spans of a row overlap either way, since a row's next span comes only
+// after the previous one was popped. Open ops follow, a row each. Rows past 255 share
+// the last.
 void assign_rows(TimelineLane& lane) {
   std::vector<int64_t> open_ends;  // the ends of the enclosing spans, outermost first
   std::vector<size_t> async;
@@ -57,7 +60,7 @@ void assign_rows(TimelineLane& lane) {
   for (size_t i = 0; i < lane.spans.size(); ++i) {
     TimelineSpan& s = lane.spans[i];
     while (!open_ends.empty() && open_ends.back() <= s.begin_ns) open_ends.pop_back();
-    if (!open_ends.empty() && s.end_ns > open_ends.back()) {
+    if (!open_ends.empty() && s.end_ns > open_ends.back() && s.kind == probes::Kind::Allreduce) {
       async.push_back(i);
       continue;
     }

@@ -27,8 +27,11 @@
 #include "live_monitor.h"
 #include "live_run_loader.h"
 #include "main_window.h"
-#include "run_list_model.h"
+#include "timeline_page.h"
 #include "timeline_view.h"
+#include <QStandardItemModel>
+#include <QTreeWidget>
+#include "run_list_model.h"
 
 using namespace ddpscope::gui;
 
@@ -161,6 +164,20 @@ class TestLiveJob : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(window.timeline()->data().lanes.size() >= 4, 10000);
     const size_t spans = window.timeline()->data().lanes[0].spans.size();
     QTRY_VERIFY_WITH_TIMEOUT(window.timeline()->data().lanes[0].spans.size() > spans, 10000);
+    // Selection, details and a range work on the live run, and survive its growth: a
+    // selection still names the same run-file row or is cleared, never another span.
+    TimelineView* view = window.timeline();
+    view->select({0, 0, SpanRef::In::Spans});
+    const int64_t row = view->data().resolve(view->selection())->rowid;
+    QVERIFY(row > 0);
+    QCOMPARE(window.timelinePage()->details()->topLevelItem(0)->text(1),
+             QString::fromStdString(view->data().name_of(view->data().resolve(view->selection())->name)));
+    view->setRange(view->data().begin_ns, view->data().end_ns);
+    QVERIFY(window.timelinePage()->rangeModel()->rowCount() > 0);
+    const size_t grown = view->data().lanes[0].spans.size();
+    QTRY_VERIFY_WITH_TIMEOUT(view->data().lanes[0].spans.size() > grown, 10000);
+    QVERIFY(!view->selection().valid() || view->data().resolve(view->selection())->rowid == row);
+    QVERIFY(window.timelinePage()->rangeModel()->rowCount() > 0);
     window.showTab("Buckets");
     QTRY_VERIFY_WITH_TIMEOUT(window.bucketModel()->rowCount() > 0, 10000);
     window.showTab("Live");
