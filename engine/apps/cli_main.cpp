@@ -14,7 +14,9 @@
 #include "probe.h"
 #include "probe_session.h"
 #include "progress_reporter.h"
+#include "bucket_advice.h"
 #include "dist_examples.h"
+#include "json_number.h"
 #include "rpc_ping.h"
 #include "run_file_claim.h"
 #include "run_stats.h"
@@ -59,6 +61,63 @@ int run_hang(const std::string& path) {
         st.buckets_waiting_for_grads.size(), st.buckets_waiting_for_allreduce.size(),
         st.missing_grads.size(), static_cast<long long>(st.params_total));
   }
+  return 0;
+}
+
+// `advise`: predicted iteration time and overlap for other bucket caps, from one run.
+int run_advise(const std::string& path, const std::vector<double>& caps, int rank, bool json) {
+  ddpscope::probes::RunStoreReader run(path);
+  const auto a = ddpscope::probes::advise_buckets(run, caps, rank);
+  if (json) {
+    nlohmann::ordered_json out = {{"rank", a.rank},
+                                  {"iterations", a.iterations},
+                                  {"recorded_cap_mb", a.recorded_cap_mb},
+                                  {"first_bucket_cap_mb", a.first_bucket_cap_mb},
+                                  {"best_cap_mb", a.best_cap_mb},
+                                  {"cost",
+                                   {{"fixed_ms", a.cost.fixed_ns * 1e-6},
+                                    {"mb_per_s", a.cost.ns_per_byte > 0 ? 1e3 / a.cost.ns_per_byte : 0},
+                                    {"compute_slowdown", a.cost.compute_slowdown},
+                                    {"training_overhead_ms", a.cost.training_overhead_ns * 1e-6},
+                                    {"measured_sizes", a.cost.measured.size()},
+                                    {"free_samples", a.cost.free_samples},
+                                    {"contended_samples", a.cost.contended_samples}}},
+                                  {"notes", a.notes}};
+    for (const auto& p : a.predictions) {
+      out["predictions"].push_back({{"cap_mb", p.cap_mb},
+                                    {"buckets", p.buckets},
+                                    {"iteration_ms", p.iteration_ms},
+                                    {"comm_ms", p.comm_ms},
+                                    {"exposed_comm_ms", p.exposed_comm_ms},
+                                    {"overlap_ratio", ddpscope::probes::json_number(p.overlap_ratio)},
+                                    {"recorded", p.recorded},
+                                    {"measured_ms", p.recorded ? nlohmann::ordered_json(p.measured_ms) : nlohmann::ordered_json()}});
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("Bucket advice for %s (rank %d, %d iterations after the warm-up)\n", path.c_str(), a.rank, a.iterations);
+  if (a.cost.measured.size() >= 2) {
+    std::printf("allreduce cost on this cluster, measured by the run's sweep (train --measure-allreduce):");
+    for (const auto& [bytes, ns] : a.cost.measured) std::printf(" %.0f KiB %.2f ms,", bytes / 1024, ns * 1e-6);
+    std::printf(" +%.2f ms per op in training (from %d ops with no compute beside them)\n",
+                a.cost.training_overhead_ns * 1e-6, a.cost.free_samples);
+  } else {
+    std::printf("allreduce cost on this cluster, from the run's own ops: %.2f ms + %.1f MB/s\n", a.cost.fixed_ns * 1e-6,
+                a.cost.ns_per_byte > 0 ? 1e3 / a.cost.ns_per_byte : 0.0);
+  }
+  std::printf("beside backward's compute, communication runs at %.0f%% speed (from %d ops)\n",
+              100 * a.cost.compute_slowdown, a.cost.contended_samples);
+  std::printf("%10s %8s %14s %10s %12s %8s\n", "cap (MiB)", "buckets", "iteration (ms)", "comm (ms)", "exposed (ms)",
+              "overlap");
+  for (const auto& p : a.predictions) {
+    std::printf("%10g %8d %14.1f %10.1f %12.1f %8.2f%s", p.cap_mb, p.buckets, p.iteration_ms, p.comm_ms,
+                p.exposed_comm_ms, p.overlap_ratio, p.recorded ? "   <- recorded" : "");
+    if (p.recorded) std::printf(" (measured %.1f ms)", p.measured_ms);
+    std::printf("\n");
+  }
+  std::printf("best cap: %g MiB (train --bucket-cap-mb %g)\n", a.best_cap_mb, a.best_cap_mb);
+  for (const auto& n : a.notes) std::printf("note: %s\n", n.c_str());
   return 0;
 }
 
@@ -176,6 +235,17 @@ int main(int argc, char** argv) {
   CLI::App* hang = app.add_subcommand(
       "hang", "Where each rank stands: the collective it waits in, pending buckets and gradients");
   hang->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
+  CLI::App* advise = app.add_subcommand(
+      "advise", "Predict iteration time and overlap for other bucket caps from one recorded run");
+  advise->add_option("RUN", run_path, "Run file of a DDP training job")->required()->check(CLI::ExistingFile);
+  std::vector<double> advise_caps;
+  int advise_rank = 0;
+  bool advise_json = false;
+  advise->add_option("--caps", advise_caps, "Caps to predict, in MiB (default: 0.25 to 100 and the recorded one)")
+      ->check(CLI::Range(1e-6, 1e6))
+      ->delimiter(',');
+  advise->add_option("--rank", advise_rank, "The rank whose timings to use")->check(CLI::Range(0, 1 << 20));
+  advise->add_flag("--json", advise_json, "Print JSON");
   CLI::App* exporter = app.add_subcommand("export", "Export a run for other tools");
   exporter->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
   exporter->add_option("--chrome", chrome_path, "Write a Chrome trace / Perfetto JSON file")
@@ -239,6 +309,7 @@ int main(int argc, char** argv) {
     if (stats->parsed()) return run_stats(run_path, summary_only);
     if (hang->parsed()) return run_hang(run_path);
     if (exporter->parsed()) return run_export(run_path, chrome_path);
+    if (advise->parsed()) return run_advise(run_path, advise_caps, advise_rank, advise_json);
     if (rpc_ping->parsed()) {
       ping_launch.probes = !ping_launch.out.empty();
       const nlohmann::json config = {{"job", "rpc-ping"}, {"np", ping_launch.np}, {"bytes", ping.bytes},

@@ -85,6 +85,9 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
   cmd.add_option("--bucket-cap-mb", o.bucket_cap_mb, "DDP bucket size cap in MiB")
       ->check(non_negative_real())
       ->capture_default_str();
+  cmd.add_flag("--measure-allreduce", o.measure_allreduce,
+               "After training, time allreduces from 64 KiB to the gradient's size on the job's hosts "
+               "(recorded in the run file for `ddpscope-cli advise`)");
   cmd.add_option("--first-bucket-cap-mb", o.first_bucket_cap_mb,
                  "DDP: the first bucket's cap in MiB (as PyTorch, 1: the first allreduce starts early)")
       ->check(non_negative_real())
@@ -165,6 +168,7 @@ nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) 
           {"overlap", o.overlap},
           {"bucket_cap_mb", o.bucket_cap_mb},
           {"first_bucket_cap_mb", o.first_bucket_cap_mb},
+          {"measure_allreduce", o.measure_allreduce},
           {"find_unused_parameters", o.find_unused_parameters},
           {"gradient_as_bucket_view", o.gradient_as_bucket_view},
           {"static_graph", o.static_graph},
@@ -197,6 +201,7 @@ std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOpti
   if (o.weight_decay != 0) a.insert(a.end(), {"--weight-decay", num(o.weight_decay)});
   if (!o.save_path.empty()) a.insert(a.end(), {"--save", o.save_path});
   a.insert(a.end(), {"--bucket-cap-mb", num(o.bucket_cap_mb), "--first-bucket-cap-mb", num(o.first_bucket_cap_mb)});
+  if (o.measure_allreduce) a.push_back("--measure-allreduce");
   if (o.find_unused_parameters) a.push_back("--find-unused-parameters");
   if (o.gradient_as_bucket_view) a.push_back("--gradient-as-bucket-view");
   if (o.static_graph) a.push_back("--static-graph");

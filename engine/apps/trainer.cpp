@@ -256,6 +256,25 @@ StepResult Trainer::step() {
   return {iteration_, loss_value, seconds};
 }
 
+void Trainer::measure_allreduce_cost() {
+  if (!group_ || group_->size() == 1) return;
+  int64_t grad_bytes = 0;
+  for (const auto& [name, p] : model_->named_parameters())
+    grad_bytes += static_cast<int64_t>(p.nbytes());
+  // Sizes x4 apart from 64 KiB, then the whole gradient: 5 timed allreduces each after
+  // one that pays any first-use cost (advise keeps the fastest: noise only slows).
+  std::vector<int64_t> sizes;
+  for (int64_t b = 64 << 10; b < grad_bytes; b *= 4) sizes.push_back(b);
+  sizes.push_back(std::max<int64_t>(grad_bytes, 64 << 10));
+  probes::set_iteration(0);
+  DDPSCOPE_INSTANT(probes::Kind::Mark, "allreduce sweep");
+  for (int64_t bytes : sizes) {
+    Tensor t = Tensor::zeros({bytes / 4}, DType::F32);
+    for (int k = 0; k < 6; ++k) group_->allreduce(t, {.op = c10d::ReduceOp::Sum})->wait();
+  }
+  DDPSCOPE_INSTANT(probes::Kind::Mark, "allreduce sweep end");
+}
+
 void Trainer::synchronize_gradients() {
   if (!group_ || group_->size() == 1 || options_.overlap) return;  // DDP did it during backward
   std::vector<Tensor> grads;

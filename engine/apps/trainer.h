@@ -40,6 +40,10 @@ struct TrainOptions {
   // The first bucket's cap (PyTorch: 1 MiB, so the first allreduce starts early in
   // backward). Small models need it lower to get more than one bucket.
   double first_bucket_cap_mb = 1;
+  // After training, time allreduces of 64 KiB up to the model's gradient bytes on the
+  // job's process group (probes record them between two 'allreduce sweep' marks):
+  // the measured cost per message size `ddpscope-cli advise` predicts with.
+  bool measure_allreduce = false;
   bool find_unused_parameters = false;
   bool gradient_as_bucket_view = false;
   bool static_graph = false;
@@ -81,6 +85,8 @@ class Trainer {
   explicit Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group = nullptr);
   // One iteration; the loss is averaged over the group's ranks.
   StepResult step();
+  // The allreduce cost sweep (TrainOptions::measure_allreduce); every rank calls it.
+  void measure_allreduce_cost();
   const TrainOptions& options() const { return options_; }
   // The model being trained (the DDP wrapper in a DDP job).
   nn::Module& model() { return *model_; }

@@ -106,6 +106,9 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     emit_worker_event(stdout, {{"event", "done"}, {"seconds", seconds}});
   }
+  if constexpr (requires { trainer.measure_allreduce_cost(); }) {
+    if (trainer.options().measure_allreduce) trainer.measure_allreduce_cost();
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "bucket_advice.h"
 #include "chrome_trace_export.h"
 #include "overlap_analysis.h"
 #include "run_stats.h"
@@ -231,6 +232,27 @@ class TestRunStore : public QObject {
     QCOMPARE(r.span_count(), int64_t(16));
     w.end_run("finished");
     QCOMPARE(r.run().status, std::string("finished"));
+  }
+
+  // Bucket advice packs gradients as the reducer does: a bucket closes once it holds at
+  // least its cap (the first at the first-bucket cap); the rest goes in a last bucket.
+  // The cost read off a measured sweep is linear between sizes, plus the training
+  // overhead.
+  void testBucketAdvicePackingAndCost() {
+    using ddpscope::probes::pack_buckets;
+    QCOMPARE(pack_buckets({4, 4, 4, 4, 4}, 4, 8), (std::vector<size_t>{0, 2, 4}));
+    QCOMPARE(pack_buckets({10, 1, 1, 1}, 4, 100), (std::vector<size_t>{0, 3}));
+    QCOMPARE(pack_buckets({1, 1, 1}, 100, 100), (std::vector<size_t>{2}));
+    QCOMPARE(pack_buckets({}, 1, 1), (std::vector<size_t>{}));
+    ddpscope::probes::AllreduceCost cost;
+    cost.measured = {{1000, 1e5}, {5000, 5e5}};
+    cost.ns_per_byte = 100;
+    cost.training_overhead_ns = 1e4;
+    QCOMPARE(cost.cost_ns(3000), 3e5 + 1e4);
+    QCOMPARE(cost.cost_ns(7000), 7e5 + 1e4);  // beyond the largest: at ns_per_byte
+    cost.measured.clear();
+    cost.fixed_ns = 50;
+    QCOMPARE(cost.cost_ns(10), 50 + 1000.0);  // no sweep: affine
   }
 
   void testChromeTraceExport() {

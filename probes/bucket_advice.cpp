@@ -1,0 +1,292 @@
+#include "bucket_advice.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "tensor/error.h"
+
+namespace ddpscope::probes {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int64_t dtype_bytes(const std::string& dtype) {
+  if (dtype == "f64" || dtype == "i64") return 8;
+  if (dtype == "f16" || dtype == "bf16") return 2;
+  return 4;
+}
+
+// One iteration of the rank, times in ns from backward's start.
+struct IterationInputs {
+  int64_t iteration = 0;
+  double pre_ns = 0;        // iteration start -> backward start (forward, data)
+  double compute_end = 0;   // backward's compute done (finalize began)
+  double writeback_ns = 0;  // after the later of compute and the last allreduce, until backward ended
+  double tail_ns = 0;       // backward end -> iteration end (optimizer)
+  double measured_ns = 0;   // the iteration's length
+  std::vector<std::pair<double, int64_t>> ready;  // (time, bytes) per gradient, by time
+};
+
+struct Op {
+  int64_t iteration = 0;
+  double begin = 0, end = 0;  // absolute ns
+  int64_t bytes = 0;
+};
+
+// Simulates one iteration at `cap`: the prediction's (iteration, comm, exposed) in ns.
+struct Simulated {
+  double iteration = 0, comm = 0, exposed = 0;
+  int buckets = 0;
+};
+
+Simulated simulate(const IterationInputs& in, const AllreduceCost& cost, int64_t first_cap, int64_t cap) {
+  std::vector<int64_t> sizes;
+  for (const auto& [t, b] : in.ready) sizes.push_back(b);
+  const std::vector<size_t> last = pack_buckets(sizes, first_cap, cap);
+  Simulated s;
+  s.buckets = static_cast<int>(last.size());
+  double free_at = 0;  // the communication worker runs one allreduce at a time, in bucket order
+  size_t first = 0;
+  for (size_t b : last) {
+    int64_t bytes = 0;
+    for (size_t i = first; i <= b; ++i) bytes += in.ready[i].second;
+    first = b + 1;
+    double t = std::max(in.ready[b].first, free_at);
+    const double start = t;
+    double work = cost.cost_ns(static_cast<double>(bytes));  // in uncontended ns
+    if (t < in.compute_end) {
+      const double can = (in.compute_end - t) * cost.compute_slowdown;
+      if (can >= work) {
+        t += work / cost.compute_slowdown;
+        work = 0;
+      } else {
+        work -= can;
+        t = in.compute_end;
+      }
+    }
+    t += work;
+    free_at = t;
+    s.comm += t - start;
+    s.exposed += std::max(0.0, t - std::max(start, in.compute_end));
+  }
+  s.iteration = in.pre_ns + std::max(in.compute_end, free_at) + in.writeback_ns + in.tail_ns;
+  return s;
+}
+
+}  // namespace
+
+double AllreduceCost::cost_ns(double bytes) const {
+  if (measured.size() < 2) return fixed_ns + bytes * ns_per_byte;
+  return std::max(0.0, sweep_ns(bytes) + training_overhead_ns);
+}
+
+double AllreduceCost::sweep_ns(double bytes) const {
+  if (bytes <= measured.front().first) return measured.front().second * std::max(0.25, bytes / measured.front().first);
+  for (size_t i = 1; i < measured.size(); ++i) {
+    const auto& [b0, t0] = measured[i - 1];
+    const auto& [b1, t1] = measured[i];
+    if (bytes <= b1) return t0 + (t1 - t0) * (bytes - b0) / (b1 - b0);
+  }
+  return measured.back().second + (bytes - measured.back().first) * ns_per_byte;
+}
+
+std::vector<size_t> pack_buckets(const std::vector<int64_t>& bytes, int64_t first_cap, int64_t cap) {
+  std::vector<size_t> last;
+  int64_t held = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    held += bytes[i];
+    if (held >= (last.empty() ? first_cap : cap)) {
+      last.push_back(i);
+      held = 0;
+    }
+  }
+  if (held > 0 || (last.empty() && !bytes.empty())) last.push_back(bytes.size() - 1);
+  return last;
+}
+
+BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps_mb, int rank, int warmup) {
+  BucketAdvice a;
+  a.rank = rank;
+  a.recorded_cap_mb = 25;
+  try {
+    const auto config = nlohmann::json::parse(run.run().config_json);
+    a.recorded_cap_mb = config.value("bucket_cap_mb", 25.0);
+    a.first_bucket_cap_mb = config.value("first_bucket_cap_mb", 1.0);
+  } catch (const nlohmann::json::exception&) {
+  }
+  // Gradient sizes: the latest generation's parameters.
+  std::map<int64_t, int64_t> param_bytes;
+  for (const ParamRow& p : run.params(rank)) param_bytes[p.index] = p.numel * dtype_bytes(p.dtype);
+  std::map<int64_t, IterationInputs> its;
+  std::map<int64_t, double> backward_begin, backward_end, iter_begin, iter_end, finalize_begin;
+  std::vector<Op> ops;
+  std::map<int64_t, std::vector<std::pair<double, int64_t>>> ready_abs;
+  std::map<int64_t, double> last_bucket_end;  // the latest bucket allreduce end per iteration
+  const std::vector<std::string> names = run.names();
+  double sweep_begin = -1, sweep_end = -1;  // train --measure-allreduce's marks
+  run.for_each_span(
+      [&](const CompactSpan& s) {
+        const auto b = static_cast<double>(s.t_begin_ns), e = static_cast<double>(s.t_end_ns);
+        switch (s.kind) {
+          case Kind::Iteration:
+            iter_begin[s.iteration] = b, iter_end[s.iteration] = e;
+            break;
+          case Kind::Backward:
+            backward_begin[s.iteration] = b, backward_end[s.iteration] = e;
+            break;
+          case Kind::Finalize:
+            finalize_begin[s.iteration] = b;
+            break;
+          case Kind::GradReady:
+            if (param_bytes.count(s.param)) ready_abs[s.iteration].emplace_back(b, param_bytes[s.param]);
+            break;
+          case Kind::Allreduce:
+            last_bucket_end[s.iteration] = std::max(last_bucket_end[s.iteration], e);
+            break;
+          case Kind::PgOp:
+            if (s.bytes >= 0) ops.push_back({s.iteration, b, e, s.bytes});
+            break;
+          case Kind::Mark:
+            if (s.name_id >= 0 && static_cast<size_t>(s.name_id) < names.size()) {
+              if (names[s.name_id] == "allreduce sweep") sweep_begin = b;
+              if (names[s.name_id] == "allreduce sweep end") sweep_end = b;
+            }
+            break;
+          default:
+            break;
+        }
+      },
+      {Kind::Iteration, Kind::Backward, Kind::Finalize, Kind::GradReady, Kind::Allreduce, Kind::PgOp, Kind::Mark},
+      rank);
+  for (auto& [it, ready] : ready_abs) {
+    if (it <= warmup || !backward_begin.count(it) || !iter_begin.count(it) || ready.empty()) continue;
+    IterationInputs in;
+    in.iteration = it;
+    const double b0 = backward_begin[it];
+    const double compute_end = finalize_begin.count(it) ? finalize_begin[it] : backward_end[it];
+    in.pre_ns = b0 - iter_begin[it];
+    in.compute_end = compute_end - b0;
+    in.tail_ns = std::max(0.0, iter_end[it] - backward_end[it]);
+    in.writeback_ns = std::max(0.0, backward_end[it] - std::max(compute_end, last_bucket_end[it]));
+    in.measured_ns = iter_end[it] - iter_begin[it];
+    std::sort(ready.begin(), ready.end());
+    for (const auto& [t, bytes] : ready) in.ready.emplace_back(t - b0, bytes);
+    its[it] = std::move(in);
+  }
+  DDPSCOPE_CHECK(!its.empty(), "bucket advice needs a DDP training run with more than ", warmup,
+                 " iterations recorded with probes (gradient-ready marks); rank ", rank, " of ", run.path(),
+                 " has none");
+  a.iterations = static_cast<int>(its.size());
+  // The cost of an allreduce on this cluster: measured per size by the sweep when the
+  // run has one, else estimated from the run's own ops.
+  std::map<int64_t, std::vector<double>> sweep;  // bytes -> durations
+  for (const Op& op : ops) {
+    if (sweep_begin >= 0 && op.begin >= sweep_begin && (sweep_end < 0 || op.begin <= sweep_end))
+      sweep[op.bytes].push_back(op.end - op.begin);
+  }
+  // Per size the fastest of the timed repeats (the first pays first-use costs): network
+  // noise only ever slows a transfer down.
+  for (auto& [bytes, d] : sweep) {
+    if (d.size() > 1) d.erase(d.begin());
+    a.cost.measured.emplace_back(static_cast<double>(bytes), *std::min_element(d.begin(), d.end()));
+  }
+  std::vector<double> tiny, free_rate;
+  for (const Op& op : ops) {
+    if (op.bytes <= 1024 && op.iteration > 0) tiny.push_back(op.end - op.begin);
+  }
+  a.cost.fixed_ns = median(tiny);
+  struct Contended {
+    const Op* op;
+    double in_compute, after;
+  };
+  std::vector<Contended> contended;
+  for (const Op& op : ops) {
+    if (op.bytes <= 64 * 1024 || !its.count(op.iteration)) continue;
+    const IterationInputs& in = its[op.iteration];
+    const double compute_end = backward_begin[op.iteration] + in.compute_end;
+    if (op.begin >= compute_end) {
+      free_rate.push_back(std::max(0.0, op.end - op.begin - a.cost.fixed_ns) / static_cast<double>(op.bytes));
+    } else if (op.begin >= backward_begin[op.iteration]) {
+      contended.push_back({&op, std::min(op.end, compute_end) - op.begin, std::max(0.0, op.end - compute_end)});
+    }
+  }
+  a.cost.free_samples = static_cast<int>(free_rate.size());
+  a.cost.contended_samples = static_cast<int>(contended.size());
+  if (free_rate.empty() && a.cost.measured.empty()) {
+    // Every large op ran beside compute: their rate stands for both.
+    for (const Contended& c : contended)
+      free_rate.push_back(std::max(0.0, c.op->end - c.op->begin - a.cost.fixed_ns) / static_cast<double>(c.op->bytes));
+    a.notes.push_back("every large allreduce ran beside backward's compute: no uncontended rate to compare");
+    contended.clear();
+  }
+  a.cost.ns_per_byte = median(free_rate);
+  if (a.cost.measured.size() >= 2) {
+    // The sweep's largest sizes give the streaming rate; the table gives each size's cost.
+    const auto& [b1, t1] = a.cost.measured[a.cost.measured.size() - 2];
+    const auto& [b2, t2] = a.cost.measured.back();
+    a.cost.ns_per_byte = std::max(1e-6, (t2 - t1) / (b2 - b1));
+    std::vector<double> extra;
+    for (const Op& op : ops) {
+      if (op.bytes <= 64 * 1024 || !its.count(op.iteration)) continue;
+      if (op.begin >= backward_begin[op.iteration] + its[op.iteration].compute_end)
+        extra.push_back(op.end - op.begin - a.cost.sweep_ns(static_cast<double>(op.bytes)));
+    }
+    a.cost.training_overhead_ns = median(extra);
+  } else if (a.cost.free_samples < 3) {
+    a.notes.push_back(
+        "few allreduces ran without compute beside them, and the run has no measured sweep: the cost per byte is "
+        "rough (record with train --measure-allreduce)");
+  }
+  std::vector<double> slowdown;
+  for (const Contended& c : contended) {
+    // work = rate * time in compute + time after it, in uncontended ns.
+    const double work = a.cost.cost_ns(static_cast<double>(c.op->bytes));
+    if (c.in_compute > 0) slowdown.push_back(std::clamp((work - c.after) / c.in_compute, 0.05, 1.0));
+  }
+  a.cost.compute_slowdown = slowdown.empty() ? 1.0 : median(slowdown);
+  if (a.cost.free_samples < 3) a.notes.push_back("few allreduces ran without compute beside them: the cost per byte is rough");
+  // Predictions.
+  std::vector<double> caps = caps_mb;
+  if (caps.empty()) caps = {0.25, 0.5, 1, 2, 4, 8, 16, 25, 50, 100};
+  if (std::find(caps.begin(), caps.end(), a.recorded_cap_mb) == caps.end()) caps.push_back(a.recorded_cap_mb);
+  std::sort(caps.begin(), caps.end());
+  std::vector<double> measured;
+  for (const auto& [it, in] : its) measured.push_back(in.measured_ns);
+  const auto mib = [](double mb) { return std::max<int64_t>(1, static_cast<int64_t>(mb * (1 << 20))); };
+  double best = 0;
+  for (double cap : caps) {
+    std::vector<double> iteration, comm, exposed;
+    int buckets = 0;
+    for (const auto& [it, in] : its) {
+      const Simulated s = simulate(in, a.cost, mib(std::min(a.first_bucket_cap_mb, cap)), mib(cap));
+      iteration.push_back(s.iteration);
+      comm.push_back(s.comm);
+      exposed.push_back(s.exposed);
+      buckets = s.buckets;
+    }
+    CapPrediction p;
+    p.cap_mb = cap;
+    p.buckets = buckets;
+    p.iteration_ms = median(iteration) * 1e-6;
+    p.comm_ms = median(comm) * 1e-6;
+    p.exposed_comm_ms = median(exposed) * 1e-6;
+    p.overlap_ratio = p.comm_ms > 0 ? 1 - p.exposed_comm_ms / p.comm_ms : std::nan("");
+    p.recorded = cap == a.recorded_cap_mb;
+    if (p.recorded) p.measured_ms = median(measured) * 1e-6;
+    if (a.predictions.empty() || p.iteration_ms < best - 1e-9) {
+      best = p.iteration_ms;
+      a.best_cap_mb = cap;
+    }
+    a.predictions.push_back(p);
+  }
+  return a;
+}
+
+}  // namespace ddpscope::probes

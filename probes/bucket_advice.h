@@ -1,0 +1,77 @@
+// Bucket advice from one recorded run (issue 15): predicts a DDP job's iteration time
+// and overlap for other bucket_cap_mb values, from what the run recorded, without
+// running them (Horovod's autotune finds a cap by trial instead).
+//
+// What the run gives, per iteration of one rank: when backward started and when its
+// compute ended (finalize began), when each parameter's gradient was ready and its
+// size, the time before backward (forward) and after it (optimizer), and every
+// allreduce the process group ran, with its bytes and duration. From those ops, the
+// allreduce cost on this cluster: a fixed cost (the median of the tiny ops) plus a cost
+// per byte (from the ops that ran with no compute beside them), and how much slower
+// communication runs while backward computes on the same cores.
+//
+// For a cap, the gradients are packed into buckets in the order they became ready (as
+// the reducer rebuilds them: a bucket closes once it holds at least its cap, the first
+// at the first-bucket cap), each bucket's allreduce starts when its last gradient is
+// ready and the previous allreduce is done, and the iteration is forward + the later of
+// (backward's compute, the last allreduce) + the write-back and optimizer that followed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "run_store_reader.h"
+
+namespace ddpscope::probes {
+
+struct AllreduceCost {
+  double fixed_ns = 0;           // per allreduce, whatever its size
+  double ns_per_byte = 0;        // with nothing else on the cores
+  double compute_slowdown = 1;   // the rate while backward computes beside it (0 < s <= 1)
+  int free_samples = 0, contended_samples = 0;
+  // (bytes, median ns) measured by train --measure-allreduce, by size; when present the
+  // cost of a size is read off it (linear between sizes, beyond the largest at
+  // ns_per_byte), which catches the per-op overheads an affine fit misses.
+  std::vector<std::pair<double, double>> measured;
+  // What an allreduce costs more in training than in the sweep (the median over the
+  // run's ops that ran with no compute beside them): the sweep gives how the cost
+  // grows with size, the run its level under training.
+  double training_overhead_ns = 0;
+  double cost_ns(double bytes) const;
+  double sweep_ns(double bytes) const;  // the measured table alone (needs 2 sizes)
+};
+
+struct CapPrediction {
+  double cap_mb = 0;
+  int buckets = 0;
+  double iteration_ms = 0;  // median over the iterations used
+  double comm_ms = 0, exposed_comm_ms = 0;
+  double overlap_ratio = 0;
+  bool recorded = false;      // the run's own cap
+  double measured_ms = -1;    // the run's median iteration, for the recorded cap
+};
+
+struct BucketAdvice {
+  int rank = 0;
+  int iterations = 0;  // used (after the warm-up)
+  double first_bucket_cap_mb = 1;
+  double recorded_cap_mb = 0;
+  AllreduceCost cost;
+  std::vector<CapPrediction> predictions;  // by cap
+  double best_cap_mb = 0;
+  std::vector<std::string> notes;  // what limits the advice (few samples, ...)
+};
+
+// Throws ddpscope::Error when the run has no DDP iterations with gradient-ready marks.
+// `caps_mb` empty: 0.25 to 100 MiB and the recorded cap. `warmup`: iterations skipped
+// (the first builds and rebuilds the buckets).
+BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps_mb = {}, int rank = 0,
+                            int warmup = 5);
+
+// The sizes packed into buckets the reducer's way: in the given order, a bucket closes
+// once it holds at least its cap (the first bucket: `first_cap`). Returns per bucket the
+// index of its last element.
+std::vector<size_t> pack_buckets(const std::vector<int64_t>& bytes, int64_t first_cap, int64_t cap);
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# CTest (issue 15): bucket advice predicted from one run, checked against runs at those
+# caps. On 2 simulated hosts with 2 Gbit/s links, the 8 x Linear(1024) MLP is recorded at
+# 4 MiB buckets (7 buckets) with --measure-allreduce; `ddpscope-cli advise` predicts its
+# iteration time at 4, 16 (3 buckets) and 100 MiB (2 buckets); each cap is then run and
+# measured (median iteration after the warm-up). Every prediction must be within 10% of
+# its measurement. SKIP (77) where namespaces cannot be made.
+#   check_bucket_advice.sh BUILD_DIR
+set -euo pipefail
+build=$1
+here=$(dirname "$(readlink -f "$0")")
+cluster=$here/cluster.sh
+bash "$cluster" check || exit $?
+work=$(mktemp -d)
+cleanup() {
+  bash "$cluster" down
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+bash "$cluster" up 2 2gbit
+for h in $(bash "$cluster" hosts 2 | tr ',' ' '); do echo "$h slots=1"; done >"$work/hosts"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_plm_rsh_agent=$here/agent.sh
+export OMPI_MCA_oob_tcp_if_include=10.77.0.0/24 OMPI_MCA_btl_tcp_if_include=10.77.0.0/24 OMPI_MCA_btl=tcp,self
+train() {  # CAP OUT
+  timeout 300 "$build/bin/ddpscope-cli" train --np 2 --hostfile "$work/hosts" --collector-address 10.77.0.1 \
+    --iters 20 --width 1024 --depth 8 --batch 64 --threads 1 --bucket-cap-mb "$1" --progress lines \
+    --log-every 100 --measure-allreduce --out "$2" >"$work/out" 2>&1 || { cat "$work/out"; echo "FAIL: the job at cap $1 failed" >&2; exit 1; }
+}
+train 4 "$work/recorded.ddprun"
+"$build/bin/ddpscope-cli" advise "$work/recorded.ddprun" --caps 4,16,100
+"$build/bin/ddpscope-cli" advise "$work/recorded.ddprun" --caps 4,16,100 --json >"$work/advice.json"
+for cap in 4 16 100; do train "$cap" "$work/cap$cap.ddprun"; done
+
+/usr/bin/python3 - "$work" <<'PY'
+import json, sqlite3, statistics, sys
+work = sys.argv[1]
+advice = json.load(open(f"{work}/advice.json"))
+worst = 0
+for p in advice["predictions"]:
+    cap = p["cap_mb"]
+    db = sqlite3.connect(f"file:{work}/cap{cap:g}.ddprun?immutable=1", uri=True)
+    rows = db.execute("SELECT (t_end_ns - t_begin_ns) / 1e6 FROM spans WHERE kind = 0 AND rank = 0 "
+                      "AND iteration > 5").fetchall()
+    measured = statistics.median(r[0] for r in rows)
+    error = abs(p["iteration_ms"] - measured) / measured
+    worst = max(worst, error)
+    print(f"cap {cap:g} MiB: {p['buckets']} buckets, predicted {p['iteration_ms']:.1f} ms, measured "
+          f"{measured:.1f} ms, error {100 * error:.1f}%")
+    assert error <= 0.10, f"cap {cap:g}: the prediction is off by {100 * error:.1f}% (target <= 10%)"
+print(f"PASS: worst error {100 * worst:.1f}%")
+PY
