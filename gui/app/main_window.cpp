@@ -39,6 +39,7 @@
 #include "overlap_model.h"
 #include "parameter_bucket_model.h"
 #include "run_list_model.h"
+#include "bucket_advice_view.h"
 #include "chart_theme.h"
 #include "kind_colors.h"
 #include "empty_state.h"
@@ -223,6 +224,8 @@ void MainWindow::buildViews() {
   m_paramTable->setWordWrap(false);
   m_paramTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_bucketTable->setWordWrap(false);
+  m_bucketAdvice = new BucketAdviceView;
+  bucketSplit->addWidget(m_bucketAdvice);
   bucketSplit->addWidget(m_bucketTable);
   bucketSplit->addWidget(m_paramTable);
   m_bucketTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -815,6 +818,7 @@ void MainWindow::updateBuckets() {
   for (const auto& b : m_run->buckets) {
     if (b.rank == rank) (b.generation == 0 ? before : after).insert(b.bucket);
   }
+  m_bucketAdvice->setRun(m_run->path, m_run->span_count, rank);
   m_rebuildNote->setText(after.empty()
                              ? tr("buckets: %1 (not rebuilt yet)").arg(before.size())
                              : tr("buckets: %1 before the rebuild, %2 after (from the observed "

@@ -38,6 +38,7 @@ class TimelineView;
 class TimelinePage;
 class SortProxy;
 class EmptyState;
+class BucketAdviceView;
 class TimeBreakdownPage;
 
 class MainWindow : public QMainWindow {
@@ -83,6 +84,7 @@ class MainWindow : public QMainWindow {
   TimeBreakdownPage* breakdown() const { return m_breakdown; }
   QChartView* overlapChart() const { return m_overlapChart; }
   QAction* shortcutsAction() const { return m_shortcutsAction; }
+  BucketAdviceView* bucketAdvice() const { return m_bucketAdvice; }
   GraphView* graphView() const { return m_graph; }
   QComboBox* graphChoice() const { return m_graphChoice; }
   HangView* hangView() const { return m_hang; }
@@ -140,6 +142,7 @@ class MainWindow : public QMainWindow {
   QTableView* m_overlapTable = nullptr;
   SortProxy* m_runsProxy = nullptr;
   QAction* m_shortcutsAction = nullptr;
+  BucketAdviceView* m_bucketAdvice = nullptr;
   EmptyState* m_overlapEmpty = nullptr;
   EmptyState* m_bucketsEmpty = nullptr;
   EmptyState* m_graphEmpty = nullptr;

@@ -40,6 +40,7 @@
 #include "sequence_view.h"
 #include "launch_dialog.h"
 #include "live_monitor.h"
+#include "bucket_advice_view.h"
 #include "main_window.h"
 #include "shortcuts_dialog.h"
 #include "sort_proxy.h"
@@ -454,6 +455,58 @@ class TestMainWindow : public QObject {
     for (const char* k : {"W  or  +", "S  or  −", "A  or  ←", "D  or  →", "F", "Esc", "Ctrl+F  or  /", "Drag"})
       QVERIFY2(keys.contains(k), k);
     QVERIFY(dialog.table()->isSortingEnabled());
+  }
+
+  // Issue 15: the Buckets tab draws the advice curve of the open run, its own cap marked;
+  // a run without gradient-ready marks says why there is none.
+  void testBucketsTabDrawsTheAdviceCurve() {
+    using namespace ddpscope::probes;
+    QTemporaryDir folder;
+    const QString file = folder.filePath("advice.ddprun");
+    {
+      RunStoreWriter w(file.toStdString());
+      w.begin_run({R"({"model":"mlp","bucket_cap_mb":4})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank) {
+        testing::write_iterations(w, rank, 1, 12);
+        // Gradient-ready marks (w at 400, b at 640 into each iteration) and the process
+        // group's allreduces (bucket 0 during backward, bucket 1 after it).
+        EventBatch b;
+        b.rank = rank;
+        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+        b.names = {"grad_ready", "allreduce"};
+        for (int it = 1; it <= 12; ++it) {
+          const int64_t o = 1000 * int64_t{it - 1};
+          b.events.push_back(BatchEvent{o + 290, o + 290, -1, -1, -1, it, 0, 0, -1, -1, 0, uint8_t(Kind::GradReady), 0});
+          b.events.push_back(BatchEvent{o + 640, o + 640, -1, -1, -1, it, 1, 0, -1, -1, 0, uint8_t(Kind::GradReady), 0});
+          b.events.push_back(BatchEvent{o + 300, o + 500, 4096, 2 * it, -1, it, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
+          b.events.push_back(BatchEvent{o + 710, o + 760, 128, 2 * it + 1, -1, it, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
+        }
+        w.write(b);
+      }
+      w.end_run("finished");
+    }
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(file));
+    window.showTab("Buckets");
+    BucketAdviceView* advice = window.bucketAdvice();
+    QVERIFY2(advice->hasAdvice(), qPrintable(advice->title()));
+    QCOMPARE(advice->advice().iterations, 7);  // 12 less the 5 of warm-up
+    QCOMPARE(advice->advice().recorded_cap_mb, 4.0);
+    QVERIFY(advice->title().contains("best cap"));
+    int recorded = 0;
+    for (const auto& p : advice->advice().predictions) {
+      QVERIFY(p.iteration_ms > 0);
+      if (p.recorded) {
+        ++recorded;
+        QVERIFY(std::abs(p.measured_ms - 1000e-6) < 1e-9);  // the test run's 1000 ns iterations
+      }
+    }
+    QCOMPARE(recorded, 1);
+    testing::write_test_run(folder.filePath("plain.ddprun").toStdString(), 2, 8);
+    QVERIFY(window.openRun(folder.filePath("plain.ddprun")));
+    window.showTab("Buckets");
+    QVERIFY(!advice->hasAdvice());
+    QVERIFY(advice->title().contains("No bucket advice"));
   }
 
   void testOpenRunStaysOpenThroughFocusAndTabs() {

@@ -1,0 +1,117 @@
+#include "bucket_advice_view.h"
+
+#include <QChart>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QScatterSeries>
+#include <QValueAxis>
+#include <algorithm>
+#include <exception>
+
+#include "chart_theme.h"
+#include "kind_colors.h"
+#include "run_store_reader.h"
+
+namespace ddpscope::gui {
+
+BucketAdviceView::BucketAdviceView(QWidget* parent) : QChartView(parent) {
+  setRenderHint(QPainter::Antialiasing);
+  setMinimumHeight(200);
+  draw(tr("Open a DDP training run to see its bucket advice."));
+}
+
+QString BucketAdviceView::title() const { return chart() ? chart()->title() : QString(); }
+
+void BucketAdviceView::setRun(const std::string& path, int64_t spans, int rank) {
+  const bool same = path == m_path && rank == m_rank;
+  if (same && (spans == m_spans || (m_since.isValid() && m_since.elapsed() < 5000))) return;
+  m_path = path;
+  m_rank = rank;
+  m_spans = spans;
+  m_since.start();
+  try {
+    probes::RunStoreReader run(path);
+    m_advice = probes::advise_buckets(run, {}, rank);
+    draw({});
+  } catch (const std::exception& e) {
+    m_advice = {};
+    draw(tr("No bucket advice for this run: %1").arg(QString::fromStdString(e.what())));
+  }
+}
+
+void BucketAdviceView::draw(const QString& error) {
+  auto* chart = new QChart;
+  applyChartTheme(chart, palette());
+  chart->setAnimationOptions(QChart::NoAnimation);
+  chart->legend()->setAlignment(Qt::AlignRight);
+  if (!error.isEmpty() || m_advice.predictions.empty()) {
+    chart->setTitle(error);
+  } else {
+    auto* predicted = new QLineSeries;
+    predicted->setName(tr("predicted iteration"));
+    auto* recorded = new QScatterSeries;
+    recorded->setName(tr("this run's cap, measured"));
+    auto* best = new QScatterSeries;
+    best->setName(tr("best predicted"));
+    double lo = 1e300, hi = 0;
+    for (const auto& p : m_advice.predictions) {
+      predicted->append(p.cap_mb, p.iteration_ms);
+      lo = std::min(lo, p.iteration_ms);
+      hi = std::max(hi, p.iteration_ms);
+      if (p.recorded) {
+        recorded->append(p.cap_mb, p.measured_ms);
+        hi = std::max(hi, p.measured_ms);
+        lo = std::min(lo, p.measured_ms);
+      }
+      if (p.cap_mb == m_advice.best_cap_mb) best->append(p.cap_mb, p.iteration_ms);
+    }
+    chart->addSeries(predicted);
+    chart->addSeries(recorded);
+    chart->addSeries(best);
+    predicted->setColor(kindColor(probes::Kind::Forward));
+    recorded->setColor(QColor(0xd6, 0x27, 0x28));
+    recorded->setMarkerSize(11);
+    best->setColor(kindColor(probes::Kind::Allreduce));
+    best->setMarkerSize(9);
+    auto* x = new QLogValueAxis;
+    x->setBase(10);
+    x->setLabelFormat(QStringLiteral("%g"));
+    x->setMinorTickCount(-1);
+    x->setTitleText(tr("bucket_cap_mb (MiB)"));
+    x->setRange(m_advice.predictions.front().cap_mb * 0.8, m_advice.predictions.back().cap_mb * 1.25);
+    auto* y = new QValueAxis;
+    y->setTitleText(tr("iteration (ms)"));
+    const double pad = std::max(1.0, (hi - lo) * 0.15);
+    y->setRange(std::max(0.0, lo - pad), hi + pad);
+    y->applyNiceNumbers();
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(predicted), static_cast<QAbstractSeries*>(recorded),
+                               static_cast<QAbstractSeries*>(best)}) {
+      s->attachAxis(x);
+      s->attachAxis(y);
+    }
+    const auto rec = std::find_if(m_advice.predictions.begin(), m_advice.predictions.end(),
+                                  [](const auto& p) { return p.recorded; });
+    chart->setTitle(tr("Bucket advice (rank %1, %2 iterations): best cap %3 MiB, predicted %4 ms; this run: %5 MiB, "
+                       "measured %6 ms, predicted %7 ms%8")
+                        .arg(m_advice.rank)
+                        .arg(m_advice.iterations)
+                        .arg(m_advice.best_cap_mb)
+                        .arg(std::min_element(m_advice.predictions.begin(), m_advice.predictions.end(),
+                                              [](auto& a, auto& b) { return a.iteration_ms < b.iteration_ms; })
+                                 ->iteration_ms,
+                             0, 'f', 1)
+                        .arg(m_advice.recorded_cap_mb)
+                        .arg(rec != m_advice.predictions.end() ? rec->measured_ms : 0, 0, 'f', 1)
+                        .arg(rec != m_advice.predictions.end() ? rec->iteration_ms : 0, 0, 'f', 1)
+                        .arg(m_advice.cost.measured.size() >= 2
+                                 ? QString()
+                                 : tr(" · record with train --measure-allreduce for a measured cost")));
+  }
+  QChart* old = this->chart();
+  setChart(chart);
+  delete old;
+}
+
+}  // namespace ddpscope::gui

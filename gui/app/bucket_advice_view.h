@@ -1,0 +1,36 @@
+// BucketAdviceView: the Buckets tab's advice curve. Predicted iteration time against
+// bucket_cap_mb (log scale), from the open run (probes::advise_buckets, as
+// `ddpscope-cli advise` prints it), with the run's own cap marked at its measured time
+// and the best cap named in the title.
+#pragma once
+
+#include <QChartView>
+#include <QElapsedTimer>
+#include <string>
+
+#include "bucket_advice.h"
+
+namespace ddpscope::gui {
+
+class BucketAdviceView : public QChartView {
+  Q_OBJECT
+
+ public:
+  explicit BucketAdviceView(QWidget* parent = nullptr);
+  // Predicts again when the run or rank changed, or (a growing run) at most every 5 s.
+  void setRun(const std::string& path, int64_t spans, int rank);
+  const probes::BucketAdvice& advice() const { return m_advice; }
+  bool hasAdvice() const { return !m_advice.predictions.empty(); }
+  QString title() const;
+
+ private:
+  void draw(const QString& error);
+
+  probes::BucketAdvice m_advice;
+  std::string m_path;
+  int64_t m_spans = -1;
+  int m_rank = -1;
+  QElapsedTimer m_since;
+};
+
+}  // namespace ddpscope::gui
