@@ -108,6 +108,14 @@ bool Collector::receive_one() {
     const BatchAck ack{batch.sequence, batch.events.size()};
     batches_in_.send(identity, zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     batches_in_.send(zmq::buffer(&ack, sizeof(ack)), zmq::send_flags::dontwait);
+  } catch (const RunStoreFullError& e) {
+    // The disk is full: training must go on. The batch is not acknowledged (the rank
+    // counts it unshipped) and its events are counted here as lost.
+    lost_events_ += lost_in(parts[0]);
+    if (!warned_full_) {
+      std::fprintf(stderr, "[ddpscope] collector: %s; events from now on are counted as lost\n", e.message().c_str());
+      warned_full_ = true;
+    }
   } catch (const RunStoreError&) {
     throw;  // the run file itself failed: the caller reports it
   } catch (const std::exception& e) {
@@ -136,9 +144,29 @@ void Collector::drain(std::chrono::milliseconds quiet) {
   }
 }
 
+uint64_t Collector::lost_in(const zmq::message_t& part) const {
+  try {
+    return decode(part.data(), part.size()).events.size();
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 void Collector::finish(const std::string& status, const std::string& message, int failed_rank) {
-  writer_->set_rejected(rejected_);
-  writer_->end_run(status, message, failed_rank);
+  std::string why = message;
+  if (lost_events_ > 0) {
+    std::fprintf(stderr, "[ddpscope] collector: %llu events lost: the disk holding the run file is full\n",
+                 static_cast<unsigned long long>(lost_events_));
+    why += (why.empty() ? "" : "; ") + std::to_string(lost_events_) +
+           " events lost: the disk holding the run file filled up";
+  }
+  try {
+    writer_->set_rejected(rejected_);
+    writer_->end_run(lost_events_ > 0 && status == "finished" ? "incomplete" : status, why, failed_rank);
+  } catch (const RunStoreFullError& e) {
+    // Nowhere to write the outcome: the file keeps what it committed (status running).
+    std::fprintf(stderr, "[ddpscope] collector: could not record the run's end: %s\n", e.message().c_str());
+  }
 }
 
 }  // namespace ddpscope::probes

@@ -48,6 +48,7 @@ class Collector {
 
   uint64_t batches() const { return batches_; }
   uint64_t rejected() const { return rejected_; }
+  uint64_t lost_events() const { return lost_events_; }  // not stored: the disk was full
 
  private:
   bool receive_one();
@@ -64,6 +65,9 @@ class Collector {
   std::thread clock_thread_;
   uint64_t batches_ = 0;
   uint64_t rejected_ = 0;
+  uint64_t lost_events_ = 0;
+  bool warned_full_ = false;
+  uint64_t lost_in(const zmq::message_t& part) const;
   bool warned_rejected_ = false;
 };
 

@@ -25,9 +25,9 @@ void throw_sqlite_error(int rc, const char* sqlite_message, const std::string& p
   } else if (primary == SQLITE_FULL) {
     advice = "; the disk is full";
   }
-  throw RunStoreError(
-      detail::concat("run file '", path, "': ", what, " failed: ", sqlite_message, advice),
-      __FILE__, __LINE__);
+  std::string text = detail::concat("run file '", path, "': ", what, " failed: ", sqlite_message, advice);
+  if (primary == SQLITE_FULL) throw RunStoreFullError(std::move(text), __FILE__, __LINE__);
+  throw RunStoreError(std::move(text), __FILE__, __LINE__);
 }
 
 namespace {

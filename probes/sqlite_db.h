@@ -19,6 +19,12 @@ class RunStoreError : public Error {
  public:
   using Error::Error;
 };
+// The disk holding the run file is full (SQLITE_FULL): the collector goes on, counting
+// what it could not store.
+class RunStoreFullError : public RunStoreError {
+ public:
+  using RunStoreError::RunStoreError;
+};
 
 struct SqliteCloser {
   void operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }

@@ -150,16 +150,18 @@ void CollectorProcess::finish(const std::string& status, const std::string& mess
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (alive() && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    bool clean = true;
     if (!exited_) {
       std::fprintf(stderr, "warning: the collector did not finish in 30 s; stopping it\n");
       kill(pid_, SIGKILL);
       waitpid(pid_, &exit_status_, 0);
       exited_ = true;
+      clean = false;
     } else if (!(WIFEXITED(exit_status_) && WEXITSTATUS(exit_status_) == 0)) {
-      std::fprintf(stderr, "warning: the collector %s; the run file may be incomplete\n",
-                   describe_exit(exit_status_).c_str());
+      clean = false;
     }
-    return;
+    if (clean) return;
+    // It died while finishing (killed, crashed): it never wrote the outcome. Below.
   }
   // The collector died during the job: the file is still sound (WAL), mark it here.
   const std::string why = "the collector " + describe_exit(exit_status_) +

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,11 +156,16 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
   int out_pipe[2], err_pipe[2];
   DDPSCOPE_CHECK(pipe(out_pipe) == 0 && pipe(err_pipe) == 0 && pipe(g_signal_pipe) == 0,
                  "launcher: cannot create pipes: ", std::strerror(errno));
+  const pid_t launcher_pid = getpid();
   const pid_t child = fork();
   DDPSCOPE_CHECK(child >= 0, "launcher: fork failed: ", std::strerror(errno));
   if (child == 0) {
     // Own process group: a terminal's Ctrl-C reaches mpirun only through us, once.
     setpgid(0, 0);
+    // If the launcher dies (killed, crashed), mpirun is told to end the ranks: they must
+    // not run on as orphans. The parent may already be gone: then end at once.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != launcher_pid) _exit(1);
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
     for (int fd :

@@ -1,5 +1,7 @@
 #include "trainer.h"
 
+#include "fault_injection.h"
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -193,6 +195,8 @@ StepResult Trainer::step() {
   auto [x, y] = next_batch();
   optimizer_->zero_grad(true);
   DDPSCOPE_SPAN(forward_span, probes::Kind::Forward, "forward");
+  const int rank = group_ ? group_->rank() : 0;
+  fault_point("forward", rank, iteration_ + 1);
   const Tensor loss = loss_of(model_->forward(x), y);
   forward_span.end();
   if (group_ && group_->rank() == options_.stall_rank &&
@@ -206,6 +210,7 @@ StepResult Trainer::step() {
   }
   {
     DDPSCOPE_SPAN(backward_span, probes::Kind::Backward, "backward");
+    fault_point("backward", rank, iteration_ + 1);
     loss.backward();
   }
   // Fail here, naming them, rather than let the loss allreduce below meet the other ranks'
@@ -231,6 +236,7 @@ StepResult Trainer::step() {
   }
   {
     DDPSCOPE_SPAN(optimizer_span, probes::Kind::Optimizer, "optimizer");
+    fault_point("optimizer", rank, iteration_);
     optimizer_->step();
   }
   iteration_span.end();
@@ -245,6 +251,7 @@ StepResult Trainer::step() {
   double loss_value = local_loss;
   nonfinite_.check_loss(iteration_, loss_value);
   if (group_) {
+    fault_point("allreduce", group_->rank(), iteration_);  // the others wait in the loss allreduce
     Tensor l = Tensor::scalar(loss_value, DType::F64);
     group_->allreduce(l, {.op = c10d::ReduceOp::Avg})->wait();
     loss_value = l.item<double>();

@@ -1,9 +1,8 @@
 // ddpscope-worker: the per-rank training program that the launcher starts under mpirun.
 // It takes the same `train` options as ddpscope-cli (plus --backend) and reports to the
 // launcher through worker_protocol.h. With the launcher's collector in the environment
-// it records probes and ships them there. DDPSCOPE_FAULT="rank=R,iter=I" makes rank R
-// fail at iteration I, to exercise the failure path; "rank=R,iter=I,kill" makes it ship
-// its events, report how many, and SIGKILL itself.
+// it records probes and ships them there. DDPSCOPE_FAULT makes a rank fail on purpose
+// (fault_injection.h): at an iteration and phase, by an error, SIGKILL or SIGSEGV.
 #include <signal.h>
 
 #include <chrono>
@@ -18,6 +17,7 @@
 #include "probe.h"
 #include "probe_session.h"
 #include "dist_examples.h"
+#include "fault_injection.h"
 #include "remote_embedding_trainer.h"
 #include "rpc_ping.h"
 #include "tensor/blas_kernels.h"
@@ -25,21 +25,6 @@
 #include "worker_protocol.h"
 
 namespace {
-
-struct Fault {
-  int rank = -1;
-  int64_t iter = -1;
-  bool kill = false;
-};
-
-Fault fault_from_environment() {
-  Fault f;
-  if (const char* spec = std::getenv("DDPSCOPE_FAULT")) {
-    std::sscanf(spec, "rank=%d,iter=%ld", &f.rank, &f.iter);
-    f.kill = std::strstr(spec, ",kill") != nullptr;
-  }
-  return f;
-}
 
 std::unique_ptr<ddpscope::probes::ProbeSession> g_probes;
 
@@ -69,7 +54,12 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
   using namespace ddpscope;
   using namespace ddpscope::apps;
   const int rank = group.rank();
-  const Fault fault = fault_from_environment();
+  set_fault_reporter([rank](const std::string& what) {
+    report_probes(rank);
+    std::fprintf(stderr, "rank %d shipped %llu probe events, then raised %s (DDPSCOPE_FAULT)\n", rank,
+                 static_cast<unsigned long long>(g_probes ? g_probes->shipped() : 0), what.c_str());
+    std::fflush(stderr);
+  });
   if (rank == 0) {
     emit_worker_event(stdout, {{"event", "start"},
                                {"world_size", group.size()},
@@ -79,17 +69,7 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
   const auto start = std::chrono::steady_clock::now();
   double rate = 0;
   for (int64_t i = 0; i < trainer.options().iters; ++i) {
-    if (rank == fault.rank && i + 1 == fault.iter) {
-      if (fault.kill) {
-        report_probes(rank);
-        std::fprintf(stderr,
-                     "rank %d shipped %llu probe events, then killed itself (DDPSCOPE_FAULT)\n",
-                     rank, static_cast<unsigned long long>(g_probes ? g_probes->shipped() : 0));
-        std::fflush(stderr);
-        raise(SIGKILL);
-      }
-      throw DDPSCOPE_ERROR("injected fault (DDPSCOPE_FAULT) at iteration ", i + 1);
-    }
+    fault_point("iteration", rank, i + 1);
     const StepResult r = trainer.step();
     const double now =
         static_cast<double>(trainer.samples_per_step()) / std::max(r.seconds, 1e-9);

@@ -1,0 +1,60 @@
+#include "fault_injection.h"
+
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "tensor/error.h"
+
+namespace ddpscope::apps {
+namespace {
+
+std::function<void(const std::string&)>& reporter() {
+  static std::function<void(const std::string&)> r;
+  return r;
+}
+
+}  // namespace
+
+const FaultSpec& fault_spec() {
+  static const FaultSpec spec = [] {
+    FaultSpec f;
+    const char* text = std::getenv("DDPSCOPE_FAULT");
+    if (!text) return f;
+    long iteration = -1;
+    std::sscanf(text, "rank=%d,iter=%ld", &f.rank, &iteration);
+    f.iteration = iteration;
+    if (const char* p = std::strstr(text, "phase=")) {
+      f.phase = std::string(p + 6, std::strcspn(p + 6, ","));
+    }
+    if (std::strstr(text, ",kill")) f.action = FaultSpec::Action::Kill;
+    if (std::strstr(text, ",segv")) f.action = FaultSpec::Action::Segv;
+    return f;
+  }();
+  return spec;
+}
+
+void set_fault_reporter(std::function<void(const std::string&)> r) { reporter() = std::move(r); }
+
+void fault_point(const char* phase, int rank, int64_t iteration) {
+  const FaultSpec& f = fault_spec();
+  if (f.rank != rank || f.iteration != iteration || f.phase != phase) return;
+  const std::string where = std::string(" in ") + phase + " of iteration " + std::to_string(iteration);
+  switch (f.action) {
+    case FaultSpec::Action::Throw:
+      throw DDPSCOPE_ERROR("injected fault (DDPSCOPE_FAULT)", where);
+    case FaultSpec::Action::Kill:
+      if (reporter()) reporter()("SIGKILL" + where);
+      raise(SIGKILL);
+      break;
+    case FaultSpec::Action::Segv:
+      if (reporter()) reporter()("SIGSEGV" + where);
+      signal(SIGSEGV, SIG_DFL);
+      raise(SIGSEGV);
+      break;
+  }
+}
+
+}  // namespace ddpscope::apps

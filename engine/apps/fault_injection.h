@@ -1,0 +1,30 @@
+// Faults on purpose, for the fault suite (tests/faults): DDPSCOPE_FAULT names a rank, an
+// iteration, the phase of the step to fail in, and how:
+//   DDPSCOPE_FAULT="rank=1,iter=5"                      throw at the start of iteration 5
+//   DDPSCOPE_FAULT="rank=1,iter=5,phase=backward,kill"  SIGKILL itself as backward starts
+//   DDPSCOPE_FAULT="rank=1,iter=5,phase=allreduce,segv" SIGSEGV before the loss allreduce
+// Phases: iteration (before the step), forward, backward, allreduce, optimizer. Before a
+// signal the rank ships its probe events (the reporter), so the run file shows where.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace ddpscope::apps {
+
+struct FaultSpec {
+  int rank = -1;
+  int64_t iteration = -1;
+  std::string phase = "iteration";
+  enum class Action { Throw, Kill, Segv } action = Action::Throw;
+};
+
+// Parsed once from DDPSCOPE_FAULT (rank -1: none).
+const FaultSpec& fault_spec();
+// Called before a signal is raised: ships the rank's events and says what it does.
+void set_fault_reporter(std::function<void(const std::string& what)> reporter);
+// Acts out the fault when it names this rank, iteration and phase.
+void fault_point(const char* phase, int rank, int64_t iteration);
+
+}  // namespace ddpscope::apps
