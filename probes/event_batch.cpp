@@ -61,6 +61,7 @@ class Reader {
   }
   void bytes(void* dst, size_t n, const char* what) {
     need(n, what);
+    if (n == 0) return;  // dst may be an empty vector's null data(): memcpy's pointers must not be null
     std::memcpy(dst, p_, n);
     p_ += n;
   }

@@ -1,0 +1,38 @@
+// libFuzzer harness of the run-file reader on damaged files: the input is written as a
+// file and opened as the CLI and the app open a run (read-only), then every query they
+// make is run. A damaged file must give a RunStoreError, never a crash or a hang.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "run_store_reader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::string path = "/dev/shm/ddpscope-fuzz-run-" + std::to_string(getpid()) + ".ddprun";
+  if (FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(data, 1, size, f);
+    std::fclose(f);
+  }
+  try {
+    ddpscope::probes::RunStoreReader run(path);
+    (void)run.run();
+    for (const auto& r : run.ranks()) {
+      (void)run.params(r.rank);
+      (void)run.buckets(r.rank);
+    }
+    (void)run.threads();
+    (void)run.names();
+    (void)run.span_count();
+    (void)run.time_range();
+    int64_t n = 0;
+    run.for_each_span([&](const ddpscope::probes::CompactSpan&) { ++n; });
+    (void)run.spans({.limit = 100});
+    (void)run.metrics();
+    (void)run.messages();
+    (void)run.graph_index();
+  } catch (const ddpscope::Error&) {
+  }
+  return 0;
+}
