@@ -209,6 +209,44 @@ class TestMainWindow : public QObject {
     for (int dx = 6; dx < 60; ++dx)
       light += image.pixelColor(x + dx, y).lightness() > 200 ? 1 : 0;
     QVERIFY2(light > 20, qPrintable(QString("label box: %1 light pixels").arg(light)));
+    // Issue 18, defect 3: a click on the mark's line (in forward's row) selects the mark,
+    // not the span under it.
+    QTest::mouseClick(timeline, Qt::LeftButton, Qt::NoModifier,
+                      QPoint(x + 1, timeline->layout().rowTop(0, 1) + TrackLayout::kRowHeight / 2));
+    const TimelineSpan* picked = timeline->data().resolve(timeline->selection());
+    QVERIFY(picked);
+    QCOMPARE(picked->kind, ddpscope::probes::Kind::Mark);
+    QCOMPARE(timeline->data().name_of(picked->name), std::string("injected stall"));
+    // The ruler names the iteration in view: rank 0's iterations carry their numbers.
+    QCOMPARE(timeline->data().iterations.size(), size_t(3));
+    for (size_t i = 0; i < 3; ++i) QCOMPARE(timeline->data().iterations[i].number, int64_t(i + 1));
+  }
+
+  // Issue 18, defect 10: the charts follow a dark palette (no white panels in a dark app).
+  void testChartsFollowADarkPalette() {
+    const QPalette saved = QApplication::palette();
+    QPalette dark;
+    dark.setColor(QPalette::Window, QColor(0x20, 0x20, 0x20));
+    dark.setColor(QPalette::WindowText, Qt::white);
+    dark.setColor(QPalette::Base, QColor(0x18, 0x18, 0x18));
+    dark.setColor(QPalette::Text, Qt::white);
+    QApplication::setPalette(dark);
+    {
+      QTemporaryDir folder;
+      testing::write_test_run(folder.filePath("run.ddprun").toStdString(), 2, 4);
+      MainWindow window(folder.path());
+      QVERIFY(window.openRun(folder.filePath("run.ddprun")));
+      window.showTab("Overlap");
+      QCOMPARE(window.overlapChart()->chart()->theme(), QChart::ChartThemeDark);
+      for (QChartView* v : window.monitor()->findChildren<QChartView*>()) QCOMPARE(v->chart()->theme(), QChart::ChartThemeDark);
+    }
+    QApplication::setPalette(saved);
+    QTemporaryDir folder;
+    testing::write_test_run(folder.filePath("run.ddprun").toStdString(), 2, 4);
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(folder.filePath("run.ddprun")));
+    window.showTab("Overlap");
+    QCOMPARE(window.overlapChart()->chart()->theme(), QChart::ChartThemeLight);
   }
 
   // Issue 18, defects 3 and 4: spans and marks are selected and inspected, the keys move
