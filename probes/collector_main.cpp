@@ -11,7 +11,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
+#include <optional>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "collector.h"
@@ -22,6 +25,65 @@ volatile sig_atomic_t g_stop_signal = 0;
 void on_signal(int sig) {
   g_stop_signal = sig;
 }
+
+// Whether process `pid` is stopped (SIGSTOP, SIGTSTP, a debugger): its state in
+// /proc/PID/stat is T or t.
+bool is_stopped(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  FILE* f = std::fopen(path, "r");
+  if (!f) return false;
+  char buf[512] = {};
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  // "PID (comm) S ...": the state follows the last ')' (comm may hold spaces or parens).
+  const char* close = nullptr;
+  for (size_t i = 0; i < n; ++i)
+    if (buf[i] == ')') close = buf + i;
+  return close && close[1] == ' ' && (close[2] == 'T' || close[2] == 't');
+}
+
+// Watches the launcher (our parent): stopped, it stops reading the ranks' progress and
+// they block writing it, a stall nothing else reports. Said on stderr (the job's
+// terminal) once it lasts 2 s, and in the run's final message.
+class LauncherWatch {
+ public:
+  void poll() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_check_ < std::chrono::milliseconds(250)) return;
+    last_check_ = now;
+    const bool stopped = is_stopped(getppid());
+    if (stopped && !stopped_since_) stopped_since_ = now;
+    if (!stopped && stopped_since_) {
+      total_ += now - *stopped_since_;
+      stopped_since_.reset();
+      warned_ = false;
+      std::fprintf(stderr, "[ddpscope] collector: the launcher runs again\n");
+    }
+    if (stopped_since_ && !warned_ && now - *stopped_since_ >= std::chrono::seconds(2)) {
+      warned_ = true;
+      ++times_;
+      std::fprintf(stderr,
+                   "[ddpscope] collector: the launcher (pid %d) is stopped: the ranks block writing their progress "
+                   "into it, so the job stalls. Continue it with: kill -CONT %d\n",
+                   static_cast<int>(getppid()), static_cast<int>(getppid()));
+    }
+  }
+  // For the run's message: "" when it never stopped for long.
+  std::string summary() const {
+    if (times_ == 0) return {};
+    return "the launcher was stopped for " +
+           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(total_).count()) +
+           " s (the ranks stalled meanwhile)";
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_check_{};
+  std::optional<std::chrono::steady_clock::time_point> stopped_since_;
+  std::chrono::steady_clock::duration total_{};
+  bool warned_ = false;
+  int times_ = 0;
+};
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,9 +120,11 @@ int main(int argc, char** argv) {
     std::string input;
     nlohmann::json outcome;
     bool stdin_open = true;
+    LauncherWatch launcher;
     while (stdin_open && outcome.is_null() && !g_stop_signal) {
       bool ready = false;
       collector.poll(std::chrono::milliseconds(100), STDIN_FILENO, &ready);
+      launcher.poll();
       if (!ready) continue;
       char buf[4096];
       const ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
@@ -91,8 +155,9 @@ int main(int argc, char** argv) {
     } else if (outcome.is_null()) {
       collector.finish("failed", "the launcher ended without reporting the job's result");
     } else {
-      collector.finish(outcome.value("status", "finished"), outcome.value("message", ""),
-                       outcome.value("failed_rank", -1));
+      std::string message = outcome.value("message", "");
+      if (const std::string s = launcher.summary(); !s.empty()) message += (message.empty() ? "" : "; ") + s;
+      collector.finish(outcome.value("status", "finished"), message, outcome.value("failed_rank", -1));
     }
     std::fprintf(stderr, "[ddpscope] collector: %llu batches, %lld events, %llu rejected\n",
                  static_cast<unsigned long long>(collector.batches()),
