@@ -41,7 +41,8 @@ void set_fault_reporter(std::function<void(const std::string&)> r) { reporter() 
 void fault_point(const char* phase, int rank, int64_t iteration) {
   const FaultSpec& f = fault_spec();
   if (f.rank != rank || f.iteration != iteration || f.phase != phase) return;
-  const std::string where = std::string(" in ") + phase + " of iteration " + std::to_string(iteration);
+  const std::string where = f.phase == "iteration" ? " at iteration " + std::to_string(iteration)
+                                                  : std::string(" in ") + phase + " of iteration " + std::to_string(iteration);
   switch (f.action) {
     case FaultSpec::Action::Throw:
       throw DDPSCOPE_ERROR("injected fault (DDPSCOPE_FAULT)", where);
