@@ -191,6 +191,59 @@ void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
       culprit += ".";
       break;
     }
+    if (culprit.empty() && report.ranks.size() > 1 && run.status != "finished") {
+      // Every rank entered the collective: the culprit is the one whose events stopped
+      // long before the others' (a rank stopped or stuck inside it, its partners
+      // waiting until their timeout).
+      const RankHangState* stale = nullptr;
+      int64_t newest = 0;
+      for (const auto& st : report.ranks) {
+        newest = std::max(newest, st.last_event_ns);
+        if (!stale || st.last_event_ns < stale->last_event_ns) stale = &st;
+      }
+      const int64_t gap = newest - stale->last_event_ns;
+      if (gap >= 1'000'000'000) {
+        report.culprits = {stale->rank};
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%.1f s", static_cast<double>(gap) / 1e9);
+        culprit = detail::concat("Rank ", stale->rank, " stopped making progress",
+                                 stale->blocked_in ? detail::concat(" inside ", stale->blocked_in->op, " #",
+                                                                    stale->blocked_in->seq)
+                                                   : std::string(),
+                                 ": its last event came ", secs, " before the other ranks' latest; rank ",
+                                 stale->rank, " was ", position_text(*stale, start_ns), ".");
+      }
+    }
+  }
+  if (culprit.empty() && run.status == "failed" && run.failed_rank >= 0 && report.ranks.size() > 1) {
+    // Every rank entered the same collective and it never completed; one rank's watchdog
+    // reported it. The others never reported a timeout of their own: stopped, or stuck
+    // inside the transfer. They are the likely culprits.
+    const RankHangState* reporter_state = state_of(run.failed_rank);
+    if (reporter_state && reporter_state->blocked_in) {
+      const int64_t seq = reporter_state->blocked_in->seq;
+      std::vector<int> silent;
+      bool all_in = true;
+      for (const auto& st : report.ranks) {
+        // Entered: still in it, or started it (a rank stopped inside it may finish it
+        // once continued, its op lasting as long as the stop).
+        all_in = all_in && st.latest_seq >= seq;
+        if (st.rank != run.failed_rank) silent.push_back(st.rank);
+      }
+      if (all_in && !silent.empty()) {
+        report.culprits = silent;
+        culprit = detail::concat("Every rank entered ", reporter_state->blocked_in->op, " #", seq, ", and rank ",
+                                 run.failed_rank, " waited in it until its timeout. Rank",
+                                 silent.size() > 1 ? "s " : " ", list_text(silent),
+                                 silent.size() > 1 ? " never timed out themselves" : " never timed out itself",
+                                 ": stopped, or stuck inside the transfer (the likely culprit",
+                                 silent.size() > 1 ? "s" : "", ")");
+        for (int r : silent) {
+          if (const RankHangState* a = state_of(r)) culprit += detail::concat("; rank ", r, " was ", position_text(*a, start_ns));
+        }
+        culprit += ".";
+      }
+    }
   }
   if (run.status == "failed") {
     const int reported_by = run.failed_rank;

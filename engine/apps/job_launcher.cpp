@@ -17,6 +17,8 @@
 #include <thread>
 
 #include "collector_process.h"
+#include "hang_analysis.h"
+#include "run_store_reader.h"
 #include "json_number.h"
 #include "progress_reporter.h"
 #include "run_file_claim.h"
@@ -350,6 +352,17 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
     std::fprintf(
         stderr, "error: the job failed: mpirun exited with code %d and no rank reported an error\n",
         code);
+  }
+  // The rank that reports a timeout is rarely the culprit: the run file knows which rank
+  // never entered the collective (the hang analysis, as `ddpscope-cli hang` prints it).
+  if (collector) {
+    try {
+      probes::RunStoreReader run(collector->run_file());
+      const probes::HangReport report = probes::analyze_hang(run);
+      if (!report.verdict.empty()) std::fprintf(stderr, "diagnosis: %s\n", report.verdict.c_str());
+    } catch (const std::exception&) {
+      // A run file too damaged to read: the error above is all there is.
+    }
   }
   return code == 0 ? 1 : code;
 }

@@ -205,7 +205,8 @@ def scenario_rank_signal(build, work, phase, sig):
 
 def scenario_rank_stopped(build, work):
     r = Result("rank 1 stopped (SIGSTOP) past the collective timeout (4 s)",
-               "rank 0 times out within ~4 s, naming the op, rank 1 and the group; job fails; file sound")
+               "rank 0 times out within ~4 s naming the op and the group; the diagnosis names rank 1 as the "
+               "culprit; job fails; file sound")
     run = os.path.join(work, "stopped.ddprun")
     job = Job(build, train_args(run, iters=100000))
     pid = wait_for_pid(job.tag, "ddpscope-worker", rank=1)
@@ -221,9 +222,11 @@ def scenario_rank_stopped(build, work):
             os.kill(pid, signal.SIGCONT)
         except OSError:
             pass
-    problems = check_common(r, job, code, run, 60, names=(r"timeout|timed out", r"rank 1"))
+    # The timeout is reported by rank 0; the diagnosis names the culprit, rank 1.
+    problems = check_common(r, job, code, run, 60, names=(r"timeout|timed out", r"diagnosis: (Rank 1 (never entered|stopped making progress)|Every rank entered .* Rank 1 never timed out itself)"))
     r.ok = pid is not None and not problems
-    r.observed = "; ".join(problems) if problems else f"exit {code}: {last_error_line(job)}"
+    diagnosis = next((l for _, l in job.lines if l.startswith("diagnosis:")), "no diagnosis")
+    r.observed = "; ".join(problems + [diagnosis[:200]]) if problems else f"exit {code}: {diagnosis[:300]}"
     return r
 
 
