@@ -251,6 +251,10 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     if (c.in_compute > 0) slowdown.push_back(std::clamp((work - c.after) / c.in_compute, 0.05, 1.0));
   }
   a.cost.compute_slowdown = slowdown.empty() ? 1.0 : median(slowdown);
+  if (a.cost.compute_slowdown <= 0.05 + 1e-9)
+    a.notes.push_back(
+        "the allreduces beside backward's compute mostly waited for another rank (skew), not for the network "
+        "(typical of ranks sharing one host): iteration times hold, communication and overlap are rough");
   if (a.cost.free_samples < 3) a.notes.push_back("few allreduces ran without compute beside them: the cost per byte is rough");
   // Predictions.
   std::vector<double> caps = caps_mb;
