@@ -100,8 +100,10 @@ bool Collector::receive_one() {
     }
     return true;
   }
+  size_t events = 0;  // of the batch being stored: what a full disk loses
   try {
     const EventBatch batch = decode(parts[0].data(), parts[0].size());
+    events = batch.events.size();
     writer_->write(batch);
     ++batches_;
     // Committed: tell the rank (if it is gone, ZeroMQ drops the answer).
@@ -111,7 +113,7 @@ bool Collector::receive_one() {
   } catch (const RunStoreFullError& e) {
     // The disk is full: training must go on. The batch is not acknowledged (the rank
     // counts it unshipped) and its events are counted here as lost.
-    lost_events_ += lost_in(parts[0]);
+    lost_events_ += events;
     if (!warned_full_) {
       std::fprintf(stderr, "[ddpscope] collector: %s; events from now on are counted as lost\n", e.message().c_str());
       warned_full_ = true;
@@ -141,14 +143,6 @@ void Collector::drain(std::chrono::milliseconds quiet) {
   auto last = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - last < quiet) {
     if (poll(std::chrono::milliseconds(20)) > 0) last = std::chrono::steady_clock::now();
-  }
-}
-
-uint64_t Collector::lost_in(const zmq::message_t& part) const {
-  try {
-    return decode(part.data(), part.size()).events.size();
-  } catch (const std::exception&) {
-    return 0;
   }
 }
 

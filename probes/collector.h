@@ -67,7 +67,6 @@ class Collector {
   uint64_t rejected_ = 0;
   uint64_t lost_events_ = 0;
   bool warned_full_ = false;
-  uint64_t lost_in(const zmq::message_t& part) const;
   bool warned_rejected_ = false;
 };
 

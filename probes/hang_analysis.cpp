@@ -191,29 +191,6 @@ void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
       culprit += ".";
       break;
     }
-    if (culprit.empty() && report.ranks.size() > 1 && run.status != "finished") {
-      // Every rank entered the collective: the culprit is the one whose events stopped
-      // long before the others' (a rank stopped or stuck inside it, its partners
-      // waiting until their timeout).
-      const RankHangState* stale = nullptr;
-      int64_t newest = 0;
-      for (const auto& st : report.ranks) {
-        newest = std::max(newest, st.last_event_ns);
-        if (!stale || st.last_event_ns < stale->last_event_ns) stale = &st;
-      }
-      const int64_t gap = newest - stale->last_event_ns;
-      if (gap >= 1'000'000'000) {
-        report.culprits = {stale->rank};
-        char secs[32];
-        std::snprintf(secs, sizeof secs, "%.1f s", static_cast<double>(gap) / 1e9);
-        culprit = detail::concat("Rank ", stale->rank, " stopped making progress",
-                                 stale->blocked_in ? detail::concat(" inside ", stale->blocked_in->op, " #",
-                                                                    stale->blocked_in->seq)
-                                                   : std::string(),
-                                 ": its last event came ", secs, " before the other ranks' latest; rank ",
-                                 stale->rank, " was ", position_text(*stale, start_ns), ".");
-      }
-    }
   }
   if (culprit.empty() && run.status == "failed" && run.failed_rank >= 0 && report.ranks.size() > 1) {
     // Every rank entered the same collective and it never completed; one rank's watchdog

@@ -47,9 +47,9 @@ struct HangReport {
   std::vector<std::string> findings;
   // The first thing to read, as PyTorch's flight-recorder analysis puts it: the culprit
   // (the rank or ranks that never entered the collective the others wait in, with what
-  // they did last; a rank that died, with its signal; or, when every rank entered, the
-  // one whose events stopped a second or more before the others'), then who reported
-  // the failure. Empty when no rank is to blame. It is also findings' first line.
+  // they did last; a rank that died, with its signal; or, when every rank entered and
+  // one timed out, the ranks that never timed out themselves), then who reported the
+  // failure. Empty when no rank is to blame. It is also findings' first line.
   std::string verdict;
   std::vector<int> culprits;
   int dead_rank = -1;  // a rank the launcher saw die by a signal

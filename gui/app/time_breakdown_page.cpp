@@ -186,7 +186,7 @@ void TimeBreakdownPage::showChoice() {
   }
   const int64_t iteration = m_choice->currentData().toLongLong();
   std::vector<TimeBreakdown> rows;
-  const std::vector<TimeBreakdown> means = breakdown_by_rank(m_run->analysis);
+  const std::vector<TimeBreakdown> means = breakdown_by_rank(m_byIteration);
   const int straggler = main_straggler(means);
   if (iteration < 0) {
     rows = means;

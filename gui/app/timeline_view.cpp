@@ -626,7 +626,7 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
 }
 
 QString TimelineView::describe(const SpanRef& ref) const {
-  const SpanDetails d = span_details(*m_data, ref);
+  const SpanDetails d = span_details(*m_data, ref, false);  // hover and status: no relations scan
   if (!d.ref.valid()) return {};
   QString text = QStringLiteral("rank %1 · %2 · %3 · %4").arg(d.rank).arg(qs(d.thread), qs(d.kind), qs(d.name));
   if (d.instant) {

@@ -22,7 +22,7 @@ std::string span_title(const TimelineData& data, const SpanRef& ref) {
   return t + " · " + format_duration(s->end_ns - s->begin_ns) + (ref.in == SpanRef::In::Open ? " (unfinished)" : "");
 }
 
-SpanDetails span_details(const TimelineData& data, const SpanRef& ref) {
+SpanDetails span_details(const TimelineData& data, const SpanRef& ref, bool with_relations) {
   SpanDetails d;
   const TimelineSpan* s = data.resolve(ref);
   if (!s) return d;
@@ -48,6 +48,7 @@ SpanDetails span_details(const TimelineData& data, const SpanRef& ref) {
     const auto it = data.param_names.find({lane.rank, s->param});
     if (it != data.param_names.end()) d.param_name = it->second;
   }
+  if (!with_relations) return d;
   if (ref.in == SpanRef::In::Spans) {
     const auto& spans = lane.spans;
     const size_t i = static_cast<size_t>(ref.index);

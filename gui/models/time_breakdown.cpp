@@ -31,8 +31,7 @@ std::vector<TimeBreakdown> breakdown_by_iteration(const probes::RunAnalysis& ana
   return rows;
 }
 
-std::vector<TimeBreakdown> breakdown_by_rank(const probes::RunAnalysis& analysis) {
-  const std::vector<TimeBreakdown> rows = breakdown_by_iteration(analysis);
+std::vector<TimeBreakdown> breakdown_by_rank(const std::vector<TimeBreakdown>& rows) {
   std::map<int, std::vector<const TimeBreakdown*>> per_rank;
   for (const auto& r : rows) per_rank[r.rank].push_back(&r);
   std::vector<TimeBreakdown> out;

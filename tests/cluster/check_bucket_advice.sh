@@ -9,20 +9,7 @@
 set -euo pipefail
 build=$1
 here=$(dirname "$(readlink -f "$0")")
-cluster=$here/cluster.sh
-bash "$cluster" check || exit $?
-work=$(mktemp -d)
-cleanup() {
-  bash "$cluster" down
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-bash "$cluster" up 2 2gbit
-for h in $(bash "$cluster" hosts 2 | tr ',' ' '); do echo "$h slots=1"; done >"$work/hosts"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_plm_rsh_agent=$here/agent.sh
-export OMPI_MCA_oob_tcp_if_include=10.77.0.0/24 OMPI_MCA_btl_tcp_if_include=10.77.0.0/24 OMPI_MCA_btl=tcp,self
+source "$here/with_cluster.sh" 2 2gbit
 train() {  # CAP OUT
   timeout 300 "$build/bin/ddpscope-cli" train --np 2 --hostfile "$work/hosts" --collector-address 10.77.0.1 \
     --iters 20 --width 1024 --depth 8 --batch 64 --threads 1 --bucket-cap-mb "$1" --progress lines \

@@ -7,21 +7,8 @@ set -euo pipefail
 build=$1
 n=$2
 here=$(dirname "$(readlink -f "$0")")
-cluster=$here/cluster.sh
-bash "$cluster" check || exit $?
-work=$(mktemp -d)
-cleanup() {
-  bash "$cluster" down
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$here/with_cluster.sh" "$n"
 fail() { echo "FAIL: $*" >&2; exit 1; }
-
-bash "$cluster" up "$n"
-for h in $(bash "$cluster" hosts "$n" | tr ',' ' '); do echo "$h slots=1"; done >"$work/hosts"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_plm_rsh_agent=$here/agent.sh
-export OMPI_MCA_oob_tcp_if_include=10.77.0.0/24 OMPI_MCA_btl_tcp_if_include=10.77.0.0/24 OMPI_MCA_btl=tcp,self
 run=$work/job.ddprun
 timeout 300 "$build/bin/ddpscope-cli" train --np "$n" --hostfile "$work/hosts" --collector-address 10.77.0.1 \
   --iters 10 --batch 16 --progress lines --log-every 10 --out "$run" >"$work/out" 2>&1 \

@@ -384,7 +384,7 @@ class TestGuiModels : public QObject {
     QVERIFY(std::abs(r0.hidden_comm_ms - 250e-6) < 1e-12);
     QVERIFY(std::abs(r0.optimizer_ms - 100e-6) < 1e-12);
     QVERIFY(std::abs(r0.idle_ms - 140e-6) < 1e-12);
-    const auto means = breakdown_by_rank(run.analysis);
+    const auto means = breakdown_by_rank(rows);
     QCOMPARE(means.size(), size_t(2));
     QCOMPARE(means[0].iterations, int64_t(4));  // the first left out
     QCOMPARE(means[1].straggled, int64_t(5));

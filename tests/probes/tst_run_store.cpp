@@ -14,6 +14,7 @@
 
 #include "bucket_advice.h"
 #include "chrome_trace_export.h"
+#include "hang_analysis.h"
 #include "overlap_analysis.h"
 #include "run_stats.h"
 #include "run_store_reader.h"
@@ -253,6 +254,35 @@ class TestRunStore : public QObject {
     cost.measured.clear();
     cost.fixed_ns = 50;
     QCOMPARE(cost.cost_ns(10), 50 + 1000.0);  // no sweep: affine
+  }
+
+  // The verdict when every rank entered the collective and one timed out: the ranks that
+  // never timed out themselves (stopped, or stuck inside the transfer) are the culprits,
+  // not the rank that reported it. Both ranks start allreduce #5; neither finishes it.
+  void testHangVerdictWhenEveryRankEntered() {
+    const std::string file = path("entered.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank) {
+        EventBatch b;
+        b.rank = rank;
+        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+        b.names = {"iteration", "allreduce"};
+        b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
+        b.events.push_back(BatchEvent{1100, 1100, 4096, 5, -1, 2, -1, 1, -1, -1, 1, uint8_t(Kind::PgOpStart), 0});
+        w.write(b);
+      }
+      w.end_run("failed", "timeout: rank 0 waited 4000 ms in allreduce #5. MPI cannot cancel it", 0);
+    }
+    RunStoreReader run(file);
+    const HangReport report = analyze_hang(run);
+    QVERIFY2(QString::fromStdString(report.verdict)
+                 .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
+                             "never timed out itself"),
+             report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
+    QVERIFY(report.verdict.find("Rank 0 reported it: timeout") != std::string::npos);
   }
 
   void testChromeTraceExport() {
