@@ -145,10 +145,57 @@ std::string position_text(const RankHangState& st, int64_t start_ns) {
 }
 
 std::string first_sentence(const std::string& text) {
-  const size_t end = text.find(". ");
+  // The launcher appends mpirun's words about a dead rank: the verdict names it already.
+  const size_t end = std::min(text.find(". "), text.find(" (mpirun: "));
   std::string s = end == std::string::npos ? text : text.substr(0, end);
   constexpr size_t kMax = 200;
   return s.size() > kMax ? s.substr(0, kMax) + "..." : s;
+}
+
+// Ranks blocked in the same collective number but different collectives (op or size):
+// they called collectives in a different order, or one ran out of iterations and went on
+// to what follows the loop. Culprits: the ranks behind in iterations, else the minority.
+std::string mismatch_verdict(const HangReport& report, std::vector<int>& culprits) {
+  std::map<int64_t, std::vector<const RankHangState*>> by_seq;
+  for (const auto& st : report.ranks)
+    if (st.blocked_in) by_seq[st.blocked_in->seq].push_back(&st);
+  for (const auto& [seq, ranks] : by_seq) {
+    const auto same_call = [](const RankHangState* a, const RankHangState* b) {
+      return a->blocked_in->op == b->blocked_in->op && a->blocked_in->bytes == b->blocked_in->bytes;
+    };
+    if (std::all_of(ranks.begin(), ranks.end(), [&](auto* st) { return same_call(st, ranks.front()); })) continue;
+    std::string text = detail::concat("Ranks called different collectives as #", seq, ":");
+    int64_t lowest = std::numeric_limits<int64_t>::max(), highest = 0;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const RankHangState& st = *ranks[i];
+      const int64_t bytes = st.blocked_in->bytes;
+      text += detail::concat(i ? ", rank " : " rank ", st.rank, " ", st.blocked_in->op,
+                             bytes >= 0 ? " (" + bytes_text(bytes) + ")" : std::string(), " in iteration ",
+                             st.current_iteration);
+      lowest = std::min(lowest, st.current_iteration);
+      highest = std::max(highest, st.current_iteration);
+    }
+    culprits.clear();
+    if (lowest < highest) {
+      std::vector<int> ahead;
+      for (auto* st : ranks)
+        (st->current_iteration == lowest ? culprits : ahead).push_back(st->rank);
+      text += detail::concat(". Rank", culprits.size() > 1 ? "s " : " ", list_text(culprits),
+                             " stopped at iteration ", lowest, " while rank", ahead.size() > 1 ? "s " : " ",
+                             list_text(ahead), " went on to iteration ", highest,
+                             ": ranks with uneven inputs (fewer batches) leave the loop early; train under "
+                             "DDP's join (--join), or give every rank the same number of batches.");
+    } else {
+      for (auto* st : ranks) {
+        const auto n = std::count_if(ranks.begin(), ranks.end(), [&](auto* o) { return same_call(st, o); });
+        if (2 * n < static_cast<long>(ranks.size())) culprits.push_back(st->rank);
+      }
+      text += ". Every rank must call the same collectives in the same order; DDPSCOPE_DEBUG=detail checks "
+              "each call and names both sides.";
+    }
+    return text;
+  }
+  return {};
 }
 
 void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
@@ -192,6 +239,7 @@ void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
       break;
     }
   }
+  if (culprit.empty() && report.dead_rank < 0) culprit = mismatch_verdict(report, report.culprits);
   if (culprit.empty() && run.status == "failed" && run.failed_rank >= 0 && report.ranks.size() > 1) {
     // Every rank entered the same collective and it never completed; one rank's watchdog
     // reported it. The others never reported a timeout of their own: stopped, or stuck

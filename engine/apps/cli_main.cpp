@@ -139,6 +139,16 @@ void check_launch(ddpscope::apps::TrainOptions& options, const ddpscope::apps::L
                  "or more (--np 3: one server, two DDP trainers)");
   DDPSCOPE_CHECK(!options.remote_embedding || launch.backend == "mpi",
                  "--remote-embedding runs on the CPU (mpi backend); drop --backend ", launch.backend);
+  // A rank named by an --inject-* option must be one the job has.
+  const std::pair<const char*, int> injected[] = {{"--inject-unused", options.unused_rank},
+                                                  {"--inject-stall", options.stall_rank},
+                                                  {"--inject-uneven", options.uneven_rank},
+                                                  {"--inject-model-mismatch", options.mismatch_rank}};
+  for (const auto& [flag, rank] : injected) {
+    DDPSCOPE_CHECK(rank < 0 || (launch.np >= 2 && rank < launch.np), flag, " names rank ", rank, " but the job ",
+                   launch.np >= 2 ? ddpscope::detail::concat("has ranks 0 to ", launch.np - 1)
+                                  : std::string("is not a multi-rank job (add --np 2 or more)"));
+  }
   if (launch.np > 0) {
     validate_and_complete(options);  // fail here, not in N ranks at once
     JobLauncher checks(launch);      // its constructor checks the launch itself

@@ -31,6 +31,7 @@ const FaultSpec& fault_spec() {
     }
     if (std::strstr(text, ",kill")) f.action = FaultSpec::Action::Kill;
     if (std::strstr(text, ",segv")) f.action = FaultSpec::Action::Segv;
+    if (std::strstr(text, ",skip")) f.action = FaultSpec::Action::Skip;
     return f;
   }();
   return spec;
@@ -38,9 +39,9 @@ const FaultSpec& fault_spec() {
 
 void set_fault_reporter(std::function<void(const std::string&)> r) { reporter() = std::move(r); }
 
-void fault_point(const char* phase, int rank, int64_t iteration) {
+bool fault_point(const char* phase, int rank, int64_t iteration) {
   const FaultSpec& f = fault_spec();
-  if (f.rank != rank || f.iteration != iteration || f.phase != phase) return;
+  if (f.rank != rank || f.iteration != iteration || f.phase != phase) return false;
   const std::string where = f.phase == "iteration" ? " at iteration " + std::to_string(iteration)
                                                   : std::string(" in ") + phase + " of iteration " + std::to_string(iteration);
   switch (f.action) {
@@ -55,7 +56,14 @@ void fault_point(const char* phase, int rank, int64_t iteration) {
       signal(SIGSEGV, SIG_DFL);
       raise(SIGSEGV);
       break;
+    case FaultSpec::Action::Skip:
+      if (f.phase != "allreduce")
+        throw DDPSCOPE_ERROR("DDPSCOPE_FAULT: skip applies to phase=allreduce (the loss allreduce), not ", f.phase);
+      std::fprintf(stderr, "rank %d skips the loss allreduce of iteration %lld (DDPSCOPE_FAULT)\n", rank,
+                   static_cast<long long>(iteration));
+      return true;
   }
+  return false;
 }
 
 }  // namespace ddpscope::apps

@@ -3,7 +3,11 @@
 //   DDPSCOPE_FAULT="rank=1,iter=5"                      throw at the start of iteration 5
 //   DDPSCOPE_FAULT="rank=1,iter=5,phase=backward,kill"  SIGKILL itself as backward starts
 //   DDPSCOPE_FAULT="rank=1,iter=5,phase=allreduce,segv" SIGSEGV before the loss allreduce
-// Phases: iteration (before the step), forward, backward, allreduce, optimizer. Before a
+//   DDPSCOPE_FAULT="rank=1,iter=5,phase=allreduce,skip" skip the loss allreduce, so the rank
+//                                                       calls a different collective next
+// Phases: iteration (before the step), forward, backward, allreduce, optimizer; with
+// --remote-embedding the server (rank 0) also has serve and backward, counted in calls
+// of its embedding lookup rather than iterations (remote_embedding_trainer.cpp). Before a
 // signal the rank ships its probe events (the reporter), so the run file shows where.
 #pragma once
 
@@ -17,14 +21,15 @@ struct FaultSpec {
   int rank = -1;
   int64_t iteration = -1;
   std::string phase = "iteration";
-  enum class Action { Throw, Kill, Segv } action = Action::Throw;
+  enum class Action { Throw, Kill, Segv, Skip } action = Action::Throw;
 };
 
 // Parsed once from DDPSCOPE_FAULT (rank -1: none).
 const FaultSpec& fault_spec();
 // Called before a signal is raised: ships the rank's events and says what it does.
 void set_fault_reporter(std::function<void(const std::string& what)> reporter);
-// Acts out the fault when it names this rank, iteration and phase.
-void fault_point(const char* phase, int rank, int64_t iteration);
+// Acts out the fault when it names this rank, iteration and phase. Returns true when the
+// caller must skip the operation that follows (the skip action); false otherwise.
+bool fault_point(const char* phase, int rank, int64_t iteration);
 
 }  // namespace ddpscope::apps

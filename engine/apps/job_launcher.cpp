@@ -15,6 +15,7 @@
 #include <optional>
 #include <regex>
 #include <thread>
+#include <tuple>
 
 #include "collector_process.h"
 #include "hang_analysis.h"
@@ -66,6 +67,33 @@ struct LineReader {
     }
   }
 };
+
+// Open MPI's own report of a fatal error in an MPI call (MPI_ERRORS_ARE_FATAL):
+//   *** An error occurred in MPI_Allreduce
+//   *** reported by process [579076097,0]
+//   *** MPI_ERR_TRUNCATE: message truncated
+// as {rank, "MPI_Allreduce failed on rank 0: MPI_ERR_TRUNCATE: message truncated ..."};
+// {-1, ""} when the lines are not there.
+std::pair<int, std::string> mpi_fatal_error(const std::deque<std::string>& lines) {
+  static const std::regex call_re(R"(\*\*\* An error occurred in (MPI_\w+))");
+  static const std::regex rank_re(R"(\*\*\* reported by process \[\d+,(\d+)\])");
+  static const std::regex class_re(R"(\*\*\* (MPI_ERR_\w+: .*))");
+  std::string call, error_class;
+  int rank = -1;
+  for (const auto& line : lines) {
+    std::smatch m;
+    if (call.empty() && std::regex_search(line, m, call_re)) call = m[1];
+    if (rank < 0 && std::regex_search(line, m, rank_re)) rank = std::stoi(m[1]);
+    if (error_class.empty() && std::regex_search(line, m, class_re)) error_class = m[1];
+  }
+  if (call.empty() || rank < 0) return {-1, {}};
+  std::string text = detail::concat(call, " failed on rank ", rank, ": ", error_class.empty() ? "an MPI error" : error_class);
+  if (error_class.rfind("MPI_ERR_TRUNCATE", 0) == 0) {
+    text += "; the ranks called collectives of different sizes or in a different order. Rerun with "
+            "DDPSCOPE_DEBUG=detail: each collective is then checked across ranks and a mismatch names both sides";
+  }
+  return {rank, text};
+}
 
 }  // namespace
 
@@ -319,17 +347,21 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
     close_run("finished", "");
     return 0;
   }
-  if (failed_rank < 0) {
-    // No report from a rank: a crash or a kill. mpirun names the process.
-    static const std::regex rank_re("process rank ([0-9]+)");
-    for (const auto& line : err_tail) {
-      std::smatch m;
-      if (std::regex_search(line, m, rank_re)) {
-        failed_rank = std::stoi(m[1]);
-        failure = line;
-        break;
-      }
+  if (failed_rank < 0) std::tie(failed_rank, failure) = mpi_fatal_error(err_tail);
+  // A rank killed by a signal: mpirun names it ("process rank 0 ... exited on signal 9").
+  static const std::regex dead_re("process rank ([0-9]+)");
+  for (const auto& line : err_tail) {
+    std::smatch m;
+    if (!std::regex_search(line, m, dead_re)) continue;
+    if (failed_rank < 0) {  // no report from a rank: a crash or a kill
+      failed_rank = std::stoi(m[1]);
+      failure = line;
+    } else if (std::stoi(m[1]) != failed_rank) {
+      // Another rank reported what the death did to it (a broken connection, a timeout);
+      // the message keeps mpirun's words, so the diagnosis names the rank that died.
+      failure += " (mpirun: " + line + ")";
     }
+    break;
   }
   if (interrupted) {
     close_run("stopped", "stopped by a signal");

@@ -1,5 +1,6 @@
 #include "remote_embedding_trainer.h"
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <sstream>
@@ -7,6 +8,7 @@
 #include "autograd/ops.h"
 #include "ddp/distributed_data_parallel.h"
 #include "dist_autograd/dist_autograd.h"
+#include "fault_injection.h"
 #include "probe.h"
 #include "records.h"
 #include "rpc/rpc.h"
@@ -33,8 +35,21 @@ std::shared_ptr<nn::Embedding> served_table() {
 void register_server_functions() {
   // indices [B, T] -> token embeddings [B, T, C]; inside the caller's context, so the
   // reply records a send function here and a recv function on the trainer.
+  // DDPSCOPE_FAULT on the server (rank 0) counts the calls it served as iterations:
+  // phase=serve fails inside call N, phase=backward when the distributed backward
+  // brings call N's gradient back here.
   rpc::register_function("train.embed", [](const ValueList& a) -> Value {
-    return served_table()->forward(a.at(0).tensor());
+    static std::atomic<int64_t> calls{0};
+    const int64_t call = ++calls;
+    fault_point("serve", 0, call);
+    Tensor out = served_table()->forward(a.at(0).tensor());
+    if (fault_spec().rank == 0 && fault_spec().phase == "backward" && fault_spec().iteration == call) {
+      out.register_hook([call](const Tensor&) -> std::optional<Tensor> {
+        fault_point("backward", 0, call);
+        return std::nullopt;
+      });
+    }
+    return out;
   });
   // The table itself, for the trainers' RRefs (owned here, stepped here).
   rpc::register_function("train.embedding_table",
@@ -119,6 +134,8 @@ double RemoteEmbeddingTrainer::trainer_step() {
   auto [x, y] = corpus_->sample(options_.batch, options_.context, data_gen_);
   dist_autograd::ContextGuard context;
   DDPSCOPE_SPAN(forward_span, probes::Kind::Forward, "forward");
+  const int rank = world_->rank();
+  fault_point("forward", rank, iteration_ + 1);
   Tensor embedded = rpc::rpc_sync(0, "train.embed", {Value(x)}).tensor();
   // This trainer's share of the table's update (see the header).
   const double share = 1.0 / trainers();
@@ -128,10 +145,12 @@ double RemoteEmbeddingTrainer::trainer_step() {
   forward_span.end();
   {
     DDPSCOPE_SPAN(backward_span, probes::Kind::Backward, "backward");
+    fault_point("backward", rank, iteration_ + 1);
     dist_autograd::backward(context.id(), {loss});
   }
   {
     DDPSCOPE_SPAN(optimizer_span, probes::Kind::Optimizer, "optimizer");
+    fault_point("optimizer", rank, iteration_ + 1);
     optimizer_->step(context.id());
   }
   return loss.item<double>();

@@ -119,6 +119,24 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
       },
       "RANK:ITERATION:SECONDS: that rank sleeps between forward and backward (to see what a "
       "hang looks like)");
+  cmd.add_option_function<std::string>(
+      "--inject-uneven",
+      [&o](const std::string& text) {
+        try {
+          parse_uneven(text, o);
+        } catch (const Error& e) {
+          throw CLI::ValidationError(e.message());
+        }
+      },
+      "RANK:ITERATIONS: that rank's data runs out after ITERATIONS (uneven inputs: without --join "
+      "the other ranks wait for it in their next allreduce)");
+  cmd.add_option("--inject-model-mismatch", o.mismatch_rank,
+                 "RANK: that rank builds a slightly larger model (MLP one unit wider, transformer one "
+                 "block deeper), to see DDP refuse replicas that differ")
+      ->check(at_least(0));
+  cmd.add_flag("--join", o.join,
+               "DDP: a rank whose data runs out early shadows the others' allreduces until all are "
+               "done (PyTorch's join), so uneven inputs finish; the loss shown is rank 0's own");
   cmd.add_flag(
       "!--no-overlap", o.overlap,
       "Multi-rank: allreduce all gradients after backward instead of DDP's overlapped buckets");
@@ -175,6 +193,10 @@ nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) 
           {"comm_hook", o.comm_hook},
           {"remote_embedding", o.remote_embedding},
           {"unused_rank", o.unused_rank},
+          {"mismatch_rank", o.mismatch_rank},
+          {"uneven_rank", o.uneven_rank},
+          {"uneven_iters", o.uneven_iters},
+          {"join", o.join},
           {"np", launch.np},
           {"backend", launch.backend},
           {"hostfile", launch.hostfile}};
@@ -209,6 +231,10 @@ std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOpti
   if (!o.overlap) a.push_back("--no-overlap");
   if (o.remote_embedding) a.push_back("--remote-embedding");
   if (o.unused_rank >= 0) a.insert(a.end(), {"--inject-unused", num(o.unused_rank)});
+  if (o.mismatch_rank >= 0) a.insert(a.end(), {"--inject-model-mismatch", num(o.mismatch_rank)});
+  if (o.uneven_rank >= 0)
+    a.insert(a.end(), {"--inject-uneven", detail::concat(o.uneven_rank, ":", o.uneven_iters)});
+  if (o.join) a.push_back("--join");
   if (o.stall_rank >= 0) {
     a.insert(a.end(), {"--inject-stall", detail::concat(o.stall_rank, ":", o.stall_iteration, ":",
                                                         num(o.stall_seconds))});

@@ -50,6 +50,18 @@ void parse_stall(const std::string& text, TrainOptions& o) {
   o.stall_seconds = seconds;
 }
 
+void parse_uneven(const std::string& text, TrainOptions& o) {
+  int rank = -1;
+  long long iterations = 0;
+  char tail = 0;
+  DDPSCOPE_CHECK(std::sscanf(text.c_str(), "%d:%lld%c", &rank, &iterations, &tail) == 2 && rank >= 0 &&
+                     iterations >= 1,
+                 "--inject-uneven: expected RANK:ITERATIONS with ITERATIONS at least 1 (e.g. 1:20), got '",
+                 text, "'");
+  o.uneven_rank = rank;
+  o.uneven_iters = iterations;
+}
+
 ddp::DdpOptions ddp_options_of(const TrainOptions& o) {
   return {.bucket_cap_mb = o.bucket_cap_mb,
           .first_bucket_cap_mb = o.first_bucket_cap_mb,
@@ -101,6 +113,12 @@ void validate_and_complete(TrainOptions& o) {
                  "--inject-unused leaves the MLP's second layer out: use --model mlp with --depth 3 or more");
   DDPSCOPE_CHECK(!o.remote_embedding || o.overlap,
                  "--remote-embedding trains the trunk with DDP; drop --no-overlap");
+  DDPSCOPE_CHECK(!o.join || o.overlap, "--join is DDP's; drop --no-overlap");
+  DDPSCOPE_CHECK(!o.remote_embedding || (!o.join && o.uneven_rank < 0),
+                 "--join and --inject-uneven apply to DDP jobs without --remote-embedding");
+  DDPSCOPE_CHECK(o.uneven_rank < 0 || o.uneven_iters < o.iters, "--inject-uneven ", o.uneven_rank, ":",
+                 o.uneven_iters, " gives rank ", o.uneven_rank, " at least the --iters ", o.iters,
+                 " of the others: give it fewer");
 }
 
 Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group)
@@ -114,7 +132,7 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
   const TrainOptions& o = options_;
   if (o.model == "mlp") {
     nn::MlpConfig c;
-    c.width = o.width;
+    c.width = o.width + (group_ && group_->rank() == o.mismatch_rank ? 1 : 0);
     c.depth = o.depth;
     if (o.data == "digits") {
       const std::string path = o.data_path.empty() ? nn::default_digits_path() : o.data_path;
@@ -149,7 +167,7 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
     c.context = o.context;
     c.d_model = o.width;
     c.heads = o.heads;
-    c.layers = o.depth;
+    c.layers = o.depth + (group_ && group_->rank() == o.mismatch_rank ? 1 : 0);
     model_ = std::make_shared<nn::CharTransformer>(c, &init_gen);
   }
   if (group_ && o.overlap) {
@@ -174,6 +192,16 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
       optimizer_ = std::make_unique<optim::Adam>(model_->parameters(), a);
     }
   }
+}
+
+int64_t Trainer::iterations() const {
+  return group_ && group_->rank() == options_.uneven_rank ? options_.uneven_iters : options_.iters;
+}
+
+std::unique_ptr<ddp::DistributedDataParallel::JoinContext> Trainer::join_context() {
+  auto* ddp_model = dynamic_cast<ddp::DistributedDataParallel*>(model_.get());
+  if (!options_.join || !ddp_model) return nullptr;
+  return ddp_model->join();
 }
 
 std::pair<Tensor, Tensor> Trainer::next_batch() {
@@ -250,8 +278,9 @@ StepResult Trainer::step() {
   }
   double loss_value = local_loss;
   nonfinite_.check_loss(iteration_, loss_value);
-  if (group_) {
-    fault_point("allreduce", group_->rank(), iteration_);  // the others wait in the loss allreduce
+  // Under join a joined rank only shadows DDP's allreduces: this one would meet a shadow.
+  // A rank that skips it on purpose (DDPSCOPE_FAULT ...,skip) calls the wrong collective next.
+  if (group_ && !options_.join && !fault_point("allreduce", group_->rank(), iteration_)) {
     Tensor l = Tensor::scalar(loss_value, DType::F64);
     group_->allreduce(l, {.op = c10d::ReduceOp::Avg})->wait();
     loss_value = l.item<double>();

@@ -59,7 +59,21 @@ struct TrainOptions {
   int stall_rank = -1;
   int64_t stall_iteration = 0;
   double stall_seconds = 0;
+  // For demonstrations of DDP's replica check: rank `mismatch_rank` builds its model a
+  // little larger (MLP one unit wider, transformer one block deeper).
+  int mismatch_rank = -1;
+  // Uneven inputs: rank `uneven_rank`'s data runs out after `uneven_iters` iterations.
+  // Without `join` the other ranks then wait for it in their next allreduce.
+  int uneven_rank = -1;
+  int64_t uneven_iters = 0;
+  // DDP's join (PyTorch's Join): a rank whose data ran out shadows the allreduces of the
+  // ranks still training. The per-iteration loss is then each rank's own, not averaged:
+  // an allreduce of the loss would meet a joined rank's shadow allreduce.
+  bool join = false;
 };
+
+// Parses --inject-uneven's "RANK:ITERATIONS" into `o`; throws with the reason.
+void parse_uneven(const std::string& text, TrainOptions& o);
 
 // Parses --inject-stall's "RANK:ITERATION:SECONDS" into `o`; throws with the reason.
 void parse_stall(const std::string& text, TrainOptions& o);
@@ -88,6 +102,11 @@ class Trainer {
   // The allreduce cost sweep (TrainOptions::measure_allreduce); every rank calls it.
   void measure_allreduce_cost();
   const TrainOptions& options() const { return options_; }
+  // The iterations this rank trains: --iters, fewer on an --inject-uneven rank.
+  int64_t iterations() const;
+  // With --join in a DDP job, the context the iterations run in (finish() after them);
+  // null otherwise.
+  std::unique_ptr<ddp::DistributedDataParallel::JoinContext> join_context();
   // The model being trained (the DDP wrapper in a DDP job).
   nn::Module& model() { return *model_; }
   // Samples per step over all ranks.

@@ -68,7 +68,13 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
   }
   const auto start = std::chrono::steady_clock::now();
   double rate = 0;
-  for (int64_t i = 0; i < trainer.options().iters; ++i) {
+  int64_t iterations = trainer.options().iters;
+  std::unique_ptr<ddp::DistributedDataParallel::JoinContext> join;
+  if constexpr (requires { trainer.join_context(); }) {
+    iterations = trainer.iterations();  // fewer on an --inject-uneven rank
+    join = trainer.join_context();      // --join: shadow the others' allreduces after them
+  }
+  for (int64_t i = 0; i < iterations; ++i) {
     fault_point("iteration", rank, i + 1);
     const StepResult r = trainer.step();
     const double now =
@@ -81,6 +87,7 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
                                  {"samples_per_s", rate}});
     }
   }
+  if (join) join->finish();
   if (rank == 0) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -166,7 +166,12 @@ void spread_abandon(const DistAutogradContext& ctx, int64_t pass, int32_t except
     message.emplace_back(ctx.id());
     message.emplace_back(pass);
     message.emplace_back(int64_t{self});
-    rpc::rpc_async(w, kAbandonFunction, std::move(message));
+    // Best effort: a worker whose connection broke has nothing left to drop, and an error
+    // here would hide the one that ended the pass (often that same broken connection).
+    try {
+      rpc::rpc_async(w, kAbandonFunction, std::move(message));
+    } catch (const std::exception&) {
+    }
   }
 }
 

@@ -400,6 +400,95 @@ def scenario_unused(build, work):
     return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
 
 
+def diagnosis_line(job):
+    return next((l for _, l in job.lines if l.startswith("diagnosis:")), "no diagnosis")
+
+
+def scenario_model_mismatch(build, work):
+    r = Result("models that differ across ranks (--inject-model-mismatch 1)",
+               "DDP refuses at construction, naming the parameter and both ranks' shapes; job fails at once")
+    run = os.path.join(work, "mismatch-model.ddprun")
+    t0 = time.monotonic()
+    job = Job(build, train_args(run, iters=10, extra=["--inject-model-mismatch", "1"]))
+    code = job.wait(60)
+    r.detection = time.monotonic() - t0
+    problems = check_common(r, job, code, run, 60, names=(r"parameter module\.layers\.0\.weight is f32\[257, 32\] on rank 1 "
+                                                          r"but f32\[256, 32\] on rank 0", r"same model"))
+    return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
+
+
+def scenario_mismatched_collectives(build, work):
+    r = Result("mismatched collectives under DDPSCOPE_DEBUG=detail (rank 1 skips the loss allreduce of iteration 3)",
+               "every rank fails at the mismatch, naming both sides' op, number and shape; without detail, MPI's "
+               "truncation error is explained")
+    run = os.path.join(work, "mismatch-coll.ddprun")
+    fault = {"DDPSCOPE_FAULT": "rank=1,iter=3,phase=allreduce,skip"}
+    t0 = time.monotonic()
+    job = Job(build, train_args(run, iters=10), {**fault, "DDPSCOPE_DEBUG": "detail"})
+    code = job.wait(60)
+    r.detection = time.monotonic() - t0
+    problems = check_common(r, job, code, run, 60, names=(r"collective mismatch on group 'world': rank 0 allreduce "
+                                                          r"#\d+ f64\[\] vs rank 1 allreduce #\d+ f32\[\d+\]",))
+    plain_run = os.path.join(work, "mismatch-coll-plain.ddprun")
+    plain = Job(build, train_args(plain_run, iters=10), fault)
+    plain_code = plain.wait(60)
+    problems += [f"without detail: {p}" for p in check_common(r, plain, plain_code, plain_run, 60,
+                                                              names=(r"MPI_ERR_TRUNCATE", r"DDPSCOPE_DEBUG=detail"))]
+    return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
+
+
+def scenario_uneven(build, work):
+    r = Result("uneven inputs without join (--inject-uneven 1:20 of 40 iterations)",
+               "ends at the collective timeout; the diagnosis names rank 1, the two different collectives and "
+               "suggests --join; with --join the same job finishes")
+    run = os.path.join(work, "uneven.ddprun")
+    t0 = time.monotonic()
+    job = Job(build, train_args(run, iters=40, extra=["--inject-uneven", "1:20"]))
+    code = job.wait(60)
+    r.detection = time.monotonic() - t0
+    problems = check_common(r, job, code, run, 60, names=(
+        r"diagnosis: Ranks called different collectives as #\d+: rank 0 allreduce .* rank 1 barrier",
+        r"Rank 1 stopped at iteration 20", r"--join"))
+    joined_run = os.path.join(work, "uneven-join.ddprun")
+    joined = Job(build, train_args(joined_run, iters=40, extra=["--inject-uneven", "1:20", "--join"]))
+    joined_code = joined.wait(60)
+    problems += [f"with --join: {p}" for p in check_common(r, joined, joined_code, joined_run, 60, want_failure=False)]
+    if not problems:
+        its = sqlite3.connect(f"file:{joined_run}?mode=ro", uri=True).execute(
+            "SELECT rank, COUNT(*) FROM spans WHERE kind = 0 GROUP BY rank ORDER BY rank").fetchall()
+        if its != [(0, 40), (1, 20)]:
+            problems.append(f"with --join: iterations per rank {its}")
+    return r.conclude(problems, diagnosis_line(job)[:260] + "; with --join: finished")
+
+
+def remote_args(run, iters=30):
+    return ["train", "--np", "3", "--model", "transformer", "--remote-embedding", "--batch", "8", "--width", "32",
+            "--depth", "1", "--iters", str(iters), "--progress", "lines", "--log-every", "1000", "--out", run]
+
+
+def scenario_rpc_death(build, work, phase):
+    if phase == "serve":
+        r = Result("an RPC callee killed mid-call (the parameter server, --remote-embedding, in its 9th lookup)",
+                   "the caller fails at once naming the worker and the call; the diagnosis names rank 0 as dead; "
+                   "file sound; no process left")
+        names = (r"connection to worker0 \(id 0\) broke .* call of 'train\.embed'", r"diagnosis: Rank 0 died \(signal 9")
+    else:
+        r = Result("a distributed backward whose worker dies (the parameter server, as call 9's gradient arrives)",
+                   "the trainer's backward fails at once naming the worker and the backward call; the diagnosis "
+                   "names rank 0 as dead; file sound; no process left")
+        names = (r"connection to worker0 \(id 0\) broke .* call of '_ddpscope\.dist_backward'",
+                 r"diagnosis: Rank 0 died \(signal 9")
+    run = os.path.join(work, f"rpc-{phase}.ddprun")
+    job = Job(build, remote_args(run), {"DDPSCOPE_FAULT": f"rank=0,iter=9,phase={phase},kill"})
+    code = job.wait(60)
+    problems = check_common(r, job, code, run, 60, names=names)
+    raised = job.first_time(r"raised SIG")
+    reported = job.first_time(r"connection to worker0")
+    if raised is not None and reported is not None:
+        r.detection = max(0.0, reported - raised)
+    return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
+
+
 def scenario_disk_full(build, work):
     r = Result("the disk holding the run file fills up", "training goes on; the file stays sound; the events lost "
                                                          "are counted and reported")
@@ -442,6 +531,11 @@ SCENARIOS = {
     "nonfinite-loss": scenario_nonfinite,
     "unused-parameter": scenario_unused,
     "disk-full": scenario_disk_full,
+    "model-mismatch": scenario_model_mismatch,
+    "mismatched-collectives": scenario_mismatched_collectives,
+    "uneven-inputs": scenario_uneven,
+    "rpc-callee-killed": lambda b, w: scenario_rpc_death(b, w, "serve"),
+    "dist-backward-worker-killed": lambda b, w: scenario_rpc_death(b, w, "backward"),
 }
 
 

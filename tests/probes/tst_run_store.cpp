@@ -285,6 +285,39 @@ class TestRunStore : public QObject {
     QVERIFY(report.verdict.find("Rank 0 reported it: timeout") != std::string::npos);
   }
 
+  // Uneven inputs without join: rank 1 left its loop after iteration 1 and waits in the
+  // job's final barrier, which is its collective #5; rank 0's #5 is iteration 2's allreduce.
+  void testHangVerdictNamesCollectivesThatDiffer() {
+    const std::string file = path("differ.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp","iters":4})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank) {
+        EventBatch b;
+        b.rank = rank;
+        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+        b.names = {"iteration", "allreduce", "barrier"};
+        b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
+        if (rank == 0) {
+          b.events.push_back(BatchEvent{1100, 1100, 4096, 5, -1, 2, -1, 1, -1, -1, 1, uint8_t(Kind::PgOpStart), 0});
+        } else {
+          b.events.push_back(BatchEvent{1100, 1100, -1, 5, -1, 1, -1, 2, -1, -1, 0, uint8_t(Kind::PgOpStart), 0});
+        }
+        w.write(b);
+      }
+      w.end_run("failed", "timeout: rank 1 waited 4000 ms in barrier #5. MPI cannot cancel it", 1);
+    }
+    RunStoreReader run(file);
+    const HangReport report = analyze_hang(run);
+    QVERIFY2(QString::fromStdString(report.verdict)
+                 .startsWith("Ranks called different collectives as #5: rank 0 allreduce (4 KiB) in iteration 2, "
+                             "rank 1 barrier in iteration 1. Rank 1 stopped at iteration 1 while rank 0 went on to "
+                             "iteration 2"),
+             report.verdict.c_str());
+    QVERIFY2(report.verdict.find("--join") != std::string::npos, report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
+  }
+
   void testChromeTraceExport() {
     const std::string file = path("trace.ddprun");
     {
