@@ -34,6 +34,17 @@ RunRow RunStoreReader::run() {
   return r;
 }
 
+void RunStoreReader::save_copy(const std::string& dest) {
+  try {
+    Statement s = db_.prepare("VACUUM INTO ?");
+    s.bind(1, dest);
+    s.step();
+  } catch (const std::exception& e) {
+    throw RunStoreError(detail::concat("cannot save a copy of '", db_.path(), "' as '", dest, "': ", e.what()),
+                        __FILE__, __LINE__);
+  }
+}
+
 std::vector<RankRow> RunStoreReader::ranks() {
   Statement s = db_.prepare(
       "SELECT rank, host, pid, device, clock_offset_ns, clock_rtt_ns, events_received, "

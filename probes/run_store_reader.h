@@ -127,6 +127,10 @@ class RunStoreReader {
   explicit RunStoreReader(const std::string& path);
 
   RunRow run();
+  // Writes a compacted copy of the whole file to `dest` (SQLite's VACUUM INTO), through
+  // this connection: it works after the file was deleted, as long as the reader is open.
+  // Throws RunStoreError when `dest` exists or cannot be written.
+  void save_copy(const std::string& dest);
   std::vector<RankRow> ranks();
   std::vector<ThreadRow> threads();
   std::vector<SpanRow> spans(const SpanQuery& query = {});

@@ -7,8 +7,10 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <exception>
+#include <optional>
 
 #include "chart_theme.h"
+#include "run_store_reader.h"
 #include "kind_colors.h"
 #include "run_store_reader.h"
 
@@ -22,7 +24,7 @@ BucketAdviceView::BucketAdviceView(QWidget* parent) : QChartView(parent) {
 
 QString BucketAdviceView::title() const { return chart() ? chart()->title() : QString(); }
 
-void BucketAdviceView::setRun(const std::string& path, int64_t spans, int rank) {
+void BucketAdviceView::setRun(const std::string& path, int64_t spans, int rank, probes::RunStoreReader* reader) {
   const bool same = path == m_path && rank == m_rank;
   if (same && (spans == m_spans || (m_since.isValid() && m_since.elapsed() < 5000))) return;
   m_path = path;
@@ -30,8 +32,9 @@ void BucketAdviceView::setRun(const std::string& path, int64_t spans, int rank) 
   m_spans = spans;
   m_since.start();
   try {
-    probes::RunStoreReader run(path);
-    m_advice = probes::advise_buckets(run, {}, rank);
+    std::optional<probes::RunStoreReader> own;
+    if (!reader) reader = &own.emplace(path);
+    m_advice = probes::advise_buckets(*reader, {}, rank);
     draw({});
   } catch (const std::exception& e) {
     m_advice = {};

@@ -18,7 +18,8 @@ class BucketAdviceView : public QChartView {
  public:
   explicit BucketAdviceView(QWidget* parent = nullptr);
   // Predicts again when the run or rank changed, or (a growing run) at most every 5 s.
-  void setRun(const std::string& path, int64_t spans, int rank);
+  // `reader`: the open run's reader when the window keeps one (else opened from `path`).
+  void setRun(const std::string& path, int64_t spans, int rank, probes::RunStoreReader* reader = nullptr);
   const probes::BucketAdvice& advice() const { return m_advice; }
   bool hasAdvice() const { return !m_advice.predictions.empty(); }
   QString title() const;

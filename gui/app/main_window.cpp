@@ -1,4 +1,6 @@
 #include "main_window.h"
+
+#include "run_file_watch.h"
 #include "user_message.h"
 
 #include <QBarCategoryAxis>
@@ -88,10 +90,10 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   buildMenus();
   connect(this, &MainWindow::loadFailed, this, [this](const QString& message) {
     statusBar()->showMessage(message);
-    m_errorBanner->setText(message);
-    m_errorBanner->show();
-    m_closeError->show();
+    showBanner(message, false, false);
   });
+  m_fileWatch = new RunFileWatch(this);
+  connect(m_fileWatch, &RunFileWatch::stateChanged, this, &MainWindow::onRunFileChanged);
 
   connect(m_job, &JobController::started, this, [this](const QString&, const QString& what) {
     m_monitor->setStatus(tr("training %1").arg(what), true);
@@ -292,10 +294,28 @@ void MainWindow::buildViews() {
   connect(closeError, &QPushButton::clicked, this, [this, closeError] {
     m_errorBanner->hide();
     closeError->hide();
+    m_reloadRun->hide();
+    m_saveCopyButton->hide();
   });
   m_closeError = closeError;
+  auto* reload = new QPushButton(tr("Reload"), right);
+  reload->hide();
+  connect(reload, &QPushButton::clicked, this, [this] {
+    if (m_run) openRun(QString::fromStdString(m_run->path));
+  });
+  m_reloadRun = reload;
+  auto* saveCopy = new QPushButton(tr("Save a copy..."), right);
+  saveCopy->hide();
+  connect(saveCopy, &QPushButton::clicked, this, [this] {
+    const QString out = QFileDialog::getSaveFileName(this, tr("Save a copy of the run"), m_runList->folder(),
+                                                     tr("Run files (*.ddprun)"));
+    if (!out.isEmpty()) saveRunCopy(out);
+  });
+  m_saveCopyButton = saveCopy;
   auto* bannerRow = new QHBoxLayout;
   bannerRow->addWidget(m_errorBanner, 1);
+  bannerRow->addWidget(saveCopy, 0, Qt::AlignTop);
+  bannerRow->addWidget(reload, 0, Qt::AlignTop);
   bannerRow->addWidget(closeError, 0, Qt::AlignTop);
   rightLayout->addLayout(bannerRow);
   rightLayout->addWidget(m_tabs, 1);
@@ -314,6 +334,12 @@ void MainWindow::buildMenus() {
     if (!path.isEmpty()) openRun(path);
   });
   file->addAction(tr("&Refresh runs"), QKeySequence::Refresh, m_runList, &RunListModel::refresh);
+  file->addAction(tr("&Save a copy of the run..."), QKeySequence::SaveAs, this, [this] {
+    if (!m_run) return;
+    const QString out = QFileDialog::getSaveFileName(this, tr("Save a copy of the run"), m_runList->folder(),
+                                                     tr("Run files (*.ddprun)"));
+    if (!out.isEmpty()) saveRunCopy(out);
+  });
   file->addSeparator();
   file->addAction(tr("Export &Chrome trace..."), this, &MainWindow::exportChromeTrace);
   file->addAction(tr("Export view as &PNG..."), this, [this] {
@@ -429,6 +455,8 @@ bool MainWindow::openRun(const QString& path) {
   selectInRunList(path);
   m_errorBanner->hide();  // an earlier error no longer applies
   m_closeError->hide();
+  m_reloadRun->hide();
+  m_saveCopyButton->hide();
   if (m_job->isActive() && !m_liveRun.isEmpty()) {
     statusBar()->showMessage(tr("%1: %2 spans. The job still runs: Run > Follow job returns to it")
                                  .arg(path)
@@ -492,6 +520,9 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   m_buckets->setRun(nullptr, 0, 0);
   m_overlap->setRun(nullptr);
   m_run = std::move(run);
+  // A new file (not a live reload of the same one): watch it on disk from now on.
+  if (!sameRun || m_fileWatch->path().isEmpty() || m_fileWatch->state() == RunFileWatch::State::Replaced)
+    m_fileWatch->watch(QString::fromStdString(m_run->path));
   setWindowTitle(QStringLiteral("ddpscope — %1%2")
                      .arg(QFileInfo(QString::fromStdString(m_run->path)).fileName(),
                           live && m_job->isActive() ? tr(" (live)") : QString()));
@@ -635,9 +666,10 @@ void MainWindow::showChosenGraph() {
   } else {
     // Read on demand: a run may hold many passes.
     try {
-      probes::RunStoreReader reader(m_run->path);
+      probes::RunStoreReader* reader = m_fileWatch->reader();
+      if (!reader) throw std::runtime_error(m_fileWatch->description().toStdString());
       const GraphChoice& c = m_run->dist_graphs[static_cast<size_t>(choice)];
-      m_graph->setGraph(load_dist_graph(reader, c.ctx_id, c.pass));
+      m_graph->setGraph(load_dist_graph(*reader, c.ctx_id, c.pass));
     } catch (const std::exception& e) {
       statusBar()->showMessage(tr("Could not read that graph: %1").arg(userMessage(e)));
       return;
@@ -818,13 +850,46 @@ void MainWindow::updateBuckets() {
   for (const auto& b : m_run->buckets) {
     if (b.rank == rank) (b.generation == 0 ? before : after).insert(b.bucket);
   }
-  m_bucketAdvice->setRun(m_run->path, m_run->span_count, rank);
+  m_bucketAdvice->setRun(m_run->path, m_run->span_count, rank, m_fileWatch->reader());
   m_rebuildNote->setText(after.empty()
                              ? tr("buckets: %1 (not rebuilt yet)").arg(before.size())
                              : tr("buckets: %1 before the rebuild, %2 after (from the observed "
                                   "gradient-ready order)")
                                    .arg(before.size())
                                    .arg(after.size()));
+}
+
+void MainWindow::showBanner(const QString& message, bool reload, bool saveCopy) {
+  m_errorBanner->setText(message);
+  m_errorBanner->show();
+  m_closeError->show();
+  m_reloadRun->setVisible(reload);
+  m_saveCopyButton->setVisible(saveCopy);
+}
+
+void MainWindow::onRunFileChanged() {
+  switch (m_fileWatch->state()) {
+    case RunFileWatch::State::Deleted:
+      showBanner(m_fileWatch->description(), false, true);
+      break;
+    case RunFileWatch::State::Replaced:
+      showBanner(m_fileWatch->description(), true, m_fileWatch->reader() != nullptr);
+      break;
+    default:
+      break;
+  }
+  if (m_fileWatch->state() != RunFileWatch::State::Intact) statusBar()->showMessage(m_fileWatch->description());
+}
+
+bool MainWindow::saveRunCopy(const QString& path) {
+  QString error;
+  if (!m_run || !m_fileWatch->saveCopy(path, &error)) {
+    emit loadFailed(tr("Cannot save a copy of the run as %1: %2").arg(path, m_run ? error : tr("no run is open")));
+    return false;
+  }
+  statusBar()->showMessage(tr("Saved a copy of the run as %1").arg(path));
+  m_runList->refresh();
+  return true;
 }
 
 }  // namespace ddpscope::gui

@@ -40,6 +40,7 @@ class SortProxy;
 class EmptyState;
 class BucketAdviceView;
 class TimeBreakdownPage;
+class RunFileWatch;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -63,6 +64,12 @@ class MainWindow : public QMainWindow {
   // Saves the current tab as a PNG / its table as CSV; false with the reason shown.
   bool exportViewPng(const QString& path);
   bool exportTableCsv(const QString& path);
+  // File > Save a copy of the run: the run on screen, even after its file was deleted
+  // from disk; false with the reason shown.
+  bool saveRunCopy(const QString& path);
+  // The open run's file on disk: deleted or replaced under the app (the banner says so).
+  RunFileWatch* runFileWatch() const { return m_fileWatch; }
+  QWidget* reloadButton() const { return m_reloadRun; }
 
   const RunData* currentRun() const { return m_run.get(); }
   QTabWidget* tabs() const { return m_tabs; }
@@ -118,6 +125,8 @@ class MainWindow : public QMainWindow {
   void showChosenGraph();
   void exportChromeTrace();
   void onJobFinished(JobController::State state, const QString& message);
+  void onRunFileChanged();
+  void showBanner(const QString& message, bool reload, bool saveCopy);
 
   std::shared_ptr<const RunData> m_run;
   RunListModel* m_runList = nullptr;
@@ -137,6 +146,9 @@ class MainWindow : public QMainWindow {
   QTableView* m_runsView = nullptr;
   QLabel* m_errorBanner = nullptr;
   QWidget* m_closeError = nullptr;
+  QWidget* m_reloadRun = nullptr;     // in the banner, when the run file was replaced
+  QWidget* m_saveCopyButton = nullptr;  // in the banner, when it was deleted or replaced
+  RunFileWatch* m_fileWatch = nullptr;
   QAction* m_followAction = nullptr;
   QAction* m_stopAction = nullptr;
   QTableView* m_overlapTable = nullptr;

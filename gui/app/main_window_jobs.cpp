@@ -16,6 +16,7 @@
 #include "live_monitor.h"
 #include "live_run_loader.h"
 #include "main_window.h"
+#include "run_file_watch.h"
 #include "run_list_model.h"
 #include "run_workspace.h"
 
@@ -129,8 +130,11 @@ void MainWindow::exportChromeTrace() {
                                                    tr("Trace (*.json)"));
   if (out.isEmpty()) return;
   try {
-    probes::RunStoreReader reader(m_run->path);
-    const int64_t n = probes::export_chrome_trace(reader, out.toStdString());
+    // The run on screen, read through the kept connection: still there when the file
+    // was deleted, and never another run written over it.
+    probes::RunStoreReader* reader = m_fileWatch->reader();
+    if (!reader) throw std::runtime_error(m_fileWatch->description().toStdString());
+    const int64_t n = probes::export_chrome_trace(*reader, out.toStdString());
     statusBar()->showMessage(tr("Wrote %1 trace events to %2").arg(n).arg(out));
   } catch (const std::exception& e) {
     emit loadFailed(tr("Export failed: %1").arg(userMessage(e)));

@@ -489,6 +489,29 @@ def scenario_rpc_death(build, work, phase):
     return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
 
 
+def scenario_app_file(build, work, what):
+    """The desktop app's side, as its own widget test (tst_main_window, offscreen)."""
+    fn = {"deleted": "testRunFileDeletedWhileShown", "replaced": "testRunFileReplacedWhileShown"}[what]
+    if what == "deleted":
+        r = Result("the run file deleted while the app shows it",
+                   "the views keep the run; a banner says the file was deleted; the run can still be saved as "
+                   "a copy and exported")
+    else:
+        r = Result("the run file replaced while the app shows it (moved over; rewritten in place)",
+                   "the earlier run stays on screen; a banner names the new run and offers Reload; nothing "
+                   "reads the new file as the old run")
+    t0 = time.monotonic()
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    p = subprocess.run([os.path.join(build, "tests", "tst_main_window"), fn], capture_output=True, text=True,
+                       env=env, timeout=120)
+    took = time.monotonic() - t0
+    passed = p.returncode == 0 and f"PASS   : TestMainWindow::{fn}()" in p.stdout
+    fails = [l.strip() for l in p.stdout.splitlines() if l.startswith("FAIL!")]
+    return r.conclude([] if passed else (fails or [f"tst_main_window exit {p.returncode}"])[:2],
+                      f"tst_main_window {fn} passed; the whole test, detection included, took {took:.1f} s "
+                      "(the app looks 0.3 s after the file's change)")
+
+
 def scenario_disk_full(build, work):
     r = Result("the disk holding the run file fills up", "training goes on; the file stays sound; the events lost "
                                                          "are counted and reported")
@@ -534,6 +557,8 @@ SCENARIOS = {
     "model-mismatch": scenario_model_mismatch,
     "mismatched-collectives": scenario_mismatched_collectives,
     "uneven-inputs": scenario_uneven,
+    "app-file-deleted": lambda b, w: scenario_app_file(b, w, "deleted"),
+    "app-file-replaced": lambda b, w: scenario_app_file(b, w, "replaced"),
     "rpc-callee-killed": lambda b, w: scenario_rpc_death(b, w, "serve"),
     "dist-backward-worker-killed": lambda b, w: scenario_rpc_death(b, w, "backward"),
 }

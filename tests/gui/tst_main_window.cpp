@@ -33,6 +33,8 @@
 
 #include "bucket_table_model.h"
 #include "gui_test_runs.h"
+#include "run_file_watch.h"
+#include "run_store_reader.h"
 #include "graph_view.h"
 #include "hang_view.h"
 #include "bucket_fill_view.h"
@@ -918,6 +920,75 @@ class TestMainWindow : public QObject {
     bad.close();
     QVERIFY(!other.loadPresetFrom(bad.fileName()));
     QCOMPARE(other.config().worldSize, 3);  // unchanged
+  }
+
+  // Issue 17's fault: the run file deleted while the app shows it. The views keep the
+  // run, the banner says what happened, and the run can still be saved and exported.
+  void testRunFileDeletedWhileShown() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("shown.ddprun");
+    testing::write_test_run(file.toStdString(), 2, 6);
+    MainWindow window(folder.path());
+    window.show();
+    QVERIFY(window.openRun(file));
+    const int64_t spans = window.currentRun()->span_count;
+    QCOMPARE(window.runFileWatch()->state(), RunFileWatch::State::Intact);
+    QVERIFY(QFile::remove(file));
+    QTRY_COMPARE_WITH_TIMEOUT(window.runFileWatch()->state(), RunFileWatch::State::Deleted, 5000);
+    QVERIFY(window.errorBanner()->isVisible());
+    QVERIFY2(window.errorBanner()->text().contains("was deleted from disk"), qPrintable(window.errorBanner()->text()));
+    QVERIFY(window.currentRun());
+    QCOMPARE(window.currentRun()->span_count, spans);  // nothing shown is lost
+    QVERIFY(!window.reloadButton()->isVisible());
+    // The deleted file's run, saved through the connection the app kept.
+    const QString copy = folder.filePath("saved.ddprun");
+    QVERIFY(window.saveRunCopy(copy));
+    ddpscope::probes::RunStoreReader saved(copy.toStdString());
+    QCOMPARE(saved.span_count(), spans);
+    QCOMPARE(saved.run().world_size, 2);
+    // Tabs that read the file again still work (the Buckets tab's advice reads it).
+    window.showTab("Buckets");
+    QVERIFY(window.currentRun());
+  }
+
+  // Replaced on disk: by another file moved over it, then by a run rewritten in place.
+  void testRunFileReplacedWhileShown() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("shown.ddprun");
+    testing::write_test_run(file.toStdString(), 2, 6);
+    MainWindow window(folder.path());
+    window.show();
+    QVERIFY(window.openRun(file));
+    const QString other = folder.filePath("other.ddprun");
+    testing::write_test_run(other.toStdString(), 3, 2);
+    QVERIFY(std::rename(other.toLocal8Bit().constData(), file.toLocal8Bit().constData()) == 0);
+    QTRY_COMPARE_WITH_TIMEOUT(window.runFileWatch()->state(), RunFileWatch::State::Replaced, 5000);
+    QVERIFY2(window.errorBanner()->text().contains("was replaced on disk by mlp, 3 ranks"),
+             qPrintable(window.errorBanner()->text()));
+    QCOMPARE(window.currentRun()->ranks.size(), size_t{2});  // the earlier run stays on screen
+    QVERIFY(window.reloadButton()->isVisible());
+    // The earlier run can still be kept: the app reads it through its own connection.
+    QVERIFY(window.saveRunCopy(folder.filePath("earlier.ddprun")));
+    QCOMPARE(ddpscope::probes::RunStoreReader(folder.filePath("earlier.ddprun").toStdString()).run().world_size, 2);
+    // Reload shows the new file and the watch starts again.
+    QVERIFY(QMetaObject::invokeMethod(window.reloadButton(), "click"));
+    QCOMPARE(window.currentRun()->ranks.size(), size_t{3});
+    QCOMPARE(window.runFileWatch()->state(), RunFileWatch::State::Intact);
+    QVERIFY(!window.errorBanner()->isVisible());
+    // Rewritten in place (as --force does): the earlier run is gone, and saving says so.
+    {
+      QFile f(file);
+      QVERIFY(f.open(QIODevice::ReadWrite));
+      QVERIFY(f.resize(0));
+    }
+    QFile::remove(file + "-wal");
+    QFile::remove(file + "-shm");
+    testing::write_test_run(file.toStdString(), 1, 3);
+    QTRY_COMPARE_WITH_TIMEOUT(window.runFileWatch()->state(), RunFileWatch::State::Replaced, 5000);
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    QVERIFY(!window.saveRunCopy(folder.filePath("gone.ddprun")));
+    QVERIFY2(failed.at(0).at(0).toString().contains("rewritten in place"), qPrintable(failed.at(0).at(0).toString()));
+    QVERIFY(!QFile::exists(folder.filePath("gone.ddprun")));
   }
 
   void testBadFileIsExplained() {
