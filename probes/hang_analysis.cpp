@@ -261,7 +261,7 @@ void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
                                  run.failed_rank, " waited in it until its timeout. Rank",
                                  silent.size() > 1 ? "s " : " ", list_text(silent),
                                  silent.size() > 1 ? " never timed out themselves" : " never timed out itself",
-                                 ": stopped, or stuck inside the transfer (the likely culprit",
+                                 ": stopped, stuck inside the transfer, or cut off from the network (the likely culprit",
                                  silent.size() > 1 ? "s" : "", ")");
         for (int r : silent) {
           if (const RankHangState* a = state_of(r)) culprit += detail::concat("; rank ", r, " was ", position_text(*a, start_ns));

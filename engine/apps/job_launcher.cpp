@@ -226,6 +226,13 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
   bool interrupted = false;
   double seconds = 0;
   std::chrono::steady_clock::time_point kill_at{};
+  // After a rank reports its failure, MPI_Abort ends the job within a second or two, unless
+  // mpirun cannot reach the daemon of some host (its link is down): then it waits for it
+  // forever. Past this grace the launcher ends mpirun itself.
+  std::chrono::steady_clock::time_point failed_at{};
+  bool giving_up = false;
+  const auto end_grace = std::chrono::milliseconds(
+      std::getenv("DDPSCOPE_MPIRUN_END_GRACE_MS") ? std::atoll(std::getenv("DDPSCOPE_MPIRUN_END_GRACE_MS")) : 15000);
 
   auto handle_out = [&](const std::string& line) {
     auto ev = parse_worker_event(line);
@@ -258,6 +265,7 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
       if (ev->value("event", "") == "error" && failed_rank < 0) {
         failed_rank = ev->value("rank", -1);
         failure = ev->value("message", "");
+        failed_at = std::chrono::steady_clock::now();
       }
       return;
     }
@@ -310,19 +318,33 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
         }
       }
     }
-    if (interrupted && std::chrono::steady_clock::now() >= kill_at) {
+    if (failed_rank >= 0 && !giving_up && !interrupted && std::chrono::steady_clock::now() - failed_at >= end_grace) {
+      giving_up = true;
+      std::fprintf(stderr,
+                   "[ddpscope] mpirun has not ended %.0f s after rank %d reported its failure: it cannot reach the "
+                   "ranks of some host (a host cut off from the network?). Ending mpirun; processes on an "
+                   "unreachable host end when it can be reached again\n",
+                   std::chrono::duration<double>(end_grace).count(), failed_rank);
+      kill(child, SIGTERM);
+      kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    }
+    if ((interrupted || giving_up) && std::chrono::steady_clock::now() >= kill_at) {
       kill(-child, SIGKILL);  // mpirun and the ranks it started share its process group
     }
     if (!out_open && !err_open) {
       waitpid(child, &status, 0);
       exited = true;
     } else if (waitpid(child, &status, WNOHANG) == child) {
-      // Drain what is left, then stop.
-      ssize_t n;
-      while ((n = read(out_pipe[0], buf, sizeof(buf))) > 0)
-        out_lines.feed(buf, static_cast<size_t>(n), handle_out);
-      while ((n = read(err_pipe[0], buf, sizeof(buf))) > 0)
-        err_lines.feed(buf, static_cast<size_t>(n), handle_err);
+      // Drain what is left, then stop. Only what is there now: a process mpirun started on
+      // a host it lost may hold the pipes open for as long as that host is cut off.
+      const auto drain = [&](int fd, LineReader& lines, auto& handle) {
+        pollfd p{fd, POLLIN, 0};
+        ssize_t n;
+        while (poll(&p, 1, 100) > 0 && (n = read(fd, buf, sizeof(buf))) > 0)
+          lines.feed(buf, static_cast<size_t>(n), handle);
+      };
+      drain(out_pipe[0], out_lines, handle_out);
+      drain(err_pipe[0], err_lines, handle_err);
       exited = true;
     }
   }
@@ -334,7 +356,8 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
   for (int fd : {out_pipe[0], err_pipe[0], g_signal_pipe[0], g_signal_pipe[1]})
     close(fd);
 
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // mpirun ended by the launcher dies by its signal: that is no crash of the job's.
+  const int code = giving_up ? 1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   auto close_run = [&](const std::string& run_status, const std::string& message) {
     if (!collector) return;
     collector->finish(run_status, message, failed_rank, dropped_by_rank);

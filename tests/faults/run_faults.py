@@ -512,6 +512,64 @@ def scenario_app_file(build, work, what):
                       "(the app looks 0.3 s after the file's change)")
 
 
+def scenario_host_cut(build, work):
+    r = Result("a host cut off mid-allreduce (2 simulated hosts; host 1's link set down)",
+               "rank 0 times out naming the op; the diagnosis names rank 1; the launcher ends mpirun, which cannot "
+               "reach host 1; file sound; host 1's processes end once its link is back")
+    cluster = os.path.join(ROOT, "tests", "cluster", "cluster.sh")
+    check = subprocess.run(["bash", cluster, "check"], capture_output=True, text=True)
+    if check.returncode != 0:
+        r.observed = check.stdout.strip() or "SKIP: no simulated cluster here"
+        r.skipped = True
+        return r
+    subprocess.run(["bash", cluster, "up", "2"], check=True)
+    link_down = False
+    try:
+        hostfile = os.path.join(work, "cut-hosts")
+        with open(hostfile, "w") as f:
+            f.write("10.77.0.10 slots=1\n10.77.0.11 slots=1\n")
+        env = {"OMPI_MCA_plm_rsh_agent": os.path.join(ROOT, "tests", "cluster", "agent.sh"),
+               "OMPI_MCA_oob_tcp_if_include": "10.77.0.0/24", "OMPI_MCA_btl_tcp_if_include": "10.77.0.0/24",
+               "OMPI_MCA_btl": "tcp,self"}
+        run = os.path.join(work, "host-cut.ddprun")
+        job = Job(build, ["train", "--np", "2", "--hostfile", hostfile, "--collector-address", "10.77.0.1",
+                          "--model", "mlp", "--width", "1024", "--depth", "8", "--batch", "64", "--iters", "100000",
+                          "--progress", "lines", "--log-every", "1000", "--out", run], env)
+        started = wait_for_pid(job.tag, "ddpscope-worker", rank=1, limit=60)
+        time.sleep(3)
+        t0 = time.monotonic()
+        subprocess.run(["ip", "link", "set", "ddps-v1", "down"], check=True)
+        link_down = True
+        code = job.wait(90)
+        if code is not None:
+            r.detection = time.monotonic() - t0
+        problems = [] if started else ["rank 1 never started"]
+        if code is None:
+            problems.append("still running after 90 s")
+            os.killpg(job.proc.pid, signal.SIGKILL)
+            job.wait(10)
+        elif code == 0:
+            problems.append("exit 0")
+        for n in (r"rank 0 waited \d+ ms in allreduce", r"mpirun has not ended", r"diagnosis: Rank 1 never entered"):
+            if not re.search(n, job.text()):
+                problems.append(f"no '{n}' in the output")
+        if integrity(run) != "ok":
+            problems.append(f"integrity_check: {integrity(run)}")
+        subprocess.run(["ip", "link", "set", "ddps-v1", "up"], check=True)
+        link_down = False
+        t_up = time.monotonic()
+        left = leftovers(job.tag, grace=30)
+        if left:
+            problems.append("left behind after the link returned: " + ", ".join(f"{c} {p}" for p, c in left))
+        gone = time.monotonic() - t_up
+        return r.conclude(problems, f"exit {code}: {diagnosis_line(job)[:200]}; host 1's processes ended "
+                                    f"{gone:.0f} s after its link returned")
+    finally:
+        if link_down:
+            subprocess.run(["ip", "link", "set", "ddps-v1", "up"])
+        subprocess.run(["bash", cluster, "down"])
+
+
 def scenario_disk_full(build, work):
     r = Result("the disk holding the run file fills up", "training goes on; the file stays sound; the events lost "
                                                          "are counted and reported")
@@ -559,6 +617,7 @@ SCENARIOS = {
     "uneven-inputs": scenario_uneven,
     "app-file-deleted": lambda b, w: scenario_app_file(b, w, "deleted"),
     "app-file-replaced": lambda b, w: scenario_app_file(b, w, "replaced"),
+    "host-cut-off": scenario_host_cut,
     "rpc-callee-killed": lambda b, w: scenario_rpc_death(b, w, "serve"),
     "dist-backward-worker-killed": lambda b, w: scenario_rpc_death(b, w, "backward"),
 }
