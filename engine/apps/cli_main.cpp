@@ -7,6 +7,8 @@
 #include <chrono>
 #include <optional>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 
 #include "chrome_trace_export.h"
 #include "hang_analysis.h"
@@ -122,6 +124,18 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
 }
 
 int run_export(const std::string& path, const std::string& chrome) {
+  // The trace is written over `chrome`: never over a run (the one exported, or another).
+  std::error_code ec;
+  DDPSCOPE_CHECK(!std::filesystem::equivalent(path, chrome, ec),
+                 "--chrome names the run file itself; writing the trace there would destroy the run. Choose "
+                 "another name (e.g. ", path, ".json)");
+  if (FILE* existing = std::fopen(chrome.c_str(), "rb")) {
+    char header[16] = {};
+    const size_t n = std::fread(header, 1, sizeof header, existing);
+    std::fclose(existing);
+    DDPSCOPE_CHECK(n < 15 || std::memcmp(header, "SQLite format 3", 15) != 0, "--chrome '", chrome,
+                   "' is a database (a run file?), not a trace; it is left untouched. Choose another name");
+  }
   ddpscope::probes::RunStoreReader run(path);
   const int64_t n = ddpscope::probes::export_chrome_trace(run, chrome);
   std::printf("wrote %lld trace events to %s (open it in https://ui.perfetto.dev)\n",
@@ -194,7 +208,8 @@ int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::Launch
     }
     return code;
   } catch (const std::exception& e) {
-    if (probes) probes->finish("failed", e.what(), 0);
+    const auto* ours = dynamic_cast<const ddpscope::Error*>(&e);
+    if (probes) probes->finish("failed", ours ? ours->message() : e.what(), 0);  // no source location
     throw;
   }
 }
@@ -293,7 +308,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   example_cmd->add_option("--collector-address", example_launch.collector_address,
                           "Address the ranks reach the run's collector on (multi-host jobs)");
-  example_cmd->add_option("--seed", example.seed, "Seed of the example's inputs");
+  example_cmd->add_option("--seed", example.seed, "Seed of the example's inputs")->check(CLI::NonNegativeNumber);
   example_cmd->add_option("--mode", example.mode, "Distributed backward mode: fast (seed 000) or smart")
       ->check(CLI::IsMember({"fast", "smart"}));
   example_cmd->add_option("--repeat", example.repeat,
@@ -308,6 +323,20 @@ int main(int argc, char** argv) {
   example_cmd->add_flag("!--no-probes", example_launch.probes, "Record nothing and write no run file");
   example_cmd->add_flag("--json", example.json,
                         "Every worker prints one JSON line: worker, inputs, gradients (nested lists)");
+  // CLI11 says only "A subcommand is required" for a misspelt one.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "error: unknown command '%s'; the commands are %s (ddpscope-cli --help)\n", argv[1],
+                   names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -330,6 +359,8 @@ int main(int argc, char** argv) {
     if (example_cmd->parsed()) {
       DDPSCOPE_CHECK(example_launch.probes || example_launch.out.empty(),
                      "--out names the run file and --no-probes asks for none; drop one of them");
+      DDPSCOPE_CHECK((example.name != "chain" && example.name != "rref") || example_launch.np >= 3, "example ",
+                     example.name, " passes through three workers; use --np 3 or more");
       const nlohmann::json config = {{"job", "example"}, {"example", example.name}, {"np", example_launch.np},
                                      {"mode", example.mode}, {"seed", example.seed}};
       return ddpscope::apps::JobLauncher(example_launch)

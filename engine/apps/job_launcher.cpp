@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "collector_process.h"
+#include "hostfile.h"
 #include "hang_analysis.h"
 #include "run_store_reader.h"
 #include "json_number.h"
@@ -103,6 +104,17 @@ JobLauncher::JobLauncher(LaunchOptions launch) : launch_(std::move(launch)) {
                  "--backend: unknown backend '", launch_.backend, "'; choose mpi or nccl");
   DDPSCOPE_CHECK(launch_.hostfile.empty() || fs::exists(launch_.hostfile), "--hostfile: '",
                  launch_.hostfile, "' does not exist");
+  if (!launch_.hostfile.empty()) {
+    // Read here: mpirun's words for a bad hostfile are ORTE internals, after the run file
+    // was made. Slots bound the world size as cores do on one machine.
+    const int slots = read_hostfile(launch_.hostfile).total_slots();
+    DDPSCOPE_CHECK(slots < 0 || launch_.np <= slots || (launch_.oversubscribe && launch_.np <= kMaxRanksPerCore * slots),
+                   "--np ", launch_.np, " ranks is more than the ", slots, " slots of --hostfile '", launch_.hostfile,
+                   "'", launch_.oversubscribe ? detail::concat(" allow even with --oversubscribe (", kMaxRanksPerCore,
+                                                               " per slot, ", kMaxRanksPerCore * slots, ")")
+                                              : std::string(""),
+                   "; use fewer ranks, add hosts or slots", launch_.oversubscribe ? "" : ", or add --oversubscribe");
+  }
   // On one machine, mpirun starts whatever it is asked for: 100,000 ranks load it for
   // minutes before anything fails. A few ranks per core are fine (tests run 4 on 2).
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -132,6 +144,7 @@ std::vector<std::string> JobLauncher::command_with(const std::vector<std::string
   std::vector<std::string> cmd = {mpirun_path_, "-np", std::to_string(launch_.np)};
   if (!launch_.hostfile.empty()) {
     cmd.insert(cmd.end(), {"--hostfile", launch_.hostfile});
+    if (launch_.oversubscribe) cmd.push_back("--oversubscribe");  // more ranks than slots, as asked
   } else if (launch_.np > static_cast<int>(std::thread::hardware_concurrency())) {
     cmd.push_back("--oversubscribe");  // more ranks than cores on this one machine
   }

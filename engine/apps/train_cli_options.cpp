@@ -68,7 +68,7 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
   cmd.add_option("--data", o.data, "mlp: regression|classification|digits; transformer: corpus");
   cmd.add_option("--data-path", o.data_path,
                  "digits.csv(.gz) or a text file (default: the shipped one)");
-  cmd.add_option("--seed", o.seed, "Seed for initialisation and data")->capture_default_str();
+  cmd.add_option("--seed", o.seed, "Seed for initialisation and data")->check(at_least(0))->capture_default_str();
   cmd.add_option("--optimizer", o.optimizer,
                  "sgd|adam|adamw (default: sgd for mlp, adamw for transformer)")
       ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
@@ -159,7 +159,7 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
                  "Run file for the probes' events (default: a new file in the workspace folder)");
   cmd.add_flag("--force", launch.force, "Replace the run that the --out file already holds");
   cmd.add_flag("--oversubscribe", launch.oversubscribe,
-               "Allow more than 4 ranks per core of this machine (without --hostfile)");
+               "Allow more than 4 ranks per core of this machine; with --hostfile, more ranks than its slots (up to 4 per slot)");
   cmd.add_flag("!--no-probes", launch.probes, "Record nothing and write no run file");
   cmd.add_option("--progress", launch.progress,
                  "auto (a bar on a terminal, lines otherwise), bar, lines, or json "

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <sstream>
 #include <thread>
@@ -92,12 +93,16 @@ void validate_and_complete(TrainOptions& o) {
                    "'");
     DDPSCOPE_CHECK(o.data_path.empty() || o.data == "digits", "--data-path reads a digits file; --data ",
                    o.data, " is generated and reads none: drop --data-path, or add --data digits");
+    DDPSCOPE_CHECK(o.data_path.empty() || std::filesystem::is_regular_file(o.data_path), "--data-path: cannot open '",
+                   o.data_path, "': no such file");
     if (o.optimizer.empty()) o.optimizer = "sgd";
     if (o.lr == 0) o.lr = o.optimizer == "sgd" ? 0.05 : 1e-3;
   } else {
     if (o.data.empty()) o.data = "corpus";
     DDPSCOPE_CHECK(o.data == "corpus", "--data: the transformer trains on the text corpus, not '",
                    o.data, "'");
+    DDPSCOPE_CHECK(o.data_path.empty() || std::filesystem::is_regular_file(o.data_path), "--data-path: cannot open '",
+                   o.data_path, "': no such file");
     DDPSCOPE_CHECK(o.width % o.heads == 0, "--width ", o.width, " must be divisible by --heads ",
                    o.heads);
     DDPSCOPE_CHECK(o.context >= 2, "--context must be at least 2, got ", o.context);
