@@ -1,6 +1,8 @@
 #include "launch_config.h"
 
 #include <QFile>
+#include <cmath>
+#include <limits>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QProcess>
@@ -117,8 +119,11 @@ bool read(const QJsonObject& json, const char* key, T* out, QString* error) {
     ok = v.isBool();
     if (ok) *out = v.toBool();
   } else if constexpr (std::is_same_v<T, int>) {
-    ok = v.isDouble() && v.toDouble() == static_cast<int>(v.toDouble());
-    if (ok) *out = static_cast<int>(v.toDouble());
+    // In range before the cast: a double beyond int's range does not convert (UB).
+    const double d = v.toDouble();
+    ok = v.isDouble() && d >= std::numeric_limits<int>::min() && d <= std::numeric_limits<int>::max() &&
+         d == std::trunc(d);
+    if (ok) *out = static_cast<int>(d);
   } else {
     ok = v.isDouble();
     if (ok) *out = v.toDouble();
@@ -149,6 +154,14 @@ LaunchConfig launchConfigFromJson(const QJsonObject& j, QString* error) {
       read(j, "gradient_as_bucket_view", &c.gradientAsBucketView, error) &&
       read(j, "static_graph", &c.staticGraph, error) && read(j, "comm_hook", &c.commHook, error) &&
       read(j, "probes", &c.probes, error) && read(j, "extra_arguments", &c.extraArguments, error);
+  // A misspelt setting would otherwise be dropped without a word.
+  const QJsonObject known = toJson(LaunchConfig{});
+  for (auto it = j.begin(); it != j.end() && error && error->isEmpty(); ++it) {
+    if (!known.contains(it.key())) {
+      *error = QStringLiteral("unknown setting '%1'; a preset holds %2")
+                   .arg(it.key().left(60), known.keys().join(QStringLiteral(", ")));
+    }
+  }
   return c;
 }
 
@@ -172,17 +185,30 @@ bool loadPreset(const QString& path, LaunchConfig* config, QString* error) {
     *error = QStringLiteral("cannot read %1: %2").arg(path, f.errorString());
     return false;
   }
+  QString why;
+  if (!presetFromBytes(f.read(kMaxPresetBytes + 1), config, &why)) {
+    *error = QStringLiteral("%1: %2").arg(path, why);
+    return false;
+  }
+  return true;
+}
+
+bool presetFromBytes(const QByteArray& bytes, LaunchConfig* config, QString* error) {
+  if (bytes.size() > kMaxPresetBytes) {
+    *error = QStringLiteral("larger than a preset can be (%1 KiB); not a preset").arg(kMaxPresetBytes / 1024);
+    return false;
+  }
   QJsonParseError parse;
-  const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &parse);
+  const QJsonDocument doc = QJsonDocument::fromJson(bytes, &parse);
   if (!doc.isObject()) {
-    *error = QStringLiteral("%1 is not a preset (a JSON object): %2")
-                 .arg(path, parse.error ? parse.errorString() : QStringLiteral("not an object"));
+    *error = QStringLiteral("not a preset (a JSON object): %1")
+                 .arg(parse.error ? parse.errorString() : QStringLiteral("not an object"));
     return false;
   }
   QString why;
   LaunchConfig c = launchConfigFromJson(doc.object(), &why);
   if (!why.isEmpty()) {
-    *error = QStringLiteral("%1: %2").arg(path, why);
+    *error = why;
     return false;
   }
   *config = c;

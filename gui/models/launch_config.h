@@ -41,6 +41,10 @@ LaunchConfig launchConfigFromJson(const QJsonObject& json, QString* error);
 // Presets: one JSON file each. Return false with *error set on failure.
 bool savePreset(const LaunchConfig& config, const QString& path, QString* error);
 bool loadPreset(const QString& path, LaunchConfig* config, QString* error);
+// A preset's bytes (what loadPreset reads; the fuzz harness's entry). Presets are a few
+// hundred bytes: anything past kMaxPresetBytes is refused unread.
+inline constexpr qsizetype kMaxPresetBytes = 1 << 20;
+bool presetFromBytes(const QByteArray& bytes, LaunchConfig* config, QString* error);
 
 // The arguments of `ddpscope-cli` that run `config` and write `runFile`, with
 // machine-readable progress.

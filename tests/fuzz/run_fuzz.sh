@@ -2,7 +2,8 @@
 # Builds a libFuzzer harness with Debian's clang 14 and runs it on its seed corpus.
 #   run_fuzz.sh BUILD_DIR SOURCE_DIR TARGET [libFuzzer options...]
 # Targets: rpc_wire (the RPC wire format), event_batch (the collector's batch decoder),
-# run_file (the run-file reader on damaged files). CTest runs each briefly
+# run_file (the run-file reader on damaged files), preset (the launch dialog's job
+# presets). CTest runs each briefly
 # (-max_total_time=15); tests/bench/bench_fuzz.sh with -runs=1000000.
 # Prints "fuzz_TARGET: N executions, C crashes" and fails on any crash.
 set -euo pipefail
@@ -22,7 +23,12 @@ case "$target" in
     sources=("$src/probes/run_store_reader.cpp" "$src/probes/sqlite_db.cpp" "$src/probes/run_store_schema.cpp"
              "$src/probes/event.cpp")
     libs=(-lsqlite3) ;;
-  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, event_batch, run_file)" >&2; exit 2 ;;
+  preset)
+    sources=("$src/gui/models/launch_config.cpp")
+    # Qt Core from its pkg-config file; -fPIC as Qt's headers demand.
+    read -r -a qt <<<"$(pkg-config --cflags --libs Qt6Core)"
+    libs=(-fPIC -I"$src/gui/models" "${qt[@]}") ;;
+  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, event_batch, run_file, preset)" >&2; exit 2 ;;
 esac
 out="$build/fuzz/$target"
 mkdir -p "$out/work"
