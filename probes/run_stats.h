@@ -13,6 +13,9 @@ namespace ddpscope::probes {
 nlohmann::ordered_json run_stats_json(RunStoreReader& run);
 // The first loss and the first gradient that were not finite ({"loss": {iteration, rank,
 // value}, "gradient": {iteration, rank, parameter}}, either null), or null when none was.
+// What was refused at the run's doors: the collector's rejected batches and each RPC
+// agent's messages without the job's token or malformed (by rank where any).
+nlohmann::ordered_json rejected_json(RunStoreReader& run);
 nlohmann::ordered_json first_nonfinite_json(RunStoreReader& run);
 
 }  // namespace ddpscope::probes

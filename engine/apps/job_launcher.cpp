@@ -1,6 +1,10 @@
 #include "job_launcher.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -68,6 +72,31 @@ struct LineReader {
     }
   }
 };
+
+// The address of this host that a job's other hosts reach it on: the local end of the
+// route to the first of them that is not this host (a UDP socket's connect sends
+// nothing). 127.0.0.1 when every host is this one; empty when a host does not resolve.
+std::string address_towards_hosts(const Hostfile& hosts) {
+  for (const auto& h : hosts.hosts) {
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_DGRAM;
+    addrinfo* found = nullptr;
+    if (getaddrinfo(h.host.c_str(), "9", &hints, &found) != 0 || !found) return {};
+    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in local{};
+    socklen_t len = sizeof local;
+    const bool ok = fd >= 0 && connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+                    getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0;
+    if (fd >= 0) close(fd);
+    freeaddrinfo(found);
+    if (!ok) return {};
+    char text[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &local.sin_addr, text, sizeof text);
+    if (std::string(text).rfind("127.", 0) != 0) return text;
+  }
+  return "127.0.0.1";
+}
 
 // Open MPI's own report of a fatal error in an MPI call (MPI_ERRORS_ARE_FATAL):
 //   *** An error occurred in MPI_Allreduce
@@ -186,12 +215,15 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
     const std::string& run_file = claim->path();
     probes::RunDescription run{config_json, launch_.np, launch_.backend, model};
     // Ranks on other hosts reach the collector through the network, not loopback: on the
-    // address given, else on every interface by this host's name.
+    // address given, else on the one this host's route to the job's hosts leaves from.
+    // Never on every interface: the collector accepts no one but the job's ranks.
     const char* env_address = std::getenv("DDPSCOPE_COLLECTOR_ADDRESS");
-    const std::string address = !launch_.collector_address.empty()       ? launch_.collector_address
-                                : env_address && *env_address            ? std::string(env_address)
-                                : launch_.hostfile.empty()               ? std::string("127.0.0.1")
-                                                                         : std::string("*");
+    std::string address = !launch_.collector_address.empty() ? launch_.collector_address
+                          : env_address && *env_address       ? std::string(env_address)
+                          : launch_.hostfile.empty()          ? std::string("127.0.0.1")
+                                                              : address_towards_hosts(read_hostfile(launch_.hostfile));
+    DDPSCOPE_CHECK(!address.empty(), "cannot tell which address of this host the hosts of --hostfile '",
+                   launch_.hostfile, "' reach it on (a host name does not resolve?); pass --collector-address");
     collector = std::make_unique<CollectorProcess>(run_file, run, address);
     std::printf("run file: %s\n", run_file.c_str());
     std::fflush(stdout);

@@ -147,7 +147,7 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
       ->check(CLI::ExistingFile);
   cmd.add_option("--collector-address", launch.collector_address,
                  "Address the ranks reach the run's collector on, for hosts with several interfaces "
-                 "(default: $DDPSCOPE_COLLECTOR_ADDRESS, else this host's name with --hostfile)");
+                 "(default: $DDPSCOPE_COLLECTOR_ADDRESS, else with --hostfile the address this host's route to its hosts leaves from)");
   cmd.add_option("--backend", launch.backend, "Process-group backend")
       ->check(CLI::IsMember({"mpi", "nccl"}))
       ->capture_default_str();

@@ -698,6 +698,10 @@ void MainWindow::showSummary() {
     html += QStringLiteral("<p style='color:#c62828'><b>%1</b></p>")
                 .arg(QString::fromStdString(d.nonfinite).toHtmlEscaped());
   }
+  if (!d.rejected.empty()) {
+    html += QStringLiteral("<p style='color:#c62828'><b>%1</b></p>")
+                .arg(QString::fromStdString(d.rejected).toHtmlEscaped());
+  }
   html += QStringLiteral(
       "<table cellpadding=4><tr><th>rank</th><th>host</th><th>iterations</th>"
       "<th>mean iteration (ms)</th><th>comm (ms)</th><th>exposed (ms)</th>"

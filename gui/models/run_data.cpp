@@ -42,9 +42,31 @@ RunData load_run(const std::string& path, int64_t now_ns, const RunData* previou
   d.nonfinite = describe_nonfinite(first_nonfinite);
   if (!first_nonfinite.is_null() && !first_nonfinite["loss"].is_null())
     d.nonfinite_loss_iteration = first_nonfinite["loss"]["iteration"].get<int64_t>();
+  d.rejected = describe_rejected(probes::rejected_json(reader));
   d.timeline = timeline.get();
   mark_exposed(d.timeline, d.analysis);
   return d;
+}
+
+std::string describe_rejected(const nlohmann::ordered_json& r) {
+  const int64_t batches = r.value("collector_batches", int64_t{0});
+  const int64_t token = r.value("rpc_without_token", int64_t{0}), malformed = r.value("rpc_malformed", int64_t{0});
+  if (batches + token + malformed == 0) return {};
+  std::string text = "Refused from outside the job:";
+  if (batches > 0) text += detail::concat(" ", batches, " batch", batches == 1 ? "" : "es", " at the collector;");
+  if (token + malformed > 0) {
+    text += detail::concat(" ", token, " RPC message", token == 1 ? "" : "s", " without the job's token and ",
+                           malformed, " malformed (");
+    bool first = true;
+    for (const auto& k : r["by_rank"]) {
+      text += detail::concat(first ? "" : ", ", "rank ", k["rank"].get<int>(), ": ",
+                             k["rpc_without_token"].get<int64_t>() + k["rpc_malformed"].get<int64_t>());
+      first = false;
+    }
+    text += ");";
+  }
+  text.back() = '.';
+  return text;
 }
 
 std::string describe_nonfinite(const nlohmann::ordered_json& first) {

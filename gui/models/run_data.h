@@ -35,7 +35,13 @@ struct RunData {
   // every value was finite.
   std::string nonfinite;
   int64_t nonfinite_loss_iteration = -1;  // the first iteration whose loss was not finite
+  // What was refused at the run's doors, as a sentence (collector batches, RPC messages
+  // without the job's token or malformed, by rank); empty when nothing was.
+  std::string rejected;
 };
+
+// The sentence of RunData::rejected for probes::rejected_json's value.
+std::string describe_rejected(const nlohmann::ordered_json& rejected);
 
 // The sentence of RunData::nonfinite for probes::first_nonfinite_json's value.
 std::string describe_nonfinite(const nlohmann::ordered_json& first);

@@ -570,6 +570,68 @@ def scenario_host_cut(build, work):
         subprocess.run(["bash", cluster, "down"])
 
 
+def listening_loopback_ports(pid):
+    """TCP ports the process listens on at 127.0.0.1 (its RPC agent's, in a one-host job)."""
+    out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
+    ports = []
+    for line in out.splitlines():
+        if f"pid={pid}," in line:
+            local = line.split()[3]
+            if local.startswith("127.0.0.1:"):
+                ports.append(int(local.rsplit(":", 1)[1]))
+    return ports
+
+
+def scenario_foreign_rpc(build, work):
+    r = Result("a foreign sender at a worker's RPC port (wrong token, no token, garbage; 5 of each)",
+               "every message refused and counted (stats, the app's summary); the job finishes; the token is in no "
+               "command line (ps) and not in the run file")
+    run = os.path.join(work, "foreign.ddprun")
+    job = Job(build, remote_args(run, iters=300))
+    pid = wait_for_pid(job.tag, "ddpscope-worker", rank=1)
+    problems, token, sent = [], None, ""
+    ports = []
+    end = time.monotonic() + 20
+    while pid and not ports and time.monotonic() < end:
+        ports = listening_loopback_ports(pid)
+        time.sleep(0.1)
+    if not ports:
+        problems.append("no RPC port found for rank 1")
+    else:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        token = env.get(b"DDPSCOPE_RUN_TOKEN")
+        for port in ports:
+            p = subprocess.run([os.path.join(build, "tests", "foreign_rpc_sender"), f"tcp://127.0.0.1:{port}", "5"],
+                               capture_output=True, text=True, timeout=30)
+            sent += p.stdout.strip() + " "
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True).stdout
+        if token is None:
+            problems.append("no DDPSCOPE_RUN_TOKEN in rank 1's environment")
+        elif token in ps:
+            problems.append("the token is on a command line")
+    code = job.wait(120)
+    problems += check_common(r, job, code, run, 120, want_failure=False)
+    if not problems:
+        stats = subprocess.run([os.path.join(build, "bin", "ddpscope-cli"), "stats", "--summary", run],
+                               capture_output=True, text=True)
+        import json
+        rejected = json.loads(stats.stdout)["rejected"]
+        refused = rejected["rpc_without_token"] + rejected["rpc_malformed"]
+        if refused < 15:
+            problems.append(f"stats counts {refused} refused RPC messages, 15 were sent")
+        for path in (run, run + "-wal"):
+            if token and os.path.exists(path) and token in open(path, "rb").read():
+                problems.append(f"the token is in {os.path.basename(path)}")
+        r.observed = (f"{sent.strip()}; stats: {rejected['rpc_without_token']} without the token, "
+                      f"{rejected['rpc_malformed']} malformed, by rank {rejected['by_rank']}; job exit {code}; "
+                      f"token ({len(token)} bytes) in no command line or run file")
+    r.ok = not problems
+    if problems:
+        r.observed = "; ".join(problems)
+    return r
+
+
 def scenario_disk_full(build, work):
     r = Result("the disk holding the run file fills up", "training goes on; the file stays sound; the events lost "
                                                          "are counted and reported")
@@ -618,6 +680,7 @@ SCENARIOS = {
     "app-file-deleted": lambda b, w: scenario_app_file(b, w, "deleted"),
     "app-file-replaced": lambda b, w: scenario_app_file(b, w, "replaced"),
     "host-cut-off": scenario_host_cut,
+    "foreign-rpc-sender": scenario_foreign_rpc,
     "rpc-callee-killed": lambda b, w: scenario_rpc_death(b, w, "serve"),
     "dist-backward-worker-killed": lambda b, w: scenario_rpc_death(b, w, "backward"),
 }
@@ -628,6 +691,7 @@ def main():
     parser.add_argument("build")
     parser.add_argument("--out", default=os.path.join(ROOT, "tests", "FAULTS.md"))
     parser.add_argument("--only", action="append")
+    parser.add_argument("--readme", help="also put the table, short, between README.md's FAULTS markers")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
     results = []
@@ -637,6 +701,8 @@ def main():
                 continue
             t = time.monotonic()
             r = fn(build, work)
+            # The table reads the same wherever it ran: no temporary folders or build paths.
+            r.observed = r.observed.replace(work + "/", "").replace(os.path.join(build, "bin") + "/", "")
             mark = r.mark()
             print(f"[{mark}] {r.name} ({time.monotonic() - t:.1f} s): {r.observed}", flush=True)
             results.append(r)
@@ -655,6 +721,18 @@ def main():
         with open(args.out, "w") as f:
             f.write("\n".join(lines) + "\n")
         print(f"wrote {args.out}")
+    if not args.only and args.readme:
+        short = ["| scenario | time to detection | result |", "| --- | --- | --- |"]
+        for r in results:
+            short.append(f"| {r.name} | {f'{r.detection:.1f} s' if r.detection is not None else '–'} | {r.mark()} |")
+        with open(args.readme) as f:
+            text = f.read()
+        begin = text.index("<!-- FAULTS BEGIN")
+        begin = text.index("\n", begin) + 1
+        end = text.index("<!-- FAULTS END -->")
+        with open(args.readme, "w") as f:
+            f.write(text[:begin] + "\n".join(short) + "\n" + text[end:])
+        print(f"wrote the short table into {args.readme}")
     failed = [r for r in results if not r.ok and r.must_hold and not r.skipped]
     sys.exit(1 if failed else 0)
 

@@ -1044,6 +1044,22 @@ class TestGuiModels : public QObject {
     QCOMPARE(end.buckets[2].params_ready, end.buckets[2].params_total);
     QCOMPARE(static_cast<int>(end.buckets[2].phase), static_cast<int>(BucketFill::Phase::Filling));  // never launched
   }
+
+  // The summary's line about what was refused at the run's doors.
+  void testRejectedMessagesAreDescribed() {
+    QCOMPARE(describe_rejected({{"collector_batches", 0}, {"rpc_without_token", 0}, {"rpc_malformed", 0},
+                                {"by_rank", nlohmann::ordered_json::array()}}),
+             std::string());
+    const nlohmann::ordered_json r = {
+        {"collector_batches", 2},
+        {"rpc_without_token", 15},
+        {"rpc_malformed", 1},
+        {"by_rank", {{{"rank", 1}, {"rpc_without_token", 15}, {"rpc_malformed", 0}},
+                     {{"rank", 2}, {"rpc_without_token", 0}, {"rpc_malformed", 1}}}}};
+    QCOMPARE(describe_rejected(r), std::string("Refused from outside the job: 2 batches at the collector; 15 RPC "
+                                               "messages without the job's token and 1 malformed (rank 1: 15, "
+                                               "rank 2: 1)."));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestGuiModels)
