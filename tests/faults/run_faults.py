@@ -246,7 +246,8 @@ def scenario_collector(build, work, how):
                    "training is not held up; the job reports the collector's loss; file sound; no process left")
     else:
         r = Result("the collector stopped (SIGSTOP) for 3 s, longer than the shipping interval",
-                   "training goes on; after SIGCONT every event is stored; job finishes; file sound")
+                   "training goes on; every event the collector acknowledged is stored, and what the ranks' "
+                   "full buffers could not ship is counted; job finishes; file sound")
     run = os.path.join(work, f"collector-{how}.ddprun")
     job = Job(build, train_args(run, iters=3000 if how == "kill" else 6000))
     pid = wait_for_pid(job.tag, "ddpscope-collec")
