@@ -198,6 +198,16 @@ std::string mismatch_verdict(const HangReport& report, std::vector<int>& culprit
   return {};
 }
 
+// "timeout: rank 0 waited 4000 ms in allreduce #1454 f64[] ..." -> {allreduce, 1454}.
+std::optional<PendingCollective> collective_of_timeout(const std::string& message) {
+  const size_t at = message.find(" ms in ");
+  if (message.find("timeout") == std::string::npos || at == std::string::npos) return std::nullopt;
+  char op[32] = {};
+  long long seq = -1;
+  if (std::sscanf(message.c_str() + at, " ms in %31s #%lld", op, &seq) != 2 || seq < 0) return std::nullopt;
+  return PendingCollective{op, seq, -1, 0};
+}
+
 void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
   const auto state_of = [&](int rank) -> const RankHangState* {
     for (const auto& st : report.ranks)
@@ -245,19 +255,30 @@ void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
     // reported it. The others never reported a timeout of their own: stopped, or stuck
     // inside the transfer. They are the likely culprits.
     const RankHangState* reporter_state = state_of(run.failed_rank);
-    if (reporter_state && reporter_state->blocked_in) {
-      const int64_t seq = reporter_state->blocked_in->seq;
-      std::vector<int> silent;
-      bool all_in = true;
+    // The reporter's start of the op may not have reached the file before the job ended;
+    // its timeout message names the op and number ("waited 4000 ms in allreduce #1454").
+    std::optional<PendingCollective> waited = reporter_state ? reporter_state->blocked_in : std::nullopt;
+    if (!waited) waited = collective_of_timeout(run.message);
+    if (reporter_state && waited) {
+      const int64_t seq = waited->seq;
+      std::vector<int> silent, absent;
       for (const auto& st : report.ranks) {
+        if (st.rank == run.failed_rank) continue;  // it entered: its timeout says so
         // Entered: still in it, or started it (a rank stopped inside it may finish it
         // once continued, its op lasting as long as the stop).
-        all_in = all_in && st.latest_seq >= seq;
-        if (st.rank != run.failed_rank) silent.push_back(st.rank);
+        (st.latest_seq >= seq ? silent : absent).push_back(st.rank);
       }
-      if (all_in && !silent.empty()) {
+      if (!absent.empty()) {
+        report.culprits = absent;
+        culprit = detail::concat("Rank", absent.size() > 1 ? "s " : " ", list_text(absent), " never entered ",
+                                 waited->op, " #", seq, ", which rank ", run.failed_rank, " waited in");
+        for (int r : absent) {
+          if (const RankHangState* a = state_of(r)) culprit += detail::concat("; rank ", r, " was ", position_text(*a, start_ns));
+        }
+        culprit += ".";
+      } else if (!silent.empty()) {
         report.culprits = silent;
-        culprit = detail::concat("Every rank entered ", reporter_state->blocked_in->op, " #", seq, ", and rank ",
+        culprit = detail::concat("Every rank entered ", waited->op, " #", seq, ", and rank ",
                                  run.failed_rank, " waited in it until its timeout. Rank",
                                  silent.size() > 1 ? "s " : " ", list_text(silent),
                                  silent.size() > 1 ? " never timed out themselves" : " never timed out itself",

@@ -26,6 +26,11 @@ check() {
 }
 
 down() {
+  # The veths first: a deleted namespace takes its end of the pair down asynchronously,
+  # and an `up` right after met the old ddps-vN still there ("File exists").
+  for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed -n 's/^\(ddps-v[0-9]*\)@.*/\1/p'); do
+    ip link del "$link" 2>/dev/null || true
+  done
   for ns in $(ip netns list 2>/dev/null | awk '/^ddps-h[0-9]+/ {print $1}'); do
     ip netns del "$ns" 2>/dev/null || true
     rm -rf "/etc/netns/$ns"

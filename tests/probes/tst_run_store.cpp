@@ -285,6 +285,32 @@ class TestRunStore : public QObject {
     QVERIFY(report.verdict.find("Rank 0 reported it: timeout") != std::string::npos);
   }
 
+  // The reporter's own start of the op never reached the file (the job ended first): its
+  // timeout message names the op and number, and the verdict still finds the culprit.
+  void testHangVerdictFromTheTimeoutMessageAlone() {
+    const std::string file = path("message-only.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank) {
+        EventBatch b;
+        b.rank = rank;
+        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+        b.names = {"iteration", "allreduce"};
+        b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
+        if (rank == 1)  // rank 1 finished #4 and never started #5
+          b.events.push_back(BatchEvent{1000, 1100, 8, 4, -1, 1, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
+        w.write(b);
+      }
+      w.end_run("failed", "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'", 0);
+    }
+    RunStoreReader run(file);
+    const HangReport report = analyze_hang(run);
+    QVERIFY2(QString::fromStdString(report.verdict).startsWith("Rank 1 never entered allreduce #5, which rank 0 waited in"),
+             report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
+  }
+
   // Uneven inputs without join: rank 1 left its loop after iteration 1 and waits in the
   // job's final barrier, which is its collective #5; rank 0's #5 is iteration 2's allreduce.
   void testHangVerdictNamesCollectivesThatDiffer() {
