@@ -59,7 +59,9 @@ QMap<QString, QString> validate(const LaunchConfig& c) {
       QStringLiteral("--no-probes"), QStringLiteral("--model"),        QStringLiteral("--backend"),
       QStringLiteral("--hostfile"),  QStringLiteral("--iters"),        QStringLiteral("--batch"),
       QStringLiteral("--comm-hook"), QStringLiteral("--bucket-cap-mb"), QStringLiteral("--first-bucket-cap-mb")};
-  const QStringList extra = QProcess::splitCommand(c.extraArguments);
+  QString splitError;
+  const QStringList extra = splitArguments(c.extraArguments, &splitError);
+  if (!splitError.isEmpty()) e[QStringLiteral("extra_arguments")] = splitError;
   for (const QString& a : extra) {
     if (reserved.contains(a.section(QLatin1Char('='), 0, 0))) {
       e[QStringLiteral("extra_arguments")] = QStringLiteral("%1 is set by the fields above").arg(a);
@@ -215,6 +217,44 @@ bool presetFromBytes(const QByteArray& bytes, LaunchConfig* config, QString* err
   return true;
 }
 
+QStringList splitArguments(const QString& text, QString* error) {
+  QStringList words;
+  QString word;
+  bool inWord = false;
+  QChar quote;  // the open quote, or null
+  for (qsizetype i = 0; i < text.size(); ++i) {
+    const QChar ch = text[i];
+    if (quote == QLatin1Char('\'')) {
+      if (ch == quote) quote = QChar(); else word += ch;  // nothing is special inside '...'
+    } else if (quote == QLatin1Char('"')) {
+      if (ch == quote) {
+        quote = QChar();
+      } else if (ch == QLatin1Char('\\') && i + 1 < text.size() &&
+                 QStringLiteral("\"\\$`").contains(text[i + 1])) {
+        word += text[++i];
+      } else {
+        word += ch;
+      }
+    } else if (ch == QLatin1Char('\'') || ch == QLatin1Char('"')) {
+      quote = ch;
+      inWord = true;
+    } else if (ch == QLatin1Char('\\') && i + 1 < text.size()) {
+      word += text[++i];
+      inWord = true;
+    } else if (ch.isSpace()) {
+      if (inWord) words << word;
+      word.clear();
+      inWord = false;
+    } else {
+      word += ch;
+      inWord = true;
+    }
+  }
+  if (!quote.isNull() && error) *error = QStringLiteral("a %1 quote is not closed").arg(quote);
+  if (inWord) words << word;
+  return words;
+}
+
 QStringList trainArguments(const LaunchConfig& c, const QString& runFile) {
   QStringList a = {QStringLiteral("train"),
                    QStringLiteral("--np"),
@@ -243,7 +283,7 @@ QStringList trainArguments(const LaunchConfig& c, const QString& runFile) {
   if (c.findUnusedParameters) a << QStringLiteral("--find-unused-parameters");
   if (c.gradientAsBucketView) a << QStringLiteral("--gradient-as-bucket-view");
   if (c.staticGraph) a << QStringLiteral("--static-graph");
-  a << QProcess::splitCommand(c.extraArguments);
+  a << splitArguments(c.extraArguments, nullptr);
   if (c.probes) {
     a << QStringLiteral("--out") << runFile;
   } else {

@@ -46,6 +46,11 @@ bool loadPreset(const QString& path, LaunchConfig* config, QString* error);
 inline constexpr qsizetype kMaxPresetBytes = 1 << 20;
 bool presetFromBytes(const QByteArray& bytes, LaunchConfig* config, QString* error);
 
+// Extra arguments as a POSIX shell would split them into words ('...', "...", \),
+// without running anything: $(...), backquotes and ; are plain characters. An unclosed
+// quote sets *error (when given).
+QStringList splitArguments(const QString& text, QString* error);
+
 // The arguments of `ddpscope-cli` that run `config` and write `runFile`, with
 // machine-readable progress.
 QStringList trainArguments(const LaunchConfig& config, const QString& runFile);

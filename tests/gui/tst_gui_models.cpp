@@ -1045,6 +1045,22 @@ class TestGuiModels : public QObject {
     QCOMPARE(static_cast<int>(end.buckets[2].phase), static_cast<int>(BucketFill::Phase::Filling));  // never launched
   }
 
+  // Extra arguments split as a shell would split words, with nothing run.
+  void testExtraArgumentsSplitLikeShellWords() {
+    QString error;
+    QCOMPARE(splitArguments(QStringLiteral("--lr 0.01  --save 'my model.bin'"), &error),
+             (QStringList{"--lr", "0.01", "--save", "my model.bin"}));
+    QCOMPARE(splitArguments(QStringLiteral("--save \"a \\\"b\\\" $(c)\" x\\ y ''"), &error),
+             (QStringList{"--save", "a \"b\" $(c)", "x y", ""}));
+    QCOMPARE(splitArguments(QStringLiteral("a;b `c` $(d)"), &error), (QStringList{"a;b", "`c`", "$(d)"}));
+    QVERIFY(error.isEmpty());
+    splitArguments(QStringLiteral("--save 'open"), &error);
+    QCOMPARE(error, QStringLiteral("a ' quote is not closed"));
+    LaunchConfig c;
+    c.extraArguments = QStringLiteral("--lr \"0.1");
+    QCOMPARE(validate(c).value(QStringLiteral("extra_arguments")), QStringLiteral("a \" quote is not closed"));
+  }
+
   // The summary's line about what was refused at the run's doors.
   void testRejectedMessagesAreDescribed() {
     QCOMPARE(describe_rejected({{"collector_batches", 0}, {"rpc_without_token", 0}, {"rpc_malformed", 0},

@@ -317,6 +317,31 @@ class TestLiveJob : public QObject {
                               qPrintable(window.hangView()->headline()), 10000);
   }
 
+  // Issue 17: what a user types reaches the job as argv, never through a shell. A
+  // hostfile whose name and a --save path whose value hold shell syntax run as they are.
+  void testNothingTypedReachesAShell() {
+    QTemporaryDir folder;
+    const QString dir = folder.path();
+    // No '/' may appear inside a file name: a shell would create these in the working folder.
+    const QString hostfile = dir + "/hosts; touch PWNED_A $(touch PWNED_B)";
+    {
+      QFile f(hostfile);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("localhost slots=2\n");
+    }
+    const QString save = dir + "/model; touch PWNED_C `touch PWNED_D`.bin";
+    MainWindow window(dir);
+    LaunchConfig c = smallJob(5);
+    c.hostfile = hostfile;
+    c.extraArguments = "--save '" + save + "'";
+    QString error;
+    QVERIFY2(window.launchJob(c, &error), qPrintable(error));
+    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Finished, 60000);
+    for (const char* name : {"PWNED_A", "PWNED_B", "PWNED_C", "PWNED_D"})
+      QVERIFY2(!QFile::exists(dir + "/" + name) && !QFile::exists(QDir::currentPath() + "/" + name), name);
+    QVERIFY2(QFile::exists(save), qPrintable(save));  // the literal name, as typed
+  }
+
   // Issue 18, defect 6: a launch with a bad option is refused before anything starts, in
   // the CLI's own words (before: the job started and "exited with code 109").
   void testFailedLaunchShowsTheCliMessage() {

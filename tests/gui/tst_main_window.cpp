@@ -35,6 +35,7 @@
 #include "gui_test_runs.h"
 #include "run_file_watch.h"
 #include "run_store_reader.h"
+#include "sqlite_db.h"
 #include "graph_view.h"
 #include "hang_view.h"
 #include "bucket_fill_view.h"
@@ -1015,6 +1016,36 @@ class TestMainWindow : public QObject {
     QVERIFY2(!window.errorBanner()->text().contains(".cpp:"), qPrintable(window.errorBanner()->text()));
     QVERIFY(window.errorBanner()->wordWrap());
     QVERIFY(!window.openRun(folder.filePath("missing.ddprun")));
+    // Every kind of damaged file: a clear error each, the good run kept, no crash.
+    QFile goodFile(good);
+    QVERIFY(goodFile.open(QIODevice::ReadOnly));
+    const QByteArray bytes = goodFile.readAll();
+    const QString newer = folder.filePath("newer.ddprun");
+    QVERIFY(QFile::copy(good, newer));
+    {
+      ddpscope::probes::SqliteDb db(newer.toStdString(), SQLITE_OPEN_READWRITE);
+      db.exec("PRAGMA user_version = 999");
+    }
+    const std::pair<QString, QByteArray> damaged[] = {{"empty.ddprun", QByteArray()},
+                                                       {"truncated.ddprun", bytes.left(bytes.size() / 3)},
+                                                       {"header.ddprun", bytes.left(100)}};
+    QStringList files = {newer, folder.path()};
+    for (const auto& [name, content] : damaged) {
+      QFile d(folder.filePath(name));
+      QVERIFY(d.open(QIODevice::WriteOnly));
+      d.write(content);
+      files << d.fileName();
+    }
+    for (const QString& file : files) {
+      const int before = failed.count();
+      QVERIFY2(!window.openRun(file), qPrintable(file));
+      QCOMPARE(failed.count(), before + 1);
+      const QString said = failed.last().at(0).toString();
+      QVERIFY2(said.startsWith("Cannot open " + file + ": ") && !said.contains(".cpp:"), qPrintable(said));
+      QCOMPARE(QString::fromStdString(window.currentRun()->path), good);
+    }
+    QVERIFY2(failed.last().size() && failed.at(failed.count() - 5).at(0).toString().contains("newer ddpscope"),
+             qPrintable(failed.at(failed.count() - 5).at(0).toString()));
     QVERIFY(window.openRun(good));  // a run that opens clears it
     QVERIFY(!window.errorBanner()->isVisible());
     // Without a job, the job's actions are off (they did nothing, silently).
