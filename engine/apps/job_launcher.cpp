@@ -279,6 +279,13 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
   const auto end_grace = std::chrono::milliseconds(
       std::getenv("DDPSCOPE_MPIRUN_END_GRACE_MS") ? std::atoll(std::getenv("DDPSCOPE_MPIRUN_END_GRACE_MS")) : 15000);
 
+  // A rank stuck before training (stopped or hung in MPI initialisation, which has no
+  // timeout of its own) would hold the job forever: past this, the launcher ends it.
+  const auto launched_at = std::chrono::steady_clock::now();
+  const auto start_timeout = std::chrono::milliseconds(
+      std::getenv("DDPSCOPE_START_TIMEOUT_MS") ? std::atoll(std::getenv("DDPSCOPE_START_TIMEOUT_MS")) : 180000);
+  bool started = !training;  // jobs other than training report no start
+  bool start_timed_out = false;
   auto handle_out = [&](const std::string& line) {
     auto ev = parse_worker_event(line);
     if (!ev) {
@@ -286,6 +293,7 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
       return;
     }
     const std::string kind = ev->value("event", "");
+    if (kind == "start") started = true;
     if (kind == "start" && style == ProgressStyle::Json) {
       emit_worker_event(stdout, *ev);
     } else if (kind == "start") {
@@ -373,6 +381,16 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
       kill(child, SIGTERM);
       kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     }
+    if (!started && !start_timed_out && !interrupted && failed_rank < 0 &&
+        std::chrono::steady_clock::now() - launched_at >= start_timeout) {
+      start_timed_out = giving_up = true;
+      failure = detail::concat("the job had not started training ", static_cast<long long>(start_timeout.count() / 1000),
+                               " s after launch: a rank is stuck before training (stopped, or hung in MPI "
+                               "initialisation or the model's set-up); DDPSCOPE_START_TIMEOUT_MS sets this limit");
+      std::fprintf(stderr, "[ddpscope] %s. Ending it\n", failure.c_str());
+      kill(child, SIGTERM);
+      kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    }
     if ((interrupted || giving_up) && std::chrono::steady_clock::now() >= kill_at) {
       kill(-child, SIGKILL);  // mpirun and the ranks it started share its process group
     }
@@ -415,10 +433,11 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
     close_run("finished", "");
     return 0;
   }
-  if (failed_rank < 0) std::tie(failed_rank, failure) = mpi_fatal_error(err_tail);
+  if (failed_rank < 0 && !start_timed_out) std::tie(failed_rank, failure) = mpi_fatal_error(err_tail);
   // A rank killed by a signal: mpirun names it ("process rank 0 ... exited on signal 9").
+  // Not after the launcher ended a job that never started: those are its own signals.
   static const std::regex dead_re("process rank ([0-9]+)");
-  for (const auto& line : err_tail) {
+  for (const auto& line : start_timed_out ? std::deque<std::string>{} : err_tail) {
     std::smatch m;
     if (!std::regex_search(line, m, dead_re)) continue;
     if (failed_rank < 0) {  // no report from a rank: a crash or a kill
@@ -435,6 +454,28 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
     close_run("stopped", "stopped by a signal");
     std::fprintf(stderr, "error: the job was stopped by a signal\n");
     return 130;
+  }
+  if (start_timed_out) {
+    // Which ranks got as far as the collector (it hears from a rank once its process
+    // group is up): the others were still starting.
+    if (collector) {
+      std::vector<bool> seen(static_cast<size_t>(launch_.np), false);
+      try {
+        probes::RunStoreReader run(collector->run_file());
+        for (const auto& r : run.ranks())
+          if (r.rank >= 0 && r.rank < launch_.np) seen[static_cast<size_t>(r.rank)] = true;
+      } catch (const std::exception&) {
+      }
+      std::string missing;
+      for (int r = 0; r < launch_.np; ++r)
+        if (!seen[static_cast<size_t>(r)]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      if (!missing.empty()) failure += "; ranks that never reached the run's collector: " + missing;
+    }
+    close_run("failed", failure);
+    if (style == ProgressStyle::Json)
+      emit_worker_event(stdout, {{"event", "failed"}, {"rank", -1}, {"message", failure}, {"exit_code", code}});
+    std::fprintf(stderr, "error: %s\n", failure.c_str());
+    return code;
   }
   close_run("failed", failed_rank >= 0 ? failure
                                        : detail::concat("mpirun exited with code ", code,

@@ -220,7 +220,11 @@ def scenario_rank_stopped(build, work):
     run = os.path.join(work, "stopped.ddprun")
     job = Job(build, train_args(run, iters=100000))
     pid = wait_for_pid(job.tag, "ddpscope-worker", rank=1)
-    time.sleep(1.5)
+    # Training, not still starting (a rank stopped in MPI's start-up is the next scenario).
+    end = time.monotonic() + 60
+    while job.first_time(r"^training ") is None and time.monotonic() < end:
+        time.sleep(0.1)
+    time.sleep(1.0)
     t0 = time.monotonic()
     if pid:
         os.kill(pid, signal.SIGSTOP)
@@ -238,6 +242,29 @@ def scenario_rank_stopped(build, work):
     diagnosis = next((l for _, l in job.lines if l.startswith("diagnosis:")), "no diagnosis")
     r.observed = "; ".join(problems + [diagnosis[:200]]) if problems else f"exit {code}: {diagnosis[:300]}"
     return r
+
+
+def scenario_rank_stopped_starting(build, work):
+    r = Result("rank 1 stopped (SIGSTOP) as it starts, before training (MPI initialisation has no timeout)",
+               "the launcher ends the job at its start timeout (5 s here), saying no training started and which "
+               "ranks never reached the collector; file sound; no process left")
+    run = os.path.join(work, "stopped-starting.ddprun")
+    job = Job(build, train_args(run, iters=100), {"DDPSCOPE_START_TIMEOUT_MS": "5000"})
+    pid = wait_for_pid(job.tag, "ddpscope-worker", rank=1)
+    t0 = time.monotonic()
+    if pid:
+        os.kill(pid, signal.SIGSTOP)
+    code = job.wait(60)
+    if code is not None:
+        r.detection = time.monotonic() - t0
+    problems = check_common(r, job, code, run, 60, names=(r"had not started training 5 s after launch",
+                                                          r"never reached the run's collector: .*1"))
+    if pid is None:
+        problems.append("rank 1 never appeared")
+    status, _ = run_status(run)
+    if status != "failed":
+        problems.append(f"run status {status}")
+    return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
 
 
 def scenario_collector(build, work, how):
@@ -669,6 +696,7 @@ SCENARIOS = {
     **{f"segv-{p}": (lambda b, w, p=p: scenario_rank_signal(b, w, p, "SIGSEGV"))
        for p in ("forward", "backward", "allreduce", "optimizer")},
     "rank-stopped": scenario_rank_stopped,
+    "rank-stopped-starting": scenario_rank_stopped_starting,
     "collector-killed": lambda b, w: scenario_collector(b, w, "kill"),
     "collector-stopped": lambda b, w: scenario_collector(b, w, "stop"),
     "launcher-killed": lambda b, w: scenario_launcher(b, w, "kill"),
