@@ -70,12 +70,11 @@ void Collector::serve_clock() {
         identity.more() && clock_socket_.recv(token) && token.more() && clock_socket_.recv(body);
     while (body.more() && clock_socket_.recv(body)) {
     }
-    if (!complete || token.to_string() != options_.token || body.size() != sizeof(ClockPing))
-      continue;
+    if (!complete || token.to_string() != options_.token) continue;
+    const auto ping = decode_clock_message<ClockPing>(body.data(), body.size());
+    if (!ping) continue;
     peers.insert(identity.to_string());
-    ClockPing ping;
-    std::memcpy(&ping, body.data(), sizeof(ping));
-    const ClockPong pong{ping.sequence, ping.t0_ns, t_collector};
+    const ClockPong pong{ping->sequence, ping->t0_ns, t_collector};
     clock_socket_.send(identity, zmq::send_flags::sndmore);
     clock_socket_.send(zmq::buffer(&pong, sizeof(pong)), zmq::send_flags::dontwait);
   }

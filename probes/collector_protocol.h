@@ -11,7 +11,10 @@
 // answer is [ClockPong]. The collector may also send requests there (kGraphRequest).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 
 namespace ddpscope::probes {
 
@@ -33,6 +36,16 @@ struct ClockPong {
 // Sent by the collector on the clock socket, unasked: record the next iteration's
 // autograd graph (probe.h, request_graph_snapshot).
 inline constexpr const char* kGraphRequest = "graph";
+
+// The clock messages' bodies as they arrive (fuzzed with the batches,
+// tests/fuzz/fuzz_event_batch.cpp): exactly one struct's bytes, else nothing.
+template <typename Message>
+std::optional<Message> decode_clock_message(const void* data, size_t size) {
+  if (size != sizeof(Message)) return std::nullopt;
+  Message m;
+  std::memcpy(&m, data, sizeof m);
+  return m;
+}
 
 // Environment variables the launcher sets for every rank.
 inline constexpr const char* kCollectorEnv = "DDPSCOPE_COLLECTOR";             // batch endpoint

@@ -118,11 +118,10 @@ bool CollectorSink::measure_clock() {
       if (!clock_.recv(reply, zmq::recv_flags::dontwait)) continue;
       const int64_t t1 = local_now_ns();
       if (handle_request(reply)) continue;
-      if (reply.size() != sizeof(ClockPong)) continue;
-      ClockPong pong;
-      std::memcpy(&pong, reply.data(), sizeof(pong));
-      if (pong.sequence != ping.sequence) continue;
-      estimator.add(pong.t0_ns, pong.t_collector_ns, t1);
+      const auto pong = decode_clock_message<ClockPong>(reply.data(), reply.size());
+      if (!pong || pong->sequence != ping.sequence) continue;
+      // Our own send time, not the echo: only the collector's time comes off the wire.
+      estimator.add(ping.t0_ns, pong->t_collector_ns, t1);
       answered = true;
     }
     if (!answered) break;  // collector not answering: do not stall the shipper

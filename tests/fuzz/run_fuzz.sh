@@ -18,7 +18,7 @@ if [ -z "$cxx" ]; then
 fi
 case "$target" in
   rpc_wire) sources=("$src/engine/rpc/wire_format.cpp"); libs=() ;;
-  event_batch) sources=("$src/probes/event_batch.cpp"); libs=() ;;
+  event_batch) sources=("$src/probes/event_batch.cpp" "$src/probes/clock_offset_estimator.cpp"); libs=() ;;
   run_file)
     sources=("$src/probes/run_store_reader.cpp" "$src/probes/sqlite_db.cpp" "$src/probes/run_store_schema.cpp"
              "$src/probes/event.cpp")

@@ -4,6 +4,8 @@
 // batch codec refuses malformed input; the clock estimator keeps the minimum round trip.
 #include <QtTest/QtTest>
 
+#include <limits>
+
 #include <QTemporaryDir>
 #include <thread>
 
@@ -239,6 +241,9 @@ class TestProbes : public QObject {
     e.add(10'000, 10'020 + 1000, 10'040);  // rtt 40: estimate 1000
     e.add(20'000, 20'500 + 1000, 20'600);  // rtt 600
     e.add(30'000, 0, 29'000);              // t1 < t0: ignored
+    // A collector time no clock reads (off the wire) would overflow: dropped.
+    e.add(40'000, std::numeric_limits<int64_t>::min(), 40'001);
+    e.add(std::numeric_limits<int64_t>::min(), 0, 1);
     QVERIFY(e.best());
     QCOMPARE(e.best()->rtt_ns, int64_t(40));
     QCOMPARE(e.best()->offset_ns, int64_t(1000));
