@@ -76,6 +76,9 @@ void initialize() {
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
     MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
     std::atexit(finalize_at_exit);
+    // Errors come back to the caller (MPI_CHECK), which names them; communicators
+    // duplicated from the world inherit this.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   } else {
     MPI_Query_thread(&provided);
   }
@@ -91,6 +94,31 @@ void initialize() {
 }
 
 }  // namespace
+
+std::string describe_mpi_error(int rc, const std::string& call_name, int rank) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
+  int error_class = rc;
+  MPI_Error_class(rc, &error_class);
+  std::string message = detail::concat(call_name, " failed", rank >= 0 ? " on rank " + std::to_string(rank) : "", ": ",
+                                       len > 0 ? std::string(text, static_cast<size_t>(len)) : "MPI error " + std::to_string(rc));
+  if (error_class == MPI_ERR_TRUNCATE) {
+    message += "; the ranks called collectives of different sizes or in a different order. Rerun with "
+               "DDPSCOPE_DEBUG=detail: each collective is then checked across ranks and a mismatch names both sides";
+  }
+  return message;
+}
+
+void throw_mpi_error(int rc, const char* call, const char* file, int line) {
+  const std::string source(call);
+  const std::string name = source.substr(0, source.find('('));
+  int rank = -1;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  throw Error(describe_mpi_error(rc, name, rank), file, line);
+}
 
 void MpiEnvironment::ensure_initialized() {
   std::call_once(g_init_once, initialize);

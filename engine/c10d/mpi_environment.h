@@ -11,19 +11,23 @@
 #include "tensor/dtype.h"
 #include "types.h"
 
-#define MPI_CHECK(expr)                                                                          \
-  do {                                                                                           \
-    const int rc_ = (expr);                                                                      \
-    if (rc_ != MPI_SUCCESS) {                                                                    \
-      char msg_[MPI_MAX_ERROR_STRING];                                                           \
-      int len_ = 0;                                                                              \
-      MPI_Error_string(rc_, msg_, &len_);                                                        \
-      throw ::ddpscope::Error(::ddpscope::detail::concat("MPI call ", #expr, " failed: ", msg_), \
-                              __FILE__, __LINE__);                                               \
-    }                                                                                            \
+// MPI calls return their errors (MPI_ERRORS_RETURN is set at initialisation): a failed
+// call throws, naming the call, the rank and what the error usually means, and the rank
+// reports it like any other failure. Open MPI's own fatal report goes through its
+// launcher and is sometimes lost (seen: "Data unpack would read past end of buffer").
+#define MPI_CHECK(expr)                                                    \
+  do {                                                                     \
+    const int rc_ = (expr);                                                \
+    if (rc_ != MPI_SUCCESS)                                                \
+      ::ddpscope::c10d::throw_mpi_error(rc_, #expr, __FILE__, __LINE__);   \
   } while (0)
 
 namespace ddpscope::c10d {
+
+// Throws the error of an MPI call that returned `rc`; `call` is its source text.
+[[noreturn]] void throw_mpi_error(int rc, const char* call, const char* file, int line);
+// "MPI_Allreduce failed on rank 0: MPI_ERR_TRUNCATE: message truncated; the ranks ..."
+std::string describe_mpi_error(int rc, const std::string& call_name, int rank);
 
 class MpiEnvironment {
  public:
