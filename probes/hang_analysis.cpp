@@ -133,6 +133,8 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
 // Where a rank stands, for the verdict: "in iteration 20 (after forward), last event
 // 'injected stall' at 12.4 s".
 std::string position_text(const RankHangState& st, int64_t start_ns) {
+  // A rank that reached the collector and recorded nothing since: still setting up.
+  if (st.last_event.empty()) return "still setting up: it has recorded no event";
   const int64_t at_ns = st.last_event_ns - start_ns;
   char at[32];
   if (at_ns < 1'000'000'000) {

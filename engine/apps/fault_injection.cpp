@@ -32,6 +32,7 @@ const FaultSpec& fault_spec() {
     if (std::strstr(text, ",kill")) f.action = FaultSpec::Action::Kill;
     if (std::strstr(text, ",segv")) f.action = FaultSpec::Action::Segv;
     if (std::strstr(text, ",skip")) f.action = FaultSpec::Action::Skip;
+    if (std::strstr(text, ",stop")) f.action = FaultSpec::Action::Stop;
     return f;
   }();
   return spec;
@@ -43,7 +44,8 @@ bool fault_point(const char* phase, int rank, int64_t iteration) {
   const FaultSpec& f = fault_spec();
   if (f.rank != rank || f.iteration != iteration || f.phase != phase) return false;
   const std::string where = f.phase == "iteration" ? " at iteration " + std::to_string(iteration)
-                                                  : std::string(" in ") + phase + " of iteration " + std::to_string(iteration);
+                            : f.phase == "end"     ? " after training"
+                                                   : std::string(" in ") + phase + " of iteration " + std::to_string(iteration);
   switch (f.action) {
     case FaultSpec::Action::Throw:
       throw DDPSCOPE_ERROR("injected fault (DDPSCOPE_FAULT)", where);
@@ -55,6 +57,12 @@ bool fault_point(const char* phase, int rank, int64_t iteration) {
       if (reporter()) reporter()("SIGSEGV" + where);
       signal(SIGSEGV, SIG_DFL);
       raise(SIGSEGV);
+      break;
+    case FaultSpec::Action::Stop:
+      // No reporter: a stopped rank ships nothing more, as a real one would.
+      std::fprintf(stderr, "rank %d raises SIGSTOP%s (DDPSCOPE_FAULT)\n", rank, where.c_str());
+      std::fflush(stderr);
+      raise(SIGSTOP);
       break;
     case FaultSpec::Action::Skip:
       if (f.phase != "allreduce")

@@ -3,9 +3,11 @@
 //   DDPSCOPE_FAULT="rank=1,iter=5"                      throw at the start of iteration 5
 //   DDPSCOPE_FAULT="rank=1,iter=5,phase=backward,kill"  SIGKILL itself as backward starts
 //   DDPSCOPE_FAULT="rank=1,iter=5,phase=allreduce,segv" SIGSEGV before the loss allreduce
+//   DDPSCOPE_FAULT="rank=1,iter=9,phase=end,stop"       SIGSTOP itself after training (9
+//                                                       iterations), before reporting its end
 //   DDPSCOPE_FAULT="rank=1,iter=5,phase=allreduce,skip" skip the loss allreduce, so the rank
 //                                                       calls a different collective next
-// Phases: iteration (before the step), forward, backward, allreduce, optimizer; with
+// Phases: iteration (before the step), forward, backward, allreduce, optimizer, end; with
 // --remote-embedding the server (rank 0) also has serve and backward, counted in calls
 // of its embedding lookup rather than iterations (remote_embedding_trainer.cpp). Before a
 // signal the rank ships its probe events (the reporter), so the run file shows where.
@@ -21,7 +23,7 @@ struct FaultSpec {
   int rank = -1;
   int64_t iteration = -1;
   std::string phase = "iteration";
-  enum class Action { Throw, Kill, Segv, Skip } action = Action::Throw;
+  enum class Action { Throw, Kill, Segv, Stop, Skip } action = Action::Throw;
 };
 
 // Parsed once from DDPSCOPE_FAULT (rank -1: none).

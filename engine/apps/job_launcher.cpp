@@ -125,6 +125,30 @@ std::pair<int, std::string> mpi_fatal_error(const std::deque<std::string>& lines
   return {rank, text};
 }
 
+// Why a job has not started training, from what its run file holds so far: the ranks
+// that never reached the collector (still starting MPI), or, when all did, the hang
+// analysis, which names the rank that never entered the collective the others wait in
+// (DDP's parameter broadcast, say). Empty when the file says nothing more.
+std::string describe_stuck_start(const std::string& run_file, int np) {
+  try {
+    probes::RunStoreReader run(run_file);
+    std::vector<bool> seen(static_cast<size_t>(np), false);
+    for (const auto& r : run.ranks())
+      if (r.rank >= 0 && r.rank < np) seen[static_cast<size_t>(r.rank)] = true;
+    std::string missing;
+    for (int r = 0; r < np; ++r)
+      if (!seen[static_cast<size_t>(r)]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    if (!missing.empty()) return "; ranks that never reached the run's collector: " + missing;
+    const probes::HangReport report = probes::analyze_hang(run);
+    std::string verdict = report.verdict;
+    if (!verdict.empty() && verdict.back() == '.') verdict.pop_back();  // the caller goes on
+    if (!verdict.empty()) return "; every rank reached the run's collector. " + verdict;
+  } catch (const std::exception&) {
+    // Nothing readable yet: the message stands without it.
+  }
+  return {};
+}
+
 }  // namespace
 
 JobLauncher::JobLauncher(LaunchOptions launch) : launch_(std::move(launch)) {
@@ -286,6 +310,15 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
       std::getenv("DDPSCOPE_START_TIMEOUT_MS") ? std::atoll(std::getenv("DDPSCOPE_START_TIMEOUT_MS")) : 180000);
   bool started = !training;  // jobs other than training report no start
   bool start_timed_out = false;
+  // Likewise at the end: MPI_Finalize waits for every rank without a timeout, so a rank
+  // stopped (or stuck) after the last collective would hold the others there forever.
+  // The clock starts when training is done and the first rank reports its end.
+  const auto end_timeout = std::chrono::milliseconds(
+      std::getenv("DDPSCOPE_END_TIMEOUT_MS") ? std::atoll(std::getenv("DDPSCOPE_END_TIMEOUT_MS")) : 60000);
+  bool training_done = false;
+  std::optional<std::chrono::steady_clock::time_point> ending_since;
+  std::vector<bool> rank_ended(static_cast<size_t>(launch_.np), false);
+  bool end_timed_out = false;
   auto handle_out = [&](const std::string& line) {
     auto ev = parse_worker_event(line);
     if (!ev) {
@@ -305,6 +338,7 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
                       probes::json_field(*ev, "samples_per_s"));
     } else if (kind == "done") {
       seconds = ev->value("seconds", 0.0);
+      training_done = true;
     }
     std::fflush(stdout);
   };
@@ -312,7 +346,10 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
   auto handle_err = [&](const std::string& line) {
     if (auto ev = parse_worker_event(line)) {
       if (ev->value("event", "") == "probes") {
-        dropped_by_rank.emplace_back(ev->value("rank", -1), ev->value("dropped", uint64_t{0}));
+        const int rank = ev->value("rank", -1);
+        dropped_by_rank.emplace_back(rank, ev->value("dropped", uint64_t{0}));
+        if (rank >= 0 && rank < launch_.np) rank_ended[static_cast<size_t>(rank)] = true;
+        if (training_done && !ending_since) ending_since = std::chrono::steady_clock::now();
         return;
       }
       if (ev->value("event", "") == "error" && failed_rank < 0) {
@@ -387,6 +424,24 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
       failure = detail::concat("the job had not started training ", static_cast<long long>(start_timeout.count() / 1000),
                                " s after launch: a rank is stuck before training (stopped, or hung in MPI "
                                "initialisation or the model's set-up); DDPSCOPE_START_TIMEOUT_MS sets this limit");
+      // Looked at now, before ending the job: mpirun continues stopped ranks as it ends them.
+      if (collector) failure += describe_stuck_start(collector->run_file(), launch_.np);
+      std::fprintf(stderr, "[ddpscope] %s. Ending it\n", failure.c_str());
+      kill(child, SIGTERM);
+      kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    }
+    if (ending_since && !giving_up && !interrupted && failed_rank < 0 &&
+        std::chrono::steady_clock::now() - *ending_since >= end_timeout) {
+      end_timed_out = giving_up = true;
+      std::string stuck;
+      for (int r = 0; r < launch_.np; ++r)
+        if (!rank_ended[static_cast<size_t>(r)]) stuck += (stuck.empty() ? "" : ", ") + std::to_string(r);
+      failure = detail::concat(
+          "training finished, but the job had not exited ", static_cast<long long>(end_timeout.count() / 1000),
+          " s after the first rank ended: MPI_Finalize waits for every rank, and ",
+          stuck.empty() ? std::string("every rank reported its end, so one is stuck in MPI's shutdown")
+                        : "rank(s) " + stuck + " never reported their end (stopped, or stuck after training)",
+          "; every event before that is in the run file; DDPSCOPE_END_TIMEOUT_MS sets this limit");
       std::fprintf(stderr, "[ddpscope] %s. Ending it\n", failure.c_str());
       kill(child, SIGTERM);
       kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
@@ -433,11 +488,11 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
     close_run("finished", "");
     return 0;
   }
-  if (failed_rank < 0 && !start_timed_out) std::tie(failed_rank, failure) = mpi_fatal_error(err_tail);
+  if (failed_rank < 0 && !start_timed_out && !end_timed_out) std::tie(failed_rank, failure) = mpi_fatal_error(err_tail);
   // A rank killed by a signal: mpirun names it ("process rank 0 ... exited on signal 9").
-  // Not after the launcher ended a job that never started: those are its own signals.
+  // Not after the launcher ended a job stuck starting or ending: those are its own signals.
   static const std::regex dead_re("process rank ([0-9]+)");
-  for (const auto& line : start_timed_out ? std::deque<std::string>{} : err_tail) {
+  for (const auto& line : start_timed_out || end_timed_out ? std::deque<std::string>{} : err_tail) {
     std::smatch m;
     if (!std::regex_search(line, m, dead_re)) continue;
     if (failed_rank < 0) {  // no report from a rank: a crash or a kill
@@ -455,22 +510,19 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
     std::fprintf(stderr, "error: the job was stopped by a signal\n");
     return 130;
   }
-  if (start_timed_out) {
-    // Which ranks got as far as the collector (it hears from a rank once its process
-    // group is up): the others were still starting.
-    if (collector) {
-      std::vector<bool> seen(static_cast<size_t>(launch_.np), false);
-      try {
-        probes::RunStoreReader run(collector->run_file());
-        for (const auto& r : run.ranks())
-          if (r.rank >= 0 && r.rank < launch_.np) seen[static_cast<size_t>(r.rank)] = true;
-      } catch (const std::exception&) {
-      }
-      std::string missing;
-      for (int r = 0; r < launch_.np; ++r)
-        if (!seen[static_cast<size_t>(r)]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-      if (!missing.empty()) failure += "; ranks that never reached the run's collector: " + missing;
+  // The rank that reports a timeout is rarely the culprit: the run file knows which rank
+  // never entered the collective (the hang analysis, as `ddpscope-cli hang` prints it).
+  const auto print_diagnosis = [&] {
+    if (!collector) return;
+    try {
+      probes::RunStoreReader run(collector->run_file());
+      const probes::HangReport report = probes::analyze_hang(run);
+      if (!report.verdict.empty()) std::fprintf(stderr, "diagnosis: %s\n", report.verdict.c_str());
+    } catch (const std::exception&) {
+      // A run file too damaged to read: the error above is all there is.
     }
+  };
+  if (start_timed_out || end_timed_out) {
     close_run("failed", failure);
     if (style == ProgressStyle::Json)
       emit_worker_event(stdout, {{"event", "failed"}, {"rank", -1}, {"message", failure}, {"exit_code", code}});
@@ -494,17 +546,7 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
         stderr, "error: the job failed: mpirun exited with code %d and no rank reported an error\n",
         code);
   }
-  // The rank that reports a timeout is rarely the culprit: the run file knows which rank
-  // never entered the collective (the hang analysis, as `ddpscope-cli hang` prints it).
-  if (collector) {
-    try {
-      probes::RunStoreReader run(collector->run_file());
-      const probes::HangReport report = probes::analyze_hang(run);
-      if (!report.verdict.empty()) std::fprintf(stderr, "diagnosis: %s\n", report.verdict.c_str());
-    } catch (const std::exception&) {
-      // A run file too damaged to read: the error above is all there is.
-    }
-  }
+  print_diagnosis();
   return code == 0 ? 1 : code;
 }
 

@@ -143,6 +143,7 @@ int main(int argc, char** argv) {
       train_loop(trainer, *group, launch.backend);
     }
     group->barrier()->wait();
+    fault_point("end", rank, options.iters);
     report_probes(rank);
     g_probes.reset();
   } catch (const Error& e) {

@@ -257,13 +257,44 @@ def scenario_rank_stopped_starting(build, work):
     code = job.wait(60)
     if code is not None:
         r.detection = time.monotonic() - t0
-    problems = check_common(r, job, code, run, 60, names=(r"had not started training 5 s after launch",
-                                                          r"never reached the run's collector: .*1"))
+    # Stopped before its process group was up, rank 1 (and rank 0, waiting for it in MPI's
+    # start-up) never reached the collector; stopped just after, the hang analysis names it.
+    problems = check_common(r, job, code, run, 60, names=(
+        r"had not started training 5 s after launch",
+        r"never reached the run's collector: .*1|every rank reached the run's collector\. Rank 1 never entered"))
     if pid is None:
         problems.append("rank 1 never appeared")
     status, _ = run_status(run)
     if status != "failed":
         problems.append(f"run status {status}")
+    return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
+
+
+def scenario_rank_stopped_ending(build, work):
+    r = Result("rank 1 stopped (SIGSTOP) after training, before MPI_Finalize (which has no timeout)",
+               "the launcher ends the job at its end timeout (3 s here), naming rank 1 as the rank that never "
+               "reported its end; every event of training kept; file sound; no process left")
+    run = os.path.join(work, "stopped-ending.ddprun")
+    job = Job(build, train_args(run, iters=20), {"DDPSCOPE_END_TIMEOUT_MS": "3000",
+                                                 "DDPSCOPE_FAULT": "rank=1,iter=20,phase=end,stop"})
+    code = job.wait(60)
+    stopped = job.first_time(r"rank 1 raises SIGSTOP after training")
+    if code is not None and stopped is not None:
+        r.detection = job.lines[-1][0] - stopped
+    problems = check_common(r, job, code, run, 60, names=(
+        r"training finished, but the job had not exited 3 s after the first rank ended",
+        r"rank\(s\) 1 never reported their end"))
+    status, _ = run_status(run)
+    if status != "failed":
+        problems.append(f"run status {status}")
+    try:
+        db = sqlite3.connect(f"file:{run}?mode=ro", uri=True)
+        iterations = db.execute("SELECT rank, COUNT(*) FROM spans WHERE kind = "
+                                "(SELECT kind FROM kinds WHERE name = 'iteration') GROUP BY rank").fetchall()
+    except sqlite3.Error as e:
+        iterations = [("error", str(e))]
+    if sorted(iterations) != [(0, 20), (1, 20)]:
+        problems.append(f"iterations per rank in the file: {iterations}")
     return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
 
 
@@ -697,6 +728,7 @@ SCENARIOS = {
        for p in ("forward", "backward", "allreduce", "optimizer")},
     "rank-stopped": scenario_rank_stopped,
     "rank-stopped-starting": scenario_rank_stopped_starting,
+    "rank-stopped-ending": scenario_rank_stopped_ending,
     "collector-killed": lambda b, w: scenario_collector(b, w, "kill"),
     "collector-stopped": lambda b, w: scenario_collector(b, w, "stop"),
     "launcher-killed": lambda b, w: scenario_launcher(b, w, "kill"),

@@ -311,6 +311,33 @@ class TestRunStore : public QObject {
     QCOMPARE(report.culprits, std::vector<int>{1});
   }
 
+  // A rank stopped while setting up (after it reached the collector, before DDP's first
+  // collective): it has no event at all, and the verdict says so rather than describing
+  // an empty "last event" at a time before the run began.
+  void testHangVerdictForARankWithNoEvents() {
+    const std::string file = path("setting-up.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank) {
+        EventBatch b;
+        b.rank = rank;
+        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+        b.names = {"allgather"};
+        if (rank == 0)
+          b.events.push_back(BatchEvent{1100, 1100, 64, 0, -1, 1, -1, 0, -1, -1, 1, uint8_t(Kind::PgOpStart), 0});
+        w.write(b);
+      }
+    }
+    RunStoreReader run(file);
+    const HangReport report = analyze_hang(run);
+    QVERIFY2(QString::fromStdString(report.verdict)
+                 .startsWith("Rank 1 never entered allgather #0, which rank 0 waited in; rank 1 was still setting "
+                             "up: it has recorded no event"),
+             report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
+  }
+
   // Uneven inputs without join: rank 1 left its loop after iteration 1 and waits in the
   // job's final barrier, which is its collective #5; rank 0's #5 is iteration 2's allreduce.
   void testHangVerdictNamesCollectivesThatDiffer() {
