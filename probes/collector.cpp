@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "collector_protocol.h"
+#include "disk_reserve.h"
 #include "probe.h"
 
 namespace ddpscope::probes {
@@ -19,6 +20,8 @@ Collector::Collector(CollectorOptions options)
       clock_socket_(context_, zmq::socket_type::router) {
   writer_ = std::make_unique<RunStoreWriter>(options_.run_file);
   writer_->begin_run(options_.run);
+  // 256 KiB: 60 pages of WAL, ample for the end record (a few pages).
+  reserve_ = std::make_unique<DiskReserve>(options_.run_file + "-reserve", 256 * 1024);
   batches_in_.set(zmq::sockopt::linger, 0);
   batches_in_.set(zmq::sockopt::rcvhwm, 1024);
   clock_socket_.set(zmq::sockopt::linger, 0);
@@ -103,6 +106,11 @@ bool Collector::receive_one() {
   try {
     const EventBatch batch = decode(parts[0].data(), parts[0].size());
     events = batch.events.size();
+    if (disk_full_) {
+      // Not even tried: room freed since (the reserve) is kept for the end record.
+      lost_events_ += events;
+      return true;
+    }
     writer_->write(batch);
     ++batches_;
     // Committed: tell the rank (if it is gone, ZeroMQ drops the answer).
@@ -111,12 +119,11 @@ bool Collector::receive_one() {
     batches_in_.send(zmq::buffer(&ack, sizeof(ack)), zmq::send_flags::dontwait);
   } catch (const RunStoreFullError& e) {
     // The disk is full: training must go on. The batch is not acknowledged (the rank
-    // counts it unshipped) and its events are counted here as lost.
+    // counts it unshipped) and its events, and every later batch's, are counted as lost.
     lost_events_ += events;
-    if (!warned_full_) {
-      std::fprintf(stderr, "[ddpscope] collector: %s; events from now on are counted as lost\n", e.message().c_str());
-      warned_full_ = true;
-    }
+    disk_full_ = true;
+    reserve_->release();
+    std::fprintf(stderr, "[ddpscope] collector: %s; events from now on are counted as lost\n", e.message().c_str());
   } catch (const RunStoreError&) {
     throw;  // the run file itself failed: the caller reports it
   } catch (const std::exception& e) {
@@ -157,8 +164,18 @@ void Collector::finish(const std::string& status, const std::string& message, in
     writer_->set_rejected(rejected_);
     writer_->end_run(lost_events_ > 0 && status == "finished" ? "incomplete" : status, why, failed_rank);
   } catch (const RunStoreFullError& e) {
-    // Nowhere to write the outcome: the file keeps what it committed (status running).
+    // Nowhere to write the outcome, even in the reserve's room: the file keeps what it
+    // committed (status running).
     std::fprintf(stderr, "[ddpscope] collector: could not record the run's end: %s\n", e.message().c_str());
+  }
+  reserve_->release();
+  if (disk_full_ && !writer_->fold_wal()) {
+    // SQLite keeps committed pages in the WAL until it can copy them into the file; with
+    // the disk full it cannot, and the WAL holds the run's last part.
+    std::fprintf(stderr,
+                 "[ddpscope] collector: the run's last part stays in %s-wal beside the run file (no room to "
+                 "fold it in): copy or move the two files together\n",
+                 options_.run_file.c_str());
   }
 }
 

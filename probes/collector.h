@@ -18,6 +18,7 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "disk_reserve.h"
 #include "run_store_writer.h"
 
 namespace ddpscope::probes {
@@ -56,6 +57,7 @@ class Collector {
 
   CollectorOptions options_;
   std::unique_ptr<RunStoreWriter> writer_;
+  std::unique_ptr<DiskReserve> reserve_;  // room for the end record once the disk is full
   zmq::context_t context_;
   zmq::socket_t batches_in_;  // ROUTER: batches in, acknowledgements out
   zmq::socket_t clock_socket_;
@@ -66,7 +68,7 @@ class Collector {
   uint64_t batches_ = 0;
   uint64_t rejected_ = 0;
   uint64_t lost_events_ = 0;
-  bool warned_full_ = false;
+  bool disk_full_ = false;  // since then events are counted as lost, not stored
   bool warned_rejected_ = false;
 };
 

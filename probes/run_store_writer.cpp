@@ -84,6 +84,16 @@ RunStoreWriter::~RunStoreWriter() {
   }
 }
 
+bool RunStoreWriter::fold_wal() {
+  try {
+    Statement s = db_.prepare("PRAGMA wal_checkpoint(TRUNCATE)");
+    // One row: (busy, pages in the WAL, pages copied); busy 1 when a reader held it back.
+    return s.step() && s.column_int64(0) == 0;
+  } catch (const RunStoreError&) {
+    return false;
+  }
+}
+
 void RunStoreWriter::begin_run(const RunDescription& run) {
   Statement s = db_.prepare(
       "INSERT OR REPLACE INTO runs(run_id, created_at, config_json, world_size, backend, model, "

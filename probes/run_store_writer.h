@@ -41,6 +41,9 @@ class RunStoreWriter {
   void add_dropped(int rank, uint64_t count);
   // Batches the collector refused (wrong token, malformed).
   void set_rejected(uint64_t batches);
+  // Copies what the WAL holds into the file itself and empties the WAL; false when it
+  // could not (the disk is full), and the WAL then holds the run's last part.
+  bool fold_wal();
   int64_t events_written() const { return events_written_; }
   const std::string& path() const { return db_.path(); }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -167,6 +168,8 @@ void CollectorProcess::finish(const std::string& status, const std::string& mess
   const std::string why = "the collector " + describe_exit(exit_status_) +
                           " during the job; events after that were dropped";
   std::fprintf(stderr, "warning: %s\n", why.c_str());
+  // The room it kept for the end record (probes/disk_reserve.h) is not needed now.
+  std::remove((run_file_ + "-reserve").c_str());
   try {
     probes::RunStoreWriter writer(run_file_);
     for (const auto& [rank, dropped] : dropped_by_rank)
