@@ -146,12 +146,21 @@ Statement RunStoreReader::compact_scan(const std::vector<Kind>& kinds, int rank,
 }
 
 std::vector<std::string> RunStoreReader::names() {
+  // The writer numbers names densely from 1 (INTEGER PRIMARY KEY), so an id beyond the
+  // row count comes from a damaged file; trusting it would allocate without bound
+  // (found by fuzz_run_file: an id of 2^33 asked for 156 GB).
+  const int64_t rows = db_.query_int64("SELECT count(*) FROM names");
   Statement s = db_.prepare("SELECT name_id, name FROM names ORDER BY name_id");
   std::vector<std::string> out;
   while (s.step()) {
-    const auto id = static_cast<size_t>(s.column_int64(0));
-    if (id >= out.size()) out.resize(id + 1);
-    out[id] = s.column_text(1);
+    const int64_t id = s.column_int64(0);
+    if (id < 0 || id > rows) {
+      throw RunStoreError(detail::concat("run file '", db_.path(), "' is damaged: name id ", id,
+                                         " is out of range (the file has ", rows, " names)"),
+                          __FILE__, __LINE__);
+    }
+    if (static_cast<size_t>(id) >= out.size()) out.resize(static_cast<size_t>(id) + 1);
+    out[static_cast<size_t>(id)] = s.column_text(1);
   }
   return out;
 }
