@@ -1,10 +1,6 @@
 #include "job_launcher.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -30,6 +26,7 @@
 #include "run_file_claim.h"
 #include "run_workspace.h"
 #include "tensor/error.h"
+#include "rpc/listen_address.h"
 #include "worker_protocol.h"
 
 namespace ddpscope::apps {
@@ -74,26 +71,13 @@ struct LineReader {
 };
 
 // The address of this host that a job's other hosts reach it on: the local end of the
-// route to the first of them that is not this host (a UDP socket's connect sends
-// nothing). 127.0.0.1 when every host is this one; empty when a host does not resolve.
+// route to the first of them that is not this host.
+// 127.0.0.1 when every host is this one; empty when a host does not resolve.
 std::string address_towards_hosts(const Hostfile& hosts) {
   for (const auto& h : hosts.hosts) {
-    addrinfo hints{};
-    hints.ai_family = AF_INET;
-    hints.ai_socktype = SOCK_DGRAM;
-    addrinfo* found = nullptr;
-    if (getaddrinfo(h.host.c_str(), "9", &hints, &found) != 0 || !found) return {};
-    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in local{};
-    socklen_t len = sizeof local;
-    const bool ok = fd >= 0 && connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
-                    getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0;
-    if (fd >= 0) close(fd);
-    freeaddrinfo(found);
-    if (!ok) return {};
-    char text[INET_ADDRSTRLEN] = {};
-    inet_ntop(AF_INET, &local.sin_addr, text, sizeof text);
-    if (std::string(text).rfind("127.", 0) != 0) return text;
+    const std::string local = rpc::local_address_towards(h.host);
+    if (local.empty()) return {};
+    if (local.rfind("127.", 0) != 0) return local;
   }
   return "127.0.0.1";
 }

@@ -1,8 +1,5 @@
 #include "rpc_agent.h"
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,6 +10,7 @@
 
 #include "autograd_hooks.h"
 #include "function_registry.h"
+#include "listen_address.h"
 #include "probe.h"
 #include "records.h"
 
@@ -57,22 +55,6 @@ std::string host_name() {
   char buf[256] = {};
   gethostname(buf, sizeof(buf) - 1);
   return buf;
-}
-
-// The first non-loopback IPv4 address of this host, or empty.
-std::string first_external_ipv4() {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) return {};
-  std::string found;
-  for (ifaddrs* a = list; a && found.empty(); a = a->ifa_next) {
-    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET) continue;
-    auto* in = reinterpret_cast<sockaddr_in*>(a->ifa_addr);
-    if ((ntohl(in->sin_addr.s_addr) >> 24) == 127) continue;
-    char text[INET_ADDRSTRLEN];
-    if (inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text))) found = text;
-  }
-  freeifaddrs(list);
-  return found;
 }
 
 std::string random_token() {
@@ -153,7 +135,15 @@ void RpcAgent::start(const std::string& requested_name) {
     } else if (const char* env = std::getenv("DDPSCOPE_RPC_ADDRESS"); env && *env) {
       address = env;
     } else {
-      address = first_external_ipv4();
+      // The interface this host's route to another of the job's hosts leaves from: the
+      // job's network, not whichever interface happens to be listed first.
+      for (const std::string& h : hosts) {
+        if (h != hosts[self_]) {
+          address = local_address_towards(h);
+          break;
+        }
+      }
+      if (address.empty() || address.rfind("127.", 0) == 0) address = first_external_ipv4();
     }
   }
   std::string bind_error;

@@ -3,7 +3,8 @@
 # bridge, optionally with a bandwidth limit (tbf) on each host's link, and OpenMPI
 # launching into them through this script as its rsh agent.
 #
-#   cluster.sh up N [RATE]      make hosts ddps-h0..h(N-1) (RATE e.g. 2gbit; none: unlimited)
+#   cluster.sh up N [RATE]      make hosts ddps-h0..h(N-1) (RATE e.g. 2gbit; none: unlimited);
+#                               DDPS_CLUSTER_SIDE_NET=1 gives each a second, private network
 #   cluster.sh down             remove everything `up` made
 #   cluster.sh hosts N          the --host list for mpirun (the hosts' addresses)
 #   cluster.sh mca              the --mca options that keep OpenMPI on the bridge
@@ -47,6 +48,15 @@ up() {
   for i in $(seq 0 $((n - 1))); do
     local ns=ddps-h$i
     ip netns add "$ns"
+    if [ "${DDPS_CLUSTER_SIDE_NET:-0}" = 1 ]; then
+      # A second network only this host is on (a veth pair inside it), made before
+      # eth0 so it is listed first: whatever listens on "the first address" is
+      # unreachable from the other hosts.
+      ip -n "$ns" link add side0 type veth peer name side1
+      ip -n "$ns" addr add "10.78.$i.10/24" dev side0
+      ip -n "$ns" link set side0 up
+      ip -n "$ns" link set side1 up
+    fi
     ip link add "ddps-v$i" type veth peer name eth0 netns "$ns"
     ip link set "ddps-v$i" master "$bridge" up
     ip -n "$ns" addr add "$(addr "$i")/24" dev eth0
