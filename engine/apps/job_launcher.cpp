@@ -71,8 +71,8 @@ struct LineReader {
 };
 
 // The address of this host that a job's other hosts reach it on: the local end of the
-// route to the first of them that is not this host.
-// 127.0.0.1 when every host is this one; empty when a host does not resolve.
+// route to the first of them that is not this host. 127.0.0.1 when every host is this
+// one; empty when a host does not resolve.
 std::string address_towards_hosts(const Hostfile& hosts) {
   for (const auto& h : hosts.hosts) {
     const std::string local = rpc::local_address_towards(h.host);
