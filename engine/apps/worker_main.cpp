@@ -143,6 +143,9 @@ int main(int argc, char** argv) {
       train_loop(trainer, *group, launch.backend);
     }
     group->barrier()->wait();
+    // Training's events leave now, before MPI's shutdown, which has no timeout: a rank
+    // that hangs there (or is stopped) still has every event of its training stored.
+    if (g_probes) g_probes->flush();
     fault_point("end", rank, options.iters);
     report_probes(rank);
     g_probes.reset();
