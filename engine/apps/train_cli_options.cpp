@@ -98,6 +98,10 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
                "DDP: gradients are views into the buckets (no copy)");
   cmd.add_flag("--static-graph", o.static_graph,
                "DDP: the same parameters are used in every iteration");
+  cmd.add_flag("--fused-optimizer", o.fused_optimizer,
+               "DDP: step each bucket's parameters as soon as its allreduce is done, while later buckets "
+               "are still reducing (PyTorch's _register_fused_optim); the same result as one step after "
+               "backward, with the optimizer hidden behind communication");
   cmd.add_option("--comm-hook", o.comm_hook, "DDP: how buckets are reduced")
       ->check(CLI::IsMember({"allreduce", "fp16", "bf16", "powersgd"}))
       ->capture_default_str();
@@ -190,6 +194,7 @@ nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) 
           {"find_unused_parameters", o.find_unused_parameters},
           {"gradient_as_bucket_view", o.gradient_as_bucket_view},
           {"static_graph", o.static_graph},
+          {"fused_optimizer", o.fused_optimizer},
           {"comm_hook", o.comm_hook},
           {"remote_embedding", o.remote_embedding},
           {"unused_rank", o.unused_rank},
@@ -227,6 +232,7 @@ std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOpti
   if (o.find_unused_parameters) a.push_back("--find-unused-parameters");
   if (o.gradient_as_bucket_view) a.push_back("--gradient-as-bucket-view");
   if (o.static_graph) a.push_back("--static-graph");
+  if (o.fused_optimizer) a.push_back("--fused-optimizer");
   if (o.comm_hook != "allreduce") a.insert(a.end(), {"--comm-hook", o.comm_hook});
   if (!o.overlap) a.push_back("--no-overlap");
   if (o.remote_embedding) a.push_back("--remote-embedding");

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "autograd/graph_snapshot.h"
 #include "autograd/ops.h"
@@ -119,6 +120,13 @@ void validate_and_complete(TrainOptions& o) {
   DDPSCOPE_CHECK(!o.remote_embedding || o.overlap,
                  "--remote-embedding trains the trunk with DDP; drop --no-overlap");
   DDPSCOPE_CHECK(!o.join || o.overlap, "--join is DDP's; drop --no-overlap");
+  DDPSCOPE_CHECK(!o.fused_optimizer || o.overlap,
+                 "--fused-optimizer steps each DDP bucket's parameters once it is reduced; --no-overlap has "
+                 "no buckets: drop one of them");
+  DDPSCOPE_CHECK(!o.fused_optimizer || !o.remote_embedding,
+                 "--fused-optimizer steps each bucket's .grad; under --remote-embedding DDP's gradients go to "
+                 "the distributed autograd context and the distributed optimizer steps them: drop "
+                 "--fused-optimizer");
   DDPSCOPE_CHECK(!o.remote_embedding || (!o.join && o.uneven_rank < 0),
                  "--join and --inject-uneven apply to DDP jobs without --remote-embedding");
   DDPSCOPE_CHECK(o.uneven_rank < 0 || o.uneven_iters < o.iters, "--inject-uneven ", o.uneven_rank, ":",
@@ -197,6 +205,39 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
       optimizer_ = std::make_unique<optim::Adam>(model_->parameters(), a);
     }
   }
+  if (o.fused_optimizer) install_fused_optimizer();
+}
+
+void Trainer::install_fused_optimizer() {
+  auto* ddp_model = dynamic_cast<ddp::DistributedDataParallel*>(model_.get());
+  if (!ddp_model) return;  // one rank or --no-overlap: nothing to overlap the step with
+  // The reducer's parameter indices, as the optimizer's.
+  std::unordered_map<const TensorImpl*, size_t> optimizer_index;
+  for (size_t i = 0; i < optimizer_->params().size(); ++i)
+    optimizer_index[optimizer_->params()[i].impl()] = i;
+  std::vector<size_t> to_optimizer;
+  for (const Tensor& p : ddp_model->reducer().parameters()) {
+    const auto it = optimizer_index.find(p.impl());
+    DDPSCOPE_CHECK(it != optimizer_index.end(), "--fused-optimizer: DDP parameter ", p.name(),
+                   " is not among the optimizer's parameters");
+    to_optimizer.push_back(it->second);
+  }
+  ddp_model->reducer().set_bucket_reduced_hook(
+      [this, to_optimizer = std::move(to_optimizer)](size_t bucket, const std::vector<size_t>& params) {
+        DDPSCOPE_SPAN(span, probes::Kind::Optimizer, "optimizer");
+        span.args().bucket = static_cast<int16_t>(bucket);
+        std::vector<size_t> indices;
+        indices.reserve(params.size());
+        int64_t bytes = 0;
+        for (size_t p : params) {
+          indices.push_back(to_optimizer[p]);
+          bytes += static_cast<int64_t>(optimizer_->params()[to_optimizer[p]].nbytes());
+        }
+        span.args().bytes = bytes;
+        fault_point("optimizer", group_->rank(), iteration_);
+        optimizer_->step_params(indices);
+        fused_stepped_ += indices.size();
+      });
 }
 
 int64_t Trainer::iterations() const {
@@ -227,6 +268,7 @@ StepResult Trainer::step() {
   DDPSCOPE_SPAN(iteration_span, probes::Kind::Iteration, "iteration");
   auto [x, y] = next_batch();
   optimizer_->zero_grad(true);
+  fused_stepped_ = 0;
   DDPSCOPE_SPAN(forward_span, probes::Kind::Forward, "forward");
   const int rank = group_ ? group_->rank() : 0;
   fault_point("forward", rank, iteration_ + 1);
@@ -267,7 +309,7 @@ StepResult Trainer::step() {
     if (named_parameters_.empty()) named_parameters_ = model_->named_parameters();
     nonfinite_.check_gradients(iteration_ + 1, named_parameters_);
   }
-  {
+  if (fused_stepped_ == 0) {  // else the fused optimizer stepped them bucket by bucket
     DDPSCOPE_SPAN(optimizer_span, probes::Kind::Optimizer, "optimizer");
     fault_point("optimizer", rank, iteration_);
     optimizer_->step();

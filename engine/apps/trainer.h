@@ -47,6 +47,10 @@ struct TrainOptions {
   bool find_unused_parameters = false;
   bool gradient_as_bucket_view = false;
   bool static_graph = false;
+  // DDP: step each bucket's parameters as soon as its reduction is done (PyTorch's
+  // _register_fused_optim), so the optimizer overlaps the later buckets' communication.
+  // The result is the same as one step after backward; without DDP it changes nothing.
+  bool fused_optimizer = false;
   std::string comm_hook = "allreduce";  // allreduce | fp16 | bf16 | powersgd
   // Transformer, multi-rank: rank 0 serves the token table over RPC and the other ranks
   // train the rest under DDP (RemoteEmbeddingTrainer).
@@ -112,12 +116,16 @@ class Trainer {
   // Samples per step over all ranks.
   int64_t samples_per_step() const { return options_.batch * (group_ ? group_->size() : 1); }
   std::string describe() const;  // one line: model, parameters, data, optimizer
+  // Parameters the fused optimizer stepped during the last step's backward (0 without it).
+  size_t parameters_stepped_in_backward() const { return fused_stepped_; }
 
  private:
   std::pair<Tensor, Tensor> next_batch();
   Tensor loss_of(const Tensor& output, const Tensor& target) const;
 
   void synchronize_gradients();
+  // --fused-optimizer in a DDP job: the reducer steps each bucket's parameters.
+  void install_fused_optimizer();
 
   TrainOptions options_;
   std::shared_ptr<c10d::ProcessGroup> group_;
@@ -128,6 +136,9 @@ class Trainer {
   std::optional<nn::CharCorpus> corpus_;
   bool classification_ = false;
   int64_t iteration_ = 0;
+  // Parameters the fused optimizer stepped in this iteration's backward: when none were
+  // (no DDP, no_sync), step() steps them all after backward as usual.
+  size_t fused_stepped_ = 0;
   NonFiniteWatch nonfinite_;
   std::vector<std::pair<std::string, Tensor>> named_parameters_;  // for nonfinite_
 };

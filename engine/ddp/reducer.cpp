@@ -479,7 +479,10 @@ void Reducer::finalize_backward() {
                    "DDP: the comm hook's future for bucket ", &b - buckets_.data(),
                    " must hold one tensor of ", b.contents.numel(), " elements");
     if (!out[0].shares_storage_with(b.contents)) b.contents.copy_(out[0].view(b.contents.sizes()));
-    if (write_back_early) write_back(b, globally_used);
+    if (write_back_early) {
+      write_back(b, globally_used);
+      bucket_reduced(b);
+    }
   }
   if (!all_launched) return;
   finished_last_ = true;
@@ -495,6 +498,12 @@ void Reducer::finalize_backward() {
   if (options_.static_graph) static_globally_used_ = globally_used;
   for (Bucket& b : buckets_)
     write_back(b, globally_used);
+  for (Bucket& b : buckets_)
+    bucket_reduced(b);
+}
+
+void Reducer::bucket_reduced(Bucket& b) {
+  if (bucket_reduced_hook_ && !dist_ctx_) bucket_reduced_hook_(static_cast<size_t>(&b - buckets_.data()), b.spec.params);
 }
 
 void Reducer::write_back(Bucket& b, const std::vector<bool>& globally_used) {

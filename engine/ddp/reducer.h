@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -86,7 +87,18 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   // rank's backward issues, with zero gradients, so the others do not wait forever.
   void shadow_iteration();
   bool sync_enabled() const { return sync_enabled_; }
+  // Called on the training thread as soon as a bucket's averaged gradients are in its
+  // parameters' .grad, while later buckets may still be reducing: DDP's fused optimizer
+  // (PyTorch's _register_fused_optim) steps those parameters there. Buckets come in index
+  // order, every parameter of every launched bucket once per synchronised backward; with
+  // find_unused_parameters (the used map is shared after all buckets) they all come at the
+  // end. Not called for a backward inside a distributed autograd context, whose gradients
+  // go to the context rather than .grad, nor under no_sync or for a joined rank's shadow.
+  using BucketReducedHook = std::function<void(size_t bucket, const std::vector<size_t>& params)>;
+  void set_bucket_reduced_hook(BucketReducedHook hook) { bucket_reduced_hook_ = std::move(hook); }
 
+  // The parameters, in the order bucket specs and hooks index them.
+  const std::vector<Tensor>& parameters() const { return params_; }
   const std::vector<BucketSpec>& bucket_specs() const { return specs_; }
   // The assignment before the rebuild (equal to bucket_specs() until it happens).
   const std::vector<BucketSpec>& initial_bucket_specs() const { return initial_specs_; }
@@ -153,6 +165,7 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   void set_grad_of(size_t param, Tensor grad);
   // Averages a reduced bucket into its parameters' .grad (skipping globally unused ones).
   void write_back(Bucket& b, const std::vector<bool>& globally_used);
+  void bucket_reduced(Bucket& b);  // calls the BucketReducedHook, if any
   std::string names_of(const std::vector<size_t>& params) const;
 
   std::vector<Tensor> params_;
@@ -188,6 +201,7 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   bool finished_last_ = true;          // the previous backward reduced every bucket
   bool sync_enabled_ = true;
   CommHook hook_;
+  BucketReducedHook bucket_reduced_hook_;
 };
 
 }  // namespace ddpscope::ddp

@@ -24,6 +24,12 @@ Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
   }
 }
 
+void Optimizer::step() {
+  std::vector<size_t> all(params_.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  step_params(all);
+}
+
 void Optimizer::zero_grad(bool set_to_none) {
   for (const Tensor& p : params_) {
     if (!p.grad().defined()) continue;
@@ -41,10 +47,11 @@ SGD::SGD(std::vector<Tensor> params, SgdOptions options)
                  "SGD: nesterov needs momentum > 0 and dampening 0");
 }
 
-void SGD::step() {
+void SGD::step_params(std::span<const size_t> indices) {
   autograd::NoGradGuard no_grad;
   const SgdOptions o = options_;
-  for (size_t i = 0; i < params_.size(); ++i) {
+  for (const size_t i : indices) {
+    DDPSCOPE_CHECK(i < params_.size(), "SGD: parameter index ", i, " out of range (", params_.size(), " parameters)");
     const Tensor& p = params_[i];
     const Tensor& g = p.grad();
     if (!g.defined()) continue;
@@ -78,6 +85,7 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled)
     : Optimizer(std::move(params)),
       options_(options),
       decoupled_(decoupled),
+      steps_(params_.size(), 0),
       exp_avg_(params_.size()),
       exp_avg_sq_(params_.size()) {
   DDPSCOPE_CHECK(options.lr >= 0 && options.eps >= 0, "Adam: lr and eps must be >= 0");
@@ -85,17 +93,18 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled)
                  "Adam: betas must be in [0, 1), got ", options.beta1, ", ", options.beta2);
 }
 
-void Adam::step() {
+void Adam::step_params(std::span<const size_t> indices) {
   autograd::NoGradGuard no_grad;
-  ++step_;
   const AdamOptions o = options_;
-  const double bc1 = 1.0 - std::pow(o.beta1, static_cast<double>(step_));
-  const double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(step_));
-  for (size_t i = 0; i < params_.size(); ++i) {
+  for (const size_t i : indices) {
+    DDPSCOPE_CHECK(i < params_.size(), "Adam: parameter index ", i, " out of range (", params_.size(), " parameters)");
     const Tensor& p = params_[i];
     const Tensor& g = p.grad();
     if (!g.defined()) continue;
     check_param(p, g);
+    const int64_t step = ++steps_[i];
+    const double bc1 = 1.0 - std::pow(o.beta1, static_cast<double>(step));
+    const double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(step));
     if (!exp_avg_[i].defined()) {
       exp_avg_[i] = Tensor::zeros(p.sizes(), p.dtype());
       exp_avg_sq_[i] = Tensor::zeros(p.sizes(), p.dtype());

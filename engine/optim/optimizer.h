@@ -3,8 +3,16 @@
 //
 //   SGD opt(model.parameters(), {.lr = 0.1, .momentum = 0.9});
 //   opt.zero_grad(); loss.backward(); opt.step();
+//
+// step_params() steps some of the parameters: DDP's fused optimizer (PyTorch's
+// _register_fused_optim) steps each bucket's parameters as soon as that bucket's
+// reduction is done, while later buckets are still being reduced. Each update reads only
+// its own parameter's state, so stepping every parameter once, in any grouping, equals
+// one step().
 #pragma once
 
+#include <cstddef>
+#include <span>
 #include <vector>
 
 #include "../tensor/tensor.h"
@@ -15,7 +23,9 @@ class Optimizer {
  public:
   explicit Optimizer(std::vector<Tensor> params);
   virtual ~Optimizer() = default;
-  virtual void step() = 0;
+  void step();
+  // Indices into params(); a parameter without a gradient is skipped, as in step().
+  virtual void step_params(std::span<const size_t> indices) = 0;
   // set_to_none drops the gradient buffers (the next backward steals fresh ones);
   // otherwise they are zeroed in place.
   void zero_grad(bool set_to_none = true);
@@ -36,7 +46,8 @@ struct SgdOptions {
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, SgdOptions options);
-  void step() override;
+  using Optimizer::step;
+  void step_params(std::span<const size_t> indices) override;
   const SgdOptions& options() const { return options_; }
 
  private:
@@ -57,13 +68,16 @@ struct AdamOptions {
 class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled = false);
-  void step() override;
-  int64_t steps() const { return step_; }
+  using Optimizer::step;
+  void step_params(std::span<const size_t> indices) override;
+  // How often parameter `index` was updated (its bias correction's step count; as in
+  // PyTorch, counted per parameter: one without a gradient is not stepped).
+  int64_t steps(size_t index) const { return steps_[index]; }
 
  private:
   AdamOptions options_;
   bool decoupled_;
-  int64_t step_ = 0;
+  std::vector<int64_t> steps_;
   std::vector<Tensor> exp_avg_, exp_avg_sq_;
 };
 

@@ -78,6 +78,10 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   addRow(QStringLiteral("gradient_as_bucket_view"), QString(), m_bucketView);
   m_staticGraph = new QCheckBox(tr("static_graph"));
   addRow(QStringLiteral("static_graph"), QString(), m_staticGraph);
+  m_fusedOptimizer = new QCheckBox(tr("fused optimizer (step each bucket once reduced)"));
+  m_fusedOptimizer->setToolTip(tr("The optimizer steps each bucket's parameters as soon as its allreduce is "
+                                  "done, hidden behind the later buckets' communication; same result"));
+  addRow(QStringLiteral("fused_optimizer"), QString(), m_fusedOptimizer);
   m_commHook = new QComboBox;
   m_commHook->addItems({QStringLiteral("allreduce"), QStringLiteral("fp16"), QStringLiteral("bf16"),
                         QStringLiteral("powersgd")});
@@ -124,7 +128,7 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   connect(m_extra, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
   for (QComboBox* c : {m_model, m_backend, m_commHook})
     connect(c, &QComboBox::currentTextChanged, this, &LaunchDialog::revalidate);
-  for (QCheckBox* c : {m_findUnused, m_bucketView, m_staticGraph, m_probes})
+  for (QCheckBox* c : {m_findUnused, m_bucketView, m_staticGraph, m_fusedOptimizer, m_probes})
     connect(c, &QCheckBox::toggled, this, &LaunchDialog::revalidate);
   revalidate();
   // Reopened, the dialog shows the last launched job's values, not the defaults.
@@ -164,6 +168,7 @@ LaunchConfig LaunchDialog::config() const {
   c.findUnusedParameters = m_findUnused->isChecked();
   c.gradientAsBucketView = m_bucketView->isChecked();
   c.staticGraph = m_staticGraph->isChecked();
+  c.fusedOptimizer = m_fusedOptimizer->isChecked();
   c.commHook = m_commHook->currentText();
   c.probes = m_probes->isChecked();
   c.extraArguments = m_extra->text().trimmed();
@@ -189,6 +194,7 @@ void LaunchDialog::setConfig(const LaunchConfig& c) {
   m_findUnused->setChecked(c.findUnusedParameters);
   m_bucketView->setChecked(c.gradientAsBucketView);
   m_staticGraph->setChecked(c.staticGraph);
+  m_fusedOptimizer->setChecked(c.fusedOptimizer);
   choose(m_commHook, c.commHook);
   m_probes->setChecked(c.probes);
   m_extra->setText(c.extraArguments);

@@ -63,6 +63,7 @@ class LaunchDialog : public QDialog {
   QCheckBox* m_findUnused;
   QCheckBox* m_bucketView;
   QCheckBox* m_staticGraph;
+  QCheckBox* m_fusedOptimizer;
   QComboBox* m_commHook;
   QCheckBox* m_probes;
   QLineEdit* m_extra;

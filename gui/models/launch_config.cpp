@@ -101,6 +101,7 @@ QJsonObject toJson(const LaunchConfig& c) {
           {QStringLiteral("find_unused_parameters"), c.findUnusedParameters},
           {QStringLiteral("gradient_as_bucket_view"), c.gradientAsBucketView},
           {QStringLiteral("static_graph"), c.staticGraph},
+          {QStringLiteral("fused_optimizer"), c.fusedOptimizer},
           {QStringLiteral("comm_hook"), c.commHook},
           {QStringLiteral("probes"), c.probes},
           {QStringLiteral("extra_arguments"), c.extraArguments}};
@@ -154,7 +155,8 @@ LaunchConfig launchConfigFromJson(const QJsonObject& j, QString* error) {
       read(j, "first_bucket_cap_mb", &c.firstBucketCapMb, error) &&
       read(j, "find_unused_parameters", &c.findUnusedParameters, error) &&
       read(j, "gradient_as_bucket_view", &c.gradientAsBucketView, error) &&
-      read(j, "static_graph", &c.staticGraph, error) && read(j, "comm_hook", &c.commHook, error) &&
+      read(j, "static_graph", &c.staticGraph, error) && read(j, "fused_optimizer", &c.fusedOptimizer, error) &&
+      read(j, "comm_hook", &c.commHook, error) &&
       read(j, "probes", &c.probes, error) && read(j, "extra_arguments", &c.extraArguments, error);
   // A misspelt setting would otherwise be dropped without a word.
   const QJsonObject known = toJson(LaunchConfig{});
@@ -283,6 +285,7 @@ QStringList trainArguments(const LaunchConfig& c, const QString& runFile) {
   if (c.findUnusedParameters) a << QStringLiteral("--find-unused-parameters");
   if (c.gradientAsBucketView) a << QStringLiteral("--gradient-as-bucket-view");
   if (c.staticGraph) a << QStringLiteral("--static-graph");
+  if (c.fusedOptimizer) a << QStringLiteral("--fused-optimizer");
   a << splitArguments(c.extraArguments, nullptr);
   if (c.probes) {
     a << QStringLiteral("--out") << runFile;

@@ -642,6 +642,7 @@ class TestGuiModels : public QObject {
     c.worldSize = 4;
     c.bucketCapMb = 5.5;
     c.staticGraph = true;
+    c.fusedOptimizer = true;
     c.commHook = "powersgd";
     c.probes = false;
     c.extraArguments = "--lr 0.01";
@@ -654,6 +655,8 @@ class TestGuiModels : public QObject {
     const QStringList args = trainArguments(back, "/tmp/x.ddprun");
     QVERIFY(args.join(' ').contains("train --np 4 --backend mpi --model transformer"));
     QVERIFY(args.contains("--static-graph"));
+    QVERIFY(args.contains("--fused-optimizer"));
+    QVERIFY(!trainArguments(LaunchConfig{}, "/tmp/x.ddprun").contains("--fused-optimizer"));
     QVERIFY(args.contains("--no-probes") && !args.contains("--out"));
     QCOMPARE(args[args.indexOf("--comm-hook") + 1], QString("powersgd"));
     QCOMPARE(args[args.indexOf("--bucket-cap-mb") + 1], QString("5.5"));

@@ -76,6 +76,44 @@ class TestOptim : public QObject {
     QCOMPARE(q.item<double>(), 2.0);
   }
 
+  // Stepping parameters in groups (DDP's fused optimizer, a bucket at a time) equals
+  // one step of all, and Adam's bias correction counts steps per parameter.
+  void testStepParamsInGroupsEqualsStep() {
+    for (const bool adam : {false, true}) {
+      Tensor a = param({1.0, -2.0}), b = param({0.5}), c = param({3.0});
+      Tensor a2 = param({1.0, -2.0}), b2 = param({0.5}), c2 = param({3.0});
+      auto make = [adam](std::vector<Tensor> ps) -> std::unique_ptr<optim::Optimizer> {
+        if (adam) return std::make_unique<optim::Adam>(std::move(ps), optim::AdamOptions{.lr = 0.05});
+        return std::make_unique<optim::SGD>(std::move(ps), optim::SgdOptions{.lr = 0.1, .momentum = 0.9});
+      };
+      auto whole = make({a, b, c}), grouped = make({a2, b2, c2});
+      for (int step = 0; step < 3; ++step) {
+        for (const Tensor& p : {a, a2}) set_grad(p, {0.3 * step + 0.1, -0.7});
+        for (const Tensor& p : {b, b2}) set_grad(p, {1.5 - step});
+        for (const Tensor& p : {c, c2}) set_grad(p, {0.25});
+        whole->step();
+        const std::vector<size_t> last{2}, first_two{1, 0};
+        grouped->step_params(last);
+        grouped->step_params(first_two);
+      }
+      QCOMPARE(kernels::max_abs_diff(a, a2), 0.0);
+      QCOMPARE(kernels::max_abs_diff(b, b2), 0.0);
+      QCOMPARE(kernels::max_abs_diff(c, c2), 0.0);
+    }
+    Tensor p = param({1.0}), q = param({1.0});
+    optim::Adam opt({p, q}, {.lr = 0.1});
+    set_grad(p, {1.0});
+    opt.step();  // q has no gradient: not stepped, its count stays 0
+    set_grad(q, {1.0});
+    opt.step();
+    QCOMPARE(opt.steps(0), int64_t{2});
+    QCOMPARE(opt.steps(1), int64_t{1});
+    // q's first step is a first step (bias-corrected): it moves by lr, like p's did.
+    QVERIFY(std::fabs(q.item<double>() - 0.9) < 1e-7);
+    const std::vector<size_t> bad{2};
+    QVERIFY_THROWS_EXCEPTION(Error, opt.step_params(bad));
+  }
+
   void testZeroGrad() {
     Tensor p = param({1.0});
     optim::SGD opt({p}, {.lr = 1.0});
