@@ -30,6 +30,10 @@ struct IterationInputs {
   double compute_end = 0;   // backward's compute done (finalize began)
   double writeback_ns = 0;  // after the later of compute and the last allreduce, until backward ended
   double tail_ns = 0;       // backward end -> iteration end (optimizer)
+  // The optimizer's time, and how much of it the two spans above hold: all of tail_ns's
+  // when it stepped after backward, the part after the last allreduce of writeback_ns's
+  // when the run had --fused-optimizer. Predictions take it out and put it back their way.
+  double optimizer_ns = 0, optimizer_in_tail_ns = 0, optimizer_in_writeback_ns = 0;
   double measured_ns = 0;   // the iteration's length
   std::vector<std::pair<double, int64_t>> ready;  // (time, bytes) per gradient, by time
 };
@@ -43,6 +47,7 @@ struct Op {
 // Simulates one iteration at `cap`: the prediction's (iteration, comm, exposed) in ns.
 struct Simulated {
   double iteration = 0, comm = 0, exposed = 0;
+  double fused_iteration = 0;  // the same, with the fused optimizer
   int buckets = 0;
 };
 
@@ -53,6 +58,12 @@ Simulated simulate(const IterationInputs& in, const AllreduceCost& cost, int64_t
   Simulated s;
   s.buckets = static_cast<int>(last.size());
   double free_at = 0;  // the communication worker runs one allreduce at a time, in bucket order
+  int64_t total_bytes = 0;
+  for (int64_t b : sizes) total_bytes += b;
+  // The fused optimizer steps each bucket on the training thread once its allreduce is
+  // done and backward's compute is over, at the run's optimizer rate per byte.
+  const double optimizer_ns_per_byte = total_bytes > 0 ? in.optimizer_ns / static_cast<double>(total_bytes) : 0;
+  double stepped_at = in.compute_end;
   size_t first = 0;
   for (size_t b : last) {
     int64_t bytes = 0;
@@ -73,10 +84,14 @@ Simulated simulate(const IterationInputs& in, const AllreduceCost& cost, int64_t
     }
     t += work;
     free_at = t;
+    stepped_at = std::max(stepped_at, t) + optimizer_ns_per_byte * static_cast<double>(bytes);
     s.comm += t - start;
     s.exposed += std::max(0.0, t - std::max(start, in.compute_end));
   }
-  s.iteration = in.pre_ns + std::max(in.compute_end, free_at) + in.writeback_ns + in.tail_ns;
+  const double writeback = in.writeback_ns - in.optimizer_in_writeback_ns;
+  const double tail = in.tail_ns - in.optimizer_in_tail_ns;
+  s.iteration = in.pre_ns + std::max(in.compute_end, free_at) + writeback + in.optimizer_ns + tail;
+  s.fused_iteration = in.pre_ns + std::max(in.compute_end, stepped_at) + writeback + tail;
   return s;
 }
 
@@ -119,6 +134,7 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     const auto config = nlohmann::json::parse(run.run().config_json);
     a.recorded_cap_mb = config.value("bucket_cap_mb", 25.0);
     a.first_bucket_cap_mb = config.value("first_bucket_cap_mb", 1.0);
+    a.recorded_fused = config.value("fused_optimizer", false);
   } catch (const nlohmann::json::exception&) {
   }
   // Gradient sizes: the latest generation's parameters.
@@ -129,6 +145,7 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   std::vector<Op> ops;
   std::map<int64_t, std::vector<std::pair<double, int64_t>>> ready_abs;
   std::map<int64_t, double> last_bucket_end;  // the latest bucket allreduce end per iteration
+  std::map<int64_t, std::vector<std::pair<double, double>>> optimizer_spans;  // (begin, end) per iteration
   const std::vector<std::string> names = run.names();
   double sweep_begin = -1, sweep_end = -1;  // train --measure-allreduce's marks
   run.for_each_span(
@@ -153,6 +170,9 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
           case Kind::PgOp:
             if (s.bytes >= 0) ops.push_back({s.iteration, b, e, s.bytes});
             break;
+          case Kind::Optimizer:
+            optimizer_spans[s.iteration].emplace_back(b, e);
+            break;
           case Kind::Mark:
             if (s.name_id >= 0 && static_cast<size_t>(s.name_id) < names.size()) {
               if (names[s.name_id] == "allreduce sweep") sweep_begin = b;
@@ -163,7 +183,8 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
             break;
         }
       },
-      {Kind::Iteration, Kind::Backward, Kind::Finalize, Kind::GradReady, Kind::Allreduce, Kind::PgOp, Kind::Mark},
+      {Kind::Iteration, Kind::Backward, Kind::Finalize, Kind::GradReady, Kind::Allreduce, Kind::PgOp, Kind::Mark,
+       Kind::Optimizer},
       rank);
   for (auto& [it, ready] : ready_abs) {
     if (it <= warmup || !backward_begin.count(it) || !iter_begin.count(it) || ready.empty()) continue;
@@ -176,6 +197,13 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     in.tail_ns = std::max(0.0, iter_end[it] - backward_end[it]);
     in.writeback_ns = std::max(0.0, backward_end[it] - std::max(compute_end, last_bucket_end[it]));
     in.measured_ns = iter_end[it] - iter_begin[it];
+    for (const auto& [ob, oe] : optimizer_spans[it]) {
+      in.optimizer_ns += oe - ob;
+      if (ob >= backward_end[it])
+        in.optimizer_in_tail_ns += oe - ob;
+      else if (oe > std::max(compute_end, last_bucket_end[it]))
+        in.optimizer_in_writeback_ns += oe - std::max({ob, compute_end, last_bucket_end[it]});
+    }
     std::sort(ready.begin(), ready.end());
     for (const auto& [t, bytes] : ready) in.ready.emplace_back(t - b0, bytes);
     its[it] = std::move(in);
@@ -264,13 +292,14 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   std::vector<double> measured;
   for (const auto& [it, in] : its) measured.push_back(in.measured_ns);
   const auto mib = [](double mb) { return std::max<int64_t>(1, static_cast<int64_t>(mb * (1 << 20))); };
-  double best = 0;
+  double best = 0, best_fused = 0;
   for (double cap : caps) {
-    std::vector<double> iteration, comm, exposed;
+    std::vector<double> iteration, fused, comm, exposed;
     int buckets = 0;
     for (const auto& [it, in] : its) {
       const Simulated s = simulate(in, a.cost, mib(std::min(a.first_bucket_cap_mb, cap)), mib(cap));
       iteration.push_back(s.iteration);
+      fused.push_back(s.fused_iteration);
       comm.push_back(s.comm);
       exposed.push_back(s.exposed);
       buckets = s.buckets;
@@ -279,6 +308,7 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     p.cap_mb = cap;
     p.buckets = buckets;
     p.iteration_ms = median(iteration) * 1e-6;
+    p.fused_iteration_ms = median(fused) * 1e-6;
     p.comm_ms = median(comm) * 1e-6;
     p.exposed_comm_ms = median(exposed) * 1e-6;
     p.overlap_ratio = p.comm_ms > 0 ? 1 - p.exposed_comm_ms / p.comm_ms : std::nan("");
@@ -287,6 +317,10 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     if (a.predictions.empty() || p.iteration_ms < best - 1e-9) {
       best = p.iteration_ms;
       a.best_cap_mb = cap;
+    }
+    if (a.predictions.empty() || p.fused_iteration_ms < best_fused - 1e-9) {
+      best_fused = p.fused_iteration_ms;
+      a.best_fused_cap_mb = cap;
     }
     a.predictions.push_back(p);
   }

@@ -15,6 +15,9 @@
 // at the first-bucket cap), each bucket's allreduce starts when its last gradient is
 // ready and the previous allreduce is done, and the iteration is forward + the later of
 // (backward's compute, the last allreduce) + the write-back and optimizer that followed.
+// With the fused optimizer (train --fused-optimizer) each bucket is stepped instead once
+// its allreduce is done and backward's compute is over, one after another at the run's
+// optimizer rate per byte: only the steps after the last allreduce add to the iteration.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +49,7 @@ struct CapPrediction {
   double cap_mb = 0;
   int buckets = 0;
   double iteration_ms = 0;  // median over the iterations used
+  double fused_iteration_ms = 0;  // the same with --fused-optimizer
   double comm_ms = 0, exposed_comm_ms = 0;
   double overlap_ratio = 0;
   bool recorded = false;      // the run's own cap
@@ -57,9 +61,11 @@ struct BucketAdvice {
   int iterations = 0;  // used (after the warm-up)
   double first_bucket_cap_mb = 1;
   double recorded_cap_mb = 0;
+  bool recorded_fused = false;  // the run had --fused-optimizer
   AllreduceCost cost;
   std::vector<CapPrediction> predictions;  // by cap
   double best_cap_mb = 0;
+  double best_fused_cap_mb = 0;  // with --fused-optimizer
   std::vector<std::string> notes;  // what limits the advice (few samples, ...)
 };
 

@@ -75,7 +75,9 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
                                   {"iterations", a.iterations},
                                   {"recorded_cap_mb", a.recorded_cap_mb},
                                   {"first_bucket_cap_mb", a.first_bucket_cap_mb},
+                                  {"recorded_fused_optimizer", a.recorded_fused},
                                   {"best_cap_mb", a.best_cap_mb},
+                                  {"best_fused_cap_mb", a.best_fused_cap_mb},
                                   {"cost",
                                    {{"fixed_ms", a.cost.fixed_ns * 1e-6},
                                     {"mb_per_s", a.cost.ns_per_byte > 0 ? 1e3 / a.cost.ns_per_byte : 0},
@@ -89,6 +91,7 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
       out["predictions"].push_back({{"cap_mb", p.cap_mb},
                                     {"buckets", p.buckets},
                                     {"iteration_ms", p.iteration_ms},
+                                    {"fused_iteration_ms", p.fused_iteration_ms},
                                     {"comm_ms", p.comm_ms},
                                     {"exposed_comm_ms", p.exposed_comm_ms},
                                     {"overlap_ratio", ddpscope::probes::json_number(p.overlap_ratio)},
@@ -110,15 +113,19 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
   }
   std::printf("beside backward's compute, communication runs at %.0f%% speed (from %d ops)\n",
               100 * a.cost.compute_slowdown, a.cost.contended_samples);
-  std::printf("%10s %8s %14s %10s %12s %8s\n", "cap (MiB)", "buckets", "iteration (ms)", "comm (ms)", "exposed (ms)",
-              "overlap");
+  std::printf("%10s %8s %14s %14s %10s %12s %8s\n", "cap (MiB)", "buckets", "iteration (ms)", "fused opt (ms)",
+              "comm (ms)", "exposed (ms)", "overlap");
   for (const auto& p : a.predictions) {
-    std::printf("%10g %8d %14.1f %10.1f %12.1f %8.2f%s", p.cap_mb, p.buckets, p.iteration_ms, p.comm_ms,
-                p.exposed_comm_ms, p.overlap_ratio, p.recorded ? "   <- recorded" : "");
-    if (p.recorded) std::printf(" (measured %.1f ms)", p.measured_ms);
+    std::printf("%10g %8d %14.1f %14.1f %10.1f %12.1f %8.2f%s", p.cap_mb, p.buckets, p.iteration_ms,
+                p.fused_iteration_ms, p.comm_ms, p.exposed_comm_ms, p.overlap_ratio,
+                p.recorded ? "   <- recorded" : "");
+    if (p.recorded)
+      std::printf(" (measured %.1f ms%s)", p.measured_ms, a.recorded_fused ? " with the fused optimizer" : "");
     std::printf("\n");
   }
   std::printf("best cap: %g MiB (train --bucket-cap-mb %g)\n", a.best_cap_mb, a.best_cap_mb);
+  std::printf("best cap with the fused optimizer: %g MiB (train --bucket-cap-mb %g --fused-optimizer)\n",
+              a.best_fused_cap_mb, a.best_fused_cap_mb);
   for (const auto& n : a.notes) std::printf("note: %s\n", n.c_str());
   return 0;
 }

@@ -3,38 +3,45 @@
 # caps. On 2 simulated hosts with 2 Gbit/s links, the 8 x Linear(1024) MLP is recorded at
 # 4 MiB buckets (7 buckets) with --measure-allreduce; `ddpscope-cli advise` predicts its
 # iteration time at 4, 16 (3 buckets) and 100 MiB (2 buckets); each cap is then run and
-# measured (median iteration after the warm-up). Every prediction must be within 10% of
-# its measurement. SKIP (77) where namespaces cannot be made.
+# measured (median iteration after the warm-up), and 16 MiB once more with the fused
+# optimizer, against its prediction with --fused-optimizer. Every prediction must be
+# within 10% of its measurement. SKIP (77) where namespaces cannot be made.
 #   check_bucket_advice.sh BUILD_DIR
 set -euo pipefail
 build=$1
 here=$(dirname "$(readlink -f "$0")")
 source "$here/with_cluster.sh" 2 2gbit
-train() {  # CAP OUT
+train() {  # CAP OUT [more train options]
+  local cap=$1 out=$2
+  shift 2
   timeout 300 "$build/bin/ddpscope-cli" train --np 2 --hostfile "$work/hosts" --collector-address 10.77.0.1 \
-    --iters 20 --width 1024 --depth 8 --batch 64 --threads 1 --bucket-cap-mb "$1" --progress lines \
-    --log-every 100 --measure-allreduce --out "$2" >"$work/out" 2>&1 || { cat "$work/out"; echo "FAIL: the job at cap $1 failed" >&2; exit 1; }
+    --iters 20 --width 1024 --depth 8 --batch 64 --threads 1 --bucket-cap-mb "$cap" --progress lines \
+    --log-every 100 --measure-allreduce --out "$out" "$@" >"$work/out" 2>&1 || { cat "$work/out"; echo "FAIL: the job at cap $cap failed" >&2; exit 1; }
 }
 train 4 "$work/recorded.ddprun"
 "$build/bin/ddpscope-cli" advise "$work/recorded.ddprun" --caps 4,16,100
 "$build/bin/ddpscope-cli" advise "$work/recorded.ddprun" --caps 4,16,100 --json >"$work/advice.json"
 for cap in 4 16 100; do train "$cap" "$work/cap$cap.ddprun"; done
+train 16 "$work/fused16.ddprun" --fused-optimizer
 
 /usr/bin/python3 - "$work" <<'PY'
 import json, sqlite3, statistics, sys
 work = sys.argv[1]
 advice = json.load(open(f"{work}/advice.json"))
 worst = 0
-for p in advice["predictions"]:
+checks = [(p, f"cap{p['cap_mb']:g}", p["iteration_ms"], "") for p in advice["predictions"]]
+checks += [(p, "fused16", p["fused_iteration_ms"], " with the fused optimizer")
+           for p in advice["predictions"] if p["cap_mb"] == 16]
+for p, run, predicted, how in checks:
     cap = p["cap_mb"]
-    db = sqlite3.connect(f"file:{work}/cap{cap:g}.ddprun?immutable=1", uri=True)
+    db = sqlite3.connect(f"file:{work}/{run}.ddprun?immutable=1", uri=True)
     rows = db.execute("SELECT (t_end_ns - t_begin_ns) / 1e6 FROM spans WHERE kind = 0 AND rank = 0 "
                       "AND iteration > 5").fetchall()
     measured = statistics.median(r[0] for r in rows)
-    error = abs(p["iteration_ms"] - measured) / measured
+    error = abs(predicted - measured) / measured
     worst = max(worst, error)
-    print(f"cap {cap:g} MiB: {p['buckets']} buckets, predicted {p['iteration_ms']:.1f} ms, measured "
+    print(f"cap {cap:g} MiB{how}: {p['buckets']} buckets, predicted {predicted:.1f} ms, measured "
           f"{measured:.1f} ms, error {100 * error:.1f}%")
-    assert error <= 0.10, f"cap {cap:g}: the prediction is off by {100 * error:.1f}% (target <= 10%)"
+    assert error <= 0.10, f"cap {cap:g}{how}: the prediction is off by {100 * error:.1f}% (target <= 10%)"
 print(f"PASS: worst error {100 * worst:.1f}%")
 PY
