@@ -101,6 +101,9 @@ class Trainer {
   // model is wrapped in DistributedDataParallel (or, with overlap off, gradients are
   // averaged in one coalesced allreduce after backward).
   explicit Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group = nullptr);
+  // Not movable: the fused optimizer's hook inside DDP's reducer points back at it.
+  Trainer(Trainer&&) = delete;
+  Trainer& operator=(Trainer&&) = delete;
   // One iteration; the loss is averaged over the group's ranks.
   StepResult step();
   // The allreduce cost sweep (TrainOptions::measure_allreduce); every rank calls it.
