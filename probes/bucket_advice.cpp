@@ -35,7 +35,14 @@ struct IterationInputs {
   // when the run had --fused-optimizer. Predictions take it out and put it back their way.
   double optimizer_ns = 0, optimizer_in_tail_ns = 0, optimizer_in_writeback_ns = 0;
   double measured_ns = 0;   // the iteration's length
-  std::vector<std::pair<double, int64_t>> ready;  // (time, bytes) per gradient, by time
+  // Per gradient, by its time on this rank: (time here, bytes, time on the last rank to
+  // have it). A bucket's allreduce cannot start before every rank has all its gradients.
+  struct Ready {
+    double here = 0;
+    int64_t bytes = 0;
+    double all = 0;
+  };
+  std::vector<Ready> ready;
 };
 
 struct Op {
@@ -53,7 +60,7 @@ struct Simulated {
 
 Simulated simulate(const IterationInputs& in, const AllreduceCost& cost, int64_t first_cap, int64_t cap) {
   std::vector<int64_t> sizes;
-  for (const auto& [t, b] : in.ready) sizes.push_back(b);
+  for (const auto& r : in.ready) sizes.push_back(r.bytes);
   const std::vector<size_t> last = pack_buckets(sizes, first_cap, cap);
   Simulated s;
   s.buckets = static_cast<int>(last.size());
@@ -67,9 +74,13 @@ Simulated simulate(const IterationInputs& in, const AllreduceCost& cost, int64_t
   size_t first = 0;
   for (size_t b : last) {
     int64_t bytes = 0;
-    for (size_t i = first; i <= b; ++i) bytes += in.ready[i].second;
+    double ready_everywhere = 0;
+    for (size_t i = first; i <= b; ++i) {
+      bytes += in.ready[i].bytes;
+      ready_everywhere = std::max(ready_everywhere, in.ready[i].all);
+    }
     first = b + 1;
-    double t = std::max(in.ready[b].first, free_at);
+    double t = std::max(ready_everywhere, free_at) + cost.dispatch_ns;
     const double start = t;
     double work = cost.cost_ns(static_cast<double>(bytes));  // in uncontended ns
     if (t < in.compute_end) {
@@ -99,7 +110,7 @@ Simulated simulate(const IterationInputs& in, const AllreduceCost& cost, int64_t
 
 double AllreduceCost::cost_ns(double bytes) const {
   if (measured.size() < 2) return fixed_ns + bytes * ns_per_byte;
-  return std::max(0.0, sweep_ns(bytes) + training_overhead_ns);
+  return sweep_ns(bytes) * training_factor;
 }
 
 double AllreduceCost::sweep_ns(double bytes) const {
@@ -143,8 +154,13 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   std::map<int64_t, IterationInputs> its;
   std::map<int64_t, double> backward_begin, backward_end, iter_begin, iter_end, finalize_begin;
   std::vector<Op> ops;
-  std::map<int64_t, std::vector<std::pair<double, int64_t>>> ready_abs;
+  std::map<int64_t, std::vector<std::pair<double, int64_t>>> ready_abs;  // (time, parameter) per iteration
   std::map<int64_t, double> last_bucket_end;  // the latest bucket allreduce end per iteration
+  struct BucketOp {
+    double begin = 0, end = 0;
+    int64_t bucket = -1;
+  };
+  std::map<int64_t, std::vector<BucketOp>> bucket_ops;  // per iteration
   std::map<int64_t, std::vector<std::pair<double, double>>> optimizer_spans;  // (begin, end) per iteration
   const std::vector<std::string> names = run.names();
   double sweep_begin = -1, sweep_end = -1;  // train --measure-allreduce's marks
@@ -162,10 +178,11 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
             finalize_begin[s.iteration] = b;
             break;
           case Kind::GradReady:
-            if (param_bytes.count(s.param)) ready_abs[s.iteration].emplace_back(b, param_bytes[s.param]);
+            if (param_bytes.count(s.param)) ready_abs[s.iteration].emplace_back(b, s.param);
             break;
           case Kind::Allreduce:
             last_bucket_end[s.iteration] = std::max(last_bucket_end[s.iteration], e);
+            bucket_ops[s.iteration].push_back({b, e, s.bucket});
             break;
           case Kind::PgOp:
             if (s.bytes >= 0) ops.push_back({s.iteration, b, e, s.bytes});
@@ -186,6 +203,18 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
       {Kind::Iteration, Kind::Backward, Kind::Finalize, Kind::GradReady, Kind::Allreduce, Kind::PgOp, Kind::Mark,
        Kind::Optimizer},
       rank);
+  // Each gradient's ready time on the last rank to have it (the store's times are on one
+  // clock): a rank that runs behind holds every rank's allreduce of that bucket back.
+  std::map<std::pair<int64_t, int64_t>, double> ready_everywhere;  // (iteration, parameter) -> time
+  std::map<std::pair<int64_t, int64_t>, double> bucket_ready_everywhere;  // (iteration, bucket) -> time
+  run.for_each_span(
+      [&](const CompactSpan& s) {
+        if (s.iteration <= warmup || !ready_abs.count(s.iteration)) return;
+        double& t = s.kind == Kind::GradReady ? ready_everywhere[{s.iteration, s.param}]
+                                              : bucket_ready_everywhere[{s.iteration, s.bucket}];
+        t = std::max(t, static_cast<double>(s.t_begin_ns));
+      },
+      {Kind::GradReady, Kind::BucketReady});
   for (auto& [it, ready] : ready_abs) {
     if (it <= warmup || !backward_begin.count(it) || !iter_begin.count(it) || ready.empty()) continue;
     IterationInputs in;
@@ -205,13 +234,32 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
         in.optimizer_in_writeback_ns += oe - std::max({ob, compute_end, last_bucket_end[it]});
     }
     std::sort(ready.begin(), ready.end());
-    for (const auto& [t, bytes] : ready) in.ready.emplace_back(t - b0, bytes);
+    for (const auto& [t, param] : ready)
+      in.ready.push_back({t - b0, param_bytes[param], std::max(t, ready_everywhere[{it, param}]) - b0});
     its[it] = std::move(in);
   }
   DDPSCOPE_CHECK(!its.empty(), "bucket advice needs a DDP training run with more than ", warmup,
                  " iterations recorded with probes (gradient-ready marks); rank ", rank, " of ", run.path(),
                  " has none");
   a.iterations = static_cast<int>(its.size());
+  // The dispatch delay: each bucket allreduce's start after the later of its bucket being
+  // ready everywhere and the previous allreduce's end.
+  std::vector<double> dispatch;
+  for (auto& [it, list] : bucket_ops) {
+    if (!its.count(it)) continue;
+    std::sort(list.begin(), list.end(), [](const BucketOp& x, const BucketOp& y) { return x.begin < y.begin; });
+    double previous_end = 0;
+    for (const BucketOp& op : list) {
+      const auto ready = bucket_ready_everywhere.find({it, op.bucket});
+      if (ready != bucket_ready_everywhere.end()) {
+        const double delay = op.begin - std::max(ready->second, previous_end);
+        if (delay >= 0) dispatch.push_back(delay);
+      }
+      previous_end = op.end;
+    }
+  }
+  a.cost.dispatch_samples = static_cast<int>(dispatch.size());
+  a.cost.dispatch_ns = median(dispatch);
   // The cost of an allreduce on this cluster: measured per size by the sweep when the
   // run has one, else estimated from the run's own ops.
   std::map<int64_t, std::vector<double>> sweep;  // bytes -> durations
@@ -219,11 +267,12 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     if (sweep_begin >= 0 && op.begin >= sweep_begin && (sweep_end < 0 || op.begin <= sweep_end))
       sweep[op.bytes].push_back(op.end - op.begin);
   }
-  // Per size the fastest of the timed repeats (the first pays first-use costs): network
-  // noise only ever slows a transfer down.
+  // Per size the median of the timed repeats (the first pays first-use costs). Not the
+  // fastest: on a shared link a large transfer's time varies by 20% and more (16 MiB at
+  // 2 Gbit/s: 70-84 ms), and training meets the typical case, not the best one.
   for (auto& [bytes, d] : sweep) {
     if (d.size() > 1) d.erase(d.begin());
-    a.cost.measured.emplace_back(static_cast<double>(bytes), *std::min_element(d.begin(), d.end()));
+    a.cost.measured.emplace_back(static_cast<double>(bytes), median(d));
   }
   std::vector<double> tiny, free_rate;
   for (const Op& op : ops) {
@@ -260,13 +309,15 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     const auto& [b1, t1] = a.cost.measured[a.cost.measured.size() - 2];
     const auto& [b2, t2] = a.cost.measured.back();
     a.cost.ns_per_byte = std::max(1e-6, (t2 - t1) / (b2 - b1));
-    std::vector<double> extra;
+    std::vector<double> ratio;
     for (const Op& op : ops) {
       if (op.bytes <= 64 * 1024 || !its.count(op.iteration)) continue;
-      if (op.begin >= backward_begin[op.iteration] + its[op.iteration].compute_end)
-        extra.push_back(op.end - op.begin - a.cost.sweep_ns(static_cast<double>(op.bytes)));
+      const double sweep = a.cost.sweep_ns(static_cast<double>(op.bytes));
+      if (op.begin >= backward_begin[op.iteration] + its[op.iteration].compute_end && sweep > 0)
+        ratio.push_back((op.end - op.begin) / sweep);
     }
-    a.cost.training_overhead_ns = median(extra);
+    a.cost.training_samples = static_cast<int>(ratio.size());
+    if (!ratio.empty()) a.cost.training_factor = std::clamp(median(ratio), 0.25, 4.0);
   } else if (a.cost.free_samples < 3) {
     a.notes.push_back(
         "few allreduces ran without compute beside them, and the run has no measured sweep: the cost per byte is "
@@ -292,14 +343,30 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   std::vector<double> measured;
   for (const auto& [it, in] : its) measured.push_back(in.measured_ns);
   const auto mib = [](double mb) { return std::max<int64_t>(1, static_cast<int64_t>(mb * (1 << 20))); };
+  const auto simulate_cap = [&](const IterationInputs& in, double cap) {
+    return simulate(in, a.cost, mib(std::min(a.first_bucket_cap_mb, cap)), mib(cap));
+  };
+  // Anchored on the recorded point: what the simulation misses at the run's own cap (a
+  // rate beside compute that varies by iteration, hand-offs between the ranks' workers)
+  // is taken to be the same at every cap, and added to each prediction.
+  std::vector<double> recorded_simulated;
+  for (const auto& [it, in] : its) {
+    const Simulated s = simulate_cap(in, a.recorded_cap_mb);
+    recorded_simulated.push_back(a.recorded_fused ? s.fused_iteration : s.iteration);
+  }
+  a.calibration_ns = median(measured) - median(recorded_simulated);
+  if (std::abs(a.calibration_ns) > 0.1 * median(measured))
+    a.notes.push_back("the model explains the recorded cap's iteration only to " +
+                      std::to_string(static_cast<int>(std::round(100 * std::abs(a.calibration_ns) / median(measured)))) +
+                      "%: predictions far from it are rough");
   double best = 0, best_fused = 0;
   for (double cap : caps) {
     std::vector<double> iteration, fused, comm, exposed;
     int buckets = 0;
     for (const auto& [it, in] : its) {
-      const Simulated s = simulate(in, a.cost, mib(std::min(a.first_bucket_cap_mb, cap)), mib(cap));
-      iteration.push_back(s.iteration);
-      fused.push_back(s.fused_iteration);
+      const Simulated s = simulate_cap(in, cap);
+      iteration.push_back(s.iteration + a.calibration_ns);
+      fused.push_back(s.fused_iteration + a.calibration_ns);
       comm.push_back(s.comm);
       exposed.push_back(s.exposed);
       buckets = s.buckets;

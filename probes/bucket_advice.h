@@ -8,16 +8,21 @@
 // allreduce the process group ran, with its bytes and duration. From those ops, the
 // allreduce cost on this cluster: a fixed cost (the median of the tiny ops) plus a cost
 // per byte (from the ops that ran with no compute beside them), and how much slower
-// communication runs while backward computes on the same cores.
+// communication runs while backward computes on the same cores. Gradient-ready times
+// are taken from the last rank to reach each gradient: a rank behind holds the others'
+// allreduce back.
 //
 // For a cap, the gradients are packed into buckets in the order they became ready (as
 // the reducer rebuilds them: a bucket closes once it holds at least its cap, the first
 // at the first-bucket cap), each bucket's allreduce starts when its last gradient is
-// ready and the previous allreduce is done, and the iteration is forward + the later of
+// ready on every rank and the previous allreduce is done (plus the dispatch delay), and
+// the iteration is forward + the later of
 // (backward's compute, the last allreduce) + the write-back and optimizer that followed.
 // With the fused optimizer (train --fused-optimizer) each bucket is stepped instead once
 // its allreduce is done and backward's compute is over, one after another at the run's
 // optimizer rate per byte: only the steps after the last allreduce add to the iteration.
+// What the simulation misses at the recorded cap (measured minus simulated) is added to
+// every cap's prediction.
 #pragma once
 
 #include <cstdint>
@@ -37,10 +42,18 @@ struct AllreduceCost {
   // cost of a size is read off it (linear between sizes, beyond the largest at
   // ns_per_byte), which catches the per-op overheads an affine fit misses.
   std::vector<std::pair<double, double>> measured;
-  // What an allreduce costs more in training than in the sweep (the median over the
-  // run's ops that ran with no compute beside them): the sweep gives how the cost
-  // grows with size, the run its level under training.
-  double training_overhead_ns = 0;
+  // Training's time for an allreduce over the sweep's, for the same size (the median
+  // over the run's ops that ran with no compute beside them): the sweep gives how the
+  // cost grows with size, the run its level under training. A ratio, not an added cost
+  // per op: what differs (the link's share, the cores) scales with the bytes, and a
+  // per-op figure taken from a few large ops multiplied across many small buckets.
+  double training_factor = 1;
+  int training_samples = 0;
+  // From a bucket being ready on every rank with the communication worker free to its
+  // allreduce starting (waking the worker, handing the bucket over): the median over
+  // the run's bucket allreduces.
+  double dispatch_ns = 0;
+  int dispatch_samples = 0;
   double cost_ns(double bytes) const;
   double sweep_ns(double bytes) const;  // the measured table alone (needs 2 sizes)
 };
@@ -63,6 +76,9 @@ struct BucketAdvice {
   double recorded_cap_mb = 0;
   bool recorded_fused = false;  // the run had --fused-optimizer
   AllreduceCost cost;
+  // Measured minus simulated at the recorded cap, added to every prediction (the
+  // recorded point lies on the predicted curve).
+  double calibration_ns = 0;
   std::vector<CapPrediction> predictions;  // by cap
   double best_cap_mb = 0;
   double best_fused_cap_mb = 0;  // with --fused-optimizer

@@ -82,7 +82,9 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
                                    {{"fixed_ms", a.cost.fixed_ns * 1e-6},
                                     {"mb_per_s", a.cost.ns_per_byte > 0 ? 1e3 / a.cost.ns_per_byte : 0},
                                     {"compute_slowdown", a.cost.compute_slowdown},
-                                    {"training_overhead_ms", a.cost.training_overhead_ns * 1e-6},
+                                    {"training_factor", a.cost.training_factor},
+                                    {"dispatch_ms", a.cost.dispatch_ns * 1e-6},
+                                    {"calibration_ms", a.calibration_ns * 1e-6},
                                     {"measured_sizes", a.cost.measured.size()},
                                     {"free_samples", a.cost.free_samples},
                                     {"contended_samples", a.cost.contended_samples}}},
@@ -105,14 +107,20 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
   if (a.cost.measured.size() >= 2) {
     std::printf("allreduce cost on this cluster, measured by the run's sweep (train --measure-allreduce):");
     for (const auto& [bytes, ns] : a.cost.measured) std::printf(" %.0f KiB %.2f ms,", bytes / 1024, ns * 1e-6);
-    std::printf(" +%.2f ms per op in training (from %d ops with no compute beside them)\n",
-                a.cost.training_overhead_ns * 1e-6, a.cost.free_samples);
+    std::printf(" x%.2f in training (from %d ops with no compute beside them)\n", a.cost.training_factor,
+                a.cost.training_samples);
   } else {
     std::printf("allreduce cost on this cluster, from the run's own ops: %.2f ms + %.1f MB/s\n", a.cost.fixed_ns * 1e-6,
                 a.cost.ns_per_byte > 0 ? 1e3 / a.cost.ns_per_byte : 0.0);
   }
   std::printf("beside backward's compute, communication runs at %.0f%% speed (from %d ops)\n",
               100 * a.cost.compute_slowdown, a.cost.contended_samples);
+  std::printf("a bucket's allreduce starts %.2f ms after the bucket is ready on every rank and the previous one is "
+              "done (from %d buckets)\n",
+              a.cost.dispatch_ns * 1e-6, a.cost.dispatch_samples);
+  std::printf("anchored on the recorded cap: %+.1f ms per iteration that the simulation does not explain, added to "
+              "every prediction\n",
+              a.calibration_ns * 1e-6);
   std::printf("%10s %8s %14s %14s %10s %12s %8s\n", "cap (MiB)", "buckets", "iteration (ms)", "fused opt (ms)",
               "comm (ms)", "exposed (ms)", "overlap");
   for (const auto& p : a.predictions) {

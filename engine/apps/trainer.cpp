@@ -345,7 +345,7 @@ void Trainer::measure_allreduce_cost() {
   for (const auto& [name, p] : model_->named_parameters())
     grad_bytes += static_cast<int64_t>(p.nbytes());
   // Sizes x4 apart from 64 KiB, then the whole gradient: 5 timed allreduces each after
-  // one that pays any first-use cost (advise keeps the fastest: noise only slows).
+  // one that pays any first-use cost (advise takes their median).
   std::vector<int64_t> sizes;
   for (int64_t b = 64 << 10; b < grad_bytes; b *= 4) sizes.push_back(b);
   sizes.push_back(std::max<int64_t>(grad_bytes, 64 << 10));

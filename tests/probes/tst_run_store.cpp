@@ -237,8 +237,8 @@ class TestRunStore : public QObject {
 
   // Bucket advice packs gradients as the reducer does: a bucket closes once it holds at
   // least its cap (the first at the first-bucket cap); the rest goes in a last bucket.
-  // The cost read off a measured sweep is linear between sizes, plus the training
-  // overhead.
+  // The cost read off a measured sweep is linear between sizes, times the training
+  // factor.
   void testBucketAdvicePackingAndCost() {
     using ddpscope::probes::pack_buckets;
     QCOMPARE(pack_buckets({4, 4, 4, 4, 4}, 4, 8), (std::vector<size_t>{0, 2, 4}));
@@ -248,9 +248,9 @@ class TestRunStore : public QObject {
     ddpscope::probes::AllreduceCost cost;
     cost.measured = {{1000, 1e5}, {5000, 5e5}};
     cost.ns_per_byte = 100;
-    cost.training_overhead_ns = 1e4;
-    QCOMPARE(cost.cost_ns(3000), 3e5 + 1e4);
-    QCOMPARE(cost.cost_ns(7000), 7e5 + 1e4);  // beyond the largest: at ns_per_byte
+    cost.training_factor = 1.5;
+    QCOMPARE(cost.cost_ns(3000), 3e5 * 1.5);
+    QCOMPARE(cost.cost_ns(7000), 7e5 * 1.5);  // beyond the largest: at ns_per_byte
     cost.measured.clear();
     cost.fixed_ns = 50;
     QCOMPARE(cost.cost_ns(10), 50 + 1000.0);  // no sweep: affine
