@@ -359,7 +359,6 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     a.notes.push_back("the model explains the recorded cap's iteration only to " +
                       std::to_string(static_cast<int>(std::round(100 * std::abs(a.calibration_ns) / median(measured)))) +
                       "%: predictions far from it are rough");
-  double best = 0, best_fused = 0;
   for (double cap : caps) {
     std::vector<double> iteration, fused, comm, exposed;
     int buckets = 0;
@@ -381,16 +380,20 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     p.overlap_ratio = p.comm_ms > 0 ? 1 - p.exposed_comm_ms / p.comm_ms : std::nan("");
     p.recorded = cap == a.recorded_cap_mb;
     if (p.recorded) p.measured_ms = median(measured) * 1e-6;
-    if (a.predictions.empty() || p.iteration_ms < best - 1e-9) {
-      best = p.iteration_ms;
-      a.best_cap_mb = cap;
-    }
-    if (a.predictions.empty() || p.fused_iteration_ms < best_fused - 1e-9) {
-      best_fused = p.fused_iteration_ms;
-      a.best_fused_cap_mb = cap;
-    }
     a.predictions.push_back(p);
   }
+  // The best: the largest cap within 0.5% of the fastest prediction. Caps that differ by
+  // less predict the same time (small caps often tie: every parameter its own bucket),
+  // and fewer buckets risk less of what the model leaves out.
+  const auto best_of = [&](auto time) {
+    double fastest = 1e300, cap = 0;
+    for (const CapPrediction& p : a.predictions) fastest = std::min(fastest, time(p));
+    for (const CapPrediction& p : a.predictions)
+      if (time(p) <= fastest * 1.005) cap = p.cap_mb;
+    return cap;
+  };
+  a.best_cap_mb = best_of([](const CapPrediction& p) { return p.iteration_ms; });
+  a.best_fused_cap_mb = best_of([](const CapPrediction& p) { return p.fused_iteration_ms; });
   return a;
 }
 

@@ -80,7 +80,7 @@ struct BucketAdvice {
   // recorded point lies on the predicted curve).
   double calibration_ns = 0;
   std::vector<CapPrediction> predictions;  // by cap
-  double best_cap_mb = 0;
+  double best_cap_mb = 0;  // the largest cap within 0.5% of the fastest prediction
   double best_fused_cap_mb = 0;  // with --fused-optimizer
   std::vector<std::string> notes;  // what limits the advice (few samples, ...)
 };

@@ -10,7 +10,6 @@
 #include <optional>
 
 #include "chart_theme.h"
-#include "run_store_reader.h"
 #include "kind_colors.h"
 #include "run_store_reader.h"
 
@@ -52,26 +51,38 @@ void BucketAdviceView::draw(const QString& error) {
   } else {
     auto* predicted = new QLineSeries;
     predicted->setName(tr("predicted iteration"));
+    auto* fused = new QLineSeries;
+    fused->setName(tr("with --fused-optimizer"));
     auto* recorded = new QScatterSeries;
     recorded->setName(tr("this run's cap, measured"));
     auto* best = new QScatterSeries;
     best->setName(tr("best predicted"));
     double lo = 1e300, hi = 0;
+    const auto span = [&](double ms) {
+      lo = std::min(lo, ms);
+      hi = std::max(hi, ms);
+    };
     for (const auto& p : m_advice.predictions) {
       predicted->append(p.cap_mb, p.iteration_ms);
-      lo = std::min(lo, p.iteration_ms);
-      hi = std::max(hi, p.iteration_ms);
+      fused->append(p.cap_mb, p.fused_iteration_ms);
+      span(p.iteration_ms);
+      span(p.fused_iteration_ms);
       if (p.recorded) {
         recorded->append(p.cap_mb, p.measured_ms);
-        hi = std::max(hi, p.measured_ms);
-        lo = std::min(lo, p.measured_ms);
+        span(p.measured_ms);
       }
       if (p.cap_mb == m_advice.best_cap_mb) best->append(p.cap_mb, p.iteration_ms);
+      if (p.cap_mb == m_advice.best_fused_cap_mb) best->append(p.cap_mb, p.fused_iteration_ms);
     }
     chart->addSeries(predicted);
+    chart->addSeries(fused);
     chart->addSeries(recorded);
     chart->addSeries(best);
     predicted->setColor(kindColor(probes::Kind::Forward));
+    QPen dashed(kindColor(probes::Kind::Optimizer));
+    dashed.setStyle(Qt::DashLine);
+    dashed.setWidthF(2);
+    fused->setPen(dashed);
     recorded->setColor(QColor(0xd6, 0x27, 0x28));
     recorded->setMarkerSize(11);
     best->setColor(kindColor(probes::Kind::Allreduce));
@@ -89,25 +100,29 @@ void BucketAdviceView::draw(const QString& error) {
     y->applyNiceNumbers();
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
-    for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(predicted), static_cast<QAbstractSeries*>(recorded),
-                               static_cast<QAbstractSeries*>(best)}) {
+    for (QAbstractSeries* s : chart->series()) {
       s->attachAxis(x);
       s->attachAxis(y);
     }
+    const auto at = [&](double cap) {
+      return std::find_if(m_advice.predictions.begin(), m_advice.predictions.end(),
+                          [cap](const auto& p) { return p.cap_mb == cap; });
+    };
     const auto rec = std::find_if(m_advice.predictions.begin(), m_advice.predictions.end(),
                                   [](const auto& p) { return p.recorded; });
-    chart->setTitle(tr("Bucket advice (rank %1, %2 iterations): best cap %3 MiB, predicted %4 ms; this run: %5 MiB, "
-                       "measured %6 ms, predicted %7 ms%8")
+    // The curve is anchored on the recorded run, so the run's point lies on it: the
+    // title gives the two best caps and what the run measured.
+    chart->setTitle(tr("Bucket advice (rank %1, %2 iterations): best cap %3 MiB, %4 ms; with --fused-optimizer "
+                       "%5 MiB, %6 ms. This run: %7 MiB%8, measured %9 ms%10")
                         .arg(m_advice.rank)
                         .arg(m_advice.iterations)
                         .arg(m_advice.best_cap_mb)
-                        .arg(std::min_element(m_advice.predictions.begin(), m_advice.predictions.end(),
-                                              [](auto& a, auto& b) { return a.iteration_ms < b.iteration_ms; })
-                                 ->iteration_ms,
-                             0, 'f', 1)
+                        .arg(at(m_advice.best_cap_mb)->iteration_ms, 0, 'f', 1)
+                        .arg(m_advice.best_fused_cap_mb)
+                        .arg(at(m_advice.best_fused_cap_mb)->fused_iteration_ms, 0, 'f', 1)
                         .arg(m_advice.recorded_cap_mb)
+                        .arg(m_advice.recorded_fused ? tr(" fused") : QString())
                         .arg(rec != m_advice.predictions.end() ? rec->measured_ms : 0, 0, 'f', 1)
-                        .arg(rec != m_advice.predictions.end() ? rec->iteration_ms : 0, 0, 'f', 1)
                         .arg(m_advice.cost.measured.size() >= 2
                                  ? QString()
                                  : tr(" · record with train --measure-allreduce for a measured cost")));

@@ -534,12 +534,15 @@ class TestMainWindow : public QObject {
     QCOMPARE(advice->advice().iterations, 7);  // 12 less the 5 of warm-up
     QCOMPARE(advice->advice().recorded_cap_mb, 4.0);
     QVERIFY(advice->title().contains("best cap"));
+    QVERIFY(advice->title().contains("with --fused-optimizer"));
+    QCOMPARE(advice->chart()->series().size(), 4);  // predicted, fused, this run, the best
     int recorded = 0;
     for (const auto& p : advice->advice().predictions) {
       QVERIFY(p.iteration_ms > 0);
       if (p.recorded) {
         ++recorded;
         QVERIFY(std::abs(p.measured_ms - 1000e-6) < 1e-9);  // the test run's 1000 ns iterations
+        QVERIFY(std::abs(p.iteration_ms - p.measured_ms) < 1e-9);  // the curve is anchored on the run
       }
     }
     QCOMPARE(recorded, 1);
