@@ -162,8 +162,10 @@ std::string mismatch_verdict(const HangReport& report, std::vector<int>& culprit
   for (const auto& st : report.ranks)
     if (st.blocked_in) by_seq[st.blocked_in->seq].push_back(&st);
   for (const auto& [seq, ranks] : by_seq) {
+    // A size not known (an op known only from a timeout message) matches any.
     const auto same_call = [](const RankHangState* a, const RankHangState* b) {
-      return a->blocked_in->op == b->blocked_in->op && a->blocked_in->bytes == b->blocked_in->bytes;
+      const int64_t x = a->blocked_in->bytes, y = b->blocked_in->bytes;
+      return a->blocked_in->op == b->blocked_in->op && (x == y || x < 0 || y < 0);
     };
     if (std::all_of(ranks.begin(), ranks.end(), [&](auto* st) { return same_call(st, ranks.front()); })) continue;
     std::string text = detail::concat("Ranks called different collectives as #", seq, ":");
@@ -342,6 +344,18 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   report.now_ns = now_ns > 0 ? now_ns : report.latest_event_ns;
   const RunRow run_row = run.run();
   report.dead_rank = run_row.status == "failed" ? dead_rank_of(run_row.message).first : -1;
+  // A rank whose watchdog fired ends the job at once, so its own start of the op it
+  // waited in may never have been shipped; its timeout message names that op. Without
+  // this, a stopped rank whose start did reach the file looked like the one waiting and
+  // the reporter like the one that never entered.
+  if (run_row.status == "failed" && run_row.failed_rank >= 0) {
+    const std::optional<PendingCollective> waited = collective_of_timeout(run_row.message);
+    for (auto& st : report.ranks) {
+      if (st.rank != run_row.failed_rank || !waited || waited->seq <= st.latest_seq) continue;
+      st.latest_seq = waited->seq;
+      st.blocked_in = PendingCollective{waited->op, waited->seq, -1, st.last_event_ns};
+    }
+  }
   auto& f = report.findings;
   int64_t top_seq = -1;
   for (const auto& st : report.ranks)

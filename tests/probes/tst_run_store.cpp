@@ -311,6 +311,37 @@ class TestRunStore : public QObject {
     QCOMPARE(report.culprits, std::vector<int>{1});
   }
 
+  // The stopped rank's start of the op reached the file and the reporter's did not (its
+  // watchdog ended the job before it shipped): the timeout message says the reporter
+  // entered, so the stopped rank is the culprit, not the reporter. (The fault suite met
+  // this: "Rank 0 never entered allreduce #4001, which rank 1 waited in".)
+  void testHangVerdictWhenOnlyTheStoppedRanksStartWasShipped() {
+    const std::string file = path("stopped-shipped.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank) {
+        EventBatch b;
+        b.rank = rank;
+        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+        b.names = {"iteration", "allreduce"};
+        b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
+        b.events.push_back(BatchEvent{1000, 1100, 8, 4, -1, 1, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
+        if (rank == 1)  // started #5, then stopped
+          b.events.push_back(BatchEvent{1200, 1200, 8, 5, -1, 2, -1, 1, -1, -1, 1, uint8_t(Kind::PgOpStart), 0});
+        w.write(b);
+      }
+      w.end_run("failed", "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'", 0);
+    }
+    RunStoreReader run(file);
+    const HangReport report = analyze_hang(run);
+    QVERIFY2(QString::fromStdString(report.verdict)
+                 .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
+                             "never timed out itself"),
+             report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
+  }
+
   // A rank stopped while setting up (after it reached the collector, before DDP's first
   // collective): it has no event at all, and the verdict says so rather than describing
   // an empty "last event" at a time before the run began.
