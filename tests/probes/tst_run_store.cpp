@@ -9,6 +9,7 @@
 #include <QJsonObject>
 #include <QDir>
 #include <QTemporaryDir>
+#include <functional>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -59,6 +60,36 @@ EventBatch known_iteration(int rank, int64_t offset_ns = 0) {
       R"j({"type":"graph","ctx_id":-1,"iteration":1,"nodes":[[0,"MseLossBackward","operation",0,5],)j"
       R"j([1,"AccumulateGrad(w)","accumulate_grad",1,0]],"edges":[[0,1,0]]})j"};
   return b;
+}
+
+// A 2-rank run written to `file` that failed with `message` reported by rank 0: each rank
+// has iteration 1 (0-1000 ns) on its compute thread, then `ops(rank)` on its comm thread.
+HangReport hang_of_failed_run(const std::string& file, const std::function<std::vector<BatchEvent>(int)>& ops,
+                              const std::string& message) {
+  {
+    RunStoreWriter w(file);
+    w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+    for (int rank = 0; rank < 2; ++rank) {
+      EventBatch b;
+      b.rank = rank;
+      b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+      b.names = {"iteration", "allreduce"};
+      b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
+      for (const BatchEvent& e : ops(rank)) b.events.push_back(e);
+      w.write(b);
+    }
+    w.end_run("failed", message, 0);
+  }
+  RunStoreReader run(file);
+  return analyze_hang(run);
+}
+
+// Allreduce #seq on the comm thread: started (no end yet), or done.
+BatchEvent allreduce_started(int64_t seq, int64_t bytes, int64_t t) {
+  return BatchEvent{t, t, bytes, seq, -1, 2, -1, 1, -1, -1, 1, uint8_t(Kind::PgOpStart), 0};
+}
+BatchEvent allreduce_done(int64_t seq, int64_t t) {
+  return BatchEvent{t, t + 100, 8, seq, -1, 1, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0};
 }
 
 }  // namespace
@@ -260,23 +291,9 @@ class TestRunStore : public QObject {
   // never timed out themselves (stopped, or stuck inside the transfer) are the culprits,
   // not the rank that reported it. Both ranks start allreduce #5; neither finishes it.
   void testHangVerdictWhenEveryRankEntered() {
-    const std::string file = path("entered.ddprun");
-    {
-      RunStoreWriter w(file);
-      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
-      for (int rank = 0; rank < 2; ++rank) {
-        EventBatch b;
-        b.rank = rank;
-        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
-        b.names = {"iteration", "allreduce"};
-        b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
-        b.events.push_back(BatchEvent{1100, 1100, 4096, 5, -1, 2, -1, 1, -1, -1, 1, uint8_t(Kind::PgOpStart), 0});
-        w.write(b);
-      }
-      w.end_run("failed", "timeout: rank 0 waited 4000 ms in allreduce #5. MPI cannot cancel it", 0);
-    }
-    RunStoreReader run(file);
-    const HangReport report = analyze_hang(run);
+    const HangReport report = hang_of_failed_run(
+        path("entered.ddprun"), [](int) { return std::vector<BatchEvent>{allreduce_started(5, 4096, 1100)}; },
+        "timeout: rank 0 waited 4000 ms in allreduce #5. MPI cannot cancel it");
     QVERIFY2(QString::fromStdString(report.verdict)
                  .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
                              "never timed out itself"),
@@ -288,24 +305,12 @@ class TestRunStore : public QObject {
   // The reporter's own start of the op never reached the file (the job ended first): its
   // timeout message names the op and number, and the verdict still finds the culprit.
   void testHangVerdictFromTheTimeoutMessageAlone() {
-    const std::string file = path("message-only.ddprun");
-    {
-      RunStoreWriter w(file);
-      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
-      for (int rank = 0; rank < 2; ++rank) {
-        EventBatch b;
-        b.rank = rank;
-        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
-        b.names = {"iteration", "allreduce"};
-        b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
-        if (rank == 1)  // rank 1 finished #4 and never started #5
-          b.events.push_back(BatchEvent{1000, 1100, 8, 4, -1, 1, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
-        w.write(b);
-      }
-      w.end_run("failed", "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'", 0);
-    }
-    RunStoreReader run(file);
-    const HangReport report = analyze_hang(run);
+    const HangReport report = hang_of_failed_run(
+        path("message-only.ddprun"),
+        [](int rank) {  // rank 1 finished #4 and never started #5
+          return rank == 1 ? std::vector<BatchEvent>{allreduce_done(4, 1000)} : std::vector<BatchEvent>{};
+        },
+        "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'");
     QVERIFY2(QString::fromStdString(report.verdict).startsWith("Rank 1 never entered allreduce #5, which rank 0 waited in"),
              report.verdict.c_str());
     QCOMPARE(report.culprits, std::vector<int>{1});
@@ -316,25 +321,14 @@ class TestRunStore : public QObject {
   // entered, so the stopped rank is the culprit, not the reporter. (The fault suite met
   // this: "Rank 0 never entered allreduce #4001, which rank 1 waited in".)
   void testHangVerdictWhenOnlyTheStoppedRanksStartWasShipped() {
-    const std::string file = path("stopped-shipped.ddprun");
-    {
-      RunStoreWriter w(file);
-      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
-      for (int rank = 0; rank < 2; ++rank) {
-        EventBatch b;
-        b.rank = rank;
-        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
-        b.names = {"iteration", "allreduce"};
-        b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
-        b.events.push_back(BatchEvent{1000, 1100, 8, 4, -1, 1, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
-        if (rank == 1)  // started #5, then stopped
-          b.events.push_back(BatchEvent{1200, 1200, 8, 5, -1, 2, -1, 1, -1, -1, 1, uint8_t(Kind::PgOpStart), 0});
-        w.write(b);
-      }
-      w.end_run("failed", "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'", 0);
-    }
-    RunStoreReader run(file);
-    const HangReport report = analyze_hang(run);
+    const HangReport report = hang_of_failed_run(
+        path("stopped-shipped.ddprun"),
+        [](int rank) {  // both finished #4; rank 1 started #5, then stopped
+          std::vector<BatchEvent> ops{allreduce_done(4, 1000)};
+          if (rank == 1) ops.push_back(allreduce_started(5, 8, 1200));
+          return ops;
+        },
+        "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'");
     QVERIFY2(QString::fromStdString(report.verdict)
                  .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
                              "never timed out itself"),
