@@ -394,6 +394,14 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   };
   a.best_cap_mb = best_of([](const CapPrediction& p) { return p.iteration_ms; });
   a.best_fused_cap_mb = best_of([](const CapPrediction& p) { return p.fused_iteration_ms; });
+  double fastest = 1e300, slowest = 0;
+  for (const CapPrediction& p : a.predictions) {
+    fastest = std::min({fastest, p.iteration_ms, p.fused_iteration_ms});
+    slowest = std::max({slowest, p.iteration_ms, p.fused_iteration_ms});
+  }
+  if (a.predictions.size() > 1 && slowest <= fastest * 1.02)
+    a.notes.push_back("every cap, with or without the fused optimizer, predicts within 2% of the fastest: for this run "
+                      "the cap hardly matters");
   return a;
 }
 

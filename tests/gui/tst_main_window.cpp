@@ -546,6 +546,9 @@ class TestMainWindow : public QObject {
       }
     }
     QCOMPARE(recorded, 1);
+    // Two gradients, both in one bucket at every cap from 0.25 MiB: the cap cannot matter.
+    QVERIFY(std::any_of(advice->advice().notes.begin(), advice->advice().notes.end(),
+                        [](const std::string& n) { return n.find("the cap hardly matters") != std::string::npos; }));
     testing::write_test_run(folder.filePath("plain.ddprun").toStdString(), 2, 8);
     QVERIFY(window.openRun(folder.filePath("plain.ddprun")));
     window.showTab("Buckets");
