@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 
 #include "tensor/error.h"
@@ -202,14 +203,17 @@ std::string mismatch_verdict(const HangReport& report, std::vector<int>& culprit
   return {};
 }
 
-// "timeout: rank 0 waited 4000 ms in allreduce #1454 f64[] ..." -> {allreduce, 1454}.
+// The op a timeout message names, from each place that reports one:
+//   the group's watchdog: "timeout: rank 0 waited 4000 ms in allreduce #1454 f64[] ..."
+//   a wait's backstop:    "timeout: rank 0 waited 5000 ms for allreduce #1454 f64[] ... to complete"
+//   NCCL's watchdog:      "timeout: rank 0 waited for allreduce #1454 ..."
+// -> {allreduce, 1454}.
 std::optional<PendingCollective> collective_of_timeout(const std::string& message) {
-  const size_t at = message.find(" ms in ");
-  if (message.find("timeout") == std::string::npos || at == std::string::npos) return std::nullopt;
-  char op[32] = {};
-  long long seq = -1;
-  if (std::sscanf(message.c_str() + at, " ms in %31s #%lld", op, &seq) != 2 || seq < 0) return std::nullopt;
-  return PendingCollective{op, seq, -1, 0};
+  if (message.find("timeout") == std::string::npos) return std::nullopt;
+  static const std::regex op_and_number(R"(waited (?:\d+ ms )?(?:in|for) ([a-z_]+) #(\d{1,18})\b)");
+  std::smatch m;
+  if (!std::regex_search(message, m, op_and_number)) return std::nullopt;
+  return PendingCollective{m[1].str(), std::stoll(m[2].str()), -1, 0};
 }
 
 void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
