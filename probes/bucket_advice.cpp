@@ -35,10 +35,9 @@ struct IterationInputs {
   // when the run had --fused-optimizer. Predictions take it out and put it back their way.
   double optimizer_ns = 0, optimizer_in_tail_ns = 0, optimizer_in_writeback_ns = 0;
   double measured_ns = 0;   // the iteration's length
-  // Per gradient, by its time on this rank: (time here, bytes, time on the last rank to
-  // have it). A bucket's allreduce cannot start before every rank has all its gradients.
+  // Per gradient, in the order this rank had them: its bytes, and its time on the last
+  // rank to have it. A bucket's allreduce cannot start before every rank has all of it.
   struct Ready {
-    double here = 0;
     int64_t bytes = 0;
     double all = 0;
   };
@@ -235,7 +234,7 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     }
     std::sort(ready.begin(), ready.end());
     for (const auto& [t, param] : ready)
-      in.ready.push_back({t - b0, param_bytes[param], std::max(t, ready_everywhere[{it, param}]) - b0});
+      in.ready.push_back({param_bytes[param], std::max(t, ready_everywhere[{it, param}]) - b0});
     its[it] = std::move(in);
   }
   DDPSCOPE_CHECK(!its.empty(), "bucket advice needs a DDP training run with more than ", warmup,
@@ -356,9 +355,9 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   }
   a.calibration_ns = median(measured) - median(recorded_simulated);
   if (std::abs(a.calibration_ns) > 0.1 * median(measured))
-    a.notes.push_back("the model explains the recorded cap's iteration only to " +
+    a.notes.push_back("the simulation misses the recorded cap's measured iteration by " +
                       std::to_string(static_cast<int>(std::round(100 * std::abs(a.calibration_ns) / median(measured)))) +
-                      "%: predictions far from it are rough");
+                      "%: predictions far from that cap are rough");
   for (double cap : caps) {
     std::vector<double> iteration, fused, comm, exposed;
     int buckets = 0;
