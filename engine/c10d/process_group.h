@@ -30,6 +30,10 @@ class ProcessGroup {
   int size() const { return size_; }
   const ProcessGroupOptions& options() const { return options_; }
   virtual std::string backend_name() const = 0;
+  // Where this group's collectives take their tensors: the CPU for MPI, the rank's GPU
+  // for NCCL. Callers exchanging small CPU data (DDP's shapes, orders and flags) move it
+  // here first, as PyTorch's DDP puts such tensors on the module's device.
+  virtual Device tensor_device() const { return Device::cpu(); }
 
   // In place: every rank ends with op(all ranks' tensors).
   virtual std::shared_ptr<Work> allreduce(const Tensor& tensor,

@@ -27,6 +27,7 @@ class ProcessGroupNCCL : public ProcessGroup {
   ~ProcessGroupNCCL() override;
 
   std::string backend_name() const override { return "nccl"; }
+  Device tensor_device() const override { return Device::cuda(device_); }
   std::shared_ptr<Work> allreduce(const Tensor& tensor, const AllreduceOptions& opts = {}) override;
   std::shared_ptr<Work> allreduce_coalesced(const std::vector<Tensor>& tensors,
                                             const AllreduceOptions& opts = {}) override;

@@ -41,11 +41,14 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
 
 void DistributedDataParallel::verify_same_model_on_all_ranks() {
   const auto named = named_parameters();
-  Tensor count = Tensor::full({1}, static_cast<double>(named.size()), DType::I64);
+  const Device dev = group_->tensor_device();
+  Tensor count = Tensor::full({1}, static_cast<double>(named.size()), DType::I64, dev);
   std::vector<Tensor> counts(group_->size(), Tensor());
   for (auto& c : counts)
-    c = Tensor::zeros({1}, DType::I64);
+    c = Tensor::zeros({1}, DType::I64, dev);
   group_->allgather(counts, count)->wait();
+  for (auto& c : counts)
+    c = c.to(Device::cpu());
   for (int r = 0; r < group_->size(); ++r) {
     DDPSCOPE_CHECK(counts[r].item<int64_t>() == static_cast<int64_t>(named.size()),
                    "DistributedDataParallel: rank ", r, " has ", counts[r].item<int64_t>(),
@@ -64,8 +67,10 @@ void DistributedDataParallel::verify_same_model_on_all_ranks() {
   }
   std::vector<Tensor> all(group_->size(), Tensor());
   for (auto& a : all)
-    a = Tensor::zeros(mine.sizes(), DType::I64);
-  group_->allgather(all, mine)->wait();
+    a = Tensor::zeros(mine.sizes(), DType::I64, dev);
+  group_->allgather(all, mine.to(dev))->wait();
+  for (auto& a : all)
+    a = a.to(Device::cpu());
   for (int r = 0; r < group_->size(); ++r) {
     for (size_t i = 0; i < named.size(); ++i) {
       const int64_t* theirs = all[r].data<int64_t>() + i * kSignatureWidth;
@@ -92,9 +97,9 @@ void DistributedDataParallel::broadcast_state(bool parameters_too) {
 }
 
 int DistributedDataParallel::join_round(bool training) {
-  Tensor flag = Tensor::full({1}, training ? 1.0 : 0.0, DType::I64);
+  Tensor flag = Tensor::full({1}, training ? 1.0 : 0.0, DType::I64, group_->tensor_device());
   group_->allreduce(flag)->wait();
-  return static_cast<int>(flag.item<int64_t>());
+  return static_cast<int>(flag.to(Device::cpu()).item<int64_t>());
 }
 
 Tensor DistributedDataParallel::forward(const Tensor& input) {

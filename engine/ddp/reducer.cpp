@@ -99,7 +99,9 @@ void Reducer::rebuild_buckets() {
     for (size_t k = 0; k < observed.size(); ++k)
       order.data<int64_t>()[k] = static_cast<int64_t>(observed[k]);
   }
-  group_->broadcast(order, {.root = 0})->wait();
+  Tensor on_group = order.to(group_->tensor_device());
+  group_->broadcast(on_group, {.root = 0})->wait();
+  order = on_group.to(Device::cpu());
   std::vector<size_t> ready(params_.size());
   std::vector<bool> seen(params_.size(), false);
   for (size_t k = 0; k < ready.size(); ++k) {
@@ -376,7 +378,9 @@ void Reducer::reduce_used_map(std::vector<bool>& used) {
   Tensor map = Tensor::zeros({static_cast<int64_t>(params_.size())}, DType::I64);
   for (size_t i = 0; i < params_.size(); ++i)
     map.data<int64_t>()[i] = used[i] ? 1 : 0;
-  group_->allreduce(map, {.op = c10d::ReduceOp::Max})->wait();
+  Tensor on_group = map.to(group_->tensor_device());
+  group_->allreduce(on_group, {.op = c10d::ReduceOp::Max})->wait();
+  map = on_group.to(Device::cpu());
   for (size_t i = 0; i < params_.size(); ++i)
     used[i] = map.data<int64_t>()[i] != 0;
 }

@@ -68,6 +68,23 @@ std::vector<Tensor> Module::parameters() const {
   return out;
 }
 
+void Module::to(Device device) {
+  auto move = [&](const Tensor& t) {
+    if (t.device() == device) return;
+    const Tensor moved = t.to(device).contiguous();
+    // Every handle shares the impl, so replacing its storage moves them all.
+    TensorImpl* impl = t.impl();
+    impl->storage = moved.storage();
+    impl->strides = moved.strides();
+    impl->offset = moved.storage_offset();
+  };
+  for (auto& [name, t] : named_parameters()) {
+    t.set_grad(Tensor());
+    move(t);
+  }
+  for (auto& [name, t] : named_buffers()) move(t);
+}
+
 std::vector<std::pair<std::string, Tensor>> Module::named_buffers() const {
   std::vector<std::pair<std::string, Tensor>> out;
   for (const auto& [n, t] : buffers_)

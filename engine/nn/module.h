@@ -43,6 +43,10 @@ class Module {
   void eval() { train(false); }
   bool is_training() const { return training_; }
   void zero_grad(bool set_to_none = true);
+  // Moves every parameter and buffer to `device` in place, as PyTorch's module.to(): the
+  // tensors keep their identity (optimizers and DDP built later see the moved data), so
+  // call it before building either. A parameter with a gradient keeps no gradient.
+  void to(Device device);
 
   // Parameters and buffers by full name. Loading copies into the existing tensors, so
   // optimizers holding them stay valid; strict loading reports missing, unexpected and

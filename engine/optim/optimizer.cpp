@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "../autograd/grad_mode.h"
+#include "../tensor/kernels.h"
 
 namespace ddpscope::optim {
 namespace {
@@ -11,8 +12,35 @@ void check_param(const Tensor& p, const Tensor& g) {
       p.is_contiguous() && g.is_contiguous() && g.sizes() == p.sizes() && g.dtype() == p.dtype(),
       "optimizer: parameter ", p.name(), " ", p.describe(), " and its gradient ", g.describe(),
       " must be contiguous with equal shape and dtype");
-  DDPSCOPE_CHECK(p.device().is_cpu(), "optimizer: parameter ", p.name(), " is on ",
-                 p.device().str(), "; the optimizers update CPU parameters");
+  DDPSCOPE_CHECK(g.device() == p.device(), "optimizer: parameter ", p.name(), " is on ",
+                 p.device().str(), " but its gradient on ", g.device().str());
+}
+
+// SGD on a GPU parameter: PyTorch's update (the same as the CPU loop below) as a few
+// device kernels, each one pass over the parameter.
+void sgd_on_device(const Tensor& p, const Tensor& g, Tensor& buf, bool first, const SgdOptions& o) {
+  Tensor d = g;
+  if (o.weight_decay != 0) {
+    d = Tensor::empty(g.sizes(), g.dtype(), g.device());
+    kernels::copy(d, g);
+    kernels::add_(d, p, o.weight_decay);
+  }
+  if (o.momentum == 0) {
+    kernels::add_(p, d, -o.lr);
+    return;
+  }
+  if (first) {
+    kernels::copy(buf, d);
+  } else {
+    kernels::scale_(buf, o.momentum);
+    kernels::add_(buf, d, 1.0 - o.dampening);
+  }
+  if (!o.nesterov) {
+    kernels::add_(p, buf, -o.lr);
+    return;
+  }
+  kernels::add_(p, d, -o.lr);
+  kernels::add_(p, buf, -o.lr * o.momentum);
 }
 }  // namespace
 
@@ -58,7 +86,12 @@ void SGD::step_params(std::span<const size_t> indices) {
     check_param(p, g);
     // The first step's buffer is the (decayed) gradient itself, as in PyTorch.
     const bool first = o.momentum != 0 && !momentum_buffers_[i].defined();
-    if (first) momentum_buffers_[i] = Tensor::empty(p.sizes(), p.dtype());
+    if (first) momentum_buffers_[i] = Tensor::empty(p.sizes(), p.dtype(), p.device());
+    if (p.device().is_cuda()) {
+      sgd_on_device(p, g, momentum_buffers_[i], first, o);
+      p.bump_version();
+      continue;
+    }
     dispatch_compute(p.dtype(), "SGD", [&]<typename T>() {
       T* w = p.data<T>();
       const T* gr = g.data<T>();
@@ -102,6 +135,8 @@ void Adam::step_params(std::span<const size_t> indices) {
     const Tensor& g = p.grad();
     if (!g.defined()) continue;
     check_param(p, g);
+    DDPSCOPE_CHECK(p.device().is_cpu(), "Adam: parameter ", p.name(), " is on ", p.device().str(),
+                   "; Adam and AdamW update CPU parameters (SGD updates GPU ones too)");
     const int64_t step = ++steps_[i];
     const double bc1 = 1.0 - std::pow(o.beta1, static_cast<double>(step));
     const double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(step));

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "optim/optimizer.h"
 #include "tensor/cuda_runtime_facade.h"
 #include "tensor/kernels.h"
 #include "tensor/random.h"
@@ -24,6 +25,31 @@ Tensor cpu(const Tensor& t) {
 class TestCudaKernels : public QObject {
   Q_OBJECT
  private slots:
+  // SGD on GPU parameters (device kernels) against the CPU loop, every option at once.
+  void testSgdOnGpuMatchesCpu_data() {
+    QTest::addColumn<bool>("nesterov");
+    QTest::newRow("momentum, weight decay, dampening") << false;
+    QTest::newRow("nesterov, weight decay") << true;
+  }
+  void testSgdOnGpuMatchesCpu() {
+    QFETCH(bool, nesterov);
+    Generator g(4);
+    Tensor on_cpu = randn({300}, DType::F32, &g).set_requires_grad(true);
+    Tensor on_gpu = gpu(on_cpu).set_requires_grad(true);
+    const optim::SgdOptions o{.lr = 0.1, .momentum = 0.9, .dampening = nesterov ? 0.0 : 0.3,
+                              .weight_decay = 0.01, .nesterov = nesterov};
+    optim::SGD cpu_sgd({on_cpu}, o), gpu_sgd({on_gpu}, o);
+    for (int step = 0; step < 4; ++step) {
+      Tensor grad = randn({300}, DType::F32, &g);
+      on_cpu.set_grad(grad);
+      on_gpu.set_grad(gpu(grad));
+      cpu_sgd.step();
+      gpu_sgd.step();
+    }
+    QCOMPARE(on_gpu.device(), kGpu);
+    DDPSCOPE_COMPARE_TENSORS(cpu(on_gpu), on_cpu, 1e-5, 1e-5);
+  }
+
   void testCopiesBothWays() {
     Generator g(1);
     Tensor a = randn({37, 5}, DType::F32, &g);
