@@ -97,11 +97,20 @@ ALTER TABLE graph_nodes ADD COLUMN peer INTEGER;
 // one new kind.
 void create_version_4(SqliteDb& db) { add_kind_names(db); }
 
+// Version 5: runs imported from PyTorch profiler traces. Six new kinds (GPU kernels by
+// HTA's classes, CUDA runtime calls, other trace operators) and each rank's clock
+// uncertainty (an imported rank's offset is estimated from the collectives' ends).
+void create_version_5(SqliteDb& db) {
+  add_kind_names(db);
+  db.exec("ALTER TABLE ranks ADD COLUMN clock_uncertainty_ns INTEGER;");
+}
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {create_version_1, create_version_2,
-                                                                     create_version_3, create_version_4};
-  static_assert(kRunStoreSchemaVersion == 4, "add the migration step with the new version");
+                                                                     create_version_3, create_version_4,
+                                                                     create_version_5};
+  static_assert(kRunStoreSchemaVersion == 5, "add the migration step with the new version");
   return steps;
 }
 

@@ -329,9 +329,10 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r) {
     const int64_t offset = r.value("offset_ns", int64_t{0}), rtt = r.value("rtt_ns", int64_t{0});
     s.bind(1, rk).bind(2, r.value("t_local_ns", int64_t{0})).bind(3, offset).bind(4, rtt);
     s.step();
-    Statement u =
-        db_.prepare("UPDATE ranks SET clock_offset_ns = ?, clock_rtt_ns = ? WHERE rank = ?");
-    u.bind(1, offset).bind(2, rtt).bind(3, rk);
+    Statement u = db_.prepare(
+        "UPDATE ranks SET clock_offset_ns = ?, clock_rtt_ns = ?, clock_uncertainty_ns = ? "
+        "WHERE rank = ?");
+    u.bind(1, offset).bind(2, rtt).bind_optional(3, r.value("uncertainty_ns", int64_t{-1})).bind(4, rk);
     u.step();
   } else if (type == "buckets") {
     const int64_t gen = r.value("generation", int64_t{0});

@@ -22,6 +22,7 @@
 #include "rpc_ping.h"
 #include "run_file_claim.h"
 #include "run_stats.h"
+#include "torch_trace_import.h"
 #include "run_store_reader.h"
 #include "run_workspace.h"
 #include "tensor/blas_kernels.h"
@@ -158,6 +159,35 @@ int run_export(const std::string& path, const std::string& chrome) {
   return 0;
 }
 
+// `import-torch`: a PyTorch job's profiler traces as one run file, with progress on
+// the terminal (a line that rewrites itself on a terminal, a line per quarter elsewhere).
+int run_import_torch(const std::vector<std::string>& inputs, const std::string& out, bool force) {
+  const bool tty = isatty(fileno(stderr));
+  int last_quarter = -1;
+  ddpscope::probes::TorchImportOptions options{.force = force};
+  options.progress = [&](double fraction, const std::string& what) {
+    if (tty) {
+      std::fprintf(stderr, "\rimport-torch: %3d%% %-40s", static_cast<int>(fraction * 100), what.c_str());
+    } else if (static_cast<int>(fraction * 4) > last_quarter) {
+      last_quarter = static_cast<int>(fraction * 4);
+      std::fprintf(stderr, "import-torch: %d%% %s\n", last_quarter * 25, what.c_str());
+    }
+    return true;
+  };
+  const auto r = ddpscope::probes::import_torch_traces(inputs, out, options);
+  if (tty) std::fprintf(stderr, "\n");
+  std::printf("imported %zu rank%s (world size %d), %lld events, into %s\n", r.ranks.size(),
+              r.ranks.size() == 1 ? "" : "s", r.world_size, static_cast<long long>(r.events), out.c_str());
+  for (const auto& c : r.clocks) {
+    if (c.uncertainty_ns >= 0)
+      std::printf("rank %d: clock offset %+.3f ms +/- %.3f ms (%d collectives)\n", c.rank, c.offset_ns / 1e6,
+                  c.uncertainty_ns / 1e6, c.matched_collectives);
+  }
+  for (const auto& n : r.notes) std::printf("note: %s\n", n.c_str());
+  std::printf("summary: ddpscope-cli stats %s --summary\n", out.c_str());
+  return 0;
+}
+
 // The checks a launch makes before anything starts, without starting anything: what the
 // desktop app runs before it launches a job, so a bad option is refused with the CLI's
 // own words.
@@ -286,6 +316,15 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   advise->add_option("--rank", advise_rank, "The rank whose timings to use")->check(CLI::Range(0, 1 << 20));
   advise->add_flag("--json", advise_json, "Print JSON");
+  std::vector<std::string> import_inputs;
+  std::string import_out;
+  bool import_force = false;
+  CLI::App* import_torch = app.add_subcommand(
+      "import-torch", "Import a PyTorch job's profiler traces (one per rank, or a folder) as a run file");
+  import_torch->add_option("PATH", import_inputs, "Trace files (*.json, *.json.gz) or folders of them")
+      ->required();
+  import_torch->add_option("--out", import_out, "Run file to write")->required();
+  import_torch->add_flag("--force", import_force, "Replace --out if it exists");
   CLI::App* exporter = app.add_subcommand("export", "Export a run for other tools");
   exporter->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
   exporter->add_option("--chrome", chrome_path, "Write a Chrome trace / Perfetto JSON file")
@@ -363,6 +402,7 @@ int main(int argc, char** argv) {
     if (stats->parsed()) return run_stats(run_path, summary_only);
     if (hang->parsed()) return run_hang(run_path);
     if (exporter->parsed()) return run_export(run_path, chrome_path);
+    if (import_torch->parsed()) return run_import_torch(import_inputs, import_out, import_force);
     if (advise->parsed()) return run_advise(run_path, advise_caps, advise_rank, advise_json);
     if (rpc_ping->parsed()) {
       ping_launch.probes = !ping_launch.out.empty();

@@ -188,6 +188,33 @@ def cases(f):
         ("rpc-ping --calls 0", ["rpc-ping", "--calls", "0"], r"calls", []),
         ("an unknown command", ["trian"], r"trian", []),
     ]
+    # import-torch: PyTorch profiler traces that cannot be imported (the run is never
+    # written; the inputs stay as they were).
+    tr = os.path.join(f.work, "torch.ddprun")
+    trace = b'[{"name": "aten::mm", "ph": "X", "ts": 1, "dur": 2, "tid": 1, "pid": "CPU functions"}]'
+    norank = f.write("trace.json", trace)
+    dup_a, dup_b = f.write("a.rank0.json", trace), f.write("b.rank0.json", trace)
+    truncated = f.write("rank0-cut.json", trace[:40])
+    not_trace = f.write("rank1.json", b'{"loss": [1, 2, 3]}')
+    c += [
+        ("import-torch of a file that is not JSON", ["import-torch", f.text, "--out", tr], r"not JSON", [f.text, tr]),
+        ("import-torch of an empty file", ["import-torch", f.empty, "--out", tr], r"is empty", [f.empty, tr]),
+        ("import-torch of a truncated trace", ["import-torch", truncated, "--out", tr], r"truncated",
+         [truncated, tr]),
+        ("import-torch of JSON that is not a trace", ["import-torch", not_trace, "--out", tr],
+         r"not a PyTorch profiler trace", [not_trace, tr]),
+        ("import-torch of a list-form trace with no rank in its name", ["import-torch", norank, "--out", tr],
+         r"rename it with its rank", [norank, tr]),
+        ("import-torch of two traces of rank 0", ["import-torch", dup_a, dup_b, "--out", tr], r"both rank 0",
+         [dup_a, dup_b, tr]),
+        ("import-torch of a run file", ["import-torch", f.good, "--out", tr], r"not JSON", [f.good, tr]),
+        ("import-torch of a folder with no traces", ["import-torch", f.folder, "--out", tr], r"no trace files",
+         [tr]),
+        ("import-torch of a missing file", ["import-torch", f.missing, "--out", tr], r"no such file", [tr]),
+        ("import-torch onto an existing run without --force", ["import-torch", dup_a, "--out", f.good],
+         r"--force", [dup_a, f.good]),
+        ("import-torch without --out", ["import-torch", dup_a], r"--out", [dup_a]),
+    ]
     return c
 
 

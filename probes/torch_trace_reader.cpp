@@ -1,0 +1,325 @@
+#include "torch_trace_reader.h"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <cctype>
+#include <memory>
+
+namespace ddpscope::probes {
+namespace {
+
+#define TRACE_ERROR(...) TraceFileError(detail::concat(__VA_ARGS__), __FILE__, __LINE__)
+
+// A RapidJSON input stream over gzread: zlib reads a plain file as it is, so one stream
+// serves both. 1 MiB at a time keeps memory flat whatever the file's size.
+class GzStream {
+ public:
+  using Ch = char;
+  GzStream(const std::string& path, const std::function<bool(double)>& progress)
+      : path_(path), progress_(progress) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) throw TRACE_ERROR("'", path, "': no such file");
+    if (S_ISDIR(st.st_mode)) throw TRACE_ERROR("'", path, "' is a folder, not a trace file");
+    file_size_ = st.st_size;
+    file_ = gzopen(path.c_str(), "rb");
+    if (!file_) throw TRACE_ERROR("cannot open '", path, "' for reading");
+    gzbuffer(file_, 1 << 18);
+    buffer_.reset(new char[kChunk]);
+    fill();
+  }
+  ~GzStream() {
+    if (file_) gzclose(file_);
+  }
+  char Peek() const { return pos_ < end_ ? buffer_[pos_] : '\0'; }
+  char Take() {
+    if (pos_ >= end_) return '\0';
+    const char c = buffer_[pos_++];
+    if (pos_ == end_) fill();
+    return c;
+  }
+  size_t Tell() const { return consumed_ + pos_; }
+  // Unused by the reader (input only).
+  char* PutBegin() { return nullptr; }
+  void Put(char) {}
+  void Flush() {}
+  size_t PutEnd(char*) { return 0; }
+
+ private:
+  static constexpr size_t kChunk = 1 << 20;
+  void fill() {
+    consumed_ += end_;
+    pos_ = end_ = 0;
+    const int n = gzread(file_, buffer_.get(), kChunk);
+    if (n < 0) {
+      int code = 0;
+      const char* why = gzerror(file_, &code);
+      throw TRACE_ERROR("'", path_, "' is damaged: its compressed data cannot be read at byte ",
+                        consumed_, " (", why, ")");
+    }
+    end_ = static_cast<size_t>(n);
+    if (progress_ && file_size_ > 0) {
+      const double read = static_cast<double>(gzoffset(file_));
+      if (!progress_(std::min(1.0, read / static_cast<double>(file_size_))))
+        throw TRACE_ERROR("reading '", path_, "' was cancelled");
+    }
+  }
+  std::string path_;
+  std::function<bool(double)> progress_;
+  gzFile file_ = nullptr;
+  std::unique_ptr<char[]> buffer_;
+  size_t pos_ = 0, end_ = 0, consumed_ = 0;
+  int64_t file_size_ = 0;
+};
+
+// The SAX handler: a small state machine over the document's nesting. Only the fields
+// ddpscope reads are kept; everything else is skipped by depth.
+class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
+ public:
+  Handler(TraceHeader& header, const std::function<void(const TraceEvent&)>& on_event)
+      : h_(header), on_event_(on_event) {}
+
+  bool StartObject() {
+    ++depth_;
+    if (depth_ == 1 && !started_) {
+      started_ = true;
+      top_object_ = true;
+    } else if (in_events_array() && depth_ == events_depth_ + 1) {
+      ev_ = TraceEvent{};
+      in_event_ = true;
+    } else if (in_event_ && depth_ == events_depth_ + 2 && key_ == "args") {
+      in_args_ = true;
+    } else if (top_object_ && depth_ == 2 && key_ == "distributedInfo") {
+      in_dist_ = true;
+      h_.has_dist_info = true;
+    } else if (in_dist_ && depth_ == 4 && pg_array_) {
+      h_.groups.emplace_back();
+      in_pg_ = true;
+    } else if (top_object_ && depth_ == 3 && devices_array_) {
+      ++h_.devices;
+    }
+    key_.clear();
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) {
+    if (in_event_ && depth_ == events_depth_ + 1) {
+      ++h_.events;
+      on_event_(ev_);
+      in_event_ = false;
+    } else if (in_args_ && depth_ == events_depth_ + 2) {
+      in_args_ = false;
+    } else if (in_dist_ && depth_ == 2) {
+      in_dist_ = false;
+    } else if (in_pg_ && depth_ == 4) {
+      in_pg_ = false;
+    }
+    --depth_;
+    return true;
+  }
+  bool StartArray() {
+    ++depth_;
+    if (depth_ == 1 && !started_) {
+      started_ = true;
+      h_.list_form = true;
+      events_depth_ = 1;
+    } else if (top_object_ && depth_ == 2 && key_ == "traceEvents") {
+      events_depth_ = 2;
+    } else if (top_object_ && depth_ == 2 && key_ == "deviceProperties") {
+      devices_array_ = true;
+    } else if (in_dist_ && depth_ == 3 && key_ == "pg_config") {
+      pg_array_ = true;
+    } else if (in_args_) {
+      // "Input Dims": [[d0, d1], ...] (record_param_comms nests once more); the first
+      // innermost list of numbers is the first input's shape.
+      if (key_ == "Input Dims" && dims_depth_ < 0) {
+        dims_depth_ = depth_;
+        dims_numel_ = 1;
+        dims_seen_ = false;
+      } else if (key_ == "Input type" && type_depth_ < 0) {
+        type_depth_ = depth_;
+      }
+    } else if (in_pg_ && key_ == "ranks") {
+      pg_ranks_ = true;
+    }
+    return true;
+  }
+  bool EndArray(rapidjson::SizeType) {
+    if (depth_ == events_depth_ && in_events_array()) events_done_ = true;
+    if (depth_ == 2) devices_array_ = false;
+    if (in_dist_ && depth_ == 3) pg_array_ = false;
+    if (dims_depth_ >= 0) {
+      if (ev_.first_input_numel < 0) {
+        if (dims_seen_)
+          ev_.first_input_numel = dims_numel_;
+        else if (depth_ == dims_depth_ + 1)
+          ev_.first_input_numel = 1;  // the first input is 0-d
+      }
+      if (depth_ == dims_depth_) dims_depth_ = -1;
+      dims_seen_ = false;
+      dims_numel_ = 1;
+    }
+    if (type_depth_ == depth_) type_depth_ = -1;
+    pg_ranks_ = false;
+    --depth_;
+    return true;
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    key_.assign(s, n);
+    return true;
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    if (in_event_ && !in_args_ && depth_ == events_depth_ + 1) {
+      if (key_ == "name") ev_.name.assign(s, n);
+      else if (key_ == "cat") ev_.cat.assign(s, n);
+      else if (key_ == "ph") ev_.ph = n > 0 ? s[0] : 0;
+      else if (key_ == "pid") ev_.pid_text.assign(s, n);
+      else if (key_ == "tid") ev_.tid_text.assign(s, n);
+      else if (key_ == "id") ev_.correlation = parse_int(s, n);
+    } else if (in_args_) {
+      if (type_depth_ >= 0) {
+        if (ev_.first_input_type.empty()) ev_.first_input_type.assign(s, n);
+      } else if (depth_ == events_depth_ + 2) {
+        if (key_ == "Collective name") ev_.collective.assign(s, n);
+        else if (key_ == "dtype") ev_.dtype.assign(s, n);
+        else if (key_ == "Process Group Name") ev_.pg_name.assign(s, n);
+        else if (key_ == "Process Group Ranks") ev_.pg_ranks.assign(s, n);
+        else if (key_ == "name") ev_.meta_name.assign(s, n);
+      }
+    } else if (in_dist_ && depth_ == 2 && key_ == "backend") {
+      h_.backend.assign(s, n);
+    } else if (in_pg_ && depth_ == 4) {
+      if (key_ == "pg_name") h_.groups.back().name.assign(s, n);
+      else if (key_ == "pg_desc") h_.groups.back().desc.assign(s, n);
+    }
+    return true;
+  }
+  bool Int(int v) { return Int64(v); }
+  bool Uint(unsigned v) { return Int64(v); }
+  bool Uint64(uint64_t v) { return Int64(v > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(v)); }
+  bool Int64(int64_t v) {
+    if (in_event_ && !in_args_ && depth_ == events_depth_ + 1) {
+      if (key_ == "ts") ev_.ts_us = static_cast<double>(v);
+      else if (key_ == "dur") ev_.dur_us = static_cast<double>(v);
+      else if (key_ == "pid") ev_.pid = v;
+      else if (key_ == "tid") ev_.tid = v;
+      else if (key_ == "id") ev_.correlation = v;
+    } else if (in_args_) {
+      if (dims_depth_ >= 0) {
+        dims_numel_ *= std::max<int64_t>(v, 0);
+        dims_seen_ = true;
+      } else if (depth_ == events_depth_ + 2) {
+        if (key_ == "External id") ev_.external_id = v;
+        else if (key_ == "correlation") ev_.correlation = v;
+        else if (key_ == "device") ev_.device = v;
+        else if (key_ == "stream") ev_.stream = v;
+        else if (key_ == "bytes") ev_.bytes = v;
+        else if (key_ == "In msg nelems") ev_.in_nelems = v;
+        else if (key_ == "Out msg nelems") ev_.out_nelems = v;
+        else if (key_ == "Group size") ev_.group_size = v;
+      }
+    } else if (in_dist_ && depth_ == 2) {
+      if (key_ == "rank") h_.rank = static_cast<int>(v);
+      else if (key_ == "world_size") h_.world_size = static_cast<int>(v);
+    } else if (pg_ranks_) {
+      h_.groups.back().ranks.push_back(static_cast<int>(v));
+    } else if (top_object_ && depth_ == 1) {
+      if (key_ == "baseTimeNanoseconds") h_.base_time_ns = v;
+      else if (key_ == "schemaVersion") h_.schema_version = static_cast<int>(v);
+    }
+    return true;
+  }
+  bool Double(double v) {
+    if (in_event_ && !in_args_ && depth_ == events_depth_ + 1) {
+      if (key_ == "ts") ev_.ts_us = v;
+      else if (key_ == "dur") ev_.dur_us = v;
+      return true;
+    }
+    if (top_object_ && depth_ == 1 && key_ == "baseTimeNanoseconds") {
+      h_.base_time_ns = static_cast<int64_t>(v);
+      return true;
+    }
+    if (in_args_ && dims_depth_ >= 0) return Int64(static_cast<int64_t>(v));
+    return true;
+  }
+  bool Null() { return true; }
+  bool Bool(bool) { return true; }
+
+  bool saw_events() const { return events_depth_ > 0; }
+  bool started() const { return started_; }
+
+ private:
+  static int64_t parse_int(const char* s, size_t n) {
+    int64_t v = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return -1;
+      v = v * 10 + (s[i] - '0');
+    }
+    return n ? v : -1;
+  }
+  bool in_events_array() const { return events_depth_ > 0 && !events_done_; }
+
+  TraceHeader& h_;
+  const std::function<void(const TraceEvent&)>& on_event_;
+  TraceEvent ev_;
+  std::string key_;
+  int depth_ = 0, events_depth_ = -1, dims_depth_ = -1, type_depth_ = -1;
+  int64_t dims_numel_ = 1;
+  bool dims_seen_ = false;
+  bool started_ = false, top_object_ = false, events_done_ = false;
+  bool in_event_ = false, in_args_ = false, in_dist_ = false, in_pg_ = false;
+  bool pg_array_ = false, pg_ranks_ = false, devices_array_ = false;
+};
+
+}  // namespace
+
+TraceHeader read_torch_trace(const std::string& path,
+                             const std::function<void(const TraceEvent&)>& on_event,
+                             const std::function<bool(double)>& progress) {
+  TraceHeader header;
+  GzStream stream(path, progress);
+  Handler handler(header, on_event);
+  rapidjson::Reader reader;
+  const rapidjson::ParseResult ok =
+      reader.Parse<rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseNanAndInfFlag>(stream,
+                                                                                      handler);
+  if (!ok) {
+    const auto code = ok.Code();
+    if (code == rapidjson::kParseErrorDocumentEmpty)
+      throw TRACE_ERROR("'", path, "' is empty, not a PyTorch profiler trace");
+    const bool ended = stream.Peek() == '\0';
+    if (!handler.started())
+      throw TRACE_ERROR("'", path, "' is not JSON, so not a PyTorch profiler trace (",
+                        rapidjson::GetParseError_En(code), " at byte ", ok.Offset(), ")");
+    if (ended)
+      throw TRACE_ERROR("'", path, "' is truncated: the JSON ends at byte ", ok.Offset(),
+                        " in the middle of the trace (", header.events,
+                        " events read); copy the whole file again or re-export it");
+    throw TRACE_ERROR("'", path, "' is damaged at byte ", ok.Offset(), ": ",
+                      rapidjson::GetParseError_En(code), " (", header.events,
+                      " events read before it)");
+  }
+  if (!handler.saw_events())
+    throw TRACE_ERROR("'", path,
+                      "' is JSON but not a PyTorch profiler trace: it has no traceEvents list "
+                      "and is not a list of events");
+  return header;
+}
+
+int dtype_bytes(const std::string& type) {
+  std::string t;
+  for (char c : type) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (t.rfind("c10::", 0) == 0) t = t.substr(5);
+  if (t == "float" || t == "float32" || t == "int" || t == "int32" || t == "unsigned int") return 4;
+  if (t == "double" || t == "float64" || t == "long" || t == "long int" || t == "int64" ||
+      t == "long long" || t == "unsigned long")
+    return 8;
+  if (t == "half" || t == "float16" || t == "bfloat16" || t == "short" || t == "int16") return 2;
+  if (t == "bool" || t == "char" || t == "signed char" || t == "unsigned char" || t == "byte" ||
+      t == "int8" || t == "uint8")
+    return 1;
+  return 0;
+}
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,79 @@
+// TorchTraceReader: streams one PyTorch profiler trace (Chrome-trace JSON) event by
+// event, never building the whole document: RapidJSON's SAX reader over zlib, so a plain
+// file and a `.gz` read the same way, in bounded memory whatever the file's size.
+//
+// Two forms are read (probes/RUN_FILE.md, "PyTorch traces"):
+//  - Kineto's: {"schemaVersion", "distributedInfo", "baseTimeNanoseconds", ...,
+//    "traceEvents": [...]}: ts in microseconds, + baseTimeNanoseconds = Unix time;
+//  - the older list form, a bare array of events (PyTorch built without Kineto, e.g.
+//    Debian's 1.13): ts in microseconds from the profiler's start.
+//
+//   TraceHeader header = read_torch_trace("rank0.json", [&](const TraceEvent& e) {...});
+//
+// Errors (TraceFileError) name the file and, for damage, the byte where it was found.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tensor/error.h"
+
+namespace ddpscope::probes {
+
+class TraceFileError : public Error {
+ public:
+  using Error::Error;
+};
+
+struct ProcessGroupInfo {
+  std::string name;  // pg_name ("0" is the default group)
+  std::string desc;  // pg_desc ("default_pg")
+  std::vector<int> ranks;
+};
+
+struct TraceHeader {
+  bool list_form = false;      // a bare array of events
+  bool has_dist_info = false;  // distributedInfo present
+  std::string backend;         // distributedInfo.backend
+  int rank = -1;               // distributedInfo.rank
+  int world_size = -1;         // distributedInfo.world_size
+  std::vector<ProcessGroupInfo> groups;
+  int64_t base_time_ns = 0;  // baseTimeNanoseconds (0: none)
+  int schema_version = -1;
+  int devices = 0;            // entries of deviceProperties
+  int64_t events = 0;         // trace events read
+};
+
+// One trace event with the arguments ddpscope reads; -1 / empty when absent.
+struct TraceEvent {
+  char ph = 0;  // X (complete), i (instant), M (metadata), s/f (flow), ...
+  std::string name, cat;
+  double ts_us = 0, dur_us = 0;
+  // pid / tid are numbers in Kineto's CPU and GPU rows and strings elsewhere ("CPU
+  // functions", "Spans"); a string one keeps its text and has the number -1.
+  int64_t pid = -1, tid = -1;
+  std::string pid_text, tid_text;
+  int64_t external_id = -1, correlation = -1, device = -1, stream = -1, bytes = -1;
+  // record_param_comms (newer PyTorch)
+  std::string collective, dtype, pg_name, pg_ranks;
+  int64_t in_nelems = -1, out_nelems = -1, group_size = -1;
+  // The first input's shape and type (record_shapes=True): "Input Dims", "Input type".
+  int64_t first_input_numel = -1;
+  std::string first_input_type;
+  std::string meta_name;  // M events: args.name (a process or thread name)
+};
+
+// Reads `path`, calling on_event for every event in file order; `progress` (optional)
+// gets the fraction of the file read and may return false to stop (TraceFileError
+// "cancelled"). Returns the header fields found anywhere in the file.
+TraceHeader read_torch_trace(const std::string& path,
+                             const std::function<void(const TraceEvent&)>& on_event,
+                             const std::function<bool(double)>& progress = {});
+
+// Bytes per element of a trace's dtype or input type ("Float", "float", "c10::Half",
+// "BFloat16", "long int", "double", ...); 0 when unknown.
+int dtype_bytes(const std::string& type);
+
+}  // namespace ddpscope::probes
