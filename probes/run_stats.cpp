@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "gpu_time.h"
 #include "overlap_analysis.h"
 
 namespace ddpscope::probes {
@@ -99,6 +100,7 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
                        {"overlap_ratio", number(s.comm > 0 ? 1 - s.exposed / s.comm : NAN)}});
   }
   out["summary"] = summary;
+  out["gpu"] = gpu_time_json(gpu_time_breakdown(run));
   out["nonfinite"] = first_nonfinite_json(run);
   out["rejected"] = rejected_json(run);
   return out;

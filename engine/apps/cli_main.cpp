@@ -41,6 +41,7 @@ int run_stats(const std::string& path, bool summary_only) {
   if (summary_only) {
     stats.erase("iterations");
     stats.erase("buckets");
+    if (stats["gpu"].is_object()) stats["gpu"].erase("iterations");
   }
   std::printf("%s\n", stats.dump(2).c_str());
   return 0;

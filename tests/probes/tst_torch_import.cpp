@@ -9,6 +9,7 @@
 #include <set>
 #include <zlib.h>
 
+#include "gpu_time.h"
 #include "hang_analysis.h"
 #include "sqlite_db.h"
 #include "run_stats.h"
@@ -60,6 +61,86 @@ QString import_error(const std::vector<std::string>& in, const std::string& out)
     return QString::fromStdString(e.message());
   }
   return {};
+}
+
+
+// A small Kineto trace written here: ProfilerStep spans on one CPU thread, a launch
+// (cudaLaunchKernel) for each kernel inside the step given, and the kernels on the
+// streams given. Times in microseconds.
+struct TestKernel {
+  int step;
+  const char* cat;  // kernel, gpu_memcpy, gpu_memset
+  const char* name;
+  int stream;
+  double begin, end;
+};
+
+QString write_kineto_trace(const QString& dir, int rank, const std::vector<TestKernel>& kernels) {
+  nlohmann::json events = nlohmann::json::array();
+  for (int step = 1; step <= 2; ++step)
+    events.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", "ProfilerStep#" + std::to_string(step)},
+                      {"pid", 100}, {"tid", 100}, {"ts", (step - 1) * 100.0}, {"dur", 100.0}});
+  int correlation = 1;
+  for (const TestKernel& k : kernels) {
+    events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 100},
+                      {"tid", 100}, {"ts", (k.step - 1) * 100.0 + correlation}, {"dur", 0.5},
+                      {"args", {{"correlation", correlation}}}});
+    events.push_back({{"ph", "X"}, {"cat", k.cat}, {"name", k.name}, {"pid", 0}, {"tid", k.stream},
+                      {"ts", k.begin}, {"dur", k.end - k.begin},
+                      {"args", {{"device", 0}, {"stream", k.stream}, {"correlation", correlation}}}});
+    ++correlation;
+  }
+  const nlohmann::json trace = {
+      {"schemaVersion", 1},
+      {"distributedInfo",
+       {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2},
+        {"pg_config", {{{"pg_name", "0"}, {"pg_desc", "default_pg"}, {"ranks", {0, 1}}}}}}},
+      {"baseTimeNanoseconds", 1700000000000000000LL},
+      {"traceEvents", events}};
+  return write_file(dir, QString("rank%1.json").arg(rank), QByteArray::fromStdString(trace.dump()));
+}
+
+// HTA's figures from a trace file directly (nlohmann, not the importer): per class, the
+// merged time of its kernels, in ns.
+struct ReferenceGpuTime {
+  int64_t computation = 0, communication = 0, memory = 0, busy = 0, span = 0, kernels = 0;
+};
+
+int64_t merged_length(std::vector<std::pair<int64_t, int64_t>> v) {
+  std::sort(v.begin(), v.end());
+  int64_t total = 0, begin = 0, end = -1;
+  for (const auto& [b, e] : v) {
+    if (b > end) {
+      total += end > begin ? end - begin : 0;
+      begin = b;
+      end = e;
+    } else {
+      end = std::max(end, e);
+    }
+  }
+  return total + (end > begin ? end - begin : 0);
+}
+
+ReferenceGpuTime reference_gpu_time(const QString& path) {
+  std::vector<std::pair<int64_t, int64_t>> comp, comm, mem, all;
+  ReferenceGpuTime r;
+  for (const auto& e : load_trace(path)) {
+    const std::string cat = e.value("cat", "");
+    if (cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset") continue;
+    const int64_t b = std::llround(e["ts"].get<double>() * 1000.0);
+    const std::pair<int64_t, int64_t> i{b, b + std::llround(e["dur"].get<double>() * 1000.0)};
+    const std::string name = e.value("name", "");
+    (cat != "kernel" ? mem : name.rfind("nccl", 0) == 0 ? comm : comp).push_back(i);
+    all.push_back(i);
+    ++r.kernels;
+  }
+  r.computation = merged_length(comp);
+  r.communication = merged_length(comm);
+  r.memory = merged_length(mem);
+  r.busy = merged_length(all);
+  r.span = std::max_element(all.begin(), all.end(), [](auto& a, auto& b) { return a.second < b.second; })->second -
+           std::min_element(all.begin(), all.end())->first;
+  return r;
 }
 
 }  // namespace
@@ -216,6 +297,88 @@ class TestTorchImport : public QObject {
     SqliteDb db(out, SQLITE_OPEN_READONLY);
     QCOMPARE(db.query_int64("SELECT clock_uncertainty_ns FROM ranks WHERE rank = 1"),
              r.clocks[1].uncertainty_ns);
+  }
+
+  // GPU time on real traces (PyTorch 2.11 on an H100): each rank's classes, busy time,
+  // span and idle equal HTA's definitions computed from the trace file itself.
+  void testGpuTimeMatchesTheTraces() {
+    const QString dir = kFixtures + "/kineto_cuda_gloo_2";
+    const std::string out = (tmp_.path() + "/gputime.ddprun").toStdString();
+    import_torch_traces({dir.toStdString()}, out);
+    RunStoreReader run(out);
+    const GpuTimeBreakdown b = gpu_time_breakdown(run);
+    QCOMPARE(b.ranks.size(), size_t{2});
+    for (const GpuTimeSplit& s : b.ranks) {
+      const ReferenceGpuTime ref = reference_gpu_time(dir + QString("/rank%1.json.gz").arg(s.rank));
+      QCOMPARE(s.kernels, ref.kernels);
+      // Imported times are rounded to the ns once per kernel: allow 1 ns a kernel.
+      const double tolerance_ms = ref.kernels * 1e-6;
+      QVERIFY(std::abs(s.computation_ms - ref.computation * 1e-6) <= tolerance_ms);
+      QVERIFY(std::abs(s.memory_ms - ref.memory * 1e-6) <= tolerance_ms);
+      QVERIFY(std::abs(s.busy_ms - ref.busy * 1e-6) <= tolerance_ms);
+      QVERIFY(std::abs(s.span_ms - ref.span * 1e-6) <= tolerance_ms);
+      QVERIFY(std::abs(s.idle_ms - (ref.span - ref.busy) * 1e-6) <= 2 * tolerance_ms);
+      QCOMPARE(s.communication_ms, ref.communication * 1e-6);  // gloo: no NCCL kernels
+      QVERIFY(std::isnan(s.overlap_ratio));
+    }
+    // Per iteration: every kernel was launched inside a ProfilerStep, so the iterations'
+    // kernels add up to the rank's.
+    for (const GpuTimeSplit& s : b.ranks) {
+      int64_t kernels = 0;
+      for (const GpuTimeSplit& i : b.iterations) kernels += i.rank == s.rank ? i.kernels : 0;
+      QCOMPARE(kernels, s.kernels);
+    }
+    const auto json = run_stats_json(run);
+    QVERIFY(json["gpu"].is_object());
+    QCOMPARE(json["gpu"]["ranks"].size(), size_t{2});
+    QCOMPARE(json["gpu"]["ranks"][0]["kernels"].get<int64_t>(), b.ranks[0].kernels);
+  }
+
+  // The definitions on a trace made to show each: NCCL kernels overlapping computation on
+  // another stream, a copy, idle gaps, and in step 2 a rank whose computation is slower
+  // (the straggler).
+  void testGpuTimeDefinitions() {
+    const QString dir = tmp_.path() + "/gpudefs";
+    QDir().mkpath(dir);
+    const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+    const std::vector<TestKernel> step1 = {{1, "kernel", "ampere_sgemm_128x64_nn", 7, 10, 20},
+                                           {1, "kernel", "vectorized_elementwise_kernel", 8, 15, 25},
+                                           {1, "kernel", nccl, 20, 22, 30},
+                                           {1, "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 7, 40, 42}};
+    auto rank0 = step1, rank1 = step1;
+    rank0.push_back({2, "kernel", "ampere_sgemm_128x64_nn", 7, 110, 120});
+    rank0.push_back({2, "kernel", nccl, 20, 120, 125});
+    rank1.push_back({2, "kernel", "ampere_sgemm_128x64_nn", 7, 110, 140});
+    rank1.push_back({2, "kernel", nccl, 20, 140, 142});
+    write_kineto_trace(dir, 0, rank0);
+    write_kineto_trace(dir, 1, rank1);
+    const std::string out = (tmp_.path() + "/gpudefs.ddprun").toStdString();
+    import_torch_traces({dir.toStdString()}, out);
+    RunStoreReader run(out);
+    const GpuTimeBreakdown b = gpu_time_breakdown(run);
+    QCOMPARE(b.iterations.size(), size_t{4});
+    const GpuTimeSplit& i1 = b.iterations[0];
+    QCOMPARE(i1.rank, 0);
+    QCOMPARE(i1.iteration, int64_t{1});
+    QCOMPARE(i1.kernels, int64_t{4});
+    QCOMPARE(i1.computation_ms, 0.015);  // [10, 25]
+    QCOMPARE(i1.communication_ms, 0.008);
+    QCOMPARE(i1.memory_ms, 0.002);
+    QCOMPARE(i1.busy_ms, 0.022);  // [10, 30] and [40, 42]
+    QCOMPARE(i1.span_ms, 0.032);
+    QCOMPARE(i1.idle_ms, 0.010);
+    QCOMPARE(i1.comm_overlapping_compute_ms, 0.003);  // [22, 25]
+    QCOMPARE(i1.overlap_ratio, 3.0 / 8.0);
+    const GpuTimeSplit& r1i2 = b.iterations[3];
+    QCOMPARE(r1i2.rank, 1);
+    QCOMPARE(r1i2.computation_ms, 0.030);
+    QCOMPARE(r1i2.overlap_ratio, 0.0);
+    // Iteration 1 ran alike on both ranks: no straggler; in 2 rank 1 computed 20 us longer.
+    QCOMPARE(b.stragglers.size(), size_t{1});
+    QCOMPARE(b.stragglers[0].iteration, int64_t{2});
+    QCOMPARE(b.stragglers[0].rank, 1);
+    QCOMPARE(b.stragglers[0].lag_ms, 0.020);
+    QCOMPARE(b.ranks[0].communication_ms, 0.013);
   }
 
   // A job where rank 1 stopped after 2 steps and rank 0 waited in the next allreduce:
