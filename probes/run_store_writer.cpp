@@ -152,7 +152,8 @@ int64_t RunStoreWriter::name_id(const NameInfo& name) {
 
 void RunStoreWriter::bind_span(Statement& s, int first, int64_t rank, const BatchEvent& e,
                                const std::vector<int64_t>& name_ids, int64_t offset) {
-  // RPC and distributed-autograd kinds carry (context, message) in id/id2; RRef events
+  // RPC and distributed-autograd kinds carry (context, message) in id/id2, GPU kinds their
+  // correlation id in id2; RRef events
   // (rref, fork); a dependency instant (context, node); an autograd node (node, and its
   // context in a distributed pass); the others a sequence number in id.
   const auto kind = static_cast<Kind>(e.kind);
@@ -161,6 +162,9 @@ void RunStoreWriter::bind_span(Statement& s, int first, int64_t rank, const Batc
   const bool rref = kind == Kind::RRef;
   const bool dependency = kind == Kind::Dependency;
   const bool node = kind == Kind::AutogradNode;
+  // Imported GPU work and its launches: the trace's correlation id joins them.
+  const bool gpu = kind == Kind::GpuKernel || kind == Kind::GpuComm || kind == Kind::GpuMemcpy ||
+                   kind == Kind::GpuMemset || kind == Kind::CudaRuntime;
   const int64_t seq = rpc || rref ? -1 : dependency ? e.id2 : e.id;
   const int64_t ctx = rpc || dependency ? e.id : node ? e.id2 : -1;
   s.bind(first + 1, rank)
@@ -176,7 +180,7 @@ void RunStoreWriter::bind_span(Statement& s, int first, int64_t rank, const Batc
       .bind_optional(first + 11, e.peer)
       .bind_optional(first + 12, seq)
       .bind_optional(first + 13, ctx)
-      .bind_optional(first + 14, rpc ? e.id2 : -1)
+      .bind_optional(first + 14, rpc || gpu ? e.id2 : -1)
       .bind_optional(first + 15, rref ? e.id : -1)
       .bind_optional(first + 16, rref ? e.id2 : -1);
 }

@@ -284,9 +284,18 @@ class TestTorchImport : public QObject {
     QVERIFY(kernels.size() > 100);
     q.kinds = {Kind::CudaRuntime};
     std::set<std::pair<int, int64_t>> launches;
-    for (const auto& s : run.spans(q)) launches.insert({s.rank, s.msg_id});
+    for (const auto& s : run.spans(q)) {
+      QVERIFY(s.msg_id >= 0);  // every launch keeps its correlation id
+      launches.insert({s.rank, s.msg_id});
+    }
+    std::set<std::pair<int, int64_t>> kernel_ids;
     int joined = 0;
-    for (const auto& k : kernels) joined += launches.count({k.rank, k.msg_id}) ? 1 : 0;
+    for (const auto& k : kernels) {
+      QVERIFY(k.msg_id >= 0);
+      kernel_ids.insert({k.rank, k.msg_id});
+      joined += launches.count({k.rank, k.msg_id}) ? 1 : 0;
+    }
+    QCOMPARE(kernel_ids.size(), kernels.size());  // one launch a kernel
     QCOMPARE(joined, int(kernels.size()));
     q.kinds = {Kind::GpuMemcpy};
     QVERIFY(!run.spans(q).empty());
