@@ -170,6 +170,14 @@ FileScan scan_file(const std::string& path, const std::function<bool(double)>& p
   f.header = read_torch_trace(
       path,
       [&](const TraceEvent& e) {
+        if (e.ph == 'M' && e.ds_thread >= 0 && e.name == "thread_name") {
+          // ddpscope's export names each track with its thread index: keep both.
+          DDPSCOPE_CHECK(e.ds_thread < 65535, "'", f.path, "' names thread ", e.ds_thread,
+                         ", past the 65535 a rank can hold");
+          ThreadSlot slot{static_cast<uint16_t>(e.ds_thread), e.meta_name, e.tid, false};
+          f.threads.emplace(thread_key(e), slot);
+          return;
+        }
         if (e.ph == 'M') {
           if (e.name == "thread_name" && !e.meta_name.empty()) {
             // Kineto names a thread twice ("thread 773 (python3)", then its own name).
@@ -180,6 +188,10 @@ FileScan scan_file(const std::string& path, const std::function<bool(double)>& p
         }
         if (e.ph != 'X') return;
         if (f.pid == 0 && e.pid > 0 && !is_gpu_row(e)) f.pid = e.pid;
+        if (e.ds_kind >= 0) {  // a span of ddpscope's export: the second pass takes it as it is
+          slot_for(f, e);
+          return;
+        }
         if (is_gpu_row(e)) {
           f.has_gpu = true;
           if (e.cat == "kernel" && is_comm_kernel(e.name))
@@ -319,8 +331,9 @@ class RankWriter {
       : writer_(writer), f_(f), steps_(f.steps) {
     batch_.rank = f.rank;
     batch_.clock_offset_ns = clock.offset_ns;
-    nlohmann::json rank = {{"type", "rank"}, {"host", ""}, {"pid", f.pid},
-                           {"device", f.has_gpu ? "cuda" : "cpu"}};
+    const TraceHeader& h = f.header;
+    nlohmann::json rank = {{"type", "rank"}, {"host", h.ddpscope_host}, {"pid", f.pid},
+                           {"device", !h.ddpscope_device.empty() ? h.ddpscope_device : f.has_gpu ? "cuda" : "cpu"}};
     nlohmann::json clk = {{"type", "clock"}, {"t_local_ns", 0}, {"offset_ns", clock.offset_ns},
                           {"rtt_ns", 0}, {"uncertainty_ns", clock.uncertainty_ns}};
     batch_.records = {rank.dump(), clk.dump()};
@@ -346,6 +359,13 @@ class RankWriter {
   }
 
   void add(const TraceEvent& e) {
+    if (e.ds_metric && e.ph == 'C') {
+      batch_.records.push_back(nlohmann::json{{"type", "metric"}, {"iteration", e.ds_iteration},
+                                              {"name", e.name}, {"value", e.value}}
+                                   .dump());
+      return;
+    }
+    if (e.ds_kind >= 0) return add_exported(e);
     if (e.ph != 'X' && e.ph != 'i' && e.ph != 'I') return;
     if (e.cat == "gpu_user_annotation" || e.cat == "Trace" || e.cat == "overhead") return;
     if (!e.pid_text.empty() && e.pid_text == "Spans") return;
@@ -448,6 +468,38 @@ class RankWriter {
     int thread = -1;
     int64_t begin = -1, end = 0;
   };
+
+  // A span ddpscope exported (kineto_export.h): kind and fields as the run held them,
+  // id and id2 as the run store's writer reads them for that kind.
+  void add_exported(const TraceEvent& e) {
+    if (e.ph != 'X' && e.ph != 'i' && e.ph != 'I') return;
+    const Kind kind = static_cast<Kind>(e.ds_kind);
+    BatchEvent be{};
+    be.t_begin_ns = f_.time_ns(e.ts_us);
+    be.t_end_ns = e.ph == 'X' ? be.t_begin_ns + std::llround(e.dur_us * 1000.0) : be.t_begin_ns;
+    be.bytes = e.ds_bytes;
+    be.param = static_cast<int32_t>(e.ds_param);
+    be.bucket = static_cast<int16_t>(e.ds_bucket);
+    be.peer = static_cast<int16_t>(e.ds_peer);
+    be.iteration = static_cast<int32_t>(e.ds_iteration);
+    be.thread = thread_of(e);
+    be.id = e.ds_seq;
+    be.id2 = -1;
+    switch (kind) {
+      case Kind::RpcSend: case Kind::RpcRecv: case Kind::DistBackward: case Kind::RpcCall:
+      case Kind::DistContext: case Kind::DistFunction:
+        be.id = e.ds_ctx, be.id2 = e.ds_msg;
+        break;
+      case Kind::Dependency: be.id = e.ds_ctx, be.id2 = e.ds_seq; break;
+      case Kind::AutogradNode: be.id2 = e.ds_ctx; break;
+      case Kind::GpuKernel: case Kind::GpuComm: case Kind::GpuMemcpy: case Kind::GpuMemset:
+      case Kind::CudaRuntime:
+        be.id2 = e.ds_msg;
+        break;
+      default: break;
+    }
+    push(be, kind, e.ds_name.empty() ? e.name : e.ds_name);
+  }
 
   uint16_t thread_of(const TraceEvent& e) {
     const auto it = f_.threads.find(thread_key(e));
@@ -621,8 +673,15 @@ TorchImportResult import_torch_traces(const std::vector<std::string>& inputs, co
                                           result.absent.size() > 1 ? "s " : " ", list));
   }
   mark_unfinished(files);
-  result.clocks = align_clocks(files);
+  const bool exported = std::all_of(files.begin(), files.end(), [](auto& f) { return f.header.ddpscope_export; });
+  if (exported) {
+    // ddpscope's export is on the run's shared clock already: keep it and its uncertainty.
+    for (const auto& f : files) result.clocks.push_back({f.rank, 0, f.header.ddpscope_clock_uncertainty_ns, 0, true});
+  } else {
+    result.clocks = align_clocks(files);
+  }
   for (const auto& c : result.clocks) {
+    if (exported) break;
     if (c.uncertainty_ns < 0)
       result.notes.push_back(detail::concat("rank ", c.rank, " shares no collective with rank ",
                                             files.front().rank,

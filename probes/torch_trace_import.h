@@ -32,6 +32,7 @@ struct RankClock {
   int64_t offset_ns = 0;
   int64_t uncertainty_ns = -1;  // -1: no collective to align on
   int matched_collectives = 0;
+  bool kept = false;  // ddpscope's own export: the run's clock, taken as it is
 };
 
 struct TorchImportResult {

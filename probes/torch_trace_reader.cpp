@@ -6,7 +6,11 @@
 #include <zlib.h>
 
 #include <cctype>
+#include <cmath>
 #include <memory>
+#include <string_view>
+
+#include "event.h"
 
 namespace ddpscope::probes {
 namespace {
@@ -186,12 +190,16 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
         else if (key_ == "Process Group Name") ev_.pg_name.assign(s, n);
         else if (key_ == "Process Group Ranks") ev_.pg_ranks.assign(s, n);
         else if (key_ == "name") ev_.meta_name.assign(s, n);
+        else if (is_ddpscope_key()) ddpscope_string(s, n);
       }
     } else if (in_dist_ && depth_ == 2 && key_ == "backend") {
       h_.backend.assign(s, n);
     } else if (in_pg_ && depth_ == 4) {
       if (key_ == "pg_name") h_.groups.back().name.assign(s, n);
       else if (key_ == "pg_desc") h_.groups.back().desc.assign(s, n);
+    } else if (top_object_ && depth_ == 1) {
+      if (key_ == "ddpscopeHost") h_.ddpscope_host.assign(s, n);
+      else if (key_ == "ddpscopeDevice") h_.ddpscope_device.assign(s, n);
     }
     return true;
   }
@@ -218,6 +226,8 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
         else if (key_ == "In msg nelems") ev_.in_nelems = v;
         else if (key_ == "Out msg nelems") ev_.out_nelems = v;
         else if (key_ == "Group size") ev_.group_size = v;
+        else if (key_ == "value") ev_.value = static_cast<double>(v);
+        else if (is_ddpscope_key()) ddpscope_int(v);
       }
     } else if (in_dist_ && depth_ == 2) {
       if (key_ == "rank") h_.rank = static_cast<int>(v);
@@ -227,6 +237,8 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     } else if (top_object_ && depth_ == 1) {
       if (key_ == "baseTimeNanoseconds") h_.base_time_ns = v;
       else if (key_ == "schemaVersion") h_.schema_version = static_cast<int>(v);
+      else if (key_ == "ddpscopeExport") h_.ddpscope_export = v > 0;
+      else if (key_ == "ddpscopeClockUncertaintyNs") h_.ddpscope_clock_uncertainty_ns = v;
     }
     return true;
   }
@@ -241,9 +253,13 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       return true;
     }
     if (in_args_ && dims_depth_ >= 0) return Int64(static_cast<int64_t>(v));
+    if (in_args_ && depth_ == events_depth_ + 2 && key_ == "value") ev_.value = v;
     return true;
   }
-  bool Null() { return true; }
+  bool Null() {
+    if (in_args_ && depth_ == events_depth_ + 2 && key_ == "value") ev_.value = NAN;
+    return true;
+  }
   bool Bool(bool) { return true; }
 
   bool saw_events() const { return events_depth_ > 0; }
@@ -259,6 +275,33 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return n ? v : -1;
   }
   bool in_events_array() const { return events_depth_ > 0 && !events_done_; }
+  bool is_ddpscope_key() const { return key_.size() > 9 && key_.compare(0, 9, "ddpscope.") == 0; }
+  void ddpscope_string(const char* s, size_t n) {
+    const std::string_view k = std::string_view(key_).substr(9);
+    if (k == "kind") {
+      ev_.ds_kind = kind_from_name(std::string_view(s, n));
+      ev_.ds_metric = std::string_view(s, n) == "metric";
+    }
+    else if (k == "name") ev_.ds_name.assign(s, n);
+  }
+  void ddpscope_int(int64_t v) {
+    const std::string_view k = std::string_view(key_).substr(9);
+    if (k == "iteration") ev_.ds_iteration = v;
+    else if (k == "bucket") ev_.ds_bucket = v;
+    else if (k == "param") ev_.ds_param = v;
+    else if (k == "bytes") ev_.ds_bytes = v;
+    else if (k == "peer") ev_.ds_peer = v;
+    else if (k == "seq") ev_.ds_seq = v;
+    else if (k == "ctx_id") ev_.ds_ctx = v;
+    else if (k == "msg_id") ev_.ds_msg = v;
+    else if (k == "thread") ev_.ds_thread = v;
+  }
+  // A kind's index from its name (probes/event.h); -1 for a name this build lacks.
+  static int kind_from_name(std::string_view name) {
+    for (int k = 0; k < kNumKinds; ++k)
+      if (name == kind_name(static_cast<Kind>(k))) return k;
+    return -1;
+  }
 
   TraceHeader& h_;
   const std::function<void(const TraceEvent&)>& on_event_;

@@ -44,6 +44,11 @@ struct TraceHeader {
   int schema_version = -1;
   int devices = 0;            // entries of deviceProperties
   int64_t events = 0;         // trace events read
+  // Written by ddpscope's own export (kineto_export.h): its times are already on the
+  // run's shared clock, whose uncertainty it carries, and its events carry their spans.
+  bool ddpscope_export = false;
+  int64_t ddpscope_clock_uncertainty_ns = -1;
+  std::string ddpscope_host, ddpscope_device;
 };
 
 // One trace event with the arguments ddpscope reads; -1 / empty when absent.
@@ -63,6 +68,14 @@ struct TraceEvent {
   int64_t first_input_numel = -1;
   std::string first_input_type;
   std::string meta_name;  // M events: args.name (a process or thread name)
+  double value = 0;       // C (counter) events: args.value; NaN when null
+  // Args "ddpscope.*" of ddpscope's own export: the span as the run file held it.
+  // ds_kind < 0: not an exported span.
+  int ds_kind = -1;
+  bool ds_metric = false;  // a C event holding one of the run's metrics
+  std::string ds_name;
+  int64_t ds_iteration = -1, ds_bucket = -1, ds_param = -1, ds_bytes = -1, ds_peer = -1, ds_seq = -1,
+          ds_ctx = -1, ds_msg = -1, ds_thread = -1;
 };
 
 // Reads `path`, calling on_event for every event in file order; `progress` (optional)

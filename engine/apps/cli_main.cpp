@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "chrome_trace_export.h"
+#include "kineto_export.h"
 #include "hang_analysis.h"
 #include "job_launcher.h"
 #include "probe.h"
@@ -160,6 +161,16 @@ int run_export(const std::string& path, const std::string& chrome) {
   return 0;
 }
 
+// `export --kineto`: one PyTorch profiler trace per rank.
+int run_export_kineto(const std::string& path, const std::string& dir, bool force) {
+  ddpscope::probes::RunStoreReader run(path);
+  const auto r = ddpscope::probes::export_kineto_traces(run, dir, force);
+  std::printf("wrote %zu traces (%lld events) into %s: open them with TensorBoard's profiler, Holistic Trace "
+              "Analysis or Perfetto, or import them again with ddpscope-cli import-torch %s\n",
+              r.files.size(), static_cast<long long>(r.events), dir.c_str(), dir.c_str());
+  return 0;
+}
+
 // `import-torch`: a PyTorch job's profiler traces as one run file, with progress on
 // the terminal (a line that rewrites itself on a terminal, a line per quarter elsewhere).
 int run_import_torch(const std::vector<std::string>& inputs, const std::string& out, bool force) {
@@ -180,7 +191,10 @@ int run_import_torch(const std::vector<std::string>& inputs, const std::string& 
   std::printf("imported %zu rank%s (world size %d), %lld events, into %s\n", r.ranks.size(),
               r.ranks.size() == 1 ? "" : "s", r.world_size, static_cast<long long>(r.events), out.c_str());
   for (const auto& c : r.clocks) {
-    if (c.uncertainty_ns >= 0)
+    if (c.kept)
+      std::printf("rank %d: clock as ddpscope exported it (+/- %.3f ms)\n", c.rank,
+                  std::max<int64_t>(c.uncertainty_ns, 0) / 1e6);
+    else if (c.uncertainty_ns >= 0)
       std::printf("rank %d: clock offset %+.3f ms +/- %.3f ms (%d collectives)\n", c.rank, c.offset_ns / 1e6,
                   c.uncertainty_ns / 1e6, c.matched_collectives);
   }
@@ -328,8 +342,14 @@ int main(int argc, char** argv) {
   import_torch->add_flag("--force", import_force, "Replace --out if it exists");
   CLI::App* exporter = app.add_subcommand("export", "Export a run for other tools");
   exporter->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
-  exporter->add_option("--chrome", chrome_path, "Write a Chrome trace / Perfetto JSON file")
-      ->required();
+  std::string kineto_dir;
+  bool export_force = false;
+  CLI::Option* chrome_opt = exporter->add_option("--chrome", chrome_path, "Write a Chrome trace / Perfetto JSON file");
+  CLI::Option* kineto_opt = exporter->add_option(
+      "--kineto", kineto_dir,
+      "Write PyTorch profiler traces (Kineto's form, one rank<R>.pt.trace.json per rank) into this folder");
+  chrome_opt->excludes(kineto_opt);
+  exporter->add_flag("--force", export_force, "With --kineto: replace rank files already in the folder");
   ddpscope::apps::RpcPingOptions ping;
   ddpscope::apps::LaunchOptions ping_launch;
   ping_launch.np = 2;
@@ -402,7 +422,12 @@ int main(int argc, char** argv) {
     if (train->parsed()) return run_train(options, launch);
     if (stats->parsed()) return run_stats(run_path, summary_only);
     if (hang->parsed()) return run_hang(run_path);
-    if (exporter->parsed()) return run_export(run_path, chrome_path);
+    if (exporter->parsed()) {
+      DDPSCOPE_CHECK(!chrome_path.empty() || !kineto_dir.empty(),
+                     "export needs --chrome FILE (Perfetto, chrome://tracing) or --kineto DIR (PyTorch's "
+                     "profiler form: TensorBoard, Holistic Trace Analysis, import-torch)");
+      return kineto_dir.empty() ? run_export(run_path, chrome_path) : run_export_kineto(run_path, kineto_dir, export_force);
+    }
     if (import_torch->parsed()) return run_import_torch(import_inputs, import_out, import_force);
     if (advise->parsed()) return run_advise(run_path, advise_caps, advise_rank, advise_json);
     if (rpc_ping->parsed()) {

@@ -71,6 +71,10 @@ class Files:
         db.close()
         self.folder = os.path.join(work, "a-folder")
         os.makedirs(self.folder)
+        self.kineto_dir = os.path.join(work, "exported")  # an earlier export --kineto
+        os.makedirs(self.kineto_dir)
+        with open(os.path.join(self.kineto_dir, "rank0.pt.trace.json"), "w") as f:
+            f.write('{"traceEvents": []}')
         self.hosts_garbage = self.write("hosts-garbage", bytes(range(256)) * 4)
         self.hosts_empty = self.write("hosts-empty", b"")
         self.hosts_bad_slots = self.write("hosts-slots", b"localhost slots=many\n")
@@ -169,7 +173,14 @@ def cases(f):
         ("advise --caps 0", ["advise", f.good, "--caps", "0"], r"caps|not in", [f.good]),
         ("advise --caps -1,abc", ["advise", f.good, "--caps", "-1,abc"], r"caps|not in|could not", [f.good]),
         ("advise --rank 7 of a 1-rank run", ["advise", f.good, "--rank", "7"], r"rank 7", [f.good]),
-        ("export without --chrome", ["export", f.good], r"--chrome", [f.good]),
+        ("export without --chrome or --kineto", ["export", f.good], r"--chrome FILE.*--kineto DIR", [f.good]),
+        ("export with both --chrome and --kineto",
+         ["export", f.good, "--chrome", os.path.join(f.work, "t.json"), "--kineto", os.path.join(f.work, "k")],
+         r"excludes", [f.good, os.path.join(f.work, "t.json")]),
+        ("export --kineto onto a file", ["export", f.good, "--kineto", f.text], r"is a file; name a folder",
+         [f.good, f.text]),
+        ("export --kineto into a folder holding a rank's trace", ["export", f.good, "--kineto", f.kineto_dir],
+         r"pass --force", [f.good, os.path.join(f.kineto_dir, "rank0.pt.trace.json")]),
         ("export --chrome onto the run itself", ["export", f.good, "--chrome", f.good], r"run file|itself|overwrite",
          [f.good]),
         ("export --chrome onto another run", ["export", f.good, "--chrome", f.newer], r"run file|overwrite",

@@ -5,6 +5,10 @@
 #include <unistd.h>
 
 #include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -26,6 +30,42 @@ class TestCli : public QObject {
             QString::fromUtf8(p.readAllStandardError())};
   }
 
+
+  // A run as comparable text: its Chrome-trace events (every span with its kind, rank,
+  // thread, times and fields; thread names), less the call sites, which a trace does not
+  // carry, sorted.
+  QStringList run_events(const QString& run_file, const QString& dir) {
+    const QString json = dir + "/" + QFileInfo(run_file).fileName() + ".json";
+    const Result r = run({"export", run_file, "--chrome", json});
+    if (r.code != 0) return {"export failed: " + r.err};
+    QFile f(json);
+    f.open(QIODevice::ReadOnly);
+    QStringList events;
+    for (const QJsonValue& v : QJsonDocument::fromJson(f.readAll()).object()["traceEvents"].toArray()) {
+      QJsonObject e = v.toObject();
+      QJsonObject args = e["args"].toObject();
+      args.remove("src");
+      e["args"] = args;
+      events << QString::fromUtf8(QJsonDocument(e).toJson(QJsonDocument::Compact));
+    }
+    events.sort();
+    return events;
+  }
+
+  // stats --json less what an import sets anew (the run's row, clock offsets).
+  QJsonObject stats_of(const QString& run_file) {
+    const Result r = run({"stats", run_file});
+    QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    o.remove("run");
+    QJsonArray ranks;
+    for (const QJsonValue& v : o["ranks"].toArray()) {
+      QJsonObject k = v.toObject();
+      for (const char* key : {"clock_offset_ns", "clock_rtt_ns", "events_received", "events_dropped"}) k.remove(key);
+      ranks.append(k);
+    }
+    o["ranks"] = ranks;
+    return o;
+  }
  private slots:
   void testTrainShowsProgress() {
     Result r =
@@ -76,6 +116,45 @@ class TestCli : public QObject {
     QVERIFY(QString::fromUtf8(p.readAllStandardOutput()).contains("\"status\": \"finished\""));
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), files);
     QFile::setPermissions(dir.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+  }
+
+  // export --kineto writes one PyTorch (Kineto-form) trace per rank, and import-torch
+  // reads them back into the same run: every span, thread and metric, and the same
+  // statistics. A 2-rank DDP job (several buckets) and a distributed autograd example.
+  void testKinetoRoundTrip_data() {
+    QTest::addColumn<QStringList>("job");
+    QTest::addColumn<bool>("iterations");
+    QTest::newRow("ddp") << QStringList{"train", "--np", "2", "--iters", "5", "--batch", "16",
+                                        "--bucket-cap-mb", "0.02"} << true;
+    QTest::newRow("dist autograd") << QStringList{"example", "seed", "--np", "2"} << false;
+  }
+  void testKinetoRoundTrip() {
+    QFETCH(QStringList, job);
+    QFETCH(bool, iterations);
+    QTemporaryDir dir;
+    const QString original = dir.filePath("job.ddprun"), again = dir.filePath("again.ddprun");
+    Result r = run(job + QStringList{"--out", original});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    r = run({"export", original, "--kineto", dir.filePath("traces")});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("wrote 2 traces"), qPrintable(r.out));
+    QVERIFY(QFile::exists(dir.filePath("traces/rank0.pt.trace.json")));
+    QVERIFY(QFile::exists(dir.filePath("traces/rank1.pt.trace.json")));
+    // A second export into the same folder needs --force.
+    r = run({"export", original, "--kineto", dir.filePath("traces")});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("pass --force"), qPrintable(r.err));
+    r = run({"import-torch", dir.filePath("traces"), "--out", again});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("clock as ddpscope exported it"), qPrintable(r.out));
+    const QStringList before = run_events(original, dir.path()), after = run_events(again, dir.path());
+    QVERIFY(before.size() > 100);
+    QCOMPARE(after.size(), before.size());
+    for (int i = 0; i < before.size(); ++i) QCOMPARE(after[i], before[i]);
+    const QJsonObject stats_before = stats_of(original), stats_after = stats_of(again);
+    QCOMPARE(stats_before["iterations"].toArray().size(), iterations ? 10 : 0);  // 5 on each rank
+    QCOMPARE(stats_before["ranks"].toArray().size(), 2);
+    for (const QString& key : stats_before.keys()) QCOMPARE(stats_after[key], stats_before[key]);
   }
 
   void testBadArguments_data() {

@@ -1,0 +1,216 @@
+#include "kineto_export.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "sqlite_db.h"
+
+namespace ddpscope::probes {
+namespace fs = std::filesystem;
+namespace {
+
+const char* kineto_category(Kind kind) {
+  switch (kind) {
+    case Kind::GpuKernel:
+    case Kind::GpuComm: return "kernel";
+    case Kind::GpuMemcpy: return "gpu_memcpy";
+    case Kind::GpuMemset: return "gpu_memset";
+    case Kind::CudaRuntime: return "cuda_runtime";
+    case Kind::Iteration: return "user_annotation";
+    default: return "cpu_op";
+  }
+}
+
+bool is_gpu_kind(Kind kind) {
+  return kind == Kind::GpuKernel || kind == Kind::GpuComm || kind == Kind::GpuMemcpy ||
+         kind == Kind::GpuMemset;
+}
+
+// Where a thread's events go: Kineto puts GPU rows in a process per device and a thread
+// per stream ("GPU d stream s" in a run), CPU threads in the rank's process.
+struct Track {
+  int64_t pid = 0, tid = 0;
+  int64_t device = -1, stream = -1;
+};
+
+std::map<int, Track> tracks_of(const std::vector<ThreadRow>& threads, int rank, int64_t rank_pid) {
+  static const std::regex gpu("GPU ([0-9]+) stream ([0-9]+)");
+  std::map<int, Track> tracks;
+  for (const ThreadRow& t : threads) {
+    if (t.rank != rank) continue;
+    std::smatch m;
+    Track k;
+    if (std::regex_match(t.name, m, gpu)) {
+      k.device = std::stoll(m[1].str());
+      k.stream = std::stoll(m[2].str());
+      k.pid = k.device;
+      k.tid = k.stream;
+    } else {
+      k.pid = rank_pid;
+      k.tid = t.thread;
+    }
+    tracks[t.thread] = k;
+  }
+  return tracks;
+}
+
+class RankFile {
+ public:
+  RankFile(const std::string& path) : path_(path), partial_(path + ".partial") {
+    out_.open(partial_, std::ios::binary | std::ios::trunc);
+    DDPSCOPE_CHECK(out_.good(), "cannot write '", partial_, "'; check that the folder is writable");
+  }
+  ~RankFile() {
+    if (!done_) {
+      out_.close();
+      std::error_code ec;
+      fs::remove(partial_, ec);
+    }
+  }
+  void header(const nlohmann::json& h) {
+    const std::string text = h.dump();
+    out_ << text.substr(0, text.size() - 1) << ",\"traceEvents\":[";
+  }
+  void event(const nlohmann::json& e) {
+    out_ << (first_ ? "\n" : ",\n") << e.dump();
+    first_ = false;
+    ++events_;
+  }
+  void finish() {
+    out_ << "\n]}\n";
+    out_.close();
+    DDPSCOPE_CHECK(out_.good(), "writing '", path_, "' failed (disk full?)");
+    std::error_code ec;
+    fs::rename(partial_, path_, ec);
+    DDPSCOPE_CHECK(!ec, "cannot move '", partial_, "' into place at '", path_, "': ", ec.message());
+    done_ = true;
+  }
+  int64_t events() const { return events_; }
+
+ private:
+  std::string path_, partial_;
+  std::ofstream out_;
+  bool first_ = true, done_ = false;
+  int64_t events_ = 0;
+};
+
+}  // namespace
+
+KinetoExportResult export_kineto_traces(RunStoreReader& run, const std::string& dir, bool force) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw Error(detail::concat("--kineto '", dir, "' is a file; name a folder to write one trace per rank into"),
+                __FILE__, __LINE__);
+  fs::create_directories(dir, ec);
+  DDPSCOPE_CHECK(!ec, "cannot create the folder '", dir, "': ", ec.message());
+  const RunRow r = run.run();
+  const std::vector<RankRow> ranks = run.ranks();
+  const std::vector<ThreadRow> threads = run.threads();
+  if (!force) {
+    for (const RankRow& k : ranks) {
+      const std::string path = (fs::path(dir) / ("rank" + std::to_string(k.rank) + ".pt.trace.json")).string();
+      DDPSCOPE_CHECK(!fs::exists(path, ec), "'", path, "' exists; pass --force to replace it or choose another folder");
+    }
+  }
+  const int64_t base = run.time_range().first;
+  auto us = [base](int64_t ns) { return static_cast<double>(ns - base) / 1000.0; };
+  SqliteDb db(run.path(), SQLITE_OPEN_READONLY);
+  nlohmann::json all_ranks = nlohmann::json::array();
+  for (int k = 0; k < r.world_size; ++k) all_ranks.push_back(k);
+  KinetoExportResult result;
+  for (const RankRow& k : ranks) {
+    const std::string path = (fs::path(dir) / ("rank" + std::to_string(k.rank) + ".pt.trace.json")).string();
+    const int64_t rank_pid = k.pid > 0 ? k.pid : 1000000 + k.rank;
+    const std::map<int, Track> tracks = tracks_of(threads, k.rank, rank_pid);
+    RankFile file(path);
+    int64_t uncertainty = -1;  // files before schema 5 have no such column
+    try {
+      uncertainty = db.query_int64("SELECT coalesce(clock_uncertainty_ns, -1) FROM ranks WHERE rank = " +
+                                   std::to_string(k.rank));
+    } catch (const std::exception&) {
+    }
+    file.header({{"schemaVersion", 1},
+                 {"ddpscopeExport", 1},
+                 {"ddpscopeClockUncertaintyNs", uncertainty},
+                 {"ddpscopeHost", k.host},
+                 {"ddpscopeDevice", k.device},
+                 {"deviceProperties", nlohmann::json::array()},
+                 {"distributedInfo",
+                  {{"backend", r.backend},
+                   {"rank", k.rank},
+                   {"world_size", r.world_size},
+                   {"pg_count", 1},
+                   {"pg_config",
+                    {{{"pg_name", "0"}, {"pg_desc", "default_pg"}, {"pg_size", r.world_size}, {"ranks", all_ranks}}}}}},
+                 {"displayTimeUnit", "ms"},
+                 {"baseTimeNanoseconds", base}});
+    file.event({{"ph", "M"}, {"name", "process_name"}, {"pid", rank_pid}, {"tid", 0},
+                {"args", {{"name", "rank " + std::to_string(k.rank)}}}});
+    for (const auto& [thread, track] : tracks) {
+      std::string name;
+      for (const ThreadRow& t : threads)
+        if (t.rank == k.rank && t.thread == thread) name = t.name;
+      file.event({{"ph", "M"}, {"name", "thread_name"}, {"pid", track.pid}, {"tid", track.tid},
+                  {"args", {{"name", name}, {"ddpscope.thread", thread}}}});
+    }
+    std::map<int64_t, int64_t> iteration_end;
+    SpanQuery query;
+    query.rank = k.rank;
+    for (const SpanRow& s : run.spans(query)) {
+      const auto t = tracks.find(s.thread);
+      const Track track = t != tracks.end() ? t->second : Track{rank_pid, s.thread};
+      nlohmann::json args = {{"ddpscope.kind", kind_name(s.kind)}};
+      std::string name = s.name;
+      if (s.kind == Kind::Iteration && s.iteration >= 0) {
+        name = "ProfilerStep#" + std::to_string(s.iteration);
+        iteration_end[s.iteration] = s.t_end_ns;
+      }
+      if (name != s.name) args["ddpscope.name"] = s.name;
+      if (s.iteration >= 0) args["ddpscope.iteration"] = s.iteration;
+      if (s.bucket >= 0) args["ddpscope.bucket"] = s.bucket;
+      if (s.param >= 0) args["ddpscope.param"] = s.param;
+      if (s.bytes >= 0) args["ddpscope.bytes"] = s.bytes;
+      if (s.peer >= 0) args["ddpscope.peer"] = s.peer;
+      if (s.seq >= 0) args["ddpscope.seq"] = s.seq;
+      if (s.ctx_id >= 0) args["ddpscope.ctx_id"] = s.ctx_id;
+      if (s.msg_id >= 0) args["ddpscope.msg_id"] = s.msg_id;
+      // What Kineto's own rows carry, for the tools that read them (HTA: stream, correlation).
+      if (is_gpu_kind(s.kind)) {
+        args["device"] = track.device;
+        args["stream"] = track.stream;
+      }
+      if ((is_gpu_kind(s.kind) || s.kind == Kind::CudaRuntime) && s.msg_id >= 0) args["correlation"] = s.msg_id;
+      if ((s.kind == Kind::GpuMemcpy || s.kind == Kind::GpuMemset) && s.bytes >= 0) args["bytes"] = s.bytes;
+      nlohmann::json e = {{"ph", "X"},         {"cat", kineto_category(s.kind)}, {"name", name},
+                          {"pid", track.pid},  {"tid", track.tid},              {"ts", us(s.t_begin_ns)},
+                          {"args", std::move(args)}};
+      if (s.t_end_ns > s.t_begin_ns) {
+        e["dur"] = static_cast<double>(s.t_end_ns - s.t_begin_ns) / 1000.0;
+      } else {
+        e["ph"] = "i";
+        e["s"] = "t";
+      }
+      file.event(e);
+    }
+    // Metrics (loss, iteration_ms, ...) as counters at their iteration's end.
+    for (const MetricRow& m : run.metrics({}, k.rank)) {
+      const auto end = iteration_end.find(m.iteration);
+      nlohmann::json args = {{"value", std::isfinite(m.value) ? nlohmann::json(m.value) : nlohmann::json(nullptr)},
+                             {"ddpscope.kind", "metric"}};
+      if (m.iteration >= 0) args["ddpscope.iteration"] = m.iteration;
+      file.event({{"ph", "C"}, {"name", m.name}, {"pid", rank_pid}, {"tid", 0},
+                  {"ts", us(end != iteration_end.end() ? end->second : base)}, {"args", std::move(args)}});
+    }
+    file.finish();
+    result.events += file.events();
+    result.files.push_back(path);
+  }
+  return result;
+}
+
+}  // namespace ddpscope::probes
