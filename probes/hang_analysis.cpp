@@ -1,5 +1,7 @@
 #include "hang_analysis.h"
 
+#include <tuple>
+
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -63,9 +65,13 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
       st.last_event = detail::concat(kind_name(e.kind), " '", e.name, "'");
     }
   }
+  // With several open (DDP's bucket allreduces are asynchronous) the rank waits in the
+  // first it issued: a backend runs a group's collectives in order, so the later ones
+  // queue behind it, and the first is the one another rank never entered.
   int64_t blocked_at = -1;
   for (const SpanRow& e : events) {
-    if (e.kind == Kind::PgOpStart && !finished_ops.count({e.name, e.seq})) {
+    if (e.kind == Kind::PgOpStart && !finished_ops.count({e.name, e.seq}) &&
+        (!st.blocked_in || std::tie(e.t_begin_ns, e.seq) < std::tie(blocked_at, st.blocked_in->seq))) {
       st.blocked_in = PendingCollective{e.name, e.seq, e.bytes, e.t_begin_ns};
       st.current_iteration = e.iteration;
       blocked_at = e.t_begin_ns;
@@ -73,6 +79,7 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
   }
   std::set<int64_t> grads_ready, buckets_ready, buckets_reduced;
   bool forward_done = false, backward_done = false, started = false;
+  std::string inside;  // the phase a blocked rank was in when it blocked
   for (const SpanRow& e : events) {
     if (e.iteration != st.current_iteration) continue;
     started = true;
@@ -80,6 +87,13 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
     // the work was done.
     if (blocked_at >= 0 && e.kind != Kind::GradReady && e.kind != Kind::BucketReady &&
         e.t_end_ns > blocked_at) {
+      // A phase the rank was inside when it blocked: that is where it waits.
+      if (e.t_begin_ns <= blocked_at) {
+        if (e.kind == Kind::Finalize) inside = "in backward (finalize: waiting for buckets)";
+        else if (e.kind == Kind::Backward && inside.empty()) inside = "in backward";
+        else if (e.kind == Kind::Forward && inside.empty()) inside = "in forward";
+        else if (e.kind == Kind::Optimizer && inside.empty()) inside = "in the optimizer step";
+      }
       continue;
     }
     switch (e.kind) {
@@ -102,7 +116,7 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
         break;
     }
   }
-  st.phase = backward_done ? "after backward" : forward_done ? "after forward" : "forward";
+  st.phase = !inside.empty() ? inside : backward_done ? "after backward" : forward_done ? "after forward" : "forward";
   // Nothing of the next iteration yet: the rank is between iterations (or done), and
   // no gradient or bucket of it is pending.
   const bool between = !st.blocked_in && !started && last.has_value();
@@ -390,8 +404,10 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
                              " gradients have not arrived");
     }
     if (behind)
-      line += detail::concat("; its latest collective is #", st.latest_seq, ", the others are at #",
-                             top_seq);
+      line += st.latest_seq < 0
+                  ? detail::concat("; it started no collective in its last two iterations, the others are at #",
+                                   top_seq)
+                  : detail::concat("; its latest collective is #", st.latest_seq, ", the others are at #", top_seq);
     f.push_back(line);
   }
   const bool all_done = !report.ranks.empty() &&

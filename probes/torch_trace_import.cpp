@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <unordered_map>
 
 #include "event.h"
@@ -74,6 +75,9 @@ struct BackendOp {
   int64_t begin = 0, end = 0, bytes = -1;
   int seq = 0;  // within its group, from 1
   bool completed = true;
+  // When the rank issued it: the c10d launch that started it (DDP's bucket allreduce can
+  // wait in the backend's queue long before gloo's thread takes it up), else its begin.
+  int64_t issued = 0;
 };
 
 struct Launch {
@@ -104,6 +108,10 @@ struct FileScan {
   std::map<std::string, ThreadSlot> threads;
   bool has_gpu = false;
   int64_t bytes = 0;
+  // Begins of the CPU events (ProfilerStep aside), to tell an empty last step; freed
+  // once the scan is done.
+  std::vector<int64_t> cpu_begins;
+  int64_t empty_last_step = -1;  // a last ProfilerStep#N with nothing in it: N
 
   int64_t time_ns(double ts_us) const {
     return header.base_time_ns + static_cast<int64_t>(std::llround(ts_us * 1000.0));
@@ -157,6 +165,23 @@ int64_t op_bytes(const TraceEvent& e) {
   return -1;
 }
 
+// The profiler closes the step it is in when it stops: a rank that stopped right after
+// calling step() (a crash, an early exit) ends with a ProfilerStep#N holding nothing. It
+// is not an iteration the rank ran: it stays in the run as a mark, not an iteration.
+void drop_empty_last_step(FileScan& f) {
+  std::vector<int64_t> begins = std::move(f.cpu_begins);
+  if (f.steps.size() < 2) return;
+  const auto last = std::max_element(f.steps.begin(), f.steps.end(),
+                                     [](auto& a, auto& b) { return a.second.begin < b.second.begin; });
+  const int64_t base = f.header.base_time_ns;
+  const bool empty = std::none_of(begins.begin(), begins.end(), [&](int64_t t) {
+    return t + base >= last->second.begin && t + base <= last->second.end;
+  });
+  if (!empty) return;
+  f.empty_last_step = last->first;
+  f.steps.erase(last);
+}
+
 FileScan scan_file(const std::string& path, const std::function<bool(double)>& progress) {
   FileScan f;
   f.path = path;
@@ -201,6 +226,7 @@ FileScan scan_file(const std::string& path, const std::function<bool(double)>& p
         }
         slot_for(f, e);
         const Span s{us(e.ts_us), us(e.ts_us) + us(e.dur_us)};
+        if (!starts_with(e.name, "ProfilerStep#")) f.cpu_begins.push_back(s.begin);
         if ((e.cat == "cuda_runtime" || e.cat == "cuda_driver") && e.correlation >= 0) {
           f.launch_time[e.correlation] = s.begin;
         } else if (starts_with(e.name, "ProfilerStep#")) {
@@ -255,11 +281,17 @@ FileScan scan_file(const std::string& path, const std::function<bool(double)>& p
   std::map<std::string, size_t> next;
   std::stable_sort(f.launches.begin(), f.launches.end(),
                    [](auto& a, auto& b) { return a.begin < b.begin; });
+  for (auto& op : f.ops) op.issued = op.begin;
   for (auto& l : f.launches) {
     auto& list = by_op[l.op];
     size_t& k = next[l.op];
-    if (k < list.size()) l.backend_index = list[k++];
+    if (k < list.size()) {
+      l.backend_index = list[k++];
+      BackendOp& op = f.ops[static_cast<size_t>(l.backend_index)];
+      op.issued = std::min(op.issued, l.begin);
+    }
   }
+  drop_empty_last_step(f);
   return f;
 }
 
@@ -303,22 +335,35 @@ std::vector<RankClock> align_clocks(std::vector<FileScan>& files) {
 }
 
 // A collective cannot complete unless every rank of its group entered it: an op that a
-// present rank of its group never started stays open (the Hang view's "blocked in").
+// present member of its group never started stays open (the Hang view's "blocked in").
+// A group's members are its pg_config ranks where a trace names them; else the default
+// group ("0") holds every rank, and another group the ranks that ran its ops.
 void mark_unfinished(std::vector<FileScan>& files) {
-  std::map<std::string, int> reached;  // group -> lowest last seq over present ranks
-  std::map<std::string, int> members;
+  std::map<std::string, std::set<int>> named, ran;  // group -> its pg_config ranks / ranks with its ops
+  std::set<int> present;
+  std::map<int, std::map<std::string, int>> last;  // rank -> group -> last seq it started
   for (const auto& f : files) {
-    std::map<std::string, int> last;
-    for (const auto& op : f.ops) last[op.group] = std::max(last[op.group], op.seq);
-    for (const auto& [g, s] : last) {
-      auto it = reached.find(g);
-      reached[g] = it == reached.end() ? s : std::min(it->second, s);
-      ++members[g];
+    present.insert(f.rank);
+    for (const auto& g : f.header.groups) named[g.name].insert(g.ranks.begin(), g.ranks.end());
+    for (const auto& op : f.ops) {
+      int& l = last[f.rank][op.group];
+      l = std::max(l, op.seq);
+      ran[op.group].insert(f.rank);
     }
   }
-  for (auto& [g, n] : members) {
-    // A present rank with no op of the group at all reached nothing of it.
-    if (n < static_cast<int>(files.size()) && g == "0") reached[g] = 0;
+  auto members_of = [&](const std::string& g) -> const std::set<int>& {
+    if (const auto it = named.find(g); it != named.end()) return it->second;
+    return g == "0" ? present : ran[g];
+  };
+  std::map<std::string, int> reached;  // group -> the lowest last seq over its present members
+  for (const auto& [g, ranks] : ran) {
+    int lowest = INT32_MAX;
+    for (int r : members_of(g)) {
+      if (!present.count(r)) continue;  // no trace of that rank: nothing to say
+      const auto it = last[r].find(g);
+      lowest = std::min(lowest, it == last[r].end() ? 0 : it->second);
+    }
+    reached[g] = lowest;
   }
   for (auto& f : files)
     for (auto& op : f.ops) op.completed = op.seq <= reached[op.group];
@@ -368,6 +413,8 @@ class RankWriter {
     if (e.ds_kind >= 0) return add_exported(e);
     if (e.ph != 'X' && e.ph != 'i' && e.ph != 'I') return;
     if (e.cat == "gpu_user_annotation" || e.cat == "Trace" || e.cat == "overhead") return;
+    // The profiler's own instants (its start and "Record Window End"): not the job's.
+    if (e.ph != 'X' && (e.pid_text == "Traces" || e.name == "Record Window End")) return;
     if (!e.pid_text.empty() && e.pid_text == "Spans") return;
     const int64_t begin = f_.time_ns(e.ts_us);
     // The duration rounded on its own, so a span lasts exactly what the trace says.
@@ -395,9 +442,16 @@ class RankWriter {
       kind = Kind::CudaRuntime;
       be.id2 = e.correlation;
     } else if (starts_with(e.name, "ProfilerStep#")) {
-      kind = Kind::Iteration;
-      be.iteration = static_cast<int32_t>(std::strtoll(e.name.c_str() + 13, nullptr, 10));
-      push_metric(be.iteration, static_cast<double>(end - begin) / 1e6);
+      const auto n = static_cast<int32_t>(std::strtoll(e.name.c_str() + 13, nullptr, 10));
+      if (n == f_.empty_last_step) {  // begun, then the profiler stopped: not run
+        kind = Kind::Mark;
+        be.t_end_ns = begin;
+        name = e.name + " begun, then profiling stopped (no work in it)";
+      } else {
+        kind = Kind::Iteration;
+        be.iteration = n;
+        push_metric(be.iteration, static_cast<double>(end - begin) / 1e6);
+      }
     } else if (e.name == "DistributedDataParallel.forward") {
       kind = Kind::Forward;
     } else if (starts_with(e.name, "Optimizer.step#") || starts_with(e.name, "Optimizer.zero_grad#")) {
@@ -415,13 +469,17 @@ class RankWriter {
       const auto it = op_at_.find({begin, op_name(e.name)});
       if (it != op_at_.end()) {
         const BackendOp& op = f_.ops[it->second];
-        // The op's start as an instant (the Hang view's open collective), and the span
-        // when the op completed on every rank of its group.
-        be.t_end_ns = begin;
+        // The op's start as an instant (the Hang view's open collective: from when the
+        // rank issued it), and the span when the op completed on every rank of its group.
+        const int32_t iteration = be.iteration;
+        be.t_begin_ns = be.t_end_ns = op.issued;
+        be.iteration = steps_.at(op.issued);
         be.id = op.seq;
         be.bytes = op.bytes;
         push(be, Kind::PgOpStart, op.op);
         if (!op.completed) return;
+        be.iteration = iteration;
+        be.t_begin_ns = begin;
         be.t_end_ns = end;
         kind = Kind::PgOp;
         name = op.op;
@@ -697,7 +755,7 @@ TorchImportResult import_torch_traces(const std::vector<std::string>& inputs, co
       nlohmann::json config = {{"source", "torch-trace"},
                                {"form", files.front().header.list_form ? "list" : "kineto"}};
       nlohmann::json traces = nlohmann::json::object();
-      for (const auto& f : files) traces[std::to_string(f.rank)] = f.path;
+      for (const auto& f : files) traces[std::to_string(f.rank)] = fs::absolute(f.path).lexically_normal().string();
       config["traces"] = traces;
       config["absent_ranks"] = result.absent;
       std::string backend = files.front().header.backend;

@@ -454,6 +454,23 @@ class TestTorchImport : public QObject {
     QVERIFY2(h.culprits == std::vector<int>{1}, h.verdict.c_str());
     QVERIFY2(QString::fromStdString(h.verdict).contains("Rank 1 never entered allreduce"), h.verdict.c_str());
     QVERIFY(h.ranks[0].blocked_in.has_value());
+    // Rank 0 waits in the first collective rank 1 never issued (the later bucket
+    // allreduces queue behind it), from when it issued it, inside its backward.
+    QCOMPARE(h.ranks[0].blocked_in->seq, h.ranks[1].latest_seq + 1);
+    QCOMPARE(h.ranks[0].phase, std::string("in backward"));
+    QVERIFY(h.now_ns - h.ranks[0].blocked_in->started_ns > 500'000'000);  // the trace ran 0.7 s more
+    // Rank 1 ran two steps; its ProfilerStep#3 began as the profiler stopped and holds
+    // nothing: a mark, not an iteration. The profiler's own instants are not stored.
+    QCOMPARE(h.ranks[1].completed_iterations, int64_t{2});
+    QCOMPARE(h.ranks[1].phase, std::string("between iterations"));
+    SpanQuery q;
+    q.kinds = {Kind::Iteration};
+    q.rank = 1;
+    QCOMPARE(run.spans(q).size(), size_t{2});
+    q.kinds = {Kind::Mark};
+    std::vector<std::string> marks;
+    for (const auto& m : run.spans(q)) marks.push_back(m.name);
+    QCOMPARE(marks, std::vector<std::string>{"ProfilerStep#3 begun, then profiling stopped (no work in it)"});
   }
 
   // A subset of the ranks opens as those ranks and says which are absent.
