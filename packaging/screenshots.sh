@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Screenshots of every view of the desktop app, from real runs, under Xvfb: a 2-rank
 # transformer job followed live (the Live tab), the finished run's other views, and a
-# job whose rank 1 stalls (the Hang tab), and an RPC example (the Messages tab). Writes docs/images/*.png (shown in README.md).
+# job whose rank 1 stalls (the Hang tab), an RPC example (the Messages tab), and a PyTorch
+# job's profiler traces opened by the app (tests/torch/fixtures). Writes docs/images/*.png (shown in README.md).
 #   bash packaging/screenshots.sh   (after packaging/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +40,11 @@ chain="$work/chain.ddprun"
 shot "$chain" --tab Messages --screenshot "$out/messages.png"
 echo "distributed graph: the chain's pass, one cluster per worker"
 shot "$chain" --tab Graph --screenshot "$out/dist_graph.png"
+echo "PyTorch traces: a 2-rank DDP job PyTorch 2.11 profiled on an H100, imported by the app"
+shot tests/torch/fixtures/kineto_cuda_gloo_2 --tab Timeline --iteration 3 --find "Memcpy DtoH" --screenshot "$out/torch_timeline.png"
+shot tests/torch/fixtures/kineto_cuda_gloo_2 --tab Summary --screenshot "$out/torch_summary.png"
+echo "PyTorch traces of a job whose rank 1 stopped after two steps: the Hang tab"
+shot tests/torch/fixtures/kineto_cuda_stopped --tab Hang --screenshot "$out/torch_hang.png"
 echo "learn: lesson 1 stopped at step 26 (worker 1's recv function runs), lesson 2b at its end"
 shot --lesson 1 --step 26 --screenshot "$out/learn.png"
 shot --lesson 3 --step 200 --screenshot "$out/learn_smart.png"

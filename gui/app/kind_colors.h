@@ -39,6 +39,18 @@ inline QColor kindColor(probes::Kind kind) {
       return QColor(0x6b, 0xae, 0xd6);
     case Kind::DistBackward:
       return QColor(0xed, 0xc9, 0x48);
+    // Imported GPU work: computation kernels blue-violet, NCCL kernels the communication
+    // green of bucket allreduces (darker), copies and sets yellow and tan, launches pale.
+    case Kind::GpuKernel:
+      return QColor(0x7b, 0x6f, 0xc9);
+    case Kind::GpuComm:
+      return QColor(0x2e, 0x7d, 0x32);
+    case Kind::GpuMemcpy:
+      return QColor(0xe8, 0xc5, 0x47);
+    case Kind::GpuMemset:
+      return QColor(0xc9, 0xa2, 0x6b);
+    case Kind::CudaRuntime:
+      return QColor(0xc6, 0xb8, 0xe6);
     default:
       return QColor(0xba, 0xb0, 0xac);
   }
@@ -62,6 +74,18 @@ inline QString kindLabel(probes::Kind kind) {
       return QStringLiteral("finalize (wait, write back)");
     case Kind::DistBackward:
       return QStringLiteral("distributed backward");
+    case Kind::GpuKernel:
+      return QStringLiteral("GPU kernel");
+    case Kind::GpuComm:
+      return QStringLiteral("GPU NCCL kernel");
+    case Kind::GpuMemcpy:
+      return QStringLiteral("GPU memcpy");
+    case Kind::GpuMemset:
+      return QStringLiteral("GPU memset");
+    case Kind::CudaRuntime:
+      return QStringLiteral("CUDA launch");
+    case Kind::CpuOp:
+      return QStringLiteral("CPU op");
     default:
       return QString::fromLatin1(probes::kind_name(kind)).replace('_', ' ');
   }

@@ -1,5 +1,5 @@
 // ddpscope: the desktop app. `ddpscope` lists the runs of the workspace folder;
-// `ddpscope RUN_FILE` opens a run; `ddpscope --demo` launches the 2-rank demo job and
+// `ddpscope RUN_FILE` opens a run (`ddpscope TRACES/` imports a PyTorch job's traces first); `ddpscope --demo` launches the 2-rank demo job and
 // follows it live; `ddpscope --launch PRESET.json` launches a saved preset;
 // `ddpscope --lesson N [--step K]` opens a lesson of the Learn menu.
 #include <QApplication>
@@ -14,6 +14,7 @@
 #include "main_window.h"
 #include "timeline_page.h"
 #include "timeline_view.h"
+#include "trace_import_job.h"
 #include "run_workspace.h"
 
 namespace {
@@ -43,8 +44,10 @@ int main(int argc, char** argv) {
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("ddpscope: distributed training debugger"));
   parser.addHelpOption();
-  parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("A run file to open"),
-                               QStringLiteral("[RUN_FILE]"));
+  parser.addPositionalArgument(QStringLiteral("run"),
+                               QStringLiteral("A run file to open, or a PyTorch job's profiler traces (a folder, "
+                                              "or *.json / *.json.gz files, one per rank) to import and open"),
+                               QStringLiteral("[RUN_FILE | TRACES...]"));
   const QCommandLineOption screenshot(
       QStringLiteral("screenshot"),
       QStringLiteral("Save the window as a PNG once shown (after a launched job ends), then quit"),
@@ -82,11 +85,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "warning: %s\n", e.what());
   }
   ddpscope::gui::MainWindow window(workspace);
-  if (!parser.positionalArguments().isEmpty()) {
-    const QString path = parser.positionalArguments().first();
-    if (!window.openRun(path)) {
-      std::fprintf(stderr, "error: cannot open %s\n", qPrintable(path));
-    }
+  const QStringList paths = parser.positionalArguments();
+  if (paths.size() > 1) {  // one trace per rank
+    window.importTraces(paths);
+  } else if (!paths.isEmpty() && !window.openPath(paths.first())) {
+    std::fprintf(stderr, "error: cannot open %s\n", qPrintable(paths.first()));
+  }
+  if (window.traceImport()->isRunning()) {
+    QObject::connect(window.traceImport(), &ddpscope::gui::TraceImportJob::failed, &window,
+                     [](const QString& message, bool) { std::fprintf(stderr, "error: %s\n", qPrintable(message)); });
   }
   if (parser.isSet(demo) || parser.isSet(launch)) {
     ddpscope::gui::LaunchConfig config = demoConfig();
@@ -151,6 +158,10 @@ int main(int argc, char** argv) {
     };
     if (window.job()->isActive()) {
       QObject::connect(window.job(), &ddpscope::gui::JobController::finished, &window, save);
+    } else if (window.traceImport()->isRunning()) {  // traces: once imported and shown
+      QObject::connect(window.traceImport(), &ddpscope::gui::TraceImportJob::finished, &window, save);
+      QObject::connect(window.traceImport(), &ddpscope::gui::TraceImportJob::failed, &window,
+                       [] { QApplication::exit(1); });
     } else {
       save();
     }

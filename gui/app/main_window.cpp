@@ -120,6 +120,7 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
     updateHang(false);
   });
   m_runList->setFolder(workspaceFolder);
+  setUpTraceImport();
   resize(1280, 800);
 }
 
@@ -159,8 +160,8 @@ void MainWindow::buildViews() {
 
   m_tabs = new QTabWidget(splitter);
   m_summary =
-      new QLabel(tr("Open a run: pick one on the left or use File > Open. "
-                    "Or launch a job: Run > Launch job."));
+      new QLabel(tr("Open a run: pick one on the left or use File > Open (a PyTorch job's profiler "
+                    "traces too: a folder or the files, or drop them here). Or launch a job: Run > Launch job."));
   m_summary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
   m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_summary->setMargin(12);
@@ -328,10 +329,18 @@ void MainWindow::buildViews() {
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(tr("&Open run..."), QKeySequence::Open, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open run"), m_runList->folder(),
-                                                      tr("Run files (*.ddprun);;All files (*)"));
-    if (!path.isEmpty()) openRun(path);
+  file->addAction(tr("&Open run or traces..."), QKeySequence::Open, this, [this] {
+    const QStringList paths = QFileDialog::getOpenFileNames(
+        this, tr("Open a run, or a PyTorch job's profiler traces (one per rank)"), m_runList->folder(),
+        tr("Runs and PyTorch traces (*.ddprun *.json *.json.gz);;Run files (*.ddprun);;"
+           "PyTorch profiler traces (*.json *.json.gz);;All files (*)"));
+    if (paths.size() == 1) openPath(paths.first());
+    if (paths.size() > 1) importTraces(paths);  // one trace per rank
+  });
+  file->addAction(tr("Open PyTorch &traces folder..."), this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(
+        this, tr("A folder of a PyTorch job's profiler traces (one per rank)"), m_runList->folder());
+    if (!dir.isEmpty()) importTraces({dir});
   });
   file->addAction(tr("&Refresh runs"), QKeySequence::Refresh, m_runList, &RunListModel::refresh);
   file->addAction(tr("&Save a copy of the run..."), QKeySequence::SaveAs, this, [this] {
@@ -490,8 +499,8 @@ void MainWindow::selectInRunList(const QString& path) {
 }
 
 void MainWindow::showEmptyStates() {
-  const QString noRun = tr("No run open.\n\nOpen one from the list on the left (or File ▸ Open run...), "
-                           "or launch a job: Run ▸ Launch job... (Ctrl+L).");
+  const QString noRun = tr("No run open.\n\nOpen one from the list on the left (or File ▸ Open run or traces..., "
+                           "or drop a PyTorch job's traces here), or launch a job: Run ▸ Launch job... (Ctrl+L).");
   if (!m_run) {
     for (EmptyState* e : {m_overlapEmpty, m_bucketsEmpty, m_graphEmpty, m_messagesEmpty, m_hangEmpty}) e->setEmpty(noRun);
     return;
@@ -679,6 +688,59 @@ void MainWindow::showChosenGraph() {
   m_graphCollapse->setChecked(m_graph->collapsed());
 }
 
+namespace {
+
+// The Summary's GPU time (README, "GPU time": HTA's definitions), per rank, and the
+// stragglers by iteration.
+QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu) {
+  QString html = QObject::tr(
+      "<h4>GPU time</h4><p>Kernels classed as Holistic Trace Analysis classes them: communication "
+      "(NCCL), memory (copies, sets), computation (the rest); idle is the time between the first "
+      "and last kernel when none ran; overlap is the share of communication that ran beside "
+      "computation.</p>");
+  html += QObject::tr(
+      "<table cellpadding=4><tr><th>rank</th><th>kernels</th><th>span (ms)</th><th>computation (ms)</th>"
+      "<th>communication (ms)</th><th>memory (ms)</th><th>idle (ms)</th><th>idle share</th>"
+      "<th>overlap</th></tr>");
+  for (const auto& r : gpu.ranks) {
+    html += QStringLiteral(
+                "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td>%7</td>"
+                "<td>%8</td><td>%9</td></tr>")
+                .arg(r.rank)
+                .arg(r.kernels)
+                .arg(r.span_ms, 0, 'f', 3)
+                .arg(r.computation_ms, 0, 'f', 3)
+                .arg(r.communication_ms, 0, 'f', 3)
+                .arg(r.memory_ms, 0, 'f', 3)
+                .arg(r.idle_ms, 0, 'f', 3)
+                .arg(r.span_ms > 0 ? QStringLiteral("%1%").arg(100 * r.idle_ms / r.span_ms, 0, 'f', 0)
+                                   : QStringLiteral("–"))
+                .arg(std::isnan(r.overlap_ratio) ? QStringLiteral("–") : QString::number(r.overlap_ratio, 'f', 2));
+  }
+  html += QStringLiteral("</table>");
+  if (gpu.stragglers.empty()) {
+    html += QObject::tr("<p>No straggler: in every iteration the ranks' GPU computation took about as long.</p>");
+  } else {
+    html += QObject::tr("<p><b>Stragglers</b> (the others wait for them in their NCCL kernels):</p><ul>");
+    constexpr size_t kShown = 10;  // the first ones; `stats --json` lists every one
+    for (size_t i = 0; i < std::min(kShown, gpu.stragglers.size()); ++i) {
+      const auto& s = gpu.stragglers[i];
+      html += QObject::tr("<li>iteration %1: rank %2 computed %3 ms, %4 ms more than the others' median</li>")
+                  .arg(s.iteration)
+                  .arg(s.rank)
+                  .arg(s.computation_ms, 0, 'f', 3)
+                  .arg(s.lag_ms, 0, 'f', 3);
+    }
+    if (gpu.stragglers.size() > kShown)
+      html += QObject::tr("<li>and %1 more (ddpscope-cli stats RUN --json lists them all)</li>")
+                  .arg(gpu.stragglers.size() - kShown);
+    html += QStringLiteral("</ul>");
+  }
+  return html;
+}
+
+}  // namespace
+
 void MainWindow::showSummary() {
   const RunData& d = *m_run;
   QString html =
@@ -732,6 +794,7 @@ void MainWindow::showSummary() {
                 .arg(r.events_dropped);
   }
   html += QStringLiteral("</table>");
+  if (!d.gpu.empty()) html += gpuTimeHtml(d.gpu);
   m_summary->setText(html);
 }
 

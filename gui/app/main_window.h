@@ -21,6 +21,9 @@ class QLabel;
 class QSpinBox;
 class QTabWidget;
 class QTableView;
+class QProgressDialog;
+class QDragEnterEvent;
+class QDropEvent;
 
 namespace ddpscope::gui {
 
@@ -41,6 +44,7 @@ class EmptyState;
 class BucketAdviceView;
 class TimeBreakdownPage;
 class RunFileWatch;
+class TraceImportJob;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -53,6 +57,16 @@ class MainWindow : public QMainWindow {
   // Another run than the running job's pauses following the job (it keeps running);
   // the job's own run file follows it live again.
   bool openRun(const QString& path);
+  // A run file opens; a folder or *.json / *.json.gz file of PyTorch profiler traces is
+  // imported into the workspace first (importTraces). The command line, File > Open and
+  // drag and drop come here.
+  bool openPath(const QString& path);
+  // Converts a PyTorch job's traces into a new run in the workspace, off the UI thread
+  // with a progress dialog that can cancel it, then opens it. False when an import
+  // already runs (said in the status bar).
+  bool importTraces(const QStringList& inputs);
+  TraceImportJob* traceImport() const { return m_import; }
+  QProgressDialog* importProgress() const { return m_importProgress; }
   // Starts a job writing a new run file in the workspace and follows it live.
   bool launchJob(const LaunchConfig& config, QString* error);
   void followJob();  // back to the running job after another run was opened
@@ -106,6 +120,7 @@ class MainWindow : public QMainWindow {
  signals:
   void loadFailed(const QString& message);
   void runShown();  // a run (opened, or a live reload) is on screen
+  void importReused(const QString& runFile);  // traces imported before were opened again
 
  private:
   void buildViews();
@@ -127,6 +142,15 @@ class MainWindow : public QMainWindow {
   void onJobFinished(JobController::State state, const QString& message);
   void onRunFileChanged();
   void showBanner(const QString& message, bool reload, bool saveCopy);
+  void setUpTraceImport();
+  void onImportFinished(const QString& runFile, const QStringList& notes);
+  void onImportFailed(const QString& message, bool cancelled);
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
 
   std::shared_ptr<const RunData> m_run;
   RunListModel* m_runList = nullptr;
@@ -181,6 +205,8 @@ class MainWindow : public QMainWindow {
   int m_stallMs = 10000;
   QString m_liveRun;         // the run file of the running (or last) job
   bool m_following = false;  // the views show m_liveRun, re-read as it grows
+  TraceImportJob* m_import = nullptr;
+  QProgressDialog* m_importProgress = nullptr;
 };
 
 }  // namespace ddpscope::gui

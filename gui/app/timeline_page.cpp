@@ -101,6 +101,8 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
   scroll->setWidget(m_view);
   scroll->setWidgetResizable(true);
   splitter->addWidget(scroll);
+  // A found or selected span on a lane below the fold: scroll to it.
+  connect(m_view, &TimelineView::revealRequested, scroll, [scroll](int y) { scroll->ensureVisible(0, y, 0, 60); });
 
   m_panels = new QTabWidget;
   m_details = new QTreeWidget;

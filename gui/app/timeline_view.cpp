@@ -112,6 +112,7 @@ void TimelineView::select(const SpanRef& ref, bool reveal) {
     } else {
       m_axis.fit(s->begin_ns, s->begin_ns + len, 0.1);
     }
+    emit revealRequested(static_cast<int>(laneCenter(static_cast<uint32_t>(ref.lane))));
   }
   update();
   emit selectionChanged();

@@ -70,6 +70,9 @@ class TimelineView : public QWidget {
   void selectionChanged();
   void rangeChanged();
   void searchRequested();
+  // select(..., reveal): the selected span's lane is at height `y` of the view; the page
+  // scrolls it into sight (the view cannot: it does not own its scroll area).
+  void revealRequested(int y);
   // New data (another run, or the same run grown): span references into the old data
   // (search matches) are stale.
   void dataReplaced();

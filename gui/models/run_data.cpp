@@ -33,6 +33,8 @@ RunData load_run(const std::string& path, int64_t now_ns, const RunData* previou
     d.params.insert(d.params.end(), p.begin(), p.end());
   }
   d.metrics = reader.metrics();
+  // GPU work comes only from imported PyTorch traces: other runs skip the scan.
+  if (d.run.config_json.find("\"torch-trace\"") != std::string::npos) d.gpu = probes::gpu_time_breakdown(reader);
   if (with_hang) d.hang = probes::analyze_hang(reader, now_ns);
   d.graph = load_graph(reader, 0);
   d.dist_graphs = list_dist_graphs(reader);

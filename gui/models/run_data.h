@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_time.h"
 #include "graph_data.h"
 #include "hang_analysis.h"
 #include "overlap_analysis.h"
@@ -22,6 +23,7 @@ struct RunData {
   probes::RunRow run;
   std::vector<probes::RankRow> ranks;
   probes::RunAnalysis analysis;
+  probes::GpuTimeBreakdown gpu;  // imported PyTorch traces with GPU rows; else empty
   std::vector<probes::BucketRow> buckets;  // every rank and generation
   std::vector<probes::ParamRow> params;    // every rank and generation
   std::vector<probes::MetricRow> metrics;  // loss, samples_per_s, iteration_ms per rank

@@ -1,5 +1,7 @@
 #include "timeline_data.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -225,10 +227,16 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
     l.label = "rank " + std::to_string(l.rank) + " · " + l.thread_name;
   }
   // Lanes by rank; within a rank the compute thread first (where forward and backward
-  // run: what the eye looks for first), then the others by thread number.
-  std::stable_sort(d.lanes.begin(), d.lanes.end(), [](const TimelineLane& a, const TimelineLane& b) {
-    return std::tuple(a.rank, a.thread_name != "compute", a.thread) <
-           std::tuple(b.rank, b.thread_name != "compute", b.thread);
+  // run: what the eye looks for first), then the others by thread number, and an imported
+  // trace's GPU streams last, by device and stream number as Nsight lists them.
+  auto gpu_stream = [](const TimelineLane& l) {
+    int device = -1, stream = -1;
+    if (std::sscanf(l.thread_name.c_str(), "GPU %d stream %d", &device, &stream) != 2) return std::pair(-1, -1);
+    return std::pair(device, stream);
+  };
+  std::stable_sort(d.lanes.begin(), d.lanes.end(), [&](const TimelineLane& a, const TimelineLane& b) {
+    return std::tuple(a.rank, a.thread_name != "compute", gpu_stream(a), a.thread) <
+           std::tuple(b.rank, b.thread_name != "compute", gpu_stream(b), b.thread);
   });
   // A new span can move every row of its lane after it (a deeper nesting moves the
   // asynchronous rows down), so rows and their summaries are made again: one pass.

@@ -59,6 +59,12 @@
 #include "overlap_model.h"
 #include "run_list_model.h"
 #include "timeline_view.h"
+#include "trace_import_job.h"
+#include <QDropEvent>
+#include <QMimeData>
+#include <QProcess>
+#include <QProgressDialog>
+#include <QStatusBar>
 
 using namespace ddpscope::gui;
 
@@ -71,6 +77,108 @@ class TestMainWindow : public QObject {
   // The app's settings (the launch dialog's last job) go to a folder of the test's own,
   // never the user's ~/.config, and start empty.
   void initTestCase() { qputenv("XDG_CONFIG_HOME", m_config.path().toUtf8()); }
+
+  // A PyTorch job's traces open as a run (the command line and File > Open go through
+  // openPath): imported into the workspace off the UI thread, then every view has it.
+  // Opening the same traces again opens that run instead of importing them twice.
+  void testOpensAFolderOfPyTorchTraces() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    QSignalSpy finished(window.traceImport(), &TraceImportJob::finished);
+    QSignalSpy progress(window.traceImport(), &TraceImportJob::progress);
+    QVERIFY(window.openPath(QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/kineto_cuda_gloo_2"));
+    QVERIFY(window.traceImport()->isRunning());
+    QVERIFY(finished.wait(30000));
+    QVERIFY(!progress.isEmpty());
+    const QString runFile = folder.filePath("kineto_cuda_gloo_2.ddprun");
+    QCOMPARE(finished.first().first().toString(), runFile);
+    QVERIFY(window.currentRun());
+    QCOMPARE(QString::fromStdString(window.currentRun()->path), runFile);
+    QCOMPARE(window.currentRun()->ranks.size(), size_t{2});
+    QCOMPARE(window.currentRun()->run.backend, std::string("gloo"));
+    QCOMPARE(window.runList()->rowCount(), 1);  // in the workspace's list
+    // GPU streams are timeline tracks with their kernels; the summary has GPU time.
+    const TimelineData& t = window.timeline()->data();
+    QVERIFY(t.kinds_present & (1u << static_cast<int>(ddpscope::probes::Kind::GpuKernel)));
+    int gpuLanes = 0;
+    for (const auto& lane : t.lanes) gpuLanes += lane.thread_name.rfind("GPU 0 stream ", 0) == 0 ? 1 : 0;
+    QVERIFY(gpuLanes >= 2);
+    QCOMPARE(window.currentRun()->gpu.ranks.size(), size_t{2});
+    window.showTab("Summary");
+    bool summaryHasGpu = false;
+    for (QLabel* label : window.findChildren<QLabel*>()) summaryHasGpu = summaryHasGpu || label->text().contains("GPU time");
+    QVERIFY(summaryHasGpu);
+    for (const char* tab : {"Timeline", "Breakdown", "Overlap", "Hang"}) {
+      window.showTab(tab);
+      QVERIFY2(!window.tabIsEmpty(tab), tab);
+    }
+    // Again: the earlier import is opened, nothing new is written.
+    QSignalSpy reused(&window, &MainWindow::importReused);
+    QVERIFY(window.openPath(QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/kineto_cuda_gloo_2"));
+    QCOMPARE(reused.size(), 1);
+    QVERIFY(!window.traceImport()->isRunning());
+    QCOMPARE(QDir(folder.path()).entryList({"*.ddprun"}), QStringList{"kineto_cuda_gloo_2.ddprun"});
+  }
+
+  // Drag and drop: trace files dropped together are one job's ranks.
+  void testDroppedTraceFilesAreImported() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    window.show();
+    QSignalSpy finished(window.traceImport(), &TraceImportJob::finished);
+    QMimeData mime;
+    const QString dir = QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/kineto_cpu_gloo_2";
+    mime.setUrls({QUrl::fromLocalFile(dir + "/rank0.json.gz"), QUrl::fromLocalFile(dir + "/rank1.json.gz")});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &drop);
+    QVERIFY(finished.wait(30000));
+    QVERIFY(window.currentRun());
+    QCOMPARE(window.currentRun()->ranks.size(), size_t{2});
+    QCOMPARE(QFileInfo(QString::fromStdString(window.currentRun()->path)).fileName(),
+             QStringLiteral("kineto_cpu_gloo_2.ddprun"));
+  }
+
+  // A long import shows its progress and stops when cancelled: no run, no partial file,
+  // and the status bar says so. A bad trace is explained in the banner.
+  void testImportCanBeCancelledAndExplainsBadTraces() {
+    QTemporaryDir traces, folder;
+    QProcess make;
+    make.start("/usr/bin/python3", {QStringLiteral(DDPSCOPE_TORCH_BENCH) + "/make_torch_trace_set.py", traces.path(),
+                                    "--ranks", "2", "--mb-per-rank", "24"});
+    QVERIFY(make.waitForFinished(60000));
+    QCOMPARE(make.exitCode(), 0);
+    MainWindow window(folder.path());
+    window.show();
+    QSignalSpy failed(window.traceImport(), &TraceImportJob::failed);
+    QSignalSpy progress(window.traceImport(), &TraceImportJob::progress);
+    QVERIFY(window.openPath(traces.path()));
+    QVERIFY(progress.wait(30000));
+    QVERIFY(window.importProgress());
+    QPushButton* cancel = window.importProgress()->findChild<QPushButton*>();
+    QVERIFY(cancel);
+    cancel->click();  // the dialog's Cancel button
+    QVERIFY(failed.wait(30000));
+    QCOMPARE(failed.first().at(1).toBool(), true);
+    QVERIFY(window.statusBar()->currentMessage().contains("cancelled"));
+    QVERIFY(!window.currentRun());
+    QCOMPARE(QDir(folder.path()).entryList(QDir::Files), QStringList{});
+    QVERIFY(window.errorBanner()->isHidden());
+    // A damaged trace: the banner names the file and the damage.
+    QFile bad(traces.filePath("rank1.pt.trace.json"));
+    QVERIFY(bad.open(QIODevice::ReadWrite));
+    bad.resize(bad.size() / 2);
+    bad.close();
+    failed.clear();
+    QVERIFY(window.openPath(traces.path()));
+    QVERIFY(failed.wait(30000));
+    QCOMPARE(failed.first().at(1).toBool(), false);
+    QVERIFY2(window.errorBanner()->text().contains("rank1.pt.trace.json' is truncated"),
+             qPrintable(window.errorBanner()->text()));
+    QCOMPARE(QDir(folder.path()).entryList(QDir::Files), QStringList{});
+  }
 
   void testOpensARunAndFillsTheViews() {
     QTemporaryDir folder;

@@ -1,0 +1,105 @@
+// MainWindow: opening a PyTorch job's profiler traces (File > Open, drag and drop, the
+// command line): converted into a run in the workspace off the UI thread, with a
+// progress dialog that can cancel, then opened like any run.
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMimeData>
+#include <QProgressDialog>
+#include <QStatusBar>
+
+#include "main_window.h"
+#include "run_list_model.h"
+#include "trace_import_job.h"
+
+namespace ddpscope::gui {
+
+void MainWindow::setUpTraceImport() {
+  m_import = new TraceImportJob(this);
+  connect(m_import, &TraceImportJob::progress, this, [this](double fraction, const QString& what) {
+    if (!m_importProgress) return;
+    m_importProgress->setValue(static_cast<int>(fraction * 1000));
+    m_importProgress->setLabelText(tr("Importing PyTorch traces: %1").arg(what));
+  });
+  connect(m_import, &TraceImportJob::finished, this, &MainWindow::onImportFinished);
+  connect(m_import, &TraceImportJob::failed, this, &MainWindow::onImportFailed);
+  setAcceptDrops(true);
+}
+
+bool MainWindow::openPath(const QString& path) {
+  if (QFileInfo(path).exists() && isTraceInput(path)) return importTraces({path});
+  return openRun(path);
+}
+
+bool MainWindow::importTraces(const QStringList& inputs) {
+  const QString earlier = findExistingImport(inputs, m_runList->folder());
+  if (!earlier.isEmpty() && !m_import->isRunning()) {  // imported before, and unchanged since
+    if (!openRun(earlier)) return false;
+    statusBar()->showMessage(tr("These traces were imported before: opened %1").arg(earlier));
+    emit importReused(earlier);
+    return true;
+  }
+  const QString out = importTargetFor(inputs, m_runList->folder());
+  QString error;
+  if (!m_import->start(inputs, out, &error)) {
+    statusBar()->showMessage(error);
+    return false;
+  }
+  if (!m_importProgress) {
+    m_importProgress = new QProgressDialog(this);
+    m_importProgress->setWindowTitle(tr("Importing PyTorch traces"));
+    m_importProgress->setRange(0, 1000);
+    m_importProgress->setMinimumDuration(300);  // small jobs finish before it shows
+    m_importProgress->setAutoClose(false);
+    m_importProgress->setAutoReset(false);
+    m_importProgress->setMinimumWidth(460);
+    connect(m_importProgress, &QProgressDialog::canceled, m_import, &TraceImportJob::cancel);
+  }
+  m_importProgress->setLabelText(tr("Importing PyTorch traces into %1").arg(QFileInfo(out).fileName()));
+  m_importProgress->setValue(0);
+  statusBar()->showMessage(tr("Importing %1 into %2").arg(inputs.join(QStringLiteral(", ")), out));
+  return true;
+}
+
+void MainWindow::onImportFinished(const QString& runFile, const QStringList& notes) {
+  m_importProgress->reset();
+  m_importProgress->hide();
+  m_runList->refresh();
+  if (!openRun(runFile)) return;
+  QString message = tr("Imported PyTorch traces into %1").arg(runFile);
+  if (!notes.isEmpty()) message += QStringLiteral(" (") + notes.join(QStringLiteral("; ")) + QStringLiteral(")");
+  statusBar()->showMessage(message);
+}
+
+void MainWindow::onImportFailed(const QString& message, bool cancelled) {
+  m_importProgress->reset();
+  m_importProgress->hide();
+  if (cancelled) {
+    statusBar()->showMessage(message);
+  } else {
+    emit loadFailed(tr("Cannot import the traces: %1").arg(message));
+  }
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (!event->mimeData()->hasUrls()) return;
+  for (const QUrl& url : event->mimeData()->urls())
+    if (!url.isLocalFile()) return;
+  event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  QStringList paths;
+  for (const QUrl& url : event->mimeData()->urls()) paths << url.toLocalFile();
+  if (paths.isEmpty()) return;
+  event->acceptProposedAction();
+  // Several trace files dropped together are one job's ranks; a run file opens as it is.
+  if (paths.size() > 1) {
+    importTraces(paths);
+  } else {
+    openPath(paths.first());
+  }
+}
+
+}  // namespace ddpscope::gui
