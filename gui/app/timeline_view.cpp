@@ -385,18 +385,24 @@ void TimelineView::paintFlows(QPainter& p) {
                              [&](const TimelineFlow& f, int64_t t) { return earlier(f) < t; });
   // One flow per (pixel column of its earlier end, lane pair, kind); batched per kind.
   std::unordered_set<uint64_t> taken;
-  std::vector<QLineF> messages, collectives;
+  std::vector<QLineF> messages, collectives, launches;
   for (; it != flows.end() && earlier(*it) <= m_axis.end_ns; ++it) {
     if (std::max(it->from_ns, it->to_ns) < m_axis.begin_ns) continue;
     const QLineF line(x0 + m_axis.to_px(it->from_ns), laneCenter(it->from_lane), x0 + m_axis.to_px(it->to_ns),
                       laneCenter(it->to_lane));
     const auto column = static_cast<uint64_t>(std::clamp(std::min(line.x1(), line.x2()), 0.0, 1e6));
-    const uint64_t key = column << 33 | uint64_t{it->from_lane} << 17 | uint64_t{it->to_lane} << 1 |
+    const uint64_t key = column << 34 | uint64_t{it->from_lane} << 18 | uint64_t{it->to_lane} << 2 |
                          static_cast<uint64_t>(it->kind);
     if (!taken.insert(key).second) continue;
-    (it->kind == TimelineFlow::Kind::Message ? messages : collectives).push_back(line);
+    (it->kind == TimelineFlow::Kind::Message ? messages
+     : it->kind == TimelineFlow::Kind::Launch ? launches
+                                              : collectives)
+        .push_back(line);
   }
-  m_drawnFlows = static_cast<int64_t>(messages.size() + collectives.size());
+  m_drawnFlows = static_cast<int64_t>(messages.size() + collectives.size() + launches.size());
+  // Launches first and faint: there can be one per kernel.
+  p.setPen(QPen(QColor(0x7b, 0x6f, 0xc9, 110), 0));
+  p.drawLines(launches.data(), static_cast<int>(launches.size()));
   const QColor message_color(0x4c, 0x78, 0xa8, 200);
   p.setPen(QPen(message_color, 0));
   p.drawLines(messages.data(), static_cast<int>(messages.size()));

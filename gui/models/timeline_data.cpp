@@ -11,17 +11,29 @@
 namespace ddpscope::gui {
 namespace {
 
+bool is_gpu_work(probes::Kind k) {
+  return k == probes::Kind::GpuKernel || k == probes::Kind::GpuComm || k == probes::Kind::GpuMemcpy ||
+         k == probes::Kind::GpuMemset;
+}
+
 // Rebuilds d.flows from every end seen so far (lanes sorted already): a message's send
-// and receive joined by (id, wire kind); an allreduce's starts joined rank to rank.
+// and receive joined by (id, wire kind); an allreduce's starts joined rank to rank; a
+// CUDA launch to its GPU work.
 void pair_flows(TimelineData& d) {
   std::map<std::pair<int, int>, uint32_t> lane_of;
   for (size_t i = 0; i < d.lanes.size(); ++i)
     lane_of[{d.lanes[i].rank, d.lanes[i].thread}] = static_cast<uint32_t>(i);
   std::map<std::pair<int64_t, int32_t>, std::pair<const FlowEnd*, const FlowEnd*>> messages;  // (send, recv)
   std::unordered_map<int64_t, std::vector<const FlowEnd*>> collectives;
+  std::map<std::pair<int32_t, int64_t>, std::pair<const FlowEnd*, const FlowEnd*>> launches;  // (launch, GPU work)
   for (const FlowEnd& e : d.flow_ends) {
     if (e.kind == probes::Kind::Allreduce) {
       collectives[e.key].push_back(&e);
+      continue;
+    }
+    if (e.kind == probes::Kind::CudaRuntime || is_gpu_work(e.kind)) {
+      auto& l = launches[{e.rank, e.key}];
+      (e.kind == probes::Kind::CudaRuntime ? l.first : l.second) = &e;
       continue;
     }
     auto& m = messages[{e.key, e.param}];
@@ -35,6 +47,9 @@ void pair_flows(TimelineData& d) {
   };
   for (const auto& [key, ends] : messages) {
     if (ends.first && ends.second) add(*ends.first, *ends.second, TimelineFlow::Kind::Message);
+  }
+  for (const auto& [key, ends] : launches) {
+    if (ends.first && ends.second) add(*ends.first, *ends.second, TimelineFlow::Kind::Launch);
   }
   for (auto& [seq, ends] : collectives) {
     std::sort(ends.begin(), ends.end(), [](const FlowEnd* a, const FlowEnd* b) { return a->rank < b->rank; });
@@ -203,6 +218,8 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
           d.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.msg_id, static_cast<int32_t>(s.param), s.kind});
         } else if (s.kind == probes::Kind::Allreduce && s.seq >= 0) {
           d.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.seq, -1, s.kind});
+        } else if ((s.kind == probes::Kind::CudaRuntime || is_gpu_work(s.kind)) && s.msg_id >= 0) {
+          d.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.msg_id, -1, s.kind});
         }
       },
       {}, -1, d.last_rowid);

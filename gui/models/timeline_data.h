@@ -69,7 +69,9 @@ struct TimelineIteration {
 // allreduce (one sequence number) from each rank's start to the next rank's, so a late
 // rank shows as a slanted line.
 struct TimelineFlow {
-  enum class Kind : uint8_t { Message, Collective };
+  // Launch: an imported trace's CUDA launch (cudaLaunchKernel, ...) to the GPU work it
+  // started, joined by the trace's correlation id.
+  enum class Kind : uint8_t { Message, Collective, Launch };
   int64_t from_ns = 0, to_ns = 0;
   uint32_t from_lane = 0, to_lane = 0;
   Kind kind = Kind::Message;
@@ -79,9 +81,9 @@ struct TimelineFlow {
 struct FlowEnd {
   int32_t rank = 0, thread = 0;
   int64_t t_ns = 0;
-  int64_t key = 0;     // the message id, or the allreduce's sequence number
+  int64_t key = 0;     // the message id, the allreduce's sequence number, or the correlation id
   int32_t param = -1;  // messages: the wire kind (a request and its answer share an id)
-  probes::Kind kind = probes::Kind::Mark;  // RpcSend, RpcRecv or Allreduce
+  probes::Kind kind = probes::Kind::Mark;  // RpcSend, RpcRecv, Allreduce, CudaRuntime or a GPU kind
 };
 
 // One thing drawn on the timeline: a span, an instant or an open op of a lane.

@@ -30,6 +30,7 @@
 #include <QAbstractBarSeries>
 #include <nlohmann/json.hpp>
 #include <cmath>
+#include <set>
 
 #include "bucket_table_model.h"
 #include "gui_test_runs.h"
@@ -103,6 +104,27 @@ class TestMainWindow : public QObject {
     int gpuLanes = 0;
     for (const auto& lane : t.lanes) gpuLanes += lane.thread_name.rfind("GPU 0 stream ", 0) == 0 ? 1 : 0;
     QVERIFY(gpuLanes >= 2);
+    // Each launch is drawn to the GPU work it started (the trace's correlation id): as
+    // many launch flows as GPU spans with a launch, each from a CPU lane to a GPU lane.
+    ddpscope::probes::RunStoreReader reader(runFile.toStdString());
+    std::set<std::pair<int, int64_t>> launchIds;
+    ddpscope::probes::SpanQuery q;
+    q.kinds = {ddpscope::probes::Kind::CudaRuntime};
+    for (const auto& l : reader.spans(q)) launchIds.insert({l.rank, l.msg_id});
+    q.kinds = {ddpscope::probes::Kind::GpuKernel, ddpscope::probes::Kind::GpuComm, ddpscope::probes::Kind::GpuMemcpy,
+               ddpscope::probes::Kind::GpuMemset};
+    size_t launched = 0;
+    for (const auto& k : reader.spans(q)) launched += launchIds.count({k.rank, k.msg_id});
+    QVERIFY(launched > 100);
+    size_t launchFlows = 0;
+    for (const auto& f : t.flows) {
+      if (f.kind != TimelineFlow::Kind::Launch) continue;
+      ++launchFlows;
+      QVERIFY(t.lanes[f.from_lane].thread_name.rfind("GPU ", 0) != 0);
+      QVERIFY(t.lanes[f.to_lane].thread_name.rfind("GPU ", 0) == 0);
+      QVERIFY(f.from_ns <= f.to_ns);  // a kernel starts after its launch
+    }
+    QCOMPARE(launchFlows, launched);
     QCOMPARE(window.currentRun()->gpu.ranks.size(), size_t{2});
     window.showTab("Summary");
     bool summaryHasGpu = false;
