@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::probes {
 namespace {

@@ -10,7 +10,7 @@
 #include <regex>
 #include <set>
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::probes {
 namespace {

@@ -3,7 +3,7 @@
 #include <ctime>
 #include <filesystem>
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::probes {
 

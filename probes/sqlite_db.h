@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::probes {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::probes {
 

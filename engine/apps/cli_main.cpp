@@ -27,7 +27,7 @@
 #include "run_store_reader.h"
 #include "run_workspace.h"
 #include "tensor/blas_kernels.h"
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 #include "train_cli_options.h"
 #include "trainer.h"
 

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "collector_protocol.h"
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 #include "worker_protocol.h"
 
 namespace ddpscope::apps {

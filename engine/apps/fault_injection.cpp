@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::apps {
 namespace {

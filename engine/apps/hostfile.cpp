@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::apps {
 namespace {

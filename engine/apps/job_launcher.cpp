@@ -25,7 +25,7 @@
 #include "progress_reporter.h"
 #include "run_file_claim.h"
 #include "run_workspace.h"
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 #include "rpc/listen_address.h"
 #include "worker_protocol.h"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "json_number.h"
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 #include "worker_protocol.h"
 
 namespace ddpscope::apps {

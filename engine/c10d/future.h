@@ -21,7 +21,7 @@
 #include <mutex>
 #include <vector>
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 #include "tensor/tensor.h"
 
 namespace ddpscope::c10d {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "ring_allreduce.h"
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::c10d {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::c10d {
 

@@ -5,7 +5,7 @@
 #include <set>
 #include <tuple>
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::ddp {
 

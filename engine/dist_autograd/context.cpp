@@ -5,7 +5,7 @@
 #include "probe.h"
 #include "pass_graph.h"
 #include "send_recv_functions.h"
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::dist_autograd {
 namespace {

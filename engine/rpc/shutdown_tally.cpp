@@ -1,6 +1,6 @@
 #include "shutdown_tally.h"
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::rpc {
 

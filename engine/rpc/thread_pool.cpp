@@ -1,7 +1,7 @@
 #include "thread_pool.h"
 
 #include "probe.h"
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::rpc {
 

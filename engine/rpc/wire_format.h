@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::rpc::wire {
 

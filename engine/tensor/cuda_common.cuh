@@ -4,7 +4,7 @@
 
 #include <cuda_runtime.h>
 
-#include "error.h"
+#include "ddpscope/error.h"
 #include "tensor.h"
 
 #define CUDA_CHECK(expr)                                                                \

@@ -1,6 +1,6 @@
 // Built when DDPSCOPE_WITH_CUDA is OFF: the CUDA facade reports no device and refuses work.
 #include "cuda_runtime_facade.h"
-#include "error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::cuda {
 namespace {

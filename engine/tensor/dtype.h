@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope {
 

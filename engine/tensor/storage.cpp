@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cuda_runtime_facade.h"
-#include "error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope {
 namespace {

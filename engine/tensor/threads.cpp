@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "error.h"
+#include "ddpscope/error.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 

@@ -5,7 +5,7 @@
 #include <QString>
 #include <exception>
 
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::gui {
 

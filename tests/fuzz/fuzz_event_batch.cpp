@@ -8,7 +8,7 @@
 #include "clock_offset_estimator.h"
 #include "collector_protocol.h"
 #include "event_batch.h"
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The clock socket's messages: a ping at the collector, a pong at a rank, then the

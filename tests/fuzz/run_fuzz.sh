@@ -39,7 +39,7 @@ stale=0
 for f in "$harness" "${sources[@]}"; do [ "$f" -nt "$bin" ] && stale=1; done
 if [ "$stale" = 1 ]; then
   "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$src/engine" -I"$src/probes" -I"$src/tests/fuzz" "$harness" "${sources[@]}" "${libs[@]}" -o "$bin"
+    -I"$src/base" -I"$src/engine" -I"$src/probes" -I"$src/tests/fuzz" "$harness" "${sources[@]}" "${libs[@]}" -o "$bin"
 fi
 # New inputs go to a scratch folder; the committed seeds stay as they are.
 log="$out/fuzz.log"

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "rpc/shutdown_tally.h"
-#include "tensor/error.h"
+#include "ddpscope/error.h"
 
 using ddpscope::rpc::ShutdownTally;
 using namespace std::chrono_literals;

@@ -1,4 +1,4 @@
-// Errors of the whole engine (C++17-clean: .cu files include it too). Every failure is a
+// Errors of the whole project, the lowest layer (C++17-clean: .cu files include it too). Every
 // ddpscope::Error (or a subclass) whose message says what failed, where, and what to do;
 // DDPSCOPE_CHECK adds file:line.
 #pragma once
