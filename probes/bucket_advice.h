@@ -1,4 +1,4 @@
-// Bucket advice from one recorded run (issue 15): predicts a DDP job's iteration time
+// Bucket advice from one recorded run: predicts a DDP job's iteration time
 // and overlap for other bucket_cap_mb values, from what the run recorded, without
 // running them (Horovod's autotune finds a cap by trial instead).
 //

@@ -1,4 +1,4 @@
-// Distributed autograd examples (issue 13): small jobs that a user, a test or the desktop
+// Distributed autograd examples: small jobs that a user, a test or the desktop
 // app runs to see seed 000's algorithm at work, each one a real mpirun job.
 //   seed        seed 000's example as written: worker 0 holds t1, t2 and t4, worker 1 adds
 //   chain       a nested chain through every worker; worker k scales by its own w

@@ -477,7 +477,7 @@ bool MainWindow::openRun(const QString& path) {
 }
 
 void MainWindow::updateJobActions() {
-  // Only with a job running (before: both did nothing, silently, without one).
+  // Only with a job running: without one, both would do nothing, silently.
   m_followAction->setEnabled(m_job->isActive());
   m_stopAction->setEnabled(m_job->isActive());
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzing benchmark (issue 17): every libFuzzer harness for RUNS executions (default
+# Fuzzing benchmark: every libFuzzer harness for RUNS executions (default
 # 10^6), or at most SECONDS each (default 1800); prints each one's executions and
 # crashes. Target: 0 crashes.
 #   bash tests/bench/bench_fuzz.sh [BUILD_DIR] [RUNS] [SECONDS]

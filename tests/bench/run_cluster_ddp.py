@@ -10,7 +10,7 @@ per rank, measured in the same run:
   - PyTorch 1.13 DDP on gloo (GLOO_SOCKET_IFNAME=eth0 in each host) and PyTorch with one
     allreduce after backward (ddp_step_torch.py ... no-ddp).
 
-Prints one JSON object per rate with the medians and the ratios. Targets (issue 15):
+Prints one JSON object per rate with the medians and the ratios. Targets:
 ours DDP <= 0.9 x ours no-overlap, <= 0.6 x PyTorch DDP; the overlap ratio within 10% of
 the largest the run allows. That bound is the backward compute time that can hide
 communication over the communication time: from the first bucket's ready mark (no

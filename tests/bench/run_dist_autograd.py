@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Distributed autograd benchmark (issue 13): forward + backward end to end, ours
+"""Distributed autograd benchmark: forward + backward end to end, ours
 (`ddpscope-cli example NAME --repeat K --json`, worker 0's median) against PyTorch 1.13's
 distributed autograd (dist_autograd_torch.py) in the same invocation, alternating ROUNDS
 times; prints the medians and ratios as JSON, per case:

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Parameter-server step benchmark (issue 13): `train --model transformer
+"""Parameter-server step benchmark: `train --model transformer
 --remote-embedding --np 3` (the token table on rank 0 behind RPC, the trunk under DDP on
 two trainers, one DistributedOptimizer) against plain DDP on the same two trainers
 (`train --np 2`), same model, batches and iterations, alternating ROUNDS times.

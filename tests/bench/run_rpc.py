@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""RPC benchmark (issue 12): ours (ddpscope-cli rpc-ping, 2 workers under mpirun) against
+"""RPC benchmark: ours (ddpscope-cli rpc-ping, 2 workers under mpirun) against
 PyTorch 1.13's RPC (TensorPipe) in the same invocation, alternating ROUNDS times; prints
 the medians and the ratios as JSON.
   latency_ratio    = ours / PyTorch median round trip of a 3x3 f32 add   (target <= 0.1)

@@ -2,7 +2,7 @@
 """Import benchmark: `ddpscope-cli import-torch` on a generated 1 GB set of 8 PyTorch
 (Kineto-form) traces, beside Python's json.load (/usr/bin/python3, one file at a time,
 as a script reading the traces would) on the same files in the same run. Prints MB/s of
-JSON, events/s and peak memory of each, and the ratio. Issue 27's targets: >= 50 MB/s of
+JSON, events/s and peak memory of each, and the ratio. The targets: >= 50 MB/s of
 JSON per core, memory bounded whatever the size (here: well under one file's size).
 
     /usr/bin/python3 tests/bench/run_torch_import.py --build build [--dir /tmp/ddpscope-traces-1g]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CTest (issue 15): bucket advice predicted from one run, checked against runs at those
+# CTest: bucket advice predicted from one run, checked against runs at those
 # caps. On 2 simulated hosts with 2 Gbit/s links, the 8 x Linear(1024) MLP is recorded at
 # 4 MiB buckets (7 buckets) with --measure-allreduce; `ddpscope-cli advise` predicts its
 # iteration time at 4, 16 (3 buckets) and 100 MiB (2 buckets); each cap is then run and

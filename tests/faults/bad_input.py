@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Bad input (issue 17): every malformed value the CLI takes, and every kind of bad file.
+"""Bad input: every malformed value the CLI takes, and every kind of bad file.
 
 Each case runs `ddpscope-cli` once and checks that it:
   - exits non-zero, by itself (no signal: no crash), within 30 s (no hang);

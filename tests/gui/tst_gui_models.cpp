@@ -155,7 +155,7 @@ class TestGuiModels : public QObject {
     QCOMPARE(t.lanes[2].exposed[2].begin, int64_t(2700));  // rank 1's compute lane, iteration 3
   }
 
-  // Issue 18, defect 2: a bucket's allreduce recorded on the compute thread, launched in
+  // A bucket's allreduce recorded on the compute thread, launched in
   // an autograd node and finished after backward, drew over backward. Rows by nesting,
   // outliving spans in rows of their own, an op that never finished open in its own.
   void testTimelineRowsNeverOverlap() {

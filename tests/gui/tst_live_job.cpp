@@ -317,7 +317,7 @@ class TestLiveJob : public QObject {
                               qPrintable(window.hangView()->headline()), 10000);
   }
 
-  // Issue 17: what a user types reaches the job as argv, never through a shell. A
+  // What a user types reaches the job as argv, never through a shell. A
   // hostfile whose name and a --save path whose value hold shell syntax run as they are.
   void testNothingTypedReachesAShell() {
     QTemporaryDir folder;
@@ -342,7 +342,7 @@ class TestLiveJob : public QObject {
     QVERIFY2(QFile::exists(save), qPrintable(save));  // the literal name, as typed
   }
 
-  // Issue 18, defect 6: a launch with a bad option is refused before anything starts, in
+  // A launch with a bad option is refused before anything starts, in
   // the CLI's own words (before: the job started and "exited with code 109").
   void testFailedLaunchShowsTheCliMessage() {
     QTemporaryDir folder;

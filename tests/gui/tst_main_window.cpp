@@ -255,7 +255,7 @@ class TestMainWindow : public QObject {
       QCOMPARE(f.from_ns, f.to_ns);
     }
     QVERIFY(timeline->drawnFlows() > 0);  // the last grab drew iteration 3's
-    // Every table of the app sorts by a click on its header (issue 18).
+    // Every table of the app sorts by a click on its header.
     const auto tables = window.findChildren<QTableView*>();
     QVERIFY(tables.size() >= 7);
     for (QTableView* t : tables) QVERIFY2(t->isSortingEnabled(), qPrintable(t->model()->headerData(0, Qt::Horizontal).toString()));
@@ -263,9 +263,9 @@ class TestMainWindow : public QObject {
 
   // The send/recv view: one arrow per message between the workers' lifelines, filters,
   // hover and click describing a message.
-  // Issue 18, defect 1: focus and tab changes never change the open run. The run list's
+  // Focus and tab changes never change the open run. The run list's
   // first focus made its first row current, which opened that run instead.
-  // Issue 18, defect 7: chart axes start at 0 with round ticks, one spike does not
+  // Chart axes start at 0 with round ticks, one spike does not
   // flatten the iteration-time chart (it is clipped and counted), and the progress bar
   // of a finished run agrees with the iterations recorded.
   void testLiveChartsReadWell() {
@@ -303,7 +303,7 @@ class TestMainWindow : public QObject {
     }
   }
 
-  // Issue 18, defect 5: a mark (here an injected stall) is drawn as a red line through
+  // A mark (here an injected stall) is drawn as a red line through
   // its lane with its name beside it, not as an unlabelled tick.
   void testTimelineLabelsMarks() {
     QTemporaryDir folder;
@@ -342,7 +342,7 @@ class TestMainWindow : public QObject {
     for (int dx = 6; dx < 60; ++dx)
       light += image.pixelColor(x + dx, y).lightness() > 200 ? 1 : 0;
     QVERIFY2(light > 20, qPrintable(QString("label box: %1 light pixels").arg(light)));
-    // Issue 18, defect 3: a click on the mark's line (in forward's row) selects the mark,
+    // A click on the mark's line (in forward's row) selects the mark,
     // not the span under it.
     QTest::mouseClick(timeline, Qt::LeftButton, Qt::NoModifier,
                       QPoint(x + 1, timeline->layout().rowTop(0, 1) + TrackLayout::kRowHeight / 2));
@@ -355,7 +355,7 @@ class TestMainWindow : public QObject {
     for (size_t i = 0; i < 3; ++i) QCOMPARE(timeline->data().iterations[i].number, int64_t(i + 1));
   }
 
-  // Issue 18, defect 10: the charts follow a dark palette (no white panels in a dark app).
+  // The charts follow a dark palette (no white panels in a dark app).
   void testChartsFollowADarkPalette() {
     const QPalette saved = QApplication::palette();
     QPalette dark;
@@ -382,7 +382,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.overlapChart()->chart()->theme(), QChart::ChartThemeLight);
   }
 
-  // Issue 18, defects 3 and 4: spans and marks are selected and inspected, the keys move
+  // Spans and marks are selected and inspected, the keys move
   // the view as Perfetto's do, a drag measures a range, Ctrl+F searches, ranks collapse.
   void testTimelineSelectionKeysRangeAndSearch() {
     QTemporaryDir folder;
@@ -517,7 +517,7 @@ class TestMainWindow : public QObject {
     QVERIFY(view->layout().lane_row[0] >= 0);
   }
 
-  // Issue 18, point 9: the Breakdown tab says where the time went, every rank side by
+  // The Breakdown tab says where the time went, every rank side by
   // side, the straggler marked, tables sortable.
   void testBreakdownTabNamesTheStraggler() {
     QTemporaryDir folder;
@@ -548,7 +548,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(sorted->index(0, 0).data().toString(), QString("2"));
   }
 
-  // Issue 18, defect 7: a log scale shows every iteration time, the 25 s stall and the
+  // A log scale shows every iteration time, the 25 s stall and the
   // ordinary ones, nothing clipped; defect 8: the Overlap chart's legend has the
   // straggler's colour, its x-axis numbers iterations even for many, and a bar click
   // shows that iteration in the timeline.
@@ -599,7 +599,7 @@ class TestMainWindow : public QObject {
     QVERIFY(window.timeline()->axis().end_ns - window.timeline()->axis().begin_ns < 2000);
   }
 
-  // Issue 18, defect 10: View and Help menus; Help ▸ Keyboard shortcuts lists the keys the
+  // View and Help menus; Help ▸ Keyboard shortcuts lists the keys the
   // timeline answers to (tested above: W/A/S/D, F, Esc, Ctrl+F, /).
   void testHelpAndViewMenus() {
     QTemporaryDir folder;
@@ -628,7 +628,7 @@ class TestMainWindow : public QObject {
     QVERIFY(dialog.table()->isSortingEnabled());
   }
 
-  // Issue 15: the Buckets tab draws the advice curve of the open run, its own cap marked;
+  // The Buckets tab draws the advice curve of the open run, its own cap marked;
   // a run without gradient-ready marks says why there is none.
   void testBucketsTabDrawsTheAdviceCurve() {
     using namespace ddpscope::probes;
@@ -989,7 +989,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.hangView()->table()->rowCount(), 2);
   }
 
-  // Issue 18, defect 6: reopened, the launch dialog shows the last launched job's values.
+  // Reopened, the launch dialog shows the last launched job's values.
   void testLaunchDialogRemembersTheLastJob() {
     QSettings().remove(LaunchDialog::kLastConfigKey);
     {
@@ -1059,7 +1059,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(other.config().worldSize, 3);  // unchanged
   }
 
-  // Issue 17's fault: the run file deleted while the app shows it. The views keep the
+  // A fault: the run file deleted while the app shows it. The views keep the
   // run, the banner says what happened, and the run can still be saved and exported.
   void testRunFileDeletedWhileShown() {
     QTemporaryDir folder;

@@ -1,4 +1,4 @@
-// DistributedDataParallel with CUDA parameters over NCCL (issue 4's GPU point), on the
+// DistributedDataParallel with CUDA parameters over NCCL, on the
 // GPU machine under mpirun: each rank uses GPU (local rank % devices). The model spans
 // several buckets, so their allreduces are launched while backward still runs; after 8
 // SGD steps the parameters equal those of one CPU process trained on the global batch.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI check (issue 17): configuring a built folder again must change no compile flag, so a
+# CI check: configuring a built folder again must change no compile flag, so a
 # build right after compiles nothing. README's second command on a fresh machine used to
 # rebuild everything the first had built (about 6 minutes on 2 cores) for this reason.
 set -euo pipefail

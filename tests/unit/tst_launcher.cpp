@@ -430,7 +430,7 @@ class TestLauncher : public QObject {
     QCOMPARE(workers_running(), 0);
   }
 
-  // A run file holds one run of one job (issue 17): an existing run is refused unless
+  // A run file holds one run of one job: an existing run is refused unless
   // --force replaces it (and then nothing of it survives); a file that is not a run is
   // never touched; a second job given the file of a running one is refused at start,
   // with the running job named.
