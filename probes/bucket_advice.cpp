@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "ddpscope/bucket_rule.h"
 #include "ddpscope/error.h"
 
 namespace ddpscope::probes {
@@ -15,12 +16,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-int64_t dtype_bytes(const std::string& dtype) {
-  if (dtype == "f64" || dtype == "i64") return 8;
-  if (dtype == "f16" || dtype == "bf16") return 2;
-  return 4;
 }
 
 // One iteration of the rank, times in ns from backward's start.
@@ -60,7 +55,7 @@ struct Simulated {
 Simulated simulate(const IterationInputs& in, const AllreduceCost& cost, int64_t first_cap, int64_t cap) {
   std::vector<int64_t> sizes;
   for (const auto& r : in.ready) sizes.push_back(r.bytes);
-  const std::vector<size_t> last = pack_buckets(sizes, first_cap, cap);
+  const std::vector<size_t> last = pack_buckets(sizes, {first_cap, cap});
   Simulated s;
   s.buckets = static_cast<int>(last.size());
   double free_at = 0;  // the communication worker runs one allreduce at a time, in bucket order
@@ -122,34 +117,20 @@ double AllreduceCost::sweep_ns(double bytes) const {
   return measured.back().second + (bytes - measured.back().first) * ns_per_byte;
 }
 
-std::vector<size_t> pack_buckets(const std::vector<int64_t>& bytes, int64_t first_cap, int64_t cap) {
-  std::vector<size_t> last;
-  int64_t held = 0;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    held += bytes[i];
-    if (held >= (last.empty() ? first_cap : cap)) {
-      last.push_back(i);
-      held = 0;
-    }
-  }
-  if (held > 0 || (last.empty() && !bytes.empty())) last.push_back(bytes.size() - 1);
-  return last;
-}
-
 BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps_mb, int rank, int warmup) {
   BucketAdvice a;
   a.rank = rank;
   a.recorded_cap_mb = 25;
   try {
     const auto config = nlohmann::json::parse(run.run().config_json);
-    a.recorded_cap_mb = config.value("bucket_cap_mb", 25.0);
-    a.first_bucket_cap_mb = config.value("first_bucket_cap_mb", 1.0);
-    a.recorded_fused = config.value("fused_optimizer", false);
+    a.recorded_cap_mb = config.value(run_settings::kBucketCapMb, 25.0);
+    a.first_bucket_cap_mb = config.value(run_settings::kFirstBucketCapMb, 1.0);
+    a.recorded_fused = config.value(run_settings::kFusedOptimizer, false);
   } catch (const nlohmann::json::exception&) {
   }
   // Gradient sizes: the latest generation's parameters.
   std::map<int64_t, int64_t> param_bytes;
-  for (const ParamRow& p : run.params(rank)) param_bytes[p.index] = p.numel * dtype_bytes(p.dtype);
+  for (const ParamRow& p : run.params(rank)) param_bytes[p.index] = p.numel * dtype_name_bytes(p.dtype);
   std::map<int64_t, IterationInputs> its;
   std::map<int64_t, double> backward_begin, backward_end, iter_begin, iter_end, finalize_begin;
   std::vector<Op> ops;

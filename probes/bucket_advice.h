@@ -91,9 +91,4 @@ struct BucketAdvice {
 BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps_mb = {}, int rank = 0,
                             int warmup = 5);
 
-// The sizes packed into buckets the reducer's way: in the given order, a bucket closes
-// once it holds at least its cap (the first bucket: `first_cap`). Returns per bucket the
-// index of its last element.
-std::vector<size_t> pack_buckets(const std::vector<int64_t>& bytes, int64_t first_cap, int64_t cap);
-
 }  // namespace ddpscope::probes

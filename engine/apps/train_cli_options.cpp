@@ -1,5 +1,7 @@
 #include "train_cli_options.h"
 
+#include "ddpscope/bucket_rule.h"
+
 #include <sstream>
 
 namespace ddpscope::apps {
@@ -188,13 +190,13 @@ nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) 
           {"weight_decay", o.weight_decay},
           {"threads", o.threads},
           {"overlap", o.overlap},
-          {"bucket_cap_mb", o.bucket_cap_mb},
-          {"first_bucket_cap_mb", o.first_bucket_cap_mb},
+          {run_settings::kBucketCapMb, o.bucket_cap_mb},
+          {run_settings::kFirstBucketCapMb, o.first_bucket_cap_mb},
           {"measure_allreduce", o.measure_allreduce},
           {"find_unused_parameters", o.find_unused_parameters},
           {"gradient_as_bucket_view", o.gradient_as_bucket_view},
           {"static_graph", o.static_graph},
-          {"fused_optimizer", o.fused_optimizer},
+          {run_settings::kFusedOptimizer, o.fused_optimizer},
           {"comm_hook", o.comm_hook},
           {"remote_embedding", o.remote_embedding},
           {"unused_rank", o.unused_rank},

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "ddpscope/bucket_rule.h"
 #include "ddpscope/error.h"
 
 namespace ddpscope::ddp {
@@ -48,7 +49,8 @@ std::vector<BucketSpec> assign_buckets(const std::vector<Tensor>& params, const 
     o.bucket.device = p.device();
     o.bucket.params.push_back(i);
     o.bucket.bytes += p.nbytes();
-    if (o.bucket.bytes >= (o.first ? caps.first_bytes : caps.bytes)) {
+    if (bucket_closes(static_cast<int64_t>(o.bucket.bytes), o.first,
+                      {static_cast<int64_t>(caps.first_bytes), static_cast<int64_t>(caps.bytes)})) {
       closed.push_back(std::move(o.bucket));
       o.bucket = BucketSpec{};
       o.first = false;

@@ -2,10 +2,9 @@
 //
 // Gradients become ready roughly in reverse registration order (the last layer's
 // first), so parameters are walked in that order and packed into buckets, separately
-// for each (dtype, device): a bucket is closed as soon as it holds at least its cap, so
-// it may pass the cap by the one parameter that crossed it. The first bucket of each
-// (dtype, device) uses a smaller cap (1 MiB by default), so the first allreduce starts
-// early in backward. After the first iteration the reducer rebuilds the buckets from
+// for each (dtype, device), by DDP's closing rule (ddpscope/bucket_rule.h: a bucket
+// closes once it holds at least its cap; the first bucket of each (dtype, device) has a
+// smaller cap, 1 MiB by default, so the first allreduce starts early in backward). After the first iteration the reducer rebuilds the buckets from
 // the order in which gradients actually arrived, by passing that order here.
 #pragma once
 

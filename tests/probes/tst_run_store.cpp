@@ -3,6 +3,8 @@
 // Chrome trace export, and clear errors for files that are damaged, foreign or newer.
 #include <QtTest/QtTest>
 
+#include "ddpscope/bucket_rule.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -271,11 +273,11 @@ class TestRunStore : public QObject {
   // The cost read off a measured sweep is linear between sizes, times the training
   // factor.
   void testBucketAdvicePackingAndCost() {
-    using ddpscope::probes::pack_buckets;
-    QCOMPARE(pack_buckets({4, 4, 4, 4, 4}, 4, 8), (std::vector<size_t>{0, 2, 4}));
-    QCOMPARE(pack_buckets({10, 1, 1, 1}, 4, 100), (std::vector<size_t>{0, 3}));
-    QCOMPARE(pack_buckets({1, 1, 1}, 100, 100), (std::vector<size_t>{2}));
-    QCOMPARE(pack_buckets({}, 1, 1), (std::vector<size_t>{}));
+    using ddpscope::pack_buckets;
+    QCOMPARE(pack_buckets({4, 4, 4, 4, 4}, {4, 8}), (std::vector<size_t>{0, 2, 4}));
+    QCOMPARE(pack_buckets({10, 1, 1, 1}, {4, 100}), (std::vector<size_t>{0, 3}));
+    QCOMPARE(pack_buckets({1, 1, 1}, {100, 100}), (std::vector<size_t>{2}));
+    QCOMPARE(pack_buckets({}, {1, 1}), (std::vector<size_t>{}));
     ddpscope::probes::AllreduceCost cost;
     cost.measured = {{1000, 1e5}, {5000, 5e5}};
     cost.ns_per_byte = 100;

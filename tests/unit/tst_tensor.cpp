@@ -2,6 +2,7 @@
 // and clear errors for bad shapes.
 #include <QtTest/QtTest>
 
+#include "ddpscope/bucket_rule.h"
 #include "tensor/blas_kernels.h"
 #include "tensor/cuda_runtime_facade.h"
 #include "tensor/kernels.h"
@@ -17,6 +18,12 @@ using namespace ddpscope;
 class TestTensor : public QObject {
   Q_OBJECT
  private slots:
+  // The run file's dtype names carry the engine's element sizes: bucket advice sizes
+  // gradients by them.
+  void testDtypeNamesCarryElementSizes() {
+    for (DType d : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64})
+      QCOMPARE(ddpscope::dtype_name_bytes(dtype_name(d)), static_cast<int64_t>(element_size(d)));
+  }
   void testViewsShareStorage() {
     Tensor a = Tensor::from_vector<float>({0, 1, 2, 3, 4, 5}, {2, 3});
     Tensor t = a.transpose(0, 1);
