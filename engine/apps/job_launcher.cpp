@@ -28,6 +28,7 @@
 #include "ddpscope/error.h"
 #include "rpc/listen_address.h"
 #include "worker_protocol.h"
+#include "ddpscope/env.h"
 
 namespace ddpscope::apps {
 namespace {
@@ -216,6 +217,10 @@ int JobLauncher::run_mode(const std::vector<std::string>& worker_args, const nlo
 int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::string& config_json,
                              const std::string& model, int64_t iters, ProgressStyle style,
                              bool training) {
+  // The watchdogs' limits, read (and a malformed one refused) before anything starts.
+  const auto end_grace = std::chrono::milliseconds(env_int("DDPSCOPE_MPIRUN_END_GRACE_MS", 15000));
+  const auto start_timeout = std::chrono::milliseconds(env_int("DDPSCOPE_START_TIMEOUT_MS", 180000, 1));
+  const auto end_timeout = std::chrono::milliseconds(env_int("DDPSCOPE_END_TIMEOUT_MS", 60000, 1));
   std::unique_ptr<probes::RunFileClaim> claim;  // held until the job has ended
   std::unique_ptr<CollectorProcess> collector;
   if (launch_.probes) {
@@ -284,21 +289,15 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
   // forever. Past this grace the launcher ends mpirun itself.
   std::chrono::steady_clock::time_point failed_at{};
   bool giving_up = false;
-  const auto end_grace = std::chrono::milliseconds(
-      std::getenv("DDPSCOPE_MPIRUN_END_GRACE_MS") ? std::atoll(std::getenv("DDPSCOPE_MPIRUN_END_GRACE_MS")) : 15000);
 
   // A rank stuck before training (stopped or hung in MPI initialisation, which has no
   // timeout of its own) would hold the job forever: past this, the launcher ends it.
   const auto launched_at = std::chrono::steady_clock::now();
-  const auto start_timeout = std::chrono::milliseconds(
-      std::getenv("DDPSCOPE_START_TIMEOUT_MS") ? std::atoll(std::getenv("DDPSCOPE_START_TIMEOUT_MS")) : 180000);
   bool started = !training;  // jobs other than training report no start
   bool start_timed_out = false;
   // Likewise at the end: MPI_Finalize waits for every rank without a timeout, so a rank
   // stopped (or stuck) after the last collective would hold the others there forever.
   // The clock starts when training is done and the first rank reports its end.
-  const auto end_timeout = std::chrono::milliseconds(
-      std::getenv("DDPSCOPE_END_TIMEOUT_MS") ? std::atoll(std::getenv("DDPSCOPE_END_TIMEOUT_MS")) : 60000);
   bool training_done = false;
   std::optional<std::chrono::steady_clock::time_point> ending_since;
   std::vector<bool> rank_ended(static_cast<size_t>(launch_.np), false);

@@ -7,6 +7,7 @@
 #include "probe.h"
 #include "ring_allreduce.h"
 #include "tensor/kernels.h"
+#include "ddpscope/env.h"
 
 namespace ddpscope::c10d {
 namespace {
@@ -18,7 +19,7 @@ constexpr int64_t kMaxChunk = int64_t{1} << 30;
 // hosts (they talk over TCP), or as DDPSCOPE_MPI_RING=1/0 says. Collective: every rank
 // of `comm` calls it and gets the same answer.
 bool use_ring(MPI_Comm comm) {
-  if (const char* env = std::getenv("DDPSCOPE_MPI_RING")) return std::atoi(env) != 0;
+  if (const int64_t ring = env_int("DDPSCOPE_MPI_RING", -1, 0, 1); ring >= 0) return ring == 1;
   MPI_Comm local;
   MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
   int local_size = 0, size = 0;
@@ -81,8 +82,7 @@ void unflatten_from(const Tensor& flat, const std::vector<Tensor>& list) {
 }
 
 int64_t abort_grace_ms() {
-  if (const char* g = std::getenv("DDPSCOPE_ABORT_GRACE_MS")) return std::max(0LL, std::atoll(g));
-  return 5000;
+  return env_int("DDPSCOPE_ABORT_GRACE_MS", 5000);
 }
 
 }  // namespace

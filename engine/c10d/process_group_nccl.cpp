@@ -6,6 +6,7 @@
 #include "mpi_environment.h"
 #include "probe.h"
 #include "tensor/kernels.h"
+#include "ddpscope/env.h"
 
 #define NCCL_CHECK(expr)                                                                        \
   do {                                                                                          \
@@ -71,7 +72,7 @@ Tensor flat_like(const std::vector<Tensor>& list) {
 
 int local_rank(int world_rank) {
   for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
-    if (const char* v = std::getenv(var)) return std::atoi(v);
+    if (const int64_t r = env_int(var, -1); r >= 0) return static_cast<int>(r);
   }
   return world_rank;
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ddpscope/error.h"
+#include "ddpscope/env.h"
 
 namespace ddpscope::c10d {
 
@@ -51,13 +52,7 @@ const char* op_type_name(OpType op) {
 
 ProcessGroupOptions ProcessGroupOptions::from_environment() {
   ProcessGroupOptions o;
-  if (const char* t = std::getenv("DDPSCOPE_PG_TIMEOUT_MS")) {
-    char* end = nullptr;
-    const long long ms = std::strtoll(t, &end, 10);
-    DDPSCOPE_CHECK(end != t && *end == '\0' && ms > 0, "DDPSCOPE_PG_TIMEOUT_MS='", t,
-                   "' is not a positive number of milliseconds");
-    o.timeout = Milliseconds(ms);
-  }
+  o.timeout = Milliseconds(env_int("DDPSCOPE_PG_TIMEOUT_MS", o.timeout.count(), 1));
   if (const char* d = std::getenv("DDPSCOPE_DEBUG"))
     o.check_consistency = std::strcmp(d, "detail") == 0;
   return o;

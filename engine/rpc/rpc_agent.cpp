@@ -13,6 +13,7 @@
 #include "listen_address.h"
 #include "probe.h"
 #include "records.h"
+#include "ddpscope/env.h"
 
 namespace ddpscope::rpc {
 namespace {
@@ -66,15 +67,6 @@ std::string random_token() {
   return t;
 }
 
-int64_t env_int(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  const long long x = std::strtoll(v, &end, 10);
-  DDPSCOPE_CHECK(end && *end == '\0' && x > 0, name, "='", v, "' is not a positive integer");
-  return x;
-}
-
 void record_message(probes::Kind kind, const std::string& name, int64_t t_begin_ticks,
                     int32_t peer, size_t bytes, const wire::Header& h) {
   if (!probes::enabled()) return;
@@ -118,7 +110,7 @@ std::shared_ptr<RpcAgent> RpcAgent::create(const std::string& name, RpcBackendOp
 void RpcAgent::start(const std::string& requested_name) {
   auto& g = *group_;
   self_ = g.rank();
-  options_.rpc_timeout = Milliseconds(env_int("DDPSCOPE_RPC_TIMEOUT_MS", options_.rpc_timeout.count()));
+  options_.rpc_timeout = Milliseconds(env_int("DDPSCOPE_RPC_TIMEOUT_MS", options_.rpc_timeout.count(), 1));
   DDPSCOPE_CHECK(options_.rpc_timeout.count() > 0, "init_rpc: rpc_timeout must be positive");
   DDPSCOPE_CHECK(options_.num_worker_threads >= 1 && options_.max_worker_threads >= options_.num_worker_threads,
                  "init_rpc: need 1 <= num_worker_threads (", options_.num_worker_threads,
