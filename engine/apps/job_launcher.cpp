@@ -42,6 +42,58 @@ void on_signal(int sig) {
   [[maybe_unused]] ssize_t n = write(g_signal_pipe[1], &c, 1);
 }
 
+// A pipe whose open ends close when it goes out of scope: when the job ends, and also
+// when a later step fails (a second pipe() that fails no longer leaks the first).
+class Pipe {
+ public:
+  Pipe() { DDPSCOPE_CHECK(::pipe(fd_) == 0, "launcher: cannot create a pipe: ", std::strerror(errno)); }
+  ~Pipe() {
+    close_read();
+    close_write();
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  int read_end() const { return fd_[0]; }
+  int write_end() const { return fd_[1]; }
+  void close_read() { close_end(0); }
+  void close_write() { close_end(1); }
+
+ private:
+  void close_end(int i) {
+    if (fd_[i] >= 0) ::close(fd_[i]);
+    fd_[i] = -1;
+  }
+  int fd_[2] = {-1, -1};
+};
+
+// While it lives, SIGINT, SIGTERM and SIGUSR1 are written into `pipe` for the event loop;
+// after, they act as by default again and nothing writes into the closed pipe.
+class SignalRouting {
+ public:
+  explicit SignalRouting(const Pipe& pipe) {
+    g_signal_pipe[0] = pipe.read_end();
+    g_signal_pipe[1] = pipe.write_end();
+  }
+  void install() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    for (int sig : {SIGINT, SIGTERM, SIGUSR1}) sigaction(sig, &sa, nullptr);
+    installed_ = true;
+  }
+  void restore() {
+    if (installed_)
+      for (int sig : {SIGINT, SIGTERM, SIGUSR1}) signal(sig, SIG_DFL);
+    installed_ = false;
+    g_signal_pipe[0] = g_signal_pipe[1] = -1;
+  }
+  ~SignalRouting() { restore(); }
+  SignalRouting(const SignalRouting&) = delete;
+  SignalRouting& operator=(const SignalRouting&) = delete;
+
+ private:
+  bool installed_ = false;
+};
+
 std::string find_in_path(const std::string& name) {
   const char* path = std::getenv("PATH");
   if (!path) return {};
@@ -241,9 +293,8 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
     std::printf("run file: %s\n", run_file.c_str());
     std::fflush(stdout);
   }
-  int out_pipe[2], err_pipe[2];
-  DDPSCOPE_CHECK(pipe(out_pipe) == 0 && pipe(err_pipe) == 0 && pipe(g_signal_pipe) == 0,
-                 "launcher: cannot create pipes: ", std::strerror(errno));
+  Pipe out_pipe, err_pipe, signal_pipe;
+  SignalRouting signals(signal_pipe);
   const pid_t launcher_pid = getpid();
   const pid_t child = fork();
   DDPSCOPE_CHECK(child >= 0, "launcher: fork failed: ", std::strerror(errno));
@@ -254,10 +305,10 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
     // not run on as orphans. The parent may already be gone: then end at once.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != launcher_pid) _exit(1);
-    dup2(out_pipe[1], STDOUT_FILENO);
-    dup2(err_pipe[1], STDERR_FILENO);
-    for (int fd :
-         {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], g_signal_pipe[0], g_signal_pipe[1]})
+    dup2(out_pipe.write_end(), STDOUT_FILENO);
+    dup2(err_pipe.write_end(), STDERR_FILENO);
+    for (int fd : {out_pipe.read_end(), out_pipe.write_end(), err_pipe.read_end(), err_pipe.write_end(),
+                   signal_pipe.read_end(), signal_pipe.write_end()})
       close(fd);
     std::vector<char*> argv;
     for (const auto& a : cmd)
@@ -268,13 +319,9 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
     _exit(127);
   }
   setpgid(child, child);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGUSR1, &sa, nullptr);  // record the next iteration's autograd graph
+  out_pipe.close_write();
+  err_pipe.close_write();
+  signals.install();  // SIGUSR1: record the next iteration's autograd graph
 
   ProgressReporter progress(iters, style, launch_.log_every);
   LineReader out_lines, err_lines;
@@ -351,20 +398,20 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
   int status = 0;
   bool exited = false;
   while (!exited) {
-    pollfd fds[3] = {{out_open ? out_pipe[0] : -1, POLLIN, 0},
-                     {err_open ? err_pipe[0] : -1, POLLIN, 0},
-                     {g_signal_pipe[0], POLLIN, 0}};
+    pollfd fds[3] = {{out_open ? out_pipe.read_end() : -1, POLLIN, 0},
+                     {err_open ? err_pipe.read_end() : -1, POLLIN, 0},
+                     {signal_pipe.read_end(), POLLIN, 0}};
     poll(fds, 3, 200);
     char buf[8192];
     if (fds[0].revents) {
-      const ssize_t n = read(out_pipe[0], buf, sizeof(buf));
+      const ssize_t n = read(out_pipe.read_end(), buf, sizeof(buf));
       if (n > 0)
         out_lines.feed(buf, static_cast<size_t>(n), handle_out);
       else
         out_open = false;
     }
     if (fds[1].revents) {
-      const ssize_t n = read(err_pipe[0], buf, sizeof(buf));
+      const ssize_t n = read(err_pipe.read_end(), buf, sizeof(buf));
       if (n > 0)
         err_lines.feed(buf, static_cast<size_t>(n), handle_err);
       else
@@ -372,7 +419,7 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
     }
     if (fds[2].revents) {
       char sig = 0;
-      if (read(g_signal_pipe[0], &sig, 1) != 1) {
+      if (read(signal_pipe.read_end(), &sig, 1) != 1) {
         // nothing to read after all
       } else if (sig == SIGUSR1) {
         if (collector) {
@@ -444,18 +491,16 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
         while (poll(&p, 1, 100) > 0 && (n = read(fd, buf, sizeof(buf))) > 0)
           lines.feed(buf, static_cast<size_t>(n), handle);
       };
-      drain(out_pipe[0], out_lines, handle_out);
-      drain(err_pipe[0], err_lines, handle_err);
+      drain(out_pipe.read_end(), out_lines, handle_out);
+      drain(err_pipe.read_end(), err_lines, handle_err);
       exited = true;
     }
   }
   // Ranks may outlive mpirun only if it was killed; make sure none is left behind.
   kill(-child, SIGKILL);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  signal(SIGUSR1, SIG_DFL);
-  for (int fd : {out_pipe[0], err_pipe[0], g_signal_pipe[0], g_signal_pipe[1]})
-    close(fd);
+  signals.restore();  // from here a signal acts as by default again
+  out_pipe.close_read();
+  err_pipe.close_read();
 
   // mpirun ended by the launcher dies by its signal: that is no crash of the job's.
   const int code = giving_up ? 1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
