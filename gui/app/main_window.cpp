@@ -84,7 +84,7 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   buildViews();
   // The Learn tab: live re-recordings of a lesson go into the workspace, through the CLI.
   m_learn = new LearnPage(workspaceFolder, m_job->cliPath());
-  m_tabs->addTab(m_learn, tr("Learn"));
+  addPage(m_learn, "learn", tr("Learn"));
   connect(m_learn, &LearnPage::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text); });
   connect(m_learn, &LearnPage::lessonLoaded, m_runList, &RunListModel::refresh);
   buildMenus();
@@ -112,7 +112,7 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   connect(m_live, &LiveRunLoader::stalled, this, [this](qint64 ms) {
     m_stalled = true;
     updateHang(true);
-    showTab(tr("Hang"));
+    showTab(QStringLiteral("hang"));
     statusBar()->showMessage(tr("No progress for %1 s: see the Hang tab").arg(ms / 1000));
   });
   connect(m_live, &LiveRunLoader::resumed, this, [this] {
@@ -166,17 +166,17 @@ void MainWindow::buildViews() {
   m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_summary->setMargin(12);
   m_summary->setWordWrap(true);
-  m_tabs->addTab(m_summary, tr("Summary"));
+  addPage(m_summary, "summary", tr("Summary"));
 
   m_monitor = new LiveMonitor;
-  m_tabs->addTab(m_monitor, tr("Live"));
+  addPage(m_monitor, "live", tr("Live"));
 
   m_timelineTab = new TimelinePage;
   m_timeline = m_timelineTab->view();
-  m_tabs->addTab(m_timelineTab, tr("Timeline"));
+  addPage(m_timelineTab, "timeline", tr("Timeline"));
   m_timelinePage = m_timelineTab;
   m_breakdown = new TimeBreakdownPage;
-  m_tabs->addTab(m_breakdown, tr("Breakdown"));
+  addPage(m_breakdown, "breakdown", tr("Breakdown"));
   m_tabs->setTabToolTip(m_tabs->indexOf(m_breakdown), tr("Where the time went: per rank and iteration"));
   connect(m_timeline, &TimelineView::spanClicked, this,
           [this](const QString& text) { statusBar()->showMessage(text); });
@@ -205,7 +205,7 @@ void MainWindow::buildViews() {
   m_overlapEmpty = new EmptyState(overlapContent);
   overlapLayout->addWidget(m_overlapEmpty, 1);
   connect(m_overlapRank, &QComboBox::currentIndexChanged, this, [this] { updateOverlap(); });
-  m_tabs->addTab(overlapPage, tr("Overlap"));
+  addPage(overlapPage, "overlap", tr("Overlap"));
   m_overlapPage = overlapPage;
 
   auto* bucketPage = new QWidget;
@@ -237,7 +237,7 @@ void MainWindow::buildViews() {
   bucketLayout->addWidget(m_bucketsEmpty, 1);
   connect(m_bucketRank, &QComboBox::currentIndexChanged, this, [this] { updateBuckets(); });
   connect(m_bucketIteration, &QSpinBox::valueChanged, this, [this] { updateBuckets(); });
-  m_tabs->addTab(bucketPage, tr("Buckets"));
+  addPage(bucketPage, "buckets", tr("Buckets"));
   m_bucketPage = bucketPage;
 
   auto* graphPage = new QWidget;
@@ -258,12 +258,12 @@ void MainWindow::buildViews() {
   connect(m_graphCollapse, &QCheckBox::toggled, m_graph, &GraphView::setCollapsed);
   connect(m_graph, &GraphView::nodeClicked, this,
           [this](const QString& text) { statusBar()->showMessage(text); });
-  m_tabs->addTab(graphPage, tr("Graph"));
+  addPage(graphPage, "graph", tr("Graph"));
   m_graphPage = graphPage;
 
   m_messages = new MessagesPage;
   m_messagesEmpty = new EmptyState(m_messages);
-  m_tabs->addTab(m_messagesEmpty, tr("Messages"));
+  addPage(m_messagesEmpty, "messages", tr("Messages"));
   // A message picked there is selected in the timeline too, both ends ringed.
   connect(m_messages->view(), &SequenceView::arrowSelected, this,
           [this](const QString& text, int src, qint64 sendNs, int dst, qint64 recvNs) {
@@ -274,7 +274,7 @@ void MainWindow::buildViews() {
 
   m_hang = new HangView;
   m_hangEmpty = new EmptyState(m_hang);
-  m_tabs->addTab(m_hangEmpty, tr("Hang"));
+  addPage(m_hangEmpty, "hang", tr("Hang"));
   showEmptyStates();
 
   connect(m_tabs, &QTabWidget::currentChanged, this, [this] { refreshCurrentTab(); });
@@ -379,11 +379,11 @@ void MainWindow::buildMenus() {
   }
   view->addSeparator();
   view->addAction(tr("Timeline: fit the run (F)"), this, [this] {
-    showTab(tr("Timeline"));
+    showTab(QStringLiteral("timeline"));
     m_timeline->fitAll();
   });
   view->addAction(tr("Timeline: find... (Ctrl+F, /)"), this, [this] {
-    showTab(tr("Timeline"));
+    showTab(QStringLiteral("timeline"));
     m_timelineTab->showSearch();
   });
   view->addAction(tr("Timeline: collapse every rank"), this, [this] {
@@ -402,7 +402,7 @@ void MainWindow::buildMenus() {
       statusBar()->showMessage(m_run ? error : tr("Open a run first"));
       return;
     }
-    showTab(tr("Learn"));
+    showTab(QStringLiteral("learn"));
   });
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   m_shortcutsAction = help->addAction(tr("&Keyboard shortcuts"), QKeySequence::HelpContents, this, [this] {
@@ -425,15 +425,30 @@ bool MainWindow::openLesson(int index) {
     statusBar()->showMessage(error);
     return false;
   }
-  showTab(tr("Learn"));
+  showTab(QStringLiteral("learn"));
   m_learn->setFocus();
   return true;
 }
 
-void MainWindow::showTab(const QString& name) {
+// Tabs are found by an id of their own ("hang"), never by their translated titles.
+namespace {
+const char* const kTabIdProperty = "ddpscopeTabId";
+}
+
+void MainWindow::addPage(QWidget* page, const char* id, const QString& title) {
+  page->setProperty(kTabIdProperty, QString::fromLatin1(id));
+  m_tabs->addTab(page, title);
+}
+
+int MainWindow::tabIndex(const QString& id) const {
   for (int i = 0; i < m_tabs->count(); ++i) {
-    if (m_tabs->tabText(i).compare(name, Qt::CaseInsensitive) == 0) m_tabs->setCurrentIndex(i);
+    if (m_tabs->widget(i)->property(kTabIdProperty).toString().compare(id, Qt::CaseInsensitive) == 0) return i;
   }
+  return -1;
+}
+
+void MainWindow::showTab(const QString& id) {
+  if (const int i = tabIndex(id); i >= 0) m_tabs->setCurrentIndex(i);
 }
 
 bool MainWindow::openRun(const QString& path) {
@@ -585,12 +600,11 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   emit runShown();
 }
 
-bool MainWindow::tabIsEmpty(const QString& name) const {
-  for (int i = 0; i < m_tabs->count(); ++i) {
-    if (m_tabs->tabText(i) != name) continue;
-    if (auto* e = qobject_cast<EmptyState*>(m_tabs->widget(i))) return e->isEmpty();
-    for (auto* e : m_tabs->widget(i)->findChildren<EmptyState*>()) return e->isEmpty();
-  }
+bool MainWindow::tabIsEmpty(const QString& id) const {
+  const int i = tabIndex(id);
+  if (i < 0) return false;
+  if (auto* e = qobject_cast<EmptyState*>(m_tabs->widget(i))) return e->isEmpty();
+  for (auto* e : m_tabs->widget(i)->findChildren<EmptyState*>()) return e->isEmpty();
   return false;
 }
 
@@ -897,7 +911,7 @@ void MainWindow::updateOverlap() {
 }
 
 void MainWindow::showIterationInTimeline(int64_t iteration) {
-  showTab(tr("Timeline"));
+  showTab(QStringLiteral("timeline"));
   const auto& its = m_timeline->data().iterations;
   for (size_t i = 0; i < its.size(); ++i) {
     if (its[i].number == iteration) {

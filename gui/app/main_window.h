@@ -87,12 +87,15 @@ class MainWindow : public QMainWindow {
 
   const RunData* currentRun() const { return m_run.get(); }
   QTabWidget* tabs() const { return m_tabs; }
-  void showTab(const QString& name);
+  // Tabs by id, case aside: summary, live, timeline, breakdown, overlap, buckets, graph,
+  // messages, hang, learn (the English titles, so --tab Hang works in any language).
+  void showTab(const QString& id);
+  int tabIndex(const QString& id) const;  // -1: no such tab
   // The Timeline tab at rank 0's iteration `iteration` (a click on an Overlap bar).
   void showIterationInTimeline(int64_t iteration);
   // The views' empty states: why a tab has nothing to show (no run, no DDP iterations, ...).
   void showEmptyStates();
-  bool tabIsEmpty(const QString& name) const;
+  bool tabIsEmpty(const QString& id) const;
   RunListModel* runList() const { return m_runList; }
   QLabel* errorBanner() const { return m_errorBanner; }
   QAction* stopAction() const { return m_stopAction; }
@@ -124,6 +127,7 @@ class MainWindow : public QMainWindow {
 
  private:
   void buildViews();
+  void addPage(QWidget* page, const char* id, const QString& title);
   void buildMenus();
   void showRun(std::shared_ptr<const RunData> run, bool live);
   void selectInRunList(const QString& path);

@@ -50,7 +50,7 @@ bool MainWindow::launchJob(const LaunchConfig& config, QString* error) {
   m_monitor->setStatus(tr("starting %1 ranks (%2)...").arg(config.worldSize).arg(config.backend),
                        true);
   if (!m_liveRun.isEmpty()) m_live->watch(m_liveRun, 250, m_stallMs);
-  showTab(tr("Live"));
+  showTab(QStringLiteral("live"));
   statusBar()->showMessage(tr("Launched: %1").arg(path));
   return true;
 }
@@ -87,7 +87,7 @@ void MainWindow::onJobFinished(JobController::State state, const QString& messag
     default:
       m_monitor->setStatus(tr("failed: %1").arg(message), false);
       statusBar()->showMessage(tr("The job failed: %1").arg(message));
-      showTab(tr("Hang"));
+      showTab(QStringLiteral("hang"));
       break;
   }
 }

@@ -82,6 +82,24 @@ class TestMainWindow : public QObject {
   // A PyTorch job's traces open as a run (the command line and File > Open go through
   // openPath): imported into the workspace off the UI thread, then every view has it.
   // Opening the same traces again opens that run instead of importing them twice.
+  // Tabs are addressed by id, not by their (translatable) titles: renamed, as a
+  // translation would, they are still found, by the command line's English names too.
+  void testTabsAreFoundByIdWhateverTheirTitles() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    const int hang = window.tabIndex("hang");
+    QVERIFY(hang >= 0);
+    for (int i = 0; i < window.tabs()->count(); ++i) window.tabs()->setTabText(i, QString("Onglet %1").arg(i));
+    window.showTab("Hang");
+    QCOMPARE(window.tabs()->currentIndex(), hang);
+    window.showTab("timeline");
+    QCOMPARE(window.tabs()->currentIndex(), window.tabIndex("Timeline"));
+    QVERIFY(window.tabIsEmpty("hang"));  // no run open
+    QCOMPARE(window.tabIndex("nonsense"), -1);
+    window.showTab("nonsense");  // stays where it was
+    QCOMPARE(window.tabs()->currentIndex(), window.tabIndex("timeline"));
+  }
+
   void testOpensAFolderOfPyTorchTraces() {
     QTemporaryDir folder;
     MainWindow window(folder.path());
