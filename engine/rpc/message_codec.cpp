@@ -45,8 +45,7 @@ void encode_value(const Value& v, wire::BodyWriter& body, std::vector<Tensor>& t
   }
 }
 
-Value decode_value(const wire::WireValue& w,
-                   const std::vector<std::shared_ptr<zmq::message_t>>& frames,
+Value decode_value(const wire::WireValue& w, const std::vector<IncomingFrame>& frames,
                    const std::function<RRef(const wire::RRefMeta&)>& resolve_rref) {
   switch (w.tag) {
     case wire::Tag::None: return Value();
@@ -64,15 +63,15 @@ Value decode_value(const wire::WireValue& w,
     case wire::Tag::Tensor: {
       const auto& m = w.tensor;
       const auto dtype = static_cast<DType>(m.dtype);
-      const auto& frame = frames.at(m.frame);
-      const size_t n = frame->size();
+      const IncomingFrame& frame = frames.at(m.frame);
+      const size_t n = frame.size;
       std::shared_ptr<Storage> storage;
-      if (n == 0 || reinterpret_cast<uintptr_t>(frame->data()) % element_size(dtype) != 0) {
+      if (n == 0 || !frame.owner || reinterpret_cast<uintptr_t>(frame.data) % element_size(dtype) != 0) {
         storage = std::make_shared<Storage>(n, Device{});
-        if (n) std::memcpy(storage->data(), frame->data(), n);
+        if (n) std::memcpy(storage->data(), frame.data, n);
       } else {
-        // The storage adopts the frame: it keeps the message alive, no copy.
-        storage = std::make_shared<Storage>(frame->data(), n, [keep = frame] {});
+        // The storage adopts the frame: it keeps the received bytes alive, no copy.
+        storage = std::make_shared<Storage>(const_cast<uint8_t*>(frame.data), n, [keep = frame.owner] {});
       }
       auto impl = std::make_shared<TensorImpl>();
       impl->storage = std::move(storage);
@@ -88,14 +87,11 @@ Value decode_value(const wire::WireValue& w,
   return Value();
 }
 
-zmq::message_t tensor_frame(const Tensor& t, bool may_alias) {
+OutgoingFrame tensor_frame(const Tensor& t, bool may_alias) {
   const size_t n = t.nbytes();
-  if (n < kZeroCopyBytes || !may_alias) return zmq::message_t(t.raw_data(), n);
-  // ZeroMQ reads the bytes from its I/O thread later; the storage lives until it is done.
-  auto* keep = new std::shared_ptr<Storage>(t.storage());
-  return zmq::message_t(
-      t.raw_data(), n, [](void*, void* hint) { delete static_cast<std::shared_ptr<Storage>*>(hint); },
-      keep);
+  if (n < kZeroCopyBytes || !may_alias) return {t.raw_data(), n, nullptr};
+  // The transport may read the bytes after send() returns; the storage lives until then.
+  return {t.raw_data(), n, t.storage()};
 }
 
 }  // namespace ddpscope::rpc

@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 #include <vector>
-#include <zmq.hpp>
 
 #include "rref.h"
+#include "transport.h"
 #include "value.h"
 #include "wire_format.h"
 
@@ -30,14 +30,13 @@ void encode_value(const Value& value, wire::BodyWriter& body, std::vector<Tensor
                   const std::function<wire::RRefMeta(const RRef&)>& fork_rref);
 
 // The Value of a decoded body; tensors adopt `frames` (kept alive by their storage).
-Value decode_value(const wire::WireValue& wire,
-                   const std::vector<std::shared_ptr<zmq::message_t>>& frames,
+Value decode_value(const wire::WireValue& wire, const std::vector<IncomingFrame>& frames,
                    const std::function<RRef(const wire::RRefMeta&)>& resolve_rref);
 
 // Tensor frames at least this large are sent without a copy, when safe.
 inline constexpr size_t kZeroCopyBytes = 64 * 1024;
-// The ZeroMQ frame of tensor `t`. `sole_owner`: nothing else can write its bytes while
-// ZeroMQ sends them, so they are handed over without a copy.
-zmq::message_t tensor_frame(const Tensor& t, bool may_alias);
+// The frame of tensor `t`. `may_alias`: nothing else can write its bytes while the
+// transport sends them, so a large one is handed over without a copy.
+OutgoingFrame tensor_frame(const Tensor& t, bool may_alias);
 
 }  // namespace ddpscope::rpc

@@ -12,6 +12,7 @@
 #include "autograd/ops.h"
 #include "c10d/process_group.h"
 #include "mpi_test_main.h"
+#include "fault_transport.h"
 #include "rpc/rpc.h"
 
 using namespace ddpscope;
@@ -20,6 +21,8 @@ using namespace std::chrono_literals;
 namespace {
 
 std::shared_ptr<c10d::ProcessGroup> g_world;
+// This worker's transport, wrapped so tests can delay and drop what it receives.
+rpc::testing::FaultTransport* g_faults = nullptr;
 
 void barrier() { g_world->barrier()->wait(); }
 
@@ -90,13 +93,13 @@ void register_test_functions() {
     return a.at(1);
   });
   rpc::register_function("test.inject_delay", [](const ValueList& a) -> Value {
-    rpc::agent().inject_delay(static_cast<rpc::wire::MessageType>(a.at(0).to_int()),
-                              std::chrono::milliseconds(a.at(1).to_int()), static_cast<int>(a.at(2).to_int()));
+    g_faults->delay_incoming(static_cast<rpc::wire::MessageType>(a.at(0).to_int()),
+                             std::chrono::milliseconds(a.at(1).to_int()), static_cast<int>(a.at(2).to_int()));
     return Value();
   });
   rpc::register_function("test.inject_drop", [](const ValueList& a) -> Value {
-    rpc::agent().inject_drop(static_cast<rpc::wire::MessageType>(a.at(0).to_int()),
-                             static_cast<int>(a.at(1).to_int()));
+    g_faults->drop_incoming(static_cast<rpc::wire::MessageType>(a.at(0).to_int()),
+                            static_cast<int>(a.at(1).to_int()));
     return Value();
   });
   rpc::register_function("test.stats", [](const ValueList&) -> Value {
@@ -145,6 +148,11 @@ class TestRpc : public QObject {
     // One thread per agent: nested chains must still finish (the pool grows).
     options.num_worker_threads = 1;
     options.control_retry_interval = 100ms;
+    options.wrap_transport = [](std::unique_ptr<rpc::Transport> inner) -> std::unique_ptr<rpc::Transport> {
+      auto faults = std::make_unique<rpc::testing::FaultTransport>(std::move(inner));
+      g_faults = faults.get();
+      return faults;
+    };
     rpc::init_rpc("", options, g_world);
   }
 
@@ -319,7 +327,7 @@ class TestRpc : public QObject {
     if (rank_ == 0) {
       rpc::rpc_sync("worker1", "test.inject_delay",
                     {rpc::Value(int64_t(MessageType::RemoteCall)), rpc::Value(int64_t{300}), rpc::Value(int64_t{1})});
-      rpc::agent().inject_delay(MessageType::RRefChildAccept, 400ms, 1);
+      g_faults->delay_incoming(MessageType::RRefChildAccept, 400ms, 1);
       auto fut = [] {
         rpc::RRef r = rpc::remote("worker1", "add", {Tensor::ones({4}), Tensor::ones({4})});
         // Sent on at once, long before worker1 has even seen the remote call.
