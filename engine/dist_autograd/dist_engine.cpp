@@ -7,6 +7,7 @@
 #include "autograd/input_buffer.h"
 #include "context.h"
 #include "dist_autograd.h"
+#include "messages.h"
 #include "probe.h"
 #include "records.h"
 #include "rpc/autograd_hooks.h"
@@ -113,24 +114,22 @@ PassReport run_pass(DistAutogradContext& ctx, int64_t pass, bool retain_graph, s
   return finish_share(ctx, pass, share, share.scope->wait_all());
 }
 
-// A gradient message: [ctx_id, autograd_id, pass, retain_graph, [grads...]]. Answered
-// when the gradient messages it caused are answered, without holding a thread meanwhile:
-// a small one runs on the RPC receive thread, which saves a hand-off per message.
+// A gradient message (messages.h). Answered when the gradient messages it caused are
+// answered, without holding a thread meanwhile: a small one runs on the RPC receive
+// thread, which saves a hand-off per message.
 std::shared_ptr<rpc::ValueFuture> receive_gradients(const rpc::ValueList& a) {
-  DDPSCOPE_CHECK(a.size() == 5, "distributed backward: a gradient message has ", a.size(), " parts, not 5");
-  const int64_t ctx_id = a[0].to_int();
-  auto ctx = contexts().retrieve(ctx_id);
-  const int64_t send_id = a[1].to_int();
+  GradientsMessage m = GradientsMessage::decode(a);
+  auto ctx = contexts().retrieve(m.ctx_id);
+  const int64_t send_id = m.send_id;
   auto send = ctx->send_function(send_id);
-  const auto& grads = a[4].list();
-  DDPSCOPE_CHECK(grads.size() == send->num_inputs(), "distributed backward: ", grads.size(),
+  DDPSCOPE_CHECK(m.grads.size() == send->num_inputs(), "distributed backward: ", m.grads.size(),
                  " gradients arrived for a send function of ", send->num_inputs(), " tensors");
-  autograd::InputBuffer inputs(grads.size());
-  for (size_t i = 0; i < grads.size(); ++i) {
-    if (grads[i].is_tensor()) inputs.add(static_cast<uint32_t>(i), grads[i].tensor());
+  autograd::InputBuffer inputs(m.grads.size());
+  for (size_t i = 0; i < m.grads.size(); ++i) {
+    if (m.grads[i].defined()) inputs.add(static_cast<uint32_t>(i), std::move(m.grads[i]));
   }
-  const int64_t pass = a[2].to_int();
-  Share share = start_share(*ctx, pass, a[3].to_bool(), send, std::move(inputs), nullptr, send_id);
+  const int64_t pass = m.pass;
+  Share share = start_share(*ctx, pass, m.retain_graph, send, std::move(inputs), nullptr, send_id);
   auto done = std::make_shared<rpc::ValueFuture>();
   share.scope->when_answered([ctx, pass, share, done](std::exception_ptr error, PassReport replies) {
     if (error) {
@@ -162,39 +161,34 @@ void spread_abandon(const DistAutogradContext& ctx, int64_t pass, int32_t except
   const int32_t self = self_id();
   for (int32_t w : ctx.known_workers()) {
     if (w == except || w == self) continue;
-    rpc::ValueList message;
-    message.emplace_back(ctx.id());
-    message.emplace_back(pass);
-    message.emplace_back(int64_t{self});
     // Best effort: a worker whose connection broke has nothing left to drop, and an error
     // here would hide the one that ended the pass (often that same broken connection).
     try {
-      rpc::rpc_async(w, kAbandonFunction, std::move(message));
+      rpc::rpc_async(w, kAbandonFunction, AbandonMessage{ctx.id(), pass, self}.encode());
     } catch (const std::exception&) {
     }
   }
 }
 
-// [ctx_id, pass, sender]: beyond PyTorch (#27643), a failed pass is dropped on every
-// worker it reached, and passed on from each worker the first time it hears.
+// Beyond PyTorch (#27643), a failed pass is dropped on every worker it reached, and
+// passed on from each worker the first time it hears.
 rpc::Value receive_abandon(const rpc::ValueList& a) {
-  auto ctx = contexts().find(a.at(0).to_int());
+  const AbandonMessage m = AbandonMessage::decode(a);
+  auto ctx = contexts().find(m.ctx_id);
   if (!ctx) return rpc::Value();
-  const int64_t pass = a.at(1).to_int();
-  ctx->abandon(pass);
-  spread_abandon(*ctx, pass, static_cast<int32_t>(a.at(2).to_int()));
+  ctx->abandon(m.pass);
+  spread_abandon(*ctx, m.pass, m.sender);
   return rpc::Value();
 }
 
-// [ctx_id, sender]: forget the context and pass the word on to the workers it reached.
+// Forget the context and pass the word on to the workers it reached.
 rpc::Value receive_release(const rpc::ValueList& a) {
-  const int64_t ctx_id = a.at(0).to_int();
-  const auto sender = static_cast<int32_t>(a.at(1).to_int());
-  auto ctx = contexts().erase(ctx_id);
+  const ReleaseMessage m = ReleaseMessage::decode(a);
+  auto ctx = contexts().erase(m.ctx_id);
   if (!ctx) return rpc::Value();  // released here already (another path got here first)
   const int32_t self = self_id();
   for (int32_t w : ctx->known_workers()) {
-    if (w != sender && w != self) rpc::rpc_async(w, kReleaseFunction, {rpc::Value(ctx_id), rpc::Value(int64_t{self})});
+    if (w != m.sender && w != self) rpc::rpc_async(w, kReleaseFunction, ReleaseMessage{m.ctx_id, self}.encode());
   }
   return rpc::Value();
 }
@@ -304,23 +298,9 @@ autograd::variable_list RecvFunction::apply(autograd::variable_list&& grads) {
   DDPSCOPE_CHECK(scope != nullptr, "this graph crosses workers (its gradient goes back to worker ", peer_,
                  " over RPC); run dist_autograd::backward(context_id, roots) inside the context "
                  "instead of a local backward()");
-  rpc::ValueList values;
-  values.reserve(grads.size());
-  for (auto& g : grads) {
-    if (g.defined()) {
-      values.emplace_back(std::move(g));
-    } else {
-      values.emplace_back();  // none: the send function's worker fills in zeros
-    }
-  }
-  rpc::ValueList message;
-  message.reserve(5);
-  message.emplace_back(ctx_id_);
-  message.emplace_back(autograd_id_);
-  message.emplace_back(scope->pass());
-  message.emplace_back(scope->retain_graph());
-  message.emplace_back(std::move(values));
-  scope->add(rpc::rpc_async(peer_, kGradientsFunction, std::move(message)));
+  // An undefined gradient goes as none: the send function's worker fills in zeros.
+  GradientsMessage m{ctx_id_, autograd_id_, scope->pass(), scope->retain_graph(), std::move(grads)};
+  scope->add(rpc::rpc_async(peer_, kGradientsFunction, std::move(m).encode()));
   return {};
 }
 
@@ -408,7 +388,7 @@ void release_context(int64_t context_id) {
   if (!rpc::is_initialized()) return;
   const int32_t self = self_id();
   for (int32_t w : ctx->known_workers()) {
-    if (w != self) rpc::rpc_async(w, kReleaseFunction, {rpc::Value(context_id), rpc::Value(int64_t{self})});
+    if (w != self) rpc::rpc_async(w, kReleaseFunction, ReleaseMessage{context_id, self}.encode());
   }
 }
 

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "dist_engine.h"
+#include "messages.h"
 #include "probe.h"
 #include "rpc/rpc.h"
 #include "send_recv_functions.h"
@@ -48,27 +49,18 @@ void activate_upstream(DistAutogradContext& ctx, int64_t pass, const std::vector
   }
   std::vector<std::shared_ptr<rpc::ValueFuture>> replies;
   for (auto& [worker, ids] : by_worker) {
-    rpc::ValueList id_values;
-    for (int64_t id : ids)
-      id_values.emplace_back(id);
-    rpc::ValueList message;
-    message.emplace_back(ctx.id());
-    message.emplace_back(pass);
-    message.emplace_back(std::move(id_values));
-    replies.push_back(rpc::rpc_async(worker, kActivateFunction, std::move(message)));
+    replies.push_back(rpc::rpc_async(worker, kActivateFunction, ActivateMessage{ctx.id(), pass, ids}.encode()));
   }
   for (auto& r : replies)
     r->wait();
 }
 
 rpc::Value receive_activation(const rpc::ValueList& a) {
-  auto ctx = ContextContainer::instance().retrieve(a.at(0).to_int());
-  const int64_t pass = a.at(1).to_int();
-  std::vector<int64_t> ids;
-  for (const auto& v : a.at(2).list())
-    ids.push_back(v.to_int());
+  const ActivateMessage m = ActivateMessage::decode(a);
+  auto ctx = ContextContainer::instance().retrieve(m.ctx_id);
+  const int64_t pass = m.pass;
   std::vector<autograd::Node*> starts;
-  for (const auto& s : ctx->activate(pass, ids)) {
+  for (const auto& s : ctx->activate(pass, m.send_ids)) {
     record_exchange(false, ctx->id(), s->autograd_id(), s->peer());
     starts.push_back(s.get());
   }
