@@ -3,12 +3,7 @@
 #include "run_file_watch.h"
 #include "user_message.h"
 
-#include <QBarCategoryAxis>
-#include <QCategoryAxis>
-#include <QBarSet>
-#include <QChart>
 #include <QChartView>
-#include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -18,19 +13,18 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QScrollArea>
-#include <QSpinBox>
 #include <QSplitter>
-#include <QStackedBarSeries>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
-#include <QValueAxis>
-#include <cmath>
 #include <set>
 
 #include "bucket_table_model.h"
+#include "buckets_page.h"
+#include "graph_page.h"
+#include "overlap_page.h"
+#include "summary_page.h"
 #include "graph_view.h"
 #include "hang_view.h"
 #include "live_monitor.h"
@@ -42,8 +36,6 @@
 #include "parameter_bucket_model.h"
 #include "run_list_model.h"
 #include "bucket_advice_view.h"
-#include "chart_theme.h"
-#include "kind_colors.h"
 #include "empty_state.h"
 #include "shortcuts_dialog.h"
 #include "sort_proxy.h"
@@ -52,32 +44,10 @@
 #include "timeline_view.h"
 
 namespace ddpscope::gui {
-namespace {
-
-// Every table sorts by a click on its header (by value, through SortProxy).
-QTableView* makeTable(QAbstractItemModel* model) {
-  auto* table = new QTableView;
-  auto* proxy = new SortProxy(table);
-  proxy->setSourceModel(model);
-  table->setModel(proxy);
-  // The model's own order until a header is clicked (enabling sorting would otherwise
-  // sort by the first column, descending).
-  table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
-  table->setSortingEnabled(true);
-  table->verticalHeader()->hide();
-  table->horizontalHeader()->setStretchLastSection(true);
-  table->setSelectionBehavior(QAbstractItemView::SelectRows);
-  return table;
-}
-
-}  // namespace
 
 MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
     : QMainWindow(parent),
       m_runList(new RunListModel(this)),
-      m_buckets(new BucketTableModel(this)),
-      m_overlap(new OverlapModel(this)),
-      m_params(new ParameterBucketModel(this)),
       m_job(new JobController(this)),
       m_live(new LiveRunLoader(this)) {
   setWindowTitle(QStringLiteral("ddpscope"));
@@ -159,13 +129,7 @@ void MainWindow::buildViews() {
   });
 
   m_tabs = new QTabWidget(splitter);
-  m_summary =
-      new QLabel(tr("Open a run: pick one on the left or use File > Open (a PyTorch job's profiler "
-                    "traces too: a folder or the files, or drop them here). Or launch a job: Run > Launch job."));
-  m_summary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-  m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_summary->setMargin(12);
-  m_summary->setWordWrap(true);
+  m_summary = new SummaryPage;
   addPage(m_summary, "summary", tr("Summary"));
 
   m_monitor = new LiveMonitor;
@@ -181,85 +145,20 @@ void MainWindow::buildViews() {
   connect(m_timeline, &TimelineView::spanClicked, this,
           [this](const QString& text) { statusBar()->showMessage(text); });
 
-  auto* overlapPage = new QWidget;
-  auto* overlapLayout = new QVBoxLayout(overlapPage);
-  auto* overlapBar = new QHBoxLayout;
-  m_overlapRank = new QComboBox;
-  overlapBar->addWidget(new QLabel(tr("Rank")));
-  overlapBar->addWidget(m_overlapRank);
-  overlapBar->addWidget(
-      new QLabel(tr("Orange rows and bars: this rank was the straggler (its "
-                    "allreduces started last).")));
-  overlapBar->addStretch();
-  overlapLayout->addLayout(overlapBar);
-  m_overlapChart = new QChartView;
-  m_overlapChart->setRenderHint(QPainter::Antialiasing);
-  m_overlapChart->setMinimumHeight(260);
-  auto* overlapContent = new QWidget;
-  auto* overlapContentLayout = new QVBoxLayout(overlapContent);
-  overlapContentLayout->setContentsMargins(0, 0, 0, 0);
-  overlapContentLayout->addWidget(m_overlapChart, 2);
-  m_overlapTable = makeTable(m_overlap);
-  m_overlapTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  overlapContentLayout->addWidget(m_overlapTable, 1);
-  m_overlapEmpty = new EmptyState(overlapContent);
-  overlapLayout->addWidget(m_overlapEmpty, 1);
-  connect(m_overlapRank, &QComboBox::currentIndexChanged, this, [this] { updateOverlap(); });
-  addPage(overlapPage, "overlap", tr("Overlap"));
-  m_overlapPage = overlapPage;
+  m_overlapPage = new OverlapPage;
+  addPage(m_overlapPage, "overlap", tr("Overlap"));
+  connect(m_overlapPage, &OverlapPage::iterationClicked, this, &MainWindow::showIterationInTimeline);
 
-  auto* bucketPage = new QWidget;
-  auto* bucketLayout = new QVBoxLayout(bucketPage);
-  auto* bucketBar = new QHBoxLayout;
-  m_bucketRank = new QComboBox;
-  m_bucketIteration = new QSpinBox;
-  bucketBar->addWidget(new QLabel(tr("Rank")));
-  bucketBar->addWidget(m_bucketRank);
-  bucketBar->addWidget(new QLabel(tr("Iteration")));
-  bucketBar->addWidget(m_bucketIteration);
-  m_rebuildNote = new QLabel;
-  bucketBar->addWidget(m_rebuildNote);
-  bucketBar->addStretch();
-  bucketLayout->addLayout(bucketBar);
-  auto* bucketSplit = new QSplitter(Qt::Vertical);
-  m_bucketTable = makeTable(m_buckets);
-  m_paramTable = makeTable(m_params);
-  m_paramTable->setWordWrap(false);
-  m_paramTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  m_bucketTable->setWordWrap(false);
-  m_bucketAdvice = new BucketAdviceView;
-  bucketSplit->addWidget(m_bucketAdvice);
-  bucketSplit->addWidget(m_bucketTable);
-  bucketSplit->addWidget(m_paramTable);
-  m_bucketTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  m_bucketTable->horizontalHeader()->setStretchLastSection(true);
-  m_bucketsEmpty = new EmptyState(bucketSplit);
-  bucketLayout->addWidget(m_bucketsEmpty, 1);
-  connect(m_bucketRank, &QComboBox::currentIndexChanged, this, [this] { updateBuckets(); });
-  connect(m_bucketIteration, &QSpinBox::valueChanged, this, [this] { updateBuckets(); });
-  addPage(bucketPage, "buckets", tr("Buckets"));
-  m_bucketPage = bucketPage;
+  m_bucketPage = new BucketsPage;
+  addPage(m_bucketPage, "buckets", tr("Buckets"));
 
-  auto* graphPage = new QWidget;
-  auto* graphLayout = new QVBoxLayout(graphPage);
-  auto* graphBar = new QHBoxLayout;
-  m_graphChoice = new QComboBox;
-  m_graphChoice->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  graphBar->addWidget(new QLabel(tr("Graph")));
-  graphBar->addWidget(m_graphChoice);
-  m_graphCollapse = new QCheckBox(tr("Collapse by module"));
-  graphBar->addWidget(m_graphCollapse);
-  graphBar->addStretch();
-  graphLayout->addLayout(graphBar);
-  connect(m_graphChoice, &QComboBox::currentIndexChanged, this, [this] { showChosenGraph(); });
-  m_graph = new GraphView;
-  m_graphEmpty = new EmptyState(m_graph);
-  graphLayout->addWidget(m_graphEmpty, 1);
-  connect(m_graphCollapse, &QCheckBox::toggled, m_graph, &GraphView::setCollapsed);
-  connect(m_graph, &GraphView::nodeClicked, this,
-          [this](const QString& text) { statusBar()->showMessage(text); });
-  addPage(graphPage, "graph", tr("Graph"));
-  m_graphPage = graphPage;
+  m_graphPage = new GraphPage([this]() -> probes::RunStoreReader& {
+    probes::RunStoreReader* reader = m_fileWatch->reader();
+    if (!reader) throw std::runtime_error(m_fileWatch->description().toStdString());
+    return *reader;
+  });
+  addPage(m_graphPage, "graph", tr("Graph"));
+  connect(m_graphPage, &GraphPage::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text); });
 
   m_messages = new MessagesPage;
   m_messagesEmpty = new EmptyState(m_messages);
@@ -517,16 +416,18 @@ void MainWindow::showEmptyStates() {
   const QString noRun = tr("No run open.\n\nOpen one from the list on the left (or File ▸ Open run or traces..., "
                            "or drop a PyTorch job's traces here), or launch a job: Run ▸ Launch job... (Ctrl+L).");
   if (!m_run) {
-    for (EmptyState* e : {m_overlapEmpty, m_bucketsEmpty, m_graphEmpty, m_messagesEmpty, m_hangEmpty}) e->setEmpty(noRun);
+    for (EmptyState* e : {m_overlapPage->emptyState(), m_bucketPage->emptyState(), m_graphPage->emptyState(),
+                          m_messagesEmpty, m_hangEmpty})
+      e->setEmpty(noRun);
     return;
   }
   const bool ddp = !m_run->analysis.iterations.empty();
   const QString noDdp = tr("This run recorded no DDP training iterations (an RPC or distributed-autograd run, or "
                            "a job that ended before its first iteration), so there is nothing to show here.\n\n"
                            "See its Timeline, Messages and Graph tabs; DDP runs come from ddpscope-cli train.");
-  m_overlapEmpty->setEmpty(ddp ? QString() : noDdp);
-  m_bucketsEmpty->setEmpty(ddp || !m_run->buckets.empty() ? QString() : noDdp);
-  m_graphEmpty->setEmpty(m_run->graph.nodes.empty() && m_run->dist_graphs.empty()
+  m_overlapPage->emptyState()->setEmpty(ddp ? QString() : noDdp);
+  m_bucketPage->emptyState()->setEmpty(ddp || !m_run->buckets.empty() ? QString() : noDdp);
+  m_graphPage->emptyState()->setEmpty(m_run->graph.nodes.empty() && m_run->dist_graphs.empty()
                              ? tr("No autograd graph was recorded in this run.\n\nTraining jobs record the graph "
                                   "of their first iteration; distributed-autograd examples (ddpscope-cli example) "
                                   "record each pass.")
@@ -541,8 +442,9 @@ void MainWindow::showEmptyStates() {
 
 void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   const bool sameRun = m_run && run && m_run->path == run->path;
-  m_buckets->setRun(nullptr, 0, 0);
-  m_overlap->setRun(nullptr);
+  // The pages' tables drop the run shown so far: it may be freed before they are next shown.
+  m_bucketPage->clear();
+  m_overlapPage->clear();
   m_run = std::move(run);
   // A new file (not a live reload of the same one): watch it on disk from now on.
   if (!sameRun || m_fileWatch->path().isEmpty() || m_fileWatch->state() == RunFileWatch::State::Replaced)
@@ -550,31 +452,7 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   setWindowTitle(QStringLiteral("ddpscope — %1%2")
                      .arg(QFileInfo(QString::fromStdString(m_run->path)).fileName(),
                           live && m_job->isActive() ? tr(" (live)") : QString()));
-  const int overlapRank = m_overlapRank->currentIndex();
-  const int bucketRank = m_bucketRank->currentIndex();
-  const int bucketIteration = m_bucketIteration->value();
-  {
-    const QSignalBlocker a(m_overlapRank), b(m_bucketRank), c(m_bucketIteration);
-    m_overlapRank->clear();
-    m_bucketRank->clear();
-    for (const auto& r : m_run->ranks) {
-      m_overlapRank->addItem(QString::number(r.rank), r.rank);
-      m_bucketRank->addItem(QString::number(r.rank), r.rank);
-    }
-    int64_t last = 1;
-    for (const auto& it : m_run->analysis.iterations)
-      last = std::max(last, it.iteration);
-    m_bucketIteration->setRange(1, static_cast<int>(last));
-    if (sameRun) {
-      // A live reload keeps what the user picked.
-      m_overlapRank->setCurrentIndex(std::max(0, overlapRank));
-      m_bucketRank->setCurrentIndex(std::max(0, bucketRank));
-      m_bucketIteration->setValue(bucketIteration);
-    } else {
-      m_bucketIteration->setValue(std::min<int>(2, static_cast<int>(last)));  // past warm-up
-    }
-  }
-  showSummary();
+  m_summary->setRun(*m_run);
   // The charts show any run's metrics: live as it grows, or a finished file's curves.
   m_monitor->setRun(*m_run, live);
   if (!live && !m_job->isActive()) {
@@ -646,13 +524,13 @@ void MainWindow::refreshTab(Tab tab) {
       m_breakdown->setRun(m_run);
       break;
     case Tab::Overlap:
-      updateOverlap();
+      m_overlapPage->setRun(m_run, m_followTimeline);
       break;
     case Tab::Buckets:
-      updateBuckets();
+      m_bucketPage->setRun(m_run, m_fileWatch->reader(), m_followTimeline);
       break;
     case Tab::Graph:
-      updateGraphChoices();
+      m_graphPage->setRun(m_run, m_followTimeline);
       break;
     case Tab::Messages:
       m_messages->setRun(m_run, m_followTimeline);
@@ -665,251 +543,6 @@ void MainWindow::refreshTab(Tab tab) {
   }
 }
 
-// The Graph tab's choices: rank 0's local graph (when recorded), then every pass of a
-// distributed autograd context, by context. A live reload keeps the one shown.
-void MainWindow::updateGraphChoices() {
-  const int previous = m_graphChoice->count();
-  const QSignalBlocker block(m_graphChoice);
-  const QString current = m_graphChoice->currentText();
-  m_graphChoice->clear();
-  if (!m_run->graph.nodes.empty() || m_run->dist_graphs.empty())
-    m_graphChoice->addItem(tr("rank 0 · iteration %1").arg(m_run->graph.iteration), -1);
-  for (size_t i = 0; i < m_run->dist_graphs.size(); ++i)
-    m_graphChoice->addItem(QString::fromStdString(describe_choice(m_run->dist_graphs[i])), static_cast<int>(i));
-  const int keep = m_followTimeline ? m_graphChoice->findText(current) : -1;
-  m_graphChoice->setCurrentIndex(std::max(0, keep));
-  if (keep < 0 || previous == 0 || m_graph->shown().nodes.empty()) showChosenGraph();
-}
-
-void MainWindow::showChosenGraph() {
-  if (!m_run) return;
-  const int choice = m_graphChoice->currentData().isValid() ? m_graphChoice->currentData().toInt() : -1;
-  if (choice < 0 || choice >= static_cast<int>(m_run->dist_graphs.size())) {
-    m_graph->setGraph(m_run->graph);
-  } else {
-    // Read on demand: a run may hold many passes.
-    try {
-      probes::RunStoreReader* reader = m_fileWatch->reader();
-      if (!reader) throw std::runtime_error(m_fileWatch->description().toStdString());
-      const GraphChoice& c = m_run->dist_graphs[static_cast<size_t>(choice)];
-      m_graph->setGraph(load_dist_graph(*reader, c.ctx_id, c.pass));
-    } catch (const std::exception& e) {
-      statusBar()->showMessage(tr("Could not read that graph: %1").arg(userMessage(e)));
-      return;
-    }
-  }
-  const QSignalBlocker g(m_graphCollapse);
-  m_graphCollapse->setChecked(m_graph->collapsed());
-}
-
-namespace {
-
-// The Summary's GPU time (README, "GPU time": HTA's definitions), per rank, and the
-// stragglers by iteration.
-QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu) {
-  QString html = QObject::tr(
-      "<h4>GPU time</h4><p>Kernels classed as Holistic Trace Analysis classes them: communication "
-      "(NCCL), memory (copies, sets), computation (the rest); idle is the time between the first "
-      "and last kernel when none ran; overlap is the share of communication that ran beside "
-      "computation.</p>");
-  html += QObject::tr(
-      "<table cellpadding=4><tr><th>rank</th><th>kernels</th><th>span (ms)</th><th>computation (ms)</th>"
-      "<th>communication (ms)</th><th>memory (ms)</th><th>idle (ms)</th><th>idle share</th>"
-      "<th>overlap</th></tr>");
-  for (const auto& r : gpu.ranks) {
-    html += QStringLiteral(
-                "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td>%7</td>"
-                "<td>%8</td><td>%9</td></tr>")
-                .arg(r.rank)
-                .arg(r.kernels)
-                .arg(r.span_ms, 0, 'f', 3)
-                .arg(r.computation_ms, 0, 'f', 3)
-                .arg(r.communication_ms, 0, 'f', 3)
-                .arg(r.memory_ms, 0, 'f', 3)
-                .arg(r.idle_ms, 0, 'f', 3)
-                .arg(r.span_ms > 0 ? QStringLiteral("%1%").arg(100 * r.idle_ms / r.span_ms, 0, 'f', 0)
-                                   : QStringLiteral("–"))
-                .arg(std::isnan(r.overlap_ratio) ? QStringLiteral("–") : QString::number(r.overlap_ratio, 'f', 2));
-  }
-  html += QStringLiteral("</table>");
-  if (gpu.stragglers.empty()) {
-    html += QObject::tr("<p>No straggler: in every iteration the ranks' GPU computation took about as long.</p>");
-  } else {
-    html += QObject::tr("<p><b>Stragglers</b> (the others wait for them in their NCCL kernels):</p><ul>");
-    constexpr size_t kShown = 10;  // the first ones; `stats --json` lists every one
-    for (size_t i = 0; i < std::min(kShown, gpu.stragglers.size()); ++i) {
-      const auto& s = gpu.stragglers[i];
-      html += QObject::tr("<li>iteration %1: rank %2 computed %3 ms, %4 ms more than the others' median</li>")
-                  .arg(s.iteration)
-                  .arg(s.rank)
-                  .arg(s.computation_ms, 0, 'f', 3)
-                  .arg(s.lag_ms, 0, 'f', 3);
-    }
-    if (gpu.stragglers.size() > kShown)
-      html += QObject::tr("<li>and %1 more (ddpscope-cli stats RUN --json lists them all)</li>")
-                  .arg(gpu.stragglers.size() - kShown);
-    html += QStringLiteral("</ul>");
-  }
-  return html;
-}
-
-}  // namespace
-
-void MainWindow::showSummary() {
-  const RunData& d = *m_run;
-  QString html =
-      QStringLiteral(
-          "<h3>%1</h3><p>status <b>%2</b>%3 · %4 ranks · %5 backend · "
-          "model %6 · started %7</p>")
-          .arg(QFileInfo(QString::fromStdString(d.path)).fileName().toHtmlEscaped(),
-               QString::fromStdString(d.run.status).toHtmlEscaped(),
-               d.run.message.empty() ? QString()
-                                     : QStringLiteral(" (%1)").arg(
-                                           QString::fromStdString(d.run.message).toHtmlEscaped()))
-          .arg(d.run.world_size)
-          .arg(QString::fromStdString(d.run.backend).toHtmlEscaped(),
-               QString::fromStdString(d.run.model).toHtmlEscaped(),
-               QString::fromStdString(d.run.created_at).toHtmlEscaped());
-  if (!d.nonfinite.empty()) {
-    html += QStringLiteral("<p style='color:#c62828'><b>%1</b></p>")
-                .arg(QString::fromStdString(d.nonfinite).toHtmlEscaped());
-  }
-  if (!d.rejected.empty()) {
-    html += QStringLiteral("<p style='color:#c62828'><b>%1</b></p>")
-                .arg(QString::fromStdString(d.rejected).toHtmlEscaped());
-  }
-  html += QStringLiteral(
-      "<table cellpadding=4><tr><th>rank</th><th>host</th><th>iterations</th>"
-      "<th>mean iteration (ms)</th><th>comm (ms)</th><th>exposed (ms)</th>"
-      "<th>overlap</th><th>events</th><th>dropped</th></tr>");
-  for (const auto& r : d.ranks) {
-    int n = 0;
-    double iteration = 0, comm = 0, exposed = 0;
-    for (const auto& it : d.analysis.iterations) {
-      if (it.rank != r.rank || it.iteration <= 1) continue;  // skip warm-up
-      ++n;
-      iteration += it.iteration_ms;
-      comm += it.comm_ms;
-      exposed += it.exposed_comm_ms;
-    }
-    const QString overlap =
-        comm > 0 ? QString::number(1 - exposed / comm, 'f', 2) : QStringLiteral("–");
-    html += QStringLiteral(
-                "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td>"
-                "<td>%7</td><td>%8</td><td>%9</td></tr>")
-                .arg(r.rank)
-                .arg(QString::fromStdString(r.host).toHtmlEscaped())
-                .arg(n)
-                .arg(n ? iteration / n : 0, 0, 'f', 3)
-                .arg(n ? comm / n : 0, 0, 'f', 3)
-                .arg(n ? exposed / n : 0, 0, 'f', 3)
-                .arg(overlap)
-                .arg(r.events_received)
-                .arg(r.events_dropped);
-  }
-  html += QStringLiteral("</table>");
-  if (!d.gpu.empty()) html += gpuTimeHtml(d.gpu);
-  m_summary->setText(html);
-}
-
-void MainWindow::updateOverlap() {
-  if (!m_run) return;
-  const int rank = m_overlapRank->currentData().toInt();
-  m_overlap->setRun(m_run.get(), rank);
-  std::set<int64_t> straggling;
-  for (const auto& s : probes::find_stragglers(m_run->analysis)) {
-    if (s.rank == rank) straggling.insert(s.iteration);
-  }
-  // Stacked per iteration: compute, communication hidden behind it, exposed communication.
-  auto* compute = new QBarSet(tr("compute"));
-  // Straggler iterations are drawn as selected compute bars; this empty set only gives
-  // their colour a legend entry.
-  auto* stragglerKey = new QBarSet(tr("compute, straggler iteration"));
-  auto* hidden = new QBarSet(tr("overlapped comm"));
-  auto* exposed = new QBarSet(tr("exposed comm"));
-  const QColor straggler(0xf2, 0x8e, 0x2b);
-  double top = 0;
-  // Bars for at most the latest kMaxBars iterations: more are unreadable (and slow to
-  // lay out); the table below keeps every iteration.
-  constexpr int kMaxBars = 300;
-  std::vector<const probes::IterationAnalysis*> shown;
-  for (const auto& it : m_run->analysis.iterations) {
-    if (it.rank == rank) shown.push_back(&it);
-  }
-  const size_t total = shown.size();
-  if (shown.size() > kMaxBars) shown.erase(shown.begin(), shown.end() - kMaxBars);
-  QVector<int64_t> numbers;
-  for (const probes::IterationAnalysis* p : shown) {
-    const auto& it = *p;
-    *compute << it.compute_ms;
-    *stragglerKey << 0;
-    *hidden << it.comm_ms - it.exposed_comm_ms;
-    *exposed << it.exposed_comm_ms;
-    numbers << it.iteration;
-    top = std::max(top, it.compute_ms + it.comm_ms);
-  }
-  auto* series = new QStackedBarSeries;
-  series->append(compute);
-  series->append(stragglerKey);
-  series->append(hidden);
-  series->append(exposed);
-  series->setBarWidth(0.9);
-  auto* chart = new QChart;
-  applyChartTheme(chart, palette());
-  chart->addSeries(series);
-  // Colours after the series joined the themed chart (the theme sets its own).
-  compute->setColor(kindColor(probes::Kind::Forward));
-  compute->setSelectedColor(straggler);
-  stragglerKey->setColor(straggler);
-  hidden->setColor(kindColor(probes::Kind::Allreduce));
-  exposed->setColor(QColor(0xd6, 0x27, 0x28));
-  for (int i = 0; i < numbers.size(); ++i) {
-    if (straggling.count(numbers[i])) compute->selectBar(i);
-  }
-  chart->setTitle(tr("Rank %1: compute and communication per iteration%2 (straggler in %3 of %4) · click a bar "
-                     "to see that iteration in the timeline")
-                      .arg(rank)
-                      .arg(total > shown.size() ? tr(", the last %1").arg(shown.size()) : QString())
-                      .arg(straggling.size())
-                      .arg(total));
-  // Iteration numbers under the bars: each bar's while they fit, else every k-th (a
-  // 1-2-5 step), placed on its bar.
-  QAbstractAxis* xAxis = nullptr;
-  const int n = static_cast<int>(numbers.size());
-  if (n <= 40) {
-    auto* x = new QBarCategoryAxis;
-    for (int64_t it : numbers) x->append(QString::number(it));
-    xAxis = x;
-  } else {
-    auto* x = new QCategoryAxis;
-    x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
-    x->setRange(-0.5, n - 0.5);
-    int step = 1;
-    for (int m = 0; step * 20 < n; ++m) step = (m % 3 == 0 ? 2 : m % 3 == 1 ? 5 : 10) * static_cast<int>(std::pow(10, m / 3));
-    for (int i = 0; i < n; ++i) {
-      if (numbers[i] % step == 0) x->append(QString::number(numbers[i]), i);
-    }
-    xAxis = x;
-  }
-  xAxis->setTitleText(tr("iteration"));
-  auto* y = new QValueAxis;
-  y->setRange(0, top * 1.05 + 1e-6);
-  y->applyNiceNumbers();
-  y->setTitleText(tr("ms"));
-  chart->addAxis(xAxis, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  series->attachAxis(xAxis);
-  series->attachAxis(y);
-  chart->legend()->setAlignment(Qt::AlignBottom);
-  chart->setAnimationOptions(QChart::NoAnimation);
-  connect(series, &QAbstractBarSeries::clicked, this, [this, numbers](int index, QBarSet*) {
-    if (index >= 0 && index < numbers.size()) showIterationInTimeline(numbers[index]);
-  });
-  QChart* old = m_overlapChart->chart();
-  m_overlapChart->setChart(chart);
-  delete old;
-}
-
 void MainWindow::showIterationInTimeline(int64_t iteration) {
   showTab(QStringLiteral("timeline"));
   const auto& its = m_timeline->data().iterations;
@@ -920,24 +553,6 @@ void MainWindow::showIterationInTimeline(int64_t iteration) {
       return;
     }
   }
-}
-
-void MainWindow::updateBuckets() {
-  if (!m_run) return;
-  const int rank = m_bucketRank->currentData().toInt();
-  m_buckets->setRun(m_run.get(), rank, m_bucketIteration->value());
-  m_params->setRun(m_run.get(), rank);
-  std::set<int> before, after;
-  for (const auto& b : m_run->buckets) {
-    if (b.rank == rank) (b.generation == 0 ? before : after).insert(b.bucket);
-  }
-  m_bucketAdvice->setRun(m_run->path, m_run->span_count, rank, m_fileWatch->reader());
-  m_rebuildNote->setText(after.empty()
-                             ? tr("buckets: %1 (not rebuilt yet)").arg(before.size())
-                             : tr("buckets: %1 before the rebuild, %2 after (from the observed "
-                                  "gradient-ready order)")
-                                   .arg(before.size())
-                                   .arg(after.size()));
 }
 
 void MainWindow::showBanner(const QString& message, bool reload, bool saveCopy) {
@@ -972,5 +587,14 @@ bool MainWindow::saveRunCopy(const QString& path) {
   m_runList->refresh();
   return true;
 }
+
+// The pages' parts, for tests and scripts.
+BucketTableModel* MainWindow::bucketModel() const { return m_bucketPage->bucketModel(); }
+OverlapModel* MainWindow::overlapModel() const { return m_overlapPage->model(); }
+ParameterBucketModel* MainWindow::parameterModel() const { return m_bucketPage->parameterModel(); }
+QChartView* MainWindow::overlapChart() const { return m_overlapPage->chartView(); }
+BucketAdviceView* MainWindow::bucketAdvice() const { return m_bucketPage->advice(); }
+GraphView* MainWindow::graphView() const { return m_graphPage->view(); }
+QComboBox* MainWindow::graphChoice() const { return m_graphPage->choice(); }
 
 }  // namespace ddpscope::gui

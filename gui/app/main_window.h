@@ -28,6 +28,10 @@ class QDropEvent;
 namespace ddpscope::gui {
 
 class BucketTableModel;
+class BucketsPage;
+class GraphPage;
+class OverlapPage;
+class SummaryPage;
 class GraphView;
 class HangView;
 class LearnPage;
@@ -100,17 +104,20 @@ class MainWindow : public QMainWindow {
   QLabel* errorBanner() const { return m_errorBanner; }
   QAction* stopAction() const { return m_stopAction; }
   QAction* followAction() const { return m_followAction; }
-  BucketTableModel* bucketModel() const { return m_buckets; }
-  OverlapModel* overlapModel() const { return m_overlap; }
-  ParameterBucketModel* parameterModel() const { return m_params; }
+  BucketTableModel* bucketModel() const;
+  OverlapModel* overlapModel() const;
+  ParameterBucketModel* parameterModel() const;
   TimelineView* timeline() const { return m_timeline; }
   TimelinePage* timelinePage() const { return m_timelineTab; }
   TimeBreakdownPage* breakdown() const { return m_breakdown; }
-  QChartView* overlapChart() const { return m_overlapChart; }
+  QChartView* overlapChart() const;
   QAction* shortcutsAction() const { return m_shortcutsAction; }
-  BucketAdviceView* bucketAdvice() const { return m_bucketAdvice; }
-  GraphView* graphView() const { return m_graph; }
-  QComboBox* graphChoice() const { return m_graphChoice; }
+  BucketAdviceView* bucketAdvice() const;
+  GraphView* graphView() const;
+  QComboBox* graphChoice() const;
+  OverlapPage* overlapPage() const { return m_overlapPage; }
+  BucketsPage* bucketsPage() const { return m_bucketPage; }
+  GraphPage* graphPage() const { return m_graphPage; }
   HangView* hangView() const { return m_hang; }
   MessagesPage* messagesPage() const { return m_messages; }
   LearnPage* learnPage() const { return m_learn; }
@@ -136,12 +143,7 @@ class MainWindow : public QMainWindow {
   Tab tabOf(int index) const;
   void refreshTab(Tab tab);
   void refreshCurrentTab();
-  void showSummary();
-  void updateOverlap();
-  void updateBuckets();
   void updateHang(bool stalled);
-  void updateGraphChoices();
-  void showChosenGraph();
   void exportChromeTrace();
   void onJobFinished(JobController::State state, const QString& message);
   void onRunFileChanged();
@@ -158,19 +160,17 @@ class MainWindow : public QMainWindow {
 
   std::shared_ptr<const RunData> m_run;
   RunListModel* m_runList = nullptr;
-  BucketTableModel* m_buckets = nullptr;
-  OverlapModel* m_overlap = nullptr;
-  ParameterBucketModel* m_params = nullptr;
   JobController* m_job = nullptr;
   LiveRunLoader* m_live = nullptr;
   QTabWidget* m_tabs = nullptr;
-  QLabel* m_summary = nullptr;
+  SummaryPage* m_summary = nullptr;
+  OverlapPage* m_overlapPage = nullptr;
+  BucketsPage* m_bucketPage = nullptr;
+  GraphPage* m_graphPage = nullptr;
   LiveMonitor* m_monitor = nullptr;
   TimelineView* m_timeline = nullptr;
   TimelinePage* m_timelineTab = nullptr;
   TimeBreakdownPage* m_breakdown = nullptr;
-  QComboBox* m_overlapRank = nullptr;
-  QChartView* m_overlapChart = nullptr;
   QTableView* m_runsView = nullptr;
   QLabel* m_errorBanner = nullptr;
   QWidget* m_closeError = nullptr;
@@ -179,23 +179,10 @@ class MainWindow : public QMainWindow {
   RunFileWatch* m_fileWatch = nullptr;
   QAction* m_followAction = nullptr;
   QAction* m_stopAction = nullptr;
-  QTableView* m_overlapTable = nullptr;
   SortProxy* m_runsProxy = nullptr;
   QAction* m_shortcutsAction = nullptr;
-  BucketAdviceView* m_bucketAdvice = nullptr;
-  EmptyState* m_overlapEmpty = nullptr;
-  EmptyState* m_bucketsEmpty = nullptr;
-  EmptyState* m_graphEmpty = nullptr;
   EmptyState* m_messagesEmpty = nullptr;
   EmptyState* m_hangEmpty = nullptr;
-  QComboBox* m_bucketRank = nullptr;
-  QSpinBox* m_bucketIteration = nullptr;
-  QTableView* m_bucketTable = nullptr;
-  QTableView* m_paramTable = nullptr;
-  QLabel* m_rebuildNote = nullptr;
-  GraphView* m_graph = nullptr;
-  QCheckBox* m_graphCollapse = nullptr;
-  QComboBox* m_graphChoice = nullptr;  // rank 0's local graph, or a distributed pass
   HangView* m_hang = nullptr;
   MessagesPage* m_messages = nullptr;
   LearnPage* m_learn = nullptr;
@@ -203,9 +190,6 @@ class MainWindow : public QMainWindow {
   std::set<Tab> m_dirty;          // views not yet showing the latest run data
   bool m_followTimeline = false;  // the timeline shows an earlier load of the same run
   QWidget* m_timelinePage = nullptr;
-  QWidget* m_overlapPage = nullptr;
-  QWidget* m_bucketPage = nullptr;
-  QWidget* m_graphPage = nullptr;
   int m_stallMs = 10000;
   QString m_liveRun;         // the run file of the running (or last) job
   bool m_following = false;  // the views show m_liveRun, re-read as it grows

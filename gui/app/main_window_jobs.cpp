@@ -16,6 +16,9 @@
 #include "live_monitor.h"
 #include "live_run_loader.h"
 #include "main_window.h"
+
+#include "buckets_page.h"
+#include "overlap_page.h"
 #include "run_file_watch.h"
 #include "run_list_model.h"
 #include "run_workspace.h"
@@ -157,7 +160,8 @@ bool MainWindow::exportTableCsv(const QString& path) {
   QWidget* page = m_tabs->currentWidget();
   const QAbstractItemModel* model = nullptr;
   for (QTableView* t :
-       {m_overlapTable, m_bucketTable, m_paramTable, static_cast<QTableView*>(m_hang->table())}) {
+       {m_overlapPage->table(), m_bucketPage->bucketTable(), m_bucketPage->parameterTable(),
+        static_cast<QTableView*>(m_hang->table())}) {
     if (!page || !page->isAncestorOf(t)) continue;
     if (!model || t->hasFocus()) model = t->model();
   }

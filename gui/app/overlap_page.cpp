@@ -1,0 +1,169 @@
+#include "overlap_page.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QCategoryAxis>
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QStackedBarSeries>
+#include <QValueAxis>
+#include <cmath>
+#include <set>
+
+#include "chart_theme.h"
+#include "empty_state.h"
+#include "kind_colors.h"
+#include "overlap_model.h"
+#include "sortable_table.h"
+
+namespace ddpscope::gui {
+
+OverlapPage::OverlapPage(QWidget* parent) : QWidget(parent), m_model(new OverlapModel(this)) {
+  auto* layout = new QVBoxLayout(this);
+  auto* bar = new QHBoxLayout;
+  m_rank = new QComboBox;
+  bar->addWidget(new QLabel(tr("Rank")));
+  bar->addWidget(m_rank);
+  bar->addWidget(new QLabel(tr("Orange rows and bars: this rank was the straggler (its "
+                               "allreduces started last).")));
+  bar->addStretch();
+  layout->addLayout(bar);
+  m_chart = new QChartView;
+  m_chart->setRenderHint(QPainter::Antialiasing);
+  m_chart->setMinimumHeight(260);
+  auto* content = new QWidget;
+  auto* contentLayout = new QVBoxLayout(content);
+  contentLayout->setContentsMargins(0, 0, 0, 0);
+  contentLayout->addWidget(m_chart, 2);
+  m_table = makeSortableTable(m_model);
+  m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  contentLayout->addWidget(m_table, 1);
+  m_empty = new EmptyState(content);
+  layout->addWidget(m_empty, 1);
+  connect(m_rank, &QComboBox::currentIndexChanged, this, [this] { update(); });
+}
+
+void OverlapPage::clear() {
+  m_model->setRun(nullptr);
+  m_run.reset();
+}
+
+void OverlapPage::setRun(std::shared_ptr<const RunData> run, bool keepRank) {
+  m_run = std::move(run);
+  const int previous = m_rank->currentIndex();
+  {
+    const QSignalBlocker block(m_rank);
+    m_rank->clear();
+    for (const auto& r : m_run->ranks)
+      m_rank->addItem(QString::number(r.rank), r.rank);
+    m_rank->setCurrentIndex(keepRank ? std::max(0, previous) : 0);
+  }
+  update();
+}
+
+void OverlapPage::update() {
+  if (!m_run) return;
+  const int rank = m_rank->currentData().toInt();
+  m_model->setRun(m_run.get(), rank);
+  QChart* old = m_chart->chart();
+  m_chart->setChart(makeChart(rank));
+  delete old;
+}
+
+QChart* OverlapPage::makeChart(int rank) {
+  std::set<int64_t> straggling;
+  for (const auto& s : probes::find_stragglers(m_run->analysis)) {
+    if (s.rank == rank) straggling.insert(s.iteration);
+  }
+  // Stacked per iteration: compute, communication hidden behind it, exposed communication.
+  auto* compute = new QBarSet(tr("compute"));
+  // Straggler iterations are drawn as selected compute bars; this empty set only gives
+  // their colour a legend entry.
+  auto* stragglerKey = new QBarSet(tr("compute, straggler iteration"));
+  auto* hidden = new QBarSet(tr("overlapped comm"));
+  auto* exposed = new QBarSet(tr("exposed comm"));
+  const QColor straggler(0xf2, 0x8e, 0x2b);
+  double top = 0;
+  // Bars for at most the latest kMaxBars iterations: more are unreadable (and slow to
+  // lay out); the table below keeps every iteration.
+  constexpr int kMaxBars = 300;
+  std::vector<const probes::IterationAnalysis*> shown;
+  for (const auto& it : m_run->analysis.iterations) {
+    if (it.rank == rank) shown.push_back(&it);
+  }
+  const size_t total = shown.size();
+  if (shown.size() > kMaxBars) shown.erase(shown.begin(), shown.end() - kMaxBars);
+  QVector<int64_t> numbers;
+  for (const probes::IterationAnalysis* p : shown) {
+    const auto& it = *p;
+    *compute << it.compute_ms;
+    *stragglerKey << 0;
+    *hidden << it.comm_ms - it.exposed_comm_ms;
+    *exposed << it.exposed_comm_ms;
+    numbers << it.iteration;
+    top = std::max(top, it.compute_ms + it.comm_ms);
+  }
+  auto* series = new QStackedBarSeries;
+  series->append(compute);
+  series->append(stragglerKey);
+  series->append(hidden);
+  series->append(exposed);
+  series->setBarWidth(0.9);
+  auto* chart = new QChart;
+  applyChartTheme(chart, palette());
+  chart->addSeries(series);
+  // Colours after the series joined the themed chart (the theme sets its own).
+  compute->setColor(kindColor(probes::Kind::Forward));
+  compute->setSelectedColor(straggler);
+  stragglerKey->setColor(straggler);
+  hidden->setColor(kindColor(probes::Kind::Allreduce));
+  exposed->setColor(QColor(0xd6, 0x27, 0x28));
+  for (int i = 0; i < numbers.size(); ++i) {
+    if (straggling.count(numbers[i])) compute->selectBar(i);
+  }
+  chart->setTitle(tr("Rank %1: compute and communication per iteration%2 (straggler in %3 of %4) · click a bar "
+                     "to see that iteration in the timeline")
+                      .arg(rank)
+                      .arg(total > shown.size() ? tr(", the last %1").arg(shown.size()) : QString())
+                      .arg(straggling.size())
+                      .arg(total));
+  // Iteration numbers under the bars: each bar's while they fit, else every k-th (a
+  // 1-2-5 step), placed on its bar.
+  QAbstractAxis* xAxis = nullptr;
+  const int n = static_cast<int>(numbers.size());
+  if (n <= 40) {
+    auto* x = new QBarCategoryAxis;
+    for (int64_t it : numbers) x->append(QString::number(it));
+    xAxis = x;
+  } else {
+    auto* x = new QCategoryAxis;
+    x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    x->setRange(-0.5, n - 0.5);
+    int step = 1;
+    for (int m = 0; step * 20 < n; ++m) step = (m % 3 == 0 ? 2 : m % 3 == 1 ? 5 : 10) * static_cast<int>(std::pow(10, m / 3));
+    for (int i = 0; i < n; ++i) {
+      if (numbers[i] % step == 0) x->append(QString::number(numbers[i]), i);
+    }
+    xAxis = x;
+  }
+  xAxis->setTitleText(tr("iteration"));
+  auto* y = new QValueAxis;
+  y->setRange(0, top * 1.05 + 1e-6);
+  y->applyNiceNumbers();
+  y->setTitleText(tr("ms"));
+  chart->addAxis(xAxis, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(xAxis);
+  series->attachAxis(y);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setAnimationOptions(QChart::NoAnimation);
+  connect(series, &QAbstractBarSeries::clicked, this, [this, numbers](int index, QBarSet*) {
+    if (index >= 0 && index < numbers.size()) emit iterationClicked(numbers[index]);
+  });
+  return chart;
+}
+
+}  // namespace ddpscope::gui

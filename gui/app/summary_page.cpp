@@ -1,0 +1,126 @@
+#include "summary_page.h"
+
+#include <QFileInfo>
+#include <cmath>
+
+namespace ddpscope::gui {
+
+SummaryPage::SummaryPage(QWidget* parent) : QLabel(parent) {
+  setText(tr("Open a run: pick one on the left or use File > Open (a PyTorch job's profiler "
+             "traces too: a folder or the files, or drop them here). Or launch a job: Run > Launch job."));
+  setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  setTextInteractionFlags(Qt::TextSelectableByMouse);
+  setMargin(12);
+  setWordWrap(true);
+}
+
+namespace {
+
+// The Summary's GPU time (README, "GPU time": HTA's definitions), per rank, and the
+// stragglers by iteration.
+QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu) {
+  QString html = QObject::tr(
+      "<h4>GPU time</h4><p>Kernels classed as Holistic Trace Analysis classes them: communication "
+      "(NCCL), memory (copies, sets), computation (the rest); idle is the time between the first "
+      "and last kernel when none ran; overlap is the share of communication that ran beside "
+      "computation.</p>");
+  html += QObject::tr(
+      "<table cellpadding=4><tr><th>rank</th><th>kernels</th><th>span (ms)</th><th>computation (ms)</th>"
+      "<th>communication (ms)</th><th>memory (ms)</th><th>idle (ms)</th><th>idle share</th>"
+      "<th>overlap</th></tr>");
+  for (const auto& r : gpu.ranks) {
+    html += QStringLiteral(
+                "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td>%7</td>"
+                "<td>%8</td><td>%9</td></tr>")
+                .arg(r.rank)
+                .arg(r.kernels)
+                .arg(r.span_ms, 0, 'f', 3)
+                .arg(r.computation_ms, 0, 'f', 3)
+                .arg(r.communication_ms, 0, 'f', 3)
+                .arg(r.memory_ms, 0, 'f', 3)
+                .arg(r.idle_ms, 0, 'f', 3)
+                .arg(r.span_ms > 0 ? QStringLiteral("%1%").arg(100 * r.idle_ms / r.span_ms, 0, 'f', 0)
+                                   : QStringLiteral("–"))
+                .arg(std::isnan(r.overlap_ratio) ? QStringLiteral("–") : QString::number(r.overlap_ratio, 'f', 2));
+  }
+  html += QStringLiteral("</table>");
+  if (gpu.stragglers.empty()) {
+    html += QObject::tr("<p>No straggler: in every iteration the ranks' GPU computation took about as long.</p>");
+  } else {
+    html += QObject::tr("<p><b>Stragglers</b> (the others wait for them in their NCCL kernels):</p><ul>");
+    constexpr size_t kShown = 10;  // the first ones; `stats --json` lists every one
+    for (size_t i = 0; i < std::min(kShown, gpu.stragglers.size()); ++i) {
+      const auto& s = gpu.stragglers[i];
+      html += QObject::tr("<li>iteration %1: rank %2 computed %3 ms, %4 ms more than the others' median</li>")
+                  .arg(s.iteration)
+                  .arg(s.rank)
+                  .arg(s.computation_ms, 0, 'f', 3)
+                  .arg(s.lag_ms, 0, 'f', 3);
+    }
+    if (gpu.stragglers.size() > kShown)
+      html += QObject::tr("<li>and %1 more (ddpscope-cli stats RUN --json lists them all)</li>")
+                  .arg(gpu.stragglers.size() - kShown);
+    html += QStringLiteral("</ul>");
+  }
+  return html;
+}
+
+}  // namespace
+
+void SummaryPage::setRun(const RunData& d) {
+  QString html =
+      QStringLiteral(
+          "<h3>%1</h3><p>status <b>%2</b>%3 · %4 ranks · %5 backend · "
+          "model %6 · started %7</p>")
+          .arg(QFileInfo(QString::fromStdString(d.path)).fileName().toHtmlEscaped(),
+               QString::fromStdString(d.run.status).toHtmlEscaped(),
+               d.run.message.empty() ? QString()
+                                     : QStringLiteral(" (%1)").arg(
+                                           QString::fromStdString(d.run.message).toHtmlEscaped()))
+          .arg(d.run.world_size)
+          .arg(QString::fromStdString(d.run.backend).toHtmlEscaped(),
+               QString::fromStdString(d.run.model).toHtmlEscaped(),
+               QString::fromStdString(d.run.created_at).toHtmlEscaped());
+  if (!d.nonfinite.empty()) {
+    html += QStringLiteral("<p style='color:#c62828'><b>%1</b></p>")
+                .arg(QString::fromStdString(d.nonfinite).toHtmlEscaped());
+  }
+  if (!d.rejected.empty()) {
+    html += QStringLiteral("<p style='color:#c62828'><b>%1</b></p>")
+                .arg(QString::fromStdString(d.rejected).toHtmlEscaped());
+  }
+  html += QStringLiteral(
+      "<table cellpadding=4><tr><th>rank</th><th>host</th><th>iterations</th>"
+      "<th>mean iteration (ms)</th><th>comm (ms)</th><th>exposed (ms)</th>"
+      "<th>overlap</th><th>events</th><th>dropped</th></tr>");
+  for (const auto& r : d.ranks) {
+    int n = 0;
+    double iteration = 0, comm = 0, exposed = 0;
+    for (const auto& it : d.analysis.iterations) {
+      if (it.rank != r.rank || it.iteration <= 1) continue;  // skip warm-up
+      ++n;
+      iteration += it.iteration_ms;
+      comm += it.comm_ms;
+      exposed += it.exposed_comm_ms;
+    }
+    const QString overlap =
+        comm > 0 ? QString::number(1 - exposed / comm, 'f', 2) : QStringLiteral("–");
+    html += QStringLiteral(
+                "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td>"
+                "<td>%7</td><td>%8</td><td>%9</td></tr>")
+                .arg(r.rank)
+                .arg(QString::fromStdString(r.host).toHtmlEscaped())
+                .arg(n)
+                .arg(n ? iteration / n : 0, 0, 'f', 3)
+                .arg(n ? comm / n : 0, 0, 'f', 3)
+                .arg(n ? exposed / n : 0, 0, 'f', 3)
+                .arg(overlap)
+                .arg(r.events_received)
+                .arg(r.events_dropped);
+  }
+  html += QStringLiteral("</table>");
+  if (!d.gpu.empty()) html += gpuTimeHtml(d.gpu);
+  setText(html);
+}
+
+}  // namespace ddpscope::gui
