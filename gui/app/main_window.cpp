@@ -8,6 +8,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QHeaderView>
 #include <QLabel>
@@ -24,6 +25,7 @@
 #include "buckets_page.h"
 #include "graph_page.h"
 #include "overlap_page.h"
+#include "run_open_job.h"
 #include "summary_page.h"
 #include "graph_view.h"
 #include "hang_view.h"
@@ -91,6 +93,7 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   });
   m_runList->setFolder(workspaceFolder);
   setUpTraceImport();
+  setUpRunOpener();
   resize(1280, 800);
 }
 
@@ -121,7 +124,7 @@ void MainWindow::buildViews() {
           [this](const QItemSelection& selected) {
             if (selected.indexes().isEmpty()) return;
             const QString path = selected.indexes().first().data(RunListModel::PathRole).toString();
-            if (!m_run || QString::fromStdString(m_run->path) != path) openRun(path);
+            if (!m_run || QString::fromStdString(m_run->path) != path) openRunInBackground(path);
           });
   // The list is re-read as runs come and go: keep the open run's row selected.
   connect(m_runList, &QAbstractItemModel::modelReset, this, [this] {
@@ -233,7 +236,7 @@ void MainWindow::buildMenus() {
         this, tr("Open a run, or a PyTorch job's profiler traces (one per rank)"), m_runList->folder(),
         tr("Runs and PyTorch traces (*.ddprun *.json *.json.gz);;Run files (*.ddprun);;"
            "PyTorch profiler traces (*.json *.json.gz);;All files (*)"));
-    if (paths.size() == 1) openPath(paths.first());
+    if (paths.size() == 1) openPath(paths.first(), /*background=*/true);
     if (paths.size() > 1) importTraces(paths);  // one trace per rank
   });
   file->addAction(tr("Open PyTorch &traces folder..."), this, [this] {
@@ -350,16 +353,20 @@ void MainWindow::showTab(const QString& id) {
   if (const int i = tabIndex(id); i >= 0) m_tabs->setCurrentIndex(i);
 }
 
-bool MainWindow::openRun(const QString& path) {
-  if (m_job->isActive() && !m_liveRun.isEmpty() && path == m_liveRun) {
-    if (!m_following) {  // back to the running job
-      m_following = true;
-      m_stalled = false;
-      m_live->watch(m_liveRun, 250, m_stallMs);
-      statusBar()->showMessage(tr("Following the running job again"));
-    }
-    return true;
+bool MainWindow::returnToJob(const QString& path) {
+  if (!m_job->isActive() || m_liveRun.isEmpty() || path != m_liveRun) return false;
+  if (!m_following) {  // back to the running job
+    m_following = true;
+    m_stalled = false;
+    m_live->watch(m_liveRun, 250, m_stallMs);
+    statusBar()->showMessage(tr("Following the running job again"));
   }
+  return true;
+}
+
+bool MainWindow::openRun(const QString& path) {
+  m_opener->cancel();  // a file still loading in the background must not replace this one
+  if (returnToJob(path)) return true;
   std::shared_ptr<const RunData> run;
   try {
     run = std::make_shared<const RunData>(load_run(path.toStdString()));
@@ -368,6 +375,42 @@ bool MainWindow::openRun(const QString& path) {
     emit loadFailed(tr("Cannot open %1: %2").arg(path, userMessage(e)));
     return false;
   }
+  showOpenedRun(path, std::move(run));
+  return true;
+}
+
+void MainWindow::openRunInBackground(const QString& path) {
+  if (returnToJob(path)) {
+    m_opener->cancel();
+    return;
+  }
+  m_opener->open(path);
+}
+
+void MainWindow::setUpRunOpener() {
+  m_opener = new RunOpenJob(this);
+  m_openProgress = new QProgressBar;
+  m_openProgress->setObjectName(QStringLiteral("openProgress"));
+  m_openProgress->setRange(0, 0);  // busy: a run file's load has no count to show
+  m_openProgress->setMaximumWidth(160);
+  m_openProgress->hide();
+  statusBar()->addPermanentWidget(m_openProgress);
+  connect(m_opener, &RunOpenJob::started, this, [this](const QString& path) {
+    m_openProgress->show();
+    statusBar()->showMessage(tr("Opening %1...").arg(QFileInfo(path).fileName()));
+  });
+  connect(m_opener, &RunOpenJob::opened, this, [this](const QString& path, std::shared_ptr<const RunData> run) {
+    m_openProgress->hide();
+    showOpenedRun(path, std::move(run));
+  });
+  connect(m_opener, &RunOpenJob::failed, this, [this](const QString& path, const QString& message) {
+    m_openProgress->hide();
+    if (m_run) selectInRunList(QString::fromStdString(m_run->path));  // the list shows what is open
+    emit loadFailed(tr("Cannot open %1: %2").arg(path, message));
+  });
+}
+
+void MainWindow::showOpenedRun(const QString& path, std::shared_ptr<const RunData> run) {
   // The job, if one runs, goes on (its progress stays on the Live tab); its run file is
   // no longer re-read until the user comes back to it.
   m_live->cancel();
@@ -387,7 +430,6 @@ bool MainWindow::openRun(const QString& path) {
   } else {
     statusBar()->showMessage(tr("%1: %2 spans").arg(path).arg(m_run->span_count));
   }
-  return true;
 }
 
 void MainWindow::updateJobActions() {

@@ -21,6 +21,7 @@ class QLabel;
 class QSpinBox;
 class QTabWidget;
 class QTableView;
+class QProgressBar;
 class QProgressDialog;
 class QDragEnterEvent;
 class QDropEvent;
@@ -48,6 +49,7 @@ class EmptyState;
 class BucketAdviceView;
 class TimeBreakdownPage;
 class RunFileWatch;
+class RunOpenJob;
 class TraceImportJob;
 
 class MainWindow : public QMainWindow {
@@ -60,11 +62,19 @@ class MainWindow : public QMainWindow {
   // Opens a run file; on failure shows why and keeps the current run. Returns success.
   // Another run than the running job's pauses following the job (it keeps running);
   // the job's own run file follows it live again.
+  // Reads the file on the UI thread: for the command line and scripts, which want the
+  // run shown when it returns.
   bool openRun(const QString& path);
+  // The same, read off the UI thread with a busy indicator in the status bar; the run is
+  // shown (runShown) or the failure said (loadFailed) when the load ends. A newer request
+  // replaces one still loading. The run list, File > Open and drag and drop come here.
+  void openRunInBackground(const QString& path);
+  RunOpenJob* runOpener() const { return m_opener; }
   // A run file opens; a folder or *.json / *.json.gz file of PyTorch profiler traces is
   // imported into the workspace first (importTraces). The command line, File > Open and
   // drag and drop come here.
-  bool openPath(const QString& path);
+  // `background`: a run file opens through openRunInBackground.
+  bool openPath(const QString& path, bool background = false);
   // Converts a PyTorch job's traces into a new run in the workspace, off the UI thread
   // with a progress dialog that can cancel it, then opens it. False when an import
   // already runs (said in the status bar).
@@ -149,6 +159,10 @@ class MainWindow : public QMainWindow {
   void onRunFileChanged();
   void showBanner(const QString& message, bool reload, bool saveCopy);
   void setUpTraceImport();
+  void setUpRunOpener();
+  // The run file of the running job: follow it again (true), nothing to read.
+  bool returnToJob(const QString& path);
+  void showOpenedRun(const QString& path, std::shared_ptr<const RunData> run);
   void onImportFinished(const QString& runFile, const QStringList& notes);
   void onImportFailed(const QString& message, bool cancelled);
 
@@ -194,6 +208,8 @@ class MainWindow : public QMainWindow {
   QString m_liveRun;         // the run file of the running (or last) job
   bool m_following = false;  // the views show m_liveRun, re-read as it grows
   TraceImportJob* m_import = nullptr;
+  RunOpenJob* m_opener = nullptr;
+  QProgressBar* m_openProgress = nullptr;
   QProgressDialog* m_importProgress = nullptr;
 };
 

@@ -27,9 +27,11 @@ void MainWindow::setUpTraceImport() {
   setAcceptDrops(true);
 }
 
-bool MainWindow::openPath(const QString& path) {
+bool MainWindow::openPath(const QString& path, bool background) {
   if (QFileInfo(path).exists() && isTraceInput(path)) return importTraces({path});
-  return openRun(path);
+  if (!background) return openRun(path);
+  openRunInBackground(path);
+  return true;
 }
 
 bool MainWindow::importTraces(const QStringList& inputs) {
@@ -98,7 +100,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
   if (paths.size() > 1) {
     importTraces(paths);
   } else {
-    openPath(paths.first());
+    openPath(paths.first(), /*background=*/true);
   }
 }
 

@@ -59,6 +59,7 @@
 #include "messages_page.h"
 #include "overlap_model.h"
 #include "run_list_model.h"
+#include "run_open_job.h"
 #include "timeline_view.h"
 #include "trace_import_job.h"
 #include <QDropEvent>
@@ -737,8 +738,53 @@ class TestMainWindow : public QObject {
     QVERIFY(window.windowTitle().contains(QFileInfo(mine).fileName()));
     // The open run's row is the selected one; choosing the other row opens it.
     QCOMPARE(list->currentIndex().row(), 1);
-    list->selectRow(0);
-    QCOMPARE(open_path(), first);
+    list->selectRow(0);  // read off the UI thread
+    QTRY_COMPARE(open_path(), first);
+  }
+
+  // The run list, File > Open and drops read a run off the UI thread: the call returns
+  // at once with a busy indicator shown, the run appears when read, the last request
+  // wins, and a failure is explained with the open run kept.
+  void testRunsOpenOffTheUiThread() {
+    QTemporaryDir folder;
+    const QString small = folder.filePath("small.ddprun");
+    const QString large = folder.filePath("large.ddprun");
+    testing::write_test_run(small.toStdString(), 2, 3);
+    testing::write_test_run(large.toStdString(), 4, 400);
+    MainWindow window(folder.path());
+    window.show();
+    QSignalSpy shown(&window, &MainWindow::runShown);
+    window.openRunInBackground(large);
+    QVERIFY(window.runOpener()->isBusy());
+    QCOMPARE(shown.count(), 0);  // not read on this thread
+    auto* busy = window.findChild<QProgressBar*>("openProgress");
+    QVERIFY(busy && busy->isVisible());
+    QVERIFY(window.statusBar()->currentMessage().contains("Opening large.ddprun"));
+    QTRY_VERIFY(window.currentRun() != nullptr);
+    QCOMPARE(QString::fromStdString(window.currentRun()->path), large);
+    QVERIFY(!busy->isVisible());
+    // Two requests in a row: the later one is what stays on screen.
+    window.openRunInBackground(large);
+    window.openRunInBackground(small);
+    QTRY_VERIFY(!window.runOpener()->isBusy());
+    QCOMPARE(QString::fromStdString(window.currentRun()->path), small);
+    // A damaged file: said in the banner, the open run kept.
+    const QString bad = folder.filePath("bad.ddprun");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray(1000, 'q'));
+    f.close();
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    window.openRunInBackground(bad);
+    QTRY_COMPARE(failed.count(), 1);
+    QVERIFY(failed.at(0).at(0).toString().contains("not a ddpscope run file"));
+    QCOMPARE(QString::fromStdString(window.currentRun()->path), small);
+    QVERIFY(!busy->isVisible());
+    // Opening directly (the command line) drops a background request still under way.
+    window.openRunInBackground(large);
+    QVERIFY(window.openRun(small));
+    QTest::qWait(300);
+    QCOMPARE(QString::fromStdString(window.currentRun()->path), small);
   }
 
   void testMessagesTabDrawsTheSendRecvPairs() {
