@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "ddpscope/byte_reader.h"
 #include "ddpscope/error.h"
 
 namespace ddpscope::probes {
@@ -37,40 +38,14 @@ class Writer {
   std::string out;
 };
 
-class Reader {
- public:
-  Reader(const char* p, size_t n) : p_(p), end_(p + n) {}
-  void need(size_t n, const char* what) {
-    DDPSCOPE_CHECK(static_cast<size_t>(end_ - p_) >= n, "event batch truncated while reading ",
-                   what, " (", end_ - p_, " bytes left, ", n, " needed)");
+struct Truncated {
+  [[noreturn]] void operator()(const char* what, size_t needed, size_t left) const {
+    throw Error(detail::concat("event batch truncated while reading ", what, " (", left, " bytes left, ", needed,
+                               " needed)"),
+                __FILE__, __LINE__);
   }
-  template <typename T>
-  T pod(const char* what) {
-    need(sizeof(T), what);
-    T v;
-    std::memcpy(&v, p_, sizeof(T));
-    p_ += sizeof(T);
-    return v;
-  }
-  std::string str(const char* what) {
-    const auto n = pod<uint32_t>(what);
-    need(n, what);
-    std::string s(p_, n);
-    p_ += n;
-    return s;
-  }
-  void bytes(void* dst, size_t n, const char* what) {
-    need(n, what);
-    if (n == 0) return;  // dst may be an empty vector's null data(): memcpy's pointers must not be null
-    std::memcpy(dst, p_, n);
-    p_ += n;
-  }
-  bool done() const { return p_ == end_; }
-
- private:
-  const char* p_;
-  const char* end_;
 };
+using Reader = ByteReader<Truncated>;
 
 }  // namespace
 
@@ -97,7 +72,7 @@ std::string encode(const EventBatch& b) {
 }
 
 EventBatch decode(const void* data, size_t size) {
-  Reader r(static_cast<const char*>(data), size);
+  Reader r(data, size, Truncated{});
   const auto h = r.pod<Header>("the header");
   DDPSCOPE_CHECK(h.magic == kMagic, "not an event batch (bad magic number)");
   DDPSCOPE_CHECK(h.version == kVersion, "event batch format ", h.version,
@@ -112,24 +87,24 @@ EventBatch decode(const void* data, size_t size) {
     ThreadInfo t;
     t.thread = r.pod<uint16_t>("a thread");
     t.tid = r.pod<int64_t>("a thread");
-    t.name = r.str("a thread name");
+    t.name = r.sized_string("a thread name");
     b.threads.push_back(std::move(t));
   }
   for (uint32_t i = 0; i < h.num_names; ++i) {
     NameInfo n;
-    n.name = r.str("a name");
-    n.file = r.str("a name's file");
+    n.name = r.sized_string("a name");
+    n.file = r.sized_string("a name's file");
     n.line = r.pod<uint32_t>("a name's line");
     b.names.push_back(std::move(n));
   }
   r.need(static_cast<size_t>(h.num_events) * sizeof(BatchEvent), "the events");
   b.events.resize(h.num_events);
-  r.bytes(b.events.data(), b.events.size() * sizeof(BatchEvent), "the events");
+  r.copy_to(b.events.data(), b.events.size() * sizeof(BatchEvent), "the events");
   for (const auto& e : b.events) {
     DDPSCOPE_CHECK(e.name < b.names.size(), "event batch: name index ", e.name, " out of range");
   }
   for (uint32_t i = 0; i < h.num_records; ++i)
-    b.records.push_back(r.str("a record"));
+    b.records.push_back(r.sized_string("a record"));
   DDPSCOPE_CHECK(r.done(), "event batch has trailing bytes");
   return b;
 }

@@ -1,5 +1,7 @@
 #include "wire_format.h"
 
+#include "ddpscope/byte_reader.h"
+
 #include <cstring>
 #include <limits>
 
@@ -11,35 +13,12 @@ namespace {
 }
 
 // Reads the body with every length checked against what is left.
-class BodyReader {
- public:
-  BodyReader(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
-  size_t left() const { return static_cast<size_t>(end_ - p_); }
-  void need(size_t n, const char* what) {
-    if (left() < n) {
-      malformed(detail::concat("body truncated reading ", what, ": ", n, " bytes needed, ",
-                               left(), " left"));
-    }
+struct Truncated {
+  [[noreturn]] void operator()(const char* what, size_t needed, size_t left) const {
+    malformed(detail::concat("body truncated reading ", what, ": ", needed, " bytes needed, ", left, " left"));
   }
-  template <typename T>
-  T pod(const char* what) {
-    need(sizeof(T), what);
-    T v;
-    std::memcpy(&v, p_, sizeof(T));
-    p_ += sizeof(T);
-    return v;
-  }
-  std::string bytes(size_t n, const char* what) {
-    need(n, what);
-    std::string s(reinterpret_cast<const char*>(p_), n);
-    p_ += n;
-    return s;
-  }
-
- private:
-  const uint8_t* p_;
-  const uint8_t* end_;
 };
+using BodyReader = ByteReader<Truncated>;
 
 struct TensorUse {
   std::vector<bool> used;
@@ -220,7 +199,7 @@ DecodedMessage decode_message(const std::vector<FrameView>& frames, std::string_
   }
   m.tensor_frames.assign(frames.begin() + 3, frames.end());
   TensorUse use{std::vector<bool>(h.num_tensors, false), &m.tensor_frames};
-  BodyReader r(frames[2].data, frames[2].size);
+  BodyReader r(frames[2].data, frames[2].size, Truncated{});
   m.body = read_value(r, 0, use);
   if (r.left() != 0) malformed(detail::concat(r.left(), " bytes after the body's value"));
   for (size_t k = 0; k < use.used.size(); ++k)
