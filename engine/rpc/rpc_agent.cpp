@@ -15,7 +15,7 @@ using namespace agent_internal;
 // ---------------------------------------------------------------- start and stop
 
 RpcAgent::RpcAgent(WorkerSetup setup, RpcBackendOptions options, std::unique_ptr<Transport> transport)
-    : setup_(std::move(setup)), options_(std::move(options)), transport_(std::move(transport)), self_(setup_.self) {}
+    : setup_(std::move(setup)), options_(std::move(options)), transport_(std::move(transport)) {}
 
 std::shared_ptr<RpcAgent> RpcAgent::create(const std::string& name, RpcBackendOptions options,
                                            std::shared_ptr<c10d::ProcessGroup> group) {
@@ -44,11 +44,11 @@ void RpcAgent::start() {
                  "init_rpc: need 1 <= num_worker_threads (", options_.num_worker_threads,
                  ") <= max_worker_threads (", options_.max_worker_threads, ")");
   transport_->connect(setup_.endpoints);
-  for (size_t r = 0; r < workers_.size(); ++r)
+  for (size_t r = 0; r < setup_.workers.size(); ++r)
     peer_state_.push_back(std::make_unique<PeerState>());
   pool_ = std::make_unique<ThreadPool>(options_.num_worker_threads, options_.max_worker_threads);
   std::weak_ptr<RpcAgent> weak = weak_from_this();
-  shutdown_tally_ = std::make_unique<ShutdownTally>(static_cast<int>(workers_.size()));
+  shutdown_tally_ = std::make_unique<ShutdownTally>(static_cast<int>(setup_.workers.size()));
   // Served by this agent, not through the process-wide registry: each agent counts its
   // own job's votes, also when tests run several agents in one process.
   auto vote = std::make_shared<RegisteredFunction>();
@@ -59,7 +59,7 @@ void RpcAgent::start() {
   };
   shutdown_vote_fn_ = std::move(vote);
   rrefs_ = std::make_shared<RRefContext>(
-      self_, [weak](int32_t dst, MessageType type, std::vector<int64_t> ids, std::function<void()> on_ack) {
+      setup_.self, [weak](int32_t dst, MessageType type, std::vector<int64_t> ids, std::function<void()> on_ack) {
         if (auto agent = weak.lock()) agent->send_control(dst, type, std::move(ids), std::move(on_ack));
       });
   running_ = true;
@@ -111,20 +111,20 @@ void RpcAgent::shutdown(bool graceful) {
       int64_t total = 0;
       try {
         total = call(0, kShutdownVote,
-                     ValueList{Value(round), Value(int64_t{self_}), Value(static_cast<int64_t>(busy))},
+                     ValueList{Value(round), Value(int64_t{setup_.self}), Value(static_cast<int64_t>(busy))},
                      options_.rpc_timeout)
                     ->wait()
                     .to_int();
       } catch (const std::exception& e) {
         std::fprintf(stderr, "rpc: worker %d: graceful shutdown could not agree with the others (%s); "
-                             "stopping anyway\n", self_, e.what());
+                             "stopping anyway\n", setup_.self, e.what());
         break;
       }
       if (total == 0) break;
       if (Clock::now() >= deadline) {
         std::fprintf(stderr, "rpc: worker %d: shutdown went on after %lld ms with %lld messages "
                              "still unanswered across the job\n",
-                     self_, static_cast<long long>(options_.rpc_timeout.count()),
+                     setup_.self, static_cast<long long>(options_.rpc_timeout.count()),
                      static_cast<long long>(total));
         break;
       }
@@ -164,24 +164,24 @@ void RpcAgent::shutdown(bool graceful) {
 // ---------------------------------------------------------------- lookups
 
 const WorkerInfo& RpcAgent::worker(const std::string& name) const {
-  for (const auto& w : workers_)
+  for (const auto& w : setup_.workers)
     if (w.name == name) return w;
   std::string known;
-  for (const auto& w : workers_)
+  for (const auto& w : setup_.workers)
     known += (known.empty() ? "" : ", ") + w.name;
   throw RpcError(detail::concat("unknown worker '", name, "'; the workers are ", known));
 }
 
 const WorkerInfo& RpcAgent::worker(int32_t id) const {
-  if (id < 0 || id >= static_cast<int32_t>(workers_.size())) {
-    throw RpcError(detail::concat("unknown worker id ", id, "; ids run from 0 to ", workers_.size() - 1));
+  if (id < 0 || id >= static_cast<int32_t>(setup_.workers.size())) {
+    throw RpcError(detail::concat("unknown worker id ", id, "; ids run from 0 to ", setup_.workers.size() - 1));
   }
-  return workers_[static_cast<size_t>(id)];
+  return setup_.workers[static_cast<size_t>(id)];
 }
 
 std::string RpcAgent::worker_label(int32_t id) const {
-  if (id < 0 || id >= static_cast<int32_t>(workers_.size())) return detail::concat("worker id ", id);
-  return detail::concat(workers_[static_cast<size_t>(id)].name, " (id ", id, ")");
+  if (id < 0 || id >= static_cast<int32_t>(setup_.workers.size())) return detail::concat("worker id ", id);
+  return detail::concat(setup_.workers[static_cast<size_t>(id)].name, " (id ", id, ")");
 }
 
 AgentStats RpcAgent::stats() const {
@@ -192,7 +192,7 @@ AgentStats RpcAgent::stats() const {
 // ---------------------------------------------------------------- sending
 
 uint64_t RpcAgent::next_msg_id() {
-  return static_cast<uint64_t>(wire::make_global_id(self_, next_msg_.fetch_add(1)));
+  return static_cast<uint64_t>(wire::make_global_id(setup_.self, next_msg_.fetch_add(1)));
 }
 
 std::shared_ptr<ValueFuture> RpcAgent::make_future() {
@@ -211,7 +211,7 @@ std::shared_ptr<OutgoingMessage> RpcAgent::request(MessageType type, int32_t dst
                                                     uint64_t msg_id, bool in_context) {
   auto m = std::make_shared<OutgoingMessage>();
   m->header.type = static_cast<uint8_t>(type);
-  m->header.src = self_;
+  m->header.src = setup_.self;
   m->header.dst = dst;
   m->header.msg_id = msg_id;
   // Calls made inside a distributed autograd context carry it (autograd_hooks.h).
@@ -233,7 +233,7 @@ void RpcAgent::send(int32_t dst, const OutgoingMessage& m, const std::string& na
   const int64_t t0 = probes::enabled() ? probes::now_ticks() : 0;
   std::vector<OutgoingFrame> frames;
   frames.reserve(3 + m.tensors.size());
-  frames.push_back({token_.data(), token_.size(), nullptr});
+  frames.push_back({setup_.token.data(), setup_.token.size(), nullptr});
   frames.push_back({&m.header, sizeof(m.header), nullptr});
   frames.push_back({m.body.data(), m.body.size(), nullptr});
   for (const Tensor& t : m.tensors) {
@@ -293,7 +293,7 @@ void RpcAgent::send_control(int32_t dst, MessageType type, std::vector<int64_t> 
 void RpcAgent::reply(const wire::Header& req, MessageType type, Value body, const std::string& name) {
   auto m = std::make_shared<OutgoingMessage>();
   m->header.type = static_cast<uint8_t>(type);
-  m->header.src = self_;
+  m->header.src = setup_.self;
   m->header.dst = req.src;
   m->header.msg_id = req.msg_id;
   m->header.ctx_id = req.ctx_id;
@@ -317,7 +317,7 @@ void RpcAgent::reply_error(const wire::Header& req, const std::string& message, 
     // the caller of a chain learns which worker failed, not which one relayed it.
     const bool relayed = message.rfind("Error on worker ", 0) == 0;
     reply(req, MessageType::Error,
-          Value(relayed ? message : detail::concat("Error on worker ", self_, " (", self().name, "): ", message)),
+          Value(relayed ? message : detail::concat("Error on worker ", setup_.self, " (", self().name, "): ", message)),
           name);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rpc: %s could not report an error to %s: %s\n", self().name.c_str(),

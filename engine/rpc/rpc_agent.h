@@ -58,13 +58,13 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent>, private Transpor
   RpcAgent(const RpcAgent&) = delete;
   RpcAgent& operator=(const RpcAgent&) = delete;
 
-  const WorkerInfo& self() const { return workers_[static_cast<size_t>(self_)]; }
-  const std::vector<WorkerInfo>& workers() const { return workers_; }
+  const WorkerInfo& self() const { return setup_.workers[static_cast<size_t>(setup_.self)]; }
+  const std::vector<WorkerInfo>& workers() const { return setup_.workers; }
   // Throws RpcError listing the known workers when there is none of that name or id.
   const WorkerInfo& worker(const std::string& name) const;
   const WorkerInfo& worker(int32_t id) const;
   const RpcBackendOptions& options() const { return options_; }
-  std::string endpoint() const { return endpoint_of(self_); }  // where this agent listens
+  std::string endpoint() const { return endpoint_of(setup_.self); }  // where this agent listens
   const std::string& endpoint_of(int32_t id) const { return setup_.endpoints.at(static_cast<size_t>(id)); }
   AgentStats stats() const;
   RRefContext& rrefs() { return *rrefs_; }
@@ -151,9 +151,6 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent>, private Transpor
   WorkerSetup setup_;
   RpcBackendOptions options_;
   std::unique_ptr<Transport> transport_;
-  const int32_t self_;
-  const std::vector<WorkerInfo>& workers_ = setup_.workers;
-  const std::string& token_ = setup_.token;
   struct PeerState {
     std::atomic<bool> lost{false};
     std::atomic<int64_t> lost_at_ms{0};  // steady clock, when `lost` was set

@@ -112,12 +112,12 @@ void RpcAgent::handle(Received r) {
     views.reserve(r.frames.size());
     for (const auto& f : r.frames)
       views.push_back({f.data, f.size});
-    m = wire::decode_message(views, token_);
-    const auto n = static_cast<int32_t>(workers_.size());
-    if (m.header.dst != self_ || m.header.src >= n) {
+    m = wire::decode_message(views, setup_.token);
+    const auto n = static_cast<int32_t>(setup_.workers.size());
+    if (m.header.dst != setup_.self || m.header.src >= n) {
       throw wire::WireError(wire::Rejection::Malformed,
                             detail::concat("message from worker ", m.header.src, " to worker ",
-                                           m.header.dst, " reached worker ", self_));
+                                           m.header.dst, " reached worker ", setup_.self));
     }
   } catch (const wire::WireError& e) {
     on_rejected(e.rejection(), e.message());
@@ -328,7 +328,7 @@ void RpcAgent::serve_remote_call(wire::DecodedMessage m, Received r) {
     args.clear();
     span.end();
     if (!error.empty()) {
-      const std::string full = detail::concat("Error on worker ", self_, " (", self().name, "): ", error);
+      const std::string full = detail::concat("Error on worker ", setup_.self, " (", self().name, "): ", error);
       owner->value->set_error(std::make_exception_ptr(RpcError(full)));
       reply(h, MessageType::Error, Value(full), function);
       return;
@@ -384,7 +384,7 @@ void RpcAgent::expire(Clock::time_point now) {
     const std::string msg = detail::concat(
         "RPC timed out: ", p.resend ? "the RRef message " : "the call of '", p.what,
         p.resend ? "" : "'", " to ", worker_label(p.dst), " got no answer within ",
-        p.timeout.count(), " ms (is ", workers_[static_cast<size_t>(p.dst)].name,
+        p.timeout.count(), " ms (is ", setup_.workers[static_cast<size_t>(p.dst)].name,
         " alive and serving? raise the timeout with rpc_timeout or DDPSCOPE_RPC_TIMEOUT_MS)");
     if (p.future) {
       p.future->set_error(std::make_exception_ptr(RpcError(msg)));

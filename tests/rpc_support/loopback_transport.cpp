@@ -1,5 +1,6 @@
 #include "loopback_transport.h"
 
+#include <atomic>
 #include <cstring>
 
 #include "ddpscope/error.h"
@@ -49,15 +50,14 @@ class LoopbackTransport final : public Transport {
       events.on_message(std::move(m));
   }
   void close() override {
-    if (closed_) return;
-    closed_ = true;
+    if (closed_.exchange(true)) return;
     hub_->cut_off(id_);
   }
 
  private:
   std::shared_ptr<LoopbackHub> hub_;
   int32_t id_;
-  bool closed_ = false;
+  std::atomic<bool> closed_{false};  // send() may run on any thread
 };
 
 LoopbackHub::LoopbackHub(int workers) {
@@ -77,8 +77,6 @@ void LoopbackHub::deliver(int32_t dst, IncomingMessage m) {
     in.messages.push_back(std::move(m));
   }
   in.ready.notify_one();
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++delivered_;
 }
 
 void LoopbackHub::announce(int32_t peer, bool connected) {
@@ -111,11 +109,6 @@ void LoopbackHub::inject(int32_t dst, std::vector<std::string> frames) {
     m.frames.push_back({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size(), bytes});
   }
   deliver(dst, std::move(m));
-}
-
-uint64_t LoopbackHub::delivered() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return delivered_;
 }
 
 }  // namespace ddpscope::rpc::testing

@@ -22,7 +22,6 @@ class LoopbackHub : public std::enable_shared_from_this<LoopbackHub> {
   void cut_off(int32_t id);
   // Hands raw frames to worker `dst` as if some process had sent them.
   void inject(int32_t dst, std::vector<std::string> frames);
-  uint64_t delivered() const;
 
  private:
   friend class LoopbackTransport;
@@ -37,8 +36,6 @@ class LoopbackHub : public std::enable_shared_from_this<LoopbackHub> {
   void announce(int32_t peer, bool connected);
 
   std::vector<std::unique_ptr<Inbox>> inboxes_;
-  mutable std::mutex mutex_;
-  uint64_t delivered_ = 0;
 };
 
 }  // namespace ddpscope::rpc::testing
