@@ -4,6 +4,7 @@
 // that failed and why.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "train_cli_options.h"
 
 namespace ddpscope::apps {
+
+class CollectorProcess;
 
 class JobLauncher {
  public:
@@ -32,6 +35,8 @@ class JobLauncher {
   std::string worker_path_;
   std::string mpirun_path_;
   std::vector<std::string> command_with(const std::vector<std::string>& worker_args) const;
+  std::unique_ptr<CollectorProcess> start_collector(const std::string& run_file, const std::string& config_json,
+                                                    const std::string& model) const;
   int run_command(const std::vector<std::string>& cmd, const std::string& config_json,
                   const std::string& model, int64_t iters, ProgressStyle style, bool training);
 };
