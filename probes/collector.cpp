@@ -1,4 +1,5 @@
 #include "collector.h"
+#include "ddpscope/log.h"
 
 #include <unistd.h>
 
@@ -97,7 +98,7 @@ bool Collector::receive_one() {
   if (token.to_string() != options_.token || parts.size() != 1) {
     ++rejected_;
     if (!warned_rejected_) {
-      std::fprintf(stderr, "[ddpscope] collector: rejected a batch without this run's token\n");
+      log::warn("collector: rejected a batch without this run's token");
       warned_rejected_ = true;
     }
     return true;
@@ -123,12 +124,12 @@ bool Collector::receive_one() {
     lost_events_ += events;
     disk_full_ = true;
     reserve_->release();
-    std::fprintf(stderr, "[ddpscope] collector: %s; events from now on are counted as lost\n", e.message().c_str());
+    log::error("collector: {}; events from now on are counted as lost", e.message());
   } catch (const RunStoreError&) {
     throw;  // the run file itself failed: the caller reports it
   } catch (const std::exception& e) {
     ++rejected_;
-    std::fprintf(stderr, "[ddpscope] collector: rejected a malformed batch: %s\n", e.what());
+    log::warn("collector: rejected a malformed batch: {}", e.what());
   }
   return true;
 }
@@ -155,8 +156,7 @@ void Collector::drain(std::chrono::milliseconds quiet) {
 void Collector::finish(const std::string& status, const std::string& message, int failed_rank) {
   std::string why = message;
   if (lost_events_ > 0) {
-    std::fprintf(stderr, "[ddpscope] collector: %llu events lost: the disk holding the run file is full\n",
-                 static_cast<unsigned long long>(lost_events_));
+    log::error("collector: {} events lost: the disk holding the run file is full", lost_events_);
     why += (why.empty() ? "" : "; ") + std::to_string(lost_events_) +
            " events lost: the disk holding the run file filled up";
   }
@@ -166,16 +166,15 @@ void Collector::finish(const std::string& status, const std::string& message, in
   } catch (const RunStoreFullError& e) {
     // Nowhere to write the outcome, even in the reserve's room: the file keeps what it
     // committed (status running).
-    std::fprintf(stderr, "[ddpscope] collector: could not record the run's end: %s\n", e.message().c_str());
+    log::error("collector: could not record the run's end: {}", e.message());
   }
   reserve_->release();
   if (disk_full_ && !writer_->fold_wal()) {
     // SQLite keeps committed pages in the WAL until it can copy them into the file; with
     // the disk full it cannot, and the WAL holds the run's last part.
-    std::fprintf(stderr,
-                 "[ddpscope] collector: the run's last part stays in %s-wal beside the run file (no room to "
-                 "fold it in): copy or move the two files together\n",
-                 options_.run_file.c_str());
+    log::error("collector: the run's last part stays in {}-wal beside the run file (no room to fold it in): copy "
+               "or move the two files together",
+               options_.run_file);
   }
 }
 

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collector.h"
+#include "ddpscope/log.h"
 #include "collector_protocol.h"
 
 namespace {
@@ -58,15 +59,14 @@ class LauncherWatch {
       total_ += now - *stopped_since_;
       stopped_since_.reset();
       warned_ = false;
-      std::fprintf(stderr, "[ddpscope] collector: the launcher runs again\n");
+      ddpscope::log::info("collector: the launcher runs again");
     }
     if (stopped_since_ && !warned_ && now - *stopped_since_ >= std::chrono::seconds(2)) {
       warned_ = true;
       ++times_;
-      std::fprintf(stderr,
-                   "[ddpscope] collector: the launcher (pid %d) is stopped: the ranks block writing their progress "
-                   "into it, so the job stalls. Continue it with: kill -CONT %d\n",
-                   static_cast<int>(getppid()), static_cast<int>(getppid()));
+      ddpscope::log::warn("collector: the launcher (pid {0}) is stopped: the ranks block writing their progress into it, so "
+                "the job stalls. Continue it with: kill -CONT {0}",
+                static_cast<int>(getppid()));
     }
   }
   // For the run's message: "" when it never stopped for long.
@@ -100,8 +100,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (const char* token = std::getenv(kRunTokenEnv)) o.token = token;
   if (o.token.empty()) {
-    std::fprintf(stderr, "error: %s is not set; the collector is started by ddpscope-cli train\n",
-                 kRunTokenEnv);
+    ddpscope::log::error("{} is not set; the collector is started by ddpscope-cli train", kRunTokenEnv);
     return 2;
   }
   struct sigaction sa {};
@@ -159,12 +158,10 @@ int main(int argc, char** argv) {
       if (const std::string s = launcher.summary(); !s.empty()) message += (message.empty() ? "" : "; ") + s;
       collector.finish(outcome.value("status", "finished"), message, outcome.value("failed_rank", -1));
     }
-    std::fprintf(stderr, "[ddpscope] collector: %llu batches, %lld events, %llu rejected\n",
-                 static_cast<unsigned long long>(collector.batches()),
-                 static_cast<long long>(collector.writer().events_written()),
-                 static_cast<unsigned long long>(collector.rejected()));
+    ddpscope::log::info("collector: {} batches, {} events, {} rejected", collector.batches(),
+              collector.writer().events_written(), collector.rejected());
   } catch (const ddpscope::Error& e) {
-    std::fprintf(stderr, "error: collector: %s\n", e.message().c_str());
+    ddpscope::log::error("collector: {}", e.message());
     return 1;
   }
   return 0;

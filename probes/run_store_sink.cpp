@@ -1,4 +1,5 @@
 #include "run_store_sink.h"
+#include "ddpscope/log.h"
 
 #include <cstdio>
 
@@ -11,7 +12,7 @@ bool RunStoreSink::write(const EventBatch& batch) {
     return true;
   } catch (const std::exception& e) {
     // A full disk must not stop training: the events are counted as dropped.
-    std::fprintf(stderr, "[ddpscope] probes: %s\n", e.what());
+    log::warn("probes: {}", e.what());
     return false;
   }
 }

@@ -1,4 +1,5 @@
 #include "run_store_writer.h"
+#include "ddpscope/log.h"
 
 #include <cmath>
 #include <cstdio>
@@ -290,16 +291,13 @@ void RunStoreWriter::write_record(int rank, const std::string& text) {
   try {
     r = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    std::fprintf(stderr, "[ddpscope] run store: rank %d sent a malformed record (%s); skipped\n",
-                 rank, e.what());
+    log::warn("run store: rank {} sent a malformed record ({}); skipped", rank, e.what());
     return;
   }
   try {
     store_record(rank, r);
   } catch (const nlohmann::json::exception& e) {
-    std::fprintf(stderr,
-                 "[ddpscope] run store: rank %d sent a record with bad fields (%s); skipped\n",
-                 rank, e.what());
+    log::warn("run store: rank {} sent a record with bad fields ({}); skipped", rank, e.what());
   }
 }
 
@@ -409,8 +407,7 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r) {
       e.reset();
     }
   } else {
-    std::fprintf(stderr, "[ddpscope] run store: unknown record type '%s' from rank %d; skipped\n",
-                 type.c_str(), rank);
+    log::warn("run store: unknown record type '{}' from rank {}; skipped", type, rank);
   }
 }
 

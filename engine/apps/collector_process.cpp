@@ -1,4 +1,5 @@
 #include "collector_process.h"
+#include "ddpscope/log.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -82,6 +83,7 @@ CollectorProcess::CollectorProcess(const std::string& run_file, const probes::Ru
       argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execv(argv[0], argv.data());
+    // Not the logger: between fork() and exec() only the plainest calls are safe.
     std::fprintf(stderr, "cannot run %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }
@@ -153,7 +155,7 @@ void CollectorProcess::finish(const std::string& status, const std::string& mess
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     bool clean = true;
     if (!exited_) {
-      std::fprintf(stderr, "warning: the collector did not finish in 30 s; stopping it\n");
+      log::warn("the collector did not finish in 30 s; stopping it");
       kill(pid_, SIGKILL);
       waitpid(pid_, &exit_status_, 0);
       exited_ = true;
@@ -167,7 +169,7 @@ void CollectorProcess::finish(const std::string& status, const std::string& mess
   // The collector died during the job: the file is still sound (WAL), mark it here.
   const std::string why = "the collector " + describe_exit(exit_status_) +
                           " during the job; events after that were dropped";
-  std::fprintf(stderr, "warning: %s\n", why.c_str());
+  log::warn("{}", why);
   // The room it kept for the end record (probes/disk_reserve.h) is not needed now.
   std::remove((run_file_ + "-reserve").c_str());
   try {
@@ -177,7 +179,7 @@ void CollectorProcess::finish(const std::string& status, const std::string& mess
     writer.end_run(status == "finished" ? "incomplete" : status,
                    message.empty() ? why : message + "; " + why, failed_rank);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "warning: could not mark the run file: %s\n", e.what());
+    log::warn("could not mark the run file: {}", e.what());
   }
 }
 

@@ -1,4 +1,5 @@
 #include "fault_injection.h"
+#include "ddpscope/log.h"
 
 #include <signal.h>
 
@@ -60,15 +61,13 @@ bool fault_point(const char* phase, int rank, int64_t iteration) {
       break;
     case FaultSpec::Action::Stop:
       // No reporter: a stopped rank ships nothing more, as a real one would.
-      std::fprintf(stderr, "rank %d raises SIGSTOP%s (DDPSCOPE_FAULT)\n", rank, where.c_str());
-      std::fflush(stderr);
+      log::warn("rank {} raises SIGSTOP{} (DDPSCOPE_FAULT)", rank, where);
       raise(SIGSTOP);
       break;
     case FaultSpec::Action::Skip:
       if (f.phase != "allreduce")
         throw DDPSCOPE_ERROR("DDPSCOPE_FAULT: skip applies to phase=allreduce (the loss allreduce), not ", f.phase);
-      std::fprintf(stderr, "rank %d skips the loss allreduce of iteration %lld (DDPSCOPE_FAULT)\n", rank,
-                   static_cast<long long>(iteration));
+      log::warn("rank {} skips the loss allreduce of iteration {} (DDPSCOPE_FAULT)", rank, iteration);
       return true;
   }
   return false;

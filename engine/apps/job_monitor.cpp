@@ -1,4 +1,5 @@
 #include "job_monitor.h"
+#include "ddpscope/log.h"
 
 #include <signal.h>
 
@@ -115,7 +116,7 @@ void JobMonitor::signal(int sig, ProcessSupervisor& job) {
   if (sig == SIGUSR1) {  // record the next iteration's autograd graph
     if (collector_) {
       collector_->request_graph();
-      std::fprintf(stderr, "asked every rank for the autograd graph of its next iteration\n");
+      log::info("asked every rank for the autograd graph of its next iteration");
     }
     return;
   }
@@ -124,7 +125,8 @@ void JobMonitor::signal(int sig, ProcessSupervisor& job) {
     return;
   }
   interrupted_ = true;
-  std::fprintf(stderr, "\nstopping the job (signal %d): forwarding SIGTERM to every rank\n", sig);
+  std::fprintf(stderr, "\n");  // off the progress bar's line
+  log::warn("stopping the job (signal {}): forwarding SIGTERM to every rank", sig);
   job.stop(kStopGrace);
 }
 
@@ -132,7 +134,7 @@ void JobMonitor::tick(WatchdogClock::time_point now, ProcessSupervisor& job) {
   if (job.stopping()) return;  // stopped by the user, or given up already
   if (auto why = failure_grace_.expired(now)) {
     gave_up_ = true;
-    std::fprintf(stderr, "[ddpscope] %s\n", why->c_str());
+    log::warn("{}", *why);
     job.stop(kGiveUpGrace);
     return;
   }
@@ -145,7 +147,7 @@ void JobMonitor::tick(WatchdogClock::time_point now, ProcessSupervisor& job) {
   if (!timeout) return;
   gave_up_ = timed_out_ = true;
   failure_ = *timeout;
-  std::fprintf(stderr, "[ddpscope] %s. Ending it\n", failure_.c_str());
+  log::error("{}. Ending it", failure_);
   job.stop(kGiveUpGrace);
 }
 

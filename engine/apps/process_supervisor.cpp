@@ -118,6 +118,7 @@ void ProcessSupervisor::start() {
       close(p->write_end());
     }
     execv(argv[0], argv.data());
+    // Not the logger: between fork() and exec() only the plainest calls are safe.
     std::fprintf(stderr, "launcher: cannot run %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "c10d/mpi_environment.h"
+#include "ddpscope/log.h"
 #include "c10d/process_group.h"
 #include "json_number.h"
 #include "probe.h"
@@ -56,9 +57,8 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
   const int rank = group.rank();
   set_fault_reporter([rank](const std::string& what) {
     report_probes(rank);
-    std::fprintf(stderr, "rank %d shipped %llu probe events, then raised %s (DDPSCOPE_FAULT)\n", rank,
-                 static_cast<unsigned long long>(g_probes ? g_probes->shipped() : 0), what.c_str());
-    std::fflush(stderr);
+    log::warn("rank {} shipped {} probe events, then raised {} (DDPSCOPE_FAULT)", rank,
+              g_probes ? g_probes->shipped() : 0, what);
   });
   if (rank == 0) {
     emit_worker_event(stdout, {{"event", "start"},

@@ -1,4 +1,5 @@
 #include "process_group_mpi.h"
+#include "ddpscope/log.h"
 
 #include <climits>
 #include <cstdio>
@@ -128,8 +129,7 @@ ProcessGroupMPI::ProcessGroupMPI(MpiComm comm, ProcessGroupOptions options)
 ProcessGroupMPI::~ProcessGroupMPI() {
   if (broken_) {
     // A worker is blocked inside MPI for good: joining it would hang this process.
-    std::fprintf(stderr, "[ddpscope] rank %d: ending the job: %s\n", rank(),
-                 broken_reason_.c_str());
+    log::error("rank {}: ending the job: {}", rank(), broken_reason_);
     MpiEnvironment::abort_job(3);
   }
   for (Lane* lane : {&collectives_, &p2p_}) {
@@ -285,8 +285,7 @@ void ProcessGroupMPI::fail_timed_out(Lane& lane) {
   broken_reason_ = message;
   broken_ = true;
   MpiEnvironment::mark_abandoned();
-  std::fprintf(stderr, "[ddpscope] %s\n", message.c_str());
-  std::fflush(stderr);
+  log::error("{}", message);
   work->finish_with_error(std::make_exception_ptr(CommError(message, __FILE__, __LINE__)));
   for (Lane* other : {&collectives_, &p2p_}) {
     std::lock_guard<std::mutex> lock(other->mutex);
@@ -314,8 +313,7 @@ void ProcessGroupMPI::watchdog_loop() {
         abort_at_ = now + std::chrono::milliseconds(abort_grace_ms());
       }
       if (now >= abort_at_) {
-        std::fprintf(stderr, "[ddpscope] rank %d: ending the job after a timed-out collective\n",
-                     rank());
+        log::error("rank {}: ending the job after a timed-out collective", rank());
         MpiEnvironment::abort_job(3);
       }
       next = std::min(next, abort_at_);

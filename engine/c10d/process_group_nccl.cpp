@@ -1,4 +1,5 @@
 #include "process_group_nccl.h"
+#include "ddpscope/log.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -192,7 +193,7 @@ void ProcessGroupNCCL::completion_loop() {
         broken_ = true;
         broken_reason_ = message;
         ncclCommAbort(comm_);
-        std::fprintf(stderr, "[ddpscope] %s\n", message.c_str());
+        log::error("{}", message);
         for (Pending& q : pending_) {
           q.work->finish_with_error(
               std::make_exception_ptr(CommError(message, __FILE__, __LINE__)));

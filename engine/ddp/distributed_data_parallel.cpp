@@ -1,4 +1,5 @@
 #include "distributed_data_parallel.h"
+#include "ddpscope/log.h"
 
 #include <chrono>
 #include <cstdio>
@@ -158,7 +159,7 @@ DistributedDataParallel::JoinContext::~JoinContext() {
   try {
     finish();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "[ddpscope] DDP join failed while closing: %s\n", e.what());
+    log::error("DDP join failed while closing: {}", e.what());
   }
   ddp_.join_.active = false;
 }

@@ -1,4 +1,5 @@
 #include "dist_engine.h"
+#include "ddpscope/log.h"
 
 #include <atomic>
 
@@ -315,7 +316,7 @@ ContextGuard::~ContextGuard() {
   try {
     release_context(id_);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "dist_autograd: releasing context %lld failed: %s\n", static_cast<long long>(id_), e.what());
+    log::warn("dist_autograd: releasing context {} failed: {}", id_, e.what());
   }
 }
 

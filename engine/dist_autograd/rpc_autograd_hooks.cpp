@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "autograd/autograd_meta.h"
+#include "ddpscope/log.h"
 #include "autograd/grad_mode.h"
 #include "probe.h"
 #include "context.h"
@@ -82,7 +83,7 @@ class Hooks : public rpc::AutogradHooks {
     // until this process ends; they are collected as soon as its connection breaks.
     const size_t n = ContextContainer::instance().erase_started_by(worker);
     if (n > 0) {
-      std::fprintf(stderr, "dist_autograd: worker %d is gone; released %zu of its contexts here\n", worker, n);
+      log::info("dist_autograd: worker {} is gone; released {} of its contexts here", worker, n);
     }
   }
 

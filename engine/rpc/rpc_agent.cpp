@@ -1,4 +1,5 @@
 #include "rpc_agent.h"
+#include "ddpscope/log.h"
 
 #include <cstdio>
 
@@ -116,16 +117,14 @@ void RpcAgent::shutdown(bool graceful) {
                     ->wait()
                     .to_int();
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "rpc: worker %d: graceful shutdown could not agree with the others (%s); "
-                             "stopping anyway\n", setup_.self, e.what());
+        log::warn("rpc: worker {}: graceful shutdown could not agree with the others ({}); stopping anyway",
+                  setup_.self, e.what());
         break;
       }
       if (total == 0) break;
       if (Clock::now() >= deadline) {
-        std::fprintf(stderr, "rpc: worker %d: shutdown went on after %lld ms with %lld messages "
-                             "still unanswered across the job\n",
-                     setup_.self, static_cast<long long>(options_.rpc_timeout.count()),
-                     static_cast<long long>(total));
+        log::warn("rpc: worker {}: shutdown went on after {} ms with {} messages still unanswered across the job",
+                  setup_.self, options_.rpc_timeout.count(), total);
         break;
       }
     }
@@ -285,8 +284,8 @@ void RpcAgent::send_control(int32_t dst, MessageType type, std::vector<int64_t> 
   try {
     send_request(dst, m, std::move(p));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "rpc: %s could not send %s to %s: %s\n", self().name.c_str(),
-                 wire::message_type_name(type), worker_label(dst).c_str(), e.what());
+    log::warn("rpc: {} could not send {} to {}: {}", self().name, wire::message_type_name(type), worker_label(dst),
+              e.what());
   }
 }
 
@@ -320,8 +319,7 @@ void RpcAgent::reply_error(const wire::Header& req, const std::string& message, 
           Value(relayed ? message : detail::concat("Error on worker ", setup_.self, " (", self().name, "): ", message)),
           name);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "rpc: %s could not report an error to %s: %s\n", self().name.c_str(),
-                 worker_label(req.src).c_str(), e.what());
+    log::warn("rpc: {} could not report an error to {}: {}", self().name, worker_label(req.src), e.what());
   }
 }
 

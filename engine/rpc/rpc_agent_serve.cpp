@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "agent_internal.h"
+#include "ddpscope/log.h"
 #include "autograd_hooks.h"
 #include "rpc_agent.h"
 
@@ -163,8 +164,8 @@ void RpcAgent::handle(Received r) {
     }
   } catch (const std::exception& e) {
     // A message that decoded but could not be acted on (a send failing at shutdown).
-    std::fprintf(stderr, "rpc: %s could not handle a %s from %s: %s\n", self().name.c_str(),
-                 wire::message_type_name(type), worker_label(m.header.src).c_str(), e.what());
+    log::warn("rpc: {} could not handle a {} from {}: {}", self().name, wire::message_type_name(type),
+              worker_label(m.header.src), e.what());
   }
 }
 
@@ -389,7 +390,7 @@ void RpcAgent::expire(Clock::time_point now) {
     if (p.future) {
       p.future->set_error(std::make_exception_ptr(RpcError(msg)));
     } else {
-      std::fprintf(stderr, "rpc: %s: %s\n", self().name.c_str(), msg.c_str());
+      log::warn("rpc: {}: {}", self().name, msg);
     }
   }
 }

@@ -594,6 +594,25 @@ class TestLauncher : public QObject {
     QVERIFY2((r.out + r.err).contains(var + "='" + value + "' is not a whole number"), qPrintable(r.out + r.err));
     QCOMPARE(workers_running(), 0);
   }
+  // Diagnostics go through one logger whose level DDPSCOPE_LOG_LEVEL sets; a level it
+  // does not know is reported, never a reason for the job to fail.
+  void testLogLevelChoosesWhatShows() {
+    QTemporaryDir dir;
+    const QStringList args = {"train", "--np", "2", "--iters", "2", "--batch", "8", "--force", "--out",
+                              dir.filePath("log.ddprun")};
+    const QString summary = "[ddpscope] collector: ";
+    Result plain = run(args);
+    QCOMPARE(plain.code, 0);
+    QVERIFY2(plain.err.contains(summary), qPrintable(plain.err));
+    Result quiet = run(args, {{"DDPSCOPE_LOG_LEVEL", "warning"}});
+    QCOMPARE(quiet.code, 0);
+    QVERIFY2(!quiet.err.contains("[ddpscope]"), qPrintable(quiet.err));
+    Result unknown = run(args, {{"DDPSCOPE_LOG_LEVEL", "loud"}});
+    QCOMPARE(unknown.code, 0);
+    QVERIFY2(unknown.err.contains("[ddpscope] warning: DDPSCOPE_LOG_LEVEL='loud' is not one of") &&
+                 unknown.err.contains(summary),
+             qPrintable(unknown.err));
+  }
   void testEnvironmentSettingsDefaultsAndRange() {
     qunsetenv("DDPSCOPE_TEST_SETTING");
     QCOMPARE(ddpscope::env_int("DDPSCOPE_TEST_SETTING", 42), int64_t{42});
