@@ -1,0 +1,126 @@
+// The autograd graph pages' data: a local graph collapsed and laid out, and the
+// distributed graph joining workers by their send/recv pairs.
+#include <QtTest/QtTest>
+
+#include <QTemporaryDir>
+#include <map>
+
+#include "graph_data.h"
+#include "graph_layout.h"
+#include "gui_test_runs.h"
+
+using namespace ddpscope::gui;
+
+class TestGraphModels : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
+
+ private slots:
+  void testGraphCollapseAndLayout() {
+    // loss -> linear2 -> {acc(l2.weight), relu -> linear1 -> acc(l1.weight)}
+    GraphData g;
+    g.nodes = {{0, "MseLossBackward", "operation", 0, 10, 0.5, {}, 1},
+               {1, "LinearBackward", "operation", 1, 9, 0.2, {}, 1},
+               {2, "AccumulateGrad(net.l2.weight)", "accumulate_grad", 1, 8, 0.01, {}, 1},
+               {3, "ReluBackward", "operation", 1, 7, 0.1, {}, 1},
+               {4, "LinearBackward", "operation", 1, 6, 0.3, {}, 1},
+               {5, "AccumulateGrad(net.l1.weight)", "accumulate_grad", 1, 5, 0.02, {}, 1}};
+    g.edges = {{0, 1}, {1, 2}, {1, 3}, {3, 4}, {4, 5}};
+    QCOMPARE(module_of_parameter("net.l2.weight"), std::string("net.l2"));
+    const GraphData c = collapse_by_module(g);
+    QVERIFY(c.collapsed);
+    // Operations join the module their gradient reaches first: relu's gradient flows
+    // into linear1, so it joins net.l1; the loss and linear2 reach net.l2's weight.
+    std::map<std::string, const GraphNode*> by_name;
+    for (const auto& n : c.nodes)
+      by_name[n.op] = &n;
+    QVERIFY(by_name.count("net.l1") && by_name.count("net.l2"));
+    QCOMPARE(by_name["net.l1"]->members, int64_t(3));  // relu, linear1, its accumulator
+    QCOMPARE(by_name["net.l2"]->members, int64_t(3));  // loss, linear2, its accumulator
+    QCOMPARE(by_name["net.l2"]->exec_ms, 0.5 + 0.2 + 0.01);
+    QCOMPARE(int(c.edges.size()), 1);  // net.l2 -> net.l1, no self-loops
+    const GraphLayout layout = layout_graph(g);
+    QVERIFY2(layout.error.empty(), layout.error.c_str());
+    QCOMPARE(layout.nodes.size(), g.nodes.size());
+    QCOMPARE(layout.edges.size(), g.edges.size());
+    // Top to bottom: gradients flow down from the loss.
+    QVERIFY(layout.nodes[0].y < layout.nodes[1].y);
+    QVERIFY(layout.nodes[1].y < layout.nodes[4].y);
+    QVERIFY(layout.nodes[4].y < layout.nodes[5].y);
+    QVERIFY(layout.nodes[2].w > layout.nodes[1].w);  // the longer label is wider
+    for (const auto& e : layout.edges)
+      QVERIFY(e.points.size() >= 4);
+    QVERIFY(node_label(g.nodes[1]).find("deps 1") != std::string::npos);
+  }
+
+  // A small RPC exchange, as seed 000's example makes it: worker 0 calls add on worker 1
+  // (1000 -> 1100) and gets the answer (1200 -> 1300); in context 7 the gradients go to
+  // worker 1 and back (2000 -> 2100, 2200 -> 2300, with the answers); an RRef fetch; and a
+  // call still on its way (sent at 3000, never received).
+  static std::vector<testing::TestMessage> seedMessages() {
+    return {{0, 1, 1000, 1100, 1, -1, 1, "add", 210},
+            {1, 0, 1200, 1300, 1, -1, 2, "add", 132},
+            {0, 1, 2000, 2100, 2, 7, 1, "_ddpscope.dist_backward", 204},
+            {1, 0, 2200, 2300, (int64_t{1} << 48) | 2, 7, 1, "_ddpscope.dist_backward", 264},
+            {0, 1, 2350, 2400, (int64_t{1} << 48) | 2, 7, 2, "_ddpscope.dist_backward", 96},
+            {1, 0, 2450, 2500, 2, 7, 2, "_ddpscope.dist_backward", 105},
+            {0, 1, 2600, 2650, 3, -1, 5, "rref_fetch", 60},
+            {0, 1, 2700, 2750, 4, 7, 1, "_ddpscope.release_context", 130},
+            {1, 0, 2800, 2900, 9, -1, 3, "boom", 80},
+            {0, 1, 3000, -1, 5, -1, 1, "sleep_ms", 120}};
+  }
+
+  void testDistributedGraphJoinsWorkersBySendRecvPairs() {
+    const std::string file = path("seed_graphs.ddprun");
+    testing::write_seed_graphs(file);
+    ddpscope::probes::RunStoreReader reader(file);
+    const auto choices = list_dist_graphs(reader);
+    QCOMPARE(choices.size(), size_t{1});
+    QCOMPARE(choices[0].ranks, (std::vector<int>{0, 1}));
+    QCOMPARE(describe_choice(choices[0]), std::string("context 0:1 · pass 0:1 · workers 0, 1"));
+    const GraphData g = load_dist_graph(reader, 1, 1);
+    QVERIFY(g.distributed);
+    QCOMPARE(g.nodes.size(), size_t{11});
+    QCOMPARE(g.edges.size(), size_t{6 + 3 + 2});  // each worker's, and the two messages back
+    auto find = [&](int rank, const std::string& op) {
+      for (const auto& n : g.nodes)
+        if (n.rank == rank && n.op == op) return n.id;
+      return int64_t{-1};
+    };
+    auto has_edge = [&](int64_t a, int64_t b) {
+      return std::any_of(g.edges.begin(), g.edges.end(), [&](const GraphEdge& e) { return e.src == a && e.dst == b; });
+    };
+    // t3's gradient: worker 0's recv -> worker 1's send; t1's and t2's: worker 1's recv ->
+    // worker 0's send.
+    QVERIFY(has_edge(find(0, "RecvRpcBackward"), find(1, "SendRpcBackward")));
+    QVERIFY(has_edge(find(1, "RecvRpcBackward"), find(0, "SendRpcBackward")));
+    const auto& add = g.nodes[static_cast<size_t>(find(1, "AddBackward"))];
+    QCOMPARE(add.exec_ms, 0.002);
+    QCOMPARE(g.nodes[static_cast<size_t>(find(1, "RecvRpcBackward"))].deps, int64_t{2});
+    // Collapsed: modules per worker, the four send/recv joints kept with their messages.
+    const GraphData c = collapse_by_module(g);
+    QCOMPARE(std::count_if(c.nodes.begin(), c.nodes.end(),
+                           [](const GraphNode& n) { return n.kind == "send" || n.kind == "recv"; }),
+             4);
+    for (const auto& n : c.nodes)
+      QVERIFY2(n.rank == 0 || n.rank == 1, n.op.c_str());
+    // Laid out as one cluster per worker, each holding its nodes.
+    const GraphLayout layout = layout_graph(g);
+    QVERIFY2(layout.error.empty(), layout.error.c_str());
+    QCOMPARE(layout.clusters.size(), size_t{2});
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const ClusterBox& box = layout.clusters[static_cast<size_t>(g.nodes[i].rank)];
+      const NodeBox& n = layout.nodes[i];
+      QVERIFY(n.x >= box.x && n.x <= box.x + box.w && n.y >= box.y && n.y <= box.y + box.h);
+    }
+    QVERIFY(node_label(g.nodes[static_cast<size_t>(find(0, "SendRpcBackward"))]).find("msg 0:1 · worker 1") !=
+            std::string::npos);
+    QVERIFY(node_label(g.nodes[static_cast<size_t>(find(0, "RecvRpcBackward"))]).find("msg reply to 0:1 · worker 1") !=
+            std::string::npos);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestGraphModels)
+#include "tst_graph_models.moc"

@@ -1,0 +1,61 @@
+// The run list: every run file of a folder with its status, size and model; a file that is
+// no run says why; a new run appears on refresh.
+#include <QtTest/QtTest>
+
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QTemporaryDir>
+
+#include "bucket_table_model.h"
+#include "gui_test_runs.h"
+#include "overlap_model.h"
+#include "parameter_bucket_model.h"
+#include "run_list_model.h"
+
+using namespace ddpscope::gui;
+
+class TestRunListModel : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
+
+ private slots:
+  void testRunListShowsEveryRunAndExplainsBadOnes() {
+    QTemporaryDir folder;
+    testing::write_test_run(folder.filePath("a.ddprun").toStdString(), 2, 3);
+    testing::write_test_run(folder.filePath("b.ddprun").toStdString(), 4, 2, "failed");
+    QFile garbage(folder.filePath("c.ddprun"));
+    QVERIFY(garbage.open(QIODevice::WriteOnly));
+    garbage.write(QByteArray(4096, 'x'));
+    garbage.close();
+    RunListModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setFolder(folder.path());
+    QCOMPARE(model.rowCount(), 3);
+    QMap<QString, int> rowOf;
+    for (int r = 0; r < model.rowCount(); ++r)
+      rowOf[model.index(r, RunListModel::Name).data().toString()] = r;
+    QCOMPARE(model.index(rowOf["a.ddprun"], RunListModel::Status).data().toString(),
+             QString("finished"));
+    QCOMPARE(model.index(rowOf["a.ddprun"], RunListModel::WorldSize).data().toInt(), 2);
+    QCOMPARE(model.index(rowOf["a.ddprun"], RunListModel::Model).data().toString(), QString("mlp"));
+    QVERIFY(!model.index(rowOf["a.ddprun"], RunListModel::Started).data().toString().isEmpty());
+    QCOMPARE(model.index(rowOf["b.ddprun"], RunListModel::Status).data().toString(),
+             QString("failed"));
+    QCOMPARE(model.index(rowOf["c.ddprun"], RunListModel::Status).data().toString(),
+             QString("unreadable"));
+    QVERIFY(model.index(rowOf["c.ddprun"], RunListModel::Name)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains("not a ddpscope run file"));
+    QCOMPARE(model.index(0, 0).data(RunListModel::PathRole).toString().isEmpty(), false);
+    // A new run appears on refresh.
+    testing::write_test_run(folder.filePath("d.ddprun").toStdString(), 1, 1);
+    model.refresh();
+    QCOMPARE(model.rowCount(), 4);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRunListModel)
+#include "tst_run_list_model.moc"

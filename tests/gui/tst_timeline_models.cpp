@@ -1,0 +1,398 @@
+// The timeline's models, fed from run files the test writes through the run store: lanes
+// and rows, span lookup and details, search, ranges against SQL, live extension,
+// stragglers; the time <-> pixel mapping and the ruler.
+#include <QtTest/QtTest>
+
+#include <QAbstractItemModelTester>
+#include <QTemporaryDir>
+#include <map>
+
+#include "bucket_table_model.h"
+#include "gui_test_runs.h"
+#include "overlap_model.h"
+#include "parameter_bucket_model.h"
+#include "run_data.h"
+#include "run_list_model.h"
+#include "sequence_data.h"
+#include "range_summary.h"
+#include "ruler_ticks.h"
+#include "span_details.h"
+#include "time_axis.h"
+#include "time_format.h"
+#include "timeline_search.h"
+#include "track_layout.h"
+
+using namespace ddpscope::gui;
+
+class TestTimelineModels : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
+
+ private slots:
+  void testTimelineLanesAndSpanLookup() {
+    const std::string file = path("timeline.ddprun");
+    testing::write_test_run(file, 2, 3);
+    const RunData run = load_run(file);
+    const TimelineData& t = run.timeline;
+    QCOMPARE(t.lanes.size(), size_t(4));
+    QCOMPARE(t.lanes[0].label, std::string("rank 0 · compute"));
+    QCOMPARE(t.lanes[1].label, std::string("rank 0 · comm"));
+    QCOMPARE(t.begin_ns, int64_t(0));
+    QCOMPARE(t.end_ns, int64_t(3000));
+    QCOMPARE(t.iterations.size(), size_t(3));
+    QCOMPARE(t.lanes[0].instants.size(), size_t(3));  // bucket-ready ticks
+    // Innermost span under a time: finalize inside backward inside the iteration.
+    const TimelineSpan* s = t.spanAt(0, 1750);
+    QVERIFY(s);
+    QCOMPARE(t.names[s->name], std::string("finalize"));
+    s = t.spanAt(1, 1400);  // bucket 0's allreduce of iteration 2
+    QVERIFY(s);
+    QCOMPARE(s->bucket, int64_t(0));
+    QCOMPARE(t.spanAt(1, 1600), nullptr);  // between the two allreduces
+    QVERIFY(t.spanAt(1, 1600, 60));        // within slack of bucket 1's [1650, 1760]
+    // Exposed communication: bucket 1's allreduce past the start of finalize, each
+    // iteration, on the rank's compute lane only.
+    QCOMPARE(t.lanes[0].exposed.size(), size_t(3));
+    QCOMPARE(t.lanes[0].exposed[0].begin, int64_t(700));
+    QCOMPARE(t.lanes[0].exposed[0].end, int64_t(760));
+    QCOMPARE(t.lanes[1].exposed.size(), size_t(0));        // rank 0's comm lane
+    QCOMPARE(t.lanes[2].exposed[2].begin, int64_t(2700));  // rank 1's compute lane, iteration 3
+  }
+
+  // A bucket's allreduce recorded on the compute thread, launched in
+  // an autograd node and finished after backward, drew over backward. Rows by nesting,
+  // outliving spans in rows of their own, an op that never finished open in its own.
+  void testTimelineRowsNeverOverlap() {
+    using namespace ddpscope::probes;
+    const std::string file = path("rows.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp"})", 1, "mpi", "mlp"});
+      EventBatch b;
+      b.rank = 0;
+      b.threads = {{0, 100, "compute"}, {1, 101, "comm: world collectives"}};
+      // The op and its start come from different call sites: different name ids.
+      b.names = {"iteration", "backward", "node", "allreduce", "node2", {"allreduce", "pg.cpp", 10},
+                 {"allreduce", "pg_start.cpp", 20}};
+      auto ev = [&](Kind kind, uint32_t name, int64_t t0, int64_t t1, int64_t seq, uint16_t thread) {
+        b.events.push_back(BatchEvent{t0, t1, -1, seq, -1, 1, -1, name, -1, -1, thread, static_cast<uint8_t>(kind), 0});
+      };
+      ev(Kind::Iteration, 0, 0, 1000, -1, 0);
+      ev(Kind::Backward, 1, 200, 800, -1, 0);
+      ev(Kind::AutogradNode, 2, 300, 400, -1, 0);
+      ev(Kind::Allreduce, 3, 350, 900, 0, 0);  // outlives node and backward
+      ev(Kind::AutogradNode, 4, 500, 600, -1, 0);
+      ev(Kind::PgOp, 5, 360, 880, 0, 1);       // finished
+      ev(Kind::PgOpStart, 6, 360, 360, 0, 1);
+      ev(Kind::PgOpStart, 6, 950, 950, 1, 1);  // never finished
+      w.write(b);
+      w.end_run("failed");
+    }
+    const RunData run = load_run(file);
+    const TimelineData& t = run.timeline;
+    QCOMPARE(t.lanes.size(), size_t(2));
+    const TimelineLane& compute = t.lanes[0];
+    std::map<std::string, int> rowOf;
+    for (const auto& s : compute.spans) rowOf[t.name_of(s.name)] = s.row;
+    QCOMPARE(rowOf["iteration"], 0);
+    QCOMPARE(rowOf["backward"], 1);
+    QCOMPARE(rowOf["node"], 2);
+    QCOMPARE(rowOf["node2"], 2);      // still nested in backward: not pushed down by the allreduce
+    QCOMPARE(rowOf["allreduce"], 3);  // below every nested row
+    QCOMPARE(compute.rows, 4);
+    const TimelineLane& comm = t.lanes[1];
+    QCOMPARE(comm.open.size(), size_t(1));
+    QCOMPARE(comm.open[0].seq, int64_t(1));
+    QCOMPARE(comm.open[0].begin_ns, int64_t(950));
+    QCOMPARE(comm.open[0].end_ns, t.end_ns);
+    QCOMPARE(int(comm.open[0].row), 1);  // under the finished op's row
+    QCOMPARE(comm.rows, 2);
+    // The open op is what a click there finds, and its details say so.
+    const TimelineSpan* open = t.spanAt(1, 990, 0, 1);
+    QVERIFY(open == &comm.open[0]);
+    const SpanDetails d = span_details(t, t.refOf(1, open));
+    QVERIFY(d.unfinished);
+    QCOMPARE(d.seq, int64_t(1));
+    // The general rule, on this run and a regular one: no two spans of a row of a lane
+    // overlap, and every row lies inside the lane's track, rows disjoint.
+    testing::write_test_run(path("rows2.ddprun"), 2, 4);
+    const RunData regular = load_run(path("rows2.ddprun"));
+    for (const TimelineData* data : {&t, &regular.timeline}) {
+      const TrackLayout layout = layout_tracks(*data, {}, 40);
+      for (size_t l = 0; l < data->lanes.size(); ++l) {
+        const TimelineLane& lane = data->lanes[l];
+        std::map<int, int64_t> rowEnd;
+        std::vector<TimelineSpan> all = lane.spans;
+        all.insert(all.end(), lane.open.begin(), lane.open.end());
+        std::stable_sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.begin_ns < b.begin_ns; });
+        for (const auto& s : all) {
+          QVERIFY(s.row < lane.rows);
+          auto [it, fresh] = rowEnd.try_emplace(s.row, s.end_ns);
+          if (!fresh) {
+            QVERIFY2(it->second <= s.begin_ns, qPrintable(QString("lane %1 row %2: overlap at %3").arg(l).arg(s.row).arg(s.begin_ns)));
+            it->second = s.end_ns;
+          }
+        }
+        const TrackRow& track = layout.rows[static_cast<size_t>(layout.lane_row[l])];
+        for (int r = 0; r < lane.rows; ++r) {
+          const int top = layout.rowTop(static_cast<int>(l), r);
+          QVERIFY(top >= track.y && top + TrackLayout::kRowHeight <= layout.stripTop(static_cast<int>(l)));
+          if (r > 0) QVERIFY(layout.rowTop(static_cast<int>(l), r - 1) + TrackLayout::kRowHeight <= top);
+          QCOMPARE(layout.depthAt(layout.lane_row[l], top + 1), r);
+        }
+      }
+      for (size_t i = 1; i < layout.rows.size(); ++i)
+        QCOMPARE(layout.rows[i].y, layout.rows[i - 1].y + layout.rows[i - 1].height);
+    }
+    // Collapsing a rank keeps its header and hides its lanes.
+    const TrackLayout folded = layout_tracks(regular.timeline, {0}, 40);
+    QCOMPARE(folded.lane_row[0], -1);
+    QCOMPARE(folded.lane_row[1], -1);
+    QVERIFY(folded.lane_row[2] >= 0);
+    QCOMPARE(folded.anchorY(0), 40 + TrackLayout::kGroupHeight / 2.0);
+  }
+
+  void testDurationFormat_data() {
+    QTest::addColumn<qint64>("ns");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("nanoseconds") << qint64{850} << "850 ns";
+    QTest::newRow("microseconds") << qint64{12'400} << "12.4 µs";
+    QTest::newRow("milliseconds") << qint64{3'210'000} << "3.21 ms";
+    QTest::newRow("hundreds of ms") << qint64{250'000'000} << "250 ms";
+    QTest::newRow("seconds") << qint64{1'500'000'000} << "1.50 s";
+  }
+  void testDurationFormat() {
+    QFETCH(qint64, ns);
+    QFETCH(QString, text);
+    QCOMPARE(QString::fromStdString(format_duration(ns)), text);
+  }
+
+
+  // Ruler: at every zoom from a 2 µs window to a 100 s one, in a 1400 px view, labels
+  // measured at 7 px a character never collide, units follow the zoom and neighbours
+  // never read the same.
+  void testRulerLabels() {
+    const auto width = [](const std::string& s) { return 7.0 * static_cast<double>(QString::fromStdString(s).size()); };
+    for (double window = 2e3; window <= 1e11; window *= 3.7) {
+      for (int64_t origin : {int64_t{0}, int64_t{12'300'000'000}}) {
+        TimeAxis axis{origin + 1234, origin + 1234 + static_cast<int64_t>(window), 1400};
+        const RulerTicks ticks = ruler_ticks(axis, 0, width);
+        QVERIFY2(ticks.ticks.size() >= 2, qPrintable(QString("window %1: %2 ticks").arg(window).arg(ticks.ticks.size())));
+        for (size_t i = 1; i < ticks.ticks.size(); ++i) {
+          QVERIFY(ticks.ticks[i].x - ticks.ticks[i - 1].x >= width(ticks.ticks[i - 1].label) + 12 - 1e-6);
+          QVERIFY2(ticks.ticks[i].label != ticks.ticks[i - 1].label, ticks.ticks[i].label.c_str());
+        }
+      }
+    }
+    TimeAxis seconds{0, 60'000'000'000, 1400};
+    QVERIFY(ruler_ticks(seconds, 0, width).ticks[1].label.find(" s") != std::string::npos);
+    TimeAxis micro{5'000, 25'000, 1400};
+    const std::string first = ruler_ticks(micro, 0, width).ticks[0].label;
+    QCOMPARE(first.substr(first.size() - 3), std::string("µs"));
+  }
+
+
+  void testTimeAxisMapping() {
+    TimeAxis a{100'000, 200'000, 100};  // 1000 ns per pixel
+    QCOMPARE(a.ns_per_px(), 1000.0);
+    QCOMPARE(a.to_px(150'000), 50.0);
+    QCOMPARE(a.to_ns(25), int64_t(125'000));
+    a.zoom(2, 25);  // the time under pixel 25 stays there
+    QCOMPARE(a.to_ns(25), int64_t(125'000));
+    QCOMPARE(a.end_ns - a.begin_ns, int64_t(50'000));
+    a.pan(10);  // 500 ns per pixel now
+    QCOMPARE(a.to_ns(25), int64_t(130'000));
+    a.zoom(1e9, 0);  // never narrower than the minimum span
+    QCOMPARE(a.end_ns - a.begin_ns, TimeAxis::kMinSpanNs);
+    a.fit(0, 1'000'000, 0.0);
+    QCOMPARE(a.begin_ns, int64_t(0));
+    QCOMPARE(a.end_ns, int64_t(1'000'000));
+    a.zoom(0.5, 50);  // out
+    QCOMPARE(a.end_ns - a.begin_ns, int64_t(2'000'000));
+  }
+
+  // A dragged range's sums equal SQL over the same range of the run file.
+  void testRangeSumsEqualSql() {
+    const std::string file = path("range.ddprun");
+    testing::write_test_run(file, 2, 5, "finished", 37);
+    const RunData run = load_run(file);
+    for (auto [a, b] : {std::pair<int64_t, int64_t>{1250, 3710}, {0, 5037}, {640, 641}, {4999, 4000}}) {
+      const RangeSummary sum = summarize_range(run.timeline, a, b);
+      std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> mine;
+      for (const RangeRow& r : sum.rows) mine[{static_cast<int>(r.kind), r.name}] = {r.count, r.total_ns};
+      ddpscope::probes::SqliteDb db(file, SQLITE_OPEN_READONLY);
+      auto q = db.prepare(
+          "SELECT s.kind, n.name, COUNT(*), SUM(MIN(s.t_end_ns, ?2) - MAX(s.t_begin_ns, ?1)) FROM spans s "
+          "JOIN names n ON n.name_id = s.name_id WHERE s.t_end_ns > ?1 AND s.t_begin_ns < ?2 "
+          "AND s.t_end_ns > s.t_begin_ns GROUP BY s.kind, n.name");
+      q.bind(1, std::min(a, b)).bind(2, std::max(a, b));
+      std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> sql;
+      while (q.step()) sql[{static_cast<int>(q.column_int64(0)), q.column_text(1)}] = {q.column_int64(2), q.column_int64(3)};
+      QVERIFY(!sql.empty());
+      QCOMPARE(mine, sql);
+      for (size_t i = 1; i < sum.rows.size(); ++i) QVERIFY(sum.rows[i - 1].total_ns >= sum.rows[i].total_ns);
+    }
+  }
+
+  // The details of a selected span equal its row in the run file; search finds names,
+  // buckets and parameters.
+  void testSpanDetailsMatchTheRunFileAndSearch() {
+    const std::string file = path("details.ddprun");
+    testing::write_test_run(file, 2, 3);
+    const RunData run = load_run(file);
+    const TimelineData& t = run.timeline;
+    ddpscope::probes::SqliteDb db(file, SQLITE_OPEN_READONLY);
+    int checked = 0;
+    for (size_t l = 0; l < t.lanes.size(); ++l) {
+      for (int64_t k = 0; k < static_cast<int64_t>(t.lanes[l].spans.size()); ++k) {
+        const SpanDetails d = span_details(t, {static_cast<int>(l), k, SpanRef::In::Spans});
+        auto q = db.prepare(
+            "SELECT s.rank, th.name, s.kind, n.name, s.t_begin_ns, s.t_end_ns, IFNULL(s.iteration, -1), "
+            "IFNULL(s.bucket, -1), IFNULL(s.bytes, -1), IFNULL(s.seq, -1), IFNULL(s.param, -1) FROM spans s "
+            "JOIN names n ON n.name_id = s.name_id JOIN threads th ON th.rank = s.rank AND th.thread = s.thread "
+            "WHERE s.rowid = ?1");
+        q.bind(1, d.rowid);
+        QVERIFY(q.step());
+        QCOMPARE(d.rank, static_cast<int>(q.column_int64(0)));
+        QCOMPARE(d.thread, q.column_text(1));
+        QCOMPARE(d.kind, std::string(ddpscope::probes::kind_name(static_cast<ddpscope::probes::Kind>(q.column_int64(2)))));
+        QCOMPARE(d.name, q.column_text(3));
+        QCOMPARE(d.begin_ns, q.column_int64(4));
+        QCOMPARE(d.duration_ns, q.column_int64(5) - q.column_int64(4));
+        QCOMPARE(d.iteration, q.column_int64(6));
+        QCOMPARE(d.bucket, q.column_int64(7));
+        QCOMPARE(d.bytes, q.column_int64(8));
+        QCOMPARE(d.seq, q.column_int64(9));
+        QCOMPARE(d.param, q.column_int64(10));
+        ++checked;
+      }
+    }
+    QCOMPARE(checked, 2 * 3 * 7);
+    // Finalize of iteration 2 on rank 0: its parent is backward, backward's parent the
+    // iteration, whose children are forward, backward and the optimizer.
+    const TimelineLane& compute = t.lanes[0];
+    int64_t finalize = -1;
+    for (size_t k = 0; k < compute.spans.size(); ++k)
+      if (t.name_of(compute.spans[k].name) == "finalize" && compute.spans[k].iteration == 2) finalize = static_cast<int64_t>(k);
+    const SpanDetails f = span_details(t, {0, finalize, SpanRef::In::Spans});
+    QCOMPARE(t.name_of(t.resolve(f.parent)->name), std::string("backward"));
+    const SpanDetails it = span_details(t, span_details(t, f.parent).parent);
+    QCOMPARE(it.kind, std::string("iteration"));
+    QCOMPARE(it.children.size(), size_t(3));
+    // A bucket allreduce: the same sequence number on the other rank.
+    const SpanDetails ar = span_details(t, {1, 2, SpanRef::In::Spans});
+    QCOMPARE(ar.kind, std::string("allreduce"));
+    QCOMPARE(ar.same_collective.size(), size_t(1));
+    const TimelineSpan* other = t.resolve(ar.same_collective[0]);
+    QCOMPARE(other->seq, ar.seq);
+    QCOMPARE(t.lanes[static_cast<size_t>(ar.same_collective[0].lane)].rank, 1);
+    // Search: names, any case; buckets; parameters (bucket-ready marks carry no param
+    // here, so the parameter "w" finds nothing but does not fail).
+    const SearchResults byName = search_timeline(t, "FINAL");
+    QCOMPARE(byName.matches.size(), size_t(6));
+    for (size_t i = 1; i < byName.matches.size(); ++i)
+      QVERIFY(t.resolve(byName.matches[i - 1])->begin_ns <= t.resolve(byName.matches[i])->begin_ns);
+    const SearchResults byBucket = search_timeline(t, "bucket 1");
+    QCOMPARE(byBucket.matches.size(), size_t(2 * 3 * 2));  // allreduces and ready marks
+    for (const SpanRef& r : byBucket.matches) QCOMPARE(t.resolve(r)->bucket, 1);
+    QCOMPARE(search_timeline(t, "nothing like it").matches.size(), size_t(0));
+    QCOMPARE(search_timeline(t, "  ").matches.size(), size_t(0));
+  }
+
+  // A growing run: the timeline read again only for the new rows equals a fresh read.
+  void testTimelineExtendsWithNewSpans() {
+    const std::string file = path("growing.ddprun");
+    ddpscope::probes::RunStoreWriter w(file);
+    w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+    testing::write_iterations(w, 0, 1, 2);
+    testing::write_iterations(w, 1, 1, 2);
+    TimelineData grown;
+    ddpscope::probes::RunAnalysis analysis;
+    {
+      ddpscope::probes::RunStoreReader r(file);
+      grown = load_timeline(r);
+      analysis = ddpscope::probes::analyze_run(r);
+    }
+    QCOMPARE(analysis.iterations.size(), size_t(4));
+    QCOMPARE(grown.iterations.size(), size_t(2));
+    const int64_t first_rowid = grown.last_rowid;
+    testing::write_iterations(w, 1, 3, 5);
+    testing::write_iterations(w, 0, 3, 5);
+    ddpscope::probes::RunStoreReader r(file);
+    extend_timeline(grown, r);
+    QVERIFY(grown.last_rowid > first_rowid);
+    // The overlap analysis, continued from its resume point, equals a fresh one.
+    ddpscope::probes::extend_analysis(analysis, r);
+    const auto full = ddpscope::probes::analyze_run(r);
+    QCOMPARE(analysis.iterations.size(), size_t(10));
+    QCOMPARE(analysis.buckets.size(), full.buckets.size());
+    for (size_t i = 0; i < full.iterations.size(); ++i) {
+      QCOMPARE(analysis.iterations[i].rank, full.iterations[i].rank);
+      QCOMPARE(analysis.iterations[i].iteration, full.iterations[i].iteration);
+      QCOMPARE(analysis.iterations[i].exposed_comm_ms, full.iterations[i].exposed_comm_ms);
+    }
+    const TimelineData fresh = load_timeline(r);
+    QCOMPARE(grown.lanes.size(), fresh.lanes.size());
+    QCOMPARE(grown.iterations, fresh.iterations);
+    QCOMPARE(grown.begin_ns, fresh.begin_ns);
+    QCOMPARE(grown.end_ns, fresh.end_ns);
+    for (size_t i = 0; i < fresh.lanes.size(); ++i) {
+      QCOMPARE(grown.lanes[i].label, fresh.lanes[i].label);
+      QCOMPARE(grown.lanes[i].spans.size(), fresh.lanes[i].spans.size());
+      QCOMPARE(grown.lanes[i].instants.size(), fresh.lanes[i].instants.size());
+      for (size_t k = 0; k < fresh.lanes[i].spans.size(); ++k) {
+        QCOMPARE(grown.lanes[i].spans[k].begin_ns, fresh.lanes[i].spans[k].begin_ns);
+        QCOMPARE(grown.lanes[i].spans[k].end_ns, fresh.lanes[i].spans[k].end_ns);
+        QCOMPARE(grown.lanes[i].spans[k].row, fresh.lanes[i].spans[k].row);
+      }
+      QCOMPARE(grown.lanes[i].rows, fresh.lanes[i].rows);
+      // The level-of-detail blocks match a fresh read's, and their spans.
+      QCOMPARE(grown.lanes[i].block_max_end, fresh.lanes[i].block_max_end);
+      QCOMPARE(grown.lanes[i].block_row_kinds, fresh.lanes[i].block_row_kinds);
+      const auto& spans = fresh.lanes[i].spans;
+      QCOMPARE(fresh.lanes[i].block_max_end.size(),
+               (spans.size() + TimelineLane::kBlock - 1) / TimelineLane::kBlock);
+      for (size_t k = 0; k < spans.size(); ++k) {
+        QVERIFY(spans[k].end_ns <= fresh.lanes[i].block_max_end[k / TimelineLane::kBlock]);
+        // Each row of a block that holds a span names a kind present there.
+        QVERIFY(spans[k].row >= TimelineLane::kLodRows ||
+                fresh.lanes[i].block_row_kinds[k / TimelineLane::kBlock][spans[k].row] != TimelineLane::kNoKind);
+      }
+      QVERIFY(std::is_sorted(grown.lanes[i].spans.begin(), grown.lanes[i].spans.end(),
+                             [](const auto& a, const auto& b) { return a.begin_ns < b.begin_ns; }));
+    }
+    extend_timeline(grown, r);  // nothing new: nothing changes
+    QCOMPARE(grown.lanes[0].spans.size(), fresh.lanes[0].spans.size());
+  }
+
+  void testStragglerIsMarked() {
+    const std::string file = path("straggler.ddprun");
+    testing::write_test_run(file, 3, 4, "finished", 100);  // rank 2 starts 100 ns late
+    const RunData run = load_run(file);
+    const auto stragglers = ddpscope::probes::find_stragglers(run.analysis);
+    QCOMPARE(int(stragglers.size()), 4);
+    for (const auto& s : stragglers) {
+      QCOMPARE(s.rank, 2);
+      QCOMPARE(s.lag_ms, 100e-6);
+    }
+    OverlapModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setRun(&run, 2);
+    QCOMPARE(model.index(0, OverlapModel::Straggler).data().toString(), QString("straggler"));
+    QCOMPARE(model.index(0, OverlapModel::StartLagMs).data(OverlapModel::ValueRole).toDouble(),
+             100e-6);
+    QVERIFY(model.index(0, OverlapModel::Rank).data(Qt::BackgroundRole).isValid());
+    model.setRun(&run, 0);
+    QCOMPARE(model.index(0, OverlapModel::Straggler).data().toString(), QString());
+    QCOMPARE(model.index(0, OverlapModel::StartLagMs).data(OverlapModel::ValueRole).toDouble(),
+             0.0);
+    // 20 ns of 1000 is below the 5% threshold: noise, no straggler.
+    testing::write_test_run(path("even.ddprun"), 2, 2, "finished", 20);
+    QVERIFY(ddpscope::probes::find_stragglers(load_run(path("even.ddprun")).analysis).empty());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTimelineModels)
+#include "tst_timeline_models.moc"
