@@ -9,7 +9,8 @@
 
 namespace ddpscope::gui {
 
-BucketTableModel::BucketTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+BucketTableModel::BucketTableModel(QObject* parent)
+    : TableModel({"Bucket", "Ready order", "Bytes", "Ready (after backward start)", "Queue delay (ready → start)", "Allreduce start", "Allreduce end", "Allreduce", "Backward waited", "Parameters"}, parent) {}
 
 void BucketTableModel::setRun(const RunData* run, int rank, int64_t iteration) {
   beginResetModel();
@@ -62,14 +63,6 @@ void BucketTableModel::setRun(const RunData* run, int rank, int64_t iteration) {
       by_ready[i]->readyOrder = static_cast<int>(i) + 1;
   }
   endResetModel();
-}
-
-int BucketTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
-}
-
-int BucketTableModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : NumColumns;
 }
 
 QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
@@ -136,21 +129,6 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
       return text(static_cast<int64_t>(t.wait_ms * 1e6));
   }
   return {};
-}
-
-QVariant BucketTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[NumColumns] = {"Bucket",
-                                          "Ready order",
-                                          "Bytes",
-                                          "Ready (after backward start)",
-                                          "Queue delay (ready → start)",
-                                          "Allreduce start",
-                                          "Allreduce end",
-                                          "Allreduce",
-                                          "Backward waited",
-                                          "Parameters"};
-  return section >= 0 && section < NumColumns ? QString::fromUtf8(names[section]) : QVariant();
 }
 
 }  // namespace ddpscope::gui

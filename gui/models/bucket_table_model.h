@@ -5,14 +5,14 @@
 // iteration's backward, in units that follow their size; kSortRole gives them in ns.
 #pragma once
 
-#include <QAbstractTableModel>
 #include <QVector>
 
+#include "table_model.h"
 #include "run_data.h"
 
 namespace ddpscope::gui {
 
-class BucketTableModel : public QAbstractTableModel {
+class BucketTableModel : public TableModel {
   Q_OBJECT
 
  public:
@@ -37,11 +37,11 @@ class BucketTableModel : public QAbstractTableModel {
   // `run` must outlive the model or the next setRun.
   void setRun(const RunData* run, int rank, int64_t iteration);
 
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation,
-                      int role = Qt::DisplayRole) const override;
+
+
+ protected:
+  int rows() const override { return static_cast<int>(m_rows.size()); }
 
  private:
   struct Row {

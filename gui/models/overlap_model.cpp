@@ -6,7 +6,8 @@
 
 namespace ddpscope::gui {
 
-OverlapModel::OverlapModel(QObject* parent) : QAbstractTableModel(parent) {}
+OverlapModel::OverlapModel(QObject* parent)
+    : TableModel({ "Rank",      "Iteration",         "Iteration (ms)", "Compute (ms)", "Comm (ms)", "Exposed comm (ms)", "Overlap",        "Allreduce start lag (ms)", "Straggler"}, parent) {}
 
 void OverlapModel::setRun(const RunData* run, int rank) {
   beginResetModel();
@@ -35,14 +36,6 @@ void OverlapModel::setRun(const RunData* run, int rank) {
     }
   }
   endResetModel();
-}
-
-int OverlapModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
-}
-
-int OverlapModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : NumColumns;
 }
 
 QVariant OverlapModel::data(const QModelIndex& index, int role) const {
@@ -89,15 +82,6 @@ QVariant OverlapModel::data(const QModelIndex& index, int role) const {
   if (index.column() <= Iteration) return static_cast<qlonglong>(v);
   if (std::isnan(v)) return QStringLiteral("–");  // no communication
   return QString::number(v, 'f', index.column() == OverlapRatio ? 2 : 3);
-}
-
-QVariant OverlapModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[NumColumns] = {
-      "Rank",      "Iteration",         "Iteration (ms)", "Compute (ms)",
-      "Comm (ms)", "Exposed comm (ms)", "Overlap",        "Allreduce start lag (ms)",
-      "Straggler"};
-  return section >= 0 && section < NumColumns ? QString::fromLatin1(names[section]) : QVariant();
 }
 
 }  // namespace ddpscope::gui

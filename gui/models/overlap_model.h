@@ -2,15 +2,15 @@
 // iteration, compute, communication, exposed communication and the overlap ratio.
 #pragma once
 
-#include <QAbstractTableModel>
 #include <QVector>
 #include <limits>
 
+#include "table_model.h"
 #include "run_data.h"
 
 namespace ddpscope::gui {
 
-class OverlapModel : public QAbstractTableModel {
+class OverlapModel : public TableModel {
   Q_OBJECT
 
  public:
@@ -32,11 +32,11 @@ class OverlapModel : public QAbstractTableModel {
   // rank -1: every rank. `run` must outlive the model or the next setRun.
   void setRun(const RunData* run, int rank = -1);
 
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation,
-                      int role = Qt::DisplayRole) const override;
+
+
+ protected:
+  int rows() const override { return static_cast<int>(m_rows.size()); }
 
  private:
   struct Row {

@@ -5,7 +5,8 @@
 
 namespace ddpscope::gui {
 
-ParameterBucketModel::ParameterBucketModel(QObject* parent) : QAbstractTableModel(parent) {}
+ParameterBucketModel::ParameterBucketModel(QObject* parent)
+    : TableModel({ "Index", "Parameter", "Shape", "Bytes", "Bucket before rebuild", "Bucket after rebuild"}, parent) {}
 
 void ParameterBucketModel::setRun(const RunData* run, int rank) {
   beginResetModel();
@@ -33,14 +34,6 @@ void ParameterBucketModel::setRun(const RunData* run, int rank) {
   endResetModel();
 }
 
-int ParameterBucketModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
-}
-
-int ParameterBucketModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : NumColumns;
-}
-
 QVariant ParameterBucketModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   const Row& r = m_rows[index.row()];
@@ -65,14 +58,6 @@ QVariant ParameterBucketModel::data(const QModelIndex& index, int role) const {
       return r.after >= 0 ? QVariant(r.after) : QVariant(QStringLiteral("–"));
   }
   return {};
-}
-
-QVariant ParameterBucketModel::headerData(int section, Qt::Orientation orientation,
-                                          int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[NumColumns] = {
-      "Index", "Parameter", "Shape", "Bytes", "Bucket before rebuild", "Bucket after rebuild"};
-  return section >= 0 && section < NumColumns ? QString::fromLatin1(names[section]) : QVariant();
 }
 
 }  // namespace ddpscope::gui

@@ -3,14 +3,14 @@
 // it (generation 1, the observed gradient-ready order).
 #pragma once
 
-#include <QAbstractTableModel>
 #include <QVector>
 
+#include "table_model.h"
 #include "run_data.h"
 
 namespace ddpscope::gui {
 
-class ParameterBucketModel : public QAbstractTableModel {
+class ParameterBucketModel : public TableModel {
   Q_OBJECT
 
  public:
@@ -21,11 +21,11 @@ class ParameterBucketModel : public QAbstractTableModel {
   void setRun(const RunData* run, int rank);
   bool rebuilt() const { return m_rebuilt; }
 
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation,
-                      int role = Qt::DisplayRole) const override;
+
+
+ protected:
+  int rows() const override { return static_cast<int>(m_rows.size()); }
 
  private:
   struct Row {

@@ -8,7 +8,8 @@
 
 namespace ddpscope::gui {
 
-RunListModel::RunListModel(QObject* parent) : QAbstractTableModel(parent) {}
+RunListModel::RunListModel(QObject* parent)
+    : TableModel({"Run", "Status", "Ranks", "Model", "Started", "Duration"}, parent) {}
 
 void RunListModel::setFolder(const QString& folder) {
   m_folder = folder;
@@ -45,14 +46,6 @@ void RunListModel::refresh() {
   endResetModel();
 }
 
-int RunListModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(m_entries.size());
-}
-
-int RunListModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : NumColumns;
-}
-
 QVariant RunListModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   const Entry& e = m_entries[index.row()];
@@ -76,12 +69,6 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
       return QStringLiteral("%1 s").arg(e.started.secsTo(e.ended));
   }
   return {};
-}
-
-QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[NumColumns] = {"Run", "Status", "Ranks", "Model", "Started", "Duration"};
-  return section >= 0 && section < NumColumns ? QString::fromLatin1(names[section]) : QVariant();
 }
 
 }  // namespace ddpscope::gui

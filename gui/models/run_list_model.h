@@ -3,14 +3,15 @@
 // that cannot be read shows its error instead of hiding.
 #pragma once
 
-#include <QAbstractTableModel>
 #include <QDateTime>
 #include <QString>
 #include <QVector>
 
+#include "table_model.h"
+
 namespace ddpscope::gui {
 
-class RunListModel : public QAbstractTableModel {
+class RunListModel : public TableModel {
   Q_OBJECT
 
  public:
@@ -23,11 +24,11 @@ class RunListModel : public QAbstractTableModel {
   void refresh();
   QString folder() const { return m_folder; }
 
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation,
-                      int role = Qt::DisplayRole) const override;
+
+
+ protected:
+  int rows() const override { return static_cast<int>(m_entries.size()); }
 
  private:
   struct Entry {

@@ -96,6 +96,23 @@ inline void write_messages(ddpscope::probes::RunStoreWriter& w, const std::vecto
   }
 }
 
+// A small RPC exchange, as seed 000's example makes it: worker 0 calls add on worker 1
+// (1000 -> 1100) and gets the answer (1200 -> 1300); in context 7 the gradients go to
+// worker 1 and back (2000 -> 2100, 2200 -> 2300, with the answers); an RRef fetch; and a
+// call still on its way (sent at 3000, never received).
+inline std::vector<TestMessage> seed_messages() {
+  return {{0, 1, 1000, 1100, 1, -1, 1, "add", 210},
+          {1, 0, 1200, 1300, 1, -1, 2, "add", 132},
+          {0, 1, 2000, 2100, 2, 7, 1, "_ddpscope.dist_backward", 204},
+          {1, 0, 2200, 2300, (int64_t{1} << 48) | 2, 7, 1, "_ddpscope.dist_backward", 264},
+          {0, 1, 2350, 2400, (int64_t{1} << 48) | 2, 7, 2, "_ddpscope.dist_backward", 96},
+          {1, 0, 2450, 2500, 2, 7, 2, "_ddpscope.dist_backward", 105},
+          {0, 1, 2600, 2650, 3, -1, 5, "rref_fetch", 60},
+          {0, 1, 2700, 2750, 4, 7, 1, "_ddpscope.release_context", 130},
+          {1, 0, 2800, 2900, 9, -1, 3, "boom", 80},
+          {0, 1, 3000, -1, 5, -1, 1, "sleep_ms", 120}};
+}
+
 inline void write_test_run(const std::string& path, int ranks, int iterations,
                            const std::string& status = "finished", int64_t last_rank_lag_ns = 0,
                            bool rebuilt = false) {

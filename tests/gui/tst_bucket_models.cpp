@@ -3,23 +3,18 @@
 #include <QtTest/QtTest>
 
 #include <QAbstractItemModelTester>
-#include <QTemporaryDir>
 
 #include "bucket_table_model.h"
 #include "sort_proxy.h"
 #include "gui_test_runs.h"
-#include "overlap_model.h"
 #include "parameter_bucket_model.h"
 #include "run_data.h"
-#include "run_list_model.h"
+#include "scratch_test.h"
 
 using namespace ddpscope::gui;
 
-class TestBucketModels : public QObject {
+class TestBucketModels : public ScratchTest {
   Q_OBJECT
-
-  QTemporaryDir dir_;
-  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
 
  private slots:
   void testBucketTableOfOneIteration() {

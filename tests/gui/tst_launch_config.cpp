@@ -5,17 +5,14 @@
 #include <QFile>
 #include <QJsonObject>
 #include <QJsonDocument>
-#include <QTemporaryDir>
 
 #include "launch_config.h"
+#include "scratch_test.h"
 
 using namespace ddpscope::gui;
 
-class TestLaunchConfig : public QObject {
+class TestLaunchConfig : public ScratchTest {
   Q_OBJECT
-
-  QTemporaryDir dir_;
-  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
 
  private slots:
   void testLaunchConfigIsValidByDefault() { QVERIFY(validate(LaunchConfig{}).isEmpty()); }
@@ -102,7 +99,7 @@ class TestLaunchConfig : public QObject {
     c.probes = false;
     c.extraArguments = "--lr 0.01";
     QString error;
-    const QString file = dir_.filePath("preset.json");
+    const QString file = scratch_file("preset.json");
     QVERIFY(savePreset(c, file, &error));
     LaunchConfig back;
     QVERIFY2(loadPreset(file, &back, &error), qPrintable(error));
@@ -119,7 +116,7 @@ class TestLaunchConfig : public QObject {
     QCOMPARE(args[args.indexOf("--lr") + 1], QString("0.01"));
 
     auto write = [&](const QString& name, const QByteArray& text) {
-      QFile f(dir_.filePath(name));
+      QFile f(scratch_file(name));
       f.open(QIODevice::WriteOnly);
       f.write(text);
       return f.fileName();
@@ -128,7 +125,7 @@ class TestLaunchConfig : public QObject {
     QVERIFY2(error.contains("not a preset"), qPrintable(error));
     QVERIFY(!loadPreset(write("type.json", R"({"world_size": "four"})"), &back, &error));
     QVERIFY2(error.contains("world_size") && error.contains("whole number"), qPrintable(error));
-    QVERIFY(!loadPreset(dir_.filePath("missing.json"), &back, &error));
+    QVERIFY(!loadPreset(scratch_file("missing.json"), &back, &error));
     QVERIFY(error.contains("cannot read"));
     // Missing keys keep their defaults.
     QVERIFY(loadPreset(write("partial.json", R"({"iterations": 7})"), &back, &error));

@@ -6,19 +6,14 @@
 #include <QFile>
 #include <QTemporaryDir>
 
-#include "bucket_table_model.h"
 #include "gui_test_runs.h"
-#include "overlap_model.h"
-#include "parameter_bucket_model.h"
 #include "run_list_model.h"
+#include "scratch_test.h"
 
 using namespace ddpscope::gui;
 
-class TestRunListModel : public QObject {
+class TestRunListModel : public ScratchTest {
   Q_OBJECT
-
-  QTemporaryDir dir_;
-  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
 
  private slots:
   void testRunListShowsEveryRunAndExplainsBadOnes() {

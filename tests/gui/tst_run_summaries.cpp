@@ -5,25 +5,20 @@
 
 #include <QAbstractItemModelTester>
 #include <QFile>
-#include <QTemporaryDir>
 
 #include "bucket_table_model.h"
 #include "csv_export.h"
 #include "gui_test_runs.h"
 #include "overlap_model.h"
-#include "parameter_bucket_model.h"
 #include "run_data.h"
-#include "run_list_model.h"
 #include "ruler_ticks.h"
 #include "time_breakdown.h"
+#include "scratch_test.h"
 
 using namespace ddpscope::gui;
 
-class TestRunSummaries : public QObject {
+class TestRunSummaries : public ScratchTest {
   Q_OBJECT
-
-  QTemporaryDir dir_;
-  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
 
  private slots:
   void testOverlapModelPerRank() {
@@ -133,7 +128,7 @@ class TestRunSummaries : public QObject {
     QVERIFY(lines[0].startsWith("Bucket,Ready order,Bytes"));
     QVERIFY2(lines[2].endsWith(",1: b"), qPrintable(lines[2]));
     QString error;
-    const QString out = dir_.filePath("buckets.csv");
+    const QString out = scratch_file("buckets.csv");
     QVERIFY(write_csv(model, out, &error));
     QFile f(out);
     QVERIFY(f.open(QIODevice::ReadOnly));

@@ -4,15 +4,11 @@
 #include <QtTest/QtTest>
 
 #include <QAbstractItemModelTester>
-#include <QTemporaryDir>
 #include <map>
 
-#include "bucket_table_model.h"
 #include "gui_test_runs.h"
 #include "overlap_model.h"
-#include "parameter_bucket_model.h"
 #include "run_data.h"
-#include "run_list_model.h"
 #include "sequence_data.h"
 #include "range_summary.h"
 #include "ruler_ticks.h"
@@ -21,14 +17,12 @@
 #include "time_format.h"
 #include "timeline_search.h"
 #include "track_layout.h"
+#include "scratch_test.h"
 
 using namespace ddpscope::gui;
 
-class TestTimelineModels : public QObject {
+class TestTimelineModels : public ScratchTest {
   Q_OBJECT
-
-  QTemporaryDir dir_;
-  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
 
  private slots:
   void testTimelineLanesAndSpanLookup() {

@@ -5,7 +5,10 @@
 
 #include <QtTest/QtTest>
 
+#include <memory>
+
 #include "c10d/mpi_environment.h"
+#include "c10d/process_group.h"
 
 #define DDPSCOPE_MPI_TEST_MAIN(TestClass)                                     \
   int main(int argc, char** argv) {                                           \
@@ -16,3 +19,17 @@
     TestClass test;                                                           \
     return QTest::qExec(&test, args);                                         \
   }
+
+// The base of test classes whose cases run on every rank: joins the job's process group
+// (in initTestCase) and keeps this rank and the world size.
+class WorldTest : public QObject {
+ protected:
+  int rank_ = 0;
+  int size_ = 1;
+  template <typename Group>
+  void join_world(std::shared_ptr<Group>& world) {
+    world = ddpscope::c10d::init_process_group();
+    rank_ = world->rank();
+    size_ = world->size();
+  }
+};

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "eventually.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
@@ -46,16 +47,6 @@ Tensor local_chain(int64_t k, const Tensor& t) {
 }
 
 double diff(const Tensor& a, const Tensor& b) { return kernels::max_abs_diff(a, b); }
-
-template <typename Pred>
-bool eventually(Pred pred) {
-  const auto end = std::chrono::steady_clock::now() + 5s;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
-}
 
 void register_functions() {
   rpc::register_function("dat.chain", [](const ValueList& a) -> Value {
@@ -163,16 +154,12 @@ void optimizer_matches_a_local_run(int workers) {
 
 }  // namespace
 
-class TestDistAutograd : public QObject {
+class TestDistAutograd : public WorldTest {
   Q_OBJECT
-  int rank_ = 0;
-  int size_ = 1;
 
  private slots:
   void initTestCase() {
-    g_world = c10d::init_process_group();
-    rank_ = g_world->rank();
-    size_ = g_world->size();
+    join_world(g_world);
     manual_seed(1234 + static_cast<uint64_t>(rank_));
     g_param = randn({3, 3}).set_requires_grad();
     register_functions();

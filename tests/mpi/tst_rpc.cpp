@@ -9,6 +9,7 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "eventually.h"
 #include "autograd/ops.h"
 #include "c10d/process_group.h"
 #include "mpi_test_main.h"
@@ -25,17 +26,6 @@ std::shared_ptr<c10d::ProcessGroup> g_world;
 rpc::testing::FaultTransport* g_faults = nullptr;
 
 void barrier() { g_world->barrier()->wait(); }
-
-// Waits up to 5 s for `pred` (the RRef protocol finishes asynchronously).
-template <typename Pred>
-bool eventually(Pred pred) {
-  const auto end = std::chrono::steady_clock::now() + 5s;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
-}
 
 int64_t remote_owned(int worker) { return rpc::rpc_sync(worker, "test.owned").to_int(); }
 
@@ -132,16 +122,12 @@ std::string header_bytes(rpc::wire::MessageType type, int src, int dst, uint32_t
 
 }  // namespace
 
-class TestRpc : public QObject {
+class TestRpc : public WorldTest {
   Q_OBJECT
-  int rank_ = 0;
-  int size_ = 1;
 
  private slots:
   void initTestCase() {
-    g_world = c10d::init_process_group();
-    rank_ = g_world->rank();
-    size_ = g_world->size();
+    join_world(g_world);
     register_test_functions();
     rpc::RpcBackendOptions options;
     options.rpc_timeout = 20000ms;

@@ -3,7 +3,6 @@
 // it are near zero on one host, and an injected offset is recovered and applied.
 #include <QtTest/QtTest>
 
-#include <QTemporaryDir>
 #include <atomic>
 #include <thread>
 
@@ -11,6 +10,7 @@
 #include "collector_sink.h"
 #include "probe.h"
 #include "run_store_reader.h"
+#include "scratch_test.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -51,11 +51,8 @@ struct RunningCollector {
 
 }  // namespace
 
-class TestCollector : public QObject {
+class TestCollector : public ScratchTest {
   Q_OBJECT
-
-  QTemporaryDir dir_;
-  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
 
  private slots:
   void testBatchesWithTheTokenAreStored() {

@@ -23,6 +23,7 @@
 #include "run_store_reader.h"
 #include "run_store_schema.h"
 #include "run_store_writer.h"
+#include "scratch_test.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -96,11 +97,8 @@ BatchEvent allreduce_done(int64_t seq, int64_t t) {
 
 }  // namespace
 
-class TestRunStore : public QObject {
+class TestRunStore : public ScratchTest {
   Q_OBJECT
-
-  QTemporaryDir dir_;
-  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
 
  private slots:
   // WAL while the run is written (readers follow it), one self-contained file after.

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "eventually.h"
 #include "autograd/ops.h"
 #include "fault_transport.h"
 #include "loopback_transport.h"
@@ -21,16 +22,6 @@ using rpc::ValueList;
 namespace {
 
 constexpr int kWorkers = 3;
-
-template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 5000ms) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
-}
 
 // A job of kWorkers agents on one hub; worker k's transport is wrapped for faults.
 struct Job {
