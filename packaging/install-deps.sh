@@ -14,6 +14,7 @@ packages=(
   procps bsdutils  # ps and script: the launcher and terminal tests use them
   dpkg-dev desktop-file-utils appstream  # the .deb (dpkg-shlibdeps) and its checks
   clang-14 libclang-rt-14-dev  # libFuzzer harnesses (tests/fuzz)
+  clang-format-14  # the tree's layout (.clang-format, tests/style/check_format.sh)
   iproute2 util-linux hostname  # the simulated cluster (tests/cluster): ip, tc, unshare
 )
 

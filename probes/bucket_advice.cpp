@@ -29,7 +29,7 @@ struct IterationInputs {
   // when it stepped after backward, the part after the last allreduce of writeback_ns's
   // when the run had --fused-optimizer. Predictions take it out and put it back their way.
   double optimizer_ns = 0, optimizer_in_tail_ns = 0, optimizer_in_writeback_ns = 0;
-  double measured_ns = 0;   // the iteration's length
+  double measured_ns = 0;  // the iteration's length
   // Per gradient, in the order this rank had them: its bytes, and its time on the last
   // rank to have it. A bucket's allreduce cannot start before every rank has all of it.
   struct Ready {
@@ -54,13 +54,15 @@ struct Simulated {
 
 Simulated simulate(const IterationInputs& in, const AllreduceCost& cost, int64_t first_cap, int64_t cap) {
   std::vector<int64_t> sizes;
-  for (const auto& r : in.ready) sizes.push_back(r.bytes);
+  for (const auto& r : in.ready)
+    sizes.push_back(r.bytes);
   const std::vector<size_t> last = pack_buckets(sizes, {first_cap, cap});
   Simulated s;
   s.buckets = static_cast<int>(last.size());
   double free_at = 0;  // the communication worker runs one allreduce at a time, in bucket order
   int64_t total_bytes = 0;
-  for (int64_t b : sizes) total_bytes += b;
+  for (int64_t b : sizes)
+    total_bytes += b;
   // The fused optimizer steps each bucket on the training thread once its allreduce is
   // done and backward's compute is over, at the run's optimizer rate per byte.
   const double optimizer_ns_per_byte = total_bytes > 0 ? in.optimizer_ns / static_cast<double>(total_bytes) : 0;
@@ -130,7 +132,8 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   }
   // Gradient sizes: the latest generation's parameters.
   std::map<int64_t, int64_t> param_bytes;
-  for (const ParamRow& p : run.params(rank)) param_bytes[p.index] = p.numel * dtype_name_bytes(p.dtype);
+  for (const ParamRow& p : run.params(rank))
+    param_bytes[p.index] = p.numel * dtype_name_bytes(p.dtype);
   std::map<int64_t, IterationInputs> its;
   std::map<int64_t, double> backward_begin, backward_end, iter_begin, iter_end, finalize_begin;
   std::vector<Op> ops;
@@ -140,7 +143,7 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     double begin = 0, end = 0;
     int64_t bucket = -1;
   };
-  std::map<int64_t, std::vector<BucketOp>> bucket_ops;  // per iteration
+  std::map<int64_t, std::vector<BucketOp>> bucket_ops;                        // per iteration
   std::map<int64_t, std::vector<std::pair<double, double>>> optimizer_spans;  // (begin, end) per iteration
   const std::vector<std::string> names = run.names();
   double sweep_begin = -1, sweep_end = -1;  // train --measure-allreduce's marks
@@ -185,7 +188,7 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
       rank);
   // Each gradient's ready time on the last rank to have it (the store's times are on one
   // clock): a rank that runs behind holds every rank's allreduce of that bucket back.
-  std::map<std::pair<int64_t, int64_t>, double> ready_everywhere;  // (iteration, parameter) -> time
+  std::map<std::pair<int64_t, int64_t>, double> ready_everywhere;         // (iteration, parameter) -> time
   std::map<std::pair<int64_t, int64_t>, double> bucket_ready_everywhere;  // (iteration, bucket) -> time
   run.for_each_span(
       [&](const CompactSpan& s) {
@@ -314,14 +317,16 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     a.notes.push_back(
         "the allreduces beside backward's compute mostly waited for another rank (skew), not for the network "
         "(typical of ranks sharing one host): iteration times hold, communication and overlap are rough");
-  if (a.cost.free_samples < 3) a.notes.push_back("few allreduces ran without compute beside them: the cost per byte is rough");
+  if (a.cost.free_samples < 3)
+    a.notes.push_back("few allreduces ran without compute beside them: the cost per byte is rough");
   // Predictions.
   std::vector<double> caps = caps_mb;
   if (caps.empty()) caps = {0.25, 0.5, 1, 2, 4, 8, 16, 25, 50, 100};
   if (std::find(caps.begin(), caps.end(), a.recorded_cap_mb) == caps.end()) caps.push_back(a.recorded_cap_mb);
   std::sort(caps.begin(), caps.end());
   std::vector<double> measured;
-  for (const auto& [it, in] : its) measured.push_back(in.measured_ns);
+  for (const auto& [it, in] : its)
+    measured.push_back(in.measured_ns);
   const auto mib = [](double mb) { return std::max<int64_t>(1, static_cast<int64_t>(mb * (1 << 20))); };
   const auto simulate_cap = [&](const IterationInputs& in, double cap) {
     return simulate(in, a.cost, mib(std::min(a.first_bucket_cap_mb, cap)), mib(cap));
@@ -336,9 +341,10 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   }
   a.calibration_ns = median(measured) - median(recorded_simulated);
   if (std::abs(a.calibration_ns) > 0.1 * median(measured))
-    a.notes.push_back("the simulation misses the recorded cap's measured iteration by " +
-                      std::to_string(static_cast<int>(std::round(100 * std::abs(a.calibration_ns) / median(measured)))) +
-                      "%: predictions far from that cap are rough");
+    a.notes.push_back(
+        "the simulation misses the recorded cap's measured iteration by " +
+        std::to_string(static_cast<int>(std::round(100 * std::abs(a.calibration_ns) / median(measured)))) +
+        "%: predictions far from that cap are rough");
   for (double cap : caps) {
     std::vector<double> iteration, fused, comm, exposed;
     int buckets = 0;
@@ -367,7 +373,8 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   // and fewer buckets risk less of what the model leaves out.
   const auto best_of = [&](auto time) {
     double fastest = 1e300, cap = 0;
-    for (const CapPrediction& p : a.predictions) fastest = std::min(fastest, time(p));
+    for (const CapPrediction& p : a.predictions)
+      fastest = std::min(fastest, time(p));
     for (const CapPrediction& p : a.predictions)
       if (time(p) <= fastest * 1.005) cap = p.cap_mb;
     return cap;
@@ -380,8 +387,9 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
     slowest = std::max({slowest, p.iteration_ms, p.fused_iteration_ms});
   }
   if (a.predictions.size() > 1 && slowest <= fastest * 1.02)
-    a.notes.push_back("every cap, with or without the fused optimizer, predicts within 2% of the fastest: for this run "
-                      "the cap hardly matters");
+    a.notes.push_back(
+        "every cap, with or without the fused optimizer, predicts within 2% of the fastest: for this run "
+        "the cap hardly matters");
   return a;
 }
 

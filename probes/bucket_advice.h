@@ -34,9 +34,9 @@
 namespace ddpscope::probes {
 
 struct AllreduceCost {
-  double fixed_ns = 0;           // per allreduce, whatever its size
-  double ns_per_byte = 0;        // with nothing else on the cores
-  double compute_slowdown = 1;   // the rate while backward computes beside it (0 < s <= 1)
+  double fixed_ns = 0;          // per allreduce, whatever its size
+  double ns_per_byte = 0;       // with nothing else on the cores
+  double compute_slowdown = 1;  // the rate while backward computes beside it (0 < s <= 1)
   int free_samples = 0, contended_samples = 0;
   // (bytes, median ns) measured by train --measure-allreduce, by size; when present the
   // cost of a size is read off it (linear between sizes, beyond the largest at
@@ -61,12 +61,12 @@ struct AllreduceCost {
 struct CapPrediction {
   double cap_mb = 0;
   int buckets = 0;
-  double iteration_ms = 0;  // median over the iterations used
+  double iteration_ms = 0;        // median over the iterations used
   double fused_iteration_ms = 0;  // the same with --fused-optimizer
   double comm_ms = 0, exposed_comm_ms = 0;
   double overlap_ratio = 0;
-  bool recorded = false;      // the run's own cap
-  double measured_ms = -1;    // the run's median iteration, for the recorded cap
+  bool recorded = false;    // the run's own cap
+  double measured_ms = -1;  // the run's median iteration, for the recorded cap
 };
 
 struct BucketAdvice {
@@ -80,15 +80,14 @@ struct BucketAdvice {
   // recorded point lies on the predicted curve).
   double calibration_ns = 0;
   std::vector<CapPrediction> predictions;  // by cap
-  double best_cap_mb = 0;  // the largest cap within 0.5% of the fastest prediction
-  double best_fused_cap_mb = 0;  // with --fused-optimizer
-  std::vector<std::string> notes;  // what limits the advice (few samples, ...)
+  double best_cap_mb = 0;                  // the largest cap within 0.5% of the fastest prediction
+  double best_fused_cap_mb = 0;            // with --fused-optimizer
+  std::vector<std::string> notes;          // what limits the advice (few samples, ...)
 };
 
 // Throws ddpscope::Error when the run has no DDP iterations with gradient-ready marks.
 // `caps_mb` empty: 0.25 to 100 MiB and the recorded cap. `warmup`: iterations skipped
 // (the first builds and rebuilds the buckets).
-BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps_mb = {}, int rank = 0,
-                            int warmup = 5);
+BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps_mb = {}, int rank = 0, int warmup = 5);
 
 }  // namespace ddpscope::probes

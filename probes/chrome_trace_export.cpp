@@ -38,8 +38,7 @@ int64_t export_chrome_trace(RunStoreReader& run, const std::string& out_path) {
           {"pid", rank.rank},
           {"tid", 0},
           {"args",
-           {{"name", "rank " + std::to_string(rank.rank) +
-                         (rank.host.empty() ? "" : " (" + rank.host + ")")}}}});
+           {{"name", "rank " + std::to_string(rank.rank) + (rank.host.empty() ? "" : " (" + rank.host + ")")}}}});
     emit({{"ph", "M"},
           {"name", "process_sort_index"},
           {"pid", rank.rank},
@@ -47,11 +46,7 @@ int64_t export_chrome_trace(RunStoreReader& run, const std::string& out_path) {
           {"args", {{"sort_index", rank.rank}}}});
   }
   for (const ThreadRow& t : run.threads()) {
-    emit({{"ph", "M"},
-          {"name", "thread_name"},
-          {"pid", t.rank},
-          {"tid", t.thread},
-          {"args", {{"name", t.name}}}});
+    emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", t.rank}, {"tid", t.thread}, {"args", {{"name", t.name}}}});
   }
   // Microseconds with nanosecond decimals, relative to the run's first event.
   auto us = [base = t0](int64_t ns) { return static_cast<double>(ns - base) / 1000.0; };

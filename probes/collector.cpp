@@ -51,9 +51,7 @@ Collector::~Collector() {
   clock_thread_.join();
 }
 
-void Collector::request_graph() {
-  graph_requested_ = true;
-}
+void Collector::request_graph() { graph_requested_ = true; }
 
 void Collector::serve_clock() {
   // Ranks that pinged us, by their socket identity: requests go back the same way.
@@ -70,8 +68,7 @@ void Collector::serve_clock() {
     zmq::message_t identity, token, body;
     if (!clock_socket_.recv(identity, zmq::recv_flags::dontwait)) continue;
     const int64_t t_collector = now_ns();  // as close to arrival as we can read it
-    bool complete =
-        identity.more() && clock_socket_.recv(token) && token.more() && clock_socket_.recv(body);
+    bool complete = identity.more() && clock_socket_.recv(token) && token.more() && clock_socket_.recv(body);
     while (body.more() && clock_socket_.recv(body)) {
     }
     if (!complete || token.to_string() != options_.token) continue;
@@ -135,8 +132,7 @@ bool Collector::receive_one() {
 }
 
 int Collector::poll(std::chrono::milliseconds timeout, int extra_fd, bool* extra_ready) {
-  zmq::pollitem_t items[2] = {{batches_in_.handle(), 0, ZMQ_POLLIN, 0},
-                              {nullptr, extra_fd, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[2] = {{batches_in_.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, extra_fd, ZMQ_POLLIN, 0}};
   zmq::poll(items, extra_fd >= 0 ? 2 : 1, timeout);
   if (extra_ready) *extra_ready = extra_fd >= 0 && (items[1].revents & (ZMQ_POLLIN | ZMQ_POLLERR));
   int n = 0;
@@ -172,9 +168,10 @@ void Collector::finish(const std::string& status, const std::string& message, in
   if (disk_full_ && !writer_->fold_wal()) {
     // SQLite keeps committed pages in the WAL until it can copy them into the file; with
     // the disk full it cannot, and the WAL holds the run's last part.
-    log::error("collector: the run's last part stays in {}-wal beside the run file (no room to fold it in): copy "
-               "or move the two files together",
-               options_.run_file);
+    log::error(
+        "collector: the run's last part stays in {}-wal beside the run file (no room to fold it in): copy "
+        "or move the two files together",
+        options_.run_file);
   }
 }
 

@@ -23,9 +23,7 @@
 
 namespace {
 volatile sig_atomic_t g_stop_signal = 0;
-void on_signal(int sig) {
-  g_stop_signal = sig;
-}
+void on_signal(int sig) { g_stop_signal = sig; }
 
 // Whether process `pid` is stopped (SIGSTOP, SIGTSTP, a debugger): its state in
 // /proc/PID/stat is T or t.
@@ -64,9 +62,10 @@ class LauncherWatch {
     if (stopped_since_ && !warned_ && now - *stopped_since_ >= std::chrono::seconds(2)) {
       warned_ = true;
       ++times_;
-      ddpscope::log::warn("collector: the launcher (pid {0}) is stopped: the ranks block writing their progress into it, so "
-                "the job stalls. Continue it with: kill -CONT {0}",
-                static_cast<int>(getppid()));
+      ddpscope::log::warn(
+          "collector: the launcher (pid {0}) is stopped: the ranks block writing their progress into it, so "
+          "the job stalls. Continue it with: kill -CONT {0}",
+          static_cast<int>(getppid()));
     }
   }
   // For the run's message: "" when it never stopped for long.
@@ -91,8 +90,7 @@ int main(int argc, char** argv) {
   CLI::App app{"ddpscope-collector: receives a job's probe events and writes its run file"};
   CollectorOptions o;
   app.add_option("--out", o.run_file, "Run file to write")->required();
-  app.add_option("--bind", o.bind_host, "Address ranks reach the collector on")
-      ->default_val("127.0.0.1");
+  app.add_option("--bind", o.bind_host, "Address ranks reach the collector on")->default_val("127.0.0.1");
   app.add_option("--world-size", o.run.world_size, "Ranks in the job")->default_val(1);
   app.add_option("--backend", o.run.backend, "Process-group backend of the job");
   app.add_option("--model", o.run.model, "Model the job trains");
@@ -132,8 +130,7 @@ int main(int argc, char** argv) {
         break;
       }
       input.append(buf, static_cast<size_t>(n));
-      for (auto nl = input.find('\n'); nl != std::string::npos && outcome.is_null();
-           nl = input.find('\n')) {
+      for (auto nl = input.find('\n'); nl != std::string::npos && outcome.is_null(); nl = input.find('\n')) {
         nlohmann::json line;
         try {
           line = nlohmann::json::parse(input.substr(0, nl));
@@ -159,7 +156,7 @@ int main(int argc, char** argv) {
       collector.finish(outcome.value("status", "finished"), message, outcome.value("failed_rank", -1));
     }
     ddpscope::log::info("collector: {} batches, {} events, {} rejected", collector.batches(),
-              collector.writer().events_written(), collector.rejected());
+                        collector.writer().events_written(), collector.rejected());
   } catch (const ddpscope::Error& e) {
     ddpscope::log::error("collector: {}", e.message());
     return 1;

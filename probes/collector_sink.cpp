@@ -29,9 +29,7 @@ CollectorSink::CollectorSink(CollectorSinkOptions options)
 
 CollectorSink::~CollectorSink() = default;
 
-int64_t CollectorSink::local_now_ns() const {
-  return now_ns() + options_.clock_skew_ns;
-}
+int64_t CollectorSink::local_now_ns() const { return now_ns() + options_.clock_skew_ns; }
 
 bool CollectorSink::write(const EventBatch& batch) {
   const std::string bytes = encode(batch);
@@ -41,9 +39,8 @@ bool CollectorSink::write(const EventBatch& batch) {
     const bool first = !tried_once_;
     tried_once_ = true;
     if (first) batches_.set(zmq::sockopt::sndtimeo, 2000);
-    auto sent = batches_.send(
-        zmq::buffer(options_.token),
-        zmq::send_flags::sndmore | (first ? zmq::send_flags::none : zmq::send_flags::dontwait));
+    auto sent = batches_.send(zmq::buffer(options_.token),
+                              zmq::send_flags::sndmore | (first ? zmq::send_flags::none : zmq::send_flags::dontwait));
     if (first) batches_.set(zmq::sockopt::sndtimeo, -1);
     if (!sent) return false;  // no collector, or its queue is full
     // The first frame was taken, so ZeroMQ takes the rest of the message too.
@@ -71,8 +68,7 @@ void CollectorSink::read_acks(std::chrono::milliseconds timeout) {
 void CollectorSink::settle(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (confirmed_ < accepted_ && std::chrono::steady_clock::now() < deadline) {
-    read_acks(std::chrono::duration_cast<std::chrono::milliseconds>(
-                  deadline - std::chrono::steady_clock::now()) +
+    read_acks(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()) +
               std::chrono::milliseconds(1));
   }
 }
@@ -98,8 +94,7 @@ bool CollectorSink::measure_clock() {
   for (int i = 0; i < options_.clock_samples; ++i) {
     const ClockPing ping{++ping_sequence_, local_now_ns()};
     try {
-      clock_.send(zmq::buffer(options_.token),
-                  zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+      clock_.send(zmq::buffer(options_.token), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
       clock_.send(zmq::buffer(&ping, sizeof(ping)), zmq::send_flags::dontwait);
     } catch (const zmq::error_t&) {
       break;
@@ -109,11 +104,9 @@ bool CollectorSink::measure_clock() {
     bool answered = false;
     while (!answered && std::chrono::steady_clock::now() < deadline) {
       zmq::pollitem_t item{clock_.handle(), 0, ZMQ_POLLIN, 0};
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (zmq::poll(&item, 1,
-                    std::max<std::chrono::milliseconds>(left, std::chrono::milliseconds(1))) <= 0)
-        continue;
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (zmq::poll(&item, 1, std::max<std::chrono::milliseconds>(left, std::chrono::milliseconds(1))) <= 0) continue;
       zmq::message_t reply;
       if (!clock_.recv(reply, zmq::recv_flags::dontwait)) continue;
       const int64_t t1 = local_now_ns();
@@ -129,10 +122,8 @@ bool CollectorSink::measure_clock() {
   const auto best = estimator.best();
   if (!best) return false;
   offset_ns_ = best->offset_ns;
-  queue_record(nlohmann::json{{"type", "clock"},
-                              {"t_local_ns", best->t_local_ns},
-                              {"offset_ns", best->offset_ns},
-                              {"rtt_ns", best->rtt_ns}}
+  queue_record(nlohmann::json{
+      {"type", "clock"}, {"t_local_ns", best->t_local_ns}, {"offset_ns", best->offset_ns}, {"rtt_ns", best->rtt_ns}}
                    .dump());
   return true;
 }

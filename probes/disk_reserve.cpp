@@ -14,9 +14,7 @@ DiskReserve::DiskReserve(std::string path, int64_t bytes) : path_(std::move(path
   if (!held_) ::unlink(path_.c_str());
 }
 
-DiskReserve::~DiskReserve() {
-  release();
-}
+DiskReserve::~DiskReserve() { release(); }
 
 void DiskReserve::release() {
   if (!held_) return;

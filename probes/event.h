@@ -48,12 +48,12 @@ enum class Kind : uint8_t {
   // on the thread of its device and stream; a launch and its kernel share msg_id (the
   // trace's correlation id). HTA's kernel classes: communication (NCCL), memory (copies
   // and sets), computation (every other kernel).
-  GpuKernel = 23,   // a computation kernel
-  GpuComm = 24,     // a communication kernel (name ^nccl or ncclKernel)
-  GpuMemcpy = 25,   // bytes
-  GpuMemset = 26,   // bytes
-  CudaRuntime = 27, // a CUDA runtime or driver call on a CPU thread (cudaLaunchKernel, ...)
-  CpuOp = 28,       // any other operator or annotation of the trace (aten::mm, ...)
+  GpuKernel = 23,    // a computation kernel
+  GpuComm = 24,      // a communication kernel (name ^nccl or ncclKernel)
+  GpuMemcpy = 25,    // bytes
+  GpuMemset = 26,    // bytes
+  CudaRuntime = 27,  // a CUDA runtime or driver call on a CPU thread (cudaLaunchKernel, ...)
+  CpuOp = 28,        // any other operator or annotation of the trace (aten::mm, ...)
 };
 inline constexpr int kNumKinds = 29;
 

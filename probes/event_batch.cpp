@@ -40,9 +40,9 @@ class Writer {
 
 struct Truncated {
   [[noreturn]] void operator()(const char* what, size_t needed, size_t left) const {
-    throw Error(detail::concat("event batch truncated while reading ", what, " (", left, " bytes left, ", needed,
-                               " needed)"),
-                __FILE__, __LINE__);
+    throw Error(
+        detail::concat("event batch truncated while reading ", what, " (", left, " bytes left, ", needed, " needed)"),
+        __FILE__, __LINE__);
   }
 };
 using Reader = ByteReader<Truncated>;
@@ -51,9 +51,9 @@ using Reader = ByteReader<Truncated>;
 
 std::string encode(const EventBatch& b) {
   Writer w;
-  w.pod(Header{kMagic, kVersion, b.rank, static_cast<uint32_t>(b.threads.size()), b.sequence,
-               b.dropped_total, b.clock_offset_ns, static_cast<uint32_t>(b.names.size()),
-               static_cast<uint32_t>(b.events.size()), static_cast<uint32_t>(b.records.size()), 0});
+  w.pod(Header{kMagic, kVersion, b.rank, static_cast<uint32_t>(b.threads.size()), b.sequence, b.dropped_total,
+               b.clock_offset_ns, static_cast<uint32_t>(b.names.size()), static_cast<uint32_t>(b.events.size()),
+               static_cast<uint32_t>(b.records.size()), 0});
   for (const auto& t : b.threads) {
     w.pod(t.thread);
     w.pod(t.tid);
@@ -64,8 +64,7 @@ std::string encode(const EventBatch& b) {
     w.str(n.file);
     w.pod(n.line);
   }
-  w.out.append(reinterpret_cast<const char*>(b.events.data()),
-               b.events.size() * sizeof(BatchEvent));
+  w.out.append(reinterpret_cast<const char*>(b.events.data()), b.events.size() * sizeof(BatchEvent));
   for (const auto& r : b.records)
     w.str(r);
   return std::move(w.out);
@@ -75,9 +74,8 @@ EventBatch decode(const void* data, size_t size) {
   Reader r(data, size, Truncated{});
   const auto h = r.pod<Header>("the header");
   DDPSCOPE_CHECK(h.magic == kMagic, "not an event batch (bad magic number)");
-  DDPSCOPE_CHECK(h.version == kVersion, "event batch format ", h.version,
-                 " is not the one this collector reads (", kVersion,
-                 "); run ranks and collector from the same ddpscope build");
+  DDPSCOPE_CHECK(h.version == kVersion, "event batch format ", h.version, " is not the one this collector reads (",
+                 kVersion, "); run ranks and collector from the same ddpscope build");
   EventBatch b;
   b.rank = h.rank;
   b.sequence = h.sequence;

@@ -32,10 +32,8 @@ static_assert(sizeof(BatchEvent) == 64);
 // A name and the call site that recorded it.
 struct NameInfo {
   NameInfo() = default;
-  NameInfo(const char* n, std::string f = {}, uint32_t l = 0)
-      : name(n), file(std::move(f)), line(l) {}
-  NameInfo(std::string n, std::string f = {}, uint32_t l = 0)
-      : name(std::move(n)), file(std::move(f)), line(l) {}
+  NameInfo(const char* n, std::string f = {}, uint32_t l = 0) : name(n), file(std::move(f)), line(l) {}
+  NameInfo(std::string n, std::string f = {}, uint32_t l = 0) : name(std::move(n)), file(std::move(f)), line(l) {}
   std::string name;
   std::string file;
   uint32_t line = 0;

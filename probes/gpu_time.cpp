@@ -81,19 +81,25 @@ GpuTimeBreakdown gpu_time_breakdown(RunStoreReader& run, double min_fraction) {
         const Interval i{s.t_begin_ns, s.t_end_ns};
         auto add = [&](Kernels& k) {
           ++k.count;
-          if (s.kind == Kind::GpuComm) k.communication.push_back(i);
-          else if (s.kind == Kind::GpuKernel) k.computation.push_back(i);
-          else k.memory.push_back(i);
+          if (s.kind == Kind::GpuComm)
+            k.communication.push_back(i);
+          else if (s.kind == Kind::GpuKernel)
+            k.computation.push_back(i);
+          else
+            k.memory.push_back(i);
         };
         add(per_rank[s.rank]);
         if (s.iteration >= 0) add(per_iteration[{s.rank, s.iteration}]);
       },
       {Kind::GpuKernel, Kind::GpuComm, Kind::GpuMemcpy, Kind::GpuMemset});
   GpuTimeBreakdown b;
-  for (auto& [rank, k] : per_rank) b.ranks.push_back(split(rank, -1, std::move(k)));
+  for (auto& [rank, k] : per_rank)
+    b.ranks.push_back(split(rank, -1, std::move(k)));
   std::map<int64_t, std::vector<const GpuTimeSplit*>> by_iteration;
-  for (auto& [key, k] : per_iteration) b.iterations.push_back(split(key.first, key.second, std::move(k)));
-  for (const GpuTimeSplit& s : b.iterations) by_iteration[s.iteration].push_back(&s);
+  for (auto& [key, k] : per_iteration)
+    b.iterations.push_back(split(key.first, key.second, std::move(k)));
+  for (const GpuTimeSplit& s : b.iterations)
+    by_iteration[s.iteration].push_back(&s);
   for (const auto& [iteration, rows] : by_iteration) {
     if (rows.size() < 2) continue;
     const GpuTimeSplit* slowest = *std::max_element(
@@ -113,12 +119,14 @@ GpuTimeBreakdown gpu_time_breakdown(RunStoreReader& run, double min_fraction) {
 nlohmann::ordered_json gpu_time_json(const GpuTimeBreakdown& b, bool with_iterations) {
   if (b.empty()) return nullptr;
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
-  for (const auto& s : b.ranks) ranks.push_back(split_json(s));
+  for (const auto& s : b.ranks)
+    ranks.push_back(split_json(s));
   nlohmann::ordered_json out = {{"definitions", "HTA's kernel classes and times: README, 'GPU time'"},
                                 {"ranks", ranks}};
   if (with_iterations) {
     nlohmann::ordered_json iterations = nlohmann::ordered_json::array();
-    for (const auto& s : b.iterations) iterations.push_back(split_json(s));
+    for (const auto& s : b.iterations)
+      iterations.push_back(split_json(s));
     out["iterations"] = iterations;
   }
   nlohmann::ordered_json stragglers = nlohmann::ordered_json::array();

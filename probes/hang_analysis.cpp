@@ -15,9 +15,7 @@
 namespace ddpscope::probes {
 namespace {
 
-std::string seconds_text(int64_t ns) {
-  return detail::concat(static_cast<double>(ns / 100000000) / 10.0, " s");
-}
+std::string seconds_text(int64_t ns) { return detail::concat(static_cast<double>(ns / 100000000) / 10.0, " s"); }
 
 std::string bytes_text(int64_t bytes) {
   if (bytes < 0) return "?";
@@ -85,14 +83,17 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
     started = true;
     // What ended after the blocked op began ended because the wait failed, not because
     // the work was done.
-    if (blocked_at >= 0 && e.kind != Kind::GradReady && e.kind != Kind::BucketReady &&
-        e.t_end_ns > blocked_at) {
+    if (blocked_at >= 0 && e.kind != Kind::GradReady && e.kind != Kind::BucketReady && e.t_end_ns > blocked_at) {
       // A phase the rank was inside when it blocked: that is where it waits.
       if (e.t_begin_ns <= blocked_at) {
-        if (e.kind == Kind::Finalize) inside = "in backward (finalize: waiting for buckets)";
-        else if (e.kind == Kind::Backward && inside.empty()) inside = "in backward";
-        else if (e.kind == Kind::Forward && inside.empty()) inside = "in forward";
-        else if (e.kind == Kind::Optimizer && inside.empty()) inside = "in the optimizer step";
+        if (e.kind == Kind::Finalize)
+          inside = "in backward (finalize: waiting for buckets)";
+        else if (e.kind == Kind::Backward && inside.empty())
+          inside = "in backward";
+        else if (e.kind == Kind::Forward && inside.empty())
+          inside = "in forward";
+        else if (e.kind == Kind::Optimizer && inside.empty())
+          inside = "in the optimizer step";
       }
       continue;
     }
@@ -134,8 +135,7 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
   for (const auto& b : buckets) {
     if (b.generation != generation) continue;
     if (between || buckets_reduced.count(b.bucket)) continue;
-    (buckets_ready.count(b.bucket) ? st.buckets_waiting_for_allreduce
-                                   : st.buckets_waiting_for_grads)
+    (buckets_ready.count(b.bucket) ? st.buckets_waiting_for_allreduce : st.buckets_waiting_for_grads)
         .push_back(b.bucket);
   }
   for (const auto& p : run.params(rank, generation)) {
@@ -157,8 +157,8 @@ std::string position_text(const RankHangState& st, int64_t start_ns) {
   } else {
     std::snprintf(at, sizeof at, "%.1f s", static_cast<double>(at_ns) / 1e9);
   }
-  return detail::concat("in iteration ", st.current_iteration, " (", st.phase, "), last event ",
-                        st.last_event, " at ", at, " into the run");
+  return detail::concat("in iteration ", st.current_iteration, " (", st.phase, "), last event ", st.last_event, " at ",
+                        at, " into the run");
 }
 
 std::string first_sentence(const std::string& text) {
@@ -199,9 +199,9 @@ std::string mismatch_verdict(const HangReport& report, std::vector<int>& culprit
       std::vector<int> ahead;
       for (auto* st : ranks)
         (st->current_iteration == lowest ? culprits : ahead).push_back(st->rank);
-      text += detail::concat(". Rank", culprits.size() > 1 ? "s " : " ", list_text(culprits),
-                             " stopped at iteration ", lowest, " while rank", ahead.size() > 1 ? "s " : " ",
-                             list_text(ahead), " went on to iteration ", highest,
+      text += detail::concat(". Rank", culprits.size() > 1 ? "s " : " ", list_text(culprits), " stopped at iteration ",
+                             lowest, " while rank", ahead.size() > 1 ? "s " : " ", list_text(ahead),
+                             " went on to iteration ", highest,
                              ": ranks with uneven inputs (fewer batches) leave the loop early; train under "
                              "DDP's join (--join), or give every rank the same number of batches.");
     } else {
@@ -209,8 +209,9 @@ std::string mismatch_verdict(const HangReport& report, std::vector<int>& culprit
         const auto n = std::count_if(ranks.begin(), ranks.end(), [&](auto* o) { return same_call(st, o); });
         if (2 * n < static_cast<long>(ranks.size())) culprits.push_back(st->rank);
       }
-      text += ". Every rank must call the same collectives in the same order; DDPSCOPE_DEBUG=detail checks "
-              "each call and names both sides.";
+      text +=
+          ". Every rank must call the same collectives in the same order; DDPSCOPE_DEBUG=detail checks "
+          "each call and names both sides.";
     }
     return text;
   }
@@ -241,8 +242,7 @@ void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
     report.culprits = {report.dead_rank};
     const auto [rank, signal] = dead_rank_of(run.message);
     culprit = detail::concat("Rank ", rank, " died (", signal, ")");
-    if (const RankHangState* st = state_of(rank))
-      culprit += detail::concat(" ", position_text(*st, start_ns));
+    if (const RankHangState* st = state_of(rank)) culprit += detail::concat(" ", position_text(*st, start_ns));
     std::vector<int> waiting;
     for (const auto& st : report.ranks)
       if (st.rank != rank && st.blocked_in) waiting.push_back(st.rank);
@@ -295,19 +295,21 @@ void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
         culprit = detail::concat("Rank", absent.size() > 1 ? "s " : " ", list_text(absent), " never entered ",
                                  waited->op, " #", seq, ", which rank ", run.failed_rank, " waited in");
         for (int r : absent) {
-          if (const RankHangState* a = state_of(r)) culprit += detail::concat("; rank ", r, " was ", position_text(*a, start_ns));
+          if (const RankHangState* a = state_of(r))
+            culprit += detail::concat("; rank ", r, " was ", position_text(*a, start_ns));
         }
         culprit += ".";
       } else if (!silent.empty()) {
         report.culprits = silent;
-        culprit = detail::concat("Every rank entered ", waited->op, " #", seq, ", and rank ",
-                                 run.failed_rank, " waited in it until its timeout. Rank",
-                                 silent.size() > 1 ? "s " : " ", list_text(silent),
-                                 silent.size() > 1 ? " never timed out themselves" : " never timed out itself",
-                                 ": stopped, stuck inside the transfer, or cut off from the network (the likely culprit",
-                                 silent.size() > 1 ? "s" : "", ")");
+        culprit =
+            detail::concat("Every rank entered ", waited->op, " #", seq, ", and rank ", run.failed_rank,
+                           " waited in it until its timeout. Rank", silent.size() > 1 ? "s " : " ", list_text(silent),
+                           silent.size() > 1 ? " never timed out themselves" : " never timed out itself",
+                           ": stopped, stuck inside the transfer, or cut off from the network (the likely culprit",
+                           silent.size() > 1 ? "s" : "", ")");
         for (int r : silent) {
-          if (const RankHangState* a = state_of(r)) culprit += detail::concat("; rank ", r, " was ", position_text(*a, start_ns));
+          if (const RankHangState* a = state_of(r))
+            culprit += detail::concat("; rank ", r, " was ", position_text(*a, start_ns));
         }
         culprit += ".";
       }
@@ -338,8 +340,8 @@ std::pair<int, std::string> dead_rank_of(const std::string& message) {
   int rank = -1, signal = -1;
   char name[64] = {};
   const char* text = message.c_str() + at;
-  if (std::sscanf(text, "process rank %d with PID %*d on node %*s exited on signal %d (%63[^)])", &rank,
-                  &signal, name) < 2) {
+  if (std::sscanf(text, "process rank %d with PID %*d on node %*s exited on signal %d (%63[^)])", &rank, &signal,
+                  name) < 2) {
     return {-1, {}};
   }
   return {rank, name[0] ? detail::concat("signal ", signal, ", ", name) : detail::concat("signal ", signal)};
@@ -388,34 +390,29 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
     f.push_back(detail::concat(
         "rank ", st.rank, " waits in ", c.op, " #", c.seq, " (", bytes_text(c.bytes), ") since ",
         seconds_text(report.now_ns - c.started_ns),
-        behind.empty() ? std::string("")
-                       : detail::concat("; rank(s) ", list_text(behind), " have not started it")));
+        behind.empty() ? std::string("") : detail::concat("; rank(s) ", list_text(behind), " have not started it")));
   }
   for (const auto& st : report.ranks) {
     const bool behind = st.latest_seq < top_seq && !st.blocked_in;
     if (!behind && st.blocked_in) continue;
     if (!behind && report.now_ns - st.last_event_ns < 2'000'000'000) continue;
     std::string line =
-        detail::concat("rank ", st.rank, " is in iteration ", st.current_iteration, " (", st.phase,
-                       "): no event for ", seconds_text(report.now_ns - st.last_event_ns),
-                       " (last: ", st.last_event, ")");
+        detail::concat("rank ", st.rank, " is in iteration ", st.current_iteration, " (", st.phase, "): no event for ",
+                       seconds_text(report.now_ns - st.last_event_ns), " (last: ", st.last_event, ")");
     if (st.params_total > 0) {
-      line += detail::concat("; ", st.missing_grads.size(), " of ", st.params_total,
-                             " gradients have not arrived");
+      line += detail::concat("; ", st.missing_grads.size(), " of ", st.params_total, " gradients have not arrived");
     }
     if (behind)
-      line += st.latest_seq < 0
-                  ? detail::concat("; it started no collective in its last two iterations, the others are at #",
-                                   top_seq)
-                  : detail::concat("; its latest collective is #", st.latest_seq, ", the others are at #", top_seq);
+      line +=
+          st.latest_seq < 0
+              ? detail::concat("; it started no collective in its last two iterations, the others are at #", top_seq)
+              : detail::concat("; its latest collective is #", st.latest_seq, ", the others are at #", top_seq);
     f.push_back(line);
   }
-  const bool all_done = !report.ranks.empty() &&
-                        std::all_of(report.ranks.begin(), report.ranks.end(),
-                                    [](const RankHangState& s) { return s.phase == "done"; });
+  const bool all_done = !report.ranks.empty() && std::all_of(report.ranks.begin(), report.ranks.end(),
+                                                             [](const RankHangState& s) { return s.phase == "done"; });
   if (f.empty() && all_done) {
-    f.push_back(detail::concat("every rank finished its ",
-                               report.ranks.front().completed_iterations,
+    f.push_back(detail::concat("every rank finished its ", report.ranks.front().completed_iterations,
                                " iterations; nothing is pending"));
   } else if (f.empty()) {
     f.push_back(

@@ -26,12 +26,12 @@ struct PendingCollective {
 struct RankHangState {
   int rank = 0;
   int64_t completed_iterations = 0;
-  int64_t current_iteration = 0;  // the one in progress: completed + 1
-  int64_t last_event_ns = 0;      // end of the rank's latest event
-  std::string last_event;         // its kind and name
-  std::string phase;              // forward | backward | after backward | between iterations
+  int64_t current_iteration = 0;                // the one in progress: completed + 1
+  int64_t last_event_ns = 0;                    // end of the rank's latest event
+  std::string last_event;                       // its kind and name
+  std::string phase;                            // forward | backward | after backward | between iterations
   std::optional<PendingCollective> blocked_in;  // an op started and not finished
-  int64_t latest_seq = -1;  // the highest collective sequence number this rank started
+  int64_t latest_seq = -1;                      // the highest collective sequence number this rank started
   // Buckets of the current assignment still waiting for gradients, and ready buckets
   // whose allreduce has not completed.
   std::vector<int> buckets_waiting_for_grads, buckets_waiting_for_allreduce;

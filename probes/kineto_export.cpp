@@ -17,18 +17,23 @@ namespace {
 const char* kineto_category(Kind kind) {
   switch (kind) {
     case Kind::GpuKernel:
-    case Kind::GpuComm: return "kernel";
-    case Kind::GpuMemcpy: return "gpu_memcpy";
-    case Kind::GpuMemset: return "gpu_memset";
-    case Kind::CudaRuntime: return "cuda_runtime";
-    case Kind::Iteration: return "user_annotation";
-    default: return "cpu_op";
+    case Kind::GpuComm:
+      return "kernel";
+    case Kind::GpuMemcpy:
+      return "gpu_memcpy";
+    case Kind::GpuMemset:
+      return "gpu_memset";
+    case Kind::CudaRuntime:
+      return "cuda_runtime";
+    case Kind::Iteration:
+      return "user_annotation";
+    default:
+      return "cpu_op";
   }
 }
 
 bool is_gpu_kind(Kind kind) {
-  return kind == Kind::GpuKernel || kind == Kind::GpuComm || kind == Kind::GpuMemcpy ||
-         kind == Kind::GpuMemset;
+  return kind == Kind::GpuKernel || kind == Kind::GpuComm || kind == Kind::GpuMemcpy || kind == Kind::GpuMemset;
 }
 
 // Where a thread's events go: Kineto puts GPU rows in a process per device and a thread
@@ -121,7 +126,8 @@ KinetoExportResult export_kineto_traces(RunStoreReader& run, const std::string& 
   auto us = [base](int64_t ns) { return static_cast<double>(ns - base) / 1000.0; };
   SqliteDb db(run.path(), SQLITE_OPEN_READONLY);
   nlohmann::json all_ranks = nlohmann::json::array();
-  for (int k = 0; k < r.world_size; ++k) all_ranks.push_back(k);
+  for (int k = 0; k < r.world_size; ++k)
+    all_ranks.push_back(k);
   KinetoExportResult result;
   for (const RankRow& k : ranks) {
     const std::string path = (fs::path(dir) / ("rank" + std::to_string(k.rank) + ".pt.trace.json")).string();
@@ -130,8 +136,8 @@ KinetoExportResult export_kineto_traces(RunStoreReader& run, const std::string& 
     RankFile file(path);
     int64_t uncertainty = -1;  // files before schema 5 have no such column
     try {
-      uncertainty = db.query_int64("SELECT coalesce(clock_uncertainty_ns, -1) FROM ranks WHERE rank = " +
-                                   std::to_string(k.rank));
+      uncertainty =
+          db.query_int64("SELECT coalesce(clock_uncertainty_ns, -1) FROM ranks WHERE rank = " + std::to_string(k.rank));
     } catch (const std::exception&) {
     }
     file.header({{"schemaVersion", 1},
@@ -149,13 +155,19 @@ KinetoExportResult export_kineto_traces(RunStoreReader& run, const std::string& 
                     {{{"pg_name", "0"}, {"pg_desc", "default_pg"}, {"pg_size", r.world_size}, {"ranks", all_ranks}}}}}},
                  {"displayTimeUnit", "ms"},
                  {"baseTimeNanoseconds", base}});
-    file.event({{"ph", "M"}, {"name", "process_name"}, {"pid", rank_pid}, {"tid", 0},
+    file.event({{"ph", "M"},
+                {"name", "process_name"},
+                {"pid", rank_pid},
+                {"tid", 0},
                 {"args", {{"name", "rank " + std::to_string(k.rank)}}}});
     for (const auto& [thread, track] : tracks) {
       std::string name;
       for (const ThreadRow& t : threads)
         if (t.rank == k.rank && t.thread == thread) name = t.name;
-      file.event({{"ph", "M"}, {"name", "thread_name"}, {"pid", track.pid}, {"tid", track.tid},
+      file.event({{"ph", "M"},
+                  {"name", "thread_name"},
+                  {"pid", track.pid},
+                  {"tid", track.tid},
                   {"args", {{"name", name}, {"ddpscope.thread", thread}}}});
     }
     std::map<int64_t, int64_t> iteration_end;
@@ -186,9 +198,9 @@ KinetoExportResult export_kineto_traces(RunStoreReader& run, const std::string& 
       }
       if ((is_gpu_kind(s.kind) || s.kind == Kind::CudaRuntime) && s.msg_id >= 0) args["correlation"] = s.msg_id;
       if ((s.kind == Kind::GpuMemcpy || s.kind == Kind::GpuMemset) && s.bytes >= 0) args["bytes"] = s.bytes;
-      nlohmann::json e = {{"ph", "X"},         {"cat", kineto_category(s.kind)}, {"name", name},
-                          {"pid", track.pid},  {"tid", track.tid},              {"ts", us(s.t_begin_ns)},
-                          {"args", std::move(args)}};
+      nlohmann::json e = {
+          {"ph", "X"},        {"cat", kineto_category(s.kind)}, {"name", name},           {"pid", track.pid},
+          {"tid", track.tid}, {"ts", us(s.t_begin_ns)},         {"args", std::move(args)}};
       if (s.t_end_ns > s.t_begin_ns) {
         e["dur"] = static_cast<double>(s.t_end_ns - s.t_begin_ns) / 1000.0;
       } else {
@@ -203,8 +215,12 @@ KinetoExportResult export_kineto_traces(RunStoreReader& run, const std::string& 
       nlohmann::json args = {{"value", std::isfinite(m.value) ? nlohmann::json(m.value) : nlohmann::json(nullptr)},
                              {"ddpscope.kind", "metric"}};
       if (m.iteration >= 0) args["ddpscope.iteration"] = m.iteration;
-      file.event({{"ph", "C"}, {"name", m.name}, {"pid", rank_pid}, {"tid", 0},
-                  {"ts", us(end != iteration_end.end() ? end->second : base)}, {"args", std::move(args)}});
+      file.event({{"ph", "C"},
+                  {"name", m.name},
+                  {"pid", rank_pid},
+                  {"tid", 0},
+                  {"ts", us(end != iteration_end.end() ? end->second : base)},
+                  {"args", std::move(args)}});
     }
     file.finish();
     result.events += file.events();

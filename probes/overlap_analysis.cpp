@@ -9,8 +9,7 @@
 namespace ddpscope::probes {
 
 std::vector<Interval> merge_intervals(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end(),
-            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
   std::vector<Interval> out;
   for (const Interval& i : v) {
     if (i.end <= i.begin) continue;
@@ -30,8 +29,7 @@ int64_t total_length(const std::vector<Interval>& merged) {
   return n;
 }
 
-std::vector<Interval> subtract_intervals(const std::vector<Interval>& a,
-                                         const std::vector<Interval>& b) {
+std::vector<Interval> subtract_intervals(const std::vector<Interval>& a, const std::vector<Interval>& b) {
   std::vector<Interval> out;
   size_t j = 0;
   for (const Interval& x : a) {
@@ -67,8 +65,8 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
   // Without names: a plain scan of the few kinds it needs (a 1M-span run in ~0.1 s).
   std::vector<CompactSpan> spans;
   run.for_each_span([&](const CompactSpan& s) { spans.push_back(s); },
-                    {Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer,
-                     Kind::Allreduce, Kind::Finalize, Kind::BucketReady},
+                    {Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer, Kind::Allreduce, Kind::Finalize,
+                     Kind::BucketReady},
                     rank, after_rowid);
   std::map<std::pair<int, int64_t>, IterationSpans> by_iteration;
   for (const CompactSpan& s : spans) {
@@ -156,9 +154,7 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
 
 }  // namespace
 
-RunAnalysis analyze_run(RunStoreReader& run, int rank) {
-  return analyze_rows(run, rank, 0);
-}
+RunAnalysis analyze_run(RunStoreReader& run, int rank) { return analyze_rows(run, rank, 0); }
 
 void extend_analysis(RunAnalysis& a, RunStoreReader& run) {
   RunAnalysis fresh = analyze_rows(run, -1, a.resume_rowid - 1);
@@ -195,9 +191,8 @@ std::vector<Straggler> find_stragglers(const RunAnalysis& analysis, double min_f
   std::vector<Straggler> out;
   for (const auto& [iteration, ranks] : first_start) {
     if (ranks.size() < 2) continue;
-    const auto [lo, hi] =
-        std::minmax_element(ranks.begin(), ranks.end(),
-                            [](const auto& a, const auto& b) { return a.second < b.second; });
+    const auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end(),
+                                              [](const auto& a, const auto& b) { return a.second < b.second; });
     const double lag_ms = (hi->second - lo->second) / 1e6;
     if (lag_ms > 0 && lag_ms >= min_fraction * iteration_ms[iteration]) {
       out.push_back({iteration, hi->first, lag_ms});

@@ -22,8 +22,7 @@ struct Interval {
 std::vector<Interval> merge_intervals(std::vector<Interval> intervals);
 int64_t total_length(const std::vector<Interval>& merged);
 // The parts of `a` not covered by `b` (both merged).
-std::vector<Interval> subtract_intervals(const std::vector<Interval>& a,
-                                         const std::vector<Interval>& b);
+std::vector<Interval> subtract_intervals(const std::vector<Interval>& a, const std::vector<Interval>& b);
 
 struct IterationAnalysis {
   int rank = 0;

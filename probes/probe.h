@@ -62,14 +62,10 @@ inline int64_t now_ns() noexcept {
 // the cost of clock_gettime), converted to nanoseconds when shipped (tick_clock.h).
 #if defined(__x86_64__)
 inline constexpr bool kTicksAreTsc = true;
-inline int64_t now_ticks() noexcept {
-  return static_cast<int64_t>(__rdtsc());
-}
+inline int64_t now_ticks() noexcept { return static_cast<int64_t>(__rdtsc()); }
 #else
 inline constexpr bool kTicksAreTsc = false;
-inline int64_t now_ticks() noexcept {
-  return now_ns();
-}
+inline int64_t now_ticks() noexcept { return now_ns(); }
 #endif
 // Event::flags bit: the times are ticks, not nanoseconds.
 inline constexpr uint8_t kTimesInTicks = 1;
@@ -78,9 +74,7 @@ inline constexpr uint8_t kTimesInTicks = 1;
 inline void set_iteration(int64_t iteration) noexcept {
   detail::g_iteration.store(static_cast<int32_t>(iteration), std::memory_order_relaxed);
 }
-inline int32_t current_iteration() noexcept {
-  return detail::g_iteration.load(std::memory_order_relaxed);
-}
+inline int32_t current_iteration() noexcept { return detail::g_iteration.load(std::memory_order_relaxed); }
 
 // Asks the training loop to record the autograd graph of its next iteration (the
 // first iteration's graph is always recorded); take_graph_request() consumes the ask.
@@ -166,51 +160,43 @@ struct NullSpan {
 #define DDPSCOPE_PROBE_CAT2(a, b) a##b
 #define DDPSCOPE_PROBE_CAT(a, b) DDPSCOPE_PROBE_CAT2(a, b)
 // The call site's static location, named after the line.
-#define DDPSCOPE_PROBE_LOCATION(name)                                                              \
-  static constexpr ::ddpscope::probes::SourceLocation DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, \
-                                                                         __LINE__) {               \
-    name, __FILE__, __LINE__                                                                       \
+#define DDPSCOPE_PROBE_LOCATION(name)                                                                          \
+  static constexpr ::ddpscope::probes::SourceLocation DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, __LINE__) { \
+    name, __FILE__, __LINE__                                                                                   \
   }
 
 #ifdef DDPSCOPE_PROBES_COMPILED_OUT
 #define DDPSCOPE_SPAN(var, kind, name) [[maybe_unused]] ::ddpscope::probes::NullSpan var
-#define DDPSCOPE_SPAN_DYNAMIC(var, kind, name_expr) \
-  [[maybe_unused]] ::ddpscope::probes::NullSpan var
+#define DDPSCOPE_SPAN_DYNAMIC(var, kind, name_expr) [[maybe_unused]] ::ddpscope::probes::NullSpan var
 #define DDPSCOPE_INSTANT(kind, name, ...) ((void)0)
 #define DDPSCOPE_INSTANT_DYNAMIC(kind, name_expr, ...) ((void)0)
 #define DDPSCOPE_RECORD(kind, name, t_begin, t_end, ...) ((void)0)
 #else
 // A span over the rest of the scope; `var` gives access to args() and end().
-#define DDPSCOPE_SPAN(var, kind, name)                            \
-  DDPSCOPE_PROBE_LOCATION(name);                                  \
-  ::ddpscope::probes::SpanScope var {                             \
-    kind, &DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, __LINE__) \
-  }
+#define DDPSCOPE_SPAN(var, kind, name) \
+  DDPSCOPE_PROBE_LOCATION(name);       \
+  ::ddpscope::probes::SpanScope var { kind, &DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, __LINE__) }
 // The same with a name computed at run time (only while probes record).
-#define DDPSCOPE_SPAN_DYNAMIC(var, kind, name_expr)                         \
-  ::ddpscope::probes::SpanScope var {                                       \
-    kind, ::ddpscope::probes::enabled()                                     \
-              ? ::ddpscope::probes::intern((name_expr), __FILE__, __LINE__) \
-              : nullptr                                                     \
+#define DDPSCOPE_SPAN_DYNAMIC(var, kind, name_expr)                                                             \
+  ::ddpscope::probes::SpanScope var {                                                                           \
+    kind, ::ddpscope::probes::enabled() ? ::ddpscope::probes::intern((name_expr), __FILE__, __LINE__) : nullptr \
   }
-#define DDPSCOPE_INSTANT(kind, name, ...)                                                      \
-  do {                                                                                         \
-    DDPSCOPE_PROBE_LOCATION(name);                                                             \
-    ::ddpscope::probes::instant(kind, &DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, __LINE__), \
-                                ##__VA_ARGS__);                                                \
+#define DDPSCOPE_INSTANT(kind, name, ...)                                                                      \
+  do {                                                                                                         \
+    DDPSCOPE_PROBE_LOCATION(name);                                                                             \
+    ::ddpscope::probes::instant(kind, &DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, __LINE__), ##__VA_ARGS__); \
   } while (0)
 // An instant with a name computed at run time (only while probes record).
-#define DDPSCOPE_INSTANT_DYNAMIC(kind, name_expr, ...)                                      \
-  do {                                                                                      \
-    if (::ddpscope::probes::enabled()) {                                                    \
-      ::ddpscope::probes::instant(kind, ::ddpscope::probes::intern((name_expr), __FILE__, __LINE__), \
-                                  ##__VA_ARGS__);                                           \
-    }                                                                                       \
+#define DDPSCOPE_INSTANT_DYNAMIC(kind, name_expr, ...)                                                               \
+  do {                                                                                                               \
+    if (::ddpscope::probes::enabled()) {                                                                             \
+      ::ddpscope::probes::instant(kind, ::ddpscope::probes::intern((name_expr), __FILE__, __LINE__), ##__VA_ARGS__); \
+    }                                                                                                                \
   } while (0)
-#define DDPSCOPE_RECORD(kind, name, t_begin, t_end, ...)                                      \
-  do {                                                                                        \
-    DDPSCOPE_PROBE_LOCATION(name);                                                            \
-    ::ddpscope::probes::record(kind, &DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, __LINE__), \
-                               t_begin, t_end, ##__VA_ARGS__);                                \
+#define DDPSCOPE_RECORD(kind, name, t_begin, t_end, ...)                                                      \
+  do {                                                                                                        \
+    DDPSCOPE_PROBE_LOCATION(name);                                                                            \
+    ::ddpscope::probes::record(kind, &DDPSCOPE_PROBE_CAT(ddpscope_probe_location_, __LINE__), t_begin, t_end, \
+                               ##__VA_ARGS__);                                                                \
   } while (0)
 #endif

@@ -14,9 +14,7 @@ namespace detail {
 std::atomic<bool> g_enabled{false};
 std::atomic<int32_t> g_iteration{-1};
 
-void push(const Event& event) noexcept {
-  BufferRegistry::instance().this_thread().push(event);
-}
+void push(const Event& event) noexcept { BufferRegistry::instance().this_thread().push(event); }
 
 }  // namespace detail
 
@@ -28,12 +26,8 @@ struct Interned {
 };
 }  // namespace
 
-void request_graph_snapshot() noexcept {
-  g_graph_requested.store(true);
-}
-bool take_graph_request() noexcept {
-  return g_graph_requested.exchange(false);
-}
+void request_graph_snapshot() noexcept { g_graph_requested.store(true); }
+bool take_graph_request() noexcept { return g_graph_requested.exchange(false); }
 
 void set_enabled(bool on) noexcept {
   if constexpr (kCompiledIn) detail::g_enabled.store(on, std::memory_order_relaxed);
@@ -86,8 +80,6 @@ const SourceLocation* intern(const char* static_name, const char* file, uint32_t
   return stable;
 }
 
-void set_thread_name(std::string_view name) {
-  BufferRegistry::instance().this_thread().set_name(std::string(name));
-}
+void set_thread_name(std::string_view name) { BufferRegistry::instance().this_thread().set_name(std::string(name)); }
 
 }  // namespace ddpscope::probes

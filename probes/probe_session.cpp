@@ -32,25 +32,20 @@ ProbeSession::ProbeSession(ProbeSessionOptions options) : options_(std::move(opt
   try {
     std::unique_ptr<EventSink> sink;
     if (!options_.collector_endpoint.empty()) {
-      sink = std::make_unique<CollectorSink>(
-          CollectorSinkOptions{.batch_endpoint = options_.collector_endpoint,
-                               .clock_endpoint = options_.collector_clock_endpoint,
-                               .token = options_.token,
-                               .clock_skew_ns = options_.clock_skew_ns});
+      sink = std::make_unique<CollectorSink>(CollectorSinkOptions{.batch_endpoint = options_.collector_endpoint,
+                                                                  .clock_endpoint = options_.collector_clock_endpoint,
+                                                                  .token = options_.token,
+                                                                  .clock_skew_ns = options_.clock_skew_ns});
     } else {
-      DDPSCOPE_CHECK(!options_.run_file.empty(),
-                     "a probe session needs a run file or a collector address");
+      DDPSCOPE_CHECK(!options_.run_file.empty(), "a probe session needs a run file or a collector address");
       writer_ = std::make_shared<RunStoreWriter>(options_.run_file);
       writer_->begin_run(options_.run);
       sink = std::make_unique<RunStoreSink>(writer_);
     }
-    queue_record(nlohmann::json{{"type", "rank"},
-                                {"host", host_name()},
-                                {"pid", static_cast<int64_t>(getpid())},
-                                {"device", options_.device}}
+    queue_record(nlohmann::json{
+        {"type", "rank"}, {"host", host_name()}, {"pid", static_cast<int64_t>(getpid())}, {"device", options_.device}}
                      .dump());
-    shipper_ = std::make_unique<Shipper>(std::move(sink), options_.rank, options_.interval,
-                                         options_.clock_skew_ns);
+    shipper_ = std::make_unique<Shipper>(std::move(sink), options_.rank, options_.interval, options_.clock_skew_ns);
     set_enabled(true);
   } catch (...) {
     g_session_active = false;
@@ -94,9 +89,7 @@ std::unique_ptr<ProbeSession> ProbeSession::from_environment(int rank, const std
   return std::make_unique<ProbeSession>(std::move(o));
 }
 
-void ProbeSession::flush() {
-  shipper_->flush();
-}
+void ProbeSession::flush() { shipper_->flush(); }
 
 void ProbeSession::finish(const std::string& status, const std::string& message, int failed_rank) {
   flush();
@@ -106,11 +99,7 @@ void ProbeSession::finish(const std::string& status, const std::string& message,
   }
 }
 
-uint64_t ProbeSession::shipped() const {
-  return shipper_->shipped();
-}
-uint64_t ProbeSession::dropped() const {
-  return shipper_->dropped() + shipper_->unconfirmed();
-}
+uint64_t ProbeSession::shipped() const { return shipper_->shipped(); }
+uint64_t ProbeSession::dropped() const { return shipper_->dropped() + shipper_->unconfirmed(); }
 
 }  // namespace ddpscope::probes

@@ -43,8 +43,7 @@ class ProbeSession {
   ProbeSession& operator=(const ProbeSession&) = delete;
 
   // A collector-mode session when the launcher set DDPSCOPE_COLLECTOR, else null.
-  static std::unique_ptr<ProbeSession> from_environment(int rank,
-                                                        const std::string& device = "cpu");
+  static std::unique_ptr<ProbeSession> from_environment(int rank, const std::string& device = "cpu");
 
   // Ships everything recorded so far before returning.
   void flush();

@@ -43,9 +43,7 @@ void record_bucket_assignment(int32_t generation, const std::vector<BucketRecord
                  {"bucket", r.bucket},
                  {"offset", r.offset}});
   }
-  queue_record(
-      nlohmann::json{{"type", "buckets"}, {"generation", generation}, {"buckets", b}, {"params", p}}
-          .dump());
+  queue_record(nlohmann::json{{"type", "buckets"}, {"generation", generation}, {"buckets", b}, {"params", p}}.dump());
 }
 
 void record_graph(int64_t ctx_id, int64_t iteration, const std::vector<GraphNodeRecord>& nodes,
@@ -61,9 +59,9 @@ void record_graph(int64_t ctx_id, int64_t iteration, const std::vector<GraphNode
   }
   for (const auto& r : edges)
     e.push_back({r.src, r.dst, r.input_nr});
-  queue_record(nlohmann::json{
-      {"type", "graph"}, {"ctx_id", ctx_id}, {"iteration", iteration}, {"nodes", n}, {"edges", e}}
-                   .dump());
+  queue_record(
+      nlohmann::json{{"type", "graph"}, {"ctx_id", ctx_id}, {"iteration", iteration}, {"nodes", n}, {"edges", e}}
+          .dump());
 }
 
 void record_metric(int64_t iteration, std::string_view name, double value) {

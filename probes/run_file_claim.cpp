@@ -18,9 +18,7 @@
 namespace ddpscope::probes {
 namespace {
 
-[[noreturn]] void refuse(const std::string& message) {
-  throw RunStoreError(message, __FILE__, __LINE__);
-}
+[[noreturn]] void refuse(const std::string& message) { throw RunStoreError(message, __FILE__, __LINE__); }
 
 std::string command_line_of(long pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
@@ -41,9 +39,8 @@ std::string describe_existing_run(const std::string& path) {
     RunStoreReader reader(path);
     const RunRow run = reader.run();
     std::ostringstream os;
-    os << "a " << (run.status.empty() ? "recorded" : run.status) << " run (" << run.model << ", "
-       << run.world_size << (run.world_size == 1 ? " rank" : " ranks") << ", started "
-       << run.created_at << ")";
+    os << "a " << (run.status.empty() ? "recorded" : run.status) << " run (" << run.model << ", " << run.world_size
+       << (run.world_size == 1 ? " rank" : " ranks") << ", started " << run.created_at << ")";
     return os.str();
   } catch (const std::exception&) {
     return {};
@@ -127,8 +124,7 @@ RunFileClaim::RunFileClaim(const std::string& path, bool replace) : path_(path) 
   // Replace: empty the file in place (the claim is on this inode) and drop the old
   // run's write-ahead log and shared-memory index, so nothing of it survives.
   if (ftruncate(fd_, 0) != 0) {
-    give_up(detail::concat("cannot empty run file '", path, "' to replace it: ",
-                           std::strerror(errno)));
+    give_up(detail::concat("cannot empty run file '", path, "' to replace it: ", std::strerror(errno)));
   }
   unlink((path + "-wal").c_str());
   unlink((path + "-shm").c_str());

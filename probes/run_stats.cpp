@@ -24,29 +24,27 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
     config = nlohmann::ordered_json::parse(r.config_json.empty() ? "{}" : r.config_json);
   } catch (const nlohmann::ordered_json::exception&) {
   }
-  out["run"] = {
-      {"status", r.status},
-      {"message", r.message},
-      {"failed_rank", r.failed_rank >= 0 ? nlohmann::ordered_json(r.failed_rank) : nullptr},
-      {"created_at", r.created_at},
-      {"ended_at", r.ended_at},
-      {"world_size", r.world_size},
-      {"backend", r.backend},
-      {"model", r.model},
-      {"config", config},
-      {"rejected_batches", r.rejected_batches},
-      {"spans", run.span_count()}};
+  out["run"] = {{"status", r.status},
+                {"message", r.message},
+                {"failed_rank", r.failed_rank >= 0 ? nlohmann::ordered_json(r.failed_rank) : nullptr},
+                {"created_at", r.created_at},
+                {"ended_at", r.ended_at},
+                {"world_size", r.world_size},
+                {"backend", r.backend},
+                {"model", r.model},
+                {"config", config},
+                {"rejected_batches", r.rejected_batches},
+                {"spans", run.span_count()}};
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const RankRow& k : run.ranks()) {
-    ranks.push_back(
-        {{"rank", k.rank},
-         {"host", k.host},
-         {"pid", k.pid},
-         {"device", k.device},
-         {"clock_offset_ns", k.clock_offset_ns},
-         {"clock_rtt_ns", k.clock_rtt_ns >= 0 ? nlohmann::ordered_json(k.clock_rtt_ns) : nullptr},
-         {"events_received", k.events_received},
-         {"events_dropped", k.events_dropped}});
+    ranks.push_back({{"rank", k.rank},
+                     {"host", k.host},
+                     {"pid", k.pid},
+                     {"device", k.device},
+                     {"clock_offset_ns", k.clock_offset_ns},
+                     {"clock_rtt_ns", k.clock_rtt_ns >= 0 ? nlohmann::ordered_json(k.clock_rtt_ns) : nullptr},
+                     {"events_received", k.events_received},
+                     {"events_dropped", k.events_dropped}});
   }
   out["ranks"] = ranks;
   out["summary"] = nullptr;  // filled below; placed here for readers
@@ -140,9 +138,7 @@ nlohmann::ordered_json first_nonfinite_json(RunStoreReader& run) {
       loss = {{"iteration", s.iteration}, {"rank", s.rank}, {"value", name.substr(kLoss.size())}};
     } else if (name.starts_with(kGradient) && (gradient.is_null() || s.t_begin_ns < gradient_at)) {
       gradient_at = s.t_begin_ns;
-      gradient = {{"iteration", s.iteration},
-                  {"rank", s.rank},
-                  {"parameter", name.substr(kGradient.size())}};
+      gradient = {{"iteration", s.iteration}, {"rank", s.rank}, {"parameter", name.substr(kGradient.size())}};
     }
   }
   if (loss.is_null() && gradient.is_null()) return nullptr;

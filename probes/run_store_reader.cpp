@@ -7,8 +7,7 @@
 
 namespace ddpscope::probes {
 
-RunStoreReader::RunStoreReader(const std::string& path)
-    : db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX) {
+RunStoreReader::RunStoreReader(const std::string& path) : db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX) {
   check_readable(db_);
 }
 
@@ -18,8 +17,7 @@ RunRow RunStoreReader::run() {
       "ended_at, rejected_batches FROM runs WHERE run_id = 1");
   RunRow r;
   if (!s.step()) {
-    throw RunStoreError(detail::concat("run file '", db_.path(), "' has no run in it"), __FILE__,
-                        __LINE__);
+    throw RunStoreError(detail::concat("run file '", db_.path(), "' has no run in it"), __FILE__, __LINE__);
   }
   r.created_at = s.column_text(0);
   r.config_json = s.column_text(1);
@@ -70,8 +68,8 @@ std::vector<ThreadRow> RunStoreReader::threads() {
   Statement s = db_.prepare("SELECT rank, thread, tid, name FROM threads ORDER BY rank, thread");
   std::vector<ThreadRow> out;
   while (s.step()) {
-    out.push_back({static_cast<int>(s.column_int64(0)), static_cast<int>(s.column_int64(1)),
-                   s.column_int64(2), s.column_text(3)});
+    out.push_back({static_cast<int>(s.column_int64(0)), static_cast<int>(s.column_int64(1)), s.column_int64(2),
+                   s.column_text(3)});
   }
   return out;
 }
@@ -127,8 +125,7 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
   return out;
 }
 
-Statement RunStoreReader::compact_scan(const std::vector<Kind>& kinds, int rank,
-                                       int64_t after_rowid) {
+Statement RunStoreReader::compact_scan(const std::vector<Kind>& kinds, int rank, int64_t after_rowid) {
   std::string sql =
       "SELECT rank, thread, kind, name_id, t_begin_ns, t_end_ns, iteration, bucket, param, bytes, "
       "seq, rowid, msg_id FROM spans WHERE rowid > ?2 AND (?1 < 0 OR rank = ?1)";
@@ -191,9 +188,9 @@ std::vector<BucketRow> RunStoreReader::buckets(int rank, int generation) {
     try {
       r.params = nlohmann::json::parse(s.column_text(4)).get<std::vector<int64_t>>();
     } catch (const nlohmann::json::exception&) {
-      throw RunStoreError(detail::concat("run file '", db_.path(), "': bucket ", r.bucket,
-                                         " has a malformed parameter list"),
-                          __FILE__, __LINE__);
+      throw RunStoreError(
+          detail::concat("run file '", db_.path(), "': bucket ", r.bucket, " has a malformed parameter list"), __FILE__,
+          __LINE__);
     }
     out.push_back(std::move(r));
   }
@@ -226,8 +223,8 @@ GraphRows RunStoreReader::graph(int rank, int64_t ctx_id, int64_t iteration) {
   GraphRows g;
   g.rank = rank;
   g.ctx_id = ctx_id;
-  Statement first = db_.prepare(
-      "SELECT min(iteration) FROM graph_nodes WHERE rank = ? AND ctx_id = ? AND iteration >= ?");
+  Statement first =
+      db_.prepare("SELECT min(iteration) FROM graph_nodes WHERE rank = ? AND ctx_id = ? AND iteration >= ?");
   first.bind(1, int64_t{rank}).bind(2, ctx_id).bind(3, iteration);
   if (!first.step() || first.column_optional(0) < 0) return g;
   g.iteration = first.column_int64(0);
@@ -236,11 +233,11 @@ GraphRows RunStoreReader::graph(int rank, int64_t ctx_id, int64_t iteration) {
       "ctx_id = ? AND iteration = ? ORDER BY node_id");
   n.bind(1, int64_t{rank}).bind(2, ctx_id).bind(3, g.iteration);
   while (n.step()) {
-    g.nodes.push_back({n.column_int64(0), n.column_text(1), n.column_text(2), n.column_int64(3),
-                       n.column_int64(4), n.column_optional(5), static_cast<int>(n.column_optional(6))});
+    g.nodes.push_back({n.column_int64(0), n.column_text(1), n.column_text(2), n.column_int64(3), n.column_int64(4),
+                       n.column_optional(5), static_cast<int>(n.column_optional(6))});
   }
-  Statement e = db_.prepare(
-      "SELECT src, dst, input_nr FROM graph_edges WHERE rank = ? AND ctx_id = ? AND iteration = ?");
+  Statement e =
+      db_.prepare("SELECT src, dst, input_nr FROM graph_edges WHERE rank = ? AND ctx_id = ? AND iteration = ?");
   e.bind(1, int64_t{rank}).bind(2, ctx_id).bind(3, g.iteration);
   while (e.step())
     g.edges.push_back({e.column_int64(0), e.column_int64(1), e.column_int64(2)});
@@ -285,8 +282,8 @@ std::vector<MessageRow> RunStoreReader::messages(int64_t ctx_id) {
   std::vector<MessageRow> out;
   while (s.step()) {
     out.push_back({s.column_optional(0), s.column_int64(1), static_cast<int>(s.column_int64(2)),
-                   static_cast<int>(s.column_int64(3)), s.column_text(4), s.column_text(5),
-                   s.column_int64(6), s.column_optional(7), s.column_optional(8)});
+                   static_cast<int>(s.column_int64(3)), s.column_text(4), s.column_text(5), s.column_int64(6),
+                   s.column_optional(7), s.column_optional(8)});
   }
   return out;
 }

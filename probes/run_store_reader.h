@@ -138,8 +138,7 @@ class RunStoreReader {
   // Every span in file order (per rank and thread, nearly by time), without names;
   // only `kinds` (all when empty), one rank (all when -1), rows after `after_rowid`.
   template <typename Fn>
-  void for_each_span(Fn&& fn, const std::vector<Kind>& kinds = {}, int rank = -1,
-                     int64_t after_rowid = 0) {
+  void for_each_span(Fn&& fn, const std::vector<Kind>& kinds = {}, int rank = -1, int64_t after_rowid = 0) {
     Statement s = compact_scan(kinds, rank, after_rowid);
     CompactSpan c;
     while (s.step()) {

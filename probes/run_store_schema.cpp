@@ -107,9 +107,8 @@ void create_version_5(SqliteDb& db) {
 
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
-  static const std::vector<std::function<void(SqliteDb&)>> steps = {create_version_1, create_version_2,
-                                                                     create_version_3, create_version_4,
-                                                                     create_version_5};
+  static const std::vector<std::function<void(SqliteDb&)>> steps = {
+      create_version_1, create_version_2, create_version_3, create_version_4, create_version_5};
   static_assert(kRunStoreSchemaVersion == 5, "add the migration step with the new version");
   return steps;
 }
@@ -117,21 +116,18 @@ const std::vector<std::function<void(SqliteDb&)>>& migrations() {
 }  // namespace
 
 bool is_empty_database(SqliteDb& db) {
-  return db.query_int64("PRAGMA user_version") == 0 &&
-         db.query_int64("SELECT count(*) FROM sqlite_master") == 0;
+  return db.query_int64("PRAGMA user_version") == 0 && db.query_int64("SELECT count(*) FROM sqlite_master") == 0;
 }
 
-int schema_version(SqliteDb& db) {
-  return static_cast<int>(db.query_int64("PRAGMA user_version"));
-}
+int schema_version(SqliteDb& db) { return static_cast<int>(db.query_int64("PRAGMA user_version")); }
 
 void create_or_migrate(SqliteDb& db) {
   int version = schema_version(db);
   if (version > kRunStoreSchemaVersion) {
-    throw RunStoreError(detail::concat("run file '", db.path(), "' has schema version ", version,
-                                       ", newer than this ddpscope writes (",
-                                       kRunStoreSchemaVersion, "); update ddpscope"),
-                        __FILE__, __LINE__);
+    throw RunStoreError(
+        detail::concat("run file '", db.path(), "' has schema version ", version, ", newer than this ddpscope writes (",
+                       kRunStoreSchemaVersion, "); update ddpscope"),
+        __FILE__, __LINE__);
   }
   if (version == 0 && db.query_int64("SELECT count(*) FROM sqlite_master") > 0) {
     throw RunStoreError(detail::concat("'", db.path(),
@@ -152,15 +148,13 @@ void check_readable(SqliteDb& db) {
   const int version = schema_version(db);  // fails on files that are not databases
   if (version > kRunStoreSchemaVersion) {
     throw RunStoreError(
-        detail::concat("run file '", db.path(), "' was written by a newer ddpscope (schema ",
-                       version, "; this build reads up to ", kRunStoreSchemaVersion,
-                       "); update ddpscope to open it"),
+        detail::concat("run file '", db.path(), "' was written by a newer ddpscope (schema ", version,
+                       "; this build reads up to ", kRunStoreSchemaVersion, "); update ddpscope to open it"),
         __FILE__, __LINE__);
   }
   if (version == 0) {
-    throw RunStoreError(
-        detail::concat("'", db.path(), "' is not a ddpscope run file (no run-store schema)"),
-        __FILE__, __LINE__);
+    throw RunStoreError(detail::concat("'", db.path(), "' is not a ddpscope run file (no run-store schema)"), __FILE__,
+                        __LINE__);
   }
 }
 

@@ -21,8 +21,8 @@ std::string iso_time_now() {
   std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
   // The offset as +HH:MM (ISO 8601 extended, which Qt parses; %z gives +HHMM).
   const long offset_min = tm.tm_gmtoff / 60;
-  std::snprintf(zone, sizeof(zone), "%c%02ld:%02ld", offset_min < 0 ? '-' : '+',
-                std::labs(offset_min) / 60, std::labs(offset_min) % 60);
+  std::snprintf(zone, sizeof(zone), "%c%02ld:%02ld", offset_min < 0 ? '-' : '+', std::labs(offset_min) / 60,
+                std::labs(offset_min) % 60);
   return std::string(stamp) + zone;
 }
 
@@ -48,8 +48,7 @@ RunStoreWriter::RunStoreWriter(const std::string& path)
   insert_span_ = db_.prepare(insert_spans(1));
   insert_spans_ = db_.prepare(insert_spans(kSpansPerInsert));
   insert_name_ = db_.prepare("INSERT INTO names(name, file, line) VALUES(?, ?, ?)");
-  upsert_thread_ =
-      db_.prepare("INSERT OR REPLACE INTO threads(rank, thread, tid, name) VALUES(?,?,?,?)");
+  upsert_thread_ = db_.prepare("INSERT OR REPLACE INTO threads(rank, thread, tid, name) VALUES(?,?,?,?)");
   update_rank_counts_ = db_.prepare(
       "UPDATE ranks SET events_received = events_received + ?, batches_received = "
       "batches_received + 1, events_dropped = max(events_dropped, ?) WHERE rank = ?");
@@ -68,8 +67,8 @@ RunStoreWriter::RunStoreWriter(const std::string& path)
       "bytes = max(coalesce(bytes, 0), coalesce(excluded.bytes, 0)), name = coalesce(name, excluded.name)");
   Statement names = db_.prepare("SELECT name_id, name, file, line FROM names");
   while (names.step()) {
-    name_ids_[name_key({names.column_text(1), names.column_text(2),
-                        static_cast<uint32_t>(names.column_int64(3))})] = names.column_int64(0);
+    name_ids_[name_key({names.column_text(1), names.column_text(2), static_cast<uint32_t>(names.column_int64(3))})] =
+        names.column_int64(0);
   }
 }
 
@@ -107,10 +106,8 @@ void RunStoreWriter::begin_run(const RunDescription& run) {
   s.step();
 }
 
-void RunStoreWriter::end_run(const std::string& status, const std::string& message,
-                             int failed_rank) {
-  Statement s = db_.prepare(
-      "UPDATE runs SET status = ?, message = ?, failed_rank = ?, ended_at = ? WHERE run_id = 1");
+void RunStoreWriter::end_run(const std::string& status, const std::string& message, int failed_rank) {
+  Statement s = db_.prepare("UPDATE runs SET status = ?, message = ?, failed_rank = ?, ended_at = ? WHERE run_id = 1");
   s.bind(1, status).bind(2, message).bind_optional(3, failed_rank).bind(4, iso_time_now());
   s.step();
 }
@@ -186,8 +183,8 @@ void RunStoreWriter::bind_span(Statement& s, int first, int64_t rank, const Batc
       .bind_optional(first + 16, rref ? e.id2 : -1);
 }
 
-void RunStoreWriter::write_block(int64_t rank, const std::vector<BatchEvent>& events, size_t begin,
-                                 size_t end, const std::vector<int64_t>& ids, int64_t offset) {
+void RunStoreWriter::write_block(int64_t rank, const std::vector<BatchEvent>& events, size_t begin, size_t end,
+                                 const std::vector<int64_t>& ids, int64_t offset) {
   int64_t t_min = std::numeric_limits<int64_t>::max(), t_max = std::numeric_limits<int64_t>::min();
   int64_t kinds = 0;
   for (size_t i = begin; i < end; ++i) {
@@ -241,8 +238,7 @@ void RunStoreWriter::write(const EventBatch& batch) {
     // Blocks: runs of one thread's events (the shipper sends them thread by thread).
     for (size_t begin = 0; begin < events.size();) {
       size_t end = begin + 1;
-      while (end < events.size() && end - begin < kBlockRows &&
-             events[end].thread == events[begin].thread)
+      while (end < events.size() && end - begin < kBlockRows && events[end].thread == events[begin].thread)
         ++end;
       write_block(rank, events, begin, end, ids, offset);
       begin = end;
@@ -269,8 +265,7 @@ void RunStoreWriter::write(const EventBatch& batch) {
   }
 }
 
-void RunStoreWriter::write_message(int64_t rank, const BatchEvent& e, const std::string& name,
-                                   int64_t offset) {
+void RunStoreWriter::write_message(int64_t rank, const BatchEvent& e, const std::string& name, int64_t offset) {
   const bool send = static_cast<Kind>(e.kind) == Kind::RpcSend;
   const int64_t t = e.t_begin_ns + offset;
   upsert_message_.bind_optional(1, e.id)
@@ -326,8 +321,7 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r) {
         .bind(4, rk);
     s.step();
   } else if (type == "clock") {
-    Statement s = db_.prepare(
-        "INSERT INTO clock_samples(rank, t_local_ns, offset_ns, rtt_ns) VALUES(?,?,?,?)");
+    Statement s = db_.prepare("INSERT INTO clock_samples(rank, t_local_ns, offset_ns, rtt_ns) VALUES(?,?,?,?)");
     const int64_t offset = r.value("offset_ns", int64_t{0}), rtt = r.value("rtt_ns", int64_t{0});
     s.bind(1, rk).bind(2, r.value("t_local_ns", int64_t{0})).bind(3, offset).bind(4, rtt);
     s.step();
@@ -394,8 +388,8 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r) {
       n.step();
       n.reset();
     }
-    Statement e = db_.prepare(
-        "INSERT INTO graph_edges(rank, ctx_id, iteration, src, dst, input_nr) VALUES(?,?,?,?,?,?)");
+    Statement e =
+        db_.prepare("INSERT INTO graph_edges(rank, ctx_id, iteration, src, dst, input_nr) VALUES(?,?,?,?,?,?)");
     for (const auto& x : r["edges"]) {
       e.bind(1, rk)
           .bind(2, ctx)

@@ -53,8 +53,8 @@ class RunStoreWriter {
   static constexpr size_t kBlockRows = 4096;  // rows per span_blocks entry at most
   void write_block(int64_t rank, const std::vector<BatchEvent>& events, size_t begin, size_t end,
                    const std::vector<int64_t>& ids, int64_t offset);
-  void bind_span(Statement& s, int first, int64_t rank, const BatchEvent& e,
-                 const std::vector<int64_t>& name_ids, int64_t offset);
+  void bind_span(Statement& s, int first, int64_t rank, const BatchEvent& e, const std::vector<int64_t>& name_ids,
+                 int64_t offset);
   void write_record(int rank, const std::string& json);
   void write_message(int64_t rank, const BatchEvent& e, const std::string& name, int64_t offset);
   void store_record(int rank, const nlohmann::json& record);
@@ -63,8 +63,8 @@ class RunStoreWriter {
   void ensure_rank(int rank);
 
   SqliteDb db_;
-  Statement insert_span_, insert_spans_, insert_block_, insert_name_, upsert_thread_,
-      update_rank_counts_, ensure_rank_, insert_metric_, upsert_message_;
+  Statement insert_span_, insert_spans_, insert_block_, insert_name_, upsert_thread_, update_rank_counts_, ensure_rank_,
+      insert_metric_, upsert_message_;
   std::unordered_map<std::string, int64_t> name_ids_;
   std::unordered_map<int, bool> known_ranks_;
   int64_t events_written_ = 0;

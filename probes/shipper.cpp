@@ -18,8 +18,7 @@ uint64_t dropped_by_buffers() {
 }
 }  // namespace
 
-Shipper::Shipper(std::unique_ptr<EventSink> sink, int rank, std::chrono::milliseconds interval,
-                 int64_t clock_skew_ns)
+Shipper::Shipper(std::unique_ptr<EventSink> sink, int rank, std::chrono::milliseconds interval, int64_t clock_skew_ns)
     : sink_((TickClock::instance(), std::move(sink))),  // calibrated before the first event
       rank_(rank),
       interval_(interval),
@@ -60,9 +59,7 @@ void Shipper::flush(std::chrono::milliseconds settle) {
   confirmed_ = sink_->confirmed_events();
 }
 
-uint64_t Shipper::dropped() const {
-  return undelivered_.load() + dropped_by_buffers() - dropped_before_;
-}
+uint64_t Shipper::dropped() const { return undelivered_.load() + dropped_by_buffers() - dropped_before_; }
 
 void Shipper::ship_locked() {
   sink_->tick();
@@ -101,17 +98,15 @@ void Shipper::ship_locked() {
         e.t_begin_ns = ticks.to_ns(e.t_begin_ns);
         e.t_end_ns = ticks.to_ns(e.t_end_ns);
       }
-      auto [it, inserted] =
-          name_index.try_emplace(e.where, static_cast<uint32_t>(batch.names.size()));
+      auto [it, inserted] = name_index.try_emplace(e.where, static_cast<uint32_t>(batch.names.size()));
       if (inserted) {
-        batch.names.push_back(e.where ? NameInfo(e.where->name ? e.where->name : "",
-                                                 e.where->file ? e.where->file : "", e.where->line)
-                                      : NameInfo(""));
+        batch.names.push_back(
+            e.where ? NameInfo(e.where->name ? e.where->name : "", e.where->file ? e.where->file : "", e.where->line)
+                    : NameInfo(""));
       }
-      batch.events.push_back(BatchEvent{e.t_begin_ns + clock_skew_ns_, e.t_end_ns + clock_skew_ns_,
-                                        e.bytes, e.id, e.id2, e.iteration, e.param, it->second,
-                                        e.bucket, e.peer, b->index(), static_cast<uint8_t>(e.kind),
-                                        static_cast<uint8_t>(e.flags & ~kTimesInTicks)});
+      batch.events.push_back(BatchEvent{e.t_begin_ns + clock_skew_ns_, e.t_end_ns + clock_skew_ns_, e.bytes, e.id,
+                                        e.id2, e.iteration, e.param, it->second, e.bucket, e.peer, b->index(),
+                                        static_cast<uint8_t>(e.kind), static_cast<uint8_t>(e.flags & ~kTimesInTicks)});
       if (batch.events.size() == kMaxEventsPerBatch) send();
     }
   }

@@ -23,8 +23,7 @@ class Shipper {
   static constexpr size_t kMaxEventsPerBatch = 1 << 16;
 
   // clock_skew_ns: test hook added to every event time (collector_protocol.h).
-  Shipper(std::unique_ptr<EventSink> sink, int rank, std::chrono::milliseconds interval,
-          int64_t clock_skew_ns = 0);
+  Shipper(std::unique_ptr<EventSink> sink, int rank, std::chrono::milliseconds interval, int64_t clock_skew_ns = 0);
   ~Shipper();  // ships what is left, then stops
   // Ships everything recorded so far and waits (up to `settle`) until the sink confirms
   // it is in the run file.

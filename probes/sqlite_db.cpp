@@ -6,8 +6,7 @@
 
 namespace ddpscope::probes {
 
-void throw_sqlite_error(int rc, const char* sqlite_message, const std::string& path,
-                        const std::string& what) {
+void throw_sqlite_error(int rc, const char* sqlite_message, const std::string& path, const std::string& what) {
   const int primary = rc & 0xff;
   std::string advice;
   if (primary == SQLITE_NOTADB) {
@@ -67,8 +66,7 @@ SqliteDb::SqliteDb(const std::string& path, int flags) : path_(path) {
   // reading leaves the folder as it was.
   const bool reader = (flags & SQLITE_OPEN_READONLY) != 0;
   const int rc = reader && exists(path) && !exists(path + "-wal")
-                     ? sqlite3_open_v2((file_uri(path) + "?immutable=1").c_str(), &db,
-                                       flags | SQLITE_OPEN_URI, nullptr)
+                     ? sqlite3_open_v2((file_uri(path) + "?immutable=1").c_str(), &db, flags | SQLITE_OPEN_URI, nullptr)
                      : sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   db_.reset(db);
   if (rc != SQLITE_OK) {
@@ -141,8 +139,7 @@ void Statement::reset() {
 
 std::string Statement::column_text(int i) const {
   const auto* p = sqlite3_column_text(stmt_.get(), i);
-  return p ? std::string(reinterpret_cast<const char*>(p),
-                         static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), i)))
+  return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), i)))
            : std::string();
 }
 

@@ -5,10 +5,7 @@
 namespace ddpscope::probes {
 
 ThreadBuffer::ThreadBuffer(uint16_t index, pid_t tid)
-    : slots_(new Event[kCapacity]),
-      index_(index),
-      tid_(tid),
-      name_("thread " + std::to_string(index)) {}
+    : slots_(new Event[kCapacity]), index_(index), tid_(tid), name_("thread " + std::to_string(index)) {}
 
 size_t ThreadBuffer::drain(std::vector<Event>& out) {
   const uint64_t t = tail_.load(std::memory_order_relaxed);

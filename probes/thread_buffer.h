@@ -41,9 +41,7 @@ class ThreadBuffer {
   // Consumer side: appends the events pushed so far to `out`; returns how many.
   size_t drain(std::vector<Event>& out);
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
-  bool empty() const {
-    return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_relaxed);
-  }
+  bool empty() const { return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_relaxed); }
 
   uint16_t index() const { return index_; }
   pid_t tid() const { return tid_; }

@@ -22,8 +22,7 @@ namespace {
 class GzStream {
  public:
   using Ch = char;
-  GzStream(const std::string& path, const std::function<bool(double)>& progress)
-      : path_(path), progress_(progress) {
+  GzStream(const std::string& path, const std::function<bool(double)>& progress) : path_(path), progress_(progress) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) throw TRACE_ERROR("'", path, "': no such file");
     if (S_ISDIR(st.st_mode)) throw TRACE_ERROR("'", path, "' is a folder, not a trace file");
@@ -60,8 +59,8 @@ class GzStream {
     if (n < 0) {
       int code = 0;
       const char* why = gzerror(file_, &code);
-      throw TRACE_ERROR("'", path_, "' is damaged: its compressed data cannot be read at byte ",
-                        consumed_, " (", why, ")");
+      throw TRACE_ERROR("'", path_, "' is damaged: its compressed data cannot be read at byte ", consumed_, " (", why,
+                        ")");
     }
     end_ = static_cast<size_t>(n);
     if (progress_ && file_size_ > 0) {
@@ -175,31 +174,47 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   }
   bool String(const char* s, rapidjson::SizeType n, bool) {
     if (in_event_ && !in_args_ && depth_ == events_depth_ + 1) {
-      if (key_ == "name") ev_.name.assign(s, n);
-      else if (key_ == "cat") ev_.cat.assign(s, n);
-      else if (key_ == "ph") ev_.ph = n > 0 ? s[0] : 0;
-      else if (key_ == "pid") ev_.pid_text.assign(s, n);
-      else if (key_ == "tid") ev_.tid_text.assign(s, n);
-      else if (key_ == "id") ev_.correlation = parse_int(s, n);
+      if (key_ == "name")
+        ev_.name.assign(s, n);
+      else if (key_ == "cat")
+        ev_.cat.assign(s, n);
+      else if (key_ == "ph")
+        ev_.ph = n > 0 ? s[0] : 0;
+      else if (key_ == "pid")
+        ev_.pid_text.assign(s, n);
+      else if (key_ == "tid")
+        ev_.tid_text.assign(s, n);
+      else if (key_ == "id")
+        ev_.correlation = parse_int(s, n);
     } else if (in_args_) {
       if (type_depth_ >= 0) {
         if (ev_.first_input_type.empty()) ev_.first_input_type.assign(s, n);
       } else if (depth_ == events_depth_ + 2) {
-        if (key_ == "Collective name") ev_.collective.assign(s, n);
-        else if (key_ == "dtype") ev_.dtype.assign(s, n);
-        else if (key_ == "Process Group Name") ev_.pg_name.assign(s, n);
-        else if (key_ == "Process Group Ranks") ev_.pg_ranks.assign(s, n);
-        else if (key_ == "name") ev_.meta_name.assign(s, n);
-        else if (is_ddpscope_key()) ddpscope_string(s, n);
+        if (key_ == "Collective name")
+          ev_.collective.assign(s, n);
+        else if (key_ == "dtype")
+          ev_.dtype.assign(s, n);
+        else if (key_ == "Process Group Name")
+          ev_.pg_name.assign(s, n);
+        else if (key_ == "Process Group Ranks")
+          ev_.pg_ranks.assign(s, n);
+        else if (key_ == "name")
+          ev_.meta_name.assign(s, n);
+        else if (is_ddpscope_key())
+          ddpscope_string(s, n);
       }
     } else if (in_dist_ && depth_ == 2 && key_ == "backend") {
       h_.backend.assign(s, n);
     } else if (in_pg_ && depth_ == 4) {
-      if (key_ == "pg_name") h_.groups.back().name.assign(s, n);
-      else if (key_ == "pg_desc") h_.groups.back().desc.assign(s, n);
+      if (key_ == "pg_name")
+        h_.groups.back().name.assign(s, n);
+      else if (key_ == "pg_desc")
+        h_.groups.back().desc.assign(s, n);
     } else if (top_object_ && depth_ == 1) {
-      if (key_ == "ddpscopeHost") h_.ddpscope_host.assign(s, n);
-      else if (key_ == "ddpscopeDevice") h_.ddpscope_device.assign(s, n);
+      if (key_ == "ddpscopeHost")
+        h_.ddpscope_host.assign(s, n);
+      else if (key_ == "ddpscopeDevice")
+        h_.ddpscope_device.assign(s, n);
     }
     return true;
   }
@@ -208,44 +223,67 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   bool Uint64(uint64_t v) { return Int64(v > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(v)); }
   bool Int64(int64_t v) {
     if (in_event_ && !in_args_ && depth_ == events_depth_ + 1) {
-      if (key_ == "ts") ev_.ts_us = static_cast<double>(v);
-      else if (key_ == "dur") ev_.dur_us = static_cast<double>(v);
-      else if (key_ == "pid") ev_.pid = v;
-      else if (key_ == "tid") ev_.tid = v;
-      else if (key_ == "id") ev_.correlation = v;
+      if (key_ == "ts")
+        ev_.ts_us = static_cast<double>(v);
+      else if (key_ == "dur")
+        ev_.dur_us = static_cast<double>(v);
+      else if (key_ == "pid")
+        ev_.pid = v;
+      else if (key_ == "tid")
+        ev_.tid = v;
+      else if (key_ == "id")
+        ev_.correlation = v;
     } else if (in_args_) {
       if (dims_depth_ >= 0) {
         dims_numel_ *= std::max<int64_t>(v, 0);
         dims_seen_ = true;
       } else if (depth_ == events_depth_ + 2) {
-        if (key_ == "External id") ev_.external_id = v;
-        else if (key_ == "correlation") ev_.correlation = v;
-        else if (key_ == "device") ev_.device = v;
-        else if (key_ == "stream") ev_.stream = v;
-        else if (key_ == "bytes") ev_.bytes = v;
-        else if (key_ == "In msg nelems") ev_.in_nelems = v;
-        else if (key_ == "Out msg nelems") ev_.out_nelems = v;
-        else if (key_ == "Group size") ev_.group_size = v;
-        else if (key_ == "value") ev_.value = static_cast<double>(v);
-        else if (is_ddpscope_key()) ddpscope_int(v);
+        if (key_ == "External id")
+          ev_.external_id = v;
+        else if (key_ == "correlation")
+          ev_.correlation = v;
+        else if (key_ == "device")
+          ev_.device = v;
+        else if (key_ == "stream")
+          ev_.stream = v;
+        else if (key_ == "bytes")
+          ev_.bytes = v;
+        else if (key_ == "In msg nelems")
+          ev_.in_nelems = v;
+        else if (key_ == "Out msg nelems")
+          ev_.out_nelems = v;
+        else if (key_ == "Group size")
+          ev_.group_size = v;
+        else if (key_ == "value")
+          ev_.value = static_cast<double>(v);
+        else if (is_ddpscope_key())
+          ddpscope_int(v);
       }
     } else if (in_dist_ && depth_ == 2) {
-      if (key_ == "rank") h_.rank = static_cast<int>(v);
-      else if (key_ == "world_size") h_.world_size = static_cast<int>(v);
+      if (key_ == "rank")
+        h_.rank = static_cast<int>(v);
+      else if (key_ == "world_size")
+        h_.world_size = static_cast<int>(v);
     } else if (pg_ranks_) {
       h_.groups.back().ranks.push_back(static_cast<int>(v));
     } else if (top_object_ && depth_ == 1) {
-      if (key_ == "baseTimeNanoseconds") h_.base_time_ns = v;
-      else if (key_ == "schemaVersion") h_.schema_version = static_cast<int>(v);
-      else if (key_ == "ddpscopeExport") h_.ddpscope_export = v > 0;
-      else if (key_ == "ddpscopeClockUncertaintyNs") h_.ddpscope_clock_uncertainty_ns = v;
+      if (key_ == "baseTimeNanoseconds")
+        h_.base_time_ns = v;
+      else if (key_ == "schemaVersion")
+        h_.schema_version = static_cast<int>(v);
+      else if (key_ == "ddpscopeExport")
+        h_.ddpscope_export = v > 0;
+      else if (key_ == "ddpscopeClockUncertaintyNs")
+        h_.ddpscope_clock_uncertainty_ns = v;
     }
     return true;
   }
   bool Double(double v) {
     if (in_event_ && !in_args_ && depth_ == events_depth_ + 1) {
-      if (key_ == "ts") ev_.ts_us = v;
-      else if (key_ == "dur") ev_.dur_us = v;
+      if (key_ == "ts")
+        ev_.ts_us = v;
+      else if (key_ == "dur")
+        ev_.dur_us = v;
       return true;
     }
     if (top_object_ && depth_ == 1 && key_ == "baseTimeNanoseconds") {
@@ -281,20 +319,29 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     if (k == "kind") {
       ev_.ds_kind = kind_from_name(std::string_view(s, n));
       ev_.ds_metric = std::string_view(s, n) == "metric";
-    }
-    else if (k == "name") ev_.ds_name.assign(s, n);
+    } else if (k == "name")
+      ev_.ds_name.assign(s, n);
   }
   void ddpscope_int(int64_t v) {
     const std::string_view k = std::string_view(key_).substr(9);
-    if (k == "iteration") ev_.ds_iteration = v;
-    else if (k == "bucket") ev_.ds_bucket = v;
-    else if (k == "param") ev_.ds_param = v;
-    else if (k == "bytes") ev_.ds_bytes = v;
-    else if (k == "peer") ev_.ds_peer = v;
-    else if (k == "seq") ev_.ds_seq = v;
-    else if (k == "ctx_id") ev_.ds_ctx = v;
-    else if (k == "msg_id") ev_.ds_msg = v;
-    else if (k == "thread") ev_.ds_thread = v;
+    if (k == "iteration")
+      ev_.ds_iteration = v;
+    else if (k == "bucket")
+      ev_.ds_bucket = v;
+    else if (k == "param")
+      ev_.ds_param = v;
+    else if (k == "bytes")
+      ev_.ds_bytes = v;
+    else if (k == "peer")
+      ev_.ds_peer = v;
+    else if (k == "seq")
+      ev_.ds_seq = v;
+    else if (k == "ctx_id")
+      ev_.ds_ctx = v;
+    else if (k == "msg_id")
+      ev_.ds_msg = v;
+    else if (k == "thread")
+      ev_.ds_thread = v;
   }
   // A kind's index from its name (probes/event.h); -1 for a name this build lacks.
   static int kind_from_name(std::string_view name) {
@@ -317,16 +364,14 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
 
 }  // namespace
 
-TraceHeader read_torch_trace(const std::string& path,
-                             const std::function<void(const TraceEvent&)>& on_event,
+TraceHeader read_torch_trace(const std::string& path, const std::function<void(const TraceEvent&)>& on_event,
                              const std::function<bool(double)>& progress) {
   TraceHeader header;
   GzStream stream(path, progress);
   Handler handler(header, on_event);
   rapidjson::Reader reader;
   const rapidjson::ParseResult ok =
-      reader.Parse<rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseNanAndInfFlag>(stream,
-                                                                                      handler);
+      reader.Parse<rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseNanAndInfFlag>(stream, handler);
   if (!ok) {
     const auto code = ok.Code();
     if (code == rapidjson::kParseErrorDocumentEmpty)
@@ -339,9 +384,8 @@ TraceHeader read_torch_trace(const std::string& path,
       throw TRACE_ERROR("'", path, "' is truncated: the JSON ends at byte ", ok.Offset(),
                         " in the middle of the trace (", header.events,
                         " events read); copy the whole file again or re-export it");
-    throw TRACE_ERROR("'", path, "' is damaged at byte ", ok.Offset(), ": ",
-                      rapidjson::GetParseError_En(code), " (", header.events,
-                      " events read before it)");
+    throw TRACE_ERROR("'", path, "' is damaged at byte ", ok.Offset(), ": ", rapidjson::GetParseError_En(code), " (",
+                      header.events, " events read before it)");
   }
   if (!handler.saw_events())
     throw TRACE_ERROR("'", path,
@@ -352,15 +396,16 @@ TraceHeader read_torch_trace(const std::string& path,
 
 int dtype_bytes(const std::string& type) {
   std::string t;
-  for (char c : type) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char c : type)
+    t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (t.rfind("c10::", 0) == 0) t = t.substr(5);
   if (t == "float" || t == "float32" || t == "int" || t == "int32" || t == "unsigned int") return 4;
-  if (t == "double" || t == "float64" || t == "long" || t == "long int" || t == "int64" ||
-      t == "long long" || t == "unsigned long")
+  if (t == "double" || t == "float64" || t == "long" || t == "long int" || t == "int64" || t == "long long" ||
+      t == "unsigned long")
     return 8;
   if (t == "half" || t == "float16" || t == "bfloat16" || t == "short" || t == "int16") return 2;
-  if (t == "bool" || t == "char" || t == "signed char" || t == "unsigned char" || t == "byte" ||
-      t == "int8" || t == "uint8")
+  if (t == "bool" || t == "char" || t == "signed char" || t == "unsigned char" || t == "byte" || t == "int8" ||
+      t == "uint8")
     return 1;
   return 0;
 }

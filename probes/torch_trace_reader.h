@@ -42,8 +42,8 @@ struct TraceHeader {
   std::vector<ProcessGroupInfo> groups;
   int64_t base_time_ns = 0;  // baseTimeNanoseconds (0: none)
   int schema_version = -1;
-  int devices = 0;            // entries of deviceProperties
-  int64_t events = 0;         // trace events read
+  int devices = 0;     // entries of deviceProperties
+  int64_t events = 0;  // trace events read
   // Written by ddpscope's own export (kineto_export.h): its times are already on the
   // run's shared clock, whose uncertainty it carries, and its events carry their spans.
   bool ddpscope_export = false;
@@ -74,15 +74,14 @@ struct TraceEvent {
   int ds_kind = -1;
   bool ds_metric = false;  // a C event holding one of the run's metrics
   std::string ds_name;
-  int64_t ds_iteration = -1, ds_bucket = -1, ds_param = -1, ds_bytes = -1, ds_peer = -1, ds_seq = -1,
-          ds_ctx = -1, ds_msg = -1, ds_thread = -1;
+  int64_t ds_iteration = -1, ds_bucket = -1, ds_param = -1, ds_bytes = -1, ds_peer = -1, ds_seq = -1, ds_ctx = -1,
+          ds_msg = -1, ds_thread = -1;
 };
 
 // Reads `path`, calling on_event for every event in file order; `progress` (optional)
 // gets the fraction of the file read and may return false to stop (TraceFileError
 // "cancelled"). Returns the header fields found anywhere in the file.
-TraceHeader read_torch_trace(const std::string& path,
-                             const std::function<void(const TraceEvent&)>& on_event,
+TraceHeader read_torch_trace(const std::string& path, const std::function<void(const TraceEvent&)>& on_event,
                              const std::function<bool(double)>& progress = {});
 
 // Bytes per element of a trace's dtype or input type ("Float", "float", "c10::Half",

@@ -31,8 +31,7 @@ std::string concat(const Args&... args) {
 
 }  // namespace ddpscope
 
-#define DDPSCOPE_ERROR(...) \
-  ::ddpscope::Error(::ddpscope::detail::concat(__VA_ARGS__), __FILE__, __LINE__)
+#define DDPSCOPE_ERROR(...) ::ddpscope::Error(::ddpscope::detail::concat(__VA_ARGS__), __FILE__, __LINE__)
 
 // Throws ddpscope::Error with the streamed message when cond is false.
 #define DDPSCOPE_CHECK(cond, ...)        \

@@ -48,8 +48,7 @@ inline std::shared_ptr<spdlog::logger> make_logger() {
       logger->set_level(level);
     } else {
       // A diagnostic setting must not stop a job: say so and keep the default.
-      logger->warn("DDPSCOPE_LOG_LEVEL='{}' is not one of trace, debug, info, warning, error, off; using info",
-                   wanted);
+      logger->warn("DDPSCOPE_LOG_LEVEL='{}' is not one of trace, debug, info, warning, error, off; using info", wanted);
     }
   }
   return logger;

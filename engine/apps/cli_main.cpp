@@ -33,8 +33,7 @@
 
 namespace {
 
-int train_in_process(ddpscope::apps::TrainOptions options, ddpscope::apps::ProgressStyle style,
-                     int64_t log_every);
+int train_in_process(ddpscope::apps::TrainOptions options, ddpscope::apps::ProgressStyle style, int64_t log_every);
 
 int run_stats(const std::string& path, bool summary_only) {
   ddpscope::probes::RunStoreReader run(path);
@@ -54,17 +53,16 @@ int run_hang(const std::string& path) {
   for (const auto& line : report.findings)
     std::printf("%s\n", line.c_str());
   for (const auto& st : report.ranks) {
-    std::printf("rank %d: iteration %lld (%s)", st.rank,
-                static_cast<long long>(st.current_iteration), st.phase.c_str());
+    std::printf("rank %d: iteration %lld (%s)", st.rank, static_cast<long long>(st.current_iteration),
+                st.phase.c_str());
     if (st.blocked_in) {
-      std::printf(", in %s #%lld", st.blocked_in->op.c_str(),
-                  static_cast<long long>(st.blocked_in->seq));
+      std::printf(", in %s #%lld", st.blocked_in->op.c_str(), static_cast<long long>(st.blocked_in->seq));
     }
     std::printf(
         ", buckets waiting for gradients: %zu, for their allreduce: %zu, gradients "
         "missing: %zu of %lld\n",
-        st.buckets_waiting_for_grads.size(), st.buckets_waiting_for_allreduce.size(),
-        st.missing_grads.size(), static_cast<long long>(st.params_total));
+        st.buckets_waiting_for_grads.size(), st.buckets_waiting_for_allreduce.size(), st.missing_grads.size(),
+        static_cast<long long>(st.params_total));
   }
   return 0;
 }
@@ -93,15 +91,16 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
                                     {"contended_samples", a.cost.contended_samples}}},
                                   {"notes", a.notes}};
     for (const auto& p : a.predictions) {
-      out["predictions"].push_back({{"cap_mb", p.cap_mb},
-                                    {"buckets", p.buckets},
-                                    {"iteration_ms", p.iteration_ms},
-                                    {"fused_iteration_ms", p.fused_iteration_ms},
-                                    {"comm_ms", p.comm_ms},
-                                    {"exposed_comm_ms", p.exposed_comm_ms},
-                                    {"overlap_ratio", ddpscope::probes::json_number(p.overlap_ratio)},
-                                    {"recorded", p.recorded},
-                                    {"measured_ms", p.recorded ? nlohmann::ordered_json(p.measured_ms) : nlohmann::ordered_json()}});
+      out["predictions"].push_back(
+          {{"cap_mb", p.cap_mb},
+           {"buckets", p.buckets},
+           {"iteration_ms", p.iteration_ms},
+           {"fused_iteration_ms", p.fused_iteration_ms},
+           {"comm_ms", p.comm_ms},
+           {"exposed_comm_ms", p.exposed_comm_ms},
+           {"overlap_ratio", ddpscope::probes::json_number(p.overlap_ratio)},
+           {"recorded", p.recorded},
+           {"measured_ms", p.recorded ? nlohmann::ordered_json(p.measured_ms) : nlohmann::ordered_json()}});
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
@@ -109,7 +108,8 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
   std::printf("Bucket advice for %s (rank %d, %d iterations after the warm-up)\n", path.c_str(), a.rank, a.iterations);
   if (a.cost.measured.size() >= 2) {
     std::printf("allreduce cost on this cluster, measured by the run's sweep (train --measure-allreduce):");
-    for (const auto& [bytes, ns] : a.cost.measured) std::printf(" %.0f KiB %.2f ms,", bytes / 1024, ns * 1e-6);
+    for (const auto& [bytes, ns] : a.cost.measured)
+      std::printf(" %.0f KiB %.2f ms,", bytes / 1024, ns * 1e-6);
     std::printf(" x%.2f in training (from %d ops with no compute beside them)\n", a.cost.training_factor,
                 a.cost.training_samples);
   } else {
@@ -118,12 +118,14 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
   }
   std::printf("beside backward's compute, communication runs at %.0f%% speed (from %d ops)\n",
               100 * a.cost.compute_slowdown, a.cost.contended_samples);
-  std::printf("a bucket's allreduce starts %.2f ms after the bucket is ready on every rank and the previous one is "
-              "done (from %d buckets)\n",
-              a.cost.dispatch_ns * 1e-6, a.cost.dispatch_samples);
-  std::printf("anchored on the recorded cap: %+.1f ms per iteration that the simulation does not explain, added to "
-              "every prediction\n",
-              a.calibration_ns * 1e-6);
+  std::printf(
+      "a bucket's allreduce starts %.2f ms after the bucket is ready on every rank and the previous one is "
+      "done (from %d buckets)\n",
+      a.cost.dispatch_ns * 1e-6, a.cost.dispatch_samples);
+  std::printf(
+      "anchored on the recorded cap: %+.1f ms per iteration that the simulation does not explain, added to "
+      "every prediction\n",
+      a.calibration_ns * 1e-6);
   std::printf("%10s %8s %14s %14s %10s %12s %8s\n", "cap (MiB)", "buckets", "iteration (ms)", "fused opt (ms)",
               "comm (ms)", "exposed (ms)", "overlap");
   for (const auto& p : a.predictions) {
@@ -137,7 +139,8 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
   std::printf("best cap: %g MiB (train --bucket-cap-mb %g)\n", a.best_cap_mb, a.best_cap_mb);
   std::printf("best cap with the fused optimizer: %g MiB (train --bucket-cap-mb %g --fused-optimizer)\n",
               a.best_fused_cap_mb, a.best_fused_cap_mb);
-  for (const auto& n : a.notes) std::printf("note: %s\n", n.c_str());
+  for (const auto& n : a.notes)
+    std::printf("note: %s\n", n.c_str());
   return 0;
 }
 
@@ -146,7 +149,8 @@ int run_export(const std::string& path, const std::string& chrome) {
   std::error_code ec;
   DDPSCOPE_CHECK(!std::filesystem::equivalent(path, chrome, ec),
                  "--chrome names the run file itself; writing the trace there would destroy the run. Choose "
-                 "another name (e.g. ", path, ".json)");
+                 "another name (e.g. ",
+                 path, ".json)");
   if (FILE* existing = std::fopen(chrome.c_str(), "rb")) {
     char header[16] = {};
     const size_t n = std::fread(header, 1, sizeof header, existing);
@@ -156,8 +160,8 @@ int run_export(const std::string& path, const std::string& chrome) {
   }
   ddpscope::probes::RunStoreReader run(path);
   const int64_t n = ddpscope::probes::export_chrome_trace(run, chrome);
-  std::printf("wrote %lld trace events to %s (open it in https://ui.perfetto.dev)\n",
-              static_cast<long long>(n), chrome.c_str());
+  std::printf("wrote %lld trace events to %s (open it in https://ui.perfetto.dev)\n", static_cast<long long>(n),
+              chrome.c_str());
   return 0;
 }
 
@@ -165,9 +169,10 @@ int run_export(const std::string& path, const std::string& chrome) {
 int run_export_kineto(const std::string& path, const std::string& dir, bool force) {
   ddpscope::probes::RunStoreReader run(path);
   const auto r = ddpscope::probes::export_kineto_traces(run, dir, force);
-  std::printf("wrote %zu traces (%lld events) into %s: open them with TensorBoard's profiler, Holistic Trace "
-              "Analysis or Perfetto, or import them again with ddpscope-cli import-torch %s\n",
-              r.files.size(), static_cast<long long>(r.events), dir.c_str(), dir.c_str());
+  std::printf(
+      "wrote %zu traces (%lld events) into %s: open them with TensorBoard's profiler, Holistic Trace "
+      "Analysis or Perfetto, or import them again with ddpscope-cli import-torch %s\n",
+      r.files.size(), static_cast<long long>(r.events), dir.c_str(), dir.c_str());
   return 0;
 }
 
@@ -198,7 +203,8 @@ int run_import_torch(const std::vector<std::string>& inputs, const std::string& 
       std::printf("rank %d: clock offset %+.3f ms +/- %.3f ms (%d collectives)\n", c.rank, c.offset_ns / 1e6,
                   c.uncertainty_ns / 1e6, c.matched_collectives);
   }
-  for (const auto& n : r.notes) std::printf("note: %s\n", n.c_str());
+  for (const auto& n : r.notes)
+    std::printf("note: %s\n", n.c_str());
   std::printf("summary: ddpscope-cli stats %s --summary\n", out.c_str());
   return 0;
 }
@@ -253,15 +259,12 @@ int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::Launch
     claim = ddpscope::probes::claim_run_file(launch.out, launch.force);
     path = claim->path();
     probes = std::make_unique<ddpscope::probes::ProbeSession>(ddpscope::probes::ProbeSessionOptions{
-        .rank = 0,
-        .run_file = path,
-        .run = {options_json(options, launch).dump(), 1, "none", options.model}});
+        .rank = 0, .run_file = path, .run = {options_json(options, launch).dump(), 1, "none", options.model}});
     ddpscope::probes::set_thread_name("compute");
     std::printf("run file: %s\n", path.c_str());
   }
   try {
-    const int code =
-        train_in_process(std::move(options), progress_style(launch.progress), log_every);
+    const int code = train_in_process(std::move(options), progress_style(launch.progress), log_every);
     if (probes) {
       probes->finish("finished");
       std::printf("summary: ddpscope-cli stats %s\n", path.c_str());
@@ -274,8 +277,7 @@ int run_train(ddpscope::apps::TrainOptions options, const ddpscope::apps::Launch
   }
 }
 
-int train_in_process(ddpscope::apps::TrainOptions options, ddpscope::apps::ProgressStyle style,
-                     int64_t log_every) {
+int train_in_process(ddpscope::apps::TrainOptions options, ddpscope::apps::ProgressStyle style, int64_t log_every) {
   using namespace ddpscope::apps;
   Trainer trainer(std::move(options));
   std::printf("training %s for %lld iterations\n", trainer.describe().c_str(),
@@ -315,13 +317,12 @@ int main(int argc, char** argv) {
   CLI::App* stats = app.add_subcommand("stats", "Print a run's overlap analysis as JSON");
   stats->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
   bool summary_only = false;
-  stats->add_flag("--summary", summary_only,
-                  "Only the run, its ranks and per-rank means (no per-iteration rows)");
-  CLI::App* hang = app.add_subcommand(
-      "hang", "Where each rank stands: the collective it waits in, pending buckets and gradients");
+  stats->add_flag("--summary", summary_only, "Only the run, its ranks and per-rank means (no per-iteration rows)");
+  CLI::App* hang =
+      app.add_subcommand("hang", "Where each rank stands: the collective it waits in, pending buckets and gradients");
   hang->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
-  CLI::App* advise = app.add_subcommand(
-      "advise", "Predict iteration time and overlap for other bucket caps from one recorded run");
+  CLI::App* advise =
+      app.add_subcommand("advise", "Predict iteration time and overlap for other bucket caps from one recorded run");
   advise->add_option("RUN", run_path, "Run file of a DDP training job")->required()->check(CLI::ExistingFile);
   std::vector<double> advise_caps;
   int advise_rank = 0;
@@ -336,8 +337,7 @@ int main(int argc, char** argv) {
   bool import_force = false;
   CLI::App* import_torch = app.add_subcommand(
       "import-torch", "Import a PyTorch job's profiler traces (one per rank, or a folder) as a run file");
-  import_torch->add_option("PATH", import_inputs, "Trace files (*.json, *.json.gz) or folders of them")
-      ->required();
+  import_torch->add_option("PATH", import_inputs, "Trace files (*.json, *.json.gz) or folders of them")->required();
   import_torch->add_option("--out", import_out, "Run file to write")->required();
   import_torch->add_flag("--force", import_force, "Replace --out if it exists");
   CLI::App* exporter = app.add_subcommand("export", "Export a run for other tools");
@@ -353,10 +353,9 @@ int main(int argc, char** argv) {
   ddpscope::apps::RpcPingOptions ping;
   ddpscope::apps::LaunchOptions ping_launch;
   ping_launch.np = 2;
-  CLI::App* rpc_ping = app.add_subcommand(
-      "rpc-ping", "Check the RPC path of a cluster: round-trip latency and echo throughput");
-  rpc_ping->add_option("--np", ping_launch.np, "Workers (ranks under mpirun)")
-      ->check(CLI::Range(1, 4096));
+  CLI::App* rpc_ping =
+      app.add_subcommand("rpc-ping", "Check the RPC path of a cluster: round-trip latency and echo throughput");
+  rpc_ping->add_option("--np", ping_launch.np, "Workers (ranks under mpirun)")->check(CLI::Range(1, 4096));
   rpc_ping->add_option("--hostfile", ping_launch.hostfile, "mpirun hostfile for a multi-host job")
       ->check(CLI::ExistingFile);
   rpc_ping->add_option("--bytes", ping.bytes, "Size of the throughput tensor in bytes")
@@ -367,8 +366,7 @@ int main(int argc, char** argv) {
   rpc_ping->add_flag("--force", ping_launch.force, "Replace the run that the --out file already holds");
   rpc_ping->add_flag("--oversubscribe", ping_launch.oversubscribe,
                      "Allow more than 4 workers per core of this machine");
-  rpc_ping->add_flag("--json", ping.json,
-                     "Print one JSON object (median_round_trip_us, throughput_mb_s, per peer)");
+  rpc_ping->add_flag("--json", ping.json, "Print one JSON object (median_round_trip_us, throughput_mb_s, per peer)");
   ddpscope::apps::ExampleOptions example;
   ddpscope::apps::LaunchOptions example_launch;
   example_launch.np = 3;
@@ -386,15 +384,14 @@ int main(int argc, char** argv) {
   example_cmd->add_option("--seed", example.seed, "Seed of the example's inputs")->check(CLI::NonNegativeNumber);
   example_cmd->add_option("--mode", example.mode, "Distributed backward mode: fast (seed 000) or smart")
       ->check(CLI::IsMember({"fast", "smart"}));
-  example_cmd->add_option("--repeat", example.repeat,
-                          "Worker 0 also times this many forward + backward runs (median_us)")
+  example_cmd
+      ->add_option("--repeat", example.repeat, "Worker 0 also times this many forward + backward runs (median_us)")
       ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
   example_cmd->add_option("--out", example_launch.out,
                           "Run file for the job's events (default: a new file in the workspace folder)");
   example_cmd->add_flag("--oversubscribe", example_launch.oversubscribe,
                         "Allow more than 4 workers per core of this machine");
-  example_cmd->add_flag("--force", example_launch.force,
-                        "Replace the run that the --out file already holds");
+  example_cmd->add_flag("--force", example_launch.force, "Replace the run that the --out file already holds");
   example_cmd->add_flag("!--no-probes", example_launch.probes, "Record nothing and write no run file");
   example_cmd->add_flag("--json", example.json,
                         "Every worker prints one JSON line: worker, inputs, gradients (nested lists)");
@@ -426,24 +423,28 @@ int main(int argc, char** argv) {
       DDPSCOPE_CHECK(!chrome_path.empty() || !kineto_dir.empty(),
                      "export needs --chrome FILE (Perfetto, chrome://tracing) or --kineto DIR (PyTorch's "
                      "profiler form: TensorBoard, Holistic Trace Analysis, import-torch)");
-      return kineto_dir.empty() ? run_export(run_path, chrome_path) : run_export_kineto(run_path, kineto_dir, export_force);
+      return kineto_dir.empty() ? run_export(run_path, chrome_path)
+                                : run_export_kineto(run_path, kineto_dir, export_force);
     }
     if (import_torch->parsed()) return run_import_torch(import_inputs, import_out, import_force);
     if (advise->parsed()) return run_advise(run_path, advise_caps, advise_rank, advise_json);
     if (rpc_ping->parsed()) {
       ping_launch.probes = !ping_launch.out.empty();
-      const nlohmann::json config = {{"job", "rpc-ping"}, {"np", ping_launch.np}, {"bytes", ping.bytes},
-                                     {"calls", ping.calls}};
-      return ddpscope::apps::JobLauncher(ping_launch).run_mode(ddpscope::apps::rpc_ping_arguments(ping),
-                                                               config, "rpc-ping");
+      const nlohmann::json config = {
+          {"job", "rpc-ping"}, {"np", ping_launch.np}, {"bytes", ping.bytes}, {"calls", ping.calls}};
+      return ddpscope::apps::JobLauncher(ping_launch)
+          .run_mode(ddpscope::apps::rpc_ping_arguments(ping), config, "rpc-ping");
     }
     if (example_cmd->parsed()) {
       DDPSCOPE_CHECK(example_launch.probes || example_launch.out.empty(),
                      "--out names the run file and --no-probes asks for none; drop one of them");
       DDPSCOPE_CHECK((example.name != "chain" && example.name != "rref") || example_launch.np >= 3, "example ",
                      example.name, " passes through three workers; use --np 3 or more");
-      const nlohmann::json config = {{"job", "example"}, {"example", example.name}, {"np", example_launch.np},
-                                     {"mode", example.mode}, {"seed", example.seed}};
+      const nlohmann::json config = {{"job", "example"},
+                                     {"example", example.name},
+                                     {"np", example_launch.np},
+                                     {"mode", example.mode},
+                                     {"seed", example.seed}};
       return ddpscope::apps::JobLauncher(example_launch)
           .run_mode(ddpscope::apps::example_arguments(example), config, "example " + example.name);
     }

@@ -38,8 +38,8 @@ std::string describe_exit(int status) {
 }  // namespace
 
 const char* const* CollectorProcess::environment_names() {
-  static const char* const names[] = {probes::kCollectorEnv, probes::kCollectorClockEnv,
-                                      probes::kRunTokenEnv, probes::kClockSkewEnv, nullptr};
+  static const char* const names[] = {probes::kCollectorEnv, probes::kCollectorClockEnv, probes::kRunTokenEnv,
+                                      probes::kClockSkewEnv, nullptr};
   return names;
 }
 
@@ -49,27 +49,15 @@ CollectorProcess::CollectorProcess(const std::string& run_file, const probes::Ru
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::string exe = (self.parent_path() / "ddpscope-collector").string();
-  DDPSCOPE_CHECK(!ec && access(exe.c_str(), X_OK) == 0, "ddpscope-collector was not found next to ",
-                 self.string(),
+  DDPSCOPE_CHECK(!ec && access(exe.c_str(), X_OK) == 0, "ddpscope-collector was not found next to ", self.string(),
                  "; build the whole project (cmake --build build), or pass --no-probes");
   const std::string token = random_token();
   setenv(probes::kRunTokenEnv, token.c_str(), 1);
   int in_pipe[2], out_pipe[2];
-  DDPSCOPE_CHECK(pipe(in_pipe) == 0 && pipe(out_pipe) == 0,
-                 "cannot create pipes: ", std::strerror(errno));
-  const std::vector<std::string> args = {exe,
-                                         "--out",
-                                         run_file,
-                                         "--bind",
-                                         bind_host,
-                                         "--world-size",
-                                         std::to_string(run.world_size),
-                                         "--backend",
-                                         run.backend,
-                                         "--model",
-                                         run.model,
-                                         "--config",
-                                         run.config_json};
+  DDPSCOPE_CHECK(pipe(in_pipe) == 0 && pipe(out_pipe) == 0, "cannot create pipes: ", std::strerror(errno));
+  const std::vector<std::string> args = {
+      exe,         "--out",     run_file,  "--bind",  bind_host,  "--world-size", std::to_string(run.world_size),
+      "--backend", run.backend, "--model", run.model, "--config", run.config_json};
   pid_ = fork();
   DDPSCOPE_CHECK(pid_ >= 0, "fork failed: ", std::strerror(errno));
   if (pid_ == 0) {
@@ -137,14 +125,11 @@ void CollectorProcess::request_graph() {
   [[maybe_unused]] ssize_t n = write(stdin_fd_, line, sizeof(line) - 1);
 }
 
-void CollectorProcess::finish(const std::string& status, const std::string& message,
-                              int failed_rank,
+void CollectorProcess::finish(const std::string& status, const std::string& message, int failed_rank,
                               const std::vector<std::pair<int, uint64_t>>& dropped_by_rank) {
   if (alive()) {
     const std::string line =
-        nlohmann::json{{"status", status}, {"message", message}, {"failed_rank", failed_rank}}
-            .dump() +
-        "\n";
+        nlohmann::json{{"status", status}, {"message", message}, {"failed_rank", failed_rank}}.dump() + "\n";
     signal(SIGPIPE, SIG_IGN);
     [[maybe_unused]] ssize_t n = write(stdin_fd_, line.data(), line.size());
     close(stdin_fd_);
@@ -167,8 +152,8 @@ void CollectorProcess::finish(const std::string& status, const std::string& mess
     // It died while finishing (killed, crashed): it never wrote the outcome. Below.
   }
   // The collector died during the job: the file is still sound (WAL), mark it here.
-  const std::string why = "the collector " + describe_exit(exit_status_) +
-                          " during the job; events after that were dropped";
+  const std::string why =
+      "the collector " + describe_exit(exit_status_) + " during the job; events after that were dropped";
   log::warn("{}", why);
   // The room it kept for the end record (probes/disk_reserve.h) is not needed now.
   std::remove((run_file_ + "-reserve").c_str());
@@ -176,8 +161,8 @@ void CollectorProcess::finish(const std::string& status, const std::string& mess
     probes::RunStoreWriter writer(run_file_);
     for (const auto& [rank, dropped] : dropped_by_rank)
       writer.add_dropped(rank, dropped);
-    writer.end_run(status == "finished" ? "incomplete" : status,
-                   message.empty() ? why : message + "; " + why, failed_rank);
+    writer.end_run(status == "finished" ? "incomplete" : status, message.empty() ? why : message + "; " + why,
+                   failed_rank);
   } catch (const std::exception& e) {
     log::warn("could not mark the run file: {}", e.what());
   }

@@ -16,8 +16,7 @@ namespace ddpscope::apps {
 class CollectorProcess {
  public:
   // bind_host: the address ranks reach it on ("*" for every interface, multi-host jobs).
-  CollectorProcess(const std::string& run_file, const probes::RunDescription& run,
-                   const std::string& bind_host);
+  CollectorProcess(const std::string& run_file, const probes::RunDescription& run, const std::string& bind_host);
   ~CollectorProcess();  // kills it if finish() was not called
   CollectorProcess(const CollectorProcess&) = delete;
   CollectorProcess& operator=(const CollectorProcess&) = delete;

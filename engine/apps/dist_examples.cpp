@@ -35,7 +35,7 @@ struct Named {
 } g_named;
 
 uint64_t g_seed = 0;
-std::vector<double> g_losses;  // parameter-server: this trainer's loss at each step
+std::vector<double> g_losses;     // parameter-server: this trainer's loss at each step
 constexpr int kServerSteps = 20;  // parameter-server: steps per trainer in the shown run
 
 // A reproducible tensor of `shape` for this worker and name (not a parameter).
@@ -238,8 +238,8 @@ const std::vector<std::string>& example_names() {
 }
 
 std::vector<std::string> example_arguments(const ExampleOptions& o) {
-  std::vector<std::string> a = {"example", o.name, "--seed", std::to_string(o.seed), "--mode", o.mode,
-                                "--repeat", std::to_string(o.repeat)};
+  std::vector<std::string> a = {"example", o.name, "--seed",   std::to_string(o.seed),
+                                "--mode",  o.mode, "--repeat", std::to_string(o.repeat)};
   if (o.json) a.push_back("--json");
   return a;
 }

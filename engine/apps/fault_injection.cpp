@@ -45,8 +45,9 @@ bool fault_point(const char* phase, int rank, int64_t iteration) {
   const FaultSpec& f = fault_spec();
   if (f.rank != rank || f.iteration != iteration || f.phase != phase) return false;
   const std::string where = f.phase == "iteration" ? " at iteration " + std::to_string(iteration)
-                            : f.phase == "end"     ? " after training"
-                                                   : std::string(" in ") + phase + " of iteration " + std::to_string(iteration);
+                            : f.phase == "end"
+                                ? " after training"
+                                : std::string(" in ") + phase + " of iteration " + std::to_string(iteration);
   switch (f.action) {
     case FaultSpec::Action::Throw:
       throw DDPSCOPE_ERROR("injected fault (DDPSCOPE_FAULT)", where);

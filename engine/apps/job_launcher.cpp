@@ -52,36 +52,34 @@ std::string address_towards_hosts(const Hostfile& hosts) {
 
 JobLauncher::JobLauncher(LaunchOptions launch) : launch_(std::move(launch)) {
   DDPSCOPE_CHECK(launch_.np >= 1, "--np must be at least 1, got ", launch_.np);
-  DDPSCOPE_CHECK(launch_.backend == "mpi" || launch_.backend == "nccl",
-                 "--backend: unknown backend '", launch_.backend, "'; choose mpi or nccl");
-  DDPSCOPE_CHECK(launch_.hostfile.empty() || fs::exists(launch_.hostfile), "--hostfile: '",
-                 launch_.hostfile, "' does not exist");
+  DDPSCOPE_CHECK(launch_.backend == "mpi" || launch_.backend == "nccl", "--backend: unknown backend '", launch_.backend,
+                 "'; choose mpi or nccl");
+  DDPSCOPE_CHECK(launch_.hostfile.empty() || fs::exists(launch_.hostfile), "--hostfile: '", launch_.hostfile,
+                 "' does not exist");
   if (!launch_.hostfile.empty()) {
     // Read here: mpirun's words for a bad hostfile are ORTE internals, after the run file
     // was made. Slots bound the world size as cores do on one machine.
     const int slots = read_hostfile(launch_.hostfile).total_slots();
-    DDPSCOPE_CHECK(slots < 0 || launch_.np <= slots || (launch_.oversubscribe && launch_.np <= kMaxRanksPerCore * slots),
-                   "--np ", launch_.np, " ranks is more than the ", slots, " slots of --hostfile '", launch_.hostfile,
-                   "'", launch_.oversubscribe ? detail::concat(" allow even with --oversubscribe (", kMaxRanksPerCore,
-                                                               " per slot, ", kMaxRanksPerCore * slots, ")")
-                                              : std::string(""),
-                   "; use fewer ranks, add hosts or slots", launch_.oversubscribe ? "" : ", or add --oversubscribe");
+    DDPSCOPE_CHECK(
+        slots < 0 || launch_.np <= slots || (launch_.oversubscribe && launch_.np <= kMaxRanksPerCore * slots), "--np ",
+        launch_.np, " ranks is more than the ", slots, " slots of --hostfile '", launch_.hostfile, "'",
+        launch_.oversubscribe ? detail::concat(" allow even with --oversubscribe (", kMaxRanksPerCore, " per slot, ",
+                                               kMaxRanksPerCore * slots, ")")
+                              : std::string(""),
+        "; use fewer ranks, add hosts or slots", launch_.oversubscribe ? "" : ", or add --oversubscribe");
   }
   // On one machine, mpirun starts whatever it is asked for: 100,000 ranks load it for
   // minutes before anything fails. A few ranks per core are fine (tests run 4 on 2).
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  DDPSCOPE_CHECK(!launch_.hostfile.empty() || launch_.oversubscribe ||
-                     launch_.np <= kMaxRanksPerCore * cores,
-                 "--np ", launch_.np, " ranks on this machine's ", cores,
-                 cores == 1 ? " core" : " cores", " is more than ", kMaxRanksPerCore,
-                 " per core (", kMaxRanksPerCore * cores,
+  DDPSCOPE_CHECK(!launch_.hostfile.empty() || launch_.oversubscribe || launch_.np <= kMaxRanksPerCore * cores, "--np ",
+                 launch_.np, " ranks on this machine's ", cores, cores == 1 ? " core" : " cores", " is more than ",
+                 kMaxRanksPerCore, " per core (", kMaxRanksPerCore * cores,
                  "); use fewer ranks, spread them with --hostfile, or add --oversubscribe");
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   worker_path_ = (self.parent_path() / "ddpscope-worker").string();
-  DDPSCOPE_CHECK(!ec && fs::exists(worker_path_),
-                 "the rank program ddpscope-worker was not found next to ", self.string(),
-                 "; build the whole project (cmake --build build)");
+  DDPSCOPE_CHECK(!ec && fs::exists(worker_path_), "the rank program ddpscope-worker was not found next to ",
+                 self.string(), "; build the whole project (cmake --build build)");
   mpirun_path_ = find_in_path("mpirun");
   DDPSCOPE_CHECK(!mpirun_path_.empty(),
                  "mpirun was not found on PATH; install openmpi-bin "
@@ -104,9 +102,8 @@ std::vector<std::string> JobLauncher::command_with(const std::vector<std::string
   // Ranks run one math thread each; pinning them to cores only helps when nothing else
   // runs, and hurts when oversubscribed.
   cmd.insert(cmd.end(), {"--bind-to", "none"});
-  for (const char* var :
-       {"OPENBLAS_CORETYPE", "DDPSCOPE_BLAS_CORE_CHOSEN", "DDPSCOPE_PG_TIMEOUT_MS",
-        "DDPSCOPE_DEBUG", "DDPSCOPE_FAULT", "DDPSCOPE_DATA_DIR", "DDPSCOPE_MPI_RING"}) {
+  for (const char* var : {"OPENBLAS_CORETYPE", "DDPSCOPE_BLAS_CORE_CHOSEN", "DDPSCOPE_PG_TIMEOUT_MS", "DDPSCOPE_DEBUG",
+                          "DDPSCOPE_FAULT", "DDPSCOPE_DATA_DIR", "DDPSCOPE_MPI_RING"}) {
     if (std::getenv(var)) cmd.insert(cmd.end(), {"-x", var});
   }
   for (const char* const* var = CollectorProcess::environment_names(); *var; ++var) {
@@ -119,8 +116,7 @@ std::vector<std::string> JobLauncher::command_with(const std::vector<std::string
 }
 
 int JobLauncher::run(const TrainOptions& train, ProgressStyle style) {
-  return run_command(command(train), options_json(train, launch_).dump(), train.model, train.iters,
-                     style, true);
+  return run_command(command(train), options_json(train, launch_).dump(), train.model, train.iters, style, true);
 }
 
 int JobLauncher::run_mode(const std::vector<std::string>& worker_args, const nlohmann::json& config,
@@ -137,11 +133,11 @@ std::unique_ptr<CollectorProcess> JobLauncher::start_collector(const std::string
   // Never on every interface: the collector accepts no one but the job's ranks.
   const char* env_address = std::getenv("DDPSCOPE_COLLECTOR_ADDRESS");
   std::string address = !launch_.collector_address.empty() ? launch_.collector_address
-                        : env_address && *env_address       ? std::string(env_address)
-                        : launch_.hostfile.empty()          ? std::string("127.0.0.1")
-                                                            : address_towards_hosts(read_hostfile(launch_.hostfile));
-  DDPSCOPE_CHECK(!address.empty(), "cannot tell which address of this host the hosts of --hostfile '",
-                 launch_.hostfile, "' reach it on (a host name does not resolve?); pass --collector-address");
+                        : env_address && *env_address      ? std::string(env_address)
+                        : launch_.hostfile.empty()         ? std::string("127.0.0.1")
+                                                           : address_towards_hosts(read_hostfile(launch_.hostfile));
+  DDPSCOPE_CHECK(!address.empty(), "cannot tell which address of this host the hosts of --hostfile '", launch_.hostfile,
+                 "' reach it on (a host name does not resolve?); pass --collector-address");
   auto collector = std::make_unique<CollectorProcess>(run_file, run, address);
   std::printf("run file: %s\n", run_file.c_str());
   std::fflush(stdout);
@@ -149,11 +145,10 @@ std::unique_ptr<CollectorProcess> JobLauncher::start_collector(const std::string
 }
 
 int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::string& config_json,
-                             const std::string& model, int64_t iters, ProgressStyle style,
-                             bool training) {
+                             const std::string& model, int64_t iters, ProgressStyle style, bool training) {
   // The watchdogs' limits, read (and a malformed one refused) before anything starts.
-  JobMonitor::Settings settings{launch_.np, iters, style, launch_.log_every, training,
-                                WatchdogLimits::from_environment()};
+  JobMonitor::Settings settings{launch_.np,        iters,    style,
+                                launch_.log_every, training, WatchdogLimits::from_environment()};
   std::unique_ptr<probes::RunFileClaim> claim;  // held until the job has ended
   std::unique_ptr<CollectorProcess> collector;
   if (launch_.probes) {

@@ -27,8 +27,7 @@ class JobLauncher {
   // Runs another mode of the rank program (`ddpscope-worker ARGS...`, e.g. rpc-ping),
   // recording into a run file described by `run` when probes are on. Lines the ranks
   // print are shown as they are.
-  int run_mode(const std::vector<std::string>& worker_args, const nlohmann::json& config,
-               const std::string& model);
+  int run_mode(const std::vector<std::string>& worker_args, const nlohmann::json& config, const std::string& model);
 
  private:
   LaunchOptions launch_;
@@ -37,8 +36,8 @@ class JobLauncher {
   std::vector<std::string> command_with(const std::vector<std::string>& worker_args) const;
   std::unique_ptr<CollectorProcess> start_collector(const std::string& run_file, const std::string& config_json,
                                                     const std::string& model) const;
-  int run_command(const std::vector<std::string>& cmd, const std::string& config_json,
-                  const std::string& model, int64_t iters, ProgressStyle style, bool training);
+  int run_command(const std::vector<std::string>& cmd, const std::string& config_json, const std::string& model,
+                  int64_t iters, ProgressStyle style, bool training);
 };
 
 }  // namespace ddpscope::apps

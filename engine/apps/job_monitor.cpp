@@ -62,8 +62,7 @@ JobMonitor::JobMonitor(const Settings& settings, CollectorProcess* collector)
 
 ProcessSupervisor::Events JobMonitor::events(ProcessSupervisor& job) {
   return {[this](const std::string& line) { stdout_line(line); },
-          [this](const std::string& line) { stderr_line(line); },
-          [this, &job](int sig) { signal(sig, job); },
+          [this](const std::string& line) { stderr_line(line); }, [this, &job](int sig) { signal(sig, job); },
           [this, &job](WatchdogClock::time_point now) { tick(now, job); }};
 }
 
@@ -205,7 +204,8 @@ int JobMonitor::finish(int wait_status) {
   }
   if (timed_out_) {
     close_run("failed", failure_);
-    if (json) emit_worker_event(stdout, {{"event", "failed"}, {"rank", -1}, {"message", failure_}, {"exit_code", code}});
+    if (json)
+      emit_worker_event(stdout, {{"event", "failed"}, {"rank", -1}, {"message", failure_}, {"exit_code", code}});
     std::fprintf(stderr, "error: %s\n", failure_.c_str());
     return code;
   }

@@ -48,8 +48,8 @@ class JobMonitor {
   int failed_rank_ = -1;
   std::string failure_;
   bool interrupted_ = false;
-  bool gave_up_ = false;   // the launcher ended mpirun itself
-  bool timed_out_ = false;  // ... because the job did not start or did not end
+  bool gave_up_ = false;              // the launcher ended mpirun itself
+  bool timed_out_ = false;            // ... because the job did not start or did not end
   std::deque<std::string> err_tail_;  // mpirun's own words about a dead rank
   std::vector<std::pair<int, uint64_t>> dropped_by_rank_;
 

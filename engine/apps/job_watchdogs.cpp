@@ -30,8 +30,7 @@ void FailureGraceWatchdog::rank_failed(int rank, WatchdogClock::time_point now) 
 std::optional<std::string> FailureGraceWatchdog::expired(WatchdogClock::time_point now) {
   if (rank_ < 0 || fired_ || now - failed_at_ < grace_) return std::nullopt;
   fired_ = true;
-  return detail::concat("mpirun has not ended ", std::chrono::duration<double>(grace_).count(),
-                        " s after rank ", rank_,
+  return detail::concat("mpirun has not ended ", std::chrono::duration<double>(grace_).count(), " s after rank ", rank_,
                         " reported its failure: it cannot reach the ranks of some host (a host cut off from the "
                         "network?). Ending mpirun; processes on an unreachable host end when it can be reached again");
 }
@@ -53,12 +52,12 @@ std::optional<std::string> EndWatchdog::expired(WatchdogClock::time_point now) {
   std::string stuck;
   for (size_t r = 0; r < ended_.size(); ++r)
     if (!ended_[r]) stuck += (stuck.empty() ? "" : ", ") + std::to_string(r);
-  return detail::concat(
-      "training finished, but the job had not exited ", whole_seconds(limit_),
-      " s after the first rank ended: MPI_Finalize waits for every rank, and ",
-      stuck.empty() ? std::string("every rank reported its end, so one is stuck in MPI's shutdown")
-                    : "rank(s) " + stuck + " never reported their end (stopped, or stuck after training)",
-      "; every event before that is in the run file; DDPSCOPE_END_TIMEOUT_MS sets this limit");
+  return detail::concat("training finished, but the job had not exited ", whole_seconds(limit_),
+                        " s after the first rank ended: MPI_Finalize waits for every rank, and ",
+                        stuck.empty()
+                            ? std::string("every rank reported its end, so one is stuck in MPI's shutdown")
+                            : "rank(s) " + stuck + " never reported their end (stopped, or stuck after training)",
+                        "; every event before that is in the run file; DDPSCOPE_END_TIMEOUT_MS sets this limit");
 }
 
 }  // namespace ddpscope::apps

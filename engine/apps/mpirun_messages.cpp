@@ -19,10 +19,12 @@ std::pair<int, std::string> mpi_fatal_error(const std::deque<std::string>& lines
     if (error_class.empty() && std::regex_search(line, m, class_re)) error_class = m[1];
   }
   if (call.empty() || rank < 0) return {-1, {}};
-  std::string text = detail::concat(call, " failed on rank ", rank, ": ", error_class.empty() ? "an MPI error" : error_class);
+  std::string text =
+      detail::concat(call, " failed on rank ", rank, ": ", error_class.empty() ? "an MPI error" : error_class);
   if (error_class.rfind("MPI_ERR_TRUNCATE", 0) == 0) {
-    text += "; the ranks called collectives of different sizes or in a different order. Rerun with "
-            "DDPSCOPE_DEBUG=detail: each collective is then checked across ranks and a mismatch names both sides";
+    text +=
+        "; the ranks called collectives of different sizes or in a different order. Rerun with "
+        "DDPSCOPE_DEBUG=detail: each collective is then checked across ranks and a mismatch names both sides";
   }
   return {rank, text};
 }

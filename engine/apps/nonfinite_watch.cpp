@@ -28,12 +28,11 @@ bool NonFiniteWatch::check_loss(int64_t iteration, double loss) {
   if (loss_seen_ || std::isfinite(loss)) return false;
   loss_seen_ = true;
   DDPSCOPE_INSTANT_DYNAMIC(probes::Kind::Mark, std::string("non-finite loss: ") + (std::isnan(loss) ? "nan" : "inf"),
-                   {.iteration = static_cast<int32_t>(iteration)});
+                           {.iteration = static_cast<int32_t>(iteration)});
   return true;
 }
 
-bool NonFiniteWatch::check_gradients(int64_t iteration,
-                                     const std::vector<std::pair<std::string, Tensor>>& params) {
+bool NonFiniteWatch::check_gradients(int64_t iteration, const std::vector<std::pair<std::string, Tensor>>& params) {
   if (gradient_seen_) return false;
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& grad = params[i].second.grad();
@@ -41,7 +40,7 @@ bool NonFiniteWatch::check_gradients(int64_t iteration,
     gradient_seen_ = true;
     gradient_parameter_ = params[i].first;
     DDPSCOPE_INSTANT_DYNAMIC(probes::Kind::Mark, "non-finite gradient: " + gradient_parameter_,
-                     {.iteration = static_cast<int32_t>(iteration), .param = static_cast<int32_t>(i)});
+                             {.iteration = static_cast<int32_t>(iteration), .param = static_cast<int32_t>(i)});
     return true;
   }
   return false;

@@ -74,12 +74,14 @@ class ProcessSupervisor::Pipes {
     g_signal_write_end = signals.write_end();
     struct sigaction sa {};
     sa.sa_handler = on_signal;
-    for (int sig : kRoutedSignals) sigaction(sig, &sa, nullptr);
+    for (int sig : kRoutedSignals)
+      sigaction(sig, &sa, nullptr);
     routed_ = true;
   }
   void unroute_signals() {
     if (!routed_) return;
-    for (int sig : kRoutedSignals) signal(sig, SIG_DFL);
+    for (int sig : kRoutedSignals)
+      signal(sig, SIG_DFL);
     g_signal_write_end = -1;
     routed_ = false;
   }
@@ -99,7 +101,8 @@ void ProcessSupervisor::start() {
   DDPSCOPE_CHECK(g_signal_write_end < 0, "launcher: another supervised job already receives this process's signals");
   auto pipes = std::make_unique<Pipes>();
   std::vector<char*> argv;
-  for (const auto& a : argv_) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : argv_)
+    argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const pid_t parent = getpid();
   const pid_t child = fork();
@@ -142,8 +145,8 @@ void ProcessSupervisor::stop(std::chrono::milliseconds grace) {
   stopping_ = true;
 }
 
-void ProcessSupervisor::read_ready(int fd, std::string& buffer,
-                                   const std::function<void(const std::string&)>& on_line, bool& open) {
+void ProcessSupervisor::read_ready(int fd, std::string& buffer, const std::function<void(const std::string&)>& on_line,
+                                   bool& open) {
   char buf[8192];
   const ssize_t n = read(fd, buf, sizeof(buf));
   if (n > 0)

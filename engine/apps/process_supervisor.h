@@ -57,8 +57,7 @@ class ProcessSupervisor {
   bool reaped_ = false;  // waited for: its pid may be another process's now
   bool ended_ = false;   // its group killed, its descriptors closed
   Clock::time_point kill_at_{};
-  void read_ready(int fd, std::string& buffer, const std::function<void(const std::string&)>& on_line,
-                  bool& open);
+  void read_ready(int fd, std::string& buffer, const std::function<void(const std::string&)>& on_line, bool& open);
   void drain(int fd, std::string& buffer, const std::function<void(const std::string&)>& on_line);
   void end_group();
 };

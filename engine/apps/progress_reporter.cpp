@@ -14,13 +14,11 @@ ProgressStyle progress_style(const std::string& option, std::FILE* out) {
   if (option == "bar") return ProgressStyle::Bar;
   if (option == "lines") return ProgressStyle::Lines;
   if (option == "json") return ProgressStyle::Json;
-  DDPSCOPE_CHECK(option == "auto", "--progress: unknown style '", option,
-                 "'; choose auto, bar, lines or json");
+  DDPSCOPE_CHECK(option == "auto", "--progress: unknown style '", option, "'; choose auto, bar, lines or json");
   return isatty(fileno(out)) == 1 ? ProgressStyle::Bar : ProgressStyle::Lines;
 }
 
-ProgressReporter::ProgressReporter(int64_t total, ProgressStyle style, int64_t every,
-                                   std::FILE* out)
+ProgressReporter::ProgressReporter(int64_t total, ProgressStyle style, int64_t every, std::FILE* out)
     : total_(total), style_(style), every_(every < 1 ? 1 : every), out_(out) {}
 
 bool ProgressReporter::due(int64_t it) {

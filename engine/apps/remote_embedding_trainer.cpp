@@ -27,8 +27,7 @@ std::shared_ptr<nn::Embedding> g_table;
 
 std::shared_ptr<nn::Embedding> served_table() {
   std::lock_guard<std::mutex> lock(g_table_mutex);
-  DDPSCOPE_CHECK(g_table != nullptr,
-                 "train --remote-embedding: this worker holds no token table; worker 0 serves it");
+  DDPSCOPE_CHECK(g_table != nullptr, "train --remote-embedding: this worker holds no token table; worker 0 serves it");
   return g_table;
 }
 
@@ -52,14 +51,12 @@ void register_server_functions() {
     return out;
   });
   // The table itself, for the trainers' RRefs (owned here, stepped here).
-  rpc::register_function("train.embedding_table",
-                         [](const ValueList&) -> Value { return served_table()->weight(); });
+  rpc::register_function("train.embedding_table", [](const ValueList&) -> Value { return served_table()->weight(); });
 }
 
 dist_autograd::OptimizerSpec optimizer_spec(const TrainOptions& o) {
   if (o.optimizer == "sgd") {
-    return dist_autograd::OptimizerSpec::sgd_with(
-        {.lr = o.lr, .momentum = o.momentum, .weight_decay = o.weight_decay});
+    return dist_autograd::OptimizerSpec::sgd_with({.lr = o.lr, .momentum = o.momentum, .weight_decay = o.weight_decay});
   }
   optim::AdamOptions a{.lr = o.lr, .weight_decay = o.weight_decay};
   if (o.optimizer == "adam") return dist_autograd::OptimizerSpec::adam_with(a);
@@ -69,8 +66,7 @@ dist_autograd::OptimizerSpec optimizer_spec(const TrainOptions& o) {
 
 }  // namespace
 
-RemoteEmbeddingTrainer::RemoteEmbeddingTrainer(TrainOptions options,
-                                               std::shared_ptr<c10d::ProcessGroup> world)
+RemoteEmbeddingTrainer::RemoteEmbeddingTrainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> world)
     : options_(std::move(options)),
       world_(std::move(world)),
       // Trainer k samples what rank k-1 of `train --np N-1` samples (see the header).
@@ -81,10 +77,8 @@ RemoteEmbeddingTrainer::RemoteEmbeddingTrainer(TrainOptions options,
                  "more (this job has ",
                  world_->size(), ")");
   set_num_threads(options_.threads);
-  const std::string path =
-      options_.data_path.empty() ? nn::default_corpus_path() : options_.data_path;
-  DDPSCOPE_CHECK(!path.empty(),
-                 "the shipped corpus.txt was not found; set DDPSCOPE_DATA_DIR or pass --data-path");
+  const std::string path = options_.data_path.empty() ? nn::default_corpus_path() : options_.data_path;
+  DDPSCOPE_CHECK(!path.empty(), "the shipped corpus.txt was not found; set DDPSCOPE_DATA_DIR or pass --data-path");
   corpus_ = nn::CharCorpus::from_file(path);
   config_.vocab_size = corpus_->vocab_size();
   config_.context = options_.context;
@@ -173,14 +167,11 @@ StepResult RemoteEmbeddingTrainer::step() {
     world_->allreduce(l, {.op = c10d::ReduceOp::Sum})->wait();
     loss_value = l.item<double>() / trainers();
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++iteration_;
-  if (iteration_ == options_.iters && !options_.save_path.empty() && world_->rank() == 1)
-    save_whole_model();
+  if (iteration_ == options_.iters && !options_.save_path.empty() && world_->rank() == 1) save_whole_model();
   probes::record_metric(iteration_, "loss", loss_value);
-  probes::record_metric(iteration_, "samples_per_s",
-                        static_cast<double>(samples_per_step()) / std::max(seconds, 1e-9));
+  probes::record_metric(iteration_, "samples_per_s", static_cast<double>(samples_per_step()) / std::max(seconds, 1e-9));
   probes::record_metric(iteration_, "iteration_ms", seconds * 1e3);
   return {iteration_, loss_value, seconds};
 }
@@ -206,11 +197,10 @@ void RemoteEmbeddingTrainer::finish() {
 
 std::string RemoteEmbeddingTrainer::describe() const {
   std::ostringstream os;
-  os << "transformer with its token table on a parameter server (rank 0, "
-     << config_.vocab_size * config_.d_model << " parameters) and the trunk under DDP on "
-     << trainers() << " trainer" << (trainers() > 1 ? "s" : "") << " (" << trunk_->num_parameters()
-     << " parameters) on " << options_.data << ", " << options_.optimizer << " lr " << options_.lr
-     << " by one DistributedOptimizer, batch " << options_.batch << " per trainer";
+  os << "transformer with its token table on a parameter server (rank 0, " << config_.vocab_size * config_.d_model
+     << " parameters) and the trunk under DDP on " << trainers() << " trainer" << (trainers() > 1 ? "s" : "") << " ("
+     << trunk_->num_parameters() << " parameters) on " << options_.data << ", " << options_.optimizer << " lr "
+     << options_.lr << " by one DistributedOptimizer, batch " << options_.batch << " per trainer";
   return os.str();
 }
 

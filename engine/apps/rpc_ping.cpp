@@ -107,8 +107,7 @@ double transport_floor_us(c10d::ProcessGroup& group, int64_t calls) {
 }  // namespace
 
 std::vector<std::string> rpc_ping_arguments(const RpcPingOptions& o) {
-  std::vector<std::string> a = {"rpc-ping", "--bytes", std::to_string(o.bytes), "--calls",
-                                std::to_string(o.calls)};
+  std::vector<std::string> a = {"rpc-ping", "--bytes", std::to_string(o.bytes), "--calls", std::to_string(o.calls)};
   if (o.json) a.push_back("--json");
   return a;
 }
@@ -133,8 +132,10 @@ int rpc_ping_worker(int argc, char** argv) {
       nlohmann::json peers = nlohmann::json::array();
       std::vector<double> medians, rates;
       for (const auto& r : results) {
-        peers.push_back({{"worker", r.worker}, {"median_round_trip_us", r.median_us},
-                         {"p90_round_trip_us", r.p90_us}, {"throughput_mb_s", r.throughput_mb_s},
+        peers.push_back({{"worker", r.worker},
+                         {"median_round_trip_us", r.median_us},
+                         {"p90_round_trip_us", r.p90_us},
+                         {"throughput_mb_s", r.throughput_mb_s},
                          {"allocations_per_call", r.allocations_per_call}});
         medians.push_back(r.median_us);
         rates.push_back(r.throughput_mb_s);
@@ -151,13 +152,13 @@ int rpc_ping_worker(int argc, char** argv) {
       std::printf("rpc-ping: %d workers; %lld round trips of a 3x3 f32 add per peer; echo of %lld bytes\n",
                   group->size(), static_cast<long long>(o.calls), static_cast<long long>(o.bytes));
       for (const auto& r : results) {
-        std::printf("  worker0 -> worker%d: round trip median %.1f us, p90 %.1f us; throughput %.0f MB/s;"
-                    " %.1f allocations per call on worker0\n",
-                    r.worker, r.median_us, r.p90_us, r.throughput_mb_s, r.allocations_per_call);
+        std::printf(
+            "  worker0 -> worker%d: round trip median %.1f us, p90 %.1f us; throughput %.0f MB/s;"
+            " %.1f allocations per call on worker0\n",
+            r.worker, r.median_us, r.p90_us, r.throughput_mb_s, r.allocations_per_call);
       }
       if (floor_us > 0) {
-        std::printf("  bare ZeroMQ round trip worker0 -> worker1 (the transport's floor): median %.1f us\n",
-                    floor_us);
+        std::printf("  bare ZeroMQ round trip worker0 -> worker1 (the transport's floor): median %.1f us\n", floor_us);
       }
     }
     std::fflush(stdout);

@@ -49,40 +49,25 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
   cmd.add_option("--model", o.model, "Model to train")
       ->check(CLI::IsMember({"mlp", "transformer"}))
       ->capture_default_str();
-  cmd.add_option("--iters", o.iters, "Training iterations")
-      ->check(at_least(1))
-      ->capture_default_str();
-  cmd.add_option("--batch", o.batch, "Samples per iteration")
-      ->check(at_least(1))
-      ->capture_default_str();
+  cmd.add_option("--iters", o.iters, "Training iterations")->check(at_least(1))->capture_default_str();
+  cmd.add_option("--batch", o.batch, "Samples per iteration")->check(at_least(1))->capture_default_str();
   cmd.add_option("--width", o.width, "MLP hidden width, or transformer d_model")
       ->check(at_least(1))
       ->capture_default_str();
   cmd.add_option("--depth", o.depth, "MLP Linear layers, or transformer blocks")
       ->check(at_least(1))
       ->capture_default_str();
-  cmd.add_option("--heads", o.heads, "Transformer attention heads")
-      ->check(at_least(1))
-      ->capture_default_str();
-  cmd.add_option("--context", o.context, "Transformer sequence length")
-      ->check(at_least(2))
-      ->capture_default_str();
+  cmd.add_option("--heads", o.heads, "Transformer attention heads")->check(at_least(1))->capture_default_str();
+  cmd.add_option("--context", o.context, "Transformer sequence length")->check(at_least(2))->capture_default_str();
   cmd.add_option("--data", o.data, "mlp: regression|classification|digits; transformer: corpus");
-  cmd.add_option("--data-path", o.data_path,
-                 "digits.csv(.gz) or a text file (default: the shipped one)");
+  cmd.add_option("--data-path", o.data_path, "digits.csv(.gz) or a text file (default: the shipped one)");
   cmd.add_option("--seed", o.seed, "Seed for initialisation and data")->check(at_least(0))->capture_default_str();
-  cmd.add_option("--optimizer", o.optimizer,
-                 "sgd|adam|adamw (default: sgd for mlp, adamw for transformer)")
+  cmd.add_option("--optimizer", o.optimizer, "sgd|adam|adamw (default: sgd for mlp, adamw for transformer)")
       ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
-  cmd.add_option("--lr", o.lr, "Learning rate (default depends on model and optimizer)")
-      ->check(non_negative_real());
-  cmd.add_option("--momentum", o.momentum, "SGD momentum")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+  cmd.add_option("--lr", o.lr, "Learning rate (default depends on model and optimizer)")->check(non_negative_real());
+  cmd.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd.add_option("--weight-decay", o.weight_decay, "Weight decay")->check(non_negative_real());
-  cmd.add_option("--threads", o.threads, "CPU threads for the math")
-      ->check(at_least(1))
-      ->capture_default_str();
+  cmd.add_option("--threads", o.threads, "CPU threads for the math")->check(at_least(1))->capture_default_str();
   cmd.add_option("--save", o.save_path, "Write the trained model's state dict to this file");
   cmd.add_option("--bucket-cap-mb", o.bucket_cap_mb, "DDP bucket size cap in MiB")
       ->check(non_negative_real())
@@ -94,12 +79,10 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
                  "DDP: the first bucket's cap in MiB (as PyTorch, 1: the first allreduce starts early)")
       ->check(non_negative_real())
       ->capture_default_str();
-  cmd.add_flag("--find-unused-parameters", o.find_unused_parameters,
-               "DDP: find parameters the forward did not use");
+  cmd.add_flag("--find-unused-parameters", o.find_unused_parameters, "DDP: find parameters the forward did not use");
   cmd.add_flag("--gradient-as-bucket-view", o.gradient_as_bucket_view,
                "DDP: gradients are views into the buckets (no copy)");
-  cmd.add_flag("--static-graph", o.static_graph,
-               "DDP: the same parameters are used in every iteration");
+  cmd.add_flag("--static-graph", o.static_graph, "DDP: the same parameters are used in every iteration");
   cmd.add_flag("--fused-optimizer", o.fused_optimizer,
                "DDP: step each bucket's parameters as soon as its allreduce is done, while later buckets "
                "are still reducing (PyTorch's _register_fused_optim); the same result as one step after "
@@ -143,29 +126,27 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
   cmd.add_flag("--join", o.join,
                "DDP: a rank whose data runs out early shadows the others' allreduces until all are "
                "done (PyTorch's join), so uneven inputs finish; the loss shown is rank 0's own");
-  cmd.add_flag(
-      "!--no-overlap", o.overlap,
-      "Multi-rank: allreduce all gradients after backward instead of DDP's overlapped buckets");
+  cmd.add_flag("!--no-overlap", o.overlap,
+               "Multi-rank: allreduce all gradients after backward instead of DDP's overlapped buckets");
   cmd.add_option("--np", launch.np, "Ranks to launch under mpirun (0: train in this process)")
       ->check(at_least(0))
       ->capture_default_str();
-  cmd.add_option("--hostfile", launch.hostfile, "mpirun hostfile for ranks on several hosts")
-      ->check(CLI::ExistingFile);
+  cmd.add_option("--hostfile", launch.hostfile, "mpirun hostfile for ranks on several hosts")->check(CLI::ExistingFile);
   cmd.add_option("--collector-address", launch.collector_address,
                  "Address the ranks reach the run's collector on, for hosts with several interfaces "
-                 "(default: $DDPSCOPE_COLLECTOR_ADDRESS, else with --hostfile the address this host's route to its hosts leaves from)");
+                 "(default: $DDPSCOPE_COLLECTOR_ADDRESS, else with --hostfile the address this host's route to its "
+                 "hosts leaves from)");
   cmd.add_option("--backend", launch.backend, "Process-group backend")
       ->check(CLI::IsMember({"mpi", "nccl"}))
       ->capture_default_str();
-  cmd.add_option("--log-every", launch.log_every,
-                 "Iterations between progress lines when not on a terminal")
+  cmd.add_option("--log-every", launch.log_every, "Iterations between progress lines when not on a terminal")
       ->check(at_least(1))
       ->capture_default_str();
-  cmd.add_option("--out", launch.out,
-                 "Run file for the probes' events (default: a new file in the workspace folder)");
+  cmd.add_option("--out", launch.out, "Run file for the probes' events (default: a new file in the workspace folder)");
   cmd.add_flag("--force", launch.force, "Replace the run that the --out file already holds");
   cmd.add_flag("--oversubscribe", launch.oversubscribe,
-               "Allow more than 4 ranks per core of this machine; with --hostfile, more ranks than its slots (up to 4 per slot)");
+               "Allow more than 4 ranks per core of this machine; with --hostfile, more ranks than its slots (up to 4 "
+               "per slot)");
   cmd.add_flag("!--no-probes", launch.probes, "Record nothing and write no run file");
   cmd.add_option("--progress", launch.progress,
                  "auto (a bar on a terminal, lines otherwise), bar, lines, or json "
@@ -217,12 +198,10 @@ std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOpti
     return os.str();
   };
   std::vector<std::string> a = {
-      "--model",    o.model,         "--iters",     num(o.iters),
-      "--batch",    num(o.batch),    "--width",     num(o.width),
-      "--depth",    num(o.depth),    "--heads",     num(o.heads),
-      "--context",  num(o.context),  "--seed",      num(o.seed),
-      "--momentum", num(o.momentum), "--threads",   num(o.threads),
-      "--backend",  launch.backend,  "--log-every", num(launch.log_every)};
+      "--model",   o.model,        "--iters",   num(o.iters),   "--batch",     num(o.batch),
+      "--width",   num(o.width),   "--depth",   num(o.depth),   "--heads",     num(o.heads),
+      "--context", num(o.context), "--seed",    num(o.seed),    "--momentum",  num(o.momentum),
+      "--threads", num(o.threads), "--backend", launch.backend, "--log-every", num(launch.log_every)};
   if (!o.data.empty()) a.insert(a.end(), {"--data", o.data});
   if (!o.data_path.empty()) a.insert(a.end(), {"--data-path", o.data_path});
   if (!o.optimizer.empty()) a.insert(a.end(), {"--optimizer", o.optimizer});
@@ -240,12 +219,11 @@ std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOpti
   if (o.remote_embedding) a.push_back("--remote-embedding");
   if (o.unused_rank >= 0) a.insert(a.end(), {"--inject-unused", num(o.unused_rank)});
   if (o.mismatch_rank >= 0) a.insert(a.end(), {"--inject-model-mismatch", num(o.mismatch_rank)});
-  if (o.uneven_rank >= 0)
-    a.insert(a.end(), {"--inject-uneven", detail::concat(o.uneven_rank, ":", o.uneven_iters)});
+  if (o.uneven_rank >= 0) a.insert(a.end(), {"--inject-uneven", detail::concat(o.uneven_rank, ":", o.uneven_iters)});
   if (o.join) a.push_back("--join");
   if (o.stall_rank >= 0) {
-    a.insert(a.end(), {"--inject-stall", detail::concat(o.stall_rank, ":", o.stall_iteration, ":",
-                                                        num(o.stall_seconds))});
+    a.insert(a.end(),
+             {"--inject-stall", detail::concat(o.stall_rank, ":", o.stall_iteration, ":", num(o.stall_seconds))});
   }
   return a;
 }

@@ -31,8 +31,7 @@ void register_comm_hook(ddp::DistributedDataParallel& model, const std::string& 
   } else if (hook == "bf16") {
     model.register_comm_hook(ddp::bf16_compress_hook(group));
   } else if (hook == "powersgd") {
-    model.register_comm_hook(
-        ddp::powersgd_hook(std::make_shared<ddp::PowerSgdState>(group, ddp::PowerSgdOptions{})));
+    model.register_comm_hook(ddp::powersgd_hook(std::make_shared<ddp::PowerSgdState>(group, ddp::PowerSgdOptions{})));
   }
 }
 
@@ -43,10 +42,9 @@ void parse_stall(const std::string& text, TrainOptions& o) {
   long long iteration = 0;
   double seconds = 0;
   char tail = 0;
-  DDPSCOPE_CHECK(
-      std::sscanf(text.c_str(), "%d:%lld:%lf%c", &rank, &iteration, &seconds, &tail) == 3 &&
-          rank >= 0 && iteration >= 1 && seconds > 0,
-      "--inject-stall: expected RANK:ITERATION:SECONDS (e.g. 1:5:30), got '", text, "'");
+  DDPSCOPE_CHECK(std::sscanf(text.c_str(), "%d:%lld:%lf%c", &rank, &iteration, &seconds, &tail) == 3 && rank >= 0 &&
+                     iteration >= 1 && seconds > 0,
+                 "--inject-stall: expected RANK:ITERATION:SECONDS (e.g. 1:5:30), got '", text, "'");
   o.stall_rank = rank;
   o.stall_iteration = iteration;
   o.stall_seconds = seconds;
@@ -56,10 +54,8 @@ void parse_uneven(const std::string& text, TrainOptions& o) {
   int rank = -1;
   long long iterations = 0;
   char tail = 0;
-  DDPSCOPE_CHECK(std::sscanf(text.c_str(), "%d:%lld%c", &rank, &iterations, &tail) == 2 && rank >= 0 &&
-                     iterations >= 1,
-                 "--inject-uneven: expected RANK:ITERATIONS with ITERATIONS at least 1 (e.g. 1:20), got '",
-                 text, "'");
+  DDPSCOPE_CHECK(std::sscanf(text.c_str(), "%d:%lld%c", &rank, &iterations, &tail) == 2 && rank >= 0 && iterations >= 1,
+                 "--inject-uneven: expected RANK:ITERATIONS with ITERATIONS at least 1 (e.g. 1:20), got '", text, "'");
   o.uneven_rank = rank;
   o.uneven_iters = iterations;
 }
@@ -83,29 +79,25 @@ void validate_and_complete(TrainOptions& o) {
   DDPSCOPE_CHECK(o.lr >= 0, "--lr must not be negative, got ", o.lr);
   DDPSCOPE_CHECK(o.bucket_cap_mb > 0, "--bucket-cap-mb must be positive, got ", o.bucket_cap_mb);
   DDPSCOPE_CHECK(o.first_bucket_cap_mb > 0, "--first-bucket-cap-mb must be positive, got ", o.first_bucket_cap_mb);
-  DDPSCOPE_CHECK(o.comm_hook == "allreduce" || o.comm_hook == "fp16" || o.comm_hook == "bf16" ||
-                     o.comm_hook == "powersgd",
-                 "--comm-hook: unknown hook '", o.comm_hook,
-                 "'; choose allreduce, fp16, bf16 or powersgd");
+  DDPSCOPE_CHECK(
+      o.comm_hook == "allreduce" || o.comm_hook == "fp16" || o.comm_hook == "bf16" || o.comm_hook == "powersgd",
+      "--comm-hook: unknown hook '", o.comm_hook, "'; choose allreduce, fp16, bf16 or powersgd");
   if (o.model == "mlp") {
     if (o.data.empty()) o.data = "regression";
     DDPSCOPE_CHECK(o.data == "regression" || o.data == "classification" || o.data == "digits",
-                   "--data: the mlp trains on regression, classification or digits, not '", o.data,
-                   "'");
-    DDPSCOPE_CHECK(o.data_path.empty() || o.data == "digits", "--data-path reads a digits file; --data ",
-                   o.data, " is generated and reads none: drop --data-path, or add --data digits");
+                   "--data: the mlp trains on regression, classification or digits, not '", o.data, "'");
+    DDPSCOPE_CHECK(o.data_path.empty() || o.data == "digits", "--data-path reads a digits file; --data ", o.data,
+                   " is generated and reads none: drop --data-path, or add --data digits");
     DDPSCOPE_CHECK(o.data_path.empty() || std::filesystem::is_regular_file(o.data_path), "--data-path: cannot open '",
                    o.data_path, "': no such file");
     if (o.optimizer.empty()) o.optimizer = "sgd";
     if (o.lr == 0) o.lr = o.optimizer == "sgd" ? 0.05 : 1e-3;
   } else {
     if (o.data.empty()) o.data = "corpus";
-    DDPSCOPE_CHECK(o.data == "corpus", "--data: the transformer trains on the text corpus, not '",
-                   o.data, "'");
+    DDPSCOPE_CHECK(o.data == "corpus", "--data: the transformer trains on the text corpus, not '", o.data, "'");
     DDPSCOPE_CHECK(o.data_path.empty() || std::filesystem::is_regular_file(o.data_path), "--data-path: cannot open '",
                    o.data_path, "': no such file");
-    DDPSCOPE_CHECK(o.width % o.heads == 0, "--width ", o.width, " must be divisible by --heads ",
-                   o.heads);
+    DDPSCOPE_CHECK(o.width % o.heads == 0, "--width ", o.width, " must be divisible by --heads ", o.heads);
     DDPSCOPE_CHECK(o.context >= 2, "--context must be at least 2, got ", o.context);
     if (o.optimizer.empty()) o.optimizer = "adamw";
     if (o.lr == 0) o.lr = o.optimizer == "sgd" ? 0.1 : 3e-3;
@@ -117,8 +109,7 @@ void validate_and_complete(TrainOptions& o) {
                  "--model transformer");
   DDPSCOPE_CHECK(o.unused_rank < 0 || (o.model == "mlp" && o.depth >= 3),
                  "--inject-unused leaves the MLP's second layer out: use --model mlp with --depth 3 or more");
-  DDPSCOPE_CHECK(!o.remote_embedding || o.overlap,
-                 "--remote-embedding trains the trunk with DDP; drop --no-overlap");
+  DDPSCOPE_CHECK(!o.remote_embedding || o.overlap, "--remote-embedding trains the trunk with DDP; drop --no-overlap");
   DDPSCOPE_CHECK(!o.join || o.overlap, "--join is DDP's; drop --no-overlap");
   DDPSCOPE_CHECK(!o.fused_optimizer || o.overlap,
                  "--fused-optimizer steps each DDP bucket's parameters once it is reduced; --no-overlap has "
@@ -129,9 +120,8 @@ void validate_and_complete(TrainOptions& o) {
                  "--fused-optimizer");
   DDPSCOPE_CHECK(!o.remote_embedding || (!o.join && o.uneven_rank < 0),
                  "--join and --inject-uneven apply to DDP jobs without --remote-embedding");
-  DDPSCOPE_CHECK(o.uneven_rank < 0 || o.uneven_iters < o.iters, "--inject-uneven ", o.uneven_rank, ":",
-                 o.uneven_iters, " gives rank ", o.uneven_rank, " at least the --iters ", o.iters,
-                 " of the others: give it fewer");
+  DDPSCOPE_CHECK(o.uneven_rank < 0 || o.uneven_iters < o.iters, "--inject-uneven ", o.uneven_rank, ":", o.uneven_iters,
+                 " gives rank ", o.uneven_rank, " at least the --iters ", o.iters, " of the others: give it fewer");
 }
 
 Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group)
@@ -194,8 +184,7 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
   }
   if (o.optimizer == "sgd") {
     optimizer_ = std::make_unique<optim::SGD>(
-        model_->parameters(),
-        optim::SgdOptions{.lr = o.lr, .momentum = o.momentum, .weight_decay = o.weight_decay});
+        model_->parameters(), optim::SgdOptions{.lr = o.lr, .momentum = o.momentum, .weight_decay = o.weight_decay});
   } else {
     optim::AdamOptions a{.lr = o.lr, .weight_decay = o.weight_decay};
     if (o.optimizer == "adamw") {
@@ -274,8 +263,7 @@ StepResult Trainer::step() {
   fault_point("forward", rank, iteration_ + 1);
   const Tensor loss = loss_of(model_->forward(x), y);
   forward_span.end();
-  if (group_ && group_->rank() == options_.stall_rank &&
-      iteration_ + 1 == options_.stall_iteration) {
+  if (group_ && group_->rank() == options_.stall_rank && iteration_ + 1 == options_.stall_iteration) {
     DDPSCOPE_INSTANT(probes::Kind::Mark, "injected stall");
     std::this_thread::sleep_for(std::chrono::duration<double>(options_.stall_seconds));
   }
@@ -315,12 +303,10 @@ StepResult Trainer::step() {
     optimizer_->step();
   }
   iteration_span.end();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++iteration_;
   // Replicas are identical: rank 0 alone writes the file.
-  if (iteration_ == options_.iters && !options_.save_path.empty() &&
-      (!group_ || group_->rank() == 0)) {
+  if (iteration_ == options_.iters && !options_.save_path.empty() && (!group_ || group_->rank() == 0)) {
     model_->save(options_.save_path);
   }
   double loss_value = local_loss;
@@ -333,8 +319,7 @@ StepResult Trainer::step() {
     loss_value = l.item<double>();
   }
   probes::record_metric(iteration_, "loss", loss_value);
-  probes::record_metric(iteration_, "samples_per_s",
-                        static_cast<double>(samples_per_step()) / std::max(seconds, 1e-9));
+  probes::record_metric(iteration_, "samples_per_s", static_cast<double>(samples_per_step()) / std::max(seconds, 1e-9));
   probes::record_metric(iteration_, "iteration_ms", seconds * 1e3);
   return {iteration_, loss_value, seconds};
 }
@@ -347,13 +332,15 @@ void Trainer::measure_allreduce_cost() {
   // Sizes x4 apart from 64 KiB, then the whole gradient: 5 timed allreduces each after
   // one that pays any first-use cost (advise takes their median).
   std::vector<int64_t> sizes;
-  for (int64_t b = 64 << 10; b < grad_bytes; b *= 4) sizes.push_back(b);
+  for (int64_t b = 64 << 10; b < grad_bytes; b *= 4)
+    sizes.push_back(b);
   sizes.push_back(std::max<int64_t>(grad_bytes, 64 << 10));
   probes::set_iteration(0);
   DDPSCOPE_INSTANT(probes::Kind::Mark, "allreduce sweep");
   for (int64_t bytes : sizes) {
     Tensor t = Tensor::zeros({bytes / 4}, DType::F32);
-    for (int k = 0; k < 6; ++k) group_->allreduce(t, {.op = c10d::ReduceOp::Sum})->wait();
+    for (int k = 0; k < 6; ++k)
+      group_->allreduce(t, {.op = c10d::ReduceOp::Sum})->wait();
   }
   DDPSCOPE_INSTANT(probes::Kind::Mark, "allreduce sweep end");
 }
@@ -377,9 +364,9 @@ void Trainer::synchronize_gradients() {
 
 std::string Trainer::describe() const {
   std::ostringstream os;
-  os << options_.model << " (" << model_->num_parameters() << " parameters) on " << options_.data
-     << ", " << options_.optimizer << " lr " << options_.lr << ", batch " << options_.batch << ", "
-     << options_.threads << " thread" << (options_.threads > 1 ? "s" : "");
+  os << options_.model << " (" << model_->num_parameters() << " parameters) on " << options_.data << ", "
+     << options_.optimizer << " lr " << options_.lr << ", batch " << options_.batch << ", " << options_.threads
+     << " thread" << (options_.threads > 1 ? "s" : "");
   return os.str();
 }
 

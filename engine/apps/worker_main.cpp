@@ -33,18 +33,16 @@ std::unique_ptr<ddpscope::probes::ProbeSession> g_probes;
 void report_probes(int rank) {
   if (!g_probes) return;
   g_probes->flush();
-  ddpscope::apps::emit_worker_event(stderr, {{"event", "probes"},
-                                             {"rank", rank},
-                                             {"shipped", g_probes->shipped()},
-                                             {"dropped", g_probes->dropped()}});
+  ddpscope::apps::emit_worker_event(
+      stderr,
+      {{"event", "probes"}, {"rank", rank}, {"shipped", g_probes->shipped()}, {"dropped", g_probes->dropped()}});
 }
 
 // Reports the error, then ends every rank: the others may be waiting in a collective
 // this rank will never join, and a normal exit would wait for them in MPI_Finalize.
 [[noreturn]] void fail_job(int rank, const std::string& message) {
   report_probes(rank);
-  ddpscope::apps::emit_worker_event(stderr,
-                                    {{"event", "error"}, {"rank", rank}, {"message", message}});
+  ddpscope::apps::emit_worker_event(stderr, {{"event", "error"}, {"rank", rank}, {"message", message}});
   ddpscope::c10d::MpiEnvironment::abort_job(1);
 }
 
@@ -77,8 +75,7 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
   for (int64_t i = 0; i < iterations; ++i) {
     fault_point("iteration", rank, i + 1);
     const StepResult r = trainer.step();
-    const double now =
-        static_cast<double>(trainer.samples_per_step()) / std::max(r.seconds, 1e-9);
+    const double now = static_cast<double>(trainer.samples_per_step()) / std::max(r.seconds, 1e-9);
     rate = i == 0 ? now : 0.9 * rate + 0.1 * now;
     if (rank == 0) {
       emit_worker_event(stdout, {{"event", "progress"},
@@ -89,8 +86,7 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
   }
   if (join) join->finish();
   if (rank == 0) {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     emit_worker_event(stdout, {{"event", "done"}, {"seconds", seconds}});
   }
   if constexpr (requires { trainer.measure_allreduce_cost(); }) {
@@ -114,8 +110,7 @@ int main(int argc, char** argv) {
       fail_job(r ? std::atoi(r) : -1, e.what());
     }
   }
-  CLI::App app{
-      "ddpscope-worker: one rank of a training job (started by ddpscope-cli train --np N)"};
+  CLI::App app{"ddpscope-worker: one rank of a training job (started by ddpscope-cli train --np N)"};
   TrainOptions options;
   LaunchOptions launch;
   add_train_options(app, options, launch);
@@ -131,8 +126,7 @@ int main(int argc, char** argv) {
     group = c10d::init_process_group({.backend = launch.backend});
     rank = group->rank();
     // Before the model is built: DDP records its bucket assignment at construction.
-    g_probes =
-        probes::ProbeSession::from_environment(rank, launch.backend == "nccl" ? "cuda" : "cpu");
+    g_probes = probes::ProbeSession::from_environment(rank, launch.backend == "nccl" ? "cuda" : "cpu");
     probes::set_thread_name("compute");
     if (options.remote_embedding) {
       RemoteEmbeddingTrainer trainer(options, group);

@@ -40,8 +40,7 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   if (!grad.defined()) return {};
   AutogradMeta& meta = materialize_meta(variable_);
   grad = apply_leaf_hooks(std::move(grad));
-  DDPSCOPE_CHECK(grad.sizes() == variable_.sizes(), "gradient ", grad.describe(),
-                 " does not match the shape of ",
+  DDPSCOPE_CHECK(grad.sizes() == variable_.sizes(), "gradient ", grad.describe(), " does not match the shape of ",
                  variable_.name().empty() ? "a leaf" : variable_.name(), " ", variable_.describe());
   Tensor destination;
   {
@@ -78,8 +77,8 @@ Tensor take_gradient_destination(const Edge& edge, const Shape& shape, DType dty
   if (meta == nullptr) return {};
   std::lock_guard lock(meta->accumulator_mutex);
   const Tensor& d = meta->grad_destination;
-  if (meta->grad.defined() || !d.defined() || d.sizes() != shape || d.dtype() != dtype ||
-      d.device() != device || !d.is_contiguous())
+  if (meta->grad.defined() || !d.defined() || d.sizes() != shape || d.dtype() != dtype || d.device() != device ||
+      !d.is_contiguous())
     return {};
   meta->grad_destination_taken = std::exchange(meta->grad_destination, {});
   return meta->grad_destination_taken;

@@ -36,9 +36,7 @@ struct AutogradMeta {
 
 // The tensor's meta, created on first use.
 AutogradMeta& materialize_meta(const Tensor& t);
-inline AutogradMeta* meta_of(const Tensor& t) {
-  return t.defined() ? t.impl()->autograd_meta.get() : nullptr;
-}
+inline AutogradMeta* meta_of(const Tensor& t) { return t.defined() ? t.impl()->autograd_meta.get() : nullptr; }
 
 // The gradient edge of a tensor: its grad_fn for a non-leaf, its (created on demand)
 // AccumulateGrad for a leaf that requires grad, invalid otherwise.

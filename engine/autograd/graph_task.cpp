@@ -16,9 +16,7 @@ struct CurrentTaskScope {
 };
 }  // namespace
 
-GraphTask* GraphTask::current() {
-  return t_current_task;
-}
+GraphTask* GraphTask::current() { return t_current_task; }
 
 void GraphTask::compute_dependencies(Node* root) { compute_dependencies(std::vector<Node*>{root}); }
 
@@ -171,9 +169,8 @@ void GraphTask::evaluate(ReadyTask& task) {
   span.end();
   if (!keep_graph_) node->release_variables();
   const edge_list& edges = node->next_edges();
-  DDPSCOPE_CHECK(outputs.size() == edges.size() || node->kind() == NodeKind::AccumulateGrad,
-                 node->name(), " returned ", outputs.size(), " gradients for ", edges.size(),
-                 " inputs");
+  DDPSCOPE_CHECK(outputs.size() == edges.size() || node->kind() == NodeKind::AccumulateGrad, node->name(), " returned ",
+                 outputs.size(), " gradients for ", edges.size(), " inputs");
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Edge& e = edges[i];
     if (!e.is_valid() || !should_run(e.function.get())) continue;

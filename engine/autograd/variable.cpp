@@ -39,8 +39,7 @@ Edge gradient_edge(const Tensor& t) {
 void register_post_accumulate_grad_hook(const Tensor& leaf, PostAccumulateGradHook hook) {
   AutogradMeta& meta = materialize_meta(leaf);
   DDPSCOPE_CHECK(!meta.grad_fn && meta.requires_grad,
-                 "post-accumulate-grad hooks go on leaf tensors that require grad; ",
-                 leaf.describe(), " is not one");
+                 "post-accumulate-grad hooks go on leaf tensors that require grad; ", leaf.describe(), " is not one");
   meta.post_accumulate_hooks.push_back(std::move(hook));
 }
 
@@ -75,8 +74,8 @@ const Tensor& Tensor::grad() const {
 
 void Tensor::set_grad(Tensor grad) const {
   if (grad.defined()) {
-    DDPSCOPE_CHECK(grad.sizes() == sizes() && grad.dtype() == dtype(), "set_grad: gradient ",
-                   grad.describe(), " does not match ", describe());
+    DDPSCOPE_CHECK(grad.sizes() == sizes() && grad.dtype() == dtype(), "set_grad: gradient ", grad.describe(),
+                   " does not match ", describe());
   }
   autograd::materialize_meta(*this).grad = std::move(grad);
 }
@@ -92,9 +91,8 @@ uint32_t Tensor::output_nr() const {
 }
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
-  autograd::backward(
-      {*this}, gradient.defined() ? autograd::variable_list{gradient} : autograd::variable_list{},
-      retain_graph);
+  autograd::backward({*this}, gradient.defined() ? autograd::variable_list{gradient} : autograd::variable_list{},
+                     retain_graph);
 }
 
 void Tensor::register_hook(GradHook hook) const {
@@ -115,16 +113,13 @@ void Tensor::retain_grad() const {
     if (auto impl = weak.lock()) {
       Tensor self(impl);
       const Tensor& current = self.grad();
-      self.set_grad(current.defined() ? kernels::binary(current, g, kernels::BinaryOp::Add)
-                                      : g.clone());
+      self.set_grad(current.defined() ? kernels::binary(current, g, kernels::BinaryOp::Add) : g.clone());
     }
     return std::nullopt;
   });
 }
 
-Tensor Tensor::detach() const {
-  return as_strided(sizes(), strides(), storage_offset());
-}
+Tensor Tensor::detach() const { return as_strided(sizes(), strides(), storage_offset()); }
 
 const std::string& Tensor::name() const {
   static const std::string kEmpty;
@@ -132,8 +127,6 @@ const std::string& Tensor::name() const {
   return meta ? meta->name : kEmpty;
 }
 
-void Tensor::set_name(std::string name) const {
-  autograd::materialize_meta(*this).name = std::move(name);
-}
+void Tensor::set_name(std::string name) const { autograd::materialize_meta(*this).name = std::move(name); }
 
 }  // namespace ddpscope

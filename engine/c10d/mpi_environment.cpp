@@ -24,18 +24,10 @@ void reduce16(void* in, void* inout, int* len, Combine combine) {
     b[i] = Store(combine(Load(a[i]), Load(b[i])));
 }
 
-float load_half(uint16_t h) {
-  return half_bits_to_float(h);
-}
-uint16_t store_half(float f) {
-  return float_to_half_bits(f);
-}
-float load_bf16(uint16_t h) {
-  return bf16_bits_to_float(h);
-}
-uint16_t store_bf16(float f) {
-  return float_to_bf16_bits(f);
-}
+float load_half(uint16_t h) { return half_bits_to_float(h); }
+uint16_t store_half(float f) { return float_to_half_bits(f); }
+float load_bf16(uint16_t h) { return bf16_bits_to_float(h); }
+uint16_t store_bf16(float f) { return float_to_bf16_bits(f); }
 
 #define DDPSCOPE_MPI_OP16(NAME, LOAD, STORE, EXPR)                                \
   void NAME(void* in, void* inout, int* len, MPI_Datatype*) {                     \
@@ -94,11 +86,9 @@ void initialize() {
   } else {
     MPI_Query_thread(&provided);
   }
-  DDPSCOPE_CHECK(
-      provided >= MPI_THREAD_MULTIPLE, "MPI granted thread level ", provided,
-      " but ddpscope needs MPI_THREAD_MULTIPLE; use an OpenMPI built with thread support");
-  MPI_User_function* fns[2][4] = {{half_sum, half_min, half_max, half_prod},
-                                  {bf16_sum, bf16_min, bf16_max, bf16_prod}};
+  DDPSCOPE_CHECK(provided >= MPI_THREAD_MULTIPLE, "MPI granted thread level ", provided,
+                 " but ddpscope needs MPI_THREAD_MULTIPLE; use an OpenMPI built with thread support");
+  MPI_User_function* fns[2][4] = {{half_sum, half_min, half_max, half_prod}, {bf16_sum, bf16_min, bf16_max, bf16_prod}};
   for (int d = 0; d < 2; ++d) {
     for (int o = 0; o < 4; ++o)
       MPI_CHECK(MPI_Op_create(fns[d][o], 1, &g_ops16[d][o]));
@@ -113,11 +103,13 @@ std::string describe_mpi_error(int rc, const std::string& call_name, int rank) {
   if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
   int error_class = rc;
   MPI_Error_class(rc, &error_class);
-  std::string message = detail::concat(call_name, " failed", rank >= 0 ? " on rank " + std::to_string(rank) : "", ": ",
-                                       len > 0 ? std::string(text, static_cast<size_t>(len)) : "MPI error " + std::to_string(rc));
+  std::string message =
+      detail::concat(call_name, " failed", rank >= 0 ? " on rank " + std::to_string(rank) : "", ": ",
+                     len > 0 ? std::string(text, static_cast<size_t>(len)) : "MPI error " + std::to_string(rc));
   if (error_class == MPI_ERR_TRUNCATE) {
-    message += "; the ranks called collectives of different sizes or in a different order. Rerun with "
-               "DDPSCOPE_DEBUG=detail: each collective is then checked across ranks and a mismatch names both sides";
+    message +=
+        "; the ranks called collectives of different sizes or in a different order. Rerun with "
+        "DDPSCOPE_DEBUG=detail: each collective is then checked across ranks and a mismatch names both sides";
   }
   return message;
 }
@@ -132,9 +124,7 @@ void throw_mpi_error(int rc, const char* call, const char* file, int line) {
   throw Error(describe_mpi_error(rc, name, rank), file, line);
 }
 
-void MpiEnvironment::ensure_initialized() {
-  std::call_once(g_init_once, initialize);
-}
+void MpiEnvironment::ensure_initialized() { std::call_once(g_init_once, initialize); }
 
 int MpiEnvironment::world_rank() {
   ensure_initialized();
@@ -157,9 +147,7 @@ std::string MpiEnvironment::library_version() {
   return std::string(v, static_cast<size_t>(len));
 }
 
-void MpiEnvironment::mark_abandoned() {
-  g_abandoned = true;
-}
+void MpiEnvironment::mark_abandoned() { g_abandoned = true; }
 
 void MpiEnvironment::abort_job(int code) {
   std::fflush(stdout);
@@ -184,10 +172,7 @@ MPI_Datatype mpi_datatype(DType dtype) {
 }
 
 MPI_Op mpi_reduce_op(ReduceOp op, DType dtype) {
-  const int index = op == ReduceOp::Min       ? 1
-                    : op == ReduceOp::Max     ? 2
-                    : op == ReduceOp::Product ? 3
-                                              : 0;
+  const int index = op == ReduceOp::Min ? 1 : op == ReduceOp::Max ? 2 : op == ReduceOp::Product ? 3 : 0;
   if (dtype == DType::F16) return g_ops16[0][index];
   if (dtype == DType::BF16) return g_ops16[1][index];
   switch (op) {

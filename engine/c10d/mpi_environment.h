@@ -15,11 +15,10 @@
 // call throws, naming the call, the rank and what the error usually means, and the rank
 // reports it like any other failure. Open MPI's own fatal report goes through its
 // launcher and is sometimes lost (seen: "Data unpack would read past end of buffer").
-#define MPI_CHECK(expr)                                                    \
-  do {                                                                     \
-    const int rc_ = (expr);                                                \
-    if (rc_ != MPI_SUCCESS)                                                \
-      ::ddpscope::c10d::throw_mpi_error(rc_, #expr, __FILE__, __LINE__);   \
+#define MPI_CHECK(expr)                                                                        \
+  do {                                                                                         \
+    const int rc_ = (expr);                                                                    \
+    if (rc_ != MPI_SUCCESS) ::ddpscope::c10d::throw_mpi_error(rc_, #expr, __FILE__, __LINE__); \
   } while (0)
 
 namespace ddpscope::c10d {

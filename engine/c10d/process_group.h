@@ -36,23 +36,19 @@ class ProcessGroup {
   virtual Device tensor_device() const { return Device::cpu(); }
 
   // In place: every rank ends with op(all ranks' tensors).
-  virtual std::shared_ptr<Work> allreduce(const Tensor& tensor,
-                                          const AllreduceOptions& opts = {}) = 0;
+  virtual std::shared_ptr<Work> allreduce(const Tensor& tensor, const AllreduceOptions& opts = {}) = 0;
   // One op over several tensors of one dtype (DDP's buckets use it).
   virtual std::shared_ptr<Work> allreduce_coalesced(const std::vector<Tensor>& tensors,
                                                     const AllreduceOptions& opts = {}) = 0;
-  virtual std::shared_ptr<Work> broadcast(const Tensor& tensor,
-                                          const BroadcastOptions& opts = {}) = 0;
+  virtual std::shared_ptr<Work> broadcast(const Tensor& tensor, const BroadcastOptions& opts = {}) = 0;
   // outputs[r] receives rank r's input; outputs.size() == size().
   virtual std::shared_ptr<Work> allgather(const std::vector<Tensor>& outputs, const Tensor& input,
                                           const CollectiveOptions& opts = {}) = 0;
   // output = op over ranks of inputs[rank()]; inputs.size() == size().
-  virtual std::shared_ptr<Work> reduce_scatter(const Tensor& output,
-                                               const std::vector<Tensor>& inputs,
+  virtual std::shared_ptr<Work> reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,
                                                const ReduceScatterOptions& opts = {}) = 0;
   // outputs[r] receives rank r's inputs[rank()].
-  virtual std::shared_ptr<Work> alltoall(const std::vector<Tensor>& outputs,
-                                         const std::vector<Tensor>& inputs,
+  virtual std::shared_ptr<Work> alltoall(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                                          const CollectiveOptions& opts = {}) = 0;
   virtual std::shared_ptr<Work> barrier(const CollectiveOptions& opts = {}) = 0;
   virtual std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag = 0) = 0;
@@ -66,16 +62,13 @@ class ProcessGroup {
   // Argument checks shared by the backends; each throws an Error naming the op.
   void check_rank(int peer, const char* op) const;
   void check_tensor(const Tensor& t, const char* op) const;
-  void check_list(const std::vector<Tensor>& list, const Tensor& like, const char* op,
-                  const char* what) const;
+  void check_list(const std::vector<Tensor>& list, const Tensor& like, const char* op, const char* what) const;
   // The options of the subgroup of `ranks`: this group's, named "parent[0,2]".
   ProcessGroupOptions subgroup_options(const std::vector<int>& ranks) const;
   void check_subgroup_ranks(const std::vector<int>& ranks) const;
   // "allreduce #7 f32[1024] (sum) on group 'world'"
   std::string describe(OpType op, uint64_t seq, const Tensor& t, const std::string& extra) const;
-  Milliseconds effective_timeout(Milliseconds t) const {
-    return t == kUseGroupTimeout ? options_.timeout : t;
-  }
+  Milliseconds effective_timeout(Milliseconds t) const { return t == kUseGroupTimeout ? options_.timeout : t; }
 
  private:
   int rank_;

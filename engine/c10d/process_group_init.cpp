@@ -19,8 +19,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& init) {
         "this one has none (use --backend mpi)");
 #endif
   }
-  throw DDPSCOPE_ERROR("init_process_group: unknown backend '", init.backend,
-                       "'; choose mpi or nccl");
+  throw DDPSCOPE_ERROR("init_process_group: unknown backend '", init.backend, "'; choose mpi or nccl");
 }
 
 }  // namespace ddpscope::c10d

@@ -82,9 +82,7 @@ void unflatten_from(const Tensor& flat, const std::vector<Tensor>& list) {
   }
 }
 
-int64_t abort_grace_ms() {
-  return env_int("DDPSCOPE_ABORT_GRACE_MS", 5000);
-}
+int64_t abort_grace_ms() { return env_int("DDPSCOPE_ABORT_GRACE_MS", 5000); }
 
 }  // namespace
 
@@ -109,8 +107,7 @@ int comm_size(MPI_Comm c) {
 }  // namespace
 
 ProcessGroupMPI::ProcessGroupMPI(MpiComm comm, ProcessGroupOptions options)
-    : ProcessGroup(comm_rank(comm.get()), comm_size(comm.get()), std::move(options)),
-      comm_(std::move(comm)) {
+    : ProcessGroup(comm_rank(comm.get()), comm_size(comm.get()), std::move(options)), comm_(std::move(comm)) {
   MPI_Comm check;
   MPI_CHECK(MPI_Comm_dup(comm_.get(), &check));
   check_comm_ = MpiComm(check);
@@ -150,17 +147,16 @@ ProcessGroupMPI::~ProcessGroupMPI() {
 
 void ProcessGroupMPI::check_usable(const char* op) const {
   if (broken_) {
-    throw CommError(detail::concat(op, " on group '", options().name,
-                                   "' refused: the group is broken (", broken_reason_, ")"),
-                    __FILE__, __LINE__);
+    throw CommError(
+        detail::concat(op, " on group '", options().name, "' refused: the group is broken (", broken_reason_, ")"),
+        __FILE__, __LINE__);
   }
 }
 
 void ProcessGroupMPI::check_cpu(const Tensor& t, const char* op) const {
   check_tensor(t, op);
-  DDPSCOPE_CHECK(
-      t.device().is_cpu(), op, ": ", t.describe(),
-      " is on a GPU; the mpi backend takes CPU tensors (use the nccl backend for GPU tensors)");
+  DDPSCOPE_CHECK(t.device().is_cpu(), op, ": ", t.describe(),
+                 " is on a GPU; the mpi backend takes CPU tensors (use the nccl backend for GPU tensors)");
 }
 
 void ProcessGroupMPI::push(Lane& lane, Op op) {
@@ -172,15 +168,13 @@ void ProcessGroupMPI::push(Lane& lane, Op op) {
 }
 
 std::shared_ptr<Work> ProcessGroupMPI::enqueue_collective(OpType type, const Tensor& described,
-                                                          const std::string& extra,
-                                                          std::vector<Tensor> outputs,
-                                                          Milliseconds timeout,
-                                                          std::function<void()> run, int root) {
+                                                          const std::string& extra, std::vector<Tensor> outputs,
+                                                          Milliseconds timeout, std::function<void()> run, int root) {
   check_usable(op_type_name(type));
   const uint64_t seq = next_collective_seq_++;
   const Milliseconds limit = effective_timeout(timeout);
-  auto work = std::make_shared<Work>(type, seq, describe(type, seq, described, extra),
-                                     std::move(outputs), limit, rank());
+  auto work =
+      std::make_shared<Work>(type, seq, describe(type, seq, described, extra), std::move(outputs), limit, rank());
   Fingerprint f;
   f.op = static_cast<int32_t>(type);
   f.seq = seq;
@@ -200,8 +194,7 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_collective(OpType type, const Ten
 }
 
 std::string ProcessGroupMPI::fingerprint_str(int rank, const Fingerprint& f) const {
-  std::string s =
-      detail::concat("rank ", rank, " ", op_type_name(static_cast<OpType>(f.op)), " #", f.seq);
+  std::string s = detail::concat("rank ", rank, " ", op_type_name(static_cast<OpType>(f.op)), " #", f.seq);
   if (f.dtype >= 0) {
     Shape shape(f.dims, f.dims + std::min<int>(f.ndim, 6));
     s += detail::concat(" ", dtype_name(static_cast<DType>(f.dtype)), shape_str(shape));
@@ -212,14 +205,13 @@ std::string ProcessGroupMPI::fingerprint_str(int rank, const Fingerprint& f) con
 
 void ProcessGroupMPI::check_consistency(const Op& op) {
   std::vector<Fingerprint> all(static_cast<size_t>(size()));
-  MPI_CHECK(MPI_Allgather(&op.fingerprint, sizeof(Fingerprint), MPI_BYTE, all.data(),
-                          sizeof(Fingerprint), MPI_BYTE, check_comm_.get()));
+  MPI_CHECK(MPI_Allgather(&op.fingerprint, sizeof(Fingerprint), MPI_BYTE, all.data(), sizeof(Fingerprint), MPI_BYTE,
+                          check_comm_.get()));
   for (int r = 1; r < size(); ++r) {
     if (std::memcmp(&all[r], &all[0], sizeof(Fingerprint)) != 0) {
       throw CommError(
-          detail::concat("collective mismatch on group '", options().name,
-                         "': ", fingerprint_str(0, all[0]), " vs ", fingerprint_str(r, all[r]),
-                         "; every rank must issue the same collectives in the same order"),
+          detail::concat("collective mismatch on group '", options().name, "': ", fingerprint_str(0, all[0]), " vs ",
+                         fingerprint_str(r, all[r]), "; every rank must issue the same collectives in the same order"),
           __FILE__, __LINE__);
     }
   }
@@ -245,8 +237,7 @@ void ProcessGroupMPI::run_lane(Lane& lane) {
       if (options().check_consistency && &lane == &collectives_) check_consistency(op);
       op.work->mark_started();
       if (probes::enabled()) {
-        probes::instant(probes::Kind::PgOpStart,
-                        probes::intern(op_type_name(op.work->op_type()), __FILE__, __LINE__),
+        probes::instant(probes::Kind::PgOpStart, probes::intern(op_type_name(op.work->op_type()), __FILE__, __LINE__),
                         {.peer = static_cast<int16_t>(op.peer),
                          .bytes = op.bytes,
                          .id = static_cast<int64_t>(op.work->sequence_number())});
@@ -279,9 +270,9 @@ void ProcessGroupMPI::fail_timed_out(Lane& lane) {
     timeout = lane.in_flight_timeout;
     lane.in_flight.reset();  // the worker stays blocked in MPI; the op is abandoned
   }
-  const std::string message = detail::concat("timeout: rank ", rank(), " waited ", timeout.count(),
-                                             " ms in ", work->description(), " for ", waits_for,
-                                             "; MPI cannot cancel it, so this job ends");
+  const std::string message =
+      detail::concat("timeout: rank ", rank(), " waited ", timeout.count(), " ms in ", work->description(), " for ",
+                     waits_for, "; MPI cannot cancel it, so this job ends");
   broken_reason_ = message;
   broken_ = true;
   MpiEnvironment::mark_abandoned();
@@ -294,8 +285,8 @@ void ProcessGroupMPI::fail_timed_out(Lane& lane) {
     other->queue.clear();
   }
   for (Op& op : dropped) {
-    op.work->finish_with_error(std::make_exception_ptr(
-        CommError("not run: the group broke before it (" + message + ")", __FILE__, __LINE__)));
+    op.work->finish_with_error(
+        std::make_exception_ptr(CommError("not run: the group broke before it (" + message + ")", __FILE__, __LINE__)));
   }
 }
 
@@ -306,8 +297,7 @@ void ProcessGroupMPI::watchdog_loop() {
     // Not woken per op (that cost a context switch on every collective, ~10% at 1 MiB):
     // it looks at least twice per timeout, so a timeout is reported at most half a
     // timeout late.
-    auto next = now + std::min<std::chrono::steady_clock::duration>(std::chrono::seconds(1),
-                                                                    options().timeout / 2);
+    auto next = now + std::min<std::chrono::steady_clock::duration>(std::chrono::seconds(1), options().timeout / 2);
     if (broken_) {
       if (abort_at_ == std::chrono::steady_clock::time_point{}) {
         abort_at_ = now + std::chrono::milliseconds(abort_grace_ms());
@@ -340,34 +330,32 @@ void ProcessGroupMPI::watchdog_loop() {
 
 // ---- collectives ----
 
-std::shared_ptr<Work> ProcessGroupMPI::allreduce(const Tensor& tensor,
-                                                 const AllreduceOptions& opts) {
+std::shared_ptr<Work> ProcessGroupMPI::allreduce(const Tensor& tensor, const AllreduceOptions& opts) {
   check_cpu(tensor, "allreduce");
-  DDPSCOPE_CHECK(opts.op != ReduceOp::Avg || is_floating(tensor.dtype()),
-                 "allreduce: avg needs a floating dtype, got ", tensor.describe());
+  DDPSCOPE_CHECK(opts.op != ReduceOp::Avg || is_floating(tensor.dtype()), "allreduce: avg needs a floating dtype, got ",
+                 tensor.describe());
   const int n = size();
   const MPI_Comm comm = comm_.get();
   const MPI_Comm ring = ring_applies(opts.op, tensor.dtype()) ? ring_comm_.get() : MPI_COMM_NULL;
   std::vector<char>* scratch = &ring_scratch_;  // only the collectives lane uses it
-  return enqueue_collective(
-      OpType::Allreduce, tensor, reduce_op_name(opts.op), {tensor}, opts.timeout, [=] {
-        if (ring != MPI_COMM_NULL) {
-          ring_sum(tensor.raw_data(), tensor.numel(), tensor.dtype(), ring, *scratch);
-          if (opts.op == ReduceOp::Avg) divide_in_place(tensor, n);
-          tensor.bump_version();
-          return;
-        }
-        const MPI_Datatype type = mpi_datatype(tensor.dtype());
-        const MPI_Op op = mpi_reduce_op(opts.op, tensor.dtype());
-        const size_t elem = element_size(tensor.dtype());
-        char* base = static_cast<char*>(tensor.raw_data());
-        for (int64_t done = 0; done < tensor.numel(); done += kMaxChunk) {
-          const int count = static_cast<int>(std::min(kMaxChunk, tensor.numel() - done));
-          MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, base + done * elem, count, type, op, comm));
-        }
-        if (opts.op == ReduceOp::Avg) divide_in_place(tensor, n);
-        tensor.bump_version();
-      });
+  return enqueue_collective(OpType::Allreduce, tensor, reduce_op_name(opts.op), {tensor}, opts.timeout, [=] {
+    if (ring != MPI_COMM_NULL) {
+      ring_sum(tensor.raw_data(), tensor.numel(), tensor.dtype(), ring, *scratch);
+      if (opts.op == ReduceOp::Avg) divide_in_place(tensor, n);
+      tensor.bump_version();
+      return;
+    }
+    const MPI_Datatype type = mpi_datatype(tensor.dtype());
+    const MPI_Op op = mpi_reduce_op(opts.op, tensor.dtype());
+    const size_t elem = element_size(tensor.dtype());
+    char* base = static_cast<char*>(tensor.raw_data());
+    for (int64_t done = 0; done < tensor.numel(); done += kMaxChunk) {
+      const int count = static_cast<int>(std::min(kMaxChunk, tensor.numel() - done));
+      MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, base + done * elem, count, type, op, comm));
+    }
+    if (opts.op == ReduceOp::Avg) divide_in_place(tensor, n);
+    tensor.bump_version();
+  });
 }
 
 std::shared_ptr<Work> ProcessGroupMPI::allreduce_coalesced(const std::vector<Tensor>& tensors,
@@ -376,8 +364,7 @@ std::shared_ptr<Work> ProcessGroupMPI::allreduce_coalesced(const std::vector<Ten
   for (const Tensor& t : tensors) {
     check_cpu(t, "allreduce_coalesced");
     DDPSCOPE_CHECK(t.dtype() == tensors.front().dtype(), "allreduce_coalesced: dtypes differ (",
-                   tensors.front().describe(), " and ", t.describe(),
-                   "); coalesce one dtype at a time");
+                   tensors.front().describe(), " and ", t.describe(), "); coalesce one dtype at a time");
   }
   DDPSCOPE_CHECK(opts.op != ReduceOp::Avg || is_floating(tensors.front().dtype()),
                  "allreduce_coalesced: avg needs a floating dtype");
@@ -387,28 +374,24 @@ std::shared_ptr<Work> ProcessGroupMPI::allreduce_coalesced(const std::vector<Ten
   const Tensor described = Tensor::empty({total}, tensors.front().dtype());
   const int n = size();
   const MPI_Comm comm = comm_.get();
-  const MPI_Comm ring =
-      ring_applies(opts.op, tensors.front().dtype()) ? ring_comm_.get() : MPI_COMM_NULL;
+  const MPI_Comm ring = ring_applies(opts.op, tensors.front().dtype()) ? ring_comm_.get() : MPI_COMM_NULL;
   std::vector<char>* scratch = &ring_scratch_;  // only the collectives lane uses it
   return enqueue_collective(
-      OpType::AllreduceCoalesced, described,
-      detail::concat(reduce_op_name(opts.op), ", ", tensors.size(), " tensors"), tensors,
-      opts.timeout, [=] {
+      OpType::AllreduceCoalesced, described, detail::concat(reduce_op_name(opts.op), ", ", tensors.size(), " tensors"),
+      tensors, opts.timeout, [=] {
         Tensor flat = flatten_into(tensors);
         if (ring != MPI_COMM_NULL) {
           ring_sum(flat.raw_data(), flat.numel(), flat.dtype(), ring, *scratch);
         } else {
-          MPI_CHECK(MPI_Allreduce(
-              MPI_IN_PLACE, flat.raw_data(), int_count(flat.numel(), "allreduce_coalesced"),
-              mpi_datatype(flat.dtype()), mpi_reduce_op(opts.op, flat.dtype()), comm));
+          MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, flat.raw_data(), int_count(flat.numel(), "allreduce_coalesced"),
+                                  mpi_datatype(flat.dtype()), mpi_reduce_op(opts.op, flat.dtype()), comm));
         }
         if (opts.op == ReduceOp::Avg) divide_in_place(flat, n);
         unflatten_from(flat, tensors);
       });
 }
 
-std::shared_ptr<Work> ProcessGroupMPI::broadcast(const Tensor& tensor,
-                                                 const BroadcastOptions& opts) {
+std::shared_ptr<Work> ProcessGroupMPI::broadcast(const Tensor& tensor, const BroadcastOptions& opts) {
   check_cpu(tensor, "broadcast");
   check_rank(opts.root, "broadcast");
   const MPI_Comm comm = comm_.get();
@@ -419,16 +402,14 @@ std::shared_ptr<Work> ProcessGroupMPI::broadcast(const Tensor& tensor,
         char* base = static_cast<char*>(tensor.raw_data());
         for (int64_t done = 0; done < tensor.numel(); done += kMaxChunk) {
           const int count = static_cast<int>(std::min(kMaxChunk, tensor.numel() - done));
-          MPI_CHECK(
-              MPI_Bcast(base + done * elem, count, mpi_datatype(tensor.dtype()), opts.root, comm));
+          MPI_CHECK(MPI_Bcast(base + done * elem, count, mpi_datatype(tensor.dtype()), opts.root, comm));
         }
         tensor.bump_version();
       },
       opts.root);
 }
 
-std::shared_ptr<Work> ProcessGroupMPI::allgather(const std::vector<Tensor>& outputs,
-                                                 const Tensor& input,
+std::shared_ptr<Work> ProcessGroupMPI::allgather(const std::vector<Tensor>& outputs, const Tensor& input,
                                                  const CollectiveOptions& opts) {
   check_cpu(input, "allgather");
   check_list(outputs, input, "allgather", "outputs");
@@ -443,28 +424,23 @@ std::shared_ptr<Work> ProcessGroupMPI::allgather(const std::vector<Tensor>& outp
   });
 }
 
-std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter(const Tensor& output,
-                                                      const std::vector<Tensor>& inputs,
+std::shared_ptr<Work> ProcessGroupMPI::reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,
                                                       const ReduceScatterOptions& opts) {
   check_cpu(output, "reduce_scatter");
   check_list(inputs, output, "reduce_scatter", "inputs");
-  DDPSCOPE_CHECK(opts.op != ReduceOp::Avg || is_floating(output.dtype()),
-                 "reduce_scatter: avg needs a floating dtype");
+  DDPSCOPE_CHECK(opts.op != ReduceOp::Avg || is_floating(output.dtype()), "reduce_scatter: avg needs a floating dtype");
   const MPI_Comm comm = comm_.get();
   const int n = size();
-  return enqueue_collective(
-      OpType::ReduceScatter, output, reduce_op_name(opts.op), {output}, opts.timeout, [=] {
-        Tensor flat = flatten_into(inputs);
-        MPI_CHECK(MPI_Reduce_scatter_block(
-            flat.raw_data(), output.raw_data(), int_count(output.numel(), "reduce_scatter"),
-            mpi_datatype(output.dtype()), mpi_reduce_op(opts.op, output.dtype()), comm));
-        if (opts.op == ReduceOp::Avg) divide_in_place(output, n);
-        output.bump_version();
-      });
+  return enqueue_collective(OpType::ReduceScatter, output, reduce_op_name(opts.op), {output}, opts.timeout, [=] {
+    Tensor flat = flatten_into(inputs);
+    MPI_CHECK(MPI_Reduce_scatter_block(flat.raw_data(), output.raw_data(), int_count(output.numel(), "reduce_scatter"),
+                                       mpi_datatype(output.dtype()), mpi_reduce_op(opts.op, output.dtype()), comm));
+    if (opts.op == ReduceOp::Avg) divide_in_place(output, n);
+    output.bump_version();
+  });
 }
 
-std::shared_ptr<Work> ProcessGroupMPI::alltoall(const std::vector<Tensor>& outputs,
-                                                const std::vector<Tensor>& inputs,
+std::shared_ptr<Work> ProcessGroupMPI::alltoall(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                                                 const CollectiveOptions& opts) {
   DDPSCOPE_CHECK(!inputs.empty(), "alltoall: no input tensors given");
   check_cpu(inputs.front(), "alltoall");
@@ -483,14 +459,12 @@ std::shared_ptr<Work> ProcessGroupMPI::alltoall(const std::vector<Tensor>& outpu
 
 std::shared_ptr<Work> ProcessGroupMPI::barrier(const CollectiveOptions& opts) {
   const MPI_Comm comm = comm_.get();
-  return enqueue_collective(OpType::Barrier, Tensor(), "", {}, opts.timeout,
-                            [=] { MPI_CHECK(MPI_Barrier(comm)); });
+  return enqueue_collective(OpType::Barrier, Tensor(), "", {}, opts.timeout, [=] { MPI_CHECK(MPI_Barrier(comm)); });
 }
 
 // ---- point to point ----
 
-std::shared_ptr<Work> ProcessGroupMPI::enqueue_p2p(OpType type, const Tensor& tensor, int peer,
-                                                   int tag, bool is_send) {
+std::shared_ptr<Work> ProcessGroupMPI::enqueue_p2p(OpType type, const Tensor& tensor, int peer, int tag, bool is_send) {
   const char* name = op_type_name(type);
   check_usable(name);
   check_cpu(tensor, name);
@@ -500,19 +474,15 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_p2p(OpType type, const Tensor& te
   const uint64_t seq = next_p2p_seq_++;
   const Milliseconds limit = options().timeout;
   auto work = std::make_shared<Work>(
-      type, seq,
-      describe(type, seq, tensor,
-               detail::concat(is_send ? "to rank " : "from rank ", peer, ", tag ", tag)),
+      type, seq, describe(type, seq, tensor, detail::concat(is_send ? "to rank " : "from rank ", peer, ", tag ", tag)),
       std::vector<Tensor>{tensor}, limit, rank());
   // Posted now, on this thread: a send and a recv issued in either order cannot deadlock.
   auto request = std::make_shared<MPI_Request>();
   const int count = int_count(tensor.numel(), name);
   if (is_send) {
-    MPI_CHECK(MPI_Isend(tensor.raw_data(), count, mpi_datatype(tensor.dtype()), peer, tag,
-                        comm_.get(), request.get()));
+    MPI_CHECK(MPI_Isend(tensor.raw_data(), count, mpi_datatype(tensor.dtype()), peer, tag, comm_.get(), request.get()));
   } else {
-    MPI_CHECK(MPI_Irecv(tensor.raw_data(), count, mpi_datatype(tensor.dtype()), peer, tag,
-                        comm_.get(), request.get()));
+    MPI_CHECK(MPI_Irecv(tensor.raw_data(), count, mpi_datatype(tensor.dtype()), peer, tag, comm_.get(), request.get()));
   }
   push(p2p_, {work,
               [request, tensor, is_send] {
@@ -520,8 +490,7 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_p2p(OpType type, const Tensor& te
                 if (!is_send) tensor.bump_version();
               },
               limit, Fingerprint{},
-              detail::concat("rank ", peer, is_send ? " to receive it" : " to send it", " (tag ",
-                             tag, ")"),
+              detail::concat("rank ", peer, is_send ? " to receive it" : " to send it", " (tag ", tag, ")"),
               static_cast<int64_t>(tensor.nbytes()), peer});
   return work;
 }
@@ -543,10 +512,9 @@ std::shared_ptr<ProcessGroup> ProcessGroupMPI::new_group(const std::vector<int>&
   const MPI_Comm comm = comm_.get();
   // MPI_Comm_split is a collective on this group's communicator, so it runs in order
   // with the other collectives on the worker.
-  enqueue_collective(
-      OpType::NewGroup, Tensor(), detail::concat(ranks.size(), " ranks"), {}, kUseGroupTimeout,
-      [=] { MPI_CHECK(MPI_Comm_split(comm, member ? 0 : MPI_UNDEFINED, key, created.get())); })
-      ->wait();
+  enqueue_collective(OpType::NewGroup, Tensor(), detail::concat(ranks.size(), " ranks"), {}, kUseGroupTimeout, [=] {
+    MPI_CHECK(MPI_Comm_split(comm, member ? 0 : MPI_UNDEFINED, key, created.get()));
+  })->wait();
   if (!member) return nullptr;
   return std::make_shared<ProcessGroupMPI>(MpiComm(*created), subgroup_options(ranks));
 }

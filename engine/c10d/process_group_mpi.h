@@ -41,8 +41,7 @@ class ProcessGroupMPI : public ProcessGroup {
                                   const CollectiveOptions& opts = {}) override;
   std::shared_ptr<Work> reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,
                                        const ReduceScatterOptions& opts = {}) override;
-  std::shared_ptr<Work> alltoall(const std::vector<Tensor>& outputs,
-                                 const std::vector<Tensor>& inputs,
+  std::shared_ptr<Work> alltoall(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                                  const CollectiveOptions& opts = {}) override;
   std::shared_ptr<Work> barrier(const CollectiveOptions& opts = {}) override;
   std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag = 0) override;
@@ -86,12 +85,10 @@ class ProcessGroupMPI : public ProcessGroup {
     std::thread thread;
   };
 
-  std::shared_ptr<Work> enqueue_collective(OpType type, const Tensor& described,
-                                           const std::string& extra, std::vector<Tensor> outputs,
-                                           Milliseconds timeout, std::function<void()> run,
+  std::shared_ptr<Work> enqueue_collective(OpType type, const Tensor& described, const std::string& extra,
+                                           std::vector<Tensor> outputs, Milliseconds timeout, std::function<void()> run,
                                            int root = -1);
-  std::shared_ptr<Work> enqueue_p2p(OpType type, const Tensor& tensor, int peer, int tag,
-                                    bool is_send);
+  std::shared_ptr<Work> enqueue_p2p(OpType type, const Tensor& tensor, int peer, int tag, bool is_send);
   void push(Lane& lane, Op op);
   void run_lane(Lane& lane);
   void check_consistency(const Op& op);

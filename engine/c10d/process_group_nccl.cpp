@@ -9,24 +9,22 @@
 #include "tensor/kernels.h"
 #include "ddpscope/env.h"
 
-#define NCCL_CHECK(expr)                                                                        \
-  do {                                                                                          \
-    const ncclResult_t r_ = (expr);                                                             \
-    if (r_ != ncclSuccess) {                                                                    \
-      throw ::ddpscope::c10d::CommError(                                                        \
-          ::ddpscope::detail::concat("NCCL call ", #expr, " failed: ", ncclGetErrorString(r_)), \
-          __FILE__, __LINE__);                                                                  \
-    }                                                                                           \
+#define NCCL_CHECK(expr)                                                                                             \
+  do {                                                                                                               \
+    const ncclResult_t r_ = (expr);                                                                                  \
+    if (r_ != ncclSuccess) {                                                                                         \
+      throw ::ddpscope::c10d::CommError(                                                                             \
+          ::ddpscope::detail::concat("NCCL call ", #expr, " failed: ", ncclGetErrorString(r_)), __FILE__, __LINE__); \
+    }                                                                                                                \
   } while (0)
 
-#define CUDA_RT_CHECK(expr)                                                                     \
-  do {                                                                                          \
-    const cudaError_t e_ = (expr);                                                              \
-    if (e_ != cudaSuccess) {                                                                    \
-      throw ::ddpscope::Error(                                                                  \
-          ::ddpscope::detail::concat("CUDA call ", #expr, " failed: ", cudaGetErrorString(e_)), \
-          __FILE__, __LINE__);                                                                  \
-    }                                                                                           \
+#define CUDA_RT_CHECK(expr)                                                                                         \
+  do {                                                                                                              \
+    const cudaError_t e_ = (expr);                                                                                  \
+    if (e_ != cudaSuccess) {                                                                                        \
+      throw ::ddpscope::Error(::ddpscope::detail::concat("CUDA call ", #expr, " failed: ", cudaGetErrorString(e_)), \
+                              __FILE__, __LINE__);                                                                  \
+    }                                                                                                               \
   } while (0)
 
 namespace ddpscope::c10d {
@@ -86,8 +84,7 @@ std::shared_ptr<ProcessGroupNCCL> ProcessGroupNCCL::create_world(ProcessGroupOpt
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     cudaGetLastError();
-    throw DDPSCOPE_ERROR("backend nccl: rank ", rank,
-                         " sees no CUDA device; use --backend mpi on CPU machines");
+    throw DDPSCOPE_ERROR("backend nccl: rank ", rank, " sees no CUDA device; use --backend mpi on CPU machines");
   }
   const int device = local_rank(rank) % devices;
   CUDA_RT_CHECK(cudaSetDevice(device));
@@ -99,8 +96,7 @@ std::shared_ptr<ProcessGroupNCCL> ProcessGroupNCCL::create_world(ProcessGroupOpt
   return std::make_shared<ProcessGroupNCCL>(comm, rank, size, device, std::move(options));
 }
 
-ProcessGroupNCCL::ProcessGroupNCCL(ncclComm_t comm, int rank, int size, int device,
-                                   ProcessGroupOptions options)
+ProcessGroupNCCL::ProcessGroupNCCL(ncclComm_t comm, int rank, int size, int device, ProcessGroupOptions options)
     : ProcessGroup(rank, size, std::move(options)), comm_(comm), device_(device) {
   CUDA_RT_CHECK(cudaSetDevice(device_));
   CUDA_RT_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -125,28 +121,24 @@ ProcessGroupNCCL::~ProcessGroupNCCL() {
 
 void ProcessGroupNCCL::check_cuda_tensor(const Tensor& t, const char* op) const {
   check_tensor(t, op);
-  DDPSCOPE_CHECK(
-      t.device().is_cuda() && t.device().index == device_, op, ": ", t.describe(),
-      " is not on this rank's GPU cuda:", device_,
-      "; the nccl backend takes tensors on the rank's GPU (use the mpi backend for CPU tensors)");
+  DDPSCOPE_CHECK(t.device().is_cuda() && t.device().index == device_, op, ": ", t.describe(),
+                 " is not on this rank's GPU cuda:", device_,
+                 "; the nccl backend takes tensors on the rank's GPU (use the mpi backend for CPU tensors)");
 }
 
-std::shared_ptr<Work> ProcessGroupNCCL::launch(OpType type, const Tensor& described,
-                                               const std::string& extra,
+std::shared_ptr<Work> ProcessGroupNCCL::launch(OpType type, const Tensor& described, const std::string& extra,
                                                std::vector<Tensor> outputs, Milliseconds timeout,
                                                const std::function<void(cudaStream_t)>& enqueue,
-                                               std::vector<Tensor> keep_alive,
-                                               std::function<void()> after) {
+                                               std::vector<Tensor> keep_alive, std::function<void()> after) {
   if (broken_) {
-    throw CommError(detail::concat(op_type_name(type), " refused: group '", options().name,
-                                   "' is broken (", broken_reason_, ")"),
-                    __FILE__, __LINE__);
+    throw CommError(
+        detail::concat(op_type_name(type), " refused: group '", options().name, "' is broken (", broken_reason_, ")"),
+        __FILE__, __LINE__);
   }
   std::lock_guard<std::mutex> launch_lock(launch_mutex_);
   const uint64_t seq = next_seq_++;
   const Milliseconds limit = effective_timeout(timeout);
-  auto work = std::make_shared<Work>(type, seq, describe(type, seq, described, extra), outputs,
-                                     limit, rank());
+  auto work = std::make_shared<Work>(type, seq, describe(type, seq, described, extra), outputs, limit, rank());
   CUDA_RT_CHECK(cudaSetDevice(device_));
   // The producer of the tensors is the legacy default stream the kernels run on.
   cudaEvent_t ready = nullptr, done = nullptr;
@@ -167,8 +159,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::launch(OpType type, const Tensor& descri
   CUDA_RT_CHECK(cudaEventRecord(done, stream_));
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    pending_.push_back({work, done, std::move(keep_alive), std::move(after),
-                        std::chrono::steady_clock::now() + limit,
+    pending_.push_back({work, done, std::move(keep_alive), std::move(after), std::chrono::steady_clock::now() + limit,
                         described.defined() ? static_cast<int64_t>(described.nbytes()) : -1});
   }
   cv_.notify_all();
@@ -186,17 +177,15 @@ void ProcessGroupNCCL::completion_loop() {
     const cudaError_t state = cudaEventQuery(p.done);
     if (state == cudaErrorNotReady) {
       if (std::chrono::steady_clock::now() > p.deadline) {
-        const std::string message =
-            detail::concat("timeout: rank ", rank(), " waited for ", p.work->description(),
-                           " to complete on GPU cuda:", device_,
-                           "; a peer has not joined it. The NCCL communicator is aborted");
+        const std::string message = detail::concat("timeout: rank ", rank(), " waited for ", p.work->description(),
+                                                   " to complete on GPU cuda:", device_,
+                                                   "; a peer has not joined it. The NCCL communicator is aborted");
         broken_ = true;
         broken_reason_ = message;
         ncclCommAbort(comm_);
         log::error("{}", message);
         for (Pending& q : pending_) {
-          q.work->finish_with_error(
-              std::make_exception_ptr(CommError(message, __FILE__, __LINE__)));
+          q.work->finish_with_error(std::make_exception_ptr(CommError(message, __FILE__, __LINE__)));
         }
         pending_.clear();
         continue;
@@ -214,9 +203,8 @@ void ProcessGroupNCCL::completion_loop() {
     cudaEventDestroy(done.done);
     if (state != cudaSuccess) {
       done.work->finish_with_error(std::make_exception_ptr(
-          Error(detail::concat(done.work->description(),
-                               " failed on the GPU: ", cudaGetErrorString(state)),
-                __FILE__, __LINE__)));
+          Error(detail::concat(done.work->description(), " failed on the GPU: ", cudaGetErrorString(state)), __FILE__,
+                __LINE__)));
     } else {
       try {
         if (done.after) done.after();
@@ -224,14 +212,11 @@ void ProcessGroupNCCL::completion_loop() {
         if (probes::enabled()) {
           // Enqueued -> seen complete by this thread (polled every 50 us).
           const auto ns = [](std::chrono::steady_clock::time_point t) {
-            return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch())
-                .count();
+            return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
           };
-          probes::record(
-              probes::Kind::PgOp,
-              probes::intern(op_type_name(done.work->op_type()), __FILE__, __LINE__),
-              ns(done.work->started_at()), ns(done.work->finished_at()),
-              {.bytes = done.bytes, .id = static_cast<int64_t>(done.work->sequence_number())});
+          probes::record(probes::Kind::PgOp, probes::intern(op_type_name(done.work->op_type()), __FILE__, __LINE__),
+                         ns(done.work->started_at()), ns(done.work->finished_at()),
+                         {.bytes = done.bytes, .id = static_cast<int64_t>(done.work->sequence_number())});
         }
       } catch (...) {
         done.work->finish_with_error(std::current_exception());
@@ -243,11 +228,9 @@ void ProcessGroupNCCL::completion_loop() {
 
 std::shared_ptr<Work> ProcessGroupNCCL::allreduce(const Tensor& t, const AllreduceOptions& opts) {
   check_cuda_tensor(t, "allreduce");
-  return launch(OpType::Allreduce, t, reduce_op_name(opts.op), {t}, opts.timeout,
-                [&](cudaStream_t s) {
-                  NCCL_CHECK(ncclAllReduce(t.raw_data(), t.raw_data(), t.numel(),
-                                           nccl_type(t.dtype()), nccl_op(opts.op), comm_, s));
-                });
+  return launch(OpType::Allreduce, t, reduce_op_name(opts.op), {t}, opts.timeout, [&](cudaStream_t s) {
+    NCCL_CHECK(ncclAllReduce(t.raw_data(), t.raw_data(), t.numel(), nccl_type(t.dtype()), nccl_op(opts.op), comm_, s));
+  });
 }
 
 std::shared_ptr<Work> ProcessGroupNCCL::allreduce_coalesced(const std::vector<Tensor>& tensors,
@@ -257,12 +240,12 @@ std::shared_ptr<Work> ProcessGroupNCCL::allreduce_coalesced(const std::vector<Te
     check_cuda_tensor(t, "allreduce_coalesced");
   const Tensor described = flat_like(tensors);
   return launch(OpType::AllreduceCoalesced, described,
-                detail::concat(reduce_op_name(opts.op), ", ", tensors.size(), " tensors"), tensors,
-                opts.timeout, [&](cudaStream_t s) {
+                detail::concat(reduce_op_name(opts.op), ", ", tensors.size(), " tensors"), tensors, opts.timeout,
+                [&](cudaStream_t s) {
                   NCCL_CHECK(ncclGroupStart());
                   for (const Tensor& t : tensors) {
-                    NCCL_CHECK(ncclAllReduce(t.raw_data(), t.raw_data(), t.numel(),
-                                             nccl_type(t.dtype()), nccl_op(opts.op), comm_, s));
+                    NCCL_CHECK(ncclAllReduce(t.raw_data(), t.raw_data(), t.numel(), nccl_type(t.dtype()),
+                                             nccl_op(opts.op), comm_, s));
                   }
                   NCCL_CHECK(ncclGroupEnd());
                 });
@@ -271,55 +254,48 @@ std::shared_ptr<Work> ProcessGroupNCCL::allreduce_coalesced(const std::vector<Te
 std::shared_ptr<Work> ProcessGroupNCCL::broadcast(const Tensor& t, const BroadcastOptions& opts) {
   check_cuda_tensor(t, "broadcast");
   check_rank(opts.root, "broadcast");
-  return launch(OpType::Broadcast, t, detail::concat("root ", opts.root), {t}, opts.timeout,
-                [&](cudaStream_t s) {
-                  NCCL_CHECK(ncclBroadcast(t.raw_data(), t.raw_data(), t.numel(),
-                                           nccl_type(t.dtype()), opts.root, comm_, s));
-                });
+  return launch(OpType::Broadcast, t, detail::concat("root ", opts.root), {t}, opts.timeout, [&](cudaStream_t s) {
+    NCCL_CHECK(ncclBroadcast(t.raw_data(), t.raw_data(), t.numel(), nccl_type(t.dtype()), opts.root, comm_, s));
+  });
 }
 
-std::shared_ptr<Work> ProcessGroupNCCL::allgather(const std::vector<Tensor>& outputs,
-                                                  const Tensor& input,
+std::shared_ptr<Work> ProcessGroupNCCL::allgather(const std::vector<Tensor>& outputs, const Tensor& input,
                                                   const CollectiveOptions& opts) {
   check_cuda_tensor(input, "allgather");
   check_list(outputs, input, "allgather", "outputs");
   Tensor flat = flat_like(outputs);
-  return launch(OpType::Allgather, input, "", outputs, opts.timeout,
-                [&](cudaStream_t s) {
-                  NCCL_CHECK(ncclAllGather(input.raw_data(), flat.raw_data(), input.numel(),
-                                           nccl_type(input.dtype()), comm_, s));
-                  const size_t bytes = input.nbytes();
-                  for (size_t r = 0; r < outputs.size(); ++r) {
-                    CUDA_RT_CHECK(cudaMemcpyAsync(outputs[r].raw_data(),
-                                                  static_cast<char*>(flat.raw_data()) + r * bytes,
-                                                  bytes, cudaMemcpyDeviceToDevice, s));
-                  }
-                },
-                {flat});
-}
-
-std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter(const Tensor& output,
-                                                       const std::vector<Tensor>& inputs,
-                                                       const ReduceScatterOptions& opts) {
-  check_cuda_tensor(output, "reduce_scatter");
-  check_list(inputs, output, "reduce_scatter", "inputs");
-  Tensor flat = flat_like(inputs);
   return launch(
-      OpType::ReduceScatter, output, reduce_op_name(opts.op), {output}, opts.timeout,
+      OpType::Allgather, input, "", outputs, opts.timeout,
       [&](cudaStream_t s) {
-        const size_t bytes = output.nbytes();
-        for (size_t r = 0; r < inputs.size(); ++r) {
-          CUDA_RT_CHECK(cudaMemcpyAsync(static_cast<char*>(flat.raw_data()) + r * bytes,
-                                        inputs[r].raw_data(), bytes, cudaMemcpyDeviceToDevice, s));
+        NCCL_CHECK(ncclAllGather(input.raw_data(), flat.raw_data(), input.numel(), nccl_type(input.dtype()), comm_, s));
+        const size_t bytes = input.nbytes();
+        for (size_t r = 0; r < outputs.size(); ++r) {
+          CUDA_RT_CHECK(cudaMemcpyAsync(outputs[r].raw_data(), static_cast<char*>(flat.raw_data()) + r * bytes, bytes,
+                                        cudaMemcpyDeviceToDevice, s));
         }
-        NCCL_CHECK(ncclReduceScatter(flat.raw_data(), output.raw_data(), output.numel(),
-                                     nccl_type(output.dtype()), nccl_op(opts.op), comm_, s));
       },
       {flat});
 }
 
-std::shared_ptr<Work> ProcessGroupNCCL::alltoall(const std::vector<Tensor>& outputs,
-                                                 const std::vector<Tensor>& inputs,
+std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,
+                                                       const ReduceScatterOptions& opts) {
+  check_cuda_tensor(output, "reduce_scatter");
+  check_list(inputs, output, "reduce_scatter", "inputs");
+  Tensor flat = flat_like(inputs);
+  return launch(OpType::ReduceScatter, output, reduce_op_name(opts.op), {output}, opts.timeout,
+                [&](cudaStream_t s) {
+                  const size_t bytes = output.nbytes();
+                  for (size_t r = 0; r < inputs.size(); ++r) {
+                    CUDA_RT_CHECK(cudaMemcpyAsync(static_cast<char*>(flat.raw_data()) + r * bytes, inputs[r].raw_data(),
+                                                  bytes, cudaMemcpyDeviceToDevice, s));
+                  }
+                  NCCL_CHECK(ncclReduceScatter(flat.raw_data(), output.raw_data(), output.numel(),
+                                               nccl_type(output.dtype()), nccl_op(opts.op), comm_, s));
+                },
+                {flat});
+}
+
+std::shared_ptr<Work> ProcessGroupNCCL::alltoall(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                                                  const CollectiveOptions& opts) {
   DDPSCOPE_CHECK(!inputs.empty(), "alltoall: no input tensors given");
   check_cuda_tensor(inputs.front(), "alltoall");
@@ -332,8 +308,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::alltoall(const std::vector<Tensor>& outp
         for (int r = 0; r < size(); ++r) {
           const Tensor& in = inputs[r];
           NCCL_CHECK(ncclSend(in.raw_data(), in.numel(), nccl_type(in.dtype()), r, comm_, s));
-          NCCL_CHECK(
-              ncclRecv(outputs[r].raw_data(), in.numel(), nccl_type(in.dtype()), r, comm_, s));
+          NCCL_CHECK(ncclRecv(outputs[r].raw_data(), in.numel(), nccl_type(in.dtype()), r, comm_, s));
         }
         NCCL_CHECK(ncclGroupEnd());
       },
@@ -344,8 +319,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::barrier(const CollectiveOptions& opts) {
   Tensor one = Tensor::ones({1}, DType::F32, Device::cuda(device_));
   return launch(OpType::Barrier, Tensor(), "", {}, opts.timeout,
                 [&](cudaStream_t s) {
-                  NCCL_CHECK(ncclAllReduce(one.raw_data(), one.raw_data(), 1, ncclFloat32, ncclSum,
-                                           comm_, s));
+                  NCCL_CHECK(ncclAllReduce(one.raw_data(), one.raw_data(), 1, ncclFloat32, ncclSum, comm_, s));
                 },
                 {one});
 }
@@ -356,9 +330,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::send(const Tensor& t, int dst, int tag) 
   DDPSCOPE_CHECK(dst != rank(), "send: rank ", dst, " is this rank; send to another rank");
   return launch(
       OpType::Send, t, detail::concat("to rank ", dst, ", tag ", tag), {t}, kUseGroupTimeout,
-      [&](cudaStream_t s) {
-        NCCL_CHECK(ncclSend(t.raw_data(), t.numel(), nccl_type(t.dtype()), dst, comm_, s));
-      });
+      [&](cudaStream_t s) { NCCL_CHECK(ncclSend(t.raw_data(), t.numel(), nccl_type(t.dtype()), dst, comm_, s)); });
 }
 
 std::shared_ptr<Work> ProcessGroupNCCL::recv(const Tensor& t, int src, int tag) {
@@ -367,9 +339,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::recv(const Tensor& t, int src, int tag) 
   DDPSCOPE_CHECK(src != rank(), "recv: rank ", src, " is this rank; receive from another rank");
   return launch(
       OpType::Recv, t, detail::concat("from rank ", src, ", tag ", tag), {t}, kUseGroupTimeout,
-      [&](cudaStream_t s) {
-        NCCL_CHECK(ncclRecv(t.raw_data(), t.numel(), nccl_type(t.dtype()), src, comm_, s));
-      });
+      [&](cudaStream_t s) { NCCL_CHECK(ncclRecv(t.raw_data(), t.numel(), nccl_type(t.dtype()), src, comm_, s)); });
 }
 
 std::shared_ptr<ProcessGroup> ProcessGroupNCCL::new_group(const std::vector<int>& ranks) {
@@ -380,13 +350,12 @@ std::shared_ptr<ProcessGroup> ProcessGroupNCCL::new_group(const std::vector<int>
   {
     std::lock_guard<std::mutex> launch_lock(launch_mutex_);
     CUDA_RT_CHECK(cudaStreamSynchronize(stream_));
-    NCCL_CHECK(ncclCommSplit(comm_, member ? 0 : NCCL_SPLIT_NOCOLOR,
-                             member ? static_cast<int>(it - ranks.begin()) : 0, &sub, nullptr));
+    NCCL_CHECK(ncclCommSplit(comm_, member ? 0 : NCCL_SPLIT_NOCOLOR, member ? static_cast<int>(it - ranks.begin()) : 0,
+                             &sub, nullptr));
   }
   if (!member) return nullptr;
-  return std::make_shared<ProcessGroupNCCL>(sub, static_cast<int>(it - ranks.begin()),
-                                            static_cast<int>(ranks.size()), device_,
-                                            subgroup_options(ranks));
+  return std::make_shared<ProcessGroupNCCL>(sub, static_cast<int>(it - ranks.begin()), static_cast<int>(ranks.size()),
+                                            device_, subgroup_options(ranks));
 }
 
 }  // namespace ddpscope::c10d

@@ -36,8 +36,7 @@ class ProcessGroupNCCL : public ProcessGroup {
                                   const CollectiveOptions& opts = {}) override;
   std::shared_ptr<Work> reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,
                                        const ReduceScatterOptions& opts = {}) override;
-  std::shared_ptr<Work> alltoall(const std::vector<Tensor>& outputs,
-                                 const std::vector<Tensor>& inputs,
+  std::shared_ptr<Work> alltoall(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                                  const CollectiveOptions& opts = {}) override;
   std::shared_ptr<Work> barrier(const CollectiveOptions& opts = {}) override;
   std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag = 0) override;
@@ -61,8 +60,7 @@ class ProcessGroupNCCL : public ProcessGroup {
   // completion event and registers the Work with the completion thread.
   std::shared_ptr<Work> launch(OpType type, const Tensor& described, const std::string& extra,
                                std::vector<Tensor> outputs, Milliseconds timeout,
-                               const std::function<void(cudaStream_t)>& enqueue,
-                               std::vector<Tensor> keep_alive = {},
+                               const std::function<void(cudaStream_t)>& enqueue, std::vector<Tensor> keep_alive = {},
                                std::function<void()> after = {});
   void completion_loop();
   void check_cuda_tensor(const Tensor& t, const char* op) const;

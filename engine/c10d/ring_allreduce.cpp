@@ -22,8 +22,8 @@ MPI_Datatype datatype_of<double>() {
 // segment by segment, up to `window` segments in flight each way. MPI keeps messages
 // between one pair with one tag in order, so segments match by position.
 template <typename T>
-void exchange(const T* send, int64_t send_count, int right, T* recv, int64_t recv_count, int left,
-              MPI_Comm comm, const RingOptions& options) {
+void exchange(const T* send, int64_t send_count, int right, T* recv, int64_t recv_count, int left, MPI_Comm comm,
+              const RingOptions& options) {
   constexpr int kTag = 0x52494e47;  // "RING"
   const int64_t segment = std::max<int64_t>(1, options.segment_bytes / static_cast<int64_t>(sizeof(T)));
   std::vector<MPI_Request> requests;
@@ -52,8 +52,7 @@ void exchange(const T* send, int64_t send_count, int right, T* recv, int64_t rec
 }  // namespace
 
 template <typename T>
-void ring_allreduce_sum(T* data, int64_t numel, MPI_Comm comm, std::vector<char>& scratch,
-                        const RingOptions& options) {
+void ring_allreduce_sum(T* data, int64_t numel, MPI_Comm comm, std::vector<char>& scratch, const RingOptions& options) {
   int rank = 0, n = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &n);
@@ -66,8 +65,7 @@ void ring_allreduce_sum(T* data, int64_t numel, MPI_Comm comm, std::vector<char>
   // Reduce-scatter: after step s, block (rank - s - 1) holds the sum of s + 2 ranks.
   for (int s = 0; s < n - 1; ++s) {
     const int send_block = (rank - s + 2 * n) % n, recv_block = (rank - s - 1 + 2 * n) % n;
-    exchange(data + begin(send_block), length(send_block), right, incoming, length(recv_block), left,
-             comm, options);
+    exchange(data + begin(send_block), length(send_block), right, incoming, length(recv_block), left, comm, options);
     T* into = data + begin(recv_block);
     for (int64_t i = 0; i < length(recv_block); ++i)
       into[i] += incoming[i];
@@ -75,8 +73,8 @@ void ring_allreduce_sum(T* data, int64_t numel, MPI_Comm comm, std::vector<char>
   // Allgather: rank holds the whole sum of block (rank + 1); pass the sums around.
   for (int s = 0; s < n - 1; ++s) {
     const int send_block = (rank + 1 - s + 2 * n) % n, recv_block = (rank - s + 2 * n) % n;
-    exchange(data + begin(send_block), length(send_block), right, data + begin(recv_block),
-             length(recv_block), left, comm, options);
+    exchange(data + begin(send_block), length(send_block), right, data + begin(recv_block), length(recv_block), left,
+             comm, options);
   }
 }
 

@@ -53,8 +53,7 @@ const char* op_type_name(OpType op) {
 ProcessGroupOptions ProcessGroupOptions::from_environment() {
   ProcessGroupOptions o;
   o.timeout = Milliseconds(env_int("DDPSCOPE_PG_TIMEOUT_MS", o.timeout.count(), 1));
-  if (const char* d = std::getenv("DDPSCOPE_DEBUG"))
-    o.check_consistency = std::strcmp(d, "detail") == 0;
+  if (const char* d = std::getenv("DDPSCOPE_DEBUG")) o.check_consistency = std::strcmp(d, "detail") == 0;
   return o;
 }
 

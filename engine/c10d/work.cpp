@@ -4,8 +4,8 @@
 
 namespace ddpscope::c10d {
 
-Work::Work(OpType op, uint64_t sequence_number, std::string description,
-           std::vector<Tensor> outputs, Milliseconds default_timeout, int rank)
+Work::Work(OpType op, uint64_t sequence_number, std::string description, std::vector<Tensor> outputs,
+           Milliseconds default_timeout, int rank)
     : op_(op),
       sequence_number_(sequence_number),
       description_(std::move(description)),
@@ -27,9 +27,7 @@ void Work::wait(Milliseconds timeout) {
   // With the group's timeout, the group's watchdog (which knows when the op actually
   // started) reports first; this wait is the backstop, a little later.
   const Milliseconds limit =
-      timeout == kUseGroupTimeout
-          ? default_timeout_ + std::max(Milliseconds(1000), default_timeout_ / 20)
-          : timeout;
+      timeout == kUseGroupTimeout ? default_timeout_ + std::max(Milliseconds(1000), default_timeout_ / 20) : timeout;
   auto done = std::make_shared<std::pair<std::mutex, std::condition_variable>>();
   future_->add_done_callback([done](Future&) {
     std::lock_guard<std::mutex> lock(done->first);
@@ -39,8 +37,7 @@ void Work::wait(Milliseconds timeout) {
     std::unique_lock<std::mutex> lock(done->first);
     const bool finished = done->second.wait_for(lock, limit, [&] { return future_->completed(); });
     if (!finished) {
-      throw CommError(detail::concat("timeout: rank ", rank_, " waited ", limit.count(), " ms for ",
-                                     description_,
+      throw CommError(detail::concat("timeout: rank ", rank_, " waited ", limit.count(), " ms for ", description_,
                                      " to complete; a peer has not joined it or is still "
                                      "working (raise the timeout if that is expected)"),
                       __FILE__, __LINE__);

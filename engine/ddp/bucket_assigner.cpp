@@ -18,12 +18,12 @@ std::vector<BucketSpec> assign_buckets(const std::vector<Tensor>& params, const 
     for (size_t i = params.size(); i-- > 0;)
       order.push_back(i);
   }
-  DDPSCOPE_CHECK(order.size() == params.size(), "bucket assignment: the ready order lists ",
-                 order.size(), " parameters but the model has ", params.size());
+  DDPSCOPE_CHECK(order.size() == params.size(), "bucket assignment: the ready order lists ", order.size(),
+                 " parameters but the model has ", params.size());
   std::set<size_t> seen;
   for (size_t i : order) {
-    DDPSCOPE_CHECK(i < params.size() && seen.insert(i).second,
-                   "bucket assignment: ready order entry ", i, " is out of range or repeated");
+    DDPSCOPE_CHECK(i < params.size() && seen.insert(i).second, "bucket assignment: ready order entry ", i,
+                   " is out of range or repeated");
   }
 
   // One open bucket per (dtype, device); closed buckets in the order they closed.
@@ -31,9 +31,7 @@ std::vector<BucketSpec> assign_buckets(const std::vector<Tensor>& params, const 
     DType dtype;
     DeviceType type;
     int index;
-    bool operator<(const Key& o) const {
-      return std::tie(dtype, type, index) < std::tie(o.dtype, o.type, o.index);
-    }
+    bool operator<(const Key& o) const { return std::tie(dtype, type, index) < std::tie(o.dtype, o.type, o.index); }
   };
   struct Open {
     BucketSpec bucket;

@@ -4,8 +4,8 @@
 // first), so parameters are walked in that order and packed into buckets, separately
 // for each (dtype, device), by DDP's closing rule (ddpscope/bucket_rule.h: a bucket
 // closes once it holds at least its cap; the first bucket of each (dtype, device) has a
-// smaller cap, 1 MiB by default, so the first allreduce starts early in backward). After the first iteration the reducer rebuilds the buckets from
-// the order in which gradients actually arrived, by passing that order here.
+// smaller cap, 1 MiB by default, so the first allreduce starts early in backward). After the first iteration the
+// reducer rebuilds the buckets from the order in which gradients actually arrived, by passing that order here.
 #pragma once
 
 #include <cstddef>

@@ -13,13 +13,12 @@ constexpr int kSignatureWidth = 9;
 }  // namespace
 
 DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> module,
-                                                 std::shared_ptr<c10d::ProcessGroup> group,
-                                                 DdpOptions options)
+                                                 std::shared_ptr<c10d::ProcessGroup> group, DdpOptions options)
     : module_(std::move(module)), group_(std::move(group)), options_(options) {
   DDPSCOPE_CHECK(module_ && group_, "DistributedDataParallel needs a module and a process group");
   DDPSCOPE_CHECK(options_.bucket_cap_mb > 0 && options_.first_bucket_cap_mb > 0,
-                 "DistributedDataParallel: bucket caps must be positive, got bucket_cap_mb=",
-                 options_.bucket_cap_mb, ", first_bucket_cap_mb=", options_.first_bucket_cap_mb);
+                 "DistributedDataParallel: bucket caps must be positive, got bucket_cap_mb=", options_.bucket_cap_mb,
+                 ", first_bucket_cap_mb=", options_.first_bucket_cap_mb);
   register_module("module", module_);
   verify_same_model_on_all_ranks();
   broadcast_state(/*parameters_too=*/true);
@@ -30,9 +29,8 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
     names.push_back(name);
   }
   // At least one byte: tiny caps mean one parameter per bucket.
-  const BucketCaps caps{
-      std::max<size_t>(1, static_cast<size_t>(options_.first_bucket_cap_mb * (1 << 20))),
-      std::max<size_t>(1, static_cast<size_t>(options_.bucket_cap_mb * (1 << 20)))};
+  const BucketCaps caps{std::max<size_t>(1, static_cast<size_t>(options_.first_bucket_cap_mb * (1 << 20))),
+                        std::max<size_t>(1, static_cast<size_t>(options_.bucket_cap_mb * (1 << 20)))};
   reducer_ = Reducer::create(params, names, group_, assign_buckets(params, caps),
                              {.gradient_as_bucket_view = options_.gradient_as_bucket_view,
                               .find_unused_parameters = options_.find_unused_parameters,
@@ -51,9 +49,8 @@ void DistributedDataParallel::verify_same_model_on_all_ranks() {
   for (auto& c : counts)
     c = c.to(Device::cpu());
   for (int r = 0; r < group_->size(); ++r) {
-    DDPSCOPE_CHECK(counts[r].item<int64_t>() == static_cast<int64_t>(named.size()),
-                   "DistributedDataParallel: rank ", r, " has ", counts[r].item<int64_t>(),
-                   " parameters but rank ", group_->rank(), " has ", named.size(),
+    DDPSCOPE_CHECK(counts[r].item<int64_t>() == static_cast<int64_t>(named.size()), "DistributedDataParallel: rank ", r,
+                   " has ", counts[r].item<int64_t>(), " parameters but rank ", group_->rank(), " has ", named.size(),
                    "; every rank must build the same model");
   }
   Tensor mine = Tensor::zeros({static_cast<int64_t>(named.size()), kSignatureWidth}, DType::I64);
@@ -79,9 +76,9 @@ void DistributedDataParallel::verify_same_model_on_all_ranks() {
       if (!std::equal(ours, ours + kSignatureWidth, theirs)) {
         Shape shape(theirs + 3, theirs + 3 + std::min<int64_t>(theirs[1], 6));
         throw DDPSCOPE_ERROR("DistributedDataParallel: parameter ", named[i].first, " is ",
-                             dtype_name(static_cast<DType>(theirs[0])), shape_str(shape),
-                             " on rank ", r, " but ", named[i].second.describe(), " on rank ",
-                             group_->rank(), "; every rank must build the same model");
+                             dtype_name(static_cast<DType>(theirs[0])), shape_str(shape), " on rank ", r, " but ",
+                             named[i].second.describe(), " on rank ", group_->rank(),
+                             "; every rank must build the same model");
       }
     }
   }
@@ -105,8 +102,7 @@ int DistributedDataParallel::join_round(bool training) {
 
 Tensor DistributedDataParallel::forward(const Tensor& input) {
   if (join_.active && autograd::GradMode::is_enabled()) {
-    DDPSCOPE_CHECK(reducer_->sync_enabled(),
-                   "DDP join: no_sync is not supported inside a join context");
+    DDPSCOPE_CHECK(reducer_->sync_enabled(), "DDP join: no_sync is not supported inside a join context");
     // First collective of every iteration: how many ranks still train.
     const int training = join_round(true);
     if (join_.throw_on_early_termination && training < group_->size()) {
@@ -125,8 +121,7 @@ Tensor DistributedDataParallel::forward(const Tensor& input) {
   return out;
 }
 
-DistributedDataParallel::JoinContext::JoinContext(DistributedDataParallel& ddp,
-                                                  bool divide_by_initial_world_size,
+DistributedDataParallel::JoinContext::JoinContext(DistributedDataParallel& ddp, bool divide_by_initial_world_size,
                                                   bool throw_on_early_termination)
     : ddp_(ddp) {
   DDPSCOPE_CHECK(!ddp.join_.active, "DDP join: a join context is already open");
@@ -144,9 +139,8 @@ void DistributedDataParallel::JoinContext::finish() {
     if (state.throw_on_early_termination) {
       state.terminated = true;
       state.active = false;
-      throw DDPSCOPE_ERROR(
-          "DDP join: rank ", ddp_.group_->rank(),
-          " ran out of inputs while others still train (throw_on_early_termination)");
+      throw DDPSCOPE_ERROR("DDP join: rank ", ddp_.group_->rank(),
+                           " ran out of inputs while others still train (throw_on_early_termination)");
     }
     if (ddp_.options_.broadcast_buffers && ddp_.group_->size() > 1) ddp_.broadcast_state(false);
     ddp_.reducer_->shadow_iteration();

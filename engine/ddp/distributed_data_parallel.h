@@ -32,8 +32,8 @@ struct DdpOptions {
 
 class DistributedDataParallel : public nn::Module {
  public:
-  DistributedDataParallel(std::shared_ptr<nn::Module> module,
-                          std::shared_ptr<c10d::ProcessGroup> group, DdpOptions options = {});
+  DistributedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<c10d::ProcessGroup> group,
+                          DdpOptions options = {});
   std::string type_name() const override { return "DistributedDataParallel"; }
   Tensor forward(const Tensor& input) override;
 
@@ -49,9 +49,7 @@ class DistributedDataParallel : public nn::Module {
   // communicating; the first backward after it synchronises the sum.
   class NoSyncGuard {
    public:
-    explicit NoSyncGuard(Reducer& r) : reducer_(r), previous_(r.sync_enabled()) {
-      r.set_sync_enabled(false);
-    }
+    explicit NoSyncGuard(Reducer& r) : reducer_(r), previous_(r.sync_enabled()) { r.set_sync_enabled(false); }
     ~NoSyncGuard() { reducer_.set_sync_enabled(previous_); }
     NoSyncGuard(const NoSyncGuard&) = delete;
     NoSyncGuard& operator=(const NoSyncGuard&) = delete;
@@ -72,8 +70,7 @@ class DistributedDataParallel : public nn::Module {
   // backward, and no_sync is not supported.
   class JoinContext {
    public:
-    JoinContext(DistributedDataParallel& ddp, bool divide_by_initial_world_size,
-                bool throw_on_early_termination);
+    JoinContext(DistributedDataParallel& ddp, bool divide_by_initial_world_size, bool throw_on_early_termination);
     ~JoinContext();  // calls finish() if needed; errors are reported on stderr
     JoinContext(const JoinContext&) = delete;
     JoinContext& operator=(const JoinContext&) = delete;
@@ -85,8 +82,7 @@ class DistributedDataParallel : public nn::Module {
   };
   [[nodiscard]] std::unique_ptr<JoinContext> join(bool divide_by_initial_world_size = true,
                                                   bool throw_on_early_termination = false) {
-    return std::make_unique<JoinContext>(*this, divide_by_initial_world_size,
-                                         throw_on_early_termination);
+    return std::make_unique<JoinContext>(*this, divide_by_initial_world_size, throw_on_early_termination);
   }
 
  private:

@@ -14,17 +14,16 @@
 namespace ddpscope::ddp {
 
 std::shared_ptr<Reducer> Reducer::create(std::vector<Tensor> params, std::vector<std::string> names,
-                                         std::shared_ptr<c10d::ProcessGroup> group,
-                                         std::vector<BucketSpec> buckets, ReducerOptions options) {
-  auto reducer = std::make_shared<Reducer>(std::move(params), std::move(names), std::move(group),
-                                           std::move(buckets), options);
+                                         std::shared_ptr<c10d::ProcessGroup> group, std::vector<BucketSpec> buckets,
+                                         ReducerOptions options) {
+  auto reducer =
+      std::make_shared<Reducer>(std::move(params), std::move(names), std::move(group), std::move(buckets), options);
   reducer->install_hooks();
   return reducer;
 }
 
-Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
-                 std::shared_ptr<c10d::ProcessGroup> group, std::vector<BucketSpec> buckets,
-                 ReducerOptions options)
+Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names, std::shared_ptr<c10d::ProcessGroup> group,
+                 std::vector<BucketSpec> buckets, ReducerOptions options)
     : params_(std::move(params)),
       names_(std::move(names)),
       group_(std::move(group)),
@@ -67,8 +66,7 @@ void Reducer::record_assignment() {
     int64_t offset = 0;
     for (size_t p : specs_[b].params) {
       r.params.push_back(static_cast<int32_t>(p));
-      params[p] = {static_cast<int32_t>(p), names_[p],
-                   params_[p].sizes(),      dtype_name(params_[p].dtype()),
+      params[p] = {static_cast<int32_t>(p), names_[p], params_[p].sizes(), dtype_name(params_[p].dtype()),
                    static_cast<int32_t>(b), offset};
       offset += params_[p].numel();
     }
@@ -79,8 +77,8 @@ void Reducer::record_assignment() {
 
 void Reducer::maybe_rebuild_buckets() {
   // A static graph keeps its order, so it rebuilds even with unused parameters.
-  if (rebuild_attempted_ || !options_.rebuild_buckets ||
-      (options_.find_unused_parameters && !options_.static_graph) || completed_iterations_ == 0) {
+  if (rebuild_attempted_ || !options_.rebuild_buckets || (options_.find_unused_parameters && !options_.static_graph) ||
+      completed_iterations_ == 0) {
     return;
   }
   rebuild_attempted_ = true;
@@ -156,16 +154,13 @@ std::string Reducer::names_of(const std::vector<size_t>& params) const {
   return out;
 }
 
-Reducer::~Reducer() {
-  offer_destinations(false);
-}
+Reducer::~Reducer() { offer_destinations(false); }
 
 void Reducer::offer_destinations(bool offer) {
   if (!offer && !offered_) return;
   for (size_t i = 0; i < params_.size(); ++i) {
     const Locator& l = locators_[i];
-    autograd::offer_gradient_destination(params_[i],
-                                         offer ? buckets_[l.bucket].views[l.slot] : Tensor());
+    autograd::offer_gradient_destination(params_[i], offer ? buckets_[l.bucket].views[l.slot] : Tensor());
   }
   offered_ = offer;
 }
@@ -186,8 +181,7 @@ void Reducer::detach_grad_from_bucket(size_t param) {
   if (dist_ctx_) return;  // a context's gradients never alias the buckets
   const Tensor& grad = params_[param].grad();
   if (options_.gradient_as_bucket_view || !grad.defined()) return;
-  if (grad.shares_storage_with(buckets_[locators_[param].bucket].contents))
-    params_[param].set_grad(grad.clone());
+  if (grad.shares_storage_with(buckets_[locators_[param].bucket].contents)) params_[param].set_grad(grad.clone());
 }
 
 void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
@@ -204,13 +198,12 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
       if (!ready_[i]) missing.push_back(i);
     }
     finished_last_ = true;
-    throw DDPSCOPE_ERROR(
-        "DDP on rank ", group_->rank(), ": the previous backward did not produce gradients for ",
-        missing.size(), " parameter(s): ", names_of(missing),
-        ". Their buckets were never reduced, so the ranks would wait for each other forever. If "
-        "the "
-        "model does not use every parameter in every forward, construct DistributedDataParallel "
-        "with find_unused_parameters=true; otherwise make sure the loss depends on every output");
+    throw DDPSCOPE_ERROR("DDP on rank ", group_->rank(), ": the previous backward did not produce gradients for ",
+                         missing.size(), " parameter(s): ", names_of(missing),
+                         ". Their buckets were never reduced, so the ranks would wait for each other forever. If "
+                         "the "
+                         "model does not use every parameter in every forward, construct DistributedDataParallel "
+                         "with find_unused_parameters=true; otherwise make sure the loss depends on every output");
   }
   maybe_rebuild_buckets();
   std::fill(ready_.begin(), ready_.end(), false);
@@ -272,8 +265,7 @@ std::vector<size_t> Reducer::find_unused(const std::vector<Tensor>& outputs) {
     const autograd::Node* n = stack.back();
     stack.pop_back();
     if (!seen.insert(n).second) continue;
-    if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(n))
-      reached.insert(acc->variable().impl());
+    if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(n)) reached.insert(acc->variable().impl());
     for (const autograd::Edge& e : n->next_edges()) {
       if (e.is_valid()) stack.push_back(e.function.get());
     }
@@ -308,10 +300,9 @@ void Reducer::autograd_hook(size_t param) {
 }
 
 void Reducer::mark_variable_ready(size_t param) {
-  DDPSCOPE_CHECK(
-      !ready_[param], "DDP: parameter ", names_[param],
-      " received its gradient twice in one backward; with static_graph off this means it "
-      "is used by a reentrant backward, which DDP does not support");
+  DDPSCOPE_CHECK(!ready_[param], "DDP: parameter ", names_[param],
+                 " received its gradient twice in one backward; with static_graph off this means it "
+                 "is used by a reentrant backward, which DDP does not support");
   ready_[param] = true;
   last_ready_at_ = std::chrono::steady_clock::now();
   DDPSCOPE_INSTANT(probes::Kind::GradReady, "grad_ready", {.param = static_cast<int32_t>(param)});
@@ -344,13 +335,11 @@ void Reducer::launch_ready_buckets() {
     Bucket& b = buckets_[next_bucket_++];
     b.launched_at = std::chrono::steady_clock::now();
     DDPSCOPE_INSTANT(probes::Kind::BucketReady, "bucket_ready",
-                     {.bucket = static_cast<int16_t>(next_bucket_ - 1),
-                      .bytes = static_cast<int64_t>(b.spec.bytes)});
+                     {.bucket = static_cast<int16_t>(next_bucket_ - 1), .bytes = static_cast<int64_t>(b.spec.bytes)});
     b.result = reduce_bucket(next_bucket_ - 1);
     // Stamp when the reduction really finished (the completing thread runs this).
     b.done_at = std::make_shared<std::atomic<std::chrono::steady_clock::time_point>>();
-    b.result->add_done_callback(
-        [at = b.done_at](c10d::Future&) { *at = std::chrono::steady_clock::now(); });
+    b.result->add_done_callback([at = b.done_at](c10d::Future&) { *at = std::chrono::steady_clock::now(); });
   }
 }
 
@@ -415,16 +404,14 @@ void Reducer::record_stats() {
     [[maybe_unused]] const auto ns = [](TimePoint t) {
       return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
     };
-    [[maybe_unused]] const probes::EventArgs args{
-        .bucket = static_cast<int16_t>(&b - buckets_.data()),
-        .bytes = static_cast<int64_t>(b.spec.bytes),
-        .id = b.work ? static_cast<int64_t>(b.work->sequence_number()) : -1};
+    [[maybe_unused]] const probes::EventArgs args{.bucket = static_cast<int16_t>(&b - buckets_.data()),
+                                                  .bytes = static_cast<int64_t>(b.spec.bytes),
+                                                  .id = b.work ? static_cast<int64_t>(b.work->sequence_number()) : -1};
     if (hook_) {
-      DDPSCOPE_RECORD(probes::Kind::Allreduce, "comm_hook_reduce", ns(spans.back().first),
-                      ns(spans.back().second), args);
+      DDPSCOPE_RECORD(probes::Kind::Allreduce, "comm_hook_reduce", ns(spans.back().first), ns(spans.back().second),
+                      args);
     } else {
-      DDPSCOPE_RECORD(probes::Kind::Allreduce, "allreduce", ns(spans.back().first),
-                      ns(spans.back().second), args);
+      DDPSCOPE_RECORD(probes::Kind::Allreduce, "allreduce", ns(spans.back().first), ns(spans.back().second), args);
     }
   }
   std::sort(spans.begin(), spans.end());
@@ -479,9 +466,8 @@ void Reducer::finalize_backward() {
   for (Bucket& b : buckets_) {
     if (!b.result) continue;
     const std::vector<Tensor>& out = b.result->wait();
-    DDPSCOPE_CHECK(out.size() == 1 && out[0].numel() == b.contents.numel(),
-                   "DDP: the comm hook's future for bucket ", &b - buckets_.data(),
-                   " must hold one tensor of ", b.contents.numel(), " elements");
+    DDPSCOPE_CHECK(out.size() == 1 && out[0].numel() == b.contents.numel(), "DDP: the comm hook's future for bucket ",
+                   &b - buckets_.data(), " must hold one tensor of ", b.contents.numel(), " elements");
     if (!out[0].shares_storage_with(b.contents)) b.contents.copy_(out[0].view(b.contents.sizes()));
     if (write_back_early) {
       write_back(b, globally_used);
@@ -507,7 +493,8 @@ void Reducer::finalize_backward() {
 }
 
 void Reducer::bucket_reduced(Bucket& b) {
-  if (bucket_reduced_hook_ && !dist_ctx_) bucket_reduced_hook_(static_cast<size_t>(&b - buckets_.data()), b.spec.params);
+  if (bucket_reduced_hook_ && !dist_ctx_)
+    bucket_reduced_hook_(static_cast<size_t>(&b - buckets_.data()), b.spec.params);
 }
 
 void Reducer::write_back(Bucket& b, const std::vector<bool>& globally_used) {
@@ -528,8 +515,7 @@ void Reducer::write_back(Bucket& b, const std::vector<bool>& globally_used) {
       continue;
     }
     if (options_.gradient_as_bucket_view) {
-      if (!params_[i].grad().defined() || !params_[i].grad().shares_storage_with(view))
-        params_[i].set_grad(view);
+      if (!params_[i].grad().defined() || !params_[i].grad().shares_storage_with(view)) params_[i].set_grad(view);
       continue;
     }
     // Fresh memory when there is no .grad (unused here, used elsewhere) or when the

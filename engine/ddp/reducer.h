@@ -64,11 +64,10 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
  public:
   // Use create(): the hooks hold a weak reference to the reducer.
   static std::shared_ptr<Reducer> create(std::vector<Tensor> params, std::vector<std::string> names,
-                                         std::shared_ptr<c10d::ProcessGroup> group,
-                                         std::vector<BucketSpec> buckets, ReducerOptions options);
-  Reducer(std::vector<Tensor> params, std::vector<std::string> names,
-          std::shared_ptr<c10d::ProcessGroup> group, std::vector<BucketSpec> buckets,
-          ReducerOptions options);
+                                         std::shared_ptr<c10d::ProcessGroup> group, std::vector<BucketSpec> buckets,
+                                         ReducerOptions options);
+  Reducer(std::vector<Tensor> params, std::vector<std::string> names, std::shared_ptr<c10d::ProcessGroup> group,
+          std::vector<BucketSpec> buckets, ReducerOptions options);
   ~Reducer();
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;

@@ -45,7 +45,7 @@ class DistAutogradContext {
   // Backward: gradients of leaves accumulate here, keyed by the leaf.
   void accumulate_grad(const Tensor& leaf, const Tensor& grad);
   std::vector<std::pair<Tensor, Tensor>> gradients() const;  // (leaf, gradient)
-  Tensor gradient(const Tensor& leaf) const;                  // undefined when none
+  Tensor gradient(const Tensor& leaf) const;                 // undefined when none
   // Replaces the leaf's gradient (DDP writes its averaged gradients back here).
   void set_gradient(const Tensor& leaf, Tensor grad);
 
@@ -87,8 +87,8 @@ class DistAutogradContext {
   void reset_pass_locked(int64_t pass);
   int64_t pass_ = -1;
   std::shared_ptr<autograd::GraphTask> task_;
-  bool smart_ = false;                 // activate() was called for pass_
-  std::set<int64_t> active_;           // SMART: sends on a path to the roots
+  bool smart_ = false;                        // activate() was called for pass_
+  std::set<int64_t> active_;                  // SMART: sends on a path to the roots
   std::set<const autograd::Node*> searched_;  // SMART: nodes already searched from
   std::set<int64_t> sends_run_;
   std::set<int64_t> abandoned_;  // passes dropped after an error

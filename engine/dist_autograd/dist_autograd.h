@@ -45,8 +45,7 @@ enum class Mode { Fast, Smart };
 // Runs the distributed backward pass of `roots` (scalars that require grad and have a
 // grad_fn) in context `context_id`; returns when every worker's part has finished.
 // Gradients accumulate in the context. `retain_graph` reaches every worker.
-void backward(int64_t context_id, const std::vector<Tensor>& roots, bool retain_graph = false,
-              Mode mode = Mode::Fast);
+void backward(int64_t context_id, const std::vector<Tensor>& roots, bool retain_graph = false, Mode mode = Mode::Fast);
 
 // The gradients accumulated on this worker in the context: (leaf, gradient) pairs.
 std::vector<std::pair<Tensor, Tensor>> get_gradients(int64_t context_id);
@@ -60,8 +59,8 @@ void release_context(int64_t context_id);
 int64_t current_context_id();
 
 struct DebugInfo {
-  int64_t contexts = 0;         // alive on this worker
-  int64_t backward_passes = 0;  // running on this worker
+  int64_t contexts = 0;           // alive on this worker
+  int64_t backward_passes = 0;    // running on this worker
   int64_t gradient_messages = 0;  // gradient messages sent and not yet answered
   int64_t passes_held = 0;        // contexts here holding a pass's graph task
 };

@@ -50,9 +50,8 @@ void record_debug_counters(int64_t pass) {
 std::string describe(const SendFunction& s) {
   constexpr int64_t kReplyBit = rpc::kReplyAutogradBit;
   const bool reply = (s.autograd_id() & kReplyBit) != 0;
-  return detail::concat("SendRpcBackward on worker", self_id(), " (", reply ? "the reply to " : "",
-                        "message ", rpc::wire::format_id(s.autograd_id() & ~kReplyBit), "; its recv on worker",
-                        s.peer(), ")");
+  return detail::concat("SendRpcBackward on worker", self_id(), " (", reply ? "the reply to " : "", "message ",
+                        rpc::wire::format_id(s.autograd_id() & ~kReplyBit), "; its recv on worker", s.peer(), ")");
 }
 
 // This worker's report of `pass`, merged with what the replies brought.
@@ -361,15 +360,14 @@ void backward(int64_t context_id, const std::vector<Tensor>& roots, bool retain_
     std::string list;
     for (const auto& m : missing)
       list += "\n  " + m;
-    throw Error(detail::concat(
-                    "distributed backward of context ", context_id, " (", mode == Mode::Fast ? "FAST" : "SMART",
-                    " mode) ended with ", missing.size(),
-                    " send functions that never received gradients; the gradients that depend on them are "
-                    "missing. Each is an RPC whose result does not lead to the roots.",
-                    mode == Mode::Fast ? " Run backward in SMART mode, which waits only for sends on a path "
-                                         "to the roots, or make such calls outside the context:"
-                                       : "",
-                    list),
+    throw Error(detail::concat("distributed backward of context ", context_id, " (",
+                               mode == Mode::Fast ? "FAST" : "SMART", " mode) ended with ", missing.size(),
+                               " send functions that never received gradients; the gradients that depend on them are "
+                               "missing. Each is an RPC whose result does not lead to the roots.",
+                               mode == Mode::Fast ? " Run backward in SMART mode, which waits only for sends on a path "
+                                                    "to the roots, or make such calls outside the context:"
+                                                  : "",
+                               list),
                 "dist_autograd", 0);
   }
 }
@@ -378,9 +376,7 @@ std::vector<std::pair<Tensor, Tensor>> get_gradients(int64_t context_id) {
   return contexts().retrieve(context_id)->gradients();
 }
 
-Tensor get_gradient(int64_t context_id, const Tensor& leaf) {
-  return contexts().retrieve(context_id)->gradient(leaf);
-}
+Tensor get_gradient(int64_t context_id, const Tensor& leaf) { return contexts().retrieve(context_id)->gradient(leaf); }
 
 void release_context(int64_t context_id) {
   if (ContextContainer::current_id() == context_id) ContextContainer::set_current_id(-1);

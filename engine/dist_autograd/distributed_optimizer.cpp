@@ -32,8 +32,8 @@ LocalOptimizers& locals() {
 ValueList spec_values(const OptimizerSpec& s) {
   ValueList v;
   v.emplace_back(static_cast<int64_t>(s.kind));
-  for (double x : {s.sgd.lr, s.sgd.momentum, s.sgd.dampening, s.sgd.weight_decay, s.adam.lr, s.adam.beta1,
-                   s.adam.beta2, s.adam.eps, s.adam.weight_decay})
+  for (double x : {s.sgd.lr, s.sgd.momentum, s.sgd.dampening, s.sgd.weight_decay, s.adam.lr, s.adam.beta1, s.adam.beta2,
+                   s.adam.eps, s.adam.weight_decay})
     v.emplace_back(x);
   v.emplace_back(s.sgd.nesterov);
   return v;
@@ -54,15 +54,21 @@ Value create_local(const ValueList& a) {
   std::vector<Tensor> params;
   for (const auto& r : a.at(1).list()) {
     Tensor p = r.rref().local_value().tensor();
-    DDPSCOPE_CHECK(p.requires_grad() && p.is_leaf(), "DistributedOptimizer: ", r.rref().describe(),
-                   " holds ", p.describe(), ", which is not a leaf that requires grad");
+    DDPSCOPE_CHECK(p.requires_grad() && p.is_leaf(), "DistributedOptimizer: ", r.rref().describe(), " holds ",
+                   p.describe(), ", which is not a leaf that requires grad");
     params.push_back(p);
   }
   std::unique_ptr<optim::Optimizer> opt;
   switch (spec.kind) {
-    case OptimizerSpec::Kind::Sgd: opt = std::make_unique<optim::SGD>(params, spec.sgd); break;
-    case OptimizerSpec::Kind::Adam: opt = std::make_unique<optim::Adam>(params, spec.adam); break;
-    case OptimizerSpec::Kind::AdamW: opt = std::make_unique<optim::AdamW>(params, spec.adam); break;
+    case OptimizerSpec::Kind::Sgd:
+      opt = std::make_unique<optim::SGD>(params, spec.sgd);
+      break;
+    case OptimizerSpec::Kind::Adam:
+      opt = std::make_unique<optim::Adam>(params, spec.adam);
+      break;
+    case OptimizerSpec::Kind::AdamW:
+      opt = std::make_unique<optim::AdamW>(params, spec.adam);
+      break;
   }
   auto& l = locals();
   std::lock_guard<std::mutex> lock(l.mutex);

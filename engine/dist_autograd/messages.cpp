@@ -68,8 +68,9 @@ GradientsMessage GradientsMessage::decode(const rpc::ValueList& parts) {
   m.pass = p.integer(2, "pass");
   m.retain_graph = p.boolean(3, "retain_graph");
   for (const auto& g : p.list(4, "gradients")) {
-    DDPSCOPE_CHECK(g.is_tensor() || g.is_none(), "distributed autograd: a gradient of a gradients message is "
-                                                 "neither a tensor nor none");
+    DDPSCOPE_CHECK(g.is_tensor() || g.is_none(),
+                   "distributed autograd: a gradient of a gradients message is "
+                   "neither a tensor nor none");
     m.grads.push_back(g.is_tensor() ? g.tensor() : Tensor());
   }
   return m;

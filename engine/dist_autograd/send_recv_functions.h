@@ -22,7 +22,8 @@ namespace ddpscope::dist_autograd {
 
 class SendFunction : public autograd::Node {
  public:
-  SendFunction(int64_t ctx_id, int64_t autograd_id, int32_t peer) : ctx_id_(ctx_id), autograd_id_(autograd_id), peer_(peer) {}
+  SendFunction(int64_t ctx_id, int64_t autograd_id, int32_t peer)
+      : ctx_id_(ctx_id), autograd_id_(autograd_id), peer_(peer) {}
   std::string name() const override { return "SendRpcBackward"; }
   autograd::NodeKind kind() const override { return autograd::NodeKind::Send; }
   autograd::variable_list apply(autograd::variable_list&& grads) override { return std::move(grads); }
@@ -37,7 +38,8 @@ class SendFunction : public autograd::Node {
 
 class RecvFunction : public autograd::Node {
  public:
-  RecvFunction(int64_t ctx_id, int64_t autograd_id, int32_t peer) : ctx_id_(ctx_id), autograd_id_(autograd_id), peer_(peer) {}
+  RecvFunction(int64_t ctx_id, int64_t autograd_id, int32_t peer)
+      : ctx_id_(ctx_id), autograd_id_(autograd_id), peer_(peer) {}
   std::string name() const override { return "RecvRpcBackward"; }
   autograd::NodeKind kind() const override { return autograd::NodeKind::Recv; }
   autograd::variable_list apply(autograd::variable_list&& grads) override;

@@ -19,8 +19,8 @@ std::pair<Tensor, Tensor> Dataset::gather(const std::vector<int64_t>& indices) c
     shape[0] = n;
     Tensor out = Tensor::empty(shape, src.dtype());
     for (int64_t i = 0; i < n; ++i) {
-      DDPSCOPE_CHECK(indices[i] >= 0 && indices[i] < src.size(0), "dataset: row ", indices[i],
-                     " out of range for ", src.size(0), " rows");
+      DDPSCOPE_CHECK(indices[i] >= 0 && indices[i] < src.size(0), "dataset: row ", indices[i], " out of range for ",
+                     src.size(0), " rows");
       kernels::copy(out.narrow(0, i, 1), src.narrow(0, indices[i], 1));
     }
     return out;
@@ -37,8 +37,7 @@ std::pair<Tensor, Tensor> Dataset::sample(int64_t batch, Generator& gen) const {
   return gather(idx);
 }
 
-Dataset make_regression(int64_t samples, int64_t in_features, int64_t out_features, double noise,
-                        uint64_t seed) {
+Dataset make_regression(int64_t samples, int64_t in_features, int64_t out_features, double noise, uint64_t seed) {
   Generator gen(seed);
   const int64_t hidden = std::max<int64_t>(in_features, 8);
   const Tensor w1 = kernels::affine(randn({in_features, hidden}, DType::F32, &gen),
@@ -90,12 +89,11 @@ Dataset load_digits(const std::string& path) {
       try {
         values.push_back(std::stod(cell));
       } catch (const std::exception&) {
-        throw DDPSCOPE_ERROR("load_digits: '", path, "' row ", row, " has a non-number '", cell,
-                             "'");
+        throw DDPSCOPE_ERROR("load_digits: '", path, "' row ", row, " has a non-number '", cell, "'");
       }
     }
-    DDPSCOPE_CHECK(values.size() == 65, "load_digits: '", path, "' row ", row, " has ",
-                   values.size(), " values; expected 64 pixels and a label");
+    DDPSCOPE_CHECK(values.size() == 65, "load_digits: '", path, "' row ", row, " has ", values.size(),
+                   " values; expected 64 pixels and a label");
     for (int i = 0; i < 64; ++i)
       features.push_back(static_cast<float>(values[i] / 16.0));
     labels.push_back(static_cast<int64_t>(values[64]));
@@ -105,9 +103,8 @@ Dataset load_digits(const std::string& path) {
 }
 
 std::string default_digits_path() {
-  const char* candidates[] = {
-      "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz",
-      "/usr/local/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"};
+  const char* candidates[] = {"/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz",
+                              "/usr/local/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"};
   for (const char* c : candidates) {
     if (std::filesystem::exists(c)) return c;
   }
@@ -122,8 +119,7 @@ CharCorpus CharCorpus::from_text(const std::string& text) {
   c.alphabet_.erase(std::unique(c.alphabet_.begin(), c.alphabet_.end()), c.alphabet_.end());
   c.ids_.reserve(text.size());
   for (char ch : text) {
-    c.ids_.push_back(std::lower_bound(c.alphabet_.begin(), c.alphabet_.end(), ch) -
-                     c.alphabet_.begin());
+    c.ids_.push_back(std::lower_bound(c.alphabet_.begin(), c.alphabet_.end(), ch) - c.alphabet_.begin());
   }
   return c;
 }
@@ -137,8 +133,8 @@ CharCorpus CharCorpus::from_file(const std::string& path) {
 }
 
 std::pair<Tensor, Tensor> CharCorpus::sample(int64_t batch, int64_t context, Generator& gen) const {
-  DDPSCOPE_CHECK(context >= 1 && length() > context, "CharCorpus: context ", context,
-                 " needs a text longer than ", context, " characters (have ", length(), ")");
+  DDPSCOPE_CHECK(context >= 1 && length() > context, "CharCorpus: context ", context, " needs a text longer than ",
+                 context, " characters (have ", length(), ")");
   std::uniform_int_distribution<int64_t> dist(0, length() - context - 1);
   Tensor x = Tensor::empty({batch, context}, DType::I64);
   Tensor y = Tensor::empty({batch, context}, DType::I64);

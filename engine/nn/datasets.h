@@ -22,8 +22,7 @@ struct Dataset {
 };
 
 // y = tanh(x W1) W2 + noise, from a fixed random teacher: learnable, but not linear.
-Dataset make_regression(int64_t samples, int64_t in_features, int64_t out_features, double noise,
-                        uint64_t seed);
+Dataset make_regression(int64_t samples, int64_t in_features, int64_t out_features, double noise, uint64_t seed);
 // Gaussian blobs around `classes` random centres.
 Dataset make_classification(int64_t samples, int64_t in_features, int64_t classes, uint64_t seed);
 

@@ -9,40 +9,31 @@
 namespace ddpscope::nn {
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias, Generator* gen) {
-  DDPSCOPE_CHECK(in_features > 0 && out_features > 0, "Linear: features must be positive, got ",
-                 in_features, " -> ", out_features);
+  DDPSCOPE_CHECK(in_features > 0 && out_features > 0, "Linear: features must be positive, got ", in_features, " -> ",
+                 out_features);
   // PyTorch's default (kaiming_uniform with a = sqrt(5)) reduces to U(-1/sqrt(in), 1/sqrt(in)).
   const double bound = 1.0 / std::sqrt(static_cast<double>(in_features));
-  weight_ = register_parameter(
-      "weight", uniform({out_features, in_features}, -bound, bound, DType::F32, gen));
-  if (bias)
-    bias_ = register_parameter("bias", uniform({out_features}, -bound, bound, DType::F32, gen));
+  weight_ = register_parameter("weight", uniform({out_features, in_features}, -bound, bound, DType::F32, gen));
+  if (bias) bias_ = register_parameter("bias", uniform({out_features}, -bound, bound, DType::F32, gen));
 }
 
-Tensor Linear::forward(const Tensor& x) {
-  return linear(x, weight_, bias_);
-}
+Tensor Linear::forward(const Tensor& x) { return linear(x, weight_, bias_); }
 
 Embedding::Embedding(int64_t num_embeddings, int64_t dim, Generator* gen) {
   DDPSCOPE_CHECK(num_embeddings > 0 && dim > 0, "Embedding: sizes must be positive");
   weight_ = register_parameter("weight", randn({num_embeddings, dim}, DType::F32, gen));
 }
 
-Tensor Embedding::forward(const Tensor& indices) {
-  return embedding(weight_, indices);
-}
+Tensor Embedding::forward(const Tensor& indices) { return embedding(weight_, indices); }
 
 LayerNorm::LayerNorm(int64_t dim, double eps) : eps_(eps) {
   weight_ = register_parameter("weight", Tensor::ones({dim}));
   bias_ = register_parameter("bias", Tensor::zeros({dim}));
 }
 
-Tensor LayerNorm::forward(const Tensor& x) {
-  return layer_norm(x, weight_, bias_, eps_);
-}
+Tensor LayerNorm::forward(const Tensor& x) { return layer_norm(x, weight_, bias_, eps_); }
 
-BatchNorm1d::BatchNorm1d(int64_t features, double eps, double momentum)
-    : eps_(eps), momentum_(momentum) {
+BatchNorm1d::BatchNorm1d(int64_t features, double eps, double momentum) : eps_(eps), momentum_(momentum) {
   weight_ = register_parameter("weight", Tensor::ones({features}));
   bias_ = register_parameter("bias", Tensor::zeros({features}));
   running_mean_ = register_buffer("running_mean", Tensor::zeros({features}));
@@ -51,14 +42,13 @@ BatchNorm1d::BatchNorm1d(int64_t features, double eps, double momentum)
 }
 
 Tensor BatchNorm1d::forward(const Tensor& x) {
-  DDPSCOPE_CHECK(x.dim() == 2 && x.size(1) == weight_.size(0), "BatchNorm1d: expected [N, ",
-                 weight_.size(0), "], got ", x.describe());
+  DDPSCOPE_CHECK(x.dim() == 2 && x.size(1) == weight_.size(0), "BatchNorm1d: expected [N, ", weight_.size(0), "], got ",
+                 x.describe());
   if (!is_training()) {
     const Tensor xhat = div(sub(x, running_mean_), sqrt(add_scalar(running_var_, eps_)));
     return add(mul(xhat, weight_), bias_);
   }
-  DDPSCOPE_CHECK(x.size(0) > 1, "BatchNorm1d: training needs more than one sample per batch, got ",
-                 x.describe());
+  DDPSCOPE_CHECK(x.size(0) > 1, "BatchNorm1d: training needs more than one sample per batch, got ", x.describe());
   const Tensor mu = mean(x, {0}, false);
   const Tensor centered = sub(x, mu);
   const Tensor var = mean(mul(centered, centered), {0}, false);
@@ -76,18 +66,10 @@ Tensor BatchNorm1d::forward(const Tensor& x) {
   return add(mul(xhat, weight_), bias_);
 }
 
-Tensor Dropout::forward(const Tensor& x) {
-  return dropout(x, p_, is_training(), gen_);
-}
-Tensor ReLU::forward(const Tensor& x) {
-  return relu(x);
-}
-Tensor GELU::forward(const Tensor& x) {
-  return gelu(x);
-}
-Tensor Tanh::forward(const Tensor& x) {
-  return tanh(x);
-}
+Tensor Dropout::forward(const Tensor& x) { return dropout(x, p_, is_training(), gen_); }
+Tensor ReLU::forward(const Tensor& x) { return relu(x); }
+Tensor GELU::forward(const Tensor& x) { return gelu(x); }
+Tensor Tanh::forward(const Tensor& x) { return tanh(x); }
 
 Sequential::Sequential(std::vector<std::shared_ptr<Module>> layers) {
   for (auto& l : layers)

@@ -37,10 +37,8 @@ Tensor Mlp::forward(const Tensor& x) {
   return h;
 }
 
-CausalSelfAttention::CausalSelfAttention(const TransformerConfig& c, Generator* gen)
-    : heads_(c.heads) {
-  DDPSCOPE_CHECK(c.d_model % c.heads == 0, "transformer: d_model ", c.d_model,
-                 " is not divisible by heads ", c.heads);
+CausalSelfAttention::CausalSelfAttention(const TransformerConfig& c, Generator* gen) : heads_(c.heads) {
+  DDPSCOPE_CHECK(c.d_model % c.heads == 0, "transformer: d_model ", c.d_model, " is not divisible by heads ", c.heads);
   qkv_ = register_module("qkv", std::make_shared<Linear>(c.d_model, 3 * c.d_model, true, gen));
   proj_ = register_module("proj", std::make_shared<Linear>(c.d_model, c.d_model, true, gen));
 }
@@ -54,8 +52,7 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
     return reshape(permute(part, {0, 2, 1, 3}), {B * heads_, T, hd});
   };
   const Tensor q = split_heads(0), k = split_heads(1), v = split_heads(2);
-  Tensor scores =
-      mul_scalar(matmul(q, transpose(k, 1, 2)), 1.0 / std::sqrt(static_cast<double>(hd)));
+  Tensor scores = mul_scalar(matmul(q, transpose(k, 1, 2)), 1.0 / std::sqrt(static_cast<double>(hd)));
   // Causal mask: position t attends to positions <= t only.
   Tensor mask = Tensor::zeros({T, T}, x.dtype());
   for (int64_t i = 0; i < T; ++i) {
@@ -77,10 +74,8 @@ TransformerBlock::TransformerBlock(const TransformerConfig& c, Generator* gen) {
   ln1_ = register_module("ln1", std::make_shared<LayerNorm>(c.d_model));
   attn_ = register_module("attn", std::make_shared<CausalSelfAttention>(c, gen));
   ln2_ = register_module("ln2", std::make_shared<LayerNorm>(c.d_model));
-  fc_ = register_module("fc",
-                        std::make_shared<Linear>(c.d_model, c.mlp_ratio * c.d_model, true, gen));
-  proj_ = register_module("proj",
-                          std::make_shared<Linear>(c.mlp_ratio * c.d_model, c.d_model, true, gen));
+  fc_ = register_module("fc", std::make_shared<Linear>(c.d_model, c.mlp_ratio * c.d_model, true, gen));
+  proj_ = register_module("proj", std::make_shared<Linear>(c.mlp_ratio * c.d_model, c.d_model, true, gen));
   drop_ = register_module("drop", std::make_shared<Dropout>(c.dropout, gen));
 }
 
@@ -94,8 +89,7 @@ CharTransformerTrunk::CharTransformerTrunk(const TransformerConfig& c, Generator
                  "transformer: vocab_size, context and layers must be positive");
   pos_ = register_module("pos_emb", std::make_shared<Embedding>(c.context, c.d_model, gen));
   for (int64_t i = 0; i < c.layers; ++i) {
-    blocks_.push_back(
-        register_module("blocks." + std::to_string(i), std::make_shared<TransformerBlock>(c, gen)));
+    blocks_.push_back(register_module("blocks." + std::to_string(i), std::make_shared<TransformerBlock>(c, gen)));
   }
   ln_f_ = register_module("ln_f", std::make_shared<LayerNorm>(c.d_model));
   head_ = register_module("head", std::make_shared<Linear>(c.d_model, c.vocab_size, true, gen));
@@ -106,8 +100,8 @@ Tensor CharTransformerTrunk::forward(const Tensor& token_embeddings) {
                  "CharTransformerTrunk: expected token embeddings [B, T, ", config_.d_model, "], got ",
                  token_embeddings.describe());
   const int64_t T = token_embeddings.size(1);
-  DDPSCOPE_CHECK(T <= config_.context, "CharTransformer: sequence length ", T,
-                 " exceeds the context of ", config_.context);
+  DDPSCOPE_CHECK(T <= config_.context, "CharTransformer: sequence length ", T, " exceeds the context of ",
+                 config_.context);
   const Tensor positions = Tensor::arange(T, DType::I64);
   Tensor h = add(token_embeddings, pos_->forward(positions));  // [B,T,C] + [T,C]
   for (auto& b : blocks_)

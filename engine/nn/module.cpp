@@ -6,9 +6,7 @@
 
 namespace ddpscope::nn {
 
-Tensor Module::forward(const Tensor&) {
-  throw DDPSCOPE_ERROR(type_name(), " has no single-tensor forward");
-}
+Tensor Module::forward(const Tensor&) { throw DDPSCOPE_ERROR(type_name(), " has no single-tensor forward"); }
 
 Tensor Module::register_parameter(const std::string& name, Tensor value) {
   DDPSCOPE_CHECK(value.defined(), type_name(), ": parameter '", name, "' is undefined");
@@ -82,7 +80,8 @@ void Module::to(Device device) {
     t.set_grad(Tensor());
     move(t);
   }
-  for (auto& [name, t] : named_buffers()) move(t);
+  for (auto& [name, t] : named_buffers())
+    move(t);
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_buffers() const {
@@ -139,8 +138,8 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
       continue;
     }
     if (it->second.sizes() != target.sizes()) {
-      mismatched += (mismatched.empty() ? "" : ", ") + name + " (file " + it->second.describe() +
-                    ", model " + target.describe() + ")";
+      mismatched += (mismatched.empty() ? "" : ", ") + name + " (file " + it->second.describe() + ", model " +
+                    target.describe() + ")";
     } else {
       copies.emplace_back(target, it->second);
     }
@@ -150,9 +149,8 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
   for (auto& [name, t] : given)
     unexpected += (unexpected.empty() ? "" : ", ") + name;
   DDPSCOPE_CHECK(mismatched.empty(), "load_state_dict: shape mismatch for ", mismatched);
-  DDPSCOPE_CHECK(!strict || (missing.empty() && unexpected.empty()),
-                 "load_state_dict: missing keys [", missing, "], unexpected keys [", unexpected,
-                 "]; pass strict=false to load a partial state");
+  DDPSCOPE_CHECK(!strict || (missing.empty() && unexpected.empty()), "load_state_dict: missing keys [", missing,
+                 "], unexpected keys [", unexpected, "]; pass strict=false to load a partial state");
   autograd::NoGradGuard no_grad;
   for (auto& [target, source] : copies)
     target.copy_(source);

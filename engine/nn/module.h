@@ -34,9 +34,7 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
   std::vector<Tensor> parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
-  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const {
-    return children_;
-  }
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const { return children_; }
   int64_t num_parameters() const;
 
   void train(bool on = true);
@@ -54,9 +52,7 @@ class Module {
   StateDict state_dict() const;
   void load_state_dict(const StateDict& state, bool strict = true);
   void save(const std::string& path) const { save_state_dict(state_dict(), path); }
-  void load(const std::string& path, bool strict = true) {
-    load_state_dict(load_state_dict_file(path), strict);
-  }
+  void load(const std::string& path, bool strict = true) { load_state_dict(load_state_dict_file(path), strict); }
 
  protected:
   Tensor register_parameter(const std::string& name, Tensor value);

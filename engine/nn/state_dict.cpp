@@ -40,8 +40,8 @@ void save_state_dict(const StateDict& state, const std::string& path) {
     out.flush();
     DDPSCOPE_CHECK(out.good(), "save_state_dict: writing '", tmp, "' failed (disk full?)");
   }
-  DDPSCOPE_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "save_state_dict: cannot rename '",
-                 tmp, "' to '", path, "': ", std::strerror(errno));
+  DDPSCOPE_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "save_state_dict: cannot rename '", tmp, "' to '", path,
+                 "': ", std::strerror(errno));
 }
 
 StateDict load_state_dict_file(const std::string& path) {
@@ -49,12 +49,11 @@ StateDict load_state_dict_file(const std::string& path) {
   DDPSCOPE_CHECK(in.good(), "load_state_dict: cannot open '", path, "'");
   char magic[kMagicLen];
   in.read(magic, kMagicLen);
-  DDPSCOPE_CHECK(in.good() && std::memcmp(magic, kMagic, kMagicLen) == 0, "load_state_dict: '",
-                 path, "' is not a ddpscope state file (bad magic)");
+  DDPSCOPE_CHECK(in.good() && std::memcmp(magic, kMagic, kMagicLen) == 0, "load_state_dict: '", path,
+                 "' is not a ddpscope state file (bad magic)");
   uint64_t len = 0;
   in.read(reinterpret_cast<char*>(&len), sizeof(len));
-  DDPSCOPE_CHECK(in.good() && len < (1u << 30), "load_state_dict: '", path,
-                 "' has a corrupt header length");
+  DDPSCOPE_CHECK(in.good() && len < (1u << 30), "load_state_dict: '", path, "' has a corrupt header length");
   std::string text(len, '\0');
   in.read(text.data(), static_cast<std::streamsize>(len));
   DDPSCOPE_CHECK(in.good(), "load_state_dict: '", path, "' is truncated in its header");
@@ -71,8 +70,8 @@ StateDict load_state_dict_file(const std::string& path) {
     const Shape shape = entry.at("shape").get<Shape>();
     Tensor t = Tensor::empty(shape, dtype_from_name(entry.at("dtype")));
     const uint64_t nbytes = entry.at("nbytes");
-    DDPSCOPE_CHECK(nbytes == t.nbytes(), "load_state_dict: entry '", name, "' in '", path, "' has ",
-                   nbytes, " bytes for ", t.describe());
+    DDPSCOPE_CHECK(nbytes == t.nbytes(), "load_state_dict: entry '", name, "' in '", path, "' has ", nbytes,
+                   " bytes for ", t.describe());
     in.seekg(data_start + static_cast<std::streamoff>(entry.at("offset").get<uint64_t>()));
     in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(nbytes));
     DDPSCOPE_CHECK(in.good(), "load_state_dict: '", path, "' is truncated in entry '", name, "'");

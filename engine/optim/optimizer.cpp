@@ -8,12 +8,11 @@
 namespace ddpscope::optim {
 namespace {
 void check_param(const Tensor& p, const Tensor& g) {
-  DDPSCOPE_CHECK(
-      p.is_contiguous() && g.is_contiguous() && g.sizes() == p.sizes() && g.dtype() == p.dtype(),
-      "optimizer: parameter ", p.name(), " ", p.describe(), " and its gradient ", g.describe(),
-      " must be contiguous with equal shape and dtype");
-  DDPSCOPE_CHECK(g.device() == p.device(), "optimizer: parameter ", p.name(), " is on ",
-                 p.device().str(), " but its gradient on ", g.device().str());
+  DDPSCOPE_CHECK(p.is_contiguous() && g.is_contiguous() && g.sizes() == p.sizes() && g.dtype() == p.dtype(),
+                 "optimizer: parameter ", p.name(), " ", p.describe(), " and its gradient ", g.describe(),
+                 " must be contiguous with equal shape and dtype");
+  DDPSCOPE_CHECK(g.device() == p.device(), "optimizer: parameter ", p.name(), " is on ", p.device().str(),
+                 " but its gradient on ", g.device().str());
 }
 
 // SGD on a GPU parameter: PyTorch's update (the same as the CPU loop below) as a few
@@ -46,15 +45,15 @@ void sgd_on_device(const Tensor& p, const Tensor& g, Tensor& buf, bool first, co
 
 Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
   for (size_t i = 0; i < params_.size(); ++i) {
-    DDPSCOPE_CHECK(params_[i].defined() && params_[i].requires_grad() && params_[i].is_leaf(),
-                   "optimizer: parameter ", i, " (", params_[i].name(),
-                   ") must be a leaf tensor that requires grad");
+    DDPSCOPE_CHECK(params_[i].defined() && params_[i].requires_grad() && params_[i].is_leaf(), "optimizer: parameter ",
+                   i, " (", params_[i].name(), ") must be a leaf tensor that requires grad");
   }
 }
 
 void Optimizer::step() {
   std::vector<size_t> all(params_.size());
-  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  for (size_t i = 0; i < all.size(); ++i)
+    all[i] = i;
   step_params(all);
 }
 
@@ -96,8 +95,8 @@ void SGD::step_params(std::span<const size_t> indices) {
       T* w = p.data<T>();
       const T* gr = g.data<T>();
       T* buf = o.momentum != 0 ? momentum_buffers_[i].data<T>() : nullptr;
-      const T lr = static_cast<T>(o.lr), wd = static_cast<T>(o.weight_decay),
-              mom = static_cast<T>(o.momentum), damp = static_cast<T>(1.0 - o.dampening);
+      const T lr = static_cast<T>(o.lr), wd = static_cast<T>(o.weight_decay), mom = static_cast<T>(o.momentum),
+              damp = static_cast<T>(1.0 - o.dampening);
       const int64_t n = p.numel();
       if (!buf) {
         for (int64_t j = 0; j < n; ++j)

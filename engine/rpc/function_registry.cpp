@@ -12,8 +12,7 @@ namespace {
 
 const Tensor& tensor_arg(const ValueList& args, size_t i, const char* op) {
   DDPSCOPE_CHECK(args.size() > i, op, " needs ", i + 1, " tensor arguments, got ", args.size());
-  DDPSCOPE_CHECK(args[i].is_tensor(), op, ": argument ", i, " must be a tensor, got ",
-                 args[i].type_name());
+  DDPSCOPE_CHECK(args[i].is_tensor(), op, ": argument ", i, " must be a tensor, got ", args[i].type_name());
   return args[i].tensor();
 }
 
@@ -29,7 +28,6 @@ Value unary(const char* name, const ValueList& a) {
 }
 
 Tensor sum_all(const Tensor& t) { return sum(t); }
-
 
 struct Registry {
   std::shared_mutex mutex;
@@ -65,15 +63,14 @@ struct Registry {
     // Plumbing every job has: echo returns its arguments (one argument: that value), for
     // ping-pong and throughput checks; sleep_ms waits, for timeout checks.
     add_quick("echo", [](const ValueList& a) { return a.size() == 1 ? a[0] : Value(a); });
-    functions["sleep_ms"] = std::make_shared<const RegisteredFunction>(RegisteredFunction{
-        [](const ValueList& a) {
-          DDPSCOPE_CHECK(a.size() == 1 && a[0].is_int(), "sleep_ms takes one int (milliseconds)");
-          std::this_thread::sleep_for(std::chrono::milliseconds(a[0].to_int()));
-          return Value();
-        },
-        {},
-        nullptr});
-
+    functions["sleep_ms"] = std::make_shared<const RegisteredFunction>(
+        RegisteredFunction{[](const ValueList& a) {
+                             DDPSCOPE_CHECK(a.size() == 1 && a[0].is_int(), "sleep_ms takes one int (milliseconds)");
+                             std::this_thread::sleep_for(std::chrono::milliseconds(a[0].to_int()));
+                             return Value();
+                           },
+                           {},
+                           nullptr});
   }
 };
 
@@ -119,7 +116,6 @@ std::string op_name(const void* op) {
 
 FunctionRef::FunctionRef(Tensor (*binary_op)(const Tensor&, const Tensor&))
     : name_(op_name(reinterpret_cast<const void*>(binary_op))) {}
-FunctionRef::FunctionRef(Tensor (*unary_op)(const Tensor&))
-    : name_(op_name(reinterpret_cast<const void*>(unary_op))) {}
+FunctionRef::FunctionRef(Tensor (*unary_op)(const Tensor&)) : name_(op_name(reinterpret_cast<const void*>(unary_op))) {}
 
 }  // namespace ddpscope::rpc

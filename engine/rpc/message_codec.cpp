@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-
 namespace ddpscope::rpc {
 
 size_t OutgoingMessage::bytes() const {
@@ -36,8 +35,7 @@ void encode_value(const Value& v, wire::BodyWriter& body, std::vector<Tensor>& t
                    " is on the GPU: move it to the CPU first (.to(Device::cpu()))");
     DDPSCOPE_CHECK(t.dim() <= static_cast<int64_t>(wire::kMaxDims), "cannot send ", t.describe(),
                    ": RPC tensors have at most ", wire::kMaxDims, " dimensions");
-    body.tensor(static_cast<uint8_t>(t.dtype()), t.requires_grad(), t.sizes(),
-                static_cast<uint32_t>(tensors.size()));
+    body.tensor(static_cast<uint8_t>(t.dtype()), t.requires_grad(), t.sizes(), static_cast<uint32_t>(tensors.size()));
     // Compact: a non-contiguous view is copied once; a contiguous one sends its slice.
     tensors.push_back(t.is_contiguous() ? t.detach() : t.detach().contiguous());
   } else {
@@ -48,11 +46,16 @@ void encode_value(const Value& v, wire::BodyWriter& body, std::vector<Tensor>& t
 Value decode_value(const wire::WireValue& w, const std::vector<IncomingFrame>& frames,
                    const std::function<RRef(const wire::RRefMeta&)>& resolve_rref) {
   switch (w.tag) {
-    case wire::Tag::None: return Value();
-    case wire::Tag::Bool: return Value(w.b);
-    case wire::Tag::Int: return Value(w.i);
-    case wire::Tag::Double: return Value(w.d);
-    case wire::Tag::String: return Value(w.s);
+    case wire::Tag::None:
+      return Value();
+    case wire::Tag::Bool:
+      return Value(w.b);
+    case wire::Tag::Int:
+      return Value(w.i);
+    case wire::Tag::Double:
+      return Value(w.d);
+    case wire::Tag::String:
+      return Value(w.s);
     case wire::Tag::List: {
       ValueList l;
       l.reserve(w.list.size());
@@ -82,7 +85,8 @@ Value decode_value(const wire::WireValue& w, const std::vector<IncomingFrame>& f
       if (m.requires_grad && is_floating(dtype)) t.set_requires_grad(true);
       return Value(std::move(t));
     }
-    case wire::Tag::RRef: return Value(resolve_rref(w.rref));
+    case wire::Tag::RRef:
+      return Value(resolve_rref(w.rref));
   }
   return Value();
 }

@@ -21,12 +21,11 @@ int32_t WorkerRef::resolve(const RpcAgent& a) const {
   return a.worker(id_).id;
 }
 
-void init_rpc(const std::string& name, RpcBackendOptions options,
-              std::shared_ptr<c10d::ProcessGroup> group) {
+void init_rpc(const std::string& name, RpcBackendOptions options, std::shared_ptr<c10d::ProcessGroup> group) {
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (g_agent) throw RpcError("init_rpc: RPC is already initialised as " + g_agent->self().name +
-                                "; call rpc::shutdown first");
+    if (g_agent)
+      throw RpcError("init_rpc: RPC is already initialised as " + g_agent->self().name + "; call rpc::shutdown first");
   }
   if (!group) group = c10d::init_process_group();
   auto a = RpcAgent::create(name, std::move(options), std::move(group));
@@ -120,8 +119,8 @@ Value RRef::to_here(std::chrono::milliseconds timeout) const {
   if (timeout.count() <= 0) timeout = a->options().rpc_timeout;
   if (impl_->is_owner) {
     if (!impl_->value->wait_for(timeout)) {
-      throw RpcError(detail::concat("to_here of ", describe(), ": the value was not produced within ",
-                                    timeout.count(), " ms"));
+      throw RpcError(
+          detail::concat("to_here of ", describe(), ": the value was not produced within ", timeout.count(), " ms"));
     }
     return impl_->value->wait();
   }

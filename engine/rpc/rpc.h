@@ -65,27 +65,26 @@ RRef make_rref(Value value);
 
 WorkerInfo get_worker_info(const WorkerRef& worker = WorkerRef(-1));  // default: this worker
 
-std::shared_ptr<ValueFuture> rpc_async(const WorkerRef& to, const FunctionRef& fn,
-                                       ValueList args = {}, Milliseconds timeout = kDefaultTimeout);
-Value rpc_sync(const WorkerRef& to, const FunctionRef& fn, ValueList args = {},
-               Milliseconds timeout = kDefaultTimeout);
-RRef remote(const WorkerRef& to, const FunctionRef& fn, ValueList args = {},
-            Milliseconds timeout = kDefaultTimeout);
+std::shared_ptr<ValueFuture> rpc_async(const WorkerRef& to, const FunctionRef& fn, ValueList args = {},
+                                       Milliseconds timeout = kDefaultTimeout);
+Value rpc_sync(const WorkerRef& to, const FunctionRef& fn, ValueList args = {}, Milliseconds timeout = kDefaultTimeout);
+RRef remote(const WorkerRef& to, const FunctionRef& fn, ValueList args = {}, Milliseconds timeout = kDefaultTimeout);
 
 // The same with the arguments listed: rpc_sync("worker1", add, t1, t2).
 template <typename A0, typename... A>
-  requires(!std::is_same_v<std::decay_t<A0>, ValueList>)
-Value rpc_sync(const WorkerRef& to, const FunctionRef& fn, A0&& a0, A&&... rest) {
+requires(!std::is_same_v<std::decay_t<A0>, ValueList>) Value
+    rpc_sync(const WorkerRef& to, const FunctionRef& fn, A0&& a0, A&&... rest) {
   return rpc_sync(to, fn, ValueList{Value(std::forward<A0>(a0)), Value(std::forward<A>(rest))...});
 }
 template <typename A0, typename... A>
-  requires(!std::is_same_v<std::decay_t<A0>, ValueList>)
-std::shared_ptr<ValueFuture> rpc_async(const WorkerRef& to, const FunctionRef& fn, A0&& a0, A&&... rest) {
+requires(!std::is_same_v<std::decay_t<A0>, ValueList>) std::shared_ptr<ValueFuture> rpc_async(const WorkerRef& to,
+                                                                                              const FunctionRef& fn,
+                                                                                              A0&& a0, A&&... rest) {
   return rpc_async(to, fn, ValueList{Value(std::forward<A0>(a0)), Value(std::forward<A>(rest))...});
 }
 template <typename A0, typename... A>
-  requires(!std::is_same_v<std::decay_t<A0>, ValueList>)
-RRef remote(const WorkerRef& to, const FunctionRef& fn, A0&& a0, A&&... rest) {
+requires(!std::is_same_v<std::decay_t<A0>, ValueList>) RRef
+    remote(const WorkerRef& to, const FunctionRef& fn, A0&& a0, A&&... rest) {
   return remote(to, fn, ValueList{Value(std::forward<A0>(a0)), Value(std::forward<A>(rest))...});
 }
 

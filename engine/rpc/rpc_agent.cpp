@@ -31,8 +31,7 @@ std::shared_ptr<RpcAgent> RpcAgent::create(WorkerSetup setup, RpcBackendOptions 
   DDPSCOPE_CHECK(transport != nullptr, "init_rpc: no transport");
   const auto n = static_cast<int32_t>(setup.workers.size());
   DDPSCOPE_CHECK(setup.self >= 0 && setup.self < n && setup.endpoints.size() == setup.workers.size(),
-                 "init_rpc: worker ", setup.self, " of ", n, " workers with ", setup.endpoints.size(),
-                 " endpoints");
+                 "init_rpc: worker ", setup.self, " of ", n, " workers with ", setup.endpoints.size(), " endpoints");
   std::shared_ptr<RpcAgent> agent(new RpcAgent(std::move(setup), std::move(options), std::move(transport)));
   agent->start();
   return agent;
@@ -42,8 +41,8 @@ void RpcAgent::start() {
   options_.rpc_timeout = Milliseconds(env_int("DDPSCOPE_RPC_TIMEOUT_MS", options_.rpc_timeout.count(), 1));
   DDPSCOPE_CHECK(options_.rpc_timeout.count() > 0, "init_rpc: rpc_timeout must be positive");
   DDPSCOPE_CHECK(options_.num_worker_threads >= 1 && options_.max_worker_threads >= options_.num_worker_threads,
-                 "init_rpc: need 1 <= num_worker_threads (", options_.num_worker_threads,
-                 ") <= max_worker_threads (", options_.max_worker_threads, ")");
+                 "init_rpc: need 1 <= num_worker_threads (", options_.num_worker_threads, ") <= max_worker_threads (",
+                 options_.max_worker_threads, ")");
   transport_->connect(setup_.endpoints);
   for (size_t r = 0; r < setup_.workers.size(); ++r)
     peer_state_.push_back(std::make_unique<PeerState>());
@@ -144,8 +143,7 @@ void RpcAgent::shutdown(bool graceful) {
   for (auto& [id, p] : left) {
     if (p.future) {
       p.future->set_error(std::make_exception_ptr(RpcError(detail::concat(
-          "the RPC agent of ", self().name, " shut down before ", worker_label(p.dst),
-          " answered the ", p.what))));
+          "the RPC agent of ", self().name, " shut down before ", worker_label(p.dst), " answered the ", p.what))));
     }
   }
   transport_->close();
@@ -206,8 +204,8 @@ std::shared_ptr<ValueFuture> RpcAgent::make_future() {
   });
 }
 
-std::shared_ptr<OutgoingMessage> RpcAgent::request(MessageType type, int32_t dst, Value body,
-                                                    uint64_t msg_id, bool in_context) {
+std::shared_ptr<OutgoingMessage> RpcAgent::request(MessageType type, int32_t dst, Value body, uint64_t msg_id,
+                                                   bool in_context) {
   auto m = std::make_shared<OutgoingMessage>();
   m->header.type = static_cast<uint8_t>(type);
   m->header.src = setup_.self;
@@ -269,8 +267,7 @@ void RpcAgent::send_request(int32_t dst, std::shared_ptr<OutgoingMessage> m, Pen
   }
 }
 
-void RpcAgent::send_control(int32_t dst, MessageType type, std::vector<int64_t> ids,
-                            std::function<void()> on_ack) {
+void RpcAgent::send_control(int32_t dst, MessageType type, std::vector<int64_t> ids, std::function<void()> on_ack) {
   if (!running_.load()) return;
   auto m = request(type, dst, Value(int_list(ids)), next_msg_id(), /*in_context=*/false);
   Pending p;
@@ -339,8 +336,8 @@ std::shared_ptr<ValueFuture> RpcAgent::call(int32_t dst, const std::string& func
                                             Milliseconds timeout) {
   worker(dst);  // a clear error for an unknown id
   if (timeout.count() <= 0) timeout = options_.rpc_timeout;
-  auto m = request(MessageType::Call, dst, Value(ValueList{Value(function), Value(std::move(args))}),
-                   next_msg_id(), /*in_context=*/true);
+  auto m = request(MessageType::Call, dst, Value(ValueList{Value(function), Value(std::move(args))}), next_msg_id(),
+                   /*in_context=*/true);
   Pending p = pending_call(dst, function, timeout);
   auto fut = p.future;
   send_request(dst, m, std::move(p));

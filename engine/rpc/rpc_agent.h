@@ -71,8 +71,7 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent>, private Transpor
   ThreadPool& pool() { return *pool_; }
 
   // Runs `function` on `dst` with `args`. Timeout zero: options().rpc_timeout.
-  std::shared_ptr<ValueFuture> call(int32_t dst, const std::string& function, ValueList args,
-                                    Milliseconds timeout);
+  std::shared_ptr<ValueFuture> call(int32_t dst, const std::string& function, ValueList args, Milliseconds timeout);
   // remote(): runs `function` on `dst`, which keeps the result; returns the creator's RRef.
   RRef remote(int32_t dst, const std::string& function, ValueList args, Milliseconds timeout);
   // to_here() of a UserRRef: fetches the value from its owner.
@@ -109,15 +108,13 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent>, private Transpor
   Pending pending_call(int32_t dst, std::string what, Milliseconds timeout);
   std::shared_ptr<ValueFuture> make_future();
   // `in_context`: the message carries the calling thread's autograd context, if any.
-  std::shared_ptr<OutgoingMessage> request(wire::MessageType type, int32_t dst, Value body,
-                                           uint64_t msg_id, bool in_context);
+  std::shared_ptr<OutgoingMessage> request(wire::MessageType type, int32_t dst, Value body, uint64_t msg_id,
+                                           bool in_context);
   void send(int32_t dst, const OutgoingMessage& m, const std::string& name, bool may_alias);
   // Registers a pending reply, then sends.
   void send_request(int32_t dst, std::shared_ptr<OutgoingMessage> m, Pending p);
-  void send_control(int32_t dst, wire::MessageType type, std::vector<int64_t> ids,
-                    std::function<void()> on_ack);
-  void reply(const wire::Header& request, wire::MessageType type, Value body,
-             const std::string& name);
+  void send_control(int32_t dst, wire::MessageType type, std::vector<int64_t> ids, std::function<void()> on_ack);
+  void reply(const wire::Header& request, wire::MessageType type, Value body, const std::string& name);
   void reply_error(const wire::Header& request, const std::string& message, const std::string& name);
 
   void receive_loop();
@@ -134,8 +131,8 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent>, private Transpor
   void serve_call(wire::DecodedMessage m, Received r);
   void serve_remote_call(wire::DecodedMessage m, Received r);
   // Replies to request `h` with `result` once it completes (its value or its error).
-  void answer_when_done(const std::shared_ptr<ValueFuture>& result, const wire::Header& h,
-                        const std::string& name, bool count_served);
+  void answer_when_done(const std::shared_ptr<ValueFuture>& result, const wire::Header& h, const std::string& name,
+                        bool count_served);
   void expire(Clock::time_point now);
   // Distributed autograd's part of receiving and serving (autograd_hooks.h).
   void received_in_context(const wire::Header& h, Value& value);

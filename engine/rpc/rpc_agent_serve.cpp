@@ -51,19 +51,19 @@ void RpcAgent::fail_calls_to(int32_t id) {
   const auto now = Clock::now();
   for (auto& p : failed) {
     const auto waited = std::chrono::duration_cast<Milliseconds>(now - (p.deadline - p.timeout)).count();
-    p.future->set_error(std::make_exception_ptr(RpcError(detail::concat(
-        "the connection to ", worker_label(id), " broke after ", waited, " ms of waiting for the ",
-        describe_call(p.what), ": the worker died or shut down its RPC agent"))));
+    p.future->set_error(std::make_exception_ptr(RpcError(
+        detail::concat("the connection to ", worker_label(id), " broke after ", waited, " ms of waiting for the ",
+                       describe_call(p.what), ": the worker died or shut down its RPC agent"))));
   }
 }
 
 void RpcAgent::check_reachable(int32_t dst, const std::string& what) const {
   const PeerState& peer = *peer_state_.at(static_cast<size_t>(dst));
   if (!peer.lost.load()) return;
-  const auto ago = std::chrono::duration_cast<Milliseconds>(Clock::now().time_since_epoch()).count() -
-                   peer.lost_at_ms.load();
-  throw RpcError(detail::concat("cannot send the ", what, " to ", worker_label(dst), ": its connection broke ",
-                                ago, " ms ago (the worker died or shut down its RPC agent)"));
+  const auto ago =
+      std::chrono::duration_cast<Milliseconds>(Clock::now().time_since_epoch()).count() - peer.lost_at_ms.load();
+  throw RpcError(detail::concat("cannot send the ", what, " to ", worker_label(dst), ": its connection broke ", ago,
+                                " ms ago (the worker died or shut down its RPC agent)"));
 }
 
 void RpcAgent::on_rejected(wire::Rejection why, const std::string& what) {
@@ -92,11 +92,13 @@ void RpcAgent::on_rejected(wire::Rejection why, const std::string& what) {
 void RpcAgent::record_stats() const {
   if (!probes::enabled()) return;
   const AgentStats s = stats();
-  const std::pair<const char*, uint64_t> metrics[] = {
-      {"rpc.messages_sent", s.messages_sent},     {"rpc.messages_received", s.messages_received},
-      {"rpc.calls_served", s.calls_served},       {"rpc.rejected_token", s.rejected_token},
-      {"rpc.rejected_malformed", s.rejected_malformed}, {"rpc.late_replies", s.late_replies},
-      {"rpc.control_retries", s.control_retries}};
+  const std::pair<const char*, uint64_t> metrics[] = {{"rpc.messages_sent", s.messages_sent},
+                                                      {"rpc.messages_received", s.messages_received},
+                                                      {"rpc.calls_served", s.calls_served},
+                                                      {"rpc.rejected_token", s.rejected_token},
+                                                      {"rpc.rejected_malformed", s.rejected_malformed},
+                                                      {"rpc.late_replies", s.late_replies},
+                                                      {"rpc.control_retries", s.control_retries}};
   for (const auto& [name, value] : metrics)
     probes::record_metric(-1, name, static_cast<double>(value));
 }
@@ -117,8 +119,8 @@ void RpcAgent::handle(Received r) {
     const auto n = static_cast<int32_t>(setup_.workers.size());
     if (m.header.dst != setup_.self || m.header.src >= n) {
       throw wire::WireError(wire::Rejection::Malformed,
-                            detail::concat("message from worker ", m.header.src, " to worker ",
-                                           m.header.dst, " reached worker ", setup_.self));
+                            detail::concat("message from worker ", m.header.src, " to worker ", m.header.dst,
+                                           " reached worker ", setup_.self));
     }
   } catch (const wire::WireError& e) {
     on_rejected(e.rejection(), e.message());
@@ -153,8 +155,8 @@ void RpcAgent::handle(Received r) {
       case MessageType::RRefForkRequest:
       case MessageType::RRefChildAccept: {
         const auto& ids = m.body.list;
-        record_message(probes::Kind::RpcRecv, wire::message_type_name(type), r.t_begin_ticks,
-                       m.header.src, 0, m.header);
+        record_message(probes::Kind::RpcRecv, wire::message_type_name(type), r.t_begin_ticks, m.header.src, 0,
+                       m.header);
         if (type == MessageType::RRefUserDelete) rrefs_->on_user_delete(ids[0].i, ids[1].i);
         if (type == MessageType::RRefForkRequest) rrefs_->on_fork_request(ids[0].i, ids[1].i);
         if (type == MessageType::RRefChildAccept) rrefs_->on_child_accept(ids[0].i);
@@ -223,8 +225,11 @@ void RpcAgent::serve_call(wire::DecodedMessage m, Received r) {
     span.args().peer = static_cast<int16_t>(h.src);
     span.args().id2 = static_cast<int64_t>(h.msg_id);
     if (!fn) {
-      reply_error(h, detail::concat("unknown function '", function, "'; register it with "
-                                    "rpc::register_function on every worker"), function);
+      reply_error(h,
+                  detail::concat("unknown function '", function,
+                                 "'; register it with "
+                                 "rpc::register_function on every worker"),
+                  function);
       return;
     }
     Value result;
@@ -312,10 +317,11 @@ void RpcAgent::serve_remote_call(wire::DecodedMessage m, Received r) {
     std::string error;
     auto fn = find_function(function);
     if (!fn) {
-      error = detail::concat("unknown function '", function,
-                             "'; register it with rpc::register_function on every worker");
+      error =
+          detail::concat("unknown function '", function, "'; register it with rpc::register_function on every worker");
     } else if (fn->async_fn) {
-      error = detail::concat("'", function, "' answers asynchronously; call it with rpc_sync or rpc_async, "
+      error = detail::concat("'", function,
+                             "' answers asynchronously; call it with rpc_sync or rpc_async, "
                              "not remote()");
     } else {
       try {
@@ -382,11 +388,11 @@ void RpcAgent::expire(Clock::time_point now) {
     }
   }
   for (auto& p : timed_out) {
-    const std::string msg = detail::concat(
-        "RPC timed out: ", p.resend ? "the RRef message " : "the call of '", p.what,
-        p.resend ? "" : "'", " to ", worker_label(p.dst), " got no answer within ",
-        p.timeout.count(), " ms (is ", setup_.workers[static_cast<size_t>(p.dst)].name,
-        " alive and serving? raise the timeout with rpc_timeout or DDPSCOPE_RPC_TIMEOUT_MS)");
+    const std::string msg =
+        detail::concat("RPC timed out: ", p.resend ? "the RRef message " : "the call of '", p.what, p.resend ? "" : "'",
+                       " to ", worker_label(p.dst), " got no answer within ", p.timeout.count(), " ms (is ",
+                       setup_.workers[static_cast<size_t>(p.dst)].name,
+                       " alive and serving? raise the timeout with rpc_timeout or DDPSCOPE_RPC_TIMEOUT_MS)");
     if (p.future) {
       p.future->set_error(std::make_exception_ptr(RpcError(msg)));
     } else {

@@ -15,10 +15,9 @@ namespace {
 constexpr size_t kGatherBytes = 256;  // names, hosts and endpoints exchanged at start
 
 // Every rank's `mine` (at most kGatherBytes bytes), through the process group.
-std::vector<std::string> allgather_strings(c10d::ProcessGroup& group, const std::string& mine,
-                                           const char* what) {
-  DDPSCOPE_CHECK(mine.size() < kGatherBytes, "init_rpc: the ", what, " '", mine, "' is longer than ",
-                 kGatherBytes - 1, " bytes");
+std::vector<std::string> allgather_strings(c10d::ProcessGroup& group, const std::string& mine, const char* what) {
+  DDPSCOPE_CHECK(mine.size() < kGatherBytes, "init_rpc: the ", what, " '", mine, "' is longer than ", kGatherBytes - 1,
+                 " bytes");
   constexpr int64_t kWords = kGatherBytes / 8;
   Tensor in = Tensor::zeros({kWords}, DType::I64);
   std::memcpy(in.raw_data(), mine.data(), mine.size());
@@ -51,8 +50,7 @@ std::string random_token() {
 
 // Where this worker listens: the option, loopback when the job is on one host, else the
 // address the other hosts reach this one by. Empty when there is none.
-std::string choose_listen_address(const RpcBackendOptions& options, const std::vector<std::string>& hosts,
-                                  int self) {
+std::string choose_listen_address(const RpcBackendOptions& options, const std::vector<std::string>& hosts, int self) {
   if (!options.listen_address.empty()) return options.listen_address;
   if (std::set<std::string>(hosts.begin(), hosts.end()).size() == 1) return "127.0.0.1";
   if (const char* env = std::getenv("DDPSCOPE_RPC_ADDRESS"); env && *env) return env;
@@ -91,12 +89,10 @@ Bootstrap bootstrap_over_group(c10d::ProcessGroup& g, const std::string& request
     }
   }
   // Every rank reaches this point even when its bind failed, so none waits forever.
-  b.setup.endpoints =
-      allgather_strings(g, bind_error.empty() ? b.transport->endpoint() : "!" + bind_error, "endpoint");
+  b.setup.endpoints = allgather_strings(g, bind_error.empty() ? b.transport->endpoint() : "!" + bind_error, "endpoint");
   for (int r = 0; r < g.size(); ++r) {
     const std::string& e = b.setup.endpoints[static_cast<size_t>(r)];
-    DDPSCOPE_CHECK(e.empty() || e[0] != '!', "init_rpc: rank ", r, " could not start its RPC agent: ",
-                   e.substr(1));
+    DDPSCOPE_CHECK(e.empty() || e[0] != '!', "init_rpc: rank ", r, " could not start its RPC agent: ", e.substr(1));
   }
   const auto names = allgather_strings(g, name, "worker name");
   std::set<std::string> seen;

@@ -23,8 +23,8 @@ struct WorkerInfo {
 struct RpcBackendOptions {
   // Default deadline of a call (PyTorch's default: 60 s). DDPSCOPE_RPC_TIMEOUT_MS overrides.
   Milliseconds rpc_timeout{60000};
-  int num_worker_threads = 4;     // threads kept for incoming calls
-  int max_worker_threads = 256;   // the pool grows to this while calls block
+  int num_worker_threads = 4;    // threads kept for incoming calls
+  int max_worker_threads = 256;  // the pool grows to this while calls block
   // Where this worker listens. Empty: 127.0.0.1 when every worker runs on this host,
   // else DDPSCOPE_RPC_ADDRESS, else the first non-loopback IPv4 address of this host.
   std::string listen_address;
@@ -41,8 +41,8 @@ struct RpcBackendOptions {
 // listens, and the token every message must carry.
 struct WorkerSetup {
   int32_t self = -1;
-  std::vector<WorkerInfo> workers;      // workers[id].id == id
-  std::vector<std::string> endpoints;   // the transport's endpoint of each worker
+  std::vector<WorkerInfo> workers;     // workers[id].id == id
+  std::vector<std::string> endpoints;  // the transport's endpoint of each worker
   std::string token;
 };
 
@@ -53,9 +53,9 @@ struct AgentStats {
   uint64_t rejected_token = 0;      // messages without the job's token
   uint64_t rejected_malformed = 0;  // truncated, oversized, unknown type or dtype, ...
   uint64_t calls_served = 0;
-  uint64_t late_replies = 0;        // replies to calls that had timed out already
+  uint64_t late_replies = 0;  // replies to calls that had timed out already
   uint64_t control_retries = 0;
-  std::string last_rejection;       // why the last message was refused
+  std::string last_rejection;  // why the last message was refused
 };
 
 // Errors of RPC: a remote function's failure ("Error on worker 1 (worker1): ..."), a

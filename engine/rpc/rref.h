@@ -25,8 +25,7 @@ class RRefContext;
 
 // The state one worker keeps for one RRef (shared by every handle on that worker).
 struct RRefImpl {
-  RRefImpl(int64_t rref_id, int32_t owner, bool is_owner, int64_t fork_id,
-           std::weak_ptr<RRefContext> context);
+  RRefImpl(int64_t rref_id, int32_t owner, bool is_owner, int64_t fork_id, std::weak_ptr<RRefContext> context);
   // A UserRRef's last handle tells the owner (through the context) that its fork died.
   ~RRefImpl();
 

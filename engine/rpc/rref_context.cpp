@@ -109,8 +109,7 @@ RRef RRefContext::from_wire(const wire::RRefMeta& meta) {
     }
     return RRef(owner);
   }
-  auto impl = std::make_shared<RRefImpl>(meta.rref_id, meta.owner, false, meta.fork_id,
-                                         weak_from_this());
+  auto impl = std::make_shared<RRefImpl>(meta.rref_id, meta.owner, false, meta.fork_id, weak_from_this());
   if (meta.parent == meta.owner) {
     record_rref("rref.confirm", meta.rref_id, meta.fork_id, meta.owner);
     return RRef(impl);  // owner -> user: registered early, confirmed already
@@ -213,8 +212,7 @@ void RRefContext::close() {
 
 // ---- RRefImpl ----
 
-RRefImpl::RRefImpl(int64_t id, int32_t own, bool owner_side, int64_t fork,
-                   std::weak_ptr<RRefContext> ctx)
+RRefImpl::RRefImpl(int64_t id, int32_t own, bool owner_side, int64_t fork, std::weak_ptr<RRefContext> ctx)
     : rref_id(id), owner(own), is_owner(owner_side), fork_id(fork), context(std::move(ctx)) {}
 
 RRefImpl::~RRefImpl() {

@@ -42,8 +42,8 @@ class RRefContext : public std::enable_shared_from_this<RRefContext> {
  public:
   // How the context sends its control messages: retried until acknowledged, then
   // `on_ack` runs. Provided by the agent.
-  using SendControl = std::function<void(int32_t dst, wire::MessageType type,
-                                         std::vector<int64_t> ids, std::function<void()> on_ack)>;
+  using SendControl =
+      std::function<void(int32_t dst, wire::MessageType type, std::vector<int64_t> ids, std::function<void()> on_ack)>;
   RRefContext(int32_t self, SendControl send_control);
 
   int64_t new_id();
@@ -90,8 +90,8 @@ class RRefContext : public std::enable_shared_from_this<RRefContext> {
   bool closed_ = false;
   uint64_t next_local_ = 1;
   std::unordered_map<int64_t, std::shared_ptr<RRefImpl>> owners_;
-  std::unordered_map<int64_t, std::set<int64_t>> forks_;  // owner: live forks per RRef
-  std::unordered_set<int64_t> deleted_forks_;             // owner: for idempotency
+  std::unordered_map<int64_t, std::set<int64_t>> forks_;                     // owner: live forks per RRef
+  std::unordered_set<int64_t> deleted_forks_;                                // owner: for idempotency
   std::unordered_map<int64_t, std::shared_ptr<RRefImpl>> pending_users_;     // by fork id
   std::unordered_map<int64_t, std::shared_ptr<RRefImpl>> pending_children_;  // by child fork
 };

@@ -4,8 +4,7 @@
 
 namespace ddpscope::rpc {
 
-int64_t ShutdownTally::vote(int64_t round, int32_t voter, int64_t busy,
-                            std::chrono::milliseconds timeout) {
+int64_t ShutdownTally::vote(int64_t round, int32_t voter, int64_t busy, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   Round& r = rounds_[round];
   DDPSCOPE_CHECK(r.voters.insert(voter).second, "shutdown: worker ", voter, " voted twice in round ", round);

@@ -7,8 +7,7 @@ namespace ddpscope::rpc {
 
 ThreadPool::ThreadPool(int core, int max, std::chrono::milliseconds idle_exit)
     : core_(core), max_(max), idle_exit_(idle_exit) {
-  DDPSCOPE_CHECK(core >= 1 && max >= core, "thread pool: need 1 <= core (", core, ") <= max (",
-                 max, ")");
+  DDPSCOPE_CHECK(core >= 1 && max >= core, "thread pool: need 1 <= core (", core, ") <= max (", max, ")");
   std::lock_guard<std::mutex> lock(mutex_);
   for (int i = 0; i < core_; ++i) {
     ++alive_;
@@ -84,7 +83,7 @@ void ThreadPool::run(int number) {
     auto task = std::move(tasks_.front());
     tasks_.pop_front();
     lock.unlock();
-    task();  // tasks catch their own errors (the agent turns them into error replies)
+    task();          // tasks catch their own errors (the agent turns them into error replies)
     task = nullptr;  // destroy captured state outside the lock
     lock.lock();
   }

@@ -54,8 +54,8 @@ class Value {
   std::string type_name() const;
 
  private:
-  std::variant<std::monostate, bool, int64_t, double, std::string, Tensor,
-               std::shared_ptr<ValueList>, std::shared_ptr<RRef>>
+  std::variant<std::monostate, bool, int64_t, double, std::string, Tensor, std::shared_ptr<ValueList>,
+               std::shared_ptr<RRef>>
       v_;
 };
 

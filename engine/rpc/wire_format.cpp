@@ -8,9 +8,7 @@
 namespace ddpscope::rpc::wire {
 namespace {
 
-[[noreturn]] void malformed(const std::string& what) {
-  throw WireError(Rejection::Malformed, what);
-}
+[[noreturn]] void malformed(const std::string& what) { throw WireError(Rejection::Malformed, what); }
 
 // Reads the body with every length checked against what is left.
 struct Truncated {
@@ -56,8 +54,7 @@ WireValue read_value(BodyReader& r, size_t depth, TensorUse& tensors) {
       // Every element takes at least its tag byte: a count beyond the bytes left is a
       // lie, refused before anything is reserved for it.
       if (n > r.left()) {
-        malformed(detail::concat("list claims ", n, " elements but only ", r.left(),
-                                 " bytes are left"));
+        malformed(detail::concat("list claims ", n, " elements but only ", r.left(), " bytes are left"));
       }
       v.list.reserve(n);
       for (uint32_t k = 0; k < n; ++k)
@@ -85,8 +82,8 @@ WireValue read_value(BodyReader& r, size_t depth, TensorUse& tensors) {
       }
       t.frame = r.pod<uint32_t>("a tensor's frame index");
       if (t.frame >= tensors.used.size()) {
-        malformed(detail::concat("tensor frame ", t.frame, " does not exist (", tensors.used.size(),
-                                 " tensor frames)"));
+        malformed(
+            detail::concat("tensor frame ", t.frame, " does not exist (", tensors.used.size(), " tensor frames)"));
       }
       if (tensors.used[t.frame]) malformed(detail::concat("tensor frame ", t.frame, " used twice"));
       tensors.used[t.frame] = true;
@@ -124,8 +121,8 @@ void check_body_shape(MessageType type, const WireValue& body) {
         fail("[name, [args]]");
       break;
     case MessageType::RemoteCall:
-      if (body.tag != Tag::List || l.size() != 4 || l[0].tag != Tag::String ||
-          l[1].tag != Tag::List || !is_int(l[2]) || !is_int(l[3]))
+      if (body.tag != Tag::List || l.size() != 4 || l[0].tag != Tag::String || l[1].tag != Tag::List || !is_int(l[2]) ||
+          !is_int(l[3]))
         fail("[name, [args], rref id, fork id]");
       break;
     case MessageType::Error:
@@ -136,8 +133,7 @@ void check_body_shape(MessageType type, const WireValue& body) {
       break;
     case MessageType::RRefUserDelete:
     case MessageType::RRefForkRequest:
-      if (body.tag != Tag::List || l.size() != 2 || !is_int(l[0]) || !is_int(l[1]))
-        fail("[rref id, fork id]");
+      if (body.tag != Tag::List || l.size() != 2 || !is_int(l[0]) || !is_int(l[1])) fail("[rref id, fork id]");
       break;
     case MessageType::RRefChildAccept:
       if (body.tag != Tag::List || l.size() != 1 || !is_int(l[0])) fail("[fork id]");
@@ -154,15 +150,24 @@ void check_body_shape(MessageType type, const WireValue& body) {
 
 const char* message_type_name(MessageType type) {
   switch (type) {
-    case MessageType::Call: return "call";
-    case MessageType::Response: return "response";
-    case MessageType::Error: return "error";
-    case MessageType::RemoteCall: return "remote_call";
-    case MessageType::RRefFetch: return "rref_fetch";
-    case MessageType::RRefUserDelete: return "rref_user_delete";
-    case MessageType::RRefForkRequest: return "rref_fork_request";
-    case MessageType::RRefChildAccept: return "rref_child_accept";
-    case MessageType::Ack: return "ack";
+    case MessageType::Call:
+      return "call";
+    case MessageType::Response:
+      return "response";
+    case MessageType::Error:
+      return "error";
+    case MessageType::RemoteCall:
+      return "remote_call";
+    case MessageType::RRefFetch:
+      return "rref_fetch";
+    case MessageType::RRefUserDelete:
+      return "rref_user_delete";
+    case MessageType::RRefForkRequest:
+      return "rref_fork_request";
+    case MessageType::RRefChildAccept:
+      return "rref_child_accept";
+    case MessageType::Ack:
+      return "ack";
   }
   return "unknown";
 }
@@ -185,8 +190,7 @@ DecodedMessage decode_message(const std::vector<FrameView>& frames, std::string_
   std::memcpy(&m.header, frames[1].data, sizeof(Header));
   const Header& h = m.header;
   if (h.magic != kMagic) malformed("bad magic number");
-  if (h.version != kVersion)
-    malformed(detail::concat("wire version ", h.version, "; this build speaks ", kVersion));
+  if (h.version != kVersion) malformed(detail::concat("wire version ", h.version, "; this build speaks ", kVersion));
   if (h.type == 0 || h.type > kMaxMessageType) malformed(detail::concat("unknown message type ", int{h.type}));
   if (h.src < 0 || h.dst < 0) malformed("negative worker id");
   if (h.flags & ~kFlagAutograd) malformed(detail::concat("unknown header flags 0x", std::hex, int{h.flags}));
@@ -194,8 +198,8 @@ DecodedMessage decode_message(const std::vector<FrameView>& frames, std::string_
   if (h.num_tensors > kMaxTensors)
     malformed(detail::concat(h.num_tensors, " tensor frames claimed; at most ", kMaxTensors));
   if (frames.size() != 3 + static_cast<size_t>(h.num_tensors)) {
-    malformed(detail::concat("header claims ", h.num_tensors, " tensor frames but the message has ",
-                             frames.size() - 3));
+    malformed(
+        detail::concat("header claims ", h.num_tensors, " tensor frames but the message has ", frames.size() - 3));
   }
   m.tensor_frames.assign(frames.begin() + 3, frames.end());
   TensorUse use{std::vector<bool>(h.num_tensors, false), &m.tensor_frames};
@@ -229,8 +233,7 @@ void BodyWriter::list(uint32_t count) {
   tag(Tag::List);
   pod(count);
 }
-void BodyWriter::tensor(uint8_t dtype, bool requires_grad, const std::vector<int64_t>& sizes,
-                        uint32_t frame) {
+void BodyWriter::tensor(uint8_t dtype, bool requires_grad, const std::vector<int64_t>& sizes, uint32_t frame) {
   tag(Tag::Tensor);
   out_.push_back(static_cast<char>(dtype));
   out_.push_back(requires_grad ? 1 : 0);
@@ -247,8 +250,6 @@ void BodyWriter::rref(const RRefMeta& r) {
   pod(r.parent);
 }
 
-std::string format_id(int64_t id) {
-  return detail::concat("(", id_worker(id), ", ", id_local(id), ")");
-}
+std::string format_id(int64_t id) { return detail::concat("(", id_worker(id), ", ", id_local(id), ")"); }
 
 }  // namespace ddpscope::rpc::wire

@@ -26,20 +26,20 @@ inline constexpr uint16_t kVersion = 1;
 // Header flags. Autograd: the sender recorded a send function for this message's
 // tensors that require grad (distributed autograd); the receiver records the recv.
 inline constexpr uint8_t kFlagAutograd = 1;
-inline constexpr size_t kMaxDepth = 32;     // nesting of lists
-inline constexpr size_t kMaxDims = 16;      // tensor rank
+inline constexpr size_t kMaxDepth = 32;      // nesting of lists
+inline constexpr size_t kMaxDims = 16;       // tensor rank
 inline constexpr size_t kMaxTensors = 4096;  // tensor frames in one message
 
 enum class MessageType : uint8_t {
-  Call = 1,            // run a function: [name, [args...]]
-  Response = 2,        // a call's result: value
-  Error = 3,           // a call's failure: "message"
-  RemoteCall = 4,      // run a function, keep the result as an OwnerRRef: [name, [args], rref, fork]
-  RRefFetch = 5,       // to_here: [rref]; answered by Response or Error
-  RRefUserDelete = 6,  // a UserRRef died: [rref, fork]; answered by Ack
-  RRefForkRequest = 7, // a user-to-user fork asks the owner to count it: [rref, fork]; Ack
-  RRefChildAccept = 8, // the owner (or new user) confirms a child fork to its parent: [fork]; Ack
-  Ack = 9,             // an RRef control message was handled: none
+  Call = 1,             // run a function: [name, [args...]]
+  Response = 2,         // a call's result: value
+  Error = 3,            // a call's failure: "message"
+  RemoteCall = 4,       // run a function, keep the result as an OwnerRRef: [name, [args], rref, fork]
+  RRefFetch = 5,        // to_here: [rref]; answered by Response or Error
+  RRefUserDelete = 6,   // a UserRRef died: [rref, fork]; answered by Ack
+  RRefForkRequest = 7,  // a user-to-user fork asks the owner to count it: [rref, fork]; Ack
+  RRefChildAccept = 8,  // the owner (or new user) confirms a child fork to its parent: [fork]; Ack
+  Ack = 9,              // an RRef control message was handled: none
 };
 inline constexpr uint8_t kMaxMessageType = 9;
 const char* message_type_name(MessageType type);
@@ -54,18 +54,17 @@ struct Header {
   uint16_t version = kVersion;
   uint8_t type = 0;
   uint8_t flags = 0;
-  int32_t src = -1;        // sending worker id
-  int32_t dst = -1;        // receiving worker id
-  uint64_t msg_id = 0;     // (sender id << 48) | counter; a reply repeats its request's
-  int64_t ctx_id = -1;     // distributed autograd context, -1: none
+  int32_t src = -1;          // sending worker id
+  int32_t dst = -1;          // receiving worker id
+  uint64_t msg_id = 0;       // (sender id << 48) | counter; a reply repeats its request's
+  int64_t ctx_id = -1;       // distributed autograd context, -1: none
   uint32_t num_tensors = 0;  // tensor frames after the body
   uint32_t reserved = 0;
 };
 static_assert(sizeof(Header) == 40, "the header's layout is the wire's");
 
 // Tags of the values in the body (frame 2).
-enum class Tag : uint8_t { None = 0, Bool = 1, Int = 2, Double = 3, String = 4, List = 5,
-                           Tensor = 6, RRef = 7 };
+enum class Tag : uint8_t { None = 0, Bool = 1, Int = 2, Double = 3, String = 4, List = 5, Tensor = 6, RRef = 7 };
 // Element types as sent; the same codes as ddpscope::DType (f32 f64 f16 bf16 i64).
 inline constexpr uint8_t kNumDTypes = 5;
 inline constexpr size_t kDTypeSizes[kNumDTypes] = {4, 8, 2, 2, 8};
@@ -133,8 +132,7 @@ class BodyWriter {
   void real(double v);
   void string(std::string_view v);
   void list(uint32_t count);  // followed by `count` values
-  void tensor(uint8_t dtype, bool requires_grad, const std::vector<int64_t>& sizes,
-              uint32_t frame);
+  void tensor(uint8_t dtype, bool requires_grad, const std::vector<int64_t>& sizes, uint32_t frame);
   void rref(const RRefMeta& r);
   std::string take() { return std::move(out_); }
 

@@ -27,12 +27,12 @@ std::string preferred_openblas_core() {
   if (std::getenv("OPENBLAS_CORETYPE") || std::getenv(kGuard)) return "";
   const std::string core = lower(openblas_core());
   // Cores whose kernels in Debian 12's OpenBLAS measured slow on CPUs that can do better.
-  const bool slow = core == "cooperlake" || core == "prescott" || core == "core2" ||
-                    core == "nehalem" || core == "unknown";
+  const bool slow =
+      core == "cooperlake" || core == "prescott" || core == "core2" || core == "nehalem" || core == "unknown";
   if (!slow) return "";
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq")) {
     return "SKYLAKEX";
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "HASWELL";

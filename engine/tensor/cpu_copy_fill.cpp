@@ -46,10 +46,10 @@ decltype(auto) dispatch_any(DType dtype, Fn&& fn) {
 }  // namespace
 
 void copy(const Tensor& dst, const Tensor& src) {
-  DDPSCOPE_CHECK(dst.sizes() == src.sizes(), "copy: source ", src.describe(), " and destination ",
-                 dst.describe(), " differ in shape");
-  DDPSCOPE_CHECK(dst.device() == src.device(), "copy: source on ", src.device().str(),
-                 " and destination on ", dst.device().str(), "; use Tensor::to(Device)");
+  DDPSCOPE_CHECK(dst.sizes() == src.sizes(), "copy: source ", src.describe(), " and destination ", dst.describe(),
+                 " differ in shape");
+  DDPSCOPE_CHECK(dst.device() == src.device(), "copy: source on ", src.device().str(), " and destination on ",
+                 dst.device().str(), "; use Tensor::to(Device)");
   DDPSCOPE_ROUTE_CUDA(dst, copy(dst, src));
   if (dst.numel() == 0) return;
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
@@ -71,10 +71,9 @@ void copy(const Tensor& dst, const Tensor& src) {
         }
         return;
       }
-      for_each_offset<2>(dst.sizes(), {&dst.strides(), &src.strides()}, {0, 0},
-                         [&](const std::array<int64_t, 2>& o) {
-                           Element<D>::store(out + o[0], Element<S>::load(in + o[1]));
-                         });
+      for_each_offset<2>(dst.sizes(), {&dst.strides(), &src.strides()}, {0, 0}, [&](const std::array<int64_t, 2>& o) {
+        Element<D>::store(out + o[0], Element<S>::load(in + o[1]));
+      });
     });
   });
 }
@@ -90,8 +89,7 @@ void fill(const Tensor& dst, double value) {
       std::fill(out, out + dst.numel(), v);
       return;
     }
-    for_each_offset<1>(dst.sizes(), {&dst.strides()}, {0},
-                       [&](const std::array<int64_t, 1>& o) { out[o[0]] = v; });
+    for_each_offset<1>(dst.sizes(), {&dst.strides()}, {0}, [&](const std::array<int64_t, 1>& o) { out[o[0]] = v; });
   });
 }
 

@@ -11,10 +11,9 @@ namespace ddpscope::kernels {
 namespace {
 
 void check_same_device_dtype(const Tensor& a, const Tensor& b, const char* op) {
-  DDPSCOPE_CHECK(a.device() == b.device(), op, ": operands on ", a.device().str(), " and ",
-                 b.device().str());
-  DDPSCOPE_CHECK(a.dtype() == b.dtype(), op, ": dtypes differ (", a.describe(), " vs ",
-                 b.describe(), "); convert one with to()");
+  DDPSCOPE_CHECK(a.device() == b.device(), op, ": operands on ", a.device().str(), " and ", b.device().str());
+  DDPSCOPE_CHECK(a.dtype() == b.dtype(), op, ": dtypes differ (", a.describe(), " vs ", b.describe(),
+                 "); convert one with to()");
 }
 
 template <typename T, typename Fn>
@@ -23,8 +22,7 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, Fn fn) {
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   const int64_t n = out.numel();
-  if (a.sizes() == out.sizes() && b.sizes() == out.sizes() && a.is_contiguous() &&
-      b.is_contiguous()) {
+  if (a.sizes() == out.sizes() && b.sizes() == out.sizes() && a.is_contiguous() && b.is_contiguous()) {
     for (int64_t i = 0; i < n; ++i)
       o[i] = fn(pa[i], pb[i]);
     return;
@@ -37,9 +35,8 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, Fn fn) {
   }
   const Tensor ea = a.expand(out.sizes()), eb = b.expand(out.sizes());
   const Shape& so = out.strides();
-  for_each_offset<3>(
-      out.sizes(), {&so, &ea.strides(), &eb.strides()}, {0, 0, 0},
-      [&](const std::array<int64_t, 3>& off) { o[off[0]] = fn(pa[off[1]], pb[off[2]]); });
+  for_each_offset<3>(out.sizes(), {&so, &ea.strides(), &eb.strides()}, {0, 0, 0},
+                     [&](const std::array<int64_t, 3>& off) { o[off[0]] = fn(pa[off[1]], pb[off[2]]); });
 }
 
 template <typename T, typename Fn>
@@ -56,8 +53,7 @@ Tensor map_unary(const Tensor& a, Fn fn) {
 
 template <typename T, typename Fn>
 Tensor map_binary_same_shape(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
-  DDPSCOPE_CHECK(a.sizes() == b.sizes(), op, ": shapes ", a.describe(), " and ", b.describe(),
-                 " differ");
+  DDPSCOPE_CHECK(a.sizes() == b.sizes(), op, ": shapes ", a.describe(), " and ", b.describe(), " differ");
   const Tensor ca = a.contiguous(), cb = b.contiguous();
   Tensor out = Tensor::empty(a.sizes(), a.dtype(), a.device());
   const T* pa = ca.data<T>();
@@ -145,16 +141,15 @@ void scale_(const Tensor& self, double factor) {
       for (int64_t i = 0; i < n; ++i)
         p[i] *= f;
     } else {
-      for_each_offset<1>(self.sizes(), {&self.strides()}, {0},
-                         [&](const std::array<int64_t, 1>& o) { p[o[0]] *= f; });
+      for_each_offset<1>(self.sizes(), {&self.strides()}, {0}, [&](const std::array<int64_t, 1>& o) { p[o[0]] *= f; });
     }
   });
   self.bump_version();
 }
 
 void copy_scaled(const Tensor& dst, const Tensor& src, double factor) {
-  DDPSCOPE_CHECK(dst.sizes() == src.sizes(), "copy_scaled: source ", src.describe(),
-                 " does not match destination ", dst.describe());
+  DDPSCOPE_CHECK(dst.sizes() == src.sizes(), "copy_scaled: source ", src.describe(), " does not match destination ",
+                 dst.describe());
   const bool fused = dst.device().is_cpu() && src.device().is_cpu() && dst.dtype() == src.dtype() &&
                      is_compute_type(dst.dtype()) && dst.is_contiguous() && src.is_contiguous();
   if (!fused || factor == 1.0) {  // other devices, dtypes and layouts: the two-pass way
@@ -201,8 +196,7 @@ Tensor unary(const Tensor& a, UnaryOp op) {
       case UnaryOp::Relu:
         return map_unary<T>(a, [](T x) { return x > T(0) ? x : T(0); });
       case UnaryOp::Gelu:
-        return map_unary<T>(
-            a, [](T x) { return T(0.5) * x * (T(1) + std::erf(x * static_cast<T>(kInvSqrt2))); });
+        return map_unary<T>(a, [](T x) { return T(0.5) * x * (T(1) + std::erf(x * static_cast<T>(kInvSqrt2))); });
       case UnaryOp::Square:
         return map_unary<T>(a, [](T x) { return x * x; });
       case UnaryOp::Abs:
@@ -223,8 +217,7 @@ Tensor pow_scalar(const Tensor& a, double exponent) {
 Tensor relu_backward(const Tensor& grad, const Tensor& output) {
   DDPSCOPE_ROUTE_CUDA(grad, relu_backward(grad, output));
   return dispatch_compute(grad.dtype(), "relu_backward", [&]<typename T>() {
-    return map_binary_same_shape<T>(grad, output, "relu_backward",
-                                    [](T g, T y) { return y > T(0) ? g : T(0); });
+    return map_binary_same_shape<T>(grad, output, "relu_backward", [](T g, T y) { return y > T(0) ? g : T(0); });
   });
 }
 
@@ -242,16 +235,14 @@ Tensor gelu_backward(const Tensor& grad, const Tensor& input) {
 Tensor tanh_backward(const Tensor& grad, const Tensor& output) {
   DDPSCOPE_ROUTE_CUDA(grad, tanh_backward(grad, output));
   return dispatch_compute(grad.dtype(), "tanh_backward", [&]<typename T>() {
-    return map_binary_same_shape<T>(grad, output, "tanh_backward",
-                                    [](T g, T y) { return g * (T(1) - y * y); });
+    return map_binary_same_shape<T>(grad, output, "tanh_backward", [](T g, T y) { return g * (T(1) - y * y); });
   });
 }
 
 Tensor sigmoid_backward(const Tensor& grad, const Tensor& output) {
   DDPSCOPE_ROUTE_CUDA(grad, sigmoid_backward(grad, output));
   return dispatch_compute(grad.dtype(), "sigmoid_backward", [&]<typename T>() {
-    return map_binary_same_shape<T>(grad, output, "sigmoid_backward",
-                                    [](T g, T y) { return g * y * (T(1) - y); });
+    return map_binary_same_shape<T>(grad, output, "sigmoid_backward", [](T g, T y) { return g * y * (T(1) - y); });
   });
 }
 

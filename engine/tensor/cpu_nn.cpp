@@ -41,8 +41,7 @@ Tensor map_row_pairs(const Tensor& grad, const Tensor& output, const char* op, F
   const Rows r = rows_of(y, op);
   dispatch_compute(y.dtype(), op, [&]<typename T>() {
     for (int64_t i = 0; i < r.count; ++i) {
-      fn(g.data<T>() + i * r.width, y.data<T>() + i * r.width, out.data<T>() + i * r.width,
-         r.width);
+      fn(g.data<T>() + i * r.width, y.data<T>() + i * r.width, out.data<T>() + i * r.width, r.width);
     }
   });
   return out;
@@ -83,14 +82,13 @@ Tensor log_softmax(const Tensor& x) {
 Tensor softmax_backward(const Tensor& grad, const Tensor& output) {
   DDPSCOPE_ROUTE_CUDA(grad, softmax_backward(grad, output));
   // dx = y * (dy - sum(dy * y))
-  return map_row_pairs(grad, output, "softmax_backward",
-                       []<typename T>(const T* gy, const T* y, T* o, int64_t width) {
-                         T dot = 0;
-                         for (int64_t j = 0; j < width; ++j)
-                           dot += gy[j] * y[j];
-                         for (int64_t j = 0; j < width; ++j)
-                           o[j] = y[j] * (gy[j] - dot);
-                       });
+  return map_row_pairs(grad, output, "softmax_backward", []<typename T>(const T* gy, const T* y, T* o, int64_t width) {
+    T dot = 0;
+    for (int64_t j = 0; j < width; ++j)
+      dot += gy[j] * y[j];
+    for (int64_t j = 0; j < width; ++j)
+      o[j] = y[j] * (gy[j] - dot);
+  });
 }
 
 Tensor log_softmax_backward(const Tensor& grad, const Tensor& output) {
@@ -114,8 +112,7 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   }
   DDPSCOPE_ROUTE_CUDA(x, layer_norm(x, weight, bias, eps));
   const Tensor c = x.contiguous();
-  LayerNormResult res{Tensor::empty(x.sizes(), x.dtype(), x.device()),
-                      Tensor::empty({r.count}, x.dtype(), x.device()),
+  LayerNormResult res{Tensor::empty(x.sizes(), x.dtype(), x.device()), Tensor::empty({r.count}, x.dtype(), x.device()),
                       Tensor::empty({r.count}, x.dtype(), x.device())};
   dispatch_compute(x.dtype(), "layer_norm", [&]<typename T>() {
     const T* w = weight.defined() ? weight.contiguous().data<T>() : nullptr;
@@ -143,8 +140,8 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   return res;
 }
 
-LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& weight,
-                                   const Tensor& mean, const Tensor& rstd) {
+LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                   const Tensor& rstd) {
   DDPSCOPE_ROUTE_CUDA(grad, layer_norm_backward(grad, x, weight, mean, rstd));
   const Tensor g = grad.contiguous(), c = x.contiguous();
   const Rows r = rows_of(x, "layer_norm_backward");
@@ -187,8 +184,7 @@ LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Te
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
   DDPSCOPE_CHECK(weight.dim() == 2, "embedding: weight must be 2-D, got ", weight.describe());
-  DDPSCOPE_CHECK(indices.dtype() == DType::I64, "embedding: indices must be i64, got ",
-                 indices.describe());
+  DDPSCOPE_CHECK(indices.dtype() == DType::I64, "embedding: indices must be i64, got ", indices.describe());
   DDPSCOPE_ROUTE_CUDA(weight, embedding(weight, indices));
   const int64_t num = weight.size(0), width = weight.size(1);
   Shape out_shape = indices.sizes();
@@ -198,8 +194,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   dispatch_compute(weight.dtype(), "embedding", [&]<typename T>() {
     const int64_t* ip = idx.data<int64_t>();
     for (int64_t i = 0; i < idx.numel(); ++i) {
-      DDPSCOPE_CHECK(ip[i] >= 0 && ip[i] < num, "embedding: index ", ip[i],
-                     " is out of range for a table of ", num, " rows");
+      DDPSCOPE_CHECK(ip[i] >= 0 && ip[i] < num, "embedding: index ", ip[i], " is out of range for a table of ", num,
+                     " rows");
       std::copy_n(w.data<T>() + ip[i] * width, width, out.data<T>() + i * width);
     }
   });
@@ -224,11 +220,9 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num
 }
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& targets) {
-  DDPSCOPE_CHECK(log_probs.dim() == 2, "nll_loss: expected log-probabilities [N, C], got ",
-                 log_probs.describe());
-  DDPSCOPE_CHECK(
-      targets.dtype() == DType::I64 && targets.dim() == 1 && targets.size(0) == log_probs.size(0),
-      "nll_loss: expected i64 targets [", log_probs.size(0), "], got ", targets.describe());
+  DDPSCOPE_CHECK(log_probs.dim() == 2, "nll_loss: expected log-probabilities [N, C], got ", log_probs.describe());
+  DDPSCOPE_CHECK(targets.dtype() == DType::I64 && targets.dim() == 1 && targets.size(0) == log_probs.size(0),
+                 "nll_loss: expected i64 targets [", log_probs.size(0), "], got ", targets.describe());
   DDPSCOPE_ROUTE_CUDA(log_probs, nll_loss(log_probs, targets));
   const Tensor lp = log_probs.contiguous(), t = targets.contiguous();
   const int64_t n = lp.size(0), classes = lp.size(1);
@@ -236,8 +230,8 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& targets) {
     double total = 0;
     for (int64_t i = 0; i < n; ++i) {
       const int64_t c = t.data<int64_t>()[i];
-      DDPSCOPE_CHECK(c >= 0 && c < classes, "cross-entropy: target ", c, " at row ", i,
-                     " is outside the ", classes, " classes");
+      DDPSCOPE_CHECK(c >= 0 && c < classes, "cross-entropy: target ", c, " at row ", i, " is outside the ", classes,
+                     " classes");
       total -= lp.data<T>()[i * classes + c];
     }
     return Tensor::scalar(n ? total / static_cast<double>(n) : 0.0, lp.dtype());

@@ -38,35 +38,30 @@ cublasHandle_t handle_for(int device) {
 }
 
 void check_cublas(cublasStatus_t st, const char* what) {
-  DDPSCOPE_CHECK(st == CUBLAS_STATUS_SUCCESS, what, " failed with cuBLAS status ",
-                 static_cast<int>(st));
+  DDPSCOPE_CHECK(st == CUBLAS_STATUS_SUCCESS, what, " failed with cuBLAS status ", static_cast<int>(st));
 }
 
 }  // namespace
 
 void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, double beta) {
-  const int M = static_cast<int>(a.size(0)), N = static_cast<int>(b.size(1)),
-            K = static_cast<int>(a.size(1));
+  const int M = static_cast<int>(a.size(0)), N = static_cast<int>(b.size(1)), K = static_cast<int>(a.size(1));
   if (M == 0 || N == 0) return;
   with_gemm_output(c, K, beta, [&](const Tensor& out, int ldc) {
     const Operand A = as_operand(a), B = as_operand(b);
     cublasHandle_t h = handle_for(a.device().index);
     if (a.dtype() == DType::F32) {
       const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
-      check_cublas(
-          cublasSgemm(h, B.op, A.op, N, M, K, &al, static_cast<const float*>(B.storage.raw_data()),
-                      B.ld, static_cast<const float*>(A.storage.raw_data()), A.ld, &be,
-                      static_cast<float*>(out.raw_data()), ldc),
-          "cublasSgemm");
+      check_cublas(cublasSgemm(h, B.op, A.op, N, M, K, &al, static_cast<const float*>(B.storage.raw_data()), B.ld,
+                               static_cast<const float*>(A.storage.raw_data()), A.ld, &be,
+                               static_cast<float*>(out.raw_data()), ldc),
+                   "cublasSgemm");
     } else if (a.dtype() == DType::F64) {
-      check_cublas(cublasDgemm(h, B.op, A.op, N, M, K, &alpha,
-                               static_cast<const double*>(B.storage.raw_data()), B.ld,
+      check_cublas(cublasDgemm(h, B.op, A.op, N, M, K, &alpha, static_cast<const double*>(B.storage.raw_data()), B.ld,
                                static_cast<const double*>(A.storage.raw_data()), A.ld, &beta,
                                static_cast<double*>(out.raw_data()), ldc),
                    "cublasDgemm");
     } else {
-      throw DDPSCOPE_ERROR("gemm: dtype ", dtype_name(a.dtype()),
-                           " is not supported; use f32 or f64");
+      throw DDPSCOPE_ERROR("gemm: dtype ", dtype_name(a.dtype()), " is not supported; use f32 or f64");
     }
   });
 }

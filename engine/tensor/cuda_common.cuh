@@ -52,8 +52,7 @@ struct Indexer {
 // Indexer for `t` viewed with `shape` (broadcast dimensions get stride 0).
 inline Indexer make_indexer(const Tensor& t, const Shape& shape) {
   const Tensor e = t.sizes() == shape ? t : t.expand(shape);
-  DDPSCOPE_CHECK(e.dim() <= kMaxDims, "CUDA kernels support up to ", kMaxDims, " dimensions, got ",
-                 e.describe());
+  DDPSCOPE_CHECK(e.dim() <= kMaxDims, "CUDA kernels support up to ", kMaxDims, " dimensions, got ", e.describe());
   Indexer ix;
   ix.nd = static_cast<int>(e.dim());
   for (int d = 0; d < ix.nd; ++d) {
@@ -74,8 +73,7 @@ void dispatch_float(DType dtype, const char* op, Fn&& fn) {
       fn(double{});
       return;
     default:
-      throw DDPSCOPE_ERROR(op, ": dtype ", dtype_name(dtype),
-                           " is a storage type; convert with to(DType::F32) first");
+      throw DDPSCOPE_ERROR(op, ": dtype ", dtype_name(dtype), " is a storage type; convert with to(DType::F32) first");
   }
 }
 

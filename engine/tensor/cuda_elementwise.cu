@@ -23,16 +23,12 @@ template <>
 struct Elem<HalfTag> {
   using Storage = unsigned short;
   __device__ static double load(const Storage* p) { return __half2float(__ushort_as_half(*p)); }
-  __device__ static void store(Storage* p, double v) {
-    *p = __half_as_ushort(__float2half_rn(static_cast<float>(v)));
-  }
+  __device__ static void store(Storage* p, double v) { *p = __half_as_ushort(__float2half_rn(static_cast<float>(v))); }
 };
 template <>
 struct Elem<BF16Tag> {
   using Storage = unsigned short;
-  __device__ static double load(const Storage* p) {
-    return __bfloat162float(__ushort_as_bfloat16(*p));
-  }
+  __device__ static double load(const Storage* p) { return __bfloat162float(__ushort_as_bfloat16(*p)); }
   __device__ static void store(Storage* p, double v) {
     *p = __bfloat16_as_ushort(__float2bfloat16_rn(static_cast<float>(v)));
   }
@@ -60,18 +56,14 @@ void dispatch_any(DType dtype, Fn&& fn) {
 }
 
 template <typename D, typename S>
-__global__ void copy_kernel(typename Elem<D>::Storage* dst, Indexer di,
-                            const typename Elem<S>::Storage* src, Indexer si, int64_t n) {
-  CUDA_GRID_LOOP(i, n) {
-    Elem<D>::store(dst + di.offset(i), Elem<S>::load(src + si.offset(i)));
-  }
+__global__ void copy_kernel(typename Elem<D>::Storage* dst, Indexer di, const typename Elem<S>::Storage* src,
+                            Indexer si, int64_t n) {
+  CUDA_GRID_LOOP(i, n) { Elem<D>::store(dst + di.offset(i), Elem<S>::load(src + si.offset(i))); }
 }
 
 template <typename D>
 __global__ void fill_kernel(typename Elem<D>::Storage* dst, Indexer di, double v, int64_t n) {
-  CUDA_GRID_LOOP(i, n) {
-    Elem<D>::store(dst + di.offset(i), v);
-  }
+  CUDA_GRID_LOOP(i, n) { Elem<D>::store(dst + di.offset(i), v); }
 }
 
 template <typename T>
@@ -90,8 +82,8 @@ __device__ T apply_binary(BinaryOp op, T x, T y) {
 }
 
 template <typename T>
-__global__ void binary_kernel(T* out, Indexer oi, const T* a, Indexer ai, const T* b, Indexer bi,
-                              BinaryOp op, T alpha, int64_t n) {
+__global__ void binary_kernel(T* out, Indexer oi, const T* a, Indexer ai, const T* b, Indexer bi, BinaryOp op, T alpha,
+                              int64_t n) {
   CUDA_GRID_LOOP(i, n) {
     const T y = b[bi.offset(i)];
     out[oi.offset(i)] = apply_binary(op, a[ai.offset(i)], alpha * y);
@@ -153,25 +145,20 @@ __device__ T apply_derivative(Derivative d, T g, T s, T p, T q) {
 
 template <typename T>
 __global__ void unary_kernel(T* out, const T* in, Indexer ii, UnaryOp op, int64_t n) {
-  CUDA_GRID_LOOP(i, n) {
-    out[i] = apply_unary(op, in[ii.offset(i)]);
-  }
+  CUDA_GRID_LOOP(i, n) { out[i] = apply_unary(op, in[ii.offset(i)]); }
 }
 
 template <typename T>
-__global__ void derivative_kernel(T* out, Indexer oi, const T* g, Indexer gi, const T* s,
-                                  Indexer si, Derivative d, T p, T q, int64_t n) {
-  CUDA_GRID_LOOP(i, n) {
-    out[oi.offset(i)] = apply_derivative(d, g ? g[gi.offset(i)] : T(0), s[si.offset(i)], p, q);
-  }
+__global__ void derivative_kernel(T* out, Indexer oi, const T* g, Indexer gi, const T* s, Indexer si, Derivative d, T p,
+                                  T q, int64_t n) {
+  CUDA_GRID_LOOP(i, n) { out[oi.offset(i)] = apply_derivative(d, g ? g[gi.offset(i)] : T(0), s[si.offset(i)], p, q); }
 }
 
 // out = f(grad, saved) elementwise; grad may be undefined for value-only maps.
-Tensor derivative(const Tensor& grad, const Tensor& saved, Derivative d, double p, double q,
-                  const char* op) {
+Tensor derivative(const Tensor& grad, const Tensor& saved, Derivative d, double p, double q, const char* op) {
   if (grad.defined()) {
-    DDPSCOPE_CHECK(grad.sizes() == saved.sizes(), op, ": shapes ", grad.describe(), " and ",
-                   saved.describe(), " differ");
+    DDPSCOPE_CHECK(grad.sizes() == saved.sizes(), op, ": shapes ", grad.describe(), " and ", saved.describe(),
+                   " differ");
   }
   Tensor out = Tensor::empty(saved.sizes(), saved.dtype(), saved.device());
   const int64_t n = out.numel();
@@ -181,9 +168,8 @@ Tensor derivative(const Tensor& grad, const Tensor& saved, Derivative d, double 
     derivative_kernel<T><<<blocks_for(n), kThreads>>>(
         static_cast<T*>(out.raw_data()), make_indexer(out, out.sizes()),
         grad.defined() ? static_cast<const T*>(grad.raw_data()) : nullptr,
-        grad.defined() ? make_indexer(grad, grad.sizes()) : Indexer{},
-        static_cast<const T*>(saved.raw_data()), make_indexer(saved, saved.sizes()), d,
-        static_cast<T>(p), static_cast<T>(q), n);
+        grad.defined() ? make_indexer(grad, grad.sizes()) : Indexer{}, static_cast<const T*>(saved.raw_data()),
+        make_indexer(saved, saved.sizes()), d, static_cast<T>(p), static_cast<T>(q), n);
   });
   check_launch(op);
   return out;
@@ -199,9 +185,9 @@ void copy(const Tensor& dst, const Tensor& src) {
     using D = decltype(dtag);
     dispatch_any(src.dtype(), [&](auto stag) {
       using S = decltype(stag);
-      copy_kernel<D, S><<<blocks_for(n), kThreads>>>(
-          static_cast<typename Elem<D>::Storage*>(dst.raw_data()), di,
-          static_cast<const typename Elem<S>::Storage*>(src.raw_data()), si, n);
+      copy_kernel<D, S><<<blocks_for(n), kThreads>>>(static_cast<typename Elem<D>::Storage*>(dst.raw_data()), di,
+                                                     static_cast<const typename Elem<S>::Storage*>(src.raw_data()), si,
+                                                     n);
     });
   });
   check_launch("copy");
@@ -212,24 +198,21 @@ void fill(const Tensor& dst, double value) {
   if (n == 0) return;
   dispatch_any(dst.dtype(), [&](auto tag) {
     using D = decltype(tag);
-    fill_kernel<D>
-        <<<blocks_for(n), kThreads>>>(static_cast<typename Elem<D>::Storage*>(dst.raw_data()),
-                                      make_indexer(dst, dst.sizes()), value, n);
+    fill_kernel<D><<<blocks_for(n), kThreads>>>(static_cast<typename Elem<D>::Storage*>(dst.raw_data()),
+                                                make_indexer(dst, dst.sizes()), value, n);
   });
   check_launch("fill");
 }
 
 Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op) {
-  Tensor out =
-      Tensor::empty(kernels::broadcast_shapes(a.sizes(), b.sizes()), a.dtype(), a.device());
+  Tensor out = Tensor::empty(kernels::broadcast_shapes(a.sizes(), b.sizes()), a.dtype(), a.device());
   const int64_t n = out.numel();
   if (n == 0) return out;
   dispatch_float(a.dtype(), "binary op", [&](auto tag) {
     using T = decltype(tag);
     binary_kernel<T><<<blocks_for(n), kThreads>>>(
-        static_cast<T*>(out.raw_data()), make_indexer(out, out.sizes()),
-        static_cast<const T*>(a.raw_data()), make_indexer(a, out.sizes()),
-        static_cast<const T*>(b.raw_data()), make_indexer(b, out.sizes()), op, T(1), n);
+        static_cast<T*>(out.raw_data()), make_indexer(out, out.sizes()), static_cast<const T*>(a.raw_data()),
+        make_indexer(a, out.sizes()), static_cast<const T*>(b.raw_data()), make_indexer(b, out.sizes()), op, T(1), n);
   });
   check_launch("binary");
   return out;
@@ -241,10 +224,10 @@ void add_(const Tensor& self, const Tensor& other, double alpha) {
   dispatch_float(self.dtype(), "add_", [&](auto tag) {
     using T = decltype(tag);
     const Indexer si = make_indexer(self, self.sizes());
-    binary_kernel<T><<<blocks_for(n), kThreads>>>(
-        static_cast<T*>(self.raw_data()), si, static_cast<const T*>(self.raw_data()), si,
-        static_cast<const T*>(other.raw_data()), make_indexer(other, self.sizes()), BinaryOp::Add,
-        static_cast<T>(alpha), n);
+    binary_kernel<T>
+        <<<blocks_for(n), kThreads>>>(static_cast<T*>(self.raw_data()), si, static_cast<const T*>(self.raw_data()), si,
+                                      static_cast<const T*>(other.raw_data()), make_indexer(other, self.sizes()),
+                                      BinaryOp::Add, static_cast<T>(alpha), n);
   });
   check_launch("add_");
   self.bump_version();
@@ -257,10 +240,9 @@ void scale_(const Tensor& self, double factor) {
     using T = decltype(tag);
     const Indexer si = make_indexer(self, self.sizes());
     // In place: x = x * factor, through the affine map.
-    derivative_kernel<T>
-        <<<blocks_for(n), kThreads>>>(static_cast<T*>(self.raw_data()), si, nullptr, Indexer{},
-                                      static_cast<const T*>(self.raw_data()), si,
-                                      Derivative::Affine, static_cast<T>(factor), T(0), n);
+    derivative_kernel<T><<<blocks_for(n), kThreads>>>(static_cast<T*>(self.raw_data()), si, nullptr, Indexer{},
+                                                      static_cast<const T*>(self.raw_data()), si, Derivative::Affine,
+                                                      static_cast<T>(factor), T(0), n);
   });
   check_launch("scale_");
   self.bump_version();
@@ -276,8 +258,7 @@ Tensor unary(const Tensor& a, UnaryOp op) {
   if (n == 0) return out;
   dispatch_float(a.dtype(), "unary op", [&](auto tag) {
     using T = decltype(tag);
-    unary_kernel<T><<<blocks_for(n), kThreads>>>(static_cast<T*>(out.raw_data()),
-                                                 static_cast<const T*>(a.raw_data()),
+    unary_kernel<T><<<blocks_for(n), kThreads>>>(static_cast<T*>(out.raw_data()), static_cast<const T*>(a.raw_data()),
                                                  make_indexer(a, a.sizes()), op, n);
   });
   check_launch("unary");

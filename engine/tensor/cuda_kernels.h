@@ -33,11 +33,9 @@ Tensor softmax(const Tensor& x);
 Tensor log_softmax(const Tensor& x);
 Tensor softmax_backward(const Tensor& grad, const Tensor& output);
 Tensor log_softmax_backward(const Tensor& grad, const Tensor& output);
-kernels::LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                                    double eps);
-kernels::LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x,
-                                            const Tensor& weight, const Tensor& mean,
-                                            const Tensor& rstd);
+kernels::LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps);
+kernels::LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& weight,
+                                            const Tensor& mean, const Tensor& rstd);
 Tensor embedding(const Tensor& weight, const Tensor& indices);
 Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num_weights);
 Tensor nll_loss(const Tensor& log_probs, const Tensor& targets);

@@ -14,14 +14,12 @@ int device_count() {
   return count;
 }
 
-bool available() {
-  return device_count() > 0;
-}
+bool available() { return device_count() > 0; }
 
 namespace {
 void use_device(int device) {
-  DDPSCOPE_CHECK(device >= 0 && device < device_count(), "CUDA device ", device,
-                 " does not exist (", device_count(), " visible)");
+  DDPSCOPE_CHECK(device >= 0 && device < device_count(), "CUDA device ", device, " does not exist (", device_count(),
+                 " visible)");
   CUDA_CHECK(cudaSetDevice(device));
 }
 }  // namespace

@@ -11,27 +11,13 @@ namespace {
 }
 }  // namespace
 
-bool available() {
-  return false;
-}
-int device_count() {
-  return 0;
-}
-void* device_malloc(size_t, int) {
-  no_cuda("device_malloc");
-}
+bool available() { return false; }
+int device_count() { return 0; }
+void* device_malloc(size_t, int) { no_cuda("device_malloc"); }
 void device_free(void*, int) noexcept {}
-void copy_host_to_device(void*, const void*, size_t, int) {
-  no_cuda("copy to device");
-}
-void copy_device_to_host(void*, const void*, size_t, int) {
-  no_cuda("copy to host");
-}
-void copy_device_to_device(void*, const void*, size_t, int) {
-  no_cuda("device copy");
-}
-void synchronize(int) {
-  no_cuda("synchronize");
-}
+void copy_host_to_device(void*, const void*, size_t, int) { no_cuda("copy to device"); }
+void copy_device_to_host(void*, const void*, size_t, int) { no_cuda("copy to host"); }
+void copy_device_to_device(void*, const void*, size_t, int) { no_cuda("device copy"); }
+void synchronize(int) { no_cuda("synchronize"); }
 
 }  // namespace ddpscope::cuda

@@ -18,9 +18,7 @@ struct Device {
   bool is_cuda() const { return type == DeviceType::CUDA; }
   bool operator==(const Device& o) const { return type == o.type && index == o.index; }
   bool operator!=(const Device& o) const { return !(*this == o); }
-  std::string str() const {
-    return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index);
-  }
+  std::string str() const { return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index); }
 };
 
 }  // namespace ddpscope

@@ -15,13 +15,9 @@ enum class DType : uint8_t { F32, F64, F16, BF16, I64 };
 size_t element_size(DType dtype);
 const char* dtype_name(DType dtype);
 DType dtype_from_name(const std::string& name);  // "f32", "float32", ...; throws on unknown
-inline bool is_floating(DType d) {
-  return d != DType::I64;
-}
+inline bool is_floating(DType d) { return d != DType::I64; }
 // Types the CPU and CUDA kernels compute in; the others are converted first.
-inline bool is_compute_type(DType d) {
-  return d == DType::F32 || d == DType::F64;
-}
+inline bool is_compute_type(DType d) { return d == DType::F32 || d == DType::F64; }
 
 // IEEE half and bfloat16 as 16-bit patterns. Conversions round to nearest even.
 struct Half {
@@ -80,8 +76,7 @@ decltype(auto) dispatch_compute(DType dtype, const char* op, Fn&& fn) {
     case DType::F64:
       return fn.template operator()<double>();
     default:
-      throw DDPSCOPE_ERROR(op, ": dtype ", dtype_name(dtype),
-                           " is a storage type; convert with to(DType::F32) first");
+      throw DDPSCOPE_ERROR(op, ": dtype ", dtype_name(dtype), " is a storage type; convert with to(DType::F32) first");
   }
 }
 

@@ -64,8 +64,8 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
 struct LayerNormGrads {
   Tensor input, weight, bias;
 };
-LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& weight,
-                                   const Tensor& mean, const Tensor& rstd);
+LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                   const Tensor& rstd);
 
 Tensor embedding(const Tensor& weight, const Tensor& indices);  // indices i64
 Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num_weights);

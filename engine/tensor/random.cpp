@@ -18,9 +18,7 @@ Generator& default_generator() {
   return generator;
 }
 
-void manual_seed(uint64_t seed) {
-  default_generator().manual_seed(seed);
-}
+void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 
 Tensor randn(const Shape& shape, DType dtype, Generator* gen) {
   return sample(shape, dtype, gen, std::normal_distribution<double>(0.0, 1.0));

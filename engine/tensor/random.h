@@ -30,8 +30,7 @@ Generator& default_generator();
 void manual_seed(uint64_t seed);
 
 Tensor randn(const Shape& shape, DType dtype = DType::F32, Generator* gen = nullptr);
-Tensor uniform(const Shape& shape, double low, double high, DType dtype = DType::F32,
-               Generator* gen = nullptr);
+Tensor uniform(const Shape& shape, double low, double high, DType dtype = DType::F32, Generator* gen = nullptr);
 // 1 with probability p, else 0.
 Tensor bernoulli(const Shape& shape, double p, DType dtype = DType::F32, Generator* gen = nullptr);
 // Uniform integers in [0, high) as i64.

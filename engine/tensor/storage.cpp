@@ -57,9 +57,7 @@ HostBlockCache& host_cache() {
   return *cache;
 }
 
-size_t rounded_size(size_t nbytes) {
-  return (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-}
+size_t rounded_size(size_t nbytes) { return (nbytes + kAlignment - 1) / kAlignment * kAlignment; }
 
 void note_cpu_alloc(size_t n) {
   const size_t now = g_cpu_in_use.fetch_add(n, std::memory_order_relaxed) + n;
@@ -104,14 +102,8 @@ Storage::~Storage() {
   }
 }
 
-size_t Storage::cpu_bytes_in_use() {
-  return g_cpu_in_use.load();
-}
-size_t Storage::cpu_peak_bytes() {
-  return g_cpu_peak.load();
-}
-void Storage::reset_cpu_peak() {
-  g_cpu_peak.store(g_cpu_in_use.load());
-}
+size_t Storage::cpu_bytes_in_use() { return g_cpu_in_use.load(); }
+size_t Storage::cpu_peak_bytes() { return g_cpu_peak.load(); }
+void Storage::reset_cpu_peak() { g_cpu_peak.store(g_cpu_in_use.load()); }
 
 }  // namespace ddpscope

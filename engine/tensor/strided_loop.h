@@ -11,8 +11,8 @@
 namespace ddpscope::kernels {
 
 template <size_t N, typename Fn>
-void for_each_offset(const Shape& shape, const std::array<const Shape*, N>& strides,
-                     std::array<int64_t, N> base, Fn&& fn) {
+void for_each_offset(const Shape& shape, const std::array<const Shape*, N>& strides, std::array<int64_t, N> base,
+                     Fn&& fn) {
   const size_t nd = shape.size();
   if (nd == 0) {
     fn(base);

@@ -38,20 +38,18 @@ std::string shape_str(const Shape& shape) {
 namespace {
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   const int64_t wrapped = dim < 0 ? dim + ndim : dim;
-  DDPSCOPE_CHECK(wrapped >= 0 && wrapped < ndim, op, ": dimension ", dim,
-                 " is out of range for a tensor with ", ndim, " dimensions");
+  DDPSCOPE_CHECK(wrapped >= 0 && wrapped < ndim, op, ": dimension ", dim, " is out of range for a tensor with ", ndim,
+                 " dimensions");
   return wrapped;
 }
 }  // namespace
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t s : shape) {
-    DDPSCOPE_CHECK(s >= 0, "cannot create a tensor of shape ", shape_str(shape),
-                   ": sizes must be non-negative");
+    DDPSCOPE_CHECK(s >= 0, "cannot create a tensor of shape ", shape_str(shape), ": sizes must be non-negative");
   }
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(
-      static_cast<size_t>(shape_numel(shape)) * element_size(dtype), device);
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(shape_numel(shape)) * element_size(dtype), device);
   impl->sizes = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;
@@ -64,9 +62,7 @@ Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
   return t;
 }
 
-Tensor Tensor::ones(const Shape& shape, DType dtype, Device device) {
-  return full(shape, 1.0, dtype, device);
-}
+Tensor Tensor::ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1.0, dtype, device); }
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device) {
   Tensor t = empty(shape, dtype, device);
@@ -74,9 +70,7 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device
   return t;
 }
 
-Tensor Tensor::scalar(double value, DType dtype) {
-  return full({}, value, dtype);
-}
+Tensor Tensor::scalar(double value, DType dtype) { return full({}, value, dtype); }
 
 Tensor Tensor::arange(int64_t n, DType dtype) {
   Tensor t = empty({n}, DType::F64);
@@ -86,12 +80,8 @@ Tensor Tensor::arange(int64_t n, DType dtype) {
   return dtype == DType::F64 ? t : t.to(dtype);
 }
 
-int64_t Tensor::size(int64_t d) const {
-  return impl_->sizes[wrap_dim(d, dim(), "size")];
-}
-int64_t Tensor::stride(int64_t d) const {
-  return impl_->strides[wrap_dim(d, dim(), "stride")];
-}
+int64_t Tensor::size(int64_t d) const { return impl_->sizes[wrap_dim(d, dim(), "size")]; }
+int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), "stride")]; }
 
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;
@@ -111,8 +101,7 @@ std::string Tensor::describe() const {
 }
 
 void* Tensor::raw_data() const {
-  return static_cast<char*>(impl_->storage->data()) +
-         impl_->offset * static_cast<int64_t>(element_size(dtype()));
+  return static_cast<char*>(impl_->storage->data()) + impl_->offset * static_cast<int64_t>(element_size(dtype()));
 }
 
 namespace {
@@ -143,8 +132,8 @@ T Tensor::item() const {
 template <typename T>
 T Tensor::at(const std::vector<int64_t>& index) const {
   DDPSCOPE_CHECK(device().is_cpu(), "at(): tensor is on ", device().str(), "; copy it to the CPU");
-  DDPSCOPE_CHECK(static_cast<int64_t>(index.size()) == dim(), "at(): ", index.size(),
-                 " indices for a ", describe(), " tensor");
+  DDPSCOPE_CHECK(static_cast<int64_t>(index.size()) == dim(), "at(): ", index.size(), " indices for a ", describe(),
+                 " tensor");
   int64_t off = 0;
   for (size_t i = 0; i < index.size(); ++i) {
     DDPSCOPE_CHECK(index[i] >= 0 && index[i] < impl_->sizes[i], "at(): index ", index[i],
@@ -175,8 +164,8 @@ template std::vector<double> Tensor::to_vector<double>() const;
 template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
 
 Tensor Tensor::as_strided(const Shape& sizes, const Shape& strides, int64_t offset) const {
-  DDPSCOPE_CHECK(sizes.size() == strides.size(), "as_strided: ", sizes.size(), " sizes but ",
-                 strides.size(), " strides");
+  DDPSCOPE_CHECK(sizes.size() == strides.size(), "as_strided: ", sizes.size(), " sizes but ", strides.size(),
+                 " strides");
   // Bounds check: the furthest element must lie inside the storage.
   int64_t last = offset;
   bool empty_view = false;
@@ -185,9 +174,8 @@ Tensor Tensor::as_strided(const Shape& sizes, const Shape& strides, int64_t offs
     last += (sizes[i] - 1) * strides[i];
   }
   const int64_t capacity = static_cast<int64_t>(impl_->storage->nbytes() / element_size(dtype()));
-  DDPSCOPE_CHECK(empty_view || (offset >= 0 && last < capacity), "as_strided: view ",
-                 shape_str(sizes), " at offset ", offset, " exceeds the storage of ", capacity,
-                 " elements");
+  DDPSCOPE_CHECK(empty_view || (offset >= 0 && last < capacity), "as_strided: view ", shape_str(sizes), " at offset ",
+                 offset, " exceeds the storage of ", capacity, " elements");
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = impl_->storage;
   impl->sizes = sizes;
@@ -210,21 +198,20 @@ Tensor Tensor::view(const Shape& shape) const {
     }
   }
   if (infer >= 0) {
-    DDPSCOPE_CHECK(known != 0 && numel() % known == 0, "view: cannot infer -1 in ",
-                   shape_str(shape), " for ", describe());
+    DDPSCOPE_CHECK(known != 0 && numel() % known == 0, "view: cannot infer -1 in ", shape_str(shape), " for ",
+                   describe());
     out[infer] = numel() / known;
   }
-  DDPSCOPE_CHECK(shape_numel(out) == numel(), "view: shape ", shape_str(shape),
-                 " does not match the ", numel(), " elements of ", describe());
-  DDPSCOPE_CHECK(is_contiguous(), "view: ", describe(),
-                 " is not contiguous; call contiguous() first or use reshape");
+  DDPSCOPE_CHECK(shape_numel(out) == numel(), "view: shape ", shape_str(shape), " does not match the ", numel(),
+                 " elements of ", describe());
+  DDPSCOPE_CHECK(is_contiguous(), "view: ", describe(), " is not contiguous; call contiguous() first or use reshape");
   return as_strided(out, contiguous_strides(out), impl_->offset);
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   d = wrap_dim(d, dim(), "narrow");
-  DDPSCOPE_CHECK(start >= 0 && length >= 0 && start + length <= impl_->sizes[d], "narrow: [", start,
-                 ", ", start + length, ") is outside dimension ", d, " of ", describe());
+  DDPSCOPE_CHECK(start >= 0 && length >= 0 && start + length <= impl_->sizes[d], "narrow: [", start, ", ",
+                 start + length, ") is outside dimension ", d, " of ", describe());
   Shape sizes = impl_->sizes;
   sizes[d] = length;
   return as_strided(sizes, impl_->strides, impl_->offset + start * impl_->strides[d]);
@@ -240,8 +227,7 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
-  DDPSCOPE_CHECK(static_cast<int64_t>(dims.size()) == dim(), "permute: ", dims.size(),
-                 " dims given for ", describe());
+  DDPSCOPE_CHECK(static_cast<int64_t>(dims.size()) == dim(), "permute: ", dims.size(), " dims given for ", describe());
   Shape sizes(dims.size()), strides(dims.size());
   std::vector<bool> seen(dims.size(), false);
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -255,22 +241,20 @@ Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
 }
 
 Tensor Tensor::expand(const Shape& shape) const {
-  DDPSCOPE_CHECK(shape.size() >= impl_->sizes.size(), "expand: cannot expand ", describe(),
-                 " to fewer dimensions ", shape_str(shape));
+  DDPSCOPE_CHECK(shape.size() >= impl_->sizes.size(), "expand: cannot expand ", describe(), " to fewer dimensions ",
+                 shape_str(shape));
   const size_t lead = shape.size() - impl_->sizes.size();
   Shape strides(shape.size(), 0);
   for (size_t i = 0; i < impl_->sizes.size(); ++i) {
     const int64_t have = impl_->sizes[i], want = shape[lead + i];
-    DDPSCOPE_CHECK(have == want || have == 1, "expand: size ", have, " of dimension ", i, " of ",
-                   describe(), " cannot broadcast to ", shape_str(shape));
+    DDPSCOPE_CHECK(have == want || have == 1, "expand: size ", have, " of dimension ", i, " of ", describe(),
+                   " cannot broadcast to ", shape_str(shape));
     strides[lead + i] = (have == want) ? impl_->strides[i] : 0;
   }
   return as_strided(shape, strides, impl_->offset);
 }
 
-Tensor Tensor::contiguous() const {
-  return is_contiguous() ? *this : clone();
-}
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 
 Tensor Tensor::clone() const {
   Tensor out = empty(sizes(), dtype(), device());
@@ -302,8 +286,8 @@ Tensor Tensor::to(Device target) const {
 }
 
 const Tensor& Tensor::copy_(const Tensor& src) const {
-  DDPSCOPE_CHECK(src.sizes() == sizes() || shape_numel(src.sizes()) == 1, "copy_: source ",
-                 src.describe(), " does not match destination ", describe());
+  DDPSCOPE_CHECK(src.sizes() == sizes() || shape_numel(src.sizes()) == 1, "copy_: source ", src.describe(),
+                 " does not match destination ", describe());
   Tensor s = src;
   if (s.device() != device()) s = s.to(device());
   if (s.sizes() != sizes()) s = s.expand(sizes());

@@ -54,8 +54,7 @@ class Tensor {
   static Tensor empty(const Shape& shape, DType dtype = DType::F32, Device device = {});
   static Tensor zeros(const Shape& shape, DType dtype = DType::F32, Device device = {});
   static Tensor ones(const Shape& shape, DType dtype = DType::F32, Device device = {});
-  static Tensor full(const Shape& shape, double value, DType dtype = DType::F32,
-                     Device device = {});
+  static Tensor full(const Shape& shape, double value, DType dtype = DType::F32, Device device = {});
   static Tensor scalar(double value, DType dtype = DType::F32);
   template <typename T>
   static Tensor from_vector(const std::vector<T>& values, const Shape& shape);
@@ -81,16 +80,12 @@ class Tensor {
            impl_->offset == other.impl_->offset && impl_->sizes == other.impl_->sizes &&
            impl_->strides == other.impl_->strides;
   }
-  bool shares_storage_with(const Tensor& other) const {
-    return impl_->storage == other.impl_->storage;
-  }
+  bool shares_storage_with(const Tensor& other) const { return impl_->storage == other.impl_->storage; }
   // "f32[64, 1024]" (plus "@cuda:0" off the CPU): used in every error message.
   std::string describe() const;
   // True when no other tensor or view can reach this one's bytes: a sender may then
   // hand the storage to the network without copying it.
-  bool is_sole_owner_of_storage() const {
-    return impl_.use_count() == 1 && impl_->storage.use_count() == 1;
-  }
+  bool is_sole_owner_of_storage() const { return impl_.use_count() == 1 && impl_->storage.use_count() == 1; }
   TensorImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 
@@ -119,8 +114,7 @@ class Tensor {
   Tensor clone() const;       // always a fresh contiguous copy
   Tensor to(DType dtype) const;
   Tensor to(Device device) const;
-  const Tensor& copy_(
-      const Tensor& src) const;  // in place; converts dtype/device; shapes must match
+  const Tensor& copy_(const Tensor& src) const;  // in place; converts dtype/device; shapes must match
   const Tensor& fill_(double value) const;
   const Tensor& zero_() const { return fill_(0.0); }
   void bump_version() const { impl_->storage->bump_version(); }
@@ -151,15 +145,15 @@ class Tensor {
 // ---- template definitions ----
 template <typename T>
 T* Tensor::data() const {
-  DDPSCOPE_CHECK(dtype() == DTypeOf<T>::value, "data<", dtype_name(DTypeOf<T>::value),
-                 ">() called on a ", describe(), " tensor");
+  DDPSCOPE_CHECK(dtype() == DTypeOf<T>::value, "data<", dtype_name(DTypeOf<T>::value), ">() called on a ", describe(),
+                 " tensor");
   return static_cast<T*>(raw_data());
 }
 
 template <typename T>
 Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
-  DDPSCOPE_CHECK(static_cast<int64_t>(values.size()) == shape_numel(shape),
-                 "from_vector: ", values.size(), " values do not fill shape ", shape_str(shape));
+  DDPSCOPE_CHECK(static_cast<int64_t>(values.size()) == shape_numel(shape), "from_vector: ", values.size(),
+                 " values do not fill shape ", shape_str(shape));
   Tensor t = empty(shape, DTypeOf<T>::value);
   std::copy(values.begin(), values.end(), t.data<T>());
   return t;

@@ -17,8 +17,6 @@ void set_num_threads(int threads) {
   openblas_set_num_threads(threads);
 }
 
-int get_num_threads() {
-  return g_threads;
-}
+int get_num_threads() { return g_threads; }
 
 }  // namespace ddpscope

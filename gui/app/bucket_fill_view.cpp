@@ -49,7 +49,7 @@ void BucketFillView::paintEvent(QPaintEvent*) {
   p.fillRect(rect(), palette().base());
   p.setPen(palette().color(QPalette::Text));
   p.drawText(QRect(6, 2, width() - 12, 20), Qt::AlignLeft | Qt::AlignVCenter,
-             m_buckets.empty() ? tr("Buckets: before the first iteration")
+             m_buckets.empty()   ? tr("Buckets: before the first iteration")
              : m_generation == 0 ? tr("Buckets as assigned (generation 0)")
                                  : tr("Buckets rebuilt from the ready order (generation 1)"));
   const int barLeft = 70, barWidth = std::max(40, width() - barLeft - 10);
@@ -61,7 +61,8 @@ void BucketFillView::paintEvent(QPaintEvent*) {
     p.setPen(palette().color(QPalette::Mid));
     p.setBrush(Qt::NoBrush);
     p.drawRect(barLeft, y, barWidth, 16);
-    const double share = f.bytes_total > 0 ? static_cast<double>(f.bytes_ready) / static_cast<double>(f.bytes_total) : 0;
+    const double share =
+        f.bytes_total > 0 ? static_cast<double>(f.bytes_ready) / static_cast<double>(f.bytes_total) : 0;
     p.fillRect(QRectF(barLeft + 1, y + 1, (barWidth - 1) * share, 15), colourOf(f.phase));
     p.setPen(palette().color(QPalette::Text));
     p.drawText(QRect(barLeft, y + 16, barWidth, 16), Qt::AlignLeft | Qt::AlignVCenter,

@@ -88,12 +88,11 @@ void BucketsPage::update() {
     if (b.rank == rank) (b.generation == 0 ? before : after).insert(b.bucket);
   }
   m_advice->setRun(m_run->path, m_run->span_count, rank, m_reader);
-  m_rebuildNote->setText(after.empty()
-                             ? tr("buckets: %1 (not rebuilt yet)").arg(before.size())
-                             : tr("buckets: %1 before the rebuild, %2 after (from the observed "
-                                  "gradient-ready order)")
-                                   .arg(before.size())
-                                   .arg(after.size()));
+  m_rebuildNote->setText(after.empty() ? tr("buckets: %1 (not rebuilt yet)").arg(before.size())
+                                       : tr("buckets: %1 before the rebuild, %2 after (from the observed "
+                                            "gradient-ready order)")
+                                             .arg(before.size())
+                                             .arg(after.size()));
 }
 
 }  // namespace ddpscope::gui

@@ -31,8 +31,7 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent), m_scene(new QGrap
 
 void GraphView::setGraph(const GraphData& graph, int collapseAbove) {
   m_full = graph;
-  m_shown =
-      static_cast<int>(graph.nodes.size()) > collapseAbove ? collapse_by_module(graph) : graph;
+  m_shown = static_cast<int>(graph.nodes.size()) > collapseAbove ? collapse_by_module(graph) : graph;
   rebuild();
 }
 
@@ -42,9 +41,7 @@ void GraphView::setCollapsed(bool collapsed) {
   rebuild();
 }
 
-QPointF GraphView::nodeCenter(size_t index) const {
-  return index < m_centers.size() ? m_centers[index] : QPointF();
-}
+QPointF GraphView::nodeCenter(size_t index) const { return index < m_centers.size() ? m_centers[index] : QPointF(); }
 
 void GraphView::rebuild() {
   m_scene->clear();
@@ -92,8 +89,8 @@ void GraphView::rebuild() {
   for (size_t i = 0; i < m_shown.nodes.size(); ++i) {
     const NodeBox& b = layout.nodes[i];
     const GraphNode& n = m_shown.nodes[i];
-    auto* rect = m_scene->addRect(b.x - b.w / 2, b.y - b.h / 2, b.w, b.h,
-                                  QPen(QColor(0x44, 0x44, 0x44)), QBrush(colour_of(n.kind)));
+    auto* rect = m_scene->addRect(b.x - b.w / 2, b.y - b.h / 2, b.w, b.h, QPen(QColor(0x44, 0x44, 0x44)),
+                                  QBrush(colour_of(n.kind)));
     rect->setData(0, static_cast<qulonglong>(i));
     auto* text = m_scene->addText(QString::fromStdString(node_label(n)), font);
     text->setData(0, static_cast<qulonglong>(i));
@@ -141,12 +138,10 @@ void GraphView::mousePressEvent(QMouseEvent* event) {
     const QVariant v = item->data(0);
     if (!v.isValid()) continue;
     const GraphNode& n = m_shown.nodes[v.toULongLong()];
-    QString text =
-        n.kind == "module"
-            ? tr("%1: %2 autograd nodes").arg(QString::fromStdString(n.op)).arg(n.members)
-            : tr("%1 (%2): waits for %3 gradient(s)")
-                  .arg(QString::fromStdString(n.op), QString::fromStdString(n.kind))
-                  .arg(n.deps);
+    QString text = n.kind == "module" ? tr("%1: %2 autograd nodes").arg(QString::fromStdString(n.op)).arg(n.members)
+                                      : tr("%1 (%2): waits for %3 gradient(s)")
+                                            .arg(QString::fromStdString(n.op), QString::fromStdString(n.kind))
+                                            .arg(n.deps);
     if (n.rank >= 0) text = tr("worker %1: ").arg(n.rank) + text;
     if (n.msg_id >= 0) {
       text += tr("; message %1, other end on worker %2")
@@ -156,8 +151,8 @@ void GraphView::mousePressEvent(QMouseEvent* event) {
     const QString when = m_shown.distributed
                              ? tr("pass %1").arg(QString::fromStdString(format_global_id(m_shown.iteration)))
                              : tr("iteration %1").arg(m_shown.iteration);
-    text += n.exec_ms >= 0 ? tr("; ran %1 ms in %2").arg(n.exec_ms, 0, 'f', 3).arg(when)
-                           : tr("; no execution recorded");
+    text +=
+        n.exec_ms >= 0 ? tr("; ran %1 ms in %2").arg(n.exec_ms, 0, 'f', 3).arg(when) : tr("; no execution recorded");
     emit nodeClicked(text);
     emit nodeIndexClicked(static_cast<int>(v.toULongLong()));
     break;

@@ -54,8 +54,8 @@ class GraphView : public QGraphicsView {
   QGraphicsScene* m_scene;
   QString m_error;
   std::vector<QPointF> m_centers;
-  std::vector<QGraphicsRectItem*> m_boxes;       // per shown node
-  std::vector<QGraphicsTextItem*> m_labels;      // per shown node
+  std::vector<QGraphicsRectItem*> m_boxes;   // per shown node
+  std::vector<QGraphicsTextItem*> m_labels;  // per shown node
 };
 
 }  // namespace ddpscope::gui

@@ -32,8 +32,7 @@ HangView::HangView(QWidget* parent) : QWidget(parent) {
   m_findings->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_table = new QTableWidget(0, 7);
   m_table->setHorizontalHeaderLabels({tr("Rank"), tr("Iteration"), tr("Phase"), tr("Blocked in"),
-                                      tr("Buckets waiting for gradients"),
-                                      tr("Buckets waiting for allreduce"),
+                                      tr("Buckets waiting for gradients"), tr("Buckets waiting for allreduce"),
                                       tr("Gradients not arrived")});
   m_table->verticalHeader()->hide();
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -75,13 +74,12 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
     for (const auto& name : st.missing_grads)
       missing << QString::fromStdString(name);
     QString missingText = st.params_total == 0 ? QStringLiteral("–")
-                          : missing.isEmpty()
-                              ? tr("none (all %1 arrived)").arg(st.params_total)
-                              : tr("%1 of %2: %3")
-                                    .arg(missing.size())
-                                    .arg(st.params_total)
-                                    .arg(missing.mid(0, 8).join(QStringLiteral(", ")) +
-                                         (missing.size() > 8 ? QStringLiteral(", …") : QString()));
+                          : missing.isEmpty()  ? tr("none (all %1 arrived)").arg(st.params_total)
+                                               : tr("%1 of %2: %3")
+                                                    .arg(missing.size())
+                                                    .arg(st.params_total)
+                                                    .arg(missing.mid(0, 8).join(QStringLiteral(", ")) +
+                                                         (missing.size() > 8 ? QStringLiteral(", …") : QString()));
     const QStringList cells = {QString::number(st.rank),
                                QString::number(st.current_iteration),
                                QString::fromStdString(st.phase),
@@ -104,11 +102,7 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
   m_table->resizeColumnsToContents();
 }
 
-QString HangView::headline() const {
-  return m_headline->text();
-}
-QString HangView::findings() const {
-  return m_findings->text();
-}
+QString HangView::headline() const { return m_headline->text(); }
+QString HangView::findings() const { return m_findings->text(); }
 
 }  // namespace ddpscope::gui

@@ -79,12 +79,13 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   m_staticGraph = new QCheckBox(tr("static_graph"));
   addRow(QStringLiteral("static_graph"), QString(), m_staticGraph);
   m_fusedOptimizer = new QCheckBox(tr("fused optimizer (step each bucket once reduced)"));
-  m_fusedOptimizer->setToolTip(tr("The optimizer steps each bucket's parameters as soon as its allreduce is "
-                                  "done, hidden behind the later buckets' communication; same result"));
+  m_fusedOptimizer->setToolTip(
+      tr("The optimizer steps each bucket's parameters as soon as its allreduce is "
+         "done, hidden behind the later buckets' communication; same result"));
   addRow(QStringLiteral("fused_optimizer"), QString(), m_fusedOptimizer);
   m_commHook = new QComboBox;
-  m_commHook->addItems({QStringLiteral("allreduce"), QStringLiteral("fp16"), QStringLiteral("bf16"),
-                        QStringLiteral("powersgd")});
+  m_commHook->addItems(
+      {QStringLiteral("allreduce"), QStringLiteral("fp16"), QStringLiteral("bf16"), QStringLiteral("powersgd")});
   addRow(QStringLiteral("comm_hook"), tr("Comm hook"), m_commHook);
   m_probes = new QCheckBox(tr("Record probes (needed for the views)"));
   addRow(QStringLiteral("probes"), QString(), m_probes);
@@ -109,13 +110,12 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   });
   connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
   connect(save, &QPushButton::clicked, this, [this] {
-    const QString f =
-        QFileDialog::getSaveFileName(this, tr("Save preset"), QString(), tr("Presets (*.json)"));
+    const QString f = QFileDialog::getSaveFileName(this, tr("Save preset"), QString(), tr("Presets (*.json)"));
     if (!f.isEmpty()) savePresetTo(f);
   });
   connect(load, &QPushButton::clicked, this, [this] {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Load preset"), QString(),
-                                                   tr("Presets (*.json);;All files (*)"));
+    const QString f =
+        QFileDialog::getOpenFileName(this, tr("Load preset"), QString(), tr("Presets (*.json);;All files (*)"));
     if (!f.isEmpty()) loadPresetFrom(f);
   });
 
@@ -135,8 +135,7 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   const QString last = QSettings().value(kLastConfigKey).toString();
   if (!last.isEmpty()) {
     QString error;
-    const LaunchConfig remembered =
-        launchConfigFromJson(QJsonDocument::fromJson(last.toUtf8()).object(), &error);
+    const LaunchConfig remembered = launchConfigFromJson(QJsonDocument::fromJson(last.toUtf8()).object(), &error);
     if (error.isEmpty()) setConfig(remembered);
   }
 }
@@ -206,9 +205,7 @@ QString LaunchDialog::errorText(const QString& field) const {
   return it == m_errors.end() ? QString() : (*it)->text();
 }
 
-bool LaunchDialog::canLaunch() const {
-  return validate(config()).isEmpty();
-}
+bool LaunchDialog::canLaunch() const { return validate(config()).isEmpty(); }
 
 void LaunchDialog::revalidate() {
   const auto problems = validate(config());

@@ -226,8 +226,9 @@ bool LearnPage::openLesson(int index, QString* error) {
   const LessonInfo& info = lessons()[static_cast<size_t>(index)];
   const QString dir = lessonsDir();
   if (dir.isEmpty()) {
-    *error = tr("The lessons' recorded runs were not found (resources/lessons, or share/ddpscope/lessons "
-                "next to the app); set DDPSCOPE_LESSONS_DIR, or use Run live");
+    *error =
+        tr("The lessons' recorded runs were not found (resources/lessons, or share/ddpscope/lessons "
+           "next to the app); set DDPSCOPE_LESSONS_DIR, or use Run live");
     return false;
   }
   m_lessonBox->setCurrentIndex(index);
@@ -255,8 +256,9 @@ bool LearnPage::openLesson(int index, QString* error) {
 }
 
 bool LearnPage::openRun(const QString& path, QString* error) {
-  m_about->setText(tr("A run of your own: its first distributed autograd context, or rank 0's first DDP "
-                      "iterations."));
+  m_about->setText(
+      tr("A run of your own: its first distributed autograd context, or rank 0's first DDP "
+         "iterations."));
   try {
     probes::RunStoreReader reader(path.toStdString());
     return load(path, list_dist_graphs(reader).empty(), 0, error);
@@ -309,7 +311,8 @@ bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
                          .arg(QFileInfo(path).fileName()));
   }
   // A distributed lesson shows its messages and context; a DDP lesson its buckets.
-  for (QWidget* w : std::initializer_list<QWidget*>{m_sequence, m_inFlight, m_inFlightTitle, m_gradients, m_gradientsTitle})
+  for (QWidget* w :
+       std::initializer_list<QWidget*>{m_sequence, m_inFlight, m_inFlightTitle, m_gradients, m_gradientsTitle})
     w->setVisible(!m_lesson.ddp);
   m_buckets->setVisible(m_lesson.ddp);
   m_mode->setEnabled(!m_lesson.ddp);
@@ -346,11 +349,11 @@ bool LearnPage::runLive(QString* error) {
   QString variant = info.ddp ? QStringLiteral("cap%1").arg(params.bucket_cap_mb) : params.mode;
   if (info.ddp && params.unused_parameter) variant += QStringLiteral("-unused");
   if (info.ddp && params.find_unused_parameters) variant += QStringLiteral("-find");
-  const QString out = QDir(m_workspace).filePath(
-      QStringLiteral("lesson-%1-%2-np%3-%4.ddprun")
-          .arg(info.example, variant)
-          .arg(m_workers->value())
-          .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"))));
+  const QString out = QDir(m_workspace)
+                          .filePath(QStringLiteral("lesson-%1-%2-np%3-%4.ddprun")
+                                        .arg(info.example, variant)
+                                        .arg(m_workers->value())
+                                        .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"))));
   delete m_process;
   m_process = new QProcess(this);
   m_process->setProcessChannelMode(QProcess::MergedChannels);
@@ -361,9 +364,9 @@ bool LearnPage::runLive(QString* error) {
     // A FAST lesson on an unused RPC fails by design: its run still replays.
     const LessonInfo& lesson = lessons()[static_cast<size_t>(std::max(0, m_lessonBox->currentIndex()))];
     if (QFileInfo::exists(out) && load(out, lesson.ddp, lesson.rank, &error)) {
-      emit statusMessage(code == 0 ? tr("Recorded %1").arg(QFileInfo(out).fileName())
-                                   : tr("Recorded %1; the example failed: %2")
-                                         .arg(QFileInfo(out).fileName(), log.section('\n', -1)));
+      emit statusMessage(
+          code == 0 ? tr("Recorded %1").arg(QFileInfo(out).fileName())
+                    : tr("Recorded %1; the example failed: %2").arg(QFileInfo(out).fileName(), log.section('\n', -1)));
     } else {
       emit statusMessage(tr("The live run failed: %1").arg(error.isEmpty() ? log.section('\n', -1) : error));
     }
@@ -436,7 +439,8 @@ void LearnPage::onNodeClicked(int node) {
     ++m_applied;
     updateScore();
     showState();
-    emit statusMessage(m_guessed_wrong ? tr("Yes, that one.") : tr("Right: %1 runs next.").arg(QString::fromStdString(clicked.op)));
+    emit statusMessage(m_guessed_wrong ? tr("Yes, that one.")
+                                       : tr("Right: %1 runs next.").arg(QString::fromStdString(clicked.op)));
     return;
   }
   if (!m_guessed_wrong) ++m_predictions;  // a question counts once, missed at the first wrong guess
@@ -450,13 +454,13 @@ void LearnPage::onNodeClicked(int node) {
   } else {
     why = tr("it is ready, but another node gets there first");
   }
-  emit statusMessage(tr("Not %1 on worker %2: %3. Try again.").arg(QString::fromStdString(clicked.op)).arg(clicked.rank).arg(why));
+  emit statusMessage(
+      tr("Not %1 on worker %2: %3. Try again.").arg(QString::fromStdString(clicked.op)).arg(clicked.rank).arg(why));
 }
 
 void LearnPage::updateScore() {
-  m_scoreLabel->setText(m_predict->isChecked() || m_predictions > 0
-                            ? tr("Score %1 of %2").arg(m_score).arg(m_predictions)
-                            : QString());
+  m_scoreLabel->setText(
+      m_predict->isChecked() || m_predictions > 0 ? tr("Score %1 of %2").arg(m_score).arg(m_predictions) : QString());
 }
 
 void LearnPage::showState() {
@@ -471,7 +475,9 @@ void LearnPage::showState() {
   m_buckets->setBuckets(s.buckets, s.generation);
   showCompare();
   m_sequence->updateData(std::make_shared<const SequenceData>(lesson_sequence(m_lesson, m_applied)));
-  m_sequence->setNow(m_applied > 0 ? m_lesson.steps[m_applied - 1].t_ns : m_lesson.steps.empty() ? -1 : m_lesson.steps.front().t_ns);
+  m_sequence->setNow(m_applied > 0            ? m_lesson.steps[m_applied - 1].t_ns
+                     : m_lesson.steps.empty() ? -1
+                                              : m_lesson.steps.front().t_ns);
   m_stepLabel->setText(tr("Step %1 of %2").arg(m_applied).arg(m_lesson.steps.size()));
   if (m_asking) {
     m_explanation->setText(tr("Which node runs next? Click it in the graph."));
@@ -505,11 +511,11 @@ void LearnPage::showCompare() {
   const LessonState s = m_compare.state_after(k);
   const std::vector<GraphView::NodeMark> marks = marks_of(s);
   m_compareGraph->setMarks(marks);
-  m_compareExplanation->setText(tr("<b>Side by side</b> (step %1 of %2): %3")
-                                    .arg(k)
-                                    .arg(m_compare.steps.size())
-                                    .arg(k == 0 ? tr("not started")
-                                                : QString::fromStdString(m_compare.explain(k - 1)).toHtmlEscaped()));
+  m_compareExplanation->setText(
+      tr("<b>Side by side</b> (step %1 of %2): %3")
+          .arg(k)
+          .arg(m_compare.steps.size())
+          .arg(k == 0 ? tr("not started") : QString::fromStdString(m_compare.explain(k - 1)).toHtmlEscaped()));
 }
 
 void LearnPage::keyPressEvent(QKeyEvent* event) {

@@ -101,7 +101,7 @@ class LearnPage : public QWidget {
   bool m_guessed_wrong = false;
   int m_score = 0, m_predictions = 0;
   GraphView* m_graph = nullptr;
-  SequenceView* m_sequence = nullptr;  // the lesson's messages so far, those in flight dashed
+  SequenceView* m_sequence = nullptr;   // the lesson's messages so far, those in flight dashed
   BucketFillView* m_buckets = nullptr;  // a DDP lesson's buckets filling
   QDoubleSpinBox* m_bucketCap = nullptr;
   QCheckBox* m_unused = nullptr;      // DDP lessons: rank 1 skips a layer

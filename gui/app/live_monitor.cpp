@@ -131,7 +131,8 @@ void LiveMonitor::fit(Chart& chart, bool clipOutliers) {
       lo = lo == 0 ? p.y() : std::min(lo, p.y());
       hi = std::max(hi, p.y());
     }
-    if (hi > 0) m_logY->setRange(std::pow(10, std::floor(std::log10(lo))), std::pow(10, std::ceil(std::log10(hi * 1.05))));
+    if (hi > 0)
+      m_logY->setRange(std::pow(10, std::floor(std::log10(lo))), std::pow(10, std::ceil(std::log10(hi * 1.05))));
     chart.clipped = 0;
   }
 }
@@ -150,11 +151,13 @@ void LiveMonitor::setLogScale(bool on) {
     m_logY->setTitleText(tr("ms (log scale)"));
   }
   QAbstractAxis* to = on ? static_cast<QAbstractAxis*>(m_logY) : m_iterationMs.y;
-  for (auto& [key, s] : m_iterationMs.series) s->detachAxis(from);
+  for (auto& [key, s] : m_iterationMs.series)
+    s->detachAxis(from);
   chart->removeAxis(from);
   from->setParent(this);  // kept for switching back; the chart owns only the one it shows
   chart->addAxis(to, Qt::AlignLeft);
-  for (auto& [key, s] : m_iterationMs.series) s->attachAxis(to);
+  for (auto& [key, s] : m_iterationMs.series)
+    s->attachAxis(to);
   fit(m_iterationMs, true);
   updateIterationTitle();
 }
@@ -197,8 +200,7 @@ void LiveMonitor::setRun(const RunData& run, bool live) {
     if (std::isfinite(it.overlap_ratio))
       overlap[it.rank] << QPointF(static_cast<double>(it.iteration), it.overlap_ratio);
   }
-  auto show = [this](Chart& chart, std::map<int, QList<QPointF>>& points, bool perRank,
-                     const QString& name) {
+  auto show = [this](Chart& chart, std::map<int, QList<QPointF>>& points, bool perRank, const QString& name) {
     for (auto& [key, list] : points) {
       seriesFor(chart, key, perRank ? tr("rank %1").arg(key) : name)->replace(list);
     }

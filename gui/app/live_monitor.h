@@ -64,8 +64,8 @@ class LiveMonitor : public QWidget {
 
  private:
   struct Chart {
-    int clipped = 0;          // points above the y axis (outliers)
-    double clippedMax = 0;    // the largest of them
+    int clipped = 0;        // points above the y axis (outliers)
+    double clippedMax = 0;  // the largest of them
     QChartView* view = nullptr;
     QValueAxis* x = nullptr;
     QValueAxis* y = nullptr;

@@ -1,7 +1,7 @@
 // ddpscope: the desktop app. `ddpscope` lists the runs of the workspace folder;
-// `ddpscope RUN_FILE` opens a run (`ddpscope TRACES/` imports a PyTorch job's traces first); `ddpscope --demo` launches the 2-rank demo job and
-// follows it live; `ddpscope --launch PRESET.json` launches a saved preset;
-// `ddpscope --lesson N [--step K]` opens a lesson of the Learn menu.
+// `ddpscope RUN_FILE` opens a run (`ddpscope TRACES/` imports a PyTorch job's traces first); `ddpscope --demo` launches
+// the 2-rank demo job and follows it live; `ddpscope --launch PRESET.json` launches a saved preset; `ddpscope --lesson
+// N [--step K]` opens a lesson of the Learn menu.
 #include <QApplication>
 #include <QCheckBox>
 #include <QCommandLineParser>
@@ -54,23 +54,25 @@ int main(int argc, char** argv) {
       QStringLiteral("PNG"));
   const QCommandLineOption tab(
       QStringLiteral("tab"),
-      QStringLiteral("Tab to show: Summary, Live, Timeline, Breakdown, Overlap, Buckets, Graph, Messages, Hang or Learn"),
+      QStringLiteral(
+          "Tab to show: Summary, Live, Timeline, Breakdown, Overlap, Buckets, Graph, Messages, Hang or Learn"),
       QStringLiteral("NAME"));
   const QCommandLineOption demo(QStringLiteral("demo"),
                                 QStringLiteral("Launch the 2-rank transformer demo and follow it"));
   const QCommandLineOption launch(QStringLiteral("launch"),
                                   QStringLiteral("Launch the job of a preset file and follow it"),
                                   QStringLiteral("PRESET"));
-  const QCommandLineOption lesson(QStringLiteral("lesson"),
-                                  QStringLiteral("Open lesson N of the Learn menu (1-based)"), QStringLiteral("N"));
+  const QCommandLineOption lesson(QStringLiteral("lesson"), QStringLiteral("Open lesson N of the Learn menu (1-based)"),
+                                  QStringLiteral("N"));
   const QCommandLineOption step(QStringLiteral("step"),
                                 QStringLiteral("With --lesson: show the state after this many steps"),
                                 QStringLiteral("K"));
   const QCommandLineOption sideBySide(QStringLiteral("side-by-side"),
                                       QStringLiteral("With --lesson: show the paired lesson beside it (lesson 2)"));
-  const QCommandLineOption find(QStringLiteral("find"),
-                                QStringLiteral("Timeline: search for TEXT and select the first match (its details shown)"),
-                                QStringLiteral("TEXT"));
+  const QCommandLineOption find(
+      QStringLiteral("find"),
+      QStringLiteral("Timeline: search for TEXT and select the first match (its details shown)"),
+      QStringLiteral("TEXT"));
   const QCommandLineOption range(QStringLiteral("range"),
                                  QStringLiteral("Timeline: select the range A:B, in ms from the run's start"),
                                  QStringLiteral("A:B"));

@@ -67,9 +67,8 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   m_fileWatch = new RunFileWatch(this);
   connect(m_fileWatch, &RunFileWatch::stateChanged, this, &MainWindow::onRunFileChanged);
 
-  connect(m_job, &JobController::started, this, [this](const QString&, const QString& what) {
-    m_monitor->setStatus(tr("training %1").arg(what), true);
-  });
+  connect(m_job, &JobController::started, this,
+          [this](const QString&, const QString& what) { m_monitor->setStatus(tr("training %1").arg(what), true); });
   connect(m_job, &JobController::progress, m_monitor, &LiveMonitor::setProgress);
   connect(m_job, &JobController::finished, this, &MainWindow::onJobFinished);
   connect(m_job, &JobController::outputLine, this,
@@ -77,8 +76,7 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   connect(m_monitor, &LiveMonitor::stopRequested, this, &MainWindow::stopJob);
   connect(m_live, &LiveRunLoader::loaded, this, [this](std::shared_ptr<const RunData> run) {
     // A reload that finishes after the user opened another run is not shown over it.
-    if (m_following && QString::fromStdString(run->path) == m_liveRun)
-      showRun(std::move(run), true);
+    if (m_following && QString::fromStdString(run->path) == m_liveRun) showRun(std::move(run), true);
   });
   connect(m_live, &LiveRunLoader::loadFailed, this, &MainWindow::loadFailed);
   connect(m_live, &LiveRunLoader::stalled, this, [this](qint64 ms) {
@@ -120,12 +118,11 @@ void MainWindow::buildViews() {
   // A run opens when the user selects its row (click, arrow keys). Not on the current row
   // changing: the view makes its first row current when it first gets focus, which
   // swapped the run the user had opened for another one.
-  connect(runs->selectionModel(), &QItemSelectionModel::selectionChanged, this,
-          [this](const QItemSelection& selected) {
-            if (selected.indexes().isEmpty()) return;
-            const QString path = selected.indexes().first().data(RunListModel::PathRole).toString();
-            if (!m_run || QString::fromStdString(m_run->path) != path) openRunInBackground(path);
-          });
+  connect(runs->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this](const QItemSelection& selected) {
+    if (selected.indexes().isEmpty()) return;
+    const QString path = selected.indexes().first().data(RunListModel::PathRole).toString();
+    if (!m_run || QString::fromStdString(m_run->path) != path) openRunInBackground(path);
+  });
   // The list is re-read as runs come and go: keep the open run's row selected.
   connect(m_runList, &QAbstractItemModel::modelReset, this, [this] {
     if (m_run) selectInRunList(QString::fromStdString(m_run->path));
@@ -161,7 +158,8 @@ void MainWindow::buildViews() {
     return *reader;
   });
   addPage(m_graphPage, "graph", tr("Graph"));
-  connect(m_graphPage, &GraphPage::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text); });
+  connect(m_graphPage, &GraphPage::statusMessage, this,
+          [this](const QString& text) { statusBar()->showMessage(text); });
 
   m_messages = new MessagesPage;
   m_messagesEmpty = new EmptyState(m_messages);
@@ -254,20 +252,17 @@ void MainWindow::buildMenus() {
   file->addSeparator();
   file->addAction(tr("Export &Chrome trace..."), this, &MainWindow::exportChromeTrace);
   file->addAction(tr("Export view as &PNG..."), this, [this] {
-    const QString out =
-        QFileDialog::getSaveFileName(this, tr("Export view"), QString(), tr("PNG image (*.png)"));
+    const QString out = QFileDialog::getSaveFileName(this, tr("Export view"), QString(), tr("PNG image (*.png)"));
     if (!out.isEmpty()) exportViewPng(out);
   });
   file->addAction(tr("Export table as CS&V..."), this, [this] {
-    const QString out =
-        QFileDialog::getSaveFileName(this, tr("Export table"), QString(), tr("CSV (*.csv)"));
+    const QString out = QFileDialog::getSaveFileName(this, tr("Export table"), QString(), tr("CSV (*.csv)"));
     if (!out.isEmpty()) exportTableCsv(out);
   });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* run = menuBar()->addMenu(tr("&Run"));
-  run->addAction(tr("&Launch job..."), QKeySequence(tr("Ctrl+L")), this,
-                 &MainWindow::showLaunchDialog);
+  run->addAction(tr("&Launch job..."), QKeySequence(tr("Ctrl+L")), this, &MainWindow::showLaunchDialog);
   m_followAction = run->addAction(tr("&Follow job"), this, &MainWindow::followJob);
   m_stopAction = run->addAction(tr("&Stop job"), this, &MainWindow::stopJob);
   updateJobActions();
@@ -289,10 +284,12 @@ void MainWindow::buildMenus() {
     m_timelineTab->showSearch();
   });
   view->addAction(tr("Timeline: collapse every rank"), this, [this] {
-    for (const auto& lane : m_timeline->data().lanes) m_timeline->setRankCollapsed(lane.rank, true);
+    for (const auto& lane : m_timeline->data().lanes)
+      m_timeline->setRankCollapsed(lane.rank, true);
   });
   view->addAction(tr("Timeline: expand every rank"), this, [this] {
-    for (const auto& lane : m_timeline->data().lanes) m_timeline->setRankCollapsed(lane.rank, false);
+    for (const auto& lane : m_timeline->data().lanes)
+      m_timeline->setRankCollapsed(lane.rank, false);
   });
   QMenu* learn = menuBar()->addMenu(tr("L&earn"));
   for (size_t i = 0; i < lessons().size(); ++i)
@@ -424,9 +421,8 @@ void MainWindow::showOpenedRun(const QString& path, std::shared_ptr<const RunDat
   m_reloadRun->hide();
   m_saveCopyButton->hide();
   if (m_job->isActive() && !m_liveRun.isEmpty()) {
-    statusBar()->showMessage(tr("%1: %2 spans. The job still runs: Run > Follow job returns to it")
-                                 .arg(path)
-                                 .arg(m_run->span_count));
+    statusBar()->showMessage(
+        tr("%1: %2 spans. The job still runs: Run > Follow job returns to it").arg(path).arg(m_run->span_count));
   } else {
     statusBar()->showMessage(tr("%1: %2 spans").arg(path).arg(m_run->span_count));
   }
@@ -445,8 +441,8 @@ void MainWindow::selectInRunList(const QString& path) {
   for (int row = 0; row < m_runList->rowCount(); ++row) {
     const QModelIndex index = m_runList->index(row, 0);
     if (QFileInfo(index.data(RunListModel::PathRole).toString()).absoluteFilePath() == wanted) {
-      m_runsView->selectionModel()->setCurrentIndex(
-          m_runsProxy->mapFromSource(index), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+      m_runsView->selectionModel()->setCurrentIndex(m_runsProxy->mapFromSource(index),
+                                                    QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
       m_runsView->viewport()->update();
       return;
     }
@@ -455,8 +451,9 @@ void MainWindow::selectInRunList(const QString& path) {
 }
 
 void MainWindow::showEmptyStates() {
-  const QString noRun = tr("No run open.\n\nOpen one from the list on the left (or File ▸ Open run or traces..., "
-                           "or drop a PyTorch job's traces here), or launch a job: Run ▸ Launch job... (Ctrl+L).");
+  const QString noRun =
+      tr("No run open.\n\nOpen one from the list on the left (or File ▸ Open run or traces..., "
+         "or drop a PyTorch job's traces here), or launch a job: Run ▸ Launch job... (Ctrl+L).");
   if (!m_run) {
     for (EmptyState* e : {m_overlapPage->emptyState(), m_bucketPage->emptyState(), m_graphPage->emptyState(),
                           m_messagesEmpty, m_hangEmpty})
@@ -464,16 +461,18 @@ void MainWindow::showEmptyStates() {
     return;
   }
   const bool ddp = !m_run->analysis.iterations.empty();
-  const QString noDdp = tr("This run recorded no DDP training iterations (an RPC or distributed-autograd run, or "
-                           "a job that ended before its first iteration), so there is nothing to show here.\n\n"
-                           "See its Timeline, Messages and Graph tabs; DDP runs come from ddpscope-cli train.");
+  const QString noDdp =
+      tr("This run recorded no DDP training iterations (an RPC or distributed-autograd run, or "
+         "a job that ended before its first iteration), so there is nothing to show here.\n\n"
+         "See its Timeline, Messages and Graph tabs; DDP runs come from ddpscope-cli train.");
   m_overlapPage->emptyState()->setEmpty(ddp ? QString() : noDdp);
   m_bucketPage->emptyState()->setEmpty(ddp || !m_run->buckets.empty() ? QString() : noDdp);
-  m_graphPage->emptyState()->setEmpty(m_run->graph.nodes.empty() && m_run->dist_graphs.empty()
-                             ? tr("No autograd graph was recorded in this run.\n\nTraining jobs record the graph "
-                                  "of their first iteration; distributed-autograd examples (ddpscope-cli example) "
-                                  "record each pass.")
-                             : QString());
+  m_graphPage->emptyState()->setEmpty(
+      m_run->graph.nodes.empty() && m_run->dist_graphs.empty()
+          ? tr("No autograd graph was recorded in this run.\n\nTraining jobs record the graph "
+               "of their first iteration; distributed-autograd examples (ddpscope-cli example) "
+               "record each pass.")
+          : QString());
   m_messagesEmpty->setEmpty(m_run->sequence.arrows.empty()
                                 ? tr("No RPC messages in this run: DDP jobs talk through collectives, which the "
                                      "Timeline and Overlap tabs show.\n\nRPC runs come from ddpscope-cli example "
@@ -498,13 +497,11 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   // The charts show any run's metrics: live as it grows, or a finished file's curves.
   m_monitor->setRun(*m_run, live);
   if (!live && !m_job->isActive()) {
-    m_monitor->setStatus(
-        tr("%1: %2 iterations recorded (%3)")
-            .arg(QFileInfo(QString::fromStdString(m_run->path)).fileName())
-            .arg(m_run->analysis.iterations.empty() ? 0
-                                                    : m_run->analysis.iterations.back().iteration)
-            .arg(QString::fromStdString(m_run->run.status)),
-        false);
+    m_monitor->setStatus(tr("%1: %2 iterations recorded (%3)")
+                             .arg(QFileInfo(QString::fromStdString(m_run->path)).fileName())
+                             .arg(m_run->analysis.iterations.empty() ? 0 : m_run->analysis.iterations.back().iteration)
+                             .arg(QString::fromStdString(m_run->run.status)),
+                         false);
   }
   // A live reload refreshes the tab on screen and marks the others for when they are
   // shown: rebuilding every view two to four times a second would starve the job.
@@ -524,7 +521,8 @@ bool MainWindow::tabIsEmpty(const QString& id) const {
   const int i = tabIndex(id);
   if (i < 0) return false;
   if (auto* e = qobject_cast<EmptyState*>(m_tabs->widget(i))) return e->isEmpty();
-  for (auto* e : m_tabs->widget(i)->findChildren<EmptyState*>()) return e->isEmpty();
+  for (auto* e : m_tabs->widget(i)->findChildren<EmptyState*>())
+    return e->isEmpty();
   return false;
 }
 

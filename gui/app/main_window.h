@@ -139,7 +139,7 @@ class MainWindow : public QMainWindow {
 
  signals:
   void loadFailed(const QString& message);
-  void runShown();  // a run (opened, or a live reload) is on screen
+  void runShown();                            // a run (opened, or a live reload) is on screen
   void importReused(const QString& runFile);  // traces imported before were opened again
 
  private:
@@ -171,7 +171,6 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
 
  private:
-
   std::shared_ptr<const RunData> m_run;
   RunListModel* m_runList = nullptr;
   JobController* m_job = nullptr;
@@ -188,7 +187,7 @@ class MainWindow : public QMainWindow {
   QTableView* m_runsView = nullptr;
   QLabel* m_errorBanner = nullptr;
   QWidget* m_closeError = nullptr;
-  QWidget* m_reloadRun = nullptr;     // in the banner, when the run file was replaced
+  QWidget* m_reloadRun = nullptr;       // in the banner, when the run file was replaced
   QWidget* m_saveCopyButton = nullptr;  // in the banner, when it was deleted or replaced
   RunFileWatch* m_fileWatch = nullptr;
   QAction* m_followAction = nullptr;

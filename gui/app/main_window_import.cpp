@@ -93,7 +93,8 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 
 void MainWindow::dropEvent(QDropEvent* event) {
   QStringList paths;
-  for (const QUrl& url : event->mimeData()->urls()) paths << url.toLocalFile();
+  for (const QUrl& url : event->mimeData()->urls())
+    paths << url.toLocalFile();
   if (paths.isEmpty()) return;
   event->acceptProposedAction();
   // Several trace files dropped together are one job's ranks; a run file opens as it is.

@@ -38,8 +38,7 @@ bool MainWindow::launchJob(const LaunchConfig& config, QString* error) {
     const QString folder = m_runList->folder();
     path = folder.isEmpty()
                ? QString::fromStdString(probes::new_run_path())
-               : QDir(folder).filePath(
-                     QFileInfo(QString::fromStdString(probes::new_run_path())).fileName());
+               : QDir(folder).filePath(QFileInfo(QString::fromStdString(probes::new_run_path())).fileName());
   } catch (const std::exception& e) {
     *error = userMessage(e);
     return false;
@@ -50,8 +49,7 @@ bool MainWindow::launchJob(const LaunchConfig& config, QString* error) {
   m_following = !m_liveRun.isEmpty();
   m_stalled = false;
   m_monitor->clear();
-  m_monitor->setStatus(tr("starting %1 ranks (%2)...").arg(config.worldSize).arg(config.backend),
-                       true);
+  m_monitor->setStatus(tr("starting %1 ranks (%2)...").arg(config.worldSize).arg(config.backend), true);
   if (!m_liveRun.isEmpty()) m_live->watch(m_liveRun, 250, m_stallMs);
   showTab(QStringLiteral("live"));
   statusBar()->showMessage(tr("Launched: %1").arg(path));
@@ -68,21 +66,19 @@ void MainWindow::followJob() {
 
 void MainWindow::stopJob() {
   if (!m_job->isActive()) return;
-  m_monitor->setStatus(tr("stopping: every rank got SIGTERM (killed in 10 s if still running)"),
-                       false);
+  m_monitor->setStatus(tr("stopping: every rank got SIGTERM (killed in 10 s if still running)"), false);
   m_job->stop();
 }
 
 void MainWindow::onJobFinished(JobController::State state, const QString& message) {
   if (m_following) m_live->stop();  // one last reload shows the final state
-  if (m_run) {  // the title follows the job: no longer "(live)"
+  if (m_run) {                      // the title follows the job: no longer "(live)"
     setWindowTitle(QStringLiteral("ddpscope — %1").arg(QFileInfo(QString::fromStdString(m_run->path)).fileName()));
   }
   m_runList->refresh();
   switch (state) {
     case JobController::State::Finished:
-      m_monitor->setStatus(tr("finished in %1 s").arg(m_job->elapsedMs() / 1000.0, 0, 'f', 1),
-                           false);
+      m_monitor->setStatus(tr("finished in %1 s").arg(m_job->elapsedMs() / 1000.0, 0, 'f', 1), false);
       break;
     case JobController::State::Stopped:
       m_monitor->setStatus(tr("stopped"), false);
@@ -103,8 +99,7 @@ void MainWindow::updateHang(bool stalled) {
   if (stalled) {
     headline = tr("No progress for %1 s: the job looks hung. %2Where each rank stands:")
                    .arg((report.now_ns - report.latest_event_ns) / 1e9, 0, 'f', 0)
-                   .arg(report.verdict.empty() ? QString()
-                                               : QString::fromStdString(report.verdict) + QLatin1Char(' '));
+                   .arg(report.verdict.empty() ? QString() : QString::fromStdString(report.verdict) + QLatin1Char(' '));
     alarm = true;
   } else if (m_run->run.status == "failed" && !report.verdict.empty()) {
     // The culprit first (who never arrived, or died), then who reported it: the same
@@ -113,15 +108,13 @@ void MainWindow::updateHang(bool stalled) {
     alarm = true;
   } else if (m_run->run.status == "failed") {
     headline = tr("The run failed%1: %2. Where each rank stood at the end:")
-                   .arg(m_run->run.failed_rank >= 0 ? tr(" on rank %1").arg(m_run->run.failed_rank)
-                                                    : QString(),
+                   .arg(m_run->run.failed_rank >= 0 ? tr(" on rank %1").arg(m_run->run.failed_rank) : QString(),
                         QString::fromStdString(m_run->run.message));
     alarm = true;
   } else if (m_job->isActive() && m_following) {
     headline = tr("The job is making progress. Each rank's latest position:");
   } else {
-    headline = tr("Run %1. Where each rank stood at its last event:")
-                   .arg(QString::fromStdString(m_run->run.status));
+    headline = tr("Run %1. Where each rank stood at its last event:").arg(QString::fromStdString(m_run->run.status));
   }
   m_hang->setReport(report, headline, alarm);
 }
@@ -129,8 +122,7 @@ void MainWindow::updateHang(bool stalled) {
 void MainWindow::exportChromeTrace() {
   if (!m_run) return;
   const QString out = QFileDialog::getSaveFileName(this, tr("Export Chrome trace"),
-                                                   QString::fromStdString(m_run->path) + ".json",
-                                                   tr("Trace (*.json)"));
+                                                   QString::fromStdString(m_run->path) + ".json", tr("Trace (*.json)"));
   if (out.isEmpty()) return;
   try {
     // The run on screen, read through the kept connection: still there when the file
@@ -159,15 +151,13 @@ bool MainWindow::exportTableCsv(const QString& path) {
   // Buckets tab: the bucket table, then the parameter map).
   QWidget* page = m_tabs->currentWidget();
   const QAbstractItemModel* model = nullptr;
-  for (QTableView* t :
-       {m_overlapPage->table(), m_bucketPage->bucketTable(), m_bucketPage->parameterTable(),
-        static_cast<QTableView*>(m_hang->table())}) {
+  for (QTableView* t : {m_overlapPage->table(), m_bucketPage->bucketTable(), m_bucketPage->parameterTable(),
+                        static_cast<QTableView*>(m_hang->table())}) {
     if (!page || !page->isAncestorOf(t)) continue;
     if (!model || t->hasFocus()) model = t->model();
   }
   if (!model) {
-    emit loadFailed(
-        tr("The %1 tab has no table to export").arg(m_tabs->tabText(m_tabs->currentIndex())));
+    emit loadFailed(tr("The %1 tab has no table to export").arg(m_tabs->tabText(m_tabs->currentIndex())));
     return false;
   }
   QString error;

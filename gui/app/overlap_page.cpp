@@ -27,8 +27,9 @@ OverlapPage::OverlapPage(QWidget* parent) : QWidget(parent), m_model(new Overlap
   m_rank = new QComboBox;
   bar->addWidget(new QLabel(tr("Rank")));
   bar->addWidget(m_rank);
-  bar->addWidget(new QLabel(tr("Orange rows and bars: this rank was the straggler (its "
-                               "allreduces started last).")));
+  bar->addWidget(
+      new QLabel(tr("Orange rows and bars: this rank was the straggler (its "
+                    "allreduces started last).")));
   bar->addStretch();
   layout->addLayout(bar);
   m_chart = new QChartView;
@@ -136,14 +137,16 @@ QChart* OverlapPage::makeChart(int rank) {
   const int n = static_cast<int>(numbers.size());
   if (n <= 40) {
     auto* x = new QBarCategoryAxis;
-    for (int64_t it : numbers) x->append(QString::number(it));
+    for (int64_t it : numbers)
+      x->append(QString::number(it));
     xAxis = x;
   } else {
     auto* x = new QCategoryAxis;
     x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
     x->setRange(-0.5, n - 0.5);
     int step = 1;
-    for (int m = 0; step * 20 < n; ++m) step = (m % 3 == 0 ? 2 : m % 3 == 1 ? 5 : 10) * static_cast<int>(std::pow(10, m / 3));
+    for (int m = 0; step * 20 < n; ++m)
+      step = (m % 3 == 0 ? 2 : m % 3 == 1 ? 5 : 10) * static_cast<int>(std::pow(10, m / 3));
     for (int i = 0; i < n; ++i) {
       if (numbers[i] % step == 0) x->append(QString::number(numbers[i]), i);
     }

@@ -121,14 +121,13 @@ void RunFileWatch::check() {
   }
 }
 
-probes::RunStoreReader* RunFileWatch::reader() {
-  return m_rewrittenInPlace ? nullptr : m_kept.get();
-}
+probes::RunStoreReader* RunFileWatch::reader() { return m_rewrittenInPlace ? nullptr : m_kept.get(); }
 
 bool RunFileWatch::saveCopy(const QString& dest, QString* error) {
   if (!reader()) {
-    if (error) *error = m_kept ? tr("the run file was rewritten in place with another run; the earlier run is gone")
-                               : tr("no run is open");
+    if (error)
+      *error = m_kept ? tr("the run file was rewritten in place with another run; the earlier run is gone")
+                      : tr("no run is open");
     return false;
   }
   try {

@@ -47,8 +47,7 @@ double distanceTo(const QLineF& l, QPointF p) {
 
 }  // namespace
 
-SequenceView::SequenceView(QWidget* parent)
-    : QWidget(parent), m_data(std::make_shared<const SequenceData>()) {
+SequenceView::SequenceView(QWidget* parent) : QWidget(parent), m_data(std::make_shared<const SequenceData>()) {
   setFocusPolicy(Qt::StrongFocus);
   setMinimumHeight(kTop + 120);
 }
@@ -100,8 +99,8 @@ QLineF SequenceView::lineOf(const SequenceArrow& a) const {
   const double x0 = kLabelWidth;
   const double xs = a.t_send_ns >= 0 ? x0 + m_axis.to_px(a.t_send_ns) : x0 + m_axis.to_px(a.t_recv_ns) - 12;
   const double xr = a.t_recv_ns >= 0 ? x0 + m_axis.to_px(a.t_recv_ns)
-                    : m_now >= 0      ? x0 + m_axis.to_px(m_now)
-                                      : width() - 4;
+                    : m_now >= 0     ? x0 + m_axis.to_px(m_now)
+                                     : width() - 4;
   return QLineF(xs, laneY(a.src), xr, laneY(a.dst));
 }
 
@@ -153,8 +152,9 @@ void SequenceView::paintEvent(QPaintEvent*) {
     if (merge) {
       const auto column =
           static_cast<size_t>((std::clamp(m_axis.to_px(a.start_ns()), -1.0, m_axis.width_px) + 1) / column_px);
-      const size_t cell = ((column * workers + static_cast<size_t>(a.src)) * workers + static_cast<size_t>(a.dst)) *
-                              kNumArrowKinds + static_cast<size_t>(a.kind);
+      const size_t cell =
+          ((column * workers + static_cast<size_t>(a.src)) * workers + static_cast<size_t>(a.dst)) * kNumArrowKinds +
+          static_cast<size_t>(a.kind);
       if (flat) {
         if (taken_flat[cell]) continue;
         taken_flat[cell] = true;
@@ -216,8 +216,7 @@ bool SequenceView::event(QEvent* e) {
     const int i = arrowAt(help->pos());
     if (i >= 0) {
       QToolTip::showText(help->globalPos(),
-                         QString::fromStdString(describe_arrow(*m_data, m_data->arrows[static_cast<size_t>(i)])),
-                         this);
+                         QString::fromStdString(describe_arrow(*m_data, m_data->arrows[static_cast<size_t>(i)])), this);
     } else {
       QToolTip::hideText();
     }

@@ -6,8 +6,9 @@
 namespace ddpscope::gui {
 
 SummaryPage::SummaryPage(QWidget* parent) : QLabel(parent) {
-  setText(tr("Open a run: pick one on the left or use File > Open (a PyTorch job's profiler "
-             "traces too: a folder or the files, or drop them here). Or launch a job: Run > Launch job."));
+  setText(
+      tr("Open a run: pick one on the left or use File > Open (a PyTorch job's profiler "
+         "traces too: a folder or the files, or drop them here). Or launch a job: Run > Launch job."));
   setAlignment(Qt::AlignTop | Qt::AlignLeft);
   setTextInteractionFlags(Qt::TextSelectableByMouse);
   setMargin(12);
@@ -68,19 +69,18 @@ QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu) {
 }  // namespace
 
 void SummaryPage::setRun(const RunData& d) {
-  QString html =
-      QStringLiteral(
-          "<h3>%1</h3><p>status <b>%2</b>%3 · %4 ranks · %5 backend · "
-          "model %6 · started %7</p>")
-          .arg(QFileInfo(QString::fromStdString(d.path)).fileName().toHtmlEscaped(),
-               QString::fromStdString(d.run.status).toHtmlEscaped(),
-               d.run.message.empty() ? QString()
-                                     : QStringLiteral(" (%1)").arg(
-                                           QString::fromStdString(d.run.message).toHtmlEscaped()))
-          .arg(d.run.world_size)
-          .arg(QString::fromStdString(d.run.backend).toHtmlEscaped(),
-               QString::fromStdString(d.run.model).toHtmlEscaped(),
-               QString::fromStdString(d.run.created_at).toHtmlEscaped());
+  QString html = QStringLiteral(
+                     "<h3>%1</h3><p>status <b>%2</b>%3 · %4 ranks · %5 backend · "
+                     "model %6 · started %7</p>")
+                     .arg(QFileInfo(QString::fromStdString(d.path)).fileName().toHtmlEscaped(),
+                          QString::fromStdString(d.run.status).toHtmlEscaped(),
+                          d.run.message.empty()
+                              ? QString()
+                              : QStringLiteral(" (%1)").arg(QString::fromStdString(d.run.message).toHtmlEscaped()))
+                     .arg(d.run.world_size)
+                     .arg(QString::fromStdString(d.run.backend).toHtmlEscaped(),
+                          QString::fromStdString(d.run.model).toHtmlEscaped(),
+                          QString::fromStdString(d.run.created_at).toHtmlEscaped());
   if (!d.nonfinite.empty()) {
     html += QStringLiteral("<p style='color:#c62828'><b>%1</b></p>")
                 .arg(QString::fromStdString(d.nonfinite).toHtmlEscaped());
@@ -103,8 +103,7 @@ void SummaryPage::setRun(const RunData& d) {
       comm += it.comm_ms;
       exposed += it.exposed_comm_ms;
     }
-    const QString overlap =
-        comm > 0 ? QString::number(1 - exposed / comm, 'f', 2) : QStringLiteral("–");
+    const QString overlap = comm > 0 ? QString::number(1 - exposed / comm, 'f', 2) : QStringLiteral("–");
     html += QStringLiteral(
                 "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td>"
                 "<td>%7</td><td>%8</td><td>%9</td></tr>")

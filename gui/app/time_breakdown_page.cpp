@@ -21,7 +21,6 @@
 namespace ddpscope::gui {
 namespace {
 
-
 struct Part {
   const char* name;
   QColor color;
@@ -97,7 +96,8 @@ void BreakdownBars::paintEvent(QPaintEvent*) {
     return;
   }
   double top = 0;
-  for (const auto& r : m_rows) top = std::max(top, r.iteration_ms);
+  for (const auto& r : m_rows)
+    top = std::max(top, r.iteration_ms);
   const int label = 150, left = label + 8, right = width() - 90;
   const double scale = top > 0 ? (right - left) / top : 0;
   for (size_t i = 0; i < m_rows.size(); ++i) {
@@ -165,10 +165,12 @@ void TimeBreakdownPage::setRun(std::shared_ptr<const RunData> run) {
   m_choice->clear();
   m_choice->addItem(tr("Mean iteration (all ranks)"), -1);
   std::vector<int64_t> numbers;
-  for (const auto& r : m_byIteration) numbers.push_back(r.iteration);
+  for (const auto& r : m_byIteration)
+    numbers.push_back(r.iteration);
   std::sort(numbers.begin(), numbers.end());
   numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
-  for (int64_t n : numbers) m_choice->addItem(tr("Iteration %1").arg(n), QVariant::fromValue<qlonglong>(n));
+  for (int64_t n : numbers)
+    m_choice->addItem(tr("Iteration %1").arg(n), QVariant::fromValue<qlonglong>(n));
   const int index = m_choice->findText(keep);
   m_choice->setCurrentIndex(index >= 0 ? index : 0);
   showChoice();
@@ -199,7 +201,8 @@ void TimeBreakdownPage::showChoice() {
     if (iteration >= 0 && r.straggler) shown_straggler = r.rank;
   m_bars->setRows(rows, shown_straggler);
   // The headline: the slowest rank's biggest avoidable part, and the straggler.
-  const auto slowest = std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.iteration_ms < b.iteration_ms; });
+  const auto slowest =
+      std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.iteration_ms < b.iteration_ms; });
   QString text = iteration < 0 ? tr("<b>Where the time went</b>, per rank: the mean iteration over %1 iterations "
                                     "(the first, warm-up, left out).")
                                      .arg(means.front().iterations)
@@ -229,7 +232,8 @@ void TimeBreakdownPage::showChoice() {
     row << cell(iteration < 0 ? tr("%1 iterations").arg(r.straggled) : (s ? tr("yes") : QString()),
                 QVariant::fromValue<qlonglong>(iteration < 0 ? r.straggled : s));
     if (s)
-      for (auto* item : row) item->setForeground(QColor(0xf2, 0x8e, 0x2b));
+      for (auto* item : row)
+        item->setForeground(QColor(0xf2, 0x8e, 0x2b));
     m_rankModel->appendRow(row);
   }
   // Top ops: the spans of the chosen iteration (or of every iteration but the first).
@@ -237,7 +241,8 @@ void TimeBreakdownPage::showChoice() {
   int64_t begin = t.begin_ns, end = t.end_ns;
   double per = static_cast<double>(std::max<size_t>(1, means.size())) * std::max<int64_t>(1, means.front().iterations);
   for (const auto& it : t.iterations) {
-    if (iteration >= 0 && it.number == iteration) begin = it.first, end = it.second, per = static_cast<double>(means.size());
+    if (iteration >= 0 && it.number == iteration)
+      begin = it.first, end = it.second, per = static_cast<double>(means.size());
     if (iteration < 0 && t.iterations.size() > 2 && &it == &t.iterations[1]) begin = it.first;
   }
   const RangeSummary ops = summarize_range(t, begin, end);
@@ -245,7 +250,8 @@ void TimeBreakdownPage::showChoice() {
     const RangeRow& r = ops.rows[i];
     QList<QStandardItem*> row;
     row << cell(QString::fromStdString(r.name), QString::fromStdString(r.name))
-        << cell(kindLabel(r.kind), kindLabel(r.kind)) << cell(QString::number(r.count), QVariant::fromValue<qlonglong>(r.count))
+        << cell(kindLabel(r.kind), kindLabel(r.kind))
+        << cell(QString::number(r.count), QVariant::fromValue<qlonglong>(r.count))
         << cell(QString::number(r.ranks), r.ranks)
         << cell(QString::fromStdString(format_duration(r.total_ns)), QVariant::fromValue<qlonglong>(r.total_ns))
         << cell(QString::fromStdString(format_duration(static_cast<int64_t>(static_cast<double>(r.total_ns) / per))),

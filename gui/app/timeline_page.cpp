@@ -113,8 +113,9 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
   auto* rangePage = new QWidget;
   auto* rangeLayout = new QVBoxLayout(rangePage);
   rangeLayout->setContentsMargins(4, 4, 4, 4);
-  m_rangeHeader = new QLabel(tr("Drag across the timeline to select a time range: its time is summed here "
-                                "by name and kind. Shift+drag pans."));
+  m_rangeHeader =
+      new QLabel(tr("Drag across the timeline to select a time range: its time is summed here "
+                    "by name and kind. Shift+drag pans."));
   m_rangeHeader->setWordWrap(true);
   m_rangeModel = new QStandardItemModel(0, 5, this);
   m_rangeModel->setHorizontalHeaderLabels({tr("Name"), tr("Kind"), tr("Spans"), tr("Ranks"), tr("Time in range")});
@@ -172,13 +173,15 @@ void TimelinePage::refreshLegend() {
   items << QStringLiteral("<span style='color:#d62728'>▁</span>&nbsp;%1").arg(tr("exposed communication"));
   items << QStringLiteral("<span style='color:#c62828'>│</span>&nbsp;%1").arg(tr("mark"));
   bool open = false;
-  for (const auto& lane : data.lanes) open = open || !lane.open.empty();
+  for (const auto& lane : data.lanes)
+    open = open || !lane.open.empty();
   if (open) items << QStringLiteral("<span style='color:#c62828'>▨</span>&nbsp;%1").arg(tr("never finished"));
   m_legend->setText(items.join(QStringLiteral(" &nbsp; ")));
 }
 
 QTreeWidgetItem* TimelinePage::refItem(const QString& label, int lane, int64_t index, int in) {
-  auto* item = new QTreeWidgetItem({label, qs(span_title(m_view->data(), {lane, index, static_cast<SpanRef::In>(in)}))});
+  auto* item =
+      new QTreeWidgetItem({label, qs(span_title(m_view->data(), {lane, index, static_cast<SpanRef::In>(in)}))});
   item->setData(0, kRefRole, QStringLiteral("%1,%2,%3").arg(lane).arg(index).arg(in));
   item->setToolTip(1, tr("Click to select it"));
   item->setForeground(1, palette().color(QPalette::Link));
@@ -193,22 +196,23 @@ void TimelinePage::showDetails() {
     m_details->addTopLevelItem(hint);
     return;
   }
-  for (const auto& [label, value] : d.fields()) m_details->addTopLevelItem(new QTreeWidgetItem({qs(label), qs(value)}));
+  for (const auto& [label, value] : d.fields())
+    m_details->addTopLevelItem(new QTreeWidgetItem({qs(label), qs(value)}));
   if (d.parent.valid())
     m_details->addTopLevelItem(refItem(tr("Parent"), d.parent.lane, d.parent.index, static_cast<int>(d.parent.in)));
   if (!d.children.empty()) {
-    auto* children = new QTreeWidgetItem({tr("Children"), d.children_truncated
-                                                               ? tr("first %1").arg(d.children.size())
-                                                               : QString::number(d.children.size())});
-    for (const SpanRef& c : d.children) children->addChild(refItem(QString(), c.lane, c.index, static_cast<int>(c.in)));
+    auto* children = new QTreeWidgetItem({tr("Children"), d.children_truncated ? tr("first %1").arg(d.children.size())
+                                                                               : QString::number(d.children.size())});
+    for (const SpanRef& c : d.children)
+      children->addChild(refItem(QString(), c.lane, c.index, static_cast<int>(c.in)));
     m_details->addTopLevelItem(children);
     children->setExpanded(d.children.size() <= 12);
   }
   if (!d.same_collective.empty()) {
     auto* others = new QTreeWidgetItem({tr("On other ranks"), tr("the same op, sequence number %1").arg(d.seq)});
     for (const SpanRef& c : d.same_collective) {
-      others->addChild(refItem(tr("rank %1").arg(m_view->data().lanes[static_cast<size_t>(c.lane)].rank), c.lane, c.index,
-                               static_cast<int>(c.in)));
+      others->addChild(refItem(tr("rank %1").arg(m_view->data().lanes[static_cast<size_t>(c.lane)].rank), c.lane,
+                               c.index, static_cast<int>(c.in)));
     }
     m_details->addTopLevelItem(others);
     others->setExpanded(true);
@@ -291,7 +295,8 @@ void TimelinePage::showMatch(int index) {
   }
   m_current = index;
   m_view->select(m_results.matches[static_cast<size_t>(index)], true);
-  m_searchStatus->setText(tr("%1 of %2%3").arg(index + 1).arg(n).arg(m_results.truncated ? QStringLiteral("+") : QString()));
+  m_searchStatus->setText(
+      tr("%1 of %2%3").arg(index + 1).arg(n).arg(m_results.truncated ? QStringLiteral("+") : QString()));
 }
 
 }  // namespace ddpscope::gui

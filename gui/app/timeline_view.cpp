@@ -26,8 +26,7 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 }  // namespace
 
-TimelineView::TimelineView(QWidget* parent)
-    : QWidget(parent), m_data(std::make_shared<const TimelineData>()) {
+TimelineView::TimelineView(QWidget* parent) : QWidget(parent), m_data(std::make_shared<const TimelineData>()) {
   setFocusPolicy(Qt::StrongFocus);
   setMouseTracking(false);
   relayout();
@@ -191,7 +190,7 @@ SpanRef TimelineView::hitTest(QPoint pos) const {
   const TimelineSpan* best = nullptr;
   int64_t bestDistance = slack + 1;
   for (auto it = std::lower_bound(l.instants.begin(), l.instants.end(), t - slack,
-                                  [](const TimelineSpan& s, int64_t v) { return s.begin_ns < v; });
+                                  [](const TimelineSpan&s, int64_t v) { return s.begin_ns < v; });
        it != l.instants.end() && it->begin_ns <= t + slack; ++it) {
     if (it->kind != probes::Kind::Mark && !inStrip) continue;
     const int64_t distance = std::abs(it->begin_ns - t);
@@ -258,9 +257,8 @@ void TimelineView::paintLane(QPainter& p, size_t laneIndex, int top, int rows, i
   // Level of detail: per row, the last pixel column drawn; narrower spans falling into it
   // are skipped (they would paint the same pixels).
   std::vector<int> lastColumn(static_cast<size_t>(rows), -1);
-  const auto first =
-      std::lower_bound(lane.spans.begin(), lane.spans.end(), m_axis.begin_ns - lane.longest_ns,
-                       [](const TimelineSpan& s, int64_t t) { return s.begin_ns < t; });
+  const auto first = std::lower_bound(lane.spans.begin(), lane.spans.end(), m_axis.begin_ns - lane.longest_ns,
+                                      [](const TimelineSpan& s, int64_t t) { return s.begin_ns < t; });
   auto mark = [&](int row, probes::Kind kind, int column) {
     if (row >= rows || lastColumn[static_cast<size_t>(row)] == column) return;
     lastColumn[static_cast<size_t>(row)] = column;
@@ -303,9 +301,8 @@ void TimelineView::paintLane(QPainter& p, size_t laneIndex, int top, int rows, i
     p.fillRect(r, kindColor(s.kind));
     if (r.width() > 40 && rowHeight >= 14) {
       p.setPen(Qt::black);
-      const QString label = s.kind == probes::Kind::Allreduce && s.bucket >= 0
-                                ? tr("bucket %1").arg(s.bucket)
-                                : qs(m_data->name_of(s.name));
+      const QString label = s.kind == probes::Kind::Allreduce && s.bucket >= 0 ? tr("bucket %1").arg(s.bucket)
+                                                                               : qs(m_data->name_of(s.name));
       p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                  fm.elidedText(label, Qt::ElideRight, static_cast<int>(r.width()) - 5));
     }
@@ -349,7 +346,7 @@ void TimelineView::paintInstants(QPainter& p, size_t laneIndex) {
   int lastTick = -1, lastLabelEnd = -1;
   const QFontMetrics fm = p.fontMetrics();
   for (auto it = std::lower_bound(lane.instants.begin(), lane.instants.end(), m_axis.begin_ns,
-                                  [](const TimelineSpan& s, int64_t t) { return s.begin_ns < t; });
+                                  [](const TimelineSpan&s, int64_t t) { return s.begin_ns < t; });
        it != lane.instants.end() && it->begin_ns <= m_axis.end_ns; ++it) {
     const int x = x0 + static_cast<int>(m_axis.to_px(it->begin_ns));
     if (it->kind == probes::Kind::Mark) {
@@ -391,10 +388,10 @@ void TimelineView::paintFlows(QPainter& p) {
     const QLineF line(x0 + m_axis.to_px(it->from_ns), laneCenter(it->from_lane), x0 + m_axis.to_px(it->to_ns),
                       laneCenter(it->to_lane));
     const auto column = static_cast<uint64_t>(std::clamp(std::min(line.x1(), line.x2()), 0.0, 1e6));
-    const uint64_t key = column << 34 | uint64_t{it->from_lane} << 18 | uint64_t{it->to_lane} << 2 |
-                         static_cast<uint64_t>(it->kind);
+    const uint64_t key =
+        column << 34 | uint64_t{it->from_lane} << 18 | uint64_t{it->to_lane} << 2 | static_cast<uint64_t>(it->kind);
     if (!taken.insert(key).second) continue;
-    (it->kind == TimelineFlow::Kind::Message ? messages
+    (it->kind == TimelineFlow::Kind::Message  ? messages
      : it->kind == TimelineFlow::Kind::Launch ? launches
                                               : collectives)
         .push_back(line);
@@ -484,7 +481,9 @@ void TimelineView::paintEvent(QPaintEvent*) {
       p.setFont(bold);
       p.setPen(palette().color(QPalette::Text));
       p.drawText(QRect(4, track.y, kLabelWidth - 8, track.height), Qt::AlignVCenter | Qt::AlignLeft,
-                 QStringLiteral("%1 rank %2").arg(track.collapsed ? QStringLiteral("▸") : QStringLiteral("▾")).arg(track.rank));
+                 QStringLiteral("%1 rank %2")
+                     .arg(track.collapsed ? QStringLiteral("▸") : QStringLiteral("▾"))
+                     .arg(track.rank));
       p.restore();
       if (track.collapsed) {
         // A collapsed rank shows its first lane's outermost spans (its iterations).
@@ -552,7 +551,8 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event) {
     return;
   }
   if (m_dragged && m_pressAt.x() >= kLabelWidth) {
-    setRange(m_axis.to_ns(m_pressAt.x() - kLabelWidth), m_axis.to_ns(std::max(kLabelWidth, event->pos().x()) - kLabelWidth));
+    setRange(m_axis.to_ns(m_pressAt.x() - kLabelWidth),
+             m_axis.to_ns(std::max(kLabelWidth, event->pos().x()) - kLabelWidth));
   }
 }
 

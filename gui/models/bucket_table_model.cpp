@@ -10,7 +10,9 @@
 namespace ddpscope::gui {
 
 BucketTableModel::BucketTableModel(QObject* parent)
-    : TableModel({"Bucket", "Ready order", "Bytes", "Ready (after backward start)", "Queue delay (ready → start)", "Allreduce start", "Allreduce end", "Allreduce", "Backward waited", "Parameters"}, parent) {}
+    : TableModel({"Bucket", "Ready order", "Bytes", "Ready (after backward start)", "Queue delay (ready → start)",
+                  "Allreduce start", "Allreduce end", "Allreduce", "Backward waited", "Parameters"},
+                 parent) {}
 
 void BucketTableModel::setRun(const RunData* run, int rank, int64_t iteration) {
   beginResetModel();
@@ -56,9 +58,8 @@ void BucketTableModel::setRun(const RunData* run, int rank, int64_t iteration) {
     for (Row& r : m_rows) {
       if (r.timing.ready_ns >= 0) by_ready.push_back(&r);
     }
-    std::stable_sort(by_ready.begin(), by_ready.end(), [](const Row* a, const Row* b) {
-      return a->timing.ready_ns < b->timing.ready_ns;
-    });
+    std::stable_sort(by_ready.begin(), by_ready.end(),
+                     [](const Row* a, const Row* b) { return a->timing.ready_ns < b->timing.ready_ns; });
     for (size_t i = 0; i < by_ready.size(); ++i)
       by_ready[i]->readyOrder = static_cast<int>(i) + 1;
   }
@@ -73,10 +74,10 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
   const int64_t queue = t.ready_ns >= 0 ? t.start_ns - t.ready_ns : -1;
   if (role == Qt::ToolTipRole && index.column() == Parameters) return r.parameters;
   if (role == Qt::ToolTipRole && index.column() == QueueDelay)
-    return tr("From the bucket's last gradient to its allreduce's start. Long delays: the bucket waited for "
-              "lower-numbered buckets (launched in order), or the communication thread was busy.");
-  if (role == Qt::BackgroundRole && index.column() == QueueDelay && queue > 0 &&
-      queue * 10 > t.end_ns - t.start_ns)
+    return tr(
+        "From the bucket's last gradient to its allreduce's start. Long delays: the bucket waited for "
+        "lower-numbered buckets (launched in order), or the communication thread was busy.");
+  if (role == Qt::BackgroundRole && index.column() == QueueDelay && queue > 0 && queue * 10 > t.end_ns - t.start_ns)
     return QColor(0xf2, 0x8e, 0x2b, 90);  // queued for more than a tenth of its allreduce
   if (role == Qt::TextAlignmentRole)
     return index.column() == Parameters ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);

@@ -19,26 +19,13 @@ class BucketTableModel : public TableModel {
   // ReadyOrder: 1 for the bucket whose gradients all arrived first. Index order and
   // ready order agree after a good rebuild; where they differ, a bucket ready early waits
   // for an earlier index to launch.
-  enum Columns {
-    Bucket,
-    ReadyOrder,
-    Bytes,
-    Ready,
-    QueueDelay,
-    Start,
-    End,
-    Duration,
-    Wait,
-    Parameters,
-    NumColumns
-  };
+  enum Columns { Bucket, ReadyOrder, Bytes, Ready, QueueDelay, Start, End, Duration, Wait, Parameters, NumColumns };
 
   explicit BucketTableModel(QObject* parent = nullptr);
   // `run` must outlive the model or the next setRun.
   void setRun(const RunData* run, int rank, int64_t iteration);
 
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-
 
  protected:
   int rows() const override { return static_cast<int>(m_rows.size()); }

@@ -7,8 +7,7 @@ namespace {
 
 QString field(const QVariant& v) {
   QString s = v.toString();
-  if (s.contains(QLatin1Char(',')) || s.contains(QLatin1Char('"')) ||
-      s.contains(QLatin1Char('\n'))) {
+  if (s.contains(QLatin1Char(',')) || s.contains(QLatin1Char('"')) || s.contains(QLatin1Char('\n'))) {
     s.replace(QLatin1String("\""), QLatin1String("\"\""));
     s = QLatin1Char('"') + s + QLatin1Char('"');
   }

@@ -52,7 +52,8 @@ Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
     l.layout.param_bytes[static_cast<size_t>(p.index)] = p.numel * (p.dtype == "f64" ? 8 : p.dtype == "f32" ? 4 : 2);
   }
   for (const auto& b : run.buckets(rank)) {
-    if (b.generation >= static_cast<int>(l.layout.generations.size())) l.layout.generations.resize(static_cast<size_t>(b.generation) + 1);
+    if (b.generation >= static_cast<int>(l.layout.generations.size()))
+      l.layout.generations.resize(static_cast<size_t>(b.generation) + 1);
     auto& gen = l.layout.generations[static_cast<size_t>(b.generation)];
     if (b.bucket >= static_cast<int>(gen.size())) gen.resize(static_cast<size_t>(b.bucket) + 1);
     gen[static_cast<size_t>(b.bucket)].assign(b.params.begin(), b.params.end());
@@ -71,7 +72,7 @@ Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
   std::set<int> with_bucket_spans;
   for (const auto& s : rows)
     if (s.kind == Kind::Allreduce) with_bucket_spans.insert(static_cast<int>(s.iteration));
-  std::map<int, int> launched;          // iteration -> allreduces seen
+  std::map<int, int> launched;           // iteration -> allreduces seen
   std::map<int64_t, int> bucket_of_seq;  // process-group seq -> bucket
   // Iteration 2's nodes are iteration 1's graph again, numbered on: matched by the
   // offset between the two iterations' first sequence numbers, checked by name.
@@ -240,10 +241,11 @@ std::string explain_ddp_step(const Lesson& l, size_t i) {
       return s + " Its allreduce can launch now, while backward goes on.";
     }
     case StepKind::AllreduceStarts: {
-      const size_t left = std::count_if(l.steps.begin() + static_cast<std::ptrdiff_t>(i), l.steps.end(), [&](const LessonStep& o) {
-        return o.iteration == st.iteration && o.kind == StepKind::NodeRuns;
-      });
-      std::string s = rank + " launches the allreduce of bucket " + std::to_string(st.bucket) + " (" + mib(st.bytes) + ")";
+      const size_t left = std::count_if(
+          l.steps.begin() + static_cast<std::ptrdiff_t>(i), l.steps.end(),
+          [&](const LessonStep& o) { return o.iteration == st.iteration && o.kind == StepKind::NodeRuns; });
+      std::string s =
+          rank + " launches the allreduce of bucket " + std::to_string(st.bucket) + " (" + mib(st.bytes) + ")";
       s += left > 0 ? ", overlapping backward: " + std::to_string(left) + " autograd nodes still to run."
                     : ", after backward ended: this communication is exposed, nothing hides it.";
       // How long it waited once full: the buckets before it go first, one at a time.
@@ -261,11 +263,12 @@ std::string explain_ddp_step(const Lesson& l, size_t i) {
       return s;
     }
     case StepKind::AllreduceEnds:
-      return "Bucket " + std::to_string(st.bucket) + "'s allreduce is done (" + std::to_string(static_cast<int>(st.duration_us)) +
-             " us): its gradients are averaged over the ranks.";
+      return "Bucket " + std::to_string(st.bucket) + "'s allreduce is done (" +
+             std::to_string(static_cast<int>(st.duration_us)) + " us): its gradients are averaged over the ranks.";
     case StepKind::FinalizeStarts: {
       int reducing = 0;
-      for (const BucketFill& b : before.buckets) reducing += b.phase != BucketFill::Phase::Reduced;
+      for (const BucketFill& b : before.buckets)
+        reducing += b.phase != BucketFill::Phase::Reduced;
       return "Backward is done on " + rank + "; finalize waits for the " + std::to_string(reducing) +
              " bucket(s) not yet reduced, then writes the averaged gradients back into .grad.";
     }
@@ -284,7 +287,8 @@ std::string explain_ddp_step(const Lesson& l, size_t i) {
             "their bucket never launches its allreduce, and the buckets after it wait in index order. "
             "The other ranks launch theirs and wait for this one. ";
       }
-      for (const std::string& v : l.verdict) s += v + (v.empty() || v.back() == '.' ? " " : ". ");
+      for (const std::string& v : l.verdict)
+        s += v + (v.empty() || v.back() == '.' ? " " : ". ");
       return s;
     }
     default:

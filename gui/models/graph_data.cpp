@@ -56,9 +56,9 @@ void assign_modules(GraphData& g) {
     if (n.module.empty()) n.module = "(loss)";
   }
   if (!g.distributed) return;
-  for (auto& n : g.nodes) n.module = "worker " + std::to_string(n.rank) + " · " + n.module;
+  for (auto& n : g.nodes)
+    n.module = "worker " + std::to_string(n.rank) + " · " + n.module;
 }
-
 
 }  // namespace
 
@@ -76,8 +76,7 @@ GraphData load_graph(probes::RunStoreReader& run, int rank, int64_t iteration) {
     g.edges.push_back({e.src, e.dst});
   if (g.nodes.empty()) return g;
   // Execution times: the AutogradNode spans of that iteration carry the sequence number.
-  for (const auto& s : run.spans(
-           {.kinds = {probes::Kind::AutogradNode}, .rank = rank, .iteration = rows.iteration})) {
+  for (const auto& s : run.spans({.kinds = {probes::Kind::AutogradNode}, .rank = rank, .iteration = rows.iteration})) {
     const auto it = by_seq.find(s.seq);
     if (it != by_seq.end()) g.nodes[it->second].exec_ms = (s.t_end_ns - s.t_begin_ns) / 1e6;
   }
@@ -153,8 +152,7 @@ GraphData load_dist_graph(probes::RunStoreReader& run, int64_t ctx_id, int64_t p
 
 GraphData collapse_by_module(const GraphData& input) {
   GraphData graph = input;
-  if (std::any_of(graph.nodes.begin(), graph.nodes.end(),
-                  [](const GraphNode& n) { return n.module.empty(); })) {
+  if (std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const GraphNode& n) { return n.module.empty(); })) {
     assign_modules(graph);
   }
   GraphData out;

@@ -31,9 +31,7 @@ std::string node_label(const GraphNode& n) {
 namespace {
 
 // cgraph takes char* for names and attributes it does not modify.
-char* c(const char* s) {
-  return const_cast<char*>(s);
-}
+char* c(const char* s) { return const_cast<char*>(s); }
 
 // libgvc keeps global state: one layout at a time.
 std::mutex& graphviz_mutex() {

@@ -26,8 +26,8 @@ struct ClusterBox {
 };
 
 struct GraphLayout {
-  std::vector<NodeBox> nodes;   // as GraphData::nodes
-  std::vector<EdgePath> edges;  // as GraphData::edges
+  std::vector<NodeBox> nodes;        // as GraphData::nodes
+  std::vector<EdgePath> edges;       // as GraphData::edges
   std::vector<ClusterBox> clusters;  // a distributed graph's workers, by rank
   double width = 0, height = 0;
   std::string error;  // why there is no layout (Graphviz failed)

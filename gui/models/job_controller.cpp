@@ -15,8 +15,7 @@ namespace {
 QString findCli() {
   const QString env = qEnvironmentVariable("DDPSCOPE_CLI");
   if (!env.isEmpty()) return env;
-  const QString sibling =
-      QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("ddpscope-cli"));
+  const QString sibling = QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("ddpscope-cli"));
   if (QFileInfo(sibling).isExecutable()) return sibling;
   return QStandardPaths::findExecutable(QStringLiteral("ddpscope-cli"));
 }
@@ -92,10 +91,8 @@ bool JobController::start(const LaunchConfig& config, const QString& runFile, QS
   m_stderrTail.clear();
   m_stopRequested = false;
   m_runFile = config.probes ? runFile : QString();
-  connect(m_process, &QProcess::readyReadStandardOutput, this,
-          [this] { readOutput(QProcess::StandardOutput); });
-  connect(m_process, &QProcess::readyReadStandardError, this,
-          [this] { readOutput(QProcess::StandardError); });
+  connect(m_process, &QProcess::readyReadStandardOutput, this, [this] { readOutput(QProcess::StandardOutput); });
+  connect(m_process, &QProcess::readyReadStandardError, this, [this] { readOutput(QProcess::StandardError); });
   connect(m_process, &QProcess::finished, this, &JobController::onFinished);
   m_process->start(m_cli, trainArguments(config, runFile));
   if (!m_process->waitForStarted(10000)) {
@@ -173,8 +170,8 @@ void JobController::onFinished(int exitCode, QProcess::ExitStatus status) {
     } else if (!m_lastError.isEmpty()) {
       m_message = m_lastError;
     } else if (m_message.isEmpty()) {
-      m_message = status == QProcess::CrashExit ? tr("ddpscope-cli crashed")
-                                                : tr("the job exited with code %1").arg(exitCode);
+      m_message =
+          status == QProcess::CrashExit ? tr("ddpscope-cli crashed") : tr("the job exited with code %1").arg(exitCode);
       if (!m_stderrTail.isEmpty()) m_message += QStringLiteral(": ") + m_stderrTail.join(QLatin1Char(' '));
     }
   }

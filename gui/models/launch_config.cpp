@@ -35,8 +35,7 @@ QMap<QString, QString> validate(const LaunchConfig& c) {
   QMap<QString, QString> e;
   if (c.model != QLatin1String("mlp") && c.model != QLatin1String("transformer"))
     e[QStringLiteral("model")] = QStringLiteral("choose mlp or transformer");
-  if (c.worldSize < 1 || c.worldSize > 256)
-    e[QStringLiteral("world_size")] = QStringLiteral("between 1 and 256 ranks");
+  if (c.worldSize < 1 || c.worldSize > 256) e[QStringLiteral("world_size")] = QStringLiteral("between 1 and 256 ranks");
   if (!c.hostfile.isEmpty() && !QFileInfo(c.hostfile).isFile())
     e[QStringLiteral("hostfile")] = QStringLiteral("no such file: %1").arg(c.hostfile);
   if (c.backend != QLatin1String("mpi") && c.backend != QLatin1String("nccl"))
@@ -49,15 +48,14 @@ QMap<QString, QString> validate(const LaunchConfig& c) {
     e[QStringLiteral("bucket_cap_mb")] = QStringLiteral("more than 0 and at most 4096 MiB");
   if (!(c.firstBucketCapMb > 0) || c.firstBucketCapMb > 4096)
     e[QStringLiteral("first_bucket_cap_mb")] = QStringLiteral("more than 0 and at most 4096 MiB");
-  static const QStringList hooks = {QStringLiteral("allreduce"), QStringLiteral("fp16"),
-                                    QStringLiteral("bf16"), QStringLiteral("powersgd")};
+  static const QStringList hooks = {QStringLiteral("allreduce"), QStringLiteral("fp16"), QStringLiteral("bf16"),
+                                    QStringLiteral("powersgd")};
   if (!hooks.contains(c.commHook))
-    e[QStringLiteral("comm_hook")] =
-        QStringLiteral("choose %1").arg(hooks.join(QStringLiteral(", ")));
+    e[QStringLiteral("comm_hook")] = QStringLiteral("choose %1").arg(hooks.join(QStringLiteral(", ")));
   static const QStringList reserved = {
-      QStringLiteral("--np"),        QStringLiteral("--out"),          QStringLiteral("--progress"),
-      QStringLiteral("--no-probes"), QStringLiteral("--model"),        QStringLiteral("--backend"),
-      QStringLiteral("--hostfile"),  QStringLiteral("--iters"),        QStringLiteral("--batch"),
+      QStringLiteral("--np"),        QStringLiteral("--out"),           QStringLiteral("--progress"),
+      QStringLiteral("--no-probes"), QStringLiteral("--model"),         QStringLiteral("--backend"),
+      QStringLiteral("--hostfile"),  QStringLiteral("--iters"),         QStringLiteral("--batch"),
       QStringLiteral("--comm-hook"), QStringLiteral("--bucket-cap-mb"), QStringLiteral("--first-bucket-cap-mb")};
   QString splitError;
   const QStringList extra = splitArguments(c.extraArguments, &splitError);
@@ -72,18 +70,15 @@ QMap<QString, QString> validate(const LaunchConfig& c) {
   if (heads < 1)
     e[QStringLiteral("extra_arguments")] = QStringLiteral("--heads takes a whole number from 1");
   else if (c.model == QLatin1String("transformer") && c.width % heads != 0)
-    e[QStringLiteral("width")] =
-        QStringLiteral("the transformer's width must be divisible by its %1 heads").arg(heads);
+    e[QStringLiteral("width")] = QStringLiteral("the transformer's width must be divisible by its %1 heads").arg(heads);
   if (!extra.isEmpty() && !extra.first().startsWith(QLatin1String("--")))
     e[QStringLiteral("extra_arguments")] = QStringLiteral("options start with --, e.g. --lr 0.01");
   if (c.backend == QLatin1String("nccl") && c.hostfile.isEmpty() && c.worldSize > 1)
-    e[QStringLiteral("backend")] =
-        QStringLiteral("nccl needs a GPU per rank: one rank on this machine, or a hostfile");
+    e[QStringLiteral("backend")] = QStringLiteral("nccl needs a GPU per rank: one rank on this machine, or a hostfile");
   if (c.hostfile.isEmpty() && c.worldSize > 4 * QThread::idealThreadCount())
-    e[QStringLiteral("world_size")] =
-        QStringLiteral("%1 ranks on %2 cores would crawl; use a hostfile or fewer ranks")
-            .arg(c.worldSize)
-            .arg(QThread::idealThreadCount());
+    e[QStringLiteral("world_size")] = QStringLiteral("%1 ranks on %2 cores would crawl; use a hostfile or fewer ranks")
+                                          .arg(c.worldSize)
+                                          .arg(QThread::idealThreadCount());
   return e;
 }
 
@@ -132,12 +127,11 @@ bool read(const QJsonObject& json, const char* key, T* out, QString* error) {
     if (ok) *out = v.toDouble();
   }
   if (!ok && error) {
-    *error =
-        QStringLiteral("'%1' has the wrong type (expected %2)")
-            .arg(QLatin1String(key), std::is_same_v<T, QString> ? QStringLiteral("text")
-                                     : std::is_same_v<T, bool>  ? QStringLiteral("true or false")
-                                     : std::is_same_v<T, int>   ? QStringLiteral("a whole number")
-                                                                : QStringLiteral("a number"));
+    *error = QStringLiteral("'%1' has the wrong type (expected %2)")
+                 .arg(QLatin1String(key), std::is_same_v<T, QString> ? QStringLiteral("text")
+                                          : std::is_same_v<T, bool>  ? QStringLiteral("true or false")
+                                          : std::is_same_v<T, int>   ? QStringLiteral("a whole number")
+                                                                     : QStringLiteral("a number"));
   }
   return ok;
 }
@@ -151,13 +145,12 @@ LaunchConfig launchConfigFromJson(const QJsonObject& j, QString* error) {
       read(j, "hostfile", &c.hostfile, error) && read(j, "backend", &c.backend, error) &&
       read(j, "iterations", &c.iterations, error) && read(j, "batch", &c.batch, error) &&
       read(j, "width", &c.width, error) && read(j, "depth", &c.depth, error) &&
-      read(j, "bucket_cap_mb", &c.bucketCapMb, error) &&
-      read(j, "first_bucket_cap_mb", &c.firstBucketCapMb, error) &&
+      read(j, "bucket_cap_mb", &c.bucketCapMb, error) && read(j, "first_bucket_cap_mb", &c.firstBucketCapMb, error) &&
       read(j, "find_unused_parameters", &c.findUnusedParameters, error) &&
       read(j, "gradient_as_bucket_view", &c.gradientAsBucketView, error) &&
       read(j, "static_graph", &c.staticGraph, error) && read(j, "fused_optimizer", &c.fusedOptimizer, error) &&
-      read(j, "comm_hook", &c.commHook, error) &&
-      read(j, "probes", &c.probes, error) && read(j, "extra_arguments", &c.extraArguments, error);
+      read(j, "comm_hook", &c.commHook, error) && read(j, "probes", &c.probes, error) &&
+      read(j, "extra_arguments", &c.extraArguments, error);
   // A misspelt setting would otherwise be dropped without a word.
   const QJsonObject known = toJson(LaunchConfig{});
   for (auto it = j.begin(); it != j.end() && error && error->isEmpty(); ++it) {
@@ -227,12 +220,14 @@ QStringList splitArguments(const QString& text, QString* error) {
   for (qsizetype i = 0; i < text.size(); ++i) {
     const QChar ch = text[i];
     if (quote == QLatin1Char('\'')) {
-      if (ch == quote) quote = QChar(); else word += ch;  // nothing is special inside '...'
+      if (ch == quote)
+        quote = QChar();
+      else
+        word += ch;  // nothing is special inside '...'
     } else if (quote == QLatin1Char('"')) {
       if (ch == quote) {
         quote = QChar();
-      } else if (ch == QLatin1Char('\\') && i + 1 < text.size() &&
-                 QStringLiteral("\"\\$`").contains(text[i + 1])) {
+      } else if (ch == QLatin1Char('\\') && i + 1 < text.size() && QStringLiteral("\"\\$`").contains(text[i + 1])) {
         word += text[++i];
       } else {
         word += ch;

@@ -24,7 +24,7 @@ struct LaunchConfig {
   bool findUnusedParameters = false;
   bool gradientAsBucketView = false;
   bool staticGraph = false;
-  bool fusedOptimizer = false;  // DDP steps each bucket's parameters once it is reduced
+  bool fusedOptimizer = false;                     // DDP steps each bucket's parameters once it is reduced
   QString commHook = QStringLiteral("allreduce");  // allreduce | fp16 | bf16 | powersgd
   bool probes = true;
   // More `ddpscope-cli train` options, as typed on a command line ("--lr 0.01

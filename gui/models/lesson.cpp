@@ -56,8 +56,8 @@ Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
   }
   l.pass = pass;
   if (pass >= 0) l.graph = load_dist_graph(run, ctx_id, pass);
-  std::map<std::pair<int, int64_t>, int> by_seq;        // (rank, sequence_nr) -> node
-  std::map<std::pair<int, int64_t>, int> by_function;   // (rank, autograd id) -> send/recv node
+  std::map<std::pair<int, int64_t>, int> by_seq;       // (rank, sequence_nr) -> node
+  std::map<std::pair<int, int64_t>, int> by_function;  // (rank, autograd id) -> send/recv node
   for (size_t i = 0; i < l.graph.nodes.size(); ++i) {
     const GraphNode& n = l.graph.nodes[i];
     by_seq[{n.rank, n.sequence_nr}] = static_cast<int>(i);
@@ -205,7 +205,8 @@ LessonState Lesson::state_after(size_t applied) const {
         for (const auto& params : layout.generations[static_cast<size_t>(s.generation)]) {
           BucketFill b;
           b.params_total = static_cast<int>(params.size());
-          for (int p : params) b.bytes_total += layout.param_bytes[static_cast<size_t>(p)];
+          for (int p : params)
+            b.bytes_total += layout.param_bytes[static_cast<size_t>(p)];
           s.buckets.push_back(b);
         }
         for (size_t k = 0; k < n; ++k) {
@@ -227,9 +228,9 @@ LessonState Lesson::state_after(size_t applied) const {
       case StepKind::AllreduceEnds:
         if (st.bucket >= 0 && st.bucket < static_cast<int>(s.buckets.size())) {
           s.buckets[static_cast<size_t>(st.bucket)].phase = st.kind == StepKind::BucketReady ? BucketFill::Phase::Ready
-                                                           : st.kind == StepKind::AllreduceStarts
-                                                               ? BucketFill::Phase::Reducing
-                                                               : BucketFill::Phase::Reduced;
+                                                            : st.kind == StepKind::AllreduceStarts
+                                                                ? BucketFill::Phase::Reducing
+                                                                : BucketFill::Phase::Reduced;
         }
         break;
       default:
@@ -261,7 +262,8 @@ SequenceData lesson_sequence(const Lesson& l, size_t applied) {
     if (inserted) d.names.push_back(s);
     return it->second;
   };
-  for (const LessonStep& st : l.steps) d.workers = std::max({d.workers, st.rank + 1, st.peer + 1});
+  for (const LessonStep& st : l.steps)
+    d.workers = std::max({d.workers, st.rank + 1, st.peer + 1});
   applied = std::min(applied, l.steps.size());
   for (size_t i = 0; i < applied; ++i) {
     const LessonStep& st = l.steps[i];
@@ -308,17 +310,18 @@ std::string Lesson::explain(size_t i) const {
   const std::string ctx = "context " + format_global_id(ctx_id);
   switch (st.kind) {
     case StepKind::ContextCreated:
-      return who + " creates " + ctx + ". Every send and recv function recorded from now on belongs to it, "
+      return who + " creates " + ctx +
+             ". Every send and recv function recorded from now on belongs to it, "
              "and its gradients will collect there, never in .grad.";
     case StepKind::ContextReleased:
       return who + " releases " + ctx + ": its functions and gradients are freed here.";
     case StepKind::FunctionRecorded:
       if (st.name == "send") {
-        return who + " records a send function for message " + format_global_id(st.msg_id) + " to " +
-               worker(st.peer) + ": in backward, the gradient of what it sent comes back to it.";
+        return who + " records a send function for message " + format_global_id(st.msg_id) + " to " + worker(st.peer) +
+               ": in backward, the gradient of what it sent comes back to it.";
       }
-      return who + " records a recv function for message " + format_global_id(st.msg_id) + " from " +
-             worker(st.peer) + ": in backward it sends its gradient back to " + worker(st.peer) + ".";
+      return who + " records a recv function for message " + format_global_id(st.msg_id) + " from " + worker(st.peer) +
+             ": in backward it sends its gradient back to " + worker(st.peer) + ".";
     case StepKind::MessageSent: {
       const std::string id = format_global_id(st.msg_id);
       const std::string size = std::to_string(st.bytes) + " B";
@@ -327,7 +330,8 @@ std::string Lesson::explain(size_t i) const {
                ". They go to the send function whose recv function just ran.";
       }
       if (st.name == kGradients) {
-        return who + " answers gradient message " + id + ": its part of the pass, and the parts it started downstream, are done.";
+        return who + " answers gradient message " + id +
+               ": its part of the pass, and the parts it started downstream, are done.";
       }
       return who + " sends the " + wire_kind_name(st.wire_kind) + " of '" + st.name + "' to " + worker(st.peer) +
              " as message " + id + " (" + size + ").";
@@ -340,9 +344,9 @@ std::string Lesson::explain(size_t i) const {
       if (st.name == kGradients && st.wire_kind == 1) {
         // FAST mode: the first gradients a worker hears of in a pass start its part;
         // later ones only queue behind it.
-        const bool first = std::none_of(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(i), [&](const LessonStep& o) {
-          return o.rank == st.rank && o.kind == StepKind::NodeRuns;
-        });
+        const bool first =
+            std::none_of(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(i),
+                         [&](const LessonStep& o) { return o.rank == st.rank && o.kind == StepKind::NodeRuns; });
         s += first ? " It is the first " + who + " hears of this pass: it computes its dependencies and runs its part."
                    : " " + who + " already runs this pass, so the gradients only queue at their send function.";
       }
@@ -370,9 +374,11 @@ std::string Lesson::explain(size_t i) const {
     }
     case StepKind::Verdict: {
       std::string s;
-      for (const std::string& v : verdict) s += v + " ";
-      return s + "FAST mode expects a gradient for every send function of the context; SMART mode would have "
-                 "waited only for those on a path to the loss.";
+      for (const std::string& v : verdict)
+        s += v + " ";
+      return s +
+             "FAST mode expects a gradient for every send function of the context; SMART mode would have "
+             "waited only for those on a path to the loss.";
     }
     default:
       break;

@@ -1,6 +1,6 @@
 // Lesson: a recorded run replayed event by event for the Learn tab: one distributed
-// autograd context, or (a DDP lesson, ddp_lesson.h) one rank's first iterations of DDP. The steps come from the run file, in time order across workers (schema
-// 4, RUN_FILE.md):
+// autograd context, or (a DDP lesson, ddp_lesson.h) one rank's first iterations of DDP. The steps come from the run
+// file, in time order across workers (schema 4, RUN_FILE.md):
 //   - the context created;
 //   - send and recv functions recorded;
 //   - RPC messages sent and arriving;
@@ -37,8 +37,8 @@ enum class StepKind : uint8_t {
   BucketReady,      // every gradient of `bucket` arrived
   AllreduceStarts,  // `bucket`'s allreduce launched (bytes)
   AllreduceEnds,
-  FinalizeStarts,   // backward ends: waiting for the buckets still reducing
-  Verdict,          // the run did not finish: where each rank stood (the hang view's findings)
+  FinalizeStarts,  // backward ends: waiting for the buckets still reducing
+  Verdict,         // the run did not finish: where each rank stood (the hang view's findings)
 };
 
 struct LessonStep {
@@ -50,10 +50,10 @@ struct LessonStep {
   int64_t msg_id = -1;  // messages: the RPC message id; functions and SMART: the autograd message id
   int peer = -1;
   int64_t bytes = -1;
-  std::string name;  // the function called, or "send" / "recv"
-  int wire_kind = -1;  // messages: 1 call, 2 response, 3 error, ...
+  std::string name;         // the function called, or "send" / "recv"
+  int wire_kind = -1;       // messages: 1 call, 2 response, 3 error, ...
   double duration_us = -1;  // NodeRuns: how long it ran; MessageArrived: time on the way
-  int iteration = -1;  // DDP lessons
+  int iteration = -1;       // DDP lessons
   int param = -1;
   int bucket = -1;
 };
@@ -92,8 +92,8 @@ struct Lesson {
   GraphData graph;  // the pass's distributed graph (every worker's part); a DDP lesson: the rank's
   std::vector<LessonStep> steps;
   bool ddp = false;
-  int rank = 0;      // a DDP lesson's rank
-  DdpLayout layout;  // a DDP lesson's parameters and buckets
+  int rank = 0;                      // a DDP lesson's rank
+  DdpLayout layout;                  // a DDP lesson's parameters and buckets
   std::vector<std::string> verdict;  // a run that did not finish: its status and the hang findings
 
   // The state once the first `applied` steps have happened (0: before any).

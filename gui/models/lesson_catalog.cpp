@@ -8,8 +8,8 @@ namespace ddpscope::gui {
 
 const std::vector<LessonInfo>& lessons() {
   static const std::vector<LessonInfo> list = {
-      {QStringLiteral("1. FAST mode on seed 000's example"), QStringLiteral("seed-fast.ddprun"),
-       QStringLiteral("seed"), QStringLiteral("fast"), 2,
+      {QStringLiteral("1. FAST mode on seed 000's example"), QStringLiteral("seed-fast.ddprun"), QStringLiteral("seed"),
+       QStringLiteral("fast"), 2,
        QStringLiteral("Worker 0 holds t1, t2 and t4; worker 1 adds t1 and t2. Watch the forward record a send "
                       "and a recv function for each message, then the backward run on worker 0, send the "
                       "gradient of t3 to worker 1, and come back as the gradients of t1 and t2.")},
@@ -24,8 +24,7 @@ const std::vector<LessonInfo>& lessons() {
        QStringLiteral("SMART mode first searches from the loss and asks each worker to activate only the send "
                       "functions on a path to it. The send of e is never asked for, and the pass completes."),
        false, 1.0, 0, false, QStringLiteral("unused-fast.ddprun")},
-      {QStringLiteral("3. DDP bucketing"), QStringLiteral("ddp-buckets.ddprun"), QStringLiteral("train"), QString(),
-       2,
+      {QStringLiteral("3. DDP bucketing"), QStringLiteral("ddp-buckets.ddprun"), QStringLiteral("train"), QString(), 2,
        QStringLiteral("Rank 0 of a 2-rank DDP job (a 4-layer MLP, 1 MiB buckets). Watch gradients arrive in "
                       "reverse order and fill their buckets, allreduces launch in bucket index order while "
                       "backward goes on, finalize wait for the last one, and iteration 2 start with the "
@@ -59,16 +58,29 @@ QString lessonsDir() {
 
 QStringList liveArguments(const LessonInfo& lesson, const LiveParameters& p, const QString& out) {
   if (!lesson.ddp) {
-    return {QStringLiteral("example"), lesson.example, QStringLiteral("--np"), QString::number(p.workers),
-            QStringLiteral("--mode"), p.mode, QStringLiteral("--out"), out};
+    return {QStringLiteral("example"), lesson.example, QStringLiteral("--np"),  QString::number(p.workers),
+            QStringLiteral("--mode"),  p.mode,         QStringLiteral("--out"), out};
   }
   // The recordings' job (resources/lessons/record.sh) with the student's choices.
-  QStringList a = {QStringLiteral("train"),   QStringLiteral("--np"),    QString::number(p.workers),
-                   QStringLiteral("--model"), QStringLiteral("mlp"),     QStringLiteral("--iters"),
-                   QStringLiteral("3"),       QStringLiteral("--width"), QStringLiteral("512"),
-                   QStringLiteral("--depth"), QStringLiteral("4"),       QStringLiteral("--batch"),
-                   QStringLiteral("16"),      QStringLiteral("--bucket-cap-mb"), QString::number(p.bucket_cap_mb),
-                   QStringLiteral("--progress"), QStringLiteral("lines"), QStringLiteral("--out"), out};
+  QStringList a = {QStringLiteral("train"),
+                   QStringLiteral("--np"),
+                   QString::number(p.workers),
+                   QStringLiteral("--model"),
+                   QStringLiteral("mlp"),
+                   QStringLiteral("--iters"),
+                   QStringLiteral("3"),
+                   QStringLiteral("--width"),
+                   QStringLiteral("512"),
+                   QStringLiteral("--depth"),
+                   QStringLiteral("4"),
+                   QStringLiteral("--batch"),
+                   QStringLiteral("16"),
+                   QStringLiteral("--bucket-cap-mb"),
+                   QString::number(p.bucket_cap_mb),
+                   QStringLiteral("--progress"),
+                   QStringLiteral("lines"),
+                   QStringLiteral("--out"),
+                   out};
   if (p.unused_parameter) a << QStringLiteral("--inject-unused") << QStringLiteral("1");
   if (p.find_unused_parameters) a << QStringLiteral("--find-unused-parameters");
   return a;

@@ -15,10 +15,10 @@ struct LessonInfo {
   QString example;  // ddpscope-cli example NAME
   QString mode;     // fast | smart
   int workers = 2;
-  QString about;    // what to watch for
+  QString about;     // what to watch for
   bool ddp = false;  // a DDP lesson: `train` of the MLP, its parameter the bucket cap
   double bucket_cap_mb = 1;
-  int rank = 0;             // a DDP lesson's rank to replay
+  int rank = 0;                   // a DDP lesson's rank to replay
   bool unused_parameter = false;  // a DDP lesson whose rank 1 skips a layer
   QString compare_file;           // shown side by side with this one (lesson 2: FAST and SMART)
 };

@@ -21,13 +21,12 @@ QString file_stamp(const QString& path) {
   return stamp;
 }
 
-std::shared_ptr<const RunData> load_in_background(const std::string& path,
-                                                  std::shared_ptr<const RunData> previous,
+std::shared_ptr<const RunData> load_in_background(const std::string& path, std::shared_ptr<const RunData> previous,
                                                   bool with_hang, QString* error) {
   try {
-    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::steady_clock::now().time_since_epoch())
-                         .count();
+    const auto now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
     return std::make_shared<const RunData>(load_run(path, now, previous.get(), with_hang));
   } catch (const std::exception& e) {
     *error = userMessage(e);
@@ -39,8 +38,7 @@ std::shared_ptr<const RunData> load_in_background(const std::string& path,
 
 LiveRunLoader::LiveRunLoader(QObject* parent) : QObject(parent) {
   connect(&m_timer, &QTimer::timeout, this, &LiveRunLoader::tick);
-  connect(&m_watcher, &QFutureWatcher<std::shared_ptr<const RunData>>::finished, this,
-          &LiveRunLoader::onLoaded);
+  connect(&m_watcher, &QFutureWatcher<std::shared_ptr<const RunData>>::finished, this, &LiveRunLoader::onLoaded);
 }
 
 LiveRunLoader::~LiveRunLoader() {
@@ -89,8 +87,7 @@ void LiveRunLoader::tick() {
   m_error.clear();
   m_pendingStamp = stamp;
   m_pendingHang = want_hang;
-  m_watcher.setFuture(
-      QtConcurrent::run(load_in_background, m_path.toStdString(), m_previous, want_hang, &m_error));
+  m_watcher.setFuture(QtConcurrent::run(load_in_background, m_path.toStdString(), m_previous, want_hang, &m_error));
 }
 
 void LiveRunLoader::checkStall() {

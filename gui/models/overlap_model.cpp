@@ -7,7 +7,9 @@
 namespace ddpscope::gui {
 
 OverlapModel::OverlapModel(QObject* parent)
-    : TableModel({ "Rank",      "Iteration",         "Iteration (ms)", "Compute (ms)", "Comm (ms)", "Exposed comm (ms)", "Overlap",        "Allreduce start lag (ms)", "Straggler"}, parent) {}
+    : TableModel({"Rank", "Iteration", "Iteration (ms)", "Compute (ms)", "Comm (ms)", "Exposed comm (ms)", "Overlap",
+                  "Allreduce start lag (ms)", "Straggler"},
+                 parent) {}
 
 void OverlapModel::setRun(const RunData* run, int rank) {
   beginResetModel();

@@ -34,7 +34,6 @@ class OverlapModel : public TableModel {
 
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
 
-
  protected:
   int rows() const override { return static_cast<int>(m_rows.size()); }
 

@@ -6,7 +6,7 @@
 namespace ddpscope::gui {
 
 ParameterBucketModel::ParameterBucketModel(QObject* parent)
-    : TableModel({ "Index", "Parameter", "Shape", "Bytes", "Bucket before rebuild", "Bucket after rebuild"}, parent) {}
+    : TableModel({"Index", "Parameter", "Shape", "Bytes", "Bucket before rebuild", "Bucket after rebuild"}, parent) {}
 
 void ParameterBucketModel::setRun(const RunData* run, int rank) {
   beginResetModel();
@@ -21,9 +21,7 @@ void ParameterBucketModel::setRun(const RunData* run, int rank) {
       r.name = QString::fromStdString(p.name);
       r.shape = QString::fromStdString(p.shape);
       r.dtype = QString::fromStdString(p.dtype);
-      const qint64 element = p.dtype == "f64" || p.dtype == "i64"    ? 8
-                             : p.dtype == "f16" || p.dtype == "bf16" ? 2
-                                                                     : 4;
+      const qint64 element = p.dtype == "f64" || p.dtype == "i64" ? 8 : p.dtype == "f16" || p.dtype == "bf16" ? 2 : 4;
       r.bytes = p.numel * element;
       (p.generation == 0 ? r.before : r.after) = static_cast<int>(p.bucket);
       if (p.generation > 0) m_rebuilt = true;
@@ -38,9 +36,7 @@ QVariant ParameterBucketModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   const Row& r = m_rows[index.row()];
   if (role == Qt::TextAlignmentRole) {
-    return index.column() == Name || index.column() == Shape
-               ? QVariant()
-               : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    return index.column() == Name || index.column() == Shape ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
   }
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {

@@ -27,8 +27,10 @@ RangeSummary summarize_range(const TimelineData& data, int64_t begin_ns, int64_t
     // No span starting before (range begin - the lane's longest span) can reach it.
     auto it = std::lower_bound(lane.spans.begin(), lane.spans.end(), out.begin_ns - lane.longest_ns,
                                [](const TimelineSpan& s, int64_t t) { return s.begin_ns < t; });
-    for (; it != lane.spans.end() && it->begin_ns < out.end_ns; ++it) add(*it, lane.rank, data.name_of(it->name));
-    for (const TimelineSpan& o : lane.open) add(o, lane.rank, data.name_of(o.name) + " (unfinished)");
+    for (; it != lane.spans.end() && it->begin_ns < out.end_ns; ++it)
+      add(*it, lane.rank, data.name_of(it->name));
+    for (const TimelineSpan& o : lane.open)
+      add(o, lane.rank, data.name_of(o.name) + " (unfinished)");
   }
   for (auto& [key, sum] : sums) {
     sum.row.name = key.second;

@@ -12,7 +12,8 @@ RulerTicks ruler_ticks(const TimeAxis& axis, int64_t origin_ns,
   RulerTicks out;
   const double ns_per_px = axis.ns_per_px();
   if (!(ns_per_px > 0)) return out;
-  const double scale = static_cast<double>(std::max(std::abs(axis.begin_ns - origin_ns), std::abs(axis.end_ns - origin_ns)));
+  const double scale =
+      static_cast<double>(std::max(std::abs(axis.begin_ns - origin_ns), std::abs(axis.end_ns - origin_ns)));
   // Candidate steps from one whose ticks are at least 40 px apart, growing 1-2-5.
   double step = std::pow(10, std::floor(std::log10(std::max(1.0, 40 * ns_per_px))));
   const double mult[3] = {1, 2, 5};

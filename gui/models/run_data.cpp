@@ -83,8 +83,8 @@ std::string describe_nonfinite(const nlohmann::ordered_json& first) {
   }
   if (!gradient.is_null()) {
     if (!out.empty()) out += " ";
-    out += "The first gradient that was not finite: " + gradient["parameter"].get<std::string>() +
-           " on rank " + std::to_string(gradient["rank"].get<int>()) + " in iteration " +
+    out += "The first gradient that was not finite: " + gradient["parameter"].get<std::string>() + " on rank " +
+           std::to_string(gradient["rank"].get<int>()) + " in iteration " +
            std::to_string(gradient["iteration"].get<int64_t>()) + ".";
   }
   return out;

@@ -23,7 +23,7 @@ struct RunData {
   probes::RunRow run;
   std::vector<probes::RankRow> ranks;
   probes::RunAnalysis analysis;
-  probes::GpuTimeBreakdown gpu;  // imported PyTorch traces with GPU rows; else empty
+  probes::GpuTimeBreakdown gpu;            // imported PyTorch traces with GPU rows; else empty
   std::vector<probes::BucketRow> buckets;  // every rank and generation
   std::vector<probes::ParamRow> params;    // every rank and generation
   std::vector<probes::MetricRow> metrics;  // loss, samples_per_s, iteration_ms per rank
@@ -54,7 +54,6 @@ std::string describe_nonfinite(const nlohmann::ordered_json& first);
 // With `previous` (an earlier load of the same growing file), only the spans written
 // since are read for the timeline and the overlap analysis. Without `with_hang` the
 // hang analysis is left empty (live reloads skip it until it is needed).
-RunData load_run(const std::string& path, int64_t now_ns = 0, const RunData* previous = nullptr,
-                 bool with_hang = true);
+RunData load_run(const std::string& path, int64_t now_ns = 0, const RunData* previous = nullptr, bool with_hang = true);
 
 }  // namespace ddpscope::gui

@@ -38,9 +38,8 @@ RunListModel::Entry RunListModel::readEntry(const QString& path) {
 void RunListModel::refresh() {
   beginResetModel();
   m_entries.clear();
-  const QFileInfoList files =
-      QDir(m_folder).entryInfoList({QStringLiteral("*.ddprun")}, QDir::Files,
-                                   QDir::Time);  // newest first
+  const QFileInfoList files = QDir(m_folder).entryInfoList({QStringLiteral("*.ddprun")}, QDir::Files,
+                                                           QDir::Time);  // newest first
   for (const QFileInfo& f : files)
     m_entries.push_back(readEntry(f.absoluteFilePath()));
   endResetModel();
@@ -62,8 +61,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
     case Model:
       return e.model;
     case Started:
-      return e.started.isValid() ? e.started.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
-                                 : QString();
+      return e.started.isValid() ? e.started.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : QString();
     case Duration:
       if (!e.started.isValid() || !e.ended.isValid()) return QString();
       return QStringLiteral("%1 s").arg(e.started.secsTo(e.ended));

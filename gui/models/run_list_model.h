@@ -26,7 +26,6 @@ class RunListModel : public TableModel {
 
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
 
-
  protected:
   int rows() const override { return static_cast<int>(m_entries.size()); }
 

@@ -22,8 +22,7 @@ ArrowKind classify_message(const std::string& wire_kind, const std::string& name
     return name.rfind(kInternalPrefix, 0) == 0 ? ArrowKind::Internal : ArrowKind::Request;
   }
   if (wire_kind == "response") {
-    return name.rfind(kInternalPrefix, 0) == 0 && name != kGradientFunction ? ArrowKind::Internal
-                                                                           : ArrowKind::Response;
+    return name.rfind(kInternalPrefix, 0) == 0 && name != kGradientFunction ? ArrowKind::Internal : ArrowKind::Response;
   }
   return ArrowKind::RRef;  // rref_fetch, rref_user_delete, rref_fork_request, rref_child_accept, ack
 }
@@ -51,8 +50,8 @@ std::string format_bytes(int64_t bytes) {
 }  // namespace
 
 const char* arrow_kind_name(ArrowKind kind) {
-  static constexpr const char* kNames[kNumArrowKinds] = {"request", "response", "error",
-                                                         "gradient", "RRef", "internal"};
+  static constexpr const char* kNames[kNumArrowKinds] = {"request",  "response", "error",
+                                                         "gradient", "RRef",     "internal"};
   const auto i = static_cast<int>(kind);
   return i < kNumArrowKinds ? kNames[i] : "?";
 }

@@ -44,9 +44,9 @@ struct SequenceArrow {
 };
 
 struct SequenceFilter {
-  int64_t ctx_id = -2;     // -2: every context; -1: outside contexts; else that context
-  int worker = -1;         // -1: every worker; else arrows from or to it
-  uint32_t kinds = 0x3f;   // bit k: ArrowKind k shown
+  int64_t ctx_id = -2;    // -2: every context; -1: outside contexts; else that context
+  int worker = -1;        // -1: every worker; else arrows from or to it
+  uint32_t kinds = 0x3f;  // bit k: ArrowKind k shown
   bool accepts(const SequenceArrow& a) const;
 };
 

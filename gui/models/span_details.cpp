@@ -14,9 +14,8 @@ bool is_collective(probes::Kind k) { return k == probes::Kind::Allreduce || k ==
 std::string span_title(const TimelineData& data, const SpanRef& ref) {
   const TimelineSpan* s = data.resolve(ref);
   if (!s) return {};
-  std::string t = s->kind == probes::Kind::Allreduce && s->bucket >= 0
-                      ? "allreduce bucket " + std::to_string(s->bucket)
-                      : data.name_of(s->name);
+  std::string t = s->kind == probes::Kind::Allreduce && s->bucket >= 0 ? "allreduce bucket " + std::to_string(s->bucket)
+                                                                       : data.name_of(s->name);
   t += " · rank " + std::to_string(data.lanes[static_cast<size_t>(ref.lane)].rank);
   if (ref.in == SpanRef::In::Instants) return t + " · at " + format_duration(s->begin_ns - data.begin_ns);
   return t + " · " + format_duration(s->end_ns - s->begin_ns) + (ref.in == SpanRef::In::Open ? " (unfinished)" : "");
@@ -102,7 +101,9 @@ std::vector<std::pair<std::string, std::string>> SpanDetails::fields() const {
   if (!instant) f.emplace_back("Duration", format_duration(duration_ns) + (unfinished ? " so far" : ""));
   if (iteration >= 0) f.emplace_back("Iteration", std::to_string(iteration));
   if (bucket >= 0) f.emplace_back("Bucket", std::to_string(bucket));
-  if (param >= 0) f.emplace_back("Parameter", param_name.empty() ? std::to_string(param) : param_name + " (#" + std::to_string(param) + ")");
+  if (param >= 0)
+    f.emplace_back("Parameter",
+                   param_name.empty() ? std::to_string(param) : param_name + " (#" + std::to_string(param) + ")");
   if (bytes >= 0) f.emplace_back("Bytes", std::to_string(bytes));
   if (seq >= 0) f.emplace_back("Sequence number", std::to_string(seq));
   if (rowid > 0) f.emplace_back("Run-file row", std::to_string(rowid));

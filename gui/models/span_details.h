@@ -23,10 +23,10 @@ struct SpanDetails {
   bool instant = false, unfinished = false;
   int64_t iteration = -1, bucket = -1, param = -1, bytes = -1, seq = -1, rowid = 0;
   std::string param_name;
-  SpanRef parent;                    // invalid: none
-  std::vector<SpanRef> children;     // on the same lane, one row down, by time
+  SpanRef parent;                        // invalid: none
+  std::vector<SpanRef> children;         // on the same lane, one row down, by time
   std::vector<SpanRef> same_collective;  // the same op and sequence number on other ranks
-  bool children_truncated = false;   // more children than kMaxChildren
+  bool children_truncated = false;       // more children than kMaxChildren
 
   static constexpr size_t kMaxChildren = 200;
   // "label: value" pairs for display, in reading order; absent values left out.

@@ -13,7 +13,8 @@ namespace ddpscope::gui {
 class TableModel : public QAbstractTableModel {
  public:
   TableModel(std::initializer_list<const char*> titles, QObject* parent) : QAbstractTableModel(parent) {
-    for (const char* title : titles) m_titles << QString::fromUtf8(title);
+    for (const char* title : titles)
+      m_titles << QString::fromUtf8(title);
   }
 
   int rowCount(const QModelIndex& parent = {}) const final { return parent.isValid() ? 0 : rows(); }

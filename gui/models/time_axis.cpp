@@ -8,8 +8,8 @@ namespace ddpscope::gui {
 void TimeAxis::zoom(double factor, double anchor_px) {
   if (factor <= 0) return;
   const int64_t anchor = to_ns(anchor_px);
-  const double span = std::max<double>(static_cast<double>(end_ns - begin_ns) / factor,
-                                       static_cast<double>(kMinSpanNs));
+  const double span =
+      std::max<double>(static_cast<double>(end_ns - begin_ns) / factor, static_cast<double>(kMinSpanNs));
   const double left = anchor_px / width_px;  // the anchor keeps its place in the view
   begin_ns = anchor - static_cast<int64_t>(std::llround(span * left));
   end_ns = begin_ns + static_cast<int64_t>(std::llround(span));

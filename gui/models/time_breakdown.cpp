@@ -8,7 +8,8 @@ namespace ddpscope::gui {
 
 std::vector<TimeBreakdown> breakdown_by_iteration(const probes::RunAnalysis& analysis) {
   std::set<std::pair<int, int64_t>> straggling;
-  for (const auto& s : probes::find_stragglers(analysis)) straggling.insert({s.rank, s.iteration});
+  for (const auto& s : probes::find_stragglers(analysis))
+    straggling.insert({s.rank, s.iteration});
   std::vector<TimeBreakdown> rows;
   rows.reserve(analysis.iterations.size());
   for (const auto& it : analysis.iterations) {
@@ -33,13 +34,15 @@ std::vector<TimeBreakdown> breakdown_by_iteration(const probes::RunAnalysis& ana
 
 std::vector<TimeBreakdown> breakdown_by_rank(const std::vector<TimeBreakdown>& rows) {
   std::map<int, std::vector<const TimeBreakdown*>> per_rank;
-  for (const auto& r : rows) per_rank[r.rank].push_back(&r);
+  for (const auto& r : rows)
+    per_rank[r.rank].push_back(&r);
   std::vector<TimeBreakdown> out;
   for (auto& [rank, its] : per_rank) {
     TimeBreakdown m;
     m.rank = rank;
     m.iteration = -1;
-    for (const TimeBreakdown* r : its) m.straggled += r->straggler ? 1 : 0;
+    for (const TimeBreakdown* r : its)
+      m.straggled += r->straggler ? 1 : 0;
     // The first iteration builds buckets and warms caches: not what a user tunes.
     const size_t skip = its.size() > 2 ? 1 : 0;
     m.iterations = static_cast<int64_t>(its.size() - skip);

@@ -37,8 +37,7 @@ std::string format_ruler_time(double t_ns, double tick_ns, double scale_ns) {
   const int decimals = step >= 1 ? 0 : std::min(9, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
   char buf[48];
   const double x = t_ns / u.ns;
-  std::snprintf(buf, sizeof buf, "%.*f %s", decimals, std::abs(x) < 0.5 * std::pow(10, -decimals) ? 0.0 : x,
-                u.name);
+  std::snprintf(buf, sizeof buf, "%.*f %s", decimals, std::abs(x) < 0.5 * std::pow(10, -decimals) ? 0.0 : x, u.name);
   return buf;
 }
 

@@ -76,7 +76,8 @@ void assign_rows(TimelineLane& lane) {
   int nested_rows = 0;
   for (size_t i = 0; i < lane.spans.size(); ++i) {
     TimelineSpan& s = lane.spans[i];
-    while (!open_ends.empty() && open_ends.back() <= s.begin_ns) open_ends.pop_back();
+    while (!open_ends.empty() && open_ends.back() <= s.begin_ns)
+      open_ends.pop_back();
     if (!open_ends.empty() && s.end_ns > open_ends.back() && s.kind == probes::Kind::Allreduce) {
       async.push_back(i);
       continue;
@@ -89,13 +90,15 @@ void assign_rows(TimelineLane& lane) {
   for (size_t i : async) {
     TimelineSpan& s = lane.spans[i];
     size_t r = 0;
-    while (r < async_row_end.size() && async_row_end[r] > s.begin_ns) ++r;
+    while (r < async_row_end.size() && async_row_end[r] > s.begin_ns)
+      ++r;
     if (r == async_row_end.size()) async_row_end.push_back(s.end_ns);
     async_row_end[r] = s.end_ns;
     s.row = static_cast<uint8_t>(std::min<size_t>(nested_rows + r, 255));
   }
   int rows = nested_rows + static_cast<int>(async_row_end.size());
-  for (TimelineSpan& o : lane.open) o.row = static_cast<uint8_t>(std::min(rows++, 255));
+  for (TimelineSpan& o : lane.open)
+    o.row = static_cast<uint8_t>(std::min(rows++, 255));
   lane.rows = std::max(1, std::min(rows, 256));
 }
 
@@ -111,8 +114,7 @@ void summarize_blocks(TimelineLane& l, size_t from) {
     const size_t end = std::min(l.spans.size(), (b + 1) * TimelineLane::kBlock);
     for (size_t k = b * TimelineLane::kBlock; k < end; ++k) {
       max_end = std::max(max_end, l.spans[k].end_ns);
-      if (l.spans[k].row < TimelineLane::kLodRows)
-        kinds[l.spans[k].row] = static_cast<uint8_t>(l.spans[k].kind);
+      if (l.spans[k].row < TimelineLane::kLodRows) kinds[l.spans[k].row] = static_cast<uint8_t>(l.spans[k].kind);
     }
     l.block_max_end[b] = max_end;
     l.block_row_kinds[b] = kinds;
@@ -129,7 +131,8 @@ void find_open_ops(TimelineData& d) {
     canonical[i] = first_id.try_emplace(d.names[i], static_cast<int32_t>(i)).first->second;
   auto canon = [&](int32_t id) { return id >= 0 && static_cast<size_t>(id) < canonical.size() ? canonical[id] : id; };
   std::set<std::tuple<int, int32_t, int64_t>> finished;
-  for (const auto& [rank, name, seq] : d.finished_ops) finished.insert({rank, canon(name), seq});
+  for (const auto& [rank, name, seq] : d.finished_ops)
+    finished.insert({rank, canon(name), seq});
   for (TimelineLane& l : d.lanes) {
     l.open.clear();
     for (const TimelineSpan& i : l.instants) {
@@ -161,7 +164,8 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
   // each index: a rebuilt assignment keeps the model's parameters).
   if (d.param_names.empty()) {
     for (const auto& r : run.ranks()) {
-      for (const auto& p : run.params(r.rank)) d.param_names[{p.rank, p.index}] = p.name;
+      for (const auto& p : run.params(r.rank))
+        d.param_names[{p.rank, p.index}] = p.name;
     }
   }
   std::map<std::pair<int, int>, size_t> lane_of;
@@ -264,8 +268,7 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
   }
   pair_flows(d);
   std::sort(d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations), d.iterations.end());
-  std::inplace_merge(d.iterations.begin(),
-                     d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations),
+  std::inplace_merge(d.iterations.begin(), d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations),
                      d.iterations.end());
 }
 
@@ -284,8 +287,7 @@ void mark_exposed(TimelineData& data, const probes::RunAnalysis& analysis) {
     lane.exposed.clear();
     if (band_lane.at(lane.rank) != i) continue;
     for (const auto& it : analysis.iterations) {
-      if (it.rank == lane.rank)
-        lane.exposed.insert(lane.exposed.end(), it.exposed.begin(), it.exposed.end());
+      if (it.rank == lane.rank) lane.exposed.insert(lane.exposed.end(), it.exposed.begin(), it.exposed.end());
     }
   }
 }

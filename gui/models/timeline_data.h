@@ -35,8 +35,8 @@ struct TimelineSpan {
 struct TimelineLane {
   int rank = 0;
   int thread = 0;
-  std::string label;        // "rank 0 · compute"
-  std::string thread_name;  // "compute"
+  std::string label;                // "rank 0 · compute"
+  std::string thread_name;          // "compute"
   std::vector<TimelineSpan> spans;  // by begin time
   int64_t longest_ns = 0;           // the longest span: how far back a window must look
   std::vector<TimelineSpan> instants;
@@ -44,7 +44,7 @@ struct TimelineLane {
   // sequence number): drawn open from their start to the end of the run, each in a row
   // of its own below the lane's other rows. rowid is 0.
   std::vector<TimelineSpan> open;
-  int rows = 1;  // rows the lane needs: spans' rows, then one per open op
+  int rows = 1;                           // rows the lane needs: spans' rows, then one per open op
   std::vector<probes::Interval> exposed;  // the rank's exposed communication, by time
   // Level of detail: per block of kBlock spans (in `spans` order), the latest end and,
   // per row, the kind of a span there (kNoKind: none). A view zoomed out far enough
@@ -81,8 +81,8 @@ struct TimelineFlow {
 struct FlowEnd {
   int32_t rank = 0, thread = 0;
   int64_t t_ns = 0;
-  int64_t key = 0;     // the message id, the allreduce's sequence number, or the correlation id
-  int32_t param = -1;  // messages: the wire kind (a request and its answer share an id)
+  int64_t key = 0;                         // the message id, the allreduce's sequence number, or the correlation id
+  int32_t param = -1;                      // messages: the wire kind (a request and its answer share an id)
   probes::Kind kind = probes::Kind::Mark;  // RpcSend, RpcRecv, Allreduce, CudaRuntime or a GPU kind
 };
 
@@ -102,18 +102,17 @@ struct TimelineData {
 
   const std::string& name_of(int32_t id) const {
     static const std::string unknown = "?";
-    return id >= 0 && static_cast<size_t>(id) < names.size() ? names[static_cast<size_t>(id)]
-                                                             : unknown;
+    return id >= 0 && static_cast<size_t>(id) < names.size() ? names[static_cast<size_t>(id)] : unknown;
   }
   int64_t begin_ns = 0, end_ns = 0;
-  std::vector<TimelineIteration> iterations;  // by begin
+  std::vector<TimelineIteration> iterations;               // by begin
   std::map<std::pair<int, int>, std::string> param_names;  // (rank, parameter index)
-  uint32_t kinds_present = 0;                 // bit k: a span or instant of probes::Kind k
-  int64_t last_rowid = 0;  // the last span read: extend_timeline resumes after it
+  uint32_t kinds_present = 0;                              // bit k: a span or instant of probes::Kind k
+  int64_t last_rowid = 0;                                  // the last span read: extend_timeline resumes after it
   std::vector<FlowEnd> flow_ends;
   std::set<std::tuple<int, int32_t, int64_t>> finished_ops;  // PgOp spans' (rank, name, seq)
-  std::vector<TimelineFlow> flows;  // by the earlier of their two times
-  int64_t longest_flow_ns = 0;      // how far back a window must look for flows
+  std::vector<TimelineFlow> flows;                           // by the earlier of their two times
+  int64_t longest_flow_ns = 0;                               // how far back a window must look for flows
 
   // The span of `lane` under time `t_ns`, or null; spans are searched from the
   // innermost (latest-starting) one. With `row` >= 0, only spans drawn in that row

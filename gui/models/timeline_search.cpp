@@ -30,7 +30,8 @@ SearchResults search_timeline(const TimelineData& data, const std::string& query
   static const std::regex bucket_re(R"(bucket\s*#?\s*(\d{1,9}))");
   if (std::regex_match(q, m, bucket_re)) bucket = std::stoi(m[1].str());
   std::vector<char> name_hit(data.names.size(), 0);
-  for (size_t i = 0; i < data.names.size(); ++i) name_hit[i] = lower(data.names[i]).find(q) != std::string::npos;
+  for (size_t i = 0; i < data.names.size(); ++i)
+    name_hit[i] = lower(data.names[i]).find(q) != std::string::npos;
   std::set<std::pair<int, int>> param_hit;  // (rank, index)
   for (const auto& [key, name] : data.param_names) {
     if (lower(name).find(q) != std::string::npos) param_hit.insert(key);
@@ -62,7 +63,8 @@ SearchResults search_timeline(const TimelineData& data, const std::string& query
   }
   std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.t < b.t; });
   out.matches.reserve(found.size());
-  for (const Found& f : found) out.matches.push_back(f.ref);
+  for (const Found& f : found)
+    out.matches.push_back(f.ref);
   return out;
 }
 

@@ -32,7 +32,8 @@ bool TraceImportJob::start(const QStringList& inputs, const QString& out, QStrin
   m_out = out;
   m_cancel = std::make_shared<std::atomic<bool>>(false);
   std::vector<std::string> in;
-  for (const QString& p : inputs) in.push_back(p.toStdString());
+  for (const QString& p : inputs)
+    in.push_back(p.toStdString());
   // The worker holds its own copies: nothing of `this` but the signal it emits, and the
   // destructor waits for it.
   m_watcher.setFuture(QtConcurrent::run([this, in, out = out.toStdString(), cancel = m_cancel] {
@@ -50,7 +51,8 @@ bool TraceImportJob::start(const QStringList& inputs, const QString& out, QStrin
     try {
       const probes::TorchImportResult r = probes::import_torch_traces(in, out, options);
       outcome.ok = true;
-      for (const auto& n : r.notes) outcome.notes << QString::fromStdString(n);
+      for (const auto& n : r.notes)
+        outcome.notes << QString::fromStdString(n);
     } catch (const std::exception& e) {
       outcome.cancelled = cancel->load();
       outcome.error = userMessage(e);
@@ -85,7 +87,8 @@ QString findExistingImport(const QStringList& inputs, const QString& workspace) 
   QDateTime newest;
   try {
     std::vector<std::string> in;
-    for (const QString& p : inputs) in.push_back(p.toStdString());
+    for (const QString& p : inputs)
+      in.push_back(p.toStdString());
     for (const std::string& f : probes::list_trace_files(in)) {
       wanted.insert(std::filesystem::absolute(f).lexically_normal().string());
       newest = std::max(newest, QFileInfo(QString::fromStdString(f)).lastModified());
@@ -101,7 +104,8 @@ QString findExistingImport(const QStringList& inputs, const QString& workspace) 
       if (config.value("source", "") != "torch-trace" || reader.run().status != "finished") continue;
       std::set<std::string> traces;
       const nlohmann::json files = config.value("traces", nlohmann::json::object());
-      for (const auto& [rank, path] : files.items()) traces.insert(path.get<std::string>());
+      for (const auto& [rank, path] : files.items())
+        traces.insert(path.get<std::string>());
       if (traces == wanted) return run.absoluteFilePath();
     } catch (const std::exception&) {
       // not a run, or one being written: not a match
@@ -121,7 +125,8 @@ QString importTargetFor(const QStringList& inputs, const QString& workspace) {
   if (name.isEmpty()) name = QStringLiteral("traces");
   const QDir dir(workspace);
   QString path = dir.filePath(name + QStringLiteral(".ddprun"));
-  for (int k = 2; QFileInfo::exists(path); ++k) path = dir.filePath(QStringLiteral("%1-%2.ddprun").arg(name).arg(k));
+  for (int k = 2; QFileInfo::exists(path); ++k)
+    path = dir.filePath(QStringLiteral("%1-%2.ddprun").arg(name).arg(k));
   return path;
 }
 

@@ -31,8 +31,8 @@ TrackLayout layout_tracks(const TimelineData& data, const std::set<int>& collaps
     track.lane = static_cast<int>(i);
     track.y = y;
     // Every lane keeps a strip, so rows line up across lanes and the band has room.
-    track.height = 2 * TrackLayout::kLanePad + std::max(1, lane.rows) * TrackLayout::kRowHeight +
-                   TrackLayout::kStripHeight;
+    track.height =
+        2 * TrackLayout::kLanePad + std::max(1, lane.rows) * TrackLayout::kRowHeight + TrackLayout::kStripHeight;
     t.lane_row[i] = static_cast<int>(t.rows.size());
     t.rows.push_back(track);
     y += track.height;
@@ -49,8 +49,7 @@ double TrackLayout::anchorY(int lane) const {
 }
 
 int TrackLayout::rowAt(int y) const {
-  const auto it = std::upper_bound(rows.begin(), rows.end(), y,
-                                   [](int v, const TrackRow& r) { return v < r.y; });
+  const auto it = std::upper_bound(rows.begin(), rows.end(), y, [](int v, const TrackRow& r) { return v < r.y; });
   if (it == rows.begin()) return -1;
   const auto& r = *std::prev(it);
   return y < r.y + r.height ? static_cast<int>(std::prev(it) - rows.begin()) : -1;

@@ -29,9 +29,9 @@ struct TrackLayout {
   static constexpr int kStripHeight = 8;
 
   std::vector<TrackRow> rows;
-  std::vector<int> lane_row;  // per lane: its index in `rows`, -1 while its rank is collapsed
+  std::vector<int> lane_row;   // per lane: its index in `rows`, -1 while its rank is collapsed
   std::vector<int> group_row;  // per lane: its rank's header in `rows`
-  int bottom = 0;             // below the last track
+  int bottom = 0;              // below the last track
 
   // The top of `row` (a nesting depth) in `lane`'s track; the lane must be shown.
   int rowTop(int lane, int row) const { return rows[lane_row[lane]].y + kLanePad + row * kRowHeight; }

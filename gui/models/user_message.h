@@ -10,8 +10,7 @@
 namespace ddpscope::gui {
 
 inline QString userMessage(const std::exception& e) {
-  if (const auto* ours = dynamic_cast<const ddpscope::Error*>(&e))
-    return QString::fromStdString(ours->message());
+  if (const auto* ours = dynamic_cast<const ddpscope::Error*>(&e)) return QString::fromStdString(ours->message());
   return QString::fromUtf8(e.what());
 }
 

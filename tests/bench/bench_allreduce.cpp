@@ -21,9 +21,7 @@ using namespace ddpscope::c10d;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 }  // namespace
 
 int main() {
@@ -45,8 +43,7 @@ int main() {
       MPI_Barrier(raw_comm);
       auto t0 = Clock::now();
       for (int i = 0; i < iters; ++i) {
-        MPI_Allreduce(MPI_IN_PLACE, t.raw_data(), static_cast<int>(numel), MPI_FLOAT, MPI_SUM,
-                      raw_comm);
+        MPI_Allreduce(MPI_IN_PLACE, t.raw_data(), static_cast<int>(numel), MPI_FLOAT, MPI_SUM, raw_comm);
       }
       raw_s.push_back(seconds_since(t0) / iters);
       MPI_Barrier(raw_comm);

@@ -29,8 +29,7 @@ EventBatch make_batch(int rank, int n) {
     const int64_t t = 1'000'000 + int64_t{i} * 500;
     b.events.push_back(BatchEvent{t, t + 300, i % 7 == 0 ? 4096 : -1, i, -1, i / 100, i % 50,
                                   static_cast<uint32_t>(i % 4), static_cast<int16_t>(i % 8), -1,
-                                  static_cast<uint16_t>(i < n / 2 ? 0 : 1),
-                                  static_cast<uint8_t>(i % 11), 0});
+                                  static_cast<uint16_t>(i < n / 2 ? 0 : 1), static_cast<uint8_t>(i % 11), 0});
   }
   return b;
 }
@@ -116,8 +115,7 @@ int main(int argc, char** argv) {
     t.join();
   collector.finish("finished");
   const double ours = static_cast<double>(expected) / seconds;
-  const double bare =
-      naive_sqlite_events_per_s(dir + "/bare.sqlite", make_batch(0, kBatch), batches_per_sender);
+  const double bare = naive_sqlite_events_per_s(dir + "/bare.sqlite", make_batch(0, kBatch), batches_per_sender);
   std::printf("%s\n", nlohmann::json({{"benchmark", "collector_ingest"},
                                       {"events", expected},
                                       {"senders", senders},

@@ -39,15 +39,13 @@ struct Result {
 };
 
 // `overlap` false: plain model, all gradients averaged in one allreduce after backward.
-Result run(const std::shared_ptr<c10d::ProcessGroup>& pg, bool overlap, double cap_mb, int steps,
-           int warmup) {
+Result run(const std::shared_ptr<c10d::ProcessGroup>& pg, bool overlap, double cap_mb, int steps, int warmup) {
   Generator gen(0);
   auto mlp = std::make_shared<nn::Mlp>(
       nn::MlpConfig{.in_features = 1024, .width = 1024, .depth = 8, .out_features = 1024}, &gen);
   std::shared_ptr<nn::Module> model = mlp;
   if (overlap)
-    model = std::make_shared<ddp::DistributedDataParallel>(
-        mlp, pg, ddp::DdpOptions{.bucket_cap_mb = cap_mb});
+    model = std::make_shared<ddp::DistributedDataParallel>(mlp, pg, ddp::DdpOptions{.bucket_cap_mb = cap_mb});
   optim::SGD opt(model->parameters(), {.lr = 1e-3});
   Generator data(1 + pg->rank());
   const Tensor x = randn({64, 1024}, DType::F32, &data), y = randn({64, 1024}, DType::F32, &data);
@@ -102,8 +100,7 @@ int main(int argc, char** argv) {
   auto session = probes::ProbeSession::from_environment(pg->rank());
   probes::set_thread_name("compute");
   nlohmann::json modes = nlohmann::json::array();
-  for (double cap :
-       ddp_only ? std::vector<double>{25.0} : std::vector<double>{25.0, 1.0, 5.0, 100.0}) {
+  for (double cap : ddp_only ? std::vector<double>{25.0} : std::vector<double>{25.0, 1.0, 5.0, 100.0}) {
     const Result r = run(pg, true, cap, steps, 5);
     modes.push_back({{"mode", "ddp"},
                      {"bucket_cap_mb", cap},
@@ -115,8 +112,7 @@ int main(int argc, char** argv) {
   }
   if (!ddp_only) {
     const Result base = run(pg, false, 0, steps, 5);
-    modes.push_back(
-        {{"mode", "no_overlap"}, {"median_ms", base.median_ms}, {"min_ms", base.min_ms}});
+    modes.push_back({{"mode", "no_overlap"}, {"median_ms", base.median_ms}, {"min_ms", base.min_ms}});
   }
   uint64_t shipped = 0, dropped = 0;
   if (session) {

@@ -20,9 +20,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double ms_since(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -33,8 +31,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   const int64_t max_spans = argc > 1 ? std::atoll(argv[1]) : 1'000'000;
-  const std::string path =
-      (std::filesystem::temp_directory_path() / "ddpscope-bench-live.ddprun").string();
+  const std::string path = (std::filesystem::temp_directory_path() / "ddpscope-bench-live.ddprun").string();
   std::filesystem::remove(path);
   probes::RunStoreWriter w(path);
   w.begin_run({R"({"model":"mlp","iters":100000})", 2, "mpi", "mlp"});
@@ -56,8 +53,7 @@ int main(int argc, char** argv) {
         bench::write_iterations(w, rank, iteration + 1, iteration + kStep);
       iteration += kStep;
       auto t = Clock::now();
-      auto next =
-          std::make_shared<const gui::RunData>(gui::load_run(path, 0, previous.get(), false));
+      auto next = std::make_shared<const gui::RunData>(gui::load_run(path, 0, previous.get(), false));
       ours.push_back(ms_since(t));
       t = Clock::now();
       const gui::RunData whole = gui::load_run(path);

@@ -34,8 +34,7 @@ int main(int argc, char** argv) {
   set_num_threads(threads);
   Generator gen(0);
   // Same architecture as torch.nn.Sequential(Linear, ReLU, ..., Linear): no final ReLU.
-  nn::Mlp model({.in_features = width, .width = width, .depth = depth, .out_features = width},
-                &gen);
+  nn::Mlp model({.in_features = width, .width = width, .depth = depth, .out_features = width}, &gen);
   optim::SGD opt(model.parameters(), {.lr = 1e-3});
   const Tensor x = randn({batch, width}, DType::F32, &gen);
   const Tensor y = randn({batch, width}, DType::F32, &gen);

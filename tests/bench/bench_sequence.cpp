@@ -44,11 +44,9 @@ void write_run(const std::string& path, int64_t messages) {
       for (int end = 0; end < 2; ++end) {
         if ((end == 0 ? src : dst) != rank) continue;
         const int64_t t = end == 0 ? t_send : t_recv;
-        b.events.push_back(probes::BatchEvent{t, t + 5'000, 4096, ctx, msg_id, -1, call ? 1 : 2, 0, -1,
-                                              static_cast<int16_t>(end == 0 ? dst : src), 0,
-                                              static_cast<uint8_t>(end == 0 ? probes::Kind::RpcSend
-                                                                            : probes::Kind::RpcRecv),
-                                              0});
+        b.events.push_back(probes::BatchEvent{
+            t, t + 5'000, 4096, ctx, msg_id, -1, call ? 1 : 2, 0, -1, static_cast<int16_t>(end == 0 ? dst : src), 0,
+            static_cast<uint8_t>(end == 0 ? probes::Kind::RpcSend : probes::Kind::RpcRecv), 0});
       }
       if (b.events.size() >= 20000) {
         w.write(b);

@@ -91,12 +91,10 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   const int64_t target = argc > 1 ? std::atoll(argv[1]) : 1'000'000;
   const int frames = argc > 2 ? std::atoi(argv[2]) : 200;
-  const std::string path =
-      (std::filesystem::temp_directory_path() / "ddpscope-bench-timeline.ddprun").string();
+  const std::string path = (std::filesystem::temp_directory_path() / "ddpscope-bench-timeline.ddprun").string();
   const auto tw = Clock::now();
   const int64_t spans = write_run(path, target);
-  std::fprintf(stderr, "wrote %lld spans in %.0f ms\n", static_cast<long long>(spans),
-               ms_since(tw));
+  std::fprintf(stderr, "wrote %lld spans in %.0f ms\n", static_cast<long long>(spans), ms_since(tw));
 
   const int64_t rss_before = rss_kib();
   gui::MainWindow window(QString{});
@@ -126,8 +124,7 @@ int main(int argc, char** argv) {
 
   // The baseline over the same windows.
   // Non-owning: the window keeps the run alive.
-  const std::shared_ptr<const gui::TimelineData> shared(std::shared_ptr<void>{},
-                                                        &window.currentRun()->timeline);
+  const std::shared_ptr<const gui::TimelineData> shared(std::shared_ptr<void>{}, &window.currentRun()->timeline);
   NaiveTimeline naive(shared);
   naive.resize(view->size());
   naive.show();

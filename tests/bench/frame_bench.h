@@ -55,16 +55,15 @@ inline std::vector<double> replay(QWidget* view, const std::vector<std::pair<int
   for (const auto& [steps, pan] : g) {
     if (steps) {
       const QPointF at(zoom_x, 40);
-      QWheelEvent wheel(at, view->mapToGlobal(at), QPoint(), QPoint(0, 120 * steps), Qt::NoButton,
-                        Qt::NoModifier, Qt::NoScrollPhase, false);
+      QWheelEvent wheel(at, view->mapToGlobal(at), QPoint(), QPoint(0, 120 * steps), Qt::NoButton, Qt::NoModifier,
+                        Qt::NoScrollPhase, false);
       QApplication::sendEvent(view, &wheel);
     }
     if (pan) {
       const QPointF from(800, 40), to(800 + pan, 40);
       QMouseEvent press(QEvent::MouseButtonPress, from, view->mapToGlobal(from), Qt::LeftButton, Qt::LeftButton,
                         Qt::NoModifier);
-      QMouseEvent move(QEvent::MouseMove, to, view->mapToGlobal(to), Qt::LeftButton, Qt::LeftButton,
-                       Qt::NoModifier);
+      QMouseEvent move(QEvent::MouseMove, to, view->mapToGlobal(to), Qt::LeftButton, Qt::LeftButton, Qt::NoModifier);
       QMouseEvent release(QEvent::MouseButtonRelease, to, view->mapToGlobal(to), Qt::LeftButton, Qt::NoButton,
                           Qt::NoModifier);
       QApplication::sendEvent(view, &press);
@@ -81,8 +80,8 @@ inline std::vector<double> replay(QWidget* view, const std::vector<std::pair<int
 // The baseline's side: the same gestures applied straight to its time axis (any type
 // with zoom(factor, anchor_px) and pan(dx_px)), then a paint into `frame`.
 template <typename Axis>
-std::vector<double> replay_on_axis(QWidget& view, Axis& axis, const std::vector<std::pair<int, int>>& g,
-                                   double zoom_px, QImage& frame) {
+std::vector<double> replay_on_axis(QWidget& view, Axis& axis, const std::vector<std::pair<int, int>>& g, double zoom_px,
+                                   QImage& frame) {
   std::vector<double> times;
   for (const auto& [steps, pan] : g) {
     if (steps) axis.zoom(std::pow(1.25, steps), zoom_px);

@@ -21,10 +21,9 @@ inline int64_t write_iterations(probes::RunStoreWriter& w, int rank, int from, i
   b.names = {"iteration",      "forward",    "backward",  "optimizer",
              "LinearBackward", "grad_ready", "allreduce", "allreduce_mpi"};
   int64_t written = 0;
-  auto ev = [&](Kind kind, uint32_t name, int64_t t0, int64_t t1, int it, int16_t bucket,
-                uint16_t thread) {
-    b.events.push_back(BatchEvent{t0, t1, bucket >= 0 ? 1 << 20 : -1, -1, -1, it, -1, name, bucket,
-                                  -1, thread, static_cast<uint8_t>(kind), 0});
+  auto ev = [&](Kind kind, uint32_t name, int64_t t0, int64_t t1, int it, int16_t bucket, uint16_t thread) {
+    b.events.push_back(BatchEvent{t0, t1, bucket >= 0 ? 1 << 20 : -1, -1, -1, it, -1, name, bucket, -1, thread,
+                                  static_cast<uint8_t>(kind), 0});
   };
   for (int it = from; it <= to; ++it) {
     const int64_t o = int64_t{it} * 10'000'000 + rank * 20'000;

@@ -21,7 +21,9 @@ int main(int argc, char** argv) {
   zmq::socket_t dealer(context, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::linger, 2000);
   dealer.connect(argv[1]);
-  const std::string header(32, '\x01'), body = "\x02\x04" "echo";
+  const std::string header(32, '\x01'), body =
+                                            "\x02\x04"
+                                            "echo";
   int sent = 0;
   for (int i = 0; i < count; ++i) {
     const std::string wrong_token(32, static_cast<char>('a' + i % 26));

@@ -15,21 +15,20 @@ namespace ddpscope::gui::testing {
 // `last_rank_lag_ns` later (a straggler); `rebuilt` adds a generation 1 with the buckets
 // swapped (0 = {b}, 1 = {w}).
 // Writes iterations [from, to] of one rank as one batch (the bucket records with the first).
-inline void write_iterations(ddpscope::probes::RunStoreWriter& w, int rank, int from, int to,
-                             int64_t lag_ns = 0, bool rebuilt = false) {
+inline void write_iterations(ddpscope::probes::RunStoreWriter& w, int rank, int from, int to, int64_t lag_ns = 0,
+                             bool rebuilt = false) {
   using namespace ddpscope::probes;
   {
     EventBatch b;
     b.rank = rank;
     b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
-    b.names = {"iteration", "forward",   "backward",    "finalize",
-               "allreduce", "optimizer", "bucket_ready"};
+    b.names = {"iteration", "forward", "backward", "finalize", "allreduce", "optimizer", "bucket_ready"};
     // A bucket allreduce carries its sequence number, the same on every rank: 2 per iteration.
-    auto ev = [&](Kind kind, uint32_t name, int64_t t0, int64_t t1, int it, int16_t bucket,
-                  int64_t bytes, uint16_t thread) {
+    auto ev = [&](Kind kind, uint32_t name, int64_t t0, int64_t t1, int it, int16_t bucket, int64_t bytes,
+                  uint16_t thread) {
       const int64_t seq = kind == Kind::Allreduce ? 2 * int64_t{it - 1} + bucket : -1;
-      b.events.push_back(BatchEvent{t0, t1, bytes, seq, -1, it, -1, name, bucket, -1, thread,
-                                    static_cast<uint8_t>(kind), 0});
+      b.events.push_back(
+          BatchEvent{t0, t1, bytes, seq, -1, it, -1, name, bucket, -1, thread, static_cast<uint8_t>(kind), 0});
     };
     for (int it = from; it <= to; ++it) {
       const int64_t o = 1000 * int64_t{it - 1};
@@ -46,11 +45,10 @@ inline void write_iterations(ddpscope::probes::RunStoreWriter& w, int rank, int 
       ev(Kind::Allreduce, 4, o + 650, o + 760, it, 1, 128, 1);
     }
     if (from == 1)
-      b.records = {
-          R"j({"type":"buckets","generation":0,"buckets":[{"bucket":0,"bytes":4096,"params":[0]},)j"
-          R"j({"bucket":1,"bytes":128,"params":[1]}],"params":[{"index":0,"name":"w","shape":[32,32],)j"
-          R"j("dtype":"f32","bucket":0,"offset":0},{"index":1,"name":"b","shape":[32],"dtype":"f32",)j"
-          R"j("bucket":1,"offset":0}]})j"};
+      b.records = {R"j({"type":"buckets","generation":0,"buckets":[{"bucket":0,"bytes":4096,"params":[0]},)j"
+                   R"j({"bucket":1,"bytes":128,"params":[1]}],"params":[{"index":0,"name":"w","shape":[32,32],)j"
+                   R"j("dtype":"f32","bucket":0,"offset":0},{"index":1,"name":"b","shape":[32],"dtype":"f32",)j"
+                   R"j("bucket":1,"offset":0}]})j"};
     if (rebuilt && from == 1) {
       b.records.push_back(
           R"j({"type":"buckets","generation":1,"buckets":[{"bucket":0,"bytes":128,"params":[1]},)j"
@@ -73,8 +71,7 @@ struct TestMessage {
   std::string name;
   int64_t bytes = 100;
 };
-inline void write_messages(ddpscope::probes::RunStoreWriter& w, const std::vector<TestMessage>& messages,
-                           int ranks) {
+inline void write_messages(ddpscope::probes::RunStoreWriter& w, const std::vector<TestMessage>& messages, int ranks) {
   using namespace ddpscope::probes;
   for (int rank = 0; rank < ranks; ++rank) {
     EventBatch b;
@@ -113,9 +110,8 @@ inline std::vector<TestMessage> seed_messages() {
           {0, 1, 3000, -1, 5, -1, 1, "sleep_ms", 120}};
 }
 
-inline void write_test_run(const std::string& path, int ranks, int iterations,
-                           const std::string& status = "finished", int64_t last_rank_lag_ns = 0,
-                           bool rebuilt = false) {
+inline void write_test_run(const std::string& path, int ranks, int iterations, const std::string& status = "finished",
+                           int64_t last_rank_lag_ns = 0, bool rebuilt = false) {
   ddpscope::probes::RunStoreWriter w(path);
   w.begin_run({R"({"model":"mlp"})", ranks, "mpi", "mlp"});
   for (int rank = 0; rank < ranks; ++rank)
@@ -137,7 +133,9 @@ inline void write_seed_graphs(const std::string& file) {
   b0.records = {R"j({"type":"graph","ctx_id":1,"iteration":1,"nodes":[[0,"GraphRoot","graph_root",0,7],)j"
                 R"j([1,"SendRpcBackward","send",0,0,1,1],[2,"SumBackward","operation",1,6],)j"
                 R"j([3,"AccumulateGrad(t1)","accumulate_grad",1,1],[4,"AccumulateGrad(t2)","accumulate_grad",1,2],)j"
-                R"j([5,"MulBackward","operation",1,4],[6,"RecvRpcBackward","recv",1,3,)j" + reply + R"j(,1],)j"
+                R"j([5,"MulBackward","operation",1,4],[6,"RecvRpcBackward","recv",1,3,)j" +
+                reply +
+                R"j(,1],)j"
                 R"j([7,"AccumulateGrad(t4)","accumulate_grad",1,5]],)j"
                 R"j("edges":[[0,2,0],[2,5,0],[5,6,0],[5,7,1],[1,3,0],[1,4,1]]})j"};
   w.write(b0);
@@ -145,8 +143,8 @@ inline void write_seed_graphs(const std::string& file) {
   b1.rank = 1;
   b1.threads = {{0, 2, "rpc: receive"}};
   b1.names = {"AddBackward"};
-  b1.events.push_back(BatchEvent{5000, 7000, -1, 1, 1, -1, -1, 0, -1, -1, 0,
-                                 static_cast<uint8_t>(Kind::AutogradNode), 0});
+  b1.events.push_back(
+      BatchEvent{5000, 7000, -1, 1, 1, -1, -1, 0, -1, -1, 0, static_cast<uint8_t>(Kind::AutogradNode), 0});
   b1.records = {R"j({"type":"graph","ctx_id":1,"iteration":1,"nodes":[[0,"SendRpcBackward","send",0,2,)j" + reply +
                 R"j(,0],[1,"AddBackward","operation",1,1],[2,"RecvRpcBackward","recv",2,0,1,0]],)j"
                 R"j("edges":[[0,1,0],[1,2,0],[1,2,1]]})j"};

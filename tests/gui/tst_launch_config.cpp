@@ -17,25 +17,48 @@ class TestLaunchConfig : public ScratchTest {
  private slots:
   void testLaunchConfigIsValidByDefault() { QVERIFY(validate(LaunchConfig{}).isEmpty()); }
 
-
   // One setting changed from the defaults (as a preset would hold it): the problem is
   // named under that setting, saying what is wrong; a good change has none.
   void testLaunchConfigProblem_data() {
     QTest::addColumn<QString>("change");   // JSON merged over the defaults
     QTest::addColumn<QString>("setting");  // where the problem is named; empty: none
     QTest::addColumn<QString>("says");
-    QTest::newRow("no ranks") << R"({"world_size": 0})" << "world_size" << "";
-    QTest::newRow("no iterations") << R"({"iterations": 0})" << "iterations" << "";
-    QTest::newRow("empty batch") << R"({"batch": 0})" << "batch" << "";
-    QTest::newRow("zero bucket cap") << R"({"bucket_cap_mb": 0})" << "bucket_cap_mb" << "";
-    QTest::newRow("unknown model") << R"({"model": "resnet"})" << "model" << "";
-    QTest::newRow("unknown hook") << R"({"comm_hook": "int8"})" << "comm_hook" << "";
-    QTest::newRow("missing hostfile") << R"({"hostfile": "/no/such/hosts"})" << "hostfile" << "/no/such/hosts";
-    QTest::newRow("nccl, 2 ranks, one machine") << R"({"backend": "nccl"})" << "backend" << "a GPU per rank";
-    QTest::newRow("unknown backend") << R"({"backend": "gloo"})" << "backend" << "mpi or nccl";
-    QTest::newRow("launcher's own option") << R"({"extra_arguments": "--np 8"})" << "extra_arguments" << "--np";
-    QTest::newRow("a word, not an option") << R"({"extra_arguments": "lr 0.1"})" << "extra_arguments" << "";
-    QTest::newRow("a trainer option") << R"({"extra_arguments": "--lr 0.01"})" << "" << "";
+    QTest::newRow("no ranks") << R"({"world_size": 0})"
+                              << "world_size"
+                              << "";
+    QTest::newRow("no iterations") << R"({"iterations": 0})"
+                                   << "iterations"
+                                   << "";
+    QTest::newRow("empty batch") << R"({"batch": 0})"
+                                 << "batch"
+                                 << "";
+    QTest::newRow("zero bucket cap") << R"({"bucket_cap_mb": 0})"
+                                     << "bucket_cap_mb"
+                                     << "";
+    QTest::newRow("unknown model") << R"({"model": "resnet"})"
+                                   << "model"
+                                   << "";
+    QTest::newRow("unknown hook") << R"({"comm_hook": "int8"})"
+                                  << "comm_hook"
+                                  << "";
+    QTest::newRow("missing hostfile") << R"({"hostfile": "/no/such/hosts"})"
+                                      << "hostfile"
+                                      << "/no/such/hosts";
+    QTest::newRow("nccl, 2 ranks, one machine") << R"({"backend": "nccl"})"
+                                                << "backend"
+                                                << "a GPU per rank";
+    QTest::newRow("unknown backend") << R"({"backend": "gloo"})"
+                                     << "backend"
+                                     << "mpi or nccl";
+    QTest::newRow("launcher's own option") << R"({"extra_arguments": "--np 8"})"
+                                           << "extra_arguments"
+                                           << "--np";
+    QTest::newRow("a word, not an option") << R"({"extra_arguments": "lr 0.1"})"
+                                           << "extra_arguments"
+                                           << "";
+    QTest::newRow("a trainer option") << R"({"extra_arguments": "--lr 0.01"})"
+                                      << ""
+                                      << "";
   }
   void testLaunchConfigProblem() {
     QFETCH(QString, change);
@@ -44,7 +67,8 @@ class TestLaunchConfig : public ScratchTest {
     QJsonObject json = toJson(LaunchConfig{});
     const QJsonObject patch = QJsonDocument::fromJson(change.toUtf8()).object();
     QVERIFY(!patch.isEmpty());
-    for (auto it = patch.begin(); it != patch.end(); ++it) json[it.key()] = it.value();
+    for (auto it = patch.begin(); it != patch.end(); ++it)
+      json[it.key()] = it.value();
     QString error;
     const LaunchConfig config = launchConfigFromJson(json, &error);
     QVERIFY2(error.isEmpty(), qPrintable(error));
@@ -57,18 +81,27 @@ class TestLaunchConfig : public ScratchTest {
     }
   }
 
-
   // The head count the transformer's width must divide is the one the job will use.
   void testTransformerWidthAndHeads_data() {
     QTest::addColumn<int>("width");
     QTest::addColumn<QString>("extra");
     QTest::addColumn<QString>("setting");
     QTest::addColumn<QString>("says");
-    QTest::newRow("6 heads divide 36") << 36 << "--heads 6" << "" << "";
-    QTest::newRow("--heads=6 read too") << 36 << "--heads=6" << "" << "";
-    QTest::newRow("default 4 heads, width 30") << 30 << "" << "width" << "its 4 heads";
-    QTest::newRow("6 heads, width 32") << 32 << "--heads 6" << "width" << "its 6 heads";
-    QTest::newRow("no heads") << 32 << "--heads 0" << "extra_arguments" << "--heads";
+    QTest::newRow("6 heads divide 36") << 36 << "--heads 6"
+                                       << ""
+                                       << "";
+    QTest::newRow("--heads=6 read too") << 36 << "--heads=6"
+                                        << ""
+                                        << "";
+    QTest::newRow("default 4 heads, width 30") << 30 << ""
+                                               << "width"
+                                               << "its 4 heads";
+    QTest::newRow("6 heads, width 32") << 32 << "--heads 6"
+                                       << "width"
+                                       << "its 6 heads";
+    QTest::newRow("no heads") << 32 << "--heads 0"
+                              << "extra_arguments"
+                              << "--heads";
   }
   void testTransformerWidthAndHeads() {
     QFETCH(int, width);
@@ -86,7 +119,6 @@ class TestLaunchConfig : public ScratchTest {
       QVERIFY2(problems.value(setting).contains(says), qPrintable(problems.value(setting)));
     }
   }
-
 
   void testPresetsRoundTripAndRefuseBadFiles() {
     LaunchConfig c;

@@ -76,8 +76,7 @@ class TestLessons : public QObject {
       QCOMPARE(static_cast<size_t>(std::count_if(seq.arrows.begin(), seq.arrows.end(),
                                                  [](const SequenceArrow& a) { return a.t_recv_ns < 0; })),
                s.in_flight.size());
-      if (l.steps[i].kind == StepKind::MessageSent)
-        QVERIFY(std::count(s.in_flight.begin(), s.in_flight.end(), i) == 1);
+      if (l.steps[i].kind == StepKind::MessageSent) QVERIFY(std::count(s.in_flight.begin(), s.in_flight.end(), i) == 1);
     }
     // At the end: every node has run (the leaves accumulated), every count is 0, every
     // message arrived, and t1, t2 and t4's gradients are in the context.
@@ -102,8 +101,9 @@ class TestLessons : public QObject {
     const Lesson l = load_lesson(reader, graphs.front().ctx_id);
     QCOMPARE(static_cast<int>(l.steps.back().kind), static_cast<int>(StepKind::Verdict));
     const std::string text = l.explain(l.steps.size() - 1);
-    QVERIFY2(text.find("never received gradients") != std::string::npos && text.find("SendRpcBackward") != std::string::npos,
-             text.c_str());
+    QVERIFY2(
+        text.find("never received gradients") != std::string::npos && text.find("SendRpcBackward") != std::string::npos,
+        text.c_str());
   }
 
   // Lesson 2, SMART: each worker asks for the send functions its search reached, exactly
@@ -123,7 +123,8 @@ class TestLessons : public QObject {
     const LessonState end = l.state_after(l.steps.size());
     QVERIFY(std::all_of(end.executed.begin(), end.executed.end(), [](bool e) { return e; }));
     QCOMPARE(static_cast<size_t>(std::count(end.active.begin(), end.active.end(), true)), active.size());
-    const auto ask = std::find_if(l.steps.begin(), l.steps.end(), [](const LessonStep& s) { return s.kind == StepKind::SmartAsk; });
+    const auto ask =
+        std::find_if(l.steps.begin(), l.steps.end(), [](const LessonStep& s) { return s.kind == StepKind::SmartAsk; });
     QVERIFY(l.explain(static_cast<size_t>(ask - l.steps.begin())).rfind("SMART: ", 0) == 0);
   }
 

@@ -81,7 +81,8 @@ class TestLiveJob : public QObject {
     QVERIFY(page->isRunningLive());
     QVERIFY(loaded.wait(120000));
     const Lesson& l = page->lesson();
-    QVERIFY(std::any_of(l.steps.begin(), l.steps.end(), [](const LessonStep& s) { return s.kind == StepKind::SmartAsk; }));
+    QVERIFY(
+        std::any_of(l.steps.begin(), l.steps.end(), [](const LessonStep& s) { return s.kind == StepKind::SmartAsk; }));
     QCOMPARE(l.state_after(l.steps.size()).in_flight.size(), size_t{0});
     QDir dir(folder.path());
     QCOMPARE(dir.entryList({"lesson-unused-rpc-smart-np3-*.ddprun"}).size(), 1);
@@ -103,7 +104,8 @@ class TestLiveJob : public QObject {
     QVERIFY(loaded.wait(120000));
     const Lesson& l = page->lesson();
     QVERIFY(l.ddp);
-    QVERIFY(std::none_of(l.steps.begin(), l.steps.end(), [](const LessonStep& s) { return s.kind == StepKind::Verdict; }));
+    QVERIFY(
+        std::none_of(l.steps.begin(), l.steps.end(), [](const LessonStep& s) { return s.kind == StepKind::Verdict; }));
     for (const BucketFill& b : l.state_after(l.steps.size()).buckets)
       QCOMPARE(static_cast<int>(b.phase), static_cast<int>(BucketFill::Phase::Reduced));
     QCOMPARE(QDir(folder.path()).entryList({"lesson-train-cap1-unused-find-*.ddprun"}).size(), 1);
@@ -116,9 +118,10 @@ class TestLiveJob : public QObject {
     QTemporaryDir folder;
     const QString file = folder.filePath("remote.ddprun");
     QProcess job;
-    job.start(DDPSCOPE_CLI_PATH, {"train", "--np", "3", "--model", "transformer", "--remote-embedding", "--iters",
-                                  "100000", "--width", "32", "--depth", "1", "--context", "16", "--batch", "8",
-                                  "--progress", "lines", "--out", file});
+    job.start(DDPSCOPE_CLI_PATH, {"train",     "--np",   "3",       "--model", "transformer", "--remote-embedding",
+                                  "--iters",   "100000", "--width", "32",      "--depth",     "1",
+                                  "--context", "16",     "--batch", "8",       "--progress",  "lines",
+                                  "--out",     file});
     QVERIFY(job.waitForStarted());
     // Until the trainers' first passes are in the file.
     QElapsedTimer waited;
@@ -158,8 +161,7 @@ class TestLiveJob : public QObject {
     QCOMPARE(currentTab(window), QString("Live"));
     // While it runs: charts and progress on the Live tab; timeline lanes for both ranks
     // and the bucket table when their tabs are shown.
-    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && window.monitor()->pointCount("loss") > 0,
-                             60000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && window.monitor()->pointCount("loss") > 0, 60000);
     window.showTab("Timeline");
     QTRY_VERIFY_WITH_TIMEOUT(window.timeline()->data().lanes.size() >= 4, 10000);
     const size_t spans = window.timeline()->data().lanes[0].spans.size();
@@ -188,10 +190,8 @@ class TestLiveJob : public QObject {
     const int before = window.liveLoader()->reloads();
     QElapsedTimer timer;
     timer.start();
-    QTRY_VERIFY_WITH_TIMEOUT(
-        window.liveLoader()->reloads() >= before + 3 || !window.job()->isActive(), 30000);
-    qInfo("live reloads: %.1f per second",
-          (window.liveLoader()->reloads() - before) * 1000.0 / timer.elapsed());
+    QTRY_VERIFY_WITH_TIMEOUT(window.liveLoader()->reloads() >= before + 3 || !window.job()->isActive(), 30000);
+    qInfo("live reloads: %.1f per second", (window.liveLoader()->reloads() - before) * 1000.0 / timer.elapsed());
     QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Finished, 180000);
     QTRY_COMPARE_WITH_TIMEOUT(window.currentRun()->run.status, std::string("finished"), 10000);
     QCOMPARE(window.monitor()->progressBar()->value(), 5000);
@@ -207,9 +207,9 @@ class TestLiveJob : public QObject {
     const QPoint at = window.graphView()->mapFromScene(window.graphView()->nodeCenter(0));
     QTest::mouseClick(window.graphView()->viewport(), Qt::LeftButton, Qt::NoModifier, at);
     QCOMPARE(clicked.count(), 1);
-    QVERIFY2(clicked.at(0).at(0).toString().contains("MseLossBackward") &&
-                 clicked.at(0).at(0).toString().contains("ran"),
-             qPrintable(clicked.at(0).at(0).toString()));
+    QVERIFY2(
+        clicked.at(0).at(0).toString().contains("MseLossBackward") && clicked.at(0).at(0).toString().contains("ran"),
+        qPrintable(clicked.at(0).at(0).toString()));
   }
 
   void testStopEndsTheJob() {
@@ -271,11 +271,9 @@ class TestLiveJob : public QObject {
     QString error;
     QVERIFY2(window.launchJob(c, &error), qPrintable(error));
     QTRY_COMPARE_WITH_TIMEOUT(currentTab(window), QString("Hang"), 60000);
-    QVERIFY2(window.hangView()->headline().contains("No progress"),
-             qPrintable(window.hangView()->headline()));
+    QVERIFY2(window.hangView()->headline().contains("No progress"), qPrintable(window.hangView()->headline()));
     // The analysis arrives with the next reload.
-    QTRY_VERIFY_WITH_TIMEOUT(window.hangView()->findings().contains("rank 0 waits in allreduce"),
-                             5000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.hangView()->findings().contains("rank 0 waits in allreduce"), 5000);
     QVERIFY2(window.hangView()->findings().contains("rank(s) 1 have not started it"),
              qPrintable(window.hangView()->findings()));
     QCOMPARE(window.hangView()->table()->rowCount(), 2);
@@ -310,14 +308,13 @@ class TestLiveJob : public QObject {
     QVERIFY2(launched, qPrintable(error));
     QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Failed, 60000);
     QCOMPARE(window.job()->failedRank(), 1);
-    QVERIFY2(window.job()->message().contains("rank 1 failed: injected fault"),
-             qPrintable(window.job()->message()));
+    QVERIFY2(window.job()->message().contains("rank 1 failed: injected fault"), qPrintable(window.job()->message()));
     QCOMPARE(currentTab(window), QString("Hang"));
     QVERIFY(window.monitor()->statusLabel()->text().contains("rank 1"));
     // The culprit first, with why it failed (the injected fault), in the CLI's words.
-    QTRY_VERIFY2_WITH_TIMEOUT(window.hangView()->headline().startsWith("Rank 1 ") &&
-                                  window.hangView()->headline().contains("injected fault"),
-                              qPrintable(window.hangView()->headline()), 10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        window.hangView()->headline().startsWith("Rank 1 ") && window.hangView()->headline().contains("injected fault"),
+        qPrintable(window.hangView()->headline()), 10000);
   }
 
   // What a user types reaches the job as argv, never through a shell. A

@@ -90,7 +90,8 @@ class TestMainWindow : public QObject {
     MainWindow window(folder.path());
     const int hang = window.tabIndex("hang");
     QVERIFY(hang >= 0);
-    for (int i = 0; i < window.tabs()->count(); ++i) window.tabs()->setTabText(i, QString("Onglet %1").arg(i));
+    for (int i = 0; i < window.tabs()->count(); ++i)
+      window.tabs()->setTabText(i, QString("Onglet %1").arg(i));
     window.showTab("Hang");
     QCOMPARE(window.tabs()->currentIndex(), hang);
     window.showTab("timeline");
@@ -121,7 +122,8 @@ class TestMainWindow : public QObject {
     const TimelineData& t = window.timeline()->data();
     QVERIFY(t.kinds_present & (1u << static_cast<int>(ddpscope::probes::Kind::GpuKernel)));
     int gpuLanes = 0;
-    for (const auto& lane : t.lanes) gpuLanes += lane.thread_name.rfind("GPU 0 stream ", 0) == 0 ? 1 : 0;
+    for (const auto& lane : t.lanes)
+      gpuLanes += lane.thread_name.rfind("GPU 0 stream ", 0) == 0 ? 1 : 0;
     QVERIFY(gpuLanes >= 2);
     // Each launch is drawn to the GPU work it started (the trace's correlation id): as
     // many launch flows as GPU spans with a launch, each from a CPU lane to a GPU lane.
@@ -129,11 +131,13 @@ class TestMainWindow : public QObject {
     std::set<std::pair<int, int64_t>> launchIds;
     ddpscope::probes::SpanQuery q;
     q.kinds = {ddpscope::probes::Kind::CudaRuntime};
-    for (const auto& l : reader.spans(q)) launchIds.insert({l.rank, l.msg_id});
+    for (const auto& l : reader.spans(q))
+      launchIds.insert({l.rank, l.msg_id});
     q.kinds = {ddpscope::probes::Kind::GpuKernel, ddpscope::probes::Kind::GpuComm, ddpscope::probes::Kind::GpuMemcpy,
                ddpscope::probes::Kind::GpuMemset};
     size_t launched = 0;
-    for (const auto& k : reader.spans(q)) launched += launchIds.count({k.rank, k.msg_id});
+    for (const auto& k : reader.spans(q))
+      launched += launchIds.count({k.rank, k.msg_id});
     QVERIFY(launched > 100);
     size_t launchFlows = 0;
     for (const auto& f : t.flows) {
@@ -147,7 +151,8 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.currentRun()->gpu.ranks.size(), size_t{2});
     window.showTab("Summary");
     bool summaryHasGpu = false;
-    for (QLabel* label : window.findChildren<QLabel*>()) summaryHasGpu = summaryHasGpu || label->text().contains("GPU time");
+    for (QLabel* label : window.findChildren<QLabel*>())
+      summaryHasGpu = summaryHasGpu || label->text().contains("GPU time");
     QVERIFY(summaryHasGpu);
     for (const char* tab : {"Timeline", "Breakdown", "Overlap", "Hang"}) {
       window.showTab(tab);
@@ -248,8 +253,8 @@ class TestMainWindow : public QObject {
     timeline->showIteration(2);         // iteration 3: [2000, 3000] ns
     QVERIFY(timeline->axis().begin_ns < 2000 && timeline->axis().end_ns > 3000);
     const int64_t before = timeline->axis().end_ns - timeline->axis().begin_ns;
-    QWheelEvent wheel(QPointF(400, 50), timeline->mapToGlobal(QPointF(400, 50)), QPoint(),
-                      QPoint(0, 240), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QWheelEvent wheel(QPointF(400, 50), timeline->mapToGlobal(QPointF(400, 50)), QPoint(), QPoint(0, 240), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
     QApplication::sendEvent(timeline, &wheel);
     QVERIFY(timeline->axis().end_ns - timeline->axis().begin_ns < before);  // zoomed in
     timeline->showIteration(2);
@@ -261,8 +266,7 @@ class TestMainWindow : public QObject {
     const int y = timeline->layout().rowTop(0, 1) + TrackLayout::kRowHeight / 2;
     QTest::mouseClick(timeline, Qt::LeftButton, Qt::NoModifier, QPoint(x, y));
     QCOMPARE(clicked.count(), 1);
-    QVERIFY2(clicked.at(0).at(0).toString().contains("forward"),
-             qPrintable(clicked.at(0).at(0).toString()));
+    QVERIFY2(clicked.at(0).at(0).toString().contains("forward"), qPrintable(clicked.at(0).at(0).toString()));
     QVERIFY(!timeline->grab().isNull());
     // Each bucket allreduce is linked from rank 0 to rank 1 by its sequence number: 2 per
     // iteration, both ranks in step here (a straight link).
@@ -277,7 +281,8 @@ class TestMainWindow : public QObject {
     // Every table of the app sorts by a click on its header.
     const auto tables = window.findChildren<QTableView*>();
     QVERIFY(tables.size() >= 7);
-    for (QTableView* t : tables) QVERIFY2(t->isSortingEnabled(), qPrintable(t->model()->headerData(0, Qt::Horizontal).toString()));
+    for (QTableView* t : tables)
+      QVERIFY2(t->isSortingEnabled(), qPrintable(t->model()->headerData(0, Qt::Horizontal).toString()));
   }
 
   // The send/recv view: one arrow per message between the workers' lifelines, filters,
@@ -289,7 +294,8 @@ class TestMainWindow : public QObject {
   // of a finished run agrees with the iterations recorded.
   void testLiveChartsReadWell() {
     std::vector<QPointF> points;
-    for (int i = 1; i <= 100; ++i) points.emplace_back(i, 200 + (i % 7));
+    for (int i = 1; i <= 100; ++i)
+      points.emplace_back(i, 200 + (i % 7));
     points.emplace_back(101, 25000);
     const AxisFit clipped = fit_axes(points, true);
     QCOMPARE(clipped.clipped, 1);
@@ -318,7 +324,13 @@ class TestMainWindow : public QObject {
       const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
       QVERIFY2(std::abs(mantissa - 1) < 1e-9 || std::abs(mantissa - 2) < 1e-9 || std::abs(mantissa - 5) < 1e-9 ||
                    std::abs(mantissa - 2.5) < 1e-9,
-               qPrintable(QString("%1: x %2..%3, %4 ticks; y %5..%6").arg(chart).arg(x->min()).arg(x->max()).arg(x->tickCount()).arg(y->min()).arg(y->max())));
+               qPrintable(QString("%1: x %2..%3, %4 ticks; y %5..%6")
+                              .arg(chart)
+                              .arg(x->min())
+                              .arg(x->max())
+                              .arg(x->tickCount())
+                              .arg(y->min())
+                              .arg(y->max())));
     }
   }
 
@@ -335,8 +347,8 @@ class TestMainWindow : public QObject {
       b.rank = 0;
       b.threads = {{0, 100, "compute"}};
       b.names = {"injected stall"};
-      b.events.push_back({1250, 1250, -1, -1, -1, 2, -1, 0, -1, -1, 0,
-                          static_cast<uint8_t>(ddpscope::probes::Kind::Mark), 0});
+      b.events.push_back(
+          {1250, 1250, -1, -1, -1, 2, -1, 0, -1, -1, 0, static_cast<uint8_t>(ddpscope::probes::Kind::Mark), 0});
       w.write(b);
       w.end_run("finished");
     }
@@ -371,7 +383,8 @@ class TestMainWindow : public QObject {
     QCOMPARE(timeline->data().name_of(picked->name), std::string("injected stall"));
     // The ruler names the iteration in view: rank 0's iterations carry their numbers.
     QCOMPARE(timeline->data().iterations.size(), size_t(3));
-    for (size_t i = 0; i < 3; ++i) QCOMPARE(timeline->data().iterations[i].number, int64_t(i + 1));
+    for (size_t i = 0; i < 3; ++i)
+      QCOMPARE(timeline->data().iterations[i].number, int64_t(i + 1));
   }
 
   // The charts follow a dark palette (no white panels in a dark app).
@@ -390,7 +403,8 @@ class TestMainWindow : public QObject {
       QVERIFY(window.openRun(folder.filePath("run.ddprun")));
       window.showTab("Overlap");
       QCOMPARE(window.overlapChart()->chart()->theme(), QChart::ChartThemeDark);
-      for (QChartView* v : window.monitor()->findChildren<QChartView*>()) QCOMPARE(v->chart()->theme(), QChart::ChartThemeDark);
+      for (QChartView* v : window.monitor()->findChildren<QChartView*>())
+        QCOMPARE(v->chart()->theme(), QChart::ChartThemeDark);
     }
     QApplication::setPalette(saved);
     QTemporaryDir folder;
@@ -433,7 +447,8 @@ class TestMainWindow : public QObject {
     QTreeWidget* details = page->details();
     QCOMPARE(details->topLevelItem(0)->text(1), QString("forward"));
     QStringList fields;
-    for (int i = 0; i < details->topLevelItemCount(); ++i) fields << details->topLevelItem(i)->text(0);
+    for (int i = 0; i < details->topLevelItemCount(); ++i)
+      fields << details->topLevelItem(i)->text(0);
     for (const char* f : {"Kind", "Rank", "Thread", "Start", "Duration", "Iteration", "Run-file row", "Parent"})
       QVERIFY2(fields.contains(f), f);
     QVERIFY(status.last().at(0).toString().contains("200 ns"));  // the duration, adaptive
@@ -554,7 +569,8 @@ class TestMainWindow : public QObject {
     // One iteration: its rows, rank 2 still the straggler there.
     page->iterationChoice()->setCurrentIndex(page->iterationChoice()->findText("Iteration 3"));
     QCOMPARE(page->bars()->rows().size(), size_t(3));
-    for (const auto& r : page->bars()->rows()) QCOMPARE(r.iteration, int64_t(3));
+    for (const auto& r : page->bars()->rows())
+      QCOMPARE(r.iteration, int64_t(3));
     QVERIFY(page->headline()->text().contains("in iteration 3"));
     QVERIFY(page->headline()->text().contains("Straggler: rank 2"));
     // Sorting by exposed communication puts the rank that waits most first (by value,
@@ -578,12 +594,14 @@ class TestMainWindow : public QObject {
     {
       RunStoreWriter w(file.toStdString());
       w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
-      for (int rank = 0; rank < 2; ++rank) testing::write_iterations(w, rank, 1, 60, rank == 1 ? 150 : 0);
+      for (int rank = 0; rank < 2; ++rank)
+        testing::write_iterations(w, rank, 1, 60, rank == 1 ? 150 : 0);
       EventBatch b;
       b.rank = 0;
       for (int i = 1; i <= 60; ++i) {
         const double ms = i == 30 ? 25000.0 : 40.0 + i % 5;
-        b.records.push_back(nlohmann::json{{"type", "metric"}, {"iteration", i}, {"name", "iteration_ms"}, {"value", ms}}.dump());
+        b.records.push_back(
+            nlohmann::json{{"type", "metric"}, {"iteration", i}, {"name", "iteration_ms"}, {"value", ms}}.dump());
       }
       w.write(b);
       w.end_run("finished");
@@ -605,7 +623,8 @@ class TestMainWindow : public QObject {
     window.showTab("Overlap");
     QChart* chart = window.overlapChart()->chart();
     QStringList legend;
-    for (auto* marker : chart->legend()->markers()) legend << marker->label();
+    for (auto* marker : chart->legend()->markers())
+      legend << marker->label();
     QVERIFY2(legend.join(",").contains("straggler"), qPrintable(legend.join(",")));
     auto* x = qobject_cast<QCategoryAxis*>(chart->axes(Qt::Horizontal).first());
     QVERIFY(x);  // 60 bars: every k-th iteration labelled, on its bar
@@ -624,7 +643,8 @@ class TestMainWindow : public QObject {
     QTemporaryDir folder;
     MainWindow window(folder.path());
     // Empty states say why and what to do, rather than blank axes.
-    for (const char* tab : {"Overlap", "Buckets", "Graph", "Messages", "Hang"}) QVERIFY2(window.tabIsEmpty(tab), tab);
+    for (const char* tab : {"Overlap", "Buckets", "Graph", "Messages", "Hang"})
+      QVERIFY2(window.tabIsEmpty(tab), tab);
     testing::write_seed_graphs(folder.filePath("rpc.ddprun").toStdString());
     QVERIFY(window.openRun(folder.filePath("rpc.ddprun")));
     QVERIFY(window.tabIsEmpty("Overlap"));  // an RPC run: no DDP iterations
@@ -636,12 +656,14 @@ class TestMainWindow : public QObject {
     QVERIFY(!window.tabIsEmpty("Buckets"));
     QVERIFY(window.tabIsEmpty("Messages"));  // DDP: no RPC messages
     QStringList menus;
-    for (QAction* a : window.menuBar()->actions()) menus << a->text().remove('&');
+    for (QAction* a : window.menuBar()->actions())
+      menus << a->text().remove('&');
     QVERIFY2(menus.contains("View") && menus.contains("Help"), qPrintable(menus.join(",")));
     QVERIFY(window.shortcutsAction());
     ShortcutsDialog dialog;
     QStringList keys;
-    for (int r = 0; r < dialog.table()->rowCount(); ++r) keys << dialog.table()->item(r, 0)->text();
+    for (int r = 0; r < dialog.table()->rowCount(); ++r)
+      keys << dialog.table()->item(r, 0)->text();
     for (const char* k : {"W  or  +", "S  or  −", "A  or  ←", "D  or  →", "F", "Esc", "Ctrl+F  or  /", "Drag"})
       QVERIFY2(keys.contains(k), k);
     QVERIFY(dialog.table()->isSortingEnabled());
@@ -666,10 +688,14 @@ class TestMainWindow : public QObject {
         b.names = {"grad_ready", "allreduce"};
         for (int it = 1; it <= 12; ++it) {
           const int64_t o = 1000 * int64_t{it - 1};
-          b.events.push_back(BatchEvent{o + 290, o + 290, -1, -1, -1, it, 0, 0, -1, -1, 0, uint8_t(Kind::GradReady), 0});
-          b.events.push_back(BatchEvent{o + 640, o + 640, -1, -1, -1, it, 1, 0, -1, -1, 0, uint8_t(Kind::GradReady), 0});
-          b.events.push_back(BatchEvent{o + 300, o + 500, 4096, 2 * it, -1, it, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
-          b.events.push_back(BatchEvent{o + 710, o + 760, 128, 2 * it + 1, -1, it, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
+          b.events.push_back(
+              BatchEvent{o + 290, o + 290, -1, -1, -1, it, 0, 0, -1, -1, 0, uint8_t(Kind::GradReady), 0});
+          b.events.push_back(
+              BatchEvent{o + 640, o + 640, -1, -1, -1, it, 1, 0, -1, -1, 0, uint8_t(Kind::GradReady), 0});
+          b.events.push_back(
+              BatchEvent{o + 300, o + 500, 4096, 2 * it, -1, it, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
+          b.events.push_back(
+              BatchEvent{o + 710, o + 760, 128, 2 * it + 1, -1, it, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
         }
         w.write(b);
       }
@@ -690,7 +716,7 @@ class TestMainWindow : public QObject {
       QVERIFY(p.iteration_ms > 0);
       if (p.recorded) {
         ++recorded;
-        QVERIFY(std::abs(p.measured_ms - 1000e-6) < 1e-9);  // the test run's 1000 ns iterations
+        QVERIFY(std::abs(p.measured_ms - 1000e-6) < 1e-9);         // the test run's 1000 ns iterations
         QVERIFY(std::abs(p.iteration_ms - p.measured_ms) < 1e-9);  // the curve is anchored on the run
       }
     }
@@ -817,7 +843,8 @@ class TestMainWindow : public QObject {
     QCOMPARE(view->drawnArrows(), int64_t{5});
     // Context 0:7 is offered with its workers.
     QCOMPARE(page->contextBox()->count(), 3);  // all, outside contexts, 0:7
-    QVERIFY2(page->contextBox()->itemText(2).contains("0:7 (workers 0, 1)"), qPrintable(page->contextBox()->itemText(2)));
+    QVERIFY2(page->contextBox()->itemText(2).contains("0:7 (workers 0, 1)"),
+             qPrintable(page->contextBox()->itemText(2)));
     page->contextBox()->setCurrentIndex(2);
     (void)view->grab();
     QCOMPARE(view->drawnArrows(), int64_t{2});
@@ -1048,8 +1075,7 @@ class TestMainWindow : public QObject {
     testing::write_test_run(file.toStdString(), 2, 3, "failed");
     MainWindow window(folder.path());
     QVERIFY(window.openRun(file));
-    QVERIFY2(window.hangView()->headline().contains("failed"),
-             qPrintable(window.hangView()->headline()));
+    QVERIFY2(window.hangView()->headline().contains("failed"), qPrintable(window.hangView()->headline()));
     QCOMPARE(window.hangView()->table()->rowCount(), 2);
   }
 
@@ -1227,8 +1253,8 @@ class TestMainWindow : public QObject {
       db.exec("PRAGMA user_version = 999");
     }
     const std::pair<QString, QByteArray> damaged[] = {{"empty.ddprun", QByteArray()},
-                                                       {"truncated.ddprun", bytes.left(bytes.size() / 3)},
-                                                       {"header.ddprun", bytes.left(100)}};
+                                                      {"truncated.ddprun", bytes.left(bytes.size() / 3)},
+                                                      {"header.ddprun", bytes.left(100)}};
     QStringList files = {newer, folder.path()};
     for (const auto& [name, content] : damaged) {
       QFile d(folder.filePath(name));

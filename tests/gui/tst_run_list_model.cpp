@@ -31,15 +31,12 @@ class TestRunListModel : public ScratchTest {
     QMap<QString, int> rowOf;
     for (int r = 0; r < model.rowCount(); ++r)
       rowOf[model.index(r, RunListModel::Name).data().toString()] = r;
-    QCOMPARE(model.index(rowOf["a.ddprun"], RunListModel::Status).data().toString(),
-             QString("finished"));
+    QCOMPARE(model.index(rowOf["a.ddprun"], RunListModel::Status).data().toString(), QString("finished"));
     QCOMPARE(model.index(rowOf["a.ddprun"], RunListModel::WorldSize).data().toInt(), 2);
     QCOMPARE(model.index(rowOf["a.ddprun"], RunListModel::Model).data().toString(), QString("mlp"));
     QVERIFY(!model.index(rowOf["a.ddprun"], RunListModel::Started).data().toString().isEmpty());
-    QCOMPARE(model.index(rowOf["b.ddprun"], RunListModel::Status).data().toString(),
-             QString("failed"));
-    QCOMPARE(model.index(rowOf["c.ddprun"], RunListModel::Status).data().toString(),
-             QString("unreadable"));
+    QCOMPARE(model.index(rowOf["b.ddprun"], RunListModel::Status).data().toString(), QString("failed"));
+    QCOMPARE(model.index(rowOf["c.ddprun"], RunListModel::Status).data().toString(), QString("unreadable"));
     QVERIFY(model.index(rowOf["c.ddprun"], RunListModel::Name)
                 .data(Qt::ToolTipRole)
                 .toString()

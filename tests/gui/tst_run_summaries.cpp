@@ -34,12 +34,9 @@ class TestRunSummaries : public ScratchTest {
     QCOMPARE(model.index(0, OverlapModel::Rank).data().toInt(), 1);
     QCOMPARE(model.index(2, OverlapModel::Iteration).data().toInt(), 3);
     QCOMPARE(model.index(0, OverlapModel::CommMs).data(OverlapModel::ValueRole).toDouble(), 310e-6);
-    QCOMPARE(model.index(0, OverlapModel::ExposedMs).data(OverlapModel::ValueRole).toDouble(),
-             60e-6);
-    QVERIFY(
-        std::fabs(
-            model.index(0, OverlapModel::OverlapRatio).data(OverlapModel::ValueRole).toDouble() -
-            (1 - 60.0 / 310.0)) < 1e-9);
+    QCOMPARE(model.index(0, OverlapModel::ExposedMs).data(OverlapModel::ValueRole).toDouble(), 60e-6);
+    QVERIFY(std::fabs(model.index(0, OverlapModel::OverlapRatio).data(OverlapModel::ValueRole).toDouble() -
+                      (1 - 60.0 / 310.0)) < 1e-9);
     QCOMPARE(model.index(0, OverlapModel::OverlapRatio).data().toString(), QString("0.81"));
     model.setRun(nullptr);
     QCOMPARE(model.rowCount(), 0);
@@ -53,7 +50,8 @@ class TestRunSummaries : public ScratchTest {
     const auto rows = breakdown_by_iteration(run.analysis);
     QCOMPARE(rows.size(), size_t(10));
     for (const auto& r : rows) {
-      QVERIFY(std::abs(r.forward_ms + r.backward_ms + r.exposed_comm_ms + r.optimizer_ms + r.idle_ms - r.iteration_ms) < 1e-9);
+      QVERIFY(std::abs(r.forward_ms + r.backward_ms + r.exposed_comm_ms + r.optimizer_ms + r.idle_ms - r.iteration_ms) <
+              1e-9);
       QCOMPARE(r.straggler, r.rank == 1);
     }
     // Rank 0: forward 200 ns, backward 600 less finalize 100, exposed 60 (bucket 1 past
@@ -95,8 +93,8 @@ class TestRunSummaries : public ScratchTest {
         b.events.push_back({t - 50, t - 50, -1, -1, -1, 3, 0, 1, -1, -1, 0, static_cast<uint8_t>(Kind::Mark), 0});
         for (int it = 1; it <= 3; ++it) {
           const std::string value = it < 3 ? "0.5" : R"("nan")";
-          b.records.push_back(R"({"type":"metric","name":"loss","iteration":)" + std::to_string(it) +
-                              R"(,"value":)" + value + "}");
+          b.records.push_back(R"({"type":"metric","name":"loss","iteration":)" + std::to_string(it) + R"(,"value":)" +
+                              value + "}");
         }
         b.records.push_back(R"({"type":"metric","name":"loss","iteration":4,"value":"inf"})");
         w.write(b);
@@ -139,15 +137,17 @@ class TestRunSummaries : public ScratchTest {
 
   // The summary's line about what was refused at the run's doors.
   void testRejectedMessagesAreDescribed() {
-    QCOMPARE(describe_rejected({{"collector_batches", 0}, {"rpc_without_token", 0}, {"rpc_malformed", 0},
+    QCOMPARE(describe_rejected({{"collector_batches", 0},
+                                {"rpc_without_token", 0},
+                                {"rpc_malformed", 0},
                                 {"by_rank", nlohmann::ordered_json::array()}}),
              std::string());
-    const nlohmann::ordered_json r = {
-        {"collector_batches", 2},
-        {"rpc_without_token", 15},
-        {"rpc_malformed", 1},
-        {"by_rank", {{{"rank", 1}, {"rpc_without_token", 15}, {"rpc_malformed", 0}},
-                     {{"rank", 2}, {"rpc_without_token", 0}, {"rpc_malformed", 1}}}}};
+    const nlohmann::ordered_json r = {{"collector_batches", 2},
+                                      {"rpc_without_token", 15},
+                                      {"rpc_malformed", 1},
+                                      {"by_rank",
+                                       {{{"rank", 1}, {"rpc_without_token", 15}, {"rpc_malformed", 0}},
+                                        {{"rank", 2}, {"rpc_without_token", 0}, {"rpc_malformed", 1}}}}};
     QCOMPARE(describe_rejected(r), std::string("Refused from outside the job: 2 batches at the collector; 15 RPC "
                                                "messages without the job's token and 1 malformed (rank 1: 15, "
                                                "rank 2: 1)."));

@@ -42,10 +42,9 @@ class TestSequenceData : public ScratchTest {
     QCOMPARE(d.end_ns, int64_t{3000});
     // Kinds: user call and answer, the gradient messages (their answers are responses),
     // the RRef fetch, ddpscope's own release, an error.
-    const std::vector<ArrowKind> kinds = {ArrowKind::Request,  ArrowKind::Response, ArrowKind::Gradient,
-                                          ArrowKind::Gradient, ArrowKind::Response, ArrowKind::Response,
-                                          ArrowKind::RRef,     ArrowKind::Internal, ArrowKind::Error,
-                                          ArrowKind::Request};
+    const std::vector<ArrowKind> kinds = {
+        ArrowKind::Request,  ArrowKind::Response, ArrowKind::Gradient, ArrowKind::Gradient, ArrowKind::Response,
+        ArrowKind::Response, ArrowKind::RRef,     ArrowKind::Internal, ArrowKind::Error,    ArrowKind::Request};
     for (size_t i = 0; i < kinds.size(); ++i)
       QCOMPARE(static_cast<int>(d.arrows[i].kind), static_cast<int>(kinds[i]));
     QCOMPARE(d.contexts.size(), size_t{1});

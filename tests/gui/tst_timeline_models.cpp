@@ -68,7 +68,12 @@ class TestTimelineModels : public ScratchTest {
       b.rank = 0;
       b.threads = {{0, 100, "compute"}, {1, 101, "comm: world collectives"}};
       // The op and its start come from different call sites: different name ids.
-      b.names = {"iteration", "backward", "node", "allreduce", "node2", {"allreduce", "pg.cpp", 10},
+      b.names = {"iteration",
+                 "backward",
+                 "node",
+                 "allreduce",
+                 "node2",
+                 {"allreduce", "pg.cpp", 10},
                  {"allreduce", "pg_start.cpp", 20}};
       auto ev = [&](Kind kind, uint32_t name, int64_t t0, int64_t t1, int64_t seq, uint16_t thread) {
         b.events.push_back(BatchEvent{t0, t1, -1, seq, -1, 1, -1, name, -1, -1, thread, static_cast<uint8_t>(kind), 0});
@@ -78,7 +83,7 @@ class TestTimelineModels : public ScratchTest {
       ev(Kind::AutogradNode, 2, 300, 400, -1, 0);
       ev(Kind::Allreduce, 3, 350, 900, 0, 0);  // outlives node and backward
       ev(Kind::AutogradNode, 4, 500, 600, -1, 0);
-      ev(Kind::PgOp, 5, 360, 880, 0, 1);       // finished
+      ev(Kind::PgOp, 5, 360, 880, 0, 1);  // finished
       ev(Kind::PgOpStart, 6, 360, 360, 0, 1);
       ev(Kind::PgOpStart, 6, 950, 950, 1, 1);  // never finished
       w.write(b);
@@ -89,7 +94,8 @@ class TestTimelineModels : public ScratchTest {
     QCOMPARE(t.lanes.size(), size_t(2));
     const TimelineLane& compute = t.lanes[0];
     std::map<std::string, int> rowOf;
-    for (const auto& s : compute.spans) rowOf[t.name_of(s.name)] = s.row;
+    for (const auto& s : compute.spans)
+      rowOf[t.name_of(s.name)] = s.row;
     QCOMPARE(rowOf["iteration"], 0);
     QCOMPARE(rowOf["backward"], 1);
     QCOMPARE(rowOf["node"], 2);
@@ -125,7 +131,8 @@ class TestTimelineModels : public ScratchTest {
           QVERIFY(s.row < lane.rows);
           auto [it, fresh] = rowEnd.try_emplace(s.row, s.end_ns);
           if (!fresh) {
-            QVERIFY2(it->second <= s.begin_ns, qPrintable(QString("lane %1 row %2: overlap at %3").arg(l).arg(s.row).arg(s.begin_ns)));
+            QVERIFY2(it->second <= s.begin_ns,
+                     qPrintable(QString("lane %1 row %2: overlap at %3").arg(l).arg(s.row).arg(s.begin_ns)));
             it->second = s.end_ns;
           }
         }
@@ -163,7 +170,6 @@ class TestTimelineModels : public ScratchTest {
     QCOMPARE(QString::fromStdString(format_duration(ns)), text);
   }
 
-
   // Ruler: at every zoom from a 2 µs window to a 100 s one, in a 1400 px view, labels
   // measured at 7 px a character never collide, units follow the zoom and neighbours
   // never read the same.
@@ -173,7 +179,8 @@ class TestTimelineModels : public ScratchTest {
       for (int64_t origin : {int64_t{0}, int64_t{12'300'000'000}}) {
         TimeAxis axis{origin + 1234, origin + 1234 + static_cast<int64_t>(window), 1400};
         const RulerTicks ticks = ruler_ticks(axis, 0, width);
-        QVERIFY2(ticks.ticks.size() >= 2, qPrintable(QString("window %1: %2 ticks").arg(window).arg(ticks.ticks.size())));
+        QVERIFY2(ticks.ticks.size() >= 2,
+                 qPrintable(QString("window %1: %2 ticks").arg(window).arg(ticks.ticks.size())));
         for (size_t i = 1; i < ticks.ticks.size(); ++i) {
           QVERIFY(ticks.ticks[i].x - ticks.ticks[i - 1].x >= width(ticks.ticks[i - 1].label) + 12 - 1e-6);
           QVERIFY2(ticks.ticks[i].label != ticks.ticks[i - 1].label, ticks.ticks[i].label.c_str());
@@ -186,7 +193,6 @@ class TestTimelineModels : public ScratchTest {
     const std::string first = ruler_ticks(micro, 0, width).ticks[0].label;
     QCOMPARE(first.substr(first.size() - 3), std::string("µs"));
   }
-
 
   void testTimeAxisMapping() {
     TimeAxis a{100'000, 200'000, 100};  // 1000 ns per pixel
@@ -215,7 +221,8 @@ class TestTimelineModels : public ScratchTest {
     for (auto [a, b] : {std::pair<int64_t, int64_t>{1250, 3710}, {0, 5037}, {640, 641}, {4999, 4000}}) {
       const RangeSummary sum = summarize_range(run.timeline, a, b);
       std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> mine;
-      for (const RangeRow& r : sum.rows) mine[{static_cast<int>(r.kind), r.name}] = {r.count, r.total_ns};
+      for (const RangeRow& r : sum.rows)
+        mine[{static_cast<int>(r.kind), r.name}] = {r.count, r.total_ns};
       ddpscope::probes::SqliteDb db(file, SQLITE_OPEN_READONLY);
       auto q = db.prepare(
           "SELECT s.kind, n.name, COUNT(*), SUM(MIN(s.t_end_ns, ?2) - MAX(s.t_begin_ns, ?1)) FROM spans s "
@@ -223,10 +230,12 @@ class TestTimelineModels : public ScratchTest {
           "AND s.t_end_ns > s.t_begin_ns GROUP BY s.kind, n.name");
       q.bind(1, std::min(a, b)).bind(2, std::max(a, b));
       std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> sql;
-      while (q.step()) sql[{static_cast<int>(q.column_int64(0)), q.column_text(1)}] = {q.column_int64(2), q.column_int64(3)};
+      while (q.step())
+        sql[{static_cast<int>(q.column_int64(0)), q.column_text(1)}] = {q.column_int64(2), q.column_int64(3)};
       QVERIFY(!sql.empty());
       QCOMPARE(mine, sql);
-      for (size_t i = 1; i < sum.rows.size(); ++i) QVERIFY(sum.rows[i - 1].total_ns >= sum.rows[i].total_ns);
+      for (size_t i = 1; i < sum.rows.size(); ++i)
+        QVERIFY(sum.rows[i - 1].total_ns >= sum.rows[i].total_ns);
     }
   }
 
@@ -251,7 +260,8 @@ class TestTimelineModels : public ScratchTest {
         QVERIFY(q.step());
         QCOMPARE(d.rank, static_cast<int>(q.column_int64(0)));
         QCOMPARE(d.thread, q.column_text(1));
-        QCOMPARE(d.kind, std::string(ddpscope::probes::kind_name(static_cast<ddpscope::probes::Kind>(q.column_int64(2)))));
+        QCOMPARE(d.kind,
+                 std::string(ddpscope::probes::kind_name(static_cast<ddpscope::probes::Kind>(q.column_int64(2)))));
         QCOMPARE(d.name, q.column_text(3));
         QCOMPARE(d.begin_ns, q.column_int64(4));
         QCOMPARE(d.duration_ns, q.column_int64(5) - q.column_int64(4));
@@ -269,7 +279,8 @@ class TestTimelineModels : public ScratchTest {
     const TimelineLane& compute = t.lanes[0];
     int64_t finalize = -1;
     for (size_t k = 0; k < compute.spans.size(); ++k)
-      if (t.name_of(compute.spans[k].name) == "finalize" && compute.spans[k].iteration == 2) finalize = static_cast<int64_t>(k);
+      if (t.name_of(compute.spans[k].name) == "finalize" && compute.spans[k].iteration == 2)
+        finalize = static_cast<int64_t>(k);
     const SpanDetails f = span_details(t, {0, finalize, SpanRef::In::Spans});
     QCOMPARE(t.name_of(t.resolve(f.parent)->name), std::string("backward"));
     const SpanDetails it = span_details(t, span_details(t, f.parent).parent);
@@ -290,7 +301,8 @@ class TestTimelineModels : public ScratchTest {
       QVERIFY(t.resolve(byName.matches[i - 1])->begin_ns <= t.resolve(byName.matches[i])->begin_ns);
     const SearchResults byBucket = search_timeline(t, "bucket 1");
     QCOMPARE(byBucket.matches.size(), size_t(2 * 3 * 2));  // allreduces and ready marks
-    for (const SpanRef& r : byBucket.matches) QCOMPARE(t.resolve(r)->bucket, 1);
+    for (const SpanRef& r : byBucket.matches)
+      QCOMPARE(t.resolve(r)->bucket, 1);
     QCOMPARE(search_timeline(t, "nothing like it").matches.size(), size_t(0));
     QCOMPARE(search_timeline(t, "  ").matches.size(), size_t(0));
   }
@@ -346,8 +358,7 @@ class TestTimelineModels : public ScratchTest {
       QCOMPARE(grown.lanes[i].block_max_end, fresh.lanes[i].block_max_end);
       QCOMPARE(grown.lanes[i].block_row_kinds, fresh.lanes[i].block_row_kinds);
       const auto& spans = fresh.lanes[i].spans;
-      QCOMPARE(fresh.lanes[i].block_max_end.size(),
-               (spans.size() + TimelineLane::kBlock - 1) / TimelineLane::kBlock);
+      QCOMPARE(fresh.lanes[i].block_max_end.size(), (spans.size() + TimelineLane::kBlock - 1) / TimelineLane::kBlock);
       for (size_t k = 0; k < spans.size(); ++k) {
         QVERIFY(spans[k].end_ns <= fresh.lanes[i].block_max_end[k / TimelineLane::kBlock]);
         // Each row of a block that holds a span names a kind present there.
@@ -375,13 +386,11 @@ class TestTimelineModels : public ScratchTest {
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     model.setRun(&run, 2);
     QCOMPARE(model.index(0, OverlapModel::Straggler).data().toString(), QString("straggler"));
-    QCOMPARE(model.index(0, OverlapModel::StartLagMs).data(OverlapModel::ValueRole).toDouble(),
-             100e-6);
+    QCOMPARE(model.index(0, OverlapModel::StartLagMs).data(OverlapModel::ValueRole).toDouble(), 100e-6);
     QVERIFY(model.index(0, OverlapModel::Rank).data(Qt::BackgroundRole).isValid());
     model.setRun(&run, 0);
     QCOMPARE(model.index(0, OverlapModel::Straggler).data().toString(), QString());
-    QCOMPARE(model.index(0, OverlapModel::StartLagMs).data(OverlapModel::ValueRole).toDouble(),
-             0.0);
+    QCOMPARE(model.index(0, OverlapModel::StartLagMs).data(OverlapModel::ValueRole).toDouble(), 0.0);
     // 20 ns of 1000 is below the 5% threshold: noise, no straggler.
     testing::write_test_run(path("even.ddprun"), 2, 2, "finished", 20);
     QVERIFY(ddpscope::probes::find_stragglers(load_run(path("even.ddprun")).analysis).empty());

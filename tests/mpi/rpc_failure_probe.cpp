@@ -44,9 +44,8 @@ int main(int argc, char** argv) {
     g_done.set_value();
     return rpc::Value();
   });
-  rpc::register_function("test.contexts", [](const rpc::ValueList&) {
-    return rpc::Value(dist_autograd::debug_info().contexts);
-  });
+  rpc::register_function("test.contexts",
+                         [](const rpc::ValueList&) { return rpc::Value(dist_autograd::debug_info().contexts); });
   rpc::init_rpc("", options, world);
   const int rank = world->rank();
   if (mode == "dead-context") {
@@ -81,7 +80,8 @@ int main(int argc, char** argv) {
   rpc::rpc_sync((rank + 1) % world->size(), add, Tensor::ones({2}), Tensor::ones({2}));
   // A call in flight when worker 2 dies: it sleeps 5 s, with a 10 s timeout.
   std::shared_ptr<rpc::ValueFuture> in_flight;
-  if (rank == 0) in_flight = rpc::rpc_async("worker2", "sleep_ms", {rpc::Value(int64_t{5000})}, std::chrono::seconds(10));
+  if (rank == 0)
+    in_flight = rpc::rpc_async("worker2", "sleep_ms", {rpc::Value(int64_t{5000})}, std::chrono::seconds(10));
   world->barrier()->wait();
   if (rank == 2) {
     say(rank, "killing myself");

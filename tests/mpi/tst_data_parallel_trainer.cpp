@@ -35,13 +35,8 @@ class TestDataParallelTrainer : public QObject {
   void testReplicasStayIdentical() {
     QFETCH(QString, model);
     QFETCH(bool, overlap);
-    apps::TrainOptions o{.model = model.toStdString(),
-                         .iters = 5,
-                         .batch = 8,
-                         .width = 32,
-                         .depth = 2,
-                         .heads = 2,
-                         .context = 8};
+    apps::TrainOptions o{
+        .model = model.toStdString(), .iters = 5, .batch = 8, .width = 32, .depth = 2, .heads = 2, .context = 8};
     o.overlap = overlap;
     apps::Trainer trainer(o, pg_);
     double loss = 0;
@@ -51,10 +46,8 @@ class TestDataParallelTrainer : public QObject {
     for (const Tensor& p : trainer.model().parameters()) {
       const auto copies = gather(p);
       for (int r = 1; r < pg_->size(); ++r) {
-        QVERIFY2(
-            kernels::max_abs_diff(copies[r], copies[0]) == 0.0,
-            qPrintable(
-                QString("%1 differs between rank 0 and rank %2").arg(p.name().c_str()).arg(r)));
+        QVERIFY2(kernels::max_abs_diff(copies[r], copies[0]) == 0.0,
+                 qPrintable(QString("%1 differs between rank 0 and rank %2").arg(p.name().c_str()).arg(r)));
       }
     }
   }
@@ -67,10 +60,14 @@ class TestDataParallelTrainer : public QObject {
     QTest::addColumn<double>("capMb");
     QTest::addColumn<bool>("findUnused");
     QTest::addColumn<bool>("bucketView");
-    QTest::newRow("mlp, sgd momentum, a bucket per parameter") << "mlp" << "sgd" << 0.0001 << false << false;
-    QTest::newRow("mlp, adam, one bucket") << "mlp" << "adam" << 25.0 << false << false;
-    QTest::newRow("mlp, sgd, find_unused_parameters") << "mlp" << "sgd" << 0.002 << true << false;
-    QTest::newRow("transformer, adamw, gradient_as_bucket_view") << "transformer" << "adamw" << 0.01 << false << true;
+    QTest::newRow("mlp, sgd momentum, a bucket per parameter") << "mlp"
+                                                               << "sgd" << 0.0001 << false << false;
+    QTest::newRow("mlp, adam, one bucket") << "mlp"
+                                           << "adam" << 25.0 << false << false;
+    QTest::newRow("mlp, sgd, find_unused_parameters") << "mlp"
+                                                      << "sgd" << 0.002 << true << false;
+    QTest::newRow("transformer, adamw, gradient_as_bucket_view") << "transformer"
+                                                                 << "adamw" << 0.01 << false << true;
   }
   void testFusedOptimizerEqualsStepAfterBackward() {
     QFETCH(QString, model);
@@ -79,8 +76,14 @@ class TestDataParallelTrainer : public QObject {
     QFETCH(bool, findUnused);
     QFETCH(bool, bucketView);
     auto options = [&](bool fused) {
-      apps::TrainOptions o{.model = model.toStdString(), .iters = 4, .batch = 8, .width = 32, .depth = 3,
-                           .heads = 2, .context = 8, .optimizer = optimizer.toStdString()};
+      apps::TrainOptions o{.model = model.toStdString(),
+                           .iters = 4,
+                           .batch = 8,
+                           .width = 32,
+                           .depth = 3,
+                           .heads = 2,
+                           .context = 8,
+                           .optimizer = optimizer.toStdString()};
       o.bucket_cap_mb = o.first_bucket_cap_mb = capMb;
       o.find_unused_parameters = findUnused;
       o.gradient_as_bucket_view = bucketView;

@@ -51,9 +51,7 @@ Task task(const QString& name) {
   return {[] {
             Generator g(12);
             return std::make_shared<nn::CharTransformer>(
-                nn::TransformerConfig{
-                    .vocab_size = 17, .context = 8, .d_model = 16, .heads = 2, .layers = 2},
-                &g);
+                nn::TransformerConfig{.vocab_size = 17, .context = 8, .d_model = 16, .heads = 2, .layers = 2}, &g);
           },
           [](Generator& g, int64_t n) {
             return std::make_pair(randint({n, 8}, 17, &g), randint({n, 8}, 17, &g));
@@ -64,9 +62,7 @@ Task task(const QString& name) {
 }
 
 // Rows [rank * b, (rank + 1) * b) of a global batch.
-Tensor slice(const Tensor& t, int rank, int64_t b) {
-  return t.narrow(0, rank * b, b).contiguous();
-}
+Tensor slice(const Tensor& t, int rank, int64_t b) { return t.narrow(0, rank * b, b).contiguous(); }
 
 class TwoBranch : public nn::Module {
  public:
@@ -92,9 +88,7 @@ class MixedPrecision : public nn::Module {
     scale_ = register_parameter("scale", uniform({4}, 0.5, 1.5, DType::F32, &g).to(DType::F16));
   }
   std::string type_name() const override { return "MixedPrecision"; }
-  Tensor forward(const Tensor& x) override {
-    return mul(fc_->forward(x), cast(scale_, DType::F32));
-  }
+  Tensor forward(const Tensor& x) override { return mul(fc_->forward(x), cast(scale_, DType::F32)); }
 
  private:
   std::shared_ptr<nn::Linear> fc_;
@@ -142,9 +136,7 @@ class TestDdp : public QObject {
   std::shared_ptr<c10d::ProcessGroup> pg_;
 
  private slots:
-  void initTestCase() {
-    pg_ = c10d::init_process_group({.backend = "mpi", .timeout = std::chrono::seconds(120)});
-  }
+  void initTestCase() { pg_ = c10d::init_process_group({.backend = "mpi", .timeout = std::chrono::seconds(120)}); }
 
   void testEquivalenceWithOneProcess_data() {
     QTest::addColumn<QString>("model");
@@ -163,10 +155,8 @@ class TestDdp : public QObject {
     auto local = t.build();
     // Small caps so the model spans several buckets.
     ddp::DistributedDataParallel ddp(
-        local, pg_,
-        {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001, .gradient_as_bucket_view = as_view});
-    QVERIFY2(ddp.buckets().size() >= 3,
-             qPrintable(QString("only %1 buckets").arg(ddp.buckets().size())));
+        local, pg_, {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001, .gradient_as_bucket_view = as_view});
+    QVERIFY2(ddp.buckets().size() >= 3, qPrintable(QString("only %1 buckets").arg(ddp.buckets().size())));
     optim::SGD ref_opt(reference->parameters(), {.lr = 0.05});
     optim::SGD ddp_opt(ddp.parameters(), {.lr = 0.05});
     Generator data(99);  // same global batches on every rank
@@ -180,13 +170,10 @@ class TestDdp : public QObject {
         const auto rp = reference->parameters(), dp = ddp.parameters();
         for (size_t i = 0; i < rp.size(); ++i) {
           const double err = relative_error(dp[i].grad(), rp[i].grad());
-          QVERIFY2(
-              err <= 1e-5,
-              qPrintable(
-                  QString("gradient of %1: relative error %2").arg(dp[i].name().c_str()).arg(err)));
+          QVERIFY2(err <= 1e-5,
+                   qPrintable(QString("gradient of %1: relative error %2").arg(dp[i].name().c_str()).arg(err)));
           if (as_view) {
-            QVERIFY2(dp[i].grad().storage() != nullptr && dp[i].grad().is_contiguous(),
-                     "grad view");
+            QVERIFY2(dp[i].grad().storage() != nullptr && dp[i].grad().is_contiguous(), "grad view");
           }
         }
       }
@@ -196,9 +183,9 @@ class TestDdp : public QObject {
     const auto rp = reference->parameters(), dp = ddp.parameters();
     for (size_t i = 0; i < rp.size(); ++i) {
       const double err = relative_error(dp[i], rp[i]);
-      QVERIFY2(err <= 1e-5, qPrintable(QString("parameter %1 after 10 steps: relative error %2")
-                                           .arg(dp[i].name().c_str())
-                                           .arg(err)));
+      QVERIFY2(
+          err <= 1e-5,
+          qPrintable(QString("parameter %1 after 10 steps: relative error %2").arg(dp[i].name().c_str()).arg(err)));
     }
   }
 
@@ -235,8 +222,7 @@ class TestDdp : public QObject {
       for (size_t i = 0; i < 4; ++i) {
         const Tensor& expected = reference->parameters()[i].grad();
         const double err = relative_error(ddp.parameters()[i].grad(), expected);
-        QVERIFY2(err <= 1e-5,
-                 qPrintable(QString("step %1 param %2 error %3").arg(step).arg(i).arg(err)));
+        QVERIFY2(err <= 1e-5, qPrintable(QString("step %1 param %2 error %3").arg(step).arg(i).arg(err)));
       }
       ref_opt.step();
       ddp_opt.step();
@@ -272,8 +258,7 @@ class TestDdp : public QObject {
       // The f16 gradient is averaged in f16: its precision bounds the error.
       const double tol = rp[i].second.dtype() == DType::F16 ? 2e-3 : 1e-5;
       const double err = relative_error(dp[i].grad(), rp[i].second.grad());
-      QVERIFY2(err <= tol,
-               qPrintable(QString("%1: relative error %2").arg(rp[i].first.c_str()).arg(err)));
+      QVERIFY2(err <= tol, qPrintable(QString("%1: relative error %2").arg(rp[i].first.c_str()).arg(err)));
     }
   }
 
@@ -289,8 +274,7 @@ class TestDdp : public QObject {
     QFETCH(double, tolerance);
     const Task t = task("mlp");
     auto reference = t.build();
-    ddp::DistributedDataParallel ddp(t.build(), pg_,
-                                     {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
+    ddp::DistributedDataParallel ddp(t.build(), pg_, {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
     ddp.register_comm_hook(hook == "allreduce" ? ddp::allreduce_hook(pg_)
                            : hook == "fp16"    ? ddp::fp16_compress_hook(pg_)
                                                : ddp::bf16_compress_hook(pg_));
@@ -303,12 +287,10 @@ class TestDdp : public QObject {
     for (size_t i = 0; i < rp.size(); ++i) {
       const double err = relative_error(dp[i].grad(), rp[i].grad());
       worst = std::max(worst, err);
-      QVERIFY2(err <= tolerance,
-               qPrintable(QString("%1: relative error %2").arg(dp[i].name().c_str()).arg(err)));
+      QVERIFY2(err <= tolerance, qPrintable(QString("%1: relative error %2").arg(dp[i].name().c_str()).arg(err)));
     }
     // The compressed hooks really went through 16 bits (and the test would notice if not).
-    if (hook != "allreduce")
-      QVERIFY2(worst > 1e-6, qPrintable(QString("worst error %1").arg(worst)));
+    if (hook != "allreduce") QVERIFY2(worst > 1e-6, qPrintable(QString("worst error %1").arg(worst)));
   }
 
   void testPowerSgdSendsLessAndStillConverges() {
@@ -317,11 +299,10 @@ class TestDdp : public QObject {
     const Tensor w = randn({16, 3}, DType::F32, &task_gen);
     auto train = [&](bool compressed) {
       Generator g(11);
-      auto model = std::make_shared<nn::Mlp>(
-          nn::MlpConfig{.in_features = 16, .width = 64, .depth = 3, .out_features = 3}, &g);
+      auto model =
+          std::make_shared<nn::Mlp>(nn::MlpConfig{.in_features = 16, .width = 64, .depth = 3, .out_features = 3}, &g);
       ddp::DistributedDataParallel ddp(model, pg_, {});
-      auto state = std::make_shared<ddp::PowerSgdState>(
-          pg_, ddp::PowerSgdOptions{.rank = 2, .start_iteration = 3});
+      auto state = std::make_shared<ddp::PowerSgdState>(pg_, ddp::PowerSgdOptions{.rank = 2, .start_iteration = 3});
       if (compressed) ddp.register_comm_hook(ddp::powersgd_hook(state));
       optim::SGD opt(ddp.parameters(), {.lr = 0.1, .momentum = 0.9});
       Generator data(5 + pg_->rank());
@@ -339,20 +320,16 @@ class TestDdp : public QObject {
     };
     const auto [first_plain, last_plain, s0, u0] = train(false);
     const auto [first, last, sent, uncompressed] = train(true);
-    qInfo("PowerSGD rank 2: loss %.4f -> %.4f (plain DDP -> %.4f), sent %lld of %lld elements",
-          first, last, last_plain, static_cast<long long>(sent),
-          static_cast<long long>(uncompressed));
+    qInfo("PowerSGD rank 2: loss %.4f -> %.4f (plain DDP -> %.4f), sent %lld of %lld elements", first, last, last_plain,
+          static_cast<long long>(sent), static_cast<long long>(uncompressed));
     QVERIFY2(last < 0.3 * first, qPrintable(QString("loss %1 -> %2").arg(first).arg(last)));
-    QVERIFY2(last < 2.0 * last_plain + 1e-3,
-             qPrintable(QString("PowerSGD %1 vs plain %2").arg(last).arg(last_plain)));
-    QVERIFY2(sent < 0.5 * uncompressed,
-             qPrintable(QString("sent %1 of %2").arg(sent).arg(uncompressed)));
+    QVERIFY2(last < 2.0 * last_plain + 1e-3, qPrintable(QString("PowerSGD %1 vs plain %2").arg(last).arg(last_plain)));
+    QVERIFY2(sent < 0.5 * uncompressed, qPrintable(QString("sent %1 of %2").arg(sent).arg(uncompressed)));
   }
 
   void testHookSeesEveryBucketInOrder() {
     const Task t = task("mlp");
-    ddp::DistributedDataParallel ddp(t.build(), pg_,
-                                     {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
+    ddp::DistributedDataParallel ddp(t.build(), pg_, {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
     std::vector<size_t> seen;
     bool last_flagged = false;
     auto inner = ddp::allreduce_hook(pg_);
@@ -412,16 +389,14 @@ class TestDdp : public QObject {
         snap.push_back(p.clone());
       snapshots.push_back(snap);
     }
-    ddp::DistributedDataParallel ddp(t.build(), pg_,
-                                     {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
+    ddp::DistributedDataParallel ddp(t.build(), pg_, {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
     optim::SGD opt(ddp.parameters(), {.lr = 0.05});
     const int mine = pg_->rank() + 2;
     {
       auto join = ddp.join(divide_by_initial);
       for (int i = 0; i < mine; ++i) {
         opt.zero_grad();
-        t.loss(ddp.forward(batches[i][pg_->rank()].first), batches[i][pg_->rank()].second)
-            .backward();
+        t.loss(ddp.forward(batches[i][pg_->rank()].first), batches[i][pg_->rank()].second).backward();
         opt.step();
       }
       join->finish();  // shadows the iterations of the ranks with more batches
@@ -429,10 +404,9 @@ class TestDdp : public QObject {
     const auto dp = ddp.parameters();
     for (size_t k = 0; k < dp.size(); ++k) {
       const double err = relative_error(dp[k], snapshots[mine - 1][k]);
-      QVERIFY2(err <= 1e-5, qPrintable(QString("rank %1 %2: relative error %3")
-                                           .arg(pg_->rank())
-                                           .arg(dp[k].name().c_str())
-                                           .arg(err)));
+      QVERIFY2(
+          err <= 1e-5,
+          qPrintable(QString("rank %1 %2: relative error %3").arg(pg_->rank()).arg(dp[k].name().c_str()).arg(err)));
     }
     // The group is usable afterwards: nothing is left half-done.
     Tensor one = Tensor::ones({1});
@@ -464,8 +438,7 @@ class TestDdp : public QObject {
 
   void testIterationStats() {
     const Task t = task("mlp");
-    ddp::DistributedDataParallel ddp(t.build(), pg_,
-                                     {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
+    ddp::DistributedDataParallel ddp(t.build(), pg_, {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
     Generator data(6);
     for (int i = 0; i < 2; ++i) {
       auto [x, y] = t.batch(data, 8);
@@ -486,8 +459,7 @@ class TestDdp : public QObject {
       expected += p.nbytes();
     QCOMPARE(total, expected);
 
-    ddp::DistributedDataParallel two(std::make_shared<TwoBranch>(), pg_,
-                                     {.find_unused_parameters = true});
+    ddp::DistributedDataParallel two(std::make_shared<TwoBranch>(), pg_, {.find_unused_parameters = true});
     sum(two.forward(Tensor::ones({2, 4}))).backward();
     QCOMPARE(two.last_iteration().unused_parameters,
              (std::vector<std::string>{"module.unused.weight", "module.unused.bias"}));
@@ -548,8 +520,8 @@ class TestDdp : public QObject {
     auto reference = t.build();
     ddp::DistributedDataParallel ddp(t.build(), pg_, {});
     const auto params = ddp.parameters(), rp = reference->parameters();
-    const size_t weights = static_cast<size_t>(
-        std::count_if(params.begin(), params.end(), [](const Tensor& p) { return p.dim() == 2; }));
+    const size_t weights =
+        static_cast<size_t>(std::count_if(params.begin(), params.end(), [](const Tensor& p) { return p.dim() == 2; }));
     Generator data(6);
     auto [xa, ya] = t.batch(data, n * 2);
     auto [xb, yb] = t.batch(data, n * 2);
@@ -600,15 +572,13 @@ class TestDdp : public QObject {
       QFAIL("the next forward must report the parameters without gradients");
     } catch (const Error& e) {
       const QString msg = e.what();
-      QVERIFY2(msg.contains("module.unused.weight") && msg.contains("module.unused.bias"),
-               e.what());
+      QVERIFY2(msg.contains("module.unused.weight") && msg.contains("module.unused.bias"), e.what());
       QVERIFY2(msg.contains("find_unused_parameters=true"), e.what());
     }
   }
 
   void testFindUnusedParameters() {
-    ddp::DistributedDataParallel ddp(std::make_shared<TwoBranch>(), pg_,
-                                     {.find_unused_parameters = true});
+    ddp::DistributedDataParallel ddp(std::make_shared<TwoBranch>(), pg_, {.find_unused_parameters = true});
     optim::SGD opt(ddp.parameters(), {.lr = 0.1});
     for (int i = 0; i < 3; ++i) {
       opt.zero_grad();
@@ -636,8 +606,7 @@ class TestDdp : public QObject {
     auto reference = std::make_shared<Switch>();
     ddp::DistributedDataParallel ddp(local, pg_, {.find_unused_parameters = true});
     Generator data(8);
-    const Tensor xa = randn({n * 2, 4}, DType::F32, &data),
-                 xb = randn({n * 2, 4}, DType::F32, &data);
+    const Tensor xa = randn({n * 2, 4}, DType::F32, &data), xb = randn({n * 2, 4}, DType::F32, &data);
     {
       auto guard = ddp.no_sync();
       local->use_second = true;
@@ -663,9 +632,8 @@ class TestDdp : public QObject {
   void testStaticGraph() {
     // Unused parameters without find_unused_parameters: found in the first iteration,
     // then remembered; the buckets are still rebuilt.
-    ddp::DistributedDataParallel ddp(
-        std::make_shared<TwoBranch>(), pg_,
-        {.bucket_cap_mb = 1e-6, .first_bucket_cap_mb = 1e-6, .static_graph = true});
+    ddp::DistributedDataParallel ddp(std::make_shared<TwoBranch>(), pg_,
+                                     {.bucket_cap_mb = 1e-6, .first_bucket_cap_mb = 1e-6, .static_graph = true});
     optim::SGD opt(ddp.parameters(), {.lr = 0.1});
     for (int i = 0; i < 4; ++i) {
       opt.zero_grad();
@@ -692,16 +660,15 @@ class TestDdp : public QObject {
 
   void testMismatchedModelsAreNamed() {
     Generator g(1);
-    auto m = std::make_shared<nn::Mlp>(
-        nn::MlpConfig{.in_features = 4, .width = pg_->rank() == 1 ? 9 : 8, .depth = 2}, &g);
+    auto m =
+        std::make_shared<nn::Mlp>(nn::MlpConfig{.in_features = 4, .width = pg_->rank() == 1 ? 9 : 8, .depth = 2}, &g);
     if (pg_->size() == 1) QSKIP("needs two ranks");
     try {
       ddp::DistributedDataParallel ddp(m, pg_, {});
       QFAIL("different models must be refused");
     } catch (const Error& e) {
       QVERIFY2(QString(e.what()).contains("module.layers.0.weight"), e.what());
-      QVERIFY2(QString(e.what()).contains("f32[9, 4] on rank 1") ||
-                   QString(e.what()).contains("f32[8, 4] on rank 0"),
+      QVERIFY2(QString(e.what()).contains("f32[9, 4] on rank 1") || QString(e.what()).contains("f32[8, 4] on rank 0"),
                e.what());
     }
   }

@@ -31,8 +31,7 @@ double relative_error(const Tensor& a, const Tensor& b) {
 
 std::shared_ptr<nn::Mlp> build_mlp() {
   Generator g(11);
-  return std::make_shared<nn::Mlp>(
-      nn::MlpConfig{.in_features = 16, .width = 64, .depth = 4, .out_features = 3}, &g);
+  return std::make_shared<nn::Mlp>(nn::MlpConfig{.in_features = 16, .width = 64, .depth = 4, .out_features = 3}, &g);
 }
 
 }  // namespace
@@ -42,9 +41,7 @@ class TestDdpCuda : public QObject {
   std::shared_ptr<c10d::ProcessGroup> pg_;
 
  private slots:
-  void initTestCase() {
-    pg_ = c10d::init_process_group({.backend = "nccl", .timeout = std::chrono::seconds(60)});
-  }
+  void initTestCase() { pg_ = c10d::init_process_group({.backend = "nccl", .timeout = std::chrono::seconds(60)}); }
 
   void testEquivalenceWithOneCpuProcess_data() {
     QTest::addColumn<bool>("as_view");
@@ -63,14 +60,12 @@ class TestDdpCuda : public QObject {
     auto local = build_mlp();
     local->to(gpu);
     QCOMPARE(local->parameters().front().device(), gpu);
-    ddp::DistributedDataParallel ddp(
-        local, pg_,
-        {.bucket_cap_mb = 0.004,
-         .first_bucket_cap_mb = 0.001,
-         .find_unused_parameters = find_unused,
-         .gradient_as_bucket_view = as_view});
-    QVERIFY2(ddp.buckets().size() >= 3,
-             qPrintable(QString("only %1 buckets").arg(ddp.buckets().size())));
+    ddp::DistributedDataParallel ddp(local, pg_,
+                                     {.bucket_cap_mb = 0.004,
+                                      .first_bucket_cap_mb = 0.001,
+                                      .find_unused_parameters = find_unused,
+                                      .gradient_as_bucket_view = as_view});
+    QVERIFY2(ddp.buckets().size() >= 3, qPrintable(QString("only %1 buckets").arg(ddp.buckets().size())));
     const optim::SgdOptions sgd{.lr = 0.05, .momentum = 0.9, .weight_decay = 1e-3};
     optim::SGD ref_opt(reference->parameters(), sgd);
     optim::SGD ddp_opt(ddp.parameters(), sgd);
@@ -84,16 +79,16 @@ class TestDdpCuda : public QObject {
       Tensor ly = y.narrow(0, pg_->rank() * b, b).contiguous().to(gpu);
       mse_loss(ddp.forward(lx), ly).backward();
       const auto dp = ddp.parameters();
-      for (const Tensor& p : dp) QCOMPARE(p.grad().device(), gpu);
+      for (const Tensor& p : dp)
+        QCOMPARE(p.grad().device(), gpu);
       ref_opt.step();
       ddp_opt.step();
     }
     const auto rp = reference->parameters(), dp = ddp.parameters();
     for (size_t i = 0; i < rp.size(); ++i) {
       const double err = relative_error(dp[i], rp[i]);
-      QVERIFY2(err <= 1e-4, qPrintable(QString("parameter %1 after 8 steps: relative error %2")
-                                           .arg(dp[i].name().c_str())
-                                           .arg(err)));
+      QVERIFY2(err <= 1e-4,
+               qPrintable(QString("parameter %1 after 8 steps: relative error %2").arg(dp[i].name().c_str()).arg(err)));
     }
   }
 

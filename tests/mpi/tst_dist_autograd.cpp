@@ -61,26 +61,22 @@ void register_functions() {
     Tensor g = dist_autograd::get_gradient(a.at(0).to_int(), g_param);
     return g.defined() ? Value(g) : Value();
   });
-  rpc::register_function("dat.param_grad_field", [](const ValueList&) -> Value {
-    return Value(g_param.grad().defined());
-  });
+  rpc::register_function("dat.param_grad_field",
+                         [](const ValueList&) -> Value { return Value(g_param.grad().defined()); });
   // A square whose gradient fails in backward, `hops` workers further on.
   rpc::register_function("dat.fail_in_backward", [](const ValueList& a) -> Value {
     const int64_t hops = a.at(0).to_int();
     const Tensor& t = a.at(1).tensor();
     if (hops > 0) return rpc::rpc_sync(next_worker(), "dat.fail_in_backward", {Value(hops - 1), Value(t)});
     Tensor r = mul(t, t);
-    r.register_hook([](const Tensor&) -> std::optional<Tensor> {
-      throw Error("boom in backward", __FILE__, __LINE__);
-    });
+    r.register_hook(
+        [](const Tensor&) -> std::optional<Tensor> { throw Error("boom in backward", __FILE__, __LINE__); });
     return r;
   });
-  rpc::register_function("dat.passes_held", [](const ValueList&) -> Value {
-    return Value(dist_autograd::debug_info().passes_held);
-  });
-  rpc::register_function("dat.contexts", [](const ValueList&) -> Value {
-    return Value(dist_autograd::debug_info().contexts);
-  });
+  rpc::register_function("dat.passes_held",
+                         [](const ValueList&) -> Value { return Value(dist_autograd::debug_info().passes_held); });
+  rpc::register_function("dat.contexts",
+                         [](const ValueList&) -> Value { return Value(dist_autograd::debug_info().contexts); });
   // Worker 0's embedding table, as an RRef (owner -> user).
   rpc::register_function("ddp.table", [](const ValueList&) -> Value {
     static rpc::RRef table = [] {

@@ -38,8 +38,7 @@ class TestPgFailures : public QObject {
   void testTimeoutEndsTheJob() {
     Result r = run_probe("timeout", false);
     QVERIFY2(r.code != 0 && r.code != -1, qPrintable(r.output));
-    QVERIFY2(r.output.contains(
-                 "rank 0 caught: timeout: rank 0 waited 1000 ms in allreduce #0 f32[16, 4] (sum)"),
+    QVERIFY2(r.output.contains("rank 0 caught: timeout: rank 0 waited 1000 ms in allreduce #0 f32[16, 4] (sum)"),
              qPrintable(r.output));
     QVERIFY2(r.output.contains("to enter the same allreduce"), qPrintable(r.output));
     // Rank 1 sleeps 30 s: the job must end long before that.

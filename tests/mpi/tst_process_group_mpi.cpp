@@ -33,10 +33,7 @@ double expected_reduce(ReduceOp op, int world, int64_t i, DType dtype) {
     const double v = r + 1 + frac;
     return dtype == DType::I64 ? std::floor(v) : v;
   };
-  double acc = op == ReduceOp::Product ? 1
-               : op == ReduceOp::Min   ? 1e300
-               : op == ReduceOp::Max   ? -1e300
-                                       : 0;
+  double acc = op == ReduceOp::Product ? 1 : op == ReduceOp::Min ? 1e300 : op == ReduceOp::Max ? -1e300 : 0;
   for (int r = 0; r < world; ++r) {
     switch (op) {
       case ReduceOp::Sum:
@@ -72,12 +69,10 @@ class TestProcessGroupMpi : public QObject {
   void testAllreduce_data() {
     QTest::addColumn<ReduceOp>("op");
     QTest::addColumn<DType>("dtype");
-    for (ReduceOp op :
-         {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Min, ReduceOp::Max, ReduceOp::Product}) {
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Min, ReduceOp::Max, ReduceOp::Product}) {
       for (DType d : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64}) {
         if (op == ReduceOp::Avg && d == DType::I64) continue;
-        QTest::newRow(qPrintable(QString("%1 %2").arg(reduce_op_name(op), dtype_name(d))))
-            << op << d;
+        QTest::newRow(qPrintable(QString("%1 %2").arg(reduce_op_name(op), dtype_name(d)))) << op << d;
       }
     }
   }
@@ -119,10 +114,14 @@ class TestProcessGroupMpi : public QObject {
             const double want = expected_reduce(op, pg_->size(), i, dtype);
             if (std::fabs(got[i] - want) > 1e-6 * std::max(1.0, std::fabs(want)) && wrong++ == 0) first = i;
           }
-          QVERIFY2(wrong == 0, qPrintable(QString("%1 %2 elements: %3 wrong, the first element %4: got %5, want %6")
-                                              .arg(dtype_name(dtype)).arg(numel).arg(wrong).arg(first)
-                                              .arg(first >= 0 ? got[first] : 0.0)
-                                              .arg(expected_reduce(op, pg_->size(), std::max<int64_t>(first, 0), dtype))));
+          QVERIFY2(wrong == 0,
+                   qPrintable(QString("%1 %2 elements: %3 wrong, the first element %4: got %5, want %6")
+                                  .arg(dtype_name(dtype))
+                                  .arg(numel)
+                                  .arg(wrong)
+                                  .arg(first)
+                                  .arg(first >= 0 ? got[first] : 0.0)
+                                  .arg(expected_reduce(op, pg_->size(), std::max<int64_t>(first, 0), dtype))));
         }
       }
     }
@@ -177,8 +176,7 @@ class TestProcessGroupMpi : public QObject {
     Tensor out = Tensor::zeros({4});
     pg_->reduce_scatter(out, in)->wait();
     const int n = pg_->size();
-    QCOMPARE(out.to_vector<float>(),
-             std::vector<float>(4, float(n * (n + 1) / 2 * (pg_->rank() + 1))));
+    QCOMPARE(out.to_vector<float>(), std::vector<float>(4, float(n * (n + 1) / 2 * (pg_->rank() + 1))));
   }
 
   void testAlltoall() {
@@ -205,8 +203,7 @@ class TestProcessGroupMpi : public QObject {
   void testSendRecvRing() {
     // Every rank sends first and receives second: posting at call time keeps this
     // from deadlocking even for messages too big for MPI's eager protocol.
-    const int next = (pg_->rank() + 1) % pg_->size(),
-              prev = (pg_->rank() + pg_->size() - 1) % pg_->size();
+    const int next = (pg_->rank() + 1) % pg_->size(), prev = (pg_->rank() + pg_->size() - 1) % pg_->size();
     Tensor out = Tensor::full({1 << 20}, double(pg_->rank()));
     Tensor in = Tensor::zeros({1 << 20});
     auto s = pg_->send(out, next, 7);
@@ -255,7 +252,7 @@ class TestProcessGroupMpi : public QObject {
     } else {
       QVERIFY(pair != nullptr);
       QCOMPARE(pair->size(), 2);
-      QCOMPARE(pair->rank(), pg_->rank() == 1 ? 0 : 1);  // renumbered in the order given
+      QCOMPARE(pair->rank(), pg_->rank() == 1 ? 0 : 1);               // renumbered in the order given
       QCOMPARE(pair->options().name, pg_->options().name + "[1,0]");  // errors name it
       Tensor t = Tensor::full({2}, pg_->rank() + 1.0);
       pair->allreduce(t)->wait();
@@ -321,12 +318,10 @@ class TestProcessGroupMpi : public QObject {
     QThread::msleep(500);
     getrusage(RUSAGE_SELF, &after);
     auto cpu_ms = [](const rusage& u) {
-      return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000.0 +
-             (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1000.0;
+      return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000.0 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1000.0;
     };
     const double used = cpu_ms(after) - cpu_ms(before);
-    QVERIFY2(used < 100,
-             qPrintable(QString("an idle group used %1 ms of CPU in 500 ms").arg(used)));
+    QVERIFY2(used < 100, qPrintable(QString("an idle group used %1 ms of CPU in 500 ms").arg(used)));
   }
 
   void cleanupTestCase() {

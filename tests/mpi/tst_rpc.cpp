@@ -65,19 +65,11 @@ void register_test_functions() {
     return Value(static_cast<int64_t>(rpc::agent().rrefs().pending()));
   });
   // An OwnerRRef made here, sent back to the caller (owner -> user).
-  rpc::register_function("test.make_rref", [](const ValueList& a) -> Value {
-    return Value(rpc::make_rref(a.at(0)));
-  });
+  rpc::register_function("test.make_rref", [](const ValueList& a) -> Value { return Value(rpc::make_rref(a.at(0))); });
   // A UserRRef (or the OwnerRRef) received: its value, fetched here.
-  rpc::register_function("test.to_here", [](const ValueList& a) -> Value {
-    return a.at(0).rref().to_here();
-  });
-  rpc::register_function("test.is_owner", [](const ValueList& a) -> Value {
-    return Value(a.at(0).rref().is_owner());
-  });
-  rpc::register_function("test.local_value", [](const ValueList& a) -> Value {
-    return a.at(0).rref().local_value();
-  });
+  rpc::register_function("test.to_here", [](const ValueList& a) -> Value { return a.at(0).rref().to_here(); });
+  rpc::register_function("test.is_owner", [](const ValueList& a) -> Value { return Value(a.at(0).rref().is_owner()); });
+  rpc::register_function("test.local_value", [](const ValueList& a) -> Value { return a.at(0).rref().local_value(); });
   rpc::register_function("test.slow_value", [](const ValueList& a) -> Value {
     std::this_thread::sleep_for(std::chrono::milliseconds(a.at(0).to_int()));
     return a.at(1);
@@ -88,8 +80,7 @@ void register_test_functions() {
     return Value();
   });
   rpc::register_function("test.inject_drop", [](const ValueList& a) -> Value {
-    g_faults->drop_incoming(static_cast<rpc::wire::MessageType>(a.at(0).to_int()),
-                            static_cast<int>(a.at(1).to_int()));
+    g_faults->drop_incoming(static_cast<rpc::wire::MessageType>(a.at(0).to_int()), static_cast<int>(a.at(1).to_int()));
     return Value();
   });
   rpc::register_function("test.stats", [](const ValueList&) -> Value {
@@ -196,9 +187,9 @@ class TestRpc : public WorldTest {
       QCOMPARE(big_back.numel(), big.numel());
       QCOMPARE(big_back.to_vector<float>()[12345], 3.0f);
       QVERIFY(!big_back.shares_storage_with(big));
-      rpc::Value nested = rpc::ValueList{rpc::Value(int64_t{7}), rpc::Value(2.5), rpc::Value("text"),
-                                         rpc::Value(true), rpc::Value(),
-                                         rpc::Value(rpc::ValueList{rpc::Value(Tensor::ones({2}))})};
+      rpc::Value nested = rpc::ValueList{
+          rpc::Value(int64_t{7}), rpc::Value(2.5), rpc::Value("text"),
+          rpc::Value(true),       rpc::Value(),    rpc::Value(rpc::ValueList{rpc::Value(Tensor::ones({2}))})};
       rpc::Value r = rpc::rpc_sync(to, "echo", {nested});
       QCOMPARE(r.list().size(), size_t(6));
       QCOMPARE(r.list()[0].to_int(), int64_t{7});
@@ -332,7 +323,8 @@ class TestRpc : public WorldTest {
   void testRRefDeleteRetriedWhenDropped() {
     using rpc::wire::MessageType;
     if (rank_ == 0) {
-      rpc::rpc_sync("worker1", "test.inject_drop", {rpc::Value(int64_t(MessageType::RRefUserDelete)), rpc::Value(int64_t{2})});
+      rpc::rpc_sync("worker1", "test.inject_drop",
+                    {rpc::Value(int64_t(MessageType::RRefUserDelete)), rpc::Value(int64_t{2})});
       const auto retries_before = rpc::agent().stats().control_retries;
       {
         rpc::RRef r = rpc::remote("worker1", "echo", {rpc::Value("x")});
@@ -383,7 +375,8 @@ class TestRpc : public WorldTest {
   void testAsyncFunctions() {
     if (rank_ == 0) {
       const Tensor one = Tensor::ones({2});
-      const Tensor sum = rpc::rpc_sync(1, "test.async_add", {rpc::Value(one), rpc::Value(one), rpc::Value(false)}).tensor();
+      const Tensor sum =
+          rpc::rpc_sync(1, "test.async_add", {rpc::Value(one), rpc::Value(one), rpc::Value(false)}).tensor();
       QCOMPARE(sum.to_vector<float>(), (std::vector<float>{2, 2}));
       try {
         rpc::rpc_sync(1, "test.async_add", {rpc::Value(one), rpc::Value(one), rpc::Value(true)});
@@ -434,7 +427,7 @@ class TestRpc : public WorldTest {
       send_raw(1, {header_bytes(MessageType::Call, 0, 1, 0), good_body});  // token left out
       send_raw(1, {token, "short header", good_body});
       send_raw(1, {token, header_bytes(MessageType::Call, 0, 1, 0), good_body.substr(0, 7)});  // truncated
-      send_raw(1, {token, header_bytes(static_cast<MessageType>(77), 0, 1, 0), good_body});   // unknown type
+      send_raw(1, {token, header_bytes(static_cast<MessageType>(77), 0, 1, 0), good_body});    // unknown type
       rpc::wire::BodyWriter huge;  // a tensor claiming 2^40 elements with a 4-byte frame
       huge.list(2);
       huge.string("echo");

@@ -18,8 +18,8 @@ class TestRpcFailures : public QObject {
     p.setProcessEnvironment(env);
     p.setProcessChannelMode(QProcess::MergedChannels);
     // --enable-recovery: mpirun keeps the survivors running when a process dies.
-    p.start(DDPSCOPE_MPIRUN, {"--oversubscribe", "--bind-to", "none", "--enable-recovery", "-np", "3",
-                              DDPSCOPE_PROBE_PATH, mode});
+    p.start(DDPSCOPE_MPIRUN,
+            {"--oversubscribe", "--bind-to", "none", "--enable-recovery", "-np", "3", DDPSCOPE_PROBE_PATH, mode});
     if (!p.waitForStarted() || !p.waitForFinished(60000)) {
       p.kill();
       p.waitForFinished();

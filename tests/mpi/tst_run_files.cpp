@@ -45,8 +45,7 @@ class TestRunFiles : public QObject {
       p.kill();
       p.waitForFinished();
     }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-            QString::fromUtf8(p.readAllStandardOutput()),
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
             QString::fromUtf8(p.readAllStandardError())};
   }
   std::string file(const QString& name) { return dir_.filePath(name).toStdString(); }
@@ -54,10 +53,9 @@ class TestRunFiles : public QObject {
   // Starts a 2-rank job of a tiny MLP, long enough to act on while it runs.
   static void start_job(QProcess& job, const std::string& path, int iters, int log_every) {
     job.setProcessEnvironment(environment({}));
-    job.start(
-        DDPSCOPE_CLI_PATH,
-        {"train", "--np", "2", "--iters", QString::number(iters), "--width", "32", "--batch", "8",
-         "--log-every", QString::number(log_every), "--out", QString::fromStdString(path)});
+    job.start(DDPSCOPE_CLI_PATH,
+              {"train", "--np", "2", "--iters", QString::number(iters), "--width", "32", "--batch", "8", "--log-every",
+               QString::number(log_every), "--out", QString::fromStdString(path)});
   }
 
   // Polls the growing run file until `ready(reader)` holds (up to 60 s).
@@ -101,9 +99,8 @@ class TestRunFiles : public QObject {
     QFETCH(int, ranks);
     const std::string path = file(QString("job%1.ddprun").arg(ranks));
     const int iters = 12;
-    Result r = run({"train", "--np", QString::number(ranks), "--iters", QString::number(iters),
-                    "--width", "512", "--depth", "4", "--bucket-cap-mb", "0.01", "--out",
-                    QString::fromStdString(path)});
+    Result r = run({"train", "--np", QString::number(ranks), "--iters", QString::number(iters), "--width", "512",
+                    "--depth", "4", "--bucket-cap-mb", "0.01", "--out", QString::fromStdString(path)});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains(QString("run file: %1").arg(path.c_str())), qPrintable(r.out));
 
@@ -121,8 +118,7 @@ class TestRunFiles : public QObject {
       QCOMPARE(s.completed_iterations, int64_t(iters));
       QVERIFY(!s.blocked_in && s.missing_grads.empty() && s.buckets_waiting_for_grads.empty());
     }
-    QCOMPARE(hang.findings.at(0),
-             std::string("every rank finished its 12 iterations; nothing is pending"));
+    QCOMPARE(hang.findings.at(0), std::string("every rank finished its 12 iterations; nothing is pending"));
     const auto rank_rows = store.ranks();
     QCOMPARE(int(rank_rows.size()), ranks);
     std::set<int64_t> pids;
@@ -135,9 +131,9 @@ class TestRunFiles : public QObject {
                qPrintable(QString("rank %1 offset %2 ns").arg(k.rank).arg(k.clock_offset_ns)));
       QVERIFY(k.clock_rtt_ns > 0);
       // Every kind the engine records, on every rank.
-      for (Kind kind : {Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer,
-                        Kind::AutogradNode, Kind::GradReady, Kind::BucketCopy, Kind::BucketReady,
-                        Kind::Allreduce, Kind::Finalize, Kind::PgOp}) {
+      for (Kind kind :
+           {Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer, Kind::AutogradNode, Kind::GradReady,
+            Kind::BucketCopy, Kind::BucketReady, Kind::Allreduce, Kind::Finalize, Kind::PgOp}) {
         QVERIFY2(!store.spans({.kinds = {kind}, .rank = k.rank, .limit = 1}).empty(),
                  qPrintable(QString("rank %1 has no %2 span").arg(k.rank).arg(kind_name(kind))));
       }
@@ -146,17 +142,15 @@ class TestRunFiles : public QObject {
       // per iteration.
       const auto buckets = store.buckets(k.rank, 0);
       QVERIFY(buckets.size() > 2);
-      QCOMPARE(store.spans({.kinds = {Kind::Allreduce}, .rank = k.rank}).size(),
-               buckets.size() * iters);
+      QCOMPARE(store.spans({.kinds = {Kind::Allreduce}, .rank = k.rank}).size(), buckets.size() * iters);
       QVERIFY(!store.buckets(k.rank, 1).empty());  // the rebuild after the first iteration
       const auto params = store.params(k.rank, 0);
       QCOMPARE(params.size(), size_t(8));
       QCOMPARE(params[0].name, std::string("module.layers.0.weight"));
       const GraphRows g = store.graph(k.rank);
       QCOMPARE(g.iteration, int64_t(1));
-      QVERIFY(std::count_if(g.nodes.begin(), g.nodes.end(), [](const GraphNodeRow& n) {
-                return n.kind == "accumulate_grad";
-              }) == 8);
+      QVERIFY(std::count_if(g.nodes.begin(), g.nodes.end(),
+                            [](const GraphNodeRow& n) { return n.kind == "accumulate_grad"; }) == 8);
       QCOMPARE(int(store.metrics("loss", k.rank).size()), iters);
     }
     QCOMPARE(int(pids.size()), ranks);  // really separate processes
@@ -216,8 +210,7 @@ class TestRunFiles : public QObject {
     RunStoreReader store(path);
     const auto ranks = store.ranks();
     QCOMPARE(ranks.size(), size_t(2));
-    QVERIFY2(std::llabs(ranks[0].clock_offset_ns) < 5'000'000,
-             qPrintable(QString::number(ranks[0].clock_offset_ns)));
+    QVERIFY2(std::llabs(ranks[0].clock_offset_ns) < 5'000'000, qPrintable(QString::number(ranks[0].clock_offset_ns)));
     QVERIFY2(std::llabs(ranks[1].clock_offset_ns + skew) < 5'000'000,
              qPrintable(QString::number(ranks[1].clock_offset_ns)));
     // Aligned: the same iteration overlaps in time on both ranks.
@@ -247,14 +240,13 @@ class TestRunFiles : public QObject {
 
   void testDefaultRunFileGoesToTheWorkspace() {
     QTemporaryDir workspace;
-    Result r =
-        run({"train", "--np", "2", "--iters", "3"}, {{"DDPSCOPE_WORKSPACE", workspace.path()}});
+    Result r = run({"train", "--np", "2", "--iters", "3"}, {{"DDPSCOPE_WORKSPACE", workspace.path()}});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     const QStringList runs = QDir(workspace.path()).entryList({"*.ddprun"});
     QCOMPARE(runs.size(), 1);
     QVERIFY2(r.out.contains("run file: " + workspace.filePath(runs[0])), qPrintable(r.out));
-    Result none = run({"train", "--np", "2", "--iters", "3", "--no-probes"},
-                      {{"DDPSCOPE_WORKSPACE", workspace.path()}});
+    Result none =
+        run({"train", "--np", "2", "--iters", "3", "--no-probes"}, {{"DDPSCOPE_WORKSPACE", workspace.path()}});
     QVERIFY2(none.code == 0, qPrintable(none.out + none.err));
     QVERIFY(!none.out.contains("run file"));
     QCOMPARE(QDir(workspace.path()).entryList({"*.ddprun"}).size(), 1);
@@ -262,9 +254,8 @@ class TestRunFiles : public QObject {
 
   void testKilledRankKeepsWhatItShipped() {
     const std::string path = file("killed-rank.ddprun");
-    Result r =
-        run({"train", "--np", "2", "--iters", "100000", "--out", QString::fromStdString(path)},
-            {{"DDPSCOPE_FAULT", "rank=1,iter=8,kill"}});
+    Result r = run({"train", "--np", "2", "--iters", "100000", "--out", QString::fromStdString(path)},
+                   {{"DDPSCOPE_FAULT", "rank=1,iter=8,kill"}});
     QVERIFY(r.code != 0);
     const QRegularExpression shipped_re("rank 1 shipped ([0-9]+) probe events");
     const auto m = shipped_re.match(r.err);
@@ -299,8 +290,8 @@ class TestRunFiles : public QObject {
   // group's timeout ends the job. The run file tells who waited for whom.
   void testStalledRankIsDiagnosed() {
     const std::string path = file("stalled.ddprun");
-    Result r = run({"train", "--np", "2", "--iters", "50", "--width", "64", "--depth", "3",
-                    "--inject-stall", "1:4:20", "--out", QString::fromStdString(path)},
+    Result r = run({"train", "--np", "2", "--iters", "50", "--width", "64", "--depth", "3", "--inject-stall", "1:4:20",
+                    "--out", QString::fromStdString(path)},
                    {{"DDPSCOPE_PG_TIMEOUT_MS", "2000"}});
     QVERIFY2(r.code != 0, qPrintable(r.out));
     QVERIFY2(r.err.contains("rank 0: timeout"), qPrintable(r.err));
@@ -334,11 +325,9 @@ class TestRunFiles : public QObject {
              qPrintable(verdict));
     QCOMPARE(report.findings.at(0), report.verdict);
     QVERIFY2(QString::fromStdString(report.findings.at(1))
-                 .startsWith(
-                     QStringLiteral("rank 0 waits in allreduce #%1").arg(waiting.blocked_in->seq)),
+                 .startsWith(QStringLiteral("rank 0 waits in allreduce #%1").arg(waiting.blocked_in->seq)),
              report.findings.at(1).c_str());
-    QVERIFY(
-        QString::fromStdString(report.findings.at(1)).contains("rank(s) 1 have not started it"));
+    QVERIFY(QString::fromStdString(report.findings.at(1)).contains("rank(s) 1 have not started it"));
     const Result text = run({"hang", QString::fromStdString(path)});
     QCOMPARE(text.code, 0);
     QCOMPARE(text.out.section('\n', 0, 0), verdict);
@@ -400,8 +389,7 @@ class TestRunFiles : public QObject {
       QCOMPARE(store.graph(rank).iteration, int64_t(1));  // always the first
       const GraphRows later = store.graph(rank, -1, 2);   // and one after the request
       QVERIFY2(later.iteration > iterations - 1 && !later.nodes.empty(),
-               qPrintable(
-                   QString("rank %1: next graph at iteration %2").arg(rank).arg(later.iteration)));
+               qPrintable(QString("rank %1: next graph at iteration %2").arg(rank).arg(later.iteration)));
     }
   }
 

@@ -23,8 +23,8 @@ EventBatch batch_of(int rank, int n, int64_t t0) {
   b.names = {"tick"};
   b.threads = {{0, 1, "compute"}};
   for (int i = 0; i < n; ++i) {
-    b.events.push_back(BatchEvent{t0 + i, t0 + i + 10, -1, -1, -1, 1, -1, 0, -1, -1, 0,
-                                  static_cast<uint8_t>(Kind::Mark), 0});
+    b.events.push_back(
+        BatchEvent{t0 + i, t0 + i + 10, -1, -1, -1, 1, -1, 0, -1, -1, 0, static_cast<uint8_t>(Kind::Mark), 0});
   }
   return b;
 }
@@ -91,9 +91,8 @@ class TestCollector : public ScratchTest {
 
   void testClockOffsetOnOneHostIsNearZero() {
     RunningCollector c({.run_file = path("clock.ddprun"), .token = "t"});
-    CollectorSink sink({.batch_endpoint = c.collector.batch_endpoint(),
-                        .clock_endpoint = c.collector.clock_endpoint(),
-                        .token = "t"});
+    CollectorSink sink(
+        {.batch_endpoint = c.collector.batch_endpoint(), .clock_endpoint = c.collector.clock_endpoint(), .token = "t"});
     QVERIFY(sink.measure_clock());
     // Same machine, same clock: only the measurement error remains (half a round trip).
     QVERIFY2(std::llabs(sink.clock_offset_ns()) < 2'000'000,
@@ -123,17 +122,12 @@ class TestCollector : public ScratchTest {
     QCOMPARE(spans.size(), size_t(1));
     // On the collector's axis the event lies within the test's own time window.
     QVERIFY2(spans[0].t_begin_ns >= before - 2'000'000 && spans[0].t_begin_ns <= after + 2'000'000,
-             qPrintable(QString("event at %1, window [%2, %3]")
-                            .arg(spans[0].t_begin_ns)
-                            .arg(before)
-                            .arg(after)));
+             qPrintable(QString("event at %1, window [%2, %3]").arg(spans[0].t_begin_ns).arg(before).arg(after)));
   }
 
   void testASinkWithoutCollectorNeverBlocks() {
     // Nobody listens on this port: sends queue up to the limit, then are refused.
-    CollectorSink sink({.batch_endpoint = "tcp://127.0.0.1:9",
-                        .clock_endpoint = "tcp://127.0.0.1:9",
-                        .token = "t"});
+    CollectorSink sink({.batch_endpoint = "tcp://127.0.0.1:9", .clock_endpoint = "tcp://127.0.0.1:9", .token = "t"});
     QVERIFY(!sink.measure_clock());
     QElapsedTimer timer;
     timer.start();

@@ -33,9 +33,8 @@ class TestProbes : public QObject {
   void testSpansAndInstantsReachTheRunFile() {
     const QString file = path("spans.ddprun");
     {
-      ProbeSession session({.rank = 0,
-                            .run_file = file.toStdString(),
-                            .run = {.world_size = 1, .backend = "none", .model = "test"}});
+      ProbeSession session(
+          {.rank = 0, .run_file = file.toStdString(), .run = {.world_size = 1, .backend = "none", .model = "test"}});
       set_thread_name("compute");
       set_iteration(7);
       {
@@ -44,8 +43,7 @@ class TestProbes : public QObject {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
       DDPSCOPE_INSTANT(Kind::GradReady, "grad_ready", {.param = 3});
-      DDPSCOPE_RECORD(Kind::Allreduce, "allreduce", 1000, 5000,
-                      {.iteration = 2, .bucket = 1, .bytes = 64, .id = 9});
+      DDPSCOPE_RECORD(Kind::Allreduce, "allreduce", 1000, 5000, {.iteration = 2, .bucket = 1, .bytes = 64, .id = 9});
       session.finish("finished");
     }
     RunStoreReader run(file.toStdString());
@@ -76,9 +74,8 @@ class TestProbes : public QObject {
     QVERIFY(gr.t_begin_ns >= fw.t_end_ns);
     QCOMPARE(gr.bucket, int64_t(-1));  // unset stays unset
     const auto threads = run.threads();
-    QVERIFY(std::any_of(threads.begin(), threads.end(), [&](const ThreadRow& t) {
-      return t.thread == fw.thread && t.name == "compute";
-    }));
+    QVERIFY(std::any_of(threads.begin(), threads.end(),
+                        [&](const ThreadRow& t) { return t.thread == fw.thread && t.name == "compute"; }));
     const auto ranks = run.ranks();
     QCOMPARE(ranks.size(), size_t(1));
     QCOMPARE(ranks[0].events_received, int64_t(3));
@@ -105,11 +102,8 @@ class TestProbes : public QObject {
       const auto [before, after] = windows[static_cast<size_t>(s.param)];
       // Within the reads around it, give or take a few microseconds of conversion error.
       QVERIFY2(s.t_begin_ns >= before - 5000 && s.t_begin_ns <= after + 5000,
-               qPrintable(QString("instant %1 at %2, window [%3, %4]")
-                              .arg(s.param)
-                              .arg(s.t_begin_ns)
-                              .arg(before)
-                              .arg(after)));
+               qPrintable(
+                   QString("instant %1 at %2, window [%3, %4]").arg(s.param).arg(s.t_begin_ns).arg(before).arg(after)));
     }
   }
 
@@ -151,8 +145,7 @@ class TestProbes : public QObject {
     const uint64_t extra = 1000;
     {
       // The shipper would wake only after an hour: the buffer fills and must drop.
-      ProbeSession session(
-          {.rank = 0, .run_file = file.toStdString(), .interval = std::chrono::hours(1)});
+      ProbeSession session({.rank = 0, .run_file = file.toStdString(), .interval = std::chrono::hours(1)});
       std::thread producer([&] {
         for (uint64_t i = 0; i < ThreadBuffer::kCapacity + extra; ++i)
           DDPSCOPE_RECORD(Kind::Mark, "m", static_cast<int64_t>(i), static_cast<int64_t>(i));
@@ -173,8 +166,7 @@ class TestProbes : public QObject {
     const QString file = path("threads.ddprun");
     constexpr int kThreads = 4, kEach = 20000;
     {
-      ProbeSession session(
-          {.rank = 0, .run_file = file.toStdString(), .interval = std::chrono::milliseconds(5)});
+      ProbeSession session({.rank = 0, .run_file = file.toStdString(), .interval = std::chrono::milliseconds(5)});
       std::vector<std::thread> threads;
       for (int t = 0; t < kThreads; ++t) {
         threads.emplace_back([t] {
@@ -251,8 +243,7 @@ class TestProbes : public QObject {
 
   void testOnlyOneSessionAtATime() {
     ProbeSession a({.rank = 0, .run_file = path("one.ddprun").toStdString()});
-    QVERIFY_THROWS_EXCEPTION(
-        Error, ProbeSession({.rank = 0, .run_file = path("two.ddprun").toStdString()}));
+    QVERIFY_THROWS_EXCEPTION(Error, ProbeSession({.rank = 0, .run_file = path("two.ddprun").toStdString()}));
   }
 };
 

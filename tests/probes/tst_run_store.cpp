@@ -30,10 +30,9 @@ using namespace ddpscope::probes;
 
 namespace {
 
-BatchEvent event(Kind kind, uint32_t name, int64_t b, int64_t e, int32_t iteration,
-                 int16_t bucket = -1, int64_t bytes = -1, uint16_t thread = 0) {
-  return BatchEvent{
-      b, e, bytes, -1, -1, iteration, -1, name, bucket, -1, thread, static_cast<uint8_t>(kind), 0};
+BatchEvent event(Kind kind, uint32_t name, int64_t b, int64_t e, int32_t iteration, int16_t bucket = -1,
+                 int64_t bytes = -1, uint16_t thread = 0) {
+  return BatchEvent{b, e, bytes, -1, -1, iteration, -1, name, bucket, -1, thread, static_cast<uint8_t>(kind), 0};
 }
 
 // One rank, one iteration with known times (ns):
@@ -45,8 +44,7 @@ EventBatch known_iteration(int rank, int64_t offset_ns = 0) {
   b.rank = rank;
   b.clock_offset_ns = offset_ns;
   b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
-  b.names = {"iteration", "forward",   "backward",    "finalize",
-             "allreduce", "optimizer", "bucket_ready"};
+  b.names = {"iteration", "forward", "backward", "finalize", "allreduce", "optimizer", "bucket_ready"};
   b.events = {event(Kind::Iteration, 0, 0, 1000, 1),
               event(Kind::Forward, 1, 0, 200, 1),
               event(Kind::Backward, 2, 200, 800, 1),
@@ -55,13 +53,12 @@ EventBatch known_iteration(int rank, int64_t offset_ns = 0) {
               event(Kind::Allreduce, 4, 650, 760, 1, 1, 8192, 1),
               event(Kind::BucketReady, 6, 640, 640, 1, 1),
               event(Kind::Optimizer, 5, 800, 900, 1)};
-  b.records = {
-      R"j({"type":"metric","iteration":1,"name":"loss","value":0.5})j",
-      R"j({"type":"buckets","generation":0,"buckets":[{"bucket":0,"bytes":4096,"params":[1,0]}],)j"
-      R"j("params":[{"index":0,"name":"w","shape":[32,32],"dtype":"f32","bucket":0,"offset":0},)j"
-      R"j({"index":1,"name":"b","shape":[32],"dtype":"f32","bucket":0,"offset":1024}]})j",
-      R"j({"type":"graph","ctx_id":-1,"iteration":1,"nodes":[[0,"MseLossBackward","operation",0,5],)j"
-      R"j([1,"AccumulateGrad(w)","accumulate_grad",1,0]],"edges":[[0,1,0]]})j"};
+  b.records = {R"j({"type":"metric","iteration":1,"name":"loss","value":0.5})j",
+               R"j({"type":"buckets","generation":0,"buckets":[{"bucket":0,"bytes":4096,"params":[1,0]}],)j"
+               R"j("params":[{"index":0,"name":"w","shape":[32,32],"dtype":"f32","bucket":0,"offset":0},)j"
+               R"j({"index":1,"name":"b","shape":[32],"dtype":"f32","bucket":0,"offset":1024}]})j",
+               R"j({"type":"graph","ctx_id":-1,"iteration":1,"nodes":[[0,"MseLossBackward","operation",0,5],)j"
+               R"j([1,"AccumulateGrad(w)","accumulate_grad",1,0]],"edges":[[0,1,0]]})j"};
   return b;
 }
 
@@ -78,7 +75,8 @@ HangReport hang_of_failed_run(const std::string& file, const std::function<std::
       b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
       b.names = {"iteration", "allreduce"};
       b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
-      for (const BatchEvent& e : ops(rank)) b.events.push_back(e);
+      for (const BatchEvent& e : ops(rank))
+        b.events.push_back(e);
       w.write(b);
     }
     w.end_run("failed", message, 0);
@@ -311,8 +309,9 @@ class TestRunStore : public ScratchTest {
           return rank == 1 ? std::vector<BatchEvent>{allreduce_done(4, 1000)} : std::vector<BatchEvent>{};
         },
         "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'");
-    QVERIFY2(QString::fromStdString(report.verdict).startsWith("Rank 1 never entered allreduce #5, which rank 0 waited in"),
-             report.verdict.c_str());
+    QVERIFY2(
+        QString::fromStdString(report.verdict).startsWith("Rank 1 never entered allreduce #5, which rank 0 waited in"),
+        report.verdict.c_str());
     QCOMPARE(report.culprits, std::vector<int>{1});
   }
 

@@ -29,7 +29,8 @@ nlohmann::json load_trace(const QString& path) {
   std::string text;
   char buf[65536];
   int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  while ((n = gzread(f, buf, sizeof buf)) > 0)
+    text.append(buf, static_cast<size_t>(n));
   gzclose(f);
   nlohmann::json j = nlohmann::json::parse(text);
   return j.is_array() ? j : j["traceEvents"];
@@ -64,7 +65,6 @@ QString import_error(const std::vector<std::string>& in, const std::string& out)
   return {};
 }
 
-
 // A small Kineto trace written here: ProfilerStep spans on one CPU thread, a launch
 // (cudaLaunchKernel) for each kernel inside the step given, and the kernels on the
 // streams given. Times in microseconds.
@@ -79,25 +79,41 @@ struct TestKernel {
 QString write_kineto_trace(const QString& dir, int rank, const std::vector<TestKernel>& kernels) {
   nlohmann::json events = nlohmann::json::array();
   for (int step = 1; step <= 2; ++step)
-    events.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", "ProfilerStep#" + std::to_string(step)},
-                      {"pid", 100}, {"tid", 100}, {"ts", (step - 1) * 100.0}, {"dur", 100.0}});
+    events.push_back({{"ph", "X"},
+                      {"cat", "user_annotation"},
+                      {"name", "ProfilerStep#" + std::to_string(step)},
+                      {"pid", 100},
+                      {"tid", 100},
+                      {"ts", (step - 1) * 100.0},
+                      {"dur", 100.0}});
   int correlation = 1;
   for (const TestKernel& k : kernels) {
-    events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 100},
-                      {"tid", 100}, {"ts", (k.step - 1) * 100.0 + correlation}, {"dur", 0.5},
+    events.push_back({{"ph", "X"},
+                      {"cat", "cuda_runtime"},
+                      {"name", "cudaLaunchKernel"},
+                      {"pid", 100},
+                      {"tid", 100},
+                      {"ts", (k.step - 1) * 100.0 + correlation},
+                      {"dur", 0.5},
                       {"args", {{"correlation", correlation}}}});
-    events.push_back({{"ph", "X"}, {"cat", k.cat}, {"name", k.name}, {"pid", 0}, {"tid", k.stream},
-                      {"ts", k.begin}, {"dur", k.end - k.begin},
+    events.push_back({{"ph", "X"},
+                      {"cat", k.cat},
+                      {"name", k.name},
+                      {"pid", 0},
+                      {"tid", k.stream},
+                      {"ts", k.begin},
+                      {"dur", k.end - k.begin},
                       {"args", {{"device", 0}, {"stream", k.stream}, {"correlation", correlation}}}});
     ++correlation;
   }
-  const nlohmann::json trace = {
-      {"schemaVersion", 1},
-      {"distributedInfo",
-       {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2},
-        {"pg_config", {{{"pg_name", "0"}, {"pg_desc", "default_pg"}, {"ranks", {0, 1}}}}}}},
-      {"baseTimeNanoseconds", 1700000000000000000LL},
-      {"traceEvents", events}};
+  const nlohmann::json trace = {{"schemaVersion", 1},
+                                {"distributedInfo",
+                                 {{"backend", "nccl"},
+                                  {"rank", rank},
+                                  {"world_size", 2},
+                                  {"pg_config", {{{"pg_name", "0"}, {"pg_desc", "default_pg"}, {"ranks", {0, 1}}}}}}},
+                                {"baseTimeNanoseconds", 1700000000000000000LL},
+                                {"traceEvents", events}};
   return write_file(dir, QString("rank%1.json").arg(rank), QByteArray::fromStdString(trace.dump()));
 }
 
@@ -158,8 +174,8 @@ class TestTorchImport : public QObject {
     list_dir_ = tmp_.path() + "/list";
     QProcess p;
     p.setProcessChannelMode(QProcess::ForwardedChannels);
-    p.start("/usr/bin/python3", {QStringLiteral(DDPSCOPE_TORCH_SCRIPTS) + "/make_torch_traces.py",
-                                 list_dir_, "--np", "2", "--steps", "3"});
+    p.start("/usr/bin/python3",
+            {QStringLiteral(DDPSCOPE_TORCH_SCRIPTS) + "/make_torch_traces.py", list_dir_, "--np", "2", "--steps", "3"});
     QVERIFY(p.waitForFinished(240000));
     QCOMPARE(p.exitCode(), 0);
   }
@@ -170,9 +186,12 @@ class TestTorchImport : public QObject {
     QTest::addColumn<QString>("dir");
     QTest::addColumn<QString>("form");
     QTest::newRow("list form (torch 1.13, gloo, CPU)") << QString("list") << "list";
-    QTest::newRow("Kineto (torch 2.11, gloo, CPU)") << kFixtures + "/kineto_cpu_gloo_2" << "kineto";
-    QTest::newRow("Kineto (torch 2.11, gloo, CUDA)") << kFixtures + "/kineto_cuda_gloo_2" << "kineto";
-    QTest::newRow("Kineto .pt.trace.json.gz") << kFixtures + "/kineto_tb_gz" << "kineto";
+    QTest::newRow("Kineto (torch 2.11, gloo, CPU)") << kFixtures + "/kineto_cpu_gloo_2"
+                                                    << "kineto";
+    QTest::newRow("Kineto (torch 2.11, gloo, CUDA)") << kFixtures + "/kineto_cuda_gloo_2"
+                                                     << "kineto";
+    QTest::newRow("Kineto .pt.trace.json.gz") << kFixtures + "/kineto_tb_gz"
+                                              << "kineto";
   }
   void testIterationsAreTheProfilerSteps() {
     QFETCH(QString, dir);
@@ -215,7 +234,8 @@ class TestTorchImport : public QObject {
         kq.kinds = {k};
         const auto spans = run.spans(kq);
         QVERIFY2(!spans.empty(), kind_name(k));
-        for (const auto& s : spans) QVERIFY2(s.iteration >= 0, kind_name(k));
+        for (const auto& s : spans)
+          QVERIFY2(s.iteration >= 0, kind_name(k));
       }
     }
   }
@@ -249,7 +269,8 @@ class TestTorchImport : public QObject {
       auto spans = run.spans(q);
       QVERIFY2(spans.size() >= 3, "several buckets a step");
       std::set<int64_t> buckets;
-      for (const auto& s : spans) buckets.insert(s.bucket);
+      for (const auto& s : spans)
+        buckets.insert(s.bucket);
       QCOMPARE(int64_t(buckets.size()), int64_t(spans.size()));
       QCOMPARE(*buckets.begin(), int64_t{0});
       std::sort(spans.begin(), spans.end(), [](auto& a, auto& b) { return a.t_begin_ns < b.t_begin_ns; });
@@ -277,7 +298,8 @@ class TestTorchImport : public QObject {
     RunStoreReader run(out);
     QCOMPARE(run.run().backend, std::string("gloo"));
     bool gpu_stream = false;
-    for (const auto& t : run.threads()) gpu_stream = gpu_stream || t.name.rfind("GPU 0 stream ", 0) == 0;
+    for (const auto& t : run.threads())
+      gpu_stream = gpu_stream || t.name.rfind("GPU 0 stream ", 0) == 0;
     QVERIFY(gpu_stream);
     SpanQuery q;
     q.kinds = {Kind::GpuKernel};
@@ -305,8 +327,7 @@ class TestTorchImport : public QObject {
     QVERIFY(r.clocks[1].uncertainty_ns >= 0);
     QVERIFY(std::llabs(r.clocks[1].offset_ns) < 1000000);  // one machine: within 1 ms
     SqliteDb db(out, SQLITE_OPEN_READONLY);
-    QCOMPARE(db.query_int64("SELECT clock_uncertainty_ns FROM ranks WHERE rank = 1"),
-             r.clocks[1].uncertainty_ns);
+    QCOMPARE(db.query_int64("SELECT clock_uncertainty_ns FROM ranks WHERE rank = 1"), r.clocks[1].uncertainty_ns);
   }
 
   // GPU time on real traces (PyTorch 2.11 on an H100): each rank's classes, busy time,
@@ -335,7 +356,8 @@ class TestTorchImport : public QObject {
     // kernels add up to the rank's.
     for (const GpuTimeSplit& s : b.ranks) {
       int64_t kernels = 0;
-      for (const GpuTimeSplit& i : b.iterations) kernels += i.rank == s.rank ? i.kernels : 0;
+      for (const GpuTimeSplit& i : b.iterations)
+        kernels += i.rank == s.rank ? i.kernels : 0;
       QCOMPARE(kernels, s.kernels);
     }
     const auto json = run_stats_json(run);
@@ -416,8 +438,8 @@ class TestTorchImport : public QObject {
         std::string thread;
         for (const auto& t : threads)
           if (t.rank == s.rank && t.thread == s.thread) thread = t.name;
-        out.push_back(nlohmann::json{s.rank, thread, kind_name(s.kind), s.name, s.t_begin_ns, s.t_end_ns,
-                                     s.iteration, s.bucket, s.param, s.bytes, s.peer, s.seq, s.ctx_id, s.msg_id}
+        out.push_back(nlohmann::json{s.rank, thread, kind_name(s.kind), s.name, s.t_begin_ns, s.t_end_ns, s.iteration,
+                                     s.bucket, s.param, s.bytes, s.peer, s.seq, s.ctx_id, s.msg_id}
                           .dump());
       }
       std::sort(out.begin(), out.end());
@@ -426,13 +448,14 @@ class TestTorchImport : public QObject {
     const auto before = rows(a), after = rows(b);
     QVERIFY(before.size() > 1000);
     QCOMPARE(after.size(), before.size());
-    for (size_t i = 0; i < before.size(); ++i) QCOMPARE(after[i], before[i]);
+    for (size_t i = 0; i < before.size(); ++i)
+      QCOMPARE(after[i], before[i]);
     QCOMPARE(b.metrics().size(), a.metrics().size());
     for (size_t k = 0; k < r.clocks.size(); ++k) {
       QVERIFY(r.clocks[k].kept);
       SqliteDb da(first, SQLITE_OPEN_READONLY), db(again, SQLITE_OPEN_READONLY);
-      const std::string q = "SELECT coalesce(clock_uncertainty_ns, -1) FROM ranks WHERE rank = " +
-                            std::to_string(r.clocks[k].rank);
+      const std::string q =
+          "SELECT coalesce(clock_uncertainty_ns, -1) FROM ranks WHERE rank = " + std::to_string(r.clocks[k].rank);
       QCOMPARE(db.query_int64(q), da.query_int64(q));
     }
     auto stats = [](RunStoreReader& run) {
@@ -469,15 +492,15 @@ class TestTorchImport : public QObject {
     QCOMPARE(run.spans(q).size(), size_t{2});
     q.kinds = {Kind::Mark};
     std::vector<std::string> marks;
-    for (const auto& m : run.spans(q)) marks.push_back(m.name);
+    for (const auto& m : run.spans(q))
+      marks.push_back(m.name);
     QCOMPARE(marks, std::vector<std::string>{"ProfilerStep#3 begun, then profiling stopped (no work in it)"});
   }
 
   // A subset of the ranks opens as those ranks and says which are absent.
   void testSubsetOfRanks() {
     const std::string out = (tmp_.path() + "/subset.ddprun").toStdString();
-    const auto r =
-        import_torch_traces({(kFixtures + "/kineto_cpu_gloo_2/rank1.json.gz").toStdString()}, out);
+    const auto r = import_torch_traces({(kFixtures + "/kineto_cpu_gloo_2/rank1.json.gz").toStdString()}, out);
     QCOMPARE(r.ranks, std::vector<int>{1});
     QCOMPARE(r.absent, std::vector<int>{0});
     QCOMPARE(r.world_size, 2);
@@ -490,17 +513,28 @@ class TestTorchImport : public QObject {
   void testBadInput_data() {
     QTest::addColumn<QString>("make");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("not JSON") << "notjson" << "is not JSON";
-    QTest::newRow("empty") << "empty" << "is empty";
-    QTest::newRow("truncated") << "truncated" << "is truncated";
-    QTest::newRow("damaged gzip") << "badgz" << "damaged";
-    QTest::newRow("JSON, not a trace") << "object" << "not a PyTorch profiler trace";
-    QTest::newRow("no rank anywhere") << "norank" << "rename it with its rank";
-    QTest::newRow("duplicate ranks") << "duplicate" << "are both rank 0";
-    QTest::newRow("different jobs") << "jobs" << "different jobs";
-    QTest::newRow("forms mixed") << "forms" << "different trace forms";
-    QTest::newRow("empty folder") << "emptydir" << "holds no trace files";
-    QTest::newRow("missing") << "missing" << "no such file or folder";
+    QTest::newRow("not JSON") << "notjson"
+                              << "is not JSON";
+    QTest::newRow("empty") << "empty"
+                           << "is empty";
+    QTest::newRow("truncated") << "truncated"
+                               << "is truncated";
+    QTest::newRow("damaged gzip") << "badgz"
+                                  << "damaged";
+    QTest::newRow("JSON, not a trace") << "object"
+                                       << "not a PyTorch profiler trace";
+    QTest::newRow("no rank anywhere") << "norank"
+                                      << "rename it with its rank";
+    QTest::newRow("duplicate ranks") << "duplicate"
+                                     << "are both rank 0";
+    QTest::newRow("different jobs") << "jobs"
+                                    << "different jobs";
+    QTest::newRow("forms mixed") << "forms"
+                                 << "different trace forms";
+    QTest::newRow("empty folder") << "emptydir"
+                                  << "holds no trace files";
+    QTest::newRow("missing") << "missing"
+                             << "no such file or folder";
   }
   void testBadInput() {
     QFETCH(QString, make);
@@ -512,8 +546,9 @@ class TestTorchImport : public QObject {
     auto gunzip = [&](const QString& path) {
       return QByteArray::fromStdString(nlohmann::json{{"traceEvents", load_trace(path)}}.dump());
     };
-    QByteArray list = QByteArray("[{\"name\": \"aten::mm\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2, "
-                                 "\"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}}]");
+    QByteArray list = QByteArray(
+        "[{\"name\": \"aten::mm\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2, "
+        "\"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}}]");
     if (make == "notjson") in = {write_file(d, "rank0.json", "hello, world").toStdString()};
     if (make == "empty") in = {write_file(d, "rank0.json", "").toStdString()};
     if (make == "truncated") {
@@ -525,7 +560,8 @@ class TestTorchImport : public QObject {
       QFile f(kineto);
       f.open(QIODevice::ReadOnly);
       QByteArray bytes = f.readAll();
-      for (int i = 2000; i < 2100; ++i) bytes[i] = char(bytes[i] ^ 0x5a);
+      for (int i = 2000; i < 2100; ++i)
+        bytes[i] = char(bytes[i] ^ 0x5a);
       in = {write_file(d, "rank0.json.gz", bytes).toStdString()};
     }
     if (make == "object") in = {write_file(d, "rank0.json", "{\"loss\": [1, 2, 3]}").toStdString()};

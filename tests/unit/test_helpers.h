@@ -9,8 +9,7 @@
 
 namespace ddpscope::testing {
 
-inline bool all_close(const Tensor& a, const Tensor& b, double atol, double rtol,
-                      QString* why = nullptr) {
+inline bool all_close(const Tensor& a, const Tensor& b, double atol, double rtol, QString* why = nullptr) {
   if (a.sizes() != b.sizes()) {
     if (why) *why = QString("shape %1 vs %2").arg(a.describe().c_str(), b.describe().c_str());
     return false;
@@ -18,8 +17,7 @@ inline bool all_close(const Tensor& a, const Tensor& b, double atol, double rtol
   const auto va = a.to_vector<double>(), vb = b.to_vector<double>();
   for (size_t i = 0; i < va.size(); ++i) {
     if (!(std::fabs(va[i] - vb[i]) <= atol + rtol * std::fabs(vb[i]))) {
-      if (why)
-        *why = QString("element %1: %2 vs %3").arg(i).arg(va[i], 0, 'g', 10).arg(vb[i], 0, 'g', 10);
+      if (why) *why = QString("element %1: %2 vs %3").arg(i).arg(va[i], 0, 'g', 10).arg(vb[i], 0, 'g', 10);
       return false;
     }
   }

@@ -135,12 +135,10 @@ class TestAutogradEngine : public QObject {
       return std::nullopt;
     });
     autograd::register_post_accumulate_grad_hook(x, [&](const Tensor& v) {
-      order.push_back("post-accumulate grad=" +
-                      std::to_string(int(v.grad().to_vector<double>()[0])));
+      order.push_back("post-accumulate grad=" + std::to_string(int(v.grad().to_vector<double>()[0])));
     });
     sum(h).backward();
-    QCOMPARE(order,
-             (std::vector<std::string>{"h1", "h2 sees 10", "leaf", "post-accumulate grad=20"}));
+    QCOMPARE(order, (std::vector<std::string>{"h1", "h2 sees 10", "leaf", "post-accumulate grad=20"}));
   }
 
   void testQueuedCallbacksRunAfterBackward() {
@@ -157,8 +155,7 @@ class TestAutogradEngine : public QObject {
         });
       }
     });
-    autograd::register_post_accumulate_grad_hook(
-        b, [&](const Tensor&) { events.push_back("b ready"); });
+    autograd::register_post_accumulate_grad_hook(b, [&](const Tensor&) { events.push_back("b ready"); });
     sum(add(mul_scalar(a, 2), b)).backward();
     QCOMPARE(events.size(), size_t{4});
     QCOMPARE(events[2], std::string("finalize"));
@@ -305,9 +302,7 @@ class TestAutogradEngine : public QObject {
   void testErrorInNodePropagates() {
     Tensor x = leaf({1, 2});
     Tensor y = mul_scalar(x, 2);
-    y.register_hook([](const Tensor&) -> std::optional<Tensor> {
-      throw DDPSCOPE_ERROR("hook failed on purpose");
-    });
+    y.register_hook([](const Tensor&) -> std::optional<Tensor> { throw DDPSCOPE_ERROR("hook failed on purpose"); });
     QVERIFY_THROWS_EXCEPTION(Error, sum(y).backward());
   }
 };

@@ -26,10 +26,8 @@ class TestCli : public QObject {
       p.kill();
       return {-1, {}, "timed out"};
     }
-    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
+    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
   }
-
 
   // A run as comparable text: its Chrome-trace events (every span with its kind, rank,
   // thread, times and fields; thread names), less the call sites, which a trace does not
@@ -60,7 +58,8 @@ class TestCli : public QObject {
     QJsonArray ranks;
     for (const QJsonValue& v : o["ranks"].toArray()) {
       QJsonObject k = v.toObject();
-      for (const char* key : {"clock_offset_ns", "clock_rtt_ns", "events_received", "events_dropped"}) k.remove(key);
+      for (const char* key : {"clock_offset_ns", "clock_rtt_ns", "events_received", "events_dropped"})
+        k.remove(key);
       ranks.append(k);
     }
     o["ranks"] = ranks;
@@ -68,8 +67,7 @@ class TestCli : public QObject {
   }
  private slots:
   void testTrainShowsProgress() {
-    Result r =
-        run({"train", "--model", "mlp", "--iters", "20", "--batch", "16", "--log-every", "10"});
+    Result r = run({"train", "--model", "mlp", "--iters", "20", "--batch", "16", "--log-every", "10"});
     QCOMPARE(r.code, 0);
     QVERIFY2(r.out.contains("iter 1/20 loss"), qPrintable(r.out));
     QVERIFY2(r.out.contains("iter 10/20 loss"), qPrintable(r.out));
@@ -102,8 +100,8 @@ class TestCli : public QObject {
     const QStringList files = QDir(dir.path()).entryList(QDir::Files | QDir::Hidden);
     QCOMPARE(files, QStringList{"shared.ddprun"});  // no -wal, no -shm left by the writer
     QVERIFY(QFile::setPermissions(run_file, QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther));
-    QVERIFY(QFile::setPermissions(dir.path(), QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup |
-                                                  QFile::ExeGroup | QFile::ReadOther | QFile::ExeOther));
+    QVERIFY(QFile::setPermissions(dir.path(), QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup |
+                                                  QFile::ReadOther | QFile::ExeOther));
     QProcess p;
     if (geteuid() == 0) {
       p.start("runuser", {"-u", "nobody", "--", DDPSCOPE_CLI_PATH, "stats", "--summary", run_file});
@@ -124,8 +122,9 @@ class TestCli : public QObject {
   void testKinetoRoundTrip_data() {
     QTest::addColumn<QStringList>("job");
     QTest::addColumn<bool>("iterations");
-    QTest::newRow("ddp") << QStringList{"train", "--np", "2", "--iters", "5", "--batch", "16",
-                                        "--bucket-cap-mb", "0.02"} << true;
+    QTest::newRow("ddp") << QStringList{"train",           "--np", "2", "--iters", "5", "--batch", "16",
+                                        "--bucket-cap-mb", "0.02"}
+                         << true;
     QTest::newRow("dist autograd") << QStringList{"example", "seed", "--np", "2"} << false;
   }
   void testKinetoRoundTrip() {
@@ -150,11 +149,13 @@ class TestCli : public QObject {
     const QStringList before = run_events(original, dir.path()), after = run_events(again, dir.path());
     QVERIFY(before.size() > 100);
     QCOMPARE(after.size(), before.size());
-    for (int i = 0; i < before.size(); ++i) QCOMPARE(after[i], before[i]);
+    for (int i = 0; i < before.size(); ++i)
+      QCOMPARE(after[i], before[i]);
     const QJsonObject stats_before = stats_of(original), stats_after = stats_of(again);
     QCOMPARE(stats_before["iterations"].toArray().size(), iterations ? 10 : 0);  // 5 on each rank
     QCOMPARE(stats_before["ranks"].toArray().size(), 2);
-    for (const QString& key : stats_before.keys()) QCOMPARE(stats_after[key], stats_before[key]);
+    for (const QString& key : stats_before.keys())
+      QCOMPARE(stats_after[key], stats_before[key]);
   }
 
   void testBadArguments_data() {
@@ -165,19 +166,16 @@ class TestCli : public QObject {
     QTest::newRow("negative batch") << QStringList{"train", "--batch", "-4"} << "--batch";
     QTest::newRow("not a number") << QStringList{"train", "--width", "wide"} << "--width";
     QTest::newRow("heads do not divide width")
-        << QStringList{"train", "--model", "transformer", "--width", "30", "--heads", "4"}
-        << "divisible";
+        << QStringList{"train", "--model", "transformer", "--width", "30", "--heads", "4"} << "divisible";
     QTest::newRow("wrong data for model")
         << QStringList{"train", "--model", "transformer", "--data", "digits"} << "--data";
-    QTest::newRow("negative learning rate")
-        << QStringList{"train", "--lr", "-1"} << "must not be negative";
+    QTest::newRow("negative learning rate") << QStringList{"train", "--lr", "-1"} << "must not be negative";
     QTest::newRow("no subcommand") << QStringList{} << "subcommand";
     QTest::newRow("data file for generated data")
-        << QStringList{"train", "--data", "regression", "--data-path", "/etc/hostname"}
-        << "drop --data-path";
-    QTest::newRow("missing data file")
-        << QStringList{"train", "--data", "digits", "--data-path", "/nonexistent/digits.csv"}
-        << "cannot open";
+        << QStringList{"train", "--data", "regression", "--data-path", "/etc/hostname"} << "drop --data-path";
+    QTest::newRow("missing data file") << QStringList{"train", "--data", "digits", "--data-path",
+                                                      "/nonexistent/digits.csv"}
+                                       << "cannot open";
   }
   void testBadArguments() {
     QFETCH(QStringList, args);

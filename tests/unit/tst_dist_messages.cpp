@@ -57,11 +57,14 @@ class TestDistMessages : public QObject {
     bad = GradientsMessage{1, 2, 3, false, {}}.encode();
     bad[4] = rpc::Value(rpc::ValueList{rpc::Value("grad")});
     QVERIFY(error_of([&] { GradientsMessage::decode(bad); }).contains("neither a tensor nor none"));
-    QCOMPARE(error_of([] { ReleaseMessage::decode({rpc::Value("ctx"), rpc::Value(int64_t{0})}); }),
+    QCOMPARE(error_of([] {
+               ReleaseMessage::decode({rpc::Value("ctx"), rpc::Value(int64_t{0})});
+             }),
              QString("distributed autograd: part 0 (context id) of a release message is not an integer"));
-    QVERIFY(error_of([] { ActivateMessage::decode({rpc::Value(int64_t{1}), rpc::Value(int64_t{2}),
-                                                   rpc::Value(rpc::ValueList{rpc::Value(1.5)})}); })
-                .contains("a send function of an activate message is not an integer"));
+    QVERIFY(error_of([] {
+              ActivateMessage::decode(
+                  {rpc::Value(int64_t{1}), rpc::Value(int64_t{2}), rpc::Value(rpc::ValueList{rpc::Value(1.5)})});
+            }).contains("a send function of an activate message is not an integer"));
     QVERIFY(error_of([] { AbandonMessage::decode({}); }).contains("an abandon message has 0 parts, not 3"));
   }
 };

@@ -46,14 +46,12 @@ class TestFuture : public QObject {
   }
 
   void testWorkWaitTimesOutWithANamedOp() {
-    Work w(OpType::Allreduce, 7, "allreduce #7 f32[4] (sum) on group 'world'", {},
-           std::chrono::minutes(1), 3);
+    Work w(OpType::Allreduce, 7, "allreduce #7 f32[4] (sum) on group 'world'", {}, std::chrono::minutes(1), 3);
     try {
       w.wait(std::chrono::milliseconds(50));
       QFAIL("wait must time out");
     } catch (const CommError& e) {
-      QVERIFY2(QString(e.what()).contains("rank 3 waited 50 ms for allreduce #7 f32[4] (sum)"),
-               e.what());
+      QVERIFY2(QString(e.what()).contains("rank 3 waited 50 ms for allreduce #7 f32[4] (sum)"), e.what());
     }
     w.finish();
     w.wait();  // completed now: returns at once

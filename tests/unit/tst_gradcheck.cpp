@@ -32,33 +32,19 @@ std::map<std::string, std::function<Case(Generator&)>> cases() {
   c["sub_broadcast"] = [](Generator& g) {
     return Case{{r({3, 4}, g), r({3, 1}, g)}, [](auto& x) { return sub(x[0], x[1]); }};
   };
-  c["mul"] = [](Generator& g) {
-    return Case{{r({2, 3}, g), r({2, 3}, g)}, [](auto& x) { return mul(x[0], x[1]); }};
-  };
+  c["mul"] = [](Generator& g) { return Case{{r({2, 3}, g), r({2, 3}, g)}, [](auto& x) { return mul(x[0], x[1]); }}; };
   c["div"] = [](Generator& g) {
     return Case{{r({2, 3}, g), r({2, 3}, g, 0.2, 2.0)}, [](auto& x) { return div(x[0], x[1]); }};
   };
   c["neg"] = [](Generator& g) { return Case{{r({5}, g)}, [](auto& x) { return neg(x[0]); }}; };
-  c["add_scalar"] = [](Generator& g) {
-    return Case{{r({5}, g)}, [](auto& x) { return add_scalar(x[0], 3.0); }};
-  };
-  c["mul_scalar"] = [](Generator& g) {
-    return Case{{r({5}, g)}, [](auto& x) { return mul_scalar(x[0], -1.5); }};
-  };
-  c["pow"] = [](Generator& g) {
-    return Case{{r({5}, g, 0.2, 1.5)}, [](auto& x) { return pow(x[0], 2.5); }};
-  };
+  c["add_scalar"] = [](Generator& g) { return Case{{r({5}, g)}, [](auto& x) { return add_scalar(x[0], 3.0); }}; };
+  c["mul_scalar"] = [](Generator& g) { return Case{{r({5}, g)}, [](auto& x) { return mul_scalar(x[0], -1.5); }}; };
+  c["pow"] = [](Generator& g) { return Case{{r({5}, g, 0.2, 1.5)}, [](auto& x) { return pow(x[0], 2.5); }}; };
   c["exp"] = [](Generator& g) { return Case{{r({5}, g)}, [](auto& x) { return exp(x[0]); }}; };
-  c["log"] = [](Generator& g) {
-    return Case{{r({5}, g, 0.2, 2.0)}, [](auto& x) { return log(x[0]); }};
-  };
-  c["sqrt"] = [](Generator& g) {
-    return Case{{r({5}, g, 0.2, 2.0)}, [](auto& x) { return sqrt(x[0]); }};
-  };
+  c["log"] = [](Generator& g) { return Case{{r({5}, g, 0.2, 2.0)}, [](auto& x) { return log(x[0]); }}; };
+  c["sqrt"] = [](Generator& g) { return Case{{r({5}, g, 0.2, 2.0)}, [](auto& x) { return sqrt(x[0]); }}; };
   c["tanh"] = [](Generator& g) { return Case{{r({6}, g)}, [](auto& x) { return tanh(x[0]); }}; };
-  c["sigmoid"] = [](Generator& g) {
-    return Case{{r({6}, g)}, [](auto& x) { return sigmoid(x[0]); }};
-  };
+  c["sigmoid"] = [](Generator& g) { return Case{{r({6}, g)}, [](auto& x) { return sigmoid(x[0]); }}; };
   c["relu"] = [](Generator& g) {
     // Keep values away from the kink at 0, where the derivative is undefined.
     Tensor x = r({8}, g);
@@ -84,15 +70,9 @@ std::map<std::string, std::function<Case(Generator&)>> cases() {
     // f64 -> f64 keeps the check exact; the f32/f16 round trips are tested in tst_ddp.
     return Case{{r({2, 3}, g)}, [](auto& x) { return mul(cast(x[0], DType::F64), x[0]); }};
   };
-  c["transpose"] = [](Generator& g) {
-    return Case{{r({2, 3}, g)}, [](auto& x) { return transpose(x[0], 0, 1); }};
-  };
-  c["permute"] = [](Generator& g) {
-    return Case{{r({2, 3, 4}, g)}, [](auto& x) { return permute(x[0], {2, 0, 1}); }};
-  };
-  c["narrow"] = [](Generator& g) {
-    return Case{{r({4, 5}, g)}, [](auto& x) { return narrow(x[0], 1, 1, 3); }};
-  };
+  c["transpose"] = [](Generator& g) { return Case{{r({2, 3}, g)}, [](auto& x) { return transpose(x[0], 0, 1); }}; };
+  c["permute"] = [](Generator& g) { return Case{{r({2, 3, 4}, g)}, [](auto& x) { return permute(x[0], {2, 0, 1}); }}; };
+  c["narrow"] = [](Generator& g) { return Case{{r({4, 5}, g)}, [](auto& x) { return narrow(x[0], 1, 1, 3); }}; };
   c["matmul"] = [](Generator& g) {
     return Case{{r({3, 4}, g), r({4, 2}, g)}, [](auto& x) { return matmul(x[0], x[1]); }};
   };
@@ -100,18 +80,12 @@ std::map<std::string, std::function<Case(Generator&)>> cases() {
     return Case{{r({2, 3, 4}, g), r({2, 4, 2}, g)}, [](auto& x) { return matmul(x[0], x[1]); }};
   };
   c["linear"] = [](Generator& g) {
-    return Case{{r({2, 3, 4}, g), r({5, 4}, g), r({5}, g)},
-                [](auto& x) { return linear(x[0], x[1], x[2]); }};
+    return Case{{r({2, 3, 4}, g), r({5, 4}, g), r({5}, g)}, [](auto& x) { return linear(x[0], x[1], x[2]); }};
   };
-  c["softmax"] = [](Generator& g) {
-    return Case{{r({3, 5}, g)}, [](auto& x) { return softmax(x[0]); }};
-  };
-  c["log_softmax"] = [](Generator& g) {
-    return Case{{r({3, 5}, g)}, [](auto& x) { return log_softmax(x[0]); }};
-  };
+  c["softmax"] = [](Generator& g) { return Case{{r({3, 5}, g)}, [](auto& x) { return softmax(x[0]); }}; };
+  c["log_softmax"] = [](Generator& g) { return Case{{r({3, 5}, g)}, [](auto& x) { return log_softmax(x[0]); }}; };
   c["layer_norm"] = [](Generator& g) {
-    return Case{{r({3, 6}, g), r({6}, g), r({6}, g)},
-                [](auto& x) { return layer_norm(x[0], x[1], x[2], 1e-5); }};
+    return Case{{r({3, 6}, g), r({6}, g), r({6}, g)}, [](auto& x) { return layer_norm(x[0], x[1], x[2], 1e-5); }};
   };
   c["embedding"] = [](Generator& g) {
     Tensor idx = Tensor::from_vector<int64_t>({0, 3, 3, 1, 4, 0}, {2, 3});

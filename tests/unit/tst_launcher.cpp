@@ -38,8 +38,7 @@ class TestLauncher : public QObject {
       p.kill();
       p.waitForFinished();
     }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-            QString::fromUtf8(p.readAllStandardOutput()),
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
             QString::fromUtf8(p.readAllStandardError()), timer.elapsed()};
   }
   // Live rank processes (zombies are dead already: a container's init may never reap
@@ -69,8 +68,7 @@ class TestLauncher : public QObject {
   }
   void testRanksRunAsOneJob() {
     QFETCH(int, ranks);
-    Result r = run({"train", "--np", QString::number(ranks), "--iters", "20", "--batch", "8",
-                    "--log-every", "10"});
+    Result r = run({"train", "--np", QString::number(ranks), "--iters", "20", "--batch", "8", "--log-every", "10"});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains(QString("on %1 ranks (mpi backend)").arg(ranks)), qPrintable(r.out));
     QCOMPARE(r.out.count("iter 20/20 loss"), 1);  // progress once for the job, not per rank
@@ -80,8 +78,8 @@ class TestLauncher : public QObject {
   // --progress json: what the desktop app reads. DDP options the app's launch dialog
   // offers (static graph, comm hook) reach the ranks.
   void testJsonProgressForPrograms() {
-    Result r = run({"train", "--np", "2", "--iters", "6", "--batch", "8", "--static-graph",
-                    "--comm-hook", "bf16", "--progress", "json", "--no-probes"});
+    Result r = run({"train", "--np", "2", "--iters", "6", "--batch", "8", "--static-graph", "--comm-hook", "bf16",
+                    "--progress", "json", "--no-probes"});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QList<QJsonObject> events;
     for (const QString& line : r.out.split('\n')) {
@@ -191,7 +189,7 @@ class TestLauncher : public QObject {
     const auto index = file.graph_index();
     QCOMPARE(index.size(), size_t{2});  // one pass, seen by both workers
     QVERIFY(index[0].ctx_id >= 0 && index[0].ctx_id == index[1].ctx_id);
-    QCOMPARE(index[0].iteration, index[1].iteration);  // the same pass id
+    QCOMPARE(index[0].iteration, index[1].iteration);     // the same pass id
     std::map<std::pair<int, int64_t>, std::string> ends;  // (rank, msg id) -> kind
     int sends = 0;
     for (int rank = 0; rank < 2; ++rank) {
@@ -307,8 +305,8 @@ class TestLauncher : public QObject {
     QFETCH(QString, optimizer);
     QFETCH(double, tolerance);
     QTemporaryDir dir;
-    const QStringList common = {"train", "--model", "transformer", "--optimizer", optimizer, "--iters", "60",
-                                "--width", "32", "--depth", "1", "--context", "16", "--batch", "16"};
+    const QStringList common = {"train", "--model", "transformer", "--optimizer", optimizer, "--iters", "60", "--width",
+                                "32",    "--depth", "1",           "--context",   "16",      "--batch", "16"};
     const QString plain_file = dir.filePath("plain.ddprun"), remote_file = dir.filePath("remote.ddprun");
     const QString saved = dir.filePath("model.sd");
     Result plain = run(common + QStringList{"--np", "2", "--out", plain_file});
@@ -386,11 +384,9 @@ class TestLauncher : public QObject {
   }
 
   void testFailedRankIsNamed() {
-    Result r =
-        run({"train", "--np", "2", "--iters", "100000"}, {{"DDPSCOPE_FAULT", "rank=1,iter=3"}});
+    Result r = run({"train", "--np", "2", "--iters", "100000"}, {{"DDPSCOPE_FAULT", "rank=1,iter=3"}});
     QVERIFY(r.code != 0);
-    QVERIFY2(r.err.contains(
-                 "error: the job failed: rank 1: injected fault (DDPSCOPE_FAULT) at iteration 3"),
+    QVERIFY2(r.err.contains("error: the job failed: rank 1: injected fault (DDPSCOPE_FAULT) at iteration 3"),
              qPrintable(r.err));
     QVERIFY2(r.ms < 60000, qPrintable(QString("took %1 ms").arg(r.ms)));
     QCOMPARE(workers_running(), 0);
@@ -421,9 +417,9 @@ class TestLauncher : public QObject {
   // once naming the parameters, instead of its next collective meeting the others'
   // pending allreduce (MPI aborted with MPI_ERR_TRUNCATE before).
   void testUnusedParameterOnOneRankIsNamed() {
-    Result r = run({"train", "--np", "2", "--model", "mlp", "--depth", "3", "--iters", "5", "--inject-unused", "1",
-                    "--no-probes"},
-                   {{"DDPSCOPE_PG_TIMEOUT_MS", "5000"}});
+    Result r = run(
+        {"train", "--np", "2", "--model", "mlp", "--depth", "3", "--iters", "5", "--inject-unused", "1", "--no-probes"},
+        {{"DDPSCOPE_PG_TIMEOUT_MS", "5000"}});
     QVERIFY(r.code != 0);
     QVERIFY2(r.err.contains("rank 1") && r.err.contains("produced no gradient for module.layers.2.weight") &&
                  r.err.contains("--find-unused-parameters"),
@@ -440,26 +436,27 @@ class TestLauncher : public QObject {
     const QString path = dir.filePath("one.ddprun");
     const auto iterations = [&] {
       ddpscope::probes::RunStoreReader reader(path.toStdString());
-      return static_cast<int64_t>(
-          reader.spans({.kinds = {ddpscope::probes::Kind::Iteration}, .rank = 0}).size());
+      return static_cast<int64_t>(reader.spans({.kinds = {ddpscope::probes::Kind::Iteration}, .rank = 0}).size());
     };
     Result first = run({"train", "--np", "2", "--iters", "12", "--out", path, "--progress", "lines"});
     QVERIFY2(first.code == 0, qPrintable(first.err));
     QCOMPARE(iterations(), int64_t{12});
-    const QByteArray before = [&] { QFile f(path); f.open(QIODevice::ReadOnly); return f.readAll(); }();
+    const QByteArray before = [&] {
+      QFile f(path);
+      f.open(QIODevice::ReadOnly);
+      return f.readAll();
+    }();
 
     Result again = run({"train", "--iters", "3", "--out", path});
     QVERIFY(again.code != 0);
-    QVERIFY2(again.err.contains("already holds a finished run (mlp, 2 ranks") &&
-                 again.err.contains("add --force"),
+    QVERIFY2(again.err.contains("already holds a finished run (mlp, 2 ranks") && again.err.contains("add --force"),
              qPrintable(again.err));
     QFile f(path);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(f.readAll(), before);  // untouched
     f.close();
 
-    Result forced =
-        run({"train", "--np", "2", "--iters", "4", "--out", path, "--force", "--progress", "lines"});
+    Result forced = run({"train", "--np", "2", "--iters", "4", "--out", path, "--force", "--progress", "lines"});
     QVERIFY2(forced.code == 0, qPrintable(forced.err));
     QCOMPARE(iterations(), int64_t{4});  // the new run only
 
@@ -470,8 +467,7 @@ class TestLauncher : public QObject {
     notes.close();
     Result not_run = run({"train", "--iters", "3", "--out", text, "--force"});
     QVERIFY(not_run.code != 0);
-    QVERIFY2(not_run.err.contains("is not a ddpscope run file; it is left untouched"),
-             qPrintable(not_run.err));
+    QVERIFY2(not_run.err.contains("is not a ddpscope run file; it is left untouched"), qPrintable(not_run.err));
     QVERIFY(notes.open(QIODevice::ReadOnly));
     QCOMPARE(notes.readAll(), QByteArray("my notes\n"));
     notes.close();
@@ -479,15 +475,14 @@ class TestLauncher : public QObject {
     // Two jobs, one file: the second is refused while the first runs, naming it.
     const QString shared = dir.filePath("shared.ddprun");
     QProcess long_job;
-    long_job.start(DDPSCOPE_CLI_PATH, {"train", "--np", "2", "--iters", "1000000", "--out", shared,
-                                       "--progress", "lines", "--log-every", "1000"});
+    long_job.start(DDPSCOPE_CLI_PATH, {"train", "--np", "2", "--iters", "1000000", "--out", shared, "--progress",
+                                       "lines", "--log-every", "1000"});
     QVERIFY(long_job.waitForStarted());
     QByteArray long_out;
     QTRY_VERIFY_WITH_TIMEOUT((long_out += long_job.readAllStandardOutput()).contains("iter 1/"), 30000);
     Result second = run({"train", "--np", "2", "--iters", "3", "--out", shared, "--force"});
     QVERIFY(second.code != 0);
-    QVERIFY2(second.err.contains("is being written by another job (pid " +
-                                 QString::number(long_job.processId())) &&
+    QVERIFY2(second.err.contains("is being written by another job (pid " + QString::number(long_job.processId())) &&
                  second.err.contains("--iters 1000000"),
              qPrintable(second.err));
     long_job.terminate();
@@ -504,21 +499,20 @@ class TestLauncher : public QObject {
   void testNonFiniteLossIsRecordedAndNamed() {
     QTemporaryDir dir;
     const QString path = dir.filePath("nan.ddprun");
-    Result r = run({"train", "--np", "2", "--lr", "1e30", "--iters", "6", "--out", path,
-                    "--progress", "lines", "--log-every", "100"});
+    Result r = run({"train", "--np", "2", "--lr", "1e30", "--iters", "6", "--out", path, "--progress", "lines",
+                    "--log-every", "100"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    QVERIFY2(r.out.contains("iter 2/6 loss nan") &&
-                 r.out.count("warning: the loss is nan from iteration 2 on") == 1,
+    QVERIFY2(r.out.contains("iter 2/6 loss nan") && r.out.count("warning: the loss is nan from iteration 2 on") == 1,
              qPrintable(r.out));
     ddpscope::probes::RunStoreReader reader(path.toStdString());
     int finite = 0, nan = 0;
-    for (const auto& m : reader.metrics("loss")) (std::isnan(m.value) ? nan : finite) += 1;
+    for (const auto& m : reader.metrics("loss"))
+      (std::isnan(m.value) ? nan : finite) += 1;
     QCOMPARE(finite, 2);  // iteration 1 on both ranks
     QCOMPARE(nan, 10);
     Result stats = run({"stats", "--summary", path});
     QCOMPARE(stats.code, 0);
-    const QJsonObject first =
-        QJsonDocument::fromJson(stats.out.toUtf8()).object().value("nonfinite").toObject();
+    const QJsonObject first = QJsonDocument::fromJson(stats.out.toUtf8()).object().value("nonfinite").toObject();
     QCOMPARE(first.value("loss").toObject().value("iteration").toInt(), 2);
     const QJsonObject gradient = first.value("gradient").toObject();
     QCOMPARE(gradient.value("iteration").toInt(), 2);
@@ -532,19 +526,14 @@ class TestLauncher : public QObject {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("expected");
     QTest::newRow("negative ranks") << QStringList{"train", "--np", "-1"} << "--np";
-    QTest::newRow("unknown backend")
-        << QStringList{"train", "--np", "2", "--backend", "gloo"} << "gloo";
-    QTest::newRow("missing hostfile")
-        << QStringList{"train", "--np", "2", "--hostfile", "/nonexistent/hosts"}
-        << "does not exist";
+    QTest::newRow("unknown backend") << QStringList{"train", "--np", "2", "--backend", "gloo"} << "gloo";
+    QTest::newRow("missing hostfile") << QStringList{"train", "--np", "2", "--hostfile", "/nonexistent/hosts"}
+                                      << "does not exist";
     QTest::newRow("bad stall") << QStringList{"train", "--np", "2", "--inject-stall", "1:0"}
                                << "RANK:ITERATION:SECONDS";
-    QTest::newRow("unknown comm hook")
-        << QStringList{"train", "--np", "2", "--comm-hook", "int8"} << "int8";
-    QTest::newRow("unknown progress style")
-        << QStringList{"train", "--np", "2", "--progress", "fancy"} << "fancy";
-    QTest::newRow("backend without ranks")
-        << QStringList{"train", "--backend", "nccl"} << "add --np N";
+    QTest::newRow("unknown comm hook") << QStringList{"train", "--np", "2", "--comm-hook", "int8"} << "int8";
+    QTest::newRow("unknown progress style") << QStringList{"train", "--np", "2", "--progress", "fancy"} << "fancy";
+    QTest::newRow("backend without ranks") << QStringList{"train", "--backend", "nccl"} << "add --np N";
     QTest::newRow("remote embedding without ranks")
         << QStringList{"train", "--model", "transformer", "--remote-embedding"} << "--np 2 or more";
     QTest::newRow("remote embedding of an mlp")
@@ -562,8 +551,7 @@ class TestLauncher : public QObject {
     QTest::newRow("more example workers than this machine takes")
         << QStringList{"example", "seed", "--np", "4096"} << "per core";
     QTest::newRow("bad option checked before launch")
-        << QStringList{"train", "--np", "2", "--model", "transformer", "--width", "30"}
-        << "divisible";
+        << QStringList{"train", "--np", "2", "--model", "transformer", "--width", "30"} << "divisible";
   }
   void testBadLaunchArguments() {
     QFETCH(QStringList, args);
@@ -578,11 +566,16 @@ class TestLauncher : public QObject {
   void testMalformedEnvironmentSettingIsRefused_data() {
     QTest::addColumn<QString>("var");
     QTest::addColumn<QString>("value");
-    QTest::newRow("start timeout with a unit") << "DDPSCOPE_START_TIMEOUT_MS" << "5s";
-    QTest::newRow("end timeout of zero") << "DDPSCOPE_END_TIMEOUT_MS" << "0";
-    QTest::newRow("negative end grace") << "DDPSCOPE_MPIRUN_END_GRACE_MS" << "-1";
-    QTest::newRow("collective timeout in words") << "DDPSCOPE_PG_TIMEOUT_MS" << "ten";
-    QTest::newRow("ring switch out of range") << "DDPSCOPE_MPI_RING" << "2";
+    QTest::newRow("start timeout with a unit") << "DDPSCOPE_START_TIMEOUT_MS"
+                                               << "5s";
+    QTest::newRow("end timeout of zero") << "DDPSCOPE_END_TIMEOUT_MS"
+                                         << "0";
+    QTest::newRow("negative end grace") << "DDPSCOPE_MPIRUN_END_GRACE_MS"
+                                        << "-1";
+    QTest::newRow("collective timeout in words") << "DDPSCOPE_PG_TIMEOUT_MS"
+                                                 << "ten";
+    QTest::newRow("ring switch out of range") << "DDPSCOPE_MPI_RING"
+                                              << "2";
   }
   void testMalformedEnvironmentSettingIsRefused() {
     QFETCH(QString, var);
@@ -598,8 +591,8 @@ class TestLauncher : public QObject {
   // does not know is reported, never a reason for the job to fail.
   void testLogLevelChoosesWhatShows() {
     QTemporaryDir dir;
-    const QStringList args = {"train", "--np", "2", "--iters", "2", "--batch", "8", "--force", "--out",
-                              dir.filePath("log.ddprun")};
+    const QStringList args = {"train",   "--np", "2",       "--iters", "2",
+                              "--batch", "8",    "--force", "--out",   dir.filePath("log.ddprun")};
     const QString summary = "[ddpscope] collector: ";
     Result plain = run(args);
     QCOMPARE(plain.code, 0);

@@ -21,17 +21,15 @@ class TestNn : public QObject {
     std::vector<std::string> names;
     for (auto& [n, t] : mlp.named_parameters())
       names.push_back(n);
-    QCOMPARE(names,
-             (std::vector<std::string>{"layers.0.weight", "layers.0.bias", "layers.2.weight",
-                                       "layers.2.bias", "layers.4.weight", "layers.4.bias"}));
+    QCOMPARE(names, (std::vector<std::string>{"layers.0.weight", "layers.0.bias", "layers.2.weight", "layers.2.bias",
+                                              "layers.4.weight", "layers.4.bias"}));
     // Tensors know their full name too (used by graphs and error messages).
     QCOMPARE(mlp.parameters()[2].name(), std::string("layers.2.weight"));
     QCOMPARE(mlp.num_parameters(), int64_t{3 * 4 + 4 + 4 * 4 + 4 + 4 * 2 + 2});
   }
 
   void testTransformerHasManyParameterSizes() {
-    nn::CharTransformer lm(
-        {.vocab_size = 20, .context = 8, .d_model = 16, .heads = 2, .layers = 2});
+    nn::CharTransformer lm({.vocab_size = 20, .context = 8, .d_model = 16, .heads = 2, .layers = 2});
     std::set<int64_t> sizes;
     for (auto& t : lm.parameters())
       sizes.insert(t.numel());
@@ -42,10 +40,8 @@ class TestNn : public QObject {
     Tensor idx2 = idx.clone();
     idx2.data<int64_t>()[2] = 9;
     Tensor a = lm.forward(idx), b = lm.forward(idx2);
-    DDPSCOPE_COMPARE_TENSORS(a.narrow(1, 0, 2).contiguous(), b.narrow(1, 0, 2).contiguous(), 1e-6,
-                             0);
-    QVERIFY(kernels::max_abs_diff(a.narrow(1, 2, 1).contiguous(), b.narrow(1, 2, 1).contiguous()) >
-            1e-4);
+    DDPSCOPE_COMPARE_TENSORS(a.narrow(1, 0, 2).contiguous(), b.narrow(1, 0, 2).contiguous(), 1e-6, 0);
+    QVERIFY(kernels::max_abs_diff(a.narrow(1, 2, 1).contiguous(), b.narrow(1, 2, 1).contiguous()) > 1e-4);
   }
 
   void testLinearByHand() {
@@ -65,8 +61,8 @@ class TestNn : public QObject {
     Tensor y = ln.forward(Tensor::from_vector<float>({1, 2, 3, 4}, {1, 4}));
     // mean 2.5, biased variance 1.25
     const float s = 1.0f / std::sqrt(1.25f + 1e-5f);
-    DDPSCOPE_COMPARE_TENSORS(
-        y, Tensor::from_vector<float>({-1.5f * s, -0.5f * s, 0.5f * s, 1.5f * s}, {1, 4}), 1e-5, 0);
+    DDPSCOPE_COMPARE_TENSORS(y, Tensor::from_vector<float>({-1.5f * s, -0.5f * s, 0.5f * s, 1.5f * s}, {1, 4}), 1e-5,
+                             0);
   }
 
   void testBatchNormRunningStatistics() {
@@ -74,10 +70,8 @@ class TestNn : public QObject {
     Tensor x = Tensor::from_vector<float>({1, 10, 3, 20, 5, 30}, {3, 2});
     Tensor y = bn.forward(x);
     // Batch mean (3, 20); unbiased variance (4, 100).
-    DDPSCOPE_COMPARE_TENSORS(bn.running_mean(), Tensor::from_vector<float>({0.3f, 2.0f}, {2}), 1e-6,
-                             0);
-    DDPSCOPE_COMPARE_TENSORS(bn.running_var(),
-                             Tensor::from_vector<float>({0.9f + 0.4f, 0.9f + 10.0f}, {2}), 1e-5, 0);
+    DDPSCOPE_COMPARE_TENSORS(bn.running_mean(), Tensor::from_vector<float>({0.3f, 2.0f}, {2}), 1e-6, 0);
+    DDPSCOPE_COMPARE_TENSORS(bn.running_var(), Tensor::from_vector<float>({0.9f + 0.4f, 0.9f + 10.0f}, {2}), 1e-5, 0);
     // Normalised output has zero mean per feature.
     DDPSCOPE_COMPARE_TENSORS(kernels::sum_dims(y, {0}, false), Tensor::zeros({2}), 1e-5, 0);
     bn.eval();

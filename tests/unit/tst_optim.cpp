@@ -24,14 +24,12 @@ class TestOptim : public QObject {
     set_grad(p, {0.5, 0.5});
     opt.step();
     // d = g + wd*p = (0.51, 0.48); buf = d; p -= lr*buf
-    DDPSCOPE_COMPARE_TENSORS(p, Tensor::from_vector<double>({1 - 0.051, -2 - 0.048}, {2}), 1e-12,
-                             0);
+    DDPSCOPE_COMPARE_TENSORS(p, Tensor::from_vector<double>({1 - 0.051, -2 - 0.048}, {2}), 1e-12, 0);
     set_grad(p, {0.5, 0.5});
     opt.step();
     const double d0 = 0.5 + 0.01 * 0.949, d1 = 0.5 + 0.01 * -2.048;
     const double b0 = 0.9 * 0.51 + d0, b1 = 0.9 * 0.48 + d1;
-    DDPSCOPE_COMPARE_TENSORS(
-        p, Tensor::from_vector<double>({0.949 - 0.1 * b0, -2.048 - 0.1 * b1}, {2}), 1e-12, 0);
+    DDPSCOPE_COMPARE_TENSORS(p, Tensor::from_vector<double>({0.949 - 0.1 * b0, -2.048 - 0.1 * b1}, {2}), 1e-12, 0);
   }
 
   void testSgdNesterov() {
@@ -88,9 +86,12 @@ class TestOptim : public QObject {
       };
       auto whole = make({a, b, c}), grouped = make({a2, b2, c2});
       for (int step = 0; step < 3; ++step) {
-        for (const Tensor& p : {a, a2}) set_grad(p, {0.3 * step + 0.1, -0.7});
-        for (const Tensor& p : {b, b2}) set_grad(p, {1.5 - step});
-        for (const Tensor& p : {c, c2}) set_grad(p, {0.25});
+        for (const Tensor& p : {a, a2})
+          set_grad(p, {0.3 * step + 0.1, -0.7});
+        for (const Tensor& p : {b, b2})
+          set_grad(p, {1.5 - step});
+        for (const Tensor& p : {c, c2})
+          set_grad(p, {0.25});
         whole->step();
         const std::vector<size_t> last{2}, first_two{1, 0};
         grouped->step_params(last);

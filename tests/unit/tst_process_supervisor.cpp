@@ -23,7 +23,8 @@ namespace {
 
 int open_descriptors() {
   int n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+    ++n;
   return n;
 }
 
@@ -44,8 +45,8 @@ struct Collected {
   int ticks = 0;
   ProcessSupervisor::Events events() {
     return {[this](const std::string& l) { out << QString::fromStdString(l); },
-            [this](const std::string& l) { err << QString::fromStdString(l); },
-            [this](int s) { received << s; }, [this](auto) { ++ticks; }};
+            [this](const std::string& l) { err << QString::fromStdString(l); }, [this](int s) { received << s; },
+            [this](auto) { ++ticks; }};
   }
 };
 
@@ -264,7 +265,8 @@ class TestProcessSupervisor : public QObject {
                  text.find("DDPSCOPE_DEBUG=detail") != std::string::npos,
              text.c_str());
     QCOMPARE(mpi_fatal_error({"*** An error occurred in MPI_Allreduce"}).first, -1);  // no rank: no verdict
-    const auto [dead, line] = rank_death({"x", "mpirun noticed that process rank 3 with PID 7 exited on signal 9", "y"});
+    const auto [dead, line] =
+        rank_death({"x", "mpirun noticed that process rank 3 with PID 7 exited on signal 9", "y"});
     QCOMPARE(dead, 3);
     QVERIFY(line.find("signal 9") != std::string::npos);
     QCOMPARE(rank_death({"nothing here"}).first, -1);

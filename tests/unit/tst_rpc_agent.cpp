@@ -56,7 +56,8 @@ struct Job {
 };
 
 void register_functions() {
-  rpc::register_function("t.add", [](const ValueList& a) -> Value { return Value(a.at(0).to_int() + a.at(1).to_int()); });
+  rpc::register_function("t.add",
+                         [](const ValueList& a) -> Value { return Value(a.at(0).to_int() + a.at(1).to_int()); });
   rpc::register_function("t.boom", [](const ValueList&) -> Value { throw Error("boom", __FILE__, __LINE__); });
   rpc::register_function("t.sleep", [](const ValueList& a) -> Value {
     std::this_thread::sleep_for(std::chrono::milliseconds(a.at(0).to_int()));

@@ -69,7 +69,12 @@ class TestRpcWire : public QObject {
   void testWellFormedCall() {
     const std::string data(36, '\0');
     const auto m = decode({std::string(ddpscope::fuzz::kFuzzToken), header_bytes(1, 1),
-                           call_body([](BodyWriter& w) { w.tensor(0, true, {3, 3}, 0); }, 1), data});
+                           call_body(
+                               [](BodyWriter& w) {
+                                 w.tensor(0, true, {3, 3}, 0);
+                               },
+                               1),
+                           data});
     QCOMPARE(m.body.list[0].s, std::string("echo"));
     const auto& t = m.body.list[1].list[0].tensor;
     QCOMPARE(t.sizes, (std::vector<int64_t>{3, 3}));
@@ -104,23 +109,49 @@ class TestRpcWire : public QObject {
     const std::string empty_call = call_body([](BodyWriter&) {}, 0);
     std::vector<std::string> frames;
     switch (which) {
-      case 0: frames = {"intruder", header_bytes(1, 0), empty_call}; break;
-      case 1: frames = {tok, "abc", empty_call}; break;
-      case 2: frames = {tok, header_bytes(1, 0), empty_call.substr(0, 9)}; break;
-      case 3: frames = {tok, header_bytes(1, 1), call_body([](BodyWriter& w) { w.tensor(0, false, {int64_t{1} << 40}, 0); }, 1), "abcd"}; break;
-      case 4: frames = {tok, header_bytes(1, 1), call_body([](BodyWriter& w) { w.tensor(1, false, {int64_t{1} << 62, 1 << 20}, 0); }, 1), "abcd"}; break;
-      case 5: frames = {tok, header_bytes(1, 1), call_body([](BodyWriter& w) { w.tensor(9, false, {1}, 0); }, 1), "abcd"}; break;
-      case 6: frames = {tok, header_bytes(77, 0), empty_call}; break;
+      case 0:
+        frames = {"intruder", header_bytes(1, 0), empty_call};
+        break;
+      case 1:
+        frames = {tok, "abc", empty_call};
+        break;
+      case 2:
+        frames = {tok, header_bytes(1, 0), empty_call.substr(0, 9)};
+        break;
+      case 3:
+        frames = {tok, header_bytes(1, 1),
+                  call_body([](BodyWriter& w) { w.tensor(0, false, {int64_t{1} << 40}, 0); }, 1), "abcd"};
+        break;
+      case 4:
+        frames = {tok, header_bytes(1, 1),
+                  call_body(
+                      [](BodyWriter& w) {
+                        w.tensor(1, false, {int64_t{1} << 62, 1 << 20}, 0);
+                      },
+                      1),
+                  "abcd"};
+        break;
+      case 5:
+        frames = {tok, header_bytes(1, 1), call_body([](BodyWriter& w) { w.tensor(9, false, {1}, 0); }, 1), "abcd"};
+        break;
+      case 6:
+        frames = {tok, header_bytes(77, 0), empty_call};
+        break;
       case 7: {
         std::string body = "\x05\xff\xff\xff\xff";
         frames = {tok, header_bytes(2, 0), body};
         break;
       }
-      case 8: frames = {tok, header_bytes(1, 2), empty_call}; break;
-      case 9: frames = {tok, header_bytes(1, 1), empty_call, "abcd"}; break;
+      case 8:
+        frames = {tok, header_bytes(1, 2), empty_call};
+        break;
+      case 9:
+        frames = {tok, header_bytes(1, 1), empty_call, "abcd"};
+        break;
       case 10: {
         BodyWriter w;
-        for (int i = 0; i < 40; ++i) w.list(1);
+        for (int i = 0; i < 40; ++i)
+          w.list(1);
         w.none();
         frames = {tok, header_bytes(2, 0), w.take()};
         break;
@@ -131,8 +162,12 @@ class TestRpcWire : public QObject {
         frames = {tok, header_bytes(1, 0), w.take()};
         break;
       }
-      case 12: frames = {tok, header_bytes(1, 0, 0x82), empty_call}; break;
-      case 13: frames = {tok, header_bytes(1, 0, 0, -7), empty_call}; break;
+      case 12:
+        frames = {tok, header_bytes(1, 0, 0x82), empty_call};
+        break;
+      case 13:
+        frames = {tok, header_bytes(1, 0, 0, -7), empty_call};
+        break;
     }
     try {
       decode(frames);

@@ -104,8 +104,7 @@ class TestTensor : public QObject {
       QCOMPARE(g.dtype(), d);
       QCOMPARE(g.at<float>({2}), 1.0f);
     }
-    QVERIFY_THROWS_EXCEPTION(Error,
-                             kernels::add_(Tensor::zeros({2}, DType::F16), Tensor::zeros({2})));
+    QVERIFY_THROWS_EXCEPTION(Error, kernels::add_(Tensor::zeros({2}, DType::F16), Tensor::zeros({2})));
   }
 
   void testBroadcastBinary() {
@@ -131,8 +130,7 @@ class TestTensor : public QObject {
     QVERIFY(dst.storage()->version() > version);  // saved tensors see the change
     const Tensor half = Tensor::zeros({2, 3}, DType::F16);
     kernels::copy_scaled(half, src, 0.25);
-    QCOMPARE(half.to(DType::F32).to_vector<float>(),
-             (std::vector<float>{0.5f, 1, 1.5f, 2, 2.5f, 3}));
+    QCOMPARE(half.to(DType::F32).to_vector<float>(), (std::vector<float>{0.5f, 1, 1.5f, 2, 2.5f, 3}));
     const Tensor strided = Tensor::zeros({3, 2}, DType::F32).transpose(0, 1);
     kernels::copy_scaled(strided, src, 2.0);
     QCOMPARE(strided.contiguous().to_vector<float>(), (std::vector<float>{4, 8, 12, 16, 20, 24}));
@@ -164,8 +162,7 @@ class TestTensor : public QObject {
     // A non-matrix stride (every other column) falls back to a copy.
     Tensor wide = randn({5, 8}, DType::F64, &gen);
     Tensor strided = wide.as_strided({5, 4}, {8, 2}, 0);
-    DDPSCOPE_COMPARE_TENSORS(kernels::matmul(strided, b), kernels::matmul(strided.contiguous(), b),
-                             1e-12, 0);
+    DDPSCOPE_COMPARE_TENSORS(kernels::matmul(strided, b), kernels::matmul(strided.contiguous(), b), 1e-12, 0);
     // Output written into a view of a larger buffer, with beta accumulation.
     Tensor big = Tensor::ones({5, 6}, DType::F64);
     kernels::gemm(a, b, big.narrow(1, 0, 3), 1.0, 1.0);
@@ -201,10 +198,8 @@ class TestTensor : public QObject {
 
   void testSeededRandomIsDeterministic() {
     Generator g1(42), g2(42), g3(43);
-    QCOMPARE(randn({16}, DType::F32, &g1).to_vector<float>(),
-             randn({16}, DType::F32, &g2).to_vector<float>());
-    QVERIFY(randn({16}, DType::F32, &g1).to_vector<float>() !=
-            randn({16}, DType::F32, &g3).to_vector<float>());
+    QCOMPARE(randn({16}, DType::F32, &g1).to_vector<float>(), randn({16}, DType::F32, &g2).to_vector<float>());
+    QVERIFY(randn({16}, DType::F32, &g1).to_vector<float>() != randn({16}, DType::F32, &g3).to_vector<float>());
   }
 
   void testErrorsNameTheProblem_data() {

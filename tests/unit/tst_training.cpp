@@ -27,8 +27,7 @@ class TestTraining : public QObject {
  private slots:
   void testMlpRegressionConverges() {
     double first = 0;
-    const double last =
-        train({.model = "mlp", .iters = 300, .batch = 64, .width = 64, .depth = 3}, &first);
+    const double last = train({.model = "mlp", .iters = 300, .batch = 64, .width = 64, .depth = 3}, &first);
     qInfo("mlp regression: loss %.4f -> %.4f", first, last);
     QVERIFY2(last < 0.06, qPrintable(QString("final loss %1 (threshold 0.06)").arg(last)));
     QVERIFY(last < first / 4);
@@ -36,13 +35,8 @@ class TestTraining : public QObject {
 
   void testMlpClassificationConverges() {
     double first = 0;
-    const double last = train({.model = "mlp",
-                               .data = "classification",
-                               .iters = 200,
-                               .batch = 64,
-                               .width = 64,
-                               .depth = 2},
-                              &first);
+    const double last =
+        train({.model = "mlp", .data = "classification", .iters = 200, .batch = 64, .width = 64, .depth = 2}, &first);
     qInfo("mlp classification: loss %.4f -> %.4f", first, last);
     QVERIFY2(last < 0.3, qPrintable(QString("final loss %1 (threshold 0.3)").arg(last)));
   }
@@ -94,14 +88,12 @@ class TestTraining : public QObject {
   }
 
   void testDigitsTraining() {
-    if (nn::default_digits_path().empty())
-      QSKIP("python3-sklearn's digits.csv.gz is not installed");
+    if (nn::default_digits_path().empty()) QSKIP("python3-sklearn's digits.csv.gz is not installed");
     nn::Dataset d = nn::load_digits(nn::default_digits_path());
     QCOMPARE(d.size(), int64_t{1797});
     double first = 0;
-    const double last = train(
-        {.model = "mlp", .data = "digits", .iters = 300, .batch = 64, .width = 64, .depth = 2},
-        &first);
+    const double last =
+        train({.model = "mlp", .data = "digits", .iters = 300, .batch = 64, .width = 64, .depth = 2}, &first);
     qInfo("digits: loss %.4f -> %.4f", first, last);
     QVERIFY2(last < 0.4, qPrintable(QString("final loss %1 (threshold 0.4)").arg(last)));
   }

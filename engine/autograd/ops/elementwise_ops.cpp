@@ -13,8 +13,7 @@ namespace {
 
 class BinaryBackward : public Node {
  public:
-  BinaryBackward(k::BinaryOp op, const Tensor& a, const Tensor& b)
-      : op_(op), a_shape_(a.sizes()), b_shape_(b.sizes()) {
+  BinaryBackward(k::BinaryOp op, const Tensor& a, const Tensor& b) : op_(op), a_shape_(a.sizes()), b_shape_(b.sizes()) {
     if (op == k::BinaryOp::Mul || op == k::BinaryOp::Div) {
       a_ = SavedTensor(a);
       b_ = SavedTensor(b);
@@ -56,8 +55,8 @@ class BinaryBackward : public Node {
         if (wants_grad(*this, 0)) ga = k::binary(g, b, k::BinaryOp::Div);
         if (wants_grad(*this, 1)) {
           // d(a/b)/db = -a / b^2
-          const Tensor q = k::binary(k::binary(g, a, k::BinaryOp::Mul),
-                                     k::unary(b, k::UnaryOp::Square), k::BinaryOp::Div);
+          const Tensor q =
+              k::binary(k::binary(g, a, k::BinaryOp::Mul), k::unary(b, k::UnaryOp::Square), k::BinaryOp::Div);
           gb = k::unary(q, k::UnaryOp::Neg);
         }
         break;
@@ -105,8 +104,7 @@ class ScaleBackward : public Node {
 };
 
 Tensor affine_op(const Tensor& a, double scale, double shift) {
-  Tensor out =
-      scale == -1.0 && shift == 0.0 ? k::unary(a, k::UnaryOp::Neg) : k::affine(a, scale, shift);
+  Tensor out = scale == -1.0 && shift == 0.0 ? k::unary(a, k::UnaryOp::Neg) : k::affine(a, scale, shift);
   if (needs_grad({&a})) connect(std::make_shared<ScaleBackward>(scale), {&a}, out);
   return out;
 }
@@ -184,48 +182,20 @@ Tensor unary_op(const Tensor& a, k::UnaryOp op) {
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) {
-  return binary_op(a, b, k::BinaryOp::Add);
-}
-Tensor sub(const Tensor& a, const Tensor& b) {
-  return binary_op(a, b, k::BinaryOp::Sub);
-}
-Tensor mul(const Tensor& a, const Tensor& b) {
-  return binary_op(a, b, k::BinaryOp::Mul);
-}
-Tensor div(const Tensor& a, const Tensor& b) {
-  return binary_op(a, b, k::BinaryOp::Div);
-}
-Tensor neg(const Tensor& a) {
-  return affine_op(a, -1.0, 0.0);
-}
-Tensor add_scalar(const Tensor& a, double s) {
-  return affine_op(a, 1.0, s);
-}
-Tensor mul_scalar(const Tensor& a, double s) {
-  return affine_op(a, s, 0.0);
-}
-Tensor exp(const Tensor& a) {
-  return unary_op(a, k::UnaryOp::Exp);
-}
-Tensor log(const Tensor& a) {
-  return unary_op(a, k::UnaryOp::Log);
-}
-Tensor sqrt(const Tensor& a) {
-  return unary_op(a, k::UnaryOp::Sqrt);
-}
-Tensor tanh(const Tensor& a) {
-  return unary_op(a, k::UnaryOp::Tanh);
-}
-Tensor sigmoid(const Tensor& a) {
-  return unary_op(a, k::UnaryOp::Sigmoid);
-}
-Tensor relu(const Tensor& a) {
-  return unary_op(a, k::UnaryOp::Relu);
-}
-Tensor gelu(const Tensor& a) {
-  return unary_op(a, k::UnaryOp::Gelu);
-}
+Tensor add(const Tensor& a, const Tensor& b) { return binary_op(a, b, k::BinaryOp::Add); }
+Tensor sub(const Tensor& a, const Tensor& b) { return binary_op(a, b, k::BinaryOp::Sub); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary_op(a, b, k::BinaryOp::Mul); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary_op(a, b, k::BinaryOp::Div); }
+Tensor neg(const Tensor& a) { return affine_op(a, -1.0, 0.0); }
+Tensor add_scalar(const Tensor& a, double s) { return affine_op(a, 1.0, s); }
+Tensor mul_scalar(const Tensor& a, double s) { return affine_op(a, s, 0.0); }
+Tensor exp(const Tensor& a) { return unary_op(a, k::UnaryOp::Exp); }
+Tensor log(const Tensor& a) { return unary_op(a, k::UnaryOp::Log); }
+Tensor sqrt(const Tensor& a) { return unary_op(a, k::UnaryOp::Sqrt); }
+Tensor tanh(const Tensor& a) { return unary_op(a, k::UnaryOp::Tanh); }
+Tensor sigmoid(const Tensor& a) { return unary_op(a, k::UnaryOp::Sigmoid); }
+Tensor relu(const Tensor& a) { return unary_op(a, k::UnaryOp::Relu); }
+Tensor gelu(const Tensor& a) { return unary_op(a, k::UnaryOp::Gelu); }
 
 Tensor pow(const Tensor& a, double exponent) {
   Tensor out = k::pow_scalar(a, exponent);

@@ -56,29 +56,26 @@ class CrossEntropyBackward : public Node {
 }  // namespace
 
 Tensor mse_loss(const Tensor& prediction, const Tensor& target) {
-  DDPSCOPE_CHECK(prediction.sizes() == target.sizes(), "mse_loss: prediction ",
-                 prediction.describe(), " and target ", target.describe(), " differ in shape");
+  DDPSCOPE_CHECK(prediction.sizes() == target.sizes(), "mse_loss: prediction ", prediction.describe(), " and target ",
+                 target.describe(), " differ in shape");
   const Tensor diff = k::binary(prediction, target, k::BinaryOp::Sub);
   const Tensor sq = k::unary(diff, k::UnaryOp::Square);
   Tensor out = k::sum(sq);
   k::scale_(out, 1.0 / static_cast<double>(std::max<int64_t>(diff.numel(), 1)));
   if (needs_grad({&prediction, &target})) {
-    connect(std::make_shared<MseLossBackward>(diff, prediction.sizes(), target.sizes()),
-            {&prediction, &target}, out);
+    connect(std::make_shared<MseLossBackward>(diff, prediction.sizes(), target.sizes()), {&prediction, &target}, out);
   }
   return out;
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
-  DDPSCOPE_CHECK(logits.dim() >= 2, "cross_entropy: logits must be [N, C], got ",
-                 logits.describe());
+  DDPSCOPE_CHECK(logits.dim() >= 2, "cross_entropy: logits must be [N, C], got ", logits.describe());
   const Tensor flat = logits.contiguous().view({-1, logits.size(-1)});
   const Tensor flat_targets = targets.contiguous().view({-1});
   const Tensor lp = k::log_softmax(flat);
   Tensor out = k::nll_loss(lp, flat_targets);
   if (needs_grad({&logits})) {
-    connect(std::make_shared<CrossEntropyBackward>(lp, flat_targets, logits.sizes()), {&logits},
-            out);
+    connect(std::make_shared<CrossEntropyBackward>(lp, flat_targets, logits.sizes()), {&logits}, out);
   }
   return out;
 }

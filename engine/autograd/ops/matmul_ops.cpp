@@ -13,9 +13,7 @@ namespace k = kernels;
 
 namespace {
 
-Tensor last_two_transposed(const Tensor& t) {
-  return t.transpose(-1, -2);
-}
+Tensor last_two_transposed(const Tensor& t) { return t.transpose(-1, -2); }
 
 class MatmulBackward : public Node {
  public:
@@ -53,10 +51,10 @@ class LinearBackward : public Node {
       const Tensor x = x_.unpack(name());
       // [out, N] @ [N, in], straight into DDP's bucket when it offers the slot.
       const Tensor gt = g.transpose(0, 1);
-      const Tensor slot = is_compute_type(g.dtype()) && x.dtype() == g.dtype()
-                              ? take_gradient_destination(next_edges()[1], {g.size(1), x.size(1)},
-                                                          g.dtype(), g.device())
-                              : Tensor();
+      const Tensor slot =
+          is_compute_type(g.dtype()) && x.dtype() == g.dtype()
+              ? take_gradient_destination(next_edges()[1], {g.size(1), x.size(1)}, g.dtype(), g.device())
+              : Tensor();
       if (slot.defined()) {
         k::gemm(gt, x, slot);
         gw = slot;
@@ -88,10 +86,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   DDPSCOPE_CHECK(weight.dim() == 2, "linear: weight must be [out, in], got ", weight.describe());
   DDPSCOPE_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(1), "linear: input ", x.describe(),
-                 " does not match weight ", weight.describe(), " (last dimension must be ",
-                 weight.size(1), ")");
-  DDPSCOPE_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)),
-                 "linear: bias ", bias.describe(), " does not match weight ", weight.describe());
+                 " does not match weight ", weight.describe(), " (last dimension must be ", weight.size(1), ")");
+  DDPSCOPE_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)), "linear: bias ",
+                 bias.describe(), " does not match weight ", weight.describe());
   const Tensor x2d = x.contiguous().view({-1, x.size(-1)});
   Tensor out = Tensor::empty({x2d.size(0), weight.size(0)}, x.dtype(), x.device());
   double beta = 0.0;

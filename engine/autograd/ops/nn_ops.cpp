@@ -31,9 +31,8 @@ class LayerNormBackward : public Node {
       : x_(x), weight_(weight), mean_(mean), rstd_(rstd) {}
   std::string name() const override { return "LayerNormBackward"; }
   variable_list apply(variable_list&& grads) override {
-    k::LayerNormGrads g =
-        k::layer_norm_backward(grads[0], x_.unpack(name()), weight_.unpack(name()),
-                               mean_.unpack(name()), rstd_.unpack(name()));
+    k::LayerNormGrads g = k::layer_norm_backward(grads[0], x_.unpack(name()), weight_.unpack(name()),
+                                                 mean_.unpack(name()), rstd_.unpack(name()));
     return {g.input, g.weight, g.bias};
   }
   void release_variables() override {
@@ -49,8 +48,7 @@ class LayerNormBackward : public Node {
 
 class EmbeddingBackward : public Node {
  public:
-  EmbeddingBackward(const Tensor& indices, int64_t num_weights)
-      : indices_(indices), num_weights_(num_weights) {}
+  EmbeddingBackward(const Tensor& indices, int64_t num_weights) : indices_(indices), num_weights_(num_weights) {}
   std::string name() const override { return "EmbeddingBackward"; }
   variable_list apply(variable_list&& grads) override {
     return {k::embedding_backward(grads[0], indices_.unpack(name()), num_weights_)};
@@ -83,20 +81,14 @@ Tensor softmax_impl(const Tensor& x, bool log) {
 
 }  // namespace
 
-Tensor softmax(const Tensor& x) {
-  return softmax_impl(x, false);
-}
-Tensor log_softmax(const Tensor& x) {
-  return softmax_impl(x, true);
-}
+Tensor softmax(const Tensor& x) { return softmax_impl(x, false); }
+Tensor log_softmax(const Tensor& x) { return softmax_impl(x, true); }
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-  DDPSCOPE_CHECK(weight.defined() == bias.defined(),
-                 "layer_norm: pass both weight and bias, or neither");
+  DDPSCOPE_CHECK(weight.defined() == bias.defined(), "layer_norm: pass both weight and bias, or neither");
   k::LayerNormResult r = k::layer_norm(x, weight, bias, eps);
   if (needs_grad({&x, &weight, &bias})) {
-    connect(std::make_shared<LayerNormBackward>(x, weight, r.mean, r.rstd), {&x, &weight, &bias},
-            r.output);
+    connect(std::make_shared<LayerNormBackward>(x, weight, r.mean, r.rstd), {&x, &weight, &bias}, r.output);
   }
   return r.output;
 }

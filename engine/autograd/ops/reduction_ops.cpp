@@ -12,10 +12,7 @@ namespace {
 class SumBackward : public Node {
  public:
   SumBackward(Shape input_shape, Shape kept_shape, double scale, bool is_mean)
-      : input_shape_(std::move(input_shape)),
-        kept_shape_(std::move(kept_shape)),
-        scale_(scale),
-        is_mean_(is_mean) {}
+      : input_shape_(std::move(input_shape)), kept_shape_(std::move(kept_shape)), scale_(scale), is_mean_(is_mean) {}
   std::string name() const override { return is_mean_ ? "MeanBackward" : "SumBackward"; }
   variable_list apply(variable_list&& grads) override {
     // Restore reduced dimensions as size 1, then broadcast to the input's shape.
@@ -41,30 +38,20 @@ Shape kept_shape_of(const Tensor& a, std::vector<int64_t> dims) {
 
 Tensor reduce(const Tensor& a, const std::vector<int64_t>* dims, bool keepdim, bool is_mean) {
   Tensor out = dims ? k::sum_dims(a, *dims, keepdim) : k::sum(a);
-  const double count =
-      static_cast<double>(a.numel()) / static_cast<double>(std::max<int64_t>(out.numel(), 1));
+  const double count = static_cast<double>(a.numel()) / static_cast<double>(std::max<int64_t>(out.numel(), 1));
   if (is_mean) k::scale_(out, count > 0 ? 1.0 / count : 0.0);
   if (needs_grad({&a})) {
     Shape kept = dims ? kept_shape_of(a, *dims) : Shape(a.sizes().size(), 1);
-    connect(std::make_shared<SumBackward>(a.sizes(), kept, is_mean ? 1.0 / count : 1.0, is_mean),
-            {&a}, out);
+    connect(std::make_shared<SumBackward>(a.sizes(), kept, is_mean ? 1.0 / count : 1.0, is_mean), {&a}, out);
   }
   return out;
 }
 
 }  // namespace
 
-Tensor sum(const Tensor& a) {
-  return reduce(a, nullptr, false, false);
-}
-Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
-  return reduce(a, &dims, keepdim, false);
-}
-Tensor mean(const Tensor& a) {
-  return reduce(a, nullptr, false, true);
-}
-Tensor mean(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
-  return reduce(a, &dims, keepdim, true);
-}
+Tensor sum(const Tensor& a) { return reduce(a, nullptr, false, false); }
+Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) { return reduce(a, &dims, keepdim, false); }
+Tensor mean(const Tensor& a) { return reduce(a, nullptr, false, true); }
+Tensor mean(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) { return reduce(a, &dims, keepdim, true); }
 
 }  // namespace ddpscope

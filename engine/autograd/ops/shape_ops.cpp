@@ -16,9 +16,7 @@ class ReshapeBackward : public Node {
  public:
   explicit ReshapeBackward(Shape input_shape) : input_shape_(std::move(input_shape)) {}
   std::string name() const override { return "ReshapeBackward"; }
-  variable_list apply(variable_list&& grads) override {
-    return {grads[0].contiguous().view(input_shape_)};
-  }
+  variable_list apply(variable_list&& grads) override { return {grads[0].contiguous().view(input_shape_)}; }
 
  private:
   Shape input_shape_;
@@ -28,9 +26,7 @@ class PermuteBackward : public Node {
  public:
   explicit PermuteBackward(std::vector<int64_t> inverse, bool is_transpose)
       : inverse_(std::move(inverse)), is_transpose_(is_transpose) {}
-  std::string name() const override {
-    return is_transpose_ ? "TransposeBackward" : "PermuteBackward";
-  }
+  std::string name() const override { return is_transpose_ ? "TransposeBackward" : "PermuteBackward"; }
   variable_list apply(variable_list&& grads) override { return {grads[0].permute(inverse_)}; }
 
  private:
@@ -95,21 +91,18 @@ Tensor transpose(const Tensor& a, int64_t dim0, int64_t dim1) {
   std::vector<int64_t> dims(static_cast<size_t>(a.dim()));
   std::iota(dims.begin(), dims.end(), 0);
   const int64_t d0 = dim0 < 0 ? dim0 + a.dim() : dim0, d1 = dim1 < 0 ? dim1 + a.dim() : dim1;
-  DDPSCOPE_CHECK(d0 >= 0 && d0 < a.dim() && d1 >= 0 && d1 < a.dim(), "transpose: dimensions ", dim0,
-                 ", ", dim1, " out of range for ", a.describe());
+  DDPSCOPE_CHECK(d0 >= 0 && d0 < a.dim() && d1 >= 0 && d1 < a.dim(), "transpose: dimensions ", dim0, ", ", dim1,
+                 " out of range for ", a.describe());
   std::swap(dims[d0], dims[d1]);
   return permute_impl(a, dims, true);
 }
 
-Tensor permute(const Tensor& a, const std::vector<int64_t>& dims) {
-  return permute_impl(a, dims, false);
-}
+Tensor permute(const Tensor& a, const std::vector<int64_t>& dims) { return permute_impl(a, dims, false); }
 
 Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length) {
   Tensor out = a.narrow(dim, start, length);
   if (needs_grad({&a})) {
-    connect(std::make_shared<NarrowBackward>(a.sizes(), dim < 0 ? dim + a.dim() : dim, start), {&a},
-            out);
+    connect(std::make_shared<NarrowBackward>(a.sizes(), dim < 0 ? dim + a.dim() : dim, start), {&a}, out);
   }
   return out;
 }
