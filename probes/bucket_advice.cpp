@@ -151,15 +151,9 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
       [&](const CompactSpan& s) {
         const auto b = static_cast<double>(s.t_begin_ns), e = static_cast<double>(s.t_end_ns);
         switch (s.kind) {
-          case Kind::Iteration:
-            iter_begin[s.iteration] = b, iter_end[s.iteration] = e;
-            break;
-          case Kind::Backward:
-            backward_begin[s.iteration] = b, backward_end[s.iteration] = e;
-            break;
-          case Kind::Finalize:
-            finalize_begin[s.iteration] = b;
-            break;
+          case Kind::Iteration: iter_begin[s.iteration] = b, iter_end[s.iteration] = e; break;
+          case Kind::Backward: backward_begin[s.iteration] = b, backward_end[s.iteration] = e; break;
+          case Kind::Finalize: finalize_begin[s.iteration] = b; break;
           case Kind::GradReady:
             if (param_bytes.count(s.param)) ready_abs[s.iteration].emplace_back(b, s.param);
             break;
@@ -170,17 +164,14 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
           case Kind::PgOp:
             if (s.bytes >= 0) ops.push_back({s.iteration, b, e, s.bytes});
             break;
-          case Kind::Optimizer:
-            optimizer_spans[s.iteration].emplace_back(b, e);
-            break;
+          case Kind::Optimizer: optimizer_spans[s.iteration].emplace_back(b, e); break;
           case Kind::Mark:
             if (s.name_id >= 0 && static_cast<size_t>(s.name_id) < names.size()) {
               if (names[s.name_id] == "allreduce sweep") sweep_begin = b;
               if (names[s.name_id] == "allreduce sweep end") sweep_end = b;
             }
             break;
-          default:
-            break;
+          default: break;
         }
       },
       {Kind::Iteration, Kind::Backward, Kind::Finalize, Kind::GradReady, Kind::Allreduce, Kind::PgOp, Kind::Mark,

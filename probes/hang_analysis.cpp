@@ -98,23 +98,12 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
       continue;
     }
     switch (e.kind) {
-      case Kind::Forward:
-        forward_done = true;
-        break;
-      case Kind::Backward:
-        backward_done = true;
-        break;
-      case Kind::GradReady:
-        grads_ready.insert(e.param);
-        break;
-      case Kind::BucketReady:
-        buckets_ready.insert(e.bucket);
-        break;
-      case Kind::Allreduce:
-        buckets_reduced.insert(e.bucket);
-        break;
-      default:
-        break;
+      case Kind::Forward: forward_done = true; break;
+      case Kind::Backward: backward_done = true; break;
+      case Kind::GradReady: grads_ready.insert(e.param); break;
+      case Kind::BucketReady: buckets_ready.insert(e.bucket); break;
+      case Kind::Allreduce: buckets_reduced.insert(e.bucket); break;
+      default: break;
     }
   }
   st.phase = !inside.empty() ? inside : backward_done ? "after backward" : forward_done ? "after forward" : "forward";

@@ -17,18 +17,12 @@ namespace {
 const char* kineto_category(Kind kind) {
   switch (kind) {
     case Kind::GpuKernel:
-    case Kind::GpuComm:
-      return "kernel";
-    case Kind::GpuMemcpy:
-      return "gpu_memcpy";
-    case Kind::GpuMemset:
-      return "gpu_memset";
-    case Kind::CudaRuntime:
-      return "cuda_runtime";
-    case Kind::Iteration:
-      return "user_annotation";
-    default:
-      return "cpu_op";
+    case Kind::GpuComm: return "kernel";
+    case Kind::GpuMemcpy: return "gpu_memcpy";
+    case Kind::GpuMemset: return "gpu_memset";
+    case Kind::CudaRuntime: return "cuda_runtime";
+    case Kind::Iteration: return "user_annotation";
+    default: return "cpu_op";
   }
 }
 

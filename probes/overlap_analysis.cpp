@@ -75,30 +75,17 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
     if (it.first_rowid == 0) it.first_rowid = s.rowid;
     const Interval iv{s.t_begin_ns, s.t_end_ns};
     switch (s.kind) {
-      case Kind::Iteration:
-        it.iteration = &s;
-        break;
-      case Kind::Forward:
-        it.forward.push_back(iv);
-        break;
-      case Kind::Backward:
-        it.backward.push_back(iv);
-        break;
-      case Kind::Optimizer:
-        it.optimizer.push_back(iv);
-        break;
-      case Kind::Finalize:
-        it.finalize.push_back(iv);
-        break;
+      case Kind::Iteration: it.iteration = &s; break;
+      case Kind::Forward: it.forward.push_back(iv); break;
+      case Kind::Backward: it.backward.push_back(iv); break;
+      case Kind::Optimizer: it.optimizer.push_back(iv); break;
+      case Kind::Finalize: it.finalize.push_back(iv); break;
       case Kind::Allreduce:
         it.comm.push_back(iv);
         it.allreduces.push_back(&s);
         break;
-      case Kind::BucketReady:
-        it.ready.push_back(&s);
-        break;
-      default:
-        break;
+      case Kind::BucketReady: it.ready.push_back(&s); break;
+      default: break;
     }
   }
   RunAnalysis out;

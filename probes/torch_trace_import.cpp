@@ -215,24 +215,15 @@ class RankWriter {
       case Kind::DistBackward:
       case Kind::RpcCall:
       case Kind::DistContext:
-      case Kind::DistFunction:
-        be.id = e.ds_ctx, be.id2 = e.ds_msg;
-        break;
-      case Kind::Dependency:
-        be.id = e.ds_ctx, be.id2 = e.ds_seq;
-        break;
-      case Kind::AutogradNode:
-        be.id2 = e.ds_ctx;
-        break;
+      case Kind::DistFunction: be.id = e.ds_ctx, be.id2 = e.ds_msg; break;
+      case Kind::Dependency: be.id = e.ds_ctx, be.id2 = e.ds_seq; break;
+      case Kind::AutogradNode: be.id2 = e.ds_ctx; break;
       case Kind::GpuKernel:
       case Kind::GpuComm:
       case Kind::GpuMemcpy:
       case Kind::GpuMemset:
-      case Kind::CudaRuntime:
-        be.id2 = e.ds_msg;
-        break;
-      default:
-        break;
+      case Kind::CudaRuntime: be.id2 = e.ds_msg; break;
+      default: break;
     }
     push(be, kind, e.ds_name.empty() ? e.name : e.ds_name);
   }

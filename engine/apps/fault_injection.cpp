@@ -49,8 +49,7 @@ bool fault_point(const char* phase, int rank, int64_t iteration) {
                                 ? " after training"
                                 : std::string(" in ") + phase + " of iteration " + std::to_string(iteration);
   switch (f.action) {
-    case FaultSpec::Action::Throw:
-      throw DDPSCOPE_ERROR("injected fault (DDPSCOPE_FAULT)", where);
+    case FaultSpec::Action::Throw: throw DDPSCOPE_ERROR("injected fault (DDPSCOPE_FAULT)", where);
     case FaultSpec::Action::Kill:
       if (reporter()) reporter()("SIGKILL" + where);
       raise(SIGKILL);

@@ -7,16 +7,11 @@ std::atomic<uint64_t> g_next_sequence_nr{0};
 
 const char* node_kind_name(NodeKind kind) {
   switch (kind) {
-    case NodeKind::Operation:
-      return "operation";
-    case NodeKind::AccumulateGrad:
-      return "accumulate_grad";
-    case NodeKind::GraphRoot:
-      return "graph_root";
-    case NodeKind::Send:
-      return "send";
-    case NodeKind::Recv:
-      return "recv";
+    case NodeKind::Operation: return "operation";
+    case NodeKind::AccumulateGrad: return "accumulate_grad";
+    case NodeKind::GraphRoot: return "graph_root";
+    case NodeKind::Send: return "send";
+    case NodeKind::Recv: return "recv";
   }
   return "?";
 }

@@ -158,15 +158,11 @@ void MpiEnvironment::abort_job(int code) {
 
 MPI_Datatype mpi_datatype(DType dtype) {
   switch (dtype) {
-    case DType::F32:
-      return MPI_FLOAT;
-    case DType::F64:
-      return MPI_DOUBLE;
-    case DType::I64:
-      return MPI_INT64_T;
+    case DType::F32: return MPI_FLOAT;
+    case DType::F64: return MPI_DOUBLE;
+    case DType::I64: return MPI_INT64_T;
     case DType::F16:
-    case DType::BF16:
-      return MPI_UINT16_T;
+    case DType::BF16: return MPI_UINT16_T;
   }
   throw DDPSCOPE_ERROR("no MPI datatype for ", dtype_name(dtype));
 }
@@ -177,14 +173,10 @@ MPI_Op mpi_reduce_op(ReduceOp op, DType dtype) {
   if (dtype == DType::BF16) return g_ops16[1][index];
   switch (op) {
     case ReduceOp::Sum:
-    case ReduceOp::Avg:
-      return MPI_SUM;
-    case ReduceOp::Min:
-      return MPI_MIN;
-    case ReduceOp::Max:
-      return MPI_MAX;
-    case ReduceOp::Product:
-      return MPI_PROD;
+    case ReduceOp::Avg: return MPI_SUM;
+    case ReduceOp::Min: return MPI_MIN;
+    case ReduceOp::Max: return MPI_MAX;
+    case ReduceOp::Product: return MPI_PROD;
   }
   return MPI_SUM;
 }

@@ -32,32 +32,22 @@ namespace {
 
 ncclDataType_t nccl_type(DType d) {
   switch (d) {
-    case DType::F32:
-      return ncclFloat32;
-    case DType::F64:
-      return ncclFloat64;
-    case DType::F16:
-      return ncclFloat16;
-    case DType::BF16:
-      return ncclBfloat16;
-    case DType::I64:
-      return ncclInt64;
+    case DType::F32: return ncclFloat32;
+    case DType::F64: return ncclFloat64;
+    case DType::F16: return ncclFloat16;
+    case DType::BF16: return ncclBfloat16;
+    case DType::I64: return ncclInt64;
   }
   return ncclFloat32;
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum:
-      return ncclSum;
-    case ReduceOp::Avg:
-      return ncclAvg;
-    case ReduceOp::Min:
-      return ncclMin;
-    case ReduceOp::Max:
-      return ncclMax;
-    case ReduceOp::Product:
-      return ncclProd;
+    case ReduceOp::Sum: return ncclSum;
+    case ReduceOp::Avg: return ncclAvg;
+    case ReduceOp::Min: return ncclMin;
+    case ReduceOp::Max: return ncclMax;
+    case ReduceOp::Product: return ncclProd;
   }
   return ncclSum;
 }

@@ -10,42 +10,27 @@ namespace ddpscope::c10d {
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum:
-      return "sum";
-    case ReduceOp::Avg:
-      return "avg";
-    case ReduceOp::Min:
-      return "min";
-    case ReduceOp::Max:
-      return "max";
-    case ReduceOp::Product:
-      return "product";
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Avg: return "avg";
+    case ReduceOp::Min: return "min";
+    case ReduceOp::Max: return "max";
+    case ReduceOp::Product: return "product";
   }
   return "?";
 }
 
 const char* op_type_name(OpType op) {
   switch (op) {
-    case OpType::Allreduce:
-      return "allreduce";
-    case OpType::AllreduceCoalesced:
-      return "allreduce_coalesced";
-    case OpType::Broadcast:
-      return "broadcast";
-    case OpType::Allgather:
-      return "allgather";
-    case OpType::ReduceScatter:
-      return "reduce_scatter";
-    case OpType::Alltoall:
-      return "alltoall";
-    case OpType::Barrier:
-      return "barrier";
-    case OpType::Send:
-      return "send";
-    case OpType::Recv:
-      return "recv";
-    case OpType::NewGroup:
-      return "new_group";
+    case OpType::Allreduce: return "allreduce";
+    case OpType::AllreduceCoalesced: return "allreduce_coalesced";
+    case OpType::Broadcast: return "broadcast";
+    case OpType::Allgather: return "allgather";
+    case OpType::ReduceScatter: return "reduce_scatter";
+    case OpType::Alltoall: return "alltoall";
+    case OpType::Barrier: return "barrier";
+    case OpType::Send: return "send";
+    case OpType::Recv: return "recv";
+    case OpType::NewGroup: return "new_group";
   }
   return "?";
 }

@@ -60,15 +60,9 @@ Value create_local(const ValueList& a) {
   }
   std::unique_ptr<optim::Optimizer> opt;
   switch (spec.kind) {
-    case OptimizerSpec::Kind::Sgd:
-      opt = std::make_unique<optim::SGD>(params, spec.sgd);
-      break;
-    case OptimizerSpec::Kind::Adam:
-      opt = std::make_unique<optim::Adam>(params, spec.adam);
-      break;
-    case OptimizerSpec::Kind::AdamW:
-      opt = std::make_unique<optim::AdamW>(params, spec.adam);
-      break;
+    case OptimizerSpec::Kind::Sgd: opt = std::make_unique<optim::SGD>(params, spec.sgd); break;
+    case OptimizerSpec::Kind::Adam: opt = std::make_unique<optim::Adam>(params, spec.adam); break;
+    case OptimizerSpec::Kind::AdamW: opt = std::make_unique<optim::AdamW>(params, spec.adam); break;
   }
   auto& l = locals();
   std::lock_guard<std::mutex> lock(l.mutex);

@@ -46,16 +46,11 @@ void encode_value(const Value& v, wire::BodyWriter& body, std::vector<Tensor>& t
 Value decode_value(const wire::WireValue& w, const std::vector<IncomingFrame>& frames,
                    const std::function<RRef(const wire::RRefMeta&)>& resolve_rref) {
   switch (w.tag) {
-    case wire::Tag::None:
-      return Value();
-    case wire::Tag::Bool:
-      return Value(w.b);
-    case wire::Tag::Int:
-      return Value(w.i);
-    case wire::Tag::Double:
-      return Value(w.d);
-    case wire::Tag::String:
-      return Value(w.s);
+    case wire::Tag::None: return Value();
+    case wire::Tag::Bool: return Value(w.b);
+    case wire::Tag::Int: return Value(w.i);
+    case wire::Tag::Double: return Value(w.d);
+    case wire::Tag::String: return Value(w.s);
     case wire::Tag::List: {
       ValueList l;
       l.reserve(w.list.size());
@@ -85,8 +80,7 @@ Value decode_value(const wire::WireValue& w, const std::vector<IncomingFrame>& f
       if (m.requires_grad && is_floating(dtype)) t.set_requires_grad(true);
       return Value(std::move(t));
     }
-    case wire::Tag::RRef:
-      return Value(resolve_rref(w.rref));
+    case wire::Tag::RRef: return Value(resolve_rref(w.rref));
   }
   return Value();
 }

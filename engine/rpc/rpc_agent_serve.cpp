@@ -135,15 +135,9 @@ void RpcAgent::handle(Received r) {
     switch (type) {
       case MessageType::Response:
       case MessageType::Error:
-      case MessageType::Ack:
-        handle_reply(m, r);
-        return;
-      case MessageType::Call:
-        serve_call(std::move(m), std::move(r));
-        return;
-      case MessageType::RemoteCall:
-        serve_remote_call(std::move(m), std::move(r));
-        return;
+      case MessageType::Ack: handle_reply(m, r); return;
+      case MessageType::Call: serve_call(std::move(m), std::move(r)); return;
+      case MessageType::RemoteCall: serve_remote_call(std::move(m), std::move(r)); return;
       case MessageType::RRefFetch: {
         record_message(probes::Kind::RpcRecv, "rref_fetch", r.t_begin_ticks, m.header.src, 0, m.header);
         auto owner = rrefs_->owner_rref(m.body.list[0].i);

@@ -30,20 +30,15 @@ WireValue read_value(BodyReader& r, size_t depth, TensorUse& tensors) {
   if (tag > static_cast<uint8_t>(Tag::RRef)) malformed(detail::concat("unknown value tag ", int{tag}));
   v.tag = static_cast<Tag>(tag);
   switch (v.tag) {
-    case Tag::None:
-      break;
+    case Tag::None: break;
     case Tag::Bool: {
       const auto b = r.pod<uint8_t>("a bool");
       if (b > 1) malformed(detail::concat("bool value ", int{b}, " is neither 0 nor 1"));
       v.b = b == 1;
       break;
     }
-    case Tag::Int:
-      v.i = r.pod<int64_t>("an int");
-      break;
-    case Tag::Double:
-      v.d = r.pod<double>("a double");
-      break;
+    case Tag::Int: v.i = r.pod<int64_t>("an int"); break;
+    case Tag::Double: v.d = r.pod<double>("a double"); break;
     case Tag::String: {
       const auto n = r.pod<uint32_t>("a string's length");
       v.s = r.bytes(n, "a string");
@@ -141,8 +136,7 @@ void check_body_shape(MessageType type, const WireValue& body) {
     case MessageType::Ack:
       if (body.tag != Tag::None) fail("empty");
       break;
-    case MessageType::Response:
-      break;
+    case MessageType::Response: break;
   }
 }
 
@@ -150,24 +144,15 @@ void check_body_shape(MessageType type, const WireValue& body) {
 
 const char* message_type_name(MessageType type) {
   switch (type) {
-    case MessageType::Call:
-      return "call";
-    case MessageType::Response:
-      return "response";
-    case MessageType::Error:
-      return "error";
-    case MessageType::RemoteCall:
-      return "remote_call";
-    case MessageType::RRefFetch:
-      return "rref_fetch";
-    case MessageType::RRefUserDelete:
-      return "rref_user_delete";
-    case MessageType::RRefForkRequest:
-      return "rref_fork_request";
-    case MessageType::RRefChildAccept:
-      return "rref_child_accept";
-    case MessageType::Ack:
-      return "ack";
+    case MessageType::Call: return "call";
+    case MessageType::Response: return "response";
+    case MessageType::Error: return "error";
+    case MessageType::RemoteCall: return "remote_call";
+    case MessageType::RRefFetch: return "rref_fetch";
+    case MessageType::RRefUserDelete: return "rref_user_delete";
+    case MessageType::RRefForkRequest: return "rref_fork_request";
+    case MessageType::RRefChildAccept: return "rref_child_accept";
+    case MessageType::Ack: return "ack";
   }
   return "unknown";
 }

@@ -29,16 +29,11 @@ struct Element<BFloat16> {
 template <typename Fn>
 decltype(auto) dispatch_any(DType dtype, Fn&& fn) {
   switch (dtype) {
-    case DType::F32:
-      return fn.template operator()<float>();
-    case DType::F64:
-      return fn.template operator()<double>();
-    case DType::F16:
-      return fn.template operator()<Half>();
-    case DType::BF16:
-      return fn.template operator()<BFloat16>();
-    case DType::I64:
-      return fn.template operator()<int64_t>();
+    case DType::F32: return fn.template operator()<float>();
+    case DType::F64: return fn.template operator()<double>();
+    case DType::F16: return fn.template operator()<Half>();
+    case DType::BF16: return fn.template operator()<BFloat16>();
+    case DType::I64: return fn.template operator()<int64_t>();
   }
   throw DDPSCOPE_ERROR("unknown dtype");
 }

@@ -89,18 +89,10 @@ Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op) {
   Tensor out = Tensor::empty(broadcast_shapes(a.sizes(), b.sizes()), a.dtype(), a.device());
   dispatch_compute(a.dtype(), "binary op", [&]<typename T>() {
     switch (op) {
-      case BinaryOp::Add:
-        binary_loop<T>(out, a, b, [](T x, T y) { return x + y; });
-        break;
-      case BinaryOp::Sub:
-        binary_loop<T>(out, a, b, [](T x, T y) { return x - y; });
-        break;
-      case BinaryOp::Mul:
-        binary_loop<T>(out, a, b, [](T x, T y) { return x * y; });
-        break;
-      case BinaryOp::Div:
-        binary_loop<T>(out, a, b, [](T x, T y) { return x / y; });
-        break;
+      case BinaryOp::Add: binary_loop<T>(out, a, b, [](T x, T y) { return x + y; }); break;
+      case BinaryOp::Sub: binary_loop<T>(out, a, b, [](T x, T y) { return x - y; }); break;
+      case BinaryOp::Mul: binary_loop<T>(out, a, b, [](T x, T y) { return x * y; }); break;
+      case BinaryOp::Div: binary_loop<T>(out, a, b, [](T x, T y) { return x / y; }); break;
     }
   });
   return out;
@@ -181,26 +173,17 @@ Tensor unary(const Tensor& a, UnaryOp op) {
   DDPSCOPE_ROUTE_CUDA(a, unary(a, op));
   return dispatch_compute(a.dtype(), "unary op", [&]<typename T>() -> Tensor {
     switch (op) {
-      case UnaryOp::Neg:
-        return map_unary<T>(a, [](T x) { return -x; });
-      case UnaryOp::Exp:
-        return map_unary<T>(a, [](T x) { return std::exp(x); });
-      case UnaryOp::Log:
-        return map_unary<T>(a, [](T x) { return std::log(x); });
-      case UnaryOp::Sqrt:
-        return map_unary<T>(a, [](T x) { return std::sqrt(x); });
-      case UnaryOp::Tanh:
-        return map_unary<T>(a, [](T x) { return std::tanh(x); });
-      case UnaryOp::Sigmoid:
-        return map_unary<T>(a, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
-      case UnaryOp::Relu:
-        return map_unary<T>(a, [](T x) { return x > T(0) ? x : T(0); });
+      case UnaryOp::Neg: return map_unary<T>(a, [](T x) { return -x; });
+      case UnaryOp::Exp: return map_unary<T>(a, [](T x) { return std::exp(x); });
+      case UnaryOp::Log: return map_unary<T>(a, [](T x) { return std::log(x); });
+      case UnaryOp::Sqrt: return map_unary<T>(a, [](T x) { return std::sqrt(x); });
+      case UnaryOp::Tanh: return map_unary<T>(a, [](T x) { return std::tanh(x); });
+      case UnaryOp::Sigmoid: return map_unary<T>(a, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
+      case UnaryOp::Relu: return map_unary<T>(a, [](T x) { return x > T(0) ? x : T(0); });
       case UnaryOp::Gelu:
         return map_unary<T>(a, [](T x) { return T(0.5) * x * (T(1) + std::erf(x * static_cast<T>(kInvSqrt2))); });
-      case UnaryOp::Square:
-        return map_unary<T>(a, [](T x) { return x * x; });
-      case UnaryOp::Abs:
-        return map_unary<T>(a, [](T x) { return std::abs(x); });
+      case UnaryOp::Square: return map_unary<T>(a, [](T x) { return x * x; });
+      case UnaryOp::Abs: return map_unary<T>(a, [](T x) { return std::abs(x); });
     }
     throw DDPSCOPE_ERROR("unknown unary op");
   });

@@ -66,12 +66,8 @@ inline Indexer make_indexer(const Tensor& t, const Shape& shape) {
 template <typename Fn>
 void dispatch_float(DType dtype, const char* op, Fn&& fn) {
   switch (dtype) {
-    case DType::F32:
-      fn(float{});
-      return;
-    case DType::F64:
-      fn(double{});
-      return;
+    case DType::F32: fn(float{}); return;
+    case DType::F64: fn(double{}); return;
     default:
       throw DDPSCOPE_ERROR(op, ": dtype ", dtype_name(dtype), " is a storage type; convert with to(DType::F32) first");
   }

@@ -37,21 +37,11 @@ struct Elem<BF16Tag> {
 template <typename Fn>
 void dispatch_any(DType dtype, Fn&& fn) {
   switch (dtype) {
-    case DType::F32:
-      fn(float{});
-      return;
-    case DType::F64:
-      fn(double{});
-      return;
-    case DType::I64:
-      fn(int64_t{});
-      return;
-    case DType::F16:
-      fn(HalfTag{});
-      return;
-    case DType::BF16:
-      fn(BF16Tag{});
-      return;
+    case DType::F32: fn(float{}); return;
+    case DType::F64: fn(double{}); return;
+    case DType::I64: fn(int64_t{}); return;
+    case DType::F16: fn(HalfTag{}); return;
+    case DType::BF16: fn(BF16Tag{}); return;
   }
 }
 
@@ -69,14 +59,10 @@ __global__ void fill_kernel(typename Elem<D>::Storage* dst, Indexer di, double v
 template <typename T>
 __device__ T apply_binary(BinaryOp op, T x, T y) {
   switch (op) {
-    case BinaryOp::Add:
-      return x + y;
-    case BinaryOp::Sub:
-      return x - y;
-    case BinaryOp::Mul:
-      return x * y;
-    case BinaryOp::Div:
-      return x / y;
+    case BinaryOp::Add: return x + y;
+    case BinaryOp::Sub: return x - y;
+    case BinaryOp::Mul: return x * y;
+    case BinaryOp::Div: return x / y;
   }
   return T(0);
 }
@@ -93,26 +79,16 @@ __global__ void binary_kernel(T* out, Indexer oi, const T* a, Indexer ai, const 
 template <typename T>
 __device__ T apply_unary(UnaryOp op, T x) {
   switch (op) {
-    case UnaryOp::Neg:
-      return -x;
-    case UnaryOp::Exp:
-      return exp(x);
-    case UnaryOp::Log:
-      return log(x);
-    case UnaryOp::Sqrt:
-      return sqrt(x);
-    case UnaryOp::Tanh:
-      return tanh(x);
-    case UnaryOp::Sigmoid:
-      return T(1) / (T(1) + exp(-x));
-    case UnaryOp::Relu:
-      return x > T(0) ? x : T(0);
-    case UnaryOp::Gelu:
-      return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
-    case UnaryOp::Square:
-      return x * x;
-    case UnaryOp::Abs:
-      return x < T(0) ? -x : x;
+    case UnaryOp::Neg: return -x;
+    case UnaryOp::Exp: return exp(x);
+    case UnaryOp::Log: return log(x);
+    case UnaryOp::Sqrt: return sqrt(x);
+    case UnaryOp::Tanh: return tanh(x);
+    case UnaryOp::Sigmoid: return T(1) / (T(1) + exp(-x));
+    case UnaryOp::Relu: return x > T(0) ? x : T(0);
+    case UnaryOp::Gelu: return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
+    case UnaryOp::Square: return x * x;
+    case UnaryOp::Abs: return x < T(0) ? -x : x;
   }
   return x;
 }
@@ -122,23 +98,17 @@ enum class Derivative { Relu, Gelu, Tanh, Sigmoid, Pow, Affine, PowValue };
 template <typename T>
 __device__ T apply_derivative(Derivative d, T g, T s, T p, T q) {
   switch (d) {
-    case Derivative::Relu:
-      return s > T(0) ? g : T(0);
+    case Derivative::Relu: return s > T(0) ? g : T(0);
     case Derivative::Gelu: {
       const T cdf = T(0.5) * (T(1) + erf(s * T(0.70710678118654752440)));
       const T pdf = T(0.39894228040143267794) * exp(T(-0.5) * s * s);
       return g * (cdf + s * pdf);
     }
-    case Derivative::Tanh:
-      return g * (T(1) - s * s);
-    case Derivative::Sigmoid:
-      return g * s * (T(1) - s);
-    case Derivative::Pow:
-      return g * p * pow(s, p - T(1));
-    case Derivative::Affine:
-      return s * p + q;  // g unused
-    case Derivative::PowValue:
-      return pow(s, p);
+    case Derivative::Tanh: return g * (T(1) - s * s);
+    case Derivative::Sigmoid: return g * s * (T(1) - s);
+    case Derivative::Pow: return g * p * pow(s, p - T(1));
+    case Derivative::Affine: return s * p + q;  // g unused
+    case Derivative::PowValue: return pow(s, p);
   }
   return g;
 }

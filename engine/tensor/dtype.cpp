@@ -6,32 +6,22 @@ namespace ddpscope {
 
 size_t element_size(DType dtype) {
   switch (dtype) {
-    case DType::F32:
-      return 4;
-    case DType::F64:
-      return 8;
-    case DType::F16:
-      return 2;
-    case DType::BF16:
-      return 2;
-    case DType::I64:
-      return 8;
+    case DType::F32: return 4;
+    case DType::F64: return 8;
+    case DType::F16: return 2;
+    case DType::BF16: return 2;
+    case DType::I64: return 8;
   }
   return 0;
 }
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::F32:
-      return "f32";
-    case DType::F64:
-      return "f64";
-    case DType::F16:
-      return "f16";
-    case DType::BF16:
-      return "bf16";
-    case DType::I64:
-      return "i64";
+    case DType::F32: return "f32";
+    case DType::F64: return "f64";
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    case DType::I64: return "i64";
   }
   return "?";
 }

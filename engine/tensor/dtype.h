@@ -71,10 +71,8 @@ struct DTypeOf<BFloat16> {
 template <typename Fn>
 decltype(auto) dispatch_compute(DType dtype, const char* op, Fn&& fn) {
   switch (dtype) {
-    case DType::F32:
-      return fn.template operator()<float>();
-    case DType::F64:
-      return fn.template operator()<double>();
+    case DType::F32: return fn.template operator()<float>();
+    case DType::F64: return fn.template operator()<double>();
     default:
       throw DDPSCOPE_ERROR(op, ": dtype ", dtype_name(dtype), " is a storage type; convert with to(DType::F32) first");
   }

@@ -107,16 +107,11 @@ void* Tensor::raw_data() const {
 namespace {
 double read_as_double(const void* base, DType dtype, int64_t offset) {
   switch (dtype) {
-    case DType::F32:
-      return static_cast<const float*>(base)[offset];
-    case DType::F64:
-      return static_cast<const double*>(base)[offset];
-    case DType::I64:
-      return static_cast<double>(static_cast<const int64_t*>(base)[offset]);
-    case DType::F16:
-      return half_bits_to_float(static_cast<const uint16_t*>(base)[offset]);
-    case DType::BF16:
-      return bf16_bits_to_float(static_cast<const uint16_t*>(base)[offset]);
+    case DType::F32: return static_cast<const float*>(base)[offset];
+    case DType::F64: return static_cast<const double*>(base)[offset];
+    case DType::I64: return static_cast<double>(static_cast<const int64_t*>(base)[offset]);
+    case DType::F16: return half_bits_to_float(static_cast<const uint16_t*>(base)[offset]);
+    case DType::BF16: return bf16_bits_to_float(static_cast<const uint16_t*>(base)[offset]);
   }
   return 0;
 }

@@ -7,29 +7,21 @@ namespace {
 
 QColor colourOf(BucketFill::Phase phase) {
   switch (phase) {
-    case BucketFill::Phase::Filling:
-      return QColor(0x9e, 0xc5, 0xe8);
-    case BucketFill::Phase::Ready:
-      return QColor(0xf5, 0x85, 0x18);
-    case BucketFill::Phase::Reducing:
-      return QColor(0x59, 0xa1, 0x4f);
+    case BucketFill::Phase::Filling: return QColor(0x9e, 0xc5, 0xe8);
+    case BucketFill::Phase::Ready: return QColor(0xf5, 0x85, 0x18);
+    case BucketFill::Phase::Reducing: return QColor(0x59, 0xa1, 0x4f);
     case BucketFill::Phase::Reduced:
-    default:
-      return QColor(0x2c, 0x6e, 0x2a);
+    default: return QColor(0x2c, 0x6e, 0x2a);
   }
 }
 
 const char* nameOf(BucketFill::Phase phase) {
   switch (phase) {
-    case BucketFill::Phase::Filling:
-      return "filling";
-    case BucketFill::Phase::Ready:
-      return "ready, waiting to launch";
-    case BucketFill::Phase::Reducing:
-      return "allreduce running";
+    case BucketFill::Phase::Filling: return "filling";
+    case BucketFill::Phase::Ready: return "ready, waiting to launch";
+    case BucketFill::Phase::Reducing: return "allreduce running";
     case BucketFill::Phase::Reduced:
-    default:
-      return "reduced";
+    default: return "reduced";
   }
 }
 

@@ -12,47 +12,28 @@ namespace ddpscope::gui {
 inline QColor kindColor(probes::Kind kind) {
   using probes::Kind;
   switch (kind) {
-    case Kind::Iteration:
-      return QColor(0xc8, 0xc8, 0xc8);
-    case Kind::Forward:
-      return QColor(0x4c, 0x78, 0xa8);
-    case Kind::Backward:
-      return QColor(0xf5, 0x85, 0x18);
-    case Kind::Optimizer:
-      return QColor(0xb2, 0x79, 0xa2);
-    case Kind::AutogradNode:
-      return QColor(0xff, 0xbf, 0x79);
-    case Kind::BucketCopy:
-      return QColor(0x9d, 0x75, 0x5d);
-    case Kind::Allreduce:
-      return QColor(0x59, 0xa1, 0x4f);
-    case Kind::CommHook:
-      return QColor(0x8c, 0xd1, 0x7d);
-    case Kind::Finalize:
-      return QColor(0xe1, 0x57, 0x59);
-    case Kind::PgOp:
-      return QColor(0x76, 0xb7, 0xb2);
+    case Kind::Iteration: return QColor(0xc8, 0xc8, 0xc8);
+    case Kind::Forward: return QColor(0x4c, 0x78, 0xa8);
+    case Kind::Backward: return QColor(0xf5, 0x85, 0x18);
+    case Kind::Optimizer: return QColor(0xb2, 0x79, 0xa2);
+    case Kind::AutogradNode: return QColor(0xff, 0xbf, 0x79);
+    case Kind::BucketCopy: return QColor(0x9d, 0x75, 0x5d);
+    case Kind::Allreduce: return QColor(0x59, 0xa1, 0x4f);
+    case Kind::CommHook: return QColor(0x8c, 0xd1, 0x7d);
+    case Kind::Finalize: return QColor(0xe1, 0x57, 0x59);
+    case Kind::PgOp: return QColor(0x76, 0xb7, 0xb2);
     case Kind::RpcSend:
-    case Kind::RpcRecv:
-      return QColor(0x9e, 0xca, 0xe9);
-    case Kind::RpcCall:
-      return QColor(0x6b, 0xae, 0xd6);
-    case Kind::DistBackward:
-      return QColor(0xed, 0xc9, 0x48);
+    case Kind::RpcRecv: return QColor(0x9e, 0xca, 0xe9);
+    case Kind::RpcCall: return QColor(0x6b, 0xae, 0xd6);
+    case Kind::DistBackward: return QColor(0xed, 0xc9, 0x48);
     // Imported GPU work: computation kernels blue-violet, NCCL kernels the communication
     // green of bucket allreduces (darker), copies and sets yellow and tan, launches pale.
-    case Kind::GpuKernel:
-      return QColor(0x7b, 0x6f, 0xc9);
-    case Kind::GpuComm:
-      return QColor(0x2e, 0x7d, 0x32);
-    case Kind::GpuMemcpy:
-      return QColor(0xe8, 0xc5, 0x47);
-    case Kind::GpuMemset:
-      return QColor(0xc9, 0xa2, 0x6b);
-    case Kind::CudaRuntime:
-      return QColor(0xc6, 0xb8, 0xe6);
-    default:
-      return QColor(0xba, 0xb0, 0xac);
+    case Kind::GpuKernel: return QColor(0x7b, 0x6f, 0xc9);
+    case Kind::GpuComm: return QColor(0x2e, 0x7d, 0x32);
+    case Kind::GpuMemcpy: return QColor(0xe8, 0xc5, 0x47);
+    case Kind::GpuMemset: return QColor(0xc9, 0xa2, 0x6b);
+    case Kind::CudaRuntime: return QColor(0xc6, 0xb8, 0xe6);
+    default: return QColor(0xba, 0xb0, 0xac);
   }
 }
 
@@ -60,34 +41,20 @@ inline QColor kindColor(probes::Kind kind) {
 inline QString kindLabel(probes::Kind kind) {
   using probes::Kind;
   switch (kind) {
-    case Kind::Allreduce:
-      return QStringLiteral("bucket allreduce");
-    case Kind::PgOp:
-      return QStringLiteral("process-group op");
-    case Kind::AutogradNode:
-      return QStringLiteral("autograd node");
-    case Kind::BucketCopy:
-      return QStringLiteral("copy into bucket");
-    case Kind::CommHook:
-      return QStringLiteral("comm hook");
-    case Kind::Finalize:
-      return QStringLiteral("finalize (wait, write back)");
-    case Kind::DistBackward:
-      return QStringLiteral("distributed backward");
-    case Kind::GpuKernel:
-      return QStringLiteral("GPU kernel");
-    case Kind::GpuComm:
-      return QStringLiteral("GPU NCCL kernel");
-    case Kind::GpuMemcpy:
-      return QStringLiteral("GPU memcpy");
-    case Kind::GpuMemset:
-      return QStringLiteral("GPU memset");
-    case Kind::CudaRuntime:
-      return QStringLiteral("CUDA launch");
-    case Kind::CpuOp:
-      return QStringLiteral("CPU op");
-    default:
-      return QString::fromLatin1(probes::kind_name(kind)).replace('_', ' ');
+    case Kind::Allreduce: return QStringLiteral("bucket allreduce");
+    case Kind::PgOp: return QStringLiteral("process-group op");
+    case Kind::AutogradNode: return QStringLiteral("autograd node");
+    case Kind::BucketCopy: return QStringLiteral("copy into bucket");
+    case Kind::CommHook: return QStringLiteral("comm hook");
+    case Kind::Finalize: return QStringLiteral("finalize (wait, write back)");
+    case Kind::DistBackward: return QStringLiteral("distributed backward");
+    case Kind::GpuKernel: return QStringLiteral("GPU kernel");
+    case Kind::GpuComm: return QStringLiteral("GPU NCCL kernel");
+    case Kind::GpuMemcpy: return QStringLiteral("GPU memcpy");
+    case Kind::GpuMemset: return QStringLiteral("GPU memset");
+    case Kind::CudaRuntime: return QStringLiteral("CUDA launch");
+    case Kind::CpuOp: return QStringLiteral("CPU op");
+    default: return QString::fromLatin1(probes::kind_name(kind)).replace('_', ' ');
   }
 }
 
@@ -102,10 +69,8 @@ inline bool kindIsSpan(probes::Kind kind) {
     case Kind::RRef:
     case Kind::DistContext:
     case Kind::DistFunction:
-    case Kind::Dependency:
-      return false;
-    default:
-      return true;
+    case Kind::Dependency: return false;
+    default: return true;
   }
 }
 

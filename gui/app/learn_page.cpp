@@ -520,23 +520,12 @@ void LearnPage::showCompare() {
 
 void LearnPage::keyPressEvent(QKeyEvent* event) {
   switch (event->key()) {
-    case Qt::Key_Space:
-      setPlaying(!isPlaying());
-      break;
-    case Qt::Key_Right:
-      stepForward();
-      break;
-    case Qt::Key_Left:
-      stepBack();
-      break;
-    case Qt::Key_Home:
-      toStart();
-      break;
-    case Qt::Key_End:
-      toEnd();
-      break;
-    default:
-      QWidget::keyPressEvent(event);
+    case Qt::Key_Space: setPlaying(!isPlaying()); break;
+    case Qt::Key_Right: stepForward(); break;
+    case Qt::Key_Left: stepBack(); break;
+    case Qt::Key_Home: toStart(); break;
+    case Qt::Key_End: toEnd(); break;
+    default: QWidget::keyPressEvent(event);
   }
 }
 

@@ -560,26 +560,13 @@ void MainWindow::refreshTab(Tab tab) {
       m_timelineTab->refreshLegend();
       break;
     }
-    case Tab::Breakdown:
-      m_breakdown->setRun(m_run);
-      break;
-    case Tab::Overlap:
-      m_overlapPage->setRun(m_run, m_followTimeline);
-      break;
-    case Tab::Buckets:
-      m_bucketPage->setRun(m_run, m_fileWatch->reader(), m_followTimeline);
-      break;
-    case Tab::Graph:
-      m_graphPage->setRun(m_run, m_followTimeline);
-      break;
-    case Tab::Messages:
-      m_messages->setRun(m_run, m_followTimeline);
-      break;
-    case Tab::Hang:
-      updateHang(m_stalled);
-      break;
-    case Tab::Other:
-      break;
+    case Tab::Breakdown: m_breakdown->setRun(m_run); break;
+    case Tab::Overlap: m_overlapPage->setRun(m_run, m_followTimeline); break;
+    case Tab::Buckets: m_bucketPage->setRun(m_run, m_fileWatch->reader(), m_followTimeline); break;
+    case Tab::Graph: m_graphPage->setRun(m_run, m_followTimeline); break;
+    case Tab::Messages: m_messages->setRun(m_run, m_followTimeline); break;
+    case Tab::Hang: updateHang(m_stalled); break;
+    case Tab::Other: break;
   }
 }
 
@@ -605,14 +592,11 @@ void MainWindow::showBanner(const QString& message, bool reload, bool saveCopy) 
 
 void MainWindow::onRunFileChanged() {
   switch (m_fileWatch->state()) {
-    case RunFileWatch::State::Deleted:
-      showBanner(m_fileWatch->description(), false, true);
-      break;
+    case RunFileWatch::State::Deleted: showBanner(m_fileWatch->description(), false, true); break;
     case RunFileWatch::State::Replaced:
       showBanner(m_fileWatch->description(), true, m_fileWatch->reader() != nullptr);
       break;
-    default:
-      break;
+    default: break;
   }
   if (m_fileWatch->state() != RunFileWatch::State::Intact) statusBar()->showMessage(m_fileWatch->description());
 }

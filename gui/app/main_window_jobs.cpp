@@ -80,9 +80,7 @@ void MainWindow::onJobFinished(JobController::State state, const QString& messag
     case JobController::State::Finished:
       m_monitor->setStatus(tr("finished in %1 s").arg(m_job->elapsedMs() / 1000.0, 0, 'f', 1), false);
       break;
-    case JobController::State::Stopped:
-      m_monitor->setStatus(tr("stopped"), false);
-      break;
+    case JobController::State::Stopped: m_monitor->setStatus(tr("stopped"), false); break;
     default:
       m_monitor->setStatus(tr("failed: %1").arg(message), false);
       statusBar()->showMessage(tr("The job failed: %1").arg(message));

@@ -19,19 +19,13 @@ namespace {
 
 QColor colorOf(ArrowKind kind) {
   switch (kind) {
-    case ArrowKind::Request:
-      return QColor(0x4c, 0x78, 0xa8);
-    case ArrowKind::Response:
-      return QColor(0x76, 0xb7, 0xb2);
-    case ArrowKind::Error:
-      return QColor(0xd6, 0x27, 0x28);
-    case ArrowKind::Gradient:
-      return QColor(0xf5, 0x85, 0x18);
-    case ArrowKind::RRef:
-      return QColor(0xb2, 0x79, 0xa2);
+    case ArrowKind::Request: return QColor(0x4c, 0x78, 0xa8);
+    case ArrowKind::Response: return QColor(0x76, 0xb7, 0xb2);
+    case ArrowKind::Error: return QColor(0xd6, 0x27, 0x28);
+    case ArrowKind::Gradient: return QColor(0xf5, 0x85, 0x18);
+    case ArrowKind::RRef: return QColor(0xb2, 0x79, 0xa2);
     case ArrowKind::Internal:
-    default:
-      return QColor(0xa0, 0xa0, 0xa0);
+    default: return QColor(0xa0, 0xa0, 0xa0);
   }
 }
 

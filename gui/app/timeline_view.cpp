@@ -593,9 +593,7 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
         fitAll();
       }
       break;
-    case Qt::Key_Slash:
-      emit searchRequested();
-      break;
+    case Qt::Key_Slash: emit searchRequested(); break;
     case Qt::Key_W:
     case Qt::Key_Plus:
     case Qt::Key_Equal:
@@ -617,18 +615,13 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
       m_axis.pan(m_axis.width_px / 5);
       update();
       break;
-    case Qt::Key_N:
-      showIteration(m_iteration + 1);
-      break;
-    case Qt::Key_P:
-      showIteration(std::max(0, m_iteration - 1));
-      break;
+    case Qt::Key_N: showIteration(m_iteration + 1); break;
+    case Qt::Key_P: showIteration(std::max(0, m_iteration - 1)); break;
     case Qt::Key_Escape:
       setRange(0, 0);
       select({});
       break;
-    default:
-      QWidget::keyPressEvent(event);
+    default: QWidget::keyPressEvent(event);
   }
 }
 

@@ -83,51 +83,31 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
     return index.column() == Parameters ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
   if (role == kSortRole) {
     switch (index.column()) {
-      case Bucket:
-        return t.bucket;
-      case ReadyOrder:
-        return r.readyOrder > 0 ? r.readyOrder : 1 << 30;
-      case Bytes:
-        return QVariant::fromValue<qlonglong>(t.bytes);
-      case Ready:
-        return QVariant::fromValue<qlonglong>(t.ready_ns >= 0 ? t.ready_ns - m_origin : -1);
-      case QueueDelay:
-        return QVariant::fromValue<qlonglong>(queue);
-      case Start:
-        return QVariant::fromValue<qlonglong>(t.start_ns - m_origin);
-      case End:
-        return QVariant::fromValue<qlonglong>(t.end_ns - m_origin);
-      case Duration:
-        return QVariant::fromValue<qlonglong>(t.end_ns - t.start_ns);
-      case Wait:
-        return t.wait_ms;
-      case Parameters:
-        return r.numParameters;
+      case Bucket: return t.bucket;
+      case ReadyOrder: return r.readyOrder > 0 ? r.readyOrder : 1 << 30;
+      case Bytes: return QVariant::fromValue<qlonglong>(t.bytes);
+      case Ready: return QVariant::fromValue<qlonglong>(t.ready_ns >= 0 ? t.ready_ns - m_origin : -1);
+      case QueueDelay: return QVariant::fromValue<qlonglong>(queue);
+      case Start: return QVariant::fromValue<qlonglong>(t.start_ns - m_origin);
+      case End: return QVariant::fromValue<qlonglong>(t.end_ns - m_origin);
+      case Duration: return QVariant::fromValue<qlonglong>(t.end_ns - t.start_ns);
+      case Wait: return t.wait_ms;
+      case Parameters: return r.numParameters;
     }
     return {};
   }
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
-    case Bucket:
-      return t.bucket;
-    case ReadyOrder:
-      return r.readyOrder > 0 ? QVariant(r.readyOrder) : QVariant(QStringLiteral("–"));
-    case Bytes:
-      return QLocale().formattedDataSize(t.bytes);
-    case Parameters:
-      return QStringLiteral("%1: %2").arg(r.numParameters).arg(r.parameters);
-    case Ready:
-      return t.ready_ns >= 0 ? text(t.ready_ns - m_origin) : QString();
-    case QueueDelay:
-      return queue >= 0 ? text(queue) : QString();
-    case Start:
-      return text(t.start_ns - m_origin);
-    case End:
-      return text(t.end_ns - m_origin);
-    case Duration:
-      return text(t.end_ns - t.start_ns);
-    case Wait:
-      return text(static_cast<int64_t>(t.wait_ms * 1e6));
+    case Bucket: return t.bucket;
+    case ReadyOrder: return r.readyOrder > 0 ? QVariant(r.readyOrder) : QVariant(QStringLiteral("–"));
+    case Bytes: return QLocale().formattedDataSize(t.bytes);
+    case Parameters: return QStringLiteral("%1: %2").arg(r.numParameters).arg(r.parameters);
+    case Ready: return t.ready_ns >= 0 ? text(t.ready_ns - m_origin) : QString();
+    case QueueDelay: return queue >= 0 ? text(queue) : QString();
+    case Start: return text(t.start_ns - m_origin);
+    case End: return text(t.end_ns - m_origin);
+    case Duration: return text(t.end_ns - t.start_ns);
+    case Wait: return text(static_cast<int64_t>(t.wait_ms * 1e6));
   }
   return {};
 }

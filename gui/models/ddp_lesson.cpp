@@ -150,8 +150,7 @@ Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
         }
         break;
       }
-      default:
-        continue;
+      default: continue;
     }
     l.steps.push_back(std::move(st));
   }
@@ -291,8 +290,7 @@ std::string explain_ddp_step(const Lesson& l, size_t i) {
         s += v + (v.empty() || v.back() == '.' ? " " : ". ");
       return s;
     }
-    default:
-      return {};
+    default: return {};
   }
 }
 

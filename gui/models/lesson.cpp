@@ -32,14 +32,10 @@ std::string node_name(const GraphData& g, int node) {
 
 const char* wire_kind_name(int kind) {
   switch (kind) {
-    case 1:
-      return "call";
-    case 2:
-      return "answer";
-    case 3:
-      return "error";
-    default:
-      return "RRef message";
+    case 1: return "call";
+    case 2: return "answer";
+    case 3: return "error";
+    default: return "RRef message";
   }
 }
 
@@ -120,8 +116,7 @@ Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
         st.count_left = s.param;
         if (st.node < 0) continue;
         break;
-      default:
-        continue;
+      default: continue;
     }
     l.steps.push_back(std::move(st));
   }
@@ -184,9 +179,7 @@ LessonState Lesson::state_after(size_t applied) const {
           s.accumulated.push_back(st.node);
         }
         break;
-      case StepKind::MessageSent:
-        s.in_flight.push_back(i);
-        break;
+      case StepKind::MessageSent: s.in_flight.push_back(i); break;
       case StepKind::MessageArrived: {
         const auto it = std::find_if(s.in_flight.begin(), s.in_flight.end(), [&](size_t k) {
           return steps[k].msg_id == st.msg_id && steps[k].wire_kind == st.wire_kind;
@@ -233,8 +226,7 @@ LessonState Lesson::state_after(size_t applied) const {
                                                                 : BucketFill::Phase::Reduced;
         }
         break;
-      default:
-        break;
+      default: break;
     }
   }
   // Running: the latest node step, while the latest step falls within its run.
@@ -313,8 +305,7 @@ std::string Lesson::explain(size_t i) const {
       return who + " creates " + ctx +
              ". Every send and recv function recorded from now on belongs to it, "
              "and its gradients will collect there, never in .grad.";
-    case StepKind::ContextReleased:
-      return who + " releases " + ctx + ": its functions and gradients are freed here.";
+    case StepKind::ContextReleased: return who + " releases " + ctx + ": its functions and gradients are freed here.";
     case StepKind::FunctionRecorded:
       if (st.name == "send") {
         return who + " records a send function for message " + format_global_id(st.msg_id) + " to " + worker(st.peer) +
@@ -380,8 +371,7 @@ std::string Lesson::explain(size_t i) const {
              "FAST mode expects a gradient for every send function of the context; SMART mode would have "
              "waited only for those on a path to the loss.";
     }
-    default:
-      break;
+    default: break;
     case StepKind::CountFalls: {
       const GraphNode& n = graph.nodes[static_cast<size_t>(st.node)];
       std::string s = node_name(graph, st.node) + " on " + who + " receives a gradient; its count falls to " +

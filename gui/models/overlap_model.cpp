@@ -51,32 +51,15 @@ QVariant OverlapModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::BackgroundRole && row.straggler) return QColor(0xff, 0xe0, 0xb0);
   double v = 0;
   switch (index.column()) {
-    case Rank:
-      v = r.rank;
-      break;
-    case Iteration:
-      v = static_cast<double>(r.iteration);
-      break;
-    case IterationMs:
-      v = r.iteration_ms;
-      break;
-    case ComputeMs:
-      v = r.compute_ms;
-      break;
-    case CommMs:
-      v = r.comm_ms;
-      break;
-    case ExposedMs:
-      v = r.exposed_comm_ms;
-      break;
-    case OverlapRatio:
-      v = r.overlap_ratio;
-      break;
-    case StartLagMs:
-      v = row.startLagMs;
-      break;
-    case Straggler:
-      return {};
+    case Rank: v = r.rank; break;
+    case Iteration: v = static_cast<double>(r.iteration); break;
+    case IterationMs: v = r.iteration_ms; break;
+    case ComputeMs: v = r.compute_ms; break;
+    case CommMs: v = r.comm_ms; break;
+    case ExposedMs: v = r.exposed_comm_ms; break;
+    case OverlapRatio: v = r.overlap_ratio; break;
+    case StartLagMs: v = row.startLagMs; break;
+    case Straggler: return {};
   }
   if (role == ValueRole) return v;
   if (role == Qt::TextAlignmentRole) return QVariant(Qt::AlignRight | Qt::AlignVCenter);

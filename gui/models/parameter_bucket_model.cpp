@@ -40,18 +40,12 @@ QVariant ParameterBucketModel::data(const QModelIndex& index, int role) const {
   }
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
-    case Index:
-      return r.index;
-    case Name:
-      return r.name;
-    case Shape:
-      return r.dtype + r.shape;  // f32[128,32]
-    case Bytes:
-      return QLocale().formattedDataSize(r.bytes);
-    case BucketBefore:
-      return r.before >= 0 ? QVariant(r.before) : QVariant(QStringLiteral("–"));
-    case BucketAfter:
-      return r.after >= 0 ? QVariant(r.after) : QVariant(QStringLiteral("–"));
+    case Index: return r.index;
+    case Name: return r.name;
+    case Shape: return r.dtype + r.shape;  // f32[128,32]
+    case Bytes: return QLocale().formattedDataSize(r.bytes);
+    case BucketBefore: return r.before >= 0 ? QVariant(r.before) : QVariant(QStringLiteral("–"));
+    case BucketAfter: return r.after >= 0 ? QVariant(r.after) : QVariant(QStringLiteral("–"));
   }
   return {};
 }

@@ -52,16 +52,11 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole) return e.error.isEmpty() ? e.path : e.error;
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
-    case Name:
-      return e.name;
-    case Status:
-      return e.status;
-    case WorldSize:
-      return e.worldSize > 0 ? QVariant(e.worldSize) : QVariant();
-    case Model:
-      return e.model;
-    case Started:
-      return e.started.isValid() ? e.started.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : QString();
+    case Name: return e.name;
+    case Status: return e.status;
+    case WorldSize: return e.worldSize > 0 ? QVariant(e.worldSize) : QVariant();
+    case Model: return e.model;
+    case Started: return e.started.isValid() ? e.started.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : QString();
     case Duration:
       if (!e.started.isValid() || !e.ended.isValid()) return QString();
       return QStringLiteral("%1 s").arg(e.started.secsTo(e.ended));

@@ -23,6 +23,7 @@ class TestLaunchConfig : public ScratchTest {
     QTest::addColumn<QString>("change");   // JSON merged over the defaults
     QTest::addColumn<QString>("setting");  // where the problem is named; empty: none
     QTest::addColumn<QString>("says");
+    // clang-format off: a row a line, as a table reads
     QTest::newRow("no ranks") << R"({"world_size": 0})"
                               << "world_size"
                               << "";
@@ -59,6 +60,7 @@ class TestLaunchConfig : public ScratchTest {
     QTest::newRow("a trainer option") << R"({"extra_arguments": "--lr 0.01"})"
                                       << ""
                                       << "";
+    // clang-format on
   }
   void testLaunchConfigProblem() {
     QFETCH(QString, change);
@@ -87,6 +89,7 @@ class TestLaunchConfig : public ScratchTest {
     QTest::addColumn<QString>("extra");
     QTest::addColumn<QString>("setting");
     QTest::addColumn<QString>("says");
+    // clang-format off: a row a line, as a table reads
     QTest::newRow("6 heads divide 36") << 36 << "--heads 6"
                                        << ""
                                        << "";
@@ -102,6 +105,7 @@ class TestLaunchConfig : public ScratchTest {
     QTest::newRow("no heads") << 32 << "--heads 0"
                               << "extra_arguments"
                               << "--heads";
+    // clang-format on
   }
   void testTransformerWidthAndHeads() {
     QFETCH(int, width);

@@ -37,18 +37,10 @@ double expected_reduce(ReduceOp op, int world, int64_t i, DType dtype) {
   for (int r = 0; r < world; ++r) {
     switch (op) {
       case ReduceOp::Sum:
-      case ReduceOp::Avg:
-        acc += value(r);
-        break;
-      case ReduceOp::Product:
-        acc *= value(r);
-        break;
-      case ReduceOp::Min:
-        acc = std::min(acc, value(r));
-        break;
-      case ReduceOp::Max:
-        acc = std::max(acc, value(r));
-        break;
+      case ReduceOp::Avg: acc += value(r); break;
+      case ReduceOp::Product: acc *= value(r); break;
+      case ReduceOp::Min: acc = std::min(acc, value(r)); break;
+      case ReduceOp::Max: acc = std::max(acc, value(r)); break;
     }
   }
   return op == ReduceOp::Avg ? acc / world : acc;
@@ -281,29 +273,17 @@ class TestProcessGroupMpi : public QObject {
     Tensor t = Tensor::zeros({4});
     try {
       switch (which) {
-        case 0:
-          pg_->allgather({t}, t);
-          break;
-        case 1:
-          pg_->broadcast(t, {.root = pg_->size()});
-          break;
-        case 2:
-          init_process_group({.backend = "gloo"});
-          break;
+        case 0: pg_->allgather({t}, t); break;
+        case 1: pg_->broadcast(t, {.root = pg_->size()}); break;
+        case 2: init_process_group({.backend = "gloo"}); break;
         case 3: {
           std::vector<Tensor> outs(pg_->size(), Tensor::zeros({5}));
           pg_->allgather(outs, t);
           break;
         }
-        case 4:
-          pg_->allreduce(Tensor::zeros({4, 4}).transpose(0, 1));
-          break;
-        case 5:
-          pg_->allreduce(Tensor::zeros({4}, DType::I64), {.op = ReduceOp::Avg});
-          break;
-        case 6:
-          pg_->send(t, pg_->rank());
-          break;
+        case 4: pg_->allreduce(Tensor::zeros({4, 4}).transpose(0, 1)); break;
+        case 5: pg_->allreduce(Tensor::zeros({4}, DType::I64), {.op = ReduceOp::Avg}); break;
+        case 6: pg_->send(t, pg_->rank()); break;
       }
       if (which == 0 && pg_->size() == 1) QSKIP("a world of one accepts one output");
       QFAIL("no error raised");

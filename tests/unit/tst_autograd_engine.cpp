@@ -202,18 +202,10 @@ class TestAutogradEngine : public QObject {
     QFETCH(QString, expected);
     try {
       switch (which) {
-        case 0:
-          Tensor::ones({2}).backward();
-          break;
-        case 1:
-          mul_scalar(leaf({1, 2}), 2).backward();
-          break;
-        case 2:
-          mul_scalar(leaf({1, 2}), 2).backward(Tensor::ones({3}, DType::F64));
-          break;
-        case 3:
-          Tensor::zeros({2}, DType::I64).set_requires_grad(true);
-          break;
+        case 0: Tensor::ones({2}).backward(); break;
+        case 1: mul_scalar(leaf({1, 2}), 2).backward(); break;
+        case 2: mul_scalar(leaf({1, 2}), 2).backward(Tensor::ones({3}, DType::F64)); break;
+        case 3: Tensor::zeros({2}, DType::I64).set_requires_grad(true); break;
       }
       QFAIL("no error raised");
     } catch (const Error& e) {

@@ -109,15 +109,9 @@ class TestRpcWire : public QObject {
     const std::string empty_call = call_body([](BodyWriter&) {}, 0);
     std::vector<std::string> frames;
     switch (which) {
-      case 0:
-        frames = {"intruder", header_bytes(1, 0), empty_call};
-        break;
-      case 1:
-        frames = {tok, "abc", empty_call};
-        break;
-      case 2:
-        frames = {tok, header_bytes(1, 0), empty_call.substr(0, 9)};
-        break;
+      case 0: frames = {"intruder", header_bytes(1, 0), empty_call}; break;
+      case 1: frames = {tok, "abc", empty_call}; break;
+      case 2: frames = {tok, header_bytes(1, 0), empty_call.substr(0, 9)}; break;
       case 3:
         frames = {tok, header_bytes(1, 1),
                   call_body([](BodyWriter& w) { w.tensor(0, false, {int64_t{1} << 40}, 0); }, 1), "abcd"};
@@ -134,20 +128,14 @@ class TestRpcWire : public QObject {
       case 5:
         frames = {tok, header_bytes(1, 1), call_body([](BodyWriter& w) { w.tensor(9, false, {1}, 0); }, 1), "abcd"};
         break;
-      case 6:
-        frames = {tok, header_bytes(77, 0), empty_call};
-        break;
+      case 6: frames = {tok, header_bytes(77, 0), empty_call}; break;
       case 7: {
         std::string body = "\x05\xff\xff\xff\xff";
         frames = {tok, header_bytes(2, 0), body};
         break;
       }
-      case 8:
-        frames = {tok, header_bytes(1, 2), empty_call};
-        break;
-      case 9:
-        frames = {tok, header_bytes(1, 1), empty_call, "abcd"};
-        break;
+      case 8: frames = {tok, header_bytes(1, 2), empty_call}; break;
+      case 9: frames = {tok, header_bytes(1, 1), empty_call, "abcd"}; break;
       case 10: {
         BodyWriter w;
         for (int i = 0; i < 40; ++i)
@@ -162,12 +150,8 @@ class TestRpcWire : public QObject {
         frames = {tok, header_bytes(1, 0), w.take()};
         break;
       }
-      case 12:
-        frames = {tok, header_bytes(1, 0, 0x82), empty_call};
-        break;
-      case 13:
-        frames = {tok, header_bytes(1, 0, 0, -7), empty_call};
-        break;
+      case 12: frames = {tok, header_bytes(1, 0, 0x82), empty_call}; break;
+      case 13: frames = {tok, header_bytes(1, 0, 0, -7), empty_call}; break;
     }
     try {
       decode(frames);

@@ -218,21 +218,11 @@ class TestTensor : public QObject {
     Tensor a = Tensor::zeros({2, 3});
     try {
       switch (which) {
-        case 0:
-          a.transpose(0, 1).view({6});
-          break;
-        case 1:
-          kernels::binary(a, Tensor::zeros({4}), kernels::BinaryOp::Add);
-          break;
-        case 2:
-          a.narrow(1, 2, 2);
-          break;
-        case 3:
-          kernels::matmul(a, Tensor::zeros({2, 3}));
-          break;
-        case 4:
-          kernels::unary(a.to(DType::F16), kernels::UnaryOp::Exp);
-          break;
+        case 0: a.transpose(0, 1).view({6}); break;
+        case 1: kernels::binary(a, Tensor::zeros({4}), kernels::BinaryOp::Add); break;
+        case 2: a.narrow(1, 2, 2); break;
+        case 3: kernels::matmul(a, Tensor::zeros({2, 3})); break;
+        case 4: kernels::unary(a.to(DType::F16), kernels::UnaryOp::Exp); break;
         case 5:
           if (cuda::available()) QSKIP("a GPU is present: the no-CUDA error cannot happen");
           a.to(Device::cuda(0));

@@ -21,14 +21,10 @@ class BinaryBackward : public Node {
   }
   std::string name() const override {
     switch (op_) {
-      case k::BinaryOp::Add:
-        return "AddBackward";
-      case k::BinaryOp::Sub:
-        return "SubBackward";
-      case k::BinaryOp::Mul:
-        return "MulBackward";
-      case k::BinaryOp::Div:
-        return "DivBackward";
+      case k::BinaryOp::Add: return "AddBackward";
+      case k::BinaryOp::Sub: return "SubBackward";
+      case k::BinaryOp::Mul: return "MulBackward";
+      case k::BinaryOp::Div: return "DivBackward";
     }
     return "BinaryBackward";
   }
@@ -122,48 +118,31 @@ class UnaryBackward : public Node {
   }
   std::string name() const override {
     switch (op_) {
-      case k::UnaryOp::Exp:
-        return "ExpBackward";
-      case k::UnaryOp::Log:
-        return "LogBackward";
-      case k::UnaryOp::Sqrt:
-        return "SqrtBackward";
-      case k::UnaryOp::Tanh:
-        return "TanhBackward";
-      case k::UnaryOp::Sigmoid:
-        return "SigmoidBackward";
-      case k::UnaryOp::Relu:
-        return "ReluBackward";
-      case k::UnaryOp::Gelu:
-        return "GeluBackward";
-      case k::UnaryOp::Square:
-        return "PowBackward";
-      default:
-        return "UnaryBackward";
+      case k::UnaryOp::Exp: return "ExpBackward";
+      case k::UnaryOp::Log: return "LogBackward";
+      case k::UnaryOp::Sqrt: return "SqrtBackward";
+      case k::UnaryOp::Tanh: return "TanhBackward";
+      case k::UnaryOp::Sigmoid: return "SigmoidBackward";
+      case k::UnaryOp::Relu: return "ReluBackward";
+      case k::UnaryOp::Gelu: return "GeluBackward";
+      case k::UnaryOp::Square: return "PowBackward";
+      default: return "UnaryBackward";
     }
   }
   variable_list apply(variable_list&& grads) override {
     const Tensor& g = grads[0];
     const Tensor s = saved_.unpack(name());
     switch (op_) {
-      case k::UnaryOp::Exp:
-        return {k::binary(g, s, k::BinaryOp::Mul)};
-      case k::UnaryOp::Log:
-        return {k::binary(g, s, k::BinaryOp::Div)};
+      case k::UnaryOp::Exp: return {k::binary(g, s, k::BinaryOp::Mul)};
+      case k::UnaryOp::Log: return {k::binary(g, s, k::BinaryOp::Div)};
       case k::UnaryOp::Sqrt:  // d sqrt(x) = 1 / (2 sqrt(x))
         return {k::binary(g, k::affine(s, 2.0, 0.0), k::BinaryOp::Div)};
-      case k::UnaryOp::Tanh:
-        return {k::tanh_backward(g, s)};
-      case k::UnaryOp::Sigmoid:
-        return {k::sigmoid_backward(g, s)};
-      case k::UnaryOp::Relu:
-        return {k::relu_backward(g, s)};
-      case k::UnaryOp::Gelu:
-        return {k::gelu_backward(g, s)};
-      case k::UnaryOp::Square:
-        return {k::pow_backward(g, s, exponent_)};
-      default:
-        throw DDPSCOPE_ERROR("no gradient rule for this unary op");
+      case k::UnaryOp::Tanh: return {k::tanh_backward(g, s)};
+      case k::UnaryOp::Sigmoid: return {k::sigmoid_backward(g, s)};
+      case k::UnaryOp::Relu: return {k::relu_backward(g, s)};
+      case k::UnaryOp::Gelu: return {k::gelu_backward(g, s)};
+      case k::UnaryOp::Square: return {k::pow_backward(g, s, exponent_)};
+      default: throw DDPSCOPE_ERROR("no gradient rule for this unary op");
     }
   }
   void release_variables() override { saved_.reset(); }
