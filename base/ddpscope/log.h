@@ -62,10 +62,6 @@ inline spdlog::logger& logger() {
 }
 
 template <typename... Args>
-void debug(spdlog::format_string_t<Args...> format, Args&&... args) {
-  logger().debug(format, std::forward<Args>(args)...);
-}
-template <typename... Args>
 void info(spdlog::format_string_t<Args...> format, Args&&... args) {
   logger().info(format, std::forward<Args>(args)...);
 }

@@ -26,8 +26,7 @@ class WorldTest : public QObject {
  protected:
   int rank_ = 0;
   int size_ = 1;
-  template <typename Group>
-  void join_world(std::shared_ptr<Group>& world) {
+  void join_world(std::shared_ptr<ddpscope::c10d::ProcessGroup>& world) {
     world = ddpscope::c10d::init_process_group();
     rank_ = world->rank();
     size_ = world->size();
