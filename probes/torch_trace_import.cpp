@@ -77,20 +77,13 @@ class RankWriter {
       return;
     }
     if (e.ds_kind >= 0) return add_exported(e);
-    if (e.ph != 'X' && e.ph != 'i' && e.ph != 'I') return;
-    if (e.cat == "gpu_user_annotation" || e.cat == "Trace" || e.cat == "overhead") return;
-    // The profiler's own instants (its start and "Record Window End"): not the job's.
-    if (e.ph != 'X' && (e.pid_text == "Traces" || e.name == "Record Window End")) return;
-    if (!e.pid_text.empty() && e.pid_text == "Spans") return;
+    if (!is_job_event(e)) return;
     const int64_t begin = f_.time_ns(e.ts_us);
     // The duration rounded on its own, so a span lasts exactly what the trace says.
     const int64_t end = e.ph == 'X' ? begin + std::llround(e.dur_us * 1000.0) : begin;
-    BatchEvent be{};
+    BatchEvent be = blank_event();
     be.t_begin_ns = begin;
     be.t_end_ns = end;
-    be.bytes = be.id = be.id2 = -1;
-    be.param = -1;
-    be.bucket = be.peer = -1;
     be.thread = thread_of(e);
     be.iteration = steps_.at(begin);
     std::string name = e.name;
@@ -108,16 +101,7 @@ class RankWriter {
       kind = Kind::CudaRuntime;
       be.id2 = e.correlation;
     } else if (starts_with(e.name, "ProfilerStep#")) {
-      const auto n = static_cast<int32_t>(std::strtoll(e.name.c_str() + 13, nullptr, 10));
-      if (n == f_.empty_last_step) {  // begun, then the profiler stopped: not run
-        kind = Kind::Mark;
-        be.t_end_ns = begin;
-        name = e.name + " begun, then profiling stopped (no work in it)";
-      } else {
-        kind = Kind::Iteration;
-        be.iteration = n;
-        push_metric(be.iteration, static_cast<double>(end - begin) / 1e6);
-      }
+      kind = profiler_step(e, be, name);
     } else if (e.name == "DistributedDataParallel.forward") {
       kind = Kind::Forward;
     } else if (starts_with(e.name, "Optimizer.step#") || starts_with(e.name, "Optimizer.zero_grad#")) {
@@ -125,60 +109,20 @@ class RankWriter {
     } else if (starts_with(e.name, "autograd::engine::evaluate_function: ")) {
       kind = Kind::AutogradNode;
       name = e.name.substr(37);
-      if (be.iteration >= 0) {
-        auto& b = backward_[be.iteration];
-        if (b.thread < 0) b.thread = be.thread;
-        b.begin = b.begin < 0 ? begin : std::min(b.begin, begin);
-        b.end = std::max(b.end, end);
-      }
+      extend_backward(be);
     } else if (is_backend_op(e)) {
-      const auto it = op_at_.find({begin, op_name(e.name)});
-      if (it != op_at_.end()) {
-        const BackendOp& op = f_.ops[it->second];
-        // The op's start as an instant (the Hang view's open collective: from when the
-        // rank issued it), and the span when the op completed on every rank of its group.
-        const int32_t iteration = be.iteration;
-        be.t_begin_ns = be.t_end_ns = op.issued;
-        be.iteration = steps_.at(op.issued);
-        be.id = op.seq;
-        be.bytes = op.bytes;
-        push(be, Kind::PgOpStart, op.op);
-        if (!op.completed) return;
-        be.iteration = iteration;
-        be.t_begin_ns = begin;
-        be.t_end_ns = end;
-        kind = Kind::PgOp;
-        name = op.op;
-      }
+      if (!backend_op(e, be, kind, name)) return;
     } else if (is_c10d_launch(e)) {
-      const auto it = launch_at_.find(begin);
-      const auto bucket = it != launch_at_.end() ? bucket_of_.find(it->second) : bucket_of_.end();
-      if (bucket != bucket_of_.end()) {
-        const Launch& l = f_.launches[it->second];
-        kind = Kind::Allreduce;
-        be.bucket = static_cast<int16_t>(bucket->second);
-        be.bytes = l.bytes;
-        if (l.backend_index >= 0) {
-          const BackendOp& op = f_.ops[static_cast<size_t>(l.backend_index)];
-          be.id = op.seq;
-          if (op.bytes >= 0) be.bytes = op.bytes;
-          // A bucket's reduction runs from its launch to the backend op's end.
-          be.t_end_ns = std::max(end, op.completed ? op.end : end);
-        }
-        name = "bucket allreduce";
-      }
+      bucket_launch(be, kind, name);
     }
     push(be, kind, name);
   }
 
   void finish() {
     for (const auto& [it, b] : backward_) {
-      BatchEvent be{};
+      BatchEvent be = blank_event();
       be.t_begin_ns = b.begin;
       be.t_end_ns = b.end;
-      be.bytes = be.id = be.id2 = -1;
-      be.param = -1;
-      be.bucket = be.peer = -1;
       be.thread = static_cast<uint16_t>(b.thread);
       be.iteration = it;
       push(be, Kind::Backward, "backward");
@@ -192,6 +136,85 @@ class RankWriter {
     int thread = -1;
     int64_t begin = -1, end = 0;
   };
+
+  static BatchEvent blank_event() {
+    BatchEvent be{};
+    be.bytes = be.id = be.id2 = -1;
+    be.param = -1;
+    be.bucket = be.peer = -1;
+    return be;
+  }
+
+  // What the job ran, not what the profiler did.
+  static bool is_job_event(const TraceEvent& e) {
+    if (e.ph != 'X' && e.ph != 'i' && e.ph != 'I') return false;
+    if (e.cat == "gpu_user_annotation" || e.cat == "Trace" || e.cat == "overhead") return false;
+    // The profiler's own instants (its start and "Record Window End"): not the job's.
+    if (e.ph != 'X' && (e.pid_text == "Traces" || e.name == "Record Window End")) return false;
+    return e.pid_text.empty() || e.pid_text != "Spans";
+  }
+
+  Kind profiler_step(const TraceEvent& e, BatchEvent& be, std::string& name) {
+    const auto n = static_cast<int32_t>(std::strtoll(e.name.c_str() + 13, nullptr, 10));
+    if (n == f_.empty_last_step) {  // begun, then the profiler stopped: not run
+      be.t_end_ns = be.t_begin_ns;
+      name = e.name + " begun, then profiling stopped (no work in it)";
+      return Kind::Mark;
+    }
+    be.iteration = n;
+    push_metric(be.iteration, static_cast<double>(be.t_end_ns - be.t_begin_ns) / 1e6);
+    return Kind::Iteration;
+  }
+
+  // Backward has no span of its own in a torch trace: it runs from its first autograd
+  // node to its last.
+  void extend_backward(const BatchEvent& be) {
+    if (be.iteration < 0) return;
+    auto& b = backward_[be.iteration];
+    if (b.thread < 0) b.thread = be.thread;
+    b.begin = b.begin < 0 ? be.t_begin_ns : std::min(b.begin, be.t_begin_ns);
+    b.end = std::max(b.end, be.t_end_ns);
+  }
+
+  // A backend collective the scan matched: its start as an instant (the Hang view's open
+  // collective: from when the rank issued it), and the span when the op completed on every
+  // rank of its group. False when nothing more is to be pushed.
+  bool backend_op(const TraceEvent& e, BatchEvent& be, Kind& kind, std::string& name) {
+    const auto it = op_at_.find({be.t_begin_ns, op_name(e.name)});
+    if (it == op_at_.end()) return true;
+    const BackendOp& op = f_.ops[it->second];
+    BatchEvent start = be;
+    start.t_begin_ns = start.t_end_ns = op.issued;
+    start.iteration = steps_.at(op.issued);
+    start.id = op.seq;
+    start.bytes = op.bytes;
+    push(start, Kind::PgOpStart, op.op);
+    if (!op.completed) return false;
+    be.id = op.seq;
+    be.bytes = op.bytes;
+    kind = Kind::PgOp;
+    name = op.op;
+    return true;
+  }
+
+  // A c10d launch DDP made for one of its buckets.
+  void bucket_launch(BatchEvent& be, Kind& kind, std::string& name) {
+    const auto it = launch_at_.find(be.t_begin_ns);
+    const auto bucket = it != launch_at_.end() ? bucket_of_.find(it->second) : bucket_of_.end();
+    if (bucket == bucket_of_.end()) return;
+    const Launch& l = f_.launches[it->second];
+    kind = Kind::Allreduce;
+    be.bucket = static_cast<int16_t>(bucket->second);
+    be.bytes = l.bytes;
+    if (l.backend_index >= 0) {
+      const BackendOp& op = f_.ops[static_cast<size_t>(l.backend_index)];
+      be.id = op.seq;
+      if (op.bytes >= 0) be.bytes = op.bytes;
+      // A bucket's reduction runs from its launch to the backend op's end.
+      be.t_end_ns = std::max(be.t_end_ns, op.completed ? op.end : be.t_end_ns);
+    }
+    name = "bucket allreduce";
+  }
 
   // A span ddpscope exported (kineto_export.h): kind and fields as the run held them,
   // id and id2 as the run store's writer reads them for that kind.
@@ -309,9 +332,9 @@ std::vector<std::string> list_trace_files(const std::vector<std::string>& inputs
   return files;
 }
 
-TorchImportResult import_torch_traces(const std::vector<std::string>& inputs, const std::string& out,
-                                      const TorchImportOptions& options) {
-  const std::vector<std::string> paths = list_trace_files(inputs);
+namespace {
+
+void check_output(const std::vector<std::string>& paths, const std::string& out, const TorchImportOptions& options) {
   std::error_code ec;
   for (const auto& p : paths) {
     if (fs::equivalent(p, out, ec))
@@ -319,26 +342,45 @@ TorchImportResult import_torch_traces(const std::vector<std::string>& inputs, co
   }
   if (fs::exists(out, ec) && !options.force)
     throw IMPORT_ERROR("'", out, "' exists; pass --force to replace it or choose another --out");
-  int64_t total_bytes = 0;
-  for (const auto& p : paths)
-    total_bytes += static_cast<int64_t>(fs::file_size(p, ec));
-  total_bytes = std::max<int64_t>(total_bytes, 1);
-  int64_t done_bytes = 0;
-  // Two passes over every byte: each half of the bar is one pass.
-  auto progress_for = [&](const std::string& what, int pass, int64_t file_bytes) {
-    return [&, what, pass, file_bytes](double fraction) {
-      if (!options.progress) return true;
-      const double whole = (pass * static_cast<double>(total_bytes) + done_bytes + fraction * file_bytes) /
-                           (2.0 * static_cast<double>(total_bytes));
-      return options.progress(std::min(1.0, whole), what);
-    };
-  };
+}
 
+// Two passes over every byte: each half of the bar is one pass.
+class ImportProgress {
+ public:
+  ImportProgress(const std::vector<std::string>& paths, const TorchImportOptions& options) : options_(options) {
+    std::error_code ec;
+    for (const auto& p : paths)
+      total_bytes_ += static_cast<int64_t>(fs::file_size(p, ec));
+    total_bytes_ = std::max<int64_t>(total_bytes_, 1);
+  }
+  // The callback for one file of one pass; done() moves past it.
+  std::function<bool(double)> file(const std::string& what, int pass, int64_t file_bytes) const {
+    return [this, what, pass, file_bytes](double fraction) {
+      if (!options_.progress) return true;
+      const double whole = (pass * static_cast<double>(total_bytes_) + done_bytes_ + fraction * file_bytes) /
+                           (2.0 * static_cast<double>(total_bytes_));
+      return options_.progress(std::min(1.0, whole), what);
+    };
+  }
+  void done(int64_t file_bytes) { done_bytes_ += file_bytes; }
+  void next_pass() { done_bytes_ = 0; }
+  void finish() const {
+    if (options_.progress) options_.progress(1.0, "done");
+  }
+
+ private:
+  const TorchImportOptions& options_;
+  int64_t total_bytes_ = 0, done_bytes_ = 0;
+};
+
+// The first pass: each file scanned and given its rank, one file per rank.
+std::vector<FileScan> scan_files(const std::vector<std::string>& paths, ImportProgress& progress) {
   std::vector<FileScan> files;
+  std::error_code ec;
   for (const auto& p : paths) {
     const int64_t size = static_cast<int64_t>(fs::file_size(p, ec));
-    files.push_back(scan_file(p, progress_for("reading " + fs::path(p).filename().string(), 0, size)));
-    done_bytes += size;
+    files.push_back(scan_file(p, progress.file("reading " + fs::path(p).filename().string(), 0, size)));
+    progress.done(size);
     FileScan& f = files.back();
     f.rank = f.header.has_dist_info && f.header.rank >= 0 ? f.header.rank : rank_from_file_name(p);
     if (f.rank < 0)
@@ -354,8 +396,11 @@ TorchImportResult import_torch_traces(const std::vector<std::string>& inputs, co
                          "; import one trace per rank");
   }
   check_same_job(files);
+  return files;
+}
 
-  TorchImportResult result;
+// The job's size, the ranks with a trace and those without.
+void describe_ranks(const std::vector<FileScan>& files, TorchImportResult& result) {
   int world = files.back().rank + 1;
   for (const auto& f : files)
     if (f.header.world_size > 0) world = std::max(world, f.header.world_size);
@@ -368,72 +413,94 @@ TorchImportResult import_torch_traces(const std::vector<std::string>& inputs, co
     else
       result.absent.push_back(r);
   }
-  if (!result.absent.empty()) {
-    std::string list;
-    for (int r : result.absent)
-      list += (list.empty() ? "" : ", ") + std::to_string(r);
-    result.notes.push_back(detail::concat(files.size(), " of the job's ", world,
-                                          " ranks have a trace; no trace for rank",
-                                          result.absent.size() > 1 ? "s " : " ", list));
-  }
-  mark_unfinished(files);
+  if (result.absent.empty()) return;
+  std::string list;
+  for (int r : result.absent)
+    list += (list.empty() ? "" : ", ") + std::to_string(r);
+  result.notes.push_back(detail::concat(files.size(), " of the job's ", world, " ranks have a trace; no trace for rank",
+                                        result.absent.size() > 1 ? "s " : " ", list));
+}
+
+void choose_clocks(std::vector<FileScan>& files, TorchImportResult& result) {
   const bool exported = std::all_of(files.begin(), files.end(), [](auto& f) { return f.header.ddpscope_export; });
   if (exported) {
     // ddpscope's export is on the run's shared clock already: keep it and its uncertainty.
     for (const auto& f : files)
       result.clocks.push_back({f.rank, 0, f.header.ddpscope_clock_uncertainty_ns, 0, true});
-  } else {
-    result.clocks = align_clocks(files);
+    return;
   }
+  result.clocks = align_clocks(files);
   for (const auto& c : result.clocks) {
-    if (exported) break;
     if (c.uncertainty_ns < 0)
       result.notes.push_back(detail::concat("rank ", c.rank, " shares no collective with rank ", files.front().rank,
                                             ": its clock could not be aligned (offset 0)"));
   }
+}
 
+RunDescription run_description(const std::vector<FileScan>& files, const TorchImportResult& result) {
+  nlohmann::json config = {{"source", "torch-trace"}, {"form", files.front().header.list_form ? "list" : "kineto"}};
+  nlohmann::json traces = nlohmann::json::object();
+  for (const auto& f : files)
+    traces[std::to_string(f.rank)] = fs::absolute(f.path).lexically_normal().string();
+  config["traces"] = traces;
+  config["absent_ranks"] = result.absent;
+  std::string backend = files.front().header.backend;
+  if (backend.empty()) backend = "torch";
+  return {config.dump(), result.world_size, backend, "PyTorch job (profiler traces)"};
+}
+
+// The second pass, into `path`.
+void write_run(const std::vector<FileScan>& files, const std::string& path, TorchImportResult& result,
+               ImportProgress& progress) {
+  RunStoreWriter writer(path);
+  writer.begin_run(run_description(files, result));
+  progress.next_pass();
+  for (size_t i = 0; i < files.size(); ++i) {
+    const FileScan& f = files[i];
+    RankWriter rank_writer(writer, f, result.clocks[i]);
+    read_torch_trace(
+        f.path, [&](const TraceEvent& e) { rank_writer.add(e); },
+        progress.file("writing rank " + std::to_string(f.rank), 1, f.bytes));
+    rank_writer.finish();
+    result.events += rank_writer.events();
+    progress.done(f.bytes);
+  }
+  std::string message = "imported from PyTorch profiler traces";
+  for (const auto& n : result.notes)
+    message += "; " + n;
+  writer.end_run("finished", message);
+  writer.fold_wal();
+}
+
+}  // namespace
+
+TorchImportResult import_torch_traces(const std::vector<std::string>& inputs, const std::string& out,
+                                      const TorchImportOptions& options) {
+  const std::vector<std::string> paths = list_trace_files(inputs);
+  check_output(paths, out, options);
+  ImportProgress progress(paths, options);
+  std::vector<FileScan> files = scan_files(paths, progress);
+  TorchImportResult result;
+  describe_ranks(files, result);
+  mark_unfinished(files);
+  choose_clocks(files, result);
   // The run is written beside `out` and moved into place once whole.
   const std::string partial = out + ".importing";
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-    fs::remove(partial + suffix, ec);
-  try {
-    {
-      RunStoreWriter writer(partial);
-      nlohmann::json config = {{"source", "torch-trace"}, {"form", files.front().header.list_form ? "list" : "kineto"}};
-      nlohmann::json traces = nlohmann::json::object();
-      for (const auto& f : files)
-        traces[std::to_string(f.rank)] = fs::absolute(f.path).lexically_normal().string();
-      config["traces"] = traces;
-      config["absent_ranks"] = result.absent;
-      std::string backend = files.front().header.backend;
-      if (backend.empty()) backend = "torch";
-      writer.begin_run({config.dump(), world, backend, "PyTorch job (profiler traces)"});
-      done_bytes = 0;
-      for (size_t i = 0; i < files.size(); ++i) {
-        const FileScan& f = files[i];
-        RankWriter rank_writer(writer, f, result.clocks[i]);
-        read_torch_trace(
-            f.path, [&](const TraceEvent& e) { rank_writer.add(e); },
-            progress_for("writing rank " + std::to_string(f.rank), 1, f.bytes));
-        rank_writer.finish();
-        result.events += rank_writer.events();
-        done_bytes += f.bytes;
-      }
-      std::string message = "imported from PyTorch profiler traces";
-      for (const auto& n : result.notes)
-        message += "; " + n;
-      writer.end_run("finished", message);
-      writer.fold_wal();
-    }
-    for (const char* suffix : {"-wal", "-shm"})
+  std::error_code ec;
+  const auto remove_partial = [&](std::initializer_list<const char*> suffixes) {
+    for (const char* suffix : suffixes)
       fs::remove(partial + suffix, ec);
+  };
+  remove_partial({"", "-wal", "-shm", "-journal"});
+  try {
+    write_run(files, partial, result, progress);
+    remove_partial({"-wal", "-shm"});
     fs::rename(partial, out);
   } catch (...) {
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-      fs::remove(partial + suffix, ec);
+    remove_partial({"", "-wal", "-shm", "-journal"});
     throw;
   }
-  if (options.progress) options.progress(1.0, "done");
+  progress.finish();
   return result;
 }
 
