@@ -98,126 +98,168 @@ class RankFile {
   int64_t events_ = 0;
 };
 
-}  // namespace
+std::string rank_trace_path(const std::string& dir, int rank) {
+  return (fs::path(dir) / ("rank" + std::to_string(rank) + ".pt.trace.json")).string();
+}
 
-KinetoExportResult export_kineto_traces(RunStoreReader& run, const std::string& dir, bool force) {
+void prepare_folder(const std::string& dir, const std::vector<RankRow>& ranks, bool force) {
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw Error(detail::concat("--kineto '", dir, "' is a file; name a folder to write one trace per rank into"),
                 __FILE__, __LINE__);
   fs::create_directories(dir, ec);
   DDPSCOPE_CHECK(!ec, "cannot create the folder '", dir, "': ", ec.message());
-  const RunRow r = run.run();
-  const std::vector<RankRow> ranks = run.ranks();
-  const std::vector<ThreadRow> threads = run.threads();
-  if (!force) {
-    for (const RankRow& k : ranks) {
-      const std::string path = (fs::path(dir) / ("rank" + std::to_string(k.rank) + ".pt.trace.json")).string();
-      DDPSCOPE_CHECK(!fs::exists(path, ec), "'", path, "' exists; pass --force to replace it or choose another folder");
-    }
-  }
-  const int64_t base = run.time_range().first;
-  auto us = [base](int64_t ns) { return static_cast<double>(ns - base) / 1000.0; };
-  SqliteDb db(run.path(), SQLITE_OPEN_READONLY);
-  nlohmann::json all_ranks = nlohmann::json::array();
-  for (int k = 0; k < r.world_size; ++k)
-    all_ranks.push_back(k);
-  KinetoExportResult result;
+  if (force) return;
   for (const RankRow& k : ranks) {
-    const std::string path = (fs::path(dir) / ("rank" + std::to_string(k.rank) + ".pt.trace.json")).string();
-    const int64_t rank_pid = k.pid > 0 ? k.pid : 1000000 + k.rank;
-    const std::map<int, Track> tracks = tracks_of(threads, k.rank, rank_pid);
-    RankFile file(path);
-    int64_t uncertainty = -1;  // files before schema 5 have no such column
-    try {
-      uncertainty =
-          db.query_int64("SELECT coalesce(clock_uncertainty_ns, -1) FROM ranks WHERE rank = " + std::to_string(k.rank));
-    } catch (const std::exception&) {
-    }
-    file.header({{"schemaVersion", 1},
-                 {"ddpscopeExport", 1},
-                 {"ddpscopeClockUncertaintyNs", uncertainty},
-                 {"ddpscopeHost", k.host},
-                 {"ddpscopeDevice", k.device},
-                 {"deviceProperties", nlohmann::json::array()},
-                 {"distributedInfo",
-                  {{"backend", r.backend},
-                   {"rank", k.rank},
-                   {"world_size", r.world_size},
-                   {"pg_count", 1},
-                   {"pg_config",
-                    {{{"pg_name", "0"}, {"pg_desc", "default_pg"}, {"pg_size", r.world_size}, {"ranks", all_ranks}}}}}},
-                 {"displayTimeUnit", "ms"},
-                 {"baseTimeNanoseconds", base}});
+    const std::string path = rank_trace_path(dir, k.rank);
+    DDPSCOPE_CHECK(!fs::exists(path, ec), "'", path, "' exists; pass --force to replace it or choose another folder");
+  }
+}
+
+// What every rank's file shares: the run, its clock base and the ranks' file.
+struct ExportContext {
+  RunStoreReader& run;
+  SqliteDb db;
+  RunRow row;
+  std::vector<ThreadRow> threads;
+  int64_t base = 0;
+  double us(int64_t ns) const { return static_cast<double>(ns - base) / 1000.0; }
+};
+
+nlohmann::json rank_header(ExportContext& c, const RankRow& k) {
+  int64_t uncertainty = -1;  // files before schema 5 have no such column
+  try {
+    uncertainty =
+        c.db.query_int64("SELECT coalesce(clock_uncertainty_ns, -1) FROM ranks WHERE rank = " + std::to_string(k.rank));
+  } catch (const std::exception&) {
+  }
+  nlohmann::json all_ranks = nlohmann::json::array();
+  for (int r = 0; r < c.row.world_size; ++r)
+    all_ranks.push_back(r);
+  const nlohmann::json pg = {
+      {"pg_name", "0"}, {"pg_desc", "default_pg"}, {"pg_size", c.row.world_size}, {"ranks", all_ranks}};
+  return {{"schemaVersion", 1},
+          {"ddpscopeExport", 1},
+          {"ddpscopeClockUncertaintyNs", uncertainty},
+          {"ddpscopeHost", k.host},
+          {"ddpscopeDevice", k.device},
+          {"deviceProperties", nlohmann::json::array()},
+          {"distributedInfo",
+           {{"backend", c.row.backend},
+            {"rank", k.rank},
+            {"world_size", c.row.world_size},
+            {"pg_count", 1},
+            {"pg_config", {pg}}}},
+          {"displayTimeUnit", "ms"},
+          {"baseTimeNanoseconds", c.base}};
+}
+
+void write_track_names(RankFile& file, const ExportContext& c, const RankRow& k, int64_t rank_pid,
+                       const std::map<int, Track>& tracks) {
+  file.event({{"ph", "M"},
+              {"name", "process_name"},
+              {"pid", rank_pid},
+              {"tid", 0},
+              {"args", {{"name", "rank " + std::to_string(k.rank)}}}});
+  for (const auto& [thread, track] : tracks) {
+    std::string name;
+    for (const ThreadRow& t : c.threads)
+      if (t.rank == k.rank && t.thread == thread) name = t.name;
     file.event({{"ph", "M"},
-                {"name", "process_name"},
+                {"name", "thread_name"},
+                {"pid", track.pid},
+                {"tid", track.tid},
+                {"args", {{"name", name}, {"ddpscope.thread", thread}}}});
+  }
+}
+
+// ddpscope's fields, so an import gives the run back, and what Kineto's own rows carry,
+// for the tools that read them (HTA: stream, correlation).
+nlohmann::json span_args(const SpanRow& s, const std::string& name, const Track& track) {
+  nlohmann::json args = {{"ddpscope.kind", kind_name(s.kind)}};
+  if (name != s.name) args["ddpscope.name"] = s.name;
+  if (s.iteration >= 0) args["ddpscope.iteration"] = s.iteration;
+  if (s.bucket >= 0) args["ddpscope.bucket"] = s.bucket;
+  if (s.param >= 0) args["ddpscope.param"] = s.param;
+  if (s.bytes >= 0) args["ddpscope.bytes"] = s.bytes;
+  if (s.peer >= 0) args["ddpscope.peer"] = s.peer;
+  if (s.seq >= 0) args["ddpscope.seq"] = s.seq;
+  if (s.ctx_id >= 0) args["ddpscope.ctx_id"] = s.ctx_id;
+  if (s.msg_id >= 0) args["ddpscope.msg_id"] = s.msg_id;
+  if (is_gpu_kind(s.kind)) {
+    args["device"] = track.device;
+    args["stream"] = track.stream;
+  }
+  if ((is_gpu_kind(s.kind) || s.kind == Kind::CudaRuntime) && s.msg_id >= 0) args["correlation"] = s.msg_id;
+  if ((s.kind == Kind::GpuMemcpy || s.kind == Kind::GpuMemset) && s.bytes >= 0) args["bytes"] = s.bytes;
+  return args;
+}
+
+nlohmann::json span_event(const ExportContext& c, const SpanRow& s, const Track& track) {
+  const std::string name =
+      s.kind == Kind::Iteration && s.iteration >= 0 ? "ProfilerStep#" + std::to_string(s.iteration) : s.name;
+  nlohmann::json e = {{"ph", "X"},
+                      {"cat", kineto_category(s.kind)},
+                      {"name", name},
+                      {"pid", track.pid},
+                      {"tid", track.tid},
+                      {"ts", c.us(s.t_begin_ns)},
+                      {"args", span_args(s, name, track)}};
+  if (s.t_end_ns > s.t_begin_ns) {
+    e["dur"] = static_cast<double>(s.t_end_ns - s.t_begin_ns) / 1000.0;
+  } else {
+    e["ph"] = "i";
+    e["s"] = "t";
+  }
+  return e;
+}
+
+// Metrics (loss, iteration_ms, ...) as counters at their iteration's end.
+void write_metrics(RankFile& file, const ExportContext& c, const RankRow& k, int64_t rank_pid,
+                   const std::map<int64_t, int64_t>& iteration_end) {
+  for (const MetricRow& m : c.run.metrics({}, k.rank)) {
+    const auto end = iteration_end.find(m.iteration);
+    nlohmann::json args = {{"value", std::isfinite(m.value) ? nlohmann::json(m.value) : nlohmann::json(nullptr)},
+                           {"ddpscope.kind", "metric"}};
+    if (m.iteration >= 0) args["ddpscope.iteration"] = m.iteration;
+    file.event({{"ph", "C"},
+                {"name", m.name},
                 {"pid", rank_pid},
                 {"tid", 0},
-                {"args", {{"name", "rank " + std::to_string(k.rank)}}}});
-    for (const auto& [thread, track] : tracks) {
-      std::string name;
-      for (const ThreadRow& t : threads)
-        if (t.rank == k.rank && t.thread == thread) name = t.name;
-      file.event({{"ph", "M"},
-                  {"name", "thread_name"},
-                  {"pid", track.pid},
-                  {"tid", track.tid},
-                  {"args", {{"name", name}, {"ddpscope.thread", thread}}}});
-    }
-    std::map<int64_t, int64_t> iteration_end;
-    SpanQuery query;
-    query.rank = k.rank;
-    for (const SpanRow& s : run.spans(query)) {
-      const auto t = tracks.find(s.thread);
-      const Track track = t != tracks.end() ? t->second : Track{rank_pid, s.thread};
-      nlohmann::json args = {{"ddpscope.kind", kind_name(s.kind)}};
-      std::string name = s.name;
-      if (s.kind == Kind::Iteration && s.iteration >= 0) {
-        name = "ProfilerStep#" + std::to_string(s.iteration);
-        iteration_end[s.iteration] = s.t_end_ns;
-      }
-      if (name != s.name) args["ddpscope.name"] = s.name;
-      if (s.iteration >= 0) args["ddpscope.iteration"] = s.iteration;
-      if (s.bucket >= 0) args["ddpscope.bucket"] = s.bucket;
-      if (s.param >= 0) args["ddpscope.param"] = s.param;
-      if (s.bytes >= 0) args["ddpscope.bytes"] = s.bytes;
-      if (s.peer >= 0) args["ddpscope.peer"] = s.peer;
-      if (s.seq >= 0) args["ddpscope.seq"] = s.seq;
-      if (s.ctx_id >= 0) args["ddpscope.ctx_id"] = s.ctx_id;
-      if (s.msg_id >= 0) args["ddpscope.msg_id"] = s.msg_id;
-      // What Kineto's own rows carry, for the tools that read them (HTA: stream, correlation).
-      if (is_gpu_kind(s.kind)) {
-        args["device"] = track.device;
-        args["stream"] = track.stream;
-      }
-      if ((is_gpu_kind(s.kind) || s.kind == Kind::CudaRuntime) && s.msg_id >= 0) args["correlation"] = s.msg_id;
-      if ((s.kind == Kind::GpuMemcpy || s.kind == Kind::GpuMemset) && s.bytes >= 0) args["bytes"] = s.bytes;
-      nlohmann::json e = {
-          {"ph", "X"},        {"cat", kineto_category(s.kind)}, {"name", name},           {"pid", track.pid},
-          {"tid", track.tid}, {"ts", us(s.t_begin_ns)},         {"args", std::move(args)}};
-      if (s.t_end_ns > s.t_begin_ns) {
-        e["dur"] = static_cast<double>(s.t_end_ns - s.t_begin_ns) / 1000.0;
-      } else {
-        e["ph"] = "i";
-        e["s"] = "t";
-      }
-      file.event(e);
-    }
-    // Metrics (loss, iteration_ms, ...) as counters at their iteration's end.
-    for (const MetricRow& m : run.metrics({}, k.rank)) {
-      const auto end = iteration_end.find(m.iteration);
-      nlohmann::json args = {{"value", std::isfinite(m.value) ? nlohmann::json(m.value) : nlohmann::json(nullptr)},
-                             {"ddpscope.kind", "metric"}};
-      if (m.iteration >= 0) args["ddpscope.iteration"] = m.iteration;
-      file.event({{"ph", "C"},
-                  {"name", m.name},
-                  {"pid", rank_pid},
-                  {"tid", 0},
-                  {"ts", us(end != iteration_end.end() ? end->second : base)},
-                  {"args", std::move(args)}});
-    }
-    file.finish();
-    result.events += file.events();
+                {"ts", c.us(end != iteration_end.end() ? end->second : c.base)},
+                {"args", std::move(args)}});
+  }
+}
+
+int64_t export_rank(ExportContext& c, const RankRow& k, const std::string& path) {
+  const int64_t rank_pid = k.pid > 0 ? k.pid : 1000000 + k.rank;
+  const std::map<int, Track> tracks = tracks_of(c.threads, k.rank, rank_pid);
+  RankFile file(path);
+  file.header(rank_header(c, k));
+  write_track_names(file, c, k, rank_pid, tracks);
+  std::map<int64_t, int64_t> iteration_end;
+  SpanQuery query;
+  query.rank = k.rank;
+  for (const SpanRow& s : c.run.spans(query)) {
+    const auto t = tracks.find(s.thread);
+    file.event(span_event(c, s, t != tracks.end() ? t->second : Track{rank_pid, s.thread}));
+    if (s.kind == Kind::Iteration && s.iteration >= 0) iteration_end[s.iteration] = s.t_end_ns;
+  }
+  write_metrics(file, c, k, rank_pid, iteration_end);
+  file.finish();
+  return file.events();
+}
+
+}  // namespace
+
+KinetoExportResult export_kineto_traces(RunStoreReader& run, const std::string& dir, bool force) {
+  const std::vector<RankRow> ranks = run.ranks();
+  prepare_folder(dir, ranks, force);
+  ExportContext c{run, SqliteDb(run.path(), SQLITE_OPEN_READONLY), run.run(), run.threads(), run.time_range().first};
+  KinetoExportResult result;
+  for (const RankRow& k : ranks) {
+    const std::string path = rank_trace_path(dir, k.rank);
+    result.events += export_rank(c, k, path);
     result.files.push_back(path);
   }
   return result;
