@@ -106,83 +106,97 @@ void drop_empty_last_step(FileScan& f) {
   f.steps.erase(last);
 }
 
-FileScan scan_file(const std::string& path, const std::function<bool(double)>& progress) {
-  FileScan f;
-  f.path = path;
-  std::error_code ec;
-  f.bytes = static_cast<int64_t>(fs::file_size(path, ec));
-  // Kineto writes baseTimeNanoseconds before traceEvents, but nothing promises it: the
-  // first pass keeps raw microseconds and moves them once the header is known.
-  std::map<std::string, TraceEvent> last_comms;  // per thread
-  std::unordered_map<std::string, std::string> thread_names;
-  auto us = [](double v) { return static_cast<int64_t>(std::llround(v * 1000.0)); };
-  f.header = read_torch_trace(
-      path,
-      [&](const TraceEvent& e) {
-        if (e.ph == 'M' && e.ds_thread >= 0 && e.name == "thread_name") {
-          // ddpscope's export names each track with its thread index: keep both.
-          DDPSCOPE_CHECK(e.ds_thread < 65535, "'", f.path, "' names thread ", e.ds_thread,
-                         ", past the 65535 a rank can hold");
-          ThreadSlot slot{static_cast<uint16_t>(e.ds_thread), e.meta_name, e.tid, false};
-          f.threads.emplace(thread_key(e), slot);
-          return;
-        }
-        if (e.ph == 'M') {
-          if (e.name == "thread_name" && !e.meta_name.empty()) {
-            // Kineto names a thread twice ("thread 773 (python3)", then its own name).
-            std::string& n = thread_names[thread_key(e)];
-            if (n.empty() || e.meta_name.find("(python") == std::string::npos) n = e.meta_name;
-          }
-          return;
-        }
-        if (e.ph != 'X') return;
-        if (f.pid == 0 && e.pid > 0 && !is_gpu_row(e)) f.pid = e.pid;
-        if (e.ds_kind >= 0) {  // a span of ddpscope's export: the second pass takes it as it is
-          slot_for(f, e);
-          return;
-        }
-        if (is_gpu_row(e)) {
-          f.has_gpu = true;
-          if (e.cat == "kernel" && is_comm_kernel(e.name)) f.comm_kernel_ends.push_back(us(e.ts_us) + us(e.dur_us));
-          slot_for(f, e);
-          return;
-        }
-        slot_for(f, e);
-        const Span s{us(e.ts_us), us(e.ts_us) + us(e.dur_us)};
-        if (!starts_with(e.name, "ProfilerStep#")) f.cpu_begins.push_back(s.begin);
-        if ((e.cat == "cuda_runtime" || e.cat == "cuda_driver") && e.correlation >= 0) {
-          f.launch_time[e.correlation] = s.begin;
-        } else if (starts_with(e.name, "ProfilerStep#")) {
-          char* end = nullptr;
-          const long long n = std::strtoll(e.name.c_str() + 13, &end, 10);
-          if (end && *end == '\0') f.steps[n] = s;
-        } else if (e.name == "DistributedDataParallel.forward") {
-          f.forwards.push_back(s);
-        } else if (starts_with(e.name, "Optimizer.step#")) {
-          f.optimizer_steps.push_back(s);
-        } else if (e.name == "record_param_comms") {
-          last_comms[thread_key(e)] = e;
-        } else if (is_backend_op(e)) {
-          BackendOp op{op_name(e.name), "0", s.begin, s.end, op_bytes(e)};
-          // record_param_comms (newer PyTorch) encloses its backend op on the same thread
-          // and names the group and the message size.
-          const auto c = last_comms.find(thread_key(e));
-          if (c != last_comms.end() && e.ts_us >= c->second.ts_us && e.ts_us <= c->second.ts_us + c->second.dur_us) {
-            if (!c->second.pg_name.empty()) op.group = c->second.pg_name;
-            if (op_bytes(c->second) >= 0) op.bytes = op_bytes(c->second);
-          }
-          f.ops.push_back(op);
-        } else if (is_c10d_launch(e)) {
-          std::string op = e.name.substr(6, e.name.size() - 7);
-          f.launches.push_back({op, s.begin, s.end, op_bytes(e)});
-        }
-      },
-      progress);
-  for (auto& [key, slot] : f.threads) {
-    const auto n = thread_names.find(key);
-    if (n != thread_names.end() && !slot.gpu) slot.name = n->second;
+namespace {
+
+int64_t us_to_ns(double v) { return static_cast<int64_t>(std::llround(v * 1000.0)); }
+
+// The first pass over one file's events. Kineto writes baseTimeNanoseconds before
+// traceEvents, but nothing promises it: times stay raw microseconds until the header is
+// known (move_onto_clock).
+class FirstPass {
+ public:
+  explicit FirstPass(FileScan& f) : f_(f) {}
+
+  void on_event(const TraceEvent& e) {
+    if (e.ph == 'M') return on_metadata(e);
+    if (e.ph != 'X') return;
+    if (f_.pid == 0 && e.pid > 0 && !is_gpu_row(e)) f_.pid = e.pid;
+    slot_for(f_, e);
+    if (e.ds_kind >= 0) return;  // a span of ddpscope's export: the second pass takes it as it is
+    if (is_gpu_row(e)) {
+      f_.has_gpu = true;
+      if (e.cat == "kernel" && is_comm_kernel(e.name))
+        f_.comm_kernel_ends.push_back(us_to_ns(e.ts_us) + us_to_ns(e.dur_us));
+      return;
+    }
+    on_cpu_span(e);
   }
-  // Now the header is known: raw microseconds onto the file's clock.
+
+  // Kineto's own thread names, where it gave them, over the scan's.
+  void name_threads() {
+    for (auto& [key, slot] : f_.threads) {
+      const auto n = thread_names_.find(key);
+      if (n != thread_names_.end() && !slot.gpu) slot.name = n->second;
+    }
+  }
+
+ private:
+  void on_metadata(const TraceEvent& e) {
+    if (e.ds_thread >= 0 && e.name == "thread_name") {
+      // ddpscope's export names each track with its thread index: keep both.
+      DDPSCOPE_CHECK(e.ds_thread < 65535, "'", f_.path, "' names thread ", e.ds_thread,
+                     ", past the 65535 a rank can hold");
+      ThreadSlot slot{static_cast<uint16_t>(e.ds_thread), e.meta_name, e.tid, false};
+      f_.threads.emplace(thread_key(e), slot);
+    } else if (e.name == "thread_name" && !e.meta_name.empty()) {
+      // Kineto names a thread twice ("thread 773 (python3)", then its own name).
+      std::string& n = thread_names_[thread_key(e)];
+      if (n.empty() || e.meta_name.find("(python") == std::string::npos) n = e.meta_name;
+    }
+  }
+
+  void on_cpu_span(const TraceEvent& e) {
+    const Span s{us_to_ns(e.ts_us), us_to_ns(e.ts_us) + us_to_ns(e.dur_us)};
+    if (!starts_with(e.name, "ProfilerStep#")) f_.cpu_begins.push_back(s.begin);
+    if ((e.cat == "cuda_runtime" || e.cat == "cuda_driver") && e.correlation >= 0) {
+      f_.launch_time[e.correlation] = s.begin;
+    } else if (starts_with(e.name, "ProfilerStep#")) {
+      char* end = nullptr;
+      const long long n = std::strtoll(e.name.c_str() + 13, &end, 10);
+      if (end && *end == '\0') f_.steps[n] = s;
+    } else if (e.name == "DistributedDataParallel.forward") {
+      f_.forwards.push_back(s);
+    } else if (starts_with(e.name, "Optimizer.step#")) {
+      f_.optimizer_steps.push_back(s);
+    } else if (e.name == "record_param_comms") {
+      last_comms_[thread_key(e)] = e;
+    } else if (is_backend_op(e)) {
+      on_backend_op(e, s);
+    } else if (is_c10d_launch(e)) {
+      std::string op = e.name.substr(6, e.name.size() - 7);
+      f_.launches.push_back({op, s.begin, s.end, op_bytes(e)});
+    }
+  }
+
+  void on_backend_op(const TraceEvent& e, const Span& s) {
+    BackendOp op{op_name(e.name), "0", s.begin, s.end, op_bytes(e)};
+    // record_param_comms (newer PyTorch) encloses its backend op on the same thread
+    // and names the group and the message size.
+    const auto c = last_comms_.find(thread_key(e));
+    if (c != last_comms_.end() && e.ts_us >= c->second.ts_us && e.ts_us <= c->second.ts_us + c->second.dur_us) {
+      if (!c->second.pg_name.empty()) op.group = c->second.pg_name;
+      if (op_bytes(c->second) >= 0) op.bytes = op_bytes(c->second);
+    }
+    f_.ops.push_back(op);
+  }
+
+  FileScan& f_;
+  std::map<std::string, TraceEvent> last_comms_;  // per thread
+  std::unordered_map<std::string, std::string> thread_names_;
+};
+
+// Now the header is known: raw microseconds onto the file's clock.
+void move_onto_clock(FileScan& f) {
   const int64_t base = f.header.base_time_ns;
   for (auto& [n, s] : f.steps)
     s = {s.begin + base, s.end + base};
@@ -197,9 +211,11 @@ FileScan scan_file(const std::string& path, const std::function<bool(double)>& p
     t += base;
   for (auto& [c, t] : f.launch_time)
     t += base;
-  if (f.header.events == 0) throw IMPORT_ERROR("'", path, "' is a trace with no events; profile at least one step");
-  // Collectives in the order they started, numbered per group; launches matched to the
-  // backend ops they started (the k-th launch of an op to its k-th backend op).
+}
+
+// Collectives in the order they started, numbered per group; launches matched to the
+// backend ops they started (the k-th launch of an op to its k-th backend op).
+void match_collectives(FileScan& f) {
   std::stable_sort(f.ops.begin(), f.ops.end(), [](auto& a, auto& b) { return a.begin < b.begin; });
   std::map<std::string, int> seq;
   for (auto& op : f.ops)
@@ -220,6 +236,22 @@ FileScan scan_file(const std::string& path, const std::function<bool(double)>& p
       op.issued = std::min(op.issued, l.begin);
     }
   }
+}
+
+}  // namespace
+
+FileScan scan_file(const std::string& path, const std::function<bool(double)>& progress) {
+  FileScan f;
+  f.path = path;
+  std::error_code ec;
+  f.bytes = static_cast<int64_t>(fs::file_size(path, ec));
+  FirstPass pass(f);
+  f.header = read_torch_trace(
+      path, [&](const TraceEvent& e) { pass.on_event(e); }, progress);
+  pass.name_threads();
+  move_onto_clock(f);
+  if (f.header.events == 0) throw IMPORT_ERROR("'", path, "' is a trace with no events; profile at least one step");
+  match_collectives(f);
   drop_empty_last_step(f);
   return f;
 }
