@@ -299,109 +299,127 @@ void RunStoreWriter::write_record(int rank, const std::string& text) {
 void RunStoreWriter::store_record(int rank, const nlohmann::json& r) {
   const std::string type = r.value("type", "");
   const auto rk = int64_t{rank};
-  if (type == "metric") {
-    // SQLite stores a NaN REAL as NULL: a NaN is kept as the text 'nan' (infinities are
-    // REALs). RunStoreReader::metrics reads both back.
-    const double value = json_field(r, "value");
-    insert_metric_.bind(1, rk)
-        .bind_optional(2, r.value("iteration", int64_t{-1}))
-        .bind(3, r.value("name", std::string()));
-    if (std::isnan(value)) {
-      insert_metric_.bind(4, std::string("nan"));
-    } else {
-      insert_metric_.bind(4, value);
-    }
-    insert_metric_.step();
-    insert_metric_.reset();
-  } else if (type == "rank") {
-    Statement s = db_.prepare("UPDATE ranks SET host = ?, pid = ?, device = ? WHERE rank = ?");
-    s.bind(1, r.value("host", std::string()))
-        .bind(2, r.value("pid", int64_t{0}))
-        .bind(3, r.value("device", std::string("cpu")))
-        .bind(4, rk);
-    s.step();
-  } else if (type == "clock") {
-    Statement s = db_.prepare("INSERT INTO clock_samples(rank, t_local_ns, offset_ns, rtt_ns) VALUES(?,?,?,?)");
-    const int64_t offset = r.value("offset_ns", int64_t{0}), rtt = r.value("rtt_ns", int64_t{0});
-    s.bind(1, rk).bind(2, r.value("t_local_ns", int64_t{0})).bind(3, offset).bind(4, rtt);
-    s.step();
-    Statement u = db_.prepare(
-        "UPDATE ranks SET clock_offset_ns = ?, clock_rtt_ns = ?, clock_uncertainty_ns = ? "
-        "WHERE rank = ?");
-    u.bind(1, offset).bind(2, rtt).bind_optional(3, r.value("uncertainty_ns", int64_t{-1})).bind(4, rk);
-    u.step();
-  } else if (type == "buckets") {
-    const int64_t gen = r.value("generation", int64_t{0});
-    Statement b = db_.prepare(
-        "INSERT OR REPLACE INTO buckets(rank, generation, bucket, bytes, num_params, first_param, "
-        "last_param, params) VALUES(?,?,?,?,?,?,?,?)");
-    for (const auto& x : r["buckets"]) {
-      const auto& params = x["params"];
-      b.bind(1, rk)
-          .bind(2, gen)
-          .bind(3, x.value("bucket", int64_t{0}))
-          .bind(4, x.value("bytes", int64_t{0}))
-          .bind(5, static_cast<int64_t>(params.size()))
-          .bind_optional(6, params.empty() ? -1 : params.front().get<int64_t>())
-          .bind_optional(7, params.empty() ? -1 : params.back().get<int64_t>())
-          .bind(8, params.dump());
-      b.step();
-      b.reset();
-    }
-    Statement p = db_.prepare(
-        "INSERT OR REPLACE INTO params(rank, generation, param_index, name, shape, numel, dtype, "
-        "bucket, offset) VALUES(?,?,?,?,?,?,?,?,?)");
-    for (const auto& x : r["params"]) {
-      int64_t numel = 1;
-      for (const auto& d : x["shape"])
-        numel *= d.get<int64_t>();
-      p.bind(1, rk)
-          .bind(2, gen)
-          .bind(3, x.value("index", int64_t{0}))
-          .bind(4, x.value("name", std::string()))
-          .bind(5, x["shape"].dump())
-          .bind(6, numel)
-          .bind(7, x.value("dtype", std::string()))
-          .bind_optional(8, x.value("bucket", int64_t{-1}))
-          .bind(9, x.value("offset", int64_t{0}));
-      p.step();
-      p.reset();
-    }
-  } else if (type == "graph") {
-    const int64_t ctx = r.value("ctx_id", int64_t{-1}), iter = r.value("iteration", int64_t{0});
-    Statement n = db_.prepare(
-        "INSERT OR REPLACE INTO graph_nodes(rank, ctx_id, iteration, node_id, op, kind, deps, "
-        "sequence_nr, msg_id, peer) VALUES(?,?,?,?,?,?,?,?,?,?)");
-    for (const auto& x : r["nodes"]) {
-      // Send and recv nodes (schema 3) add their autograd message id and peer.
-      const bool rpc_end = x.size() >= 7;
-      n.bind(1, rk)
-          .bind(2, ctx)
-          .bind(3, iter)
-          .bind(4, x[0].get<int64_t>())
-          .bind(5, x[1].get<std::string>())
-          .bind(6, x[2].get<std::string>())
-          .bind(7, x[3].get<int64_t>())
-          .bind(8, x[4].get<int64_t>())
-          .bind_optional(9, rpc_end ? x[5].get<int64_t>() : -1)
-          .bind_optional(10, rpc_end ? x[6].get<int64_t>() : -1);
-      n.step();
-      n.reset();
-    }
-    Statement e =
-        db_.prepare("INSERT INTO graph_edges(rank, ctx_id, iteration, src, dst, input_nr) VALUES(?,?,?,?,?,?)");
-    for (const auto& x : r["edges"]) {
-      e.bind(1, rk)
-          .bind(2, ctx)
-          .bind(3, iter)
-          .bind(4, x[0].get<int64_t>())
-          .bind(5, x[1].get<int64_t>())
-          .bind(6, x[2].get<int64_t>());
-      e.step();
-      e.reset();
-    }
-  } else {
+  if (type == "metric")
+    store_metric(rk, r);
+  else if (type == "rank")
+    store_rank(rk, r);
+  else if (type == "clock")
+    store_clock(rk, r);
+  else if (type == "buckets")
+    store_buckets(rk, r);
+  else if (type == "graph")
+    store_graph(rk, r);
+  else
     log::warn("run store: unknown record type '{}' from rank {}; skipped", type, rank);
+}
+
+void RunStoreWriter::store_metric(int64_t rk, const nlohmann::json& r) {
+  // SQLite stores a NaN REAL as NULL: a NaN is kept as the text 'nan' (infinities are
+  // REALs). RunStoreReader::metrics reads both back.
+  const double value = json_field(r, "value");
+  insert_metric_.bind(1, rk)
+      .bind_optional(2, r.value("iteration", int64_t{-1}))
+      .bind(3, r.value("name", std::string()));
+  if (std::isnan(value)) {
+    insert_metric_.bind(4, std::string("nan"));
+  } else {
+    insert_metric_.bind(4, value);
+  }
+  insert_metric_.step();
+  insert_metric_.reset();
+}
+
+void RunStoreWriter::store_rank(int64_t rk, const nlohmann::json& r) {
+  Statement s = db_.prepare("UPDATE ranks SET host = ?, pid = ?, device = ? WHERE rank = ?");
+  s.bind(1, r.value("host", std::string()))
+      .bind(2, r.value("pid", int64_t{0}))
+      .bind(3, r.value("device", std::string("cpu")))
+      .bind(4, rk);
+  s.step();
+}
+
+void RunStoreWriter::store_clock(int64_t rk, const nlohmann::json& r) {
+  Statement s = db_.prepare("INSERT INTO clock_samples(rank, t_local_ns, offset_ns, rtt_ns) VALUES(?,?,?,?)");
+  const int64_t offset = r.value("offset_ns", int64_t{0}), rtt = r.value("rtt_ns", int64_t{0});
+  s.bind(1, rk).bind(2, r.value("t_local_ns", int64_t{0})).bind(3, offset).bind(4, rtt);
+  s.step();
+  Statement u = db_.prepare(
+      "UPDATE ranks SET clock_offset_ns = ?, clock_rtt_ns = ?, clock_uncertainty_ns = ? "
+      "WHERE rank = ?");
+  u.bind(1, offset).bind(2, rtt).bind_optional(3, r.value("uncertainty_ns", int64_t{-1})).bind(4, rk);
+  u.step();
+}
+
+void RunStoreWriter::store_buckets(int64_t rk, const nlohmann::json& r) {
+  const int64_t gen = r.value("generation", int64_t{0});
+  Statement b = db_.prepare(
+      "INSERT OR REPLACE INTO buckets(rank, generation, bucket, bytes, num_params, first_param, "
+      "last_param, params) VALUES(?,?,?,?,?,?,?,?)");
+  for (const auto& x : r["buckets"]) {
+    const auto& params = x["params"];
+    b.bind(1, rk)
+        .bind(2, gen)
+        .bind(3, x.value("bucket", int64_t{0}))
+        .bind(4, x.value("bytes", int64_t{0}))
+        .bind(5, static_cast<int64_t>(params.size()))
+        .bind_optional(6, params.empty() ? -1 : params.front().get<int64_t>())
+        .bind_optional(7, params.empty() ? -1 : params.back().get<int64_t>())
+        .bind(8, params.dump());
+    b.step();
+    b.reset();
+  }
+  Statement p = db_.prepare(
+      "INSERT OR REPLACE INTO params(rank, generation, param_index, name, shape, numel, dtype, "
+      "bucket, offset) VALUES(?,?,?,?,?,?,?,?,?)");
+  for (const auto& x : r["params"]) {
+    int64_t numel = 1;
+    for (const auto& d : x["shape"])
+      numel *= d.get<int64_t>();
+    p.bind(1, rk)
+        .bind(2, gen)
+        .bind(3, x.value("index", int64_t{0}))
+        .bind(4, x.value("name", std::string()))
+        .bind(5, x["shape"].dump())
+        .bind(6, numel)
+        .bind(7, x.value("dtype", std::string()))
+        .bind_optional(8, x.value("bucket", int64_t{-1}))
+        .bind(9, x.value("offset", int64_t{0}));
+    p.step();
+    p.reset();
+  }
+}
+
+void RunStoreWriter::store_graph(int64_t rk, const nlohmann::json& r) {
+  const int64_t ctx = r.value("ctx_id", int64_t{-1}), iter = r.value("iteration", int64_t{0});
+  Statement n = db_.prepare(
+      "INSERT OR REPLACE INTO graph_nodes(rank, ctx_id, iteration, node_id, op, kind, deps, "
+      "sequence_nr, msg_id, peer) VALUES(?,?,?,?,?,?,?,?,?,?)");
+  for (const auto& x : r["nodes"]) {
+    // Send and recv nodes (schema 3) add their autograd message id and peer.
+    const bool rpc_end = x.size() >= 7;
+    n.bind(1, rk)
+        .bind(2, ctx)
+        .bind(3, iter)
+        .bind(4, x[0].get<int64_t>())
+        .bind(5, x[1].get<std::string>())
+        .bind(6, x[2].get<std::string>())
+        .bind(7, x[3].get<int64_t>())
+        .bind(8, x[4].get<int64_t>())
+        .bind_optional(9, rpc_end ? x[5].get<int64_t>() : -1)
+        .bind_optional(10, rpc_end ? x[6].get<int64_t>() : -1);
+    n.step();
+    n.reset();
+  }
+  Statement e = db_.prepare("INSERT INTO graph_edges(rank, ctx_id, iteration, src, dst, input_nr) VALUES(?,?,?,?,?,?)");
+  for (const auto& x : r["edges"]) {
+    e.bind(1, rk)
+        .bind(2, ctx)
+        .bind(3, iter)
+        .bind(4, x[0].get<int64_t>())
+        .bind(5, x[1].get<int64_t>())
+        .bind(6, x[2].get<int64_t>());
+    e.step();
+    e.reset();
   }
 }
 

@@ -58,6 +58,11 @@ class RunStoreWriter {
   void write_record(int rank, const std::string& json);
   void write_message(int64_t rank, const BatchEvent& e, const std::string& name, int64_t offset);
   void store_record(int rank, const nlohmann::json& record);
+  void store_metric(int64_t rank, const nlohmann::json& record);
+  void store_rank(int64_t rank, const nlohmann::json& record);
+  void store_clock(int64_t rank, const nlohmann::json& record);
+  void store_buckets(int64_t rank, const nlohmann::json& record);  // and their parameters
+  void store_graph(int64_t rank, const nlohmann::json& record);
   static std::string name_key(const NameInfo& name);
   int64_t name_id(const NameInfo& name);
   void ensure_rank(int rank);
