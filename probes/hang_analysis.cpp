@@ -31,33 +31,25 @@ std::string list_text(const std::vector<int>& v) {
   return out;
 }
 
-RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations) {
-  RankHangState st;
-  st.rank = rank;
-  // The last completed iteration (a scan without names: ~0.1 s for 1M spans).
+// The rank's last completed iteration (a scan without names: ~0.1 s for 1M spans).
+std::optional<CompactSpan> last_iteration(RunStoreReader& run, int rank) {
   std::optional<CompactSpan> last;
   run.for_each_span(
       [&](const CompactSpan& s) {
         if (!last || s.iteration > last->iteration) last = s;
       },
       {Kind::Iteration}, rank);
-  st.completed_iterations = last ? last->iteration : 0;
-  st.current_iteration = st.completed_iterations + 1;
-  // From the start of the last completed iteration: its collectives give the latest
-  // sequence number even when the current iteration has not issued one yet.
-  SpanQuery window;
-  window.rank = rank;
-  if (last) window.t_begin_ns = last->t_begin_ns;
-  const auto events = run.spans(window);
+  return last;
+}
 
-  // A collective started and not finished: the rank is blocked in it, in the iteration
-  // it was issued in (spans of that iteration may have ended since, as an error unwound).
+// The latest collective number and event, and the collective the rank is blocked in: one
+// started and not finished, in the iteration it was issued in (spans of that iteration
+// may have ended since, as an error unwound). Returns when it blocked, or -1.
+int64_t find_blocking_collective(const std::vector<SpanRow>& events, RankHangState& st) {
   std::set<std::pair<std::string, int64_t>> finished_ops;
   for (const SpanRow& e : events) {
     if (e.kind == Kind::PgOp) finished_ops.insert({e.name, e.seq});
-    if (e.kind == Kind::PgOpStart || e.kind == Kind::PgOp) {
-      st.latest_seq = std::max(st.latest_seq, e.seq);
-    }
+    if (e.kind == Kind::PgOpStart || e.kind == Kind::PgOp) st.latest_seq = std::max(st.latest_seq, e.seq);
     if (e.t_end_ns >= st.last_event_ns) {
       st.last_event_ns = e.t_end_ns;
       st.last_event = detail::concat(kind_name(e.kind), " '", e.name, "'");
@@ -75,62 +67,97 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
       blocked_at = e.t_begin_ns;
     }
   }
+  return blocked_at;
+}
+
+// What the current iteration got done before the rank blocked (blocked_at < 0: so far).
+struct IterationProgress {
   std::set<int64_t> grads_ready, buckets_ready, buckets_reduced;
   bool forward_done = false, backward_done = false, started = false;
   std::string inside;  // the phase a blocked rank was in when it blocked
+
+  // A phase the rank was inside when it blocked: that is where it waits.
+  void note_inside(Kind kind) {
+    if (kind == Kind::Finalize)
+      inside = "in backward (finalize: waiting for buckets)";
+    else if (kind == Kind::Backward && inside.empty())
+      inside = "in backward";
+    else if (kind == Kind::Forward && inside.empty())
+      inside = "in forward";
+    else if (kind == Kind::Optimizer && inside.empty())
+      inside = "in the optimizer step";
+  }
+};
+
+IterationProgress iteration_progress(const std::vector<SpanRow>& events, int64_t iteration, int64_t blocked_at) {
+  IterationProgress p;
   for (const SpanRow& e : events) {
-    if (e.iteration != st.current_iteration) continue;
-    started = true;
+    if (e.iteration != iteration) continue;
+    p.started = true;
     // What ended after the blocked op began ended because the wait failed, not because
     // the work was done.
     if (blocked_at >= 0 && e.kind != Kind::GradReady && e.kind != Kind::BucketReady && e.t_end_ns > blocked_at) {
-      // A phase the rank was inside when it blocked: that is where it waits.
-      if (e.t_begin_ns <= blocked_at) {
-        if (e.kind == Kind::Finalize)
-          inside = "in backward (finalize: waiting for buckets)";
-        else if (e.kind == Kind::Backward && inside.empty())
-          inside = "in backward";
-        else if (e.kind == Kind::Forward && inside.empty())
-          inside = "in forward";
-        else if (e.kind == Kind::Optimizer && inside.empty())
-          inside = "in the optimizer step";
-      }
+      if (e.t_begin_ns <= blocked_at) p.note_inside(e.kind);
       continue;
     }
     switch (e.kind) {
-      case Kind::Forward: forward_done = true; break;
-      case Kind::Backward: backward_done = true; break;
-      case Kind::GradReady: grads_ready.insert(e.param); break;
-      case Kind::BucketReady: buckets_ready.insert(e.bucket); break;
-      case Kind::Allreduce: buckets_reduced.insert(e.bucket); break;
+      case Kind::Forward: p.forward_done = true; break;
+      case Kind::Backward: p.backward_done = true; break;
+      case Kind::GradReady: p.grads_ready.insert(e.param); break;
+      case Kind::BucketReady: p.buckets_ready.insert(e.bucket); break;
+      case Kind::Allreduce: p.buckets_reduced.insert(e.bucket); break;
       default: break;
     }
   }
-  st.phase = !inside.empty() ? inside : backward_done ? "after backward" : forward_done ? "after forward" : "forward";
-  // Nothing of the next iteration yet: the rank is between iterations (or done), and
-  // no gradient or bucket of it is pending.
-  const bool between = !st.blocked_in && !started && last.has_value();
-  if (between) {
-    const bool done = st.completed_iterations >= total_iterations;
-    st.phase = done ? "done" : "between iterations";
-    if (done) st.current_iteration = st.completed_iterations;
-  }
+  return p;
+}
 
-  // The bucket assignment in force: the latest generation this rank recorded.
+// The buckets and gradients still pending, in the bucket assignment in force (the
+// latest generation this rank recorded).
+void list_pending(RunStoreReader& run, int rank, const IterationProgress& p, bool between, RankHangState& st) {
   const auto buckets = run.buckets(rank);
   int generation = -1;
   for (const auto& b : buckets)
     generation = std::max(generation, b.generation);
   for (const auto& b : buckets) {
     if (b.generation != generation) continue;
-    if (between || buckets_reduced.count(b.bucket)) continue;
-    (buckets_ready.count(b.bucket) ? st.buckets_waiting_for_allreduce : st.buckets_waiting_for_grads)
+    if (between || p.buckets_reduced.count(b.bucket)) continue;
+    (p.buckets_ready.count(b.bucket) ? st.buckets_waiting_for_allreduce : st.buckets_waiting_for_grads)
         .push_back(b.bucket);
   }
-  for (const auto& p : run.params(rank, generation)) {
+  for (const auto& param : run.params(rank, generation)) {
     ++st.params_total;
-    if (!between && !grads_ready.count(p.index)) st.missing_grads.push_back(p.name);
+    if (!between && !p.grads_ready.count(param.index)) st.missing_grads.push_back(param.name);
   }
+}
+
+RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations) {
+  RankHangState st;
+  st.rank = rank;
+  const std::optional<CompactSpan> last = last_iteration(run, rank);
+  st.completed_iterations = last ? last->iteration : 0;
+  st.current_iteration = st.completed_iterations + 1;
+  // From the start of the last completed iteration: its collectives give the latest
+  // sequence number even when the current iteration has not issued one yet.
+  SpanQuery window;
+  window.rank = rank;
+  if (last) window.t_begin_ns = last->t_begin_ns;
+  const auto events = run.spans(window);
+  const int64_t blocked_at = find_blocking_collective(events, st);
+  const IterationProgress p = iteration_progress(events, st.current_iteration, blocked_at);
+  st.phase = !p.inside.empty() ? p.inside
+             : p.backward_done ? "after backward"
+             : p.forward_done  ? "after forward"
+                               : "forward";
+  // Nothing of the next iteration yet: the rank is between iterations (or done), and
+  // no gradient or bucket of it is pending.
+  const bool between = !st.blocked_in && !p.started && last.has_value();
+  if (between) {
+    const bool done = st.completed_iterations >= total_iterations;
+    st.phase = done ? "done" : "between iterations";
+    if (done) st.current_iteration = st.completed_iterations;
+  }
+  list_pending(run, rank, p, between, st);
   return st;
 }
 
@@ -220,102 +247,116 @@ std::optional<PendingCollective> collective_of_timeout(const std::string& messag
   return PendingCollective{m[1].str(), std::stoll(m[2].str()), -1, 0};
 }
 
-void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
-  const auto state_of = [&](int rank) -> const RankHangState* {
-    for (const auto& st : report.ranks)
-      if (st.rank == rank) return &st;
-    return nullptr;
-  };
-  std::string culprit, reporter;
-  if (report.dead_rank >= 0) {
-    report.culprits = {report.dead_rank};
-    const auto [rank, signal] = dead_rank_of(run.message);
-    culprit = detail::concat("Rank ", rank, " died (", signal, ")");
-    if (const RankHangState* st = state_of(rank)) culprit += detail::concat(" ", position_text(*st, start_ns));
+const RankHangState* state_of(const HangReport& report, int rank) {
+  for (const auto& st : report.ranks)
+    if (st.rank == rank) return &st;
+  return nullptr;
+}
+
+// "; rank 1 was in iteration 20 (...)" for each of `ranks` the report holds.
+std::string positions_text(const HangReport& report, const std::vector<int>& ranks, int64_t start_ns) {
+  std::string text;
+  for (int r : ranks) {
+    if (const RankHangState* a = state_of(report, r))
+      text += detail::concat("; rank ", r, " was ", position_text(*a, start_ns));
+  }
+  return text;
+}
+
+std::string dead_rank_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
+  report.culprits = {report.dead_rank};
+  const auto [rank, signal] = dead_rank_of(run.message);
+  std::string culprit = detail::concat("Rank ", rank, " died (", signal, ")");
+  if (const RankHangState* st = state_of(report, rank)) culprit += detail::concat(" ", position_text(*st, start_ns));
+  std::vector<int> waiting;
+  for (const auto& st : report.ranks)
+    if (st.rank != rank && st.blocked_in) waiting.push_back(st.rank);
+  if (!waiting.empty()) culprit += detail::concat("; rank(s) ", list_text(waiting), " were waiting in a collective");
+  return culprit + ".";
+}
+
+// The collective that some rank waits in and some other rank never started.
+std::string absent_rank_verdict(HangReport& report, int64_t start_ns) {
+  for (const auto& st : report.ranks) {
+    if (!st.blocked_in) continue;
+    std::vector<int> absent;
+    for (const auto& other : report.ranks)
+      if (other.rank != st.rank && other.latest_seq < st.blocked_in->seq) absent.push_back(other.rank);
+    if (absent.empty()) continue;
+    report.culprits = absent;
     std::vector<int> waiting;
-    for (const auto& st : report.ranks)
-      if (st.rank != rank && st.blocked_in) waiting.push_back(st.rank);
-    if (!waiting.empty()) culprit += detail::concat("; rank(s) ", list_text(waiting), " were waiting in a collective");
-    culprit += ".";
+    for (const auto& w : report.ranks)
+      if (w.blocked_in && w.blocked_in->seq == st.blocked_in->seq) waiting.push_back(w.rank);
+    return detail::concat("Rank", absent.size() > 1 ? "s " : " ", list_text(absent), " never entered ",
+                          st.blocked_in->op, " #", st.blocked_in->seq, ", which rank", waiting.size() > 1 ? "s " : " ",
+                          list_text(waiting), " waited in") +
+           positions_text(report, absent, start_ns) + ".";
+  }
+  return {};
+}
+
+// Every rank entered the same collective and it never completed; one rank's watchdog
+// reported it. The others never reported a timeout of their own: stopped, or stuck
+// inside the transfer. They are the likely culprits.
+std::string timed_out_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
+  const RankHangState* reporter_state = state_of(report, run.failed_rank);
+  // The reporter's start of the op may not have reached the file before the job ended;
+  // its timeout message names the op and number ("waited 4000 ms in allreduce #1454").
+  std::optional<PendingCollective> waited = reporter_state ? reporter_state->blocked_in : std::nullopt;
+  if (!waited) waited = collective_of_timeout(run.message);
+  if (!reporter_state || !waited) return {};
+  const int64_t seq = waited->seq;
+  std::vector<int> silent, absent;
+  for (const auto& st : report.ranks) {
+    if (st.rank == run.failed_rank) continue;  // it entered: its timeout says so
+    // Entered: still in it, or started it (a rank stopped inside it may finish it
+    // once continued, its op lasting as long as the stop).
+    (st.latest_seq >= seq ? silent : absent).push_back(st.rank);
+  }
+  if (!absent.empty()) {
+    report.culprits = absent;
+    return detail::concat("Rank", absent.size() > 1 ? "s " : " ", list_text(absent), " never entered ", waited->op,
+                          " #", seq, ", which rank ", run.failed_rank, " waited in") +
+           positions_text(report, absent, start_ns) + ".";
+  }
+  if (silent.empty()) return {};
+  report.culprits = silent;
+  return detail::concat("Every rank entered ", waited->op, " #", seq, ", and rank ", run.failed_rank,
+                        " waited in it until its timeout. Rank", silent.size() > 1 ? "s " : " ", list_text(silent),
+                        silent.size() > 1 ? " never timed out themselves" : " never timed out itself",
+                        ": stopped, stuck inside the transfer, or cut off from the network (the likely culprit",
+                        silent.size() > 1 ? "s" : "", ")") +
+         positions_text(report, silent, start_ns) + ".";
+}
+
+// Who reported the failure, when that is not the culprit named already; or the failure
+// itself, when nothing else names a culprit.
+std::string reporter_text(HangReport& report, const RunRow& run, std::string& culprit) {
+  if (run.status != "failed") return {};
+  const int reported_by = run.failed_rank;
+  const bool same = report.culprits.size() == 1 && report.culprits.front() == reported_by;
+  if (!culprit.empty() && reported_by >= 0 && !same)
+    return detail::concat(" Rank ", reported_by, " reported it: ", first_sentence(run.message), ".");
+  if (!culprit.empty() && same && report.dead_rank < 0)
+    return detail::concat(" It failed: ", first_sentence(run.message), ".");
+  if (culprit.empty() && reported_by >= 0) {
+    culprit = detail::concat("Rank ", reported_by, " failed: ", first_sentence(run.message), ".");
+    report.culprits = {reported_by};
+  }
+  return {};
+}
+
+void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
+  std::string culprit;
+  if (report.dead_rank >= 0) {
+    culprit = dead_rank_verdict(report, run, start_ns);
   } else {
-    // The collective that some rank waits in and some other rank never started.
-    for (const auto& st : report.ranks) {
-      if (!st.blocked_in) continue;
-      std::vector<int> absent;
-      for (const auto& other : report.ranks)
-        if (other.rank != st.rank && other.latest_seq < st.blocked_in->seq) absent.push_back(other.rank);
-      if (absent.empty()) continue;
-      report.culprits = absent;
-      std::vector<int> waiting;
-      for (const auto& w : report.ranks)
-        if (w.blocked_in && w.blocked_in->seq == st.blocked_in->seq) waiting.push_back(w.rank);
-      culprit = detail::concat("Rank", absent.size() > 1 ? "s " : " ", list_text(absent), " never entered ",
-                               st.blocked_in->op, " #", st.blocked_in->seq, ", which rank",
-                               waiting.size() > 1 ? "s " : " ", list_text(waiting), " waited in");
-      for (int r : absent) {
-        if (const RankHangState* a = state_of(r))
-          culprit += detail::concat("; rank ", r, " was ", position_text(*a, start_ns));
-      }
-      culprit += ".";
-      break;
-    }
+    culprit = absent_rank_verdict(report, start_ns);
+    if (culprit.empty()) culprit = mismatch_verdict(report, report.culprits);
   }
-  if (culprit.empty() && report.dead_rank < 0) culprit = mismatch_verdict(report, report.culprits);
-  if (culprit.empty() && run.status == "failed" && run.failed_rank >= 0 && report.ranks.size() > 1) {
-    // Every rank entered the same collective and it never completed; one rank's watchdog
-    // reported it. The others never reported a timeout of their own: stopped, or stuck
-    // inside the transfer. They are the likely culprits.
-    const RankHangState* reporter_state = state_of(run.failed_rank);
-    // The reporter's start of the op may not have reached the file before the job ended;
-    // its timeout message names the op and number ("waited 4000 ms in allreduce #1454").
-    std::optional<PendingCollective> waited = reporter_state ? reporter_state->blocked_in : std::nullopt;
-    if (!waited) waited = collective_of_timeout(run.message);
-    if (reporter_state && waited) {
-      const int64_t seq = waited->seq;
-      std::vector<int> silent, absent;
-      for (const auto& st : report.ranks) {
-        if (st.rank == run.failed_rank) continue;  // it entered: its timeout says so
-        // Entered: still in it, or started it (a rank stopped inside it may finish it
-        // once continued, its op lasting as long as the stop).
-        (st.latest_seq >= seq ? silent : absent).push_back(st.rank);
-      }
-      if (!absent.empty()) {
-        report.culprits = absent;
-        culprit = detail::concat("Rank", absent.size() > 1 ? "s " : " ", list_text(absent), " never entered ",
-                                 waited->op, " #", seq, ", which rank ", run.failed_rank, " waited in");
-        for (int r : absent) {
-          if (const RankHangState* a = state_of(r))
-            culprit += detail::concat("; rank ", r, " was ", position_text(*a, start_ns));
-        }
-        culprit += ".";
-      } else if (!silent.empty()) {
-        report.culprits = silent;
-        culprit =
-            detail::concat("Every rank entered ", waited->op, " #", seq, ", and rank ", run.failed_rank,
-                           " waited in it until its timeout. Rank", silent.size() > 1 ? "s " : " ", list_text(silent),
-                           silent.size() > 1 ? " never timed out themselves" : " never timed out itself",
-                           ": stopped, stuck inside the transfer, or cut off from the network (the likely culprit",
-                           silent.size() > 1 ? "s" : "", ")");
-        for (int r : silent) {
-          if (const RankHangState* a = state_of(r))
-            culprit += detail::concat("; rank ", r, " was ", position_text(*a, start_ns));
-        }
-        culprit += ".";
-      }
-    }
-  }
-  if (run.status == "failed") {
-    const int reported_by = run.failed_rank;
-    const bool same = report.culprits.size() == 1 && report.culprits.front() == reported_by;
-    if (!culprit.empty() && reported_by >= 0 && !same) {
-      reporter = detail::concat(" Rank ", reported_by, " reported it: ", first_sentence(run.message), ".");
-    } else if (!culprit.empty() && same && report.dead_rank < 0) {
-      reporter = detail::concat(" It failed: ", first_sentence(run.message), ".");
-    } else if (culprit.empty() && reported_by >= 0) {
-      culprit = detail::concat("Rank ", reported_by, " failed: ", first_sentence(run.message), ".");
-      report.culprits = {reported_by};
-    }
-  }
+  if (culprit.empty() && run.status == "failed" && run.failed_rank >= 0 && report.ranks.size() > 1)
+    culprit = timed_out_verdict(report, run, start_ns);
+  const std::string reporter = reporter_text(report, run, culprit);
   report.verdict = culprit + reporter;
   if (!report.verdict.empty()) report.findings.insert(report.findings.begin(), report.verdict);
 }
