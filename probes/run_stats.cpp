@@ -14,27 +14,27 @@ nlohmann::ordered_json number(double v) {
   return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
 }
 
-}  // namespace
-
-nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
+nlohmann::ordered_json run_json(RunStoreReader& run) {
   const RunRow r = run.run();
-  nlohmann::ordered_json out;
   nlohmann::ordered_json config = nlohmann::ordered_json::object();
   try {
     config = nlohmann::ordered_json::parse(r.config_json.empty() ? "{}" : r.config_json);
   } catch (const nlohmann::ordered_json::exception&) {
   }
-  out["run"] = {{"status", r.status},
-                {"message", r.message},
-                {"failed_rank", r.failed_rank >= 0 ? nlohmann::ordered_json(r.failed_rank) : nullptr},
-                {"created_at", r.created_at},
-                {"ended_at", r.ended_at},
-                {"world_size", r.world_size},
-                {"backend", r.backend},
-                {"model", r.model},
-                {"config", config},
-                {"rejected_batches", r.rejected_batches},
-                {"spans", run.span_count()}};
+  return {{"status", r.status},
+          {"message", r.message},
+          {"failed_rank", r.failed_rank >= 0 ? nlohmann::ordered_json(r.failed_rank) : nullptr},
+          {"created_at", r.created_at},
+          {"ended_at", r.ended_at},
+          {"world_size", r.world_size},
+          {"backend", r.backend},
+          {"model", r.model},
+          {"config", config},
+          {"rejected_batches", r.rejected_batches},
+          {"spans", run.span_count()}};
+}
+
+nlohmann::ordered_json ranks_json(RunStoreReader& run) {
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const RankRow& k : run.ranks()) {
     ranks.push_back({{"rank", k.rank},
@@ -46,16 +46,11 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
                      {"events_received", k.events_received},
                      {"events_dropped", k.events_dropped}});
   }
-  out["ranks"] = ranks;
-  out["summary"] = nullptr;  // filled below; placed here for readers
+  return ranks;
+}
 
-  const RunAnalysis a = analyze_run(run);
+nlohmann::ordered_json iterations_json(const RunAnalysis& a) {
   nlohmann::ordered_json iterations = nlohmann::ordered_json::array();
-  struct Sums {
-    int n = 0;
-    double iteration = 0, comm = 0, exposed = 0;
-  };
-  std::map<int, Sums> sums;
   for (const IterationAnalysis& it : a.iterations) {
     iterations.push_back({{"rank", it.rank},
                           {"iteration", it.iteration},
@@ -66,15 +61,11 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
                           {"comm_ms", it.comm_ms},
                           {"exposed_comm_ms", it.exposed_comm_ms},
                           {"overlap_ratio", number(it.overlap_ratio)}});
-    if (it.iteration > 1) {  // the first iteration warms caches and builds buckets
-      Sums& s = sums[it.rank];
-      ++s.n;
-      s.iteration += it.iteration_ms;
-      s.comm += it.comm_ms;
-      s.exposed += it.exposed_comm_ms;
-    }
   }
-  out["iterations"] = iterations;
+  return iterations;
+}
+
+nlohmann::ordered_json buckets_json(const RunAnalysis& a) {
   nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
   for (const BucketTiming& b : a.buckets) {
     buckets.push_back({{"rank", b.rank},
@@ -87,7 +78,25 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
                        {"allreduce_ms", (b.end_ns - b.start_ns) * 1e-6},
                        {"wait_ms", b.wait_ms}});
   }
-  out["buckets"] = buckets;
+  return buckets;
+}
+
+// Per rank, the means over its iterations after the first (which warms caches and
+// builds buckets).
+nlohmann::ordered_json summary_json(const RunAnalysis& a) {
+  struct Sums {
+    int n = 0;
+    double iteration = 0, comm = 0, exposed = 0;
+  };
+  std::map<int, Sums> sums;
+  for (const IterationAnalysis& it : a.iterations) {
+    if (it.iteration <= 1) continue;
+    Sums& s = sums[it.rank];
+    ++s.n;
+    s.iteration += it.iteration_ms;
+    s.comm += it.comm_ms;
+    s.exposed += it.exposed_comm_ms;
+  }
   nlohmann::ordered_json summary = nlohmann::ordered_json::array();
   for (const auto& [rank, s] : sums) {
     summary.push_back({{"rank", rank},
@@ -97,7 +106,19 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
                        {"mean_exposed_comm_ms", s.exposed / s.n},
                        {"overlap_ratio", number(s.comm > 0 ? 1 - s.exposed / s.comm : NAN)}});
   }
-  out["summary"] = summary;
+  return summary;
+}
+
+}  // namespace
+
+nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
+  nlohmann::ordered_json out;
+  out["run"] = run_json(run);
+  out["ranks"] = ranks_json(run);
+  const RunAnalysis a = analyze_run(run);
+  out["summary"] = summary_json(a);  // before the long lists, for readers
+  out["iterations"] = iterations_json(a);
+  out["buckets"] = buckets_json(a);
   out["gpu"] = gpu_time_json(gpu_time_breakdown(run));
   out["nonfinite"] = first_nonfinite_json(run);
   out["rejected"] = rejected_json(run);
