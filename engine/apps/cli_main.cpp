@@ -299,155 +299,207 @@ int train_in_process(ddpscope::apps::TrainOptions options, ddpscope::apps::Progr
   return 0;
 }
 
+// A subcommand and what runs it once its options are parsed. Its options live as long as
+// the action (CLI11 writes into them).
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+Command add_train(CLI::App& app) {
+  struct Args {
+    ddpscope::apps::TrainOptions options;
+    ddpscope::apps::LaunchOptions launch;
+    bool check_only = false;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* train = app.add_subcommand("train", "Train a model and show progress");
+  ddpscope::apps::add_train_options(*train, a->options, a->launch);
+  train->add_flag("--check", a->check_only,
+                  "Check the options (the same checks as a launch) and exit: 0 and 'ok' when "
+                  "they are valid; nothing runs and no file is written");
+  return {train, [a] { return a->check_only ? check_train(a->options, a->launch) : run_train(a->options, a->launch); }};
+}
+
+Command add_stats(CLI::App& app) {
+  struct Args {
+    std::string run;
+    bool summary_only = false;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* stats = app.add_subcommand("stats", "Print a run's overlap analysis as JSON");
+  stats->add_option("RUN", a->run, "Run file")->required()->check(CLI::ExistingFile);
+  stats->add_flag("--summary", a->summary_only, "Only the run, its ranks and per-rank means (no per-iteration rows)");
+  return {stats, [a] { return run_stats(a->run, a->summary_only); }};
+}
+
+Command add_hang(CLI::App& app) {
+  auto run = std::make_shared<std::string>();
+  CLI::App* hang =
+      app.add_subcommand("hang", "Where each rank stands: the collective it waits in, pending buckets and gradients");
+  hang->add_option("RUN", *run, "Run file")->required()->check(CLI::ExistingFile);
+  return {hang, [run] { return run_hang(*run); }};
+}
+
+Command add_advise(CLI::App& app) {
+  struct Args {
+    std::string run;
+    std::vector<double> caps;
+    int rank = 0;
+    bool json = false;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* advise =
+      app.add_subcommand("advise", "Predict iteration time and overlap for other bucket caps from one recorded run");
+  advise->add_option("RUN", a->run, "Run file of a DDP training job")->required()->check(CLI::ExistingFile);
+  advise->add_option("--caps", a->caps, "Caps to predict, in MiB (default: 0.25 to 100 and the recorded one)")
+      ->check(CLI::Range(1e-6, 1e6))
+      ->delimiter(',');
+  advise->add_option("--rank", a->rank, "The rank whose timings to use")->check(CLI::Range(0, 1 << 20));
+  advise->add_flag("--json", a->json, "Print JSON");
+  return {advise, [a] { return run_advise(a->run, a->caps, a->rank, a->json); }};
+}
+
+Command add_import_torch(CLI::App& app) {
+  struct Args {
+    std::vector<std::string> inputs;
+    std::string out;
+    bool force = false;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* import_torch = app.add_subcommand(
+      "import-torch", "Import a PyTorch job's profiler traces (one per rank, or a folder) as a run file");
+  import_torch->add_option("PATH", a->inputs, "Trace files (*.json, *.json.gz) or folders of them")->required();
+  import_torch->add_option("--out", a->out, "Run file to write")->required();
+  import_torch->add_flag("--force", a->force, "Replace --out if it exists");
+  return {import_torch, [a] { return run_import_torch(a->inputs, a->out, a->force); }};
+}
+
+Command add_export(CLI::App& app) {
+  struct Args {
+    std::string run, chrome, kineto;
+    bool force = false;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* exporter = app.add_subcommand("export", "Export a run for other tools");
+  exporter->add_option("RUN", a->run, "Run file")->required()->check(CLI::ExistingFile);
+  CLI::Option* chrome = exporter->add_option("--chrome", a->chrome, "Write a Chrome trace / Perfetto JSON file");
+  CLI::Option* kineto = exporter->add_option(
+      "--kineto", a->kineto,
+      "Write PyTorch profiler traces (Kineto's form, one rank<R>.pt.trace.json per rank) into this folder");
+  chrome->excludes(kineto);
+  exporter->add_flag("--force", a->force, "With --kineto: replace rank files already in the folder");
+  return {exporter, [a] {
+            DDPSCOPE_CHECK(!a->chrome.empty() || !a->kineto.empty(),
+                           "export needs --chrome FILE (Perfetto, chrome://tracing) or --kineto DIR (PyTorch's "
+                           "profiler form: TensorBoard, Holistic Trace Analysis, import-torch)");
+            return a->kineto.empty() ? run_export(a->run, a->chrome) : run_export_kineto(a->run, a->kineto, a->force);
+          }};
+}
+
+Command add_rpc_ping(CLI::App& app) {
+  struct Args {
+    ddpscope::apps::RpcPingOptions ping;
+    ddpscope::apps::LaunchOptions launch;
+  };
+  auto a = std::make_shared<Args>();
+  a->launch.np = 2;
+  CLI::App* rpc_ping =
+      app.add_subcommand("rpc-ping", "Check the RPC path of a cluster: round-trip latency and echo throughput");
+  rpc_ping->add_option("--np", a->launch.np, "Workers (ranks under mpirun)")->check(CLI::Range(1, 4096));
+  rpc_ping->add_option("--hostfile", a->launch.hostfile, "mpirun hostfile for a multi-host job")
+      ->check(CLI::ExistingFile);
+  rpc_ping->add_option("--bytes", a->ping.bytes, "Size of the throughput tensor in bytes")
+      ->check(CLI::Range(int64_t{4}, int64_t{1} << 32));
+  rpc_ping->add_option("--calls", a->ping.calls, "Small round trips per peer")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
+  rpc_ping->add_option("--out", a->launch.out, "Record the job's RPC messages into this run file");
+  rpc_ping->add_flag("--force", a->launch.force, "Replace the run that the --out file already holds");
+  rpc_ping->add_flag("--oversubscribe", a->launch.oversubscribe, "Allow more than 4 workers per core of this machine");
+  rpc_ping->add_flag("--json", a->ping.json, "Print one JSON object (median_round_trip_us, throughput_mb_s, per peer)");
+  return {rpc_ping, [a] {
+            a->launch.probes = !a->launch.out.empty();
+            const nlohmann::json config = {
+                {"job", "rpc-ping"}, {"np", a->launch.np}, {"bytes", a->ping.bytes}, {"calls", a->ping.calls}};
+            return ddpscope::apps::JobLauncher(a->launch).run_mode(ddpscope::apps::rpc_ping_arguments(a->ping), config,
+                                                                   "rpc-ping");
+          }};
+}
+
+int run_example(const ddpscope::apps::ExampleOptions& example, const ddpscope::apps::LaunchOptions& launch) {
+  DDPSCOPE_CHECK(launch.probes || launch.out.empty(),
+                 "--out names the run file and --no-probes asks for none; drop one of them");
+  DDPSCOPE_CHECK((example.name != "chain" && example.name != "rref") || launch.np >= 3, "example ", example.name,
+                 " passes through three workers; use --np 3 or more");
+  const nlohmann::json config = {
+      {"job", "example"}, {"example", example.name}, {"np", launch.np}, {"mode", example.mode}, {"seed", example.seed}};
+  return ddpscope::apps::JobLauncher(launch).run_mode(ddpscope::apps::example_arguments(example), config,
+                                                      "example " + example.name);
+}
+
+Command add_example(CLI::App& app) {
+  struct Args {
+    ddpscope::apps::ExampleOptions example;
+    ddpscope::apps::LaunchOptions launch;
+  };
+  auto a = std::make_shared<Args>();
+  a->launch.np = 3;
+  auto& example = a->example;
+  auto& launch = a->launch;
+  CLI::App* cmd = app.add_subcommand(
+      "example", "Run a distributed autograd example (seed, chain, rref, unused-rpc, parameter-server) as a real job");
+  cmd->add_option("NAME", example.name, "The example")
+      ->required()
+      ->check(CLI::IsMember(ddpscope::apps::example_names()));
+  cmd->add_option("--np", launch.np, "Workers (ranks under mpirun); chain and rref need 3")->check(CLI::Range(2, 4096));
+  cmd->add_option("--hostfile", launch.hostfile, "mpirun hostfile for a multi-host job")->check(CLI::ExistingFile);
+  cmd->add_option("--collector-address", launch.collector_address,
+                  "Address the ranks reach the run's collector on (multi-host jobs)");
+  cmd->add_option("--seed", example.seed, "Seed of the example's inputs")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--mode", example.mode, "Distributed backward mode: fast (seed 000) or smart")
+      ->check(CLI::IsMember({"fast", "smart"}));
+  cmd->add_option("--repeat", example.repeat, "Worker 0 also times this many forward + backward runs (median_us)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  cmd->add_option("--out", launch.out, "Run file for the job's events (default: a new file in the workspace folder)");
+  cmd->add_flag("--oversubscribe", launch.oversubscribe, "Allow more than 4 workers per core of this machine");
+  cmd->add_flag("--force", launch.force, "Replace the run that the --out file already holds");
+  cmd->add_flag("!--no-probes", launch.probes, "Record nothing and write no run file");
+  cmd->add_flag("--json", example.json, "Every worker prints one JSON line: worker, inputs, gradients (nested lists)");
+  return {cmd, [a] { return run_example(a->example, a->launch); }};
+}
+
+// CLI11 says only "A subcommand is required" for a misspelt one.
+bool known_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return true;
+  std::string names;
+  bool known = false;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    known = known || sub->get_name() == argv[1];
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  if (!known)
+    std::fprintf(stderr, "error: unknown command '%s'; the commands are %s (ddpscope-cli --help)\n", argv[1],
+                 names.c_str());
+  return known;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   ddpscope::reexec_with_preferred_blas_core(argv);
   CLI::App app{"ddpscope: distributed training engine and debugger"};
   app.require_subcommand(1);
-  ddpscope::apps::TrainOptions options;
-  ddpscope::apps::LaunchOptions launch;
-  CLI::App* train = app.add_subcommand("train", "Train a model and show progress");
-  ddpscope::apps::add_train_options(*train, options, launch);
-  bool check_only = false;
-  train->add_flag("--check", check_only,
-                  "Check the options (the same checks as a launch) and exit: 0 and 'ok' when "
-                  "they are valid; nothing runs and no file is written");
-  std::string run_path, chrome_path;
-  CLI::App* stats = app.add_subcommand("stats", "Print a run's overlap analysis as JSON");
-  stats->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
-  bool summary_only = false;
-  stats->add_flag("--summary", summary_only, "Only the run, its ranks and per-rank means (no per-iteration rows)");
-  CLI::App* hang =
-      app.add_subcommand("hang", "Where each rank stands: the collective it waits in, pending buckets and gradients");
-  hang->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
-  CLI::App* advise =
-      app.add_subcommand("advise", "Predict iteration time and overlap for other bucket caps from one recorded run");
-  advise->add_option("RUN", run_path, "Run file of a DDP training job")->required()->check(CLI::ExistingFile);
-  std::vector<double> advise_caps;
-  int advise_rank = 0;
-  bool advise_json = false;
-  advise->add_option("--caps", advise_caps, "Caps to predict, in MiB (default: 0.25 to 100 and the recorded one)")
-      ->check(CLI::Range(1e-6, 1e6))
-      ->delimiter(',');
-  advise->add_option("--rank", advise_rank, "The rank whose timings to use")->check(CLI::Range(0, 1 << 20));
-  advise->add_flag("--json", advise_json, "Print JSON");
-  std::vector<std::string> import_inputs;
-  std::string import_out;
-  bool import_force = false;
-  CLI::App* import_torch = app.add_subcommand(
-      "import-torch", "Import a PyTorch job's profiler traces (one per rank, or a folder) as a run file");
-  import_torch->add_option("PATH", import_inputs, "Trace files (*.json, *.json.gz) or folders of them")->required();
-  import_torch->add_option("--out", import_out, "Run file to write")->required();
-  import_torch->add_flag("--force", import_force, "Replace --out if it exists");
-  CLI::App* exporter = app.add_subcommand("export", "Export a run for other tools");
-  exporter->add_option("RUN", run_path, "Run file")->required()->check(CLI::ExistingFile);
-  std::string kineto_dir;
-  bool export_force = false;
-  CLI::Option* chrome_opt = exporter->add_option("--chrome", chrome_path, "Write a Chrome trace / Perfetto JSON file");
-  CLI::Option* kineto_opt = exporter->add_option(
-      "--kineto", kineto_dir,
-      "Write PyTorch profiler traces (Kineto's form, one rank<R>.pt.trace.json per rank) into this folder");
-  chrome_opt->excludes(kineto_opt);
-  exporter->add_flag("--force", export_force, "With --kineto: replace rank files already in the folder");
-  ddpscope::apps::RpcPingOptions ping;
-  ddpscope::apps::LaunchOptions ping_launch;
-  ping_launch.np = 2;
-  CLI::App* rpc_ping =
-      app.add_subcommand("rpc-ping", "Check the RPC path of a cluster: round-trip latency and echo throughput");
-  rpc_ping->add_option("--np", ping_launch.np, "Workers (ranks under mpirun)")->check(CLI::Range(1, 4096));
-  rpc_ping->add_option("--hostfile", ping_launch.hostfile, "mpirun hostfile for a multi-host job")
-      ->check(CLI::ExistingFile);
-  rpc_ping->add_option("--bytes", ping.bytes, "Size of the throughput tensor in bytes")
-      ->check(CLI::Range(int64_t{4}, int64_t{1} << 32));
-  rpc_ping->add_option("--calls", ping.calls, "Small round trips per peer")
-      ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
-  rpc_ping->add_option("--out", ping_launch.out, "Record the job's RPC messages into this run file");
-  rpc_ping->add_flag("--force", ping_launch.force, "Replace the run that the --out file already holds");
-  rpc_ping->add_flag("--oversubscribe", ping_launch.oversubscribe,
-                     "Allow more than 4 workers per core of this machine");
-  rpc_ping->add_flag("--json", ping.json, "Print one JSON object (median_round_trip_us, throughput_mb_s, per peer)");
-  ddpscope::apps::ExampleOptions example;
-  ddpscope::apps::LaunchOptions example_launch;
-  example_launch.np = 3;
-  CLI::App* example_cmd = app.add_subcommand(
-      "example", "Run a distributed autograd example (seed, chain, rref, unused-rpc, parameter-server) as a real job");
-  example_cmd->add_option("NAME", example.name, "The example")
-      ->required()
-      ->check(CLI::IsMember(ddpscope::apps::example_names()));
-  example_cmd->add_option("--np", example_launch.np, "Workers (ranks under mpirun); chain and rref need 3")
-      ->check(CLI::Range(2, 4096));
-  example_cmd->add_option("--hostfile", example_launch.hostfile, "mpirun hostfile for a multi-host job")
-      ->check(CLI::ExistingFile);
-  example_cmd->add_option("--collector-address", example_launch.collector_address,
-                          "Address the ranks reach the run's collector on (multi-host jobs)");
-  example_cmd->add_option("--seed", example.seed, "Seed of the example's inputs")->check(CLI::NonNegativeNumber);
-  example_cmd->add_option("--mode", example.mode, "Distributed backward mode: fast (seed 000) or smart")
-      ->check(CLI::IsMember({"fast", "smart"}));
-  example_cmd
-      ->add_option("--repeat", example.repeat, "Worker 0 also times this many forward + backward runs (median_us)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
-  example_cmd->add_option("--out", example_launch.out,
-                          "Run file for the job's events (default: a new file in the workspace folder)");
-  example_cmd->add_flag("--oversubscribe", example_launch.oversubscribe,
-                        "Allow more than 4 workers per core of this machine");
-  example_cmd->add_flag("--force", example_launch.force, "Replace the run that the --out file already holds");
-  example_cmd->add_flag("!--no-probes", example_launch.probes, "Record nothing and write no run file");
-  example_cmd->add_flag("--json", example.json,
-                        "Every worker prints one JSON line: worker, inputs, gradients (nested lists)");
-  // CLI11 says only "A subcommand is required" for a misspelt one.
-  if (argc > 1 && argv[1][0] != '-') {
-    std::string names;
-    bool known = false;
-    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-      known = known || sub->get_name() == argv[1];
-      names += (names.empty() ? "" : ", ") + sub->get_name();
-    }
-    if (!known) {
-      std::fprintf(stderr, "error: unknown command '%s'; the commands are %s (ddpscope-cli --help)\n", argv[1],
-                   names.c_str());
-      return 2;
-    }
-  }
+  const std::vector<Command> commands = {add_train(app),        add_stats(app),  add_hang(app),     add_advise(app),
+                                         add_import_torch(app), add_export(app), add_rpc_ping(app), add_example(app)};
+  if (!known_command(app, argc, argv)) return 2;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
   try {
-    if (train->parsed() && check_only) return check_train(options, launch);
-    if (train->parsed()) return run_train(options, launch);
-    if (stats->parsed()) return run_stats(run_path, summary_only);
-    if (hang->parsed()) return run_hang(run_path);
-    if (exporter->parsed()) {
-      DDPSCOPE_CHECK(!chrome_path.empty() || !kineto_dir.empty(),
-                     "export needs --chrome FILE (Perfetto, chrome://tracing) or --kineto DIR (PyTorch's "
-                     "profiler form: TensorBoard, Holistic Trace Analysis, import-torch)");
-      return kineto_dir.empty() ? run_export(run_path, chrome_path)
-                                : run_export_kineto(run_path, kineto_dir, export_force);
-    }
-    if (import_torch->parsed()) return run_import_torch(import_inputs, import_out, import_force);
-    if (advise->parsed()) return run_advise(run_path, advise_caps, advise_rank, advise_json);
-    if (rpc_ping->parsed()) {
-      ping_launch.probes = !ping_launch.out.empty();
-      const nlohmann::json config = {
-          {"job", "rpc-ping"}, {"np", ping_launch.np}, {"bytes", ping.bytes}, {"calls", ping.calls}};
-      return ddpscope::apps::JobLauncher(ping_launch)
-          .run_mode(ddpscope::apps::rpc_ping_arguments(ping), config, "rpc-ping");
-    }
-    if (example_cmd->parsed()) {
-      DDPSCOPE_CHECK(example_launch.probes || example_launch.out.empty(),
-                     "--out names the run file and --no-probes asks for none; drop one of them");
-      DDPSCOPE_CHECK((example.name != "chain" && example.name != "rref") || example_launch.np >= 3, "example ",
-                     example.name, " passes through three workers; use --np 3 or more");
-      const nlohmann::json config = {{"job", "example"},
-                                     {"example", example.name},
-                                     {"np", example_launch.np},
-                                     {"mode", example.mode},
-                                     {"seed", example.seed}};
-      return ddpscope::apps::JobLauncher(example_launch)
-          .run_mode(ddpscope::apps::example_arguments(example), config, "example " + example.name);
-    }
+    for (const Command& c : commands)
+      if (c.app->parsed()) return c.run();
   } catch (const ddpscope::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.message().c_str());
     return 2;

@@ -43,9 +43,23 @@ CLI::Validator non_negative_real() {
       ">=0");
 }
 
-}  // namespace
+// An option whose text a parser of ours reads: its errors reported like every other bad
+// option's.
+void add_parsed_option(CLI::App& cmd, const char* name, TrainOptions& o,
+                       void (*parse)(const std::string&, TrainOptions&), const char* help) {
+  cmd.add_option_function<std::string>(
+      name,
+      [&o, parse](const std::string& text) {
+        try {
+          parse(text, o);
+        } catch (const Error& e) {
+          throw CLI::ValidationError(e.message());
+        }
+      },
+      help);
+}
 
-void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
+void add_model_options(CLI::App& cmd, TrainOptions& o) {
   cmd.add_option("--model", o.model, "Model to train")
       ->check(CLI::IsMember({"mlp", "transformer"}))
       ->capture_default_str();
@@ -69,6 +83,9 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
   cmd.add_option("--weight-decay", o.weight_decay, "Weight decay")->check(non_negative_real());
   cmd.add_option("--threads", o.threads, "CPU threads for the math")->check(at_least(1))->capture_default_str();
   cmd.add_option("--save", o.save_path, "Write the trained model's state dict to this file");
+}
+
+void add_ddp_options(CLI::App& cmd, TrainOptions& o) {
   cmd.add_option("--bucket-cap-mb", o.bucket_cap_mb, "DDP bucket size cap in MiB")
       ->check(non_negative_real())
       ->capture_default_str();
@@ -90,6 +107,10 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
   cmd.add_option("--comm-hook", o.comm_hook, "DDP: how buckets are reduced")
       ->check(CLI::IsMember({"allreduce", "fp16", "bf16", "powersgd"}))
       ->capture_default_str();
+}
+
+// What only a job of several ranks has: a parameter server, faults to inject, join.
+void add_multi_rank_options(CLI::App& cmd, TrainOptions& o) {
   cmd.add_flag("--remote-embedding", o.remote_embedding,
                "Transformer, --np 2 or more: rank 0 holds the token table as a parameter server; "
                "the other ranks train the rest with DDP, through RPC and distributed autograd");
@@ -97,28 +118,12 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
                  "RANK: that rank's MLP leaves its second layer out, so those parameters get no "
                  "gradient there (to see why DDP without --find-unused-parameters hangs)")
       ->check(at_least(0));
-  cmd.add_option_function<std::string>(
-      "--inject-stall",
-      [&o](const std::string& text) {
-        try {
-          parse_stall(text, o);
-        } catch (const Error& e) {
-          throw CLI::ValidationError(e.message());  // reported like every other bad option
-        }
-      },
-      "RANK:ITERATION:SECONDS: that rank sleeps between forward and backward (to see what a "
-      "hang looks like)");
-  cmd.add_option_function<std::string>(
-      "--inject-uneven",
-      [&o](const std::string& text) {
-        try {
-          parse_uneven(text, o);
-        } catch (const Error& e) {
-          throw CLI::ValidationError(e.message());
-        }
-      },
-      "RANK:ITERATIONS: that rank's data runs out after ITERATIONS (uneven inputs: without --join "
-      "the other ranks wait for it in their next allreduce)");
+  add_parsed_option(cmd, "--inject-stall", o, parse_stall,
+                    "RANK:ITERATION:SECONDS: that rank sleeps between forward and backward (to see what a "
+                    "hang looks like)");
+  add_parsed_option(cmd, "--inject-uneven", o, parse_uneven,
+                    "RANK:ITERATIONS: that rank's data runs out after ITERATIONS (uneven inputs: without --join "
+                    "the other ranks wait for it in their next allreduce)");
   cmd.add_option("--inject-model-mismatch", o.mismatch_rank,
                  "RANK: that rank builds a slightly larger model (MLP one unit wider, transformer one "
                  "block deeper), to see DDP refuse replicas that differ")
@@ -128,6 +133,9 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
                "done (PyTorch's join), so uneven inputs finish; the loss shown is rank 0's own");
   cmd.add_flag("!--no-overlap", o.overlap,
                "Multi-rank: allreduce all gradients after backward instead of DDP's overlapped buckets");
+}
+
+void add_launch_options(CLI::App& cmd, LaunchOptions& launch) {
   cmd.add_option("--np", launch.np, "Ranks to launch under mpirun (0: train in this process)")
       ->check(at_least(0))
       ->capture_default_str();
@@ -153,6 +161,15 @@ void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
                  "('@ddpscope {...}' lines for programs)")
       ->check(CLI::IsMember({"auto", "bar", "lines", "json"}))
       ->capture_default_str();
+}
+
+}  // namespace
+
+void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
+  add_model_options(cmd, o);
+  add_ddp_options(cmd, o);
+  add_multi_rank_options(cmd, o);
+  add_launch_options(cmd, launch);
 }
 
 nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) {
