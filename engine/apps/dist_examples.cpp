@@ -230,6 +230,69 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// Worker 0 drives the example: once with gradients collected on every worker, then
+// `repeat` timed runs. Returns the timed runs' median in µs (-1: none); an example's
+// error is kept for printing, not thrown.
+double drive_example(const ExampleOptions& o, dist_autograd::Mode mode, int workers) {
+  // The parameter server's trainers open their own contexts; the others run in one
+  // of worker 0's, whose gradients every worker keeps for printing the first time.
+  const bool own_contexts = o.name == "parameter-server";
+  auto run = [&](bool collect) {
+    if (own_contexts) return run_once(o.name, mode, -1);
+    dist_autograd::ContextGuard context;
+    run_once(o.name, mode, context.id());
+    for (int w = 0; collect && w < workers; ++w)
+      rpc::rpc_sync(w, "example.collect", {Value(context.id())});
+  };
+  try {
+    run(true);
+    for (int w = 0; o.repeat > 0 && w < workers; ++w)
+      rpc::rpc_sync(w, "example.stop_graphs");
+    std::vector<double> us;
+    for (int64_t i = 0; i < o.repeat; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      run(false);
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return us.empty() ? -1 : median(us);
+  } catch (const Error& e) {
+    g_named.error = e.message();
+    return -1;
+  }
+}
+
+// This worker's result as one JSON line (--json).
+std::string result_json(int rank, double median_us) {
+  Json inputs = Json::object(), gradients = Json::object();
+  for (const auto& [name, t] : g_named.inputs)
+    inputs[name] = nested(t);
+  for (const auto& [name, g] : g_named.gradients)
+    gradients[name] = nested(g);
+  Json line = {{"worker", rank}, {"inputs", inputs}, {"gradients", gradients}};
+  if (!g_named.error.empty()) line["error"] = g_named.error;
+  if (median_us >= 0) line["median_us"] = median_us;
+  if (!g_losses.empty()) line["losses"] = g_losses;
+  return line.dump();
+}
+
+void print_result(const ExampleOptions& o, int rank, int workers, double median_us) {
+  if (rank == 0) {
+    std::printf("example %s on %d workers, %s mode: %s\n", o.name.c_str(), workers, o.mode.c_str(),
+                g_named.error.empty() ? "backward done" : "backward failed (the error follows)");
+    if (median_us >= 0)
+      std::printf("  %s, median of %lld runs: %.1f us\n",
+                  o.name == "parameter-server" ? "a step on every trainer at once" : "forward + backward",
+                  static_cast<long long>(o.repeat), median_us);
+  }
+  if (!g_losses.empty()) {
+    std::printf("  worker%d: loss %.4f after its first step, %.4f after %zu steps\n", rank, g_losses.front(),
+                g_losses.back(), g_losses.size());
+  }
+  for (const auto& [name, g] : g_named.gradients) {
+    std::printf("  worker%d: gradient of %s: %s\n", rank, name.c_str(), g.describe().c_str());
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& example_names() {
@@ -264,67 +327,16 @@ int example_worker(int argc, char** argv) {
   register_example_functions();
   rpc::init_rpc("", {}, group);
   const auto mode = o.mode == "smart" ? dist_autograd::Mode::Smart : dist_autograd::Mode::Fast;
-  int code = 0;
-  double median_us = -1;
-  if (rank == 0) {
-    try {
-      // The parameter server's trainers open their own contexts; the others run in one
-      // of worker 0's, whose gradients every worker keeps for printing the first time.
-      const bool own_contexts = o.name == "parameter-server";
-      auto run = [&](bool collect) {
-        if (own_contexts) return run_once(o.name, mode, -1);
-        dist_autograd::ContextGuard context;
-        run_once(o.name, mode, context.id());
-        for (int w = 0; collect && w < group->size(); ++w)
-          rpc::rpc_sync(w, "example.collect", {Value(context.id())});
-      };
-      run(true);
-      for (int w = 0; o.repeat > 0 && w < group->size(); ++w)
-        rpc::rpc_sync(w, "example.stop_graphs");
-      std::vector<double> us;
-      for (int64_t i = 0; i < o.repeat; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        run(false);
-        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-      }
-      if (!us.empty()) median_us = median(us);
-    } catch (const Error& e) {
-      g_named.error = e.message();
-      code = 1;
-    }
-  }
+  const double median_us = rank == 0 ? drive_example(o, mode, group->size()) : -1;
+  const bool failed = rank == 0 && !g_named.error.empty();
   rpc::shutdown(true);
   std::string json_line;
   {
     std::lock_guard<std::mutex> lock(g_named.mutex);
-    if (o.json) {
-      Json inputs = Json::object(), gradients = Json::object();
-      for (const auto& [name, t] : g_named.inputs)
-        inputs[name] = nested(t);
-      for (const auto& [name, g] : g_named.gradients)
-        gradients[name] = nested(g);
-      Json line = {{"worker", rank}, {"inputs", inputs}, {"gradients", gradients}};
-      if (!g_named.error.empty()) line["error"] = g_named.error;
-      if (median_us >= 0) line["median_us"] = median_us;
-      if (!g_losses.empty()) line["losses"] = g_losses;
-      json_line = line.dump();
-    } else {
-      if (rank == 0) {
-        std::printf("example %s on %d workers, %s mode: %s\n", o.name.c_str(), group->size(), o.mode.c_str(),
-                    g_named.error.empty() ? "backward done" : "backward failed (the error follows)");
-        if (median_us >= 0)
-          std::printf("  %s, median of %lld runs: %.1f us\n",
-                      o.name == "parameter-server" ? "a step on every trainer at once" : "forward + backward",
-                      static_cast<long long>(o.repeat), median_us);
-      }
-      if (!g_losses.empty()) {
-        std::printf("  worker%d: loss %.4f after its first step, %.4f after %zu steps\n", rank, g_losses.front(),
-                    g_losses.back(), g_losses.size());
-      }
-      for (const auto& [name, g] : g_named.gradients) {
-        std::printf("  worker%d: gradient of %s: %s\n", rank, name.c_str(), g.describe().c_str());
-      }
-    }
+    if (o.json)
+      json_line = result_json(rank, median_us);
+    else
+      print_result(o, rank, group->size(), median_us);
     std::fflush(stdout);
   }
   if (o.json) {
@@ -334,7 +346,7 @@ int example_worker(int argc, char** argv) {
   }
   if (probes_session) probes_session->flush();
   // A failed example fails the job, naming the rank and the error (the launcher says so).
-  if (code != 0) throw Error(g_named.error, "example", 0);
+  if (failed) throw Error(g_named.error, "example", 0);
   return 0;
 }
 
