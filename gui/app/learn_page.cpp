@@ -46,9 +46,29 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
     : QWidget(parent), m_workspace(workspace), m_cli(cli) {
   setFocusPolicy(Qt::StrongFocus);
   auto* layout = new QVBoxLayout(this);
+  addLessonBars(layout);
+  m_title = new QLabel;
+  m_title->setStyleSheet(QStringLiteral("font-weight: bold"));
+  m_title->setWordWrap(true);
+  m_about = new QLabel;
+  m_about->setWordWrap(true);
+  layout->addWidget(m_title);
+  layout->addWidget(m_about);
 
-  // Two rows, so the tab never makes the window wider than a laptop screen: the lesson
-  // and how to follow it, then what "Run live" re-records with.
+  auto* split = new QSplitter;
+  split->addWidget(buildGraphs());
+  split->addWidget(buildSidePanel());
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  layout->addWidget(split, 1);
+  layout->addLayout(buildControls());
+  connectSignals();
+  updateScore();
+}
+
+// Two rows, so the tab never makes the window wider than a laptop screen: the lesson
+// and how to follow it, then what "Run live" re-records with.
+void LearnPage::addLessonBars(QVBoxLayout* layout) {
   auto* bar = new QHBoxLayout;
   auto* params = new QHBoxLayout;
   m_lessonBox = new QComboBox;
@@ -93,20 +113,14 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   params->addStretch();
   layout->addLayout(bar);
   layout->addLayout(params);
+}
 
-  m_title = new QLabel;
-  m_title->setStyleSheet(QStringLiteral("font-weight: bold"));
-  m_title->setWordWrap(true);
-  m_about = new QLabel;
-  m_about->setWordWrap(true);
-  layout->addWidget(m_title);
-  layout->addWidget(m_about);
-
-  auto* split = new QSplitter;
-  auto* graphs = new QSplitter(Qt::Vertical);
+// The lesson's graph, and below it the other mode's when shown side by side.
+QWidget* LearnPage::buildGraphs() {
+  m_graphs = new QSplitter(Qt::Vertical);
   m_graph = new GraphView;
   m_graph->setFocusPolicy(Qt::NoFocus);  // the arrows step the lesson, not scroll the graph
-  graphs->addWidget(m_graph);
+  m_graphs->addWidget(m_graph);
   m_comparePane = new QWidget;
   auto* compareLayout = new QVBoxLayout(m_comparePane);
   compareLayout->setContentsMargins(0, 0, 0, 0);
@@ -116,9 +130,13 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   m_compareGraph->setFocusPolicy(Qt::NoFocus);
   compareLayout->addWidget(m_compareExplanation);
   compareLayout->addWidget(m_compareGraph, 1);
-  graphs->addWidget(m_comparePane);
+  m_graphs->addWidget(m_comparePane);
   m_comparePane->hide();
-  split->addWidget(graphs);
+  return m_graphs;
+}
+
+// The step's words, its messages, a DDP lesson's buckets, and the lists of what is in flight.
+QWidget* LearnPage::buildSidePanel() {
   auto* side = new QWidget;
   auto* sideLayout = new QVBoxLayout(side);
   m_stepLabel = new QLabel;
@@ -148,11 +166,10 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   sideLayout->addWidget(m_gradientsTitle);
   sideLayout->addWidget(m_gradients, 1);
   side->setMinimumWidth(380);
-  split->addWidget(side);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
-  layout->addWidget(split, 1);
+  return side;
+}
 
+QHBoxLayout* LearnPage::buildControls() {
   auto* controls = new QHBoxLayout;
   auto button = [&](const QString& text, const QString& tip, auto slot) {
     auto* b = new QPushButton(text);
@@ -175,8 +192,10 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   m_speed->setFocusPolicy(Qt::NoFocus);
   controls->addWidget(m_speed);
   controls->addStretch();
-  layout->addLayout(controls);
+  return controls;
+}
 
+void LearnPage::connectSignals() {
   m_timer = new QTimer(this);
   connect(m_timer, &QTimer::timeout, this, [this] {
     if (m_applied >= m_lesson.steps.size() || m_asking) {
@@ -188,11 +207,11 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   connect(m_speed, &QSlider::valueChanged, this, [this](int v) { setStepsPerSecond(v / 2.0); });
   setStepsPerSecond(m_speed->value() / 2.0);
   connect(m_graph, &GraphView::nodeIndexClicked, this, &LearnPage::onNodeClicked);
-  connect(m_sideBySide, &QCheckBox::toggled, this, [this, graphs](bool on) {
+  connect(m_sideBySide, &QCheckBox::toggled, this, [this](bool on) {
     m_comparePane->setVisible(on);
     if (on) {
-      const int half = std::max(200, graphs->height() / 2);
-      graphs->setSizes({half, half});  // the two runs get the same room
+      const int half = std::max(200, m_graphs->height() / 2);
+      m_graphs->setSizes({half, half});  // the two runs get the same room
     }
     if (on) showCompare();
   });
@@ -208,7 +227,6 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
     QString error;
     if (!runLive(&error)) emit statusMessage(error);
   });
-  updateScore();
 }
 
 LearnPage::~LearnPage() {

@@ -15,6 +15,9 @@
 #include "lesson.h"
 
 class QCheckBox;
+class QHBoxLayout;
+class QSplitter;
+class QVBoxLayout;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -89,6 +92,11 @@ class LearnPage : public QWidget {
   void keyPressEvent(QKeyEvent* event) override;
 
  private:
+  void addLessonBars(QVBoxLayout* layout);
+  QWidget* buildGraphs();
+  QWidget* buildSidePanel();
+  QHBoxLayout* buildControls();
+  void connectSignals();
   bool load(const QString& path, bool ddp, int rank, QString* error);
   void showState();
   void onNodeClicked(int node);
@@ -112,6 +120,7 @@ class LearnPage : public QWidget {
   GraphView* m_compareGraph = nullptr;
   QLabel* m_compareExplanation = nullptr;
   QWidget* m_comparePane = nullptr;
+  QSplitter* m_graphs = nullptr;  // the graph above, the compared graph below
   void showCompare();
   QLabel* m_title = nullptr;
   QLabel* m_about = nullptr;
