@@ -36,126 +36,141 @@ int bucket_of(const DdpLayout& layout, int generation, int param) {
   return -1;
 }
 
-}  // namespace
-
-Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
-  Lesson l;
-  l.ddp = true;
-  l.rank = rank;
-  // Parameters and buckets: generation 0, and 1 when the reducer rebuilt them.
+// Parameters and buckets: generation 0, and 1 when the reducer rebuilt them.
+void read_layout(probes::RunStoreReader& run, int rank, DdpLayout& layout) {
   for (const auto& p : run.params(rank, 0)) {
-    if (p.index >= static_cast<int>(l.layout.param_names.size())) {
-      l.layout.param_names.resize(static_cast<size_t>(p.index) + 1);
-      l.layout.param_bytes.resize(static_cast<size_t>(p.index) + 1);
+    if (p.index >= static_cast<int>(layout.param_names.size())) {
+      layout.param_names.resize(static_cast<size_t>(p.index) + 1);
+      layout.param_bytes.resize(static_cast<size_t>(p.index) + 1);
     }
-    l.layout.param_names[static_cast<size_t>(p.index)] = p.name;
-    l.layout.param_bytes[static_cast<size_t>(p.index)] = p.numel * (p.dtype == "f64" ? 8 : p.dtype == "f32" ? 4 : 2);
+    layout.param_names[static_cast<size_t>(p.index)] = p.name;
+    layout.param_bytes[static_cast<size_t>(p.index)] = p.numel * (p.dtype == "f64" ? 8 : p.dtype == "f32" ? 4 : 2);
   }
   for (const auto& b : run.buckets(rank)) {
-    if (b.generation >= static_cast<int>(l.layout.generations.size()))
-      l.layout.generations.resize(static_cast<size_t>(b.generation) + 1);
-    auto& gen = l.layout.generations[static_cast<size_t>(b.generation)];
+    if (b.generation >= static_cast<int>(layout.generations.size()))
+      layout.generations.resize(static_cast<size_t>(b.generation) + 1);
+    auto& gen = layout.generations[static_cast<size_t>(b.generation)];
     if (b.bucket >= static_cast<int>(gen.size())) gen.resize(static_cast<size_t>(b.bucket) + 1);
     gen[static_cast<size_t>(b.bucket)].assign(b.params.begin(), b.params.end());
   }
-  if (l.layout.generations.empty()) return l;
-  l.graph = load_graph(run, rank);
-  std::map<int64_t, int> by_seq;
-  for (size_t i = 0; i < l.graph.nodes.size(); ++i)
-    by_seq[l.graph.nodes[i].sequence_nr] = static_cast<int>(i);
-  const auto rows = run.spans({.kinds = {Kind::Iteration, Kind::AutogradNode, Kind::GradReady, Kind::BucketReady,
-                                         Kind::Allreduce, Kind::Finalize, Kind::PgOpStart, Kind::PgOp},
-                               .rank = rank});
-  // The reducer writes its bucket allreduce spans when an iteration completes; one that
-  // never completed (a failed run) has only the process group's allreduces, which launch
-  // in bucket index order: the k-th of the iteration is bucket k.
-  std::set<int> with_bucket_spans;
-  for (const auto& s : rows)
-    if (s.kind == Kind::Allreduce) with_bucket_spans.insert(static_cast<int>(s.iteration));
-  std::map<int, int> launched;           // iteration -> allreduces seen
-  std::map<int64_t, int> bucket_of_seq;  // process-group seq -> bucket
-  // Iteration 2's nodes are iteration 1's graph again, numbered on: matched by the
-  // offset between the two iterations' first sequence numbers, checked by name.
-  std::map<int, int64_t> first_seq;
-  for (const auto& s : rows) {
-    if (s.kind == Kind::AutogradNode && (s.iteration == 1 || s.iteration == 2)) {
-      auto [it, inserted] = first_seq.try_emplace(static_cast<int>(s.iteration), s.seq);
-      if (!inserted) it->second = std::min(it->second, s.seq);
+}
+
+// Iterations 1 and 2's spans as lesson steps.
+class DdpStepReader {
+ public:
+  DdpStepReader(Lesson& l, const std::vector<probes::SpanRow>& rows) : l_(l) {
+    for (size_t i = 0; i < l.graph.nodes.size(); ++i)
+      by_seq_[l.graph.nodes[i].sequence_nr] = static_cast<int>(i);
+    // The reducer writes its bucket allreduce spans when an iteration completes; one that
+    // never completed (a failed run) has only the process group's allreduces, which launch
+    // in bucket index order: the k-th of the iteration is bucket k.
+    for (const auto& s : rows)
+      if (s.kind == Kind::Allreduce) with_bucket_spans_.insert(static_cast<int>(s.iteration));
+    // Iteration 2's nodes are iteration 1's graph again, numbered on: matched by the
+    // offset between the two iterations' first sequence numbers, checked by name.
+    std::map<int, int64_t> first_seq;
+    for (const auto& s : rows) {
+      if (s.kind == Kind::AutogradNode && (s.iteration == 1 || s.iteration == 2)) {
+        auto [it, inserted] = first_seq.try_emplace(static_cast<int>(s.iteration), s.seq);
+        if (!inserted) it->second = std::min(it->second, s.seq);
+      }
     }
+    offset_ = first_seq.count(1) && first_seq.count(2) ? first_seq[2] - first_seq[1] : 0;
   }
-  const int64_t offset = first_seq.count(1) && first_seq.count(2) ? first_seq[2] - first_seq[1] : 0;
-  for (const auto& s : rows) {
-    if (s.iteration != 1 && s.iteration != 2) continue;
+
+  void add(const probes::SpanRow& s) {
+    if (s.iteration != 1 && s.iteration != 2) return;
     const int iteration = static_cast<int>(s.iteration);
-    const int generation = std::min<int>(iteration - 1, static_cast<int>(l.layout.generations.size()) - 1);
+    const int generation = std::min<int>(iteration - 1, static_cast<int>(l_.layout.generations.size()) - 1);
     LessonStep st;
     st.t_ns = s.t_begin_ns;
-    st.rank = rank;
+    st.rank = l_.rank;
     st.iteration = iteration;
     switch (s.kind) {
       case Kind::Iteration:
         st.kind = StepKind::IterationStarts;
         st.bucket = generation;  // the generation its buckets come from
         break;
-      case Kind::AutogradNode: {
-        st.kind = StepKind::NodeRuns;
-        st.name = s.name;
-        st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
-        const auto it = by_seq.find(iteration == 1 ? s.seq : s.seq - offset);
-        if (it != by_seq.end() && l.graph.nodes[static_cast<size_t>(it->second)].op == s.name) st.node = it->second;
-        break;
-      }
+      case Kind::AutogradNode: node_runs(s, st); break;
       case Kind::GradReady:
         st.kind = StepKind::GradReady;
         st.param = static_cast<int>(s.param);
-        if (st.param < 0 || st.param >= static_cast<int>(l.layout.param_names.size())) continue;
-        st.bucket = bucket_of(l.layout, generation, st.param);
+        if (st.param < 0 || st.param >= static_cast<int>(l_.layout.param_names.size())) return;
+        st.bucket = bucket_of(l_.layout, generation, st.param);
         break;
       case Kind::BucketReady:
         st.kind = StepKind::BucketReady;
         st.bucket = static_cast<int>(s.bucket);
         break;
-      case Kind::Allreduce: {
-        st.kind = StepKind::AllreduceStarts;
-        st.bucket = static_cast<int>(s.bucket);
-        st.bytes = s.bytes;
-        LessonStep end = st;
-        end.kind = StepKind::AllreduceEnds;
-        end.t_ns = s.t_end_ns;
-        end.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
-        l.steps.push_back(end);
-        break;
-      }
+      case Kind::Allreduce: bucket_allreduce(s, st); break;
       case Kind::Finalize:
         st.kind = StepKind::FinalizeStarts;
         st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
         break;
       case Kind::PgOpStart:
-      case Kind::PgOp: {
-        if (with_bucket_spans.count(iteration) || s.name != "allreduce") continue;
-        if (s.kind == Kind::PgOpStart) {
-          const int k = launched[iteration]++;
-          if (k >= static_cast<int>(l.layout.generations[static_cast<size_t>(generation)].size())) continue;
-          bucket_of_seq[s.seq] = k;
-          st.kind = StepKind::AllreduceStarts;
-          st.bucket = k;
-          st.bytes = s.bytes;
-        } else {
-          const auto it = bucket_of_seq.find(s.seq);
-          if (it == bucket_of_seq.end()) continue;
-          st.kind = StepKind::AllreduceEnds;
-          st.bucket = it->second;
-          st.t_ns = s.t_end_ns;
-          st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
-        }
+      case Kind::PgOp:
+        if (!group_allreduce(s, generation, st)) return;
         break;
-      }
-      default: continue;
+      default: return;
     }
-    l.steps.push_back(std::move(st));
+    l_.steps.push_back(std::move(st));
   }
-  // An iteration a rank failed inside has no iteration span (it never ended): it starts
-  // with its first event.
+
+ private:
+  void node_runs(const probes::SpanRow& s, LessonStep& st) const {
+    st.kind = StepKind::NodeRuns;
+    st.name = s.name;
+    st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
+    const auto it = by_seq_.find(st.iteration == 1 ? s.seq : s.seq - offset_);
+    if (it != by_seq_.end() && l_.graph.nodes[static_cast<size_t>(it->second)].op == s.name) st.node = it->second;
+  }
+
+  // Its start is `st`; its end is a step of its own.
+  void bucket_allreduce(const probes::SpanRow& s, LessonStep& st) {
+    st.kind = StepKind::AllreduceStarts;
+    st.bucket = static_cast<int>(s.bucket);
+    st.bytes = s.bytes;
+    LessonStep end = st;
+    end.kind = StepKind::AllreduceEnds;
+    end.t_ns = s.t_end_ns;
+    end.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
+    l_.steps.push_back(end);
+  }
+
+  // A process group's allreduce standing for a bucket's in an iteration that never
+  // completed. False: not a step.
+  bool group_allreduce(const probes::SpanRow& s, int generation, LessonStep& st) {
+    const int iteration = st.iteration;
+    if (with_bucket_spans_.count(iteration) || s.name != "allreduce") return false;
+    if (s.kind == Kind::PgOpStart) {
+      const int k = launched_[iteration]++;
+      if (k >= static_cast<int>(l_.layout.generations[static_cast<size_t>(generation)].size())) return false;
+      bucket_of_seq_[s.seq] = k;
+      st.kind = StepKind::AllreduceStarts;
+      st.bucket = k;
+      st.bytes = s.bytes;
+      return true;
+    }
+    const auto it = bucket_of_seq_.find(s.seq);
+    if (it == bucket_of_seq_.end()) return false;
+    st.kind = StepKind::AllreduceEnds;
+    st.bucket = it->second;
+    st.t_ns = s.t_end_ns;
+    st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
+    return true;
+  }
+
+  Lesson& l_;
+  std::map<int64_t, int> by_seq_;
+  std::set<int> with_bucket_spans_;
+  std::map<int, int> launched_;           // iteration -> allreduces seen
+  std::map<int64_t, int> bucket_of_seq_;  // process-group seq -> bucket
+  int64_t offset_ = 0;
+};
+
+// An iteration a rank failed inside has no iteration span (it never ended): it starts
+// with its first event.
+void add_unfinished_iteration_starts(Lesson& l) {
   std::map<int, int64_t> first_event;
   std::set<int> started;
   for (const LessonStep& st : l.steps) {
@@ -167,129 +182,177 @@ Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
     if (started.count(iteration)) continue;
     LessonStep st;
     st.kind = StepKind::IterationStarts;
-    st.rank = rank;
+    st.rank = l.rank;
     st.iteration = iteration;
     st.t_ns = t;
     st.bucket = std::min<int>(iteration - 1, static_cast<int>(l.layout.generations.size()) - 1);
     l.steps.push_back(st);
   }
+}
+
+// A run that did not finish ends on the hang view's verdict.
+void add_verdict(probes::RunStoreReader& run, Lesson& l) {
+  const probes::RunRow r = run.run();
+  if (l.steps.empty() || r.status == "finished" || r.status == "running") return;
+  l.verdict.push_back("The job " + r.status + (r.message.empty() ? "." : ": " + r.message));
+  // The verdict names the culprit; the finding after it says who waits for whom.
+  const auto findings = probes::analyze_hang(run).findings;
+  if (!findings.empty()) {
+    std::string text = "The hang view's verdict: " + findings.front();
+    if (findings.size() > 1) text += " Then: " + findings[1] + ".";
+    l.verdict.push_back(text);
+  }
+  LessonStep v;
+  v.kind = StepKind::Verdict;
+  v.rank = l.rank;
+  v.t_ns = l.steps.back().t_ns;
+  v.iteration = l.steps.back().iteration;
+  l.steps.push_back(v);
+}
+
+}  // namespace
+
+Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
+  Lesson l;
+  l.ddp = true;
+  l.rank = rank;
+  read_layout(run, rank, l.layout);
+  if (l.layout.generations.empty()) return l;
+  l.graph = load_graph(run, rank);
+  const auto rows = run.spans({.kinds = {Kind::Iteration, Kind::AutogradNode, Kind::GradReady, Kind::BucketReady,
+                                         Kind::Allreduce, Kind::Finalize, Kind::PgOpStart, Kind::PgOp},
+                               .rank = rank});
+  DdpStepReader reader(l, rows);
+  for (const auto& s : rows)
+    reader.add(s);
+  add_unfinished_iteration_starts(l);
   std::stable_sort(l.steps.begin(), l.steps.end(), [](const LessonStep& a, const LessonStep& b) {
     // An iteration starts before anything in it (its span begins with its first child).
     if (a.t_ns != b.t_ns) return a.t_ns < b.t_ns;
     return a.kind == StepKind::IterationStarts && b.kind != StepKind::IterationStarts;
   });
-  // A run that did not finish ends on the hang view's verdict.
-  const probes::RunRow r = run.run();
-  if (!l.steps.empty() && r.status != "finished" && r.status != "running") {
-    l.verdict.push_back("The job " + r.status + (r.message.empty() ? "." : ": " + r.message));
-    // The verdict names the culprit; the finding after it says who waits for whom.
-    const auto findings = probes::analyze_hang(run).findings;
-    if (!findings.empty()) {
-      std::string text = "The hang view's verdict: " + findings.front();
-      if (findings.size() > 1) text += " Then: " + findings[1] + ".";
-      l.verdict.push_back(text);
-    }
-    LessonStep v;
-    v.kind = StepKind::Verdict;
-    v.rank = rank;
-    v.t_ns = l.steps.back().t_ns;
-    v.iteration = l.steps.back().iteration;
-    l.steps.push_back(v);
-  }
+  add_verdict(run, l);
   return l;
 }
+
+namespace {
+
+std::string explain_iteration_starts(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  const std::string rank = "rank " + std::to_string(l.rank);
+  const auto& buckets = l.layout.generations[static_cast<size_t>(st.bucket)];
+  std::string s = "Iteration " + std::to_string(st.iteration) + " starts on " + rank + ". ";
+  s += st.bucket == 0 ? "DDP put the parameters into buckets in reverse order of registration, the order "
+                        "backward usually produces their gradients: "
+                      : "The buckets were rebuilt in the order the gradients became ready in iteration 1: ";
+  for (size_t b = 0; b < buckets.size(); ++b)
+    s += (b ? "; " : "") + std::string("bucket ") + std::to_string(b) + " = " + param_list(l.layout, buckets[b]);
+  return s + ".";
+}
+
+std::string explain_grad_ready(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  const LessonState before = l.state_after(i);
+  std::string s = "The gradient of " + param_list(l.layout, {st.param}).substr(1);
+  s.pop_back();
+  s += " is ready (" + mib(l.layout.param_bytes[static_cast<size_t>(st.param)]) + ") and goes into bucket " +
+       std::to_string(st.bucket);
+  if (st.bucket >= 0 && st.bucket < static_cast<int>(before.buckets.size())) {
+    const BucketFill& b = before.buckets[static_cast<size_t>(st.bucket)];
+    s += ": " + std::to_string(b.params_ready + 1) + " of " + std::to_string(b.params_total) + " there.";
+  } else {
+    s += ".";
+  }
+  return s;
+}
+
+std::string explain_bucket_ready(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  const LessonState before = l.state_after(i);
+  std::string s = "Bucket " + std::to_string(st.bucket) + " is full.";
+  for (int b = 0; b < st.bucket && b < static_cast<int>(before.buckets.size()); ++b) {
+    if (before.buckets[static_cast<size_t>(b)].phase == BucketFill::Phase::Filling) {
+      return s + " But bucket " + std::to_string(b) +
+             " is not: allreduces launch in bucket index order, so this one waits for it.";
+    }
+  }
+  return s + " Its allreduce can launch now, while backward goes on.";
+}
+
+std::string explain_allreduce_starts(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  const std::string rank = "rank " + std::to_string(l.rank);
+  const size_t left =
+      std::count_if(l.steps.begin() + static_cast<std::ptrdiff_t>(i), l.steps.end(),
+                    [&](const LessonStep& o) { return o.iteration == st.iteration && o.kind == StepKind::NodeRuns; });
+  std::string s = rank + " launches the allreduce of bucket " + std::to_string(st.bucket) + " (" + mib(st.bytes) + ")";
+  s += left > 0 ? ", overlapping backward: " + std::to_string(left) + " autograd nodes still to run."
+                : ", after backward ended: this communication is exposed, nothing hides it.";
+  // How long it waited once full: the buckets before it go first, one at a time.
+  for (size_t k = i; k-- > 0;) {
+    const LessonStep& o = l.steps[k];
+    if (o.iteration == st.iteration && o.kind == StepKind::BucketReady && o.bucket == st.bucket) {
+      const double waited = (st.t_ns - o.t_ns) / 1e3;
+      if (waited > 50 && st.bucket > 0) {
+        s += " It was full " + std::to_string(static_cast<int>(waited)) + " us earlier and waited for bucket " +
+             std::to_string(st.bucket - 1) + "'s allreduce: they run one after another, in bucket index order.";
+      }
+      break;
+    }
+  }
+  return s;
+}
+
+std::string explain_finalize(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  const std::string rank = "rank " + std::to_string(l.rank);
+  const LessonState before = l.state_after(i);
+  int reducing = 0;
+  for (const BucketFill& b : before.buckets)
+    reducing += b.phase != BucketFill::Phase::Reduced;
+  return "Backward is done on " + rank + "; finalize waits for the " + std::to_string(reducing) +
+         " bucket(s) not yet reduced, then writes the averaged gradients back into .grad.";
+}
+
+std::string explain_verdict(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  const std::string rank = "rank " + std::to_string(l.rank);
+  // Which gradients never came on this rank in its last iteration.
+  std::set<int> ready;
+  for (const LessonStep& o : l.steps)
+    if (o.iteration == st.iteration && o.kind == StepKind::GradReady) ready.insert(o.param);
+  std::vector<int> missing;
+  for (int p = 0; p < static_cast<int>(l.layout.param_names.size()); ++p)
+    if (!ready.count(p)) missing.push_back(p);
+  std::string s;
+  if (!missing.empty()) {
+    s = "No gradient ever reached " + param_list(l.layout, missing) + " on " + rank +
+        ": the forward did not use them. Without find_unused_parameters DDP never marks them ready, so "
+        "their bucket never launches its allreduce, and the buckets after it wait in index order. "
+        "The other ranks launch theirs and wait for this one. ";
+  }
+  for (const std::string& v : l.verdict)
+    s += v + (v.empty() || v.back() == '.' ? " " : ". ");
+  return s;
+}
+
+}  // namespace
 
 std::string explain_ddp_step(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const std::string rank = "rank " + std::to_string(l.rank);
-  const LessonState before = l.state_after(i);
   switch (st.kind) {
-    case StepKind::IterationStarts: {
-      const auto& buckets = l.layout.generations[static_cast<size_t>(st.bucket)];
-      std::string s = "Iteration " + std::to_string(st.iteration) + " starts on " + rank + ". ";
-      s += st.bucket == 0 ? "DDP put the parameters into buckets in reverse order of registration, the order "
-                            "backward usually produces their gradients: "
-                          : "The buckets were rebuilt in the order the gradients became ready in iteration 1: ";
-      for (size_t b = 0; b < buckets.size(); ++b)
-        s += (b ? "; " : "") + std::string("bucket ") + std::to_string(b) + " = " + param_list(l.layout, buckets[b]);
-      return s + ".";
-    }
+    case StepKind::IterationStarts: return explain_iteration_starts(l, i);
     case StepKind::NodeRuns:
       return rank + " runs " + st.name + " (" + std::to_string(static_cast<int>(st.duration_us)) + " us).";
-    case StepKind::GradReady: {
-      std::string s = "The gradient of " + param_list(l.layout, {st.param}).substr(1);
-      s.pop_back();
-      s += " is ready (" + mib(l.layout.param_bytes[static_cast<size_t>(st.param)]) + ") and goes into bucket " +
-           std::to_string(st.bucket);
-      if (st.bucket >= 0 && st.bucket < static_cast<int>(before.buckets.size())) {
-        const BucketFill& b = before.buckets[static_cast<size_t>(st.bucket)];
-        s += ": " + std::to_string(b.params_ready + 1) + " of " + std::to_string(b.params_total) + " there.";
-      } else {
-        s += ".";
-      }
-      return s;
-    }
-    case StepKind::BucketReady: {
-      std::string s = "Bucket " + std::to_string(st.bucket) + " is full.";
-      for (int b = 0; b < st.bucket && b < static_cast<int>(before.buckets.size()); ++b) {
-        if (before.buckets[static_cast<size_t>(b)].phase == BucketFill::Phase::Filling) {
-          return s + " But bucket " + std::to_string(b) +
-                 " is not: allreduces launch in bucket index order, so this one waits for it.";
-        }
-      }
-      return s + " Its allreduce can launch now, while backward goes on.";
-    }
-    case StepKind::AllreduceStarts: {
-      const size_t left = std::count_if(
-          l.steps.begin() + static_cast<std::ptrdiff_t>(i), l.steps.end(),
-          [&](const LessonStep& o) { return o.iteration == st.iteration && o.kind == StepKind::NodeRuns; });
-      std::string s =
-          rank + " launches the allreduce of bucket " + std::to_string(st.bucket) + " (" + mib(st.bytes) + ")";
-      s += left > 0 ? ", overlapping backward: " + std::to_string(left) + " autograd nodes still to run."
-                    : ", after backward ended: this communication is exposed, nothing hides it.";
-      // How long it waited once full: the buckets before it go first, one at a time.
-      for (size_t k = i; k-- > 0;) {
-        const LessonStep& o = l.steps[k];
-        if (o.iteration == st.iteration && o.kind == StepKind::BucketReady && o.bucket == st.bucket) {
-          const double waited = (st.t_ns - o.t_ns) / 1e3;
-          if (waited > 50 && st.bucket > 0) {
-            s += " It was full " + std::to_string(static_cast<int>(waited)) + " us earlier and waited for bucket " +
-                 std::to_string(st.bucket - 1) + "'s allreduce: they run one after another, in bucket index order.";
-          }
-          break;
-        }
-      }
-      return s;
-    }
+    case StepKind::GradReady: return explain_grad_ready(l, i);
+    case StepKind::BucketReady: return explain_bucket_ready(l, i);
+    case StepKind::AllreduceStarts: return explain_allreduce_starts(l, i);
     case StepKind::AllreduceEnds:
       return "Bucket " + std::to_string(st.bucket) + "'s allreduce is done (" +
              std::to_string(static_cast<int>(st.duration_us)) + " us): its gradients are averaged over the ranks.";
-    case StepKind::FinalizeStarts: {
-      int reducing = 0;
-      for (const BucketFill& b : before.buckets)
-        reducing += b.phase != BucketFill::Phase::Reduced;
-      return "Backward is done on " + rank + "; finalize waits for the " + std::to_string(reducing) +
-             " bucket(s) not yet reduced, then writes the averaged gradients back into .grad.";
-    }
-    case StepKind::Verdict: {
-      // Which gradients never came on this rank in its last iteration.
-      std::set<int> ready;
-      for (const LessonStep& o : l.steps)
-        if (o.iteration == st.iteration && o.kind == StepKind::GradReady) ready.insert(o.param);
-      std::vector<int> missing;
-      for (int p = 0; p < static_cast<int>(l.layout.param_names.size()); ++p)
-        if (!ready.count(p)) missing.push_back(p);
-      std::string s;
-      if (!missing.empty()) {
-        s = "No gradient ever reached " + param_list(l.layout, missing) + " on " + rank +
-            ": the forward did not use them. Without find_unused_parameters DDP never marks them ready, so "
-            "their bucket never launches its allreduce, and the buckets after it wait in index order. "
-            "The other ranks launch theirs and wait for this one. ";
-      }
-      for (const std::string& v : l.verdict)
-        s += v + (v.empty() || v.back() == '.' ? " " : ". ");
-      return s;
-    }
+    case StepKind::FinalizeStarts: return explain_finalize(l, i);
+    case StepKind::Verdict: return explain_verdict(l, i);
     default: return {};
   }
 }
