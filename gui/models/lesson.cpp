@@ -39,100 +39,103 @@ const char* wire_kind_name(int kind) {
   }
 }
 
-}  // namespace
+// The pass of context `ctx_id` to replay: `pass`, or its first recorded one (-1: none).
+int64_t find_pass(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
+  for (const auto& c : list_dist_graphs(run))
+    if (c.ctx_id == ctx_id && (pass < 0 || c.pass == pass)) return c.pass;
+  return pass;
+}
 
-Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
-  Lesson l;
-  l.ctx_id = ctx_id;
-  for (const auto& c : list_dist_graphs(run)) {
-    if (c.ctx_id == ctx_id && (pass < 0 || c.pass == pass)) {
-      pass = c.pass;
-      break;
-    }
-  }
-  l.pass = pass;
-  if (pass >= 0) l.graph = load_dist_graph(run, ctx_id, pass);
-  std::map<std::pair<int, int64_t>, int> by_seq;       // (rank, sequence_nr) -> node
-  std::map<std::pair<int, int64_t>, int> by_function;  // (rank, autograd id) -> send/recv node
-  for (size_t i = 0; i < l.graph.nodes.size(); ++i) {
-    const GraphNode& n = l.graph.nodes[i];
-    by_seq[{n.rank, n.sequence_nr}] = static_cast<int>(i);
-    if (n.msg_id >= 0) by_function[{n.rank, n.msg_id}] = static_cast<int>(i);
-  }
-  auto node_of = [](const auto& map, int rank, int64_t key) {
-    const auto it = map.find({rank, key});
-    return it == map.end() ? -1 : it->second;
-  };
-  const auto rows = run.spans({.kinds = {Kind::DistContext, Kind::DistFunction, Kind::RpcSend, Kind::RpcRecv,
-                                         Kind::AutogradNode, Kind::Dependency, Kind::DistBackward}});
-  // The lesson ends with the pass (the last share's end) and the context's release:
-  // calls made in the context after its backward are not part of the algorithm.
-  int64_t pass_end = -1;
+// The lesson ends with the pass (the last share's end) and the context's release:
+// calls made in the context after its backward are not part of the algorithm.
+int64_t pass_end(const std::vector<probes::SpanRow>& rows, int64_t ctx_id, int64_t pass) {
+  int64_t end = -1;
   for (const auto& s : rows) {
     if (s.kind == Kind::DistBackward && s.ctx_id == ctx_id && (pass < 0 || s.msg_id == pass))
-      pass_end = std::max(pass_end, s.t_end_ns);
+      end = std::max(end, s.t_end_ns);
   }
-  for (const auto& s : rows) {
-    if (s.ctx_id != ctx_id || s.kind == Kind::DistBackward) continue;
-    const bool after_pass = pass_end >= 0 && s.t_begin_ns > pass_end;
-    LessonStep st;
+  return end;
+}
+
+// A distributed autograd pass's spans as lesson steps, on the pass's graph.
+class DistStepReader {
+ public:
+  explicit DistStepReader(const GraphData& graph) {
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      const GraphNode& n = graph.nodes[i];
+      by_seq_[{n.rank, n.sequence_nr}] = static_cast<int>(i);
+      if (n.msg_id >= 0) by_function_[{n.rank, n.msg_id}] = static_cast<int>(i);
+    }
+  }
+
+  // False: the span is no step of the lesson.
+  bool to_step(const probes::SpanRow& s, bool after_pass, LessonStep& st) const {
     st.t_ns = s.t_begin_ns;
     st.rank = s.rank;
     st.peer = static_cast<int>(s.peer);
     switch (s.kind) {
       case Kind::DistContext:
         st.kind = s.name == "context.create" ? StepKind::ContextCreated : StepKind::ContextReleased;
-        break;
+        return true;
       case Kind::DistFunction:
-        if (after_pass) continue;  // recorded by calls made after the backward
+        if (after_pass) return false;  // recorded by calls made after the backward
         st.msg_id = s.msg_id;
         st.name = s.name;
         st.kind = s.name == "smart.ask"      ? StepKind::SmartAsk
                   : s.name == "smart.active" ? StepKind::SmartActive
                                              : StepKind::FunctionRecorded;
         // The asked worker's send function, or this worker's own.
-        st.node = node_of(by_function, st.kind == StepKind::SmartAsk ? st.peer : s.rank, s.msg_id);
-        break;
+        st.node = node_of(by_function_, st.kind == StepKind::SmartAsk ? st.peer : s.rank, s.msg_id);
+        return true;
       case Kind::RpcSend:
       case Kind::RpcRecv:
         // The answers to gradient messages close the pass; other calls after it are not
         // part of the algorithm.
-        if (after_pass && s.name != kGradients) continue;
+        if (after_pass && s.name != kGradients) return false;
         st.kind = s.kind == Kind::RpcSend ? StepKind::MessageSent : StepKind::MessageArrived;
         st.msg_id = s.msg_id;
         st.bytes = s.bytes;
         st.name = s.name;
         st.wire_kind = static_cast<int>(s.param);
-        break;
+        return true;
       case Kind::AutogradNode:
         st.kind = StepKind::NodeRuns;
-        st.node = node_of(by_seq, s.rank, s.seq);
+        st.node = node_of(by_seq_, s.rank, s.seq);
         st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
-        if (st.node < 0) continue;  // a pass whose graph was not recorded
-        break;
+        return st.node >= 0;  // not: a pass whose graph was not recorded
       case Kind::Dependency:
         st.kind = StepKind::CountFalls;
-        st.node = node_of(by_seq, s.rank, s.seq);
+        st.node = node_of(by_seq_, s.rank, s.seq);
         st.count_left = s.param;
-        if (st.node < 0) continue;
-        break;
-      default: continue;
+        return st.node >= 0;
+      default: return false;
     }
-    l.steps.push_back(std::move(st));
   }
-  std::stable_sort(l.steps.begin(), l.steps.end(),
-                   [](const LessonStep& a, const LessonStep& b) { return a.t_ns < b.t_ns; });
-  // A run that failed (FAST mode on an unused RPC) ends on its error.
+
+ private:
+  using NodeMap = std::map<std::pair<int, int64_t>, int>;
+  static int node_of(const NodeMap& map, int rank, int64_t key) {
+    const auto it = map.find({rank, key});
+    return it == map.end() ? -1 : it->second;
+  }
+  NodeMap by_seq_;       // (rank, sequence_nr) -> node
+  NodeMap by_function_;  // (rank, autograd id) -> send/recv node
+};
+
+// A run that failed (FAST mode on an unused RPC) ends on its error.
+void add_failure_verdict(probes::RunStoreReader& run, Lesson& l) {
   const probes::RunRow r = run.run();
-  if (!l.steps.empty() && r.status == "failed") {
-    l.verdict.push_back("The job failed: " + r.message);
-    LessonStep v;
-    v.kind = StepKind::Verdict;
-    v.rank = r.failed_rank >= 0 ? r.failed_rank : 0;
-    v.t_ns = l.steps.back().t_ns;
-    l.steps.push_back(v);
-  }
-  // A message's time on the way, on its arrival.
+  if (l.steps.empty() || r.status != "failed") return;
+  l.verdict.push_back("The job failed: " + r.message);
+  LessonStep v;
+  v.kind = StepKind::Verdict;
+  v.rank = r.failed_rank >= 0 ? r.failed_rank : 0;
+  v.t_ns = l.steps.back().t_ns;
+  l.steps.push_back(v);
+}
+
+// A message's time on the way, on its arrival.
+void time_messages(Lesson& l) {
   std::map<std::pair<int64_t, int>, int64_t> sent_at;
   for (auto& st : l.steps) {
     if (st.kind == StepKind::MessageSent) sent_at[{st.msg_id, st.wire_kind}] = st.t_ns;
@@ -141,8 +144,128 @@ Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
       if (it != sent_at.end()) st.duration_us = (st.t_ns - it->second) / 1e3;
     }
   }
+}
+
+}  // namespace
+
+Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
+  Lesson l;
+  l.ctx_id = ctx_id;
+  l.pass = pass = find_pass(run, ctx_id, pass);
+  if (pass >= 0) l.graph = load_dist_graph(run, ctx_id, pass);
+  const auto rows = run.spans({.kinds = {Kind::DistContext, Kind::DistFunction, Kind::RpcSend, Kind::RpcRecv,
+                                         Kind::AutogradNode, Kind::Dependency, Kind::DistBackward}});
+  const int64_t end = pass_end(rows, ctx_id, pass);
+  const DistStepReader reader(l.graph);
+  for (const auto& s : rows) {
+    if (s.ctx_id != ctx_id || s.kind == Kind::DistBackward) continue;
+    LessonStep st;
+    if (reader.to_step(s, end >= 0 && s.t_begin_ns > end, st)) l.steps.push_back(std::move(st));
+  }
+  std::stable_sort(l.steps.begin(), l.steps.end(),
+                   [](const LessonStep& a, const LessonStep& b) { return a.t_ns < b.t_ns; });
+  add_failure_verdict(run, l);
+  time_messages(l);
   return l;
 }
+
+namespace {
+
+// A DDP run records no dependency events (the local engine's counts), but a node runs
+// only once its count is 0, and it then hands a gradient to each next node.
+void count_down_children(const GraphData& graph, int node, LessonState& s) {
+  s.counters[static_cast<size_t>(node)] = 0;
+  for (const GraphEdge& e : graph.edges) {
+    if (e.src == graph.nodes[static_cast<size_t>(node)].id) {
+      const auto child = static_cast<size_t>(e.dst);
+      if (child < s.counters.size() && s.counters[child] > 0) --s.counters[child];
+    }
+  }
+}
+
+// A new iteration: its buckets (rebuilt ones from iteration 2), all empty; its nodes
+// not run yet (a DDP lesson's graph is iteration 1's).
+void start_iteration(const Lesson& l, const LessonStep& st, LessonState& s) {
+  s.generation = std::min(st.bucket, static_cast<int>(l.layout.generations.size()) - 1);
+  s.buckets.clear();
+  for (const auto& params : l.layout.generations[static_cast<size_t>(s.generation)]) {
+    BucketFill b;
+    b.params_total = static_cast<int>(params.size());
+    for (int p : params)
+      b.bytes_total += l.layout.param_bytes[static_cast<size_t>(p)];
+    s.buckets.push_back(b);
+  }
+  for (size_t k = 0; k < l.graph.nodes.size(); ++k) {
+    s.counters[k] = l.graph.nodes[k].deps;
+    s.executed[k] = false;
+  }
+  s.accumulated.clear();
+}
+
+void apply_bucket_step(const Lesson& l, const LessonStep& st, LessonState& s) {
+  if (st.bucket < 0 || st.bucket >= static_cast<int>(s.buckets.size())) return;
+  BucketFill& b = s.buckets[static_cast<size_t>(st.bucket)];
+  switch (st.kind) {
+    case StepKind::GradReady:
+      ++b.params_ready;
+      b.bytes_ready += l.layout.param_bytes[static_cast<size_t>(st.param)];
+      break;
+    case StepKind::BucketReady: b.phase = BucketFill::Phase::Ready; break;
+    case StepKind::AllreduceStarts: b.phase = BucketFill::Phase::Reducing; break;
+    case StepKind::AllreduceEnds: b.phase = BucketFill::Phase::Reduced; break;
+    default: break;
+  }
+}
+
+void apply_step(const Lesson& l, size_t i, LessonState& s) {
+  const LessonStep& st = l.steps[i];
+  switch (st.kind) {
+    case StepKind::NodeRuns:
+      if (st.node < 0) break;
+      s.executed[static_cast<size_t>(st.node)] = true;
+      if (l.ddp) count_down_children(l.graph, st.node, s);
+      break;
+    case StepKind::CountFalls:
+      s.counters[static_cast<size_t>(st.node)] = st.count_left;
+      // A leaf's gradient goes into the context as soon as it is complete.
+      if (st.count_left == 0 && l.graph.nodes[static_cast<size_t>(st.node)].kind == "accumulate_grad") {
+        s.executed[static_cast<size_t>(st.node)] = true;
+        s.accumulated.push_back(st.node);
+      }
+      break;
+    case StepKind::MessageSent: s.in_flight.push_back(i); break;
+    case StepKind::MessageArrived: {
+      const auto it = std::find_if(s.in_flight.begin(), s.in_flight.end(), [&](size_t k) {
+        return l.steps[k].msg_id == st.msg_id && l.steps[k].wire_kind == st.wire_kind;
+      });
+      if (it != s.in_flight.end()) s.in_flight.erase(it);
+      break;
+    }
+    case StepKind::SmartActive:
+      if (st.node >= 0) s.active[static_cast<size_t>(st.node)] = true;
+      break;
+    case StepKind::IterationStarts: start_iteration(l, st, s); break;
+    case StepKind::GradReady:
+    case StepKind::BucketReady:
+    case StepKind::AllreduceStarts:
+    case StepKind::AllreduceEnds: apply_bucket_step(l, st, s); break;
+    default: break;
+  }
+}
+
+// Running: the latest node step, while the latest step falls within its run.
+int running_node(const std::vector<LessonStep>& steps, size_t applied) {
+  if (applied == 0) return -1;
+  const int64_t now = steps[applied - 1].t_ns;
+  for (size_t i = applied; i-- > 0;) {
+    const LessonStep& st = steps[i];
+    if (st.kind != StepKind::NodeRuns) continue;
+    return now <= st.t_ns + static_cast<int64_t>(st.duration_us * 1e3) ? st.node : -1;
+  }
+  return -1;
+}
+
+}  // namespace
 
 LessonState Lesson::state_after(size_t applied) const {
   LessonState s;
@@ -153,92 +276,9 @@ LessonState Lesson::state_after(size_t applied) const {
   s.executed.assign(n, false);
   s.active.assign(n, false);
   applied = std::min(applied, steps.size());
-  for (size_t i = 0; i < applied; ++i) {
-    const LessonStep& st = steps[i];
-    switch (st.kind) {
-      case StepKind::NodeRuns:
-        if (st.node < 0) break;
-        s.executed[static_cast<size_t>(st.node)] = true;
-        // A DDP run records no dependency events (the local engine's counts), but a node
-        // runs only once its count is 0, and it then hands a gradient to each next node.
-        if (ddp) {
-          s.counters[static_cast<size_t>(st.node)] = 0;
-          for (const GraphEdge& e : graph.edges) {
-            if (e.src == graph.nodes[static_cast<size_t>(st.node)].id) {
-              const auto child = static_cast<size_t>(e.dst);
-              if (child < n && s.counters[child] > 0) --s.counters[child];
-            }
-          }
-        }
-        break;
-      case StepKind::CountFalls:
-        s.counters[static_cast<size_t>(st.node)] = st.count_left;
-        // A leaf's gradient goes into the context as soon as it is complete.
-        if (st.count_left == 0 && graph.nodes[static_cast<size_t>(st.node)].kind == "accumulate_grad") {
-          s.executed[static_cast<size_t>(st.node)] = true;
-          s.accumulated.push_back(st.node);
-        }
-        break;
-      case StepKind::MessageSent: s.in_flight.push_back(i); break;
-      case StepKind::MessageArrived: {
-        const auto it = std::find_if(s.in_flight.begin(), s.in_flight.end(), [&](size_t k) {
-          return steps[k].msg_id == st.msg_id && steps[k].wire_kind == st.wire_kind;
-        });
-        if (it != s.in_flight.end()) s.in_flight.erase(it);
-        break;
-      }
-      case StepKind::SmartActive:
-        if (st.node >= 0) s.active[static_cast<size_t>(st.node)] = true;
-        break;
-      case StepKind::IterationStarts: {
-        // A new iteration: its buckets (rebuilt ones from iteration 2), all empty; its
-        // nodes not run yet (a DDP lesson's graph is iteration 1's).
-        s.generation = std::min(st.bucket, static_cast<int>(layout.generations.size()) - 1);
-        s.buckets.clear();
-        for (const auto& params : layout.generations[static_cast<size_t>(s.generation)]) {
-          BucketFill b;
-          b.params_total = static_cast<int>(params.size());
-          for (int p : params)
-            b.bytes_total += layout.param_bytes[static_cast<size_t>(p)];
-          s.buckets.push_back(b);
-        }
-        for (size_t k = 0; k < n; ++k) {
-          s.counters[k] = graph.nodes[k].deps;
-          s.executed[k] = false;
-        }
-        s.accumulated.clear();
-        break;
-      }
-      case StepKind::GradReady:
-        if (st.bucket >= 0 && st.bucket < static_cast<int>(s.buckets.size())) {
-          BucketFill& b = s.buckets[static_cast<size_t>(st.bucket)];
-          ++b.params_ready;
-          b.bytes_ready += layout.param_bytes[static_cast<size_t>(st.param)];
-        }
-        break;
-      case StepKind::BucketReady:
-      case StepKind::AllreduceStarts:
-      case StepKind::AllreduceEnds:
-        if (st.bucket >= 0 && st.bucket < static_cast<int>(s.buckets.size())) {
-          s.buckets[static_cast<size_t>(st.bucket)].phase = st.kind == StepKind::BucketReady ? BucketFill::Phase::Ready
-                                                            : st.kind == StepKind::AllreduceStarts
-                                                                ? BucketFill::Phase::Reducing
-                                                                : BucketFill::Phase::Reduced;
-        }
-        break;
-      default: break;
-    }
-  }
-  // Running: the latest node step, while the latest step falls within its run.
-  if (applied > 0) {
-    const int64_t now = steps[applied - 1].t_ns;
-    for (size_t i = applied; i-- > 0;) {
-      const LessonStep& st = steps[i];
-      if (st.kind != StepKind::NodeRuns) continue;
-      if (now <= st.t_ns + static_cast<int64_t>(st.duration_us * 1e3)) s.running = st.node;
-      break;
-    }
-  }
+  for (size_t i = 0; i < applied; ++i)
+    apply_step(*this, i, s);
+  s.running = running_node(steps, applied);
   return s;
 }
 
@@ -294,6 +334,79 @@ size_t Lesson::next_node_step(size_t from) const {
   return steps.size();
 }
 
+namespace {
+
+std::string explain_message_sent(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  const std::string who = worker(st.rank);
+
+  const std::string id = format_global_id(st.msg_id);
+  const std::string size = std::to_string(st.bytes) + " B";
+  if (st.name == kGradients && st.wire_kind == 1) {
+    return who + " sends gradients to " + worker(st.peer) + " as message " + id + " (" + size + ")" +
+           ". They go to the send function whose recv function just ran.";
+  }
+  if (st.name == kGradients) {
+    return who + " answers gradient message " + id +
+           ": its part of the pass, and the parts it started downstream, are done.";
+  }
+  return who + " sends the " + wire_kind_name(st.wire_kind) + " of '" + st.name + "' to " + worker(st.peer) +
+         " as message " + id + " (" + size + ").";
+}
+
+std::string explain_message_arrived(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  const std::string who = worker(st.rank);
+
+  std::string s = "Message " + format_global_id(st.msg_id) + " (" + wire_kind_name(st.wire_kind) + " of '" +
+                  (st.name == kGradients ? std::string("gradients") : st.name) + "') arrives at " + who;
+  if (st.duration_us >= 0) s += " after " + us(st.duration_us);
+  s += ".";
+  if (st.name == kGradients && st.wire_kind == 1) {
+    // FAST mode: the first gradients a worker hears of in a pass start its part;
+    // later ones only queue behind it.
+    const bool first =
+        std::none_of(l.steps.begin(), l.steps.begin() + static_cast<std::ptrdiff_t>(i),
+                     [&](const LessonStep& o) { return o.rank == st.rank && o.kind == StepKind::NodeRuns; });
+    s += first ? " It is the first " + who + " hears of this pass: it computes its dependencies and runs its part."
+               : " " + who + " already runs this pass, so the gradients only queue at their send function.";
+  }
+  return s;
+}
+
+std::string explain_node_runs(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  const std::string who = worker(st.rank);
+
+  const GraphNode& n = l.graph.nodes[static_cast<size_t>(st.node)];
+  std::string s = who + " runs " + node_name(l.graph, st.node) + " (" + us(st.duration_us) + ")";
+  if (n.kind == "recv") {
+    s += ": it sends its gradient back to " + worker(n.peer) + ".";
+  } else if (n.kind == "send") {
+    s += ": the gradient from " + worker(n.peer) + " enters " + who + "'s graph here.";
+  } else if (n.kind == "graph_root") {
+    s += ": backward starts at the loss.";
+  } else {
+    s += ": all the gradients it waited for have arrived.";
+  }
+  return s;
+}
+
+std::string explain_count_falls(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  const std::string who = worker(st.rank);
+  const std::string ctx = "context " + format_global_id(l.ctx_id);
+
+  const GraphNode& n = l.graph.nodes[static_cast<size_t>(st.node)];
+  std::string s = node_name(l.graph, st.node) + " on " + who + " receives a gradient; its count falls to " +
+                  std::to_string(st.count_left);
+  if (st.count_left > 0) return s + ": it waits for " + std::to_string(st.count_left) + " more.";
+  if (n.kind == "accumulate_grad") return s + ": the gradient is complete and accumulates in " + ctx + ".";
+  return s + ": it is ready to run.";
+}
+
+}  // namespace
+
 std::string Lesson::explain(size_t i) const {
   if (i >= steps.size()) return {};
   if (ddp) return explain_ddp_step(*this, i);
@@ -313,56 +426,15 @@ std::string Lesson::explain(size_t i) const {
       }
       return who + " records a recv function for message " + format_global_id(st.msg_id) + " from " + worker(st.peer) +
              ": in backward it sends its gradient back to " + worker(st.peer) + ".";
-    case StepKind::MessageSent: {
-      const std::string id = format_global_id(st.msg_id);
-      const std::string size = std::to_string(st.bytes) + " B";
-      if (st.name == kGradients && st.wire_kind == 1) {
-        return who + " sends gradients to " + worker(st.peer) + " as message " + id + " (" + size + ")" +
-               ". They go to the send function whose recv function just ran.";
-      }
-      if (st.name == kGradients) {
-        return who + " answers gradient message " + id +
-               ": its part of the pass, and the parts it started downstream, are done.";
-      }
-      return who + " sends the " + wire_kind_name(st.wire_kind) + " of '" + st.name + "' to " + worker(st.peer) +
-             " as message " + id + " (" + size + ").";
-    }
-    case StepKind::MessageArrived: {
-      std::string s = "Message " + format_global_id(st.msg_id) + " (" + wire_kind_name(st.wire_kind) + " of '" +
-                      (st.name == kGradients ? std::string("gradients") : st.name) + "') arrives at " + who;
-      if (st.duration_us >= 0) s += " after " + us(st.duration_us);
-      s += ".";
-      if (st.name == kGradients && st.wire_kind == 1) {
-        // FAST mode: the first gradients a worker hears of in a pass start its part;
-        // later ones only queue behind it.
-        const bool first =
-            std::none_of(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(i),
-                         [&](const LessonStep& o) { return o.rank == st.rank && o.kind == StepKind::NodeRuns; });
-        s += first ? " It is the first " + who + " hears of this pass: it computes its dependencies and runs its part."
-                   : " " + who + " already runs this pass, so the gradients only queue at their send function.";
-      }
-      return s;
-    }
+    case StepKind::MessageSent: return explain_message_sent(*this, i);
+    case StepKind::MessageArrived: return explain_message_arrived(*this, i);
     case StepKind::SmartAsk:
       return "SMART: " + who + "'s search from the loss reached a recv function of message " +
              format_global_id(st.msg_id) + "; it asks " + worker(st.peer) + " to activate the matching send function.";
     case StepKind::SmartActive:
       return "SMART: " + who + "'s send function of message " + format_global_id(st.msg_id) +
              " is on a path to the loss: the pass will wait for its gradient.";
-    case StepKind::NodeRuns: {
-      const GraphNode& n = graph.nodes[static_cast<size_t>(st.node)];
-      std::string s = who + " runs " + node_name(graph, st.node) + " (" + us(st.duration_us) + ")";
-      if (n.kind == "recv") {
-        s += ": it sends its gradient back to " + worker(n.peer) + ".";
-      } else if (n.kind == "send") {
-        s += ": the gradient from " + worker(n.peer) + " enters " + who + "'s graph here.";
-      } else if (n.kind == "graph_root") {
-        s += ": backward starts at the loss.";
-      } else {
-        s += ": all the gradients it waited for have arrived.";
-      }
-      return s;
-    }
+    case StepKind::NodeRuns: return explain_node_runs(*this, i);
     case StepKind::Verdict: {
       std::string s;
       for (const std::string& v : verdict)
@@ -371,15 +443,8 @@ std::string Lesson::explain(size_t i) const {
              "FAST mode expects a gradient for every send function of the context; SMART mode would have "
              "waited only for those on a path to the loss.";
     }
+    case StepKind::CountFalls: return explain_count_falls(*this, i);
     default: break;
-    case StepKind::CountFalls: {
-      const GraphNode& n = graph.nodes[static_cast<size_t>(st.node)];
-      std::string s = node_name(graph, st.node) + " on " + who + " receives a gradient; its count falls to " +
-                      std::to_string(st.count_left);
-      if (st.count_left > 0) return s + ": it waits for " + std::to_string(st.count_left) + " more.";
-      if (n.kind == "accumulate_grad") return s + ": the gradient is complete and accumulates in " + ctx + ".";
-      return s + ": it is ready to run.";
-    }
   }
   return {};
 }
