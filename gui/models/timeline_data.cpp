@@ -147,89 +147,100 @@ void find_open_ops(TimelineData& d) {
   }
 }
 
-}  // namespace
-
-TimelineData load_timeline(probes::RunStoreReader& run) {
-  TimelineData d;
-  extend_timeline(d, run);
-  return d;
+// Parameter names for the details panel and search (the latest generation's name of
+// each index: a rebuilt assignment keeps the model's parameters).
+void read_param_names(TimelineData& d, probes::RunStoreReader& run) {
+  if (!d.param_names.empty()) return;
+  for (const auto& r : run.ranks()) {
+    for (const auto& p : run.params(r.rank))
+      d.param_names[{p.rank, p.index}] = p.name;
+  }
 }
 
-void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
-  d.names = run.names();  // TimelineSpan::name is the run file's name_id
+// New spans appended to their lanes, found by (rank, thread) with the last one cached;
+// remembers how much each lane held before, for the merge.
+class LaneAppender {
+ public:
+  explicit LaneAppender(TimelineData& d) : d_(d), first_(d.lanes.empty()) {
+    for (size_t i = 0; i < d.lanes.size(); ++i) {
+      lane_of_[{d.lanes[i].rank, d.lanes[i].thread}] = i;
+      old_spans_.push_back(d.lanes[i].spans.size());
+      old_instants_.push_back(d.lanes[i].instants.size());
+    }
+  }
+
+  void add(const probes::CompactSpan& s) {
+    TimelineLane& l = lane_for({s.rank, s.thread});
+    TimelineSpan span;
+    span.begin_ns = s.t_begin_ns;
+    span.end_ns = s.t_end_ns;
+    span.bytes = s.bytes;
+    span.seq = s.seq;
+    span.rowid = s.rowid;
+    span.name = s.name_id;
+    span.iteration = static_cast<int32_t>(s.iteration);
+    span.bucket = static_cast<int32_t>(s.bucket);
+    span.param = static_cast<int32_t>(s.param);
+    span.kind = s.kind;
+    (s.t_end_ns > s.t_begin_ns ? l.spans : l.instants).push_back(span);
+    l.longest_ns = std::max(l.longest_ns, s.t_end_ns - s.t_begin_ns);
+    d_.begin_ns = first_ ? s.t_begin_ns : std::min(d_.begin_ns, s.t_begin_ns);
+    d_.end_ns = first_ ? s.t_end_ns : std::max(d_.end_ns, s.t_end_ns);
+    first_ = false;
+    note_run_facts(s);
+  }
+
+  size_t old_spans(size_t lane) const { return old_spans_[lane]; }
+  size_t old_instants(size_t lane) const { return old_instants_[lane]; }
+
+ private:
+  TimelineLane& lane_for(std::pair<int, int> key) {
+    if (key != last_key_ || lane_ >= d_.lanes.size()) {
+      auto [it, inserted] = lane_of_.try_emplace(key, d_.lanes.size());
+      if (inserted) {
+        d_.lanes.emplace_back();
+        d_.lanes.back().rank = key.first;
+        d_.lanes.back().thread = key.second;
+        old_spans_.push_back(0);
+        old_instants_.push_back(0);
+      }
+      lane_ = it->second;
+      last_key_ = key;
+    }
+    return d_.lanes[lane_];
+  }
+
+  // What the whole timeline keeps of a span: kinds, finished ops, iterations, flow ends.
+  void note_run_facts(const probes::CompactSpan& s) {
+    d_.kinds_present |= 1u << static_cast<unsigned>(s.kind);
+    if (s.kind == probes::Kind::PgOp) d_.finished_ops.insert({s.rank, s.name_id, s.seq});
+    d_.last_rowid = std::max(d_.last_rowid, s.rowid);
+    if (s.kind == probes::Kind::Iteration && s.rank == 0)
+      d_.iterations.push_back({s.t_begin_ns, s.t_end_ns, s.iteration});
+    if ((s.kind == probes::Kind::RpcSend || s.kind == probes::Kind::RpcRecv) && s.msg_id >= 0) {
+      d_.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.msg_id, static_cast<int32_t>(s.param), s.kind});
+    } else if (s.kind == probes::Kind::Allreduce && s.seq >= 0) {
+      d_.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.seq, -1, s.kind});
+    } else if ((s.kind == probes::Kind::CudaRuntime || is_gpu_work(s.kind)) && s.msg_id >= 0) {
+      d_.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.msg_id, -1, s.kind});
+    }
+  }
+
+  TimelineData& d_;
+  std::map<std::pair<int, int>, size_t> lane_of_;
+  std::vector<size_t> old_spans_, old_instants_;  // per lane: what was there before
+  std::pair<int, int> last_key_{-1, -1};
+  size_t lane_ = 0;
+  bool first_;
+};
+
+// Spans by begin time within each lane (the file holds them in shipping order: by time
+// within a batch, an enclosing span after its children): sort what is new, then merge it
+// with what was there. Each lane gets its thread's name.
+void sort_new_spans(TimelineData& d, const LaneAppender& appended, probes::RunStoreReader& run) {
   std::map<std::pair<int, int>, std::string> thread_names;
   for (const auto& t : run.threads())
     thread_names[{t.rank, t.thread}] = t.name;
-  // Parameter names for the details panel and search (the latest generation's name of
-  // each index: a rebuilt assignment keeps the model's parameters).
-  if (d.param_names.empty()) {
-    for (const auto& r : run.ranks()) {
-      for (const auto& p : run.params(r.rank))
-        d.param_names[{p.rank, p.index}] = p.name;
-    }
-  }
-  std::map<std::pair<int, int>, size_t> lane_of;
-  std::vector<size_t> old_spans, old_instants;  // per lane: what was there before
-  for (size_t i = 0; i < d.lanes.size(); ++i) {
-    lane_of[{d.lanes[i].rank, d.lanes[i].thread}] = i;
-    old_spans.push_back(d.lanes[i].spans.size());
-    old_instants.push_back(d.lanes[i].instants.size());
-  }
-  const size_t old_iterations = d.iterations.size();
-  // One pass over the new spans without their strings (a 1M-span run opens in well
-  // under a second); lanes are found by (rank, thread), with the last one cached.
-  std::pair<int, int> last_key{-1, -1};
-  size_t lane = 0;
-  bool first = d.lanes.empty();
-  run.for_each_span(
-      [&](const probes::CompactSpan& s) {
-        const std::pair<int, int> key{s.rank, s.thread};
-        if (key != last_key || lane >= d.lanes.size()) {
-          auto [it, inserted] = lane_of.try_emplace(key, d.lanes.size());
-          if (inserted) {
-            d.lanes.emplace_back();
-            d.lanes.back().rank = key.first;
-            d.lanes.back().thread = key.second;
-            old_spans.push_back(0);
-            old_instants.push_back(0);
-          }
-          lane = it->second;
-          last_key = key;
-        }
-        TimelineLane& l = d.lanes[lane];
-        TimelineSpan span;
-        span.begin_ns = s.t_begin_ns;
-        span.end_ns = s.t_end_ns;
-        span.bytes = s.bytes;
-        span.seq = s.seq;
-        span.rowid = s.rowid;
-        span.name = s.name_id;
-        span.iteration = static_cast<int32_t>(s.iteration);
-        span.bucket = static_cast<int32_t>(s.bucket);
-        span.param = static_cast<int32_t>(s.param);
-        span.kind = s.kind;
-        d.kinds_present |= 1u << static_cast<unsigned>(s.kind);
-        if (s.kind == probes::Kind::PgOp) d.finished_ops.insert({s.rank, s.name_id, s.seq});
-        (s.t_end_ns > s.t_begin_ns ? l.spans : l.instants).push_back(span);
-        l.longest_ns = std::max(l.longest_ns, s.t_end_ns - s.t_begin_ns);
-        d.begin_ns = first ? s.t_begin_ns : std::min(d.begin_ns, s.t_begin_ns);
-        d.end_ns = first ? s.t_end_ns : std::max(d.end_ns, s.t_end_ns);
-        first = false;
-        d.last_rowid = std::max(d.last_rowid, s.rowid);
-        if (s.kind == probes::Kind::Iteration && s.rank == 0)
-          d.iterations.push_back({s.t_begin_ns, s.t_end_ns, s.iteration});
-        if ((s.kind == probes::Kind::RpcSend || s.kind == probes::Kind::RpcRecv) && s.msg_id >= 0) {
-          d.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.msg_id, static_cast<int32_t>(s.param), s.kind});
-        } else if (s.kind == probes::Kind::Allreduce && s.seq >= 0) {
-          d.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.seq, -1, s.kind});
-        } else if ((s.kind == probes::Kind::CudaRuntime || is_gpu_work(s.kind)) && s.msg_id >= 0) {
-          d.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.msg_id, -1, s.kind});
-        }
-      },
-      {}, -1, d.last_rowid);
-  // Spans by begin time within each lane (the file holds them in shipping order: by
-  // time within a batch, an enclosing span after its children): sort what is new, then
-  // merge it with what was there.
   const auto by_begin = [](const TimelineSpan& a, const TimelineSpan& b) {
     return a.begin_ns < b.begin_ns || (a.begin_ns == b.begin_ns && a.end_ns > b.end_ns);
   };
@@ -241,15 +252,18 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
   };
   for (size_t i = 0; i < d.lanes.size(); ++i) {
     TimelineLane& l = d.lanes[i];
-    sort_tail(l.spans, old_spans[i]);
-    sort_tail(l.instants, old_instants[i]);
+    sort_tail(l.spans, appended.old_spans(i));
+    sort_tail(l.instants, appended.old_instants(i));
     const auto name = thread_names.find({l.rank, l.thread});
     l.thread_name = name != thread_names.end() ? name->second : "thread " + std::to_string(l.thread);
     l.label = "rank " + std::to_string(l.rank) + " · " + l.thread_name;
   }
-  // Lanes by rank; within a rank the compute thread first (where forward and backward
-  // run: what the eye looks for first), then the others by thread number, and an imported
-  // trace's GPU streams last, by device and stream number as Nsight lists them.
+}
+
+// Lanes by rank; within a rank the compute thread first (where forward and backward run:
+// what the eye looks for first), then the others by thread number, and an imported
+// trace's GPU streams last, by device and stream number as Nsight lists them.
+void order_lanes(TimelineData& d) {
   auto gpu_stream = [](const TimelineLane& l) {
     int device = -1, stream = -1;
     if (std::sscanf(l.thread_name.c_str(), "GPU %d stream %d", &device, &stream) != 2) return std::pair(-1, -1);
@@ -259,6 +273,26 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
     return std::tuple(a.rank, a.thread_name != "compute", gpu_stream(a), a.thread) <
            std::tuple(b.rank, b.thread_name != "compute", gpu_stream(b), b.thread);
   });
+}
+
+}  // namespace
+
+TimelineData load_timeline(probes::RunStoreReader& run) {
+  TimelineData d;
+  extend_timeline(d, run);
+  return d;
+}
+
+void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
+  d.names = run.names();  // TimelineSpan::name is the run file's name_id
+  read_param_names(d, run);
+  const size_t old_iterations = d.iterations.size();
+  // One pass over the new spans without their strings (a 1M-span run opens in well
+  // under a second).
+  LaneAppender appender(d);
+  run.for_each_span([&](const probes::CompactSpan& s) { appender.add(s); }, {}, -1, d.last_rowid);
+  sort_new_spans(d, appender, run);
+  order_lanes(d);
   // A new span can move every row of its lane after it (a deeper nesting moves the
   // asynchronous rows down), so rows and their summaries are made again: one pass.
   find_open_ops(d);
