@@ -104,7 +104,23 @@ MainWindow::~MainWindow() {
 
 void MainWindow::buildViews() {
   auto* splitter = new QSplitter(this);
-  auto* runs = new QTableView(splitter);
+  QTableView* runs = buildRunList(splitter);
+  m_tabs = new QTabWidget(splitter);
+  buildPages();
+  auto* right = new QWidget(splitter);
+  auto* rightLayout = new QVBoxLayout(right);
+  rightLayout->setContentsMargins(0, 0, 0, 0);
+  rightLayout->addLayout(buildErrorBanner(right));
+  rightLayout->addWidget(m_tabs, 1);
+  splitter->addWidget(right);
+  splitter->setStretchFactor(1, 3);
+  splitter->setSizes({330, 950});
+  runs->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  setCentralWidget(splitter);
+}
+
+QTableView* MainWindow::buildRunList(QWidget* parent) {
+  auto* runs = new QTableView(parent);
   m_runsView = runs;
   m_runsProxy = new SortProxy(this);
   m_runsProxy->setSourceModel(m_runList);
@@ -128,7 +144,10 @@ void MainWindow::buildViews() {
     if (m_run) selectInRunList(QString::fromStdString(m_run->path));
   });
 
-  m_tabs = new QTabWidget(splitter);
+  return runs;
+}
+
+void MainWindow::buildPages() {
   m_summary = new SummaryPage;
   addPage(m_summary, "summary", tr("Summary"));
 
@@ -178,12 +197,12 @@ void MainWindow::buildViews() {
   showEmptyStates();
 
   connect(m_tabs, &QTabWidget::currentChanged, this, [this] { refreshCurrentTab(); });
-  // Errors (a damaged file, a refused launch) in a banner above the views, whole and
-  // selectable, until the next run opens or the user closes it: a status-bar line was cut
-  // at the window's edge and replaced by the next message.
-  auto* right = new QWidget(splitter);
-  auto* rightLayout = new QVBoxLayout(right);
-  rightLayout->setContentsMargins(0, 0, 0, 0);
+}
+
+// Errors (a damaged file, a refused launch) in a banner above the views, whole and
+// selectable, until the next run opens or the user closes it: a status-bar line was cut
+// at the window's edge and replaced by the next message.
+QHBoxLayout* MainWindow::buildErrorBanner(QWidget* right) {
   m_errorBanner = new QLabel(right);
   m_errorBanner->setWordWrap(true);
   m_errorBanner->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -218,16 +237,18 @@ void MainWindow::buildViews() {
   bannerRow->addWidget(saveCopy, 0, Qt::AlignTop);
   bannerRow->addWidget(reload, 0, Qt::AlignTop);
   bannerRow->addWidget(closeError, 0, Qt::AlignTop);
-  rightLayout->addLayout(bannerRow);
-  rightLayout->addWidget(m_tabs, 1);
-  splitter->addWidget(right);
-  splitter->setStretchFactor(1, 3);
-  splitter->setSizes({330, 950});
-  runs->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-  setCentralWidget(splitter);
+  return bannerRow;
 }
 
 void MainWindow::buildMenus() {
+  buildFileMenu();
+  buildRunMenu();
+  buildViewMenu();
+  buildLearnMenu();
+  buildHelpMenu();
+}
+
+void MainWindow::buildFileMenu() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open run or traces..."), QKeySequence::Open, this, [this] {
     const QStringList paths = QFileDialog::getOpenFileNames(
@@ -261,12 +282,18 @@ void MainWindow::buildMenus() {
   });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+void MainWindow::buildRunMenu() {
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Launch job..."), QKeySequence(tr("Ctrl+L")), this, &MainWindow::showLaunchDialog);
   m_followAction = run->addAction(tr("&Follow job"), this, &MainWindow::followJob);
   m_stopAction = run->addAction(tr("&Stop job"), this, &MainWindow::stopJob);
   updateJobActions();
   connect(m_job, &JobController::finished, this, &MainWindow::updateJobActions);
+}
+
+void MainWindow::buildViewMenu() {
   QMenu* view = menuBar()->addMenu(tr("&View"));
   // Tabs by number. Timeline keys stay on the timeline itself: single-letter menu
   // shortcuts would steal letters typed into fields.
@@ -291,6 +318,9 @@ void MainWindow::buildMenus() {
     for (const auto& lane : m_timeline->data().lanes)
       m_timeline->setRankCollapsed(lane.rank, false);
   });
+}
+
+void MainWindow::buildLearnMenu() {
   QMenu* learn = menuBar()->addMenu(tr("L&earn"));
   for (size_t i = 0; i < lessons().size(); ++i)
     learn->addAction(lessons()[i].title, this, [this, i] { openLesson(static_cast<int>(i)); });
@@ -303,6 +333,9 @@ void MainWindow::buildMenus() {
     }
     showTab(QStringLiteral("learn"));
   });
+}
+
+void MainWindow::buildHelpMenu() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   m_shortcutsAction = help->addAction(tr("&Keyboard shortcuts"), QKeySequence::HelpContents, this, [this] {
     ShortcutsDialog dialog(this);

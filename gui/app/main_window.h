@@ -14,6 +14,7 @@
 #include "run_data.h"
 
 class QChartView;
+class QHBoxLayout;
 class QCheckBox;
 class QComboBox;
 class QAction;
@@ -146,6 +147,14 @@ class MainWindow : public QMainWindow {
   void buildViews();
   void addPage(QWidget* page, const char* id, const QString& title);
   void buildMenus();
+  QTableView* buildRunList(QWidget* parent);
+  void buildPages();
+  QHBoxLayout* buildErrorBanner(QWidget* right);
+  void buildFileMenu();
+  void buildRunMenu();
+  void buildViewMenu();
+  void buildLearnMenu();
+  void buildHelpMenu();
   void showRun(std::shared_ptr<const RunData> run, bool live);
   void selectInRunList(const QString& path);
   void updateJobActions();
