@@ -24,6 +24,14 @@ QSpinBox* spin(int lo, int hi) {
   return s;
 }
 
+QDoubleSpinBox* mibBox() {
+  auto* box = new QDoubleSpinBox;
+  box->setRange(0, 100000);
+  box->setDecimals(2);
+  box->setSuffix(LaunchDialog::tr(" MiB"));
+  return box;
+}
+
 }  // namespace
 
 LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
@@ -31,7 +39,20 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   auto* layout = new QVBoxLayout(this);
   m_grid = new QGridLayout;
   layout->addLayout(m_grid);
+  addJobRows();
+  addDdpRows();
+  m_status = new QLabel;
+  m_status->setWordWrap(true);
+  layout->addWidget(m_status);
+  layout->addWidget(buildButtons());
+  setConfig(LaunchConfig{});
+  revalidateOnEdits();
+  revalidate();
+  restoreLastConfig();
+}
 
+// What runs where: the model and its size, the ranks, their hosts and backend.
+void LaunchDialog::addJobRows() {
   m_model = new QComboBox;
   m_model->addItems({QStringLiteral("mlp"), QStringLiteral("transformer")});
   addRow(QStringLiteral("model"), tr("Model"), m_model);
@@ -61,15 +82,13 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   addRow(QStringLiteral("width"), tr("Width (MLP) / d_model"), m_width);
   m_depth = spin(0, 1024);
   addRow(QStringLiteral("depth"), tr("Depth (layers / blocks)"), m_depth);
-  m_bucketCap = new QDoubleSpinBox;
-  m_bucketCap->setRange(0, 100000);
-  m_bucketCap->setDecimals(2);
-  m_bucketCap->setSuffix(tr(" MiB"));
+}
+
+// DDP's options, the probes and any other train option.
+void LaunchDialog::addDdpRows() {
+  m_bucketCap = mibBox();
   addRow(QStringLiteral("bucket_cap_mb"), tr("bucket_cap_mb"), m_bucketCap);
-  m_firstBucketCap = new QDoubleSpinBox;
-  m_firstBucketCap->setRange(0, 100000);
-  m_firstBucketCap->setDecimals(2);
-  m_firstBucketCap->setSuffix(tr(" MiB"));
+  m_firstBucketCap = mibBox();
   m_firstBucketCap->setToolTip(tr("The first bucket's cap (PyTorch: 1 MiB): its allreduce starts early in backward"));
   addRow(QStringLiteral("first_bucket_cap_mb"), tr("first_bucket_cap_mb"), m_firstBucketCap);
   m_findUnused = new QCheckBox(tr("find_unused_parameters"));
@@ -92,15 +111,13 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   m_extra = new QLineEdit;
   m_extra->setPlaceholderText(tr("more train options, e.g. --lr 0.01 --inject-stall 1:5:30"));
   addRow(QStringLiteral("extra_arguments"), tr("Extra arguments"), m_extra);
+}
 
-  m_status = new QLabel;
-  m_status->setWordWrap(true);
-  layout->addWidget(m_status);
+QDialogButtonBox* LaunchDialog::buildButtons() {
   m_buttons = new QDialogButtonBox(QDialogButtonBox::Cancel);
   m_buttons->addButton(tr("Launch"), QDialogButtonBox::AcceptRole);
   auto* save = m_buttons->addButton(tr("Save preset..."), QDialogButtonBox::ActionRole);
   auto* load = m_buttons->addButton(tr("Load preset..."), QDialogButtonBox::ActionRole);
-  layout->addWidget(m_buttons);
   connect(m_buttons, &QDialogButtonBox::accepted, this, [this] {
     if (!canLaunch()) return;
     // The next dialog opens with what was launched last (the user's settings).
@@ -119,7 +136,10 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
     if (!f.isEmpty()) loadPresetFrom(f);
   });
 
-  setConfig(LaunchConfig{});
+  return m_buttons;
+}
+
+void LaunchDialog::revalidateOnEdits() {
   for (QSpinBox* s : {m_worldSize, m_iterations, m_batch, m_width, m_depth})
     connect(s, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
   connect(m_bucketCap, &QDoubleSpinBox::valueChanged, this, &LaunchDialog::revalidate);
@@ -130,8 +150,10 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
     connect(c, &QComboBox::currentTextChanged, this, &LaunchDialog::revalidate);
   for (QCheckBox* c : {m_findUnused, m_bucketView, m_staticGraph, m_fusedOptimizer, m_probes})
     connect(c, &QCheckBox::toggled, this, &LaunchDialog::revalidate);
-  revalidate();
-  // Reopened, the dialog shows the last launched job's values, not the defaults.
+}
+
+// Reopened, the dialog shows the last launched job's values, not the defaults.
+void LaunchDialog::restoreLastConfig() {
   const QString last = QSettings().value(kLastConfigKey).toString();
   if (!last.isEmpty()) {
     QString error;

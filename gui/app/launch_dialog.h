@@ -47,6 +47,11 @@ class LaunchDialog : public QDialog {
   QLineEdit* extraArgumentsEdit() const { return m_extra; }
 
  private:
+  void addJobRows();
+  void addDdpRows();
+  QDialogButtonBox* buildButtons();
+  void revalidateOnEdits();
+  void restoreLastConfig();
   void revalidate();
   QLabel* addRow(const QString& field, const QString& label, QWidget* editor);
 
