@@ -59,7 +59,34 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
+  layout->addWidget(buildSearchBar());
+  m_legend = new QLabel;
+  m_legend->setWordWrap(true);
+  m_legend->setContentsMargins(6, 0, 6, 0);
+  layout->addWidget(m_legend);
 
+  auto* splitter = new QSplitter(Qt::Vertical);
+  m_view = new TimelineView;
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(m_view);
+  scroll->setWidgetResizable(true);
+  splitter->addWidget(scroll);
+  // A found or selected span on a lane below the fold: scroll to it.
+  connect(m_view, &TimelineView::revealRequested, scroll, [scroll](int y) { scroll->ensureVisible(0, y, 0, 60); });
+  m_panels = new QTabWidget;
+  m_panels->addTab(buildDetailsPanel(), tr("Details"));
+  m_panels->addTab(buildRangePanel(), tr("Range"));
+  splitter->addWidget(m_panels);
+  // The tracks get most of the height; the panel a strip that the user can drag up.
+  splitter->setStretchFactor(0, 4);
+  splitter->setStretchFactor(1, 1);
+  splitter->setSizes({700, 260});
+  layout->addWidget(splitter, 1);
+  connectSignals();
+  showDetails();
+}
+
+QWidget* TimelinePage::buildSearchBar() {
   m_searchBar = new QWidget;
   auto* bar = new QHBoxLayout(m_searchBar);
   bar->setContentsMargins(6, 2, 6, 2);
@@ -80,7 +107,6 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
   bar->addWidget(m_searchStatus);
   bar->addWidget(close);
   m_searchBar->hide();
-  layout->addWidget(m_searchBar);
   field->onEnter = [this](bool back) { back ? findPrevious() : findNext(); };
   field->onEscape = [this] {
     m_searchBar->hide();
@@ -90,26 +116,19 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
   connect(previous, &QPushButton::clicked, this, &TimelinePage::findPrevious);
   connect(close, &QToolButton::clicked, this, [this] { m_searchBar->hide(); });
 
-  m_legend = new QLabel;
-  m_legend->setWordWrap(true);
-  m_legend->setContentsMargins(6, 0, 6, 0);
-  layout->addWidget(m_legend);
+  return m_searchBar;
+}
 
-  auto* splitter = new QSplitter(Qt::Vertical);
-  m_view = new TimelineView;
-  auto* scroll = new QScrollArea;
-  scroll->setWidget(m_view);
-  scroll->setWidgetResizable(true);
-  splitter->addWidget(scroll);
-  // A found or selected span on a lane below the fold: scroll to it.
-  connect(m_view, &TimelineView::revealRequested, scroll, [scroll](int y) { scroll->ensureVisible(0, y, 0, 60); });
-
-  m_panels = new QTabWidget;
+QWidget* TimelinePage::buildDetailsPanel() {
   m_details = new QTreeWidget;
   m_details->setColumnCount(2);
   m_details->setHeaderLabels({tr("Field"), tr("Value")});
   m_details->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-  m_panels->addTab(m_details, tr("Details"));
+  return m_details;
+}
+
+// A dragged time range's spans summed by name and kind.
+QWidget* TimelinePage::buildRangePanel() {
   auto* rangePage = new QWidget;
   auto* rangeLayout = new QVBoxLayout(rangePage);
   rangeLayout->setContentsMargins(4, 4, 4, 4);
@@ -131,14 +150,10 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
   m_rangeTable->setSelectionBehavior(QAbstractItemView::SelectRows);
   rangeLayout->addWidget(m_rangeHeader);
   rangeLayout->addWidget(m_rangeTable, 1);
-  m_panels->addTab(rangePage, tr("Range"));
-  splitter->addWidget(m_panels);
-  // The tracks get most of the height; the panel a strip that the user can drag up.
-  splitter->setStretchFactor(0, 4);
-  splitter->setStretchFactor(1, 1);
-  splitter->setSizes({700, 260});
-  layout->addWidget(splitter, 1);
+  return rangePage;
+}
 
+void TimelinePage::connectSignals() {
   connect(m_view, &TimelineView::selectionChanged, this, &TimelinePage::showDetails);
   connect(m_view, &TimelineView::rangeChanged, this, &TimelinePage::showRange);
   connect(m_view, &TimelineView::searchRequested, this, &TimelinePage::showSearch);
@@ -159,7 +174,6 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
   auto* find = new QShortcut(QKeySequence::Find, this);
   find->setContext(Qt::WidgetWithChildrenShortcut);
   connect(find, &QShortcut::activated, this, &TimelinePage::showSearch);
-  showDetails();
 }
 
 void TimelinePage::refreshLegend() {

@@ -47,6 +47,10 @@ class TimelinePage : public QWidget {
   void refreshLegend();
 
  private:
+  QWidget* buildSearchBar();
+  QWidget* buildDetailsPanel();
+  QWidget* buildRangePanel();
+  void connectSignals();
   void runSearch();
   void showMatch(int index);
   void showDetails();
