@@ -74,6 +74,46 @@ void OverlapPage::update() {
   delete old;
 }
 
+namespace {
+
+// Iteration numbers under the bars: each bar's while they fit, else every k-th (a 1-2-5
+// step), placed on its bar.
+QAbstractAxis* iterationAxis(const QVector<int64_t>& numbers) {
+  const int n = static_cast<int>(numbers.size());
+  if (n <= 40) {
+    auto* x = new QBarCategoryAxis;
+    for (int64_t it : numbers)
+      x->append(QString::number(it));
+    return x;
+  }
+  auto* x = new QCategoryAxis;
+  x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+  x->setRange(-0.5, n - 0.5);
+  int step = 1;
+  for (int m = 0; step * 20 < n; ++m)
+    step = (m % 3 == 0 ? 2 : m % 3 == 1 ? 5 : 10) * static_cast<int>(std::pow(10, m / 3));
+  for (int i = 0; i < n; ++i) {
+    if (numbers[i] % step == 0) x->append(QString::number(numbers[i]), i);
+  }
+  return x;
+}
+
+// The rank's iterations to draw: at most the latest kMaxBars (more are unreadable, and
+// slow to lay out; the table below keeps every iteration).
+std::vector<const probes::IterationAnalysis*> iterationsShown(const probes::RunAnalysis& analysis, int rank,
+                                                              size_t* total) {
+  constexpr size_t kMaxBars = 300;
+  std::vector<const probes::IterationAnalysis*> shown;
+  for (const auto& it : analysis.iterations) {
+    if (it.rank == rank) shown.push_back(&it);
+  }
+  *total = shown.size();
+  if (shown.size() > kMaxBars) shown.erase(shown.begin(), shown.end() - static_cast<std::ptrdiff_t>(kMaxBars));
+  return shown;
+}
+
+}  // namespace
+
 QChart* OverlapPage::makeChart(int rank) {
   std::set<int64_t> straggling;
   for (const auto& s : probes::find_stragglers(m_run->analysis)) {
@@ -88,15 +128,8 @@ QChart* OverlapPage::makeChart(int rank) {
   auto* exposed = new QBarSet(tr("exposed comm"));
   const QColor straggler(0xf2, 0x8e, 0x2b);
   double top = 0;
-  // Bars for at most the latest kMaxBars iterations: more are unreadable (and slow to
-  // lay out); the table below keeps every iteration.
-  constexpr int kMaxBars = 300;
-  std::vector<const probes::IterationAnalysis*> shown;
-  for (const auto& it : m_run->analysis.iterations) {
-    if (it.rank == rank) shown.push_back(&it);
-  }
-  const size_t total = shown.size();
-  if (shown.size() > kMaxBars) shown.erase(shown.begin(), shown.end() - kMaxBars);
+  size_t total = 0;
+  const auto shown = iterationsShown(m_run->analysis, rank, &total);
   QVector<int64_t> numbers;
   for (const probes::IterationAnalysis* p : shown) {
     const auto& it = *p;
@@ -131,27 +164,7 @@ QChart* OverlapPage::makeChart(int rank) {
                       .arg(total > shown.size() ? tr(", the last %1").arg(shown.size()) : QString())
                       .arg(straggling.size())
                       .arg(total));
-  // Iteration numbers under the bars: each bar's while they fit, else every k-th (a
-  // 1-2-5 step), placed on its bar.
-  QAbstractAxis* xAxis = nullptr;
-  const int n = static_cast<int>(numbers.size());
-  if (n <= 40) {
-    auto* x = new QBarCategoryAxis;
-    for (int64_t it : numbers)
-      x->append(QString::number(it));
-    xAxis = x;
-  } else {
-    auto* x = new QCategoryAxis;
-    x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
-    x->setRange(-0.5, n - 0.5);
-    int step = 1;
-    for (int m = 0; step * 20 < n; ++m)
-      step = (m % 3 == 0 ? 2 : m % 3 == 1 ? 5 : 10) * static_cast<int>(std::pow(10, m / 3));
-    for (int i = 0; i < n; ++i) {
-      if (numbers[i] % step == 0) x->append(QString::number(numbers[i]), i);
-    }
-    xAxis = x;
-  }
+  QAbstractAxis* xAxis = iterationAxis(numbers);
   xAxis->setTitleText(tr("iteration"));
   auto* y = new QValueAxis;
   y->setRange(0, top * 1.05 + 1e-6);
