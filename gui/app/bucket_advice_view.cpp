@@ -49,87 +49,101 @@ void BucketAdviceView::draw(const QString& error) {
   if (!error.isEmpty() || m_advice.predictions.empty()) {
     chart->setTitle(error);
   } else {
-    auto* predicted = new QLineSeries;
-    predicted->setName(tr("predicted iteration"));
-    auto* fused = new QLineSeries;
-    fused->setName(tr("with --fused-optimizer"));
-    auto* recorded = new QScatterSeries;
-    recorded->setName(tr("this run's cap, measured"));
-    auto* best = new QScatterSeries;
-    best->setName(tr("best predicted"));
-    double lo = 1e300, hi = 0;
-    const auto span = [&](double ms) {
-      lo = std::min(lo, ms);
-      hi = std::max(hi, ms);
-    };
-    for (const auto& p : m_advice.predictions) {
-      predicted->append(p.cap_mb, p.iteration_ms);
-      fused->append(p.cap_mb, p.fused_iteration_ms);
-      span(p.iteration_ms);
-      span(p.fused_iteration_ms);
-      if (p.recorded) {
-        recorded->append(p.cap_mb, p.measured_ms);
-        span(p.measured_ms);
-      }
-      if (p.cap_mb == m_advice.best_cap_mb) best->append(p.cap_mb, p.iteration_ms);
-      if (p.cap_mb == m_advice.best_fused_cap_mb) best->append(p.cap_mb, p.fused_iteration_ms);
-    }
-    chart->addSeries(predicted);
-    chart->addSeries(fused);
-    chart->addSeries(recorded);
-    chart->addSeries(best);
-    predicted->setColor(kindColor(probes::Kind::Forward));
-    QPen dashed(kindColor(probes::Kind::Optimizer));
-    dashed.setStyle(Qt::DashLine);
-    dashed.setWidthF(2);
-    fused->setPen(dashed);
-    recorded->setColor(QColor(0xd6, 0x27, 0x28));
-    recorded->setMarkerSize(11);
-    best->setColor(kindColor(probes::Kind::Allreduce));
-    best->setMarkerSize(9);
-    auto* x = new QLogValueAxis;
-    x->setBase(10);
-    x->setLabelFormat(QStringLiteral("%g"));
-    x->setMinorTickCount(-1);
-    x->setTitleText(tr("bucket_cap_mb (MiB)"));
-    x->setRange(m_advice.predictions.front().cap_mb * 0.8, m_advice.predictions.back().cap_mb * 1.25);
-    auto* y = new QValueAxis;
-    y->setTitleText(tr("iteration (ms)"));
-    const double pad = std::max(1.0, (hi - lo) * 0.15);
-    y->setRange(std::max(0.0, lo - pad), hi + pad);
-    y->applyNiceNumbers();
-    chart->addAxis(x, Qt::AlignBottom);
-    chart->addAxis(y, Qt::AlignLeft);
-    for (QAbstractSeries* s : chart->series()) {
-      s->attachAxis(x);
-      s->attachAxis(y);
-    }
-    const auto at = [&](double cap) {
-      return std::find_if(m_advice.predictions.begin(), m_advice.predictions.end(),
-                          [cap](const auto& p) { return p.cap_mb == cap; });
-    };
-    const auto rec = std::find_if(m_advice.predictions.begin(), m_advice.predictions.end(),
-                                  [](const auto& p) { return p.recorded; });
-    // The curve is anchored on the recorded run, so the run's point lies on it: the
-    // title gives the two best caps and what the run measured.
-    chart->setTitle(tr("Bucket advice (rank %1, %2 iterations): best cap %3 MiB, %4 ms; with --fused-optimizer "
-                       "%5 MiB, %6 ms. This run: %7 MiB%8, measured %9 ms%10")
-                        .arg(m_advice.rank)
-                        .arg(m_advice.iterations)
-                        .arg(m_advice.best_cap_mb)
-                        .arg(at(m_advice.best_cap_mb)->iteration_ms, 0, 'f', 1)
-                        .arg(m_advice.best_fused_cap_mb)
-                        .arg(at(m_advice.best_fused_cap_mb)->fused_iteration_ms, 0, 'f', 1)
-                        .arg(m_advice.recorded_cap_mb)
-                        .arg(m_advice.recorded_fused ? tr(" fused") : QString())
-                        .arg(rec != m_advice.predictions.end() ? rec->measured_ms : 0, 0, 'f', 1)
-                        .arg(m_advice.cost.measured.size() >= 2
-                                 ? QString()
-                                 : tr(" · record with train --measure-allreduce for a measured cost")));
+    const auto [lo, hi] = addSeries(chart);
+    addAxes(chart, lo, hi);
+    chart->setTitle(adviceTitle());
   }
   QChart* old = this->chart();
   setChart(chart);
   delete old;
+}
+
+// The predictions per cap, the run's measured point and the best caps. Returns the
+// range of times drawn.
+std::pair<double, double> BucketAdviceView::addSeries(QChart* chart) {
+  auto* predicted = new QLineSeries;
+  predicted->setName(tr("predicted iteration"));
+  auto* fused = new QLineSeries;
+  fused->setName(tr("with --fused-optimizer"));
+  auto* recorded = new QScatterSeries;
+  recorded->setName(tr("this run's cap, measured"));
+  auto* best = new QScatterSeries;
+  best->setName(tr("best predicted"));
+  double lo = 1e300, hi = 0;
+  const auto span = [&](double ms) {
+    lo = std::min(lo, ms);
+    hi = std::max(hi, ms);
+  };
+  for (const auto& p : m_advice.predictions) {
+    predicted->append(p.cap_mb, p.iteration_ms);
+    fused->append(p.cap_mb, p.fused_iteration_ms);
+    span(p.iteration_ms);
+    span(p.fused_iteration_ms);
+    if (p.recorded) {
+      recorded->append(p.cap_mb, p.measured_ms);
+      span(p.measured_ms);
+    }
+    if (p.cap_mb == m_advice.best_cap_mb) best->append(p.cap_mb, p.iteration_ms);
+    if (p.cap_mb == m_advice.best_fused_cap_mb) best->append(p.cap_mb, p.fused_iteration_ms);
+  }
+  chart->addSeries(predicted);
+  chart->addSeries(fused);
+  chart->addSeries(recorded);
+  chart->addSeries(best);
+  predicted->setColor(kindColor(probes::Kind::Forward));
+  QPen dashed(kindColor(probes::Kind::Optimizer));
+  dashed.setStyle(Qt::DashLine);
+  dashed.setWidthF(2);
+  fused->setPen(dashed);
+  recorded->setColor(QColor(0xd6, 0x27, 0x28));
+  recorded->setMarkerSize(11);
+  best->setColor(kindColor(probes::Kind::Allreduce));
+  best->setMarkerSize(9);
+  return {lo, hi};
+}
+
+void BucketAdviceView::addAxes(QChart* chart, double lo, double hi) {
+  auto* x = new QLogValueAxis;
+  x->setBase(10);
+  x->setLabelFormat(QStringLiteral("%g"));
+  x->setMinorTickCount(-1);
+  x->setTitleText(tr("bucket_cap_mb (MiB)"));
+  x->setRange(m_advice.predictions.front().cap_mb * 0.8, m_advice.predictions.back().cap_mb * 1.25);
+  auto* y = new QValueAxis;
+  y->setTitleText(tr("iteration (ms)"));
+  const double pad = std::max(1.0, (hi - lo) * 0.15);
+  y->setRange(std::max(0.0, lo - pad), hi + pad);
+  y->applyNiceNumbers();
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  for (QAbstractSeries* s : chart->series()) {
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+}
+
+// The curve is anchored on the recorded run, so the run's point lies on it: the title
+// gives the two best caps and what the run measured.
+QString BucketAdviceView::adviceTitle() const {
+  const auto at = [&](double cap) {
+    return std::find_if(m_advice.predictions.begin(), m_advice.predictions.end(),
+                        [cap](const auto& p) { return p.cap_mb == cap; });
+  };
+  const auto rec =
+      std::find_if(m_advice.predictions.begin(), m_advice.predictions.end(), [](const auto& p) { return p.recorded; });
+  return tr("Bucket advice (rank %1, %2 iterations): best cap %3 MiB, %4 ms; with --fused-optimizer "
+            "%5 MiB, %6 ms. This run: %7 MiB%8, measured %9 ms%10")
+      .arg(m_advice.rank)
+      .arg(m_advice.iterations)
+      .arg(m_advice.best_cap_mb)
+      .arg(at(m_advice.best_cap_mb)->iteration_ms, 0, 'f', 1)
+      .arg(m_advice.best_fused_cap_mb)
+      .arg(at(m_advice.best_fused_cap_mb)->fused_iteration_ms, 0, 'f', 1)
+      .arg(m_advice.recorded_cap_mb)
+      .arg(m_advice.recorded_fused ? tr(" fused") : QString())
+      .arg(rec != m_advice.predictions.end() ? rec->measured_ms : 0, 0, 'f', 1)
+      .arg(m_advice.cost.measured.size() >= 2 ? QString()
+                                              : tr(" · record with train --measure-allreduce for a measured cost"));
 }
 
 }  // namespace ddpscope::gui

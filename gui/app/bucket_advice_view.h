@@ -26,6 +26,9 @@ class BucketAdviceView : public QChartView {
 
  private:
   void draw(const QString& error);
+  std::pair<double, double> addSeries(QChart* chart);
+  void addAxes(QChart* chart, double lo, double hi);
+  QString adviceTitle() const;
 
   probes::BucketAdvice m_advice;
   std::string m_path;
