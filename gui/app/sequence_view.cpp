@@ -39,6 +39,49 @@ double distanceTo(const QLineF& l, QPointF p) {
   return std::hypot(p.x() - q.x(), p.y() - q.y());
 }
 
+// With more arrows in view than pixel columns, one arrow per (pixel column of its start,
+// sender, receiver, kind): more would paint over each other.
+class ArrowMerger {
+ public:
+  ArrowMerger(const TimeAxis& axis, int workers, size_t arrows)
+      : axis_(axis), merging_(arrows > static_cast<size_t>(axis.width_px)) {
+    // Very crowded (tens of messages per pixel): merge over 2 or 3 pixel columns; the
+    // lines of one sender, receiver and kind lie side by side there anyway, and the
+    // raster engine costs about 2 us a line (bench_sequence: the whole-run frame of 100k
+    // messages).
+    const double per_px = static_cast<double>(arrows) / std::max(1.0, axis.width_px);
+    column_px_ = per_px > 48 ? 3 : per_px > 16 ? 2 : 1;
+    const auto columns = static_cast<size_t>(axis.width_px / column_px_) + 2;
+    workers_ = static_cast<size_t>(std::max(1, workers));
+    // A bit per cell already drawn; a hash set when that would be large (many workers).
+    const size_t cells = columns * workers_ * workers_ * kNumArrowKinds;
+    flat_ = merging_ && cells <= (size_t{1} << 24);
+    taken_flat_.resize(flat_ ? cells : 0);
+  }
+  bool merging() const { return merging_; }
+  // False: an arrow drawn already stands for this one.
+  bool take(const SequenceArrow& a) {
+    if (!merging_) return true;
+    const auto column =
+        static_cast<size_t>((std::clamp(axis_.to_px(a.start_ns()), -1.0, axis_.width_px) + 1) / column_px_);
+    const size_t cell =
+        ((column * workers_ + static_cast<size_t>(a.src)) * workers_ + static_cast<size_t>(a.dst)) * kNumArrowKinds +
+        static_cast<size_t>(a.kind);
+    if (!flat_) return taken_hashed_.insert(cell).second;
+    if (taken_flat_[cell]) return false;
+    taken_flat_[cell] = true;
+    return true;
+  }
+
+ private:
+  const TimeAxis& axis_;
+  bool merging_, flat_ = false;
+  double column_px_ = 1;
+  size_t workers_ = 1;
+  std::vector<bool> taken_flat_;
+  std::unordered_set<uint64_t> taken_hashed_;
+};
+
 }  // namespace
 
 SequenceView::SequenceView(QWidget* parent) : QWidget(parent), m_data(std::make_shared<const SequenceData>()) {
@@ -103,6 +146,20 @@ void SequenceView::resizeEvent(QResizeEvent*) { m_axis.width_px = std::max(1, wi
 void SequenceView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().base());
+  paintLanes(p);
+  p.setClipRect(kLabelWidth, kTop, width() - kLabelWidth, height() - kTop);
+  paintArrows(p);
+  if (m_selected >= 0) {
+    const SequenceArrow& a = m_data->arrows[static_cast<size_t>(m_selected)];
+    QPen pen(colorOf(a.kind), 3);
+    if (a.t_recv_ns < 0) pen.setStyle(Qt::DashLine);
+    p.setPen(pen);
+    p.drawLine(lineOf(a));
+  }
+}
+
+// The time ruler and a labelled line per worker.
+void SequenceView::paintLanes(QPainter& p) {
   const int x0 = kLabelWidth;
   paintTimeRuler(p, m_axis, m_data->begin_ns, x0, kTop, height(), palette().color(QPalette::Mid));
   for (int w = 0; w < m_data->workers; ++w) {
@@ -113,28 +170,15 @@ void SequenceView::paintEvent(QPaintEvent*) {
     p.setPen(QPen(palette().color(QPalette::Mid), 1));
     p.drawLine(x0, y, width(), y);
   }
-  p.setClipRect(x0, kTop, width() - x0, height() - kTop);
+}
+
+void SequenceView::paintArrows(QPainter& p) {
   const auto [first, last] = m_data->window(m_axis.begin_ns, m_axis.end_ns);
-  // One arrow per (pixel column of its start, sender, receiver, kind): more would paint
-  // over each other.
-  const bool merge = last - first > static_cast<size_t>(m_axis.width_px);
+  ArrowMerger merger(m_axis, m_data->workers, last - first);
   // Smooth lines and heads while they can be told apart: an antialiased line costs about
   // 20 us here, a plain one a few (bench_sequence: 7.5k arrows in one frame).
-  const bool detailed = !merge && last - first <= 2000;
+  const bool detailed = !merger.merging() && last - first <= 2000;
   p.setRenderHint(QPainter::Antialiasing, detailed);
-  // Merging: a bit per (pixel column of the start, sender, receiver, kind) already drawn;
-  // a hash set when that would be large (many workers).
-  // Very crowded (tens of messages per pixel): merge over 2 or 3 pixel columns; the lines
-  // of one sender, receiver and kind lie side by side there anyway, and the raster engine
-  // costs about 2 us a line (bench_sequence: the whole-run frame of 100k messages).
-  const double per_px = static_cast<double>(last - first) / std::max(1.0, m_axis.width_px);
-  const double column_px = per_px > 48 ? 3 : per_px > 16 ? 2 : 1;
-  const auto columns = static_cast<size_t>(m_axis.width_px / column_px) + 2;
-  const auto workers = static_cast<size_t>(std::max(1, m_data->workers));
-  const size_t cells = columns * workers * workers * kNumArrowKinds;
-  const bool flat = merge && cells <= (size_t{1} << 24);
-  std::vector<bool> taken_flat(flat ? cells : 0);
-  std::unordered_set<uint64_t> taken_hashed;
   // Lines are batched per kind and style: one pen change per batch, not per arrow.
   std::array<std::vector<QLineF>, 2 * kNumArrowKinds> batches;
   std::vector<std::pair<QLineF, ArrowKind>> heads;
@@ -143,19 +187,7 @@ void SequenceView::paintEvent(QPaintEvent*) {
     const SequenceArrow& a = m_data->arrows[i];
     if (!m_filter.accepts(a)) continue;
     if (a.t_recv_ns >= 0 && a.t_recv_ns < m_axis.begin_ns && a.t_send_ns < m_axis.begin_ns) continue;
-    if (merge) {
-      const auto column =
-          static_cast<size_t>((std::clamp(m_axis.to_px(a.start_ns()), -1.0, m_axis.width_px) + 1) / column_px);
-      const size_t cell =
-          ((column * workers + static_cast<size_t>(a.src)) * workers + static_cast<size_t>(a.dst)) * kNumArrowKinds +
-          static_cast<size_t>(a.kind);
-      if (flat) {
-        if (taken_flat[cell]) continue;
-        taken_flat[cell] = true;
-      } else if (!taken_hashed.insert(cell).second) {
-        continue;
-      }
-    }
+    if (!merger.take(a)) continue;
     ++m_drawn;
     const QLineF line = lineOf(a);
     batches[static_cast<size_t>(a.kind) * 2 + (a.t_recv_ns < 0)].push_back(line);
@@ -178,13 +210,6 @@ void SequenceView::paintEvent(QPaintEvent*) {
     head.lineTo(tip - QPointF(std::cos(angle + 0.4) * 7, std::sin(angle + 0.4) * 7));
     head.closeSubpath();
     p.fillPath(head, colorOf(kind));
-  }
-  if (m_selected >= 0) {
-    const SequenceArrow& a = m_data->arrows[static_cast<size_t>(m_selected)];
-    QPen pen(colorOf(a.kind), 3);
-    if (a.t_recv_ns < 0) pen.setStyle(Qt::DashLine);
-    p.setPen(pen);
-    p.drawLine(lineOf(a));
   }
 }
 

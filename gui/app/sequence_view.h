@@ -15,6 +15,8 @@
 #include "sequence_data.h"
 #include "time_axis.h"
 
+class QPainter;
+
 namespace ddpscope::gui {
 
 class SequenceView : public QWidget {
@@ -66,6 +68,8 @@ class SequenceView : public QWidget {
  private:
   // The arrow's ends in widget coordinates (an unreceived one ends at the right edge).
   QLineF lineOf(const SequenceArrow& a) const;
+  void paintLanes(QPainter& p);
+  void paintArrows(QPainter& p);
 
   std::shared_ptr<const SequenceData> m_data;
   SequenceFilter m_filter;
