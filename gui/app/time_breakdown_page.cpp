@@ -200,7 +200,14 @@ void TimeBreakdownPage::showChoice() {
   for (const auto& r : rows)
     if (iteration >= 0 && r.straggler) shown_straggler = r.rank;
   m_bars->setRows(rows, shown_straggler);
-  // The headline: the slowest rank's biggest avoidable part, and the straggler.
+  m_headline->setText(headline(rows, means, iteration, shown_straggler));
+  fillRankTable(rows, iteration, shown_straggler);
+  fillTopOps(means, iteration);
+}
+
+// The slowest rank's biggest avoidable part, and the straggler.
+QString TimeBreakdownPage::headline(const std::vector<TimeBreakdown>& rows, const std::vector<TimeBreakdown>& means,
+                                    int64_t iteration, int shown_straggler) const {
   const auto slowest =
       std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.iteration_ms < b.iteration_ms; });
   QString text = iteration < 0 ? tr("<b>Where the time went</b>, per rank: the mean iteration over %1 iterations "
@@ -221,7 +228,10 @@ void TimeBreakdownPage::showChoice() {
                           : tr(" <span style='color:#f28e2b'><b>Straggler: rank %1</b></span> in this iteration.")
                                 .arg(shown_straggler);
   }
-  m_headline->setText(text);
+  return text;
+}
+
+void TimeBreakdownPage::fillRankTable(const std::vector<TimeBreakdown>& rows, int64_t iteration, int shown_straggler) {
   for (const auto& r : rows) {
     QList<QStandardItem*> row;
     row << cell(QString::number(r.rank), r.rank) << cell(ms(r.iteration_ms), r.iteration_ms)
@@ -236,6 +246,9 @@ void TimeBreakdownPage::showChoice() {
         item->setForeground(QColor(0xf2, 0x8e, 0x2b));
     m_rankModel->appendRow(row);
   }
+}
+
+void TimeBreakdownPage::fillTopOps(const std::vector<TimeBreakdown>& means, int64_t iteration) {
   // Top ops: the spans of the chosen iteration (or of every iteration but the first).
   const TimelineData& t = m_run->timeline;
   int64_t begin = t.begin_ns, end = t.end_ns;

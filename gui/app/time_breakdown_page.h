@@ -53,6 +53,10 @@ class TimeBreakdownPage : public QWidget {
 
  private:
   void showChoice();
+  QString headline(const std::vector<TimeBreakdown>& rows, const std::vector<TimeBreakdown>& means, int64_t iteration,
+                   int shown_straggler) const;
+  void fillRankTable(const std::vector<TimeBreakdown>& rows, int64_t iteration, int shown_straggler);
+  void fillTopOps(const std::vector<TimeBreakdown>& means, int64_t iteration);
 
   std::shared_ptr<const RunData> m_run;
   std::vector<TimeBreakdown> m_byIteration;
