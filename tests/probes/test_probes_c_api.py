@@ -12,6 +12,9 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from collector_process import Collector  # noqa: E402
+
 BUILD = sys.argv.pop(1) if len(sys.argv) > 1 else "build"
 LIB = os.path.join(BUILD, "lib", "libddpscope_probes_c.so")
 BIN = os.path.join(BUILD, "bin")
@@ -30,33 +33,6 @@ def load():
     lib.ddpscope_record.argtypes = [ctypes.c_char_p]
     lib.ddpscope_last_error.restype = ctypes.c_char_p
     return lib
-
-
-class Collector:
-    """ddpscope-collector as the launcher starts it: token in the environment, its
-    endpoints read from its first line, the job's end said on its stdin."""
-
-    def __init__(self, out):
-        env = dict(os.environ, DDPSCOPE_RUN_TOKEN="c-api-test-token")
-        self.proc = subprocess.Popen([os.path.join(BIN, "ddpscope-collector"), "--out", out, "--world-size", "1",
-                                      "--model", "c-api test"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env)
-        for line in self.proc.stdout:
-            if line.startswith("@ddpscope "):
-                info = json.loads(line[len("@ddpscope "):])
-                if info.get("event") == "collector":
-                    self.env = {"DDPSCOPE_COLLECTOR": info["batch"], "DDPSCOPE_COLLECTOR_CLOCK": info["clock"],
-                                "DDPSCOPE_RUN_TOKEN": "c-api-test-token"}
-                    return
-        raise RuntimeError("the collector printed no endpoints: " + self.proc.stderr.read())
-
-    def finish(self):
-        self.proc.stdin.write(json.dumps({"status": "finished"}) + "\n")
-        self.proc.stdin.close()
-        code = self.proc.wait(timeout=60)
-        self.proc.stdout.close()
-        self.proc.stderr.close()
-        return code
 
 
 def cli_json(*args):
@@ -104,7 +80,7 @@ class CApiTest(unittest.TestCase):
         lib = self.lib
         with tempfile.TemporaryDirectory() as tmp:
             run = os.path.join(tmp, "c_api.ddprun")
-            collector = Collector(run)
+            collector = Collector(BIN, run)
             os.environ.update(collector.env)
             self.assertEqual(lib.ddpscope_start(0, b"cpu"), 1, lib.ddpscope_last_error())
             self.assertEqual(lib.ddpscope_start(0, b"cpu"), -1)

@@ -1,0 +1,181 @@
+"""DistributedDataParallel, instrumented from outside: forward, the gradient-ready time of
+each parameter, backward, each bucket's allreduce (through a communication hook that wraps
+the default allreduce or the user's own hook, registered before or after), the bucket
+assignment as the reducer builds and rebuilds it, and the optimizer's step."""
+import functools
+import json
+import threading
+
+_DTYPES = {"torch.float32": "f32", "torch.float64": "f64", "torch.float16": "f16", "torch.bfloat16": "bf16"}
+
+
+def _dtype(t):
+    return _DTYPES.get(str(t.dtype), str(t.dtype).replace("torch.", ""))
+
+
+class _Model:
+    """What one DDP model records."""
+
+    def __init__(self, session, ddp, register_comm_hook):
+        self.session = session
+        self.probes = session.probes
+        self.group = ddp.process_group
+        self.user_hook = None  # (state, hook) the user registered
+        # The reducer's parameter indexes: the parameters that take gradients, in
+        # registration order, less those DDP was told to ignore.
+        ignored = getattr(ddp, "parameters_to_ignore", set()) or set()
+        self.names, self.params = [], []
+        for name, p in ddp.module.named_parameters():
+            if p.requires_grad and name not in ignored:
+                self.names.append("module." + name)
+                self.params.append(p)
+        self.index_of = {id(p): i for i, p in enumerate(self.params)}
+        self.backward_begin = None
+        self.assignment = {}  # bucket -> parameter indexes, this iteration
+        self.recorded = None  # the assignment last recorded
+        self.generation = -1
+        self.seq = 0
+        self.lock = threading.Lock()
+        for i, p in enumerate(self.params):
+            p.register_hook(functools.partial(self._grad_ready, i))
+        register_comm_hook(ddp, self, _Model._comm_hook)
+
+    def _grad_ready(self, index, grad):
+        t = self.probes.now_ns()
+        if self.backward_begin is None:
+            # The first gradient of this backward: its end is when the engine is done
+            # (after DDP's own finalize, queued before ours).
+            import torch
+            self.backward_begin = t
+            torch.autograd.Variable._execution_engine.queue_callback(self._backward_done)
+        self.probes.event("grad_ready", "grad_ready", t, t, param=index)
+        return None
+
+    def _backward_done(self):
+        t = self.probes.now_ns()
+        if self.backward_begin is not None:
+            self.probes.event("backward", "backward", self.backward_begin, t)
+            self.backward_begin = None
+        self.session.note_end(t)
+
+    @staticmethod
+    def _comm_hook(self, bucket):
+        t0 = self.probes.now_ns()
+        index = bucket.index()
+        buffer = bucket.buffer()
+        nbytes = buffer.numel() * buffer.element_size()
+        self._note_bucket(index, bucket)
+        with self.lock:
+            self.seq += 1
+            seq = self.seq
+        self.probes.event("bucket_ready", "bucket_ready", t0, t0, bucket=index)
+        self.probes.event("pg_op_start", "allreduce", t0, t0, nbytes=nbytes, seq=seq)
+        if self.user_hook is not None:
+            state, hook = self.user_hook
+            future = hook(state, bucket)
+        else:
+            from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+            future = default_hooks.allreduce_hook(self.group, bucket)
+        iteration = self.session.iteration
+
+        def done(f):
+            t1 = self.probes.now_ns()
+            self.session.name_this_thread("comm: bucket callbacks")
+            self.probes.event("allreduce", "bucket allreduce", t0, t1, iteration=iteration, bucket=index,
+                              nbytes=nbytes, seq=seq)
+            self.probes.event("pg_op", "allreduce", t0, t1, iteration=iteration, nbytes=nbytes, seq=seq)
+            self.session.note_end(t1)
+            return f.value()
+
+        return future.then(done)
+
+    def _note_bucket(self, index, bucket):
+        """The assignment in force; recorded when the last bucket of an iteration shows one
+        that differs from the last recorded (the first, then the rebuilt one)."""
+        self.assignment[index] = (bucket.parameters(), bucket.buffer())
+        if not bucket.is_last():
+            return
+        buckets = {b: [self.index_of.get(id(p), -1) for p in params] for b, (params, _) in self.assignment.items()}
+        sizes = {b: buf.numel() * buf.element_size() for b, (_, buf) in self.assignment.items()}
+        self.assignment = {}
+        if buckets == self.recorded:
+            return
+        self.recorded = buckets
+        self.generation += 1
+        params = []
+        for b, indexes in buckets.items():
+            offset = 0
+            for i in indexes:
+                p = self.params[i]
+                params.append({"index": i, "name": self.names[i], "shape": list(p.shape), "dtype": _dtype(p),
+                               "bucket": b, "offset": offset})
+                offset += p.numel()
+        self.probes.record(json.dumps({
+            "type": "buckets", "generation": self.generation,
+            "buckets": [{"bucket": b, "bytes": sizes[b], "params": buckets[b]} for b in sorted(buckets)],
+            "params": sorted(params, key=lambda x: x["index"])}))
+
+
+def instrument(session):
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    register = DDP.register_comm_hook
+    init = DDP.__init__
+    forward = DDP.forward
+
+    @functools.wraps(init)
+    def ddp_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self._ddpscope = _Model(session, self, lambda ddp, state, hook: register(ddp, state, hook))
+
+    @functools.wraps(forward)
+    def ddp_forward(self, *args, **kwargs):
+        t0 = session.probes.now_ns()
+        session.begin_iteration(t0)
+        try:
+            return forward(self, *args, **kwargs)
+        finally:
+            t1 = session.probes.now_ns()
+            session.probes.event("forward", "forward", t0, t1)
+            session.note_end(t1)
+
+    @functools.wraps(register)
+    def ddp_register_comm_hook(self, state, hook):
+        model = getattr(self, "_ddpscope", None)
+        if model is None:
+            return register(self, state, hook)
+        if model.user_hook is not None:
+            # What DDP itself says to a second registration.
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        self._check_comm_hook(hook)
+        self.logger._set_comm_hook_name(hook.__qualname__)
+        model.user_hook = (state, hook)
+
+    DDP.__init__ = ddp_init
+    DDP.forward = ddp_forward
+    DDP.register_comm_hook = ddp_register_comm_hook
+    _instrument_optimizer(session, torch)
+
+
+def _instrument_optimizer(session, torch):
+    init = torch.optim.Optimizer.__init__
+
+    @functools.wraps(init)
+    def optimizer_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        step = self.step
+
+        @functools.wraps(step)
+        def timed_step(*a, **k):
+            t0 = session.probes.now_ns()
+            try:
+                return step(*a, **k)
+            finally:
+                t1 = session.probes.now_ns()
+                session.probes.event("optimizer", "optimizer step", t0, t1)
+                session.note_end(t1)
+
+        self.step = timed_step
+
+    torch.optim.Optimizer.__init__ = optimizer_init

@@ -1,0 +1,59 @@
+"""A PyTorch DDP training script as its users write it, with no ddpscope in it: torchrun's
+environment, gloo, an MLP, SGD. --user-hook registers a comm hook of its own after DDP is
+built (an allreduce and a mean, counting each bucket it sees); --counts writes what it saw
+as JSON, so a test can compare the run file with what DDP really ran."""
+import argparse
+import json
+import os
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--iters", type=int, default=8)
+parser.add_argument("--width", type=int, default=512)
+parser.add_argument("--depth", type=int, default=4)
+parser.add_argument("--bucket-cap-mb", type=float, default=0.25)
+parser.add_argument("--user-hook", action="store_true")
+parser.add_argument("--counts")
+args = parser.parse_args()
+
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+torch.manual_seed(0)
+layers = []
+for i in range(args.depth):
+    layers += [torch.nn.Linear(args.width, args.width), torch.nn.ReLU()]
+model = DDP(torch.nn.Sequential(*layers[:-1]), bucket_cap_mb=args.bucket_cap_mb)
+seen = {}  # iteration -> bucket sizes in bytes, in call order
+iteration = [0]
+
+
+def counting_allreduce(state, bucket):
+    buffer = bucket.buffer()
+    seen.setdefault(iteration[0], []).append(buffer.numel() * buffer.element_size())
+    buffer.div_(world)
+    return dist.all_reduce(buffer, async_op=True).get_future().then(lambda f: f.value()[0])
+
+
+if args.user_hook:
+    model.register_comm_hook(None, counting_allreduce)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+generator = torch.Generator().manual_seed(rank)
+for it in range(1, args.iters + 1):
+    iteration[0] = it
+    x = torch.randn(32, args.width, generator=generator)
+    loss = model(x).square().mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+# The hook's result: every rank holds the same parameters after the averaged steps.
+flat = torch.cat([p.detach().flatten() for p in model.parameters()])
+gathered = [torch.empty_like(flat) for _ in range(world)]
+dist.all_gather(gathered, flat)
+same = all(torch.equal(g, gathered[0]) for g in gathered)
+if args.counts:
+    with open("%s.%d" % (args.counts, rank), "w") as f:
+        json.dump({"buckets": seen, "replicas_equal": same}, f)
+dist.destroy_process_group()
