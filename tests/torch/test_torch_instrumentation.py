@@ -40,7 +40,7 @@ def run_job(tmp, *script_args, world=2):
     ranks = []
     for r in range(world):
         env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port, PYTHONPATH=os.path.join(SOURCE, "python"),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port, PYTHONPATH=os.path.join(SOURCE, "probes", "python"),
                    DDPSCOPE_PROBES_LIB=os.path.join(BUILD, "lib", "libddpscope_probes_c.so"), OMP_NUM_THREADS="1",
                    **collector.env)
         ranks.append(subprocess.Popen(["/usr/bin/python3", SCRIPT, "--counts", counts, *script_args], env=env,
@@ -117,7 +117,7 @@ class TorchInstrumentationTest(unittest.TestCase):
             self.assertEqual(len(names), 8)
 
     def test_without_the_launcher_the_package_changes_nothing(self):
-        env = dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "python"))
+        env = dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "probes", "python"))
         env.pop("DDPSCOPE_COLLECTOR", None)
         out = subprocess.run(["/usr/bin/python3", "-c",
                               "import torch, ddpscope, sys; from torch.nn.parallel import DistributedDataParallel as D;"

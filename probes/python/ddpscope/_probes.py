@@ -12,8 +12,8 @@ def _find_library():
     if explicit:
         return explicit
     here = os.path.dirname(os.path.abspath(__file__))
-    for candidate in (os.path.join(here, "..", "..", "build", "lib", _LIB_NAME),  # the source tree
-                      os.path.join(here, "..", "..", "..", "lib", _LIB_NAME)):  # share/ddpscope/python
+    for candidate in (os.path.join(here, "..", "..", "..", "build", "lib", _LIB_NAME),  # probes/python in the source
+                      os.path.join(here, "..", "..", "..", "..", "lib", _LIB_NAME)):  # share/ddpscope/python
         if os.path.exists(candidate):
             return os.path.normpath(candidate)
     return _LIB_NAME  # the loader's own search
