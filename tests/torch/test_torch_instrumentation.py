@@ -126,6 +126,15 @@ class TorchInstrumentationTest(unittest.TestCase):
                              env=env, capture_output=True, text=True, check=True)
         self.assertEqual(out.stdout.split(), ["False", "False", "False"])
 
+    def test_a_sitecustomize_of_the_users_still_runs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "sitecustomize.py"), "w") as f:
+                f.write("import os\nos.environ['USER_SITECUSTOMIZE_RAN'] = 'yes'\n")
+            path = os.pathsep.join([os.path.join(SOURCE, "probes", "python"), tmp])
+            out = subprocess.run(["/usr/bin/python3", "-c", "import os; print(os.environ.get('USER_SITECUSTOMIZE_RAN'))"],
+                                 env=dict(os.environ, PYTHONPATH=path), capture_output=True, text=True, check=True)
+            self.assertEqual(out.stdout.strip(), "yes")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
