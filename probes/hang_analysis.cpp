@@ -379,20 +379,21 @@ std::pair<int, std::string> dead_rank_of(const std::string& message) {
 
 HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   HangReport report;
-  // The job's iteration count, to tell "done" from "between iterations".
-  int64_t total_iterations = std::numeric_limits<int64_t>::max();
+  const RunRow run_row = run.run();
+  // The job's iteration count, to tell "done" from "between iterations". A script's run
+  // (a PyTorch job) has none: once it finished, every rank is done.
+  int64_t total_iterations = run_row.status == "finished" ? 0 : std::numeric_limits<int64_t>::max();
   try {
-    const auto config = nlohmann::json::parse(run.run().config_json);
+    const auto config = nlohmann::json::parse(run_row.config_json);
     total_iterations = config.value("iters", total_iterations);
   } catch (const nlohmann::json::exception&) {
-    // not recorded: never "done"
+    // not recorded: done only once finished
   }
   for (const auto& r : run.ranks()) {
     report.ranks.push_back(rank_state(run, r.rank, total_iterations));
     report.latest_event_ns = std::max(report.latest_event_ns, report.ranks.back().last_event_ns);
   }
   report.now_ns = now_ns > 0 ? now_ns : report.latest_event_ns;
-  const RunRow run_row = run.run();
   report.dead_rank = run_row.status == "failed" ? dead_rank_of(run_row.message).first : -1;
   // A rank whose watchdog fired ends the job at once, so its own start of the op it
   // waited in may never have been shipped; its timeout message names that op. Without

@@ -370,6 +370,26 @@ class TestRunStore : public ScratchTest {
     QCOMPARE(report.culprits, std::vector<int>{1});
   }
 
+  // A script's run (a PyTorch job) records no iteration count: finished, its ranks are done,
+  // not "between iterations"; still running, they are between iterations.
+  void testFinishedRunWithoutAnIterationCountIsDone() {
+    for (const bool finished : {true, false}) {
+      const std::string file = path(finished ? "script-done.ddprun" : "script-running.ddprun");
+      {
+        RunStoreWriter w(file);
+        w.begin_run({R"({"source":"torch-script"})", 1, "gloo", "script"});
+        w.write(known_iteration(0));
+        if (finished) w.end_run("finished", "");
+      }
+      RunStoreReader run(file);
+      const HangReport report = analyze_hang(run);
+      QCOMPARE(report.ranks.size(), size_t{1});
+      QCOMPARE(QString::fromStdString(report.ranks[0].phase),
+               finished ? QString("done") : QString("between iterations"));
+      QCOMPARE(report.ranks[0].current_iteration, finished ? int64_t{1} : int64_t{2});
+    }
+  }
+
   // Uneven inputs without join: rank 1 left its loop after iteration 1 and waits in the
   // job's final barrier, which is its collective #5; rank 0's #5 is iteration 2's allreduce.
   void testHangVerdictNamesCollectivesThatDiffer() {
