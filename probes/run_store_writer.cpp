@@ -309,8 +309,30 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r) {
     store_buckets(rk, r);
   else if (type == "graph")
     store_graph(rk, r);
+  else if (type == "settings")
+    store_settings(r);
   else
     log::warn("run store: unknown record type '{}' from rank {}; skipped", type, rank);
+}
+
+// Settings a rank learns once the job runs (a PyTorch script's DDP bucket caps): merged
+// into the run's config, where the launcher's options are.
+void RunStoreWriter::store_settings(const nlohmann::json& r) {
+  const auto& values = r.at("values");
+  if (!values.is_object()) throw nlohmann::json::type_error::create(302, "\"values\" must be an object", &r);
+  Statement read = db_.prepare("SELECT config_json FROM runs WHERE run_id = 1");
+  nlohmann::json config = nlohmann::json::object();
+  if (read.step()) {
+    try {
+      config = nlohmann::json::parse(read.column_text(0));
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  if (!config.is_object()) config = nlohmann::json::object();
+  config.update(values);
+  Statement write = db_.prepare("UPDATE runs SET config_json = ? WHERE run_id = 1");
+  write.bind(1, config.dump());
+  write.step();
 }
 
 void RunStoreWriter::store_metric(int64_t rk, const nlohmann::json& r) {

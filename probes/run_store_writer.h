@@ -63,6 +63,7 @@ class RunStoreWriter {
   void store_clock(int64_t rank, const nlohmann::json& record);
   void store_buckets(int64_t rank, const nlohmann::json& record);  // and their parameters
   void store_graph(int64_t rank, const nlohmann::json& record);
+  void store_settings(const nlohmann::json& record);
   static std::string name_key(const NameInfo& name);
   int64_t name_id(const NameInfo& name);
   void ensure_rank(int rank);

@@ -370,6 +370,28 @@ class TestRunStore : public ScratchTest {
     QCOMPARE(report.culprits, std::vector<int>{1});
   }
 
+  // A "settings" record (a PyTorch job's DDP options) merges into the run's config; one
+  // whose values are not an object is skipped, the config left as it was.
+  void testSettingsRecordsMergeIntoTheConfig() {
+    const std::string file = path("settings.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"source":"torch-script","np":2})", 1, "gloo", "script"});
+      EventBatch b = known_iteration(0);
+      b.records = {R"j({"type":"settings","values":{"bucket_cap_mb":0.25,"np":4}})j",
+                   R"j({"type":"settings","values":[1,2]})j",
+                   R"j({"type":"settings","values":{"static_graph":true}})j"};
+      w.write(b);
+    }
+    RunStoreReader run(file);
+    const auto config = nlohmann::json::parse(run.run().config_json);
+    QCOMPARE(config.value("source", ""), std::string("torch-script"));
+    QCOMPARE(config.value("bucket_cap_mb", 0.0), 0.25);
+    QCOMPARE(config.value("np", 0), 4);
+    QCOMPARE(config.value("static_graph", false), true);
+    QCOMPARE(config.size(), size_t{4});
+  }
+
   // A script's run (a PyTorch job) records no iteration count: finished, its ranks are done,
   // not "between iterations"; still running, they are between iterations.
   void testFinishedRunWithoutAnIterationCountIsDone() {

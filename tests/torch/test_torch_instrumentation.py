@@ -112,7 +112,12 @@ class TorchInstrumentationTest(unittest.TestCase):
                 self.assertTrue(all(i["comm_ms"] > 0 and i["overlap_ratio"] is not None for i in its), its)
             db = sqlite3.connect(run)
             names = {n for (n,) in db.execute("SELECT name FROM params WHERE rank = 0")}
+            (config,) = db.execute("SELECT config_json FROM runs").fetchone()
             db.close()
+            config = json.loads(config)
+            self.assertEqual(config["bucket_cap_mb"], 0.25)  # the script's DDP(bucket_cap_mb=0.25)
+            self.assertEqual(config["first_bucket_cap_mb"], 1.0)
+            self.assertIs(config["find_unused_parameters"], False)
             self.assertIn("module.0.weight", names)
             self.assertEqual(len(names), 8)
 

@@ -39,6 +39,20 @@ class _Model:
         for i, p in enumerate(self.params):
             p.register_hook(functools.partial(self._grad_ready, i))
         register_comm_hook(ddp, self, _Model._comm_hook)
+        self._record_settings(ddp)
+
+    def _record_settings(self, ddp):
+        """DDP's options, into the run's config as a launched job's are (the Buckets tab's
+        advice reads the cap it was recorded with)."""
+        import torch.distributed as dist
+        mib = float(1 << 20)
+        first = getattr(dist, "_DEFAULT_FIRST_BUCKET_BYTES", 1 << 20)
+        self.probes.record(json.dumps({"type": "settings", "values": {
+            "bucket_cap_mb": ddp.bucket_bytes_cap / mib,
+            "first_bucket_cap_mb": first / mib,
+            "find_unused_parameters": bool(getattr(ddp, "find_unused_parameters", False)),
+            "gradient_as_bucket_view": bool(getattr(ddp, "gradient_as_bucket_view", False)),
+            "static_graph": bool(getattr(ddp, "static_graph", False))}}))
 
     def _grad_ready(self, index, grad):
         t = self.probes.now_ns()
