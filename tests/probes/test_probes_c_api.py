@@ -4,7 +4,6 @@ to a real ddpscope-collector that writes a real run file.
 
 Usage: test_probes_c_api.py BUILD_DIR
 """
-import ctypes
 import json
 import os
 import subprocess
@@ -15,24 +14,17 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from collector_process import Collector  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "probes", "python"))
+from ddpscope._probes import Probes  # noqa: E402
+
 BUILD = sys.argv.pop(1) if len(sys.argv) > 1 else "build"
 LIB = os.path.join(BUILD, "lib", "libddpscope_probes_c.so")
 BIN = os.path.join(BUILD, "bin")
 
 
 def load():
-    lib = ctypes.CDLL(LIB)
-    i64, i32 = ctypes.c_int64, ctypes.c_int32
-    lib.ddpscope_start.argtypes = [ctypes.c_int, ctypes.c_char_p]
-    lib.ddpscope_stop.restype = i64
-    lib.ddpscope_now_ns.restype = i64
-    lib.ddpscope_kind.argtypes = [ctypes.c_char_p]
-    lib.ddpscope_set_iteration.argtypes = [i64]
-    lib.ddpscope_set_thread_name.argtypes = [ctypes.c_char_p]
-    lib.ddpscope_event.argtypes = [ctypes.c_int, ctypes.c_char_p, i64, i64, i32, i32, i32, i32, i64, i64, i64]
-    lib.ddpscope_record.argtypes = [ctypes.c_char_p]
-    lib.ddpscope_last_error.restype = ctypes.c_char_p
-    return lib
+    """The library with its signatures declared, as the PyTorch package loads it."""
+    return Probes(LIB)._lib
 
 
 def cli_json(*args):
