@@ -377,22 +377,40 @@ std::pair<int, std::string> dead_rank_of(const std::string& message) {
   return {rank, name[0] ? detail::concat("signal ", signal, ", ", name) : detail::concat("signal ", signal)};
 }
 
+namespace {
+
+// A run that records no iteration count (a PyTorch script's) and finished with no rank
+// waiting in a collective: its ranks between iterations are done. A trace that ends with
+// a rank still waiting (an imported hang) keeps them between iterations.
+void mark_done_when_finished(const RunRow& run, HangReport& report) {
+  if (run.status != "finished") return;
+  for (const auto& st : report.ranks)
+    if (st.blocked_in) return;
+  for (auto& st : report.ranks) {
+    if (st.phase != "between iterations") continue;
+    st.phase = "done";
+    st.current_iteration = st.completed_iterations;
+  }
+}
+
+}  // namespace
+
 HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   HangReport report;
   const RunRow run_row = run.run();
-  // The job's iteration count, to tell "done" from "between iterations". A script's run
-  // (a PyTorch job) has none: once it finished, every rank is done.
-  int64_t total_iterations = run_row.status == "finished" ? 0 : std::numeric_limits<int64_t>::max();
+  // The job's iteration count, to tell "done" from "between iterations".
+  int64_t total_iterations = std::numeric_limits<int64_t>::max();
   try {
     const auto config = nlohmann::json::parse(run_row.config_json);
     total_iterations = config.value("iters", total_iterations);
   } catch (const nlohmann::json::exception&) {
-    // not recorded: done only once finished
+    // not recorded: see mark_done_when_finished
   }
   for (const auto& r : run.ranks()) {
     report.ranks.push_back(rank_state(run, r.rank, total_iterations));
     report.latest_event_ns = std::max(report.latest_event_ns, report.ranks.back().last_event_ns);
   }
+  if (total_iterations == std::numeric_limits<int64_t>::max()) mark_done_when_finished(run_row, report);
   report.now_ns = now_ns > 0 ? now_ns : report.latest_event_ns;
   report.dead_rank = run_row.status == "failed" ? dead_rank_of(run_row.message).first : -1;
   // A rank whose watchdog fired ends the job at once, so its own start of the op it
