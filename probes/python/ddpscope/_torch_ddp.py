@@ -6,6 +6,13 @@ import functools
 import json
 import threading
 
+# Imported once torch itself has loaded (ddpscope._activate): module level costs nothing
+# on the gradient and comm-hook paths.
+import torch
+import torch.distributed as dist
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.nn.parallel import DistributedDataParallel as DDP
+
 _DTYPES = {"torch.float32": "f32", "torch.float64": "f64", "torch.float16": "f16", "torch.bfloat16": "bf16"}
 
 
@@ -44,7 +51,6 @@ class _Model:
     def _record_settings(self, ddp):
         """DDP's options, into the run's config as a launched job's are (the Buckets tab's
         advice reads the cap it was recorded with)."""
-        import torch.distributed as dist
         mib = float(1 << 20)
         first = getattr(dist, "_DEFAULT_FIRST_BUCKET_BYTES", 1 << 20)
         self.probes.record(json.dumps({"type": "settings", "values": {
@@ -59,7 +65,6 @@ class _Model:
         if self.backward_begin is None:
             # The first gradient of this backward: its end is when the engine is done
             # (after DDP's own finalize, queued before ours).
-            import torch
             self.backward_begin = t
             torch.autograd.Variable._execution_engine.queue_callback(self._backward_done)
         self.probes.event("grad_ready", "grad_ready", t, t, param=index)
@@ -88,7 +93,6 @@ class _Model:
             state, hook = self.user_hook
             future = hook(state, bucket)
         else:
-            from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
             future = default_hooks.allreduce_hook(self.group, bucket)
         iteration = self.session.iteration
 
@@ -131,9 +135,6 @@ class _Model:
 
 
 def instrument(session):
-    import torch
-    from torch.nn.parallel import DistributedDataParallel as DDP
-
     register = DDP.register_comm_hook
     init = DDP.__init__
     forward = DDP.forward
@@ -169,10 +170,10 @@ def instrument(session):
     DDP.__init__ = ddp_init
     DDP.forward = ddp_forward
     DDP.register_comm_hook = ddp_register_comm_hook
-    _instrument_optimizer(session, torch)
+    _instrument_optimizer(session)
 
 
-def _instrument_optimizer(session, torch):
+def _instrument_optimizer(session):
     init = torch.optim.Optimizer.__init__
 
     @functools.wraps(init)
