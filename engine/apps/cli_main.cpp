@@ -28,6 +28,7 @@
 #include "run_workspace.h"
 #include "tensor/blas_kernels.h"
 #include "ddpscope/error.h"
+#include "torchrun_launch.h"
 #include "train_cli_options.h"
 #include "trainer.h"
 
@@ -426,6 +427,35 @@ Command add_rpc_ping(CLI::App& app) {
           }};
 }
 
+// `script_args`: what follows the script on the command line (split off before parsing).
+Command add_torchrun(CLI::App& app, std::vector<std::string> script_args) {
+  struct Args {
+    ddpscope::apps::TorchrunOptions torchrun;
+    ddpscope::apps::LaunchOptions launch;
+  };
+  auto a = std::make_shared<Args>();
+  a->launch.np = 1;         // torchrun's --nproc-per-node default
+  a->launch.log_every = 1;  // a script's iterations are few and slow
+  a->torchrun.script_args = std::move(script_args);
+  CLI::App* cmd =
+      app.add_subcommand("torchrun",
+                         "Run an unchanged PyTorch script as torchrun would, recorded and followed live (DDP buckets, "
+                         "gradients, collectives, hangs)");
+  ddpscope::apps::add_torchrun_options(*cmd, a->torchrun, a->launch);
+  return {
+      cmd, [a] {
+        using namespace ddpscope::apps;
+        TorchrunOptions& t = a->torchrun;
+        const std::vector<std::string> worker_args = torchrun_worker_arguments(t, a->launch);
+        const nlohmann::json config = {
+            {"job", "torchrun"},  {"script", t.script}, {"module", t.module},           {"args", t.script_args},
+            {"np", a->launch.np}, {"python", t.python}, {"master_addr", t.master_addr}, {"master_port", t.master_port}};
+        const std::string name = t.module ? t.script : std::filesystem::path(t.script).filename().string();
+        return JobLauncher(a->launch).run_script(worker_args, config, "torch " + name,
+                                                 progress_style(a->launch.progress));
+      }};
+}
+
 int run_example(const ddpscope::apps::ExampleOptions& example, const ddpscope::apps::LaunchOptions& launch) {
   DDPSCOPE_CHECK(launch.probes || launch.out.empty(),
                  "--out names the run file and --no-probes asks for none; drop one of them");
@@ -489,11 +519,24 @@ int main(int argc, char** argv) {
   ddpscope::reexec_with_preferred_blas_core(argv);
   CLI::App app{"ddpscope: distributed training engine and debugger"};
   app.require_subcommand(1);
-  const std::vector<Command> commands = {add_train(app),        add_stats(app),  add_hang(app),     add_advise(app),
-                                         add_import_torch(app), add_export(app), add_rpc_ping(app), add_example(app)};
+  // torchrun: what follows the script is the script's, even words that look like ours.
+  std::vector<std::string> script_args;
+  int parsed_argc = argc;
+  if (argc > 2 && std::strcmp(argv[1], "torchrun") == 0) {
+    const std::vector<std::string> rest(argv + 2, argv + argc);
+    const size_t script = ddpscope::apps::torchrun_script_position(rest);
+    if (script < rest.size()) {
+      script_args.assign(rest.begin() + static_cast<std::ptrdiff_t>(script) + 1, rest.end());
+      parsed_argc = static_cast<int>(script) + 3;
+    }
+  }
+  const std::vector<Command> commands = {
+      add_train(app),    add_stats(app),        add_hang(app),
+      add_advise(app),   add_import_torch(app), add_export(app),
+      add_rpc_ping(app), add_example(app),      add_torchrun(app, std::move(script_args))};
   if (!known_command(app, argc, argv)) return 2;
   try {
-    app.parse(argc, argv);
+    app.parse(parsed_argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

@@ -12,6 +12,7 @@
 #include "hostfile.h"
 #include "run_file_claim.h"
 #include "run_workspace.h"
+#include "torchrun_launch.h"
 #include "ddpscope/error.h"
 #include "rpc/listen_address.h"
 #include "worker_protocol.h"
@@ -90,7 +91,8 @@ std::vector<std::string> JobLauncher::command(const TrainOptions& train) const {
   return command_with(train_arguments(train, launch_));
 }
 
-std::vector<std::string> JobLauncher::command_with(const std::vector<std::string>& worker_args) const {
+std::vector<std::string> JobLauncher::command_with(const std::vector<std::string>& worker_args,
+                                                   const char* const* more_environment) const {
   std::vector<std::string> cmd = {mpirun_path_, "-np", std::to_string(launch_.np)};
   if (!launch_.hostfile.empty()) {
     cmd.insert(cmd.end(), {"--hostfile", launch_.hostfile});
@@ -109,6 +111,9 @@ std::vector<std::string> JobLauncher::command_with(const std::vector<std::string
   for (const char* const* var = CollectorProcess::environment_names(); *var; ++var) {
     if (std::getenv(*var)) cmd.insert(cmd.end(), {"-x", *var});
   }
+  for (const char* const* var = more_environment; var && *var; ++var) {
+    if (std::getenv(*var)) cmd.insert(cmd.end(), {"-x", *var});
+  }
   cmd.push_back(worker_path_);
   for (auto& a : worker_args)
     cmd.push_back(a);
@@ -116,18 +121,31 @@ std::vector<std::string> JobLauncher::command_with(const std::vector<std::string
 }
 
 int JobLauncher::run(const TrainOptions& train, ProgressStyle style) {
-  return run_command(command(train), options_json(train, launch_).dump(), train.model, train.iters, style, true);
+  JobMonitor::Settings settings{launch_.np, train.iters, style, launch_.log_every};
+  settings.limits = WatchdogLimits::from_environment();
+  return run_command(command(train), options_json(train, launch_).dump(), train.model, settings);
 }
 
 int JobLauncher::run_mode(const std::vector<std::string>& worker_args, const nlohmann::json& config,
                           const std::string& model) {
-  return run_command(command_with(worker_args), config.dump(), model, 0, ProgressStyle::Lines, false);
+  JobMonitor::Settings settings{launch_.np, 0, ProgressStyle::Lines, launch_.log_every};
+  settings.training = false;
+  settings.limits = WatchdogLimits::from_environment();
+  return run_command(command_with(worker_args), config.dump(), model, settings);
+}
+
+int JobLauncher::run_script(const std::vector<std::string>& worker_args, const nlohmann::json& config,
+                            const std::string& model, ProgressStyle style) {
+  JobMonitor::Settings settings{launch_.np, 0, style, launch_.log_every};
+  settings.script = true;
+  settings.limits = WatchdogLimits::from_environment();
+  return run_command(command_with(worker_args, torch_environment_names()), config.dump(), model, settings);
 }
 
 std::unique_ptr<CollectorProcess> JobLauncher::start_collector(const std::string& run_file,
-                                                               const std::string& config_json,
-                                                               const std::string& model) const {
-  probes::RunDescription run{config_json, launch_.np, launch_.backend, model};
+                                                               const std::string& config_json, const std::string& model,
+                                                               const std::string& backend) const {
+  probes::RunDescription run{config_json, launch_.np, backend, model};
   // Ranks on other hosts reach the collector through the network, not loopback: on the
   // address given, else on the one this host's route to the job's hosts leaves from.
   // Never on every interface: the collector accepts no one but the job's ranks.
@@ -145,15 +163,12 @@ std::unique_ptr<CollectorProcess> JobLauncher::start_collector(const std::string
 }
 
 int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::string& config_json,
-                             const std::string& model, int64_t iters, ProgressStyle style, bool training) {
-  // The watchdogs' limits, read (and a malformed one refused) before anything starts.
-  JobMonitor::Settings settings{launch_.np,        iters,    style,
-                                launch_.log_every, training, WatchdogLimits::from_environment()};
+                             const std::string& model, const JobMonitor::Settings& settings) {
   std::unique_ptr<probes::RunFileClaim> claim;  // held until the job has ended
   std::unique_ptr<CollectorProcess> collector;
   if (launch_.probes) {
     claim = probes::claim_run_file(launch_.out, launch_.force);
-    collector = start_collector(claim->path(), config_json, model);
+    collector = start_collector(claim->path(), config_json, model, settings.script ? "torch" : launch_.backend);
   }
   ProcessSupervisor job(cmd);
   job.start();  // from here SIGUSR1 asks for the next iteration's autograd graph

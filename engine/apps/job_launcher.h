@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "job_monitor.h"
 #include "progress_reporter.h"
 #include "train_cli_options.h"
 
@@ -28,16 +29,22 @@ class JobLauncher {
   // recording into a run file described by `run` when probes are on. Lines the ranks
   // print are shown as they are.
   int run_mode(const std::vector<std::string>& worker_args, const nlohmann::json& config, const std::string& model);
+  // Runs a PyTorch script (`ddpscope-worker torchrun ...`, torchrun_launch.h): progress as
+  // the script's instrumentation reports it, the torch environment passed to every host.
+  int run_script(const std::vector<std::string>& worker_args, const nlohmann::json& config, const std::string& model,
+                 ProgressStyle style);
 
  private:
   LaunchOptions launch_;
   std::string worker_path_;
   std::string mpirun_path_;
-  std::vector<std::string> command_with(const std::vector<std::string>& worker_args) const;
+  // `more_environment`: names (null-terminated) passed on besides ddpscope's own.
+  std::vector<std::string> command_with(const std::vector<std::string>& worker_args,
+                                        const char* const* more_environment = nullptr) const;
   std::unique_ptr<CollectorProcess> start_collector(const std::string& run_file, const std::string& config_json,
-                                                    const std::string& model) const;
+                                                    const std::string& model, const std::string& backend) const;
   int run_command(const std::vector<std::string>& cmd, const std::string& config_json, const std::string& model,
-                  int64_t iters, ProgressStyle style, bool training);
+                  const JobMonitor::Settings& settings);
 };
 
 }  // namespace ddpscope::apps

@@ -57,7 +57,8 @@ JobMonitor::JobMonitor(const Settings& settings, CollectorProcess* collector)
       failure_grace_(settings.limits.failure_grace),
       start_watchdog_(settings.limits.start_timeout, WatchdogClock::now()),
       end_watchdog_(settings.limits.end_timeout, settings.world_size) {
-  if (!settings_.training) start_watchdog_.started();  // other jobs report no start
+  // Other jobs report no start; a script's own rendezvous has a timeout (torch's).
+  if (!settings_.training || settings_.script) start_watchdog_.started();
 }
 
 ProcessSupervisor::Events JobMonitor::events(ProcessSupervisor& job) {
@@ -73,15 +74,23 @@ void JobMonitor::stdout_line(const std::string& line) {
     return;
   }
   const std::string kind = ev->value("event", "");
-  if (kind == "start") start_watchdog_.started();
+  if (kind == "start") {
+    start_watchdog_.started();
+    started_ = true;
+  }
   if (kind == "start" && settings_.style == ProgressStyle::Json) {
     emit_worker_event(stdout, *ev);
-  } else if (kind == "start") {
+  } else if (kind == "start" && settings_.iterations > 0) {
     std::printf("training %s on %d ranks (%s backend) for %lld iterations\n", ev->value("describe", "").c_str(),
                 ev->value("world_size", 0), ev->value("backend", "").c_str(),
                 static_cast<long long>(settings_.iterations));
+  } else if (kind == "start") {
+    std::printf("training %s on %d ranks (%s backend)\n", ev->value("describe", "").c_str(), ev->value("world_size", 0),
+                ev->value("backend", "").c_str());
   } else if (kind == "progress") {
-    progress_.update(ev->value("iter", int64_t{0}), probes::json_field(*ev, "loss"),
+    const bool has_loss = ev->contains("loss") && !(*ev)["loss"].is_null();
+    progress_.update(ev->value("iter", int64_t{0}),
+                     has_loss ? std::optional<double>(probes::json_field(*ev, "loss")) : std::nullopt,
                      probes::json_field(*ev, "samples_per_s"));
   } else if (kind == "done") {
     seconds_ = ev->value("seconds", 0.0);
@@ -191,7 +200,13 @@ int JobMonitor::finish(int wait_status) {
   const int code = gave_up_ ? 1 : ProcessSupervisor::exit_code(wait_status);
   const bool json = settings_.style == ProgressStyle::Json;
   if (code == 0 && !interrupted_) {
-    if (settings_.training) progress_.finish(seconds_);
+    if (settings_.script && !started_) {
+      std::printf(
+          "note: the script ran no DistributedDataParallel forward, so the run has no iterations; it holds the "
+          "torch.distributed collectives the script called, if any\n");
+    } else if (settings_.training) {
+      progress_.finish(seconds_);
+    }
     close_run("finished", "");
     return 0;
   }

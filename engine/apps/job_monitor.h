@@ -26,6 +26,10 @@ class JobMonitor {
     ProgressStyle style = ProgressStyle::Lines;
     int64_t log_every = 10;
     bool training = true;  // training jobs report their start and end
+    // A PyTorch script's job: it reports its start only at its first DDP forward (after
+    // whatever loading it does first, for as long as it takes), and says no iteration
+    // count or loss unless it logs one.
+    bool script = false;
     WatchdogLimits limits;
   };
   // `collector` (may be null: no probes) must outlive the monitor.
@@ -45,6 +49,7 @@ class JobMonitor {
   StartWatchdog start_watchdog_;
   EndWatchdog end_watchdog_;
   double seconds_ = 0;
+  bool started_ = false;  // rank 0 reported its start
   int failed_rank_ = -1;
   std::string failure_;
   bool interrupted_ = false;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "json_number.h"
@@ -28,50 +29,65 @@ bool ProgressReporter::due(int64_t it) {
   return true;
 }
 
-void ProgressReporter::update(int64_t it, double loss, double rate) {
+void ProgressReporter::update(int64_t it, std::optional<double> loss, double rate) {
   last_loss_ = loss;
   last_rate_ = rate;
+  last_iteration_ = it;
   // The first loss that is not finite is said once, whatever the display: the iterations
   // after it are wasted, and a line that only ever said "loss nan" is easy to miss.
-  const bool first_nonfinite = !std::isfinite(loss) && nonfinite_since_ < 0;
+  const bool first_nonfinite = loss && !std::isfinite(*loss) && nonfinite_since_ < 0;
   if (first_nonfinite) nonfinite_since_ = it;
   switch (style_) {
     case ProgressStyle::Json:
       if (due(it) || first_nonfinite) {
-        nlohmann::json ev = {{"event", "progress"},
-                             {"iter", it},
-                             {"total", total_},
-                             {"loss", probes::json_number(loss)},
-                             {"samples_per_s", rate}};
+        nlohmann::json ev = {{"event", "progress"}, {"iter", it}, {"total", total_}, {"samples_per_s", rate}};
+        if (loss) ev["loss"] = probes::json_number(*loss);
         if (nonfinite_since_ >= 0) ev["nonfinite_since"] = nonfinite_since_;
         emit_worker_event(out_, ev);
       }
       return;
-    case ProgressStyle::Bar: {
+    case ProgressStyle::Bar:
       if (!due(it)) return;
-      constexpr int kWidth = 30;
-      const int filled = static_cast<int>(kWidth * it / total_);
-      std::string bar(static_cast<size_t>(filled), '#');
-      bar.resize(kWidth, '.');
-      const double eta = rate > 0 ? static_cast<double>(total_ - it) / rate : 0;
-      std::fprintf(out_, "\r[%s] %lld/%lld  loss %.4f  %.0f samples/s  eta %.0fs ", bar.c_str(),
-                   static_cast<long long>(it), static_cast<long long>(total_), loss, rate, eta);
+      draw_bar(it, rate);
       if (first_nonfinite) {
         std::fputc('\n', out_);
-        warn_nonfinite(loss);
+        warn_nonfinite(*loss);
       }
       std::fflush(out_);
       return;
-    }
     case ProgressStyle::Lines:
       if (it == 1 || it % every_ == 0 || it == total_ || first_nonfinite) {
-        std::fprintf(out_, "iter %lld/%lld loss %.4f samples/s %.1f\n", static_cast<long long>(it),
-                     static_cast<long long>(total_), loss, rate);
-        if (first_nonfinite) warn_nonfinite(loss);
+        if (total_ > 0)
+          std::fprintf(out_, "iter %lld/%lld%s samples/s %.1f\n", static_cast<long long>(it),
+                       static_cast<long long>(total_), loss_text().c_str(), rate);
+        else
+          std::fprintf(out_, "iter %lld%s samples/s %.1f\n", static_cast<long long>(it), loss_text().c_str(), rate);
+        if (first_nonfinite) warn_nonfinite(*loss);
         std::fflush(out_);
       }
       return;
   }
+}
+
+void ProgressReporter::draw_bar(int64_t it, double rate) const {
+  if (total_ <= 0) {  // no end known: the count and the rate
+    std::fprintf(out_, "\riter %lld%s  %.0f samples/s ", static_cast<long long>(it), loss_text().c_str(), rate);
+    return;
+  }
+  constexpr int kWidth = 30;
+  const int filled = static_cast<int>(kWidth * std::min(it, total_) / total_);
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.resize(kWidth, '.');
+  const double eta = rate > 0 ? static_cast<double>(total_ - it) / rate : 0;
+  std::fprintf(out_, "\r[%s] %lld/%lld %s  %.0f samples/s  eta %.0fs ", bar.c_str(), static_cast<long long>(it),
+               static_cast<long long>(total_), loss_text().c_str(), rate, eta);
+}
+
+std::string ProgressReporter::loss_text() const {
+  if (!last_loss_) return {};
+  char text[48];
+  std::snprintf(text, sizeof text, " loss %.4f", *last_loss_);
+  return text;
 }
 
 void ProgressReporter::warn_nonfinite(double loss) const {
@@ -83,17 +99,17 @@ void ProgressReporter::warn_nonfinite(double loss) const {
 }
 
 void ProgressReporter::finish(double total_seconds) {
+  const int64_t iterations = total_ > 0 ? total_ : last_iteration_;
   if (style_ == ProgressStyle::Json) {
-    emit_worker_event(out_, {{"event", "done"},
-                             {"iterations", total_},
-                             {"seconds", total_seconds},
-                             {"loss", probes::json_number(last_loss_)},
-                             {"samples_per_s", last_rate_}});
+    nlohmann::json ev = {
+        {"event", "done"}, {"iterations", iterations}, {"seconds", total_seconds}, {"samples_per_s", last_rate_}};
+    if (last_loss_) ev["loss"] = probes::json_number(*last_loss_);
+    emit_worker_event(out_, ev);
     return;
   }
   if (style_ == ProgressStyle::Bar) std::fputc('\n', out_);
-  std::fprintf(out_, "done: %lld iterations in %.2fs, final loss %.4f, %.1f samples/s\n",
-               static_cast<long long>(total_), total_seconds, last_loss_, last_rate_);
+  std::fprintf(out_, "done: %lld iterations in %.2fs%s%s, %.1f samples/s\n", static_cast<long long>(iterations),
+               total_seconds, last_loss_ ? ", final" : "", loss_text().c_str(), last_rate_);
   std::fflush(out_);
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace ddpscope::apps {
@@ -17,9 +18,11 @@ ProgressStyle progress_style(const std::string& option, std::FILE* out = stdout)
 
 class ProgressReporter {
  public:
-  // every: the interval of plain lines.
+  // every: the interval of plain lines. total 0: not known (a PyTorch script's loop),
+  // shown without a bar's end or an eta.
   ProgressReporter(int64_t total, ProgressStyle style, int64_t every, std::FILE* out = stdout);
-  void update(int64_t iteration, double loss, double samples_per_second);
+  // No loss: the job does not say it (a script that never calls ddpscope.log).
+  void update(int64_t iteration, std::optional<double> loss, double samples_per_second);
   void finish(double total_seconds);
 
  private:
@@ -27,12 +30,16 @@ class ProgressReporter {
   // time, and the terminal's or the reader's, on redraws.
   bool due(int64_t iteration);
   void warn_nonfinite(double loss) const;
+  void draw_bar(int64_t iteration, double rate) const;
+  // " loss 0.1234", or nothing when the job does not say its loss.
+  std::string loss_text() const;
 
   int64_t total_;
   ProgressStyle style_;
   int64_t every_;
   std::FILE* out_;
-  double last_loss_ = 0;
+  std::optional<double> last_loss_;
+  int64_t last_iteration_ = 0;
   double last_rate_ = 0;
   int64_t nonfinite_since_ = -1;  // the first iteration whose loss was not finite
   std::chrono::steady_clock::time_point last_draw_{};

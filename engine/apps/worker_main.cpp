@@ -22,6 +22,7 @@
 #include "remote_embedding_trainer.h"
 #include "rpc_ping.h"
 #include "tensor/blas_kernels.h"
+#include "torchrun_launch.h"
 #include "train_cli_options.h"
 #include "worker_protocol.h"
 
@@ -100,6 +101,15 @@ int main(int argc, char** argv) {
   using namespace ddpscope;
   using namespace ddpscope::apps;
   reexec_with_preferred_blas_core(argv);
+  if (argc > 1 && std::strcmp(argv[1], "torchrun") == 0) {
+    try {
+      return torchrun_worker(argc - 1, argv + 1);  // returns only when the interpreter did not start
+    } catch (const std::exception& e) {
+      const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
+      emit_worker_event(stderr, {{"event", "error"}, {"rank", r ? std::atoi(r) : -1}, {"message", e.what()}});
+      return 2;
+    }
+  }
   const bool ping = argc > 1 && std::strcmp(argv[1], "rpc-ping") == 0;
   const bool example = argc > 1 && std::strcmp(argv[1], "example") == 0;
   if (ping || example) {

@@ -1,10 +1,16 @@
 """A PyTorch DDP training script as its users write it, with no ddpscope in it: torchrun's
 environment, gloo, an MLP, SGD. --user-hook registers a comm hook of its own after DDP is
 built (an allreduce and a mean, counting each bucket it sees); --counts writes what it saw
-as JSON, so a test can compare the run file with what DDP really ran."""
+as JSON, so a test can compare the run file with what DDP really ran. --stall-rank R
+--stall-at I makes rank R sleep before iteration I (a rank stopped, with --timeout the
+group's collective timeout); --raise-at I raises on rank 1 at iteration I, --kill-at I kills it; --log-loss
+makes the one optional ddpscope call."""
 import argparse
+import datetime
 import json
 import os
+import signal
+import time
 
 import torch
 import torch.distributed as dist
@@ -17,9 +23,16 @@ parser.add_argument("--depth", type=int, default=4)
 parser.add_argument("--bucket-cap-mb", type=float, default=0.25)
 parser.add_argument("--user-hook", action="store_true")
 parser.add_argument("--counts")
+parser.add_argument("--log-loss", action="store_true")
+parser.add_argument("--stall-rank", type=int, default=-1)
+parser.add_argument("--stall-at", type=int, default=0)
+parser.add_argument("--stall-seconds", type=float, default=60)
+parser.add_argument("--raise-at", type=int, default=0)
+parser.add_argument("--kill-at", type=int, default=0)
+parser.add_argument("--timeout", type=float, default=1800)
 args = parser.parse_args()
 
-dist.init_process_group("gloo")
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=args.timeout))
 rank, world = dist.get_rank(), dist.get_world_size()
 torch.manual_seed(0)
 layers = []
@@ -43,11 +56,20 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 generator = torch.Generator().manual_seed(rank)
 for it in range(1, args.iters + 1):
     iteration[0] = it
+    if rank == args.stall_rank and it == args.stall_at:
+        time.sleep(args.stall_seconds)
+    if rank == 1 and it == args.kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if rank == 1 and it == args.raise_at:
+        raise ValueError("bad batch at iteration %d" % it)
     x = torch.randn(32, args.width, generator=generator)
     loss = model(x).square().mean()
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+    if args.log_loss:
+        import ddpscope  # the one optional call; absent outside a ddpscope job's PYTHONPATH
+        ddpscope.log(loss=loss.item())
 # The hook's result: every rank holds the same parameters after the averaged steps.
 flat = torch.cat([p.detach().flatten() for p in model.parameters()])
 gathered = [torch.empty_like(flat) for _ in range(world)]

@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """ddpscope's PyTorch instrumentation on a real 2-rank gloo DDP job whose script knows
-nothing of ddpscope: the ranks get torchrun's environment and the launcher's (the
-package on PYTHONPATH, a real collector), and the run file must hold what DDP really ran.
+nothing of ddpscope, launched as users launch it: `ddpscope-cli torchrun --np 2 SCRIPT`
+(mpirun, torchrun's environment, the package on PYTHONPATH, the job's collector). The run
+file must hold what DDP really ran, and the launcher must show the job's progress.
 
 Usage: test_torch_instrumentation.py BUILD_DIR
 """
 import json
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -19,43 +19,32 @@ BUILD = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else "build")
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 BIN = os.path.join(BUILD, "bin")
+CLI = os.path.join(BIN, "ddpscope-cli")
 SCRIPT = os.path.join(HERE, "ddp_unchanged_script.py")
-sys.path.insert(0, os.path.join(SOURCE, "tests", "probes"))
-from collector_process import Collector  # noqa: E402
+MPI_AS_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def torchrun(tmp, *script_args, world=2, script=SCRIPT):
+    """`ddpscope-cli torchrun` on the script; returns the run file and the finished process."""
+    run = os.path.join(tmp, "torch.ddprun")
+    done = subprocess.run([CLI, "torchrun", "--np", str(world), "--out", run, "--python", "/usr/bin/python3",
+                           "--progress", "lines", script, *script_args],
+                          env=dict(os.environ, **MPI_AS_ROOT), capture_output=True, text=True, timeout=300)
+    return run, done
 
 
 def run_job(tmp, *script_args, world=2):
-    """The job as `ddpscope-cli torchrun` starts it; returns the run file and what each
+    """A job that must succeed; returns the run file, the launcher's output and what each
     rank's script saw."""
-    run = os.path.join(tmp, "torch.ddprun")
     counts = os.path.join(tmp, "counts")
-    collector = Collector(BIN, run, world_size=world, model="torch script")
-    port = str(free_port())
-    ranks = []
-    for r in range(world):
-        env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port, PYTHONPATH=os.path.join(SOURCE, "probes", "python"),
-                   DDPSCOPE_PROBES_LIB=os.path.join(BUILD, "lib", "libddpscope_probes_c.so"), OMP_NUM_THREADS="1",
-                   **collector.env)
-        ranks.append(subprocess.Popen(["/usr/bin/python3", SCRIPT, "--counts", counts, *script_args], env=env,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    for r, p in enumerate(ranks):
-        out, _ = p.communicate(timeout=300)
-        if p.returncode != 0:
-            raise AssertionError("rank %d failed (%d):\n%s" % (r, p.returncode, out))
-    if collector.finish() != 0:
-        raise AssertionError("the collector failed")
+    run, done = torchrun(tmp, "--counts", counts, *script_args, world=world)
+    if done.returncode != 0:
+        raise AssertionError("the job failed (%d):\n%s\n%s" % (done.returncode, done.stdout, done.stderr))
     seen = []
     for r in range(world):
         with open("%s.%d" % (counts, r)) as f:
             seen.append(json.load(f))
-    return run, seen
+    return run, done.stdout, seen
 
 
 def trace_events(tmp, run):
@@ -75,7 +64,10 @@ def stats(run):
 class TorchInstrumentationTest(unittest.TestCase):
     def test_buckets_are_the_allreduces_ddp_ran_through_the_users_hook(self):
         with tempfile.TemporaryDirectory() as tmp:
-            run, seen = run_job(tmp, "--user-hook")
+            run, out, seen = run_job(tmp, "--user-hook")
+            # No loss logged: the progress says none rather than a made-up one.
+            self.assertRegex(out, r"\niter 8 samples/s [0-9.]+\n")
+            self.assertRegex(out, r"\ndone: 8 iterations in [0-9.]+s, [0-9.]+ samples/s\n")
             events = trace_events(tmp, run)
             recorded = defaultdict(list)  # (rank, iteration) -> bucket bytes
             for e in events:
@@ -91,7 +83,11 @@ class TorchInstrumentationTest(unittest.TestCase):
 
     def test_gradients_ready_inside_backward_and_overlap_per_iteration(self):
         with tempfile.TemporaryDirectory() as tmp:
-            run, _ = run_job(tmp)
+            run, out, _ = run_job(tmp, "--log-loss")
+            # The launcher's progress, from what rank 0's instrumentation reports.
+            self.assertIn("training Sequential (1.1M parameters) under DDP on 2 ranks (gloo backend)", out)
+            self.assertRegex(out, r"iter 8 loss [0-9.]+ samples/s [0-9.]+")
+            self.assertRegex(out, r"done: 8 iterations in [0-9.]+s, final loss [0-9.]+")
             events = trace_events(tmp, run)
             backward = {(e["pid"], e["args"]["iteration"]): (e["ts"], e["ts"] + e["dur"])
                         for e in events if e["name"] == "backward"}
@@ -112,6 +108,8 @@ class TorchInstrumentationTest(unittest.TestCase):
                 self.assertTrue(all(i["comm_ms"] > 0 and i["overlap_ratio"] is not None for i in its), its)
             db = sqlite3.connect(run)
             names = {n for (n,) in db.execute("SELECT name FROM params WHERE rank = 0")}
+            losses = db.execute("SELECT COUNT(*) FROM metrics WHERE name = 'loss'").fetchone()[0]
+            self.assertEqual(losses, 2 * 8)  # ddpscope.log(loss=...) on each rank, each iteration
             (config,) = db.execute("SELECT config_json FROM runs").fetchone()
             db.close()
             config = json.loads(config)

@@ -12,6 +12,7 @@ Outside such a job (no collector in the environment) importing this package and 
 log() do nothing.
 """
 import json
+import math
 
 _session = None  # the running _session.Session, set by ddpscope._activate
 
@@ -26,5 +27,8 @@ def log(**values):
     if _session is None:
         return
     for name, value in values.items():
+        value = float(value)
+        _session.logged[name] = value
+        # JSON has no NaN: the run file's form for a value that is not finite is "nan", "inf".
         _session.probes.record(json.dumps({"type": "metric", "iteration": _session.iteration, "name": name,
-                                           "value": float(value)}))
+                                           "value": value if math.isfinite(value) else str(value)}))

@@ -7,6 +7,7 @@ import sys
 
 import ddpscope
 from ddpscope._probes import Probes
+from ddpscope._report import Reporter
 from ddpscope._session import Session
 
 
@@ -35,8 +36,10 @@ class _AfterTorchImport(importlib.abc.MetaPathFinder):
 
 
 def _instrument_torch():
-    from ddpscope import _torch_ddp
-    _torch_ddp.instrument(ddpscope._session)
+    from ddpscope import _collectives, _torch_ddp
+    session = ddpscope._session
+    session.numbering = _collectives.instrument(session)
+    _torch_ddp.instrument(session)
 
 
 def activate():
@@ -44,7 +47,9 @@ def activate():
     rank = int(os.environ.get("RANK", "0"))
     if not probes.start(rank, os.environ.get("DDPSCOPE_DEVICE", "cpu")):
         return
-    ddpscope._session = Session(probes, rank)
+    # Started by `ddpscope-cli torchrun`: the launcher follows the job through what it says.
+    reporter = Reporter(rank) if os.environ.get("DDPSCOPE_TORCHRUN") == "1" else None
+    ddpscope._session = Session(probes, rank, reporter)
     if "torch" in sys.modules:
         _instrument_torch()
     else:

@@ -5,11 +5,15 @@ import threading
 
 
 class Session:
-    def __init__(self, probes, rank):
+    def __init__(self, probes, rank, reporter=None):
         self.probes = probes
         self.rank = rank
+        self.reporter = reporter  # the launcher's progress (ddpscope-cli torchrun), or None
         self.iteration = 0  # 0: before the first forward
+        self.numbering = None  # each process group's collective numbers (_collectives)
+        self.logged = {}  # what ddpscope.log() was given this iteration
         self._iteration_begin = None
+        self._batch = 0
         self._last_end = 0
         self._lock = threading.Lock()
         self._named = threading.local()
@@ -26,11 +30,13 @@ class Session:
         with self._lock:
             self._last_end = max(self._last_end, t_ns)
 
-    def begin_iteration(self, t_ns):
-        """A DDP forward starts: the iteration before it, if any, ends with its last event."""
+    def begin_iteration(self, t_ns, batch=0):
+        """A DDP forward starts: the iteration before it, if any, ends with its last event.
+        `batch`: the samples this rank's forward takes (0: not known)."""
         self._end_iteration()
         self.iteration += 1
         self._iteration_begin = t_ns
+        self._batch = batch
         self.probes.set_iteration(self.iteration)
 
     def _end_iteration(self):
@@ -39,6 +45,10 @@ class Session:
         with self._lock:
             end = max(self._last_end, self._iteration_begin + 1)
         self.probes.event("iteration", "iteration", self._iteration_begin, end, iteration=self.iteration)
+        if self.reporter is not None:
+            self.reporter.iteration_done(self.iteration, (end - self._iteration_begin) / 1e9, self._batch,
+                                         self.logged.get("loss"))
+        self.logged = {}
         self._iteration_begin = None
 
     def close(self):
@@ -46,5 +56,7 @@ class Session:
         if self.probes is None:
             return
         self._end_iteration()
-        self.probes.stop()
+        dropped = self.probes.stop()
         self.probes = None
+        if self.reporter is not None:
+            self.reporter.finished(dropped)

@@ -4,7 +4,6 @@ the default allreduce or the user's own hook, registered before or after), the b
 assignment as the reducer builds and rebuilds it, and the optimizer's step."""
 import functools
 import json
-import threading
 
 # Imported once torch itself has loaded (ddpscope._activate): module level costs nothing
 # on the gradient and comm-hook paths.
@@ -12,6 +11,8 @@ import torch
 import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
+
+from ddpscope import _collectives
 
 _DTYPES = {"torch.float32": "f32", "torch.float64": "f64", "torch.float16": "f16", "torch.bfloat16": "bf16"}
 
@@ -41,8 +42,6 @@ class _Model:
         self.assignment = {}  # bucket -> parameter indexes, this iteration
         self.recorded = None  # the assignment last recorded
         self.generation = -1
-        self.seq = 0
-        self.lock = threading.Lock()
         for i, p in enumerate(self.params):
             p.register_hook(functools.partial(self._grad_ready, i))
         register_comm_hook(ddp, self, _Model._comm_hook)
@@ -84,26 +83,28 @@ class _Model:
         buffer = bucket.buffer()
         nbytes = buffer.numel() * buffer.element_size()
         self._note_bucket(index, bucket)
-        with self.lock:
-            self.seq += 1
-            seq = self.seq
+        # Numbered with the group's other collectives: the bucket's allreduce is one of them.
+        seq, suffix = self.session.numbering.take(self.group)
+        op = "allreduce" + suffix
         self.probes.event("bucket_ready", "bucket_ready", t0, t0, bucket=index)
-        self.probes.event("pg_op_start", "allreduce", t0, t0, nbytes=nbytes, seq=seq)
-        if self.user_hook is not None:
-            state, hook = self.user_hook
-            future = hook(state, bucket)
-        else:
-            future = default_hooks.allreduce_hook(self.group, bucket)
+        self.probes.event("pg_op_start", op, t0, t0, nbytes=nbytes, seq=seq)
+        with _collectives.quiet():  # the hook's own collectives are this one
+            if self.user_hook is not None:
+                state, hook = self.user_hook
+                future = hook(state, bucket)
+            else:
+                future = default_hooks.allreduce_hook(self.group, bucket)
         iteration = self.session.iteration
 
         def done(f):
+            value = f.value()  # a failed allreduce (a timeout) raises: the rank is still in it
             t1 = self.probes.now_ns()
             self.session.name_this_thread("comm: bucket callbacks")
             self.probes.event("allreduce", "bucket allreduce", t0, t1, iteration=iteration, bucket=index,
                               nbytes=nbytes, seq=seq)
-            self.probes.event("pg_op", "allreduce", t0, t1, iteration=iteration, nbytes=nbytes, seq=seq)
+            self.probes.event("pg_op", op, t0, t1, iteration=iteration, nbytes=nbytes, seq=seq)
             self.session.note_end(t1)
-            return f.value()
+            return value
 
         return future.then(done)
 
@@ -134,6 +135,13 @@ class _Model:
             "params": sorted(params, key=lambda x: x["index"])}))
 
 
+def _describe(ddp):
+    """"Sequential (2.1M parameters) under DDP": what `train` says of its model."""
+    count = sum(p.numel() for p in ddp.module.parameters())
+    size = "%.1fM" % (count / 1e6) if count >= 1e5 else "%d" % count
+    return "%s (%s parameters) under DDP" % (type(ddp.module).__name__, size)
+
+
 def instrument(session):
     register = DDP.register_comm_hook
     init = DDP.__init__
@@ -147,7 +155,10 @@ def instrument(session):
     @functools.wraps(forward)
     def ddp_forward(self, *args, **kwargs):
         t0 = session.probes.now_ns()
-        session.begin_iteration(t0)
+        if session.reporter is not None and session.reporter.started is None:
+            session.reporter.start(_describe(self), dist.get_backend(self.process_group))
+        first = args[0] if args else None
+        session.begin_iteration(t0, first.shape[0] if isinstance(first, torch.Tensor) and first.dim() > 0 else 0)
         try:
             return forward(self, *args, **kwargs)
         finally:

@@ -1,0 +1,205 @@
+#include "torchrun_launch.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "ddpscope/error.h"
+#include "hostfile.h"
+#include "worker_protocol.h"
+
+namespace ddpscope::apps {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The launcher's options that take a value: their value is not the script.
+const std::set<std::string> kValueOptions = {
+    "--np",        "--hostfile",          "--out",         "--python",     "--progress",
+    "--log-every", "--collector-address", "--master-addr", "--master-port"};
+
+bool executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
+
+std::string find_on_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return executable(name) ? name : std::string();
+  const char* path = std::getenv("PATH");
+  std::string rest = path ? path : "";
+  size_t start = 0;
+  while (start <= rest.size()) {
+    const size_t end = rest.find(':', start);
+    const std::string candidate = (fs::path(rest.substr(start, end - start)) / name).string();
+    if (executable(candidate)) return candidate;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return {};
+}
+
+// A port free on this host now (the kernel's choice), for the job's rendezvous: jobs
+// side by side (tests, two users) must not share torchrun's fixed 29500.
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  DDPSCOPE_CHECK(fd >= 0, "cannot open a socket to choose the job's MASTER_PORT: ", std::strerror(errno));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  close(fd);
+  DDPSCOPE_CHECK(ok, "cannot choose a free port for the job's MASTER_PORT; pass --master-port");
+  return ntohs(address.sin_port);
+}
+
+fs::path own_folder() {
+  std::error_code ec;
+  return fs::read_symlink("/proc/self/exe", ec).parent_path();
+}
+
+// The instrumentation package: installed beside the programs, else in the source tree
+// this build came from.
+std::string python_package_folder() {
+  const fs::path installed = own_folder() / "../share/ddpscope/python";
+  if (fs::exists(installed / "sitecustomize.py")) return fs::weakly_canonical(installed).string();
+  return DDPSCOPE_SOURCE_PYTHON_DIR;
+}
+
+void set_from(const char* name, const char* mpi_name) {
+  if (const char* v = std::getenv(mpi_name)) setenv(name, v, 1);
+}
+
+void prepend_path(const char* name, const std::string& folder) {
+  const char* old = std::getenv(name);
+  setenv(name, old && *old ? (folder + ":" + old).c_str() : folder.c_str(), 1);
+}
+
+}  // namespace
+
+std::string default_python() {
+  if (executable("/usr/bin/python3")) return "/usr/bin/python3";
+  const std::string found = find_on_path("python3");
+  return found.empty() ? "python3" : found;
+}
+
+void add_torchrun_options(CLI::App& cmd, TorchrunOptions& o, LaunchOptions& launch) {
+  cmd.add_option("--np", launch.np, "Processes (ranks), as torchrun's --nproc-per-node on one host")
+      ->check(CLI::Range(1, 4096));
+  cmd.add_option("--hostfile", launch.hostfile, "mpirun hostfile: ranks spread over its hosts (rank 0 on the first)")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--collector-address", launch.collector_address,
+                 "Address the ranks reach the run's collector on (multi-host jobs)");
+  cmd.add_option("--python", o.python, "The interpreter, any python with torch (default: " + default_python() + ")");
+  cmd.add_option("--master-addr", o.master_addr, "MASTER_ADDR (default: 127.0.0.1, or the hostfile's first host)");
+  cmd.add_option("--master-port", o.master_port, "MASTER_PORT (default: a free port)")->check(CLI::Range(1, 65535));
+  cmd.add_option("--out", launch.out, "Run file for the job's events (default: a new file in the workspace folder)");
+  cmd.add_flag("--force", launch.force, "Replace the run that the --out file already holds");
+  cmd.add_flag("--oversubscribe", launch.oversubscribe, "Allow more than 4 ranks per core of this machine");
+  cmd.add_option("--progress", launch.progress, "Progress display: auto, bar, lines or json")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "json"}));
+  cmd.add_option("--log-every", launch.log_every, "Iterations between progress lines")->check(CLI::PositiveNumber);
+  cmd.add_flag("-m,--module", o.module, "Run SCRIPT as a module (python -m SCRIPT), as torchrun's -m");
+  cmd.add_option("SCRIPT", o.script, "The training script (its arguments follow it)")->required();
+}
+
+size_t torchrun_script_position(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") return i + 1;
+    if (a.empty() || a[0] != '-') return i;
+    if (a == "-m" || a == "--module") continue;  // the module name is the script
+    if (a.find('=') == std::string::npos && kValueOptions.count(a)) ++i;
+  }
+  return args.size();
+}
+
+std::vector<std::string> torchrun_worker_arguments(TorchrunOptions& o, const LaunchOptions& launch) {
+  if (o.python.empty()) o.python = default_python();
+  const std::string python = find_on_path(o.python);
+  DDPSCOPE_CHECK(!python.empty(), "--python: '", o.python,
+                 "' is not an interpreter that can be run; pass the path of a python that has torch");
+  o.python = python;
+  if (!o.module) {
+    DDPSCOPE_CHECK(fs::is_regular_file(o.script), "the script '", o.script,
+                   "' does not exist (ddpscope-cli torchrun [OPTIONS] SCRIPT [SCRIPT ARGS])");
+    o.script = fs::absolute(o.script).string();  // the ranks may start in another folder
+  }
+  if (o.master_addr.empty()) {
+    o.master_addr = launch.hostfile.empty() ? "127.0.0.1" : read_hostfile(launch.hostfile).hosts.front().host;
+  }
+  if (o.master_port == 0) {
+    const char* env = std::getenv("MASTER_PORT");
+    o.master_port = env && *env ? std::atoi(env) : free_port();
+  }
+  std::vector<std::string> a = {
+      "torchrun", "--master-addr", o.master_addr, "--master-port", std::to_string(o.master_port),
+      "--python", o.python,        "--"};
+  if (o.module) a.push_back("-m");
+  a.push_back(o.script);
+  a.insert(a.end(), o.script_args.begin(), o.script_args.end());
+  return a;
+}
+
+const char* const* torch_environment_names() {
+  static const char* const names[] = {"PYTHONPATH",          "OMP_NUM_THREADS",         "CUDA_VISIBLE_DEVICES",
+                                      "NCCL_DEBUG",          "NCCL_SOCKET_IFNAME",      "GLOO_SOCKET_IFNAME",
+                                      "TORCH_CPP_LOG_LEVEL", "TORCH_DISTRIBUTED_DEBUG", "TORCH_SHOW_CPP_STACKTRACES",
+                                      "PYTHONUNBUFFERED",    "DDPSCOPE_DEVICE",         nullptr};
+  return names;
+}
+
+int torchrun_worker(int argc, char** argv) {
+  // argv: torchrun --master-addr A --master-port P --python PY -- [-m] SCRIPT ARGS...
+  std::string master_addr, master_port, python;
+  int i = 1;
+  for (; i < argc && std::strcmp(argv[i], "--") != 0; i += 2) {
+    DDPSCOPE_CHECK(i + 1 < argc, "ddpscope-worker torchrun: ", argv[i], " needs a value");
+    const std::string name = argv[i];
+    if (name == "--master-addr")
+      master_addr = argv[i + 1];
+    else if (name == "--master-port")
+      master_port = argv[i + 1];
+    else if (name == "--python")
+      python = argv[i + 1];
+    else
+      DDPSCOPE_CHECK(false, "ddpscope-worker torchrun: unknown option ", name);
+  }
+  DDPSCOPE_CHECK(i + 1 < argc && !python.empty(), "ddpscope-worker torchrun: no script after --");
+  // torchrun's environment, from MPI's.
+  set_from("RANK", "OMPI_COMM_WORLD_RANK");
+  set_from("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE");
+  set_from("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK");
+  set_from("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE");
+  set_from("GROUP_RANK", "OMPI_COMM_WORLD_NODE_RANK");
+  set_from("ROLE_RANK", "OMPI_COMM_WORLD_RANK");
+  set_from("ROLE_WORLD_SIZE", "OMPI_COMM_WORLD_SIZE");
+  setenv("MASTER_ADDR", master_addr.c_str(), 1);
+  setenv("MASTER_PORT", master_port.c_str(), 1);
+  setenv("TORCHELASTIC_RESTART_COUNT", "0", 0);
+  // As torchrun: one math thread per process when several share a host, unless asked.
+  const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (local_size && std::atoi(local_size) > 1) setenv("OMP_NUM_THREADS", "1", 0);
+  // A script's prints reach the launcher as they happen, as they would a terminal.
+  setenv("PYTHONUNBUFFERED", "1", 0);
+  prepend_path("PYTHONPATH", python_package_folder());
+  setenv("DDPSCOPE_PROBES_LIB", (own_folder() / "../lib/libddpscope_probes_c.so").lexically_normal().c_str(), 0);
+  setenv("DDPSCOPE_TORCHRUN", "1", 1);  // the package reports progress to the launcher
+
+  std::vector<char*> args = {python.data()};
+  for (++i; i < argc; ++i)
+    args.push_back(argv[i]);
+  args.push_back(nullptr);
+  execv(python.c_str(), args.data());
+  const char* rank = std::getenv("RANK");
+  emit_worker_event(stderr, {{"event", "error"},
+                             {"rank", rank ? std::atoi(rank) : -1},
+                             {"message", detail::concat("cannot start the interpreter '", python,
+                                                        "': ", std::strerror(errno), "; pass --python")}});
+  return 127;
+}
+
+}  // namespace ddpscope::apps

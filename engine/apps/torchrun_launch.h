@@ -1,0 +1,51 @@
+// `ddpscope-cli torchrun`: a PyTorch script run as torchrun runs it (one process per
+// rank with torchrun's environment), started by ddpscope's launcher so that the job has
+// a collector, a run file and progress like `train`. mpirun starts `ddpscope-worker
+// torchrun ...` on every rank, which turns MPI's rank variables into torchrun's, puts the
+// instrumentation package (probes/python) on PYTHONPATH and becomes the interpreter.
+// torch.distributed.run itself is not used: Debian's torch 1.13 launcher fails under
+// Python 3.11.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "train_cli_options.h"
+
+namespace ddpscope::apps {
+
+struct TorchrunOptions {
+  std::string python;   // the interpreter (default: default_python())
+  bool module = false;  // -m: `script` is a module name, run as `python -m`
+  std::string script;
+  std::vector<std::string> script_args;
+  std::string master_addr;  // empty: chosen by the launcher
+  int master_port = 0;      // 0: chosen by the launcher
+};
+
+// /usr/bin/python3 when it exists (Debian's python3-torch), else python3 on PATH.
+std::string default_python();
+
+// The options of `ddpscope-cli torchrun` before the script; the script and its
+// arguments are split off first (torchrun_script_position), so that a script's own
+// --np or --out stays the script's.
+void add_torchrun_options(CLI::App& cmd, TorchrunOptions& o, LaunchOptions& launch);
+
+// In the arguments after "torchrun", the position of the script (the first word that is
+// no launcher option nor an option's value; the word after "--" or after -m), or
+// args.size() when there is none.
+size_t torchrun_script_position(const std::vector<std::string>& args);
+
+// Checks what can be checked before anything starts (the interpreter, the script), fills
+// in the master's address and port, and returns the worker's arguments.
+std::vector<std::string> torchrun_worker_arguments(TorchrunOptions& o, const LaunchOptions& launch);
+
+// The environment variables a torch job reads that mpirun passes on to other hosts.
+const char* const* torch_environment_names();
+
+// One rank (under mpirun): sets torchrun's environment and becomes the interpreter.
+// Returns only on failure, with the exit code.
+int torchrun_worker(int argc, char** argv);
+
+}  // namespace ddpscope::apps

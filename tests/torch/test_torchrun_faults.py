@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""`ddpscope-cli torchrun` when a PyTorch job goes wrong: a rank stopped past the group's
+collective timeout, a rank killed, a script that raises, a script with no process group,
+an interpreter or script that is not there. Each ends with a message that names the rank
+and what happened, and a run file that says where every rank stood.
+
+Usage: test_torchrun_faults.py BUILD_DIR
+"""
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_torch_instrumentation as harness  # noqa: E402  (BUILD_DIR is taken from argv)
+
+
+def hang_report(run):
+    return subprocess.run([harness.CLI, "hang", run], capture_output=True, text=True, check=True).stdout
+
+
+def run_status(run):
+    db = sqlite3.connect(run)
+    try:
+        return db.execute("SELECT status, message FROM runs").fetchone()
+    finally:
+        db.close()
+
+
+class TorchrunFaultTest(unittest.TestCase):
+    def test_a_rank_stopped_past_the_collective_timeout_is_named_with_the_collective(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            # Rank 1 sleeps before iteration 3's forward; rank 0 waits in that iteration's
+            # first bucket allreduce until gloo's 5 s timeout raises.
+            run, done = harness.torchrun(tmp, "--stall-rank", "1", "--stall-at", "3", "--stall-seconds", "120",
+                                         "--timeout", "5")
+            self.assertNotEqual(done.returncode, 0, done.stdout)
+            # gloo's own words, without torch's wrapping of a callback's error.
+            self.assertRegex(done.stderr, r"error: the job failed: rank 0: RuntimeError: \[[^]]*\] Timed out waiting "
+                                          r"5000ms for recv operation to complete\n")
+            # Rank 1 finished iteration 2's optimizer step and never started iteration 3.
+            self.assertRegex(done.stderr, r"diagnosis: Rank 1 never entered allreduce #\d+, which rank 0 waited in; "
+                                          r"rank 1 was in iteration 2 \(after backward\), last event optimizer")
+            self.assertRegex(hang_report(run), r"Rank 1 never entered allreduce #\d+")
+            self.assertEqual(run_status(run)[0], "failed")
+
+    def test_a_killed_rank_is_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run, done = harness.torchrun(tmp, "--kill-at", "3")
+            self.assertNotEqual(done.returncode, 0, done.stdout)
+            self.assertRegex(done.stderr, r"rank 1.*(signal 9|Killed|killed)")
+            self.assertEqual(run_status(run)[0], "failed")
+            self.assertIn("Rank 1", hang_report(run))
+
+    def test_a_script_that_raises_is_named_with_its_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run, done = harness.torchrun(tmp, "--raise-at", "2")
+            self.assertNotEqual(done.returncode, 0, done.stdout)
+            self.assertIn("error: the job failed: rank 1: ValueError: bad batch at iteration 2", done.stderr)
+            self.assertIn("Traceback", done.stderr)  # Python's own report still reaches the user
+            status, message = run_status(run)
+            self.assertEqual((status, message), ("failed", "ValueError: bad batch at iteration 2"))
+
+    def test_a_script_without_a_process_group_runs_and_says_so(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "no_group.py")
+            with open(script, "w") as f:
+                f.write("import os, sys\nimport torch\nprint('rank', os.environ['RANK'], 'of', "
+                        "os.environ['WORLD_SIZE'], 'args', sys.argv[1:])\n")
+            run, done = harness.torchrun(tmp, "--np", "--out", "x", script=script)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            # The script's own arguments stay the script's, even ones the launcher also has.
+            self.assertIn("rank 0 of 2 args ['--np', '--out', 'x']", done.stdout)
+            self.assertIn("rank 1 of 2 args", done.stdout)
+            self.assertIn("note: the script ran no DistributedDataParallel forward", done.stdout)
+            self.assertEqual(run_status(run)[0], "finished")
+
+    def test_a_missing_script_or_interpreter_is_refused_before_anything_starts(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "never.ddprun")
+            missing = subprocess.run([harness.CLI, "torchrun", "--out", out, os.path.join(tmp, "nope.py")],
+                                     capture_output=True, text=True, timeout=60)
+            self.assertEqual(missing.returncode, 2)
+            self.assertIn("the script '%s' does not exist" % os.path.join(tmp, "nope.py"), missing.stderr)
+            no_python = subprocess.run([harness.CLI, "torchrun", "--python", "/no/python3", harness.SCRIPT],
+                                       capture_output=True, text=True, timeout=60)
+            self.assertEqual(no_python.returncode, 2)
+            self.assertIn("--python: '/no/python3' is not an interpreter that can be run", no_python.stderr)
+            self.assertFalse(os.path.exists(out))
+
+    def test_an_import_error_is_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "needs_torch.py")
+            with open(script, "w") as f:
+                f.write("import torch_that_is_not_there\n")
+            run, done = harness.torchrun(tmp, script=script)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn("ModuleNotFoundError: No module named 'torch_that_is_not_there'", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
