@@ -7,10 +7,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <set>
 
 #include "ddpscope/error.h"
 #include "hostfile.h"
+#include "tensor/blas_kernels.h"
 #include "worker_protocol.h"
 
 namespace ddpscope::apps {
@@ -40,20 +42,30 @@ std::string find_on_path(const std::string& name) {
   return {};
 }
 
-// A port free on this host now (the kernel's choice), for the job's rendezvous: jobs
-// side by side (tests, two users) must not share torchrun's fixed 29500.
+// A port free on this host now, for the job's rendezvous (torch's TCPStore on rank 0):
+// jobs side by side (tests, two users) must not share torchrun's fixed 29500. Taken
+// below the kernel's ephemeral range (32768 and up), where the ports that the collector
+// and every connection are given come from: one of those could take a port chosen there
+// before the store binds it. A random start keeps two jobs launched together apart.
 int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  DDPSCOPE_CHECK(fd >= 0, "cannot open a socket to choose the job's MASTER_PORT: ", std::strerror(errno));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  close(fd);
-  DDPSCOPE_CHECK(ok, "cannot choose a free port for the job's MASTER_PORT; pass --master-port");
-  return ntohs(address.sin_port);
+  constexpr int kFirst = 29500, kCount = 3000;
+  std::random_device random;
+  const int start = static_cast<int>(random() % kCount);
+  for (int i = 0; i < kCount; ++i) {
+    const int port = kFirst + (start + i) % kCount;
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    DDPSCOPE_CHECK(fd >= 0, "cannot open a socket to choose the job's MASTER_PORT: ", std::strerror(errno));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_ANY);  // as the store binds it
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    const bool free = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    close(fd);
+    if (free) return port;
+  }
+  DDPSCOPE_CHECK(false, "no free port in ", kFirst, "-", kFirst + kCount - 1,
+                 " for the job's MASTER_PORT; pass --master-port");
+  return 0;
 }
 
 fs::path own_folder() {
@@ -188,6 +200,7 @@ int torchrun_worker(int argc, char** argv) {
   prepend_path("PYTHONPATH", python_package_folder());
   setenv("DDPSCOPE_PROBES_LIB", (own_folder() / "../lib/libddpscope_probes_c.so").lexically_normal().c_str(), 0);
   setenv("DDPSCOPE_TORCHRUN", "1", 1);  // the package reports progress to the launcher
+  forget_preferred_blas_core();         // torch's OpenBLAS picks its kernels as it would
 
   std::vector<char*> args = {python.data()};
   for (++i; i < argc; ++i)

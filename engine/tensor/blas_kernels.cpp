@@ -48,4 +48,11 @@ void reexec_with_preferred_blas_core(char** argv) {
   // execv only returns on failure: carry on with OpenBLAS's own kernels.
 }
 
+void forget_preferred_blas_core() {
+  const char* chosen = std::getenv(kGuard);
+  const char* set = std::getenv("OPENBLAS_CORETYPE");
+  if (chosen && set && std::string(chosen) == set) unsetenv("OPENBLAS_CORETYPE");
+  unsetenv(kGuard);
+}
+
 }  // namespace ddpscope

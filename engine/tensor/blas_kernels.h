@@ -18,5 +18,9 @@ std::string preferred_openblas_core();
 // Call first in main(): when preferred_openblas_core() is not empty, sets
 // OPENBLAS_CORETYPE and re-executes the program with the same arguments (once).
 void reexec_with_preferred_blas_core(char** argv);
+// Takes back the OPENBLAS_CORETYPE that reexec_with_preferred_blas_core set (not one the
+// user set), for a program that is not ours: a PyTorch script runs with the kernels it
+// would have chosen itself.
+void forget_preferred_blas_core();
 
 }  // namespace ddpscope
