@@ -432,6 +432,7 @@ Command add_torchrun(CLI::App& app, std::vector<std::string> script_args) {
   struct Args {
     ddpscope::apps::TorchrunOptions torchrun;
     ddpscope::apps::LaunchOptions launch;
+    bool check_only = false;
   };
   auto a = std::make_shared<Args>();
   a->launch.np = 1;         // torchrun's --nproc-per-node default
@@ -442,11 +443,19 @@ Command add_torchrun(CLI::App& app, std::vector<std::string> script_args) {
                          "Run an unchanged PyTorch script as torchrun would, recorded and followed live (DDP buckets, "
                          "gradients, collectives, hangs)");
   ddpscope::apps::add_torchrun_options(*cmd, a->torchrun, a->launch);
+  cmd->add_flag("--check", a->check_only,
+                "Check the options (the interpreter, the script, the ranks) and exit: 0 and 'ok' when they are "
+                "valid; nothing runs and no file is written");
   return {
       cmd, [a] {
         using namespace ddpscope::apps;
         TorchrunOptions& t = a->torchrun;
         const std::vector<std::string> worker_args = torchrun_worker_arguments(t, a->launch);
+        if (a->check_only) {
+          JobLauncher checked(a->launch);  // the ranks, the hostfile, mpirun
+          std::printf("ok\n");
+          return 0;
+        }
         const nlohmann::json config = {
             {"job", "torchrun"},  {"script", t.script}, {"module", t.module},           {"args", t.script_args},
             {"np", a->launch.np}, {"python", t.python}, {"master_addr", t.master_addr}, {"master_port", t.master_port}};

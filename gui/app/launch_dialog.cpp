@@ -39,6 +39,8 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   auto* layout = new QVBoxLayout(this);
   m_grid = new QGridLayout;
   layout->addLayout(m_grid);
+  addKindRow();
+  addScriptRows();
   addJobRows();
   addDdpRows();
   m_status = new QLabel;
@@ -49,6 +51,44 @@ LaunchDialog::LaunchDialog(QWidget* parent) : QDialog(parent) {
   revalidateOnEdits();
   revalidate();
   restoreLastConfig();
+}
+
+// ddpscope's own model, or a PyTorch script of the user's.
+void LaunchDialog::addKindRow() {
+  m_job = new QComboBox;
+  m_job->addItem(tr("ddpscope model (train)"), QStringLiteral("train"));
+  m_job->addItem(tr("PyTorch script (torchrun)"), QStringLiteral("torch"));
+  m_job->setToolTip(
+      tr("A PyTorch script runs unchanged, as torchrun runs it; its DDP buckets, gradients and collectives "
+         "are recorded"));
+  addRow(QStringLiteral("job"), tr("Job"), m_job);
+}
+
+QWidget* LaunchDialog::fileRow(QLineEdit* edit, const QString& title) {
+  auto* row = new QWidget;
+  auto* layout = new QHBoxLayout(row);
+  layout->setContentsMargins(0, 0, 0, 0);
+  auto* browse = new QPushButton(tr("Browse..."));
+  layout->addWidget(edit);
+  layout->addWidget(browse);
+  connect(browse, &QPushButton::clicked, this, [this, edit, title] {
+    const QString f = QFileDialog::getOpenFileName(this, title);
+    if (!f.isEmpty()) edit->setText(f);
+  });
+  return row;
+}
+
+// A PyTorch script: the script, its own arguments and the python to run it with.
+void LaunchDialog::addScriptRows() {
+  m_script = new QLineEdit;
+  m_script->setPlaceholderText(tr("train.py: a DDP script as torchrun runs it"));
+  addRow(QStringLiteral("script"), tr("Script"), fileRow(m_script, tr("PyTorch training script")));
+  m_scriptArguments = new QLineEdit;
+  m_scriptArguments->setPlaceholderText(tr("the script's own arguments, e.g. --epochs 2 --lr 0.1"));
+  addRow(QStringLiteral("script_arguments"), tr("Script arguments"), m_scriptArguments);
+  m_python = new QLineEdit;
+  m_python->setToolTip(tr("Any python that has torch"));
+  addRow(QStringLiteral("python"), tr("Interpreter"), fileRow(m_python, tr("Python interpreter")));
 }
 
 // What runs where: the model and its size, the ranks, their hosts and backend.
@@ -146,6 +186,12 @@ void LaunchDialog::revalidateOnEdits() {
   connect(m_firstBucketCap, &QDoubleSpinBox::valueChanged, this, &LaunchDialog::revalidate);
   connect(m_hostfile, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
   connect(m_extra, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
+  for (QLineEdit* e : {m_script, m_python, m_scriptArguments})
+    connect(e, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
+  connect(m_job, &QComboBox::currentIndexChanged, this, [this] {
+    showRowsOfKind();
+    revalidate();
+  });
   for (QComboBox* c : {m_model, m_backend, m_commHook})
     connect(c, &QComboBox::currentTextChanged, this, &LaunchDialog::revalidate);
   for (QCheckBox* c : {m_findUnused, m_bucketView, m_staticGraph, m_fusedOptimizer, m_probes})
@@ -164,18 +210,46 @@ void LaunchDialog::restoreLastConfig() {
 
 QLabel* LaunchDialog::addRow(const QString& field, const QString& label, QWidget* editor) {
   const int row = m_grid->rowCount();
-  if (!label.isEmpty()) m_grid->addWidget(new QLabel(label), row, 0);
+  if (!label.isEmpty()) {
+    auto* title = new QLabel(label);
+    m_grid->addWidget(title, row, 0);
+    m_rows[field] << title;
+  }
   m_grid->addWidget(editor, row, 1);
+  m_rows[field] << editor;
   auto* error = new QLabel;
   error->setObjectName(QStringLiteral("error_") + field);
   error->setStyleSheet(QStringLiteral("color: #c0392b"));
   m_grid->addWidget(error, row, 2);
   m_errors[field] = error;
+  m_rows[field] << error;
   return error;
+}
+
+void LaunchDialog::showRowsOfKind() {
+  static const QStringList shared = {QStringLiteral("job"), QStringLiteral("world_size"), QStringLiteral("hostfile")};
+  static const QStringList script = {QStringLiteral("script"), QStringLiteral("script_arguments"),
+                                     QStringLiteral("python")};
+  const bool torch = m_job->currentData().toString() == QLatin1String("torch");
+  for (auto it = m_rows.begin(); it != m_rows.end(); ++it) {
+    const bool shown = shared.contains(it.key()) || script.contains(it.key()) == torch;
+    for (QWidget* w : it.value())
+      w->setVisible(shown);
+  }
+  adjustSize();
+}
+
+bool LaunchDialog::rowShown(const QString& field) const {
+  const auto it = m_rows.find(field);
+  return it != m_rows.end() && !it.value().isEmpty() && !it.value().first()->isHidden();
 }
 
 LaunchConfig LaunchDialog::config() const {
   LaunchConfig c;
+  c.job = m_job->currentData().toString();
+  c.script = m_script->text().trimmed();
+  c.python = m_python->text().trimmed();
+  c.scriptArguments = m_scriptArguments->text().trimmed();
   c.model = m_model->currentText();
   c.worldSize = m_worldSize->value();
   c.hostfile = m_hostfile->text().trimmed();
@@ -202,6 +276,13 @@ void LaunchDialog::setConfig(const LaunchConfig& c) {
     if (box->findText(value) < 0) box->addItem(value);
     box->setCurrentText(value);
   };
+  const int kind = m_job->findData(c.job);
+  if (kind < 0) m_job->addItem(c.job, c.job);  // shown as its error
+  m_job->setCurrentIndex(m_job->findData(c.job));
+  m_script->setText(c.script);
+  m_python->setText(c.python);
+  m_scriptArguments->setText(c.scriptArguments);
+  showRowsOfKind();
   choose(m_model, c.model);
   m_worldSize->setValue(c.worldSize);
   m_hostfile->setText(c.hostfile);
@@ -238,6 +319,10 @@ void LaunchDialog::revalidate() {
   }
   if (!problems.isEmpty()) {
     m_status->setText(tr("Fix the fields marked in red to launch."));
+  } else if (m_job->currentData().toString() == QLatin1String("torch")) {
+    m_status->setText(
+        tr("The script runs unchanged with torchrun's environment; ddpscope.log(loss=...) "
+           "in it adds the loss to the charts."));
   } else if (!m_probes->isChecked()) {
     m_status->setText(tr("Without probes the job records nothing: only its progress is shown."));
   } else {

@@ -1,5 +1,7 @@
-// LaunchDialog: the options of a training job (model, world size, hosts, backend,
-// iterations, batch, DDP options, comm hook, probes). What is wrong with a field is
+// LaunchDialog: the options of a training job: ddpscope's own model (model, world size,
+// hosts, backend, iterations, batch, DDP options, comm hook, probes) or a PyTorch script
+// run unchanged (the script, its arguments, the interpreter, world size, hosts); the
+// rows of the other kind are hidden. What is wrong with a field is
 // said next to it, and Launch stays disabled until nothing is. Presets save and load as
 // JSON files.
 #pragma once
@@ -45,9 +47,18 @@ class LaunchDialog : public QDialog {
   QSpinBox* widthBox() const { return m_width; }
   QComboBox* backendBox() const { return m_backend; }
   QLineEdit* extraArgumentsEdit() const { return m_extra; }
+  QComboBox* jobBox() const { return m_job; }
+  QLineEdit* scriptEdit() const { return m_script; }
+  QLineEdit* pythonEdit() const { return m_python; }
+  // Whether the row of `field` (the JSON key) is shown for the job kind chosen.
+  bool rowShown(const QString& field) const;
 
  private:
+  void addKindRow();
+  void addScriptRows();
   void addJobRows();
+  void showRowsOfKind();
+  QWidget* fileRow(QLineEdit* edit, const QString& title);
   void addDdpRows();
   QDialogButtonBox* buildButtons();
   void revalidateOnEdits();
@@ -55,6 +66,10 @@ class LaunchDialog : public QDialog {
   void revalidate();
   QLabel* addRow(const QString& field, const QString& label, QWidget* editor);
 
+  QComboBox* m_job;
+  QLineEdit* m_script;
+  QLineEdit* m_python;
+  QLineEdit* m_scriptArguments;
   QComboBox* m_model;
   QSpinBox* m_worldSize;
   QLineEdit* m_hostfile;
@@ -75,6 +90,7 @@ class LaunchDialog : public QDialog {
   QLabel* m_status;
   QDialogButtonBox* m_buttons;
   QMap<QString, QLabel*> m_errors;
+  QMap<QString, QList<QWidget*>> m_rows;  // field -> its label, editor and error
   QGridLayout* m_grid;
 };
 

@@ -171,19 +171,27 @@ void LiveMonitor::updateIterationTitle() {
                 .arg(m_iterationMs.clippedMax, 0, 'f', 1));
 }
 
-void LiveMonitor::setProgress(int iteration, int total, double loss, double rate) {
+void LiveMonitor::setProgress(int iteration, int total, double loss, double rate, bool hasLoss) {
+  m_lastIteration = std::max(m_lastIteration, iteration);
+  const QString lossText = hasLoss ? tr(" · loss %1").arg(loss, 0, 'f', 4) : QString();
+  if (total <= 0) {  // a script's loop: no end known, so the bar only shows it is alive
+    m_progress->setRange(0, 0);
+    m_status->setText(tr("iteration %1%2 · %3 samples/s").arg(iteration).arg(lossText).arg(rate, 0, 'f', 0));
+    return;
+  }
   m_progress->setRange(0, std::max(total, 1));
   m_progress->setValue(iteration);
-  m_status->setText(tr("iteration %1 of %2 · loss %3 · %4 samples/s")
-                        .arg(iteration)
-                        .arg(total)
-                        .arg(loss, 0, 'f', 4)
-                        .arg(rate, 0, 'f', 0));
+  m_status->setText(
+      tr("iteration %1 of %2%3 · %4 samples/s").arg(iteration).arg(total).arg(lossText).arg(rate, 0, 'f', 0));
 }
 
 void LiveMonitor::setStatus(const QString& text, bool running) {
   m_status->setText(text);
   m_stop->setEnabled(running);
+  if (!running && m_progress->maximum() == 0) {  // a script's busy bar: the job is over
+    m_progress->setRange(0, std::max(m_lastIteration, 1));
+    m_progress->setValue(m_lastIteration);
+  }
 }
 
 void LiveMonitor::setRun(const RunData& run, bool live) {
@@ -221,13 +229,17 @@ void LiveMonitor::setRun(const RunData& run, bool live) {
     last = std::max(last, static_cast<int>(it.iteration));
   for (const auto& m : run.metrics)
     if (m.name == "loss") last = std::max(last, static_cast<int>(m.iteration));
-  // Live, the job's own progress lines lead the file: the bar only moves forward.
+  m_lastIteration = live ? std::max(m_lastIteration, last) : last;
+  // Live, the job's own progress lines lead the file: the bar only moves forward. A
+  // script's run has no iteration count: live, its bar stays busy.
+  int64_t configured = -1;
+  try {
+    configured = nlohmann::json::parse(run.run.config_json).value("iters", int64_t{-1});
+  } catch (const nlohmann::json::exception&) {
+  }
+  if (live && configured < 0) return;
   if (!live || last > m_progress->value()) {
-    int total = last;
-    try {
-      total = std::max(total, nlohmann::json::parse(run.run.config_json).value("iters", last));
-    } catch (const nlohmann::json::exception&) {
-    }
+    int total = std::max(last, static_cast<int>(configured));
     if (live) total = std::max(total, m_progress->maximum());
     m_progress->setRange(0, std::max(total, 1));
     m_progress->setValue(last);
@@ -240,6 +252,7 @@ void LiveMonitor::clear() {
       s->clear();
   }
   m_progress->setValue(0);
+  m_lastIteration = 0;
 }
 
 const LiveMonitor::Chart* LiveMonitor::chartNamed(const QString& chart) const {

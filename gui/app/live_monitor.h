@@ -38,7 +38,7 @@ class LiveMonitor : public QWidget {
  public:
   explicit LiveMonitor(QWidget* parent = nullptr);
 
-  void setProgress(int iteration, int total, double loss, double samplesPerSecond);
+  void setProgress(int iteration, int total, double loss, double samplesPerSecond, bool hasLoss = true);
   void setStatus(const QString& text, bool running);
   // Redraws the charts from the run's metrics; the bar shows its last iteration of the
   // job's total (live: never behind the job's own progress).
@@ -79,6 +79,7 @@ class LiveMonitor : public QWidget {
   const Chart* chartNamed(const QString& chart) const;
 
   QProgressBar* m_progress;
+  int m_lastIteration = 0;  // the latest the job reported or the file holds
   QLabel* m_status;
   QPushButton* m_stop;
   Chart m_loss, m_rate, m_iterationMs, m_overlap;

@@ -64,7 +64,7 @@ bool JobController::start(const LaunchConfig& config, const QString& runFile, QS
   // is refused here in the CLI's own words, before any process starts.
   {
     QProcess check;
-    check.start(m_cli, trainArguments(config, runFile) << QStringLiteral("--check"));
+    check.start(m_cli, trainArguments(config, runFile, true));
     if (!check.waitForFinished(kCheckTimeoutMs)) {
       check.kill();
       check.waitForFinished();
@@ -84,7 +84,7 @@ bool JobController::start(const LaunchConfig& config, const QString& runFile, QS
   m_pending[0].clear();
   m_pending[1].clear();
   m_iteration = 0;
-  m_total = config.iterations;
+  m_total = config.job == QLatin1String("torch") ? 0 : config.iterations;  // a script's is not known
   m_failedRank = -1;
   m_message.clear();
   m_lastError.clear();
@@ -145,9 +145,10 @@ void JobController::handleLine(const QString& line, bool fromStderr) {
     m_iteration = ev.value(QStringLiteral("iter")).toInt();
     m_total = ev.value(QStringLiteral("total")).toInt(m_total);
     // A loss that is not finite comes as "nan", "inf" or "-inf" (JSON has no such numbers).
+    // A PyTorch script says no total, and no loss unless it logs one (ddpscope.log).
     const QJsonValue loss = ev.value(QStringLiteral("loss"));
     emit progress(m_iteration, m_total, loss.isString() ? loss.toString().toDouble() : loss.toDouble(),
-                  ev.value(QStringLiteral("samples_per_s")).toDouble());
+                  ev.value(QStringLiteral("samples_per_s")).toDouble(), !loss.isUndefined());
   } else if (kind == QLatin1String("failed")) {
     m_failedRank = ev.value(QStringLiteral("rank")).toInt(-1);
     m_message = ev.value(QStringLiteral("message")).toString();

@@ -43,7 +43,8 @@ class JobController : public QObject {
 
  signals:
   void started(const QString& runFile, const QString& description);
-  void progress(int iteration, int total, double loss, double samplesPerSecond);
+  // total 0: not known (a PyTorch script); hasLoss false: the job says no loss.
+  void progress(int iteration, int total, double loss, double samplesPerSecond, bool hasLoss);
   // state: Finished, Failed or Stopped; message says why for the last two.
   void finished(ddpscope::gui::JobController::State state, const QString& message);
   void outputLine(const QString& line);  // the job's other output, for a log

@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QThread>
 
 namespace ddpscope::gui {
@@ -29,10 +30,59 @@ int headsOf(const QStringList& extra) {
   return 4;
 }
 
+// A PyTorch script's job: where it runs, the script and the interpreter.
+QMap<QString, QString> validateTorch(const LaunchConfig& c) {
+  QMap<QString, QString> e;
+  if (c.worldSize < 1 || c.worldSize > 256) e[QStringLiteral("world_size")] = QStringLiteral("between 1 and 256 ranks");
+  if (!c.hostfile.isEmpty() && !QFileInfo(c.hostfile).isFile())
+    e[QStringLiteral("hostfile")] = QStringLiteral("no such file: %1").arg(c.hostfile);
+  if (c.script.isEmpty())
+    e[QStringLiteral("script")] = QStringLiteral("the training script to run");
+  else if (!QFileInfo(c.script).isFile())
+    e[QStringLiteral("script")] = QStringLiteral("no such file: %1").arg(c.script);
+  const bool found = c.python.contains(QLatin1Char('/')) ? QFileInfo(c.python).isExecutable()
+                                                         : !QStandardPaths::findExecutable(c.python).isEmpty();
+  if (c.python.isEmpty() || !found)
+    e[QStringLiteral("python")] = QStringLiteral("not an interpreter that can be run; the path of a python with torch");
+  QString splitError;
+  splitArguments(c.scriptArguments, &splitError);
+  if (!splitError.isEmpty()) e[QStringLiteral("script_arguments")] = splitError;
+  if (c.hostfile.isEmpty() && c.worldSize > 4 * QThread::idealThreadCount())
+    e[QStringLiteral("world_size")] = QStringLiteral("%1 ranks on %2 cores would crawl; use a hostfile or fewer ranks")
+                                          .arg(c.worldSize)
+                                          .arg(QThread::idealThreadCount());
+  return e;
+}
+
+QStringList torchrunArguments(const LaunchConfig& c, const QString& runFile, bool check) {
+  QStringList a = {QStringLiteral("torchrun"),
+                   QStringLiteral("--np"),
+                   QString::number(c.worldSize),
+                   QStringLiteral("--python"),
+                   c.python,
+                   QStringLiteral("--progress"),
+                   QStringLiteral("json"),
+                   QStringLiteral("--out"),
+                   runFile};
+  if (!c.hostfile.isEmpty()) a << QStringLiteral("--hostfile") << c.hostfile;
+  if (check) a << QStringLiteral("--check");
+  // "--": the script's name is the script's even when it starts with a dash.
+  a << QStringLiteral("--") << c.script << splitArguments(c.scriptArguments, nullptr);
+  return a;
+}
+
 }  // namespace
 
+QString defaultPython() {
+  return QFileInfo(QStringLiteral("/usr/bin/python3")).isExecutable() ? QStringLiteral("/usr/bin/python3")
+                                                                      : QStringLiteral("python3");
+}
+
 QMap<QString, QString> validate(const LaunchConfig& c) {
+  if (c.job == QLatin1String("torch")) return validateTorch(c);
   QMap<QString, QString> e;
+  if (c.job != QLatin1String("train"))
+    e[QStringLiteral("job")] = QStringLiteral("choose train (ddpscope's model) or torch (a PyTorch script)");
   if (c.model != QLatin1String("mlp") && c.model != QLatin1String("transformer"))
     e[QStringLiteral("model")] = QStringLiteral("choose mlp or transformer");
   if (c.worldSize < 1 || c.worldSize > 256) e[QStringLiteral("world_size")] = QStringLiteral("between 1 and 256 ranks");
@@ -83,7 +133,11 @@ QMap<QString, QString> validate(const LaunchConfig& c) {
 }
 
 QJsonObject toJson(const LaunchConfig& c) {
-  return {{QStringLiteral("model"), c.model},
+  return {{QStringLiteral("job"), c.job},
+          {QStringLiteral("script"), c.script},
+          {QStringLiteral("python"), c.python},
+          {QStringLiteral("script_arguments"), c.scriptArguments},
+          {QStringLiteral("model"), c.model},
           {QStringLiteral("world_size"), c.worldSize},
           {QStringLiteral("hostfile"), c.hostfile},
           {QStringLiteral("backend"), c.backend},
@@ -141,10 +195,11 @@ bool read(const QJsonObject& json, const char* key, T* out, QString* error) {
 LaunchConfig launchConfigFromJson(const QJsonObject& j, QString* error) {
   LaunchConfig c;
   if (error) error->clear();
-  read(j, "model", &c.model, error) && read(j, "world_size", &c.worldSize, error) &&
-      read(j, "hostfile", &c.hostfile, error) && read(j, "backend", &c.backend, error) &&
-      read(j, "iterations", &c.iterations, error) && read(j, "batch", &c.batch, error) &&
-      read(j, "width", &c.width, error) && read(j, "depth", &c.depth, error) &&
+  read(j, "job", &c.job, error) && read(j, "script", &c.script, error) && read(j, "python", &c.python, error) &&
+      read(j, "script_arguments", &c.scriptArguments, error) && read(j, "model", &c.model, error) &&
+      read(j, "world_size", &c.worldSize, error) && read(j, "hostfile", &c.hostfile, error) &&
+      read(j, "backend", &c.backend, error) && read(j, "iterations", &c.iterations, error) &&
+      read(j, "batch", &c.batch, error) && read(j, "width", &c.width, error) && read(j, "depth", &c.depth, error) &&
       read(j, "bucket_cap_mb", &c.bucketCapMb, error) && read(j, "first_bucket_cap_mb", &c.firstBucketCapMb, error) &&
       read(j, "find_unused_parameters", &c.findUnusedParameters, error) &&
       read(j, "gradient_as_bucket_view", &c.gradientAsBucketView, error) &&
@@ -252,7 +307,8 @@ QStringList splitArguments(const QString& text, QString* error) {
   return words;
 }
 
-QStringList trainArguments(const LaunchConfig& c, const QString& runFile) {
+QStringList trainArguments(const LaunchConfig& c, const QString& runFile, bool check) {
+  if (c.job == QLatin1String("torch")) return torchrunArguments(c, runFile, check);
   QStringList a = {QStringLiteral("train"),
                    QStringLiteral("--np"),
                    QString::number(c.worldSize),
@@ -287,6 +343,7 @@ QStringList trainArguments(const LaunchConfig& c, const QString& runFile) {
   } else {
     a << QStringLiteral("--no-probes");
   }
+  if (check) a << QStringLiteral("--check");
   return a;
 }
 

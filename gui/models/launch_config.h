@@ -10,7 +10,17 @@
 
 namespace ddpscope::gui {
 
+// /usr/bin/python3 when it exists (Debian's python3-torch), else python3 on PATH: what
+// `ddpscope-cli torchrun` uses by default.
+QString defaultPython();
+
 struct LaunchConfig {
+  // "train": ddpscope's own model (ddpscope-cli train); "torch": a PyTorch script, run
+  // unchanged as torchrun would (ddpscope-cli torchrun).
+  QString job = QStringLiteral("train");
+  QString script;                         // torch: the script
+  QString python = defaultPython();       // torch: the interpreter (any python with torch)
+  QString scriptArguments;                // torch: the script's own arguments, as typed
   QString model = QStringLiteral("mlp");  // mlp | transformer
   int worldSize = 2;
   QString hostfile;                         // empty: every rank on this machine
@@ -53,7 +63,8 @@ bool presetFromBytes(const QByteArray& bytes, LaunchConfig* config, QString* err
 QStringList splitArguments(const QString& text, QString* error);
 
 // The arguments of `ddpscope-cli` that run `config` and write `runFile`, with
-// machine-readable progress.
-QStringList trainArguments(const LaunchConfig& config, const QString& runFile);
+// machine-readable progress (`train ...` or `torchrun ... SCRIPT ARGS`). `check`: the
+// same, only checked (--check, before the script's own arguments).
+QStringList trainArguments(const LaunchConfig& config, const QString& runFile, bool check = false);
 
 }  // namespace ddpscope::gui

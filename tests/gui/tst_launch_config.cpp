@@ -60,6 +60,27 @@ class TestLaunchConfig : public ScratchTest {
     QTest::newRow("a trainer option") << R"({"extra_arguments": "--lr 0.01"})"
                                       << ""
                                       << "";
+    QTest::newRow("unknown job") << R"({"job": "jax"})"
+                                 << "job"
+                                 << "torch (a PyTorch script)";
+    QTest::newRow("script not chosen") << R"({"job": "torch"})"
+                                       << "script"
+                                       << "the training script";
+    QTest::newRow("missing script") << R"({"job": "torch", "script": "/no/train.py"})"
+                                    << "script"
+                                    << "no such file: /no/train.py";
+    QTest::newRow("no interpreter") << R"({"job": "torch", "script": "/etc/hostname", "python": "/no/python3"})"
+                                    << "python"
+                                    << "a python with torch";
+    QTest::newRow("unclosed quote in the script's arguments")
+        << "{\"job\": \"torch\", \"script\": \"/etc/hostname\", \"script_arguments\": \"--name \\\"a b\"}"
+        << "script_arguments"
+        << "quote is not closed";
+    // A script's job ignores the model's fields: its own arguments may say anything.
+    QTest::newRow("a script with any arguments")
+        << R"({"job": "torch", "script": "/etc/hostname", "script_arguments": "--np 8 --out x", "iterations": 0})"
+        << ""
+        << "";
     // clang-format on
   }
   void testLaunchConfigProblem() {
@@ -170,6 +191,28 @@ class TestLaunchConfig : public ScratchTest {
   }
 
   // Extra arguments split as a shell would split words, with nothing run.
+  // A PyTorch script's job runs `ddpscope-cli torchrun`: the dialog's fields before "--",
+  // the script and its own arguments after it; --check before the script too.
+  void testScriptJobRunsTorchrun() {
+    LaunchConfig c;
+    c.job = "torch";
+    c.worldSize = 3;
+    c.script = "/home/me/train.py";
+    c.python = "/opt/venv/bin/python";
+    c.scriptArguments = "--epochs 2 --name 'my run'";
+    c.hostfile = "/etc/hosts.mpi";
+    const QStringList run = trainArguments(c, "/tmp/r.ddprun");
+    QCOMPARE(run, QStringList({"torchrun", "--np", "3", "--python", "/opt/venv/bin/python", "--progress", "json",
+                               "--out", "/tmp/r.ddprun", "--hostfile", "/etc/hosts.mpi", "--", "/home/me/train.py",
+                               "--epochs", "2", "--name", "my run"}));
+    const QStringList check = trainArguments(c, "/tmp/r.ddprun", true);
+    QCOMPARE(check.indexOf("--check"), check.indexOf("--") - 1);
+    QVERIFY(trainArguments(LaunchConfig{}, "/tmp/r.ddprun", true).endsWith("--check"));
+    QString error;
+    QCOMPARE(toJson(launchConfigFromJson(toJson(c), &error)), toJson(c));
+    QVERIFY(error.isEmpty());
+  }
+
   void testExtraArgumentsSplitLikeShellWords() {
     QString error;
     QCOMPARE(splitArguments(QStringLiteral("--lr 0.01  --save 'my model.bin'"), &error),

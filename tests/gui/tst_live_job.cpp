@@ -212,6 +212,39 @@ class TestLiveJob : public QObject {
         qPrintable(clicked.at(0).at(0).toString()));
   }
 
+  // Launch > PyTorch script: an unchanged torch DDP script (ddpscope-cli torchrun) is
+  // followed as a train job is: the loss it logs, its ranks' lanes and its buckets while
+  // it runs, a busy bar (a script says no iteration count), and the count once it ends.
+  void testPyTorchScriptIsFollowedLive() {
+    if (QProcess::execute("/usr/bin/python3", {"-c", "import torch"}) != 0) QSKIP("no /usr/bin/python3 with torch");
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    window.show();
+    LaunchConfig c;
+    c.job = "torch";
+    c.worldSize = 2;
+    c.python = "/usr/bin/python3";
+    c.script = DDPSCOPE_TORCH_SCRIPT;
+    c.scriptArguments = "--iters 600 --log-loss";
+    QString error;
+    QVERIFY2(window.launchJob(c, &error), qPrintable(error));
+    QCOMPARE(currentTab(window), QString("Live"));
+    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && window.monitor()->pointCount("loss") > 0, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.monitor()->statusLabel()->text().contains(" · loss "), 10000);
+    QCOMPARE(window.monitor()->progressBar()->maximum(), 0);  // busy: no end known
+    window.showTab("Timeline");
+    QTRY_VERIFY_WITH_TIMEOUT(window.timeline()->data().lanes.size() >= 4, 10000);
+    window.showTab("Buckets");
+    QTRY_VERIFY_WITH_TIMEOUT(window.bucketModel()->rowCount() > 0, 10000);
+    window.showTab("Live");
+    QVERIFY2(window.job()->isActive(), "the script ended before the views filled");
+    QCOMPARE(window.currentRun()->run.status, std::string("running"));
+    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Finished, 240000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.currentRun()->run.status, std::string("finished"), 10000);
+    QCOMPARE(window.monitor()->progressBar()->value(), 600);
+    QCOMPARE(window.monitor()->progressBar()->maximum(), 600);
+  }
+
   void testStopEndsTheJob() {
     QTemporaryDir folder;
     MainWindow window(folder.path());

@@ -1103,6 +1103,32 @@ class TestMainWindow : public QObject {
     QCOMPARE(LaunchDialog().config().worldSize, 3);
   }
 
+  // "PyTorch script" shows the script's rows and hides the model's; its problems are
+  // named there, and a good script can be launched.
+  void testLaunchDialogOffersAPyTorchScript() {
+    QSettings().remove(LaunchDialog::kLastConfigKey);
+    LaunchDialog dialog;
+    dialog.show();
+    QVERIFY(dialog.rowShown("model") && !dialog.rowShown("script"));
+    dialog.jobBox()->setCurrentIndex(dialog.jobBox()->findData("torch"));
+    QVERIFY(dialog.rowShown("script") && dialog.rowShown("python") && dialog.rowShown("script_arguments"));
+    QVERIFY(!dialog.rowShown("model") && !dialog.rowShown("bucket_cap_mb") && !dialog.rowShown("iterations"));
+    QVERIFY(dialog.rowShown("world_size") && dialog.rowShown("hostfile"));
+    QVERIFY(!dialog.canLaunch());
+    QVERIFY(dialog.errorText("script").contains("the training script"));
+    QCOMPARE(dialog.pythonEdit()->text(), defaultPython());
+    QTemporaryDir folder;
+    QFile script(folder.filePath("train.py"));
+    QVERIFY(script.open(QIODevice::WriteOnly));
+    script.write("import torch\n");
+    script.close();
+    dialog.scriptEdit()->setText(script.fileName());
+    QVERIFY2(dialog.canLaunch(), qPrintable(dialog.errorText("script") + dialog.errorText("python")));
+    dialog.pythonEdit()->setText("/no/python3");
+    QVERIFY(dialog.errorText("python").contains("python with torch"));
+    QCOMPARE(dialog.config().job, QString("torch"));
+  }
+
   void testLaunchDialogExplainsBadInputAndKeepsPresets() {
     QTemporaryDir folder;
     LaunchDialog dialog;

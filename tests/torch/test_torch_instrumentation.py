@@ -92,6 +92,11 @@ class TorchInstrumentationTest(unittest.TestCase):
             backward = {(e["pid"], e["args"]["iteration"]): (e["ts"], e["ts"] + e["dur"])
                         for e in events if e["name"] == "backward"}
             self.assertEqual(len(backward), 2 * 8)
+            # The script's own all_gather after its loop: one collective of the group, numbered
+            # after DDP's bucket allreduces (one counter per group), the same on both ranks.
+            gathers = {e["pid"]: e["args"]["seq"] for e in events if e["name"] == "all_gather" and e["cat"] == "pg_op"}
+            last_bucket = max(e["args"]["seq"] for e in events if e["name"] == "allreduce" and e["cat"] == "pg_op")
+            self.assertEqual(gathers, {0: last_bucket + 1, 1: last_bucket + 1})
             ready = [e for e in events if e["name"] == "grad_ready"]
             self.assertEqual(len(ready), 2 * 8 * 8)  # ranks x iterations x parameters
             for e in ready:

@@ -43,7 +43,10 @@ class TorchrunFaultTest(unittest.TestCase):
             # Rank 1 finished iteration 2's optimizer step and never started iteration 3.
             self.assertRegex(done.stderr, r"diagnosis: Rank 1 never entered allreduce #\d+, which rank 0 waited in; "
                                           r"rank 1 was in iteration 2 \(after backward\), last event optimizer")
-            self.assertRegex(hang_report(run), r"Rank 1 never entered allreduce #\d+")
+            hang = hang_report(run)
+            self.assertRegex(hang, r"Rank 1 never entered allreduce #\d+")
+            # How long rank 0 waited: until gloo's timeout, marked when the allreduce failed.
+            self.assertRegex(hang, r"rank 0 waits in allreduce #\d+ \(1 MiB\) since [5-9](\.\d)? s")
             self.assertEqual(run_status(run)[0], "failed")
 
     def test_a_killed_rank_is_named(self):

@@ -92,7 +92,11 @@ def _wrap(session, numbering, name, fn):
         iteration = session.iteration
         t0 = probes.now_ns()
         probes.event("pg_op_start", op, t0, t0, nbytes=nbytes, seq=seq)
-        result = fn(*args, **kwargs)  # an error (a timeout) leaves the rank in this op
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as error:  # a timeout, a peer gone: the rank stays in this op
+            session.collective_failed(op, seq, error)
+            raise
 
         def finished(t1):
             probes.event("pg_op", op, t0, max(t1, t0 + 1), iteration=iteration, nbytes=nbytes, seq=seq)
@@ -108,8 +112,9 @@ def _wrap(session, numbering, name, fn):
             def done(f):
                 try:
                     f.wait()
-                except Exception:
-                    return  # failed: the rank never got past this op
+                except Exception as error:
+                    session.collective_failed(op, seq, error)  # the rank never got past this op
+                    return
                 finished(probes.now_ns())
 
             future.add_done_callback(done)

@@ -1,6 +1,8 @@
 """One rank's recording: the probes and the training loop's iterations as this process
 sees them (an iteration runs from one DDP forward to the next)."""
 import atexit
+import json
+import os
 import threading
 
 
@@ -8,6 +10,7 @@ class Session:
     def __init__(self, probes, rank, reporter=None):
         self.probes = probes
         self.rank = rank
+        self.world = int(os.environ.get("WORLD_SIZE", "1"))
         self.reporter = reporter  # the launcher's progress (ddpscope-cli torchrun), or None
         self.iteration = 0  # 0: before the first forward
         self.numbering = None  # each process group's collective numbers (_collectives)
@@ -15,6 +18,9 @@ class Session:
         self._iteration_begin = None
         self._batch = 0
         self._last_end = 0
+        self._step_end = None  # the end of this iteration's optimizer step, if it took one
+        self._failure_marked = False
+        self.backward_called = None  # when the running torch.autograd.backward() was called
         self._lock = threading.Lock()
         self._named = threading.local()
         probes.set_thread_name("compute")
@@ -30,32 +36,59 @@ class Session:
         with self._lock:
             self._last_end = max(self._last_end, t_ns)
 
+    def note_step_end(self, t_ns):
+        """The optimizer stepped: the last iteration ends here, not with what the script does
+        after its loop (a final all_gather, saving the model)."""
+        self.note_end(t_ns)
+        self._step_end = t_ns
+
     def begin_iteration(self, t_ns, batch=0):
         """A DDP forward starts: the iteration before it, if any, ends with its last event.
         `batch`: the samples this rank's forward takes (0: not known)."""
         self._end_iteration()
         self.iteration += 1
         self._iteration_begin = t_ns
+        self._step_end = None
         self._batch = batch
         self.probes.set_iteration(self.iteration)
 
-    def _end_iteration(self):
+    def _end_iteration(self, last=False):
         if self._iteration_begin is None:
             return
         with self._lock:
             end = max(self._last_end, self._iteration_begin + 1)
+            if last and self._step_end is not None:
+                end = max(self._step_end, self._iteration_begin + 1)
         self.probes.event("iteration", "iteration", self._iteration_begin, end, iteration=self.iteration)
+        # The Live tab's charts, as the engine's trainer records them.
+        seconds = (end - self._iteration_begin) / 1e9
+        self._metric("iteration_ms", seconds * 1e3)
+        if self._batch:
+            self._metric("samples_per_s", self._batch * self.world / max(seconds, 1e-9))
         if self.reporter is not None:
-            self.reporter.iteration_done(self.iteration, (end - self._iteration_begin) / 1e9, self._batch,
-                                         self.logged.get("loss"))
+            self.reporter.iteration_done(self.iteration, seconds, self._batch, self.logged.get("loss"))
         self.logged = {}
         self._iteration_begin = None
+
+    def collective_failed(self, op, seq, error):
+        """The first collective that failed (a timeout, a peer gone): a mark when it did, so the
+        Hang view says how long the rank waited in it."""
+        if self._failure_marked:
+            return
+        self._failure_marked = True
+        t = self.probes.now_ns()
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        self.probes.event("mark", "%s #%d failed: %s" % (op, seq, first_line), t, t, seq=seq)
+        self.probes.flush()  # the process is likely to end with this error
+
+    def _metric(self, name, value):
+        self.probes.record(json.dumps({"type": "metric", "iteration": self.iteration, "name": name, "value": value}))
 
     def close(self):
         """At exit: the last iteration ends, and what is left is shipped."""
         if self.probes is None:
             return
-        self._end_iteration()
+        self._end_iteration(last=True)
         dropped = self.probes.stop()
         self.probes = None
         if self.reporter is not None:

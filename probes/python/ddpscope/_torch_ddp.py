@@ -62,9 +62,12 @@ class _Model:
     def _grad_ready(self, index, grad):
         t = self.probes.now_ns()
         if self.backward_begin is None:
-            # The first gradient of this backward: its end is when the engine is done
-            # (after DDP's own finalize, queued before ours).
-            self.backward_begin = t
+            # The first gradient of this backward: it began at the backward() call, when the
+            # script made one (else here: autograd.grad, a C++ caller); its end is when the
+            # engine is done (after DDP's own finalize, queued before ours).
+            called = self.session.backward_called
+            self.backward_begin = called if called is not None else t
+            self.session.backward_called = None
             torch.autograd.Variable._execution_engine.queue_callback(self._backward_done)
         self.probes.event("grad_ready", "grad_ready", t, t, param=index)
         return None
@@ -97,7 +100,11 @@ class _Model:
         iteration = self.session.iteration
 
         def done(f):
-            value = f.value()  # a failed allreduce (a timeout) raises: the rank is still in it
+            try:
+                value = f.value()
+            except Exception as error:  # a failed allreduce (a timeout): the rank is still in it
+                self.session.collective_failed(op, seq, error)
+                raise
             t1 = self.probes.now_ns()
             self.session.name_this_thread("comm: bucket callbacks")
             self.probes.event("allreduce", "bucket allreduce", t0, t1, iteration=iteration, bucket=index,
@@ -178,6 +185,17 @@ def instrument(session):
         self.logger._set_comm_hook_name(hook.__qualname__)
         model.user_hook = (state, hook)
 
+    backward = torch.autograd.backward
+
+    @functools.wraps(backward)
+    def timed_backward(*args, **kwargs):
+        session.backward_called = session.probes.now_ns()  # Tensor.backward() comes here too
+        try:
+            return backward(*args, **kwargs)
+        finally:
+            session.backward_called = None
+
+    torch.autograd.backward = timed_backward
     DDP.__init__ = ddp_init
     DDP.forward = ddp_forward
     DDP.register_comm_hook = ddp_register_comm_hook
@@ -200,7 +218,7 @@ def _instrument_optimizer(session):
             finally:
                 t1 = session.probes.now_ns()
                 session.probes.event("optimizer", "optimizer step", t0, t1)
-                session.note_end(t1)
+                session.note_step_end(t1)
 
         self.step = timed_step
 
