@@ -446,23 +446,11 @@ Command add_torchrun(CLI::App& app, std::vector<std::string> script_args) {
   cmd->add_flag("--check", a->check_only,
                 "Check the options (the interpreter, the script, the ranks) and exit: 0 and 'ok' when they are "
                 "valid; nothing runs and no file is written");
-  return {
-      cmd, [a] {
-        using namespace ddpscope::apps;
-        TorchrunOptions& t = a->torchrun;
-        const std::vector<std::string> worker_args = torchrun_worker_arguments(t, a->launch);
-        if (a->check_only) {
-          JobLauncher checked(a->launch);  // the ranks, the hostfile, mpirun
-          std::printf("ok\n");
-          return 0;
-        }
-        const nlohmann::json config = {
-            {"job", "torchrun"},  {"script", t.script}, {"module", t.module},           {"args", t.script_args},
-            {"np", a->launch.np}, {"python", t.python}, {"master_addr", t.master_addr}, {"master_port", t.master_port}};
-        const std::string name = t.module ? t.script : std::filesystem::path(t.script).filename().string();
-        return JobLauncher(a->launch).run_script(worker_args, config, "torch " + name,
-                                                 progress_style(a->launch.progress));
-      }};
+  return {cmd, [a] {
+            using namespace ddpscope::apps;
+            return a->check_only ? check_torchrun(a->torchrun, a->launch)
+                                 : run_torchrun(a->torchrun, a->launch, progress_style(a->launch.progress));
+          }};
 }
 
 int run_example(const ddpscope::apps::ExampleOptions& example, const ddpscope::apps::LaunchOptions& launch) {

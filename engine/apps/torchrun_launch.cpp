@@ -12,6 +12,7 @@
 
 #include "ddpscope/error.h"
 #include "hostfile.h"
+#include "job_launcher.h"
 #include "tensor/blas_kernels.h"
 #include "worker_protocol.h"
 
@@ -22,8 +23,8 @@ namespace fs = std::filesystem;
 
 // The launcher's options that take a value: their value is not the script.
 const std::set<std::string> kValueOptions = {
-    "--np",        "--hostfile",          "--out",         "--python",     "--progress",
-    "--log-every", "--collector-address", "--master-addr", "--master-port"};
+    "--np",        "--hostfile",          "--out",         "--python",      "--progress",
+    "--log-every", "--collector-address", "--master-addr", "--master-port", "--max-restarts"};
 
 bool executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
@@ -115,7 +116,14 @@ void add_torchrun_options(CLI::App& cmd, TorchrunOptions& o, LaunchOptions& laun
       ->check(CLI::IsMember({"auto", "bar", "lines", "json"}));
   cmd.add_option("--log-every", launch.log_every, "Iterations between progress lines")->check(CLI::PositiveNumber);
   cmd.add_flag("-m,--module", o.module, "Run SCRIPT as a module (python -m SCRIPT), as torchrun's -m");
+  cmd.add_option("--max-restarts", o.max_restarts,
+                 "After a failure, run the whole job again up to this many times, as torchrun does (each attempt "
+                 "into its own run file; TORCHELASTIC_RESTART_COUNT tells the script which)")
+      ->check(CLI::Range(0, 1000));
   cmd.add_option("SCRIPT", o.script, "The training script (its arguments follow it)")->required();
+  cmd.footer(
+      "ddpscope-cli torchrun [OPTIONS] SCRIPT [SCRIPT ARGS...]: everything after SCRIPT is the script's own.\n"
+      "Example: ddpscope-cli torchrun --np 2 --out job.ddprun train.py --epochs 2");
 }
 
 size_t torchrun_script_position(const std::vector<std::string>& args) {
@@ -154,6 +162,49 @@ std::vector<std::string> torchrun_worker_arguments(TorchrunOptions& o, const Lau
   a.push_back(o.script);
   a.insert(a.end(), o.script_args.begin(), o.script_args.end());
   return a;
+}
+
+int check_torchrun(TorchrunOptions o, const LaunchOptions& launch) {
+  torchrun_worker_arguments(o, launch);
+  JobLauncher checked(launch);  // the ranks, the hostfile, mpirun
+  std::printf("ok\n");
+  return 0;
+}
+
+std::string restart_run_file(const std::string& out, int attempt) {
+  if (out.empty()) return out;  // a fresh file in the workspace each time
+  fs::path path(out);
+  const std::string stem = path.extension() == ".ddprun" ? path.stem().string() : path.filename().string();
+  return (path.parent_path() / (stem + ".restart" + std::to_string(attempt) + ".ddprun")).string();
+}
+
+int run_torchrun(TorchrunOptions o, LaunchOptions launch, ProgressStyle style) {
+  const std::string first_out = launch.out;
+  const bool port_chosen = o.master_port != 0;
+  const std::string name = o.module ? o.script : fs::path(o.script).filename().string();
+  setenv("TORCHELASTIC_MAX_RESTARTS", std::to_string(o.max_restarts).c_str(), 1);
+  for (int attempt = 0;; ++attempt) {
+    setenv("TORCHELASTIC_RESTART_COUNT", std::to_string(attempt).c_str(), 1);
+    if (attempt > 0) launch.out = restart_run_file(first_out, attempt);
+    if (!port_chosen) o.master_port = 0;  // a fresh one: the last store's may linger
+    const std::vector<std::string> worker_args = torchrun_worker_arguments(o, launch);
+    const nlohmann::json config = {{"job", "torchrun"},
+                                   {"script", o.script},
+                                   {"module", o.module},
+                                   {"args", o.script_args},
+                                   {"np", launch.np},
+                                   {"python", o.python},
+                                   {"master_addr", o.master_addr},
+                                   {"master_port", o.master_port},
+                                   {"restart", attempt},
+                                   {"max_restarts", o.max_restarts}};
+    const int code = JobLauncher(launch).run_script(worker_args, config, "torch " + name, style);
+    // 130: stopped by the user, who asked for no more.
+    if (code == 0 || code == 130 || attempt >= o.max_restarts) return code;
+    std::fprintf(stderr, "restarting the job (restart %d of %d, as torchrun's --max-restarts)\n", attempt + 1,
+                 o.max_restarts);
+    std::fflush(stderr);
+  }
 }
 
 const char* const* torch_environment_names() {

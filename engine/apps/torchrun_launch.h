@@ -11,13 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "progress_reporter.h"
 #include "train_cli_options.h"
 
 namespace ddpscope::apps {
 
 struct TorchrunOptions {
-  std::string python;   // the interpreter (default: default_python())
-  bool module = false;  // -m: `script` is a module name, run as `python -m`
+  std::string python;    // the interpreter (default: default_python())
+  bool module = false;   // -m: `script` is a module name, run as `python -m`
+  int max_restarts = 0;  // as torchrun's --max-restarts: the whole job again after a failure
   std::string script;
   std::vector<std::string> script_args;
   std::string master_addr;  // empty: chosen by the launcher
@@ -40,6 +42,18 @@ size_t torchrun_script_position(const std::vector<std::string>& args);
 // Checks what can be checked before anything starts (the interpreter, the script), fills
 // in the master's address and port, and returns the worker's arguments.
 std::vector<std::string> torchrun_worker_arguments(TorchrunOptions& o, const LaunchOptions& launch);
+
+// `ddpscope-cli torchrun --check`: the checks a launch makes, then "ok".
+int check_torchrun(TorchrunOptions o, const LaunchOptions& launch);
+
+// Runs the job; after a failure (not after Ctrl-C) runs it again, up to max_restarts
+// times, as torchrun restarts its workers: every rank anew, TORCHELASTIC_RESTART_COUNT
+// counting, each attempt into a run file of its own (RUN.restart<N>.ddprun beside
+// --out). Returns the CLI's exit code: the last attempt's.
+int run_torchrun(TorchrunOptions o, LaunchOptions launch, ProgressStyle style);
+
+// The run file of restart `attempt` (1, 2, ...) of a job whose first run file is `out`.
+std::string restart_run_file(const std::string& out, int attempt);
 
 // The environment variables a torch job reads that mpirun passes on to other hosts.
 const char* const* torch_environment_names();

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The fault suite: real jobs, faults injected on purpose, outcomes measured.
 
-Each scenario runs `ddpscope-cli train` (2 ranks under mpirun, probes on) and injects one
+Each scenario runs `ddpscope-cli train` (2 ranks under mpirun, probes on), or an unchanged
+PyTorch script under `ddpscope-cli torchrun` (torch_faults.py), and injects one
 fault: a rank killed by SIGKILL or SIGSEGV in a given phase (DDPSCOPE_FAULT), a rank
 stopped past the collective timeout, the collector killed or stopped, the launcher
 killed or stopped, a host cut off, a disk that fills, bad runs of the CLI. Each checks:
@@ -27,6 +28,8 @@ import tempfile
 import threading
 import time
 import uuid
+
+import torch_faults  # the PyTorch scenarios (ddpscope-cli torchrun), beside this file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -765,6 +768,7 @@ SCENARIOS = {
     "foreign-rpc-sender": scenario_foreign_rpc,
     "rpc-callee-killed": lambda b, w: scenario_rpc_death(b, w, "serve"),
     "dist-backward-worker-killed": lambda b, w: scenario_rpc_death(b, w, "backward"),
+    **torch_faults.scenarios(sys.modules[__name__]),
 }
 
 

@@ -3,13 +3,13 @@ environment, gloo, an MLP, SGD. --user-hook registers a comm hook of its own aft
 built (an allreduce and a mean, counting each bucket it sees); --counts writes what it saw
 as JSON, so a test can compare the run file with what DDP really ran. --stall-rank R
 --stall-at I makes rank R sleep before iteration I (a rank stopped, with --timeout the
-group's collective timeout); --raise-at I raises on rank 1 at iteration I, --kill-at I kills it; --log-loss
+group's collective timeout); --raise-at I raises on rank 1 at iteration I,
+--fail-first-attempt-at I raises only before torchrun's first restart; --log-loss
 makes the one optional ddpscope call."""
 import argparse
 import datetime
 import json
 import os
-import signal
 import time
 
 import torch
@@ -28,7 +28,7 @@ parser.add_argument("--stall-rank", type=int, default=-1)
 parser.add_argument("--stall-at", type=int, default=0)
 parser.add_argument("--stall-seconds", type=float, default=60)
 parser.add_argument("--raise-at", type=int, default=0)
-parser.add_argument("--kill-at", type=int, default=0)
+parser.add_argument("--fail-first-attempt-at", type=int, default=0)
 parser.add_argument("--timeout", type=float, default=1800)
 args = parser.parse_args()
 
@@ -58,8 +58,9 @@ for it in range(1, args.iters + 1):
     iteration[0] = it
     if rank == args.stall_rank and it == args.stall_at:
         time.sleep(args.stall_seconds)
-    if rank == 1 and it == args.kill_at:
-        os.kill(os.getpid(), signal.SIGKILL)
+    first_attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") == "0"
+    if rank == 1 and it == args.fail_first_attempt_at and first_attempt:
+        raise RuntimeError("worker lost at iteration %d" % it)
     if rank == 1 and it == args.raise_at:
         raise ValueError("bad batch at iteration %d" % it)
     x = torch.randn(32, args.width, generator=generator)

@@ -25,10 +25,11 @@ MPI_AS_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": 
 
 
 def torchrun(tmp, *script_args, world=2, script=SCRIPT):
-    """`ddpscope-cli torchrun` on the script; returns the run file and the finished process."""
+    """`ddpscope-cli torchrun` on the script; returns the run file and the finished process.
+    script=None: `script_args` hold more launcher options, then the script and its own."""
     run = os.path.join(tmp, "torch.ddprun")
     done = subprocess.run([CLI, "torchrun", "--np", str(world), "--out", run, "--python", "/usr/bin/python3",
-                           "--progress", "lines", script, *script_args],
+                           "--progress", "lines", *([script] if script else []), *script_args],
                           env=dict(os.environ, **MPI_AS_ROOT), capture_output=True, text=True, timeout=300)
     return run, done
 
