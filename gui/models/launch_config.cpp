@@ -30,12 +30,22 @@ int headsOf(const QStringList& extra) {
   return 4;
 }
 
-// A PyTorch script's job: where it runs, the script and the interpreter.
-QMap<QString, QString> validateTorch(const LaunchConfig& c) {
+// Where the ranks run, for either kind of job: their number and hosts.
+QMap<QString, QString> validatePlacement(const LaunchConfig& c) {
   QMap<QString, QString> e;
   if (c.worldSize < 1 || c.worldSize > 256) e[QStringLiteral("world_size")] = QStringLiteral("between 1 and 256 ranks");
   if (!c.hostfile.isEmpty() && !QFileInfo(c.hostfile).isFile())
     e[QStringLiteral("hostfile")] = QStringLiteral("no such file: %1").arg(c.hostfile);
+  if (c.hostfile.isEmpty() && c.worldSize > 4 * QThread::idealThreadCount())
+    e[QStringLiteral("world_size")] = QStringLiteral("%1 ranks on %2 cores would crawl; use a hostfile or fewer ranks")
+                                          .arg(c.worldSize)
+                                          .arg(QThread::idealThreadCount());
+  return e;
+}
+
+// A PyTorch script's job: where it runs, the script and the interpreter.
+QMap<QString, QString> validateTorch(const LaunchConfig& c) {
+  QMap<QString, QString> e = validatePlacement(c);
   if (c.script.isEmpty())
     e[QStringLiteral("script")] = QStringLiteral("the training script to run");
   else if (!QFileInfo(c.script).isFile())
@@ -47,10 +57,6 @@ QMap<QString, QString> validateTorch(const LaunchConfig& c) {
   QString splitError;
   splitArguments(c.scriptArguments, &splitError);
   if (!splitError.isEmpty()) e[QStringLiteral("script_arguments")] = splitError;
-  if (c.hostfile.isEmpty() && c.worldSize > 4 * QThread::idealThreadCount())
-    e[QStringLiteral("world_size")] = QStringLiteral("%1 ranks on %2 cores would crawl; use a hostfile or fewer ranks")
-                                          .arg(c.worldSize)
-                                          .arg(QThread::idealThreadCount());
   return e;
 }
 
@@ -80,14 +86,11 @@ QString defaultPython() {
 
 QMap<QString, QString> validate(const LaunchConfig& c) {
   if (c.job == QLatin1String("torch")) return validateTorch(c);
-  QMap<QString, QString> e;
+  QMap<QString, QString> e = validatePlacement(c);
   if (c.job != QLatin1String("train"))
     e[QStringLiteral("job")] = QStringLiteral("choose train (ddpscope's model) or torch (a PyTorch script)");
   if (c.model != QLatin1String("mlp") && c.model != QLatin1String("transformer"))
     e[QStringLiteral("model")] = QStringLiteral("choose mlp or transformer");
-  if (c.worldSize < 1 || c.worldSize > 256) e[QStringLiteral("world_size")] = QStringLiteral("between 1 and 256 ranks");
-  if (!c.hostfile.isEmpty() && !QFileInfo(c.hostfile).isFile())
-    e[QStringLiteral("hostfile")] = QStringLiteral("no such file: %1").arg(c.hostfile);
   if (c.backend != QLatin1String("mpi") && c.backend != QLatin1String("nccl"))
     e[QStringLiteral("backend")] = QStringLiteral("choose mpi or nccl");
   if (c.iterations < 1) e[QStringLiteral("iterations")] = QStringLiteral("at least 1");
@@ -125,10 +128,6 @@ QMap<QString, QString> validate(const LaunchConfig& c) {
     e[QStringLiteral("extra_arguments")] = QStringLiteral("options start with --, e.g. --lr 0.01");
   if (c.backend == QLatin1String("nccl") && c.hostfile.isEmpty() && c.worldSize > 1)
     e[QStringLiteral("backend")] = QStringLiteral("nccl needs a GPU per rank: one rank on this machine, or a hostfile");
-  if (c.hostfile.isEmpty() && c.worldSize > 4 * QThread::idealThreadCount())
-    e[QStringLiteral("world_size")] = QStringLiteral("%1 ranks on %2 cores would crawl; use a hostfile or fewer ranks")
-                                          .arg(c.worldSize)
-                                          .arg(QThread::idealThreadCount());
   return e;
 }
 

@@ -58,7 +58,10 @@ def scenarios(h):
             except OSError:
                 pass
         names = ((r"rank 1", r"signal 9", r"diagnosis: Rank 1 died") if killed else
-                 (r"Timed out", r"diagnosis: (Rank 1 never entered|Every rank entered .* Rank 1 never timed out)"))
+                 # gloo says either "Timed out waiting 4000ms for recv ..." or "Application
+                 # timeout caused pair closure", depending on where in the transfer rank 1 stopped.
+                 (r"rank 0: RuntimeError: .*(Timed out|timeout)",
+                  r"diagnosis: (Rank 1 never entered|Every rank entered .* Rank 1 never timed out)"))
         problems = h.check_common(r, job, code, run, 60, names=names)
         status, _ = h.run_status(run)
         if status != "failed":

@@ -25,7 +25,8 @@ def _emit(stream, event):
 _CALLBACK_ERROR = "Got the following error when running the callback: "
 
 
-def _innermost(text):
+def innermost(text):
+    """The first error of one that torch wrapped in callbacks, without the Python frames."""
     text = text.split("\n\nAt:")[0]
     while text.startswith(_CALLBACK_ERROR):
         text = text[len(_CALLBACK_ERROR):]
@@ -36,7 +37,7 @@ def _innermost(text):
 
 
 def _message(exc_type, exc):
-    text = " ".join(_innermost(str(exc)).split())
+    text = " ".join(innermost(str(exc)).split())
     if len(text) > 600:
         text = text[:600] + " ..."
     message = "%s: %s" % (exc_type.__name__, text) if text else exc_type.__name__

@@ -5,6 +5,8 @@ import json
 import os
 import threading
 
+from ddpscope import _report
+
 
 class Session:
     def __init__(self, probes, rank, reporter=None):
@@ -77,8 +79,8 @@ class Session:
             return
         self._failure_marked = True
         t = self.probes.now_ns()
-        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
-        self.probes.event("mark", "%s #%d failed: %s" % (op, seq, first_line), t, t, seq=seq)
+        text = " ".join(_report.innermost(str(error)).split())[:200] or type(error).__name__
+        self.probes.event("mark", "%s #%d failed: %s" % (op, seq, text), t, t, seq=seq)
         self.probes.flush()  # the process is likely to end with this error
 
     def _metric(self, name, value):
