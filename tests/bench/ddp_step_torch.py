@@ -5,6 +5,7 @@ Started by run_ddp_step.py (and run_cluster_ddp.py) once per rank with RANK, WOR
 MASTER_ADDR and MASTER_PORT set; rank 0 prints one JSON object. Run with /usr/bin/python3.
     ddp_step_torch.py [STEPS] [ddp|no-ddp]
 no-ddp: the plain model, its gradients flattened into one allreduce after backward.
+DDP_STEP_PYTHON_ALLREDUCE_HOOK=1: DDP with torch's default allreduce as a Python comm hook.
 """
 import json
 import os
@@ -31,6 +32,11 @@ def main():
     model = torch.nn.Sequential(*layers)
     if use_ddp:
         model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=25)
+        if os.environ.get("DDP_STEP_PYTHON_ALLREDUCE_HOOK") == "1":
+            # torch's own allreduce as a Python comm hook, the path ddpscope's instrumentation
+            # takes (run_torchrun_cost.py separates its recording from the path's own cost).
+            from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+            model.register_comm_hook(dist.group.WORLD, default_hooks.allreduce_hook)
     else:
         for p in model.parameters():  # DDP's start: every rank from rank 0's weights
             dist.broadcast(p.data, 0)
@@ -39,10 +45,11 @@ def main():
     x = torch.randn(64, 1024)
     y = torch.randn(64, 1024)
     loss_fn = torch.nn.MSELoss()
-    times = []
+    times, thread_cpu, process_cpu = [], [], []
     for step in range(5 + steps):
         dist.barrier()
         t0 = time.perf_counter()
+        c0, p0 = time.thread_time(), time.process_time()
         opt.zero_grad(set_to_none=True)
         loss_fn(model(x), y).backward()
         if not use_ddp:
@@ -57,10 +64,16 @@ def main():
         opt.step()
         if step >= 5:
             times.append((time.perf_counter() - t0) * 1e3)
+            # CPU time, which waiting for the other core does not inflate: the training
+            # thread's own, and every thread's (gloo's, a profiler's shipper).
+            thread_cpu.append((time.thread_time() - c0) * 1e3)
+            process_cpu.append((time.process_time() - p0) * 1e3)
     if rank == 0:
         print(json.dumps({"impl": "pytorch", "ddp": use_ddp, "version": torch.__version__,
                           "median_ms": statistics.median(times),
-                          "min_ms": min(times)}))
+                          "min_ms": min(times),
+                          "main_thread_cpu_ms": statistics.median(thread_cpu),
+                          "process_cpu_ms": statistics.median(process_cpu)}))
     dist.destroy_process_group()
 
 
