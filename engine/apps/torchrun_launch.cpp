@@ -208,10 +208,20 @@ int run_torchrun(TorchrunOptions o, LaunchOptions launch, ProgressStyle style) {
 }
 
 const char* const* torch_environment_names() {
-  static const char* const names[] = {"PYTHONPATH",          "OMP_NUM_THREADS",         "CUDA_VISIBLE_DEVICES",
-                                      "NCCL_DEBUG",          "NCCL_SOCKET_IFNAME",      "GLOO_SOCKET_IFNAME",
-                                      "TORCH_CPP_LOG_LEVEL", "TORCH_DISTRIBUTED_DEBUG", "TORCH_SHOW_CPP_STACKTRACES",
-                                      "PYTHONUNBUFFERED",    "DDPSCOPE_DEVICE",         nullptr};
+  static const char* const names[] = {"PYTHONPATH",
+                                      "OMP_NUM_THREADS",
+                                      "CUDA_VISIBLE_DEVICES",
+                                      "NCCL_DEBUG",
+                                      "NCCL_SOCKET_IFNAME",
+                                      "GLOO_SOCKET_IFNAME",
+                                      "TORCH_CPP_LOG_LEVEL",
+                                      "TORCH_DISTRIBUTED_DEBUG",
+                                      "TORCH_SHOW_CPP_STACKTRACES",
+                                      "PYTHONUNBUFFERED",
+                                      "DDPSCOPE_DEVICE",
+                                      "TORCHELASTIC_RESTART_COUNT",
+                                      "TORCHELASTIC_MAX_RESTARTS",
+                                      nullptr};
   return names;
 }
 
