@@ -32,6 +32,12 @@ def scenarios(h):
             time.sleep(0.1)
         time.sleep(0.5)
 
+    def run_job(build, r, run, args, limit, names, want_failure=True):
+        """A job that runs to its end by itself: its exit code and the common checks' problems."""
+        job = h.Job(build, args)
+        code = job.wait(limit)
+        return job, code, h.check_common(r, job, code, run, limit, want_failure=want_failure, names=names)
+
     def diagnosis(job):
         return next((l for _, l in job.lines if l.startswith("diagnosis:")), "no diagnosis")
 
@@ -77,9 +83,7 @@ def scenarios(h):
         if no_torch(r):
             return r
         run = os.path.join(work, "torch-raises.ddprun")
-        job = h.Job(build, torchrun_args(run, "--raise-at", "3"))
-        code = job.wait(60)
-        problems = h.check_common(r, job, code, run, 60, names=(
+        job, code, problems = run_job(build, r, run, torchrun_args(run, "--raise-at", "3"), 60, names=(
             r"error: the job failed: rank 1: ValueError: bad batch at iteration 3", r"Traceback"))
         status, message = h.run_status(run)
         if (status, message) != ("failed", "ValueError: bad batch at iteration 3"):
@@ -99,10 +103,9 @@ def scenarios(h):
         with open(script, "w") as f:
             f.write("import os\nimport torch\nprint('rank', os.environ['RANK'], 'without a process group')\n")
         run = os.path.join(work, "torch-no-group.ddprun")
-        job = h.Job(build, ["torchrun", "--np", "2", "--python", PYTHON, "--out", run, script])
-        code = job.wait(60)
-        problems = h.check_common(r, job, code, run, 60, want_failure=False, names=(
-            r"rank 1 without a process group", r"note: the script ran no DistributedDataParallel forward"))
+        job, code, problems = run_job(
+            build, r, run, ["torchrun", "--np", "2", "--python", PYTHON, "--out", run, script], 60, want_failure=False,
+            names=(r"rank 1 without a process group", r"note: the script ran no DistributedDataParallel forward"))
         status, _ = h.run_status(run)
         if status != "finished":
             problems.append(f"run status {status}")
@@ -115,9 +118,8 @@ def scenarios(h):
         if no_torch(r):
             return r
         run = os.path.join(work, "torch-restart.ddprun")
-        job = h.Job(build, torchrun_args(run, "--fail-first-attempt-at", "3", launcher=("--max-restarts", "1")))
-        code = job.wait(120)
-        problems = h.check_common(r, job, code, run, 120, want_failure=False, names=(
+        args = torchrun_args(run, "--fail-first-attempt-at", "3", launcher=("--max-restarts", "1"))
+        job, code, problems = run_job(build, r, run, args, 120, want_failure=False, names=(
             r"rank 1: RuntimeError: worker lost at iteration 3", r"restarting the job \(restart 1 of 1",
             r"done: 8 iterations"))
         first, _ = h.run_status(run)
