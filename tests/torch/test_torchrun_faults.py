@@ -86,6 +86,18 @@ class TorchrunFaultTest(unittest.TestCase):
                 self.assertEqual((done.returncode, done.stdout), (0, "ok\n"), done.stderr)
             self.assertFalse(os.path.exists(out))
 
+    def test_a_module_runs_as_python_m_with_the_users_pythonpath(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "my_trainer.py"), "w") as f:
+                f.write("import os, sys\nprint('module rank', os.environ['RANK'], 'args', sys.argv[1:])\n")
+            done = subprocess.run([harness.CLI, "torchrun", "--np", "2", "--out", os.path.join(tmp, "m.ddprun"),
+                                   "-m", "my_trainer", "--lr", "0.1"],
+                                  env=dict(os.environ, PYTHONPATH=tmp, **harness.MPI_AS_ROOT), capture_output=True,
+                                  text=True, timeout=120)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            for rank in (0, 1):
+                self.assertIn("module rank %d args ['--lr', '0.1']" % rank, done.stdout)
+
     def test_an_import_error_is_named(self):
         with tempfile.TemporaryDirectory() as tmp:
             script = os.path.join(tmp, "needs_torch.py")
