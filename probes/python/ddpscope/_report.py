@@ -10,6 +10,7 @@ import sys
 import time
 
 _PREFIX = "@ddpscope "
+_LINE_INTERVAL_S = 0.1
 
 
 def _emit(stream, event):
@@ -53,6 +54,8 @@ class Reporter:
         self.started = None  # time.monotonic() of the first DDP forward
         self.rate = 0.0
         self.failed = False
+        self._last_line = 0.0  # time.monotonic() of the last progress line
+        self._unsent = None  # the latest progress not yet written
         self._out = sys.__stdout__
         self._err = sys.__stderr__
         hook = sys.excepthook
@@ -82,11 +85,23 @@ class Reporter:
         if loss is not None:
             # As the engine writes a loss that is not finite ("nan", "inf"): JSON has no NaN.
             event["loss"] = loss if math.isfinite(loss) else str(loss)
-        _emit(self._out, event)
+        # A line through mpirun's pipe costs ~0.3 ms of the training thread (measured with
+        # cProfile on 1 ms steps), and the launcher redraws at most every 100 ms: the first
+        # iteration, a loss that is not finite, and then one line per 100 ms; the last at exit.
+        t = time.monotonic()
+        nonfinite = loss is not None and not math.isfinite(loss)
+        if iteration == 1 or nonfinite or t - self._last_line >= _LINE_INTERVAL_S:
+            _emit(self._out, event)
+            self._last_line, self._unsent = t, None
+        else:
+            self._unsent = event
 
     def finished(self, dropped):
         """At exit: rank 0 says training is done (unless the script failed), and every rank
         how many of its events were lost."""
+        if self._unsent is not None:
+            _emit(self._out, self._unsent)  # the last iteration's count, loss and rate
+            self._unsent = None
         if self.rank == 0 and self.started is not None and not self.failed:
             _emit(self._out, {"event": "done", "seconds": time.monotonic() - self.started})
         _emit(self._err, {"event": "probes", "rank": self.rank, "dropped": max(int(dropped), 0)})
