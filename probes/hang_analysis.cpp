@@ -275,14 +275,19 @@ std::string dead_rank_verdict(HangReport& report, const RunRow& run, int64_t sta
   return culprit + ".";
 }
 
-// The collective that some rank waits in and some other rank never started.
-std::string absent_rank_verdict(HangReport& report, int64_t start_ns) {
+// The collective that some rank waits in and some other rank never started. A rank that
+// timed out in an earlier collective is not absent by choice: it is stuck there, waiting
+// for a rank that went on (one stopped once its part of the earlier op was sent, before
+// the transfer reached the other: the fault suite met "Rank 0 never entered allreduce
+// #2829, which rank 1 waited in" with rank 0's timeout in #2828). The timeout verdict
+// names the culprit then.
+std::string absent_rank_verdict(HangReport& report, int64_t start_ns, int timed_out_rank) {
   for (const auto& st : report.ranks) {
     if (!st.blocked_in) continue;
     std::vector<int> absent;
     for (const auto& other : report.ranks)
       if (other.rank != st.rank && other.latest_seq < st.blocked_in->seq) absent.push_back(other.rank);
-    if (absent.empty()) continue;
+    if (absent.empty() || absent == std::vector<int>{timed_out_rank}) continue;
     report.culprits = absent;
     std::vector<int> waiting;
     for (const auto& w : report.ranks)
@@ -351,7 +356,8 @@ void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
   if (report.dead_rank >= 0) {
     culprit = dead_rank_verdict(report, run, start_ns);
   } else {
-    culprit = absent_rank_verdict(report, start_ns);
+    const bool timed_out = run.status == "failed" && collective_of_timeout(run.message).has_value();
+    culprit = absent_rank_verdict(report, start_ns, timed_out ? run.failed_rank : -1);
     if (culprit.empty()) culprit = mismatch_verdict(report, report.culprits);
   }
   if (culprit.empty() && run.status == "failed" && run.failed_rank >= 0 && report.ranks.size() > 1)

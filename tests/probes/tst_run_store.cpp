@@ -315,6 +315,26 @@ class TestRunStore : public ScratchTest {
     QCOMPARE(report.culprits, std::vector<int>{1});
   }
 
+  // The reporter timed out in #5 while the stopped rank had finished #5 and started #6
+  // (its part of #5 sent, the transfer not through to rank 0): rank 0 is stuck in #5, not
+  // absent from #6, and the rank that never timed out is the culprit. (The fault suite
+  // met "Rank 0 never entered allreduce #2829, which rank 1 waited in".)
+  void testHangVerdictWhenTheReporterIsStuckInAnEarlierCollective() {
+    const HangReport report = hang_of_failed_run(
+        path("stuck-earlier.ddprun"),
+        [](int rank) {
+          if (rank == 0) return std::vector<BatchEvent>{allreduce_done(4, 1000), allreduce_started(5, 8, 1100)};
+          return std::vector<BatchEvent>{allreduce_done(4, 1000), allreduce_done(5, 1100),
+                                         allreduce_started(6, 8, 1200)};
+        },
+        "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'");
+    QVERIFY2(QString::fromStdString(report.verdict)
+                 .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
+                             "never timed out itself"),
+             report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
+  }
+
   // The stopped rank's start of the op reached the file and the reporter's did not (its
   // watchdog ended the job before it shipped): the timeout message says the reporter
   // entered, so the stopped rank is the culprit, not the reporter. (The fault suite met
