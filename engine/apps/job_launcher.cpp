@@ -22,21 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string find_in_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  if (!path) return {};
-  std::string p(path);
-  size_t start = 0;
-  while (start <= p.size()) {
-    const size_t end = p.find(':', start);
-    const fs::path candidate = fs::path(p.substr(start, end - start)) / name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return {};
-}
-
 // The address of this host that a job's other hosts reach it on: the local end of the
 // route to the first of them that is not this host. 127.0.0.1 when every host is this
 // one; empty when a host does not resolve.
@@ -50,6 +35,22 @@ std::string address_towards_hosts(const Hostfile& hosts) {
 }
 
 }  // namespace
+
+std::string find_executable(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : std::string();
+  const char* path = std::getenv("PATH");
+  if (!path) return {};
+  std::string p(path);
+  size_t start = 0;
+  while (start <= p.size()) {
+    const size_t end = p.find(':', start);
+    const fs::path candidate = fs::path(p.substr(start, end - start)) / name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return {};
+}
 
 JobLauncher::JobLauncher(LaunchOptions launch) : launch_(std::move(launch)) {
   DDPSCOPE_CHECK(launch_.np >= 1, "--np must be at least 1, got ", launch_.np);
@@ -81,7 +82,7 @@ JobLauncher::JobLauncher(LaunchOptions launch) : launch_(std::move(launch)) {
   worker_path_ = (self.parent_path() / "ddpscope-worker").string();
   DDPSCOPE_CHECK(!ec && fs::exists(worker_path_), "the rank program ddpscope-worker was not found next to ",
                  self.string(), "; build the whole project (cmake --build build)");
-  mpirun_path_ = find_in_path("mpirun");
+  mpirun_path_ = find_executable("mpirun");
   DDPSCOPE_CHECK(!mpirun_path_.empty(),
                  "mpirun was not found on PATH; install openmpi-bin "
                  "(bash packaging/install-deps.sh)");

@@ -16,6 +16,10 @@ namespace ddpscope::apps {
 
 class CollectorProcess;
 
+// The program `name` as the shell would run it: a path when it holds a '/', else the
+// first executable of that name on PATH; empty when there is none.
+std::string find_executable(const std::string& name);
+
 class JobLauncher {
  public:
   // Without a hostfile, at most this many ranks per core unless --oversubscribe.

@@ -26,23 +26,6 @@ const std::set<std::string> kValueOptions = {
     "--np",        "--hostfile",          "--out",         "--python",      "--progress",
     "--log-every", "--collector-address", "--master-addr", "--master-port", "--max-restarts"};
 
-bool executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
-
-std::string find_on_path(const std::string& name) {
-  if (name.find('/') != std::string::npos) return executable(name) ? name : std::string();
-  const char* path = std::getenv("PATH");
-  std::string rest = path ? path : "";
-  size_t start = 0;
-  while (start <= rest.size()) {
-    const size_t end = rest.find(':', start);
-    const std::string candidate = (fs::path(rest.substr(start, end - start)) / name).string();
-    if (executable(candidate)) return candidate;
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return {};
-}
-
 // A port free on this host now, for the job's rendezvous (torch's TCPStore on rank 0):
 // jobs side by side (tests, two users) must not share torchrun's fixed 29500. Taken
 // below the kernel's ephemeral range (32768 and up), where the ports that the collector
@@ -94,8 +77,8 @@ void prepend_path(const char* name, const std::string& folder) {
 }  // namespace
 
 std::string default_python() {
-  if (executable("/usr/bin/python3")) return "/usr/bin/python3";
-  const std::string found = find_on_path("python3");
+  if (access("/usr/bin/python3", X_OK) == 0) return "/usr/bin/python3";
+  const std::string found = find_executable("python3");
   return found.empty() ? "python3" : found;
 }
 
@@ -139,7 +122,7 @@ size_t torchrun_script_position(const std::vector<std::string>& args) {
 
 std::vector<std::string> torchrun_worker_arguments(TorchrunOptions& o, const LaunchOptions& launch) {
   if (o.python.empty()) o.python = default_python();
-  const std::string python = find_on_path(o.python);
+  const std::string python = find_executable(o.python);
   DDPSCOPE_CHECK(!python.empty(), "--python: '", o.python,
                  "' is not an interpreter that can be run; pass the path of a python that has torch");
   o.python = python;
