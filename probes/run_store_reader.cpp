@@ -29,7 +29,99 @@ RunRow RunStoreReader::run() {
   r.failed_rank = static_cast<int>(s.column_optional(7));
   r.ended_at = s.column_text(8);
   r.rejected_batches = s.column_int64(9);
+  r.schema = schema_version(db_);
+  if (r.schema >= 6) {
+    Statement d = db_.prepare("SELECT dead_rank, dead_signal FROM runs WHERE run_id = 1");
+    if (d.step()) {
+      r.dead_rank = static_cast<int>(d.column_optional(0));
+      r.dead_signal = d.column_text(1);
+    }
+  }
   return r;
+}
+
+FlightData RunStoreReader::flight() {
+  FlightData data;
+  const RunRow r = run();
+  data.world_size = r.world_size;
+  std::map<int, int64_t> offsets;
+  for (const RankRow& rank : ranks())
+    offsets[rank.rank] = rank.clock_offset_ns;
+  if (r.schema >= 6) {
+    Statement g = db_.prepare("SELECT rank, pg_id, name, description, ranks FROM process_groups ORDER BY rank, pg_id");
+    while (g.step()) {
+      GroupRow row;
+      row.rank = static_cast<int>(g.column_int64(0));
+      row.pg_id = g.column_int64(1);
+      row.name = g.column_text(2);
+      row.desc = g.column_text(3);
+      try {
+        row.ranks = nlohmann::json::parse(g.column_text(4)).get<std::vector<int>>();
+      } catch (const nlohmann::json::exception&) {
+      }
+      data.groups.push_back(std::move(row));
+    }
+    Statement c = db_.prepare(
+        "SELECT rank, pg_id, record_id, pg_name, pg_desc, collective_seq, p2p_seq, op, profiling_name, input_sizes, "
+        "output_sizes, input_dtypes, output_dtypes, state, t_created_ns, t_started_ns, t_completed_ns, timeout_ms, "
+        "phase, iteration, frames FROM collectives ORDER BY rank, pg_id, record_id");
+    const auto parsed = [](const std::string& text) {
+      try {
+        return nlohmann::json::parse(text);
+      } catch (const nlohmann::json::exception&) {
+        return nlohmann::json::array();
+      }
+    };
+    while (c.step()) {
+      CollectiveRow row;
+      row.rank = static_cast<int>(c.column_int64(0));
+      row.pg_id = c.column_int64(1);
+      row.record_id = c.column_int64(2);
+      row.pg_name = c.column_text(3);
+      row.pg_desc = c.column_text(4);
+      row.collective_seq = c.column_optional(5);
+      row.p2p_seq = c.column_optional(6);
+      row.op = c.column_text(7);
+      row.profiling_name = c.column_text(8);
+      try {
+        row.input_sizes = parsed(c.column_text(9)).get<std::vector<std::vector<int64_t>>>();
+        row.output_sizes = parsed(c.column_text(10)).get<std::vector<std::vector<int64_t>>>();
+        row.input_dtypes = parsed(c.column_text(11)).get<std::vector<std::string>>();
+        row.output_dtypes = parsed(c.column_text(12)).get<std::vector<std::string>>();
+        for (const auto& f : parsed(c.column_text(20)))
+          row.frames.push_back(
+              {f.value("name", std::string()), f.value("filename", std::string()), f.value("line", int64_t{0})});
+      } catch (const nlohmann::json::exception&) {
+        // a damaged cell: the record still counts, without its sizes
+      }
+      row.state = c.column_text(13);
+      row.t_created_ns = std::max<int64_t>(0, c.column_optional(14));
+      row.t_started_ns = std::max<int64_t>(0, c.column_optional(15));
+      row.t_completed_ns = std::max<int64_t>(0, c.column_optional(16));
+      row.timeout_ms = c.column_int64(17);
+      row.phase = c.column_text(18);
+      row.iteration = c.column_optional(19);
+      data.by_rank[row.rank].push_back(std::move(row));
+    }
+    Statement d = db_.prepare("SELECT rank, t_ns, reason, file FROM flight_dumps ORDER BY t_ns");
+    while (d.step())
+      data.dumps.push_back({static_cast<int>(d.column_int64(0)), std::max<int64_t>(0, d.column_optional(1)),
+                            d.column_text(2), d.column_text(3)});
+  }
+  // Dumps not merged yet (flight_recorder.h): written when the collector was gone.
+  for (const std::string& file : flight_dumps_beside(db_.path())) {
+    try {
+      const FlightDump dump = read_flight_dump(file);
+      const bool merged = std::any_of(data.dumps.begin(), data.dumps.end(),
+                                      [&](const FlightDumpRow& d) { return d.file == file && d.rank == dump.rank; });
+      if (!merged) data.add(dump, offsets.count(dump.rank) ? offsets[dump.rank] : 0);
+    } catch (const RunStoreError&) {
+      // a dump cut short by the process's death: the records streamed before it stand
+    }
+  }
+  data.world_size = std::max(data.world_size, r.world_size);
+  data.sort();
+  return data;
 }
 
 void RunStoreReader::save_copy(const std::string& dest) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "event.h"
+#include "flight_records.h"
 #include "sqlite_db.h"
 
 namespace ddpscope::probes {
@@ -24,6 +25,9 @@ struct RunRow {
   int world_size = 0;
   int failed_rank = -1;
   int64_t rejected_batches = 0;
+  int dead_rank = -1;       // a rank mpirun saw die by a signal (schema 6; -1: none)
+  std::string dead_signal;  // "signal 9, Killed"
+  int schema = 0;           // the file's schema version
 };
 
 struct RankRow {
@@ -175,6 +179,11 @@ class RunStoreReader {
   // RPC messages by send time (those never sent last); ctx_id -2: all, -1: outside any
   // distributed autograd context, else that context's.
   std::vector<MessageRow> messages(int64_t ctx_id = -2);
+  // The flight recorder's records (schema 6; empty before), each rank's in record order,
+  // with those of dumps still beside the file (RUN.fr_rank_<R>.json, not merged yet:
+  // the job's collector was gone when they were written) folded in, a later state
+  // winning.
+  FlightData flight();
   // PRAGMA integrity_check's verdict ("ok" when sound).
   std::string integrity_check();
   const std::string& path() const { return db_.path(); }

@@ -105,11 +105,32 @@ void create_version_5(SqliteDb& db) {
   db.exec("ALTER TABLE ranks ADD COLUMN clock_uncertainty_ns INTEGER;");
 }
 
+// Version 6: the flight recorder (flight_recorder.h). Each rank's records of its groups'
+// collectives (one row per record, updated as its state moves on), the groups' members,
+// the dumps ranks wrote on a timeout or a fatal signal, and the rank that mpirun saw die
+// (as data: the hang analysis parses no message).
+void create_version_6(SqliteDb& db) {
+  db.exec(R"sql(
+CREATE TABLE process_groups(rank INTEGER NOT NULL, pg_id INTEGER NOT NULL, name TEXT NOT NULL,
+  description TEXT, ranks TEXT, PRIMARY KEY(rank, pg_id));
+CREATE TABLE collectives(rank INTEGER NOT NULL, pg_id INTEGER NOT NULL, record_id INTEGER NOT NULL,
+  pg_name TEXT NOT NULL, pg_desc TEXT, collective_seq INTEGER, p2p_seq INTEGER, op TEXT NOT NULL,
+  profiling_name TEXT, input_sizes TEXT, output_sizes TEXT, input_dtypes TEXT, output_dtypes TEXT,
+  state TEXT NOT NULL, t_created_ns INTEGER, t_started_ns INTEGER, t_completed_ns INTEGER,
+  timeout_ms INTEGER, phase TEXT, iteration INTEGER, frames TEXT, source TEXT,
+  PRIMARY KEY(rank, pg_id, record_id));
+CREATE TABLE flight_dumps(rank INTEGER NOT NULL, t_ns INTEGER, reason TEXT, file TEXT, source TEXT);
+ALTER TABLE runs ADD COLUMN dead_rank INTEGER;
+ALTER TABLE runs ADD COLUMN dead_signal TEXT;
+)sql");
+  add_kind_names(db);
+}
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {
-      create_version_1, create_version_2, create_version_3, create_version_4, create_version_5};
-  static_assert(kRunStoreSchemaVersion == 5, "add the migration step with the new version");
+      create_version_1, create_version_2, create_version_3, create_version_4, create_version_5, create_version_6};
+  static_assert(kRunStoreSchemaVersion == 6, "add the migration step with the new version");
   return steps;
 }
 

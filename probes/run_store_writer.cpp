@@ -106,9 +106,16 @@ void RunStoreWriter::begin_run(const RunDescription& run) {
   s.step();
 }
 
-void RunStoreWriter::end_run(const std::string& status, const std::string& message, int failed_rank) {
-  Statement s = db_.prepare("UPDATE runs SET status = ?, message = ?, failed_rank = ?, ended_at = ? WHERE run_id = 1");
-  s.bind(1, status).bind(2, message).bind_optional(3, failed_rank).bind(4, iso_time_now());
+void RunStoreWriter::end_run(const std::string& status, const std::string& message, int failed_rank, int dead_rank,
+                             const std::string& dead_signal) {
+  Statement s = db_.prepare(
+      "UPDATE runs SET status = ?, message = ?, failed_rank = ?, ended_at = ?, dead_rank = ?, dead_signal = ? "
+      "WHERE run_id = 1");
+  s.bind(1, status).bind(2, message).bind_optional(3, failed_rank).bind(4, iso_time_now()).bind_optional(5, dead_rank);
+  if (dead_rank >= 0)
+    s.bind(6, dead_signal);
+  else
+    s.bind_null(6);
   s.step();
 }
 
@@ -248,7 +255,7 @@ void RunStoreWriter::write(const EventBatch& batch) {
       if (kind == Kind::RpcSend || kind == Kind::RpcRecv) write_message(rank, e, batch.names[e.name].name, offset);
     }
     for (const auto& r : batch.records)
-      write_record(batch.rank, r);
+      write_record(batch.rank, r, offset);
     update_rank_counts_.bind(1, static_cast<int64_t>(batch.events.size()))
         .bind(2, static_cast<int64_t>(batch.dropped_total))
         .bind(3, rank);
@@ -281,7 +288,7 @@ void RunStoreWriter::write_message(int64_t rank, const BatchEvent& e, const std:
   upsert_message_.reset();
 }
 
-void RunStoreWriter::write_record(int rank, const std::string& text) {
+void RunStoreWriter::write_record(int rank, const std::string& text, int64_t offset) {
   nlohmann::json r;
   try {
     r = nlohmann::json::parse(text);
@@ -290,13 +297,13 @@ void RunStoreWriter::write_record(int rank, const std::string& text) {
     return;
   }
   try {
-    store_record(rank, r);
-  } catch (const nlohmann::json::exception& e) {
+    store_record(rank, r, offset);
+  } catch (const std::exception& e) {
     log::warn("run store: rank {} sent a record with bad fields ({}); skipped", rank, e.what());
   }
 }
 
-void RunStoreWriter::store_record(int rank, const nlohmann::json& r) {
+void RunStoreWriter::store_record(int rank, const nlohmann::json& r, int64_t offset) {
   const std::string type = r.value("type", "");
   const auto rk = int64_t{rank};
   if (type == "metric")
@@ -311,7 +318,22 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r) {
     store_graph(rk, r);
   else if (type == "settings")
     store_settings(r);
-  else
+  else if (type == "collective")
+    store_collective(collective_from_entry(r.at("entry"), rank), "stream", offset);
+  else if (type == "process_group") {
+    GroupRow g;
+    g.rank = rank;
+    g.pg_id = r.value("pg_id", int64_t{0});
+    g.name = r.value("name", std::string());
+    g.desc = r.value("desc", std::string());
+    g.ranks = r.value("ranks", std::vector<int>());
+    store_group(g);
+  } else if (type == "flight_dump") {
+    Statement s = db_.prepare("INSERT INTO flight_dumps(rank, t_ns, reason, file, source) VALUES(?,?,?,?,'stream')");
+    s.bind(1, rk).bind(2, r.value("t_ns", int64_t{0}) + offset).bind(3, r.value("reason", std::string()));
+    s.bind(4, r.value("file", std::string()));
+    s.step();
+  } else
     log::warn("run store: unknown record type '{}' from rank {}; skipped", type, rank);
 }
 
@@ -442,6 +464,103 @@ void RunStoreWriter::store_graph(int64_t rk, const nlohmann::json& r) {
         .bind(6, x[2].get<int64_t>());
     e.step();
     e.reset();
+  }
+}
+
+}  // namespace ddpscope::probes
+
+namespace ddpscope::probes {
+namespace {
+
+nlohmann::json sizes_json(const std::vector<std::vector<int64_t>>& sizes) { return sizes; }
+
+nlohmann::json frames_json(const std::vector<StackFrame>& frames) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : frames)
+    out.push_back({{"name", f.name}, {"filename", f.file}, {"line", f.line}});
+  return out;
+}
+
+}  // namespace
+
+// One record: added, or an existing one moved on to a later state (a streamed record and
+// a dump's copy of it arrive in either order; the later state wins).
+void RunStoreWriter::store_collective(const CollectiveRow& r, const std::string& source, int64_t offset) {
+  if (!upsert_collective_.valid()) {
+    upsert_collective_ = db_.prepare(R"sql(
+INSERT INTO collectives(rank, pg_id, record_id, pg_name, pg_desc, collective_seq, p2p_seq, op, profiling_name,
+  input_sizes, output_sizes, input_dtypes, output_dtypes, state, t_created_ns, t_started_ns, t_completed_ns,
+  timeout_ms, phase, iteration, frames, source)
+VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+ON CONFLICT(rank, pg_id, record_id) DO UPDATE SET state = excluded.state, t_started_ns = excluded.t_started_ns,
+  t_completed_ns = excluded.t_completed_ns,
+  frames = CASE WHEN excluded.frames != '[]' THEN excluded.frames ELSE collectives.frames END
+WHERE (CASE excluded.state WHEN 'completed' THEN 2 WHEN 'started' THEN 1 ELSE 0 END) >=
+      (CASE collectives.state WHEN 'completed' THEN 2 WHEN 'started' THEN 1 ELSE 0 END))sql");
+  }
+  const auto time = [&](int64_t t) { return t > 0 ? t + offset : int64_t{-1}; };
+  Statement& s = upsert_collective_;
+  s.bind(1, int64_t{r.rank})
+      .bind(2, r.pg_id)
+      .bind(3, r.record_id)
+      .bind(4, r.pg_name)
+      .bind(5, r.pg_desc)
+      .bind_optional(6, r.collective_seq)
+      .bind_optional(7, r.p2p_seq)
+      .bind(8, r.op)
+      .bind(9, r.profiling_name)
+      .bind(10, sizes_json(r.input_sizes).dump())
+      .bind(11, sizes_json(r.output_sizes).dump())
+      .bind(12, nlohmann::json(r.input_dtypes).dump())
+      .bind(13, nlohmann::json(r.output_dtypes).dump())
+      .bind(14, r.state)
+      .bind_optional(15, time(r.t_created_ns))
+      .bind_optional(16, time(r.t_started_ns))
+      .bind_optional(17, time(r.t_completed_ns))
+      .bind(18, r.timeout_ms)
+      .bind(19, r.phase)
+      .bind_optional(20, r.iteration)
+      .bind(21, frames_json(r.frames).dump())
+      .bind(22, source);
+  s.step();
+  s.reset();
+}
+
+void RunStoreWriter::store_group(const GroupRow& g) {
+  Statement s =
+      db_.prepare("INSERT OR REPLACE INTO process_groups(rank, pg_id, name, description, ranks) VALUES(?,?,?,?,?)");
+  s.bind(1, int64_t{g.rank}).bind(2, g.pg_id).bind(3, g.name).bind(4, g.desc).bind(5, nlohmann::json(g.ranks).dump());
+  s.step();
+}
+
+void RunStoreWriter::store_flight_dump(const FlightDump& dump, const std::string& source, bool times_are_run_clock) {
+  db_.exec("BEGIN");
+  try {
+    ensure_rank(dump.rank);
+    int64_t offset = 0;
+    if (!times_are_run_clock) {
+      Statement o = db_.prepare("SELECT clock_offset_ns FROM ranks WHERE rank = ?");
+      o.bind(1, int64_t{dump.rank});
+      if (o.step()) offset = o.column_int64(0);
+    }
+    for (const GroupRow& g : dump.groups)
+      store_group(g);
+    for (const CollectiveRow& r : dump.entries)
+      store_collective(r, source, offset);
+    Statement d = db_.prepare("INSERT INTO flight_dumps(rank, t_ns, reason, file, source) VALUES(?,?,?,?,?)");
+    d.bind(1, int64_t{dump.rank})
+        .bind_optional(2, dump.dump_time_ns > 0 ? dump.dump_time_ns + offset : -1)
+        .bind(3, dump.reason)
+        .bind(4, dump.path)
+        .bind(5, source);
+    d.step();
+    db_.exec("COMMIT");
+  } catch (...) {
+    try {
+      db_.exec("ROLLBACK");
+    } catch (...) {
+    }
+    throw;
   }
 }
 

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "event_batch.h"
+#include "flight_records.h"
 #include "sqlite_db.h"
 
 namespace ddpscope::probes {
@@ -35,8 +36,14 @@ class RunStoreWriter {
   // Stores one batch from a rank in one transaction; its times are moved onto the
   // collector's clock by batch.clock_offset_ns.
   void write(const EventBatch& batch);
-  // status: finished | failed | stopped. failed_rank -1: none named.
-  void end_run(const std::string& status, const std::string& message = {}, int failed_rank = -1);
+  // status: finished | failed | stopped. failed_rank -1: none named. dead_rank: a rank
+  // mpirun saw die by a signal (-1: none), and that signal ("signal 9, Killed").
+  void end_run(const std::string& status, const std::string& message = {}, int failed_rank = -1, int dead_rank = -1,
+               const std::string& dead_signal = {});
+  // Flight-recorder records from a dump file (flight_records.h): each row added, or an
+  // existing one moved on to a later state; times moved onto the run's clock by each
+  // rank's recorded offset unless times_are_run_clock. source: "dump" | "torch".
+  void store_flight_dump(const FlightDump& dump, const std::string& source, bool times_are_run_clock = false);
   // A rank's events that never reached the file (its own count, when it could not ship).
   void add_dropped(int rank, uint64_t count);
   // Batches the collector refused (wrong token, malformed).
@@ -55,9 +62,11 @@ class RunStoreWriter {
                    const std::vector<int64_t>& ids, int64_t offset);
   void bind_span(Statement& s, int first, int64_t rank, const BatchEvent& e, const std::vector<int64_t>& name_ids,
                  int64_t offset);
-  void write_record(int rank, const std::string& json);
+  void write_record(int rank, const std::string& json, int64_t offset);
   void write_message(int64_t rank, const BatchEvent& e, const std::string& name, int64_t offset);
-  void store_record(int rank, const nlohmann::json& record);
+  void store_record(int rank, const nlohmann::json& record, int64_t offset);
+  void store_collective(const CollectiveRow& row, const std::string& source, int64_t offset);
+  void store_group(const GroupRow& group);
   void store_metric(int64_t rank, const nlohmann::json& record);
   void store_rank(int64_t rank, const nlohmann::json& record);
   void store_clock(int64_t rank, const nlohmann::json& record);
@@ -70,7 +79,7 @@ class RunStoreWriter {
 
   SqliteDb db_;
   Statement insert_span_, insert_spans_, insert_block_, insert_name_, upsert_thread_, update_rank_counts_, ensure_rank_,
-      insert_metric_, upsert_message_;
+      insert_metric_, upsert_message_, upsert_collective_;
   std::unordered_map<std::string, int64_t> name_ids_;
   std::unordered_map<int, bool> known_ranks_;
   int64_t events_written_ = 0;

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "probe.h"
+#include "flight_recorder.h"
 #include "records.h"
 #include "thread_buffer.h"
 #include "tick_clock.h"
@@ -70,6 +71,8 @@ void Shipper::ship_locked() {
     batch.threads.push_back({b->index(), b->tid(), b->name()});
   const auto thread_infos = batch.threads;
   batch.records = take_records();
+  for (std::string& r : FlightRecorder::take_changes(clock_skew_ns_))
+    batch.records.push_back(std::move(r));
   std::unordered_map<const SourceLocation*, uint32_t> name_index;
 
   auto send = [&] {

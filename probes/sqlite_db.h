@@ -48,6 +48,7 @@ class Statement {
   void reset();  // and clears the bindings
   // Ready to run again with new values bound over the old (the hot insert path).
   void rewind() { sqlite3_reset(stmt_.get()); }
+  bool valid() const { return stmt_ != nullptr; }
   int64_t column_int64(int i) const { return sqlite3_column_int64(stmt_.get(), i); }
   // NULL reads as -1.
   int64_t column_optional(int i) const {

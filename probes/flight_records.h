@@ -1,0 +1,100 @@
+// Flight-recorder records as readers use them: from a run file's `collectives` table, from
+// a dump ddpscope wrote beside a run file, or from PyTorch's flight-recorder dumps (the
+// JSON form: `version`, `pg_config`, `entries` with `record_id`, `process_group`,
+// `collective_seq_id`, `p2p_seq_id`, `profiling_name`, `input_sizes`, `output_sizes`,
+// `input_dtypes`, `output_dtypes`, `state`, `time_*_ns`, `timeout_ms`, `frames`, ...).
+// Both dumps share one form (flight_recorder.h writes PyTorch's), so one parser reads them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+namespace ddpscope::probes {
+
+struct StackFrame {
+  std::string name, file;
+  int64_t line = 0;
+};
+
+struct CollectiveRow {
+  int rank = 0;  // global rank of the process that recorded it
+  int64_t pg_id = 0;
+  int64_t record_id = 0;
+  std::string pg_name, pg_desc;  // the group's name is the same on every rank
+  int64_t collective_seq = -1;   // -1: a point-to-point op
+  int64_t p2p_seq = -1;          // -1: a collective
+  std::string op;                // allreduce, all_reduce, send, ... ("nccl:" and peers removed)
+  std::string profiling_name;    // as recorded: "ddpscope:allreduce", "nccl:send 0->1"
+  std::vector<std::vector<int64_t>> input_sizes, output_sizes;
+  std::vector<std::string> input_dtypes, output_dtypes;
+  std::string state;                                               // scheduled | started | completed
+  int64_t t_created_ns = 0, t_started_ns = 0, t_completed_ns = 0;  // 0: not reached
+  int64_t timeout_ms = 0;
+  std::string phase;
+  int64_t iteration = -1;
+  std::vector<StackFrame> frames;
+
+  bool is_p2p() const { return collective_seq < 0; }
+  // 0 scheduled, 1 started, 2 completed (-1: unknown).
+  int state_order() const;
+};
+
+struct GroupRow {
+  int rank = 0;  // the process that described it
+  int64_t pg_id = 0;
+  std::string name, desc;
+  std::vector<int> ranks;  // global ranks, in group order
+};
+
+struct FlightDumpRow {
+  int rank = 0;
+  int64_t t_ns = 0;
+  std::string reason;  // shown, never parsed
+  std::string file;
+};
+
+// One rank's dump file.
+struct FlightDump {
+  int rank = -1;
+  std::string path;
+  std::string version, producer;  // producer "ddpscope", or "" (PyTorch's)
+  int64_t dump_time_ns = 0;
+  std::string reason;
+  std::vector<GroupRow> groups;
+  std::vector<CollectiveRow> entries;
+};
+
+// What a hang is diagnosed from: every rank's records, the groups, the dumps.
+struct FlightData {
+  std::map<int, std::vector<CollectiveRow>> by_rank;  // each rank's, by (pg_id, record_id)
+  std::vector<GroupRow> groups;                       // as each rank described them
+  std::vector<FlightDumpRow> dumps;
+  int world_size = 0;
+  bool empty() const { return by_rank.empty(); }
+  // Adds a dump's records (a later state wins over an earlier copy of a record).
+  void add(const FlightDump& dump, int64_t clock_offset_ns = 0);
+  void sort();
+};
+
+// One entry of a dump (or of a streamed record) as a row. Throws nlohmann::json's
+// exceptions on missing or mistyped fields.
+CollectiveRow collective_from_entry(const nlohmann::json& entry, int rank);
+
+// Reads a dump in the JSON form. The rank comes from the file's "rank" field, else from
+// the digits at the end of its name (nccl_trace_rank_3, x.fr_rank_3.json), else
+// fallback_rank. Throws RunStoreError naming the file and what was wrong: not JSON
+// (PyTorch's default pickle form: set TORCH_FR_DUMP_TEMP_FILE and dump JSON, or convert
+// it), no `entries`, a malformed entry.
+FlightDump read_flight_dump(const std::string& path, int fallback_rank = -1);
+
+// Whether a file looks like a flight-recorder dump (a JSON object with "entries" and
+// "pg_config" or "version" near its start), without reading all of it.
+bool looks_like_flight_dump(const std::string& path);
+
+// Dumps written beside a run file (RUN.fr_rank_<R>.json) that are still there.
+std::vector<std::string> flight_dumps_beside(const std::string& run_file);
+
+}  // namespace ddpscope::probes
