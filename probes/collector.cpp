@@ -149,7 +149,8 @@ void Collector::drain(std::chrono::milliseconds quiet) {
   }
 }
 
-void Collector::finish(const std::string& status, const std::string& message, int failed_rank) {
+void Collector::finish(const std::string& status, const std::string& message, int failed_rank, int dead_rank,
+                       const std::string& dead_signal) {
   std::string why = message;
   if (lost_events_ > 0) {
     log::error("collector: {} events lost: the disk holding the run file is full", lost_events_);
@@ -158,7 +159,8 @@ void Collector::finish(const std::string& status, const std::string& message, in
   }
   try {
     writer_->set_rejected(rejected_);
-    writer_->end_run(lost_events_ > 0 && status == "finished" ? "incomplete" : status, why, failed_rank);
+    writer_->end_run(lost_events_ > 0 && status == "finished" ? "incomplete" : status, why, failed_rank, dead_rank,
+                     dead_signal);
   } catch (const RunStoreFullError& e) {
     // Nowhere to write the outcome, even in the reserve's room: the file keeps what it
     // committed (status running).

@@ -3,7 +3,7 @@
 //   @ddpscope {"event":"collector","batch":"tcp://...","clock":"tcp://..."}
 // The run's token comes from DDPSCOPE_RUN_TOKEN (kept off the command line). The
 // launcher reports the job's end as one JSON line on stdin
-//   {"status":"failed","message":"...","failed_rank":1}
+//   {"status":"failed","message":"...","failed_rank":1,"dead_rank":1,"dead_signal":"signal 9 (Killed)"}
 // after which the collector stores what is still arriving and exits. If stdin closes
 // without that line, the launcher is gone and the run is marked failed. Before that,
 // {"request":"graph"} asks every rank for its next iteration's autograd graph.
@@ -153,7 +153,8 @@ int main(int argc, char** argv) {
     } else {
       std::string message = outcome.value("message", "");
       if (const std::string s = launcher.summary(); !s.empty()) message += (message.empty() ? "" : "; ") + s;
-      collector.finish(outcome.value("status", "finished"), message, outcome.value("failed_rank", -1));
+      collector.finish(outcome.value("status", "finished"), message, outcome.value("failed_rank", -1),
+                       outcome.value("dead_rank", -1), outcome.value("dead_signal", std::string()));
     }
     ddpscope::log::info("collector: {} batches, {} events, {} rejected", collector.batches(),
                         collector.writer().events_written(), collector.rejected());

@@ -54,5 +54,7 @@ inline constexpr const char* kRunTokenEnv = "DDPSCOPE_RUN_TOKEN";
 // Test hook: pretend this process's clock is off by NS nanoseconds ("NS"), or only
 // rank R's ("R:NS").
 inline constexpr const char* kClockSkewEnv = "DDPSCOPE_CLOCK_SKEW_NS";
+// The flight recorder's dump files: this prefix + the rank + ".json" (flight_recorder.h).
+inline constexpr const char* kFlightDumpEnv = "DDPSCOPE_FR_DUMP";
 
 }  // namespace ddpscope::probes

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "collector_protocol.h"
 #include "ddpscope/env.h"
 #include "probe.h"
 #include "records.h"
@@ -245,6 +246,15 @@ FlightRecorder& FlightRecorder::create(GroupDescription group) {
   auto* fr = new FlightRecorder(id, std::move(group), capacity);
   g_recorders[id] = fr;
   g_recorder_count.store(id + 1);
+  if (id == 0) {
+    // The process's first group (the world) knows its global rank: the dump file's name.
+    const GroupDescription& g = fr->group();
+    const int rank = g.rank_in_group < static_cast<int>(g.ranks.size()) ? g.ranks[g.rank_in_group] : g.rank_in_group;
+    if (const char* prefix = std::getenv(kFlightDumpEnv); prefix && *prefix && capacity > 0) {
+      set_dump_path(prefix + std::to_string(rank) + ".json", rank);
+      install_signal_dump();
+    }
+  }
   return *fr;
 }
 

@@ -92,8 +92,9 @@ class FlightRecorder {
   // record for the run file. reason: "timeout: ...". Returns the file written ("" when
   // none is configured or writing failed).
   static std::string dump_all(const std::string& reason);
-  // Where this process dumps: DDPSCOPE_FR_DUMP (set by the launcher: the run file's
-  // folder and name, + ".fr_rank_<R>.json"), else "" (no file).
+  // Where this process dumps. The first group created reads DDPSCOPE_FR_DUMP, a prefix
+  // the rank and ".json" are appended to (the launcher sets "RUN.fr_rank_"), and installs
+  // the fatal-signal dump; without it nothing is written to a file.
   static void set_dump_path(const std::string& path, int global_rank);
   // Installs the fatal-signal handlers that dump before the process dies (once).
   static void install_signal_dump();

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "collector_protocol.h"
+#include "flight_records.h"
 #include "ddpscope/error.h"
 #include "worker_protocol.h"
 
@@ -39,13 +40,17 @@ std::string describe_exit(int status) {
 
 const char* const* CollectorProcess::environment_names() {
   static const char* const names[] = {probes::kCollectorEnv, probes::kCollectorClockEnv, probes::kRunTokenEnv,
-                                      probes::kClockSkewEnv, nullptr};
+                                      probes::kClockSkewEnv,  probes::kFlightDumpEnv,     nullptr};
   return names;
 }
 
 CollectorProcess::CollectorProcess(const std::string& run_file, const probes::RunDescription& run,
                                    const std::string& bind_host)
     : run_file_(run_file) {
+  // Dumps of an earlier run of this name are not this run's.
+  for (const std::string& stale : probes::flight_dumps_beside(run_file))
+    std::remove(stale.c_str());
+  setenv(probes::kFlightDumpEnv, (run_file + ".fr_rank_").c_str(), 1);
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::string exe = (self.parent_path() / "ddpscope-collector").string();
@@ -126,10 +131,45 @@ void CollectorProcess::request_graph() {
 }
 
 void CollectorProcess::finish(const std::string& status, const std::string& message, int failed_rank,
-                              const std::vector<std::pair<int, uint64_t>>& dropped_by_rank) {
+                              const std::vector<std::pair<int, uint64_t>>& dropped_by_rank, int dead_rank,
+                              const std::string& dead_signal) {
+  finish_run(status, message, failed_rank, dropped_by_rank, dead_rank, dead_signal);
+  merge_flight_dumps();
+}
+
+// The dumps ranks wrote when a collective timed out or a signal ended them: into the run
+// file now that the collector (its only other writer) is gone, then removed. A dump cut
+// short (its rank killed while writing) stays beside the file, named in a warning.
+void CollectorProcess::merge_flight_dumps() {
+  const std::vector<std::string> dumps = probes::flight_dumps_beside(run_file_);
+  if (dumps.empty()) return;
+  try {
+    probes::RunStoreWriter writer(run_file_);
+    for (const std::string& file : dumps) {
+      try {
+        writer.store_flight_dump(probes::read_flight_dump(file), "dump");
+        std::remove(file.c_str());
+      } catch (const probes::RunStoreError& e) {
+        log::warn("flight recorder: {}; left beside the run file", e.message());
+      }
+    }
+  } catch (const std::exception& e) {
+    log::warn("flight recorder: could not merge the ranks' dumps into {}: {}; they stay beside it", run_file_,
+              e.what());
+  }
+}
+
+void CollectorProcess::finish_run(const std::string& status, const std::string& message, int failed_rank,
+                                  const std::vector<std::pair<int, uint64_t>>& dropped_by_rank, int dead_rank,
+                                  const std::string& dead_signal) {
   if (alive()) {
-    const std::string line =
-        nlohmann::json{{"status", status}, {"message", message}, {"failed_rank", failed_rank}}.dump() + "\n";
+    const std::string line = nlohmann::json{{"status", status},
+                                            {"message", message},
+                                            {"failed_rank", failed_rank},
+                                            {"dead_rank", dead_rank},
+                                            {"dead_signal", dead_signal}}
+                                 .dump() +
+                             "\n";
     signal(SIGPIPE, SIG_IGN);
     [[maybe_unused]] ssize_t n = write(stdin_fd_, line.data(), line.size());
     close(stdin_fd_);
@@ -162,7 +202,7 @@ void CollectorProcess::finish(const std::string& status, const std::string& mess
     for (const auto& [rank, dropped] : dropped_by_rank)
       writer.add_dropped(rank, dropped);
     writer.end_run(status == "finished" ? "incomplete" : status, message.empty() ? why : message + "; " + why,
-                   failed_rank);
+                   failed_rank, dead_rank, dead_signal);
   } catch (const std::exception& e) {
     log::warn("could not mark the run file: {}", e.what());
   }

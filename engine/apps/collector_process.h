@@ -29,11 +29,19 @@ class CollectorProcess {
   void request_graph();
   // status: finished | failed | stopped. `dropped_by_rank` counts what ranks could not
   // ship (used only when the collector is gone).
+  // dead_rank: a rank mpirun saw die by a signal (-1: none), and that signal. Then merges
+  // the flight recorder's dumps the ranks left beside the run file into it.
   void finish(const std::string& status, const std::string& message, int failed_rank,
-              const std::vector<std::pair<int, uint64_t>>& dropped_by_rank);
+              const std::vector<std::pair<int, uint64_t>>& dropped_by_rank, int dead_rank = -1,
+              const std::string& dead_signal = {});
   const std::string& run_file() const { return run_file_; }
 
  private:
+  void finish_run(const std::string& status, const std::string& message, int failed_rank,
+                  const std::vector<std::pair<int, uint64_t>>& dropped_by_rank, int dead_rank,
+                  const std::string& dead_signal);
+  void merge_flight_dumps();
+
   std::string run_file_;
   pid_t pid_ = -1;
   int stdin_fd_ = -1;

@@ -34,6 +34,9 @@ const FaultSpec& fault_spec() {
     if (std::strstr(text, ",segv")) f.action = FaultSpec::Action::Segv;
     if (std::strstr(text, ",skip")) f.action = FaultSpec::Action::Skip;
     if (std::strstr(text, ",stop")) f.action = FaultSpec::Action::Stop;
+    if (std::strstr(text, ",wrong_op")) f.action = FaultSpec::Action::WrongOp;
+    if (std::strstr(text, ",wrong_size")) f.action = FaultSpec::Action::WrongSize;
+    if (std::strstr(text, ",wrong_dtype")) f.action = FaultSpec::Action::WrongDtype;
     return f;
   }();
   return spec;
@@ -56,8 +59,7 @@ bool fault_point(const char* phase, int rank, int64_t iteration) {
       break;
     case FaultSpec::Action::Segv:
       if (reporter()) reporter()("SIGSEGV" + where);
-      signal(SIGSEGV, SIG_DFL);
-      raise(SIGSEGV);
+      raise(SIGSEGV);  // through the flight recorder's handler (it dumps), then the default
       break;
     case FaultSpec::Action::Stop:
       // No reporter: a stopped rank ships nothing more, as a real one would.
@@ -65,10 +67,19 @@ bool fault_point(const char* phase, int rank, int64_t iteration) {
       raise(SIGSTOP);
       break;
     case FaultSpec::Action::Skip:
+    case FaultSpec::Action::WrongOp:
+    case FaultSpec::Action::WrongSize:
+    case FaultSpec::Action::WrongDtype: {
+      const char* what = f.action == FaultSpec::Action::Skip        ? "skips"
+                         : f.action == FaultSpec::Action::WrongOp   ? "broadcasts instead of allreducing"
+                         : f.action == FaultSpec::Action::WrongSize ? "allreduces 2 elements instead of 1 in"
+                                                                    : "allreduces f32 instead of f64 in";
       if (f.phase != "allreduce")
-        throw DDPSCOPE_ERROR("DDPSCOPE_FAULT: skip applies to phase=allreduce (the loss allreduce), not ", f.phase);
-      log::warn("rank {} skips the loss allreduce of iteration {} (DDPSCOPE_FAULT)", rank, iteration);
+        throw DDPSCOPE_ERROR("DDPSCOPE_FAULT: skip and wrong_* apply to phase=allreduce (the loss allreduce), not ",
+                             f.phase);
+      log::warn("rank {} {} the loss allreduce of iteration {} (DDPSCOPE_FAULT)", rank, what, iteration);
       return true;
+    }
   }
   return false;
 }

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <regex>
 #include <tuple>
 
 #include "collector_process.h"
@@ -166,6 +167,11 @@ void JobMonitor::name_failure_from_mpirun() {
   if (failed_rank_ < 0) std::tie(failed_rank_, failure_) = mpi_fatal_error(err_tail_);
   const auto [dead, line] = rank_death(err_tail_);
   if (dead < 0) return;
+  static const std::regex signal_re("signal ([0-9]+)( \\(([^)]*)\\))?");
+  if (std::smatch m; std::regex_search(line, m, signal_re)) {
+    dead_rank_ = dead;
+    dead_signal_ = m[0].str();
+  }
   if (failed_rank_ < 0) {
     failed_rank_ = dead;
     failure_ = line;
@@ -176,7 +182,7 @@ void JobMonitor::name_failure_from_mpirun() {
 
 void JobMonitor::close_run(const std::string& status, const std::string& message) {
   if (!collector_) return;
-  collector_->finish(status, message, failed_rank_, dropped_by_rank_);
+  collector_->finish(status, message, failed_rank_, dropped_by_rank_, dead_rank_, dead_signal_);
   std::printf("run file: %s (summary: ddpscope-cli stats %s)\n", collector_->run_file().c_str(),
               collector_->run_file().c_str());
   std::fflush(stdout);

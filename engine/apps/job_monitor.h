@@ -51,6 +51,8 @@ class JobMonitor {
   double seconds_ = 0;
   bool started_ = false;  // rank 0 reported its start
   int failed_rank_ = -1;
+  int dead_rank_ = -1;       // a rank mpirun saw die by a signal
+  std::string dead_signal_;  // "signal 9 (Killed)"
   std::string failure_;
   bool interrupted_ = false;
   bool gave_up_ = false;              // the launcher ended mpirun itself

@@ -259,6 +259,7 @@ StepResult Trainer::step() {
   optimizer_->zero_grad(true);
   fused_stepped_ = 0;
   DDPSCOPE_SPAN(forward_span, probes::Kind::Forward, "forward");
+  probes::set_phase("forward");
   const int rank = group_ ? group_->rank() : 0;
   fault_point("forward", rank, iteration_ + 1);
   const Tensor loss = loss_of(model_->forward(x), y);
@@ -273,6 +274,7 @@ StepResult Trainer::step() {
   }
   {
     DDPSCOPE_SPAN(backward_span, probes::Kind::Backward, "backward");
+    probes::set_phase("backward");
     fault_point("backward", rank, iteration_ + 1);
     loss.backward();
   }
@@ -289,6 +291,7 @@ StepResult Trainer::step() {
                            "--find-unused-parameters");
     }
   }
+  probes::set_phase("gradient sync");
   synchronize_gradients();
   // Reading every gradient each iteration would cost a pass over them (2 ms of a 35 ms
   // step for 25 MiB); a loss that is not finite is the cheap trigger to look.
@@ -299,6 +302,7 @@ StepResult Trainer::step() {
   }
   if (fused_stepped_ == 0) {  // else the fused optimizer stepped them bucket by bucket
     DDPSCOPE_SPAN(optimizer_span, probes::Kind::Optimizer, "optimizer");
+    probes::set_phase("optimizer");
     fault_point("optimizer", rank, iteration_);
     optimizer_->step();
   }
@@ -313,15 +317,43 @@ StepResult Trainer::step() {
   nonfinite_.check_loss(iteration_, loss_value);
   // Under join a joined rank only shadows DDP's allreduces: this one would meet a shadow.
   // A rank that skips it on purpose (DDPSCOPE_FAULT ...,skip) calls the wrong collective next.
-  if (group_ && !options_.join && !fault_point("allreduce", group_->rank(), iteration_)) {
-    Tensor l = Tensor::scalar(loss_value, DType::F64);
-    group_->allreduce(l, {.op = c10d::ReduceOp::Avg})->wait();
-    loss_value = l.item<double>();
+  probes::set_phase("loss allreduce");
+  if (group_ && !options_.join) {
+    if (!fault_point("allreduce", group_->rank(), iteration_)) {
+      Tensor l = Tensor::scalar(loss_value, DType::F64);
+      group_->allreduce(l, {.op = c10d::ReduceOp::Avg})->wait();
+      loss_value = l.item<double>();
+    } else {
+      run_injected_loss_collective();
+    }
   }
+  probes::set_phase("");
   probes::record_metric(iteration_, "loss", loss_value);
   probes::record_metric(iteration_, "samples_per_s", static_cast<double>(samples_per_step()) / std::max(seconds, 1e-9));
   probes::record_metric(iteration_, "iteration_ms", seconds * 1e3);
   return {iteration_, loss_value, seconds};
+}
+
+// DDPSCOPE_FAULT's wrong_* actions: a collective that does not match the other ranks'
+// loss allreduce (skip: none at all). What MPI then does is undefined: a hang, an error or
+// a wrong sum; the flight recorder's records say what happened either way.
+void Trainer::run_injected_loss_collective() {
+  Tensor t;
+  switch (fault_spec().action) {
+    case FaultSpec::Action::WrongOp:
+      t = Tensor::scalar(0.0, DType::F64);
+      group_->broadcast(t, {.root = 0})->wait();
+      break;
+    case FaultSpec::Action::WrongSize:
+      t = Tensor::zeros({2}, DType::F64);
+      group_->allreduce(t, {.op = c10d::ReduceOp::Avg})->wait();
+      break;
+    case FaultSpec::Action::WrongDtype:
+      t = Tensor::scalar(0.0, DType::F32);
+      group_->allreduce(t, {.op = c10d::ReduceOp::Avg})->wait();
+      break;
+    default: break;  // skip
+  }
 }
 
 void Trainer::measure_allreduce_cost() {

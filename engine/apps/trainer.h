@@ -108,6 +108,7 @@ class Trainer {
   StepResult step();
   // The allreduce cost sweep (TrainOptions::measure_allreduce); every rank calls it.
   void measure_allreduce_cost();
+  void run_injected_loss_collective();
   const TrainOptions& options() const { return options_; }
   // The iterations this rank trains: --iters, fewer on an --inject-uneven rank.
   int64_t iterations() const;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "flight_recorder.h"
 #include "tensor/tensor.h"
 #include "types.h"
 #include "work.h"
@@ -70,10 +71,24 @@ class ProcessGroup {
   std::string describe(OpType op, uint64_t seq, const Tensor& t, const std::string& extra) const;
   Milliseconds effective_timeout(Milliseconds t) const { return t == kUseGroupTimeout ? options_.timeout : t; }
 
+  // Flight-recorder hooks for the backends: a record for each op as it is issued
+  // (returns its id, -1 when the recorder is off), then when it starts and completes.
+  // `inputs`/`outputs`: the op's tensors (outputs empty: in place).
+  int64_t record_scheduled(OpType op, int64_t collective_seq, int64_t p2p_seq, const std::vector<Tensor>& inputs,
+                           const std::vector<Tensor>& outputs, Milliseconds timeout, int peer = -1);
+  // The same for a collective, from what the backends keep: the tensor that describes
+  // it and its output list (their meaning per op: see the definition).
+  int64_t record_collective(OpType op, uint64_t seq, const Tensor& described, const std::vector<Tensor>& outputs,
+                            Milliseconds timeout);
+  void record_started(int64_t record_id) { recorder_.start(record_id); }
+  void record_completed(int64_t record_id) { recorder_.complete(record_id); }
+  probes::FlightRecorder& recorder() { return recorder_; }
+
  private:
   int rank_;
   int size_;
   ProcessGroupOptions options_;
+  probes::FlightRecorder& recorder_;
 };
 
 // Options for init_process_group.

@@ -186,10 +186,11 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_collective(OpType type, const Ten
     for (int i = 0; i < std::min<int>(f.ndim, 6); ++i)
       f.dims[i] = described.size(i);
   }
+  const int64_t record_id = record_collective(type, seq, described, work->outputs(), limit);
   push(collectives_, {work, std::move(run), limit, f,
                       detail::concat("every rank of group '", options().name, "' (", size(),
                                      " ranks) to enter the same ", op_type_name(type)),
-                      described.defined() ? static_cast<int64_t>(described.nbytes()) : -1});
+                      described.defined() ? static_cast<int64_t>(described.nbytes()) : -1, -1, record_id});
   return work;
 }
 
@@ -236,6 +237,7 @@ void ProcessGroupMPI::run_lane(Lane& lane) {
       check_usable(op_type_name(op.work->op_type()));
       if (options().check_consistency && &lane == &collectives_) check_consistency(op);
       op.work->mark_started();
+      record_started(op.record_id);
       if (probes::enabled()) {
         probes::instant(probes::Kind::PgOpStart, probes::intern(op_type_name(op.work->op_type()), __FILE__, __LINE__),
                         {.peer = static_cast<int16_t>(op.peer),
@@ -249,6 +251,7 @@ void ProcessGroupMPI::run_lane(Lane& lane) {
         span.args().peer = static_cast<int16_t>(op.peer);
         op.run();
       }
+      record_completed(op.record_id);
       op.work->finish();
     } catch (...) {
       op.work->finish_with_error(std::current_exception());
@@ -270,13 +273,15 @@ void ProcessGroupMPI::fail_timed_out(Lane& lane) {
     timeout = lane.in_flight_timeout;
     lane.in_flight.reset();  // the worker stays blocked in MPI; the op is abandoned
   }
-  const std::string message =
+  const std::string message = timeout_message(
       detail::concat("timeout: rank ", rank(), " waited ", timeout.count(), " ms in ", work->description(), " for ",
-                     waits_for, "; MPI cannot cancel it, so this job ends");
+                     waits_for, "; MPI cannot cancel it, so this job ends"));
   broken_reason_ = message;
   broken_ = true;
   MpiEnvironment::mark_abandoned();
   log::error("{}", message);
+  // Every group's records, into the run file and a file beside it (the collector may be gone).
+  probes::FlightRecorder::dump_all(message);
   work->finish_with_error(std::make_exception_ptr(CommError(message, __FILE__, __LINE__)));
   for (Lane* other : {&collectives_, &p2p_}) {
     std::lock_guard<std::mutex> lock(other->mutex);
@@ -484,6 +489,8 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_p2p(OpType type, const Tensor& te
   } else {
     MPI_CHECK(MPI_Irecv(tensor.raw_data(), count, mpi_datatype(tensor.dtype()), peer, tag, comm_.get(), request.get()));
   }
+  const int64_t record_id =
+      record_scheduled(type, -1, static_cast<int64_t>(seq), {tensor}, {}, kUseGroupTimeout, peer);
   push(p2p_, {work,
               [request, tensor, is_send] {
                 MPI_CHECK(MPI_Wait(request.get(), MPI_STATUS_IGNORE));
@@ -491,7 +498,7 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_p2p(OpType type, const Tensor& te
               },
               limit, Fingerprint{},
               detail::concat("rank ", peer, is_send ? " to receive it" : " to send it", " (tag ", tag, ")"),
-              static_cast<int64_t>(tensor.nbytes()), peer});
+              static_cast<int64_t>(tensor.nbytes()), peer, record_id});
   return work;
 }
 

@@ -71,6 +71,7 @@ class ProcessGroupMPI : public ProcessGroup {
     std::string waits_for;  // for the timeout message
     int64_t bytes = -1;     // for the probes
     int peer = -1;
+    int64_t record_id = -1;  // the flight recorder's
   };
   struct Lane {
     std::string name;

@@ -136,7 +136,13 @@ std::shared_ptr<Work> ProcessGroupNCCL::launch(OpType type, const Tensor& descri
   CUDA_RT_CHECK(cudaEventRecord(ready, cudaStreamLegacy));
   CUDA_RT_CHECK(cudaStreamWaitEvent(stream_, ready, 0));
   cudaEventDestroy(ready);  // released once the wait has been enqueued
+  // One sequence for every op of the group: send/recv are recorded as point-to-point.
+  const bool p2p = type == OpType::Send || type == OpType::Recv;
+  const int64_t record_id =
+      p2p ? record_scheduled(type, -1, static_cast<int64_t>(seq), {described}, {}, limit)
+          : record_collective(type, seq, described, work->outputs(), limit);
   work->mark_started();     // queued on the stream now; it runs when the stream reaches it
+  record_started(record_id);
   if (probes::enabled()) {
     // Its start: without a PgOp span of the same name and seq after it, the hang view
     // knows the op never completed.
@@ -150,7 +156,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::launch(OpType type, const Tensor& descri
   {
     std::lock_guard<std::mutex> lock(mutex_);
     pending_.push_back({work, done, std::move(keep_alive), std::move(after), std::chrono::steady_clock::now() + limit,
-                        described.defined() ? static_cast<int64_t>(described.nbytes()) : -1});
+                        described.defined() ? static_cast<int64_t>(described.nbytes()) : -1, record_id});
   }
   cv_.notify_all();
   return work;
@@ -167,13 +173,14 @@ void ProcessGroupNCCL::completion_loop() {
     const cudaError_t state = cudaEventQuery(p.done);
     if (state == cudaErrorNotReady) {
       if (std::chrono::steady_clock::now() > p.deadline) {
-        const std::string message = detail::concat("timeout: rank ", rank(), " waited for ", p.work->description(),
-                                                   " to complete on GPU cuda:", device_,
-                                                   "; a peer has not joined it. The NCCL communicator is aborted");
+        const std::string message = timeout_message(
+            detail::concat("timeout: rank ", rank(), " waited for ", p.work->description(), " to complete on GPU cuda:",
+                           device_, "; a peer has not joined it. The NCCL communicator is aborted"));
         broken_ = true;
         broken_reason_ = message;
         ncclCommAbort(comm_);
         log::error("{}", message);
+        probes::FlightRecorder::dump_all(message);
         for (Pending& q : pending_) {
           q.work->finish_with_error(std::make_exception_ptr(CommError(message, __FILE__, __LINE__)));
         }
@@ -198,6 +205,7 @@ void ProcessGroupNCCL::completion_loop() {
     } else {
       try {
         if (done.after) done.after();
+        record_completed(done.record_id);
         done.work->finish();
         if (probes::enabled()) {
           // Enqueued -> seen complete by this thread (polled every 50 us).

@@ -53,7 +53,8 @@ class ProcessGroupNCCL : public ProcessGroup {
     std::vector<Tensor> keep_alive;  // temporaries the op reads or writes
     std::function<void()> after;     // host-side step once the op finished (copies out)
     std::chrono::steady_clock::time_point deadline;
-    int64_t bytes = -1;  // for the probes
+    int64_t bytes = -1;      // for the probes
+    int64_t record_id = -1;  // the flight recorder's
   };
 
   // Enqueues `launch` on the group's stream after the producer stream, records the

@@ -35,6 +35,12 @@ const char* op_type_name(OpType op) {
   return "?";
 }
 
+std::string timeout_message(std::string message) {
+  const char* garble = std::getenv("DDPSCOPE_TEST_GARBLE_TIMEOUTS");
+  if (!garble || std::strcmp(garble, "1") != 0) return message;
+  return "Zeitüberschreitung: die Kollektivoperation wurde nicht beendet (test text, no names or numbers)";
+}
+
 ProcessGroupOptions ProcessGroupOptions::from_environment() {
   ProcessGroupOptions o;
   o.timeout = Milliseconds(env_int("DDPSCOPE_PG_TIMEOUT_MS", o.timeout.count(), 1));

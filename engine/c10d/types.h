@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ddpscope::c10d {
 
@@ -23,6 +24,10 @@ enum class OpType {
   NewGroup
 };
 const char* op_type_name(OpType op);
+
+// A timeout's message as errors and logs show it. DDPSCOPE_TEST_GARBLE_TIMEOUTS=1 (the
+// fault suite) replaces its words, to prove no verdict is drawn from them.
+std::string timeout_message(std::string message);
 
 using Milliseconds = std::chrono::milliseconds;
 // Zero: use the group's timeout.
@@ -49,6 +54,10 @@ struct CollectiveOptions {
 struct ProcessGroupOptions {
   Milliseconds timeout = std::chrono::minutes(30);
   std::string name = "world";
+  // What the group is for, as the flight recorder shows it ("default", "ddp", ...).
+  std::string description = "default";
+  // The members' global ranks, in group order (empty: 0..size-1, the world).
+  std::vector<int> global_ranks;
   // DDPSCOPE_DEBUG=detail: ranks check before each collective that they all call the
   // same op (sequence number, dtype, shape).
   bool check_consistency = false;
