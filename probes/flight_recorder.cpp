@@ -178,10 +178,11 @@ struct FlightDumpWriter {
     key("frames"), raw("[]}");
   }
   // The whole dump, every group's records: PyTorch's top-level form.
-  void dump(const char* reason, int rank, int64_t now_ns) {
+  void dump(const char* reason, const char* trigger, int rank, int64_t now_ns) {
     raw("{\"version\":\"2.4\",\"producer\":\"ddpscope\",");
     key("rank"), num(rank), put(',');
     key("dump_reason"), str(reason), put(',');
+    key("dump_trigger"), str(trigger), put(',');
     key("dump_time_ns"), num(now_ns), put(',');
     const int n = std::min(g_recorder_count.load(), kMaxGroups);
     key("pg_config"), put('{');
@@ -370,7 +371,7 @@ namespace {
 
 // Writes the dump to a temporary name, then renames it into place: a reader never sees
 // half a file. Async-signal-safe (open, write, rename, close).
-bool write_dump_file(const char* reason) {
+bool write_dump_file(const char* reason, const char* trigger) {
   if (!g_dump_path[0]) return false;
   char tmp[sizeof g_dump_path + 8];
   std::snprintf(tmp, sizeof tmp, "%s.part", g_dump_path);
@@ -381,7 +382,7 @@ bool write_dump_file(const char* reason) {
   w.out = nullptr;
   w.fd = fd;
   w.failed = false;
-  w.dump(reason, g_dump_rank, monotonic_ns());
+  w.dump(reason, trigger, g_dump_rank, monotonic_ns());
   ::close(fd);
   if (w.failed) {
     ::unlink(tmp);
@@ -396,7 +397,7 @@ constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTE
 void on_fatal_signal(int sig, siginfo_t* info, void* context) {
   if (!g_dumping.exchange(true)) {
     const char* reason = sig == SIGTERM ? "signal: SIGTERM (the job is being ended)" : "signal: fatal signal";
-    write_dump_file(reason);
+    write_dump_file(reason, sig == SIGTERM ? "sigterm" : "signal");
   }
   // Hand the signal on: the previous handler (OpenMPI's backtrace), or the default action.
   const struct sigaction& prev = g_previous[sig];
@@ -415,15 +416,16 @@ void on_fatal_signal(int sig, siginfo_t* info, void* context) {
 
 }  // namespace
 
-std::string FlightRecorder::dump_all(const std::string& reason) {
+std::string FlightRecorder::dump_all(const std::string& reason, const char* trigger) {
   if (g_dumping.exchange(true)) return {};
-  const bool written = write_dump_file(reason.c_str());
+  const bool written = write_dump_file(reason.c_str(), trigger);
   g_dumping = false;
   // The run file learns of the dump too, when the collector is still there to take it.
   FlightDumpWriter w;
   std::string text;
   w.out = &text;
-  w.raw("{\"type\":\"flight_dump\",\"reason\":"), w.str(reason.c_str()), w.raw(",\"t_ns\":"), w.num(monotonic_ns());
+  w.raw("{\"type\":\"flight_dump\",\"reason\":"), w.str(reason.c_str()), w.raw(",\"trigger\":"), w.str(trigger);
+  w.raw(",\"t_ns\":"), w.num(monotonic_ns());
   w.raw(",\"file\":"), w.str(written ? g_dump_path : ""), w.put('}');
   w.flush();
   queue_record(std::move(text));

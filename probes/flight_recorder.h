@@ -88,10 +88,11 @@ class FlightRecorder {
   // description the first time. The shipper sends them with each batch.
   // clock_skew_ns: the shipper's test hook, added to the times as to events' times.
   static std::vector<std::string> take_changes(int64_t clock_skew_ns = 0);
-  // Writes every group's buffer to the dump file (dump_path_for_rank) and queues a dump
+  // Writes every group's buffer to the dump file (set_dump_path) and queues a dump
   // record for the run file. reason: "timeout: ...". Returns the file written ("" when
   // none is configured or writing failed).
-  static std::string dump_all(const std::string& reason);
+  // trigger: timeout (a watchdog: this rank was alive and waiting), signal, sigterm.
+  static std::string dump_all(const std::string& reason, const char* trigger = "timeout");
   // Where this process dumps. The first group created reads DDPSCOPE_FR_DUMP, a prefix
   // the rank and ".json" are appended to (the launcher sets "RUN.fr_rank_"), and installs
   // the fatal-signal dump; without it nothing is written to a file.

@@ -52,7 +52,8 @@ struct GroupRow {
 struct FlightDumpRow {
   int rank = 0;
   int64_t t_ns = 0;
-  std::string reason;  // shown, never parsed
+  std::string reason;   // shown, never parsed
+  std::string trigger;  // timeout | signal | sigterm ("": not said, as in PyTorch's dumps)
   std::string file;
 };
 
@@ -63,6 +64,7 @@ struct FlightDump {
   std::string version, producer;  // producer "ddpscope", or "" (PyTorch's)
   int64_t dump_time_ns = 0;
   std::string reason;
+  std::string trigger;  // as FlightDumpRow's
   std::vector<GroupRow> groups;
   std::vector<CollectiveRow> entries;
 };

@@ -181,6 +181,8 @@ std::string first_sentence(const std::string& text) {
   // The launcher appends mpirun's words about a dead rank: the verdict names it already.
   const size_t end = std::min(text.find(". "), text.find(" (mpirun: "));
   std::string s = end == std::string::npos ? text : text.substr(0, end);
+  while (!s.empty() && (s.back() == '.' || s.back() == ' '))
+    s.pop_back();
   constexpr size_t kMax = 200;
   return s.size() > kMax ? s.substr(0, kMax) + "..." : s;
 }
@@ -263,10 +265,10 @@ std::string positions_text(const HangReport& report, const std::vector<int>& ran
   return text;
 }
 
-std::string dead_rank_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
+std::string dead_rank_verdict(HangReport& report, int64_t start_ns) {
   report.culprits = {report.dead_rank};
-  const auto [rank, signal] = dead_rank_of(run.message);
-  std::string culprit = detail::concat("Rank ", rank, " died (", signal, ")");
+  const int rank = report.dead_rank;
+  std::string culprit = detail::concat("Rank ", rank, " died (", report.dead_signal, ")");
   if (const RankHangState* st = state_of(report, rank)) culprit += detail::concat(" ", position_text(*st, start_ns));
   std::vector<int> waiting;
   for (const auto& st : report.ranks)
@@ -340,6 +342,8 @@ std::string reporter_text(HangReport& report, const RunRow& run, std::string& cu
   if (run.status != "failed") return {};
   const int reported_by = run.failed_rank;
   const bool same = report.culprits.size() == 1 && report.culprits.front() == reported_by;
+  // A rank that died is named with its signal already; mpirun's words add nothing.
+  if (!culprit.empty() && reported_by >= 0 && reported_by == report.dead_rank) return {};
   if (!culprit.empty() && reported_by >= 0 && !same)
     return detail::concat(" Rank ", reported_by, " reported it: ", first_sentence(run.message), ".");
   if (!culprit.empty() && same && report.dead_rank < 0)
@@ -351,10 +355,27 @@ std::string reporter_text(HangReport& report, const RunRow& run, std::string& cu
   return {};
 }
 
+// From the flight recorder's records alone; a failure they do not explain (an error in
+// the training code, a rank that died outside any collective) is named by who reported it.
+void add_records_verdict(HangReport& report, const RunRow& run) {
+  report.flight = analyze_flight(report.records, report.dead_rank, report.dead_signal);
+  std::string culprit = report.flight.verdict;
+  report.culprits = report.flight.culprits;
+  if (culprit.empty() && report.dead_rank >= 0) {
+    culprit = detail::concat("Rank ", report.dead_rank, " died by ", report.dead_signal,
+                             "; every collective it called matched the other ranks'.");
+    report.culprits = {report.dead_rank};
+  }
+  const std::string reporter = reporter_text(report, run, culprit);
+  report.verdict = culprit + reporter;
+  if (!report.verdict.empty()) report.findings.insert(report.findings.begin(), report.verdict);
+}
+
 void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
+  if (report.from_records()) return add_records_verdict(report, run);
   std::string culprit;
   if (report.dead_rank >= 0) {
-    culprit = dead_rank_verdict(report, run, start_ns);
+    culprit = dead_rank_verdict(report, start_ns);
   } else {
     const bool timed_out = run.status == "failed" && collective_of_timeout(run.message).has_value();
     culprit = absent_rank_verdict(report, start_ns, timed_out ? run.failed_rank : -1);
@@ -418,12 +439,18 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   }
   if (total_iterations == std::numeric_limits<int64_t>::max()) mark_done_when_finished(run_row, report);
   report.now_ns = now_ns > 0 ? now_ns : report.latest_event_ns;
-  report.dead_rank = run_row.status == "failed" ? dead_rank_of(run_row.message).first : -1;
+  if (run_row.schema >= 6) {
+    report.records = run.flight();
+    report.dead_rank = run_row.dead_rank;
+    report.dead_signal = run_row.dead_signal;
+  } else if (run_row.status == "failed") {
+    std::tie(report.dead_rank, report.dead_signal) = dead_rank_of(run_row.message);
+  }
   // A rank whose watchdog fired ends the job at once, so its own start of the op it
   // waited in may never have been shipped; its timeout message names that op. Without
   // this, a stopped rank whose start did reach the file looked like the one waiting and
   // the reporter like the one that never entered.
-  if (run_row.status == "failed" && run_row.failed_rank >= 0) {
+  if (run_row.status == "failed" && run_row.failed_rank >= 0 && !report.from_records()) {
     const std::optional<PendingCollective> waited = collective_of_timeout(run_row.message);
     for (auto& st : report.ranks) {
       if (st.rank != run_row.failed_rank || !waited || waited->seq <= st.latest_seq) continue;
@@ -475,6 +502,20 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
         "old");
   }
   add_verdict(report, run_row, run.time_range().first);
+  return report;
+}
+
+HangReport analyze_hang(const FlightData& records) {
+  HangReport report;
+  report.records = records;
+  report.flight = analyze_flight(records);
+  report.verdict = report.flight.verdict;
+  report.culprits = report.flight.culprits;
+  if (!report.verdict.empty()) report.findings.push_back(report.verdict);
+  for (const GroupFinding& g : report.flight.groups)
+    if (g.verdict.empty() && g.seq >= 0)
+      report.findings.push_back(detail::concat("group '", g.group, "': every rank called collectives #0..#", g.seq,
+                                               " alike and completed them"));
   return report;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "flight_analysis.h"
 #include "run_store_reader.h"
 
 namespace ddpscope::probes {
@@ -53,14 +54,24 @@ struct HangReport {
   std::string verdict;
   std::vector<int> culprits;
   int dead_rank = -1;  // a rank the launcher saw die by a signal
+  std::string dead_signal;
+  // The flight recorder's records and what they say (run files of schema 6 on, and
+  // PyTorch's dumps). When there are records, the verdict is drawn from them alone.
+  FlightData records;
+  FlightVerdict flight;
+  bool from_records() const { return !records.empty(); }
 };
 
 // The rank and signal of "process rank 1 with PID 0 on node h exited on signal 9
 // (Killed)" (mpirun's words in a failed run's message); {-1, ""} when there are none.
+// Only for run files older than schema 6, which record neither the dead rank nor records.
 std::pair<int, std::string> dead_rank_of(const std::string& message);
 
 // now_ns: the current CLOCK_MONOTONIC time of the collector's host (live runs); 0 uses
 // the latest event of the run (finished or failed runs).
 HangReport analyze_hang(RunStoreReader& run, int64_t now_ns = 0);
+
+// The verdict from flight-recorder dumps alone (`ddpscope-cli hang DUMP...`).
+HangReport analyze_hang(const FlightData& records);
 
 }  // namespace ddpscope::probes

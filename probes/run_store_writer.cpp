@@ -329,9 +329,10 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r, int64_t off
     g.ranks = r.value("ranks", std::vector<int>());
     store_group(g);
   } else if (type == "flight_dump") {
-    Statement s = db_.prepare("INSERT INTO flight_dumps(rank, t_ns, reason, file, source) VALUES(?,?,?,?,'stream')");
+    Statement s =
+        db_.prepare("INSERT INTO flight_dumps(rank, t_ns, reason, trigger, file, source) VALUES(?,?,?,?,?,'stream')");
     s.bind(1, rk).bind(2, r.value("t_ns", int64_t{0}) + offset).bind(3, r.value("reason", std::string()));
-    s.bind(4, r.value("file", std::string()));
+    s.bind(4, r.value("trigger", std::string())).bind(5, r.value("file", std::string()));
     s.step();
   } else
     log::warn("run store: unknown record type '{}' from rank {}; skipped", type, rank);
@@ -547,12 +548,14 @@ void RunStoreWriter::store_flight_dump(const FlightDump& dump, const std::string
       store_group(g);
     for (const CollectiveRow& r : dump.entries)
       store_collective(r, source, offset);
-    Statement d = db_.prepare("INSERT INTO flight_dumps(rank, t_ns, reason, file, source) VALUES(?,?,?,?,?)");
+    Statement d =
+        db_.prepare("INSERT INTO flight_dumps(rank, t_ns, reason, trigger, file, source) VALUES(?,?,?,?,?,?)");
     d.bind(1, int64_t{dump.rank})
         .bind_optional(2, dump.dump_time_ns > 0 ? dump.dump_time_ns + offset : -1)
         .bind(3, dump.reason)
-        .bind(4, dump.path)
-        .bind(5, source);
+        .bind(4, dump.trigger)
+        .bind(5, dump.path)
+        .bind(6, source);
     d.step();
     db_.exec("COMMIT");
   } catch (...) {

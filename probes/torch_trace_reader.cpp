@@ -399,11 +399,13 @@ int dtype_bytes(const std::string& type) {
   for (char c : type)
     t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (t.rfind("c10::", 0) == 0) t = t.substr(5);
-  if (t == "float" || t == "float32" || t == "int" || t == "int32" || t == "unsigned int") return 4;
-  if (t == "double" || t == "float64" || t == "long" || t == "long int" || t == "int64" || t == "long long" ||
-      t == "unsigned long")
+  // PyTorch's names, and ddpscope's own (f32, f64, f16, bf16, i64: its flight records).
+  if (t == "float" || t == "float32" || t == "f32" || t == "int" || t == "int32" || t == "unsigned int") return 4;
+  if (t == "double" || t == "float64" || t == "f64" || t == "long" || t == "long int" || t == "int64" || t == "i64" ||
+      t == "long long" || t == "unsigned long")
     return 8;
-  if (t == "half" || t == "float16" || t == "bfloat16" || t == "short" || t == "int16") return 2;
+  if (t == "half" || t == "float16" || t == "f16" || t == "bfloat16" || t == "bf16" || t == "short" || t == "int16")
+    return 2;
   if (t == "bool" || t == "char" || t == "signed char" || t == "unsigned char" || t == "byte" || t == "int8" ||
       t == "uint8")
     return 1;

@@ -12,6 +12,8 @@
 
 #include "chrome_trace_export.h"
 #include "kineto_export.h"
+#include "flight_grid.h"
+#include "flight_import.h"
 #include "hang_analysis.h"
 #include "job_launcher.h"
 #include "probe.h"
@@ -48,8 +50,43 @@ int run_stats(const std::string& path, bool summary_only) {
   return 0;
 }
 
-int run_hang(const std::string& path) {
-  ddpscope::probes::RunStoreReader run(path);
+// The grid of collectives around each group's finding (flight_grid.h).
+void print_flight_grids(const ddpscope::probes::HangReport& report) {
+  for (const auto& g : report.flight.groups) {
+    if (g.verdict.empty()) continue;
+    std::printf("\n%s", ddpscope::probes::flight_grid_text(ddpscope::probes::flight_grid(report.records, g)).c_str());
+  }
+}
+
+bool all_flight_dumps(const std::vector<std::string>& paths) {
+  return std::all_of(paths.begin(), paths.end(),
+                     [](const std::string& p) { return ddpscope::probes::looks_like_flight_dump(p); });
+}
+
+bool any_flight_dump(const std::vector<std::string>& paths) {
+  return std::any_of(paths.begin(), paths.end(),
+                     [](const std::string& p) { return ddpscope::probes::looks_like_flight_dump(p); });
+}
+
+// `hang DUMP...`: the verdict from flight-recorder dumps alone, one per rank.
+int run_hang_dumps(const std::vector<std::string>& paths) {
+  const auto report = ddpscope::probes::analyze_hang(ddpscope::probes::read_flight_dumps(paths));
+  if (report.verdict.empty()) std::printf("every collective matched on every rank, and each completed\n");
+  for (const auto& line : report.findings)
+    std::printf("%s\n", line.c_str());
+  print_flight_grids(report);
+  return 0;
+}
+
+int run_hang(const std::vector<std::string>& paths) {
+  if (paths.size() > 1 || all_flight_dumps(paths)) {
+    if (!all_flight_dumps(paths)) {
+      throw DDPSCOPE_ERROR("hang takes one run file, or flight-recorder dumps (one per rank); ",
+                           "some of the files given are not dumps");
+    }
+    return run_hang_dumps(paths);
+  }
+  ddpscope::probes::RunStoreReader run(paths.front());
   const auto report = ddpscope::probes::analyze_hang(run);
   for (const auto& line : report.findings)
     std::printf("%s\n", line.c_str());
@@ -65,6 +102,7 @@ int run_hang(const std::string& path) {
         st.buckets_waiting_for_grads.size(), st.buckets_waiting_for_allreduce.size(), st.missing_grads.size(),
         static_cast<long long>(st.params_total));
   }
+  print_flight_grids(report);
   return 0;
 }
 
@@ -179,7 +217,24 @@ int run_export_kineto(const std::string& path, const std::string& dir, bool forc
 
 // `import-torch`: a PyTorch job's profiler traces as one run file, with progress on
 // the terminal (a line that rewrites itself on a terminal, a line per quarter elsewhere).
+int run_import_flight_dumps(const std::vector<std::string>& inputs, const std::string& out, bool force) {
+  const auto r = ddpscope::probes::import_flight_dumps(inputs, out, force);
+  std::printf("imported %zu rank%s' flight-recorder dumps (world size %d), %lld records, into %s\n", r.ranks.size(),
+              r.ranks.size() == 1 ? "" : "s", r.world_size, static_cast<long long>(r.records), out.c_str());
+  for (const auto& n : r.notes)
+    std::printf("note: %s\n", n.c_str());
+  std::printf("verdict: ddpscope-cli hang %s\n", out.c_str());
+  return 0;
+}
+
 int run_import_torch(const std::vector<std::string>& inputs, const std::string& out, bool force) {
+  if (any_flight_dump(inputs)) {
+    if (!all_flight_dumps(inputs)) {
+      throw DDPSCOPE_ERROR("import-torch: some inputs are flight-recorder dumps and some are not; import the dumps ",
+                           "and the profiler traces into separate run files");
+    }
+    return run_import_flight_dumps(inputs, out, force);
+  }
   const bool tty = isatty(fileno(stderr));
   int last_quarter = -1;
   ddpscope::probes::TorchImportOptions options{.force = force};
@@ -335,11 +390,15 @@ Command add_stats(CLI::App& app) {
 }
 
 Command add_hang(CLI::App& app) {
-  auto run = std::make_shared<std::string>();
-  CLI::App* hang =
-      app.add_subcommand("hang", "Where each rank stands: the collective it waits in, pending buckets and gradients");
-  hang->add_option("RUN", *run, "Run file")->required()->check(CLI::ExistingFile);
-  return {hang, [run] { return run_hang(*run); }};
+  auto paths = std::make_shared<std::vector<std::string>>();
+  CLI::App* hang = app.add_subcommand(
+      "hang",
+      "Where each rank stands and who stalled the job: from a run file, or from flight-recorder dumps (PyTorch's "
+      "JSON dumps, one per rank)");
+  hang->add_option("RUN", *paths, "A run file, or flight-recorder dumps (one per rank)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  return {hang, [paths] { return run_hang(*paths); }};
 }
 
 Command add_advise(CLI::App& app) {
@@ -368,9 +427,13 @@ Command add_import_torch(CLI::App& app) {
     bool force = false;
   };
   auto a = std::make_shared<Args>();
-  CLI::App* import_torch = app.add_subcommand(
-      "import-torch", "Import a PyTorch job's profiler traces (one per rank, or a folder) as a run file");
-  import_torch->add_option("PATH", a->inputs, "Trace files (*.json, *.json.gz) or folders of them")->required();
+  CLI::App* import_torch = app.add_subcommand("import-torch",
+                                              "Import a PyTorch job's profiler traces (one per rank, or a folder), or "
+                                              "its flight-recorder dumps, as a run file");
+  import_torch
+      ->add_option("PATH", a->inputs,
+                   "Trace files (*.json, *.json.gz) or folders of them; or flight-recorder dumps (one per rank)")
+      ->required();
   import_torch->add_option("--out", a->out, "Run file to write")->required();
   import_torch->add_flag("--force", a->force, "Replace --out if it exists");
   return {import_torch, [a] { return run_import_torch(a->inputs, a->out, a->force); }};

@@ -40,7 +40,7 @@ std::string describe_exit(int status) {
 
 const char* const* CollectorProcess::environment_names() {
   static const char* const names[] = {probes::kCollectorEnv, probes::kCollectorClockEnv, probes::kRunTokenEnv,
-                                      probes::kClockSkewEnv,  probes::kFlightDumpEnv,     nullptr};
+                                      probes::kClockSkewEnv, probes::kFlightDumpEnv,     nullptr};
   return names;
 }
 

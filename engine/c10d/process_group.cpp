@@ -40,8 +40,10 @@ ProcessGroup::ProcessGroup(int rank, int size, ProcessGroupOptions options)
     : rank_(rank),
       size_(size),
       options_(std::move(options)),
-      recorder_(probes::FlightRecorder::create(
-          {.name = options_.name, .desc = options_.description, .ranks = members(options_, size), .rank_in_group = rank})) {}
+      recorder_(probes::FlightRecorder::create({.name = options_.name,
+                                                .desc = options_.description,
+                                                .ranks = members(options_, size),
+                                                .rank_in_group = rank})) {}
 
 int64_t ProcessGroup::record_scheduled(OpType op, int64_t collective_seq, int64_t p2p_seq,
                                        const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,

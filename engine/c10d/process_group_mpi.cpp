@@ -273,9 +273,9 @@ void ProcessGroupMPI::fail_timed_out(Lane& lane) {
     timeout = lane.in_flight_timeout;
     lane.in_flight.reset();  // the worker stays blocked in MPI; the op is abandoned
   }
-  const std::string message = timeout_message(
-      detail::concat("timeout: rank ", rank(), " waited ", timeout.count(), " ms in ", work->description(), " for ",
-                     waits_for, "; MPI cannot cancel it, so this job ends"));
+  const std::string message = timeout_message(detail::concat("timeout: rank ", rank(), " waited ", timeout.count(),
+                                                             " ms in ", work->description(), " for ", waits_for,
+                                                             "; MPI cannot cancel it, so this job ends"));
   broken_reason_ = message;
   broken_ = true;
   MpiEnvironment::mark_abandoned();
@@ -489,8 +489,7 @@ std::shared_ptr<Work> ProcessGroupMPI::enqueue_p2p(OpType type, const Tensor& te
   } else {
     MPI_CHECK(MPI_Irecv(tensor.raw_data(), count, mpi_datatype(tensor.dtype()), peer, tag, comm_.get(), request.get()));
   }
-  const int64_t record_id =
-      record_scheduled(type, -1, static_cast<int64_t>(seq), {tensor}, {}, kUseGroupTimeout, peer);
+  const int64_t record_id = record_scheduled(type, -1, static_cast<int64_t>(seq), {tensor}, {}, kUseGroupTimeout, peer);
   push(p2p_, {work,
               [request, tensor, is_send] {
                 MPI_CHECK(MPI_Wait(request.get(), MPI_STATUS_IGNORE));

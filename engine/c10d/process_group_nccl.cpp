@@ -138,10 +138,9 @@ std::shared_ptr<Work> ProcessGroupNCCL::launch(OpType type, const Tensor& descri
   cudaEventDestroy(ready);  // released once the wait has been enqueued
   // One sequence for every op of the group: send/recv are recorded as point-to-point.
   const bool p2p = type == OpType::Send || type == OpType::Recv;
-  const int64_t record_id =
-      p2p ? record_scheduled(type, -1, static_cast<int64_t>(seq), {described}, {}, limit)
-          : record_collective(type, seq, described, work->outputs(), limit);
-  work->mark_started();     // queued on the stream now; it runs when the stream reaches it
+  const int64_t record_id = p2p ? record_scheduled(type, -1, static_cast<int64_t>(seq), {described}, {}, limit)
+                                : record_collective(type, seq, described, work->outputs(), limit);
+  work->mark_started();  // queued on the stream now; it runs when the stream reaches it
   record_started(record_id);
   if (probes::enabled()) {
     // Its start: without a PgOp span of the same name and seq after it, the hang view
@@ -173,9 +172,9 @@ void ProcessGroupNCCL::completion_loop() {
     const cudaError_t state = cudaEventQuery(p.done);
     if (state == cudaErrorNotReady) {
       if (std::chrono::steady_clock::now() > p.deadline) {
-        const std::string message = timeout_message(
-            detail::concat("timeout: rank ", rank(), " waited for ", p.work->description(), " to complete on GPU cuda:",
-                           device_, "; a peer has not joined it. The NCCL communicator is aborted"));
+        const std::string message = timeout_message(detail::concat(
+            "timeout: rank ", rank(), " waited for ", p.work->description(), " to complete on GPU cuda:", device_,
+            "; a peer has not joined it. The NCCL communicator is aborted"));
         broken_ = true;
         broken_reason_ = message;
         ncclCommAbort(comm_);

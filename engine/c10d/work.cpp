@@ -37,11 +37,11 @@ void Work::wait(Milliseconds timeout) {
     std::unique_lock<std::mutex> lock(done->first);
     const bool finished = done->second.wait_for(lock, limit, [&] { return future_->completed(); });
     if (!finished) {
-      throw CommError(timeout_message(detail::concat("timeout: rank ", rank_, " waited ", limit.count(), " ms for ",
-                                                     description_,
-                                                     " to complete; a peer has not joined it or is still "
-                                                     "working (raise the timeout if that is expected)")),
-                      __FILE__, __LINE__);
+      throw CommError(
+          timeout_message(detail::concat("timeout: rank ", rank_, " waited ", limit.count(), " ms for ", description_,
+                                         " to complete; a peer has not joined it or is still "
+                                         "working (raise the timeout if that is expected)")),
+          __FILE__, __LINE__);
     }
   }
   future_->wait();  // rethrows the op's error, if any
