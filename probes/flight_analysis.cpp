@@ -148,6 +148,7 @@ class GroupMatcher {
   // Fills the finding when collective s does not match; false when it does.
   bool classify(int64_t s) {
     std::vector<int> present, absent;
+    f_.calls.clear();
     for (const auto& [rank, c] : calls_) {
       const auto it = c.by_seq.find(s);
       if (it != c.by_seq.end()) {
@@ -402,7 +403,7 @@ class GroupMatcher {
     std::string text = head();
     if (!silent.empty()) {
       f_.culprits = silent, f_.others = waiting;
-      text += detail::concat("Every rank called ", call_text(any), from_text(any), "; ", ranks_text(waiting),
+      text += detail::concat("Every rank called ", call_text(any), from_text(any), "; ", lower_ranks(waiting),
                              " timed out waiting in it.") +
               silent_text(silent);
     } else {
@@ -422,9 +423,9 @@ class GroupMatcher {
     std::vector<int> quiet;
     for (int r : ranks) {
       if (const auto it = late_.find(r); it != late_.end())
-        text += detail::concat(" Rank ", r, "'s own timeout fired ", it->second / 100'000'000 / 10.0,
-                               " s late: it was not running while the others waited (stopped, or starved of CPU; "
-                               "the likely culprit).");
+        text += detail::concat(" Rank ", r, " did not run for ", it->second / 100'000'000 / 10.0,
+                               " s while the others waited (its watchdog woke that late: stopped, or starved of "
+                               "CPU; the likely culprit).");
       else
         quiet.push_back(r);
     }
@@ -482,6 +483,19 @@ namespace {
 std::set<int> timed_out_on_time(const FlightData& data, std::map<int, int64_t>& late) {
   std::set<int> on_time;
   for (const FlightDumpRow& d : data.dumps) {
+    // A process that could not run while a collective of its was pending (its watchdog
+    // woke that late) stalled the others, whatever its dump's trigger.
+    if (d.stall_ns > 0 && d.stall_end_ns > 0 && data.by_rank.count(d.rank)) {
+      for (const CollectiveRow& r : data.by_rank.at(d.rank))
+        // A stall that overlapped one of its collectives and was long for it (a quarter
+        // of its timeout, a second at least: a busy machine delays wake-ups less).
+        if (r.t_created_ns > 0 && r.t_created_ns < d.stall_end_ns &&
+            (r.t_completed_ns == 0 || r.t_completed_ns >= d.stall_end_ns - d.stall_ns) &&
+            d.stall_ns >= std::max<int64_t>(1'000'000'000, r.timeout_ms * 250'000)) {
+          late[d.rank] = std::max(late[d.rank], d.stall_ns);
+          break;
+        }
+    }
     if (d.trigger != "timeout") continue;
     const CollectiveRow* waited = nullptr;
     if (const auto it = data.by_rank.find(d.rank); it != data.by_rank.end()) {

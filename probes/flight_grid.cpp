@@ -13,11 +13,14 @@ FlightGrid flight_grid(const FlightData& data, const GroupFinding& finding, int 
   g.group = finding.group;
   g.ranks = finding.members;
   g.focus_seq = finding.seq;
-  int64_t highest = -1;
+  int64_t highest = -1, lowest = finding.seq;
   for (const auto& [rank, rows] : data.by_rank)
     for (const CollectiveRow& r : rows)
-      if (r.pg_name == finding.group && !r.is_p2p()) highest = std::max(highest, r.collective_seq);
-  const int64_t lo = std::max<int64_t>(0, finding.seq - before), hi = std::min(highest, finding.seq + after);
+      if (r.pg_name == finding.group && !r.is_p2p()) {
+        highest = std::max(highest, r.collective_seq);
+        lowest = std::min(lowest, r.collective_seq);
+      }
+  const int64_t lo = std::max(lowest, finding.seq - before), hi = std::min(highest, finding.seq + after);
   for (int64_t s = lo; s <= hi; ++s)
     g.seqs.push_back(s);
   for (int rank : g.ranks) {

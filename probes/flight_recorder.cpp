@@ -30,6 +30,12 @@ std::atomic<const char*> g_phase{""};
 char g_dump_path[4096];  // "" until set_dump_path
 int g_dump_rank = 0;
 std::atomic<bool> g_dumping{false};
+// The first timeout's reason and time: a later dump (the job's SIGTERM, a crash) rewrites
+// the file with fresher records but keeps saying that this rank timed out, and when: the
+// verdict tells a rank that waited from one that did not by it.
+char g_timeout_reason[2048];
+std::atomic<int64_t> g_timeout_ns{0};
+std::atomic<int64_t> g_stall_ns{0}, g_stall_end_ns{0};
 
 int64_t monotonic_ns() {
   timespec ts;
@@ -183,6 +189,8 @@ struct FlightDumpWriter {
     key("rank"), num(rank), put(',');
     key("dump_reason"), str(reason), put(',');
     key("dump_trigger"), str(trigger), put(',');
+    if (const int64_t stall = g_stall_ns.load(); stall > 0)
+      key("stall_ns"), num(stall), put(','), key("stall_end_ns"), num(g_stall_end_ns.load()), put(',');
     key("dump_time_ns"), num(now_ns), put(',');
     const int n = std::min(g_recorder_count.load(), kMaxGroups);
     key("pg_config"), put('{');
@@ -373,6 +381,12 @@ namespace {
 // half a file. Async-signal-safe (open, write, rename, close).
 bool write_dump_file(const char* reason, const char* trigger) {
   if (!g_dump_path[0]) return false;
+  int64_t when = monotonic_ns();
+  if (const int64_t t = g_timeout_ns.load(); t != 0) {
+    reason = g_timeout_reason;
+    trigger = "timeout";
+    when = t;
+  }
   char tmp[sizeof g_dump_path + 8];
   std::snprintf(tmp, sizeof tmp, "%s.part", g_dump_path);
   const int fd = ::open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -382,7 +396,7 @@ bool write_dump_file(const char* reason, const char* trigger) {
   w.out = nullptr;
   w.fd = fd;
   w.failed = false;
-  w.dump(reason, trigger, g_dump_rank, monotonic_ns());
+  w.dump(reason, trigger, g_dump_rank, when);
   ::close(fd);
   if (w.failed) {
     ::unlink(tmp);
@@ -418,6 +432,10 @@ void on_fatal_signal(int sig, siginfo_t* info, void* context) {
 
 std::string FlightRecorder::dump_all(const std::string& reason, const char* trigger) {
   if (g_dumping.exchange(true)) return {};
+  if (std::strcmp(trigger, "timeout") == 0 && g_timeout_ns.load() == 0) {
+    std::snprintf(g_timeout_reason, sizeof g_timeout_reason, "%s", reason.c_str());
+    g_timeout_ns = monotonic_ns();
+  }
   const bool written = write_dump_file(reason.c_str(), trigger);
   g_dumping = false;
   // The run file learns of the dump too, when the collector is still there to take it.
@@ -426,10 +444,18 @@ std::string FlightRecorder::dump_all(const std::string& reason, const char* trig
   w.out = &text;
   w.raw("{\"type\":\"flight_dump\",\"reason\":"), w.str(reason.c_str()), w.raw(",\"trigger\":"), w.str(trigger);
   w.raw(",\"t_ns\":"), w.num(monotonic_ns());
+  if (const int64_t stall = g_stall_ns.load(); stall > 0)
+    w.raw(",\"stall_ns\":"), w.num(stall), w.raw(",\"stall_end_ns\":"), w.num(g_stall_end_ns.load());
   w.raw(",\"file\":"), w.str(written ? g_dump_path : ""), w.put('}');
   w.flush();
   queue_record(std::move(text));
   return written ? std::string(g_dump_path) : std::string();
+}
+
+void FlightRecorder::note_stall(int64_t late_ns) noexcept {
+  if (late_ns < 500'000'000 || late_ns <= g_stall_ns.load()) return;
+  g_stall_ns = late_ns;
+  g_stall_end_ns = monotonic_ns();
 }
 
 void FlightRecorder::install_signal_dump() {

@@ -92,6 +92,7 @@ class FlightRecorder {
   // record for the run file. reason: "timeout: ...". Returns the file written ("" when
   // none is configured or writing failed).
   // trigger: timeout (a watchdog: this rank was alive and waiting), signal, sigterm.
+  // After a timeout every later dump keeps its trigger, reason and time (dump_time_ns).
   static std::string dump_all(const std::string& reason, const char* trigger = "timeout");
   // Where this process dumps. The first group created reads DDPSCOPE_FR_DUMP, a prefix
   // the rank and ".json" are appended to (the launcher sets "RUN.fr_rank_"), and installs
@@ -99,6 +100,11 @@ class FlightRecorder {
   static void set_dump_path(const std::string& path, int global_rank);
   // Installs the fatal-signal handlers that dump before the process dies (once).
   static void install_signal_dump();
+  // A watchdog woke `late_ns` after the time it asked for: more than half a second means
+  // the process was not running (stopped, starved of CPU). Dumps carry the longest such
+  // stall and when it ended, so the verdict can tell a rank that waited from one that
+  // could not run.
+  static void note_stall(int64_t late_ns) noexcept;
 
  private:
   FlightRecorder(int pg_id, GroupDescription group, int64_t capacity);

@@ -184,6 +184,8 @@ FlightDump read_flight_dump(const std::string& path, int fallback_rank) {
   d.trigger = doc.value("dump_trigger", std::string());
   try {
     d.dump_time_ns = int_or(doc, "dump_time_ns", 0);
+    d.stall_ns = int_or(doc, "stall_ns", 0);
+    d.stall_end_ns = int_or(doc, "stall_end_ns", 0);
     d.rank = static_cast<int>(int_or(doc, "rank", -1));
   } catch (const json::exception& e) {
     bad_dump(path, e.what());
@@ -236,8 +238,8 @@ void FlightData::add(const FlightDump& dump, int64_t offset) {
                                    [&](const GroupRow& x) { return x.rank == g.rank && x.name == g.name; });
     if (!known) groups.push_back(g);
   }
-  dumps.push_back(
-      {dump.rank, dump.dump_time_ns > 0 ? dump.dump_time_ns + offset : 0, dump.reason, dump.trigger, dump.path});
+  dumps.push_back({dump.rank, dump.dump_time_ns > 0 ? dump.dump_time_ns + offset : 0, dump.reason, dump.trigger,
+                   dump.path, dump.stall_ns, dump.stall_end_ns > 0 ? dump.stall_end_ns + offset : 0});
   world_size = std::max(world_size, dump.rank + 1);
   for (const GroupRow& g : dump.groups)
     for (int r : g.ranks)

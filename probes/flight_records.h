@@ -55,6 +55,8 @@ struct FlightDumpRow {
   std::string reason;   // shown, never parsed
   std::string trigger;  // timeout | signal | sigterm ("": not said, as in PyTorch's dumps)
   std::string file;
+  int64_t stall_ns = 0;      // the longest time the process did not run (0: none seen)
+  int64_t stall_end_ns = 0;  // when that stall ended
 };
 
 // One rank's dump file.
@@ -65,6 +67,7 @@ struct FlightDump {
   int64_t dump_time_ns = 0;
   std::string reason;
   std::string trigger;  // as FlightDumpRow's
+  int64_t stall_ns = 0, stall_end_ns = 0;
   std::vector<GroupRow> groups;
   std::vector<CollectiveRow> entries;
 };

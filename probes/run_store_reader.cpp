@@ -103,10 +103,12 @@ FlightData RunStoreReader::flight() {
       row.iteration = c.column_optional(19);
       data.by_rank[row.rank].push_back(std::move(row));
     }
-    Statement d = db_.prepare("SELECT rank, t_ns, reason, trigger, file FROM flight_dumps ORDER BY t_ns");
+    Statement d =
+        db_.prepare("SELECT rank, t_ns, reason, trigger, file, stall_ns, stall_end_ns FROM flight_dumps ORDER BY t_ns");
     while (d.step())
       data.dumps.push_back({static_cast<int>(d.column_int64(0)), std::max<int64_t>(0, d.column_optional(1)),
-                            d.column_text(2), d.column_text(3), d.column_text(4)});
+                            d.column_text(2), d.column_text(3), d.column_text(4),
+                            std::max<int64_t>(0, d.column_optional(5)), std::max<int64_t>(0, d.column_optional(6))});
   }
   // Dumps not merged yet (flight_recorder.h): written when the collector was gone.
   for (const std::string& file : flight_dumps_beside(db_.path())) {

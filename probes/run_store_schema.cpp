@@ -119,7 +119,8 @@ CREATE TABLE collectives(rank INTEGER NOT NULL, pg_id INTEGER NOT NULL, record_i
   state TEXT NOT NULL, t_created_ns INTEGER, t_started_ns INTEGER, t_completed_ns INTEGER,
   timeout_ms INTEGER, phase TEXT, iteration INTEGER, frames TEXT, source TEXT,
   PRIMARY KEY(rank, pg_id, record_id));
-CREATE TABLE flight_dumps(rank INTEGER NOT NULL, t_ns INTEGER, reason TEXT, trigger TEXT, file TEXT, source TEXT);
+CREATE TABLE flight_dumps(rank INTEGER NOT NULL, t_ns INTEGER, reason TEXT, trigger TEXT, file TEXT, source TEXT,
+  stall_ns INTEGER, stall_end_ns INTEGER);
 ALTER TABLE runs ADD COLUMN dead_rank INTEGER;
 ALTER TABLE runs ADD COLUMN dead_signal TEXT;
 )sql");

@@ -329,10 +329,13 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r, int64_t off
     g.ranks = r.value("ranks", std::vector<int>());
     store_group(g);
   } else if (type == "flight_dump") {
-    Statement s =
-        db_.prepare("INSERT INTO flight_dumps(rank, t_ns, reason, trigger, file, source) VALUES(?,?,?,?,?,'stream')");
+    Statement s = db_.prepare(
+        "INSERT INTO flight_dumps(rank, t_ns, reason, trigger, file, source, stall_ns, stall_end_ns) "
+        "VALUES(?,?,?,?,?,'stream',?,?)");
     s.bind(1, rk).bind(2, r.value("t_ns", int64_t{0}) + offset).bind(3, r.value("reason", std::string()));
     s.bind(4, r.value("trigger", std::string())).bind(5, r.value("file", std::string()));
+    const int64_t stall = r.value("stall_ns", int64_t{0});
+    s.bind(6, stall).bind_optional(7, stall > 0 ? r.value("stall_end_ns", int64_t{0}) + offset : -1);
     s.step();
   } else
     log::warn("run store: unknown record type '{}' from rank {}; skipped", type, rank);
@@ -548,14 +551,17 @@ void RunStoreWriter::store_flight_dump(const FlightDump& dump, const std::string
       store_group(g);
     for (const CollectiveRow& r : dump.entries)
       store_collective(r, source, offset);
-    Statement d =
-        db_.prepare("INSERT INTO flight_dumps(rank, t_ns, reason, trigger, file, source) VALUES(?,?,?,?,?,?)");
+    Statement d = db_.prepare(
+        "INSERT INTO flight_dumps(rank, t_ns, reason, trigger, file, source, stall_ns, stall_end_ns) "
+        "VALUES(?,?,?,?,?,?,?,?)");
     d.bind(1, int64_t{dump.rank})
         .bind_optional(2, dump.dump_time_ns > 0 ? dump.dump_time_ns + offset : -1)
         .bind(3, dump.reason)
         .bind(4, dump.trigger)
         .bind(5, dump.path)
-        .bind(6, source);
+        .bind(6, source)
+        .bind(7, dump.stall_ns)
+        .bind_optional(8, dump.stall_ns > 0 ? dump.stall_end_ns + offset : -1);
     d.step();
     db_.exec("COMMIT");
   } catch (...) {

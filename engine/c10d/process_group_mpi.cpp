@@ -330,6 +330,10 @@ void ProcessGroupMPI::watchdog_loop() {
       }
     }
     watchdog_cv_.wait_until(lock, next);
+    // Woken long after it asked to be: this process was not running (stopped, starved of
+    // CPU). A timeout it reports next is then no proof that it waited: the dump says so.
+    probes::FlightRecorder::note_stall(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - next).count());
   }
 }
 

@@ -1,5 +1,7 @@
 #include "hang_view.h"
 
+#include "flight_grid.h"
+
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableWidget>
@@ -20,6 +22,31 @@ QString bucketCount(const std::vector<int>& v) {
       .arg(v.size() == 1 ? QStringLiteral("bucket") : QStringLiteral("buckets"), ids.join(QStringLiteral(", ")));
 }
 
+// Cell colours by state; one legend says which is which.
+QColor stateColor(int state) {
+  switch (state) {
+    case 2: return {0xd8, 0xef, 0xd8};   // completed
+    case 1: return {0xff, 0xd8, 0x8a};   // started: waiting in it
+    case 0: return {0xd6, 0xe4, 0xf5};   // scheduled
+    default: return {0xee, 0xee, 0xee};  // never called (or no longer held)
+  }
+}
+
+QString cellTip(const probes::CollectiveRow& c) {
+  QString tip = QStringLiteral("rank %1, %2 #%3: %4\n%5")
+                    .arg(c.rank)
+                    .arg(QString::fromStdString(c.pg_name))
+                    .arg(c.collective_seq)
+                    .arg(QString::fromStdString(probes::call_text(c)), QString::fromStdString(c.state));
+  if (!c.phase.empty())
+    tip += QStringLiteral("\n%1, iteration %2").arg(QString::fromStdString(c.phase)).arg(c.iteration);
+  if (c.timeout_ms > 0) tip += QStringLiteral("\ntimeout %1 ms").arg(c.timeout_ms);
+  for (const auto& f : c.frames)
+    tip +=
+        QStringLiteral("\n  %1  %2:%3").arg(QString::fromStdString(f.name), QString::fromStdString(f.file)).arg(f.line);
+  return tip;
+}
+
 }  // namespace
 
 HangView::HangView(QWidget* parent) : QWidget(parent) {
@@ -27,6 +54,23 @@ HangView::HangView(QWidget* parent) : QWidget(parent) {
   m_headline = new QLabel(tr("Open a run or launch a job: each rank's position is shown here."));
   m_headline->setWordWrap(true);
   m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_verdict = new QLabel;
+  m_verdict->setWordWrap(true);
+  m_verdict->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_verdict->setStyleSheet(QStringLiteral("padding: 4px; font-weight: bold"));
+  m_gridTitle = new QLabel;
+  m_gridTitle->setWordWrap(true);
+  m_grid = new QTableWidget(0, 0);
+  m_grid->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_grid->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_grid->horizontalHeader()->setDefaultSectionSize(150);
+  m_grid->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+  connect(m_grid, &QTableWidget::cellClicked, this, [this](int row, int column) {
+    const QTableWidgetItem* item = m_grid->item(row, column);
+    if (!item || !item->data(Qt::UserRole).isValid()) return;
+    emit collectiveClicked(item->data(Qt::UserRole).toInt(), item->data(Qt::UserRole + 1).toLongLong(),
+                           item->data(Qt::UserRole + 2).toLongLong(), item->toolTip().section('\n', 0, 0));
+  });
   m_findings = new QLabel;
   m_findings->setWordWrap(true);
   m_findings->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -42,8 +86,14 @@ HangView::HangView(QWidget* parent) : QWidget(parent) {
   m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
   m_table->setSortingEnabled(true);
   layout->addWidget(m_headline);
+  layout->addWidget(m_verdict);
+  layout->addWidget(m_gridTitle);
+  layout->addWidget(m_grid);
   layout->addWidget(m_findings);
   layout->addWidget(m_table, 1);
+  m_verdict->hide();
+  m_gridTitle->hide();
+  m_grid->hide();
 }
 
 void HangView::setReport(const probes::HangReport& report, const QString& headline, bool alarm) {
@@ -51,10 +101,14 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
   m_headline->setStyleSheet(alarm ? QStringLiteral("background: #fdecea; color: #8b1a10; "
                                                    "padding: 6px; font-weight: bold")
                                   : QStringLiteral("padding: 6px"));
+  const bool verdictInHeadline = !report.verdict.empty() && headline.contains(QString::fromStdString(report.verdict));
+  m_verdict->setText(QString::fromStdString(report.verdict));
+  m_verdict->setVisible(!report.verdict.empty() && !verdictInHeadline);
+  setGrid(report);
   QStringList lines;
   for (const auto& f : report.findings) {
-    // The verdict is said once: in the headline when it carries it.
-    if (f == report.verdict && headline.contains(QString::fromStdString(f))) continue;
+    // The verdict is said once: above the grid, or in the headline when it carries it.
+    if (f == report.verdict) continue;
     lines << QStringLiteral("• ") + QString::fromStdString(f).toHtmlEscaped();
   }
   m_findings->setText(lines.join(QStringLiteral("<br>")));
@@ -102,6 +156,77 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
   m_table->resizeColumnsToContents();
 }
 
+void HangView::setGrid(const probes::HangReport& report) {
+  const probes::GroupFinding* finding = nullptr;
+  for (const auto& g : report.flight.groups)
+    if (!g.verdict.empty()) {
+      finding = &g;
+      break;
+    }
+  m_grid->setVisible(finding != nullptr);
+  m_gridTitle->setVisible(finding != nullptr);
+  if (!finding) {
+    m_grid->clear();
+    return;
+  }
+  const probes::FlightGrid grid = probes::flight_grid(report.records, *finding);
+  // The latest time any record knows: where a collective still running is drawn to.
+  int64_t latest = 0;
+  for (const auto& [rank, rows] : report.records.by_rank)
+    for (const auto& r : rows)
+      latest = std::max({latest, r.t_created_ns, r.t_started_ns, r.t_completed_ns});
+  m_gridTitle->setText(
+      tr("Group '%1', collectives #%2 to #%3 (flight recorder; the first mismatch marked ▶). "
+         "<span style='background:#d8efd8'>&nbsp;completed&nbsp;</span> "
+         "<span style='background:#ffd88a'>&nbsp;started&nbsp;</span> "
+         "<span style='background:#d6e4f5'>&nbsp;scheduled&nbsp;</span> "
+         "<span style='background:#eeeeee'>&nbsp;not called&nbsp;</span> · click a cell for the timeline")
+          .arg(QString::fromStdString(grid.group).toHtmlEscaped())
+          .arg(grid.seqs.empty() ? 0 : grid.seqs.front())
+          .arg(grid.seqs.empty() ? 0 : grid.seqs.back()));
+  m_grid->clear();
+  m_grid->setRowCount(static_cast<int>(grid.ranks.size()));
+  m_grid->setColumnCount(static_cast<int>(grid.seqs.size()));
+  QStringList columns, rows;
+  for (int64_t s : grid.seqs)
+    columns << (s == grid.focus_seq ? QStringLiteral("▶ #%1") : QStringLiteral("#%1")).arg(s);
+  for (int r : grid.ranks)
+    rows << tr("rank %1").arg(r);
+  m_grid->setHorizontalHeaderLabels(columns);
+  m_grid->setVerticalHeaderLabels(rows);
+  for (size_t i = 0; i < grid.ranks.size(); ++i) {
+    for (size_t j = 0; j < grid.seqs.size(); ++j) {
+      const probes::CollectiveRow* c = grid.cell(i, j);
+      auto* item = new QTableWidgetItem(c ? QString::fromStdString(probes::call_text(*c)) : QStringLiteral("–"));
+      item->setBackground(stateColor(c ? c->state_order() : -1));
+      item->setForeground(QColor(0x20, 0x20, 0x20));
+      if (grid.seqs[j] == grid.focus_seq) {
+        QFont bold = item->font();
+        bold.setBold(true);
+        item->setFont(bold);
+      }
+      if (c) {
+        item->setToolTip(cellTip(*c));
+        const int64_t begin = c->t_started_ns > 0 ? c->t_started_ns : c->t_created_ns;
+        const int64_t end = c->t_completed_ns > 0 ? c->t_completed_ns : std::max(latest, begin);
+        item->setData(Qt::UserRole, c->rank);
+        item->setData(Qt::UserRole + 1, QVariant::fromValue<qlonglong>(begin));
+        item->setData(Qt::UserRole + 2, QVariant::fromValue<qlonglong>(end));
+      } else {
+        item->setToolTip(
+            tr("rank %1 has no record of #%2: never called (or no longer held)").arg(grid.ranks[i]).arg(grid.seqs[j]));
+      }
+      m_grid->setItem(static_cast<int>(i), static_cast<int>(j), item);
+    }
+  }
+  m_grid->resizeColumnsToContents();
+  // Tall enough for every rank up to 8 rows, then it scrolls.
+  const int shown = std::min<int>(static_cast<int>(grid.ranks.size()), 8);
+  m_grid->setFixedHeight(m_grid->horizontalHeader()->height() + shown * m_grid->verticalHeader()->defaultSectionSize() +
+                         2 * m_grid->frameWidth() + 2);
+}
+
+QString HangView::verdict() const { return m_verdict->text(); }
 QString HangView::headline() const { return m_headline->text(); }
 QString HangView::findings() const { return m_findings->text(); }
 

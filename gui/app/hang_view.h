@@ -1,5 +1,7 @@
-// HangView: where each rank stands, from its latest probe events (the hang analysis):
-// the collective it is blocked in (op, sequence number, for how long), the buckets still
+// HangView: who stalled the job and where each rank stands. First the verdict and the
+// flight recorder's grid of the collectives around the first mismatch (ranks x sequence
+// numbers, each cell coloured by its state; a click opens the timeline there); then, from
+// the latest probe events, the collective each rank is blocked in, the buckets still
 // waiting for gradients or for their allreduce, and the gradients that have not arrived.
 // Shown live when a job stops making progress, and for a finished or failed run.
 #pragma once
@@ -22,11 +24,23 @@ class HangView : public QWidget {
   // headline: what the app knows (e.g. "no progress for 12 s", "the run failed: ...").
   void setReport(const probes::HangReport& report, const QString& headline, bool alarm);
   QTableWidget* table() const { return m_table; }
+  QTableWidget* grid() const { return m_grid; }
+  QString verdict() const;
   QString headline() const;
   QString findings() const;
 
+ signals:
+  // A grid cell was clicked: that rank's record of the collective, as a time range of
+  // the run (created or started .. completed, or the latest time known).
+  void collectiveClicked(int rank, qint64 begin_ns, qint64 end_ns, const QString& what);
+
  private:
+  void setGrid(const probes::HangReport& report);
+
   QLabel* m_headline;
+  QLabel* m_verdict;
+  QLabel* m_gridTitle;
+  QTableWidget* m_grid;
   QLabel* m_findings;
   QTableWidget* m_table;
 };

@@ -192,6 +192,13 @@ void MainWindow::buildPages() {
           });
 
   m_hang = new HangView;
+  // A collective clicked in the flight recorder's grid: the timeline there.
+  connect(m_hang, &HangView::collectiveClicked, this, [this](int rank, qint64 begin, qint64 end, const QString& what) {
+    refreshTab(Tab::Timeline);
+    showTab(QStringLiteral("timeline"));
+    m_timeline->showTimeRange(rank, begin, end);
+    statusBar()->showMessage(what + tr(" · in the timeline"));
+  });
   m_hangEmpty = new EmptyState(m_hang);
   addPage(m_hangEmpty, "hang", tr("Hang"));
   showEmptyStates();

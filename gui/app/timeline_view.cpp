@@ -86,6 +86,15 @@ void TimelineView::showIteration(int index) {
   update();
 }
 
+void TimelineView::showTimeRange(int rank, int64_t begin_ns, int64_t end_ns) {
+  if (end_ns < begin_ns) std::swap(begin_ns, end_ns);
+  if (rank >= 0 && rankCollapsed(rank)) setRankCollapsed(rank, false);
+  const int64_t pad = std::max<int64_t>(end_ns - begin_ns, 1'000'000);
+  m_axis.width_px = std::max(1, width() - kLabelWidth);
+  m_axis.fit(begin_ns - pad, end_ns + pad, 0);
+  setRange(begin_ns, end_ns);
+}
+
 void TimelineView::setRankCollapsed(int rank, bool collapsed) {
   if (collapsed) {
     m_collapsed.insert(rank);

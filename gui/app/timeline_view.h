@@ -38,6 +38,9 @@ class TimelineView : public QWidget {
   const TrackLayout& layout() const { return m_layout; }
   void fitAll();
   void showIteration(int index);  // 0-based into data().iterations
+  // Shows [begin_ns, end_ns] with room around it, selected as the range, and expands
+  // `rank` (-1: none): where the Hang view's grid sends a clicked collective.
+  void showTimeRange(int rank, int64_t begin_ns, int64_t end_ns);
   // Selects the message flow from `fromRank` at `fromNs` to `toRank` at `toNs` (a click in
   // the send/recv view) and shows it; false when the timeline has no such flow.
   bool selectFlow(int fromRank, qint64 fromNs, int toRank, qint64 toNs);

@@ -29,6 +29,7 @@ import threading
 import time
 import uuid
 
+import flight_faults  # the flight recorder's mismatch scenarios, beside this file
 import torch_faults  # the PyTorch scenarios (ddpscope-cli torchrun), beside this file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -216,6 +217,14 @@ def scenario_rank_signal(build, work, phase, sig):
     return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
 
 
+def wait_training(job, limit=60):
+    """Until the job trains (not still starting), and a second more."""
+    end = time.monotonic() + limit
+    while job.first_time(r"^training ") is None and time.monotonic() < end:
+        time.sleep(0.1)
+    time.sleep(1.0)
+
+
 def scenario_rank_stopped(build, work):
     r = Result("rank 1 stopped (SIGSTOP) past the collective timeout (4 s)",
                "rank 0 times out within ~4 s naming the op and the group; the diagnosis names rank 1 as the "
@@ -224,10 +233,7 @@ def scenario_rank_stopped(build, work):
     job = Job(build, train_args(run, iters=100000))
     pid = wait_for_pid(job.tag, "ddpscope-worker", rank=1)
     # Training, not still starting (a rank stopped in MPI's start-up is the next scenario).
-    end = time.monotonic() + 60
-    while job.first_time(r"^training ") is None and time.monotonic() < end:
-        time.sleep(0.1)
-    time.sleep(1.0)
+    wait_training(job)
     t0 = time.monotonic()
     if pid:
         os.kill(pid, signal.SIGSTOP)
@@ -240,7 +246,9 @@ def scenario_rank_stopped(build, work):
         except OSError:
             pass
     # The timeout is reported by rank 0; the diagnosis names the culprit, rank 1.
-    problems = check_common(r, job, code, run, 60, names=(r"timeout|timed out", r"diagnosis: (Rank 1 never entered|Every rank entered .* Rank 1 never timed out itself)"))
+    problems = check_common(r, job, code, run, 60, names=(
+        r"timeout|timed out", r"diagnosis: Group 'world' collective #\d+: (missing ranks\. Rank 1 never called|state "
+                              r"mismatch\. Rank 1 (never )?completed|fully matched\. .*Rank 1 (did not run for|never timed out))"))
     r.ok = pid is not None and not problems
     diagnosis = next((l for _, l in job.lines if l.startswith("diagnosis:")), "no diagnosis")
     r.observed = "; ".join(problems + [diagnosis[:200]]) if problems else f"exit {code}: {diagnosis[:300]}"
@@ -512,8 +520,9 @@ def scenario_uneven(build, work):
     code = job.wait(60)
     r.detection = time.monotonic() - t0
     problems = check_common(r, job, code, run, 60, names=(
-        r"diagnosis: Ranks called different collectives as #\d+: rank 0 allreduce .* rank 1 barrier",
-        r"Rank 1 stopped at iteration 20", r"--join"))
+        r"diagnosis: Group 'world' collective #\d+: collective type mismatch\. Rank 1 left the training loop \(its "
+        r"#\d+ is barrier in iteration 20, outside any step\) while rank 0 called allreduce f32\[\d+\] in backward of "
+        r"iteration 21", r"--join"))
     joined_run = os.path.join(work, "uneven-join.ddprun")
     joined = Job(build, train_args(joined_run, iters=40, extra=["--inject-uneven", "1:20", "--join"]))
     joined_code = joined.wait(60)
@@ -768,6 +777,7 @@ SCENARIOS = {
     "foreign-rpc-sender": scenario_foreign_rpc,
     "rpc-callee-killed": lambda b, w: scenario_rpc_death(b, w, "serve"),
     "dist-backward-worker-killed": lambda b, w: scenario_rpc_death(b, w, "backward"),
+    **flight_faults.scenarios(sys.modules[__name__]),
     **torch_faults.scenarios(sys.modules[__name__]),
 }
 

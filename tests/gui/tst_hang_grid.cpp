@@ -1,0 +1,107 @@
+// The Hang view's flight-recorder grid on real widgets (offscreen): a run imported from
+// flight-recorder dumps (8 ranks, rank 5 never called collective #4) shows the verdict
+// above a grid of ranks x collectives coloured by state, the missing cell empty; a click
+// on a cell opens the timeline on that rank's record of the collective.
+#include <QtTest/QtTest>
+
+#include <QLabel>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "flight_import.h"
+#include "hang_view.h"
+#include "main_window.h"
+#include "timeline_view.h"
+
+using namespace ddpscope;
+using namespace ddpscope::gui;
+using nlohmann::json;
+
+namespace {
+
+// Rank r's dump: collectives #1..#4 of group "0" (PyTorch numbers them from 1); rank 5
+// stops after #3, the others wait in #4.
+json dump_of(int rank) {
+  json entries = json::array();
+  const int calls = rank == 5 ? 3 : 4;
+  for (int i = 0; i < calls; ++i) {
+    const bool last = i == 3;
+    const int64_t t = 1'000'000'000 + i * 10'000'000;
+    entries.push_back({{"record_id", i},
+                       {"pg_id", 0},
+                       {"process_group", {"0", "default_pg"}},
+                       {"collective_seq_id", i + 1},
+                       {"p2p_seq_id", 0},
+                       {"op_id", i + 1},
+                       {"profiling_name", "nccl:all_reduce"},
+                       {"input_sizes", {{256}}},
+                       {"output_sizes", {{256}}},
+                       {"input_dtypes", {"Float"}},
+                       {"output_dtypes", {"Float"}},
+                       {"state", last ? "started" : "completed"},
+                       {"time_created_ns", t},
+                       {"time_discovered_started_ns", t + 1000},
+                       {"time_discovered_completed_ns", last ? json(nullptr) : json(t + 2'000'000)},
+                       {"timeout_ms", 600000},
+                       {"frames", {{{"name", "train_step"}, {"filename", "train.py"}, {"line", 7}}}}});
+  }
+  return {{"version", "2.4"},
+          {"pg_config", {{"0", {{"name", "0"}, {"desc", "default_pg"}, {"ranks", "[0, 1, 2, 3, 4, 5, 6, 7]"}}}}},
+          {"entries", entries}};
+}
+
+}  // namespace
+
+class TestHangGrid : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void testGridShowsTheMismatchAndOpensTheTimeline() {
+    QTemporaryDir folder;
+    std::vector<std::string> dumps;
+    for (int r = 0; r < 8; ++r) {
+      dumps.push_back(folder.filePath(QString("nccl_trace_rank_%1").arg(r)).toStdString());
+      std::ofstream(dumps.back()) << dump_of(r).dump();
+    }
+    const QString run = folder.filePath("hang.ddprun");
+    probes::import_flight_dumps(dumps, run.toStdString());
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(run));
+    window.showTab("hang");
+    HangView* hang = window.hangView();
+    const QString verdict = hang->verdict() + hang->headline();
+    QVERIFY2(verdict.contains("Group '0' collective #4: missing ranks. Rank 5 never called all_reduce Float[256]"),
+             qPrintable(verdict));
+    QTableWidget* grid = hang->grid();
+    QVERIFY(!grid->isHidden());
+    QCOMPARE(grid->rowCount(), 8);
+    QCOMPARE(grid->columnCount(), 4);  // #1..#4: the finding and what came before
+    QCOMPARE(grid->horizontalHeaderItem(3)->text(), QString("▶ #4"));
+    QCOMPARE(grid->item(5, 3)->text(), QString("–"));
+    QCOMPARE(grid->item(0, 3)->text(), QString("all_reduce Float[256]"));
+    // Coloured by state: completed, started and not called differ.
+    const QColor done = grid->item(0, 0)->background().color(), waiting = grid->item(0, 3)->background().color(),
+                 none = grid->item(5, 3)->background().color();
+    QVERIFY(done != waiting && waiting != none && done != none);
+    QVERIFY2(grid->item(2, 3)->toolTip().contains("train.py:7"), qPrintable(grid->item(2, 3)->toolTip()));
+
+    QSignalSpy clicked(hang, &HangView::collectiveClicked);
+    emit grid->cellClicked(2, 1);
+    QCOMPARE(clicked.size(), 1);
+    QCOMPARE(clicked.at(0).at(0).toInt(), 2);
+    QCOMPARE(window.findChild<QTabWidget*>()->tabText(window.findChild<QTabWidget*>()->currentIndex()),
+             QString("Timeline"));
+    // Rank 2's #2: started at 1.010000001 s, completed 2 ms later (the run's clock).
+    QCOMPARE(window.timeline()->rangeBegin(), int64_t(1'010'001'000));
+    QCOMPARE(window.timeline()->rangeEnd(), int64_t(1'012'000'000));
+    // A cell with no record leads nowhere.
+    emit grid->cellClicked(5, 3);
+    QCOMPARE(clicked.size(), 1);
+  }
+};
+
+QTEST_MAIN(TestHangGrid)
+#include "tst_hang_grid.moc"
