@@ -50,7 +50,14 @@ std::string origin_text(const CollectiveRow& r) {
   if (!r.phase.empty()) return r.phase;
   if (r.iteration > 0) return detail::concat("iteration ", r.iteration);
   if (!r.frames.empty()) {
-    const StackFrame& f = r.frames.front();
+    // The innermost frame of the user's code: PyTorch's own frames say only that a
+    // collective was called.
+    const auto library = [](const StackFrame& f) {
+      return f.file.starts_with("torch/") || f.file.find("/torch/") != std::string::npos ||
+             f.file.find("site-packages") != std::string::npos || f.file.find("dist-packages") != std::string::npos;
+    };
+    const auto user = std::find_if(r.frames.begin(), r.frames.end(), [&](const StackFrame& f) { return !library(f); });
+    const StackFrame& f = user != r.frames.end() ? *user : r.frames.front();
     return detail::concat(f.name, " at ", f.file, ":", f.line);
   }
   return {};
@@ -520,12 +527,35 @@ std::set<int> timed_out_on_time(const FlightData& data, std::map<int, int64_t>& 
   return on_time;
 }
 
+// The records as they stood when the first rank's watchdog fired on time: the job failed
+// then. What ranks did after it (a stopped rank continued at teardown finishes the
+// collective the others gave up on) is not what stalled it.
+FlightData snapshot_at(const FlightData& data, const std::set<int>& timed_out) {
+  int64_t cutoff = 0;
+  for (const FlightDumpRow& d : data.dumps)
+    if (timed_out.count(d.rank) && d.t_ns > 0 && (cutoff == 0 || d.t_ns < cutoff)) cutoff = d.t_ns;
+  if (cutoff == 0) return data;
+  FlightData snapshot = data;
+  for (auto& [rank, rows] : snapshot.by_rank) {
+    std::vector<CollectiveRow> kept;
+    for (CollectiveRow r : rows) {
+      if (r.t_created_ns > cutoff) continue;
+      if (r.t_completed_ns > cutoff) r.t_completed_ns = 0, r.state = "started";
+      if (r.t_started_ns > cutoff) r.t_started_ns = 0, r.state = "scheduled";
+      kept.push_back(std::move(r));
+    }
+    rows = std::move(kept);
+  }
+  return snapshot;
+}
+
 }  // namespace
 
-FlightVerdict analyze_flight(const FlightData& data, int dead_rank, const std::string& dead_signal) {
+FlightVerdict analyze_flight(const FlightData& all, int dead_rank, const std::string& dead_signal) {
   FlightVerdict v;
   std::map<int, int64_t> late;
-  const std::set<int> timed_out = timed_out_on_time(data, late);
+  const std::set<int> timed_out = timed_out_on_time(all, late);
+  const FlightData data = snapshot_at(all, timed_out);
   // Groups in the order first seen (the world first: every rank creates it first).
   std::vector<std::string> names;
   for (const auto& [rank, rows] : data.by_rank)
@@ -548,6 +578,11 @@ FlightVerdict analyze_flight(const FlightData& data, int dead_rank, const std::s
   for (GroupFinding& f : quiet)
     v.groups.push_back(std::move(f));
   return v;
+}
+
+FlightData records_at_failure(const FlightData& data) {
+  std::map<int, int64_t> late;
+  return snapshot_at(data, timed_out_on_time(data, late));
 }
 
 }  // namespace ddpscope::probes

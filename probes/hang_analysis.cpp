@@ -359,6 +359,7 @@ std::string reporter_text(HangReport& report, const RunRow& run, std::string& cu
 // the training code, a rank that died outside any collective) is named by who reported it.
 void add_records_verdict(HangReport& report, const RunRow& run) {
   report.flight = analyze_flight(report.records, report.dead_rank, report.dead_signal);
+  report.records = records_at_failure(report.records);  // as the verdict saw them (the grid)
   std::string culprit = report.flight.verdict;
   report.culprits = report.flight.culprits;
   if (culprit.empty() && report.dead_rank >= 0) {
@@ -507,8 +508,8 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
 
 HangReport analyze_hang(const FlightData& records) {
   HangReport report;
-  report.records = records;
   report.flight = analyze_flight(records);
+  report.records = records_at_failure(records);
   report.verdict = report.flight.verdict;
   report.culprits = report.flight.culprits;
   if (!report.verdict.empty()) report.findings.push_back(report.verdict);

@@ -134,9 +134,11 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
                                                     .arg(st.params_total)
                                                     .arg(missing.mid(0, 8).join(QStringLiteral(", ")) +
                                                          (missing.size() > 8 ? QStringLiteral(", …") : QString()));
+    // A run with no iterations (flight-recorder dumps imported) has no step to be in.
+    const bool steps = st.current_iteration > 0 || st.completed_iterations > 0;
     const QStringList cells = {QString::number(st.rank),
-                               QString::number(st.current_iteration),
-                               QString::fromStdString(st.phase),
+                               steps ? QString::number(st.current_iteration) : QStringLiteral("–"),
+                               steps ? QString::fromStdString(st.phase) : QStringLiteral("–"),
                                blocked,
                                bucketCount(st.buckets_waiting_for_grads),
                                bucketCount(st.buckets_waiting_for_allreduce),

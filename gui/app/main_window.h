@@ -80,6 +80,9 @@ class MainWindow : public QMainWindow {
   // with a progress dialog that can cancel it, then opens it. False when an import
   // already runs (said in the status bar).
   bool importTraces(const QStringList& inputs);
+  // PyTorch's flight-recorder dumps (one per rank): imported into the workspace (quick:
+  // a dump holds a few thousand records), then opened on the Hang tab.
+  bool importFlightDumps(const QStringList& dumps, const QString& named);
   TraceImportJob* traceImport() const { return m_import; }
   QProgressDialog* importProgress() const { return m_importProgress; }
   // Starts a job writing a new run file in the workspace and follows it live.

@@ -9,6 +9,7 @@
 #include <QProgressDialog>
 #include <QStatusBar>
 
+#include "flight_import.h"
 #include "main_window.h"
 #include "run_list_model.h"
 #include "trace_import_job.h"
@@ -28,9 +29,29 @@ void MainWindow::setUpTraceImport() {
 }
 
 bool MainWindow::openPath(const QString& path, bool background) {
+  if (const QStringList dumps = flightDumpFiles(path); !dumps.isEmpty()) return importFlightDumps(dumps, path);
   if (QFileInfo(path).exists() && isTraceInput(path)) return importTraces({path});
   if (!background) return openRun(path);
   openRunInBackground(path);
+  return true;
+}
+
+bool MainWindow::importFlightDumps(const QStringList& dumps, const QString& named) {
+  const QString out = importTargetFor({named}, m_runList->folder());
+  std::vector<std::string> files;
+  for (const QString& d : dumps)
+    files.push_back(d.toStdString());
+  try {
+    probes::import_flight_dumps(files, out.toStdString());
+  } catch (const std::exception& e) {
+    const QString why = tr("Could not import the flight-recorder dumps: %1").arg(QString::fromUtf8(e.what()));
+    statusBar()->showMessage(why);
+    emit loadFailed(why);
+    return false;
+  }
+  if (!openRun(out)) return false;
+  showTab(QStringLiteral("hang"));
+  statusBar()->showMessage(tr("Imported %1 flight-recorder dump(s) into %2").arg(dumps.size()).arg(out));
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "flight_records.h"
 #include "run_store_reader.h"
 #include "torch_trace_import.h"
 #include "user_message.h"
@@ -73,6 +74,18 @@ void TraceImportJob::onDone() {
   } else {
     emit failed(outcome.cancelled ? tr("Import cancelled; no run was written") : outcome.error, outcome.cancelled);
   }
+}
+
+QStringList flightDumpFiles(const QString& path) {
+  const QFileInfo f(path);
+  if (f.isFile()) return probes::looks_like_flight_dump(path.toStdString()) ? QStringList{path} : QStringList{};
+  if (!f.isDir()) return {};
+  QStringList dumps;
+  for (const QFileInfo& e : QDir(path).entryInfoList(QDir::Files, QDir::Name)) {
+    if (!probes::looks_like_flight_dump(e.absoluteFilePath().toStdString())) return {};  // a folder of traces
+    dumps << e.absoluteFilePath();
+  }
+  return dumps;
 }
 
 bool isTraceInput(const QString& path) {

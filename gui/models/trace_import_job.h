@@ -48,6 +48,9 @@ class TraceImportJob : public QObject {
 // Whether `path` is something TraceImportJob takes: a folder, or a *.json / *.json.gz
 // file (a run file is opened, not imported).
 bool isTraceInput(const QString& path);
+// The flight-recorder dumps `path` names: itself when it is one, or every file of a folder
+// of dumps (nccl_trace_rank_0, ...); empty when it is neither.
+QStringList flightDumpFiles(const QString& path);
 // A run in `workspace` already imported from exactly these trace files and newer than
 // each of them (opened instead of importing again), or "" when there is none.
 QString findExistingImport(const QStringList& inputs, const QString& workspace);

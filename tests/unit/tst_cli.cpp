@@ -158,6 +158,36 @@ class TestCli : public QObject {
       QCOMPARE(stats_after[key], stats_before[key]);
   }
 
+  // PyTorch's flight-recorder dumps (tests/torch/make_flight_dumps.py: 4 ranks, rank 2
+  // gathers where the others allreduce): the verdict and grid straight from them, and
+  // the same verdict from the run import-torch makes of them.
+  void testHangFromPyTorchFlightDumps() {
+    QStringList dumps;
+    for (int r = 0; r < 4; ++r)
+      dumps << QString(DDPSCOPE_TORCH_FIXTURES "/flight_4_ranks/nccl_trace_rank_%1").arg(r);
+    const Result direct = run(QStringList{"hang"} + dumps);
+    QVERIFY2(direct.code == 0, qPrintable(direct.err));
+    const QString verdict =
+        "Group '0' collective #6: collective type mismatch. Rank 2 called all_gather Float[1] -> Float[4] in "
+        "train_step at train.py:61 where ranks 0, 1 and 3 called all_reduce Float[6553600] in train_step at "
+        "train.py:58.";
+    QVERIFY2(direct.out.startsWith(verdict), qPrintable(direct.out));
+    QVERIFY2(direct.out.contains(QRegularExpression(R"(\n2 +C +C +C +C +S +all_gather Float\[1\] -> Float\[4\]\n)")),
+             qPrintable(direct.out));
+    QTemporaryDir dir;
+    const QString out = dir.filePath("fr.ddprun");
+    const Result imported = run(QStringList{"import-torch"} + dumps + QStringList{"--out", out});
+    QVERIFY2(imported.code == 0, qPrintable(imported.err));
+    QVERIFY2(imported.out.contains("imported 4 ranks' flight-recorder dumps (world size 4), 24 records"),
+             qPrintable(imported.out));
+    const Result from_run = run({"hang", out});
+    QVERIFY2(from_run.out.startsWith(verdict), qPrintable(from_run.out));
+    // A dump among traces, or a file that is not a dump among dumps: refused, saying why.
+    const Result mixed = run({"hang", dumps[0], out});
+    QVERIFY(mixed.code != 0);
+    QVERIFY2(mixed.err.contains("some of the files given are not dumps"), qPrintable(mixed.err));
+  }
+
   void testBadArguments_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("expected");
