@@ -45,6 +45,8 @@ shot tests/torch/fixtures/kineto_cuda_gloo_2 --tab Timeline --iteration 3 --find
 shot tests/torch/fixtures/kineto_cuda_gloo_2 --tab Summary --screenshot "$out/torch_summary.png"
 echo "PyTorch traces of a job whose rank 1 stopped after two steps: the Hang tab"
 shot tests/torch/fixtures/kineto_cuda_stopped --tab Hang --screenshot "$out/torch_hang.png"
+echo "PyTorch flight-recorder dumps of a 4-rank job whose rank 2 gathered where the others allreduced: the Hang tab"
+shot tests/torch/fixtures/flight_4_ranks --tab Hang --screenshot "$out/torch_flight_hang.png"
 echo "learn: lesson 1 stopped at step 26 (worker 1's recv function runs), lesson 2b at its end"
 shot --lesson 1 --step 26 --screenshot "$out/learn.png"
 shot --lesson 3 --step 200 --screenshot "$out/learn_smart.png"

@@ -133,20 +133,41 @@ class GroupMatcher {
       lo = std::max(lo, c.min_seq);
       hi = std::max(hi, c.max_seq);
     }
-    for (int64_t s = lo; s <= hi; ++s) {
+    // Every number some rank holds in [lo, hi] (not every integer between: a damaged or
+    // foreign dump may number far apart).
+    std::set<int64_t> seqs;
+    for (const auto& [rank, c] : calls_)
+      for (auto it = c.by_seq.lower_bound(lo); it != c.by_seq.end() && it->first <= hi; ++it)
+        seqs.insert(it->first);
+    for (int64_t s : seqs) {
       if (classify(s)) {
+        const bool disagree = f_.cls == MatchClass::TypeMismatch || f_.cls == MatchClass::SizeMismatch ||
+                              f_.cls == MatchClass::DtypeMismatch;
+        // A rank that died is the likeliest cause of a collective some rank never
+        // reached or never finished (the others were waiting on it, in a collective or
+        // elsewhere); ranks that called different collectives explain themselves.
+        dead_first_ = !disagree && dead_rank_ >= 0 && calls_.count(dead_rank_);
         f_.verdict = describe();
+        if (dead_first_) put_dead_first();
         return f_;
       }
     }
+    // The first collective some rank had not completed (the one the job stopped in), else
+    // the last.
     f_.seq = hi;
+    for (auto s = seqs.begin(); s != seqs.end() && f_.seq == hi; ++s)
+      for (const auto& [rank, c] : calls_)
+        if (const auto it = c.by_seq.find(*s); it != c.by_seq.end() && it->second->state_order() < 2) f_.seq = *s;
+    f_.calls.clear();
     for (const auto& [rank, c] : calls_)
-      if (const auto it = c.by_seq.find(hi); it != c.by_seq.end()) f_.calls[rank] = *it->second;
+      if (const auto it = c.by_seq.find(f_.seq); it != c.by_seq.end()) f_.calls[rank] = *it->second;
     // Every rank called every collective alike. Still pending everywhere: the job stopped
     // inside the last one.
     if (std::any_of(f_.calls.begin(), f_.calls.end(), [](const auto& kv) { return kv.second.state_order() < 2; })) {
       f_.pending = true;
+      dead_first_ = dead_rank_ >= 0 && calls_.count(dead_rank_);
       f_.verdict = describe_all_waiting();
+      if (dead_first_) put_dead_first();
     }
     return f_;
   }
@@ -401,6 +422,19 @@ class GroupMatcher {
     return text + dead_text();
   }
 
+  // Ranks whose record of the finding came only by their dump while other ranks' were
+  // streamed: they could not reach the collector while the job ran.
+  std::vector<int> cut_off(const std::vector<int>& ranks) const {
+    std::vector<int> cut;
+    bool streamed = false;
+    for (int r : ranks) {
+      const std::string& source = f_.calls.at(r).source;
+      if (source == "stream") streamed = true;
+      if (source == "dump") cut.push_back(r);
+    }
+    return streamed && cut.size() < ranks.size() ? cut : std::vector<int>{};
+  }
+
   // Every rank called the last collective alike and it never completed.
   std::string describe_all_waiting() {
     std::vector<int> waiting, silent;
@@ -413,6 +447,17 @@ class GroupMatcher {
       text += detail::concat("Every rank called ", call_text(any), from_text(any), "; ", lower_ranks(waiting),
                              " timed out waiting in it.") +
               silent_text(silent);
+    } else if (const std::vector<int> cut = cut_off(waiting); !cut.empty()) {
+      f_.culprits = cut;
+      for (int r : waiting)
+        if (std::find(cut.begin(), cut.end(), r) == cut.end()) f_.others.push_back(r);
+      text += detail::concat("Every rank called ", call_text(any), from_text(any), " and ", lower_ranks(waiting),
+                             " never completed it. ", ranks_text(cut),
+                             "'s records of it reached the run file only "
+                             "through ",
+                             cut.size() > 1 ? "their dumps" : "its dump",
+                             ": its link to the collector had stopped, as the link to the other ranks would have "
+                             "(a host or network cut off; the likely culprit).");
     } else {
       f_.others = waiting;
       text += detail::concat("Every rank called ", call_text(any), from_text(any), " and ", lower_ranks(waiting),
@@ -443,7 +488,21 @@ class GroupMatcher {
     return text;
   }
 
+  // "Group 'world' collective #13: missing ranks. Rank 0 died by signal 9 (Killed) after
+  // #13 ... (the likely culprit). <what the others did>"
+  void put_dead_first() {
+    const std::string h = head();
+    f_.verdict = h +
+                 detail::concat("Rank ", dead_rank_, " died by ", dead_signal_.empty() ? "a signal" : dead_signal_,
+                                " after ", last_call_line(dead_rank_), " (the likely culprit). ") +
+                 f_.verdict.substr(h.size());
+    f_.culprits.erase(std::remove(f_.culprits.begin(), f_.culprits.end(), dead_rank_), f_.culprits.end());
+    f_.culprits.insert(f_.culprits.begin(), dead_rank_);
+    f_.others.erase(std::remove(f_.others.begin(), f_.others.end(), dead_rank_), f_.others.end());
+  }
+
   std::string dead_text() const {
+    if (dead_first_) return {};
     if (dead_rank_ < 0 || std::find(f_.members.begin(), f_.members.end(), dead_rank_) == f_.members.end()) return {};
     return detail::concat(" Rank ", dead_rank_, " died ", dead_signal_.empty() ? "by a signal" : "by " + dead_signal_,
                           calls_.count(dead_rank_) ? " after " + last_call_line(dead_rank_) : std::string(), ".");
@@ -455,6 +514,7 @@ class GroupMatcher {
   const std::map<int, int64_t>& late_;
   int dead_rank_;
   std::string dead_signal_;
+  bool dead_first_ = false;
   bool stuck_earlier_ = false, silent_went_on_ = false, left_loop_ = false, deviated_ = false, undecided_ = false;
 };
 
@@ -551,7 +611,8 @@ FlightData snapshot_at(const FlightData& data, const std::set<int>& timed_out) {
 
 }  // namespace
 
-FlightVerdict analyze_flight(const FlightData& all, int dead_rank, const std::string& dead_signal) {
+FlightVerdict analyze_flight(const FlightData& all, int dead_rank, const std::string& dead_signal,
+                             int64_t live_now_ns) {
   FlightVerdict v;
   std::map<int, int64_t> late;
   const std::set<int> timed_out = timed_out_on_time(all, late);
@@ -564,6 +625,14 @@ FlightVerdict analyze_flight(const FlightData& all, int dead_rank, const std::st
   std::vector<GroupFinding> quiet;
   for (const std::string& name : names) {
     GroupFinding f = GroupMatcher(name, data, timed_out, late, dead_rank, dead_signal).run();
+    const bool disagree =
+        f.cls == MatchClass::TypeMismatch || f.cls == MatchClass::SizeMismatch || f.cls == MatchClass::DtypeMismatch;
+    if (live_now_ns > 0 && !disagree && !f.verdict.empty()) {
+      int64_t newest = 0;
+      for (const auto& [rank, call] : f.calls)
+        newest = std::max({newest, call.t_created_ns, call.t_started_ns});
+      if (live_now_ns - newest < 5'000'000'000) f.verdict.clear(), f.culprits.clear();  // still in flight
+    }
     (f.verdict.empty() ? quiet : v.groups).push_back(std::move(f));
   }
   // A mismatch explains a hang better than a collective every rank is still in.

@@ -54,7 +54,11 @@ struct FlightVerdict {
 };
 
 // dead_rank / dead_signal: a rank the launcher saw die (-1: none), named in the verdict.
-FlightVerdict analyze_flight(const FlightData& data, int dead_rank = -1, const std::string& dead_signal = {});
+// live_now_ns: for a job still running, the time now on the run's clock: a collective
+// some rank has not finished (or not called) yet is no finding while its latest record is
+// younger than 5 s (it is in flight); calls that do not match always are. 0: the job ended.
+FlightVerdict analyze_flight(const FlightData& data, int dead_rank = -1, const std::string& dead_signal = {},
+                             int64_t live_now_ns = 0);
 
 // The records as they stood when the first rank's watchdog fired on time (the job failed
 // then; a stopped rank continued at teardown may finish a collective afterwards): what the

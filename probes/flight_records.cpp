@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <tuple>
@@ -15,11 +16,28 @@ namespace {
 
 using nlohmann::json;
 
+// A JSON number as an integer; a float or an unsigned out of int64's range is an error
+// (converting it would be undefined behaviour).
+int64_t to_int(const json& v) {
+  if (v.is_number_integer() && !v.is_number_unsigned()) return v.get<int64_t>();
+  if (v.is_number_unsigned() && v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) return v.get<int64_t>();
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (d >= -9.2e18 && d <= 9.2e18) return static_cast<int64_t>(d);
+  }
+  throw json::type_error::create(302, "a number out of range, or not a number", &v);
+}
+
 int64_t int_or(const json& e, const char* key, int64_t fallback) {
   const auto it = e.find(key);
   if (it == e.end() || it->is_null()) return fallback;
-  if (it->is_number()) return it->get<int64_t>();
-  if (it->is_string()) return std::stoll(it->get<std::string>());  // some writers quote ids
+  if (it->is_number()) return to_int(*it);
+  if (it->is_string()) {  // some writers quote ids
+    const std::string& text = it->get_ref<const std::string&>();
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc() && end == text.data() + text.size()) return value;
+  }
   throw json::type_error::create(302, std::string("\"") + key + "\" must be a number", &e);
 }
 
@@ -35,7 +53,7 @@ std::vector<std::vector<int64_t>> sizes_of(const json& e, const char* key) {
   for (const auto& shape : *it) {
     std::vector<int64_t> dims;
     for (const auto& d : shape)
-      dims.push_back(d.get<int64_t>());
+      dims.push_back(to_int(d));
     out.push_back(std::move(dims));
   }
   return out;
@@ -62,8 +80,11 @@ std::string op_of(const std::string& profiling_name) {
 std::vector<int> ranks_of(const json& v) {
   std::vector<int> out;
   if (v.is_array()) {
-    for (const auto& r : v)
-      out.push_back(r.get<int>());
+    for (const auto& r : v) {
+      const int64_t rank = to_int(r);
+      if (rank < 0 || rank > 10'000'000) throw json::type_error::create(302, "a rank in \"ranks\" is out of range", &v);
+      out.push_back(static_cast<int>(rank));
+    }
     return out;
   }
   if (!v.is_string()) return out;
@@ -73,6 +94,7 @@ std::vector<int> ranks_of(const json& v) {
       size_t end = i;
       while (end < s.size() && std::isdigit(static_cast<unsigned char>(s[end])))
         ++end;
+      if (end - i > 7) throw json::type_error::create(302, "a rank in \"ranks\" is out of range", &v);
       out.push_back(std::stoi(s.substr(i, end - i)));
       i = end;
     } else {
@@ -121,20 +143,24 @@ CollectiveRow collective_from_entry(const json& e, int rank) {
   r.profiling_name = text_or(e, "profiling_name");
   r.op = op_of(r.profiling_name);
   const bool p2p = e.value("is_p2p", false) || r.op == "send" || r.op == "recv";
+  const auto number = [&](const char* key) { return std::clamp<int64_t>(int_or(e, key, 0), 0, int64_t{1} << 61); };
   if (p2p) {
-    r.p2p_seq = int_or(e, "p2p_seq_id", 0);
+    r.p2p_seq = number("p2p_seq_id");
   } else {
-    r.collective_seq = int_or(e, "collective_seq_id", 0);
+    r.collective_seq = number("collective_seq_id");
   }
   r.input_sizes = sizes_of(e, "input_sizes");
   r.output_sizes = sizes_of(e, "output_sizes");
   r.input_dtypes = dtypes_of(e, "input_dtypes");
   r.output_dtypes = dtypes_of(e, "output_dtypes");
   r.state = text_or(e, "state", "scheduled");
-  r.t_created_ns = int_or(e, "time_created_ns", 0);
-  r.t_started_ns = int_or(e, "time_discovered_started_ns", 0);
-  r.t_completed_ns = int_or(e, "time_discovered_completed_ns", 0);
-  r.timeout_ms = int_or(e, "timeout_ms", 0);
+  // Bounded so that sums of times and offsets cannot overflow: 2^61 ns is 73 years past
+  // any clock's start; a timeout over 10^9 ms (11 days) is taken as 10^9.
+  const auto time = [&](const char* key) { return std::clamp<int64_t>(int_or(e, key, 0), 0, int64_t{1} << 61); };
+  r.t_created_ns = time("time_created_ns");
+  r.t_started_ns = time("time_discovered_started_ns");
+  r.t_completed_ns = time("time_discovered_completed_ns");
+  r.timeout_ms = std::clamp<int64_t>(int_or(e, "timeout_ms", 0), 0, 1'000'000'000);
   r.phase = text_or(e, "phase");
   r.iteration = int_or(e, "iteration", -1);
   if (const auto frames = e.find("frames"); frames != e.end() && frames->is_array()) {
@@ -163,9 +189,9 @@ FlightDump read_flight_dump(const std::string& path, int fallback_rank) {
   const int first = in.peek();
   if (first == 0x80) {
     bad_dump(path,
-             "it is a Python pickle (PyTorch's default dump form). Dump JSON instead "
-             "(torch._C._distributed_c10d._dump_nccl_trace_json(), or TORCH_NCCL_DEBUG_INFO_PIPE_FILE with json), "
-             "or convert it: python -c \"import pickle,json,sys; json.dump(pickle.load(open(sys.argv[1],'rb')), "
+             "it is a Python pickle (the form PyTorch writes to TORCH_FR_DUMP_TEMP_FILE). Dump JSON instead "
+             "(torch._C._distributed_c10d._dump_nccl_trace_json() returns it), or convert the file: "
+             "python -c \"import pickle,json,sys; json.dump(pickle.load(open(sys.argv[1],'rb')), "
              "open(sys.argv[1]+'.json','w'), default=str)\" FILE");
   }
   json doc;
@@ -178,18 +204,21 @@ FlightDump read_flight_dump(const std::string& path, int fallback_rank) {
     bad_dump(path, "no \"entries\" list (PyTorch's dumps have \"version\", \"pg_config\" and \"entries\")");
   FlightDump d;
   d.path = path;
-  d.version = doc.value("version", std::string());
-  d.producer = doc.value("producer", std::string());
-  d.reason = doc.value("dump_reason", std::string());
-  d.trigger = doc.value("dump_trigger", std::string());
+  // Text fields of another type are taken as absent (version "2.4" is sometimes a number).
+  d.version = text_or(doc, "version");
+  d.producer = text_or(doc, "producer");
+  d.reason = text_or(doc, "dump_reason");
+  d.trigger = text_or(doc, "dump_trigger");
   try {
     d.dump_time_ns = int_or(doc, "dump_time_ns", 0);
-    d.stall_ns = int_or(doc, "stall_ns", 0);
-    d.stall_end_ns = int_or(doc, "stall_end_ns", 0);
+    d.stall_ns = std::clamp<int64_t>(int_or(doc, "stall_ns", 0), 0, int64_t{1} << 61);
+    d.stall_end_ns = std::clamp<int64_t>(int_or(doc, "stall_end_ns", 0), 0, int64_t{1} << 61);
+    d.dump_time_ns = std::clamp<int64_t>(d.dump_time_ns, 0, int64_t{1} << 61);
     d.rank = static_cast<int>(int_or(doc, "rank", -1));
   } catch (const json::exception& e) {
     bad_dump(path, e.what());
   }
+  if (d.rank > 10'000'000) bad_dump(path, detail::concat("its rank ", d.rank, " is out of range"));
   if (d.rank < 0) d.rank = rank_from_name(path);
   if (d.rank < 0) d.rank = fallback_rank;
   if (d.rank < 0)
@@ -197,13 +226,17 @@ FlightDump read_flight_dump(const std::string& path, int fallback_rank) {
   if (const auto cfg = doc.find("pg_config"); cfg != doc.end() && cfg->is_object()) {
     int64_t index = 0;
     for (const auto& [key, g] : cfg->items()) {
-      GroupRow row;
-      row.rank = d.rank;
-      row.pg_id = index++;
-      row.name = g.is_object() ? g.value("name", key) : key;
-      row.desc = g.is_object() ? g.value("desc", std::string()) : std::string();
-      if (g.is_object() && g.contains("ranks")) row.ranks = ranks_of(g["ranks"]);
-      d.groups.push_back(std::move(row));
+      try {
+        GroupRow row;
+        row.rank = d.rank;
+        row.pg_id = index++;
+        row.name = g.is_object() ? text_or(g, "name", key) : key;
+        row.desc = g.is_object() ? text_or(g, "desc") : std::string();
+        if (g.is_object() && g.contains("ranks")) row.ranks = ranks_of(g["ranks"]);
+        d.groups.push_back(std::move(row));
+      } catch (const json::exception& e) {
+        bad_dump(path, detail::concat("pg_config[\"", key, "\"]: ", e.what()));
+      }
     }
   }
   size_t index = 0;
@@ -230,6 +263,7 @@ void FlightData::add(const FlightDump& dump, int64_t offset) {
     if (same == rows.end()) {
       rows.push_back(std::move(r));
     } else if (r.state_order() >= same->state_order()) {
+      r.source = same->source;  // how it arrived first
       *same = std::move(r);
     }
   }

@@ -36,6 +36,10 @@ struct CollectiveRow {
   std::string phase;
   int64_t iteration = -1;
   std::vector<StackFrame> frames;
+  // How the run file got it first: stream (shipped while the job ran), dump (a dump file
+  // the rank wrote), torch (PyTorch's dumps imported). A rank whose last records came
+  // only by its dump could not reach the collector then.
+  std::string source = "dump";
 
   bool is_p2p() const { return collective_seq < 0; }
   // 0 scheduled, 1 started, 2 completed (-1: unknown).

@@ -268,7 +268,7 @@ std::string positions_text(const HangReport& report, const std::vector<int>& ran
 std::string dead_rank_verdict(HangReport& report, int64_t start_ns) {
   report.culprits = {report.dead_rank};
   const int rank = report.dead_rank;
-  std::string culprit = detail::concat("Rank ", rank, " died (", report.dead_signal, ")");
+  std::string culprit = detail::concat("Rank ", rank, " died by ", report.dead_signal);
   if (const RankHangState* st = state_of(report, rank)) culprit += detail::concat(" ", position_text(*st, start_ns));
   std::vector<int> waiting;
   for (const auto& st : report.ranks)
@@ -357,11 +357,19 @@ std::string reporter_text(HangReport& report, const RunRow& run, std::string& cu
 
 // From the flight recorder's records alone; a failure they do not explain (an error in
 // the training code, a rank that died outside any collective) is named by who reported it.
-void add_records_verdict(HangReport& report, const RunRow& run) {
-  report.flight = analyze_flight(report.records, report.dead_rank, report.dead_signal);
+void add_records_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
+  report.flight = analyze_flight(report.records, report.dead_rank, report.dead_signal,
+                                 run.status == "running" ? std::max(report.now_ns, report.latest_event_ns) : 0);
   report.records = records_at_failure(report.records);  // as the verdict saw them (the grid)
   std::string culprit = report.flight.verdict;
   report.culprits = report.flight.culprits;
+  // What the culprits were doing, from their latest events (a rank with none shipped,
+  // killed before its first batch, has no position to give).
+  for (size_t i = 0; i < std::min<size_t>(report.culprits.size(), 3); ++i) {
+    const RankHangState* st = state_of(report, report.culprits[i]);
+    if (st && !st->last_event.empty())
+      culprit += detail::concat(" Rank ", st->rank, " was ", position_text(*st, start_ns), ".");
+  }
   if (culprit.empty() && report.dead_rank >= 0) {
     culprit = detail::concat("Rank ", report.dead_rank, " died by ", report.dead_signal,
                              "; every collective it called matched the other ranks'.");
@@ -373,7 +381,7 @@ void add_records_verdict(HangReport& report, const RunRow& run) {
 }
 
 void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
-  if (report.from_records()) return add_records_verdict(report, run);
+  if (report.from_records()) return add_records_verdict(report, run, start_ns);
   std::string culprit;
   if (report.dead_rank >= 0) {
     culprit = dead_rank_verdict(report, start_ns);

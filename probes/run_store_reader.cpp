@@ -64,7 +64,7 @@ FlightData RunStoreReader::flight() {
     Statement c = db_.prepare(
         "SELECT rank, pg_id, record_id, pg_name, pg_desc, collective_seq, p2p_seq, op, profiling_name, input_sizes, "
         "output_sizes, input_dtypes, output_dtypes, state, t_created_ns, t_started_ns, t_completed_ns, timeout_ms, "
-        "phase, iteration, frames FROM collectives ORDER BY rank, pg_id, record_id");
+        "phase, iteration, frames, source FROM collectives ORDER BY rank, pg_id, record_id");
     const auto parsed = [](const std::string& text) {
       try {
         return nlohmann::json::parse(text);
@@ -79,36 +79,49 @@ FlightData RunStoreReader::flight() {
       row.record_id = c.column_int64(2);
       row.pg_name = c.column_text(3);
       row.pg_desc = c.column_text(4);
-      row.collective_seq = c.column_optional(5);
-      row.p2p_seq = c.column_optional(6);
+      // Bounded as a dump's numbers are (flight_records.cpp): a damaged cell must not
+      // overflow the analysis's arithmetic.
+      constexpr int64_t kMax = int64_t{1} << 61;
+      const auto seq = [&](int col) {
+        const int64_t v = c.column_optional(col);
+        return v < 0 ? int64_t{-1} : std::min(v, kMax);
+      };
+      row.collective_seq = seq(5);
+      row.p2p_seq = seq(6);
       row.op = c.column_text(7);
       row.profiling_name = c.column_text(8);
       try {
-        row.input_sizes = parsed(c.column_text(9)).get<std::vector<std::vector<int64_t>>>();
-        row.output_sizes = parsed(c.column_text(10)).get<std::vector<std::vector<int64_t>>>();
-        row.input_dtypes = parsed(c.column_text(11)).get<std::vector<std::string>>();
-        row.output_dtypes = parsed(c.column_text(12)).get<std::vector<std::string>>();
-        for (const auto& f : parsed(c.column_text(20)))
-          row.frames.push_back(
-              {f.value("name", std::string()), f.value("filename", std::string()), f.value("line", int64_t{0})});
-      } catch (const nlohmann::json::exception&) {
+        // The JSON cells through the dump parser, which checks every number.
+        const nlohmann::json cells = {{"input_sizes", parsed(c.column_text(9))},
+                                      {"output_sizes", parsed(c.column_text(10))},
+                                      {"input_dtypes", parsed(c.column_text(11))},
+                                      {"output_dtypes", parsed(c.column_text(12))},
+                                      {"frames", parsed(c.column_text(20))}};
+        CollectiveRow p = collective_from_entry(cells, row.rank);
+        row.input_sizes = std::move(p.input_sizes);
+        row.output_sizes = std::move(p.output_sizes);
+        row.input_dtypes = std::move(p.input_dtypes);
+        row.output_dtypes = std::move(p.output_dtypes);
+        row.frames = std::move(p.frames);
+      } catch (const std::exception&) {
         // a damaged cell: the record still counts, without its sizes
       }
       row.state = c.column_text(13);
-      row.t_created_ns = std::max<int64_t>(0, c.column_optional(14));
-      row.t_started_ns = std::max<int64_t>(0, c.column_optional(15));
-      row.t_completed_ns = std::max<int64_t>(0, c.column_optional(16));
-      row.timeout_ms = c.column_int64(17);
+      row.t_created_ns = std::clamp<int64_t>(c.column_optional(14), 0, kMax);
+      row.t_started_ns = std::clamp<int64_t>(c.column_optional(15), 0, kMax);
+      row.t_completed_ns = std::clamp<int64_t>(c.column_optional(16), 0, kMax);
+      row.timeout_ms = std::clamp<int64_t>(c.column_int64(17), 0, 1'000'000'000);
       row.phase = c.column_text(18);
       row.iteration = c.column_optional(19);
+      row.source = c.column_text(21);
       data.by_rank[row.rank].push_back(std::move(row));
     }
     Statement d =
         db_.prepare("SELECT rank, t_ns, reason, trigger, file, stall_ns, stall_end_ns FROM flight_dumps ORDER BY t_ns");
+    const auto bounded = [&](int col) { return std::clamp<int64_t>(d.column_optional(col), 0, int64_t{1} << 61); };
     while (d.step())
-      data.dumps.push_back({static_cast<int>(d.column_int64(0)), std::max<int64_t>(0, d.column_optional(1)),
-                            d.column_text(2), d.column_text(3), d.column_text(4),
-                            std::max<int64_t>(0, d.column_optional(5)), std::max<int64_t>(0, d.column_optional(6))});
+      data.dumps.push_back({static_cast<int>(d.column_int64(0)), bounded(1), d.column_text(2), d.column_text(3),
+                            d.column_text(4), bounded(5), bounded(6)});
   }
   // Dumps not merged yet (flight_recorder.h): written when the collector was gone.
   for (const std::string& file : flight_dumps_beside(db_.path())) {

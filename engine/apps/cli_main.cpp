@@ -87,7 +87,10 @@ int run_hang(const std::vector<std::string>& paths) {
     return run_hang_dumps(paths);
   }
   ddpscope::probes::RunStoreReader run(paths.front());
-  const auto report = ddpscope::probes::analyze_hang(run);
+  // A job still running is judged at this moment (the run's clock is this host's
+  // CLOCK_MONOTONIC when its collector runs here), not at its latest event.
+  const bool live = run.run().status == "running";
+  const auto report = ddpscope::probes::analyze_hang(run, live ? ddpscope::probes::now_ns() : 0);
   for (const auto& line : report.findings)
     std::printf("%s\n", line.c_str());
   for (const auto& st : report.ranks) {

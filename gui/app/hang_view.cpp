@@ -65,6 +65,8 @@ HangView::HangView(QWidget* parent) : QWidget(parent) {
   m_grid->setSelectionMode(QAbstractItemView::SingleSelection);
   m_grid->horizontalHeader()->setDefaultSectionSize(150);
   m_grid->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+  m_grid->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);  // rank order until a header is clicked
+  m_grid->setSortingEnabled(true);
   connect(m_grid, &QTableWidget::cellClicked, this, [this](int row, int column) {
     const QTableWidgetItem* item = m_grid->item(row, column);
     if (!item || !item->data(Qt::UserRole).isValid()) return;
@@ -186,6 +188,7 @@ void HangView::setGrid(const probes::HangReport& report) {
           .arg(QString::fromStdString(grid.group).toHtmlEscaped())
           .arg(grid.seqs.empty() ? 0 : grid.seqs.front())
           .arg(grid.seqs.empty() ? 0 : grid.seqs.back()));
+  m_grid->setSortingEnabled(false);  // filled in rank order, then sortable by a header click
   m_grid->clear();
   m_grid->setRowCount(static_cast<int>(grid.ranks.size()));
   m_grid->setColumnCount(static_cast<int>(grid.seqs.size()));
@@ -221,6 +224,7 @@ void HangView::setGrid(const probes::HangReport& report) {
       m_grid->setItem(static_cast<int>(i), static_cast<int>(j), item);
     }
   }
+  m_grid->setSortingEnabled(true);
   m_grid->resizeColumnsToContents();
   // Tall enough for every rank up to 8 rows, then it scrolls.
   const int shown = std::min<int>(static_cast<int>(grid.ranks.size()), 8);

@@ -83,9 +83,9 @@ def scenarios(h):
         job = h.Job(build, h.train_args(run), {"DDPSCOPE_FAULT": "rank=1,iter=5,phase=backward,kill"})
         code = job.wait(60)
         problems = h.check_common(r, job, code, run, 60, names=(
-            r"diagnosis: Group 'world' collective #(\d+): missing ranks\. Rank 1 never called allreduce f32\[\d+\] "
-            r"#\d+, which rank 0 called in backward of iteration 5 \(started\)\. Rank 1's last call: #\d+ allreduce "
-            r"f64\[\] in loss allreduce of iteration 4 \(completed\)", r"Rank 1 died by signal 9"))
+            r"diagnosis: Group 'world' collective #\d+: missing ranks\. Rank 1 died by signal 9 \(Killed\) after #\d+ "
+            r"allreduce f64\[\] in loss allreduce of iteration 4 \(completed\) \(the likely culprit\)\. Rank 1 never "
+            r"called allreduce f32\[\d+\] #\d+, which rank 0 called in backward of iteration 5 \(started\)",))
         seen = records_of(run)
         if seen.get(1) is None or seen.get(0) is None or seen[1] != seen[0] - 1:
             problems.append(f"highest collective per rank in the run file: {seen} (want rank 1 one behind rank 0)")

@@ -545,13 +545,13 @@ def scenario_rpc_death(build, work, phase):
         r = Result("an RPC callee killed mid-call (the parameter server of --remote-embedding --np 2, in its 9th lookup)",
                    "the caller fails at once naming the worker and the call; the diagnosis names rank 0 as dead; "
                    "file sound; no process left")
-        names = (r"connection to worker0 \(id 0\) broke .* call of 'train\.embed'", r"diagnosis: Rank 0 died \(signal 9")
+        names = (r"connection to worker0 \(id 0\) broke .* call of 'train\.embed'", r"diagnosis: Group 'world' collective #\d+: missing ranks\. Rank 0 died by signal 9 \(Killed\)")
     else:
         r = Result("a distributed backward whose worker dies (the parameter server of --remote-embedding --np 2, as call 9's gradient arrives)",
                    "the trainer's backward fails at once naming the worker and the backward call; the diagnosis "
                    "names rank 0 as dead; file sound; no process left")
         names = (r"connection to worker0 \(id 0\) broke .* call of '_ddpscope\.dist_backward'",
-                 r"diagnosis: Rank 0 died \(signal 9")
+                 r"diagnosis: Group 'world' collective #\d+: missing ranks\. Rank 0 died by signal 9 \(Killed\)")
     run = os.path.join(work, f"rpc-{phase}.ddprun")
     # One server and one trainer: the trainer is the caller the death reaches first (with
     # two, the other one's lookup may report first).
@@ -626,9 +626,11 @@ def scenario_host_cut(build, work):
             job.wait(10)
         elif code == 0:
             problems.append("exit 0")
-        for n in (r"rank 0 waited \d+ ms in allreduce", r"mpirun has not ended", r"diagnosis: (Rank 1 never entered|Every rank entered .* Rank 1 never timed out itself)"):
+        for n in (r"rank 0 waited \d+ ms in allreduce", r"mpirun has not ended",
+                  r"diagnosis: Group 'world' collective #\d+: (missing ranks\. Rank 1 never called|fully matched\. .*"
+                  r"Rank 1's records of it reached the run file only through its dump|state mismatch\. Rank 1 )"):
             if not re.search(n, job.text()):
-                problems.append(f"no '{n}' in the output")
+                problems.append(f"no '{n}' in the output: {diagnosis_line(job)[:600]}")
         if integrity(run) != "ok":
             problems.append(f"integrity_check: {integrity(run)}")
         subprocess.run(["ip", "link", "set", "ddps-v1", "up"], check=True)

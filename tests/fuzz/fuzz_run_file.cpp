@@ -32,6 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)run.metrics();
     (void)run.messages();
     (void)run.graph_index();
+    (void)run.flight();
   } catch (const ddpscope::Error&) {
   }
   return 0;

@@ -21,14 +21,18 @@ case "$target" in
   event_batch) sources=("$src/probes/event_batch.cpp" "$src/probes/clock_offset_estimator.cpp"); libs=() ;;
   run_file)
     sources=("$src/probes/run_store_reader.cpp" "$src/probes/sqlite_db.cpp" "$src/probes/run_store_schema.cpp"
-             "$src/probes/event.cpp")
+             "$src/probes/event.cpp" "$src/probes/flight_records.cpp")
+    libs=(-lsqlite3) ;;
+  flight_dump)
+    sources=("$src/probes/flight_records.cpp" "$src/probes/flight_analysis.cpp" "$src/probes/flight_grid.cpp"
+             "$src/probes/sqlite_db.cpp")
     libs=(-lsqlite3) ;;
   preset)
     sources=("$src/gui/models/launch_config.cpp")
     # Qt Core from its pkg-config file; -fPIC as Qt's headers demand.
     read -r -a qt <<<"$(pkg-config --cflags --libs Qt6Core)"
     libs=(-fPIC -I"$src/gui/models" "${qt[@]}") ;;
-  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, event_batch, run_file, preset)" >&2; exit 2 ;;
+  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, event_batch, run_file, flight_dump, preset)" >&2; exit 2 ;;
 esac
 out="$build/fuzz/$target"
 mkdir -p "$out/work"

@@ -276,11 +276,17 @@ class TestRunFiles : public QObject {
     QCOMPARE(rank1, shipped);
     QCOMPARE(int64_t(store.spans({.rank = 1}).size()), shipped);
     QCOMPARE(int(store.spans({.kinds = {Kind::Iteration}, .rank = 1}).size()), 7);
-    // The dead rank is reported dead, with its signal, not as waiting in a collective.
+    // The dead rank is named first, from the flight recorder's records: it never called
+    // the collective rank 0 waits in, died by SIGKILL, and what it did last.
     const HangReport report = analyze_hang(store);
     QCOMPARE(report.dead_rank, 1);
     QCOMPARE(report.culprits, std::vector<int>{1});
-    QVERIFY2(QString::fromStdString(report.verdict).startsWith("Rank 1 died (signal 9, Killed) in iteration 8"),
+    const QString verdict = QString::fromStdString(report.verdict);
+    QVERIFY2(verdict.startsWith("Group 'world' collective #") &&
+                 verdict.contains(": missing ranks. Rank 1 died by signal 9 (Killed) after #") &&
+                 verdict.contains("(the likely culprit). Rank 1 never called allreduce f32[") &&
+                 verdict.contains("which rank 0 called in backward of iteration 8 (started)") &&
+                 verdict.contains("Rank 1 died by signal 9 (Killed)") && verdict.contains("Rank 1 was in iteration 8"),
              report.verdict.c_str());
     for (const std::string& line : report.findings)
       QVERIFY2(line.rfind("rank 1 waits in", 0) != 0, line.c_str());
@@ -318,9 +324,11 @@ class TestRunFiles : public QObject {
     // then the rank that reported the timeout; the CLI's first line says the same.
     const QString verdict = QString::fromStdString(report.verdict);
     QCOMPARE(report.culprits, std::vector<int>{1});
-    QVERIFY2(verdict.startsWith(QStringLiteral("Rank 1 never entered allreduce #%1, which rank 0 waited in; "
-                                               "rank 1 was in iteration 4 (after forward), last event ")
+    QVERIFY2(verdict.startsWith(QStringLiteral("Group 'world' collective #%1: missing ranks. Rank 1 never called "
+                                               "allreduce f32[")
                                     .arg(waiting.blocked_in->seq)) &&
+                 verdict.contains("which rank 0 called in backward of iteration 4 (started)") &&
+                 verdict.contains("Rank 1 was in iteration 4 (after forward), last event ") &&
                  verdict.contains("injected stall") && verdict.contains(". Rank 0 reported it: timeout"),
              qPrintable(verdict));
     QCOMPARE(report.findings.at(0), report.verdict);
