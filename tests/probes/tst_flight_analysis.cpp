@@ -92,6 +92,21 @@ class TestFlightAnalysis : public ScratchTest {
     return analyze_hang(read_flight_dumps(paths));
   }
 
+  // Two ranks that both started collective #6 and never completed it, read back from
+  // their dumps (the tests then say which rank's watchdog did what).
+  FlightData both_waiting() {
+    std::vector<std::string> files;
+    analyze(
+        2,
+        [](int) {
+          std::vector<Call> calls = healthy();
+          calls.push_back({.state = "started"});
+          return calls;
+        },
+        &files);
+    return read_flight_dumps(files);
+  }
+
   static const GroupFinding& finding(const HangReport& h) {
     if (h.flight.groups.empty()) throw std::runtime_error("no group");
     return h.flight.groups.front();
@@ -232,16 +247,7 @@ class TestFlightAnalysis : public ScratchTest {
   // A rank stopped while the other waited: the waiting rank's watchdog dumps on time; the
   // stopped one's fires only once it runs again, long after its deadline.
   void testLateTimeoutMarksTheStoppedRank() {
-    std::vector<std::string> files;
-    analyze(
-        2,
-        [](int) {
-          std::vector<Call> calls = healthy();
-          calls.push_back({.state = "started"});
-          return calls;
-        },
-        &files);
-    FlightData data = read_flight_dumps(files);
+    FlightData data = both_waiting();
     const int64_t started = data.by_rank.at(0).back().t_started_ns;
     data.dumps[0].trigger = data.dumps[1].trigger = "timeout";
     data.dumps[0].t_ns = started + 600'000'000'000;    // rank 0: at its deadline
@@ -254,16 +260,7 @@ class TestFlightAnalysis : public ScratchTest {
   // Its watchdog woke long after it asked to (the process was stopped): that rank stalled
   // the collective, though its own timeout came on time once it ran again.
   void testStalledWatchdogMarksTheStoppedRank() {
-    std::vector<std::string> files;
-    analyze(
-        2,
-        [](int) {
-          std::vector<Call> calls = healthy();
-          calls.push_back({.state = "started"});
-          return calls;
-        },
-        &files);
-    FlightData data = read_flight_dumps(files);
+    FlightData data = both_waiting();
     const int64_t started = data.by_rank.at(0).back().t_started_ns;
     for (auto& d : data.dumps) {
       d.trigger = "timeout";
