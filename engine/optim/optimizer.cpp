@@ -57,8 +57,8 @@ void Optimizer::step() {
   step_params(all);
 }
 
-void Optimizer::zero_grad(bool set_to_none) {
-  for (const Tensor& p : params_) {
+void zero_grad(const std::vector<Tensor>& params, bool set_to_none) {
+  for (const Tensor& p : params) {
     if (!p.grad().defined()) continue;
     if (set_to_none)
       p.set_grad(Tensor());
@@ -66,6 +66,21 @@ void Optimizer::zero_grad(bool set_to_none) {
       p.grad().zero_();
   }
 }
+
+void Optimizer::zero_grad(bool set_to_none) { optim::zero_grad(params_, set_to_none); }
+
+namespace {
+int64_t defined_bytes(const std::vector<Tensor>& tensors) {
+  int64_t bytes = 0;
+  for (const Tensor& t : tensors)
+    if (t.defined()) bytes += static_cast<int64_t>(t.nbytes());
+  return bytes;
+}
+}  // namespace
+
+int64_t SGD::state_bytes() const { return defined_bytes(momentum_buffers_); }
+
+int64_t Adam::state_bytes() const { return defined_bytes(exp_avg_) + defined_bytes(exp_avg_sq_); }
 
 SGD::SGD(std::vector<Tensor> params, SgdOptions options)
     : Optimizer(std::move(params)), options_(options), momentum_buffers_(params_.size()) {

@@ -19,6 +19,9 @@
 
 namespace ddpscope::optim {
 
+// Drops (set_to_none) or zeroes the gradients of `params`.
+void zero_grad(const std::vector<Tensor>& params, bool set_to_none = true);
+
 class Optimizer {
  public:
   explicit Optimizer(std::vector<Tensor> params);
@@ -30,6 +33,9 @@ class Optimizer {
   // otherwise they are zeroed in place.
   void zero_grad(bool set_to_none = true);
   const std::vector<Tensor>& params() const { return params_; }
+  // Bytes of state this optimizer holds (momentum buffers, Adam's moments), as created
+  // so far (state appears at a parameter's first update).
+  virtual int64_t state_bytes() const { return 0; }
 
  protected:
   std::vector<Tensor> params_;
@@ -49,6 +55,7 @@ class SGD : public Optimizer {
   using Optimizer::step;
   void step_params(std::span<const size_t> indices) override;
   const SgdOptions& options() const { return options_; }
+  int64_t state_bytes() const override;
 
  private:
   SgdOptions options_;
@@ -73,6 +80,7 @@ class Adam : public Optimizer {
   // How often parameter `index` was updated (its bias correction's step count; as in
   // PyTorch, counted per parameter: one without a gradient is not stepped).
   int64_t steps(size_t index) const { return steps_[index]; }
+  int64_t state_bytes() const override;
 
  private:
   AdamOptions options_;

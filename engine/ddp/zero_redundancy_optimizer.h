@@ -1,0 +1,61 @@
+// ZeroRedundancyOptimizer: the optimizer state sharded across the ranks of a group
+// (PyTorch's torch.distributed.optim.ZeroRedundancyOptimizer). The parameters are
+// partitioned greedily by size, largest first, each to the rank holding the fewest
+// elements so far; each rank builds the wrapped optimizer (SGD with momentum, Adam,
+// AdamW) over its own shard only, so it keeps that shard's state alone. step() updates
+// the shard from the (DDP-averaged) gradients, then every parameter is broadcast from
+// its owner, and every rank ends the step with the same parameters as a plain optimizer.
+//
+//   ddp::DistributedDataParallel model(module, group);
+//   ddp::ZeroRedundancyOptimizer opt(model.parameters(), group, [](std::vector<Tensor> shard) {
+//     return std::make_unique<optim::Adam>(std::move(shard), optim::AdamOptions{.lr = 1e-3});
+//   });
+//   opt.zero_grad(); loss.backward(); opt.step();
+//
+// Not thread-safe: one training thread calls it, as it calls any optimizer.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "c10d/process_group.h"
+#include "optim/optimizer.h"
+
+namespace ddpscope::ddp {
+
+class ZeroRedundancyOptimizer {
+ public:
+  // Builds the wrapped optimizer over the parameters it is given (this rank's shard).
+  using OptimizerFactory = std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>;
+
+  ZeroRedundancyOptimizer(std::vector<Tensor> params, std::shared_ptr<c10d::ProcessGroup> group,
+                          OptimizerFactory make_optimizer);
+
+  // Steps this rank's shard, then broadcasts every parameter from its owner.
+  void step();
+  void zero_grad(bool set_to_none = true);
+
+  const std::vector<Tensor>& params() const { return params_; }
+  // The rank that updates parameter `index` (into params()).
+  int owner(size_t index) const { return owner_[index]; }
+  // The parameters (indices into params()) rank `rank` updates, in params() order.
+  const std::vector<size_t>& shard(int rank) const { return shards_.at(static_cast<size_t>(rank)); }
+  // Bytes of optimizer state this rank holds (its shard's momentum, Adam moments).
+  int64_t state_bytes() const { return local_->state_bytes(); }
+  const optim::Optimizer& local_optimizer() const { return *local_; }
+
+ private:
+  std::vector<Tensor> params_;
+  std::shared_ptr<c10d::ProcessGroup> group_;
+  std::vector<int> owner_;
+  std::vector<std::vector<size_t>> shards_;
+  std::unique_ptr<optim::Optimizer> local_;
+};
+
+// The partition: owner rank of each parameter, given their element counts. Greedy by
+// size: largest first (ties in index order), each to the rank with the fewest elements
+// so far (ties to the lower rank).
+std::vector<int> partition_parameters(const std::vector<int64_t>& numels, int world_size);
+
+}  // namespace ddpscope::ddp
