@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 
 #include "ddpscope/error.h"
 #include "probe.h"
@@ -40,14 +41,44 @@ ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(std::vector<Tensor> params, std
   for (size_t i = 0; i < params_.size(); ++i)
     shards_[static_cast<size_t>(owner_[i])].push_back(i);
   std::vector<Tensor> mine;
-  for (size_t i : shard(group_->rank()))
+  local_index_.assign(params_.size(), -1);
+  for (size_t i : shard(group_->rank())) {
+    local_index_[i] = static_cast<int64_t>(mine.size());
     mine.push_back(params_[i]);
+  }
   local_ = make_optimizer(std::move(mine));
   DDPSCOPE_CHECK(local_, "ZeroRedundancyOptimizer: the optimizer factory returned nothing");
 }
 
+void ZeroRedundancyOptimizer::overlap_with(DistributedDataParallel& model) {
+  std::unordered_map<const TensorImpl*, size_t> index_of;
+  for (size_t i = 0; i < params_.size(); ++i)
+    index_of[params_[i].impl()] = i;
+  std::vector<int64_t> to_local;  // reducer index -> local_ index (-1: another rank's)
+  for (const Tensor& p : model.reducer().parameters()) {
+    const auto it = index_of.find(p.impl());
+    DDPSCOPE_CHECK(it != index_of.end(), "ZeroRedundancyOptimizer::overlap_with: DDP parameter ", p.name(),
+                   " is not among the optimizer's parameters");
+    to_local.push_back(local_index_[it->second]);
+  }
+  DDPSCOPE_CHECK(to_local.size() == params_.size(), "ZeroRedundancyOptimizer::overlap_with: DDP has ", to_local.size(),
+                 " parameters, the optimizer ", params_.size());
+  model.reducer().set_bucket_reduced_hook(
+      [this, to_local = std::move(to_local)](size_t bucket, const std::vector<size_t>& params) {
+        std::vector<size_t> mine;
+        for (size_t p : params)
+          if (to_local[p] >= 0) mine.push_back(static_cast<size_t>(to_local[p]));
+        if (mine.empty()) return;
+        DDPSCOPE_SPAN(span, probes::Kind::Optimizer, "zero shard step");
+        span.args().bucket = static_cast<int16_t>(bucket);
+        local_->step_params(mine);
+        stepped_in_hook_ += static_cast<int64_t>(mine.size());
+      });
+  overlapped_ = true;
+}
+
 void ZeroRedundancyOptimizer::step() {
-  {
+  if (!overlapped_) {
     DDPSCOPE_SPAN(span, probes::Kind::Optimizer, "zero shard step");
     local_->step();
   }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "c10d/process_group.h"
+#include "distributed_data_parallel.h"
 #include "optim/optimizer.h"
 
 namespace ddpscope::ddp {
@@ -32,8 +33,17 @@ class ZeroRedundancyOptimizer {
   ZeroRedundancyOptimizer(std::vector<Tensor> params, std::shared_ptr<c10d::ProcessGroup> group,
                           OptimizerFactory make_optimizer);
 
-  // Steps this rank's shard, then broadcasts every parameter from its owner.
+  // Steps this rank's shard, then broadcasts every parameter from its owner. After
+  // overlap_with(), the shard was stepped bucket by bucket during backward already.
   void step();
+  // PyTorch's overlap_with_ddp: this rank's share of each bucket is updated as soon as
+  // that bucket's allreduce completes (DDP's bucket-reduced hook), while later buckets
+  // are still reduced, so the update overlaps backward. The broadcasts stay in step(),
+  // after backward: issued from the hook they would interleave with DDP's allreduces in
+  // a different order on each rank. `model` must own exactly these parameters.
+  void overlap_with(DistributedDataParallel& model);
+  // Shard parameter updates made inside DDP's hook since overlap_with().
+  int64_t stepped_in_hook() const { return stepped_in_hook_; }
   void zero_grad(bool set_to_none = true);
 
   const std::vector<Tensor>& params() const { return params_; }
@@ -51,6 +61,9 @@ class ZeroRedundancyOptimizer {
   std::vector<int> owner_;
   std::vector<std::vector<size_t>> shards_;
   std::unique_ptr<optim::Optimizer> local_;
+  std::vector<int64_t> local_index_;  // per parameter: its index in local_, -1: another rank's
+  bool overlapped_ = false;
+  int64_t stepped_in_hook_ = 0;
 };
 
 // The partition: owner rank of each parameter, given their element counts. Greedy by
