@@ -1,0 +1,103 @@
+// SyncBatchNorm under mpirun (2 and 4 ranks, each with a different batch size): its
+// forward, input gradients, parameter gradients (summed over ranks) and running
+// statistics equal BatchNorm1d's on the concatenated global batch, in train and eval.
+#include <QtTest/QtTest>
+
+#include "autograd/ops.h"
+#include "ddp/sync_batch_norm.h"
+#include "mpi_test_main.h"
+#include "nn/layers.h"
+#include "tensor/kernels.h"
+
+using namespace ddpscope;
+
+namespace {
+
+double relative_error(const Tensor& a, const Tensor& b) {
+  const auto va = a.to_vector<double>(), vb = b.to_vector<double>();
+  if (va.size() != vb.size()) return 1e9;
+  double diff = 0, scale = 1e-12;
+  for (size_t i = 0; i < va.size(); ++i) {
+    diff = std::max(diff, std::fabs(va[i] - vb[i]));
+    scale = std::max(scale, std::fabs(vb[i]));
+  }
+  return diff / scale;
+}
+
+}  // namespace
+
+class TestSyncBatchNorm : public WorldTest {
+  Q_OBJECT
+  std::shared_ptr<c10d::ProcessGroup> pg_;
+
+  // Rank r holds 2 + r samples (unequal batches); rows of the global batch, in rank order.
+  int64_t rows_of(int r) const { return 2 + r; }
+  int64_t first_row(int r) const {
+    int64_t first = 0;
+    for (int q = 0; q < r; ++q)
+      first += rows_of(q);
+    return first;
+  }
+
+ private slots:
+  void initTestCase() { join_world(pg_); }
+
+  void testEqualsBatchNormOnTheGlobalBatch() {
+    constexpr int64_t kFeatures = 5;
+    int64_t total = 0;
+    for (int r = 0; r < size_; ++r)
+      total += rows_of(r);
+    Generator g(17);  // the same global data on every rank
+    const Tensor global_x = mul_scalar(add_scalar(randn({total, kFeatures}, DType::F32, &g), 0.5), 3.0);
+    const Tensor upstream = randn({total, kFeatures}, DType::F32, &g);  // dL/dy
+    const Tensor gamma = randn({kFeatures}, DType::F32, &g), beta = randn({kFeatures}, DType::F32, &g);
+
+    nn::BatchNorm1d reference(kFeatures);
+    ddp::SyncBatchNorm synced(kFeatures, pg_);
+    for (auto* m : {static_cast<nn::Module*>(&reference), static_cast<nn::Module*>(&synced)}) {
+      const auto p = m->parameters();
+      kernels::copy(p[0], gamma);
+      kernels::copy(p[1], beta);
+    }
+    for (int step = 0; step < 3; ++step) {  // running statistics over several steps
+      Tensor rx = global_x.detach().clone();
+      rx.set_requires_grad(true);
+      const Tensor ry = reference.forward(rx);
+      sum(mul(ry, upstream)).backward();
+
+      Tensor x = global_x.narrow(0, first_row(rank_), rows_of(rank_)).contiguous().clone();
+      x.set_requires_grad(true);
+      const Tensor y = synced.forward(x);
+      sum(mul(y, upstream.narrow(0, first_row(rank_), rows_of(rank_)).contiguous())).backward();
+
+      const Tensor ry_mine = ry.narrow(0, first_row(rank_), rows_of(rank_)).contiguous();
+      QVERIFY2(relative_error(y, ry_mine) <= 1e-5, qPrintable(QString("output: %1").arg(relative_error(y, ry_mine))));
+      const Tensor rg_mine = rx.grad().narrow(0, first_row(rank_), rows_of(rank_)).contiguous();
+      QVERIFY2(relative_error(x.grad(), rg_mine) <= 1e-4,
+               qPrintable(QString("input gradient: %1").arg(relative_error(x.grad(), rg_mine))));
+      // Parameter gradients: each rank holds its samples' share; their sum is the whole.
+      const auto sp = synced.parameters(), rp = reference.parameters();
+      for (size_t i = 0; i < sp.size(); ++i) {
+        Tensor summed = sp[i].grad().clone();
+        pg_->allreduce(summed)->wait();
+        QVERIFY2(
+            relative_error(summed, rp[i].grad()) <= 1e-4,
+            qPrintable(QString("%1 gradient: %2").arg(sp[i].name().c_str()).arg(relative_error(summed, rp[i].grad()))));
+        sp[i].set_grad(Tensor());
+        rp[i].set_grad(Tensor());
+      }
+    }
+    QVERIFY(relative_error(synced.running_mean(), reference.running_mean()) <= 1e-5);
+    QVERIFY(relative_error(synced.running_var(), reference.running_var()) <= 1e-5);
+    // Eval: the running statistics, no collective.
+    reference.eval();
+    synced.eval();
+    const Tensor x = global_x.narrow(0, first_row(rank_), rows_of(rank_)).contiguous();
+    QVERIFY(relative_error(synced.forward(x),
+                           reference.forward(global_x).narrow(0, first_row(rank_), rows_of(rank_)).contiguous()) <=
+            1e-5);
+  }
+};
+
+DDPSCOPE_MPI_TEST_MAIN(TestSyncBatchNorm)
+#include "tst_sync_batch_norm.moc"
