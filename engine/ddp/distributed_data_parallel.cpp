@@ -1,4 +1,6 @@
 #include "distributed_data_parallel.h"
+
+#include "sync_batch_norm.h"
 #include "ddpscope/log.h"
 
 #include <chrono>
@@ -121,10 +123,33 @@ Tensor DistributedDataParallel::forward(const Tensor& input) {
   return out;
 }
 
+namespace {
+
+// The name of the first SyncBatchNorm in `m` ("module.net.bn"), or "" when none.
+std::string find_sync_batch_norm(const nn::Module& m, const std::string& name) {
+  if (dynamic_cast<const SyncBatchNorm*>(&m)) return name;
+  for (const auto& [child_name, child] : m.children())
+    if (std::string found = find_sync_batch_norm(*child, name + "." + child_name); !found.empty()) return found;
+  return {};
+}
+
+}  // namespace
+
 DistributedDataParallel::JoinContext::JoinContext(DistributedDataParallel& ddp, bool divide_by_initial_world_size,
                                                   bool throw_on_early_termination)
     : ddp_(ddp) {
   DDPSCOPE_CHECK(!ddp.join_.active, "DDP join: a join context is already open");
+  // A rank that ran out of inputs shadows DDP's allreduces, not the collectives a
+  // SyncBatchNorm's forward and backward hold: the ranks still training would wait in them
+  // (or meet a bucket's allreduce instead). Refused here, on every rank alike.
+  if (!throw_on_early_termination) {
+    if (const std::string bn = find_sync_batch_norm(*ddp.module_, "module"); !bn.empty()) {
+      throw DDPSCOPE_ERROR("DDP join: ", bn,
+                           " is a SyncBatchNorm, whose collectives a rank out of inputs cannot shadow; use "
+                           "join(divide_by_initial_world_size, /*throw_on_early_termination=*/true), which ends "
+                           "the loop on every rank as soon as one runs out");
+    }
+  }
   ddp.join_ = {true, divide_by_initial_world_size, throw_on_early_termination, false};
 }
 

@@ -1,9 +1,12 @@
 // SyncBatchNorm under mpirun (2 and 4 ranks, each with a different batch size): its
 // forward, input gradients, parameter gradients (summed over ranks) and running
-// statistics equal BatchNorm1d's on the concatenated global batch, in train and eval.
+// statistics equal BatchNorm1d's on the concatenated global batch, in train and eval; and
+// under DDP with uneven inputs, join() is refused and join(throw_on_early_termination)
+// raises on every rank.
 #include <QtTest/QtTest>
 
 #include "autograd/ops.h"
+#include "ddp/distributed_data_parallel.h"
 #include "ddp/sync_batch_norm.h"
 #include "mpi_test_main.h"
 #include "nn/layers.h"
@@ -23,6 +26,23 @@ double relative_error(const Tensor& a, const Tensor& b) {
   }
   return diff / scale;
 }
+
+// Linear -> SyncBatchNorm -> Linear, for DDP.
+class Net : public nn::Module {
+ public:
+  explicit Net(std::shared_ptr<c10d::ProcessGroup> group) {
+    Generator g(4);
+    in_ = register_module("in", std::make_shared<nn::Linear>(5, 8, true, &g));
+    bn_ = register_module("bn", std::make_shared<ddp::SyncBatchNorm>(8, std::move(group)));
+    out_ = register_module("out", std::make_shared<nn::Linear>(8, 1, true, &g));
+  }
+  std::string type_name() const override { return "Net"; }
+  Tensor forward(const Tensor& x) override { return out_->forward(bn_->forward(in_->forward(x))); }
+
+ private:
+  std::shared_ptr<nn::Linear> in_, out_;
+  std::shared_ptr<ddp::SyncBatchNorm> bn_;
+};
 
 }  // namespace
 
@@ -96,6 +116,42 @@ class TestSyncBatchNorm : public WorldTest {
     QVERIFY(relative_error(synced.forward(x),
                            reference.forward(global_x).narrow(0, first_row(rank_), rows_of(rank_)).contiguous()) <=
             1e-5);
+  }
+
+  // Uneven inputs: join() cannot shadow SyncBatchNorm's collectives, so it is refused at
+  // once (on every rank alike, before any collective), naming the module and the way out.
+  void testJoinWithoutThrowIsRefused() {
+    ddp::DistributedDataParallel model(std::make_shared<Net>(pg_), pg_, {});
+    try {
+      auto join = model.join();
+      QFAIL("join() accepted a model with a SyncBatchNorm");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("module.bn is a SyncBatchNorm") &&
+                   QString(e.what()).contains("throw_on_early_termination"),
+               e.what());
+    }
+  }
+
+  // With throw_on_early_termination every rank raises as soon as one runs out of inputs
+  // (rank r has r + 1 batches), and no rank is left in a collective.
+  void testJoinWithThrowRaisesOnEveryRank() {
+    ddp::DistributedDataParallel model(std::make_shared<Net>(pg_), pg_, {});
+    Generator data(9);
+    const Tensor x = randn({4, 5}, DType::F32, &data), y = randn({4, 1}, DType::F32, &data);
+    bool thrown = false;
+    try {
+      auto join = model.join(true, /*throw_on_early_termination=*/true);
+      for (int i = 0; i < rank_ + 1; ++i)
+        mse_loss(model.forward(x), y).backward();
+      join->finish();
+    } catch (const Error& e) {
+      thrown = true;
+      QVERIFY2(QString(e.what()).contains("throw_on_early_termination"), e.what());
+    }
+    QVERIFY2(thrown, "every rank must stop with an error");
+    Tensor one = Tensor::ones({1});
+    pg_->allreduce(one)->wait();
+    QCOMPARE(one.item<float>(), float(size_));
   }
 };
 
