@@ -33,22 +33,13 @@ Tensor all_reduce_sum(const Tensor& x, c10d::ProcessGroup& group) {
 }
 
 SyncBatchNorm::SyncBatchNorm(int64_t features, std::shared_ptr<c10d::ProcessGroup> group, double eps, double momentum)
-    : group_(std::move(group)), eps_(eps), momentum_(momentum) {
+    : nn::BatchNorm1d(features, eps, momentum), group_(std::move(group)) {
   DDPSCOPE_CHECK(group_, "SyncBatchNorm: no process group given");
-  weight_ = register_parameter("weight", Tensor::ones({features}));
-  bias_ = register_parameter("bias", Tensor::zeros({features}));
-  running_mean_ = register_buffer("running_mean", Tensor::zeros({features}));
-  running_var_ = register_buffer("running_var", Tensor::ones({features}));
-  num_batches_tracked_ = register_buffer("num_batches_tracked", Tensor::zeros({}, DType::I64));
 }
 
 Tensor SyncBatchNorm::forward(const Tensor& x) {
-  DDPSCOPE_CHECK(x.dim() == 2 && x.size(1) == weight_.size(0), "SyncBatchNorm: expected [N, ", weight_.size(0),
-                 "], got ", x.describe());
-  if (!is_training()) {
-    const Tensor xhat = div(sub(x, running_mean_), sqrt(add_scalar(running_var_, eps_)));
-    return add(mul(xhat, weight_), bias_);
-  }
+  check_input(x, "SyncBatchNorm");
+  if (!is_training()) return normalize_with_running_stats(x);
   // The global count first: a rank may hold fewer samples (or none) this step.
   Tensor count = Tensor::scalar(static_cast<double>(x.size(0)), DType::F64);
   group_->allreduce(count, {.op = c10d::ReduceOp::Sum})->wait();
@@ -58,17 +49,8 @@ Tensor SyncBatchNorm::forward(const Tensor& x) {
   const Tensor mu = mul_scalar(all_reduce_sum(sum(x, {0}, false), *group_), 1.0 / n);
   const Tensor centered = sub(x, mu);
   const Tensor var = mul_scalar(all_reduce_sum(sum(mul(centered, centered), {0}, false), *group_), 1.0 / n);
-  {
-    // Running statistics as BatchNorm1d's, from the global batch (unbiased variance).
-    autograd::NoGradGuard no_grad;
-    kernels::scale_(running_mean_, 1.0 - momentum_);
-    kernels::add_(running_mean_, mu.detach(), momentum_);
-    kernels::scale_(running_var_, 1.0 - momentum_);
-    kernels::add_(running_var_, var.detach(), momentum_ * n / (n - 1.0));
-    num_batches_tracked_.fill_(num_batches_tracked_.item<double>() + 1.0);
-  }
-  const Tensor xhat = div(centered, sqrt(add_scalar(var, eps_)));
-  return add(mul(xhat, weight_), bias_);
+  update_running_stats(mu, var, n);  // from the global batch: the same on every rank
+  return normalize(centered, var);
 }
 
 }  // namespace ddpscope::ddp

@@ -22,18 +22,16 @@
 
 namespace ddpscope::ddp {
 
-class SyncBatchNorm : public nn::Module {
+// A BatchNorm1d (same parameters, buffers and state dict) whose batch statistics are the
+// group's.
+class SyncBatchNorm : public nn::BatchNorm1d {
  public:
   SyncBatchNorm(int64_t features, std::shared_ptr<c10d::ProcessGroup> group, double eps = 1e-5, double momentum = 0.1);
   std::string type_name() const override { return "SyncBatchNorm"; }
   Tensor forward(const Tensor& x) override;
-  const Tensor& running_mean() const { return running_mean_; }
-  const Tensor& running_var() const { return running_var_; }
 
  private:
   std::shared_ptr<c10d::ProcessGroup> group_;
-  Tensor weight_, bias_, running_mean_, running_var_, num_batches_tracked_;
-  double eps_, momentum_;
 };
 
 // A sum over the group's ranks that autograd differentiates: forward allreduces `x`

@@ -41,29 +41,40 @@ BatchNorm1d::BatchNorm1d(int64_t features, double eps, double momentum) : eps_(e
   num_batches_tracked_ = register_buffer("num_batches_tracked", Tensor::zeros({}, DType::I64));
 }
 
-Tensor BatchNorm1d::forward(const Tensor& x) {
-  DDPSCOPE_CHECK(x.dim() == 2 && x.size(1) == weight_.size(0), "BatchNorm1d: expected [N, ", weight_.size(0), "], got ",
+void BatchNorm1d::check_input(const Tensor& x, const char* who) const {
+  DDPSCOPE_CHECK(x.dim() == 2 && x.size(1) == weight_.size(0), who, ": expected [N, ", weight_.size(0), "], got ",
                  x.describe());
-  if (!is_training()) {
-    const Tensor xhat = div(sub(x, running_mean_), sqrt(add_scalar(running_var_, eps_)));
-    return add(mul(xhat, weight_), bias_);
-  }
+}
+
+Tensor BatchNorm1d::normalize_with_running_stats(const Tensor& x) const {
+  const Tensor xhat = div(sub(x, running_mean_), sqrt(add_scalar(running_var_, eps_)));
+  return add(mul(xhat, weight_), bias_);
+}
+
+void BatchNorm1d::update_running_stats(const Tensor& mu, const Tensor& var, double n) {
+  // Running statistics use the unbiased variance, like PyTorch.
+  autograd::NoGradGuard no_grad;
+  kernels::scale_(running_mean_, 1.0 - momentum_);
+  kernels::add_(running_mean_, mu.detach(), momentum_);
+  kernels::scale_(running_var_, 1.0 - momentum_);
+  kernels::add_(running_var_, var.detach(), momentum_ * n / (n - 1.0));
+  num_batches_tracked_.fill_(num_batches_tracked_.item<double>() + 1.0);
+}
+
+Tensor BatchNorm1d::normalize(const Tensor& centered, const Tensor& var) const {
+  const Tensor xhat = div(centered, sqrt(add_scalar(var, eps_)));
+  return add(mul(xhat, weight_), bias_);
+}
+
+Tensor BatchNorm1d::forward(const Tensor& x) {
+  check_input(x, "BatchNorm1d");
+  if (!is_training()) return normalize_with_running_stats(x);
   DDPSCOPE_CHECK(x.size(0) > 1, "BatchNorm1d: training needs more than one sample per batch, got ", x.describe());
   const Tensor mu = mean(x, {0}, false);
   const Tensor centered = sub(x, mu);
   const Tensor var = mean(mul(centered, centered), {0}, false);
-  {
-    // Running statistics use the unbiased variance, like PyTorch.
-    autograd::NoGradGuard no_grad;
-    const double n = static_cast<double>(x.size(0));
-    kernels::scale_(running_mean_, 1.0 - momentum_);
-    kernels::add_(running_mean_, mu.detach(), momentum_);
-    kernels::scale_(running_var_, 1.0 - momentum_);
-    kernels::add_(running_var_, var.detach(), momentum_ * n / (n - 1.0));
-    num_batches_tracked_.fill_(num_batches_tracked_.item<double>() + 1.0);
-  }
-  const Tensor xhat = div(centered, sqrt(add_scalar(var, eps_)));
-  return add(mul(xhat, weight_), bias_);
+  update_running_stats(mu, var, static_cast<double>(x.size(0)));
+  return normalize(centered, var);
 }
 
 Tensor Dropout::forward(const Tensor& x) { return dropout(x, p_, is_training(), gen_); }

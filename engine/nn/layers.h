@@ -54,6 +54,15 @@ class BatchNorm1d : public Module {
   const Tensor& running_mean() const { return running_mean_; }
   const Tensor& running_var() const { return running_var_; }
 
+ protected:
+  // For variants that compute the batch statistics elsewhere (SyncBatchNorm): checks
+  // the input's shape, normalises with the running statistics, folds a batch's
+  // statistics (biased variance over `count` samples) into them, normalises with given ones.
+  void check_input(const Tensor& x, const char* who) const;
+  Tensor normalize_with_running_stats(const Tensor& x) const;
+  void update_running_stats(const Tensor& mean, const Tensor& var, double count);
+  Tensor normalize(const Tensor& centered, const Tensor& var) const;
+
  private:
   Tensor weight_, bias_, running_mean_, running_var_, num_batches_tracked_;
   double eps_, momentum_;

@@ -11,24 +11,15 @@
 #include "ddp/distributed_data_parallel.h"
 #include "ddp/powersgd_hook.h"
 #include "mpi_test_main.h"
+#include "test_helpers.h"
 #include "nn/models.h"
 #include "optim/optimizer.h"
 #include "tensor/kernels.h"
 
 using namespace ddpscope;
+using ddpscope::testing::relative_error;
 
 namespace {
-
-// max |a - b| / max |b|
-double relative_error(const Tensor& a, const Tensor& b) {
-  const auto va = a.to_vector<double>(), vb = b.to_vector<double>();
-  double diff = 0, scale = 1e-12;
-  for (size_t i = 0; i < va.size(); ++i) {
-    diff = std::max(diff, std::fabs(va[i] - vb[i]));
-    scale = std::max(scale, std::fabs(vb[i]));
-  }
-  return diff / scale;
-}
 
 struct Task {
   std::function<std::shared_ptr<nn::Module>()> build;

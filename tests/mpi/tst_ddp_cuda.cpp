@@ -14,20 +14,12 @@
 #include "nn/models.h"
 #include "optim/optimizer.h"
 #include "tensor/cuda_runtime_facade.h"
+#include "test_helpers.h"
 
 using namespace ddpscope;
+using ddpscope::testing::relative_error;
 
 namespace {
-
-double relative_error(const Tensor& a, const Tensor& b) {
-  const auto va = a.to(Device::cpu()).to_vector<double>(), vb = b.to(Device::cpu()).to_vector<double>();
-  double diff = 0, scale = 1e-12;
-  for (size_t i = 0; i < va.size(); ++i) {
-    diff = std::max(diff, std::fabs(va[i] - vb[i]));
-    scale = std::max(scale, std::fabs(vb[i]));
-  }
-  return diff / scale;
-}
 
 std::shared_ptr<nn::Mlp> build_mlp() {
   Generator g(11);

@@ -9,6 +9,18 @@
 
 namespace ddpscope::testing {
 
+// max |a - b| / max |b| (the tensors on any device, of equal size; 1e9 when they differ).
+inline double relative_error(const Tensor& a, const Tensor& b) {
+  const auto va = a.to(Device::cpu()).to_vector<double>(), vb = b.to(Device::cpu()).to_vector<double>();
+  if (va.size() != vb.size()) return 1e9;
+  double diff = 0, scale = 1e-12;
+  for (size_t i = 0; i < va.size(); ++i) {
+    diff = std::max(diff, std::fabs(va[i] - vb[i]));
+    scale = std::max(scale, std::fabs(vb[i]));
+  }
+  return diff / scale;
+}
+
 inline bool all_close(const Tensor& a, const Tensor& b, double atol, double rtol, QString* why = nullptr) {
   if (a.sizes() != b.sizes()) {
     if (why) *why = QString("shape %1 vs %2").arg(a.describe().c_str(), b.describe().c_str());
