@@ -13,6 +13,7 @@
 
 #include "collector_protocol.h"
 #include "ddpscope/env.h"
+#include "ddpscope/log.h"
 #include "probe.h"
 #include "records.h"
 
@@ -251,7 +252,16 @@ FlightRecorder& FlightRecorder::create(GroupDescription group) {
   static const int64_t capacity = env_int("DDPSCOPE_FR_BUFFER_SIZE", 2000, 0, 10'000'000);
   std::lock_guard<std::mutex> lock(g_create_mutex);
   const int id = g_recorder_count.load();
-  DDPSCOPE_CHECK(id < kMaxGroups, "flight recorder: more than ", kMaxGroups, " process groups in one process");
+  if (id >= kMaxGroups) {
+    // Past the table the signal handler walks: this group goes unrecorded rather than
+    // failing its creation (a job that makes groups in a loop keeps running).
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      log::warn("flight recorder: more than {} process groups in this process; later ones are not recorded",
+                kMaxGroups);
+    });
+    return *new FlightRecorder(-1, std::move(group), 0);
+  }
   auto* fr = new FlightRecorder(id, std::move(group), capacity);
   g_recorders[id] = fr;
   g_recorder_count.store(id + 1);

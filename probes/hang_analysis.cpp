@@ -367,7 +367,8 @@ void add_records_verdict(HangReport& report, const RunRow& run, int64_t start_ns
   // killed before its first batch, has no position to give).
   for (size_t i = 0; i < std::min<size_t>(report.culprits.size(), 3); ++i) {
     const RankHangState* st = state_of(report, report.culprits[i]);
-    if (st && !st->last_event.empty())
+    // (Not for a run without iterations, such as imported dumps: no step to be in.)
+    if (st && !st->last_event.empty() && (st->current_iteration > 0 || st->completed_iterations > 0))
       culprit += detail::concat(" Rank ", st->rank, " was ", position_text(*st, start_ns), ".");
   }
   if (culprit.empty() && report.dead_rank >= 0) {

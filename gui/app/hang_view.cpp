@@ -149,7 +149,7 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
       auto* item = new QTableWidgetItem(cells[c]);
       // Rank and iteration sort as numbers.
       if (c == 0) item->setData(Qt::DisplayRole, st.rank);
-      if (c == 1) item->setData(Qt::DisplayRole, QVariant::fromValue<qlonglong>(st.current_iteration));
+      if (c == 1 && steps) item->setData(Qt::DisplayRole, QVariant::fromValue<qlonglong>(st.current_iteration));
       if (c == 6) item->setToolTip(missing.join(QStringLiteral("\n")));
       if (st.blocked_in && c == 3) item->setBackground(QColor(0xfd, 0xec, 0xea));
       m_table->setItem(row, c, item);
