@@ -54,8 +54,11 @@ enum class Kind : uint8_t {
   GpuMemset = 26,    // bytes
   CudaRuntime = 27,  // a CUDA runtime or driver call on a CPU thread (cudaLaunchKernel, ...)
   CpuOp = 28,        // any other operator or annotation of the trace (aten::mm, ...)
+  // ZeRO (schema 7): after the shard steps, the updated parameters broadcast from their
+  // owners (bytes: all of them), the post-step communication plain DDP does not have.
+  ParamSync = 29,
 };
-inline constexpr int kNumKinds = 29;
+inline constexpr int kNumKinds = 30;
 
 const char* kind_name(Kind kind);
 

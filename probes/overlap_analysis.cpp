@@ -66,7 +66,7 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
   std::vector<CompactSpan> spans;
   run.for_each_span([&](const CompactSpan& s) { spans.push_back(s); },
                     {Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer, Kind::Allreduce, Kind::Finalize,
-                     Kind::BucketReady},
+                     Kind::BucketReady, Kind::ParamSync},
                     rank, after_rowid);
   std::map<std::pair<int, int64_t>, IterationSpans> by_iteration;
   for (const CompactSpan& s : spans) {
@@ -84,6 +84,7 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
         it.comm.push_back(iv);
         it.allreduces.push_back(&s);
         break;
+      case Kind::ParamSync: it.comm.push_back(iv); break;  // ZeRO's post-step broadcasts
       case Kind::BucketReady: it.ready.push_back(&s); break;
       default: break;
     }

@@ -1,6 +1,7 @@
 // The overlap analysis of DESIGN.md, used by `ddpscope-cli stats`, the benchmarks and
 // the desktop app:
-//   comm time     = union of a rank's allreduce spans in an iteration;
+//   comm time     = union of a rank's allreduce spans in an iteration (and ZeRO's
+//                   parameter broadcasts after the step: param_sync);
 //   compute       = union of its forward and backward spans, minus the finalize spans
 //                   (waiting for buckets at the end of backward is not compute);
 //   exposed comm  = the part of comm not covered by compute;

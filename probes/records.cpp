@@ -71,4 +71,12 @@ void record_metric(int64_t iteration, std::string_view name, double value) {
           .dump());
 }
 
+void record_zero_partition(int32_t world_size, const std::vector<ShardRecord>& params) {
+  if (!enabled()) return;
+  nlohmann::json p = nlohmann::json::array();
+  for (const auto& r : params)
+    p.push_back({r.index, r.name, r.numel, r.owner});
+  queue_record(nlohmann::json{{"type", "zero_partition"}, {"world_size", world_size}, {"params", p}}.dump());
+}
+
 }  // namespace ddpscope::probes

@@ -42,6 +42,14 @@ struct GraphEdgeRecord {
   uint32_t input_nr = 0;
 };
 
+// ZeRO's partition: which rank updates each parameter (and keeps its optimizer state).
+struct ShardRecord {
+  int32_t index = 0;  // into the optimizer's parameters (a DDP model's: registration order)
+  std::string name;
+  int64_t numel = 0;
+  int32_t owner = 0;
+};
+
 // generation 0 is the first assignment, 1 the rebuild from the gradient-ready order.
 void record_bucket_assignment(int32_t generation, const std::vector<BucketRecord>& buckets,
                               const std::vector<ParamRecord>& params);
@@ -49,6 +57,7 @@ void record_bucket_assignment(int32_t generation, const std::vector<BucketRecord
 void record_graph(int64_t ctx_id, int64_t iteration, const std::vector<GraphNodeRecord>& nodes,
                   const std::vector<GraphEdgeRecord>& edges);
 void record_metric(int64_t iteration, std::string_view name, double value);
+void record_zero_partition(int32_t world_size, const std::vector<ShardRecord>& params);
 
 // Queued records (JSON texts) handed to the shipper.
 std::vector<std::string> take_records();

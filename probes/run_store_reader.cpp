@@ -326,6 +326,23 @@ std::vector<ParamRow> RunStoreReader::params(int rank, int generation) {
   return out;
 }
 
+std::vector<ShardRow> RunStoreReader::zero_shards(int rank) {
+  std::vector<ShardRow> out;
+  if (schema_version(db_) < 7) return out;
+  Statement s = db_.prepare("SELECT param, name, numel, owner FROM zero_shards WHERE rank = ? ORDER BY param");
+  s.bind(1, int64_t{rank});
+  while (s.step()) {
+    ShardRow r;
+    r.rank = rank;
+    r.param = static_cast<int>(s.column_int64(0));
+    r.name = s.column_text(1);
+    r.numel = s.column_int64(2);
+    r.owner = static_cast<int>(s.column_int64(3));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 GraphRows RunStoreReader::graph(int rank, int64_t ctx_id, int64_t iteration) {
   GraphRows g;
   g.rank = rank;

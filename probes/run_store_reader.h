@@ -78,6 +78,13 @@ struct ParamRow {
   int64_t numel = 0, bucket = -1, offset = 0;
 };
 
+// ZeRO's partition as one rank recorded it (schema 7).
+struct ShardRow {
+  int rank = 0, param = 0, owner = 0;
+  std::string name;
+  int64_t numel = 0;
+};
+
 struct GraphNodeRow {
   int64_t id = 0;
   std::string op, kind;
@@ -169,6 +176,9 @@ class RunStoreReader {
   // generation -1: every generation.
   std::vector<BucketRow> buckets(int rank, int generation = -1);
   std::vector<ParamRow> params(int rank, int generation = -1);
+  // The ZeRO partition rank `rank` recorded, by parameter index (empty: no ZeRO, or a
+  // file older than schema 7).
+  std::vector<ShardRow> zero_shards(int rank);
   // The graph recorded for (rank, ctx_id) at the earliest iteration >= `iteration`;
   // empty nodes when none.
   GraphRows graph(int rank, int64_t ctx_id = -1, int64_t iteration = -1);

@@ -127,11 +127,24 @@ ALTER TABLE runs ADD COLUMN dead_signal TEXT;
   add_kind_names(db);
 }
 
+// Version 7: ZeRO. Each rank's record of the optimizer partition (the owner of each
+// parameter, by the optimizer's index and the parameter's name) and one new kind,
+// param_sync (the post-step broadcasts). Optimizer-state bytes are a metric
+// (optimizer_state_bytes), so they need no table.
+void create_version_7(SqliteDb& db) {
+  db.exec(R"sql(
+CREATE TABLE zero_shards(rank INTEGER NOT NULL, param INTEGER NOT NULL, name TEXT NOT NULL,
+  numel INTEGER NOT NULL, owner INTEGER NOT NULL, PRIMARY KEY(rank, param));
+)sql");
+  add_kind_names(db);
+}
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {
-      create_version_1, create_version_2, create_version_3, create_version_4, create_version_5, create_version_6};
-  static_assert(kRunStoreSchemaVersion == 6, "add the migration step with the new version");
+      create_version_1, create_version_2, create_version_3, create_version_4,
+      create_version_5, create_version_6, create_version_7};
+  static_assert(kRunStoreSchemaVersion == 7, "add the migration step with the new version");
   return steps;
 }
 

@@ -328,6 +328,15 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r, int64_t off
     g.desc = r.value("desc", std::string());
     g.ranks = r.value("ranks", std::vector<int>());
     store_group(g);
+  } else if (type == "zero_partition") {
+    // A later partition (a new optimizer) replaces the earlier one.
+    Statement s = db_.prepare("INSERT OR REPLACE INTO zero_shards(rank, param, name, numel, owner) VALUES(?,?,?,?,?)");
+    for (const auto& p : r.at("params")) {
+      s.bind(1, rk).bind(2, p.at(0).get<int64_t>()).bind(3, p.at(1).get<std::string>());
+      s.bind(4, p.at(2).get<int64_t>()).bind(5, p.at(3).get<int64_t>());
+      s.step();
+      s.reset();
+    }
   } else if (type == "flight_dump") {
     Statement s = db_.prepare(
         "INSERT INTO flight_dumps(rank, t_ns, reason, trigger, file, source, stall_ns, stall_end_ns) "

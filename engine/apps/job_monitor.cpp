@@ -95,6 +95,7 @@ void JobMonitor::stdout_line(const std::string& line) {
                      probes::json_field(*ev, "samples_per_s"));
   } else if (kind == "done") {
     seconds_ = ev->value("seconds", 0.0);
+    stopped_at_ = ev->value("stopped_at", int64_t{-1});
     end_watchdog_.training_done();
   }
   std::fflush(stdout);
@@ -211,7 +212,7 @@ int JobMonitor::finish(int wait_status) {
           "note: the script ran no DistributedDataParallel forward, so the run has no iterations; it holds the "
           "torch.distributed collectives the script called, if any\n");
     } else if (settings_.training) {
-      progress_.finish(seconds_);
+      progress_.finish(seconds_, stopped_at_);
     }
     close_run("finished", "");
     return 0;

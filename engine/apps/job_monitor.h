@@ -49,7 +49,8 @@ class JobMonitor {
   StartWatchdog start_watchdog_;
   EndWatchdog end_watchdog_;
   double seconds_ = 0;
-  bool started_ = false;  // rank 0 reported its start
+  int64_t stopped_at_ = -1;  // --join-throw: the iterations done when one rank ran out
+  bool started_ = false;     // rank 0 reported its start
   int failed_rank_ = -1;
   int dead_rank_ = -1;       // a rank mpirun saw die by a signal
   std::string dead_signal_;  // "signal 9 (Killed)"

@@ -98,18 +98,20 @@ void ProgressReporter::warn_nonfinite(double loss) const {
                std::isnan(loss) ? "nan" : "infinite", static_cast<long long>(nonfinite_since_));
 }
 
-void ProgressReporter::finish(double total_seconds) {
-  const int64_t iterations = total_ > 0 ? total_ : last_iteration_;
+void ProgressReporter::finish(double total_seconds, int64_t stopped_at) {
+  const int64_t iterations = stopped_at >= 0 ? stopped_at : total_ > 0 ? total_ : last_iteration_;
   if (style_ == ProgressStyle::Json) {
     nlohmann::json ev = {
         {"event", "done"}, {"iterations", iterations}, {"seconds", total_seconds}, {"samples_per_s", last_rate_}};
+    if (stopped_at >= 0) ev["stopped_early"] = true;
     if (last_loss_) ev["loss"] = probes::json_number(*last_loss_);
     emit_worker_event(out_, ev);
     return;
   }
   if (style_ == ProgressStyle::Bar) std::fputc('\n', out_);
-  std::fprintf(out_, "done: %lld iterations in %.2fs%s%s, %.1f samples/s\n", static_cast<long long>(iterations),
-               total_seconds, last_loss_ ? ", final" : "", loss_text().c_str(), last_rate_);
+  const std::string of_total = stopped_at >= 0 && total_ > 0 ? detail::concat(" of ", total_) : "";
+  std::fprintf(out_, "done: %lld%s iterations in %.2fs%s%s, %.1f samples/s\n", static_cast<long long>(iterations),
+               of_total.c_str(), total_seconds, last_loss_ ? ", final" : "", loss_text().c_str(), last_rate_);
   std::fflush(out_);
 }
 

@@ -23,7 +23,8 @@ class ProgressReporter {
   ProgressReporter(int64_t total, ProgressStyle style, int64_t every, std::FILE* out = stdout);
   // No loss: the job does not say it (a script that never calls ddpscope.log).
   void update(int64_t iteration, std::optional<double> loss, double samples_per_second);
-  void finish(double total_seconds);
+  // stopped_at >= 0: training ended early after that many iterations (--join-throw).
+  void finish(double total_seconds, int64_t stopped_at = -1);
 
  private:
   // At most every 100 ms (first and last always): fast jobs would otherwise spend their

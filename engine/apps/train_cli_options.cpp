@@ -104,6 +104,15 @@ void add_ddp_options(CLI::App& cmd, TrainOptions& o) {
                "DDP: step each bucket's parameters as soon as its allreduce is done, while later buckets "
                "are still reducing (PyTorch's _register_fused_optim); the same result as one step after "
                "backward, with the optimizer hidden behind communication");
+  cmd.add_flag("--zero", o.zero,
+               "Multi-rank: ZeroRedundancyOptimizer; each rank keeps the optimizer state of its shard of the "
+               "parameters only, steps that shard and broadcasts it to the others");
+  cmd.add_flag("--zero-overlap", o.zero_overlap,
+               "--zero, with each bucket's shard stepped as soon as the bucket is reduced, during backward "
+               "(PyTorch's overlap_with_ddp)");
+  cmd.add_flag("--batch-norm", o.batch_norm, "MLP: a BatchNorm1d after each hidden Linear");
+  cmd.add_flag("--sync-bn", o.sync_bn,
+               "MLP, multi-rank: SyncBatchNorm (batch statistics over every rank's samples); implies --batch-norm");
   cmd.add_option("--comm-hook", o.comm_hook, "DDP: how buckets are reduced")
       ->check(CLI::IsMember({"allreduce", "fp16", "bf16", "powersgd"}))
       ->capture_default_str();
@@ -131,6 +140,9 @@ void add_multi_rank_options(CLI::App& cmd, TrainOptions& o) {
   cmd.add_flag("--join", o.join,
                "DDP: a rank whose data runs out early shadows the others' allreduces until all are "
                "done (PyTorch's join), so uneven inputs finish; the loss shown is rank 0's own");
+  cmd.add_flag("--join-throw", o.join_throw,
+               "--join, but every rank stops as soon as one runs out of data (PyTorch's "
+               "throw_on_early_termination); needed with --sync-bn");
   cmd.add_flag("!--no-overlap", o.overlap,
                "Multi-rank: allreduce all gradients after backward instead of DDP's overlapped buckets");
 }
@@ -202,6 +214,11 @@ nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) 
           {"uneven_rank", o.uneven_rank},
           {"uneven_iters", o.uneven_iters},
           {"join", o.join},
+          {"join_throw", o.join_throw},
+          {"zero", o.zero},
+          {"zero_overlap", o.zero_overlap},
+          {"batch_norm", o.batch_norm},
+          {"sync_bn", o.sync_bn},
           {"np", launch.np},
           {"backend", launch.backend},
           {"hostfile", launch.hostfile}};
@@ -238,6 +255,11 @@ std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOpti
   if (o.mismatch_rank >= 0) a.insert(a.end(), {"--inject-model-mismatch", num(o.mismatch_rank)});
   if (o.uneven_rank >= 0) a.insert(a.end(), {"--inject-uneven", detail::concat(o.uneven_rank, ":", o.uneven_iters)});
   if (o.join) a.push_back("--join");
+  if (o.join_throw) a.push_back("--join-throw");
+  if (o.zero) a.push_back("--zero");
+  if (o.zero_overlap) a.push_back("--zero-overlap");
+  if (o.batch_norm) a.push_back("--batch-norm");
+  if (o.sync_bn) a.push_back("--sync-bn");
   if (o.stall_rank >= 0) {
     a.insert(a.end(),
              {"--inject-stall", detail::concat(o.stall_rank, ":", o.stall_iteration, ":", num(o.stall_seconds))});

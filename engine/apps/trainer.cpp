@@ -14,6 +14,7 @@
 #include "autograd/ops.h"
 #include "ddp/distributed_data_parallel.h"
 #include "ddp/powersgd_hook.h"
+#include "ddp/sync_batch_norm.h"
 #include "nn/models.h"
 #include "probe.h"
 #include "records.h"
@@ -120,6 +121,24 @@ void validate_and_complete(TrainOptions& o) {
                  "--fused-optimizer");
   DDPSCOPE_CHECK(!o.remote_embedding || (!o.join && o.uneven_rank < 0),
                  "--join and --inject-uneven apply to DDP jobs without --remote-embedding");
+  if (o.zero_overlap) o.zero = true;
+  if (o.sync_bn) o.batch_norm = true;
+  if (o.join_throw) o.join = true;
+  DDPSCOPE_CHECK(!o.batch_norm || o.model == "mlp",
+                 "--batch-norm and --sync-bn add BatchNorm to the mlp; the transformer normalises with LayerNorm: "
+                 "use --model mlp");
+  DDPSCOPE_CHECK(!o.zero || !o.remote_embedding,
+                 "--zero shards the optimizer of a DDP job; under --remote-embedding the distributed optimizer "
+                 "steps the parameters: drop --zero");
+  DDPSCOPE_CHECK(!o.zero_overlap || o.overlap,
+                 "--zero-overlap steps each DDP bucket's shard once it is reduced; --no-overlap has no buckets: "
+                 "drop one of them");
+  DDPSCOPE_CHECK(!o.zero || !o.fused_optimizer,
+                 "--fused-optimizer and --zero both own the optimizer step; for ZeRO's step during backward use "
+                 "--zero-overlap instead of --fused-optimizer");
+  DDPSCOPE_CHECK(!o.sync_bn || !o.join || o.join_throw,
+                 "--sync-bn with --join: a rank out of data cannot shadow SyncBatchNorm's collectives, so the "
+                 "others would wait in them; use --join-throw (every rank stops when one runs out)");
   DDPSCOPE_CHECK(o.uneven_rank < 0 || o.uneven_iters < o.iters, "--inject-uneven ", o.uneven_rank, ":", o.uneven_iters,
                  " gives rank ", o.uneven_rank, " at least the --iters ", o.iters, " of the others: give it fewer");
 }
@@ -137,6 +156,7 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
     nn::MlpConfig c;
     c.width = o.width + (group_ && group_->rank() == o.mismatch_rank ? 1 : 0);
     c.depth = o.depth;
+    c.batch_norm = o.batch_norm;
     if (o.data == "digits") {
       const std::string path = o.data_path.empty() ? nn::default_digits_path() : o.data_path;
       DDPSCOPE_CHECK(!path.empty(),
@@ -173,6 +193,8 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
     c.layers = o.depth + (group_ && group_->rank() == o.mismatch_rank ? 1 : 0);
     model_ = std::make_shared<nn::CharTransformer>(c, &init_gen);
   }
+  // Before DDP and the optimizer: the converted norms have parameters of their own.
+  if (group_ && o.sync_bn) model_ = ddp::convert_sync_batchnorm(model_, group_);
   if (group_ && o.overlap) {
     // DDP checks the replicas match and broadcasts rank 0's parameters and buffers.
     model_ = std::make_shared<ddp::DistributedDataParallel>(model_, group_, ddp_options_of(o));
@@ -182,20 +204,30 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
     for (auto& [name, t] : model_->state_dict())
       group_->broadcast(t, {.root = 0})->wait();
   }
-  if (o.optimizer == "sgd") {
-    optimizer_ = std::make_unique<optim::SGD>(
-        model_->parameters(), optim::SgdOptions{.lr = o.lr, .momentum = o.momentum, .weight_decay = o.weight_decay});
-  } else {
+  auto make_optimizer = [o](std::vector<Tensor> params) -> std::unique_ptr<optim::Optimizer> {
+    if (o.optimizer == "sgd") {
+      return std::make_unique<optim::SGD>(
+          std::move(params), optim::SgdOptions{.lr = o.lr, .momentum = o.momentum, .weight_decay = o.weight_decay});
+    }
     optim::AdamOptions a{.lr = o.lr, .weight_decay = o.weight_decay};
     if (o.optimizer == "adamw") {
       if (a.weight_decay == 0) a.weight_decay = 0.01;
-      optimizer_ = std::make_unique<optim::AdamW>(model_->parameters(), a);
-    } else {
-      optimizer_ = std::make_unique<optim::Adam>(model_->parameters(), a);
+      return std::make_unique<optim::AdamW>(std::move(params), a);
     }
+    return std::make_unique<optim::Adam>(std::move(params), a);
+  };
+  // ZeRO on one rank would be the optimizer itself.
+  if (o.zero && group_ && group_->size() > 1) {
+    zero_ = std::make_unique<ddp::ZeroRedundancyOptimizer>(model_->parameters(), group_, make_optimizer);
+    if (auto* ddp_model = dynamic_cast<ddp::DistributedDataParallel*>(model_.get()); ddp_model && o.zero_overlap)
+      zero_->overlap_with(*ddp_model);
+  } else {
+    optimizer_ = make_optimizer(model_->parameters());
   }
   if (o.fused_optimizer) install_fused_optimizer();
 }
+
+int64_t Trainer::optimizer_state_bytes() const { return zero_ ? zero_->state_bytes() : optimizer_->state_bytes(); }
 
 void Trainer::install_fused_optimizer() {
   auto* ddp_model = dynamic_cast<ddp::DistributedDataParallel*>(model_.get());
@@ -236,7 +268,9 @@ int64_t Trainer::iterations() const {
 std::unique_ptr<ddp::DistributedDataParallel::JoinContext> Trainer::join_context() {
   auto* ddp_model = dynamic_cast<ddp::DistributedDataParallel*>(model_.get());
   if (!options_.join || !ddp_model) return nullptr;
-  return ddp_model->join();
+  auto join = ddp_model->join(true, options_.join_throw);
+  if (zero_) zero_->join_with(*join);  // a joined rank still steps and sends its shard
+  return join;
 }
 
 std::pair<Tensor, Tensor> Trainer::next_batch() {
@@ -256,13 +290,25 @@ StepResult Trainer::step() {
   probes::set_iteration(iteration_ + 1);
   DDPSCOPE_SPAN(iteration_span, probes::Kind::Iteration, "iteration");
   auto [x, y] = next_batch();
-  optimizer_->zero_grad(true);
+  if (zero_)
+    zero_->zero_grad(true);
+  else
+    optimizer_->zero_grad(true);
   fused_stepped_ = 0;
   DDPSCOPE_SPAN(forward_span, probes::Kind::Forward, "forward");
   probes::set_phase("forward");
   const int rank = group_ ? group_->rank() : 0;
   fault_point("forward", rank, iteration_ + 1);
-  const Tensor loss = loss_of(model_->forward(x), y);
+  Tensor output;
+  try {
+    output = model_->forward(x);
+  } catch (const ddp::DistributedDataParallel::EarlyTermination&) {
+    // --join-throw: this iteration never ran, on any rank.
+    forward_span.cancel();
+    iteration_span.cancel();
+    throw;
+  }
+  const Tensor loss = loss_of(output, y);
   forward_span.end();
   if (group_ && group_->rank() == options_.stall_rank && iteration_ + 1 == options_.stall_iteration) {
     DDPSCOPE_INSTANT(probes::Kind::Mark, "injected stall");
@@ -300,7 +346,12 @@ StepResult Trainer::step() {
     if (named_parameters_.empty()) named_parameters_ = model_->named_parameters();
     nonfinite_.check_gradients(iteration_ + 1, named_parameters_);
   }
-  if (fused_stepped_ == 0) {  // else the fused optimizer stepped them bucket by bucket
+  if (zero_) {
+    // The shard's update (done during backward under --zero-overlap), then the broadcasts.
+    probes::set_phase("optimizer");
+    fault_point("optimizer", rank, iteration_);
+    zero_->step();
+  } else if (fused_stepped_ == 0) {  // else the fused optimizer stepped them bucket by bucket
     DDPSCOPE_SPAN(optimizer_span, probes::Kind::Optimizer, "optimizer");
     probes::set_phase("optimizer");
     fault_point("optimizer", rank, iteration_);
@@ -331,6 +382,7 @@ StepResult Trainer::step() {
   probes::record_metric(iteration_, "loss", loss_value);
   probes::record_metric(iteration_, "samples_per_s", static_cast<double>(samples_per_step()) / std::max(seconds, 1e-9));
   probes::record_metric(iteration_, "iteration_ms", seconds * 1e3);
+  probes::record_metric(iteration_, "optimizer_state_bytes", static_cast<double>(optimizer_state_bytes()));
   return {iteration_, loss_value, seconds};
 }
 
@@ -399,6 +451,11 @@ std::string Trainer::describe() const {
   os << options_.model << " (" << model_->num_parameters() << " parameters) on " << options_.data << ", "
      << options_.optimizer << " lr " << options_.lr << ", batch " << options_.batch << ", " << options_.threads
      << " thread" << (options_.threads > 1 ? "s" : "");
+  if (zero_) os << ", ZeRO" << (options_.zero_overlap ? " overlapped with DDP" : "");
+  if (options_.sync_bn && group_)
+    os << ", SyncBatchNorm";
+  else if (options_.batch_norm)
+    os << ", BatchNorm";
   return os.str();
 }
 

@@ -9,6 +9,7 @@
 
 #include "c10d/process_group.h"
 #include "ddp/distributed_data_parallel.h"
+#include "ddp/zero_redundancy_optimizer.h"
 #include "nn/datasets.h"
 #include "nn/module.h"
 #include "nonfinite_watch.h"
@@ -52,6 +53,15 @@ struct TrainOptions {
   // The result is the same as one step after backward; without DDP it changes nothing.
   bool fused_optimizer = false;
   std::string comm_hook = "allreduce";  // allreduce | fp16 | bf16 | powersgd
+  // Multi-rank: ZeroRedundancyOptimizer, each rank keeping the optimizer state of its
+  // shard of the parameters only; with zero_overlap (PyTorch's overlap_with_ddp) each
+  // bucket's shard is stepped as soon as the bucket is reduced, during backward.
+  bool zero = false;
+  bool zero_overlap = false;
+  // MLP: a BatchNorm1d after each hidden Linear; sync_bn makes them SyncBatchNorm
+  // (statistics over the global batch) in a multi-rank job.
+  bool batch_norm = false;
+  bool sync_bn = false;
   // Transformer, multi-rank: rank 0 serves the token table over RPC and the other ranks
   // train the rest under DDP (RemoteEmbeddingTrainer).
   bool remote_embedding = false;
@@ -74,6 +84,9 @@ struct TrainOptions {
   // ranks still training. The per-iteration loss is then each rank's own, not averaged:
   // an allreduce of the loss would meet a joined rank's shadow allreduce.
   bool join = false;
+  // join with throw_on_early_termination: every rank stops as soon as one runs out of
+  // data (what SyncBatchNorm needs: its collectives cannot be shadowed).
+  bool join_throw = false;
 };
 
 // Parses --inject-uneven's "RANK:ITERATIONS" into `o`; throws with the reason.
@@ -122,6 +135,8 @@ class Trainer {
   std::string describe() const;  // one line: model, parameters, data, optimizer
   // Parameters the fused optimizer stepped during the last step's backward (0 without it).
   size_t parameters_stepped_in_backward() const { return fused_stepped_; }
+  // The optimizer's state bytes on this rank (its shard's under --zero).
+  int64_t optimizer_state_bytes() const;
 
  private:
   std::pair<Tensor, Tensor> next_batch();
@@ -135,7 +150,8 @@ class Trainer {
   std::shared_ptr<c10d::ProcessGroup> group_;
   Generator data_gen_;
   std::shared_ptr<nn::Module> model_;
-  std::unique_ptr<optim::Optimizer> optimizer_;
+  std::unique_ptr<optim::Optimizer> optimizer_;  // null under --zero
+  std::unique_ptr<ddp::ZeroRedundancyOptimizer> zero_;
   std::optional<nn::Dataset> dataset_;
   std::optional<nn::CharCorpus> corpus_;
   bool classification_ = false;

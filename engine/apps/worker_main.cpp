@@ -73,22 +73,33 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
     iterations = trainer.iterations();  // fewer on an --inject-uneven rank
     join = trainer.join_context();      // --join: shadow the others' allreduces after them
   }
-  for (int64_t i = 0; i < iterations; ++i) {
-    fault_point("iteration", rank, i + 1);
-    const StepResult r = trainer.step();
-    const double now = static_cast<double>(trainer.samples_per_step()) / std::max(r.seconds, 1e-9);
-    rate = i == 0 ? now : 0.9 * rate + 0.1 * now;
-    if (rank == 0) {
-      emit_worker_event(stdout, {{"event", "progress"},
-                                 {"iter", r.iteration},
-                                 {"loss", probes::json_number(r.loss)},
-                                 {"samples_per_s", rate}});
+  int64_t completed = 0, stopped_at = -1;
+  try {
+    for (int64_t i = 0; i < iterations; ++i) {
+      fault_point("iteration", rank, i + 1);
+      const StepResult r = trainer.step();
+      completed = r.iteration;
+      const double now = static_cast<double>(trainer.samples_per_step()) / std::max(r.seconds, 1e-9);
+      rate = i == 0 ? now : 0.9 * rate + 0.1 * now;
+      if (rank == 0) {
+        emit_worker_event(stdout, {{"event", "progress"},
+                                   {"iter", r.iteration},
+                                   {"loss", probes::json_number(r.loss)},
+                                   {"samples_per_s", rate}});
+      }
     }
+    if (join) join->finish();
+  } catch (const ddp::DistributedDataParallel::EarlyTermination& e) {
+    // --join-throw: every rank gets here in the same iteration; the job ends normally.
+    DDPSCOPE_INSTANT(probes::Kind::Mark, "join: early termination");
+    if (rank == 0) log::info("training stopped on every rank: {} (--join-throw)", e.message());
+    stopped_at = completed;
   }
-  if (join) join->finish();
   if (rank == 0) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    emit_worker_event(stdout, {{"event", "done"}, {"seconds", seconds}});
+    nlohmann::json done = {{"event", "done"}, {"seconds", seconds}};
+    if (stopped_at >= 0) done["stopped_at"] = stopped_at;
+    emit_worker_event(stdout, done);
   }
   if constexpr (requires { trainer.measure_allreduce_cost(); }) {
     if (trainer.options().measure_allreduce) trainer.measure_allreduce_cost();

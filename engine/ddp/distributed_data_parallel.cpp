@@ -109,8 +109,9 @@ Tensor DistributedDataParallel::forward(const Tensor& input) {
     const int training = join_round(true);
     if (join_.throw_on_early_termination && training < group_->size()) {
       join_.terminated = true;
-      throw DDPSCOPE_ERROR("DDP join: rank ", group_->rank(), " stops: ", group_->size() - training,
-                           " rank(s) ran out of inputs (throw_on_early_termination)");
+      throw EarlyTermination(detail::concat("DDP join: rank ", group_->rank(), " stops: ", group_->size() - training,
+                                            " rank(s) ran out of inputs (throw_on_early_termination)"),
+                             __FILE__, __LINE__);
     }
     if (!join_.divide_by_initial_world_size) reducer_->set_divisor(training);
   }
@@ -150,7 +151,7 @@ DistributedDataParallel::JoinContext::JoinContext(DistributedDataParallel& ddp, 
                            "the loop on every rank as soon as one runs out");
     }
   }
-  ddp.join_ = {true, divide_by_initial_world_size, throw_on_early_termination, false};
+  ddp.join_ = {true, divide_by_initial_world_size, throw_on_early_termination, false, {}};
 }
 
 void DistributedDataParallel::JoinContext::finish() {
@@ -164,13 +165,17 @@ void DistributedDataParallel::JoinContext::finish() {
     if (state.throw_on_early_termination) {
       state.terminated = true;
       state.active = false;
-      throw DDPSCOPE_ERROR("DDP join: rank ", ddp_.group_->rank(),
-                           " ran out of inputs while others still train (throw_on_early_termination)");
+      throw EarlyTermination(detail::concat("DDP join: rank ", ddp_.group_->rank(),
+                                            " ran out of inputs while others still train (throw_on_early_termination)"),
+                             __FILE__, __LINE__);
     }
     if (ddp_.options_.broadcast_buffers && ddp_.group_->size() > 1) ddp_.broadcast_state(false);
-    ddp_.reducer_->shadow_iteration();
+    ddp_.reducer_->shadow_iteration(!state.shadow_steps.empty());
+    for (const auto& step : state.shadow_steps)
+      step();
   }
   state.active = false;
+  state.shadow_steps.clear();
   ddp_.reducer_->set_divisor(0);
 }
 

@@ -12,6 +12,7 @@
 // "module.<name>" as in PyTorch.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "c10d/process_group.h"
@@ -68,6 +69,13 @@ class DistributedDataParallel : public nn::Module {
   // throw_on_early_termination every rank throws as soon as one runs out of inputs.
   // While the context is open every forward with grad mode on must be followed by a
   // backward, and no_sync is not supported.
+  // What every rank throws under join(..., throw_on_early_termination=true) once one rank
+  // runs out of inputs: catch it to end the training loop on all ranks alike.
+  class EarlyTermination : public Error {
+   public:
+    using Error::Error;
+  };
+
   class JoinContext {
    public:
     JoinContext(DistributedDataParallel& ddp, bool divide_by_initial_world_size, bool throw_on_early_termination);
@@ -75,6 +83,11 @@ class DistributedDataParallel : public nn::Module {
     JoinContext(const JoinContext&) = delete;
     JoinContext& operator=(const JoinContext&) = delete;
     void finish();
+    // Joinables beside DDP (PyTorch's Join([model, optimizer])): after each iteration this
+    // rank shadows, it gets the training ranks' averaged gradients in .grad and runs
+    // `step`, which must issue the collectives the training ranks' step issues (ZeRO's
+    // parameter broadcasts).
+    void add_shadow_step(std::function<void()> step) { ddp_.join_.shadow_steps.push_back(std::move(step)); }
 
    private:
     DistributedDataParallel& ddp_;
@@ -100,6 +113,7 @@ class DistributedDataParallel : public nn::Module {
     bool divide_by_initial_world_size = true;
     bool throw_on_early_termination = false;
     bool terminated = false;  // a rank ran out of inputs under throw_on_early_termination
+    std::vector<std::function<void()>> shadow_steps;
   } join_;
 };
 

@@ -374,18 +374,29 @@ void Reducer::reduce_used_map(std::vector<bool>& used) {
     used[i] = map.data<int64_t>()[i] != 0;
 }
 
-void Reducer::shadow_iteration() {
+void Reducer::shadow_iteration(bool write_gradients) {
   maybe_rebuild_buckets();
   for (size_t i = 0; i < params_.size(); ++i)
     detach_grad_from_bucket(i);
   for (size_t i = 0; i < buckets_.size(); ++i) {
-    buckets_[i].contents.zero_();
-    reduce_bucket(i)->wait();
+    Bucket& b = buckets_[i];
+    b.contents.zero_();
+    const std::vector<Tensor>& out = reduce_bucket(i)->wait();
+    if (write_gradients && !out.empty() && !out[0].shares_storage_with(b.contents))
+      b.contents.copy_(out[0].view(b.contents.sizes()));
   }
+  std::vector<bool> used(params_.size(), true);
   if (options_.find_unused_parameters || (options_.static_graph && static_globally_used_.empty())) {
-    std::vector<bool> used(params_.size(), false);
+    std::fill(used.begin(), used.end(), false);  // this rank used none
     reduce_used_map(used);
     if (options_.static_graph) static_globally_used_ = used;
+  } else if (options_.static_graph) {
+    used = static_globally_used_;
+  }
+  if (write_gradients) {
+    autograd::NoGradGuard no_grad;
+    for (Bucket& b : buckets_)
+      write_back(b, used);
   }
   ++completed_iterations_;
 }

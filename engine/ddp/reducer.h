@@ -84,7 +84,9 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   void set_divisor(int divisor) { divisor_ = divisor; }
   // On a rank that ran out of inputs (join): issue exactly the collectives a training
   // rank's backward issues, with zero gradients, so the others do not wait forever.
-  void shadow_iteration();
+  // With write_gradients the reduced buckets (the training ranks' average) go into this
+  // rank's .grad as a backward's would: a joined optimizer (ZeRO) steps its shard with them.
+  void shadow_iteration(bool write_gradients = false);
   bool sync_enabled() const { return sync_enabled_; }
   // Called on the training thread as soon as a bucket's averaged gradients are in its
   // parameters' .grad, while later buckets may still be reducing: DDP's fused optimizer

@@ -53,4 +53,37 @@ Tensor SyncBatchNorm::forward(const Tensor& x) {
   return normalize(centered, var);
 }
 
+namespace {
+
+// The SyncBatchNorm that stands in for `bn`, or null when `m` is no plain BatchNorm1d.
+std::shared_ptr<nn::Module> synced(const nn::Module& m, const std::shared_ptr<c10d::ProcessGroup>& group) {
+  const auto* bn = dynamic_cast<const nn::BatchNorm1d*>(&m);
+  if (!bn || dynamic_cast<const SyncBatchNorm*>(&m)) return nullptr;
+  auto sync = std::make_shared<SyncBatchNorm>(bn->features(), group, bn->eps(), bn->momentum());
+  sync->load_state_dict(bn->state_dict());
+  sync->train(bn->is_training());
+  return sync;
+}
+
+void convert_children(nn::Module& m, const std::shared_ptr<c10d::ProcessGroup>& group) {
+  const auto children = m.children();  // a copy: replace_child changes the list
+  for (const auto& [name, child] : children) {
+    if (auto sync = synced(*child, group))
+      m.replace_child(name, std::move(sync));
+    else
+      convert_children(*child, group);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<nn::Module> convert_sync_batchnorm(std::shared_ptr<nn::Module> module,
+                                                   std::shared_ptr<c10d::ProcessGroup> group) {
+  DDPSCOPE_CHECK(module != nullptr, "convert_sync_batchnorm: no module given");
+  DDPSCOPE_CHECK(group != nullptr, "convert_sync_batchnorm: no process group given");
+  if (auto sync = synced(*module, group)) return sync;
+  convert_children(*module, group);
+  return module;
+}
+
 }  // namespace ddpscope::ddp

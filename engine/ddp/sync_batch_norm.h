@@ -34,6 +34,14 @@ class SyncBatchNorm : public nn::BatchNorm1d {
   std::shared_ptr<c10d::ProcessGroup> group_;
 };
 
+// PyTorch's SyncBatchNorm.convert_sync_batchnorm: every BatchNorm1d in `module` (and
+// `module` itself) becomes a SyncBatchNorm over `group` with its parameters, running
+// statistics and mode. Returns the module to use (the new one when `module` was a
+// BatchNorm1d). Call it before building DDP and the optimizer: the parameters are new
+// tensors. A BatchNorm1d held in a module's own member (not a Sequential's) is refused.
+std::shared_ptr<nn::Module> convert_sync_batchnorm(std::shared_ptr<nn::Module> module,
+                                                   std::shared_ptr<c10d::ProcessGroup> group);
+
 // A sum over the group's ranks that autograd differentiates: forward allreduces `x`
 // (summing), backward allreduces the incoming gradient.
 Tensor all_reduce_sum(const Tensor& x, c10d::ProcessGroup& group);

@@ -6,6 +6,7 @@
 
 #include "ddpscope/error.h"
 #include "probe.h"
+#include "records.h"
 
 namespace ddpscope::ddp {
 
@@ -48,6 +49,10 @@ ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(std::vector<Tensor> params, std
   }
   local_ = make_optimizer(std::move(mine));
   DDPSCOPE_CHECK(local_, "ZeroRedundancyOptimizer: the optimizer factory returned nothing");
+  std::vector<probes::ShardRecord> records;
+  for (size_t i = 0; i < params_.size(); ++i)
+    records.push_back({static_cast<int32_t>(i), params_[i].name(), params_[i].numel(), owner_[i]});
+  probes::record_zero_partition(group_->size(), records);
 }
 
 void ZeroRedundancyOptimizer::overlap_with(DistributedDataParallel& model) {
@@ -78,18 +83,114 @@ void ZeroRedundancyOptimizer::overlap_with(DistributedDataParallel& model) {
 }
 
 void ZeroRedundancyOptimizer::step() {
+  consolidated_.reset();  // the state it held is a step old now
   if (!overlapped_) {
     DDPSCOPE_SPAN(span, probes::Kind::Optimizer, "zero shard step");
     local_->step();
   }
+  broadcast_parameters();
+}
+
+void ZeroRedundancyOptimizer::broadcast_parameters() {
+  DDPSCOPE_SPAN(span, probes::Kind::ParamSync, "zero broadcast");
   // Every parameter from its owner, issued together: ops on one group complete in issue
   // order, so waiting on each in turn costs no more than the slowest.
   std::vector<std::shared_ptr<c10d::Work>> pending;
   pending.reserve(params_.size());
-  for (size_t i = 0; i < params_.size(); ++i)
+  int64_t bytes = 0;
+  for (size_t i = 0; i < params_.size(); ++i) {
     pending.push_back(group_->broadcast(params_[i].detach(), {.root = owner_[i]}));
+    bytes += static_cast<int64_t>(params_[i].nbytes());
+  }
+  span.args().bytes = bytes;
   for (auto& w : pending)
     w->wait();
+}
+
+void ZeroRedundancyOptimizer::join_with(DistributedDataParallel::JoinContext& join) {
+  // A shadowed iteration got the averaged gradients into .grad: step the whole shard
+  // (also under overlap_with: the reducer's bucket hook does not run while shadowing).
+  join.add_shadow_step([this] {
+    {
+      DDPSCOPE_SPAN(span, probes::Kind::Optimizer, "zero shard step");
+      local_->step();
+    }
+    broadcast_parameters();
+  });
+}
+
+void ZeroRedundancyOptimizer::consolidate_state_dict(int to) {
+  DDPSCOPE_CHECK(to >= 0 && to < group_->size(), "ZeroRedundancyOptimizer::consolidate_state_dict: rank ", to,
+                 " is not in the group of ", group_->size());
+  const int rank = group_->rank();
+  // The local state under global indices.
+  nn::StateDict mine;
+  for (auto& [key, value] : local_->state_dict()) {
+    const size_t dot = key.find('.', 6);
+    const size_t local = std::stoul(key.substr(6, dot - 6));
+    mine.emplace_back("state." + std::to_string(shard(rank)[local]) + key.substr(dot), value);
+  }
+  // Which (parameter, field) each owner has: one allreduce of presence flags, then one
+  // broadcast per present entry from its owner, in the same order on every rank (PyTorch
+  // broadcasts each rank's state too). The fields are the same on every rank: one factory.
+  const std::vector<std::string> fields = local_->state_fields();
+  const int64_t nf = static_cast<int64_t>(fields.size());
+  Tensor present = Tensor::zeros({static_cast<int64_t>(params_.size()) * nf}, DType::I64);
+  std::unordered_map<std::string, const Tensor*> by_key;
+  for (const auto& [key, value] : mine)
+    by_key[key] = &value;
+  for (size_t i = 0; i < params_.size(); ++i)
+    for (int64_t f = 0; f < nf; ++f)
+      if (by_key.count("state." + std::to_string(i) + "." + fields[static_cast<size_t>(f)]))
+        present.data<int64_t>()[static_cast<int64_t>(i) * nf + f] = 1;
+  Tensor on_group = present.to(group_->tensor_device());
+  group_->allreduce(on_group, {.op = c10d::ReduceOp::Sum})->wait();
+  present = on_group.to(Device::cpu());
+  nn::StateDict whole;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    for (int64_t f = 0; f < nf; ++f) {
+      if (present.data<int64_t>()[static_cast<int64_t>(i) * nf + f] == 0) continue;
+      const std::string& field = fields[static_cast<size_t>(f)];
+      const std::string key = "state." + std::to_string(i) + "." + field;
+      Tensor t = owner_[i] == rank ? by_key.at(key)->clone()
+                 : field == "step" ? Tensor::scalar(0, DType::I64)
+                                   : Tensor::empty(params_[i].sizes(), params_[i].dtype(), params_[i].device());
+      Tensor on = t.to(group_->tensor_device());
+      group_->broadcast(on, {.root = owner_[i]})->wait();
+      if (rank == to) whole.emplace_back(key, on.to(t.device()));
+    }
+  }
+  if (rank == to)
+    consolidated_ = std::move(whole);
+  else
+    consolidated_.reset();
+}
+
+nn::StateDict ZeroRedundancyOptimizer::state_dict() const {
+  DDPSCOPE_CHECK(consolidated_.has_value(), "ZeroRedundancyOptimizer::state_dict on rank ", group_->rank(),
+                 ": no consolidated state here; call consolidate_state_dict(to) on every rank after the last "
+                 "step, then state_dict() on rank `to`");
+  return *consolidated_;
+}
+
+void ZeroRedundancyOptimizer::load_state_dict(const nn::StateDict& state) {
+  nn::StateDict mine;
+  for (const auto& [key, value] : state) {
+    const size_t dot = key.find('.', 6);
+    size_t index = params_.size();
+    if (key.rfind("state.", 0) == 0 && dot != std::string::npos) {
+      try {
+        index = std::stoul(key.substr(6, dot - 6));
+      } catch (const std::exception&) {
+      }
+    }
+    DDPSCOPE_CHECK(index < params_.size(), "ZeroRedundancyOptimizer::load_state_dict: entry '", key,
+                   "' does not name one of the ", params_.size(), " parameters as state.<index>.<field>");
+    if (local_index_[index] < 0) continue;  // another rank's shard
+    mine.emplace_back("state." + std::to_string(local_index_[index]) + key.substr(dot), value);
+  }
+  local_->load_state_dict(mine);
+  consolidated_.reset();
 }
 
 void ZeroRedundancyOptimizer::zero_grad(bool set_to_none) { optim::zero_grad(params_, set_to_none); }

@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "c10d/process_group.h"
@@ -33,7 +34,8 @@ class ZeroRedundancyOptimizer {
   ZeroRedundancyOptimizer(std::vector<Tensor> params, std::shared_ptr<c10d::ProcessGroup> group,
                           OptimizerFactory make_optimizer);
 
-  // Steps this rank's shard, then broadcasts every parameter from its owner. After
+  // Steps this rank's shard, then broadcasts every parameter from its owner (one
+  // param_sync span around them). After
   // overlap_with(), the shard was stepped bucket by bucket during backward already.
   void step();
   // PyTorch's overlap_with_ddp: this rank's share of each bucket is updated as soon as
@@ -45,6 +47,22 @@ class ZeroRedundancyOptimizer {
   // Shard parameter updates made inside DDP's hook since overlap_with().
   int64_t stepped_in_hook() const { return stepped_in_hook_; }
   void zero_grad(bool set_to_none = true);
+
+  // Uneven inputs (ZeRO is joinable in PyTorch): once this rank runs out of inputs, each
+  // iteration it shadows also steps its shard with the training ranks' averaged gradients
+  // and broadcasts it, so the others' step() finds every owner. Call before finish().
+  void join_with(DistributedDataParallel::JoinContext& join);
+
+  // Collective, on every rank: gathers every shard's state on rank `to` (PyTorch's
+  // consolidate_state_dict), whose state_dict() then returns the whole optimizer's.
+  void consolidate_state_dict(int to = 0);
+  // The whole optimizer's state, as a plain optimizer over params() would return it
+  // ("state.<index>.<field>", index into params()). Only on the rank given to the last
+  // consolidate_state_dict(), and only until the next step.
+  nn::StateDict state_dict() const;
+  // Every rank passes the whole state (a state_dict() from here or from a plain optimizer
+  // over the same parameters) and keeps its shard's part.
+  void load_state_dict(const nn::StateDict& state);
 
   const std::vector<Tensor>& params() const { return params_; }
   // The rank that updates parameter `index` (into params()).
@@ -61,8 +79,11 @@ class ZeroRedundancyOptimizer {
   std::vector<int> owner_;
   std::vector<std::vector<size_t>> shards_;
   std::unique_ptr<optim::Optimizer> local_;
+  void broadcast_parameters();
+
   std::vector<int64_t> local_index_;  // per parameter: its index in local_, -1: another rank's
   bool overlapped_ = false;
+  std::optional<nn::StateDict> consolidated_;  // on the rank consolidate_state_dict() named
   int64_t stepped_in_hook_ = 0;
 };
 

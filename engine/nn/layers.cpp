@@ -92,6 +92,10 @@ void Sequential::push_back(std::shared_ptr<Module> layer) {
   layers_.push_back(std::move(layer));
 }
 
+void Sequential::replace_child_member(const std::string& name, const std::shared_ptr<Module>& child) {
+  layers_.at(std::stoul(name)) = child;  // children are named by their position
+}
+
 Tensor Sequential::forward(const Tensor& x) {
   Tensor h = x;
   for (auto& l : layers_)

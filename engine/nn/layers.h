@@ -53,6 +53,9 @@ class BatchNorm1d : public Module {
   Tensor forward(const Tensor& x) override;
   const Tensor& running_mean() const { return running_mean_; }
   const Tensor& running_var() const { return running_var_; }
+  int64_t features() const { return running_mean_.numel(); }
+  double eps() const { return eps_; }
+  double momentum() const { return momentum_; }
 
  protected:
   // For variants that compute the batch statistics elsewhere (SyncBatchNorm): checks
@@ -106,6 +109,9 @@ class Sequential : public Module {
   std::string type_name() const override { return "Sequential"; }
   Tensor forward(const Tensor& x) override;
   size_t size() const { return layers_.size(); }
+
+ protected:
+  void replace_child_member(const std::string& name, const std::shared_ptr<Module>& child) override;
 
  private:
   std::vector<std::shared_ptr<Module>> layers_;

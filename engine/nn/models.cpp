@@ -14,14 +14,17 @@ Mlp::Mlp(const MlpConfig& c, Generator* gen) {
   for (int64_t i = 0; i < c.depth; ++i) {
     const bool last = i + 1 == c.depth;
     const int64_t out = last ? c.out_features : c.width;
+    if (i == 1) second_begin_ = layers_->size();
     layers_->push_back(std::make_shared<Linear>(in, out, true, gen));
+    if (!last && c.batch_norm) layers_->push_back(std::make_shared<BatchNorm1d>(out));
     if (!last || c.final_activation) layers_->push_back(std::make_shared<ReLU>());
+    if (i == 1) second_end_ = layers_->size();
     in = out;
   }
 }
 
 void Mlp::skip_second_layer(bool skip) {
-  DDPSCOPE_CHECK(!skip || layers_->children().size() >= 5,
+  DDPSCOPE_CHECK(!skip || (second_end_ > second_begin_ && second_end_ < layers_->size()),
                  "Mlp: skipping the second layer needs depth >= 3 (a width -> width layer)");
   skip_second_ = skip;
 }
@@ -29,9 +32,9 @@ void Mlp::skip_second_layer(bool skip) {
 Tensor Mlp::forward(const Tensor& x) {
   if (!skip_second_) return layers_->forward(x);
   Tensor h = x;
-  const auto& layers = layers_->children();  // Linear, ReLU, Linear, ReLU, ...
+  const auto& layers = layers_->children();
   for (size_t i = 0; i < layers.size(); ++i) {
-    if (i == 2 || i == 3) continue;
+    if (i >= second_begin_ && i < second_end_) continue;
     h = layers[i].second->forward(h);
   }
   return h;

@@ -16,6 +16,9 @@ struct MlpConfig {
   int64_t depth = 3;  // number of Linear layers (>= 1)
   int64_t out_features = 1;
   bool final_activation = false;
+  // A BatchNorm1d after each hidden Linear (Linear -> BatchNorm1d -> ReLU): the model of
+  // train --batch-norm, whose norms --sync-bn converts to SyncBatchNorm.
+  bool batch_norm = false;
 };
 
 // Linear -> ReLU -> ... -> Linear, as one Sequential named "layers".
@@ -31,6 +34,7 @@ class Mlp : public Module {
 
  private:
   std::shared_ptr<Sequential> layers_;
+  size_t second_begin_ = 0, second_end_ = 0;  // the second layer's modules in layers_
   bool skip_second_ = false;
 };
 

@@ -1,5 +1,6 @@
 #include "module.h"
 
+#include <algorithm>
 #include <map>
 
 #include "../autograd/grad_mode.h"
@@ -30,6 +31,28 @@ void Module::attach_child(const std::string& name, std::shared_ptr<Module> child
   child->name_in_parent_ = name;
   child->rename_subtree();
   children_.emplace_back(name, std::move(child));
+}
+
+void Module::replace_child(const std::string& name, std::shared_ptr<Module> child) {
+  const auto it = std::find_if(children_.begin(), children_.end(), [&](const auto& c) { return c.first == name; });
+  DDPSCOPE_CHECK(it != children_.end(), type_name(), ": no child module named '", name, "' to replace");
+  DDPSCOPE_CHECK(child != nullptr, type_name(), ": the module to put at '", name, "' is null");
+  DDPSCOPE_CHECK(child->parent_ == nullptr, type_name(), ": the module to put at '", name,
+                 "' is already registered under another parent");
+  replace_child_member(name, child);
+  it->second->parent_ = nullptr;
+  it->second->name_in_parent_.clear();
+  it->second->rename_subtree();
+  child->parent_ = this;
+  child->name_in_parent_ = name;
+  child->rename_subtree();
+  it->second = std::move(child);
+}
+
+void Module::replace_child_member(const std::string& name, const std::shared_ptr<Module>&) {
+  throw DDPSCOPE_ERROR(type_name(), " keeps its child '", name,
+                       "' in a member of its own and cannot have it replaced; build it with the module wanted "
+                       "there instead");
 }
 
 std::string Module::path_prefix() const {

@@ -46,6 +46,12 @@ class Module {
   // call it before building either. A parameter with a gradient keeps no gradient.
   void to(Device device);
 
+  // Puts `child` where the child named `name` was (PyTorch's setattr on a submodule), for
+  // conversions such as convert_sync_batchnorm: build optimizers and DDP after it. A
+  // module that keeps that child in a member of its own must say so in
+  // replace_child_member(); the default refuses, naming the module and the child.
+  void replace_child(const std::string& name, std::shared_ptr<Module> child);
+
   // Parameters and buffers by full name. Loading copies into the existing tensors, so
   // optimizers holding them stay valid; strict loading reports missing, unexpected and
   // mis-shaped entries by name.
@@ -57,6 +63,8 @@ class Module {
  protected:
   Tensor register_parameter(const std::string& name, Tensor value);
   Tensor register_buffer(const std::string& name, Tensor value);
+  // Called by replace_child() before the child changes: point the member at `child`.
+  virtual void replace_child_member(const std::string& name, const std::shared_ptr<Module>& child);
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> child) {
     attach_child(name, child);

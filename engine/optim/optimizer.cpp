@@ -1,6 +1,8 @@
 #include "optimizer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "../autograd/grad_mode.h"
 #include "../tensor/kernels.h"
@@ -69,6 +71,72 @@ void zero_grad(const std::vector<Tensor>& params, bool set_to_none) {
 
 void Optimizer::zero_grad(bool set_to_none) { optim::zero_grad(params_, set_to_none); }
 
+Tensor Optimizer::get_state(size_t, const std::string&) const { return Tensor(); }
+
+void Optimizer::set_state(size_t, const std::string& field, Tensor) {
+  throw DDPSCOPE_ERROR("optimizer: this optimizer keeps no state '", field, "'");
+}
+
+nn::StateDict Optimizer::state_dict() const {
+  nn::StateDict out;
+  const auto fields = state_fields();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    for (const std::string& f : fields) {
+      Tensor t = get_state(i, f);
+      if (t.defined()) out.emplace_back("state." + std::to_string(i) + "." + f, t.clone());
+    }
+  }
+  return out;
+}
+
+void Optimizer::load_state_dict(const nn::StateDict& state) {
+  const auto fields = state_fields();
+  struct Entry {
+    size_t index;
+    std::string field;
+    const Tensor* value;
+  };
+  std::vector<Entry> entries;
+  for (const auto& [key, value] : state) {
+    // "state.<index>.<field>"
+    const size_t dot = key.find('.', 6);
+    size_t index = 0, used = 0;
+    bool parsed = key.rfind("state.", 0) == 0 && dot != std::string::npos && dot > 6;
+    if (parsed) {
+      try {
+        index = std::stoul(key.substr(6, dot - 6), &used);
+      } catch (const std::exception&) {
+        parsed = false;
+      }
+      parsed = parsed && used == dot - 6;
+    }
+    DDPSCOPE_CHECK(parsed, "optimizer state: entry '", key, "' is not of the form state.<index>.<field>");
+    DDPSCOPE_CHECK(index < params_.size(), "optimizer state: entry '", key, "' names parameter ", index, ", but this ",
+                   "optimizer has ", params_.size(), " parameters");
+    const std::string field = key.substr(dot + 1);
+    DDPSCOPE_CHECK(std::find(fields.begin(), fields.end(), field) != fields.end(), "optimizer state: entry '", key,
+                   "' is not state this optimizer keeps (is the state dict from another kind of optimizer?)");
+    DDPSCOPE_CHECK(value.defined(), "optimizer state: entry '", key, "' holds no tensor");
+    const Tensor& p = params_[index];
+    if (field == "step") {
+      DDPSCOPE_CHECK(value.numel() == 1, "optimizer state: '", key, "' must be one number, got ", value.describe());
+    } else {
+      DDPSCOPE_CHECK(value.sizes() == p.sizes() && value.dtype() == p.dtype(), "optimizer state: '", key, "' is ",
+                     value.describe(), " but parameter ", index, " (", p.name(), ") is ", p.describe());
+    }
+    entries.push_back({index, field, &value});
+  }
+  for (size_t i = 0; i < params_.size(); ++i)
+    for (const std::string& f : fields)
+      set_state(i, f, Tensor());
+  for (const Entry& e : entries) {
+    Tensor copy =
+        Tensor::empty(e.value->sizes(), e.value->dtype(), e.field == "step" ? Device() : params_[e.index].device());
+    copy.copy_(*e.value);
+    set_state(e.index, e.field, copy);
+  }
+}
+
 namespace {
 int64_t defined_bytes(const std::vector<Tensor>& tensors) {
   int64_t bytes = 0;
@@ -81,6 +149,25 @@ int64_t defined_bytes(const std::vector<Tensor>& tensors) {
 int64_t SGD::state_bytes() const { return defined_bytes(momentum_buffers_); }
 
 int64_t Adam::state_bytes() const { return defined_bytes(exp_avg_) + defined_bytes(exp_avg_sq_); }
+
+Tensor SGD::get_state(size_t index, const std::string&) const { return momentum_buffers_.at(index); }
+
+void SGD::set_state(size_t index, const std::string&, Tensor value) { momentum_buffers_.at(index) = std::move(value); }
+
+Tensor Adam::get_state(size_t index, const std::string& field) const {
+  if (field == "step") return steps_.at(index) > 0 ? Tensor::scalar(steps_[index], DType::I64) : Tensor();
+  return field == "exp_avg" ? exp_avg_.at(index) : exp_avg_sq_.at(index);
+}
+
+void Adam::set_state(size_t index, const std::string& field, Tensor value) {
+  if (field == "step") {
+    steps_.at(index) = value.defined() ? static_cast<int64_t>(value.item<double>()) : 0;
+  } else if (field == "exp_avg") {
+    exp_avg_.at(index) = std::move(value);
+  } else {
+    exp_avg_sq_.at(index) = std::move(value);
+  }
+}
 
 SGD::SGD(std::vector<Tensor> params, SgdOptions options)
     : Optimizer(std::move(params)), options_(options), momentum_buffers_(params_.size()) {

@@ -13,8 +13,10 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "../nn/state_dict.h"
 #include "../tensor/tensor.h"
 
 namespace ddpscope::optim {
@@ -37,7 +39,23 @@ class Optimizer {
   // so far (state appears at a parameter's first update).
   virtual int64_t state_bytes() const { return 0; }
 
+  // The per-parameter state, PyTorch's optimizer.state_dict()["state"] flattened: entries
+  // "state.<index>.<field>" (index into params()) for the parameters that have state so
+  // far. Hyperparameters are not in it: they come from the options the optimizer is built
+  // with. Adam's "step" is a scalar i64 tensor; the others have their parameter's shape.
+  nn::StateDict state_dict() const;
+  // Replaces the whole state with `state` (a state_dict() of an optimizer of the same kind
+  // over parameters of the same shapes). Checked first, so a bad entry changes nothing and
+  // the error names it.
+  void load_state_dict(const nn::StateDict& state);
+  // The names of the state this kind of optimizer keeps per parameter.
+  virtual std::vector<std::string> state_fields() const { return {}; }
+
  protected:
+  // A parameter's state by field name; an undefined tensor means none yet.
+  virtual Tensor get_state(size_t index, const std::string& field) const;
+  virtual void set_state(size_t index, const std::string& field, Tensor value);
+
   std::vector<Tensor> params_;
 };
 
@@ -56,6 +74,11 @@ class SGD : public Optimizer {
   void step_params(std::span<const size_t> indices) override;
   const SgdOptions& options() const { return options_; }
   int64_t state_bytes() const override;
+  std::vector<std::string> state_fields() const override { return {"momentum_buffer"}; }
+
+ protected:
+  Tensor get_state(size_t index, const std::string& field) const override;
+  void set_state(size_t index, const std::string& field, Tensor value) override;
 
  private:
   SgdOptions options_;
@@ -81,6 +104,11 @@ class Adam : public Optimizer {
   // PyTorch, counted per parameter: one without a gradient is not stepped).
   int64_t steps(size_t index) const { return steps_[index]; }
   int64_t state_bytes() const override;
+  std::vector<std::string> state_fields() const override { return {"step", "exp_avg", "exp_avg_sq"}; }
+
+ protected:
+  Tensor get_state(size_t index, const std::string& field) const override;
+  void set_state(size_t index, const std::string& field, Tensor value) override;
 
  private:
   AdamOptions options_;

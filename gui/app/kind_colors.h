@@ -33,6 +33,8 @@ inline QColor kindColor(probes::Kind kind) {
     case Kind::GpuMemcpy: return QColor(0xe8, 0xc5, 0x47);
     case Kind::GpuMemset: return QColor(0xc9, 0xa2, 0x6b);
     case Kind::CudaRuntime: return QColor(0xc6, 0xb8, 0xe6);
+    // ZeRO's post-step broadcasts: communication, a teal apart from the bucket green.
+    case Kind::ParamSync: return QColor(0x1f, 0x9e, 0x89);
     default: return QColor(0xba, 0xb0, 0xac);
   }
 }
@@ -54,6 +56,7 @@ inline QString kindLabel(probes::Kind kind) {
     case Kind::GpuMemset: return QStringLiteral("GPU memset");
     case Kind::CudaRuntime: return QStringLiteral("CUDA launch");
     case Kind::CpuOp: return QStringLiteral("CPU op");
+    case Kind::ParamSync: return QStringLiteral("ZeRO parameter broadcast");
     default: return QString::fromLatin1(probes::kind_name(kind)).replace('_', ' ');
   }
 }

@@ -11,6 +11,7 @@
 #include "mpi_test_main.h"
 #include "test_helpers.h"
 #include "nn/layers.h"
+#include "nn/models.h"
 #include "tensor/kernels.h"
 
 using namespace ddpscope;
@@ -109,6 +110,54 @@ class TestSyncBatchNorm : public WorldTest {
             1e-5);
   }
 
+  // convert_sync_batchnorm: --batch-norm's MLP gets SyncBatchNorm in place of each
+  // BatchNorm1d, with the same names, parameters and running statistics, and then
+  // normalises each rank's rows with the global batch's statistics.
+  void testConvertSyncBatchnorm() {
+    Generator g(12);
+    const nn::MlpConfig config{.in_features = 5, .width = 6, .depth = 3, .out_features = 2, .batch_norm = true};
+    auto reference = std::make_shared<nn::Mlp>(config, &g);
+    Generator g2(12);
+    std::shared_ptr<nn::Module> converted = std::make_shared<nn::Mlp>(config, &g2);
+    // Running statistics moved off their start, to see them carried over.
+    Generator data(3);
+    const Tensor warm = randn({7, 5}, DType::F32, &data);
+    (void)reference->forward(warm);
+    (void)converted->forward(warm);
+    converted = ddp::convert_sync_batchnorm(converted, pg_);
+    int synced = 0;
+    for (const auto& [name, child] : converted->children().front().second->children())
+      synced += child->type_name() == "SyncBatchNorm";
+    QCOMPARE(synced, 2);
+    const auto before = reference->state_dict(), after = converted->state_dict();
+    QCOMPARE(after.size(), before.size());
+    for (size_t i = 0; i < after.size(); ++i) {
+      QCOMPARE(after[i].first, before[i].first);
+      QVERIFY2(relative_error(after[i].second, before[i].second) <= 0, after[i].first.c_str());
+    }
+    QCOMPARE(converted->named_parameters()[2].second.name(), std::string("layers.1.weight"));
+    // Training mode: rank r's rows through the converted model equal those rows of the
+    // reference over the whole global batch.
+    int64_t total = 0;
+    for (int r = 0; r < size_; ++r)
+      total += rows_of(r);
+    Generator batch(5);
+    const Tensor global_x = randn({total, 5}, DType::F32, &batch);
+    const Tensor mine = global_x.narrow(0, first_row(rank_), rows_of(rank_)).contiguous();
+    const Tensor expected = reference->forward(global_x).narrow(0, first_row(rank_), rows_of(rank_)).contiguous();
+    QVERIFY(relative_error(converted->forward(mine), expected) <= 1e-5);
+    // A BatchNorm1d in a member of its own cannot be swapped; a lone one is returned new.
+    class Holder : public nn::Module {
+     public:
+      Holder() { bn_ = register_module("bn", std::make_shared<nn::BatchNorm1d>(3)); }
+      std::string type_name() const override { return "Holder"; }
+      std::shared_ptr<nn::BatchNorm1d> bn_;
+    };
+    QVERIFY_THROWS_EXCEPTION(Error, ddp::convert_sync_batchnorm(std::make_shared<Holder>(), pg_));
+    QCOMPARE(ddp::convert_sync_batchnorm(std::make_shared<nn::BatchNorm1d>(3), pg_)->type_name(),
+             std::string("SyncBatchNorm"));
+  }
+
   // Uneven inputs: join() cannot shadow SyncBatchNorm's collectives, so it is refused at
   // once (on every rank alike, before any collective), naming the module and the way out.
   void testJoinWithoutThrowIsRefused() {
@@ -135,7 +184,7 @@ class TestSyncBatchNorm : public WorldTest {
       for (int i = 0; i < rank_ + 1; ++i)
         mse_loss(model.forward(x), y).backward();
       join->finish();
-    } catch (const Error& e) {
+    } catch (const ddp::DistributedDataParallel::EarlyTermination& e) {
       thrown = true;
       QVERIFY2(QString(e.what()).contains("throw_on_early_termination"), e.what());
     }

@@ -1,7 +1,8 @@
 // ZeroRedundancyOptimizer under mpirun (2, 3 and 4 ranks): the greedy partition, and a
 // DDP model trained 100 iterations with ZeRO-wrapped SGD-momentum and Adam ends with the
 // same parameters as plain DDP with the same optimizer (1e-5 relative), while each rank
-// holds at most 1/world of the optimizer state plus the largest parameter's.
+// holds at most 1/world of the optimizer state plus the largest parameter's; uneven
+// shards, the state dict gathered and loaded, and join with uneven inputs.
 #include <QtTest/QtTest>
 
 #include "autograd/ops.h"
@@ -9,6 +10,7 @@
 #include "ddp/zero_redundancy_optimizer.h"
 #include "mpi_test_main.h"
 #include "test_helpers.h"
+#include "nn/layers.h"
 #include "nn/models.h"
 #include "optim/optimizer.h"
 
@@ -20,6 +22,14 @@ namespace {
 std::shared_ptr<nn::Module> mlp() {
   Generator g(21);
   return std::make_shared<nn::Mlp>(nn::MlpConfig{.in_features = 12, .width = 48, .depth = 3, .out_features = 4}, &g);
+}
+
+// Three parameters (Linear with bias, Linear without): with 4 ranks one rank owns none.
+std::shared_ptr<nn::Module> three_parameter_model() {
+  Generator g(23);
+  return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Linear>(12, 8, true, &g), std::make_shared<nn::ReLU>(),
+      std::make_shared<nn::Linear>(8, 4, false, &g)});
 }
 
 using Factory = ddp::ZeroRedundancyOptimizer::OptimizerFactory;
@@ -129,6 +139,140 @@ class TestZero : public WorldTest {
     for (size_t i = 0; i < x.size(); ++i) {
       const double err = relative_error(x[i], e[i]);
       QVERIFY2(err <= 1e-6, qPrintable(QString("%1: relative error %2").arg(x[i].name().c_str()).arg(err)));
+    }
+  }
+
+  // Uneven shards: 3 parameters over the ranks (with 4, one rank owns none and holds no
+  // state) still train to plain DDP's parameters.
+  void testUnevenShards() {
+    const int n = pg_->size();
+    const int64_t b = 3;
+    ddp::DistributedDataParallel plain(three_parameter_model(), pg_, {});
+    ddp::DistributedDataParallel sharded(three_parameter_model(), pg_, {});
+    QCOMPARE(int(sharded.parameters().size()), 3);
+    const auto plain_opt = factory("adam")(plain.parameters());
+    ddp::ZeroRedundancyOptimizer zero(sharded.parameters(), pg_, factory("adam"));
+    int owned = 0;
+    for (int r = 0; r < n; ++r)
+      owned += static_cast<int>(zero.shard(r).size());
+    QCOMPARE(owned, 3);
+    Generator data(6);
+    for (int step = 0; step < 30; ++step) {
+      const Tensor x = randn({n * b, 12}, DType::F32, &data), y = randn({n * b, 4}, DType::F32, &data);
+      const Tensor xs = x.narrow(0, pg_->rank() * b, b).contiguous(), ys = y.narrow(0, pg_->rank() * b, b).contiguous();
+      plain_opt->zero_grad();
+      mse_loss(plain.forward(xs), ys).backward();
+      plain_opt->step();
+      zero.zero_grad();
+      mse_loss(sharded.forward(xs), ys).backward();
+      zero.step();
+    }
+    if (zero.shard(pg_->rank()).empty()) QCOMPARE(zero.state_bytes(), int64_t{0});
+    const auto a = sharded.parameters(), e = plain.parameters();
+    for (size_t i = 0; i < a.size(); ++i)
+      QVERIFY2(relative_error(a[i], e[i]) <= 1e-5, a[i].name().c_str());
+  }
+
+  // consolidate_state_dict gathers the shards on one rank: the whole state equals a plain
+  // optimizer's after the same steps; loading it (every rank, the whole state) into a
+  // fresh ZeRO continues as the plain optimizer does.
+  void testStateDictConsolidateAndLoad() {
+    const int n = pg_->size();
+    const int to = n - 1;  // not rank 0, to show any rank can hold it
+    const int64_t b = 4;
+    ddp::DistributedDataParallel plain(mlp(), pg_, {});
+    ddp::DistributedDataParallel sharded(mlp(), pg_, {});
+    const auto plain_opt = factory("adam")(plain.parameters());
+    ddp::ZeroRedundancyOptimizer zero(sharded.parameters(), pg_, factory("adam"));
+    Generator data(7);
+    auto train = [&](ddp::DistributedDataParallel& model, auto&& zero_grad, auto&& step, Generator& gen) {
+      const Tensor x = randn({n * b, 12}, DType::F32, &gen), y = randn({n * b, 4}, DType::F32, &gen);
+      zero_grad();
+      mse_loss(model.forward(x.narrow(0, pg_->rank() * b, b).contiguous()),
+               y.narrow(0, pg_->rank() * b, b).contiguous())
+          .backward();
+      step();
+    };
+    for (int i = 0; i < 20; ++i) {
+      Generator g1 = data;
+      train(
+          plain, [&] { plain_opt->zero_grad(); }, [&] { plain_opt->step(); }, g1);
+      train(
+          sharded, [&] { zero.zero_grad(); }, [&] { zero.step(); }, data);
+    }
+    QVERIFY_THROWS_EXCEPTION(Error, zero.state_dict());  // not consolidated yet
+    zero.consolidate_state_dict(to);
+    const nn::StateDict expected = plain_opt->state_dict();
+    if (pg_->rank() == to) {
+      const nn::StateDict whole = zero.state_dict();
+      QCOMPARE(whole.size(), expected.size());
+      std::map<std::string, Tensor> by_key(whole.begin(), whole.end());
+      for (const auto& [key, value] : expected) {
+        QVERIFY2(by_key.count(key), key.c_str());
+        QVERIFY2(relative_error(by_key.at(key), value) <= 1e-5, key.c_str());
+      }
+    } else {
+      try {
+        (void)zero.state_dict();
+        QFAIL("state_dict() on a rank that does not hold the consolidated state");
+      } catch (const Error& e) {
+        QVERIFY2(QString(e.what()).contains("consolidate_state_dict"), e.what());
+      }
+    }
+    // A fresh ZeRO over a copy of the model, loaded with the whole state.
+    ddp::DistributedDataParallel resumed(mlp(), pg_, {});
+    resumed.load_state_dict(plain.state_dict());
+    ddp::ZeroRedundancyOptimizer loaded(resumed.parameters(), pg_, factory("adam"));
+    loaded.load_state_dict(expected);
+    QCOMPARE(loaded.state_bytes(), zero.state_bytes());
+    for (int i = 0; i < 10; ++i) {
+      Generator g1 = data;
+      train(
+          plain, [&] { plain_opt->zero_grad(); }, [&] { plain_opt->step(); }, g1);
+      train(
+          resumed, [&] { loaded.zero_grad(); }, [&] { loaded.step(); }, data);
+    }
+    const auto a = resumed.parameters(), e = plain.parameters();
+    for (size_t i = 0; i < a.size(); ++i)
+      QVERIFY2(relative_error(a[i], e[i]) <= 1e-5, a[i].name().c_str());
+    QVERIFY_THROWS_EXCEPTION(Error, loaded.load_state_dict({{"state.99.exp_avg", Tensor::zeros({1})}}));
+  }
+
+  // Uneven inputs: rank r has 6 + 3r batches. ZeRO joined to DDP's join context: a rank
+  // out of data still steps its shard (with the training ranks' averaged gradients) and
+  // broadcasts it, so the job finishes and every rank ends with the parameters plain DDP
+  // under join has on the last rank to finish.
+  void testJoinWithUnevenInputs() {
+    const int n = pg_->size();
+    const int batches = 6 + 3 * pg_->rank();
+    const int64_t b = 4;
+    auto run = [&](ddp::DistributedDataParallel& model, auto&& zero_grad, auto&& step, auto&& join_extra) {
+      Generator data(40 + pg_->rank());
+      auto join = model.join();
+      join_extra(*join);
+      for (int i = 0; i < batches; ++i) {
+        const Tensor x = randn({b, 12}, DType::F32, &data), y = randn({b, 4}, DType::F32, &data);
+        zero_grad();
+        mse_loss(model.forward(x), y).backward();
+        step();
+      }
+      join->finish();
+    };
+    ddp::DistributedDataParallel plain(mlp(), pg_, {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
+    const auto plain_opt = factory("adam")(plain.parameters());
+    run(
+        plain, [&] { plain_opt->zero_grad(); }, [&] { plain_opt->step(); }, [](auto&) {});
+    ddp::DistributedDataParallel sharded(mlp(), pg_, {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
+    ddp::ZeroRedundancyOptimizer zero(sharded.parameters(), pg_, factory("adam"));
+    run(
+        sharded, [&] { zero.zero_grad(); }, [&] { zero.step(); }, [&](auto& join) { zero.join_with(join); });
+    // Plain DDP leaves a joined rank's model behind: the last rank's is the trained one.
+    for (const Tensor& p : plain.parameters())
+      pg_->broadcast(p.detach(), {.root = n - 1})->wait();
+    const auto a = sharded.parameters(), e = plain.parameters();
+    for (size_t i = 0; i < a.size(); ++i) {
+      const double err = relative_error(a[i], e[i]);
+      QVERIFY2(err <= 1e-5, qPrintable(QString("%1: relative error %2").arg(a[i].name().c_str()).arg(err)));
     }
   }
 

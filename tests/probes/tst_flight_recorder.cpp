@@ -13,6 +13,7 @@
 #include "flight_records.h"
 #include "probe_session.h"
 #include "run_store_reader.h"
+#include "run_store_schema.h"
 #include "run_store_writer.h"
 #include "scratch_test.h"
 
@@ -97,7 +98,7 @@ class TestFlightRecorder : public ScratchTest {
       set_phase("");
     }
     RunStoreReader run(file);
-    QCOMPARE(run.run().schema, 6);
+    QCOMPARE(run.run().schema, kRunStoreSchemaVersion);
     const FlightData data = run.flight();
     std::vector<CollectiveRow> mine;
     for (const CollectiveRow& r : data.by_rank.at(0))

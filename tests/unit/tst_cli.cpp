@@ -12,6 +12,8 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include "run_store_reader.h"
+
 class TestCli : public QObject {
   Q_OBJECT
 
@@ -186,6 +188,71 @@ class TestCli : public QObject {
     const Result mixed = run({"hang", dumps[0], out});
     QVERIFY(mixed.code != 0);
     QVERIFY2(mixed.err.contains("some of the files given are not dumps"), qPrintable(mixed.err));
+  }
+
+  // train --zero-overlap: the run file holds each rank's partition (every parameter owned
+  // by one rank, the same on both), each rank's optimizer-state bytes (about half of
+  // plain Adam's), and the post-step broadcasts as param_sync spans.
+  void testZeroJobRecordsItsShards() {
+    QTemporaryDir dir;
+    const QString zero = dir.filePath("zero.ddprun"), plain = dir.filePath("plain.ddprun");
+    const QStringList job{"train", "--np", "2", "--iters", "4", "--optimizer", "adam", "--bucket-cap-mb", "0.02"};
+    Result r = run(job + QStringList{"--zero-overlap", "--out", zero});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("ZeRO overlapped with DDP"), qPrintable(r.out));
+    r = run(job + QStringList{"--out", plain});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    using namespace ddpscope::probes;
+    RunStoreReader z(zero.toStdString()), p(plain.toStdString());
+    const auto shards0 = z.zero_shards(0), shards1 = z.zero_shards(1);
+    QCOMPARE(shards0.size(), p.params(0, 0).size());
+    QCOMPARE(shards1.size(), shards0.size());
+    int64_t owned[2] = {0, 0};
+    for (size_t i = 0; i < shards0.size(); ++i) {
+      QCOMPARE(shards1[i].owner, shards0[i].owner);
+      QCOMPARE(shards0[i].name, p.params(0, 0)[i].name);
+      owned[shards0[i].owner] += shards0[i].numel;
+    }
+    QVERIFY2(owned[0] > 0 && owned[1] > 0, "one rank owns everything");
+    int64_t largest = 0;
+    for (const auto& s : shards0)
+      largest = std::max(largest, s.numel);
+    const double whole = p.metrics("optimizer_state_bytes", 0).back().value;
+    double sum = 0;
+    for (int rank : {0, 1}) {
+      const double mine = z.metrics("optimizer_state_bytes", rank).back().value;
+      QCOMPARE(mine, double(owned[rank] * 4 * 2));  // f32 Adam: two moments per element
+      QVERIFY2(mine <= whole / 2 + double(largest * 4 * 2),
+               qPrintable(QString("rank %1: %2 of %3 B").arg(rank).arg(mine).arg(whole)));
+      sum += mine;
+    }
+    QCOMPARE(sum, whole);
+    const auto syncs = z.spans({.kinds = {Kind::ParamSync}, .rank = 0});
+    QCOMPARE(int(syncs.size()), 4);
+    QCOMPARE(syncs.front().bytes, (owned[0] + owned[1]) * 4);
+    QVERIFY(p.spans({.kinds = {Kind::ParamSync}}).empty());
+  }
+
+  // --sync-bn: with --join the job is refused before it starts (a joined rank cannot stand
+  // in for SyncBatchNorm's collectives); with --join-throw every rank stops when rank 1's
+  // data runs out, and the job ends normally after those iterations.
+  void testSyncBatchNormWithUnevenInputs() {
+    QTemporaryDir dir;
+    const QStringList job{"train", "--np", "2", "--iters", "10", "--sync-bn", "--inject-uneven", "1:4"};
+    Result r = run(job + QStringList{"--join", "--no-probes"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("use --join-throw"), qPrintable(r.err));
+    const QString out = dir.filePath("bn.ddprun");
+    r = run(job + QStringList{"--join-throw", "--out", out});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("done: 4 of 10 iterations"), qPrintable(r.out));
+    QVERIFY2(r.err.contains("training stopped on every rank"), qPrintable(r.err));
+    ddpscope::probes::RunStoreReader run_file(out.toStdString());
+    QCOMPARE(QString::fromStdString(run_file.run().status), QString("finished"));
+    for (int rank : {0, 1}) {
+      const auto iterations = run_file.spans({.kinds = {ddpscope::probes::Kind::Iteration}, .rank = rank});
+      QCOMPARE(int(iterations.size()), 4);
+    }
   }
 
   void testBadArguments_data() {

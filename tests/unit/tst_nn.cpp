@@ -80,6 +80,49 @@ class TestNn : public QObject {
     QCOMPARE(bn.named_buffers().size(), size_t{3});
   }
 
+  // --batch-norm's MLP: Linear -> BatchNorm1d -> ReLU per hidden layer; skipping the
+  // second layer skips its norm too.
+  void testMlpWithBatchNorm() {
+    Generator g(3);
+    nn::Mlp mlp({.in_features = 4, .width = 6, .depth = 3, .out_features = 2, .batch_norm = true}, &g);
+    std::vector<std::string> names;
+    for (const auto& [name, t] : mlp.named_parameters())
+      names.push_back(name);
+    QCOMPARE(names, (std::vector<std::string>{"layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias",
+                                              "layers.3.weight", "layers.3.bias", "layers.4.weight", "layers.4.bias",
+                                              "layers.6.weight", "layers.6.bias"}));
+    const Tensor x = randn({5, 4}, DType::F32, &g);
+    QCOMPARE(mlp.forward(x).sizes(), (std::vector<int64_t>{5, 2}));
+    mlp.skip_second_layer(true);
+    QCOMPARE(mlp.forward(x).sizes(), (std::vector<int64_t>{5, 2}));
+    nn::Mlp shallow({.in_features = 4, .width = 6, .depth = 2, .batch_norm = true}, &g);
+    QVERIFY_THROWS_EXCEPTION(Error, shallow.skip_second_layer(true));
+  }
+
+  // replace_child: a Sequential runs the new child in its place, with the old one's name;
+  // a module keeping the child in a member of its own refuses, naming it.
+  void testReplaceChild() {
+    Generator g(3);
+    nn::Mlp mlp({.in_features = 4, .width = 6, .depth = 2, .out_features = 2}, &g);
+    auto& layers = *mlp.children().front().second;
+    auto fresh = std::make_shared<nn::Linear>(4, 6, false, &g);
+    layers.replace_child("0", fresh);
+    QCOMPARE(fresh->named_parameters().front().second.name(), std::string("layers.0.weight"));
+    QCOMPARE(int(mlp.parameters().size()), 3);  // the new first layer has no bias
+    const Tensor x = randn({3, 4}, DType::F32, &g);
+    QCOMPARE(mlp.forward(x).sizes(), (std::vector<int64_t>{3, 2}));
+    QVERIFY_THROWS_EXCEPTION(Error, layers.replace_child("9", std::make_shared<nn::ReLU>()));
+    QVERIFY_THROWS_EXCEPTION(Error, layers.replace_child("1", fresh));  // already attached
+    nn::CharTransformer t({.vocab_size = 8, .context = 4, .d_model = 8, .heads = 2, .layers = 1}, &g);
+    try {
+      t.replace_child("tok_emb", std::make_shared<nn::ReLU>());
+      QFAIL("CharTransformer let its token table be replaced");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("CharTransformer keeps its child 'tok_emb'"), e.what());
+    }
+    QCOMPARE(t.children().front().second->type_name(), std::string("Embedding"));
+  }
+
   void testDropoutTrainAndEval() {
     Generator gen(5);
     nn::Dropout drop(0.5, &gen);

@@ -125,6 +125,65 @@ class TestOptim : public QObject {
     QVERIFY(!p.grad().defined());
   }
 
+  // The state dict holds each stepped parameter's state; loading it into a fresh
+  // optimizer continues exactly where the first left off.
+  void testStateDictRoundTrip() {
+    for (const bool adam : {false, true}) {
+      Tensor a = param({1.0, -2.0}), b = param({0.5});
+      Tensor a2 = param({1.0, -2.0}), b2 = param({0.5});
+      auto make = [adam](std::vector<Tensor> ps) -> std::unique_ptr<optim::Optimizer> {
+        if (adam) return std::make_unique<optim::Adam>(std::move(ps), optim::AdamOptions{.lr = 0.05});
+        return std::make_unique<optim::SGD>(std::move(ps), optim::SgdOptions{.lr = 0.1, .momentum = 0.9});
+      };
+      auto first = make({a, b});
+      for (int step = 0; step < 3; ++step) {
+        set_grad(a, {0.3 * step + 0.1, -0.7});
+        if (step > 0) set_grad(b, {1.5 - step});  // b has no state after the first step
+        first->step();
+      }
+      const nn::StateDict state = first->state_dict();
+      QCOMPARE(int(state.size()), adam ? 6 : 2);
+      QCOMPARE(state.front().first, std::string(adam ? "state.0.step" : "state.0.momentum_buffer"));
+      if (adam) QCOMPARE(state.front().second.item<double>(), 3.0);
+      a2.copy_(a);
+      b2.copy_(b);
+      auto second = make({a2, b2});
+      second->load_state_dict(state);
+      QCOMPARE(second->state_bytes(), first->state_bytes());
+      for (const auto& opt : {first.get(), second.get()}) {
+        set_grad(opt->params()[0], {0.2, 0.4});
+        set_grad(opt->params()[1], {0.2});
+        opt->step();
+      }
+      QCOMPARE(kernels::max_abs_diff(a, a2), 0.0);
+      QCOMPARE(kernels::max_abs_diff(b, b2), 0.0);
+    }
+  }
+
+  void testBadStateDictIsRefusedWhole() {
+    Tensor p = param({1.0, 2.0});
+    optim::Adam opt({p}, {.lr = 0.1});
+    set_grad(p, {1.0, 1.0});
+    opt.step();
+    const int64_t before = opt.state_bytes();
+    auto refused = [&](nn::StateDict bad, const char* words) {
+      try {
+        opt.load_state_dict(bad);
+      } catch (const Error& e) {
+        QVERIFY2(QString(e.what()).contains(words), e.what());
+        QCOMPARE(opt.state_bytes(), before);  // checked before anything changed
+        QCOMPARE(opt.steps(0), int64_t{1});
+        return;
+      }
+      QFAIL(qPrintable(QString("accepted: expected an error with '%1'").arg(words)));
+    };
+    refused({{"state.1.exp_avg", Tensor::zeros({2}, DType::F64)}}, "names parameter 1");
+    refused({{"state.0.momentum_buffer", Tensor::zeros({2}, DType::F64)}}, "another kind of optimizer");
+    refused({{"state.0.exp_avg", Tensor::zeros({3}, DType::F64)}}, "but parameter 0");
+    refused({{"exp_avg", Tensor::zeros({2}, DType::F64)}}, "state.<index>.<field>");
+    refused({{"state.x.exp_avg", Tensor::zeros({2}, DType::F64)}}, "state.<index>.<field>");
+  }
+
   void testRejectsNonLeaf() {
     Tensor plain = Tensor::zeros({1}, DType::F64);
     QVERIFY_THROWS_EXCEPTION(Error, optim::SGD({plain}, {}));
