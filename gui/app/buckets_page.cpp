@@ -83,16 +83,20 @@ void BucketsPage::update() {
   const int rank = m_rank->currentData().toInt();
   m_buckets->setRun(m_run.get(), rank, m_iteration->value());
   m_params->setRun(m_run.get(), rank);
+  m_paramTable->setColumnHidden(ParameterBucketModel::Owner, !m_params->sharded());
+  m_bucketTable->setColumnHidden(BucketTableModel::Owners, !m_params->sharded());
   std::set<int> before, after;
   for (const auto& b : m_run->buckets) {
     if (b.rank == rank) (b.generation == 0 ? before : after).insert(b.bucket);
   }
   m_advice->setRun(m_run->path, m_run->span_count, rank, m_reader);
-  m_rebuildNote->setText(after.empty() ? tr("buckets: %1 (not rebuilt yet)").arg(before.size())
-                                       : tr("buckets: %1 before the rebuild, %2 after (from the observed "
-                                            "gradient-ready order)")
-                                             .arg(before.size())
-                                             .arg(after.size()));
+  QString note = after.empty() ? tr("buckets: %1 (not rebuilt yet)").arg(before.size())
+                               : tr("buckets: %1 before the rebuild, %2 after (from the observed "
+                                    "gradient-ready order)")
+                                     .arg(before.size())
+                                     .arg(after.size());
+  if (m_params->sharded()) note += tr(" · parameters coloured by the ZeRO rank that updates them");
+  m_rebuildNote->setText(note);
 }
 
 }  // namespace ddpscope::gui

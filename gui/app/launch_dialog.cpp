@@ -142,6 +142,16 @@ void LaunchDialog::addDdpRows() {
       tr("The optimizer steps each bucket's parameters as soon as its allreduce is "
          "done, hidden behind the later buckets' communication; same result"));
   addRow(QStringLiteral("fused_optimizer"), QString(), m_fusedOptimizer);
+  m_zero = new QCheckBox(tr("ZeRO (each rank keeps its shard's optimizer state)"));
+  m_zero->setToolTip(tr("ZeroRedundancyOptimizer: each rank steps its shard of the parameters and broadcasts it"));
+  addRow(QStringLiteral("zero"), QString(), m_zero);
+  m_zeroOverlap = new QCheckBox(tr("ZeRO overlapped with DDP (shard steps during backward)"));
+  m_zeroOverlap->setToolTip(tr("PyTorch's overlap_with_ddp: each bucket's shard is stepped once it is reduced"));
+  addRow(QStringLiteral("zero_overlap"), QString(), m_zeroOverlap);
+  m_batchNorm = new QCheckBox(tr("BatchNorm (MLP)"));
+  addRow(QStringLiteral("batch_norm"), QString(), m_batchNorm);
+  m_syncBn = new QCheckBox(tr("SyncBatchNorm (statistics over every rank's samples)"));
+  addRow(QStringLiteral("sync_bn"), QString(), m_syncBn);
   m_commHook = new QComboBox;
   m_commHook->addItems(
       {QStringLiteral("allreduce"), QStringLiteral("fp16"), QStringLiteral("bf16"), QStringLiteral("powersgd")});
@@ -194,7 +204,8 @@ void LaunchDialog::revalidateOnEdits() {
   });
   for (QComboBox* c : {m_model, m_backend, m_commHook})
     connect(c, &QComboBox::currentTextChanged, this, &LaunchDialog::revalidate);
-  for (QCheckBox* c : {m_findUnused, m_bucketView, m_staticGraph, m_fusedOptimizer, m_probes})
+  for (QCheckBox* c : {m_findUnused, m_bucketView, m_staticGraph, m_fusedOptimizer, m_zero, m_zeroOverlap, m_batchNorm,
+                       m_syncBn, m_probes})
     connect(c, &QCheckBox::toggled, this, &LaunchDialog::revalidate);
 }
 
@@ -264,6 +275,10 @@ LaunchConfig LaunchDialog::config() const {
   c.gradientAsBucketView = m_bucketView->isChecked();
   c.staticGraph = m_staticGraph->isChecked();
   c.fusedOptimizer = m_fusedOptimizer->isChecked();
+  c.zero = m_zero->isChecked();
+  c.zeroOverlap = m_zeroOverlap->isChecked();
+  c.batchNorm = m_batchNorm->isChecked();
+  c.syncBn = m_syncBn->isChecked();
   c.commHook = m_commHook->currentText();
   c.probes = m_probes->isChecked();
   c.extraArguments = m_extra->text().trimmed();
@@ -297,6 +312,10 @@ void LaunchDialog::setConfig(const LaunchConfig& c) {
   m_bucketView->setChecked(c.gradientAsBucketView);
   m_staticGraph->setChecked(c.staticGraph);
   m_fusedOptimizer->setChecked(c.fusedOptimizer);
+  m_zero->setChecked(c.zero);
+  m_zeroOverlap->setChecked(c.zeroOverlap);
+  m_batchNorm->setChecked(c.batchNorm);
+  m_syncBn->setChecked(c.syncBn);
   choose(m_commHook, c.commHook);
   m_probes->setChecked(c.probes);
   m_extra->setText(c.extraArguments);

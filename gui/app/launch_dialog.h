@@ -84,6 +84,10 @@ class LaunchDialog : public QDialog {
   QCheckBox* m_bucketView;
   QCheckBox* m_staticGraph;
   QCheckBox* m_fusedOptimizer;
+  QCheckBox* m_zero;
+  QCheckBox* m_zeroOverlap;
+  QCheckBox* m_batchNorm;
+  QCheckBox* m_syncBn;
   QComboBox* m_commHook;
   QCheckBox* m_probes;
   QLineEdit* m_extra;

@@ -66,6 +66,42 @@ QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu) {
   return html;
 }
 
+QString megabytes(int64_t bytes) { return QString::number(static_cast<double>(bytes) / (1 << 20), 'f', 1); }
+
+// Optimizer-state memory per rank (the optimizer_state_bytes metric); with ZeRO, what each
+// rank owns and what a plain optimizer would hold on every rank.
+QString optimizerStateHtml(const RunData& d) {
+  const auto rows = optimizer_state_rows(d);
+  if (rows.empty()) return {};
+  QString html = QObject::tr("<h4>Optimizer state</h4>");
+  if (d.zero_shards.empty()) {
+    html +=
+        QObject::tr("<p>Every rank holds the whole optimizer state: %1 MiB each.</p>").arg(megabytes(rows[0].bytes));
+    return html;
+  }
+  int64_t total = 0;
+  for (const auto& r : rows)
+    total += r.bytes;
+  html += QObject::tr(
+              "<p>ZeRO: each rank keeps the state of the parameters it owns, steps them and broadcasts them "
+              "to the others after the step (param_sync in the timeline). A plain optimizer would hold "
+              "%1 MiB on every rank.</p>")
+              .arg(megabytes(total));
+  html += QObject::tr(
+      "<table cellpadding=4><tr><th>rank</th><th>owns</th><th>elements</th><th>state (MiB)</th>"
+      "<th>share</th></tr>");
+  for (const auto& r : rows) {
+    html += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5%</td></tr>")
+                .arg(r.rank)
+                .arg(QObject::tr("%n parameter(s)", nullptr, r.owned_parameters))
+                .arg(r.owned_elements)
+                .arg(megabytes(r.bytes))
+                .arg(total > 0 ? 100.0 * static_cast<double>(r.bytes) / static_cast<double>(total) : 0.0, 0, 'f', 0);
+  }
+  html += QStringLiteral("</table>");
+  return html;
+}
+
 }  // namespace
 
 void SummaryPage::setRun(const RunData& d) {
@@ -118,6 +154,7 @@ void SummaryPage::setRun(const RunData& d) {
                 .arg(r.events_dropped);
   }
   html += QStringLiteral("</table>");
+  html += optimizerStateHtml(d);
   if (!d.gpu.empty()) html += gpuTimeHtml(d.gpu);
   setText(html);
 }

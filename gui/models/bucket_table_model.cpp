@@ -6,12 +6,13 @@
 #include <QColor>
 #include <QLocale>
 #include <algorithm>
+#include <map>
 
 namespace ddpscope::gui {
 
 BucketTableModel::BucketTableModel(QObject* parent)
     : TableModel({"Bucket", "Ready order", "Bytes", "Ready (after backward start)", "Queue delay (ready → start)",
-                  "Allreduce start", "Allreduce end", "Allreduce", "Backward waited", "Parameters"},
+                  "Allreduce start", "Allreduce end", "Allreduce", "Backward waited", "ZeRO updates", "Parameters"},
                  parent) {}
 
 void BucketTableModel::setRun(const RunData* run, int rank, int64_t iteration) {
@@ -44,13 +45,20 @@ void BucketTableModel::setRun(const RunData* run, int rank, int64_t iteration) {
         if (b.rank != rank || b.generation != generation || b.bucket != t.bucket) continue;
         row.numParameters = static_cast<int>(b.params.size());
         QStringList names;
+        std::map<int, int> owned;  // rank -> parameters of this bucket it updates
         for (int64_t p : b.params) {
           for (const auto& param : run->params) {
             if (param.rank == rank && param.generation == generation && param.index == p)
               names << QString::fromStdString(param.name);
           }
+          for (const auto& s : run->zero_shards)
+            if (s.param == p) ++owned[s.owner];
         }
         row.parameters = names.join(QStringLiteral(", "));
+        QStringList owners;
+        for (const auto& [owner, n] : owned)
+          owners << tr("rank %1: %2").arg(owner).arg(n);
+        row.owners = owners.join(QStringLiteral(" · "));
       }
       m_rows.push_back(row);
     }
@@ -73,6 +81,8 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
   const auto text = [](int64_t ns) { return QString::fromStdString(format_duration(ns)); };
   const int64_t queue = t.ready_ns >= 0 ? t.start_ns - t.ready_ns : -1;
   if (role == Qt::ToolTipRole && index.column() == Parameters) return r.parameters;
+  if (role == Qt::ToolTipRole && index.column() == Owners)
+    return tr("ZeRO: how many of this bucket's parameters each rank updates (and keeps optimizer state for)");
   if (role == Qt::ToolTipRole && index.column() == QueueDelay)
     return tr(
         "From the bucket's last gradient to its allreduce's start. Long delays: the bucket waited for "
@@ -80,7 +90,8 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::BackgroundRole && index.column() == QueueDelay && queue > 0 && queue * 10 > t.end_ns - t.start_ns)
     return QColor(0xf2, 0x8e, 0x2b, 90);  // queued for more than a tenth of its allreduce
   if (role == Qt::TextAlignmentRole)
-    return index.column() == Parameters ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    return index.column() == Parameters || index.column() == Owners ? QVariant()
+                                                                    : QVariant(Qt::AlignRight | Qt::AlignVCenter);
   if (role == kSortRole) {
     switch (index.column()) {
       case Bucket: return t.bucket;
@@ -93,6 +104,7 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
       case Duration: return QVariant::fromValue<qlonglong>(t.end_ns - t.start_ns);
       case Wait: return t.wait_ms;
       case Parameters: return r.numParameters;
+      case Owners: return r.owners;
     }
     return {};
   }
@@ -102,6 +114,7 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
     case ReadyOrder: return r.readyOrder > 0 ? QVariant(r.readyOrder) : QVariant(QStringLiteral("–"));
     case Bytes: return QLocale().formattedDataSize(t.bytes);
     case Parameters: return QStringLiteral("%1: %2").arg(r.numParameters).arg(r.parameters);
+    case Owners: return r.owners.isEmpty() ? QStringLiteral("–") : r.owners;
     case Ready: return t.ready_ns >= 0 ? text(t.ready_ns - m_origin) : QString();
     case QueueDelay: return queue >= 0 ? text(queue) : QString();
     case Start: return text(t.start_ns - m_origin);

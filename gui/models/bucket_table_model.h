@@ -1,7 +1,8 @@
 // BucketTableModel: one iteration of one rank, one row per bucket: bytes, parameters,
 // when its last gradient arrived, how long it then queued before its allreduce started
 // (a bucket ready early waits for lower-numbered ones), its allreduce's start and end,
-// and how long the end of backward waited for it. Times are from the start of that
+// and how long the end of backward waited for it; under ZeRO, how many of its parameters
+// each rank updates (with --zero-overlap, in this bucket's hook). Times are from the start of that
 // iteration's backward, in units that follow their size; kSortRole gives them in ns.
 #pragma once
 
@@ -19,7 +20,20 @@ class BucketTableModel : public TableModel {
   // ReadyOrder: 1 for the bucket whose gradients all arrived first. Index order and
   // ready order agree after a good rebuild; where they differ, a bucket ready early waits
   // for an earlier index to launch.
-  enum Columns { Bucket, ReadyOrder, Bytes, Ready, QueueDelay, Start, End, Duration, Wait, Parameters, NumColumns };
+  enum Columns {
+    Bucket,
+    ReadyOrder,
+    Bytes,
+    Ready,
+    QueueDelay,
+    Start,
+    End,
+    Duration,
+    Wait,
+    Owners,
+    Parameters,
+    NumColumns
+  };
 
   explicit BucketTableModel(QObject* parent = nullptr);
   // `run` must outlive the model or the next setRun.
@@ -34,6 +48,7 @@ class BucketTableModel : public TableModel {
   struct Row {
     probes::BucketTiming timing;
     QString parameters;
+    QString owners;  // "rank 0: 3 · rank 1: 5"; empty without ZeRO
     int numParameters = 0;
     int readyOrder = 0;  // 0: never ready
   };

@@ -109,7 +109,9 @@ QMap<QString, QString> validate(const LaunchConfig& c) {
       QStringLiteral("--np"),        QStringLiteral("--out"),           QStringLiteral("--progress"),
       QStringLiteral("--no-probes"), QStringLiteral("--model"),         QStringLiteral("--backend"),
       QStringLiteral("--hostfile"),  QStringLiteral("--iters"),         QStringLiteral("--batch"),
-      QStringLiteral("--comm-hook"), QStringLiteral("--bucket-cap-mb"), QStringLiteral("--first-bucket-cap-mb")};
+      QStringLiteral("--comm-hook"), QStringLiteral("--bucket-cap-mb"), QStringLiteral("--first-bucket-cap-mb"),
+      QStringLiteral("--zero"),      QStringLiteral("--zero-overlap"),  QStringLiteral("--batch-norm"),
+      QStringLiteral("--sync-bn")};
   QString splitError;
   const QStringList extra = splitArguments(c.extraArguments, &splitError);
   if (!splitError.isEmpty()) e[QStringLiteral("extra_arguments")] = splitError;
@@ -126,6 +128,12 @@ QMap<QString, QString> validate(const LaunchConfig& c) {
     e[QStringLiteral("width")] = QStringLiteral("the transformer's width must be divisible by its %1 heads").arg(heads);
   if (!extra.isEmpty() && !extra.first().startsWith(QLatin1String("--")))
     e[QStringLiteral("extra_arguments")] = QStringLiteral("options start with --, e.g. --lr 0.01");
+  if ((c.zero || c.zeroOverlap) && c.fusedOptimizer)
+    e[QStringLiteral("fused_optimizer")] =
+        QStringLiteral("ZeRO owns the optimizer step: for its step during backward choose ZeRO overlapped with DDP");
+  if ((c.batchNorm || c.syncBn) && c.model != QLatin1String("mlp"))
+    e[c.syncBn ? QStringLiteral("sync_bn") : QStringLiteral("batch_norm")] =
+        QStringLiteral("BatchNorm is added to the mlp; the transformer normalises with LayerNorm");
   if (c.backend == QLatin1String("nccl") && c.hostfile.isEmpty() && c.worldSize > 1)
     e[QStringLiteral("backend")] = QStringLiteral("nccl needs a GPU per rank: one rank on this machine, or a hostfile");
   return e;
@@ -150,6 +158,10 @@ QJsonObject toJson(const LaunchConfig& c) {
           {QStringLiteral("gradient_as_bucket_view"), c.gradientAsBucketView},
           {QStringLiteral("static_graph"), c.staticGraph},
           {QStringLiteral("fused_optimizer"), c.fusedOptimizer},
+          {QStringLiteral("zero"), c.zero},
+          {QStringLiteral("zero_overlap"), c.zeroOverlap},
+          {QStringLiteral("batch_norm"), c.batchNorm},
+          {QStringLiteral("sync_bn"), c.syncBn},
           {QStringLiteral("comm_hook"), c.commHook},
           {QStringLiteral("probes"), c.probes},
           {QStringLiteral("extra_arguments"), c.extraArguments}};
@@ -203,6 +215,8 @@ LaunchConfig launchConfigFromJson(const QJsonObject& j, QString* error) {
       read(j, "find_unused_parameters", &c.findUnusedParameters, error) &&
       read(j, "gradient_as_bucket_view", &c.gradientAsBucketView, error) &&
       read(j, "static_graph", &c.staticGraph, error) && read(j, "fused_optimizer", &c.fusedOptimizer, error) &&
+      read(j, "zero", &c.zero, error) && read(j, "zero_overlap", &c.zeroOverlap, error) &&
+      read(j, "batch_norm", &c.batchNorm, error) && read(j, "sync_bn", &c.syncBn, error) &&
       read(j, "comm_hook", &c.commHook, error) && read(j, "probes", &c.probes, error) &&
       read(j, "extra_arguments", &c.extraArguments, error);
   // A misspelt setting would otherwise be dropped without a word.
@@ -336,6 +350,14 @@ QStringList trainArguments(const LaunchConfig& c, const QString& runFile, bool c
   if (c.gradientAsBucketView) a << QStringLiteral("--gradient-as-bucket-view");
   if (c.staticGraph) a << QStringLiteral("--static-graph");
   if (c.fusedOptimizer) a << QStringLiteral("--fused-optimizer");
+  if (c.zeroOverlap)
+    a << QStringLiteral("--zero-overlap");
+  else if (c.zero)
+    a << QStringLiteral("--zero");
+  if (c.syncBn)
+    a << QStringLiteral("--sync-bn");
+  else if (c.batchNorm)
+    a << QStringLiteral("--batch-norm");
   a << splitArguments(c.extraArguments, nullptr);
   if (c.probes) {
     a << QStringLiteral("--out") << runFile;

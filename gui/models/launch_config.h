@@ -34,7 +34,11 @@ struct LaunchConfig {
   bool findUnusedParameters = false;
   bool gradientAsBucketView = false;
   bool staticGraph = false;
-  bool fusedOptimizer = false;                     // DDP steps each bucket's parameters once it is reduced
+  bool fusedOptimizer = false;  // DDP steps each bucket's parameters once it is reduced
+  bool zero = false;            // ZeroRedundancyOptimizer: each rank keeps its shard's optimizer state
+  bool zeroOverlap = false;     // ZeRO's shard steps in DDP's bucket hook (implies zero)
+  bool batchNorm = false;       // MLP: BatchNorm1d after each hidden Linear
+  bool syncBn = false;          // ... as SyncBatchNorm (implies batchNorm)
   QString commHook = QStringLiteral("allreduce");  // allreduce | fp16 | bf16 | powersgd
   bool probes = true;
   // More `ddpscope-cli train` options, as typed on a command line ("--lr 0.01

@@ -6,12 +6,20 @@
 namespace ddpscope::gui {
 
 ParameterBucketModel::ParameterBucketModel(QObject* parent)
-    : TableModel({"Index", "Parameter", "Shape", "Bytes", "Bucket before rebuild", "Bucket after rebuild"}, parent) {}
+    : TableModel(
+          {"Index", "Parameter", "Shape", "Bytes", "Bucket before rebuild", "Bucket after rebuild", "ZeRO owner"},
+          parent) {}
+
+QColor ParameterBucketModel::ownerColor(int rank) {
+  // Light tints, one hue per rank (golden-angle steps), readable under black text.
+  return QColor::fromHsv((rank * 137) % 360, 60, 245);
+}
 
 void ParameterBucketModel::setRun(const RunData* run, int rank) {
   beginResetModel();
   m_rows.clear();
   m_rebuilt = false;
+  m_sharded = run && !run->zero_shards.empty();
   if (run) {
     std::map<int, Row> rows;
     for (const auto& p : run->params) {
@@ -26,6 +34,10 @@ void ParameterBucketModel::setRun(const RunData* run, int rank) {
       (p.generation == 0 ? r.before : r.after) = static_cast<int>(p.bucket);
       if (p.generation > 0) m_rebuilt = true;
     }
+    for (const auto& s : run->zero_shards) {
+      if (auto it = rows.find(s.param); it != rows.end() && it->second.name.toStdString() == s.name)
+        it->second.owner = s.owner;
+    }
     for (auto& [index, row] : rows)
       m_rows.push_back(row);
   }
@@ -38,6 +50,7 @@ QVariant ParameterBucketModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole) {
     return index.column() == Name || index.column() == Shape ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
   }
+  if (role == Qt::BackgroundRole && r.owner >= 0) return ownerColor(r.owner);
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Index: return r.index;
@@ -46,6 +59,7 @@ QVariant ParameterBucketModel::data(const QModelIndex& index, int role) const {
     case Bytes: return QLocale().formattedDataSize(r.bytes);
     case BucketBefore: return r.before >= 0 ? QVariant(r.before) : QVariant(QStringLiteral("–"));
     case BucketAfter: return r.after >= 0 ? QVariant(r.after) : QVariant(QStringLiteral("–"));
+    case Owner: return r.owner >= 0 ? QVariant(QStringLiteral("rank %1").arg(r.owner)) : QVariant(QStringLiteral("–"));
   }
   return {};
 }

@@ -1,6 +1,7 @@
 #include "run_data.h"
 
 #include <future>
+#include <map>
 
 namespace ddpscope::gui {
 
@@ -33,6 +34,10 @@ RunData load_run(const std::string& path, int64_t now_ns, const RunData* previou
     d.params.insert(d.params.end(), p.begin(), p.end());
   }
   d.metrics = reader.metrics();
+  for (const auto& r : d.ranks) {
+    d.zero_shards = reader.zero_shards(r.rank);
+    if (!d.zero_shards.empty()) break;
+  }
   // GPU work comes only from imported PyTorch traces: other runs skip the scan.
   if (d.run.config_json.find("\"torch-trace\"") != std::string::npos) d.gpu = probes::gpu_time_breakdown(reader);
   if (with_hang) d.hang = probes::analyze_hang(reader, now_ns);
@@ -48,6 +53,33 @@ RunData load_run(const std::string& path, int64_t now_ns, const RunData* previou
   d.timeline = timeline.get();
   mark_exposed(d.timeline, d.analysis);
   return d;
+}
+
+std::vector<std::pair<int, int64_t>> optimizer_state_bytes(const RunData& run) {
+  std::map<int, std::pair<int64_t, double>> last;  // rank -> (iteration, bytes)
+  for (const auto& m : run.metrics) {
+    if (m.name != "optimizer_state_bytes") continue;
+    auto [it, fresh] = last.try_emplace(m.rank, m.iteration, m.value);
+    if (!fresh && m.iteration >= it->second.first) it->second = {m.iteration, m.value};
+  }
+  std::vector<std::pair<int, int64_t>> out;
+  for (const auto& [rank, v] : last)
+    out.emplace_back(rank, static_cast<int64_t>(v.second));
+  return out;
+}
+
+std::vector<OptimizerStateRow> optimizer_state_rows(const RunData& run) {
+  std::vector<OptimizerStateRow> rows;
+  for (const auto& [rank, bytes] : optimizer_state_bytes(run)) {
+    OptimizerStateRow row{rank, bytes, 0, 0};
+    for (const auto& s : run.zero_shards) {
+      if (s.owner != rank) continue;
+      ++row.owned_parameters;
+      row.owned_elements += s.numel;
+    }
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 std::string describe_rejected(const nlohmann::ordered_json& r) {

@@ -27,10 +27,13 @@ struct RunData {
   std::vector<probes::BucketRow> buckets;  // every rank and generation
   std::vector<probes::ParamRow> params;    // every rank and generation
   std::vector<probes::MetricRow> metrics;  // loss, samples_per_s, iteration_ms per rank
-  probes::HangReport hang;                 // empty when loaded without it
-  GraphData graph;                         // rank 0's first recorded graph
-  std::vector<GraphChoice> dist_graphs;    // every distributed pass recorded, with its workers
-  SequenceData sequence;                   // the RPC messages (the send/recv view)
+  // ZeRO's partition (the first rank's record: every rank records the same); empty
+  // without ZeRO.
+  std::vector<probes::ShardRow> zero_shards;
+  probes::HangReport hang;               // empty when loaded without it
+  GraphData graph;                       // rank 0's first recorded graph
+  std::vector<GraphChoice> dist_graphs;  // every distributed pass recorded, with its workers
+  SequenceData sequence;                 // the RPC messages (the send/recv view)
   int64_t span_count = 0;
   TimelineData timeline;
   // Where the loss or a gradient first stopped being finite, as a sentence; empty when
@@ -41,6 +44,19 @@ struct RunData {
   // without the job's token or malformed, by rank); empty when nothing was.
   std::string rejected;
 };
+
+// Bytes of optimizer state each rank held at its last recorded iteration (the
+// optimizer_state_bytes metric), as (rank, bytes) by rank; empty for runs without it.
+std::vector<std::pair<int, int64_t>> optimizer_state_bytes(const RunData& run);
+
+// Per rank: its optimizer-state bytes and, under ZeRO, the parameters it owns.
+struct OptimizerStateRow {
+  int rank = 0;
+  int64_t bytes = 0;
+  int owned_parameters = 0;
+  int64_t owned_elements = 0;
+};
+std::vector<OptimizerStateRow> optimizer_state_rows(const RunData& run);
 
 // The sentence of RunData::rejected for probes::rejected_json's value.
 std::string describe_rejected(const nlohmann::ordered_json& rejected);

@@ -1,5 +1,6 @@
 // The Buckets page's models: one iteration's buckets with their times from backward's
-// start, and the order parameters became ready with the bucket each belongs to.
+// start, the order parameters became ready with the bucket each belongs to, and under
+// ZeRO the rank that owns each.
 #include <QtTest/QtTest>
 
 #include <QAbstractItemModelTester>
@@ -65,6 +66,56 @@ class TestBucketModels : public ScratchTest {
     QVERIFY(params.index(0, ParameterBucketModel::Bytes).data().toString().contains("4"));
     params.setRun(nullptr, 0);
     QCOMPARE(params.rowCount(), 0);
+  }
+
+  // A ZeRO run: rank 0 owns w, rank 1 owns b. The parameter table names and colours each
+  // one's owner, the bucket table says who updates each bucket's parameters, and the
+  // optimizer-state bytes per rank are the last recorded ones.
+  void testZeroOwners() {
+    const std::string file = path("zero.ddprun");
+    {
+      ddpscope::probes::RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank) {
+        testing::write_iterations(w, rank, 1, 3);
+        ddpscope::probes::EventBatch b;
+        b.rank = rank;
+        b.records = {R"j({"type":"zero_partition","world_size":2,"params":[[0,"w",1024,0],[1,"b",32,1]]})j",
+                     R"j({"type":"metric","iteration":2,"name":"optimizer_state_bytes","value":99})j",
+                     rank == 0 ? R"j({"type":"metric","iteration":3,"name":"optimizer_state_bytes","value":8192})j"
+                               : R"j({"type":"metric","iteration":3,"name":"optimizer_state_bytes","value":256})j"};
+        w.write(b);
+      }
+      w.end_run("finished");
+    }
+    const RunData run = load_run(file);
+    QCOMPARE(int(run.zero_shards.size()), 2);
+    QCOMPARE(optimizer_state_bytes(run), (std::vector<std::pair<int, int64_t>>{{0, 8192}, {1, 256}}));
+    const auto state = optimizer_state_rows(run);
+    QCOMPARE(int(state.size()), 2);
+    QCOMPARE(state[0].owned_parameters, 1);
+    QCOMPARE(state[0].owned_elements, int64_t{1024});
+    QCOMPARE(state[1].owned_elements, int64_t{32});
+    ParameterBucketModel params;
+    params.setRun(&run, 1);
+    QVERIFY(params.sharded());
+    QCOMPARE(params.index(0, ParameterBucketModel::Owner).data().toString(), QString("rank 0"));
+    QCOMPARE(params.index(1, ParameterBucketModel::Owner).data().toString(), QString("rank 1"));
+    QCOMPARE(params.index(1, ParameterBucketModel::Name).data(Qt::BackgroundRole).value<QColor>(),
+             ParameterBucketModel::ownerColor(1));
+    QVERIFY(ParameterBucketModel::ownerColor(0) != ParameterBucketModel::ownerColor(1));
+    BucketTableModel buckets;
+    buckets.setRun(&run, 0, 2);
+    QCOMPARE(buckets.index(0, BucketTableModel::Owners).data().toString(), QString("rank 0: 1"));
+    QCOMPARE(buckets.index(1, BucketTableModel::Owners).data().toString(), QString("rank 1: 1"));
+    // Without ZeRO: nothing to show.
+    const std::string plain = path("plain.ddprun");
+    testing::write_test_run(plain, 1, 2);
+    const RunData p = load_run(plain);
+    params.setRun(&p, 0);
+    QVERIFY(!params.sharded());
+    QCOMPARE(params.index(0, ParameterBucketModel::Owner).data().toString(), QString("–"));
+    QVERIFY(!params.index(0, ParameterBucketModel::Name).data(Qt::BackgroundRole).isValid());
   }
 };
 

@@ -76,6 +76,18 @@ class TestLaunchConfig : public ScratchTest {
         << "{\"job\": \"torch\", \"script\": \"/etc/hostname\", \"script_arguments\": \"--name \\\"a b\"}"
         << "script_arguments"
         << "quote is not closed";
+    QTest::newRow("ZeRO and the fused optimizer") << R"({"zero": true, "fused_optimizer": true})"
+                                                  << "fused_optimizer"
+                                                  << "ZeRO overlapped with DDP";
+    QTest::newRow("SyncBatchNorm on the transformer") << R"({"sync_bn": true, "model": "transformer"})"
+                                                      << "sync_bn"
+                                                      << "LayerNorm";
+    QTest::newRow("ZeRO by hand in extra arguments") << R"({"extra_arguments": "--zero"})"
+                                                     << "extra_arguments"
+                                                     << "set by the fields above";
+    QTest::newRow("ZeRO overlapped, SyncBatchNorm") << R"({"zero_overlap": true, "sync_bn": true})"
+                                                    << ""
+                                                    << "";
     // A script's job ignores the model's fields: its own arguments may say anything.
     QTest::newRow("a script with any arguments")
         << R"({"job": "torch", "script": "/etc/hostname", "script_arguments": "--np 8 --out x", "iterations": 0})"
@@ -152,6 +164,8 @@ class TestLaunchConfig : public ScratchTest {
     c.bucketCapMb = 5.5;
     c.staticGraph = true;
     c.fusedOptimizer = true;
+    c.zeroOverlap = true;
+    c.syncBn = true;
     c.commHook = "powersgd";
     c.probes = false;
     c.extraArguments = "--lr 0.01";
@@ -166,6 +180,9 @@ class TestLaunchConfig : public ScratchTest {
     QVERIFY(args.contains("--static-graph"));
     QVERIFY(args.contains("--fused-optimizer"));
     QVERIFY(!trainArguments(LaunchConfig{}, "/tmp/x.ddprun").contains("--fused-optimizer"));
+    QVERIFY(args.contains("--zero-overlap") && args.contains("--sync-bn"));
+    for (const char* flag : {"--zero", "--zero-overlap", "--batch-norm", "--sync-bn"})
+      QVERIFY(!trainArguments(LaunchConfig{}, "/tmp/x.ddprun").contains(flag));
     QVERIFY(args.contains("--no-probes") && !args.contains("--out"));
     QCOMPARE(args[args.indexOf("--comm-hook") + 1], QString("powersgd"));
     QCOMPARE(args[args.indexOf("--bucket-cap-mb") + 1], QString("5.5"));
