@@ -59,32 +59,55 @@ void ZeroRedundancyOptimizer::overlap_with(DistributedDataParallel& model) {
   std::unordered_map<const TensorImpl*, size_t> index_of;
   for (size_t i = 0; i < params_.size(); ++i)
     index_of[params_[i].impl()] = i;
-  std::vector<int64_t> to_local;  // reducer index -> local_ index (-1: another rank's)
+  std::vector<size_t> to_global;  // reducer index -> index into params_
   for (const Tensor& p : model.reducer().parameters()) {
     const auto it = index_of.find(p.impl());
     DDPSCOPE_CHECK(it != index_of.end(), "ZeroRedundancyOptimizer::overlap_with: DDP parameter ", p.name(),
                    " is not among the optimizer's parameters");
-    to_local.push_back(local_index_[it->second]);
+    to_global.push_back(it->second);
   }
-  DDPSCOPE_CHECK(to_local.size() == params_.size(), "ZeroRedundancyOptimizer::overlap_with: DDP has ", to_local.size(),
-                 " parameters, the optimizer ", params_.size());
+  DDPSCOPE_CHECK(to_global.size() == params_.size(), "ZeroRedundancyOptimizer::overlap_with: DDP has ",
+                 to_global.size(), " parameters, the optimizer ", params_.size());
   model.reducer().set_bucket_reduced_hook(
-      [this, to_local = std::move(to_local)](size_t bucket, const std::vector<size_t>& params) {
+      [this, to_global = std::move(to_global)](size_t bucket, const std::vector<size_t>& params) {
         std::vector<size_t> mine;
         for (size_t p : params)
-          if (to_local[p] >= 0) mine.push_back(static_cast<size_t>(to_local[p]));
-        if (mine.empty()) return;
-        DDPSCOPE_SPAN(span, probes::Kind::Optimizer, "zero shard step");
-        span.args().bucket = static_cast<int16_t>(bucket);
-        local_->step_params(mine);
-        stepped_in_hook_ += static_cast<int64_t>(mine.size());
+          if (local_index_[to_global[p]] >= 0) mine.push_back(static_cast<size_t>(local_index_[to_global[p]]));
+        if (!mine.empty()) {
+          DDPSCOPE_SPAN(span, probes::Kind::Optimizer, "zero shard step");
+          span.args().bucket = static_cast<int16_t>(bucket);
+          local_->step_params(mine);
+          stepped_in_hook_ += static_cast<int64_t>(mine.size());
+        }
+        // The bucket's parameters go out now, while the later buckets are stepped. Every
+        // rank runs this hook for the same buckets in the same order, after all of the
+        // iteration's allreduces were issued, so the broadcasts match across ranks.
+        for (size_t p : params) {
+          const size_t i = to_global[p];
+          in_flight_.push_back(group_->broadcast(params_[i].detach(), {.root = owner_[i]}));
+          in_flight_bytes_ += static_cast<int64_t>(params_[i].nbytes());
+        }
       });
   overlapped_ = true;
 }
 
 void ZeroRedundancyOptimizer::step() {
   consolidated_.reset();  // the state it held is a step old now
-  if (!overlapped_) {
+  if (overlapped_ && in_flight_.size() == params_.size()) {
+    // DDP's hook stepped every bucket's share and sent it: wait for the broadcasts.
+    DDPSCOPE_SPAN(span, probes::Kind::ParamSync, "zero broadcast");
+    span.args().bytes = in_flight_bytes_;
+    for (auto& w : in_flight_)
+      w->wait();
+    in_flight_.clear();
+    in_flight_bytes_ = 0;
+    return;
+  }
+  // Not overlapped, or the hook did not run for every bucket (a no_sync backward, where
+  // DDP reduces nothing): what it sent must still complete before the whole step.
+  DDPSCOPE_CHECK(in_flight_.empty(), "ZeroRedundancyOptimizer::step: DDP's hook sent ", in_flight_.size(), " of ",
+                 params_.size(), " parameters in this backward; every bucket must be reduced before step()");
+  {
     DDPSCOPE_SPAN(span, probes::Kind::Optimizer, "zero shard step");
     local_->step();
   }

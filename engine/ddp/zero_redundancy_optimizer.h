@@ -38,11 +38,12 @@ class ZeroRedundancyOptimizer {
   // param_sync span around them). After
   // overlap_with(), the shard was stepped bucket by bucket during backward already.
   void step();
-  // PyTorch's overlap_with_ddp: this rank's share of each bucket is updated as soon as
-  // that bucket's allreduce completes (DDP's bucket-reduced hook), while later buckets
-  // are still reduced, so the update overlaps backward. The broadcasts stay in step(),
-  // after backward: issued from the hook they would interleave with DDP's allreduces in
-  // a different order on each rank. `model` must own exactly these parameters.
+  // PyTorch's overlap_with_ddp: as each bucket's allreduce completes (DDP's bucket-reduced
+  // hook, at the end of backward), this rank updates its share of the bucket and the
+  // bucket's parameters are broadcast from their owners, while the later buckets are
+  // still reduced and stepped; step() then waits for the broadcasts (after a no_sync
+  // backward, where DDP reduced nothing, it steps and broadcasts as without overlap).
+  // `model` must own exactly these parameters.
   void overlap_with(DistributedDataParallel& model);
   // Shard parameter updates made inside DDP's hook since overlap_with().
   int64_t stepped_in_hook() const { return stepped_in_hook_; }
@@ -83,6 +84,8 @@ class ZeroRedundancyOptimizer {
 
   std::vector<int64_t> local_index_;  // per parameter: its index in local_, -1: another rank's
   bool overlapped_ = false;
+  std::vector<std::shared_ptr<c10d::Work>> in_flight_;  // overlap_with: this step's broadcasts
+  int64_t in_flight_bytes_ = 0;
   std::optional<nn::StateDict> consolidated_;  // on the rank consolidate_state_dict() named
   int64_t stepped_in_hook_ = 0;
 };

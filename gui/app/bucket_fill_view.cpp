@@ -29,6 +29,11 @@ const char* nameOf(BucketFill::Phase phase) {
 
 BucketFillView::BucketFillView(QWidget* parent) : QWidget(parent) { setMinimumHeight(110); }
 
+int BucketFillView::rowHeight() const {
+  const bool zero = !m_buckets.empty() && m_buckets.front().params_owned >= 0;
+  return zero ? 50 : 34;
+}
+
 void BucketFillView::setBuckets(const std::vector<BucketFill>& buckets, int generation) {
   m_buckets = buckets;
   m_generation = generation;
@@ -47,7 +52,7 @@ void BucketFillView::paintEvent(QPaintEvent*) {
   const int barLeft = 70, barWidth = std::max(40, width() - barLeft - 10);
   for (size_t b = 0; b < m_buckets.size(); ++b) {
     const BucketFill& f = m_buckets[b];
-    const int y = 26 + static_cast<int>(b) * 34;
+    const int y = 26 + static_cast<int>(b) * rowHeight();
     p.setPen(palette().color(QPalette::Text));
     p.drawText(QRect(6, y, barLeft - 8, 18), Qt::AlignLeft | Qt::AlignVCenter, tr("bucket %1").arg(b));
     p.setPen(palette().color(QPalette::Mid));
@@ -66,6 +71,12 @@ void BucketFillView::paintEvent(QPaintEvent*) {
                    .arg(f.phase == BucketFill::Phase::Filling && f.params_total > 0 && f.params_ready == f.params_total
                             ? tr("full, waits for a bucket before it")
                             : tr(nameOf(f.phase))));
+    if (f.params_owned >= 0) {  // ZeRO: a third line, this rank's share
+      p.drawText(QRect(barLeft, y + 32, barWidth, 16), Qt::AlignLeft | Qt::AlignVCenter,
+                 f.params_owned == 0 ? tr("ZeRO: all of them are other ranks' to update")
+                 : f.stepped         ? tr("ZeRO: this rank updated its %1 of them").arg(f.params_owned)
+                                     : tr("ZeRO: this rank updates %1 of them").arg(f.params_owned));
+    }
   }
 }
 

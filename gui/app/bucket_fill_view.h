@@ -1,5 +1,6 @@
 // BucketFillView: a DDP lesson's buckets at the current step, one bar each: how much of
-// it has arrived, and its phase (filling, ready, reducing, reduced) by colour.
+// it has arrived, and its phase (filling, ready, reducing, reduced) by colour; under ZeRO,
+// how many of its parameters this rank updates and whether it has.
 #pragma once
 
 #include <QWidget>
@@ -16,12 +17,16 @@ class BucketFillView : public QWidget {
   explicit BucketFillView(QWidget* parent = nullptr);
   void setBuckets(const std::vector<BucketFill>& buckets, int generation);
   const std::vector<BucketFill>& buckets() const { return m_buckets; }
-  QSize sizeHint() const override { return {320, 40 + 34 * static_cast<int>(std::max<size_t>(m_buckets.size(), 2))}; }
+  QSize sizeHint() const override {
+    return {320, 40 + rowHeight() * static_cast<int>(std::max<size_t>(m_buckets.size(), 2))};
+  }
 
  protected:
   void paintEvent(QPaintEvent*) override;
 
  private:
+  int rowHeight() const;  // a ZeRO lesson's rows have a third line
+
   std::vector<BucketFill> m_buckets;
   int m_generation = 0;
 };

@@ -11,8 +11,9 @@
 namespace ddpscope::gui {
 
 BucketTableModel::BucketTableModel(QObject* parent)
-    : TableModel({"Bucket", "Ready order", "Bytes", "Ready (after backward start)", "Queue delay (ready → start)",
-                  "Allreduce start", "Allreduce end", "Allreduce", "Backward waited", "ZeRO updates", "Parameters"},
+    : TableModel({"Bucket", "Ready order", "Bytes", "ZeRO updates", "Ready (after backward start)",
+                  "Queue delay (ready → start)", "Allreduce start", "Allreduce end", "Allreduce", "Backward waited",
+                  "Parameters"},
                  parent) {}
 
 void BucketTableModel::setRun(const RunData* run, int rank, int64_t iteration) {

@@ -24,13 +24,13 @@ class BucketTableModel : public TableModel {
     Bucket,
     ReadyOrder,
     Bytes,
+    Owners,
     Ready,
     QueueDelay,
     Start,
     End,
     Duration,
     Wait,
-    Owners,
     Parameters,
     NumColumns
   };

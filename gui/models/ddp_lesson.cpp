@@ -46,6 +46,13 @@ void read_layout(probes::RunStoreReader& run, int rank, DdpLayout& layout) {
     layout.param_names[static_cast<size_t>(p.index)] = p.name;
     layout.param_bytes[static_cast<size_t>(p.index)] = p.numel * (p.dtype == "f64" ? 8 : p.dtype == "f32" ? 4 : 2);
   }
+  const auto shards = run.zero_shards(rank);
+  if (!shards.empty()) {
+    layout.owners.assign(layout.param_names.size(), -1);
+    for (const auto& s : shards)
+      if (s.param >= 0 && s.param < static_cast<int>(layout.owners.size()))
+        layout.owners[static_cast<size_t>(s.param)] = s.owner;
+  }
   for (const auto& b : run.buckets(rank)) {
     if (b.generation >= static_cast<int>(layout.generations.size()))
       layout.generations.resize(static_cast<size_t>(b.generation) + 1);
@@ -110,6 +117,17 @@ class DdpStepReader {
       case Kind::PgOpStart:
       case Kind::PgOp:
         if (!group_allreduce(s, generation, st)) return;
+        break;
+      case Kind::Optimizer:  // ZeRO's shard update; a plain optimizer's step is not a step here
+        if (s.name != "zero shard step") return;
+        st.kind = StepKind::ShardStep;
+        st.bucket = static_cast<int>(s.bucket);
+        st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
+        break;
+      case Kind::ParamSync:
+        st.kind = StepKind::ParamsBroadcast;
+        st.bytes = s.bytes;
+        st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
         break;
       default: return;
     }
@@ -219,9 +237,10 @@ Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
   read_layout(run, rank, l.layout);
   if (l.layout.generations.empty()) return l;
   l.graph = load_graph(run, rank);
-  const auto rows = run.spans({.kinds = {Kind::Iteration, Kind::AutogradNode, Kind::GradReady, Kind::BucketReady,
-                                         Kind::Allreduce, Kind::Finalize, Kind::PgOpStart, Kind::PgOp},
-                               .rank = rank});
+  const auto rows =
+      run.spans({.kinds = {Kind::Iteration, Kind::AutogradNode, Kind::GradReady, Kind::BucketReady, Kind::Allreduce,
+                           Kind::Finalize, Kind::PgOpStart, Kind::PgOp, Kind::Optimizer, Kind::ParamSync},
+                 .rank = rank});
   DdpStepReader reader(l, rows);
   for (const auto& s : rows)
     reader.add(s);
@@ -237,6 +256,83 @@ Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
 
 namespace {
 
+// ZeRO: "rank 0 updates 7 parameters (1.52 MiB) and keeps the optimizer state of those
+// only; rank 1 updates 3 (0.50 MiB)".
+std::string zero_ownership(const Lesson& l) {
+  std::map<int, std::pair<int, int64_t>> owned;
+  for (size_t p = 0; p < l.layout.owners.size(); ++p) {
+    ++owned[l.layout.owners[p]].first;
+    owned[l.layout.owners[p]].second += l.layout.param_bytes[p];
+  }
+  std::string s;
+  for (const auto& [rank, o] : owned) {
+    s += s.empty() ? "With ZeRO, " : "; ";
+    s += "rank " + std::to_string(rank) + " updates " + std::to_string(o.first) + " parameters (" + mib(o.second) + ")";
+    if (rank == l.rank) s += " and keeps the optimizer state of those only";
+  }
+  return s + ".";
+}
+
+std::vector<int> owned_in(const Lesson& l, const std::vector<int>& params, bool mine) {
+  std::vector<int> out;
+  for (int p : params)
+    if ((l.layout.owners[static_cast<size_t>(p)] == l.rank) == mine) out.push_back(p);
+  return out;
+}
+
+std::string explain_shard_step(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  const std::string rank = "rank " + std::to_string(l.rank);
+  const int generation = l.state_after(i).generation;
+  const auto& buckets = l.layout.generations[static_cast<size_t>(generation)];
+  if (st.bucket < 0 || st.bucket >= static_cast<int>(buckets.size())) {
+    std::vector<int> all(l.layout.param_names.size());
+    for (size_t p = 0; p < all.size(); ++p)
+      all[p] = static_cast<int>(p);
+    return "Backward and its allreduces are done: " + rank + " steps its shard, " +
+           param_list(l.layout, owned_in(l, all, true)) + ", with the averaged gradients. The other parameters " +
+           "are the other ranks' to update.";
+  }
+  const auto& params = buckets[static_cast<size_t>(st.bucket)];
+  const auto mine = owned_in(l, params, true), theirs = owned_in(l, params, false);
+  const LessonState before = l.state_after(i);
+  const bool others_reducing = std::any_of(before.buckets.begin(), before.buckets.end(),
+                                           [](const BucketFill& b) { return b.phase != BucketFill::Phase::Reduced; });
+  std::string s = "Bucket " + std::to_string(st.bucket) + "'s gradients are averaged, so " + rank +
+                  " steps its share of it at once (" + std::to_string(static_cast<int>(st.duration_us)) + " us)" +
+                  (others_reducing ? ", while other buckets are still reducing: " : ": ") + param_list(l.layout, mine) +
+                  ".";
+  if (theirs.size() == 1) s += " The bucket's other parameter is updated by its owner.";
+  if (theirs.size() > 1)
+    s += " The bucket's other " + std::to_string(theirs.size()) + " parameters are updated by their owners.";
+  return s;
+}
+
+std::string explain_params_broadcast(const Lesson& l, size_t i) {
+  const LessonStep& st = l.steps[i];
+  int64_t mine = 0;
+  for (size_t p = 0; p < l.layout.owners.size(); ++p)
+    if (l.layout.owners[p] == l.rank) mine += l.layout.param_bytes[p];
+  // Overlapped with DDP, each bucket's broadcasts went out from the hook that stepped it:
+  // this step is the wait for the last of them.
+  const bool from_hooks =
+      std::any_of(l.steps.begin(), l.steps.begin() + static_cast<std::ptrdiff_t>(i), [&](const LessonStep& o) {
+        return o.iteration == st.iteration && o.kind == StepKind::ShardStep && o.bucket >= 0;
+      });
+  const std::string sizes = "(" + mib(st.bytes) + " in all, " + mib(mine) + " of it from rank " +
+                            std::to_string(l.rank) + "; " + std::to_string(static_cast<int>(st.duration_us)) + " us)";
+  const std::string s =
+      from_hooks
+          ? "Each bucket's parameters went out from their owners as soon as they were stepped; the step ends "
+            "when every rank has received the rest " +
+                sizes + ". Every rank broadcasts the parameters it updated: "
+          : "Every rank broadcasts the parameters it updated and receives the rest from their owners " + sizes + ": ";
+  return s +
+         "now every rank holds the same parameters, as after a plain optimizer's step. This is the communication "
+         "ZeRO adds, at the end of backward. What it saves is memory: each rank keeps only its shard's optimizer "
+         "state.";
+}
+
 std::string explain_iteration_starts(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const std::string rank = "rank " + std::to_string(l.rank);
@@ -247,7 +343,9 @@ std::string explain_iteration_starts(const Lesson& l, size_t i) {
                       : "The buckets were rebuilt in the order the gradients became ready in iteration 1: ";
   for (size_t b = 0; b < buckets.size(); ++b)
     s += (b ? "; " : "") + std::string("bucket ") + std::to_string(b) + " = " + param_list(l.layout, buckets[b]);
-  return s + ".";
+  s += ".";
+  if (!l.layout.owners.empty() && st.iteration == 1) s += " " + zero_ownership(l);
+  return s;
 }
 
 std::string explain_grad_ready(const Lesson& l, size_t i) {
@@ -352,6 +450,8 @@ std::string explain_ddp_step(const Lesson& l, size_t i) {
       return "Bucket " + std::to_string(st.bucket) + "'s allreduce is done (" +
              std::to_string(static_cast<int>(st.duration_us)) + " us): its gradients are averaged over the ranks.";
     case StepKind::FinalizeStarts: return explain_finalize(l, i);
+    case StepKind::ShardStep: return explain_shard_step(l, i);
+    case StepKind::ParamsBroadcast: return explain_params_broadcast(l, i);
     case StepKind::Verdict: return explain_verdict(l, i);
     default: return {};
   }

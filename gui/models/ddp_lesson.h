@@ -4,7 +4,9 @@
 //   - autograd nodes running;
 //   - gradients becoming ready and filling their buckets;
 //   - buckets ready, their allreduces launched and done;
-//   - finalize waiting for what is still reducing.
+//   - finalize waiting for what is still reducing;
+//   - under ZeRO (a run with a partition), this rank stepping its share of each bucket
+//     and the parameters broadcast from their owners.
 // These show the reducer's rules at work: gradients come in reverse order, allreduces
 // launch in bucket index order, communication overlaps the rest of backward, and the
 // buckets are rebuilt after the first iteration.

@@ -191,10 +191,14 @@ void start_iteration(const Lesson& l, const LessonStep& st, LessonState& s) {
   for (const auto& params : l.layout.generations[static_cast<size_t>(s.generation)]) {
     BucketFill b;
     b.params_total = static_cast<int>(params.size());
-    for (int p : params)
+    if (!l.layout.owners.empty()) b.params_owned = 0;
+    for (int p : params) {
       b.bytes_total += l.layout.param_bytes[static_cast<size_t>(p)];
+      if (!l.layout.owners.empty() && l.layout.owners[static_cast<size_t>(p)] == l.rank) ++b.params_owned;
+    }
     s.buckets.push_back(b);
   }
+  s.broadcast = false;
   for (size_t k = 0; k < l.graph.nodes.size(); ++k) {
     s.counters[k] = l.graph.nodes[k].deps;
     s.executed[k] = false;
@@ -249,6 +253,11 @@ void apply_step(const Lesson& l, size_t i, LessonState& s) {
     case StepKind::BucketReady:
     case StepKind::AllreduceStarts:
     case StepKind::AllreduceEnds: apply_bucket_step(l, st, s); break;
+    case StepKind::ShardStep:
+      for (size_t b = 0; b < s.buckets.size(); ++b)
+        if (st.bucket < 0 || static_cast<int>(b) == st.bucket) s.buckets[b].stepped = true;
+      break;
+    case StepKind::ParamsBroadcast: s.broadcast = true; break;
     default: break;
   }
 }

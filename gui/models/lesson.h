@@ -38,7 +38,10 @@ enum class StepKind : uint8_t {
   AllreduceStarts,  // `bucket`'s allreduce launched (bytes)
   AllreduceEnds,
   FinalizeStarts,  // backward ends: waiting for the buckets still reducing
-  Verdict,         // the run did not finish: where each rank stood (the hang view's findings)
+  // ZeRO lessons:
+  ShardStep,        // this rank steps its share of `bucket` (-1: of every bucket, after backward)
+  ParamsBroadcast,  // every rank broadcasts the parameters it owns (bytes: all of them)
+  Verdict,          // the run did not finish: where each rank stood (the hang view's findings)
 };
 
 struct LessonStep {
@@ -63,6 +66,8 @@ struct BucketFill {
   int params_ready = 0, params_total = 0;
   int64_t bytes_ready = 0, bytes_total = 0;
   enum class Phase { Filling, Ready, Reducing, Reduced } phase = Phase::Filling;
+  int params_owned = -1;  // ZeRO: the bucket's parameters this rank updates (-1: no ZeRO)
+  bool stepped = false;   // ZeRO: this rank has updated them this iteration
 };
 
 // A DDP lesson's parameters and bucket assignments (generation 0 and, once rebuilt, 1).
@@ -70,6 +75,7 @@ struct DdpLayout {
   std::vector<std::string> param_names;  // by parameter index
   std::vector<int64_t> param_bytes;
   std::vector<std::vector<std::vector<int>>> generations;  // [generation][bucket] -> params
+  std::vector<int> owners;  // ZeRO: the rank that updates each parameter; empty without ZeRO
 };
 
 struct LessonState {
@@ -84,6 +90,7 @@ struct LessonState {
   // DDP lessons: the current iteration's buckets, filling.
   int generation = 0;
   std::vector<BucketFill> buckets;
+  bool broadcast = false;  // ZeRO: this iteration's parameters went out from their owners
 };
 
 struct Lesson {

@@ -37,6 +37,13 @@ const std::vector<LessonInfo>& lessons() {
                       "gradients that never come, bucket 2 wait behind it, and the job end where the hang view "
                       "says each rank stood."),
        true, 1.0, 1, true},
+      {QStringLiteral("5. ZeRO: who updates what"), QStringLiteral("zero-overlap.ddprun"), QStringLiteral("train"),
+       QString(), 2,
+       QStringLiteral("Rank 0 of the same DDP job with ZeroRedundancyOptimizer overlapped with DDP (AdamW). "
+                      "Each rank owns part of the parameters and keeps AdamW's state for those only. Watch "
+                      "rank 0 step its share of each bucket as soon as that bucket is reduced, and the step "
+                      "end with every rank broadcasting what it updated."),
+       true, 1.0, 0, false, QString(), true},
   };
   return list;
 }
@@ -83,6 +90,7 @@ QStringList liveArguments(const LessonInfo& lesson, const LiveParameters& p, con
                    out};
   if (p.unused_parameter) a << QStringLiteral("--inject-unused") << QStringLiteral("1");
   if (p.find_unused_parameters) a << QStringLiteral("--find-unused-parameters");
+  if (lesson.zero) a << QStringLiteral("--zero-overlap") << QStringLiteral("--optimizer") << QStringLiteral("adamw");
   return a;
 }
 

@@ -21,6 +21,7 @@ struct LessonInfo {
   int rank = 0;                   // a DDP lesson's rank to replay
   bool unused_parameter = false;  // a DDP lesson whose rank 1 skips a layer
   QString compare_file;           // shown side by side with this one (lesson 2: FAST and SMART)
+  bool zero = false;              // a DDP lesson of train --zero-overlap (AdamW)
 };
 
 const std::vector<LessonInfo>& lessons();

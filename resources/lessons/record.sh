@@ -22,6 +22,9 @@ rm -f "$dir"/*.ddprun "$dir"/*.ddprun-wal "$dir"/*.ddprun-shm
 # It fails by design; a short collective timeout ends it in seconds.
 DDPSCOPE_PG_TIMEOUT_MS=5000 "$cli" train --np 2 --model mlp --iters 3 --width 512 --depth 4 --batch 16 \
   --bucket-cap-mb 1 --inject-unused 1 --progress lines --force --out "$dir/ddp-unused.ddprun" >/dev/null 2>&1 || true
+# Lesson 5: ZeRO, the lesson 3 job with ZeroRedundancyOptimizer overlapped with DDP (AdamW).
+"$cli" train --np 2 --model mlp --iters 3 --width 512 --depth 4 --batch 16 --bucket-cap-mb 1 \
+  --zero-overlap --optimizer adamw --progress lines --force --out "$dir/zero-overlap.ddprun" >/dev/null
 # Shipped in the repository: small pages and no WAL (the writer's 16 KiB pages leave each
 # file at 368 KiB for a few hundred rows).
 for f in "$dir"/*.ddprun; do

@@ -7,8 +7,10 @@
 //   zero_overlap  the shard stepped in DDP's bucket hook during backward;
 //   batch_norm    the MLP with a BatchNorm1d after each hidden Linear (local statistics);
 //   sync_bn       the same with SyncBatchNorm (statistics over both ranks).
-// Per mode: median and min iteration time and this rank's optimizer-state bytes (the
-// largest over the ranks). Run under mpirun with 2 ranks; rank 0 prints one JSON object.
+// Per mode: median and min iteration time, the median time of the optimizer call after
+// backward (ZeRO: its broadcasts, and the shard's step when not overlapped) and the
+// optimizer-state bytes a rank holds (the largest over the ranks). Run under mpirun with 2 ranks; rank 0 prints one
+// JSON object.
 //
 //   bench_zero [steps]
 #include <algorithm>
@@ -38,6 +40,7 @@ constexpr int64_t kWidth = 1024;
 
 struct Result {
   double median_ms = 0, min_ms = 0;
+  double step_ms = 0;       // median time of the optimizer call after backward
   int64_t state_bytes = 0;  // the largest over the ranks
 };
 
@@ -63,7 +66,7 @@ Result run(const std::shared_ptr<c10d::ProcessGroup>& pg, const std::string& mod
   }
   Generator data(1 + pg->rank());
   const Tensor x = randn({64, kWidth}, DType::F32, &data), y = randn({64, kWidth}, DType::F32, &data);
-  std::vector<double> times;
+  std::vector<double> times, step_times;
   for (int step = 0; step < warmup + steps; ++step) {
     pg->barrier()->wait();
     const auto t0 = Clock::now();
@@ -72,16 +75,22 @@ Result run(const std::shared_ptr<c10d::ProcessGroup>& pg, const std::string& mod
     else
       plain->zero_grad(true);
     mse_loss(model->forward(x), y).backward();
+    const auto t1 = Clock::now();
     if (zero)
       zero->step();
     else
       plain->step();
-    if (step >= warmup) times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    if (step >= warmup) {
+      times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      step_times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
+    }
   }
   std::sort(times.begin(), times.end());
+  std::sort(step_times.begin(), step_times.end());
   Tensor bytes = Tensor::scalar(static_cast<double>(zero ? zero->state_bytes() : plain->state_bytes()), DType::F64);
   pg->allreduce(bytes, {.op = c10d::ReduceOp::Max})->wait();
-  return {times[times.size() / 2], times.front(), static_cast<int64_t>(bytes.item<double>())};
+  return {times[times.size() / 2], times.front(), step_times[step_times.size() / 2],
+          static_cast<int64_t>(bytes.item<double>())};
 }
 
 }  // namespace
@@ -94,8 +103,11 @@ int main(int argc, char** argv) {
   nlohmann::json modes = nlohmann::json::array();
   for (const std::string mode : {"ddp", "zero", "zero_overlap", "batch_norm", "sync_bn"}) {
     const Result r = run(pg, mode, steps, 5);
-    modes.push_back(
-        {{"mode", mode}, {"median_ms", r.median_ms}, {"min_ms", r.min_ms}, {"state_bytes_per_rank", r.state_bytes}});
+    modes.push_back({{"mode", mode},
+                     {"median_ms", r.median_ms},
+                     {"min_ms", r.min_ms},
+                     {"step_ms", r.step_ms},
+                     {"state_bytes_per_rank", r.state_bytes}});
   }
   if (pg->rank() == 0) {
     std::printf("%s\n",

@@ -199,6 +199,63 @@ class TestLessons : public QObject {
     QCOMPARE(end.buckets[2].params_ready, end.buckets[2].params_total);
     QCOMPARE(static_cast<int>(end.buckets[2].phase), static_cast<int>(BucketFill::Phase::Filling));  // never launched
   }
+
+  // Lesson 5: rank 0 of the same job under ZeRO overlapped with DDP. Each iteration it
+  // steps its share of a bucket right after that bucket's allreduce ends, once per bucket
+  // holding a parameter it owns and never for another, then the parameters are broadcast
+  // after backward; the buckets show what this rank updates.
+  void testZeroLessonShowsWhoUpdatesWhat() {
+    ddpscope::probes::RunStoreReader reader(DDPSCOPE_LESSONS_DIR "/zero-overlap.ddprun");
+    const Lesson l = load_ddp_lesson(reader, 0);
+    QCOMPARE(l.layout.owners.size(), l.layout.param_names.size());
+    QVERIFY(std::count(l.layout.owners.begin(), l.layout.owners.end(), 0) > 0);
+    QVERIFY(std::count(l.layout.owners.begin(), l.layout.owners.end(), 1) > 0);
+    for (int iteration = 1; iteration <= 2; ++iteration) {
+      const int generation = std::min<int>(iteration - 1, static_cast<int>(l.layout.generations.size()) - 1);
+      const auto& buckets = l.layout.generations[static_cast<size_t>(generation)];
+      std::set<int> expected;  // buckets with a parameter rank 0 owns
+      for (size_t b = 0; b < buckets.size(); ++b)
+        for (int p : buckets[b])
+          if (l.layout.owners[static_cast<size_t>(p)] == 0) expected.insert(static_cast<int>(b));
+      std::set<int> stepped;
+      std::set<int> reduced;
+      size_t broadcast = 0, last_shard = 0, last_node = 0;
+      for (size_t i = 0; i < l.steps.size(); ++i) {
+        const LessonStep& st = l.steps[i];
+        if (st.iteration != iteration) continue;
+        if (st.kind == StepKind::AllreduceEnds) reduced.insert(st.bucket);
+        if (st.kind == StepKind::NodeRuns) last_node = i;
+        if (st.kind == StepKind::ShardStep) {
+          QVERIFY2(reduced.count(st.bucket), "a shard stepped before its bucket was reduced");
+          stepped.insert(st.bucket);
+          last_shard = i;
+          QVERIFY(l.state_after(i + 1).buckets[static_cast<size_t>(st.bucket)].stepped);
+          const std::string text = l.explain(i);
+          QVERIFY2(text.find("steps its share of it at once") != std::string::npos, text.c_str());
+        }
+        if (st.kind == StepKind::ParamsBroadcast) {
+          broadcast = i;
+          QVERIFY(st.bytes > 0);
+          QVERIFY(l.state_after(i + 1).broadcast);
+          QVERIFY(l.explain(i).find("broadcasts the parameters it updated") != std::string::npos);
+        }
+      }
+      QCOMPARE(stepped, expected);
+      QVERIFY2(broadcast > last_shard && broadcast > last_node, "the broadcast ends the step");
+      const LessonState at_start = l.state_after(1);
+      for (const BucketFill& b : at_start.buckets)
+        QVERIFY(b.params_owned >= 0 && !b.stepped);
+    }
+    QVERIFY2(l.explain(0).find("With ZeRO, rank 0 updates") != std::string::npos, l.explain(0).c_str());
+    QVERIFY(l.explain(0).find("keeps the optimizer state of those only") != std::string::npos);
+    // Lesson 3's run has no partition: nothing of this shows.
+    ddpscope::probes::RunStoreReader plain(DDPSCOPE_LESSONS_DIR "/ddp-buckets.ddprun");
+    const Lesson p = load_ddp_lesson(plain, 0);
+    QVERIFY(p.layout.owners.empty());
+    QVERIFY(std::none_of(p.steps.begin(), p.steps.end(), [](const LessonStep& st) {
+      return st.kind == StepKind::ShardStep || st.kind == StepKind::ParamsBroadcast;
+    }));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestLessons)

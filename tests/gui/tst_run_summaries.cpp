@@ -72,6 +72,37 @@ class TestRunSummaries : public ScratchTest {
     QVERIFY(std::abs(means[0].iteration_ms - 1000e-6) < 1e-12);
   }
 
+  // ZeRO's post-step broadcasts (param_sync, [900, 960] of each iteration, after the
+  // optimizer) are communication nothing hides: exposed, out of the idle time.
+  void testZeroBroadcastIsExposedCommunication() {
+    const std::string file = path("zero_breakdown.ddprun");
+    {
+      ddpscope::probes::RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp"})", 1, "mpi", "mlp"});
+      testing::write_iterations(w, 0, 1, 3);
+      ddpscope::probes::EventBatch b;
+      b.rank = 0;
+      b.threads = {{0, 100, "compute"}};
+      b.names = {"zero broadcast"};
+      for (int it = 1; it <= 3; ++it) {
+        const int64_t o = 1000 * int64_t{it - 1};
+        b.events.push_back(ddpscope::probes::BatchEvent{o + 900, o + 960, 4224, -1, -1, it, -1, 0, -1, -1, 0,
+                                                        static_cast<uint8_t>(ddpscope::probes::Kind::ParamSync), 0});
+      }
+      w.write(b);
+      w.end_run("finished");
+    }
+    const RunData run = load_run(file);
+    const auto rows = breakdown_by_iteration(run.analysis);
+    QCOMPARE(rows.size(), size_t(3));
+    for (const auto& r : rows) {
+      QVERIFY(std::abs(r.exposed_comm_ms - 120e-6) < 1e-12);  // 60 of bucket 1, 60 of the broadcasts
+      QVERIFY(std::abs(r.idle_ms - 80e-6) < 1e-12);
+      QVERIFY(std::abs(r.forward_ms + r.backward_ms + r.exposed_comm_ms + r.optimizer_ms + r.idle_ms - r.iteration_ms) <
+              1e-9);
+    }
+  }
+
   // A loss that turned NaN is stored (SQLite would turn a NaN REAL into NULL), read back
   // as NaN, and the run says where it started and which gradient was first.
   void testNonFiniteLossIsKeptAndNamed() {
