@@ -381,10 +381,31 @@ void add_records_verdict(HangReport& report, const RunRow& run, int64_t start_ns
   if (!report.verdict.empty()) report.findings.insert(report.findings.begin(), report.verdict);
 }
 
+// A rank that aborted (signal 6) while it waited in a collective another rank never
+// entered died of that wait: its backend's timeout raised on a thread of its own and ended
+// the process (gloo does: "terminate called after throwing an instance of
+// 'gloo::IoException'"). The absent rank is the culprit then. Any other signal came from
+// outside (a kill, a crash) and names the dead rank.
+bool died_of_its_wait(const HangReport& report) {
+  if (report.dead_signal.rfind("signal 6", 0) != 0) return false;
+  const RankHangState* dead = state_of(report, report.dead_rank);
+  return dead && dead->blocked_in;
+}
+
 void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
   if (report.from_records()) return add_records_verdict(report, run, start_ns);
   std::string culprit;
-  if (report.dead_rank >= 0) {
+  if (report.dead_rank >= 0 && died_of_its_wait(report)) {
+    culprit = absent_rank_verdict(report, start_ns, -1);
+    if (!culprit.empty()) {
+      culprit.pop_back();  // its full stop
+      culprit += detail::concat("; rank ", report.dead_rank, " then died by ", report.dead_signal,
+                                " when its wait timed out.");
+    }
+  }
+  if (!culprit.empty()) {
+    // the absent rank, named above
+  } else if (report.dead_rank >= 0) {
     culprit = dead_rank_verdict(report, start_ns);
   } else {
     const bool timed_out = run.status == "failed" && collective_of_timeout(run.message).has_value();
@@ -473,16 +494,22 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   for (const auto& st : report.ranks)
     top_seq = std::max(top_seq, st.latest_seq);
   for (const auto& st : report.ranks) {
-    if (!st.blocked_in || st.rank == report.dead_rank) continue;  // the dead wait for nothing
+    if (!st.blocked_in) continue;
     const auto& c = *st.blocked_in;
     std::vector<int> behind;
     for (const auto& other : report.ranks) {
       if (other.rank != st.rank && other.latest_seq < c.seq) behind.push_back(other.rank);
     }
-    f.push_back(detail::concat(
-        "rank ", st.rank, " waits in ", c.op, " #", c.seq, " (", bytes_text(c.bytes), ") since ",
-        seconds_text(report.now_ns - c.started_ns),
-        behind.empty() ? std::string("") : detail::concat("; rank(s) ", list_text(behind), " have not started it")));
+    const std::string not_started =
+        behind.empty() ? std::string("") : detail::concat("; rank(s) ", list_text(behind), " have not started it");
+    if (st.rank == report.dead_rank) {  // the dead wait no more: how long it waited, then
+      f.push_back(detail::concat("rank ", st.rank, " waited in ", c.op, " #", c.seq, " (", bytes_text(c.bytes),
+                                 ") for ", seconds_text(st.last_event_ns - c.started_ns), ", then died by ",
+                                 report.dead_signal, not_started));
+      continue;
+    }
+    f.push_back(detail::concat("rank ", st.rank, " waits in ", c.op, " #", c.seq, " (", bytes_text(c.bytes), ") since ",
+                               seconds_text(report.now_ns - c.started_ns), not_started));
   }
   for (const auto& st : report.ranks) {
     const bool behind = st.latest_seq < top_seq && !st.blocked_in;

@@ -10,59 +10,21 @@ ddpscope chose (OPENBLAS_CORETYPE), so the engines are compared on equal GEMMs.
 
     /usr/bin/python3 tests/bench/run_ddp_step.py --build build
 """
-import argparse
 import json
-import os
-import socket
 import statistics
-import subprocess
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def run_ours(binary, steps, env):
-    cmd = ["mpirun", "-np", "2", "--bind-to", "none"]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    out = subprocess.run(cmd + [binary, str(steps)], env=env, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
-def run_torch(steps, env):
-    port = str(free_port())
-    procs = []
-    for rank in range(2):
-        e = dict(env, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-        procs.append(subprocess.Popen(["/usr/bin/python3", os.path.join(HERE, "ddp_step_torch.py"), str(steps)],
-                                      env=e, stdout=subprocess.PIPE, text=True))
-    outs = [p.communicate()[0] for p in procs]
-    if any(p.returncode != 0 for p in procs):
-        sys.exit("the PyTorch side failed")
-    return json.loads(outs[0].strip().splitlines()[-1])
+from two_rank_bench import arguments, built, run_ours, run_torch, single_thread_env
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--build", default="build")
-    parser.add_argument("--rounds", type=int, default=3)  # this shared machine is noisy
-    parser.add_argument("--steps", type=int, default=30)
-    args = parser.parse_args()
-    binary = os.path.join(args.build, "tests", "bench", "bench_ddp_step")
-    if not os.path.exists(binary):
-        sys.exit(f"{binary} not found: build the project first (bash packaging/build.sh)")
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    args = arguments(default_steps=30)
+    binary = built(args.build, "bench_ddp_step")
+    env = single_thread_env()
     ours, theirs = [], []
     for _ in range(args.rounds):
-        ours.append(run_ours(binary, args.steps, env))
+        ours.append(run_ours(binary, [args.steps], env))
         core = ours[-1]["openblas_core"].upper()
-        theirs.append(run_torch(args.steps, dict(env, OPENBLAS_CORETYPE=core)))
+        theirs.append(run_torch("ddp_step_torch.py", [args.steps], dict(env, OPENBLAS_CORETYPE=core), "DDP step"))
 
     def median_of(mode, cap=None):
         return statistics.median(

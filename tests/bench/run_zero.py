@@ -14,64 +14,28 @@ its defaults otherwise.
 
     /usr/bin/python3 tests/bench/run_zero.py --build build
 """
-import argparse
 import json
-import os
-import socket
 import statistics
-import subprocess
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from two_rank_bench import arguments, built, run_ours, run_torch, single_thread_env
+
 MODES = ("ddp", "zero", "zero_overlap", "batch_norm", "sync_bn")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def run_ours(binary, steps, env):
-    cmd = ["mpirun", "-np", "2", "--bind-to", "none"]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    out = subprocess.run(cmd + [binary, str(steps)], env=env, check=True, capture_output=True, text=True).stdout
-    return {m["mode"]: m for m in json.loads(out.strip().splitlines()[-1])["modes"]}, json.loads(
-        out.strip().splitlines()[-1])["openblas_core"]
-
-
-def run_torch(mode, steps, env):
-    port = str(free_port())
-    procs = []
-    for rank in range(2):
-        e = dict(env, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-        procs.append(subprocess.Popen(["/usr/bin/python3", os.path.join(HERE, "zero_torch.py"), mode, str(steps)],
-                                      env=e, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
-    outs = [p.communicate(timeout=600)[0] for p in procs]
-    if any(p.returncode != 0 for p in procs):
-        sys.exit(f"the PyTorch side failed in mode {mode}")
-    return json.loads(outs[0].strip().splitlines()[-1])
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--build", default="build")
-    parser.add_argument("--rounds", type=int, default=3)  # this shared machine is noisy
-    parser.add_argument("--steps", type=int, default=20)
-    args = parser.parse_args()
-    binary = os.path.join(args.build, "tests", "bench", "bench_zero")
-    if not os.path.exists(binary):
-        sys.exit(f"{binary} not found: build the project first (bash packaging/build.sh)")
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    args = arguments(default_steps=20)
+    binary = built(args.build, "bench_zero")
+    env = single_thread_env()
     ours, theirs = {m: [] for m in MODES}, {m: [] for m in MODES}
     core = None
     for _ in range(args.rounds):
-        modes, core = run_ours(binary, args.steps, env)
+        result = run_ours(binary, [args.steps], env)
+        core = result["openblas_core"]
+        for m in result["modes"]:
+            ours[m["mode"]].append(m)
         for m in MODES:
-            ours[m].append(modes[m])
-        for m in MODES:
-            theirs[m].append(run_torch(m, args.steps, dict(env, OPENBLAS_CORETYPE=core.upper())))
+            theirs[m].append(run_torch("zero_torch.py", [m, args.steps], dict(env, OPENBLAS_CORETYPE=core.upper()),
+                                       f"mode {m}", quiet=True))
 
     def median(rows):
         return round(statistics.median(r["median_ms"] for r in rows), 3)

@@ -54,6 +54,28 @@ class TestZero : public WorldTest {
   Q_OBJECT
   std::shared_ptr<c10d::ProcessGroup> pg_;
 
+  // `steps` iterations in lockstep through two models with their optimizers (a plain one
+  // or a ZeroRedundancyOptimizer: both have zero_grad() and step()), on the same global
+  // batches of 4 rows per rank drawn from `seed`, each rank training on its rows.
+  template <typename OptA, typename OptB>
+  void train_both(ddp::DistributedDataParallel& a, OptA& opt_a, ddp::DistributedDataParallel& b, OptB& opt_b, int steps,
+                  uint64_t seed) {
+    const int n = pg_->size();
+    const int64_t rows = 4;
+    Generator data(seed);
+    for (int step = 0; step < steps; ++step) {
+      const Tensor x = randn({n * rows, 12}, DType::F32, &data), y = randn({n * rows, 4}, DType::F32, &data);
+      const Tensor xs = x.narrow(0, pg_->rank() * rows, rows).contiguous();
+      const Tensor ys = y.narrow(0, pg_->rank() * rows, rows).contiguous();
+      opt_a.zero_grad();
+      mse_loss(a.forward(xs), ys).backward();
+      opt_a.step();
+      opt_b.zero_grad();
+      mse_loss(b.forward(xs), ys).backward();
+      opt_b.step();
+    }
+  }
+
  private slots:
   void initTestCase() { join_world(pg_); }
 
@@ -74,22 +96,11 @@ class TestZero : public WorldTest {
   void testSameParametersAsPlainDdp() {
     QFETCH(QString, optimizer);
     const int n = pg_->size();
-    const int64_t b = 4;
     ddp::DistributedDataParallel plain(mlp(), pg_, {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
     ddp::DistributedDataParallel sharded(mlp(), pg_, {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
     const auto plain_opt = factory(optimizer)(plain.parameters());
     ddp::ZeroRedundancyOptimizer zero(sharded.parameters(), pg_, factory(optimizer));
-    Generator data(5);  // the same global batches on every rank
-    for (int step = 0; step < 100; ++step) {
-      const Tensor x = randn({n * b, 12}, DType::F32, &data), y = randn({n * b, 4}, DType::F32, &data);
-      const Tensor xs = x.narrow(0, pg_->rank() * b, b).contiguous(), ys = y.narrow(0, pg_->rank() * b, b).contiguous();
-      plain_opt->zero_grad();
-      mse_loss(plain.forward(xs), ys).backward();
-      plain_opt->step();
-      zero.zero_grad();
-      mse_loss(sharded.forward(xs), ys).backward();
-      zero.step();
-    }
+    train_both(plain, *plain_opt, sharded, zero, 100, 5);
     const auto a = sharded.parameters(), e = plain.parameters();
     for (size_t i = 0; i < a.size(); ++i) {
       const double err = relative_error(a[i], e[i]);
@@ -114,25 +125,13 @@ class TestZero : public WorldTest {
   // PyTorch's overlap_with_ddp: the shard's update runs in DDP's bucket hook during
   // backward; the parameters after 100 iterations are those of the plain step.
   void testOverlapWithDdpGivesTheSameParameters() {
-    const int n = pg_->size();
-    const int64_t b = 4;
     ddp::DistributedDataParallel plain(mlp(), pg_, {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
     ddp::DistributedDataParallel overlapped(mlp(), pg_, {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
     QVERIFY2(overlapped.buckets().size() >= 2, qPrintable(QString("%1 buckets").arg(overlapped.buckets().size())));
     ddp::ZeroRedundancyOptimizer a(plain.parameters(), pg_, factory("adam"));
     ddp::ZeroRedundancyOptimizer o(overlapped.parameters(), pg_, factory("adam"));
     o.overlap_with(overlapped);
-    Generator data(8);
-    for (int step = 0; step < 100; ++step) {
-      const Tensor x = randn({n * b, 12}, DType::F32, &data), y = randn({n * b, 4}, DType::F32, &data);
-      const Tensor xs = x.narrow(0, pg_->rank() * b, b).contiguous(), ys = y.narrow(0, pg_->rank() * b, b).contiguous();
-      a.zero_grad();
-      mse_loss(plain.forward(xs), ys).backward();
-      a.step();
-      o.zero_grad();
-      mse_loss(overlapped.forward(xs), ys).backward();
-      o.step();
-    }
+    train_both(plain, a, overlapped, o, 100, 8);
     // Every update of this rank's shard happened in the hook (100 per parameter it owns).
     QCOMPARE(o.stepped_in_hook(), int64_t(100 * o.shard(pg_->rank()).size()));
     const auto x = overlapped.parameters(), e = plain.parameters();
@@ -146,7 +145,6 @@ class TestZero : public WorldTest {
   // state) still train to plain DDP's parameters.
   void testUnevenShards() {
     const int n = pg_->size();
-    const int64_t b = 3;
     ddp::DistributedDataParallel plain(three_parameter_model(), pg_, {});
     ddp::DistributedDataParallel sharded(three_parameter_model(), pg_, {});
     QCOMPARE(int(sharded.parameters().size()), 3);
@@ -156,17 +154,7 @@ class TestZero : public WorldTest {
     for (int r = 0; r < n; ++r)
       owned += static_cast<int>(zero.shard(r).size());
     QCOMPARE(owned, 3);
-    Generator data(6);
-    for (int step = 0; step < 30; ++step) {
-      const Tensor x = randn({n * b, 12}, DType::F32, &data), y = randn({n * b, 4}, DType::F32, &data);
-      const Tensor xs = x.narrow(0, pg_->rank() * b, b).contiguous(), ys = y.narrow(0, pg_->rank() * b, b).contiguous();
-      plain_opt->zero_grad();
-      mse_loss(plain.forward(xs), ys).backward();
-      plain_opt->step();
-      zero.zero_grad();
-      mse_loss(sharded.forward(xs), ys).backward();
-      zero.step();
-    }
+    train_both(plain, *plain_opt, sharded, zero, 30, 6);
     if (zero.shard(pg_->rank()).empty()) QCOMPARE(zero.state_bytes(), int64_t{0});
     const auto a = sharded.parameters(), e = plain.parameters();
     for (size_t i = 0; i < a.size(); ++i)
@@ -177,29 +165,12 @@ class TestZero : public WorldTest {
   // optimizer's after the same steps; loading it (every rank, the whole state) into a
   // fresh ZeRO continues as the plain optimizer does.
   void testStateDictConsolidateAndLoad() {
-    const int n = pg_->size();
-    const int to = n - 1;  // not rank 0, to show any rank can hold it
-    const int64_t b = 4;
+    const int to = pg_->size() - 1;  // not rank 0, to show any rank can hold it
     ddp::DistributedDataParallel plain(mlp(), pg_, {});
     ddp::DistributedDataParallel sharded(mlp(), pg_, {});
     const auto plain_opt = factory("adam")(plain.parameters());
     ddp::ZeroRedundancyOptimizer zero(sharded.parameters(), pg_, factory("adam"));
-    Generator data(7);
-    auto train = [&](ddp::DistributedDataParallel& model, auto&& zero_grad, auto&& step, Generator& gen) {
-      const Tensor x = randn({n * b, 12}, DType::F32, &gen), y = randn({n * b, 4}, DType::F32, &gen);
-      zero_grad();
-      mse_loss(model.forward(x.narrow(0, pg_->rank() * b, b).contiguous()),
-               y.narrow(0, pg_->rank() * b, b).contiguous())
-          .backward();
-      step();
-    };
-    for (int i = 0; i < 20; ++i) {
-      Generator g1 = data;
-      train(
-          plain, [&] { plain_opt->zero_grad(); }, [&] { plain_opt->step(); }, g1);
-      train(
-          sharded, [&] { zero.zero_grad(); }, [&] { zero.step(); }, data);
-    }
+    train_both(plain, *plain_opt, sharded, zero, 20, 7);
     QVERIFY_THROWS_EXCEPTION(Error, zero.state_dict());  // not consolidated yet
     zero.consolidate_state_dict(to);
     const nn::StateDict expected = plain_opt->state_dict();
@@ -225,13 +196,7 @@ class TestZero : public WorldTest {
     ddp::ZeroRedundancyOptimizer loaded(resumed.parameters(), pg_, factory("adam"));
     loaded.load_state_dict(expected);
     QCOMPARE(loaded.state_bytes(), zero.state_bytes());
-    for (int i = 0; i < 10; ++i) {
-      Generator g1 = data;
-      train(
-          plain, [&] { plain_opt->zero_grad(); }, [&] { plain_opt->step(); }, g1);
-      train(
-          resumed, [&] { loaded.zero_grad(); }, [&] { loaded.step(); }, data);
-    }
+    train_both(plain, *plain_opt, resumed, loaded, 10, 17);
     const auto a = resumed.parameters(), e = plain.parameters();
     for (size_t i = 0; i < a.size(); ++i)
       QVERIFY2(relative_error(a[i], e[i]) <= 1e-5, a[i].name().c_str());

@@ -497,6 +497,40 @@ class TestTorchImport : public QObject {
     QCOMPARE(marks, std::vector<std::string>{"ProfilerStep#3 begun, then profiling stopped (no work in it)"});
   }
 
+  // The same job as if rank 0 had aborted when its wait timed out (gloo raises the timeout
+  // on a thread of its own, which ends the process with SIGABRT): rank 1, which never
+  // entered the allreduce, stays the culprit, and rank 0 is said to have waited, then
+  // died. Killed by another signal, the dead rank is named first, as before.
+  void testARankThatAbortedInItsWaitIsNotTheCulprit() {
+    const std::string out = (tmp_.path() + "/aborted.ddprun").toStdString();
+    import_torch_traces({(kFixtures + "/kineto_cuda_stopped").toStdString()}, out);
+    auto died = [&](const char* signal) {
+      SqliteDb db(out, SQLITE_OPEN_READWRITE);
+      db.exec(std::string("UPDATE runs SET status = 'failed', dead_rank = 0, dead_signal = '") + signal + "'");
+    };
+    died("signal 6 (Aborted)");
+    {
+      RunStoreReader run(out);
+      const HangReport h = analyze_hang(run);
+      QVERIFY2(h.culprits == std::vector<int>{1}, h.verdict.c_str());
+      QVERIFY2(QString::fromStdString(h.verdict).contains(QRegularExpression(
+                   R"(^Rank 1 never entered allreduce #\d+, which rank 0 waited in; rank 1 was .*; rank 0 then died )"
+                   R"(by signal 6 \(Aborted\) when its wait timed out\.$)")),
+               h.verdict.c_str());
+      QVERIFY2(std::any_of(h.findings.begin(), h.findings.end(),
+                           [](const std::string& f) {
+                             return QString::fromStdString(f).contains(QRegularExpression(
+                                 R"(^rank 0 waited in allreduce #\d+ \(.*\) for .* s, then died by signal 6)"));
+                           }),
+               h.verdict.c_str());
+    }
+    died("signal 9 (Killed)");
+    RunStoreReader run(out);
+    const HangReport h = analyze_hang(run);
+    QVERIFY2(h.culprits == std::vector<int>{0}, h.verdict.c_str());
+    QVERIFY2(QString::fromStdString(h.verdict).startsWith("Rank 0 died by signal 9 (Killed)"), h.verdict.c_str());
+  }
+
   // A subset of the ranks opens as those ranks and says which are absent.
   void testSubsetOfRanks() {
     const std::string out = (tmp_.path() + "/subset.ddprun").toStdString();
