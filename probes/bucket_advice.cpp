@@ -144,6 +144,12 @@ void read_recorded_settings(RunStoreReader& run, BucketAdvice& a) {
     a.recorded_fused = config.value(run_settings::kFusedOptimizer, false);
   } catch (const nlohmann::json::exception&) {
   }
+  a.zero = !run.zero_shards(a.rank).empty();
+  if (a.zero) {
+    a.notes.push_back(
+        "this run used ZeRO: the optimizer step is ZeRO's (a shard step and the parameters' broadcasts, "
+        "taken as measured), and the fused optimizer does not combine with it");
+  }
 }
 
 RankSpans collect_rank_spans(RunStoreReader& run, int rank) {

@@ -75,6 +75,9 @@ struct BucketAdvice {
   double first_bucket_cap_mb = 1;
   double recorded_cap_mb = 0;
   bool recorded_fused = false;  // the run had --fused-optimizer
+  // The run used ZeRO (it recorded a partition): its step is ZeRO's, which the fused
+  // optimizer does not combine with, so the fused predictions are no advice for it.
+  bool zero = false;
   AllreduceCost cost;
   // Measured minus simulated at the recorded cap, added to every prediction (the
   // recorded point lies on the predicted curve).

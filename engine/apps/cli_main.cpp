@@ -179,8 +179,10 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
     std::printf("\n");
   }
   std::printf("best cap: %g MiB (train --bucket-cap-mb %g)\n", a.best_cap_mb, a.best_cap_mb);
-  std::printf("best cap with the fused optimizer: %g MiB (train --bucket-cap-mb %g --fused-optimizer)\n",
-              a.best_fused_cap_mb, a.best_fused_cap_mb);
+  if (!a.zero) {
+    std::printf("best cap with the fused optimizer: %g MiB (train --bucket-cap-mb %g --fused-optimizer)\n",
+                a.best_fused_cap_mb, a.best_fused_cap_mb);
+  }
   for (const auto& n : a.notes)
     std::printf("note: %s\n", n.c_str());
   return 0;

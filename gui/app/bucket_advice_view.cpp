@@ -78,23 +78,28 @@ std::pair<double, double> BucketAdviceView::addSeries(QChart* chart) {
     predicted->append(p.cap_mb, p.iteration_ms);
     fused->append(p.cap_mb, p.fused_iteration_ms);
     span(p.iteration_ms);
-    span(p.fused_iteration_ms);
+    if (!m_advice.zero) span(p.fused_iteration_ms);
     if (p.recorded) {
       recorded->append(p.cap_mb, p.measured_ms);
       span(p.measured_ms);
     }
     if (p.cap_mb == m_advice.best_cap_mb) best->append(p.cap_mb, p.iteration_ms);
-    if (p.cap_mb == m_advice.best_fused_cap_mb) best->append(p.cap_mb, p.fused_iteration_ms);
+    if (p.cap_mb == m_advice.best_fused_cap_mb && !m_advice.zero) best->append(p.cap_mb, p.fused_iteration_ms);
   }
   chart->addSeries(predicted);
-  chart->addSeries(fused);
+  if (m_advice.zero) {  // ZeRO owns the step: the fused optimizer is no choice for this run
+    delete fused;
+    fused = nullptr;
+  } else {
+    chart->addSeries(fused);
+  }
   chart->addSeries(recorded);
   chart->addSeries(best);
   predicted->setColor(kindColor(probes::Kind::Forward));
   QPen dashed(kindColor(probes::Kind::Optimizer));
   dashed.setStyle(Qt::DashLine);
   dashed.setWidthF(2);
-  fused->setPen(dashed);
+  if (fused) fused->setPen(dashed);
   recorded->setColor(QColor(0xd6, 0x27, 0x28));
   recorded->setMarkerSize(11);
   best->setColor(kindColor(probes::Kind::Allreduce));
@@ -131,6 +136,18 @@ QString BucketAdviceView::adviceTitle() const {
   };
   const auto rec =
       std::find_if(m_advice.predictions.begin(), m_advice.predictions.end(), [](const auto& p) { return p.recorded; });
+  if (m_advice.zero) {
+    return tr("Bucket advice (rank %1, %2 iterations): best cap %3 MiB, %4 ms. This run (ZeRO): %5 MiB, measured "
+              "%6 ms%7")
+        .arg(m_advice.rank)
+        .arg(m_advice.iterations)
+        .arg(m_advice.best_cap_mb)
+        .arg(at(m_advice.best_cap_mb)->iteration_ms, 0, 'f', 1)
+        .arg(m_advice.recorded_cap_mb)
+        .arg(rec != m_advice.predictions.end() ? rec->measured_ms : 0, 0, 'f', 1)
+        .arg(m_advice.cost.measured.size() >= 2 ? QString()
+                                                : tr(" · record with train --measure-allreduce for a measured cost"));
+  }
   return tr("Bucket advice (rank %1, %2 iterations): best cap %3 MiB, %4 ms; with --fused-optimizer "
             "%5 MiB, %6 ms. This run: %7 MiB%8, measured %9 ms%10")
       .arg(m_advice.rank)

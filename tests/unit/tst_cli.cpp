@@ -192,11 +192,11 @@ class TestCli : public QObject {
 
   // train --zero-overlap: the run file holds each rank's partition (every parameter owned
   // by one rank, the same on both), each rank's optimizer-state bytes (about half of
-  // plain Adam's), and the post-step broadcasts as param_sync spans.
+  // plain Adam's), and the post-step broadcasts as param_sync spans; `advise` knows it.
   void testZeroJobRecordsItsShards() {
     QTemporaryDir dir;
     const QString zero = dir.filePath("zero.ddprun"), plain = dir.filePath("plain.ddprun");
-    const QStringList job{"train", "--np", "2", "--iters", "4", "--optimizer", "adam", "--bucket-cap-mb", "0.02"};
+    const QStringList job{"train", "--np", "2", "--iters", "8", "--optimizer", "adam", "--bucket-cap-mb", "0.02"};
     Result r = run(job + QStringList{"--zero-overlap", "--out", zero});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains("ZeRO overlapped with DDP"), qPrintable(r.out));
@@ -228,9 +228,16 @@ class TestCli : public QObject {
     }
     QCOMPARE(sum, whole);
     const auto syncs = z.spans({.kinds = {Kind::ParamSync}, .rank = 0});
-    QCOMPARE(int(syncs.size()), 4);
+    QCOMPARE(int(syncs.size()), 8);
     QCOMPARE(syncs.front().bytes, (owned[0] + owned[1]) * 4);
     QVERIFY(p.spans({.kinds = {Kind::ParamSync}}).empty());
+    // Bucket advice on a ZeRO run offers no fused optimizer (ZeRO owns the step) and says so.
+    r = run({"advise", zero});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(!r.out.contains("best cap with the fused optimizer") && r.out.contains("this run used ZeRO"),
+             qPrintable(r.out));
+    r = run({"advise", plain});
+    QVERIFY2(r.out.contains("best cap with the fused optimizer"), qPrintable(r.out));
   }
 
   // --sync-bn: with --join the job is refused before it starts (a joined rank cannot stand
