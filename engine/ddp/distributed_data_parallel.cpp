@@ -86,14 +86,23 @@ void DistributedDataParallel::verify_same_model_on_all_ranks() {
   }
 }
 
-void DistributedDataParallel::broadcast_state(bool parameters_too) {
+void DistributedDataParallel::broadcast_state(bool parameters_too, int root) {
   autograd::NoGradGuard no_grad;
   if (parameters_too) {
     for (auto& [name, t] : named_parameters())
-      group_->broadcast(t, {.root = 0})->wait();
+      group_->broadcast(t, {.root = root})->wait();
   }
   for (auto& [name, t] : named_buffers())
-    group_->broadcast(t, {.root = 0})->wait();
+    group_->broadcast(t, {.root = root})->wait();
+}
+
+void DistributedDataParallel::sync_final_model(bool last_joiner) {
+  // The highest rank among the last to join: it trained through every iteration.
+  Tensor flag =
+      Tensor::full({1}, last_joiner ? static_cast<double>(group_->rank()) : -1.0, DType::I64, group_->tensor_device());
+  group_->allreduce(flag, {.op = c10d::ReduceOp::Max})->wait();
+  const int root = static_cast<int>(flag.to(Device::cpu()).item<int64_t>());
+  if (root >= 0) broadcast_state(/*parameters_too=*/true, root);
 }
 
 int DistributedDataParallel::join_round(bool training) {
@@ -159,8 +168,11 @@ void DistributedDataParallel::JoinContext::finish() {
   finished_ = true;
   JoinState& state = ddp_.join_;
   // Out of inputs: shadow the others' iterations until no rank trains.
+  bool first_round = true, last_joiner = false;
   while (!state.terminated) {
     const int training = ddp_.join_round(false);
+    if (first_round) last_joiner = training == 0;  // nobody trained on after this rank
+    first_round = false;
     if (training == 0) break;
     if (state.throw_on_early_termination) {
       state.terminated = true;
@@ -177,6 +189,9 @@ void DistributedDataParallel::JoinContext::finish() {
   state.active = false;
   state.shadow_steps.clear();
   ddp_.reducer_->set_divisor(0);
+  // PyTorch's join post-hook: a rank that joined early stopped updating its model, so every
+  // rank takes the model of the last to join.
+  if (!state.terminated && ddp_.group_->size() > 1) ddp_.sync_final_model(last_joiner);
 }
 
 DistributedDataParallel::JoinContext::~JoinContext() {

@@ -64,8 +64,8 @@ class DistributedDataParallel : public nn::Module {
   // Uneven inputs (PyTorch's join): every rank trains on its own inputs inside the
   // context and then calls finish(); a rank that finished early takes part in the
   // collectives of the ranks still training, with zero gradients, until all are done,
-  // so no rank hangs. Gradients are divided by the initial world size, or with
-  // divide_by_initial_world_size=false by the number of ranks still training. With
+  // so no rank hangs; then every rank takes the model of the last rank to finish. Gradients are divided by the initial
+  // world size, or with divide_by_initial_world_size=false by the number of ranks still training. With
   // throw_on_early_termination every rank throws as soon as one runs out of inputs.
   // While the context is open every forward with grad mode on must be followed by a
   // backward, and no_sync is not supported.
@@ -102,7 +102,9 @@ class DistributedDataParallel : public nn::Module {
   void verify_same_model_on_all_ranks();
   // One join round: every rank says whether it still trains; returns how many do.
   int join_round(bool training);
-  void broadcast_state(bool parameters_too);
+  void broadcast_state(bool parameters_too, int root = 0);
+  // After join: every rank takes the parameters and buffers of the last rank to join.
+  void sync_final_model(bool last_joiner);
 
   std::shared_ptr<nn::Module> module_;
   std::shared_ptr<c10d::ProcessGroup> group_;
