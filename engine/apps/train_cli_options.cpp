@@ -108,8 +108,8 @@ void add_ddp_options(CLI::App& cmd, TrainOptions& o) {
                "Multi-rank: ZeroRedundancyOptimizer; each rank keeps the optimizer state of its shard of the "
                "parameters only, steps that shard and broadcasts it to the others");
   cmd.add_flag("--zero-overlap", o.zero_overlap,
-               "--zero, with each bucket's shard stepped as soon as the bucket is reduced, during backward "
-               "(PyTorch's overlap_with_ddp)");
+               "--zero, with each bucket's shard stepped and sent as soon as DDP has reduced that bucket, while "
+               "later buckets are still reducing (PyTorch's overlap_with_ddp)");
   cmd.add_flag("--batch-norm", o.batch_norm, "MLP: a BatchNorm1d after each hidden Linear");
   cmd.add_flag("--sync-bn", o.sync_bn,
                "MLP, multi-rank: SyncBatchNorm (batch statistics over every rank's samples); implies --batch-norm");
