@@ -59,48 +59,53 @@ void ZeroRedundancyOptimizer::overlap_with(DistributedDataParallel& model) {
   std::unordered_map<const TensorImpl*, size_t> index_of;
   for (size_t i = 0; i < params_.size(); ++i)
     index_of[params_[i].impl()] = i;
-  std::vector<size_t> to_global;  // reducer index -> index into params_
+  to_global_.clear();  // reducer index -> index into params_
   for (const Tensor& p : model.reducer().parameters()) {
     const auto it = index_of.find(p.impl());
     DDPSCOPE_CHECK(it != index_of.end(), "ZeroRedundancyOptimizer::overlap_with: DDP parameter ", p.name(),
                    " is not among the optimizer's parameters");
-    to_global.push_back(it->second);
+    to_global_.push_back(it->second);
   }
-  DDPSCOPE_CHECK(to_global.size() == params_.size(), "ZeroRedundancyOptimizer::overlap_with: DDP has ",
-                 to_global.size(), " parameters, the optimizer ", params_.size());
+  DDPSCOPE_CHECK(to_global_.size() == params_.size(), "ZeroRedundancyOptimizer::overlap_with: DDP has ",
+                 to_global_.size(), " parameters, the optimizer ", params_.size());
   model.reducer().set_bucket_reduced_hook(
-      [this, to_global = std::move(to_global)](size_t bucket, const std::vector<size_t>& params) {
-        std::vector<size_t> mine;
-        for (size_t p : params)
-          if (local_index_[to_global[p]] >= 0) mine.push_back(static_cast<size_t>(local_index_[to_global[p]]));
-        if (!mine.empty()) {
-          DDPSCOPE_SPAN(span, probes::Kind::Optimizer, "zero shard step");
-          span.args().bucket = static_cast<int16_t>(bucket);
-          local_->step_params(mine);
-          stepped_in_hook_ += static_cast<int64_t>(mine.size());
-        }
-        // The bucket's parameters go out now, while the later buckets are stepped. Every
-        // rank runs this hook for the same buckets in the same order, after all of the
-        // iteration's allreduces were issued, so the broadcasts match across ranks.
-        for (size_t p : params) {
-          const size_t i = to_global[p];
-          in_flight_.push_back(group_->broadcast(params_[i].detach(), {.root = owner_[i]}));
-          in_flight_bytes_ += static_cast<int64_t>(params_[i].nbytes());
-        }
-      });
-  overlapped_ = true;
+      [this](size_t bucket, const std::vector<size_t>& params) { step_and_send_bucket(bucket, params); });
+  overlapped_with_ = &model;
+}
+
+void ZeroRedundancyOptimizer::step_and_send_bucket(size_t bucket, const std::vector<size_t>& params) {
+  std::vector<size_t> mine;
+  for (size_t p : params)
+    if (local_index_[to_global_[p]] >= 0) mine.push_back(static_cast<size_t>(local_index_[to_global_[p]]));
+  if (!mine.empty()) {
+    DDPSCOPE_SPAN(span, probes::Kind::Optimizer, "zero shard step");
+    span.args().bucket = static_cast<int16_t>(bucket);
+    local_->step_params(mine);
+    stepped_in_hook_ += static_cast<int64_t>(mine.size());
+  }
+  // The bucket's parameters go out now, while the later buckets are stepped. Every rank
+  // runs this for the same buckets in the same order, after all of the iteration's
+  // allreduces were issued, so the broadcasts match across ranks.
+  for (size_t p : params) {
+    const size_t i = to_global_[p];
+    in_flight_.push_back(group_->broadcast(params_[i].detach(), {.root = owner_[i]}));
+    in_flight_bytes_ += static_cast<int64_t>(params_[i].nbytes());
+  }
+}
+
+void ZeroRedundancyOptimizer::wait_for_sent() {
+  DDPSCOPE_SPAN(span, probes::Kind::ParamSync, "zero broadcast");
+  span.args().bytes = in_flight_bytes_;
+  for (auto& w : in_flight_)
+    w->wait();
+  in_flight_.clear();
+  in_flight_bytes_ = 0;
 }
 
 void ZeroRedundancyOptimizer::step() {
   consolidated_.reset();  // the state it held is a step old now
-  if (overlapped_ && in_flight_.size() == params_.size()) {
-    // DDP's hook stepped every bucket's share and sent it: wait for the broadcasts.
-    DDPSCOPE_SPAN(span, probes::Kind::ParamSync, "zero broadcast");
-    span.args().bytes = in_flight_bytes_;
-    for (auto& w : in_flight_)
-      w->wait();
-    in_flight_.clear();
-    in_flight_bytes_ = 0;
+  if (overlapped_with_ && in_flight_.size() == params_.size()) {
+    wait_for_sent();  // DDP's hook stepped every bucket's share and sent it
     return;
   }
   // Not overlapped, or the hook did not run for every bucket (a no_sync backward, where
@@ -131,9 +136,17 @@ void ZeroRedundancyOptimizer::broadcast_parameters() {
 }
 
 void ZeroRedundancyOptimizer::join_with(DistributedDataParallel::JoinContext& join) {
-  // A shadowed iteration got the averaged gradients into .grad: step the whole shard
-  // (also under overlap_with: the reducer's bucket hook does not run while shadowing).
+  // A shadowed iteration got the averaged gradients into .grad (the reducer's bucket hook
+  // does not run while shadowing): step the shard and send it in the order the training
+  // ranks do, bucket by bucket under overlap_with, else all at once.
   join.add_shadow_step([this] {
+    if (overlapped_with_) {
+      const auto& buckets = overlapped_with_->buckets();
+      for (size_t b = 0; b < buckets.size(); ++b)
+        step_and_send_bucket(b, buckets[b].params);
+      wait_for_sent();
+      return;
+    }
     {
       DDPSCOPE_SPAN(span, probes::Kind::Optimizer, "zero shard step");
       local_->step();

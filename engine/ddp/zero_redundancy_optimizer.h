@@ -83,7 +83,13 @@ class ZeroRedundancyOptimizer {
   void broadcast_parameters();
 
   std::vector<int64_t> local_index_;  // per parameter: its index in local_, -1: another rank's
-  bool overlapped_ = false;
+  // overlap_with(): this rank's share of one reduced bucket (`params`: reducer indices),
+  // stepped, then the bucket's parameters broadcast from their owners (left in flight).
+  void step_and_send_bucket(size_t bucket, const std::vector<size_t>& params);
+  void wait_for_sent();
+
+  DistributedDataParallel* overlapped_with_ = nullptr;
+  std::vector<size_t> to_global_;                       // overlap_with: reducer index -> index into params_
   std::vector<std::shared_ptr<c10d::Work>> in_flight_;  // overlap_with: this step's broadcasts
   int64_t in_flight_bytes_ = 0;
   std::optional<nn::StateDict> consolidated_;  // on the rank consolidate_state_dict() named

@@ -206,8 +206,15 @@ class TestZero : public WorldTest {
   // Uneven inputs: rank r has 6 + 3r batches. ZeRO joined to DDP's join context: a rank
   // out of data still steps its shard (with the training ranks' averaged gradients) and
   // broadcasts it, so the job finishes and every rank ends with the parameters plain DDP
-  // under join ends with.
+  // under join ends with; overlapped with DDP too (the joined rank then steps and sends
+  // bucket by bucket, in the training ranks' order).
+  void testJoinWithUnevenInputs_data() {
+    QTest::addColumn<bool>("overlap");
+    QTest::newRow("stepped after backward") << false;
+    QTest::newRow("overlapped with DDP") << true;
+  }
   void testJoinWithUnevenInputs() {
+    QFETCH(bool, overlap);
     const int batches = 6 + 3 * pg_->rank();
     const int64_t b = 4;
     auto run = [&](ddp::DistributedDataParallel& model, auto&& zero_grad, auto&& step, auto&& join_extra) {
@@ -227,7 +234,9 @@ class TestZero : public WorldTest {
     run(
         plain, [&] { plain_opt->zero_grad(); }, [&] { plain_opt->step(); }, [](auto&) {});
     ddp::DistributedDataParallel sharded(mlp(), pg_, {.bucket_cap_mb = 0.004, .first_bucket_cap_mb = 0.001});
+    QVERIFY2(sharded.buckets().size() >= 2, "one bucket would not show the bucket order");
     ddp::ZeroRedundancyOptimizer zero(sharded.parameters(), pg_, factory("adam"));
+    if (overlap) zero.overlap_with(sharded);
     run(
         sharded, [&] { zero.zero_grad(); }, [&] { zero.step(); }, [&](auto& join) { zero.join_with(join); });
     // (Plain DDP's join ends with every rank holding the last rank's model.)
