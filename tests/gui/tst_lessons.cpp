@@ -8,6 +8,7 @@
 #include "graph_data.h"
 #include "ddp_lesson.h"
 #include "lesson.h"
+#include "lesson_catalog.h"
 #include "parameter_bucket_model.h"
 #include "sequence_data.h"
 
@@ -255,6 +256,23 @@ class TestLessons : public QObject {
     QVERIFY(std::none_of(p.steps.begin(), p.steps.end(), [](const LessonStep& st) {
       return st.kind == StepKind::ShardStep || st.kind == StepKind::ParamsBroadcast;
     }));
+  }
+
+  // "Run live" re-records a DDP lesson with the student's choices: lesson 5's job keeps
+  // its ZeRO flags, lesson 3's has none, both take the chosen bucket cap.
+  void testRunLiveKeepsTheLessonsJob() {
+    const auto& all = lessons();
+    const auto zero = std::find_if(all.begin(), all.end(), [](const LessonInfo& l) { return l.zero; });
+    const auto buckets = std::find_if(all.begin(), all.end(), [](const LessonInfo& l) { return l.ddp && !l.zero; });
+    QVERIFY(zero != all.end() && buckets != all.end());
+    QCOMPARE(zero->file, QString("zero-overlap.ddprun"));
+    LiveParameters p;
+    p.bucket_cap_mb = 0.25;
+    const QStringList z = liveArguments(*zero, p, "/tmp/z.ddprun");
+    QVERIFY2(z.contains("--zero-overlap") && z[z.indexOf("--optimizer") + 1] == "adamw", qPrintable(z.join(' ')));
+    QCOMPARE(z[z.indexOf("--bucket-cap-mb") + 1], QString("0.25"));
+    const QStringList b = liveArguments(*buckets, p, "/tmp/b.ddprun");
+    QVERIFY2(!b.contains("--zero-overlap") && !b.contains("--optimizer"), qPrintable(b.join(' ')));
   }
 };
 
