@@ -179,10 +179,20 @@ void LiveMonitor::setProgress(int iteration, int total, double loss, double rate
     m_status->setText(tr("iteration %1%2 · %3 samples/s").arg(iteration).arg(lossText).arg(rate, 0, 'f', 0));
     return;
   }
+  m_hasProgress = true;
+  m_progressLoss = lossText;
+  m_progressRate = rate;
   m_progress->setRange(0, std::max(total, 1));
   m_progress->setValue(iteration);
-  m_status->setText(
-      tr("iteration %1 of %2%3 · %4 samples/s").arg(iteration).arg(total).arg(lossText).arg(rate, 0, 'f', 0));
+  showProgress(iteration, total);
+}
+
+void LiveMonitor::showProgress(int iteration, int total) {
+  m_status->setText(tr("iteration %1 of %2%3 · %4 samples/s")
+                        .arg(iteration)
+                        .arg(total)
+                        .arg(m_progressLoss)
+                        .arg(m_progressRate, 0, 'f', 0));
 }
 
 void LiveMonitor::setStatus(const QString& text, bool running) {
@@ -243,6 +253,14 @@ void LiveMonitor::setRun(const RunData& run, bool live) {
     if (live) total = std::max(total, m_progress->maximum());
     m_progress->setRange(0, std::max(total, 1));
     m_progress->setValue(last);
+    // The job's progress lines come every few iterations: the status says what the bar
+    // shows, with the loss and rate of the job's last line.
+    if (live && m_hasProgress) {
+      for (const auto& m : run.metrics)
+        if (m.name == "loss" && m.rank == 0 && m.iteration == last)
+          m_progressLoss = tr(" · loss %1").arg(m.value, 0, 'f', 4);
+      showProgress(last, total);
+    }
   }
 }
 
@@ -253,6 +271,7 @@ void LiveMonitor::clear() {
   }
   m_progress->setValue(0);
   m_lastIteration = 0;
+  m_hasProgress = false;
 }
 
 const LiveMonitor::Chart* LiveMonitor::chartNamed(const QString& chart) const {

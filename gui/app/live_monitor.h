@@ -80,6 +80,11 @@ class LiveMonitor : public QWidget {
 
   QProgressBar* m_progress;
   int m_lastIteration = 0;  // the latest the job reported or the file holds
+  // The job's last progress line, for a status that follows the file's newer iterations.
+  bool m_hasProgress = false;
+  QString m_progressLoss;
+  double m_progressRate = 0;
+  void showProgress(int iteration, int total);
   QLabel* m_status;
   QPushButton* m_stop;
   Chart m_loss, m_rate, m_iterationMs, m_overlap;

@@ -306,6 +306,22 @@ class TestMainWindow : public QObject {
     QVERIFY(whole.y1 >= 25000);
 
     QTemporaryDir folder;
+    // Live, the job's progress lines come every few iterations while the file grows: the
+    // status follows the bar (issue 34: "iteration 1 of 40" under a bar at 19 of 40).
+    {
+      const QString growing = folder.filePath("growing.ddprun");
+      {
+        ddpscope::probes::RunStoreWriter w(growing.toStdString());
+        w.begin_run({R"({"model":"mlp","iters":40})", 1, "mpi", "mlp"});
+        testing::write_iterations(w, 0, 1, 19);
+      }
+      LiveMonitor live;
+      live.setProgress(1, 40, 0.5, 1234, true);
+      QCOMPARE(live.statusLabel()->text(), QString("iteration 1 of 40 · loss 0.5000 · 1234 samples/s"));
+      live.setRun(load_run(growing.toStdString()), /*live=*/true);
+      QCOMPARE(live.progressBar()->value(), 19);
+      QVERIFY2(live.statusLabel()->text().startsWith("iteration 19 of 40"), qPrintable(live.statusLabel()->text()));
+    }
     const QString file = folder.filePath("job.ddprun");
     testing::write_test_run(file.toStdString(), 2, 50);
     MainWindow window(folder.path());
