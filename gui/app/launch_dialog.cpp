@@ -170,6 +170,14 @@ QDialogButtonBox* LaunchDialog::buildButtons() {
   auto* load = m_buttons->addButton(tr("Load preset..."), QDialogButtonBox::ActionRole);
   connect(m_buttons, &QDialogButtonBox::accepted, this, [this] {
     if (!canLaunch()) return;
+    if (m_check) {
+      const QString refused = m_check(config());
+      if (!refused.isEmpty()) {
+        m_errors.value(QStringLiteral("extra_arguments"))->setText(refused);
+        m_status->setText(tr("ddpscope-cli refused this job: %1").arg(refused));
+        return;
+      }
+    }
     // The next dialog opens with what was launched last (the user's settings).
     QSettings().setValue(kLastConfigKey,
                          QString::fromUtf8(QJsonDocument(toJson(config())).toJson(QJsonDocument::Compact)));

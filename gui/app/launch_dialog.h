@@ -8,6 +8,7 @@
 
 #include <QDialog>
 #include <QMap>
+#include <functional>
 
 #include "launch_config.h"
 
@@ -35,6 +36,10 @@ class LaunchDialog : public QDialog {
   // The message shown next to `field` (the JSON key), empty when it is fine.
   QString errorText(const QString& field) const;
   bool canLaunch() const;
+  // Asked when Launch is pressed (the app asks ddpscope-cli for a dry run): an error keeps
+  // the dialog open and shows it beside the extra arguments, where the fields' own checks
+  // cannot reach.
+  void setLaunchCheck(std::function<QString(const LaunchConfig&)> check) { m_check = std::move(check); }
 
   // Presets: false with the reason shown in the dialog when it fails.
   bool savePresetTo(const QString& path);
@@ -92,6 +97,7 @@ class LaunchDialog : public QDialog {
   QCheckBox* m_probes;
   QLineEdit* m_extra;
   QLabel* m_status;
+  std::function<QString(const LaunchConfig&)> m_check;
   QDialogButtonBox* m_buttons;
   QMap<QString, QLabel*> m_errors;
   QMap<QString, QList<QWidget*>> m_rows;  // field -> its label, editor and error

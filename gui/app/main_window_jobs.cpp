@@ -1,5 +1,7 @@
 // MainWindow's job side: launching, following live, stopping, the hang view, and the
 // exports (Chrome trace, PNG of the view, CSV of a table).
+#include <QCoreApplication>
+#include <QLabel>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -27,6 +29,10 @@ namespace ddpscope::gui {
 
 void MainWindow::showLaunchDialog() {
   LaunchDialog dialog(this);
+  // --check writes nothing: any path not holding a run will do.
+  const QString placeholder =
+      QDir::temp().filePath(QStringLiteral("ddpscope-launch-check-%1.ddprun").arg(QCoreApplication::applicationPid()));
+  dialog.setLaunchCheck([this, placeholder](const LaunchConfig& c) { return m_job->checkArguments(c, placeholder); });
   if (dialog.exec() != QDialog::Accepted) return;
   QString error;
   if (!launchJob(dialog.config(), &error)) emit loadFailed(tr("Cannot launch: %1").arg(error));
@@ -44,6 +50,7 @@ bool MainWindow::launchJob(const LaunchConfig& config, QString* error) {
     return false;
   }
   if (!m_job->start(config, path, error)) return false;
+  m_errorBanner->hide();  // an earlier refusal no longer applies
   updateJobActions();
   m_liveRun = config.probes ? path : QString();
   m_following = !m_liveRun.isEmpty();

@@ -46,6 +46,25 @@ JobController::~JobController() {
   }
 }
 
+QString JobController::checkArguments(const LaunchConfig& config, const QString& runFile) const {
+  if (m_cli.isEmpty() || !QFileInfo(m_cli).isExecutable())
+    return tr("ddpscope-cli was not found next to the app or on PATH; set DDPSCOPE_CLI");
+  // A dry parse of the very arguments the job gets (extra arguments included): a bad one
+  // is refused here in the CLI's own words, before any process starts.
+  QProcess check;
+  check.start(m_cli, trainArguments(config, runFile, true));
+  if (!check.waitForFinished(kCheckTimeoutMs)) {
+    check.kill();
+    check.waitForFinished();
+    return tr("checking the job's options took more than %1 s").arg(kCheckTimeoutMs / 1000);
+  }
+  if (check.exitStatus() == QProcess::NormalExit && check.exitCode() == 0) return {};
+  QString why = QString::fromUtf8(check.readAllStandardError()).trimmed();
+  if (why.startsWith(QLatin1String("error:"))) why = why.mid(6).trimmed();
+  why.replace(QLatin1Char('\n'), QLatin1Char(' '));
+  return why.isEmpty() ? tr("ddpscope-cli refused the options (exit code %1)").arg(check.exitCode()) : why;
+}
+
 bool JobController::start(const LaunchConfig& config, const QString& runFile, QString* error) {
   if (isActive()) {
     *error = tr("a job is already running; stop it first");
@@ -56,28 +75,9 @@ bool JobController::start(const LaunchConfig& config, const QString& runFile, QS
     *error = tr("%1: %2").arg(problems.firstKey(), problems.first());
     return false;
   }
-  if (m_cli.isEmpty() || !QFileInfo(m_cli).isExecutable()) {
-    *error = tr("ddpscope-cli was not found next to the app or on PATH; set DDPSCOPE_CLI");
+  if (const QString refused = checkArguments(config, runFile); !refused.isEmpty()) {
+    *error = refused;
     return false;
-  }
-  // A dry parse of the very arguments the job gets (extra arguments included): a bad one
-  // is refused here in the CLI's own words, before any process starts.
-  {
-    QProcess check;
-    check.start(m_cli, trainArguments(config, runFile, true));
-    if (!check.waitForFinished(kCheckTimeoutMs)) {
-      check.kill();
-      check.waitForFinished();
-      *error = tr("checking the job's options took more than %1 s").arg(kCheckTimeoutMs / 1000);
-      return false;
-    }
-    if (check.exitStatus() != QProcess::NormalExit || check.exitCode() != 0) {
-      QString why = QString::fromUtf8(check.readAllStandardError()).trimmed();
-      if (why.startsWith(QLatin1String("error:"))) why = why.mid(6).trimmed();
-      why.replace(QLatin1Char('\n'), QLatin1Char(' '));
-      *error = why.isEmpty() ? tr("ddpscope-cli refused the options (exit code %1)").arg(check.exitCode()) : why;
-      return false;
-    }
   }
   delete m_process;
   m_process = new QProcess(this);

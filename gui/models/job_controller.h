@@ -28,6 +28,9 @@ class JobController : public QObject {
   // Starts the job writing `runFile`; false with *error when it cannot start (invalid
   // config, a job already running, no ddpscope-cli).
   bool start(const LaunchConfig& config, const QString& runFile, QString* error);
+  // What ddpscope-cli says is wrong with the job's arguments (a dry run with --check), in
+  // its own words; empty when it would start. start() checks this first.
+  QString checkArguments(const LaunchConfig& config, const QString& runFile) const;
   // SIGTERM now, SIGKILL after `graceMs` if the job is still there.
   void stop(int graceMs = 10000);
 

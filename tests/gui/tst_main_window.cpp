@@ -42,6 +42,7 @@
 #include "bucket_fill_view.h"
 #include "learn_page.h"
 #include "sequence_view.h"
+#include "job_controller.h"
 #include "launch_dialog.h"
 #include "live_monitor.h"
 #include "bucket_advice_view.h"
@@ -1189,6 +1190,31 @@ class TestMainWindow : public QObject {
     bad.close();
     QVERIFY(!other.loadPresetFrom(bad.fileName()));
     QCOMPARE(other.config().worldSize, 3);  // unchanged
+  }
+
+  // Extra arguments the fields cannot check are checked by ddpscope-cli when Launch is
+  // pressed (issue 34 point 6): the dialog stays open with the CLI's words beside them.
+  void testLaunchDialogAsksTheCliBeforeClosing() {
+    QSettings().remove(LaunchDialog::kLastConfigKey);
+    QTemporaryDir folder;
+    JobController job(nullptr, DDPSCOPE_CLI_PATH);
+    LaunchDialog dialog;
+    dialog.setLaunchCheck(
+        [&](const LaunchConfig& c) { return job.checkArguments(c, folder.filePath("check.ddprun")); });
+    dialog.extraArgumentsEdit()->setText("--bogus 3");
+    QVERIFY(dialog.canLaunch());  // nothing the fields know is wrong
+    QPushButton* launch = nullptr;
+    for (QPushButton* b : dialog.findChildren<QPushButton*>())
+      if (b->text() == "Launch") launch = b;
+    QVERIFY(launch);
+    launch->click();
+    QVERIFY(dialog.result() != int(QDialog::Accepted));
+    QVERIFY2(dialog.errorText("extra_arguments").contains("--bogus"), qPrintable(dialog.errorText("extra_arguments")));
+    QVERIFY(QDir(folder.path()).entryList(QDir::Files).isEmpty());  // the check wrote nothing
+    dialog.extraArgumentsEdit()->setText("--lr 0.01");
+    QVERIFY(dialog.errorText("extra_arguments").isEmpty());
+    launch->click();
+    QCOMPARE(dialog.result(), int(QDialog::Accepted));
   }
 
   // A fault: the run file deleted while the app shows it. The views keep the
