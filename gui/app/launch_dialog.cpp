@@ -239,6 +239,9 @@ QLabel* LaunchDialog::addRow(const QString& field, const QString& label, QWidget
   auto* error = new QLabel;
   error->setObjectName(QStringLiteral("error_") + field);
   error->setStyleSheet(QStringLiteral("color: #c0392b"));
+  // A long reason (the CLI's own words) wraps in its column instead of widening the dialog.
+  error->setWordWrap(true);
+  error->setMaximumWidth(320);
   m_grid->addWidget(error, row, 2);
   m_errors[field] = error;
   m_rows[field] << error;

@@ -1217,6 +1217,34 @@ class TestMainWindow : public QObject {
     QCOMPARE(dialog.result(), int(QDialog::Accepted));
   }
 
+  // The dialog keeps its width when opened again, and a long refusal wraps instead of
+  // stretching it (issue 34 point 6).
+  void testLaunchDialogKeepsItsWidth() {
+    QSettings().remove(LaunchDialog::kLastConfigKey);
+    int first = 0;
+    for (int opening = 0; opening < 3; ++opening) {
+      LaunchDialog dialog;
+      dialog.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+      if (opening == 0) first = dialog.width();
+      QCOMPARE(dialog.width(), first);
+      dialog.setLaunchCheck([](const LaunchConfig&) {
+        return QString("The following arguments were not expected: --bogus 3 --more words of the CLI's own. ")
+            .repeated(3);
+      });
+      for (QPushButton* b : dialog.findChildren<QPushButton*>())
+        if (b->text() == "Launch") b->click();
+      QVERIFY(!dialog.errorText("extra_arguments").isEmpty());
+      QTest::qWait(20);
+      // At most the error column's cap (320 px) wider: the reason wraps (it was 1962 px).
+      QVERIFY2(dialog.width() <= first + 320, qPrintable(QString("%1 -> %2").arg(first).arg(dialog.width())));
+      dialog.extraArgumentsEdit()->setText("--lr 0.01");  // the next opening remembers this job
+      dialog.setLaunchCheck({});
+      for (QPushButton* b : dialog.findChildren<QPushButton*>())
+        if (b->text() == "Launch") b->click();
+    }
+  }
+
   // A fault: the run file deleted while the app shows it. The views keep the
   // run, the banner says what happened, and the run can still be saved and exported.
   void testRunFileDeletedWhileShown() {
