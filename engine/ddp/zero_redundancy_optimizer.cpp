@@ -1,6 +1,7 @@
 #include "zero_redundancy_optimizer.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <unordered_map>
 
@@ -86,11 +87,13 @@ void ZeroRedundancyOptimizer::step_and_send_bucket(size_t bucket, const std::vec
   // The bucket's parameters go out now, while the later buckets are stepped. Every rank
   // runs this for the same buckets in the same order, after all of the iteration's
   // allreduces were issued, so the broadcasts match across ranks.
-  for (size_t p : params) {
-    const size_t i = to_global_[p];
-    in_flight_.push_back(group_->broadcast(params_[i].detach(), {.root = owner_[i]}));
-    in_flight_bytes_ += static_cast<int64_t>(params_[i].nbytes());
-  }
+  for (size_t p : params)
+    send_parameter(to_global_[p]);
+}
+
+void ZeroRedundancyOptimizer::send_parameter(size_t i) {
+  in_flight_.push_back(group_->broadcast(params_[i].detach(), {.root = owner_[i]}));
+  in_flight_bytes_ += static_cast<int64_t>(params_[i].nbytes());
 }
 
 void ZeroRedundancyOptimizer::wait_for_sent() {
@@ -120,19 +123,11 @@ void ZeroRedundancyOptimizer::step() {
 }
 
 void ZeroRedundancyOptimizer::broadcast_parameters() {
-  DDPSCOPE_SPAN(span, probes::Kind::ParamSync, "zero broadcast");
   // Every parameter from its owner, issued together: ops on one group complete in issue
   // order, so waiting on each in turn costs no more than the slowest.
-  std::vector<std::shared_ptr<c10d::Work>> pending;
-  pending.reserve(params_.size());
-  int64_t bytes = 0;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    pending.push_back(group_->broadcast(params_[i].detach(), {.root = owner_[i]}));
-    bytes += static_cast<int64_t>(params_[i].nbytes());
-  }
-  span.args().bytes = bytes;
-  for (auto& w : pending)
-    w->wait();
+  for (size_t i = 0; i < params_.size(); ++i)
+    send_parameter(i);
+  wait_for_sent();
 }
 
 void ZeroRedundancyOptimizer::join_with(DistributedDataParallel::JoinContext& join) {
@@ -159,26 +154,20 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int to) {
   DDPSCOPE_CHECK(to >= 0 && to < group_->size(), "ZeroRedundancyOptimizer::consolidate_state_dict: rank ", to,
                  " is not in the group of ", group_->size());
   const int rank = group_->rank();
-  // The local state under global indices.
-  nn::StateDict mine;
-  for (auto& [key, value] : local_->state_dict()) {
-    const size_t dot = key.find('.', 6);
-    const size_t local = std::stoul(key.substr(6, dot - 6));
-    mine.emplace_back("state." + std::to_string(shard(rank)[local]) + key.substr(dot), value);
-  }
   // Which (parameter, field) each owner has: one allreduce of presence flags, then one
   // broadcast per present entry from its owner, in the same order on every rank (PyTorch
   // broadcasts each rank's state too). The fields are the same on every rank: one factory.
   const std::vector<std::string> fields = local_->state_fields();
   const int64_t nf = static_cast<int64_t>(fields.size());
   Tensor present = Tensor::zeros({static_cast<int64_t>(params_.size()) * nf}, DType::I64);
-  std::unordered_map<std::string, const Tensor*> by_key;
-  for (const auto& [key, value] : mine)
-    by_key[key] = &value;
-  for (size_t i = 0; i < params_.size(); ++i)
-    for (int64_t f = 0; f < nf; ++f)
-      if (by_key.count("state." + std::to_string(i) + "." + fields[static_cast<size_t>(f)]))
-        present.data<int64_t>()[static_cast<int64_t>(i) * nf + f] = 1;
+  std::map<std::pair<size_t, std::string>, Tensor> mine;  // the local state by global index
+  for (auto& [key, value] : local_->state_dict()) {
+    auto [local, field] = *optim::parse_state_key(key);
+    const size_t i = shard(rank)[local];
+    const auto f = std::find(fields.begin(), fields.end(), field) - fields.begin();
+    present.data<int64_t>()[static_cast<int64_t>(i) * nf + f] = 1;
+    mine[{i, field}] = value;
+  }
   Tensor on_group = present.to(group_->tensor_device());
   group_->allreduce(on_group, {.op = c10d::ReduceOp::Sum})->wait();
   present = on_group.to(Device::cpu());
@@ -187,13 +176,12 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int to) {
     for (int64_t f = 0; f < nf; ++f) {
       if (present.data<int64_t>()[static_cast<int64_t>(i) * nf + f] == 0) continue;
       const std::string& field = fields[static_cast<size_t>(f)];
-      const std::string key = "state." + std::to_string(i) + "." + field;
-      Tensor t = owner_[i] == rank ? by_key.at(key)->clone()
+      Tensor t = owner_[i] == rank ? mine.at({i, field})
                  : field == "step" ? Tensor::scalar(0, DType::I64)
                                    : Tensor::empty(params_[i].sizes(), params_[i].dtype(), params_[i].device());
       Tensor on = t.to(group_->tensor_device());
       group_->broadcast(on, {.root = owner_[i]})->wait();
-      if (rank == to) whole.emplace_back(key, on.to(t.device()));
+      if (rank == to) whole.emplace_back(optim::state_key(i, field), on.to(t.device()));
     }
   }
   if (rank == to)
@@ -212,18 +200,12 @@ nn::StateDict ZeroRedundancyOptimizer::state_dict() const {
 void ZeroRedundancyOptimizer::load_state_dict(const nn::StateDict& state) {
   nn::StateDict mine;
   for (const auto& [key, value] : state) {
-    const size_t dot = key.find('.', 6);
-    size_t index = params_.size();
-    if (key.rfind("state.", 0) == 0 && dot != std::string::npos) {
-      try {
-        index = std::stoul(key.substr(6, dot - 6));
-      } catch (const std::exception&) {
-      }
-    }
-    DDPSCOPE_CHECK(index < params_.size(), "ZeroRedundancyOptimizer::load_state_dict: entry '", key,
+    const auto parsed = optim::parse_state_key(key);
+    DDPSCOPE_CHECK(parsed && parsed->first < params_.size(), "ZeroRedundancyOptimizer::load_state_dict: entry '", key,
                    "' does not name one of the ", params_.size(), " parameters as state.<index>.<field>");
+    const auto& [index, field] = *parsed;
     if (local_index_[index] < 0) continue;  // another rank's shard
-    mine.emplace_back("state." + std::to_string(local_index_[index]) + key.substr(dot), value);
+    mine.emplace_back(optim::state_key(static_cast<size_t>(local_index_[index]), field), value);
   }
   local_->load_state_dict(mine);
   consolidated_.reset();

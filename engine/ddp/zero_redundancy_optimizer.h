@@ -86,6 +86,9 @@ class ZeroRedundancyOptimizer {
   // overlap_with(): this rank's share of one reduced bucket (`params`: reducer indices),
   // stepped, then the bucket's parameters broadcast from their owners (left in flight).
   void step_and_send_bucket(size_t bucket, const std::vector<size_t>& params);
+  // Broadcasts parameter `i` (into params_) from its owner, left in flight.
+  void send_parameter(size_t i);
+  // Waits for every broadcast in flight (one param_sync span).
   void wait_for_sent();
 
   DistributedDataParallel* overlapped_with_ = nullptr;

@@ -71,6 +71,21 @@ void zero_grad(const std::vector<Tensor>& params, bool set_to_none) {
 
 void Optimizer::zero_grad(bool set_to_none) { optim::zero_grad(params_, set_to_none); }
 
+std::string state_key(size_t index, const std::string& field) { return "state." + std::to_string(index) + "." + field; }
+
+std::optional<std::pair<size_t, std::string>> parse_state_key(const std::string& key) {
+  const size_t dot = key.find('.', 6);
+  if (key.rfind("state.", 0) != 0 || dot == std::string::npos || dot == 6) return std::nullopt;
+  size_t index = 0, used = 0;
+  try {
+    index = std::stoul(key.substr(6, dot - 6), &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != dot - 6) return std::nullopt;
+  return std::make_pair(index, key.substr(dot + 1));
+}
+
 Tensor Optimizer::get_state(size_t, const std::string&) const { return Tensor(); }
 
 void Optimizer::set_state(size_t, const std::string& field, Tensor) {
@@ -83,7 +98,7 @@ nn::StateDict Optimizer::state_dict() const {
   for (size_t i = 0; i < params_.size(); ++i) {
     for (const std::string& f : fields) {
       Tensor t = get_state(i, f);
-      if (t.defined()) out.emplace_back("state." + std::to_string(i) + "." + f, t.clone());
+      if (t.defined()) out.emplace_back(state_key(i, f), t.clone());
     }
   }
   return out;
@@ -98,22 +113,11 @@ void Optimizer::load_state_dict(const nn::StateDict& state) {
   };
   std::vector<Entry> entries;
   for (const auto& [key, value] : state) {
-    // "state.<index>.<field>"
-    const size_t dot = key.find('.', 6);
-    size_t index = 0, used = 0;
-    bool parsed = key.rfind("state.", 0) == 0 && dot != std::string::npos && dot > 6;
-    if (parsed) {
-      try {
-        index = std::stoul(key.substr(6, dot - 6), &used);
-      } catch (const std::exception&) {
-        parsed = false;
-      }
-      parsed = parsed && used == dot - 6;
-    }
+    const auto parsed = parse_state_key(key);
     DDPSCOPE_CHECK(parsed, "optimizer state: entry '", key, "' is not of the form state.<index>.<field>");
+    const auto& [index, field] = *parsed;
     DDPSCOPE_CHECK(index < params_.size(), "optimizer state: entry '", key, "' names parameter ", index, ", but this ",
                    "optimizer has ", params_.size(), " parameters");
-    const std::string field = key.substr(dot + 1);
     DDPSCOPE_CHECK(std::find(fields.begin(), fields.end(), field) != fields.end(), "optimizer state: entry '", key,
                    "' is not state this optimizer keeps (is the state dict from another kind of optimizer?)");
     DDPSCOPE_CHECK(value.defined(), "optimizer state: entry '", key, "' holds no tensor");

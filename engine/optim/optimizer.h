@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <utility>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,6 +22,10 @@
 #include "../tensor/tensor.h"
 
 namespace ddpscope::optim {
+
+// A state dict entry's name, "state.<index>.<field>", and back (nullopt: another form).
+std::string state_key(size_t index, const std::string& field);
+std::optional<std::pair<size_t, std::string>> parse_state_key(const std::string& key);
 
 // Drops (set_to_none) or zeroes the gradients of `params`.
 void zero_grad(const std::vector<Tensor>& params, bool set_to_none = true);

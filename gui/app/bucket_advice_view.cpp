@@ -136,28 +136,20 @@ QString BucketAdviceView::adviceTitle() const {
   };
   const auto rec =
       std::find_if(m_advice.predictions.begin(), m_advice.predictions.end(), [](const auto& p) { return p.recorded; });
-  if (m_advice.zero) {
-    return tr("Bucket advice (rank %1, %2 iterations): best cap %3 MiB, %4 ms. This run (ZeRO): %5 MiB, measured "
-              "%6 ms%7")
-        .arg(m_advice.rank)
-        .arg(m_advice.iterations)
-        .arg(m_advice.best_cap_mb)
-        .arg(at(m_advice.best_cap_mb)->iteration_ms, 0, 'f', 1)
-        .arg(m_advice.recorded_cap_mb)
-        .arg(rec != m_advice.predictions.end() ? rec->measured_ms : 0, 0, 'f', 1)
-        .arg(m_advice.cost.measured.size() >= 2 ? QString()
-                                                : tr(" · record with train --measure-allreduce for a measured cost"));
-  }
-  return tr("Bucket advice (rank %1, %2 iterations): best cap %3 MiB, %4 ms; with --fused-optimizer "
-            "%5 MiB, %6 ms. This run: %7 MiB%8, measured %9 ms%10")
+  // A ZeRO run owns its step: the fused optimizer is no choice for it.
+  const QString fused = m_advice.zero ? QString()
+                                      : tr("; with --fused-optimizer %1 MiB, %2 ms")
+                                            .arg(m_advice.best_fused_cap_mb)
+                                            .arg(at(m_advice.best_fused_cap_mb)->fused_iteration_ms, 0, 'f', 1);
+  const QString kind = m_advice.zero ? tr(" (ZeRO)") : m_advice.recorded_fused ? tr(" fused") : QString();
+  return tr("Bucket advice (rank %1, %2 iterations): best cap %3 MiB, %4 ms%5. This run: %6 MiB%7, measured %8 ms%9")
       .arg(m_advice.rank)
       .arg(m_advice.iterations)
       .arg(m_advice.best_cap_mb)
       .arg(at(m_advice.best_cap_mb)->iteration_ms, 0, 'f', 1)
-      .arg(m_advice.best_fused_cap_mb)
-      .arg(at(m_advice.best_fused_cap_mb)->fused_iteration_ms, 0, 'f', 1)
+      .arg(fused)
       .arg(m_advice.recorded_cap_mb)
-      .arg(m_advice.recorded_fused ? tr(" fused") : QString())
+      .arg(kind)
       .arg(rec != m_advice.predictions.end() ? rec->measured_ms : 0, 0, 'f', 1)
       .arg(m_advice.cost.measured.size() >= 2 ? QString()
                                               : tr(" · record with train --measure-allreduce for a measured cost"));

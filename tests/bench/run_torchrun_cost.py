@@ -27,25 +27,16 @@ waiting does not inflate.
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 
+from two_rank_bench import free_port, last_json
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "ddp_step_torch.py")
 PYTHON = "/usr/bin/python3"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def last_json(text):
-    return json.loads(text.strip().splitlines()[-1])
 
 
 def run_plain(steps, env, world=2):
