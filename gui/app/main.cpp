@@ -62,6 +62,10 @@ struct AppOptions {
                            QStringLiteral("A:B")};
   QCommandLineOption iteration{QStringLiteral("iteration"), QStringLiteral("Timeline: show iteration N of rank 0"),
                                QStringLiteral("N")};
+  QCommandLineOption size{
+      QStringLiteral("size"),
+      QStringLiteral("With --screenshot: the window's size (default 1600x1000; a laptop: 1280x800)"),
+      QStringLiteral("WxH")};
   QCommandLineParser parser;
 
   explicit AppOptions(const QApplication& app) {
@@ -71,7 +75,7 @@ struct AppOptions {
                                  QStringLiteral("A run file to open, or a PyTorch job's profiler traces (a folder, "
                                                 "or *.json / *.json.gz files, one per rank) to import and open"),
                                  QStringLiteral("[RUN_FILE | TRACES...]"));
-    parser.addOptions({screenshot, tab, demo, launch, lesson, step, sideBySide, find, range, iteration});
+    parser.addOptions({screenshot, size, tab, demo, launch, lesson, step, sideBySide, find, range, iteration});
     parser.process(app);
   }
   bool isSet(const QCommandLineOption& o) const { return parser.isSet(o); }
@@ -186,7 +190,17 @@ int main(int argc, char** argv) {
   if ((o.isSet(o.demo) || o.isSet(o.launch)) && !launchAsked(window, o)) return 2;
   if (o.isSet(o.tab)) window.showTab(o.value(o.tab));
   if (o.isSet(o.lesson) && !openLessonAsked(window, o)) return 2;
-  if (o.isSet(o.screenshot)) window.resize(1600, 1000);  // README's screenshots: room for the panels
+  if (o.isSet(o.screenshot)) {
+    int w = 1600, h = 1000;  // README's screenshots: room for the panels
+    char tail = 0;
+    if (o.isSet(o.size) && (std::sscanf(o.value(o.size).toUtf8().constData(), "%dx%d%c", &w, &h, &tail) != 2 ||
+                            w < 320 || h < 240 || w > 7680 || h > 4320)) {
+      std::fprintf(stderr, "error: --size: expected WIDTHxHEIGHT from 320x240 to 7680x4320 (e.g. 1280x800), got '%s'\n",
+                   qPrintable(o.value(o.size)));
+      return 2;
+    }
+    window.resize(w, h);
+  }
   window.show();
   if (o.isSet(o.screenshot))
     scheduleScreenshot(window, o);
