@@ -9,8 +9,9 @@ Modes PyTorch 1.13 refuses on CPU and gloo (overlap_with_ddp needs NCCL; SyncBat
 needs GPU modules) are reported with its error, not compared.
 
 Both sides get OPENBLAS_NUM_THREADS=1, and PyTorch gets the OpenBLAS kernels ddpscope
-chose (OPENBLAS_CORETYPE), so the engines are compared on equal GEMMs. PyTorch runs with
-its defaults otherwise.
+chose (OPENBLAS_CORETYPE), so the engines are compared on equal GEMMs (here that makes
+PyTorch faster); ddp and zero also run with PyTorch as shipped, its own kernels
+(ours_over_pytorch_as_shipped). PyTorch runs with its defaults otherwise.
 
     /usr/bin/python3 tests/bench/run_zero.py --build build
 """
@@ -20,6 +21,8 @@ import statistics
 from two_rank_bench import arguments, built, run_ours, run_torch, single_thread_env
 
 MODES = ("ddp", "zero", "zero_overlap", "batch_norm", "sync_bn")
+# Also run as Debian ships it, with the OpenBLAS kernels PyTorch picks itself.
+SHIPPED_MODES = ("ddp", "zero")
 
 
 def main():
@@ -27,6 +30,7 @@ def main():
     binary = built(args.build, "bench_zero")
     env = single_thread_env()
     ours, theirs = {m: [] for m in MODES}, {m: [] for m in MODES}
+    shipped = {m: [] for m in SHIPPED_MODES}  # PyTorch as installed: its own OpenBLAS kernels
     core = None
     for _ in range(args.rounds):
         result = run_ours(binary, [args.steps], env)
@@ -36,6 +40,8 @@ def main():
         for m in MODES:
             theirs[m].append(run_torch("zero_torch.py", [m, args.steps], dict(env, OPENBLAS_CORETYPE=core.upper()),
                                        f"mode {m}", quiet=True))
+        for m in SHIPPED_MODES:
+            shipped[m].append(run_torch("zero_torch.py", [m, args.steps], env, f"mode {m} as shipped", quiet=True))
 
     def median(rows):
         return round(statistics.median(r["median_ms"] for r in rows), 3)
@@ -50,6 +56,9 @@ def main():
             row["pytorch_median_ms"] = median(theirs[m])
             row["pytorch_state_bytes_per_rank"] = theirs[m][0]["state_bytes_per_rank"]
             row["ours_over_pytorch"] = round(row["ddpscope_median_ms"] / row["pytorch_median_ms"], 3)
+        if m in SHIPPED_MODES:
+            row["pytorch_as_shipped_median_ms"] = median(shipped[m])
+            row["ours_over_pytorch_as_shipped"] = round(row["ddpscope_median_ms"] / median(shipped[m]), 3)
         table[m] = row
     print(json.dumps({
         "benchmark": "zero_sync_bn_mlp_8x1024_adamw_batch64_2ranks_1thread",
