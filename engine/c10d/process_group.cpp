@@ -91,6 +91,19 @@ void ProcessGroup::check_subgroup_ranks(const std::vector<int>& ranks) const {
   }
 }
 
+void ProcessGroup::check_roots(const std::vector<Tensor>& tensors, const std::vector<int>& roots,
+                               const char* op) const {
+  DDPSCOPE_CHECK(!tensors.empty(), op, ": no tensors given");
+  DDPSCOPE_CHECK(roots.size() == tensors.size(), op, ": ", tensors.size(), " tensors but ", roots.size(),
+                 " roots; give each tensor the rank it comes from");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    check_tensor(tensors[i], op);
+    check_rank(roots[i], op);
+    DDPSCOPE_CHECK(tensors[i].dtype() == tensors.front().dtype(), op, ": dtypes differ (", tensors.front().describe(),
+                   " and ", tensors[i].describe(), "); coalesce one dtype at a time");
+  }
+}
+
 int64_t ProcessGroup::record_collective(OpType op, uint64_t seq, const Tensor& described,
                                         const std::vector<Tensor>& outputs, Milliseconds timeout) {
   if (!recorder_.on()) return -1;
@@ -98,7 +111,7 @@ int64_t ProcessGroup::record_collective(OpType op, uint64_t seq, const Tensor& d
   const auto s = static_cast<int64_t>(seq);
   switch (op) {
     case OpType::AllreduceCoalesced:  // the outputs are the tensors, reduced in place
-      return record_scheduled(op, s, -1, outputs, {}, timeout);
+    case OpType::BroadcastCoalesced: return record_scheduled(op, s, -1, outputs, {}, timeout);
     case OpType::Allgather: return record_scheduled(op, s, -1, one, outputs, timeout);
     case OpType::Alltoall: return record_scheduled(op, s, -1, outputs, outputs, timeout);
     case OpType::ReduceScatter:  // `described` is the output; each rank gives size() inputs of its shape

@@ -42,6 +42,10 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> allreduce_coalesced(const std::vector<Tensor>& tensors,
                                                     const AllreduceOptions& opts = {}) = 0;
   virtual std::shared_ptr<Work> broadcast(const Tensor& tensor, const BroadcastOptions& opts = {}) = 0;
+  // One op: tensors[i] from rank roots[i], every transfer in flight at once (ZeRO sends
+  // each parameter from its owner; one by one, each waited for the last).
+  virtual std::shared_ptr<Work> broadcast_coalesced(const std::vector<Tensor>& tensors, const std::vector<int>& roots,
+                                                    const CollectiveOptions& opts = {}) = 0;
   // outputs[r] receives rank r's input; outputs.size() == size().
   virtual std::shared_ptr<Work> allgather(const std::vector<Tensor>& outputs, const Tensor& input,
                                           const CollectiveOptions& opts = {}) = 0;
@@ -64,6 +68,8 @@ class ProcessGroup {
   void check_rank(int peer, const char* op) const;
   void check_tensor(const Tensor& t, const char* op) const;
   void check_list(const std::vector<Tensor>& list, const Tensor& like, const char* op, const char* what) const;
+  // broadcast_coalesced's arguments: one root per tensor, one dtype, all on the group.
+  void check_roots(const std::vector<Tensor>& tensors, const std::vector<int>& roots, const char* op) const;
   // The options of the subgroup of `ranks`: this group's, named "parent[0,2]".
   ProcessGroupOptions subgroup_options(const std::vector<int>& ranks) const;
   void check_subgroup_ranks(const std::vector<int>& ranks) const;

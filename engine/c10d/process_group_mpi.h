@@ -37,6 +37,8 @@ class ProcessGroupMPI : public ProcessGroup {
   std::shared_ptr<Work> allreduce_coalesced(const std::vector<Tensor>& tensors,
                                             const AllreduceOptions& opts = {}) override;
   std::shared_ptr<Work> broadcast(const Tensor& tensor, const BroadcastOptions& opts = {}) override;
+  std::shared_ptr<Work> broadcast_coalesced(const std::vector<Tensor>& tensors, const std::vector<int>& roots,
+                                            const CollectiveOptions& opts = {}) override;
   std::shared_ptr<Work> allgather(const std::vector<Tensor>& outputs, const Tensor& input,
                                   const CollectiveOptions& opts = {}) override;
   std::shared_ptr<Work> reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,

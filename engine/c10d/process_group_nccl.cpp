@@ -256,6 +256,23 @@ std::shared_ptr<Work> ProcessGroupNCCL::broadcast(const Tensor& t, const Broadca
   });
 }
 
+std::shared_ptr<Work> ProcessGroupNCCL::broadcast_coalesced(const std::vector<Tensor>& tensors,
+                                                            const std::vector<int>& roots,
+                                                            const CollectiveOptions& opts) {
+  check_roots(tensors, roots, "broadcast_coalesced");
+  for (const Tensor& t : tensors)
+    check_cuda_tensor(t, "broadcast_coalesced");
+  return launch(OpType::BroadcastCoalesced, flat_like(tensors), detail::concat(tensors.size(), " tensors"), tensors,
+                opts.timeout, [&](cudaStream_t s) {
+                  NCCL_CHECK(ncclGroupStart());
+                  for (size_t i = 0; i < tensors.size(); ++i) {
+                    NCCL_CHECK(ncclBroadcast(tensors[i].raw_data(), tensors[i].raw_data(), tensors[i].numel(),
+                                             nccl_type(tensors[i].dtype()), roots[i], comm_, s));
+                  }
+                  NCCL_CHECK(ncclGroupEnd());
+                });
+}
+
 std::shared_ptr<Work> ProcessGroupNCCL::allgather(const std::vector<Tensor>& outputs, const Tensor& input,
                                                   const CollectiveOptions& opts) {
   check_cuda_tensor(input, "allgather");

@@ -24,6 +24,7 @@ const char* op_type_name(OpType op) {
     case OpType::Allreduce: return "allreduce";
     case OpType::AllreduceCoalesced: return "allreduce_coalesced";
     case OpType::Broadcast: return "broadcast";
+    case OpType::BroadcastCoalesced: return "broadcast_coalesced";
     case OpType::Allgather: return "allgather";
     case OpType::ReduceScatter: return "reduce_scatter";
     case OpType::Alltoall: return "alltoall";

@@ -15,6 +15,7 @@ enum class OpType {
   Allreduce,
   AllreduceCoalesced,
   Broadcast,
+  BroadcastCoalesced,
   Allgather,
   ReduceScatter,
   Alltoall,

@@ -87,13 +87,30 @@ void ZeroRedundancyOptimizer::step_and_send_bucket(size_t bucket, const std::vec
   // The bucket's parameters go out now, while the later buckets are stepped. Every rank
   // runs this for the same buckets in the same order, after all of the iteration's
   // allreduces were issued, so the broadcasts match across ranks.
+  std::vector<size_t> indices;
   for (size_t p : params)
-    send_parameter(to_global_[p]);
+    indices.push_back(to_global_[p]);
+  send_parameters(indices);
 }
 
-void ZeroRedundancyOptimizer::send_parameter(size_t i) {
-  in_flight_.push_back(group_->broadcast(params_[i].detach(), {.root = owner_[i]}));
-  in_flight_bytes_ += static_cast<int64_t>(params_[i].nbytes());
+void ZeroRedundancyOptimizer::send_parameters(const std::vector<size_t>& indices) {
+  // One op per dtype, in order of first appearance: the same ops on every rank.
+  std::vector<DType> dtypes;
+  for (size_t i : indices)
+    if (std::find(dtypes.begin(), dtypes.end(), params_[i].dtype()) == dtypes.end())
+      dtypes.push_back(params_[i].dtype());
+  for (DType dtype : dtypes) {
+    std::vector<Tensor> tensors;
+    std::vector<int> roots;
+    for (size_t i : indices) {
+      if (params_[i].dtype() != dtype) continue;
+      tensors.push_back(params_[i].detach());
+      roots.push_back(owner_[i]);
+      in_flight_bytes_ += static_cast<int64_t>(params_[i].nbytes());
+    }
+    in_flight_.push_back(group_->broadcast_coalesced(tensors, roots));
+  }
+  in_flight_params_ += indices.size();
 }
 
 void ZeroRedundancyOptimizer::wait_for_sent() {
@@ -102,18 +119,19 @@ void ZeroRedundancyOptimizer::wait_for_sent() {
   for (auto& w : in_flight_)
     w->wait();
   in_flight_.clear();
+  in_flight_params_ = 0;
   in_flight_bytes_ = 0;
 }
 
 void ZeroRedundancyOptimizer::step() {
   consolidated_.reset();  // the state it held is a step old now
-  if (overlapped_with_ && in_flight_.size() == params_.size()) {
+  if (overlapped_with_ && in_flight_params_ == params_.size()) {
     wait_for_sent();  // DDP's hook stepped every bucket's share and sent it
     return;
   }
   // Not overlapped, or the hook did not run for every bucket (a no_sync backward, where
   // DDP reduces nothing): what it sent must still complete before the whole step.
-  DDPSCOPE_CHECK(in_flight_.empty(), "ZeroRedundancyOptimizer::step: DDP's hook sent ", in_flight_.size(), " of ",
+  DDPSCOPE_CHECK(in_flight_.empty(), "ZeroRedundancyOptimizer::step: DDP's hook sent ", in_flight_params_, " of ",
                  params_.size(), " parameters in this backward; every bucket must be reduced before step()");
   {
     DDPSCOPE_SPAN(span, probes::Kind::Optimizer, "zero shard step");
@@ -123,10 +141,9 @@ void ZeroRedundancyOptimizer::step() {
 }
 
 void ZeroRedundancyOptimizer::broadcast_parameters() {
-  // Every parameter from its owner, issued together: ops on one group complete in issue
-  // order, so waiting on each in turn costs no more than the slowest.
-  for (size_t i = 0; i < params_.size(); ++i)
-    send_parameter(i);
+  std::vector<size_t> all(params_.size());
+  std::iota(all.begin(), all.end(), size_t{0});
+  send_parameters(all);
   wait_for_sent();
 }
 

@@ -86,14 +86,16 @@ class ZeroRedundancyOptimizer {
   // overlap_with(): this rank's share of one reduced bucket (`params`: reducer indices),
   // stepped, then the bucket's parameters broadcast from their owners (left in flight).
   void step_and_send_bucket(size_t bucket, const std::vector<size_t>& params);
-  // Broadcasts parameter `i` (into params_) from its owner, left in flight.
-  void send_parameter(size_t i);
+  // Broadcasts parameters `indices` (into params_) each from its owner, left in flight:
+  // one coalesced op per dtype, so the owners' transfers move at once.
+  void send_parameters(const std::vector<size_t>& indices);
   // Waits for every broadcast in flight (one param_sync span).
   void wait_for_sent();
 
   DistributedDataParallel* overlapped_with_ = nullptr;
   std::vector<size_t> to_global_;                       // overlap_with: reducer index -> index into params_
-  std::vector<std::shared_ptr<c10d::Work>> in_flight_;  // overlap_with: this step's broadcasts
+  std::vector<std::shared_ptr<c10d::Work>> in_flight_;  // this step's broadcasts
+  size_t in_flight_params_ = 0;
   int64_t in_flight_bytes_ = 0;
   std::optional<nn::StateDict> consolidated_;  // on the rank consolidate_state_dict() named
   int64_t stepped_in_hook_ = 0;

@@ -5,6 +5,7 @@
 
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <numeric>
 #include <cmath>
 
@@ -151,6 +152,31 @@ class TestProcessGroupMpi : public QObject {
     }
   }
 
+  void testBroadcastCoalescedTakesEachTensorFromItsRoot() {
+    // Sizes from 1 element to 1M, each from a different root, all in one op; a plain
+    // broadcast queued behind it still completes after it.
+    std::vector<Tensor> tensors;
+    std::vector<int> roots;
+    for (int i = 0; i < 6; ++i) {
+      const int root = (i * 3 + 1) % pg_->size();
+      const int64_t numel = int64_t{1} << (i * 4);
+      tensors.push_back(Tensor::full({numel}, pg_->rank() == root ? 100.0 * root + i : -1.0));
+      roots.push_back(root);
+    }
+    Tensor after = Tensor::full({3}, pg_->rank() == 0 ? 7.0 : 0.0);
+    auto work = pg_->broadcast_coalesced(tensors, roots);
+    auto behind = pg_->broadcast(after, {.root = 0});
+    behind->wait();
+    QVERIFY(work->is_completed());
+    for (int i = 0; i < 6; ++i) {
+      const auto got = tensors[i].to_vector<float>();
+      const float want = static_cast<float>(100.0 * roots[i] + i);
+      QVERIFY2(std::all_of(got.begin(), got.end(), [&](float v) { return v == want; }),
+               qPrintable(QString("tensor %1 from root %2").arg(i).arg(roots[i])));
+    }
+    QCOMPARE(after.to_vector<float>(), std::vector<float>(3, 7.0f));
+  }
+
   void testAllgather() {
     Tensor in = Tensor::full({2, 3}, pg_->rank() * 10.0, DType::F64);
     std::vector<Tensor> out;
@@ -266,6 +292,8 @@ class TestProcessGroupMpi : public QObject {
     QTest::newRow("non-contiguous") << 4 << "not contiguous";
     QTest::newRow("avg of integers") << 5 << "avg needs a floating dtype";
     QTest::newRow("send to self") << 6 << "is this rank";
+    QTest::newRow("coalesced broadcast without a root each") << 7 << "2 tensors but 1 roots";
+    QTest::newRow("coalesced broadcast of two dtypes") << 8 << "coalesce one dtype at a time";
   }
   void testBadArguments() {
     QFETCH(int, which);
@@ -284,6 +312,8 @@ class TestProcessGroupMpi : public QObject {
         case 4: pg_->allreduce(Tensor::zeros({4, 4}).transpose(0, 1)); break;
         case 5: pg_->allreduce(Tensor::zeros({4}, DType::I64), {.op = ReduceOp::Avg}); break;
         case 6: pg_->send(t, pg_->rank()); break;
+        case 7: pg_->broadcast_coalesced({t, t}, {0}); break;
+        case 8: pg_->broadcast_coalesced({t, Tensor::zeros({4}, DType::F64)}, {0, 0}); break;
       }
       if (which == 0 && pg_->size() == 1) QSKIP("a world of one accepts one output");
       QFAIL("no error raised");

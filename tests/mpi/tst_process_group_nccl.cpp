@@ -66,6 +66,12 @@ class TestProcessGroupNccl : public QObject {
     Tensor a = Tensor::ones({3}, DType::F32, gpu_), c = Tensor::ones({5}, DType::F32, gpu_);
     pg_->allreduce_coalesced({a, c})->wait();
     QCOMPARE(c.to(Device::cpu()).at<float>({4}), float(pg_->size()));
+    Tensor d = Tensor::full({6}, 10.0 + pg_->rank(), DType::F32, gpu_);
+    Tensor e = Tensor::full({2}, 20.0 + pg_->rank(), DType::F32, gpu_);
+    const int last = pg_->size() - 1;
+    pg_->broadcast_coalesced({d, e}, {0, last})->wait();
+    QCOMPARE(d.to(Device::cpu()).at<float>({5}), 10.0f);
+    QCOMPARE(e.to(Device::cpu()).at<float>({1}), 20.0f + last);
     pg_->barrier()->wait();
   }
 
