@@ -7,7 +7,7 @@ packages=(
   cmake g++ make pkg-config ca-certificates
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6sql6-sqlite
   libopenmpi-dev openmpi-bin libopenblas-dev libsqlite3-dev sqlite3 libgraphviz-dev
-  libzmq3-dev cppzmq-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+  libzmq3-dev cppzmq-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzstd-dev
   libspdlog-dev  # diagnostics (base/ddpscope/log.h)
   rapidjson-dev  # streaming (SAX) reader for PyTorch profiler traces
   xvfb xauth python3 python3-torch python3-sklearn

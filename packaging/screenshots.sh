@@ -23,8 +23,9 @@ for tab in Summary Overlap Buckets Graph Breakdown; do
 done
 echo "timeline: iteration 5, an allreduce selected (details panel), then a dragged range"
 shot "$run" --tab Timeline --iteration 5 --find "allreduce" --screenshot "$out/timeline.png"
-t0=$(sqlite3 "$run" "SELECT (MIN(t_begin_ns) - (SELECT MIN(t_begin_ns) FROM spans)) / 1e6 FROM spans WHERE kind = 0 AND rank = 0 AND iteration = 5")
-t1=$(sqlite3 "$run" "SELECT (MAX(t_end_ns) - (SELECT MIN(t_begin_ns) FROM spans)) / 1e6 FROM spans WHERE kind = 0 AND rank = 0 AND iteration = 5")
+sql() { sqlite3 -cmd ".load ./build/lib/libddpscope_sqlite" "$@"; }  # spans are packed: the extension shows them
+t0=$(sql "$run" "SELECT (MIN(t_begin_ns) - (SELECT MIN(t_begin_ns) FROM spans)) / 1e6 FROM spans WHERE kind = 0 AND rank = 0 AND iteration = 5")
+t1=$(sql "$run" "SELECT (MAX(t_end_ns) - (SELECT MIN(t_begin_ns) FROM spans)) / 1e6 FROM spans WHERE kind = 0 AND rank = 0 AND iteration = 5")
 shot "$run" --tab Timeline --iteration 5 --range "$t0:$t1" --screenshot "$out/timeline_range.png"
 echo "hang: rank 1 stalls before its backward in iteration 20; rank 0 times out after 5 s"
 hung="$work/hung.ddprun"

@@ -1,14 +1,18 @@
 #include "run_store_reader.h"
 
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
 
 #include "run_store_schema.h"
+#include "span_table.h"
 
 namespace ddpscope::probes {
 
 RunStoreReader::RunStoreReader(const std::string& path) : db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX) {
   check_readable(db_);
+  packed_ = schema_version(db_) >= 8;
+  register_span_table(db_.handle());  // SQL over spans, whatever the layout (span_table.h)
 }
 
 RunRow RunStoreReader::run() {
@@ -181,9 +185,120 @@ std::vector<ThreadRow> RunStoreReader::threads() {
   return out;
 }
 
+namespace {
+
+uint64_t kind_mask(const std::vector<Kind>& kinds) {
+  uint64_t mask = 0;
+  for (Kind k : kinds)
+    mask |= uint64_t{1} << (static_cast<int>(k) & 63);
+  return mask;
+}
+
+// A pack's spans appended to `out`, its damage reported as the file's.
+void decode_stored_pack(const Statement& s, int column, int64_t first_id, const std::string& path,
+                        std::vector<PackedSpan>& out) {
+  const auto [data, size] = s.column_blob(column);
+  try {
+    decode_pack(data, size, out);
+  } catch (const Error& e) {
+    throw RunStoreError(detail::concat("run file '", path, "' is damaged: the pack of spans from ", first_id,
+                                       " cannot be read (", e.what(), ")"),
+                        __FILE__, __LINE__);
+  }
+  for (const PackedSpan& p : out) {
+    if (p.kind < 0 || p.kind >= kNumKinds) {
+      throw RunStoreError(detail::concat("run file '", path, "' is damaged: the pack of spans from ", first_id,
+                                         " holds span kind ", p.kind, ", which no ddpscope writes"),
+                          __FILE__, __LINE__);
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
-  // Blocks first (the small indexed table, see run_store_schema.cpp), then the rowid
-  // ranges of spans they name; CROSS JOIN keeps SQLite to that order.
+  if (!packed_) return row_spans(q);
+  // Packs by rank, time and kinds through their index; then the spans in them.
+  std::string sql = "SELECT rank, thread, first_id, data FROM span_packs WHERE t_min <= ?1 AND t_max >= ?2";
+  if (q.rank >= 0) sql += " AND rank = ?3";
+  const uint64_t mask = kind_mask(q.kinds);
+  if (mask) sql += " AND (kinds & " + std::to_string(mask) + ") != 0";
+  Statement s = db_.prepare(sql);
+  s.bind(1, q.t_end_ns).bind(2, q.t_begin_ns);
+  if (q.rank >= 0) s.bind(3, int64_t{q.rank});
+  struct Hit {
+    int64_t id;
+    int32_t rank, thread;
+    PackedSpan span;
+  };
+  std::vector<Hit> hits;
+  std::vector<PackedSpan> pack;
+  while (s.step()) {
+    pack.clear();
+    const int64_t first_id = s.column_int64(2);
+    decode_stored_pack(s, 3, first_id, db_.path(), pack);
+    for (size_t i = 0; i < pack.size(); ++i) {
+      const PackedSpan& p = pack[i];
+      if (p.t_begin_ns > q.t_end_ns || p.t_end_ns < q.t_begin_ns) continue;
+      if (mask && !((mask >> p.kind) & 1)) continue;
+      if (q.iteration >= 0 && p.iteration != q.iteration) continue;
+      hits.push_back({first_id + static_cast<int64_t>(i), static_cast<int32_t>(s.column_int64(0)),
+                      static_cast<int32_t>(s.column_int64(1)), p});
+    }
+  }
+  const auto by_time = [](const Hit& a, const Hit& b) {
+    return a.span.t_begin_ns != b.span.t_begin_ns ? a.span.t_begin_ns < b.span.t_begin_ns : a.id < b.id;
+  };
+  if (q.limit > 0 && static_cast<size_t>(q.limit) < hits.size()) {
+    std::partial_sort(hits.begin(), hits.begin() + q.limit, hits.end(), by_time);
+    hits.resize(static_cast<size_t>(q.limit));
+  } else {
+    std::sort(hits.begin(), hits.end(), by_time);
+  }
+  struct Site {
+    std::string name, file;
+    int64_t line = 0;
+  };
+  std::vector<Site> sites;
+  Statement n = db_.prepare("SELECT name_id, name, file, line FROM names");
+  while (n.step()) {
+    const int64_t id = n.column_int64(0);
+    if (id < 0 || id > (int64_t{1} << 24)) continue;  // damaged: its spans get no name
+    if (static_cast<size_t>(id) >= sites.size()) sites.resize(static_cast<size_t>(id) + 1);
+    sites[static_cast<size_t>(id)] = {n.column_text(1), n.column_text(2), n.column_int64(3)};
+  }
+  std::vector<SpanRow> out;
+  out.reserve(hits.size());
+  for (const Hit& h : hits) {
+    const PackedSpan& p = h.span;
+    SpanRow r;
+    r.rank = h.rank;
+    r.thread = h.thread;
+    r.kind = static_cast<Kind>(p.kind);
+    if (p.name_id >= 0 && static_cast<size_t>(p.name_id) < sites.size()) {
+      const Site& site = sites[static_cast<size_t>(p.name_id)];
+      r.name = site.name;
+      r.file = site.file;
+      r.line = site.line;
+    }
+    r.t_begin_ns = p.t_begin_ns;
+    r.t_end_ns = p.t_end_ns;
+    r.iteration = p.iteration;
+    r.bucket = p.bucket;
+    r.param = p.param;
+    r.bytes = p.bytes;
+    r.peer = p.peer;
+    r.seq = p.seq;
+    r.ctx_id = p.ctx_id;
+    r.msg_id = p.msg_id;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<SpanRow> RunStoreReader::row_spans(const SpanQuery& q) {
+  // Blocks first (the small indexed table of schema 7 and older), then the rowid ranges
+  // of spans they name; CROSS JOIN keeps SQLite to that order.
   std::string sql =
       "SELECT s.rank, s.thread, s.kind, n.name, s.t_begin_ns, s.t_end_ns, s.iteration, s.bucket, "
       "s.param, s.bytes, s.peer, s.seq, s.ctx_id, s.msg_id, n.file, n.line FROM span_blocks b "
@@ -193,14 +308,12 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
   if (q.rank >= 0) sql += " AND b.rank = ?3";
   if (q.iteration >= 0) sql += " AND s.iteration = ?4";
   if (!q.kinds.empty()) {
-    int64_t mask = 0;
     sql += " AND s.kind IN (";
     for (size_t i = 0; i < q.kinds.size(); ++i) {
       if (i) sql += ",";
       sql += std::to_string(static_cast<int>(q.kinds[i]));
-      mask |= int64_t{1} << static_cast<int>(q.kinds[i]);
     }
-    sql += ") AND (b.kinds & " + std::to_string(mask) + ") != 0";
+    sql += ") AND (b.kinds & " + std::to_string(kind_mask(q.kinds)) + ") != 0";
   }
   sql += " ORDER BY s.t_begin_ns";
   if (q.limit > 0) sql += " LIMIT " + std::to_string(q.limit);
@@ -232,7 +345,24 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
   return out;
 }
 
-Statement RunStoreReader::compact_scan(const std::vector<Kind>& kinds, int rank, int64_t after_rowid) {
+SpanScan RunStoreReader::scan_spans(const std::vector<Kind>& kinds, int rank, int64_t after_rowid) {
+  SpanScan scan;
+  scan.packed_ = packed_;
+  scan.kinds_ = kind_mask(kinds);
+  scan.after_ = after_rowid;
+  scan.path_ = db_.path();
+  if (packed_) {
+    // A pack holds at most kMaxPackSpans spans: those after `after_rowid` are in packs
+    // that start within that many ids before it, or later (a range of the primary key).
+    std::string sql =
+        "SELECT first_id, rank, thread, data FROM span_packs WHERE first_id > ?2 - ?3 AND first_id + count - 1 > ?2 "
+        "AND (?1 < 0 OR rank = ?1)";
+    if (scan.kinds_) sql += " AND (kinds & " + std::to_string(scan.kinds_) + ") != 0";
+    sql += " ORDER BY first_id";
+    scan.rows_ = db_.prepare(sql);
+    scan.rows_.bind(1, int64_t{rank}).bind(2, after_rowid).bind(3, static_cast<int64_t>(kMaxPackSpans));
+    return scan;
+  }
   std::string sql =
       "SELECT rank, thread, kind, name_id, t_begin_ns, t_end_ns, iteration, bucket, param, bytes, "
       "seq, rowid, msg_id FROM spans WHERE rowid > ?2 AND (?1 < 0 OR rank = ?1)";
@@ -244,9 +374,58 @@ Statement RunStoreReader::compact_scan(const std::vector<Kind>& kinds, int rank,
     }
     sql += ")";
   }
-  Statement s = db_.prepare(sql);
-  s.bind(1, int64_t{rank}).bind(2, after_rowid);
-  return s;
+  scan.rows_ = db_.prepare(sql);
+  scan.rows_.bind(1, int64_t{rank}).bind(2, after_rowid);
+  return scan;
+}
+
+bool SpanScan::next(CompactSpan& c) {
+  if (!packed_) {
+    if (!rows_.step()) return false;
+    c.rowid = rows_.column_int64(11);
+    c.rank = static_cast<int32_t>(rows_.column_int64(0));
+    c.thread = static_cast<int32_t>(rows_.column_int64(1));
+    c.kind = static_cast<Kind>(rows_.column_int64(2));
+    c.name_id = static_cast<int32_t>(rows_.column_int64(3));
+    c.t_begin_ns = rows_.column_int64(4);
+    c.t_end_ns = rows_.column_int64(5);
+    c.iteration = rows_.column_optional(6);
+    c.bucket = rows_.column_optional(7);
+    c.param = rows_.column_optional(8);
+    c.bytes = rows_.column_optional(9);
+    c.seq = rows_.column_optional(10);
+    c.msg_id = rows_.column_optional(12);
+    return true;
+  }
+  while (true) {
+    while (at_ < pack_.size()) {
+      const PackedSpan& p = pack_[at_];
+      const int64_t id = first_id_ + static_cast<int64_t>(at_);
+      ++at_;
+      if (id <= after_ || (kinds_ && !((kinds_ >> p.kind) & 1))) continue;
+      c.rowid = id;
+      c.rank = rank_;
+      c.thread = thread_;
+      c.kind = static_cast<Kind>(p.kind);
+      c.name_id = p.name_id;
+      c.t_begin_ns = p.t_begin_ns;
+      c.t_end_ns = p.t_end_ns;
+      c.iteration = p.iteration;
+      c.bucket = p.bucket;
+      c.param = p.param;
+      c.bytes = p.bytes;
+      c.seq = p.seq;
+      c.msg_id = p.msg_id;
+      return true;
+    }
+    if (!rows_.step()) return false;
+    first_id_ = rows_.column_int64(0);
+    rank_ = static_cast<int32_t>(rows_.column_int64(1));
+    thread_ = static_cast<int32_t>(rows_.column_int64(2));
+    pack_.clear();
+    at_ = 0;
+    decode_stored_pack(rows_, 3, first_id_, path_, pack_);
+  }
 }
 
 std::vector<std::string> RunStoreReader::names() {
@@ -270,12 +449,15 @@ std::vector<std::string> RunStoreReader::names() {
 }
 
 int64_t RunStoreReader::span_count() {
-  // Rows are only ever appended: the largest rowid is the count, without a scan.
-  return db_.query_int64("SELECT coalesce(max(rowid), 0) FROM spans");
+  // Spans are only ever appended, numbered from 1: the last one's id is the count.
+  if (!packed_) return db_.query_int64("SELECT coalesce(max(rowid), 0) FROM spans");
+  return db_.query_int64(
+      "SELECT coalesce((SELECT first_id + count - 1 FROM span_packs ORDER BY first_id DESC LIMIT 1), 0)");
 }
 
 std::pair<int64_t, int64_t> RunStoreReader::time_range() {
-  Statement s = db_.prepare("SELECT min(t_min), max(t_max) FROM span_blocks");
+  Statement s = db_.prepare(packed_ ? "SELECT min(t_min), max(t_max) FROM span_packs"
+                                    : "SELECT min(t_min), max(t_max) FROM span_blocks");
   if (!s.step() || s.column_optional(0) == -1) return {0, 0};
   return {s.column_int64(0), s.column_int64(1)};
 }

@@ -16,6 +16,7 @@
 
 #include "event.h"
 #include "flight_records.h"
+#include "span_pack.h"
 #include "sqlite_db.h"
 
 namespace ddpscope::probes {
@@ -133,6 +134,24 @@ struct CompactSpan {
   int64_t msg_id = -1;  // RPC kinds: the message id
 };
 
+// Spans one at a time, from span packs (schema 8) or the rows of an older file.
+class SpanScan {
+ public:
+  bool next(CompactSpan& c);
+
+ private:
+  friend class RunStoreReader;
+  Statement rows_;
+  bool packed_ = true;
+  uint64_t kinds_ = 0;  // 0: all
+  int64_t after_ = 0;
+  std::string path_;
+  std::vector<PackedSpan> pack_;
+  size_t at_ = 0;
+  int64_t first_id_ = 0;
+  int32_t rank_ = 0, thread_ = 0;
+};
+
 class RunStoreReader {
  public:
   explicit RunStoreReader(const std::string& path);
@@ -150,25 +169,13 @@ class RunStoreReader {
   // only `kinds` (all when empty), one rank (all when -1), rows after `after_rowid`.
   template <typename Fn>
   void for_each_span(Fn&& fn, const std::vector<Kind>& kinds = {}, int rank = -1, int64_t after_rowid = 0) {
-    Statement s = compact_scan(kinds, rank, after_rowid);
+    SpanScan scan = scan_spans(kinds, rank, after_rowid);
     CompactSpan c;
-    while (s.step()) {
-      c.rowid = s.column_int64(11);
-      c.rank = static_cast<int32_t>(s.column_int64(0));
-      c.thread = static_cast<int32_t>(s.column_int64(1));
-      c.kind = static_cast<Kind>(s.column_int64(2));
-      c.name_id = static_cast<int32_t>(s.column_int64(3));
-      c.t_begin_ns = s.column_int64(4);
-      c.t_end_ns = s.column_int64(5);
-      c.iteration = s.column_optional(6);
-      c.bucket = s.column_optional(7);
-      c.param = s.column_optional(8);
-      c.bytes = s.column_optional(9);
-      c.seq = s.column_optional(10);
-      c.msg_id = s.column_optional(12);
+    while (scan.next(c))
       fn(c);
-    }
   }
+  // The same as a scan to pull from.
+  SpanScan scan_spans(const std::vector<Kind>& kinds = {}, int rank = -1, int64_t after_rowid = 0);
   // Span names by name_id (ids without a name are empty).
   std::vector<std::string> names();
   // Earliest begin and latest end over all spans ({0, 0} without spans).
@@ -198,10 +205,14 @@ class RunStoreReader {
   std::string integrity_check();
   const std::string& path() const { return db_.path(); }
 
+  // Spans in packs (schema 8 and later); false: rows of an older file, read as they are.
+  bool packed() const { return packed_; }
+
  private:
-  Statement compact_scan(const std::vector<Kind>& kinds, int rank, int64_t after_rowid);
+  std::vector<SpanRow> row_spans(const SpanQuery& query);  // an older file's rows
 
   SqliteDb db_;
+  bool packed_ = true;
 };
 
 }  // namespace ddpscope::probes

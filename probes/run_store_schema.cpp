@@ -1,9 +1,12 @@
 #include "run_store_schema.h"
 
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "event.h"
+#include "span_pack.h"
 
 namespace ddpscope::probes {
 namespace {
@@ -139,12 +142,80 @@ CREATE TABLE zero_shards(rank INTEGER NOT NULL, param INTEGER NOT NULL, name TEX
   add_kind_names(db);
 }
 
+// Version 8: spans in packs (span_pack.h). A pack holds up to 4096 consecutive spans of
+// one rank and thread, compressed; its row keeps what queries select packs by (rank,
+// time range, the kinds in it). Spans are numbered from 1 in the order they were
+// written (their rowids before): pack first_id holds spans first_id .. first_id+count-1.
+// The rows of an older file are packed here, block by block, ids kept; then `spans` and
+// `span_blocks` go. SQL over spans still works through the `spans` virtual table
+// (span_table.h), which the CLI, the app and the SQLite extension provide.
+void create_version_8(SqliteDb& db) {
+  db.exec(R"sql(
+CREATE TABLE span_packs(first_id INTEGER PRIMARY KEY, rank INTEGER NOT NULL, thread INTEGER NOT NULL,
+  count INTEGER NOT NULL, t_min INTEGER NOT NULL, t_max INTEGER NOT NULL, kinds INTEGER NOT NULL,
+  data BLOB NOT NULL);
+CREATE INDEX span_packs_by_rank_time ON span_packs(rank, t_min);
+)sql");
+  Statement rows = db.prepare(
+      "SELECT s.rowid, b.rank, b.thread, s.kind, s.name_id, s.t_begin_ns, s.t_end_ns, s.iteration, s.bucket, "
+      "s.param, s.bytes, s.peer, s.seq, s.ctx_id, s.msg_id, s.rref_id, s.fork_id FROM span_blocks b CROSS JOIN "
+      "spans s ON s.rowid BETWEEN b.first_rowid AND b.last_rowid ORDER BY b.first_rowid, s.rowid");
+  Statement insert = db.prepare(
+      "INSERT INTO span_packs(first_id, rank, thread, count, t_min, t_max, kinds, data) VALUES(?,?,?,?,?,?,?,?)");
+  std::vector<PackedSpan> pack;
+  int64_t first_id = 0, rank = 0, thread = 0, t_min = 0, t_max = 0, kinds = 0;
+  auto flush = [&] {
+    if (pack.empty()) return;
+    const std::string blob = encode_pack(pack);
+    insert.bind(1, first_id)
+        .bind(2, rank)
+        .bind(3, thread)
+        .bind(4, static_cast<int64_t>(pack.size()))
+        .bind(5, t_min)
+        .bind(6, t_max)
+        .bind(7, kinds)
+        .bind_blob(8, blob.data(), blob.size());
+    insert.step();
+    insert.rewind();
+    pack.clear();
+  };
+  while (rows.step()) {
+    const int64_t id = rows.column_int64(0);
+    // A new pack where the rank or thread changes, ids stop being consecutive, or it is full.
+    if (pack.empty() || rows.column_int64(1) != rank || rows.column_int64(2) != thread ||
+        id != first_id + static_cast<int64_t>(pack.size()) || pack.size() == 4096) {
+      flush();
+      first_id = id;
+      rank = rows.column_int64(1);
+      thread = rows.column_int64(2);
+      t_min = std::numeric_limits<int64_t>::max();
+      t_max = std::numeric_limits<int64_t>::min();
+      kinds = 0;
+    }
+    PackedSpan s;
+    s.kind = static_cast<int32_t>(rows.column_int64(3));
+    s.name_id = static_cast<int32_t>(rows.column_int64(4));
+    s.t_begin_ns = rows.column_int64(5);
+    s.t_end_ns = rows.column_int64(6);
+    int64_t* optional[] = {&s.iteration, &s.bucket, &s.param,  &s.bytes,   &s.peer,
+                           &s.seq,       &s.ctx_id, &s.msg_id, &s.rref_id, &s.fork_id};
+    for (int c = 0; c < 10; ++c)
+      *optional[c] = rows.column_optional(7 + c);
+    t_min = std::min(t_min, s.t_begin_ns);
+    t_max = std::max(t_max, s.t_end_ns);
+    kinds |= int64_t{1} << (s.kind & 63);
+    pack.push_back(s);
+  }
+  flush();
+  db.exec("DROP TABLE span_blocks; DROP TABLE spans;");
+}
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {
       create_version_1, create_version_2, create_version_3, create_version_4,
-      create_version_5, create_version_6, create_version_7};
-  static_assert(kRunStoreSchemaVersion == 7, "add the migration step with the new version");
+      create_version_5, create_version_6, create_version_7, create_version_8};
+  static_assert(kRunStoreSchemaVersion == 8, "add the migration step with the new version");
   return steps;
 }
 

@@ -35,27 +35,17 @@ RunStoreWriter::RunStoreWriter(const std::string& path)
   db_.exec("PRAGMA synchronous=NORMAL");
   db_.exec("PRAGMA cache_size=-65536");  // 64 MiB
   create_or_migrate(db_);
-  // Spans go in kSpansPerInsert rows per statement: one VDBE run, one reset and one
-  // call per row group instead of per row (measured: 290k -> see commit message).
-  auto insert_spans = [](int rows) {
-    std::string sql =
-        "INSERT INTO spans(rank, thread, kind, name_id, t_begin_ns, t_end_ns, iteration, bucket, "
-        "param, bytes, peer, seq, ctx_id, msg_id, rref_id, fork_id) VALUES";
-    for (int i = 0; i < rows; ++i)
-      sql += i ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    return sql;
-  };
-  insert_span_ = db_.prepare(insert_spans(1));
-  insert_spans_ = db_.prepare(insert_spans(kSpansPerInsert));
+  insert_pack_ = db_.prepare(
+      "INSERT INTO span_packs(first_id, rank, thread, count, t_min, t_max, kinds, data) VALUES(?,?,?,?,?,?,?,?)");
+  next_span_id_ = db_.query_int64(
+      "SELECT coalesce((SELECT first_id + count FROM span_packs ORDER BY first_id DESC "
+      "LIMIT 1), 1)");
   insert_name_ = db_.prepare("INSERT INTO names(name, file, line) VALUES(?, ?, ?)");
   upsert_thread_ = db_.prepare("INSERT OR REPLACE INTO threads(rank, thread, tid, name) VALUES(?,?,?,?)");
   update_rank_counts_ = db_.prepare(
       "UPDATE ranks SET events_received = events_received + ?, batches_received = "
       "batches_received + 1, events_dropped = max(events_dropped, ?) WHERE rank = ?");
   ensure_rank_ = db_.prepare("INSERT OR IGNORE INTO ranks(rank) VALUES(?)");
-  insert_block_ = db_.prepare(
-      "INSERT INTO span_blocks(rank, thread, first_rowid, last_rowid, t_min, t_max, kinds) "
-      "VALUES(?,?,?,?,?,?,?)");
   insert_metric_ = db_.prepare("INSERT INTO metrics(rank, iteration, name, value) VALUES(?,?,?,?)");
   // The send and the receive of one RPC message arrive from different ranks in either
   // order: whichever comes second completes the row the first made.
@@ -155,12 +145,13 @@ int64_t RunStoreWriter::name_id(const NameInfo& name) {
   return id;
 }
 
-void RunStoreWriter::bind_span(Statement& s, int first, int64_t rank, const BatchEvent& e,
-                               const std::vector<int64_t>& name_ids, int64_t offset) {
+namespace {
+
+PackedSpan packed_span(const BatchEvent& e, const std::vector<int64_t>& name_ids, int64_t offset) {
   // RPC and distributed-autograd kinds carry (context, message) in id/id2, GPU kinds their
-  // correlation id in id2; RRef events
-  // (rref, fork); a dependency instant (context, node); an autograd node (node, and its
-  // context in a distributed pass); the others a sequence number in id.
+  // correlation id in id2; RRef events (rref, fork); a dependency instant (context,
+  // node); an autograd node (node, and its context in a distributed pass); the others a
+  // sequence number in id.
   const auto kind = static_cast<Kind>(e.kind);
   const bool rpc = kind == Kind::RpcSend || kind == Kind::RpcRecv || kind == Kind::DistBackward ||
                    kind == Kind::RpcCall || kind == Kind::DistContext || kind == Kind::DistFunction;
@@ -170,64 +161,55 @@ void RunStoreWriter::bind_span(Statement& s, int first, int64_t rank, const Batc
   // Imported GPU work and its launches: the trace's correlation id joins them.
   const bool gpu = kind == Kind::GpuKernel || kind == Kind::GpuComm || kind == Kind::GpuMemcpy ||
                    kind == Kind::GpuMemset || kind == Kind::CudaRuntime;
-  const int64_t seq = rpc || rref ? -1 : dependency ? e.id2 : e.id;
-  const int64_t ctx = rpc || dependency ? e.id : node ? e.id2 : -1;
-  s.bind(first + 1, rank)
-      .bind(first + 2, int64_t{e.thread})
-      .bind(first + 3, int64_t{e.kind})
-      .bind(first + 4, name_ids[e.name])
-      .bind(first + 5, e.t_begin_ns + offset)
-      .bind(first + 6, e.t_end_ns + offset)
-      .bind_optional(first + 7, e.iteration)
-      .bind_optional(first + 8, e.bucket)
-      .bind_optional(first + 9, e.param)
-      .bind_optional(first + 10, e.bytes)
-      .bind_optional(first + 11, e.peer)
-      .bind_optional(first + 12, seq)
-      .bind_optional(first + 13, ctx)
-      .bind_optional(first + 14, rpc || gpu ? e.id2 : -1)
-      .bind_optional(first + 15, rref ? e.id : -1)
-      .bind_optional(first + 16, rref ? e.id2 : -1);
+  auto optional = [](int64_t v) { return v < 0 ? int64_t{-1} : v; };  // every negative: not set
+  PackedSpan p;
+  p.kind = e.kind;
+  p.name_id = static_cast<int32_t>(name_ids[e.name]);
+  p.t_begin_ns = e.t_begin_ns + offset;
+  p.t_end_ns = e.t_end_ns + offset;
+  p.iteration = optional(e.iteration);
+  p.bucket = optional(e.bucket);
+  p.param = optional(e.param);
+  p.bytes = optional(e.bytes);
+  p.peer = optional(e.peer);
+  p.seq = optional(rpc || rref ? -1 : dependency ? e.id2 : e.id);
+  p.ctx_id = optional(rpc || dependency ? e.id : node ? e.id2 : -1);
+  p.msg_id = optional(rpc || gpu ? e.id2 : -1);
+  p.rref_id = optional(rref ? e.id : -1);
+  p.fork_id = optional(rref ? e.id2 : -1);
+  return p;
 }
 
-void RunStoreWriter::write_block(int64_t rank, const std::vector<BatchEvent>& events, size_t begin, size_t end,
-                                 const std::vector<int64_t>& ids, int64_t offset) {
+}  // namespace
+
+void RunStoreWriter::write_pack(int64_t rank, const std::vector<BatchEvent>& events, size_t begin, size_t end,
+                                const std::vector<int64_t>& ids, int64_t offset) {
   int64_t t_min = std::numeric_limits<int64_t>::max(), t_max = std::numeric_limits<int64_t>::min();
   int64_t kinds = 0;
+  pack_.clear();
   for (size_t i = begin; i < end; ++i) {
-    t_min = std::min(t_min, events[i].t_begin_ns + offset);
-    t_max = std::max(t_max, events[i].t_end_ns + offset);
+    pack_.push_back(packed_span(events[i], ids, offset));
+    t_min = std::min(t_min, pack_.back().t_begin_ns);
+    t_max = std::max(t_max, pack_.back().t_end_ns);
     kinds |= int64_t{1} << (events[i].kind & 63);
   }
-  size_t i = begin;
-  for (; i + kSpansPerInsert <= end; i += kSpansPerInsert) {
-    for (int k = 0; k < kSpansPerInsert; ++k)
-      bind_span(insert_spans_, k * kSpanColumns, rank, events[i + k], ids, offset);
-    insert_spans_.step();
-    insert_spans_.rewind();
-  }
-  for (; i < end; ++i) {
-    bind_span(insert_span_, 0, rank, events[i], ids, offset);
-    insert_span_.step();
-    insert_span_.rewind();
-  }
-  // Rowids of a table nobody deletes from are handed out consecutively, so the block's
-  // rows are the last end - begin before this point.
-  const int64_t last = sqlite3_last_insert_rowid(db_.handle());
-  const int64_t first = last - static_cast<int64_t>(end - begin) + 1;
-  insert_block_.bind(1, rank)
-      .bind(2, int64_t{events[begin].thread})
-      .bind(3, first)
-      .bind(4, last)
+  const std::string blob = encode_pack(pack_);
+  insert_pack_.bind(1, next_span_id_)
+      .bind(2, rank)
+      .bind(3, int64_t{events[begin].thread})
+      .bind(4, static_cast<int64_t>(end - begin))
       .bind(5, t_min)
       .bind(6, t_max)
-      .bind(7, kinds);
-  insert_block_.step();
-  insert_block_.rewind();
+      .bind(7, kinds)
+      .bind_blob(8, blob.data(), blob.size());
+  insert_pack_.step();
+  insert_pack_.rewind();
+  next_span_id_ += static_cast<int64_t>(end - begin);
 }
 
 void RunStoreWriter::write(const EventBatch& batch) {
   db_.exec("BEGIN");
+  const int64_t first_span_id = next_span_id_;
   try {
     ensure_rank(batch.rank);
     const auto rank = int64_t{batch.rank};
@@ -242,12 +224,12 @@ void RunStoreWriter::write(const EventBatch& batch) {
       ids.push_back(name_id(n));
     const int64_t offset = batch.clock_offset_ns;
     const auto& events = batch.events;
-    // Blocks: runs of one thread's events (the shipper sends them thread by thread).
+    // Packs: runs of one thread's events (the shipper sends them thread by thread).
     for (size_t begin = 0; begin < events.size();) {
       size_t end = begin + 1;
-      while (end < events.size() && end - begin < kBlockRows && events[end].thread == events[begin].thread)
+      while (end < events.size() && end - begin < kPackSpans && events[end].thread == events[begin].thread)
         ++end;
-      write_block(rank, events, begin, end, ids, offset);
+      write_pack(rank, events, begin, end, ids, offset);
       begin = end;
     }
     for (const auto& e : events) {
@@ -264,6 +246,7 @@ void RunStoreWriter::write(const EventBatch& batch) {
     db_.exec("COMMIT");
     events_written_ += static_cast<int64_t>(batch.events.size());
   } catch (...) {
+    next_span_id_ = first_span_id;  // the packs were rolled back with the rest
     try {
       db_.exec("ROLLBACK");
     } catch (...) {

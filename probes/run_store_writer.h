@@ -14,6 +14,7 @@
 
 #include "event_batch.h"
 #include "flight_records.h"
+#include "span_pack.h"
 #include "sqlite_db.h"
 
 namespace ddpscope::probes {
@@ -55,13 +56,10 @@ class RunStoreWriter {
   const std::string& path() const { return db_.path(); }
 
  private:
-  static constexpr int kSpanColumns = 16;
-  static constexpr int kSpansPerInsert = 64;  // 1024 parameters: under SQLite's 32766
-  static constexpr size_t kBlockRows = 4096;  // rows per span_blocks entry at most
-  void write_block(int64_t rank, const std::vector<BatchEvent>& events, size_t begin, size_t end,
-                   const std::vector<int64_t>& ids, int64_t offset);
-  void bind_span(Statement& s, int first, int64_t rank, const BatchEvent& e, const std::vector<int64_t>& name_ids,
-                 int64_t offset);
+  // Spans per pack at most: the unit a window query decodes (a few hundred KB of spans).
+  static constexpr size_t kPackSpans = 4096;
+  void write_pack(int64_t rank, const std::vector<BatchEvent>& events, size_t begin, size_t end,
+                  const std::vector<int64_t>& ids, int64_t offset);
   void write_record(int rank, const std::string& json, int64_t offset);
   void write_message(int64_t rank, const BatchEvent& e, const std::string& name, int64_t offset);
   void store_record(int rank, const nlohmann::json& record, int64_t offset);
@@ -78,11 +76,13 @@ class RunStoreWriter {
   void ensure_rank(int rank);
 
   SqliteDb db_;
-  Statement insert_span_, insert_spans_, insert_block_, insert_name_, upsert_thread_, update_rank_counts_, ensure_rank_,
-      insert_metric_, upsert_message_, upsert_collective_;
+  Statement insert_pack_, insert_name_, upsert_thread_, update_rank_counts_, ensure_rank_, insert_metric_,
+      upsert_message_, upsert_collective_;
   std::unordered_map<std::string, int64_t> name_ids_;
   std::unordered_map<int, bool> known_ranks_;
   int64_t events_written_ = 0;
+  int64_t next_span_id_ = 1;  // the id the next span written gets (ids count from 1)
+  std::vector<PackedSpan> pack_;
 };
 
 // Local time as ISO 8601, for the runs table.

@@ -116,6 +116,10 @@ Statement& Statement::bind(int i, const std::string& v) {
   sqlite3_bind_text(stmt_.get(), i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   return *this;
 }
+Statement& Statement::bind_blob(int i, const void* data, size_t size) {
+  sqlite3_bind_blob64(stmt_.get(), i, data, size, SQLITE_STATIC);
+  return *this;
+}
 Statement& Statement::bind_null(int i) {
   sqlite3_bind_null(stmt_.get(), i);
   return *this;

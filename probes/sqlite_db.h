@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "ddpscope/error.h"
 
@@ -41,6 +42,8 @@ class Statement {
   Statement& bind(int i, double v);
   Statement& bind(int i, const std::string& v);
   Statement& bind_null(int i);
+  // The bytes are used until the statement runs (no copy): keep them alive until step().
+  Statement& bind_blob(int i, const void* data, size_t size);
   // Binds -1 as NULL: the probes' "not set".
   Statement& bind_optional(int i, int64_t v) { return v < 0 ? bind_null(i) : bind(i, v); }
   // Advances; true while there is a row.
@@ -57,6 +60,11 @@ class Statement {
   double column_double(int i) const { return sqlite3_column_double(stmt_.get(), i); }
   bool column_is_text(int i) const { return sqlite3_column_type(stmt_.get(), i) == SQLITE_TEXT; }
   std::string column_text(int i) const;
+  // A blob column's bytes, valid until the next step() or column call on this column.
+  std::pair<const void*, size_t> column_blob(int i) const {
+    const void* p = sqlite3_column_blob(stmt_.get(), i);
+    return {p, static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), i))};
+  }
 
  private:
   std::unique_ptr<sqlite3_stmt, StatementFinalizer> stmt_;

@@ -147,7 +147,8 @@ int main(int argc, char** argv) {
       {"rss_window_mib", (rss_window - rss_before) / 1024.0},
       {"rss_run_open_mib", (rss_open - rss_window) / 1024.0},
       {"bytes_per_span_in_memory", (rss_open - rss_window) * 1024.0 / static_cast<double>(spans)},
-      {"run_file_mib", static_cast<double>(std::filesystem::file_size(path)) / (1 << 20)}};
+      {"run_file_mib", static_cast<double>(std::filesystem::file_size(path)) / (1 << 20)},
+      {"run_file_bytes_per_span", static_cast<double>(std::filesystem::file_size(path)) / static_cast<double>(spans)}};
   std::printf("%s\n", out.dump(2).c_str());
   if (argc > 3 && std::string(argv[3]) == "--keep") {
     std::fprintf(stderr, "kept %s\n", path.c_str());

@@ -44,8 +44,19 @@ def advised(build, run_file):
     return ["--bucket-cap-mb", f"{advice['best_fused_cap_mb']:g}", "--fused-optimizer"]
 
 
-def median_iteration_ms(run_file, warmup=5):
+SQLITE_EXTENSION = os.path.join("build", "lib", "libddpscope_sqlite.so")  # main() sets it from --build
+
+
+def open_run(run_file):
+    """The run file with its spans as the `spans` table (they are packed: the extension shows them)."""
     db = sqlite3.connect(f"file:{run_file}?immutable=1", uri=True)
+    db.enable_load_extension(True)
+    db.load_extension(SQLITE_EXTENSION)
+    return db
+
+
+def median_iteration_ms(run_file, warmup=5):
+    db = open_run(run_file)
     rows = db.execute(
         "SELECT (s.t_end_ns - s.t_begin_ns) / 1e6 FROM spans s JOIN kinds k ON k.kind = s.kind "
         "WHERE k.name = 'iteration' AND s.rank = 0 AND s.iteration > ?", (warmup,)).fetchall()
@@ -55,7 +66,7 @@ def median_iteration_ms(run_file, warmup=5):
 def hideable_backward_ms(run_file):
     """Per iteration of rank 0: from its first bucket_ready mark to the end of backward's
     compute (the finalize span's start)."""
-    db = sqlite3.connect(f"file:{run_file}?immutable=1", uri=True)
+    db = open_run(run_file)
     rows = db.execute(
         "SELECT s.iteration, k.name, MIN(s.t_begin_ns) FROM spans s JOIN kinds k ON k.kind = s.kind "
         "WHERE s.rank = 0 AND k.name IN ('bucket_ready', 'finalize') GROUP BY s.iteration, k.name").fetchall()
@@ -111,6 +122,8 @@ def main():
     parser.add_argument("--iters", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
+    global SQLITE_EXTENSION
+    SQLITE_EXTENSION = os.path.join(os.path.abspath(args.build), "lib", "libddpscope_sqlite.so")
     if os.geteuid() != 0:
         sys.exit("SKIP: the simulated cluster needs root (network namespaces)")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1",

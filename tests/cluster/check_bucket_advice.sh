@@ -26,9 +26,9 @@ train 4 "$work/recorded.ddprun"
 for cap in 4 16 100; do train "$cap" "$work/cap$cap.ddprun"; done
 train 16 "$work/fused16.ddprun" --fused-optimizer
 
-/usr/bin/python3 - "$work" <<'PY'
+/usr/bin/python3 - "$work" "$build/lib/libddpscope_sqlite.so" <<'PY'
 import json, sqlite3, statistics, sys
-work = sys.argv[1]
+work, extension = sys.argv[1], sys.argv[2]
 advice = json.load(open(f"{work}/advice.json"))
 worst = 0
 # Here the caps differ (7, 3 and 2 buckets; a 21 MB last bucket at 100 MiB): advise must not call them equal.
@@ -39,6 +39,8 @@ checks += [(p, "fused16", p["fused_iteration_ms"], " with the fused optimizer")
 for p, run, predicted, how in checks:
     cap = p["cap_mb"]
     db = sqlite3.connect(f"file:{work}/{run}.ddprun?immutable=1", uri=True)
+    db.enable_load_extension(True)
+    db.load_extension(extension)  # spans are packed: the extension shows them as `spans`
     rows = db.execute("SELECT (t_end_ns - t_begin_ns) / 1e6 FROM spans WHERE kind = 0 AND rank = 0 "
                       "AND iteration > 5").fetchall()
     measured = statistics.median(r[0] for r in rows)

@@ -15,10 +15,12 @@ timeout 300 "$build/bin/ddpscope-cli" train --np "$n" --hostfile "$work/hosts" -
   || { cat "$work/out"; fail "the $n-host job failed"; }
 grep -q "done: 10 iterations" "$work/out" || { cat "$work/out"; fail "the job did not finish its iterations"; }
 
-/usr/bin/python3 - "$run" "$n" <<'PY' || exit 1
+/usr/bin/python3 - "$run" "$n" "$build/lib/libddpscope_sqlite.so" <<'PY' || exit 1
 import sqlite3, sys
 run, n = sys.argv[1], int(sys.argv[2])
 db = sqlite3.connect(run)
+db.enable_load_extension(True)
+db.load_extension(sys.argv[3])  # spans are packed: the extension shows them as `spans`
 status, = db.execute("SELECT status FROM runs").fetchone()
 assert status == "finished", f"run status {status}"
 ranks = db.execute("SELECT rank, host, clock_offset_ns, events_received FROM ranks ORDER BY rank").fetchall()

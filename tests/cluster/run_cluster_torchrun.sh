@@ -19,10 +19,12 @@ timeout 240 "$build/bin/ddpscope-cli" torchrun --np 2 --hostfile "$work/hosts" -
   { cat "$work/out"; fail "the 2-host torch job failed"; }
 grep -q "training Sequential (1.1M parameters) under DDP on 2 ranks (gloo backend)" "$work/out" ||
   { cat "$work/out"; fail "no start line"; }
-/usr/bin/python3 - "$run" "$work/counts" <<'PY' || exit 1
+/usr/bin/python3 - "$run" "$work/counts" "$build/lib/libddpscope_sqlite.so" <<'PY' || exit 1
 import json, sqlite3, sys
 run, counts = sys.argv[1], sys.argv[2]
 db = sqlite3.connect(run)
+db.enable_load_extension(True)
+db.load_extension(sys.argv[3])  # spans are packed: the extension shows them as `spans`
 status, config = db.execute("SELECT status, config_json FROM runs").fetchone()
 assert status == "finished", f"run status {status}"
 assert json.loads(config)["master_addr"] == "10.77.0.10", config

@@ -29,6 +29,9 @@ import threading
 import time
 import uuid
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "probes", "python"))
+from ddpscope import open_run  # noqa: E402  (spans are queried through the SQLite extension)
+
 import flight_faults  # the flight recorder's mismatch scenarios, beside this file
 import torch_faults  # the PyTorch scenarios (ddpscope-cli torchrun), beside this file
 
@@ -299,7 +302,7 @@ def scenario_rank_stopped_ending(build, work):
     if status != "failed":
         problems.append(f"run status {status}")
     try:
-        db = sqlite3.connect(f"file:{run}?mode=ro", uri=True)
+        db = open_run(run)
         iterations = db.execute("SELECT rank, COUNT(*) FROM spans WHERE kind = "
                                 "(SELECT kind FROM kinds WHERE name = 'iteration') GROUP BY rank").fetchall()
     except sqlite3.Error as e:
@@ -332,7 +335,7 @@ def scenario_collector(build, work, how):
     if code is not None:
         r.detection = time.monotonic() - t0
     if how == "stop" and not problems:
-        db = sqlite3.connect(f"file:{run}?mode=ro", uri=True)
+        db = open_run(run)
         got = db.execute("SELECT SUM(events_received), SUM(events_dropped) FROM ranks").fetchone()
         spans = db.execute("SELECT COUNT(*) FROM spans").fetchone()[0]
         if got[0] != spans:
@@ -427,15 +430,15 @@ def scenario_existing(build, work):
                                                          "replaced with --force")
     run = os.path.join(work, "existing.ddprun")
     Job(build, train_args(run, iters=20)).wait(60)
-    before = sqlite3.connect(f"file:{run}?mode=ro", uri=True).execute("SELECT COUNT(*) FROM spans").fetchone()[0]
+    before = open_run(run).execute("SELECT COUNT(*) FROM spans").fetchone()[0]
     t0 = time.monotonic()
     refused = Job(build, train_args(run, iters=5))
     code = refused.wait(30)
     r.detection = time.monotonic() - t0
-    after = sqlite3.connect(f"file:{run}?mode=ro", uri=True).execute("SELECT COUNT(*) FROM spans").fetchone()[0]
+    after = open_run(run).execute("SELECT COUNT(*) FROM spans").fetchone()[0]
     forced = Job(build, train_args(run, iters=5, extra=["--force"]))
     code_forced = forced.wait(60)
-    its = sqlite3.connect(f"file:{run}?mode=ro", uri=True).execute(
+    its = open_run(run).execute(
         "SELECT COUNT(*) FROM spans WHERE kind = 0 AND rank = 0").fetchone()[0]
     problems = []
     if code in (None, 0):
@@ -528,7 +531,7 @@ def scenario_uneven(build, work):
     joined_code = joined.wait(60)
     problems += [f"with --join: {p}" for p in check_common(r, joined, joined_code, joined_run, 60, want_failure=False)]
     if not problems:
-        its = sqlite3.connect(f"file:{joined_run}?mode=ro", uri=True).execute(
+        its = open_run(joined_run).execute(
             "SELECT rank, COUNT(*) FROM spans WHERE kind = 0 GROUP BY rank ORDER BY rank").fetchall()
         if its != [(0, 40), (1, 20)]:
             problems.append(f"with --join: iterations per rank {its}")
@@ -742,7 +745,7 @@ def scenario_disk_full(build, work):
         if status != "incomplete" or not re.search(r"\d+ events lost", message or ""):
             problems.append(f"run status {status}: {message}")
         try:
-            stored = sqlite3.connect(f"file:{run}?mode=ro", uri=True).execute("SELECT COUNT(*) FROM spans").fetchone()[0]
+            stored = open_run(run).execute("SELECT COUNT(*) FROM spans").fetchone()[0]
         except sqlite3.Error as e:
             stored = f"unreadable ({e})"
         if not isinstance(stored, int) or stored == 0:
@@ -799,6 +802,7 @@ def main():
     parser.add_argument("--readme", help="also put the table, short, between README.md's FAULTS markers")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
+    os.environ["DDPSCOPE_SQLITE_EXT"] = os.path.join(build, "lib", "libddpscope_sqlite.so")
     results = []
     with tempfile.TemporaryDirectory() as work:
         for key, fn in SCENARIOS.items():

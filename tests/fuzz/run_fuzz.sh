@@ -2,8 +2,8 @@
 # Builds a libFuzzer harness with Debian's clang 14 and runs it on its seed corpus.
 #   run_fuzz.sh BUILD_DIR SOURCE_DIR TARGET [libFuzzer options...]
 # Targets: rpc_wire (the RPC wire format), event_batch (the collector's batch decoder),
-# run_file (the run-file reader on damaged files), preset (the launch dialog's job
-# presets). CTest runs each briefly
+# run_file (the run-file reader on damaged files), span_pack (the span-pack decoder),
+# preset (the launch dialog's job presets). CTest runs each briefly
 # (-max_total_time=15); tests/bench/bench_fuzz.sh with -runs=1000000.
 # Prints "fuzz_TARGET: N executions, C crashes" and fails on any crash.
 set -euo pipefail
@@ -21,8 +21,10 @@ case "$target" in
   event_batch) sources=("$src/probes/event_batch.cpp" "$src/probes/clock_offset_estimator.cpp"); libs=() ;;
   run_file)
     sources=("$src/probes/run_store_reader.cpp" "$src/probes/sqlite_db.cpp" "$src/probes/run_store_schema.cpp"
-             "$src/probes/event.cpp" "$src/probes/flight_records.cpp")
-    libs=(-lsqlite3) ;;
+             "$src/probes/event.cpp" "$src/probes/flight_records.cpp" "$src/probes/span_pack.cpp"
+             "$src/probes/span_table.cpp")
+    libs=(-lsqlite3 -lzstd) ;;
+  span_pack) sources=("$src/probes/span_pack.cpp"); libs=(-lzstd) ;;
   flight_dump)
     sources=("$src/probes/flight_records.cpp" "$src/probes/flight_analysis.cpp" "$src/probes/flight_grid.cpp"
              "$src/probes/sqlite_db.cpp")
@@ -32,7 +34,7 @@ case "$target" in
     # Qt Core from its pkg-config file; -fPIC as Qt's headers demand.
     read -r -a qt <<<"$(pkg-config --cflags --libs Qt6Core)"
     libs=(-fPIC -I"$src/gui/models" "${qt[@]}") ;;
-  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, event_batch, run_file, flight_dump, preset)" >&2; exit 2 ;;
+  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, event_batch, run_file, span_pack, flight_dump, preset)" >&2; exit 2 ;;
 esac
 out="$build/fuzz/$target"
 mkdir -p "$out/work"

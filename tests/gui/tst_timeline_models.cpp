@@ -13,6 +13,7 @@
 #include "range_summary.h"
 #include "ruler_ticks.h"
 #include "span_details.h"
+#include "span_table.h"
 #include "time_axis.h"
 #include "time_format.h"
 #include "timeline_search.h"
@@ -224,6 +225,7 @@ class TestTimelineModels : public ScratchTest {
       for (const RangeRow& r : sum.rows)
         mine[{static_cast<int>(r.kind), r.name}] = {r.count, r.total_ns};
       ddpscope::probes::SqliteDb db(file, SQLITE_OPEN_READONLY);
+      ddpscope::probes::register_span_table(db.handle());  // SQL over the packs
       auto q = db.prepare(
           "SELECT s.kind, n.name, COUNT(*), SUM(MIN(s.t_end_ns, ?2) - MAX(s.t_begin_ns, ?1)) FROM spans s "
           "JOIN names n ON n.name_id = s.name_id WHERE s.t_end_ns > ?1 AND s.t_begin_ns < ?2 "
@@ -247,6 +249,7 @@ class TestTimelineModels : public ScratchTest {
     const RunData run = load_run(file);
     const TimelineData& t = run.timeline;
     ddpscope::probes::SqliteDb db(file, SQLITE_OPEN_READONLY);
+    ddpscope::probes::register_span_table(db.handle());  // SQL over the packs
     int checked = 0;
     for (size_t l = 0; l < t.lanes.size(); ++l) {
       for (int64_t k = 0; k < static_cast<int64_t>(t.lanes[l].spans.size()); ++k) {

@@ -118,9 +118,9 @@ class TestRunStore : public ScratchTest {
     SqliteDb db(file, SQLITE_OPEN_READONLY);
     QCOMPARE(schema_version(db), kRunStoreSchemaVersion);
     QCOMPARE(db.query_int64("SELECT count(*) FROM kinds"), int64_t(kNumKinds));
-    // The block-range index the views' queries go through (by rank, time and kind).
+    // The packs' index the views' queries go through (by rank, time and kind).
     QCOMPARE(db.query_int64("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = "
-                            "'span_blocks_by_rank_time'"),
+                            "'span_packs_by_rank_time'"),
              int64_t(1));
     QCOMPARE(db.query_int64("PRAGMA page_size"), int64_t(16384));
   }

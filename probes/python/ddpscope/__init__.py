@@ -32,3 +32,13 @@ def log(**values):
         # JSON has no NaN: the run file's form for a value that is not finite is "nan", "inf".
         _session.probes.record(json.dumps({"type": "metric", "iteration": _session.iteration, "name": name,
                                            "value": value if math.isfinite(value) else str(value)}))
+
+
+def open_run(path, extension=None):
+    """A read-only sqlite3 connection to a run file, spans queryable as the `spans` table:
+
+        db = ddpscope.open_run("run.ddprun")
+        db.execute("SELECT rank, count(*) FROM spans WHERE kind = 0 GROUP BY rank")
+    """
+    from ._runfile import open_run as _open_run
+    return _open_run(path, extension)

@@ -1,0 +1,31 @@
+"""SQL over a run file from Python: spans live in compressed packs (schema 8), which the
+SQLite extension libddpscope_sqlite.so shows as the `spans` table (probes/span_table.h)."""
+import os
+import sqlite3
+
+_EXT_NAME = "libddpscope_sqlite.so"
+
+
+def _find_extension():
+    """$DDPSCOPE_SQLITE_EXT, else beside an installed or built tree."""
+    explicit = os.environ.get("DDPSCOPE_SQLITE_EXT")
+    if explicit:
+        return explicit
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (os.path.join(here, "..", "..", "..", "build", "lib", _EXT_NAME),  # probes/python in the source
+                      os.path.join(here, "..", "..", "..", "..", "lib", _EXT_NAME)):  # share/ddpscope/python
+        if os.path.exists(candidate):
+            return os.path.normpath(candidate)
+    raise FileNotFoundError(f"{_EXT_NAME} not found beside this package; build ddpscope, or set "
+                            "DDPSCOPE_SQLITE_EXT to its path")
+
+
+def open_run(path, extension=None):
+    """A read-only connection to the run file at `path` with its `spans` table."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"run file '{path}' does not exist")
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db.enable_load_extension(True)
+    db.load_extension(extension or _find_extension())
+    db.enable_load_extension(False)
+    return db
