@@ -24,6 +24,7 @@
 #include "json_number.h"
 #include "rpc_ping.h"
 #include "run_file_claim.h"
+#include "run_compare.h"
 #include "run_stats.h"
 #include "torch_trace_import.h"
 #include "run_store_reader.h"
@@ -563,6 +564,64 @@ Command add_example(CLI::App& app) {
   return {cmd, [a] { return run_example(a->example, a->launch); }};
 }
 
+// "FIRST:LAST" (either may be empty: from the default) as an iteration range.
+ddpscope::probes::IterationRange parse_iterations(const std::string& text, const char* option) {
+  ddpscope::probes::IterationRange r;
+  if (text.empty()) return r;
+  const size_t colon = text.find(':');
+  auto number = [&](const std::string& part) -> int64_t {
+    if (part.empty()) return -1;
+    size_t used = 0;
+    int64_t v = -1;
+    try {
+      v = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != part.size() || v < 0)
+      throw DDPSCOPE_ERROR(option, " '", text,
+                           "': give FIRST:LAST iteration numbers, as 5:20 (either may be left out)");
+    return v;
+  };
+  r.first = number(text.substr(0, colon));
+  r.last = colon == std::string::npos ? r.first : number(text.substr(colon + 1));
+  if (r.first >= 0 && r.last >= 0 && r.last < r.first)
+    throw DDPSCOPE_ERROR(option, " '", text, "': the last iteration comes before the first");
+  return r;
+}
+
+Command add_compare(CLI::App& app) {
+  struct Args {
+    std::string a, b, iterations, iterations_b;
+    size_t ops = 20;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "Compare two runs: where their iteration time went, and the ops that appeared, disappeared, got "
+      "slower or faster");
+  cmd->add_option("A", args->a, "The run to compare against (before)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("B", args->b, "The run compared (after)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--iterations", args->iterations,
+                  "FIRST:LAST iterations to compare (default: all but the first, the warm-up)");
+  cmd->add_option("--iterations-b", args->iterations_b, "B's iterations, when they differ from --iterations");
+  cmd->add_option("--ops", args->ops, "Ops to list (largest change first)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_flag("--json", args->json, "Print JSON (every op)");
+  return {cmd, [args] {
+            const auto range_a = parse_iterations(args->iterations, "--iterations");
+            const auto range_b =
+                args->iterations_b.empty() ? range_a : parse_iterations(args->iterations_b, "--iterations-b");
+            ddpscope::probes::RunStoreReader a(args->a), b(args->b);
+            const auto c = ddpscope::probes::compare_runs(a, b, range_a, range_b);
+            if (args->json)
+              std::printf("%s\n", ddpscope::probes::comparison_json(c).dump(2).c_str());
+            else
+              std::printf("%s", ddpscope::probes::comparison_text(c, args->ops).c_str());
+            return 0;
+          }};
+}
+
 // CLI11 says only "A subcommand is required" for a misspelt one.
 bool known_command(const CLI::App& app, int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return true;
@@ -595,10 +654,11 @@ int main(int argc, char** argv) {
       parsed_argc = static_cast<int>(script) + 3;
     }
   }
-  const std::vector<Command> commands = {
-      add_train(app),    add_stats(app),        add_hang(app),
-      add_advise(app),   add_import_torch(app), add_export(app),
-      add_rpc_ping(app), add_example(app),      add_torchrun(app, std::move(script_args))};
+  const std::vector<Command> commands = {add_train(app),   add_stats(app),
+                                         add_hang(app),    add_advise(app),
+                                         add_compare(app), add_import_torch(app),
+                                         add_export(app),  add_rpc_ping(app),
+                                         add_example(app), add_torchrun(app, std::move(script_args))};
   if (!known_command(app, argc, argv)) return 2;
   try {
     app.parse(parsed_argc, argv);

@@ -18,6 +18,7 @@ class QTableView;
 namespace ddpscope::gui {
 
 struct RunData;
+using probes::TimeBreakdown;
 
 // The stacked bars, painted: one row per rank, a shared scale.
 class BreakdownBars : public QWidget {

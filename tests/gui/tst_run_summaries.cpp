@@ -16,6 +16,7 @@
 #include "scratch_test.h"
 
 using namespace ddpscope::gui;
+using namespace ddpscope::probes;
 
 class TestRunSummaries : public ScratchTest {
   Q_OBJECT

@@ -4,11 +4,11 @@
 #include <map>
 #include <set>
 
-namespace ddpscope::gui {
+namespace ddpscope::probes {
 
-std::vector<TimeBreakdown> breakdown_by_iteration(const probes::RunAnalysis& analysis) {
+std::vector<TimeBreakdown> breakdown_by_iteration(const RunAnalysis& analysis) {
   std::set<std::pair<int, int64_t>> straggling;
-  for (const auto& s : probes::find_stragglers(analysis))
+  for (const auto& s : find_stragglers(analysis))
     straggling.insert({s.rank, s.iteration});
   std::vector<TimeBreakdown> rows;
   rows.reserve(analysis.iterations.size());
@@ -74,4 +74,4 @@ int main_straggler(const std::vector<TimeBreakdown>& by_rank) {
   return rank;
 }
 
-}  // namespace ddpscope::gui
+}  // namespace ddpscope::probes

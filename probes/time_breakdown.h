@@ -11,7 +11,7 @@
 
 #include "overlap_analysis.h"
 
-namespace ddpscope::gui {
+namespace ddpscope::probes {
 
 struct TimeBreakdown {
   int rank = 0;
@@ -25,11 +25,11 @@ struct TimeBreakdown {
 };
 
 // One row per rank and iteration, by rank then iteration.
-std::vector<TimeBreakdown> breakdown_by_iteration(const probes::RunAnalysis& analysis);
+std::vector<TimeBreakdown> breakdown_by_iteration(const RunAnalysis& analysis);
 // One row per rank: the mean of its iterations (`by_iteration`'s rows), leaving out the
 // first (warm-up) when there are more than two.
 std::vector<TimeBreakdown> breakdown_by_rank(const std::vector<TimeBreakdown>& by_iteration);
 // The rank that was the straggler most often (-1: none).
 int main_straggler(const std::vector<TimeBreakdown>& by_rank);
 
-}  // namespace ddpscope::gui
+}  // namespace ddpscope::probes
