@@ -61,4 +61,11 @@ zero="$work/zero.ddprun"
 shot "$zero" --tab Buckets --screenshot "$out/zero_buckets.png"
 shot "$zero" --tab Summary --screenshot "$out/zero_summary.png"
 shot --lesson 6 --step 77 --screenshot "$out/learn_zero.png"
+echo "compare: overlapped buckets (A) against one allreduce after backward (B), at a laptop's 1280x800"
+for mode in overlap no-overlap; do
+  extra=(); [ "$mode" = no-overlap ] && extra=(--no-overlap)
+  ./build/bin/ddpscope-cli train --np 2 --iters 15 --width 1024 --depth 6 --batch 64 "${extra[@]}" \
+    --out "$work/$mode.ddprun" --progress lines >/dev/null 2>&1
+done
+shot "$work/overlap.ddprun" --compare "$work/no-overlap.ddprun" --size 1280x800 --screenshot "$out/compare.png"
 ls -l "$out"

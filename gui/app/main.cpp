@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QCommandLineParser>
+#include <QLabel>
 #include <QLineEdit>
 #include <QTimer>
 #include <cstdio>
@@ -43,7 +44,7 @@ struct AppOptions {
       QStringLiteral("PNG")};
   QCommandLineOption tab{QStringLiteral("tab"),
                          QStringLiteral("Tab to show: Summary, Live, Timeline, Breakdown, Overlap, Buckets, Graph, "
-                                        "Messages, Hang or Learn"),
+                                        "Messages, Hang, Compare or Learn"),
                          QStringLiteral("NAME")};
   QCommandLineOption demo{QStringLiteral("demo"), QStringLiteral("Launch the 2-rank transformer demo and follow it")};
   QCommandLineOption launch{QStringLiteral("launch"), QStringLiteral("Launch the job of a preset file and follow it"),
@@ -62,6 +63,9 @@ struct AppOptions {
                            QStringLiteral("A:B")};
   QCommandLineOption iteration{QStringLiteral("iteration"), QStringLiteral("Timeline: show iteration N of rank 0"),
                                QStringLiteral("N")};
+  QCommandLineOption compare{QStringLiteral("compare"),
+                             QStringLiteral("Compare the run opened (A) with this one (B) on the Compare tab"),
+                             QStringLiteral("RUN_FILE")};
   QCommandLineOption size{
       QStringLiteral("size"),
       QStringLiteral("With --screenshot: the window's size (default 1600x1000; a laptop: 1280x800)"),
@@ -75,7 +79,7 @@ struct AppOptions {
                                  QStringLiteral("A run file to open, or a PyTorch job's profiler traces (a folder, "
                                                 "or *.json / *.json.gz files, one per rank) to import and open"),
                                  QStringLiteral("[RUN_FILE | TRACES...]"));
-    parser.addOptions({screenshot, size, tab, demo, launch, lesson, step, sideBySide, find, range, iteration});
+    parser.addOptions({screenshot, size, tab, demo, launch, lesson, step, sideBySide, find, range, iteration, compare});
     parser.process(app);
   }
   bool isSet(const QCommandLineOption& o) const { return parser.isSet(o); }
@@ -187,6 +191,10 @@ int main(int argc, char** argv) {
   }
   ddpscope::gui::MainWindow window(workspace);
   openPaths(window, o.parser.positionalArguments());
+  if (o.isSet(o.compare) && !window.compareWith(o.value(o.compare))) {
+    std::fprintf(stderr, "error: %s\n", qPrintable(window.errorBanner()->text()));
+    return 2;
+  }
   if ((o.isSet(o.demo) || o.isSet(o.launch)) && !launchAsked(window, o)) return 2;
   if (o.isSet(o.tab)) window.showTab(o.value(o.tab));
   if (o.isSet(o.lesson) && !openLessonAsked(window, o)) return 2;

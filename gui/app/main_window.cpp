@@ -28,6 +28,7 @@
 #include "run_open_job.h"
 #include "summary_page.h"
 #include "graph_view.h"
+#include "compare_page.h"
 #include "hang_view.h"
 #include "live_monitor.h"
 #include "learn_page.h"
@@ -201,6 +202,13 @@ void MainWindow::buildPages() {
   });
   m_hangEmpty = new EmptyState(m_hang);
   addPage(m_hangEmpty, "hang", tr("Hang"));
+  m_compare = new ComparePage;
+  m_compareEmpty = new EmptyState(m_compare);
+  m_compareEmpty->setEmpty(
+      tr("No comparison yet.\n\nOpen a run, then File ▸ Compare with another run... to put "
+         "it (A) beside another (B): where their iteration time went, the ops that changed, "
+         "and their timelines on one scale."));
+  addPage(m_compareEmpty, "compare", tr("Compare"));
   showEmptyStates();
 
   connect(m_tabs, &QTabWidget::currentChanged, this, [this] { refreshCurrentTab(); });
@@ -269,6 +277,11 @@ void MainWindow::buildFileMenu() {
     const QString dir = QFileDialog::getExistingDirectory(
         this, tr("A folder of a PyTorch job's profiler traces (one per rank)"), m_runList->folder());
     if (!dir.isEmpty()) importTraces({dir});
+  });
+  file->addAction(tr("Co&mpare with another run..."), this, [this] {
+    const QString other = QFileDialog::getOpenFileName(this, tr("Compare the open run with"), m_runList->folder(),
+                                                       tr("Run files (*.ddprun)"));
+    if (!other.isEmpty()) compareWith(other);
   });
   file->addAction(tr("&Refresh runs"), QKeySequence::Refresh, m_runList, &RunListModel::refresh);
   file->addAction(tr("&Save a copy of the run..."), QKeySequence::SaveAs, this, [this] {

@@ -49,6 +49,7 @@ class SortProxy;
 class EmptyState;
 class BucketAdviceView;
 class TimeBreakdownPage;
+class ComparePage;
 class RunFileWatch;
 class RunOpenJob;
 class TraceImportJob;
@@ -133,6 +134,11 @@ class MainWindow : public QMainWindow {
   BucketsPage* bucketsPage() const { return m_bucketPage; }
   GraphPage* graphPage() const { return m_graphPage; }
   HangView* hangView() const { return m_hang; }
+  // The open run (A) beside the run at `path` (B) on the Compare tab, which it shows;
+  // false with the reason in the error banner (no run open, B unreadable, a side with no
+  // finished iteration).
+  bool compareWith(const QString& path);
+  ComparePage* comparePage() const { return m_compare; }
   MessagesPage* messagesPage() const { return m_messages; }
   LearnPage* learnPage() const { return m_learn; }
   // Learn > lesson `index` (0-based): shows the Learn tab with its recorded run.
@@ -208,6 +214,8 @@ class MainWindow : public QMainWindow {
   QAction* m_shortcutsAction = nullptr;
   EmptyState* m_messagesEmpty = nullptr;
   EmptyState* m_hangEmpty = nullptr;
+  ComparePage* m_compare = nullptr;
+  EmptyState* m_compareEmpty = nullptr;
   HangView* m_hang = nullptr;
   MessagesPage* m_messages = nullptr;
   LearnPage* m_learn = nullptr;

@@ -105,8 +105,10 @@ void BreakdownBars::paintEvent(QPaintEvent*) {
     const int y = 34 + static_cast<int>(i) * 34;
     const bool straggler = r.rank == m_straggler || (r.iteration >= 0 && r.straggler);
     p.setPen(straggler ? QColor(0xf2, 0x8e, 0x2b) : palette().color(QPalette::Text));
-    p.drawText(QRect(8, y, label, 22), Qt::AlignVCenter | Qt::AlignLeft,
-               straggler ? tr("rank %1 · straggler").arg(r.rank) : tr("rank %1").arg(r.rank));
+    const QString name = i < static_cast<size_t>(m_labels.size()) ? m_labels[static_cast<qsizetype>(i)]
+                         : straggler                              ? tr("rank %1 · straggler").arg(r.rank)
+                                                                  : tr("rank %1").arg(r.rank);
+    p.drawText(QRect(8, y, label, 22), Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(name, Qt::ElideMiddle, label));
     double at = left;
     for (const Part& part : parts()) {
       const double w = (r.*part.value) * scale;

@@ -4,6 +4,7 @@
 // straggler marked; a sortable table of the same numbers; and the top ops of that time.
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
 #include <memory>
 #include <vector>
@@ -27,6 +28,11 @@ class BreakdownBars : public QWidget {
  public:
   explicit BreakdownBars(QWidget* parent = nullptr);
   void setRows(std::vector<TimeBreakdown> rows, int straggler);
+  // Labels for the rows in order, instead of "rank N" (the Compare page's "A · run").
+  void setRowLabels(QStringList labels) {
+    m_labels = std::move(labels);
+    update();
+  }
   const std::vector<TimeBreakdown>& rows() const { return m_rows; }
   QSize sizeHint() const override;
 
@@ -35,6 +41,7 @@ class BreakdownBars : public QWidget {
 
  private:
   std::vector<TimeBreakdown> m_rows;
+  QStringList m_labels;
   int m_straggler = -1;
 };
 

@@ -526,6 +526,18 @@ void TimelineView::paintEvent(QPaintEvent*) {
   }
   paintFlows(p);
   paintSelection(p);
+  // Every zoom, pan and fit ends in a paint: the window is announced from here once.
+  if (m_axis.begin_ns != m_announced.first || m_axis.end_ns != m_announced.second) {
+    m_announced = {m_axis.begin_ns, m_axis.end_ns};
+    emit windowChanged(m_axis.begin_ns, m_axis.end_ns);
+  }
+}
+
+void TimelineView::showWindow(int64_t begin_ns, int64_t end_ns) {
+  if (end_ns <= begin_ns) return;
+  m_axis.width_px = std::max(1, width() - kLabelWidth);
+  m_axis.fit(begin_ns, end_ns, 0);
+  update();
 }
 
 void TimelineView::wheelEvent(QWheelEvent* event) {

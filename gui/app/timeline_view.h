@@ -38,6 +38,9 @@ class TimelineView : public QWidget {
   const TrackLayout& layout() const { return m_layout; }
   void fitAll();
   void showIteration(int index);  // 0-based into data().iterations
+  // Shows [begin_ns, end_ns] across the view's width (the Compare page keeps two views on
+  // one scale).
+  void showWindow(int64_t begin_ns, int64_t end_ns);
   // Shows [begin_ns, end_ns] with room around it, selected as the range, and expands
   // `rank` (-1: none): where the Hang view's grid sends a clicked collective.
   void showTimeRange(int rank, int64_t begin_ns, int64_t end_ns);
@@ -79,6 +82,8 @@ class TimelineView : public QWidget {
   // New data (another run, or the same run grown): span references into the old data
   // (search matches) are stale.
   void dataReplaced();
+  // The window shown changed (a zoom, a pan, a fit), announced as it is painted.
+  void windowChanged(qint64 begin_ns, qint64 end_ns);
 
  protected:
   void paintEvent(QPaintEvent*) override;
@@ -114,6 +119,7 @@ class TimelineView : public QWidget {
   QPoint m_lastDrag;
   bool m_dragged = false;
   bool m_panning = false;
+  std::pair<int64_t, int64_t> m_announced{0, 0};  // the window windowChanged last announced
 };
 
 }  // namespace ddpscope::gui

@@ -7,45 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "run_compare.h"
-#include "run_store_writer.h"
+#include "known_iterations_run.h"
 #include "scratch_test.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
 
 namespace {
-
-BatchEvent span(Kind kind, uint32_t name, int64_t b, int64_t e, int32_t iteration, uint16_t thread = 0) {
-  return BatchEvent{b, e, -1, -1, -1, iteration, -1, name, -1, -1, thread, static_cast<uint8_t>(kind), 0};
-}
-
-// Iterations 1..4 on ranks 0 and 1, each 10 ms (times in us below, as ns * 1000):
-//   forward [0, 2], backward [2, 7], allreduce on the comm thread [7, 8] (exposed: past
-//   backward), optimizer [8, 8 + optimizer_ms]; "data_wait" [8 + opt, 9] when `waits`;
-//   "gather" (another allreduce, under backward) [3, 4] when `gathers`.
-void write_run(const std::string& path, double optimizer_ms, bool gathers, bool waits, int iterations = 4) {
-  RunStoreWriter w(path);
-  w.begin_run({.world_size = 2});
-  for (int rank = 0; rank < 2; ++rank) {
-    EventBatch b;
-    b.rank = rank;
-    b.threads = {{0, 1, "compute"}, {1, 2, "comm"}};
-    b.names = {"iteration", "forward", "backward", "allreduce", "optimizer", "gather", "data_wait"};
-    for (int it = 1; it <= iterations; ++it) {
-      const int64_t o = int64_t{it} * 10'000'000;
-      const auto at = [&](double ms) { return o + static_cast<int64_t>(ms * 1e6); };
-      b.events.push_back(span(Kind::Iteration, 0, at(0), at(10), it));
-      b.events.push_back(span(Kind::Forward, 1, at(0), at(2), it));
-      b.events.push_back(span(Kind::Backward, 2, at(2), at(7), it));
-      b.events.push_back(span(Kind::Optimizer, 4, at(8), at(8 + optimizer_ms), it));
-      if (waits) b.events.push_back(span(Kind::Mark, 6, at(8 + optimizer_ms), at(9), it));
-      b.events.push_back(span(Kind::Allreduce, 3, at(7), at(8), it, 1));
-      if (gathers) b.events.push_back(span(Kind::Allreduce, 5, at(3), at(4), it, 1));
-    }
-    w.write(b);
-  }
-  w.end_run("finished");
-}
 
 const OpChange& op(const RunComparison& c, const std::string& name) {
   for (const OpChange& o : c.ops)
@@ -59,8 +27,8 @@ class TestRunCompare : public ScratchTest {
   Q_OBJECT
  private slots:
   void testPartsAndOpsOfKnownRuns() {
-    write_run(path("a.ddprun"), 0.5, false, true);
-    write_run(path("b.ddprun"), 1.0, true, false);
+    testing::write_known_iterations(path("a.ddprun"), 0.5, false, true);
+    testing::write_known_iterations(path("b.ddprun"), 1.0, true, false);
     RunStoreReader a(path("a.ddprun")), b(path("b.ddprun"));
     const RunComparison c = compare_runs(a, b);
     // Iterations 2..4 of 4: the first is the warm-up.
@@ -95,7 +63,7 @@ class TestRunCompare : public ScratchTest {
   }
 
   void testIterationRangesAndErrors() {
-    write_run(path("r.ddprun"), 0.5, false, false, 6);
+    testing::write_known_iterations(path("r.ddprun"), 0.5, false, false, 6);
     RunStoreReader r(path("r.ddprun"));
     const RunComparison c = compare_runs(r, r, {.first = 1, .last = 2}, {.first = 5, .last = -1});
     QCOMPARE(c.a.first_iteration, int64_t{1});
@@ -125,8 +93,8 @@ class TestRunCompare : public ScratchTest {
   }
 
   void testCliCompare() {
-    write_run(path("ca.ddprun"), 0.5, false, true);
-    write_run(path("cb.ddprun"), 1.0, true, false);
+    testing::write_known_iterations(path("ca.ddprun"), 0.5, false, true);
+    testing::write_known_iterations(path("cb.ddprun"), 1.0, true, false);
     QProcess cli;
     cli.start(DDPSCOPE_CLI_PATH, {"compare", QString::fromStdString(path("ca.ddprun")),
                                   QString::fromStdString(path("cb.ddprun")), "--json"});
