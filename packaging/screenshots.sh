@@ -68,4 +68,7 @@ for mode in overlap no-overlap; do
     --out "$work/$mode.ddprun" --progress lines >/dev/null 2>&1
 done
 shot "$work/overlap.ddprun" --compare "$work/no-overlap.ddprun" --size 1280x800 --screenshot "$out/compare.png"
+echo "ranks: a synthetic 1,024-rank run, rank 517 slow, at 1280x800"
+./build/tests/bench/make_wide_run "$work/wide.ddprun" 1024 20 517
+shot "$work/wide.ddprun" --tab Ranks --size 1280x800 --screenshot "$out/ranks.png"
 ls -l "$out"

@@ -15,6 +15,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSplitter>
+#include <QScrollArea>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
@@ -29,6 +30,7 @@
 #include "summary_page.h"
 #include "graph_view.h"
 #include "compare_page.h"
+#include "ranks_page.h"
 #include "hang_view.h"
 #include "live_monitor.h"
 #include "learn_page.h"
@@ -150,7 +152,13 @@ QTableView* MainWindow::buildRunList(QWidget* parent) {
 
 void MainWindow::buildPages() {
   m_summary = new SummaryPage;
-  addPage(m_summary, "summary", tr("Summary"));
+  // Scrolled: a long summary (a wide job's ranks, GPU tables) must not set the window's
+  // minimum height.
+  auto* summaryScroll = new QScrollArea;
+  summaryScroll->setWidget(m_summary);
+  summaryScroll->setWidgetResizable(true);
+  summaryScroll->setFrameShape(QFrame::NoFrame);
+  addPage(summaryScroll, "summary", tr("Summary"));
 
   m_monitor = new LiveMonitor;
   addPage(m_monitor, "live", tr("Live"));
@@ -162,6 +170,10 @@ void MainWindow::buildPages() {
   m_breakdown = new TimeBreakdownPage;
   addPage(m_breakdown, "breakdown", tr("Breakdown"));
   m_tabs->setTabToolTip(m_tabs->indexOf(m_breakdown), tr("Where the time went: per rank and iteration"));
+  m_ranks = new RanksPage;
+  addPage(m_ranks, "ranks", tr("Ranks"));
+  m_tabs->setTabToolTip(m_tabs->indexOf(m_ranks), tr("Every rank's every iteration at a glance, slowest first"));
+  connect(m_ranks, &RanksPage::iterationClicked, this, &MainWindow::showRankIterationInTimeline);
   connect(m_timeline, &TimelineView::spanClicked, this,
           [this](const QString& text) { statusBar()->showMessage(text); });
 
@@ -558,7 +570,8 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   }
   // A live reload refreshes the tab on screen and marks the others for when they are
   // shown: rebuilding every view two to four times a second would starve the job.
-  m_dirty = {Tab::Timeline, Tab::Breakdown, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang};
+  m_dirty = {Tab::Timeline, Tab::Breakdown, Tab::Ranks,    Tab::Overlap,
+             Tab::Buckets,  Tab::Graph,     Tab::Messages, Tab::Hang};
   m_followTimeline = sameRun;
   if (live) {
     refreshCurrentTab();
@@ -583,6 +596,7 @@ MainWindow::Tab MainWindow::tabOf(int index) const {
   QWidget* w = m_tabs->widget(index);
   if (w == m_timelinePage) return Tab::Timeline;
   if (w == m_breakdown) return Tab::Breakdown;
+  if (w == m_ranks) return Tab::Ranks;
   if (w == m_overlapPage) return Tab::Overlap;
   if (w == m_bucketPage) return Tab::Buckets;
   if (w == m_graphPage) return Tab::Graph;
@@ -614,6 +628,7 @@ void MainWindow::refreshTab(Tab tab) {
       break;
     }
     case Tab::Breakdown: m_breakdown->setRun(m_run); break;
+    case Tab::Ranks: m_ranks->setRun(m_run); break;
     case Tab::Overlap: m_overlapPage->setRun(m_run, m_followTimeline); break;
     case Tab::Buckets: m_bucketPage->setRun(m_run, m_fileWatch->reader(), m_followTimeline); break;
     case Tab::Graph: m_graphPage->setRun(m_run, m_followTimeline); break;
@@ -632,6 +647,18 @@ void MainWindow::showIterationInTimeline(int64_t iteration) {
       statusBar()->showMessage(tr("Iteration %1 in the timeline").arg(iteration));
       return;
     }
+  }
+}
+
+void MainWindow::showRankIterationInTimeline(int rank, int64_t iteration) {
+  if (!m_run) return;
+  for (const auto& it : m_run->analysis.iterations) {
+    if (it.rank != rank || it.iteration != iteration) continue;
+    refreshTab(Tab::Timeline);
+    showTab(QStringLiteral("timeline"));
+    m_timeline->showTimeRange(rank, it.t_begin_ns, it.t_end_ns);
+    statusBar()->showMessage(tr("Rank %1, iteration %2 in the timeline").arg(rank).arg(iteration));
+    return;
   }
 }
 

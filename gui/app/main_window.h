@@ -50,6 +50,7 @@ class EmptyState;
 class BucketAdviceView;
 class TimeBreakdownPage;
 class ComparePage;
+class RanksPage;
 class RunFileWatch;
 class RunOpenJob;
 class TraceImportJob;
@@ -139,6 +140,10 @@ class MainWindow : public QMainWindow {
   // finished iteration).
   bool compareWith(const QString& path);
   ComparePage* comparePage() const { return m_compare; }
+  RanksPage* ranksPage() const { return m_ranks; }
+  // The Timeline tab at `rank`'s iteration `iteration`, that rank expanded (a click on
+  // the Ranks heat map).
+  void showRankIterationInTimeline(int rank, int64_t iteration);
   MessagesPage* messagesPage() const { return m_messages; }
   LearnPage* learnPage() const { return m_learn; }
   // Learn > lesson `index` (0-based): shows the Learn tab with its recorded run.
@@ -167,7 +172,7 @@ class MainWindow : public QMainWindow {
   void showRun(std::shared_ptr<const RunData> run, bool live);
   void selectInRunList(const QString& path);
   void updateJobActions();
-  enum class Tab { Timeline, Breakdown, Overlap, Buckets, Graph, Messages, Hang, Other };
+  enum class Tab { Timeline, Breakdown, Ranks, Overlap, Buckets, Graph, Messages, Hang, Other };
   Tab tabOf(int index) const;
   void refreshTab(Tab tab);
   void refreshCurrentTab();
@@ -215,6 +220,7 @@ class MainWindow : public QMainWindow {
   EmptyState* m_messagesEmpty = nullptr;
   EmptyState* m_hangEmpty = nullptr;
   ComparePage* m_compare = nullptr;
+  RanksPage* m_ranks = nullptr;
   EmptyState* m_compareEmpty = nullptr;
   HangView* m_hang = nullptr;
   MessagesPage* m_messages = nullptr;

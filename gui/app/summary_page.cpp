@@ -1,7 +1,9 @@
 #include "summary_page.h"
 
 #include <QFileInfo>
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace ddpscope::gui {
 
@@ -16,6 +18,9 @@ SummaryPage::SummaryPage(QWidget* parent) : QLabel(parent) {
 }
 
 namespace {
+
+// Ranks listed at most; a wider job lists its slowest.
+constexpr size_t kMaxRankRows = 16;
 
 // The Summary's GPU time (README, "GPU time": HTA's definitions), per rank, and the
 // stragglers by iteration.
@@ -125,35 +130,57 @@ void SummaryPage::setRun(const RunData& d) {
     html += QStringLiteral("<p style='color:#c62828'><b>%1</b></p>")
                 .arg(QString::fromStdString(d.rejected).toHtmlEscaped());
   }
-  html += QStringLiteral(
+  // The table comes after the note about the rows it leaves out.
+  QString table = QStringLiteral(
       "<table cellpadding=4><tr><th>rank</th><th>host</th><th>iterations</th>"
       "<th>mean iteration (ms)</th><th>comm (ms)</th><th>exposed (ms)</th>"
       "<th>overlap</th><th>events</th><th>dropped</th></tr>");
-  for (const auto& r : d.ranks) {
+  struct Means {
     int n = 0;
     double iteration = 0, comm = 0, exposed = 0;
-    for (const auto& it : d.analysis.iterations) {
-      if (it.rank != r.rank || it.iteration <= 1) continue;  // skip warm-up
-      ++n;
-      iteration += it.iteration_ms;
-      comm += it.comm_ms;
-      exposed += it.exposed_comm_ms;
-    }
-    const QString overlap = comm > 0 ? QString::number(1 - exposed / comm, 'f', 2) : QStringLiteral("–");
-    html += QStringLiteral(
-                "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td>"
-                "<td>%7</td><td>%8</td><td>%9</td></tr>")
-                .arg(r.rank)
-                .arg(QString::fromStdString(r.host).toHtmlEscaped())
-                .arg(n)
-                .arg(n ? iteration / n : 0, 0, 'f', 3)
-                .arg(n ? comm / n : 0, 0, 'f', 3)
-                .arg(n ? exposed / n : 0, 0, 'f', 3)
-                .arg(overlap)
-                .arg(r.events_received)
-                .arg(r.events_dropped);
+  };
+  std::map<int, Means> means;
+  for (const auto& it : d.analysis.iterations) {
+    if (it.iteration <= 1) continue;  // skip warm-up
+    Means& m = means[it.rank];
+    ++m.n;
+    m.iteration += it.iteration_ms;
+    m.comm += it.comm_ms;
+    m.exposed += it.exposed_comm_ms;
   }
-  html += QStringLiteral("</table>");
+  // A wide job lists its slowest ranks only (a thousand rows would bury the rest); the
+  // Ranks tab shows every one.
+  std::vector<probes::RankRow> shown = d.ranks;
+  if (shown.size() > kMaxRankRows) {
+    const auto mean = [&](const probes::RankRow& r) {
+      const auto it = means.find(r.rank);
+      return it == means.end() || it->second.n == 0 ? 0.0 : it->second.iteration / it->second.n;
+    };
+    std::stable_sort(shown.begin(), shown.end(), [&](auto& a, auto& b) { return mean(a) > mean(b); });
+    shown.resize(kMaxRankRows);
+    html += tr("<p>The %1 slowest of %2 ranks by mean iteration; the Ranks tab shows every rank.</p>")
+                .arg(kMaxRankRows)
+                .arg(d.ranks.size());
+  }
+  for (const auto& r : shown) {
+    const Means m = means.count(r.rank) ? means[r.rank] : Means{};
+    const int n = m.n;
+    const double iteration = m.iteration, comm = m.comm, exposed = m.exposed;
+    const QString overlap = comm > 0 ? QString::number(1 - exposed / comm, 'f', 2) : QStringLiteral("–");
+    table += QStringLiteral(
+                 "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td>"
+                 "<td>%7</td><td>%8</td><td>%9</td></tr>")
+                 .arg(r.rank)
+                 .arg(QString::fromStdString(r.host).toHtmlEscaped())
+                 .arg(n)
+                 .arg(n ? iteration / n : 0, 0, 'f', 3)
+                 .arg(n ? comm / n : 0, 0, 'f', 3)
+                 .arg(n ? exposed / n : 0, 0, 'f', 3)
+                 .arg(overlap)
+                 .arg(r.events_received)
+                 .arg(r.events_dropped);
+  }
+  html += table + QStringLiteral("</table>");
   html += optimizerStateHtml(d);
   if (!d.gpu.empty()) html += gpuTimeHtml(d.gpu);
   setText(html);

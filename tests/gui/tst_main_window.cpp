@@ -236,7 +236,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.runList()->rowCount(), 1);
     QVERIFY(window.openRun(file));
     QVERIFY(window.currentRun());
-    QCOMPARE(window.tabs()->count(), 11);  // Summary ... Hang, Compare, Learn
+    QCOMPARE(window.tabs()->count(), 12);  // Summary, Live, Timeline, Breakdown, Ranks, ..., Hang, Compare, Learn
     QCOMPARE(window.overlapModel()->rowCount(), 6);  // rank 0's iterations
     QCOMPARE(window.bucketModel()->rowCount(), 2);   // iteration 2 of rank 0
     // A finished run's curves are on the Live tab too: overlap per rank and iteration.

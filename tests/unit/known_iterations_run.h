@@ -45,3 +45,37 @@ inline void write_known_iterations(const std::string& path, double optimizer_ms,
 }
 
 }  // namespace ddpscope::testing
+
+namespace ddpscope::testing {
+
+// A wide job for the Ranks overview: `ranks` ranks on hosts of `ranks_per_host` each
+// ("node-0", ...), `iterations` iterations of 10 ms (forward 3, backward 5 with an
+// allreduce on the comm thread over its last 3 and 1 ms past it, optimizer 1). Rank
+// `slow_rank`'s backward takes 4 ms more in every iteration after the first (a straggler).
+inline void write_many_ranks(const std::string& path, int ranks, int iterations, int slow_rank, int ranks_per_host) {
+  using probes::Kind;
+  probes::RunStoreWriter w(path);
+  w.begin_run({.world_size = ranks});
+  for (int rank = 0; rank < ranks; ++rank) {
+    probes::EventBatch b;
+    b.rank = rank;
+    b.threads = {{0, 1, "compute"}, {1, 2, "comm"}};
+    b.names = {"iteration", "forward", "backward", "allreduce", "optimizer"};
+    b.records = {"{\"type\":\"rank\",\"host\":\"node-" + std::to_string(rank / ranks_per_host) +
+                 "\",\"pid\":" + std::to_string(1000 + rank) + "}"};
+    for (int it = 1; it <= iterations; ++it) {
+      const int64_t o = int64_t{it} * 20'000'000;
+      const int64_t slow = rank == slow_rank && it > 1 ? 4'000'000 : 0;
+      const int64_t end_bw = o + 8'000'000 + slow;
+      b.events.push_back(known_span(Kind::Iteration, 0, o, end_bw + 2'000'000, it));
+      b.events.push_back(known_span(Kind::Forward, 1, o, o + 3'000'000, it));
+      b.events.push_back(known_span(Kind::Backward, 2, o + 3'000'000, end_bw, it));
+      b.events.push_back(known_span(Kind::Optimizer, 4, end_bw + 1'000'000, end_bw + 2'000'000, it));
+      b.events.push_back(known_span(Kind::Allreduce, 3, end_bw - 3'000'000, end_bw + 1'000'000, it, 1));
+    }
+    w.write(b);
+  }
+  w.end_run("finished");
+}
+
+}  // namespace ddpscope::testing
