@@ -8,6 +8,11 @@
 
 namespace ddpscope::probes {
 
+// Event::flags bit, stored in the run file: the span ended because an exception unwound
+// its scope (a collective's timeout, a refused step). What it measured did not complete,
+// so analyses leave it out and the timeline draws it as cut short.
+inline constexpr uint8_t kEndedByError = 2;
+
 // Stored as integers in the run file (table `kinds` maps them to names): append new
 // kinds at the end, never renumber.
 enum class Kind : uint8_t {

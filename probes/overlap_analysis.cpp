@@ -97,6 +97,12 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
       out.resume_rowid = std::min(out.resume_rowid, it.first_rowid);
       continue;
     }
+    if (it.iteration->ended_by_error) {
+      // Its time is the wait that failed, not an iteration: averaged in, it named the
+      // rank that waited (5 s) the slowest instead of the one it waited for.
+      out.cut_short.push_back({key.first, key.second, it.iteration->t_begin_ns, it.iteration->t_end_ns});
+      continue;
+    }
     IterationAnalysis a;
     a.rank = key.first;
     a.iteration = key.second;
@@ -156,6 +162,12 @@ void extend_analysis(RunAnalysis& a, RunStoreReader& run) {
   }
   for (auto& b : fresh.buckets) {
     if (!known.count({b.rank, b.iteration})) a.buckets.push_back(b);
+  }
+  for (const auto& c : fresh.cut_short) {
+    const bool seen = std::any_of(a.cut_short.begin(), a.cut_short.end(), [&](const CutShortIteration& x) {
+      return x.rank == c.rank && x.iteration == c.iteration;
+    });
+    if (!seen) a.cut_short.push_back(c);
   }
   std::stable_sort(a.iterations.begin(), a.iterations.end(), [](const auto& x, const auto& y) {
     return std::pair(x.rank, x.iteration) < std::pair(y.rank, y.iteration);

@@ -47,8 +47,17 @@ struct BucketTiming {
   double wait_ms = 0;
 };
 
+// An iteration whose span an error cut short (kEndedByError: a collective's timeout
+// unwound it): left out of every mean, named instead.
+struct CutShortIteration {
+  int rank = 0;
+  int64_t iteration = 0;
+  int64_t t_begin_ns = 0, t_end_ns = 0;  // until the error
+};
+
 struct RunAnalysis {
   std::vector<IterationAnalysis> iterations;  // by rank, then iteration
+  std::vector<CutShortIteration> cut_short;   // by rank, then iteration
   std::vector<BucketTiming> buckets;          // by rank, iteration, bucket
   // Where extend_analysis resumes: the first row of an iteration not finished yet.
   int64_t resume_rowid = 0;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <exception>
 #include <cstdint>
 #include <ctime>
 #include <string_view>
@@ -123,10 +124,16 @@ inline void instant(Kind kind, const SourceLocation* where, const EventArgs& arg
 class SpanScope {
  public:
   SpanScope(Kind kind, const SourceLocation* where) noexcept : kind_(kind), where_(where) {
-    if (enabled()) begin_ = now_ticks();
+    if (enabled()) {
+      begin_ = now_ticks();
+      unwinding_ = std::uncaught_exceptions();
+    }
   }
   ~SpanScope() {
-    if (begin_ >= 0) record(kind_, where_, begin_, now_ticks(), args_, kTimesInTicks);
+    if (begin_ < 0) return;
+    // More exceptions in flight than when the scope began: it is being unwound.
+    const uint8_t ended = std::uncaught_exceptions() > unwinding_ ? kEndedByError : 0;
+    record(kind_, where_, begin_, now_ticks(), args_, static_cast<uint8_t>(kTimesInTicks | ended));
   }
   SpanScope(const SpanScope&) = delete;
   SpanScope& operator=(const SpanScope&) = delete;
@@ -144,6 +151,7 @@ class SpanScope {
   Kind kind_;
   const SourceLocation* where_;
   int64_t begin_ = -1;  // ticks
+  int unwinding_ = 0;   // std::uncaught_exceptions() at the start
   EventArgs args_;
 };
 

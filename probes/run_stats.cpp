@@ -117,6 +117,12 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
   out["ranks"] = ranks_json(run);
   const RunAnalysis a = analyze_run(run);
   out["summary"] = summary_json(a);  // before the long lists, for readers
+  // Iterations an error cut short: in no mean above, named here.
+  nlohmann::ordered_json cut = nlohmann::ordered_json::array();
+  for (const CutShortIteration& c : a.cut_short)
+    cut.push_back(
+        {{"rank", c.rank}, {"iteration", c.iteration}, {"until_error_ms", (c.t_end_ns - c.t_begin_ns) / 1e6}});
+  out["cut_short"] = cut;
   out["iterations"] = iterations_json(a);
   out["buckets"] = buckets_json(a);
   out["gpu"] = gpu_time_json(gpu_time_breakdown(run));

@@ -9,8 +9,9 @@
 
 namespace ddpscope::probes {
 
-// Keys in reading order: run, ranks, summary, iterations, buckets, gpu (gpu_time.h; null
-// without GPU kernels), nonfinite, rejected.
+// Keys in reading order: run, ranks, summary, cut_short (iterations an error cut short,
+// left out of the summary and the iterations: rank, iteration, until_error_ms),
+// iterations, buckets, gpu (gpu_time.h; null without GPU kernels), nonfinite, rejected.
 nlohmann::ordered_json run_stats_json(RunStoreReader& run);
 // The first loss and the first gradient that were not finite ({"loss": {iteration, rank,
 // value}, "gradient": {iteration, rank, parameter}}, either null), or null when none was.

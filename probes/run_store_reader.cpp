@@ -291,6 +291,7 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
     r.seq = p.seq;
     r.ctx_id = p.ctx_id;
     r.msg_id = p.msg_id;
+    r.ended_by_error = (p.flags & kEndedByError) != 0;
     out.push_back(std::move(r));
   }
   return out;
@@ -397,6 +398,7 @@ bool SpanScan::next(CompactSpan& c) {
     c.bytes = rows_.column_optional(9);
     c.seq = rows_.column_optional(10);
     c.msg_id = rows_.column_optional(12);
+    c.ended_by_error = false;  // older files did not say
     return true;
   }
   while (true) {
@@ -418,6 +420,7 @@ bool SpanScan::next(CompactSpan& c) {
       c.bytes = p.bytes;
       c.seq = p.seq;
       c.msg_id = p.msg_id;
+      c.ended_by_error = (p.flags & kEndedByError) != 0;
       return true;
     }
     if (!rows_.step()) return false;

@@ -56,6 +56,7 @@ struct SpanRow {
   int64_t t_begin_ns = 0, t_end_ns = 0;
   int64_t iteration = -1, bucket = -1, param = -1, bytes = -1, peer = -1;
   int64_t seq = -1, ctx_id = -1, msg_id = -1;
+  bool ended_by_error = false;  // cut short by an exception (kEndedByError; schema 8)
 };
 
 struct SpanQuery {
@@ -131,7 +132,8 @@ struct CompactSpan {
   int32_t name_id = 0;
   int64_t t_begin_ns = 0, t_end_ns = 0;
   int64_t iteration = -1, bucket = -1, param = -1, bytes = -1, seq = -1;
-  int64_t msg_id = -1;  // RPC kinds: the message id
+  int64_t msg_id = -1;          // RPC kinds: the message id
+  bool ended_by_error = false;  // cut short by an exception (kEndedByError; schema 8)
 };
 
 // Spans one at a time, from span packs (schema 8) or the rows of an older file.

@@ -177,6 +177,7 @@ PackedSpan packed_span(const BatchEvent& e, const std::vector<int64_t>& name_ids
   p.msg_id = optional(rpc || gpu ? e.id2 : -1);
   p.rref_id = optional(rref ? e.id : -1);
   p.fork_id = optional(rref ? e.id2 : -1);
+  p.flags = e.flags & kEndedByError;  // the only flag kept (the shipper took the ticks one)
   return p;
 }
 

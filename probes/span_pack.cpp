@@ -9,7 +9,7 @@
 namespace ddpscope::probes {
 namespace {
 
-constexpr uint8_t kFormat = 1;
+constexpr uint8_t kFormat = 2;  // format 1 had every column but the last (flags)
 // zstd's fastest level: ingest is the constraint, and the columns' varints already
 // shrink most of what a higher level would find (measured in tests/bench/bench_span_packs).
 constexpr int kLevel = 1;
@@ -53,6 +53,7 @@ const Column kColumns[] = {
     DDPSCOPE_PACK_FIELD(msg_id, true),
     DDPSCOPE_PACK_FIELD(rref_id, true),
     DDPSCOPE_PACK_FIELD(fork_id, true),
+    DDPSCOPE_PACK_FIELD(flags, false),
 };
 #undef DDPSCOPE_PACK_FIELD
 constexpr size_t kNumColumns = sizeof(kColumns) / sizeof(kColumns[0]);
@@ -125,14 +126,15 @@ size_t decode_pack(const void* data, size_t size, std::vector<PackedSpan>& out) 
   Cursor in{static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size};
   if (size == 0) throw Error("span pack is damaged: it is empty", __FILE__, __LINE__);
   const uint8_t format = *in.p++;
-  if (format != kFormat) {
-    throw Error(detail::concat("span pack has format ", int{format}, ", which this ddpscope does not read (it reads ",
-                               int{kFormat}, "); update ddpscope"),
+  if (format != kFormat && format != 1) {
+    throw Error(detail::concat("span pack has format ", int{format}, ", which this ddpscope does not read (it reads 1 ",
+                               "and ", int{kFormat}, "); update ddpscope"),
                 __FILE__, __LINE__);
   }
   const uint64_t count = in.varint();
   const uint64_t payload_size = in.varint();
-  if (count > kMaxPackSpans || payload_size > count * kNumColumns * kMaxVarint || payload_size < count * kNumColumns) {
+  const size_t columns = format == 1 ? kNumColumns - 1 : kNumColumns;
+  if (count > kMaxPackSpans || payload_size > count * columns * kMaxVarint || payload_size < count * columns) {
     throw Error(detail::concat("span pack is damaged: ", count, " spans in ", payload_size, " bytes"), __FILE__,
                 __LINE__);
   }
@@ -152,7 +154,8 @@ size_t decode_pack(const void* data, size_t size, std::vector<PackedSpan>& out) 
   Cursor column{reinterpret_cast<const uint8_t*>(payload.data()),
                 reinterpret_cast<const uint8_t*>(payload.data()) + payload.size()};
   try {
-    for (const Column& c : kColumns) {
+    for (size_t k = 0; k < columns; ++k) {
+      const Column& c = kColumns[k];
       int64_t previous = c.delta ? -1 : 0;
       for (size_t i = 0; i < count; ++i) {
         const int64_t v =

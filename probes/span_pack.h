@@ -8,7 +8,7 @@
 //   std::vector<PackedSpan> back;
 //   decode_pack(blob.data(), blob.size(), back); // appends; throws on a damaged blob
 //
-// The blob starts with a format byte, so later formats can be told apart.
+// The blob starts with a format byte: 1 (no flags column, read as 0) or 2 (flags last).
 #pragma once
 
 #include <cstddef>
@@ -27,6 +27,7 @@ struct PackedSpan {
   int64_t t_begin_ns = 0, t_end_ns = 0;
   int64_t iteration = -1, bucket = -1, param = -1, bytes = -1, peer = -1;
   int64_t seq = -1, ctx_id = -1, msg_id = -1, rref_id = -1, fork_id = -1;
+  int32_t flags = 0;  // kEndedByError (probe.h): the span was cut short by an error (format 2)
   bool operator==(const PackedSpan&) const = default;
 };
 

@@ -27,7 +27,8 @@ enum Column {
   kCtx,
   kMsg,
   kRref,
-  kFork
+  kFork,
+  kEndedByErrorColumn
 };
 constexpr int kRowid = -1;
 
@@ -68,7 +69,7 @@ int connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, cha
       db,
       "CREATE TABLE x(rank INTEGER, thread INTEGER, kind INTEGER, name_id INTEGER, t_begin_ns INTEGER, "
       "t_end_ns INTEGER, iteration INTEGER, bucket INTEGER, param INTEGER, bytes INTEGER, peer INTEGER, "
-      "seq INTEGER, ctx_id INTEGER, msg_id INTEGER, rref_id INTEGER, fork_id INTEGER)");
+      "seq INTEGER, ctx_id INTEGER, msg_id INTEGER, rref_id INTEGER, fork_id INTEGER, ended_by_error INTEGER)");
   if (rc != SQLITE_OK) return rc;
   auto* vtab = new SpanVtab;
   vtab->db = db;
@@ -241,6 +242,7 @@ int column(sqlite3_vtab_cursor* cursor, sqlite3_context* ctx, int column) {
     case kMsg: v = p.msg_id; break;
     case kRref: v = p.rref_id; break;
     case kFork: v = p.fork_id; break;
+    case kEndedByErrorColumn: v = (p.flags & kEndedByError) ? 1 : 0, optional = false; break;
   }
   if (optional && v < 0)
     sqlite3_result_null(ctx);

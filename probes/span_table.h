@@ -1,7 +1,8 @@
 // SQL over spans: `spans`, an eponymous virtual table over a run file's span packs
 // (span_pack.h), with the columns the table of rows had before schema 8 (rank, thread,
 // kind, name_id, t_begin_ns, t_end_ns, iteration, bucket, param, bytes, peer, seq,
-// ctx_id, msg_id, rref_id, fork_id; NULL where not set) and the span's id as rowid.
+// ctx_id, msg_id, rref_id, fork_id; NULL where not set), ended_by_error (1: an exception
+// cut the span short; schema 8) and the span's id as rowid.
 // Constraints on rank, kind, rowid and the times select packs through their index, so
 //   SELECT count(*) FROM spans WHERE rank = 1 AND kind = 0
 // decodes rank 1's packs that hold iterations only.

@@ -130,6 +130,25 @@ void SummaryPage::setRun(const RunData& d) {
     html += QStringLiteral("<p style='color:#c62828'><b>%1</b></p>")
                 .arg(QString::fromStdString(d.rejected).toHtmlEscaped());
   }
+  if (!d.analysis.cut_short.empty()) {
+    // A failed run: the iteration each rank was in when it failed is not a time to
+    // average (a 5 s wait would name its rank the slowest); it is named instead.
+    QStringList cut;
+    for (const auto& c : d.analysis.cut_short) {
+      if (cut.size() == 8) {
+        cut << tr("…");
+        break;
+      }
+      cut << tr("rank %1's iteration %2 (%3 ms until the error)")
+                 .arg(c.rank)
+                 .arg(c.iteration)
+                 .arg((c.t_end_ns - c.t_begin_ns) / 1e6, 0, 'f', 1);
+    }
+    html += tr("<p><b>Left out of the means</b>, cut short by an error: %1.").arg(cut.join(QStringLiteral(", ")));
+    if (!d.hang.verdict.empty())
+      html += tr(" What happened: %1").arg(QString::fromStdString(d.hang.verdict).toHtmlEscaped());
+    html += QStringLiteral("</p>");
+  }
   // The table comes after the note about the rows it leaves out.
   QString table = QStringLiteral(
       "<table cellpadding=4><tr><th>rank</th><th>host</th><th>iterations</th>"

@@ -308,6 +308,10 @@ void TimelineView::paintLane(QPainter& p, size_t laneIndex, int top, int rows, i
     lastColumn[s.row] = static_cast<int>(b);
     const QRectF r(x0 + a, top + s.row * rowHeight + 1, b - a, rowHeight - 2);
     p.fillRect(r, kindColor(s.kind));
+    if (s.cut_short) {  // an error ended it: hatched, cut off at a red edge
+      p.fillRect(r, QBrush(kMarkRed, Qt::BDiagPattern));
+      p.fillRect(QRectF(r.right() - 2, r.top(), 2, r.height()), kMarkRed);
+    }
     if (r.width() > 40 && rowHeight >= 14) {
       p.setPen(Qt::black);
       const QString label = s.kind == probes::Kind::Allreduce && s.bucket >= 0 ? tr("bucket %1").arg(s.bucket)
@@ -655,6 +659,8 @@ QString TimelineView::describe(const SpanRef& ref) const {
   } else {
     text += tr(" · %1, from %2").arg(qs(format_duration(d.duration_ns)), qs(format_duration(d.start_ns)));
     if (d.unfinished) text += tr(" · never finished");
+    if (const TimelineSpan* s = m_data->resolve(ref); s && s->cut_short)
+      text += tr(" · cut short by an error (its rank failed here)");
   }
   if (d.iteration >= 0) text += tr(" · iteration %1").arg(d.iteration);
   if (d.bucket >= 0) text += tr(" · bucket %1").arg(d.bucket);

@@ -182,6 +182,7 @@ class LaneAppender {
     span.bucket = static_cast<int32_t>(s.bucket);
     span.param = static_cast<int32_t>(s.param);
     span.kind = s.kind;
+    span.cut_short = s.ended_by_error;
     (s.t_end_ns > s.t_begin_ns ? l.spans : l.instants).push_back(span);
     l.longest_ns = std::max(l.longest_ns, s.t_end_ns - s.t_begin_ns);
     d_.begin_ns = first_ ? s.t_begin_ns : std::min(d_.begin_ns, s.t_begin_ns);

@@ -30,6 +30,9 @@ struct TimelineSpan {
   // they started in (a bucket's allreduce launched during backward) in rows of their own
   // below the nested ones. No two spans of one row overlap in time.
   uint8_t row = 0;
+  // Its scope was unwound by an error (a collective's timeout): it did not complete
+  // there; drawn hatched, cut off at its red right edge.
+  bool cut_short = false;
 };
 
 struct TimelineLane {

@@ -9,6 +9,7 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -340,6 +341,21 @@ class TestRunFiles : public QObject {
     QCOMPARE(text.code, 0);
     QCOMPARE(text.out.section('\n', 0, 0), verdict);
     QVERIFY2(text.out.contains("rank 1 is in iteration 4 (after forward)"), qPrintable(text.out));
+    // Rank 0's iteration 4 is its 2 s wait, cut short by the timeout: marked so in the run
+    // file and left out of the means (averaged in, it named rank 0 the slowest rank).
+    const auto cut = store.spans({.kinds = {Kind::Iteration}, .rank = 0, .iteration = 4});
+    QCOMPARE(int(cut.size()), 1);
+    QVERIFY(cut[0].ended_by_error);
+    QVERIFY(cut[0].t_end_ns - cut[0].t_begin_ns >= 1'900'000'000);
+    QVERIFY(!store.spans({.kinds = {Kind::Iteration}, .rank = 0, .iteration = 3}).at(0).ended_by_error);
+    const Result stats = run({"stats", "--summary", QString::fromStdString(path)});
+    const QJsonObject s = QJsonDocument::fromJson(stats.out.toUtf8()).object();
+    const auto cut_json = s["cut_short"].toArray();
+    QCOMPARE(cut_json.size(), 1);
+    QCOMPARE(cut_json[0].toObject()["rank"].toInt(), 0);
+    QCOMPARE(cut_json[0].toObject()["iteration"].toInt(), 4);
+    for (const auto& rank : s["summary"].toArray())
+      QVERIFY2(rank.toObject()["mean_iteration_ms"].toDouble() < 500, qPrintable(stats.out));
   }
 
   void testKilledCollectorDoesNotStopTraining() {

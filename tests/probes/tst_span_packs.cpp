@@ -4,11 +4,14 @@
 // Python), and the bytes a span takes on disk.
 #include <QtTest/QtTest>
 
+#include <QDir>
+#include <QFile>
 #include <QProcess>
 #include <filesystem>
 #include <limits>
 #include <random>
 
+#include "overlap_analysis.h"
 #include "run_store_reader.h"
 #include "run_store_schema.h"
 #include "run_store_writer.h"
@@ -75,6 +78,62 @@ class TestSpanPacks : public ScratchTest {
     const std::string blob = encode_pack(extreme);
     decode_pack(blob.data(), blob.size(), back);
     QVERIFY(back == extreme);
+  }
+
+  void testFlagsRoundTripAndFormatOneStillReads() {
+    auto spans = random_spans(300, 9);
+    for (size_t i = 0; i < spans.size(); i += 7)
+      spans[i].flags = kEndedByError;
+    std::vector<PackedSpan> back;
+    const std::string blob = encode_pack(spans);
+    QCOMPARE(int(blob[0]), 2);
+    decode_pack(blob.data(), blob.size(), back);
+    QVERIFY(back == spans);
+    // Packs written before the flags column (format 1, from a real run): every span
+    // reads, none flagged.
+    QDir corpus(DDPSCOPE_SPAN_PACK_CORPUS);
+    const QStringList seeds = corpus.entryList({QStringLiteral("rank*")}, QDir::Files);  // the format-1 seeds
+    QVERIFY(!seeds.isEmpty());
+    for (const QString& seed : seeds) {
+      QFile f(corpus.filePath(seed));
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      const QByteArray bytes = f.readAll();
+      QCOMPARE(int(bytes[0]), 1);
+      std::vector<PackedSpan> old;
+      QVERIFY(decode_pack(bytes.constData(), static_cast<size_t>(bytes.size()), old) > 0);
+      QVERIFY(std::none_of(old.begin(), old.end(), [](const PackedSpan& s) { return s.flags != 0; }));
+    }
+  }
+
+  void testSpansCutShortByAnErrorAreMarkedAndLeftOut() {
+    // Rank 0's iteration 3 ended by an exception (its collective timed out): flagged in
+    // the file, readable through the reader and SQL, and not an iteration to average.
+    const std::string file = path("cut.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({});
+      EventBatch b;
+      b.names = {"iteration"};
+      for (int it = 1; it <= 3; ++it) {
+        const int64_t t = it * 1'000'000;
+        b.events.push_back(BatchEvent{t, t + (it == 3 ? 5'000'000'000 : 900'000), -1, -1, -1, it, -1, 0, -1, -1, 0,
+                                      static_cast<uint8_t>(Kind::Iteration),
+                                      static_cast<uint8_t>(it == 3 ? kEndedByError : 0)});
+      }
+      w.write(b);
+    }
+    RunStoreReader r(file);
+    const auto spans = r.spans({.kinds = {Kind::Iteration}});
+    QCOMPARE(spans.size(), size_t{3});
+    QVERIFY(!spans[0].ended_by_error && !spans[1].ended_by_error && spans[2].ended_by_error);
+    SqliteDb db(file, SQLITE_OPEN_READONLY);
+    register_span_table(db.handle());
+    QCOMPARE(db.query_int64("SELECT count(*) FROM spans WHERE ended_by_error = 1 AND iteration = 3"), int64_t{1});
+    const RunAnalysis a = analyze_run(r);
+    QCOMPARE(a.iterations.size(), size_t{2});
+    QCOMPARE(a.cut_short.size(), size_t{1});
+    QCOMPARE(a.cut_short[0].iteration, int64_t{3});
+    QCOMPARE(a.cut_short[0].t_end_ns - a.cut_short[0].t_begin_ns, int64_t{5'000'000'000});
   }
 
   void testDamagedPacksAreRefused() {
