@@ -229,6 +229,14 @@ void LearnPage::connectSignals() {
   });
 }
 
+void LearnPage::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (!m_lesson.steps.empty() || isRunningLive() || m_openedOnShow) return;
+  m_openedOnShow = true;  // once: a lesson that cannot load says so once, not on every visit
+  QString error;
+  if (!openLesson(std::max(0, m_lessonBox->currentIndex()), &error)) emit statusMessage(error);
+}
+
 LearnPage::~LearnPage() {
   if (m_process && m_process->state() != QProcess::NotRunning) {
     m_process->kill();

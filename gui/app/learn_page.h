@@ -90,6 +90,9 @@ class LearnPage : public QWidget {
 
  protected:
   void keyPressEvent(QKeyEvent* event) override;
+  // The first time the page shows with nothing loaded, it loads the lesson its box
+  // names: Play and the keys work at once.
+  void showEvent(QShowEvent* event) override;
 
  private:
   void addLessonBars(QVBoxLayout* layout);
@@ -106,6 +109,7 @@ class LearnPage : public QWidget {
   Lesson m_lesson;
   size_t m_applied = 0;
   bool m_asking = false;  // waiting for the student's guess of steps[m_applied]
+  bool m_openedOnShow = false;
   bool m_guessed_wrong = false;
   int m_score = 0, m_predictions = 0;
   GraphView* m_graph = nullptr;
