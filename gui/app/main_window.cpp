@@ -618,6 +618,10 @@ void MainWindow::refreshTab(Tab tab) {
     case Tab::Timeline: {
       // Shares the run's timeline: no copy of its spans.
       std::shared_ptr<const TimelineData> timeline(m_run, &m_run->timeline);
+      std::map<int, std::string> hosts;
+      for (const auto& r : m_run->ranks)
+        hosts[r.rank] = r.host;
+      m_timeline->setHosts(std::move(hosts));
       if (m_followTimeline) {
         m_timeline->updateData(std::move(timeline));
       } else {

@@ -33,7 +33,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent), m_data(std::make_
 }
 
 void TimelineView::relayout() {
-  m_layout = layout_tracks(*m_data, m_collapsed, kTop);
+  m_layout = layout_tracks(*m_data, m_collapsed, kTop, m_hosts);
   setMinimumHeight(std::max(m_layout.bottom + 4, kTop + 2 * kRow));
   update();
 }
@@ -100,7 +100,33 @@ void TimelineView::setRankCollapsed(int rank, bool collapsed) {
     m_collapsed.insert(rank);
   } else {
     m_collapsed.erase(rank);
+    if (const auto it = m_hosts.host_of.find(rank); it != m_hosts.host_of.end()) m_hosts.collapsed.erase(it->second);
   }
+  relayout();
+}
+
+bool TimelineView::rankCollapsed(int rank) const {
+  if (m_collapsed.count(rank)) return true;
+  const auto it = m_hosts.host_of.find(rank);
+  return it != m_hosts.host_of.end() && hostCollapsed(it->second);
+}
+
+void TimelineView::setHosts(std::map<int, std::string> hostOfRank) {
+  if (hostOfRank == m_hosts.host_of) return;  // the same job reloaded: keep what the user folded
+  m_hosts.host_of = std::move(hostOfRank);
+  m_hosts.collapsed.clear();
+  std::set<std::string> hosts;
+  for (const auto& [rank, host] : m_hosts.host_of)
+    hosts.insert(host);
+  if (hosts.size() > 1 && m_hosts.host_of.size() > 32) m_hosts.collapsed = hosts;  // a wide job: hosts first
+  relayout();
+}
+
+void TimelineView::setHostCollapsed(const std::string& host, bool collapsed) {
+  if (collapsed)
+    m_hosts.collapsed.insert(host);
+  else
+    m_hosts.collapsed.erase(host);
   relayout();
 }
 
@@ -486,6 +512,32 @@ void TimelineView::paintEvent(QPaintEvent*) {
   const int w = static_cast<int>(m_axis.width_px);
   const QFontMetrics fm = p.fontMetrics();
   for (const TrackRow& track : m_layout.rows) {
+    if (track.type == TrackRow::Type::Host) {
+      p.fillRect(QRect(0, track.y, width(), track.height), palette().color(QPalette::Mid).lighter(130));
+      QFont bold = p.font();
+      bold.setBold(true);
+      p.save();
+      p.setFont(bold);
+      p.setPen(palette().color(QPalette::Text));
+      p.drawText(QRect(4, track.y, kLabelWidth - 8, track.height), Qt::AlignVCenter | Qt::AlignLeft,
+                 fm.elidedText((track.collapsed ? QStringLiteral("▸ ") : QStringLiteral("▾ ")) +
+                                   (track.host.empty() ? tr("(host not recorded)") : qs(track.host)) +
+                                   (track.ranks == 1 ? tr(" · 1 rank") : tr(" · %1 ranks").arg(track.ranks)),
+                               Qt::ElideMiddle, kLabelWidth - 8));
+      p.restore();
+      if (track.collapsed) {
+        // A collapsed host shows its first lane's outermost spans (its iterations).
+        for (size_t l = 0; l < m_data->lanes.size(); ++l) {
+          if (m_layout.group_row[l] < 0 || &m_layout.rows[static_cast<size_t>(m_layout.group_row[l])] != &track)
+            continue;
+          p.setClipRect(x0, track.y, w, track.height);
+          paintLane(p, l, track.y + 2, 1, track.height - 4);
+          p.setClipping(false);
+          break;
+        }
+      }
+      continue;
+    }
     if (track.type == TrackRow::Type::Group) {
       p.fillRect(QRect(0, track.y, width(), track.height), palette().color(QPalette::AlternateBase));
       QFont bold = p.font();
@@ -556,8 +608,15 @@ void TimelineView::mousePressEvent(QMouseEvent* event) {
   m_dragged = false;
   m_panning = event->button() == Qt::MiddleButton ||
               (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier));
-  // A click on a rank's header collapses or expands it.
+  // A click on a rank's header collapses or expands it; on a host's, all its ranks.
   const int index = m_layout.rowAt(event->pos().y());
+  if (event->button() == Qt::LeftButton && index >= 0 &&
+      m_layout.rows[static_cast<size_t>(index)].type == TrackRow::Type::Host) {
+    const TrackRow& h = m_layout.rows[static_cast<size_t>(index)];
+    setHostCollapsed(h.host, !h.collapsed);
+    m_dragged = true;
+    return;
+  }
   if (event->button() == Qt::LeftButton && index >= 0 &&
       m_layout.rows[static_cast<size_t>(index)].type == TrackRow::Type::Group && event->pos().x() < kLabelWidth) {
     const TrackRow& g = m_layout.rows[static_cast<size_t>(index)];

@@ -15,7 +15,9 @@
 
 #include <QWidget>
 #include <memory>
+#include <map>
 #include <set>
+#include <string>
 
 #include "time_axis.h"
 #include "timeline_data.h"
@@ -58,8 +60,14 @@ class TimelineView : public QWidget {
   void setRange(int64_t begin_ns, int64_t end_ns);
   int64_t rangeBegin() const { return m_rangeBegin; }
   int64_t rangeEnd() const { return m_rangeEnd; }
+  // Expanding a rank expands its host too. A rank reads collapsed while its host is.
   void setRankCollapsed(int rank, bool collapsed);
-  bool rankCollapsed(int rank) const { return m_collapsed.count(rank) > 0; }
+  bool rankCollapsed(int rank) const;
+  // Where each rank ran: with two hosts or more the tracks are grouped under a header per
+  // host, each collapsible; a job of more than 32 ranks starts with its hosts collapsed.
+  void setHosts(std::map<int, std::string> hostOfRank);
+  void setHostCollapsed(const std::string& host, bool collapsed);
+  bool hostCollapsed(const std::string& host) const { return m_hosts.collapsed.count(host) > 0; }
   // Where `ref` is drawn (its centre; its start for instants), for tests and tooltips;
   // (-1, -1) when it is not in view.
   QPoint pointOf(const SpanRef& ref) const;
@@ -120,6 +128,7 @@ class TimelineView : public QWidget {
   bool m_dragged = false;
   bool m_panning = false;
   std::pair<int64_t, int64_t> m_announced{0, 0};  // the window windowChanged last announced
+  TrackHosts m_hosts;
 };
 
 }  // namespace ddpscope::gui

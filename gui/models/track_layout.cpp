@@ -4,14 +4,61 @@
 
 namespace ddpscope::gui {
 
-TrackLayout layout_tracks(const TimelineData& data, const std::set<int>& collapsed_ranks, int top) {
+TrackLayout layout_tracks(const TimelineData& data, const std::set<int>& collapsed_ranks, int top,
+                          const TrackHosts& hosts) {
   TrackLayout t;
   t.lane_row.assign(data.lanes.size(), -1);
   t.group_row.assign(data.lanes.size(), -1);
+  // Lanes in the order drawn: by host when there are several (ranks of a host together,
+  // whatever mpirun's placement), else as the data has them (by rank).
+  const auto host_of = [&](int rank) {
+    const auto it = hosts.host_of.find(rank);
+    return it == hosts.host_of.end() ? std::string() : it->second;
+  };
+  std::set<std::string> distinct;
+  for (const TimelineLane& lane : data.lanes)
+    distinct.insert(host_of(lane.rank));
+  const bool by_host = distinct.size() > 1;
+  std::vector<size_t> order(data.lanes.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::map<std::string, int> ranks_on;
+  if (by_host) {
+    // Hosts in the order of their lowest rank (node-2 before node-10), lanes as before within.
+    std::map<std::string, int> lowest;
+    for (const TimelineLane& lane : data.lanes) {
+      const auto [it, fresh] = lowest.try_emplace(host_of(lane.rank), lane.rank);
+      if (!fresh) it->second = std::min(it->second, lane.rank);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return lowest[host_of(data.lanes[a].rank)] < lowest[host_of(data.lanes[b].rank)];
+    });
+    std::set<int> seen;
+    for (const TimelineLane& lane : data.lanes)
+      if (seen.insert(lane.rank).second) ++ranks_on[host_of(lane.rank)];
+  }
   int y = top;
-  int group = -1;
-  for (size_t i = 0; i < data.lanes.size(); ++i) {
+  int group = -1, host_row = -1;
+  for (size_t i : order) {
     const TimelineLane& lane = data.lanes[i];
+    if (by_host && (host_row < 0 || t.rows[static_cast<size_t>(host_row)].host != host_of(lane.rank))) {
+      TrackRow header;
+      header.type = TrackRow::Type::Host;
+      header.rank = -1;
+      header.host = host_of(lane.rank);
+      header.ranks = ranks_on[header.host];
+      header.y = y;
+      header.height = TrackLayout::kGroupHeight;
+      header.collapsed = hosts.collapsed.count(header.host) > 0;
+      host_row = static_cast<int>(t.rows.size());
+      group = -1;
+      t.rows.push_back(header);
+      y += header.height;
+    }
+    if (by_host && t.rows[static_cast<size_t>(host_row)].collapsed) {
+      t.group_row[i] = host_row;  // flows attach to the host's header
+      continue;
+    }
     if (group < 0 || t.rows[static_cast<size_t>(group)].rank != lane.rank) {
       TrackRow header;
       header.type = TrackRow::Type::Group;

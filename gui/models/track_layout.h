@@ -1,10 +1,13 @@
 // TrackLayout: where the timeline draws each rank's group and each lane, as Nsight and
 // Perfetto lay out tracks: a header per rank (click to collapse it), then, while it is
-// expanded, one track per thread with a row per nesting depth. Plain geometry in pixels,
-// so tests check it without a window.
+// expanded, one track per thread with a row per nesting depth. A job on several hosts
+// gets a header per host above its ranks (click to collapse them all), ranks grouped by
+// host. Plain geometry in pixels, so tests check it without a window.
 #pragma once
 
+#include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "timeline_data.h"
@@ -12,12 +15,21 @@
 namespace ddpscope::gui {
 
 struct TrackRow {
-  enum class Type { Group, Lane };
+  enum class Type { Host, Group, Lane };
   Type type = Type::Group;
-  int rank = 0;
+  int rank = 0;   // Group and Lane rows (-1: a Host row)
   int lane = -1;  // into TimelineData::lanes (Lane rows)
   int y = 0, height = 0;
-  bool collapsed = false;  // Group rows
+  bool collapsed = false;  // Host and Group rows
+  std::string host;        // Host rows: the host; ranks: how many it holds in `ranks`
+  int ranks = 0;
+};
+
+// Where each rank ran and which hosts are collapsed; host headers appear when the ranks
+// span two hosts or more.
+struct TrackHosts {
+  std::map<int, std::string> host_of;
+  std::set<std::string> collapsed;
 };
 
 struct TrackLayout {
@@ -30,7 +42,7 @@ struct TrackLayout {
 
   std::vector<TrackRow> rows;
   std::vector<int> lane_row;   // per lane: its index in `rows`, -1 while its rank is collapsed
-  std::vector<int> group_row;  // per lane: its rank's header in `rows`
+  std::vector<int> group_row;  // per lane: its rank's header in `rows` (its host's while that is collapsed)
   int bottom = 0;              // below the last track
 
   // The top of `row` (a nesting depth) in `lane`'s track; the lane must be shown.
@@ -48,6 +60,7 @@ struct TrackLayout {
   int depthAt(int index, int y) const;
 };
 
-TrackLayout layout_tracks(const TimelineData& data, const std::set<int>& collapsed_ranks, int top);
+TrackLayout layout_tracks(const TimelineData& data, const std::set<int>& collapsed_ranks, int top,
+                          const TrackHosts& hosts = {});
 
 }  // namespace ddpscope::gui

@@ -93,6 +93,12 @@ class TestRanksPage : public ScratchTest {
     QVERIFY(window.timeline()->axis().begin_ns <= begin);
     QVERIFY(window.timeline()->axis().end_ns >= begin + 14'000'000);
     QVERIFY(!window.timeline()->rankCollapsed(517));
+    // 1,024 ranks on 128 hosts: the timeline groups them by host, folded, but for the
+    // host of the rank asked for.
+    QVERIFY(window.timeline()->hostCollapsed("node-0"));
+    QVERIFY(!window.timeline()->hostCollapsed("node-64"));
+    QVERIFY(window.timeline()->rankCollapsed(3));
+    QVERIFY(window.timeline()->height() < 128 * 20 + 2000);
     // By rank, by host.
     page->orderBox()->setCurrentIndex(page->orderBox()->findData(static_cast<int>(OverviewOrder::ByRank)));
     QCOMPARE(view->overview().rows[0].rank, 0);

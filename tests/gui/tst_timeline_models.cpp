@@ -154,6 +154,30 @@ class TestTimelineModels : public ScratchTest {
     QCOMPARE(folded.lane_row[1], -1);
     QVERIFY(folded.lane_row[2] >= 0);
     QCOMPARE(folded.anchorY(0), 40 + TrackLayout::kGroupHeight / 2.0);
+    // On two hosts (rank 1 on "b", rank 0 on "a"... listed the other way), a header per
+    // host in the order of their lowest rank, its ranks below; a collapsed host hides its
+    // ranks, whose flows attach to its header.
+    TrackHosts hosts{{{0, "b"}, {1, "a"}}, {}};
+    const TrackLayout grouped = layout_tracks(regular.timeline, {}, 40, hosts);
+    QCOMPARE(grouped.rows[0].type, TrackRow::Type::Host);
+    QCOMPARE(grouped.rows[0].host, std::string("b"));
+    QCOMPARE(grouped.rows[0].ranks, 1);
+    QCOMPARE(grouped.rows[1].type, TrackRow::Type::Group);
+    QCOMPARE(grouped.rows[1].rank, 0);
+    const auto host_a = std::find_if(grouped.rows.begin(), grouped.rows.end(),
+                                     [](const TrackRow& r) { return r.type == TrackRow::Type::Host && r.host == "a"; });
+    QVERIFY(host_a != grouped.rows.end());
+    QCOMPARE(std::next(host_a)->rank, 1);
+    hosts.collapsed = {"b"};
+    const TrackLayout hidden = layout_tracks(regular.timeline, {}, 40, hosts);
+    QCOMPARE(hidden.lane_row[0], -1);
+    QCOMPARE(hidden.rows[static_cast<size_t>(hidden.group_row[0])].type, TrackRow::Type::Host);
+    QCOMPARE(hidden.anchorY(0), 40 + TrackLayout::kGroupHeight / 2.0);
+    QVERIFY(hidden.lane_row[2] >= 0);
+    QCOMPARE(hidden.rows[1].type, TrackRow::Type::Host);  // "a" right below the folded "b"
+    // One host: no host headers.
+    const TrackLayout single = layout_tracks(regular.timeline, {}, 40, TrackHosts{{{0, "a"}, {1, "a"}}, {}});
+    QCOMPARE(single.rows[0].type, TrackRow::Type::Group);
   }
 
   void testDurationFormat_data() {
