@@ -67,6 +67,19 @@ inline constexpr int kNumKinds = 30;
 
 const char* kind_name(Kind kind);
 
+// The detail kinds: the many short spans inside a step (autograd nodes, gradient ticks,
+// copies into buckets, dependency counts, a trace's operators, launches and kernels),
+// nine in ten spans of a DDP run. The writer packs them apart from the others (the
+// structure: iterations, phases, collectives, messages, marks), so a reader that wants
+// the structure of a run of 100M spans decodes a tenth of them (kinds bit mask).
+inline constexpr uint64_t kDetailKindMask =
+    (uint64_t{1} << static_cast<int>(Kind::AutogradNode)) | (uint64_t{1} << static_cast<int>(Kind::GradReady)) |
+    (uint64_t{1} << static_cast<int>(Kind::BucketCopy)) | (uint64_t{1} << static_cast<int>(Kind::Dependency)) |
+    (uint64_t{1} << static_cast<int>(Kind::GpuKernel)) | (uint64_t{1} << static_cast<int>(Kind::GpuMemcpy)) |
+    (uint64_t{1} << static_cast<int>(Kind::GpuMemset)) | (uint64_t{1} << static_cast<int>(Kind::CudaRuntime)) |
+    (uint64_t{1} << static_cast<int>(Kind::CpuOp));
+inline bool is_detail_kind(uint8_t kind) { return kind < 64 && ((kDetailKindMask >> kind) & 1); }
+
 // What an rpc_send / rpc_recv span carries in EventArgs::param: the kind of RPC message
 // (the RPC wire format uses the same codes). The run file's `messages.kind` names them.
 enum class RpcMessageKind : uint8_t {

@@ -183,29 +183,30 @@ PackedSpan packed_span(const BatchEvent& e, const std::vector<int64_t>& name_ids
 
 }  // namespace
 
-void RunStoreWriter::write_pack(int64_t rank, const std::vector<BatchEvent>& events, size_t begin, size_t end,
+void RunStoreWriter::write_pack(int64_t rank, const std::vector<const BatchEvent*>& events,
                                 const std::vector<int64_t>& ids, int64_t offset) {
+  if (events.empty()) return;
   int64_t t_min = std::numeric_limits<int64_t>::max(), t_max = std::numeric_limits<int64_t>::min();
   int64_t kinds = 0;
   pack_.clear();
-  for (size_t i = begin; i < end; ++i) {
-    pack_.push_back(packed_span(events[i], ids, offset));
+  for (const BatchEvent* e : events) {
+    pack_.push_back(packed_span(*e, ids, offset));
     t_min = std::min(t_min, pack_.back().t_begin_ns);
     t_max = std::max(t_max, pack_.back().t_end_ns);
-    kinds |= int64_t{1} << (events[i].kind & 63);
+    kinds |= int64_t{1} << (e->kind & 63);
   }
   const std::string blob = encode_pack(pack_);
   insert_pack_.bind(1, next_span_id_)
       .bind(2, rank)
-      .bind(3, int64_t{events[begin].thread})
-      .bind(4, static_cast<int64_t>(end - begin))
+      .bind(3, int64_t{events.front()->thread})
+      .bind(4, static_cast<int64_t>(events.size()))
       .bind(5, t_min)
       .bind(6, t_max)
       .bind(7, kinds)
       .bind_blob(8, blob.data(), blob.size());
   insert_pack_.step();
   insert_pack_.rewind();
-  next_span_id_ += static_cast<int64_t>(end - begin);
+  next_span_id_ += static_cast<int64_t>(events.size());
 }
 
 void RunStoreWriter::write(const EventBatch& batch) {
@@ -225,12 +226,24 @@ void RunStoreWriter::write(const EventBatch& batch) {
       ids.push_back(name_id(n));
     const int64_t offset = batch.clock_offset_ns;
     const auto& events = batch.events;
-    // Packs: runs of one thread's events (the shipper sends them thread by thread).
+    // Packs: runs of one thread's events (the shipper sends them thread by thread), the
+    // detail kinds apart from the structure (event.h), each at most kPackSpans.
     for (size_t begin = 0; begin < events.size();) {
       size_t end = begin + 1;
-      while (end < events.size() && end - begin < kPackSpans && events[end].thread == events[begin].thread)
+      while (end < events.size() && events[end].thread == events[begin].thread)
         ++end;
-      write_pack(rank, events, begin, end, ids, offset);
+      structure_.clear();
+      detail_.clear();
+      for (size_t i = begin; i < end; ++i) {
+        auto& tier = is_detail_kind(events[i].kind) ? detail_ : structure_;
+        tier.push_back(&events[i]);
+        if (tier.size() == kPackSpans) {
+          write_pack(rank, tier, ids, offset);
+          tier.clear();
+        }
+      }
+      write_pack(rank, structure_, ids, offset);
+      write_pack(rank, detail_, ids, offset);
       begin = end;
     }
     for (const auto& e : events) {

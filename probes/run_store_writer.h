@@ -58,8 +58,9 @@ class RunStoreWriter {
  private:
   // Spans per pack at most: the unit a window query decodes (a few hundred KB of spans).
   static constexpr size_t kPackSpans = 4096;
-  void write_pack(int64_t rank, const std::vector<BatchEvent>& events, size_t begin, size_t end,
-                  const std::vector<int64_t>& ids, int64_t offset);
+  // One pack of `events` (a thread's, of one tier: detail kinds or the others).
+  void write_pack(int64_t rank, const std::vector<const BatchEvent*>& events, const std::vector<int64_t>& ids,
+                  int64_t offset);
   void write_record(int rank, const std::string& json, int64_t offset);
   void write_message(int64_t rank, const BatchEvent& e, const std::string& name, int64_t offset);
   void store_record(int rank, const nlohmann::json& record, int64_t offset);
@@ -83,6 +84,7 @@ class RunStoreWriter {
   int64_t events_written_ = 0;
   int64_t next_span_id_ = 1;  // the id the next span written gets (ids count from 1)
   std::vector<PackedSpan> pack_;
+  std::vector<const BatchEvent*> structure_, detail_;  // a thread's run, split by tier
 };
 
 // Local time as ISO 8601, for the runs table.

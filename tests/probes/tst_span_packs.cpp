@@ -251,6 +251,44 @@ class TestSpanPacks : public ScratchTest {
     QCOMPARE(every_span(r, {Kind::Iteration}, 0, 8000).size(), size_t{500});
   }
 
+  void testDetailKindsArePackedApart() {
+    // A batch mixing an iteration's structure with its autograd nodes and gradient ticks:
+    // no pack holds both, so the structure reads without decoding the detail.
+    const std::string file = path("tiers.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({});
+      EventBatch b;
+      b.names = {"iteration", "LinearBackward", "grad_ready", "allreduce"};
+      for (int it = 1; it <= 50; ++it) {
+        const int64_t o = it * 1'000'000;
+        b.events.push_back(
+            BatchEvent{o, o + 900'000, -1, -1, -1, it, -1, 0, -1, -1, 0, static_cast<uint8_t>(Kind::Iteration), 0});
+        for (int n = 0; n < 100; ++n) {
+          const int64_t t = o + n * 5'000;
+          b.events.push_back(
+              BatchEvent{t, t + 4'000, -1, n, -1, it, -1, 1, -1, -1, 0, static_cast<uint8_t>(Kind::AutogradNode), 0});
+          b.events.push_back(BatchEvent{t + 4'000, t + 4'000, -1, -1, -1, it, n, 2, -1, -1, 0,
+                                        static_cast<uint8_t>(Kind::GradReady), 0});
+        }
+        b.events.push_back(BatchEvent{o + 500'000, o + 800'000, 4096, it, -1, it, -1, 3, 0, -1, 0,
+                                      static_cast<uint8_t>(Kind::Allreduce), 0});
+      }
+      w.write(b);
+    }
+    SqliteDb db(file, SQLITE_OPEN_READONLY);
+    const std::string detail = std::to_string(kDetailKindMask);
+    QCOMPARE(db.query_int64("SELECT count(*) FROM span_packs WHERE (kinds & " + detail + ") != 0 AND (kinds & ~" +
+                            detail + ") != 0"),
+             int64_t{0});
+    QCOMPARE(db.query_int64("SELECT sum(count) FROM span_packs WHERE (kinds & " + detail + ") = 0"), int64_t{100});
+    RunStoreReader r(file);
+    QCOMPARE(r.span_count(), int64_t{50 * 202});
+    QCOMPARE(every_span(r, {Kind::Iteration, Kind::Allreduce}).size(), size_t{100});
+    QCOMPARE(every_span(r, {Kind::AutogradNode}).size(), size_t{5000});
+    QCOMPARE(r.spans({.iteration = 7}).size(), size_t{202});
+  }
+
   void testSqliteExtensionFromPython() {
     // As a user queries a run: Python's sqlite3 with the extension loaded.
     const std::string file = path("python.ddprun");
