@@ -500,9 +500,14 @@ void MainWindow::updateJobActions() {
 }
 
 void MainWindow::selectInRunList(const QString& path) {
-  // Shows which run is open (current and selected) without reopening it.
-  const QSignalBlocker block(m_runsView->selectionModel());
+  // Shows which run is open (current and selected) without reopening it; a run from
+  // outside the workspace is listed first.
   const QString wanted = QFileInfo(path).absoluteFilePath();
+  bool listed = false;
+  for (int row = 0; row < m_runList->rowCount() && !listed; ++row)
+    listed = QFileInfo(m_runList->index(row, 0).data(RunListModel::PathRole).toString()).absoluteFilePath() == wanted;
+  if (!listed) m_runList->addOutside(path);
+  const QSignalBlocker block(m_runsView->selectionModel());
   for (int row = 0; row < m_runList->rowCount(); ++row) {
     const QModelIndex index = m_runList->index(row, 0);
     if (QFileInfo(index.data(RunListModel::PathRole).toString()).absoluteFilePath() == wanted) {

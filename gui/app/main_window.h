@@ -117,6 +117,7 @@ class MainWindow : public QMainWindow {
   void showEmptyStates();
   bool tabIsEmpty(const QString& id) const;
   RunListModel* runList() const { return m_runList; }
+  QTableView* runsView() const { return m_runsView; }
   QLabel* errorBanner() const { return m_errorBanner; }
   QAction* stopAction() const { return m_stopAction; }
   QAction* followAction() const { return m_followAction; }

@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QFont>
 #include <algorithm>
 
 #include "run_store_reader.h"
@@ -35,9 +36,24 @@ RunListModel::Entry RunListModel::readEntry(const QString& path) {
   return e;
 }
 
+void RunListModel::addOutside(const QString& path) {
+  const QFileInfo info(path);
+  if (!info.exists() || QFileInfo(info.absolutePath()) == QFileInfo(m_folder)) return;
+  m_outside.removeAll(info.absoluteFilePath());
+  m_outside.prepend(info.absoluteFilePath());
+  refresh();
+}
+
 void RunListModel::refresh() {
   beginResetModel();
   m_entries.clear();
+  for (const QString& path : m_outside) {
+    if (!QFileInfo::exists(path)) continue;  // gone since: no longer listed
+    Entry e = readEntry(path);
+    e.outside = true;
+    e.name += tr(" (outside the workspace)");
+    m_entries.push_back(e);
+  }
   const QFileInfoList files = QDir(m_folder).entryInfoList({QStringLiteral("*.ddprun")}, QDir::Files,
                                                            QDir::Time);  // newest first
   for (const QFileInfo& f : files)
@@ -50,6 +66,11 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
   const Entry& e = m_entries[index.row()];
   if (role == PathRole) return e.path;
   if (role == Qt::ToolTipRole) return e.error.isEmpty() ? e.path : e.error;
+  if (role == Qt::FontRole && e.outside && index.column() == Name) {
+    QFont italic;
+    italic.setItalic(true);
+    return italic;
+  }
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Name: return e.name;

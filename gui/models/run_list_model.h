@@ -1,6 +1,8 @@
 // RunListModel: the runs in a folder (the workspace), one row per run file, with what
 // the run store says about each: status, world size, model, start and duration. A file
-// that cannot be read shows its error instead of hiding.
+// that cannot be read shows its error instead of hiding. Runs opened from elsewhere
+// (addOutside) are listed first, marked "(outside the workspace)", so the run shown is
+// always in the list.
 #pragma once
 
 #include <QDateTime>
@@ -23,6 +25,9 @@ class RunListModel : public TableModel {
   void setFolder(const QString& folder);
   void refresh();
   QString folder() const { return m_folder; }
+  // Lists `path` too when it is not in the folder (kept across refreshes while it exists).
+  void addOutside(const QString& path);
+  bool isOutside(int row) const { return row >= 0 && row < rows() && m_entries[row].outside; }
 
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
 
@@ -34,11 +39,13 @@ class RunListModel : public TableModel {
     QString path, name, status, model, error;
     int worldSize = 0;
     QDateTime started, ended;
+    bool outside = false;
   };
   static Entry readEntry(const QString& path);
 
   QString m_folder;
   QVector<Entry> m_entries;
+  QStringList m_outside;  // absolute paths, most recent first
 };
 
 }  // namespace ddpscope::gui
