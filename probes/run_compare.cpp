@@ -18,6 +18,20 @@ namespace {
 constexpr double kSameShare = 0.05;
 constexpr double kSameMs = 0.001;
 
+// The parts compared, in the order shown: the JSON key, the text's label, the field.
+struct Part {
+  const char* key;
+  const char* label;
+  double CompareSide::*ms;
+};
+constexpr Part kParts[] = {{"iteration", "iteration", &CompareSide::iteration_ms},
+                           {"forward", "  forward", &CompareSide::forward_ms},
+                           {"backward_compute", "  backward compute", &CompareSide::backward_ms},
+                           {"exposed_comm", "  exposed communication", &CompareSide::exposed_comm_ms},
+                           {"optimizer", "  optimizer", &CompareSide::optimizer_ms},
+                           {"idle", "  idle", &CompareSide::idle_ms},
+                           {"hidden_comm", "hidden communication", &CompareSide::hidden_comm_ms}};
+
 struct OpKey {
   Kind kind;
   std::string name;
@@ -179,15 +193,10 @@ nlohmann::ordered_json comparison_json(const RunComparison& c) {
                                   {"first_iteration_begin_ns", s.first_iteration_begin_ns}};
   };
   nlohmann::ordered_json parts = nlohmann::ordered_json::array();
-  const std::tuple<const char*, double, double> rows[] = {{"iteration", c.a.iteration_ms, c.b.iteration_ms},
-                                                          {"forward", c.a.forward_ms, c.b.forward_ms},
-                                                          {"backward_compute", c.a.backward_ms, c.b.backward_ms},
-                                                          {"exposed_comm", c.a.exposed_comm_ms, c.b.exposed_comm_ms},
-                                                          {"optimizer", c.a.optimizer_ms, c.b.optimizer_ms},
-                                                          {"idle", c.a.idle_ms, c.b.idle_ms},
-                                                          {"hidden_comm", c.a.hidden_comm_ms, c.b.hidden_comm_ms}};
-  for (const auto& [part, a, b] : rows)
-    parts.push_back({{"part", part}, {"a_ms", a}, {"b_ms", b}, {"delta_ms", b - a}});
+  for (const Part& part : kParts) {
+    const double a = c.a.*part.ms, b = c.b.*part.ms;
+    parts.push_back({{"part", part.key}, {"a_ms", a}, {"b_ms", b}, {"delta_ms", b - a}});
+  }
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const OpChange& op : c.ops) {
     ops.push_back({{"kind", kind_name(op.kind)},
@@ -214,16 +223,9 @@ std::string comparison_text(const RunComparison& c, size_t max_ops) {
   out += c.headline + "\n\n";
   std::snprintf(line, sizeof(line), "%-26s %10s %10s %12s\n", "per rank and iteration", "A (ms)", "B (ms)", "change");
   out += line;
-  const std::tuple<const char*, double, double> rows[] = {
-      {"iteration", c.a.iteration_ms, c.b.iteration_ms},
-      {"  forward", c.a.forward_ms, c.b.forward_ms},
-      {"  backward compute", c.a.backward_ms, c.b.backward_ms},
-      {"  exposed communication", c.a.exposed_comm_ms, c.b.exposed_comm_ms},
-      {"  optimizer", c.a.optimizer_ms, c.b.optimizer_ms},
-      {"  idle", c.a.idle_ms, c.b.idle_ms},
-      {"hidden communication", c.a.hidden_comm_ms, c.b.hidden_comm_ms}};
-  for (const auto& [part, a, b] : rows) {
-    std::snprintf(line, sizeof(line), "%-26s %10.2f %10.2f %12s\n", part, a, b, signed_ms(b - a).c_str());
+  for (const Part& part : kParts) {
+    const double a = c.a.*part.ms, b = c.b.*part.ms;
+    std::snprintf(line, sizeof(line), "%-26s %10.2f %10.2f %12s\n", part.label, a, b, signed_ms(b - a).c_str());
     out += line;
   }
   out += "\nops by change in total time per rank and iteration (largest first):\n";

@@ -194,6 +194,21 @@ uint64_t kind_mask(const std::vector<Kind>& kinds) {
   return mask;
 }
 
+// The fields a SpanRow and a CompactSpan both take from a packed span.
+template <typename Row>
+void take_fields(Row& r, const PackedSpan& p) {
+  r.kind = static_cast<Kind>(p.kind);
+  r.t_begin_ns = p.t_begin_ns;
+  r.t_end_ns = p.t_end_ns;
+  r.iteration = p.iteration;
+  r.bucket = p.bucket;
+  r.param = p.param;
+  r.bytes = p.bytes;
+  r.seq = p.seq;
+  r.msg_id = p.msg_id;
+  r.ended_by_error = (p.flags & kEndedByError) != 0;
+}
+
 // A pack's spans appended to `out`, its damage reported as the file's.
 void decode_stored_pack(const Statement& s, int column, int64_t first_id, const std::string& path,
                         std::vector<PackedSpan>& out) {
@@ -274,24 +289,15 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
     SpanRow r;
     r.rank = h.rank;
     r.thread = h.thread;
-    r.kind = static_cast<Kind>(p.kind);
+    take_fields(r, p);
     if (p.name_id >= 0 && static_cast<size_t>(p.name_id) < sites.size()) {
       const Site& site = sites[static_cast<size_t>(p.name_id)];
       r.name = site.name;
       r.file = site.file;
       r.line = site.line;
     }
-    r.t_begin_ns = p.t_begin_ns;
-    r.t_end_ns = p.t_end_ns;
-    r.iteration = p.iteration;
-    r.bucket = p.bucket;
-    r.param = p.param;
-    r.bytes = p.bytes;
     r.peer = p.peer;
-    r.seq = p.seq;
     r.ctx_id = p.ctx_id;
-    r.msg_id = p.msg_id;
-    r.ended_by_error = (p.flags & kEndedByError) != 0;
     out.push_back(std::move(r));
   }
   return out;
@@ -410,17 +416,8 @@ bool SpanScan::next(CompactSpan& c) {
       c.rowid = id;
       c.rank = rank_;
       c.thread = thread_;
-      c.kind = static_cast<Kind>(p.kind);
       c.name_id = p.name_id;
-      c.t_begin_ns = p.t_begin_ns;
-      c.t_end_ns = p.t_end_ns;
-      c.iteration = p.iteration;
-      c.bucket = p.bucket;
-      c.param = p.param;
-      c.bytes = p.bytes;
-      c.seq = p.seq;
-      c.msg_id = p.msg_id;
-      c.ended_by_error = (p.flags & kEndedByError) != 0;
+      take_fields(c, p);
       return true;
     }
     if (!rows_.step()) return false;

@@ -504,6 +504,29 @@ void TimelineView::paintSelection(QPainter& p) {
   }
 }
 
+void TimelineView::paintHeader(QPainter& p, const TrackRow& track, const QColor& fill, const QString& label) {
+  p.fillRect(QRect(0, track.y, width(), track.height), fill);
+  QFont bold = p.font();
+  bold.setBold(true);
+  p.save();
+  p.setFont(bold);
+  p.setPen(palette().color(QPalette::Text));
+  p.drawText(QRect(4, track.y, kLabelWidth - 8, track.height), Qt::AlignVCenter | Qt::AlignLeft,
+             QFontMetrics(bold).elidedText((track.collapsed ? QStringLiteral("▸ ") : QStringLiteral("▾ ")) + label,
+                                           Qt::ElideMiddle, kLabelWidth - 8));
+  p.restore();
+  if (!track.collapsed) return;
+  // Folded: the first lane under it shows its outermost spans (its iterations).
+  for (size_t l = 0; l < m_data->lanes.size(); ++l) {
+    const int header = m_layout.group_row[l];
+    if (header < 0 || &m_layout.rows[static_cast<size_t>(header)] != &track) continue;
+    p.setClipRect(kLabelWidth, track.y, static_cast<int>(m_axis.width_px), track.height);
+    paintLane(p, l, track.y + 2, 1, track.height - 4);
+    p.setClipping(false);
+    return;
+  }
+}
+
 void TimelineView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().base());
@@ -513,53 +536,13 @@ void TimelineView::paintEvent(QPaintEvent*) {
   const QFontMetrics fm = p.fontMetrics();
   for (const TrackRow& track : m_layout.rows) {
     if (track.type == TrackRow::Type::Host) {
-      p.fillRect(QRect(0, track.y, width(), track.height), palette().color(QPalette::Mid).lighter(130));
-      QFont bold = p.font();
-      bold.setBold(true);
-      p.save();
-      p.setFont(bold);
-      p.setPen(palette().color(QPalette::Text));
-      p.drawText(QRect(4, track.y, kLabelWidth - 8, track.height), Qt::AlignVCenter | Qt::AlignLeft,
-                 fm.elidedText((track.collapsed ? QStringLiteral("▸ ") : QStringLiteral("▾ ")) +
-                                   (track.host.empty() ? tr("(host not recorded)") : qs(track.host)) +
-                                   (track.ranks == 1 ? tr(" · 1 rank") : tr(" · %1 ranks").arg(track.ranks)),
-                               Qt::ElideMiddle, kLabelWidth - 8));
-      p.restore();
-      if (track.collapsed) {
-        // A collapsed host shows its first lane's outermost spans (its iterations).
-        for (size_t l = 0; l < m_data->lanes.size(); ++l) {
-          if (m_layout.group_row[l] < 0 || &m_layout.rows[static_cast<size_t>(m_layout.group_row[l])] != &track)
-            continue;
-          p.setClipRect(x0, track.y, w, track.height);
-          paintLane(p, l, track.y + 2, 1, track.height - 4);
-          p.setClipping(false);
-          break;
-        }
-      }
+      paintHeader(p, track, palette().color(QPalette::Mid).lighter(130),
+                  (track.host.empty() ? tr("(host not recorded)") : qs(track.host)) +
+                      (track.ranks == 1 ? tr(" · 1 rank") : tr(" · %1 ranks").arg(track.ranks)));
       continue;
     }
     if (track.type == TrackRow::Type::Group) {
-      p.fillRect(QRect(0, track.y, width(), track.height), palette().color(QPalette::AlternateBase));
-      QFont bold = p.font();
-      bold.setBold(true);
-      p.save();
-      p.setFont(bold);
-      p.setPen(palette().color(QPalette::Text));
-      p.drawText(QRect(4, track.y, kLabelWidth - 8, track.height), Qt::AlignVCenter | Qt::AlignLeft,
-                 QStringLiteral("%1 rank %2")
-                     .arg(track.collapsed ? QStringLiteral("▸") : QStringLiteral("▾"))
-                     .arg(track.rank));
-      p.restore();
-      if (track.collapsed) {
-        // A collapsed rank shows its first lane's outermost spans (its iterations).
-        for (size_t l = 0; l < m_data->lanes.size(); ++l) {
-          if (m_data->lanes[l].rank != track.rank) continue;
-          p.setClipRect(x0, track.y, w, track.height);
-          paintLane(p, l, track.y + 2, 1, track.height - 4);
-          p.setClipping(false);
-          break;
-        }
-      }
+      paintHeader(p, track, palette().color(QPalette::AlternateBase), tr("rank %1").arg(track.rank));
       continue;
     }
     const auto l = static_cast<size_t>(track.lane);

@@ -1,22 +1,15 @@
 """The probes' C interface (libddpscope_probes_c.so) through ctypes: one implementation of
 batching, the run's token and clock alignment for the engine and for PyTorch jobs."""
 import ctypes
-import os
+
+from ._paths import library_path
 
 _LIB_NAME = "libddpscope_probes_c.so"
 
 
 def _find_library():
     """$DDPSCOPE_PROBES_LIB (the launcher sets it), else beside an installed or built tree."""
-    explicit = os.environ.get("DDPSCOPE_PROBES_LIB")
-    if explicit:
-        return explicit
-    here = os.path.dirname(os.path.abspath(__file__))
-    for candidate in (os.path.join(here, "..", "..", "..", "build", "lib", _LIB_NAME),  # probes/python in the source
-                      os.path.join(here, "..", "..", "..", "..", "lib", _LIB_NAME)):  # share/ddpscope/python
-        if os.path.exists(candidate):
-            return os.path.normpath(candidate)
-    return _LIB_NAME  # the loader's own search
+    return library_path(_LIB_NAME, "DDPSCOPE_PROBES_LIB") or _LIB_NAME  # else the loader's own search
 
 
 class Probes:

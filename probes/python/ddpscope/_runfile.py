@@ -3,19 +3,16 @@ SQLite extension libddpscope_sqlite.so shows as the `spans` table (probes/span_t
 import os
 import sqlite3
 
+from ._paths import library_path
+
 _EXT_NAME = "libddpscope_sqlite.so"
 
 
 def _find_extension():
     """$DDPSCOPE_SQLITE_EXT, else beside an installed or built tree."""
-    explicit = os.environ.get("DDPSCOPE_SQLITE_EXT")
-    if explicit:
-        return explicit
-    here = os.path.dirname(os.path.abspath(__file__))
-    for candidate in (os.path.join(here, "..", "..", "..", "build", "lib", _EXT_NAME),  # probes/python in the source
-                      os.path.join(here, "..", "..", "..", "..", "lib", _EXT_NAME)):  # share/ddpscope/python
-        if os.path.exists(candidate):
-            return os.path.normpath(candidate)
+    path = library_path(_EXT_NAME, "DDPSCOPE_SQLITE_EXT")
+    if path:
+        return path
     raise FileNotFoundError(f"{_EXT_NAME} not found beside this package; build ddpscope, or set "
                             "DDPSCOPE_SQLITE_EXT to its path")
 
