@@ -74,7 +74,9 @@ def scenarios(h):
             problems.append(f"run status {status}")
         if pid is None:
             problems.append("rank 1's interpreter was never found")
-        return r.conclude(problems, f"exit {code}: {diagnosis(job)[:300]}")
+        # On a failure the table shows what the diagnosis said too: the wording is the question.
+        return r.conclude(problems + ([f"said: {diagnosis(job)[:300]}"] if problems else []),
+                          f"exit {code}: {diagnosis(job)[:300]}")
 
     def raises(build, work):
         r = h.Result("torch: the script raises on rank 1 (ValueError at iteration 3)",
