@@ -42,10 +42,11 @@ struct AppOptions {
       QStringLiteral("screenshot"),
       QStringLiteral("Save the window as a PNG once shown (after a launched job ends), then quit"),
       QStringLiteral("PNG")};
-  QCommandLineOption tab{QStringLiteral("tab"),
-                         QStringLiteral("Tab to show: Summary, Live, Timeline, Breakdown, Overlap, Buckets, Graph, "
-                                        "Messages, Hang, Compare or Learn"),
-                         QStringLiteral("NAME")};
+  QCommandLineOption tab{
+      QStringLiteral("tab"),
+      QStringLiteral("Tab to show: Summary, Live, Timeline, Breakdown, Ranks, Overlap, Buckets, Graph, "
+                     "Messages, Hang, Compare or Learn"),
+      QStringLiteral("NAME")};
   QCommandLineOption demo{QStringLiteral("demo"), QStringLiteral("Launch the 2-rank transformer demo and follow it")};
   QCommandLineOption launch{QStringLiteral("launch"), QStringLiteral("Launch the job of a preset file and follow it"),
                             QStringLiteral("PRESET")};

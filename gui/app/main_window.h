@@ -107,8 +107,8 @@ class MainWindow : public QMainWindow {
 
   const RunData* currentRun() const { return m_run.get(); }
   QTabWidget* tabs() const { return m_tabs; }
-  // Tabs by id, case aside: summary, live, timeline, breakdown, overlap, buckets, graph,
-  // messages, hang, learn (the English titles, so --tab Hang works in any language).
+  // Tabs by id, case aside: summary, live, timeline, breakdown, ranks, overlap, buckets, graph,
+  // messages, hang, compare, learn (the English titles, so --tab Hang works in any language).
   void showTab(const QString& id);
   int tabIndex(const QString& id) const;  // -1: no such tab
   // The Timeline tab at rank 0's iteration `iteration` (a click on an Overlap bar).

@@ -1,10 +1,12 @@
 // The app at first sight (issue 34), on real widgets (offscreen): what a newcomer meets
 // on first clicks. The Learn tab, first shown, has the lesson its box names loaded, so
 // Play and the arrow keys work at once; the run list lists and selects the run shown,
-// wherever its file lives.
+// wherever its file lives; a failed run's iteration cut short by an error is named, not
+// averaged, and drawn as such.
 #include <QtTest/QtTest>
 
 #include <QComboBox>
+#include <QLabel>
 #include <QTableView>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -12,7 +14,11 @@
 #include "gui_test_runs.h"
 #include "learn_page.h"
 #include "main_window.h"
+#include "run_data.h"
 #include "run_list_model.h"
+#include "run_store_writer.h"
+#include "timeline_page.h"
+#include "timeline_view.h"
 
 using namespace ddpscope::gui;
 
@@ -64,6 +70,37 @@ class TestFirstSight : public QObject {
     window.runList()->refresh();
     QCOMPARE(window.runList()->rowCount(), 2);
     QCOMPARE(selected(), inside);
+  }
+
+  void testAnIterationCutShortIsNamedNotAveraged() {
+    // Rank 0's iteration 3 is the 5 s wait its collective's timeout cut short.
+    QTemporaryDir folder;
+    const QString file = folder.filePath("failed.ddprun");
+    {
+      using namespace ddpscope::probes;
+      RunStoreWriter w(file.toStdString());
+      w.begin_run({.world_size = 1});
+      EventBatch b;
+      b.names = {"iteration"};
+      for (int it = 1; it <= 3; ++it) {
+        const int64_t t = it * 10'000'000;
+        b.events.push_back(BatchEvent{t, t + (it == 3 ? 5'000'000'000 : 9'000'000), -1, -1, -1, it, -1, 0, -1, -1, 0,
+                                      static_cast<uint8_t>(Kind::Iteration),
+                                      static_cast<uint8_t>(it == 3 ? kEndedByError : 0)});
+      }
+      w.write(b);
+      w.end_run("failed", "timeout", 0);
+    }
+    MainWindow window(folder.path());
+    window.show();
+    QVERIFY(window.openRun(file));
+    QCOMPARE(window.currentRun()->analysis.iterations.size(), size_t{2});
+    QCOMPARE(window.currentRun()->analysis.cut_short.size(), size_t{1});
+    window.showTab(QStringLiteral("timeline"));
+    QVERIFY2(window.timelinePage()->legend()->text().contains("cut short by an error"),
+             qPrintable(window.timelinePage()->legend()->text()));
+    const auto& spans = window.timeline()->data().lanes.at(0).spans;
+    QCOMPARE(std::count_if(spans.begin(), spans.end(), [](const TimelineSpan& s) { return s.cut_short; }), 1);
   }
 };
 
