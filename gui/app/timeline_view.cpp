@@ -142,6 +142,9 @@ void TimelineView::select(const SpanRef& ref, bool reveal) {
     if (len < w * 0.8) {
       const int64_t mid = s->begin_ns + len / 2;
       m_axis.begin_ns = mid - w / 2;
+      // Centred on a span near the run's start, the window would begin before it (the
+      // ruler then counts negative times): it starts at the run's start instead.
+      if (w < m_data->end_ns - m_data->begin_ns) m_axis.begin_ns = std::max(m_axis.begin_ns, m_data->begin_ns);
       m_axis.end_ns = m_axis.begin_ns + w;
     } else {
       m_axis.fit(s->begin_ns, s->begin_ns + len, 0.1);

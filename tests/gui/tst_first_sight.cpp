@@ -2,7 +2,8 @@
 // on first clicks. The Learn tab, first shown, has the lesson its box names loaded, so
 // Play and the arrow keys work at once; the run list lists and selects the run shown,
 // wherever its file lives; a failed run's iteration cut short by an error is named, not
-// averaged, and drawn as such.
+// averaged, and drawn as such; a span found near the run's start is shown without
+// negative times.
 #include <QtTest/QtTest>
 
 #include <QComboBox>
@@ -101,6 +102,28 @@ class TestFirstSight : public QObject {
              qPrintable(window.timelinePage()->legend()->text()));
     const auto& spans = window.timeline()->data().lanes.at(0).spans;
     QCOMPARE(std::count_if(spans.begin(), spans.end(), [](const TimelineSpan& s) { return s.cut_short; }), 1);
+  }
+
+  void testRevealingASpanNearTheStartShowsNoNegativeTime() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("start.ddprun");
+    testing::write_test_run(file.toStdString(), 2, 6);  // rank 0's forward of iteration 1: [0, 200] ns
+    MainWindow window(folder.path());
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(window.openRun(file));
+    window.showTab(QStringLiteral("timeline"));
+    TimelineView* view = window.timeline();
+    view->showWindow(3000, 3400);  // zoomed in, later in the run
+    const auto& spans = view->data().lanes.at(0).spans;
+    const auto forward = std::find_if(spans.begin(), spans.end(), [](const TimelineSpan& s) {
+      return s.kind == ddpscope::probes::Kind::Forward && s.iteration == 1;
+    });
+    QVERIFY(forward != spans.end());
+    view->select(view->data().refOf(0, &*forward), true);
+    QCOMPARE(view->axis().begin_ns, view->data().begin_ns);               // not 100 - 200 = -100
+    QCOMPARE(view->axis().end_ns - view->axis().begin_ns, int64_t{400});  // the zoom kept
+    QVERIFY(view->axis().end_ns >= forward->end_ns);
   }
 };
 
