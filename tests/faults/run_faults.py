@@ -572,7 +572,9 @@ def scenario_rpc_death(build, work, phase):
     reported = job.first_time(r"connection to worker0")
     if raised is not None and reported is not None:
         r.detection = max(0.0, reported - raised)
-    return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
+    # On a failure the table quotes the diagnosis too: its wording is what the row checks.
+    return r.conclude(problems + ([f"said: {diagnosis_line(job)[:300]}"] if problems else []),
+                      f"exit {code}: {last_error_line(job)}")
 
 
 def scenario_app_file(build, work, what):
