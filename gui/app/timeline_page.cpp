@@ -187,13 +187,13 @@ void TimelinePage::refreshLegend() {
   }
   items << QStringLiteral("<span style='color:#d62728'>▁</span>&nbsp;%1").arg(tr("exposed communication"));
   items << QStringLiteral("<span style='color:#c62828'>│</span>&nbsp;%1").arg(tr("mark"));
-  bool open = false, cut = false;
-  for (const auto& lane : data.lanes) {
+  bool open = false;
+  for (const auto& lane : data.lanes)
     open = open || !lane.open.empty();
-    cut = cut || std::any_of(lane.spans.begin(), lane.spans.end(), [](const TimelineSpan& s) { return s.cut_short; });
-  }
   if (open) items << QStringLiteral("<span style='color:#c62828'>▨</span>&nbsp;%1").arg(tr("never finished"));
-  if (cut) items << QStringLiteral("<span style='color:#c62828'>▨▌</span>&nbsp;%1").arg(tr("cut short by an error"));
+  // Noted as spans are read: a live run's legend refreshes without a pass over them all.
+  if (data.cut_short_present)
+    items << QStringLiteral("<span style='color:#c62828'>▨▌</span>&nbsp;%1").arg(tr("cut short by an error"));
   m_legend->setText(items.join(QStringLiteral(" &nbsp; ")));
 }
 
