@@ -47,11 +47,12 @@ struct Side {
   std::map<OpKey, OpTotals> ops;  // per rank and iteration
 };
 
-Side measure(RunStoreReader& run, IterationRange range, const char* which) {
+Side measure(RunStoreReader& run, IterationRange range, const char* which, const RunAnalysis* known) {
   Side side;
   CompareSide& s = side.summary;
   s.path = run.path();
-  const RunAnalysis analysis = analyze_run(run);
+  const RunAnalysis own = known ? RunAnalysis{} : analyze_run(run);
+  const RunAnalysis& analysis = known ? *known : own;
   const std::vector<TimeBreakdown> rows = breakdown_by_iteration(analysis);
   int64_t lowest = -1, highest = -1;
   for (const TimeBreakdown& r : rows) {
@@ -158,8 +159,9 @@ const char* change_name(OpChange::Change c) {
   return "?";
 }
 
-RunComparison compare_runs(RunStoreReader& a, RunStoreReader& b, IterationRange range_a, IterationRange range_b) {
-  Side sa = measure(a, range_a, "A"), sb = measure(b, range_b, "B");
+RunComparison compare_runs(RunStoreReader& a, RunStoreReader& b, IterationRange range_a, IterationRange range_b,
+                           const RunAnalysis* analysis_a, const RunAnalysis* analysis_b) {
+  Side sa = measure(a, range_a, "A", analysis_a), sb = measure(b, range_b, "B", analysis_b);
   RunComparison c{sa.summary, sb.summary, {}, {}};
   std::map<OpKey, std::pair<OpTotals, OpTotals>> joined;
   for (const auto& [k, t] : sa.ops)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "event.h"
+#include "overlap_analysis.h"
 #include "run_store_reader.h"
 
 namespace ddpscope::probes {
@@ -54,8 +55,11 @@ struct RunComparison {
 
 // Throws RunStoreError for an unreadable file, ddpscope::Error when a side has no
 // finished iteration in its range (the message says which and what it holds).
+// `analysis_a`, `analysis_b`: the runs' analyses when the caller holds them (the app
+// does), else each run is analysed here.
 RunComparison compare_runs(RunStoreReader& a, RunStoreReader& b, IterationRange range_a = {},
-                           IterationRange range_b = {});
+                           IterationRange range_b = {}, const RunAnalysis* analysis_a = nullptr,
+                           const RunAnalysis* analysis_b = nullptr);
 nlohmann::ordered_json comparison_json(const RunComparison& c);
 // The comparison as text: the parts, then up to `max_ops` ops.
 std::string comparison_text(const RunComparison& c, size_t max_ops = 20);

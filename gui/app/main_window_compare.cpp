@@ -20,7 +20,8 @@ bool MainWindow::compareWith(const QString& path) {
   try {
     auto other = std::make_shared<const RunData>(load_run(path.toStdString()));
     probes::RunStoreReader a(m_run->path), b(path.toStdString());
-    const probes::RunComparison comparison = probes::compare_runs(a, b);
+    // Both runs are analysed already (the open one, and B by load_run): not again.
+    const probes::RunComparison comparison = probes::compare_runs(a, b, {}, {}, &m_run->analysis, &other->analysis);
     m_compare->showComparison(m_run, std::move(other), comparison);
   } catch (const std::exception& e) {
     emit loadFailed(tr("Cannot compare %1 with %2: %3")
