@@ -81,13 +81,12 @@ void JobMonitor::stdout_line(const std::string& line) {
   }
   if (kind == "start" && settings_.style == ProgressStyle::Json) {
     emit_worker_event(stdout, *ev);
-  } else if (kind == "start" && settings_.iterations > 0) {
-    std::printf("training %s on %d ranks (%s backend) for %lld iterations\n", ev->value("describe", "").c_str(),
-                ev->value("world_size", 0), ev->value("backend", "").c_str(),
-                static_cast<long long>(settings_.iterations));
   } else if (kind == "start") {
-    std::printf("training %s on %d ranks (%s backend)\n", ev->value("describe", "").c_str(), ev->value("world_size", 0),
-                ev->value("backend", "").c_str());
+    const int world = ev->value("world_size", 0);
+    std::printf("training %s on %d rank%s (%s backend)", ev->value("describe", "").c_str(), world,
+                world == 1 ? "" : "s", ev->value("backend", "").c_str());
+    if (settings_.iterations > 0) std::printf(" for %lld iterations", static_cast<long long>(settings_.iterations));
+    std::printf("\n");
   } else if (kind == "progress") {
     const bool has_loss = ev->contains("loss") && !(*ev)["loss"].is_null();
     progress_.update(ev->value("iter", int64_t{0}),

@@ -146,6 +146,7 @@ void validate_and_complete(TrainOptions& o) {
 Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group)
     : options_(std::move(options)),
       group_(std::move(group)),
+      device_(group_ ? group_->tensor_device() : Device::cpu()),
       // Each rank draws different batches; the model itself is seeded identically.
       data_gen_(options_.seed + 1 + 7919 * static_cast<uint64_t>(group_ ? group_->rank() : 0)) {
   validate_and_complete(options_);
@@ -195,6 +196,14 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
   }
   // Before DDP and the optimizer: the converted norms have parameters of their own.
   if (group_ && o.sync_bn) model_ = ddp::convert_sync_batchnorm(model_, group_);
+  // NCCL reduces GPU tensors only: the model moves to the rank's GPU before DDP sees it,
+  // as a PyTorch script calls model.to(device) before wrapping it.
+  if (!device_.is_cpu()) {
+    DDPSCOPE_CHECK(o.optimizer == "sgd",
+                   "--backend nccl trains on the GPU, where only SGD updates parameters; --optimizer ", o.optimizer,
+                   " updates CPU parameters: pass --optimizer sgd, or --backend mpi");
+    model_->to(device_);
+  }
   if (group_ && o.overlap) {
     // DDP checks the replicas match and broadcasts rank 0's parameters and buffers.
     model_ = std::make_shared<ddp::DistributedDataParallel>(model_, group_, ddp_options_of(o));
@@ -274,8 +283,10 @@ std::unique_ptr<ddp::DistributedDataParallel::JoinContext> Trainer::join_context
 }
 
 std::pair<Tensor, Tensor> Trainer::next_batch() {
-  if (corpus_) return corpus_->sample(options_.batch, options_.context, data_gen_);
-  return dataset_->sample(options_.batch, data_gen_);
+  auto [x, y] = corpus_ ? corpus_->sample(options_.batch, options_.context, data_gen_)
+                        : dataset_->sample(options_.batch, data_gen_);
+  if (device_.is_cpu()) return {x, y};
+  return {x.to(device_), y.to(device_)};
 }
 
 Tensor Trainer::loss_of(const Tensor& output, const Tensor& target) const {
@@ -371,7 +382,7 @@ StepResult Trainer::step() {
   probes::set_phase("loss allreduce");
   if (group_ && !options_.join) {
     if (!fault_point("allreduce", group_->rank(), iteration_)) {
-      Tensor l = Tensor::scalar(loss_value, DType::F64);
+      Tensor l = Tensor::scalar(loss_value, DType::F64).to(device_);
       group_->allreduce(l, {.op = c10d::ReduceOp::Avg})->wait();
       loss_value = l.item<double>();
     } else {
@@ -393,15 +404,15 @@ void Trainer::run_injected_loss_collective() {
   Tensor t;
   switch (fault_spec().action) {
     case FaultSpec::Action::WrongOp:
-      t = Tensor::scalar(0.0, DType::F64);
+      t = Tensor::scalar(0.0, DType::F64).to(device_);
       group_->broadcast(t, {.root = 0})->wait();
       break;
     case FaultSpec::Action::WrongSize:
-      t = Tensor::zeros({2}, DType::F64);
+      t = Tensor::zeros({2}, DType::F64).to(device_);
       group_->allreduce(t, {.op = c10d::ReduceOp::Avg})->wait();
       break;
     case FaultSpec::Action::WrongDtype:
-      t = Tensor::scalar(0.0, DType::F32);
+      t = Tensor::scalar(0.0, DType::F32).to(device_);
       group_->allreduce(t, {.op = c10d::ReduceOp::Avg})->wait();
       break;
     default: break;  // skip
@@ -422,7 +433,7 @@ void Trainer::measure_allreduce_cost() {
   probes::set_iteration(0);
   DDPSCOPE_INSTANT(probes::Kind::Mark, "allreduce sweep");
   for (int64_t bytes : sizes) {
-    Tensor t = Tensor::zeros({bytes / 4}, DType::F32);
+    Tensor t = Tensor::zeros({bytes / 4}, DType::F32, device_);
     for (int k = 0; k < 6; ++k)
       group_->allreduce(t, {.op = c10d::ReduceOp::Sum})->wait();
   }
@@ -451,6 +462,7 @@ std::string Trainer::describe() const {
   os << options_.model << " (" << model_->num_parameters() << " parameters) on " << options_.data << ", "
      << options_.optimizer << " lr " << options_.lr << ", batch " << options_.batch << ", " << options_.threads
      << " thread" << (options_.threads > 1 ? "s" : "");
+  if (!device_.is_cpu()) os << ", on " << device_.str();
   if (zero_) os << ", ZeRO" << (options_.zero_overlap ? " overlapped with DDP" : "");
   if (options_.sync_bn && group_)
     os << ", SyncBatchNorm";

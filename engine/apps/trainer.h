@@ -148,6 +148,8 @@ class Trainer {
 
   TrainOptions options_;
   std::shared_ptr<c10d::ProcessGroup> group_;
+  // Where the model, its batches and the loss live: the rank's GPU under NCCL.
+  Device device_;
   Generator data_gen_;
   std::shared_ptr<nn::Module> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;  // null under --zero

@@ -67,6 +67,8 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
       }
     }
   }
+  // Built on the CPU, then moved beside the scores (a GPU model's attention).
+  if (!x.device().is_cpu()) mask = mask.to(x.device());
   const Tensor att = softmax(add(scores, mask));
   const Tensor y = matmul(att, v);  // [B*heads, T, hd]
   const Tensor merged = reshape(permute(reshape(y, {B, heads_, T, hd}), {0, 2, 1, 3}), {B, T, C});
@@ -105,7 +107,7 @@ Tensor CharTransformerTrunk::forward(const Tensor& token_embeddings) {
   const int64_t T = token_embeddings.size(1);
   DDPSCOPE_CHECK(T <= config_.context, "CharTransformer: sequence length ", T, " exceeds the context of ",
                  config_.context);
-  const Tensor positions = Tensor::arange(T, DType::I64);
+  const Tensor positions = Tensor::arange(T, DType::I64).to(token_embeddings.device());
   Tensor h = add(token_embeddings, pos_->forward(positions));  // [B,T,C] + [T,C]
   for (auto& b : blocks_)
     h = b->forward(h);
