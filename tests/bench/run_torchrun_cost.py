@@ -22,7 +22,9 @@ puts them: the ratios of the per-round minimums are printed beside the medians',
 the CPU time a step takes (the training thread's, and all the process's threads'), which
 waiting does not inflate.
 
-    /usr/bin/python3 tests/bench/run_torchrun_cost.py --build build
+    /usr/bin/python3 tests/bench/run_torchrun_cost.py --build build [--python PY]
+
+--python runs the jobs with another interpreter's torch (default Debian's /usr/bin/python3).
 """
 import argparse
 import json
@@ -36,7 +38,7 @@ from two_rank_bench import free_port, last_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "ddp_step_torch.py")
-PYTHON = "/usr/bin/python3"
+PYTHON = None  # the jobs' interpreter: main() sets it from --python
 
 
 def run_plain(steps, env, world=2):
@@ -87,7 +89,10 @@ def main():
     parser.add_argument("--build", default="build")
     parser.add_argument("--rounds", type=int, default=5)  # this shared machine is noisy
     parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--python", default="/usr/bin/python3", help="the interpreter whose torch the jobs use")
     args = parser.parse_args()
+    global PYTHON
+    PYTHON = args.python
     cli = os.path.join(args.build, "bin", "ddpscope-cli")
     if not os.path.exists(cli):
         sys.exit(f"{cli} not found: build the project first (bash packaging/build.sh)")

@@ -1,11 +1,13 @@
 """A PyTorch DDP training script as its users write it, with no ddpscope in it: torchrun's
-environment, gloo, an MLP, SGD. --user-hook registers a comm hook of its own after DDP is
+environment, gloo (or --backend nccl: the model and batches on the rank's GPU), an MLP,
+SGD. --user-hook registers a comm hook of its own after DDP is
 built (an allreduce and a mean, counting each bucket it sees); --counts writes what it saw
 as JSON, so a test can compare the run file with what DDP really ran. --stall-rank R
 --stall-at I makes rank R sleep before iteration I (a rank stopped, with --timeout the
 group's collective timeout); --raise-at I raises on rank 1 at iteration I,
 --fail-first-attempt-at I raises only before torchrun's first restart; --log-loss
-makes the one optional ddpscope call."""
+makes the one optional ddpscope call; --gpu-sleep-cycles N (NCCL, with --user-hook) keeps
+the GPU busy for N cycles before each bucket's allreduce, which the host only queues."""
 import argparse
 import datetime
 import json
@@ -30,15 +32,22 @@ parser.add_argument("--stall-seconds", type=float, default=60)
 parser.add_argument("--raise-at", type=int, default=0)
 parser.add_argument("--fail-first-attempt-at", type=int, default=0)
 parser.add_argument("--timeout", type=float, default=1800)
+parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
+parser.add_argument("--gpu-sleep-cycles", type=int, default=0)
 args = parser.parse_args()
 
-dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=args.timeout))
+dist.init_process_group(args.backend, timeout=datetime.timedelta(seconds=args.timeout))
 rank, world = dist.get_rank(), dist.get_world_size()
+device = torch.device("cpu")
+if args.backend == "nccl":
+    device = torch.device("cuda", int(os.environ["LOCAL_RANK"]) % torch.cuda.device_count())
+    torch.cuda.set_device(device)
 torch.manual_seed(0)
 layers = []
 for i in range(args.depth):
     layers += [torch.nn.Linear(args.width, args.width), torch.nn.ReLU()]
-model = DDP(torch.nn.Sequential(*layers[:-1]), bucket_cap_mb=args.bucket_cap_mb)
+module = torch.nn.Sequential(*layers[:-1]).to(device)
+model = DDP(module, device_ids=[device] if device.type == "cuda" else None, bucket_cap_mb=args.bucket_cap_mb)
 seen = {}  # iteration -> bucket sizes in bytes, in call order
 iteration = [0]
 
@@ -47,6 +56,8 @@ def counting_allreduce(state, bucket):
     buffer = bucket.buffer()
     seen.setdefault(iteration[0], []).append(buffer.numel() * buffer.element_size())
     buffer.div_(world)
+    if args.gpu_sleep_cycles:  # GPU work the allreduce must wait for; the host does not
+        torch.cuda._sleep(args.gpu_sleep_cycles)
     return dist.all_reduce(buffer, async_op=True).get_future().then(lambda f: f.value()[0])
 
 
@@ -63,7 +74,7 @@ for it in range(1, args.iters + 1):
         raise RuntimeError("worker lost at iteration %d" % it)
     if rank == 1 and it == args.raise_at:
         raise ValueError("bad batch at iteration %d" % it)
-    x = torch.randn(32, args.width, generator=generator)
+    x = torch.randn(32, args.width, generator=generator).to(device)
     loss = model(x).square().mean()
     optimizer.zero_grad()
     loss.backward()

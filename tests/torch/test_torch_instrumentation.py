@@ -5,6 +5,10 @@ nothing of ddpscope, launched as users launch it: `ddpscope-cli torchrun --np 2 
 file must hold what DDP really ran, and the launcher must show the job's progress.
 
 Usage: test_torch_instrumentation.py BUILD_DIR
+
+DDPSCOPE_TEST_PYTHON picks the interpreter (default /usr/bin/python3, Debian's torch 1.13);
+DDPSCOPE_TEST_BACKEND=nccl runs the job on NCCL, one rank per GPU (world size: the GPUs,
+at most 2), and exits 77 (CTest SKIP) when that torch sees no GPU.
 """
 import json
 import os
@@ -22,19 +26,35 @@ BIN = os.path.join(BUILD, "bin")
 CLI = os.path.join(BIN, "ddpscope-cli")
 SCRIPT = os.path.join(HERE, "ddp_unchanged_script.py")
 MPI_AS_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+PYTHON = os.environ.get("DDPSCOPE_TEST_PYTHON", "/usr/bin/python3")
+BACKEND = os.environ.get("DDPSCOPE_TEST_BACKEND", "gloo")
 
 
-def torchrun(tmp, *script_args, world=2, script=SCRIPT):
+def gpus_seen_by_torch():
+    out = subprocess.run([PYTHON, "-c", "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)"],
+                         capture_output=True, text=True)
+    return int(out.stdout.strip() or 0) if out.returncode == 0 else 0
+
+
+WORLD = 2 if BACKEND == "gloo" else min(gpus_seen_by_torch(), 2)
+
+
+def backend_args(script):
+    """The NCCL variant asks the test's own script for NCCL; other scripts run as they are."""
+    return ["--backend", BACKEND] if script == SCRIPT and BACKEND != "gloo" else []
+
+
+def torchrun(tmp, *script_args, world=WORLD, script=SCRIPT):
     """`ddpscope-cli torchrun` on the script; returns the run file and the finished process.
     script=None: `script_args` hold more launcher options, then the script and its own."""
     run = os.path.join(tmp, "torch.ddprun")
-    done = subprocess.run([CLI, "torchrun", "--np", str(world), "--out", run, "--python", "/usr/bin/python3",
-                           "--progress", "lines", *([script] if script else []), *script_args],
+    done = subprocess.run([CLI, "torchrun", "--np", str(world), "--out", run, "--python", PYTHON,
+                           "--progress", "lines", *([script] if script else []), *backend_args(script), *script_args],
                           env=dict(os.environ, **MPI_AS_ROOT), capture_output=True, text=True, timeout=300)
     return run, done
 
 
-def run_job(tmp, *script_args, world=2):
+def run_job(tmp, *script_args, world=WORLD):
     """A job that must succeed; returns the run file, the launcher's output and what each
     rank's script saw."""
     counts = os.path.join(tmp, "counts")
@@ -86,20 +106,21 @@ class TorchInstrumentationTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             run, out, _ = run_job(tmp, "--log-loss")
             # The launcher's progress, from what rank 0's instrumentation reports.
-            self.assertIn("training Sequential (1.1M parameters) under DDP on 2 ranks (gloo backend)", out)
+            self.assertIn("training Sequential (1.1M parameters) under DDP on %d rank%s (%s backend)"
+                          % (WORLD, "s" if WORLD > 1 else "", BACKEND), out)
             self.assertRegex(out, r"iter 8 loss [0-9.]+ samples/s [0-9.]+")
             self.assertRegex(out, r"done: 8 iterations in [0-9.]+s, final loss [0-9.]+")
             events = trace_events(tmp, run)
             backward = {(e["pid"], e["args"]["iteration"]): (e["ts"], e["ts"] + e["dur"])
                         for e in events if e["name"] == "backward"}
-            self.assertEqual(len(backward), 2 * 8)
+            self.assertEqual(len(backward), WORLD * 8)
             # The script's own all_gather after its loop: one collective of the group, numbered
             # after DDP's bucket allreduces (one counter per group), the same on both ranks.
             gathers = {e["pid"]: e["args"]["seq"] for e in events if e["name"] == "all_gather" and e["cat"] == "pg_op"}
             last_bucket = max(e["args"]["seq"] for e in events if e["name"] == "allreduce" and e["cat"] == "pg_op")
-            self.assertEqual(gathers, {0: last_bucket + 1, 1: last_bucket + 1})
+            self.assertEqual(gathers, {r: last_bucket + 1 for r in range(WORLD)})
             ready = [e for e in events if e["name"] == "grad_ready"]
-            self.assertEqual(len(ready), 2 * 8 * 8)  # ranks x iterations x parameters
+            self.assertEqual(len(ready), WORLD * 8 * 8)  # ranks x iterations x parameters
             for e in ready:
                 begin, end = backward[(e["pid"], e["args"]["iteration"])]
                 self.assertTrue(begin <= e["ts"] <= end, e)
@@ -108,14 +129,14 @@ class TorchInstrumentationTest(unittest.TestCase):
             per_rank = defaultdict(list)
             for it in s["iterations"]:
                 per_rank[it["rank"]].append(it)
-            self.assertEqual(sorted(per_rank), [0, 1])
+            self.assertEqual(sorted(per_rank), list(range(WORLD)))
             for rank, its in per_rank.items():
                 self.assertEqual([i["iteration"] for i in its], list(range(1, 9)))
                 self.assertTrue(all(i["comm_ms"] > 0 and i["overlap_ratio"] is not None for i in its), its)
             db = sqlite3.connect(run)
             names = {n for (n,) in db.execute("SELECT name FROM params WHERE rank = 0")}
             losses = db.execute("SELECT COUNT(*) FROM metrics WHERE name = 'loss'").fetchone()[0]
-            self.assertEqual(losses, 2 * 8)  # ddpscope.log(loss=...) on each rank, each iteration
+            self.assertEqual(losses, WORLD * 8)  # ddpscope.log(loss=...) on each rank, each iteration
             (config,) = db.execute("SELECT config_json FROM runs").fetchone()
             db.close()
             config = json.loads(config)
@@ -125,10 +146,31 @@ class TorchInstrumentationTest(unittest.TestCase):
             self.assertIn("module.0.weight", names)
             self.assertEqual(len(names), 8)
 
+    @unittest.skipUnless(BACKEND == "nccl", "NCCL only: gloo's collectives end on the host")
+    def test_nccl_bucket_allreduces_end_when_the_gpu_ran_them(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            # 20M cycles (10 ms at 2 GHz) of GPU work before each bucket's allreduce: the host
+            # queues the allreduce at once, the GPU runs it after the sleep.
+            run, _, seen = run_job(tmp, "--user-hook", "--gpu-sleep-cycles", "20000000")
+            trace = os.path.join(tmp, "trace.json")
+            subprocess.run([CLI, "export", run, "--chrome", trace], check=True, capture_output=True)
+            with open(trace) as f:
+                events = json.load(f)["traceEvents"]
+            lanes = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+            buckets = [e for e in events if e.get("name") == "bucket allreduce"]
+            self.assertEqual(len(buckets), sum(len(s["buckets"][it]) for s in seen for it in s["buckets"]))
+            for e in buckets:
+                self.assertGreaterEqual(e["dur"], 5000, e)  # us: the sleep, not the ~0.2 ms of queueing
+                self.assertEqual(lanes[(e["pid"], e["tid"])], "comm: GPU completions", e)
+            db = sqlite3.connect(run)
+            devices = [d for (d,) in db.execute("SELECT device FROM ranks ORDER BY rank")]
+            db.close()
+            self.assertEqual(devices, ["cuda"] * WORLD)
+
     def test_without_the_launcher_the_package_changes_nothing(self):
         env = dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "probes", "python"))
         env.pop("DDPSCOPE_COLLECTOR", None)
-        out = subprocess.run(["/usr/bin/python3", "-c",
+        out = subprocess.run([PYTHON, "-c",
                               "import torch, ddpscope, sys; from torch.nn.parallel import DistributedDataParallel as D;"
                               "ddpscope.log(loss=1.0); print(ddpscope.enabled(), hasattr(D.__init__, '__wrapped__'),"
                               " 'ddpscope._activate' in sys.modules)"],
@@ -140,10 +182,13 @@ class TorchInstrumentationTest(unittest.TestCase):
             with open(os.path.join(tmp, "sitecustomize.py"), "w") as f:
                 f.write("import os\nos.environ['USER_SITECUSTOMIZE_RAN'] = 'yes'\n")
             path = os.pathsep.join([os.path.join(SOURCE, "probes", "python"), tmp])
-            out = subprocess.run(["/usr/bin/python3", "-c", "import os; print(os.environ.get('USER_SITECUSTOMIZE_RAN'))"],
+            out = subprocess.run([PYTHON, "-c", "import os; print(os.environ.get('USER_SITECUSTOMIZE_RAN'))"],
                                  env=dict(os.environ, PYTHONPATH=path), capture_output=True, text=True, check=True)
             self.assertEqual(out.stdout.strip(), "yes")
 
 
 if __name__ == "__main__":
+    if WORLD == 0:
+        print("SKIP: %s's torch sees no GPU for the NCCL backend" % PYTHON)
+        sys.exit(77)
     unittest.main(verbosity=2)

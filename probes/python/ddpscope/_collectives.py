@@ -12,6 +12,8 @@ import threading
 import torch
 import torch.distributed as dist
 
+from ddpscope._gpu_clock import cuda_device_of
+
 # The collectives that every rank of a group must call (point-to-point send/recv are not).
 _NAMES = ("all_reduce", "broadcast", "barrier", "all_gather", "all_gather_object", "all_to_all", "all_to_all_single",
           "reduce", "reduce_scatter", "gather", "scatter", "broadcast_object_list", "monitored_barrier",
@@ -98,9 +100,19 @@ def _wrap(session, numbering, name, fn):
             session.collective_failed(op, seq, error)
             raise
 
+        # On CUDA tensors (NCCL) the op is over when the GPU ran it, not when the call returned.
+        gpu = cuda_device_of(bound.get(first)) if first != "group" else None
+
         def finished(t1):
             probes.event("pg_op", op, t0, max(t1, t0 + 1), iteration=iteration, nbytes=nbytes, seq=seq)
-            session.note_end(t1)
+            if gpu is None:
+                session.note_end(t1)
+
+        def over():
+            if gpu is None:
+                finished(probes.now_ns())
+            else:
+                session.after_gpu(gpu, finished)
 
         if bound.get("async_op") and result is not None:
             try:
@@ -115,11 +127,11 @@ def _wrap(session, numbering, name, fn):
                 except Exception as error:
                     session.collective_failed(op, seq, error)  # the rank never got past this op
                     return
-                finished(probes.now_ns())
+                over()
 
             future.add_done_callback(done)
             return result
-        finished(probes.now_ns())
+        over()
         return result
 
     return collective

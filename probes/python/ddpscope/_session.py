@@ -25,6 +25,7 @@ class Session:
         self.backward_called = None  # when the running torch.autograd.backward() was called
         self._lock = threading.Lock()
         self._named = threading.local()
+        self._gpu_clock = None  # made at the first collective on CUDA tensors
         probes.set_thread_name("compute")
         atexit.register(self.close)
 
@@ -33,6 +34,23 @@ class Session:
         if not getattr(self._named, "done", False):
             self.probes.set_thread_name(name)
             self._named.done = True
+
+    def after_gpu(self, device, callback):
+        """callback(end_ns) once the GPU has run what `device`'s current stream holds: the
+        end of a collective on CUDA tensors, which the host sees only queued."""
+        if self._gpu_clock is None:
+            from ddpscope._gpu_clock import GpuClock
+            with self._lock:
+                if self._gpu_clock is None:
+                    self._gpu_clock = GpuClock(self.probes)
+                    self._record_device(device)
+        self._gpu_clock.after_current_stream(device, callback)
+
+    def _record_device(self, device):
+        """The rank's device in the run (ranks.device), as the engine's NCCL ranks say cuda."""
+        import socket
+        self.probes.record(json.dumps({"type": "rank", "host": socket.gethostname(), "pid": os.getpid(),
+                                       "device": "cuda"}))
 
     def note_end(self, t_ns):
         with self._lock:
@@ -90,6 +108,8 @@ class Session:
         """At exit: the last iteration ends, and what is left is shipped."""
         if self.probes is None:
             return
+        if self._gpu_clock is not None:
+            self._gpu_clock.close()
         self._end_iteration(last=True)
         dropped = self.probes.stop()
         self.probes = None

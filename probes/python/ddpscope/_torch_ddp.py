@@ -4,6 +4,7 @@ the default allreduce or the user's own hook, registered before or after), the b
 assignment as the reducer builds and rebuilds it, and the optimizer's step."""
 import functools
 import json
+import threading
 
 # Imported once torch itself has loaded (ddpscope._activate): module level costs nothing
 # on the gradient and comm-hook paths.
@@ -68,6 +69,8 @@ class _Model:
             called = self.session.backward_called
             self.backward_begin = called if called is not None else t
             self.session.backward_called = None
+            if threading.current_thread() is not threading.main_thread():
+                self.session.name_this_thread("autograd")  # CUDA's backward runs on a thread of its own
             torch.autograd.Variable._execution_engine.queue_callback(self._backward_done)
         self.probes.event("grad_ready", "grad_ready", t, t, param=index)
         return None
@@ -98,6 +101,12 @@ class _Model:
             else:
                 future = default_hooks.allreduce_hook(self.group, bucket)
         iteration = self.session.iteration
+        gpu = buffer.device if buffer.is_cuda else None
+
+        def finished(t1):
+            self.probes.event("allreduce", "bucket allreduce", t0, max(t1, t0 + 1), iteration=iteration, bucket=index,
+                              nbytes=nbytes, seq=seq)
+            self.probes.event("pg_op", op, t0, max(t1, t0 + 1), iteration=iteration, nbytes=nbytes, seq=seq)
 
         def done(f):
             try:
@@ -105,11 +114,12 @@ class _Model:
             except Exception as error:  # a failed allreduce (a timeout): the rank is still in it
                 self.session.collective_failed(op, seq, error)
                 raise
+            if gpu is not None:  # queued, not run: its end is read from the GPU
+                self.session.after_gpu(gpu, finished)
+                return value
             t1 = self.probes.now_ns()
             self.session.name_this_thread("comm: bucket callbacks")
-            self.probes.event("allreduce", "bucket allreduce", t0, t1, iteration=iteration, bucket=index,
-                              nbytes=nbytes, seq=seq)
-            self.probes.event("pg_op", op, t0, t1, iteration=iteration, nbytes=nbytes, seq=seq)
+            finished(t1)
             self.session.note_end(t1)
             return value
 
