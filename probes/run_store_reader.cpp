@@ -194,6 +194,11 @@ uint64_t kind_mask(const std::vector<Kind>& kinds) {
   return mask;
 }
 
+// A mask as an SQL integer literal. Written as unsigned, a mask with bit 63 set reads as
+// a real beyond int64, and `kinds & mask` then passed every pack (the structure of a
+// 100M-span run decoded all of its detail too).
+std::string sql_mask(uint64_t mask) { return std::to_string(static_cast<int64_t>(mask)); }
+
 // The fields a SpanRow and a CompactSpan both take from a packed span.
 template <typename Row>
 void take_fields(Row& r, const PackedSpan& p) {
@@ -237,7 +242,7 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
   std::string sql = "SELECT rank, thread, first_id, data FROM span_packs WHERE t_min <= ?1 AND t_max >= ?2";
   if (q.rank >= 0) sql += " AND rank = ?3";
   const uint64_t mask = kind_mask(q.kinds);
-  if (mask) sql += " AND (kinds & " + std::to_string(mask) + ") != 0";
+  if (mask) sql += " AND (kinds & " + sql_mask(mask) + ") != 0";
   Statement s = db_.prepare(sql);
   s.bind(1, q.t_end_ns).bind(2, q.t_begin_ns);
   if (q.rank >= 0) s.bind(3, int64_t{q.rank});
@@ -352,11 +357,12 @@ std::vector<SpanRow> RunStoreReader::row_spans(const SpanQuery& q) {
   return out;
 }
 
-SpanScan RunStoreReader::scan_spans(const std::vector<Kind>& kinds, int rank, int64_t after_rowid) {
+SpanScan RunStoreReader::scan_spans(const std::vector<Kind>& kinds, int rank, int64_t after_rowid, TimeWindow window) {
   SpanScan scan;
   scan.packed_ = packed_;
   scan.kinds_ = kind_mask(kinds);
   scan.after_ = after_rowid;
+  scan.window_ = window;
   scan.path_ = db_.path();
   if (packed_) {
     // A pack holds at most kMaxPackSpans spans: those after `after_rowid` are in packs
@@ -366,15 +372,18 @@ SpanScan RunStoreReader::scan_spans(const std::vector<Kind>& kinds, int rank, in
     std::string sql =
         "SELECT first_id, rank, thread, data FROM span_packs WHERE first_id > ?2 - ?3 AND first_id + count - 1 > ?2";
     if (rank >= 0) sql += " AND rank = ?1";
-    if (scan.kinds_) sql += " AND (kinds & " + std::to_string(scan.kinds_) + ") != 0";
+    if (scan.kinds_) sql += " AND (kinds & " + sql_mask(scan.kinds_) + ") != 0";
+    if (!window.everything()) sql += " AND t_max >= ?4 AND t_min <= ?5";
     sql += " ORDER BY first_id";
     scan.rows_ = db_.prepare(sql);
     scan.rows_.bind(1, int64_t{rank}).bind(2, after_rowid).bind(3, static_cast<int64_t>(kMaxPackSpans));
+    if (!window.everything()) scan.rows_.bind(4, window.begin_ns).bind(5, window.end_ns);
     return scan;
   }
   std::string sql =
       "SELECT rank, thread, kind, name_id, t_begin_ns, t_end_ns, iteration, bucket, param, bytes, "
-      "seq, rowid, msg_id FROM spans WHERE rowid > ?2 AND (?1 < 0 OR rank = ?1)";
+      "seq, rowid, msg_id FROM spans WHERE rowid > ?2 AND (?1 < 0 OR rank = ?1) AND t_end_ns >= ?3 AND "
+      "t_begin_ns <= ?4";
   if (!kinds.empty()) {
     sql += " AND kind IN (";
     for (size_t i = 0; i < kinds.size(); ++i) {
@@ -384,8 +393,18 @@ SpanScan RunStoreReader::scan_spans(const std::vector<Kind>& kinds, int rank, in
     sql += ")";
   }
   scan.rows_ = db_.prepare(sql);
-  scan.rows_.bind(1, int64_t{rank}).bind(2, after_rowid);
+  scan.rows_.bind(1, int64_t{rank}).bind(2, after_rowid).bind(3, window.begin_ns).bind(4, window.end_ns);
   return scan;
+}
+
+std::vector<PackExtent> RunStoreReader::pack_extents() {
+  std::vector<PackExtent> out;
+  if (!packed_) return out;
+  Statement s = db_.prepare("SELECT t_min, t_max, count, (kinds & " + sql_mask(kDetailKindMask) +
+                            ") != 0 FROM span_packs ORDER BY first_id");
+  while (s.step())
+    out.push_back({s.column_int64(0), s.column_int64(1), s.column_int64(2), s.column_int64(3) != 0});
+  return out;
 }
 
 bool SpanScan::next(CompactSpan& c) {
@@ -418,6 +437,7 @@ bool SpanScan::next(CompactSpan& c) {
       c.thread = thread_;
       c.name_id = p.name_id;
       take_fields(c, p);
+      if (c.t_end_ns < window_.begin_ns || c.t_begin_ns > window_.end_ns) continue;
       return true;
     }
     if (!rows_.step()) return false;
@@ -427,6 +447,7 @@ bool SpanScan::next(CompactSpan& c) {
     pack_.clear();
     at_ = 0;
     decode_stored_pack(rows_, 3, first_id_, path_, pack_);
+    ++packs_read_;
   }
 }
 

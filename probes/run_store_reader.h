@@ -136,10 +136,28 @@ struct CompactSpan {
   bool ended_by_error = false;  // cut short by an exception (kEndedByError; schema 8)
 };
 
+// A time window: spans that overlap [begin_ns, end_ns]; the default holds every span.
+struct TimeWindow {
+  int64_t begin_ns = std::numeric_limits<int64_t>::min();
+  int64_t end_ns = std::numeric_limits<int64_t>::max();
+  bool everything() const { return *this == TimeWindow{}; }
+  bool operator==(const TimeWindow&) const = default;
+};
+
+// Where a span pack lies and what it holds, without its spans: enough to know how many
+// spans a time window would load before loading them.
+struct PackExtent {
+  int64_t t_min = 0, t_max = 0;
+  int64_t count = 0;
+  bool detail = false;  // holds detail kinds (event.h's kDetailKindMask)
+};
+
 // Spans one at a time, from span packs (schema 8) or the rows of an older file.
 class SpanScan {
  public:
   bool next(CompactSpan& c);
+  // Packs decoded so far (what a filter saved shows here).
+  int64_t packs_read() const { return packs_read_; }
 
  private:
   friend class RunStoreReader;
@@ -147,11 +165,13 @@ class SpanScan {
   bool packed_ = true;
   uint64_t kinds_ = 0;  // 0: all
   int64_t after_ = 0;
+  TimeWindow window_;
   std::string path_;
   std::vector<PackedSpan> pack_;
   size_t at_ = 0;
   int64_t first_id_ = 0;
   int32_t rank_ = 0, thread_ = 0;
+  int64_t packs_read_ = 0;
 };
 
 class RunStoreReader {
@@ -168,16 +188,21 @@ class RunStoreReader {
   std::vector<SpanRow> spans(const SpanQuery& query = {});
   int64_t span_count();
   // Every span in file order (per rank and thread, nearly by time), without names;
-  // only `kinds` (all when empty), one rank (all when -1), rows after `after_rowid`.
+  // only `kinds` (all when empty), one rank (all when -1), rows after `after_rowid`,
+  // spans that overlap `window` (packs outside it are not read).
   template <typename Fn>
-  void for_each_span(Fn&& fn, const std::vector<Kind>& kinds = {}, int rank = -1, int64_t after_rowid = 0) {
-    SpanScan scan = scan_spans(kinds, rank, after_rowid);
+  void for_each_span(Fn&& fn, const std::vector<Kind>& kinds = {}, int rank = -1, int64_t after_rowid = 0,
+                     TimeWindow window = {}) {
+    SpanScan scan = scan_spans(kinds, rank, after_rowid, window);
     CompactSpan c;
     while (scan.next(c))
       fn(c);
   }
   // The same as a scan to pull from.
-  SpanScan scan_spans(const std::vector<Kind>& kinds = {}, int rank = -1, int64_t after_rowid = 0);
+  SpanScan scan_spans(const std::vector<Kind>& kinds = {}, int rank = -1, int64_t after_rowid = 0,
+                      TimeWindow window = {});
+  // Every span pack's extent, by first span (empty for an older file, which has none).
+  std::vector<PackExtent> pack_extents();
   // Span names by name_id (ids without a name are empty).
   std::vector<std::string> names();
   // Earliest begin and latest end over all spans ({0, 0} without spans).

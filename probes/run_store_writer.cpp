@@ -1,12 +1,14 @@
 #include "run_store_writer.h"
-#include "ddpscope/log.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <limits>
 #include <nlohmann/json.hpp>
+
+#include "ddpscope/log.h"
 
 #include "json_number.h"
 #include "run_store_schema.h"
@@ -226,17 +228,26 @@ void RunStoreWriter::write(const EventBatch& batch) {
       ids.push_back(name_id(n));
     const int64_t offset = batch.clock_offset_ns;
     const auto& events = batch.events;
-    // Packs: runs of one thread's events (the shipper sends them thread by thread), the
-    // detail kinds apart from the structure (event.h), each at most kPackSpans.
-    for (size_t begin = 0; begin < events.size();) {
+    // Packs: one thread's events (the shipper sends them thread by thread, but a batch
+    // written otherwise must not cut a pack at each change of thread: a synthetic run
+    // that interleaved two threads made packs of 4 and 16 spans, and reading the
+    // structure of 100M spans took 1.15M packs), the detail kinds apart from the
+    // structure (event.h), each at most kPackSpans.
+    std::vector<const BatchEvent*> order;
+    order.reserve(events.size());
+    for (const auto& e : events)
+      order.push_back(&e);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const BatchEvent* a, const BatchEvent* b) { return a->thread < b->thread; });
+    for (size_t begin = 0; begin < order.size();) {
       size_t end = begin + 1;
-      while (end < events.size() && events[end].thread == events[begin].thread)
+      while (end < order.size() && order[end]->thread == order[begin]->thread)
         ++end;
       structure_.clear();
       detail_.clear();
       for (size_t i = begin; i < end; ++i) {
-        auto& tier = is_detail_kind(events[i].kind) ? detail_ : structure_;
-        tier.push_back(&events[i]);
+        auto& tier = is_detail_kind(order[i]->kind) ? detail_ : structure_;
+        tier.push_back(order[i]);
         if (tier.size() == kPackSpans) {
           write_pack(rank, tier, ids, offset);
           tier.clear();

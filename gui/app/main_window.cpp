@@ -45,6 +45,7 @@
 #include "shortcuts_dialog.h"
 #include "sort_proxy.h"
 #include "time_breakdown_page.h"
+#include "timeline_detail_loader.h"
 #include "timeline_page.h"
 #include "timeline_view.h"
 
@@ -556,6 +557,7 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   // The pages' tables drop the run shown so far: it may be freed before they are next shown.
   m_bucketPage->clear();
   m_overlapPage->clear();
+  if (!sameRun) m_timelineTab->detailLoader()->setRun(nullptr);  // until the timeline shows the new one
   m_run = std::move(run);
   // A new file (not a live reload of the same one): watch it on disk from now on.
   if (!sameRun || m_fileWatch->path().isEmpty() || m_fileWatch->state() == RunFileWatch::State::Replaced)
@@ -578,7 +580,9 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   m_dirty = {Tab::Timeline, Tab::Breakdown, Tab::Ranks,    Tab::Overlap,
              Tab::Buckets,  Tab::Graph,     Tab::Messages, Tab::Hang};
   m_followTimeline = sameRun;
-  if (live) {
+  // A big run fills each page when it is first shown: the Buckets page's advice alone
+  // reads every gradient-ready tick (seconds for 100M spans).
+  if (live || m_run->span_count > detail_at_open()) {
     refreshCurrentTab();
   } else {
     for (Tab t : {Tab::Timeline, Tab::Breakdown, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang})
@@ -633,6 +637,7 @@ void MainWindow::refreshTab(Tab tab) {
         m_timeline->setData(std::move(timeline));
         m_timeline->showIteration(m_run->timeline.iterations.size() > 1 ? 1 : 0);  // past warm-up
       }
+      m_timelineTab->detailLoader()->setRun(m_run);
       m_timelineTab->refreshLegend();
       break;
     }

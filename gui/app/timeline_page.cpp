@@ -24,6 +24,7 @@
 #include "range_summary.h"
 #include "span_details.h"
 #include "time_format.h"
+#include "timeline_detail_loader.h"
 #include "timeline_view.h"
 
 namespace ddpscope::gui {
@@ -66,8 +67,19 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
   m_legend->setContentsMargins(6, 0, 6, 0);
   layout->addWidget(m_legend);
 
+  m_detailNote = new QLabel;
+  m_detailNote->setWordWrap(true);
+  m_detailNote->setContentsMargins(6, 0, 6, 0);
+  m_detailNote->hide();
+  layout->addWidget(m_detailNote);
+
   auto* splitter = new QSplitter(Qt::Vertical);
   m_view = new TimelineView;
+  m_detailLoader = new TimelineDetailLoader(m_view, this);
+  connect(m_detailLoader, &TimelineDetailLoader::statusChanged, this, [this](const QString& status) {
+    m_detailNote->setText(status);
+    m_detailNote->setVisible(!status.isEmpty());
+  });
   auto* scroll = new QScrollArea;
   scroll->setWidget(m_view);
   scroll->setWidgetResizable(true);

@@ -20,6 +20,7 @@ class QTreeWidgetItem;
 
 namespace ddpscope::gui {
 
+class TimelineDetailLoader;
 class TimelineView;
 
 class TimelinePage : public QWidget {
@@ -28,6 +29,9 @@ class TimelinePage : public QWidget {
  public:
   explicit TimelinePage(QWidget* parent = nullptr);
   TimelineView* view() const { return m_view; }
+  // Loads a big run's detail for the window shown; its status shows above the tracks.
+  TimelineDetailLoader* detailLoader() const { return m_detailLoader; }
+  QLabel* detailNote() const { return m_detailNote; }
   QLabel* legend() const { return m_legend; }
   QTreeWidget* details() const { return m_details; }
   QTableView* rangeTable() const { return m_rangeTable; }
@@ -58,6 +62,8 @@ class TimelinePage : public QWidget {
   QTreeWidgetItem* refItem(const QString& label, int lane, int64_t index, int in);
 
   TimelineView* m_view = nullptr;
+  TimelineDetailLoader* m_detailLoader = nullptr;
+  QLabel* m_detailNote = nullptr;
   QLabel* m_legend = nullptr;
   QWidget* m_searchBar = nullptr;
   QLineEdit* m_search = nullptr;

@@ -1,5 +1,7 @@
 #include "run_data.h"
 
+#include <cstdlib>
+
 #include <future>
 #include <map>
 
@@ -8,10 +10,15 @@ namespace ddpscope::gui {
 RunData load_run(const std::string& path, int64_t now_ns, const RunData* previous, bool with_hang) {
   if (previous && previous->path != path) previous = nullptr;
   probes::RunStoreReader reader(path);
+  const probes::RunRow run = reader.run();
+  const int64_t span_count = reader.span_count();
+  // A big finished run: its structure first; the detail follows for the window shown.
+  const bool structure_only = !previous && reader.packed() && run.status != "running" && span_count > detail_at_open();
   // The timeline (most of the time for a big run) loads on a second thread with its
   // own reader while this one does the rest.
-  auto timeline = std::async(std::launch::async, [&path, previous] {
+  auto timeline = std::async(std::launch::async, [&path, previous, structure_only] {
     probes::RunStoreReader own(path);
+    if (structure_only) return load_timeline_structure(own);
     if (!previous) return load_timeline(own);
     TimelineData t = previous->timeline;
     extend_timeline(t, own);
@@ -19,7 +26,7 @@ RunData load_run(const std::string& path, int64_t now_ns, const RunData* previou
   });
   RunData d;
   d.path = path;
-  d.run = reader.run();
+  d.run = run;
   d.ranks = reader.ranks();
   if (previous) {
     d.analysis = previous->analysis;
@@ -44,7 +51,8 @@ RunData load_run(const std::string& path, int64_t now_ns, const RunData* previou
   d.graph = load_graph(reader, 0);
   d.dist_graphs = list_dist_graphs(reader);
   d.sequence = load_sequence(reader, static_cast<int>(d.run.world_size));
-  d.span_count = reader.span_count();
+  d.span_count = span_count;
+  if (structure_only) d.packs = reader.pack_extents();
   const nlohmann::ordered_json first_nonfinite = probes::first_nonfinite_json(reader);
   d.nonfinite = describe_nonfinite(first_nonfinite);
   if (!first_nonfinite.is_null() && !first_nonfinite["loss"].is_null())
@@ -53,6 +61,15 @@ RunData load_run(const std::string& path, int64_t now_ns, const RunData* previou
   d.timeline = timeline.get();
   mark_exposed(d.timeline, d.analysis);
   return d;
+}
+
+int64_t detail_at_open() {
+  if (const char* v = std::getenv("DDPSCOPE_DETAIL_AT_OPEN")) {
+    char* end = nullptr;
+    const long long n = std::strtoll(v, &end, 10);
+    if (end != v && *end == '\0' && n > 0) return n;
+  }
+  return RunData::kDetailAtOpen;
 }
 
 std::vector<std::pair<int, int64_t>> optimizer_state_bytes(const RunData& run) {

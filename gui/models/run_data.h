@@ -36,6 +36,11 @@ struct RunData {
   SequenceData sequence;                 // the RPC messages (the send/recv view)
   int64_t span_count = 0;
   TimelineData timeline;
+  // A finished run of more than detail_at_open() spans opens with its structure alone
+  // (timeline.has_detail false); the timeline then loads the detail of the window shown
+  // (TimelineDetailLoader), estimated from the packs' extents kept here.
+  static constexpr int64_t kDetailAtOpen = 3'000'000;
+  std::vector<probes::PackExtent> packs;
   // Where the loss or a gradient first stopped being finite, as a sentence; empty when
   // every value was finite.
   std::string nonfinite;
@@ -48,6 +53,10 @@ struct RunData {
 // Bytes of optimizer state each rank held at its last recorded iteration (the
 // optimizer_state_bytes metric), as (rank, bytes) by rank; empty for runs without it.
 std::vector<std::pair<int, int64_t>> optimizer_state_bytes(const RunData& run);
+
+// Spans above which a finished run opens with its structure first: $DDPSCOPE_DETAIL_AT_OPEN
+// when it is a positive number, else RunData::kDetailAtOpen.
+int64_t detail_at_open();
 
 // Per rank: its optimizer-state bytes and, under ZeRO, the parameters it owns.
 struct OptimizerStateRow {

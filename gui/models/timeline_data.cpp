@@ -279,20 +279,27 @@ void order_lanes(TimelineData& d) {
 
 }  // namespace
 
-TimelineData load_timeline(probes::RunStoreReader& run) {
-  TimelineData d;
-  extend_timeline(d, run);
-  return d;
+namespace {
+
+std::vector<probes::Kind> kinds_where(bool detail) {
+  std::vector<probes::Kind> kinds;
+  for (int k = 0; k < probes::kNumKinds; ++k) {
+    if (probes::is_detail_kind(static_cast<uint8_t>(k)) == detail) kinds.push_back(static_cast<probes::Kind>(k));
+  }
+  return kinds;
 }
 
-void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
+// Adds the spans the scan's filters pass (after `after_rowid`, of `kinds`, in `window`),
+// then arranges every lane again: order, rows, summaries, flows.
+void append_spans(TimelineData& d, probes::RunStoreReader& run, const std::vector<probes::Kind>& kinds,
+                  probes::TimeWindow window) {
   d.names = run.names();  // TimelineSpan::name is the run file's name_id
   read_param_names(d, run);
   const size_t old_iterations = d.iterations.size();
   // One pass over the new spans without their strings (a 1M-span run opens in well
   // under a second).
   LaneAppender appender(d);
-  run.for_each_span([&](const probes::CompactSpan& s) { appender.add(s); }, {}, -1, d.last_rowid);
+  run.for_each_span([&](const probes::CompactSpan& s) { appender.add(s); }, kinds, -1, d.last_rowid, window);
   sort_new_spans(d, appender, run);
   order_lanes(d);
   // A new span can move every row of its lane after it (a deeper nesting moves the
@@ -307,6 +314,35 @@ void extend_timeline(TimelineData& d, probes::RunStoreReader& run) {
   std::inplace_merge(d.iterations.begin(), d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations),
                      d.iterations.end());
 }
+
+}  // namespace
+
+TimelineData load_timeline(probes::RunStoreReader& run) {
+  TimelineData d;
+  extend_timeline(d, run);
+  return d;
+}
+
+TimelineData load_timeline_structure(probes::RunStoreReader& run) {
+  TimelineData d;
+  append_spans(d, run, kinds_where(false), {});
+  d.has_detail = false;
+  return d;
+}
+
+TimelineData with_detail(const TimelineData& structure, probes::RunStoreReader& run, probes::TimeWindow window) {
+  TimelineData d = structure;
+  // Every span is older than the structure's last one: the detail is read from the start.
+  const int64_t last_rowid = d.last_rowid;
+  d.last_rowid = 0;
+  append_spans(d, run, kinds_where(true), window);
+  d.last_rowid = std::max(last_rowid, d.last_rowid);
+  d.has_detail = true;
+  d.detail_window = window;
+  return d;
+}
+
+void extend_timeline(TimelineData& d, probes::RunStoreReader& run) { append_spans(d, run, {}, {}); }
 
 void mark_exposed(TimelineData& data, const probes::RunAnalysis& analysis) {
   // On the rank's compute lane (its first lane when it has none): a band on every lane

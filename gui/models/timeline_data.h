@@ -117,6 +117,11 @@ struct TimelineData {
   std::set<std::tuple<int, int32_t, int64_t>> finished_ops;  // PgOp spans' (rank, name, seq)
   std::vector<TimelineFlow> flows;                           // by the earlier of their two times
   int64_t longest_flow_ns = 0;                               // how far back a window must look for flows
+  // The detail kinds (event.h's kDetailKindMask: autograd nodes, gradient ticks, copies,
+  // kernels) held: all of them (has_detail, an everything() window), those of one window,
+  // or none (a big run's structure, what a whole-run view draws).
+  bool has_detail = true;
+  probes::TimeWindow detail_window;
 
   // The span of `lane` under time `t_ns`, or null; spans are searched from the
   // innermost (latest-starting) one. With `row` >= 0, only spans drawn in that row
@@ -130,6 +135,10 @@ struct TimelineData {
 
 // Throws probes::RunStoreError when the run cannot be read.
 TimelineData load_timeline(probes::RunStoreReader& run);
+// The structure alone (every kind but the detail kinds): a big run's first frame.
+TimelineData load_timeline_structure(probes::RunStoreReader& run);
+// `structure` (from load_timeline_structure) with the detail spans that overlap `window`.
+TimelineData with_detail(const TimelineData& structure, probes::RunStoreReader& run, probes::TimeWindow window);
 // Adds the spans written since `data` was read (a growing run): only the new rows are
 // read, then merged into their lanes by time.
 void extend_timeline(TimelineData& data, probes::RunStoreReader& run);

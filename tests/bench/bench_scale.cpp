@@ -6,7 +6,8 @@
 // analysis and a first frame need) and every span. Prints one JSON object: ingest
 // spans/s, bytes a span on disk, the two scans' times and the process's peak memory.
 //
-//   build/tests/bench/bench_scale [ranks] [iterations]   (64 x 6000: 100M spans)
+//   build/tests/bench/bench_scale [ranks] [iterations] [--keep PATH]   (64 x 6000: 100M spans)
+// --keep writes the run to PATH and leaves it there (for bench_timeline --open and by hand).
 #include <sys/resource.h>
 
 #include <chrono>
@@ -35,7 +36,9 @@ double peak_mib() {
 int main(int argc, char** argv) {
   const int ranks = argc > 1 ? std::atoi(argv[1]) : 64;
   const int iterations = argc > 2 ? std::atoi(argv[2]) : 6000;
-  const std::string path = (std::filesystem::temp_directory_path() / "ddpscope-bench-scale.ddprun").string();
+  const bool keep = argc > 4 && std::string(argv[3]) == "--keep";
+  const std::string path =
+      keep ? argv[4] : (std::filesystem::temp_directory_path() / "ddpscope-bench-scale.ddprun").string();
   std::filesystem::remove(path);
   int64_t written = 0;
   const auto t_write = Clock::now();
@@ -78,6 +81,6 @@ int main(int argc, char** argv) {
                                 {"peak_rss_mib", peak_mib()},
                                 {"targets", {{"ingest_spans_per_s", 5e6}, {"bytes_per_span", 20}}}};
   std::printf("%s\n", out.dump(2).c_str());
-  std::filesystem::remove(path);
+  if (!keep) std::filesystem::remove(path);
   return all_spans == written ? 0 : 1;
 }

@@ -289,6 +289,84 @@ class TestSpanPacks : public ScratchTest {
     QCOMPARE(r.spans({.iteration = 7}).size(), size_t{202});
   }
 
+  void testABatchOfInterleavedThreadsMakesOnePackPerThreadAndTier() {
+    // Iterations whose compute and comm spans alternate in the batch: the writer groups
+    // the batch by thread, so each thread's spans of a tier share one pack.
+    const std::string file = path("interleaved.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({});
+      EventBatch b;
+      b.names = {"iteration", "allreduce", "LinearBackward"};
+      for (int it = 1; it <= 100; ++it) {
+        const int64_t o = it * 1'000'000;
+        b.events.push_back(
+            BatchEvent{o, o + 900'000, -1, -1, -1, it, -1, 0, -1, -1, 0, static_cast<uint8_t>(Kind::Iteration), 0});
+        b.events.push_back(BatchEvent{o + 100, o + 5'000, -1, -1, -1, it, -1, 2, -1, -1, 0,
+                                      static_cast<uint8_t>(Kind::AutogradNode), 0});
+        b.events.push_back(BatchEvent{o + 500'000, o + 800'000, 4096, it, -1, it, -1, 1, 0, -1, 1,
+                                      static_cast<uint8_t>(Kind::Allreduce), 0});
+      }
+      w.write(b);
+    }
+    SqliteDb db(file, SQLITE_OPEN_READONLY);
+    QCOMPARE(db.query_int64("SELECT count(*) FROM span_packs"), int64_t{3});  // thread 0: 2 tiers; thread 1
+    RunStoreReader r(file);
+    const auto comm = every_span(r, {Kind::Allreduce});
+    QCOMPARE(comm.size(), size_t{100});
+    for (size_t i = 1; i < comm.size(); ++i)
+      QVERIFY(comm[i].t_begin_ns > comm[i - 1].t_begin_ns && comm[i].rowid > comm[i - 1].rowid);
+    QCOMPARE(r.span_count(), int64_t{300});
+  }
+
+  void testScansReadOnlyThePacksTheirKindsAndWindowNeed() {
+    const std::string file = path("filters.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({});
+      for (int it = 1; it <= 40; ++it) {  // a batch per iteration: packs of one iteration each
+        EventBatch b;
+        b.names = {"iteration", "LinearBackward"};
+        const int64_t o = it * 1'000'000;
+        b.events.push_back(
+            BatchEvent{o, o + 900'000, -1, -1, -1, it, -1, 0, -1, -1, 0, static_cast<uint8_t>(Kind::Iteration), 0});
+        for (int n = 0; n < 10; ++n)
+          b.events.push_back(BatchEvent{o + n * 50'000, o + n * 50'000 + 40'000, -1, -1, -1, it, -1, 1, -1, -1, 0,
+                                        static_cast<uint8_t>(Kind::AutogradNode), 0});
+        w.write(b);
+      }
+    }
+    RunStoreReader r(file);
+    // Every kind but the detail ones, up to bit 63: the mask must stay an SQL integer (as
+    // an unsigned number past int64 it became a real, and every detail pack was read).
+    std::vector<Kind> structure;
+    for (int k = 0; k < 64; ++k) {
+      if (!is_detail_kind(static_cast<uint8_t>(k))) structure.push_back(static_cast<Kind>(k));
+    }
+    SpanScan scan = r.scan_spans(structure);
+    CompactSpan c;
+    int64_t n = 0;
+    while (scan.next(c))
+      ++n;
+    QCOMPARE(n, int64_t{40});
+    QCOMPARE(scan.packs_read(), int64_t{40});
+    // A window: the spans that overlap it, from the packs that do.
+    SpanScan window = r.scan_spans({Kind::AutogradNode}, -1, 0, TimeWindow{10'420'000, 12'010'000});
+    std::vector<CompactSpan> got;
+    while (window.next(c))
+      got.push_back(c);
+    QCOMPARE(window.packs_read(), int64_t{3});  // iterations 10, 11 and 12
+    QCOMPARE(got.size(), size_t{2 + 10 + 1});   // 10's last two (from 10.40 ms), all of 11, 12's first
+    for (const auto& s : got)
+      QVERIFY(s.t_end_ns >= 10'420'000 && s.t_begin_ns <= 12'010'000);
+    // The extents say as much before any pack is read.
+    int64_t detail = 0, structure_spans = 0;
+    for (const PackExtent& p : r.pack_extents())
+      (p.detail ? detail : structure_spans) += p.count;
+    QCOMPARE(detail, int64_t{400});
+    QCOMPARE(structure_spans, int64_t{40});
+  }
+
   void testSqliteExtensionFromPython() {
     // As a user queries a run: Python's sqlite3 with the extension loaded.
     const std::string file = path("python.ddprun");

@@ -1,0 +1,148 @@
+// A big run opens with its structure (iterations, phases, communication) and the timeline
+// loads the detail (autograd nodes, gradient ticks) of the window shown, in the
+// background. "Big" is DDPSCOPE_DETAIL_AT_OPEN spans here (10,000), so a small synthetic
+// run (2 ranks x 60 iterations of 260 spans) takes the big run's path.
+#include <QLabel>
+#include <QSignalSpy>
+#include <QtTest/QtTest>
+
+#include "main_window.h"
+#include "run_data.h"
+#include "run_store_writer.h"
+#include "scratch_test.h"
+#include "synthetic_run.h"
+#include "timeline_data.h"
+#include "timeline_detail_loader.h"
+#include "timeline_page.h"
+#include "timeline_view.h"
+
+using namespace ddpscope;
+using namespace ddpscope::gui;
+using probes::Kind;
+
+namespace {
+
+constexpr int kIterations = 60;
+
+bool is_detail(Kind k) { return probes::is_detail_kind(static_cast<uint8_t>(k)); }
+
+int64_t count_kind(const TimelineData& d, Kind kind, int64_t from = INT64_MIN, int64_t to = INT64_MAX) {
+  int64_t n = 0;
+  for (const auto& l : d.lanes) {
+    for (const auto* v : {&l.spans, &l.instants}) {
+      for (const auto& s : *v)
+        n += s.kind == kind && s.end_ns >= from && s.begin_ns <= to;
+    }
+  }
+  return n;
+}
+
+// Iteration `it` of the synthetic run: [it * 10 ms + rank * 20 us, + 9.5 ms].
+int64_t iteration_begin(int it) { return int64_t{it} * 10'000'000; }
+
+}  // namespace
+
+class TestBigRuns : public ScratchTest {
+  Q_OBJECT
+  std::string m_file;
+
+ private slots:
+  void initTestCase() {
+    qputenv("DDPSCOPE_DETAIL_AT_OPEN", "10000");
+    m_file = path("big.ddprun");
+    probes::RunStoreWriter w(m_file);
+    w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+    for (int rank = 0; rank < 2; ++rank)
+      bench::write_iterations(w, rank, 1, kIterations);
+    w.end_run("finished");
+  }
+
+  void testTheStructureOpensAloneWithTheAnalysisWhole() {
+    const RunData run = load_run(m_file);
+    QVERIFY(!run.timeline.has_detail);
+    QVERIFY(!run.packs.empty());
+    for (const auto& l : run.timeline.lanes) {
+      for (const auto& s : l.spans)
+        QVERIFY2(!is_detail(s.kind), qPrintable(QString::number(static_cast<int>(s.kind))));
+      QVERIFY(l.instants.empty());  // the gradient ticks are detail
+    }
+    QCOMPARE(count_kind(run.timeline, Kind::Iteration), int64_t{2 * kIterations});
+    QCOMPARE(count_kind(run.timeline, Kind::Allreduce), int64_t{2 * kIterations * 8});
+    QCOMPARE(run.analysis.iterations.size(), size_t{2 * kIterations});  // the analysis reads the structure whole
+    QCOMPARE(run.span_count, int64_t{2 * kIterations * bench::kSpansPerRankIteration});
+  }
+
+  void testTheDetailOfAWindowJoinsTheStructureAsAFullLoadDrawsIt() {
+    const RunData run = load_run(m_file);
+    probes::RunStoreReader reader(m_file);
+    const probes::TimeWindow window{iteration_begin(10), iteration_begin(12) + 9'500'000};
+    const TimelineData d = with_detail(run.timeline, reader, window);
+    QVERIFY(d.has_detail);
+    QCOMPARE(d.detail_window, window);
+    // Iterations 10, 11 and 12 of both ranks, and nothing of the others.
+    QCOMPARE(count_kind(d, Kind::AutogradNode), int64_t{2 * 3 * 160});
+    QCOMPARE(count_kind(d, Kind::GradReady), int64_t{2 * 3 * 80});
+    QCOMPARE(count_kind(d, Kind::Iteration), int64_t{2 * kIterations});
+    // Inside the window, the lanes read as a run loaded whole: the same spans in the same rows.
+    const TimelineData full = load_timeline(reader);
+    QCOMPARE(d.lanes.size(), full.lanes.size());
+    for (size_t i = 0; i < d.lanes.size(); ++i) {
+      auto inside = [&](const TimelineLane& l) {
+        std::vector<std::tuple<int64_t, int64_t, int, int>> out;
+        for (const auto& s : l.spans) {
+          if (s.begin_ns >= window.begin_ns && s.end_ns <= window.end_ns)
+            out.emplace_back(s.begin_ns, s.end_ns, static_cast<int>(s.kind), s.row);
+        }
+        return out;
+      };
+      QCOMPARE(inside(d.lanes[i]), inside(full.lanes[i]));
+      QCOMPARE(d.lanes[i].label, full.lanes[i].label);
+    }
+  }
+
+  void testTheTimelineLoadsTheDetailOfTheWindowShown() {
+    MainWindow window{QString()};
+    window.resize(1280, 800);
+    window.show();
+    window.showTab(QStringLiteral("timeline"));
+    TimelineDetailLoader* loader = window.findChild<TimelinePage*>()->detailLoader();
+    QSignalSpy loaded(loader, &TimelineDetailLoader::loaded);
+    QVERIFY(window.openRun(QString::fromStdString(m_file)));
+    TimelineView* view = window.timeline();
+    QVERIFY(!window.currentRun()->timeline.has_detail);
+    // It opens on iteration 2: that window (and one as wide each side) fits the budget.
+    QVERIFY(loaded.wait(10000));
+    QVERIFY(view->data().has_detail);
+    const int64_t shownBegin = view->axis().begin_ns, shownEnd = view->axis().end_ns;
+    QVERIFY(count_kind(view->data(), Kind::AutogradNode, shownBegin, shownEnd) > 0);
+    QCOMPARE(count_kind(view->data(), Kind::AutogradNode, iteration_begin(30), iteration_begin(50)), int64_t{0});
+    QLabel* note = window.findChild<TimelinePage*>()->detailNote();
+    QVERIFY2(note->isVisible() && note->text().startsWith(QStringLiteral("Detail shown for")),
+             qPrintable(note->text()));
+    // Elsewhere, with a budget below a pack: the page says to zoom in, and loads nothing.
+    loader->setWindowSpans(100);
+    view->showWindow(iteration_begin(40), iteration_begin(41));
+    QTRY_VERIFY_WITH_TIMEOUT(note->text().contains(QStringLiteral("Zoom in")), 5000);
+    QVERIFY(!loader->isLoading());
+    QCOMPARE(count_kind(view->data(), Kind::AutogradNode, iteration_begin(40), iteration_begin(41)), int64_t{0});
+    // With the budget back, the same window loads.
+    loader->setWindowSpans(TimelineDetailLoader::kWindowSpans);
+    view->showWindow(iteration_begin(40), iteration_begin(41) + 1);
+    QVERIFY(loaded.wait(10000));
+    QCOMPARE(count_kind(view->data(), Kind::AutogradNode, iteration_begin(40), iteration_begin(41) - 1),
+             int64_t{2 * 160});
+    QCOMPARE(view->axis().begin_ns, iteration_begin(40));  // the window stayed
+  }
+
+  void testASmallRunOpensWhole() {
+    qputenv("DDPSCOPE_DETAIL_AT_OPEN", "100000");
+    const RunData run = load_run(m_file);
+    qputenv("DDPSCOPE_DETAIL_AT_OPEN", "10000");
+    QVERIFY(run.timeline.has_detail);
+    QVERIFY(run.packs.empty());
+    QCOMPARE(count_kind(run.timeline, Kind::AutogradNode), int64_t{2 * kIterations * 160});
+  }
+};
+
+QTEST_MAIN(TestBigRuns)
+#include "tst_big_runs.moc"
