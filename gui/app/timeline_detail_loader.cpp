@@ -49,6 +49,9 @@ void TimelineDetailLoader::setRun(std::shared_ptr<const RunData> run) {
   }
   m_run = std::move(run);
   m_structure = std::shared_ptr<const TimelineData>(m_run, &m_run->timeline);
+  m_structureSpans = 0;
+  for (const auto& lane : m_structure->lanes)
+    m_structureSpans += static_cast<int64_t>(lane.spans.size());
   m_settle.start();
 }
 
@@ -77,6 +80,10 @@ void TimelineDetailLoader::consider() {
 void TimelineDetailLoader::start(probes::TimeWindow window) {
   m_loading = window;
   m_loadingGeneration = m_generation;
+  if (m_hasLoaded && m_structureSpans > kStructureHeldTwice) {
+    m_view->updateData(m_structure);  // the last window's copy goes before the next is made
+    m_hasLoaded = false;
+  }
   setStatus(tr("Loading the detail of %1 of the run…")
                 .arg(QString::fromStdString(format_duration(std::min(window.end_ns, m_structure->end_ns) -
                                                             std::max(window.begin_ns, m_structure->begin_ns)))));

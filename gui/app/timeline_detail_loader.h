@@ -23,6 +23,10 @@ class TimelineDetailLoader : public QObject {
  public:
   // Detail spans one window may load (about 80 bytes each in memory).
   static constexpr int64_t kWindowSpans = 3'000'000;
+  // Above this many structure spans, the view drops the last window's detail while the
+  // next loads, so the structure is held twice at most, not three times (7.7M spans of a
+  // 100M-span run: 430 MB each).
+  static constexpr int64_t kStructureHeldTwice = 2'000'000;
   void setWindowSpans(int64_t spans) { m_windowSpans = spans; }
 
   explicit TimelineDetailLoader(TimelineView* view, QObject* parent = nullptr);
@@ -51,6 +55,7 @@ class TimelineDetailLoader : public QObject {
   TimelineView* m_view;
   std::shared_ptr<const RunData> m_run;  // null: nothing to load
   std::shared_ptr<const TimelineData> m_structure;
+  int64_t m_structureSpans = 0;
   QTimer m_settle;  // a zoom or pan settles before a load starts
   QFutureWatcher<std::shared_ptr<const TimelineData>> m_watcher;
   probes::TimeWindow m_loading, m_loaded;

@@ -94,7 +94,7 @@ class TimelineView : public QWidget {
   void windowChanged(qint64 begin_ns, qint64 end_ns);
 
  protected:
-  void paintEvent(QPaintEvent*) override;
+  void paintEvent(QPaintEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;

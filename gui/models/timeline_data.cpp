@@ -19,7 +19,7 @@ bool is_gpu_work(probes::Kind k) {
 // Rebuilds d.flows from every end seen so far (lanes sorted already): a message's send
 // and receive joined by (id, wire kind); an allreduce's starts joined rank to rank; a
 // CUDA launch to its GPU work.
-void pair_flows(TimelineData& d) {
+void pair_flows(TimelineData& d, bool append = false) {
   std::map<std::pair<int, int>, uint32_t> lane_of;
   for (size_t i = 0; i < d.lanes.size(); ++i)
     lane_of[{d.lanes[i].rank, d.lanes[i].thread}] = static_cast<uint32_t>(i);
@@ -39,8 +39,10 @@ void pair_flows(TimelineData& d) {
     auto& m = messages[{e.key, e.param}];
     (e.kind == probes::Kind::RpcSend ? m.first : m.second) = &e;
   }
-  d.flows.clear();
-  d.longest_flow_ns = 0;
+  if (!append) {
+    d.flows.clear();
+    d.longest_flow_ns = 0;
+  }
   auto add = [&](const FlowEnd& a, const FlowEnd& b, TimelineFlow::Kind kind) {
     d.flows.push_back({a.t_ns, b.t_ns, lane_of.at({a.rank, a.thread}), lane_of.at({b.rank, b.thread}), kind});
     d.longest_flow_ns = std::max(d.longest_flow_ns, std::abs(b.t_ns - a.t_ns));
@@ -175,11 +177,11 @@ class LaneAppender {
     span.begin_ns = s.t_begin_ns;
     span.end_ns = s.t_end_ns;
     span.bytes = s.bytes;
-    span.seq = s.seq;
+    span.seq = static_cast<int32_t>(s.seq);
     span.rowid = s.rowid;
     span.name = s.name_id;
     span.iteration = static_cast<int32_t>(s.iteration);
-    span.bucket = static_cast<int32_t>(s.bucket);
+    span.bucket = static_cast<int16_t>(s.bucket);
     span.param = static_cast<int32_t>(s.param);
     span.kind = s.kind;
     span.cut_short = s.ended_by_error;
@@ -290,9 +292,11 @@ std::vector<probes::Kind> kinds_where(bool detail) {
 }
 
 // Adds the spans the scan's filters pass (after `after_rowid`, of `kinds`, in `window`),
-// then arranges every lane again: order, rows, summaries, flows.
+// then arranges every lane again: order, rows, summaries, flows. `detail_only`: the new
+// spans are detail kinds added to a finished run's structure, whose open ops stand and
+// whose flows are paired (its flow ends and finished ops were dropped).
 void append_spans(TimelineData& d, probes::RunStoreReader& run, const std::vector<probes::Kind>& kinds,
-                  probes::TimeWindow window) {
+                  probes::TimeWindow window, bool detail_only = false) {
   d.names = run.names();  // TimelineSpan::name is the run file's name_id
   read_param_names(d, run);
   const size_t old_iterations = d.iterations.size();
@@ -304,12 +308,12 @@ void append_spans(TimelineData& d, probes::RunStoreReader& run, const std::vecto
   order_lanes(d);
   // A new span can move every row of its lane after it (a deeper nesting moves the
   // asynchronous rows down), so rows and their summaries are made again: one pass.
-  find_open_ops(d);
+  if (!detail_only) find_open_ops(d);
   for (TimelineLane& l : d.lanes) {
     assign_rows(l);
     summarize_blocks(l, 0);
   }
-  pair_flows(d);
+  pair_flows(d, detail_only);
   std::sort(d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations), d.iterations.end());
   std::inplace_merge(d.iterations.begin(), d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations),
                      d.iterations.end());
@@ -327,6 +331,10 @@ TimelineData load_timeline_structure(probes::RunStoreReader& run) {
   TimelineData d;
   append_spans(d, run, kinds_where(false), {});
   d.has_detail = false;
+  // A finished run's open ops and flows are final: what found them goes (a 100M-span
+  // run's allreduces held 290 MB of it, copied again with each window's detail).
+  std::set<std::tuple<int, int32_t, int64_t>>().swap(d.finished_ops);
+  std::vector<FlowEnd>().swap(d.flow_ends);
   return d;
 }
 
@@ -335,7 +343,8 @@ TimelineData with_detail(const TimelineData& structure, probes::RunStoreReader& 
   // Every span is older than the structure's last one: the detail is read from the start.
   const int64_t last_rowid = d.last_rowid;
   d.last_rowid = 0;
-  append_spans(d, run, kinds_where(true), window);
+  append_spans(d, run, kinds_where(true), window, true);
+  std::vector<FlowEnd>().swap(d.flow_ends);  // paired: the window's launches and their GPU work
   d.last_rowid = std::max(last_rowid, d.last_rowid);
   d.has_detail = true;
   d.detail_window = window;
@@ -354,13 +363,18 @@ void mark_exposed(TimelineData& data, const probes::RunAnalysis& analysis) {
     auto [it, inserted] = band_lane.try_emplace(data.lanes[i].rank, i);
     if (compute) it->second = i;
   }
-  for (size_t i = 0; i < data.lanes.size(); ++i) {
-    TimelineLane& lane = data.lanes[i];
+  for (TimelineLane& lane : data.lanes)
     lane.exposed.clear();
-    if (band_lane.at(lane.rank) != i) continue;
-    for (const auto& it : analysis.iterations) {
-      if (it.rank == lane.rank) lane.exposed.insert(lane.exposed.end(), it.exposed.begin(), it.exposed.end());
-    }
+  for (const auto& it : analysis.iterations) {
+    const auto lane = band_lane.find(it.rank);
+    if (lane == band_lane.end()) continue;
+    auto& exposed = data.lanes[lane->second].exposed;
+    exposed.insert(exposed.end(), it.exposed.begin(), it.exposed.end());
+  }
+  // By time: the view finds a window's first interval by halving.
+  for (TimelineLane& lane : data.lanes) {
+    std::sort(lane.exposed.begin(), lane.exposed.end(),
+              [](const probes::Interval& a, const probes::Interval& b) { return a.begin < b.begin; });
   }
 }
 

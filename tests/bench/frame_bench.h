@@ -46,12 +46,20 @@ inline std::vector<std::pair<int, int>> gestures(int frames) {
   return g;
 }
 
+// What of `view` shows on screen (a view in a scroll area is taller than its viewport):
+// the region a paint event asks for.
+inline QRegion shown(QWidget* view) {
+  const QRegion r = view->visibleRegion();
+  return r.isEmpty() ? QRegion(view->rect()) : r;
+}
+
 // Sends each gesture to `view` as wheel and drag events (the wheel at `zoom_x`), then
-// paints the view into `frame`; returns each paint's time. Frames are painted into an
-// image of the view's size: the painting itself, without the platform's flush.
+// paints what of the view shows into `frame`; returns each paint's time. Frames are
+// painted into an image: the painting itself, without the platform's flush.
 inline std::vector<double> replay(QWidget* view, const std::vector<std::pair<int, int>>& g, double zoom_x,
                                   QImage& frame) {
   std::vector<double> times;
+  const QRegion region = shown(view);
   for (const auto& [steps, pan] : g) {
     if (steps) {
       const QPointF at(zoom_x, 40);
@@ -71,23 +79,25 @@ inline std::vector<double> replay(QWidget* view, const std::vector<std::pair<int
       QApplication::sendEvent(view, &release);
     }
     const auto t = Clock::now();
-    view->render(&frame);
+    view->render(&frame, QPoint(), region);
     times.push_back(ms_since(t));
   }
   return times;
 }
 
 // The baseline's side: the same gestures applied straight to its time axis (any type
-// with zoom(factor, anchor_px) and pan(dx_px)), then a paint into `frame`.
+// with zoom(factor, anchor_px) and pan(dx_px)), then a paint of `region` (default: all)
+// into `frame`.
 template <typename Axis>
 std::vector<double> replay_on_axis(QWidget& view, Axis& axis, const std::vector<std::pair<int, int>>& g, double zoom_px,
-                                   QImage& frame) {
+                                   QImage& frame, QRegion region = {}) {
+  if (region.isEmpty()) region = QRegion(view.rect());
   std::vector<double> times;
   for (const auto& [steps, pan] : g) {
     if (steps) axis.zoom(std::pow(1.25, steps), zoom_px);
     if (pan) axis.pan(-pan);
     const auto t = Clock::now();
-    view.render(&frame);
+    view.render(&frame, QPoint(), region);
     times.push_back(ms_since(t));
   }
   return times;
