@@ -10,6 +10,7 @@
 #include <QScrollArea>
 #include <QShortcut>
 #include <QSortFilterProxyModel>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QTabWidget>
@@ -167,11 +168,26 @@ QWidget* TimelinePage::buildRangePanel() {
 }
 
 void TimelinePage::connectSignals() {
+  connect(&m_searchWatcher, &QFutureWatcher<SearchResults>::finished, this, [this] {
+    SearchResults found = m_searchWatcher.result();
+    // Typed on: the next Enter searches for the new text. New data meanwhile (a window's
+    // detail came in): its matches index other spans, so the search runs again.
+    if (m_searching != m_search->text().toStdString()) return;
+    if (m_searchGeneration != m_dataGeneration) {
+      searchThenShow(m_searchForward);
+      return;
+    }
+    m_searched = m_searching;
+    m_results = std::move(found);
+    m_current = -1;
+    showFirstFrom(m_searchForward);
+  });
   connect(m_view, &TimelineView::selectionChanged, this, &TimelinePage::showDetails);
   connect(m_view, &TimelineView::rangeChanged, this, &TimelinePage::showRange);
   connect(m_view, &TimelineView::searchRequested, this, &TimelinePage::showSearch);
   connect(m_view, &TimelineView::dataReplaced, this, [this] {
     // Matches index the old data: the next Enter searches again, from the view.
+    ++m_dataGeneration;
     m_results = {};
     m_searched.clear();
     m_current = -1;
@@ -291,16 +307,42 @@ void TimelinePage::runSearch() {
   m_current = -1;
 }
 
+void TimelinePage::showFirstFrom(bool forward) {
+  if (!forward) {
+    showMatch(static_cast<int>(m_results.matches.size()) - 1);
+    return;
+  }
+  // The first match at or after the left edge of the view.
+  const TimelineData& data = m_view->data();
+  int first = 0;
+  while (first < static_cast<int>(m_results.matches.size()) &&
+         data.resolve(m_results.matches[static_cast<size_t>(first)])->begin_ns < m_view->axis().begin_ns)
+    ++first;
+  showMatch(first < static_cast<int>(m_results.matches.size()) ? first : 0);
+}
+
+void TimelinePage::searchThenShow(bool forward) {
+  int64_t spans = 0;
+  for (const auto& lane : m_view->data().lanes)
+    spans += static_cast<int64_t>(lane.spans.size() + lane.instants.size());
+  if (spans <= m_searchInBackgroundAbove) {
+    runSearch();
+    showFirstFrom(forward);
+    return;
+  }
+  m_searchForward = forward;
+  const std::string query = m_search->text().toStdString();
+  if (m_searchWatcher.isRunning() && query == m_searching && m_searchGeneration == m_dataGeneration) return;
+  m_searching = query;
+  m_searchGeneration = m_dataGeneration;
+  m_searchStatus->setText(tr("searching %1 spans…").arg(spans));
+  m_searchWatcher.setFuture(
+      QtConcurrent::run([data = m_view->sharedData(), query] { return search_timeline(*data, query); }));
+}
+
 void TimelinePage::findNext() {
   if (m_search->text().toStdString() != m_searched || m_results.matches.empty()) {
-    runSearch();
-    // The first match at or after the left edge of the view.
-    const TimelineData& data = m_view->data();
-    int first = 0;
-    while (first < static_cast<int>(m_results.matches.size()) &&
-           data.resolve(m_results.matches[static_cast<size_t>(first)])->begin_ns < m_view->axis().begin_ns)
-      ++first;
-    showMatch(first < static_cast<int>(m_results.matches.size()) ? first : 0);
+    searchThenShow(true);
     return;
   }
   showMatch((m_current + 1) % static_cast<int>(m_results.matches.size()));
@@ -308,8 +350,7 @@ void TimelinePage::findNext() {
 
 void TimelinePage::findPrevious() {
   if (m_search->text().toStdString() != m_searched || m_results.matches.empty()) {
-    runSearch();
-    showMatch(static_cast<int>(m_results.matches.size()) - 1);
+    searchThenShow(false);
     return;
   }
   const int n = static_cast<int>(m_results.matches.size());
@@ -318,15 +359,21 @@ void TimelinePage::findPrevious() {
 
 void TimelinePage::showMatch(int index) {
   const int n = static_cast<int>(m_results.matches.size());
+  // A big run holds the detail of one window: say that a name of the detail (an autograd
+  // node) was searched for there alone.
+  const TimelineData& data = m_view->data();
+  const QString where = !data.has_detail || !data.detail_window.everything()
+                            ? tr(" (autograd nodes and other detail: in the window loaded)")
+                            : QString();
   if (index < 0 || index >= n) {
     m_current = -1;
-    m_searchStatus->setText(m_searched.empty() ? QString() : tr("no match"));
+    m_searchStatus->setText(m_searched.empty() ? QString() : tr("no match") + where);
     return;
   }
   m_current = index;
   m_view->select(m_results.matches[static_cast<size_t>(index)], true);
   m_searchStatus->setText(
-      tr("%1 of %2%3").arg(index + 1).arg(n).arg(m_results.truncated ? QStringLiteral("+") : QString()));
+      tr("%1 of %2%3").arg(index + 1).arg(n).arg(m_results.truncated ? QStringLiteral("+") : QString()) + where);
 }
 
 }  // namespace ddpscope::gui

@@ -4,6 +4,7 @@
 // a dragged range (time by name and kind, sortable).
 #pragma once
 
+#include <QFutureWatcher>
 #include <QWidget>
 #include <memory>
 
@@ -43,6 +44,8 @@ class TimelinePage : public QWidget {
   // The search's matches (after the last search), and the one shown (-1: none).
   const SearchResults& searchResults() const { return m_results; }
   int currentMatch() const { return m_current; }
+  // Timelines of more spans than this are searched off the UI thread (tests set 0).
+  void setSearchInBackgroundAbove(int64_t spans) { m_searchInBackgroundAbove = spans; }
 
  public slots:
   void showSearch();
@@ -56,6 +59,14 @@ class TimelinePage : public QWidget {
   QWidget* buildRangePanel();
   void connectSignals();
   void runSearch();
+  // A timeline of more than kSearchInBackground spans is searched off the UI thread (a
+  // 100M-span run's structure: 7.7M spans, ~0.5 s for a common name); the match is
+  // shown when the search ends. `forward`: the first match from the view's left edge,
+  // else the last.
+  static constexpr int64_t kSearchInBackground = 2'000'000;
+  int64_t m_searchInBackgroundAbove = kSearchInBackground;
+  void searchThenShow(bool forward);
+  void showFirstFrom(bool forward);
   void showMatch(int index);
   void showDetails();
   void showRange();
@@ -75,6 +86,11 @@ class TimelinePage : public QWidget {
   QStandardItemModel* m_rangeModel = nullptr;
   SearchResults m_results;
   std::string m_searched;
+  QFutureWatcher<SearchResults> m_searchWatcher;
+  std::string m_searching;  // the query of the search under way
+  bool m_searchForward = true;
+  int m_dataGeneration = 0;  // counts dataReplaced: a search of older data is dropped
+  int m_searchGeneration = 0;
   int m_current = -1;
 };
 

@@ -36,6 +36,7 @@ class TimelineView : public QWidget {
   // which case it keeps showing the whole run (following a live job).
   void updateData(std::shared_ptr<const TimelineData> data);
   const TimelineData& data() const { return *m_data; }
+  std::shared_ptr<const TimelineData> sharedData() const { return m_data; }
   const TimeAxis& axis() const { return m_axis; }
   const TrackLayout& layout() const { return m_layout; }
   void fitAll();

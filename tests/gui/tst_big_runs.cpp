@@ -3,6 +3,7 @@
 // background. "Big" is DDPSCOPE_DETAIL_AT_OPEN spans here (10,000), so a small synthetic
 // run (2 ranks x 60 iterations of 260 spans) takes the big run's path.
 #include <QLabel>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QtTest/QtTest>
 
@@ -132,6 +133,29 @@ class TestBigRuns : public ScratchTest {
     QCOMPARE(count_kind(view->data(), Kind::AutogradNode, iteration_begin(40), iteration_begin(41) - 1),
              int64_t{2 * 160});
     QCOMPARE(view->axis().begin_ns, iteration_begin(40));  // the window stayed
+  }
+
+  void testABigTimelineIsSearchedOffTheUiThread() {
+    MainWindow window{QString()};
+    window.resize(1280, 800);
+    window.show();
+    window.showTab(QStringLiteral("timeline"));
+    auto* page = window.findChild<TimelinePage*>();
+    page->setSearchInBackgroundAbove(0);
+    QVERIFY(window.openRun(QString::fromStdString(m_file)));
+    page->showSearch();
+    page->searchField()->setText(QStringLiteral("optimizer"));
+    page->findNext();
+    QVERIFY2(page->searchStatus()->text().startsWith(QStringLiteral("searching")),
+             qPrintable(page->searchStatus()->text()));
+    QTRY_COMPARE_WITH_TIMEOUT(page->searchResults().matches.size(), size_t{2 * kIterations}, 5000);
+    QVERIFY(window.timeline()->selection().valid());
+    QVERIFY2(page->searchStatus()->text().contains(QStringLiteral("in the window loaded")),
+             qPrintable(page->searchStatus()->text()));
+    // The next one comes from the results at once.
+    const int shown = page->currentMatch();
+    page->findNext();
+    QCOMPARE(page->currentMatch(), (shown + 1) % (2 * kIterations));
   }
 
   void testASmallRunOpensWhole() {
