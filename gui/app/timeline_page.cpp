@@ -148,10 +148,11 @@ QWidget* TimelinePage::buildRangePanel() {
   rangeLayout->setContentsMargins(4, 4, 4, 4);
   m_rangeHeader =
       new QLabel(tr("Drag across the timeline to select a time range: its time is summed here "
-                    "by name and kind. Shift+drag pans."));
+                    "by name and kind, with the longest of each (activate a row to select it). Shift+drag pans."));
   m_rangeHeader->setWordWrap(true);
-  m_rangeModel = new QStandardItemModel(0, 5, this);
-  m_rangeModel->setHorizontalHeaderLabels({tr("Name"), tr("Kind"), tr("Spans"), tr("Ranks"), tr("Time in range")});
+  m_rangeModel = new QStandardItemModel(0, 6, this);
+  m_rangeModel->setHorizontalHeaderLabels(
+      {tr("Name"), tr("Kind"), tr("Spans"), tr("Ranks"), tr("Time in range"), tr("Longest")});
   auto* proxy = new SortProxy(this);
   proxy->setSourceModel(m_rangeModel);
   proxy->setSortRole(kSortRole);
@@ -162,6 +163,12 @@ QWidget* TimelinePage::buildRangePanel() {
   m_rangeTable->horizontalHeader()->setStretchLastSection(true);
   m_rangeTable->verticalHeader()->hide();
   m_rangeTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+  connect(m_rangeTable, &QTableView::activated, this, [this, proxy](const QModelIndex& index) {
+    const QModelIndex name = m_rangeModel->index(proxy->mapToSource(index).row(), 0);
+    const QStringList ref = name.data(kRefRole).toString().split(',');
+    if (ref.size() == 3)
+      m_view->select({ref[0].toInt(), ref[1].toLongLong(), static_cast<SpanRef::In>(ref[2].toInt())}, true);
+  });
   rangeLayout->addWidget(m_rangeHeader);
   rangeLayout->addWidget(m_rangeTable, 1);
   return rangePage;
@@ -289,7 +296,13 @@ void TimelinePage::showRange() {
     cell(QString::number(r.count), QVariant::fromValue<qlonglong>(r.count));
     cell(QString::number(r.ranks), r.ranks);
     cell(qs(format_duration(r.total_ns)), QVariant::fromValue<qlonglong>(r.total_ns));
+    cell(qs(format_duration(r.longest_ns)), QVariant::fromValue<qlonglong>(r.longest_ns));
     row[1]->setData(kindColor(r.kind), Qt::DecorationRole);
+    // Activating the row selects its longest span (as the details panel's links do).
+    row[0]->setData(
+        QStringLiteral("%1,%2,%3").arg(r.longest.lane).arg(r.longest.index).arg(static_cast<int>(r.longest.in)),
+        kRefRole);
+    row[5]->setToolTip(tr("The longest %1 in the range; activate the row to select it").arg(qs(r.name)));
     m_rangeModel->appendRow(row);
   }
   m_panels->setCurrentIndex(1);

@@ -1,7 +1,7 @@
 // RangeSummary: what a dragged time range of the timeline holds, as Perfetto's area
-// selection sums it: per (kind, name), how many spans touch the range and how much of
-// their time lies inside it, over every rank and thread. Open (unfinished) ops count
-// to the end of the run, under their name with " (unfinished)".
+// selection sums it: per (kind, name), how many spans touch the range, how much of
+// their time lies inside it and the longest of them, over every rank and thread. Open
+// (unfinished) ops count to the end of the run, under their name with " (unfinished)".
 #pragma once
 
 #include <cstdint>
@@ -15,9 +15,11 @@ namespace ddpscope::gui {
 struct RangeRow {
   std::string name;
   probes::Kind kind = probes::Kind::Mark;
-  int64_t count = 0;     // spans overlapping the range
-  int64_t total_ns = 0;  // their time inside it, summed
-  int ranks = 0;         // ranks with such a span in the range
+  int64_t count = 0;       // spans overlapping the range
+  int64_t total_ns = 0;    // their time inside it, summed
+  int ranks = 0;           // ranks with such a span in the range
+  int64_t longest_ns = 0;  // the longest such span, whole (not only its part inside)
+  SpanRef longest;         // ... and where it is
 };
 
 struct RangeSummary {

@@ -4,6 +4,9 @@
 // run (2 ranks x 60 iterations of 260 spans) takes the big run's path.
 #include <QLabel>
 #include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QStandardItemModel>
+#include <QTableView>
 #include <QSignalSpy>
 #include <QtTest/QtTest>
 
@@ -156,6 +159,31 @@ class TestBigRuns : public ScratchTest {
     const int shown = page->currentMatch();
     page->findNext();
     QCOMPARE(page->currentMatch(), (shown + 1) % (2 * kIterations));
+  }
+
+  void testTheRangePanelNamesAndSelectsEachRowsLongestSpan() {
+    MainWindow window{QString()};
+    window.resize(1280, 800);
+    window.show();
+    window.showTab(QStringLiteral("timeline"));
+    auto* page = window.findChild<TimelinePage*>();
+    QVERIFY(window.openRun(QString::fromStdString(m_file)));
+    TimelineView* view = window.timeline();
+    view->setRange(iteration_begin(20), iteration_begin(30));
+    QStandardItemModel* model = page->rangeModel();
+    QVERIFY(model->rowCount() > 0);
+    int iterationRow = -1;
+    for (int r = 0; r < model->rowCount(); ++r) {
+      if (model->item(r, 0)->text() == QStringLiteral("iteration")) iterationRow = r;
+    }
+    QVERIFY(iterationRow >= 0);
+    QCOMPARE(model->item(iterationRow, 5)->text(), QStringLiteral("9.50 ms"));  // each is 9.5 ms long
+    auto* proxy = qobject_cast<QSortFilterProxyModel*>(page->rangeTable()->model());
+    emit page->rangeTable()->activated(proxy->mapFromSource(model->index(iterationRow, 3)));
+    const TimelineSpan* selected = view->data().resolve(view->selection());
+    QVERIFY(selected);
+    QCOMPARE(selected->kind, Kind::Iteration);
+    QCOMPARE(selected->end_ns - selected->begin_ns, int64_t{9'500'000});
   }
 
   void testASmallRunOpensWhole() {
