@@ -39,13 +39,11 @@ void pair_flows(TimelineData& d, bool append = false) {
     auto& m = messages[{e.key, e.param}];
     (e.kind == probes::Kind::RpcSend ? m.first : m.second) = &e;
   }
-  if (!append) {
-    d.flows.clear();
-    d.longest_flow_ns = 0;
-  }
+  std::vector<TimelineFlow> found;
+  int64_t longest = append ? d.longest_flow_ns : 0;
   auto add = [&](const FlowEnd& a, const FlowEnd& b, TimelineFlow::Kind kind) {
-    d.flows.push_back({a.t_ns, b.t_ns, lane_of.at({a.rank, a.thread}), lane_of.at({b.rank, b.thread}), kind});
-    d.longest_flow_ns = std::max(d.longest_flow_ns, std::abs(b.t_ns - a.t_ns));
+    found.push_back({a.t_ns, b.t_ns, lane_of.at({a.rank, a.thread}), lane_of.at({b.rank, b.thread}), kind});
+    longest = std::max(longest, std::abs(b.t_ns - a.t_ns));
   };
   for (const auto& [key, ends] : messages) {
     if (ends.first && ends.second) add(*ends.first, *ends.second, TimelineFlow::Kind::Message);
@@ -59,9 +57,27 @@ void pair_flows(TimelineData& d, bool append = false) {
       if (ends[i]->rank != ends[i - 1]->rank) add(*ends[i - 1], *ends[i], TimelineFlow::Kind::Collective);
     }
   }
-  std::sort(d.flows.begin(), d.flows.end(), [](const TimelineFlow& a, const TimelineFlow& b) {
+  d.longest_flow_ns = longest;
+  if (append && found.empty()) return;  // the flows stay shared with the timeline copied
+  std::vector<TimelineFlow>& flows = d.flows.edit();
+  if (!append) flows.clear();
+  flows.insert(flows.end(), found.begin(), found.end());
+  std::sort(flows.begin(), flows.end(), [](const TimelineFlow& a, const TimelineFlow& b) {
     return std::min(a.from_ns, a.to_ns) < std::min(b.from_ns, b.to_ns);
   });
+}
+
+// After lanes were added and ordered again, the flows' lane numbers follow their lanes
+// (`before`: each old number's rank and thread).
+void renumber_flow_lanes(TimelineData& d, const std::vector<std::pair<int, int>>& before) {
+  if (before.size() == d.lanes.size()) return;  // no lane added: the order is unchanged
+  std::map<std::pair<int, int>, uint32_t> now;
+  for (size_t i = 0; i < d.lanes.size(); ++i)
+    now[{d.lanes[i].rank, d.lanes[i].thread}] = static_cast<uint32_t>(i);
+  for (TimelineFlow& f : d.flows.edit()) {
+    f.from_lane = now.at(before[f.from_lane]);
+    f.to_lane = now.at(before[f.to_lane]);
+  }
 }
 
 // Gives each span of `lane` (sorted by begin) its row. Spans stack by nesting depth; a
@@ -302,10 +318,14 @@ void append_spans(TimelineData& d, probes::RunStoreReader& run, const std::vecto
   const size_t old_iterations = d.iterations.size();
   // One pass over the new spans without their strings (a 1M-span run opens in well
   // under a second).
+  std::vector<std::pair<int, int>> lanes_before;
+  for (const TimelineLane& l : d.lanes)
+    lanes_before.emplace_back(l.rank, l.thread);
   LaneAppender appender(d);
   run.for_each_span([&](const probes::CompactSpan& s) { appender.add(s); }, kinds, -1, d.last_rowid, window);
   sort_new_spans(d, appender, run);
   order_lanes(d);
+  if (detail_only) renumber_flow_lanes(d, lanes_before);  // else pair_flows pairs them all again
   // A new span can move every row of its lane after it (a deeper nesting moves the
   // asynchronous rows down), so rows and their summaries are made again: one pass.
   if (!detail_only) find_open_ops(d);

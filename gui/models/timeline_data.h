@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <tuple>
@@ -85,6 +86,29 @@ struct TimelineFlow {
   Kind kind = Kind::Message;
 };
 
+// The flows of a timeline, shared by its copies until one changes them (a big run's
+// window of detail is added to a copy of its structure: 3M collective links at 100M
+// spans stay one vector). Reads as a const vector; edit() copies first when shared.
+class SharedFlows {
+ public:
+  using const_iterator = std::vector<TimelineFlow>::const_iterator;
+  size_t size() const { return m_flows ? m_flows->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const TimelineFlow& operator[](size_t i) const { return (*m_flows)[i]; }
+  const_iterator begin() const { return m_flows ? m_flows->cbegin() : const_iterator(); }
+  const_iterator end() const { return m_flows ? m_flows->cend() : const_iterator(); }
+  std::vector<TimelineFlow>& edit() {
+    if (!m_flows)
+      m_flows = std::make_shared<std::vector<TimelineFlow>>();
+    else if (m_flows.use_count() > 1)
+      m_flows = std::make_shared<std::vector<TimelineFlow>>(*m_flows);
+    return *m_flows;
+  }
+
+ private:
+  std::shared_ptr<std::vector<TimelineFlow>> m_flows;
+};
+
 // A span that may be one end of a flow, kept to pair ends that arrive in later loads.
 struct FlowEnd {
   int32_t rank = 0, thread = 0;
@@ -120,7 +144,7 @@ struct TimelineData {
   int64_t last_rowid = 0;                                  // the last span read: extend_timeline resumes after it
   std::vector<FlowEnd> flow_ends;
   std::set<std::tuple<int, int32_t, int64_t>> finished_ops;  // PgOp spans' (rank, name, seq)
-  std::vector<TimelineFlow> flows;                           // by the earlier of their two times
+  SharedFlows flows;                                         // by the earlier of their two times
   int64_t longest_flow_ns = 0;                               // how far back a window must look for flows
   // The detail kinds (event.h's kDetailKindMask: autograd nodes, gradient ticks, copies,
   // kernels) held: all of them (has_detail, an everything() window), those of one window,

@@ -35,11 +35,12 @@ using bench::ms_since;
 
 namespace {
 
-int64_t rss_kib() {
+// A /proc/self/status figure in KiB: VmRSS (now) or VmHWM (the peak).
+int64_t status_kib(const char* field) {
   std::ifstream status("/proc/self/status");
   std::string key;
   while (status >> key) {
-    if (key == "VmRSS:") {
+    if (key == field) {
       int64_t kib = 0;
       status >> kib;
       return kib;
@@ -47,19 +48,7 @@ int64_t rss_kib() {
   }
   return 0;
 }
-
-int64_t peak_rss_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  while (status >> key) {
-    if (key == "VmHWM:") {
-      int64_t kib = 0;
-      status >> kib;
-      return kib;
-    }
-  }
-  return 0;
-}
+int64_t rss_kib() { return status_kib("VmRSS:"); }
 
 // `ranks` ranks of the synthetic DDP run, about `target_spans` spans in all.
 int64_t write_run(const std::string& path, int64_t target_spans, int ranks) {
@@ -202,7 +191,7 @@ int main(int argc, char** argv) {
       {"open_to_detail_shown_ms", detail_ms},
       {"rss_run_open_mib", (rss_open - rss_window) / 1024.0},
       {"rss_with_detail_mib", (rss_detail - rss_window) / 1024.0},
-      {"peak_rss_process_mib", peak_rss_kib() / 1024.0},
+      {"peak_rss_process_mib", status_kib("VmHWM:") / 1024.0},
       {"bytes_per_span_in_memory", (std::max(rss_open, rss_detail) - rss_window) * 1024.0 / static_cast<double>(spans)},
       {"run_file_mib", static_cast<double>(std::filesystem::file_size(path)) / (1 << 20)},
       {"run_file_bytes_per_span", static_cast<double>(std::filesystem::file_size(path)) / static_cast<double>(spans)}};

@@ -184,7 +184,8 @@ def check_common(r, job, code, run, limit, want_failure=True, names=()):
     text = job.text()
     for n in names:
         if not re.search(n, text):
-            problems.append(f"no '{n}' in the output")
+            # What it printed instead, so a failure that does not come back says what it was.
+            problems.append(f"no '{n}' in the output, which ended: {text[-500:]!r}")
     verdict = integrity(run)
     if verdict != "ok":
         problems.append(f"integrity_check: {verdict}")

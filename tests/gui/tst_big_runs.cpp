@@ -50,6 +50,16 @@ class TestBigRuns : public ScratchTest {
   Q_OBJECT
   std::string m_file;
 
+  // The app at 1280x800 on the Timeline tab, the run open.
+  std::unique_ptr<MainWindow> openInApp() {
+    auto window = std::make_unique<MainWindow>(QString());
+    window->resize(1280, 800);
+    window->show();
+    window->showTab(QStringLiteral("timeline"));
+    if (!window->openRun(QString::fromStdString(m_file))) return nullptr;
+    return window;
+  }
+
  private slots:
   void initTestCase() {
     qputenv("DDPSCOPE_DETAIL_AT_OPEN", "10000");
@@ -104,6 +114,46 @@ class TestBigRuns : public ScratchTest {
     }
   }
 
+  void testALaneOfDetailAloneKeepsTheFlowsOnTheirLanes() {
+    // Each rank's allreduces on its comm thread (structure: collective links rank to rank)
+    // and, on rank 0 only, a thread of autograd nodes alone (detail): with the detail that
+    // lane comes in before rank 1's, whose lanes move down one.
+    const std::string file = path("new-lane.ddprun");
+    {
+      probes::RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank) {
+        probes::EventBatch b;
+        b.rank = rank;
+        b.threads = {{0, 1, "compute"}, {1, 2, "comm"}, {2, 3, "autograd"}};
+        b.names = {"iteration", "allreduce", "LinearBackward"};
+        for (int it = 1; it <= 20; ++it) {
+          const int64_t o = iteration_begin(it) + rank * 1000;
+          b.events.push_back({o, o + 9'000'000, -1, -1, -1, it, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
+          b.events.push_back({o + 100, o + 500'000, 4096, it, -1, it, -1, 1, 0, -1, 1, uint8_t(Kind::Allreduce), 0});
+          if (rank == 0)
+            b.events.push_back({o + 10, o + 90, -1, -1, -1, it, -1, 2, -1, -1, 2, uint8_t(Kind::AutogradNode), 0});
+        }
+        w.write(b);
+      }
+      w.end_run("finished");
+    }
+    probes::RunStoreReader reader(file);
+    const TimelineData structure = load_timeline_structure(reader);
+    QCOMPARE(structure.lanes.size(), size_t{4});
+    QCOMPARE(structure.flows.size(), size_t{20});
+    const TimelineData d = with_detail(structure, reader, {});
+    QCOMPARE(d.lanes.size(), size_t{5});
+    QCOMPARE(d.flows.size(), size_t{20});
+    for (const TimelineFlow& f : d.flows) {
+      QCOMPARE(d.lanes[f.from_lane].rank, 0);
+      QCOMPARE(d.lanes[f.to_lane].rank, 1);
+      QCOMPARE(d.lanes[f.to_lane].thread_name, std::string("comm"));
+    }
+    // The structure's flows were not touched (shared until then, copied for the change).
+    QCOMPARE(structure.lanes[structure.flows[0].to_lane].thread_name, std::string("comm"));
+  }
+
   void testTheTimelineLoadsTheDetailOfTheWindowShown() {
     MainWindow window{QString()};
     window.resize(1280, 800);
@@ -139,13 +189,11 @@ class TestBigRuns : public ScratchTest {
   }
 
   void testABigTimelineIsSearchedOffTheUiThread() {
-    MainWindow window{QString()};
-    window.resize(1280, 800);
-    window.show();
-    window.showTab(QStringLiteral("timeline"));
+    auto app = openInApp();
+    QVERIFY(app);
+    MainWindow& window = *app;
     auto* page = window.findChild<TimelinePage*>();
     page->setSearchInBackgroundAbove(0);
-    QVERIFY(window.openRun(QString::fromStdString(m_file)));
     page->showSearch();
     page->searchField()->setText(QStringLiteral("optimizer"));
     page->findNext();
@@ -162,13 +210,10 @@ class TestBigRuns : public ScratchTest {
   }
 
   void testTheRangePanelNamesAndSelectsEachRowsLongestSpan() {
-    MainWindow window{QString()};
-    window.resize(1280, 800);
-    window.show();
-    window.showTab(QStringLiteral("timeline"));
-    auto* page = window.findChild<TimelinePage*>();
-    QVERIFY(window.openRun(QString::fromStdString(m_file)));
-    TimelineView* view = window.timeline();
+    auto app = openInApp();
+    QVERIFY(app);
+    auto* page = app->findChild<TimelinePage*>();
+    TimelineView* view = app->timeline();
     view->setRange(iteration_begin(20), iteration_begin(30));
     QStandardItemModel* model = page->rangeModel();
     QVERIFY(model->rowCount() > 0);
