@@ -194,11 +194,11 @@ class LaneAppender {
     span.end_ns = s.t_end_ns;
     span.bytes = s.bytes;
     span.seq = static_cast<int32_t>(s.seq);
-    span.rowid = s.rowid;
+    span.rowid = s.rowid < (int64_t{1} << 39) ? s.rowid : 0;
     span.name = s.name_id;
     span.iteration = static_cast<int32_t>(s.iteration);
     span.bucket = static_cast<int16_t>(s.bucket);
-    span.param = static_cast<int32_t>(s.param);
+    span.param = s.param >= 0 && s.param < (int64_t{1} << 22) ? static_cast<int32_t>(s.param) : -1;
     span.kind = s.kind;
     span.cut_short = s.ended_by_error;
     (s.t_end_ns > s.t_begin_ns ? l.spans : l.instants).push_back(span);

@@ -19,27 +19,30 @@
 
 namespace ddpscope::gui {
 
-// 56 bytes: a 100M-span run's structure is 7.7M of them, held once for the whole run and
-// once more with a window's detail (64 bytes made that 1.6 GiB at its peak).
+// 48 bytes: a 100M-span run's structure is 7.7M of them, held once for the whole run and
+// once more with a window's detail (64 bytes took that to 1.6 GiB at its peak). The
+// narrow fields hold what the probes record: buckets are int16 there; a parameter index
+// past 2^22 and a run past 2^40 spans read as unknown (-1) and 0.
 struct TimelineSpan {
   int64_t begin_ns = 0, end_ns = 0;
   int64_t bytes = -1;
-  int64_t rowid = 0;  // the span's row in the run file (0: none, an unfinished op)
-  int32_t seq = -1;   // a collective's number in its group
-  int32_t name = 0;   // index into TimelineData::names
-  int32_t iteration = -1, param = -1;
-  int16_t bucket = -1;  // as the probes record it (event_batch.h)
-  probes::Kind kind = probes::Kind::Mark;
+  int64_t rowid : 40 = 0;  // the span's row in the run file (0: none, an unfinished op)
+  int64_t bucket : 16 = -1;
   // The row of its lane it is drawn in: spans nested in an enclosing one (forward in an
   // iteration, autograd nodes in backward) one row below it; spans that outlive the one
   // they started in (a bucket's allreduce launched during backward) in rows of their own
   // below the nested ones. No two spans of one row overlap in time.
-  uint8_t row = 0;
+  uint64_t row : 8 = 0;
+  int32_t seq = -1;  // a collective's number in its group
+  int32_t name = 0;  // index into TimelineData::names
+  int32_t iteration = -1;
+  int32_t param : 23 = -1;
   // Its scope was unwound by an error (a collective's timeout): it did not complete
   // there; drawn hatched, cut off at its red right edge.
-  bool cut_short = false;
+  bool cut_short : 1 = false;
+  probes::Kind kind : 8 = probes::Kind::Mark;
 };
-static_assert(sizeof(TimelineSpan) == 56);
+static_assert(sizeof(TimelineSpan) == 48);
 
 struct TimelineLane {
   int rank = 0;

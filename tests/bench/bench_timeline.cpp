@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
   window.timeline()->repaint();
   const double open_ms = ms_since(t_open);
   const int64_t rss_open = rss_kib();
+  const int64_t peak_open = status_kib("VmHWM:");
   // A big run: the detail of the window shown arrives in the background.
   const bool structure_first = !window.currentRun()->timeline.has_detail;
   double detail_ms = 0;
@@ -136,6 +137,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", loader->status().toStdString().c_str());
   }
   const int64_t rss_detail = rss_kib();
+  const int64_t peak_detail = status_kib("VmHWM:");
   window.timeline()->fitAll();
 
   gui::TimelineView* view = window.timeline();
@@ -162,6 +164,7 @@ int main(int argc, char** argv) {
   const std::vector<double> plain = bench::replay_on_axis(naive, naive.axis, bench::gestures(frames), 700, frame,
                                                           QRegion(bench::shown(view).boundingRect()));
   const bench::FrameStats o = bench::stats(ours), b = bench::stats(plain);
+  const int64_t peak_frames = status_kib("VmHWM:");
   // Find (Ctrl+F) over what the timeline holds: a name of few spans, and of many.
   auto timed_search = [&](const char* query) {
     const auto t = Clock::now();
@@ -191,6 +194,9 @@ int main(int argc, char** argv) {
       {"open_to_detail_shown_ms", detail_ms},
       {"rss_run_open_mib", (rss_open - rss_window) / 1024.0},
       {"rss_with_detail_mib", (rss_detail - rss_window) / 1024.0},
+      {"peak_rss_at_first_paint_mib", peak_open / 1024.0},
+      {"peak_rss_with_detail_mib", peak_detail / 1024.0},
+      {"peak_rss_after_frames_mib", peak_frames / 1024.0},
       {"peak_rss_process_mib", status_kib("VmHWM:") / 1024.0},
       {"bytes_per_span_in_memory", (std::max(rss_open, rss_detail) - rss_window) * 1024.0 / static_cast<double>(spans)},
       {"run_file_mib", static_cast<double>(std::filesystem::file_size(path)) / (1 << 20)},
