@@ -10,6 +10,8 @@
 #include <QSignalSpy>
 #include <QtTest/QtTest>
 
+#include <filesystem>
+
 #include "main_window.h"
 #include "run_data.h"
 #include "run_store_writer.h"
@@ -50,12 +52,16 @@ class TestBigRuns : public ScratchTest {
   Q_OBJECT
   std::string m_file;
 
-  // The app at 1280x800 on the Timeline tab, the run open.
-  std::unique_ptr<MainWindow> openInApp() {
+  // The app at 1280x800 on the Timeline tab, before and after a run opens.
+  static std::unique_ptr<MainWindow> app() {
     auto window = std::make_unique<MainWindow>(QString());
     window->resize(1280, 800);
     window->show();
     window->showTab(QStringLiteral("timeline"));
+    return window;
+  }
+  std::unique_ptr<MainWindow> openInApp() {
+    auto window = app();
     if (!window->openRun(QString::fromStdString(m_file))) return nullptr;
     return window;
   }
@@ -186,6 +192,20 @@ class TestBigRuns : public ScratchTest {
     QCOMPARE(count_kind(view->data(), Kind::AutogradNode, iteration_begin(40), iteration_begin(41) - 1),
              int64_t{2 * 160});
     QCOMPARE(view->axis().begin_ns, iteration_begin(40));  // the window stayed
+  }
+
+  void testAFileGoneBeforeTheNextWindowLeavesTheStructureAndSaysSo() {
+    const std::string copy = path("gone.ddprun");
+    std::filesystem::copy_file(m_file, copy, std::filesystem::copy_options::overwrite_existing);
+    auto window = app();
+    auto* page = window->findChild<TimelinePage*>();
+    QSignalSpy loaded(page->detailLoader(), &TimelineDetailLoader::loaded);
+    QVERIFY(window->openRun(QString::fromStdString(copy)));
+    QVERIFY(loaded.wait(10000));
+    std::filesystem::remove(copy);
+    window->timeline()->showWindow(iteration_begin(45), iteration_begin(46));
+    QTRY_VERIFY_WITH_TIMEOUT(page->detailNote()->text().contains(QStringLiteral("could not be read")), 5000);
+    QVERIFY(!window->timeline()->data().lanes.empty());  // what was shown stays
   }
 
   void testABigTimelineIsSearchedOffTheUiThread() {
