@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "chart_theme.h"
+#include "chart_title.h"
 #include "kind_colors.h"
 #include "run_store_reader.h"
 
@@ -46,16 +47,16 @@ void BucketAdviceView::draw(const QString& error) {
   applyChartTheme(chart, palette());
   chart->setAnimationOptions(QChart::NoAnimation);
   chart->legend()->setAlignment(Qt::AlignRight);
-  if (!error.isEmpty() || m_advice.predictions.empty()) {
-    chart->setTitle(error);
-  } else {
+  QString title = error;
+  if (error.isEmpty() && !m_advice.predictions.empty()) {
     const auto [lo, hi] = addSeries(chart);
     addAxes(chart, lo, hi);
-    chart->setTitle(adviceTitle());
+    title = adviceTitle();
   }
   QChart* old = this->chart();
   setChart(chart);
   delete old;
+  setWrappedTitle(this, title);
 }
 
 // The predictions per cap, the run's measured point and the best caps. Returns the

@@ -41,7 +41,20 @@ void BucketFillView::setBuckets(const std::vector<BucketFill>& buckets, int gene
   update();
 }
 
+void BucketFillView::drawFitted(QPainter& p, const QRect& box, const QStringList& longestFirst) {
+  const QFontMetrics fm(p.font());
+  for (const QString& text : longestFirst) {
+    if (fm.horizontalAdvance(text) <= box.width()) {
+      p.drawText(box, Qt::AlignLeft | Qt::AlignVCenter, text);
+      return;
+    }
+  }
+  ++m_elided;
+  p.drawText(box, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(longestFirst.back(), Qt::ElideRight, box.width()));
+}
+
 void BucketFillView::paintEvent(QPaintEvent*) {
+  m_elided = 0;
   QPainter p(this);
   p.fillRect(rect(), palette().base());
   p.setPen(palette().color(QPalette::Text));
@@ -62,20 +75,37 @@ void BucketFillView::paintEvent(QPaintEvent*) {
         f.bytes_total > 0 ? static_cast<double>(f.bytes_ready) / static_cast<double>(f.bytes_total) : 0;
     p.fillRect(QRectF(barLeft + 1, y + 1, (barWidth - 1) * share, 15), colourOf(f.phase));
     p.setPen(palette().color(QPalette::Text));
-    p.drawText(QRect(barLeft, y + 16, barWidth, 16), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("%1 of %2 gradients · %3 of %4 KiB · %5")
-                   .arg(f.params_ready)
-                   .arg(f.params_total)
-                   .arg(f.bytes_ready / 1024)
-                   .arg(f.bytes_total / 1024)
-                   .arg(f.phase == BucketFill::Phase::Filling && f.params_total > 0 && f.params_ready == f.params_total
-                            ? tr("full, waits for a bucket before it")
-                            : tr(nameOf(f.phase))));
+    const QString phase =
+        f.phase == BucketFill::Phase::Filling && f.params_total > 0 && f.params_ready == f.params_total
+            ? tr("full, waits for a bucket before it")
+            : tr(nameOf(f.phase));
+    // The long form when it fits the bar, a short one when not (half a laptop's window),
+    // elided only when even that does not fit.
+    drawFitted(p, QRect(barLeft, y + 16, barWidth, 16),
+               {tr("%1 of %2 gradients · %3 of %4 KiB · %5")
+                    .arg(f.params_ready)
+                    .arg(f.params_total)
+                    .arg(f.bytes_ready / 1024)
+                    .arg(f.bytes_total / 1024)
+                    .arg(phase),
+                tr("%1/%2 grads · %3/%4 KiB · %5")
+                    .arg(f.params_ready)
+                    .arg(f.params_total)
+                    .arg(f.bytes_ready / 1024)
+                    .arg(f.bytes_total / 1024)
+                    .arg(phase),
+                tr("%1/%2 grads · %3").arg(f.params_ready).arg(f.params_total).arg(phase),
+                tr("%1/%2 grads · %3")
+                    .arg(f.params_ready)
+                    .arg(f.params_total)
+                    .arg(phase == tr(nameOf(f.phase)) ? phase : tr("full, queued"))});
     if (f.params_owned >= 0) {  // ZeRO: a third line, this rank's share
-      p.drawText(QRect(barLeft, y + 32, barWidth, 16), Qt::AlignLeft | Qt::AlignVCenter,
-                 f.params_owned == 0 ? tr("ZeRO: all of them are other ranks' to update")
-                 : f.stepped         ? tr("ZeRO: this rank updated its %1 of them").arg(f.params_owned)
-                                     : tr("ZeRO: this rank updates %1 of them").arg(f.params_owned));
+      drawFitted(p, QRect(barLeft, y + 32, barWidth, 16),
+                 {f.params_owned == 0 ? tr("ZeRO: all of them are other ranks' to update")
+                  : f.stepped         ? tr("ZeRO: this rank updated its %1 of them").arg(f.params_owned)
+                                      : tr("ZeRO: this rank updates %1 of them").arg(f.params_owned),
+                  f.params_owned == 0 ? tr("ZeRO: none of them this rank's")
+                                      : tr("ZeRO: %1 of them this rank's").arg(f.params_owned)});
     }
   }
 }

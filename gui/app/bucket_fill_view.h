@@ -3,10 +3,13 @@
 // how many of its parameters this rank updates and whether it has.
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
 #include <vector>
 
 #include "lesson.h"
+
+class QPainter;
 
 namespace ddpscope::gui {
 
@@ -17,6 +20,8 @@ class BucketFillView : public QWidget {
   explicit BucketFillView(QWidget* parent = nullptr);
   void setBuckets(const std::vector<BucketFill>& buckets, int generation);
   const std::vector<BucketFill>& buckets() const { return m_buckets; }
+  // Lines cut short ("...") at the last paint: none where the view has the room.
+  int elidedLines() const { return m_elided; }
   QSize sizeHint() const override {
     return {320, 40 + rowHeight() * static_cast<int>(std::max<size_t>(m_buckets.size(), 2))};
   }
@@ -26,6 +31,8 @@ class BucketFillView : public QWidget {
 
  private:
   int rowHeight() const;  // a ZeRO lesson's rows have a third line
+  void drawFitted(QPainter& p, const QRect& box, const QStringList& longestFirst);
+  int m_elided = 0;
 
   std::vector<BucketFill> m_buckets;
   int m_generation = 0;

@@ -26,8 +26,8 @@ BucketsPage::BucketsPage(QWidget* parent)
   bar->addWidget(new QLabel(tr("Iteration")));
   bar->addWidget(m_iteration);
   m_rebuildNote = new QLabel;
-  bar->addWidget(m_rebuildNote);
-  bar->addStretch();
+  m_rebuildNote->setWordWrap(true);  // a long note wraps instead of widening the page
+  bar->addWidget(m_rebuildNote, 1);
   layout->addLayout(bar);
   auto* split = new QSplitter(Qt::Vertical);
   m_bucketTable = makeSortableTable(m_buckets);

@@ -1,5 +1,7 @@
 #include "graph_view.h"
 
+#include <algorithm>
+
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
 #include <QGraphicsTextItem>
@@ -101,13 +103,40 @@ void GraphView::rebuild() {
     m_labels.push_back(text);
   }
   m_scene->setSceneRect(m_scene->itemsBoundingRect().adjusted(-10, -10, 10, 10));
-  // Start at the loss (node 0, the root), where backward starts.
+  m_autoFit = true;
+  fitToView();
+}
+
+// The whole graph when it can be read whole; otherwise its full width at a readable scale
+// from the loss (node 0, the root), where backward starts. Redone as the view is resized
+// until the user zooms, so a graph laid out while its tab was hidden or narrow is not
+// left cut or squeezed.
+void GraphView::fitToView() {
+  const QRectF scene = m_scene->sceneRect();
+  if (scene.isEmpty() || viewport()->width() < 2 || viewport()->height() < 2) return;
+  constexpr double kLargest = 1.25, kSmallestReadable = 0.55;
+  const double byWidth = viewport()->width() / scene.width(), byHeight = viewport()->height() / scene.height();
+  double s = std::min({byWidth, byHeight, kLargest});
   resetTransform();
-  if (m_scene->sceneRect().width() < viewport()->width()) {
-    fitInView(m_scene->sceneRect(), Qt::KeepAspectRatio);
-  } else {
-    centerOn(m_centers.front().x(), m_centers.front().y() + viewport()->height() / 2.5);
+  if (s >= kSmallestReadable || m_centers.empty()) {
+    scale(s, s);
+    centerOn(scene.center());
+    return;
   }
+  s = std::clamp(byWidth, kSmallestReadable, 1.0);
+  scale(s, s);
+  centerOn(scene.center().x(), m_centers.front().y() + viewport()->height() / (2.5 * s));
+}
+
+void GraphView::resizeEvent(QResizeEvent* event) {
+  QGraphicsView::resizeEvent(event);
+  if (m_autoFit) fitToView();
+}
+
+bool GraphView::nodeFullyShown(size_t index) const {
+  if (index >= m_boxes.size()) return false;
+  const QRect box = mapFromScene(m_boxes[index]->sceneBoundingRect()).boundingRect();
+  return viewport()->rect().contains(box);
 }
 
 void GraphView::setMarks(const std::vector<NodeMark>& marks) {
@@ -130,6 +159,10 @@ void GraphView::setMarks(const std::vector<NodeMark>& marks) {
     m_boxes[i]->setBrush(fill);
     m_boxes[i]->setPen(pen);
     m_labels[i]->setPlainText(QString::fromStdString(label));
+  }
+  // The node that runs now is kept in view: a step must show what it talks about.
+  for (size_t i = 0; i < marks.size() && i < m_boxes.size(); ++i) {
+    if (marks[i].running) ensureVisible(m_boxes[i], 24, 24);
   }
 }
 
@@ -161,6 +194,7 @@ void GraphView::mousePressEvent(QMouseEvent* event) {
 }
 
 void GraphView::wheelEvent(QWheelEvent* event) {
+  m_autoFit = false;  // the user's zoom is kept across resizes
   const double factor = event->angleDelta().y() > 0 ? 1.2 : 1 / 1.2;
   setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
   scale(factor, factor);

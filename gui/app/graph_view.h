@@ -28,6 +28,10 @@ class GraphView : public QGraphicsView {
   QString layoutError() const { return m_error; }
   // Scene position of a shown node's centre (for tests and tours).
   QPointF nodeCenter(size_t index) const;
+  // Whether a shown node's box lies whole inside the view (for tests).
+  bool nodeFullyShown(size_t index) const;
+  // Fits the graph to the view (the whole graph when readable); on again after setGraph.
+  void fitToView();
 
   // A lesson's state drawn on the shown nodes (the Learn tab): the count left replaces
   // the recorded one, nodes that ran are greyed, the running one is ringed in red, an
@@ -45,6 +49,7 @@ class GraphView : public QGraphicsView {
  protected:
   void mousePressEvent(QMouseEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void rebuild();
@@ -53,6 +58,7 @@ class GraphView : public QGraphicsView {
   GraphData m_shown;
   QGraphicsScene* m_scene;
   QString m_error;
+  bool m_autoFit = true;  // refit on resize until the user zooms
   std::vector<QPointF> m_centers;
   std::vector<QGraphicsRectItem*> m_boxes;   // per shown node
   std::vector<QGraphicsTextItem*> m_labels;  // per shown node

@@ -82,6 +82,9 @@ HangView::HangView(QWidget* parent) : QWidget(parent) {
                                       tr("Gradients not arrived")});
   m_table->verticalHeader()->hide();
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  // Columns as wide as their titles and cells: at the default width "Gradients not
+  // arrived" showed as "adients not arriv".
+  m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_table->horizontalHeader()->setStretchLastSection(true);
   // Rows in rank order until the user clicks a header (enabling sorting would otherwise
   // sort by the first column, descending).

@@ -15,6 +15,7 @@
 #include <QPushButton>
 #include <QSlider>
 #include <QSpinBox>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -55,12 +56,13 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   layout->addWidget(m_title);
   layout->addWidget(m_about);
 
-  auto* split = new QSplitter;
-  split->addWidget(buildGraphs());
-  split->addWidget(buildSidePanel());
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
-  layout->addWidget(split, 1);
+  m_split = new QSplitter;
+  m_split->addWidget(buildGraphs());
+  m_split->addWidget(buildSidePanel());
+  m_split->setStretchFactor(0, 1);
+  m_split->setStretchFactor(1, 1);
+  m_split->setChildrenCollapsible(false);
+  layout->addWidget(m_split, 1);
   layout->addLayout(buildControls());
   connectSignals();
   updateScore();
@@ -72,6 +74,9 @@ void LearnPage::addLessonBars(QVBoxLayout* layout) {
   auto* bar = new QHBoxLayout;
   auto* params = new QHBoxLayout;
   m_lessonBox = new QComboBox;
+  // Long titles are elided in the box, not allowed to set the page's minimum width.
+  m_lessonBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_lessonBox->setMinimumContentsLength(28);
   for (const LessonInfo& l : lessons())
     m_lessonBox->addItem(l.title);
   bar->addWidget(new QLabel(tr("Lesson")));
@@ -83,24 +88,38 @@ void LearnPage::addLessonBars(QVBoxLayout* layout) {
   m_live = new QPushButton(tr("Run live"));
   m_live->setToolTip(tr("Re-record this lesson's example with these workers and mode, then replay it"));
   m_live->setEnabled(!m_cli.isEmpty());
-  params->addWidget(new QLabel(tr("Workers")));
-  params->addWidget(m_workers);
-  params->addWidget(new QLabel(tr("Mode")));
-  params->addWidget(m_mode);
   m_bucketCap = new QDoubleSpinBox;
   m_bucketCap->setRange(0.05, 100);
   m_bucketCap->setDecimals(2);
   m_bucketCap->setSuffix(tr(" MiB"));
   m_bucketCap->setToolTip(tr("DDP lessons: bucket_cap_mb for Run live"));
-  params->addWidget(new QLabel(tr("Bucket cap")));
-  params->addWidget(m_bucketCap);
   m_unused = new QCheckBox(tr("Unused layer on rank 1"));
   m_unused->setToolTip(tr("DDP lessons: rank 1's model skips a layer (train --inject-unused 1)"));
   m_findUnused = new QCheckBox(tr("find_unused_parameters"));
   m_findUnused->setToolTip(tr("DDP lessons: tell DDP that some parameters may get no gradient"));
-  params->addWidget(m_unused);
-  params->addWidget(m_findUnused);
+  // Only what applies to the lesson is shown (showLesson): a distributed-autograd lesson
+  // re-records with a mode, a DDP lesson with its buckets. Disabled fields beside them
+  // made the row wider than a laptop's window.
+  const auto labelled = [](const QString& text, QWidget* field) {
+    auto* box = new QWidget;
+    auto* row = new QHBoxLayout(box);
+    row->setContentsMargins(0, 0, 0, 0);
+    row->addWidget(new QLabel(text));
+    row->addWidget(field);
+    return box;
+  };
+  params->addWidget(labelled(tr("Workers"), m_workers));
+  m_modeField = labelled(tr("Mode"), m_mode);
+  params->addWidget(m_modeField);
+  m_bucketField = labelled(tr("Bucket cap"), m_bucketCap);
+  params->addWidget(m_bucketField);
   params->addWidget(m_live);
+  // A DDP lesson's options on their own row: beside the others they made the page wider
+  // than a laptop's window leaves it.
+  auto* ddpOptions = new QHBoxLayout;
+  ddpOptions->addWidget(m_unused);
+  ddpOptions->addWidget(m_findUnused);
+  ddpOptions->addStretch();
   m_sideBySide = new QCheckBox(tr("Side by side"));
   m_sideBySide->setToolTip(tr("Lesson 2: step FAST and SMART on the same graph together"));
   bar->addWidget(m_sideBySide);
@@ -113,6 +132,7 @@ void LearnPage::addLessonBars(QVBoxLayout* layout) {
   params->addStretch();
   layout->addLayout(bar);
   layout->addLayout(params);
+  layout->addLayout(ddpOptions);
 }
 
 // The lesson's graph, and below it the other mode's when shown side by side.
@@ -142,7 +162,7 @@ QWidget* LearnPage::buildSidePanel() {
   m_stepLabel = new QLabel;
   m_explanation = new QLabel;
   m_explanation->setWordWrap(true);
-  m_explanation->setMinimumHeight(90);
+  m_explanation->setMinimumHeight(60);
   m_explanation->setAlignment(Qt::AlignTop | Qt::AlignLeft);
   QFont big = m_explanation->font();
   big.setPointSizeF(big.pointSizeF() * 1.25);
@@ -155,7 +175,7 @@ QWidget* LearnPage::buildSidePanel() {
   sideLayout->addWidget(m_explanation);
   m_sequence = new SequenceView;
   m_sequence->setFocusPolicy(Qt::NoFocus);
-  m_sequence->setMinimumHeight(150);
+  m_sequence->setMinimumHeight(110);
   sideLayout->addWidget(m_sequence, 2);
   m_buckets = new BucketFillView;
   sideLayout->addWidget(m_buckets, 2);
@@ -165,8 +185,16 @@ QWidget* LearnPage::buildSidePanel() {
   sideLayout->addWidget(m_inFlight, 1);
   sideLayout->addWidget(m_gradientsTitle);
   sideLayout->addWidget(m_gradients, 1);
-  side->setMinimumWidth(380);
-  return side;
+  side->setMinimumWidth(300);
+  // Scrolled when the window is short (a laptop's 700 px): the step's words, timeline and
+  // lists keep their heights instead of setting the page's.
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(side);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setMinimumWidth(320);
+  return scroll;
 }
 
 QHBoxLayout* LearnPage::buildControls() {
@@ -231,6 +259,16 @@ void LearnPage::connectSignals() {
 
 void LearnPage::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
+  // First shown: the graph gets a little more than half the width (the step's panel had
+  // asked for most of it, leaving the graph a strip), unless the user's own split was
+  // restored.
+  if (!m_splitPlaced) {
+    m_splitPlaced = true;
+    if (!m_split->property("restored").toBool()) {
+      const int graph = m_split->width() * 56 / 100;
+      m_split->setSizes({graph, m_split->width() - graph});
+    }
+  }
   if (!m_lesson.steps.empty() || isRunningLive() || m_openedOnShow) return;
   m_openedOnShow = true;  // once: a lesson that cannot load says so once, not on every visit
   QString error;
@@ -341,9 +379,9 @@ bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
        std::initializer_list<QWidget*>{m_sequence, m_inFlight, m_inFlightTitle, m_gradients, m_gradientsTitle})
     w->setVisible(!m_lesson.ddp);
   m_buckets->setVisible(m_lesson.ddp);
-  m_mode->setEnabled(!m_lesson.ddp);
-  for (QWidget* w : std::initializer_list<QWidget*>{m_bucketCap, m_unused, m_findUnused})
-    w->setEnabled(m_lesson.ddp);
+  m_modeField->setVisible(!m_lesson.ddp);
+  for (QWidget* w : std::initializer_list<QWidget*>{m_bucketField, m_unused, m_findUnused})
+    w->setVisible(m_lesson.ddp);
   m_graph->setGraph(m_lesson.graph, 1 << 30);  // never collapsed: every node is a step
   m_sequence->setData(std::make_shared<const SequenceData>(lesson_sequence(m_lesson, 0)));
   updateScore();

@@ -125,6 +125,10 @@ class LearnPage : public QWidget {
   QLabel* m_compareExplanation = nullptr;
   QWidget* m_comparePane = nullptr;
   QSplitter* m_graphs = nullptr;  // the graph above, the compared graph below
+  QSplitter* m_split = nullptr;   // the graphs left, the step's panel right
+  bool m_splitPlaced = false;
+  QWidget* m_modeField = nullptr;    // distributed-autograd lessons: "Mode" and its box
+  QWidget* m_bucketField = nullptr;  // DDP lessons: "Bucket cap" and its box
   void showCompare();
   QLabel* m_title = nullptr;
   QLabel* m_about = nullptr;

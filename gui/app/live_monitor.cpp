@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chart_theme.h"
+#include "chart_title.h"
 
 namespace ddpscope::gui {
 
@@ -67,6 +68,7 @@ LiveMonitor::Chart LiveMonitor::makeChart(const QString& title, const QString& y
   chart->addAxis(c.y, Qt::AlignLeft);
   c.view = new QChartView(chart);
   c.view->setMinimumSize(280, 180);
+  setWrappedTitle(c.view, title);
   return c;
 }
 
@@ -163,7 +165,8 @@ void LiveMonitor::setLogScale(bool on) {
 }
 
 void LiveMonitor::updateIterationTitle() {
-  m_iterationMs.view->chart()->setTitle(
+  setWrappedTitle(
+      m_iterationMs.view,
       m_iterationMs.clipped == 0
           ? tr("Iteration time per rank")
           : tr("Iteration time per rank · %n point(s) above the axis, the largest %1 ms (try the log scale)", "",
@@ -225,10 +228,10 @@ void LiveMonitor::setRun(const RunData& run, bool live) {
     fit(chart, &chart == &m_iterationMs);
   };
   show(m_loss, loss, false, tr("loss (mean over ranks)"));
-  m_loss.view->chart()->setTitle(
-      run.nonfinite_loss_iteration < 0
-          ? tr("Loss")
-          : tr("Loss: not finite from iteration %1 on (see Summary)").arg(run.nonfinite_loss_iteration));
+  setWrappedTitle(m_loss.view,
+                  run.nonfinite_loss_iteration < 0
+                      ? tr("Loss")
+                      : tr("Loss: not finite from iteration %1 on (see Summary)").arg(run.nonfinite_loss_iteration));
   show(m_rate, rate, false, tr("samples/s (all ranks)"));
   show(m_iterationMs, iterationMs, true, {});
   updateIterationTitle();

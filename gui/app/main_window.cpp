@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSettings>
 #include <QSplitter>
 #include <QScrollArea>
 #include <QStatusBar>
@@ -40,6 +41,7 @@
 #include "overlap_model.h"
 #include "parameter_bucket_model.h"
 #include "run_list_model.h"
+#include "splitter_memory.h"
 #include "bucket_advice_view.h"
 #include "empty_state.h"
 #include "shortcuts_dialog.h"
@@ -80,7 +82,9 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   connect(m_monitor, &LiveMonitor::stopRequested, this, &MainWindow::stopJob);
   connect(m_live, &LiveRunLoader::loaded, this, [this](std::shared_ptr<const RunData> run) {
     // A reload that finishes after the user opened another run is not shown over it.
-    if (m_following && QString::fromStdString(run->path) == m_liveRun) showRun(std::move(run), true);
+    if (!m_following || QString::fromStdString(run->path) != m_liveRun) return;
+    showRun(std::move(run), true);
+    selectInRunList(m_liveRun);  // listed from its first load on, not only once the job ends
   });
   connect(m_live, &LiveRunLoader::loadFailed, this, &MainWindow::loadFailed);
   connect(m_live, &LiveRunLoader::stalled, this, [this](qint64 ms) {
@@ -108,6 +112,7 @@ MainWindow::~MainWindow() {
 
 void MainWindow::buildViews() {
   auto* splitter = new QSplitter(this);
+  m_mainSplitter = splitter;
   QTableView* runs = buildRunList(splitter);
   m_tabs = new QTabWidget(splitter);
   buildPages();
@@ -117,10 +122,34 @@ void MainWindow::buildViews() {
   rightLayout->addLayout(buildErrorBanner(right));
   rightLayout->addWidget(m_tabs, 1);
   splitter->addWidget(right);
-  splitter->setStretchFactor(1, 3);
-  splitter->setSizes({330, 950});
-  runs->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  splitter->setStretchFactor(0, 0);
+  splitter->setStretchFactor(1, 1);
+  splitter->setChildrenCollapsible(false);
+  // The list a fifth of a laptop's window: the run's name elided in the middle (its whole
+  // path in the tooltip) so Status and Ranks stay in view; the rest of the width is the
+  // run's.
+  splitter->setSizes({250, 1030});
+  runs->setMinimumWidth(160);
+  runs->setTextElideMode(Qt::ElideMiddle);
+  runs->horizontalHeader()->setStretchLastSection(false);
+  runs->horizontalHeader()->setMinimumSectionSize(40);
+  runs->horizontalHeader()->setSectionResizeMode(RunListModel::Name, QHeaderView::Stretch);
+  for (int column = RunListModel::Status; column < RunListModel::NumColumns; ++column)
+    runs->horizontalHeader()->setSectionResizeMode(column, QHeaderView::ResizeToContents);
   setCentralWidget(splitter);
+  rememberSplitters(splitter, QStringLiteral("main"));
+}
+
+void MainWindow::setRunListShown(bool shown) { m_runListAction->setChecked(shown); }
+
+bool MainWindow::runListShown() const { return m_runsView->isVisibleTo(this); }
+
+// The list is shown when the user wants it and it has a run; an empty workspace's list
+// took a quarter of the window for nothing. Asked for with View > Run list, it shows even
+// empty.
+void MainWindow::updateRunListVisibility() {
+  const bool wanted = m_runListAction->isChecked();
+  m_runsView->setVisible(wanted && (m_runList->rowCount() > 0 || m_runListAskedFor));
 }
 
 QTableView* MainWindow::buildRunList(QWidget* parent) {
@@ -146,6 +175,7 @@ QTableView* MainWindow::buildRunList(QWidget* parent) {
   // The list is re-read as runs come and go: keep the open run's row selected.
   connect(m_runList, &QAbstractItemModel::modelReset, this, [this] {
     if (m_run) selectInRunList(QString::fromStdString(m_run->path));
+    if (m_runListAction) updateRunListVisibility();
   });
 
   return runs;
@@ -335,6 +365,18 @@ void MainWindow::buildViewMenu() {
                     [this, i] { m_tabs->setCurrentIndex(i); });
   }
   view->addSeparator();
+  m_runListAction = view->addAction(tr("&Run list"));
+  m_runListAction->setCheckable(true);
+  m_runListAction->setShortcut(QKeySequence(QStringLiteral("Ctrl+B")));
+  m_runListAction->setChecked(QSettings().value(QStringLiteral("layout/runList"), true).toBool());
+  connect(m_runListAction, &QAction::triggered, this, [this](bool on) {
+    m_runListAskedFor = on;  // the user's choice: shown even while empty
+    QSettings().setValue(QStringLiteral("layout/runList"), on);
+    updateRunListVisibility();  // toggled() came first, before the choice was known
+  });
+  connect(m_runListAction, &QAction::toggled, this, [this] { updateRunListVisibility(); });
+  updateRunListVisibility();
+  view->addSeparator();
   view->addAction(tr("Timeline: fit the run (F)"), this, [this] {
     showTab(QStringLiteral("timeline"));
     m_timeline->fitAll();
@@ -403,6 +445,7 @@ const char* const kTabIdProperty = "ddpscopeTabId";
 void MainWindow::addPage(QWidget* page, const char* id, const QString& title) {
   page->setProperty(kTabIdProperty, QString::fromLatin1(id));
   m_tabs->addTab(page, title);
+  rememberSplitters(page, QString::fromLatin1(id));
 }
 
 int MainWindow::tabIndex(const QString& id) const {
@@ -507,6 +550,14 @@ void MainWindow::selectInRunList(const QString& path) {
   bool listed = false;
   for (int row = 0; row < m_runList->rowCount() && !listed; ++row)
     listed = QFileInfo(m_runList->index(row, 0).data(RunListModel::PathRole).toString()).absoluteFilePath() == wanted;
+  // Not listed: from outside the workspace, or new in it since the list was read (a
+  // running job's file, listed from its first live load on, not only once it ends).
+  if (!listed && !m_rereadingRunList && QFileInfo(QFileInfo(path).absolutePath()) == QFileInfo(m_runList->folder())) {
+    m_rereadingRunList = true;  // once: a file the list does not take (not *.ddprun) must not loop
+    m_runList->refresh();       // its modelReset comes back here and selects the row
+    m_rereadingRunList = false;
+    return;
+  }
   if (!listed) m_runList->addOutside(path);
   const QSignalBlocker block(m_runsView->selectionModel());
   for (int row = 0; row < m_runList->rowCount(); ++row) {

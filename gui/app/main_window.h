@@ -20,6 +20,7 @@ class QComboBox;
 class QAction;
 class QLabel;
 class QSpinBox;
+class QSplitter;
 class QTabWidget;
 class QTableView;
 class QProgressBar;
@@ -118,6 +119,12 @@ class MainWindow : public QMainWindow {
   bool tabIsEmpty(const QString& id) const;
   RunListModel* runList() const { return m_runList; }
   QTableView* runsView() const { return m_runsView; }
+  // View > Run list (Ctrl+B): the list of runs beside the tabs, shown or hidden (the
+  // choice is remembered); an empty list stays hidden unless asked for.
+  void setRunListShown(bool shown);
+  bool runListShown() const;
+  QAction* runListAction() const { return m_runListAction; }
+  QSplitter* mainSplitter() const { return m_mainSplitter; }
   QLabel* errorBanner() const { return m_errorBanner; }
   QAction* stopAction() const { return m_stopAction; }
   QAction* followAction() const { return m_followAction; }
@@ -173,6 +180,7 @@ class MainWindow : public QMainWindow {
   void showRun(std::shared_ptr<const RunData> run, bool live);
   void selectInRunList(const QString& path);
   void updateJobActions();
+  void updateRunListVisibility();
   enum class Tab { Timeline, Breakdown, Ranks, Overlap, Buckets, Graph, Messages, Hang, Other };
   Tab tabOf(int index) const;
   void refreshTab(Tab tab);
@@ -209,6 +217,10 @@ class MainWindow : public QMainWindow {
   TimelinePage* m_timelineTab = nullptr;
   TimeBreakdownPage* m_breakdown = nullptr;
   QTableView* m_runsView = nullptr;
+  QSplitter* m_mainSplitter = nullptr;
+  QAction* m_runListAction = nullptr;
+  bool m_rereadingRunList = false;
+  bool m_runListAskedFor = false;  // View > Run list ticked this session: shown even empty
   QLabel* m_errorBanner = nullptr;
   QWidget* m_closeError = nullptr;
   QWidget* m_reloadRun = nullptr;       // in the banner, when the run file was replaced

@@ -3,6 +3,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
+#include <QIcon>
+#include <QPixmap>
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QVBoxLayout>
@@ -22,22 +24,36 @@ MessagesPage::MessagesPage(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   auto* bar = new QHBoxLayout;
   m_context = new QComboBox;
-  m_context->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  // Long context names are elided in the box instead of widening the page.
+  m_context->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_context->setMinimumContentsLength(18);
   m_worker = new QComboBox;
   bar->addWidget(new QLabel(tr("Context")));
   bar->addWidget(m_context);
   bar->addWidget(new QLabel(tr("Worker")));
   bar->addWidget(m_worker);
-  for (int k = 0; k < kNumArrowKinds; ++k) {
-    m_kinds[static_cast<size_t>(k)] = new QCheckBox(QString::fromLatin1(arrow_kind_name(static_cast<ArrowKind>(k))));
-    m_kinds[static_cast<size_t>(k)]->setChecked(true);
-    bar->addWidget(m_kinds[static_cast<size_t>(k)]);
-    connect(m_kinds[static_cast<size_t>(k)], &QCheckBox::toggled, this, [this] { applyFilter(); });
-  }
-  bar->addStretch();
   m_counts = new QLabel;
-  bar->addWidget(m_counts);
+  m_counts->setWordWrap(true);
+  bar->addWidget(m_counts, 1);
   layout->addLayout(bar);
+  // The kinds of message, each in its arrows' colour: the legend and the filter in one.
+  auto* kinds = new QHBoxLayout;
+  kinds->addWidget(new QLabel(tr("Show")));
+  for (int k = 0; k < kNumArrowKinds; ++k) {
+    const auto kind = static_cast<ArrowKind>(k);
+    QPixmap swatch(12, 12);
+    swatch.fill(SequenceView::colorOf(kind));
+    auto* box = new QCheckBox(QString::fromLatin1(arrow_kind_name(kind)));
+    box->setIcon(QIcon(swatch));
+    box->setToolTip(
+        tr("Show or hide the %1 arrows (drawn in this colour)").arg(QString::fromLatin1(arrow_kind_name(kind))));
+    box->setChecked(true);
+    m_kinds[static_cast<size_t>(k)] = box;
+    kinds->addWidget(box);
+    connect(box, &QCheckBox::toggled, this, [this] { applyFilter(); });
+  }
+  kinds->addStretch();
+  layout->addLayout(kinds);
   m_view = new SequenceView;
   layout->addWidget(m_view, 1);
   connect(m_context, &QComboBox::currentIndexChanged, this, [this] { applyFilter(); });

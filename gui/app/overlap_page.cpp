@@ -15,6 +15,7 @@
 #include <set>
 
 #include "chart_theme.h"
+#include "chart_title.h"
 #include "empty_state.h"
 #include "kind_colors.h"
 #include "overlap_model.h"
@@ -72,6 +73,7 @@ void OverlapPage::update() {
   m_model->setRun(m_run.get(), rank);
   QChart* old = m_chart->chart();
   m_chart->setChart(makeChart(rank));
+  setWrappedTitle(m_chart, m_chart->chart()->title());
   delete old;
 }
 

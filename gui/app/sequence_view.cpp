@@ -15,9 +15,8 @@
 #include "time_ruler.h"
 
 namespace ddpscope::gui {
-namespace {
 
-QColor colorOf(ArrowKind kind) {
+QColor SequenceView::colorOf(ArrowKind kind) {
   switch (kind) {
     case ArrowKind::Request: return QColor(0x4c, 0x78, 0xa8);
     case ArrowKind::Response: return QColor(0x76, 0xb7, 0xb2);
@@ -28,6 +27,8 @@ QColor colorOf(ArrowKind kind) {
     default: return QColor(0xa0, 0xa0, 0xa0);
   }
 }
+
+namespace {
 
 // Distance from `p` to the segment `l`.
 double distanceTo(const QLineF& l, QPointF p) {

@@ -24,6 +24,8 @@ class SequenceView : public QWidget {
 
  public:
   explicit SequenceView(QWidget* parent = nullptr);
+  // The colour an arrow of `kind` is drawn in (the Messages tab's legend uses it too).
+  static QColor colorOf(ArrowKind kind);
   void setData(std::shared_ptr<const SequenceData> data);
   // The same run, grown: keeps the window unless it showed the whole run.
   void updateData(std::shared_ptr<const SequenceData> data);

@@ -28,6 +28,7 @@ const std::vector<Shortcut>& keyboardShortcuts() {
       {"Ctrl+O", "Open a run file", "Window"},
       {"Ctrl+L", "Launch a job", "Window"},
       {"F5", "Refresh the run list", "Window"},
+      {"Ctrl+B", "Show or hide the run list", "Window"},
       {"Ctrl+Q", "Quit", "Window"},
   };
   return keys;

@@ -154,6 +154,11 @@ TimeBreakdownPage::TimeBreakdownPage(QWidget* parent) : QWidget(parent) {
   m_opsModel->setHorizontalHeaderLabels(
       {tr("Top ops: name"), tr("Kind"), tr("Spans"), tr("Ranks"), tr("Total"), tr("Per rank and iteration")});
   m_opsTable = sortableTable(m_opsModel, this);
+  // The op's name takes what the numbers leave (elided in the middle when narrow): sized
+  // to its longest name it pushed the last column under its own title.
+  m_opsTable->horizontalHeader()->setStretchLastSection(false);
+  m_opsTable->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  m_opsTable->setTextElideMode(Qt::ElideMiddle);
   splitter->addWidget(m_opsTable);
   layout->addWidget(splitter, 1);
   connect(m_choice, &QComboBox::currentIndexChanged, this, &TimeBreakdownPage::showChoice);

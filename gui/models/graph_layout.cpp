@@ -12,6 +12,10 @@ namespace ddpscope::gui {
 std::string node_label(const GraphNode& n) {
   char buf[64];
   std::string label = n.op;
+  // "AccumulateGrad(module.layers.2.weight)" on two lines, the parameter under the op: on
+  // one line these nodes made a model's graph too wide to read in half a laptop's window.
+  if (const size_t open = label.find('('); open != std::string::npos && open > 0 && label.back() == ')')
+    label = label.substr(0, open) + "\n" + label.substr(open + 1, label.size() - open - 2);
   if (n.kind == "module") {
     std::snprintf(buf, sizeof buf, "\n%lld nodes", static_cast<long long>(n.members));
     label += buf;

@@ -12,6 +12,9 @@
 #include <QComboBox>
 #include <QStackedBarSeries>
 #include <QLabel>
+#include <QSettings>
+#include <QSplitter>
+#include <QAction>
 #include <QTableView>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -31,6 +34,8 @@ using namespace ddpscope::gui;
 class TestFirstSight : public QObject {
   Q_OBJECT
  private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
   void testLearnTabIsReadyWhenFirstShown() {
     QTemporaryDir folder;
     MainWindow window(folder.path());
@@ -76,6 +81,58 @@ class TestFirstSight : public QObject {
     window.runList()->refresh();
     QCOMPARE(window.runList()->rowCount(), 2);
     QCOMPARE(selected(), inside);
+  }
+
+  // The run list can be hidden (View > Run list, Ctrl+B) and the choice is kept; an empty
+  // workspace's list does not take a quarter of the window; a split the user dragged is
+  // restored in the next window.
+  void testTheRunListCanBeHiddenAndTheLayoutIsRemembered() {
+    QSettings().clear();
+    QTemporaryDir empty, workspace;
+    {
+      MainWindow window(empty.path());
+      window.resize(1280, 800);
+      window.show();
+      QVERIFY(!window.runListShown());  // nothing to list
+      window.runListAction()->trigger();
+      QVERIFY(!window.runListAction()->isChecked());  // was ticked: the user's choice is "shown"
+      window.runListAction()->trigger();
+      QVERIFY(window.runListShown());  // asked for: shown even empty
+    }
+    testing::write_test_run(workspace.filePath("a.ddprun").toStdString(), 2, 3);
+    {
+      MainWindow window(workspace.path());
+      window.resize(1280, 800);
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      QVERIFY(window.runListShown());
+      QVERIFY2(window.runsView()->width() <= 1280 / 4, qPrintable(QString::number(window.runsView()->width())));
+      // Drag the split between the list and the tabs to 400 px.
+      QSplitterHandle* handle = window.mainSplitter()->handle(1);
+      const QPoint grab = handle->rect().center();
+      QTest::mousePress(handle, Qt::LeftButton, {}, grab);
+      QMouseEvent move(QEvent::MouseMove, QPointF(grab + QPoint(400 - handle->x(), 0)),
+                       handle->mapToGlobal(QPointF(grab + QPoint(400 - handle->x(), 0))), Qt::NoButton, Qt::LeftButton,
+                       Qt::NoModifier);
+      QApplication::sendEvent(handle, &move);
+      QTest::mouseRelease(handle, Qt::LeftButton, {}, grab + QPoint(400 - handle->x(), 0));
+      QVERIFY2(std::abs(window.mainSplitter()->sizes().at(0) - 400) < 10,
+               qPrintable(QString::number(window.mainSplitter()->sizes().at(0))));
+      QTest::keyClick(&window, Qt::Key_B, Qt::ControlModifier);  // hidden
+      QVERIFY(!window.runListShown());
+    }
+    {
+      MainWindow window(workspace.path());
+      window.resize(1280, 800);
+      window.show();
+      QVERIFY(!window.runListShown());  // remembered
+      window.setRunListShown(true);
+      QApplication::processEvents();  // the splitter lays the list out again
+      QVERIFY(window.runListShown());
+      QVERIFY2(std::abs(window.mainSplitter()->sizes().at(0) - 400) < 10,
+               qPrintable(QString::number(window.mainSplitter()->sizes().at(0))));
+    }
+    QSettings().clear();
   }
 
   void testAnIterationCutShortIsNamedNotAveraged() {

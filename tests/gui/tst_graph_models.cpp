@@ -46,7 +46,9 @@ class TestGraphModels : public ScratchTest {
     QVERIFY(layout.nodes[0].y < layout.nodes[1].y);
     QVERIFY(layout.nodes[1].y < layout.nodes[4].y);
     QVERIFY(layout.nodes[4].y < layout.nodes[5].y);
-    QVERIFY(layout.nodes[2].w > layout.nodes[1].w);  // the longer label is wider
+    // The parameter under its op, on its own line: the node is taller, not wider.
+    QVERIFY(node_label(g.nodes[2]).starts_with("AccumulateGrad\nnet.l2.weight\n"));
+    QVERIFY(layout.nodes[2].h > layout.nodes[1].h);
     for (const auto& e : layout.edges)
       QVERIFY(e.points.size() >= 4);
     QVERIFY(node_label(g.nodes[1]).find("deps 1") != std::string::npos);

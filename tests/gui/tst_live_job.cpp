@@ -185,6 +185,12 @@ class TestLiveJob : public QObject {
     window.showTab("Live");
     QVERIFY2(window.job()->isActive(), "the job ended before the views filled");
     QCOMPARE(window.currentRun()->run.status, std::string("running"));
+    // The running job is in the run list (issue 34: it appeared only once it ended),
+    // shown and selected, its status "running".
+    QVERIFY(window.runListShown());
+    QCOMPARE(window.runList()->rowCount(), 1);
+    QCOMPARE(window.runList()->index(0, RunListModel::Status).data().toString(), QString("running"));
+    QCOMPARE(window.runsView()->selectionModel()->selectedRows().size(), 1);
     QVERIFY(window.monitor()->progressBar()->value() > 0);
     // The views keep following the run (the rate is measured by bench_live_reload).
     const int before = window.liveLoader()->reloads();

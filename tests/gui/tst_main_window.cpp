@@ -986,7 +986,7 @@ class TestMainWindow : public QObject {
     QVERIFY(window.openLesson(3));
     QVERIFY(page->lesson().ddp);
     QVERIFY(page->bucketView()->isVisibleTo(page) && !page->sequence()->isVisibleTo(page));
-    QVERIFY(page->bucketCapBox()->isEnabled() && !page->modeBox()->isEnabled());
+    QVERIFY(page->bucketCapBox()->isVisibleTo(page) && !page->modeBox()->isVisibleTo(page));
     QTest::keyClick(page, Qt::Key_End);
     QCOMPARE(page->bucketView()->buckets().size(), size_t{3});
     for (const BucketFill& b : page->bucketView()->buckets())

@@ -1,0 +1,104 @@
+// What a user sees cut or squeezed on a page, read from the real widgets: a content pane
+// (a table, a chart, a drawn view) narrower than 200 px or lower than 80 px, a label,
+// button or check box whose text does not fit where the window has the room, a table
+// header cut while all its columns fit, a chart title wider than its chart. Each problem
+// is one line naming the widget, so a failing test says what to fix.
+#pragma once
+
+#include <QAbstractButton>
+#include <QAbstractScrollArea>
+#include <QChart>
+#include <QChartView>
+#include <QHeaderView>
+#include <QLabel>
+#include <QRegularExpression>
+#include <QStringList>
+#include <QTableView>
+
+namespace ddpscope::gui::testing {
+
+inline QString describe(const QWidget* w) {
+  QString name = w->objectName();
+  if (name.isEmpty()) {
+    if (auto* label = qobject_cast<const QLabel*>(w)) name = '"' + label->text().left(40) + '"';
+    if (auto* button = qobject_cast<const QAbstractButton*>(w)) name = '"' + button->text().left(40) + '"';
+  }
+  return QStringLiteral("%1 %2 (%3x%4)")
+      .arg(QString::fromLatin1(w->metaObject()->className()), name)
+      .arg(w->width())
+      .arg(w->height());
+}
+
+// A pane the user reads or draws in. Scroll bars, combo box pop-ups and the like are
+// scroll areas too but are not panes.
+inline bool is_content_pane(const QWidget* w) {
+  if (qobject_cast<const QChartView*>(w)) return true;
+  auto* area = qobject_cast<const QAbstractScrollArea*>(w);
+  if (!area || qobject_cast<const QHeaderView*>(w)) return false;
+  if (area->inherits("QComboBoxListView") || area->inherits("QTextEdit") || area->inherits("QPlainTextEdit"))
+    return area->inherits("QTextEdit") || area->inherits("QPlainTextEdit") ? area->height() > 40 : false;
+  return true;
+}
+
+inline void check_header(const QHeaderView* header, const QTableView* table, QStringList& problems) {
+  if (header->orientation() != Qt::Horizontal || !header->isVisible()) return;
+  // Only where the table has the room: all its columns shown side by side.
+  if (header->length() > table->viewport()->width() + 1) return;
+  const QFontMetrics fm(header->font());
+  for (int section = 0; section < header->count(); ++section) {
+    if (header->isSectionHidden(section)) continue;
+    const QString text = table->model()->headerData(section, Qt::Horizontal).toString();
+    if (text.isEmpty()) continue;
+    const int need = fm.horizontalAdvance(text) + 8;
+    if (header->sectionSize(section) < need)
+      problems << QStringLiteral("header \"%1\" of %2 cut: %3 px for %4")
+                      .arg(text, describe(table))
+                      .arg(header->sectionSize(section))
+                      .arg(need);
+  }
+}
+
+inline QStringList layout_problems(QWidget* page) {
+  QStringList problems;
+  const QList<QWidget*> widgets = page->findChildren<QWidget*>();
+  for (QWidget* w : widgets) {
+    if (!w->isVisible() || w->window() != page->window()) continue;
+    if (is_content_pane(w) && (w->width() < 200 || w->height() < 80))
+      problems << QStringLiteral("pane too small: ") + describe(w);
+    if (auto* label = qobject_cast<QLabel*>(w)) {
+      if (!label->wordWrap() && !label->text().isEmpty() && label->pixmap().isNull() &&
+          label->sizeHint().width() > label->width() + 1)
+        problems << QStringLiteral("label cut: ") + describe(w) +
+                        QStringLiteral(" needs %1").arg(label->sizeHint().width());
+    }
+    if (auto* button = qobject_cast<QAbstractButton*>(w)) {
+      if (!button->text().isEmpty() && button->sizeHint().width() > button->width() + 1)
+        problems << QStringLiteral("button cut: ") + describe(w) +
+                        QStringLiteral(" needs %1").arg(button->sizeHint().width());
+    }
+    if (auto* table = qobject_cast<QTableView*>(w); table && table->model())
+      check_header(table->horizontalHeader(), table, problems);
+    if (auto* chartView = qobject_cast<QChartView*>(w); chartView && chartView->chart()) {
+      QChart* chart = chartView->chart();
+      const QString title = chart->title();
+      if (!title.isEmpty()) {
+        const QFontMetrics fm(chart->titleFont());
+        // Qt Charts elides a title longer than the chart's width less its margins.
+        const qreal room = chart->size().width() - chart->margins().left() - chart->margins().right();
+        QString plain = title;
+        plain.replace(QStringLiteral("<br>"), QStringLiteral("\n"))
+            .remove(QRegularExpression(QStringLiteral("<[^>]*>")));
+        for (const QString& line : plain.split('\n')) {
+          if (fm.horizontalAdvance(line) > room)
+            problems << QStringLiteral("chart title cut: \"%1\" (%2 px, room %3)")
+                            .arg(line.left(50))
+                            .arg(fm.horizontalAdvance(line))
+                            .arg(room);
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+}  // namespace ddpscope::gui::testing

@@ -1,0 +1,138 @@
+// Every tab at a laptop's and a desktop's window sizes (issue 34), on real widgets through
+// the offscreen platform and real recorded runs (the lessons' engine recordings): no
+// content pane squeezed under 200 px, no label, button, table header or chart title cut
+// where the window has the room. The Learn tab on each lesson.
+#include <QtTest/QtTest>
+
+#include <QSplitter>
+#include <QLayout>
+#include <QTableView>
+#include <QTabWidget>
+#include <QTemporaryDir>
+
+#include "layout_check.h"
+#include "learn_page.h"
+#include "lesson_catalog.h"
+#include "main_window.h"
+#include "bucket_fill_view.h"
+#include "graph_view.h"
+#include "gui_test_runs.h"
+#include "run_list_model.h"
+
+using namespace ddpscope::gui;
+
+namespace {
+
+const QString kLessons = QStringLiteral(DDPSCOPE_LESSONS_DIR);
+
+QStringList problemsOnTab(MainWindow& window, const QString& tab, const QSize& size) {
+  window.showTab(tab);
+  window.resize(size);
+  QApplication::processEvents();
+  QApplication::processEvents();
+  QStringList found;
+  if (window.size() != size)
+    found << QStringLiteral("%1: the window cannot be %2x%3, it is %4x%5 (its minimum %6x%7)")
+                 .arg(tab)
+                 .arg(size.width())
+                 .arg(size.height())
+                 .arg(window.width())
+                 .arg(window.height())
+                 .arg(window.minimumSizeHint().width())
+                 .arg(window.minimumSizeHint().height());
+  for (const QString& problem : testing::layout_problems(window.tabs()->currentWidget()))
+    found << QStringLiteral("%1 at %2x%3: %4").arg(tab).arg(size.width()).arg(size.height()).arg(problem);
+  return found;
+}
+
+}  // namespace
+
+class TestLayoutSizes : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void testEveryTab_data() {
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1024x700") << QSize(1024, 700);
+    QTest::newRow("1280x800") << QSize(1280, 800);
+    QTest::newRow("1600x1000") << QSize(1600, 1000);
+    QTest::newRow("1920x1080") << QSize(1920, 1080);  // a 4K screen at 200 % (tst_layout_sizes_scaled)
+  }
+
+  void testEveryTab() {
+    QFETCH(QSize, size);
+    QTemporaryDir workspace;
+    MainWindow window(workspace.path());
+    window.resize(size);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QStringList problems;
+    // A DDP run: the tabs of collectives, buckets and overlap.
+    QVERIFY(window.openRun(kLessons + "/ddp-buckets.ddprun"));
+    for (const char* tab : {"summary", "live", "timeline", "breakdown", "ranks", "overlap", "buckets", "hang"})
+      problems << problemsOnTab(window, QString::fromLatin1(tab), size);
+    QVERIFY(window.compareWith(kLessons + "/zero-overlap.ddprun"));
+    problems << problemsOnTab(window, QStringLiteral("compare"), size);
+    // An RPC run: the distributed graph and the messages.
+    QVERIFY(window.openRun(kLessons + "/seed-fast.ddprun"));
+    for (const char* tab : {"graph", "messages", "timeline"})
+      problems << problemsOnTab(window, QString::fromLatin1(tab), size);
+    // A failed run: the Hang tab's table of where each rank stood.
+    const QString failed = workspace.filePath("failed.ddprun");
+    ddpscope::gui::testing::write_test_run(failed.toStdString(), 2, 3, "failed");
+    QVERIFY(window.openRun(failed));
+    problems << problemsOnTab(window, QStringLiteral("hang"), size);
+    QVERIFY(!window.tabIsEmpty(QStringLiteral("hang")));
+    // The run list: the run's name, Status and Ranks in view.
+    QTableView* runs = window.runsView();
+    QVERIFY(window.runListShown());
+    for (int column : {RunListModel::Status, RunListModel::WorldSize}) {
+      const int right = runs->columnViewportPosition(column) + runs->columnWidth(column);
+      if (runs->columnViewportPosition(column) < 0 || right > runs->viewport()->width())
+        problems << QStringLiteral("run list at %1x%2: column %3 out of view (ends at %4 of %5)")
+                        .arg(size.width())
+                        .arg(size.height())
+                        .arg(column)
+                        .arg(right)
+                        .arg(runs->viewport()->width());
+    }
+    // Each lesson: its graph at least 40 % of the window's width, the node that runs at
+    // each step whole in view.
+    auto* graph = window.learnPage()->findChild<GraphView*>();
+    for (int lesson = 0; lesson < static_cast<int>(lessons().size()); ++lesson) {
+      QVERIFY(window.openLesson(lesson));
+      const QString where = QStringLiteral("lesson %1 at %2x%3").arg(lesson + 1).arg(size.width()).arg(size.height());
+      problems << problemsOnTab(window, QStringLiteral("learn"), size)
+                      .replaceInStrings(QStringLiteral("learn at"), QStringLiteral("lesson %1 at").arg(lesson + 1));
+      if (graph->width() < 0.4 * size.width())
+        problems << QStringLiteral("%1: the graph is %2 px wide").arg(where).arg(graph->width());
+      LearnPage* page = window.learnPage();
+      for (size_t step = 0; step < page->lesson().steps.size(); ++step) {
+        page->stepForward();
+        if (page->bucketView()->isVisible()) {
+          page->bucketView()->repaint();
+          if (page->bucketView()->elidedLines() > 0) {
+            problems << QStringLiteral("%1, step %2: %3 bucket line(s) cut")
+                            .arg(where)
+                            .arg(step + 1)
+                            .arg(page->bucketView()->elidedLines());
+            break;
+          }
+        }
+        const int running = page->state().running;
+        if (running >= 0 && !graph->nodeFullyShown(static_cast<size_t>(running))) {
+          problems << QStringLiteral("%1, step %2: the running node %3 is not whole in view")
+                          .arg(where)
+                          .arg(step + 1)
+                          .arg(running);
+          break;
+        }
+      }
+    }
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
+  }
+};
+
+QTEST_MAIN(TestLayoutSizes)
+#include "tst_layout_sizes.moc"
