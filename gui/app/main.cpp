@@ -142,8 +142,10 @@ void frameTimeline(ddpscope::gui::MainWindow& window, const AppOptions& o) {
     const QStringList ab = o.value(o.range).split(':');
     if (ab.size() == 2) {
       const int64_t origin = view->data().begin_ns;
-      view->setRange(origin + static_cast<int64_t>(ab[0].toDouble() * 1e6),
-                     origin + static_cast<int64_t>(ab[1].toDouble() * 1e6));
+      const int64_t a = origin + static_cast<int64_t>(ab[0].toDouble() * 1e6),
+                    b = origin + static_cast<int64_t>(ab[1].toDouble() * 1e6);
+      view->showWindow(std::max(origin, a - (b - a) / 4), b + (b - a) / 4);  // the range in view, a margin around
+      view->setRange(a, b);
     }
   }
   if (o.isSet(o.find)) {

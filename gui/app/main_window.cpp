@@ -686,7 +686,13 @@ void MainWindow::refreshTab(Tab tab) {
         m_timeline->updateData(std::move(timeline));
       } else {
         m_timeline->setData(std::move(timeline));
-        m_timeline->showIteration(m_run->timeline.iterations.size() > 1 ? 1 : 0);  // past warm-up
+        // The whole run, as a trace viewer opens: a user looks for where time went before
+        // zooming in (F fits again; N and P step through iterations). A run too big to
+        // read whole opens on its second iteration (past warm-up), whose detail loads.
+        if (m_run->timeline.has_detail)
+          m_timeline->fitAll();
+        else
+          m_timeline->showIteration(m_run->timeline.iterations.size() > 1 ? 1 : 0);
       }
       m_timelineTab->detailLoader()->setRun(m_run);
       m_timelineTab->refreshLegend();

@@ -161,6 +161,9 @@ QWidget* TimelinePage::buildRangePanel() {
   m_rangeTable->setSortingEnabled(true);
   m_rangeTable->sortByColumn(4, Qt::DescendingOrder);
   m_rangeTable->horizontalHeader()->setStretchLastSection(true);
+  // One line a row, columns as wide as their words ("process-group op" wrapped and was cut).
+  m_rangeTable->setWordWrap(false);
+  m_rangeTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_rangeTable->verticalHeader()->hide();
   m_rangeTable->setSelectionBehavior(QAbstractItemView::SelectRows);
   connect(m_rangeTable, &QTableView::activated, this, [this, proxy](const QModelIndex& index) {
@@ -222,6 +225,14 @@ void TimelinePage::refreshLegend() {
   }
   items << QStringLiteral("<span style='color:#d62728'>▁</span>&nbsp;%1").arg(tr("exposed communication"));
   items << QStringLiteral("<span style='color:#c62828'>│</span>&nbsp;%1").arg(tr("mark"));
+  // The lines between tracks, as drawn by TimelineView::paintFlows.
+  const auto hasFlow = [&](TimelineFlow::Kind k) { return data.flow_kinds_present & (1u << static_cast<unsigned>(k)); };
+  if (hasFlow(TimelineFlow::Kind::Collective))
+    items << QStringLiteral("<span style='color:#2c8c3c'>╌</span>&nbsp;%1").arg(tr("one collective across ranks"));
+  if (hasFlow(TimelineFlow::Kind::Message))
+    items << QStringLiteral("<span style='color:#4c78a8'>→</span>&nbsp;%1").arg(tr("RPC message, send to receive"));
+  if (hasFlow(TimelineFlow::Kind::Launch))
+    items << QStringLiteral("<span style='color:#7b6fc9'>─</span>&nbsp;%1").arg(tr("kernel launch to its GPU work"));
   bool open = false;
   for (const auto& lane : data.lanes)
     open = open || !lane.open.empty();

@@ -245,6 +245,18 @@ void TimelineView::resizeEvent(QResizeEvent*) {
   m_axis.width_px = std::max(1, width() - kLabelWidth);
 }
 
+// The range's length, in the iterations' band over its middle: in the band of time
+// labels it hid the ruler's numbers where the user reads the range's ends.
+QRectF TimelineView::rangeBadgeRect() const {
+  if (m_rangeEnd <= m_rangeBegin) return {};
+  const double a = std::clamp(m_axis.to_px(m_rangeBegin), -1.0, m_axis.width_px + 1);
+  const double b = std::clamp(m_axis.to_px(m_rangeEnd), -1.0, m_axis.width_px + 1);
+  const QString text = qs(format_duration(m_rangeEnd - m_rangeBegin));
+  const QFontMetrics fm = fontMetrics();
+  return {kLabelWidth + (a + b) / 2 - fm.horizontalAdvance(text) / 2.0 - 4, 1.0, fm.horizontalAdvance(text) + 8.0,
+          kIterationBand - 2.0};
+}
+
 void TimelineView::paintRuler(QPainter& p) {
   const int x0 = kLabelWidth;
   const int w = static_cast<int>(m_axis.width_px);
@@ -361,7 +373,9 @@ void TimelineView::paintLane(QPainter& p, size_t laneIndex, int top, int rows, i
     p.drawRect(r.adjusted(0, 0, -1, -1));
     if (r.width() > 60 && rowHeight >= 14) {
       p.setPen(Qt::black);
-      const QString label = tr("%1 #%2 — never finished").arg(qs(m_data->name_of(o.name))).arg(o.seq);
+      const QString label = o.kind == probes::Kind::Iteration
+                                ? tr("iteration %1 — never finished").arg(o.iteration)
+                                : tr("%1 #%2 — never finished").arg(qs(m_data->name_of(o.name))).arg(o.seq);
       p.drawText(r.adjusted(4, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                  fm.elidedText(label, Qt::ElideRight, static_cast<int>(r.width()) - 6));
     }
@@ -416,18 +430,16 @@ void TimelineView::paintInstants(QPainter& p, size_t laneIndex) {
   }
 }
 
-void TimelineView::paintFlows(QPainter& p) {
+// The flows in the window, one per (pixel column of its earlier end, lane pair, kind).
+TimelineView::VisibleFlows TimelineView::visibleFlows() const {
+  VisibleFlows v;
   const auto& flows = m_data->flows;
-  m_drawnFlows = 0;
-  if (flows.empty()) return;
+  if (flows.empty()) return v;
   const int x0 = kLabelWidth;
-  p.setClipRect(x0, kTop, static_cast<int>(m_axis.width_px), height() - kTop);
   const auto earlier = [](const TimelineFlow& f) { return std::min(f.from_ns, f.to_ns); };
   auto it = std::lower_bound(flows.begin(), flows.end(), m_axis.begin_ns - m_data->longest_flow_ns,
                              [&](const TimelineFlow& f, int64_t t) { return earlier(f) < t; });
-  // One flow per (pixel column of its earlier end, lane pair, kind); batched per kind.
   std::unordered_set<uint64_t> taken;
-  std::vector<QLineF> messages, collectives, launches;
   for (; it != flows.end() && earlier(*it) <= m_axis.end_ns; ++it) {
     if (std::max(it->from_ns, it->to_ns) < m_axis.begin_ns) continue;
     const QLineF line(x0 + m_axis.to_px(it->from_ns), laneCenter(it->from_lane), x0 + m_axis.to_px(it->to_ns),
@@ -436,21 +448,40 @@ void TimelineView::paintFlows(QPainter& p) {
     const uint64_t key =
         column << 34 | uint64_t{it->from_lane} << 18 | uint64_t{it->to_lane} << 2 | static_cast<uint64_t>(it->kind);
     if (!taken.insert(key).second) continue;
-    (it->kind == TimelineFlow::Kind::Message  ? messages
-     : it->kind == TimelineFlow::Kind::Launch ? launches
-                                              : collectives)
+    (it->kind == TimelineFlow::Kind::Message  ? v.messages
+     : it->kind == TimelineFlow::Kind::Launch ? v.launches
+                                              : v.collectives)
         .push_back(line);
   }
-  m_drawnFlows = static_cast<int64_t>(messages.size() + collectives.size() + launches.size());
+  return v;
+}
+
+// One collective's ends across ranks, dashed, under the spans: drawn over them, the links
+// crossed the other ranks' tracks and hid what they ran.
+void TimelineView::paintCollectiveLinks(QPainter& p, const VisibleFlows& v) {
+  p.setClipRect(kLabelWidth, kTop, static_cast<int>(m_axis.width_px), height() - kTop);
+  p.setPen(QPen(QColor(0x2c, 0x8c, 0x3c, 170), 0, Qt::DashLine));
+  p.drawLines(v.collectives.data(), static_cast<int>(v.collectives.size()));
+  p.setClipping(false);
+}
+
+// Messages and launches over the spans (they are what the user follows), and the
+// selected flow.
+void TimelineView::paintFlows(QPainter& p, const VisibleFlows& v) {
+  const auto& flows = m_data->flows;
+  m_drawnFlows = static_cast<int64_t>(v.messages.size() + v.collectives.size() + v.launches.size());
+  if (flows.empty()) return;
+  const int x0 = kLabelWidth;
+  p.setClipRect(x0, kTop, static_cast<int>(m_axis.width_px), height() - kTop);
   // Launches first and faint: there can be one per kernel.
   p.setPen(QPen(QColor(0x7b, 0x6f, 0xc9, 110), 0));
-  p.drawLines(launches.data(), static_cast<int>(launches.size()));
+  p.drawLines(v.launches.data(), static_cast<int>(v.launches.size()));
   const QColor message_color(0x4c, 0x78, 0xa8, 200);
   p.setPen(QPen(message_color, 0));
-  p.drawLines(messages.data(), static_cast<int>(messages.size()));
+  p.drawLines(v.messages.data(), static_cast<int>(v.messages.size()));
   // Heads at the receiving ends while few enough to tell apart.
-  if (messages.size() <= 400) {
-    for (const QLineF& l : messages) {
+  if (v.messages.size() <= 400) {
+    for (const QLineF& l : v.messages) {
       if (l.length() < 12) continue;
       const double angle = std::atan2(l.dy(), l.dx());
       const QPointF tip = l.p2();
@@ -461,8 +492,6 @@ void TimelineView::paintFlows(QPainter& p) {
     }
     p.setBrush(Qt::NoBrush);
   }
-  p.setPen(QPen(QColor(0x2c, 0x8c, 0x3c, 170), 0, Qt::DashLine));
-  p.drawLines(collectives.data(), static_cast<int>(collectives.size()));
   if (m_selectedFlow >= 0 && m_selectedFlow < static_cast<int>(flows.size())) {
     const TimelineFlow& f = flows[static_cast<size_t>(m_selectedFlow)];
     const QPointF a(x0 + m_axis.to_px(f.from_ns), laneCenter(f.from_lane));
@@ -492,9 +521,7 @@ void TimelineView::paintSelection(QPainter& p) {
     p.drawLine(QPointF(x0 + a, kIterationBand), QPointF(x0 + a, height()));
     p.drawLine(QPointF(x0 + b, kIterationBand), QPointF(x0 + b, height()));
     const QString text = qs(format_duration(m_rangeEnd - m_rangeBegin));
-    const QFontMetrics fm = p.fontMetrics();
-    const QRectF box(x0 + (a + b) / 2 - fm.horizontalAdvance(text) / 2.0 - 4, kIterationBand + 1,
-                     fm.horizontalAdvance(text) + 8, kTop - kIterationBand - 3);
+    const QRectF box = rangeBadgeRect();
     p.fillRect(box, shade);
     p.setPen(palette().color(QPalette::HighlightedText));
     p.drawText(box, Qt::AlignCenter, text);
@@ -543,6 +570,8 @@ void TimelineView::paintEvent(QPaintEvent* event) {
   // Only the tracks in the region to paint: in its scroll area the view is as tall as all
   // its tracks, and 64 ranks' lanes painted whole took 40 ms a frame where ten show.
   const QRect exposed = event->rect();
+  const VisibleFlows flows = visibleFlows();
+  paintCollectiveLinks(p, flows);
   for (const TrackRow& track : m_layout.rows) {
     if (track.y > exposed.bottom() || track.y + track.height < exposed.top()) continue;
     if (track.type == TrackRow::Type::Host) {
@@ -573,7 +602,7 @@ void TimelineView::paintEvent(QPaintEvent* event) {
     p.drawText(rect().adjusted(0, kTop, 0, 0), Qt::AlignCenter,
                tr("No spans in this run yet.\nOpen a run from the list, or launch a job (Run ▸ Launch job)."));
   }
-  paintFlows(p);
+  paintFlows(p, flows);
   paintSelection(p);
   // Every zoom, pan and fit ends in a paint: the window is announced from here once.
   if (m_axis.begin_ns != m_announced.first || m_axis.end_ns != m_announced.second) {

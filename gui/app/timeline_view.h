@@ -13,6 +13,7 @@
 // receive and each DDP allreduce from rank to rank by sequence number.
 #pragma once
 
+#include <QLineF>
 #include <QWidget>
 #include <memory>
 #include <map>
@@ -78,6 +79,8 @@ class TimelineView : public QWidget {
   static constexpr int kLabelWidth = 170;
   static constexpr int kIterationBand = 16;  // the ruler's top strip: iterations
   static constexpr int kTop = 40;            // the ruler's height
+  // Where the selected range's length is drawn (empty: no range); above the time labels.
+  QRectF rangeBadgeRect() const;
 
  signals:
   // A one-line description for the status bar; empty when the selection was cleared.
@@ -112,7 +115,12 @@ class TimelineView : public QWidget {
   // A host's or rank's header row; folded, its first lane's outermost spans beside it.
   void paintHeader(QPainter& p, const TrackRow& track, const QColor& fill, const QString& label);
   void paintInstants(QPainter& p, size_t laneIndex);
-  void paintFlows(QPainter& p);
+  struct VisibleFlows {
+    std::vector<QLineF> messages, collectives, launches;
+  };
+  VisibleFlows visibleFlows() const;
+  void paintCollectiveLinks(QPainter& p, const VisibleFlows& flows);
+  void paintFlows(QPainter& p, const VisibleFlows& flows);
   void paintSelection(QPainter& p);
   QRectF spanRect(const SpanRef& ref) const;
   double laneCenter(uint32_t lane) const { return m_layout.anchorY(static_cast<int>(lane)); }

@@ -58,6 +58,9 @@ void pair_flows(TimelineData& d, bool append = false) {
     }
   }
   d.longest_flow_ns = longest;
+  if (!append) d.flow_kinds_present = 0;
+  for (const TimelineFlow& f : found)
+    d.flow_kinds_present |= static_cast<uint8_t>(1u << static_cast<unsigned>(f.kind));
   if (append && found.empty()) return;  // the flows stay shared with the timeline copied
   std::vector<TimelineFlow>& flows = d.flows.edit();
   if (!append) flows.clear();
@@ -139,6 +142,37 @@ void summarize_blocks(TimelineLane& l, size_t from) {
   }
 }
 
+// A rank's iteration that began (its forward, say, was recorded) and never ended: the run
+// failed or was stopped in it. It is drawn open from its first span to the run's end, as
+// the stalled rank's iteration must be seen, not missing. Spans are by begin time: the
+// walk back from the lane's end stops at its last finished iteration.
+void add_open_iteration(TimelineData& d, TimelineLane& l) {
+  int32_t last_done = -1, open_iteration = -1, name = -1;
+  int64_t open_begin = 0, last_done_end = 0;
+  for (auto it = l.spans.rbegin(); it != l.spans.rend(); ++it) {
+    if (it->kind == probes::Kind::Iteration) {
+      last_done = it->iteration;
+      last_done_end = it->end_ns;
+      name = it->name;
+      break;
+    }
+    if (it->iteration >= 0 && it->iteration > open_iteration) open_iteration = it->iteration;
+  }
+  if (last_done < 0 || open_iteration <= last_done) return;
+  open_begin = d.end_ns;
+  for (auto it = l.spans.rbegin(); it != l.spans.rend() && it->kind != probes::Kind::Iteration; ++it) {
+    if (it->iteration == open_iteration) open_begin = std::min(open_begin, it->begin_ns);
+  }
+  TimelineSpan o;
+  o.kind = probes::Kind::Iteration;
+  o.iteration = open_iteration;
+  o.name = name;
+  o.begin_ns = std::max(open_begin, last_done_end);
+  o.end_ns = std::max(d.end_ns, o.begin_ns + 1);
+  o.rowid = 0;
+  l.open.insert(l.open.begin(), o);  // the iteration above the ops it holds
+}
+
 // Each lane's PgOpStart instants with no PgOp of the same (rank, name, seq): unfinished.
 // Names compare as strings: the start and the op are recorded at different call sites,
 // so their name ids differ.
@@ -162,6 +196,7 @@ void find_open_ops(TimelineData& d) {
       o.rowid = 0;
       l.open.push_back(o);
     }
+    add_open_iteration(d, l);
   }
 }
 

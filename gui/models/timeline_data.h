@@ -149,6 +149,7 @@ struct TimelineData {
   std::set<std::tuple<int, int32_t, int64_t>> finished_ops;  // PgOp spans' (rank, name, seq)
   SharedFlows flows;                                         // by the earlier of their two times
   int64_t longest_flow_ns = 0;                               // how far back a window must look for flows
+  uint8_t flow_kinds_present = 0;                            // bit k: a flow of TimelineFlow::Kind k (the legend)
   // The detail kinds (event.h's kDetailKindMask: autograd nodes, gradient ticks, copies,
   // kernels) held: all of them (has_detail, an everything() window), those of one window,
   // or none (a big run's structure, what a whole-run view draws).

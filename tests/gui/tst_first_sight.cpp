@@ -166,6 +166,62 @@ class TestFirstSight : public QObject {
     QCOMPARE(std::count_if(spans.begin(), spans.end(), [](const TimelineSpan& s) { return s.cut_short; }), 1);
   }
 
+  // Issue 34, point 11: a run opens fitted, whole; a rank's iteration that began and never
+  // ended (the stalled rank of a failed run) is drawn open to the run's end; the links of
+  // one collective across ranks are in the legend.
+  void testTheTimelineOpensWholeAndDrawsTheStalledIteration() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("stalled.ddprun");
+    {
+      using namespace ddpscope::probes;
+      RunStoreWriter w(file.toStdString());
+      w.begin_run({.world_size = 2});
+      testing::write_iterations(w, 0, 1, 4);
+      testing::write_iterations(w, 1, 1, 3);
+      EventBatch b;  // rank 1's iteration 4: its forward, then nothing
+      b.rank = 1;
+      b.threads = {{0, 100, "compute"}};
+      b.names = {"forward"};
+      b.events.push_back(
+          BatchEvent{3000, 3200, -1, -1, -1, 4, -1, 0, -1, -1, 0, static_cast<uint8_t>(Kind::Forward), 0});
+      w.write(b);
+      w.end_run("failed", "rank 0 timed out", 0);
+    }
+    MainWindow window(folder.path());
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(window.openRun(file));
+    window.showTab(QStringLiteral("timeline"));
+    TimelineView* view = window.timeline();
+    const int64_t length = view->data().end_ns - view->data().begin_ns;
+    QVERIFY(view->axis().begin_ns <= view->data().begin_ns && view->axis().end_ns >= view->data().end_ns);
+    QVERIFY(view->axis().end_ns - view->axis().begin_ns <= length * 105 / 100);  // a margin, no more
+    const TimelineLane* compute1 = nullptr;
+    for (const TimelineLane& lane : view->data().lanes) {
+      if (lane.rank == 1 && lane.thread_name == "compute") compute1 = &lane;
+    }
+    QVERIFY(compute1);
+    const auto open = std::find_if(compute1->open.begin(), compute1->open.end(),
+                                   [](const TimelineSpan& s) { return s.kind == ddpscope::probes::Kind::Iteration; });
+    QVERIFY(open != compute1->open.end());
+    QCOMPARE(open->iteration, 4);
+    QCOMPARE(open->begin_ns, int64_t{3000});
+    QCOMPARE(open->end_ns, view->data().end_ns);
+    // Rank 0 finished its iteration 4: nothing open there.
+    for (const TimelineLane& lane : view->data().lanes) {
+      if (lane.rank == 0)
+        QVERIFY(std::none_of(lane.open.begin(), lane.open.end(),
+                             [](const TimelineSpan& s) { return s.kind == ddpscope::probes::Kind::Iteration; }));
+    }
+    const QString legend = window.timelinePage()->legend()->text();
+    QVERIFY2(legend.contains("never finished") && legend.contains("one collective across ranks"), qPrintable(legend));
+    // A range's length is drawn in the iterations' band, not over the ruler's time labels.
+    view->setRange(1000, 2000);
+    const QRectF badge = view->rangeBadgeRect();
+    QVERIFY(!badge.isEmpty());
+    QVERIFY2(badge.bottom() <= TimelineView::kIterationBand, qPrintable(QString::number(badge.bottom())));
+  }
+
   void testRevealingASpanNearTheStartShowsNoNegativeTime() {
     QTemporaryDir folder;
     const QString file = folder.filePath("start.ddprun");
