@@ -83,10 +83,16 @@ struct BucketAdvice {
   // recorded point lies on the predicted curve).
   double calibration_ns = 0;
   std::vector<CapPrediction> predictions;  // by cap
-  double best_cap_mb = 0;                  // the largest cap within 0.5% of the fastest prediction
-  double best_fused_cap_mb = 0;            // with --fused-optimizer
-  std::vector<std::string> notes;          // what limits the advice (few samples, ...)
+  // The recorded cap if within 0.5% of the fastest prediction, else the largest cap that is.
+  double best_cap_mb = 0;
+  double best_fused_cap_mb = 0;    // with --fused-optimizer
+  std::vector<std::string> notes;  // what limits the advice (few samples, ...)
 };
+
+// The cap to advise among `predictions` (by cap), by their iteration times with or
+// without the fused optimizer: the recorded cap when it predicts within 0.5% of the
+// fastest, else the largest cap that does. Never one predicted slower than the recorded.
+double best_cap(const std::vector<CapPrediction>& predictions, bool fused);
 
 // Throws ddpscope::Error when the run has no DDP iterations with gradient-ready marks.
 // `caps_mb` empty: 0.25 to 100 MiB and the recorded cap. `warmup`: iterations skipped

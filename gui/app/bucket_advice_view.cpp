@@ -22,7 +22,7 @@ BucketAdviceView::BucketAdviceView(QWidget* parent) : QChartView(parent) {
   draw(tr("Open a DDP training run to see its bucket advice."));
 }
 
-QString BucketAdviceView::title() const { return chart() ? chart()->title() : QString(); }
+QString BucketAdviceView::title() const { return m_title; }
 
 void BucketAdviceView::setRun(const std::string& path, int64_t spans, int rank, probes::RunStoreReader* reader) {
   const bool same = path == m_path && rank == m_rank;
@@ -56,6 +56,7 @@ void BucketAdviceView::draw(const QString& error) {
   QChart* old = this->chart();
   setChart(chart);
   delete old;
+  m_title = title;
   setWrappedTitle(this, title);
 }
 
@@ -143,15 +144,22 @@ QString BucketAdviceView::adviceTitle() const {
                                             .arg(m_advice.best_fused_cap_mb)
                                             .arg(at(m_advice.best_fused_cap_mb)->fused_iteration_ms, 0, 'f', 1);
   const QString kind = m_advice.zero ? tr(" (ZeRO)") : m_advice.recorded_fused ? tr(" fused") : QString();
-  return tr("Bucket advice (rank %1, %2 iterations): best cap %3 MiB, %4 ms%5. This run: %6 MiB%7, measured %8 ms%9")
+  // The measured time is the median the predictions are anchored on, over the iterations
+  // after the warm-up: said as such, it no longer reads as the Summary's mean over all.
+  const QString best = m_advice.best_cap_mb == m_advice.recorded_cap_mb
+                           ? tr("keep this run's cap (%1 MiB): no cap predicts 0.5% faster").arg(m_advice.best_cap_mb)
+                           : tr("best cap %1 MiB, %2 ms")
+                                 .arg(m_advice.best_cap_mb)
+                                 .arg(at(m_advice.best_cap_mb)->iteration_ms, 0, 'f', 1);
+  return tr("Bucket advice (rank %1): %2%3. This run: %4 MiB%5, median %6 ms over its %7 iterations after the "
+            "warm-up%8")
       .arg(m_advice.rank)
-      .arg(m_advice.iterations)
-      .arg(m_advice.best_cap_mb)
-      .arg(at(m_advice.best_cap_mb)->iteration_ms, 0, 'f', 1)
+      .arg(best)
       .arg(fused)
       .arg(m_advice.recorded_cap_mb)
       .arg(kind)
       .arg(rec != m_advice.predictions.end() ? rec->measured_ms : 0, 0, 'f', 1)
+      .arg(m_advice.iterations)
       .arg(m_advice.cost.measured.size() >= 2 ? QString()
                                               : tr(" · record with train --measure-allreduce for a measured cost"));
 }

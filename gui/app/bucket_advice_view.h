@@ -22,7 +22,7 @@ class BucketAdviceView : public QChartView {
   void setRun(const std::string& path, int64_t spans, int rank, probes::RunStoreReader* reader = nullptr);
   const probes::BucketAdvice& advice() const { return m_advice; }
   bool hasAdvice() const { return !m_advice.predictions.empty(); }
-  QString title() const;
+  QString title() const;  // the chart's title, whole (the chart shows it wrapped)
 
  private:
   void draw(const QString& error);
@@ -35,6 +35,7 @@ class BucketAdviceView : public QChartView {
   int64_t m_spans = -1;
   int m_rank = -1;
   QElapsedTimer m_since;
+  QString m_title;
 };
 
 }  // namespace ddpscope::gui

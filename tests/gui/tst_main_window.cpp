@@ -725,7 +725,12 @@ class TestMainWindow : public QObject {
     QVERIFY2(advice->hasAdvice(), qPrintable(advice->title()));
     QCOMPARE(advice->advice().iterations, 7);  // 12 less the 5 of warm-up
     QCOMPARE(advice->advice().recorded_cap_mb, 4.0);
-    QVERIFY(advice->title().contains("best cap"));
+    // Every cap ties here: the advice keeps the run's own (issue 34: it named a "best"
+    // predicted slower than the recorded cap).
+    QCOMPARE(advice->advice().best_cap_mb, 4.0);
+    QVERIFY2(advice->title().contains("keep this run's cap (4 MiB)"), qPrintable(advice->title()));
+    QVERIFY2(advice->title().contains("median 0.0 ms over its 7 iterations after the warm-up"),
+             qPrintable(advice->title()));
     QVERIFY(advice->title().contains("with --fused-optimizer"));
     QCOMPARE(advice->chart()->series().size(), 4);  // predicted, fused, this run, the best
     int recorded = 0;
