@@ -231,6 +231,7 @@ void MainWindow::buildPages() {
   connect(m_messages->view(), &SequenceView::arrowSelected, this,
           [this](const QString& text, int src, qint64 sendNs, int dst, qint64 recvNs) {
             refreshTab(Tab::Timeline);  // the timeline must hold this run's flows
+            m_timelineTab->setFlowNote(text);
             const bool shown = m_timeline->selectFlow(src, sendNs, dst, recvNs);
             statusBar()->showMessage(shown ? text + tr(" · selected in the timeline") : text);
           });

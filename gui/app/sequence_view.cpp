@@ -162,7 +162,7 @@ void SequenceView::paintEvent(QPaintEvent*) {
 // The time ruler and a labelled line per worker.
 void SequenceView::paintLanes(QPainter& p) {
   const int x0 = kLabelWidth;
-  paintTimeRuler(p, m_axis, m_data->begin_ns, x0, kTop, height(), palette().color(QPalette::Mid));
+  paintTimeRuler(p, m_axis, m_data->origin(), x0, kTop, height(), palette().color(QPalette::Mid));
   for (int w = 0; w < m_data->workers; ++w) {
     const int y = laneY(w);
     p.setPen(palette().color(QPalette::Text));

@@ -255,6 +255,10 @@ QTreeWidgetItem* TimelinePage::refItem(const QString& label, int lane, int64_t i
 void TimelinePage::showDetails() {
   m_details->clear();
   const SpanDetails d = span_details(m_view->data(), m_view->selection());
+  if (!d.ref.valid() && m_view->selectedFlow() >= 0) {
+    showFlowDetails();
+    return;
+  }
   if (!d.ref.valid()) {
     auto* hint = new QTreeWidgetItem({tr("Nothing selected"), tr("Click a span or a mark to see its details here.")});
     m_details->addTopLevelItem(hint);
@@ -281,6 +285,25 @@ void TimelinePage::showDetails() {
     m_details->addTopLevelItem(others);
     others->setExpanded(true);
   }
+  m_panels->setCurrentIndex(0);
+}
+
+// A message picked on the Messages tab: its ends, on the timeline's clock (time after
+// the run's start), and what it was.
+void TimelinePage::showFlowDetails() {
+  const TimelineData& data = m_view->data();
+  const TimelineFlow& f = data.flows[static_cast<size_t>(m_view->selectedFlow())];
+  const auto end = [&](uint32_t lane, int64_t t) {
+    return tr("rank %1 · %2, at %3")
+        .arg(data.lanes[lane].rank)
+        .arg(qs(data.lanes[lane].thread_name), qs(format_duration(t - data.begin_ns)));
+  };
+  m_details->addTopLevelItem(new QTreeWidgetItem({tr("Selected"), tr("an RPC message (its line is ringed)")}));
+  if (!m_flowNote.isEmpty()) m_details->addTopLevelItem(new QTreeWidgetItem({tr("Message"), m_flowNote}));
+  m_details->addTopLevelItem(new QTreeWidgetItem({tr("Sent"), end(f.from_lane, f.from_ns)}));
+  m_details->addTopLevelItem(new QTreeWidgetItem({tr("Received"), end(f.to_lane, f.to_ns)}));
+  m_details->addTopLevelItem(
+      new QTreeWidgetItem({tr("On the way"), qs(format_duration(std::max<int64_t>(0, f.to_ns - f.from_ns)))}));
   m_panels->setCurrentIndex(0);
 }
 

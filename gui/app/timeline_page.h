@@ -35,6 +35,9 @@ class TimelinePage : public QWidget {
   QLabel* detailNote() const { return m_detailNote; }
   QLabel* legend() const { return m_legend; }
   QTreeWidget* details() const { return m_details; }
+  // What the message selected with the view's selectFlow is (the Messages tab's words),
+  // shown in Details with its ends.
+  void setFlowNote(const QString& note) { m_flowNote = note; }
   QTableView* rangeTable() const { return m_rangeTable; }
   QStandardItemModel* rangeModel() const { return m_rangeModel; }
   QLabel* rangeHeader() const { return m_rangeHeader; }
@@ -69,6 +72,7 @@ class TimelinePage : public QWidget {
   void showFirstFrom(bool forward);
   void showMatch(int index);
   void showDetails();
+  void showFlowDetails();
   void showRange();
   QTreeWidgetItem* refItem(const QString& label, int lane, int64_t index, int in);
 
@@ -80,6 +84,7 @@ class TimelinePage : public QWidget {
   QLineEdit* m_search = nullptr;
   QLabel* m_searchStatus = nullptr;
   QTabWidget* m_panels = nullptr;
+  QString m_flowNote;
   QTreeWidget* m_details = nullptr;
   QLabel* m_rangeHeader = nullptr;
   QTableView* m_rangeTable = nullptr;

@@ -133,6 +133,7 @@ void TimelineView::setHostCollapsed(const std::string& host, bool collapsed) {
 void TimelineView::select(const SpanRef& ref, bool reveal) {
   const TimelineSpan* s = m_data->resolve(ref);
   m_selection = s ? ref : SpanRef{};
+  m_selectedFlow = -1;  // one thing selected at a time: the details say which
   if (s && reveal) {
     setRankCollapsed(m_data->lanes[static_cast<size_t>(ref.lane)].rank, false);
     // Keep the zoom when the span fits in view; else fit it with room around it.
@@ -184,7 +185,9 @@ bool TimelineView::selectFlow(int fromRank, qint64 fromNs, int toRank, qint64 to
   const int64_t pad = std::max<int64_t>(5 * (b - a), 20'000);
   m_axis.width_px = std::max(1, width() - kLabelWidth);
   m_axis.fit(a - pad, b + pad, 0);
+  m_selection = SpanRef{};  // the message is what is selected: the details show it
   update();
+  emit selectionChanged();
   return true;
 }
 

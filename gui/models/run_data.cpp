@@ -59,6 +59,7 @@ RunData load_run(const std::string& path, int64_t now_ns, const RunData* previou
     d.nonfinite_loss_iteration = first_nonfinite["loss"]["iteration"].get<int64_t>();
   d.rejected = describe_rejected(probes::rejected_json(reader));
   d.timeline = timeline.get();
+  d.sequence.origin_ns = d.timeline.begin_ns;  // one clock on the Messages and Timeline tabs
   mark_exposed(d.timeline, d.analysis);
   return d;
 }

@@ -1,5 +1,6 @@
 #include "sequence_data.h"
 
+#include "time_format.h"
 #include <algorithm>
 #include <cstdio>
 #include <unordered_map>
@@ -126,6 +127,8 @@ std::string describe_arrow(const SequenceData& data, const SequenceArrow& a) {
                   format_message_id(a.msg_id);
   if (a.ctx_id >= 0) s += ", context " + format_message_id(a.ctx_id);
   s += ", " + format_bytes(a.bytes);
+  // On the clock of the ruler and the timeline: time after the run's start.
+  if (a.t_send_ns >= 0) s += ", sent at " + format_duration(a.t_send_ns - data.origin());
   if (a.t_send_ns >= 0 && a.t_recv_ns >= 0) {
     char buf[48];
     std::snprintf(buf, sizeof buf, ", %.1f us on the way", static_cast<double>(a.t_recv_ns - a.t_send_ns) / 1e3);

@@ -57,6 +57,10 @@ struct SequenceData {
   // The contexts seen, each with the workers its messages touched.
   std::map<int64_t, std::set<int>> contexts;
   int64_t begin_ns = 0, end_ns = 0;
+  // Where the ruler's zero is: the run's start, as on the timeline (set by the run's
+  // loader), so a message is at the same time on both tabs. -1: the first message.
+  int64_t origin_ns = -1;
+  int64_t origin() const { return origin_ns >= 0 ? origin_ns : begin_ns; }
   int64_t longest_ns = 0;  // the longest send-to-receive: how far back a window must look
   int64_t in_flight = 0;   // arrows with a send and no receive
 

@@ -52,6 +52,7 @@
 #include "span_details.h"
 #include "timeline_page.h"
 #include "time_breakdown_page.h"
+#include "time_format.h"
 #include "timeline_view.h"
 #include "track_layout.h"
 #include <QStandardItemModel>
@@ -897,6 +898,22 @@ class TestMainWindow : public QObject {
     QCOMPARE(timeline->data().lanes[flow.to_lane].rank, 1);
     QVERIFY(timeline->axis().begin_ns <= 1000 && timeline->axis().end_ns >= 1100);
     QCOMPARE(timeline->data().flows.size(), size_t{4});  // the in-flight call has no flow yet
+    // Issue 34, point 9: one clock on both tabs (the ruler's zero is the run's start), and
+    // the timeline's Details show the message the status bar says is selected there.
+    QCOMPARE(view->data().origin(), timeline->data().begin_ns);
+    const QString sentAt = QString::fromStdString(format_duration(1000 - timeline->data().begin_ns));
+    QVERIFY2(selected.at(0).at(0).toString().contains("sent at " + sentAt),
+             qPrintable(selected.at(0).at(0).toString()));
+    QTreeWidget* details = window.timelinePage()->details();
+    QStringList shown;
+    for (int i = 0; i < details->topLevelItemCount(); ++i)
+      shown << details->topLevelItem(i)->text(0) + ": " + details->topLevelItem(i)->text(1);
+    QVERIFY2(shown.join('\n').contains("Sent: rank 0") && shown.join('\n').contains("at " + sentAt) &&
+                 shown.join('\n').contains("call of 'add'") && !shown.join('\n').contains("Nothing selected"),
+             qPrintable(shown.join('\n')));
+    // A span selected after it: the message is no longer the selection.
+    timeline->select({0, 0, SpanRef::In::Spans});
+    QCOMPARE(timeline->selectedFlow(), -1);
     // Far from every arrow: nothing.
     QCOMPARE(view->arrowAt(QPointF(SequenceView::kLabelWidth + 2, view->laneY(1) + 30)), -1);
   }
