@@ -15,7 +15,11 @@
 namespace ddpscope::probes {
 namespace {
 
-std::string seconds_text(int64_t ns) { return detail::concat(static_cast<double>(ns / 100000000) / 10.0, " s"); }
+// Tenths of a second, and milliseconds under one: a wait of 40 ms read "since 0 s".
+std::string seconds_text(int64_t ns) {
+  if (ns < 1'000'000'000) return detail::concat(std::max<int64_t>(0, ns) / 1'000'000, " ms");
+  return detail::concat(static_cast<double>(ns / 100000000) / 10.0, " s");
+}
 
 std::string bytes_text(int64_t bytes) {
   if (bytes < 0) return "?";

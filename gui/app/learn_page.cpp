@@ -15,6 +15,8 @@
 #include <QPushButton>
 #include <QSlider>
 #include <QSpinBox>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QTimer>
@@ -171,7 +173,13 @@ QWidget* LearnPage::buildSidePanel() {
   m_inFlight->setFocusPolicy(Qt::NoFocus);
   m_gradients = new QListWidget;
   m_gradients->setFocusPolicy(Qt::NoFocus);
+  // Predict mode's verdict on the last click, on the page where the student looks (it was
+  // only in the status bar).
+  m_feedback = new QLabel;
+  m_feedback->setWordWrap(true);
+  m_feedback->hide();
   sideLayout->addWidget(m_stepLabel);
+  sideLayout->addWidget(m_feedback);
   sideLayout->addWidget(m_explanation);
   m_sequence = new SequenceView;
   m_sequence->setFocusPolicy(Qt::NoFocus);
@@ -315,14 +323,14 @@ bool LearnPage::openLesson(int index, QString* error) {
     m_compareGraph->setGraph(m_compare.graph, 1 << 30);
   }
   if (info.compare_file.isEmpty()) m_sideBySide->setChecked(false);
-  m_about->setText(info.about);
+  m_aboutTemplate = info.about;
   return load(QDir(dir).filePath(info.file), info.ddp, info.rank, error);
 }
 
 bool LearnPage::openRun(const QString& path, QString* error) {
-  m_about->setText(
+  m_aboutTemplate =
       tr("A run of your own: its first distributed autograd context, or rank 0's first DDP "
-         "iterations."));
+         "iterations.");
   try {
     probes::RunStoreReader reader(path.toStdString());
     return load(path, list_dist_graphs(reader).empty(), 0, error);
@@ -330,6 +338,33 @@ bool LearnPage::openRun(const QString& path, QString* error) {
     *error = tr("Cannot open %1: %2").arg(path, userMessage(e));
     return false;
   }
+}
+
+// The lesson's words for the run loaded: a DDP lesson names the bucket cap the run was
+// recorded with (a live re-recording at 0.25 MiB said "1 MiB buckets"), and says so when
+// the cap cannot change the buckets: a parameter is never split, so one larger than the
+// cap gets a bucket of its own whatever the cap.
+QString LearnPage::aboutRun(probes::RunStoreReader& reader) const {
+  QString text = m_aboutTemplate;
+  if (!m_lesson.ddp) return text;
+  const QJsonObject config = QJsonDocument::fromJson(QByteArray::fromStdString(reader.run().config_json)).object();
+  const double cap = config.value(QStringLiteral("bucket_cap_mb")).toDouble(-1);
+  if (cap <= 0) return text.replace(QStringLiteral("{cap} MiB buckets"), QStringLiteral("its buckets"));
+  text.replace(QStringLiteral("{cap}"), QString::number(cap));
+  const auto& bytes = m_lesson.layout.param_bytes;
+  const int64_t largest = bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
+  const int64_t capBytes = static_cast<int64_t>(cap * 1024 * 1024);
+  int larger = 0;
+  for (int64_t b : bytes)
+    larger += b > capBytes ? 1 : 0;
+  if (larger > 0) {
+    text += tr(" This run's cap is %1 MiB: %2 of its parameters (the largest %3 MiB) are bigger, and a parameter "
+               "is never split, so each of them has a bucket of its own at any cap this small.")
+                .arg(cap)
+                .arg(larger)
+                .arg(static_cast<double>(largest) / (1024.0 * 1024.0), 0, 'f', 2);
+  }
+  return text;
 }
 
 bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
@@ -354,6 +389,7 @@ bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
       return false;
     }
     m_lesson = std::move(lesson);
+    m_about->setText(aboutRun(reader));
   } catch (const std::exception& e) {
     *error = tr("Cannot open %1: %2").arg(path, userMessage(e));
     return false;
@@ -446,6 +482,7 @@ void LearnPage::stepForward() {
   if (m_predict->isChecked() && m_lesson.steps[m_applied].kind == StepKind::NodeRuns && !m_asking) {
     m_asking = true;
     m_guessed_wrong = false;
+    showFeedback(QString(), true);  // a new question
     setPlaying(false);
     showState();
     return;
@@ -457,6 +494,7 @@ void LearnPage::stepForward() {
 
 void LearnPage::stepBack() {
   m_asking = false;
+  showFeedback(QString(), true);
   if (m_applied > 0) --m_applied;
   showState();
 }
@@ -503,8 +541,10 @@ void LearnPage::onNodeClicked(int node) {
     ++m_applied;
     updateScore();
     showState();
-    emit statusMessage(m_guessed_wrong ? tr("Yes, that one.")
-                                       : tr("Right: %1 runs next.").arg(QString::fromStdString(clicked.op)));
+    const QString text =
+        m_guessed_wrong ? tr("Yes, that one.") : tr("Right: %1 runs next.").arg(QString::fromStdString(clicked.op));
+    showFeedback(text, true);
+    emit statusMessage(text);
     return;
   }
   if (!m_guessed_wrong) ++m_predictions;  // a question counts once, missed at the first wrong guess
@@ -518,8 +558,17 @@ void LearnPage::onNodeClicked(int node) {
   } else {
     why = tr("it is ready, but another node gets there first");
   }
-  emit statusMessage(
-      tr("Not %1 on worker %2: %3. Try again.").arg(QString::fromStdString(clicked.op)).arg(clicked.rank).arg(why));
+  const QString text =
+      tr("Not %1 on worker %2: %3. Try again.").arg(QString::fromStdString(clicked.op)).arg(clicked.rank).arg(why);
+  showFeedback(text, false);
+  emit statusMessage(text);
+}
+
+void LearnPage::showFeedback(const QString& text, bool right) {
+  m_feedback->setText(text);
+  m_feedback->setStyleSheet(right ? QStringLiteral("color: #1b7a2e; font-weight: bold")
+                                  : QStringLiteral("color: #b3261e; font-weight: bold"));
+  m_feedback->setVisible(!text.isEmpty());
 }
 
 void LearnPage::updateScore() {
@@ -565,6 +614,8 @@ void LearnPage::showState() {
     const GraphNode& g = m_lesson.graph.nodes[static_cast<size_t>(n)];
     m_gradients->addItem(tr("worker %1: %2").arg(g.rank).arg(QString::fromStdString(g.op)));
   }
+  for (int worker : s.released)
+    m_gradients->addItem(tr("worker %1: context released, its gradients freed").arg(worker));
   updateScore();
 }
 

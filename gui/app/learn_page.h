@@ -68,6 +68,9 @@ class LearnPage : public QWidget {
 
   GraphView* graph() const { return m_graph; }
   QLabel* explanation() const { return m_explanation; }
+  QLabel* aboutLabel() const { return m_about; }  // the lesson's words for the run loaded
+  // Predict mode: what the last click was told (right, or why not), on the page.
+  QLabel* feedback() const { return m_feedback; }
   QCheckBox* predictBox() const { return m_predict; }
   QComboBox* lessonBox() const { return m_lessonBox; }
   QSpinBox* workersBox() const { return m_workers; }
@@ -104,6 +107,8 @@ class LearnPage : public QWidget {
   void showState();
   void onNodeClicked(int node);
   void updateScore();
+  void showFeedback(const QString& text, bool right);
+  QString aboutRun(probes::RunStoreReader& reader) const;
 
   QString m_workspace, m_cli;
   Lesson m_lesson;
@@ -134,6 +139,8 @@ class LearnPage : public QWidget {
   QLabel* m_about = nullptr;
   QLabel* m_explanation = nullptr;
   QLabel* m_stepLabel = nullptr;
+  QLabel* m_feedback = nullptr;
+  QString m_aboutTemplate;  // the lesson's words; {cap} filled from the run loaded
   QLabel* m_scoreLabel = nullptr;
   QListWidget* m_inFlight = nullptr;
   QLabel* m_inFlightTitle = nullptr;

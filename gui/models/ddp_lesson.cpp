@@ -216,7 +216,17 @@ void add_verdict(probes::RunStoreReader& run, Lesson& l) {
   // The verdict names the culprit; the finding after it says who waits for whom.
   const auto findings = probes::analyze_hang(run).findings;
   if (!findings.empty()) {
-    std::string text = "The hang view's verdict: " + findings.front();
+    // The verdict ("Rank 1 failed: <its error>") often quotes the job's message, just
+    // said: the lesson said the same sentence twice.
+    std::string verdict = findings.front();
+    if (const size_t colon = verdict.find(": "); !r.message.empty() && colon != std::string::npos) {
+      std::string quoted = verdict.substr(colon + 2);
+      while (!quoted.empty() && (quoted.back() == '.' || quoted.back() == ' '))
+        quoted.pop_back();
+      if (!quoted.empty() && r.message.find(quoted) != std::string::npos)
+        verdict = verdict.substr(0, colon) + ", with the error above.";
+    }
+    std::string text = "The hang view's verdict: " + verdict;
     if (findings.size() > 1) text += " Then: " + findings[1] + ".";
     l.verdict.push_back(text);
   }

@@ -204,6 +204,7 @@ void start_iteration(const Lesson& l, const LessonStep& st, LessonState& s) {
     s.executed[k] = false;
   }
   s.accumulated.clear();
+  s.released.clear();
 }
 
 void apply_bucket_step(const Lesson& l, const LessonStep& st, LessonState& s) {
@@ -258,6 +259,11 @@ void apply_step(const Lesson& l, size_t i, LessonState& s) {
         if (st.bucket < 0 || static_cast<int>(b) == st.bucket) s.buckets[b].stepped = true;
       break;
     case StepKind::ParamsBroadcast: s.broadcast = true; break;
+    case StepKind::ContextReleased:
+      // The worker's context goes, and the gradients it held with it.
+      std::erase_if(s.accumulated, [&](int n) { return l.graph.nodes[static_cast<size_t>(n)].rank == st.rank; });
+      s.released.push_back(st.rank);
+      break;
     default: break;
   }
 }

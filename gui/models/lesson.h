@@ -84,9 +84,11 @@ struct LessonState {
   int running = -1;               // the node of the latest NodeRuns step, if it is the latest step
   // Messages sent and not yet arrived: indexes of their MessageSent steps.
   std::vector<size_t> in_flight;
-  // Leaves whose gradient has been accumulated into the context (AccumulateGrad nodes at 0).
+  // Leaves whose gradient has been accumulated into the context (AccumulateGrad nodes at 0),
+  // until their worker releases the context and frees them.
   std::vector<int> accumulated;
-  std::vector<bool> active;  // SMART: per graph node, a send function made active
+  std::vector<int> released;  // workers that released the context, in order
+  std::vector<bool> active;   // SMART: per graph node, a send function made active
   // DDP lessons: the current iteration's buckets, filling.
   int generation = 0;
   std::vector<BucketFill> buckets;

@@ -10,9 +10,10 @@ const std::vector<LessonInfo>& lessons() {
   static const std::vector<LessonInfo> list = {
       {QStringLiteral("1. FAST mode on seed 000's example"), QStringLiteral("seed-fast.ddprun"), QStringLiteral("seed"),
        QStringLiteral("fast"), 2,
-       QStringLiteral("Worker 0 holds t1, t2 and t4; worker 1 adds t1 and t2. Watch the forward record a send "
-                      "and a recv function for each message, then the backward run on worker 0, send the "
-                      "gradient of t3 to worker 1, and come back as the gradients of t1 and t2.")},
+       QStringLiteral("Worker 0 holds t1, t2 and t4; worker 1 adds t1 and t2. The forward has run: it recorded "
+                      "a send and a recv function for each message (orange, in the graph from the first step). "
+                      "Step through the backward: it runs on worker 0, sends the gradient of t3 to worker 1, "
+                      "and comes back as the gradients of t1 and t2.")},
       {QStringLiteral("2a. An unused RPC in FAST mode"), QStringLiteral("unused-fast.ddprun"),
        QStringLiteral("unused-rpc"), QStringLiteral("fast"), 2,
        QStringLiteral("e = b * c is computed on worker 1 but does not feed the loss. FAST mode counts every send "
@@ -25,7 +26,7 @@ const std::vector<LessonInfo>& lessons() {
                       "functions on a path to it. The send of e is never asked for, and the pass completes."),
        false, 1.0, 0, false, QStringLiteral("unused-fast.ddprun")},
       {QStringLiteral("3. DDP bucketing"), QStringLiteral("ddp-buckets.ddprun"), QStringLiteral("train"), QString(), 2,
-       QStringLiteral("Rank 0 of a 2-rank DDP job (a 4-layer MLP, 1 MiB buckets). Watch gradients arrive in "
+       QStringLiteral("Rank 0 of a 2-rank DDP job (a 4-layer MLP, {cap} MiB buckets). Watch gradients arrive in "
                       "reverse order and fill their buckets, allreduces launch in bucket index order while "
                       "backward goes on, finalize wait for the last one, and iteration 2 start with the "
                       "buckets rebuilt in the order the gradients came."),

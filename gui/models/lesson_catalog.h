@@ -15,7 +15,7 @@ struct LessonInfo {
   QString example;  // ddpscope-cli example NAME
   QString mode;     // fast | smart
   int workers = 2;
-  QString about;     // what to watch for
+  QString about;     // what to watch for; {cap}: the recorded run's bucket cap in MiB
   bool ddp = false;  // a DDP lesson: `train` of the MLP, its parameter the bucket cap
   double bucket_cap_mb = 1;
   int rank = 0;                   // a DDP lesson's rank to replay

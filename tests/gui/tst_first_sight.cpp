@@ -12,6 +12,8 @@
 #include <QComboBox>
 #include <QStackedBarSeries>
 #include <QLabel>
+#include <QCheckBox>
+#include <QListWidget>
 #include <QSettings>
 #include <QSplitter>
 #include <QAction>
@@ -20,7 +22,9 @@
 #include <QTemporaryDir>
 
 #include "gui_test_runs.h"
+#include "graph_view.h"
 #include "learn_page.h"
+#include "lesson.h"
 #include "main_window.h"
 #include "overlap_page.h"
 #include "run_data.h"
@@ -54,6 +58,53 @@ class TestFirstSight : public QObject {
     window.showTab(QStringLiteral("summary"));
     window.showTab(QStringLiteral("learn"));
     QCOMPARE(page->applied(), size_t{2});
+  }
+
+  // Issue 34, point 10: a lesson says what is drawn. Lesson 1's graph is whole from the
+  // first step: the words say the forward has run. A DDP lesson names the cap its run was
+  // recorded with. Lesson 4 says its failure once, and no wait "since 0 s". A released
+  // context lists no gradients. Predict mode's verdict is on the page.
+  void testLessonsSayWhatIsDrawn() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    window.resize(1280, 800);
+    window.show();
+    LearnPage* page = window.learnPage();
+    QVERIFY(window.openLesson(0));
+    QVERIFY2(page->aboutLabel()->text().contains("The forward has run"), qPrintable(page->aboutLabel()->text()));
+    // The end of lesson 1: both workers released the context; no gradient is listed held.
+    QTest::keyClick(page, Qt::Key_End);
+    const LessonState end = page->state();
+    QCOMPARE(end.released.size(), size_t{2});
+    QVERIFY(end.accumulated.empty());
+    QStringList listed;
+    for (int i = 0; i < page->gradientList()->count(); ++i)
+      listed << page->gradientList()->item(i)->text();
+    QVERIFY2(listed.filter("context released").size() == 2 && listed.filter("AccumulateGrad").isEmpty(),
+             qPrintable(listed.join(" | ")));
+    // Lesson 3: "1 MiB buckets", from the run's own config (the catalog says {cap}).
+    QVERIFY(window.openLesson(3));
+    QVERIFY2(page->aboutLabel()->text().contains("1 MiB buckets") && !page->aboutLabel()->text().contains("{cap}"),
+             qPrintable(page->aboutLabel()->text()));
+    // Lesson 4's last step: the job's error once, the wait in milliseconds.
+    QVERIFY(window.openLesson(4));
+    QTest::keyClick(page, Qt::Key_End);
+    const QString last = page->explanation()->text();
+    QCOMPARE(last.count("produced no gradient for module.layers.2.weight"), 1);
+    QVERIFY2(!last.contains("since 0 s") && last.contains("with the error above"), qPrintable(last));
+    // Predict mode: a wrong click is answered on the page.
+    QVERIFY(window.openLesson(0));
+    page->predictBox()->setChecked(true);
+    while (!page->isAskingPrediction() && page->applied() < page->lesson().steps.size())
+      page->stepForward();
+    QVERIFY(page->isAskingPrediction());
+    const int next = page->lesson().steps[page->applied()].node;
+    const int wrong = next == 0 ? 1 : 0;
+    emit page->graph()->nodeIndexClicked(wrong);
+    QVERIFY(page->feedback()->isVisible());
+    QVERIFY2(page->feedback()->text().startsWith("Not "), qPrintable(page->feedback()->text()));
+    emit page->graph()->nodeIndexClicked(next);
+    QVERIFY2(page->feedback()->text().startsWith("Yes"), qPrintable(page->feedback()->text()));
   }
 
   void testTheRunListShowsTheRunOpenWhereverItLives() {

@@ -79,16 +79,23 @@ class TestLessons : public QObject {
                s.in_flight.size());
       if (l.steps[i].kind == StepKind::MessageSent) QVERIFY(std::count(s.in_flight.begin(), s.in_flight.end(), i) == 1);
     }
+    // Before the contexts are released, t1, t2 and t4's gradients are in them.
+    const auto released = std::find_if(l.steps.begin(), l.steps.end(),
+                                       [](const LessonStep& s) { return s.kind == StepKind::ContextReleased; });
+    QVERIFY(released != l.steps.end());
+    const LessonState before = l.state_after(static_cast<size_t>(released - l.steps.begin()));
+    std::set<std::string> held;
+    for (int n : before.accumulated)
+      held.insert(l.graph.nodes[static_cast<size_t>(n)].op);
+    QCOMPARE(held, (std::set<std::string>{"AccumulateGrad(t1)", "AccumulateGrad(t2)", "AccumulateGrad(t4)"}));
     // At the end: every node has run (the leaves accumulated), every count is 0, every
-    // message arrived, and t1, t2 and t4's gradients are in the context.
+    // message arrived, and both workers released the context and the gradients in it.
     const LessonState end = l.state_after(l.steps.size());
     QVERIFY(std::all_of(end.executed.begin(), end.executed.end(), [](bool e) { return e; }));
     QVERIFY(std::all_of(end.counters.begin(), end.counters.end(), [](int64_t c) { return c == 0; }));
     QVERIFY(end.in_flight.empty());
-    std::set<std::string> leaves;
-    for (int n : end.accumulated)
-      leaves.insert(l.graph.nodes[static_cast<size_t>(n)].op);
-    QCOMPARE(leaves, (std::set<std::string>{"AccumulateGrad(t1)", "AccumulateGrad(t2)", "AccumulateGrad(t4)"}));
+    QVERIFY(end.accumulated.empty());
+    QCOMPARE(std::set<int>(end.released.begin(), end.released.end()), (std::set<int>{0, 1}));
     for (size_t i = 0; i < l.steps.size(); ++i)
       QVERIFY2(!l.explain(i).empty(), qPrintable(QString::number(i)));
   }

@@ -98,6 +98,7 @@ class TestLiveJob : public QObject {
     QVERIFY(page->lesson().steps.back().kind == StepKind::Verdict);
     QVERIFY(page->unusedBox()->isChecked());
     page->findUnusedBox()->setChecked(true);
+    page->bucketCapBox()->setValue(0.25);  // below the MLP's 1 MiB weights
     QSignalSpy loaded(page, &LearnPage::lessonLoaded);
     QString error;
     QVERIFY2(page->runLive(&error), qPrintable(error));
@@ -108,7 +109,12 @@ class TestLiveJob : public QObject {
         std::none_of(l.steps.begin(), l.steps.end(), [](const LessonStep& s) { return s.kind == StepKind::Verdict; }));
     for (const BucketFill& b : l.state_after(l.steps.size()).buckets)
       QCOMPARE(static_cast<int>(b.phase), static_cast<int>(BucketFill::Phase::Reduced));
-    QCOMPARE(QDir(folder.path()).entryList({"lesson-train-cap1-unused-find-*.ddprun"}).size(), 1);
+    QCOMPARE(QDir(folder.path()).entryList({"lesson-train-cap0.25-unused-find-*.ddprun"}).size(), 1);
+    // The lesson's words follow the run recorded (issue 34: they still said 1 MiB), and
+    // say why the buckets hardly change: a 1 MiB weight is never split.
+    QVERIFY2(page->aboutLabel()->text().contains("This run's cap is 0.25 MiB") &&
+                 page->aboutLabel()->text().contains("a bucket of its own"),
+             qPrintable(page->aboutLabel()->text()));
   }
 
   // The distributed views read a run file while its job still writes it: a

@@ -520,7 +520,7 @@ class TestTorchImport : public QObject {
       QVERIFY2(std::any_of(h.findings.begin(), h.findings.end(),
                            [](const std::string& f) {
                              return QString::fromStdString(f).contains(QRegularExpression(
-                                 R"(^rank 0 waited in allreduce #\d+ \(.*\) for .* s, then died by signal 6)"));
+                                 R"(^rank 0 waited in allreduce #\d+ \(.*\) for .* m?s, then died by signal 6)"));
                            }),
                h.verdict.c_str());
     }
