@@ -11,9 +11,12 @@ namespace {
 
 // What tells one run from another in the same file: its start time (to the second),
 // configuration and size.
+// What tells one run from another written over it in place. Not its config: a running
+// PyTorch job merges the settings its ranks learn (DDP's bucket caps) into the config,
+// and the app said its own live run was "replaced on disk".
 std::string runIdentity(probes::RunStoreReader& reader) {
   const probes::RunRow r = reader.run();
-  return r.created_at + "\n" + r.config_json + "\n" + std::to_string(r.world_size);
+  return r.created_at + "\n" + std::to_string(r.world_size) + "\n" + r.backend + "\n" + r.model;
 }
 
 bool identity(const QString& path, unsigned long long* device, unsigned long long* inode) {

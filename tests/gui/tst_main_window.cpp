@@ -2,6 +2,8 @@
 // its views; a bad file is explained, not thrown through the event loop.
 #include <QtTest/QtTest>
 
+#include <sqlite3.h>
+
 #include <QFile>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -1341,6 +1343,18 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.currentRun()->ranks.size(), size_t{3});
     QCOMPARE(window.runFileWatch()->state(), RunFileWatch::State::Intact);
     QVERIFY(!window.errorBanner()->isVisible());
+    // The same run's config growing in place (a PyTorch job's ranks merge their DDP
+    // settings into it while it runs): still the run shown, not "replaced".
+    {
+      sqlite3* db = nullptr;
+      QCOMPARE(sqlite3_open(file.toUtf8().constData(), &db), SQLITE_OK);
+      QCOMPARE(sqlite3_exec(db, "UPDATE runs SET config_json = '{\"bucket_cap_mb\": 25}' WHERE run_id = 1", nullptr,
+                            nullptr, nullptr),
+               SQLITE_OK);
+      sqlite3_close(db);
+    }
+    QTest::qWait(1500);  // the watch re-checks after its delay
+    QCOMPARE(window.runFileWatch()->state(), RunFileWatch::State::Intact);
     // Rewritten in place (as --force does): the earlier run is gone, and saving says so.
     {
       QFile f(file);
