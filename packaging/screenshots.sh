@@ -2,7 +2,9 @@
 # Screenshots of every view of the desktop app, from real runs, under Xvfb: a 2-rank
 # transformer job followed live (the Live tab), the finished run's other views, and a
 # job whose rank 1 stalls (the Hang tab), an RPC example (the Messages tab), and a PyTorch
-# job's profiler traces opened by the app (tests/torch/fixtures). Writes docs/images/*.png (shown in README.md).
+# job's profiler traces opened by the app (tests/torch/fixtures), and an unchanged PyTorch
+# script launched from the app. Every shot at a laptop's 1280x800 (issue 34). Writes
+# docs/images/*.png (shown in README.md).
 #   bash packaging/screenshots.sh   (after packaging/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +15,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export DDPSCOPE_WORKSPACE="$work/runs"
 app=./build/bin/ddpscope
-shot() { xvfb-run -a -s "-screen 0 1600x1000x24" "$app" "$@" | grep -v '^run file' || true; }
+shot() { xvfb-run -a -s "-screen 0 1600x1000x24" "$app" --size 1280x800 "$@" | grep -v '^run file' || true; }
 
 echo "live: launching the demo job from the app"
 shot --demo --tab Live --screenshot "$out/live.png"
@@ -67,8 +69,22 @@ for mode in overlap no-overlap; do
   ./build/bin/ddpscope-cli train --np 2 --iters 15 --width 1024 --depth 6 --batch 64 "${extra[@]}" \
     --out "$work/$mode.ddprun" --progress lines >/dev/null 2>&1
 done
-shot "$work/overlap.ddprun" --compare "$work/no-overlap.ddprun" --size 1280x800 --screenshot "$out/compare.png"
+shot "$work/overlap.ddprun" --compare "$work/no-overlap.ddprun" --screenshot "$out/compare.png"
 echo "ranks: a synthetic 1,024-rank run, rank 517 slow, at 1280x800"
 ./build/tests/bench/make_wide_run "$work/wide.ddprun" 1024 20 517
-shot "$work/wide.ddprun" --tab Ranks --size 1280x800 --screenshot "$out/ranks.png"
+shot "$work/wide.ddprun" --tab Ranks --screenshot "$out/ranks.png"
+echo "PyTorch: an unchanged DDP script (tests/torch/ddp_unchanged_script.py) launched from the app with"
+echo "Debian's PyTorch, followed live; then its timeline; then the same script with rank 1 stalled"
+torch_preset() {  # $1: the script's arguments
+  cat >"$work/torch.json" <<JSON
+{"job": "torch", "script": "$PWD/tests/torch/ddp_unchanged_script.py", "python": "/usr/bin/python3",
+ "script_arguments": "$1", "world_size": 2, "probes": true}
+JSON
+}
+torch_preset "--iters 60 --width 256 --depth 4 --log-loss"
+shot --launch "$work/torch.json" --tab Live --screenshot "$out/torchrun_live.png"
+torch_run=$(ls -t "$DDPSCOPE_WORKSPACE"/*.ddprun | head -1)
+shot "$torch_run" --tab Timeline --iteration 5 --screenshot "$out/torchrun_timeline.png"
+torch_preset "--iters 40 --stall-rank 1 --stall-at 5 --stall-seconds 60 --timeout 5"
+shot --launch "$work/torch.json" --tab Hang --screenshot "$out/torchrun_hang.png"
 ls -l "$out"
