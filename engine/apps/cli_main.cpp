@@ -12,6 +12,7 @@
 
 #include "chrome_trace_export.h"
 #include "kineto_export.h"
+#include "lesson_make.h"
 #include "flight_grid.h"
 #include "flight_import.h"
 #include "hang_analysis.h"
@@ -660,6 +661,8 @@ int main(int argc, char** argv) {
                                          add_compare(app), add_import_torch(app),
                                          add_export(app),  add_rpc_ping(app),
                                          add_example(app), add_torchrun(app, std::move(script_args))};
+  CLI::App* lesson = nullptr;
+  const std::function<int()> run_lesson = ddpscope::apps::add_lesson_command(app, &lesson);
   if (!known_command(app, argc, argv)) return 2;
   try {
     app.parse(parsed_argc, argv);
@@ -669,6 +672,7 @@ int main(int argc, char** argv) {
   try {
     for (const Command& c : commands)
       if (c.app->parsed()) return c.run();
+    if (lesson->parsed()) return run_lesson();
   } catch (const ddpscope::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.message().c_str());
     return 2;

@@ -128,6 +128,16 @@ void GraphView::fitToView() {
   centerOn(scene.center().x(), m_centers.front().y() + viewport()->height() / (2.5 * s));
 }
 
+double GraphView::zoom() const { return m_autoFit ? 0 : transform().m11(); }
+
+void GraphView::setZoom(double scale) {
+  m_autoFit = false;
+  const QPointF centre = mapToScene(viewport()->rect().center());
+  resetTransform();
+  this->scale(scale, scale);
+  centerOn(centre);
+}
+
 void GraphView::resizeEvent(QResizeEvent* event) {
   QGraphicsView::resizeEvent(event);
   if (m_autoFit) fitToView();

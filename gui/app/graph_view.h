@@ -32,6 +32,9 @@ class GraphView : public QGraphicsView {
   bool nodeFullyShown(size_t index) const;
   // Fits the graph to the view (the whole graph when readable); on again after setGraph.
   void fitToView();
+  // The scale the user zoomed to (0: fitted); setZoom applies one (a link's) and keeps it.
+  double zoom() const;
+  void setZoom(double scale);
 
   // A lesson's state drawn on the shown nodes (the Learn tab): the count left replaces
   // the recorded one, nodes that ran are greyed, the running one is ringed in red, an

@@ -1,4 +1,6 @@
 #include "learn_page.h"
+
+#include "lesson_file.h"
 #include "user_message.h"
 
 #include <QCheckBox>
@@ -15,6 +17,8 @@
 #include <QPushButton>
 #include <QSlider>
 #include <QSpinBox>
+#include <QApplication>
+#include <QClipboard>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QScrollArea>
@@ -52,8 +56,12 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   addLessonBars(layout);
   m_title = new QLabel;
   m_title->setStyleSheet(QStringLiteral("font-weight: bold"));
+  // A lesson file's words are shown as written, never as rich text (a shared file must
+  // not make the label fetch images or follow links).
+  m_title->setTextFormat(Qt::PlainText);
   m_title->setWordWrap(true);
   m_about = new QLabel;
+  m_about->setTextFormat(Qt::PlainText);
   m_about->setWordWrap(true);
   layout->addWidget(m_title);
   layout->addWidget(m_about);
@@ -163,6 +171,7 @@ QWidget* LearnPage::buildSidePanel() {
   auto* sideLayout = new QVBoxLayout(side);
   m_stepLabel = new QLabel;
   m_explanation = new QLabel;
+  m_explanation->setTextFormat(Qt::PlainText);
   m_explanation->setWordWrap(true);
   m_explanation->setMinimumHeight(60);
   m_explanation->setAlignment(Qt::AlignTop | Qt::AlignLeft);
@@ -228,6 +237,18 @@ QHBoxLayout* LearnPage::buildControls() {
   m_speed->setFocusPolicy(Qt::NoFocus);
   controls->addWidget(m_speed);
   controls->addStretch();
+  // A link to this step (lesson_link.h), for a chat or the course page: it opens the same
+  // lesson, step and view in another ddpscope.
+  auto* link = new QPushButton(tr("Copy link"));
+  link->setToolTip(tr("Copy a link to this step (Ctrl+Shift+C); ddpscope opens it at the same step and view"));
+  link->setFocusPolicy(Qt::NoFocus);
+  connect(link, &QPushButton::clicked, this, [this] {
+    if (m_lesson.steps.empty()) return;
+    const QString text = linkToStep().toString();
+    QApplication::clipboard()->setText(text);
+    emit statusMessage(tr("Copied: %1").arg(text));
+  });
+  controls->addWidget(link);
   return controls;
 }
 
@@ -256,6 +277,7 @@ void LearnPage::connectSignals() {
     showState();
   });
   connect(m_lessonBox, &QComboBox::activated, this, [this](int index) {
+    if (index >= static_cast<int>(lessons().size())) return;  // the file or run shown: already open
     QString error;
     if (!openLesson(index, &error)) emit statusMessage(error);
   });
@@ -324,7 +346,123 @@ bool LearnPage::openLesson(int index, QString* error) {
   }
   if (info.compare_file.isEmpty()) m_sideBySide->setChecked(false);
   m_aboutTemplate = info.about;
-  return load(QDir(dir).filePath(info.file), info.ddp, info.rank, error);
+  if (!load(QDir(dir).filePath(info.file), info.ddp, info.rank, error)) return false;
+  m_source.source = LessonLink::Source::Builtin;
+  m_source.lesson = index;
+  m_source.path.clear();
+  m_catalogIndex = index;
+  showSourceInBox(QString());
+  return true;
+}
+
+bool LearnPage::openLessonFile(const QString& path, QString* error) {
+  probes::LessonFile file;
+  QString run;
+  try {
+    file = probes::read_lesson_file(path.toStdString());
+    run = QString::fromStdString(probes::lesson_run_path(path.toStdString(), file));
+  } catch (const std::exception& e) {
+    *error = userMessage(e);
+    return false;
+  }
+  if (!QFileInfo::exists(run)) {
+    *error = tr("The lesson %1 replays %2, which is not there: keep the run file beside the lesson file (as "
+                "ddpscope-cli lesson make wrote them), or make the lesson again")
+                 .arg(QFileInfo(path).fileName(), run);
+    return false;
+  }
+  bool ddp = file.kind == "ddp";
+  if (file.kind.empty()) {  // not said: what the run holds
+    try {
+      probes::RunStoreReader reader(run.toStdString());
+      ddp = list_dist_graphs(reader).empty();
+    } catch (const std::exception& e) {
+      *error = tr("Cannot open %1: %2").arg(run, userMessage(e));
+      return false;
+    }
+  }
+  m_aboutTemplate = QString::fromStdString(file.about);
+  if (!load(run, ddp, file.rank, error)) return false;
+  m_source.source = LessonLink::Source::File;
+  m_source.path = QFileInfo(path).absoluteFilePath();
+  m_stops = file.stops;
+  for (const auto& [step, text] : file.narration)
+    m_narration[step] = QString::fromStdString(text);
+  const QString title = QString::fromStdString(file.title);
+  m_title->setText(tr("%1 · %2 steps · %3").arg(title).arg(m_lesson.steps.size()).arg(QFileInfo(path).fileName()));
+  showSourceInBox(title);
+  // Stops and narration past the end are said, not silently dropped.
+  const size_t steps = m_lesson.steps.size();
+  const long beyond =
+      std::count_if(m_stops.begin(), m_stops.end(), [&](int s) { return static_cast<size_t>(s) > steps; }) +
+      std::count_if(m_narration.begin(), m_narration.end(),
+                    [&](const auto& n) { return static_cast<size_t>(n.first) > steps; });
+  if (beyond > 0)
+    emit statusMessage(tr("%1: %2 stop(s) or narrated step(s) lie past the lesson's %3 steps and are not used")
+                           .arg(QFileInfo(path).fileName())
+                           .arg(beyond)
+                           .arg(steps));
+  showState();
+  return true;
+}
+
+// The lesson box names the lesson shown: a file's or a run's title as an extra last item,
+// removed when a lesson of the menu is opened again.
+void LearnPage::showSourceInBox(const QString& title) {
+  // Run live re-records a lesson of the menu (a live recording of one included); a file
+  // or run of the user's own has no example to run again, nor a twin to show beside it.
+  m_live->setEnabled(!m_cli.isEmpty() && m_catalogIndex >= 0 && !isRunningLive());
+  if (m_source.source != LessonLink::Source::Builtin && m_catalogIndex < 0) {
+    m_sideBySide->setChecked(false);
+    m_sideBySide->setEnabled(false);
+    m_compare = Lesson();
+  }
+  const QSignalBlocker block(m_lessonBox);
+  while (m_lessonBox->count() > static_cast<int>(lessons().size()))
+    m_lessonBox->removeItem(m_lessonBox->count() - 1);
+  if (m_source.source == LessonLink::Source::Builtin) {
+    m_lessonBox->setCurrentIndex(m_source.lesson);
+    return;
+  }
+  m_lessonBox->addItem(title.isEmpty() ? QFileInfo(m_source.path).fileName() : title);
+  m_lessonBox->setCurrentIndex(m_lessonBox->count() - 1);
+}
+
+LessonLink LearnPage::linkToStep() const {
+  LessonLink link = m_source;
+  link.step = static_cast<int>(m_applied);
+  link.sideBySide = m_sideBySide->isChecked();
+  link.predict = m_predict->isChecked();
+  link.zoom = m_graph->zoom();
+  return link;
+}
+
+bool LearnPage::openLink(const LessonLink& link, QString* error) {
+  bool opened = false;
+  switch (link.source) {
+    case LessonLink::Source::Builtin: opened = openLesson(link.lesson, error); break;
+    case LessonLink::Source::File:
+    case LessonLink::Source::Run:
+      if (!QFileInfo::exists(link.path)) {
+        *error = tr("This link opens %1, which is not on this machine: ask whoever sent it for the %2 (%3), then "
+                    "open it here, or put it at that path")
+                     .arg(link.path,
+                          link.source == LessonLink::Source::File ? tr("lesson file and its run") : tr("run file"),
+                          link.source == LessonLink::Source::File ? tr("Learn > Open a lesson file...")
+                                                                  : tr("File > Open run"));
+        return false;
+      }
+      opened = link.source == LessonLink::Source::File ? openLessonFile(link.path, error) : openRun(link.path, error);
+      break;
+  }
+  if (!opened) return false;
+  m_predict->setChecked(false);  // the steps are taken, not asked
+  m_sideBySide->setChecked(link.sideBySide && m_sideBySide->isEnabled());
+  m_applied = std::min(static_cast<size_t>(link.step), m_lesson.steps.size());
+  m_predict->setChecked(link.predict);
+  showState();
+  if (link.zoom > 0) m_graph->setZoom(link.zoom);
+  return true;
 }
 
 bool LearnPage::openRun(const QString& path, QString* error) {
@@ -333,11 +471,13 @@ bool LearnPage::openRun(const QString& path, QString* error) {
          "iterations.");
   try {
     probes::RunStoreReader reader(path.toStdString());
-    return load(path, list_dist_graphs(reader).empty(), 0, error);
+    if (!load(path, list_dist_graphs(reader).empty(), 0, error)) return false;
   } catch (const std::exception& e) {
     *error = tr("Cannot open %1: %2").arg(path, userMessage(e));
     return false;
   }
+  showSourceInBox(QString());
+  return true;
 }
 
 // The lesson's words for the run loaded: a DDP lesson names the bucket cap the run was
@@ -390,6 +530,13 @@ bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
     }
     m_lesson = std::move(lesson);
     m_about->setText(aboutRun(reader));
+    // A run replayed as it is (a lesson of the menu or a file says otherwise after this).
+    m_source = LessonLink{};
+    m_source.source = LessonLink::Source::Run;
+    m_source.path = QFileInfo(path).absoluteFilePath();
+    m_stops.clear();
+    m_narration.clear();
+    m_catalogIndex = -1;  // openLesson sets it back
   } catch (const std::exception& e) {
     *error = tr("Cannot open %1: %2").arg(path, userMessage(e));
     return false;
@@ -429,6 +576,10 @@ bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
 bool LearnPage::isRunningLive() const { return m_process && m_process->state() != QProcess::NotRunning; }
 
 bool LearnPage::runLive(QString* error) {
+  if (m_catalogIndex < 0) {
+    *error = tr("Run live re-records a lesson of the Learn menu: open one there first");
+    return false;
+  }
   if (m_cli.isEmpty()) {
     *error = tr("ddpscope-cli was not found next to the app or on PATH; set DDPSCOPE_CLI");
     return false;
@@ -437,8 +588,7 @@ bool LearnPage::runLive(QString* error) {
     *error = tr("A live run of this lesson is still going");
     return false;
   }
-  const int index = std::max(0, m_lessonBox->currentIndex());
-  const LessonInfo& info = lessons()[static_cast<size_t>(index)];
+  const LessonInfo& info = lessons()[static_cast<size_t>(m_catalogIndex)];
   QDir().mkpath(m_workspace);
   LiveParameters params;
   params.workers = m_workers->value();
@@ -462,8 +612,11 @@ bool LearnPage::runLive(QString* error) {
     m_live->setEnabled(true);
     QString error;
     // A FAST lesson on an unused RPC fails by design: its run still replays.
-    const LessonInfo& lesson = lessons()[static_cast<size_t>(std::max(0, m_lessonBox->currentIndex()))];
+    const LessonInfo& lesson = lessons()[static_cast<size_t>(std::max(0, m_catalogIndex))];
+    const int catalog = m_catalogIndex;  // a live recording of it: Run live again re-records the same lesson
     if (QFileInfo::exists(out) && load(out, lesson.ddp, lesson.rank, &error)) {
+      m_catalogIndex = catalog;
+      showSourceInBox(tr("%1 (live: %2)").arg(lesson.title, QFileInfo(out).fileName()));
       emit statusMessage(
           code == 0 ? tr("Recorded %1").arg(QFileInfo(out).fileName())
                     : tr("Recorded %1; the example failed: %2").arg(QFileInfo(out).fileName(), log.section('\n', -1)));
@@ -490,6 +643,11 @@ void LearnPage::stepForward() {
   if (m_asking) return;  // answer first (or untick Predict)
   ++m_applied;
   showState();
+  // A lesson file's stops: Play halts there for the teacher to talk.
+  if (isPlaying() && std::binary_search(m_stops.begin(), m_stops.end(), static_cast<int>(m_applied))) {
+    setPlaying(false);
+    emit statusMessage(tr("Step %1: a stop of this lesson. Space plays on.").arg(m_applied));
+  }
 }
 
 void LearnPage::stepBack() {
@@ -597,7 +755,9 @@ void LearnPage::showState() {
   } else if (m_applied == 0) {
     m_explanation->setText(tr("Press Space to play, or Right to take one step."));
   } else {
-    m_explanation->setText(QString::fromStdString(m_lesson.explain(m_applied - 1)));
+    const auto narrated = m_narration.find(static_cast<int>(m_applied));
+    m_explanation->setText(narrated != m_narration.end() ? narrated->second
+                                                         : QString::fromStdString(m_lesson.explain(m_applied - 1)));
   }
   m_inFlight->clear();
   for (size_t k : s.in_flight) {

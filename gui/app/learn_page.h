@@ -10,9 +10,11 @@
 #pragma once
 
 #include <QWidget>
+#include <map>
 #include <memory>
 
 #include "lesson.h"
+#include "lesson_link.h"
 
 class QCheckBox;
 class QHBoxLayout;
@@ -46,6 +48,13 @@ class LearnPage : public QWidget {
   bool openLesson(int index, QString* error);
   // Any run with a recorded distributed pass: its first context.
   bool openRun(const QString& path, QString* error);
+  // A lesson file (probes/lesson_file.h): its run, title, words, stops and narration.
+  bool openLessonFile(const QString& path, QString* error);
+  // A link to the step shown (lesson, step, side by side, predict mode, the graph's zoom),
+  // and the state a link names; false with *error when its lesson cannot be opened here.
+  LessonLink linkToStep() const;
+  bool openLink(const LessonLink& link, QString* error);
+  const std::vector<int>& stops() const { return m_stops; }
   // Re-records the current lesson with the chosen parameters, then replays that run.
   bool runLive(QString* error);
   bool isRunningLive() const;
@@ -109,6 +118,7 @@ class LearnPage : public QWidget {
   void updateScore();
   void showFeedback(const QString& text, bool right);
   QString aboutRun(probes::RunStoreReader& reader) const;
+  void showSourceInBox(const QString& title);
 
   QString m_workspace, m_cli;
   Lesson m_lesson;
@@ -140,7 +150,11 @@ class LearnPage : public QWidget {
   QLabel* m_explanation = nullptr;
   QLabel* m_stepLabel = nullptr;
   QLabel* m_feedback = nullptr;
-  QString m_aboutTemplate;  // the lesson's words; {cap} filled from the run loaded
+  QString m_aboutTemplate;             // the lesson's words; {cap} filled from the run loaded
+  LessonLink m_source;                 // what is replayed: a lesson of the menu, a lesson file, a run
+  int m_catalogIndex = -1;             // the menu's lesson shown or live-recorded; -1: a file or run of the user's
+  std::vector<int> m_stops;            // a lesson file's: Play stops after these steps
+  std::map<int, QString> m_narration;  // a lesson file's words for its steps
   QLabel* m_scoreLabel = nullptr;
   QListWidget* m_inFlight = nullptr;
   QLabel* m_inFlightTitle = nullptr;

@@ -7,6 +7,7 @@
 #include <QCommandLineParser>
 #include <QLabel>
 #include <QLineEdit>
+#include <QUrl>
 #include <QTimer>
 #include <cstdio>
 
@@ -67,6 +68,10 @@ struct AppOptions {
   QCommandLineOption compare{QStringLiteral("compare"),
                              QStringLiteral("Compare the run opened (A) with this one (B) on the Compare tab"),
                              QStringLiteral("RUN_FILE")};
+  QCommandLineOption openLink{
+      QStringLiteral("open-link"),
+      QStringLiteral("Open a link to a lesson's step (ddpscope:learn?..., from Learn > Copy link to this step)"),
+      QStringLiteral("LINK")};
   QCommandLineOption size{
       QStringLiteral("size"),
       QStringLiteral("With --screenshot: the window's size (default 1600x1000; a laptop: 1280x800)"),
@@ -77,10 +82,12 @@ struct AppOptions {
     parser.setApplicationDescription(QStringLiteral("ddpscope: distributed training debugger"));
     parser.addHelpOption();
     parser.addPositionalArgument(QStringLiteral("run"),
-                                 QStringLiteral("A run file to open, or a PyTorch job's profiler traces (a folder, "
-                                                "or *.json / *.json.gz files, one per rank) to import and open"),
+                                 QStringLiteral("A run file to open, a lesson file (*.ddplesson), a ddpscope: link, or "
+                                                "a PyTorch job's profiler traces (a folder, or *.json / *.json.gz "
+                                                "files, one per rank) to import and open"),
                                  QStringLiteral("[RUN_FILE | TRACES...]"));
-    parser.addOptions({screenshot, size, tab, demo, launch, lesson, step, sideBySide, find, range, iteration, compare});
+    parser.addOptions(
+        {screenshot, size, tab, demo, launch, lesson, step, sideBySide, find, range, iteration, compare, openLink});
     parser.process(app);
   }
   bool isSet(const QCommandLineOption& o) const { return parser.isSet(o); }
@@ -88,8 +95,12 @@ struct AppOptions {
   bool framesTimeline() const { return isSet(find) || isSet(range) || isSet(iteration); }
 };
 
-// A run file, or one trace per rank to import.
-void openPaths(ddpscope::gui::MainWindow& window, const QStringList& paths) {
+// A run file, a lesson file, a link, or one trace per rank to import. The desktop entry
+// passes file:// URLs (Exec=ddpscope %U): they are opened as the files they name.
+void openPaths(ddpscope::gui::MainWindow& window, QStringList paths) {
+  for (QString& p : paths) {
+    if (p.startsWith(QLatin1String("file:"), Qt::CaseInsensitive)) p = QUrl(p).toLocalFile();
+  }
   if (paths.size() > 1) {
     window.importTraces(paths);
   } else if (!paths.isEmpty() && !window.openPath(paths.first())) {
@@ -199,6 +210,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   if ((o.isSet(o.demo) || o.isSet(o.launch)) && !launchAsked(window, o)) return 2;
+  if (o.isSet(o.openLink)) {
+    QString error;
+    if (!window.openLink(o.value(o.openLink), &error)) {
+      std::fprintf(stderr, "error: --open-link: %s\n", qPrintable(error));
+      return 2;
+    }
+  }
   if (o.isSet(o.tab)) window.showTab(o.value(o.tab));
   if (o.isSet(o.lesson) && !openLessonAsked(window, o)) return 2;
   if (o.isSet(o.screenshot)) {

@@ -396,21 +396,6 @@ void MainWindow::buildViewMenu() {
   });
 }
 
-void MainWindow::buildLearnMenu() {
-  QMenu* learn = menuBar()->addMenu(tr("L&earn"));
-  for (size_t i = 0; i < lessons().size(); ++i)
-    learn->addAction(lessons()[i].title, this, [this, i] { openLesson(static_cast<int>(i)); });
-  learn->addSeparator();
-  learn->addAction(tr("Replay the &open run"), this, [this] {
-    QString error;
-    if (!m_run || !m_learn->openRun(QString::fromStdString(m_run->path), &error)) {
-      statusBar()->showMessage(m_run ? error : tr("Open a run first"));
-      return;
-    }
-    showTab(QStringLiteral("learn"));
-  });
-}
-
 void MainWindow::buildHelpMenu() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   m_shortcutsAction = help->addAction(tr("&Keyboard shortcuts"), QKeySequence::HelpContents, this, [this] {
@@ -425,17 +410,6 @@ void MainWindow::buildHelpMenu() {
                           "through the run store. See README.md for the two set-up commands, the CLI "
                           "(ddpscope-cli train, stats, hang, export) and the lessons."));
   });
-}
-
-bool MainWindow::openLesson(int index) {
-  QString error;
-  if (!m_learn->openLesson(index, &error)) {
-    statusBar()->showMessage(error);
-    return false;
-  }
-  showTab(QStringLiteral("learn"));
-  m_learn->setFocus();
-  return true;
 }
 
 // Tabs are found by an id of their own ("hang"), never by their translated titles.

@@ -156,6 +156,12 @@ class MainWindow : public QMainWindow {
   LearnPage* learnPage() const { return m_learn; }
   // Learn > lesson `index` (0-based): shows the Learn tab with its recorded run.
   bool openLesson(int index);
+  // A lesson file (*.ddplesson) on the Learn tab; false with the reason in the banner.
+  bool openLessonFile(const QString& path);
+  // Learn > Copy link to this step: the link (also on the clipboard); empty with no lesson.
+  QString copyLinkToStep();
+  // A ddpscope:learn?... link: the lesson, step and view it names; false with *error.
+  bool openLink(const QString& link, QString* error);
   LiveMonitor* monitor() const { return m_monitor; }
   JobController* job() const { return m_job; }
   LiveRunLoader* liveLoader() const { return m_live; }
@@ -230,6 +236,7 @@ class MainWindow : public QMainWindow {
   QAction* m_stopAction = nullptr;
   SortProxy* m_runsProxy = nullptr;
   QAction* m_shortcutsAction = nullptr;
+  QAction* m_copyLinkAction = nullptr;
   EmptyState* m_messagesEmpty = nullptr;
   EmptyState* m_hangEmpty = nullptr;
   ComparePage* m_compare = nullptr;

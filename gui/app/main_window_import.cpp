@@ -29,6 +29,13 @@ void MainWindow::setUpTraceImport() {
 }
 
 bool MainWindow::openPath(const QString& path, bool background) {
+  if (path.startsWith(QLatin1String("ddpscope:"), Qt::CaseInsensitive)) {
+    QString error;
+    if (openLink(path, &error)) return true;
+    emit loadFailed(tr("Cannot open the link: %1").arg(error));
+    return false;
+  }
+  if (path.endsWith(QLatin1String(".ddplesson"))) return openLessonFile(path);
   if (const QStringList dumps = flightDumpFiles(path); !dumps.isEmpty()) return importFlightDumps(dumps, path);
   if (QFileInfo(path).exists() && isTraceInput(path)) return importTraces({path});
   if (!background) return openRun(path);

@@ -29,6 +29,7 @@ const std::vector<Shortcut>& keyboardShortcuts() {
       {"Ctrl+L", "Launch a job", "Window"},
       {"F5", "Refresh the run list", "Window"},
       {"Ctrl+B", "Show or hide the run list", "Window"},
+      {"Ctrl+Shift+C", "Copy a link to the lesson's step (opens the same step elsewhere)", "Learn"},
       {"Ctrl+Q", "Quit", "Window"},
   };
   return keys;

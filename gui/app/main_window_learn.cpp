@@ -1,0 +1,87 @@
+// The Learn menu and links to a lesson's step: the lessons shipped, a lesson file of a
+// teacher's own, the open run replayed, and "Copy link to this step" / opening a link
+// (lesson_link.h), so a step can be shared as a link.
+#include <QApplication>
+#include <QClipboard>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenu>
+#include <QMenuBar>
+#include <QStatusBar>
+
+#include "learn_page.h"
+#include "lesson_catalog.h"
+#include "lesson_file.h"
+#include "lesson_link.h"
+#include "main_window.h"
+#include "run_list_model.h"
+
+namespace ddpscope::gui {
+
+void MainWindow::buildLearnMenu() {
+  QMenu* learn = menuBar()->addMenu(tr("L&earn"));
+  for (size_t i = 0; i < lessons().size(); ++i)
+    learn->addAction(lessons()[i].title, this, [this, i] { openLesson(static_cast<int>(i)); });
+  learn->addSeparator();
+  learn->addAction(tr("Open a lesson &file..."), this, [this] {
+    const QString file = QFileDialog::getOpenFileName(this, tr("Open a lesson file"), m_runList->folder(),
+                                                      tr("Lessons (*.ddplesson);;All files (*)"));
+    if (!file.isEmpty()) openLessonFile(file);
+  });
+  learn->addAction(tr("Replay the &open run"), this, [this] {
+    QString error;
+    if (!m_run || !m_learn->openRun(QString::fromStdString(m_run->path), &error)) {
+      statusBar()->showMessage(m_run ? error : tr("Open a run first"));
+      return;
+    }
+    showTab(QStringLiteral("learn"));
+  });
+  learn->addSeparator();
+  m_copyLinkAction = learn->addAction(tr("&Copy link to this step"), this, [this] { copyLinkToStep(); });
+  m_copyLinkAction->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+C")));
+}
+
+bool MainWindow::openLesson(int index) {
+  QString error;
+  if (!m_learn->openLesson(index, &error)) {
+    statusBar()->showMessage(error);
+    return false;
+  }
+  showTab(QStringLiteral("learn"));
+  m_learn->setFocus();
+  return true;
+}
+
+bool MainWindow::openLessonFile(const QString& path) {
+  QString error;
+  if (!m_learn->openLessonFile(path, &error)) {
+    emit loadFailed(tr("Cannot open the lesson: %1").arg(error));
+    return false;
+  }
+  showTab(QStringLiteral("learn"));
+  m_learn->setFocus();
+  return true;
+}
+
+QString MainWindow::copyLinkToStep() {
+  if (m_learn->lesson().steps.empty()) {
+    statusBar()->showMessage(tr("Open a lesson first (the Learn menu): a link names a lesson and its step"));
+    return QString();
+  }
+  const QString link = m_learn->linkToStep().toString();
+  QApplication::clipboard()->setText(link);
+  statusBar()->showMessage(tr("Copied: %1").arg(link));
+  return link;
+}
+
+bool MainWindow::openLink(const QString& text, QString* error) {
+  const std::optional<LessonLink> link = LessonLink::parse(text, static_cast<int>(lessons().size()), error);
+  if (!link) return false;
+  if (!m_learn->openLink(*link, error)) return false;
+  showTab(QStringLiteral("learn"));
+  m_learn->setFocus();
+  statusBar()->showMessage(tr("Opened %1").arg(text.trimmed()));
+  return true;
+}
+
+}  // namespace ddpscope::gui
