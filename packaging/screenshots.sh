@@ -56,6 +56,8 @@ shot --lesson 3 --step 200 --screenshot "$out/learn_smart.png"
 shot --lesson 4 --step 52 --screenshot "$out/learn_ddp.png"
 shot --lesson 5 --step 500 --screenshot "$out/learn_hang.png"
 shot --lesson 2 --step 40 --side-by-side --screenshot "$out/learn_side_by_side.png"
+echo "learn: the ring allreduce, rank 1 passing its first full sum on (all-gather)"
+shot --lesson 7 --step 9 --screenshot "$out/learn_ring.png"
 echo "ZeRO: a 2-rank transformer job with ZeRO overlapped with DDP, its shards (Buckets, Summary), and lesson 5"
 zero="$work/zero.ddprun"
 ./build/bin/ddpscope-cli train --np 2 --model transformer --iters 20 --bucket-cap-mb 0.5 --zero-overlap \

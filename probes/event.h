@@ -62,8 +62,14 @@ enum class Kind : uint8_t {
   // ZeRO (schema 7): after the shard steps, the updated parameters broadcast from their
   // owners (bytes: all of them), the post-step communication plain DDP does not have.
   ParamSync = 29,
+  // A ring allreduce's step on one rank (schema 9; engine/c10d/ring_allreduce.h): it sent
+  // one block to the next rank and received another from the previous one (seq = the
+  // allreduce's sequence number, msg_id = the step, 0 .. 2n-3: reduce-scatter, then
+  // all-gather; param = the block sent, bucket = the block received, peer = the rank sent
+  // to, bytes = the bytes sent). The Learn tab's ring lesson replays them.
+  RingStep = 30,
 };
-inline constexpr int kNumKinds = 30;
+inline constexpr int kNumKinds = 31;
 
 const char* kind_name(Kind kind);
 

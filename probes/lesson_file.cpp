@@ -53,8 +53,8 @@ LessonFile lesson_from_json(const nlohmann::json& j, const std::string& where) {
   if (l.run.empty()) throw DDPSCOPE_ERROR(where, ": \"run\" is empty; it names the run file the lesson replays");
   l.about = text_field(j, "about", where, false);
   l.kind = text_field(j, "kind", where, false);
-  if (!l.kind.empty() && l.kind != "autograd" && l.kind != "ddp")
-    throw DDPSCOPE_ERROR(where, ": \"kind\" is \"", l.kind, "\"; it is \"autograd\" or \"ddp\"");
+  if (!l.kind.empty() && l.kind != "autograd" && l.kind != "ddp" && l.kind != "ring")
+    throw DDPSCOPE_ERROR(where, ": \"kind\" is \"", l.kind, "\"; it is \"autograd\", \"ddp\" or \"ring\"");
   if (j.contains("rank")) {
     if (!j["rank"].is_number_integer() || j["rank"].get<int64_t>() < 0 || j["rank"].get<int64_t>() > 1'000'000)
       throw DDPSCOPE_ERROR(where, ": \"rank\" must be a rank number (0 or more)");

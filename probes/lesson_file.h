@@ -21,9 +21,11 @@ namespace ddpscope::probes {
 
 struct LessonFile {
   std::string title;
-  std::string run;   // as written in the file
-  std::string kind;  // "autograd" (a distributed autograd pass) or "ddp" (a rank's DDP iterations)
-  int rank = 0;      // a DDP lesson's rank
+  std::string run;  // as written in the file
+  // "autograd" (a distributed autograd pass), "ddp" (a rank's DDP iterations) or "ring"
+  // (a ring allreduce's steps)
+  std::string kind;
+  int rank = 0;  // a DDP lesson's rank
   std::string about;
   std::vector<int> stops;                // ascending, each >= 1
   std::map<int, std::string> narration;  // step (>= 1) -> the words shown for it

@@ -210,12 +210,16 @@ CREATE INDEX span_packs_by_rank_time ON span_packs(rank, t_min);
   db.exec("DROP TABLE span_blocks; DROP TABLE spans;");
 }
 
+// Version 9: the ring allreduce's steps, one new kind (ring_step). No new table: a step
+// is a span with its block numbers in param and bucket and its step in msg_id.
+void create_version_9(SqliteDb& db) { add_kind_names(db); }
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {
-      create_version_1, create_version_2, create_version_3, create_version_4,
-      create_version_5, create_version_6, create_version_7, create_version_8};
-  static_assert(kRunStoreSchemaVersion == 8, "add the migration step with the new version");
+      create_version_1, create_version_2, create_version_3, create_version_4, create_version_5,
+      create_version_6, create_version_7, create_version_8, create_version_9};
+  static_assert(kRunStoreSchemaVersion == 9, "add the migration step with the new version");
   return steps;
 }
 

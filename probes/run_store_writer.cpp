@@ -176,7 +176,7 @@ PackedSpan packed_span(const BatchEvent& e, const std::vector<int64_t>& name_ids
   p.peer = optional(e.peer);
   p.seq = optional(rpc || rref ? -1 : dependency ? e.id2 : e.id);
   p.ctx_id = optional(rpc || dependency ? e.id : node ? e.id2 : -1);
-  p.msg_id = optional(rpc || gpu ? e.id2 : -1);
+  p.msg_id = optional(rpc || gpu || kind == Kind::RingStep ? e.id2 : -1);
   p.rref_id = optional(rref ? e.id : -1);
   p.fork_id = optional(rref ? e.id2 : -1);
   p.flags = e.flags & kEndedByError;  // the only flag kept (the shipper took the ticks one)

@@ -545,7 +545,9 @@ Command add_example(CLI::App& app) {
   auto& example = a->example;
   auto& launch = a->launch;
   CLI::App* cmd = app.add_subcommand(
-      "example", "Run a distributed autograd example (seed, chain, rref, unused-rpc, parameter-server) as a real job");
+      "example",
+      "Run a distributed autograd example (seed, chain, rref, unused-rpc, parameter-server) or the ring allreduce "
+      "(ring) as a real job");
   cmd->add_option("NAME", example.name, "The example")
       ->required()
       ->check(CLI::IsMember(ddpscope::apps::example_names()));

@@ -293,10 +293,35 @@ void print_result(const ExampleOptions& o, int rank, int workers, double median_
   }
 }
 
+// The ring allreduce of engine/c10d/ring_allreduce.h on a small tensor, recorded step by
+// step (ring_step spans) for the Learn tab's ring lesson: 2 elements a block, rank r's
+// tensor all r + 1, so every element sums to n(n+1)/2. Each rank says what it sent.
+int run_ring_example(c10d::ProcessGroup& group, const ExampleOptions& o) {
+  const int n = group.size(), rank = group.rank();
+  Tensor t = Tensor::full({2 * n}, rank + 1);
+  group.allreduce(t)->wait();
+  const double want = n * (n + 1) / 2.0;
+  const std::vector<float> got = t.to_vector<float>();
+  const bool right = std::all_of(got.begin(), got.end(), [&](float v) { return v == want; });
+  const int64_t bytes = 2 * n * static_cast<int64_t>(sizeof(float));
+  const int64_t sent = 2 * (n - 1) * 2 * static_cast<int64_t>(sizeof(float));
+  if (o.json) {
+    std::printf("{\"worker\": %d, \"sum\": %s, \"sent_bytes\": %lld, \"tensor_bytes\": %lld}\n", rank,
+                nlohmann::json(got).dump().c_str(), static_cast<long long>(sent), static_cast<long long>(bytes));
+  } else {
+    std::printf("rank %d: every element %s %.0f; sent %lld of the tensor's %lld bytes in %d steps (2(n-1)/n = %.2f)\n",
+                rank, right ? "=" : "!=", want, static_cast<long long>(sent), static_cast<long long>(bytes),
+                2 * (n - 1), 2.0 * (n - 1) / n);
+  }
+  std::fflush(stdout);
+  DDPSCOPE_CHECK(right, "example ring: rank ", rank, " summed to ", nlohmann::json(got).dump(), ", not ", want);
+  return 0;
+}
+
 }  // namespace
 
 const std::vector<std::string>& example_names() {
-  static const std::vector<std::string> names = {"seed", "chain", "rref", "unused-rpc", "parameter-server"};
+  static const std::vector<std::string> names = {"seed", "chain", "rref", "unused-rpc", "parameter-server", "ring"};
   return names;
 }
 
@@ -317,9 +342,16 @@ int example_worker(int argc, char** argv) {
   app.add_flag("--json", o.json);
   CLI11_PARSE(app, argc, argv);
   g_seed = o.seed;
+  // The ring example sums around ring_allreduce.h's ring, whatever the hosts.
+  if (o.name == "ring") setenv("DDPSCOPE_MPI_RING", "1", 1);
   auto group = c10d::init_process_group();
   auto probes_session = probes::ProbeSession::from_environment(group->rank(), "cpu");
   probes::set_thread_name("example " + o.name);
+  if (o.name == "ring") {
+    const int code = run_ring_example(*group, o);
+    if (probes_session) probes_session->flush();
+    return code;
+  }
   const int rank = group->rank();
   const int need = o.name == "seed" || o.name == "unused-rpc" || o.name == "parameter-server" ? 2 : 3;
   DDPSCOPE_CHECK(group->size() >= need, "example ", o.name, " needs at least ", need, " workers (--np ", need,

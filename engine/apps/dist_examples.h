@@ -7,6 +7,8 @@
 //   parameter-server  worker 0 holds W; every other worker fits its own data to it at the
 //               same time, stepping W through a DistributedOptimizer (its line adds
 //               "losses", one per step)
+//   ring        no RPC: one ring allreduce (engine/c10d/ring_allreduce.h) of a small
+//               tensor, every step recorded, for the Learn tab's ring lesson
 // Run by `ddpscope-cli example NAME --np N`, which starts `ddpscope-worker example ...`.
 // With --json every worker prints one line:
 //   {"worker": N, "inputs": {NAME: nested lists}, "gradients": {NAME: nested lists}}

@@ -27,6 +27,7 @@ std::string replayable_kind(probes::RunStoreReader& run, int rank) {
     if (g.ctx_id >= 0) return "autograd";
   const auto ready = run.spans({.kinds = {probes::Kind::GradReady}, .rank = rank, .limit = 1});
   if (!ready.empty()) return "ddp";
+  if (!run.spans({.kinds = {probes::Kind::RingStep}, .limit = 1}).empty()) return "ring";
   return {};
 }
 
@@ -37,11 +38,11 @@ int make_lesson(const MakeArgs& a) {
     throw DDPSCOPE_ERROR("--rank ", a.rank, ": the run has ", world, " rank(s), 0 to ", world - 1);
   const std::string found = replayable_kind(run, a.rank);
   if (found.empty())
-    throw DDPSCOPE_ERROR("'", a.run, "' holds neither a distributed autograd pass nor DDP gradients on rank ", a.rank,
-                         ": nothing to replay (record one with ddpscope-cli example NAME, or train)");
+    throw DDPSCOPE_ERROR("'", a.run, "' holds no distributed autograd pass, no DDP gradients on rank ", a.rank,
+                         " and no ring allreduce steps: nothing to replay (record one with ddpscope-cli example NAME, "
+                         "or train)");
   if (!a.kind.empty() && a.kind != found)
-    throw DDPSCOPE_ERROR("--kind ", a.kind, ": the run holds ", found == "ddp" ? "DDP iterations" : "an autograd pass",
-                         ", not ", a.kind == "ddp" ? "DDP iterations" : "an autograd pass");
+    throw DDPSCOPE_ERROR("--kind ", a.kind, ": the run holds ", found, " steps to replay, not ", a.kind);
   probes::LessonFile l;
   l.kind = found;
   l.rank = a.rank;
@@ -75,8 +76,10 @@ int make_lesson(const MakeArgs& a) {
   if (l.run.empty()) l.run = fs::absolute(a.run).string();
   probes::write_lesson_file(out.string(), l);
   std::printf("lesson: %s (%s of %s, %zu stop(s), %zu narrated step(s))\n", out.string().c_str(),
-              l.kind == "ddp" ? "DDP iterations" : "a distributed autograd pass", a.run.c_str(), l.stops.size(),
-              l.narration.size());
+              l.kind == "ddp"    ? "DDP iterations"
+              : l.kind == "ring" ? "a ring allreduce's steps"
+                                 : "a distributed autograd pass",
+              a.run.c_str(), l.stops.size(), l.narration.size());
   std::printf("open it in the app: ddpscope %s (or Learn > Open a lesson file...)\n", out.string().c_str());
   return 0;
 }
@@ -94,7 +97,7 @@ std::function<int()> add_lesson_command(CLI::App& app, CLI::App** lesson) {
   make->add_option("--title", args->title, "The lesson's title (default: the run's name)");
   make->add_option("--about", args->about, "The words shown above the lesson: what to watch for");
   make->add_option("--kind", args->kind, "What to replay when the run holds both")
-      ->check(CLI::IsMember({"autograd", "ddp"}));
+      ->check(CLI::IsMember({"autograd", "ddp", "ring"}));
   make->add_option("--rank", args->rank, "A DDP lesson's rank (default 0)");
   make->add_option("--stop", args->stops, "A step where Play stops (repeat it), counted from 1");
   make->add_option("--narrate", args->narration,

@@ -37,11 +37,17 @@ bool ring_applies(ReduceOp op, DType dtype) {
   return (op == ReduceOp::Sum || op == ReduceOp::Avg) && (dtype == DType::F32 || dtype == DType::F64);
 }
 
+// The sequence number of the collective the lane thread runs now: the ring records its
+// steps with it.
+thread_local int64_t t_running_seq = -1;
+
 void ring_sum(void* data, int64_t numel, DType dtype, MPI_Comm comm, std::vector<char>& scratch) {
+  RingOptions options;
+  options.seq = t_running_seq;
   if (dtype == DType::F32) {
-    ring_allreduce_sum(static_cast<float*>(data), numel, comm, scratch);
+    ring_allreduce_sum(static_cast<float*>(data), numel, comm, scratch, options);
   } else {
-    ring_allreduce_sum(static_cast<double*>(data), numel, comm, scratch);
+    ring_allreduce_sum(static_cast<double*>(data), numel, comm, scratch, options);
   }
 }
 
@@ -249,7 +255,9 @@ void ProcessGroupMPI::run_lane(Lane& lane) {
         span.args().bytes = op.bytes;
         span.args().id = static_cast<int64_t>(op.work->sequence_number());
         span.args().peer = static_cast<int16_t>(op.peer);
+        t_running_seq = static_cast<int64_t>(op.work->sequence_number());
         op.run();
+        t_running_seq = -1;
       }
       record_completed(op.record_id);
       op.work->finish();

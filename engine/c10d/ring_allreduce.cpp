@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mpi_environment.h"
+#include "probe.h"
 
 namespace ddpscope::c10d {
 namespace {
@@ -49,6 +50,23 @@ void exchange(const T* send, int64_t send_count, int right, T* recv, int64_t rec
   }
 }
 
+// One step on this rank as a ring_step span (probes/event.h): which block went to the
+// right neighbour and which came from the left, so the ring can be replayed and taught.
+void record_step(const char* phase_name, int64_t t_begin, int64_t seq, int step, int send_block, int recv_block,
+                 int right, int64_t bytes) {
+  if (!probes::enabled()) return;
+  static constexpr probes::SourceLocation kReduceScatter{"ring reduce-scatter", __FILE__, __LINE__};
+  static constexpr probes::SourceLocation kAllGather{"ring all-gather", __FILE__, __LINE__};
+  probes::record(probes::Kind::RingStep, phase_name[0] == 'r' ? &kReduceScatter : &kAllGather, t_begin,
+                 probes::now_ns(),
+                 {.param = send_block,
+                  .bucket = static_cast<int16_t>(recv_block),
+                  .peer = static_cast<int16_t>(right),
+                  .bytes = bytes,
+                  .id = seq,
+                  .id2 = step});
+}
+
 }  // namespace
 
 template <typename T>
@@ -65,16 +83,22 @@ void ring_allreduce_sum(T* data, int64_t numel, MPI_Comm comm, std::vector<char>
   // Reduce-scatter: after step s, block (rank - s - 1) holds the sum of s + 2 ranks.
   for (int s = 0; s < n - 1; ++s) {
     const int send_block = (rank - s + 2 * n) % n, recv_block = (rank - s - 1 + 2 * n) % n;
+    const int64_t t0 = probes::enabled() ? probes::now_ns() : 0;
     exchange(data + begin(send_block), length(send_block), right, incoming, length(recv_block), left, comm, options);
     T* into = data + begin(recv_block);
     for (int64_t i = 0; i < length(recv_block); ++i)
       into[i] += incoming[i];
+    record_step("reduce-scatter", t0, options.seq, s, send_block, recv_block, right,
+                length(send_block) * static_cast<int64_t>(sizeof(T)));
   }
   // Allgather: rank holds the whole sum of block (rank + 1); pass the sums around.
   for (int s = 0; s < n - 1; ++s) {
     const int send_block = (rank + 1 - s + 2 * n) % n, recv_block = (rank - s + 2 * n) % n;
+    const int64_t t0 = probes::enabled() ? probes::now_ns() : 0;
     exchange(data + begin(send_block), length(send_block), right, data + begin(recv_block), length(recv_block), left,
              comm, options);
+    record_step("all-gather", t0, options.seq, n - 1 + s, send_block, recv_block, right,
+                length(send_block) * static_cast<int64_t>(sizeof(T)));
   }
 }
 

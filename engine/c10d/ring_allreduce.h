@@ -29,6 +29,9 @@ namespace ddpscope::c10d {
 struct RingOptions {
   int64_t segment_bytes = 256 << 10;
   int window = 64;  // segments in flight each way
+  // The allreduce's sequence number in its group: each step is recorded as a ring_step
+  // span carrying it (the Learn tab's ring lesson replays them). -1: not numbered.
+  int64_t seq = -1;
 };
 
 // Sums `data` (numel elements of T: float or double) over every rank of `comm` in place.

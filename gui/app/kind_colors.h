@@ -35,6 +35,7 @@ inline QColor kindColor(probes::Kind kind) {
     case Kind::CudaRuntime: return QColor(0xc6, 0xb8, 0xe6);
     // ZeRO's post-step broadcasts: communication, a teal apart from the bucket green.
     case Kind::ParamSync: return QColor(0x1f, 0x9e, 0x89);
+    case Kind::RingStep: return QColor(0x9c, 0x75, 0x5f);
     default: return QColor(0xba, 0xb0, 0xac);
   }
 }
@@ -57,6 +58,7 @@ inline QString kindLabel(probes::Kind kind) {
     case Kind::CudaRuntime: return QStringLiteral("CUDA launch");
     case Kind::CpuOp: return QStringLiteral("CPU op");
     case Kind::ParamSync: return QStringLiteral("ZeRO parameter broadcast");
+    case Kind::RingStep: return QStringLiteral("ring allreduce step");
     default: return QString::fromLatin1(probes::kind_name(kind)).replace('_', ' ');
   }
 }

@@ -1,6 +1,8 @@
 #include "learn_page.h"
 
 #include "lesson_file.h"
+#include "ring_lesson.h"
+#include "ring_view.h"
 #include "user_message.h"
 
 #include <QCheckBox>
@@ -22,6 +24,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QScrollArea>
+#include <QStackedWidget>
 #include <QSplitter>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -162,7 +165,12 @@ QWidget* LearnPage::buildGraphs() {
   compareLayout->addWidget(m_compareGraph, 1);
   m_graphs->addWidget(m_comparePane);
   m_comparePane->hide();
-  return m_graphs;
+  // A ring lesson draws its ranks and blocks in place of a graph.
+  m_ring = new RingView;
+  m_graphStack = new QStackedWidget;
+  m_graphStack->addWidget(m_graphs);
+  m_graphStack->addWidget(m_ring);
+  return m_graphStack;
 }
 
 // The step's words, its messages, a DDP lesson's buckets, and the lists of what is in flight.
@@ -202,6 +210,14 @@ QWidget* LearnPage::buildSidePanel() {
   sideLayout->addWidget(m_inFlight, 1);
   sideLayout->addWidget(m_gradientsTitle);
   sideLayout->addWidget(m_gradients, 1);
+  // A ring lesson: what each rank has sent so far, against the tensor's size; below it
+  // the room the hidden lists would take.
+  m_ringTally = new QLabel;
+  m_ringTally->setWordWrap(true);
+  m_ringTally->setTextFormat(Qt::PlainText);
+  sideLayout->addWidget(m_ringTally);
+  m_ringFiller = new QWidget;
+  sideLayout->addWidget(m_ringFiller, 10);
   side->setMinimumWidth(300);
   // Scrolled when the window is short (a laptop's 700 px): the step's words, timeline and
   // lists keep their heights instead of setting the page's.
@@ -264,6 +280,7 @@ void LearnPage::connectSignals() {
   connect(m_speed, &QSlider::valueChanged, this, [this](int v) { setStepsPerSecond(v / 2.0); });
   setStepsPerSecond(m_speed->value() / 2.0);
   connect(m_graph, &GraphView::nodeIndexClicked, this, &LearnPage::onNodeClicked);
+  connect(m_ring, &RingView::cellClicked, this, &LearnPage::onRingCellClicked);
   connect(m_sideBySide, &QCheckBox::toggled, this, [this](bool on) {
     m_comparePane->setVisible(on);
     if (on) {
@@ -511,7 +528,13 @@ bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
   try {
     probes::RunStoreReader reader(path.toStdString());
     Lesson lesson;
-    if (ddp) {
+    // A run of ring steps and nothing else to replay: the ring lesson (ring_lesson.h).
+    const bool ring = !reader.spans({.kinds = {probes::Kind::RingStep}, .limit = 1}).empty() &&
+                      list_dist_graphs(reader).empty() &&
+                      reader.spans({.kinds = {probes::Kind::GradReady}, .limit = 1}).empty();
+    if (ring) {
+      lesson = load_ring_lesson(reader);
+    } else if (ddp) {
       lesson = load_ddp_lesson(reader, rank);
     } else {
       const auto graphs = list_dist_graphs(reader);
@@ -545,7 +568,13 @@ bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
   m_applied = 0;
   m_asking = false;
   m_score = m_predictions = 0;
-  if (m_lesson.ddp) {
+  if (m_lesson.ring) {
+    m_title->setText(tr("allreduce #%1 around a ring of %2 ranks · %3 steps · %4")
+                         .arg(m_lesson.pass)
+                         .arg(m_lesson.ring_ranks)
+                         .arg(m_lesson.steps.size())
+                         .arg(QFileInfo(path).fileName()));
+  } else if (m_lesson.ddp) {
     m_title->setText(tr("rank %1 · its first iterations · %2 steps · %3")
                          .arg(m_lesson.rank)
                          .arg(m_lesson.steps.size())
@@ -557,12 +586,16 @@ bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
                          .arg(m_lesson.steps.size())
                          .arg(QFileInfo(path).fileName()));
   }
-  // A distributed lesson shows its messages and context; a DDP lesson its buckets.
+  // A distributed lesson shows its messages and context; a DDP lesson its buckets; a ring
+  // lesson its ranks' blocks, and the words.
   for (QWidget* w :
        std::initializer_list<QWidget*>{m_sequence, m_inFlight, m_inFlightTitle, m_gradients, m_gradientsTitle})
-    w->setVisible(!m_lesson.ddp);
+    w->setVisible(!m_lesson.ddp && !m_lesson.ring);
   m_buckets->setVisible(m_lesson.ddp);
-  m_modeField->setVisible(!m_lesson.ddp);
+  m_ringTally->setVisible(m_lesson.ring);
+  m_ringFiller->setVisible(m_lesson.ring);
+  m_graphStack->setCurrentWidget(m_lesson.ring ? static_cast<QWidget*>(m_ring) : m_graphs);
+  m_modeField->setVisible(!m_lesson.ddp && !m_lesson.ring);
   for (QWidget* w : std::initializer_list<QWidget*>{m_bucketField, m_unused, m_findUnused})
     w->setVisible(m_lesson.ddp);
   m_graph->setGraph(m_lesson.graph, 1 << 30);  // never collapsed: every node is a step
@@ -632,7 +665,8 @@ bool LearnPage::runLive(QString* error) {
 
 void LearnPage::stepForward() {
   if (m_applied >= m_lesson.steps.size()) return;
-  if (m_predict->isChecked() && m_lesson.steps[m_applied].kind == StepKind::NodeRuns && !m_asking) {
+  const StepKind next = m_lesson.steps[m_applied].kind;
+  if (m_predict->isChecked() && (next == StepKind::NodeRuns || next == StepKind::RingStep) && !m_asking) {
     m_asking = true;
     m_guessed_wrong = false;
     showFeedback(QString(), true);  // a new question
@@ -684,6 +718,39 @@ void LearnPage::setPlaying(bool playing) {
 bool LearnPage::isPlaying() const { return m_timer->isActive(); }
 
 void LearnPage::setStepsPerSecond(double rate) { m_timer->setInterval(static_cast<int>(1000 / std::max(rate, 0.1))); }
+
+// Predict mode in a ring lesson: the block the asked rank sends next.
+void LearnPage::onRingCellClicked(int rank, int block) {
+  if (!m_asking || !m_lesson.ring) return;
+  const LessonStep& next = m_lesson.steps[m_applied];
+  if (rank == next.rank && block == next.param) {
+    if (!m_guessed_wrong) {
+      ++m_score;
+      ++m_predictions;
+    }
+    m_asking = false;
+    ++m_applied;
+    updateScore();
+    showState();
+    const QString text =
+        m_guessed_wrong ? tr("Yes, that one.") : tr("Right: rank %1 sends block %2.").arg(rank).arg(block);
+    showFeedback(text, true);
+    emit statusMessage(text);
+    return;
+  }
+  if (!m_guessed_wrong) ++m_predictions;
+  m_guessed_wrong = true;
+  updateScore();
+  const int n = m_lesson.ring_ranks;
+  const QString why = rank != next.rank ? tr("the question is about rank %1's row").arg(next.rank)
+                      : next.iteration == 0
+                          ? tr("in its first step a rank sends the block with its own number")
+                          : tr("a rank sends the block it received (and %1) in its previous step")
+                                .arg(next.iteration < n ? tr("added its own values to") : tr("took as the full sum"));
+  const QString text = tr("Not block %1: %2. Try again.").arg(block).arg(why);
+  showFeedback(text, false);
+  emit statusMessage(text);
+}
 
 void LearnPage::onNodeClicked(int node) {
   if (!m_asking) return;
@@ -743,6 +810,18 @@ void LearnPage::showState() {
     if (last.node >= 0 && last.kind != StepKind::NodeRuns) marks[static_cast<size_t>(last.node)].highlight = true;
   }
   m_graph->setMarks(marks);
+  if (m_lesson.ring) {
+    m_ring->setState(s, m_lesson.ring_ranks, m_applied > 0 ? &m_lesson.steps[m_applied - 1] : nullptr);
+    QStringList sent;
+    for (size_t r = 0; r < s.ring_bytes_sent.size(); ++r)
+      sent << tr("rank %1: %2 step(s), %3 B").arg(r).arg(s.ring_steps_done[r]).arg(s.ring_bytes_sent[r]);
+    const int n = m_lesson.ring_ranks;
+    m_ringTally->setText(tr("Sent so far (the tensor is %1 B on every rank):\n%2\nAt the end each rank has sent "
+                            "2(n-1)/n = %3 times the tensor.")
+                             .arg(m_lesson.ring_tensor_bytes)
+                             .arg(sent.join(QLatin1Char('\n')))
+                             .arg(n > 0 ? 2.0 * (n - 1) / n : 0.0, 0, 'f', 2));
+  }
   m_buckets->setBuckets(s.buckets, s.generation);
   showCompare();
   m_sequence->updateData(std::make_shared<const SequenceData>(lesson_sequence(m_lesson, m_applied)));
@@ -750,7 +829,10 @@ void LearnPage::showState() {
                      : m_lesson.steps.empty() ? -1
                                               : m_lesson.steps.front().t_ns);
   m_stepLabel->setText(tr("Step %1 of %2").arg(m_applied).arg(m_lesson.steps.size()));
-  if (m_asking) {
+  if (m_asking && m_lesson.ring) {
+    m_explanation->setText(
+        tr("Which block does rank %1 send next? Click it in rank %1's row.").arg(m_lesson.steps[m_applied].rank));
+  } else if (m_asking) {
     m_explanation->setText(tr("Which node runs next? Click it in the graph."));
   } else if (m_applied == 0) {
     m_explanation->setText(tr("Press Space to play, or Right to take one step."));

@@ -19,6 +19,7 @@
 class QCheckBox;
 class QHBoxLayout;
 class QSplitter;
+class QStackedWidget;
 class QVBoxLayout;
 class QComboBox;
 class QDoubleSpinBox;
@@ -33,6 +34,7 @@ class QTimer;
 namespace ddpscope::gui {
 
 class BucketFillView;
+class RingView;
 class GraphView;
 class SequenceView;
 
@@ -76,6 +78,7 @@ class LearnPage : public QWidget {
   int predictions() const { return m_predictions; }
 
   GraphView* graph() const { return m_graph; }
+  RingView* ringView() const { return m_ring; }
   QLabel* explanation() const { return m_explanation; }
   QLabel* aboutLabel() const { return m_about; }  // the lesson's words for the run loaded
   // Predict mode: what the last click was told (right, or why not), on the page.
@@ -115,6 +118,7 @@ class LearnPage : public QWidget {
   bool load(const QString& path, bool ddp, int rank, QString* error);
   void showState();
   void onNodeClicked(int node);
+  void onRingCellClicked(int rank, int block);
   void updateScore();
   void showFeedback(const QString& text, bool right);
   QString aboutRun(probes::RunStoreReader& reader) const;
@@ -140,7 +144,11 @@ class LearnPage : public QWidget {
   QLabel* m_compareExplanation = nullptr;
   QWidget* m_comparePane = nullptr;
   QSplitter* m_graphs = nullptr;  // the graph above, the compared graph below
-  QSplitter* m_split = nullptr;   // the graphs left, the step's panel right
+  RingView* m_ring = nullptr;     // a ring lesson's ranks and blocks, in the graph's place
+  QLabel* m_ringTally = nullptr;  // a ring lesson: bytes sent per rank so far
+  QWidget* m_ringFiller = nullptr;
+  QStackedWidget* m_graphStack = nullptr;
+  QSplitter* m_split = nullptr;  // the graphs left, the step's panel right
   bool m_splitPlaced = false;
   QWidget* m_modeField = nullptr;    // distributed-autograd lessons: "Mode" and its box
   QWidget* m_bucketField = nullptr;  // DDP lessons: "Bucket cap" and its box

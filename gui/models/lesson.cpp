@@ -1,6 +1,7 @@
 #include "lesson.h"
 
 #include "ddp_lesson.h"
+#include "ring_lesson.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -291,6 +292,7 @@ LessonState Lesson::state_after(size_t applied) const {
   s.executed.assign(n, false);
   s.active.assign(n, false);
   applied = std::min(applied, steps.size());
+  if (ring) return ring_state_after(*this, applied);
   for (size_t i = 0; i < applied; ++i)
     apply_step(*this, i, s);
   s.running = running_node(steps, applied);
@@ -424,6 +426,7 @@ std::string explain_count_falls(const Lesson& l, size_t i) {
 
 std::string Lesson::explain(size_t i) const {
   if (i >= steps.size()) return {};
+  if (ring) return explain_ring_step(*this, i);
   if (ddp) return explain_ddp_step(*this, i);
   const LessonStep& st = steps[i];
   const std::string who = worker(st.rank);

@@ -41,7 +41,10 @@ enum class StepKind : uint8_t {
   // ZeRO lessons:
   ShardStep,        // this rank steps its share of `bucket` (-1: of every bucket, after backward)
   ParamsBroadcast,  // every rank broadcasts the parameters it owns (bytes: all of them)
-  Verdict,          // the run did not finish: where each rank stood (the hang view's findings)
+  // Ring lessons (ring_lesson.h): `rank` sent block `param` to `peer` and received block
+  // `bucket` from the rank before it, its step `iteration` (0 .. 2n-3) of the ring.
+  RingStep,
+  Verdict,  // the run did not finish: where each rank stood (the hang view's findings)
 };
 
 struct LessonStep {
@@ -93,6 +96,11 @@ struct LessonState {
   int generation = 0;
   std::vector<BucketFill> buckets;
   bool broadcast = false;  // ZeRO: this iteration's parameters went out from their owners
+  // Ring lessons: per rank, per block, the ranks whose values that rank's copy of the
+  // block sums (bit r: rank r's); and per rank the ring steps it has done.
+  std::vector<std::vector<uint64_t>> holds;
+  std::vector<int> ring_steps_done;
+  std::vector<int64_t> ring_bytes_sent;  // per rank, so far
 };
 
 struct Lesson {
@@ -101,8 +109,11 @@ struct Lesson {
   GraphData graph;  // the pass's distributed graph (every worker's part); a DDP lesson: the rank's
   std::vector<LessonStep> steps;
   bool ddp = false;
-  int rank = 0;                      // a DDP lesson's rank
-  DdpLayout layout;                  // a DDP lesson's parameters and buckets
+  int rank = 0;       // a DDP lesson's rank
+  DdpLayout layout;   // a DDP lesson's parameters and buckets
+  bool ring = false;  // a ring allreduce's steps (ring_lesson.h)
+  int ring_ranks = 0;
+  int64_t ring_tensor_bytes = 0;     // the tensor summed (each rank's)
   std::vector<std::string> verdict;  // a run that did not finish: its status and the hang findings
 
   // The state once the first `applied` steps have happened (0: before any).

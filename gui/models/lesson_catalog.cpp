@@ -45,6 +45,13 @@ const std::vector<LessonInfo>& lessons() {
                       "rank 0 step its share of each bucket as soon as that bucket is reduced, and the step "
                       "end with every rank broadcasting what it updated."),
        true, 1.0, 0, false, QString(), true},
+      {QStringLiteral("6. The ring allreduce"), QStringLiteral("ring-allreduce.ddprun"), QStringLiteral("ring"),
+       QString(), 4,
+       QStringLiteral("Four ranks sum a tensor of four blocks around a ring: each sends to the next rank and "
+                      "receives from the one before. Watch the reduce-scatter leave each rank with one block's "
+                      "full sum after 3 steps, the all-gather pass those sums around in 3 more, and count what "
+                      "each rank sent: 6 blocks of a quarter, 2(n-1)/n of the tensor, whatever n."),
+       false, 1.0, 0, false, QString(), false, true},
   };
   return list;
 }

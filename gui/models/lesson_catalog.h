@@ -22,6 +22,7 @@ struct LessonInfo {
   bool unused_parameter = false;  // a DDP lesson whose rank 1 skips a layer
   QString compare_file;           // shown side by side with this one (lesson 2: FAST and SMART)
   bool zero = false;              // a DDP lesson of train --zero-overlap (AdamW)
+  bool ring = false;              // the ring allreduce's steps (ring_lesson.h; example ring)
 };
 
 const std::vector<LessonInfo>& lessons();

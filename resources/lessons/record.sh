@@ -25,6 +25,8 @@ DDPSCOPE_PG_TIMEOUT_MS=5000 "$cli" train --np 2 --model mlp --iters 3 --width 51
 # Lesson 5: ZeRO, the lesson 3 job with ZeroRedundancyOptimizer overlapped with DDP (AdamW).
 "$cli" train --np 2 --model mlp --iters 3 --width 512 --depth 4 --batch 16 --bucket-cap-mb 1 \
   --zero-overlap --optimizer adamw --progress lines --force --out "$dir/zero-overlap.ddprun" >/dev/null
+# Lesson 6: the ring allreduce, one allreduce of a small tensor on 4 ranks, every step recorded.
+"$cli" example ring --np 4 --force --out "$dir/ring-allreduce.ddprun" >/dev/null
 # Shipped in the repository: small pages and no WAL (the writer's 16 KiB pages leave each
 # file at 368 KiB for a few hundred rows).
 for f in "$dir"/*.ddprun; do

@@ -95,7 +95,7 @@ class TestLessonLinks : public QObject {
                                    << "not a step number";
     QTest::newRow("kind") << QByteArray(R"({"format": "ddpscope-lesson", "version": 1, "title": "t", "run": "r.ddprun",
                               "kind": "rpc"})")
-                          << "\"autograd\" or \"ddp\"";
+                          << "\"ddp\" or \"ring\"";
   }
 
   void testBadLessonFilesAreRefused() {
