@@ -15,7 +15,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export DDPSCOPE_WORKSPACE="$work/runs"
 app=./build/bin/ddpscope
-shot() { xvfb-run -a -s "-screen 0 1600x1000x24" "$app" --size 1280x800 "$@" | grep -v '^run file' || true; }
+shot() { xvfb-run -a -s "-screen 0 1600x1000x24" "$app" --size 1280x800 "$@" | grep --line-buffered -v '^run file' || true; }
 
 echo "live: launching the demo job from the app"
 shot --demo --tab Live --screenshot "$out/live.png"
@@ -58,6 +58,22 @@ shot --lesson 5 --step 500 --screenshot "$out/learn_hang.png"
 shot --lesson 2 --step 40 --side-by-side --screenshot "$out/learn_side_by_side.png"
 echo "learn: the ring allreduce, rank 1 passing its first full sum on (all-gather)"
 shot --lesson 7 --step 9 --screenshot "$out/learn_ring.png"
+echo "classroom: a teacher's window (lesson 3 at step 20) with students' apps joined on loopback, and one student's"
+port=47411
+DDPSCOPE_SCREENSHOT_DELAY_MS=7000 shot --teach "$port" --lesson 4 --step 20 --screenshot "$out/class_teacher.png" \
+  >"$work/teacher.out" &
+teacher=$!
+for _ in $(seq 50); do grep -q "join code" "$work/teacher.out" 2>/dev/null && break; sleep 0.1; done
+code=$(sed -n 's/.*join code \([0-9]*\).*/\1/p' "$work/teacher.out")
+students=()
+for name in Ana Ben; do
+  QT_QPA_PLATFORM=offscreen "$app" --join "127.0.0.1:$port" --code "$code" --name "$name" >/dev/null 2>&1 &
+  students+=($!)
+done
+DDPSCOPE_SCREENSHOT_DELAY_MS=2500 shot --join "127.0.0.1:$port" --code "$code" --name Cleo \
+  --screenshot "$out/class_student.png"
+wait "$teacher"
+kill "${students[@]}" 2>/dev/null || true
 echo "ZeRO: a 2-rank transformer job with ZeRO overlapped with DDP, its shards (Buckets, Summary), and lesson 5"
 zero="$work/zero.ddprun"
 ./build/bin/ddpscope-cli train --np 2 --model transformer --iters 20 --bucket-cap-mb 0.5 --zero-overlap \

@@ -293,6 +293,7 @@ void LearnPage::connectSignals() {
     if (!on) m_asking = false;
     showState();
   });
+  connect(m_sideBySide, &QCheckBox::toggled, this, &LearnPage::stepShown);
   connect(m_lessonBox, &QComboBox::activated, this, [this](int index) {
     if (index >= static_cast<int>(lessons().size())) return;  // the file or run shown: already open
     QString error;
@@ -722,6 +723,7 @@ void LearnPage::setStepsPerSecond(double rate) { m_timer->setInterval(static_cas
 // Predict mode in a ring lesson: the block the asked rank sends next.
 void LearnPage::onRingCellClicked(int rank, int block) {
   if (!m_asking || !m_lesson.ring) return;
+  if (!m_guessed_wrong) emit answered(tr("rank %1, block %2").arg(rank).arg(block));
   const LessonStep& next = m_lesson.steps[m_applied];
   if (rank == next.rank && block == next.param) {
     if (!m_guessed_wrong) {
@@ -757,6 +759,7 @@ void LearnPage::onNodeClicked(int node) {
   const LessonStep& next = m_lesson.steps[m_applied];
   const LessonState s = state();
   const GraphNode& clicked = m_lesson.graph.nodes[static_cast<size_t>(node)];
+  if (!m_guessed_wrong) emit answered(tr("%1 on worker %2").arg(QString::fromStdString(clicked.op)).arg(clicked.rank));
   if (node == next.node) {
     if (!m_guessed_wrong) {  // a wrong guess already counted this question, missed
       ++m_score;
@@ -859,6 +862,7 @@ void LearnPage::showState() {
   for (int worker : s.released)
     m_gradients->addItem(tr("worker %1: context released, its gradients freed").arg(worker));
   updateScore();
+  emit stepShown();
 }
 
 void LearnPage::showCompare() {

@@ -102,6 +102,11 @@ class LearnPage : public QWidget {
  signals:
   void statusMessage(const QString& text);
   void lessonLoaded();
+  // The state shown changed (a step, a lesson, side by side, predict): a class follows it.
+  void stepShown();
+  // Predict mode: the student's first answer to the question asked (the node's name, or
+  // "block N" in a ring lesson).
+  void answered(const QString& choice);
 
  protected:
   void keyPressEvent(QKeyEvent* event) override;

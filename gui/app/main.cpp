@@ -3,6 +3,7 @@
 // the 2-rank demo job and follows it live; `ddpscope --launch PRESET.json` launches a saved preset; `ddpscope --lesson
 // N [--step K]` opens a lesson of the Learn menu.
 #include <QApplication>
+#include <algorithm>
 #include <QCheckBox>
 #include <QCommandLineParser>
 #include <QLabel>
@@ -13,6 +14,7 @@
 
 #include "job_controller.h"
 #include "learn_page.h"
+#include "classroom.h"
 #include "main_window.h"
 #include "timeline_page.h"
 #include "timeline_view.h"
@@ -72,6 +74,16 @@ struct AppOptions {
       QStringLiteral("open-link"),
       QStringLiteral("Open a link to a lesson's step (ddpscope:learn?..., from Learn > Copy link to this step)"),
       QStringLiteral("LINK")};
+  QCommandLineOption teach{QStringLiteral("teach"),
+                           QStringLiteral("Teach a class: listen for students on PORT (0: any free port)"),
+                           QStringLiteral("PORT")};
+  QCommandLineOption join{QStringLiteral("join"),
+                          QStringLiteral("Join the class at HOST:PORT (with --code; the teacher's screen shows both)"),
+                          QStringLiteral("HOST:PORT")};
+  QCommandLineOption code{QStringLiteral("code"), QStringLiteral("With --join: the class's join code"),
+                          QStringLiteral("CODE")};
+  QCommandLineOption name{QStringLiteral("name"), QStringLiteral("With --join: your name, as the teacher sees it"),
+                          QStringLiteral("NAME")};
   QCommandLineOption size{
       QStringLiteral("size"),
       QStringLiteral("With --screenshot: the window's size (default 1600x1000; a laptop: 1280x800)"),
@@ -86,8 +98,8 @@ struct AppOptions {
                                                 "a PyTorch job's profiler traces (a folder, or *.json / *.json.gz "
                                                 "files, one per rank) to import and open"),
                                  QStringLiteral("[RUN_FILE | TRACES...]"));
-    parser.addOptions(
-        {screenshot, size, tab, demo, launch, lesson, step, sideBySide, find, range, iteration, compare, openLink});
+    parser.addOptions({screenshot, size, tab, demo, launch, lesson, step, sideBySide, find, range, iteration, compare,
+                       openLink, join, code, name, teach});
     parser.process(app);
   }
   bool isSet(const QCommandLineOption& o) const { return parser.isSet(o); }
@@ -172,7 +184,10 @@ void scheduleScreenshot(ddpscope::gui::MainWindow& window, const AppOptions& o) 
   auto save = [&window, &o] {
     if (o.isSet(o.tab)) window.showTab(o.value(o.tab));
     QTimer::singleShot(500, &window, [&window, &o] { frameTimeline(window, o); });
-    QTimer::singleShot(900, &window, [&window, &o] {
+    // DDPSCOPE_SCREENSHOT_DELAY_MS: a later shot, for a scene that takes a while to set
+    // (a class whose students join).
+    const int delay = std::clamp(qEnvironmentVariableIntValue("DDPSCOPE_SCREENSHOT_DELAY_MS"), 0, 60000);
+    QTimer::singleShot(delay > 0 ? delay : 900, &window, [&window, &o] {
       const bool saved = window.grab().save(o.value(o.screenshot));
       std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "error: cannot write",
                    qPrintable(o.value(o.screenshot)));
@@ -210,6 +225,27 @@ int main(int argc, char** argv) {
     return 2;
   }
   if ((o.isSet(o.demo) || o.isSet(o.launch)) && !launchAsked(window, o)) return 2;
+  if (o.isSet(o.teach)) {
+    QString error;
+    bool ok = false;
+    const int port = o.value(o.teach).toInt(&ok);
+    if (!ok || port < 0 || port > 65535 || !window.teachClass(static_cast<quint16>(port), &error)) {
+      std::fprintf(stderr, "error: --teach: %s\n",
+                   qPrintable(ok ? error : QStringLiteral("a port number from 0 to 65535 is expected")));
+      return 2;
+    }
+    std::printf("class: port %d, join code %s\n", window.classServer()->port(),
+                qPrintable(window.classServer()->code()));
+    std::fflush(stdout);
+  }
+  if (o.isSet(o.join)) {
+    QString error;
+    const QString name = o.isSet(o.name) ? o.value(o.name) : qEnvironmentVariable("USER");
+    if (!window.joinClass(o.value(o.join), o.value(o.code), name, &error)) {
+      std::fprintf(stderr, "error: --join: %s\n", qPrintable(error));
+      return 2;
+    }
+  }
   if (o.isSet(o.openLink)) {
     QString error;
     if (!window.openLink(o.value(o.openLink), &error)) {

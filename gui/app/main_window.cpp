@@ -107,6 +107,7 @@ MainWindow::~MainWindow() {
   // Ending the job emits finished(): it must not reach a window half torn down.
   m_job->disconnect(this);
   m_live->disconnect(this);
+  endClass();    // before the status bar it reports to goes
   delete m_job;  // stops a running job: no rank outlives the app
 }
 

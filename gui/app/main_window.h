@@ -14,6 +14,8 @@
 #include "run_data.h"
 
 class QChartView;
+class QDialog;
+class QMenu;
 class QHBoxLayout;
 class QCheckBox;
 class QComboBox;
@@ -51,6 +53,8 @@ class EmptyState;
 class BucketAdviceView;
 class TimeBreakdownPage;
 class ComparePage;
+class ClassroomServer;
+class ClassroomClient;
 class RanksPage;
 class RunFileWatch;
 class RunOpenJob;
@@ -162,6 +166,14 @@ class MainWindow : public QMainWindow {
   QString copyLinkToStep();
   // A ddpscope:learn?... link: the lesson, step and view it names; false with *error.
   bool openLink(const QString& link, QString* error);
+  // A class (classroom.h): teach one on `port` (0: any free port), or join one at
+  // "HOST:PORT" with the teacher's code; false with *error. endClass() leaves either.
+  bool teachClass(quint16 port, QString* error);
+  bool joinClass(const QString& where, const QString& code, const QString& name, QString* error);
+  void endClass();
+  int askClass();  // the teacher: a question about the next step; -1 without a class
+  ClassroomServer* classServer() const { return m_classServer; }
+  ClassroomClient* classClient() const { return m_classClient; }
   LiveMonitor* monitor() const { return m_monitor; }
   JobController* job() const { return m_job; }
   LiveRunLoader* liveLoader() const { return m_live; }
@@ -183,6 +195,10 @@ class MainWindow : public QMainWindow {
   void buildViewMenu();
   void buildLearnMenu();
   void buildHelpMenu();
+  void buildClassMenu(QMenu* learn);
+  void showClassStatus();
+  void showClassAnswers();
+  QString classAddress() const;
   void showRun(std::shared_ptr<const RunData> run, bool live);
   void selectInRunList(const QString& path);
   void updateJobActions();
@@ -237,6 +253,12 @@ class MainWindow : public QMainWindow {
   SortProxy* m_runsProxy = nullptr;
   QAction* m_shortcutsAction = nullptr;
   QAction* m_copyLinkAction = nullptr;
+  ClassroomServer* m_classServer = nullptr;
+  ClassroomClient* m_classClient = nullptr;
+  QAction* m_classFree = nullptr;
+  QLabel* m_classStatus = nullptr;
+  QDialog* m_classAnswers = nullptr;
+  QChartView* m_classAnswersView = nullptr;
   EmptyState* m_messagesEmpty = nullptr;
   EmptyState* m_hangEmpty = nullptr;
   ComparePage* m_compare = nullptr;

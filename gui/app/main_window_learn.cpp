@@ -39,6 +39,7 @@ void MainWindow::buildLearnMenu() {
   learn->addSeparator();
   m_copyLinkAction = learn->addAction(tr("&Copy link to this step"), this, [this] { copyLinkToStep(); });
   m_copyLinkAction->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+C")));
+  buildClassMenu(learn);
 }
 
 bool MainWindow::openLesson(int index) {

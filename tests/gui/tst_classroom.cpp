@@ -1,0 +1,177 @@
+// A class on loopback (issue 33): a teacher's window (in this process) and three
+// students' apps (separate `ddpscope --join` processes, offscreen) follow the teacher's
+// lesson and step; free stepping and the call back; a late joiner and a dropped
+// connection catch up to the current step; a bad code and a garbage client are refused
+// while the class goes on; fifty scripted students join one class and their answers are
+// counted for the teacher's chart.
+#include <QtTest/QtTest>
+
+#include <QProcess>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <memory>
+
+#include "classroom.h"
+#include "learn_page.h"
+#include "main_window.h"
+
+using namespace ddpscope::gui;
+
+namespace {
+
+// A student's app, its stdout read as it says what it does ("class: at LINK").
+class Student {
+ public:
+  Student(quint16 port, const QString& code, const QString& name) {
+    m_app.setProcessChannelMode(QProcess::MergedChannels);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    m_app.setProcessEnvironment(env);
+    m_app.start(QStringLiteral(DDPSCOPE_APP_PATH),
+                {"--join", QString("127.0.0.1:%1").arg(port), "--code", code, "--name", name});
+  }
+  ~Student() {
+    m_app.kill();
+    m_app.waitForFinished(5000);
+  }
+  // Waits until the app has said `line` (counting from the start); false after 20 s.
+  bool said(const QString& line, int times = 1) {
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < 20000) {
+      m_out += QString::fromUtf8(m_app.readAll());
+      if (m_out.count(line) >= times) return true;
+      QTest::qWait(50);
+    }
+    return false;
+  }
+  QString out() const { return m_out; }
+
+ private:
+  QProcess m_app;
+  QString m_out;
+};
+
+QString at(int lesson, int step) {
+  return QString("class: at ddpscope:learn?lesson=%1&step=%2\n").arg(lesson).arg(step);
+}
+
+}  // namespace
+
+class TestClassroom : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void testStudentsFollowTheTeacher() {
+    QTemporaryDir dir;
+    MainWindow teacher(dir.path());
+    QString error;
+    QVERIFY2(teacher.teachClass(0, &error), qPrintable(error));
+    ClassroomServer* server = teacher.classServer();
+    QVERIFY(teacher.openLesson(0));
+    LearnPage* page = teacher.learnPage();
+    std::vector<std::unique_ptr<Student>> students;
+    for (int i = 0; i < 3; ++i)
+      students.push_back(std::make_unique<Student>(server->port(), server->code(), QString("s%1").arg(i)));
+    QTRY_COMPARE_WITH_TIMEOUT(server->studentCount(), 3, 20000);
+    QVERIFY(server->studentNames().contains("s1"));
+    for (int i = 0; i < 5; ++i)
+      page->stepForward();
+    for (auto& s : students)
+      QVERIFY2(s->said(at(1, 5)), qPrintable(s->out()));
+    // Free stepping: the students are told, and do not follow the teacher's steps.
+    server->setState(page->linkToStep().toString(), true);
+    for (auto& s : students)
+      QVERIFY2(s->said("class: free\n"), qPrintable(s->out()));
+    page->stepForward();
+    page->stepForward();  // step 7, published as free
+    QTest::qWait(500);
+    for (auto& s : students)
+      QVERIFY2(!s->out().contains(at(1, 7)), qPrintable(s->out()));
+    // Called back: to the teacher's step.
+    server->setState(page->linkToStep().toString(), false);
+    for (auto& s : students)
+      QVERIFY2(s->said(at(1, 7)), qPrintable(s->out()));
+    // A late joiner catches up at once.
+    Student late(server->port(), server->code(), "late");
+    QVERIFY2(late.said(at(1, 7)), qPrintable(late.out()));
+    // A dropped connection: the student reconnects by itself and catches up to the step
+    // taken meanwhile.
+    QTcpSocket* one = nullptr;
+    for (QTcpSocket* s : server->findChildren<QTcpSocket*>())
+      if (s->state() == QAbstractSocket::ConnectedState) one = s;
+    QVERIFY(one);
+    one->abort();
+    page->stepForward();  // step 8
+    QTRY_COMPARE_WITH_TIMEOUT(server->studentCount(), 4, 20000);
+    int caughtUp = 0;
+    for (auto& s : students)
+      caughtUp += s->said(at(1, 8)) ? 1 : 0;
+    caughtUp += late.said(at(1, 8)) ? 1 : 0;
+    QCOMPARE(caughtUp, 4);
+    // A wrong code is refused with the reason; a garbage client is dropped; the class goes on.
+    Student wrong(server->port(), "000000" == server->code() ? "111111" : "000000", "intruder");
+    QVERIFY2(wrong.said("class: refused: wrong join code"), qPrintable(wrong.out()));
+    QTcpSocket garbage;
+    garbage.connectToHost("127.0.0.1", server->port());
+    QVERIFY(garbage.waitForConnected(5000));
+    garbage.write("GET / HTTP/1.0\r\n\r\n");
+    QTRY_VERIFY_WITH_TIMEOUT(garbage.state() == QAbstractSocket::UnconnectedState, 10000);
+    QVERIFY(server->refusedCount() >= 2);
+    page->stepForward();  // step 9
+    for (auto& s : students)
+      QVERIFY2(s->said(at(1, 9)), qPrintable(s->out()));
+    QCOMPARE(server->studentCount(), 4);
+  }
+
+  // Fifty students (scripted clients on loopback) in one class: all get each step, all
+  // answer, the answers are counted per choice.
+  void testAClassOfFifty() {
+    ClassroomServer server;
+    QString error;
+    QVERIFY2(server.open(QHostAddress::LocalHost, 0, &error), qPrintable(error));
+    std::vector<std::unique_ptr<ClassroomClient>> clients;
+    for (int i = 0; i < 50; ++i) {
+      clients.push_back(std::make_unique<ClassroomClient>());
+      clients.back()->join("127.0.0.1", server.port(), server.code(), QString("student %1").arg(i));
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(server.studentCount(), 50, 30000);
+    server.setState("ddpscope:learn?lesson=4&step=12", false);
+    QTRY_VERIFY_WITH_TIMEOUT(std::all_of(clients.begin(), clients.end(),
+                                         [](const auto& c) { return c->link() == "ddpscope:learn?lesson=4&step=12"; }),
+                             20000);
+    const int question = server.ask(12);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->question() == question; }), 20000);
+    for (int i = 0; i < 50; ++i)
+      clients[size_t(i)]->answer(i % 5 == 0 ? "block 1" : "block 2");
+    QTRY_COMPARE_WITH_TIMEOUT(server.answers().value("block 2"), 40, 20000);
+    QCOMPARE(server.answers().value("block 1"), 10);
+    // A new question clears the count; an answer carrying another question's number is
+    // not counted for it.
+    const int next = server.ask(13);
+    QCOMPARE(server.answers().size(), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->question() == next; }), 20000);
+    QTcpSocket raw;
+    raw.connectToHost("127.0.0.1", server.port());
+    QVERIFY(raw.waitForConnected(5000));
+    raw.write(QString(R"({"type": "join", "code": "%1", "name": "raw"})"
+                      "\n")
+                  .arg(server.code())
+                  .toUtf8());
+    raw.write(QString(R"({"type": "answer", "question": %1, "choice": "stale"})"
+                      "\n")
+                  .arg(next - 1)
+                  .toUtf8());
+    clients[0]->answer("block 3");
+    QTRY_COMPARE_WITH_TIMEOUT(server.answers().value("block 3"), 1, 10000);
+    QTest::qWait(200);
+    QVERIFY(!server.answers().contains("stale"));
+    QCOMPARE(server.studentCount(), 51);
+  }
+};
+
+QTEST_MAIN(TestClassroom)
+#include "tst_classroom.moc"
