@@ -6,13 +6,17 @@
 // counted for the teacher's chart.
 #include <QtTest/QtTest>
 
+#include <QChart>
+#include <QChartView>
 #include <QProcess>
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <memory>
 
 #include "classroom.h"
+#include "graph_view.h"
 #include "learn_page.h"
+#include "lesson.h"
 #include "main_window.h"
 
 using namespace ddpscope::gui;
@@ -123,6 +127,43 @@ class TestClassroom : public QObject {
     for (auto& s : students)
       QVERIFY2(s->said(at(1, 9)), qPrintable(s->out()));
     QCOMPARE(server->studentCount(), 4);
+  }
+
+  // Predict mode through the windows: the teacher asks, a student's Learn tab asks its
+  // student, the click is the answer, and the teacher's chart counts it.
+  void testTheTeacherSeesTheClassAnswer() {
+    QTemporaryDir dir;
+    MainWindow teacher(dir.path());
+    teacher.show();
+    QString error;
+    QVERIFY2(teacher.teachClass(0, &error), qPrintable(error));
+    QVERIFY(teacher.openLesson(0));
+    for (int i = 0; i < 3; ++i)
+      teacher.learnPage()->stepForward();
+    MainWindow student(dir.path());
+    student.show();
+    QVERIFY2(student.joinClass(QString("127.0.0.1:%1").arg(teacher.classServer()->port()),
+                               teacher.classServer()->code(), "Dana", &error),
+             qPrintable(error));
+    QTRY_COMPARE_WITH_TIMEOUT(student.learnPage()->applied(), teacher.learnPage()->applied(), 10000);
+    // The teacher asks about the next node to run (stepping on to a NodeRuns step first).
+    LearnPage* own = teacher.learnPage();
+    while (own->lesson().steps[own->applied()].kind != StepKind::NodeRuns)
+      own->stepForward();
+    QTRY_COMPARE_WITH_TIMEOUT(student.learnPage()->applied(), own->applied(), 10000);
+    QVERIFY(teacher.askClass() > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(student.learnPage()->isAskingPrediction(), 10000);
+    const LessonStep& next = student.learnPage()->lesson().steps[student.learnPage()->applied()];
+    emit student.learnPage()->graph()->nodeIndexClicked(next.node);
+    QTRY_COMPARE_WITH_TIMEOUT(teacher.classServer()->answers().size(), 1, 10000);
+    const QString choice = teacher.classServer()->answers().firstKey();
+    QVERIFY2(choice.contains(QString::fromStdString(own->lesson().graph.nodes[size_t(next.node)].op)),
+             qPrintable(choice));
+    QChartView* chart = nullptr;  // the answers' window's chart (the tabs have charts of their own)
+    for (QChartView* v : teacher.findChildren<QChartView*>())
+      if (v->window()->windowTitle() == "The class's answers") chart = v;
+    QVERIFY(chart && chart->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(chart->chart()->title().startsWith("1 of 1 student(s) answered"), 5000);
   }
 
   // Fifty students (scripted clients on loopback) in one class: all get each step, all
