@@ -726,23 +726,10 @@ void LearnPage::onRingCellClicked(int rank, int block) {
   if (!m_guessed_wrong) emit answered(tr("rank %1, block %2").arg(rank).arg(block));
   const LessonStep& next = m_lesson.steps[m_applied];
   if (rank == next.rank && block == next.param) {
-    if (!m_guessed_wrong) {
-      ++m_score;
-      ++m_predictions;
-    }
-    m_asking = false;
-    ++m_applied;
-    updateScore();
-    showState();
-    const QString text =
-        m_guessed_wrong ? tr("Yes, that one.") : tr("Right: rank %1 sends block %2.").arg(rank).arg(block);
-    showFeedback(text, true);
-    emit statusMessage(text);
+    acceptAnswer(tr("Right: rank %1 sends block %2.").arg(rank).arg(block));
     return;
   }
-  if (!m_guessed_wrong) ++m_predictions;
-  m_guessed_wrong = true;
-  updateScore();
+  missAnswer();
   const int n = m_lesson.ring_ranks;
   const QString why = rank != next.rank ? tr("the question is about rank %1's row").arg(next.rank)
                       : next.iteration == 0
@@ -761,23 +748,10 @@ void LearnPage::onNodeClicked(int node) {
   const GraphNode& clicked = m_lesson.graph.nodes[static_cast<size_t>(node)];
   if (!m_guessed_wrong) emit answered(tr("%1 on worker %2").arg(QString::fromStdString(clicked.op)).arg(clicked.rank));
   if (node == next.node) {
-    if (!m_guessed_wrong) {  // a wrong guess already counted this question, missed
-      ++m_score;
-      ++m_predictions;
-    }
-    m_asking = false;
-    ++m_applied;
-    updateScore();
-    showState();
-    const QString text =
-        m_guessed_wrong ? tr("Yes, that one.") : tr("Right: %1 runs next.").arg(QString::fromStdString(clicked.op));
-    showFeedback(text, true);
-    emit statusMessage(text);
+    acceptAnswer(tr("Right: %1 runs next.").arg(QString::fromStdString(clicked.op)));
     return;
   }
-  if (!m_guessed_wrong) ++m_predictions;  // a question counts once, missed at the first wrong guess
-  m_guessed_wrong = true;
-  updateScore();
+  missAnswer();
   QString why;
   if (s.executed[static_cast<size_t>(node)]) {
     why = tr("it has already run");
@@ -790,6 +764,29 @@ void LearnPage::onNodeClicked(int node) {
       tr("Not %1 on worker %2: %3. Try again.").arg(QString::fromStdString(clicked.op)).arg(clicked.rank).arg(why);
   showFeedback(text, false);
   emit statusMessage(text);
+}
+
+// The right answer: scored unless a wrong guess already counted the question as missed;
+// the step is taken.
+void LearnPage::acceptAnswer(const QString& right) {
+  if (!m_guessed_wrong) {
+    ++m_score;
+    ++m_predictions;
+  }
+  const QString text = m_guessed_wrong ? tr("Yes, that one.") : right;
+  m_asking = false;
+  ++m_applied;
+  updateScore();
+  showState();
+  showFeedback(text, true);
+  emit statusMessage(text);
+}
+
+// A wrong answer: a question counts once, missed at its first wrong guess.
+void LearnPage::missAnswer() {
+  if (!m_guessed_wrong) ++m_predictions;
+  m_guessed_wrong = true;
+  updateScore();
 }
 
 void LearnPage::showFeedback(const QString& text, bool right) {

@@ -126,6 +126,8 @@ class LearnPage : public QWidget {
   void onRingCellClicked(int rank, int block);
   void updateScore();
   void showFeedback(const QString& text, bool right);
+  void acceptAnswer(const QString& right);
+  void missAnswer();
   QString aboutRun(probes::RunStoreReader& reader) const;
   void showSourceInBox(const QString& title);
 
