@@ -258,12 +258,7 @@ QHBoxLayout* LearnPage::buildControls() {
   auto* link = new QPushButton(tr("Copy link"));
   link->setToolTip(tr("Copy a link to this step (Ctrl+Shift+C); ddpscope opens it at the same step and view"));
   link->setFocusPolicy(Qt::NoFocus);
-  connect(link, &QPushButton::clicked, this, [this] {
-    if (m_lesson.steps.empty()) return;
-    const QString text = linkToStep().toString();
-    QApplication::clipboard()->setText(text);
-    emit statusMessage(tr("Copied: %1").arg(text));
-  });
+  connect(link, &QPushButton::clicked, this, [this] { copyLinkToStep(); });
   controls->addWidget(link);
   return controls;
 }
@@ -444,6 +439,17 @@ void LearnPage::showSourceInBox(const QString& title) {
   }
   m_lessonBox->addItem(title.isEmpty() ? QFileInfo(m_source.path).fileName() : title);
   m_lessonBox->setCurrentIndex(m_lessonBox->count() - 1);
+}
+
+QString LearnPage::copyLinkToStep() {
+  if (m_lesson.steps.empty()) {
+    emit statusMessage(tr("Open a lesson first (the Learn menu): a link names a lesson and its step"));
+    return QString();
+  }
+  const QString text = linkToStep().toString();
+  QApplication::clipboard()->setText(text);
+  emit statusMessage(tr("Copied: %1").arg(text));
+  return text;
 }
 
 LessonLink LearnPage::linkToStep() const {

@@ -55,6 +55,9 @@ class LearnPage : public QWidget {
   // A link to the step shown (lesson, step, side by side, predict mode, the graph's zoom),
   // and the state a link names; false with *error when its lesson cannot be opened here.
   LessonLink linkToStep() const;
+  // The link to the step shown, put on the clipboard (said in statusMessage); empty with
+  // no lesson open.
+  QString copyLinkToStep();
   bool openLink(const LessonLink& link, QString* error);
   const std::vector<int>& stops() const { return m_stops; }
   // Re-records the current lesson with the chosen parameters, then replays that run.

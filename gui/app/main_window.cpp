@@ -84,7 +84,12 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
     // A reload that finishes after the user opened another run is not shown over it.
     if (!m_following || QString::fromStdString(run->path) != m_liveRun) return;
     showRun(std::move(run), true);
-    selectInRunList(m_liveRun);  // listed from its first load on, not only once the job ends
+    // Listed from its first load on, not only once the job ends (once: reloads come 4 a
+    // second, and the list's selection does not change between them).
+    if (m_listedLiveRun != m_liveRun) {
+      m_listedLiveRun = m_liveRun;
+      selectInRunList(m_liveRun);
+    }
   });
   connect(m_live, &LiveRunLoader::loadFailed, this, &MainWindow::loadFailed);
   connect(m_live, &LiveRunLoader::stalled, this, [this](qint64 ms) {

@@ -273,6 +273,7 @@ class MainWindow : public QMainWindow {
   QWidget* m_timelinePage = nullptr;
   int m_stallMs = 10000;
   QString m_liveRun;         // the run file of the running (or last) job
+  QString m_listedLiveRun;   // the live run already selected in the run list
   bool m_following = false;  // the views show m_liveRun, re-read as it grows
   TraceImportJob* m_import = nullptr;
   RunOpenJob* m_opener = nullptr;

@@ -75,8 +75,7 @@ bool MainWindow::teachClass(quint16 port, QString* error) {
     if (m_classServer && !m_learn->lesson().steps.empty())
       m_classServer->setState(m_learn->linkToStep().toString(), m_classFree->isChecked());
   };
-  connect(m_learn, &LearnPage::stepShown, m_classServer, publish);
-  connect(m_learn, &LearnPage::lessonLoaded, m_classServer, publish);
+  connect(m_learn, &LearnPage::stepShown, m_classServer, publish);  // a new lesson shows its step 0 too
   connect(m_classServer, &ClassroomServer::studentsChanged, this, [this] { showClassStatus(); });
   connect(m_classServer, &ClassroomServer::answersChanged, this, [this] { showClassAnswers(); });
   publish();

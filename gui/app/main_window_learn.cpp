@@ -1,8 +1,6 @@
 // The Learn menu and links to a lesson's step: the lessons shipped, a lesson file of a
 // teacher's own, the open run replayed, and "Copy link to this step" / opening a link
 // (lesson_link.h), so a step can be shared as a link.
-#include <QApplication>
-#include <QClipboard>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenu>
@@ -64,16 +62,7 @@ bool MainWindow::openLessonFile(const QString& path) {
   return true;
 }
 
-QString MainWindow::copyLinkToStep() {
-  if (m_learn->lesson().steps.empty()) {
-    statusBar()->showMessage(tr("Open a lesson first (the Learn menu): a link names a lesson and its step"));
-    return QString();
-  }
-  const QString link = m_learn->linkToStep().toString();
-  QApplication::clipboard()->setText(link);
-  statusBar()->showMessage(tr("Copied: %1").arg(link));
-  return link;
-}
+QString MainWindow::copyLinkToStep() { return m_learn->copyLinkToStep(); }
 
 bool MainWindow::openLink(const QString& text, QString* error) {
   const std::optional<LessonLink> link = LessonLink::parse(text, static_cast<int>(lessons().size()), error);

@@ -12,13 +12,6 @@ std::string phase_of(const Lesson& l, const LessonStep& st) {
   return st.iteration < l.ring_ranks - 1 ? "reduce-scatter" : "all-gather";
 }
 
-// The step (by index in l.steps) where `rank` did its ring step `step`, or -1.
-int step_of(const Lesson& l, int rank, int step) {
-  for (size_t i = 0; i < l.steps.size(); ++i)
-    if (l.steps[i].rank == rank && l.steps[i].iteration == step) return static_cast<int>(i);
-  return -1;
-}
-
 }  // namespace
 
 Lesson load_ring_lesson(probes::RunStoreReader& run) {
@@ -62,9 +55,9 @@ Lesson load_ring_lesson(probes::RunStoreReader& run) {
     std::sort(own.begin(), own.end(),
               [](const LessonStep& a, const LessonStep& b) { return a.iteration < b.iteration; });
     for (size_t k = 0; k < at.size(); ++k) {
-      const int64_t t = l.steps[at[k]].t_ns;
+      const int64_t t = l.steps[at[k]].t_ns;  // the place's time: times stay in order
       l.steps[at[k]] = own[k];
-      l.steps[at[k]].t_ns = std::max(t, own[k].t_ns);
+      l.steps[at[k]].t_ns = t;
     }
   }
   l.ring_ranks = std::min(ranks, 63);
@@ -95,12 +88,15 @@ LessonState ring_state_after(const Lesson& l, size_t applied) {
   // Lockstep over the recorded blocks: step k of rank r receives from its left neighbour
   // the block that neighbour held after its step k-1 (its copy at step k).
   const int steps = 2 * (n - 1);
+  std::vector<const LessonStep*> recorded(static_cast<size_t>(n * steps), nullptr);  // [rank * steps + k]
+  for (const LessonStep& st : l.steps)
+    if (st.rank >= 0 && st.rank < n && st.iteration >= 0 && st.iteration < steps)
+      recorded[static_cast<size_t>(st.rank * steps + st.iteration)] = &st;
   for (int k = 0; k < steps; ++k) {
     for (int r = 0; r < n; ++r) {
       auto next = after[static_cast<size_t>(r)].back();
-      const int i = step_of(l, r, k);
-      if (i >= 0) {
-        const LessonStep& st = l.steps[static_cast<size_t>(i)];
+      if (const LessonStep* step = recorded[static_cast<size_t>(r * steps + k)]) {
+        const LessonStep& st = *step;
         const int left = (r + n - 1) % n;
         const size_t block = static_cast<size_t>(st.bucket);
         const uint64_t incoming = after[static_cast<size_t>(left)][static_cast<size_t>(k)][block];

@@ -34,9 +34,9 @@ inline QString describe(const QWidget* w) {
 inline bool is_content_pane(const QWidget* w) {
   if (qobject_cast<const QChartView*>(w)) return true;
   auto* area = qobject_cast<const QAbstractScrollArea*>(w);
-  if (!area || qobject_cast<const QHeaderView*>(w)) return false;
-  if (area->inherits("QComboBoxListView") || area->inherits("QTextEdit") || area->inherits("QPlainTextEdit"))
-    return area->inherits("QTextEdit") || area->inherits("QPlainTextEdit") ? area->height() > 40 : false;
+  if (!area || qobject_cast<const QHeaderView*>(w) || area->inherits("QComboBoxListView")) return false;
+  // A one-line text box is a field, not a pane.
+  if (area->inherits("QTextEdit") || area->inherits("QPlainTextEdit")) return area->height() > 40;
   return true;
 }
 

@@ -166,6 +166,16 @@ class TestClassroom : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(chart->chart()->title().startsWith("1 of 1 student(s) answered"), 5000);
   }
 
+  // A port already taken: the class does not open, and says which port and what to do.
+  void testATakenPortIsSaid() {
+    ClassroomServer first, second;
+    QString error;
+    QVERIFY2(first.open(QHostAddress::LocalHost, 0, &error), qPrintable(error));
+    QVERIFY(!second.open(QHostAddress::LocalHost, first.port(), &error));
+    QVERIFY2(error.contains(QString::number(first.port())) && error.contains("choose another port"), qPrintable(error));
+    QVERIFY(!second.isOpen());
+  }
+
   // Fifty students (scripted clients on loopback) in one class: all get each step, all
   // answer, the answers are counted per choice.
   void testAClassOfFifty() {

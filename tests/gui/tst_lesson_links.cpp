@@ -113,6 +113,23 @@ class TestLessonLinks : public QObject {
     QVERIFY2(failed.at(0).at(0).toString().contains(said), qPrintable(failed.at(0).at(0).toString()));
   }
 
+  // A lesson file whose run is not beside it: said, with what to do.
+  void testALessonFileWithoutItsRunIsRefused() {
+    QTemporaryDir dir;
+    LessonFile l;
+    l.title = "moved";
+    l.run = "gone.ddprun";
+    const QString path = dir.filePath("moved.ddplesson");
+    ddpscope::probes::write_lesson_file(path.toStdString(), l);
+    MainWindow window(dir.path());
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    QVERIFY(!window.openLessonFile(path));
+    QCOMPARE(failed.size(), 1);
+    const QString said = failed.at(0).at(0).toString();
+    QVERIFY2(said.contains(dir.filePath("gone.ddprun")) && said.contains("keep the run file beside the lesson file"),
+             qPrintable(said));
+  }
+
   void testLinksRoundTripAndBadOnesAreRefused() {
     LessonLink file;
     file.source = LessonLink::Source::File;
