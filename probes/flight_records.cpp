@@ -76,50 +76,6 @@ std::string op_of(const std::string& profiling_name) {
   return op;
 }
 
-// PyTorch writes a group's ranks as the text "[0, 1]"; ddpscope as a list.
-std::vector<int> ranks_of(const json& v) {
-  std::vector<int> out;
-  if (v.is_array()) {
-    for (const auto& r : v) {
-      const int64_t rank = to_int(r);
-      if (rank < 0 || rank > 10'000'000) throw json::type_error::create(302, "a rank in \"ranks\" is out of range", &v);
-      out.push_back(static_cast<int>(rank));
-    }
-    return out;
-  }
-  if (!v.is_string()) return out;
-  const std::string s = v.get<std::string>();
-  for (size_t i = 0; i < s.size();) {
-    if (std::isdigit(static_cast<unsigned char>(s[i]))) {
-      size_t end = i;
-      while (end < s.size() && std::isdigit(static_cast<unsigned char>(s[end])))
-        ++end;
-      if (end - i > 7) throw json::type_error::create(302, "a rank in \"ranks\" is out of range", &v);
-      out.push_back(std::stoi(s.substr(i, end - i)));
-      i = end;
-    } else {
-      ++i;
-    }
-  }
-  return out;
-}
-
-// The digits at the end of a file's name, before a .json suffix: -1 when none.
-int rank_from_name(const std::string& path) {
-  std::string name = std::filesystem::path(path).filename().string();
-  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) name.resize(name.size() - 5);
-  size_t begin = name.size();
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1])))
-    --begin;
-  if (begin == name.size() || name.size() - begin > 7) return -1;
-  return std::stoi(name.substr(begin));
-}
-
-[[noreturn]] void bad_dump(const std::string& path, const std::string& why) {
-  throw RunStoreError(detail::concat("'", path, "' is not a flight-recorder dump ddpscope can read: ", why), __FILE__,
-                      __LINE__);
-}
-
 }  // namespace
 
 int CollectiveRow::state_order() const {
@@ -172,99 +128,23 @@ CollectiveRow collective_from_entry(const json& e, int rank) {
   return r;
 }
 
-bool looks_like_flight_dump(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[4096] = {};
-  in.read(head, sizeof head - 1);
-  const std::string text(head, static_cast<size_t>(in.gcount()));
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || text[first] != '{') return false;
-  return text.find("\"entries\"") != std::string::npos &&
-         (text.find("\"pg_config\"") != std::string::npos || text.find("\"version\"") != std::string::npos);
-}
-
-FlightDump read_flight_dump(const std::string& path, int fallback_rank) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) bad_dump(path, "cannot open it");
-  const int first = in.peek();
-  if (first == 0x80) {
-    bad_dump(path,
-             "it is a Python pickle (the form PyTorch writes to TORCH_FR_DUMP_TEMP_FILE). Dump JSON instead "
-             "(torch._C._distributed_c10d._dump_nccl_trace_json() returns it), or convert the file: "
-             "python -c \"import pickle,json,sys; json.dump(pickle.load(open(sys.argv[1],'rb')), "
-             "open(sys.argv[1]+'.json','w'), default=str)\" FILE");
-  }
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::exception& e) {
-    bad_dump(path, detail::concat("not JSON (", e.what(), ")"));
-  }
-  if (!doc.is_object() || !doc.contains("entries") || !doc["entries"].is_array())
-    bad_dump(path, "no \"entries\" list (PyTorch's dumps have \"version\", \"pg_config\" and \"entries\")");
-  FlightDump d;
-  d.path = path;
-  // Text fields of another type are taken as absent (version "2.4" is sometimes a number).
-  d.version = text_or(doc, "version");
-  d.producer = text_or(doc, "producer");
-  d.reason = text_or(doc, "dump_reason");
-  d.trigger = text_or(doc, "dump_trigger");
-  try {
-    d.dump_time_ns = int_or(doc, "dump_time_ns", 0);
-    d.stall_ns = std::clamp<int64_t>(int_or(doc, "stall_ns", 0), 0, int64_t{1} << 61);
-    d.stall_end_ns = std::clamp<int64_t>(int_or(doc, "stall_end_ns", 0), 0, int64_t{1} << 61);
-    d.dump_time_ns = std::clamp<int64_t>(d.dump_time_ns, 0, int64_t{1} << 61);
-    d.rank = static_cast<int>(int_or(doc, "rank", -1));
-  } catch (const json::exception& e) {
-    bad_dump(path, e.what());
-  }
-  if (d.rank > 10'000'000) bad_dump(path, detail::concat("its rank ", d.rank, " is out of range"));
-  if (d.rank < 0) d.rank = rank_from_name(path);
-  if (d.rank < 0) d.rank = fallback_rank;
-  if (d.rank < 0)
-    bad_dump(path, "its rank is not in it and its name does not end with one (name it like nccl_trace_rank_0)");
-  if (const auto cfg = doc.find("pg_config"); cfg != doc.end() && cfg->is_object()) {
-    int64_t index = 0;
-    for (const auto& [key, g] : cfg->items()) {
-      try {
-        GroupRow row;
-        row.rank = d.rank;
-        row.pg_id = index++;
-        row.name = g.is_object() ? text_or(g, "name", key) : key;
-        row.desc = g.is_object() ? text_or(g, "desc") : std::string();
-        if (g.is_object() && g.contains("ranks")) row.ranks = ranks_of(g["ranks"]);
-        d.groups.push_back(std::move(row));
-      } catch (const json::exception& e) {
-        bad_dump(path, detail::concat("pg_config[\"", key, "\"]: ", e.what()));
-      }
-    }
-  }
-  size_t index = 0;
-  for (const auto& e : doc["entries"]) {
-    try {
-      if (!e.is_object()) throw json::type_error::create(302, "an entry must be an object", &e);
-      d.entries.push_back(collective_from_entry(e, d.rank));
-    } catch (const std::exception& x) {
-      bad_dump(path, detail::concat("entry ", index, ": ", x.what()));
-    }
-    ++index;
-  }
-  return d;
-}
-
 void FlightData::add(const FlightDump& dump, int64_t offset) {
   auto& rows = by_rank[dump.rank];
+  // A record already held (same group and record id) is replaced by a later state of it:
+  // found through an index, so adding n records costs n, not n squared.
+  std::map<std::tuple<int64_t, int64_t, std::string>, size_t> held;
+  for (size_t k = 0; k < rows.size(); ++k)
+    held.emplace(std::make_tuple(rows[k].pg_id, rows[k].record_id, rows[k].pg_name), k);
+  rows.reserve(rows.size() + dump.entries.size());
   for (CollectiveRow r : dump.entries) {
     for (int64_t* t : {&r.t_created_ns, &r.t_started_ns, &r.t_completed_ns})
       if (*t > 0) *t += offset;
-    auto same = std::find_if(rows.begin(), rows.end(), [&](const CollectiveRow& x) {
-      return x.pg_id == r.pg_id && x.record_id == r.record_id && x.pg_name == r.pg_name;
-    });
-    if (same == rows.end()) {
+    const auto [it, added] = held.emplace(std::make_tuple(r.pg_id, r.record_id, r.pg_name), rows.size());
+    if (added) {
       rows.push_back(std::move(r));
-    } else if (r.state_order() >= same->state_order()) {
-      r.source = same->source;  // how it arrived first
-      *same = std::move(r);
+    } else if (CollectiveRow& same = rows[it->second]; r.state_order() >= same.state_order()) {
+      r.source = same.source;  // how it arrived first
+      same = std::move(r);
     }
   }
   for (const GroupRow& g : dump.groups) {

@@ -40,6 +40,11 @@ struct CollectiveRow {
   // the rank wrote), torch (PyTorch's dumps imported). A rank whose last records came
   // only by its dump could not reach the collector then.
   std::string source = "dump";
+  // Point-to-point ops: the two ends in the group's numbering, from "send 0->1" /
+  // "recv 1<-0" (-1: not said), and the group's last collective number when it was made.
+  int p2p_src = -1, p2p_dst = -1;
+  int64_t last_collective_seq = -1;
+  bool retired = false;  // the recorder let go of it (finished, or timed out)
 
   bool is_p2p() const { return collective_seq < 0; }
   // 0 scheduled, 1 started, 2 completed (-1: unknown).
@@ -67,7 +72,20 @@ struct FlightDumpRow {
 struct FlightDump {
   int rank = -1;
   std::string path;
-  std::string version, producer;  // producer "ddpscope", or "" (PyTorch's)
+  std::string form = "json";                 // json | pickle (what TORCH_FR_DUMP_TEMP_FILE receives)
+  std::string version, producer;             // producer "ddpscope", or "" (PyTorch's)
+  int version_major = 0, version_minor = 0;  // "2.10": 2 and 10
+  std::string comm_lib_version;              // "2.28.9" (NCCL's); older dumps: nccl_version
+  // False when no entry ever left "scheduled" (gloo's recorder tracks no start or end):
+  // then an entry's `retired` is what says it finished, and the reader marks those
+  // entries completed.
+  bool states_tracked = true;
+  // pg_status: per pg_id (numbered per process), the last collective enqueued, started
+  // and completed (-1: none).
+  struct PgStatus {
+    int64_t pg_id = 0, last_enqueued = -1, last_started = -1, last_completed = -1;
+  };
+  std::vector<PgStatus> pg_status;
   int64_t dump_time_ns = 0;
   std::string reason;
   std::string trigger;  // as FlightDumpRow's
@@ -92,16 +110,27 @@ struct FlightData {
 // exceptions on missing or mistyped fields.
 CollectiveRow collective_from_entry(const nlohmann::json& entry, int rank);
 
-// Reads a dump in the JSON form. The rank comes from the file's "rank" field, else from
-// the digits at the end of its name (nccl_trace_rank_3, x.fr_rank_3.json), else
-// fallback_rank. Throws RunStoreError naming the file and what was wrong: not JSON
-// (PyTorch's default pickle form: set TORCH_FR_DUMP_TEMP_FILE and dump JSON, or convert
-// it), no `entries`, a malformed entry.
+// Reads a dump as PyTorch writes it (flight_dump_reader.cpp): the JSON form (keys in
+// any order: PyTorch's are sorted, so "entries" comes first) or the pickle, plain or
+// gzipped, streamed entry by entry. The rank comes from the file's "rank" field (ddpscope's
+// dumps), else from the digits at the end of its name (nccl_trace_rank_3,
+// x.fr_rank_3.json, rank_3.pkl), else fallback_rank. Throws RunStoreError naming the file
+// and what was wrong: not a dump (and what it is instead), an unknown major version, a
+// malformed entry (its index and field).
 FlightDump read_flight_dump(const std::string& path, int fallback_rank = -1);
 
-// Whether a file looks like a flight-recorder dump (a JSON object with "entries" and
-// "pg_config" or "version" near its start), without reading all of it.
+// "" when the file is a flight-recorder dump, else why not ("a PyTorch profiler trace",
+// "a run file", "JSON without version, pg_config or entries", ...): read as far as needed
+// to tell (PyTorch's sorted keys tell at the first key), never guessed from a prefix.
+std::string why_not_flight_dump(const std::string& path);
 bool looks_like_flight_dump(const std::string& path);
+
+// The dump files among inputs: files as given, folders expanded to the files in them
+// (not sub-folders) that are dumps, sorted. Files of a folder that are not dumps are left
+// out, each with the reason in *skipped ("name: why"). Throws RunStoreError for an input
+// that does not exist, or a folder with no dump in it (naming what it holds).
+std::vector<std::string> flight_dump_inputs(const std::vector<std::string>& inputs,
+                                            std::vector<std::string>* skipped = nullptr);
 
 // Dumps written beside a run file (RUN.fr_rank_<R>.json) that are still there.
 std::vector<std::string> flight_dumps_beside(const std::string& run_file);

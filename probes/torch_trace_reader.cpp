@@ -2,8 +2,6 @@
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
-#include <sys/stat.h>
-#include <zlib.h>
 
 #include <cctype>
 #include <cmath>
@@ -11,71 +9,12 @@
 #include <string_view>
 
 #include "event.h"
+#include "gz_stream.h"
 
 namespace ddpscope::probes {
 namespace {
 
 #define TRACE_ERROR(...) TraceFileError(detail::concat(__VA_ARGS__), __FILE__, __LINE__)
-
-// A RapidJSON input stream over gzread: zlib reads a plain file as it is, so one stream
-// serves both. 1 MiB at a time keeps memory flat whatever the file's size.
-class GzStream {
- public:
-  using Ch = char;
-  GzStream(const std::string& path, const std::function<bool(double)>& progress) : path_(path), progress_(progress) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) throw TRACE_ERROR("'", path, "': no such file");
-    if (S_ISDIR(st.st_mode)) throw TRACE_ERROR("'", path, "' is a folder, not a trace file");
-    file_size_ = st.st_size;
-    file_ = gzopen(path.c_str(), "rb");
-    if (!file_) throw TRACE_ERROR("cannot open '", path, "' for reading");
-    gzbuffer(file_, 1 << 18);
-    buffer_.reset(new char[kChunk]);
-    fill();
-  }
-  ~GzStream() {
-    if (file_) gzclose(file_);
-  }
-  char Peek() const { return pos_ < end_ ? buffer_[pos_] : '\0'; }
-  char Take() {
-    if (pos_ >= end_) return '\0';
-    const char c = buffer_[pos_++];
-    if (pos_ == end_) fill();
-    return c;
-  }
-  size_t Tell() const { return consumed_ + pos_; }
-  // Unused by the reader (input only).
-  char* PutBegin() { return nullptr; }
-  void Put(char) {}
-  void Flush() {}
-  size_t PutEnd(char*) { return 0; }
-
- private:
-  static constexpr size_t kChunk = 1 << 20;
-  void fill() {
-    consumed_ += end_;
-    pos_ = end_ = 0;
-    const int n = gzread(file_, buffer_.get(), kChunk);
-    if (n < 0) {
-      int code = 0;
-      const char* why = gzerror(file_, &code);
-      throw TRACE_ERROR("'", path_, "' is damaged: its compressed data cannot be read at byte ", consumed_, " (", why,
-                        ")");
-    }
-    end_ = static_cast<size_t>(n);
-    if (progress_ && file_size_ > 0) {
-      const double read = static_cast<double>(gzoffset(file_));
-      if (!progress_(std::min(1.0, read / static_cast<double>(file_size_))))
-        throw TRACE_ERROR("reading '", path_, "' was cancelled");
-    }
-  }
-  std::string path_;
-  std::function<bool(double)> progress_;
-  gzFile file_ = nullptr;
-  std::unique_ptr<char[]> buffer_;
-  size_t pos_ = 0, end_ = 0, consumed_ = 0;
-  int64_t file_size_ = 0;
-};
 
 // The SAX handler: a small state machine over the document's nesting. Only the fields
 // ddpscope reads are kept; everything else is skipped by depth.
@@ -367,7 +306,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
 TraceHeader read_torch_trace(const std::string& path, const std::function<void(const TraceEvent&)>& on_event,
                              const std::function<bool(double)>& progress) {
   TraceHeader header;
-  GzStream stream(path, progress);
+  GzStream stream(path, "trace file", progress);
   Handler handler(header, on_event);
   rapidjson::Reader reader;
   const rapidjson::ParseResult ok =

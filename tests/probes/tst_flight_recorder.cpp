@@ -230,10 +230,13 @@ class TestFlightRecorder : public ScratchTest {
   void testNotADumpGetsAClearError_data() {
     QTest::addColumn<QByteArray>("content");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("pickle") << QByteArray("\x80\x04\x95", 3) << "Python pickle";
-    QTest::newRow("not json") << QByteArray("hello") << "not JSON";
-    QTest::newRow("no entries") << QByteArray(R"({"version":"2.4"})") << "no \"entries\"";
-    QTest::newRow("bad entry") << QByteArray(R"({"entries":[{"record_id":"x1"}]})") << "entry 0";
+    QTest::newRow("truncated pickle") << QByteArray("\x80\x04\x95", 3) << "truncated";
+    QTest::newRow("not json") << QByteArray("hello") << "neither JSON nor a pickle";
+    QTest::newRow("other json") << QByteArray(R"({"hello":1})") << "none of a dump's keys";
+    QTest::newRow("profiler trace") << QByteArray(R"({"schemaVersion":1,"traceEvents":[]})") << "profiler trace";
+    QTest::newRow("bad entry") << QByteArray(R"({"version":"2.10","entries":[{"record_id":"x1"}]})") << "entry 0";
+    QTest::newRow("unknown major") << QByteArray(R"({"version":"3.0","entries":[]})") << "versions 1.x and 2.x";
+    QTest::newRow("not a version") << QByteArray(R"({"version":"abc"})") << "not major.minor";
   }
   void testNotADumpGetsAClearError() {
     QFETCH(QByteArray, content);
@@ -247,6 +250,16 @@ class TestFlightRecorder : public ScratchTest {
       const QString what = e.what();
       QVERIFY2(what.contains(expected) && what.contains("nccl_trace_rank_3"), qPrintable(what));
     }
+  }
+
+  // PyTorch leaves "entries" out when the ring is empty: still a dump.
+  void testADumpWithNoEntriesReads() {
+    const std::string file = path("nccl_trace_rank_2");
+    write_text(file, R"({"comm_lib_version":"2.28.9","pg_config":{},"pg_status":{},"version":"2.10"})");
+    const FlightDump d = read_flight_dump(file);
+    QCOMPARE(d.rank, 2);
+    QVERIFY(d.entries.empty());
+    QCOMPARE(d.version_minor, 10);
   }
 
   void testRankComesFromTheFileNameWhenNotInIt() {
