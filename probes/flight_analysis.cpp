@@ -1,6 +1,7 @@
 #include "flight_analysis.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -90,6 +91,94 @@ bool later_step(const CollectiveRow& a, const CollectiveRow& b) {
   return pa >= 0 && pb >= 0 && pa > pb;
 }
 
+// What PyTorch's recorders write (c10::toString of a ScalarType; the ops of its analyzer's
+// COLLECTIVES and P2P sets), and what ddpscope's engine writes.
+bool known_dtype(const std::string& d) {
+  static const std::set<std::string> known = {"Byte",
+                                              "Char",
+                                              "Short",
+                                              "Int",
+                                              "Long",
+                                              "Half",
+                                              "Float",
+                                              "Double",
+                                              "ComplexHalf",
+                                              "ComplexFloat",
+                                              "ComplexDouble",
+                                              "Bool",
+                                              "QInt8",
+                                              "QUInt8",
+                                              "QInt32",
+                                              "BFloat16",
+                                              "QUInt4x2",
+                                              "QUInt2x4",
+                                              "Bits1x8",
+                                              "Bits2x4",
+                                              "Bits4x2",
+                                              "Bits8",
+                                              "Bits16",
+                                              "Float8_e5m2",
+                                              "Float8_e4m3fn",
+                                              "Float8_e5m2fnuz",
+                                              "Float8_e4m3fnuz",
+                                              "UInt16",
+                                              "UInt32",
+                                              "UInt64",
+                                              "Float8_e8m0fnu",
+                                              "Float4_e2m1fn_x2",
+                                              "UInt1",
+                                              "UInt2",
+                                              "UInt3",
+                                              "UInt4",
+                                              "UInt5",
+                                              "UInt6",
+                                              "UInt7",
+                                              "Int1",
+                                              "Int2",
+                                              "Int3",
+                                              "Int4",
+                                              "Int5",
+                                              "Int6",
+                                              "Int7",
+                                              "f32",
+                                              "f64",
+                                              "f16",
+                                              "bf16",
+                                              "i64",
+                                              ""};
+  return known.count(d) > 0;
+}
+
+bool known_op(const std::string& op) {
+  static const std::set<std::string> known = {
+      // PyTorch
+      "broadcast", "_broadcast_oop", "reduce", "_reduce_oop", "all_gather", "all_gather_single", "all_gather_v",
+      "all_reduce", "_all_gather_base", "all_gather_into_tensor_coalesced", "reduce_scatter", "reduce_scatter_single",
+      "reduce_scatter_v", "reduce_scatter_tensor_coalesced", "_reduce_scatter_base", "gather", "scatter", "all_to_all",
+      "all_to_all_single", "all_to_all_v_single", "all_reduce_barrier", "barrier", "split", "new_window",
+      "allreduce_coalesced", "ALLGATHER_coalesced", "REDUCE_SCATTER_coalesced", "coalesced", "send", "recv",
+      // ddpscope's engine
+      "allreduce", "broadcast_coalesced", "allgather", "alltoall", "new_group"};
+  return known.count(op) > 0;
+}
+
+// What is unknown in a record ("dtype \"zz\"", "state \"running\""); "" when nothing is.
+std::string unknown_text(const CollectiveRow& r) {
+  std::string out;
+  const auto add = [&](const std::string& what, const std::string& value) {
+    out += detail::concat(out.empty() ? "" : ", ", what, " \"", value.substr(0, 40), "\"");
+  };
+  if (!known_op(r.op)) add("op", r.op);
+  for (const auto* list : {&r.input_dtypes, &r.output_dtypes})
+    for (const std::string& d : *list)
+      if (!known_dtype(d)) {
+        add("dtype", d);
+        break;
+      }
+  if (r.state_order() < 0) add("state", r.state);
+  return out;
+}
+
 struct RankCalls {
   std::map<int64_t, const CollectiveRow*> by_seq;
   int64_t min_seq = -1, max_seq = -1;
@@ -139,6 +228,7 @@ class GroupMatcher {
     for (const auto& [rank, c] : calls_)
       for (auto it = c.by_seq.lower_bound(lo); it != c.by_seq.end() && it->first <= hi; ++it)
         seqs.insert(it->first);
+    if (!seqs.empty()) f_.first_seq = *seqs.begin();
     for (int64_t s : seqs) {
       if (classify(s)) {
         const bool disagree = f_.cls == MatchClass::TypeMismatch || f_.cls == MatchClass::SizeMismatch ||
@@ -188,6 +278,16 @@ class GroupMatcher {
       // else: a hole (a record that never reached the file): nothing known
     }
     f_.seq = s;
+    for (int r : present) {
+      if (const std::string unknown = unknown_text(f_.calls.at(r)); !unknown.empty()) {
+        f_.cls = MatchClass::UnknownValues;
+        f_.culprits.clear();
+        f_.others = present;
+        unknown_rank_ = r;
+        unknown_ = unknown;
+        return true;
+      }
+    }
     if (!absent.empty() && !present.empty()) {
       f_.cls = MatchClass::MissingRanks;
       f_.culprits = absent, f_.others = present;
@@ -224,6 +324,19 @@ class GroupMatcher {
           std::all_of(not_done.begin(), not_done.end(), [&](int r) { return timed_out_.count(r); });
       const bool went_on_silent = std::none_of(done.begin(), done.end(), [&](int r) { return timed_out_.count(r); });
       if (stuck_reported && went_on_silent) std::swap(f_.culprits, f_.others), silent_went_on_ = true;
+      return true;
+    }
+    // None completed it; some started it and some have it only scheduled: on a GPU a
+    // collective starts when its stream reaches it, so a rank still "scheduled" is held
+    // up before it (as PyTorch's analyzer says, a state mismatch naming that rank).
+    std::vector<int> started, scheduled;
+    for (int r : not_done)
+      (f_.calls.at(r).state_order() == 1 ? started : scheduled).push_back(r);
+    if (done.empty() && !started.empty() && !scheduled.empty()) {
+      f_.cls = MatchClass::StateMismatch;
+      f_.pending = true;
+      f_.culprits = scheduled, f_.others = started;
+      never_started_ = true;
       return true;
     }
     return false;
@@ -406,8 +519,28 @@ class GroupMatcher {
         }
         break;
       }
+      case MatchClass::UnknownValues: {
+        const CollectiveRow& odd = f_.calls.at(unknown_rank_);
+        text += detail::concat("Rank ", unknown_rank_, "'s record names ", unknown_,
+                               ", which no PyTorch or ddpscope writes (a damaged dump, or a newer format), so its "
+                               "call cannot be compared with the others'. Rank ",
+                               unknown_rank_, " recorded ", call_text(odd), " (", odd.state, ")");
+        for (int r : f_.others)
+          if (r != unknown_rank_) {
+            text +=
+                detail::concat("; rank ", r, " recorded ", call_text(f_.calls.at(r)), " (", f_.calls.at(r).state, ")");
+            break;
+          }
+        text += ".";
+        break;
+      }
       case MatchClass::StateMismatch:
-        if (silent_went_on_) {
+        if (never_started_) {
+          text += detail::concat(ranks_text(c), " never started ", call_text(f_.calls.at(c.front())),
+                                 from_text(f_.calls.at(c.front())), " (still scheduled there), which ",
+                                 lower_ranks(f_.others), " started and wait in: the work queued before it on ",
+                                 c.size() > 1 ? "their" : "its", " device held ", c.size() > 1 ? "them" : "it", " up.");
+        } else if (silent_went_on_) {
           text += detail::concat(ranks_text(c), " completed ", call_text(f_.calls.at(c.front())),
                                  " and went on (last: ", last_call_line(c.front()), "); ", lower_ranks(f_.others),
                                  " never completed it and timed out waiting.") +
@@ -516,6 +649,9 @@ class GroupMatcher {
   std::string dead_signal_;
   bool dead_first_ = false;
   bool stuck_earlier_ = false, silent_went_on_ = false, left_loop_ = false, deviated_ = false, undecided_ = false;
+  bool never_started_ = false;
+  int unknown_rank_ = -1;
+  std::string unknown_;
 };
 
 }  // namespace
@@ -528,6 +664,7 @@ const char* match_class_name(MatchClass c) {
     case MatchClass::SizeMismatch: return "size mismatch";
     case MatchClass::DtypeMismatch: return "dtype mismatch";
     case MatchClass::StateMismatch: return "state mismatch";
+    case MatchClass::UnknownValues: return "unknown values";
   }
   return "?";
 }
@@ -609,6 +746,163 @@ FlightData snapshot_at(const FlightData& data, const std::set<int>& timed_out) {
   return snapshot;
 }
 
+// Sends and receives of one group, paired per direction (src -> dst): in order when no
+// rank of the pair dropped older records (first record id 0), else by p2p number, as
+// PyTorch's dumps number them. The first pair (or lone end) that does not match is the
+// finding.
+GroupFinding judge_p2p(const std::string& name, const FlightData& data) {
+  GroupFinding f;
+  f.group = name;
+  f.p2p = true;
+  for (const GroupRow& g : data.groups)
+    if (g.name == name && f.members.empty()) f.members = g.ranks;
+  std::set<int> recorded;
+  for (const auto& [rank, rows] : data.by_rank)
+    for (const CollectiveRow& r : rows)
+      if (r.pg_name == name) recorded.insert(rank);
+  if (f.members.empty()) {
+    // No description (gloo's dumps have none): the default group numbers ranks as the
+    // world does; another group, by the ranks that recorded it.
+    if (name == "0") {
+      for (int r = 0; r < data.world_size; ++r)
+        f.members.push_back(r);
+    } else {
+      f.members.assign(recorded.begin(), recorded.end());
+    }
+  }
+  std::vector<int> order = f.members;
+  std::sort(order.begin(), order.end());  // PyTorch maps a group rank k to sorted(members)[k]
+  const auto global = [&](int local) {
+    return local >= 0 && local < static_cast<int>(order.size()) ? order[local] : -1;
+  };
+  struct End {
+    const CollectiveRow* row;
+  };
+  std::map<std::pair<int, int>, std::vector<const CollectiveRow*>> sends, recvs;
+  std::set<int> wrapped;
+  for (const auto& [rank, rows] : data.by_rank) {
+    int64_t first_record = -1;
+    for (const CollectiveRow& r : rows)
+      if (first_record < 0 || r.record_id < first_record) first_record = r.record_id;
+    if (first_record > 0) wrapped.insert(rank);
+    std::vector<const CollectiveRow*> mine;
+    for (const CollectiveRow& r : rows)
+      if (r.pg_name == name && r.is_p2p() && r.p2p_src >= 0 && r.p2p_dst >= 0) mine.push_back(&r);
+    std::sort(mine.begin(), mine.end(), [](const CollectiveRow* a, const CollectiveRow* b) {
+      return std::tie(a->record_id, a->p2p_seq) < std::tie(b->record_id, b->p2p_seq);
+    });
+    for (const CollectiveRow* r : mine) {
+      const int src = global(r->p2p_src), dst = global(r->p2p_dst);
+      if (src < 0 || dst < 0) continue;
+      if (r->op == "send" && src == rank) sends[{src, dst}].push_back(r);
+      if (r->op == "recv" && dst == rank) recvs[{src, dst}].push_back(r);
+    }
+  }
+  struct Problem {
+    MatchClass cls;
+    int src, dst;
+    const CollectiveRow *send, *recv;
+    int64_t when;
+  };
+  std::optional<Problem> first;
+  int64_t pairs = 0;
+  const auto note = [&](Problem p) {
+    if (!first || p.when < first->when) first = p;
+  };
+  std::set<std::pair<int, int>> channels;
+  for (const auto& [k, v] : sends)
+    channels.insert(k);
+  for (const auto& [k, v] : recvs)
+    channels.insert(k);
+  for (const auto& ch : channels) {
+    const auto& s = sends[ch];
+    const auto& r = recvs[ch];
+    const bool by_number = wrapped.count(ch.first) || wrapped.count(ch.second);
+    std::vector<std::pair<const CollectiveRow*, const CollectiveRow*>> matched;
+    std::vector<const CollectiveRow*> lone_sends, lone_recvs;
+    if (!by_number) {
+      for (size_t k = 0; k < std::max(s.size(), r.size()); ++k) {
+        if (k < s.size() && k < r.size())
+          matched.push_back({s[k], r[k]});
+        else if (k < s.size())
+          lone_sends.push_back(s[k]);
+        else
+          lone_recvs.push_back(r[k]);
+      }
+    } else {
+      std::map<int64_t, const CollectiveRow*> rn;
+      for (const CollectiveRow* x : r)
+        rn[x->p2p_seq] = x;
+      const int64_t r_lo = r.empty() ? 0 : r.front()->p2p_seq, s_lo = s.empty() ? 0 : s.front()->p2p_seq;
+      for (const CollectiveRow* x : s) {
+        if (const auto it = rn.find(x->p2p_seq); it != rn.end()) {
+          matched.push_back({x, it->second});
+          rn.erase(it);
+        } else if (x->p2p_seq >= r_lo) {
+          lone_sends.push_back(x);
+        }
+      }
+      for (const auto& [n, x] : rn)
+        if (n >= s_lo) lone_recvs.push_back(x);
+    }
+    for (const auto& [sd, rv] : matched) {
+      ++pairs;
+      const int64_t when = std::min(sd->t_created_ns, rv->t_created_ns);
+      if (sd->input_sizes != rv->output_sizes)
+        note({MatchClass::SizeMismatch, ch.first, ch.second, sd, rv, when});
+      else if (sd->input_dtypes != rv->output_dtypes)
+        note({MatchClass::DtypeMismatch, ch.first, ch.second, sd, rv, when});
+    }
+    // A lone end whose peer has records of this group: the peer never made its half.
+    for (const CollectiveRow* x : lone_sends)
+      if (recorded.count(ch.second)) note({MatchClass::MissingRanks, ch.first, ch.second, x, nullptr, x->t_created_ns});
+    for (const CollectiveRow* x : lone_recvs)
+      if (recorded.count(ch.first)) note({MatchClass::MissingRanks, ch.first, ch.second, nullptr, x, x->t_created_ns});
+  }
+  if (!first) {
+    if (pairs > 0) f.seq = 0;  // reported as "every send had its receive"
+    return f;
+  }
+  const Problem& p = *first;
+  f.cls = p.cls;
+  f.p2p_src = p.src, f.p2p_dst = p.dst;
+  if (p.send) f.calls[p.src] = *p.send;
+  if (p.recv) f.calls[p.dst] = *p.recv;
+  f.seq = p.send ? p.send->p2p_seq : p.recv->p2p_seq;
+  f.pending = (p.send && p.send->state_order() < 2) || (p.recv && p.recv->state_order() < 2);
+  const std::string head =
+      detail::concat("Group '", name, "' send/recv, rank ", p.src, " -> rank ", p.dst, ": ",
+                     match_class_name(p.cls) == std::string("missing ranks")
+                         ? "missing ranks"
+                         : (p.cls == MatchClass::SizeMismatch ? "size mismatch" : "dtype mismatch"),
+                     ". ");
+  const auto tensors = [](const CollectiveRow& r, bool out) {
+    return tensors_text(out ? r.output_sizes : r.input_sizes, out ? r.output_dtypes : r.input_dtypes);
+  };
+  if (p.cls == MatchClass::MissingRanks) {
+    const bool no_recv = p.send != nullptr;
+    const CollectiveRow& have = no_recv ? *p.send : *p.recv;
+    const int culprit = no_recv ? p.dst : p.src;
+    f.culprits = {culprit};
+    f.others = {no_recv ? p.src : p.dst};
+    f.verdict =
+        head + detail::concat("Rank ", no_recv ? p.src : p.dst, no_recv ? " sent " : " posted a receive of ",
+                              tensors(have, !no_recv), no_recv ? " to rank " : " from rank ", no_recv ? p.dst : p.src,
+                              " (p2p #", have.p2p_seq, from_text(have), ", ", have.state, "), and rank ", culprit,
+                              " never made the matching ", no_recv ? "receive" : "send", ".");
+  } else {
+    f.culprits = {p.src, p.dst};
+    f.verdict =
+        head + detail::concat("Rank ", p.src, " sent ", tensors(*p.send, false), " (p2p #", p.send->p2p_seq,
+                              from_text(*p.send), ", ", p.send->state, ") and rank ", p.dst, " posted its receive as ",
+                              tensors(*p.recv, true), " (p2p #", p.recv->p2p_seq, from_text(*p.recv), ", ",
+                              p.recv->state, "): a send and its receive must have the same ",
+                              p.cls == MatchClass::SizeMismatch ? "size" : "dtype",
+                              "; the records do not say which side is wrong.");
+  }
+  return f;
+}
+
 }  // namespace
 
 FlightVerdict analyze_flight(const FlightData& all, int dead_rank, const std::string& dead_signal,
@@ -643,6 +937,23 @@ FlightVerdict analyze_flight(const FlightData& all, int dead_rank, const std::st
     v.verdict += (v.verdict.empty() ? "" : " ") + f.verdict;
     for (int r : f.culprits)
       if (std::find(v.culprits.begin(), v.culprits.end(), r) == v.culprits.end()) v.culprits.push_back(r);
+  }
+  // Point-to-point ops, group by group.
+  std::vector<std::string> p2p_names;
+  for (const auto& [rank, rows] : data.by_rank)
+    for (const CollectiveRow& r : rows)
+      if (r.is_p2p() && std::find(p2p_names.begin(), p2p_names.end(), r.pg_name) == p2p_names.end())
+        p2p_names.push_back(r.pg_name);
+  for (const std::string& name : p2p_names) {
+    GroupFinding f = judge_p2p(name, data);
+    if (f.verdict.empty()) {
+      if (f.seq >= 0) quiet.push_back(std::move(f));
+      continue;
+    }
+    v.verdict += (v.verdict.empty() ? "" : " ") + f.verdict;
+    for (int r : f.culprits)
+      if (std::find(v.culprits.begin(), v.culprits.end(), r) == v.culprits.end()) v.culprits.push_back(r);
+    v.groups.push_back(std::move(f));
   }
   for (GroupFinding& f : quiet)
     v.groups.push_back(std::move(f));

@@ -8,7 +8,13 @@
 //   collective type mismatch  the members called different ops as this number
 //   size mismatch             same op, different input or output sizes
 //   dtype mismatch            same op and sizes, different dtypes
-//   state mismatch            all alike, but some completed it and some did not
+//   state mismatch            all alike, but some completed it and some did not, or
+//                             some started it and some have it only scheduled
+//   unknown values            a record names an op, dtype or state no PyTorch writes
+//
+// Sends and receives are paired per group and direction, in order (by p2p number when a
+// ring dropped older records), and judged likewise: a receive no rank sent, a send no
+// rank received, sizes or dtypes that differ between the two ends.
 //
 // The verdict names the group, the collective, the ranks on each side with what each was
 // doing (phase and iteration, or the stack's top frame in PyTorch's dumps), and the likely
@@ -26,7 +32,15 @@
 
 namespace ddpscope::probes {
 
-enum class MatchClass { FullyMatched, MissingRanks, TypeMismatch, SizeMismatch, DtypeMismatch, StateMismatch };
+enum class MatchClass {
+  FullyMatched,
+  MissingRanks,
+  TypeMismatch,
+  SizeMismatch,
+  DtypeMismatch,
+  StateMismatch,
+  UnknownValues,  // a record names an op, dtype or state no PyTorch writes: not judged
+};
 const char* match_class_name(MatchClass c);  // "size mismatch", ...
 
 // The first collective of a group that does not match, or (all matched) the last one.
@@ -35,7 +49,11 @@ struct GroupFinding {
   std::string desc;
   std::vector<int> members;  // global ranks
   MatchClass cls = MatchClass::FullyMatched;
-  int64_t seq = -1;                    // its collective sequence number
+  int64_t seq = -1;        // its collective sequence number (p2p: the send's p2p number)
+  int64_t first_seq = -1;  // the first number every rank's records hold
+  // A point-to-point finding: a send and its receive (global ranks of the two ends).
+  bool p2p = false;
+  int p2p_src = -1, p2p_dst = -1;
   std::map<int, CollectiveRow> calls;  // each member's record of it (absent: none)
   std::vector<int> culprits;           // likely culprits, first the likeliest
   std::vector<int> others;             // the other side

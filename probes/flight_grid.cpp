@@ -12,15 +12,23 @@ FlightGrid flight_grid(const FlightData& data, const GroupFinding& finding, int 
   FlightGrid g;
   g.group = finding.group;
   g.ranks = finding.members;
-  g.focus_seq = finding.seq;
-  int64_t highest = -1, lowest = finding.seq;
+  // A send/recv finding is drawn around the collective its ops came after.
+  int64_t focus = finding.seq;
+  if (finding.p2p) {
+    focus = -1;
+    for (const auto& [rank, call] : finding.calls)
+      focus = std::max(focus, call.last_collective_seq);
+    if (focus < 0) return g;
+  }
+  g.focus_seq = focus;
+  int64_t highest = -1, lowest = focus;
   for (const auto& [rank, rows] : data.by_rank)
     for (const CollectiveRow& r : rows)
       if (r.pg_name == finding.group && !r.is_p2p()) {
         highest = std::max(highest, r.collective_seq);
         lowest = std::min(lowest, r.collective_seq);
       }
-  const int64_t lo = std::max(lowest, finding.seq - before), hi = std::min(highest, finding.seq + after);
+  const int64_t lo = std::max(lowest, focus - before), hi = std::min(highest, focus + after);
   for (int64_t s = lo; s <= hi; ++s)
     g.seqs.push_back(s);
   for (int rank : g.ranks) {

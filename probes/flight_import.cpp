@@ -112,16 +112,14 @@ FlightImportResult import_flight_dumps(const std::vector<std::string>& paths, co
     for (const CollectiveRow& r : d.entries)
       pending = pending || r.state_order() < 2;
   }
+  // Every rank below the world's size (the highest rank dumped or named by a group) is
+  // expected; gloo's dumps name no group members, so this catches what they cannot.
   std::vector<int> absent;
-  for (int r : members)
+  for (int r = 0; r < result.world_size; ++r)
     if (!std::binary_search(result.ranks.begin(), result.ranks.end(), r)) absent.push_back(r);
-  if (!absent.empty()) {
-    std::string list;
-    for (int r : absent)
-      list += (list.empty() ? "" : ", ") + std::to_string(r);
-    result.notes.push_back(detail::concat("no dump of rank", absent.size() > 1 ? "s " : " ", list,
+  if (!absent.empty())
+    result.notes.push_back(detail::concat("no dump of rank", absent.size() > 1 ? "s " : " ", rank_ranges_text(absent),
                                           ": the verdict knows only what the other ranks recorded"));
-  }
   const std::string partial = out + ".importing";
   const auto remove_partial = [&](std::initializer_list<const char*> suffixes) {
     for (const char* suffix : suffixes)

@@ -160,6 +160,38 @@ void FlightData::add(const FlightDump& dump, int64_t offset) {
       world_size = std::max(world_size, r + 1);
 }
 
+std::vector<int> FlightData::ranks_without_records() const {
+  std::vector<bool> held(static_cast<size_t>(std::max(world_size, 0)), false);
+  for (const auto& [rank, rows] : by_rank)
+    if (rank >= 0 && rank < world_size) held[static_cast<size_t>(rank)] = true;
+  for (const FlightDumpRow& d : dumps)
+    if (d.rank >= 0 && d.rank < world_size) held[static_cast<size_t>(d.rank)] = true;
+  std::vector<int> out;
+  for (int r = 0; r < world_size; ++r)
+    if (!held[static_cast<size_t>(r)]) out.push_back(r);
+  return out;
+}
+
+std::string rank_ranges_text(const std::vector<int>& ranks) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+      ++j;
+    if (j - i >= 2) {
+      parts.push_back(std::to_string(ranks[i]) + ".." + std::to_string(ranks[j]));
+    } else {
+      for (size_t k = i; k <= j; ++k)
+        parts.push_back(std::to_string(ranks[k]));
+    }
+    i = j + 1;
+  }
+  std::string s;
+  for (size_t k = 0; k < parts.size(); ++k)
+    s += (k == 0 ? "" : k + 1 == parts.size() ? " and " : ", ") + parts[k];
+  return s;
+}
+
 void FlightData::sort() {
   for (auto& [rank, rows] : by_rank) {
     std::sort(rows.begin(), rows.end(), [](const CollectiveRow& a, const CollectiveRow& b) {

@@ -104,7 +104,13 @@ struct FlightData {
   // Adds a dump's records (a later state wins over an earlier copy of a record).
   void add(const FlightDump& dump, int64_t clock_offset_ns = 0);
   void sort();
+  // Ranks below world_size of which neither records nor a dump are held.
+  std::vector<int> ranks_without_records() const;
 };
+
+// "3", "1, 5 and 7", "2..127" (runs of three or more as ranges): a list that stays short
+// whatever the world's size.
+std::string rank_ranges_text(const std::vector<int>& sorted_ranks);
 
 // One entry of a dump (or of a streamed record) as a row. Throws nlohmann::json's
 // exceptions on missing or mistyped fields.

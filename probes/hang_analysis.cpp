@@ -555,8 +555,14 @@ HangReport analyze_hang(const FlightData& records) {
   if (!report.verdict.empty()) report.findings.push_back(report.verdict);
   for (const GroupFinding& g : report.flight.groups)
     if (g.verdict.empty() && g.seq >= 0)
-      report.findings.push_back(detail::concat("group '", g.group, "': every rank called collectives #0..#", g.seq,
-                                               " alike and completed them"));
+      report.findings.push_back(g.p2p ? detail::concat("group '", g.group, "': every send had its receive, alike")
+                                      : detail::concat("group '", g.group, "': every rank called collectives #",
+                                                       std::max<int64_t>(g.first_seq, 0), "..#", g.seq,
+                                                       " alike and completed them"));
+  if (const std::vector<int> absent = records.ranks_without_records(); !absent.empty())
+    report.findings.push_back(detail::concat("no dump of rank", absent.size() > 1 ? "s " : " ",
+                                             rank_ranges_text(absent),
+                                             ": the verdict knows only what the other ranks recorded"));
   return report;
 }
 

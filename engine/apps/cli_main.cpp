@@ -60,19 +60,38 @@ void print_flight_grids(const ddpscope::probes::HangReport& report) {
   }
 }
 
-bool all_flight_dumps(const std::vector<std::string>& paths) {
-  return std::all_of(paths.begin(), paths.end(),
-                     [](const std::string& p) { return ddpscope::probes::looks_like_flight_dump(p); });
+// What `hang` and `import-torch` were given: run files and traces are told from dumps by
+// reading them (flight_records.h), and folders of dumps are expanded; the files of a
+// folder that are not dumps are named on stderr with the reason.
+struct DumpInputs {
+  std::vector<std::string> dumps;
+  bool any_folder = false;
+};
+
+bool is_run_file(const std::string& path) {
+  char header[16] = {};
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  const size_t n = std::fread(header, 1, sizeof header, f);
+  std::fclose(f);
+  return n >= 15 && std::memcmp(header, "SQLite format 3", 15) == 0;
 }
 
-bool any_flight_dump(const std::vector<std::string>& paths) {
-  return std::any_of(paths.begin(), paths.end(),
-                     [](const std::string& p) { return ddpscope::probes::looks_like_flight_dump(p); });
+DumpInputs flight_dump_inputs(const std::vector<std::string>& paths) {
+  DumpInputs in;
+  for (const auto& p : paths)
+    in.any_folder = in.any_folder || std::filesystem::is_directory(p);
+  std::vector<std::string> skipped;
+  in.dumps = ddpscope::probes::flight_dump_inputs(paths, &skipped);
+  for (const auto& s : skipped)
+    std::fprintf(stderr, "skipped %s\n", s.c_str());
+  return in;
 }
 
-// `hang DUMP...`: the verdict from flight-recorder dumps alone, one per rank.
+// `hang DUMP... | FOLDER`: the verdict from flight-recorder dumps alone, one per rank.
 int run_hang_dumps(const std::vector<std::string>& paths) {
-  const auto report = ddpscope::probes::analyze_hang(ddpscope::probes::read_flight_dumps(paths));
+  const DumpInputs in = flight_dump_inputs(paths);
+  const auto report = ddpscope::probes::analyze_hang(ddpscope::probes::read_flight_dumps(in.dumps));
   if (report.verdict.empty()) std::printf("every collective matched on every rank, and each completed\n");
   for (const auto& line : report.findings)
     std::printf("%s\n", line.c_str());
@@ -81,11 +100,13 @@ int run_hang_dumps(const std::vector<std::string>& paths) {
 }
 
 int run_hang(const std::vector<std::string>& paths) {
-  if (paths.size() > 1 || all_flight_dumps(paths)) {
-    if (!all_flight_dumps(paths)) {
-      throw DDPSCOPE_ERROR("hang takes one run file, or flight-recorder dumps (one per rank); ",
-                           "some of the files given are not dumps");
-    }
+  if (paths.size() > 1 || !is_run_file(paths.front())) {
+    for (const auto& p : paths)
+      if (is_run_file(p))
+        throw DDPSCOPE_ERROR(
+            "hang takes one run file alone, or flight-recorder dumps (files or a folder, one dump "
+            "per rank); '",
+            p, "' is a run file given with other files");
     return run_hang_dumps(paths);
   }
   ddpscope::probes::RunStoreReader run(paths.front());
@@ -236,12 +257,33 @@ int run_import_flight_dumps(const std::vector<std::string>& inputs, const std::s
 }
 
 int run_import_torch(const std::vector<std::string>& inputs, const std::string& out, bool force) {
-  if (any_flight_dump(inputs)) {
-    if (!all_flight_dumps(inputs)) {
-      throw DDPSCOPE_ERROR("import-torch: some inputs are flight-recorder dumps and some are not; import the dumps ",
-                           "and the profiler traces into separate run files");
+  // Dumps or traces: told by reading each file as far as it takes (PyTorch's dumps say so
+  // at their first key); a folder is dumps when any file in it is one.
+  std::vector<std::string> dump_files, others;
+  for (const auto& p : inputs) {
+    if (std::filesystem::is_directory(p)) {
+      std::vector<std::string> skipped;
+      try {
+        const auto found = ddpscope::probes::flight_dump_inputs({p}, &skipped);
+        dump_files.insert(dump_files.end(), found.begin(), found.end());
+        for (const auto& why : skipped)
+          std::fprintf(stderr, "skipped %s\n", why.c_str());
+      } catch (const ddpscope::Error&) {
+        others.push_back(p);  // a folder of traces
+      }
+    } else if (ddpscope::probes::looks_like_flight_dump(p)) {
+      dump_files.push_back(p);
+    } else {
+      others.push_back(p);
     }
-    return run_import_flight_dumps(inputs, out, force);
+  }
+  if (!dump_files.empty()) {
+    if (!others.empty()) {
+      throw DDPSCOPE_ERROR("import-torch: '", others.front(), "' is not a flight-recorder dump (",
+                           ddpscope::probes::why_not_flight_dump(others.front()), ") but '", dump_files.front(),
+                           "' is; import the dumps and the profiler traces into separate run files");
+    }
+    return run_import_flight_dumps(dump_files, out, force);
   }
   const bool tty = isatty(fileno(stderr));
   int last_quarter = -1;
@@ -403,9 +445,10 @@ Command add_hang(CLI::App& app) {
       "hang",
       "Where each rank stands and who stalled the job: from a run file, or from flight-recorder dumps (PyTorch's "
       "JSON dumps, one per rank)");
-  hang->add_option("RUN", *paths, "A run file, or flight-recorder dumps (one per rank)")
+  hang->add_option("RUN", *paths,
+                   "A run file, or flight-recorder dumps (one per rank: PyTorch's JSON or pickle, files or a folder)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   return {hang, [paths] { return run_hang(*paths); }};
 }
 

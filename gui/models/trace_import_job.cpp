@@ -80,11 +80,20 @@ QStringList flightDumpFiles(const QString& path) {
   const QFileInfo f(path);
   if (f.isFile()) return probes::looks_like_flight_dump(path.toStdString()) ? QStringList{path} : QStringList{};
   if (!f.isDir()) return {};
-  QStringList dumps;
-  for (const QFileInfo& e : QDir(path).entryInfoList(QDir::Files, QDir::Name)) {
-    if (!probes::looks_like_flight_dump(e.absoluteFilePath().toStdString())) return {};  // a folder of traces
-    dumps << e.absoluteFilePath();
+  // A folder of dumps (JSON and pickles mixed; other files left out), unless it holds
+  // profiler traces: then it is a folder of traces.
+  std::vector<std::string> skipped;
+  std::vector<std::string> found;
+  try {
+    found = probes::flight_dump_inputs({path.toStdString()}, &skipped);
+  } catch (const std::exception&) {
+    return {};
   }
+  for (const std::string& why : skipped)
+    if (why.find("profiler trace") != std::string::npos) return {};
+  QStringList dumps;
+  for (const std::string& p : found)
+    dumps << QString::fromStdString(p);
   return dumps;
 }
 
