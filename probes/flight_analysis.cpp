@@ -265,6 +265,29 @@ class GroupMatcher {
  private:
   // Fills the finding when collective s does not match; false when it does.
   bool classify(int64_t s) {
+    // The usual case first, without copying records: every rank holds it, alike, in one state.
+    {
+      const CollectiveRow* first = nullptr;
+      bool alike = true;
+      for (const auto& [rank, c] : calls_) {
+        const auto it = c.by_seq.find(s);
+        if (it == c.by_seq.end()) {
+          if (c.max_seq < s) alike = false;  // a rank that never called it
+          continue;
+        }
+        const CollectiveRow& r = *it->second;
+        if (!first) {
+          first = &r;
+          alike = unknown_text(r).empty();
+        } else {
+          alike = alike && r.op == first->op && r.state_order() == first->state_order() &&
+                  r.input_sizes == first->input_sizes && r.output_sizes == first->output_sizes &&
+                  r.input_dtypes == first->input_dtypes && r.output_dtypes == first->output_dtypes;
+        }
+        if (!alike) break;
+      }
+      if (alike && first) return false;
+    }
     std::vector<int> present, absent;
     f_.calls.clear();
     for (const auto& [rank, c] : calls_) {
@@ -727,11 +750,12 @@ std::set<int> timed_out_on_time(const FlightData& data, std::map<int, int64_t>& 
 // The records as they stood when the first rank's watchdog fired on time: the job failed
 // then. What ranks did after it (a stopped rank continued at teardown finishes the
 // collective the others gave up on) is not what stalled it.
-FlightData snapshot_at(const FlightData& data, const std::set<int>& timed_out) {
+// Empty when no rank timed out: the records stand as they are (no copy of a million rows).
+std::optional<FlightData> snapshot_at(const FlightData& data, const std::set<int>& timed_out) {
   int64_t cutoff = 0;
   for (const FlightDumpRow& d : data.dumps)
     if (timed_out.count(d.rank) && d.t_ns > 0 && (cutoff == 0 || d.t_ns < cutoff)) cutoff = d.t_ns;
-  if (cutoff == 0) return data;
+  if (cutoff == 0) return std::nullopt;
   FlightData snapshot = data;
   for (auto& [rank, rows] : snapshot.by_rank) {
     std::vector<CollectiveRow> kept;
@@ -910,7 +934,8 @@ FlightVerdict analyze_flight(const FlightData& all, int dead_rank, const std::st
   FlightVerdict v;
   std::map<int, int64_t> late;
   const std::set<int> timed_out = timed_out_on_time(all, late);
-  const FlightData data = snapshot_at(all, timed_out);
+  const std::optional<FlightData> snapshot = snapshot_at(all, timed_out);
+  const FlightData& data = snapshot ? *snapshot : all;
   // Groups in the order first seen (the world first: every rank creates it first).
   std::vector<std::string> names;
   for (const auto& [rank, rows] : data.by_rank)
@@ -960,9 +985,10 @@ FlightVerdict analyze_flight(const FlightData& all, int dead_rank, const std::st
   return v;
 }
 
-FlightData records_at_failure(const FlightData& data) {
+FlightData records_at_failure(FlightData data) {
   std::map<int, int64_t> late;
-  return snapshot_at(data, timed_out_on_time(data, late));
+  std::optional<FlightData> snapshot = snapshot_at(data, timed_out_on_time(data, late));
+  return snapshot ? std::move(*snapshot) : std::move(data);
 }
 
 }  // namespace ddpscope::probes

@@ -81,7 +81,7 @@ FlightVerdict analyze_flight(const FlightData& data, int dead_rank = -1, const s
 // The records as they stood when the first rank's watchdog fired on time (the job failed
 // then; a stopped rank continued at teardown may finish a collective afterwards): what the
 // verdict and the grid are drawn from. Unchanged when no rank timed out.
-FlightData records_at_failure(const FlightData& data);
+FlightData records_at_failure(FlightData data);
 
 // "allreduce f32[1024]" / "allreduce_coalesced 3 tensors f32[...] " as a record shows it.
 std::string call_text(const CollectiveRow& row);

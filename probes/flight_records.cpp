@@ -129,22 +129,34 @@ CollectiveRow collective_from_entry(const json& e, int rank) {
 }
 
 void FlightData::add(const FlightDump& dump, int64_t offset) {
+  FlightDump copy = dump;
+  add(std::move(copy), offset);
+}
+
+void FlightData::add(FlightDump&& dump, int64_t offset) {
   auto& rows = by_rank[dump.rank];
-  // A record already held (same group and record id) is replaced by a later state of it:
-  // found through an index, so adding n records costs n, not n squared.
-  std::map<std::tuple<int64_t, int64_t, std::string>, size_t> held;
-  for (size_t k = 0; k < rows.size(); ++k)
-    held.emplace(std::make_tuple(rows[k].pg_id, rows[k].record_id, rows[k].pg_name), k);
-  rows.reserve(rows.size() + dump.entries.size());
-  for (CollectiveRow r : dump.entries) {
-    for (int64_t* t : {&r.t_created_ns, &r.t_started_ns, &r.t_completed_ns})
-      if (*t > 0) *t += offset;
-    const auto [it, added] = held.emplace(std::make_tuple(r.pg_id, r.record_id, r.pg_name), rows.size());
-    if (added) {
-      rows.push_back(std::move(r));
-    } else if (CollectiveRow& same = rows[it->second]; r.state_order() >= same.state_order()) {
-      r.source = same.source;  // how it arrived first
-      same = std::move(r);
+  if (rows.empty()) {  // the usual case: this rank's first dump, nothing to merge with
+    rows = std::move(dump.entries);
+    for (CollectiveRow& r : rows)
+      for (int64_t* t : {&r.t_created_ns, &r.t_started_ns, &r.t_completed_ns})
+        if (*t > 0) *t += offset;
+  } else {
+    // A record already held (same group and record id) is replaced by a later state of it:
+    // found through an index, so adding n records costs n, not n squared.
+    std::map<std::tuple<int64_t, int64_t, std::string>, size_t> held;
+    for (size_t k = 0; k < rows.size(); ++k)
+      held.emplace(std::make_tuple(rows[k].pg_id, rows[k].record_id, rows[k].pg_name), k);
+    rows.reserve(rows.size() + dump.entries.size());
+    for (CollectiveRow& r : dump.entries) {
+      for (int64_t* t : {&r.t_created_ns, &r.t_started_ns, &r.t_completed_ns})
+        if (*t > 0) *t += offset;
+      const auto [it, added] = held.emplace(std::make_tuple(r.pg_id, r.record_id, r.pg_name), rows.size());
+      if (added) {
+        rows.push_back(std::move(r));
+      } else if (CollectiveRow& same = rows[it->second]; r.state_order() >= same.state_order()) {
+        r.source = same.source;  // how it arrived first
+        same = std::move(r);
+      }
     }
   }
   for (const GroupRow& g : dump.groups) {

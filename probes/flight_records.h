@@ -103,6 +103,7 @@ struct FlightData {
   bool empty() const { return by_rank.empty(); }
   // Adds a dump's records (a later state wins over an earlier copy of a record).
   void add(const FlightDump& dump, int64_t clock_offset_ns = 0);
+  void add(FlightDump&& dump, int64_t clock_offset_ns = 0);  // takes its rows
   void sort();
   // Ranks below world_size of which neither records nor a dump are held.
   std::vector<int> ranks_without_records() const;

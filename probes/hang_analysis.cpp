@@ -364,7 +364,7 @@ std::string reporter_text(HangReport& report, const RunRow& run, std::string& cu
 void add_records_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
   report.flight = analyze_flight(report.records, report.dead_rank, report.dead_signal,
                                  run.status == "running" ? std::max(report.now_ns, report.latest_event_ns) : 0);
-  report.records = records_at_failure(report.records);  // as the verdict saw them (the grid)
+  report.records = records_at_failure(std::move(report.records));  // as the verdict saw them (the grid)
   std::string culprit = report.flight.verdict;
   report.culprits = report.flight.culprits;
   // What the culprits were doing, from their latest events (a rank with none shipped,
@@ -546,10 +546,11 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   return report;
 }
 
-HangReport analyze_hang(const FlightData& records) {
+HangReport analyze_hang(FlightData records) {
   HangReport report;
   report.flight = analyze_flight(records);
-  report.records = records_at_failure(records);
+  const std::vector<int> absent = records.ranks_without_records();
+  report.records = records_at_failure(std::move(records));
   report.verdict = report.flight.verdict;
   report.culprits = report.flight.culprits;
   if (!report.verdict.empty()) report.findings.push_back(report.verdict);
@@ -559,7 +560,7 @@ HangReport analyze_hang(const FlightData& records) {
                                       : detail::concat("group '", g.group, "': every rank called collectives #",
                                                        std::max<int64_t>(g.first_seq, 0), "..#", g.seq,
                                                        " alike and completed them"));
-  if (const std::vector<int> absent = records.ranks_without_records(); !absent.empty())
+  if (!absent.empty())
     report.findings.push_back(detail::concat("no dump of rank", absent.size() > 1 ? "s " : " ",
                                              rank_ranges_text(absent),
                                              ": the verdict knows only what the other ranks recorded"));

@@ -72,6 +72,6 @@ std::pair<int, std::string> dead_rank_of(const std::string& message);
 HangReport analyze_hang(RunStoreReader& run, int64_t now_ns = 0);
 
 // The verdict from flight-recorder dumps alone (`ddpscope-cli hang DUMP...`).
-HangReport analyze_hang(const FlightData& records);
+HangReport analyze_hang(FlightData records);
 
 }  // namespace ddpscope::probes
