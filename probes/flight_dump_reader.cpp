@@ -679,23 +679,8 @@ bool DumpBuilder::finish_entry() {
   const std::string& name = row_.profiling_name;
   const size_t colon = name.find(':');
   row_.op = colon == std::string::npos ? name : name.substr(colon + 1);
-  if (const size_t space = row_.op.find(' '); space != std::string::npos) {
-    // The peer, in the group's numbering: "send 0->1" (src->dst), "recv 1<-0" (dst<-src).
-    const std::string meta = row_.op.substr(space + 1);
-    row_.op.resize(space);
-    const size_t arrow = meta.find(row_.op == "recv" ? "<-" : "->");
-    if (arrow != std::string::npos) {
-      const auto number = [](const std::string& t, int& out) {
-        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
-        return ec == std::errc() && end == t.data() + t.size() && out >= 0;
-      };
-      int a = -1, b = -1;
-      if (number(meta.substr(0, arrow), a) && number(meta.substr(arrow + 2), b)) {
-        row_.p2p_src = row_.op == "recv" ? b : a;
-        row_.p2p_dst = row_.op == "recv" ? a : b;
-      }
-    }
-  }
+  if (const size_t space = row_.op.find(' '); space != std::string::npos) row_.op.resize(space);
+  parse_p2p_ends(row_);
   const bool p2p = is_p2p_ || row_.op == "send" || row_.op == "recv";
   if (p2p) {
     // Point-to-point entries keep their group's last collective number: matched by p2p

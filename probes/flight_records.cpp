@@ -78,6 +78,24 @@ std::string op_of(const std::string& profiling_name) {
 
 }  // namespace
 
+void parse_p2p_ends(CollectiveRow& r) {
+  const std::string& name = r.profiling_name;
+  const size_t space = name.find(' ');
+  if (space == std::string::npos) return;
+  const std::string meta = name.substr(space + 1);
+  const bool recv = r.op == "recv";
+  const size_t arrow = meta.find(recv ? "<-" : "->");
+  if (arrow == std::string::npos) return;
+  const auto number = [](const std::string& t, int& out) {
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+    return ec == std::errc() && end == t.data() + t.size() && out >= 0;
+  };
+  int a = -1, b = -1;
+  if (!number(meta.substr(0, arrow), a) || !number(meta.substr(arrow + 2), b)) return;
+  r.p2p_src = recv ? b : a;
+  r.p2p_dst = recv ? a : b;
+}
+
 int CollectiveRow::state_order() const {
   if (state == "scheduled") return 0;
   if (state == "started") return 1;
@@ -102,6 +120,9 @@ CollectiveRow collective_from_entry(const json& e, int rank) {
   const auto number = [&](const char* key) { return std::clamp<int64_t>(int_or(e, key, 0), 0, int64_t{1} << 61); };
   if (p2p) {
     r.p2p_seq = number("p2p_seq_id");
+    if (const auto it = e.find("collective_seq_id"); it != e.end() && it->is_number())
+      r.last_collective_seq = to_int(*it);
+    parse_p2p_ends(r);
   } else {
     r.collective_seq = number("collective_seq_id");
   }

@@ -113,6 +113,11 @@ struct FlightData {
 // whatever the world's size.
 std::string rank_ranges_text(const std::vector<int>& sorted_ranks);
 
+// A send's or receive's two ends from its profiling name ("nccl:send 0->1" is src 0 to
+// dst 1; "nccl:recv 1<-0" is dst 1 from src 0), in the group's numbering; left -1 when
+// the name does not say.
+void parse_p2p_ends(CollectiveRow& row);
+
 // One entry of a dump (or of a streamed record) as a row. Throws nlohmann::json's
 // exceptions on missing or mistyped fields.
 CollectiveRow collective_from_entry(const nlohmann::json& entry, int rank);

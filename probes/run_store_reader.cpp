@@ -94,6 +94,7 @@ FlightData RunStoreReader::flight() {
       row.p2p_seq = seq(6);
       row.op = c.column_text(7);
       row.profiling_name = c.column_text(8);
+      if (row.is_p2p()) parse_p2p_ends(row);  // the two ends are in the name
       try {
         // The JSON cells through the dump parser, which checks every number.
         const nlohmann::json cells = {{"input_sizes", parsed(c.column_text(9))},

@@ -17,6 +17,7 @@
 #include "flight_import.h"
 #include "hang_analysis.h"
 #include "pickle_reader.h"
+#include "run_store_reader.h"
 #include "scratch_test.h"
 #include "sqlite_db.h"
 
@@ -203,6 +204,26 @@ class TestFlightDumps : public ScratchTest {
     std::sort(got.begin(), got.end());
     std::sort(culprits.begin(), culprits.end());
     QCOMPARE(culprits_text(got), culprits_text(culprits));
+  }
+
+  // Imported into a run file, the dumps give the same verdict (the run store keeps what
+  // the analysis needs: a send's two ends are in its name).
+  void testAnImportedRunGivesTheSameVerdict_data() {
+    QTest::addColumn<QString>("folder");
+    QTest::newRow("p2p json") << "p2p_size-4/json";
+    QTest::newRow("size pickle") << "size-4/pickle5";
+    QTest::newRow("started vs scheduled") << "started_vs_scheduled-2/pickle2";
+  }
+  void testAnImportedRunGivesTheSameVerdict() {
+    QFETCH(QString, folder);
+    const std::string dir = sets_ + "/" + folder.toStdString();
+    const std::string run = path(QString(folder).replace('/', '_').append(".ddprun").toUtf8().constData());
+    import_flight_dumps(flight_dump_inputs({dir}), run);
+    RunStoreReader reader(run);
+    const HangReport from_run = analyze_hang(reader);
+    const HangReport from_dumps = judge(dir);
+    QVERIFY(!from_dumps.verdict.empty());
+    QCOMPARE(QString::fromStdString(from_run.verdict), QString::fromStdString(from_dumps.verdict));
   }
 
   // A value no PyTorch writes is said, never judged.
