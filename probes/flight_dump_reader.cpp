@@ -244,6 +244,7 @@ class DumpBuilder final : public SaxSink {
     stack_.push_back({Ctx::Skip, 0});
     return true;
   }
+  bool end_skipped();
   bool scalar_null();
   bool scalar_bool(bool b);
   bool scalar_int(int64_t i, bool from_double);
@@ -375,15 +376,20 @@ bool DumpBuilder::StartObject() {
   }
 }
 
+// The end of an object or list inside a skipped value: true when that is what it was.
+bool DumpBuilder::end_skipped() {
+  if (top() != Ctx::Skip) return false;
+  if (stack_.back().depth-- == 0) {
+    stack_.pop_back();
+    field_ = Field::None;
+  }
+  return true;
+}
+
 bool DumpBuilder::EndObject() {
   if (stack_.empty()) return fail("unbalanced document");
   const Ctx c = top();
-  if (c == Ctx::Skip) {
-    if (stack_.back().depth-- > 0) return true;
-    stack_.pop_back();
-    field_ = Field::None;
-    return true;
-  }
+  if (end_skipped()) return true;
   stack_.pop_back();
   field_ = Field::None;
   switch (c) {
@@ -456,12 +462,7 @@ bool DumpBuilder::StartArray() {
 bool DumpBuilder::EndArray() {
   if (stack_.empty()) return fail("unbalanced document");
   const Ctx c = top();
-  if (c == Ctx::Skip) {
-    if (stack_.back().depth-- > 0) return true;
-    stack_.pop_back();
-    field_ = Field::None;
-    return true;
-  }
+  if (end_skipped()) return true;
   stack_.pop_back();
   switch (c) {
     case Ctx::Entries: field_ = Field::None; return true;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -16,19 +17,24 @@ namespace {
 
 [[noreturn]] void import_error(const std::string& what) { throw RunStoreError(what, __FILE__, __LINE__); }
 
-std::vector<FlightDump> read_all(const std::vector<std::string>& paths) {
+// Every dump, one at a time, handed to `take` (one dump per rank).
+void read_each(const std::vector<std::string>& paths, const std::function<void(FlightDump&&)>& take) {
   if (paths.empty()) import_error("no flight-recorder dumps given");
-  std::vector<FlightDump> dumps;
   std::map<int, std::string> seen;
   for (const std::string& p : paths) {
     // A file with no rank in it or its name takes its place in the list.
-    FlightDump d = read_flight_dump(p, static_cast<int>(dumps.size()));
+    FlightDump d = read_flight_dump(p, static_cast<int>(seen.size()));
     if (const auto it = seen.find(d.rank); it != seen.end())
       import_error(
           detail::concat("'", it->second, "' and '", p, "' are both rank ", d.rank, "'s dump; give one dump per rank"));
     seen[d.rank] = p;
-    dumps.push_back(std::move(d));
+    take(std::move(d));
   }
+}
+
+std::vector<FlightDump> read_all(const std::vector<std::string>& paths) {
+  std::vector<FlightDump> dumps;
+  read_each(paths, [&](FlightDump&& d) { dumps.push_back(std::move(d)); });
   std::sort(dumps.begin(), dumps.end(), [](const FlightDump& a, const FlightDump& b) { return a.rank < b.rank; });
   return dumps;
 }
@@ -83,17 +89,8 @@ EventBatch timeline_of(const FlightDump& d) {
 
 FlightData read_flight_dumps(const std::vector<std::string>& paths) {
   // One dump at a time, its rows moved in: the peak is the records once, not twice.
-  if (paths.empty()) import_error("no flight-recorder dumps given");
   FlightData data;
-  std::map<int, std::string> seen;
-  for (const std::string& p : paths) {
-    FlightDump d = read_flight_dump(p, static_cast<int>(seen.size()));
-    if (const auto it = seen.find(d.rank); it != seen.end())
-      import_error(
-          detail::concat("'", it->second, "' and '", p, "' are both rank ", d.rank, "'s dump; give one dump per rank"));
-    seen[d.rank] = p;
-    data.add(std::move(d));
-  }
+  read_each(paths, [&](FlightDump&& d) { data.add(std::move(d)); });
   data.sort();
   return data;
 }

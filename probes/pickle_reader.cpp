@@ -119,6 +119,17 @@ std::string PickleReader::line() {
   }
 }
 
+// The decimal memo index of protocol 0's PUT and GET, on a line of its own.
+uint64_t PickleReader::text_index(const char* opcode) {
+  const std::string s = line();
+  uint64_t index = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9' || index > 100'000'000) fail(detail::concat(opcode, " with a bad index"));
+    index = index * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return index;
+}
+
 void PickleReader::push(PickleValue v) {
   if (stack_.size() > 10'000'000) fail("more than 10 million values on the stack");
   stack_.push_back(std::move(v));
@@ -329,32 +340,14 @@ PickleValue PickleReader::read() {
         set_items(stack_.size() - 2);
         break;
       }
-      case 'u': set_items(pop_mark()); break;    // SETITEMS
-      case 'q': memo_put(byte()); break;         // BINPUT
-      case 'r': memo_put(uint_le(4)); break;     // LONG_BINPUT
-      case 0x94: memo_put(memo_.size()); break;  // MEMOIZE
-      case 'p': {                                // PUT
-        const std::string s = line();
-        uint64_t index = 0;
-        for (char c : s) {
-          if (c < '0' || c > '9' || index > 100'000'000) fail("PUT with a bad index");
-          index = index * 10 + static_cast<uint64_t>(c - '0');
-        }
-        memo_put(index);
-        break;
-      }
-      case 'h': push(memo_get(byte())); break;      // BINGET
-      case 'j': push(memo_get(uint_le(4))); break;  // LONG_BINGET
-      case 'g': {                                   // GET
-        const std::string s = line();
-        uint64_t index = 0;
-        for (char c : s) {
-          if (c < '0' || c > '9' || index > 100'000'000) fail("GET with a bad index");
-          index = index * 10 + static_cast<uint64_t>(c - '0');
-        }
-        push(memo_get(index));
-        break;
-      }
+      case 'u': set_items(pop_mark()); break;                              // SETITEMS
+      case 'q': memo_put(byte()); break;                                   // BINPUT
+      case 'r': memo_put(uint_le(4)); break;                               // LONG_BINPUT
+      case 0x94: memo_put(memo_.size()); break;                            // MEMOIZE
+      case 'p': memo_put(text_index("PUT")); break;                        // PUT
+      case 'h': push(memo_get(byte())); break;                             // BINGET
+      case 'j': push(memo_get(uint_le(4))); break;                         // LONG_BINGET
+      case 'g': push(memo_get(text_index("GET"))); break;                  // GET
       case 'J': push(int_value(static_cast<int32_t>(uint_le(4)))); break;  // BININT
       case 'K': push(int_value(byte())); break;                            // BININT1
       case 'M': push(int_value(static_cast<int64_t>(uint_le(2)))); break;  // BININT2

@@ -96,6 +96,7 @@ class PickleReader {
   uint64_t uint_le(int n);
   std::string bytes(uint64_t n);
   std::string line();
+  uint64_t text_index(const char* opcode);
   void push(PickleValue v);
   PickleValue pop();
   size_t pop_mark();

@@ -100,7 +100,8 @@ int run_hang_dumps(const std::vector<std::string>& paths) {
 }
 
 int run_hang(const std::vector<std::string>& paths) {
-  if (paths.size() > 1 || !is_run_file(paths.front())) {
+  if (paths.size() > 1 || std::filesystem::is_directory(paths.front()) ||
+      (!is_run_file(paths.front()) && ddpscope::probes::looks_like_flight_dump(paths.front()))) {
     for (const auto& p : paths)
       if (is_run_file(p))
         throw DDPSCOPE_ERROR(
@@ -108,6 +109,13 @@ int run_hang(const std::vector<std::string>& paths) {
             "per rank); '",
             p, "' is a run file given with other files");
     return run_hang_dumps(paths);
+  }
+  if (!std::filesystem::is_directory(paths.front()) && !is_run_file(paths.front())) {
+    // One file that is neither: say both, since either was meant.
+    const std::string why = ddpscope::probes::why_not_flight_dump(paths.front());
+    if (!why.empty())
+      throw DDPSCOPE_ERROR("'", paths.front(), "' is not a ddpscope run file (not an SQLite database), nor a ",
+                           "flight-recorder dump: ", why);
   }
   ddpscope::probes::RunStoreReader run(paths.front());
   // A job still running is judged at this moment (the run's clock is this host's

@@ -17,20 +17,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-
-
-def measure(cmd):
-    """(wall s, cpu s, peak MiB, stdout) of one command, in a fresh child."""
-    wrapper = ("import resource,subprocess,sys,time,json;t=time.perf_counter();"
-               "p=subprocess.run(sys.argv[1:],capture_output=True,text=True);"
-               "w=time.perf_counter()-t;r=resource.getrusage(resource.RUSAGE_CHILDREN);"
-               "print(json.dumps({'rc':p.returncode,'wall':w,'cpu':r.ru_utime+r.ru_stime,"
-               "'rss':r.ru_maxrss/1024,'out':p.stdout[-2000:],'err':p.stderr[-3000:]}))")
-    res = json.loads(subprocess.run(["/usr/bin/python3", "-c", wrapper] + cmd, check=True,
-                                    capture_output=True, text=True).stdout)
-    if res["rc"] != 0:
-        sys.exit(f"{cmd[0]} failed ({res['rc']}):\n{res['err']}")
-    return res
+sys.path.insert(0, HERE)
+from run_torch_import import measure  # noqa: E402  (wall, CPU and peak memory of one command)
 
 
 def main():

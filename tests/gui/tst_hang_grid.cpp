@@ -101,6 +101,20 @@ class TestHangGrid : public QObject {
     emit grid->cellClicked(5, 3);
     QCOMPARE(clicked.size(), 1);
   }
+
+  // The app given a folder of PyTorch 2.11's own pickled dumps (gloo, 4 ranks, rank 2 lost)
+  // imports them and shows the verdict and the grid.
+  void testTheAppOpensAFolderOfRealPickles() {
+    QTemporaryDir work;
+    const QString dumps = DDPSCOPE_SOURCE_DIR "/tests/probes/data/torch_2_11_flight/gloo-4-size/pickle";
+    MainWindow window(work.path());
+    QVERIFY(window.openPath(dumps));
+    HangView* hang = window.hangView();
+    const QString verdict = hang->verdict() + hang->headline();
+    QVERIFY2(verdict.contains("Group '0' collective #19: size mismatch. Rank 3 called all_reduce Float[2048]"),
+             qPrintable(verdict));
+    QCOMPARE(hang->grid()->rowCount(), 3);  // ranks 0, 1 and 3: no dump of rank 2
+  }
 };
 
 QTEST_MAIN(TestHangGrid)

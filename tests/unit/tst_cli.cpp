@@ -184,10 +184,36 @@ class TestCli : public QObject {
              qPrintable(imported.out));
     const Result from_run = run({"hang", out});
     QVERIFY2(from_run.out.startsWith(verdict), qPrintable(from_run.out));
-    // A dump among traces, or a file that is not a dump among dumps: refused, saying why.
+    // A run file among dumps: refused, saying why.
     const Result mixed = run({"hang", dumps[0], out});
     QVERIFY(mixed.code != 0);
-    QVERIFY2(mixed.err.contains("some of the files given are not dumps"), qPrintable(mixed.err));
+    QVERIFY2(mixed.err.contains("is a run file given with other files"), qPrintable(mixed.err));
+  }
+
+  // `hang FOLDER` and `import-torch FOLDER` on dumps PyTorch 2.11 wrote (gloo, 4 ranks,
+  // rank 2 lost), JSON and pickles mixed, with a file that is not a dump beside them.
+  void testHangOnAFolderOfRealDumps() {
+    QTemporaryDir dir;
+    const QString real = DDPSCOPE_TORCH_FIXTURES "/../../probes/data/torch_2_11_flight/gloo-4-size/";
+    QVERIFY(QFile::copy(real + "json/rank_0.json", dir.filePath("rank_0.json")));
+    QVERIFY(QFile::copy(real + "pickle/rank_1", dir.filePath("rank_1")));
+    QVERIFY(QFile::copy(real + "pickle/rank_3", dir.filePath("rank_3.pkl")));
+    QFile notes(dir.filePath("notes.txt"));
+    QVERIFY(notes.open(QIODevice::WriteOnly));
+    notes.write("rank 2 was killed\n");
+    notes.close();
+    const Result hang = run({"hang", dir.path()});
+    QVERIFY2(hang.code == 0, qPrintable(hang.err));
+    QVERIFY2(hang.out.startsWith("Group '0' collective #19: size mismatch. Rank 3 called all_reduce Float[2048]"),
+             qPrintable(hang.out));
+    QVERIFY2(hang.out.contains("no dump of rank 2"), qPrintable(hang.out));
+    QVERIFY2(hang.err.contains("skipped notes.txt: it is neither JSON nor a pickle"), qPrintable(hang.err));
+    QTemporaryDir out;
+    const Result imported = run({"import-torch", dir.path(), "--out", out.filePath("fr.ddprun")});
+    QVERIFY2(imported.code == 0, qPrintable(imported.err));
+    QVERIFY2(imported.out.contains("imported 3 ranks' flight-recorder dumps (world size 4)") &&
+                 imported.out.contains("note: no dump of rank 2"),
+             qPrintable(imported.out));
   }
 
   // train --zero-overlap: the run file holds each rank's partition (every parameter owned
