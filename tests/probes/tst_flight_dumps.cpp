@@ -190,6 +190,7 @@ class TestFlightDumps : public ScratchTest {
       QVERIFY(f);
       QCOMPARE(f->cls, MatchClass::FullyMatched);
       QVERIFY(f->pending);
+      QCOMPARE(f->seq, want.at("seq").get<int64_t>());
       QVERIFY2(words.find("Every rank called all_reduce") != std::string::npos, words.c_str());
       QVERIFY2(h.culprits.empty(), culprits_text(h.culprits).toUtf8().constData());
       return;
@@ -199,7 +200,7 @@ class TestFlightDumps : public ScratchTest {
     QVERIFY2(f, words.c_str());
     QCOMPARE(QString(match_class_name(f->cls)), QString::fromStdString(p2p ? cls.substr(4) : cls));
     QVERIFY2(!f->verdict.empty(), words.c_str());
-    if (want.contains("seq") && !p2p) QCOMPARE(f->seq, want.at("seq").get<int64_t>());
+    QCOMPARE(f->seq, want.at("seq").get<int64_t>());  // p2p: the send's p2p number
     std::vector<int> got = f->culprits;
     std::sort(got.begin(), got.end());
     std::sort(culprits.begin(), culprits.end());
