@@ -201,6 +201,12 @@ void PickleReader::append_items(size_t from) {
         stopped_ = true;
         return;
       }
+      // Python's pickler memoizes every dictionary: forget a streamed item once read, so
+      // memory holds one item, not the list (a later reference to it is refused).
+      if (item.obj && item.obj->memo_slot >= 0 && memo_[static_cast<size_t>(item.obj->memo_slot)].obj == item.obj) {
+        memo_[static_cast<size_t>(item.obj->memo_slot)] = PickleValue{};
+        memo_dropped_.insert(static_cast<uint64_t>(item.obj->memo_slot));
+      }
     } else {
       o.items.push_back(std::move(item));
     }
@@ -229,11 +235,16 @@ void PickleReader::memo_put(uint64_t index) {
   if (index >= memo_.size()) memo_.resize(index + 1), memo_set_.resize(index + 1);
   memo_[index] = stack_.back();
   memo_set_[index] = true;
+  if (stack_.back().obj) stack_.back().obj->memo_slot = static_cast<int64_t>(index);
 }
 
 const PickleValue& PickleReader::memo_get(uint64_t index) const {
   if (index >= memo_.size() || !memo_set_[index])
     fail(detail::concat("memo index ", index, " refers to nothing stored"));
+  if (memo_[index].type == Type::None && memo_dropped_.count(index))
+    fail(
+        "the pickle refers back to an item of the streamed list already read (one item twice): not the form a "
+        "flight-recorder dump has");
   return memo_[index];
 }
 

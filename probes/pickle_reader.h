@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "ddpscope/error.h"
@@ -64,9 +65,10 @@ struct PickleValue {
 struct PickleObject {
   std::string text;
   std::vector<PickleValue> items;
-  bool streamed = false;  // a streamed list: its items went to the callback
-  bool placed = false;    // put in another container: frozen from then on
-  int depth = 0;          // levels of containers inside it
+  bool streamed = false;   // a streamed list: its items went to the callback
+  bool placed = false;     // put in another container: frozen from then on
+  int depth = 0;           // levels of containers inside it
+  int64_t memo_slot = -1;  // the memo slot last set to it
   int64_t streamed_items = 0;
 };
 
@@ -115,6 +117,7 @@ class PickleReader {
   std::vector<size_t> marks_;
   std::vector<PickleValue> memo_;
   std::vector<bool> memo_set_;
+  std::unordered_set<uint64_t> memo_dropped_;  // slots of streamed items, forgotten
   std::string stream_key_;
   std::function<bool(const PickleValue&)> on_item_;
   bool probe_ = false, stopped_ = false;

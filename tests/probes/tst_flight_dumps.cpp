@@ -282,6 +282,10 @@ class TestFlightDumps : public ScratchTest {
                           << "deeper than";
     QTest::newRow("huge string") << "sys_out(b'\\x80\\x02X\\xff\\xff\\xff\\x7fabc')"
                                  << "past the end of the file";
+    QTest::newRow("one entry twice")
+        << "import pickle\ne = {'profiling_name': 'nccl:all_reduce', 'collective_seq_id': 1}\n"
+           "sys_out(pickle.dumps({'version': '2.10', 'entries': [e, e]}, protocol=2))"
+        << "refers back to an item";
     QTest::newRow("big int") << "import pickle; sys_out(pickle.dumps({'version': '2.10', 'entries': [{'record_id': "
                                 "2**80}]}, protocol=2))"
                              << "wider than 64 bits";
