@@ -282,9 +282,13 @@ class TestFlightDumps : public ScratchTest {
                           << "deeper than";
     QTest::newRow("huge string") << "sys_out(b'\\x80\\x02X\\xff\\xff\\xff\\x7fabc')"
                                  << "past the end of the file";
-    QTest::newRow("one entry twice")
-        << "import pickle\ne = {'profiling_name': 'nccl:all_reduce', 'collective_seq_id': 1}\n"
-           "sys_out(pickle.dumps({'version': '2.10', 'entries': [e, e]}, protocol=2))"
+    // The same entry again after Python's batch of 1,000 appends: it was streamed and
+    // forgotten, so the reference back is refused (within a batch it is simply read twice).
+    QTest::newRow("an entry referenced again")
+        << "import pickle\n"
+           "es = [{'profiling_name': 'nccl:all_reduce', 'collective_seq_id': i} "
+           "for i in range(1001)]\nes.append(es[0])\n"
+           "sys_out(pickle.dumps({'version': '2.10', 'entries': es}, protocol=2))"
         << "refers back to an item";
     QTest::newRow("big int") << "import pickle; sys_out(pickle.dumps({'version': '2.10', 'entries': [{'record_id': "
                                 "2**80}]}, protocol=2))"
