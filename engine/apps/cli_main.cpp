@@ -273,6 +273,12 @@ int run_import_torch(const std::vector<std::string>& inputs, const std::string& 
       std::vector<std::string> skipped;
       try {
         const auto found = ddpscope::probes::flight_dump_inputs({p}, &skipped);
+        // A folder with profiler traces in it is a folder of traces (as the app takes it).
+        if (std::any_of(skipped.begin(), skipped.end(),
+                        [](const std::string& why) { return why.find("profiler trace") != std::string::npos; })) {
+          others.push_back(p);
+          continue;
+        }
         dump_files.insert(dump_files.end(), found.begin(), found.end());
         for (const auto& why : skipped)
           std::fprintf(stderr, "skipped %s\n", why.c_str());
