@@ -802,9 +802,6 @@ GroupFinding judge_p2p(const std::string& name, const FlightData& data) {
   const auto global = [&](int local) {
     return local >= 0 && local < static_cast<int>(order.size()) ? order[local] : -1;
   };
-  struct End {
-    const CollectiveRow* row;
-  };
   std::map<std::pair<int, int>, std::vector<const CollectiveRow*>> sends, recvs;
   std::set<int> wrapped;
   for (const auto& [rank, rows] : data.by_rank) {
@@ -897,12 +894,8 @@ GroupFinding judge_p2p(const std::string& name, const FlightData& data) {
   if (p.recv) f.calls[p.dst] = *p.recv;
   f.seq = p.send ? p.send->p2p_seq : p.recv->p2p_seq;
   f.pending = (p.send && p.send->state_order() < 2) || (p.recv && p.recv->state_order() < 2);
-  const std::string head =
-      detail::concat("Group '", name, "' send/recv, rank ", p.src, " -> rank ", p.dst, ": ",
-                     match_class_name(p.cls) == std::string("missing ranks")
-                         ? "missing ranks"
-                         : (p.cls == MatchClass::SizeMismatch ? "size mismatch" : "dtype mismatch"),
-                     ". ");
+  const std::string head = detail::concat("Group '", name, "' send/recv, rank ", p.src, " -> rank ", p.dst, ": ",
+                                          match_class_name(p.cls), ". ");
   const auto tensors = [](const CollectiveRow& r, bool out) {
     return tensors_text(out ? r.output_sizes : r.input_sizes, out ? r.output_dtypes : r.input_dtypes);
   };

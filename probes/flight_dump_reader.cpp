@@ -86,10 +86,6 @@ enum class Field : uint8_t {
   GroupName,
   GroupDesc,
   GroupRanks,
-  // pg_status's group
-  LastEnqueued,
-  LastStarted,
-  LastCompleted,
   // a frame
   FrameName,
   FrameFile,
@@ -160,9 +156,6 @@ std::string_view field_name(Field f) {
     case Field::Version: return "version";
     case Field::Rank: return "rank";
     case Field::GroupRanks: return "ranks";
-    case Field::LastEnqueued: return "last_enqueued_collective";
-    case Field::LastStarted: return "last_started_collective";
-    case Field::LastCompleted: return "last_completed_collective";
     default: return "a field";
   }
 }
@@ -170,19 +163,17 @@ std::string_view field_name(Field f) {
 // Where the builder is in the document.
 enum class Ctx : uint8_t {
   Root,
-  Entries,        // the entries list
-  Entry,          // one entry
-  Sizes,          // input_sizes / output_sizes: a list of shapes
-  Shape,          // one shape
-  Strings,        // input_dtypes / output_dtypes / process_group
-  Frames,         // frames: a list of frames
-  Frame,          // one frame
-  PgConfig,       // group name -> group
-  PgGroup,        // one group's name, desc, ranks
-  RanksList,      // ranks as a list (ddpscope's form)
-  PgStatus,       // pg_id -> status
-  PgStatusGroup,  // one status
-  Skip,           // a value nobody reads, object or array
+  Entries,    // the entries list
+  Entry,      // one entry
+  Sizes,      // input_sizes / output_sizes: a list of shapes
+  Shape,      // one shape
+  Strings,    // input_dtypes / output_dtypes / process_group
+  Frames,     // frames: a list of frames
+  Frame,      // one frame
+  PgConfig,   // group name -> group
+  PgGroup,    // one group's name, desc, ranks
+  RanksList,  // ranks as a list (ddpscope's form)
+  Skip,       // a value nobody reads, object or array
 };
 
 constexpr int64_t kTimeCap = int64_t{1} << 61;  // sums of times and offsets cannot overflow
@@ -254,7 +245,7 @@ class DumpBuilder final : public SaxSink {
   bool probe_;
   std::vector<Level> stack_;
   Field field_ = Field::None;  // the key whose value comes next
-  Ctx pending_ = Ctx::Root;    // the root key read was pg_config / pg_status
+  Ctx pending_ = Ctx::Root;    // the root key read was pg_config
   bool pending_entries_ = false;
   std::string error_;
   bool started_ = false, saw_dump_key_ = false, in_entry_ = false;
@@ -266,7 +257,6 @@ class DumpBuilder final : public SaxSink {
   StackFrame frame_;
   GroupRow group_;
   std::string group_key_;
-  FlightDump::PgStatus status_;
 };
 
 bool DumpBuilder::Key(std::string_view k) {
@@ -285,10 +275,10 @@ bool DumpBuilder::Key(std::string_view k) {
         pending_entries_ = true;
       } else if (k == "pg_config") {
         pending_ = Ctx::PgConfig;
-      } else if (k == "pg_status") {
-        pending_ = Ctx::PgStatus;
       }
-      if (k != "entries" && k != "pg_config" && k != "pg_status") field_ = top_field(k);
+      // pg_status (per process: the last collective enqueued, started, completed) says
+      // nothing the entries do not: skipped.
+      if (k != "entries" && k != "pg_config") field_ = top_field(k);
       return true;
     case Ctx::Entry: field_ = entry_field(k); return true;
     case Ctx::Frame:
@@ -303,21 +293,6 @@ bool DumpBuilder::Key(std::string_view k) {
                : k == "desc"  ? Field::GroupDesc
                : k == "ranks" ? Field::GroupRanks
                               : Field::None;
-      return true;
-    case Ctx::PgStatus: {
-      int64_t id = 0;
-      const auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), id);
-      if (ec != std::errc() || end != k.data() + k.size())
-        return fail(detail::concat("pg_status is keyed by pg_id, a number; it has \"", k, "\""));
-      status_ = {};
-      status_.pg_id = id;
-      return true;
-    }
-    case Ctx::PgStatusGroup:
-      field_ = k == "last_enqueued_collective"    ? Field::LastEnqueued
-               : k == "last_started_collective"   ? Field::LastStarted
-               : k == "last_completed_collective" ? Field::LastCompleted
-                                                  : Field::None;
       return true;
     case Ctx::Skip: return true;
     default: return fail("a key where a list was expected");
@@ -365,10 +340,6 @@ bool DumpBuilder::StartObject() {
       group_.name = group_key_;
       field_ = Field::None;
       return true;
-    case Ctx::PgStatus:
-      stack_.push_back({Ctx::PgStatusGroup});
-      field_ = Field::None;
-      return true;
     case Ctx::Skip: ++stack_.back().depth; return true;
     default:
       if (field_ != Field::None) return fail_field("has an object where a value was expected");
@@ -399,7 +370,6 @@ bool DumpBuilder::EndObject() {
       // gloo writes one nameless group with no ranks: it says nothing.
       if (!(group_.name.empty() && group_.ranks.empty())) d_.groups.push_back(std::move(group_));
       return true;
-    case Ctx::PgStatusGroup: d_.pg_status.push_back(status_); return true;
     default: return true;
   }
 }
@@ -417,9 +387,7 @@ bool DumpBuilder::StartArray() {
         stack_.push_back({Ctx::Entries});
         return true;
       }
-      if (pending_ != Ctx::Root)
-        return fail(
-            detail::concat(pending_ == Ctx::PgConfig ? "pg_config" : "pg_status", " must be an object keyed by group"));
+      if (pending_ != Ctx::Root) return fail("pg_config must be an object keyed by group");
       if (field_ != Field::None) return fail_field("must not be a list");
       return skip_value_start();
     case Ctx::Entries: return fail(detail::concat("entry ", entry_index_, " is a list, not an object"));
@@ -453,8 +421,7 @@ bool DumpBuilder::StartArray() {
       return skip_value_start();
     case Ctx::Skip: ++stack_.back().depth; return true;
     default:
-      if (field_ != Field::None && top() != Ctx::Frame && top() != Ctx::PgStatusGroup)
-        return fail_field("has a list where a value was expected");
+      if (field_ != Field::None && top() != Ctx::Frame) return fail_field("has a list where a value was expected");
       return skip_value_start();
   }
 }
@@ -492,7 +459,7 @@ bool DumpBuilder::String(std::string_view s) {
   switch (top()) {
     case Ctx::Root:
       if (pending_entries_) return fail("\"entries\" must be a list");
-      if (pending_ != Ctx::Root) return fail("pg_config and pg_status must be objects keyed by group");
+      if (pending_ != Ctx::Root) return fail("pg_config must be an object keyed by group");
       switch (field_) {
         case Field::Version: d_.version = s; break;
         case Field::CommLib: d_.comm_lib_version = s; break;
@@ -554,13 +521,6 @@ bool DumpBuilder::String(std::string_view s) {
       }
       field_ = Field::None;
       return true;
-    case Ctx::PgStatusGroup: {  // the JSON form writes these as text
-      int64_t v = 0;
-      const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-      if (field_ != Field::None && (ec != std::errc() || end != s.data() + s.size()))
-        return fail_field(detail::concat("must be a number, not \"", s.substr(0, 40), "\""));
-      return scalar_int(v, false);
-    }
     case Ctx::Skip: return true;
     case Ctx::Shape: return fail_field("holds text where a dimension was expected");
     case Ctx::RanksList: return fail_field("holds text where a rank was expected");
@@ -597,7 +557,7 @@ bool DumpBuilder::scalar_bool(bool b) {
     if (field_ == Field::Retired) retired_ = b;
   }
   if (top() == Ctx::Root && (pending_entries_ || pending_ != Ctx::Root))
-    return fail("\"entries\" must be a list, and pg_config and pg_status objects");
+    return fail("\"entries\" must be a list, and pg_config an object");
   if (top() == Ctx::Entries) return fail(detail::concat("entry ", entry_index_, " is not an object"));
   if (top() == Ctx::Shape || top() == Ctx::RanksList)
     return fail_field("holds a truth value where a number was expected");
@@ -611,7 +571,7 @@ bool DumpBuilder::scalar_int(int64_t v, bool from_double) {
   switch (top()) {
     case Ctx::Root:
       if (pending_entries_) return fail("\"entries\" must be a list");
-      if (pending_ != Ctx::Root) return fail("pg_config and pg_status must be objects keyed by group");
+      if (pending_ != Ctx::Root) return fail("pg_config must be an object keyed by group");
       switch (field_) {
         case Field::Rank:
           if (v < 0 || v > 10'000'000) return fail(detail::concat("its rank ", v, " is out of range"));
@@ -660,12 +620,6 @@ bool DumpBuilder::scalar_int(int64_t v, bool from_double) {
     case Ctx::RanksList:
       if (v < 0 || v > 10'000'000) return fail_field(detail::concat("of group '", group_.name, "' has rank ", v));
       group_.ranks.push_back(static_cast<int>(v));
-      return true;
-    case Ctx::PgStatusGroup:
-      if (field_ == Field::LastEnqueued) status_.last_enqueued = v;
-      if (field_ == Field::LastStarted) status_.last_started = v;
-      if (field_ == Field::LastCompleted) status_.last_completed = v;
-      field_ = Field::None;
       return true;
     case Ctx::Strings: strings_.push_back(std::to_string(v)); return true;
     case Ctx::Entries: return fail(detail::concat("entry ", entry_index_, " is a number, not an object"));
@@ -730,7 +684,7 @@ std::string lower(std::string s) {
 // The digits at the end of a file's name, before .json / .pkl / .pickle / .gz: -1 when none.
 int rank_from_name(const std::string& path) {
   std::string name = fs::path(path).filename().string();
-  for (const char* suffix : {".gz", ".json", ".pkl", ".pickle", ".gz"}) {
+  for (const char* suffix : {".gz", ".json", ".pkl", ".pickle"}) {
     const std::string s(suffix);
     if (name.size() > s.size() && lower(name.substr(name.size() - s.size())) == s) name.resize(name.size() - s.size());
   }
@@ -937,6 +891,19 @@ std::vector<std::string> flight_dump_inputs(const std::vector<std::string>& inpu
     if (skipped) skipped->insert(skipped->end(), reasons.begin(), reasons.end());
   }
   return out;
+}
+
+std::vector<std::string> dumps_in_folder(const std::string& folder, std::vector<std::string>* skipped) {
+  std::vector<std::string> why_not, found;
+  try {
+    found = flight_dump_inputs({folder}, &why_not);
+  } catch (const Error&) {
+    return {};
+  }
+  for (const std::string& why : why_not)
+    if (why.find("profiler trace") != std::string::npos) return {};
+  if (skipped) skipped->insert(skipped->end(), why_not.begin(), why_not.end());
+  return found;
 }
 
 }  // namespace ddpscope::probes

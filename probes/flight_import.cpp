@@ -104,17 +104,14 @@ FlightImportResult import_flight_dumps(const std::vector<std::string>& paths, co
       import_error(detail::concat("--out '", out, "' is one of the dumps; choose another path"));
   const std::vector<FlightDump> dumps = read_all(paths);
   FlightImportResult result;
-  std::set<int> members;
   bool pending = false;
   for (const FlightDump& d : dumps) {
     result.ranks.push_back(d.rank);
     result.world_size = std::max(result.world_size, d.rank + 1);
     result.records += static_cast<int64_t>(d.entries.size());
     for (const GroupRow& g : d.groups)
-      for (int r : g.ranks) {
-        members.insert(r);
+      for (int r : g.ranks)
         result.world_size = std::max(result.world_size, r + 1);
-      }
     for (const CollectiveRow& r : d.entries)
       pending = pending || r.state_order() < 2;
   }

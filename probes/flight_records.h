@@ -80,12 +80,6 @@ struct FlightDump {
   // then an entry's `retired` is what says it finished, and the reader marks those
   // entries completed.
   bool states_tracked = true;
-  // pg_status: per pg_id (numbered per process), the last collective enqueued, started
-  // and completed (-1: none).
-  struct PgStatus {
-    int64_t pg_id = 0, last_enqueued = -1, last_started = -1, last_completed = -1;
-  };
-  std::vector<PgStatus> pg_status;
   int64_t dump_time_ns = 0;
   std::string reason;
   std::string trigger;  // as FlightDumpRow's
@@ -143,6 +137,11 @@ bool looks_like_flight_dump(const std::string& path);
 // that does not exist, or a folder with no dump in it (naming what it holds).
 std::vector<std::string> flight_dump_inputs(const std::vector<std::string>& inputs,
                                             std::vector<std::string>* skipped = nullptr);
+
+// The dumps in a folder, for callers that take a folder of dumps or of profiler traces
+// (`import-torch`, the app): empty when it holds no dump, or holds profiler traces (then
+// it is a folder of traces). *skipped as flight_dump_inputs'.
+std::vector<std::string> dumps_in_folder(const std::string& folder, std::vector<std::string>* skipped = nullptr);
 
 // Dumps written beside a run file (RUN.fr_rank_<R>.json) that are still there.
 std::vector<std::string> flight_dumps_beside(const std::string& run_file);

@@ -196,7 +196,6 @@ void PickleReader::append_items(size_t from) {
     if (item.obj == list.obj) fail("a list appended to itself: not plain data");
     if (is_container(item.type)) place(item, o);
     if (o.streamed) {
-      ++o.streamed_items;
       if (!on_item_(item)) {
         stopped_ = true;
         return;

@@ -69,7 +69,6 @@ struct PickleObject {
   bool placed = false;     // put in another container: frozen from then on
   int depth = 0;           // levels of containers inside it
   int64_t memo_slot = -1;  // the memo slot last set to it
-  int64_t streamed_items = 0;
 };
 
 // Replays a value as SAX events: a dict as an object (keys that are not strings are

@@ -60,14 +60,6 @@ void print_flight_grids(const ddpscope::probes::HangReport& report) {
   }
 }
 
-// What `hang` and `import-torch` were given: run files and traces are told from dumps by
-// reading them (flight_records.h), and folders of dumps are expanded; the files of a
-// folder that are not dumps are named on stderr with the reason.
-struct DumpInputs {
-  std::vector<std::string> dumps;
-  bool any_folder = false;
-};
-
 bool is_run_file(const std::string& path) {
   char header[16] = {};
   FILE* f = std::fopen(path.c_str(), "rb");
@@ -77,21 +69,19 @@ bool is_run_file(const std::string& path) {
   return n >= 15 && std::memcmp(header, "SQLite format 3", 15) == 0;
 }
 
-DumpInputs flight_dump_inputs(const std::vector<std::string>& paths) {
-  DumpInputs in;
-  for (const auto& p : paths)
-    in.any_folder = in.any_folder || std::filesystem::is_directory(p);
+// The dumps `hang` was given, folders expanded; the files of a folder that are not dumps
+// are named on stderr with the reason.
+std::vector<std::string> flight_dump_inputs(const std::vector<std::string>& paths) {
   std::vector<std::string> skipped;
-  in.dumps = ddpscope::probes::flight_dump_inputs(paths, &skipped);
+  std::vector<std::string> dumps = ddpscope::probes::flight_dump_inputs(paths, &skipped);
   for (const auto& s : skipped)
     std::fprintf(stderr, "skipped %s\n", s.c_str());
-  return in;
+  return dumps;
 }
 
 // `hang DUMP... | FOLDER`: the verdict from flight-recorder dumps alone, one per rank.
 int run_hang_dumps(const std::vector<std::string>& paths) {
-  const DumpInputs in = flight_dump_inputs(paths);
-  const auto report = ddpscope::probes::analyze_hang(ddpscope::probes::read_flight_dumps(in.dumps));
+  const auto report = ddpscope::probes::analyze_hang(ddpscope::probes::read_flight_dumps(flight_dump_inputs(paths)));
   if (report.verdict.empty()) std::printf("every collective matched on every rank, and each completed\n");
   for (const auto& line : report.findings)
     std::printf("%s\n", line.c_str());
@@ -271,20 +261,14 @@ int run_import_torch(const std::vector<std::string>& inputs, const std::string& 
   for (const auto& p : inputs) {
     if (std::filesystem::is_directory(p)) {
       std::vector<std::string> skipped;
-      try {
-        const auto found = ddpscope::probes::flight_dump_inputs({p}, &skipped);
-        // A folder with profiler traces in it is a folder of traces (as the app takes it).
-        if (std::any_of(skipped.begin(), skipped.end(),
-                        [](const std::string& why) { return why.find("profiler trace") != std::string::npos; })) {
-          others.push_back(p);
-          continue;
-        }
-        dump_files.insert(dump_files.end(), found.begin(), found.end());
-        for (const auto& why : skipped)
-          std::fprintf(stderr, "skipped %s\n", why.c_str());
-      } catch (const ddpscope::Error&) {
+      const auto found = ddpscope::probes::dumps_in_folder(p, &skipped);
+      if (found.empty()) {
         others.push_back(p);  // a folder of traces
+        continue;
       }
+      dump_files.insert(dump_files.end(), found.begin(), found.end());
+      for (const auto& why : skipped)
+        std::fprintf(stderr, "skipped %s\n", why.c_str());
     } else if (ddpscope::probes::looks_like_flight_dump(p)) {
       dump_files.push_back(p);
     } else {

@@ -82,17 +82,8 @@ QStringList flightDumpFiles(const QString& path) {
   if (!f.isDir()) return {};
   // A folder of dumps (JSON and pickles mixed; other files left out), unless it holds
   // profiler traces: then it is a folder of traces.
-  std::vector<std::string> skipped;
-  std::vector<std::string> found;
-  try {
-    found = probes::flight_dump_inputs({path.toStdString()}, &skipped);
-  } catch (const std::exception&) {
-    return {};
-  }
-  for (const std::string& why : skipped)
-    if (why.find("profiler trace") != std::string::npos) return {};
   QStringList dumps;
-  for (const std::string& p : found)
+  for (const std::string& p : probes::dumps_in_folder(path.toStdString()))
     dumps << QString::fromStdString(p);
   return dumps;
 }
