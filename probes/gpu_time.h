@@ -1,20 +1,27 @@
-// GPU time of an imported PyTorch job, as Holistic Trace Analysis (HTA) defines it, so a
-// user can check ddpscope's figures against HTA's on the same traces (README, "GPU
-// time"). Kernels are classed as HTA classes them: communication (names ^nccl or with
-// ncclKernel: Kind::GpuComm), memory (Memcpy, Memset), the rest computation. Per rank,
-// over all of its device's streams:
+// GPU time of an imported PyTorch job, as Holistic Trace Analysis (HTA) computes it, so
+// a user can check ddpscope's figures against HTA's on the same traces (README, "GPU
+// time", lists each rule and where HTA states it). Kernels are classed as HTA classes
+// them: communication (names ^nccl or with ncclKernel: Kind::GpuComm), memory (Memcpy,
+// Memset), the rest computation. Per rank, over all of its device's streams:
 //   computation, communication, memory = the merged time of each class's kernels;
 //   busy           = the merged time of all kernels;
 //   span           = first kernel's start to last kernel's end;
 //   idle           = span - busy;
 //   overlap        = (communication overlapping computation) / communication.
-// The same per iteration (a kernel belongs to the iteration its launch ran in), and per
-// iteration the straggler: the rank whose computation took longest, when it took
-// noticeably longer than the others (the rest wait for it in their NCCL kernels).
+// The per-rank figures take HTA's window: with two or more ProfilerStep#N names in the
+// job, only kernels launched before the last step began (the profiler may stop before
+// the last step's kernels ran), and, for traces with sub-microsecond times, each kernel
+// from its start rounded up to its end rounded down to the microsecond.
+// The same per iteration (a kernel belongs to the iteration its launch ran in), exact to
+// the nanosecond. Idle time per stream splits as HTA's idle-time breakdown splits it:
+// host wait (the kernel was launched after the stream ran dry), kernel wait (a gap under
+// 30 us between back-to-back kernels) and other.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "run_store_reader.h"
@@ -31,6 +38,15 @@ struct GpuTimeSplit {
   double overlap_ratio = 0;  // NaN without communication
 };
 
+// One stream's idle time, by cause (HTA's idle-time breakdown).
+struct GpuStreamIdle {
+  int rank = 0;
+  int thread = 0;  // the stream's track in the run
+  double host_wait_ms = 0, kernel_wait_ms = 0, other_ms = 0;
+  int64_t kernels = 0;
+  double total_ms() const { return host_wait_ms + kernel_wait_ms + other_ms; }
+};
+
 struct GpuStraggler {
   int64_t iteration = 0;
   int rank = -1;
@@ -38,11 +54,26 @@ struct GpuStraggler {
 };
 
 struct GpuTimeBreakdown {
-  std::vector<GpuTimeSplit> ranks;       // by rank
+  std::vector<GpuTimeSplit> ranks;       // by rank, in HTA's window
   std::vector<GpuTimeSplit> iterations;  // by rank, then iteration
+  std::vector<GpuStreamIdle> idle;       // by rank, then stream, in HTA's window
   std::vector<GpuStraggler> stragglers;  // by iteration
   bool empty() const { return ranks.empty(); }
 };
+
+// HTA's window of an imported job (the import config's "gpu_window"): whether the last
+// ProfilerStep is left out, and per rank where it began and where the trace's
+// microseconds fall on the run's clock.
+struct GpuWindow {
+  struct Rank {
+    int64_t last_step_begin_ns = INT64_MIN;  // INT64_MIN: no ProfilerStep
+    int64_t us_origin_ns = -1;               // -1: times are not rounded
+  };
+  bool leave_out_last_step = false;
+  std::map<int, Rank> ranks;
+};
+nlohmann::json gpu_window_json(const GpuWindow& w);
+GpuWindow gpu_window_from_config(const std::string& config_json);  // empty when absent
 
 // `min_fraction`: a straggler's computation must exceed the others' median by at least
 // this share of the iteration's median span (someone is always slowest by a little).

@@ -1,5 +1,7 @@
 #include "kineto_export.h"
 
+#include "gpu_time.h"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -138,20 +140,29 @@ nlohmann::json rank_header(ExportContext& c, const RankRow& k) {
     all_ranks.push_back(r);
   const nlohmann::json pg = {
       {"pg_name", "0"}, {"pg_desc", "default_pg"}, {"pg_size", c.row.world_size}, {"ranks", all_ranks}};
-  return {{"schemaVersion", 1},
-          {"ddpscopeExport", 1},
-          {"ddpscopeClockUncertaintyNs", uncertainty},
-          {"ddpscopeHost", k.host},
-          {"ddpscopeDevice", k.device},
-          {"deviceProperties", nlohmann::json::array()},
-          {"distributedInfo",
-           {{"backend", c.row.backend},
-            {"rank", k.rank},
-            {"world_size", c.row.world_size},
-            {"pg_count", 1},
-            {"pg_config", {pg}}}},
-          {"displayTimeUnit", "ms"},
-          {"baseTimeNanoseconds", c.base}};
+  // HTA's window (gpu_time.h) as the imported run had it, so importing the export
+  // again gives the same GPU figures.
+  const GpuWindow window = gpu_window_from_config(c.row.config_json);
+  const auto w = window.ranks.find(k.rank);
+  const GpuWindow::Rank rank_window = w != window.ranks.end() ? w->second : GpuWindow::Rank{};
+  nlohmann::json header = {{"schemaVersion", 1},
+                           {"ddpscopeExport", 1},
+                           {"ddpscopeClockUncertaintyNs", uncertainty},
+                           {"ddpscopeLeaveOutLastStep", window.leave_out_last_step ? 1 : 0},
+                           {"ddpscopeUsOriginNs", rank_window.us_origin_ns},
+                           {"ddpscopeHost", k.host},
+                           {"ddpscopeDevice", k.device},
+                           {"deviceProperties", nlohmann::json::array()},
+                           {"distributedInfo",
+                            {{"backend", c.row.backend},
+                             {"rank", k.rank},
+                             {"world_size", c.row.world_size},
+                             {"pg_count", 1},
+                             {"pg_config", {pg}}}},
+                           {"displayTimeUnit", "ms"},
+                           {"baseTimeNanoseconds", c.base}};
+  if (rank_window.last_step_begin_ns != INT64_MIN) header["ddpscopeLastStepBeginNs"] = rank_window.last_step_begin_ns;
+  return header;
 }
 
 void write_track_names(RankFile& file, const ExportContext& c, const RankRow& k, int64_t rank_pid,

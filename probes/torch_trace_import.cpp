@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "event.h"
+#include "gpu_time.h"
 #include "torch_trace_scan.h"
 #include "run_store_writer.h"
 
@@ -301,10 +302,10 @@ class RankWriter {
 }  // namespace
 
 int rank_from_file_name(const std::string& path) {
-  static const std::regex pattern("rank[-_.]?([0-9]+)", std::regex::icase);
+  static const std::regex pattern("(?:rank|worker)[-_.]?([0-9]+)", std::regex::icase);
   std::smatch m;
   const std::string name = fs::path(path).filename().string();
-  if (!std::regex_search(name, m, pattern)) return -1;
+  if (!std::regex_search(name, m, pattern) || m[1].length() > 7) return -1;
   return std::stoi(m[1].str());
 }
 
@@ -374,20 +375,35 @@ class ImportProgress {
 };
 
 // The first pass: each file scanned and given its rank, one file per rank.
-std::vector<FileScan> scan_files(const std::vector<std::string>& paths, ImportProgress& progress) {
+// The rank given by hand for `path` (--rank FILE=N), -1 when none.
+int rank_given(const TorchImportOptions& options, const std::string& path) {
+  std::error_code ec;
+  for (const auto& [file, rank] : options.ranks)
+    if (file == path || fs::equivalent(file, path, ec)) return rank;
+  return -1;
+}
+
+std::vector<FileScan> scan_files(const std::vector<std::string>& paths, ImportProgress& progress,
+                                 const TorchImportOptions& options) {
   std::vector<FileScan> files;
   std::error_code ec;
+  for (const auto& [file, rank] : options.ranks) {
+    const bool named = std::any_of(paths.begin(), paths.end(),
+                                   [&](const std::string& p) { return p == file || fs::equivalent(file, p, ec); });
+    if (!named) throw IMPORT_ERROR("--rank names '", file, "', which is not one of the traces to import");
+  }
   for (const auto& p : paths) {
     const int64_t size = static_cast<int64_t>(fs::file_size(p, ec));
     files.push_back(scan_file(p, progress.file("reading " + fs::path(p).filename().string(), 0, size)));
     progress.done(size);
     FileScan& f = files.back();
-    f.rank = f.header.has_dist_info && f.header.rank >= 0 ? f.header.rank : rank_from_file_name(p);
+    f.rank = rank_given(options, p);
+    if (f.rank < 0) f.rank = f.header.has_dist_info && f.header.rank >= 0 ? f.header.rank : rank_from_file_name(p);
     if (f.rank < 0)
       throw IMPORT_ERROR("'", p,
                          "' does not say which rank it is (no distributedInfo, as PyTorch "
-                         "without Kineto writes) and its name has no rank; rename it with its rank "
-                         "(e.g. rank0.json, rank-1.json) and import again");
+                         "without Kineto writes) and its name has no rank; say it with --rank '",
+                         p, "=N', or rename it with its rank (e.g. rank0.json, worker1.pt.trace.json)");
   }
   std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
   for (size_t i = 1; i < files.size(); ++i) {
@@ -399,26 +415,34 @@ std::vector<FileScan> scan_files(const std::vector<std::string>& paths, ImportPr
   return files;
 }
 
-// The job's size, the ranks with a trace and those without.
+// "2", "2-127", "0, 3-5": ranks as runs, as long as the files read, whatever the job's
+// size.
+std::string rank_runs_text(const std::vector<std::pair<int, int>>& runs) {
+  std::string text;
+  for (const auto& [first, last] : runs)
+    text += (text.empty() ? "" : ", ") +
+            (first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last));
+  return text;
+}
+
+// The job's size, the ranks with a trace and those without (as runs: a trace may claim
+// any world size, and memory must not follow it).
 void describe_ranks(const std::vector<FileScan>& files, TorchImportResult& result) {
   int world = files.back().rank + 1;
   for (const auto& f : files)
     if (f.header.world_size > 0) world = std::max(world, f.header.world_size);
   result.world_size = world;
-  for (const auto& f : files)
+  int next = 0;
+  for (const auto& f : files) {
     result.ranks.push_back(f.rank);
-  for (int r = 0, k = 0; r < world; ++r) {
-    if (k < static_cast<int>(files.size()) && files[k].rank == r)
-      ++k;
-    else
-      result.absent.push_back(r);
+    if (f.rank > next) result.absent.push_back({next, f.rank - 1});
+    next = f.rank + 1;
   }
+  if (next < world) result.absent.push_back({next, world - 1});
   if (result.absent.empty()) return;
-  std::string list;
-  for (int r : result.absent)
-    list += (list.empty() ? "" : ", ") + std::to_string(r);
+  const bool one = result.absent.size() == 1 && result.absent[0].first == result.absent[0].second;
   result.notes.push_back(detail::concat(files.size(), " of the job's ", world, " ranks have a trace; no trace for rank",
-                                        result.absent.size() > 1 ? "s " : " ", list));
+                                        one ? " " : "s ", rank_runs_text(result.absent)));
 }
 
 void choose_clocks(std::vector<FileScan>& files, TorchImportResult& result) {
@@ -437,13 +461,45 @@ void choose_clocks(std::vector<FileScan>& files, TorchImportResult& result) {
   }
 }
 
+// HTA's window (gpu_time.h): it leaves out the last ProfilerStep when the job's traces
+// name two steps or more, and rounds times to each trace's own microseconds.
+GpuWindow gpu_window(const std::vector<FileScan>& files, const TorchImportResult& result) {
+  GpuWindow w;
+  std::set<int64_t> steps;
+  const TraceHeader& first = files.front().header;
+  if (first.ddpscope_export && first.ddpscope_leave_out_last_step >= 0) {
+    // ddpscope's export says the window the exported run had, on the run's clock.
+    w.leave_out_last_step = first.ddpscope_leave_out_last_step > 0;
+    for (const FileScan& f : files)
+      w.ranks[f.rank] = {f.header.ddpscope_last_step_begin_ns, f.header.ddpscope_us_origin_ns};
+    return w;
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    const FileScan& f = files[i];
+    steps.insert(f.step_numbers.begin(), f.step_numbers.end());
+    const int64_t offset = result.clocks[i].offset_ns;
+    GpuWindow::Rank r;
+    if (f.last_step_begin != INT64_MIN) r.last_step_begin_ns = f.last_step_begin + offset;
+    // ddpscope's own export is in nanoseconds already; a trace's microsecond n is at
+    // base + 1000 n + offset on the run's clock.
+    if (!f.header.ddpscope_export) r.us_origin_ns = ((f.header.base_time_ns + offset) % 1000 + 1000) % 1000;
+    w.ranks[f.rank] = r;
+  }
+  w.leave_out_last_step = steps.size() >= 2;
+  return w;
+}
+
 RunDescription run_description(const std::vector<FileScan>& files, const TorchImportResult& result) {
   nlohmann::json config = {{"source", "torch-trace"}, {"form", files.front().header.list_form ? "list" : "kineto"}};
   nlohmann::json traces = nlohmann::json::object();
   for (const auto& f : files)
     traces[std::to_string(f.rank)] = fs::absolute(f.path).lexically_normal().string();
   config["traces"] = traces;
-  config["absent_ranks"] = result.absent;
+  nlohmann::json absent = nlohmann::json::array();
+  for (const auto& [first, last] : result.absent)
+    absent.push_back({first, last});
+  config["absent_ranks"] = absent;  // [first, last] runs
+  config["gpu_window"] = gpu_window_json(gpu_window(files, result));
   std::string backend = files.front().header.backend;
   if (backend.empty()) backend = "torch";
   return {config.dump(), result.world_size, backend, "PyTorch job (profiler traces)"};
@@ -479,7 +535,7 @@ TorchImportResult import_torch_traces(const std::vector<std::string>& inputs, co
   const std::vector<std::string> paths = list_trace_files(inputs);
   check_output(paths, out, options);
   ImportProgress progress(paths, options);
-  std::vector<FileScan> files = scan_files(paths, progress);
+  std::vector<FileScan> files = scan_files(paths, progress, options);
   TorchImportResult result;
   describe_ranks(files, result);
   mark_unfinished(files);

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ namespace ddpscope::probes {
 
 struct TorchImportOptions {
   bool force = false;  // replace an existing `out`
+  // Ranks given by hand, by trace file: over the trace's distributedInfo and its name.
+  std::map<std::string, int> ranks;
   // Called with the fraction of the whole import done and a line saying what runs; false
   // cancels (TraceFileError "cancelled", nothing written).
   std::function<bool(double, const std::string&)> progress;
@@ -36,8 +39,8 @@ struct RankClock {
 };
 
 struct TorchImportResult {
-  std::vector<int> ranks;   // ranks imported, ascending
-  std::vector<int> absent;  // ranks of the job with no trace
+  std::vector<int> ranks;                   // ranks imported, ascending
+  std::vector<std::pair<int, int>> absent;  // ranks of the job with no trace: [first, last] runs
   int world_size = 0;
   int64_t events = 0;
   std::vector<RankClock> clocks;
@@ -51,8 +54,8 @@ TorchImportResult import_torch_traces(const std::vector<std::string>& inputs, co
 // files (not its sub-folders), sorted. Throws TraceFileError when there are none.
 std::vector<std::string> list_trace_files(const std::vector<std::string>& inputs);
 
-// The rank in a trace file's name ("rank0", "rank-3", "rank_12", "worker.rank3.pt..."),
-// -1 when none.
+// The rank in a trace file's name as tools name them ("rank0", "rank-3", "rank_12",
+// "worker.rank3.pt...", TensorBoard's "worker0.pt.trace.json"), -1 when none.
 int rank_from_file_name(const std::string& path);
 
 }  // namespace ddpscope::probes

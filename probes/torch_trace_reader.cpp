@@ -214,6 +214,12 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
         h_.ddpscope_export = v > 0;
       else if (key_ == "ddpscopeClockUncertaintyNs")
         h_.ddpscope_clock_uncertainty_ns = v;
+      else if (key_ == "ddpscopeLeaveOutLastStep")
+        h_.ddpscope_leave_out_last_step = v;
+      else if (key_ == "ddpscopeUsOriginNs")
+        h_.ddpscope_us_origin_ns = v;
+      else if (key_ == "ddpscopeLastStepBeginNs")
+        h_.ddpscope_last_step_begin_ns = v;
     }
     return true;
   }

@@ -48,6 +48,10 @@ struct TraceHeader {
   // run's shared clock, whose uncertainty it carries, and its events carry their spans.
   bool ddpscope_export = false;
   int64_t ddpscope_clock_uncertainty_ns = -1;
+  // ddpscope's export: HTA's window as the exported run had it (gpu_time.h).
+  int64_t ddpscope_leave_out_last_step = -1;  // -1: not said
+  int64_t ddpscope_us_origin_ns = -1;
+  int64_t ddpscope_last_step_begin_ns = INT64_MIN;
   std::string ddpscope_host, ddpscope_device;
 };
 

@@ -108,8 +108,6 @@ void drop_empty_last_step(FileScan& f) {
 
 namespace {
 
-int64_t us_to_ns(double v) { return static_cast<int64_t>(std::llround(v * 1000.0)); }
-
 // The first pass over one file's events. Kineto writes baseTimeNanoseconds before
 // traceEvents, but nothing promises it: times stay raw microseconds until the header is
 // known (move_onto_clock).
@@ -124,6 +122,7 @@ class FirstPass {
     slot_for(f_, e);
     if (e.ds_kind >= 0) return;  // a span of ddpscope's export: the second pass takes it as it is
     if (is_gpu_row(e)) {
+      if (e.cat == "gpu_user_annotation") note_step(e);
       f_.has_gpu = true;
       if (e.cat == "kernel" && is_comm_kernel(e.name))
         f_.comm_kernel_ends.push_back(us_to_ns(e.ts_us) + us_to_ns(e.dur_us));
@@ -155,8 +154,19 @@ class FirstPass {
     }
   }
 
+  // HTA takes its window from every row named ProfilerStep#N, the GPU's annotations too.
+  void note_step(const TraceEvent& e) {
+    if (!starts_with(e.name, "ProfilerStep#")) return;
+    char* end = nullptr;
+    const long long n = std::strtoll(e.name.c_str() + 13, &end, 10);
+    if (!end || *end != '\0') return;
+    f_.step_numbers.insert(n);
+    f_.last_step_begin = std::max(f_.last_step_begin, us_to_ns(e.ts_us));
+  }
+
   void on_cpu_span(const TraceEvent& e) {
     const Span s{us_to_ns(e.ts_us), us_to_ns(e.ts_us) + us_to_ns(e.dur_us)};
+    note_step(e);
     if (!starts_with(e.name, "ProfilerStep#")) f_.cpu_begins.push_back(s.begin);
     if ((e.cat == "cuda_runtime" || e.cat == "cuda_driver") && e.correlation >= 0) {
       f_.launch_time[e.correlation] = s.begin;
@@ -211,6 +221,7 @@ void move_onto_clock(FileScan& f) {
     t += base;
   for (auto& [c, t] : f.launch_time)
     t += base;
+  if (f.last_step_begin != INT64_MIN) f.last_step_begin += base;
 }
 
 // Collectives in the order they started, numbered per group; launches matched to the

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -45,6 +46,14 @@ struct ThreadSlot {
   bool gpu = false;  // named "GPU d stream s" here, not by the trace's "stream s"
 };
 
+// Microseconds to nanoseconds, exact for the whole microseconds: Kineto's times since
+// the epoch (1.7e15 us) times 1000 pass 2^53, where a double's steps are 256 ns, and
+// kernels of a few microseconds lost up to 3% of their length that way.
+inline int64_t us_to_ns(double us) {
+  const double whole = std::floor(us);
+  return static_cast<int64_t>(whole) * 1000 + std::llround((us - whole) * 1000.0);
+}
+
 // What the first pass learns of one file.
 struct FileScan {
   std::string path;
@@ -64,10 +73,12 @@ struct FileScan {
   // once the scan is done.
   std::vector<int64_t> cpu_begins;
   int64_t empty_last_step = -1;  // a last ProfilerStep#N with nothing in it: N
+  // HTA's window (gpu_time.h): the latest begin of a ProfilerStep#N row, on the CPU or
+  // as the GPU's annotation of it, and the step numbers named in either.
+  int64_t last_step_begin = INT64_MIN;
+  std::set<int64_t> step_numbers;
 
-  int64_t time_ns(double ts_us) const {
-    return header.base_time_ns + static_cast<int64_t>(std::llround(ts_us * 1000.0));
-  }
+  int64_t time_ns(double ts_us) const { return header.base_time_ns + us_to_ns(ts_us); }
 };
 
 // The iteration containing a time: steps are few, so a sorted list and a binary search.

@@ -254,7 +254,8 @@ int run_import_flight_dumps(const std::vector<std::string>& inputs, const std::s
   return 0;
 }
 
-int run_import_torch(const std::vector<std::string>& inputs, const std::string& out, bool force) {
+int run_import_torch(const std::vector<std::string>& inputs, const std::string& out, bool force,
+                     const std::vector<std::string>& rank_of_file) {
   // Dumps or traces: told by reading each file as far as it takes (PyTorch's dumps say so
   // at their first key); a folder is dumps when any file in it is one.
   std::vector<std::string> dump_files, others;
@@ -286,6 +287,17 @@ int run_import_torch(const std::vector<std::string>& inputs, const std::string& 
   const bool tty = isatty(fileno(stderr));
   int last_quarter = -1;
   ddpscope::probes::TorchImportOptions options{.force = force};
+  for (const auto& given : rank_of_file) {
+    // FILE=N; the last '=' splits, so a file name may hold one.
+    const auto eq = given.rfind('=');
+    char* end = nullptr;
+    const long n = eq == std::string::npos ? -1 : std::strtol(given.c_str() + eq + 1, &end, 10);
+    if (eq == std::string::npos || eq == 0 || !end || *end != '\0' || end == given.c_str() + eq + 1 || n < 0 ||
+        n > 1'000'000)
+      throw DDPSCOPE_ERROR("import-torch: --rank '", given,
+                           "' is not FILE=N (a trace file and its rank, 0 to 1000000)");
+    options.ranks[given.substr(0, eq)] = static_cast<int>(n);
+  }
   options.progress = [&](double fraction, const std::string& what) {
     if (tty) {
       std::fprintf(stderr, "\rimport-torch: %3d%% %-40s", static_cast<int>(fraction * 100), what.c_str());
@@ -471,7 +483,7 @@ Command add_advise(CLI::App& app) {
 
 Command add_import_torch(CLI::App& app) {
   struct Args {
-    std::vector<std::string> inputs;
+    std::vector<std::string> inputs, ranks;
     std::string out;
     bool force = false;
   };
@@ -485,7 +497,9 @@ Command add_import_torch(CLI::App& app) {
       ->required();
   import_torch->add_option("--out", a->out, "Run file to write")->required();
   import_torch->add_flag("--force", a->force, "Replace --out if it exists");
-  return {import_torch, [a] { return run_import_torch(a->inputs, a->out, a->force); }};
+  import_torch->add_option("--rank", a->ranks,
+                           "FILE=N: the rank of a trace whose header and name do not say it (repeat for each file)");
+  return {import_torch, [a] { return run_import_torch(a->inputs, a->out, a->force, a->ranks); }};
 }
 
 Command add_export(CLI::App& app) {
