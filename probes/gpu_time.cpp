@@ -201,12 +201,6 @@ std::vector<GpuRow> in_hta_window(std::vector<GpuRow> rows, const std::unordered
   return rows;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 nlohmann::ordered_json number(double v) {
   return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
 }
@@ -268,7 +262,7 @@ GpuWindow gpu_window_from_config(const std::string& config_json) {
   return w;
 }
 
-GpuTimeBreakdown gpu_time_breakdown(RunStoreReader& run, double min_fraction) {
+GpuTimeBreakdown gpu_time_breakdown(RunStoreReader& run) {
   const GpuWindow window = gpu_window_from_config(run.run().config_json);
   GpuTimeBreakdown b;
   for (const RankRow& rank_row : run.ranks()) {
@@ -296,26 +290,11 @@ GpuTimeBreakdown gpu_time_breakdown(RunStoreReader& run, double min_fraction) {
     for (auto& [iteration, k] : per_iteration)
       b.iterations.push_back(split(rank, iteration, std::move(k)));
   }
-  std::map<int64_t, std::vector<const GpuTimeSplit*>> by_iteration;
-  for (const GpuTimeSplit& s : b.iterations)
-    by_iteration[s.iteration].push_back(&s);
-  for (const auto& [iteration, rows] : by_iteration) {
-    if (rows.size() < 2) continue;
-    const GpuTimeSplit* slowest = *std::max_element(
-        rows.begin(), rows.end(), [](auto* a, auto* b) { return a->computation_ms < b->computation_ms; });
-    std::vector<double> others, spans;
-    for (const auto* r : rows) {
-      spans.push_back(r->span_ms);
-      if (r != slowest) others.push_back(r->computation_ms);
-    }
-    const double lag = slowest->computation_ms - median(others);
-    if (lag < min_fraction * median(spans)) continue;
-    b.stragglers.push_back({iteration, slowest->rank, slowest->computation_ms, median(others), lag});
-  }
   return b;
 }
 
-nlohmann::ordered_json gpu_time_json(const GpuTimeBreakdown& b, bool with_iterations) {
+nlohmann::ordered_json gpu_time_json(const GpuTimeBreakdown& b, const std::vector<Straggler>& straggler_list,
+                                     bool with_iterations) {
   if (b.empty()) return nullptr;
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const auto& s : b.ranks)
@@ -338,12 +317,14 @@ nlohmann::ordered_json gpu_time_json(const GpuTimeBreakdown& b, bool with_iterat
     out["iterations"] = iterations;
   }
   nlohmann::ordered_json stragglers = nlohmann::ordered_json::array();
-  for (const auto& s : b.stragglers)
+  for (const auto& s : straggler_list) {
+    if (!s.gpu) continue;
     stragglers.push_back({{"iteration", s.iteration},
                           {"rank", s.rank},
                           {"computation_ms", s.computation_ms},
                           {"others_median_computation_ms", s.others_median_ms},
                           {"lag_ms", s.lag_ms}});
+  }
   out["stragglers"] = stragglers;
   return out;
 }

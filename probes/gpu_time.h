@@ -13,9 +13,9 @@
 // the last step's kernels ran), and, for traces with sub-microsecond times, each kernel
 // from its start rounded up to its end rounded down to the microsecond.
 // The same per iteration (a kernel belongs to the iteration its launch ran in), exact to
-// the nanosecond. Idle time per stream splits as HTA's idle-time breakdown splits it:
-// host wait (the kernel was launched after the stream ran dry), kernel wait (a gap under
-// 30 us between back-to-back kernels) and other.
+// the nanosecond: the figures overlap_analysis.h takes for every view. Idle time per stream splits as HTA's idle-time
+// breakdown splits it: host wait (the kernel was launched after the stream ran dry), kernel wait (a gap under 30 us
+// between back-to-back kernels) and other.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "overlap_analysis.h"
 #include "run_store_reader.h"
 
 namespace ddpscope::probes {
@@ -47,17 +48,10 @@ struct GpuStreamIdle {
   double total_ms() const { return host_wait_ms + kernel_wait_ms + other_ms; }
 };
 
-struct GpuStraggler {
-  int64_t iteration = 0;
-  int rank = -1;
-  double computation_ms = 0, others_median_ms = 0, lag_ms = 0;
-};
-
 struct GpuTimeBreakdown {
   std::vector<GpuTimeSplit> ranks;       // by rank, in HTA's window
   std::vector<GpuTimeSplit> iterations;  // by rank, then iteration
   std::vector<GpuStreamIdle> idle;       // by rank, then stream, in HTA's window
-  std::vector<GpuStraggler> stragglers;  // by iteration
   bool empty() const { return ranks.empty(); }
 };
 
@@ -75,11 +69,11 @@ struct GpuWindow {
 nlohmann::json gpu_window_json(const GpuWindow& w);
 GpuWindow gpu_window_from_config(const std::string& config_json);  // empty when absent
 
-// `min_fraction`: a straggler's computation must exceed the others' median by at least
-// this share of the iteration's median span (someone is always slowest by a little).
-GpuTimeBreakdown gpu_time_breakdown(RunStoreReader& run, double min_fraction = 0.05);
+GpuTimeBreakdown gpu_time_breakdown(RunStoreReader& run);
 
-// stats --json's "gpu" object (null when the run has no GPU kernels).
-nlohmann::ordered_json gpu_time_json(const GpuTimeBreakdown& b, bool with_iterations = true);
+// stats --json's "gpu" object (null when the run has no GPU kernels), with the run's
+// stragglers (find_stragglers: one rule for every view).
+nlohmann::ordered_json gpu_time_json(const GpuTimeBreakdown& b, const std::vector<Straggler>& stragglers,
+                                     bool with_iterations = true);
 
 }  // namespace ddpscope::probes

@@ -54,7 +54,53 @@ struct IterationSpans {
   int64_t first_rowid = 0;
   std::vector<Interval> forward, backward, optimizer, finalize, comm;
   std::vector<const CompactSpan*> allreduces, ready;
+  std::vector<Interval> gpu_compute, gpu_comm, gpu_memory;  // kernels launched in it
 };
+
+// A rank's CUDA launches by thread, and its NCCL kernels by correlation: to find the
+// kernel a bucket's allreduce launched.
+struct Launches {
+  std::map<std::pair<int, int>, std::vector<const CompactSpan*>> by_thread;  // (rank, thread)
+  std::map<std::pair<int, int64_t>, const CompactSpan*> comm_kernel;         // (rank, correlation)
+
+  // The first NCCL kernel launched from `s`'s thread while `s` ran.
+  const CompactSpan* kernel_of(const CompactSpan& s) const {
+    const auto list = by_thread.find({s.rank, s.thread});
+    if (list == by_thread.end()) return nullptr;
+    auto it = std::lower_bound(list->second.begin(), list->second.end(), s.t_begin_ns,
+                               [](const CompactSpan* l, int64_t t) { return l->t_begin_ns < t; });
+    for (; it != list->second.end() && (*it)->t_begin_ns <= s.t_end_ns; ++it) {
+      const auto k = comm_kernel.find({s.rank, (*it)->msg_id});
+      if (k != comm_kernel.end()) return k->second;
+    }
+    return nullptr;
+  }
+};
+
+// The figures from the GPU's kernels (the top of overlap_analysis.h).
+void take_gpu_figures(IterationAnalysis& a, IterationSpans& it) {
+  a.cpu_compute_ms = a.compute_ms;
+  a.cpu_comm_ms = a.comm_ms;
+  a.cpu_exposed_comm_ms = a.exposed_comm_ms;
+  a.cpu_overlap_ratio = a.overlap_ratio;
+  if (it.gpu_compute.empty() && it.gpu_comm.empty() && it.gpu_memory.empty()) return;
+  a.from_gpu = true;
+  const auto compute = merge_intervals(std::move(it.gpu_compute));
+  const auto comm = merge_intervals(std::move(it.gpu_comm));
+  const auto memory = merge_intervals(std::move(it.gpu_memory));
+  std::vector<Interval> all = compute;
+  all.insert(all.end(), comm.begin(), comm.end());
+  all.insert(all.end(), memory.begin(), memory.end());
+  const auto busy = merge_intervals(std::move(all));
+  a.gpu_span_ms = (busy.back().end - busy.front().begin) * kMs;
+  a.gpu_idle_ms = a.gpu_span_ms - total_length(busy) * kMs;
+  a.gpu_memory_ms = total_length(memory) * kMs;
+  a.compute_ms = total_length(compute) * kMs;
+  a.comm_ms = total_length(comm) * kMs;
+  a.exposed = subtract_intervals(comm, compute);
+  a.exposed_comm_ms = total_length(a.exposed) * kMs;
+  a.overlap_ratio = a.comm_ms > 0 ? 1.0 - a.exposed_comm_ms / a.comm_ms : std::nan("");
+}
 
 }  // namespace
 
@@ -66,11 +112,20 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
   std::vector<CompactSpan> spans;
   run.for_each_span([&](const CompactSpan& s) { spans.push_back(s); },
                     {Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer, Kind::Allreduce, Kind::Finalize,
-                     Kind::BucketReady, Kind::ParamSync},
+                     Kind::BucketReady, Kind::ParamSync, Kind::GpuKernel, Kind::GpuComm, Kind::GpuMemcpy,
+                     Kind::GpuMemset, Kind::CudaRuntime},
                     rank, after_rowid);
+  // The spans stay put from here on: pointers into them hold.
+  Launches launches;
+  for (const CompactSpan& s : spans) {
+    if (s.kind == Kind::CudaRuntime && s.msg_id >= 0) launches.by_thread[{s.rank, s.thread}].push_back(&s);
+    if (s.kind == Kind::GpuComm && s.msg_id >= 0) launches.comm_kernel[{s.rank, s.msg_id}] = &s;
+  }
+  for (auto& [key, list] : launches.by_thread)
+    std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->t_begin_ns < b->t_begin_ns; });
   std::map<std::pair<int, int64_t>, IterationSpans> by_iteration;
   for (const CompactSpan& s : spans) {
-    if (s.iteration < 0) continue;
+    if (s.iteration < 0 || s.kind == Kind::CudaRuntime) continue;
     IterationSpans& it = by_iteration[{s.rank, s.iteration}];
     if (it.first_rowid == 0) it.first_rowid = s.rowid;
     const Interval iv{s.t_begin_ns, s.t_end_ns};
@@ -86,6 +141,10 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
         break;
       case Kind::ParamSync: it.comm.push_back(iv); break;  // ZeRO's post-step broadcasts
       case Kind::BucketReady: it.ready.push_back(&s); break;
+      case Kind::GpuKernel: it.gpu_compute.push_back(iv); break;
+      case Kind::GpuComm: it.gpu_comm.push_back(iv); break;
+      case Kind::GpuMemcpy:
+      case Kind::GpuMemset: it.gpu_memory.push_back(iv); break;
       default: break;
     }
   }
@@ -122,6 +181,7 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
     a.exposed = subtract_intervals(comm, compute_merged);
     a.exposed_comm_ms = total_length(a.exposed) * kMs;
     a.overlap_ratio = a.comm_ms > 0 ? 1.0 - a.exposed_comm_ms / a.comm_ms : std::nan("");
+    take_gpu_figures(a, it);
     out.iterations.push_back(a);
 
     const int64_t finalize_begin = finalize.empty() ? a.t_end_ns : finalize.front().begin;
@@ -135,7 +195,12 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
       b.bytes = s->bytes;
       b.start_ns = s->t_begin_ns;
       b.end_ns = s->t_end_ns;
-      b.wait_ms = std::max<int64_t>(0, s->t_end_ns - std::max(finalize_begin, s->t_begin_ns)) * kMs;
+      if (const CompactSpan* k = launches.kernel_of(*s)) {
+        b.start_ns = k->t_begin_ns;
+        b.end_ns = k->t_end_ns;
+        b.gpu = true;
+      }
+      b.wait_ms = std::max<int64_t>(0, b.end_ns - std::max(finalize_begin, b.start_ns)) * kMs;
     }
     for (const CompactSpan* s : it.ready) {
       if (auto b = buckets.find(s->bucket); b != buckets.end()) b->second.ready_ns = s->t_begin_ns;
@@ -147,6 +212,16 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
 }
 
 }  // namespace
+
+bool is_warm_up(const RunAnalysis& analysis, const IterationAnalysis& it) {
+  // Iterations are by rank, then iteration: the rank's rows are one run of them.
+  const auto& rows = analysis.iterations;
+  const auto first = std::lower_bound(rows.begin(), rows.end(), it.rank,
+                                      [](const IterationAnalysis& x, int rank) { return x.rank < rank; });
+  const auto end =
+      std::partition_point(first, rows.end(), [&](const IterationAnalysis& x) { return x.rank == it.rank; });
+  return end - first >= 3 && first->iteration == it.iteration;
+}
 
 RunAnalysis analyze_run(RunStoreReader& run, int rank) {
   if (rank >= 0) return analyze_rows(run, rank, 0);
@@ -197,26 +272,65 @@ void extend_analysis(RunAnalysis& a, RunStoreReader& run) {
   a.resume_rowid = std::max(a.resume_rowid, fresh.resume_rowid);
 }
 
-std::vector<Straggler> find_stragglers(const RunAnalysis& analysis, double min_fraction) {
-  std::map<int64_t, double> iteration_ms;  // the longest rank's
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double longest(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
+// The GPU rule: the rank whose computation kernels took longest.
+void gpu_stragglers(const RunAnalysis& analysis, double min_fraction, std::vector<Straggler>& out) {
+  std::map<int64_t, std::vector<const IterationAnalysis*>> by_iteration;
   for (const IterationAnalysis& it : analysis.iterations)
-    iteration_ms[it.iteration] = std::max(iteration_ms[it.iteration], it.iteration_ms);
+    if (it.from_gpu) by_iteration[it.iteration].push_back(&it);
+  for (const auto& [iteration, rows] : by_iteration) {
+    if (rows.size() < 2) continue;
+    const IterationAnalysis* slowest =
+        *std::max_element(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->compute_ms < b->compute_ms; });
+    std::vector<double> others, times;
+    for (const auto* r : rows) {
+      times.push_back(r->iteration_ms);
+      if (r != slowest) others.push_back(r->compute_ms);
+    }
+    const double lag = slowest->compute_ms - median_of(others);
+    if (lag <= 0 || lag < min_fraction * longest(times)) continue;
+    out.push_back({iteration, slowest->rank, lag, true, slowest->compute_ms, median_of(others)});
+  }
+}
+
+}  // namespace
+
+std::vector<Straggler> find_stragglers(const RunAnalysis& analysis, double min_fraction) {
+  std::vector<Straggler> out;
+  gpu_stragglers(analysis, min_fraction, out);
+  std::map<int64_t, std::vector<double>> iteration_ms;
+  std::set<int64_t> on_gpu;
+  for (const IterationAnalysis& it : analysis.iterations) {
+    iteration_ms[it.iteration].push_back(it.iteration_ms);
+    if (it.from_gpu) on_gpu.insert(it.iteration);
+  }
   // (iteration, rank) -> the rank's first allreduce start in that iteration.
   std::map<int64_t, std::map<int, int64_t>> first_start;
   for (const BucketTiming& b : analysis.buckets) {
+    if (on_gpu.count(b.iteration)) continue;  // the GPU rule judged it
     auto [it, inserted] = first_start[b.iteration].try_emplace(b.rank, b.start_ns);
     if (!inserted) it->second = std::min(it->second, b.start_ns);
   }
-  std::vector<Straggler> out;
   for (const auto& [iteration, ranks] : first_start) {
     if (ranks.size() < 2) continue;
     const auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end(),
                                               [](const auto& a, const auto& b) { return a.second < b.second; });
     const double lag_ms = (hi->second - lo->second) / 1e6;
-    if (lag_ms > 0 && lag_ms >= min_fraction * iteration_ms[iteration]) {
+    if (lag_ms > 0 && lag_ms >= min_fraction * longest(iteration_ms[iteration])) {
       out.push_back({iteration, hi->first, lag_ms});
     }
   }
+  std::sort(out.begin(), out.end(), [](const Straggler& a, const Straggler& b) { return a.iteration < b.iteration; });
   return out;
 }
 

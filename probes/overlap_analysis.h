@@ -6,6 +6,11 @@
 //                   (waiting for buckets at the end of backward is not compute);
 //   exposed comm  = the part of comm not covered by compute;
 //   overlap ratio = 1 - exposed / comm (NaN when there was no communication).
+// GPU truth first: where a rank ran GPU kernels in an iteration (imported traces), its
+// compute and comm are those of the GPU, not the CPU's launches and enqueues: the merged
+// time of the computation kernels and of the NCCL kernels launched in the iteration, all
+// streams together, as gpu_time.h classes them. The CPU's figures stay beside them
+// (cpu_*), and each DDP bucket's allreduce is timed by the NCCL kernel it launched.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +38,14 @@ struct IterationAnalysis {
   double compute_ms = 0, comm_ms = 0, exposed_comm_ms = 0;
   double overlap_ratio = 0;       // NaN without communication
   std::vector<Interval> exposed;  // where communication ran with no compute to hide it
+  // The figures above come from the rank's GPU kernels (see the top of this file).
+  bool from_gpu = false;
+  double gpu_span_ms = 0;  // first kernel's start to last kernel's end
+  double gpu_idle_ms = 0;  // within it, the GPU ran nothing
+  double gpu_memory_ms = 0;
+  // The CPU's view: launch and enqueue time (equal to the figures above without a GPU).
+  double cpu_compute_ms = 0, cpu_comm_ms = 0, cpu_exposed_comm_ms = 0;
+  double cpu_overlap_ratio = 0;
 };
 
 struct BucketTiming {
@@ -45,6 +58,7 @@ struct BucketTiming {
   // Time the end of backward spent waiting for this bucket (its allreduce past the
   // start of finalize).
   double wait_ms = 0;
+  bool gpu = false;  // start and end are its NCCL kernel's
 };
 
 // An iteration whose span an error cut short (kEndedByError: a collective's timeout
@@ -63,20 +77,31 @@ struct RunAnalysis {
   int64_t resume_rowid = 0;
 };
 
+// An iteration every mean leaves out: a rank's first when it has three or more (it warms
+// caches and builds buckets).
+bool is_warm_up(const RunAnalysis& analysis, const IterationAnalysis& it);
+
 // rank -1: every rank.
 RunAnalysis analyze_run(RunStoreReader& run, int rank = -1);
 // Adds the iterations a growing run finished since `analysis` (of every rank) was made,
 // reading only the rows from its resume point on.
 void extend_analysis(RunAnalysis& analysis, RunStoreReader& run);
 
-// Per iteration with two or more ranks: the rank whose first bucket allreduce started
-// last (the straggler: the others wait for it in that collective) and by how much.
-// Only lags of at least `min_fraction` of the iteration count: someone always starts
-// last, and a few microseconds of it is noise, not a straggler.
+// The one straggler rule of every view and of the CLI. Per iteration with two or more
+// ranks, the rank the others waited for, and by how much:
+//   on the GPU (iterations from_gpu): the rank whose computation kernels took longest,
+//     by its computation minus the other ranks' median (the others wait for it inside
+//     their NCCL kernels);
+//   else: the rank whose first bucket allreduce started last, by its start minus the
+//     earliest rank's (the others wait for it in that collective).
+// Only lags of at least `min_fraction` of the iteration's longest time count: someone is
+// always last, and a few microseconds of it is noise, not a straggler.
 struct Straggler {
   int64_t iteration = 0;
   int rank = -1;
-  double lag_ms = 0;  // its first allreduce start minus the earliest rank's
+  double lag_ms = 0;
+  bool gpu = false;
+  double computation_ms = 0, others_median_ms = 0;  // gpu: the rank's and the others'
 };
 std::vector<Straggler> find_stragglers(const RunAnalysis& analysis, double min_fraction = 0.05);
 

@@ -52,15 +52,28 @@ nlohmann::ordered_json ranks_json(RunStoreReader& run) {
 nlohmann::ordered_json iterations_json(const RunAnalysis& a) {
   nlohmann::ordered_json iterations = nlohmann::ordered_json::array();
   for (const IterationAnalysis& it : a.iterations) {
-    iterations.push_back({{"rank", it.rank},
-                          {"iteration", it.iteration},
-                          {"iteration_ms", it.iteration_ms},
-                          {"forward_ms", it.forward_ms},
-                          {"backward_ms", it.backward_ms},
-                          {"optimizer_ms", it.optimizer_ms},
-                          {"comm_ms", it.comm_ms},
-                          {"exposed_comm_ms", it.exposed_comm_ms},
-                          {"overlap_ratio", number(it.overlap_ratio)}});
+    nlohmann::ordered_json row = {{"rank", it.rank},
+                                  {"iteration", it.iteration},
+                                  {"iteration_ms", it.iteration_ms},
+                                  {"forward_ms", it.forward_ms},
+                                  {"backward_ms", it.backward_ms},
+                                  {"optimizer_ms", it.optimizer_ms},
+                                  {"figures", it.from_gpu ? "gpu" : "cpu"},
+                                  {"compute_ms", it.compute_ms},
+                                  {"comm_ms", it.comm_ms},
+                                  {"exposed_comm_ms", it.exposed_comm_ms},
+                                  {"overlap_ratio", number(it.overlap_ratio)}};
+    if (it.from_gpu) {
+      // The GPU's figures above; the CPU's view (launch and enqueue time) beside them.
+      row["gpu_span_ms"] = it.gpu_span_ms;
+      row["gpu_idle_ms"] = it.gpu_idle_ms;
+      row["gpu_memory_ms"] = it.gpu_memory_ms;
+      row["cpu_compute_ms"] = it.cpu_compute_ms;
+      row["cpu_comm_ms"] = it.cpu_comm_ms;
+      row["cpu_exposed_comm_ms"] = it.cpu_exposed_comm_ms;
+      row["cpu_overlap_ratio"] = number(it.cpu_overlap_ratio);
+    }
+    iterations.push_back(row);
   }
   return iterations;
 }
@@ -76,37 +89,66 @@ nlohmann::ordered_json buckets_json(const RunAnalysis& a) {
                        {"allreduce_start_ns", b.start_ns},
                        {"allreduce_end_ns", b.end_ns},
                        {"allreduce_ms", (b.end_ns - b.start_ns) * 1e-6},
+                       {"allreduce_timed_by", b.gpu ? "nccl kernel" : "cpu"},
                        {"wait_ms", b.wait_ms}});
   }
   return buckets;
 }
 
-// Per rank, the means over its iterations after the first (which warms caches and
-// builds buckets).
+// Per rank, the means over its iterations, the first left out when there are three or
+// more (it warms caches and builds buckets).
 nlohmann::ordered_json summary_json(const RunAnalysis& a) {
   struct Sums {
     int n = 0;
-    double iteration = 0, comm = 0, exposed = 0;
+    bool gpu = false;
+    double iteration = 0, compute = 0, comm = 0, exposed = 0, cpu_comm = 0, cpu_exposed = 0, gpu_idle = 0;
   };
   std::map<int, Sums> sums;
   for (const IterationAnalysis& it : a.iterations) {
-    if (it.iteration <= 1) continue;
+    if (is_warm_up(a, it)) continue;
     Sums& s = sums[it.rank];
     ++s.n;
+    s.gpu = s.gpu || it.from_gpu;
     s.iteration += it.iteration_ms;
+    s.compute += it.compute_ms;
     s.comm += it.comm_ms;
     s.exposed += it.exposed_comm_ms;
+    s.cpu_comm += it.from_gpu ? it.cpu_comm_ms : it.comm_ms;
+    s.cpu_exposed += it.from_gpu ? it.cpu_exposed_comm_ms : it.exposed_comm_ms;
+    s.gpu_idle += it.gpu_idle_ms;
   }
   nlohmann::ordered_json summary = nlohmann::ordered_json::array();
   for (const auto& [rank, s] : sums) {
-    summary.push_back({{"rank", rank},
-                       {"iterations", s.n},
-                       {"mean_iteration_ms", s.iteration / s.n},
-                       {"mean_comm_ms", s.comm / s.n},
-                       {"mean_exposed_comm_ms", s.exposed / s.n},
-                       {"overlap_ratio", number(s.comm > 0 ? 1 - s.exposed / s.comm : NAN)}});
+    nlohmann::ordered_json row = {{"rank", rank},
+                                  {"iterations", s.n},
+                                  {"figures", s.gpu ? "gpu" : "cpu"},
+                                  {"mean_iteration_ms", s.iteration / s.n},
+                                  {"mean_compute_ms", s.compute / s.n},
+                                  {"mean_comm_ms", s.comm / s.n},
+                                  {"mean_exposed_comm_ms", s.exposed / s.n},
+                                  {"overlap_ratio", number(s.comm > 0 ? 1 - s.exposed / s.comm : NAN)}};
+    if (s.gpu) {
+      row["mean_gpu_idle_ms"] = s.gpu_idle / s.n;
+      row["cpu_mean_comm_ms"] = s.cpu_comm / s.n;
+      row["cpu_mean_exposed_comm_ms"] = s.cpu_exposed / s.n;
+    }
+    summary.push_back(row);
   }
   return summary;
+}
+
+nlohmann::ordered_json stragglers_json(const std::vector<Straggler>& list) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const Straggler& s : list) {
+    nlohmann::ordered_json row = {
+        {"iteration", s.iteration}, {"rank", s.rank}, {"lag_ms", s.lag_ms}, {"rule", s.gpu ? "gpu" : "cpu"}};
+    if (s.gpu) {
+      row["computation_ms"] = s.computation_ms;
+      row["others_median_computation_ms"] = s.others_median_ms;
+    }
+    out.push_back(row);
+  }
+  return out;
 }
 
 }  // namespace
@@ -125,7 +167,9 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
   out["cut_short"] = cut;
   out["iterations"] = iterations_json(a);
   out["buckets"] = buckets_json(a);
-  out["gpu"] = gpu_time_json(gpu_time_breakdown(run));
+  const std::vector<Straggler> stragglers = find_stragglers(a);
+  out["stragglers"] = stragglers_json(stragglers);
+  out["gpu"] = gpu_time_json(gpu_time_breakdown(run), stragglers);
   out["nonfinite"] = first_nonfinite_json(run);
   out["rejected"] = rejected_json(run);
   return out;

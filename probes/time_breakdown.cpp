@@ -17,12 +17,18 @@ std::vector<TimeBreakdown> breakdown_by_iteration(const RunAnalysis& analysis) {
     b.rank = it.rank;
     b.iteration = it.iteration;
     b.iteration_ms = it.iteration_ms;
-    b.forward_ms = it.forward_ms;
-    b.backward_ms = std::max(0.0, it.compute_ms - it.forward_ms);
+    b.gpu = it.from_gpu;
+    if (b.gpu) {
+      b.computation_ms = it.compute_ms;
+    } else {
+      b.forward_ms = it.forward_ms;
+      b.backward_ms = std::max(0.0, it.compute_ms - it.forward_ms);
+      b.optimizer_ms = it.optimizer_ms;
+    }
     b.exposed_comm_ms = it.exposed_comm_ms;
     b.hidden_comm_ms = std::max(0.0, it.comm_ms - it.exposed_comm_ms);
-    b.optimizer_ms = it.optimizer_ms;
-    b.idle_ms = std::max(0.0, it.iteration_ms - b.forward_ms - b.backward_ms - b.exposed_comm_ms - b.optimizer_ms);
+    b.idle_ms = std::max(
+        0.0, it.iteration_ms - b.forward_ms - b.backward_ms - b.computation_ms - b.exposed_comm_ms - b.optimizer_ms);
     b.straggler = straggling.count({it.rank, it.iteration}) > 0;
     rows.push_back(b);
   }
@@ -48,6 +54,8 @@ std::vector<TimeBreakdown> breakdown_by_rank(const std::vector<TimeBreakdown>& r
     m.iterations = static_cast<int64_t>(its.size() - skip);
     for (size_t i = skip; i < its.size(); ++i) {
       const TimeBreakdown& r = *its[i];
+      m.gpu = m.gpu || r.gpu;
+      m.computation_ms += r.computation_ms;
       m.iteration_ms += r.iteration_ms;
       m.forward_ms += r.forward_ms;
       m.backward_ms += r.backward_ms;
@@ -57,8 +65,8 @@ std::vector<TimeBreakdown> breakdown_by_rank(const std::vector<TimeBreakdown>& r
       m.idle_ms += r.idle_ms;
     }
     const double n = std::max<double>(1, static_cast<double>(m.iterations));
-    for (double* v : {&m.iteration_ms, &m.forward_ms, &m.backward_ms, &m.exposed_comm_ms, &m.hidden_comm_ms,
-                      &m.optimizer_ms, &m.idle_ms})
+    for (double* v : {&m.iteration_ms, &m.forward_ms, &m.backward_ms, &m.computation_ms, &m.exposed_comm_ms,
+                      &m.hidden_comm_ms, &m.optimizer_ms, &m.idle_ms})
       *v /= n;
     out.push_back(m);
   }

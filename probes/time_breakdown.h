@@ -4,6 +4,10 @@
 //   (communication with no compute to hide it), optimizer, and idle (the rest: waiting
 //   in finalize with nothing on the wire, data loading, gaps between phases).
 // Hidden communication (run under compute) is shown beside them: it cost no time.
+// GPU truth first: an iteration whose figures come from the GPU (overlap_analysis.h)
+// splits into GPU computation, exposed communication (NCCL kernels with no computation
+// kernel beside them) and idle / other (the rest of the iteration's time); forward,
+// backward and optimizer, the CPU's phases, are left at 0 there.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +24,10 @@ struct TimeBreakdown {
   double iteration_ms = 0;
   double forward_ms = 0, backward_ms = 0, exposed_comm_ms = 0, optimizer_ms = 0, idle_ms = 0;
   double hidden_comm_ms = 0;
-  bool straggler = false;  // iteration rows: this rank started its allreduces last
-  int64_t straggled = 0;   // mean rows: in how many iterations it was the straggler
+  bool gpu = false;
+  double computation_ms = 0;  // gpu: the computation kernels' merged time
+  bool straggler = false;     // iteration rows: this rank started its allreduces last
+  int64_t straggled = 0;      // mean rows: in how many iterations it was the straggler
 };
 
 // One row per rank and iteration, by rank then iteration.

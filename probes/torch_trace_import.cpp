@@ -23,6 +23,7 @@ using namespace torch_scan;
 #define IMPORT_ERROR(...) TraceFileError(detail::concat(__VA_ARGS__), __FILE__, __LINE__)
 
 constexpr size_t kBatchEvents = 32768;
+constexpr const char* kWholeTrace = "whole trace (no ProfilerStep): one iteration";
 
 // The second pass: one file's events as batches for the writer.
 class RankWriter {
@@ -120,6 +121,18 @@ class RankWriter {
   }
 
   void finish() {
+    if (f_.whole_trace_step) {
+      // The one iteration of a trace without ProfilerStep, on its main thread.
+      const Span& s = f_.steps.begin()->second;
+      BatchEvent be = blank_event();
+      be.t_begin_ns = s.begin;
+      be.t_end_ns = s.end;
+      const auto main = f_.threads.find(f_.main_thread);
+      be.thread = main != f_.threads.end() ? main->second.index : 0;
+      be.iteration = static_cast<int32_t>(f_.steps.begin()->first);
+      push(be, Kind::Iteration, kWholeTrace);
+      push_metric(be.iteration, static_cast<double>(s.end - s.begin) / 1e6);
+    }
     for (const auto& [it, b] : backward_) {
       BatchEvent be = blank_event();
       be.t_begin_ns = b.begin;
@@ -439,6 +452,11 @@ void describe_ranks(const std::vector<FileScan>& files, TorchImportResult& resul
     next = f.rank + 1;
   }
   if (next < world) result.absent.push_back({next, world - 1});
+  for (const auto& f : files)
+    if (f.whole_trace_step)
+      result.notes.push_back(detail::concat("rank ", f.rank,
+                                            "'s trace has no ProfilerStep: the whole trace is one iteration "
+                                            "(as TensorBoard and HTA take it)"));
   if (result.absent.empty()) return;
   const bool one = result.absent.size() == 1 && result.absent[0].first == result.absent[0].second;
   result.notes.push_back(detail::concat(files.size(), " of the job's ", world, " ranks have a trace; no trace for rank",

@@ -121,6 +121,8 @@ class FirstPass {
     if (f_.pid == 0 && e.pid > 0 && !is_gpu_row(e)) f_.pid = e.pid;
     slot_for(f_, e);
     if (e.ds_kind >= 0) return;  // a span of ddpscope's export: the second pass takes it as it is
+    f_.first_ns = std::min(f_.first_ns, us_to_ns(e.ts_us));
+    f_.last_ns = std::max(f_.last_ns, us_to_ns(e.ts_us) + us_to_ns(e.dur_us));
     if (is_gpu_row(e)) {
       if (e.cat == "gpu_user_annotation") note_step(e);
       f_.has_gpu = true;
@@ -167,6 +169,7 @@ class FirstPass {
   void on_cpu_span(const TraceEvent& e) {
     const Span s{us_to_ns(e.ts_us), us_to_ns(e.ts_us) + us_to_ns(e.dur_us)};
     note_step(e);
+    if (f_.main_thread.empty() && e.cat == "cpu_op") f_.main_thread = thread_key(e);
     if (!starts_with(e.name, "ProfilerStep#")) f_.cpu_begins.push_back(s.begin);
     if ((e.cat == "cuda_runtime" || e.cat == "cuda_driver") && e.correlation >= 0) {
       f_.launch_time[e.correlation] = s.begin;
@@ -222,6 +225,15 @@ void move_onto_clock(FileScan& f) {
   for (auto& [c, t] : f.launch_time)
     t += base;
   if (f.last_step_begin != INT64_MIN) f.last_step_begin += base;
+  if (f.first_ns <= f.last_ns) f.first_ns += base, f.last_ns += base;
+}
+
+// No ProfilerStep: the whole trace is iteration 1 (not for ddpscope's own export, whose
+// iterations are its run's, and a run may have none).
+void one_step_for_the_whole_trace(FileScan& f) {
+  if (!f.steps.empty() || f.header.ddpscope_export || f.first_ns > f.last_ns) return;
+  f.steps[1] = {f.first_ns, f.last_ns};
+  f.whole_trace_step = true;
 }
 
 // Collectives in the order they started, numbered per group; launches matched to the
@@ -264,6 +276,7 @@ FileScan scan_file(const std::string& path, const std::function<bool(double)>& p
   if (f.header.events == 0) throw IMPORT_ERROR("'", path, "' is a trace with no events; profile at least one step");
   match_collectives(f);
   drop_empty_last_step(f);
+  one_step_for_the_whole_trace(f);
   return f;
 }
 

@@ -77,6 +77,11 @@ struct FileScan {
   // as the GPU's annotation of it, and the step numbers named in either.
   int64_t last_step_begin = INT64_MIN;
   std::set<int64_t> step_numbers;
+  // A trace with no ProfilerStep (profiled without a schedule) is one iteration, as
+  // TensorBoard and HTA take it: steps then holds one, over every event of the file.
+  bool whole_trace_step = false;
+  int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;  // the file's events
+  std::string main_thread;                            // thread_key of its first CPU op
 
   int64_t time_ns(double ts_us) const { return header.base_time_ns + us_to_ns(ts_us); }
 };

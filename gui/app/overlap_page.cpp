@@ -126,17 +126,20 @@ QChart* OverlapPage::makeChart(int rank) {
   // compute with communication hidden behind it, exposed communication, the rest (the
   // optimizer, waiting). Stacking the hidden communication on top of compute drew a
   // 98 ms iteration 127 ms tall: that communication ran during the compute.
-  auto* compute = new QBarSet(tr("compute"));
+  size_t total = 0;
+  const auto shown = iterationsShown(m_run->analysis, rank, &total);
+  // GPU truth first: where the rank ran kernels, its bars are the GPU's (overlap_analysis.h).
+  const bool gpu = std::any_of(shown.begin(), shown.end(), [](auto* it) { return it->from_gpu; });
+  auto* compute = new QBarSet(gpu ? tr("GPU computation") : tr("compute"));
   // Straggler iterations are drawn as selected compute bars; this empty set only gives
   // their colour a legend entry.
   auto* stragglerKey = new QBarSet(tr("compute, straggler iteration"));
-  auto* hidden = new QBarSet(tr("compute with comm hidden behind it"));
-  auto* exposed = new QBarSet(tr("exposed comm"));
-  auto* rest = new QBarSet(tr("other (optimizer, waiting)"));
+  auto* hidden =
+      new QBarSet(gpu ? tr("computation with NCCL kernels beside it") : tr("compute with comm hidden behind it"));
+  auto* exposed = new QBarSet(gpu ? tr("exposed comm (NCCL kernels alone)") : tr("exposed comm"));
+  auto* rest = new QBarSet(gpu ? tr("other (GPU idle, copies)") : tr("other (optimizer, waiting)"));
   const QColor straggler(0xf2, 0x8e, 0x2b);
   double top = 0;
-  size_t total = 0;
-  const auto shown = iterationsShown(m_run->analysis, rank, &total);
   QVector<int64_t> numbers;
   for (const probes::IterationAnalysis* p : shown) {
     const auto& it = *p;
@@ -169,12 +172,13 @@ QChart* OverlapPage::makeChart(int rank) {
   for (int i = 0; i < numbers.size(); ++i) {
     if (straggling.count(numbers[i])) compute->selectBar(i);
   }
-  chart->setTitle(tr("Rank %1: compute and communication per iteration%2 (straggler in %3 of %4) · click a bar "
+  chart->setTitle(tr("Rank %1: %5 per iteration%2 (straggler in %3 of %4) · click a bar "
                      "to see that iteration in the timeline")
                       .arg(rank)
                       .arg(total > shown.size() ? tr(", the last %1").arg(shown.size()) : QString())
                       .arg(straggling.size())
-                      .arg(total));
+                      .arg(total)
+                      .arg(gpu ? tr("the GPU's computation and NCCL kernels") : tr("compute and communication")));
   QAbstractAxis* xAxis = iterationAxis(numbers);
   xAxis->setTitleText(tr("iteration"));
   auto* y = new QValueAxis;

@@ -15,9 +15,7 @@ RanksPage::RanksPage(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(6, 6, 6, 6);
   auto* bar = new QHBoxLayout;
   m_metric = new QComboBox;
-  for (auto m : {OverviewMetric::Iteration, OverviewMetric::ExposedComm, OverviewMetric::Forward,
-                 OverviewMetric::Backward, OverviewMetric::Optimizer, OverviewMetric::Idle})
-    m_metric->addItem(tr(metric_label(m)), static_cast<int>(m));
+  fillMetrics(false);
   m_order = new QComboBox;
   m_order->addItem(tr("slowest first"), static_cast<int>(OverviewOrder::SlowestFirst));
   m_order->addItem(tr("by rank"), static_cast<int>(OverviewOrder::ByRank));
@@ -39,9 +37,27 @@ RanksPage::RanksPage(QWidget* parent) : QWidget(parent) {
   connect(m_view, &RankOverviewView::cellClicked, this, &RanksPage::iterationClicked);
 }
 
+// The parts a rank's iterations split into: the CPU's phases, or the GPU's split where
+// the run has kernels (time_breakdown.h).
+void RanksPage::fillMetrics(bool gpu) {
+  QSignalBlocker block(m_metric);
+  const int keep = m_metric->currentData().toInt();
+  m_metric->clear();
+  const std::vector<OverviewMetric> cpu = {OverviewMetric::Iteration, OverviewMetric::ExposedComm,
+                                           OverviewMetric::Forward,   OverviewMetric::Backward,
+                                           OverviewMetric::Optimizer, OverviewMetric::Idle};
+  const std::vector<OverviewMetric> on_gpu = {OverviewMetric::Iteration, OverviewMetric::ExposedComm,
+                                              OverviewMetric::GpuComputation, OverviewMetric::Idle};
+  for (auto m : gpu ? on_gpu : cpu)
+    m_metric->addItem(tr(metric_label(m)), static_cast<int>(m));
+  const int index = m_metric->findData(keep);
+  m_metric->setCurrentIndex(index >= 0 ? index : 0);
+}
+
 void RanksPage::setRun(std::shared_ptr<const RunData> run) {
   m_run = std::move(run);
   m_rows = m_run ? probes::breakdown_by_iteration(m_run->analysis) : std::vector<probes::TimeBreakdown>{};
+  fillMetrics(std::any_of(m_rows.begin(), m_rows.end(), [](const auto& r) { return r.gpu; }));
   rebuild();
 }
 

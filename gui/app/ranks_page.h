@@ -33,6 +33,7 @@ class RanksPage : public QWidget {
   void iterationClicked(int rank, qint64 iteration);
 
  private:
+  void fillMetrics(bool gpu);
   void rebuild();
 
   std::shared_ptr<const RunData> m_run;

@@ -22,14 +22,14 @@ namespace {
 // Ranks listed at most; a wider job lists its slowest.
 constexpr size_t kMaxRankRows = 16;
 
-// The Summary's GPU time (README, "GPU time": HTA's definitions), per rank, and the
-// stragglers by iteration.
-QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu) {
+// The Summary's GPU time (README, "GPU time": HTA's definitions and window), per rank,
+// its idle time by cause, and the stragglers by iteration.
+QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu, const std::vector<probes::Straggler>& stragglers) {
   QString html = QObject::tr(
-      "<h4>GPU time</h4><p>Kernels classed as Holistic Trace Analysis classes them: communication "
-      "(NCCL), memory (copies, sets), computation (the rest); idle is the time between the first "
-      "and last kernel when none ran; overlap is the share of communication that ran beside "
-      "computation.</p>");
+      "<h4>GPU time</h4><p>As Holistic Trace Analysis computes it, over the whole trace but its last "
+      "ProfilerStep: kernels classed as communication (NCCL), memory (copies, sets) and computation "
+      "(the rest); idle is the time between the first and last kernel when none ran; overlap is the "
+      "share of communication that ran beside computation.</p>");
   html += QObject::tr(
       "<table cellpadding=4><tr><th>rank</th><th>kernels</th><th>span (ms)</th><th>computation (ms)</th>"
       "<th>communication (ms)</th><th>memory (ms)</th><th>idle (ms)</th><th>idle share</th>"
@@ -50,22 +50,47 @@ QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu) {
                 .arg(std::isnan(r.overlap_ratio) ? QStringLiteral("–") : QString::number(r.overlap_ratio, 'f', 2));
   }
   html += QStringLiteral("</table>");
-  if (gpu.stragglers.empty()) {
+  // Idle by cause, all streams of a rank together (HTA's idle-time breakdown).
+  std::map<int, probes::GpuStreamIdle> idle;
+  for (const auto& s : gpu.idle) {
+    auto& r = idle[s.rank];
+    r.rank = s.rank;
+    r.host_wait_ms += s.host_wait_ms;
+    r.kernel_wait_ms += s.kernel_wait_ms;
+    r.other_ms += s.other_ms;
+  }
+  html += QObject::tr(
+      "<p>Why the streams stood idle: <i>host wait</i>, the CPU launched the next kernel only after the "
+      "stream ran dry; <i>kernel wait</i>, gaps under 30 µs between back-to-back kernels (launch "
+      "overhead); <i>other</i>, the rest (waiting on another stream, a synchronisation).</p>"
+      "<table cellpadding=4><tr><th>rank</th><th>host wait (ms)</th><th>kernel wait (ms)</th>"
+      "<th>other (ms)</th></tr>");
+  for (const auto& [rank, r] : idle)
+    html += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td></tr>")
+                .arg(rank)
+                .arg(r.host_wait_ms, 0, 'f', 3)
+                .arg(r.kernel_wait_ms, 0, 'f', 3)
+                .arg(r.other_ms, 0, 'f', 3);
+  html += QStringLiteral("</table>");
+  std::vector<probes::Straggler> on_gpu;
+  for (const auto& s : stragglers)
+    if (s.gpu) on_gpu.push_back(s);
+  if (on_gpu.empty()) {
     html += QObject::tr("<p>No straggler: in every iteration the ranks' GPU computation took about as long.</p>");
   } else {
     html += QObject::tr("<p><b>Stragglers</b> (the others wait for them in their NCCL kernels):</p><ul>");
     constexpr size_t kShown = 10;  // the first ones; `stats --json` lists every one
-    for (size_t i = 0; i < std::min(kShown, gpu.stragglers.size()); ++i) {
-      const auto& s = gpu.stragglers[i];
+    for (size_t i = 0; i < std::min(kShown, on_gpu.size()); ++i) {
+      const auto& s = on_gpu[i];
       html += QObject::tr("<li>iteration %1: rank %2 computed %3 ms, %4 ms more than the others' median</li>")
                   .arg(s.iteration)
                   .arg(s.rank)
                   .arg(s.computation_ms, 0, 'f', 3)
                   .arg(s.lag_ms, 0, 'f', 3);
     }
-    if (gpu.stragglers.size() > kShown)
+    if (on_gpu.size() > kShown)
       html += QObject::tr("<li>and %1 more (ddpscope-cli stats RUN --json lists them all)</li>")
-                  .arg(gpu.stragglers.size() - kShown);
+                  .arg(on_gpu.size() - kShown);
     html += QStringLiteral("</ul>");
   }
   return html;
@@ -149,23 +174,38 @@ void SummaryPage::setRun(const RunData& d) {
       html += tr(" What happened: %1").arg(QString::fromStdString(d.hang.verdict).toHtmlEscaped());
     html += QStringLiteral("</p>");
   }
-  // The table comes after the note about the rows it leaves out.
-  QString table = QStringLiteral(
-      "<table cellpadding=4><tr><th>rank</th><th>host</th><th>iterations</th>"
-      "<th>mean iteration (ms)</th><th>comm (ms)</th><th>exposed (ms)</th>"
-      "<th>overlap</th><th>events</th><th>dropped</th></tr>");
+  // The table comes after the note about the rows it leaves out. GPU truth first: where
+  // ranks ran kernels, compute and communication are the GPU's, and the CPU's view
+  // (launch and enqueue time) has columns of its own.
+  const bool gpu = std::any_of(d.analysis.iterations.begin(), d.analysis.iterations.end(),
+                               [](const auto& it) { return it.from_gpu; });
+  if (gpu) {
+    html +=
+        tr("<p>Compute, comm, exposed and overlap are the <b>GPU's</b>: the merged time of the computation "
+           "and NCCL kernels each iteration launched, all streams together. The CPU columns are the "
+           "CPU's view of communication: launch and enqueue time.</p>");
+  }
+  QString table =
+      QStringLiteral(
+          "<table cellpadding=4><tr><th>rank</th><th>host</th><th>iterations</th>"
+          "<th>mean iteration (ms)</th><th>%1compute (ms)</th><th>%1comm (ms)</th>"
+          "<th>%1exposed (ms)</th><th>overlap</th>%2<th>events</th><th>dropped</th></tr>")
+          .arg(gpu ? tr("GPU ") : QString(), gpu ? tr("<th>CPU comm (ms)</th><th>CPU exposed (ms)</th>") : QString());
   struct Means {
     int n = 0;
-    double iteration = 0, comm = 0, exposed = 0;
+    double iteration = 0, compute = 0, comm = 0, exposed = 0, cpu_comm = 0, cpu_exposed = 0;
   };
   std::map<int, Means> means;
   for (const auto& it : d.analysis.iterations) {
-    if (it.iteration <= 1) continue;  // skip warm-up
+    if (probes::is_warm_up(d.analysis, it)) continue;
     Means& m = means[it.rank];
     ++m.n;
     m.iteration += it.iteration_ms;
+    m.compute += it.compute_ms;
     m.comm += it.comm_ms;
     m.exposed += it.exposed_comm_ms;
+    m.cpu_comm += it.from_gpu ? it.cpu_comm_ms : it.comm_ms;
+    m.cpu_exposed += it.from_gpu ? it.cpu_exposed_comm_ms : it.exposed_comm_ms;
   }
   // A wide job lists its slowest ranks only (a thousand rows would bury the rest); the
   // Ranks tab shows every one.
@@ -184,24 +224,23 @@ void SummaryPage::setRun(const RunData& d) {
   for (const auto& r : shown) {
     const Means m = means.count(r.rank) ? means[r.rank] : Means{};
     const int n = m.n;
-    const double iteration = m.iteration, comm = m.comm, exposed = m.exposed;
+    const double comm = m.comm, exposed = m.exposed;
     const QString overlap = comm > 0 ? QString::number(1 - exposed / comm, 'f', 2) : QStringLiteral("–");
+    const auto mean = [n](double v) { return QString::number(n ? v / n : 0, 'f', 3); };
+    const QString cpu =
+        gpu ? QStringLiteral("<td>%1</td><td>%2</td>").arg(mean(m.cpu_comm), mean(m.cpu_exposed)) : QString();
     table += QStringLiteral(
-                 "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td>"
-                 "<td>%7</td><td>%8</td><td>%9</td></tr>")
+                 "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td>%7</td>"
+                 "<td>%8</td>%9")
                  .arg(r.rank)
                  .arg(QString::fromStdString(r.host).toHtmlEscaped())
                  .arg(n)
-                 .arg(n ? iteration / n : 0, 0, 'f', 3)
-                 .arg(n ? comm / n : 0, 0, 'f', 3)
-                 .arg(n ? exposed / n : 0, 0, 'f', 3)
-                 .arg(overlap)
-                 .arg(r.events_received)
-                 .arg(r.events_dropped);
+                 .arg(mean(m.iteration), mean(m.compute), mean(comm), mean(exposed), overlap, cpu) +
+             QStringLiteral("<td>%1</td><td>%2</td></tr>").arg(r.events_received).arg(r.events_dropped);
   }
   html += table + QStringLiteral("</table>");
   html += optimizerStateHtml(d);
-  if (!d.gpu.empty()) html += gpuTimeHtml(d.gpu);
+  if (!d.gpu.empty()) html += gpuTimeHtml(d.gpu, probes::find_stragglers(d.analysis));
   setText(html);
 }
 

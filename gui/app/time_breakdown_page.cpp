@@ -27,15 +27,25 @@ struct Part {
   double TimeBreakdown::*value;
 };
 
-const std::vector<Part>& parts() {
-  static const std::vector<Part> p = {
+// The CPU's phases, or the GPU's split where the run has kernels (time_breakdown.h).
+const std::vector<Part>& parts(bool gpu) {
+  static const std::vector<Part> cpu = {
       {"forward", kindColor(probes::Kind::Forward), &TimeBreakdown::forward_ms},
       {"backward compute", kindColor(probes::Kind::Backward), &TimeBreakdown::backward_ms},
       {"exposed comm", QColor(0xd6, 0x27, 0x28), &TimeBreakdown::exposed_comm_ms},
       {"optimizer", kindColor(probes::Kind::Optimizer), &TimeBreakdown::optimizer_ms},
       {"idle / other", QColor(0xd9, 0xd9, 0xd9), &TimeBreakdown::idle_ms},
   };
-  return p;
+  static const std::vector<Part> on_gpu = {
+      {"GPU computation", kindColor(probes::Kind::GpuKernel), &TimeBreakdown::computation_ms},
+      {"exposed comm (NCCL kernels)", QColor(0xd6, 0x27, 0x28), &TimeBreakdown::exposed_comm_ms},
+      {"GPU idle / other", QColor(0xd9, 0xd9, 0xd9), &TimeBreakdown::idle_ms},
+  };
+  return gpu ? on_gpu : cpu;
+}
+
+bool anyGpu(const std::vector<TimeBreakdown>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const TimeBreakdown& r) { return r.gpu; });
 }
 
 QString ms(double v) { return QString::fromStdString(format_duration(static_cast<int64_t>(v * 1e6))); }
@@ -81,7 +91,8 @@ void BreakdownBars::paintEvent(QPaintEvent*) {
   const QFontMetrics fm = p.fontMetrics();
   // Legend along the top.
   int x = 8;
-  for (const Part& part : parts()) {
+  const bool gpu = anyGpu(m_rows);
+  for (const Part& part : parts(gpu)) {
     p.fillRect(QRect(x, 8, 12, 12), part.color);
     p.setPen(palette().color(QPalette::Text));
     p.drawText(x + 16, 19, tr(part.name));
@@ -110,7 +121,7 @@ void BreakdownBars::paintEvent(QPaintEvent*) {
                                                                   : tr("rank %1").arg(r.rank);
     p.drawText(QRect(8, y, label, 22), Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(name, Qt::ElideMiddle, label));
     double at = left;
-    for (const Part& part : parts()) {
+    for (const Part& part : parts(gpu)) {
       const double w = (r.*part.value) * scale;
       if (w <= 0) continue;
       const QRectF seg(at, y, w, 22);
@@ -221,14 +232,25 @@ QString TimeBreakdownPage::headline(const std::vector<TimeBreakdown>& rows, cons
                                     "(the first, warm-up, left out).")
                                      .arg(means.front().iterations)
                                : tr("<b>Where the time went</b> in iteration %1, per rank.").arg(iteration);
-  text += tr(" The slowest rank, %1, took %2: forward %3, backward %4, exposed communication %5, idle %6.")
-              .arg(slowest->rank)
-              .arg(ms(slowest->iteration_ms), ms(slowest->forward_ms), ms(slowest->backward_ms),
-                   ms(slowest->exposed_comm_ms), ms(slowest->idle_ms));
+  const bool gpu = anyGpu(rows);
+  if (gpu)
+    text += tr(" From the GPU's kernels. The slowest rank, %1, took %2: GPU computation %3, exposed communication "
+               "(NCCL kernels with no computation beside them) %4, GPU idle / other %5.")
+                .arg(slowest->rank)
+                .arg(ms(slowest->iteration_ms), ms(slowest->computation_ms), ms(slowest->exposed_comm_ms),
+                     ms(slowest->idle_ms));
+  else
+    text += tr(" The slowest rank, %1, took %2: forward %3, backward %4, exposed communication %5, idle %6.")
+                .arg(slowest->rank)
+                .arg(ms(slowest->iteration_ms), ms(slowest->forward_ms), ms(slowest->backward_ms),
+                     ms(slowest->exposed_comm_ms), ms(slowest->idle_ms));
   if (shown_straggler >= 0) {
     const auto s = std::find_if(means.begin(), means.end(), [&](auto& m) { return m.rank == shown_straggler; });
-    text += iteration < 0 ? tr(" <span style='color:#f28e2b'><b>Straggler: rank %1</b></span>, last to start its "
-                               "allreduces in %2 of %3 iterations; the others wait for it.")
+    text += iteration < 0 ? (gpu ? tr(" <span style='color:#f28e2b'><b>Straggler: rank %1</b></span>, whose GPU "
+                                      "computation took longest in %2 of %3 iterations; the others wait for it in "
+                                      "their NCCL kernels.")
+                                 : tr(" <span style='color:#f28e2b'><b>Straggler: rank %1</b></span>, last to start "
+                                      "its allreduces in %2 of %3 iterations; the others wait for it."))
                                 .arg(shown_straggler)
                                 .arg(s->straggled)
                                 .arg(static_cast<qlonglong>(m_byIteration.size() / means.size()))
@@ -239,12 +261,20 @@ QString TimeBreakdownPage::headline(const std::vector<TimeBreakdown>& rows, cons
 }
 
 void TimeBreakdownPage::fillRankTable(const std::vector<TimeBreakdown>& rows, int64_t iteration, int shown_straggler) {
+  const bool gpu = anyGpu(rows);
+  // The columns follow the split: the CPU's phases, or the GPU's.
+  QStringList headers = {tr("Rank"), tr("Iteration")};
+  for (const Part& part : parts(gpu))
+    headers << tr(part.name);
+  headers << tr("Hidden comm") << tr("Straggler");
+  m_rankModel->setColumnCount(static_cast<int>(headers.size()));
+  m_rankModel->setHorizontalHeaderLabels(headers);
   for (const auto& r : rows) {
     QList<QStandardItem*> row;
-    row << cell(QString::number(r.rank), r.rank) << cell(ms(r.iteration_ms), r.iteration_ms)
-        << cell(ms(r.forward_ms), r.forward_ms) << cell(ms(r.backward_ms), r.backward_ms)
-        << cell(ms(r.exposed_comm_ms), r.exposed_comm_ms) << cell(ms(r.optimizer_ms), r.optimizer_ms)
-        << cell(ms(r.idle_ms), r.idle_ms) << cell(ms(r.hidden_comm_ms), r.hidden_comm_ms);
+    row << cell(QString::number(r.rank), r.rank) << cell(ms(r.iteration_ms), r.iteration_ms);
+    for (const Part& part : parts(gpu))
+      row << cell(ms(r.*part.value), r.*part.value);
+    row << cell(ms(r.hidden_comm_ms), r.hidden_comm_ms);
     const bool s = r.rank == shown_straggler;
     row << cell(iteration < 0 ? tr("%1 iterations").arg(r.straggled) : (s ? tr("yes") : QString()),
                 QVariant::fromValue<qlonglong>(iteration < 0 ? r.straggled : s));

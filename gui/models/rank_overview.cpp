@@ -15,6 +15,7 @@ const char* metric_label(OverviewMetric m) {
     case OverviewMetric::ExposedComm: return "exposed communication";
     case OverviewMetric::Optimizer: return "optimizer";
     case OverviewMetric::Idle: return "idle / other";
+    case OverviewMetric::GpuComputation: return "GPU computation";
   }
   return "?";
 }
@@ -27,6 +28,7 @@ double metric_value(const probes::TimeBreakdown& r, OverviewMetric m) {
     case OverviewMetric::ExposedComm: return r.exposed_comm_ms;
     case OverviewMetric::Optimizer: return r.optimizer_ms;
     case OverviewMetric::Idle: return r.idle_ms;
+    case OverviewMetric::GpuComputation: return r.computation_ms;
   }
   return 0;
 }

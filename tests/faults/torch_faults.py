@@ -103,7 +103,11 @@ def scenarios(h):
             return r
         script = os.path.join(work, "no_group.py")
         with open(script, "w") as f:
-            f.write("import os\nimport torch\nprint('rank', os.environ['RANK'], 'without a process group')\n")
+            # One write per line: two ranks share the terminal, and print's pieces interleaved
+            # ("rankrank 0 without ...").
+            f.write("import os, sys\nimport torch\n"
+                    "sys.stdout.write('rank ' + os.environ['RANK'] + ' without a process group\\n')\n"
+                    "sys.stdout.flush()\n")
         run = os.path.join(work, "torch-no-group.ddprun")
         job, code, problems = run_job(
             build, r, run, ["torchrun", "--np", "2", "--python", PYTHON, "--out", run, script], 60, want_failure=False,

@@ -10,6 +10,8 @@
 #include <zlib.h>
 
 #include "gpu_time.h"
+#include "overlap_analysis.h"
+#include "time_breakdown.h"
 #include "hang_analysis.h"
 #include "kineto_export.h"
 #include "sqlite_db.h"
@@ -88,11 +90,13 @@ struct TestKernel {
   const char* name;
   int stream;
   double begin, end;
+  double launch = -1;  // when the CPU launched it; -1: early in its step
 };
 
-QString write_kineto_trace(const QString& dir, int rank, const std::vector<TestKernel>& kernels) {
+QString write_kineto_trace(const QString& dir, int rank, const std::vector<TestKernel>& kernels,
+                           bool profiler_steps = true) {
   nlohmann::json events = nlohmann::json::array();
-  for (int step = 1; step <= 2; ++step)
+  for (int step = 1; step <= 2 && profiler_steps; ++step)
     events.push_back({{"ph", "X"},
                       {"cat", "user_annotation"},
                       {"name", "ProfilerStep#" + std::to_string(step)},
@@ -107,7 +111,7 @@ QString write_kineto_trace(const QString& dir, int rank, const std::vector<TestK
                       {"name", "cudaLaunchKernel"},
                       {"pid", 100},
                       {"tid", 100},
-                      {"ts", (k.step - 1) * 100.0 + correlation},
+                      {"ts", k.launch >= 0 ? k.launch : (k.step - 1) * 100.0 + correlation},
                       {"dur", 0.5},
                       {"args", {{"correlation", correlation}}}});
     events.push_back({{"ph", "X"},
@@ -391,17 +395,23 @@ class TestTorchImport : public QObject {
   }
 
   // The definitions on a trace made to show each: NCCL kernels overlapping computation on
-  // another stream, a copy, idle gaps, and in step 2 a rank whose computation is slower
-  // (the straggler).
-  void testGpuTimeDefinitions() {
+  // another stream, a copy, idle gaps of each cause, and in step 2 a rank whose
+  // computation is slower (the straggler). Every figure below is worked out by hand from
+  // the kernels' times (us).
+  std::vector<TestKernel> step1_kernels() const {
+    const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+    return {{1, "kernel", "ampere_sgemm_128x64_nn", 7, 10, 20},
+            {1, "kernel", "vectorized_elementwise_kernel", 8, 15, 25},
+            {1, "kernel", nccl, 20, 22, 30},
+            {1, "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 7, 40, 42},
+            {1, "kernel", "reduce_kernel", 7, 80, 81},
+            {1, "kernel", "late_elementwise_kernel", 8, 90, 91, 80}};
+  }
+  std::string write_gpu_definitions() {
     const QString dir = tmp_.path() + "/gpudefs";
     QDir().mkpath(dir);
     const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
-    const std::vector<TestKernel> step1 = {{1, "kernel", "ampere_sgemm_128x64_nn", 7, 10, 20},
-                                           {1, "kernel", "vectorized_elementwise_kernel", 8, 15, 25},
-                                           {1, "kernel", nccl, 20, 22, 30},
-                                           {1, "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 7, 40, 42}};
-    auto rank0 = step1, rank1 = step1;
+    auto rank0 = step1_kernels(), rank1 = step1_kernels();
     rank0.push_back({2, "kernel", "ampere_sgemm_128x64_nn", 7, 110, 120});
     rank0.push_back({2, "kernel", nccl, 20, 120, 125});
     rank1.push_back({2, "kernel", "ampere_sgemm_128x64_nn", 7, 110, 140});
@@ -409,34 +419,133 @@ class TestTorchImport : public QObject {
     write_kineto_trace(dir, 0, rank0);
     write_kineto_trace(dir, 1, rank1);
     const std::string out = (tmp_.path() + "/gpudefs.ddprun").toStdString();
-    import_torch_traces({dir.toStdString()}, out);
-    RunStoreReader run(out);
+    import_torch_traces({dir.toStdString()}, out, {.force = true});
+    return out;
+  }
+
+  void testGpuTimeDefinitions() {
+    RunStoreReader run(write_gpu_definitions());
     const GpuTimeBreakdown b = gpu_time_breakdown(run);
     QCOMPARE(b.iterations.size(), size_t{4});
     const GpuTimeSplit& i1 = b.iterations[0];
     QCOMPARE(i1.rank, 0);
     QCOMPARE(i1.iteration, int64_t{1});
-    QCOMPARE(i1.kernels, int64_t{4});
-    QCOMPARE(i1.computation_ms, 0.015);  // [10, 25]
+    QCOMPARE(i1.kernels, int64_t{6});
+    QCOMPARE(i1.computation_ms, 0.017);  // [10, 25], [80, 81], [90, 91]
     QCOMPARE(i1.communication_ms, 0.008);
     QCOMPARE(i1.memory_ms, 0.002);
-    QCOMPARE(i1.busy_ms, 0.022);  // [10, 30] and [40, 42]
-    QCOMPARE(i1.span_ms, 0.032);
-    QCOMPARE(i1.idle_ms, 0.010);
+    QCOMPARE(i1.busy_ms, 0.024);  // [10, 30], [40, 42], [80, 81], [90, 91]
+    QCOMPARE(i1.span_ms, 0.081);  // [10, 91]
+    QCOMPARE(i1.idle_ms, 0.057);
     QCOMPARE(i1.comm_overlapping_compute_ms, 0.003);  // [22, 25]
     QCOMPARE(i1.overlap_ratio, 3.0 / 8.0);
     const GpuTimeSplit& r1i2 = b.iterations[3];
     QCOMPARE(r1i2.rank, 1);
     QCOMPARE(r1i2.computation_ms, 0.030);
     QCOMPARE(r1i2.overlap_ratio, 0.0);
-    // Iteration 1 ran alike on both ranks: no straggler; in 2 rank 1 computed 20 us longer.
-    QCOMPARE(b.stragglers.size(), size_t{1});
-    QCOMPARE(b.stragglers[0].iteration, int64_t{2});
-    QCOMPARE(b.stragglers[0].rank, 1);
-    QCOMPARE(b.stragglers[0].lag_ms, 0.020);
     // The rank's figures take HTA's window: step 2, the last, is left out.
+    QCOMPARE(b.ranks[0].kernels, int64_t{6});
     QCOMPARE(b.ranks[0].communication_ms, 0.008);
-    QCOMPARE(b.ranks[0].kernels, int64_t{4});
+    QCOMPARE(b.ranks[0].computation_ms, 0.017);
+    QCOMPARE(b.ranks[0].idle_ms, 0.057);
+    // Idle by cause, per stream: on stream 7 the copy came 20 us after the gemm (launched
+    // long before: kernel wait, under 30 us), then 38 us to the reduce (other); on
+    // stream 8 the late kernel was launched at 80, after the stream ran dry at 25 (host
+    // wait, 65 us). Stream 20 ran one kernel: no gap.
+    std::map<int, GpuStreamIdle> idle;  // rank 0's, by stream track
+    for (const auto& s : b.idle)
+      if (s.rank == 0) idle[s.thread] = s;
+    QCOMPARE(idle.size(), size_t{3});
+    double host = 0, kernel = 0, other = 0;
+    for (const auto& [thread, s] : idle)
+      host += s.host_wait_ms, kernel += s.kernel_wait_ms, other += s.other_ms;
+    QCOMPARE(host, 0.065);
+    QCOMPARE(kernel, 0.020);
+    QCOMPARE(other, 0.038);
+  }
+
+  // GPU truth in every view: the overlap analysis behind Summary, Overlap, Ranks, Compare
+  // and stats takes compute and communication from the kernels, keeps the CPU's view
+  // beside them, and the one straggler rule names the rank whose computation took longer.
+  void testGpuTruthInTheOverlapAnalysis() {
+    RunStoreReader run(write_gpu_definitions());
+    const RunAnalysis a = analyze_run(run);
+    QCOMPARE(a.iterations.size(), size_t{4});
+    const IterationAnalysis& it = a.iterations[0];
+    QCOMPARE(it.rank, 0);
+    QVERIFY(it.from_gpu);
+    QCOMPARE(it.iteration_ms, 0.1);  // the ProfilerStep
+    QCOMPARE(it.compute_ms, 0.017);
+    QCOMPARE(it.comm_ms, 0.008);
+    QCOMPARE(it.exposed_comm_ms, 0.005);  // [25, 30]
+    QCOMPARE(it.overlap_ratio, 1 - 5.0 / 8.0);
+    QCOMPARE(it.exposed.size(), size_t{1});
+    QCOMPARE(it.exposed[0].end - it.exposed[0].begin, int64_t{5000});
+    QCOMPARE(it.gpu_span_ms, 0.081);
+    QCOMPARE(it.gpu_idle_ms, 0.057);
+    QCOMPARE(it.gpu_memory_ms, 0.002);
+    QCOMPARE(it.cpu_comm_ms, 0.0);  // no DDP spans on the CPU here
+    const auto stragglers = find_stragglers(a);
+    QCOMPARE(stragglers.size(), size_t{1});
+    QCOMPARE(stragglers[0].iteration, int64_t{2});
+    QCOMPARE(stragglers[0].rank, 1);
+    QVERIFY(stragglers[0].gpu);
+    QCOMPARE(stragglers[0].lag_ms, 0.020);
+    // The Breakdown: GPU computation, exposed NCCL time and the rest of the step.
+    const auto rows = breakdown_by_iteration(a);
+    QVERIFY(rows[0].gpu);
+    QCOMPARE(rows[0].computation_ms, 0.017);
+    QCOMPARE(rows[0].exposed_comm_ms, 0.005);
+    QCOMPARE(rows[0].hidden_comm_ms, 0.003);
+    QCOMPARE(rows[0].idle_ms, 0.1 - 0.017 - 0.005);
+    QCOMPARE(rows[0].forward_ms + rows[0].backward_ms + rows[0].optimizer_ms, 0.0);
+    QVERIFY(rows[3].straggler);
+    QCOMPARE(main_straggler(breakdown_by_rank(rows)), 1);
+    // stats: the same figures, said to be the GPU's, and one straggler list.
+    const auto json = run_stats_json(run);
+    QCOMPARE(json["summary"][0]["figures"].get<std::string>(), std::string("gpu"));
+    QCOMPARE(json["summary"][0]["mean_compute_ms"].get<double>(), (0.017 + 0.010) / 2);
+    QCOMPARE(json["iterations"][0]["cpu_comm_ms"].get<double>(), 0.0);
+    QCOMPARE(json["stragglers"].size(), size_t{1});
+    QCOMPARE(json["stragglers"][0]["rule"].get<std::string>(), std::string("gpu"));
+    QCOMPARE(json["gpu"]["stragglers"][0]["rank"].get<int>(), 1);
+  }
+
+  // A trace profiled without a schedule has no ProfilerStep: it is one iteration, as
+  // TensorBoard and HTA take it, and the import says so.
+  void testATraceWithoutProfilerStepIsOneIteration() {
+    const QString dir = tmp_.path() + "/nosteps";
+    QDir().mkpath(dir);
+    auto kernels = step1_kernels();
+    for (auto& k : kernels)
+      k.launch = k.launch >= 0 ? k.launch : 1;
+    write_kineto_trace(dir, 0, kernels, false);
+    write_kineto_trace(dir, 1, kernels, false);
+    const std::string out = (tmp_.path() + "/nosteps.ddprun").toStdString();
+    const auto r = import_torch_traces({dir.toStdString()}, out, {.force = true});
+    QVERIFY(std::find(r.notes.begin(), r.notes.end(),
+                      "rank 0's trace has no ProfilerStep: the whole trace is one iteration (as TensorBoard and "
+                      "HTA take it)") != r.notes.end());
+    RunStoreReader run(out);
+    QVERIFY(QString::fromStdString(run.run().message).contains("no ProfilerStep"));
+    const RunAnalysis a = analyze_run(run);
+    QCOMPARE(a.iterations.size(), size_t{2});
+    for (const auto& it : a.iterations) {
+      QCOMPARE(it.iteration, int64_t{1});
+      QVERIFY(it.from_gpu);
+      QCOMPARE(it.compute_ms, 0.017);
+      QCOMPARE(it.iteration_ms, 0.090);  // the first launch (1 us) to the last kernel's end (91 us)
+    }
+    SpanQuery q;
+    q.kinds = {Kind::Iteration};
+    const auto spans = run.spans(q);
+    QCOMPARE(spans.size(), size_t{2});
+    QCOMPARE(QString::fromStdString(spans[0].name), QString("whole trace (no ProfilerStep): one iteration"));
+    // HTA's window: no step to leave out, every kernel counts.
+    const GpuTimeBreakdown b = gpu_time_breakdown(run);
+    QCOMPARE(b.ranks[0].kernels, int64_t{6});
+    const auto json = run_stats_json(run);
+    QCOMPARE(json["summary"][0]["iterations"].get<int>(), 1);
   }
 
   // An imported job exported again as Kineto traces (export --kineto) imports into the
