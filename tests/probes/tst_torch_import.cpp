@@ -511,6 +511,55 @@ class TestTorchImport : public QObject {
     QCOMPARE(json["gpu"]["stragglers"][0]["rank"].get<int>(), 1);
   }
 
+  // Real NCCL traces (two ranks of a 128-GPU job, HTA's public test data): each rank's
+  // figures are HTA's own output on them (the fixture's README), and every view's
+  // figures are the GPU's: communication is the NCCL kernels' ~200 ms an iteration, not
+  // the CPU's 0.3 ms of enqueueing, each DDP bucket's allreduce is its NCCL kernel, and
+  // the one straggler rule names rank 1, as HTA does.
+  void testRealNcclTracesTellTheGpusTruth() {
+    const QString dir = kFixtures + "/hta_nccl_of_128";
+    const std::string out = (tmp_.path() + "/of128.ddprun").toStdString();
+    const auto r = import_torch_traces({dir.toStdString()}, out, {.force = true});
+    QVERIFY(std::find(r.notes.begin(), r.notes.end(),
+                      "2 of the job's 128 ranks have a trace; no trace for ranks 2-127") != r.notes.end());
+    RunStoreReader run(out);
+    const GpuTimeBreakdown b = gpu_time_breakdown(run);
+    struct Hta {
+      double idle, computation, non_computation, overlap;
+    };
+    const Hta hta[2] = {{53.56, 17.71, 28.74, 11.81}, {54.72, 22.57, 22.72, 20.05}};
+    for (const GpuTimeSplit& s : b.ranks) {
+      const Hta& h = hta[s.rank];
+      const auto pct = [](double v) { return std::round(v * 10000) / 100; };  // HTA's rounding
+      QCOMPARE(pct(s.idle_ms / s.span_ms), h.idle);
+      QCOMPARE(pct(s.computation_ms / s.span_ms), h.computation);
+      QCOMPARE(pct((s.span_ms - s.computation_ms - s.idle_ms) / s.span_ms), h.non_computation);
+      QCOMPARE(pct(s.overlap_ratio), h.overlap);
+    }
+    const RunAnalysis a = analyze_run(run);
+    QCOMPARE(a.iterations.size(), size_t{4});
+    for (const IterationAnalysis& it : a.iterations) {
+      QVERIFY(it.from_gpu);
+      QVERIFY2(it.comm_ms > 150 && it.cpu_comm_ms < 1, qPrintable(QString::number(it.comm_ms)));
+      QVERIFY(it.overlap_ratio > 0.1 && it.overlap_ratio < 0.25);
+    }
+    // Each bucket's allreduce: the times of an NCCL kernel of its rank.
+    SpanQuery q;
+    q.kinds = {Kind::GpuComm};
+    std::set<std::tuple<int, int64_t, int64_t>> kernels;
+    for (const SpanRow& s : run.spans(q))
+      kernels.insert({s.rank, s.t_begin_ns, s.t_end_ns});
+    QVERIFY(a.buckets.size() >= 4);
+    for (const BucketTiming& bucket : a.buckets) {
+      QVERIFY(bucket.gpu);
+      QVERIFY(kernels.count({bucket.rank, bucket.start_ns, bucket.end_ns}));
+    }
+    const auto stragglers = find_stragglers(a);
+    QCOMPARE(stragglers.size(), size_t{1});
+    QCOMPARE(stragglers[0].rank, 1);
+    QCOMPARE(main_straggler(breakdown_by_rank(breakdown_by_iteration(a))), 1);
+  }
+
   // A trace profiled without a schedule has no ProfilerStep: it is one iteration, as
   // TensorBoard and HTA take it, and the import says so.
   void testATraceWithoutProfilerStepIsOneIteration() {
