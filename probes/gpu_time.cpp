@@ -173,6 +173,60 @@ std::vector<GpuStreamIdle> stream_idle(int rank, const std::vector<GpuRow>& rows
   return out;
 }
 
+// The stretches where none of the rank's streams ran anything, longest first.
+std::vector<GpuGap> longest_gaps(int rank, const std::vector<GpuRow>& rows, size_t keep) {
+  std::vector<Interval> all;
+  for (const GpuRow& r : rows)
+    all.push_back({r.begin, r.end});
+  const auto busy = merge_intervals(std::move(all));
+  std::vector<GpuGap> gaps;
+  for (size_t k = 1; k < busy.size(); ++k)
+    gaps.push_back({rank, busy[k - 1].end, busy[k].begin});
+  const size_t n = std::min(keep, gaps.size());
+  std::partial_sort(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(n), gaps.end(),
+                    [](const GpuGap& a, const GpuGap& b) { return a.end_ns - a.begin_ns > b.end_ns - b.begin_ns; });
+  gaps.resize(n);
+  return gaps;
+}
+
+// Each stream's queue over time: +1 at a kernel's launch, -1 at its end (kernels whose
+// launch is not in the trace are left out: when they joined the queue is unknown).
+std::vector<GpuStreamQueue> stream_queues(int rank, const std::vector<GpuRow>& rows,
+                                          const std::unordered_map<int64_t, int64_t>& launches) {
+  struct Change {
+    int64_t t;
+    int delta;
+  };
+  std::map<int, std::vector<Change>> by_stream;
+  for (const GpuRow& r : rows) {
+    const auto launch = launches.find(r.correlation);
+    if (launch == launches.end()) continue;
+    auto& changes = by_stream[r.thread];
+    changes.push_back({launch->second, 1});
+    changes.push_back({std::max(r.end, launch->second), -1});
+  }
+  std::vector<GpuStreamQueue> out;
+  for (auto& [thread, changes] : by_stream) {
+    // Ends before launches at one instant: a kernel that ended as the next was launched
+    // did not queue with it.
+    std::sort(changes.begin(), changes.end(),
+              [](const Change& a, const Change& b) { return a.t != b.t ? a.t < b.t : a.delta < b.delta; });
+    GpuStreamQueue q{rank, thread};
+    int64_t queued = 0;
+    double area = 0;
+    for (size_t k = 0; k < changes.size(); ++k) {
+      queued += changes[k].delta;
+      q.max_queued = std::max(q.max_queued, queued);
+      if (k + 1 < changes.size())
+        area += static_cast<double>(queued) * static_cast<double>(changes[k + 1].t - changes[k].t);
+    }
+    const int64_t length = changes.back().t - changes.front().t;
+    q.mean_queued = length > 0 ? area / static_cast<double>(length) : 0;
+    out.push_back(q);
+  }
+  return out;
+}
+
 int64_t floor_to_grid(int64_t t, int64_t origin) {
   const int64_t d = t - origin;
   return origin + (d >= 0 ? d / 1000 : -((-d + 999) / 1000)) * 1000;
@@ -262,7 +316,7 @@ GpuWindow gpu_window_from_config(const std::string& config_json) {
   return w;
 }
 
-GpuTimeBreakdown gpu_time_breakdown(RunStoreReader& run) {
+GpuTimeBreakdown gpu_time_breakdown(RunStoreReader& run, size_t gaps_per_rank) {
   const GpuWindow window = gpu_window_from_config(run.run().config_json);
   GpuTimeBreakdown b;
   for (const RankRow& rank_row : run.ranks()) {
@@ -283,6 +337,10 @@ GpuTimeBreakdown gpu_time_breakdown(RunStoreReader& run) {
           if (s.msg_id >= 0) launches.emplace(s.msg_id, s.t_begin_ns);
         },
         {Kind::CudaRuntime}, rank);
+    const auto gaps = longest_gaps(rank, rows, gaps_per_rank);
+    b.longest_gaps.insert(b.longest_gaps.end(), gaps.begin(), gaps.end());
+    const auto queues = stream_queues(rank, rows, launches);
+    b.queues.insert(b.queues.end(), queues.begin(), queues.end());
     const std::vector<GpuRow> hta_rows = in_hta_window(std::move(rows), launches, window, rank);
     b.ranks.push_back(hta_split(rank, hta_rows));
     const auto idle = stream_idle(rank, hta_rows, launches);
@@ -310,6 +368,15 @@ nlohmann::ordered_json gpu_time_json(const GpuTimeBreakdown& b, const std::vecto
                     {"kernel_wait_ms", s.kernel_wait_ms},
                     {"other_ms", s.other_ms}});
   out["idle_by_stream"] = idle;
+  nlohmann::ordered_json queues = nlohmann::ordered_json::array();
+  for (const auto& q : b.queues)
+    queues.push_back(
+        {{"rank", q.rank}, {"stream_thread", q.thread}, {"max_queued", q.max_queued}, {"mean_queued", q.mean_queued}});
+  out["queue_by_stream"] = queues;
+  nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
+  for (const auto& g : b.longest_gaps)
+    gaps.push_back({{"rank", g.rank}, {"begin_ns", g.begin_ns}, {"end_ns", g.end_ns}, {"ms", g.ms()}});
+  out["longest_gaps"] = gaps;
   if (with_iterations) {
     nlohmann::ordered_json iterations = nlohmann::ordered_json::array();
     for (const auto& s : b.iterations)

@@ -48,10 +48,29 @@ struct GpuStreamIdle {
   double total_ms() const { return host_wait_ms + kernel_wait_ms + other_ms; }
 };
 
+// Where a rank's GPU ran nothing at all (every stream idle): its longest stretches, each
+// a place to look at in the timeline.
+struct GpuGap {
+  int rank = 0;
+  int64_t begin_ns = 0, end_ns = 0;
+  double ms() const { return static_cast<double>(end_ns - begin_ns) * 1e-6; }
+};
+
+// A stream's queue (HTA's queue length): kernels launched by the CPU and not yet finished
+// on the GPU. Long queues mean the CPU runs ahead; a queue near 0 means the GPU waits for it.
+struct GpuStreamQueue {
+  int rank = 0;
+  int thread = 0;  // the stream's track
+  int64_t max_queued = 0;
+  double mean_queued = 0;  // over time, from its first launch to its last kernel's end
+};
+
 struct GpuTimeBreakdown {
   std::vector<GpuTimeSplit> ranks;       // by rank, in HTA's window
   std::vector<GpuTimeSplit> iterations;  // by rank, then iteration
   std::vector<GpuStreamIdle> idle;       // by rank, then stream, in HTA's window
+  std::vector<GpuStreamQueue> queues;    // by rank, then stream
+  std::vector<GpuGap> longest_gaps;      // by rank, each rank's longest first
   bool empty() const { return ranks.empty(); }
 };
 
@@ -69,7 +88,8 @@ struct GpuWindow {
 nlohmann::json gpu_window_json(const GpuWindow& w);
 GpuWindow gpu_window_from_config(const std::string& config_json);  // empty when absent
 
-GpuTimeBreakdown gpu_time_breakdown(RunStoreReader& run);
+// `gaps_per_rank`: how many of each rank's longest gaps to keep.
+GpuTimeBreakdown gpu_time_breakdown(RunStoreReader& run, size_t gaps_per_rank = 5);
 
 // stats --json's "gpu" object (null when the run has no GPU kernels), with the run's
 // stragglers (find_stragglers: one rule for every view).

@@ -189,6 +189,14 @@ QTableView* MainWindow::buildRunList(QWidget* parent) {
 
 void MainWindow::buildPages() {
   m_summary = new SummaryPage;
+  // A GPU gap clicked in the Summary: the timeline there.
+  connect(m_summary, &SummaryPage::gapClicked, this, [this](int rank, qint64 begin, qint64 end) {
+    refreshTab(Tab::Timeline);
+    showTab(QStringLiteral("timeline"));
+    m_timeline->showTimeRange(rank, begin, end);
+    statusBar()->showMessage(
+        tr("rank %1's GPU idle for %2 ms · in the timeline").arg(rank).arg((end - begin) / 1e6, 0, 'f', 3));
+  });
   // Scrolled: a long summary (a wide job's ranks, GPU tables) must not set the window's
   // minimum height.
   auto* summaryScroll = new QScrollArea;

@@ -29,9 +29,8 @@ OverlapPage::OverlapPage(QWidget* parent) : QWidget(parent), m_model(new Overlap
   m_rank = new QComboBox;
   bar->addWidget(new QLabel(tr("Rank")));
   bar->addWidget(m_rank);
-  bar->addWidget(
-      new QLabel(tr("Orange rows and bars: this rank was the straggler (its "
-                    "allreduces started last).")));
+  m_stragglerNote = new QLabel;
+  bar->addWidget(m_stragglerNote);
   bar->addStretch();
   layout->addLayout(bar);
   m_chart = new QChartView;
@@ -71,6 +70,13 @@ void OverlapPage::update() {
   if (!m_run) return;
   const int rank = m_rank->currentData().toInt();
   m_model->setRun(m_run.get(), rank);
+  // The one straggler rule (overlap_analysis.h), said as it applies to this run.
+  const bool gpu = std::any_of(m_run->analysis.iterations.begin(), m_run->analysis.iterations.end(),
+                               [](const auto& it) { return it.from_gpu; });
+  m_stragglerNote->setText(gpu ? tr("Orange rows and bars: this rank was the straggler (its GPU computation took "
+                                    "longest; the others waited in their NCCL kernels).")
+                               : tr("Orange rows and bars: this rank was the straggler (its allreduces started "
+                                    "last)."));
   QChart* old = m_chart->chart();
   m_chart->setChart(makeChart(rank));
   setWrappedTitle(m_chart, m_chart->chart()->title());

@@ -11,6 +11,7 @@
 class QChart;
 class QChartView;
 class QComboBox;
+class QLabel;
 class QTableView;
 
 namespace ddpscope::gui {
@@ -41,6 +42,7 @@ class OverlapPage : public QWidget {
   std::shared_ptr<const RunData> m_run;
   OverlapModel* m_model = nullptr;
   QComboBox* m_rank = nullptr;
+  QLabel* m_stragglerNote = nullptr;
   QChartView* m_chart = nullptr;
   QTableView* m_table = nullptr;
   EmptyState* m_empty = nullptr;

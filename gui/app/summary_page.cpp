@@ -12,9 +12,15 @@ SummaryPage::SummaryPage(QWidget* parent) : QLabel(parent) {
       tr("Open a run: pick one on the left or use File > Open (a PyTorch job's profiler "
          "traces too: a folder or the files, or drop them here). Or launch a job: Run > Launch job."));
   setAlignment(Qt::AlignTop | Qt::AlignLeft);
-  setTextInteractionFlags(Qt::TextSelectableByMouse);
+  setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
   setMargin(12);
   setWordWrap(true);
+  // "gap:RANK:BEGIN:END": a GPU gap's link, shown in the timeline.
+  connect(this, &QLabel::linkActivated, this, [this](const QString& link) {
+    const QStringList parts = link.split(':');
+    if (parts.size() == 4 && parts[0] == QLatin1String("gap"))
+      emit gapClicked(parts[1].toInt(), parts[2].toLongLong(), parts[3].toLongLong());
+  });
 }
 
 namespace {
@@ -24,7 +30,15 @@ constexpr size_t kMaxRankRows = 16;
 
 // The Summary's GPU time (README, "GPU time": HTA's definitions and window), per rank,
 // its idle time by cause, and the stragglers by iteration.
-QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu, const std::vector<probes::Straggler>& stragglers) {
+// A stream's track name ("GPU 0 stream 7"), as the timeline shows it.
+QString streamName(const std::vector<TimelineLane>& lanes, int rank, int thread) {
+  for (const auto& l : lanes)
+    if (l.rank == rank && l.thread == thread) return QString::fromStdString(l.thread_name);
+  return QObject::tr("track %1").arg(thread);
+}
+
+QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu, const std::vector<probes::Straggler>& stragglers,
+                    const std::vector<TimelineLane>& threads) {
   QString html = QObject::tr(
       "<h4>GPU time</h4><p>As Holistic Trace Analysis computes it, over the whole trace but its last "
       "ProfilerStep: kernels classed as communication (NCCL), memory (copies, sets) and computation "
@@ -60,7 +74,8 @@ QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu, const std::vector<probe
     r.other_ms += s.other_ms;
   }
   html += QObject::tr(
-      "<p>Why the streams stood idle: <i>host wait</i>, the CPU launched the next kernel only after the "
+      "<p>Why the streams stood idle (each stream's gaps, summed over the rank's streams): <i>host wait</i>, the CPU "
+      "launched the next kernel only after the "
       "stream ran dry; <i>kernel wait</i>, gaps under 30 µs between back-to-back kernels (launch "
       "overhead); <i>other</i>, the rest (waiting on another stream, a synchronisation).</p>"
       "<table cellpadding=4><tr><th>rank</th><th>host wait (ms)</th><th>kernel wait (ms)</th>"
@@ -72,6 +87,30 @@ QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu, const std::vector<probe
                 .arg(r.kernel_wait_ms, 0, 'f', 3)
                 .arg(r.other_ms, 0, 'f', 3);
   html += QStringLiteral("</table>");
+  // The queues behind the streams, and the longest stretches with the whole GPU idle.
+  html += QObject::tr(
+      "<p>Each stream's queue: kernels the CPU launched that had not finished yet (near 0: the GPU waits "
+      "for the CPU; long: the CPU runs ahead).</p><table cellpadding=4><tr><th>rank</th><th>stream</th>"
+      "<th>most queued</th><th>mean queued</th></tr>");
+  for (const auto& q : gpu.queues)
+    html += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td></tr>")
+                .arg(q.rank)
+                .arg(streamName(threads, q.rank, q.thread).toHtmlEscaped())
+                .arg(q.max_queued)
+                .arg(q.mean_queued, 0, 'f', 1);
+  html += QStringLiteral("</table>");
+  if (!gpu.longest_gaps.empty()) {
+    html += QObject::tr(
+        "<p>The longest stretches with every stream of a rank idle (click one to see it in the "
+        "timeline):</p><ul>");
+    for (const auto& g : gpu.longest_gaps)
+      html += QObject::tr("<li>rank %1: <a href=\"gap:%1:%2:%3\">%4 ms idle</a></li>")
+                  .arg(g.rank)
+                  .arg(g.begin_ns)
+                  .arg(g.end_ns)
+                  .arg(g.ms(), 0, 'f', 3);
+    html += QStringLiteral("</ul>");
+  }
   std::vector<probes::Straggler> on_gpu;
   for (const auto& s : stragglers)
     if (s.gpu) on_gpu.push_back(s);
@@ -240,7 +279,7 @@ void SummaryPage::setRun(const RunData& d) {
   }
   html += table + QStringLiteral("</table>");
   html += optimizerStateHtml(d);
-  if (!d.gpu.empty()) html += gpuTimeHtml(d.gpu, probes::find_stragglers(d.analysis));
+  if (!d.gpu.empty()) html += gpuTimeHtml(d.gpu, probes::find_stragglers(d.analysis), d.timeline.lanes);
   setText(html);
 }
 

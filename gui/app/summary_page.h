@@ -1,6 +1,7 @@
 // SummaryPage: the open run at a glance: status, ranks and backend, per-rank iteration
 // time, communication and overlap, events received and dropped, GPU time (HTA's
-// definitions) and stragglers when the run has GPU work.
+// definitions), idle by cause, stream queues, the longest GPU gaps (links to the
+// timeline) and stragglers when the run has GPU work.
 #pragma once
 
 #include <QLabel>
@@ -15,6 +16,10 @@ class SummaryPage : public QLabel {
  public:
   explicit SummaryPage(QWidget* parent = nullptr);
   void setRun(const RunData& run);
+
+ signals:
+  // A GPU gap's link was clicked: [begin_ns, end_ns] on `rank`, for the timeline.
+  void gapClicked(int rank, qint64 begin_ns, qint64 end_ns);
 };
 
 }  // namespace ddpscope::gui

@@ -228,9 +228,14 @@ QString TimeBreakdownPage::headline(const std::vector<TimeBreakdown>& rows, cons
                                     int64_t iteration, int shown_straggler) const {
   const auto slowest =
       std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.iteration_ms < b.iteration_ms; });
-  QString text = iteration < 0 ? tr("<b>Where the time went</b>, per rank: the mean iteration over %1 iterations "
-                                    "(the first, warm-up, left out).")
-                                     .arg(means.front().iterations)
+  // breakdown_by_rank leaves out a rank's first iteration when it has three or more.
+  const bool warm_up_left_out = static_cast<size_t>(means.front().iterations) * means.size() < m_byIteration.size();
+  QString text = iteration < 0 ? (warm_up_left_out ? tr("<b>Where the time went</b>, per rank: the mean iteration "
+                                                        "over %n iteration(s) (the first, warm-up, left out).",
+                                                        nullptr, static_cast<int>(means.front().iterations))
+                                                   : tr("<b>Where the time went</b>, per rank: the mean iteration "
+                                                        "over %n iteration(s).",
+                                                        nullptr, static_cast<int>(means.front().iterations)))
                                : tr("<b>Where the time went</b> in iteration %1, per rank.").arg(iteration);
   const bool gpu = anyGpu(rows);
   if (gpu)

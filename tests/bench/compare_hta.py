@@ -21,6 +21,16 @@ import sys
 import tempfile
 
 
+def check_peer(hta_source):
+    missing = [m for m in ("pandas", "plotly", "yaml") if __import__("importlib").util.find_spec(m) is None]
+    if missing:
+        sys.exit(f"compare_hta: HTA needs {', '.join(missing)}: apt-get install python3-pandas python3-plotly "
+                 "python3-yaml, and run this with /usr/bin/python3")
+    if not os.path.isfile(os.path.join(hta_source, "hta", "trace_analysis.py")):
+        sys.exit(f"compare_hta: no hta/trace_analysis.py under '{hta_source}'; give --hta the folder of a clone of "
+                 "https://github.com/facebookresearch/HolisticTraceAnalysis")
+
+
 def hta_figures(hta_source, folder):
     sys.path.insert(0, hta_source)
     logging.disable(logging.WARNING)
@@ -83,6 +93,7 @@ def main():
     ap.add_argument("--tolerance", type=float, default=0.2, help="percentage points (default 0.2)")
     ap.add_argument("sets", nargs="+")
     args = ap.parse_args()
+    check_peer(args.hta)
     worst = 0.0
     print(f"{'set':<14}{'rank':>5}  {'figure':<16}{'HTA':>9}{'ddpscope':>10}{'diff':>8}")
     for folder in args.sets:

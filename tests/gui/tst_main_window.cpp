@@ -49,6 +49,7 @@
 #include "live_monitor.h"
 #include "bucket_advice_view.h"
 #include "main_window.h"
+#include "summary_page.h"
 #include "shortcuts_dialog.h"
 #include "sort_proxy.h"
 #include "span_details.h"
@@ -104,6 +105,32 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.tabIndex("nonsense"), -1);
     window.showTab("nonsense");  // stays where it was
     QCOMPARE(window.tabs()->currentIndex(), window.tabIndex("timeline"));
+  }
+
+  // A real NCCL job's traces: the Summary's figures are the GPU's, and each of the
+  // longest GPU gaps is a link that shows it in the timeline, selected as the range.
+  void testGpuGapsAreAClickFromTheTimeline() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    QSignalSpy finished(window.traceImport(), &TraceImportJob::finished);
+    QVERIFY(window.openPath(QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/hta_nccl_of_128"));
+    QVERIFY(finished.wait(60000));
+    QVERIFY(window.currentRun());
+    const auto& gaps = window.currentRun()->gpu.longest_gaps;
+    QVERIFY(gaps.size() >= 2);
+    window.showTab("Summary");
+    SummaryPage* summary = window.findChild<SummaryPage*>();
+    QVERIFY(summary);
+    QVERIFY(summary->text().contains("are the <b>GPU's</b>"));
+    QVERIFY(summary->text().contains("CPU comm"));
+    const auto& g = gaps[1];
+    const QString link = QString("gap:%1:%2:%3").arg(g.rank).arg(g.begin_ns).arg(g.end_ns);
+    QVERIFY2(summary->text().contains(link), qPrintable(link));
+    emit summary->linkActivated(link);
+    QCOMPARE(window.tabs()->currentIndex(), window.tabIndex("timeline"));
+    QCOMPARE(window.timeline()->rangeBegin(), g.begin_ns);
+    QCOMPARE(window.timeline()->rangeEnd(), g.end_ns);
+    QVERIFY(window.timeline()->axis().begin_ns <= g.begin_ns && window.timeline()->axis().end_ns >= g.end_ns);
   }
 
   void testOpensAFolderOfPyTorchTraces() {

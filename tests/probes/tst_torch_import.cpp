@@ -462,6 +462,26 @@ class TestTorchImport : public QObject {
     QCOMPARE(host, 0.065);
     QCOMPARE(kernel, 0.020);
     QCOMPARE(other, 0.038);
+    // Rank 0's longest stretches with every stream idle: [42, 80], [91, 110], [30, 40],
+    // [81, 90] (us).
+    std::vector<GpuGap> gaps;
+    for (const auto& g : b.longest_gaps)
+      if (g.rank == 0) gaps.push_back(g);
+    QCOMPARE(gaps.size(), size_t{4});
+    QCOMPARE(gaps[0].ms(), 0.038);
+    QCOMPARE(gaps[0].begin_ns - gaps[1].begin_ns, int64_t{42000 - 91000});
+    QCOMPARE(gaps[1].ms(), 0.019);
+    QCOMPARE(gaps[3].ms(), 0.009);
+    // Stream 7's queue: kernels launched at 1, 4, 5 and 107 us, ended at 20, 42, 81 and
+    // 120: three queued from 5 to 20; over [1, 120] a mean of 146 / 119.
+    int stream7 = -1;
+    for (const ThreadRow& t : run.threads())
+      if (t.rank == 0 && QString::fromStdString(t.name).endsWith("stream 7")) stream7 = t.thread;
+    const auto q = std::find_if(b.queues.begin(), b.queues.end(),
+                                [&](const GpuStreamQueue& q) { return q.rank == 0 && q.thread == stream7; });
+    QVERIFY(q != b.queues.end());
+    QCOMPARE(q->max_queued, int64_t{3});
+    QCOMPARE(q->mean_queued, 146.0 / 119.0);
   }
 
   // GPU truth in every view: the overlap analysis behind Summary, Overlap, Ranks, Compare
