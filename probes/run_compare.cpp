@@ -27,6 +27,7 @@ struct Part {
 constexpr Part kParts[] = {{"iteration", "iteration", &CompareSide::iteration_ms},
                            {"forward", "  forward", &CompareSide::forward_ms},
                            {"backward_compute", "  backward compute", &CompareSide::backward_ms},
+                           {"gpu_computation", "  GPU computation", &CompareSide::gpu_computation_ms},
                            {"exposed_comm", "  exposed communication", &CompareSide::exposed_comm_ms},
                            {"optimizer", "  optimizer", &CompareSide::optimizer_ms},
                            {"idle", "  idle", &CompareSide::idle_ms},
@@ -88,6 +89,8 @@ Side measure(RunStoreReader& run, IterationRange range, const char* which, const
     s.optimizer_ms += r.optimizer_ms;
     s.idle_ms += r.idle_ms;
     s.hidden_comm_ms += r.hidden_comm_ms;
+    s.gpu = s.gpu || r.gpu;
+    s.gpu_computation_ms += r.computation_ms;
   }
   if (used == 0) {
     throw DDPSCOPE_ERROR("compare: run ", which, " ('", run.path(), "') has no finished iteration in ",
@@ -96,7 +99,7 @@ Side measure(RunStoreReader& run, IterationRange range, const char* which, const
   s.ranks = static_cast<int>(ranks.size());
   s.iterations = used / std::max(1, s.ranks);
   for (double* v : {&s.iteration_ms, &s.forward_ms, &s.backward_ms, &s.exposed_comm_ms, &s.optimizer_ms, &s.idle_ms,
-                    &s.hidden_comm_ms})
+                    &s.hidden_comm_ms, &s.gpu_computation_ms})
     *v /= static_cast<double>(used);
   // Ops: every span with a duration that starts in its rank's window, by kind and name.
   const std::vector<std::string> names = run.names();
@@ -131,6 +134,7 @@ std::string headline(const CompareSide& a, const CompareSide& b, const std::vect
   std::string text = buf;
   const std::pair<const char*, double> parts[] = {{"forward", b.forward_ms - a.forward_ms},
                                                   {"backward compute", b.backward_ms - a.backward_ms},
+                                                  {"GPU computation", b.gpu_computation_ms - a.gpu_computation_ms},
                                                   {"exposed communication", b.exposed_comm_ms - a.exposed_comm_ms},
                                                   {"optimizer", b.optimizer_ms - a.optimizer_ms},
                                                   {"idle", b.idle_ms - a.idle_ms}};
@@ -225,8 +229,11 @@ std::string comparison_text(const RunComparison& c, size_t max_ops) {
   out += c.headline + "\n\n";
   std::snprintf(line, sizeof(line), "%-26s %10s %10s %12s\n", "per rank and iteration", "A (ms)", "B (ms)", "change");
   out += line;
+  const bool gpu = c.a.gpu || c.b.gpu;
   for (const Part& part : kParts) {
     const double a = c.a.*part.ms, b = c.b.*part.ms;
+    // A part neither run has: GPU computation of two CPU runs, CPU phases of two GPU runs.
+    if (a == 0 && b == 0 && (part.ms == &CompareSide::gpu_computation_ms ? !gpu : gpu)) continue;
     std::snprintf(line, sizeof(line), "%-26s %10.2f %10.2f %12s\n", part.label, a, b, signed_ms(b - a).c_str());
     out += line;
   }

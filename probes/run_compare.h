@@ -33,6 +33,10 @@ struct CompareSide {
   int64_t iterations = 0;
   double iteration_ms = 0, forward_ms = 0, backward_ms = 0, exposed_comm_ms = 0, optimizer_ms = 0, idle_ms = 0,
          hidden_comm_ms = 0;
+  // GPU truth first (time_breakdown.h): a run with kernels splits into GPU computation,
+  // exposed NCCL time and idle, its CPU phases 0.
+  bool gpu = false;
+  double gpu_computation_ms = 0;
   int64_t first_iteration_begin_ns = 0;  // rank 0's first compared iteration: where timelines align
 };
 

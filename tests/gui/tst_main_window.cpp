@@ -49,7 +49,9 @@
 #include "live_monitor.h"
 #include "bucket_advice_view.h"
 #include "main_window.h"
+#include "ranks_page.h"
 #include "summary_page.h"
+#include "time_breakdown_page.h"
 #include "shortcuts_dialog.h"
 #include "sort_proxy.h"
 #include "span_details.h"
@@ -131,6 +133,16 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.timeline()->rangeBegin(), g.begin_ns);
     QCOMPARE(window.timeline()->rangeEnd(), g.end_ns);
     QVERIFY(window.timeline()->axis().begin_ns <= g.begin_ns && window.timeline()->axis().end_ns >= g.end_ns);
+    // The Breakdown and the Ranks tab split the GPU's time, and name the one straggler.
+    window.showTab("Breakdown");
+    bool gpuHeadline = false;
+    for (QLabel* label : window.breakdown()->findChildren<QLabel*>())
+      gpuHeadline = gpuHeadline ||
+                    (label->text().contains("From the GPU's kernels") && label->text().contains("Straggler: rank 1"));
+    QVERIFY(gpuHeadline);
+    window.showTab("Ranks");
+    auto* metric = window.ranksPage()->findChild<QComboBox*>();
+    QVERIFY(metric && metric->findText("GPU computation") >= 0 && metric->findText("forward") < 0);
   }
 
   void testOpensAFolderOfPyTorchTraces() {

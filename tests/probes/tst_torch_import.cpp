@@ -15,6 +15,7 @@
 #include "hang_analysis.h"
 #include "kineto_export.h"
 #include "sqlite_db.h"
+#include "run_compare.h"
 #include "run_stats.h"
 #include "run_store_reader.h"
 #include "torch_trace_import.h"
@@ -578,6 +579,17 @@ class TestTorchImport : public QObject {
     QCOMPARE(stragglers.size(), size_t{1});
     QCOMPARE(stragglers[0].rank, 1);
     QCOMPARE(main_straggler(breakdown_by_rank(breakdown_by_iteration(a))), 1);
+    // compare: the GPU's parts, the CPU's phases left out.
+    RunStoreReader again(out);
+    const RunComparison c = compare_runs(run, again);
+    QVERIFY(c.a.gpu);
+    double computation = 0, exposed = 0;
+    for (const auto& it : a.iterations)
+      computation += it.compute_ms, exposed += it.exposed_comm_ms;
+    QCOMPARE(c.a.gpu_computation_ms, computation / 4);
+    QCOMPARE(c.a.exposed_comm_ms, exposed / 4);
+    const QString text = QString::fromStdString(comparison_text(c));
+    QVERIFY2(text.contains("GPU computation") && !text.contains("backward compute"), qPrintable(text));
   }
 
   // A trace profiled without a schedule has no ProfilerStep: it is one iteration, as
