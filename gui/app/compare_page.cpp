@@ -51,6 +51,8 @@ TimeBreakdown barOf(const probes::CompareSide& s, int row) {
   b.optimizer_ms = s.optimizer_ms;
   b.idle_ms = s.idle_ms;
   b.hidden_comm_ms = s.hidden_comm_ms;
+  b.gpu = s.gpu;  // the bars split the GPU's time (time_breakdown.h)
+  b.computation_ms = s.gpu_computation_ms;
   return b;
 }
 
