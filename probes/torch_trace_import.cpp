@@ -452,6 +452,18 @@ void describe_ranks(const std::vector<FileScan>& files, TorchImportResult& resul
     next = f.rank + 1;
   }
   if (next < world) result.absent.push_back({next, world - 1});
+  for (const auto& f : files) {
+    // Events the reader left out for bad numbers (torch_trace_reader.h).
+    const int64_t negative = f.header.skipped_negative_duration, bad = f.header.skipped_bad_time;
+    if (negative + bad == 0) continue;
+    std::string what;
+    if (negative > 0) what = detail::concat(negative, " with a negative duration");
+    if (bad > 0)
+      what += detail::concat(what.empty() ? "" : " and ", bad,
+                             " with a time that is not a number, infinite or out of range");
+    result.notes.push_back(detail::concat("rank ", f.rank, ": ", negative + bad, " event", negative + bad == 1 ? "" : "s",
+                                          " left out (", what, ")"));
+  }
   for (const auto& f : files)
     if (f.whole_trace_step)
       result.notes.push_back(detail::concat("rank ", f.rank,

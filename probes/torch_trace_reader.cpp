@@ -5,6 +5,8 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <memory>
 #include <string_view>
 
@@ -15,6 +17,41 @@ namespace ddpscope::probes {
 namespace {
 
 #define TRACE_ERROR(...) TraceFileError(detail::concat(__VA_ARGS__), __FILE__, __LINE__)
+
+constexpr size_t kMaxName = 1 << 20;            // an event's name or category
+constexpr size_t kMaxString = 16 << 20;         // RapidJSON's stack: any one string
+constexpr size_t kMaxGroupRanks = 1 << 20;      // ranks one process group lists
+constexpr size_t kMaxGroups = 65536;            // process groups one file lists
+constexpr double kMaxTimeUs = 4.0e15;           // 2096 in microseconds since 1970: ns fit int64
+constexpr double kMaxDurationUs = 1.0e12;       // 11.6 days
+
+// Where the parse is, for errors raised inside RapidJSON's allocation.
+struct ParsePlace {
+  const std::string* path = nullptr;
+  const GzStream* stream = nullptr;
+};
+thread_local ParsePlace t_place;
+
+// RapidJSON's stack allocator, bounded: the reader buffers a whole string before handing
+// it over, so a 2 GB name in a 9 MB gzip took 10.6 GB before any handler could refuse it.
+struct BoundedAllocator {
+  static const bool kNeedFree = true;
+  void* Malloc(size_t size) { return Realloc(nullptr, 0, size); }
+  void* Realloc(void* p, size_t, size_t size) {
+    if (size > kMaxString)
+      throw TRACE_ERROR("'", t_place.path ? *t_place.path : std::string("?"), "' holds a string over ",
+                        kMaxString >> 20, " MiB near byte ", t_place.stream ? t_place.stream->Tell() : 0,
+                        ": not a trace PyTorch writes; refused");
+    if (size == 0) {
+      std::free(p);
+      return nullptr;
+    }
+    void* q = std::realloc(p, size);
+    if (!q) throw std::bad_alloc();
+    return q;
+  }
+  static void Free(void* p) { std::free(p); }
+};
 
 // The SAX handler: a small state machine over the document's nesting. Only the fields
 // ddpscope reads are kept; everything else is skipped by depth.
@@ -37,6 +74,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       in_dist_ = true;
       h_.has_dist_info = true;
     } else if (in_dist_ && depth_ == 4 && pg_array_) {
+      if (h_.groups.size() >= kMaxGroups) refuse("more than ", kMaxGroups, " process groups");
       h_.groups.emplace_back();
       in_pg_ = true;
     } else if (top_object_ && depth_ == 3 && devices_array_) {
@@ -48,7 +86,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   bool EndObject(rapidjson::SizeType) {
     if (in_event_ && depth_ == events_depth_ + 1) {
       ++h_.events;
-      on_event_(ev_);
+      if (times_make_sense()) on_event_(ev_);
       in_event_ = false;
     } else if (in_args_ && depth_ == events_depth_ + 2) {
       in_args_ = false;
@@ -112,6 +150,8 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return true;
   }
   bool String(const char* s, rapidjson::SizeType n, bool) {
+    if (n > kMaxName && (key_ == "name" || key_ == "cat"))
+      refuse("an event's ", key_, " of ", n, " bytes (over 1 MiB)");
     if (in_event_ && !in_args_ && depth_ == events_depth_ + 1) {
       if (key_ == "name")
         ev_.name.assign(s, n);
@@ -200,11 +240,13 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       }
     } else if (in_dist_ && depth_ == 2) {
       if (key_ == "rank")
-        h_.rank = static_cast<int>(v);
+        h_.rank = as_rank(v, "distributedInfo's rank");
       else if (key_ == "world_size")
-        h_.world_size = static_cast<int>(v);
+        h_.world_size = as_rank(v, "distributedInfo's world_size");
     } else if (pg_ranks_) {
-      h_.groups.back().ranks.push_back(static_cast<int>(v));
+      if (h_.groups.back().ranks.size() >= kMaxGroupRanks)
+        refuse("a process group listing more than ", kMaxGroupRanks, " ranks");
+      h_.groups.back().ranks.push_back(as_rank(v, "a process group's rank"));
     } else if (top_object_ && depth_ == 1) {
       if (key_ == "baseTimeNanoseconds")
         h_.base_time_ns = v;
@@ -246,6 +288,31 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   bool Bool(bool) { return true; }
 
   bool saw_events() const { return events_depth_ > 0; }
+
+  template <typename... Args>
+  [[noreturn]] static void refuse(const Args&... what) {
+    throw TRACE_ERROR("'", t_place.path ? *t_place.path : std::string("?"), "' holds ", what..., " near byte ",
+                      t_place.stream ? t_place.stream->Tell() : 0, ": not a trace PyTorch writes; refused");
+  }
+  static int as_rank(int64_t v, const char* what) {
+    if (v < 0 || v > INT32_MAX) refuse(what, " ", v, ", outside 0..2147483647");
+    return static_cast<int>(v);
+  }
+  // A complete event's times: finite, within what nanoseconds since 1970 hold, and not
+  // ending before they begin. Other events are counted and left out.
+  bool times_make_sense() {
+    if (ev_.ph == 'M') return true;  // metadata: no time of its own
+    if (!std::isfinite(ev_.ts_us) || !std::isfinite(ev_.dur_us) || std::fabs(ev_.ts_us) > kMaxTimeUs ||
+        ev_.dur_us > kMaxDurationUs) {
+      ++h_.skipped_bad_time;
+      return false;
+    }
+    if (ev_.dur_us < 0) {
+      ++h_.skipped_negative_duration;
+      return false;
+    }
+    return true;
+  }
   bool started() const { return started_; }
 
  private:
@@ -314,7 +381,12 @@ TraceHeader read_torch_trace(const std::string& path, const std::function<void(c
   TraceHeader header;
   GzStream stream(path, "trace file", progress);
   Handler handler(header, on_event);
-  rapidjson::Reader reader;
+  t_place = {&path, &stream};
+  struct Forget {
+    ~Forget() { t_place = {}; }
+  } forget;
+  BoundedAllocator allocator;
+  rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, BoundedAllocator> reader(&allocator);
   const rapidjson::ParseResult ok =
       reader.Parse<rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseNanAndInfFlag>(stream, handler);
   if (!ok) {

@@ -11,6 +11,9 @@
 //   TraceHeader header = read_torch_trace("rank0.json", [&](const TraceEvent& e) {...});
 //
 // Errors (TraceFileError) name the file and, for damage, the byte where it was found.
+// Hostile files are refused, not followed: a name over 1 MiB or any string over 16 MiB,
+// a rank or world size outside 0..2^31-1, a group listing more than 2^20 ranks or a file
+// of more than 65,536 groups, each naming the file and the byte.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +47,10 @@ struct TraceHeader {
   int schema_version = -1;
   int devices = 0;     // entries of deviceProperties
   int64_t events = 0;  // trace events read
+  // Events left out for bad numbers (never passed to on_event): a time that is not a
+  // finite number or lies outside what nanoseconds since 1970 can hold, a negative
+  // duration.
+  int64_t skipped_bad_time = 0, skipped_negative_duration = 0;
   // Written by ddpscope's own export (kineto_export.h): its times are already on the
   // run's shared clock, whose uncertainty it carries, and its events carry their spans.
   bool ddpscope_export = false;

@@ -826,6 +826,94 @@ class TestTorchImport : public QObject {
     QVERIFY(run.run().config_json.size() < 100000);
   }
 
+  // Bad numbers are left out and counted, never stored: NaN and infinite times, times past
+  // what ns since 1970 hold, negative durations (issue 49).
+  void testBadNumbersAreLeftOutAndCounted() {
+    auto trace = load_trace_object(kFixtures + "/kineto_cpu_gloo_2/rank0.json.gz");
+    const nlohmann::json first = trace["traceEvents"][10];
+    auto bad = [&](const char* ts, const char* dur) {
+      nlohmann::json e = first;
+      e["ph"] = "X";
+      e["ts"] = ts;
+      e["dur"] = dur;
+      trace["traceEvents"].push_back(e);
+    };
+    bad("1.0", "-5.0");
+    bad("2.0", "-0.5");
+    bad("NaN", "1.0");
+    bad("1.0", "Infinity");
+    bad("1e300", "1.0");
+    // nlohmann writes numbers it can hold: the literals go in as text, then unquoted.
+    std::string text = trace.dump();
+    for (const char* literal : {"-5.0", "-0.5", "NaN", "1.0", "Infinity", "1e300", "2.0"})
+      text = QString::fromStdString(text)
+                 .replace(QString("\"%1\"").arg(literal), QString(literal))
+                 .toStdString();
+    const QString dir = tmp_.path() + "/badnumbers";
+    QDir().mkpath(dir);
+    write_file(dir, "rank0.json", QByteArray::fromStdString(text));
+    const std::string out = (tmp_.path() + "/badnumbers.ddprun").toStdString();
+    const auto r = import_torch_traces({dir.toStdString()}, out, {.force = true});
+    const std::string note =
+        "rank 0: 5 events left out (2 with a negative duration and 3 with a time that is not a number, infinite or "
+        "out of range)";
+    QVERIFY2(std::find(r.notes.begin(), r.notes.end(), note) != r.notes.end(), r.notes.front().c_str());
+    RunStoreReader run(out);
+    for (const SpanRow& s : run.spans()) {
+      QVERIFY(s.t_end_ns >= s.t_begin_ns);
+      QVERIFY(s.t_begin_ns > 1'000'000'000'000'000'000LL);  // 2001 on: the trace's own times
+    }
+  }
+
+  // A rank or world size a file claims past 2^31-1 is refused, not wrapped (2^40 was
+  // read as 0, 2^32+1 as 1).
+  void testRanksPastIntAreRefused_data() {
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<qint64>("value");
+    QTest::newRow("rank 2^40") << QString("rank") << (qint64(1) << 40);
+    QTest::newRow("rank 2^32+1") << QString("rank") << (qint64(1) << 32) + 1;
+    QTest::newRow("rank -2") << QString("rank") << qint64(-2);
+    QTest::newRow("world_size 2^31") << QString("world_size") << (qint64(1) << 31);
+  }
+  void testRanksPastIntAreRefused() {
+    QFETCH(QString, key);
+    QFETCH(qint64, value);
+    auto trace = load_trace_object(kFixtures + "/kineto_cpu_gloo_2/rank0.json.gz");
+    trace["distributedInfo"][key.toStdString()] = value;
+    const QString file = write_file(tmp_.path(), "bigrank.json", QByteArray::fromStdString(trace.dump()));
+    const QString error = import_error({file.toStdString()}, (tmp_.path() + "/bigrank.ddprun").toStdString());
+    QVERIFY2(error.contains(QString("distributedInfo's %1 %2, outside 0..2147483647").arg(key).arg(value)) &&
+                 error.contains("near byte"),
+             qPrintable(error));
+  }
+
+  // A huge string is refused at a bounded cost, naming the file and the byte: a 1 MiB+
+  // name, and a 64 MiB string in a gzip of a few hundred kB (a 2 GB one took 10.6 GB).
+  void testHugeStringsAreRefusedInBoundedMemory() {
+    auto trace = load_trace_object(kFixtures + "/kineto_cpu_gloo_2/rank0.json.gz");
+    trace["traceEvents"][5]["name"] = std::string((1 << 20) + 1, 'n');
+    QString file = write_file(tmp_.path(), "longname.json", QByteArray::fromStdString(trace.dump()));
+    QString error = import_error({file.toStdString()}, (tmp_.path() + "/longname.ddprun").toStdString());
+    QVERIFY2(error.contains("an event's name of 1048577 bytes (over 1 MiB) near byte"), qPrintable(error));
+    trace = load_trace_object(kFixtures + "/kineto_cpu_gloo_2/rank0.json.gz");
+    trace["traceEvents"][5]["args"]["Call stack"] = "PLACEHOLDER";
+    const std::string text = trace.dump();
+    const size_t at = text.find("PLACEHOLDER");
+    const QString gz = tmp_.path() + "/bomb.json.gz";
+    gzFile f = gzopen(gz.toStdString().c_str(), "wb9");
+    gzwrite(f, text.data(), static_cast<unsigned>(at));
+    const std::string chunk(1 << 20, 'x');
+    for (int i = 0; i < 64; ++i)
+      gzwrite(f, chunk.data(), static_cast<unsigned>(chunk.size()));
+    gzwrite(f, text.data() + at + 11, static_cast<unsigned>(text.size() - at - 11));
+    gzclose(f);
+    QVERIFY(QFileInfo(gz).size() < 2 * 1024 * 1024);
+    const long before = peak_rss_kb();
+    error = import_error({gz.toStdString()}, (tmp_.path() + "/bomb.ddprun").toStdString());
+    QVERIFY2(error.contains("holds a string over 16 MiB near byte"), qPrintable(error));
+    QVERIFY2(peak_rss_kb() - before < 48 * 1024, qPrintable(QString::number(peak_rss_kb() - before)));
+  }
+
   // Bad input: each refused with a message naming the file and what to do, and no run
   // file (or partial one) left behind.
   void testBadInput_data() {
