@@ -1,5 +1,7 @@
 #include "lesson_file.h"
 
+#include "ddpscope/regular_file.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +11,8 @@
 #include "ddpscope/error.h"
 
 namespace ddpscope::probes {
+
+constexpr int64_t kMaxLessonBytes = 16 << 20;
 namespace {
 
 namespace fs = std::filesystem;
@@ -103,11 +107,13 @@ nlohmann::json lesson_to_json(const LessonFile& l) {
 }
 
 LessonFile read_lesson_file(const std::string& path) {
+  // A link or a classroom may name it: a pipe or /dev/zero is refused before it is opened.
+  check_regular_file(path, "lesson file", kMaxLessonBytes);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DDPSCOPE_ERROR("cannot open the lesson file '", path, "'");
   std::ostringstream text;
   text << in.rdbuf();
-  if (text.str().size() > 16 * 1024 * 1024)
+  if (text.str().size() > kMaxLessonBytes)
     throw DDPSCOPE_ERROR("'", path, "' is ", text.str().size() / (1024 * 1024), " MiB: not a lesson file");
   nlohmann::json j;
   try {

@@ -1,5 +1,7 @@
 #include "sqlite_db.h"
 
+#include "ddpscope/regular_file.h"
+
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -59,6 +61,8 @@ bool exists(const std::string& path) {
 
 SqliteDb::SqliteDb(const std::string& path, int flags) : path_(path) {
   (void)g_memstatus_off;
+  // A run file named by a user or a link: a pipe or a device would block or never end.
+  if (exists(path)) check_regular_file(path, "run file");
   sqlite3* db = nullptr;
   // A reader of a run no writer holds (a writer in WAL mode always keeps the -wal file)
   // opens it as immutable: no locks and no -wal or -shm created beside it, so a finished

@@ -32,6 +32,7 @@
 #include "run_workspace.h"
 #include "tensor/blas_kernels.h"
 #include "ddpscope/error.h"
+#include "ddpscope/regular_file.h"
 #include "torchrun_launch.h"
 #include "train_cli_options.h"
 #include "trainer.h"
@@ -61,6 +62,7 @@ void print_flight_grids(const ddpscope::probes::HangReport& report) {
 }
 
 bool is_run_file(const std::string& path) {
+  if (!ddpscope::why_not_regular_file(path, "run file").empty()) return false;  // fopen of a pipe blocks
   char header[16] = {};
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;

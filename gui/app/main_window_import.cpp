@@ -11,6 +11,8 @@
 
 #include "flight_import.h"
 #include "main_window.h"
+
+#include "ddpscope/regular_file.h"
 #include "run_list_model.h"
 #include "trace_import_job.h"
 
@@ -34,6 +36,17 @@ bool MainWindow::openPath(const QString& path, bool background) {
     if (openLink(path, &error)) return true;
     emit loadFailed(tr("Cannot open the link: %1").arg(error));
     return false;
+  }
+  // A file is read only when it is a regular one: a pipe would block before the window
+  // shows, a device never end (ddpscope/regular_file.h).
+  if (QFileInfo info(path); info.exists() && !info.isDir()) {
+    if (const std::string why = why_not_regular_file(path.toStdString(), "run, trace, dump or lesson file");
+        !why.empty()) {
+      const QString message = tr("Cannot open %1").arg(QString::fromStdString(why));
+      statusBar()->showMessage(message);
+      emit loadFailed(message);
+      return false;
+    }
   }
   if (path.endsWith(QLatin1String(".ddplesson"))) return openLessonFile(path);
   if (const QStringList dumps = flightDumpFiles(path); !dumps.isEmpty()) return importFlightDumps(dumps, path);

@@ -1,5 +1,7 @@
 #include "launch_config.h"
 
+#include "ddpscope/regular_file.h"
+
 #include <QFile>
 #include <cmath>
 #include <limits>
@@ -245,6 +247,12 @@ bool savePreset(const LaunchConfig& config, const QString& path, QString* error)
 }
 
 bool loadPreset(const QString& path, LaunchConfig* config, QString* error) {
+  // A pipe or a device would block or never end (ddpscope/regular_file.h).
+  if (const std::string why = why_not_regular_file(path.toStdString(), "preset", kMaxPresetBytes);
+      QFileInfo::exists(path) && !why.empty()) {
+    *error = QString::fromStdString(why);
+    return false;
+  }
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) {
     *error = QStringLiteral("cannot read %1: %2").arg(path, f.errorString());

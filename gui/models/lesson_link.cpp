@@ -1,5 +1,6 @@
 #include "lesson_link.h"
 
+#include <cmath>
 #include <QCoreApplication>
 #include <QDir>
 #include <QStringList>
@@ -101,7 +102,7 @@ std::optional<LessonLink> LessonLink::parse(const QString& text, int lessonCount
   if (q.hasQueryItem(QStringLiteral("zoom"))) {
     bool ok = false;
     link.zoom = q.queryItemValue(QStringLiteral("zoom")).toDouble(&ok);
-    if (!ok || link.zoom < 0.05 || link.zoom > 20) {
+    if (!ok || !std::isfinite(link.zoom) || link.zoom < 0.05 || link.zoom > 20) {  // NaN passes both comparisons
       *error = tr("the link's zoom is \"%1\": a scale from 0.05 to 20 is expected")
                    .arg(q.queryItemValue(QStringLiteral("zoom")).left(20));
       return std::nullopt;

@@ -1,6 +1,7 @@
 // The Launch dialog's settings: each bad setting named with what is wrong, presets
 // saved and loaded (bad files refused), extra arguments split as a shell would.
 #include <QtTest/QtTest>
+#include <sys/stat.h>
 
 #include <QFile>
 #include <QJsonObject>
@@ -201,6 +202,11 @@ class TestLaunchConfig : public ScratchTest {
     QVERIFY2(error.contains("world_size") && error.contains("whole number"), qPrintable(error));
     QVERIFY(!loadPreset(scratch_file("missing.json"), &back, &error));
     QVERIFY(error.contains("cannot read"));
+    // A pipe is refused at once, not waited on (issue 49).
+    const QString pipe = scratch_file("pipe.json");
+    QCOMPARE(::mkfifo(pipe.toLocal8Bit().constData(), 0600), 0);
+    QVERIFY(!loadPreset(pipe, &back, &error));
+    QVERIFY2(error.contains("is a pipe"), qPrintable(error));
     // Missing keys keep their defaults.
     QVERIFY(loadPreset(write("partial.json", R"({"iterations": 7})"), &back, &error));
     QCOMPARE(back.iterations, 7);

@@ -4,6 +4,7 @@
 // predict mode and zoom in a fresh one, and in a fresh app from a shell; links and lesson
 // files that cannot be opened are refused, saying what is wrong and what to do.
 #include <QtTest/QtTest>
+#include <sys/stat.h>
 
 #include <QCheckBox>
 #include <QClipboard>
@@ -130,6 +131,42 @@ class TestLessonLinks : public QObject {
              qPrintable(said));
   }
 
+  // A lesson file that never ends is refused before it is opened, in the app and when a
+  // link (a classroom's teacher's) names one: a pipe, and a symlink to /dev/zero, which
+  // grew a student's app to 8.2 GB (issue 49).
+  void testLessonFilesThatNeverEndAreRefused() {
+    QTemporaryDir dir;
+    const QString fifo = dir.filePath("pipe.ddplesson"), zero = dir.filePath("zero.ddplesson");
+    QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
+    QVERIFY(QFile::link("/dev/zero", zero));
+    for (const QString& path : {fifo, zero}) {
+      bool refused = false;
+      try {
+        ddpscope::probes::read_lesson_file(path.toStdString());
+      } catch (const std::exception& e) {
+        refused = QString(e.what()).contains("not a regular file, and would never end: not a lesson file");
+      }
+      QVERIFY2(refused, qPrintable(path));
+      MainWindow window(dir.path());
+      QSignalSpy failed(&window, &MainWindow::loadFailed);
+      QElapsedTimer clock;
+      clock.start();
+      QVERIFY(!window.openPath(path));
+      QVERIFY(!window.openPath("ddpscope:learn?file=" + QUrl::toPercentEncoding(path)));
+      QVERIFY(clock.elapsed() < 5000);
+      QCOMPARE(failed.size(), 2);
+      QVERIFY2(failed.at(0).at(0).toString().contains(path.endsWith("pipe.ddplesson") ? "is a pipe" : "is a device"),
+               qPrintable(failed.at(0).at(0).toString()));
+    }
+    // A run file that is a pipe: refused as well, never blocking.
+    const QString runPipe = dir.filePath("pipe.ddprun");
+    QCOMPARE(::mkfifo(runPipe.toLocal8Bit().constData(), 0600), 0);
+    MainWindow window(dir.path());
+    QSignalSpy failed(&window, &MainWindow::loadFailed);
+    QVERIFY(!window.openPath(runPipe));
+    QVERIFY(failed.at(0).at(0).toString().contains("is a pipe"));
+  }
+
   void testLinksRoundTripAndBadOnesAreRefused() {
     LessonLink file;
     file.source = LessonLink::Source::File;
@@ -154,6 +191,10 @@ class TestLessonLinks : public QObject {
         {"ddpscope:learn?file=/etc/passwd", "not a .ddplesson file"},
         {"ddpscope:learn?run=/tmp/x.ddprun&step=-1", "step"},
         {"ddpscope:learn?lesson=1&zoom=1e9", "zoom"},
+        {"ddpscope:learn?lesson=1&zoom=nan", "zoom"},
+        {"ddpscope:learn?lesson=1&zoom=inf", "zoom"},
+        {"ddpscope:learn?lesson=1&zoom=-nan", "zoom"},
+        {"ddpscope:learn?lesson=1&step=1e99", "step"},
     };
     for (const auto& [text, why] : bad) {
       QVERIFY2(!LessonLink::parse(text, 6, &error), qPrintable(text));

@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <sys/stat.h>
 #include <QTemporaryDir>
 
 #include "run_store_reader.h"
@@ -68,6 +69,31 @@ class TestCli : public QObject {
     return o;
   }
  private slots:
+  // Files that never end (a pipe, a device) are refused at once by every command that
+  // reads one, saying what the file is (issue 49: import-torch blocked on a FIFO).
+  void testFilesThatNeverEndAreRefused() {
+    QTemporaryDir dir;
+    const QString pipe = dir.filePath("pipe.ddprun"), trace = dir.filePath("pipe.json");
+    QCOMPARE(::mkfifo(pipe.toLocal8Bit().constData(), 0600), 0);
+    QCOMPARE(::mkfifo(trace.toLocal8Bit().constData(), 0600), 0);
+    const QString zero = dir.filePath("zero.json");
+    QVERIFY(QFile::link("/dev/zero", zero));
+    const QList<QStringList> commands = {{"stats", pipe},
+                                         {"hang", pipe},
+                                         {"export", pipe, "--chrome", dir.filePath("o.json")},
+                                         {"compare", pipe, pipe},
+                                         {"import-torch", trace, "--out", dir.filePath("t.ddprun")},
+                                         {"import-torch", zero, "--out", dir.filePath("z.ddprun")}};
+    for (const QStringList& args : commands) {
+      QElapsedTimer clock;
+      clock.start();
+      const Result r = run(args);
+      QVERIFY2(r.code != 0 && clock.elapsed() < 10000, qPrintable(args.join(' ')));
+      QVERIFY2(r.err.contains("is a pipe") || r.err.contains("is a device") || r.err.contains("not a regular file"),
+               qPrintable(args.join(' ') + ": " + r.err));
+    }
+  }
+
   void testTrainShowsProgress() {
     Result r = run({"train", "--model", "mlp", "--iters", "20", "--batch", "16", "--log-every", "10"});
     QCOMPARE(r.code, 0);
