@@ -461,8 +461,8 @@ void describe_ranks(const std::vector<FileScan>& files, TorchImportResult& resul
     if (bad > 0)
       what += detail::concat(what.empty() ? "" : " and ", bad,
                              " with a time that is not a number, infinite or out of range");
-    result.notes.push_back(detail::concat("rank ", f.rank, ": ", negative + bad, " event", negative + bad == 1 ? "" : "s",
-                                          " left out (", what, ")"));
+    result.notes.push_back(detail::concat("rank ", f.rank, ": ", negative + bad, " event",
+                                          negative + bad == 1 ? "" : "s", " left out (", what, ")"));
   }
   for (const auto& f : files)
     if (f.whole_trace_step)

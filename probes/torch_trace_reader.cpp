@@ -18,12 +18,12 @@ namespace {
 
 #define TRACE_ERROR(...) TraceFileError(detail::concat(__VA_ARGS__), __FILE__, __LINE__)
 
-constexpr size_t kMaxName = 1 << 20;            // an event's name or category
-constexpr size_t kMaxString = 16 << 20;         // RapidJSON's stack: any one string
-constexpr size_t kMaxGroupRanks = 1 << 20;      // ranks one process group lists
-constexpr size_t kMaxGroups = 65536;            // process groups one file lists
-constexpr double kMaxTimeUs = 4.0e15;           // 2096 in microseconds since 1970: ns fit int64
-constexpr double kMaxDurationUs = 1.0e12;       // 11.6 days
+constexpr size_t kMaxName = 1 << 20;        // an event's name or category
+constexpr size_t kMaxString = 16 << 20;     // RapidJSON's stack: any one string
+constexpr size_t kMaxGroupRanks = 1 << 20;  // ranks one process group lists
+constexpr size_t kMaxGroups = 65536;        // process groups one file lists
+constexpr double kMaxTimeUs = 4.0e15;       // 2096 in microseconds since 1970: ns fit int64
+constexpr double kMaxDurationUs = 1.0e12;   // 11.6 days
 
 // Where the parse is, for errors raised inside RapidJSON's allocation.
 struct ParsePlace {

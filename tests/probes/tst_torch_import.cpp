@@ -846,9 +846,7 @@ class TestTorchImport : public QObject {
     // nlohmann writes numbers it can hold: the literals go in as text, then unquoted.
     std::string text = trace.dump();
     for (const char* literal : {"-5.0", "-0.5", "NaN", "1.0", "Infinity", "1e300", "2.0"})
-      text = QString::fromStdString(text)
-                 .replace(QString("\"%1\"").arg(literal), QString(literal))
-                 .toStdString();
+      text = QString::fromStdString(text).replace(QString("\"%1\"").arg(literal), QString(literal)).toStdString();
     const QString dir = tmp_.path() + "/badnumbers";
     QDir().mkpath(dir);
     write_file(dir, "rank0.json", QByteArray::fromStdString(text));
