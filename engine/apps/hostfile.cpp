@@ -4,12 +4,14 @@
 #include <sstream>
 
 #include "ddpscope/error.h"
+#include "ddpscope/regular_file.h"
 
 namespace ddpscope::apps {
 namespace {
 
 bool valid_host(const std::string& h) {
-  if (h.empty() || h.size() > 253) return false;
+  // Never a leading '-': mpirun and ssh would take "-V" or "-Fcfg" as their options.
+  if (h.empty() || h.size() > 253 || h[0] == '-') return false;
   for (unsigned char c : h) {
     if (!(std::isalnum(c) || c == '.' || c == '-' || c == '_' || c == ':' || c == '[' || c == ']')) return false;
   }
@@ -37,6 +39,7 @@ int Hostfile::total_slots() const {
 }
 
 Hostfile read_hostfile(const std::string& path) {
+  check_regular_file(path, "hostfile", 16 << 20);  // a pipe would block the launch
   std::ifstream in(path, std::ios::binary);
   DDPSCOPE_CHECK(in.good(), "--hostfile: cannot read '", path, "'");
   Hostfile file;
@@ -51,7 +54,8 @@ Hostfile read_hostfile(const std::string& path) {
     std::string host, word;
     if (!(words >> host)) continue;  // blank or a comment
     DDPSCOPE_CHECK(valid_host(host), where(), "'", host.substr(0, 40),
-                   "' is not a host name or address; each line is HOST [slots=N] [max_slots=N]");
+                   "' is not a host name or address (letters, digits, '.', '-', '_', ':' and brackets for IPv6, "
+                   "never a leading '-'); each line is HOST [slots=N] [max_slots=N]");
     HostfileEntry entry{host, -1};
     while (words >> word) {
       const size_t eq = word.find('=');

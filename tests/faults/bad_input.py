@@ -78,6 +78,11 @@ class Files:
         self.hosts_garbage = self.write("hosts-garbage", bytes(range(256)) * 4)
         self.hosts_empty = self.write("hosts-empty", b"")
         self.hosts_bad_slots = self.write("hosts-slots", b"localhost slots=many\n")
+        # Host names that would reach mpirun and ssh as their options (issue 49).
+        self.hosts_option = self.write("hosts-option", b"-V slots=1\n")
+        self.hosts_option2 = self.write("hosts-option2", b"localhost slots=1\n-Fcfg slots=1\n")
+        self.hosts_pipe = os.path.join(work, "hosts-pipe")
+        os.mkfifo(self.hosts_pipe)
         self.hosts_few = self.write("hosts-few", b"# two slots\nlocalhost slots=2\n")
         self.missing = os.path.join(work, "missing.ddprun")
 
@@ -136,6 +141,10 @@ def cases(f):
         ("train --hostfile of garbage bytes", tn + ["--hostfile", f.hosts_garbage], r"hostfile", [out]),
         ("train --hostfile empty", tn + ["--hostfile", f.hosts_empty], r"hostfile", [out]),
         ("train --hostfile with slots=many", tn + ["--hostfile", f.hosts_bad_slots], r"hostfile", [out]),
+        ("train --hostfile naming host '-V'", tn + ["--hostfile", f.hosts_option], r"never a leading '-'", [out]),
+        ("train --hostfile naming host '-Fcfg' on line 2", tn + ["--hostfile", f.hosts_option2],
+         r"line 2: '-Fcfg' is not a host name", [out]),
+        ("train --hostfile a pipe", tn + ["--hostfile", f.hosts_pipe], r"is a pipe, not a regular file", [out]),
         ("train --np 3 on a hostfile of 2 slots", ["train", "--np", "3", "--out", out, "--hostfile", f.hosts_few],
          r"more than the 2 slots", [out]),
         ("train --np 9 --oversubscribe on 2 slots", ["train", "--np", "9", "--oversubscribe", "--out", out,
