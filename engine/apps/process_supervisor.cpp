@@ -178,7 +178,8 @@ int ProcessSupervisor::run(const Events& events, std::chrono::milliseconds tick_
     if (fds[2].revents && read(pipes_->signals.read_end(), &sig, 1) == 1 && events.signal) events.signal(sig);
     const auto now = Clock::now();
     if (events.tick) events.tick(now);
-    if (stopping_ && now >= kill_at_) kill(-child_, SIGKILL);  // mpirun and the ranks share its group
+    if (now >= next_survey_) survey();
+    if (stopping_ && now >= kill_at_) kill_tree();
     if (!out_open && !err_open) {
       waitpid(child_, &status, 0);
       reaped_ = true;
@@ -197,10 +198,23 @@ int ProcessSupervisor::run(const Events& events, std::chrono::milliseconds tick_
   return status;
 }
 
+void ProcessSupervisor::survey() {
+  if (child_ < 0 || reaped_) return;
+  for (const ProcessId& p : descendants_of(child_))
+    tree_.insert(p);
+  next_survey_ = Clock::now() + std::chrono::milliseconds(500);
+}
+
+void ProcessSupervisor::kill_tree() {
+  survey();
+  kill(-child_, SIGKILL);  // mpirun's own group (it outlives mpirun while members remain)
+  kill_if_same(std::vector<ProcessId>(tree_.begin(), tree_.end()));
+}
+
 void ProcessSupervisor::end_group() {
-  // Ranks may outlive mpirun only if it was killed; make sure none is left behind.
+  // Ranks may outlive mpirun if it was killed or died; make sure none is left behind.
   if (child_ > 0 && !ended_) {
-    kill(-child_, SIGKILL);
+    kill_tree();
     int status = 0;
     if (!reaped_) waitpid(child_, &status, 0);  // never leave a zombie behind
     ended_ = true;

@@ -1,8 +1,9 @@
 // ProcessSupervisor: runs one command (the job's mpirun) in a process group of its own
 // and reports what happens as events: each line it prints on stdout and on stderr, each
 // signal the launcher is sent (SIGINT, SIGTERM, SIGUSR1), and a regular tick for the
-// watchdogs. It owns every descriptor it opens; when it goes, no process of the group is
-// left behind and the signals act as by default again.
+// watchdogs. It owns every descriptor it opens; when it goes, no process it started is
+// left behind (its group, and every process seen below it: process_tree.h) and the
+// signals act as by default again.
 #pragma once
 
 #include <sys/types.h>
@@ -10,8 +11,11 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
+
+#include "process_tree.h"
 
 namespace ddpscope::apps {
 
@@ -57,6 +61,12 @@ class ProcessSupervisor {
   bool reaped_ = false;  // waited for: its pid may be another process's now
   bool ended_ = false;   // its group killed, its descriptors closed
   Clock::time_point kill_at_{};
+  // Every process seen below the command (mpirun's ranks sit in process groups of their
+  // own, and outlive it when it is killed): surveyed as the job runs, killed with it.
+  std::set<ProcessId> tree_;
+  Clock::time_point next_survey_{};
+  void survey();
+  void kill_tree();
   void read_ready(int fd, std::string& buffer, const std::function<void(const std::string&)>& on_line, bool& open);
   void drain(int fd, std::string& buffer, const std::function<void(const std::string&)>& on_line);
   void end_group();

@@ -4,6 +4,8 @@
 // it records probes and ships them there. DDPSCOPE_FAULT makes a rank fail on purpose
 // (fault_injection.h): at an iteration and phase, by an error, SIGKILL or SIGSEGV.
 #include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -111,6 +113,15 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
 int main(int argc, char** argv) {
   using namespace ddpscope;
   using namespace ddpscope::apps;
+  // A rank ends with the mpirun (or orted) that started it. mpirun aborted by a second
+  // signal exits without ending its ranks, each in a process group of its own: two
+  // Ctrl-C's then SIGKILL left torch ranks training with PPID 1 (issue 49). The signal
+  // survives the exec into the interpreter (torchrun) and the BLAS re-exec.
+  if (std::getenv("OMPI_COMM_WORLD_RANK")) {
+    const pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) return 1;  // it is gone already
+  }
   reexec_with_preferred_blas_core(argv);
   if (argc > 1 && std::strcmp(argv[1], "torchrun") == 0) {
     try {

@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from ddpscope import open_run  # noqa: E402  (spans are queried through the SQLite extension)
 
 import flight_faults  # the flight recorder's mismatch scenarios, beside this file
+import stop_faults  # stopping the launcher by any sequence of signals, beside this file
 import torch_faults  # the PyTorch scenarios (ddpscope-cli torchrun), beside this file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -795,6 +796,7 @@ SCENARIOS = {
     "dist-backward-worker-killed": lambda b, w: scenario_rpc_death(b, w, "backward"),
     **flight_faults.scenarios(sys.modules[__name__]),
     **torch_faults.scenarios(sys.modules[__name__]),
+    **stop_faults.scenarios(sys.modules[__name__]),
 }
 
 

@@ -166,6 +166,35 @@ class TestProcessSupervisor : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!process_alive(sleeper), 5000);
   }
 
+  // mpirun puts each rank in a process group of its own: a process the command started
+  // in another group (setsid), still running when the command is stopped, or left when
+  // the command has exited, is ended too (issue 49: two Ctrl-C's left torch ranks
+  // training with PPID 1).
+  void testProcessesInOtherGroupsBelowTheCommandEndWithIt() {
+    for (const bool exits : {false, true}) {
+      pid_t ranks[2] = {-1, -1};
+      int seen = 0;
+      {
+        auto job = sh(std::string("setsid sleep 30 & echo $!; setsid sleep 30 & echo $!; ") +
+                      (exits ? "sleep 0.8; exit 0" : "trap '' TERM; sleep 30"));
+        job.start();
+        ProcessSupervisor::Events events;
+        events.stdout_line = [&](const std::string& l) {
+          if (seen < 2) ranks[seen++] = std::stoi(l);
+        };
+        events.tick = [&](auto) {
+          if (!exits && seen == 2 && !job.stopping()) job.stop(300ms);
+        };
+        job.run(events, 50ms);
+      }
+      QCOMPARE(seen, 2);
+      for (pid_t rank : ranks) {
+        QVERIFY(getpgid(rank) != getpgid(0) || !process_alive(rank));
+        QTRY_VERIFY_WITH_TIMEOUT(!process_alive(rank), 5000);
+      }
+    }
+  }
+
   void testDestroyedUnrunItKillsTheCommand() {
     pid_t pid = -1;
     const int fds_before = open_descriptors();
