@@ -75,8 +75,9 @@ struct AppOptions {
       QStringLiteral("Open a link to a lesson's step (ddpscope:learn?..., from Learn > Copy link to this step)"),
       QStringLiteral("LINK")};
   QCommandLineOption teach{QStringLiteral("teach"),
-                           QStringLiteral("Teach a class: listen for students on PORT (0: any free port)"),
-                           QStringLiteral("PORT")};
+                           QStringLiteral("Teach a class: listen for students on [HOST:]PORT (HOST: the "
+                                          "interface, every one when left out; PORT 0: any free port)"),
+                           QStringLiteral("[HOST:]PORT")};
   QCommandLineOption join{QStringLiteral("join"),
                           QStringLiteral("Join the class at HOST:PORT (with --code; the teacher's screen shows both)"),
                           QStringLiteral("HOST:PORT")};
@@ -226,12 +227,19 @@ int main(int argc, char** argv) {
   }
   if ((o.isSet(o.demo) || o.isSet(o.launch)) && !launchAsked(window, o)) return 2;
   if (o.isSet(o.teach)) {
+    // [HOST:]PORT: HOST the interface to listen on (every one without it).
     QString error;
     bool ok = false;
-    const int port = o.value(o.teach).toInt(&ok);
-    if (!ok || port < 0 || port > 65535 || !window.teachClass(static_cast<quint16>(port), &error)) {
+    const QString given = o.value(o.teach);
+    const int colon = static_cast<int>(given.lastIndexOf(':'));
+    const QHostAddress host(colon > 0 ? given.left(colon) : QStringLiteral("0.0.0.0"));
+    const int port = given.mid(colon + 1).toInt(&ok);
+    ok = ok && !host.isNull();
+    if (!ok || port < 0 || port > 65535 || !window.teachClass(static_cast<quint16>(port), &error, host)) {
       std::fprintf(stderr, "error: --teach: %s\n",
-                   qPrintable(ok ? error : QStringLiteral("a port number from 0 to 65535 is expected")));
+                   qPrintable(ok ? error
+                                 : QStringLiteral("[HOST:]PORT is expected: an address of this machine and a port "
+                                                  "from 0 to 65535, e.g. 192.168.1.5:5555")));
       return 2;
     }
     std::printf("class: port %d, join code %s\n", window.classServer()->port(),

@@ -6,6 +6,7 @@
 // Reads runs only through the run store (RunData).
 #pragma once
 
+#include <QHostAddress>
 #include <QMainWindow>
 #include <memory>
 #include <set>
@@ -168,7 +169,8 @@ class MainWindow : public QMainWindow {
   bool openLink(const QString& link, QString* error);
   // A class (classroom.h): teach one on `port` (0: any free port), or join one at
   // "HOST:PORT" with the teacher's code; false with *error. endClass() leaves either.
-  bool teachClass(quint16 port, QString* error);
+  // Listens on `address` (the teacher's choice of interface; Any: every one) and `port`.
+  bool teachClass(quint16 port, QString* error, const QHostAddress& address = QHostAddress::Any);
   bool joinClass(const QString& where, const QString& code, const QString& name, QString* error);
   void endClass();
   int askClass();  // the teacher: a question about the next step; -1 without a class

@@ -32,8 +32,24 @@ namespace ddpscope::gui {
 void MainWindow::buildClassMenu(QMenu* learn) {
   learn->addSeparator();
   learn->addAction(tr("&Teach a class..."), this, [this] {
+    // The teacher chooses where students may reach the class: one network, this machine
+    // only, or every interface.
+    QStringList choices;
+    QList<QHostAddress> addresses;
+    for (const QHostAddress& a : QNetworkInterface::allAddresses())
+      if (a.protocol() == QAbstractSocket::IPv4Protocol && !a.isLoopback()) {
+        choices << tr("%1 (students on that network)").arg(a.toString());
+        addresses << a;
+      }
+    choices << tr("127.0.0.1 (this machine only)") << tr("every interface (0.0.0.0)");
+    addresses << QHostAddress(QHostAddress::LocalHost) << QHostAddress(QHostAddress::AnyIPv4);
+    bool ok = false;
+    const QString chosen =
+        QInputDialog::getItem(this, tr("Teach a class"), tr("Listen for students on:"), choices, 0, false, &ok);
+    if (!ok) return;
     QString error;
-    if (!teachClass(0, &error)) emit loadFailed(tr("Cannot open a class: %1").arg(error));
+    if (!teachClass(0, &error, addresses.value(static_cast<int>(choices.indexOf(chosen)))))
+      emit loadFailed(tr("Cannot open a class: %1").arg(error));
   });
   m_classFree = learn->addAction(tr("Let students step &freely"), this, [this](bool on) {
     if (m_classServer) m_classServer->setState(m_learn->linkToStep().toString(), on);
@@ -62,10 +78,10 @@ void MainWindow::buildClassMenu(QMenu* learn) {
   });
 }
 
-bool MainWindow::teachClass(quint16 port, QString* error) {
+bool MainWindow::teachClass(quint16 port, QString* error, const QHostAddress& address) {
   endClass();
   m_classServer = new ClassroomServer(this);
-  if (!m_classServer->open(QHostAddress::Any, port, error)) {
+  if (!m_classServer->open(address, port, error)) {
     delete m_classServer;
     m_classServer = nullptr;
     return false;
@@ -84,8 +100,12 @@ bool MainWindow::teachClass(quint16 port, QString* error) {
   return true;
 }
 
-// Where students reach this machine: its non-loopback IPv4 addresses, else loopback.
+// Where students reach the class: the address it listens on, or, listening on every
+// interface, this machine's non-loopback IPv4 addresses (else loopback).
 QString MainWindow::classAddress() const {
+  const QHostAddress on = m_classServer->listeningOn();
+  if (on != QHostAddress::Any && on != QHostAddress::AnyIPv4 && on != QHostAddress::AnyIPv6)
+    return on.toString() + QStringLiteral(":") + QString::number(m_classServer->port());
   QStringList hosts;
   for (const QHostAddress& a : QNetworkInterface::allAddresses())
     if (a.protocol() == QAbstractSocket::IPv4Protocol && !a.isLoopback()) hosts << a.toString();
@@ -99,8 +119,12 @@ void MainWindow::showClassStatus() {
     statusBar()->addPermanentWidget(m_classStatus);
   }
   if (m_classServer) {
-    m_classStatus->setText(tr("Class at %1 · join code %2 · %n student(s)", "", m_classServer->studentCount())
-                               .arg(classAddress(), m_classServer->code()));
+    const QHostAddress on = m_classServer->listeningOn();
+    const bool every = on == QHostAddress::Any || on == QHostAddress::AnyIPv4 || on == QHostAddress::AnyIPv6;
+    m_classStatus->setText(tr("Class at %1 (%2) · join code %3 · %n student(s)", "", m_classServer->studentCount())
+                               .arg(classAddress(),
+                                    every ? tr("listening on every interface") : tr("listening on that address only"),
+                                    m_classServer->code()));
   } else if (m_classClient) {
     m_classStatus->setText(m_classClient->isJoined() ? (m_classClient->isFree() ? tr("In class: stepping freely")
                                                                                 : tr("In class: following the teacher"))

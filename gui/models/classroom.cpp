@@ -13,12 +13,32 @@ namespace {
 
 constexpr int kLongestLine = 16 * 1024;
 constexpr int kJoinWithinMs = 5000;
+// A client's lines: 20 a second, with bursts of 40; past that it is flooding and dropped.
+constexpr double kLinesPerSecond = 20, kLineBurst = 40;
+// Unread bytes Qt holds for one client: past this, TCP pushes back on the sender.
+constexpr qint64 kReadBuffer = 64 * 1024;
+// Wrong codes from one address: free for the first few (typos), then each next try waits
+// twice as long as the last, up to a minute.
+constexpr int kFreeWrongCodes = 3;
+constexpr qint64 kLongestWaitMs = 60000;
+// The code's alphabet: no 0/O or 1/I to misread. 12 of its 32 letters: 60 bits.
+constexpr char kCodeLetters[] = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+constexpr int kCodeLength = 12;
+constexpr int kAnswersEveryMs = 100;  // answers coalesced into one update this often
 
 QByteArray line(const QJsonObject& o) { return QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n'; }
 
+// A code as typed: case, spaces and dashes aside ("abcd-efgh-jkmn" is "ABCDEFGHJKMN").
+QString normalCode(const QString& typed) {
+  QString out;
+  for (const QChar c : typed.left(64))
+    if (c.isLetterOrNumber()) out += c.toUpper();
+  return out;
+}
+
 // Equal in time whatever the first difference: a code guessed byte by byte learns nothing.
 bool sameCode(const QString& a, const QString& b) {
-  const QByteArray x = a.toUtf8(), y = b.toUtf8();
+  const QByteArray x = normalCode(a).toUtf8(), y = normalCode(b).toUtf8();
   unsigned diff = static_cast<unsigned>(x.size() ^ y.size());
   for (int i = 0; i < std::min(x.size(), y.size()); ++i)
     diff |= static_cast<unsigned>(x[i] ^ y[i]);
@@ -48,6 +68,20 @@ std::optional<QJsonObject> parseObject(const QByteArray& text) {
 
 }  // namespace
 
+QString cleanName(const QString& given) {
+  QString out;
+  for (const QChar c : given.left(400)) {
+    // No control or format characters (a name could reorder or hide the text around it).
+    const auto cat = c.category();
+    if (cat == QChar::Other_Control || cat == QChar::Other_Format || cat == QChar::Other_NotAssigned ||
+        cat == QChar::Other_Surrogate || cat == QChar::Other_PrivateUse)
+      out += ' ';
+    else
+      out += c;
+  }
+  return out.simplified().left(kLongestName);
+}
+
 // ---- the teacher's side ----
 
 ClassroomServer::ClassroomServer(QObject* parent) : QObject(parent) {}
@@ -66,7 +100,14 @@ bool ClassroomServer::open(const QHostAddress& address, quint16 port, QString* e
     m_server = nullptr;
     return false;
   }
-  m_code = QString::number(QRandomGenerator::system()->bounded(100000, 1000000));
+  // 60 bits: at a guess a second it outlasts any class (a 6-digit code fell in 48 s).
+  m_code.clear();
+  for (int i = 0; i < kCodeLength; ++i) {
+    if (i > 0 && i % 4 == 0) m_code += '-';
+    m_code += QChar(kCodeLetters[QRandomGenerator::system()->bounded(32)]);
+  }
+  m_listening = address;
+  m_wrongCodes.clear();
   connect(m_server, &QTcpServer::newConnection, this, &ClassroomServer::onConnection);
   return true;
 }
@@ -108,7 +149,10 @@ QStringList ClassroomServer::studentNames() const {
 void ClassroomServer::onConnection() {
   while (QTcpSocket* socket = m_server->nextPendingConnection()) {
     socket->setParent(this);
+    socket->setReadBufferSize(kReadBuffer);
     m_students.push_back({socket, {}, {}, false, {}});
+    m_students.back().lineBudget = kLineBurst;
+    m_students.back().budgetAt.start();
     connect(socket, &QTcpSocket::readyRead, this, [this, socket] { onReadable(socket); });
     connect(socket, &QTcpSocket::disconnected, this, [this, socket] { forget(socket); });
     // A client that says nothing (or not a join) within the time is dropped.
@@ -141,6 +185,9 @@ void ClassroomServer::onReadable(QTcpSocket* socket) {
   QByteArray one;
   bool tooLong = false;
   while (takeLine(s->buffer, &one, &tooLong)) {
+    // A line costs one of the client's budget, refilled at kLinesPerSecond.
+    s->lineBudget = std::min(kLineBurst, s->lineBudget + s->budgetAt.restart() * kLinesPerSecond / 1000.0) - 1;
+    if (s->lineBudget < 0) return refuse(*s, tr("more than %1 lines a second (flooding)").arg(kLinesPerSecond), false);
     handle(*s, one);
     s = find(socket);  // handling may have dropped it
     if (!s) return;
@@ -154,11 +201,30 @@ void ClassroomServer::handle(Student& s, const QByteArray& text) {
   const QString type = message->value(QStringLiteral("type")).toString();
   if (!s.joined) {
     if (type != QLatin1String("join")) return refuse(s, tr("no join first"), false);
-    if (!sameCode(message->value(QStringLiteral("code")).toString(), m_code))
+    // Guessing: an address that sent wrong codes waits before its next try is looked at.
+    const QString peer = s.socket->peerAddress().toString();
+    WrongCodes& wrong = m_wrongCodes[peer];
+    if (!wrong.until.hasExpired()) {
+      ++m_guessesTurnedAway;
+      return refuse(s,
+                    tr("too many wrong join codes from %1: wait %2 s, then try again with the code on the "
+                       "teacher's screen")
+                        .arg(peer)
+                        .arg((wrong.until.remainingTime() + 999) / 1000),
+                    true);
+    }
+    if (!sameCode(message->value(QStringLiteral("code")).toString(), m_code)) {
+      ++m_codesChecked;
+      if (++wrong.count > kFreeWrongCodes) {
+        const int doublings = std::min(wrong.count - kFreeWrongCodes - 1, 16);
+        wrong.until.setRemainingTime(std::min<qint64>(kLongestWaitMs, qint64(1000) << doublings));
+      }
       return refuse(s, tr("wrong join code: ask the teacher for the code shown on their screen"), true);
+    }
+    ++m_codesChecked;
     if (studentCount() >= kMaxStudents) return refuse(s, tr("the class is full (%1 students)").arg(kMaxStudents), true);
     s.joined = true;
-    s.name = message->value(QStringLiteral("name")).toString().left(60).simplified();
+    s.name = cleanName(message->value(QStringLiteral("name")).toString());
     if (s.name.isEmpty()) s.name = tr("student %1").arg(studentCount());
     send(s.socket, line({{QStringLiteral("type"), QStringLiteral("welcome")}}));
     if (!m_link.isEmpty()) send(s.socket, stateMessage());  // a late joiner catches up
@@ -172,7 +238,14 @@ void ClassroomServer::handle(Student& s, const QByteArray& text) {
   if (type == QLatin1String("answer")) {
     if (message->value(QStringLiteral("question")).toInt(-1) != m_question) return;  // a stale answer
     s.answer = message->value(QStringLiteral("choice")).toString().left(120);
-    emit answersChanged();
+    // Coalesced: a class answering at once is one update of the teacher's chart, not 50.
+    if (!m_answersPending) {
+      m_answersPending = true;
+      QTimer::singleShot(kAnswersEveryMs, this, [this] {
+        m_answersPending = false;
+        emit answersChanged();
+      });
+    }
     return;
   }
   refuse(s, tr("an unknown message \"%1\"").arg(type.left(40)), false);

@@ -17,6 +17,8 @@
 #pragma once
 
 #include <QByteArray>
+#include <QDeadlineTimer>
+#include <QElapsedTimer>
 #include <QHostAddress>
 #include <QMap>
 #include <QObject>
@@ -30,6 +32,11 @@ class QTcpSocket;
 
 namespace ddpscope::gui {
 
+// A student's name as the class shows it: control and format characters gone, spaces
+// simplified, at most kLongestName characters. Shown as plain text wherever it appears.
+constexpr int kLongestName = 40;
+QString cleanName(const QString& given);
+
 class ClassroomServer : public QObject {
   Q_OBJECT
 
@@ -37,9 +44,12 @@ class ClassroomServer : public QObject {
   static constexpr int kMaxStudents = 200;
   explicit ClassroomServer(QObject* parent = nullptr);
   ~ClassroomServer() override;
-  // Listens on `address`:`port` (0: any free port) with a new random join code; false
-  // with *error (the port taken, no permission) otherwise.
+  // Listens on `address`:`port` (0: any free port) with a new random join code of 60
+  // bits ("ABCD-EFGH-JKLM"; typed in any case, dashes optional); false with *error (the
+  // port taken, no permission) otherwise. An address that sends more than 3 wrong codes
+  // waits 1 s before its next try is looked at, then 2, 4, ... up to 60 s.
   bool open(const QHostAddress& address, quint16 port, QString* error);
+  QHostAddress listeningOn() const { return m_listening; }
   void close();
   bool isOpen() const;
   quint16 port() const;
@@ -56,6 +66,10 @@ class ClassroomServer : public QObject {
   // The answers to the current question: choice -> students (one answer a student).
   QMap<QString, int> answers() const;
   int refusedCount() const { return m_refused; }
+  // Join codes compared with the class's, and tries turned away unlooked at while their
+  // address waited (guessing).
+  int codesChecked() const { return m_codesChecked; }
+  int guessesTurnedAway() const { return m_guessesTurnedAway; }
 
  signals:
   void studentsChanged(int count);
@@ -68,7 +82,13 @@ class ClassroomServer : public QObject {
     QByteArray buffer;
     QString name;
     bool joined = false;
-    QString answer;  // to the current question
+    QString answer;         // to the current question
+    double lineBudget = 0;  // lines it may still send now (flooding: kLinesPerSecond)
+    QElapsedTimer budgetAt;
+  };
+  struct WrongCodes {
+    int count = 0;
+    QDeadlineTimer until;  // its next try is looked at once this has expired (default: expired)
   };
   void onConnection();
   void onReadable(QTcpSocket* socket);
@@ -86,6 +106,10 @@ class ClassroomServer : public QObject {
   bool m_free = false;
   int m_question = 0, m_questionStep = -1;
   int m_refused = 0;
+  QHostAddress m_listening;
+  QMap<QString, WrongCodes> m_wrongCodes;  // by peer address
+  int m_codesChecked = 0, m_guessesTurnedAway = 0;
+  bool m_answersPending = false;
 };
 
 class ClassroomClient : public QObject {
