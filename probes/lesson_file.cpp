@@ -41,7 +41,18 @@ int step_number(const nlohmann::json& v, const std::string& where, const std::st
 
 }  // namespace
 
+// The fields, checked one by one; nlohmann's type errors are lesson_from_json's to say.
+static LessonFile lesson_from_object(const nlohmann::json& j, const std::string& where);
+
 LessonFile lesson_from_json(const nlohmann::json& j, const std::string& where) {
+  try {
+    return lesson_from_object(j, where);
+  } catch (const nlohmann::json::exception& e) {  // a field of another type ("format": 5)
+    throw DDPSCOPE_ERROR(where, ": not a lesson file (", e.what(), ")");
+  }
+}
+
+LessonFile lesson_from_object(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw DDPSCOPE_ERROR(where, ": not a lesson file (a JSON object is expected)");
   if (j.value("format", std::string()) != kFormat)
     throw DDPSCOPE_ERROR(where, ": not a lesson file (\"format\" must be \"", kFormat,
@@ -118,7 +129,7 @@ LessonFile read_lesson_file(const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a parse error, or a number past a double (out_of_range)
     throw DDPSCOPE_ERROR("'", path, "' is not a lesson file: not JSON (", e.what(), ")");
   }
   return lesson_from_json(j, "'" + path + "'");

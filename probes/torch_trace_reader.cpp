@@ -18,12 +18,13 @@ namespace {
 
 #define TRACE_ERROR(...) TraceFileError(detail::concat(__VA_ARGS__), __FILE__, __LINE__)
 
-constexpr size_t kMaxName = 1 << 20;        // an event's name or category
-constexpr size_t kMaxString = 16 << 20;     // RapidJSON's stack: any one string
-constexpr size_t kMaxGroupRanks = 1 << 20;  // ranks one process group lists
-constexpr size_t kMaxGroups = 65536;        // process groups one file lists
-constexpr double kMaxTimeUs = 4.0e15;       // 2096 in microseconds since 1970: ns fit int64
-constexpr double kMaxDurationUs = 1.0e12;   // 11.6 days
+constexpr size_t kMaxName = 1 << 20;             // an event's name or category
+constexpr size_t kMaxString = 16 << 20;          // RapidJSON's stack: any one string
+constexpr size_t kMaxGroupRanks = 1 << 20;       // ranks one process group lists
+constexpr size_t kMaxGroups = 65536;             // process groups one file lists
+constexpr double kMaxTimeUs = 4.0e15;            // 2096 in microseconds since 1970: ns fit int64
+constexpr double kMaxDurationUs = 1.0e12;        // 11.6 days
+constexpr int64_t kMaxNumel = int64_t{1} << 50;  // a tensor's elements, at most
 
 // Where the parse is, for errors raised inside RapidJSON's allocation.
 struct ParsePlace {
@@ -214,7 +215,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
         ev_.correlation = v;
     } else if (in_args_) {
       if (dims_depth_ >= 0) {
-        dims_numel_ *= std::max<int64_t>(v, 0);
+        // Saturating: a hostile shape must not overflow (it only sizes a byte count).
+        const int64_t d = std::max<int64_t>(v, 0);
+        dims_numel_ = d != 0 && dims_numel_ > kMaxNumel / d ? kMaxNumel : dims_numel_ * d;
         dims_seen_ = true;
       } else if (depth_ == events_depth_ + 2) {
         if (key_ == "External id")
@@ -249,7 +252,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       h_.groups.back().ranks.push_back(as_rank(v, "a process group's rank"));
     } else if (top_object_ && depth_ == 1) {
       if (key_ == "baseTimeNanoseconds")
-        h_.base_time_ns = v;
+        h_.base_time_ns = as_base_time(v);
       else if (key_ == "schemaVersion")
         h_.schema_version = static_cast<int>(v);
       else if (key_ == "ddpscopeExport")
@@ -274,10 +277,12 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       return true;
     }
     if (top_object_ && depth_ == 1 && key_ == "baseTimeNanoseconds") {
-      h_.base_time_ns = static_cast<int64_t>(v);
+      if (!fits_int64(v)) refuse("a baseTimeNanoseconds of ", v);
+      h_.base_time_ns = as_base_time(static_cast<int64_t>(v));
       return true;
     }
-    if (in_args_ && dims_depth_ >= 0) return Int64(static_cast<int64_t>(v));
+    // A dimension written as a double: a whole number it can hold, else none (0).
+    if (in_args_ && dims_depth_ >= 0) return Int64(fits_int64(v) ? static_cast<int64_t>(v) : 0);
     if (in_args_ && depth_ == events_depth_ + 2 && key_ == "value") ev_.value = v;
     return true;
   }
@@ -293,6 +298,14 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   [[noreturn]] static void refuse(const Args&... what) {
     throw TRACE_ERROR("'", t_place.path ? *t_place.path : std::string("?"), "' holds ", what..., " near byte ",
                       t_place.stream ? t_place.stream->Tell() : 0, ": not a trace PyTorch writes; refused");
+  }
+  // NaN, infinities and magnitudes past 2^63 have no int64 (casting them is undefined).
+  static bool fits_int64(double v) { return std::isfinite(v) && std::fabs(v) < 9.2e18; }
+  // Nanoseconds since 1970 up to 2100: with a trace's own times added they stay in int64.
+  static int64_t as_base_time(int64_t v) {
+    if (v < 0 || v > 4'100'000'000'000'000'000LL)
+      refuse("a baseTimeNanoseconds of ", v, ", not a time from 1970 to 2100");
+    return v;
   }
   static int as_rank(int64_t v, const char* what) {
     if (v < 0 || v > INT32_MAX) refuse(what, " ", v, ", outside 0..2147483647");

@@ -4,7 +4,8 @@
 # Targets: rpc_wire (the RPC wire format), event_batch (the collector's batch decoder),
 # run_file (the run-file reader on damaged files), span_pack (the span-pack decoder),
 # flight_dump (flight-recorder dumps, JSON and pickles), pickle (the pickle reader alone),
-# preset (the launch dialog's job presets). CTest runs each briefly
+# preset (the launch dialog's job presets), torch_trace (PyTorch profiler traces), lesson
+# (lesson files and ddpscope: links). CTest runs each briefly
 # (-max_total_time=15); tests/bench/bench_fuzz.sh with -runs=1000000.
 # Prints "fuzz_TARGET: N executions, C crashes" and fails on any crash.
 set -euo pipefail
@@ -33,12 +34,19 @@ case "$target" in
              "$src/probes/gz_stream.cpp")
     libs=(-lsqlite3 -lz) ;;
   pickle) sources=("$src/probes/pickle_reader.cpp" "$src/probes/gz_stream.cpp"); libs=(-lz) ;;
+  torch_trace)
+    sources=("$src/probes/torch_trace_reader.cpp" "$src/probes/gz_stream.cpp" "$src/probes/event.cpp")
+    libs=(-lz) ;;
+  lesson)
+    sources=("$src/probes/lesson_file.cpp" "$src/gui/models/lesson_link.cpp")
+    read -r -a qt <<<"$(pkg-config --cflags --libs Qt6Core)"
+    libs=(-fPIC -I"$src/gui/models" "${qt[@]}") ;;
   preset)
     sources=("$src/gui/models/launch_config.cpp")
     # Qt Core from its pkg-config file; -fPIC as Qt's headers demand.
     read -r -a qt <<<"$(pkg-config --cflags --libs Qt6Core)"
     libs=(-fPIC -I"$src/gui/models" "${qt[@]}") ;;
-  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, event_batch, run_file, span_pack, flight_dump, pickle, preset)" >&2; exit 2 ;;
+  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, event_batch, run_file, span_pack, flight_dump, pickle, preset, torch_trace, lesson)" >&2; exit 2 ;;
 esac
 out="$build/fuzz/$target"
 mkdir -p "$out/work"
