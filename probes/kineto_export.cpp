@@ -135,9 +135,16 @@ nlohmann::json rank_header(ExportContext& c, const RankRow& k) {
         c.db.query_int64("SELECT coalesce(clock_uncertainty_ns, -1) FROM ranks WHERE rank = " + std::to_string(k.rank));
   } catch (const std::exception&) {
   }
+  // The default group's ranks: every one of a job of up to 65,536; past that (a world
+  // size an imported trace claimed) the ranks the run holds, so nothing is sized by a claim.
   nlohmann::json all_ranks = nlohmann::json::array();
-  for (int r = 0; r < c.row.world_size; ++r)
-    all_ranks.push_back(r);
+  if (c.row.world_size <= 65536) {
+    for (int r = 0; r < c.row.world_size; ++r)
+      all_ranks.push_back(r);
+  } else {
+    for (const RankRow& held : c.run.ranks())
+      all_ranks.push_back(held.rank);
+  }
   const nlohmann::json pg = {
       {"pg_name", "0"}, {"pg_desc", "default_pg"}, {"pg_size", c.row.world_size}, {"ranks", all_ranks}};
   // HTA's window (gpu_time.h) as the imported run had it, so importing the export

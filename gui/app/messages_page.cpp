@@ -79,8 +79,12 @@ void MessagesPage::setRun(const std::shared_ptr<const RunData>& run, bool sameRu
     }
     m_worker->clear();
     m_worker->addItem(tr("all"), -1);
-    for (int w = 0; w < data->workers; ++w)
-      m_worker->addItem(tr("worker %1").arg(w), w);
+    // Each worker the run holds (a wide job's list is its ranks, not 0..N-1).
+    for (const auto& r : run->ranks)
+      if (r.rank < data->workers) m_worker->addItem(tr("worker %1").arg(r.rank), r.rank);
+    if (run->ranks.empty())
+      for (int w = 0; w < std::min(data->workers, 4096); ++w)
+        m_worker->addItem(tr("worker %1").arg(w), w);
     if (sameRun) {
       m_context->setCurrentIndex(std::max(0, m_context->findData(context)));
       m_worker->setCurrentIndex(std::max(0, m_worker->findData(worker)));

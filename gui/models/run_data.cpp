@@ -50,7 +50,13 @@ RunData load_run(const std::string& path, int64_t now_ns, const RunData* previou
   if (with_hang) d.hang = probes::analyze_hang(reader, now_ns);
   d.graph = load_graph(reader, 0);
   d.dist_graphs = list_dist_graphs(reader);
-  d.sequence = load_sequence(reader, static_cast<int>(d.run.world_size));
+  // Lifelines for the ranks there are, not for a world size a trace only claims (10^9
+  // lifelines filled 6.6 GB before the window showed).
+  int lifelines = 0;
+  for (const auto& r : d.ranks)
+    lifelines = std::max(lifelines, r.rank + 1);
+  if (d.ranks.empty()) lifelines = static_cast<int>(std::min<int64_t>(d.run.world_size, 4096));
+  d.sequence = load_sequence(reader, lifelines);
   d.span_count = span_count;
   if (structure_only) d.packs = reader.pack_extents();
   const nlohmann::ordered_json first_nonfinite = probes::first_nonfinite_json(reader);

@@ -109,6 +109,40 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.tabs()->currentIndex(), window.tabIndex("timeline"));
   }
 
+  // A world size a trace claims sizes nothing: a trace of rank 0 saying 10^9 ranks opens
+  // in moments (it filled 6.6 GB and never showed: a lifeline per claimed rank).
+  void testAClaimedWorldSizeSizesNothing() {
+    QTemporaryDir folder;
+    QProcess gunzip;
+    gunzip.start("gzip", {"-dc", QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/kineto_cpu_gloo_2/rank0.json.gz"});
+    QVERIFY(gunzip.waitForFinished(10000));
+    QByteArray text = gunzip.readAllStandardOutput();
+    text.replace("\"world_size\": 2", "\"world_size\": 1000000000");
+    QVERIFY(text.contains("1000000000"));
+    const QString trace = folder.filePath("rank0.json");
+    QFile f(trace);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(text);
+    f.close();
+    const auto peak = [] {
+      QFile status("/proc/self/status");
+      status.open(QIODevice::ReadOnly);
+      for (const QByteArray& line : status.readAll().split('\n'))
+        if (line.startsWith("VmHWM:")) return line.mid(6).trimmed().split(' ').front().toLong();
+      return 0L;
+    };
+    const long before = peak();
+    MainWindow window(folder.path());
+    QSignalSpy finished(window.traceImport(), &TraceImportJob::finished);
+    QVERIFY(window.openPath(trace));
+    QVERIFY(finished.wait(30000));
+    QVERIFY(window.currentRun());
+    QCOMPARE(window.currentRun()->run.world_size, int64_t{1000000000});
+    for (const char* tab : {"Summary", "Ranks", "Messages", "Timeline"})
+      window.showTab(tab);
+    QVERIFY2(peak() - before < 300 * 1024, qPrintable(QString::number(peak() - before)));
+  }
+
   // A real NCCL job's traces: the Summary's figures are the GPU's, and each of the
   // longest GPU gaps is a link that shows it in the timeline, selected as the range.
   void testGpuGapsAreAClickFromTheTimeline() {
