@@ -22,6 +22,7 @@ constexpr size_t kMaxName = 1 << 20;             // an event's name or category
 constexpr size_t kMaxString = 16 << 20;          // RapidJSON's stack: any one string
 constexpr size_t kMaxGroupRanks = 1 << 20;       // ranks one process group lists
 constexpr size_t kMaxGroups = 65536;             // process groups one file lists
+constexpr int kMaxDepth = 200;                   // RapidJSON recurses per level: deeper ran out of stack
 constexpr double kMaxTimeUs = 4.0e15;            // 2096 in microseconds since 1970: ns fit int64
 constexpr double kMaxDurationUs = 1.0e12;        // 11.6 days
 constexpr int64_t kMaxNumel = int64_t{1} << 50;  // a tensor's elements, at most
@@ -62,7 +63,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       : h_(header), on_event_(on_event) {}
 
   bool StartObject() {
-    ++depth_;
+    if (++depth_ > kMaxDepth) refuse("JSON nested deeper than ", kMaxDepth, " levels");
     if (depth_ == 1 && !started_) {
       started_ = true;
       top_object_ = true;
@@ -100,7 +101,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return true;
   }
   bool StartArray() {
-    ++depth_;
+    if (++depth_ > kMaxDepth) refuse("JSON nested deeper than ", kMaxDepth, " levels");
     if (depth_ == 1 && !started_) {
       started_ = true;
       h_.list_form = true;
