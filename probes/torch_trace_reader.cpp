@@ -332,6 +332,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
  private:
   static int64_t parse_int(const char* s, size_t n) {
     int64_t v = 0;
+    if (n > 18) return -1;  // past int64: not an id
     for (size_t i = 0; i < n; ++i) {
       if (!std::isdigit(static_cast<unsigned char>(s[i]))) return -1;
       v = v * 10 + (s[i] - '0');
