@@ -51,6 +51,14 @@ void GzStream::fill() {
                        ")");
   }
   end_ = static_cast<size_t>(n);
+  if (max_ratio_ > 0 && !gzdirect(file_)) {
+    const int64_t inflated = static_cast<int64_t>(consumed_ + end_);
+    if (inflated > std::max<int64_t>(int64_t{64} << 20, max_ratio_ * std::max<int64_t>(file_size_, 1)))
+      throw STREAM_ERROR("'", path_, "' inflates to more than ", max_ratio_, " times its ", file_size_ >> 10, " KiB (",
+                         inflated >> 20,
+                         " MiB so far): a gzip bomb, not what a profiler writes (its "
+                         "traces inflate 13 to 19 times); if it is one, gunzip it and import the JSON");
+  }
   if (progress_ && file_size_ > 0) {
     const double read = static_cast<double>(gzoffset(file_));
     if (!progress_(std::min(1.0, read / static_cast<double>(file_size_))))

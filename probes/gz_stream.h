@@ -29,6 +29,10 @@ class GzStream {
   GzStream(const GzStream&) = delete;
   GzStream& operator=(const GzStream&) = delete;
 
+  // A gzipped file that inflates past `ratio` times its size (and past 64 MiB) is refused
+  // as a gzip bomb: memory follows what is read, and a 10 MB file must not become 10 GB.
+  void limit_inflation(int ratio) { max_ratio_ = ratio; }
+
   char Peek() const { return pos_ < end_ ? buffer_[pos_] : '\0'; }
   char Take() {
     if (pos_ >= end_) return '\0';
@@ -57,6 +61,7 @@ class GzStream {
   std::unique_ptr<char[]> buffer_;
   size_t pos_ = 0, end_ = 0, consumed_ = 0;
   int64_t file_size_ = 0;
+  int max_ratio_ = 0;  // 0: no limit
 };
 
 }  // namespace ddpscope::probes

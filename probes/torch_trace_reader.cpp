@@ -302,10 +302,11 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   }
   // NaN, infinities and magnitudes past 2^63 have no int64 (casting them is undefined).
   static bool fits_int64(double v) { return std::isfinite(v) && std::fabs(v) < 9.2e18; }
-  // Nanoseconds since 1970 up to 2100: with a trace's own times added they stay in int64.
+  // Nanoseconds within 130 years of 1970 either way: with a trace's times added, int64 holds them.
   static int64_t as_base_time(int64_t v) {
-    if (v < 0 || v > 4'100'000'000'000'000'000LL)
-      refuse("a baseTimeNanoseconds of ", v, ", not a time from 1970 to 2100");
+    // Negative too: ddpscope's export of a list-form trace (times from the profiler's start).
+    if (v < -4'100'000'000'000'000'000LL || v > 4'100'000'000'000'000'000LL)
+      refuse("a baseTimeNanoseconds of ", v, ", past 2100 either side of 1970");
     return v;
   }
   static int as_rank(int64_t v, const char* what) {
@@ -395,6 +396,7 @@ TraceHeader read_torch_trace(const std::string& path, const std::function<void(c
                              const std::function<bool(double)>& progress) {
   TraceHeader header;
   GzStream stream(path, "trace file", progress);
+  stream.limit_inflation(64);  // PyTorch's traces inflate 13 to 19 times
   Handler handler(header, on_event);
   t_place = {&path, &stream};
   struct Forget {

@@ -912,6 +912,30 @@ class TestTorchImport : public QObject {
     QVERIFY2(peak_rss_kb() - before < 48 * 1024, qPrintable(QString::number(peak_rss_kb() - before)));
   }
 
+  // A gzip bomb (a few hundred kB inflating to 200 MB of events) is refused once it
+  // inflates past 64 times its size: memory follows what is read (issue 49).
+  void testAGzipBombIsRefused() {
+    const QString gz = tmp_.path() + "/bomb_events.json.gz";
+    gzFile f = gzopen(gz.toStdString().c_str(), "wb9");
+    const std::string head = R"({"schemaVersion": 1, "traceEvents": [)";
+    gzwrite(f, head.data(), static_cast<unsigned>(head.size()));
+    const std::string event =
+        R"({"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 1},)";
+    std::string chunk;
+    for (int i = 0; i < 10000; ++i)
+      chunk += event;
+    for (int i = 0; i < 200; ++i)
+      gzwrite(f, chunk.data(), static_cast<unsigned>(chunk.size()));
+    const std::string tail = R"({"ph": "X", "cat": "cpu_op", "name": "end", "pid": 1, "tid": 1, "ts": 2, "dur": 1}]})";
+    gzwrite(f, tail.data(), static_cast<unsigned>(tail.size()));
+    gzclose(f);
+    QVERIFY(QFileInfo(gz).size() < 4 * 1024 * 1024);
+    const long before = peak_rss_kb();
+    const QString error = import_error({gz.toStdString()}, (tmp_.path() + "/bomb_events.ddprun").toStdString());
+    QVERIFY2(error.contains("inflates to more than 64 times") && error.contains("gzip bomb"), qPrintable(error));
+    QVERIFY2(peak_rss_kb() - before < 256 * 1024, qPrintable(QString::number(peak_rss_kb() - before)));
+  }
+
   // Bad input: each refused with a message naming the file and what to do, and no run
   // file (or partial one) left behind.
   void testBadInput_data() {
