@@ -253,6 +253,15 @@ std::optional<PendingCollective> collective_of_timeout(const std::string& messag
   return PendingCollective{m[1].str(), std::stoll(m[2].str()), -1, 0};
 }
 
+// The collective a torch rank's "allreduce #186 failed: ... timeout ..." mark names (its
+// last event when its backend's timeout ended the wait).
+std::optional<PendingCollective> collective_of_failed_mark(const std::string& last_event) {
+  static const std::regex op_and_number(R"(([a-z_]+) #(\d{1,18}) failed: .*(timeout|[Tt]imed out))");
+  std::smatch m;
+  if (!std::regex_search(last_event, m, op_and_number)) return std::nullopt;
+  return PendingCollective{m[1].str(), std::stoll(m[2].str()), -1, 0};
+}
+
 const RankHangState* state_of(const HangReport& report, int rank) {
   for (const auto& st : report.ranks)
     if (st.rank == rank) return &st;
@@ -315,6 +324,7 @@ std::string timed_out_verdict(HangReport& report, const RunRow& run, int64_t sta
   // its timeout message names the op and number ("waited 4000 ms in allreduce #1454").
   std::optional<PendingCollective> waited = reporter_state ? reporter_state->blocked_in : std::nullopt;
   if (!waited) waited = collective_of_timeout(run.message);
+  if (!waited && reporter_state) waited = collective_of_failed_mark(reporter_state->last_event);
   if (!reporter_state || !waited) return {};
   const int64_t seq = waited->seq;
   std::vector<int> silent, absent;
@@ -393,14 +403,26 @@ void add_records_verdict(HangReport& report, const RunRow& run, int64_t start_ns
 bool died_of_its_wait(const HangReport& report) {
   if (report.dead_signal.rfind("signal 6", 0) != 0) return false;
   const RankHangState* dead = state_of(report, report.dead_rank);
-  return dead && dead->blocked_in;
+  if (!dead) return false;
+  if (dead->blocked_in) return true;
+  // Or its wait had already ended in the timeout, recorded as its last event (a torch
+  // rank: "mark 'allreduce #186 failed: Application timeout caused pair closure'"), and the
+  // abort came after it.
+  std::string last = dead->last_event;
+  std::transform(last.begin(), last.end(), last.begin(), [](unsigned char c) { return std::tolower(c); });
+  return last.find(" failed: ") != std::string::npos &&
+         (last.find("timeout") != std::string::npos || last.find("timed out") != std::string::npos);
 }
 
 void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
   if (report.from_records()) return add_records_verdict(report, run, start_ns);
   std::string culprit;
-  if (report.dead_rank >= 0 && died_of_its_wait(report)) {
+  const bool waited_to_death = report.dead_rank >= 0 && died_of_its_wait(report);
+  if (waited_to_death) {
     culprit = absent_rank_verdict(report, start_ns, -1);
+    // Every rank entered: the one that never timed out is the one the others waited for.
+    if (culprit.empty() && run.status == "failed" && run.failed_rank >= 0 && report.ranks.size() > 1)
+      culprit = timed_out_verdict(report, run, start_ns);
     if (!culprit.empty()) {
       culprit.pop_back();  // its full stop
       culprit += detail::concat("; rank ", report.dead_rank, " then died by ", report.dead_signal,
@@ -408,7 +430,7 @@ void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
     }
   }
   if (!culprit.empty()) {
-    // the absent rank, named above
+    // the absent rank, or the one that never timed out, named above
   } else if (report.dead_rank >= 0) {
     culprit = dead_rank_verdict(report, start_ns);
   } else {

@@ -442,6 +442,11 @@ PickleValue PickleReader::read() {
       }
     }
     if (stopped_) return PickleValue{};
+    // A MARK is a floor, as Python's unpickler keeps it (a fresh stack per MARK): an opcode
+    // that took items from below one is damage (APPEND there left the mark past the stack,
+    // and the LIST after it built its list out of place).
+    if (!marks_.empty() && marks_.back() > stack_.size())
+      fail("an opcode took items from below its MARK (a damaged pickle)");
     // The first key of the root dictionary says what the file is.
     if (probe_ && marks_.size() == 1 && marks_[0] == 1 && stack_.size() == 2 && stack_[0].type == Type::Dict) {
       const PickleValue& key = stack_[1];

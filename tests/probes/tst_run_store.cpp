@@ -21,6 +21,7 @@
 #include "overlap_analysis.h"
 #include "run_stats.h"
 #include "run_store_reader.h"
+#include "sqlite_db.h"
 #include "run_store_schema.h"
 #include "run_store_writer.h"
 #include "scratch_test.h"
@@ -298,6 +299,44 @@ class TestRunStore : public ScratchTest {
              report.verdict.c_str());
     QCOMPARE(report.culprits, std::vector<int>{1});
     QVERIFY(report.verdict.find("Rank 0 reported it: timeout") != std::string::npos);
+  }
+
+  // A torch rank whose gloo timeout ended its wait in #5 (its last event the failure's
+  // mark) and then aborted (signal 6) died of that wait: the rank it waited for, stopped
+  // inside #5, is the culprit, not the rank that died (the fault suite met "Rank 0 died by
+  // signal 6 ... rank(s) 1 were waiting in a collective").
+  void testHangVerdictWhenTheRankThatTimedOutThenAborted() {
+    const std::string file = path("aborted-after-timeout.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"torch"})", 2, "gloo", "torch"});
+      for (int rank = 0; rank < 2; ++rank) {
+        EventBatch b;
+        b.rank = rank;
+        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+        b.names = {"iteration", "allreduce", "allreduce #5 failed: Application timeout caused pair closure"};
+        b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
+        b.events.push_back(allreduce_started(5, 4096, 1100));
+        if (rank == 0)
+          b.events.push_back(BatchEvent{5200, 5200, -1, -1, -1, 2, -1, 2, -1, -1, 1, uint8_t(Kind::Mark), 0});
+        w.write(b);
+      }
+      w.end_run("failed", "rank 0: RuntimeError: Application timeout caused pair closure", 0);
+    }
+    {
+      SqliteDb db(file, SQLITE_OPEN_READWRITE);
+      db.exec("UPDATE runs SET dead_rank = 0, dead_signal = 'signal 6 (Aborted)'");
+    }
+    RunStoreReader run(file);
+    const HangReport report = analyze_hang(run);
+    QVERIFY2(QString::fromStdString(report.verdict)
+                 .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
+                             "never timed out itself"),
+             report.verdict.c_str());
+    QVERIFY2(
+        report.verdict.find("rank 0 then died by signal 6 (Aborted) when its wait timed out.") != std::string::npos,
+        report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
   }
 
   // The reporter's own start of the op never reached the file (the job ended first): its
