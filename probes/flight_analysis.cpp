@@ -564,7 +564,7 @@ class GroupMatcher {
         if (never_started_) {
           text += detail::concat(ranks_text(c), " never started ", call_text(f_.calls.at(c.front())),
                                  from_text(f_.calls.at(c.front())), " (still scheduled there), which ",
-                                 lower_ranks(f_.others), " started and wait in: the work queued before it on ",
+                                 lower_ranks(f_.others), " started and waited in: the work queued before it on ",
                                  c.size() > 1 ? "their" : "its", " device held ", c.size() > 1 ? "them" : "it", " up.");
         } else if (silent_went_on_) {
           text += detail::concat(ranks_text(c), " completed ", call_text(f_.calls.at(c.front())),

@@ -115,11 +115,14 @@ int main(int argc, char** argv) {
   using namespace ddpscope::apps;
   // A rank ends with the mpirun (or orted) that started it. mpirun aborted by a second
   // signal exits without ending its ranks, each in a process group of its own: two
-  // Ctrl-C's then SIGKILL left torch ranks training with PPID 1 (issue 49). The signal
-  // survives the exec into the interpreter (torchrun) and the BLAS re-exec.
+  // Ctrl-C's then SIGKILL left torch ranks training with PPID 1 (issue 49). SIGTERM, as
+  // mpirun itself sends: a rank still writes its flight-recorder dump on the way out (a
+  // SIGKILL here lost them, and the hang diagnosis with them); the launcher kills what is
+  // left after its grace. The signal survives the exec into the interpreter (torchrun) and
+  // the BLAS re-exec.
   if (std::getenv("OMPI_COMM_WORLD_RANK")) {
     const pid_t parent = getppid();
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) return 1;  // it is gone already
   }
   reexec_with_preferred_blas_core(argv);

@@ -253,7 +253,7 @@ def scenario_rank_stopped(build, work):
     # The timeout is reported by rank 0; the diagnosis names the culprit, rank 1.
     problems = check_common(r, job, code, run, 60, names=(
         r"timeout|timed out", r"diagnosis: Group 'world' collective #\d+: (missing ranks\. Rank 1 never called|state "
-                              r"mismatch\. Rank 1 (never )?completed|fully matched\. .*Rank 1 (did not run for|never timed out))"))
+                              r"mismatch\. Rank 1 (never )?(completed|started)|fully matched\. .*Rank 1 (did not run for|never timed out))"))
     r.ok = pid is not None and not problems
     diagnosis = next((l for _, l in job.lines if l.startswith("diagnosis:")), "no diagnosis")
     r.observed = "; ".join(problems + [diagnosis[:200]]) if problems else f"exit {code}: {diagnosis[:300]}"
