@@ -49,13 +49,12 @@ GpuTimeSplit split(int rank, int64_t iteration, Kernels k) {
   s.rank = rank;
   s.iteration = iteration;
   s.kernels = k.count;
-  const auto comp = merge_intervals(std::move(k.computation));
-  const auto comm = merge_intervals(std::move(k.communication));
-  const auto mem = merge_intervals(std::move(k.memory));
-  std::vector<Interval> all = comp;
-  all.insert(all.end(), comm.begin(), comm.end());
-  all.insert(all.end(), mem.begin(), mem.end());
-  const auto busy = merge_intervals(std::move(all));
+  const MergedKernels merged =
+      merge_kernel_classes(std::move(k.computation), std::move(k.communication), std::move(k.memory));
+  const auto& comp = merged.computation;
+  const auto& comm = merged.communication;
+  const auto& mem = merged.memory;
+  const auto& busy = merged.busy;
   if (!busy.empty()) s.span_ms = ms(busy.back().end - busy.front().begin);
   s.busy_ms = ms(total_length(busy));
   s.idle_ms = s.span_ms - s.busy_ms;

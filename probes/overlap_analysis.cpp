@@ -45,6 +45,19 @@ std::vector<Interval> subtract_intervals(const std::vector<Interval>& a, const s
   return out;
 }
 
+MergedKernels merge_kernel_classes(std::vector<Interval> computation, std::vector<Interval> communication,
+                                   std::vector<Interval> memory) {
+  MergedKernels m{merge_intervals(std::move(computation)),
+                  merge_intervals(std::move(communication)),
+                  merge_intervals(std::move(memory)),
+                  {}};
+  std::vector<Interval> all = m.computation;
+  all.insert(all.end(), m.communication.begin(), m.communication.end());
+  all.insert(all.end(), m.memory.begin(), m.memory.end());
+  m.busy = merge_intervals(std::move(all));
+  return m;
+}
+
 namespace {
 
 constexpr double kMs = 1e-6;
@@ -85,16 +98,14 @@ void take_gpu_figures(IterationAnalysis& a, IterationSpans& it) {
   a.cpu_overlap_ratio = a.overlap_ratio;
   if (it.gpu_compute.empty() && it.gpu_comm.empty() && it.gpu_memory.empty()) return;
   a.from_gpu = true;
-  const auto compute = merge_intervals(std::move(it.gpu_compute));
-  const auto comm = merge_intervals(std::move(it.gpu_comm));
-  const auto memory = merge_intervals(std::move(it.gpu_memory));
-  std::vector<Interval> all = compute;
-  all.insert(all.end(), comm.begin(), comm.end());
-  all.insert(all.end(), memory.begin(), memory.end());
-  const auto busy = merge_intervals(std::move(all));
+  const MergedKernels k =
+      merge_kernel_classes(std::move(it.gpu_compute), std::move(it.gpu_comm), std::move(it.gpu_memory));
+  const auto& compute = k.computation;
+  const auto& comm = k.communication;
+  const auto& busy = k.busy;
   a.gpu_span_ms = (busy.back().end - busy.front().begin) * kMs;
   a.gpu_idle_ms = a.gpu_span_ms - total_length(busy) * kMs;
-  a.gpu_memory_ms = total_length(memory) * kMs;
+  a.gpu_memory_ms = total_length(k.memory) * kMs;
   a.compute_ms = total_length(compute) * kMs;
   a.comm_ms = total_length(comm) * kMs;
   a.exposed = subtract_intervals(comm, compute);

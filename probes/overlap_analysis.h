@@ -30,6 +30,14 @@ int64_t total_length(const std::vector<Interval>& merged);
 // The parts of `a` not covered by `b` (both merged).
 std::vector<Interval> subtract_intervals(const std::vector<Interval>& a, const std::vector<Interval>& b);
 
+// GPU kernels by class, each class merged, and all of them together (busy): what both
+// the per-iteration GPU figures here and gpu_time.h start from.
+struct MergedKernels {
+  std::vector<Interval> computation, communication, memory, busy;
+};
+MergedKernels merge_kernel_classes(std::vector<Interval> computation, std::vector<Interval> communication,
+                                   std::vector<Interval> memory);
+
 struct IterationAnalysis {
   int rank = 0;
   int64_t iteration = 0;
