@@ -177,12 +177,18 @@ enum class Ctx : uint8_t {
 };
 
 constexpr int64_t kTimeCap = int64_t{1} << 61;  // sums of times and offsets cannot overflow
+// How far a dump may expand past its size on disk (values at 16 bytes and their text):
+// real ones, pickled by PyTorch 2.11 or Python or written as JSON, expand 1.6 to 4.5
+// times; a 10 MB file then stays within a few hundred MiB.
+constexpr int64_t kExpansion = 32;
 
 // The SAX builder of a FlightDump. Every event returns false on the first problem, which
 // error() then describes; PyTorch's field names are checked for their types.
 class DumpBuilder final : public SaxSink {
  public:
-  DumpBuilder(FlightDump& d, bool probe) : d_(d), probe_(probe) {}
+  // budget: the bytes of values (16 a value, plus a string's length) the dump may expand
+  // to; past it the read stops (see expansion_budget).
+  DumpBuilder(FlightDump& d, bool probe, int64_t budget) : d_(d), probe_(probe), budget_(budget) {}
 
   const std::string& error() const { return error_; }
   bool saw_dump_key() const { return saw_dump_key_; }
@@ -192,14 +198,16 @@ class DumpBuilder final : public SaxSink {
   void enter_entries() { stack_ = {{Ctx::Root}, {Ctx::Entries}}; }
   void leave_entries() { stack_.clear(); }
 
-  bool Null() override { return scalar_null(); }
-  bool Bool(bool b) override { return scalar_bool(b); }
-  bool Int64(int64_t i) override { return scalar_int(i, false); }
+  bool Null() override { return charge(0) && scalar_null(); }
+  bool Bool(bool b) override { return charge(0) && scalar_bool(b); }
+  bool Int64(int64_t i) override { return charge(0) && scalar_int(i, false); }
   bool Uint64(uint64_t u) override {
+    if (!charge(0)) return false;
     return u > static_cast<uint64_t>(INT64_MAX) ? fail("a number out of range")
                                                 : scalar_int(static_cast<int64_t>(u), false);
   }
   bool Double(double x) override {
+    if (!charge(0)) return false;
     if (stack_.empty()) return fail("it is a single value, not an object");
     if (!std::isfinite(x) || x < -9.2e18 || x > 9.2e18) {
       if (field_ == Field::None) return true;
@@ -224,6 +232,15 @@ class DumpBuilder final : public SaxSink {
     if (error_.empty()) error_ = why;
     return false;
   }
+  // Memory follows what the dump expands to, not its size on disk: a pickle's shared
+  // references are replayed once per use, and a gzip inflates.
+  bool charge(size_t text_bytes) {
+    expanded_ += 16 + static_cast<int64_t>(std::min<size_t>(text_bytes, INT32_MAX));
+    if (expanded_ <= budget_) return true;
+    return fail(detail::concat("it expands to more than ", budget_ >> 20, " MiB of values (", kExpansion,
+                               " times its size on disk and 64 MiB; PyTorch's dumps expand 2 to 5 times): its "
+                               "shared references or its compression were made to exhaust memory, or it is damaged"));
+  }
   std::string where() const {
     if (in_entry_) return detail::concat("entry ", entry_index_, ": ");
     return {};
@@ -243,6 +260,7 @@ class DumpBuilder final : public SaxSink {
 
   FlightDump& d_;
   bool probe_;
+  int64_t budget_, expanded_ = 0;
   std::vector<Level> stack_;
   Field field_ = Field::None;  // the key whose value comes next
   Ctx pending_ = Ctx::Root;    // the root key read was pg_config
@@ -260,6 +278,7 @@ class DumpBuilder final : public SaxSink {
 };
 
 bool DumpBuilder::Key(std::string_view k) {
+  if (!charge(k.size())) return false;
   if (stack_.empty()) return fail("it is a single value, not an object");
   switch (top()) {
     case Ctx::Root:
@@ -300,6 +319,7 @@ bool DumpBuilder::Key(std::string_view k) {
 }
 
 bool DumpBuilder::StartObject() {
+  if (!charge(0)) return false;
   if (stack_.empty()) {
     if (started_) return fail("more than one document in the file");
     started_ = true;
@@ -375,6 +395,7 @@ bool DumpBuilder::EndObject() {
 }
 
 bool DumpBuilder::StartArray() {
+  if (!charge(0)) return false;
   if (stack_.empty()) {
     return fail(
         "it is a JSON list, not an object (a PyTorch profiler trace of the older list form? import it with "
@@ -455,6 +476,7 @@ bool DumpBuilder::EndArray() {
 }
 
 bool DumpBuilder::String(std::string_view s) {
+  if (!charge(s.size())) return false;
   if (stack_.empty()) return fail("it is a single value, not an object");
   switch (top()) {
     case Ctx::Root:
@@ -772,7 +794,7 @@ FlightDump read_dump(const std::string& path, int fallback_rank, bool probe, std
     bad_dump(path, why);
   };
   if (in->at_end()) return refuse("the file is empty");
-  DumpBuilder builder(d, probe);
+  DumpBuilder builder(d, probe, (int64_t{64} << 20) + kExpansion * std::max<int64_t>(in->file_size(), 0));
   const Form form = form_of(*in);
   if (form == Form::Other) return refuse(what_else(*in));
   if (form == Form::Json) {

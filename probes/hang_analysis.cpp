@@ -46,27 +46,51 @@ std::optional<CompactSpan> last_iteration(RunStoreReader& run, int rank) {
   return last;
 }
 
+// The kinds the hang analysis reads of a rank's last iteration: the rest (kernels, ops,
+// runtime calls) only name its last event, which is noted as they stream past, so memory
+// follows the spans kept, not the spans in the run.
+bool kept_for_hang(Kind k) {
+  switch (k) {
+    case Kind::PgOp:
+    case Kind::PgOpStart:
+    case Kind::Forward:
+    case Kind::Backward:
+    case Kind::Finalize:
+    case Kind::Optimizer:
+    case Kind::GradReady:
+    case Kind::BucketReady:
+    case Kind::Allreduce: return true;
+    default: return false;
+  }
+}
+
+// A rank's spans from `from_ns` on, without their strings (name_id indexes names).
+struct RankSpans {
+  std::vector<CompactSpan> kept;
+  const std::vector<std::string>& names;
+  const std::string& name(const CompactSpan& c) const {
+    static const std::string none;
+    return c.name_id >= 0 && static_cast<size_t>(c.name_id) < names.size() ? names[c.name_id] : none;
+  }
+};
+
 // The latest collective number and event, and the collective the rank is blocked in: one
 // started and not finished, in the iteration it was issued in (spans of that iteration
 // may have ended since, as an error unwound). Returns when it blocked, or -1.
-int64_t find_blocking_collective(const std::vector<SpanRow>& events, RankHangState& st) {
-  std::set<std::pair<std::string, int64_t>> finished_ops;
-  for (const SpanRow& e : events) {
-    if (e.kind == Kind::PgOp) finished_ops.insert({e.name, e.seq});
+int64_t find_blocking_collective(const RankSpans& spans, RankHangState& st) {
+  std::set<std::pair<int32_t, int64_t>> finished_ops;  // (name, seq)
+  for (const CompactSpan& e : spans.kept) {
+    if (e.kind == Kind::PgOp) finished_ops.insert({e.name_id, e.seq});
     if (e.kind == Kind::PgOpStart || e.kind == Kind::PgOp) st.latest_seq = std::max(st.latest_seq, e.seq);
-    if (e.t_end_ns >= st.last_event_ns) {
-      st.last_event_ns = e.t_end_ns;
-      st.last_event = detail::concat(kind_name(e.kind), " '", e.name, "'");
-    }
   }
   // With several open (DDP's bucket allreduces are asynchronous) the rank waits in the
   // first it issued: a backend runs a group's collectives in order, so the later ones
   // queue behind it, and the first is the one another rank never entered.
   int64_t blocked_at = -1;
-  for (const SpanRow& e : events) {
-    if (e.kind == Kind::PgOpStart && !finished_ops.count({e.name, e.seq}) &&
+  for (const CompactSpan& e : spans.kept) {
+    if (e.kind == Kind::PgOpStart && !finished_ops.count({e.name_id, e.seq}) &&
         (!st.blocked_in || std::tie(e.t_begin_ns, e.seq) < std::tie(blocked_at, st.blocked_in->seq))) {
-      st.blocked_in = PendingCollective{e.name, e.seq, e.bytes, e.t_begin_ns};
+      st.blocked_in = PendingCollective{spans.name(e), e.seq, e.bytes, e.t_begin_ns};
       st.current_iteration = e.iteration;
       blocked_at = e.t_begin_ns;
     }
@@ -93,9 +117,9 @@ struct IterationProgress {
   }
 };
 
-IterationProgress iteration_progress(const std::vector<SpanRow>& events, int64_t iteration, int64_t blocked_at) {
+IterationProgress iteration_progress(const RankSpans& spans, int64_t iteration, int64_t blocked_at) {
   IterationProgress p;
-  for (const SpanRow& e : events) {
+  for (const CompactSpan& e : spans.kept) {
     if (e.iteration != iteration) continue;
     p.started = true;
     // What ended after the blocked op began ended because the wait failed, not because
@@ -135,7 +159,8 @@ void list_pending(RunStoreReader& run, int rank, const IterationProgress& p, boo
   }
 }
 
-RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations) {
+RankHangState rank_state(RunStoreReader& run, const std::vector<std::string>& names, int rank,
+                         int64_t total_iterations) {
   RankHangState st;
   st.rank = rank;
   const std::optional<CompactSpan> last = last_iteration(run, rank);
@@ -143,12 +168,23 @@ RankHangState rank_state(RunStoreReader& run, int rank, int64_t total_iterations
   st.current_iteration = st.completed_iterations + 1;
   // From the start of the last completed iteration: its collectives give the latest
   // sequence number even when the current iteration has not issued one yet.
-  SpanQuery window;
-  window.rank = rank;
-  if (last) window.t_begin_ns = last->t_begin_ns;
-  const auto events = run.spans(window);
-  const int64_t blocked_at = find_blocking_collective(events, st);
-  const IterationProgress p = iteration_progress(events, st.current_iteration, blocked_at);
+  TimeWindow window;
+  if (last) window.begin_ns = last->t_begin_ns;
+  RankSpans spans{{}, names};
+  bool any = false;
+  CompactSpan latest;
+  run.for_each_span(
+      [&](const CompactSpan& c) {
+        if (!any || c.t_end_ns >= latest.t_end_ns) latest = c, any = true;
+        if (kept_for_hang(c.kind)) spans.kept.push_back(c);
+      },
+      {}, rank, 0, window);
+  if (any) {
+    st.last_event_ns = latest.t_end_ns;
+    st.last_event = detail::concat(kind_name(latest.kind), " '", spans.name(latest), "'");
+  }
+  const int64_t blocked_at = find_blocking_collective(spans, st);
+  const IterationProgress p = iteration_progress(spans, st.current_iteration, blocked_at);
   st.phase = !p.inside.empty() ? p.inside
              : p.backward_done ? "after backward"
              : p.forward_done  ? "after forward"
@@ -490,8 +526,9 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   } catch (const nlohmann::json::exception&) {
     // not recorded: see mark_done_when_finished
   }
+  const std::vector<std::string> names = run.names();
   for (const auto& r : run.ranks()) {
-    report.ranks.push_back(rank_state(run, r.rank, total_iterations));
+    report.ranks.push_back(rank_state(run, names, r.rank, total_iterations));
     report.latest_event_ns = std::max(report.latest_event_ns, report.ranks.back().last_event_ns);
   }
   if (total_iterations == std::numeric_limits<int64_t>::max()) mark_done_when_finished(run_row, report);

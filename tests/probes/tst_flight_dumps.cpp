@@ -290,6 +290,18 @@ class TestFlightDumps : public ScratchTest {
            "for i in range(1001)]\nes.append(es[0])\n"
            "sys_out(pickle.dumps({'version': '2.10', 'entries': es}, protocol=2))"
         << "refers back to an item";
+    // Issue 49: memory follows what a dump expands to. A pickle's shared references are
+    // replayed once per use: 2,000 entries sharing one list of 5,000 frames are 10^7
+    // frames from 300 KB. A gzip of the same entry a million times, likewise.
+    QTest::newRow("shared references")
+        << "import pickle\nfr = [{'name': 'f' * 100, 'filename': 'g' * 100, 'line': 1}] * 5000\n"
+           "es = [{'profiling_name': 'nccl:all_reduce', 'collective_seq_id': i, 'frames': fr} for i in range(2000)]\n"
+           "sys_out(pickle.dumps({'version': '2.10', 'entries': es}, protocol=4))"
+        << "expands to more than";
+    QTest::newRow("gzip")
+        << "import gzip\ne = b'{\"profiling_name\":\"nccl:all_reduce\",\"collective_seq_id\":1,\"frames\":[]},'\n"
+           "sys_out(gzip.compress(b'{\"version\":\"2.10\",\"entries\":[' + e * 1000000 + b'{}]}'))"
+        << "expands to more than";
     QTest::newRow("big int") << "import pickle; sys_out(pickle.dumps({'version': '2.10', 'entries': [{'record_id': "
                                 "2**80}]}, protocol=2))"
                              << "wider than 64 bits";
