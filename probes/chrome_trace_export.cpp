@@ -50,7 +50,7 @@ int64_t export_chrome_trace(RunStoreReader& run, const std::string& out_path) {
   }
   // Microseconds with nanosecond decimals, relative to the run's first event.
   auto us = [base = t0](int64_t ns) { return static_cast<double>(ns - base) / 1000.0; };
-  for (const SpanRow& s : run.spans()) {
+  run.each_span_row({}, [&](const SpanRow& s) {
     nlohmann::json args = nlohmann::json::object();
     if (s.iteration >= 0) args["iteration"] = s.iteration;
     if (s.bucket >= 0) args["bucket"] = s.bucket;
@@ -71,7 +71,7 @@ int64_t export_chrome_trace(RunStoreReader& run, const std::string& out_path) {
       e["s"] = "t";
     }
     emit(e);
-  }
+  });
   out << "\n]}\n";
   out.close();
   DDPSCOPE_CHECK(out.good(), "writing the trace to '", out_path, "' failed (disk full?)");

@@ -337,6 +337,8 @@ bool DumpBuilder::StartObject() {
       if (field_ != Field::None) return fail_field("must not be an object");
       return skip_value_start();
     case Ctx::Entries:
+      // What an entry holds in memory, however little its text says ("{}," gzips to nothing).
+      if (!charge(sizeof(CollectiveRow))) return false;
       stack_.push_back({Ctx::Entry});
       in_entry_ = true;
       row_ = CollectiveRow{};
@@ -348,6 +350,7 @@ bool DumpBuilder::StartObject() {
       if (field_ != Field::None) return fail_field("must not be an object");
       return skip_value_start();
     case Ctx::Frames:
+      if (!charge(sizeof(StackFrame))) return false;
       stack_.push_back({Ctx::Frame});
       frame_ = {};
       field_ = Field::None;

@@ -258,11 +258,12 @@ int64_t export_rank(ExportContext& c, const RankRow& k, const std::string& path)
   std::map<int64_t, int64_t> iteration_end;
   SpanQuery query;
   query.rank = k.rank;
-  for (const SpanRow& s : c.run.spans(query)) {
+  // One pack in memory at a time, in file order: trace viewers and HTA sort by time.
+  c.run.each_span_row(query, [&](const SpanRow& s) {
     const auto t = tracks.find(s.thread);
     file.event(span_event(c, s, t != tracks.end() ? t->second : Track{rank_pid, s.thread}));
     if (s.kind == Kind::Iteration && s.iteration >= 0) iteration_end[s.iteration] = s.t_end_ns;
-  }
+  });
   write_metrics(file, c, k, rank_pid, iteration_end);
   file.finish();
   return file.events();

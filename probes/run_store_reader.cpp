@@ -1,6 +1,7 @@
 #include "run_store_reader.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -9,10 +10,31 @@
 
 namespace ddpscope::probes {
 
+int64_t max_spans_for_file(int64_t file_bytes) { return std::max<int64_t>(file_bytes, 0) / kMinBytesPerSpan + 4096; }
+
 RunStoreReader::RunStoreReader(const std::string& path) : db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX) {
   check_readable(db_);
   packed_ = schema_version(db_) >= 8;
+  if (packed_) check_span_count();
   register_span_table(db_.handle());  // SQL over spans, whatever the layout (span_table.h)
+}
+
+// Span packs are compressed, and zstd writes a run of zeros four bytes a block: a 10 MB
+// file could claim 10^10 spans, and every view that reads a whole run would try to hold
+// them. The count a file may claim follows its size (the file and its write-ahead log).
+void RunStoreReader::check_span_count() {
+  std::error_code ec;
+  int64_t bytes = static_cast<int64_t>(std::filesystem::file_size(db_.path(), ec));
+  if (ec) bytes = 0;
+  const auto wal = std::filesystem::file_size(db_.path() + "-wal", ec);
+  if (!ec) bytes += static_cast<int64_t>(wal);
+  const int64_t spans = db_.query_int64("SELECT coalesce(sum(count), 0) FROM span_packs");
+  if (spans <= max_spans_for_file(bytes)) return;
+  throw RunStoreError(detail::concat("run file '", db_.path(), "' claims ", spans, " spans in ", bytes,
+                                     " bytes, more than one span per ", kMinBytesPerSpan,
+                                     " bytes (ddpscope's runs take 5 to 80 bytes a span): it is damaged, "
+                                     "or was made to exhaust memory; not opened"),
+                      __FILE__, __LINE__);
 }
 
 RunRow RunStoreReader::run() {
@@ -237,8 +259,9 @@ void decode_stored_pack(const Statement& s, int column, int64_t first_id, const 
 
 }  // namespace
 
-std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
-  if (!packed_) return row_spans(q);
+// Every span of the packs `q` selects that matches it, in file order, with its id.
+void RunStoreReader::walk_packs(const SpanQuery& q,
+                                const std::function<void(int64_t, int32_t, int32_t, const PackedSpan&)>& fn) {
   // Packs by rank, time and kinds through their index; then the spans in them.
   std::string sql = "SELECT rank, thread, first_id, data FROM span_packs WHERE t_min <= ?1 AND t_max >= ?2";
   if (q.rank >= 0) sql += " AND rank = ?3";
@@ -247,26 +270,65 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
   Statement s = db_.prepare(sql);
   s.bind(1, q.t_end_ns).bind(2, q.t_begin_ns);
   if (q.rank >= 0) s.bind(3, int64_t{q.rank});
+  std::vector<PackedSpan> pack;
+  while (s.step()) {
+    pack.clear();
+    const int64_t first_id = s.column_int64(2);
+    decode_stored_pack(s, 3, first_id, db_.path(), pack);
+    const auto rank = static_cast<int32_t>(s.column_int64(0)), thread = static_cast<int32_t>(s.column_int64(1));
+    for (size_t i = 0; i < pack.size(); ++i) {
+      const PackedSpan& p = pack[i];
+      if (p.t_begin_ns > q.t_end_ns || p.t_end_ns < q.t_begin_ns) continue;
+      if (mask && !((mask >> p.kind) & 1)) continue;
+      if (q.iteration >= 0 && p.iteration != q.iteration) continue;
+      fn(first_id + static_cast<int64_t>(i), rank, thread, p);
+    }
+  }
+}
+
+std::vector<RunStoreReader::Site> RunStoreReader::sites() {
+  std::vector<Site> sites;
+  Statement n = db_.prepare("SELECT name_id, name, file, line FROM names");
+  while (n.step()) {
+    const int64_t id = n.column_int64(0);
+    if (id < 0 || id > (int64_t{1} << 24)) continue;  // damaged: its spans get no name
+    if (static_cast<size_t>(id) >= sites.size()) sites.resize(static_cast<size_t>(id) + 1);
+    sites[static_cast<size_t>(id)] = {n.column_text(1), n.column_text(2), n.column_int64(3)};
+  }
+  return sites;
+}
+
+namespace {
+
+SpanRow row_of(int32_t rank, int32_t thread, const PackedSpan& p, const std::vector<RunStoreReader::Site>& sites) {
+  SpanRow r;
+  r.rank = rank;
+  r.thread = thread;
+  take_fields(r, p);
+  if (p.name_id >= 0 && static_cast<size_t>(p.name_id) < sites.size()) {
+    const RunStoreReader::Site& site = sites[static_cast<size_t>(p.name_id)];
+    r.name = site.name;
+    r.file = site.file;
+    r.line = site.line;
+  }
+  r.peer = p.peer;
+  r.ctx_id = p.ctx_id;
+  return r;
+}
+
+}  // namespace
+
+std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
+  if (!packed_) return row_spans(q);
   struct Hit {
     int64_t id;
     int32_t rank, thread;
     PackedSpan span;
   };
   std::vector<Hit> hits;
-  std::vector<PackedSpan> pack;
-  while (s.step()) {
-    pack.clear();
-    const int64_t first_id = s.column_int64(2);
-    decode_stored_pack(s, 3, first_id, db_.path(), pack);
-    for (size_t i = 0; i < pack.size(); ++i) {
-      const PackedSpan& p = pack[i];
-      if (p.t_begin_ns > q.t_end_ns || p.t_end_ns < q.t_begin_ns) continue;
-      if (mask && !((mask >> p.kind) & 1)) continue;
-      if (q.iteration >= 0 && p.iteration != q.iteration) continue;
-      hits.push_back({first_id + static_cast<int64_t>(i), static_cast<int32_t>(s.column_int64(0)),
-                      static_cast<int32_t>(s.column_int64(1)), p});
-    }
-  }
+  walk_packs(q, [&](int64_t id, int32_t rank, int32_t thread, const PackedSpan& p) {
+    hits.push_back({id, rank, thread, p});
+  });
   const auto by_time = [](const Hit& a, const Hit& b) {
     return a.span.t_begin_ns != b.span.t_begin_ns ? a.span.t_begin_ns < b.span.t_begin_ns : a.id < b.id;
   };
@@ -276,37 +338,23 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
   } else {
     std::sort(hits.begin(), hits.end(), by_time);
   }
-  struct Site {
-    std::string name, file;
-    int64_t line = 0;
-  };
-  std::vector<Site> sites;
-  Statement n = db_.prepare("SELECT name_id, name, file, line FROM names");
-  while (n.step()) {
-    const int64_t id = n.column_int64(0);
-    if (id < 0 || id > (int64_t{1} << 24)) continue;  // damaged: its spans get no name
-    if (static_cast<size_t>(id) >= sites.size()) sites.resize(static_cast<size_t>(id) + 1);
-    sites[static_cast<size_t>(id)] = {n.column_text(1), n.column_text(2), n.column_int64(3)};
-  }
+  const std::vector<Site> names = sites();
   std::vector<SpanRow> out;
   out.reserve(hits.size());
-  for (const Hit& h : hits) {
-    const PackedSpan& p = h.span;
-    SpanRow r;
-    r.rank = h.rank;
-    r.thread = h.thread;
-    take_fields(r, p);
-    if (p.name_id >= 0 && static_cast<size_t>(p.name_id) < sites.size()) {
-      const Site& site = sites[static_cast<size_t>(p.name_id)];
-      r.name = site.name;
-      r.file = site.file;
-      r.line = site.line;
-    }
-    r.peer = p.peer;
-    r.ctx_id = p.ctx_id;
-    out.push_back(std::move(r));
-  }
+  for (const Hit& h : hits)
+    out.push_back(row_of(h.rank, h.thread, h.span, names));
   return out;
+}
+
+void RunStoreReader::each_span_row(const SpanQuery& q, const std::function<void(const SpanRow&)>& fn) {
+  if (!packed_) {
+    for (const SpanRow& r : row_spans(q))
+      fn(r);
+    return;
+  }
+  const std::vector<Site> names = sites();
+  walk_packs(q,
+             [&](int64_t, int32_t rank, int32_t thread, const PackedSpan& p) { fn(row_of(rank, thread, p, names)); });
 }
 
 std::vector<SpanRow> RunStoreReader::row_spans(const SpanQuery& q) {

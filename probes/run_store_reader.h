@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -174,8 +175,20 @@ class SpanScan {
   int64_t packs_read_ = 0;
 };
 
+// The most spans a run file of `file_bytes` may hold: one per kMinBytesPerSpan bytes (and
+// 4,096 in any file). ddpscope's own runs take 5 to 80 bytes a span (synthetic, perfectly
+// regular runs 8, PyTorch traces imported 5 and more); a file that claims more is refused when opened, and the importer
+// refuses traces that would pack denser.
+inline constexpr int64_t kMinBytesPerSpan = 2;
+int64_t max_spans_for_file(int64_t file_bytes);
+
 class RunStoreReader {
  public:
+  // A name as the names table holds it: the name and the call site that recorded it.
+  struct Site {
+    std::string name, file;
+    int64_t line = 0;
+  };
   explicit RunStoreReader(const std::string& path);
 
   RunRow run();
@@ -186,6 +199,9 @@ class RunStoreReader {
   std::vector<RankRow> ranks();
   std::vector<ThreadRow> threads();
   std::vector<SpanRow> spans(const SpanQuery& query = {});
+  // The same spans one at a time, in file order (per rank and thread, nearly by time),
+  // with no more than one pack in memory: for exports of a whole run. `limit` is ignored.
+  void each_span_row(const SpanQuery& query, const std::function<void(const SpanRow&)>& fn);
   int64_t span_count();
   // Every span in file order (per rank and thread, nearly by time), without names;
   // only `kinds` (all when empty), one rank (all when -1), rows after `after_rowid`,
@@ -237,6 +253,9 @@ class RunStoreReader {
 
  private:
   std::vector<SpanRow> row_spans(const SpanQuery& query);  // an older file's rows
+  void check_span_count();
+  void walk_packs(const SpanQuery& q, const std::function<void(int64_t, int32_t, int32_t, const PackedSpan&)>& fn);
+  std::vector<Site> sites();
 
   SqliteDb db_;
   bool packed_ = true;

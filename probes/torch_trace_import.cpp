@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "event.h"
 #include "gpu_time.h"
@@ -23,6 +24,7 @@ using namespace torch_scan;
 #define IMPORT_ERROR(...) TraceFileError(detail::concat(__VA_ARGS__), __FILE__, __LINE__)
 
 constexpr size_t kBatchEvents = 32768;
+constexpr int64_t kMaxNameBytes = int64_t{64} << 20;  // distinct event names one trace may hold
 constexpr const char* kWholeTrace = "whole trace (no ProfilerStep): one iteration";
 
 // The second pass: one file's events as batches for the writer.
@@ -281,11 +283,25 @@ class RankWriter {
   void push(BatchEvent be, Kind kind, const std::string& name) {
     be.kind = static_cast<uint8_t>(kind);
     auto [it, fresh] = names_.try_emplace(name, static_cast<uint32_t>(batch_.names.size()));
-    if (fresh) batch_.names.emplace_back(name);
+    if (fresh) {
+      count_name(name);
+      batch_.names.emplace_back(name);
+    }
     be.name = it->second;
     batch_.events.push_back(be);
     ++events_;
     if (batch_.events.size() >= kBatchEvents) flush();
+  }
+  // The run keeps every distinct name, so their bytes follow what the file says, not its
+  // size: a 10 MB gzip of 64 KiB names, each its own, made 1.9 GB. Real traces name a
+  // few thousand kernels and ops in a few MB.
+  void count_name(const std::string& name) {
+    if (!seen_names_.insert(std::hash<std::string>{}(name)).second) return;
+    name_bytes_ += static_cast<int64_t>(name.size());
+    if (name_bytes_ > kMaxNameBytes)
+      throw IMPORT_ERROR("'", f_.path, "' holds more than ", kMaxNameBytes >> 20,
+                         " MiB of distinct event names (by its event ", events_ + 1,
+                         "; a real trace has a few MB of them): not a trace PyTorch writes; refused");
   }
   void flush() {
     if (batch_.events.empty() && batch_.records.empty()) return;
@@ -305,6 +321,8 @@ class RankWriter {
   StepIndex steps_;
   EventBatch batch_;
   std::unordered_map<std::string, uint32_t> names_;
+  std::unordered_set<size_t> seen_names_;  // hashes of every name pushed
+  int64_t name_bytes_ = 0;
   std::map<std::pair<int64_t, std::string>, size_t> op_at_;
   std::map<int64_t, size_t> launch_at_;
   std::map<size_t, int> bucket_of_;
@@ -558,6 +576,18 @@ void write_run(const std::vector<FileScan>& files, const std::string& path, Torc
   writer.fold_wal();
 }
 
+// A run that packs denser than a run file may be would be refused when opened
+// (run_store_reader.h): events that repeat their times and ids pack to almost nothing.
+void check_packed_size(const std::vector<std::string>& paths, const std::string& run, int64_t events) {
+  std::error_code ec;
+  const auto bytes = static_cast<int64_t>(fs::file_size(run, ec));
+  if (ec || events <= max_spans_for_file(bytes)) return;
+  throw IMPORT_ERROR(paths.size() == 1 ? "'" + paths[0] + "' holds " : "the traces hold ", events,
+                     " events that pack into ", bytes, " bytes, more than one per ", kMinBytesPerSpan,
+                     " bytes: a profiler's events differ in their times and ids (PyTorch's traces pack into 5 "
+                     "bytes an event or more), these repeat as if made to exhaust memory; not imported");
+}
+
 }  // namespace
 
 TorchImportResult import_torch_traces(const std::vector<std::string>& inputs, const std::string& out,
@@ -581,6 +611,7 @@ TorchImportResult import_torch_traces(const std::vector<std::string>& inputs, co
   try {
     write_run(files, partial, result, progress);
     remove_partial({"-wal", "-shm"});
+    check_packed_size(paths, partial, result.events);
     fs::rename(partial, out);
   } catch (...) {
     remove_partial({"", "-wal", "-shm", "-journal"});

@@ -20,6 +20,7 @@ namespace {
 
 constexpr size_t kMaxName = 1 << 20;             // an event's name or category
 constexpr size_t kMaxString = 16 << 20;          // RapidJSON's stack: any one string
+constexpr size_t kMaxLabel = 1024;               // a thread's, group's or host's name
 constexpr size_t kMaxGroupRanks = 1 << 20;       // ranks one process group lists
 constexpr size_t kMaxGroups = 65536;             // process groups one file lists
 constexpr int kMaxDepth = 200;                   // RapidJSON recurses per level: deeper ran out of stack
@@ -162,9 +163,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       else if (key_ == "ph")
         ev_.ph = n > 0 ? s[0] : 0;
       else if (key_ == "pid")
-        ev_.pid_text.assign(s, n);
+        label(ev_.pid_text, s, n, "process id");
       else if (key_ == "tid")
-        ev_.tid_text.assign(s, n);
+        label(ev_.tid_text, s, n, "thread id");
       else if (key_ == "id")
         ev_.correlation = parse_int(s, n);
     } else if (in_args_) {
@@ -172,30 +173,30 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
         if (ev_.first_input_type.empty()) ev_.first_input_type.assign(s, n);
       } else if (depth_ == events_depth_ + 2) {
         if (key_ == "Collective name")
-          ev_.collective.assign(s, n);
+          label(ev_.collective, s, n, "collective name");
         else if (key_ == "dtype")
-          ev_.dtype.assign(s, n);
+          label(ev_.dtype, s, n, "dtype");
         else if (key_ == "Process Group Name")
-          ev_.pg_name.assign(s, n);
+          label(ev_.pg_name, s, n, "process group name");
         else if (key_ == "Process Group Ranks")
           ev_.pg_ranks.assign(s, n);
         else if (key_ == "name")
-          ev_.meta_name.assign(s, n);
+          label(ev_.meta_name, s, n, "thread or process name");
         else if (is_ddpscope_key())
           ddpscope_string(s, n);
       }
     } else if (in_dist_ && depth_ == 2 && key_ == "backend") {
-      h_.backend.assign(s, n);
+      label(h_.backend, s, n, "backend");
     } else if (in_pg_ && depth_ == 4) {
       if (key_ == "pg_name")
-        h_.groups.back().name.assign(s, n);
+        label(h_.groups.back().name, s, n, "process group name");
       else if (key_ == "pg_desc")
-        h_.groups.back().desc.assign(s, n);
+        label(h_.groups.back().desc, s, n, "process group description");
     } else if (top_object_ && depth_ == 1) {
       if (key_ == "ddpscopeHost")
-        h_.ddpscope_host.assign(s, n);
+        label(h_.ddpscope_host, s, n, "host name");
       else if (key_ == "ddpscopeDevice")
-        h_.ddpscope_device.assign(s, n);
+        label(h_.ddpscope_device, s, n, "device name");
     }
     return true;
   }
@@ -294,6 +295,13 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   bool Bool(bool) { return true; }
 
   bool saw_events() const { return events_depth_ > 0; }
+
+  // Names of threads, groups and hosts are kept once per thread, op or file, and shown as
+  // labels: real ones are under 100 bytes; one over kMaxLabel is refused.
+  static void label(std::string& out, const char* s, size_t n, const char* what) {
+    if (n > kMaxLabel) refuse("a ", what, " of ", n, " bytes (over 1 KiB)");
+    out.assign(s, n);
+  }
 
   template <typename... Args>
   [[noreturn]] static void refuse(const Args&... what) {

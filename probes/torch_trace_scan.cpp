@@ -192,18 +192,29 @@ class FirstPass {
   }
 
   void on_backend_op(const TraceEvent& e, const Span& s) {
-    BackendOp op{op_name(e.name), "0", s.begin, s.end, op_bytes(e)};
+    BackendOp op{op_name(e.name), 0, s.begin, s.end, op_bytes(e)};
     // record_param_comms (newer PyTorch) encloses its backend op on the same thread
     // and names the group and the message size.
     const auto c = last_comms_.find(thread_key(e));
     if (c != last_comms_.end() && e.ts_us >= c->second.ts_us && e.ts_us <= c->second.ts_us + c->second.dur_us) {
-      if (!c->second.pg_name.empty()) op.group = c->second.pg_name;
+      if (!c->second.pg_name.empty()) op.group = group_index(c->second.pg_name);
       if (op_bytes(c->second) >= 0) op.bytes = op_bytes(c->second);
     }
     f_.ops.push_back(op);
   }
 
+  int group_index(const std::string& name) {
+    const auto [it, fresh] = group_at_.try_emplace(name, static_cast<int>(f_.group_names.size()));
+    if (fresh) f_.group_names.push_back(name);
+    if (f_.group_names.size() > 65536)
+      throw IMPORT_ERROR("'", f_.path,
+                         "' names more than 65536 process groups in its collectives: not a trace "
+                         "PyTorch writes; refused");
+    return it->second;
+  }
+
   FileScan& f_;
+  std::map<std::string, int> group_at_{{"0", 0}};
   std::map<std::string, TraceEvent> last_comms_;  // per thread
   std::unordered_map<std::string, std::string> thread_names_;
 };
@@ -242,7 +253,7 @@ void match_collectives(FileScan& f) {
   std::stable_sort(f.ops.begin(), f.ops.end(), [](auto& a, auto& b) { return a.begin < b.begin; });
   std::map<std::string, int> seq;
   for (auto& op : f.ops)
-    op.seq = ++seq[op.group];
+    op.seq = ++seq[f.group_of(op)];
   std::map<std::string, std::vector<int>> by_op;
   for (size_t i = 0; i < f.ops.size(); ++i)
     by_op[f.ops[i].op].push_back(static_cast<int>(i));
@@ -326,24 +337,25 @@ std::vector<RankClock> align_clocks(std::vector<FileScan>& files) {
 // A group's members are its pg_config ranks where a trace names them; else the default
 // group ("0") holds every rank, and another group the ranks that ran its ops.
 void mark_unfinished(std::vector<FileScan>& files) {
-  std::map<std::string, std::set<int>> named, ran;  // group -> its pg_config ranks / ranks with its ops
+  // Groups by name, viewed in the files' own lists: one copy of each name, however many ops.
+  std::map<std::string_view, std::set<int>> named, ran;  // group -> its pg_config ranks / ranks with its ops
   std::set<int> present;
-  std::map<int, std::map<std::string, int>> last;  // rank -> group -> last seq it started
+  std::map<int, std::map<std::string_view, int>> last;  // rank -> group -> last seq it started
   for (const auto& f : files) {
     present.insert(f.rank);
     for (const auto& g : f.header.groups)
       named[g.name].insert(g.ranks.begin(), g.ranks.end());
     for (const auto& op : f.ops) {
-      int& l = last[f.rank][op.group];
+      int& l = last[f.rank][f.group_of(op)];
       l = std::max(l, op.seq);
-      ran[op.group].insert(f.rank);
+      ran[f.group_of(op)].insert(f.rank);
     }
   }
-  auto members_of = [&](const std::string& g) -> const std::set<int>& {
+  auto members_of = [&](std::string_view g) -> const std::set<int>& {
     if (const auto it = named.find(g); it != named.end()) return it->second;
     return g == "0" ? present : ran[g];
   };
-  std::map<std::string, int> reached;  // group -> the lowest last seq over its present members
+  std::map<std::string_view, int> reached;  // group -> the lowest last seq over its present members
   for (const auto& [g, ranks] : ran) {
     int lowest = INT32_MAX;
     for (int r : members_of(g)) {
@@ -355,7 +367,7 @@ void mark_unfinished(std::vector<FileScan>& files) {
   }
   for (auto& f : files)
     for (auto& op : f.ops)
-      op.completed = op.seq <= reached[op.group];
+      op.completed = op.seq <= reached[f.group_of(op)];
 }
 
 void check_same_job(const std::vector<FileScan>& files) {

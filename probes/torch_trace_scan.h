@@ -24,7 +24,8 @@ struct Span {
 };
 
 struct BackendOp {
-  std::string op, group;
+  std::string op;
+  int group = 0;  // its FileScan's group_names[group]: one copy a group, not one an op
   int64_t begin = 0, end = 0, bytes = -1;
   int seq = 0;  // within its group, from 1
   bool completed = true;
@@ -62,7 +63,9 @@ struct FileScan {
   int64_t pid = 0;
   std::map<int64_t, Span> steps;  // ProfilerStep#N
   std::vector<Span> forwards, optimizer_steps;
-  std::vector<BackendOp> ops;  // in file order, then sorted by begin
+  std::vector<BackendOp> ops;                 // in file order, then sorted by begin
+  std::vector<std::string> group_names{"0"};  // ops' groups ("0": the default group)
+  const std::string& group_of(const BackendOp& op) const { return group_names[static_cast<size_t>(op.group)]; }
   std::vector<Launch> launches;
   std::vector<int64_t> comm_kernel_ends;
   std::unordered_map<int64_t, int64_t> launch_time;  // correlation -> CUDA call begin

@@ -912,6 +912,47 @@ class TestTorchImport : public QObject {
     QVERIFY2(peak_rss_kb() - before < 48 * 1024, qPrintable(QString::number(peak_rss_kb() - before)));
   }
 
+  // Names kept once per thread or op are labels: over 1 KiB is refused, naming the byte
+  // (8 KiB names of 65,000 threads made 1.2 GB in the app).
+  void testLongLabelsAreRefused_data() {
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QString>("words");
+    QTest::newRow("thread name") << "thread_name"
+                                 << "a thread or process name of 1025 bytes (over 1 KiB) near byte";
+    QTest::newRow("group name") << "Process Group Name"
+                                << "a process group name of 1025 bytes (over 1 KiB) near byte";
+  }
+  void testLongLabelsAreRefused() {
+    QFETCH(QString, field);
+    QFETCH(QString, words);
+    auto trace = load_trace_object(kFixtures + "/kineto_cpu_gloo_2/rank0.json.gz");
+    const std::string label(1025, 'l');
+    if (field == "thread_name") {
+      trace["traceEvents"].push_back(
+          {{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 2}, {"args", {{"name", label}}}});
+    } else {
+      trace["traceEvents"][5]["args"][field.toStdString()] = label;
+    }
+    const QString file = write_file(tmp_.path(), "label.json", QByteArray::fromStdString(trace.dump()));
+    const QString error = import_error({file.toStdString()}, (tmp_.path() + "/label.ddprun").toStdString());
+    QVERIFY2(error.contains(words) && error.contains("label.json"), qPrintable(error));
+  }
+
+  // Events that repeat their times and ids pack into almost nothing: a run of them would
+  // be refused when opened, so the import refuses them (issue 49), leaving no file.
+  void testEventsThatPackTooDenselyAreRefused() {
+    std::string text = R"({"schemaVersion": 1, "traceEvents": [)";
+    for (int i = 0; i < 300000; ++i)
+      text += R"({"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1,"dur":1},)";
+    text += R"({"ph": "X", "cat": "cpu_op", "name": "end", "pid": 1, "tid": 1, "ts": 2, "dur": 1}]})";
+    const QString file = write_file(tmp_.path(), "dense_events_rank0.json", QByteArray::fromStdString(text));
+    const QString out = tmp_.path() + "/dense_events_rank0.ddprun";
+    const QString error = import_error({file.toStdString()}, out.toStdString());
+    QVERIFY2(error.contains("300002 events that pack into") && error.contains("more than one per 2 bytes"),
+             qPrintable(error));
+    QVERIFY(!QFileInfo::exists(out) && !QFileInfo::exists(out + ".importing"));
+  }
+
   // A gzip bomb (a few hundred kB inflating to 200 MB of events) is refused once it
   // inflates past 64 times its size: memory follows what is read (issue 49).
   void testAGzipBombIsRefused() {
