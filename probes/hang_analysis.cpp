@@ -78,9 +78,11 @@ struct RankSpans {
 // started and not finished, in the iteration it was issued in (spans of that iteration
 // may have ended since, as an error unwound). Returns when it blocked, or -1.
 int64_t find_blocking_collective(const RankSpans& spans, RankHangState& st) {
-  std::set<std::pair<int32_t, int64_t>> finished_ops;  // (name, seq)
+  // By name, not name id: the names table keys a name by its call site too, and a
+  // collective's start and end are recorded at different ones.
+  std::set<std::pair<std::string, int64_t>> finished_ops;
   for (const CompactSpan& e : spans.kept) {
-    if (e.kind == Kind::PgOp) finished_ops.insert({e.name_id, e.seq});
+    if (e.kind == Kind::PgOp) finished_ops.insert({spans.name(e), e.seq});
     if (e.kind == Kind::PgOpStart || e.kind == Kind::PgOp) st.latest_seq = std::max(st.latest_seq, e.seq);
   }
   // With several open (DDP's bucket allreduces are asynchronous) the rank waits in the
@@ -88,7 +90,7 @@ int64_t find_blocking_collective(const RankSpans& spans, RankHangState& st) {
   // queue behind it, and the first is the one another rank never entered.
   int64_t blocked_at = -1;
   for (const CompactSpan& e : spans.kept) {
-    if (e.kind == Kind::PgOpStart && !finished_ops.count({e.name_id, e.seq}) &&
+    if (e.kind == Kind::PgOpStart && !finished_ops.count({spans.name(e), e.seq}) &&
         (!st.blocked_in || std::tie(e.t_begin_ns, e.seq) < std::tie(blocked_at, st.blocked_in->seq))) {
       st.blocked_in = PendingCollective{spans.name(e), e.seq, e.bytes, e.t_begin_ns};
       st.current_iteration = e.iteration;

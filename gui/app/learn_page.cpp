@@ -673,7 +673,7 @@ bool LearnPage::runLive(QString* error) {
 void LearnPage::stepForward() {
   if (m_applied >= m_lesson.steps.size()) return;
   const StepKind next = m_lesson.steps[m_applied].kind;
-  if (m_predict->isChecked() && (next == StepKind::NodeRuns || next == StepKind::RingStep) && !m_asking) {
+  if (m_predict->isChecked() && (next == StepKind::NodeRuns || next == StepKind::RingSend) && !m_asking) {
     m_asking = true;
     m_guessed_wrong = false;
     showFeedback(QString(), true);  // a new question
@@ -820,7 +820,7 @@ void LearnPage::showState() {
     m_ring->setState(s, m_lesson.ring_ranks, m_applied > 0 ? &m_lesson.steps[m_applied - 1] : nullptr);
     QStringList sent;
     for (size_t r = 0; r < s.ring_bytes_sent.size(); ++r)
-      sent << tr("rank %1: %2 step(s), %3 B").arg(r).arg(s.ring_steps_done[r]).arg(s.ring_bytes_sent[r]);
+      sent << tr("rank %1: sent %2 step(s), %3 B").arg(r).arg(s.ring_steps_done[r]).arg(s.ring_bytes_sent[r]);
     const int n = m_lesson.ring_ranks;
     m_ringTally->setText(tr("Sent so far (the tensor is %1 B on every rank):\n%2\nAt the end each rank has sent "
                             "2(n-1)/n = %3 times the tensor.")

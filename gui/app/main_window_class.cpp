@@ -116,15 +116,24 @@ QString MainWindow::classAddress() const {
 void MainWindow::showClassStatus() {
   if (!m_classStatus) {
     m_classStatus = new QLabel;
+    m_classStatus->setTextFormat(Qt::PlainText);  // students' names are theirs to choose: never markup
     statusBar()->addPermanentWidget(m_classStatus);
   }
   if (m_classServer) {
     const QHostAddress on = m_classServer->listeningOn();
     const bool every = on == QHostAddress::Any || on == QHostAddress::AnyIPv4 || on == QHostAddress::AnyIPv6;
-    m_classStatus->setText(tr("Class at %1 (%2) · join code %3 · %n student(s)", "", m_classServer->studentCount())
-                               .arg(classAddress(),
-                                    every ? tr("listening on every interface") : tr("listening on that address only"),
-                                    m_classServer->code()));
+    QString text =
+        tr("Class at %1 (%2) · join code %3 · %n student(s)", "", m_classServer->studentCount())
+            .arg(classAddress(), every ? tr("listening on every interface") : tr("listening on that address only"),
+                 m_classServer->code());
+    // Names as the students gave them (cleaned: classroom.h's cleanName), the first few.
+    const QStringList names = m_classServer->studentNames();
+    constexpr int kShown = 8;
+    if (!names.isEmpty())
+      text += QStringLiteral(": ") + names.mid(0, kShown).join(QStringLiteral(", ")) +
+              (names.size() > kShown ? tr(" and %1 more").arg(names.size() - kShown) : QString());
+    m_classStatus->setText(text);
+    m_classStatus->setToolTip(names.join(QLatin1Char('\n')));
   } else if (m_classClient) {
     m_classStatus->setText(m_classClient->isJoined() ? (m_classClient->isFree() ? tr("In class: stepping freely")
                                                                                 : tr("In class: following the teacher"))

@@ -62,9 +62,12 @@ void RingView::paintEvent(QPaintEvent*) {
     }
   }
   if (!m_hasLast) return;
-  // The step just taken: the block sent, ringed, and an arrow to the next rank's copy.
-  const QRect from = cellRect(m_last.rank, m_last.param);
-  const QRect to = cellRect(m_last.peer, m_last.param);
+  // The step just taken: a send rings the block leaving, with an arrow to the next rank's
+  // copy (dashed: not there yet); a receive, the block that arrived, from the rank before.
+  const bool send = m_last.kind == StepKind::RingSend;
+  const int block = send ? m_last.param : m_last.bucket;
+  const QRect from = cellRect(send ? m_last.rank : m_last.peer, block);
+  const QRect to = cellRect(send ? m_last.peer : m_last.rank, block);
   if (from.isEmpty() || to.isEmpty()) return;
   const QColor arrow(0xd6, 0x27, 0x28);
   p.setPen(QPen(arrow, 3));

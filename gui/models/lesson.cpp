@@ -1,5 +1,7 @@
 #include "lesson.h"
 
+#include "causal_order.h"
+
 #include "ddp_lesson.h"
 #include "ring_lesson.h"
 
@@ -149,7 +151,57 @@ void time_messages(Lesson& l) {
 
 }  // namespace
 
-Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
+int64_t skew_of(const ClockSkew& skew, int rank) {
+  for (const auto& [r, ns] : skew)
+    if (r == rank) return ns;
+  return 0;
+}
+
+std::string concurrent_text() {
+  return "This happens at the same time as the step before: neither waits for the other.";
+}
+
+void order_by_causality(std::vector<LessonStep>& steps, const std::vector<std::vector<size_t>>& causes) {
+  std::vector<CausalStep> causal(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i)
+    causal[i] = {steps[i].rank, steps[i].t_ns, i < causes.size() ? causes[i] : std::vector<size_t>{}};
+  const CausalOrder order = causal_order(causal);
+  std::vector<LessonStep> sorted;
+  sorted.reserve(steps.size());
+  for (size_t k = 0; k < order.order.size(); ++k) {
+    sorted.push_back(std::move(steps[order.order[k]]));
+    sorted.back().concurrent = order.concurrent_with_previous[k];
+  }
+  steps = std::move(sorted);
+}
+
+namespace {
+
+// What each step waited for on another worker: a message's arrival, its send (by RPC
+// message id and kind: a call and its answer share the id); a SMART activation, the ask.
+std::vector<std::vector<size_t>> message_causes(const std::vector<LessonStep>& steps) {
+  std::map<std::tuple<int64_t, int>, size_t> sent;
+  std::map<std::pair<int, int64_t>, size_t> asked;  // (asked worker, autograd id) -> the ask
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const LessonStep& st = steps[i];
+    if (st.kind == StepKind::MessageSent) sent.try_emplace({st.msg_id, st.wire_kind}, i);
+    if (st.kind == StepKind::SmartAsk) asked.try_emplace({st.peer, st.msg_id}, i);
+  }
+  std::vector<std::vector<size_t>> causes(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const LessonStep& st = steps[i];
+    if (st.kind == StepKind::MessageArrived) {
+      if (const auto it = sent.find({st.msg_id, st.wire_kind}); it != sent.end()) causes[i].push_back(it->second);
+    } else if (st.kind == StepKind::SmartActive) {
+      if (const auto it = asked.find({st.rank, st.msg_id}); it != asked.end()) causes[i].push_back(it->second);
+    }
+  }
+  return causes;
+}
+
+}  // namespace
+
+Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass, const ClockSkew& skew) {
   Lesson l;
   l.ctx_id = ctx_id;
   l.pass = pass = find_pass(run, ctx_id, pass);
@@ -161,10 +213,14 @@ Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
   for (const auto& s : rows) {
     if (s.ctx_id != ctx_id || s.kind == Kind::DistBackward) continue;
     LessonStep st;
-    if (reader.to_step(s, end >= 0 && s.t_begin_ns > end, st)) l.steps.push_back(std::move(st));
+    if (reader.to_step(s, end >= 0 && s.t_begin_ns > end, st)) {
+      st.t_ns += skew_of(skew, st.rank);
+      l.steps.push_back(std::move(st));
+    }
   }
-  std::stable_sort(l.steps.begin(), l.steps.end(),
-                   [](const LessonStep& a, const LessonStep& b) { return a.t_ns < b.t_ns; });
+  // Happens-before, then clocks: a message arrives after it was sent, whatever the
+  // workers' clocks say.
+  order_by_causality(l.steps, message_causes(l.steps));
   add_failure_verdict(run, l);
   time_messages(l);
   return l;
@@ -428,6 +484,12 @@ std::string Lesson::explain(size_t i) const {
   if (i >= steps.size()) return {};
   if (ring) return explain_ring_step(*this, i);
   if (ddp) return explain_ddp_step(*this, i);
+  std::string text = explain_distributed_step(i);
+  if (steps[i].concurrent) text += " " + concurrent_text();
+  return text;
+}
+
+std::string Lesson::explain_distributed_step(size_t i) const {
   const LessonStep& st = steps[i];
   const std::string who = worker(st.rank);
   const std::string ctx = "context " + format_global_id(ctx_id);

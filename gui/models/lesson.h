@@ -41,10 +41,11 @@ enum class StepKind : uint8_t {
   // ZeRO lessons:
   ShardStep,        // this rank steps its share of `bucket` (-1: of every bucket, after backward)
   ParamsBroadcast,  // every rank broadcasts the parameters it owns (bytes: all of them)
-  // Ring lessons (ring_lesson.h): `rank` sent block `param` to `peer` and received block
-  // `bucket` from the rank before it, its step `iteration` (0 .. 2n-3) of the ring.
-  RingStep,
-  Verdict,  // the run did not finish: where each rank stood (the hang view's findings)
+  // Ring lessons (ring_lesson.h), each recorded step of the ring (`iteration`, 0 .. 2n-3)
+  // in two halves, so nothing arrives before it left:
+  RingSend,     // `rank` sends block `param` to `peer`
+  RingReceive,  // `rank` receives block `bucket` from `peer` (the rank before it) and adds or keeps it
+  Verdict,      // the run did not finish: where each rank stood (the hang view's findings)
 };
 
 struct LessonStep {
@@ -62,7 +63,14 @@ struct LessonStep {
   int iteration = -1;       // DDP lessons
   int param = -1;
   int bucket = -1;
+  // Happens at the same time as the step before it: neither waited for the other (their
+  // order on the screen is their clocks', which causality leaves free; causal_order.h).
+  bool concurrent = false;
 };
+
+// Per rank, nanoseconds added to its clock when a lesson is loaded: tests skew the ranks'
+// clocks with it to check that the order shown follows causality, not the clocks.
+using ClockSkew = std::vector<std::pair<int, int64_t>>;
 
 // A DDP lesson's bucket as its state shows it.
 struct BucketFill {
@@ -99,7 +107,8 @@ struct LessonState {
   // Ring lessons: per rank, per block, the ranks whose values that rank's copy of the
   // block sums (bit r: rank r's); and per rank the ring steps it has done.
   std::vector<std::vector<uint64_t>> holds;
-  std::vector<int> ring_steps_done;
+  std::vector<int> ring_steps_done;      // per rank, the ring steps it has sent
+  std::vector<int> ring_steps_received;  // per rank, the ring steps whose block it has received
   std::vector<int64_t> ring_bytes_sent;  // per rank, so far
 };
 
@@ -120,6 +129,8 @@ struct Lesson {
   LessonState state_after(size_t applied) const;
   // One or two plain sentences about step `i`, generated from its event and the graph.
   std::string explain(size_t i) const;
+  // A distributed autograd lesson's step, without what concerns its order.
+  std::string explain_distributed_step(size_t i) const;
   // The next NodeRuns step at or after `from`, or steps.size(): for "predict the next step".
   size_t next_node_step(size_t from) const;
 };
@@ -132,6 +143,14 @@ SequenceData lesson_sequence(const Lesson& lesson, size_t applied);
 // The lesson of context `ctx_id` (its first recorded pass, or `pass`). Throws
 // probes::RunStoreError when the run cannot be read; steps are empty when the run holds
 // no such context.
-Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass = -1);
+Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass = -1, const ClockSkew& skew = {});
+
+// Puts the steps in happens-before order (causal_order.h), given what each waited for
+// (causes[i]: indexes of steps on other ranks), and marks the concurrent ones.
+void order_by_causality(std::vector<LessonStep>& steps, const std::vector<std::vector<size_t>>& causes);
+// The nanoseconds `skew` adds to `rank`'s clock.
+int64_t skew_of(const ClockSkew& skew, int rank);
+// What a lesson says of a step concurrent with the one before.
+std::string concurrent_text();
 
 }  // namespace ddpscope::gui

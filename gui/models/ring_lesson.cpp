@@ -14,7 +14,7 @@ std::string phase_of(const Lesson& l, const LessonStep& st) {
 
 }  // namespace
 
-Lesson load_ring_lesson(probes::RunStoreReader& run) {
+Lesson load_ring_lesson(probes::RunStoreReader& run, const ClockSkew& skew) {
   Lesson l;
   l.ring = true;
   const auto spans = run.spans({.kinds = {probes::Kind::RingStep}});
@@ -23,48 +23,51 @@ Lesson load_ring_lesson(probes::RunStoreReader& run) {
   for (const auto& s : spans)
     seq = std::min(seq, s.seq);
   int ranks = 0;
+  for (const auto& s : spans)
+    if (s.seq == seq) ranks = std::max({ranks, static_cast<int>(s.rank) + 1, static_cast<int>(s.peer) + 1});
+  // Each recorded step in two halves: the send when the step began, the receive when it
+  // ended (a ring_step span ends when its block has arrived).
+  std::map<std::pair<int, int>, size_t> send_at, receive_at;  // (rank, step) -> index
   for (const auto& s : spans) {
     if (s.seq != seq) continue;
-    ranks = std::max({ranks, static_cast<int>(s.rank) + 1, static_cast<int>(s.peer) + 1});
-    LessonStep st;
-    st.kind = StepKind::RingStep;
-    st.t_ns = s.t_end_ns;
-    st.duration_us = static_cast<double>(s.t_end_ns - s.t_begin_ns) / 1e3;
-    st.rank = s.rank;
-    st.peer = static_cast<int>(s.peer);
-    st.iteration = static_cast<int>(s.msg_id);
-    st.param = static_cast<int>(s.param);    // the block sent
-    st.bucket = static_cast<int>(s.bucket);  // the block received
-    st.bytes = s.bytes;
-    st.name = s.name;
-    l.steps.push_back(st);
+    const int64_t shift = skew_of(skew, s.rank);
+    LessonStep send;
+    send.kind = StepKind::RingSend;
+    send.t_ns = s.t_begin_ns + shift;
+    send.rank = s.rank;
+    send.peer = static_cast<int>(s.peer);
+    send.iteration = static_cast<int>(s.msg_id);
+    send.param = static_cast<int>(s.param);  // the block sent
+    send.bytes = s.bytes;
+    send.name = s.name;
+    send.duration_us = static_cast<double>(s.t_end_ns - s.t_begin_ns) / 1e3;
+    LessonStep receive = send;
+    receive.kind = StepKind::RingReceive;
+    receive.t_ns = s.t_end_ns + shift;
+    receive.peer = ranks > 0 ? (s.rank + ranks - 1) % ranks : 0;
+    receive.param = -1;
+    receive.bucket = static_cast<int>(s.bucket);  // the block received
+    send_at[{send.rank, send.iteration}] = l.steps.size();
+    l.steps.push_back(send);
+    receive_at[{receive.rank, receive.iteration}] = l.steps.size();
+    l.steps.push_back(receive);
   }
-  // In the order they completed, a tie by rank. A rank's own steps stay in step order
-  // (ranks on several hosts have clocks apart): in the places that rank's steps take,
-  // its steps by number.
-  std::stable_sort(l.steps.begin(), l.steps.end(), [](const LessonStep& a, const LessonStep& b) {
-    return a.t_ns != b.t_ns ? a.t_ns < b.t_ns : a.rank < b.rank;
-  });
-  std::map<int, std::vector<size_t>> places;
-  for (size_t i = 0; i < l.steps.size(); ++i)
-    places[l.steps[i].rank].push_back(i);
-  for (const auto& [rank, at] : places) {
-    std::vector<LessonStep> own;
-    for (size_t i : at)
-      own.push_back(l.steps[i]);
-    std::sort(own.begin(), own.end(),
-              [](const LessonStep& a, const LessonStep& b) { return a.iteration < b.iteration; });
-    for (size_t k = 0; k < at.size(); ++k) {
-      const int64_t t = l.steps[at[k]].t_ns;  // the place's time: times stay in order
-      l.steps[at[k]] = own[k];
-      l.steps[at[k]].t_ns = t;
-    }
+  // A receive waits for the send of the rank before it; a send, for the receive that
+  // brought the block it sends (its rank's step before).
+  std::vector<std::vector<size_t>> causes(l.steps.size());
+  for (size_t i = 0; i < l.steps.size(); ++i) {
+    const LessonStep& st = l.steps[i];
+    const auto cause = st.kind == StepKind::RingReceive ? send_at.find({st.peer, st.iteration})
+                                                        : receive_at.find({st.rank, st.iteration - 1});
+    if (cause != (st.kind == StepKind::RingReceive ? send_at.end() : receive_at.end()))
+      causes[i].push_back(cause->second);
   }
+  order_by_causality(l.steps, causes);
   l.ring_ranks = std::min(ranks, 63);
   // Every rank sums the same tensor: a rank's first reduce-scatter steps send each block once.
   int64_t bytes = 0;
   for (const LessonStep& st : l.steps)
-    if (st.rank == 0) bytes += st.bytes;
+    if (st.rank == 0 && st.kind == StepKind::RingSend) bytes += st.bytes;
   // Rank 0 sent 2(n-1) blocks; the tensor is n blocks (their sizes differ by at most one element).
   l.ring_tensor_bytes = l.ring_ranks > 1 ? bytes * l.ring_ranks / (2 * (l.ring_ranks - 1)) : 0;
   l.pass = seq;
@@ -79,26 +82,24 @@ LessonState ring_state_after(const Lesson& l, size_t applied) {
     for (int b = 0; b < n; ++b)
       s.holds[static_cast<size_t>(r)][static_cast<size_t>(b)] = uint64_t{1} << r;
   s.ring_steps_done.assign(static_cast<size_t>(n), 0);
+  s.ring_steps_received.assign(static_cast<size_t>(n), 0);
   s.ring_bytes_sent.assign(static_cast<size_t>(n), 0);
-  // What each rank held after each of its steps (the block it sends at step k is its copy
-  // after step k-1, whenever the receiver's step shows up in time order).
+  // What each rank held after each of its steps: step k of rank r receives from its left
+  // neighbour the block that neighbour held after its step k-1 (what it sent at step k).
   std::vector<std::vector<std::vector<uint64_t>>> after(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r)
     after[static_cast<size_t>(r)].push_back(s.holds[static_cast<size_t>(r)]);
-  // Lockstep over the recorded blocks: step k of rank r receives from its left neighbour
-  // the block that neighbour held after its step k-1 (its copy at step k).
   const int steps = 2 * (n - 1);
-  std::vector<const LessonStep*> recorded(static_cast<size_t>(n * steps), nullptr);  // [rank * steps + k]
+  std::vector<const LessonStep*> received(static_cast<size_t>(n * steps), nullptr);  // [rank * steps + k]
   for (const LessonStep& st : l.steps)
-    if (st.rank >= 0 && st.rank < n && st.iteration >= 0 && st.iteration < steps)
-      recorded[static_cast<size_t>(st.rank * steps + st.iteration)] = &st;
+    if (st.kind == StepKind::RingReceive && st.rank >= 0 && st.rank < n && st.iteration >= 0 && st.iteration < steps)
+      received[static_cast<size_t>(st.rank * steps + st.iteration)] = &st;
   for (int k = 0; k < steps; ++k) {
     for (int r = 0; r < n; ++r) {
       auto next = after[static_cast<size_t>(r)].back();
-      if (const LessonStep* step = recorded[static_cast<size_t>(r * steps + k)]) {
-        const LessonStep& st = *step;
+      if (const LessonStep* step = received[static_cast<size_t>(r * steps + k)]) {
         const int left = (r + n - 1) % n;
-        const size_t block = static_cast<size_t>(st.bucket);
+        const auto block = static_cast<size_t>(step->bucket);
         const uint64_t incoming = after[static_cast<size_t>(left)][static_cast<size_t>(k)][block];
         next[block] = k < n - 1 ? (next[block] | incoming) : incoming;
       }
@@ -107,13 +108,18 @@ LessonState ring_state_after(const Lesson& l, size_t applied) {
   }
   for (size_t i = 0; i < applied && i < l.steps.size(); ++i) {
     const LessonStep& st = l.steps[i];
+    if (st.rank < 0 || st.rank >= n) continue;
     const auto r = static_cast<size_t>(st.rank);
-    s.ring_steps_done[r] = std::max(s.ring_steps_done[r], st.iteration + 1);
-    s.ring_bytes_sent[r] += st.bytes;
+    if (st.kind == StepKind::RingSend) {
+      s.ring_steps_done[r] = std::max(s.ring_steps_done[r], st.iteration + 1);
+      s.ring_bytes_sent[r] += st.bytes;
+    } else if (st.kind == StepKind::RingReceive) {
+      s.ring_steps_received[r] = std::max(s.ring_steps_received[r], st.iteration + 1);
+    }
   }
   for (int r = 0; r < n; ++r)
     s.holds[static_cast<size_t>(r)] =
-        after[static_cast<size_t>(r)][static_cast<size_t>(s.ring_steps_done[static_cast<size_t>(r)])];
+        after[static_cast<size_t>(r)][static_cast<size_t>(s.ring_steps_received[static_cast<size_t>(r)])];
   return s;
 }
 
@@ -132,29 +138,39 @@ std::string explain_ring_step(const Lesson& l, size_t i) {
   const int n = l.ring_ranks;
   const LessonState before = ring_state_after(l, i), after = ring_state_after(l, i + 1);
   const auto r = static_cast<size_t>(st.rank);
-  const uint64_t sent = before.holds[r][static_cast<size_t>(st.param)];
-  const uint64_t got = after.holds[r][static_cast<size_t>(st.bucket)];
-  const int left = (st.rank + n - 1) % n;
+  const bool scatter = st.iteration < n - 1;
+  const int k = scatter ? st.iteration : st.iteration - (n - 1);
   char buf[640];
-  if (st.iteration < n - 1) {
-    std::snprintf(buf, sizeof buf,
-                  "Reduce-scatter, step %d of %d on rank %d: it sends block %d (the sum of ranks %s) to rank %d, "
-                  "receives block %d from rank %d and adds it to its own: its block %d now sums ranks %s.%s",
-                  st.iteration + 1, n - 1, st.rank, st.param, ring_holds_text(sent, n).c_str(), st.peer, st.bucket,
-                  left, st.bucket, ring_holds_text(got, n).c_str(),
-                  st.iteration == n - 2 ? " Its reduce-scatter is done: one block holds every rank's sum." : "");
+  if (st.kind == StepKind::RingSend) {
+    const uint64_t sent = before.holds[r][static_cast<size_t>(st.param)];
+    if (scatter)
+      std::snprintf(buf, sizeof buf,
+                    "Reduce-scatter, step %d of %d on rank %d: it sends block %d (the sum of ranks %s) to rank %d.",
+                    k + 1, n - 1, st.rank, st.param, ring_holds_text(sent, n).c_str(), st.peer);
+    else
+      std::snprintf(buf, sizeof buf,
+                    "All-gather, step %d of %d on rank %d: it passes the full sum of block %d to rank %d.", k + 1,
+                    n - 1, st.rank, st.param, st.peer);
   } else {
-    const int k = st.iteration - (n - 1);
-    std::snprintf(buf, sizeof buf,
-                  "All-gather, step %d of %d on rank %d: it passes the full sum of block %d to rank %d and receives "
-                  "block %d's full sum from rank %d, in place of its own.%s",
-                  k + 1, n - 1, st.rank, st.param, st.peer, st.bucket, left,
-                  k == n - 2 ? " This rank is done: every block holds the sum of all ranks." : "");
+    const uint64_t got = after.holds[r][static_cast<size_t>(st.bucket)];
+    if (scatter)
+      std::snprintf(buf, sizeof buf,
+                    "Reduce-scatter, step %d of %d on rank %d: block %d arrives from rank %d and is added to its own: "
+                    "its block %d now sums ranks %s.%s",
+                    k + 1, n - 1, st.rank, st.bucket, st.peer, st.bucket, ring_holds_text(got, n).c_str(),
+                    k == n - 2 ? " Its reduce-scatter is done: one block holds every rank's sum." : "");
+    else
+      std::snprintf(buf, sizeof buf,
+                    "All-gather, step %d of %d on rank %d: block %d's full sum arrives from rank %d, in place of its "
+                    "own.%s",
+                    k + 1, n - 1, st.rank, st.bucket, st.peer,
+                    k == n - 2 ? " This rank is done: every block holds the sum of all ranks." : "");
   }
   std::string text = buf;
-  const bool all_done = std::all_of(after.ring_steps_done.begin(), after.ring_steps_done.end(),
+  if (st.concurrent) text += " " + concurrent_text();
+  const bool all_done = std::all_of(after.ring_steps_received.begin(), after.ring_steps_received.end(),
                                     [n](int done) { return done == 2 * (n - 1); });
-  if (all_done) {
+  if (all_done && st.kind == StepKind::RingReceive) {
     const double share = 2.0 * (n - 1) / n;
     std::snprintf(buf, sizeof buf,
                   " The allreduce is done. Each rank sent %d blocks of 1/%d of the tensor: 2(n-1)/n = %.2f times its "

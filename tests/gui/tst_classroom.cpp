@@ -329,6 +329,26 @@ class TestClassroom : public QObject {
     QCOMPARE(cleanName(" \t "), QString());
   }
 
+  // The teacher sees who joined, by the names they chose, as plain text: markup is
+  // shown as typed, control characters are gone (issue 49).
+  void testNamesAreShownAsPlainText() {
+    MainWindow teacher(QDir::tempPath());
+    QString error;
+    QVERIFY2(teacher.teachClass(0, &error, QHostAddress::LocalHost), qPrintable(error));
+    ClassroomServer* server = teacher.classServer();
+    Student bo(server->port(), server->code(), QString("<b>Bo</b>\x07<img src=x>"));
+    Student ana(server->port(), server->code(), QString("Ana"));
+    QTRY_COMPARE_WITH_TIMEOUT(server->studentCount(), 2, 20000);
+    QLabel* bar = nullptr;
+    for (QLabel* l : teacher.findChildren<QLabel*>())
+      if (l->text().startsWith("Class at ")) bar = l;
+    QVERIFY(bar);
+    QTRY_VERIFY2(bar->text().contains("2 student(s): "), qPrintable(bar->text()));
+    QVERIFY2(bar->text().contains("<b>Bo</b> <img src=x>") && bar->text().contains("Ana"), qPrintable(bar->text()));
+    QVERIFY(!bar->text().contains(QChar(7)));
+    QCOMPARE(bar->textFormat(), Qt::PlainText);
+  }
+
   void testAClassOfFifty() {
     ClassroomServer server;
     QString error;

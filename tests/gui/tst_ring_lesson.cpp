@@ -44,8 +44,9 @@ void checkAgainstTheRun(const QString& file) {
   const Lesson l = load_ring_lesson(run);
   const int n = l.ring_ranks;
   QCOMPARE(n, 4);
-  QCOMPARE(l.steps.size(), spans.size());
-  QCOMPARE(l.steps.size(), size_t(n * 2 * (n - 1)));
+  // Each recorded step in two halves: its send and its receive.
+  QCOMPARE(l.steps.size(), 2 * spans.size());
+  QCOMPARE(l.steps.size(), size_t(2 * n * 2 * (n - 1)));
   const uint64_t all = (uint64_t{1} << n) - 1;
   for (size_t i = 0; i < l.steps.size(); ++i) {
     const LessonStep& st = l.steps[i];
@@ -53,10 +54,27 @@ void checkAgainstTheRun(const QString& file) {
     const auto event = std::find_if(spans.begin(), spans.end(),
                                     [&](const auto& s) { return s.rank == st.rank && s.msg_id == st.iteration; });
     QVERIFY(event != spans.end());
-    QCOMPARE(st.param, int(event->param));
-    QCOMPARE(st.bucket, int(event->bucket));
-    QCOMPARE(st.peer, int(event->peer));
     const LessonState before = l.state_after(i), after = l.state_after(i + 1);
+    if (st.kind == StepKind::RingSend) {
+      QCOMPARE(st.param, int(event->param));
+      QCOMPARE(st.peer, int(event->peer));
+      QVERIFY(after.holds == before.holds);  // sending changes no one's sums
+      QCOMPARE(after.ring_steps_done[size_t(st.rank)], st.iteration + 1);
+      // The block a rank sends is the one it received (and summed) the step before.
+      if (st.iteration > 0) {
+        const auto prev = std::find_if(l.steps.begin(), l.steps.end(), [&](const LessonStep& o) {
+          return o.kind == StepKind::RingReceive && o.rank == st.rank && o.iteration == st.iteration - 1;
+        });
+        QVERIFY(prev < l.steps.begin() + std::ptrdiff_t(i));
+        QCOMPARE(st.param, prev->bucket);
+      } else {
+        QCOMPARE(st.param, st.rank);
+      }
+      continue;
+    }
+    QCOMPARE(int(st.kind), int(StepKind::RingReceive));
+    QCOMPARE(st.bucket, int(event->bucket));
+    QCOMPARE(st.peer, (st.rank + n - 1) % n);
     // Only the receiving rank's received block changes.
     for (int r = 0; r < n; ++r)
       for (int b = 0; b < n; ++b)
@@ -67,21 +85,13 @@ void checkAgainstTheRun(const QString& file) {
       QCOMPARE(got, ring_window(st.rank, st.iteration, n));  // the partial sum grows by one rank a step
     else
       QCOMPARE(got, all);  // all-gather: the full sum arrives
-    // The block a rank sends is the one it received (and summed) the step before.
-    if (st.iteration > 0) {
-      const auto prev = std::find_if(l.steps.begin(), l.steps.end(), [&](const LessonStep& o) {
-        return o.rank == st.rank && o.iteration == st.iteration - 1;
-      });
-      QCOMPARE(st.param, prev->bucket);
-    } else {
-      QCOMPARE(st.param, st.rank);
-    }
   }
   // After its reduce-scatter (its step n-2), each rank holds exactly one full block:
   // block (r + 1) mod n. Ranks get there at different moments, each is checked at its own.
   for (int r = 0; r < n; ++r) {
-    const auto last = std::find_if(l.steps.begin(), l.steps.end(),
-                                   [&](const LessonStep& o) { return o.rank == r && o.iteration == n - 2; });
+    const auto last = std::find_if(l.steps.begin(), l.steps.end(), [&](const LessonStep& o) {
+      return o.kind == StepKind::RingReceive && o.rank == r && o.iteration == n - 2;
+    });
     QVERIFY(last != l.steps.end());
     const LessonState mid = l.state_after(size_t(last - l.steps.begin()) + 1);
     int full = 0;
