@@ -6,6 +6,7 @@
 
 #include "ddpscope/error.h"
 #include "lesson_file.h"
+#include "lesson_show.h"
 #include "run_store_reader.h"
 
 namespace ddpscope::apps {
@@ -87,7 +88,8 @@ int make_lesson(const MakeArgs& a) {
 }  // namespace
 
 std::function<int()> add_lesson_command(CLI::App& app, CLI::App** lesson) {
-  *lesson = app.add_subcommand("lesson", "Make a lesson for the Learn tab from a run of your own");
+  *lesson =
+      app.add_subcommand("lesson", "Lessons: make one from a run of your own, list them, show a step without a window");
   (*lesson)->require_subcommand(1);
   auto args = std::make_shared<MakeArgs>();
   CLI::App* make = (*lesson)->add_subcommand(
@@ -103,7 +105,12 @@ std::function<int()> add_lesson_command(CLI::App& app, CLI::App** lesson) {
   make->add_option("--narrate", args->narration,
                    "STEP:TEXT, the words shown at that step instead of the app's (repeat it)");
   make->add_flag("--force", args->force, "Replace the lesson file if it exists");
-  return [make, args] { return make->parsed() ? make_lesson(*args) : 2; };
+  const std::function<int()> show = add_lesson_show_commands(**lesson);
+  return [make, args, show] {
+    if (make->parsed()) return make_lesson(*args);
+    const int status = show();
+    return status >= 0 ? status : 2;
+  };
 }
 
 }  // namespace ddpscope::apps

@@ -1,5 +1,7 @@
 #include "learn_page.h"
 
+#include "lesson_loader.h"
+
 #include "lesson_file.h"
 #include "ring_lesson.h"
 #include "ring_view.h"
@@ -90,8 +92,8 @@ void LearnPage::addLessonBars(QVBoxLayout* layout) {
   // Long titles are elided in the box, not allowed to set the page's minimum width.
   m_lessonBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   m_lessonBox->setMinimumContentsLength(28);
-  for (const LessonInfo& l : lessons())
-    m_lessonBox->addItem(l.title);
+  for (size_t i = 0; i < lessons().size(); ++i)
+    m_lessonBox->addItem(lessonMenuTitle(i));
   bar->addWidget(new QLabel(tr("Lesson")));
   bar->addWidget(m_lessonBox);
   m_workers = new QSpinBox;
@@ -534,28 +536,10 @@ QString LearnPage::aboutRun(probes::RunStoreReader& reader) const {
 bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
   try {
     probes::RunStoreReader reader(path.toStdString());
-    Lesson lesson;
-    // A run of ring steps and nothing else to replay: the ring lesson (ring_lesson.h).
-    const bool ring = !reader.spans({.kinds = {probes::Kind::RingStep}, .limit = 1}).empty() &&
-                      list_dist_graphs(reader).empty() &&
-                      reader.spans({.kinds = {probes::Kind::GradReady}, .limit = 1}).empty();
-    if (ring) {
-      lesson = load_ring_lesson(reader);
-    } else if (ddp) {
-      lesson = load_ddp_lesson(reader, rank);
-    } else {
-      const auto graphs = list_dist_graphs(reader);
-      if (graphs.empty()) {
-        *error = tr("%1 holds no distributed autograd pass to replay (run an example, or a job with "
-                    "--remote-embedding)")
-                     .arg(QFileInfo(path).fileName());
-        return false;
-      }
-      lesson = load_lesson(reader, graphs.front().ctx_id, graphs.front().pass);
-    }
+    std::string why_none;
+    Lesson lesson = load_run_lesson(reader, ddp, rank, why_none);
     if (lesson.steps.empty()) {
-      *error = ddp ? tr("%1 recorded no DDP iteration on rank %2 to replay").arg(QFileInfo(path).fileName()).arg(rank)
-                   : tr("%1 recorded no events of its context to replay").arg(QFileInfo(path).fileName());
+      *error = QString::fromStdString(why_none);
       return false;
     }
     m_lesson = std::move(lesson);

@@ -19,7 +19,7 @@ namespace ddpscope::gui {
 void MainWindow::buildLearnMenu() {
   QMenu* learn = menuBar()->addMenu(tr("L&earn"));
   for (size_t i = 0; i < lessons().size(); ++i)
-    learn->addAction(lessons()[i].title, this, [this, i] { openLesson(static_cast<int>(i)); });
+    learn->addAction(QStringLiteral("&") + lessonMenuTitle(i), this, [this, i] { openLesson(static_cast<int>(i)); });
   learn->addSeparator();
   learn->addAction(tr("Open a lesson &file..."), this, [this] {
     const QString file = QFileDialog::getOpenFileName(this, tr("Open a lesson file"), m_runList->folder(),

@@ -8,45 +8,46 @@ namespace ddpscope::gui {
 
 const std::vector<LessonInfo>& lessons() {
   static const std::vector<LessonInfo> list = {
-      {QStringLiteral("1. FAST mode on seed 000's example"), QStringLiteral("seed-fast.ddprun"), QStringLiteral("seed"),
+      {QStringLiteral("Distributed backward (FAST mode)"), QStringLiteral("seed-fast.ddprun"), QStringLiteral("seed"),
        QStringLiteral("fast"), 2,
        QStringLiteral("Worker 0 holds t1, t2 and t4; worker 1 adds t1 and t2. The forward has run: it recorded "
                       "a send and a recv function for each message (orange, in the graph from the first step). "
                       "Step through the backward: it runs on worker 0, sends the gradient of t3 to worker 1, "
                       "and comes back as the gradients of t1 and t2.")},
-      {QStringLiteral("2a. An unused RPC in FAST mode"), QStringLiteral("unused-fast.ddprun"),
-       QStringLiteral("unused-rpc"), QStringLiteral("fast"), 2,
+      {QStringLiteral("An unused RPC in FAST mode"), QStringLiteral("unused-fast.ddprun"), QStringLiteral("unused-rpc"),
+       QStringLiteral("fast"), 2,
        QStringLiteral("e = b * c is computed on worker 1 but does not feed the loss. FAST mode counts every send "
                       "function of the context, so its send never gets a gradient and the pass ends with an "
                       "error naming it."),
        false, 1.0, 0, false, QStringLiteral("unused-smart.ddprun")},
-      {QStringLiteral("2b. The same graph in SMART mode"), QStringLiteral("unused-smart.ddprun"),
+      {QStringLiteral("The same graph in SMART mode"), QStringLiteral("unused-smart.ddprun"),
        QStringLiteral("unused-rpc"), QStringLiteral("smart"), 2,
        QStringLiteral("SMART mode first searches from the loss and asks each worker to activate only the send "
                       "functions on a path to it. The send of e is never asked for, and the pass completes."),
        false, 1.0, 0, false, QStringLiteral("unused-fast.ddprun")},
-      {QStringLiteral("3. DDP bucketing"), QStringLiteral("ddp-buckets.ddprun"), QStringLiteral("train"), QString(), 2,
+      {QStringLiteral("DDP's gradient buckets"), QStringLiteral("ddp-buckets.ddprun"), QStringLiteral("train"),
+       QString(), 2,
        QStringLiteral("Rank 0 of a 2-rank DDP job (a 4-layer MLP, {cap} MiB buckets). Watch gradients arrive in "
                       "reverse order and fill their buckets, allreduces launch in bucket index order while "
                       "backward goes on, finalize wait for the last one, and iteration 2 start with the "
                       "buckets rebuilt in the order the gradients came."),
        true, 1.0},
-      {QStringLiteral("4. Why a DDP job hangs"), QStringLiteral("ddp-unused.ddprun"), QStringLiteral("train"),
-       QString(), 2,
+      {QStringLiteral("Why a DDP job hangs"), QStringLiteral("ddp-unused.ddprun"), QStringLiteral("train"), QString(),
+       2,
        QStringLiteral("The same job, but rank 1's model skips its second layer (train --inject-unused 1), and "
                       "DDP was not told (no --find-unused-parameters). Watch rank 1's bucket 1 wait for "
                       "gradients that never come, bucket 2 wait behind it, and the job end where the hang view "
                       "says each rank stood."),
        true, 1.0, 1, true},
-      {QStringLiteral("5. ZeRO: who updates what"), QStringLiteral("zero-overlap.ddprun"), QStringLiteral("train"),
+      {QStringLiteral("ZeRO: who updates what"), QStringLiteral("zero-overlap.ddprun"), QStringLiteral("train"),
        QString(), 2,
        QStringLiteral("Rank 0 of the same DDP job with ZeroRedundancyOptimizer overlapped with DDP (AdamW). "
                       "Each rank owns part of the parameters and keeps AdamW's state for those only. Watch "
                       "rank 0 step its share of each bucket as soon as that bucket is reduced, and the step "
                       "end with every rank broadcasting what it updated."),
        true, 1.0, 0, false, QString(), true},
-      {QStringLiteral("6. The ring allreduce"), QStringLiteral("ring-allreduce.ddprun"), QStringLiteral("ring"),
-       QString(), 4,
+      {QStringLiteral("The ring allreduce"), QStringLiteral("ring-allreduce.ddprun"), QStringLiteral("ring"), QString(),
+       4,
        QStringLiteral("Four ranks sum a tensor of four blocks around a ring: each sends to the next rank and "
                       "receives from the one before. Watch the reduce-scatter leave each rank with one block's "
                       "full sum after 3 steps, the all-gather pass those sums around in 3 more, and count what "
@@ -54,6 +55,10 @@ const std::vector<LessonInfo>& lessons() {
        false, 1.0, 0, false, QString(), false, true},
   };
   return list;
+}
+
+QString lessonMenuTitle(size_t index) {
+  return QStringLiteral("%1. %2").arg(index + 1).arg(index < lessons().size() ? lessons()[index].title : QString());
 }
 
 QString lessonsDir() {

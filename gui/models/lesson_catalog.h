@@ -10,7 +10,7 @@
 namespace ddpscope::gui {
 
 struct LessonInfo {
-  QString title;    // "1. FAST mode on seed 000's example"
+  QString title;    // in plain words: "Distributed backward (FAST mode)"
   QString file;     // the shipped recording, in lessonsDir()
   QString example;  // ddpscope-cli example NAME
   QString mode;     // fast | smart
@@ -26,6 +26,9 @@ struct LessonInfo {
 };
 
 const std::vector<LessonInfo>& lessons();
+// "7. The ring allreduce": the number is the one links, --lesson and `ddpscope-cli lesson
+// show` take (its place in lessons(), from 1).
+QString lessonMenuTitle(size_t index);
 // Where the shipped recordings are: $DDPSCOPE_LESSONS_DIR, next to an installed app
 // (../share/ddpscope/lessons), or the source tree; empty when none has them.
 QString lessonsDir();

@@ -1,0 +1,148 @@
+// `ddpscope-cli lesson show` and `lesson list` (issue 50, lesson_report.h): what each
+// lesson's steps show without a window, run as a user runs them. The ring's blocks and
+// counters at every step obey causality; the numbers are the Learn menu's and the links'.
+#include <QtTest/QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include "lesson_catalog.h"
+
+using namespace ddpscope::gui;
+
+namespace {
+
+struct Ran {
+  int status = -1;
+  QString out, err;
+};
+
+Ran cli(const QStringList& args) {
+  QProcess p;
+  p.start(QStringLiteral(DDPSCOPE_CLI_PATH), args);
+  Ran r;
+  if (!p.waitForFinished(120000)) return r;
+  r.status = p.exitCode();
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+
+QJsonObject json(const Ran& r) { return QJsonDocument::fromJson(r.out.toUtf8()).object(); }
+
+int ringIndex() {
+  for (size_t i = 0; i < lessons().size(); ++i)
+    if (lessons()[i].ring) return int(i) + 1;
+  return -1;
+}
+
+}  // namespace
+
+class TestLessonReport : public QObject {
+  Q_OBJECT
+ private slots:
+  // One numbering: the list, the menu's titles and `show` agree.
+  void testTheListNumbersAsTheMenuDoes() {
+    const Ran r = cli({"lesson", "list"});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    const QStringList lines = r.out.trimmed().split('\n');
+    QCOMPARE(lines.size(), int(lessons().size()));
+    for (size_t i = 0; i < lessons().size(); ++i) {
+      QCOMPARE(lines[int(i)], lessonMenuTitle(i));
+      QVERIFY(lines[int(i)].startsWith(QString("%1. ").arg(i + 1)));
+    }
+    QVERIFY(lines.contains("7. The ring allreduce"));
+    QVERIFY(lines.contains("1. Distributed backward (FAST mode)"));
+  }
+
+  // The ring, every step: blocks as the ranks summed in them, steps sent; nothing held
+  // that the rank before has not sent; at the end every block sums every rank.
+  void testTheRingAtEveryStep() {
+    const Ran r = cli({"lesson", "show", QString::number(ringIndex()), "--json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    const QJsonObject o = json(r);
+    QCOMPARE(o["kind"].toString(), QString("ring"));
+    const QJsonArray each = o["each_step"].toArray();
+    QCOMPARE(each.size(), o["steps"].toInt() + 1);
+    const int n = each[0].toObject()["ranks"].toInt();
+    QCOMPARE(n, 4);
+    for (int k = 0; k < each.size(); ++k) {
+      const QJsonObject s = each[k].toObject();
+      QCOMPARE(s["step"].toInt(), k);
+      const QJsonArray blocks = s["blocks"].toArray(), sent = s["sent_steps"].toArray(),
+                       received = s["received_steps"].toArray();
+      for (int rank = 0; rank < n; ++rank) {
+        const int left = (rank + n - 1) % n;
+        QVERIFY2(received[rank].toInt() <= sent[left].toInt(),
+                 qPrintable(QString("step %1: rank %2 received %3, rank %4 sent %5")
+                                .arg(k)
+                                .arg(rank)
+                                .arg(received[rank].toInt())
+                                .arg(left)
+                                .arg(sent[left].toInt())));
+        for (int b = 0; b < n; ++b) {
+          const QJsonArray summed = blocks[rank].toArray()[b].toArray();
+          QVERIFY(summed.contains(rank) || received[rank].toInt() >= n - 1);  // own values until all-gather
+          if (k == 0) QCOMPARE(summed, QJsonArray({rank}));
+          if (k + 1 == each.size()) QCOMPARE(summed, QJsonArray({0, 1, 2, 3}));
+        }
+      }
+      if (k > 0) QVERIFY(!s["narration"].toString().isEmpty());
+    }
+    // One step asked alone is that step of the whole.
+    const Ran one = cli({"lesson", "show", QString::number(ringIndex()), "--step", "5", "--json"});
+    QCOMPARE(json(one)["step"].toObject(), each[5].toObject());
+  }
+
+  // The other kinds: what their views draw, and the words, as text and JSON.
+  void testOtherLessonsAtChosenSteps() {
+    Ran r = cli({"lesson", "show", "1", "--step", "5"});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QVERIFY2(r.out.startsWith("Distributed backward (FAST mode) (") && r.out.contains("Step 5 of ") &&
+                 r.out.contains("dependency counts:") && r.out.contains("worker 0"),
+             qPrintable(r.out));
+    r = cli({"lesson", "show", "1", "--step", "5", "--json"});
+    const QJsonObject s = json(r)["step"].toObject();
+    QCOMPARE(s["kind"].toString(), QString("autograd"));
+    QVERIFY(!s["nodes"].toArray().isEmpty());
+    QVERIFY(!s["narration"].toString().isEmpty());
+    r = cli({"lesson", "show", "4", "--step", "20", "--json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    const QJsonObject d = json(r)["step"].toObject();
+    QCOMPARE(d["kind"].toString(), QString("ddp"));
+    QVERIFY(!d["buckets"].toArray().isEmpty());
+    QVERIFY(d["buckets"].toArray()[0].toObject().contains("phase"));
+  }
+
+  // A teacher's lesson file: its own words at its step.
+  void testALessonFileWithItsNarration() {
+    QTemporaryDir dir;
+    const QString run = dir.filePath("ring.ddprun");
+    QVERIFY(QFile::copy(QStringLiteral(DDPSCOPE_LESSONS_DIR) + "/ring-allreduce.ddprun", run));
+    Ran r = cli({"lesson", "make", run, "--title", "Our ring", "--narrate", "2:Watch rank 1 now."});
+    QVERIFY2(r.status == 0, qPrintable(r.err + r.out));
+    r = cli({"lesson", "show", dir.filePath("ring.ddplesson"), "--step", "2"});
+    QVERIFY2(r.status == 0 && r.out.startsWith("Our ring (") && r.out.contains("Step 2 of ") &&
+                 r.out.contains("Watch rank 1 now."),
+             qPrintable(r.out + r.err));
+  }
+
+  void testBadLessonsAreSaid() {
+    Ran r = cli({"lesson", "show", "99"});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(QString("there is no lesson 99: the lessons are 1 to %1").arg(lessons().size())),
+             qPrintable(r.err));
+    r = cli({"lesson", "show", "1", "--step", "100000"});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains("--step 100000: the lesson has"), qPrintable(r.err));
+    r = cli({"lesson", "show", "/nonexistent.ddprun"});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains("error:") && !r.err.contains(".cpp:"), qPrintable(r.err));
+  }
+};
+
+QTEST_MAIN(TestLessonReport)
+#include "tst_lesson_report.moc"
