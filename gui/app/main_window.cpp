@@ -1,5 +1,9 @@
 #include "main_window.h"
 
+#include "window_fit.h"
+
+#include <QTimer>
+
 #include "run_file_watch.h"
 #include "user_message.h"
 
@@ -105,7 +109,19 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   m_runList->setFolder(workspaceFolder);
   setUpTraceImport();
   setUpRunOpener();
-  resize(1280, 800);
+  fit_to_screen(*this);
+  m_fittedSize = size();
+}
+
+// Once the window manager has framed the window, fit again with the real frame, unless
+// someone chose another size meanwhile (--size, a test).
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  if (m_fittedSize.isEmpty()) return;
+  const bool ours = size() == m_fittedSize;
+  m_fittedSize = {};
+  if (ours && !isMaximized() && !isFullScreen())
+    QTimer::singleShot(200, this, [this] { fit_to_screen(*this); });  // once the frame is known
 }
 
 MainWindow::~MainWindow() {

@@ -223,6 +223,7 @@ class MainWindow : public QMainWindow {
   void onImportFailed(const QString& message, bool cancelled);
 
  protected:
+  void showEvent(QShowEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
 
@@ -259,6 +260,7 @@ class MainWindow : public QMainWindow {
   ClassroomClient* m_classClient = nullptr;
   QAction* m_classFree = nullptr;
   QLabel* m_classStatus = nullptr;
+  QSize m_fittedSize;  // the size fit_to_screen chose, until the window is first shown
   QDialog* m_classAnswers = nullptr;
   QChartView* m_classAnswersView = nullptr;
   EmptyState* m_messagesEmpty = nullptr;
