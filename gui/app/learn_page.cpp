@@ -367,6 +367,9 @@ bool LearnPage::openLesson(int index, QString* error) {
   m_source.path.clear();
   m_catalogIndex = index;
   showSourceInBox(QString());
+  // load() showed step 0 while the source still read "a run": say it again as the
+  // lesson, or a class would be sent the run's path (a student saw "A run of your own").
+  emit stepShown();
   return true;
 }
 

@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "classroom.h"
+#include "lesson_catalog.h"
 #include "graph_view.h"
 #include "learn_page.h"
 #include "lesson.h"
@@ -327,6 +328,21 @@ class TestClassroom : public QObject {
       QVERIFY2(c.category() != QChar::Other_Control && c.category() != QChar::Other_Format, qPrintable(name));
     QVERIFY(name.startsWith("Ana [31m Red evilxxx"));
     QCOMPARE(cleanName(" \t "), QString());
+  }
+
+  // A student who joins sees the teacher's lesson and step at once, not the lesson's run
+  // as "a run of your own" until the teacher steps (issue 50).
+  void testAJoiningStudentSeesTheTeachersLessonAtOnce() {
+    QTemporaryDir dir;
+    MainWindow teacher(dir.path());
+    const int ring = int(std::find_if(lessons().begin(), lessons().end(), [](const LessonInfo& i) { return i.ring; }) -
+                         lessons().begin());
+    QString error;
+    QVERIFY2(teacher.teachClass(0, &error, QHostAddress::LocalHost), qPrintable(error));
+    QVERIFY(teacher.openLesson(ring));  // after the class began: what the class is told then
+    Student late(teacher.classServer()->port(), teacher.classServer()->code(), "Late");
+    QVERIFY2(late.said(at(ring + 1, 0)), qPrintable(late.out()));
+    QVERIFY2(!late.out().contains("ddprun"), qPrintable(late.out()));
   }
 
   // The teacher sees who joined, by the names they chose, as plain text: markup is
