@@ -60,14 +60,15 @@ shot --lesson 4 --step 52 --screenshot "$out/learn_ddp.png"
 shot --lesson 5 --step 500 --screenshot "$out/learn_hang.png"
 shot --lesson 2 --step 40 --side-by-side --screenshot "$out/learn_side_by_side.png"
 echo "learn: the ring allreduce, rank 1 passing its first full sum on (all-gather)"
-shot --lesson 7 --step 9 --screenshot "$out/learn_ring.png"
-echo "classroom: a teacher's window (lesson 3 at step 20) with students' apps joined on loopback, and one student's"
+shot --lesson 7 --step 20 --screenshot "$out/learn_ring.png"
+echo "classroom: a teacher's window (the ring, lesson 7, at step 3: two sends at the same time) with students' apps"
+echo "  joined on loopback (the class bar names them), and one student's"
 port=47411
-DDPSCOPE_SCREENSHOT_DELAY_MS=7000 shot --teach "$port" --lesson 4 --step 20 --screenshot "$out/class_teacher.png" \
+DDPSCOPE_SCREENSHOT_DELAY_MS=7000 shot --teach "127.0.0.1:$port" --lesson 7 --step 3 --screenshot "$out/class_teacher.png" \
   >"$work/teacher.out" &
 teacher=$!
 for _ in $(seq 50); do grep -q "join code" "$work/teacher.out" 2>/dev/null && break; sleep 0.1; done
-code=$(sed -n 's/.*join code \([0-9]*\).*/\1/p' "$work/teacher.out")
+code=$(sed -n 's/.*join code \([A-Z0-9-]*\).*/\1/p' "$work/teacher.out" | head -1)
 students=()
 for name in Ana Ben; do
   QT_QPA_PLATFORM=offscreen "$app" --join "127.0.0.1:$port" --code "$code" --name "$name" >/dev/null 2>&1 &

@@ -83,6 +83,8 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   updateScore();
 }
 
+void LearnPage::setClassBar(QWidget* bar) { static_cast<QVBoxLayout*>(layout())->insertWidget(0, bar); }
+
 // Two rows, so the tab never makes the window wider than a laptop screen: the lesson
 // and how to follow it, then what "Run live" re-records with.
 void LearnPage::addLessonBars(QVBoxLayout* layout) {

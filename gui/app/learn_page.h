@@ -42,6 +42,8 @@ class LearnPage : public QWidget {
   Q_OBJECT
 
  public:
+  // Shows `bar` (a class's, class_bar.h) above the lesson; the page owns it from then on.
+  void setClassBar(QWidget* bar);
   // `workspace`: where live re-recordings go; `cli`: ddpscope-cli (empty: no live runs).
   LearnPage(const QString& workspace, const QString& cli, QWidget* parent = nullptr);
   ~LearnPage() override;

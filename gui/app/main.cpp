@@ -3,6 +3,8 @@
 // the 2-rank demo job and follows it live; `ddpscope --launch PRESET.json` launches a saved preset; `ddpscope --lesson
 // N [--step K]` opens a lesson of the Learn menu.
 #include <QApplication>
+#include <optional>
+#include <string>
 #include <algorithm>
 #include <QCheckBox>
 #include <QCommandLineParser>
@@ -208,7 +210,20 @@ void scheduleScreenshot(ddpscope::gui::MainWindow& window, const AppOptions& o) 
 
 }  // namespace
 
+// The value of `option` as given ("--name Ana" or "--name=Ana"), read before Qt sees the
+// arguments: its X11 platform takes -name/--name (the X resource name) out of argv, so
+// under a real display --join's name never reached the parser (the class saw no name).
+std::optional<QString> raw_option(int argc, char** argv, const std::string& option) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == option && i + 1 < argc) return QString::fromLocal8Bit(argv[i + 1]);
+    if (a.rfind(option + "=", 0) == 0) return QString::fromLocal8Bit(a.substr(option.size() + 1).c_str());
+  }
+  return std::nullopt;
+}
+
 int main(int argc, char** argv) {
+  const std::optional<QString> given_name = raw_option(argc, argv, "--name");
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("ddpscope"));
   QApplication::setDesktopFileName(QStringLiteral("ddpscope"));
@@ -248,7 +263,7 @@ int main(int argc, char** argv) {
   }
   if (o.isSet(o.join)) {
     QString error;
-    const QString name = o.isSet(o.name) ? o.value(o.name) : qEnvironmentVariable("USER");
+    const QString name = o.isSet(o.name) ? o.value(o.name) : given_name.value_or(qEnvironmentVariable("USER"));
     if (!window.joinClass(o.value(o.join), o.value(o.code), name, &error)) {
       std::fprintf(stderr, "error: --join: %s\n", qPrintable(error));
       return 2;

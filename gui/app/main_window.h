@@ -55,6 +55,7 @@ class BucketAdviceView;
 class TimeBreakdownPage;
 class ComparePage;
 class ClassroomServer;
+class ClassBar;
 class ClassroomClient;
 class RanksPage;
 class RunFileWatch;
@@ -176,6 +177,7 @@ class MainWindow : public QMainWindow {
   int askClass();  // the teacher: a question about the next step; -1 without a class
   ClassroomServer* classServer() const { return m_classServer; }
   ClassroomClient* classClient() const { return m_classClient; }
+  ClassBar* classBar() const { return m_classBar; }
   LiveMonitor* monitor() const { return m_monitor; }
   JobController* job() const { return m_job; }
   LiveRunLoader* liveLoader() const { return m_live; }
@@ -260,7 +262,8 @@ class MainWindow : public QMainWindow {
   ClassroomClient* m_classClient = nullptr;
   QAction* m_classFree = nullptr;
   QLabel* m_classStatus = nullptr;
-  QSize m_fittedSize;  // the size fit_to_screen chose, until the window is first shown
+  ClassBar* m_classBar = nullptr;  // on the Learn page, while there is a class
+  QSize m_fittedSize;              // the size fit_to_screen chose, until the window is first shown
   QDialog* m_classAnswers = nullptr;
   QChartView* m_classAnswersView = nullptr;
   EmptyState* m_messagesEmpty = nullptr;

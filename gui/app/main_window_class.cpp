@@ -27,6 +27,8 @@
 #include "lesson_link.h"
 #include "main_window.h"
 
+#include "class_bar.h"
+
 namespace ddpscope::gui {
 
 void MainWindow::buildClassMenu(QMenu* learn) {
@@ -119,9 +121,16 @@ void MainWindow::showClassStatus() {
     m_classStatus->setTextFormat(Qt::PlainText);  // students' names are theirs to choose: never markup
     statusBar()->addPermanentWidget(m_classStatus);
   }
+  if (!m_classBar) {
+    m_classBar = new ClassBar;
+    m_learn->setClassBar(m_classBar);
+  }
   if (m_classServer) {
     const QHostAddress on = m_classServer->listeningOn();
     const bool every = on == QHostAddress::Any || on == QHostAddress::AnyIPv4 || on == QHostAddress::AnyIPv6;
+    m_classBar->showTeaching(classAddress(),
+                             every ? tr("listening on every interface") : tr("listening on that address only"),
+                             m_classServer->code(), m_classServer->studentNames());
     QString text =
         tr("Class at %1 (%2) · join code %3 · %n student(s)", "", m_classServer->studentCount())
             .arg(classAddress(), every ? tr("listening on every interface") : tr("listening on that address only"),
@@ -135,11 +144,16 @@ void MainWindow::showClassStatus() {
     m_classStatus->setText(text);
     m_classStatus->setToolTip(names.join(QLatin1Char('\n')));
   } else if (m_classClient) {
+    m_classBar->showJoined(m_classClient->where(), m_classClient->name(),
+                           m_classClient->isJoined()
+                               ? (m_classClient->isFree() ? tr("stepping freely") : tr("following the teacher"))
+                               : tr("connecting..."));
     m_classStatus->setText(m_classClient->isJoined() ? (m_classClient->isFree() ? tr("In class: stepping freely")
                                                                                 : tr("In class: following the teacher"))
                                                      : tr("In class: connecting..."));
   } else {
     m_classStatus->clear();
+    m_classBar->showNoClass();
   }
 }
 
@@ -172,6 +186,7 @@ void MainWindow::showClassAnswers() {
     layout->addWidget(reveal);
   }
   const QMap<QString, int> answers = m_classServer->answers();
+  if (m_classBar) m_classBar->showAnswers(answers, m_classServer->studentCount());
   auto* chart = new QChart;
   auto* set = new QBarSet(tr("students"));
   QStringList choices;

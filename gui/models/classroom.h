@@ -123,6 +123,8 @@ class ClassroomClient : public QObject {
   void join(const QString& host, quint16 port, const QString& code, const QString& name);
   void leave();
   bool isJoined() const { return m_joined; }
+  QString where() const { return m_host + QLatin1Char(':') + QString::number(m_port); }
+  QString name() const { return m_name; }
   QString link() const { return m_link; }
   bool isFree() const { return m_free; }
   int question() const { return m_question; }

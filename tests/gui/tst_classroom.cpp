@@ -15,6 +15,7 @@
 #include <cmath>
 #include <memory>
 
+#include "class_bar.h"
 #include "classroom.h"
 #include "lesson_catalog.h"
 #include "graph_view.h"
@@ -149,6 +150,23 @@ class TestClassroom : public QObject {
                                teacher.classServer()->code(), "Dana", &error),
              qPrintable(error));
     QTRY_COMPARE_WITH_TIMEOUT(student.learnPage()->applied(), teacher.learnPage()->applied(), 10000);
+    // The class bar on the Learn page, both sides (issue 50): where, how to join, who.
+    const quint16 port = teacher.classServer()->port();
+    QVERIFY(teacher.classBar() && teacher.classBar()->isVisibleTo(teacher.learnPage()));
+    QTRY_VERIFY2_WITH_TIMEOUT(teacher.classBar()->text().contains("1 student(s): Dana"),
+                              qPrintable(teacher.classBar()->text()), 10000);
+    QVERIFY2(
+        teacher.classBar()->text().contains(
+            QString(":%1 (listening on every interface) · join code %2").arg(port).arg(teacher.classServer()->code())),
+        qPrintable(teacher.classBar()->text()));
+    QVERIFY2(teacher.classBar()->joinLine().startsWith("ddpscope --join ") &&
+                 teacher.classBar()->joinLine().endsWith(
+                     QString(":%1 --code %2 --name YOUR-NAME").arg(port).arg(teacher.classServer()->code())),
+             qPrintable(teacher.classBar()->joinLine()));
+    QVERIFY(student.classBar() && student.classBar()->isVisibleTo(student.learnPage()));
+    QTRY_VERIFY2_WITH_TIMEOUT(student.classBar()->text().startsWith(
+                                  QString("In class at 127.0.0.1:%1 as Dana · following the teacher").arg(port)),
+                              qPrintable(student.classBar()->text()), 10000);
     // The teacher asks about the next node to run (stepping on to a NodeRuns step first).
     LearnPage* own = teacher.learnPage();
     while (own->lesson().steps[own->applied()].kind != StepKind::NodeRuns)
@@ -167,6 +185,8 @@ class TestClassroom : public QObject {
       if (v->window()->windowTitle() == "The class's answers") chart = v;
     QVERIFY(chart && chart->isVisible());
     QTRY_VERIFY_WITH_TIMEOUT(chart->chart()->title().startsWith("1 of 1 student(s) answered"), 5000);
+    QVERIFY2(teacher.classBar()->text().contains(QString("Answers (1 of 1): %1: 1").arg(choice)),
+             qPrintable(teacher.classBar()->text()));
   }
 
   // A port already taken: the class does not open, and says which port and what to do.
