@@ -1,5 +1,6 @@
 #include "learn_page.h"
 
+#include "lesson_kind.h"
 #include "lesson_loader.h"
 
 #include "lesson_file.h"
@@ -363,7 +364,8 @@ bool LearnPage::openLesson(int index, QString* error) {
   }
   if (info.compare_file.isEmpty()) m_sideBySide->setChecked(false);
   m_aboutTemplate = info.about;
-  if (!load(QDir(dir).filePath(info.file), info.ddp, info.rank, error)) return false;
+  if (!load(QDir(dir).filePath(info.file), info.ddp ? QStringLiteral("ddp") : QString(), info.rank, error))
+    return false;
   m_source.source = LessonLink::Source::Builtin;
   m_source.lesson = index;
   m_source.path.clear();
@@ -391,18 +393,9 @@ bool LearnPage::openLessonFile(const QString& path, QString* error) {
                  .arg(QFileInfo(path).fileName(), run);
     return false;
   }
-  bool ddp = file.kind == "ddp";
-  if (file.kind.empty()) {  // not said: what the run holds
-    try {
-      probes::RunStoreReader reader(run.toStdString());
-      ddp = list_dist_graphs(reader).empty();
-    } catch (const std::exception& e) {
-      *error = tr("Cannot open %1: %2").arg(run, userMessage(e));
-      return false;
-    }
-  }
   m_aboutTemplate = QString::fromStdString(file.about);
-  if (!load(run, ddp, file.rank, error)) return false;
+  // The kind the file names, else the first the run holds (lesson_kind.h).
+  if (!load(run, QString::fromStdString(file.kind), file.rank, error)) return false;
   m_source.source = LessonLink::Source::File;
   m_source.path = QFileInfo(path).absoluteFilePath();
   m_stops = file.stops;
@@ -500,13 +493,7 @@ bool LearnPage::openRun(const QString& path, QString* error) {
   m_aboutTemplate =
       tr("A run of your own: its first distributed autograd context, or rank 0's first DDP "
          "iterations.");
-  try {
-    probes::RunStoreReader reader(path.toStdString());
-    if (!load(path, list_dist_graphs(reader).empty(), 0, error)) return false;
-  } catch (const std::exception& e) {
-    *error = tr("Cannot open %1: %2").arg(path, userMessage(e));
-    return false;
-  }
+  if (!load(path, QString(), 0, error)) return false;
   showSourceInBox(QString());
   return true;
 }
@@ -538,11 +525,11 @@ QString LearnPage::aboutRun(probes::RunStoreReader& reader) const {
   return text;
 }
 
-bool LearnPage::load(const QString& path, bool ddp, int rank, QString* error) {
+bool LearnPage::load(const QString& path, const QString& kind, int rank, QString* error) {
   try {
     probes::RunStoreReader reader(path.toStdString());
     std::string why_none;
-    Lesson lesson = load_run_lesson(reader, ddp, rank, why_none);
+    Lesson lesson = load_run_lesson(reader, kind.toStdString(), rank, why_none);
     if (lesson.steps.empty()) {
       *error = QString::fromStdString(why_none);
       return false;
@@ -643,7 +630,7 @@ bool LearnPage::runLive(QString* error) {
     // A FAST lesson on an unused RPC fails by design: its run still replays.
     const LessonInfo& lesson = lessons()[static_cast<size_t>(std::max(0, m_catalogIndex))];
     const int catalog = m_catalogIndex;  // a live recording of it: Run live again re-records the same lesson
-    if (QFileInfo::exists(out) && load(out, lesson.ddp, lesson.rank, &error)) {
+    if (QFileInfo::exists(out) && load(out, lesson.ddp ? QStringLiteral("ddp") : QString(), lesson.rank, &error)) {
       m_catalogIndex = catalog;
       showSourceInBox(tr("%1 (live: %2)").arg(lesson.title, QFileInfo(out).fileName()));
       emit statusMessage(
@@ -661,8 +648,7 @@ bool LearnPage::runLive(QString* error) {
 
 void LearnPage::stepForward() {
   if (m_applied >= m_lesson.steps.size()) return;
-  const StepKind next = m_lesson.steps[m_applied].kind;
-  if (m_predict->isChecked() && (next == StepKind::NodeRuns || next == StepKind::RingSend) && !m_asking) {
+  if (m_predict->isChecked() && kind_of(m_lesson).asks_before(m_lesson.steps[m_applied]) && !m_asking) {
     m_asking = true;
     m_guessed_wrong = false;
     showFeedback(QString(), true);  // a new question

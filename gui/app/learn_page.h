@@ -125,7 +125,8 @@ class LearnPage : public QWidget {
   QWidget* buildSidePanel();
   QHBoxLayout* buildControls();
   void connectSignals();
-  bool load(const QString& path, bool ddp, int rank, QString* error);
+  // `kind`: a kind's name (lesson_kind.h), or "" for the first the run holds.
+  bool load(const QString& path, const QString& kind, int rank, QString* error);
   void showState();
   void onNodeClicked(int node);
   void onRingCellClicked(int rank, int block);

@@ -27,7 +27,7 @@ namespace {
 
 struct Chosen {
   std::string title, run;
-  bool ddp = false;
+  std::string kind;  // lesson_kind.h's name, or "": the first the run holds
   int rank = 0;
   std::map<int, std::string> narration;  // a lesson file's own words, by step from 1
 };
@@ -49,7 +49,7 @@ Chosen choose(const std::string& lesson) {
       throw std::runtime_error("the shipped lessons are not installed here (set DDPSCOPE_LESSONS_DIR to their folder)");
     c.title = info.title.toStdString();
     c.run = (lessonsDir() + "/" + info.file).toStdString();
-    c.ddp = info.ddp;
+    c.kind = info.ddp ? "ddp" : "";
     c.rank = info.rank;
     return c;
   }
@@ -59,7 +59,7 @@ Chosen choose(const std::string& lesson) {
     const QString run = QString::fromStdString(file.run);
     c.title = file.title;
     c.run = (QFileInfo(run).isAbsolute() ? run : at.absoluteDir().filePath(run)).toStdString();
-    c.ddp = file.kind == "ddp";
+    c.kind = file.kind;
     c.rank = file.rank;
     c.narration = file.narration;
     return c;
@@ -73,7 +73,7 @@ int show(const std::string& lesson_arg, int step, bool json) {
   const Chosen c = choose(lesson_arg);
   ddpscope::probes::RunStoreReader run(c.run);
   std::string why;
-  const Lesson lesson = load_run_lesson(run, c.ddp, c.rank, why);
+  const Lesson lesson = load_run_lesson(run, c.kind, c.rank, why);
   if (lesson.steps.empty()) throw std::runtime_error(why);
   const size_t n = lesson.steps.size();
   if (step > static_cast<int>(n))

@@ -1,5 +1,7 @@
 #include "ddp_lesson.h"
 
+#include "lesson_kind.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -243,6 +245,7 @@ void add_verdict(probes::RunStoreReader& run, Lesson& l) {
 Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
   Lesson l;
   l.ddp = true;
+  l.kind = &ddp_lesson_kind();
   l.rank = rank;
   read_layout(run, rank, l.layout);
   if (l.layout.generations.empty()) return l;
@@ -465,6 +468,53 @@ std::string explain_ddp_step(const Lesson& l, size_t i) {
     case StepKind::Verdict: return explain_verdict(l, i);
     default: return {};
   }
+}
+
+namespace {
+
+const char* phase_name(BucketFill::Phase p) {
+  switch (p) {
+    case BucketFill::Phase::Filling: return "filling";
+    case BucketFill::Phase::Ready: return "ready";
+    case BucketFill::Phase::Reducing: return "reducing";
+    case BucketFill::Phase::Reduced: return "reduced";
+  }
+  return "?";
+}
+
+// One rank's DDP iterations: its buckets filling, reducing, and ZeRO's shares.
+class DdpLessonKind final : public LessonKind {
+ public:
+  const char* name() const override { return "ddp"; }
+  bool found_in(probes::RunStoreReader& run) const override {
+    return !run.spans({.kinds = {probes::Kind::GradReady}, .limit = 1}).empty();
+  }
+  Lesson load(probes::RunStoreReader& run, int rank) const override { return load_ddp_lesson(run, rank); }
+  LessonState state_after(const Lesson& l, size_t applied) const override { return replay_events(l, applied); }
+  std::string explain(const Lesson& l, size_t i) const override { return explain_ddp_step(l, i); }
+  bool asks_before(const LessonStep& next) const override { return next.kind == StepKind::NodeRuns; }
+  void describe(const Lesson& l, const LessonState& s, nlohmann::json& j) const override {
+    j["rank"] = l.rank;
+    j["generation"] = s.generation;
+    nlohmann::json buckets = nlohmann::json::array();
+    for (const BucketFill& b : s.buckets) {
+      nlohmann::json o = {{"params_ready", b.params_ready},
+                          {"params_total", b.params_total},
+                          {"bytes_ready", b.bytes_ready},
+                          {"bytes_total", b.bytes_total},
+                          {"phase", phase_name(b.phase)}};
+      if (b.params_owned >= 0) o["params_owned"] = b.params_owned, o["stepped"] = b.stepped;
+      buckets.push_back(o);
+    }
+    j["buckets"] = buckets;
+  }
+};
+
+}  // namespace
+
+const LessonKind& ddp_lesson_kind() {
+  static const DdpLessonKind kind;
+  return kind;
 }
 
 }  // namespace ddpscope::gui

@@ -1,9 +1,7 @@
 #include "lesson.h"
 
 #include "causal_order.h"
-
-#include "ddp_lesson.h"
-#include "ring_lesson.h"
+#include "lesson_kind.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -221,6 +219,7 @@ Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass, co
   // Happens-before, then clocks: a message arrives after it was sent, whatever the
   // workers' clocks say.
   order_by_causality(l.steps, message_causes(l.steps));
+  l.kind = &autograd_lesson_kind();
   add_failure_verdict(run, l);
   time_messages(l);
   return l;
@@ -339,20 +338,23 @@ int running_node(const std::vector<LessonStep>& steps, size_t applied) {
 
 }  // namespace
 
-LessonState Lesson::state_after(size_t applied) const {
+LessonState replay_events(const Lesson& l, size_t applied) {
   LessonState s;
-  const size_t n = graph.nodes.size();
+  const size_t n = l.graph.nodes.size();
   s.counters.resize(n);
   for (size_t i = 0; i < n; ++i)
-    s.counters[i] = graph.nodes[i].deps;
+    s.counters[i] = l.graph.nodes[i].deps;
   s.executed.assign(n, false);
   s.active.assign(n, false);
-  applied = std::min(applied, steps.size());
-  if (ring) return ring_state_after(*this, applied);
+  applied = std::min(applied, l.steps.size());
   for (size_t i = 0; i < applied; ++i)
-    apply_step(*this, i, s);
-  s.running = running_node(steps, applied);
+    apply_step(l, i, s);
+  s.running = running_node(l.steps, applied);
   return s;
+}
+
+LessonState Lesson::state_after(size_t applied) const {
+  return kind_of(*this).state_after(*this, std::min(applied, steps.size()));
 }
 
 SequenceData lesson_sequence(const Lesson& l, size_t applied) {
@@ -482,11 +484,56 @@ std::string explain_count_falls(const Lesson& l, size_t i) {
 
 std::string Lesson::explain(size_t i) const {
   if (i >= steps.size()) return {};
-  if (ring) return explain_ring_step(*this, i);
-  if (ddp) return explain_ddp_step(*this, i);
-  std::string text = explain_distributed_step(i);
-  if (steps[i].concurrent) text += " " + concurrent_text();
-  return text;
+  return kind_of(*this).explain(*this, i);
+}
+
+namespace {
+
+// A distributed autograd pass: every worker's part of one context's backward.
+class AutogradLessonKind final : public LessonKind {
+ public:
+  const char* name() const override { return "autograd"; }
+  bool found_in(probes::RunStoreReader& run) const override { return !list_dist_graphs(run).empty(); }
+  Lesson load(probes::RunStoreReader& run, int) const override {
+    const auto graphs = list_dist_graphs(run);
+    if (graphs.empty()) return {};
+    return load_lesson(run, graphs.front().ctx_id, graphs.front().pass);
+  }
+  LessonState state_after(const Lesson& l, size_t applied) const override { return replay_events(l, applied); }
+  std::string explain(const Lesson& l, size_t i) const override {
+    std::string text = l.explain_distributed_step(i);
+    if (l.steps[i].concurrent) text += " " + concurrent_text();
+    return text;
+  }
+  bool asks_before(const LessonStep& next) const override { return next.kind == StepKind::NodeRuns; }
+  void describe(const Lesson& l, const LessonState& s, nlohmann::json& j) const override {
+    j["context"] = l.ctx_id;
+    nlohmann::json nodes = nlohmann::json::array();
+    for (size_t i = 0; i < l.graph.nodes.size() && i < s.counters.size(); ++i) {
+      const GraphNode& n = l.graph.nodes[i];
+      nodes.push_back({{"node", n.op}, {"worker", n.rank}, {"waits_for", s.counters[i]}, {"ran", bool(s.executed[i])}});
+    }
+    j["nodes"] = nodes;
+    nlohmann::json flight = nlohmann::json::array();
+    for (size_t k : s.in_flight)
+      flight.push_back({{"message", l.steps[k].msg_id},
+                        {"from", l.steps[k].rank},
+                        {"to", l.steps[k].peer},
+                        {"name", l.steps[k].name}});
+    j["in_flight"] = flight;
+    nlohmann::json grads = nlohmann::json::array();
+    for (int n : s.accumulated)
+      grads.push_back(l.graph.nodes[static_cast<size_t>(n)].op);
+    j["gradients_in_context"] = grads;
+    j["released_by"] = s.released;
+  }
+};
+
+}  // namespace
+
+const LessonKind& autograd_lesson_kind() {
+  static const AutogradLessonKind kind;
+  return kind;
 }
 
 std::string Lesson::explain_distributed_step(size_t i) const {

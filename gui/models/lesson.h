@@ -21,6 +21,8 @@
 
 namespace ddpscope::gui {
 
+class LessonKind;  // lesson_kind.h
+
 enum class StepKind : uint8_t {
   ContextCreated,
   FunctionRecorded,  // a send or recv function recorded during forward
@@ -117,6 +119,7 @@ struct Lesson {
   int64_t pass = -1;
   GraphData graph;  // the pass's distributed graph (every worker's part); a DDP lesson: the rank's
   std::vector<LessonStep> steps;
+  const LessonKind* kind = nullptr;  // what it is (lesson_kind.h); the flags below say the same for views
   bool ddp = false;
   int rank = 0;       // a DDP lesson's rank
   DdpLayout layout;   // a DDP lesson's parameters and buckets
@@ -134,6 +137,9 @@ struct Lesson {
   // The next NodeRuns step at or after `from`, or steps.size(): for "predict the next step".
   size_t next_node_step(size_t from) const;
 };
+
+// The autograd and DDP kinds' state: their recorded events applied in order.
+LessonState replay_events(const Lesson& lesson, size_t applied);
 
 // The lesson's messages for the send/recv view once `applied` steps have happened: those
 // sent so far, the ones not yet arrived without a receive (drawn in flight). The time

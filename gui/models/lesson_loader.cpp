@@ -2,32 +2,37 @@
 
 #include <filesystem>
 
-#include "ddp_lesson.h"
-#include "graph_data.h"
-#include "ring_lesson.h"
+#include "lesson_kind.h"
 
 namespace ddpscope::gui {
 
-Lesson load_run_lesson(probes::RunStoreReader& run, bool ddp, int rank, std::string& why_none) {
+Lesson load_run_lesson(probes::RunStoreReader& run, const std::string& kind_name, int rank, std::string& why_none) {
   const std::string name = std::filesystem::path(run.path()).filename().string();
-  const auto graphs = list_dist_graphs(run);
-  const bool ring = !run.spans({.kinds = {probes::Kind::RingStep}, .limit = 1}).empty() && graphs.empty() &&
-                    run.spans({.kinds = {probes::Kind::GradReady}, .limit = 1}).empty();
-  Lesson lesson;
-  if (ring) {
-    lesson = load_ring_lesson(run);
-  } else if (ddp) {
-    lesson = load_ddp_lesson(run, rank);
-  } else if (graphs.empty()) {
-    why_none =
-        name + " holds no distributed autograd pass to replay (run an example, or a job with --remote-embedding)";
-    return lesson;
+  const LessonKind* kind = nullptr;
+  if (!kind_name.empty()) {
+    kind = lesson_kind_named(kind_name);
+    if (!kind) {
+      why_none = "\"" + kind_name.substr(0, 40) + "\" is no kind of lesson (autograd, ddp or ring)";
+      return {};
+    }
   } else {
-    lesson = load_lesson(run, graphs.front().ctx_id, graphs.front().pass);
+    for (const LessonKind* k : lesson_kinds())
+      if (k->found_in(run)) {
+        kind = k;
+        break;
+      }
   }
+  if (!kind) {
+    why_none = name +
+               " holds no lesson to replay: no distributed autograd pass, DDP iteration or ring allreduce (run an "
+               "example, or a job with --remote-embedding)";
+    return {};
+  }
+  Lesson lesson = kind->load(run, rank);
   if (lesson.steps.empty())
-    why_none = ddp ? name + " recorded no DDP iteration on rank " + std::to_string(rank) + " to replay"
-                   : name + " recorded no events of its context to replay";
+    why_none = kind == &ddp_lesson_kind()
+                   ? name + " recorded no DDP iteration on rank " + std::to_string(rank) + " to replay"
+                   : name + " recorded no events of its " + kind->name() + " lesson to replay";
   return lesson;
 }
 

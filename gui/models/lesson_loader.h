@@ -1,6 +1,6 @@
-// Which lesson a run holds: the ring allreduce's when the run recorded ring steps and
-// nothing else to replay, a rank's DDP iterations when asked for, else its first
-// distributed autograd pass. Shared by the Learn tab and `ddpscope-cli lesson show`.
+// Which lesson a run holds, by the kinds of lesson_kind.h: the one asked for, else the
+// first the run holds (a ring allreduce's steps, a distributed autograd pass, a rank's
+// DDP iterations). Shared by the Learn tab and `ddpscope-cli lesson show`.
 // Plain data, no Qt.
 #pragma once
 
@@ -10,8 +10,10 @@
 
 namespace ddpscope::gui {
 
-// Throws probes::RunStoreError when the run cannot be read. Empty steps when the run
-// holds no such lesson: `why_none` then says why, in words for the user.
-Lesson load_run_lesson(probes::RunStoreReader& run, bool ddp, int rank, std::string& why_none);
+// `kind`: a kind's name (lesson_kind.h) when the caller knows it (a lesson of the menu, a
+// lesson file), else "" for the first kind the run holds. Throws probes::RunStoreError
+// when the run cannot be read. Empty steps when the run holds no such lesson: `why_none`
+// then says why, in words for the user.
+Lesson load_run_lesson(probes::RunStoreReader& run, const std::string& kind, int rank, std::string& why_none);
 
 }  // namespace ddpscope::gui

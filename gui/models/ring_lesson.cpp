@@ -1,5 +1,7 @@
 #include "ring_lesson.h"
 
+#include "lesson_kind.h"
+
 #include <algorithm>
 #include <bit>
 #include <cstdio>
@@ -17,6 +19,7 @@ std::string phase_of(const Lesson& l, const LessonStep& st) {
 Lesson load_ring_lesson(probes::RunStoreReader& run, const ClockSkew& skew) {
   Lesson l;
   l.ring = true;
+  l.kind = &ring_lesson_kind();
   const auto spans = run.spans({.kinds = {probes::Kind::RingStep}});
   if (spans.empty()) return l;
   int64_t seq = spans.front().seq;
@@ -179,6 +182,54 @@ std::string explain_ring_step(const Lesson& l, size_t i) {
     text += buf;
   }
   return text;
+}
+
+namespace {
+
+// The ranks whose values a block sums, in order.
+nlohmann::json summed(uint64_t holds) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (int r = 0; r < 64; ++r)
+    if (holds >> r & 1) ranks.push_back(r);
+  return ranks;
+}
+
+// A ring allreduce's steps: blocks going round, each rank's sums growing.
+class RingLessonKind final : public LessonKind {
+ public:
+  const char* name() const override { return "ring"; }
+  // Ring steps and nothing else to replay (a DDP job over the ring has its own lessons).
+  bool found_in(probes::RunStoreReader& run) const override {
+    return !run.spans({.kinds = {probes::Kind::RingStep}, .limit = 1}).empty() && list_dist_graphs(run).empty() &&
+           run.spans({.kinds = {probes::Kind::GradReady}, .limit = 1}).empty();
+  }
+  Lesson load(probes::RunStoreReader& run, int) const override { return load_ring_lesson(run); }
+  LessonState state_after(const Lesson& l, size_t applied) const override { return ring_state_after(l, applied); }
+  std::string explain(const Lesson& l, size_t i) const override { return explain_ring_step(l, i); }
+  // Which block does this rank send next?
+  bool asks_before(const LessonStep& next) const override { return next.kind == StepKind::RingSend; }
+  void describe(const Lesson& l, const LessonState& s, nlohmann::json& j) const override {
+    j["ranks"] = l.ring_ranks;
+    j["tensor_bytes"] = l.ring_tensor_bytes;
+    nlohmann::json blocks = nlohmann::json::array();
+    for (const auto& row : s.holds) {
+      nlohmann::json rank = nlohmann::json::array();
+      for (uint64_t h : row)
+        rank.push_back(summed(h));
+      blocks.push_back(rank);
+    }
+    j["blocks"] = blocks;
+    j["sent_steps"] = s.ring_steps_done;
+    j["received_steps"] = s.ring_steps_received;
+    j["bytes_sent"] = s.ring_bytes_sent;
+  }
+};
+
+}  // namespace
+
+const LessonKind& ring_lesson_kind() {
+  static const RingLessonKind kind;
+  return kind;
 }
 
 }  // namespace ddpscope::gui

@@ -1,0 +1,44 @@
+// A kind of lesson (a distributed autograd pass, a rank's DDP iterations, a ring
+// allreduce): what differs between kinds, behind one interface. A new kind is a class in
+// its own file and one line in lesson_kinds(); the Learn tab, `lesson show` and the
+// loader ask the kind, not flags. Plain data, no Qt.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "lesson.h"
+
+namespace ddpscope::gui {
+
+class LessonKind {
+ public:
+  virtual ~LessonKind() = default;
+  // "autograd", "ddp", "ring": lesson files' "kind" and `lesson show --json`'s.
+  virtual const char* name() const = 0;
+  // Whether `run` holds this kind to replay when nothing says which (the first kind in
+  // lesson_kinds() that does is taken).
+  virtual bool found_in(probes::RunStoreReader& run) const = 0;
+  // The lesson (`rank`: whose, for a kind that replays one rank). Empty steps: none.
+  virtual Lesson load(probes::RunStoreReader& run, int rank) const = 0;
+  virtual LessonState state_after(const Lesson& lesson, size_t applied) const = 0;
+  virtual std::string explain(const Lesson& lesson, size_t i) const = 0;
+  // Predict mode asks the student before this step.
+  virtual bool asks_before(const LessonStep& next) const = 0;
+  // What the kind's views draw of `state`, as `lesson show --json` gives it.
+  virtual void describe(const Lesson& lesson, const LessonState& state, nlohmann::json& out) const = 0;
+};
+
+// Every kind, in the order a run is tried against them.
+const std::vector<const LessonKind*>& lesson_kinds();
+const LessonKind* lesson_kind_named(const std::string& name);
+// The kind of a loaded lesson.
+const LessonKind& kind_of(const Lesson& lesson);
+
+// The kinds themselves, each defined beside its lesson's code.
+const LessonKind& ring_lesson_kind();      // ring_lesson.cpp
+const LessonKind& ddp_lesson_kind();       // ddp_lesson.cpp
+const LessonKind& autograd_lesson_kind();  // lesson.cpp
+
+}  // namespace ddpscope::gui
