@@ -562,10 +562,13 @@ class GroupMatcher {
       }
       case MatchClass::StateMismatch:
         if (never_started_) {
-          text += detail::concat(ranks_text(c), " never started ", call_text(f_.calls.at(c.front())),
-                                 from_text(f_.calls.at(c.front())), " (still scheduled there), which ",
-                                 lower_ranks(f_.others), " started and waited in: the work queued before it on ",
-                                 c.size() > 1 ? "their" : "its", " device held ", c.size() > 1 ? "them" : "it", " up.");
+          // Issued and never begun: the rank stopped there (a stopped or killed CPU rank
+          // leaves this too), or work queued ahead of it on its stream or backend held it.
+          text +=
+              detail::concat(ranks_text(c), " never started ", call_text(f_.calls.at(c.front())),
+                             from_text(f_.calls.at(c.front())), " (still scheduled there), which ",
+                             lower_ranks(f_.others), " started and waited in: issued there, it never began (",
+                             c.size() > 1 ? "they" : "the rank", " stopped, or work queued ahead of it held it up).");
         } else if (silent_went_on_) {
           text += detail::concat(ranks_text(c), " completed ", call_text(f_.calls.at(c.front())),
                                  " and went on (last: ", last_call_line(c.front()), "); ", lower_ranks(f_.others),

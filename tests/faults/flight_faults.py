@@ -69,8 +69,9 @@ def scenarios(h):
             except OSError:
                 pass
         problems = h.check_common(r, job, code, run, 60, names=(
+            # Stopped between issuing a collective and starting it, rank 1 leaves it scheduled.
             r"diagnosis: Group 'world' collective #\d+: (missing ranks\. Rank 1 never called|state mismatch\. "
-            r"Rank 1 (never )?completed|fully matched\. .*Rank 1 (did not run for|never timed out))",))
+            r"Rank 1 (never )?(completed|started)|fully matched\. .*Rank 1 (did not run for|never timed out))",))
         if problems:
             problems.append(h.diagnosis_line(job)[:400])
         return r.conclude(problems, f"exit {code}: {h.diagnosis_line(job)[:330]}")
