@@ -181,6 +181,7 @@ constexpr int64_t kTimeCap = int64_t{1} << 61;  // sums of times and offsets can
 // real ones, pickled by PyTorch 2.11 or Python or written as JSON, expand 1.6 to 4.5
 // times; a 10 MB file then stays within a few hundred MiB.
 constexpr int64_t kExpansion = 32;
+constexpr int kMaxNesting = 200;
 
 // The SAX builder of a FlightDump. Every event returns false on the first problem, which
 // error() then describes; PyTorch's field names are checked for their types.
@@ -232,6 +233,12 @@ class DumpBuilder final : public SaxSink {
     if (error_.empty()) error_ = why;
     return false;
   }
+  // RapidJSON's reader recurses a level per bracket: 100,000 of them (310 bytes of gzip)
+  // ran out of stack. Dumps nest 5 levels.
+  bool nest() {
+    if (++nesting_ <= kMaxNesting) return true;
+    return fail(detail::concat("it nests deeper than ", kMaxNesting, " levels: not a dump PyTorch writes"));
+  }
   // Memory follows what the dump expands to, not its size on disk: a pickle's shared
   // references are replayed once per use, and a gzip inflates.
   bool charge(size_t text_bytes) {
@@ -261,6 +268,7 @@ class DumpBuilder final : public SaxSink {
   FlightDump& d_;
   bool probe_;
   int64_t budget_, expanded_ = 0;
+  int nesting_ = 0;
   std::vector<Level> stack_;
   Field field_ = Field::None;  // the key whose value comes next
   Ctx pending_ = Ctx::Root;    // the root key read was pg_config
@@ -319,7 +327,7 @@ bool DumpBuilder::Key(std::string_view k) {
 }
 
 bool DumpBuilder::StartObject() {
-  if (!charge(0)) return false;
+  if (!charge(0) || !nest()) return false;
   if (stack_.empty()) {
     if (started_) return fail("more than one document in the file");
     started_ = true;
@@ -381,6 +389,7 @@ bool DumpBuilder::end_skipped() {
 }
 
 bool DumpBuilder::EndObject() {
+  --nesting_;
   if (stack_.empty()) return fail("unbalanced document");
   const Ctx c = top();
   if (end_skipped()) return true;
@@ -398,7 +407,7 @@ bool DumpBuilder::EndObject() {
 }
 
 bool DumpBuilder::StartArray() {
-  if (!charge(0)) return false;
+  if (!charge(0) || !nest()) return false;
   if (stack_.empty()) {
     return fail(
         "it is a JSON list, not an object (a PyTorch profiler trace of the older list form? import it with "
@@ -451,6 +460,7 @@ bool DumpBuilder::StartArray() {
 }
 
 bool DumpBuilder::EndArray() {
+  --nesting_;
   if (stack_.empty()) return fail("unbalanced document");
   const Ctx c = top();
   if (end_skipped()) return true;

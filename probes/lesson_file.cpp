@@ -35,7 +35,8 @@ std::string text_field(const nlohmann::json& j, const char* key, const std::stri
 
 int step_number(const nlohmann::json& v, const std::string& where, const std::string& what) {
   if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 100'000'000)
-    throw DDPSCOPE_ERROR(where, ": ", what, " must be a step number from 1 (as the Learn tab counts), not ", v.dump());
+    throw DDPSCOPE_ERROR(where, ": ", what, " must be a step number from 1 (as the Learn tab counts), not ",
+                         v.dump().substr(0, 40));
   return static_cast<int>(v.get<int64_t>());
 }
 
@@ -128,7 +129,14 @@ LessonFile read_lesson_file(const std::string& path) {
     throw DDPSCOPE_ERROR("'", path, "' is ", text.str().size() / (1024 * 1024), " MiB: not a lesson file");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
+    // Refused as it is read: a tree 60,000 levels deep was built, then printed and freed
+    // by recursion, out of stack. Lesson files nest 3 levels.
+    constexpr int kMaxDepth = 64;
+    j = nlohmann::json::parse(text.str(), [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > kMaxDepth)
+        throw DDPSCOPE_ERROR("'", path, "' nests deeper than ", kMaxDepth, " levels: not a lesson file");
+      return true;
+    });
   } catch (const nlohmann::json::exception& e) {  // a parse error, or a number past a double (out_of_range)
     throw DDPSCOPE_ERROR("'", path, "' is not a lesson file: not JSON (", e.what(), ")");
   }

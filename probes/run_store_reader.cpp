@@ -10,6 +10,8 @@
 
 namespace ddpscope::probes {
 
+constexpr int64_t kMaxRowNameBytes = int64_t{256} << 20;  // the names one spans() call copies
+
 int64_t max_spans_for_file(int64_t file_bytes) { return std::max<int64_t>(file_bytes, 0) / kMinBytesPerSpan + 4096; }
 
 RunStoreReader::RunStoreReader(const std::string& path) : db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX) {
@@ -339,6 +341,19 @@ std::vector<SpanRow> RunStoreReader::spans(const SpanQuery& q) {
     std::sort(hits.begin(), hits.end(), by_time);
   }
   const std::vector<Site> names = sites();
+  // Each row copies its name: one long name shared by many spans (4.5 MB by 400 marks
+  // made 1.9 GB) is refused before it is copied, for what the rows would hold.
+  int64_t name_bytes = 0;
+  for (const Hit& h : hits)
+    if (h.span.name_id >= 0 && static_cast<size_t>(h.span.name_id) < names.size())
+      name_bytes += static_cast<int64_t>(names[static_cast<size_t>(h.span.name_id)].name.size() +
+                                         names[static_cast<size_t>(h.span.name_id)].file.size());
+  if (name_bytes > kMaxRowNameBytes)
+    throw RunStoreError(detail::concat("run file '", db_.path(), "': the ", hits.size(), " spans read carry ",
+                                       name_bytes >> 20, " MiB of names, more than ", kMaxRowNameBytes >> 20,
+                                       " MiB (long names repeated span after span): it is damaged, or was made "
+                                       "to exhaust memory"),
+                        __FILE__, __LINE__);
   std::vector<SpanRow> out;
   out.reserve(hits.size());
   for (const Hit& h : hits)

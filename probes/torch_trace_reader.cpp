@@ -251,6 +251,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     } else if (pg_ranks_) {
       if (h_.groups.back().ranks.size() >= kMaxGroupRanks)
         refuse("a process group listing more than ", kMaxGroupRanks, " ranks");
+      // And all groups together: 267 groups of a million ranks each took 2.3 GB.
+      if (++group_ranks_ > kMaxGroupRanks * 4)
+        refuse("process groups listing more than ", kMaxGroupRanks * 4, " ranks in all");
       h_.groups.back().ranks.push_back(as_rank(v, "a process group's rank"));
     } else if (top_object_ && depth_ == 1) {
       if (key_ == "baseTimeNanoseconds")
@@ -396,6 +399,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   bool started_ = false, top_object_ = false, events_done_ = false;
   bool in_event_ = false, in_args_ = false, in_dist_ = false, in_pg_ = false;
   bool pg_array_ = false, pg_ranks_ = false, devices_array_ = false;
+  size_t group_ranks_ = 0;  // ranks listed by every group so far
 };
 
 }  // namespace

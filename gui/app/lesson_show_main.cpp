@@ -69,6 +69,14 @@ Chosen choose(const std::string& lesson) {
   return c;
 }
 
+// A lesson file's words as a terminal may print them: control characters (escape
+// sequences that clear or retitle the screen, NULs) become '?', line ends stay.
+std::string printable(std::string text) {
+  for (char& ch : text)
+    if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f) ch = '?';
+  return text;
+}
+
 int show(const std::string& lesson_arg, int step, bool json) {
   const Chosen c = choose(lesson_arg);
   ddpscope::probes::RunStoreReader run(c.run);
@@ -88,15 +96,19 @@ int show(const std::string& lesson_arg, int step, bool json) {
     nlohmann::json out = {{"title", c.title}, {"kind", lesson_kind(lesson)}, {"steps", n}};
     if (step >= 0) {
       out["step"] = one(static_cast<size_t>(step));
-    } else {
-      out["each_step"] = nlohmann::json::array();
-      for (size_t k = 0; k <= n; ++k)
-        out["each_step"].push_back(one(k));
+      std::cout << out.dump(1) << "\n";
+      return 0;
     }
-    std::cout << out.dump(1) << "\n";
+    // Every step, one at a time: the document is never whole in memory.
+    std::string head = out.dump(1);
+    head.pop_back();  // the closing brace
+    std::cout << head << ",\n \"each_step\": [\n";
+    for (size_t k = 0; k <= n; ++k)
+      std::cout << (k ? ",\n" : "") << one(k).dump();
+    std::cout << "\n ]\n}\n";
     return 0;
   }
-  std::cout << c.title << " (" << n << " steps)\n\n";
+  std::cout << printable(c.title) << " (" << n << " steps)\n\n";
   const auto print = [&](size_t k) {
     std::string text = lesson_step_text(lesson, k);
     if (const auto own = c.narration.find(static_cast<int>(k)); own != c.narration.end()) {
@@ -104,7 +116,7 @@ int show(const std::string& lesson_arg, int step, bool json) {
       const size_t end = text.find('\n', line + 1);
       text = text.substr(0, line + 1) + own->second + text.substr(end);
     }
-    std::cout << text << "\n";
+    std::cout << printable(text) << "\n";
   };
   if (step >= 0) {
     print(static_cast<size_t>(step));

@@ -25,9 +25,29 @@ Lesson load_ring_lesson(probes::RunStoreReader& run, const ClockSkew& skew) {
   int64_t seq = spans.front().seq;
   for (const auto& s : spans)
     seq = std::min(seq, s.seq);
-  int ranks = 0;
+  int64_t ranks = 0;
   for (const auto& s : spans)
-    if (s.seq == seq) ranks = std::max({ranks, static_cast<int>(s.rank) + 1, static_cast<int>(s.peer) + 1});
+    if (s.seq == seq) ranks = std::max({ranks, int64_t{s.rank} + 1, s.peer + 1});
+  // The grid shows every rank's every block: past 16 ranks it is unreadable, and a lesson
+  // of 63 took minutes and GBs to replay.
+  if (ranks > kMaxRingRanks)
+    throw probes::RunStoreError(
+        detail::concat("the ring allreduce in '", run.path(), "' has ", ranks,
+                       " ranks; the ring lesson shows rings of at most ", kMaxRingRanks,
+                       " (record one with `ddpscope-cli example ring --np ", kMaxRingRanks, "` or fewer)"),
+        __FILE__, __LINE__);
+  // Every field indexes the grid: a damaged run's block 1000000 is refused, not followed.
+  const int64_t steps = 2 * (ranks - 1);
+  for (const auto& s : spans) {
+    if (s.seq != seq) continue;
+    const auto outside = [&](int64_t v, int64_t n) { return v < 0 || v >= n; };
+    if (outside(s.rank, ranks) || s.peer != (s.rank + 1) % ranks || outside(s.param, ranks) ||
+        outside(s.bucket, ranks) || outside(s.msg_id, steps))
+      throw probes::RunStoreError(detail::concat("run file '", run.path(), "' is damaged: a ring step of rank ", s.rank,
+                                                 " (step ", s.msg_id, ", to rank ", s.peer, ", blocks ", s.param,
+                                                 " and ", s.bucket, ") lies outside its ", ranks, "-rank ring"),
+                                  __FILE__, __LINE__);
+  }
   // Each recorded step in two halves: the send when the step began, the receive when it
   // ended (a ring_step span ends when its block has arrived).
   std::map<std::pair<int, int>, size_t> send_at, receive_at;  // (rank, step) -> index
@@ -47,7 +67,7 @@ Lesson load_ring_lesson(probes::RunStoreReader& run, const ClockSkew& skew) {
     LessonStep receive = send;
     receive.kind = StepKind::RingReceive;
     receive.t_ns = s.t_end_ns + shift;
-    receive.peer = ranks > 0 ? (s.rank + ranks - 1) % ranks : 0;
+    receive.peer = static_cast<int>((s.rank + ranks - 1) % ranks);
     receive.param = -1;
     receive.bucket = static_cast<int>(s.bucket);  // the block received
     send_at[{send.rank, send.iteration}] = l.steps.size();
@@ -66,7 +86,7 @@ Lesson load_ring_lesson(probes::RunStoreReader& run, const ClockSkew& skew) {
       causes[i].push_back(cause->second);
   }
   order_by_causality(l.steps, causes);
-  l.ring_ranks = std::min(ranks, 63);
+  l.ring_ranks = static_cast<int>(ranks);
   // Every rank sums the same tensor: a rank's first reduce-scatter steps send each block once.
   int64_t bytes = 0;
   for (const LessonStep& st : l.steps)

@@ -14,8 +14,11 @@
 
 namespace ddpscope::gui {
 
+inline constexpr int kMaxRingRanks = 16;
+
 // The first ring allreduce of the run (its lowest sequence number with ring steps), from
 // every rank. Steps are empty when the run recorded none. `skew` shifts ranks' clocks.
+// Throws probes::RunStoreError for a ring of more than kMaxRingRanks, or steps outside it.
 Lesson load_ring_lesson(probes::RunStoreReader& run, const ClockSkew& skew = {});
 // The state after the first `applied` steps: each rank holds, of each block, the sum of
 // the ranks whose bits are set; computed from the recorded blocks, not assumed.

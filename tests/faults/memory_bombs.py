@@ -62,6 +62,19 @@ def gz_events(path, header, event, target=9_500_000, max_ratio=60):
 HEADER = '"schemaVersion":1,"distributedInfo":{"backend":"nccl","rank":0,"world_size":1}'
 
 
+def many_group_ranks(path):
+    """A trace whose distributedInfo lists 4 groups of a million ranks each, the most allowed (each group is
+    allowed; all together they took 2.3 GB at 267 groups)."""
+    ranks = ",".join(str(r) for r in range(1 << 20))
+    with gzip.open(path, "wb", compresslevel=9) as gz:
+        gz.write(b'{"schemaVersion":1,"distributedInfo":{"backend":"nccl","rank":0,"world_size":1048576,'
+                 b'"pg_config":[')
+        for g in range(4):
+            gz.write((("," if g else "") + '{"pg_name":"%d","pg_desc":"g","backend_config":"x","pg_size":1048576,'
+                      '"ranks":[%s]}' % (g, ranks)).encode())
+        gz.write(b']},"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1}]}')
+
+
 def launch(i, rng):
     # Numbers that count up compress best: 1.7 million events in 10 MB.
     return ('{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":7,"tid":7,"ts":%d,"dur":1,'
@@ -335,6 +348,10 @@ def cases(build, work):
                               ("threads.json.gz", thread_name, "a gzipped trace of threads with 1,000-byte names (the most a name may have)"),
                               ("groups.json.gz", group_name, "a gzipped trace of collectives in 1,000-byte groups (the most a name may have)")]:
         c.append((what,) + trace(name, event))
+    c.append(("a gzipped trace whose process groups list 4 million ranks (the most allowed)", p("groups4m.json.gz"),
+              lambda: many_group_ranks(p("groups4m.json.gz")),
+              [("import-torch", ["import-torch", p("groups4m.json.gz"), "--out", p("groups4m.ddprun"), "--force"],
+                False)]))
     c.append(("a flight dump whose entries share one 20,000-frame list (pickle memo)", p("memo_dump"),
               lambda: flight_memo_bomb(p("memo_dump")),
               [("hang", ["hang", p("memo_dump")], False),

@@ -13,9 +13,13 @@
 #include "lesson_kind.h"
 #include "lesson_loader.h"
 #include "run_store_reader.h"
+#include "run_store_writer.h"
 
 using namespace ddpscope::gui;
+using ddpscope::probes::BatchEvent;
+using ddpscope::probes::EventBatch;
 using ddpscope::probes::RunStoreReader;
+using ddpscope::probes::RunStoreWriter;
 
 namespace {
 
@@ -165,6 +169,54 @@ class TestLessonReport : public QObject {
     QCOMPARE(why, std::string("\"zero\" is no kind of lesson (autograd, ddp or ring)"));
   }
 
+  // A damaged or outsized ring is refused with what is wrong, never indexed blindly (a
+  // block of 1000000 crashed lesson show and the app; 63 ranks took 3 GB; issue 49).
+  void testDamagedRingsAreRefused_data() {
+    QTest::addColumn<int>("ranks");
+    QTest::addColumn<int>("badBlock");
+    QTest::addColumn<QString>("words");
+    QTest::newRow("block 1000000") << 4 << 1000000 << "lies outside its 4-rank ring";
+    QTest::newRow("block -5") << 4 << -5 << "lies outside its 4-rank ring";
+    QTest::newRow("17 ranks") << 17 << -1 << "has 17 ranks; the ring lesson shows rings of at most 16";
+  }
+  void testDamagedRingsAreRefused() {
+    QFETCH(int, ranks);
+    QFETCH(int, badBlock);
+    QFETCH(QString, words);
+    QTemporaryDir dir;
+    const std::string file = dir.filePath("ring.ddprun").toStdString();
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"example":"ring"})", ranks, "mpi", "ring"});
+      for (int r = 0; r < ranks; ++r) {
+        EventBatch b;
+        b.rank = r;
+        b.threads = {{0, 100, "main"}};
+        b.names = {"reduce_scatter", "all_gather"};
+        for (int k = 0; k < 2 * (ranks - 1); ++k) {
+          BatchEvent e{};
+          e.t_begin_ns = 1000 * k + 10 * r;
+          e.t_end_ns = e.t_begin_ns + 500;
+          e.bytes = 8;
+          e.id = 1;   // the allreduce's sequence number
+          e.id2 = k;  // the step
+          e.param = (r - k + 2 * ranks) % ranks;
+          e.bucket = static_cast<int16_t>((r - k - 1 + 2 * ranks) % ranks);
+          if (badBlock != -1 && r == 1 && k == 1) e.param = badBlock;  // the block it sent
+          e.peer = static_cast<int16_t>((r + 1) % ranks);
+          e.kind = static_cast<uint8_t>(ddpscope::probes::Kind::RingStep);
+          e.name = k < ranks - 1 ? 0 : 1;
+          b.events.push_back(e);
+        }
+        w.write(b);
+      }
+      w.end_run("finished");
+    }
+    const Ran r = cli({"lesson", "show", QString::fromStdString(file), "--json"});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(words) && !r.err.contains(".cpp:"), qPrintable(r.err));
+  }
+
   void testBadLessonsAreSaid() {
     Ran r = cli({"lesson", "show", "99"});
     QCOMPARE(r.status, 2);
@@ -173,6 +225,16 @@ class TestLessonReport : public QObject {
     r = cli({"lesson", "show", "1", "--step", "100000"});
     QCOMPARE(r.status, 2);
     QVERIFY2(r.err.contains("--step 100000: the lesson has"), qPrintable(r.err));
+    // A lesson file nested 60,000 deep (it crashed): refused as read, in one short line.
+    QTemporaryDir dir;
+    QFile deep(dir.filePath("deep.ddplesson"));
+    QVERIFY(deep.open(QIODevice::WriteOnly));
+    deep.write(R"({"format": "ddpscope-lesson", "version": 1, "run": "x.ddprun", "stops": )" + QByteArray(60000, '[') +
+               QByteArray(60000, ']') + "}");
+    deep.close();
+    r = cli({"lesson", "show", deep.fileName()});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains("nests deeper than 64 levels") && r.err.size() < 400, qPrintable(r.err.left(400)));
     r = cli({"lesson", "show", "/nonexistent.ddprun"});
     QCOMPARE(r.status, 2);
     QVERIFY2(r.err.contains("error:") && !r.err.contains(".cpp:"), qPrintable(r.err));

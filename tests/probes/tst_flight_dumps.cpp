@@ -302,6 +302,11 @@ class TestFlightDumps : public ScratchTest {
         << "import gzip\ne = b'{\"profiling_name\":\"nccl:all_reduce\",\"collective_seq_id\":1,\"frames\":[]},'\n"
            "sys_out(gzip.compress(b'{\"version\":\"2.10\",\"entries\":[' + e * 1000000 + b'{}]}'))"
         << "expands to more than";
+    // RapidJSON recurses a level per bracket: 100,000 of them in 310 bytes of gzip.
+    QTest::newRow("deep JSON")
+        << "import gzip\nsys_out(gzip.compress(b'{\"version\":\"2.4\",\"pg_config\":{},\"junk\":' + b'[' * 100000 + "
+           "b']' * 100000 + b'}'))"
+        << "nests deeper than 200 levels";
     QTest::newRow("big int") << "import pickle; sys_out(pickle.dumps({'version': '2.10', 'entries': [{'record_id': "
                                 "2**80}]}, protocol=2))"
                              << "wider than 64 bits";

@@ -546,6 +546,33 @@ class TestRunStore : public ScratchTest {
     QVERIFY(!QFile::exists(QString::fromStdString(out + ".partial")));
   }
 
+  // One long name shared by many spans: each row would copy it (4.5 MB by 400 marks made
+  // 1.9 GB), so the read is refused for what the rows would hold (issue 49).
+  void testLongNamesRepeatedAreRefused() {
+    const std::string file = path("long-names.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({});
+      EventBatch b;
+      b.rank = 0;
+      b.threads = {{0, 100, "main"}};
+      b.names = {std::string(1 << 20, 'n')};
+      for (int i = 0; i < 300; ++i)
+        b.events.push_back(::event(Kind::Mark, 0, 10 * i, 10 * i, 1));
+      w.write(b);
+      w.end_run("finished");
+    }
+    RunStoreReader r(file);
+    QCOMPARE(r.span_count(), int64_t{300});
+    try {
+      r.spans({.kinds = {Kind::Mark}});
+      QFAIL("300 copies of a 1 MiB name were made");
+    } catch (const RunStoreError& e) {
+      QVERIFY2(QString(e.what()).contains("the 300 spans read carry 300 MiB of names, more than 256 MiB"), e.what());
+    }
+    QCOMPARE(r.spans({.kinds = {Kind::Mark}, .limit = 10}).size(), size_t{10});  // a few are fine
+  }
+
   void testBadFilesGetClearErrors_data() {
     QTest::addColumn<QString>("damage");
     QTest::addColumn<QString>("expected");
