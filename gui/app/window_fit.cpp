@@ -35,7 +35,7 @@ void fit_to_screen(QWidget& window) {
   const QRect available = screen->availableGeometry();
   const QMargins frame = window_frame(window);
   const QSize size = fitted_window_size(available, frame);
-  window.resize(size.expandedTo(window.minimumSizeHint()).boundedTo(size));
+  window.resize(size);
   if (window.isVisible() && !available.contains(window.frameGeometry())) {
     window.move(std::max(available.left(), std::min(window.x(), available.right() - size.width() - frame.right())),
                 std::max(available.top(), std::min(window.y(), available.bottom() - size.height() - frame.bottom())));

@@ -165,20 +165,6 @@ def flight_empty_entries(path):
         gz.write(entry[:-1] + b"]}")
 
 
-def rle_zstd(size):
-    """A zstd frame of `size` zero bytes written as RLE blocks: four bytes per 128 KiB."""
-    out = bytearray(b"\x28\xb5\x2f\xfd")
-    out.append(0xA0)  # single segment, 4-byte content size, no checksum
-    out += size.to_bytes(4, "little")
-    left = size
-    while left:
-        n = min(left, 1 << 17)
-        left -= n
-        header = (1 if left == 0 else 0) | (1 << 1) | (n << 3)
-        out += header.to_bytes(3, "little") + b"\x00"
-    return bytes(out)
-
-
 def varint(v):
     out = bytearray()
     while True:
@@ -195,7 +181,7 @@ def run_file_bomb(good, path, columns=15):
     db = sqlite3.connect(path)
     count = 1 << 16
     payload = count * columns
-    blob = b"\x02" + varint(count) + varint(payload) + rle_zstd(payload)
+    blob = b"\x02" + varint(count) + varint(payload) + zstd_frame([bytes(payload)])  # RLE blocks of zeros
     first = db.execute("SELECT coalesce(max(first_id), 0) + 1000000 FROM span_packs").fetchone()[0]
     packs = (INPUT_LIMIT - 500_000 - os.path.getsize(path)) // (len(blob) + 40)
     db.executemany("INSERT INTO span_packs(first_id, rank, thread, count, t_min, t_max, kinds, data) "
