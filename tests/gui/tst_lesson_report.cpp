@@ -217,6 +217,21 @@ class TestLessonReport : public QObject {
     QVERIFY2(r.err.contains(words) && !r.err.contains(".cpp:"), qPrintable(r.err));
   }
 
+  // A CLI installed without the app: lesson show says what it needs and where it looked.
+  void testWithoutTheLessonProgramItIsSaid() {
+    QTemporaryDir dir;
+    const QString alone = dir.filePath("ddpscope-cli");
+    QVERIFY(QFile::copy(QStringLiteral(DDPSCOPE_CLI_PATH), alone));
+    QFile::setPermissions(alone, QFile::permissions(alone) | QFileDevice::ExeUser);
+    QProcess p;
+    p.start(alone, {"lesson", "list"});
+    QVERIFY(p.waitForFinished(30000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY2(err.contains("built with the app (DDPSCOPE_WITH_GUI=ON)") && err.contains(dir.filePath("ddpscope-lesson")),
+             qPrintable(err));
+  }
+
   void testBadLessonsAreSaid() {
     Ran r = cli({"lesson", "show", "99"});
     QCOMPARE(r.status, 2);
