@@ -239,8 +239,10 @@ int torchrun_worker(int argc, char** argv) {
   // As torchrun: one math thread per process when several share a host, unless asked.
   const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   if (local_size && std::atoi(local_size) > 1) setenv("OMP_NUM_THREADS", "1", 0);
-  // A script's prints reach the launcher as they happen, as they would a terminal.
-  setenv("PYTHONUNBUFFERED", "1", 0);
+  // A script's prints reach the launcher as they happen, a line at a time, as they would a
+  // terminal: the package's sitecustomize makes stdout line-buffered. Unbuffered (-u) would
+  // write print()'s pieces one by one, and mpirun would interleave the ranks' lines mid-line.
+  setenv("DDPSCOPE_LINE_BUFFERED", "1", 1);
   prepend_path("PYTHONPATH", python_package_folder());
   setenv("DDPSCOPE_PROBES_LIB", (own_folder() / "../lib/libddpscope_probes_c.so").lexically_normal().c_str(), 0);
   setenv("DDPSCOPE_TORCHRUN", "1", 1);  // the package reports progress to the launcher

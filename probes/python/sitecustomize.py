@@ -21,6 +21,22 @@ def _run_shadowed_sitecustomize():
             return
 
 
+def _print_whole_lines():
+    """Under ddpscope's torchrun, stdout is a pipe to mpirun, which merges the ranks' pipes.
+    Python fills a pipe in blocks (the lines come at exit), and unbuffered (-u or
+    PYTHONUNBUFFERED, which many job scripts set) writes print()'s pieces one by one, so two
+    ranks' lines mix mid-line. A terminal's line buffering gives each line as one write, as
+    it happens; an explicit flush still writes at once."""
+    if os.environ.get("DDPSCOPE_LINE_BUFFERED") != "1":
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(write_through=False, line_buffering=True)
+        except (AttributeError, ValueError, OSError):
+            pass  # a stream replaced by the user's sitecustomize keeps its own buffering
+
+
 _run_shadowed_sitecustomize()
+_print_whole_lines()
 if os.environ.get("DDPSCOPE_COLLECTOR"):
     import ddpscope._activate  # noqa: F401  (recording starts on import)

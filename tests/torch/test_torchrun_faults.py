@@ -59,12 +59,21 @@ class TorchrunFaultTest(unittest.TestCase):
             script = os.path.join(tmp, "no_group.py")
             with open(script, "w") as f:
                 f.write("import os, sys\nimport torch\nprint('rank', os.environ['RANK'], 'of', "
-                        "os.environ['WORLD_SIZE'], 'args', sys.argv[1:])\n")
+                        "os.environ['WORLD_SIZE'], 'args', sys.argv[1:])\n"
+                        "import time\nend = time.time() + 2\ni = 0\nwhile time.time() < end or i < 100:\n"
+                        "    print('rank', os.environ['RANK'], 'says', i, 'in', 7, 'pieces')\n"
+                        "    i += 1\n    time.sleep(0.0005)\n")
             run, done = harness.torchrun(tmp, "--np", "--out", "x", script=script)
             self.assertEqual(done.returncode, 0, done.stderr)
             # The script's own arguments stay the script's, even ones the launcher also has.
             self.assertIn("rank 0 of 2 args ['--np', '--out', 'x']", done.stdout)
             self.assertIn("rank 1 of 2 args", done.stdout)
+            # Both ranks print at once; each line still arrives whole (print() writes a line in
+            # pieces, and unbuffered pieces from two ranks interleave mid-line).
+            said = [line for line in done.stdout.splitlines() if " says " in line]
+            self.assertGreaterEqual(len(said), 200, done.stdout[-2000:])
+            for line in said:
+                self.assertRegex(line, r"^rank [01] says \d+ in 7 pieces$")
             self.assertIn("note: the script ran no DistributedDataParallel forward", done.stdout)
             self.assertEqual(run_status(run)[0], "finished")
 
