@@ -1,60 +1,38 @@
 #include "learn_page.h"
 
-#include "lesson_kind.h"
-#include "lesson_loader.h"
-
-#include "lesson_file.h"
-#include "ring_lesson.h"
-#include "ring_view.h"
-#include "user_message.h"
-
+#include <QApplication>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QComboBox>
 #include <QDateTime>
-#include <QDoubleSpinBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
-#include <QListWidget>
 #include <QProcess>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSlider>
 #include <QSpinBox>
-#include <QApplication>
-#include <QClipboard>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QScrollArea>
-#include <QStackedWidget>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <cstring>
 
-#include "bucket_fill_view.h"
-#include "ddp_lesson.h"
+#include "autograd_lesson_view.h"
+#include "bucket_lesson_view.h"
 #include "graph_view.h"
 #include "lesson_catalog.h"
-#include "sequence_view.h"
+#include "lesson_file.h"
+#include "lesson_kind.h"
+#include "lesson_loader.h"
+#include "lesson_view.h"
+#include "ring_lesson_view.h"
+#include "user_message.h"
 
 namespace ddpscope::gui {
-namespace {
-
-// A lesson state drawn on its graph: counts, done, running and active nodes.
-std::vector<GraphView::NodeMark> marks_of(const LessonState& s) {
-  std::vector<GraphView::NodeMark> marks(s.counters.size());
-  for (size_t i = 0; i < marks.size(); ++i) {
-    marks[i].counter = s.counters[i];
-    marks[i].executed = s.executed[i];
-    marks[i].active = s.active[i];
-    marks[i].running = static_cast<int>(i) == s.running;
-  }
-  return marks;
-}
-
-}  // namespace
-
 LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* parent)
     : QWidget(parent), m_workspace(workspace), m_cli(cli) {
   setFocusPolicy(Qt::StrongFocus);
@@ -73,13 +51,15 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   layout->addWidget(m_about);
 
   m_split = new QSplitter;
-  m_split->addWidget(buildGraphs());
+  m_stages = new QStackedWidget;
+  m_split->addWidget(m_stages);
   m_split->addWidget(buildSidePanel());
   m_split->setStretchFactor(0, 1);
   m_split->setStretchFactor(1, 1);
   m_split->setChildrenCollapsible(false);
   layout->addWidget(m_split, 1);
   layout->addLayout(buildControls());
+  addViews();
   connectSignals();
   updateScore();
 }
@@ -87,10 +67,10 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
 void LearnPage::setClassBar(QWidget* bar) { static_cast<QVBoxLayout*>(layout())->insertWidget(0, bar); }
 
 // Two rows, so the tab never makes the window wider than a laptop screen: the lesson
-// and how to follow it, then what "Run live" re-records with.
+// and how to follow it, then what "Run live" re-records with (Workers, and the options of
+// the view shown: addViews).
 void LearnPage::addLessonBars(QVBoxLayout* layout) {
   auto* bar = new QHBoxLayout;
-  auto* params = new QHBoxLayout;
   m_lessonBox = new QComboBox;
   // Long titles are elided in the box, not allowed to set the page's minimum width.
   m_lessonBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
@@ -99,45 +79,6 @@ void LearnPage::addLessonBars(QVBoxLayout* layout) {
     m_lessonBox->addItem(lessonMenuTitle(i));
   bar->addWidget(new QLabel(tr("Lesson")));
   bar->addWidget(m_lessonBox);
-  m_workers = new QSpinBox;
-  m_workers->setRange(2, 8);
-  m_mode = new QComboBox;
-  m_mode->addItems({QStringLiteral("fast"), QStringLiteral("smart")});
-  m_live = new QPushButton(tr("Run live"));
-  m_live->setToolTip(tr("Re-record this lesson's example with these workers and mode, then replay it"));
-  m_live->setEnabled(!m_cli.isEmpty());
-  m_bucketCap = new QDoubleSpinBox;
-  m_bucketCap->setRange(0.05, 100);
-  m_bucketCap->setDecimals(2);
-  m_bucketCap->setSuffix(tr(" MiB"));
-  m_bucketCap->setToolTip(tr("DDP lessons: bucket_cap_mb for Run live"));
-  m_unused = new QCheckBox(tr("Unused layer on rank 1"));
-  m_unused->setToolTip(tr("DDP lessons: rank 1's model skips a layer (train --inject-unused 1)"));
-  m_findUnused = new QCheckBox(tr("find_unused_parameters"));
-  m_findUnused->setToolTip(tr("DDP lessons: tell DDP that some parameters may get no gradient"));
-  // Only what applies to the lesson is shown (showLesson): a distributed-autograd lesson
-  // re-records with a mode, a DDP lesson with its buckets. Disabled fields beside them
-  // made the row wider than a laptop's window.
-  const auto labelled = [](const QString& text, QWidget* field) {
-    auto* box = new QWidget;
-    auto* row = new QHBoxLayout(box);
-    row->setContentsMargins(0, 0, 0, 0);
-    row->addWidget(new QLabel(text));
-    row->addWidget(field);
-    return box;
-  };
-  params->addWidget(labelled(tr("Workers"), m_workers));
-  m_modeField = labelled(tr("Mode"), m_mode);
-  params->addWidget(m_modeField);
-  m_bucketField = labelled(tr("Bucket cap"), m_bucketCap);
-  params->addWidget(m_bucketField);
-  params->addWidget(m_live);
-  // A DDP lesson's options on their own row: beside the others they made the page wider
-  // than a laptop's window leaves it.
-  auto* ddpOptions = new QHBoxLayout;
-  ddpOptions->addWidget(m_unused);
-  ddpOptions->addWidget(m_findUnused);
-  ddpOptions->addStretch();
   m_sideBySide = new QCheckBox(tr("Side by side"));
   m_sideBySide->setToolTip(tr("Lesson 2: step FAST and SMART on the same graph together"));
   bar->addWidget(m_sideBySide);
@@ -147,41 +88,52 @@ void LearnPage::addLessonBars(QVBoxLayout* layout) {
   m_scoreLabel = new QLabel;
   bar->addWidget(m_predict);
   bar->addWidget(m_scoreLabel);
-  params->addStretch();
   layout->addLayout(bar);
-  layout->addLayout(params);
-  layout->addLayout(ddpOptions);
+
+  m_optionsRow = new QHBoxLayout;
+  m_workers = new QSpinBox;
+  m_workers->setRange(2, 8);
+  m_optionsRow->addWidget(new QLabel(tr("Workers")));
+  m_optionsRow->addWidget(m_workers);
+  m_live = new QPushButton(tr("Run live"));
+  m_live->setToolTip(tr("Re-record this lesson's example with these workers and options, then replay it"));
+  m_live->setEnabled(!m_cli.isEmpty());
+  m_optionsRow->addWidget(m_live);
+  m_optionsRow->addStretch();
+  layout->addLayout(m_optionsRow);
 }
 
-// The lesson's graph, and below it the other mode's when shown side by side.
-QWidget* LearnPage::buildGraphs() {
-  m_graphs = new QSplitter(Qt::Vertical);
-  m_graph = new GraphView;
-  m_graph->setFocusPolicy(Qt::NoFocus);  // the arrows step the lesson, not scroll the graph
-  m_graphs->addWidget(m_graph);
-  m_comparePane = new QWidget;
-  auto* compareLayout = new QVBoxLayout(m_comparePane);
-  compareLayout->setContentsMargins(0, 0, 0, 0);
-  m_compareExplanation = new QLabel;
-  m_compareExplanation->setWordWrap(true);
-  m_compareGraph = new GraphView;
-  m_compareGraph->setFocusPolicy(Qt::NoFocus);
-  compareLayout->addWidget(m_compareExplanation);
-  compareLayout->addWidget(m_compareGraph, 1);
-  m_graphs->addWidget(m_comparePane);
-  m_comparePane->hide();
-  // A ring lesson draws its ranks and blocks in place of a graph.
-  m_ring = new RingView;
-  m_graphStack = new QStackedWidget;
-  m_graphStack->addWidget(m_graphs);
-  m_graphStack->addWidget(m_ring);
-  return m_graphStack;
+// Each kind's view: its stage in the stack, its panel under the step's words and its
+// options before Run live; only the lesson shown's are visible (showView).
+void LearnPage::addViews() {
+  m_views = makeLessonViews(this);
+  for (LessonView* view : m_views) {
+    m_stages->addWidget(view->stage());
+    m_panels->addWidget(view->panel(), 10);
+    if (QWidget* options = view->options()) m_optionsRow->insertWidget(m_optionsRow->indexOf(m_live), options);
+    connect(view, &LessonView::answered, this, &LearnPage::onAnswer);
+    if (auto* v = qobject_cast<AutogradLessonView*>(view)) m_autograd = v;
+    if (auto* v = qobject_cast<BucketLessonView*>(view)) m_bucketLesson = v;
+    if (auto* v = qobject_cast<RingLessonView*>(view)) m_ringLesson = v;
+  }
+  showView(m_autograd);
 }
 
-// The step's words, its messages, a DDP lesson's buckets, and the lists of what is in flight.
+void LearnPage::showView(LessonView* shown) {
+  m_view = shown;
+  m_stages->setCurrentWidget(shown->stage());
+  for (LessonView* view : m_views) {
+    view->panel()->setVisible(view == shown);
+    if (view->options()) view->options()->setVisible(view == shown);
+  }
+}
+
+GraphView* LearnPage::graph() const { return m_view && m_view->graph() ? m_view->graph() : m_autograd->graph(); }
+
+// The step's words, then the view's panel (added by addViews), scrolled when short.
 QWidget* LearnPage::buildSidePanel() {
   auto* side = new QWidget;
-  auto* sideLayout = new QVBoxLayout(side);
+  m_panels = new QVBoxLayout(side);
   m_stepLabel = new QLabel;
   m_explanation = new QLabel;
   m_explanation->setTextFormat(Qt::PlainText);
@@ -191,38 +143,14 @@ QWidget* LearnPage::buildSidePanel() {
   QFont big = m_explanation->font();
   big.setPointSizeF(big.pointSizeF() * 1.25);
   m_explanation->setFont(big);
-  m_inFlight = new QListWidget;
-  m_inFlight->setFocusPolicy(Qt::NoFocus);
-  m_gradients = new QListWidget;
-  m_gradients->setFocusPolicy(Qt::NoFocus);
   // Predict mode's verdict on the last click, on the page where the student looks (it was
   // only in the status bar).
   m_feedback = new QLabel;
   m_feedback->setWordWrap(true);
   m_feedback->hide();
-  sideLayout->addWidget(m_stepLabel);
-  sideLayout->addWidget(m_feedback);
-  sideLayout->addWidget(m_explanation);
-  m_sequence = new SequenceView;
-  m_sequence->setFocusPolicy(Qt::NoFocus);
-  m_sequence->setMinimumHeight(110);
-  sideLayout->addWidget(m_sequence, 2);
-  m_buckets = new BucketFillView;
-  sideLayout->addWidget(m_buckets, 2);
-  m_inFlightTitle = new QLabel(tr("Messages in flight"));
-  m_gradientsTitle = new QLabel(tr("Gradients in the context"));
-  sideLayout->addWidget(m_inFlightTitle);
-  sideLayout->addWidget(m_inFlight, 1);
-  sideLayout->addWidget(m_gradientsTitle);
-  sideLayout->addWidget(m_gradients, 1);
-  // A ring lesson: what each rank has sent so far, against the tensor's size; below it
-  // the room the hidden lists would take.
-  m_ringTally = new QLabel;
-  m_ringTally->setWordWrap(true);
-  m_ringTally->setTextFormat(Qt::PlainText);
-  sideLayout->addWidget(m_ringTally);
-  m_ringFiller = new QWidget;
-  sideLayout->addWidget(m_ringFiller, 10);
+  m_panels->addWidget(m_stepLabel);
+  m_panels->addWidget(m_feedback);
+  m_panels->addWidget(m_explanation);
   side->setMinimumWidth(300);
   // Scrolled when the window is short (a laptop's 700 px): the step's words, timeline and
   // lists keep their heights instead of setting the page's.
@@ -279,16 +207,7 @@ void LearnPage::connectSignals() {
   });
   connect(m_speed, &QSlider::valueChanged, this, [this](int v) { setStepsPerSecond(v / 2.0); });
   setStepsPerSecond(m_speed->value() / 2.0);
-  connect(m_graph, &GraphView::nodeIndexClicked, this, &LearnPage::onNodeClicked);
-  connect(m_ring, &RingView::cellClicked, this, &LearnPage::onRingCellClicked);
-  connect(m_sideBySide, &QCheckBox::toggled, this, [this](bool on) {
-    m_comparePane->setVisible(on);
-    if (on) {
-      const int half = std::max(200, m_graphs->height() / 2);
-      m_graphs->setSizes({half, half});  // the two runs get the same room
-    }
-    if (on) showCompare();
-  });
+  connect(m_sideBySide, &QCheckBox::toggled, m_autograd, &AutogradLessonView::setSideBySide);
   connect(m_predict, &QCheckBox::toggled, this, [this](bool on) {
     if (!on) m_asking = false;
     showState();
@@ -345,27 +264,17 @@ bool LearnPage::openLesson(int index, QString* error) {
   }
   m_lessonBox->setCurrentIndex(index);
   m_workers->setValue(info.workers);
-  m_mode->setCurrentText(info.ddp ? QStringLiteral("fast") : info.mode);
-  m_bucketCap->setValue(info.bucket_cap_mb);
-  m_unused->setChecked(info.unused_parameter);
-  m_findUnused->setChecked(false);
+  for (LessonView* view : m_views)
+    view->setOptions(info);
   // Lesson 2's two recordings, stepped together when "Side by side" is ticked.
-  m_compare = Lesson();
+  m_autograd->clearCompared();
   m_sideBySide->setEnabled(!info.compare_file.isEmpty());
-  if (!info.compare_file.isEmpty()) {
-    try {
-      probes::RunStoreReader other(QDir(dir).filePath(info.compare_file).toStdString());
-      const auto graphs = list_dist_graphs(other);
-      if (!graphs.empty()) m_compare = load_lesson(other, graphs.front().ctx_id, graphs.front().pass);
-    } catch (const std::exception& e) {
-      emit statusMessage(tr("Side by side is not available: %1").arg(userMessage(e)));
-    }
-    m_compareGraph->setGraph(m_compare.graph, 1 << 30);
-  }
+  QString why;
+  if (!info.compare_file.isEmpty() && !m_autograd->loadCompared(QDir(dir).filePath(info.compare_file), &why))
+    emit statusMessage(tr("Side by side is not available: %1").arg(why));
   if (info.compare_file.isEmpty()) m_sideBySide->setChecked(false);
   m_aboutTemplate = info.about;
-  if (!load(QDir(dir).filePath(info.file), info.ddp ? QStringLiteral("ddp") : QString(), info.rank, error))
-    return false;
+  if (!load(QDir(dir).filePath(info.file), lessonKindName(info), info.rank, error)) return false;
   m_source.source = LessonLink::Source::Builtin;
   m_source.lesson = index;
   m_source.path.clear();
@@ -428,7 +337,7 @@ void LearnPage::showSourceInBox(const QString& title) {
   if (m_source.source != LessonLink::Source::Builtin && m_catalogIndex < 0) {
     m_sideBySide->setChecked(false);
     m_sideBySide->setEnabled(false);
-    m_compare = Lesson();
+    m_autograd->clearCompared();
   }
   const QSignalBlocker block(m_lessonBox);
   while (m_lessonBox->count() > static_cast<int>(lessons().size()))
@@ -457,7 +366,7 @@ LessonLink LearnPage::linkToStep() const {
   link.step = static_cast<int>(m_applied);
   link.sideBySide = m_sideBySide->isChecked();
   link.predict = m_predict->isChecked();
-  link.zoom = m_graph->zoom();
+  link.zoom = m_view->graph() ? m_view->graph()->zoom() : 0;
   return link;
 }
 
@@ -485,7 +394,7 @@ bool LearnPage::openLink(const LessonLink& link, QString* error) {
   m_applied = std::min(static_cast<size_t>(link.step), m_lesson.steps.size());
   m_predict->setChecked(link.predict);
   showState();
-  if (link.zoom > 0) m_graph->setZoom(link.zoom);
+  if (link.zoom > 0 && m_view->graph()) m_view->graph()->setZoom(link.zoom);
   return true;
 }
 
@@ -498,33 +407,6 @@ bool LearnPage::openRun(const QString& path, QString* error) {
   return true;
 }
 
-// The lesson's words for the run loaded: a DDP lesson names the bucket cap the run was
-// recorded with (a live re-recording at 0.25 MiB said "1 MiB buckets"), and says so when
-// the cap cannot change the buckets: a parameter is never split, so one larger than the
-// cap gets a bucket of its own whatever the cap.
-QString LearnPage::aboutRun(probes::RunStoreReader& reader) const {
-  QString text = m_aboutTemplate;
-  if (!m_lesson.ddp) return text;
-  const QJsonObject config = QJsonDocument::fromJson(QByteArray::fromStdString(reader.run().config_json)).object();
-  const double cap = config.value(QStringLiteral("bucket_cap_mb")).toDouble(-1);
-  if (cap <= 0) return text.replace(QStringLiteral("{cap} MiB buckets"), QStringLiteral("its buckets"));
-  text.replace(QStringLiteral("{cap}"), QString::number(cap));
-  const auto& bytes = m_lesson.layout.param_bytes;
-  const int64_t largest = bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
-  const int64_t capBytes = static_cast<int64_t>(cap * 1024 * 1024);
-  int larger = 0;
-  for (int64_t b : bytes)
-    larger += b > capBytes ? 1 : 0;
-  if (larger > 0) {
-    text += tr(" This run's cap is %1 MiB: %2 of its parameters (the largest %3 MiB) are bigger, and a parameter "
-               "is never split, so each of them has a bucket of its own at any cap this small.")
-                .arg(cap)
-                .arg(larger)
-                .arg(static_cast<double>(largest) / (1024.0 * 1024.0), 0, 'f', 2);
-  }
-  return text;
-}
-
 bool LearnPage::load(const QString& path, const QString& kind, int rank, QString* error) {
   try {
     probes::RunStoreReader reader(path.toStdString());
@@ -535,7 +417,9 @@ bool LearnPage::load(const QString& path, const QString& kind, int rank, QString
       return false;
     }
     m_lesson = std::move(lesson);
-    m_about->setText(aboutRun(reader));
+    showView(viewNamed(kind_of(m_lesson).view()));
+    m_view->setLesson(m_lesson, reader);
+    m_about->setText(m_view->about(m_aboutTemplate, m_lesson, reader));
     // A run replayed as it is (a lesson of the menu or a file says otherwise after this).
     m_source = LessonLink{};
     m_source.source = LessonLink::Source::Run;
@@ -551,38 +435,8 @@ bool LearnPage::load(const QString& path, const QString& kind, int rank, QString
   m_applied = 0;
   m_asking = false;
   m_score = m_predictions = 0;
-  if (m_lesson.ring) {
-    m_title->setText(tr("allreduce #%1 around a ring of %2 ranks · %3 steps · %4")
-                         .arg(m_lesson.pass)
-                         .arg(m_lesson.ring_ranks)
-                         .arg(m_lesson.steps.size())
-                         .arg(QFileInfo(path).fileName()));
-  } else if (m_lesson.ddp) {
-    m_title->setText(tr("rank %1 · its first iterations · %2 steps · %3")
-                         .arg(m_lesson.rank)
-                         .arg(m_lesson.steps.size())
-                         .arg(QFileInfo(path).fileName()));
-  } else {
-    m_title->setText(tr("context %1 · pass %2 · %3 steps · %4")
-                         .arg(QString::fromStdString(format_global_id(m_lesson.ctx_id)),
-                              QString::fromStdString(format_global_id(m_lesson.pass)))
-                         .arg(m_lesson.steps.size())
-                         .arg(QFileInfo(path).fileName()));
-  }
-  // A distributed lesson shows its messages and context; a DDP lesson its buckets; a ring
-  // lesson its ranks' blocks, and the words.
-  for (QWidget* w :
-       std::initializer_list<QWidget*>{m_sequence, m_inFlight, m_inFlightTitle, m_gradients, m_gradientsTitle})
-    w->setVisible(!m_lesson.ddp && !m_lesson.ring);
-  m_buckets->setVisible(m_lesson.ddp);
-  m_ringTally->setVisible(m_lesson.ring);
-  m_ringFiller->setVisible(m_lesson.ring);
-  m_graphStack->setCurrentWidget(m_lesson.ring ? static_cast<QWidget*>(m_ring) : m_graphs);
-  m_modeField->setVisible(!m_lesson.ddp && !m_lesson.ring);
-  for (QWidget* w : std::initializer_list<QWidget*>{m_bucketField, m_unused, m_findUnused})
-    w->setVisible(m_lesson.ddp);
-  m_graph->setGraph(m_lesson.graph, 1 << 30);  // never collapsed: every node is a step
-  m_sequence->setData(std::make_shared<const SequenceData>(lesson_sequence(m_lesson, 0)));
+  m_title->setText(
+      tr("%1 · %2 steps · %3").arg(m_view->title(m_lesson)).arg(m_lesson.steps.size()).arg(QFileInfo(path).fileName()));
   updateScore();
   showState();
   emit lessonLoaded();
@@ -608,13 +462,9 @@ bool LearnPage::runLive(QString* error) {
   QDir().mkpath(m_workspace);
   LiveParameters params;
   params.workers = m_workers->value();
-  params.mode = m_mode->currentText();
-  params.bucket_cap_mb = m_bucketCap->value();
-  params.unused_parameter = m_unused->isChecked();
-  params.find_unused_parameters = m_findUnused->isChecked();
-  QString variant = info.ddp ? QStringLiteral("cap%1").arg(params.bucket_cap_mb) : params.mode;
-  if (info.ddp && params.unused_parameter) variant += QStringLiteral("-unused");
-  if (info.ddp && params.find_unused_parameters) variant += QStringLiteral("-find");
+  for (const LessonView* view : m_views)
+    view->readOptions(params);
+  const QString variant = liveVariant(info, params);
   const QString out = QDir(m_workspace)
                           .filePath(QStringLiteral("lesson-%1-%2-np%3-%4.ddprun")
                                         .arg(info.example, variant)
@@ -623,34 +473,37 @@ bool LearnPage::runLive(QString* error) {
   delete m_process;
   m_process = new QProcess(this);
   m_process->setProcessChannelMode(QProcess::MergedChannels);
-  connect(m_process, &QProcess::finished, this, [this, out](int code, QProcess::ExitStatus) {
-    const QString log = QString::fromUtf8(m_process->readAll()).trimmed();
-    m_live->setEnabled(true);
-    QString error;
-    // A FAST lesson on an unused RPC fails by design: its run still replays.
-    const LessonInfo& lesson = lessons()[static_cast<size_t>(std::max(0, m_catalogIndex))];
-    const int catalog = m_catalogIndex;  // a live recording of it: Run live again re-records the same lesson
-    if (QFileInfo::exists(out) && load(out, lesson.ddp ? QStringLiteral("ddp") : QString(), lesson.rank, &error)) {
-      m_catalogIndex = catalog;
-      showSourceInBox(tr("%1 (live: %2)").arg(lesson.title, QFileInfo(out).fileName()));
-      emit statusMessage(
-          code == 0 ? tr("Recorded %1").arg(QFileInfo(out).fileName())
-                    : tr("Recorded %1; the example failed: %2").arg(QFileInfo(out).fileName(), log.section('\n', -1)));
-    } else {
-      emit statusMessage(tr("The live run failed: %1").arg(error.isEmpty() ? log.section('\n', -1) : error));
-    }
-  });
+  connect(m_process, &QProcess::finished, this,
+          [this, out](int code, QProcess::ExitStatus) { liveRunFinished(out, code); });
   m_live->setEnabled(false);
   emit statusMessage(tr("Recording %1 on %2 workers (%3)...").arg(info.example).arg(m_workers->value()).arg(variant));
   m_process->start(m_cli, liveArguments(info, params, out));
   return true;
 }
 
+void LearnPage::liveRunFinished(const QString& out, int code) {
+  const QString log = QString::fromUtf8(m_process->readAll()).trimmed();
+  m_live->setEnabled(true);
+  QString error;
+  // A FAST lesson on an unused RPC fails by design: its run still replays.
+  const LessonInfo& lesson = lessons()[static_cast<size_t>(std::max(0, m_catalogIndex))];
+  const int catalog = m_catalogIndex;  // a live recording of it: Run live again re-records the same lesson
+  if (QFileInfo::exists(out) && load(out, lessonKindName(lesson), lesson.rank, &error)) {
+    m_catalogIndex = catalog;
+    showSourceInBox(tr("%1 (live: %2)").arg(lesson.title, QFileInfo(out).fileName()));
+    emit statusMessage(
+        code == 0 ? tr("Recorded %1").arg(QFileInfo(out).fileName())
+                  : tr("Recorded %1; the example failed: %2").arg(QFileInfo(out).fileName(), log.section('\n', -1)));
+  } else {
+    emit statusMessage(tr("The live run failed: %1").arg(error.isEmpty() ? log.section('\n', -1) : error));
+  }
+}
+
 void LearnPage::stepForward() {
   if (m_applied >= m_lesson.steps.size()) return;
   if (m_predict->isChecked() && kind_of(m_lesson).asks_before(m_lesson.steps[m_applied]) && !m_asking) {
     m_asking = true;
-    m_guessed_wrong = false;
+    m_guessedWrong = false;
     showFeedback(QString(), true);  // a new question
     setPlaying(false);
     showState();
@@ -701,73 +554,29 @@ bool LearnPage::isPlaying() const { return m_timer->isActive(); }
 
 void LearnPage::setStepsPerSecond(double rate) { m_timer->setInterval(static_cast<int>(1000 / std::max(rate, 0.1))); }
 
-// Predict mode in a ring lesson: the block the asked rank sends next.
-void LearnPage::onRingCellClicked(int rank, int block) {
-  if (!m_asking || !m_lesson.ring) return;
-  if (!m_guessed_wrong) emit answered(tr("rank %1, block %2").arg(rank).arg(block));
-  const LessonStep& next = m_lesson.steps[m_applied];
-  if (rank == next.rank && block == next.param) {
-    acceptAnswer(tr("Right: rank %1 sends block %2.").arg(rank).arg(block));
-    return;
-  }
-  missAnswer();
-  const int n = m_lesson.ring_ranks;
-  const QString why = rank != next.rank ? tr("the question is about rank %1's row").arg(next.rank)
-                      : next.iteration == 0
-                          ? tr("in its first step a rank sends the block with its own number")
-                          : tr("a rank sends the block it received (and %1) in its previous step")
-                                .arg(next.iteration < n ? tr("added its own values to") : tr("took as the full sum"));
-  const QString text = tr("Not block %1: %2. Try again.").arg(block).arg(why);
-  showFeedback(text, false);
-  emit statusMessage(text);
-}
-
-void LearnPage::onNodeClicked(int node) {
+// Predict mode: the view judged the click. A question counts once: scored when its first
+// answer is right, missed at its first wrong one; the step is taken when it is right.
+void LearnPage::onAnswer(const LessonAnswer& answer) {
   if (!m_asking) return;
-  const LessonStep& next = m_lesson.steps[m_applied];
-  const LessonState s = state();
-  const GraphNode& clicked = m_lesson.graph.nodes[static_cast<size_t>(node)];
-  if (!m_guessed_wrong) emit answered(tr("%1 on worker %2").arg(QString::fromStdString(clicked.op)).arg(clicked.rank));
-  if (node == next.node) {
-    acceptAnswer(tr("Right: %1 runs next.").arg(QString::fromStdString(clicked.op)));
+  if (!m_guessedWrong) {
+    emit answered(answer.choice);
+    ++m_predictions;
+    if (answer.right) ++m_score;
+  }
+  if (!answer.right) {
+    m_guessedWrong = true;
+    updateScore();
+    showFeedback(answer.verdict, false);
+    emit statusMessage(answer.verdict);
     return;
   }
-  missAnswer();
-  QString why;
-  if (s.executed[static_cast<size_t>(node)]) {
-    why = tr("it has already run");
-  } else if (s.counters[static_cast<size_t>(node)] > 0) {
-    why = tr("its count is %1: it still waits for gradients").arg(s.counters[static_cast<size_t>(node)]);
-  } else {
-    why = tr("it is ready, but another node gets there first");
-  }
-  const QString text =
-      tr("Not %1 on worker %2: %3. Try again.").arg(QString::fromStdString(clicked.op)).arg(clicked.rank).arg(why);
-  showFeedback(text, false);
-  emit statusMessage(text);
-}
-
-// The right answer: scored unless a wrong guess already counted the question as missed;
-// the step is taken.
-void LearnPage::acceptAnswer(const QString& right) {
-  if (!m_guessed_wrong) {
-    ++m_score;
-    ++m_predictions;
-  }
-  const QString text = m_guessed_wrong ? tr("Yes, that one.") : right;
+  const QString text = m_guessedWrong ? tr("Yes, that one.") : answer.verdict;
   m_asking = false;
   ++m_applied;
   updateScore();
   showState();
   showFeedback(text, true);
   emit statusMessage(text);
-}
-
-// A wrong answer: a question counts once, missed at its first wrong guess.
-void LearnPage::missAnswer() {
-  if (!m_guessed_wrong) ++m_predictions;
-  m_guessed_wrong = true;
-  updateScore();
 }
 
 void LearnPage::showFeedback(const QString& text, bool right) {
@@ -783,38 +592,10 @@ void LearnPage::updateScore() {
 }
 
 void LearnPage::showState() {
-  const LessonState s = state();
-  std::vector<GraphView::NodeMark> marks = marks_of(s);
-  // The node the last step was about (a count falling, a function recorded).
-  if (m_applied > 0) {
-    const LessonStep& last = m_lesson.steps[m_applied - 1];
-    if (last.node >= 0 && last.kind != StepKind::NodeRuns) marks[static_cast<size_t>(last.node)].highlight = true;
-  }
-  m_graph->setMarks(marks);
-  if (m_lesson.ring) {
-    m_ring->setState(s, m_lesson.ring_ranks, m_applied > 0 ? &m_lesson.steps[m_applied - 1] : nullptr);
-    QStringList sent;
-    for (size_t r = 0; r < s.ring_bytes_sent.size(); ++r)
-      sent << tr("rank %1: sent %2 step(s), %3 B").arg(r).arg(s.ring_steps_done[r]).arg(s.ring_bytes_sent[r]);
-    const int n = m_lesson.ring_ranks;
-    m_ringTally->setText(tr("Sent so far (the tensor is %1 B on every rank):\n%2\nAt the end each rank has sent "
-                            "2(n-1)/n = %3 times the tensor.")
-                             .arg(m_lesson.ring_tensor_bytes)
-                             .arg(sent.join(QLatin1Char('\n')))
-                             .arg(n > 0 ? 2.0 * (n - 1) / n : 0.0, 0, 'f', 2));
-  }
-  m_buckets->setBuckets(s.buckets, s.generation);
-  showCompare();
-  m_sequence->updateData(std::make_shared<const SequenceData>(lesson_sequence(m_lesson, m_applied)));
-  m_sequence->setNow(m_applied > 0            ? m_lesson.steps[m_applied - 1].t_ns
-                     : m_lesson.steps.empty() ? -1
-                                              : m_lesson.steps.front().t_ns);
+  m_view->showState(state(), m_applied, m_asking);
   m_stepLabel->setText(tr("Step %1 of %2").arg(m_applied).arg(m_lesson.steps.size()));
-  if (m_asking && m_lesson.ring) {
-    m_explanation->setText(
-        tr("Which block does rank %1 send next? Click it in rank %1's row.").arg(m_lesson.steps[m_applied].rank));
-  } else if (m_asking) {
-    m_explanation->setText(tr("Which node runs next? Click it in the graph."));
+  if (m_asking) {
+    m_explanation->setText(m_view->question(m_lesson.steps[m_applied]));
   } else if (m_applied == 0) {
     m_explanation->setText(tr("Press Space to play, or Right to take one step."));
   } else {
@@ -822,39 +603,14 @@ void LearnPage::showState() {
     m_explanation->setText(narrated != m_narration.end() ? narrated->second
                                                          : QString::fromStdString(m_lesson.explain(m_applied - 1)));
   }
-  m_inFlight->clear();
-  for (size_t k : s.in_flight) {
-    const LessonStep& m = m_lesson.steps[k];
-    m_inFlight->addItem(tr("%1 from worker %2 to worker %3: '%4', %5 B")
-                            .arg(QString::fromStdString(format_global_id(m.msg_id)))
-                            .arg(m.rank)
-                            .arg(m.peer)
-                            .arg(QString::fromStdString(m.name == "_ddpscope.dist_backward" ? "gradients" : m.name))
-                            .arg(m.bytes));
-  }
-  m_gradients->clear();
-  for (int n : s.accumulated) {
-    const GraphNode& g = m_lesson.graph.nodes[static_cast<size_t>(n)];
-    m_gradients->addItem(tr("worker %1: %2").arg(g.rank).arg(QString::fromStdString(g.op)));
-  }
-  for (int worker : s.released)
-    m_gradients->addItem(tr("worker %1: context released, its gradients freed").arg(worker));
   updateScore();
   emit stepShown();
 }
 
-void LearnPage::showCompare() {
-  if (!m_sideBySide->isChecked() || m_compare.steps.empty()) return;
-  // Step k of each: the two runs share their forward, then part ways.
-  const size_t k = std::min(m_applied, m_compare.steps.size());
-  const LessonState s = m_compare.state_after(k);
-  const std::vector<GraphView::NodeMark> marks = marks_of(s);
-  m_compareGraph->setMarks(marks);
-  m_compareExplanation->setText(
-      tr("<b>Side by side</b> (step %1 of %2): %3")
-          .arg(k)
-          .arg(m_compare.steps.size())
-          .arg(k == 0 ? tr("not started") : QString::fromStdString(m_compare.explain(k - 1)).toHtmlEscaped()));
+LessonView* LearnPage::viewNamed(const char* name) const {
+  for (LessonView* view : m_views)
+    if (std::strcmp(view->name(), name) == 0) return view;
+  return m_autograd;  // a kind without a view of its own is drawn as a graph
 }
 
 void LearnPage::keyPressEvent(QKeyEvent* event) {

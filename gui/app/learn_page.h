@@ -1,12 +1,13 @@
-// LearnPage: the Learn tab, teaching the distributed backward algorithm. It replays a
-// real recorded run step by step (a Lesson). At each step:
-//   - the graph shows which node runs, each node's count left and which nodes are done;
-//   - a sentence generated from the event says what happened;
-//   - lists show the messages in flight and the gradients already in the context.
+// LearnPage: the Learn tab, teaching distributed training by replaying a real recorded
+// run step by step (a Lesson). The page keeps what every lesson has: the steps and their
+// words (generated, or a lesson file's narration), the controls, Predict mode's score,
+// links to a step and Run live. What a step shows is drawn by the view the lesson's kind
+// names (lesson_view.h): the autograd graph and its messages, a rank's DDP buckets, or a
+// ring of ranks and blocks.
 // Keys: Space plays or pauses, Right and Left step, Home and End jump to either end.
-// "Predict the next step" stops before each node runs and asks the student to click the
-// node that runs next, keeping a score. "Run live" re-records the lesson's example with
-// the chosen workers and mode through ddpscope-cli and replays that run.
+// "Predict the next step" stops before each step the kind asks about, and the view judges
+// the click. "Run live" re-records the lesson's example with the chosen workers and the
+// view's options through ddpscope-cli and replays that run.
 #pragma once
 
 #include <QWidget>
@@ -22,9 +23,7 @@ class QSplitter;
 class QStackedWidget;
 class QVBoxLayout;
 class QComboBox;
-class QDoubleSpinBox;
 class QLabel;
-class QListWidget;
 class QProcess;
 class QPushButton;
 class QSlider;
@@ -33,10 +32,12 @@ class QTimer;
 
 namespace ddpscope::gui {
 
-class BucketFillView;
-class RingView;
+class AutogradLessonView;
+class BucketLessonView;
 class GraphView;
-class SequenceView;
+class LessonView;
+class RingLessonView;
+struct LessonAnswer;
 
 class LearnPage : public QWidget {
   Q_OBJECT
@@ -82,8 +83,8 @@ class LearnPage : public QWidget {
   int score() const { return m_score; }
   int predictions() const { return m_predictions; }
 
-  GraphView* graph() const { return m_graph; }
-  RingView* ringView() const { return m_ring; }
+  // The graph the lesson shown draws (the autograd lesson's when it draws none).
+  GraphView* graph() const;
   QLabel* explanation() const { return m_explanation; }
   QLabel* aboutLabel() const { return m_about; }  // the lesson's words for the run loaded
   // Predict mode: what the last click was told (right, or why not), on the page.
@@ -91,18 +92,12 @@ class LearnPage : public QWidget {
   QCheckBox* predictBox() const { return m_predict; }
   QComboBox* lessonBox() const { return m_lessonBox; }
   QSpinBox* workersBox() const { return m_workers; }
-  QComboBox* modeBox() const { return m_mode; }
-  QListWidget* inFlightList() const { return m_inFlight; }
-  SequenceView* sequence() const { return m_sequence; }
-  BucketFillView* bucketView() const { return m_buckets; }
-  QDoubleSpinBox* bucketCapBox() const { return m_bucketCap; }
-  QCheckBox* unusedBox() const { return m_unused; }
-  QCheckBox* findUnusedBox() const { return m_findUnused; }
   QCheckBox* sideBySideBox() const { return m_sideBySide; }
-  const Lesson& compared() const { return m_compare; }
-  GraphView* compareGraph() const { return m_compareGraph; }
-  QLabel* compareExplanation() const { return m_compareExplanation; }
-  QListWidget* gradientList() const { return m_gradients; }
+  // The view drawing the lesson shown (lesson_view.h), and each view by its class.
+  LessonView* view() const { return m_view; }
+  AutogradLessonView* autogradView() const { return m_autograd; }
+  BucketLessonView* bucketLessonView() const { return m_bucketLesson; }
+  RingLessonView* ringLessonView() const { return m_ringLesson; }
 
  signals:
   void statusMessage(const QString& text);
@@ -121,51 +116,39 @@ class LearnPage : public QWidget {
 
  private:
   void addLessonBars(QVBoxLayout* layout);
-  QWidget* buildGraphs();
   QWidget* buildSidePanel();
   QHBoxLayout* buildControls();
+  void addViews();
   void connectSignals();
   // `kind`: a kind's name (lesson_kind.h), or "" for the first the run holds.
   bool load(const QString& path, const QString& kind, int rank, QString* error);
+  void showView(LessonView* view);
+  LessonView* viewNamed(const char* name) const;
   void showState();
-  void onNodeClicked(int node);
-  void onRingCellClicked(int rank, int block);
+  void onAnswer(const LessonAnswer& answer);
   void updateScore();
   void showFeedback(const QString& text, bool right);
-  void acceptAnswer(const QString& right);
-  void missAnswer();
-  QString aboutRun(probes::RunStoreReader& reader) const;
   void showSourceInBox(const QString& title);
+  void liveRunFinished(const QString& out, int code);
 
   QString m_workspace, m_cli;
   Lesson m_lesson;
   size_t m_applied = 0;
   bool m_asking = false;  // waiting for the student's guess of steps[m_applied]
   bool m_openedOnShow = false;
-  bool m_guessed_wrong = false;
+  bool m_guessedWrong = false;
   int m_score = 0, m_predictions = 0;
-  GraphView* m_graph = nullptr;
-  SequenceView* m_sequence = nullptr;   // the lesson's messages so far, those in flight dashed
-  BucketFillView* m_buckets = nullptr;  // a DDP lesson's buckets filling
-  QDoubleSpinBox* m_bucketCap = nullptr;
-  QCheckBox* m_unused = nullptr;      // DDP lessons: rank 1 skips a layer
-  QCheckBox* m_findUnused = nullptr;  // DDP lessons: find_unused_parameters
-  // Side by side (lesson 2): the other mode's recording, stepped along with this one.
-  QCheckBox* m_sideBySide = nullptr;
-  Lesson m_compare;
-  GraphView* m_compareGraph = nullptr;
-  QLabel* m_compareExplanation = nullptr;
-  QWidget* m_comparePane = nullptr;
-  QSplitter* m_graphs = nullptr;  // the graph above, the compared graph below
-  RingView* m_ring = nullptr;     // a ring lesson's ranks and blocks, in the graph's place
-  QLabel* m_ringTally = nullptr;  // a ring lesson: bytes sent per rank so far
-  QWidget* m_ringFiller = nullptr;
-  QStackedWidget* m_graphStack = nullptr;
-  QSplitter* m_split = nullptr;  // the graphs left, the step's panel right
+  std::vector<LessonView*> m_views;  // every kind's view; one shown at a time
+  LessonView* m_view = nullptr;      // the lesson shown's
+  AutogradLessonView* m_autograd = nullptr;
+  BucketLessonView* m_bucketLesson = nullptr;
+  RingLessonView* m_ringLesson = nullptr;
+  QStackedWidget* m_stages = nullptr;   // the views' stages, left
+  QVBoxLayout* m_panels = nullptr;      // the step's words, then the views' panels, right
+  QHBoxLayout* m_optionsRow = nullptr;  // Workers, the views' options, Run live
+  QCheckBox* m_sideBySide = nullptr;    // lesson 2: the other mode's recording, stepped along
+  QSplitter* m_split = nullptr;         // the stages left, the step's panel right
   bool m_splitPlaced = false;
-  QWidget* m_modeField = nullptr;    // distributed-autograd lessons: "Mode" and its box
-  QWidget* m_bucketField = nullptr;  // DDP lessons: "Bucket cap" and its box
-  void showCompare();
   QLabel* m_title = nullptr;
   QLabel* m_about = nullptr;
   QLabel* m_explanation = nullptr;
@@ -177,13 +160,8 @@ class LearnPage : public QWidget {
   std::vector<int> m_stops;            // a lesson file's: Play stops after these steps
   std::map<int, QString> m_narration;  // a lesson file's words for its steps
   QLabel* m_scoreLabel = nullptr;
-  QListWidget* m_inFlight = nullptr;
-  QLabel* m_inFlightTitle = nullptr;
-  QLabel* m_gradientsTitle = nullptr;
-  QListWidget* m_gradients = nullptr;
   QComboBox* m_lessonBox = nullptr;
   QSpinBox* m_workers = nullptr;
-  QComboBox* m_mode = nullptr;
   QPushButton* m_live = nullptr;
   QPushButton* m_play = nullptr;
   QCheckBox* m_predict = nullptr;

@@ -486,6 +486,7 @@ const char* phase_name(BucketFill::Phase p) {
 class DdpLessonKind final : public LessonKind {
  public:
   const char* name() const override { return "ddp"; }
+  const char* view() const override { return "buckets"; }
   bool found_in(probes::RunStoreReader& run) const override {
     return !run.spans({.kinds = {probes::Kind::GradReady}, .limit = 1}).empty();
   }

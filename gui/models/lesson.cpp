@@ -493,6 +493,7 @@ namespace {
 class AutogradLessonKind final : public LessonKind {
  public:
   const char* name() const override { return "autograd"; }
+  const char* view() const override { return "graph"; }
   bool found_in(probes::RunStoreReader& run) const override { return !list_dist_graphs(run).empty(); }
   Lesson load(probes::RunStoreReader& run, int) const override {
     const auto graphs = list_dist_graphs(run);

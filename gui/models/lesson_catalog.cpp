@@ -76,6 +76,18 @@ QString lessonsDir() {
   return {};
 }
 
+QString lessonKindName(const LessonInfo& lesson) {
+  return lesson.ring ? QStringLiteral("ring") : lesson.ddp ? QStringLiteral("ddp") : QStringLiteral("autograd");
+}
+
+QString liveVariant(const LessonInfo& lesson, const LiveParameters& p) {
+  if (!lesson.ddp) return p.mode;
+  QString variant = QStringLiteral("cap%1").arg(p.bucket_cap_mb);
+  if (p.unused_parameter) variant += QStringLiteral("-unused");
+  if (p.find_unused_parameters) variant += QStringLiteral("-find");
+  return variant;
+}
+
 QStringList liveArguments(const LessonInfo& lesson, const LiveParameters& p, const QString& out) {
   if (!lesson.ddp) {
     return {QStringLiteral("example"), lesson.example, QStringLiteral("--np"),  QString::number(p.workers),

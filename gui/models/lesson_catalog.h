@@ -40,6 +40,10 @@ struct LiveParameters {
   bool unused_parameter = false;          // rank 1 skips a layer (train --inject-unused 1)
   bool find_unused_parameters = false;    // DDP is told (train --find-unused-parameters)
 };
+// The lesson kind (lesson_kind.h) the lesson's recording is replayed as.
+QString lessonKindName(const LessonInfo& lesson);
+// A re-recording's name part for these parameters ("cap0.25-unused", "smart").
+QString liveVariant(const LessonInfo& lesson, const LiveParameters& p);
 // ddpscope-cli's arguments that re-record `lesson` with these parameters into `out`.
 QStringList liveArguments(const LessonInfo& lesson, const LiveParameters& p, const QString& out);
 

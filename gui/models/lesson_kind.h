@@ -17,6 +17,10 @@ class LessonKind {
   virtual ~LessonKind() = default;
   // "autograd", "ddp", "ring": lesson files' "kind" and `lesson show --json`'s.
   virtual const char* name() const = 0;
+  // The Learn page's view that draws it (gui/app/lesson_view.h): "graph" (a distributed
+  // autograd graph, its messages and context), "buckets" (a rank's graph and its DDP
+  // buckets), "ring" (ranks and their blocks). Kinds may share a view.
+  virtual const char* view() const = 0;
   // Whether `run` holds this kind to replay when nothing says which (the first kind in
   // lesson_kinds() that does is taken).
   virtual bool found_in(probes::RunStoreReader& run) const = 0;

@@ -218,6 +218,7 @@ nlohmann::json summed(uint64_t holds) {
 class RingLessonKind final : public LessonKind {
  public:
   const char* name() const override { return "ring"; }
+  const char* view() const override { return "ring"; }
   // Ring steps and nothing else to replay (a DDP job over the ring has its own lessons).
   bool found_in(probes::RunStoreReader& run) const override {
     return !run.spans({.kinds = {probes::Kind::RingStep}, .limit = 1}).empty() && list_dist_graphs(run).empty() &&

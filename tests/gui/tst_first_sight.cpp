@@ -23,7 +23,10 @@
 
 #include "gui_test_runs.h"
 #include "graph_view.h"
+#include "autograd_lesson_view.h"
+#include "bucket_lesson_view.h"
 #include "learn_page.h"
+#include "ring_lesson_view.h"
 #include "lesson.h"
 #include "main_window.h"
 #include "overlap_page.h"
@@ -78,8 +81,8 @@ class TestFirstSight : public QObject {
     QCOMPARE(end.released.size(), size_t{2});
     QVERIFY(end.accumulated.empty());
     QStringList listed;
-    for (int i = 0; i < page->gradientList()->count(); ++i)
-      listed << page->gradientList()->item(i)->text();
+    for (int i = 0; i < page->autogradView()->gradientList()->count(); ++i)
+      listed << page->autogradView()->gradientList()->item(i)->text();
     QVERIFY2(listed.filter("context released").size() == 2 && listed.filter("AccumulateGrad").isEmpty(),
              qPrintable(listed.join(" | ")));
     // Lesson 3: "1 MiB buckets", from the run's own config (the catalog says {cap}).

@@ -11,7 +11,11 @@
 #include <QTemporaryDir>
 
 #include "layout_check.h"
+#include "autograd_lesson_view.h"
+#include "bucket_lesson_view.h"
 #include "learn_page.h"
+#include "lesson_view.h"
+#include "ring_lesson_view.h"
 #include "lesson_catalog.h"
 #include "main_window.h"
 #include "window_fit.h"
@@ -115,31 +119,33 @@ class TestLayoutSizes : public QObject {
                         .arg(right)
                         .arg(runs->viewport()->width());
     }
-    // Each lesson: its graph at least 40 % of the window's width, the node that runs at
-    // each step whole in view.
-    auto* graph = window.learnPage()->findChild<GraphView*>();
+    // Each lesson: its view's stage (a graph, a ring) at least 40 % of the window's width,
+    // the node that runs at each step whole in view.
     for (int lesson = 0; lesson < static_cast<int>(lessons().size()); ++lesson) {
       QVERIFY(window.openLesson(lesson));
+      LearnPage* page = window.learnPage();
       const QString where = QStringLiteral("lesson %1 at %2x%3").arg(lesson + 1).arg(size.width()).arg(size.height());
       problems << problemsOnTab(window, QStringLiteral("learn"), size)
                       .replaceInStrings(QStringLiteral("learn at"), QStringLiteral("lesson %1 at").arg(lesson + 1));
-      if (graph->width() < 0.4 * size.width())
-        problems << QStringLiteral("%1: the graph is %2 px wide").arg(where).arg(graph->width());
-      LearnPage* page = window.learnPage();
+      QWidget* stage = page->view()->stage();
+      if (!stage->isVisible() || stage->width() < 0.4 * size.width())
+        problems
+            << QStringLiteral("%1: the %2 view is %3 px wide").arg(where, page->view()->name()).arg(stage->width());
+      GraphView* graph = page->view()->graph();
       for (size_t step = 0; step < page->lesson().steps.size(); ++step) {
         page->stepForward();
-        if (page->bucketView()->isVisible()) {
-          page->bucketView()->repaint();
-          if (page->bucketView()->elidedLines() > 0) {
+        if (page->bucketLessonView()->bucketView()->isVisible()) {
+          page->bucketLessonView()->bucketView()->repaint();
+          if (page->bucketLessonView()->bucketView()->elidedLines() > 0) {
             problems << QStringLiteral("%1, step %2: %3 bucket line(s) cut")
                             .arg(where)
                             .arg(step + 1)
-                            .arg(page->bucketView()->elidedLines());
+                            .arg(page->bucketLessonView()->bucketView()->elidedLines());
             break;
           }
         }
         const int running = page->state().running;
-        if (running >= 0 && !graph->nodeFullyShown(static_cast<size_t>(running))) {
+        if (graph && running >= 0 && !graph->nodeFullyShown(static_cast<size_t>(running))) {
           problems << QStringLiteral("%1, step %2: the running node %3 is not whole in view")
                           .arg(where)
                           .arg(step + 1)

@@ -20,7 +20,10 @@
 #include "graph_view.h"
 #include "gui_test_runs.h"
 #include "hang_view.h"
+#include "autograd_lesson_view.h"
+#include "bucket_lesson_view.h"
 #include "learn_page.h"
+#include "ring_lesson_view.h"
 #include "messages_page.h"
 #include "run_store_reader.h"
 #include "sequence_view.h"
@@ -74,7 +77,7 @@ class TestLiveJob : public QObject {
     QVERIFY(window.openLesson(1));  // 2a: the unused RPC in FAST mode
     LearnPage* page = window.learnPage();
     page->workersBox()->setValue(3);
-    page->modeBox()->setCurrentText("smart");
+    page->autogradView()->modeBox()->setCurrentText("smart");
     QSignalSpy loaded(page, &LearnPage::lessonLoaded);
     QString error;
     QVERIFY2(page->runLive(&error), qPrintable(error));
@@ -96,9 +99,9 @@ class TestLiveJob : public QObject {
     QVERIFY(window.openLesson(4));
     LearnPage* page = window.learnPage();
     QVERIFY(page->lesson().steps.back().kind == StepKind::Verdict);
-    QVERIFY(page->unusedBox()->isChecked());
-    page->findUnusedBox()->setChecked(true);
-    page->bucketCapBox()->setValue(0.25);  // below the MLP's 1 MiB weights
+    QVERIFY(page->bucketLessonView()->unusedBox()->isChecked());
+    page->bucketLessonView()->findUnusedBox()->setChecked(true);
+    page->bucketLessonView()->bucketCapBox()->setValue(0.25);  // below the MLP's 1 MiB weights
     QSignalSpy loaded(page, &LearnPage::lessonLoaded);
     QString error;
     QVERIFY2(page->runLive(&error), qPrintable(error));

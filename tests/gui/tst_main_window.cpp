@@ -42,7 +42,10 @@
 #include "graph_view.h"
 #include "hang_view.h"
 #include "bucket_fill_view.h"
+#include "autograd_lesson_view.h"
+#include "bucket_lesson_view.h"
 #include "learn_page.h"
+#include "ring_lesson_view.h"
 #include "sequence_view.h"
 #include "job_controller.h"
 #include "launch_dialog.h"
@@ -1029,7 +1032,7 @@ class TestMainWindow : public QObject {
   // and colour.
   static QStringList snapshot(LearnPage* page) {
     QStringList s{page->explanation()->text()};
-    for (QListWidget* list : {page->inFlightList(), page->gradientList()})
+    for (QListWidget* list : {page->autogradView()->inFlightList(), page->autogradView()->gradientList()})
       for (int i = 0; i < list->count(); ++i)
         s << list->item(i)->text();
     for (QGraphicsItem* item : page->graph()->scene()->items()) {
@@ -1070,9 +1073,9 @@ class TestMainWindow : public QObject {
     QTest::keyClick(page, Qt::Key_End);
     QCOMPARE(page->applied(), steps);
     // t1, t2 and t4's gradients were in the context until both workers released it.
-    QCOMPARE(page->gradientList()->count(), 2);
-    QVERIFY(page->gradientList()->item(0)->text().contains("context released"));
-    QCOMPARE(page->inFlightList()->count(), 0);
+    QCOMPARE(page->autogradView()->gradientList()->count(), 2);
+    QVERIFY(page->autogradView()->gradientList()->item(0)->text().contains("context released"));
+    QCOMPARE(page->autogradView()->inFlightList()->count(), 0);
     QTest::keyClick(page, Qt::Key_Home);
     QCOMPARE(page->applied(), size_t{0});
     QTest::keyClick(page, Qt::Key_Space);
@@ -1084,11 +1087,13 @@ class TestMainWindow : public QObject {
     // Lesson 3 (DDP): the buckets instead of messages; at the end every one is reduced.
     QVERIFY(window.openLesson(3));
     QVERIFY(page->lesson().ddp);
-    QVERIFY(page->bucketView()->isVisibleTo(page) && !page->sequence()->isVisibleTo(page));
-    QVERIFY(page->bucketCapBox()->isVisibleTo(page) && !page->modeBox()->isVisibleTo(page));
+    QVERIFY(page->bucketLessonView()->bucketView()->isVisibleTo(page) &&
+            !page->autogradView()->sequence()->isVisibleTo(page));
+    QVERIFY(page->bucketLessonView()->bucketCapBox()->isVisibleTo(page) &&
+            !page->autogradView()->modeBox()->isVisibleTo(page));
     QTest::keyClick(page, Qt::Key_End);
-    QCOMPARE(page->bucketView()->buckets().size(), size_t{3});
-    for (const BucketFill& b : page->bucketView()->buckets())
+    QCOMPARE(page->bucketLessonView()->bucketView()->buckets().size(), size_t{3});
+    for (const BucketFill& b : page->bucketLessonView()->bucketView()->buckets())
       QCOMPARE(static_cast<int>(b.phase), static_cast<int>(BucketFill::Phase::Reduced));
   }
 
@@ -1103,13 +1108,15 @@ class TestMainWindow : public QObject {
     LearnPage* page = window.learnPage();
     QVERIFY(page->sideBySideBox()->isEnabled());
     page->sideBySideBox()->setChecked(true);
-    QVERIFY(!page->compared().steps.empty());
-    QVERIFY(std::any_of(page->compared().steps.begin(), page->compared().steps.end(),
+    QVERIFY(!page->autogradView()->compared().steps.empty());
+    QVERIFY(std::any_of(page->autogradView()->compared().steps.begin(), page->autogradView()->compared().steps.end(),
                         [](const LessonStep& s) { return s.kind == StepKind::SmartAsk; }));
-    QVERIFY(page->compareGraph()->isVisibleTo(page));
-    QCOMPARE(page->compareGraph()->shown().nodes.size(), page->compared().graph.nodes.size());
+    QVERIFY(page->autogradView()->compareGraph()->isVisibleTo(page));
+    QCOMPARE(page->autogradView()->compareGraph()->shown().nodes.size(),
+             page->autogradView()->compared().graph.nodes.size());
     QTest::keyClick(page, Qt::Key_Right);
-    QVERIFY2(page->compareExplanation()->text().contains("step 1 of"), qPrintable(page->compareExplanation()->text()));
+    QVERIFY2(page->autogradView()->compareExplanation()->text().contains("step 1 of"),
+             qPrintable(page->autogradView()->compareExplanation()->text()));
     QTest::keyClick(page, Qt::Key_End);
     QVERIFY(page->explanation()->text().contains("never received gradients"));  // FAST's error
     // Lesson 1 has no pair: the box is off and disabled.

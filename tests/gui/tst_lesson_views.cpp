@@ -1,0 +1,136 @@
+// The Learn page draws each lesson with the view its kind names (lesson_view.h): for every
+// shipped lesson the page shows that view's stage, panel and Run live options and no
+// other's, its title line and Predict question come from the view, and the view judges
+// the student's click. No flags decide it: the kind's view() does.
+#include <QtTest/QtTest>
+
+#include <QCheckBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QStackedWidget>
+
+#include "autograd_lesson_view.h"
+#include "bucket_lesson_view.h"
+#include "graph_view.h"
+#include "learn_page.h"
+#include "lesson_catalog.h"
+#include "lesson_kind.h"
+#include "lesson_view.h"
+#include "ring_lesson_view.h"
+#include "ring_view.h"
+
+using namespace ddpscope::gui;
+
+class TestLessonViews : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void testEachLessonShowsTheViewItsKindNames() {
+    LearnPage page(QDir::tempPath(), QString());
+    page.resize(1280, 760);
+    page.show();
+    QSet<QString> seen;
+    for (size_t i = 0; i < lessons().size(); ++i) {
+      QString error;
+      QVERIFY2(page.openLesson(static_cast<int>(i), &error), qPrintable(error));
+      const LessonKind& kind = kind_of(page.lesson());
+      QCOMPARE(QString::fromStdString(kind.name()), lessonKindName(lessons()[i]));
+      LessonView* shown = page.view();
+      QCOMPARE(QString::fromLatin1(shown->name()), QString::fromLatin1(kind.view()));
+      seen << shown->name();
+      QVERIFY2(shown->stage()->isVisible(), qPrintable(lessonMenuTitle(i)));
+      for (LessonView* other : page.findChildren<LessonView*>()) {
+        const bool mine = other == shown;
+        QCOMPARE(other->stage()->isVisible(), mine);
+        QCOMPARE(other->panel()->isVisible(), mine);
+        if (other->options()) QCOMPARE(other->options()->isVisible(), mine);
+      }
+      // The title line starts with the view's words for the lesson.
+      QVERIFY2(page.findChildren<QLabel*>().size() > 0, "labels");
+      bool titled = false;
+      for (QLabel* label : page.findChildren<QLabel*>())
+        titled |= label->text().startsWith(shown->title(page.lesson()) + QStringLiteral(" · "));
+      QVERIFY2(titled, qPrintable(shown->title(page.lesson())));
+    }
+    QCOMPARE(seen, (QSet<QString>{"graph", "buckets", "ring"}));
+  }
+
+  void testOptionsFollowTheLessonAndReachRunLive() {
+    LearnPage page(QDir::tempPath(), QString());
+    QString error;
+    // "Why a DDP job hangs": recorded with rank 1 skipping a layer.
+    const int hang = 4;
+    QVERIFY(lessons()[hang].unused_parameter);
+    QVERIFY(page.openLesson(hang, &error));
+    QCOMPARE(page.view(), static_cast<LessonView*>(page.bucketLessonView()));
+    QVERIFY(page.bucketLessonView()->unusedBox()->isChecked());
+    page.bucketLessonView()->findUnusedBox()->setChecked(true);
+    page.bucketLessonView()->bucketCapBox()->setValue(0.25);
+    LiveParameters p;
+    for (LessonView* view : page.findChildren<LessonView*>())
+      view->readOptions(p);
+    QCOMPARE(p.bucket_cap_mb, 0.25);
+    QVERIFY(p.unused_parameter && p.find_unused_parameters);
+    QCOMPARE(liveVariant(lessons()[hang], p), QStringLiteral("cap0.25-unused-find"));
+    // A DDP lesson opened again resets what the student changed to what it recorded.
+    QVERIFY(page.openLesson(3, &error));
+    QVERIFY(!page.bucketLessonView()->unusedBox()->isChecked());
+    QVERIFY(!page.bucketLessonView()->findUnusedBox()->isChecked());
+    QCOMPARE(page.bucketLessonView()->bucketCapBox()->value(), lessons()[3].bucket_cap_mb);
+  }
+
+  // Predict mode: the question is the view's, and so is the verdict on a click.
+  void testTheViewJudgesTheClick() {
+    LearnPage page(QDir::tempPath(), QString());
+    page.resize(1280, 760);
+    page.show();
+    QString error;
+    QVERIFY(page.openLesson(0, &error));  // the distributed backward: click a node
+    page.predictBox()->setChecked(true);
+    while (!page.isAskingPrediction() && page.applied() < page.lesson().steps.size())
+      page.stepForward();
+    QVERIFY(page.isAskingPrediction());
+    QCOMPARE(page.explanation()->text(), page.view()->question(page.lesson().steps[page.applied()]));
+    const int next = page.lesson().steps[page.applied()].node;
+    int wrong = -1;
+    for (size_t n = 0; n < page.lesson().graph.nodes.size() && wrong < 0; ++n)
+      if (static_cast<int>(n) != next && page.state().counters[n] > 0) wrong = static_cast<int>(n);
+    QVERIFY(wrong >= 0);
+    QList<LessonAnswer> answers;
+    connect(page.view(), &LessonView::answered, this, [&](const LessonAnswer& a) { answers << a; });
+    emit page.graph()->nodeIndexClicked(wrong);
+    QCOMPARE(answers.size(), 1);
+    QVERIFY(!answers[0].right);
+    QVERIFY2(answers[0].verdict.contains(QStringLiteral("it still waits for gradients")),
+             qPrintable(answers[0].verdict));
+    QCOMPARE(page.feedback()->text(), answers[0].verdict);
+    const size_t at = page.applied();
+    emit page.graph()->nodeIndexClicked(next);
+    QCOMPARE(answers.size(), 2);
+    QVERIFY(answers[1].right);
+    QCOMPARE(page.applied(), at + 1);
+    QCOMPARE(page.score(), 0);  // missed at its first wrong answer
+    QCOMPARE(page.predictions(), 1);
+
+    // The ring: the question names a rank, a click on a cell answers it.
+    QVERIFY(page.openLesson(6, &error));
+    QCOMPARE(page.view(), static_cast<LessonView*>(page.ringLessonView()));
+    page.predictBox()->setChecked(false);
+    page.predictBox()->setChecked(true);
+    page.stepForward();
+    QVERIFY(page.isAskingPrediction());
+    const LessonStep& step = page.lesson().steps[page.applied()];
+    QVERIFY2(page.explanation()->text().contains(QStringLiteral("rank %1").arg(step.rank)),
+             qPrintable(page.explanation()->text()));
+    answers.clear();
+    connect(page.view(), &LessonView::answered, this, [&](const LessonAnswer& a) { answers << a; });
+    emit page.ringLessonView()->ringView()->cellClicked(step.rank, step.param);
+    QCOMPARE(answers.size(), 1);
+    QVERIFY(answers[0].right);
+    QCOMPARE(answers[0].choice, QStringLiteral("rank %1, block %2").arg(step.rank).arg(step.param));
+    QCOMPARE(page.score(), 1);
+  }
+};
+
+QTEST_MAIN(TestLessonViews)
+#include "tst_lesson_views.moc"
