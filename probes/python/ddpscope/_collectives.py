@@ -12,6 +12,7 @@ import threading
 import torch
 import torch.distributed as dist
 
+from ddpscope import _torch_api
 from ddpscope._gpu_clock import cuda_device_of
 
 # The collectives that every rank of a group must call (point-to-point send/recv are not).
@@ -54,17 +55,16 @@ class Numbering:
 
 
 def _resolve(group):
-    if group is None or group is getattr(dist.GroupMember, "WORLD", None):
-        return dist.distributed_c10d._get_default_group()
-    return group
+    """The group a collective runs on: None is the default group (c10d's public
+    group.WORLD once the process group is made)."""
+    return dist.group.WORLD if group is None else group
 
 
 def _group_suffix(group):
     """"" for the default group; " (group NAME)" for another, by c10d's own name."""
-    if group is dist.distributed_c10d._get_default_group():
+    if group is dist.group.WORLD:
         return ""
-    names = getattr(dist.distributed_c10d, "_pg_names", {})
-    return " (group %s)" % names.get(group, "?")
+    return " (group %s)" % _torch_api.group_name(group)
 
 
 def _nbytes(value):

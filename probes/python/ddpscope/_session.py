@@ -23,11 +23,22 @@ class Session:
         self._step_end = None  # the end of this iteration's optimizer step, if it took one
         self._failure_marked = False
         self.backward_called = None  # when the running torch.autograd.backward() was called
+        # What ends with backward() when the autograd engine cannot say when it is done
+        # (a torch without queue_callback: _torch_api).
+        self._at_backward_return = []
         self._lock = threading.Lock()
         self._named = threading.local()
         self._gpu_clock = None  # made at the first collective on CUDA tensors
         probes.set_thread_name("compute")
         atexit.register(self.close)
+
+    def at_backward_return(self, callback):
+        self._at_backward_return.append(callback)
+
+    def backward_returned(self):
+        callbacks, self._at_backward_return = self._at_backward_return, []
+        for callback in callbacks:
+            callback()
 
     def name_this_thread(self, name):
         """Names the calling thread once (a comm hook's callbacks run on the backend's)."""

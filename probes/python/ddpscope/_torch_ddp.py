@@ -13,7 +13,7 @@ import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from ddpscope import _collectives
+from ddpscope import _collectives, _torch_api
 
 _DTYPES = {"torch.float32": "f32", "torch.float64": "f64", "torch.float16": "f16", "torch.bfloat16": "bf16"}
 
@@ -52,7 +52,7 @@ class _Model:
         """DDP's options, into the run's config as a launched job's are (the Buckets tab's
         advice reads the cap it was recorded with)."""
         mib = float(1 << 20)
-        first = getattr(dist, "_DEFAULT_FIRST_BUCKET_BYTES", 1 << 20)
+        first = _torch_api.first_bucket_bytes()
         self.probes.record(json.dumps({"type": "settings", "values": {
             "bucket_cap_mb": ddp.bucket_bytes_cap / mib,
             "first_bucket_cap_mb": first / mib,
@@ -71,7 +71,8 @@ class _Model:
             self.session.backward_called = None
             if threading.current_thread() is not threading.main_thread():
                 self.session.name_this_thread("autograd")  # CUDA's backward runs on a thread of its own
-            torch.autograd.Variable._execution_engine.queue_callback(self._backward_done)
+            if not _torch_api.queue_callback(self._backward_done):
+                self.session.at_backward_return(self._backward_done)
         self.probes.event("grad_ready", "grad_ready", t, t, param=index)
         return None
 
@@ -191,8 +192,8 @@ def instrument(session):
         if model.user_hook is not None:
             # What DDP itself says to a second registration.
             raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
-        self._check_comm_hook(hook)
-        self.logger._set_comm_hook_name(hook.__qualname__)
+        _torch_api.check_comm_hook(self, hook)
+        _torch_api.name_comm_hook(self, hook.__qualname__)
         model.user_hook = (state, hook)
 
     backward = torch.autograd.backward
@@ -204,6 +205,7 @@ def instrument(session):
             return backward(*args, **kwargs)
         finally:
             session.backward_called = None
+            session.backward_returned()
 
     torch.autograd.backward = timed_backward
     DDP.__init__ = ddp_init
