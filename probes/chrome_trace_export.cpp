@@ -1,5 +1,7 @@
 #include "chrome_trace_export.h"
 
+#include "atomic_file.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,8 +12,8 @@ namespace ddpscope::probes {
 int64_t export_chrome_trace(RunStoreReader& run, const std::string& out_path) {
   // Written next to the target and renamed at the end: a failed export leaves no
   // half-written trace behind.
-  const std::string tmp = out_path + ".partial";
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  AtomicFile file(out_path);
+  std::ofstream out(file.partial(), std::ios::binary | std::ios::trunc);
   DDPSCOPE_CHECK(out.good(), "cannot write the trace to '", out_path,
                  "'; check that its folder exists and is writable");
   const auto [t0, t1] = run.time_range();
@@ -75,9 +77,7 @@ int64_t export_chrome_trace(RunStoreReader& run, const std::string& out_path) {
   out << "\n]}\n";
   out.close();
   DDPSCOPE_CHECK(out.good(), "writing the trace to '", out_path, "' failed (disk full?)");
-  std::error_code ec;
-  std::filesystem::rename(tmp, out_path, ec);
-  DDPSCOPE_CHECK(!ec, "cannot move the trace into place at '", out_path, "': ", ec.message());
+  file.commit();
   return written;
 }
 

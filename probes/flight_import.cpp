@@ -1,5 +1,7 @@
 #include "flight_import.h"
 
+#include "atomic_file.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -123,14 +125,9 @@ FlightImportResult import_flight_dumps(const std::vector<std::string>& paths, co
   if (!absent.empty())
     result.notes.push_back(detail::concat("no dump of rank", absent.size() > 1 ? "s " : " ", rank_ranges_text(absent),
                                           ": the verdict knows only what the other ranks recorded"));
-  const std::string partial = out + ".importing";
-  const auto remove_partial = [&](std::initializer_list<const char*> suffixes) {
-    for (const char* suffix : suffixes)
-      fs::remove(partial + suffix, ec);
-  };
-  remove_partial({"", "-wal", "-shm", "-journal"});
-  try {
-    RunStoreWriter writer(partial);
+  AtomicFile file(out, ".importing");
+  {
+    RunStoreWriter writer(file.partial());
     const bool torch = dumps.front().producer != "ddpscope";
     writer.begin_run({.config_json = "{}",
                       .world_size = result.world_size,
@@ -147,12 +144,8 @@ FlightImportResult import_flight_dumps(const std::vector<std::string>& paths, co
       message += "; " + n;
     writer.end_run(pending ? "failed" : "finished", message);
     writer.fold_wal();
-  } catch (...) {
-    remove_partial({"", "-wal", "-shm", "-journal"});
-    throw;
   }
-  remove_partial({"-wal", "-shm"});
-  fs::rename(partial, out);
+  file.commit();  // a failed rename leaves no .importing behind (it did: the rename was outside the cleanup)
   return result;
 }
 

@@ -1,5 +1,7 @@
 #include "kineto_export.h"
 
+#include "atomic_file.h"
+
 #include "gpu_time.h"
 
 #include <cmath>
@@ -62,16 +64,9 @@ std::map<int, Track> tracks_of(const std::vector<ThreadRow>& threads, int rank, 
 
 class RankFile {
  public:
-  RankFile(const std::string& path) : path_(path), partial_(path + ".partial") {
-    out_.open(partial_, std::ios::binary | std::ios::trunc);
-    DDPSCOPE_CHECK(out_.good(), "cannot write '", partial_, "'; check that the folder is writable");
-  }
-  ~RankFile() {
-    if (!done_) {
-      out_.close();
-      std::error_code ec;
-      fs::remove(partial_, ec);
-    }
+  RankFile(const std::string& path) : file_(path) {
+    out_.open(file_.partial(), std::ios::binary | std::ios::trunc);
+    DDPSCOPE_CHECK(out_.good(), "cannot write '", file_.partial(), "'; check that the folder is writable");
   }
   void header(const nlohmann::json& h) {
     const std::string text = h.dump();
@@ -85,18 +80,15 @@ class RankFile {
   void finish() {
     out_ << "\n]}\n";
     out_.close();
-    DDPSCOPE_CHECK(out_.good(), "writing '", path_, "' failed (disk full?)");
-    std::error_code ec;
-    fs::rename(partial_, path_, ec);
-    DDPSCOPE_CHECK(!ec, "cannot move '", partial_, "' into place at '", path_, "': ", ec.message());
-    done_ = true;
+    DDPSCOPE_CHECK(out_.good(), "writing '", file_.path(), "' failed (disk full?)");
+    file_.commit();
   }
   int64_t events() const { return events_; }
 
  private:
-  std::string path_, partial_;
+  AtomicFile file_;  // declared first: the stream closes before the partial file is removed
   std::ofstream out_;
-  bool first_ = true, done_ = false;
+  bool first_ = true;
   int64_t events_ = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "lesson_file.h"
 
+#include "atomic_file.h"
+
 #include "ddpscope/regular_file.h"
 
 #include <algorithm>
@@ -144,19 +146,14 @@ LessonFile read_lesson_file(const std::string& path) {
 }
 
 void write_lesson_file(const std::string& path, const LessonFile& lesson) {
-  const std::string tmp = path + ".tmp";
+  AtomicFile file(path, ".tmp");
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw DDPSCOPE_ERROR("cannot write the lesson file '", path, "': cannot create '", tmp, "'");
+    std::ofstream out(file.partial(), std::ios::binary | std::ios::trunc);
+    if (!out) throw DDPSCOPE_ERROR("cannot write the lesson file '", path, "': cannot create '", file.partial(), "'");
     out << lesson_to_json(lesson).dump(2) << "\n";
     if (!out.flush()) throw DDPSCOPE_ERROR("cannot write the lesson file '", path, "' (disk full?)");
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw DDPSCOPE_ERROR("cannot write the lesson file '", path, "': ", ec.message());
-  }
+  file.commit();
 }
 
 std::string lesson_run_path(const std::string& lesson_path, const LessonFile& lesson) {

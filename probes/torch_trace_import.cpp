@@ -1,5 +1,7 @@
 #include "torch_trace_import.h"
 
+#include "atomic_file.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -601,22 +603,10 @@ TorchImportResult import_torch_traces(const std::vector<std::string>& inputs, co
   mark_unfinished(files);
   choose_clocks(files, result);
   // The run is written beside `out` and moved into place once whole.
-  const std::string partial = out + ".importing";
-  std::error_code ec;
-  const auto remove_partial = [&](std::initializer_list<const char*> suffixes) {
-    for (const char* suffix : suffixes)
-      fs::remove(partial + suffix, ec);
-  };
-  remove_partial({"", "-wal", "-shm", "-journal"});
-  try {
-    write_run(files, partial, result, progress);
-    remove_partial({"-wal", "-shm"});
-    check_packed_size(paths, partial, result.events);
-    fs::rename(partial, out);
-  } catch (...) {
-    remove_partial({"", "-wal", "-shm", "-journal"});
-    throw;
-  }
+  AtomicFile file(out, ".importing");
+  write_run(files, file.partial(), result, progress);
+  check_packed_size(paths, file.partial(), result.events);
+  file.commit();
   progress.finish();
   return result;
 }
