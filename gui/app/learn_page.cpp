@@ -4,13 +4,11 @@
 #include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
-#include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
-#include <QProcess>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSlider>
@@ -27,6 +25,7 @@
 #include "lesson_catalog.h"
 #include "lesson_file.h"
 #include "lesson_kind.h"
+#include "lesson_live_recorder.h"
 #include "lesson_loader.h"
 #include "lesson_view.h"
 #include "ring_lesson_view.h"
@@ -34,7 +33,7 @@
 
 namespace ddpscope::gui {
 LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* parent)
-    : QWidget(parent), m_workspace(workspace), m_cli(cli) {
+    : QWidget(parent), m_recorder(new LessonLiveRecorder(workspace, cli, this)) {
   setFocusPolicy(Qt::StrongFocus);
   auto* layout = new QVBoxLayout(this);
   addLessonBars(layout);
@@ -97,7 +96,7 @@ void LearnPage::addLessonBars(QVBoxLayout* layout) {
   m_optionsRow->addWidget(m_workers);
   m_live = new QPushButton(tr("Run live"));
   m_live->setToolTip(tr("Re-record this lesson's example with these workers and options, then replay it"));
-  m_live->setEnabled(!m_cli.isEmpty());
+  m_live->setEnabled(m_recorder->available());
   m_optionsRow->addWidget(m_live);
   m_optionsRow->addStretch();
   layout->addLayout(m_optionsRow);
@@ -218,6 +217,8 @@ void LearnPage::connectSignals() {
     QString error;
     if (!openLesson(index, &error)) emit statusMessage(error);
   });
+  connect(m_recorder, &LessonLiveRecorder::started, this, &LearnPage::statusMessage);
+  connect(m_recorder, &LessonLiveRecorder::finished, this, &LearnPage::liveRunFinished);
   connect(m_live, &QPushButton::clicked, this, [this] {
     QString error;
     if (!runLive(&error)) emit statusMessage(error);
@@ -242,12 +243,7 @@ void LearnPage::showEvent(QShowEvent* event) {
   if (!openLesson(std::max(0, m_lessonBox->currentIndex()), &error)) emit statusMessage(error);
 }
 
-LearnPage::~LearnPage() {
-  if (m_process && m_process->state() != QProcess::NotRunning) {
-    m_process->kill();
-    m_process->waitForFinished(3000);
-  }
-}
+LearnPage::~LearnPage() = default;
 
 bool LearnPage::openLesson(int index, QString* error) {
   if (index < 0 || index >= static_cast<int>(lessons().size())) {
@@ -333,7 +329,7 @@ bool LearnPage::openLessonFile(const QString& path, QString* error) {
 void LearnPage::showSourceInBox(const QString& title) {
   // Run live re-records a lesson of the menu (a live recording of one included); a file
   // or run of the user's own has no example to run again, nor a twin to show beside it.
-  m_live->setEnabled(!m_cli.isEmpty() && m_catalogIndex >= 0 && !isRunningLive());
+  m_live->setEnabled(m_recorder->available() && m_catalogIndex >= 0 && !isRunningLive());
   if (m_source.source != LessonLink::Source::Builtin && m_catalogIndex < 0) {
     m_sideBySide->setChecked(false);
     m_sideBySide->setEnabled(false);
@@ -443,59 +439,37 @@ bool LearnPage::load(const QString& path, const QString& kind, int rank, QString
   return true;
 }
 
-bool LearnPage::isRunningLive() const { return m_process && m_process->state() != QProcess::NotRunning; }
+bool LearnPage::isRunningLive() const { return m_recorder->isRecording(); }
 
 bool LearnPage::runLive(QString* error) {
   if (m_catalogIndex < 0) {
     *error = tr("Run live re-records a lesson of the Learn menu: open one there first");
     return false;
   }
-  if (m_cli.isEmpty()) {
-    *error = tr("ddpscope-cli was not found next to the app or on PATH; set DDPSCOPE_CLI");
-    return false;
-  }
-  if (isRunningLive()) {
-    *error = tr("A live run of this lesson is still going");
-    return false;
-  }
-  const LessonInfo& info = lessons()[static_cast<size_t>(m_catalogIndex)];
-  QDir().mkpath(m_workspace);
   LiveParameters params;
   params.workers = m_workers->value();
   for (const LessonView* view : m_views)
     view->readOptions(params);
-  const QString variant = liveVariant(info, params);
-  const QString out = QDir(m_workspace)
-                          .filePath(QStringLiteral("lesson-%1-%2-np%3-%4.ddprun")
-                                        .arg(info.example, variant)
-                                        .arg(m_workers->value())
-                                        .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"))));
-  delete m_process;
-  m_process = new QProcess(this);
-  m_process->setProcessChannelMode(QProcess::MergedChannels);
-  connect(m_process, &QProcess::finished, this,
-          [this, out](int code, QProcess::ExitStatus) { liveRunFinished(out, code); });
+  if (!m_recorder->start(lessons()[static_cast<size_t>(m_catalogIndex)], params, error)) return false;
   m_live->setEnabled(false);
-  emit statusMessage(tr("Recording %1 on %2 workers (%3)...").arg(info.example).arg(m_workers->value()).arg(variant));
-  m_process->start(m_cli, liveArguments(info, params, out));
   return true;
 }
 
-void LearnPage::liveRunFinished(const QString& out, int code) {
-  const QString log = QString::fromUtf8(m_process->readAll()).trimmed();
+// A live recording ended: its run replays as the lesson it re-recorded (a FAST lesson on
+// an unused RPC fails by design, and its run still replays).
+void LearnPage::liveRunFinished(const QString& out, int code, const QString& lastLine) {
   m_live->setEnabled(true);
   QString error;
-  // A FAST lesson on an unused RPC fails by design: its run still replays.
   const LessonInfo& lesson = lessons()[static_cast<size_t>(std::max(0, m_catalogIndex))];
   const int catalog = m_catalogIndex;  // a live recording of it: Run live again re-records the same lesson
+  const QString name = QFileInfo(out).fileName();
   if (QFileInfo::exists(out) && load(out, lessonKindName(lesson), lesson.rank, &error)) {
     m_catalogIndex = catalog;
-    showSourceInBox(tr("%1 (live: %2)").arg(lesson.title, QFileInfo(out).fileName()));
-    emit statusMessage(
-        code == 0 ? tr("Recorded %1").arg(QFileInfo(out).fileName())
-                  : tr("Recorded %1; the example failed: %2").arg(QFileInfo(out).fileName(), log.section('\n', -1)));
+    showSourceInBox(tr("%1 (live: %2)").arg(lesson.title, name));
+    emit statusMessage(code == 0 ? tr("Recorded %1").arg(name)
+                                 : tr("Recorded %1; the example failed: %2").arg(name, lastLine));
   } else {
-    emit statusMessage(tr("The live run failed: %1").arg(error.isEmpty() ? log.section('\n', -1) : error));
+    emit statusMessage(tr("The live run failed: %1").arg(error.isEmpty() ? lastLine : error));
   }
 }
 

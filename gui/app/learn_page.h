@@ -24,7 +24,6 @@ class QStackedWidget;
 class QVBoxLayout;
 class QComboBox;
 class QLabel;
-class QProcess;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -35,6 +34,7 @@ namespace ddpscope::gui {
 class AutogradLessonView;
 class BucketLessonView;
 class GraphView;
+class LessonLiveRecorder;
 class LessonView;
 class RingLessonView;
 struct LessonAnswer;
@@ -129,9 +129,9 @@ class LearnPage : public QWidget {
   void updateScore();
   void showFeedback(const QString& text, bool right);
   void showSourceInBox(const QString& title);
-  void liveRunFinished(const QString& out, int code);
+  void liveRunFinished(const QString& out, int code, const QString& lastLine);
 
-  QString m_workspace, m_cli;
+  LessonLiveRecorder* m_recorder = nullptr;  // Run live
   Lesson m_lesson;
   size_t m_applied = 0;
   bool m_asking = false;  // waiting for the student's guess of steps[m_applied]
@@ -167,7 +167,6 @@ class LearnPage : public QWidget {
   QCheckBox* m_predict = nullptr;
   QSlider* m_speed = nullptr;
   QTimer* m_timer = nullptr;
-  QProcess* m_process = nullptr;
 };
 
 }  // namespace ddpscope::gui
