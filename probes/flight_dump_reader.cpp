@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "ddpscope/error.h"
+#include "flight_dump_format.h"
 #include "flight_records.h"
 #include "gz_stream.h"
 #include "pickle_reader.h"
@@ -32,6 +33,7 @@ namespace ddpscope::probes {
 namespace {
 
 namespace fs = std::filesystem;
+namespace fk = flight_keys;
 
 [[noreturn]] void bad_dump(const std::string& path, const std::string& why) {
   throw RunStoreError(detail::concat("'", path, "' is not a flight-recorder dump ddpscope can read: ", why), __FILE__,
@@ -46,8 +48,8 @@ bool profiler_trace_key(std::string_view k) {
 
 // Top-level keys only a dump has (PyTorch's and ddpscope's).
 bool dump_key(std::string_view k) {
-  return k == "entries" || k == "pg_config" || k == "pg_status" || k == "version" || k == "comm_lib_version" ||
-         k == "nccl_version" || k == "nccl_comm_state";
+  return k == fk::entries || k == fk::pg_config || k == fk::pg_status || k == fk::version ||
+         k == fk::comm_lib_version || k == fk::nccl_version || k == fk::nccl_comm_state;
 }
 
 enum class Field : uint8_t {
@@ -94,26 +96,26 @@ enum class Field : uint8_t {
 
 Field entry_field(std::string_view k) {
   static const std::array<std::pair<std::string_view, Field>, 20> fields{{
-      {"record_id", Field::RecordId},
-      {"pg_id", Field::PgId},
-      {"process_group", Field::ProcessGroup},
-      {"collective_seq_id", Field::CollectiveSeq},
-      {"p2p_seq_id", Field::P2pSeq},
-      {"profiling_name", Field::ProfilingName},
-      {"input_sizes", Field::InputSizes},
-      {"output_sizes", Field::OutputSizes},
-      {"input_dtypes", Field::InputDtypes},
-      {"output_dtypes", Field::OutputDtypes},
-      {"state", Field::State},
-      {"time_created_ns", Field::TimeCreated},
-      {"time_discovered_started_ns", Field::TimeStarted},
-      {"time_discovered_completed_ns", Field::TimeCompleted},
-      {"timeout_ms", Field::TimeoutMs},
-      {"is_p2p", Field::IsP2p},
-      {"retired", Field::Retired},
-      {"phase", Field::Phase},
-      {"iteration", Field::Iteration},
-      {"frames", Field::Frames},
+      {fk::record_id, Field::RecordId},
+      {fk::pg_id, Field::PgId},
+      {fk::process_group, Field::ProcessGroup},
+      {fk::collective_seq_id, Field::CollectiveSeq},
+      {fk::p2p_seq_id, Field::P2pSeq},
+      {fk::profiling_name, Field::ProfilingName},
+      {fk::input_sizes, Field::InputSizes},
+      {fk::output_sizes, Field::OutputSizes},
+      {fk::input_dtypes, Field::InputDtypes},
+      {fk::output_dtypes, Field::OutputDtypes},
+      {fk::state, Field::State},
+      {fk::time_created_ns, Field::TimeCreated},
+      {fk::time_started_ns, Field::TimeStarted},
+      {fk::time_completed_ns, Field::TimeCompleted},
+      {fk::timeout_ms, Field::TimeoutMs},
+      {fk::is_p2p, Field::IsP2p},
+      {fk::retired, Field::Retired},
+      {fk::phase, Field::Phase},
+      {fk::iteration, Field::Iteration},
+      {fk::frames, Field::Frames},
   }};
   for (const auto& [name, f] : fields)
     if (name == k) return f;
@@ -121,41 +123,41 @@ Field entry_field(std::string_view k) {
 }
 
 Field top_field(std::string_view k) {
-  if (k == "version") return Field::Version;
-  if (k == "comm_lib_version" || k == "nccl_version") return Field::CommLib;
-  if (k == "producer") return Field::Producer;
-  if (k == "dump_reason") return Field::Reason;
-  if (k == "dump_trigger") return Field::Trigger;
-  if (k == "rank") return Field::Rank;
-  if (k == "dump_time_ns") return Field::DumpTime;
-  if (k == "stall_ns") return Field::Stall;
-  if (k == "stall_end_ns") return Field::StallEnd;
+  if (k == fk::version) return Field::Version;
+  if (k == fk::comm_lib_version || k == fk::nccl_version) return Field::CommLib;
+  if (k == fk::producer) return Field::Producer;
+  if (k == fk::dump_reason) return Field::Reason;
+  if (k == fk::dump_trigger) return Field::Trigger;
+  if (k == fk::rank) return Field::Rank;
+  if (k == fk::dump_time_ns) return Field::DumpTime;
+  if (k == fk::stall_ns) return Field::Stall;
+  if (k == fk::stall_end_ns) return Field::StallEnd;
   return Field::None;
 }
 
 std::string_view field_name(Field f) {
   switch (f) {
-    case Field::RecordId: return "record_id";
-    case Field::PgId: return "pg_id";
-    case Field::ProcessGroup: return "process_group";
-    case Field::CollectiveSeq: return "collective_seq_id";
-    case Field::P2pSeq: return "p2p_seq_id";
-    case Field::ProfilingName: return "profiling_name";
-    case Field::InputSizes: return "input_sizes";
-    case Field::OutputSizes: return "output_sizes";
-    case Field::InputDtypes: return "input_dtypes";
-    case Field::OutputDtypes: return "output_dtypes";
-    case Field::State: return "state";
-    case Field::TimeCreated: return "time_created_ns";
-    case Field::TimeStarted: return "time_discovered_started_ns";
-    case Field::TimeCompleted: return "time_discovered_completed_ns";
-    case Field::TimeoutMs: return "timeout_ms";
-    case Field::Phase: return "phase";
-    case Field::Iteration: return "iteration";
-    case Field::Frames: return "frames";
-    case Field::Version: return "version";
-    case Field::Rank: return "rank";
-    case Field::GroupRanks: return "ranks";
+    case Field::RecordId: return fk::record_id;
+    case Field::PgId: return fk::pg_id;
+    case Field::ProcessGroup: return fk::process_group;
+    case Field::CollectiveSeq: return fk::collective_seq_id;
+    case Field::P2pSeq: return fk::p2p_seq_id;
+    case Field::ProfilingName: return fk::profiling_name;
+    case Field::InputSizes: return fk::input_sizes;
+    case Field::OutputSizes: return fk::output_sizes;
+    case Field::InputDtypes: return fk::input_dtypes;
+    case Field::OutputDtypes: return fk::output_dtypes;
+    case Field::State: return fk::state;
+    case Field::TimeCreated: return fk::time_created_ns;
+    case Field::TimeStarted: return fk::time_started_ns;
+    case Field::TimeCompleted: return fk::time_completed_ns;
+    case Field::TimeoutMs: return fk::timeout_ms;
+    case Field::Phase: return fk::phase;
+    case Field::Iteration: return fk::iteration;
+    case Field::Frames: return fk::frames;
+    case Field::Version: return fk::version;
+    case Field::Rank: return fk::rank;
+    case Field::GroupRanks: return fk::group_ranks;
     default: return "a field";
   }
 }
@@ -297,15 +299,15 @@ bool DumpBuilder::Key(std::string_view k) {
         saw_dump_key_ = true;
         if (probe_) return false;  // decided: a dump
       }
-      if (k == "entries") {
+      if (k == fk::entries) {
         field_ = Field::None;
         pending_entries_ = true;
-      } else if (k == "pg_config") {
+      } else if (k == fk::pg_config) {
         pending_ = Ctx::PgConfig;
       }
       // pg_status (per process: the last collective enqueued, started, completed) says
       // nothing the entries do not: skipped.
-      if (k != "entries" && k != "pg_config") field_ = top_field(k);
+      if (k != fk::entries && k != fk::pg_config) field_ = top_field(k);
       return true;
     case Ctx::Entry: field_ = entry_field(k); return true;
     case Ctx::Frame:
@@ -316,10 +318,10 @@ bool DumpBuilder::Key(std::string_view k) {
       return true;
     case Ctx::PgConfig: group_key_ = std::string(k); return true;
     case Ctx::PgGroup:
-      field_ = k == "name"    ? Field::GroupName
-               : k == "desc"  ? Field::GroupDesc
-               : k == "ranks" ? Field::GroupRanks
-                              : Field::None;
+      field_ = k == fk::group_name    ? Field::GroupName
+               : k == fk::group_desc  ? Field::GroupDesc
+               : k == fk::group_ranks ? Field::GroupRanks
+                                      : Field::None;
       return true;
     case Ctx::Skip: return true;
     default: return fail("a key where a list was expected");
@@ -664,7 +666,7 @@ bool DumpBuilder::scalar_int(int64_t v, bool from_double) {
 
 bool DumpBuilder::finish_entry() {
   in_entry_ = false;
-  if (!has_name_) return fail(detail::concat("entry ", entry_index_, " has no \"profiling_name\""));
+  if (!has_name_) return fail(detail::concat("entry ", entry_index_, " has no \"", fk::profiling_name, "\""));
   // "nccl:all_reduce" -> "all_reduce"; "nccl:send 0->1" -> "send"
   const std::string& name = row_.profiling_name;
   const size_t colon = name.find(':');
@@ -679,7 +681,7 @@ bool DumpBuilder::finish_entry() {
     row_.collective_seq = -1;
     if (row_.p2p_seq < 0) row_.p2p_seq = 0;
   } else {
-    if (!has_seq_) return fail(detail::concat("entry ", entry_index_, " has no \"collective_seq_id\""));
+    if (!has_seq_) return fail(detail::concat("entry ", entry_index_, " has no \"", fk::collective_seq_id, "\""));
     row_.p2p_seq = -1;
   }
   if (row_.pg_name.empty()) row_.pg_name = std::to_string(row_.pg_id);
@@ -753,7 +755,7 @@ Form form_of(const GzStream& in) {
 
 void check_version(FlightDump& d, const std::string& path) {
   if (d.version.empty()) {
-    if (d.producer == "ddpscope") return;
+    if (d.producer == fk::kProducerName) return;
     bad_dump(path, "it has no \"version\" (PyTorch writes one in every dump, such as \"2.10\")");
   }
   const std::string& v = d.version;
@@ -843,7 +845,7 @@ FlightDump read_dump(const std::string& path, int fallback_rank, bool probe, std
       }
       builder.enter_entries();
       bool entry_failed = false;
-      reader.stream_root_list("entries", [&](const PickleValue& item) {
+      reader.stream_root_list(fk::entries, [&](const PickleValue& item) {
         entry_failed = !replay(item, builder);
         return !entry_failed;
       });

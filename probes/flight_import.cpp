@@ -1,6 +1,7 @@
 #include "flight_import.h"
 
 #include "atomic_file.h"
+#include "flight_dump_format.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -128,7 +129,7 @@ FlightImportResult import_flight_dumps(const std::vector<std::string>& paths, co
   AtomicFile file(out, ".importing");
   {
     RunStoreWriter writer(file.partial());
-    const bool torch = dumps.front().producer != "ddpscope";
+    const bool torch = dumps.front().producer != flight_keys::kProducerName;
     writer.begin_run({.config_json = "{}",
                       .world_size = result.world_size,
                       .backend = torch ? "pytorch (flight recorder)" : "ddpscope (flight recorder)",

@@ -14,11 +14,14 @@
 #include "collector_protocol.h"
 #include "ddpscope/env.h"
 #include "ddpscope/log.h"
+#include "flight_dump_format.h"
 #include "probe.h"
 #include "records.h"
 
 namespace ddpscope::probes {
 namespace {
+
+namespace fk = flight_keys;
 
 constexpr int kMaxGroups = 256;
 // Recorders live for the process (never freed): the signal handler walks this array.
@@ -141,34 +144,34 @@ struct FlightDumpWriter {
     const TensorsSummary& out_side = r.output.count > 0 ? r.output : r.input;
     const bool p2p = r.collective_seq < 0;
     put('{');
-    key("record_id"), num(r.record_id), put(',');
-    key("pg_id"), num(fr.pg_id()), put(',');
-    key("process_group"), put('['), str(fr.group().name.c_str()), put(','), str(fr.group().desc.c_str()), raw("],");
-    key("collective_seq_id"), num(p2p ? 0 : r.collective_seq), put(',');
-    key("p2p_seq_id"), num(p2p ? r.p2p_seq : 0), put(',');
-    key("op_id"), num(r.record_id), put(',');
-    key("profiling_name"), put('"'), raw("ddpscope:"), raw(r.op);
+    key(fk::record_id), num(r.record_id), put(',');
+    key(fk::pg_id), num(fr.pg_id()), put(',');
+    key(fk::process_group), put('['), str(fr.group().name.c_str()), put(','), str(fr.group().desc.c_str()), raw("],");
+    key(fk::collective_seq_id), num(p2p ? 0 : r.collective_seq), put(',');
+    key(fk::p2p_seq_id), num(p2p ? r.p2p_seq : 0), put(',');
+    key(fk::op_id), num(r.record_id), put(',');
+    key(fk::profiling_name), put('"'), raw("ddpscope:"), raw(r.op);
     if (p2p && r.peer >= 0) {  // PyTorch's form: "send src->dst", "recv dst<-src"
       const bool send = std::strcmp(r.op, "send") == 0;
       put(' '), num(fr.group().rank_in_group), raw(send ? "->" : "<-"), num(r.peer);
     }
     raw("\",");
-    key("is_p2p"), raw(p2p ? "true," : "false,");
-    key("input_sizes"), sizes(r.input), put(',');
-    key("output_sizes"), sizes(out_side), put(',');
-    key("input_dtypes"), dtypes(r.input), put(',');
-    key("output_dtypes"), dtypes(out_side), put(',');
-    if (!r.input.same_shape) key("input_numel"), num(r.input.total_numel), put(',');
-    key("state"), str(collective_state_name(r.state)), put(',');
-    key("time_created_ns"), num(r.t_created_ns + clock_skew_ns), put(',');
-    key("time_discovered_started_ns");
+    key(fk::is_p2p), raw(p2p ? "true," : "false,");
+    key(fk::input_sizes), sizes(r.input), put(',');
+    key(fk::output_sizes), sizes(out_side), put(',');
+    key(fk::input_dtypes), dtypes(r.input), put(',');
+    key(fk::output_dtypes), dtypes(out_side), put(',');
+    if (!r.input.same_shape) key(fk::input_numel), num(r.input.total_numel), put(',');
+    key(fk::state), str(collective_state_name(r.state)), put(',');
+    key(fk::time_created_ns), num(r.t_created_ns + clock_skew_ns), put(',');
+    key(fk::time_started_ns);
     r.t_started_ns ? num(r.t_started_ns + clock_skew_ns) : raw("null");
     put(',');
-    key("time_discovered_completed_ns");
+    key(fk::time_completed_ns);
     r.t_completed_ns ? num(r.t_completed_ns + clock_skew_ns) : raw("null");
     put(',');
-    key("retired"), raw(r.state == CollectiveState::Completed ? "true," : "false,");
-    key("duration_ms");
+    key(fk::retired), raw(r.state == CollectiveState::Completed ? "true," : "false,");
+    key(fk::duration_ms);
     if (r.t_completed_ns && r.t_started_ns) {
       const int64_t us = (r.t_completed_ns - r.t_started_ns) / 1000;
       num(us / 1000), put('.');
@@ -179,28 +182,28 @@ struct FlightDumpWriter {
       raw("null");
     }
     put(',');
-    key("timeout_ms"), num(r.timeout_ms), put(',');
-    key("phase"), str(r.phase), put(',');
-    key("iteration"), num(r.iteration), put(',');
-    key("frames"), raw("[]}");
+    key(fk::timeout_ms), num(r.timeout_ms), put(',');
+    key(fk::phase), str(r.phase), put(',');
+    key(fk::iteration), num(r.iteration), put(',');
+    key(fk::frames), raw("[]}");
   }
   // The whole dump, every group's records: PyTorch's top-level form.
   void dump(const char* reason, const char* trigger, int rank, int64_t now_ns) {
-    raw("{\"version\":\"2.4\",\"producer\":\"ddpscope\",");
-    key("rank"), num(rank), put(',');
-    key("dump_reason"), str(reason), put(',');
-    key("dump_trigger"), str(trigger), put(',');
+    put('{'), key(fk::version), str(fk::kWrittenVersion), put(','), key(fk::producer), str(fk::kProducerName), put(',');
+    key(fk::rank), num(rank), put(',');
+    key(fk::dump_reason), str(reason), put(',');
+    key(fk::dump_trigger), str(trigger), put(',');
     if (const int64_t stall = g_stall_ns.load(); stall > 0)
-      key("stall_ns"), num(stall), put(','), key("stall_end_ns"), num(g_stall_end_ns.load()), put(',');
-    key("dump_time_ns"), num(now_ns), put(',');
+      key(fk::stall_ns), num(stall), put(','), key(fk::stall_end_ns), num(g_stall_end_ns.load()), put(',');
+    key(fk::dump_time_ns), num(now_ns), put(',');
     const int n = std::min(g_recorder_count.load(), kMaxGroups);
-    key("pg_config"), put('{');
+    key(fk::pg_config), put('{');
     for (int i = 0; i < n; ++i) {
       const FlightRecorder& fr = *g_recorders[i];
       if (i) put(',');
       key(fr.group().name.c_str());
-      put('{'), key("name"), str(fr.group().name.c_str()), put(','), key("desc"), str(fr.group().desc.c_str()),
-          put(','), key("ranks"), put('[');
+      put('{'), key(fk::group_name), str(fr.group().name.c_str()), put(','), key(fk::group_desc),
+          str(fr.group().desc.c_str()), put(','), key(fk::group_ranks), put('[');
       for (size_t k = 0; k < fr.group().ranks.size(); ++k) {
         if (k) put(',');
         num(fr.group().ranks[k]);
@@ -208,7 +211,7 @@ struct FlightDumpWriter {
       raw("]}");
     }
     raw("},");
-    key("entries"), put('[');
+    key(fk::entries), put('[');
     bool first = true;
     for (int i = 0; i < n; ++i) {
       const FlightRecorder& fr = *g_recorders[i];
