@@ -38,7 +38,7 @@ case "$target" in
     sources=("$src/probes/torch_trace_reader.cpp" "$src/probes/gz_stream.cpp" "$src/probes/event.cpp")
     libs=(-lz) ;;
   lesson)
-    sources=("$src/probes/lesson_file.cpp" "$src/gui/models/lesson_link.cpp")
+    sources=("$src/probes/lesson_file.cpp" "$src/probes/atomic_file.cpp" "$src/gui/models/lesson_link.cpp")
     read -r -a qt <<<"$(pkg-config --cflags --libs Qt6Core)"
     libs=(-fPIC -I"$src/gui/models" "${qt[@]}") ;;
   preset)
