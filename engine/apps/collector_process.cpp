@@ -195,7 +195,7 @@ void CollectorProcess::finish_run(const std::string& status, const std::string& 
   const std::string why =
       "the collector " + describe_exit(exit_status_) + " during the job; events after that were dropped";
   log::warn("{}", why);
-  // The room it kept for the end record (probes/disk_reserve.h) is not needed now.
+  // The room it kept for the end record (probes/collector/disk_reserve.h) is not needed now.
   std::remove((run_file_ + "-reserve").c_str());
   try {
     probes::RunStoreWriter writer(run_file_);

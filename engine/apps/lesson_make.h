@@ -1,4 +1,4 @@
-// `ddpscope-cli lesson make RUN`: a lesson file (probes/lesson_file.h) from a run of the
+// `ddpscope-cli lesson make RUN`: a lesson file (probes/formats/lesson_file.h) from a run of the
 // teacher's own: what it replays (a distributed autograd pass, or a rank's DDP iterations,
 // found in the run), its title and words, the steps where Play stops and the teacher's
 // narration of steps. Written beside the run unless --out says where; the run is named

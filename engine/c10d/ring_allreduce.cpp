@@ -50,7 +50,7 @@ void exchange(const T* send, int64_t send_count, int right, T* recv, int64_t rec
   }
 }
 
-// One step on this rank as a ring_step span (probes/event.h): which block went to the
+// One step on this rank as a ring_step span (probes/runtime/event.h): which block went to the
 // right neighbour and which came from the left, so the ring can be replayed and taught.
 void record_step(const char* phase_name, int64_t t_begin, int64_t seq, int step, int send_block, int recv_block,
                  int right, int64_t bytes) {

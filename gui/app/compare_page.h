@@ -1,5 +1,5 @@
 // ComparePage: the run shown (A) beside another (B), as `ddpscope-cli compare` puts
-// them (probes/run_compare.h): a headline, the iteration's parts as two stacked bars on
+// them (probes/analysis/run_compare.h): a headline, the iteration's parts as two stacked bars on
 // one scale, the ops that appeared, disappeared, got slower or faster, and the two
 // timelines one above the other on one time scale, each starting at its first compared
 // iteration; zooming or panning either moves both.

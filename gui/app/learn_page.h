@@ -53,7 +53,7 @@ class LearnPage : public QWidget {
   bool openLesson(int index, QString* error);
   // Any run with a recorded distributed pass: its first context.
   bool openRun(const QString& path, QString* error);
-  // A lesson file (probes/lesson_file.h): its run, title, words, stops and narration.
+  // A lesson file (probes/formats/lesson_file.h): its run, title, words, stops and narration.
   bool openLessonFile(const QString& path, QString* error);
   // A link to the step shown (lesson, step, side by side, predict mode, the graph's zoom),
   // and the state a link names; false with *error when its lesson cannot be opened here.

@@ -1,5 +1,5 @@
 // TraceImportJob: converts a PyTorch job's profiler traces (a folder, or the files) into
-// a run file in the background (probes/torch_trace_import.h), reporting progress to the
+// a run file in the background (probes/formats/torch_trace_import.h), reporting progress to the
 // UI thread and stoppable at any time: a cancelled or failed import leaves no file. The
 // desktop app opens traces through it (File > Open, drag and drop, the command line).
 #pragma once

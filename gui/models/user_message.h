@@ -1,5 +1,5 @@
 // The words of an error for the user: ddpscope's own errors without the source location
-// they carry for developers ("[probes/sqlite_db.cpp:26]"), others as they are.
+// they carry for developers ("[probes/store/sqlite_db.cpp:26]"), others as they are.
 #pragma once
 
 #include <QString>

@@ -1,4 +1,4 @@
-// libFuzzer harness of the collector's batch decoder (probes/event_batch.h): the bytes
+// libFuzzer harness of the collector's batch decoder (probes/runtime/event_batch.h): the bytes
 // a rank sends after the run's token; and of the clock socket's messages (a ping, a
 // pong and the offset arithmetic on the time it carries, collector_protocol.h). Any input must decode or be refused
 // with a ddpscope::Error; never crash, hang, or allocate beyond what the input can describe.

@@ -1,4 +1,4 @@
-// libFuzzer harness of the pickle reader (probes/pickle_reader.h): the input is written as
+// libFuzzer harness of the pickle reader (probes/store/pickle_reader.h): the input is written as
 // a file and read with the root's "entries" streamed, then replayed, as a flight-recorder
 // dump is read. Anything but plain data, damage, depth or size must give a PickleError
 // (or TraceFileError from the stream), never a crash, a hang or unbounded memory.

@@ -1,6 +1,6 @@
 // Writes the seed corpus of fuzz_event_batch: batches as a rank encodes them (empty, one
 // span, threads and names, records, many events). Rebuild the seeds with:
-//   g++ -std=c++20 -Iengine -Iprobes tests/fuzz/make_batch_corpus.cpp probes/event_batch.cpp \
+//   g++ -std=c++20 -Iengine -Iprobes tests/fuzz/make_batch_corpus.cpp probes/runtime/event_batch.cpp \
 //     -o /tmp/make_batch_corpus && /tmp/make_batch_corpus tests/fuzz/corpus/event_batch
 #include <cstdio>
 #include <string>

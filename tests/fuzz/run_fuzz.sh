@@ -20,25 +20,25 @@ if [ -z "$cxx" ]; then
 fi
 case "$target" in
   rpc_wire) sources=("$src/engine/rpc/wire_format.cpp"); libs=() ;;
-  event_batch) sources=("$src/probes/event_batch.cpp" "$src/probes/clock_offset_estimator.cpp"); libs=() ;;
+  event_batch) sources=("$src/probes/runtime/event_batch.cpp" "$src/probes/runtime/clock_offset_estimator.cpp"); libs=() ;;
   run_file)
-    sources=("$src/probes/run_store_reader.cpp" "$src/probes/sqlite_db.cpp" "$src/probes/run_store_schema.cpp"
-             "$src/probes/event.cpp" "$src/probes/flight_records.cpp" "$src/probes/span_pack.cpp"
-             "$src/probes/span_table.cpp" "$src/probes/flight_dump_reader.cpp" "$src/probes/pickle_reader.cpp"
-             "$src/probes/gz_stream.cpp")
+    sources=("$src/probes/store/run_store_reader.cpp" "$src/probes/store/sqlite_db.cpp" "$src/probes/store/run_store_schema.cpp"
+             "$src/probes/runtime/event.cpp" "$src/probes/store/flight_records.cpp" "$src/probes/store/span_pack.cpp"
+             "$src/probes/store/span_table.cpp" "$src/probes/store/flight_dump_reader.cpp" "$src/probes/store/pickle_reader.cpp"
+             "$src/probes/store/gz_stream.cpp")
     libs=(-lsqlite3 -lzstd -lz) ;;
-  span_pack) sources=("$src/probes/span_pack.cpp"); libs=(-lzstd) ;;
+  span_pack) sources=("$src/probes/store/span_pack.cpp"); libs=(-lzstd) ;;
   flight_dump)
-    sources=("$src/probes/flight_records.cpp" "$src/probes/flight_analysis.cpp" "$src/probes/flight_grid.cpp"
-             "$src/probes/sqlite_db.cpp" "$src/probes/flight_dump_reader.cpp" "$src/probes/pickle_reader.cpp"
-             "$src/probes/gz_stream.cpp")
+    sources=("$src/probes/store/flight_records.cpp" "$src/probes/analysis/flight_analysis.cpp" "$src/probes/analysis/flight_grid.cpp"
+             "$src/probes/store/sqlite_db.cpp" "$src/probes/store/flight_dump_reader.cpp" "$src/probes/store/pickle_reader.cpp"
+             "$src/probes/store/gz_stream.cpp")
     libs=(-lsqlite3 -lz) ;;
-  pickle) sources=("$src/probes/pickle_reader.cpp" "$src/probes/gz_stream.cpp"); libs=(-lz) ;;
+  pickle) sources=("$src/probes/store/pickle_reader.cpp" "$src/probes/store/gz_stream.cpp"); libs=(-lz) ;;
   torch_trace)
-    sources=("$src/probes/torch_trace_reader.cpp" "$src/probes/gz_stream.cpp" "$src/probes/event.cpp")
+    sources=("$src/probes/formats/torch_trace_reader.cpp" "$src/probes/store/gz_stream.cpp" "$src/probes/runtime/event.cpp")
     libs=(-lz) ;;
   lesson)
-    sources=("$src/probes/lesson_file.cpp" "$src/probes/atomic_file.cpp" "$src/gui/models/lesson_link.cpp")
+    sources=("$src/probes/formats/lesson_file.cpp" "$src/probes/store/atomic_file.cpp" "$src/gui/models/lesson_link.cpp")
     read -r -a qt <<<"$(pkg-config --cflags --libs Qt6Core)"
     libs=(-fPIC -I"$src/gui/models" "${qt[@]}") ;;
   preset)
@@ -60,7 +60,7 @@ for f in "$harness" "${sources[@]}"; do [ "$f" -nt "$bin" ] && stale=1; done
 if [ "$stale" = 1 ]; then
   "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -fno-sanitize=pointer-overflow \
-    -I"$src/base" -I"$src/engine" -I"$src/probes" -I"$src/tests/fuzz" "$harness" "${sources[@]}" "${libs[@]}" -o "$bin"
+    -I"$src/base" -I"$src/engine" -I"$src/probes/runtime" -I"$src/probes/store" -I"$src/probes/analysis" -I"$src/probes/formats" -I"$src/tests/fuzz" "$harness" "${sources[@]}" "${libs[@]}" -o "$bin"
 fi
 # New inputs go to a scratch folder; the committed seeds stay as they are.
 log="$out/fuzz.log"

@@ -1,4 +1,4 @@
-// AtomicFile (probes/atomic_file.h): a file a user names appears whole or not at all. The
+// AtomicFile (probes/store/atomic_file.h): a file a user names appears whole or not at all. The
 // helper alone (commit, no commit, a stale partial file, a rename that fails), then the
 // writers built on it when the rename fails: a flight-dump import, whose failed rename
 // left "RUN.importing" behind before, and a lesson file.

@@ -1,5 +1,5 @@
 """SQL over a run file from Python: spans live in compressed packs (schema 8), which the
-SQLite extension libddpscope_sqlite.so shows as the `spans` table (probes/span_table.h)."""
+SQLite extension libddpscope_sqlite.so shows as the `spans` table (probes/store/span_table.h)."""
 import os
 import sqlite3
 

@@ -8,7 +8,7 @@
  *   ddpscope_event(DDPSCOPE_KIND_FORWARD, "forward", t0, ddpscope_now_ns(), -1, -1, -1, -1, -1, -1, -1);
  *   ddpscope_stop();
  *
- * Kinds are the run file's (probes/event.h); ddpscope_kind("allreduce") gives a kind's
+ * Kinds are the run file's (probes/runtime/event.h); ddpscope_kind("allreduce") gives a kind's
  * number by its name. Times are CLOCK_MONOTONIC nanoseconds (ddpscope_now_ns). Integer
  * arguments of -1 mean "not set"; an event's iteration -1 is the current one
  * (ddpscope_set_iteration).
@@ -49,7 +49,7 @@ DDPSCOPE_C_API void ddpscope_set_thread_name(const char* name);
  * an unknown kind, a missing name or an end before the begin. */
 DDPSCOPE_C_API int ddpscope_event(int kind, const char* name, int64_t t_begin_ns, int64_t t_end_ns, int32_t iteration,
                                   int32_t param, int32_t bucket, int32_t peer, int64_t bytes, int64_t id, int64_t id2);
-/* A structured record as JSON text (probes/RUN_FILE.md: "buckets", "metric", ...).
+/* A structured record as JSON text (probes/store/RUN_FILE.md: "buckets", "metric", ...).
  * Returns -1 when the text is not a JSON object with a "type". */
 DDPSCOPE_C_API int ddpscope_record(const char* json);
 

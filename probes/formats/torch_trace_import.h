@@ -8,7 +8,7 @@
 // collective numbering and the clock); the second maps every event onto the run file's
 // kinds and writes it in batches. The run is written beside `out` and renamed into
 // place once complete, so a failed or cancelled import leaves no half-written run.
-// What maps to what: probes/RUN_FILE.md, "PyTorch traces".
+// What maps to what: probes/store/RUN_FILE.md, "PyTorch traces".
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // GPU time of an imported PyTorch job, as Holistic Trace Analysis (HTA) computes it, so
-// a user can check ddpscope's figures against HTA's on the same traces (README, "GPU
+// a user can check ddpscope's figures against HTA's on the same traces (docs/gpu.md, "GPU
 // time", lists each rule and where HTA states it). Kernels are classed as HTA classes
 // them: communication (names ^nccl or with ncclKernel: Kind::GpuComm), memory (Memcpy,
 // Memset), the rest computation. Per rank, over all of its device's streams:

@@ -356,7 +356,7 @@ nlohmann::ordered_json gpu_time_json(const GpuTimeBreakdown& b, const std::vecto
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const auto& s : b.ranks)
     ranks.push_back(split_json(s));
-  nlohmann::ordered_json out = {{"definitions", "HTA's kernel classes, window and arithmetic: README, 'GPU time'"},
+  nlohmann::ordered_json out = {{"definitions", "HTA's kernel classes, window and arithmetic: docs/gpu.md, 'GPU time'"},
                                 {"ranks", ranks}};
   nlohmann::ordered_json idle = nlohmann::ordered_json::array();
   for (const auto& s : b.idle)

@@ -382,7 +382,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     else if (k == "thread")
       ev_.ds_thread = v;
   }
-  // A kind's index from its name (probes/event.h); -1 for a name this build lacks.
+  // A kind's index from its name (probes/runtime/event.h); -1 for a name this build lacks.
   static int kind_from_name(std::string_view name) {
     for (int k = 0; k < kNumKinds; ++k)
       if (name == kind_name(static_cast<Kind>(k))) return k;

@@ -15,9 +15,16 @@
 #include <memory>
 #include <string>
 
-#include "torch_trace_reader.h"
+#include "ddpscope/error.h"
 
 namespace ddpscope::probes {
+
+// A file a reader of foreign formats (traces, dumps) cannot read: it names the file and,
+// for damage, the byte.
+class TraceFileError : public Error {
+ public:
+  using Error::Error;
+};
 
 class GzStream {
  public:

@@ -2,7 +2,7 @@
 // event, never building the whole document: RapidJSON's SAX reader over zlib, so a plain
 // file and a `.gz` read the same way, in bounded memory whatever the file's size.
 //
-// Two forms are read (probes/RUN_FILE.md, "PyTorch traces"):
+// Two forms are read (probes/store/RUN_FILE.md, "PyTorch traces"):
 //  - Kineto's: {"schemaVersion", "distributedInfo", "baseTimeNanoseconds", ...,
 //    "traceEvents": [...]}: ts in microseconds, + baseTimeNanoseconds = Unix time;
 //  - the older list form, a bare array of events (PyTorch built without Kineto, e.g.
@@ -21,14 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "ddpscope/error.h"
+#include "gz_stream.h"  // TraceFileError
 
 namespace ddpscope::probes {
-
-class TraceFileError : public Error {
- public:
-  using Error::Error;
-};
 
 struct ProcessGroupInfo {
   std::string name;  // pg_name ("0" is the default group)
