@@ -4,7 +4,7 @@
 # job whose rank 1 stalls (the Hang tab), an RPC example (the Messages tab), and a PyTorch
 # job's profiler traces opened by the app (tests/torch/fixtures), and an unchanged PyTorch
 # script launched from the app. Every shot at a laptop's 1280x800 (issue 34). Writes
-# docs/images/*.png (shown in README.md).
+# docs/images/*.png (shown in README.md and docs/).
 #   bash packaging/screenshots.sh   (after packaging/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."

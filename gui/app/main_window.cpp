@@ -437,8 +437,8 @@ void MainWindow::buildHelpMenu() {
                        tr("<b>ddpscope</b>: a distributed-training engine (DistributedDataParallel and "
                           "distributed autograd over RPC, on OpenMPI and NCCL) with this visual debugger.<br><br>"
                           "Runs are SQLite files written by the engine's probes; every view reads them "
-                          "through the run store. See README.md for the two set-up commands, the CLI "
-                          "(ddpscope-cli train, stats, hang, export) and the lessons."));
+                          "through the run store. See README.md for the two set-up commands and docs/ for the CLI "
+                          "(ddpscope-cli train, stats, hang, export), every view and the lessons."));
   });
 }
 

@@ -28,7 +28,7 @@ namespace {
 // Ranks listed at most; a wider job lists its slowest.
 constexpr size_t kMaxRankRows = 16;
 
-// The Summary's GPU time (README, "GPU time": HTA's definitions and window), per rank,
+// The Summary's GPU time (docs/gpu.md, "GPU time": HTA's definitions and window), per rank,
 // its idle time by cause, and the stragglers by iteration.
 // A stream's track name ("GPU 0 stream 7"), as the timeline shows it.
 QString streamName(const std::vector<TimelineLane>& lanes, int rank, int thread) {

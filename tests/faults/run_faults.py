@@ -12,9 +12,10 @@ killed or stopped, a host cut off, a disk that fills, bad runs of the CLI. Each 
   - no process of the job is left behind (found by a tag in their environment).
 It writes a table, scenario | expected | observed | time to detection, to
 tests/FAULTS.md (--out), and exits 1 when a scenario that must hold failed. Scenarios
-still open (known gaps) are listed as such and do not fail the suite.
+still open (known gaps) are listed as such and do not fail the suite. --readme also writes
+the table's short form between the FAULTS markers of docs/faults.md (or of the page named).
 
-    /usr/bin/python3 tests/faults/run_faults.py build [--out tests/FAULTS.md] [--only NAME]
+    /usr/bin/python3 tests/faults/run_faults.py build [--out tests/FAULTS.md] [--only NAME] [--readme [PAGE]]
 """
 import argparse
 import os
@@ -808,7 +809,9 @@ def main():
     parser.add_argument("build")
     parser.add_argument("--out", default=os.path.join(ROOT, "tests", "FAULTS.md"))
     parser.add_argument("--only", action="append")
-    parser.add_argument("--readme", help="also put the table, short, between README.md's FAULTS markers")
+    parser.add_argument("--readme", nargs="?", const=os.path.join(ROOT, "docs", "faults.md"), metavar="PAGE",
+                        help="also put the table, short, between the FAULTS markers of PAGE "
+                        "(default: docs/faults.md)")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
     os.environ["DDPSCOPE_SQLITE_EXT"] = os.path.join(build, "lib", "libddpscope_sqlite.so")
