@@ -1,0 +1,358 @@
+// import-torch on Kineto traces that PyTorch 2.11 wrote on an H100 (tests/torch/fixtures):
+// GPU kernels on their streams, GPU time as HTA defines it and its figures, the GPU's
+// truth in the overlap analysis, real NCCL traces, and the hang verdict of a job whose
+// rank 1 stopped early. Every figure is checked against the trace files themselves.
+#include <QtTest/QtTest>
+
+#include "torch_import_support.h"
+
+using namespace ddpscope::probes;
+using namespace torch_import_test;
+
+class TestKinetoImport : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+
+ private slots:
+  // Kineto traces: ranks from distributedInfo, GPU rows as GPU streams with HTA's
+  // kernel classes, launches joined to kernels by correlation id, and each rank's clock
+  // offset and uncertainty stored.
+  void testKinetoGpuTraces() {
+    const std::string out = (tmp_.path() + "/gpu.ddprun").toStdString();
+    const auto r = import_torch_traces({(kFixtures + "/kineto_cuda_gloo_2").toStdString()}, out);
+    RunStoreReader run(out);
+    QCOMPARE(run.run().backend, std::string("gloo"));
+    bool gpu_stream = false;
+    for (const auto& t : run.threads())
+      gpu_stream = gpu_stream || t.name.rfind("GPU 0 stream ", 0) == 0;
+    QVERIFY(gpu_stream);
+    SpanQuery q;
+    q.kinds = {Kind::GpuKernel};
+    const auto kernels = run.spans(q);
+    QVERIFY(kernels.size() > 100);
+    q.kinds = {Kind::CudaRuntime};
+    std::set<std::pair<int, int64_t>> launches;
+    for (const auto& s : run.spans(q)) {
+      QVERIFY(s.msg_id >= 0);  // every launch keeps its correlation id
+      launches.insert({s.rank, s.msg_id});
+    }
+    std::set<std::pair<int, int64_t>> kernel_ids;
+    int joined = 0;
+    for (const auto& k : kernels) {
+      QVERIFY(k.msg_id >= 0);
+      kernel_ids.insert({k.rank, k.msg_id});
+      joined += launches.count({k.rank, k.msg_id}) ? 1 : 0;
+    }
+    QCOMPARE(kernel_ids.size(), kernels.size());  // one launch a kernel
+    QCOMPARE(joined, int(kernels.size()));
+    q.kinds = {Kind::GpuMemcpy};
+    QVERIFY(!run.spans(q).empty());
+    QCOMPARE(r.clocks.size(), size_t{2});
+    QVERIFY(r.clocks[1].matched_collectives > 10);
+    QVERIFY(r.clocks[1].uncertainty_ns >= 0);
+    QVERIFY(std::llabs(r.clocks[1].offset_ns) < 1000000);  // one machine: within 1 ms
+    SqliteDb db(out, SQLITE_OPEN_READONLY);
+    QCOMPARE(db.query_int64("SELECT clock_uncertainty_ns FROM ranks WHERE rank = 1"), r.clocks[1].uncertainty_ns);
+  }
+
+  // GPU time on real traces (PyTorch 2.11 on an H100): each rank's figures are HTA's own
+  // output on these files (HTA v0.6.0's source, commit f4d0062, its defaults:
+  // get_temporal_breakdown, in us), in HTA's window (the last ProfilerStep left out,
+  // times rounded to the trace's microseconds).
+  void testGpuTimeMatchesTheTraces() {
+    const QString dir = kFixtures + "/kineto_cuda_gloo_2";
+    const std::string out = (tmp_.path() + "/gputime.ddprun").toStdString();
+    import_torch_traces({dir.toStdString()}, out);
+    RunStoreReader run(out);
+    const GpuTimeBreakdown b = gpu_time_breakdown(run);
+    QCOMPARE(b.ranks.size(), size_t{2});
+    struct Hta {
+      double idle_us, compute_us, non_compute_us, kernel_time_us;
+    };
+    const Hta hta[2] = {{52446, 467, 349, 53262}, {56902, 466, 330, 57698}};
+    for (const GpuTimeSplit& s : b.ranks) {
+      const Hta& h = hta[s.rank];
+      QCOMPARE(std::round(s.span_ms * 1000), h.kernel_time_us);
+      QCOMPARE(std::round(s.idle_ms * 1000), h.idle_us);
+      QCOMPARE(std::round(s.computation_ms * 1000), h.compute_us);
+      QCOMPARE(std::round((s.span_ms - s.computation_ms - s.idle_ms) * 1000), h.non_compute_us);
+      QCOMPARE(s.communication_ms, 0.0);  // gloo: no NCCL kernels
+      QVERIFY(std::isnan(s.overlap_ratio));
+    }
+    // Per iteration, exact: every kernel was launched inside a ProfilerStep, so the
+    // iterations hold every kernel of the trace, and their classes' times are the trace's.
+    for (const GpuTimeSplit& s : b.ranks) {
+      const ReferenceGpuTime ref = reference_gpu_time(dir + QString("/rank%1.json.gz").arg(s.rank));
+      int64_t kernels = 0;
+      double computation = 0;
+      for (const GpuTimeSplit& i : b.iterations) {
+        if (i.rank != s.rank) continue;
+        kernels += i.kernels;
+        computation += i.computation_ms;
+      }
+      QCOMPARE(kernels, ref.kernels);
+      QVERIFY(kernels > s.kernels);  // HTA's window left the last step out
+      // Kernels of different steps never overlap here; 1 ns a kernel of rounding.
+      QVERIFY(std::abs(computation - ref.computation * 1e-6) <= ref.kernels * 1e-6);
+    }
+    const auto json = run_stats_json(run);
+    QVERIFY(json["gpu"].is_object());
+    QCOMPARE(json["gpu"]["ranks"].size(), size_t{2});
+    QCOMPARE(json["gpu"]["ranks"][0]["kernels"].get<int64_t>(), b.ranks[0].kernels);
+  }
+
+  // The definitions on a trace made to show each: NCCL kernels overlapping computation on
+  // another stream, a copy, idle gaps of each cause, and in step 2 a rank whose
+  // computation is slower (the straggler). Every figure below is worked out by hand from
+  // the kernels' times (us).
+  std::string write_gpu_definitions() {
+    const QString dir = tmp_.path() + "/gpudefs";
+    QDir().mkpath(dir);
+    const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+    auto rank0 = step1_kernels(), rank1 = step1_kernels();
+    rank0.push_back({2, "kernel", "ampere_sgemm_128x64_nn", 7, 110, 120});
+    rank0.push_back({2, "kernel", nccl, 20, 120, 125});
+    rank1.push_back({2, "kernel", "ampere_sgemm_128x64_nn", 7, 110, 140});
+    rank1.push_back({2, "kernel", nccl, 20, 140, 142});
+    write_kineto_trace(dir, 0, rank0);
+    write_kineto_trace(dir, 1, rank1);
+    const std::string out = (tmp_.path() + "/gpudefs.ddprun").toStdString();
+    import_torch_traces({dir.toStdString()}, out, {.force = true});
+    return out;
+  }
+
+  void testGpuTimeDefinitions() {
+    RunStoreReader run(write_gpu_definitions());
+    const GpuTimeBreakdown b = gpu_time_breakdown(run);
+    QCOMPARE(b.iterations.size(), size_t{4});
+    const GpuTimeSplit& i1 = b.iterations[0];
+    QCOMPARE(i1.rank, 0);
+    QCOMPARE(i1.iteration, int64_t{1});
+    QCOMPARE(i1.kernels, int64_t{6});
+    QCOMPARE(i1.computation_ms, 0.017);  // [10, 25], [80, 81], [90, 91]
+    QCOMPARE(i1.communication_ms, 0.008);
+    QCOMPARE(i1.memory_ms, 0.002);
+    QCOMPARE(i1.busy_ms, 0.024);  // [10, 30], [40, 42], [80, 81], [90, 91]
+    QCOMPARE(i1.span_ms, 0.081);  // [10, 91]
+    QCOMPARE(i1.idle_ms, 0.057);
+    QCOMPARE(i1.comm_overlapping_compute_ms, 0.003);  // [22, 25]
+    QCOMPARE(i1.overlap_ratio, 3.0 / 8.0);
+    const GpuTimeSplit& r1i2 = b.iterations[3];
+    QCOMPARE(r1i2.rank, 1);
+    QCOMPARE(r1i2.computation_ms, 0.030);
+    QCOMPARE(r1i2.overlap_ratio, 0.0);
+    // The rank's figures take HTA's window: step 2, the last, is left out.
+    QCOMPARE(b.ranks[0].kernels, int64_t{6});
+    QCOMPARE(b.ranks[0].communication_ms, 0.008);
+    QCOMPARE(b.ranks[0].computation_ms, 0.017);
+    QCOMPARE(b.ranks[0].idle_ms, 0.057);
+    // Idle by cause, per stream: on stream 7 the copy came 20 us after the gemm (launched
+    // long before: kernel wait, under 30 us), then 38 us to the reduce (other); on
+    // stream 8 the late kernel was launched at 80, after the stream ran dry at 25 (host
+    // wait, 65 us). Stream 20 ran one kernel: no gap.
+    std::map<int, GpuStreamIdle> idle;  // rank 0's, by stream track
+    for (const auto& s : b.idle)
+      if (s.rank == 0) idle[s.thread] = s;
+    QCOMPARE(idle.size(), size_t{3});
+    double host = 0, kernel = 0, other = 0;
+    for (const auto& [thread, s] : idle)
+      host += s.host_wait_ms, kernel += s.kernel_wait_ms, other += s.other_ms;
+    QCOMPARE(host, 0.065);
+    QCOMPARE(kernel, 0.020);
+    QCOMPARE(other, 0.038);
+    // Rank 0's longest stretches with every stream idle: [42, 80], [91, 110], [30, 40],
+    // [81, 90] (us).
+    std::vector<GpuGap> gaps;
+    for (const auto& g : b.longest_gaps)
+      if (g.rank == 0) gaps.push_back(g);
+    QCOMPARE(gaps.size(), size_t{4});
+    QCOMPARE(gaps[0].ms(), 0.038);
+    QCOMPARE(gaps[0].begin_ns - gaps[1].begin_ns, int64_t{42000 - 91000});
+    QCOMPARE(gaps[1].ms(), 0.019);
+    QCOMPARE(gaps[3].ms(), 0.009);
+    // Stream 7's queue: kernels launched at 1, 4, 5 and 107 us, ended at 20, 42, 81 and
+    // 120: three queued from 5 to 20; over [1, 120] a mean of 146 / 119.
+    int stream7 = -1;
+    for (const ThreadRow& t : run.threads())
+      if (t.rank == 0 && QString::fromStdString(t.name).endsWith("stream 7")) stream7 = t.thread;
+    const auto q = std::find_if(b.queues.begin(), b.queues.end(),
+                                [&](const GpuStreamQueue& q) { return q.rank == 0 && q.thread == stream7; });
+    QVERIFY(q != b.queues.end());
+    QCOMPARE(q->max_queued, int64_t{3});
+    QCOMPARE(q->mean_queued, 146.0 / 119.0);
+  }
+
+  // GPU truth in every view: the overlap analysis behind Summary, Overlap, Ranks, Compare
+  // and stats takes compute and communication from the kernels, keeps the CPU's view
+  // beside them, and the one straggler rule names the rank whose computation took longer.
+  void testGpuTruthInTheOverlapAnalysis() {
+    RunStoreReader run(write_gpu_definitions());
+    const RunAnalysis a = analyze_run(run);
+    QCOMPARE(a.iterations.size(), size_t{4});
+    const IterationAnalysis& it = a.iterations[0];
+    QCOMPARE(it.rank, 0);
+    QVERIFY(it.from_gpu);
+    QCOMPARE(it.iteration_ms, 0.1);  // the ProfilerStep
+    QCOMPARE(it.compute_ms, 0.017);
+    QCOMPARE(it.comm_ms, 0.008);
+    QCOMPARE(it.exposed_comm_ms, 0.005);  // [25, 30]
+    QCOMPARE(it.overlap_ratio, 1 - 5.0 / 8.0);
+    QCOMPARE(it.exposed.size(), size_t{1});
+    QCOMPARE(it.exposed[0].end - it.exposed[0].begin, int64_t{5000});
+    QCOMPARE(it.gpu_span_ms, 0.081);
+    QCOMPARE(it.gpu_idle_ms, 0.057);
+    QCOMPARE(it.gpu_memory_ms, 0.002);
+    QCOMPARE(it.cpu_comm_ms, 0.0);  // no DDP spans on the CPU here
+    const auto stragglers = find_stragglers(a);
+    QCOMPARE(stragglers.size(), size_t{1});
+    QCOMPARE(stragglers[0].iteration, int64_t{2});
+    QCOMPARE(stragglers[0].rank, 1);
+    QVERIFY(stragglers[0].gpu);
+    QCOMPARE(stragglers[0].lag_ms, 0.020);
+    // The Breakdown: GPU computation, exposed NCCL time and the rest of the step.
+    const auto rows = breakdown_by_iteration(a);
+    QVERIFY(rows[0].gpu);
+    QCOMPARE(rows[0].computation_ms, 0.017);
+    QCOMPARE(rows[0].exposed_comm_ms, 0.005);
+    QCOMPARE(rows[0].hidden_comm_ms, 0.003);
+    QCOMPARE(rows[0].idle_ms, 0.1 - 0.017 - 0.005);
+    QCOMPARE(rows[0].forward_ms + rows[0].backward_ms + rows[0].optimizer_ms, 0.0);
+    QVERIFY(rows[3].straggler);
+    QCOMPARE(main_straggler(breakdown_by_rank(rows)), 1);
+    // stats: the same figures, said to be the GPU's, and one straggler list.
+    const auto json = run_stats_json(run);
+    QCOMPARE(json["summary"][0]["figures"].get<std::string>(), std::string("gpu"));
+    QCOMPARE(json["summary"][0]["mean_compute_ms"].get<double>(), (0.017 + 0.010) / 2);
+    QCOMPARE(json["iterations"][0]["cpu_comm_ms"].get<double>(), 0.0);
+    QCOMPARE(json["stragglers"].size(), size_t{1});
+    QCOMPARE(json["stragglers"][0]["rule"].get<std::string>(), std::string("gpu"));
+    QCOMPARE(json["gpu"]["stragglers"][0]["rank"].get<int>(), 1);
+  }
+
+  // Real NCCL traces (two ranks of a 128-GPU job, HTA's public test data): each rank's
+  // figures are HTA's own output on them (the fixture's README), and every view's
+  // figures are the GPU's: communication is the NCCL kernels' ~200 ms an iteration, not
+  // the CPU's 0.3 ms of enqueueing, each DDP bucket's allreduce is its NCCL kernel, and
+  // the one straggler rule names rank 1, as HTA does.
+  void testRealNcclTracesTellTheGpusTruth() {
+    const QString dir = kFixtures + "/hta_nccl_of_128";
+    const std::string out = (tmp_.path() + "/of128.ddprun").toStdString();
+    const auto r = import_torch_traces({dir.toStdString()}, out, {.force = true});
+    QVERIFY(std::find(r.notes.begin(), r.notes.end(),
+                      "2 of the job's 128 ranks have a trace; no trace for ranks 2-127") != r.notes.end());
+    RunStoreReader run(out);
+    const GpuTimeBreakdown b = gpu_time_breakdown(run);
+    struct Hta {
+      double idle, computation, non_computation, overlap;
+    };
+    const Hta hta[2] = {{53.56, 17.71, 28.74, 11.81}, {54.72, 22.57, 22.72, 20.05}};
+    for (const GpuTimeSplit& s : b.ranks) {
+      const Hta& h = hta[s.rank];
+      const auto pct = [](double v) { return std::round(v * 10000) / 100; };  // HTA's rounding
+      QCOMPARE(pct(s.idle_ms / s.span_ms), h.idle);
+      QCOMPARE(pct(s.computation_ms / s.span_ms), h.computation);
+      QCOMPARE(pct((s.span_ms - s.computation_ms - s.idle_ms) / s.span_ms), h.non_computation);
+      QCOMPARE(pct(s.overlap_ratio), h.overlap);
+    }
+    const RunAnalysis a = analyze_run(run);
+    QCOMPARE(a.iterations.size(), size_t{4});
+    for (const IterationAnalysis& it : a.iterations) {
+      QVERIFY(it.from_gpu);
+      QVERIFY2(it.comm_ms > 150 && it.cpu_comm_ms < 1, qPrintable(QString::number(it.comm_ms)));
+      QVERIFY(it.overlap_ratio > 0.1 && it.overlap_ratio < 0.25);
+    }
+    // Each bucket's allreduce: the times of an NCCL kernel of its rank.
+    SpanQuery q;
+    q.kinds = {Kind::GpuComm};
+    std::set<std::tuple<int, int64_t, int64_t>> kernels;
+    for (const SpanRow& s : run.spans(q))
+      kernels.insert({s.rank, s.t_begin_ns, s.t_end_ns});
+    QVERIFY(a.buckets.size() >= 4);
+    for (const BucketTiming& bucket : a.buckets) {
+      QVERIFY(bucket.gpu);
+      QVERIFY(kernels.count({bucket.rank, bucket.start_ns, bucket.end_ns}));
+    }
+    const auto stragglers = find_stragglers(a);
+    QCOMPARE(stragglers.size(), size_t{1});
+    QCOMPARE(stragglers[0].rank, 1);
+    QCOMPARE(main_straggler(breakdown_by_rank(breakdown_by_iteration(a))), 1);
+    // compare: the GPU's parts, the CPU's phases left out.
+    RunStoreReader again(out);
+    const RunComparison c = compare_runs(run, again);
+    QVERIFY(c.a.gpu);
+    double computation = 0, exposed = 0;
+    for (const auto& it : a.iterations)
+      computation += it.compute_ms, exposed += it.exposed_comm_ms;
+    QCOMPARE(c.a.gpu_computation_ms, computation / 4);
+    QCOMPARE(c.a.exposed_comm_ms, exposed / 4);
+    const QString text = QString::fromStdString(comparison_text(c));
+    QVERIFY2(text.contains("GPU computation") && !text.contains("backward compute"), qPrintable(text));
+  }
+
+  // A job where rank 1 stopped after 2 steps and rank 0 waited in the next allreduce:
+  // the Hang verdict names rank 1 and the collective.
+  void testHangNamesTheRankBehind() {
+    const std::string out = (tmp_.path() + "/hang.ddprun").toStdString();
+    import_torch_traces({(kFixtures + "/kineto_cuda_stopped").toStdString()}, out);
+    RunStoreReader run(out);
+    const HangReport h = analyze_hang(run);
+    QVERIFY2(h.culprits == std::vector<int>{1}, h.verdict.c_str());
+    QVERIFY2(QString::fromStdString(h.verdict).contains("Rank 1 never entered allreduce"), h.verdict.c_str());
+    QVERIFY(h.ranks[0].blocked_in.has_value());
+    // Rank 0 waits in the first collective rank 1 never issued (the later bucket
+    // allreduces queue behind it), from when it issued it, inside its backward.
+    QCOMPARE(h.ranks[0].blocked_in->seq, h.ranks[1].latest_seq + 1);
+    QCOMPARE(h.ranks[0].phase, std::string("in backward"));
+    QVERIFY(h.now_ns - h.ranks[0].blocked_in->started_ns > 500'000'000);  // the trace ran 0.7 s more
+    // Rank 1 ran two steps; its ProfilerStep#3 began as the profiler stopped and holds
+    // nothing: a mark, not an iteration. The profiler's own instants are not stored.
+    QCOMPARE(h.ranks[1].completed_iterations, int64_t{2});
+    QCOMPARE(h.ranks[1].phase, std::string("between iterations"));
+    SpanQuery q;
+    q.kinds = {Kind::Iteration};
+    q.rank = 1;
+    QCOMPARE(run.spans(q).size(), size_t{2});
+    q.kinds = {Kind::Mark};
+    std::vector<std::string> marks;
+    for (const auto& m : run.spans(q))
+      marks.push_back(m.name);
+    QCOMPARE(marks, std::vector<std::string>{"ProfilerStep#3 begun, then profiling stopped (no work in it)"});
+  }
+
+  // The same job as if rank 0 had aborted when its wait timed out (gloo raises the timeout
+  // on a thread of its own, which ends the process with SIGABRT): rank 1, which never
+  // entered the allreduce, stays the culprit, and rank 0 is said to have waited, then
+  // died. Killed by another signal, the dead rank is named first, as before.
+  void testARankThatAbortedInItsWaitIsNotTheCulprit() {
+    const std::string out = (tmp_.path() + "/aborted.ddprun").toStdString();
+    import_torch_traces({(kFixtures + "/kineto_cuda_stopped").toStdString()}, out);
+    auto died = [&](const char* signal) {
+      SqliteDb db(out, SQLITE_OPEN_READWRITE);
+      db.exec(std::string("UPDATE runs SET status = 'failed', dead_rank = 0, dead_signal = '") + signal + "'");
+    };
+    died("signal 6 (Aborted)");
+    {
+      RunStoreReader run(out);
+      const HangReport h = analyze_hang(run);
+      QVERIFY2(h.culprits == std::vector<int>{1}, h.verdict.c_str());
+      QVERIFY2(QString::fromStdString(h.verdict).contains(QRegularExpression(
+                   R"(^Rank 1 never entered allreduce #\d+, which rank 0 waited in; rank 1 was .*; rank 0 then died )"
+                   R"(by signal 6 \(Aborted\) when its wait timed out\.$)")),
+               h.verdict.c_str());
+      QVERIFY2(std::any_of(h.findings.begin(), h.findings.end(),
+                           [](const std::string& f) {
+                             return QString::fromStdString(f).contains(QRegularExpression(
+                                 R"(^rank 0 waited in allreduce #\d+ \(.*\) for .* m?s, then died by signal 6)"));
+                           }),
+               h.verdict.c_str());
+    }
+    died("signal 9 (Killed)");
+    RunStoreReader run(out);
+    const HangReport h = analyze_hang(run);
+    QVERIFY2(h.culprits == std::vector<int>{0}, h.verdict.c_str());
+    QVERIFY2(QString::fromStdString(h.verdict).startsWith("Rank 0 died by signal 9 (Killed)"), h.verdict.c_str());
+  }
+};
+
+QTEST_MAIN(TestKinetoImport)
+#include "tst_kineto_import.moc"
