@@ -80,6 +80,17 @@
 
 using namespace ddpscope::gui;
 
+// The window at 1400x900 with `file` open on its Timeline tab, drawn.
+bool showOnTimeline(MainWindow& window, const QString& file) {
+  window.resize(1400, 900);
+  if (!window.openRun(file)) return false;
+  window.showTab("Timeline");
+  window.show();
+  if (!QTest::qWaitForWindowExposed(&window)) return false;
+  QCoreApplication::processEvents();
+  return true;
+}
+
 class TestTimelinePage : public QObject {
   Q_OBJECT
 
@@ -145,12 +156,7 @@ class TestTimelinePage : public QObject {
       w.end_run("finished");
     }
     MainWindow window(folder.path());
-    window.resize(1400, 900);
-    QVERIFY(window.openRun(file));
-    window.showTab("Timeline");
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    QCoreApplication::processEvents();
+    QVERIFY(showOnTimeline(window, file));
     TimelineView* timeline = window.timeline();
     timeline->fitAll();
     const QImage image = timeline->grab().toImage();
@@ -186,12 +192,7 @@ class TestTimelinePage : public QObject {
     const QString file = folder.filePath("job.ddprun");
     testing::write_test_run(file.toStdString(), 2, 6);
     MainWindow window(folder.path());
-    window.resize(1400, 900);
-    QVERIFY(window.openRun(file));
-    window.showTab("Timeline");
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    QCoreApplication::processEvents();
+    QVERIFY(showOnTimeline(window, file));
     TimelinePage* page = window.timelinePage();
     TimelineView* view = window.timeline();
     QVERIFY(page->legend()->text().contains("bucket allreduce"));
