@@ -53,7 +53,7 @@ class AutogradLessonView : public LessonView {
   void buildPanel();
   void showCompare();
 
-  const Lesson* m_lesson = nullptr;
+  const Lesson* m_lesson = &noLesson();
   size_t m_applied = 0;
   Lesson m_compare;
   bool m_sideBySide = false;

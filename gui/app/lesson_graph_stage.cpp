@@ -36,7 +36,7 @@ void LessonGraphStage::showState(const LessonState& state, size_t applied, bool 
 QString LessonGraphStage::question() { return tr("Which node runs next? Click it in the graph."); }
 
 void LessonGraphStage::judge(int node) {
-  if (!m_asking || !m_lesson || m_applied >= m_lesson->steps.size()) return;
+  if (!m_asking || m_applied >= m_lesson->steps.size()) return;
   const LessonStep& next = m_lesson->steps[m_applied];
   const GraphNode& clicked = m_lesson->graph.nodes[static_cast<size_t>(node)];
   const QString op = QString::fromStdString(clicked.op);

@@ -27,7 +27,7 @@ class LessonGraphStage : public GraphView {
  private:
   void judge(int node);
 
-  const Lesson* m_lesson = nullptr;
+  const Lesson* m_lesson = &noLesson();
   LessonState m_state;
   size_t m_applied = 0;
   bool m_asking = false;

@@ -6,6 +6,11 @@
 
 namespace ddpscope::gui {
 
+const Lesson& noLesson() {
+  static const Lesson empty;
+  return empty;
+}
+
 std::vector<LessonView*> makeLessonViews(QObject* parent) {
   return {new AutogradLessonView(parent), new BucketLessonView(parent), new RingLessonView(parent)};
 }

@@ -69,6 +69,10 @@ class LessonView : public QObject {
   void answered(const LessonAnswer& answer);
 };
 
+// An empty lesson: what a view shows before the page gives it one (the keys and Predict
+// work before the first lesson opens).
+const Lesson& noLesson();
+
 // Every view, in the order the page stacks them.
 std::vector<LessonView*> makeLessonViews(QObject* parent);
 

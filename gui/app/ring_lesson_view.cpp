@@ -52,7 +52,7 @@ QString RingLessonView::question(const LessonStep& next) const {
 
 // Predict mode: the block the asked rank sends next.
 void RingLessonView::judge(int rank, int block) {
-  if (!m_asking || !m_lesson || m_applied >= m_lesson->steps.size()) return;
+  if (!m_asking || m_applied >= m_lesson->steps.size()) return;
   const LessonStep& next = m_lesson->steps[m_applied];
   LessonAnswer answer;
   answer.choice = tr("rank %1, block %2").arg(rank).arg(block);

@@ -29,7 +29,7 @@ class RingLessonView : public LessonView {
  private:
   void judge(int rank, int block);
 
-  const Lesson* m_lesson = nullptr;
+  const Lesson* m_lesson = &noLesson();
   size_t m_applied = 0;
   bool m_asking = false;
   RingView* m_ring = nullptr;
