@@ -67,13 +67,12 @@ void AutogradLessonView::buildPanel() {
 void AutogradLessonView::setLesson(const Lesson& lesson, probes::RunStoreReader&) {
   m_lesson = &lesson;
   m_graph->setLesson(lesson);
-  m_sequence->setData(std::make_shared<const SequenceData>(lesson_sequence(lesson, 0)));
+  m_sequence->setData(std::make_shared<const SequenceData>(lessonSequence(lesson, 0)));
 }
 
 QString AutogradLessonView::title(const Lesson& lesson) const {
   return tr("context %1 · pass %2")
-      .arg(QString::fromStdString(format_global_id(lesson.ctx_id)),
-           QString::fromStdString(format_global_id(lesson.pass)));
+      .arg(QString::fromStdString(formatGlobalId(lesson.ctx_id)), QString::fromStdString(formatGlobalId(lesson.pass)));
 }
 
 QString AutogradLessonView::question(const LessonStep&) const { return LessonGraphStage::question(); }
@@ -82,13 +81,13 @@ void AutogradLessonView::showState(const LessonState& s, size_t applied, bool as
   m_applied = applied;
   m_graph->showState(s, applied, asking);
   const auto& steps = m_lesson->steps;
-  m_sequence->updateData(std::make_shared<const SequenceData>(lesson_sequence(*m_lesson, applied)));
+  m_sequence->updateData(std::make_shared<const SequenceData>(lessonSequence(*m_lesson, applied)));
   m_sequence->setNow(applied > 0 ? steps[applied - 1].t_ns : steps.empty() ? -1 : steps.front().t_ns);
   m_inFlight->clear();
   for (size_t k : s.in_flight) {
     const LessonStep& m = steps[k];
     m_inFlight->addItem(tr("%1 from worker %2 to worker %3: '%4', %5 B")
-                            .arg(QString::fromStdString(format_global_id(m.msg_id)))
+                            .arg(QString::fromStdString(formatGlobalId(m.msg_id)))
                             .arg(m.rank)
                             .arg(m.peer)
                             .arg(QString::fromStdString(m.name == "_ddpscope.dist_backward" ? "gradients" : m.name))
@@ -114,8 +113,8 @@ bool AutogradLessonView::loadCompared(const QString& path, QString* error) {
   clearCompared();
   try {
     probes::RunStoreReader other(path.toStdString());
-    const auto graphs = list_dist_graphs(other);
-    if (!graphs.empty()) m_compare = load_lesson(other, graphs.front().ctx_id, graphs.front().pass);
+    const auto graphs = listDistGraphs(other);
+    if (!graphs.empty()) m_compare = loadLesson(other, graphs.front().ctx_id, graphs.front().pass);
   } catch (const std::exception& e) {
     *error = userMessage(e);
     return false;
@@ -142,7 +141,7 @@ void AutogradLessonView::setSideBySide(bool on) {
 void AutogradLessonView::showCompare() {
   if (!m_sideBySide || m_compare.steps.empty()) return;
   const size_t k = std::min(m_applied, m_compare.steps.size());
-  m_compareGraph->showState(m_compare.state_after(k), 0, false);
+  m_compareGraph->showState(m_compare.stateAfter(k), 0, false);
   m_compareExplanation->setText(
       tr("<b>Side by side</b> (step %1 of %2): %3")
           .arg(k)

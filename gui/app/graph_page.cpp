@@ -41,7 +41,7 @@ void GraphPage::setRun(std::shared_ptr<const RunData> run, bool keepChoice) {
   if (!m_run->graph.nodes.empty() || m_run->dist_graphs.empty())
     m_choice->addItem(tr("rank 0 · iteration %1").arg(m_run->graph.iteration), -1);
   for (size_t i = 0; i < m_run->dist_graphs.size(); ++i)
-    m_choice->addItem(QString::fromStdString(describe_choice(m_run->dist_graphs[i])), static_cast<int>(i));
+    m_choice->addItem(QString::fromStdString(describeChoice(m_run->dist_graphs[i])), static_cast<int>(i));
   const int keep = keepChoice ? m_choice->findText(current) : -1;
   m_choice->setCurrentIndex(std::max(0, keep));
   if (keep < 0 || previous == 0 || m_graph->shown().nodes.empty()) showChosen();
@@ -55,7 +55,7 @@ void GraphPage::showChosen() {
   } else {
     try {
       const GraphChoice& c = m_run->dist_graphs[static_cast<size_t>(choice)];
-      m_graph->setGraph(load_dist_graph(m_reader(), c.ctx_id, c.pass));
+      m_graph->setGraph(loadDistGraph(m_reader(), c.ctx_id, c.pass));
     } catch (const std::exception& e) {
       emit statusMessage(tr("Could not read that graph: %1").arg(userMessage(e)));
       return;

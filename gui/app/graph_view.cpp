@@ -14,7 +14,7 @@
 namespace ddpscope::gui {
 namespace {
 
-QColor colour_of(const std::string& kind) {
+QColor colourOf(const std::string& kind) {
   if (kind == "accumulate_grad") return QColor(0xb8, 0xe0, 0xb0);
   if (kind == "send" || kind == "recv") return QColor(0xf8, 0xc8, 0x8c);
   if (kind == "module") return QColor(0xd6, 0xc8, 0xef);
@@ -33,13 +33,13 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent), m_scene(new QGrap
 
 void GraphView::setGraph(const GraphData& graph, int collapseAbove) {
   m_full = graph;
-  m_shown = static_cast<int>(graph.nodes.size()) > collapseAbove ? collapse_by_module(graph) : graph;
+  m_shown = static_cast<int>(graph.nodes.size()) > collapseAbove ? collapseByModule(graph) : graph;
   rebuild();
 }
 
 void GraphView::setCollapsed(bool collapsed) {
   if (collapsed == m_shown.collapsed) return;
-  m_shown = collapsed ? collapse_by_module(m_full) : m_full;
+  m_shown = collapsed ? collapseByModule(m_full) : m_full;
   rebuild();
 }
 
@@ -55,7 +55,7 @@ void GraphView::rebuild() {
     m_scene->addText(tr("No autograd graph in this run (probes record the first iteration's)."));
     return;
   }
-  const GraphLayout layout = layout_graph(m_shown);
+  const GraphLayout layout = layoutGraph(m_shown);
   if (!layout.error.empty()) {
     m_error = QString::fromStdString(layout.error);
     m_scene->addText(m_error);
@@ -92,9 +92,9 @@ void GraphView::rebuild() {
     const NodeBox& b = layout.nodes[i];
     const GraphNode& n = m_shown.nodes[i];
     auto* rect = m_scene->addRect(b.x - b.w / 2, b.y - b.h / 2, b.w, b.h, QPen(QColor(0x44, 0x44, 0x44)),
-                                  QBrush(colour_of(n.kind)));
+                                  QBrush(colourOf(n.kind)));
     rect->setData(0, static_cast<qulonglong>(i));
-    auto* text = m_scene->addText(QString::fromStdString(node_label(n)), font);
+    auto* text = m_scene->addText(QString::fromStdString(nodeLabel(n)), font);
     text->setData(0, static_cast<qulonglong>(i));
     const QRectF tb = text->boundingRect();
     text->setPos(b.x - tb.width() / 2, b.y - tb.height() / 2);
@@ -152,15 +152,15 @@ bool GraphView::nodeFullyShown(size_t index) const {
 void GraphView::setMarks(const std::vector<NodeMark>& marks) {
   for (size_t i = 0; i < m_boxes.size(); ++i) {
     const GraphNode& n = m_shown.nodes[i];
-    QColor fill = colour_of(n.kind);
+    QColor fill = colourOf(n.kind);
     QPen pen(QColor(0x44, 0x44, 0x44));
-    std::string label = node_label(n);
+    std::string label = nodeLabel(n);
     if (i < marks.size()) {
       const NodeMark& m = marks[i];
       GraphNode now = n;
       now.deps = m.counter;
       now.exec_ms = -1;  // the lesson shows counts; times are in the explanation
-      label = node_label(now);
+      label = nodeLabel(now);
       if (m.executed) fill = QColor(0xe6, 0xe6, 0xe6);  // done: out of the way
       if (m.active) pen = QPen(QColor(0x2c, 0xa0, 0x2c), 3);
       if (m.highlight) pen = QPen(QColor(0x1f, 0x77, 0xb4), 3);
@@ -187,12 +187,11 @@ void GraphView::mousePressEvent(QMouseEvent* event) {
                                             .arg(n.deps);
     if (n.rank >= 0) text = tr("worker %1: ").arg(n.rank) + text;
     if (n.msg_id >= 0) {
-      text += tr("; message %1, other end on worker %2")
-                  .arg(QString::fromStdString(format_global_id(n.msg_id)))
-                  .arg(n.peer);
+      text +=
+          tr("; message %1, other end on worker %2").arg(QString::fromStdString(formatGlobalId(n.msg_id))).arg(n.peer);
     }
     const QString when = m_shown.distributed
-                             ? tr("pass %1").arg(QString::fromStdString(format_global_id(m_shown.iteration)))
+                             ? tr("pass %1").arg(QString::fromStdString(formatGlobalId(m_shown.iteration)))
                              : tr("iteration %1").arg(m_shown.iteration);
     text +=
         n.exec_ms >= 0 ? tr("; ran %1 ms in %2").arg(n.exec_ms, 0, 'f', 3).arg(when) : tr("; no execution recorded");

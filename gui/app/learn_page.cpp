@@ -407,13 +407,13 @@ bool LearnPage::load(const QString& path, const QString& kind, int rank, QString
   try {
     probes::RunStoreReader reader(path.toStdString());
     std::string why_none;
-    Lesson lesson = load_run_lesson(reader, kind.toStdString(), rank, why_none);
+    Lesson lesson = loadRunLesson(reader, kind.toStdString(), rank, why_none);
     if (lesson.steps.empty()) {
       *error = QString::fromStdString(why_none);
       return false;
     }
     m_lesson = std::move(lesson);
-    showView(viewNamed(kind_of(m_lesson).view()));
+    showView(viewNamed(kindOf(m_lesson).view()));
     m_view->setLesson(m_lesson, reader);
     m_about->setText(m_view->about(m_aboutTemplate, m_lesson, reader));
     // A run replayed as it is (a lesson of the menu or a file says otherwise after this).
@@ -475,7 +475,7 @@ void LearnPage::liveRunFinished(const QString& out, int code, const QString& las
 
 void LearnPage::stepForward() {
   if (m_applied >= m_lesson.steps.size()) return;
-  if (m_predict->isChecked() && kind_of(m_lesson).asks_before(m_lesson.steps[m_applied]) && !m_asking) {
+  if (m_predict->isChecked() && kindOf(m_lesson).asksBefore(m_lesson.steps[m_applied]) && !m_asking) {
     m_asking = true;
     m_guessedWrong = false;
     showFeedback(QString(), true);  // a new question

@@ -69,7 +69,7 @@ class LearnPage : public QWidget {
 
   const Lesson& lesson() const { return m_lesson; }
   size_t applied() const { return m_applied; }  // steps shown so far
-  LessonState state() const { return m_lesson.state_after(m_applied); }
+  LessonState state() const { return m_lesson.stateAfter(m_applied); }
   void stepForward();
   void stepBack();
   void toStart();

@@ -32,13 +32,13 @@ struct Chosen {
   std::map<int, std::string> narration;  // a lesson file's own words, by step from 1
 };
 
-bool all_digits(const std::string& s) {
+bool allDigits(const std::string& s) {
   return !s.empty() && s.size() < 6 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 Chosen choose(const std::string& lesson) {
   Chosen c;
-  if (all_digits(lesson)) {
+  if (allDigits(lesson)) {
     const int n = std::stoi(lesson);
     const auto& list = lessons();
     if (n < 1 || n > static_cast<int>(list.size()))
@@ -81,19 +81,19 @@ int show(const std::string& lesson_arg, int step, bool json) {
   const Chosen c = choose(lesson_arg);
   ddpscope::probes::RunStoreReader run(c.run);
   std::string why;
-  const Lesson lesson = load_run_lesson(run, c.kind, c.rank, why);
+  const Lesson lesson = loadRunLesson(run, c.kind, c.rank, why);
   if (lesson.steps.empty()) throw std::runtime_error(why);
   const size_t n = lesson.steps.size();
   if (step > static_cast<int>(n))
     throw std::runtime_error("--step " + std::to_string(step) + ": the lesson has " + std::to_string(n) +
                              " steps (0 is before the first)");
   const auto one = [&](size_t k) {
-    nlohmann::json j = lesson_step_json(lesson, k);
+    nlohmann::json j = lessonStepJson(lesson, k);
     if (const auto own = c.narration.find(static_cast<int>(k)); own != c.narration.end()) j["narration"] = own->second;
     return j;
   };
   if (json) {
-    nlohmann::json out = {{"title", c.title}, {"kind", lesson_kind(lesson)}, {"steps", n}};
+    nlohmann::json out = {{"title", c.title}, {"kind", lessonKind(lesson)}, {"steps", n}};
     if (step >= 0) {
       out["step"] = one(static_cast<size_t>(step));
       std::cout << out.dump(1) << "\n";
@@ -110,7 +110,7 @@ int show(const std::string& lesson_arg, int step, bool json) {
   }
   std::cout << printable(c.title) << " (" << n << " steps)\n\n";
   const auto print = [&](size_t k) {
-    std::string text = lesson_step_text(lesson, k);
+    std::string text = lessonStepText(lesson, k);
     if (const auto own = c.narration.find(static_cast<int>(k)); own != c.narration.end()) {
       const size_t line = text.find('\n');
       const size_t end = text.find('\n', line + 1);

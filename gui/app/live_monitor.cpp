@@ -84,7 +84,7 @@ QLineSeries* LiveMonitor::seriesFor(Chart& chart, int key, const QString& name) 
   return s;
 }
 
-AxisFit fit_axes(const std::vector<QPointF>& points, bool clip_outliers) {
+AxisFit fitAxes(const std::vector<QPointF>& points, bool clip_outliers) {
   AxisFit f;
   std::vector<double> ys;
   for (const QPointF& p : points) {
@@ -117,7 +117,7 @@ void LiveMonitor::fit(Chart& chart, bool clipOutliers) {
     const auto list = s->points();
     points.insert(points.end(), list.begin(), list.end());
   }
-  const AxisFit f = fit_axes(points, clipOutliers);  // no points: 0..1 both ways
+  const AxisFit f = fitAxes(points, clipOutliers);  // no points: 0..1 both ways
   chart.x->setRange(0, std::max(f.x1, 1.0));
   chart.x->applyNiceNumbers();  // round ticks: 0, 50, 100, not 9.7, 19.4
   chart.y->setRange(0, f.y1);

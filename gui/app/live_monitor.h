@@ -30,7 +30,7 @@ struct AxisFit {
   int clipped = 0;
   double max = 0;
 };
-AxisFit fit_axes(const std::vector<QPointF>& points, bool clip_outliers);
+AxisFit fitAxes(const std::vector<QPointF>& points, bool clip_outliers);
 
 class LiveMonitor : public QWidget {
   Q_OBJECT

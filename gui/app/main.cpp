@@ -213,7 +213,7 @@ void scheduleScreenshot(ddpscope::gui::MainWindow& window, const AppOptions& o) 
 // The value of `option` as given ("--name Ana" or "--name=Ana"), read before Qt sees the
 // arguments: its X11 platform takes -name/--name (the X resource name) out of argv, so
 // under a real display --join's name never reached the parser (the class saw no name).
-std::optional<QString> raw_option(int argc, char** argv, const std::string& option) {
+std::optional<QString> rawOption(int argc, char** argv, const std::string& option) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == option && i + 1 < argc) return QString::fromLocal8Bit(argv[i + 1]);
@@ -223,7 +223,7 @@ std::optional<QString> raw_option(int argc, char** argv, const std::string& opti
 }
 
 int main(int argc, char** argv) {
-  const std::optional<QString> given_name = raw_option(argc, argv, "--name");
+  const std::optional<QString> given_name = rawOption(argc, argv, "--name");
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("ddpscope"));
   QApplication::setDesktopFileName(QStringLiteral("ddpscope"));

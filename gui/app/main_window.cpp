@@ -109,7 +109,7 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   m_runList->setFolder(workspaceFolder);
   setUpTraceImport();
   setUpRunOpener();
-  fit_to_screen(*this);
+  fitToScreen(*this);
   m_fittedSize = size();
 }
 
@@ -121,7 +121,7 @@ void MainWindow::showEvent(QShowEvent* event) {
   const bool ours = size() == m_fittedSize;
   m_fittedSize = {};
   if (ours && !isMaximized() && !isFullScreen())
-    QTimer::singleShot(200, this, [this] { fit_to_screen(*this); });  // once the frame is known
+    QTimer::singleShot(200, this, [this] { fitToScreen(*this); });  // once the frame is known
 }
 
 MainWindow::~MainWindow() {
@@ -480,7 +480,7 @@ bool MainWindow::openRun(const QString& path) {
   if (returnToJob(path)) return true;
   std::shared_ptr<const RunData> run;
   try {
-    run = std::make_shared<const RunData>(load_run(path.toStdString()));
+    run = std::make_shared<const RunData>(loadRun(path.toStdString()));
   } catch (const std::exception& e) {
     // No exception crosses the event loop: the window says what went wrong.
     emit loadFailed(tr("Cannot open %1: %2").arg(path, userMessage(e)));
@@ -638,7 +638,7 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   m_followTimeline = sameRun;
   // A big run fills each page when it is first shown: the Buckets page's advice alone
   // reads every gradient-ready tick (seconds for 100M spans).
-  if (live || m_run->span_count > detail_at_open()) {
+  if (live || m_run->span_count > detailAtOpen()) {
     refreshCurrentTab();
   } else {
     for (Tab t : {Tab::Timeline, Tab::Breakdown, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang})

@@ -263,7 +263,7 @@ class MainWindow : public QMainWindow {
   QAction* m_classFree = nullptr;
   QLabel* m_classStatus = nullptr;
   ClassBar* m_classBar = nullptr;  // on the Learn page, while there is a class
-  QSize m_fittedSize;              // the size fit_to_screen chose, until the window is first shown
+  QSize m_fittedSize;              // the size fitToScreen chose, until the window is first shown
   QDialog* m_classAnswers = nullptr;
   QChartView* m_classAnswersView = nullptr;
   EmptyState* m_messagesEmpty = nullptr;

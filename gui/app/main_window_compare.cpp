@@ -18,9 +18,9 @@ bool MainWindow::compareWith(const QString& path) {
     return false;
   }
   try {
-    auto other = std::make_shared<const RunData>(load_run(path.toStdString()));
+    auto other = std::make_shared<const RunData>(loadRun(path.toStdString()));
     probes::RunStoreReader a(m_run->path), b(path.toStdString());
-    // Both runs are analysed already (the open one, and B by load_run): not again.
+    // Both runs are analysed already (the open one, and B by loadRun): not again.
     const probes::RunComparison comparison = probes::compare_runs(a, b, {}, {}, &m_run->analysis, &other->analysis);
     m_compare->showComparison(m_run, std::move(other), comparison);
   } catch (const std::exception& e) {

@@ -166,7 +166,7 @@ bool MainWindow::exportTableCsv(const QString& path) {
     return false;
   }
   QString error;
-  if (!write_csv(*model, path, &error)) {
+  if (!writeCsv(*model, path, &error)) {
     emit loadFailed(error);
     return false;
   }

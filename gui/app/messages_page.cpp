@@ -43,10 +43,10 @@ MessagesPage::MessagesPage(QWidget* parent) : QWidget(parent) {
     const auto kind = static_cast<ArrowKind>(k);
     QPixmap swatch(12, 12);
     swatch.fill(SequenceView::colorOf(kind));
-    auto* box = new QCheckBox(QString::fromLatin1(arrow_kind_name(kind)));
+    auto* box = new QCheckBox(QString::fromLatin1(arrowKindName(kind)));
     box->setIcon(QIcon(swatch));
     box->setToolTip(
-        tr("Show or hide the %1 arrows (drawn in this colour)").arg(QString::fromLatin1(arrow_kind_name(kind))));
+        tr("Show or hide the %1 arrows (drawn in this colour)").arg(QString::fromLatin1(arrowKindName(kind))));
     box->setChecked(true);
     m_kinds[static_cast<size_t>(k)] = box;
     kinds->addWidget(box);

@@ -175,7 +175,7 @@ void RankOverviewView::paintEvent(QPaintEvent*) {
     p.fillRect(QRect(bar.left() + x, bar.top(), 1, bar.height()), colorOf(static_cast<double>(x) / bar.width(), 0, 1));
   p.setPen(palette().color(QPalette::Text));
   p.drawText(QRect(4, bar.top() - 3, kLabelWidth - 8, 16), Qt::AlignLeft | Qt::AlignVCenter,
-             tr(metric_label(m_overview.metric)));
+             tr(metricLabel(m_overview.metric)));
   p.drawText(
       bar.right() + 8, bar.bottom(),
       tr("%1 ms to %2 ms; grey: no iteration").arg(m_overview.low_ms, 0, 'f', 2).arg(m_overview.high_ms, 0, 'f', 2));

@@ -49,7 +49,7 @@ void RanksPage::fillMetrics(bool gpu) {
   const std::vector<OverviewMetric> on_gpu = {OverviewMetric::Iteration, OverviewMetric::ExposedComm,
                                               OverviewMetric::GpuComputation, OverviewMetric::Idle};
   for (auto m : gpu ? on_gpu : cpu)
-    m_metric->addItem(tr(metric_label(m)), static_cast<int>(m));
+    m_metric->addItem(tr(metricLabel(m)), static_cast<int>(m));
   const int index = m_metric->findData(keep);
   m_metric->setCurrentIndex(index >= 0 ? index : 0);
 }
@@ -67,7 +67,7 @@ void RanksPage::rebuild() {
   if (!m_run) return;
   const auto metric = static_cast<OverviewMetric>(m_metric->currentData().toInt());
   RankOverview o =
-      make_rank_overview(m_rows, m_run->ranks, metric, static_cast<OverviewOrder>(m_order->currentData().toInt()));
+      makeRankOverview(m_rows, m_run->ranks, metric, static_cast<OverviewOrder>(m_order->currentData().toInt()));
   if (o.rows.empty()) {
     m_headline->clear();
   } else {
@@ -79,7 +79,7 @@ void RanksPage::rebuild() {
     QString text = tr("<b>%1 ranks × %2 iterations</b>, coloured by %3. Slowest: rank %4")
                        .arg(o.rows.size())
                        .arg(o.iterations.size())
-                       .arg(tr(metric_label(metric)))
+                       .arg(tr(metricLabel(metric)))
                        .arg(slowest->rank);
     if (!slowest->host.empty()) text += tr(" on %1").arg(QString::fromStdString(slowest->host).toHtmlEscaped());
     text += tr(", mean %1 ms against the median rank's %2 ms (%3%4%).")

@@ -58,7 +58,7 @@ void RingView::paintEvent(QPaintEvent*) {
       p.setPen(QPen(palette().color(QPalette::Mid), 1));
       p.drawRect(c);
       p.setPen(count * 2 > m_ranks ? Qt::white : palette().color(QPalette::Text));
-      p.drawText(c, Qt::AlignCenter, QString::fromStdString(ring_holds_text(holds, m_ranks)));
+      p.drawText(c, Qt::AlignCenter, QString::fromStdString(ringHoldsText(holds, m_ranks)));
     }
   }
   if (!m_hasLast) return;

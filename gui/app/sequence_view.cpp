@@ -64,7 +64,7 @@ class ArrowMerger {
   bool take(const SequenceArrow& a) {
     if (!merging_) return true;
     const auto column =
-        static_cast<size_t>((std::clamp(axis_.to_px(a.start_ns()), -1.0, axis_.width_px) + 1) / column_px_);
+        static_cast<size_t>((std::clamp(axis_.toPx(a.startNs()), -1.0, axis_.width_px) + 1) / column_px_);
     const size_t cell =
         ((column * workers_ + static_cast<size_t>(a.src)) * workers_ + static_cast<size_t>(a.dst)) * kNumArrowKinds +
         static_cast<size_t>(a.kind);
@@ -124,7 +124,7 @@ void SequenceView::select(int arrow) {
   update();
   if (m_selected < 0) return;
   const SequenceArrow& a = m_data->arrows[static_cast<size_t>(m_selected)];
-  emit arrowSelected(QString::fromStdString(describe_arrow(*m_data, a)), a.src, a.t_send_ns, a.dst, a.t_recv_ns);
+  emit arrowSelected(QString::fromStdString(describeArrow(*m_data, a)), a.src, a.t_send_ns, a.dst, a.t_recv_ns);
 }
 
 int SequenceView::laneY(int worker) const {
@@ -135,9 +135,9 @@ int SequenceView::laneY(int worker) const {
 
 QLineF SequenceView::lineOf(const SequenceArrow& a) const {
   const double x0 = kLabelWidth;
-  const double xs = a.t_send_ns >= 0 ? x0 + m_axis.to_px(a.t_send_ns) : x0 + m_axis.to_px(a.t_recv_ns) - 12;
-  const double xr = a.t_recv_ns >= 0 ? x0 + m_axis.to_px(a.t_recv_ns)
-                    : m_now >= 0     ? x0 + m_axis.to_px(m_now)
+  const double xs = a.t_send_ns >= 0 ? x0 + m_axis.toPx(a.t_send_ns) : x0 + m_axis.toPx(a.t_recv_ns) - 12;
+  const double xr = a.t_recv_ns >= 0 ? x0 + m_axis.toPx(a.t_recv_ns)
+                    : m_now >= 0     ? x0 + m_axis.toPx(m_now)
                                      : width() - 4;
   return QLineF(xs, laneY(a.src), xr, laneY(a.dst));
 }
@@ -236,7 +236,7 @@ bool SequenceView::event(QEvent* e) {
     const int i = arrowAt(help->pos());
     if (i >= 0) {
       QToolTip::showText(help->globalPos(),
-                         QString::fromStdString(describe_arrow(*m_data, m_data->arrows[static_cast<size_t>(i)])), this);
+                         QString::fromStdString(describeArrow(*m_data, m_data->arrows[static_cast<size_t>(i)])), this);
     } else {
       QToolTip::hideText();
     }

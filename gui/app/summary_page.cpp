@@ -140,7 +140,7 @@ QString megabytes(int64_t bytes) { return QString::number(static_cast<double>(by
 // Optimizer-state memory per rank (the optimizer_state_bytes metric); with ZeRO, what each
 // rank owns and what a plain optimizer would hold on every rank.
 QString optimizerStateHtml(const RunData& d) {
-  const auto rows = optimizer_state_rows(d);
+  const auto rows = optimizerStateRows(d);
   if (rows.empty()) return {};
   QString html = QObject::tr("<h4>Optimizer state</h4>");
   if (d.zero_shards.empty()) {

@@ -48,7 +48,7 @@ bool anyGpu(const std::vector<TimeBreakdown>& rows) {
   return std::any_of(rows.begin(), rows.end(), [](const TimeBreakdown& r) { return r.gpu; });
 }
 
-QString ms(double v) { return QString::fromStdString(format_duration(static_cast<int64_t>(v * 1e6))); }
+QString ms(double v) { return QString::fromStdString(formatDuration(static_cast<int64_t>(v * 1e6))); }
 
 QTableView* sortableTable(QStandardItemModel* model, QObject* owner) {
   auto* proxy = new SortProxy(owner);
@@ -229,13 +229,13 @@ QString TimeBreakdownPage::headline(const std::vector<TimeBreakdown>& rows, cons
   const auto slowest =
       std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.iteration_ms < b.iteration_ms; });
   // breakdown_by_rank leaves out a rank's first iteration when it has three or more.
-  const bool warm_up_left_out = static_cast<size_t>(means.front().iterations) * means.size() < m_byIteration.size();
-  QString text = iteration < 0 ? (warm_up_left_out ? tr("<b>Where the time went</b>, per rank: the mean iteration "
-                                                        "over %n iteration(s) (the first, warm-up, left out).",
-                                                        nullptr, static_cast<int>(means.front().iterations))
-                                                   : tr("<b>Where the time went</b>, per rank: the mean iteration "
-                                                        "over %n iteration(s).",
-                                                        nullptr, static_cast<int>(means.front().iterations)))
+  const bool warm_upLeftOut = static_cast<size_t>(means.front().iterations) * means.size() < m_byIteration.size();
+  QString text = iteration < 0 ? (warm_upLeftOut ? tr("<b>Where the time went</b>, per rank: the mean iteration "
+                                                      "over %n iteration(s) (the first, warm-up, left out).",
+                                                      nullptr, static_cast<int>(means.front().iterations))
+                                                 : tr("<b>Where the time went</b>, per rank: the mean iteration "
+                                                      "over %n iteration(s).",
+                                                      nullptr, static_cast<int>(means.front().iterations)))
                                : tr("<b>Where the time went</b> in iteration %1, per rank.").arg(iteration);
   const bool gpu = anyGpu(rows);
   if (gpu)
@@ -300,7 +300,7 @@ void TimeBreakdownPage::fillTopOps(const std::vector<TimeBreakdown>& means, int6
       begin = it.first, end = it.second, per = static_cast<double>(means.size());
     if (iteration < 0 && t.iterations.size() > 2 && &it == &t.iterations[1]) begin = it.first;
   }
-  const RangeSummary ops = summarize_range(t, begin, end);
+  const RangeSummary ops = summarizeRange(t, begin, end);
   for (size_t i = 0; i < ops.rows.size() && i < 50; ++i) {
     const RangeRow& r = ops.rows[i];
     QList<QStandardItem*> row;
@@ -308,8 +308,8 @@ void TimeBreakdownPage::fillTopOps(const std::vector<TimeBreakdown>& means, int6
         << cell(kindLabel(r.kind), kindLabel(r.kind))
         << cell(QString::number(r.count), QVariant::fromValue<qlonglong>(r.count))
         << cell(QString::number(r.ranks), r.ranks)
-        << cell(QString::fromStdString(format_duration(r.total_ns)), QVariant::fromValue<qlonglong>(r.total_ns))
-        << cell(QString::fromStdString(format_duration(static_cast<int64_t>(static_cast<double>(r.total_ns) / per))),
+        << cell(QString::fromStdString(formatDuration(r.total_ns)), QVariant::fromValue<qlonglong>(r.total_ns))
+        << cell(QString::fromStdString(formatDuration(static_cast<int64_t>(static_cast<double>(r.total_ns) / per))),
                 static_cast<double>(r.total_ns) / per);
     row[1]->setData(kindColor(r.kind), Qt::DecorationRole);
     m_opsModel->appendRow(row);

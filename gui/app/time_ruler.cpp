@@ -7,7 +7,7 @@ namespace ddpscope::gui {
 void paintTimeRuler(QPainter& p, const TimeAxis& axis, int64_t origin_ns, int x0, int top, int bottom,
                     const QColor& color) {
   const QFontMetrics fm = p.fontMetrics();
-  const RulerTicks ticks = ruler_ticks(
+  const RulerTicks ticks = rulerTicks(
       axis, origin_ns, [&](const std::string& s) { return fm.horizontalAdvance(QString::fromStdString(s)); });
   p.setPen(color);
   for (const RulerTick& t : ticks.ticks) {

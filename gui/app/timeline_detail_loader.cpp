@@ -85,12 +85,12 @@ void TimelineDetailLoader::start(probes::TimeWindow window) {
     m_hasLoaded = false;
   }
   setStatus(tr("Loading the detail of %1 of the run…")
-                .arg(QString::fromStdString(format_duration(std::min(window.end_ns, m_structure->end_ns) -
-                                                            std::max(window.begin_ns, m_structure->begin_ns)))));
+                .arg(QString::fromStdString(formatDuration(std::min(window.end_ns, m_structure->end_ns) -
+                                                           std::max(window.begin_ns, m_structure->begin_ns)))));
   m_watcher.setFuture(QtConcurrent::run([path = m_run->path, structure = m_structure, window] {
     try {
       probes::RunStoreReader reader(path);
-      return std::make_shared<const TimelineData>(with_detail(*structure, reader, window));
+      return std::make_shared<const TimelineData>(withDetail(*structure, reader, window));
     } catch (const std::exception&) {
       return std::shared_ptr<const TimelineData>();  // the file went away: the structure stays
     }
@@ -112,8 +112,8 @@ void TimelineDetailLoader::onFinished() {
   m_view->updateData(data);
   const int64_t from = std::max(m_loaded.begin_ns, data->begin_ns), to = std::min(m_loaded.end_ns, data->end_ns);
   setStatus(tr("Detail shown for %1 of the run's %2 (a big run loads the detail of the window you zoom into).")
-                .arg(QString::fromStdString(format_duration(to - from)),
-                     QString::fromStdString(format_duration(data->end_ns - data->begin_ns))));
+                .arg(QString::fromStdString(formatDuration(to - from)),
+                     QString::fromStdString(formatDuration(data->end_ns - data->begin_ns))));
   emit loaded();
   consider();  // the window may have moved while this one loaded
 }

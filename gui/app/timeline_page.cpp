@@ -244,8 +244,7 @@ void TimelinePage::refreshLegend() {
 }
 
 QTreeWidgetItem* TimelinePage::refItem(const QString& label, int lane, int64_t index, int in) {
-  auto* item =
-      new QTreeWidgetItem({label, qs(span_title(m_view->data(), {lane, index, static_cast<SpanRef::In>(in)}))});
+  auto* item = new QTreeWidgetItem({label, qs(spanTitle(m_view->data(), {lane, index, static_cast<SpanRef::In>(in)}))});
   item->setData(0, kRefRole, QStringLiteral("%1,%2,%3").arg(lane).arg(index).arg(in));
   item->setToolTip(1, tr("Click to select it"));
   item->setForeground(1, palette().color(QPalette::Link));
@@ -254,7 +253,7 @@ QTreeWidgetItem* TimelinePage::refItem(const QString& label, int lane, int64_t i
 
 void TimelinePage::showDetails() {
   m_details->clear();
-  const SpanDetails d = span_details(m_view->data(), m_view->selection());
+  const SpanDetails d = spanDetails(m_view->data(), m_view->selection());
   if (!d.ref.valid() && m_view->selectedFlow() >= 0) {
     showFlowDetails();
     return;
@@ -296,14 +295,14 @@ void TimelinePage::showFlowDetails() {
   const auto end = [&](uint32_t lane, int64_t t) {
     return tr("rank %1 · %2, at %3")
         .arg(data.lanes[lane].rank)
-        .arg(qs(data.lanes[lane].thread_name), qs(format_duration(t - data.begin_ns)));
+        .arg(qs(data.lanes[lane].thread_name), qs(formatDuration(t - data.begin_ns)));
   };
   m_details->addTopLevelItem(new QTreeWidgetItem({tr("Selected"), tr("an RPC message (its line is ringed)")}));
   if (!m_flowNote.isEmpty()) m_details->addTopLevelItem(new QTreeWidgetItem({tr("Message"), m_flowNote}));
   m_details->addTopLevelItem(new QTreeWidgetItem({tr("Sent"), end(f.from_lane, f.from_ns)}));
   m_details->addTopLevelItem(new QTreeWidgetItem({tr("Received"), end(f.to_lane, f.to_ns)}));
   m_details->addTopLevelItem(
-      new QTreeWidgetItem({tr("On the way"), qs(format_duration(std::max<int64_t>(0, f.to_ns - f.from_ns)))}));
+      new QTreeWidgetItem({tr("On the way"), qs(formatDuration(std::max<int64_t>(0, f.to_ns - f.from_ns)))}));
   m_panels->setCurrentIndex(0);
 }
 
@@ -311,12 +310,12 @@ void TimelinePage::showRange() {
   m_rangeModel->removeRows(0, m_rangeModel->rowCount());
   if (m_view->rangeEnd() <= m_view->rangeBegin()) return;
   const TimelineData& data = m_view->data();
-  const RangeSummary sum = summarize_range(data, m_view->rangeBegin(), m_view->rangeEnd());
+  const RangeSummary sum = summarizeRange(data, m_view->rangeBegin(), m_view->rangeEnd());
   m_rangeHeader->setText(tr("Range %1 → %2 after the run's start: %3. Time inside it by name and kind, "
                             "every rank and thread.")
-                             .arg(qs(format_duration(sum.begin_ns - data.begin_ns)),
-                                  qs(format_duration(sum.end_ns - data.begin_ns)),
-                                  qs(format_duration(sum.end_ns - sum.begin_ns))));
+                             .arg(qs(formatDuration(sum.begin_ns - data.begin_ns)),
+                                  qs(formatDuration(sum.end_ns - data.begin_ns)),
+                                  qs(formatDuration(sum.end_ns - sum.begin_ns))));
   for (const RangeRow& r : sum.rows) {
     QList<QStandardItem*> row;
     auto cell = [&](const QString& text, const QVariant& sortKey) {
@@ -329,8 +328,8 @@ void TimelinePage::showRange() {
     cell(kindLabel(r.kind), kindLabel(r.kind));
     cell(QString::number(r.count), QVariant::fromValue<qlonglong>(r.count));
     cell(QString::number(r.ranks), r.ranks);
-    cell(qs(format_duration(r.total_ns)), QVariant::fromValue<qlonglong>(r.total_ns));
-    cell(qs(format_duration(r.longest_ns)), QVariant::fromValue<qlonglong>(r.longest_ns));
+    cell(qs(formatDuration(r.total_ns)), QVariant::fromValue<qlonglong>(r.total_ns));
+    cell(qs(formatDuration(r.longest_ns)), QVariant::fromValue<qlonglong>(r.longest_ns));
     row[1]->setData(kindColor(r.kind), Qt::DecorationRole);
     // Activating the row selects its longest span (as the details panel's links do).
     row[0]->setData(
@@ -350,7 +349,7 @@ void TimelinePage::showSearch() {
 
 void TimelinePage::runSearch() {
   m_searched = m_search->text().toStdString();
-  m_results = search_timeline(m_view->data(), m_searched);
+  m_results = searchTimeline(m_view->data(), m_searched);
   m_current = -1;
 }
 
@@ -384,7 +383,7 @@ void TimelinePage::searchThenShow(bool forward) {
   m_searchGeneration = m_dataGeneration;
   m_searchStatus->setText(tr("searching %1 spans…").arg(spans));
   m_searchWatcher.setFuture(
-      QtConcurrent::run([data = m_view->sharedData(), query] { return search_timeline(*data, query); }));
+      QtConcurrent::run([data = m_view->sharedData(), query] { return searchTimeline(*data, query); }));
 }
 
 void TimelinePage::findNext() {

@@ -33,7 +33,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent), m_data(std::make_
 }
 
 void TimelineView::relayout() {
-  m_layout = layout_tracks(*m_data, m_collapsed, kTop, m_hosts);
+  m_layout = layoutTracks(*m_data, m_collapsed, kTop, m_hosts);
   setMinimumHeight(std::max(m_layout.bottom + 4, kTop + 2 * kRow));
   update();
 }
@@ -194,12 +194,12 @@ bool TimelineView::selectFlow(int fromRank, qint64 fromNs, int toRank, qint64 to
 QRectF TimelineView::spanRect(const SpanRef& ref) const {
   const TimelineSpan* s = m_data->resolve(ref);
   if (!s || m_layout.lane_row[static_cast<size_t>(ref.lane)] < 0) return {};
-  const double a = kLabelWidth + m_axis.to_px(s->begin_ns);
+  const double a = kLabelWidth + m_axis.toPx(s->begin_ns);
   if (ref.in == SpanRef::In::Instants) {
     const int top = m_layout.rows[static_cast<size_t>(m_layout.lane_row[static_cast<size_t>(ref.lane)])].y;
     return QRectF(a - 1, top, 3, m_layout.stripTop(ref.lane) + TrackLayout::kStripHeight - top);
   }
-  const double b = kLabelWidth + m_axis.to_px(s->end_ns);
+  const double b = kLabelWidth + m_axis.toPx(s->end_ns);
   return QRectF(a, m_layout.rowTop(ref.lane, s->row) + 1, std::max(1.0, b - a), kRow - 2);
 }
 
@@ -211,7 +211,7 @@ QPoint TimelineView::pointOf(const SpanRef& ref) const {
   const double right = std::min<double>(r.right(), kLabelWidth + m_axis.width_px - 1);
   if (right < left) return {-1, -1};
   if (ref.in == SpanRef::In::Instants)
-    return QPoint(static_cast<int>(std::lround(kLabelWidth + m_axis.to_px(s->begin_ns))),
+    return QPoint(static_cast<int>(std::lround(kLabelWidth + m_axis.toPx(s->begin_ns))),
                   m_layout.stripTop(ref.lane) + TrackLayout::kStripHeight / 2);
   return QPoint(static_cast<int>((left + right) / 2), static_cast<int>(r.center().y()));
 }
@@ -223,8 +223,8 @@ SpanRef TimelineView::hitTest(QPoint pos) const {
   if (track.type != TrackRow::Type::Lane) return {};
   const auto lane = static_cast<size_t>(track.lane);
   const TimelineLane& l = m_data->lanes[lane];
-  const int64_t t = m_axis.to_ns(pos.x() - kLabelWidth);
-  const auto slack = static_cast<int64_t>(3 * m_axis.ns_per_px());
+  const int64_t t = m_axis.toNs(pos.x() - kLabelWidth);
+  const auto slack = static_cast<int64_t>(3 * m_axis.nsPerPx());
   // Instants within 3 px: a mark anywhere on the lane (its line crosses it), a tick in
   // the strip. The nearest wins.
   const bool inStrip = pos.y() >= m_layout.stripTop(track.lane);
@@ -240,7 +240,7 @@ SpanRef TimelineView::hitTest(QPoint pos) const {
   if (best) return m_data->refOf(lane, best);
   const int depth = m_layout.depthAt(index, pos.y());
   if (depth < 0) return {};
-  return m_data->refOf(lane, m_data->spanAt(lane, t, static_cast<int64_t>(m_axis.ns_per_px()), depth));
+  return m_data->refOf(lane, m_data->spanAt(lane, t, static_cast<int64_t>(m_axis.nsPerPx()), depth));
 }
 
 void TimelineView::resizeEvent(QResizeEvent*) {
@@ -252,9 +252,9 @@ void TimelineView::resizeEvent(QResizeEvent*) {
 // labels it hid the ruler's numbers where the user reads the range's ends.
 QRectF TimelineView::rangeBadgeRect() const {
   if (m_rangeEnd <= m_rangeBegin) return {};
-  const double a = std::clamp(m_axis.to_px(m_rangeBegin), -1.0, m_axis.width_px + 1);
-  const double b = std::clamp(m_axis.to_px(m_rangeEnd), -1.0, m_axis.width_px + 1);
-  const QString text = qs(format_duration(m_rangeEnd - m_rangeBegin));
+  const double a = std::clamp(m_axis.toPx(m_rangeBegin), -1.0, m_axis.width_px + 1);
+  const double b = std::clamp(m_axis.toPx(m_rangeEnd), -1.0, m_axis.width_px + 1);
+  const QString text = qs(formatDuration(m_rangeEnd - m_rangeBegin));
   const QFontMetrics fm = fontMetrics();
   return {kLabelWidth + (a + b) / 2 - fm.horizontalAdvance(text) / 2.0 - 4, 1.0, fm.horizontalAdvance(text) + 8.0,
           kIterationBand - 2.0};
@@ -271,8 +271,8 @@ void TimelineView::paintRuler(QPainter& p) {
   const QFontMetrics fm = p.fontMetrics();
   p.setClipRect(x0, 0, w, kTop);
   for (; it != its.end() && it->first <= m_axis.end_ns; ++it) {
-    const double a = std::max(0.0, m_axis.to_px(it->first));
-    const double b = std::min<double>(w, m_axis.to_px(it->second));
+    const double a = std::max(0.0, m_axis.toPx(it->first));
+    const double b = std::min<double>(w, m_axis.toPx(it->second));
     if (b - a < 1) continue;
     const QRectF band(x0 + a, 1, b - a, kIterationBand - 2);
     p.fillRect(band, it->number % 2 ? palette().color(QPalette::Midlight) : palette().color(QPalette::Button));
@@ -285,7 +285,7 @@ void TimelineView::paintRuler(QPainter& p) {
   }
   // Time ticks: the step grows until labels, as measured, never touch.
   const RulerTicks ticks =
-      ruler_ticks(m_axis, m_data->begin_ns, [&](const std::string& s) { return fm.horizontalAdvance(qs(s)); });
+      rulerTicks(m_axis, m_data->begin_ns, [&](const std::string& s) { return fm.horizontalAdvance(qs(s)); });
   p.setClipping(false);
   p.setPen(palette().color(QPalette::Mid));
   for (const RulerTick& t : ticks.ticks) {
@@ -323,15 +323,15 @@ void TimelineView::paintLane(QPainter& p, size_t laneIndex, int top, int rows, i
     const TimelineSpan& s = lane.spans[i];
     if (s.end_ns < m_axis.begin_ns) continue;
     if (s.begin_ns > m_axis.end_ns) break;
-    const double a = std::max(0.0, m_axis.to_px(s.begin_ns));
-    const double b = std::min(w, m_axis.to_px(s.end_ns));
+    const double a = std::max(0.0, m_axis.toPx(s.begin_ns));
+    const double b = std::min(w, m_axis.toPx(s.end_ns));
     const int column = static_cast<int>(a);
     if (b - a < 1) {
       mark(s.row, s.kind, column);
       // Whole blocks ending within this column hold only marks for it: one per row,
       // without visiting their spans (a 1M-span run zoomed out).
       if ((i + 1) % TimelineLane::kBlock == 0) {
-        const int64_t column_end = m_axis.to_ns(column + 1);
+        const int64_t column_end = m_axis.toNs(column + 1);
         size_t block = (i + 1) / TimelineLane::kBlock;
         std::array<uint8_t, TimelineLane::kLodRows> kinds;
         kinds.fill(TimelineLane::kNoKind);
@@ -359,7 +359,7 @@ void TimelineView::paintLane(QPainter& p, size_t laneIndex, int top, int rows, i
     if (r.width() > 40 && rowHeight >= 14) {
       p.setPen(Qt::black);
       const QString label = s.kind == probes::Kind::Allreduce && s.bucket >= 0 ? tr("bucket %1").arg(s.bucket)
-                                                                               : qs(m_data->name_of(s.name));
+                                                                               : qs(m_data->nameOf(s.name));
       p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                  fm.elidedText(label, Qt::ElideRight, static_cast<int>(r.width()) - 5));
     }
@@ -367,8 +367,8 @@ void TimelineView::paintLane(QPainter& p, size_t laneIndex, int top, int rows, i
   // Unfinished ops: open to the run's end, hatched, their right edge an arrow.
   for (const TimelineSpan& o : lane.open) {
     if (o.row >= rows || o.begin_ns > m_axis.end_ns) continue;
-    const double a = std::max(0.0, m_axis.to_px(o.begin_ns));
-    const double b = std::min(w, m_axis.to_px(o.end_ns));
+    const double a = std::max(0.0, m_axis.toPx(o.begin_ns));
+    const double b = std::min(w, m_axis.toPx(o.end_ns));
     const QRectF r(x0 + a, top + o.row * rowHeight + 1, std::max(2.0, b - a), rowHeight - 2);
     p.fillRect(r, kindColor(o.kind).lighter(125));
     p.fillRect(r, QBrush(kMarkRed, Qt::BDiagPattern));
@@ -378,7 +378,7 @@ void TimelineView::paintLane(QPainter& p, size_t laneIndex, int top, int rows, i
       p.setPen(Qt::black);
       const QString label = o.kind == probes::Kind::Iteration
                                 ? tr("iteration %1 — never finished").arg(o.iteration)
-                                : tr("%1 #%2 — never finished").arg(qs(m_data->name_of(o.name))).arg(o.seq);
+                                : tr("%1 #%2 — never finished").arg(qs(m_data->nameOf(o.name))).arg(o.seq);
       p.drawText(r.adjusted(4, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                  fm.elidedText(label, Qt::ElideRight, static_cast<int>(r.width()) - 6));
     }
@@ -398,8 +398,8 @@ void TimelineView::paintInstants(QPainter& p, size_t laneIndex) {
                                       [&](const probes::Interval& e) { return e.end < m_axis.begin_ns; });
        it != lane.exposed.end() && it->begin <= m_axis.end_ns; ++it) {
     const probes::Interval& e = *it;
-    const double a = std::max(0.0, m_axis.to_px(e.begin));
-    const double b = std::min(w, m_axis.to_px(e.end));
+    const double a = std::max(0.0, m_axis.toPx(e.begin));
+    const double b = std::min(w, m_axis.toPx(e.end));
     p.fillRect(QRectF(x0 + a, strip + TrackLayout::kStripHeight - 3, std::max(1.0, b - a), 3), kExposedRed);
   }
   // Gradient-ready and bucket-ready ticks in the strip, one per pixel column; marks (an
@@ -410,12 +410,12 @@ void TimelineView::paintInstants(QPainter& p, size_t laneIndex) {
   for (auto it = std::lower_bound(lane.instants.begin(), lane.instants.end(), m_axis.begin_ns,
                                   [](const TimelineSpan&s, int64_t t) { return s.begin_ns < t; });
        it != lane.instants.end() && it->begin_ns <= m_axis.end_ns; ++it) {
-    const int x = x0 + static_cast<int>(m_axis.to_px(it->begin_ns));
+    const int x = x0 + static_cast<int>(m_axis.toPx(it->begin_ns));
     if (it->kind == probes::Kind::Mark) {
       p.save();
       p.setPen(kMarkRed);
       p.drawLine(x, track.y + 1, x, track.y + track.height - 1);
-      const QString label = qs(m_data->name_of(it->name));
+      const QString label = qs(m_data->nameOf(it->name));
       const int lw = std::min(220, fm.horizontalAdvance(label) + 6);
       if (x + 2 > lastLabelEnd) {
         const QRect box(x + 2, track.y + 1, lw, std::min(fm.height(), kRow - 2));
@@ -445,7 +445,7 @@ TimelineView::VisibleFlows TimelineView::visibleFlows() const {
   std::unordered_set<uint64_t> taken;
   for (; it != flows.end() && earlier(*it) <= m_axis.end_ns; ++it) {
     if (std::max(it->from_ns, it->to_ns) < m_axis.begin_ns) continue;
-    const QLineF line(x0 + m_axis.to_px(it->from_ns), laneCenter(it->from_lane), x0 + m_axis.to_px(it->to_ns),
+    const QLineF line(x0 + m_axis.toPx(it->from_ns), laneCenter(it->from_lane), x0 + m_axis.toPx(it->to_ns),
                       laneCenter(it->to_lane));
     const auto column = static_cast<uint64_t>(std::clamp(std::min(line.x1(), line.x2()), 0.0, 1e6));
     const uint64_t key =
@@ -497,8 +497,8 @@ void TimelineView::paintFlows(QPainter& p, const VisibleFlows& v) {
   }
   if (m_selectedFlow >= 0 && m_selectedFlow < static_cast<int>(flows.size())) {
     const TimelineFlow& f = flows[static_cast<size_t>(m_selectedFlow)];
-    const QPointF a(x0 + m_axis.to_px(f.from_ns), laneCenter(f.from_lane));
-    const QPointF b(x0 + m_axis.to_px(f.to_ns), laneCenter(f.to_lane));
+    const QPointF a(x0 + m_axis.toPx(f.from_ns), laneCenter(f.from_lane));
+    const QPointF b(x0 + m_axis.toPx(f.to_ns), laneCenter(f.to_lane));
     p.setRenderHint(QPainter::Antialiasing, true);
     p.setPen(QPen(QColor(0xd6, 0x27, 0x28), 3));
     p.drawLine(a, b);
@@ -515,15 +515,15 @@ void TimelineView::paintSelection(QPainter& p) {
   const int w = static_cast<int>(m_axis.width_px);
   if (m_rangeEnd > m_rangeBegin) {
     // The range: shaded over every track, its length in the ruler.
-    const double a = std::clamp(m_axis.to_px(m_rangeBegin), -1.0, m_axis.width_px + 1);
-    const double b = std::clamp(m_axis.to_px(m_rangeEnd), -1.0, m_axis.width_px + 1);
+    const double a = std::clamp(m_axis.toPx(m_rangeBegin), -1.0, m_axis.width_px + 1);
+    const double b = std::clamp(m_axis.toPx(m_rangeEnd), -1.0, m_axis.width_px + 1);
     p.setClipRect(x0, 0, w, height());
     const QColor shade = palette().color(QPalette::Highlight);
     p.fillRect(QRectF(x0 + a, kTop, b - a, height() - kTop), QColor(shade.red(), shade.green(), shade.blue(), 40));
     p.setPen(QPen(shade, 1));
     p.drawLine(QPointF(x0 + a, kIterationBand), QPointF(x0 + a, height()));
     p.drawLine(QPointF(x0 + b, kIterationBand), QPointF(x0 + b, height()));
-    const QString text = qs(format_duration(m_rangeEnd - m_rangeBegin));
+    const QString text = qs(formatDuration(m_rangeEnd - m_rangeBegin));
     const QRectF box = rangeBadgeRect();
     p.fillRect(box, shade);
     p.setPen(palette().color(QPalette::HighlightedText));
@@ -660,8 +660,8 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event) {
     return;
   }
   if (m_dragged && m_pressAt.x() >= kLabelWidth) {
-    setRange(m_axis.to_ns(m_pressAt.x() - kLabelWidth),
-             m_axis.to_ns(std::max(kLabelWidth, event->pos().x()) - kLabelWidth));
+    setRange(m_axis.toNs(m_pressAt.x() - kLabelWidth),
+             m_axis.toNs(std::max(kLabelWidth, event->pos().x()) - kLabelWidth));
   }
 }
 
@@ -735,13 +735,13 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
 }
 
 QString TimelineView::describe(const SpanRef& ref) const {
-  const SpanDetails d = span_details(*m_data, ref, false);  // hover and status: no relations scan
+  const SpanDetails d = spanDetails(*m_data, ref, false);  // hover and status: no relations scan
   if (!d.ref.valid()) return {};
   QString text = QStringLiteral("rank %1 · %2 · %3 · %4").arg(d.rank).arg(qs(d.thread), qs(d.kind), qs(d.name));
   if (d.instant) {
-    text += tr(" · at %1").arg(qs(format_duration(d.start_ns)));
+    text += tr(" · at %1").arg(qs(formatDuration(d.start_ns)));
   } else {
-    text += tr(" · %1, from %2").arg(qs(format_duration(d.duration_ns)), qs(format_duration(d.start_ns)));
+    text += tr(" · %1, from %2").arg(qs(formatDuration(d.duration_ns)), qs(formatDuration(d.start_ns)));
     if (d.unfinished) text += tr(" · never finished");
     if (const TimelineSpan* s = m_data->resolve(ref); s && s->cut_short)
       text += tr(" · cut short by an error (its rank failed here)");

@@ -7,13 +7,13 @@
 
 namespace ddpscope::gui {
 
-QSize fitted_window_size(const QRect& available, const QMargins& frame) {
+QSize fittedWindowSize(const QRect& available, const QMargins& frame) {
   const int w = available.width() - frame.left() - frame.right();
   const int h = available.height() - frame.top() - frame.bottom();
   return {std::clamp(w, 320, kPreferredWindowSize.width()), std::clamp(h, 240, kPreferredWindowSize.height())};
 }
 
-QMargins window_frame(const QWidget& window) {
+QMargins windowFrame(const QWidget& window) {
   if (window.isVisible()) {
     const QRect outer = window.frameGeometry(), inner = window.geometry();
     const QMargins real(inner.left() - outer.left(), inner.top() - outer.top(), outer.right() - inner.right(),
@@ -24,7 +24,7 @@ QMargins window_frame(const QWidget& window) {
   return {2, 36, 2, 2};
 }
 
-void fit_to_screen(QWidget& window) {
+void fitToScreen(QWidget& window) {
   const QScreen* screen = window.screen() ? window.screen() : QGuiApplication::primaryScreen();
   // The offscreen platform (tests, screenshots) has no screen to fit: its 800x600 is a
   // placeholder, and its windows get the preferred size.
@@ -33,8 +33,8 @@ void fit_to_screen(QWidget& window) {
     return;
   }
   const QRect available = screen->availableGeometry();
-  const QMargins frame = window_frame(window);
-  const QSize size = fitted_window_size(available, frame);
+  const QMargins frame = windowFrame(window);
+  const QSize size = fittedWindowSize(available, frame);
   window.resize(size);
   if (window.isVisible() && !available.contains(window.frameGeometry())) {
     window.move(std::max(available.left(), std::min(window.x(), available.right() - size.width() - frame.right())),

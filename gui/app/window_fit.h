@@ -15,10 +15,10 @@ inline constexpr QSize kPreferredWindowSize{1280, 800};
 
 // The client size that, with `frame` around it, fits `available` (a screen's area left
 // by its panels), at most kPreferredWindowSize.
-QSize fitted_window_size(const QRect& available, const QMargins& frame);
+QSize fittedWindowSize(const QRect& available, const QMargins& frame);
 // The frame a top-level window gets: its real one once shown, else a title bar's worth.
-QMargins window_frame(const QWidget& window);
+QMargins windowFrame(const QWidget& window);
 // Resizes (and, shown, moves) `window` to fit its screen.
-void fit_to_screen(QWidget& window);
+void fitToScreen(QWidget& window);
 
 }  // namespace ddpscope::gui

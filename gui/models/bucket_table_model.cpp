@@ -79,7 +79,7 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   const Row& r = m_rows[index.row()];
   const probes::BucketTiming& t = r.timing;
-  const auto text = [](int64_t ns) { return QString::fromStdString(format_duration(ns)); };
+  const auto text = [](int64_t ns) { return QString::fromStdString(formatDuration(ns)); };
   const int64_t queue = t.ready_ns >= 0 ? t.start_ns - t.ready_ns : -1;
   if (role == Qt::ToolTipRole && index.column() == Parameters) return r.parameters;
   if (role == Qt::ToolTipRole && index.column() == Owners)

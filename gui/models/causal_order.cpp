@@ -7,7 +7,7 @@
 
 namespace ddpscope::gui {
 
-CausalOrder causal_order(const std::vector<CausalStep>& steps) {
+CausalOrder causalOrder(const std::vector<CausalStep>& steps) {
   const size_t n = steps.size();
   std::map<int, size_t> rank_index;
   for (const CausalStep& s : steps)

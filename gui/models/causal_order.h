@@ -32,6 +32,6 @@ struct CausalOrder {
 };
 
 // A rank's own steps stay in their clock order (ties: by index).
-CausalOrder causal_order(const std::vector<CausalStep>& steps);
+CausalOrder causalOrder(const std::vector<CausalStep>& steps);
 
 }  // namespace ddpscope::gui

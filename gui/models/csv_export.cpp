@@ -16,7 +16,7 @@ QString field(const QVariant& v) {
 
 }  // namespace
 
-QString to_csv(const QAbstractItemModel& model) {
+QString toCsv(const QAbstractItemModel& model) {
   QString out;
   const int columns = model.columnCount();
   for (int c = 0; c < columns; ++c)
@@ -30,10 +30,10 @@ QString to_csv(const QAbstractItemModel& model) {
   return out;
 }
 
-bool write_csv(const QAbstractItemModel& model, const QString& path, QString* error) {
+bool writeCsv(const QAbstractItemModel& model, const QString& path, QString* error) {
   // QSaveFile: a failed write leaves any earlier file whole.
   QSaveFile f(path);
-  if (!f.open(QIODevice::WriteOnly) || f.write(to_csv(model).toUtf8()) < 0 || !f.commit()) {
+  if (!f.open(QIODevice::WriteOnly) || f.write(toCsv(model).toUtf8()) < 0 || !f.commit()) {
     *error = QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
     return false;
   }

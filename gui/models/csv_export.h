@@ -7,8 +7,8 @@
 
 namespace ddpscope::gui {
 
-QString to_csv(const QAbstractItemModel& model);
+QString toCsv(const QAbstractItemModel& model);
 // False with *error when the file cannot be written.
-bool write_csv(const QAbstractItemModel& model, const QString& path, QString* error);
+bool writeCsv(const QAbstractItemModel& model, const QString& path, QString* error);
 
 }  // namespace ddpscope::gui

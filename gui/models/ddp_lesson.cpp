@@ -21,7 +21,7 @@ std::string mib(int64_t bytes) {
 }
 
 // "{layers.6.bias, layers.6.weight, layers.4.bias}" (names without DDP's "module.").
-std::string param_list(const DdpLayout& layout, const std::vector<int>& params) {
+std::string paramList(const DdpLayout& layout, const std::vector<int>& params) {
   std::string s = "{";
   for (size_t i = 0; i < params.size(); ++i) {
     std::string name = layout.param_names[static_cast<size_t>(params[i])];
@@ -31,7 +31,7 @@ std::string param_list(const DdpLayout& layout, const std::vector<int>& params) 
   return s + "}";
 }
 
-int bucket_of(const DdpLayout& layout, int generation, int param) {
+int bucketOf(const DdpLayout& layout, int generation, int param) {
   const auto& buckets = layout.generations[static_cast<size_t>(generation)];
   for (size_t b = 0; b < buckets.size(); ++b)
     if (std::find(buckets[b].begin(), buckets[b].end(), param) != buckets[b].end()) return static_cast<int>(b);
@@ -39,7 +39,7 @@ int bucket_of(const DdpLayout& layout, int generation, int param) {
 }
 
 // Parameters and buckets: generation 0, and 1 when the reducer rebuilt them.
-void read_layout(probes::RunStoreReader& run, int rank, DdpLayout& layout) {
+void readLayout(probes::RunStoreReader& run, int rank, DdpLayout& layout) {
   for (const auto& p : run.params(rank, 0)) {
     if (p.index >= static_cast<int>(layout.param_names.size())) {
       layout.param_names.resize(static_cast<size_t>(p.index) + 1);
@@ -100,25 +100,25 @@ class DdpStepReader {
         st.kind = StepKind::IterationStarts;
         st.bucket = generation;  // the generation its buckets come from
         break;
-      case Kind::AutogradNode: node_runs(s, st); break;
+      case Kind::AutogradNode: nodeRuns(s, st); break;
       case Kind::GradReady:
         st.kind = StepKind::GradReady;
         st.param = static_cast<int>(s.param);
         if (st.param < 0 || st.param >= static_cast<int>(l_.layout.param_names.size())) return;
-        st.bucket = bucket_of(l_.layout, generation, st.param);
+        st.bucket = bucketOf(l_.layout, generation, st.param);
         break;
       case Kind::BucketReady:
         st.kind = StepKind::BucketReady;
         st.bucket = static_cast<int>(s.bucket);
         break;
-      case Kind::Allreduce: bucket_allreduce(s, st); break;
+      case Kind::Allreduce: bucketAllreduce(s, st); break;
       case Kind::Finalize:
         st.kind = StepKind::FinalizeStarts;
         st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
         break;
       case Kind::PgOpStart:
       case Kind::PgOp:
-        if (!group_allreduce(s, generation, st)) return;
+        if (!groupAllreduce(s, generation, st)) return;
         break;
       case Kind::Optimizer:  // ZeRO's shard update; a plain optimizer's step is not a step here
         if (s.name != "zero shard step") return;
@@ -137,7 +137,7 @@ class DdpStepReader {
   }
 
  private:
-  void node_runs(const probes::SpanRow& s, LessonStep& st) const {
+  void nodeRuns(const probes::SpanRow& s, LessonStep& st) const {
     st.kind = StepKind::NodeRuns;
     st.name = s.name;
     st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
@@ -146,7 +146,7 @@ class DdpStepReader {
   }
 
   // Its start is `st`; its end is a step of its own.
-  void bucket_allreduce(const probes::SpanRow& s, LessonStep& st) {
+  void bucketAllreduce(const probes::SpanRow& s, LessonStep& st) {
     st.kind = StepKind::AllreduceStarts;
     st.bucket = static_cast<int>(s.bucket);
     st.bytes = s.bytes;
@@ -159,7 +159,7 @@ class DdpStepReader {
 
   // A process group's allreduce standing for a bucket's in an iteration that never
   // completed. False: not a step.
-  bool group_allreduce(const probes::SpanRow& s, int generation, LessonStep& st) {
+  bool groupAllreduce(const probes::SpanRow& s, int generation, LessonStep& st) {
     const int iteration = st.iteration;
     if (with_bucket_spans_.count(iteration) || s.name != "allreduce") return false;
     if (s.kind == Kind::PgOpStart) {
@@ -190,7 +190,7 @@ class DdpStepReader {
 
 // An iteration a rank failed inside has no iteration span (it never ended): it starts
 // with its first event.
-void add_unfinished_iteration_starts(Lesson& l) {
+void addUnfinishedIterationStarts(Lesson& l) {
   std::map<int, int64_t> first_event;
   std::set<int> started;
   for (const LessonStep& st : l.steps) {
@@ -211,7 +211,7 @@ void add_unfinished_iteration_starts(Lesson& l) {
 }
 
 // A run that did not finish ends on the hang view's verdict.
-void add_verdict(probes::RunStoreReader& run, Lesson& l) {
+void addVerdict(probes::RunStoreReader& run, Lesson& l) {
   const probes::RunRow r = run.run();
   if (l.steps.empty() || r.status == "finished" || r.status == "running") return;
   l.verdict.push_back("The job " + r.status + (r.message.empty() ? "." : ": " + r.message));
@@ -242,14 +242,14 @@ void add_verdict(probes::RunStoreReader& run, Lesson& l) {
 
 }  // namespace
 
-Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
+Lesson loadDdpLesson(probes::RunStoreReader& run, int rank) {
   Lesson l;
   l.ddp = true;
-  l.kind = &ddp_lesson_kind();
+  l.kind = &ddpLessonKind();
   l.rank = rank;
-  read_layout(run, rank, l.layout);
+  readLayout(run, rank, l.layout);
   if (l.layout.generations.empty()) return l;
-  l.graph = load_graph(run, rank);
+  l.graph = loadGraph(run, rank);
   const auto rows =
       run.spans({.kinds = {Kind::Iteration, Kind::AutogradNode, Kind::GradReady, Kind::BucketReady, Kind::Allreduce,
                            Kind::Finalize, Kind::PgOpStart, Kind::PgOp, Kind::Optimizer, Kind::ParamSync},
@@ -257,13 +257,13 @@ Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank) {
   DdpStepReader reader(l, rows);
   for (const auto& s : rows)
     reader.add(s);
-  add_unfinished_iteration_starts(l);
+  addUnfinishedIterationStarts(l);
   std::stable_sort(l.steps.begin(), l.steps.end(), [](const LessonStep& a, const LessonStep& b) {
     // An iteration starts before anything in it (its span begins with its first child).
     if (a.t_ns != b.t_ns) return a.t_ns < b.t_ns;
     return a.kind == StepKind::IterationStarts && b.kind != StepKind::IterationStarts;
   });
-  add_verdict(run, l);
+  addVerdict(run, l);
   return l;
 }
 
@@ -271,7 +271,7 @@ namespace {
 
 // ZeRO: "rank 0 updates 7 parameters (1.52 MiB) and keeps the optimizer state of those
 // only; rank 1 updates 3 (0.50 MiB)".
-std::string zero_ownership(const Lesson& l) {
+std::string zeroOwnership(const Lesson& l) {
   std::map<int, std::pair<int, int64_t>> owned;
   for (size_t p = 0; p < l.layout.owners.size(); ++p) {
     ++owned[l.layout.owners[p]].first;
@@ -286,34 +286,34 @@ std::string zero_ownership(const Lesson& l) {
   return s + ".";
 }
 
-std::vector<int> owned_in(const Lesson& l, const std::vector<int>& params, bool mine) {
+std::vector<int> ownedIn(const Lesson& l, const std::vector<int>& params, bool mine) {
   std::vector<int> out;
   for (int p : params)
     if ((l.layout.owners[static_cast<size_t>(p)] == l.rank) == mine) out.push_back(p);
   return out;
 }
 
-std::string explain_shard_step(const Lesson& l, size_t i) {
+std::string explainShardStep(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const std::string rank = "rank " + std::to_string(l.rank);
-  const int generation = l.state_after(i).generation;
+  const int generation = l.stateAfter(i).generation;
   const auto& buckets = l.layout.generations[static_cast<size_t>(generation)];
   if (st.bucket < 0 || st.bucket >= static_cast<int>(buckets.size())) {
     std::vector<int> all(l.layout.param_names.size());
     for (size_t p = 0; p < all.size(); ++p)
       all[p] = static_cast<int>(p);
     return "Backward and its allreduces are done: " + rank + " steps its shard, " +
-           param_list(l.layout, owned_in(l, all, true)) + ", with the averaged gradients. The other parameters " +
+           paramList(l.layout, ownedIn(l, all, true)) + ", with the averaged gradients. The other parameters " +
            "are the other ranks' to update.";
   }
   const auto& params = buckets[static_cast<size_t>(st.bucket)];
-  const auto mine = owned_in(l, params, true), theirs = owned_in(l, params, false);
-  const LessonState before = l.state_after(i);
+  const auto mine = ownedIn(l, params, true), theirs = ownedIn(l, params, false);
+  const LessonState before = l.stateAfter(i);
   const bool others_reducing = std::any_of(before.buckets.begin(), before.buckets.end(),
                                            [](const BucketFill& b) { return b.phase != BucketFill::Phase::Reduced; });
   std::string s = "Bucket " + std::to_string(st.bucket) + "'s gradients are averaged, so " + rank +
                   " steps its share of it at once (" + std::to_string(static_cast<int>(st.duration_us)) + " us)" +
-                  (others_reducing ? ", while other buckets are still reducing: " : ": ") + param_list(l.layout, mine) +
+                  (others_reducing ? ", while other buckets are still reducing: " : ": ") + paramList(l.layout, mine) +
                   ".";
   if (theirs.size() == 1) s += " The bucket's other parameter is updated by its owner.";
   if (theirs.size() > 1)
@@ -321,7 +321,7 @@ std::string explain_shard_step(const Lesson& l, size_t i) {
   return s;
 }
 
-std::string explain_params_broadcast(const Lesson& l, size_t i) {
+std::string explainParamsBroadcast(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   int64_t mine = 0;
   for (size_t p = 0; p < l.layout.owners.size(); ++p)
@@ -346,7 +346,7 @@ std::string explain_params_broadcast(const Lesson& l, size_t i) {
          "state.";
 }
 
-std::string explain_iteration_starts(const Lesson& l, size_t i) {
+std::string explainIterationStarts(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const std::string rank = "rank " + std::to_string(l.rank);
   const auto& buckets = l.layout.generations[static_cast<size_t>(st.bucket)];
@@ -355,16 +355,16 @@ std::string explain_iteration_starts(const Lesson& l, size_t i) {
                         "backward usually produces their gradients: "
                       : "The buckets were rebuilt in the order the gradients became ready in iteration 1: ";
   for (size_t b = 0; b < buckets.size(); ++b)
-    s += (b ? "; " : "") + std::string("bucket ") + std::to_string(b) + " = " + param_list(l.layout, buckets[b]);
+    s += (b ? "; " : "") + std::string("bucket ") + std::to_string(b) + " = " + paramList(l.layout, buckets[b]);
   s += ".";
-  if (!l.layout.owners.empty() && st.iteration == 1) s += " " + zero_ownership(l);
+  if (!l.layout.owners.empty() && st.iteration == 1) s += " " + zeroOwnership(l);
   return s;
 }
 
-std::string explain_grad_ready(const Lesson& l, size_t i) {
+std::string explainGradReady(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
-  const LessonState before = l.state_after(i);
-  std::string s = "The gradient of " + param_list(l.layout, {st.param}).substr(1);
+  const LessonState before = l.stateAfter(i);
+  std::string s = "The gradient of " + paramList(l.layout, {st.param}).substr(1);
   s.pop_back();
   s += " is ready (" + mib(l.layout.param_bytes[static_cast<size_t>(st.param)]) + ") and goes into bucket " +
        std::to_string(st.bucket);
@@ -377,9 +377,9 @@ std::string explain_grad_ready(const Lesson& l, size_t i) {
   return s;
 }
 
-std::string explain_bucket_ready(const Lesson& l, size_t i) {
+std::string explainBucketReady(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
-  const LessonState before = l.state_after(i);
+  const LessonState before = l.stateAfter(i);
   std::string s = "Bucket " + std::to_string(st.bucket) + " is full.";
   for (int b = 0; b < st.bucket && b < static_cast<int>(before.buckets.size()); ++b) {
     if (before.buckets[static_cast<size_t>(b)].phase == BucketFill::Phase::Filling) {
@@ -390,7 +390,7 @@ std::string explain_bucket_ready(const Lesson& l, size_t i) {
   return s + " Its allreduce can launch now, while backward goes on.";
 }
 
-std::string explain_allreduce_starts(const Lesson& l, size_t i) {
+std::string explainAllreduceStarts(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const std::string rank = "rank " + std::to_string(l.rank);
   const size_t left =
@@ -414,10 +414,10 @@ std::string explain_allreduce_starts(const Lesson& l, size_t i) {
   return s;
 }
 
-std::string explain_finalize(const Lesson& l, size_t i) {
+std::string explainFinalize(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const std::string rank = "rank " + std::to_string(l.rank);
-  const LessonState before = l.state_after(i);
+  const LessonState before = l.stateAfter(i);
   int reducing = 0;
   for (const BucketFill& b : before.buckets)
     reducing += b.phase != BucketFill::Phase::Reduced;
@@ -425,7 +425,7 @@ std::string explain_finalize(const Lesson& l, size_t i) {
          " bucket(s) not yet reduced, then writes the averaged gradients back into .grad.";
 }
 
-std::string explain_verdict(const Lesson& l, size_t i) {
+std::string explainVerdict(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const std::string rank = "rank " + std::to_string(l.rank);
   // Which gradients never came on this rank in its last iteration.
@@ -437,7 +437,7 @@ std::string explain_verdict(const Lesson& l, size_t i) {
     if (!ready.count(p)) missing.push_back(p);
   std::string s;
   if (!missing.empty()) {
-    s = "No gradient ever reached " + param_list(l.layout, missing) + " on " + rank +
+    s = "No gradient ever reached " + paramList(l.layout, missing) + " on " + rank +
         ": the forward did not use them. Without find_unused_parameters DDP never marks them ready, so "
         "their bucket never launches its allreduce, and the buckets after it wait in index order. "
         "The other ranks launch theirs and wait for this one. ";
@@ -449,30 +449,30 @@ std::string explain_verdict(const Lesson& l, size_t i) {
 
 }  // namespace
 
-std::string explain_ddp_step(const Lesson& l, size_t i) {
+std::string explainDdpStep(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const std::string rank = "rank " + std::to_string(l.rank);
   switch (st.kind) {
-    case StepKind::IterationStarts: return explain_iteration_starts(l, i);
+    case StepKind::IterationStarts: return explainIterationStarts(l, i);
     case StepKind::NodeRuns:
       return rank + " runs " + st.name + " (" + std::to_string(static_cast<int>(st.duration_us)) + " us).";
-    case StepKind::GradReady: return explain_grad_ready(l, i);
-    case StepKind::BucketReady: return explain_bucket_ready(l, i);
-    case StepKind::AllreduceStarts: return explain_allreduce_starts(l, i);
+    case StepKind::GradReady: return explainGradReady(l, i);
+    case StepKind::BucketReady: return explainBucketReady(l, i);
+    case StepKind::AllreduceStarts: return explainAllreduceStarts(l, i);
     case StepKind::AllreduceEnds:
       return "Bucket " + std::to_string(st.bucket) + "'s allreduce is done (" +
              std::to_string(static_cast<int>(st.duration_us)) + " us): its gradients are averaged over the ranks.";
-    case StepKind::FinalizeStarts: return explain_finalize(l, i);
-    case StepKind::ShardStep: return explain_shard_step(l, i);
-    case StepKind::ParamsBroadcast: return explain_params_broadcast(l, i);
-    case StepKind::Verdict: return explain_verdict(l, i);
+    case StepKind::FinalizeStarts: return explainFinalize(l, i);
+    case StepKind::ShardStep: return explainShardStep(l, i);
+    case StepKind::ParamsBroadcast: return explainParamsBroadcast(l, i);
+    case StepKind::Verdict: return explainVerdict(l, i);
     default: return {};
   }
 }
 
 namespace {
 
-const char* phase_name(BucketFill::Phase p) {
+const char* phaseName(BucketFill::Phase p) {
   switch (p) {
     case BucketFill::Phase::Filling: return "filling";
     case BucketFill::Phase::Ready: return "ready";
@@ -487,13 +487,13 @@ class DdpLessonKind final : public LessonKind {
  public:
   const char* name() const override { return "ddp"; }
   const char* view() const override { return "buckets"; }
-  bool found_in(probes::RunStoreReader& run) const override {
+  bool foundIn(probes::RunStoreReader& run) const override {
     return !run.spans({.kinds = {probes::Kind::GradReady}, .limit = 1}).empty();
   }
-  Lesson load(probes::RunStoreReader& run, int rank) const override { return load_ddp_lesson(run, rank); }
-  LessonState state_after(const Lesson& l, size_t applied) const override { return replay_events(l, applied); }
-  std::string explain(const Lesson& l, size_t i) const override { return explain_ddp_step(l, i); }
-  bool asks_before(const LessonStep& next) const override { return next.kind == StepKind::NodeRuns; }
+  Lesson load(probes::RunStoreReader& run, int rank) const override { return loadDdpLesson(run, rank); }
+  LessonState stateAfter(const Lesson& l, size_t applied) const override { return replayEvents(l, applied); }
+  std::string explain(const Lesson& l, size_t i) const override { return explainDdpStep(l, i); }
+  bool asksBefore(const LessonStep& next) const override { return next.kind == StepKind::NodeRuns; }
   void describe(const Lesson& l, const LessonState& s, nlohmann::json& j) const override {
     j["rank"] = l.rank;
     j["generation"] = s.generation;
@@ -503,7 +503,7 @@ class DdpLessonKind final : public LessonKind {
                           {"params_total", b.params_total},
                           {"bytes_ready", b.bytes_ready},
                           {"bytes_total", b.bytes_total},
-                          {"phase", phase_name(b.phase)}};
+                          {"phase", phaseName(b.phase)}};
       if (b.params_owned >= 0) o["params_owned"] = b.params_owned, o["stepped"] = b.stepped;
       buckets.push_back(o);
     }
@@ -513,7 +513,7 @@ class DdpLessonKind final : public LessonKind {
 
 }  // namespace
 
-const LessonKind& ddp_lesson_kind() {
+const LessonKind& ddpLessonKind() {
   static const DdpLessonKind kind;
   return kind;
 }

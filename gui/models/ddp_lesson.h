@@ -18,9 +18,9 @@ namespace ddpscope::gui {
 
 // Throws probes::RunStoreError when the run cannot be read; steps are empty when `rank`
 // recorded no DDP iteration.
-Lesson load_ddp_lesson(probes::RunStoreReader& run, int rank = 0);
+Lesson loadDdpLesson(probes::RunStoreReader& run, int rank = 0);
 
 // Lesson::explain for a DDP lesson's step.
-std::string explain_ddp_step(const Lesson& lesson, size_t i);
+std::string explainDdpStep(const Lesson& lesson, size_t i);
 
 }  // namespace ddpscope::gui

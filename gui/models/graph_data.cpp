@@ -6,7 +6,7 @@
 
 namespace ddpscope::gui {
 
-std::string format_global_id(int64_t id) {
+std::string formatGlobalId(int64_t id) {
   // An autograd message id of a reply is its request's with bit 47 set (engine/rpc).
   constexpr uint64_t kReplyBit = uint64_t{1} << 47;
   const auto u = static_cast<uint64_t>(id);
@@ -14,7 +14,7 @@ std::string format_global_id(int64_t id) {
   return u & kReplyBit ? "reply to " + base : base;
 }
 
-std::string module_of_parameter(const std::string& name) {
+std::string moduleOfParameter(const std::string& name) {
   const auto dot = name.rfind('.');
   return dot == std::string::npos ? std::string("(model)") : name.substr(0, dot);
 }
@@ -22,7 +22,7 @@ std::string module_of_parameter(const std::string& name) {
 namespace {
 
 // "AccumulateGrad(module.layers.4.weight): ..." -> "module.layers.4.weight".
-std::string parameter_of(const std::string& op) {
+std::string parameterOf(const std::string& op) {
   const auto open = op.find('(');
   const auto close = op.find(')', open);
   if (open == std::string::npos || close == std::string::npos) return {};
@@ -31,7 +31,7 @@ std::string parameter_of(const std::string& op) {
 
 // Operations take the module of the first parameter their gradient reaches: walk the
 // graph from the accumulators back towards the root, in reverse breadth-first order.
-void assign_modules(GraphData& g) {
+void assignModules(GraphData& g) {
   std::map<int64_t, size_t> index;
   for (size_t i = 0; i < g.nodes.size(); ++i)
     index[g.nodes[i].id] = i;
@@ -39,7 +39,7 @@ void assign_modules(GraphData& g) {
   for (const auto& e : g.edges)
     children[e.src].push_back(e.dst);
   for (auto& n : g.nodes) {
-    if (n.kind == "accumulate_grad") n.module = module_of_parameter(parameter_of(n.op));
+    if (n.kind == "accumulate_grad") n.module = moduleOfParameter(parameterOf(n.op));
   }
   // Node ids are in breadth-first order from the root: children come later.
   for (auto it = g.nodes.rbegin(); it != g.nodes.rend(); ++it) {
@@ -62,7 +62,7 @@ void assign_modules(GraphData& g) {
 
 }  // namespace
 
-GraphData load_graph(probes::RunStoreReader& run, int rank, int64_t iteration) {
+GraphData loadGraph(probes::RunStoreReader& run, int rank, int64_t iteration) {
   GraphData g;
   const probes::GraphRows rows = run.graph(rank, -1, iteration);
   g.rank = rank;
@@ -80,11 +80,11 @@ GraphData load_graph(probes::RunStoreReader& run, int rank, int64_t iteration) {
     const auto it = by_seq.find(s.seq);
     if (it != by_seq.end()) g.nodes[it->second].exec_ms = (s.t_end_ns - s.t_begin_ns) / 1e6;
   }
-  assign_modules(g);
+  assignModules(g);
   return g;
 }
 
-std::vector<GraphChoice> list_dist_graphs(probes::RunStoreReader& run) {
+std::vector<GraphChoice> listDistGraphs(probes::RunStoreReader& run) {
   std::vector<GraphChoice> out;
   for (const auto& g : run.graph_index()) {  // by context, pass, rank
     if (g.ctx_id < 0) continue;
@@ -95,21 +95,21 @@ std::vector<GraphChoice> list_dist_graphs(probes::RunStoreReader& run) {
   return out;
 }
 
-std::string describe_choice(const GraphChoice& c) {
-  std::string s = "context " + format_global_id(c.ctx_id) + " · pass " + format_global_id(c.pass) + " · worker";
+std::string describeChoice(const GraphChoice& c) {
+  std::string s = "context " + formatGlobalId(c.ctx_id) + " · pass " + formatGlobalId(c.pass) + " · worker";
   s += c.ranks.size() == 1 ? " " : "s ";
   for (size_t i = 0; i < c.ranks.size(); ++i)
     s += (i ? ", " : "") + std::to_string(c.ranks[i]);
   return s;
 }
 
-GraphData load_dist_graph(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
+GraphData loadDistGraph(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
   GraphData g;
   g.ctx_id = ctx_id;
   g.iteration = pass;
   g.distributed = true;
   std::vector<int> ranks;
-  for (const auto& c : list_dist_graphs(run)) {
+  for (const auto& c : listDistGraphs(run)) {
     if (c.ctx_id == ctx_id && c.pass == pass) ranks = c.ranks;
   }
   g.rank = ranks.empty() ? 0 : ranks.front();
@@ -146,14 +146,14 @@ GraphData load_dist_graph(probes::RunStoreReader& run, int64_t ctx_id, int64_t p
     const auto send = sends.find({recv.peer, recv.msg_id});
     if (send != sends.end()) g.edges.push_back({recv.id, g.nodes[send->second].id});
   }
-  assign_modules(g);
+  assignModules(g);
   return g;
 }
 
-GraphData collapse_by_module(const GraphData& input) {
+GraphData collapseByModule(const GraphData& input) {
   GraphData graph = input;
   if (std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const GraphNode& n) { return n.module.empty(); })) {
-    assign_modules(graph);
+    assignModules(graph);
   }
   GraphData out;
   out.rank = graph.rank;

@@ -43,7 +43,7 @@ struct GraphData {
 };
 
 // The first graph `rank` recorded (empty nodes when none).
-GraphData load_graph(probes::RunStoreReader& run, int rank, int64_t iteration = -1);
+GraphData loadGraph(probes::RunStoreReader& run, int rank, int64_t iteration = -1);
 
 // The distributed graphs a run recorded: one per (context, pass), with its workers.
 struct GraphChoice {
@@ -51,25 +51,25 @@ struct GraphChoice {
   int64_t pass = -1;
   std::vector<int> ranks;
 };
-std::vector<GraphChoice> list_dist_graphs(probes::RunStoreReader& run);
+std::vector<GraphChoice> listDistGraphs(probes::RunStoreReader& run);
 // "context 0:1 · pass 0:1 · workers 0, 1"
-std::string describe_choice(const GraphChoice& choice);
+std::string describeChoice(const GraphChoice& choice);
 // Every worker's graph of `pass` of context `ctx_id`, node ids renumbered (0..n-1), each
 // recv -> send pair across workers an edge; execution times from the nodes' spans of
 // that context.
-GraphData load_dist_graph(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass);
+GraphData loadDistGraph(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass);
 
 // One node per module (operations join the module of the parameters their gradient
 // reaches first); edges between modules, without duplicates or self-loops. In a
 // distributed graph modules are per worker, and send and recv nodes stay themselves (the
 // joints between workers).
-GraphData collapse_by_module(const GraphData& graph);
+GraphData collapseByModule(const GraphData& graph);
 
 // "0:5": a global id (context, pass, message: worker << 48 | counter) as worker:counter;
 // "reply to 0:5" for the autograd message id of a reply (its request's with bit 47 set).
-std::string format_global_id(int64_t id);
+std::string formatGlobalId(int64_t id);
 
 // The module of a parameter name: "module.layers.2.weight" -> "module.layers.2".
-std::string module_of_parameter(const std::string& name);
+std::string moduleOfParameter(const std::string& name);
 
 }  // namespace ddpscope::gui

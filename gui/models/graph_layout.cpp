@@ -9,7 +9,7 @@
 
 namespace ddpscope::gui {
 
-std::string node_label(const GraphNode& n) {
+std::string nodeLabel(const GraphNode& n) {
   char buf[64];
   std::string label = n.op;
   // "AccumulateGrad(module.layers.2.weight)" on two lines, the parameter under the op: on
@@ -28,7 +28,7 @@ std::string node_label(const GraphNode& n) {
     label += buf;
   }
   // A send or recv joint: its message and where its other end is.
-  if (n.msg_id >= 0) label += "\nmsg " + format_global_id(n.msg_id) + " · worker " + std::to_string(n.peer);
+  if (n.msg_id >= 0) label += "\nmsg " + formatGlobalId(n.msg_id) + " · worker " + std::to_string(n.peer);
   return label;
 }
 
@@ -38,17 +38,17 @@ namespace {
 char* c(const char* s) { return const_cast<char*>(s); }
 
 // libgvc keeps global state: one layout at a time.
-std::mutex& graphviz_mutex() {
+std::mutex& graphvizMutex() {
   static std::mutex m;
   return m;
 }
 
 }  // namespace
 
-GraphLayout layout_graph(const GraphData& graph) {
+GraphLayout layoutGraph(const GraphData& graph) {
   GraphLayout out;
   if (graph.nodes.empty()) return out;
-  std::lock_guard<std::mutex> lock(graphviz_mutex());
+  std::lock_guard<std::mutex> lock(graphvizMutex());
   static GVC_t* gvc = gvContext();
   if (!gvc) {
     out.error = "Graphviz could not start (gvContext failed)";
@@ -80,7 +80,7 @@ GraphLayout layout_graph(const GraphData& graph) {
     const std::string name = "n" + std::to_string(i);
     const auto cluster = clusters.find(graph.nodes[i].rank);
     Agnode_t* n = agnode(cluster != clusters.end() ? cluster->second : g, c(name.c_str()), 1);
-    agset(n, c("label"), c(node_label(graph.nodes[i]).c_str()));
+    agset(n, c("label"), c(nodeLabel(graph.nodes[i]).c_str()));
     nodes.push_back(n);
     by_id[graph.nodes[i].id] = n;
   }

@@ -34,8 +34,8 @@ struct GraphLayout {
 };
 
 // The label drawn in a node: its op (or module) and dependency count, and its time.
-std::string node_label(const GraphNode& node);
+std::string nodeLabel(const GraphNode& node);
 
-GraphLayout layout_graph(const GraphData& graph);
+GraphLayout layoutGraph(const GraphData& graph);
 
 }  // namespace ddpscope::gui

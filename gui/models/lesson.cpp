@@ -24,14 +24,14 @@ std::string us(double v) {
 }
 
 // "SendRpcBackward (message 0:1)" for a joint, the op otherwise.
-std::string node_name(const GraphData& g, int node) {
+std::string nodeName(const GraphData& g, int node) {
   if (node < 0) return "a node";
   const GraphNode& n = g.nodes[static_cast<size_t>(node)];
-  if (n.msg_id >= 0) return n.op + " (message " + format_global_id(n.msg_id) + ")";
+  if (n.msg_id >= 0) return n.op + " (message " + formatGlobalId(n.msg_id) + ")";
   return n.op;
 }
 
-const char* wire_kind_name(int kind) {
+const char* wireKindName(int kind) {
   switch (kind) {
     case 1: return "call";
     case 2: return "answer";
@@ -41,15 +41,15 @@ const char* wire_kind_name(int kind) {
 }
 
 // The pass of context `ctx_id` to replay: `pass`, or its first recorded one (-1: none).
-int64_t find_pass(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
-  for (const auto& c : list_dist_graphs(run))
+int64_t findPass(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass) {
+  for (const auto& c : listDistGraphs(run))
     if (c.ctx_id == ctx_id && (pass < 0 || c.pass == pass)) return c.pass;
   return pass;
 }
 
 // The lesson ends with the pass (the last share's end) and the context's release:
 // calls made in the context after its backward are not part of the algorithm.
-int64_t pass_end(const std::vector<probes::SpanRow>& rows, int64_t ctx_id, int64_t pass) {
+int64_t passEnd(const std::vector<probes::SpanRow>& rows, int64_t ctx_id, int64_t pass) {
   int64_t end = -1;
   for (const auto& s : rows) {
     if (s.kind == Kind::DistBackward && s.ctx_id == ctx_id && (pass < 0 || s.msg_id == pass))
@@ -70,7 +70,7 @@ class DistStepReader {
   }
 
   // False: the span is no step of the lesson.
-  bool to_step(const probes::SpanRow& s, bool after_pass, LessonStep& st) const {
+  bool toStep(const probes::SpanRow& s, bool after_pass, LessonStep& st) const {
     st.t_ns = s.t_begin_ns;
     st.rank = s.rank;
     st.peer = static_cast<int>(s.peer);
@@ -86,7 +86,7 @@ class DistStepReader {
                   : s.name == "smart.active" ? StepKind::SmartActive
                                              : StepKind::FunctionRecorded;
         // The asked worker's send function, or this worker's own.
-        st.node = node_of(by_function_, st.kind == StepKind::SmartAsk ? st.peer : s.rank, s.msg_id);
+        st.node = nodeOf(by_function_, st.kind == StepKind::SmartAsk ? st.peer : s.rank, s.msg_id);
         return true;
       case Kind::RpcSend:
       case Kind::RpcRecv:
@@ -101,12 +101,12 @@ class DistStepReader {
         return true;
       case Kind::AutogradNode:
         st.kind = StepKind::NodeRuns;
-        st.node = node_of(by_seq_, s.rank, s.seq);
+        st.node = nodeOf(by_seq_, s.rank, s.seq);
         st.duration_us = (s.t_end_ns - s.t_begin_ns) / 1e3;
         return st.node >= 0;  // not: a pass whose graph was not recorded
       case Kind::Dependency:
         st.kind = StepKind::CountFalls;
-        st.node = node_of(by_seq_, s.rank, s.seq);
+        st.node = nodeOf(by_seq_, s.rank, s.seq);
         st.count_left = s.param;
         return st.node >= 0;
       default: return false;
@@ -115,7 +115,7 @@ class DistStepReader {
 
  private:
   using NodeMap = std::map<std::pair<int, int64_t>, int>;
-  static int node_of(const NodeMap& map, int rank, int64_t key) {
+  static int nodeOf(const NodeMap& map, int rank, int64_t key) {
     const auto it = map.find({rank, key});
     return it == map.end() ? -1 : it->second;
   }
@@ -124,7 +124,7 @@ class DistStepReader {
 };
 
 // A run that failed (FAST mode on an unused RPC) ends on its error.
-void add_failure_verdict(probes::RunStoreReader& run, Lesson& l) {
+void addFailureVerdict(probes::RunStoreReader& run, Lesson& l) {
   const probes::RunRow r = run.run();
   if (l.steps.empty() || r.status != "failed") return;
   l.verdict.push_back("The job failed: " + r.message);
@@ -136,7 +136,7 @@ void add_failure_verdict(probes::RunStoreReader& run, Lesson& l) {
 }
 
 // A message's time on the way, on its arrival.
-void time_messages(Lesson& l) {
+void timeMessages(Lesson& l) {
   std::map<std::pair<int64_t, int>, int64_t> sent_at;
   for (auto& st : l.steps) {
     if (st.kind == StepKind::MessageSent) sent_at[{st.msg_id, st.wire_kind}] = st.t_ns;
@@ -149,21 +149,21 @@ void time_messages(Lesson& l) {
 
 }  // namespace
 
-int64_t skew_of(const ClockSkew& skew, int rank) {
+int64_t skewOf(const ClockSkew& skew, int rank) {
   for (const auto& [r, ns] : skew)
     if (r == rank) return ns;
   return 0;
 }
 
-std::string concurrent_text() {
+std::string concurrentText() {
   return "This happens at the same time as the step before: neither waits for the other.";
 }
 
-void order_by_causality(std::vector<LessonStep>& steps, const std::vector<std::vector<size_t>>& causes) {
+void orderByCausality(std::vector<LessonStep>& steps, const std::vector<std::vector<size_t>>& causes) {
   std::vector<CausalStep> causal(steps.size());
   for (size_t i = 0; i < steps.size(); ++i)
     causal[i] = {steps[i].rank, steps[i].t_ns, i < causes.size() ? causes[i] : std::vector<size_t>{}};
-  const CausalOrder order = causal_order(causal);
+  const CausalOrder order = causalOrder(causal);
   std::vector<LessonStep> sorted;
   sorted.reserve(steps.size());
   for (size_t k = 0; k < order.order.size(); ++k) {
@@ -177,7 +177,7 @@ namespace {
 
 // What each step waited for on another worker: a message's arrival, its send (by RPC
 // message id and kind: a call and its answer share the id); a SMART activation, the ask.
-std::vector<std::vector<size_t>> message_causes(const std::vector<LessonStep>& steps) {
+std::vector<std::vector<size_t>> messageCauses(const std::vector<LessonStep>& steps) {
   std::map<std::tuple<int64_t, int>, size_t> sent;
   std::map<std::pair<int, int64_t>, size_t> asked;  // (asked worker, autograd id) -> the ask
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -199,29 +199,29 @@ std::vector<std::vector<size_t>> message_causes(const std::vector<LessonStep>& s
 
 }  // namespace
 
-Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass, const ClockSkew& skew) {
+Lesson loadLesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass, const ClockSkew& skew) {
   Lesson l;
   l.ctx_id = ctx_id;
-  l.pass = pass = find_pass(run, ctx_id, pass);
-  if (pass >= 0) l.graph = load_dist_graph(run, ctx_id, pass);
+  l.pass = pass = findPass(run, ctx_id, pass);
+  if (pass >= 0) l.graph = loadDistGraph(run, ctx_id, pass);
   const auto rows = run.spans({.kinds = {Kind::DistContext, Kind::DistFunction, Kind::RpcSend, Kind::RpcRecv,
                                          Kind::AutogradNode, Kind::Dependency, Kind::DistBackward}});
-  const int64_t end = pass_end(rows, ctx_id, pass);
+  const int64_t end = passEnd(rows, ctx_id, pass);
   const DistStepReader reader(l.graph);
   for (const auto& s : rows) {
     if (s.ctx_id != ctx_id || s.kind == Kind::DistBackward) continue;
     LessonStep st;
-    if (reader.to_step(s, end >= 0 && s.t_begin_ns > end, st)) {
-      st.t_ns += skew_of(skew, st.rank);
+    if (reader.toStep(s, end >= 0 && s.t_begin_ns > end, st)) {
+      st.t_ns += skewOf(skew, st.rank);
       l.steps.push_back(std::move(st));
     }
   }
   // Happens-before, then clocks: a message arrives after it was sent, whatever the
   // workers' clocks say.
-  order_by_causality(l.steps, message_causes(l.steps));
-  l.kind = &autograd_lesson_kind();
-  add_failure_verdict(run, l);
-  time_messages(l);
+  orderByCausality(l.steps, messageCauses(l.steps));
+  l.kind = &autogradLessonKind();
+  addFailureVerdict(run, l);
+  timeMessages(l);
   return l;
 }
 
@@ -229,7 +229,7 @@ namespace {
 
 // A DDP run records no dependency events (the local engine's counts), but a node runs
 // only once its count is 0, and it then hands a gradient to each next node.
-void count_down_children(const GraphData& graph, int node, LessonState& s) {
+void countDownChildren(const GraphData& graph, int node, LessonState& s) {
   s.counters[static_cast<size_t>(node)] = 0;
   for (const GraphEdge& e : graph.edges) {
     if (e.src == graph.nodes[static_cast<size_t>(node)].id) {
@@ -241,7 +241,7 @@ void count_down_children(const GraphData& graph, int node, LessonState& s) {
 
 // A new iteration: its buckets (rebuilt ones from iteration 2), all empty; its nodes
 // not run yet (a DDP lesson's graph is iteration 1's).
-void start_iteration(const Lesson& l, const LessonStep& st, LessonState& s) {
+void startIteration(const Lesson& l, const LessonStep& st, LessonState& s) {
   s.generation = std::min(st.bucket, static_cast<int>(l.layout.generations.size()) - 1);
   s.buckets.clear();
   for (const auto& params : l.layout.generations[static_cast<size_t>(s.generation)]) {
@@ -263,7 +263,7 @@ void start_iteration(const Lesson& l, const LessonStep& st, LessonState& s) {
   s.released.clear();
 }
 
-void apply_bucket_step(const Lesson& l, const LessonStep& st, LessonState& s) {
+void applyBucketStep(const Lesson& l, const LessonStep& st, LessonState& s) {
   if (st.bucket < 0 || st.bucket >= static_cast<int>(s.buckets.size())) return;
   BucketFill& b = s.buckets[static_cast<size_t>(st.bucket)];
   switch (st.kind) {
@@ -278,13 +278,13 @@ void apply_bucket_step(const Lesson& l, const LessonStep& st, LessonState& s) {
   }
 }
 
-void apply_step(const Lesson& l, size_t i, LessonState& s) {
+void applyStep(const Lesson& l, size_t i, LessonState& s) {
   const LessonStep& st = l.steps[i];
   switch (st.kind) {
     case StepKind::NodeRuns:
       if (st.node < 0) break;
       s.executed[static_cast<size_t>(st.node)] = true;
-      if (l.ddp) count_down_children(l.graph, st.node, s);
+      if (l.ddp) countDownChildren(l.graph, st.node, s);
       break;
     case StepKind::CountFalls:
       s.counters[static_cast<size_t>(st.node)] = st.count_left;
@@ -305,11 +305,11 @@ void apply_step(const Lesson& l, size_t i, LessonState& s) {
     case StepKind::SmartActive:
       if (st.node >= 0) s.active[static_cast<size_t>(st.node)] = true;
       break;
-    case StepKind::IterationStarts: start_iteration(l, st, s); break;
+    case StepKind::IterationStarts: startIteration(l, st, s); break;
     case StepKind::GradReady:
     case StepKind::BucketReady:
     case StepKind::AllreduceStarts:
-    case StepKind::AllreduceEnds: apply_bucket_step(l, st, s); break;
+    case StepKind::AllreduceEnds: applyBucketStep(l, st, s); break;
     case StepKind::ShardStep:
       for (size_t b = 0; b < s.buckets.size(); ++b)
         if (st.bucket < 0 || static_cast<int>(b) == st.bucket) s.buckets[b].stepped = true;
@@ -325,7 +325,7 @@ void apply_step(const Lesson& l, size_t i, LessonState& s) {
 }
 
 // Running: the latest node step, while the latest step falls within its run.
-int running_node(const std::vector<LessonStep>& steps, size_t applied) {
+int runningNode(const std::vector<LessonStep>& steps, size_t applied) {
   if (applied == 0) return -1;
   const int64_t now = steps[applied - 1].t_ns;
   for (size_t i = applied; i-- > 0;) {
@@ -338,7 +338,7 @@ int running_node(const std::vector<LessonStep>& steps, size_t applied) {
 
 }  // namespace
 
-LessonState replay_events(const Lesson& l, size_t applied) {
+LessonState replayEvents(const Lesson& l, size_t applied) {
   LessonState s;
   const size_t n = l.graph.nodes.size();
   s.counters.resize(n);
@@ -348,16 +348,16 @@ LessonState replay_events(const Lesson& l, size_t applied) {
   s.active.assign(n, false);
   applied = std::min(applied, l.steps.size());
   for (size_t i = 0; i < applied; ++i)
-    apply_step(l, i, s);
-  s.running = running_node(l.steps, applied);
+    applyStep(l, i, s);
+  s.running = runningNode(l.steps, applied);
   return s;
 }
 
-LessonState Lesson::state_after(size_t applied) const {
-  return kind_of(*this).state_after(*this, std::min(applied, steps.size()));
+LessonState Lesson::stateAfter(size_t applied) const {
+  return kindOf(*this).stateAfter(*this, std::min(applied, steps.size()));
 }
 
-SequenceData lesson_sequence(const Lesson& l, size_t applied) {
+SequenceData lessonSequence(const Lesson& l, size_t applied) {
   SequenceData d;
   if (l.steps.empty()) return d;
   d.begin_ns = l.steps.front().t_ns;
@@ -383,7 +383,7 @@ SequenceData lesson_sequence(const Lesson& l, size_t applied) {
       a.bytes = st.bytes;
       a.src = st.rank;
       a.dst = st.peer;
-      a.kind = classify_message(wire, st.name);
+      a.kind = classifyMessage(wire, st.name);
       a.name = intern(st.name);
       a.wire_kind = intern(wire);
       open[{st.msg_id, st.wire_kind}] = d.arrows.size();
@@ -403,7 +403,7 @@ SequenceData lesson_sequence(const Lesson& l, size_t applied) {
   return d;
 }
 
-size_t Lesson::next_node_step(size_t from) const {
+size_t Lesson::nextNodeStep(size_t from) const {
   for (size_t i = from; i < steps.size(); ++i)
     if (steps[i].kind == StepKind::NodeRuns) return i;
   return steps.size();
@@ -411,11 +411,11 @@ size_t Lesson::next_node_step(size_t from) const {
 
 namespace {
 
-std::string explain_message_sent(const Lesson& l, size_t i) {
+std::string explainMessageSent(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const std::string who = worker(st.rank);
 
-  const std::string id = format_global_id(st.msg_id);
+  const std::string id = formatGlobalId(st.msg_id);
   const std::string size = std::to_string(st.bytes) + " B";
   if (st.name == kGradients && st.wire_kind == 1) {
     return who + " sends gradients to " + worker(st.peer) + " as message " + id + " (" + size + ")" +
@@ -425,15 +425,15 @@ std::string explain_message_sent(const Lesson& l, size_t i) {
     return who + " answers gradient message " + id +
            ": its part of the pass, and the parts it started downstream, are done.";
   }
-  return who + " sends the " + wire_kind_name(st.wire_kind) + " of '" + st.name + "' to " + worker(st.peer) +
+  return who + " sends the " + wireKindName(st.wire_kind) + " of '" + st.name + "' to " + worker(st.peer) +
          " as message " + id + " (" + size + ").";
 }
 
-std::string explain_message_arrived(const Lesson& l, size_t i) {
+std::string explainMessageArrived(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const std::string who = worker(st.rank);
 
-  std::string s = "Message " + format_global_id(st.msg_id) + " (" + wire_kind_name(st.wire_kind) + " of '" +
+  std::string s = "Message " + formatGlobalId(st.msg_id) + " (" + wireKindName(st.wire_kind) + " of '" +
                   (st.name == kGradients ? std::string("gradients") : st.name) + "') arrives at " + who;
   if (st.duration_us >= 0) s += " after " + us(st.duration_us);
   s += ".";
@@ -449,12 +449,12 @@ std::string explain_message_arrived(const Lesson& l, size_t i) {
   return s;
 }
 
-std::string explain_node_runs(const Lesson& l, size_t i) {
+std::string explainNodeRuns(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const std::string who = worker(st.rank);
 
   const GraphNode& n = l.graph.nodes[static_cast<size_t>(st.node)];
-  std::string s = who + " runs " + node_name(l.graph, st.node) + " (" + us(st.duration_us) + ")";
+  std::string s = who + " runs " + nodeName(l.graph, st.node) + " (" + us(st.duration_us) + ")";
   if (n.kind == "recv") {
     s += ": it sends its gradient back to " + worker(n.peer) + ".";
   } else if (n.kind == "send") {
@@ -467,13 +467,13 @@ std::string explain_node_runs(const Lesson& l, size_t i) {
   return s;
 }
 
-std::string explain_count_falls(const Lesson& l, size_t i) {
+std::string explainCountFalls(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const std::string who = worker(st.rank);
-  const std::string ctx = "context " + format_global_id(l.ctx_id);
+  const std::string ctx = "context " + formatGlobalId(l.ctx_id);
 
   const GraphNode& n = l.graph.nodes[static_cast<size_t>(st.node)];
-  std::string s = node_name(l.graph, st.node) + " on " + who + " receives a gradient; its count falls to " +
+  std::string s = nodeName(l.graph, st.node) + " on " + who + " receives a gradient; its count falls to " +
                   std::to_string(st.count_left);
   if (st.count_left > 0) return s + ": it waits for " + std::to_string(st.count_left) + " more.";
   if (n.kind == "accumulate_grad") return s + ": the gradient is complete and accumulates in " + ctx + ".";
@@ -484,7 +484,7 @@ std::string explain_count_falls(const Lesson& l, size_t i) {
 
 std::string Lesson::explain(size_t i) const {
   if (i >= steps.size()) return {};
-  return kind_of(*this).explain(*this, i);
+  return kindOf(*this).explain(*this, i);
 }
 
 namespace {
@@ -494,19 +494,19 @@ class AutogradLessonKind final : public LessonKind {
  public:
   const char* name() const override { return "autograd"; }
   const char* view() const override { return "graph"; }
-  bool found_in(probes::RunStoreReader& run) const override { return !list_dist_graphs(run).empty(); }
+  bool foundIn(probes::RunStoreReader& run) const override { return !listDistGraphs(run).empty(); }
   Lesson load(probes::RunStoreReader& run, int) const override {
-    const auto graphs = list_dist_graphs(run);
+    const auto graphs = listDistGraphs(run);
     if (graphs.empty()) return {};
-    return load_lesson(run, graphs.front().ctx_id, graphs.front().pass);
+    return loadLesson(run, graphs.front().ctx_id, graphs.front().pass);
   }
-  LessonState state_after(const Lesson& l, size_t applied) const override { return replay_events(l, applied); }
+  LessonState stateAfter(const Lesson& l, size_t applied) const override { return replayEvents(l, applied); }
   std::string explain(const Lesson& l, size_t i) const override {
-    std::string text = l.explain_distributed_step(i);
-    if (l.steps[i].concurrent) text += " " + concurrent_text();
+    std::string text = l.explainDistributedStep(i);
+    if (l.steps[i].concurrent) text += " " + concurrentText();
     return text;
   }
-  bool asks_before(const LessonStep& next) const override { return next.kind == StepKind::NodeRuns; }
+  bool asksBefore(const LessonStep& next) const override { return next.kind == StepKind::NodeRuns; }
   void describe(const Lesson& l, const LessonState& s, nlohmann::json& j) const override {
     j["context"] = l.ctx_id;
     nlohmann::json nodes = nlohmann::json::array();
@@ -532,15 +532,15 @@ class AutogradLessonKind final : public LessonKind {
 
 }  // namespace
 
-const LessonKind& autograd_lesson_kind() {
+const LessonKind& autogradLessonKind() {
   static const AutogradLessonKind kind;
   return kind;
 }
 
-std::string Lesson::explain_distributed_step(size_t i) const {
+std::string Lesson::explainDistributedStep(size_t i) const {
   const LessonStep& st = steps[i];
   const std::string who = worker(st.rank);
-  const std::string ctx = "context " + format_global_id(ctx_id);
+  const std::string ctx = "context " + formatGlobalId(ctx_id);
   switch (st.kind) {
     case StepKind::ContextCreated:
       return who + " creates " + ctx +
@@ -549,20 +549,20 @@ std::string Lesson::explain_distributed_step(size_t i) const {
     case StepKind::ContextReleased: return who + " releases " + ctx + ": its functions and gradients are freed here.";
     case StepKind::FunctionRecorded:
       if (st.name == "send") {
-        return who + " records a send function for message " + format_global_id(st.msg_id) + " to " + worker(st.peer) +
+        return who + " records a send function for message " + formatGlobalId(st.msg_id) + " to " + worker(st.peer) +
                ": in backward, the gradient of what it sent comes back to it.";
       }
-      return who + " records a recv function for message " + format_global_id(st.msg_id) + " from " + worker(st.peer) +
+      return who + " records a recv function for message " + formatGlobalId(st.msg_id) + " from " + worker(st.peer) +
              ": in backward it sends its gradient back to " + worker(st.peer) + ".";
-    case StepKind::MessageSent: return explain_message_sent(*this, i);
-    case StepKind::MessageArrived: return explain_message_arrived(*this, i);
+    case StepKind::MessageSent: return explainMessageSent(*this, i);
+    case StepKind::MessageArrived: return explainMessageArrived(*this, i);
     case StepKind::SmartAsk:
       return "SMART: " + who + "'s search from the loss reached a recv function of message " +
-             format_global_id(st.msg_id) + "; it asks " + worker(st.peer) + " to activate the matching send function.";
+             formatGlobalId(st.msg_id) + "; it asks " + worker(st.peer) + " to activate the matching send function.";
     case StepKind::SmartActive:
-      return "SMART: " + who + "'s send function of message " + format_global_id(st.msg_id) +
+      return "SMART: " + who + "'s send function of message " + formatGlobalId(st.msg_id) +
              " is on a path to the loss: the pass will wait for its gradient.";
-    case StepKind::NodeRuns: return explain_node_runs(*this, i);
+    case StepKind::NodeRuns: return explainNodeRuns(*this, i);
     case StepKind::Verdict: {
       std::string s;
       for (const std::string& v : verdict)
@@ -571,7 +571,7 @@ std::string Lesson::explain_distributed_step(size_t i) const {
              "FAST mode expects a gradient for every send function of the context; SMART mode would have "
              "waited only for those on a path to the loss.";
     }
-    case StepKind::CountFalls: return explain_count_falls(*this, i);
+    case StepKind::CountFalls: return explainCountFalls(*this, i);
     default: break;
   }
   return {};

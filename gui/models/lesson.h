@@ -129,34 +129,34 @@ struct Lesson {
   std::vector<std::string> verdict;  // a run that did not finish: its status and the hang findings
 
   // The state once the first `applied` steps have happened (0: before any).
-  LessonState state_after(size_t applied) const;
+  LessonState stateAfter(size_t applied) const;
   // One or two plain sentences about step `i`, generated from its event and the graph.
   std::string explain(size_t i) const;
   // A distributed autograd lesson's step, without what concerns its order.
-  std::string explain_distributed_step(size_t i) const;
+  std::string explainDistributedStep(size_t i) const;
   // The next NodeRuns step at or after `from`, or steps.size(): for "predict the next step".
-  size_t next_node_step(size_t from) const;
+  size_t nextNodeStep(size_t from) const;
 };
 
 // The autograd and DDP kinds' state: their recorded events applied in order.
-LessonState replay_events(const Lesson& lesson, size_t applied);
+LessonState replayEvents(const Lesson& lesson, size_t applied);
 
 // The lesson's messages for the send/recv view once `applied` steps have happened: those
 // sent so far, the ones not yet arrived without a receive (drawn in flight). The time
 // range is the whole lesson's, so the picture grows in place step by step.
-SequenceData lesson_sequence(const Lesson& lesson, size_t applied);
+SequenceData lessonSequence(const Lesson& lesson, size_t applied);
 
 // The lesson of context `ctx_id` (its first recorded pass, or `pass`). Throws
 // probes::RunStoreError when the run cannot be read; steps are empty when the run holds
 // no such context.
-Lesson load_lesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass = -1, const ClockSkew& skew = {});
+Lesson loadLesson(probes::RunStoreReader& run, int64_t ctx_id, int64_t pass = -1, const ClockSkew& skew = {});
 
 // Puts the steps in happens-before order (causal_order.h), given what each waited for
 // (causes[i]: indexes of steps on other ranks), and marks the concurrent ones.
-void order_by_causality(std::vector<LessonStep>& steps, const std::vector<std::vector<size_t>>& causes);
+void orderByCausality(std::vector<LessonStep>& steps, const std::vector<std::vector<size_t>>& causes);
 // The nanoseconds `skew` adds to `rank`'s clock.
-int64_t skew_of(const ClockSkew& skew, int rank);
+int64_t skewOf(const ClockSkew& skew, int rank);
 // What a lesson says of a step concurrent with the one before.
-std::string concurrent_text();
+std::string concurrentText();
 
 }  // namespace ddpscope::gui

@@ -2,23 +2,22 @@
 
 namespace ddpscope::gui {
 
-const std::vector<const LessonKind*>& lesson_kinds() {
+const std::vector<const LessonKind*>& lessonKinds() {
   // A ring run holds nothing else to replay; a DDP run may hold a distributed pass too
   // (--remote-embedding), and replays as autograd unless asked for its ranks.
-  static const std::vector<const LessonKind*> kinds = {&ring_lesson_kind(), &autograd_lesson_kind(),
-                                                       &ddp_lesson_kind()};
+  static const std::vector<const LessonKind*> kinds = {&ringLessonKind(), &autogradLessonKind(), &ddpLessonKind()};
   return kinds;
 }
 
-const LessonKind* lesson_kind_named(const std::string& name) {
-  for (const LessonKind* k : lesson_kinds())
+const LessonKind* lessonKindNamed(const std::string& name) {
+  for (const LessonKind* k : lessonKinds())
     if (name == k->name()) return k;
   return nullptr;
 }
 
-const LessonKind& kind_of(const Lesson& lesson) {
+const LessonKind& kindOf(const Lesson& lesson) {
   if (lesson.kind) return *lesson.kind;
-  return lesson.ring ? ring_lesson_kind() : lesson.ddp ? ddp_lesson_kind() : autograd_lesson_kind();
+  return lesson.ring ? ringLessonKind() : lesson.ddp ? ddpLessonKind() : autogradLessonKind();
 }
 
 }  // namespace ddpscope::gui

@@ -1,6 +1,6 @@
 // A kind of lesson (a distributed autograd pass, a rank's DDP iterations, a ring
 // allreduce): what differs between kinds, behind one interface. A new kind is a class in
-// its own file and one line in lesson_kinds(); the Learn tab, `lesson show` and the
+// its own file and one line in lessonKinds(); the Learn tab, `lesson show` and the
 // loader ask the kind, not flags. Plain data, no Qt.
 #pragma once
 
@@ -22,27 +22,27 @@ class LessonKind {
   // buckets), "ring" (ranks and their blocks). Kinds may share a view.
   virtual const char* view() const = 0;
   // Whether `run` holds this kind to replay when nothing says which (the first kind in
-  // lesson_kinds() that does is taken).
-  virtual bool found_in(probes::RunStoreReader& run) const = 0;
+  // lessonKinds() that does is taken).
+  virtual bool foundIn(probes::RunStoreReader& run) const = 0;
   // The lesson (`rank`: whose, for a kind that replays one rank). Empty steps: none.
   virtual Lesson load(probes::RunStoreReader& run, int rank) const = 0;
-  virtual LessonState state_after(const Lesson& lesson, size_t applied) const = 0;
+  virtual LessonState stateAfter(const Lesson& lesson, size_t applied) const = 0;
   virtual std::string explain(const Lesson& lesson, size_t i) const = 0;
   // Predict mode asks the student before this step.
-  virtual bool asks_before(const LessonStep& next) const = 0;
+  virtual bool asksBefore(const LessonStep& next) const = 0;
   // What the kind's views draw of `state`, as `lesson show --json` gives it.
   virtual void describe(const Lesson& lesson, const LessonState& state, nlohmann::json& out) const = 0;
 };
 
 // Every kind, in the order a run is tried against them.
-const std::vector<const LessonKind*>& lesson_kinds();
-const LessonKind* lesson_kind_named(const std::string& name);
+const std::vector<const LessonKind*>& lessonKinds();
+const LessonKind* lessonKindNamed(const std::string& name);
 // The kind of a loaded lesson.
-const LessonKind& kind_of(const Lesson& lesson);
+const LessonKind& kindOf(const Lesson& lesson);
 
 // The kinds themselves, each defined beside its lesson's code.
-const LessonKind& ring_lesson_kind();      // ring_lesson.cpp
-const LessonKind& ddp_lesson_kind();       // ddp_lesson.cpp
-const LessonKind& autograd_lesson_kind();  // lesson.cpp
+const LessonKind& ringLessonKind();      // ring_lesson.cpp
+const LessonKind& ddpLessonKind();       // ddp_lesson.cpp
+const LessonKind& autogradLessonKind();  // lesson.cpp
 
 }  // namespace ddpscope::gui

@@ -6,18 +6,18 @@
 
 namespace ddpscope::gui {
 
-Lesson load_run_lesson(probes::RunStoreReader& run, const std::string& kind_name, int rank, std::string& why_none) {
+Lesson loadRunLesson(probes::RunStoreReader& run, const std::string& kind_name, int rank, std::string& why_none) {
   const std::string name = std::filesystem::path(run.path()).filename().string();
   const LessonKind* kind = nullptr;
   if (!kind_name.empty()) {
-    kind = lesson_kind_named(kind_name);
+    kind = lessonKindNamed(kind_name);
     if (!kind) {
       why_none = "\"" + kind_name.substr(0, 40) + "\" is no kind of lesson (autograd, ddp or ring)";
       return {};
     }
   } else {
-    for (const LessonKind* k : lesson_kinds())
-      if (k->found_in(run)) {
+    for (const LessonKind* k : lessonKinds())
+      if (k->foundIn(run)) {
         kind = k;
         break;
       }
@@ -30,7 +30,7 @@ Lesson load_run_lesson(probes::RunStoreReader& run, const std::string& kind_name
   }
   Lesson lesson = kind->load(run, rank);
   if (lesson.steps.empty())
-    why_none = kind == &ddp_lesson_kind()
+    why_none = kind == &ddpLessonKind()
                    ? name + " recorded no DDP iteration on rank " + std::to_string(rank) + " to replay"
                    : name + " recorded no events of its " + kind->name() + " lesson to replay";
   return lesson;

@@ -14,6 +14,6 @@ namespace ddpscope::gui {
 // lesson file), else "" for the first kind the run holds. Throws probes::RunStoreError
 // when the run cannot be read. Empty steps when the run holds no such lesson: `why_none`
 // then says why, in words for the user.
-Lesson load_run_lesson(probes::RunStoreReader& run, const std::string& kind, int rank, std::string& why_none);
+Lesson loadRunLesson(probes::RunStoreReader& run, const std::string& kind, int rank, std::string& why_none);
 
 }  // namespace ddpscope::gui

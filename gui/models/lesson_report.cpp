@@ -7,33 +7,33 @@
 #include "ring_lesson.h"
 
 namespace ddpscope::gui {
-std::string lesson_kind(const Lesson& l) { return kind_of(l).name(); }
+std::string lessonKind(const Lesson& l) { return kindOf(l).name(); }
 
-nlohmann::json lesson_step_json(const Lesson& l, size_t applied) {
+nlohmann::json lessonStepJson(const Lesson& l, size_t applied) {
   applied = std::min(applied, l.steps.size());
-  nlohmann::json j = {{"kind", lesson_kind(l)}, {"step", applied}, {"steps", l.steps.size()}};
+  nlohmann::json j = {{"kind", lessonKind(l)}, {"step", applied}, {"steps", l.steps.size()}};
   if (applied > 0) {
     const LessonStep& st = l.steps[applied - 1];
     j["narration"] = l.explain(applied - 1);
     j["concurrent_with_previous"] = st.concurrent;
     j["rank"] = st.rank;
   }
-  kind_of(l).describe(l, l.state_after(applied), j);
+  kindOf(l).describe(l, l.stateAfter(applied), j);
   return j;
 }
 
-std::string lesson_step_text(const Lesson& l, size_t applied) {
-  const nlohmann::json j = lesson_step_json(l, applied);
+std::string lessonStepText(const Lesson& l, size_t applied) {
+  const nlohmann::json j = lessonStepJson(l, applied);
   std::ostringstream out;
   out << "Step " << j["step"].get<size_t>() << " of " << j["steps"].get<size_t>() << "\n";
   if (j.contains("narration")) out << j["narration"].get<std::string>() << "\n";
   out << "\n";
   if (l.ring) {
-    const LessonState s = l.state_after(std::min(applied, l.steps.size()));
+    const LessonState s = l.stateAfter(std::min(applied, l.steps.size()));
     for (int r = 0; r < l.ring_ranks; ++r) {
       out << "rank " << r << ":";
       for (int b = 0; b < l.ring_ranks; ++b)
-        out << "  block " << b << " = " << ring_holds_text(s.holds[size_t(r)][size_t(b)], l.ring_ranks);
+        out << "  block " << b << " = " << ringHoldsText(s.holds[size_t(r)][size_t(b)], l.ring_ranks);
       out << "   (sent " << s.ring_steps_done[size_t(r)] << " step(s), " << s.ring_bytes_sent[size_t(r)]
           << " B; received " << s.ring_steps_received[size_t(r)] << ")\n";
     }

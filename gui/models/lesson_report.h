@@ -12,10 +12,10 @@
 namespace ddpscope::gui {
 
 // "ring", "ddp" or "autograd".
-std::string lesson_kind(const Lesson& lesson);
+std::string lessonKind(const Lesson& lesson);
 // The state once `applied` steps have happened (0: before the first), and the words of
 // the last of them.
-nlohmann::json lesson_step_json(const Lesson& lesson, size_t applied);
-std::string lesson_step_text(const Lesson& lesson, size_t applied);
+nlohmann::json lessonStepJson(const Lesson& lesson, size_t applied);
+std::string lessonStepText(const Lesson& lesson, size_t applied);
 
 }  // namespace ddpscope::gui

@@ -9,10 +9,10 @@
 namespace ddpscope::gui {
 namespace {
 
-// What load_run reports, or an exception's message as the null result's reason.
+// What loadRun reports, or an exception's message as the null result's reason.
 // Size and modification time of the run file and its WAL: they change with every
 // committed batch.
-QString file_stamp(const QString& path) {
+QString fileStamp(const QString& path) {
   QString stamp;
   for (const QString& p : {path, path + QStringLiteral("-wal")}) {
     const QFileInfo f(p);
@@ -21,13 +21,13 @@ QString file_stamp(const QString& path) {
   return stamp;
 }
 
-std::shared_ptr<const RunData> load_in_background(const std::string& path, std::shared_ptr<const RunData> previous,
-                                                  bool with_hang, QString* error) {
+std::shared_ptr<const RunData> loadInBackground(const std::string& path, std::shared_ptr<const RunData> previous,
+                                                bool with_hang, QString* error) {
   try {
     const auto now =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
             .count();
-    return std::make_shared<const RunData>(load_run(path, now, previous.get(), with_hang));
+    return std::make_shared<const RunData>(loadRun(path, now, previous.get(), with_hang));
   } catch (const std::exception& e) {
     *error = userMessage(e);
     return nullptr;
@@ -79,7 +79,7 @@ void LiveRunLoader::tick() {
   if (m_watcher.isRunning() || m_path.isEmpty()) return;
   if (!QFileInfo::exists(m_path)) return;  // the collector has not created it yet
   const bool want_hang = m_wantHang || m_stalled || !m_timer.isActive();
-  const QString stamp = file_stamp(m_path);
+  const QString stamp = fileStamp(m_path);
   if (stamp == m_loadedStamp && (m_loadedHang || !want_hang)) {
     checkStall();  // nothing new to read
     return;
@@ -87,7 +87,7 @@ void LiveRunLoader::tick() {
   m_error.clear();
   m_pendingStamp = stamp;
   m_pendingHang = want_hang;
-  m_watcher.setFuture(QtConcurrent::run(load_in_background, m_path.toStdString(), m_previous, want_hang, &m_error));
+  m_watcher.setFuture(QtConcurrent::run(loadInBackground, m_path.toStdString(), m_previous, want_hang, &m_error));
 }
 
 void LiveRunLoader::checkStall() {

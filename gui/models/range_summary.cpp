@@ -6,7 +6,7 @@
 
 namespace ddpscope::gui {
 
-RangeSummary summarize_range(const TimelineData& data, int64_t begin_ns, int64_t end_ns) {
+RangeSummary summarizeRange(const TimelineData& data, int64_t begin_ns, int64_t end_ns) {
   RangeSummary out;
   out.begin_ns = std::min(begin_ns, end_ns);
   out.end_ns = std::max(begin_ns, end_ns);
@@ -33,9 +33,9 @@ RangeSummary summarize_range(const TimelineData& data, int64_t begin_ns, int64_t
     auto it = std::lower_bound(lane.spans.begin(), lane.spans.end(), out.begin_ns - lane.longest_ns,
                                [](const TimelineSpan& s, int64_t t) { return s.begin_ns < t; });
     for (; it != lane.spans.end() && it->begin_ns < out.end_ns; ++it)
-      add(*it, lane.rank, data.name_of(it->name), {static_cast<int>(l), it - lane.spans.begin(), SpanRef::In::Spans});
+      add(*it, lane.rank, data.nameOf(it->name), {static_cast<int>(l), it - lane.spans.begin(), SpanRef::In::Spans});
     for (size_t o = 0; o < lane.open.size(); ++o)
-      add(lane.open[o], lane.rank, data.name_of(lane.open[o].name) + " (unfinished)",
+      add(lane.open[o], lane.rank, data.nameOf(lane.open[o].name) + " (unfinished)",
           {static_cast<int>(l), static_cast<int64_t>(o), SpanRef::In::Open});
   }
   for (auto& [key, sum] : sums) {

@@ -27,6 +27,6 @@ struct RangeSummary {
   std::vector<RangeRow> rows;  // most time first
 };
 
-RangeSummary summarize_range(const TimelineData& data, int64_t begin_ns, int64_t end_ns);
+RangeSummary summarizeRange(const TimelineData& data, int64_t begin_ns, int64_t end_ns);
 
 }  // namespace ddpscope::gui

@@ -7,7 +7,7 @@
 
 namespace ddpscope::gui {
 
-const char* metric_label(OverviewMetric m) {
+const char* metricLabel(OverviewMetric m) {
   switch (m) {
     case OverviewMetric::Iteration: return "iteration time";
     case OverviewMetric::Forward: return "forward";
@@ -20,7 +20,7 @@ const char* metric_label(OverviewMetric m) {
   return "?";
 }
 
-double metric_value(const probes::TimeBreakdown& r, OverviewMetric m) {
+double metricValue(const probes::TimeBreakdown& r, OverviewMetric m) {
   switch (m) {
     case OverviewMetric::Iteration: return r.iteration_ms;
     case OverviewMetric::Forward: return r.forward_ms;
@@ -33,8 +33,8 @@ double metric_value(const probes::TimeBreakdown& r, OverviewMetric m) {
   return 0;
 }
 
-RankOverview make_rank_overview(const std::vector<probes::TimeBreakdown>& by_iteration,
-                                const std::vector<probes::RankRow>& ranks, OverviewMetric metric, OverviewOrder order) {
+RankOverview makeRankOverview(const std::vector<probes::TimeBreakdown>& by_iteration,
+                              const std::vector<probes::RankRow>& ranks, OverviewMetric metric, OverviewOrder order) {
   RankOverview o;
   o.metric = metric;
   std::map<int, std::string> hosts;
@@ -54,7 +54,7 @@ RankOverview make_rank_overview(const std::vector<probes::TimeBreakdown>& by_ite
     // The first iteration builds buckets and warms caches: not what marks a straggler.
     const size_t skip = rows.size() > 2 ? 1 : 0;
     for (size_t i = skip; i < rows.size(); ++i)
-      row.mean_ms += metric_value(*rows[i], metric);
+      row.mean_ms += metricValue(*rows[i], metric);
     row.mean_ms /= static_cast<double>(std::max<size_t>(1, rows.size() - skip));
     o.rows.push_back(row);
   }
@@ -86,7 +86,7 @@ RankOverview make_rank_overview(const std::vector<probes::TimeBreakdown>& by_ite
   std::vector<double> all;
   for (size_t r = 0; r < o.rows.size(); ++r) {
     for (const probes::TimeBreakdown* b : per_rank[o.rows[r].rank]) {
-      const double v = metric_value(*b, metric);
+      const double v = metricValue(*b, metric);
       o.values_ms[r * iterations.size() + column[b->iteration]] = static_cast<float>(v);
       all.push_back(v);
     }

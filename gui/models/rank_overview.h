@@ -18,8 +18,8 @@ enum class OverviewMetric { Iteration, Forward, Backward, ExposedComm, Optimizer
 enum class OverviewOrder { SlowestFirst, ByRank, ByHost };
 
 // The metric's name as the page's chooser shows it ("exposed communication").
-const char* metric_label(OverviewMetric m);
-double metric_value(const probes::TimeBreakdown& row, OverviewMetric m);
+const char* metricLabel(OverviewMetric m);
+double metricValue(const probes::TimeBreakdown& row, OverviewMetric m);
 
 struct OverviewRow {
   int rank = 0;
@@ -43,7 +43,7 @@ struct RankOverview {
   std::vector<Group> groups;
 };
 
-RankOverview make_rank_overview(const std::vector<probes::TimeBreakdown>& by_iteration,
-                                const std::vector<probes::RankRow>& ranks, OverviewMetric metric, OverviewOrder order);
+RankOverview makeRankOverview(const std::vector<probes::TimeBreakdown>& by_iteration,
+                              const std::vector<probes::RankRow>& ranks, OverviewMetric metric, OverviewOrder order);
 
 }  // namespace ddpscope::gui

@@ -10,16 +10,16 @@
 namespace ddpscope::gui {
 namespace {
 
-std::string phase_of(const Lesson& l, const LessonStep& st) {
+std::string phaseOf(const Lesson& l, const LessonStep& st) {
   return st.iteration < l.ring_ranks - 1 ? "reduce-scatter" : "all-gather";
 }
 
 }  // namespace
 
-Lesson load_ring_lesson(probes::RunStoreReader& run, const ClockSkew& skew) {
+Lesson loadRingLesson(probes::RunStoreReader& run, const ClockSkew& skew) {
   Lesson l;
   l.ring = true;
-  l.kind = &ring_lesson_kind();
+  l.kind = &ringLessonKind();
   const auto spans = run.spans({.kinds = {probes::Kind::RingStep}});
   if (spans.empty()) return l;
   int64_t seq = spans.front().seq;
@@ -53,7 +53,7 @@ Lesson load_ring_lesson(probes::RunStoreReader& run, const ClockSkew& skew) {
   std::map<std::pair<int, int>, size_t> send_at, receive_at;  // (rank, step) -> index
   for (const auto& s : spans) {
     if (s.seq != seq) continue;
-    const int64_t shift = skew_of(skew, s.rank);
+    const int64_t shift = skewOf(skew, s.rank);
     LessonStep send;
     send.kind = StepKind::RingSend;
     send.t_ns = s.t_begin_ns + shift;
@@ -85,7 +85,7 @@ Lesson load_ring_lesson(probes::RunStoreReader& run, const ClockSkew& skew) {
     if (cause != (st.kind == StepKind::RingReceive ? send_at.end() : receive_at.end()))
       causes[i].push_back(cause->second);
   }
-  order_by_causality(l.steps, causes);
+  orderByCausality(l.steps, causes);
   l.ring_ranks = static_cast<int>(ranks);
   // Every rank sums the same tensor: a rank's first reduce-scatter steps send each block once.
   int64_t bytes = 0;
@@ -97,7 +97,7 @@ Lesson load_ring_lesson(probes::RunStoreReader& run, const ClockSkew& skew) {
   return l;
 }
 
-LessonState ring_state_after(const Lesson& l, size_t applied) {
+LessonState ringStateAfter(const Lesson& l, size_t applied) {
   LessonState s;
   const int n = l.ring_ranks;
   s.holds.assign(static_cast<size_t>(n), std::vector<uint64_t>(static_cast<size_t>(n), 0));
@@ -146,7 +146,7 @@ LessonState ring_state_after(const Lesson& l, size_t applied) {
   return s;
 }
 
-std::string ring_holds_text(uint64_t holds, int ranks) {
+std::string ringHoldsText(uint64_t holds, int ranks) {
   if (ranks > 0 && std::popcount(holds) == ranks) return "all " + std::to_string(ranks);
   std::string s;
   for (int r = 0; r < 64; ++r) {
@@ -156,10 +156,10 @@ std::string ring_holds_text(uint64_t holds, int ranks) {
   return s;
 }
 
-std::string explain_ring_step(const Lesson& l, size_t i) {
+std::string explainRingStep(const Lesson& l, size_t i) {
   const LessonStep& st = l.steps[i];
   const int n = l.ring_ranks;
-  const LessonState before = ring_state_after(l, i), after = ring_state_after(l, i + 1);
+  const LessonState before = ringStateAfter(l, i), after = ringStateAfter(l, i + 1);
   const auto r = static_cast<size_t>(st.rank);
   const bool scatter = st.iteration < n - 1;
   const int k = scatter ? st.iteration : st.iteration - (n - 1);
@@ -169,7 +169,7 @@ std::string explain_ring_step(const Lesson& l, size_t i) {
     if (scatter)
       std::snprintf(buf, sizeof buf,
                     "Reduce-scatter, step %d of %d on rank %d: it sends block %d (the sum of ranks %s) to rank %d.",
-                    k + 1, n - 1, st.rank, st.param, ring_holds_text(sent, n).c_str(), st.peer);
+                    k + 1, n - 1, st.rank, st.param, ringHoldsText(sent, n).c_str(), st.peer);
     else
       std::snprintf(buf, sizeof buf,
                     "All-gather, step %d of %d on rank %d: it passes the full sum of block %d to rank %d.", k + 1,
@@ -180,7 +180,7 @@ std::string explain_ring_step(const Lesson& l, size_t i) {
       std::snprintf(buf, sizeof buf,
                     "Reduce-scatter, step %d of %d on rank %d: block %d arrives from rank %d and is added to its own: "
                     "its block %d now sums ranks %s.%s",
-                    k + 1, n - 1, st.rank, st.bucket, st.peer, st.bucket, ring_holds_text(got, n).c_str(),
+                    k + 1, n - 1, st.rank, st.bucket, st.peer, st.bucket, ringHoldsText(got, n).c_str(),
                     k == n - 2 ? " Its reduce-scatter is done: one block holds every rank's sum." : "");
     else
       std::snprintf(buf, sizeof buf,
@@ -190,7 +190,7 @@ std::string explain_ring_step(const Lesson& l, size_t i) {
                     k == n - 2 ? " This rank is done: every block holds the sum of all ranks." : "");
   }
   std::string text = buf;
-  if (st.concurrent) text += " " + concurrent_text();
+  if (st.concurrent) text += " " + concurrentText();
   const bool all_done = std::all_of(after.ring_steps_received.begin(), after.ring_steps_received.end(),
                                     [n](int done) { return done == 2 * (n - 1); });
   if (all_done && st.kind == StepKind::RingReceive) {
@@ -220,15 +220,15 @@ class RingLessonKind final : public LessonKind {
   const char* name() const override { return "ring"; }
   const char* view() const override { return "ring"; }
   // Ring steps and nothing else to replay (a DDP job over the ring has its own lessons).
-  bool found_in(probes::RunStoreReader& run) const override {
-    return !run.spans({.kinds = {probes::Kind::RingStep}, .limit = 1}).empty() && list_dist_graphs(run).empty() &&
+  bool foundIn(probes::RunStoreReader& run) const override {
+    return !run.spans({.kinds = {probes::Kind::RingStep}, .limit = 1}).empty() && listDistGraphs(run).empty() &&
            run.spans({.kinds = {probes::Kind::GradReady}, .limit = 1}).empty();
   }
-  Lesson load(probes::RunStoreReader& run, int) const override { return load_ring_lesson(run); }
-  LessonState state_after(const Lesson& l, size_t applied) const override { return ring_state_after(l, applied); }
-  std::string explain(const Lesson& l, size_t i) const override { return explain_ring_step(l, i); }
+  Lesson load(probes::RunStoreReader& run, int) const override { return loadRingLesson(run); }
+  LessonState stateAfter(const Lesson& l, size_t applied) const override { return ringStateAfter(l, applied); }
+  std::string explain(const Lesson& l, size_t i) const override { return explainRingStep(l, i); }
   // Which block does this rank send next?
-  bool asks_before(const LessonStep& next) const override { return next.kind == StepKind::RingSend; }
+  bool asksBefore(const LessonStep& next) const override { return next.kind == StepKind::RingSend; }
   void describe(const Lesson& l, const LessonState& s, nlohmann::json& j) const override {
     j["ranks"] = l.ring_ranks;
     j["tensor_bytes"] = l.ring_tensor_bytes;
@@ -248,7 +248,7 @@ class RingLessonKind final : public LessonKind {
 
 }  // namespace
 
-const LessonKind& ring_lesson_kind() {
+const LessonKind& ringLessonKind() {
   static const RingLessonKind kind;
   return kind;
 }

@@ -19,12 +19,12 @@ inline constexpr int kMaxRingRanks = 16;
 // The first ring allreduce of the run (its lowest sequence number with ring steps), from
 // every rank. Steps are empty when the run recorded none. `skew` shifts ranks' clocks.
 // Throws probes::RunStoreError for a ring of more than kMaxRingRanks, or steps outside it.
-Lesson load_ring_lesson(probes::RunStoreReader& run, const ClockSkew& skew = {});
+Lesson loadRingLesson(probes::RunStoreReader& run, const ClockSkew& skew = {});
 // The state after the first `applied` steps: each rank holds, of each block, the sum of
 // the ranks whose bits are set; computed from the recorded blocks, not assumed.
-LessonState ring_state_after(const Lesson& lesson, size_t applied);
-std::string explain_ring_step(const Lesson& lesson, size_t i);
+LessonState ringStateAfter(const Lesson& lesson, size_t applied);
+std::string explainRingStep(const Lesson& lesson, size_t i);
 // Which ranks' values `holds` names, as "0+1+2", or "all 4" when every rank's.
-std::string ring_holds_text(uint64_t holds, int ranks);
+std::string ringHoldsText(uint64_t holds, int ranks);
 
 }  // namespace ddpscope::gui

@@ -7,10 +7,10 @@
 
 namespace ddpscope::gui {
 
-RulerTicks ruler_ticks(const TimeAxis& axis, int64_t origin_ns,
-                       const std::function<double(const std::string&)>& text_width, double gap_px) {
+RulerTicks rulerTicks(const TimeAxis& axis, int64_t origin_ns,
+                      const std::function<double(const std::string&)>& text_width, double gap_px) {
   RulerTicks out;
-  const double ns_per_px = axis.ns_per_px();
+  const double ns_per_px = axis.nsPerPx();
   if (!(ns_per_px > 0)) return out;
   const double scale =
       static_cast<double>(std::max(std::abs(axis.begin_ns - origin_ns), std::abs(axis.end_ns - origin_ns)));
@@ -30,8 +30,8 @@ RulerTicks ruler_ticks(const TimeAxis& axis, int64_t origin_ns,
     for (double t = first; origin_ns + t <= axis.end_ns && out.ticks.size() < 2000; t += tick) {
       RulerTick k;
       k.t_ns = origin_ns + static_cast<int64_t>(std::llround(t));
-      k.x = axis.to_px(k.t_ns);
-      k.label = format_ruler_time(t, tick, scale);
+      k.x = axis.toPx(k.t_ns);
+      k.label = formatRulerTime(t, tick, scale);
       widest = std::max(widest, text_width(k.label));
       out.ticks.push_back(std::move(k));
     }

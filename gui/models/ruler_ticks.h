@@ -25,7 +25,7 @@ struct RulerTicks {
 
 // Labels are times since `origin_ns` (the run's start). `text_width` measures a label
 // in pixels; `gap_px` is the least space between two labels.
-RulerTicks ruler_ticks(const TimeAxis& axis, int64_t origin_ns,
-                       const std::function<double(const std::string&)>& text_width, double gap_px = 12);
+RulerTicks rulerTicks(const TimeAxis& axis, int64_t origin_ns,
+                      const std::function<double(const std::string&)>& text_width, double gap_px = 12);
 
 }  // namespace ddpscope::gui

@@ -7,21 +7,21 @@
 
 namespace ddpscope::gui {
 
-RunData load_run(const std::string& path, int64_t now_ns, const RunData* previous, bool with_hang) {
+RunData loadRun(const std::string& path, int64_t now_ns, const RunData* previous, bool with_hang) {
   if (previous && previous->path != path) previous = nullptr;
   probes::RunStoreReader reader(path);
   const probes::RunRow run = reader.run();
   const int64_t span_count = reader.span_count();
   // A big finished run: its structure first; the detail follows for the window shown.
-  const bool structure_only = !previous && reader.packed() && run.status != "running" && span_count > detail_at_open();
+  const bool structure_only = !previous && reader.packed() && run.status != "running" && span_count > detailAtOpen();
   // The timeline (most of the time for a big run) loads on a second thread with its
   // own reader while this one does the rest.
   auto timeline = std::async(std::launch::async, [&path, previous, structure_only] {
     probes::RunStoreReader own(path);
-    if (structure_only) return load_timeline_structure(own);
-    if (!previous) return load_timeline(own);
+    if (structure_only) return loadTimelineStructure(own);
+    if (!previous) return loadTimeline(own);
     TimelineData t = previous->timeline;
-    extend_timeline(t, own);
+    extendTimeline(t, own);
     return t;
   });
   RunData d;
@@ -48,29 +48,29 @@ RunData load_run(const std::string& path, int64_t now_ns, const RunData* previou
   // GPU work comes only from imported PyTorch traces: other runs skip the scan.
   if (d.run.config_json.find("\"torch-trace\"") != std::string::npos) d.gpu = probes::gpu_time_breakdown(reader);
   if (with_hang) d.hang = probes::analyze_hang(reader, now_ns);
-  d.graph = load_graph(reader, 0);
-  d.dist_graphs = list_dist_graphs(reader);
+  d.graph = loadGraph(reader, 0);
+  d.dist_graphs = listDistGraphs(reader);
   // Lifelines for the ranks there are, not for a world size a trace only claims (10^9
   // lifelines filled 6.6 GB before the window showed).
   int lifelines = 0;
   for (const auto& r : d.ranks)
     lifelines = std::max(lifelines, r.rank + 1);
   if (d.ranks.empty()) lifelines = static_cast<int>(std::min<int64_t>(d.run.world_size, 4096));
-  d.sequence = load_sequence(reader, lifelines);
+  d.sequence = loadSequence(reader, lifelines);
   d.span_count = span_count;
   if (structure_only) d.packs = reader.pack_extents();
   const nlohmann::ordered_json first_nonfinite = probes::first_nonfinite_json(reader);
-  d.nonfinite = describe_nonfinite(first_nonfinite);
+  d.nonfinite = describeNonfinite(first_nonfinite);
   if (!first_nonfinite.is_null() && !first_nonfinite["loss"].is_null())
     d.nonfinite_loss_iteration = first_nonfinite["loss"]["iteration"].get<int64_t>();
-  d.rejected = describe_rejected(probes::rejected_json(reader));
+  d.rejected = describeRejected(probes::rejected_json(reader));
   d.timeline = timeline.get();
   d.sequence.origin_ns = d.timeline.begin_ns;  // one clock on the Messages and Timeline tabs
-  mark_exposed(d.timeline, d.analysis);
+  markExposed(d.timeline, d.analysis);
   return d;
 }
 
-int64_t detail_at_open() {
+int64_t detailAtOpen() {
   if (const char* v = std::getenv("DDPSCOPE_DETAIL_AT_OPEN")) {
     char* end = nullptr;
     const long long n = std::strtoll(v, &end, 10);
@@ -79,7 +79,7 @@ int64_t detail_at_open() {
   return RunData::kDetailAtOpen;
 }
 
-std::vector<std::pair<int, int64_t>> optimizer_state_bytes(const RunData& run) {
+std::vector<std::pair<int, int64_t>> optimizerStateBytes(const RunData& run) {
   std::map<int, std::pair<int64_t, double>> last;  // rank -> (iteration, bytes)
   for (const auto& m : run.metrics) {
     if (m.name != "optimizer_state_bytes") continue;
@@ -92,9 +92,9 @@ std::vector<std::pair<int, int64_t>> optimizer_state_bytes(const RunData& run) {
   return out;
 }
 
-std::vector<OptimizerStateRow> optimizer_state_rows(const RunData& run) {
+std::vector<OptimizerStateRow> optimizerStateRows(const RunData& run) {
   std::vector<OptimizerStateRow> rows;
-  for (const auto& [rank, bytes] : optimizer_state_bytes(run)) {
+  for (const auto& [rank, bytes] : optimizerStateBytes(run)) {
     OptimizerStateRow row{rank, bytes, 0, 0};
     for (const auto& s : run.zero_shards) {
       if (s.owner != rank) continue;
@@ -106,7 +106,7 @@ std::vector<OptimizerStateRow> optimizer_state_rows(const RunData& run) {
   return rows;
 }
 
-std::string describe_rejected(const nlohmann::ordered_json& r) {
+std::string describeRejected(const nlohmann::ordered_json& r) {
   const int64_t batches = r.value("collector_batches", int64_t{0});
   const int64_t token = r.value("rpc_without_token", int64_t{0}), malformed = r.value("rpc_malformed", int64_t{0});
   if (batches + token + malformed == 0) return {};
@@ -127,7 +127,7 @@ std::string describe_rejected(const nlohmann::ordered_json& r) {
   return text;
 }
 
-std::string describe_nonfinite(const nlohmann::ordered_json& first) {
+std::string describeNonfinite(const nlohmann::ordered_json& first) {
   if (first.is_null()) return {};
   std::string out;
   const auto& loss = first["loss"];

@@ -36,7 +36,7 @@ struct RunData {
   SequenceData sequence;                 // the RPC messages (the send/recv view)
   int64_t span_count = 0;
   TimelineData timeline;
-  // A finished run of more than detail_at_open() spans opens with its structure alone
+  // A finished run of more than detailAtOpen() spans opens with its structure alone
   // (timeline.has_detail false); the timeline then loads the detail of the window shown
   // (TimelineDetailLoader), estimated from the packs' extents kept here.
   static constexpr int64_t kDetailAtOpen = 3'000'000;
@@ -52,11 +52,11 @@ struct RunData {
 
 // Bytes of optimizer state each rank held at its last recorded iteration (the
 // optimizer_state_bytes metric), as (rank, bytes) by rank; empty for runs without it.
-std::vector<std::pair<int, int64_t>> optimizer_state_bytes(const RunData& run);
+std::vector<std::pair<int, int64_t>> optimizerStateBytes(const RunData& run);
 
 // Spans above which a finished run opens with its structure first: $DDPSCOPE_DETAIL_AT_OPEN
 // when it is a positive number, else RunData::kDetailAtOpen.
-int64_t detail_at_open();
+int64_t detailAtOpen();
 
 // Per rank: its optimizer-state bytes and, under ZeRO, the parameters it owns.
 struct OptimizerStateRow {
@@ -65,13 +65,13 @@ struct OptimizerStateRow {
   int owned_parameters = 0;
   int64_t owned_elements = 0;
 };
-std::vector<OptimizerStateRow> optimizer_state_rows(const RunData& run);
+std::vector<OptimizerStateRow> optimizerStateRows(const RunData& run);
 
 // The sentence of RunData::rejected for probes::rejected_json's value.
-std::string describe_rejected(const nlohmann::ordered_json& rejected);
+std::string describeRejected(const nlohmann::ordered_json& rejected);
 
 // The sentence of RunData::nonfinite for probes::first_nonfinite_json's value.
-std::string describe_nonfinite(const nlohmann::ordered_json& first);
+std::string describeNonfinite(const nlohmann::ordered_json& first);
 
 // now_ns: CLOCK_MONOTONIC now on the collector's host for a live run (the hang
 // analysis measures ages from it); 0 for a file. Throws probes::RunStoreError (or
@@ -79,6 +79,6 @@ std::string describe_nonfinite(const nlohmann::ordered_json& first);
 // With `previous` (an earlier load of the same growing file), only the spans written
 // since are read for the timeline and the overlap analysis. Without `with_hang` the
 // hang analysis is left empty (live reloads skip it until it is needed).
-RunData load_run(const std::string& path, int64_t now_ns = 0, const RunData* previous = nullptr, bool with_hang = true);
+RunData loadRun(const std::string& path, int64_t now_ns = 0, const RunData* previous = nullptr, bool with_hang = true);
 
 }  // namespace ddpscope::gui

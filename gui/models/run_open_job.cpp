@@ -25,7 +25,7 @@ void RunOpenJob::start() {
   m_watcher.setFuture(QtConcurrent::run([path = m_loading.toStdString()] {
     Result r;
     try {
-      r.run = std::make_shared<const RunData>(load_run(path));
+      r.run = std::make_shared<const RunData>(loadRun(path));
     } catch (const std::exception& e) {
       r.error = userMessage(e);
     }

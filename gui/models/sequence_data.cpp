@@ -16,7 +16,7 @@ constexpr const char* kInternalPrefix = "_ddpscope.";
 
 }  // namespace
 
-ArrowKind classify_message(const std::string& wire_kind, const std::string& name) {
+ArrowKind classifyMessage(const std::string& wire_kind, const std::string& name) {
   if (wire_kind == "error") return ArrowKind::Error;
   if (wire_kind == "call" && name == kGradientFunction) return ArrowKind::Gradient;
   if (wire_kind == "call" || wire_kind == "remote_call") {
@@ -31,12 +31,12 @@ ArrowKind classify_message(const std::string& wire_kind, const std::string& name
 namespace {
 
 // "1:7": the sender's worker id and its counter (msg ids are worker << 48 | counter).
-std::string format_message_id(int64_t id) {
+std::string formatMessageId(int64_t id) {
   const auto u = static_cast<uint64_t>(id);
   return std::to_string(u >> 48) + ":" + std::to_string(u & ((uint64_t{1} << 48) - 1));
 }
 
-std::string format_bytes(int64_t bytes) {
+std::string formatBytes(int64_t bytes) {
   char buf[32];
   if (bytes >= (int64_t{1} << 20)) {
     std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
@@ -50,7 +50,7 @@ std::string format_bytes(int64_t bytes) {
 
 }  // namespace
 
-const char* arrow_kind_name(ArrowKind kind) {
+const char* arrowKindName(ArrowKind kind) {
   static constexpr const char* kNames[kNumArrowKinds] = {"request",  "response", "error",
                                                          "gradient", "RRef",     "internal"};
   const auto i = static_cast<int>(kind);
@@ -63,19 +63,19 @@ bool SequenceFilter::accepts(const SequenceArrow& a) const {
   return worker < 0 || a.src == worker || a.dst == worker;
 }
 
-const std::string& SequenceData::name_of(int32_t id) const {
+const std::string& SequenceData::nameOf(int32_t id) const {
   static const std::string unknown = "?";
   return id >= 0 && static_cast<size_t>(id) < names.size() ? names[static_cast<size_t>(id)] : unknown;
 }
 
 std::pair<size_t, size_t> SequenceData::window(int64_t t0_ns, int64_t t1_ns) const {
-  const auto by_start = [](const SequenceArrow& a, int64_t t) { return a.start_ns() < t; };
+  const auto by_start = [](const SequenceArrow& a, int64_t t) { return a.startNs() < t; };
   const auto first = std::lower_bound(arrows.begin(), arrows.end(), t0_ns - longest_ns, by_start);
   const auto last = std::lower_bound(first, arrows.end(), t1_ns + 1, by_start);
   return {static_cast<size_t>(first - arrows.begin()), static_cast<size_t>(last - arrows.begin())};
 }
 
-SequenceData load_sequence(probes::RunStoreReader& run, int workers) {
+SequenceData loadSequence(probes::RunStoreReader& run, int workers) {
   SequenceData d;
   d.workers = workers;
   std::unordered_map<std::string, int32_t> ids;
@@ -89,18 +89,18 @@ SequenceData load_sequence(probes::RunStoreReader& run, int workers) {
     SequenceArrow a;
     a.t_send_ns = m.t_send_ns;
     a.t_recv_ns = m.t_recv_ns;
-    if (a.start_ns() < 0) continue;  // neither end recorded: nothing to place
+    if (a.startNs() < 0) continue;  // neither end recorded: nothing to place
     a.msg_id = m.msg_id;
     a.ctx_id = m.ctx_id;
     a.bytes = m.bytes;
     a.src = m.src_rank;
     a.dst = m.dst_rank;
-    a.kind = classify_message(m.kind, m.name);
+    a.kind = classifyMessage(m.kind, m.name);
     a.name = intern(m.name);
     a.wire_kind = intern(m.kind);
     d.workers = std::max({d.workers, a.src + 1, a.dst + 1});
     const int64_t end = std::max(a.t_send_ns, a.t_recv_ns);
-    d.begin_ns = first ? a.start_ns() : std::min(d.begin_ns, a.start_ns());
+    d.begin_ns = first ? a.startNs() : std::min(d.begin_ns, a.startNs());
     d.end_ns = first ? end : std::max(d.end_ns, end);
     first = false;
     if (a.t_send_ns >= 0 && a.t_recv_ns >= 0) {
@@ -117,18 +117,17 @@ SequenceData load_sequence(probes::RunStoreReader& run, int workers) {
   }
   // The store orders by send time; arrows known only by their receive go in by it.
   std::stable_sort(d.arrows.begin(), d.arrows.end(),
-                   [](const SequenceArrow& x, const SequenceArrow& y) { return x.start_ns() < y.start_ns(); });
+                   [](const SequenceArrow& x, const SequenceArrow& y) { return x.startNs() < y.startNs(); });
   return d;
 }
 
-std::string describe_arrow(const SequenceData& data, const SequenceArrow& a) {
-  std::string s = data.name_of(a.wire_kind) + " of '" + data.name_of(a.name) + "' from worker " +
-                  std::to_string(a.src) + " to worker " + std::to_string(a.dst) + ", message " +
-                  format_message_id(a.msg_id);
-  if (a.ctx_id >= 0) s += ", context " + format_message_id(a.ctx_id);
-  s += ", " + format_bytes(a.bytes);
+std::string describeArrow(const SequenceData& data, const SequenceArrow& a) {
+  std::string s = data.nameOf(a.wire_kind) + " of '" + data.nameOf(a.name) + "' from worker " + std::to_string(a.src) +
+                  " to worker " + std::to_string(a.dst) + ", message " + formatMessageId(a.msg_id);
+  if (a.ctx_id >= 0) s += ", context " + formatMessageId(a.ctx_id);
+  s += ", " + formatBytes(a.bytes);
   // On the clock of the ruler and the timeline: time after the run's start.
-  if (a.t_send_ns >= 0) s += ", sent at " + format_duration(a.t_send_ns - data.origin());
+  if (a.t_send_ns >= 0) s += ", sent at " + formatDuration(a.t_send_ns - data.origin());
   if (a.t_send_ns >= 0 && a.t_recv_ns >= 0) {
     char buf[48];
     std::snprintf(buf, sizeof buf, ", %.1f us on the way", static_cast<double>(a.t_recv_ns - a.t_send_ns) / 1e3);
@@ -138,7 +137,7 @@ std::string describe_arrow(const SequenceData& data, const SequenceArrow& a) {
   } else {
     s += ", its send was not recorded";
   }
-  s += " [" + std::string(arrow_kind_name(a.kind)) + "]";
+  s += " [" + std::string(arrowKindName(a.kind)) + "]";
   return s;
 }
 

@@ -26,7 +26,7 @@ enum class ArrowKind : uint8_t {
   Internal = 5,  // ddpscope's own calls: context release, SMART activation, optimizer, shutdown
 };
 inline constexpr int kNumArrowKinds = 6;
-const char* arrow_kind_name(ArrowKind kind);
+const char* arrowKindName(ArrowKind kind);
 
 struct SequenceArrow {
   int64_t t_send_ns = -1;  // -1: the sender recorded nothing
@@ -40,7 +40,7 @@ struct SequenceArrow {
   int32_t wire_kind = 0;  // index into SequenceData::names (call, response, rref_fetch, ...)
 
   // Where the arrow starts on the clock: its send, or its receive when no send is known.
-  int64_t start_ns() const { return t_send_ns >= 0 ? t_send_ns : t_recv_ns; }
+  int64_t startNs() const { return t_send_ns >= 0 ? t_send_ns : t_recv_ns; }
 };
 
 struct SequenceFilter {
@@ -52,7 +52,7 @@ struct SequenceFilter {
 
 struct SequenceData {
   int workers = 0;                    // lifelines: ranks 0 .. workers-1
-  std::vector<SequenceArrow> arrows;  // by start_ns()
+  std::vector<SequenceArrow> arrows;  // by startNs()
   std::vector<std::string> names;
   // The contexts seen, each with the workers its messages touched.
   std::map<int64_t, std::set<int>> contexts;
@@ -64,20 +64,20 @@ struct SequenceData {
   int64_t longest_ns = 0;  // the longest send-to-receive: how far back a window must look
   int64_t in_flight = 0;   // arrows with a send and no receive
 
-  const std::string& name_of(int32_t id) const;
+  const std::string& nameOf(int32_t id) const;
   // The arrows whose start lies in [t0 - longest_ns, t1]: every arrow that can cross the
   // window, as index range [first, last) into `arrows`.
   std::pair<size_t, size_t> window(int64_t t0_ns, int64_t t1_ns) const;
 };
 
 // A message's kind from its wire kind ("call", "response", ...) and function name.
-ArrowKind classify_message(const std::string& wire_kind, const std::string& name);
+ArrowKind classifyMessage(const std::string& wire_kind, const std::string& name);
 
 // Throws probes::RunStoreError when the run cannot be read. `workers`: the run's world
 // size (arrows naming a rank beyond it widen it).
-SequenceData load_sequence(probes::RunStoreReader& run, int workers);
+SequenceData loadSequence(probes::RunStoreReader& run, int workers);
 
 // "call of 'add' from worker 0 to worker 1, message 0:5, 210 B, 48.2 us" for a tooltip.
-std::string describe_arrow(const SequenceData& data, const SequenceArrow& a);
+std::string describeArrow(const SequenceData& data, const SequenceArrow& a);
 
 }  // namespace ddpscope::gui

@@ -7,27 +7,27 @@
 namespace ddpscope::gui {
 namespace {
 
-bool is_collective(probes::Kind k) { return k == probes::Kind::Allreduce || k == probes::Kind::PgOp; }
+bool isCollective(probes::Kind k) { return k == probes::Kind::Allreduce || k == probes::Kind::PgOp; }
 
 }  // namespace
 
-std::string span_title(const TimelineData& data, const SpanRef& ref) {
+std::string spanTitle(const TimelineData& data, const SpanRef& ref) {
   const TimelineSpan* s = data.resolve(ref);
   if (!s) return {};
   std::string t = s->kind == probes::Kind::Allreduce && s->bucket >= 0 ? "allreduce bucket " + std::to_string(s->bucket)
-                                                                       : data.name_of(s->name);
+                                                                       : data.nameOf(s->name);
   t += " · rank " + std::to_string(data.lanes[static_cast<size_t>(ref.lane)].rank);
-  if (ref.in == SpanRef::In::Instants) return t + " · at " + format_duration(s->begin_ns - data.begin_ns);
-  return t + " · " + format_duration(s->end_ns - s->begin_ns) + (ref.in == SpanRef::In::Open ? " (unfinished)" : "");
+  if (ref.in == SpanRef::In::Instants) return t + " · at " + formatDuration(s->begin_ns - data.begin_ns);
+  return t + " · " + formatDuration(s->end_ns - s->begin_ns) + (ref.in == SpanRef::In::Open ? " (unfinished)" : "");
 }
 
-SpanDetails span_details(const TimelineData& data, const SpanRef& ref, bool with_relations) {
+SpanDetails spanDetails(const TimelineData& data, const SpanRef& ref, bool with_relations) {
   SpanDetails d;
   const TimelineSpan* s = data.resolve(ref);
   if (!s) return d;
   const TimelineLane& lane = data.lanes[static_cast<size_t>(ref.lane)];
   d.ref = ref;
-  d.name = data.name_of(s->name);
+  d.name = data.nameOf(s->name);
   d.kind = probes::kind_name(s->kind);
   d.thread = lane.thread_name;
   d.rank = lane.rank;
@@ -73,14 +73,14 @@ SpanDetails span_details(const TimelineData& data, const SpanRef& ref, bool with
       d.children.push_back({ref.lane, static_cast<int64_t>(k), SpanRef::In::Spans});
     }
   }
-  if (is_collective(s->kind) && s->seq >= 0) {
+  if (isCollective(s->kind) && s->seq >= 0) {
     for (size_t l = 0; l < data.lanes.size(); ++l) {
       const TimelineLane& other = data.lanes[l];
       if (other.rank == lane.rank) continue;
       for (const auto* v : {&other.spans, &other.open}) {
         for (size_t k = 0; k < v->size(); ++k) {
           const TimelineSpan& o = (*v)[k];
-          if (o.kind == s->kind && o.seq == s->seq && data.name_of(o.name) == d.name)
+          if (o.kind == s->kind && o.seq == s->seq && data.nameOf(o.name) == d.name)
             d.same_collective.push_back({static_cast<int>(l), static_cast<int64_t>(k),
                                          v == &other.spans ? SpanRef::In::Spans : SpanRef::In::Open});
         }
@@ -97,8 +97,8 @@ std::vector<std::pair<std::string, std::string>> SpanDetails::fields() const {
   f.emplace_back("Kind", kind + (unfinished ? " (unfinished: started, never ended)" : ""));
   f.emplace_back("Rank", std::to_string(rank));
   f.emplace_back("Thread", thread);
-  f.emplace_back(instant ? "At" : "Start", format_duration(start_ns) + " after the run's start");
-  if (!instant) f.emplace_back("Duration", format_duration(duration_ns) + (unfinished ? " so far" : ""));
+  f.emplace_back(instant ? "At" : "Start", formatDuration(start_ns) + " after the run's start");
+  if (!instant) f.emplace_back("Duration", formatDuration(duration_ns) + (unfinished ? " so far" : ""));
   if (iteration >= 0) f.emplace_back("Iteration", std::to_string(iteration));
   if (bucket >= 0) f.emplace_back("Bucket", std::to_string(bucket));
   if (param >= 0)

@@ -34,10 +34,10 @@ struct SpanDetails {
 };
 
 // A short one-line title for `ref`: "backward · rank 0 · 3.21 ms".
-std::string span_title(const TimelineData& data, const SpanRef& ref);
+std::string spanTitle(const TimelineData& data, const SpanRef& ref);
 
 // `with_relations` false leaves out parent, children and the other ranks' collective
 // (the last is a scan of every span): for tooltips and status lines.
-SpanDetails span_details(const TimelineData& data, const SpanRef& ref, bool with_relations = true);
+SpanDetails spanDetails(const TimelineData& data, const SpanRef& ref, bool with_relations = true);
 
 }  // namespace ddpscope::gui

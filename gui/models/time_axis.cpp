@@ -7,7 +7,7 @@ namespace ddpscope::gui {
 
 void TimeAxis::zoom(double factor, double anchor_px) {
   if (factor <= 0) return;
-  const int64_t anchor = to_ns(anchor_px);
+  const int64_t anchor = toNs(anchor_px);
   const double span =
       std::max<double>(static_cast<double>(end_ns - begin_ns) / factor, static_cast<double>(kMinSpanNs));
   const double left = anchor_px / width_px;  // the anchor keeps its place in the view
@@ -16,7 +16,7 @@ void TimeAxis::zoom(double factor, double anchor_px) {
 }
 
 void TimeAxis::pan(double dx_px) {
-  const auto shift = static_cast<int64_t>(std::llround(dx_px * ns_per_px()));
+  const auto shift = static_cast<int64_t>(std::llround(dx_px * nsPerPx()));
   begin_ns += shift;
   end_ns += shift;
 }

@@ -12,9 +12,9 @@ struct TimeAxis {
   int64_t end_ns = 1;
   double width_px = 1;
 
-  double ns_per_px() const { return static_cast<double>(end_ns - begin_ns) / width_px; }
-  double to_px(int64_t t_ns) const { return static_cast<double>(t_ns - begin_ns) / ns_per_px(); }
-  int64_t to_ns(double px) const { return begin_ns + static_cast<int64_t>(px * ns_per_px()); }
+  double nsPerPx() const { return static_cast<double>(end_ns - begin_ns) / width_px; }
+  double toPx(int64_t t_ns) const { return static_cast<double>(t_ns - begin_ns) / nsPerPx(); }
+  int64_t toNs(double px) const { return begin_ns + static_cast<int64_t>(px * nsPerPx()); }
   // Zooms by `factor` (> 1: in) keeping the time under `anchor_px` where it is.
   void zoom(double factor, double anchor_px);
   // Moves the window right by `dx_px` pixels of content (negative: left).

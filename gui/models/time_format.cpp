@@ -11,7 +11,7 @@ struct Unit {
   const char* name;
 };
 
-Unit unit_for(double magnitude_ns) {
+Unit unitFor(double magnitude_ns) {
   if (magnitude_ns >= 1e9) return {1e9, "s"};
   if (magnitude_ns >= 1e6) return {1e6, "ms"};
   if (magnitude_ns >= 1e3) return {1e3, "µs"};
@@ -20,9 +20,9 @@ Unit unit_for(double magnitude_ns) {
 
 }  // namespace
 
-std::string format_duration(int64_t ns) {
+std::string formatDuration(int64_t ns) {
   const double v = std::abs(static_cast<double>(ns));
-  const Unit u = unit_for(v);
+  const Unit u = unitFor(v);
   const double x = static_cast<double>(ns) / u.ns;
   const int decimals = u.ns == 1 ? 0 : std::abs(x) >= 100 ? 0 : std::abs(x) >= 10 ? 1 : 2;
   char buf[48];
@@ -30,8 +30,8 @@ std::string format_duration(int64_t ns) {
   return buf;
 }
 
-std::string format_ruler_time(double t_ns, double tick_ns, double scale_ns) {
-  const Unit u = unit_for(std::max(std::abs(scale_ns), tick_ns));
+std::string formatRulerTime(double t_ns, double tick_ns, double scale_ns) {
+  const Unit u = unitFor(std::max(std::abs(scale_ns), tick_ns));
   const double step = tick_ns / u.ns;
   // Enough decimals that one tick changes the last digit shown.
   const int decimals = step >= 1 ? 0 : std::min(9, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));

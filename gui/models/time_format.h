@@ -8,10 +8,10 @@
 namespace ddpscope::gui {
 
 // "850 ns", "12.4 µs", "3.21 ms", "1.50 s": three significant digits.
-std::string format_duration(int64_t ns);
+std::string formatDuration(int64_t ns);
 // A ruler label for time `t_ns` (from the run's start) where ticks are `tick_ns` apart:
 // the unit follows the largest time `scale_ns` in view, the decimals the tick, so
 // neighbouring labels always differ ("12.3002 s", "12.3004 s").
-std::string format_ruler_time(double t_ns, double tick_ns, double scale_ns);
+std::string formatRulerTime(double t_ns, double tick_ns, double scale_ns);
 
 }  // namespace ddpscope::gui

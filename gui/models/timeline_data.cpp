@@ -11,7 +11,7 @@
 namespace ddpscope::gui {
 namespace {
 
-bool is_gpu_work(probes::Kind k) {
+bool isGpuWork(probes::Kind k) {
   return k == probes::Kind::GpuKernel || k == probes::Kind::GpuComm || k == probes::Kind::GpuMemcpy ||
          k == probes::Kind::GpuMemset;
 }
@@ -19,7 +19,7 @@ bool is_gpu_work(probes::Kind k) {
 // Rebuilds d.flows from every end seen so far (lanes sorted already): a message's send
 // and receive joined by (id, wire kind); an allreduce's starts joined rank to rank; a
 // CUDA launch to its GPU work.
-void pair_flows(TimelineData& d, bool append = false) {
+void pairFlows(TimelineData& d, bool append = false) {
   std::map<std::pair<int, int>, uint32_t> lane_of;
   for (size_t i = 0; i < d.lanes.size(); ++i)
     lane_of[{d.lanes[i].rank, d.lanes[i].thread}] = static_cast<uint32_t>(i);
@@ -31,7 +31,7 @@ void pair_flows(TimelineData& d, bool append = false) {
       collectives[e.key].push_back(&e);
       continue;
     }
-    if (e.kind == probes::Kind::CudaRuntime || is_gpu_work(e.kind)) {
+    if (e.kind == probes::Kind::CudaRuntime || isGpuWork(e.kind)) {
       auto& l = launches[{e.rank, e.key}];
       (e.kind == probes::Kind::CudaRuntime ? l.first : l.second) = &e;
       continue;
@@ -72,7 +72,7 @@ void pair_flows(TimelineData& d, bool append = false) {
 
 // After lanes were added and ordered again, the flows' lane numbers follow their lanes
 // (`before`: each old number's rank and thread).
-void renumber_flow_lanes(TimelineData& d, const std::vector<std::pair<int, int>>& before) {
+void renumberFlowLanes(TimelineData& d, const std::vector<std::pair<int, int>>& before) {
   if (before.size() == d.lanes.size()) return;  // no lane added: the order is unchanged
   std::map<std::pair<int, int>, uint32_t> now;
   for (size_t i = 0; i < d.lanes.size(); ++i)
@@ -91,7 +91,7 @@ void renumber_flow_lanes(TimelineData& d, const std::vector<std::pair<int, int>>
 // stacks: no two spans of a row overlap either way, since a row's next span comes only
 // after the previous one was popped. Open ops follow, a row each. Rows past 255 share
 // the last.
-void assign_rows(TimelineLane& lane) {
+void assignRows(TimelineLane& lane) {
   std::vector<int64_t> open_ends;  // the ends of the enclosing spans, outermost first
   std::vector<size_t> async;
   int nested_rows = 0;
@@ -124,7 +124,7 @@ void assign_rows(TimelineLane& lane) {
 }
 
 // Level of detail per block of spans, from block `from` on.
-void summarize_blocks(TimelineLane& l, size_t from) {
+void summarizeBlocks(TimelineLane& l, size_t from) {
   const size_t blocks = (l.spans.size() + TimelineLane::kBlock - 1) / TimelineLane::kBlock;
   l.block_max_end.resize(blocks);
   l.block_row_kinds.resize(blocks);
@@ -146,7 +146,7 @@ void summarize_blocks(TimelineLane& l, size_t from) {
 // failed or was stopped in it. It is drawn open from its first span to the run's end, as
 // the stalled rank's iteration must be seen, not missing. Spans are by begin time: the
 // walk back from the lane's end stops at its last finished iteration.
-void add_open_iteration(TimelineData& d, TimelineLane& l) {
+void addOpenIteration(TimelineData& d, TimelineLane& l) {
   int32_t last_done = -1, open_iteration = -1, name = -1;
   int64_t open_begin = 0, last_done_end = 0;
   for (auto it = l.spans.rbegin(); it != l.spans.rend(); ++it) {
@@ -176,7 +176,7 @@ void add_open_iteration(TimelineData& d, TimelineLane& l) {
 // Each lane's PgOpStart instants with no PgOp of the same (rank, name, seq): unfinished.
 // Names compare as strings: the start and the op are recorded at different call sites,
 // so their name ids differ.
-void find_open_ops(TimelineData& d) {
+void findOpenOps(TimelineData& d) {
   std::unordered_map<std::string, int32_t> first_id;
   std::vector<int32_t> canonical(d.names.size());
   for (size_t i = 0; i < d.names.size(); ++i)
@@ -196,13 +196,13 @@ void find_open_ops(TimelineData& d) {
       o.rowid = 0;
       l.open.push_back(o);
     }
-    add_open_iteration(d, l);
+    addOpenIteration(d, l);
   }
 }
 
 // Parameter names for the details panel and search (the latest generation's name of
 // each index: a rebuilt assignment keeps the model's parameters).
-void read_param_names(TimelineData& d, probes::RunStoreReader& run) {
+void readParamNames(TimelineData& d, probes::RunStoreReader& run) {
   if (!d.param_names.empty()) return;
   for (const auto& r : run.ranks()) {
     for (const auto& p : run.params(r.rank))
@@ -223,7 +223,7 @@ class LaneAppender {
   }
 
   void add(const probes::CompactSpan& s) {
-    TimelineLane& l = lane_for({s.rank, s.thread});
+    TimelineLane& l = laneFor({s.rank, s.thread});
     TimelineSpan span;
     span.begin_ns = s.t_begin_ns;
     span.end_ns = s.t_end_ns;
@@ -241,14 +241,14 @@ class LaneAppender {
     d_.begin_ns = first_ ? s.t_begin_ns : std::min(d_.begin_ns, s.t_begin_ns);
     d_.end_ns = first_ ? s.t_end_ns : std::max(d_.end_ns, s.t_end_ns);
     first_ = false;
-    note_run_facts(s);
+    noteRunFacts(s);
   }
 
-  size_t old_spans(size_t lane) const { return old_spans_[lane]; }
-  size_t old_instants(size_t lane) const { return old_instants_[lane]; }
+  size_t oldSpans(size_t lane) const { return old_spans_[lane]; }
+  size_t oldInstants(size_t lane) const { return old_instants_[lane]; }
 
  private:
-  TimelineLane& lane_for(std::pair<int, int> key) {
+  TimelineLane& laneFor(std::pair<int, int> key) {
     if (key != last_key_ || lane_ >= d_.lanes.size()) {
       auto [it, inserted] = lane_of_.try_emplace(key, d_.lanes.size());
       if (inserted) {
@@ -265,7 +265,7 @@ class LaneAppender {
   }
 
   // What the whole timeline keeps of a span: kinds, finished ops, iterations, flow ends.
-  void note_run_facts(const probes::CompactSpan& s) {
+  void noteRunFacts(const probes::CompactSpan& s) {
     d_.kinds_present |= 1u << static_cast<unsigned>(s.kind);
     d_.cut_short_present = d_.cut_short_present || s.ended_by_error;
     if (s.kind == probes::Kind::PgOp) d_.finished_ops.insert({s.rank, s.name_id, s.seq});
@@ -276,7 +276,7 @@ class LaneAppender {
       d_.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.msg_id, static_cast<int32_t>(s.param), s.kind});
     } else if (s.kind == probes::Kind::Allreduce && s.seq >= 0) {
       d_.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.seq, -1, s.kind});
-    } else if ((s.kind == probes::Kind::CudaRuntime || is_gpu_work(s.kind)) && s.msg_id >= 0) {
+    } else if ((s.kind == probes::Kind::CudaRuntime || isGpuWork(s.kind)) && s.msg_id >= 0) {
       d_.flow_ends.push_back({s.rank, s.thread, s.t_begin_ns, s.msg_id, -1, s.kind});
     }
   }
@@ -292,7 +292,7 @@ class LaneAppender {
 // Spans by begin time within each lane (the file holds them in shipping order: by time
 // within a batch, an enclosing span after its children): sort what is new, then merge it
 // with what was there. Each lane gets its thread's name.
-void sort_new_spans(TimelineData& d, const LaneAppender& appended, probes::RunStoreReader& run) {
+void sortNewSpans(TimelineData& d, const LaneAppender& appended, probes::RunStoreReader& run) {
   std::map<std::pair<int, int>, std::string> thread_names;
   for (const auto& t : run.threads())
     thread_names[{t.rank, t.thread}] = t.name;
@@ -307,8 +307,8 @@ void sort_new_spans(TimelineData& d, const LaneAppender& appended, probes::RunSt
   };
   for (size_t i = 0; i < d.lanes.size(); ++i) {
     TimelineLane& l = d.lanes[i];
-    sort_tail(l.spans, appended.old_spans(i));
-    sort_tail(l.instants, appended.old_instants(i));
+    sort_tail(l.spans, appended.oldSpans(i));
+    sort_tail(l.instants, appended.oldInstants(i));
     const auto name = thread_names.find({l.rank, l.thread});
     l.thread_name = name != thread_names.end() ? name->second : "thread " + std::to_string(l.thread);
     l.label = "rank " + std::to_string(l.rank) + " · " + l.thread_name;
@@ -318,7 +318,7 @@ void sort_new_spans(TimelineData& d, const LaneAppender& appended, probes::RunSt
 // Lanes by rank; within a rank the compute thread first (where forward and backward run:
 // what the eye looks for first), then the others by thread number, and an imported
 // trace's GPU streams last, by device and stream number as Nsight lists them.
-void order_lanes(TimelineData& d) {
+void orderLanes(TimelineData& d) {
   auto gpu_stream = [](const TimelineLane& l) {
     int device = -1, stream = -1;
     if (std::sscanf(l.thread_name.c_str(), "GPU %d stream %d", &device, &stream) != 2) return std::pair(-1, -1);
@@ -334,7 +334,7 @@ void order_lanes(TimelineData& d) {
 
 namespace {
 
-std::vector<probes::Kind> kinds_where(bool detail) {
+std::vector<probes::Kind> kindsWhere(bool detail) {
   std::vector<probes::Kind> kinds;
   for (int k = 0; k < probes::kNumKinds; ++k) {
     if (probes::is_detail_kind(static_cast<uint8_t>(k)) == detail) kinds.push_back(static_cast<probes::Kind>(k));
@@ -346,10 +346,10 @@ std::vector<probes::Kind> kinds_where(bool detail) {
 // then arranges every lane again: order, rows, summaries, flows. `detail_only`: the new
 // spans are detail kinds added to a finished run's structure, whose open ops stand and
 // whose flows are paired (its flow ends and finished ops were dropped).
-void append_spans(TimelineData& d, probes::RunStoreReader& run, const std::vector<probes::Kind>& kinds,
-                  probes::TimeWindow window, bool detail_only = false) {
+void appendSpans(TimelineData& d, probes::RunStoreReader& run, const std::vector<probes::Kind>& kinds,
+                 probes::TimeWindow window, bool detail_only = false) {
   d.names = run.names();  // TimelineSpan::name is the run file's name_id
-  read_param_names(d, run);
+  readParamNames(d, run);
   const size_t old_iterations = d.iterations.size();
   // One pass over the new spans without their strings (a 1M-span run opens in well
   // under a second).
@@ -358,17 +358,17 @@ void append_spans(TimelineData& d, probes::RunStoreReader& run, const std::vecto
     lanes_before.emplace_back(l.rank, l.thread);
   LaneAppender appender(d);
   run.for_each_span([&](const probes::CompactSpan& s) { appender.add(s); }, kinds, -1, d.last_rowid, window);
-  sort_new_spans(d, appender, run);
-  order_lanes(d);
-  if (detail_only) renumber_flow_lanes(d, lanes_before);  // else pair_flows pairs them all again
+  sortNewSpans(d, appender, run);
+  orderLanes(d);
+  if (detail_only) renumberFlowLanes(d, lanes_before);  // else pairFlows pairs them all again
   // A new span can move every row of its lane after it (a deeper nesting moves the
   // asynchronous rows down), so rows and their summaries are made again: one pass.
-  if (!detail_only) find_open_ops(d);
+  if (!detail_only) findOpenOps(d);
   for (TimelineLane& l : d.lanes) {
-    assign_rows(l);
-    summarize_blocks(l, 0);
+    assignRows(l);
+    summarizeBlocks(l, 0);
   }
-  pair_flows(d, detail_only);
+  pairFlows(d, detail_only);
   std::sort(d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations), d.iterations.end());
   std::inplace_merge(d.iterations.begin(), d.iterations.begin() + static_cast<std::ptrdiff_t>(old_iterations),
                      d.iterations.end());
@@ -376,15 +376,15 @@ void append_spans(TimelineData& d, probes::RunStoreReader& run, const std::vecto
 
 }  // namespace
 
-TimelineData load_timeline(probes::RunStoreReader& run) {
+TimelineData loadTimeline(probes::RunStoreReader& run) {
   TimelineData d;
-  extend_timeline(d, run);
+  extendTimeline(d, run);
   return d;
 }
 
-TimelineData load_timeline_structure(probes::RunStoreReader& run) {
+TimelineData loadTimelineStructure(probes::RunStoreReader& run) {
   TimelineData d;
-  append_spans(d, run, kinds_where(false), {});
+  appendSpans(d, run, kindsWhere(false), {});
   d.has_detail = false;
   // A finished run's open ops and flows are final: what found them goes (a 100M-span
   // run's allreduces held 290 MB of it, copied again with each window's detail).
@@ -393,12 +393,12 @@ TimelineData load_timeline_structure(probes::RunStoreReader& run) {
   return d;
 }
 
-TimelineData with_detail(const TimelineData& structure, probes::RunStoreReader& run, probes::TimeWindow window) {
+TimelineData withDetail(const TimelineData& structure, probes::RunStoreReader& run, probes::TimeWindow window) {
   TimelineData d = structure;
   // Every span is older than the structure's last one: the detail is read from the start.
   const int64_t last_rowid = d.last_rowid;
   d.last_rowid = 0;
-  append_spans(d, run, kinds_where(true), window, true);
+  appendSpans(d, run, kindsWhere(true), window, true);
   std::vector<FlowEnd>().swap(d.flow_ends);  // paired: the window's launches and their GPU work
   d.last_rowid = std::max(last_rowid, d.last_rowid);
   d.has_detail = true;
@@ -406,9 +406,9 @@ TimelineData with_detail(const TimelineData& structure, probes::RunStoreReader& 
   return d;
 }
 
-void extend_timeline(TimelineData& d, probes::RunStoreReader& run) { append_spans(d, run, {}, {}); }
+void extendTimeline(TimelineData& d, probes::RunStoreReader& run) { appendSpans(d, run, {}, {}); }
 
-void mark_exposed(TimelineData& data, const probes::RunAnalysis& analysis) {
+void markExposed(TimelineData& data, const probes::RunAnalysis& analysis) {
   // On the rank's compute lane (its first lane when it has none): a band on every lane
   // of the rank (RPC pools, comm threads) would only repeat it.
   std::map<int, size_t> band_lane;

@@ -135,7 +135,7 @@ struct TimelineData {
   std::vector<TimelineLane> lanes;  // by rank, compute first, then by thread
   std::vector<std::string> names;   // by the run file's name_id
 
-  const std::string& name_of(int32_t id) const {
+  const std::string& nameOf(int32_t id) const {
     static const std::string unknown = "?";
     return id >= 0 && static_cast<size_t>(id) < names.size() ? names[static_cast<size_t>(id)] : unknown;
   }
@@ -144,7 +144,7 @@ struct TimelineData {
   std::map<std::pair<int, int>, std::string> param_names;  // (rank, parameter index)
   uint32_t kinds_present = 0;                              // bit k: a span or instant of probes::Kind k
   bool cut_short_present = false;                          // a span an error cut short (the legend says so)
-  int64_t last_rowid = 0;                                  // the last span read: extend_timeline resumes after it
+  int64_t last_rowid = 0;                                  // the last span read: extendTimeline resumes after it
   std::vector<FlowEnd> flow_ends;
   std::set<std::tuple<int, int32_t, int64_t>> finished_ops;  // PgOp spans' (rank, name, seq)
   SharedFlows flows;                                         // by the earlier of their two times
@@ -167,15 +167,15 @@ struct TimelineData {
 };
 
 // Throws probes::RunStoreError when the run cannot be read.
-TimelineData load_timeline(probes::RunStoreReader& run);
+TimelineData loadTimeline(probes::RunStoreReader& run);
 // The structure alone (every kind but the detail kinds): a big run's first frame.
-TimelineData load_timeline_structure(probes::RunStoreReader& run);
-// `structure` (from load_timeline_structure) with the detail spans that overlap `window`.
-TimelineData with_detail(const TimelineData& structure, probes::RunStoreReader& run, probes::TimeWindow window);
+TimelineData loadTimelineStructure(probes::RunStoreReader& run);
+// `structure` (from loadTimelineStructure) with the detail spans that overlap `window`.
+TimelineData withDetail(const TimelineData& structure, probes::RunStoreReader& run, probes::TimeWindow window);
 // Adds the spans written since `data` was read (a growing run): only the new rows are
 // read, then merged into their lanes by time.
-void extend_timeline(TimelineData& data, probes::RunStoreReader& run);
+void extendTimeline(TimelineData& data, probes::RunStoreReader& run);
 // Copies each rank's exposed-communication intervals onto its lanes.
-void mark_exposed(TimelineData& data, const probes::RunAnalysis& analysis);
+void markExposed(TimelineData& data, const probes::RunAnalysis& analysis);
 
 }  // namespace ddpscope::gui

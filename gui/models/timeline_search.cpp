@@ -21,7 +21,7 @@ std::string trim(const std::string& s) {
 
 }  // namespace
 
-SearchResults search_timeline(const TimelineData& data, const std::string& query) {
+SearchResults searchTimeline(const TimelineData& data, const std::string& query) {
   SearchResults out;
   const std::string q = lower(trim(query));
   if (q.empty()) return out;

@@ -16,6 +16,6 @@ struct SearchResults {
   static constexpr size_t kMaxMatches = 1'000'000;
 };
 
-SearchResults search_timeline(const TimelineData& data, const std::string& query);
+SearchResults searchTimeline(const TimelineData& data, const std::string& query);
 
 }  // namespace ddpscope::gui

@@ -4,8 +4,8 @@
 
 namespace ddpscope::gui {
 
-TrackLayout layout_tracks(const TimelineData& data, const std::set<int>& collapsed_ranks, int top,
-                          const TrackHosts& hosts) {
+TrackLayout layoutTracks(const TimelineData& data, const std::set<int>& collapsed_ranks, int top,
+                         const TrackHosts& hosts) {
   TrackLayout t;
   t.lane_row.assign(data.lanes.size(), -1);
   t.group_row.assign(data.lanes.size(), -1);

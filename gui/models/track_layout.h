@@ -60,7 +60,7 @@ struct TrackLayout {
   int depthAt(int index, int y) const;
 };
 
-TrackLayout layout_tracks(const TimelineData& data, const std::set<int>& collapsed_ranks, int top,
-                          const TrackHosts& hosts = {});
+TrackLayout layoutTracks(const TimelineData& data, const std::set<int>& collapsed_ranks, int top,
+                         const TrackHosts& hosts = {});
 
 }  // namespace ddpscope::gui

@@ -1,5 +1,5 @@
 // Live reloads of a growing run: what one reload costs when the app follows a job, at
-// several run sizes. Ours: load_run continuing from the previous load (only the new
+// several run sizes. Ours: loadRun continuing from the previous load (only the new
 // rows of the timeline and the overlap analysis are read; no hang analysis until
 // needed). Baseline, in the same run: reading the whole file again each time. The live
 // views reload every 250 ms while the previous reload has finished, so the update rate
@@ -46,17 +46,17 @@ int main(int argc, char** argv) {
         bench::write_iterations(w, rank, iteration + 1, iteration + kStep);
       iteration += kStep;
     }
-    previous = std::make_shared<const gui::RunData>(gui::load_run(path));
+    previous = std::make_shared<const gui::RunData>(gui::loadRun(path));
     std::vector<double> ours, full;
     for (int round = 0; round < 5; ++round) {
       for (int rank = 0; rank < 2; ++rank)
         bench::write_iterations(w, rank, iteration + 1, iteration + kStep);
       iteration += kStep;
       auto t = Clock::now();
-      auto next = std::make_shared<const gui::RunData>(gui::load_run(path, 0, previous.get(), false));
+      auto next = std::make_shared<const gui::RunData>(gui::loadRun(path, 0, previous.get(), false));
       ours.push_back(ms_since(t));
       t = Clock::now();
-      const gui::RunData whole = gui::load_run(path);
+      const gui::RunData whole = gui::loadRun(path);
       full.push_back(ms_since(t));
       if (whole.timeline.lanes.size() != next->timeline.lanes.size() ||
           whole.analysis.iterations.size() != next->analysis.iterations.size()) {

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   }
   const auto t_build = Clock::now();
   gui::RankOverview o =
-      gui::make_rank_overview(rows, info, gui::OverviewMetric::Iteration, gui::OverviewOrder::SlowestFirst);
+      gui::makeRankOverview(rows, info, gui::OverviewMetric::Iteration, gui::OverviewOrder::SlowestFirst);
   const double build_ms = ms_since(t_build);
 
   gui::RankOverviewView view;

@@ -73,8 +73,8 @@ class NaiveSequence : public QWidget {
     for (const auto& a : m_data.arrows) {
       if (a.t_recv_ns < axis.begin_ns || a.t_send_ns > axis.end_ns) continue;
       p.setPen(QColor::fromHsv(static_cast<int>(a.kind) * 50, 150, 200));
-      p.drawLine(QPointF(90 + axis.to_px(a.t_send_ns), 30 + spacing * (a.src + 0.5)),
-                 QPointF(90 + axis.to_px(a.t_recv_ns), 30 + spacing * (a.dst + 0.5)));
+      p.drawLine(QPointF(90 + axis.toPx(a.t_send_ns), 30 + spacing * (a.src + 0.5)),
+                 QPointF(90 + axis.toPx(a.t_recv_ns), 30 + spacing * (a.dst + 0.5)));
     }
   }
 
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
 
   const auto t_load = Clock::now();
   probes::RunStoreReader reader(path);
-  auto data = std::make_shared<gui::SequenceData>(gui::load_sequence(reader, 4));
+  auto data = std::make_shared<gui::SequenceData>(gui::loadSequence(reader, 4));
   const double load_ms = ms_since(t_load);
 
   gui::SequenceView view;

@@ -78,13 +78,13 @@ class NaiveTimeline : public QWidget {
       if (y > event->rect().bottom() || y + 26 < event->rect().top()) continue;  // not on screen
       for (const auto& s : m_data->lanes[l].spans) {
         if (s.end_ns < axis.begin_ns || s.begin_ns > axis.end_ns) continue;
-        const double a = axis.to_px(s.begin_ns), b = axis.to_px(s.end_ns);
+        const double a = axis.toPx(s.begin_ns), b = axis.toPx(s.end_ns);
         p.fillRect(QRectF(170 + a, y + 2, std::max(1.0, b - a), 22),
                    QColor::fromHsv((static_cast<int>(s.kind) * 37) % 360, 120, 220));
       }
       for (const auto& s : m_data->lanes[l].instants) {
         if (s.begin_ns < axis.begin_ns || s.begin_ns > axis.end_ns) continue;
-        const int x = 170 + static_cast<int>(axis.to_px(s.begin_ns));
+        const int x = 170 + static_cast<int>(axis.toPx(s.begin_ns));
         p.drawLine(x, y + 18, x, y + 24);
       }
     }
@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
   // Find (Ctrl+F) over what the timeline holds: a name of few spans, and of many.
   auto timed_search = [&](const char* query) {
     const auto t = Clock::now();
-    const gui::SearchResults r = gui::search_timeline(view->data(), query);
+    const gui::SearchResults r = gui::searchTimeline(view->data(), query);
     return std::pair(ms_since(t), r.matches.size());
   };
   const auto [optimizer_ms, optimizer_hits] = timed_search("optimizer");

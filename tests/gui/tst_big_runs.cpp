@@ -78,7 +78,7 @@ class TestBigRuns : public ScratchTest {
   }
 
   void testTheStructureOpensAloneWithTheAnalysisWhole() {
-    const RunData run = load_run(m_file);
+    const RunData run = loadRun(m_file);
     QVERIFY(!run.timeline.has_detail);
     QVERIFY(!run.packs.empty());
     for (const auto& l : run.timeline.lanes) {
@@ -93,10 +93,10 @@ class TestBigRuns : public ScratchTest {
   }
 
   void testTheDetailOfAWindowJoinsTheStructureAsAFullLoadDrawsIt() {
-    const RunData run = load_run(m_file);
+    const RunData run = loadRun(m_file);
     probes::RunStoreReader reader(m_file);
     const probes::TimeWindow window{iteration_begin(10), iteration_begin(12) + 9'500'000};
-    const TimelineData d = with_detail(run.timeline, reader, window);
+    const TimelineData d = withDetail(run.timeline, reader, window);
     QVERIFY(d.has_detail);
     QCOMPARE(d.detail_window, window);
     // Iterations 10, 11 and 12 of both ranks, and nothing of the others.
@@ -104,7 +104,7 @@ class TestBigRuns : public ScratchTest {
     QCOMPARE(count_kind(d, Kind::GradReady), int64_t{2 * 3 * 80});
     QCOMPARE(count_kind(d, Kind::Iteration), int64_t{2 * kIterations});
     // Inside the window, the lanes read as a run loaded whole: the same spans in the same rows.
-    const TimelineData full = load_timeline(reader);
+    const TimelineData full = loadTimeline(reader);
     QCOMPARE(d.lanes.size(), full.lanes.size());
     for (size_t i = 0; i < d.lanes.size(); ++i) {
       auto inside = [&](const TimelineLane& l) {
@@ -145,10 +145,10 @@ class TestBigRuns : public ScratchTest {
       w.end_run("finished");
     }
     probes::RunStoreReader reader(file);
-    const TimelineData structure = load_timeline_structure(reader);
+    const TimelineData structure = loadTimelineStructure(reader);
     QCOMPARE(structure.lanes.size(), size_t{4});
     QCOMPARE(structure.flows.size(), size_t{20});
-    const TimelineData d = with_detail(structure, reader, {});
+    const TimelineData d = withDetail(structure, reader, {});
     QCOMPARE(d.lanes.size(), size_t{5});
     QCOMPARE(d.flows.size(), size_t{20});
     for (const TimelineFlow& f : d.flows) {
@@ -253,7 +253,7 @@ class TestBigRuns : public ScratchTest {
 
   void testASmallRunOpensWhole() {
     qputenv("DDPSCOPE_DETAIL_AT_OPEN", "100000");
-    const RunData run = load_run(m_file);
+    const RunData run = loadRun(m_file);
     qputenv("DDPSCOPE_DETAIL_AT_OPEN", "10000");
     QVERIFY(run.timeline.has_detail);
     QVERIFY(run.packs.empty());

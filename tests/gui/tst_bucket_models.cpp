@@ -21,7 +21,7 @@ class TestBucketModels : public ScratchTest {
   void testBucketTableOfOneIteration() {
     const std::string file = path("buckets.ddprun");
     testing::write_test_run(file, 2, 4);
-    const RunData run = load_run(file);
+    const RunData run = loadRun(file);
     BucketTableModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     model.setRun(&run, 1, 3);
@@ -46,7 +46,7 @@ class TestBucketModels : public ScratchTest {
   void testBucketReadyOrderAndParameterMap() {
     const std::string file = path("rebuilt.ddprun");
     testing::write_test_run(file, 1, 3, "finished", 0, true);
-    const RunData run = load_run(file);
+    const RunData run = loadRun(file);
     BucketTableModel buckets;
     QAbstractItemModelTester t1(&buckets, QAbstractItemModelTester::FailureReportingMode::QtTest);
     buckets.setRun(&run, 0, 2);
@@ -88,10 +88,10 @@ class TestBucketModels : public ScratchTest {
       }
       w.end_run("finished");
     }
-    const RunData run = load_run(file);
+    const RunData run = loadRun(file);
     QCOMPARE(int(run.zero_shards.size()), 2);
-    QCOMPARE(optimizer_state_bytes(run), (std::vector<std::pair<int, int64_t>>{{0, 8192}, {1, 256}}));
-    const auto state = optimizer_state_rows(run);
+    QCOMPARE(optimizerStateBytes(run), (std::vector<std::pair<int, int64_t>>{{0, 8192}, {1, 256}}));
+    const auto state = optimizerStateRows(run);
     QCOMPARE(int(state.size()), 2);
     QCOMPARE(state[0].owned_parameters, 1);
     QCOMPARE(state[0].owned_elements, int64_t{1024});
@@ -111,7 +111,7 @@ class TestBucketModels : public ScratchTest {
     // Without ZeRO: nothing to show.
     const std::string plain = path("plain.ddprun");
     testing::write_test_run(plain, 1, 2);
-    const RunData p = load_run(plain);
+    const RunData p = loadRun(plain);
     params.setRun(&p, 0);
     QVERIFY(!params.sharded());
     QCOMPARE(params.index(0, ParameterBucketModel::Owner).data().toString(), QString("–"));

@@ -66,7 +66,7 @@ QString causalityProblem(const Lesson& l) {
   if (l.ring) {
     const int n = l.ring_ranks;
     for (size_t i = 0; i <= l.steps.size(); ++i) {
-      const LessonState s = l.state_after(i);
+      const LessonState s = l.stateAfter(i);
       for (int r = 0; r < n; ++r) {
         const int left = (r + n - 1) % n;
         if (s.ring_steps_received[size_t(r)] > s.ring_steps_done[size_t(left)])
@@ -132,9 +132,9 @@ QString record(const QTemporaryDir& dir, const QStringList& args, const QString&
 }
 
 Lesson distributedLesson(RunStoreReader& run, const ClockSkew& skew = {}) {
-  const auto graphs = list_dist_graphs(run);
+  const auto graphs = listDistGraphs(run);
   if (graphs.empty()) return {};
-  return load_lesson(run, graphs.front().ctx_id, graphs.front().pass, skew);
+  return loadLesson(run, graphs.front().ctx_id, graphs.front().pass, skew);
 }
 
 }  // namespace
@@ -148,13 +148,13 @@ class TestCausalOrder : public QObject {
     // 0: rank 0 sends at 100; 1: rank 1 receives it at 50 (its clock is behind);
     // 2: rank 1 does something at 60; 3: rank 2 works alone at 70.
     const std::vector<CausalStep> steps = {{0, 100, {}}, {1, 50, {0}}, {1, 60, {}}, {2, 70, {}}};
-    const CausalOrder o = causal_order(steps);
+    const CausalOrder o = causalOrder(steps);
     QCOMPARE(o.order, (std::vector<size_t>{3, 0, 1, 2}));
     QCOMPARE(o.cyclic, size_t{0});
     // 0 after 3: unrelated (concurrent); 1 after 0: it waited for it; 2 after 1: same rank.
     QCOMPARE(o.concurrent_with_previous, (std::vector<bool>{false, true, false, false}));
     // A cycle (damaged data) still shows every step, the cyclic ones last by clock.
-    const CausalOrder c = causal_order({{0, 1, {1}}, {1, 2, {0}}, {2, 0, {}}});
+    const CausalOrder c = causalOrder({{0, 1, {1}}, {1, 2, {0}}, {2, 0, {}}});
     QCOMPARE(c.order.size(), size_t{3});
     QCOMPARE(c.cyclic, size_t{2});
     QCOMPARE(c.order.front(), size_t{2});
@@ -164,8 +164,8 @@ class TestCausalOrder : public QObject {
     int checked = 0;
     for (const LessonInfo& info : lessons()) {
       RunStoreReader run((kLessons + "/" + info.file).toStdString());
-      const Lesson l = info.ring  ? load_ring_lesson(run)
-                       : info.ddp ? load_ddp_lesson(run, info.rank)
+      const Lesson l = info.ring  ? loadRingLesson(run)
+                       : info.ddp ? loadDdpLesson(run, info.rank)
                                   : distributedLesson(run);
       QVERIFY2(!l.steps.empty(), qPrintable(info.title));
       const QString problem = causalityProblem(l);
@@ -190,11 +190,11 @@ class TestCausalOrder : public QObject {
     const QString file = record(dir, {"example", "ring", "--np", QString::number(ranks)}, "ring.ddprun");
     QVERIFY(!file.isEmpty());
     RunStoreReader run(file.toStdString());
-    const Lesson plain = load_ring_lesson(run);
+    const Lesson plain = loadRingLesson(run);
     QCOMPARE(plain.ring_ranks, ranks);
     QCOMPARE(plain.steps.size(), size_t(2 * ranks * 2 * (ranks - 1)));
     QVERIFY2(causalityProblem(plain).isEmpty(), qPrintable(causalityProblem(plain)));
-    const Lesson skewedLesson = load_ring_lesson(run, skewed(ranks));
+    const Lesson skewedLesson = loadRingLesson(run, skewed(ranks));
     QVERIFY2(causalityProblem(skewedLesson).isEmpty(), qPrintable(causalityProblem(skewedLesson)));
     // Clocks alone put some block before it was sent.
     QVERIFY(!causalityProblem(byClock(skewedLesson)).isEmpty());

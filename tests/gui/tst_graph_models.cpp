@@ -25,8 +25,8 @@ class TestGraphModels : public ScratchTest {
                {4, "LinearBackward", "operation", 1, 6, 0.3, {}, 1},
                {5, "AccumulateGrad(net.l1.weight)", "accumulate_grad", 1, 5, 0.02, {}, 1}};
     g.edges = {{0, 1}, {1, 2}, {1, 3}, {3, 4}, {4, 5}};
-    QCOMPARE(module_of_parameter("net.l2.weight"), std::string("net.l2"));
-    const GraphData c = collapse_by_module(g);
+    QCOMPARE(moduleOfParameter("net.l2.weight"), std::string("net.l2"));
+    const GraphData c = collapseByModule(g);
     QVERIFY(c.collapsed);
     // Operations join the module their gradient reaches first: relu's gradient flows
     // into linear1, so it joins net.l1; the loss and linear2 reach net.l2's weight.
@@ -38,7 +38,7 @@ class TestGraphModels : public ScratchTest {
     QCOMPARE(by_name["net.l2"]->members, int64_t(3));  // loss, linear2, its accumulator
     QCOMPARE(by_name["net.l2"]->exec_ms, 0.5 + 0.2 + 0.01);
     QCOMPARE(int(c.edges.size()), 1);  // net.l2 -> net.l1, no self-loops
-    const GraphLayout layout = layout_graph(g);
+    const GraphLayout layout = layoutGraph(g);
     QVERIFY2(layout.error.empty(), layout.error.c_str());
     QCOMPARE(layout.nodes.size(), g.nodes.size());
     QCOMPARE(layout.edges.size(), g.edges.size());
@@ -47,22 +47,22 @@ class TestGraphModels : public ScratchTest {
     QVERIFY(layout.nodes[1].y < layout.nodes[4].y);
     QVERIFY(layout.nodes[4].y < layout.nodes[5].y);
     // The parameter under its op, on its own line: the node is taller, not wider.
-    QVERIFY(node_label(g.nodes[2]).starts_with("AccumulateGrad\nnet.l2.weight\n"));
+    QVERIFY(nodeLabel(g.nodes[2]).starts_with("AccumulateGrad\nnet.l2.weight\n"));
     QVERIFY(layout.nodes[2].h > layout.nodes[1].h);
     for (const auto& e : layout.edges)
       QVERIFY(e.points.size() >= 4);
-    QVERIFY(node_label(g.nodes[1]).find("deps 1") != std::string::npos);
+    QVERIFY(nodeLabel(g.nodes[1]).find("deps 1") != std::string::npos);
   }
 
   void testDistributedGraphJoinsWorkersBySendRecvPairs() {
     const std::string file = path("seed_graphs.ddprun");
     testing::write_seed_graphs(file);
     ddpscope::probes::RunStoreReader reader(file);
-    const auto choices = list_dist_graphs(reader);
+    const auto choices = listDistGraphs(reader);
     QCOMPARE(choices.size(), size_t{1});
     QCOMPARE(choices[0].ranks, (std::vector<int>{0, 1}));
-    QCOMPARE(describe_choice(choices[0]), std::string("context 0:1 · pass 0:1 · workers 0, 1"));
-    const GraphData g = load_dist_graph(reader, 1, 1);
+    QCOMPARE(describeChoice(choices[0]), std::string("context 0:1 · pass 0:1 · workers 0, 1"));
+    const GraphData g = loadDistGraph(reader, 1, 1);
     QVERIFY(g.distributed);
     QCOMPARE(g.nodes.size(), size_t{11});
     QCOMPARE(g.edges.size(), size_t{6 + 3 + 2});  // each worker's, and the two messages back
@@ -82,14 +82,14 @@ class TestGraphModels : public ScratchTest {
     QCOMPARE(add.exec_ms, 0.002);
     QCOMPARE(g.nodes[static_cast<size_t>(find(1, "RecvRpcBackward"))].deps, int64_t{2});
     // Collapsed: modules per worker, the four send/recv joints kept with their messages.
-    const GraphData c = collapse_by_module(g);
+    const GraphData c = collapseByModule(g);
     QCOMPARE(std::count_if(c.nodes.begin(), c.nodes.end(),
                            [](const GraphNode& n) { return n.kind == "send" || n.kind == "recv"; }),
              4);
     for (const auto& n : c.nodes)
       QVERIFY2(n.rank == 0 || n.rank == 1, n.op.c_str());
     // Laid out as one cluster per worker, each holding its nodes.
-    const GraphLayout layout = layout_graph(g);
+    const GraphLayout layout = layoutGraph(g);
     QVERIFY2(layout.error.empty(), layout.error.c_str());
     QCOMPARE(layout.clusters.size(), size_t{2});
     for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -97,9 +97,9 @@ class TestGraphModels : public ScratchTest {
       const NodeBox& n = layout.nodes[i];
       QVERIFY(n.x >= box.x && n.x <= box.x + box.w && n.y >= box.y && n.y <= box.y + box.h);
     }
-    QVERIFY(node_label(g.nodes[static_cast<size_t>(find(0, "SendRpcBackward"))]).find("msg 0:1 · worker 1") !=
+    QVERIFY(nodeLabel(g.nodes[static_cast<size_t>(find(0, "SendRpcBackward"))]).find("msg 0:1 · worker 1") !=
             std::string::npos);
-    QVERIFY(node_label(g.nodes[static_cast<size_t>(find(0, "RecvRpcBackward"))]).find("msg reply to 0:1 · worker 1") !=
+    QVERIFY(nodeLabel(g.nodes[static_cast<size_t>(find(0, "RecvRpcBackward"))]).find("msg reply to 0:1 · worker 1") !=
             std::string::npos);
   }
 };

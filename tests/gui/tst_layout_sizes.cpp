@@ -62,13 +62,13 @@ class TestLayoutSizes : public QObject {
   void testTheWindowFitsItsScreenFrameIncluded() {
     const QMargins frame(2, 36, 2, 2);
     for (const QSize screen : {QSize(1280, 800), QSize(1024, 700), QSize(1920, 1080)}) {
-      const QSize s = fitted_window_size(QRect(QPoint(0, 24), screen - QSize(0, 24)), frame);  // a top panel
+      const QSize s = fittedWindowSize(QRect(QPoint(0, 24), screen - QSize(0, 24)), frame);  // a top panel
       QVERIFY(s.width() + frame.left() + frame.right() <= screen.width());
       QVERIFY(s.height() + frame.top() + frame.bottom() <= screen.height() - 24);
       QVERIFY(s.width() <= 1280 && s.height() <= 800);
     }
-    QCOMPARE(fitted_window_size(QRect(0, 0, 1920, 1080), frame), QSize(1280, 800));
-    QCOMPARE(fitted_window_size(QRect(0, 0, 1280, 800), frame), QSize(1276, 762));
+    QCOMPARE(fittedWindowSize(QRect(0, 0, 1920, 1080), frame), QSize(1280, 800));
+    QCOMPARE(fittedWindowSize(QRect(0, 0, 1280, 800), frame), QSize(1276, 762));
   }
 
   void testEveryTab_data() {
@@ -76,8 +76,8 @@ class TestLayoutSizes : public QObject {
     QTest::newRow("1024x700") << QSize(1024, 700);
     QTest::newRow("1280x800") << QSize(1280, 800);
     // The window on screens of those sizes, its frame (a title bar) included (issue 50).
-    QTest::newRow("a 1024x700 screen, framed") << fitted_window_size(QRect(0, 0, 1024, 700), QMargins(2, 36, 2, 2));
-    QTest::newRow("a 1280x800 screen, framed") << fitted_window_size(QRect(0, 0, 1280, 800), QMargins(2, 36, 2, 2));
+    QTest::newRow("a 1024x700 screen, framed") << fittedWindowSize(QRect(0, 0, 1024, 700), QMargins(2, 36, 2, 2));
+    QTest::newRow("a 1280x800 screen, framed") << fittedWindowSize(QRect(0, 0, 1280, 800), QMargins(2, 36, 2, 2));
     QTest::newRow("1600x1000") << QSize(1600, 1000);
     QTest::newRow("1920x1080") << QSize(1920, 1080);  // a 4K screen at 200 % (tst_layout_sizes_scaled)
   }

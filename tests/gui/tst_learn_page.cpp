@@ -197,7 +197,7 @@ class TestLearnPage : public QObject {
     LearnPage* page = window.learnPage();
     page->predictBox()->setChecked(true);
     const Lesson& l = page->lesson();
-    const size_t first = l.next_node_step(0);
+    const size_t first = l.nextNodeStep(0);
     QVERIFY(first < l.steps.size());
     while (page->applied() < first)
       page->stepForward();
@@ -217,7 +217,7 @@ class TestLearnPage : public QObject {
     QCOMPARE(page->score(), 0);
     QCOMPARE(page->predictions(), 1);
     // The next node: guessed right at once.
-    const size_t second = l.next_node_step(first + 1);
+    const size_t second = l.nextNodeStep(first + 1);
     while (page->applied() < second)
       page->stepForward();
     page->stepForward();

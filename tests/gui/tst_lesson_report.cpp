@@ -141,31 +141,31 @@ class TestLessonReport : public QObject {
   // Each kind behind one interface (lesson_kind.h): every shipped lesson loads as its
   // kind, found in its run when nothing says which, and the kind answers for it.
   void testEveryLessonByItsKind() {
-    QCOMPARE(int(lesson_kinds().size()), 3);
-    for (const LessonKind* k : lesson_kinds())
-      QCOMPARE(lesson_kind_named(k->name()), k);
-    QVERIFY(lesson_kind_named("zero") == nullptr);
+    QCOMPARE(int(lessonKinds().size()), 3);
+    for (const LessonKind* k : lessonKinds())
+      QCOMPARE(lessonKindNamed(k->name()), k);
+    QVERIFY(lessonKindNamed("zero") == nullptr);
     for (const LessonInfo& info : lessons()) {
       RunStoreReader run((QStringLiteral(DDPSCOPE_LESSONS_DIR) + "/" + info.file).toStdString());
       std::string why;
-      const Lesson l = load_run_lesson(run, info.ddp ? "ddp" : "", info.rank, why);
+      const Lesson l = loadRunLesson(run, info.ddp ? "ddp" : "", info.rank, why);
       QVERIFY2(!l.steps.empty(), why.c_str());
       const std::string expected = info.ring ? "ring" : info.ddp ? "ddp" : "autograd";
-      QCOMPARE(std::string(kind_of(l).name()), expected);
-      QCOMPARE(l.kind, &kind_of(l));
+      QCOMPARE(std::string(kindOf(l).name()), expected);
+      QCOMPARE(l.kind, &kindOf(l));
       // The kind the run holds, unasked, is the lesson's, except DDP runs, whose ranks
       // replay when asked (the run's first kind is then whatever else it holds).
       if (!info.ddp) {
-        const Lesson found = load_run_lesson(run, "", info.rank, why);
-        QCOMPARE(std::string(kind_of(found).name()), expected);
+        const Lesson found = loadRunLesson(run, "", info.rank, why);
+        QCOMPARE(std::string(kindOf(found).name()), expected);
       }
       const auto asked =
-          std::count_if(l.steps.begin(), l.steps.end(), [&](const LessonStep& s) { return kind_of(l).asks_before(s); });
+          std::count_if(l.steps.begin(), l.steps.end(), [&](const LessonStep& s) { return kindOf(l).asksBefore(s); });
       QVERIFY2(asked > 0, qPrintable(info.title));  // predict mode has questions in every lesson
     }
     std::string why;
     RunStoreReader ring((QStringLiteral(DDPSCOPE_LESSONS_DIR) + "/ring-allreduce.ddprun").toStdString());
-    QVERIFY(load_run_lesson(ring, "zero", 0, why).steps.empty());
+    QVERIFY(loadRunLesson(ring, "zero", 0, why).steps.empty());
     QCOMPARE(why, std::string("\"zero\" is no kind of lesson (autograd, ddp or ring)"));
   }
 

@@ -33,7 +33,7 @@ class TestLessonViews : public QObject {
     for (size_t i = 0; i < lessons().size(); ++i) {
       QString error;
       QVERIFY2(page.openLesson(static_cast<int>(i), &error), qPrintable(error));
-      const LessonKind& kind = kind_of(page.lesson());
+      const LessonKind& kind = kindOf(page.lesson());
       QCOMPARE(QString::fromStdString(kind.name()), lessonKindName(lessons()[i]));
       LessonView* shown = page.view();
       QCOMPARE(QString::fromLatin1(shown->name()), QString::fromLatin1(kind.view()));

@@ -22,7 +22,7 @@ class TestLessons : public QObject {
   // in FAST mode. The steps are the run's events; the state at each step is what they imply.
   void testLessonReplaysSeedFast() {
     ddpscope::probes::RunStoreReader reader(DDPSCOPE_LESSONS_DIR "/seed-fast.ddprun");
-    const Lesson l = load_lesson(reader, 1);
+    const Lesson l = loadLesson(reader, 1);
     QCOMPARE(l.graph.nodes.size(), size_t{11});
     QVERIFY(l.steps.size() > 20);
     QCOMPARE(static_cast<int>(l.steps.front().kind), static_cast<int>(StepKind::ContextCreated));
@@ -33,7 +33,7 @@ class TestLessons : public QObject {
       return -1;
     };
     // Before any step: the counts the pass starts from, nothing run, nothing on the way.
-    const LessonState start = l.state_after(0);
+    const LessonState start = l.stateAfter(0);
     for (size_t i = 0; i < l.graph.nodes.size(); ++i)
       QCOMPARE(start.counters[i], l.graph.nodes[i].deps);
     QVERIFY(std::none_of(start.executed.begin(), start.executed.end(), [](bool e) { return e; }));
@@ -56,10 +56,10 @@ class TestLessons : public QObject {
       QCOMPARE(left, int64_t{0});
     // Worker 1 runs AddBackward: it is the node running, and its recv waits for two.
     QVERIFY(add_runs > 0);
-    const LessonState at_add = l.state_after(add_runs + 1);
+    const LessonState at_add = l.stateAfter(add_runs + 1);
     QCOMPARE(at_add.running, node(1, "AddBackward"));
     QCOMPARE(at_add.counters[static_cast<size_t>(node(1, "RecvRpcBackward"))], int64_t{2});
-    const LessonState half = l.state_after(recv1_at_one + 1);
+    const LessonState half = l.stateAfter(recv1_at_one + 1);
     QCOMPARE(half.counters[static_cast<size_t>(node(1, "RecvRpcBackward"))], int64_t{1});
     QVERIFY(!half.executed[static_cast<size_t>(node(1, "RecvRpcBackward"))]);
     // Gradient messages: worker 1 hears of the pass first through them; worker 0 already runs it.
@@ -69,8 +69,8 @@ class TestLessons : public QObject {
     // the messages sent so far, those in flight without a receive.
     size_t sent = 0;
     for (size_t i = 0; i < l.steps.size(); ++i) {
-      const SequenceData seq = lesson_sequence(l, i + 1);
-      const LessonState s = l.state_after(i + 1);
+      const SequenceData seq = lessonSequence(l, i + 1);
+      const LessonState s = l.stateAfter(i + 1);
       sent += l.steps[i].kind == StepKind::MessageSent;
       QCOMPARE(seq.arrows.size(), sent);
       QCOMPARE(static_cast<size_t>(seq.in_flight), s.in_flight.size());
@@ -83,14 +83,14 @@ class TestLessons : public QObject {
     const auto released = std::find_if(l.steps.begin(), l.steps.end(),
                                        [](const LessonStep& s) { return s.kind == StepKind::ContextReleased; });
     QVERIFY(released != l.steps.end());
-    const LessonState before = l.state_after(static_cast<size_t>(released - l.steps.begin()));
+    const LessonState before = l.stateAfter(static_cast<size_t>(released - l.steps.begin()));
     std::set<std::string> held;
     for (int n : before.accumulated)
       held.insert(l.graph.nodes[static_cast<size_t>(n)].op);
     QCOMPARE(held, (std::set<std::string>{"AccumulateGrad(t1)", "AccumulateGrad(t2)", "AccumulateGrad(t4)"}));
     // At the end: every node has run (the leaves accumulated), every count is 0, every
     // message arrived, and both workers released the context and the gradients in it.
-    const LessonState end = l.state_after(l.steps.size());
+    const LessonState end = l.stateAfter(l.steps.size());
     QVERIFY(std::all_of(end.executed.begin(), end.executed.end(), [](bool e) { return e; }));
     QVERIFY(std::all_of(end.counters.begin(), end.counters.end(), [](int64_t c) { return c == 0; }));
     QVERIFY(end.in_flight.empty());
@@ -104,9 +104,9 @@ class TestLessons : public QObject {
   // function that never got a gradient.
   void testLessonFastEndsOnItsError() {
     ddpscope::probes::RunStoreReader reader(DDPSCOPE_LESSONS_DIR "/unused-fast.ddprun");
-    const auto graphs = list_dist_graphs(reader);
+    const auto graphs = listDistGraphs(reader);
     QVERIFY(!graphs.empty());
-    const Lesson l = load_lesson(reader, graphs.front().ctx_id);
+    const Lesson l = loadLesson(reader, graphs.front().ctx_id);
     QCOMPARE(static_cast<int>(l.steps.back().kind), static_cast<int>(StepKind::Verdict));
     const std::string text = l.explain(l.steps.size() - 1);
     QVERIFY2(
@@ -118,9 +118,9 @@ class TestLessons : public QObject {
   // those become active, and the pass completes with every recorded node run.
   void testLessonShowsSmartExchange() {
     ddpscope::probes::RunStoreReader reader(DDPSCOPE_LESSONS_DIR "/unused-smart.ddprun");
-    const auto graphs = list_dist_graphs(reader);
+    const auto graphs = listDistGraphs(reader);
     QVERIFY(!graphs.empty());
-    const Lesson l = load_lesson(reader, graphs.front().ctx_id);
+    const Lesson l = loadLesson(reader, graphs.front().ctx_id);
     std::multiset<std::pair<int, int64_t>> asked, active;  // (send's worker, autograd id)
     for (const auto& st : l.steps) {
       if (st.kind == StepKind::SmartAsk) asked.insert({st.peer, st.msg_id});
@@ -128,7 +128,7 @@ class TestLessons : public QObject {
     }
     QVERIFY(!asked.empty());
     QCOMPARE(active, asked);
-    const LessonState end = l.state_after(l.steps.size());
+    const LessonState end = l.stateAfter(l.steps.size());
     QVERIFY(std::all_of(end.executed.begin(), end.executed.end(), [](bool e) { return e; }));
     QCOMPARE(static_cast<size_t>(std::count(end.active.begin(), end.active.end(), true)), active.size());
     const auto ask =
@@ -139,7 +139,7 @@ class TestLessons : public QObject {
   // Lesson 3 from its shipped recording: rank 0's first two DDP iterations.
   void testDdpLessonShowsBucketsFillingAndReducing() {
     ddpscope::probes::RunStoreReader reader(DDPSCOPE_LESSONS_DIR "/ddp-buckets.ddprun");
-    const Lesson l = load_ddp_lesson(reader, 0);
+    const Lesson l = loadDdpLesson(reader, 0);
     QVERIFY(l.ddp);
     QCOMPARE(l.layout.param_names.size(), size_t{8});  // 4 Linear layers
     QVERIFY(l.layout.generations.size() == 2);         // assigned, then rebuilt
@@ -157,7 +157,7 @@ class TestLessons : public QObject {
         if (st.kind == StepKind::AllreduceStarts) launches.push_back({st.t_ns, st.bucket});
         if (st.kind == StepKind::BucketReady) {
           // Full at its ready step: every gradient of the bucket arrived.
-          const LessonState s = l.state_after(i + 1);
+          const LessonState s = l.stateAfter(i + 1);
           const BucketFill& b = s.buckets[static_cast<size_t>(st.bucket)];
           QCOMPARE(b.params_ready, b.params_total);
           QCOMPARE(b.bytes_ready, b.bytes_total);
@@ -170,7 +170,7 @@ class TestLessons : public QObject {
       for (size_t b = 0; b < launches.size(); ++b)
         QCOMPARE(launches[b].second, static_cast<int>(b));
       // The iteration starts with empty buckets of its generation.
-      const LessonState at_start = l.state_after(start + 1);
+      const LessonState at_start = l.stateAfter(start + 1);
       QCOMPARE(at_start.generation, iteration - 1);
       for (const BucketFill& b : at_start.buckets) {
         QCOMPARE(b.params_ready, 0);
@@ -178,7 +178,7 @@ class TestLessons : public QObject {
       }
     }
     // At the end every bucket of iteration 2 is reduced and every node has run.
-    const LessonState end = l.state_after(l.steps.size());
+    const LessonState end = l.stateAfter(l.steps.size());
     for (const BucketFill& b : end.buckets)
       QCOMPARE(static_cast<int>(b.phase), static_cast<int>(BucketFill::Phase::Reduced));
     QVERIFY(std::all_of(end.executed.begin(), end.executed.end(), [](bool e) { return e; }));
@@ -193,7 +193,7 @@ class TestLessons : public QObject {
   // the run's failure and the hang view's verdict.
   void testDdpLessonEndsOnTheHangVerdict() {
     ddpscope::probes::RunStoreReader reader(DDPSCOPE_LESSONS_DIR "/ddp-unused.ddprun");
-    const Lesson l = load_ddp_lesson(reader, 1);
+    const Lesson l = loadDdpLesson(reader, 1);
     QVERIFY(!l.steps.empty());
     QCOMPARE(static_cast<int>(l.steps.back().kind), static_cast<int>(StepKind::Verdict));
     const std::string verdict = l.explain(l.steps.size() - 1);
@@ -201,7 +201,7 @@ class TestLessons : public QObject {
              verdict.c_str());
     QVERIFY2(verdict.find("--find-unused-parameters") != std::string::npos, verdict.c_str());
     QVERIFY2(verdict.find("rank 0 waits in allreduce") != std::string::npos, verdict.c_str());
-    const LessonState end = l.state_after(l.steps.size());
+    const LessonState end = l.stateAfter(l.steps.size());
     QCOMPARE(end.buckets.size(), size_t{3});
     QCOMPARE(end.buckets[1].params_ready, 0);
     QCOMPARE(end.buckets[2].params_ready, end.buckets[2].params_total);
@@ -214,7 +214,7 @@ class TestLessons : public QObject {
   // after backward; the buckets show what this rank updates.
   void testZeroLessonShowsWhoUpdatesWhat() {
     ddpscope::probes::RunStoreReader reader(DDPSCOPE_LESSONS_DIR "/zero-overlap.ddprun");
-    const Lesson l = load_ddp_lesson(reader, 0);
+    const Lesson l = loadDdpLesson(reader, 0);
     QCOMPARE(l.layout.owners.size(), l.layout.param_names.size());
     QVERIFY(std::count(l.layout.owners.begin(), l.layout.owners.end(), 0) > 0);
     QVERIFY(std::count(l.layout.owners.begin(), l.layout.owners.end(), 1) > 0);
@@ -237,20 +237,20 @@ class TestLessons : public QObject {
           QVERIFY2(reduced.count(st.bucket), "a shard stepped before its bucket was reduced");
           stepped.insert(st.bucket);
           last_shard = i;
-          QVERIFY(l.state_after(i + 1).buckets[static_cast<size_t>(st.bucket)].stepped);
+          QVERIFY(l.stateAfter(i + 1).buckets[static_cast<size_t>(st.bucket)].stepped);
           const std::string text = l.explain(i);
           QVERIFY2(text.find("steps its share of it at once") != std::string::npos, text.c_str());
         }
         if (st.kind == StepKind::ParamsBroadcast) {
           broadcast = i;
           QVERIFY(st.bytes > 0);
-          QVERIFY(l.state_after(i + 1).broadcast);
+          QVERIFY(l.stateAfter(i + 1).broadcast);
           QVERIFY(l.explain(i).find("broadcasts the parameters it updated") != std::string::npos);
         }
       }
       QCOMPARE(stepped, expected);
       QVERIFY2(broadcast > last_shard && broadcast > last_node, "the broadcast ends the step");
-      const LessonState at_start = l.state_after(1);
+      const LessonState at_start = l.stateAfter(1);
       for (const BucketFill& b : at_start.buckets)
         QVERIFY(b.params_owned >= 0 && !b.stepped);
     }
@@ -258,7 +258,7 @@ class TestLessons : public QObject {
     QVERIFY(l.explain(0).find("keeps the optimizer state of those only") != std::string::npos);
     // Lesson 3's run has no partition: nothing of this shows.
     ddpscope::probes::RunStoreReader plain(DDPSCOPE_LESSONS_DIR "/ddp-buckets.ddprun");
-    const Lesson p = load_ddp_lesson(plain, 0);
+    const Lesson p = loadDdpLesson(plain, 0);
     QVERIFY(p.layout.owners.empty());
     QVERIFY(std::none_of(p.steps.begin(), p.steps.end(), [](const LessonStep& st) {
       return st.kind == StepKind::ShardStep || st.kind == StepKind::ParamsBroadcast;

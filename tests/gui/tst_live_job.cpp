@@ -86,7 +86,7 @@ class TestLiveJob : public QObject {
     const Lesson& l = page->lesson();
     QVERIFY(
         std::any_of(l.steps.begin(), l.steps.end(), [](const LessonStep& s) { return s.kind == StepKind::SmartAsk; }));
-    QCOMPARE(l.state_after(l.steps.size()).in_flight.size(), size_t{0});
+    QCOMPARE(l.stateAfter(l.steps.size()).in_flight.size(), size_t{0});
     QDir dir(folder.path());
     QCOMPARE(dir.entryList({"lesson-unused-rpc-smart-np3-*.ddprun"}).size(), 1);
   }
@@ -110,7 +110,7 @@ class TestLiveJob : public QObject {
     QVERIFY(l.ddp);
     QVERIFY(
         std::none_of(l.steps.begin(), l.steps.end(), [](const LessonStep& s) { return s.kind == StepKind::Verdict; }));
-    for (const BucketFill& b : l.state_after(l.steps.size()).buckets)
+    for (const BucketFill& b : l.stateAfter(l.steps.size()).buckets)
       QCOMPARE(static_cast<int>(b.phase), static_cast<int>(BucketFill::Phase::Reduced));
     QCOMPARE(QDir(folder.path()).entryList({"lesson-train-cap0.25-unused-find-*.ddprun"}).size(), 1);
     // The lesson's words follow the run recorded (issue 34: they still said 1 MiB), and
@@ -140,7 +140,7 @@ class TestLiveJob : public QObject {
       QTest::qWait(500);
       try {
         ddpscope::probes::RunStoreReader reader(file.toStdString());
-        ready = !list_dist_graphs(reader).empty() && reader.messages().size() > 20;
+        ready = !listDistGraphs(reader).empty() && reader.messages().size() > 20;
       } catch (const std::exception&) {
       }
     }
@@ -182,7 +182,7 @@ class TestLiveJob : public QObject {
     const int64_t row = view->data().resolve(view->selection())->rowid;
     QVERIFY(row > 0);
     QCOMPARE(window.timelinePage()->details()->topLevelItem(0)->text(1),
-             QString::fromStdString(view->data().name_of(view->data().resolve(view->selection())->name)));
+             QString::fromStdString(view->data().nameOf(view->data().resolve(view->selection())->name)));
     view->setRange(view->data().begin_ns, view->data().end_ns);
     QVERIFY(window.timelinePage()->rangeModel()->rowCount() > 0);
     const size_t grown = view->data().lanes[0].spans.size();

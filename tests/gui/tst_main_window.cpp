@@ -184,7 +184,7 @@ class TestMainWindow : public QObject {
     // Rank 0's compute lane (the first), at 2100 ns: inside forward [2000, 2200], drawn
     // in the row under the iteration's.
     QCOMPARE(timeline->data().lanes[0].label, std::string("rank 0 · compute"));
-    const int x = TimelineView::kLabelWidth + static_cast<int>(timeline->axis().to_px(2100));
+    const int x = TimelineView::kLabelWidth + static_cast<int>(timeline->axis().toPx(2100));
     const int y = timeline->layout().rowTop(0, 1) + TrackLayout::kRowHeight / 2;
     QTest::mouseClick(timeline, Qt::LeftButton, Qt::NoModifier, QPoint(x, y));
     QCOMPARE(clicked.count(), 1);
@@ -219,11 +219,11 @@ class TestMainWindow : public QObject {
     for (int i = 1; i <= 100; ++i)
       points.emplace_back(i, 200 + (i % 7));
     points.emplace_back(101, 25000);
-    const AxisFit clipped = fit_axes(points, true);
+    const AxisFit clipped = fitAxes(points, true);
     QCOMPARE(clipped.clipped, 1);
     QCOMPARE(clipped.max, 25000.0);
     QVERIFY(clipped.y1 > 206 && clipped.y1 < 400);
-    const AxisFit whole = fit_axes(points, false);
+    const AxisFit whole = fitAxes(points, false);
     QCOMPARE(whole.clipped, 0);
     QVERIFY(whole.y1 >= 25000);
 
@@ -240,7 +240,7 @@ class TestMainWindow : public QObject {
       LiveMonitor live;
       live.setProgress(1, 40, 0.5, 1234, true);
       QCOMPARE(live.statusLabel()->text(), QString("iteration 1 of 40 · loss 0.5000 · 1234 samples/s"));
-      live.setRun(load_run(growing.toStdString()), /*live=*/true);
+      live.setRun(loadRun(growing.toStdString()), /*live=*/true);
       QCOMPARE(live.progressBar()->value(), 19);
       QVERIFY2(live.statusLabel()->text().startsWith("iteration 19 of 40"), qPrintable(live.statusLabel()->text()));
     }

@@ -130,7 +130,7 @@ class TestMessagesPage : public QObject {
     QCOMPARE(view->drawnArrows(), int64_t{3});
     page->kindBox(ArrowKind::Request)->setChecked(true);
     // A click on the middle of the first arrow (worker 0 -> worker 1, 1000 -> 1100) selects it.
-    const double x = SequenceView::kLabelWidth + (view->axis().to_px(1000) + view->axis().to_px(1100)) / 2;
+    const double x = SequenceView::kLabelWidth + (view->axis().toPx(1000) + view->axis().toPx(1100)) / 2;
     const int y = (view->laneY(0) + view->laneY(1)) / 2;
     QCOMPARE(view->arrowAt(QPointF(x, y)), 0);
     QSignalSpy selected(view, &SequenceView::arrowSelected);
@@ -154,7 +154,7 @@ class TestMessagesPage : public QObject {
     // Issue 34, point 9: one clock on both tabs (the ruler's zero is the run's start), and
     // the timeline's Details show the message the status bar says is selected there.
     QCOMPARE(view->data().origin(), timeline->data().begin_ns);
-    const QString sentAt = QString::fromStdString(format_duration(1000 - timeline->data().begin_ns));
+    const QString sentAt = QString::fromStdString(formatDuration(1000 - timeline->data().begin_ns));
     QVERIFY2(selected.at(0).at(0).toString().contains("sent at " + sentAt),
              qPrintable(selected.at(0).at(0).toString()));
     QTreeWidget* details = window.timelinePage()->details();

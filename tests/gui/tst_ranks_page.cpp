@@ -37,7 +37,7 @@ class TestRanksPage : public ScratchTest {
         rows.push_back(b);
       }
     const std::vector<probes::RankRow> ranks = {{0, "b"}, {1, "a"}, {2, "b"}};
-    RankOverview o = make_rank_overview(rows, ranks, OverviewMetric::Iteration, OverviewOrder::SlowestFirst);
+    RankOverview o = makeRankOverview(rows, ranks, OverviewMetric::Iteration, OverviewOrder::SlowestFirst);
     QCOMPARE(o.rows.size(), size_t{3});
     QCOMPARE(o.rows[0].rank, 2);  // mean of iterations 2 and 3: 25 ms (the warm-up left out)
     QCOMPARE(o.rows[0].mean_ms, 25.0);
@@ -45,16 +45,16 @@ class TestRanksPage : public ScratchTest {
     QCOMPARE(o.iterations, (std::vector<int64_t>{1, 2, 3}));
     QCOMPARE(o.at(0, 2), 30.0f);
     QCOMPARE(o.median_rank_mean_ms, 11.0);
-    o = make_rank_overview(rows, ranks, OverviewMetric::ExposedComm, OverviewOrder::SlowestFirst);
+    o = makeRankOverview(rows, ranks, OverviewMetric::ExposedComm, OverviewOrder::SlowestFirst);
     QCOMPARE(o.rows[0].rank, 1);
-    o = make_rank_overview(rows, ranks, OverviewMetric::Iteration, OverviewOrder::ByHost);
+    o = makeRankOverview(rows, ranks, OverviewMetric::Iteration, OverviewOrder::ByHost);
     // Host b holds the slowest rank: its group first, slowest within it first.
     QCOMPARE(o.groups.size(), size_t{2});
     QCOMPARE(o.groups[0].host, std::string("b"));
     QCOMPARE(o.rows[0].rank, 2);
     QCOMPARE(o.rows[1].rank, 0);
     QCOMPARE(o.rows[2].rank, 1);
-    o = make_rank_overview(rows, ranks, OverviewMetric::Iteration, OverviewOrder::ByRank);
+    o = makeRankOverview(rows, ranks, OverviewMetric::Iteration, OverviewOrder::ByRank);
     QCOMPARE(o.rows[0].rank, 0);
     // The colour scale: darkest at the top of the scale, palest at its bottom.
     QVERIFY(RankOverviewView::colorOf(30, 10, 30).lightness() < RankOverviewView::colorOf(10, 10, 30).lightness());

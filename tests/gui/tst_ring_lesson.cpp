@@ -44,7 +44,7 @@ uint64_t ring_window(int r, int k, int n) {
 void checkAgainstTheRun(const QString& file) {
   RunStoreReader run(file.toStdString());
   const auto spans = run.spans({.kinds = {Kind::RingStep}});
-  const Lesson l = load_ring_lesson(run);
+  const Lesson l = loadRingLesson(run);
   const int n = l.ring_ranks;
   QCOMPARE(n, 4);
   // Each recorded step in two halves: its send and its receive.
@@ -57,7 +57,7 @@ void checkAgainstTheRun(const QString& file) {
     const auto event = std::find_if(spans.begin(), spans.end(),
                                     [&](const auto& s) { return s.rank == st.rank && s.msg_id == st.iteration; });
     QVERIFY(event != spans.end());
-    const LessonState before = l.state_after(i), after = l.state_after(i + 1);
+    const LessonState before = l.stateAfter(i), after = l.stateAfter(i + 1);
     if (st.kind == StepKind::RingSend) {
       QCOMPARE(st.param, int(event->param));
       QCOMPARE(st.peer, int(event->peer));
@@ -96,7 +96,7 @@ void checkAgainstTheRun(const QString& file) {
       return o.kind == StepKind::RingReceive && o.rank == r && o.iteration == n - 2;
     });
     QVERIFY(last != l.steps.end());
-    const LessonState mid = l.state_after(size_t(last - l.steps.begin()) + 1);
+    const LessonState mid = l.stateAfter(size_t(last - l.steps.begin()) + 1);
     int full = 0;
     for (int b = 0; b < n; ++b)
       if (mid.holds[size_t(r)][size_t(b)] == all) {
@@ -106,7 +106,7 @@ void checkAgainstTheRun(const QString& file) {
     QCOMPARE(full, 1);
   }
   // At the end every block is whole on every rank, and each rank sent 2(n-1)/n of the tensor.
-  const LessonState end = l.state_after(l.steps.size());
+  const LessonState end = l.stateAfter(l.steps.size());
   for (int r = 0; r < n; ++r) {
     for (int b = 0; b < n; ++b)
       QCOMPARE(end.holds[size_t(r)][size_t(b)], all);

@@ -25,7 +25,7 @@ class TestRunSummaries : public ScratchTest {
   void testOverlapModelPerRank() {
     const std::string file = path("overlap.ddprun");
     testing::write_test_run(file, 2, 5);
-    const RunData run = load_run(file);
+    const RunData run = loadRun(file);
     OverlapModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     model.setRun(&run);
@@ -47,7 +47,7 @@ class TestRunSummaries : public ScratchTest {
   void testTimeBreakdownAddsUp() {
     const std::string file = path("breakdown.ddprun");
     testing::write_test_run(file, 2, 5, "finished", 100);  // rank 1 starts its allreduces 100 ns late
-    const RunData run = load_run(file);
+    const RunData run = loadRun(file);
     const auto rows = breakdown_by_iteration(run.analysis);
     QCOMPARE(rows.size(), size_t(10));
     for (const auto& r : rows) {
@@ -93,7 +93,7 @@ class TestRunSummaries : public ScratchTest {
       w.write(b);
       w.end_run("finished");
     }
-    const RunData run = load_run(file);
+    const RunData run = loadRun(file);
     const auto rows = breakdown_by_iteration(run.analysis);
     QCOMPARE(rows.size(), size_t(3));
     for (const auto& r : rows) {
@@ -133,7 +133,7 @@ class TestRunSummaries : public ScratchTest {
       }
       w.end_run("finished");
     }
-    const RunData d = load_run(file);
+    const RunData d = loadRun(file);
     std::vector<double> rank0;
     for (const auto& m : d.metrics)
       if (m.name == "loss" && m.rank == 0) rank0.push_back(m.value);
@@ -150,29 +150,29 @@ class TestRunSummaries : public ScratchTest {
   void testCsvOfATable() {
     const std::string file = path("csv.ddprun");
     testing::write_test_run(file, 1, 2);
-    const RunData run = load_run(file);
+    const RunData run = loadRun(file);
     BucketTableModel model;
     model.setRun(&run, 0, 1);
-    const QStringList lines = to_csv(model).split('\n', Qt::SkipEmptyParts);
+    const QStringList lines = toCsv(model).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 3);  // header + 2 buckets
     QVERIFY(lines[0].startsWith("Bucket,Ready order,Bytes"));
     QVERIFY2(lines[2].endsWith(",1: b"), qPrintable(lines[2]));
     QString error;
     const QString out = scratch_file("buckets.csv");
-    QVERIFY(write_csv(model, out, &error));
+    QVERIFY(writeCsv(model, out, &error));
     QFile f(out);
     QVERIFY(f.open(QIODevice::ReadOnly));
-    QCOMPARE(QString::fromUtf8(f.readAll()), to_csv(model));
-    QVERIFY(!write_csv(model, "/nonexistent/dir/x.csv", &error));
+    QCOMPARE(QString::fromUtf8(f.readAll()), toCsv(model));
+    QVERIFY(!writeCsv(model, "/nonexistent/dir/x.csv", &error));
     QVERIFY2(error.contains("/nonexistent/dir/x.csv"), qPrintable(error));
   }
 
   // The summary's line about what was refused at the run's doors.
   void testRejectedMessagesAreDescribed() {
-    QCOMPARE(describe_rejected({{"collector_batches", 0},
-                                {"rpc_without_token", 0},
-                                {"rpc_malformed", 0},
-                                {"by_rank", nlohmann::ordered_json::array()}}),
+    QCOMPARE(describeRejected({{"collector_batches", 0},
+                               {"rpc_without_token", 0},
+                               {"rpc_malformed", 0},
+                               {"by_rank", nlohmann::ordered_json::array()}}),
              std::string());
     const nlohmann::ordered_json r = {{"collector_batches", 2},
                                       {"rpc_without_token", 15},
@@ -180,9 +180,9 @@ class TestRunSummaries : public ScratchTest {
                                       {"by_rank",
                                        {{{"rank", 1}, {"rpc_without_token", 15}, {"rpc_malformed", 0}},
                                         {{"rank", 2}, {"rpc_without_token", 0}, {"rpc_malformed", 1}}}}};
-    QCOMPARE(describe_rejected(r), std::string("Refused from outside the job: 2 batches at the collector; 15 RPC "
-                                               "messages without the job's token and 1 malformed (rank 1: 15, "
-                                               "rank 2: 1)."));
+    QCOMPARE(describeRejected(r), std::string("Refused from outside the job: 2 batches at the collector; 15 RPC "
+                                              "messages without the job's token and 1 malformed (rank 1: 15, "
+                                              "rank 2: 1)."));
   }
 };
 

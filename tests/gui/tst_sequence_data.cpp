@@ -23,7 +23,7 @@ class TestSequenceData : public ScratchTest {
       w.end_run("finished");
     }
     ddpscope::probes::RunStoreReader reader(file);
-    const SequenceData d = load_sequence(reader, 2);
+    const SequenceData d = loadSequence(reader, 2);
     const auto expected = testing::seed_messages();
     QCOMPARE(d.arrows.size(), expected.size());
     QCOMPARE(d.workers, 2);
@@ -34,7 +34,7 @@ class TestSequenceData : public ScratchTest {
       QCOMPARE(a.t_send_ns, expected[i].t_send);
       QCOMPARE(a.t_recv_ns, expected[i].t_recv);  // both ends joined, or -1 in flight
       QCOMPARE(a.bytes, expected[i].bytes);
-      QCOMPARE(d.name_of(a.name), expected[i].name);
+      QCOMPARE(d.nameOf(a.name), expected[i].name);
     }
     QCOMPARE(d.in_flight, int64_t{1});
     QCOMPARE(d.longest_ns, int64_t{100});
@@ -49,11 +49,11 @@ class TestSequenceData : public ScratchTest {
       QCOMPARE(static_cast<int>(d.arrows[i].kind), static_cast<int>(kinds[i]));
     QCOMPARE(d.contexts.size(), size_t{1});
     QCOMPARE(d.contexts.at(7), (std::set<int>{0, 1}));
-    const std::string text = describe_arrow(d, d.arrows[0]);
+    const std::string text = describeArrow(d, d.arrows[0]);
     QVERIFY2(text.find("call of 'add' from worker 0 to worker 1") != std::string::npos &&
                  text.find("210 B") != std::string::npos && text.find("0.1 us") != std::string::npos,
              text.c_str());
-    QVERIFY(describe_arrow(d, d.arrows.back()).find("never received") != std::string::npos);
+    QVERIFY(describeArrow(d, d.arrows.back()).find("never received") != std::string::npos);
 
     // Filters: context 7 only; worker 1's; gradients only.
     SequenceFilter f;
@@ -83,13 +83,13 @@ class TestSequenceData : public ScratchTest {
     testing::write_messages(w, {{0, 1, 1000, -1, 1, -1, 1, "add", 210}}, 2);
     {
       ddpscope::probes::RunStoreReader reader(file);
-      const SequenceData d = load_sequence(reader, 2);
+      const SequenceData d = loadSequence(reader, 2);
       QCOMPARE(d.arrows.size(), size_t{1});
       QCOMPARE(d.in_flight, int64_t{1});
     }
     testing::write_messages(w, {{0, 1, -1, 1100, 1, -1, 1, "add", 210}, {1, 0, 1200, 1300, 1, -1, 2, "add", 132}}, 2);
     ddpscope::probes::RunStoreReader reader(file);
-    const SequenceData d = load_sequence(reader, 2);
+    const SequenceData d = loadSequence(reader, 2);
     QCOMPARE(d.arrows.size(), size_t{2});
     QCOMPARE(d.in_flight, int64_t{0});
     QCOMPARE(d.arrows[0].t_recv_ns, int64_t{1100});

@@ -29,7 +29,7 @@ class TestTimelineModels : public ScratchTest {
   void testTimelineLanesAndSpanLookup() {
     const std::string file = path("timeline.ddprun");
     testing::write_test_run(file, 2, 3);
-    const RunData run = load_run(file);
+    const RunData run = loadRun(file);
     const TimelineData& t = run.timeline;
     QCOMPARE(t.lanes.size(), size_t(4));
     QCOMPARE(t.lanes[0].label, std::string("rank 0 · compute"));
@@ -90,13 +90,13 @@ class TestTimelineModels : public ScratchTest {
       w.write(b);
       w.end_run("failed");
     }
-    const RunData run = load_run(file);
+    const RunData run = loadRun(file);
     const TimelineData& t = run.timeline;
     QCOMPARE(t.lanes.size(), size_t(2));
     const TimelineLane& compute = t.lanes[0];
     std::map<std::string, int> rowOf;
     for (const auto& s : compute.spans)
-      rowOf[t.name_of(s.name)] = s.row;
+      rowOf[t.nameOf(s.name)] = s.row;
     QCOMPARE(rowOf["iteration"], 0);
     QCOMPARE(rowOf["backward"], 1);
     QCOMPARE(rowOf["node"], 2);
@@ -113,15 +113,15 @@ class TestTimelineModels : public ScratchTest {
     // The open op is what a click there finds, and its details say so.
     const TimelineSpan* open = t.spanAt(1, 990, 0, 1);
     QVERIFY(open == &comm.open[0]);
-    const SpanDetails d = span_details(t, t.refOf(1, open));
+    const SpanDetails d = spanDetails(t, t.refOf(1, open));
     QVERIFY(d.unfinished);
     QCOMPARE(d.seq, int64_t(1));
     // The general rule, on this run and a regular one: no two spans of a row of a lane
     // overlap, and every row lies inside the lane's track, rows disjoint.
     testing::write_test_run(path("rows2.ddprun"), 2, 4);
-    const RunData regular = load_run(path("rows2.ddprun"));
+    const RunData regular = loadRun(path("rows2.ddprun"));
     for (const TimelineData* data : {&t, &regular.timeline}) {
-      const TrackLayout layout = layout_tracks(*data, {}, 40);
+      const TrackLayout layout = layoutTracks(*data, {}, 40);
       for (size_t l = 0; l < data->lanes.size(); ++l) {
         const TimelineLane& lane = data->lanes[l];
         std::map<int, int64_t> rowEnd;
@@ -149,7 +149,7 @@ class TestTimelineModels : public ScratchTest {
         QCOMPARE(layout.rows[i].y, layout.rows[i - 1].y + layout.rows[i - 1].height);
     }
     // Collapsing a rank keeps its header and hides its lanes.
-    const TrackLayout folded = layout_tracks(regular.timeline, {0}, 40);
+    const TrackLayout folded = layoutTracks(regular.timeline, {0}, 40);
     QCOMPARE(folded.lane_row[0], -1);
     QCOMPARE(folded.lane_row[1], -1);
     QVERIFY(folded.lane_row[2] >= 0);
@@ -158,7 +158,7 @@ class TestTimelineModels : public ScratchTest {
     // host in the order of their lowest rank, its ranks below; a collapsed host hides its
     // ranks, whose flows attach to its header.
     TrackHosts hosts{{{0, "b"}, {1, "a"}}, {}};
-    const TrackLayout grouped = layout_tracks(regular.timeline, {}, 40, hosts);
+    const TrackLayout grouped = layoutTracks(regular.timeline, {}, 40, hosts);
     QCOMPARE(grouped.rows[0].type, TrackRow::Type::Host);
     QCOMPARE(grouped.rows[0].host, std::string("b"));
     QCOMPARE(grouped.rows[0].ranks, 1);
@@ -169,14 +169,14 @@ class TestTimelineModels : public ScratchTest {
     QVERIFY(host_a != grouped.rows.end());
     QCOMPARE(std::next(host_a)->rank, 1);
     hosts.collapsed = {"b"};
-    const TrackLayout hidden = layout_tracks(regular.timeline, {}, 40, hosts);
+    const TrackLayout hidden = layoutTracks(regular.timeline, {}, 40, hosts);
     QCOMPARE(hidden.lane_row[0], -1);
     QCOMPARE(hidden.rows[static_cast<size_t>(hidden.group_row[0])].type, TrackRow::Type::Host);
     QCOMPARE(hidden.anchorY(0), 40 + TrackLayout::kGroupHeight / 2.0);
     QVERIFY(hidden.lane_row[2] >= 0);
     QCOMPARE(hidden.rows[1].type, TrackRow::Type::Host);  // "a" right below the folded "b"
     // One host: no host headers.
-    const TrackLayout single = layout_tracks(regular.timeline, {}, 40, TrackHosts{{{0, "a"}, {1, "a"}}, {}});
+    const TrackLayout single = layoutTracks(regular.timeline, {}, 40, TrackHosts{{{0, "a"}, {1, "a"}}, {}});
     QCOMPARE(single.rows[0].type, TrackRow::Type::Group);
   }
 
@@ -192,7 +192,7 @@ class TestTimelineModels : public ScratchTest {
   void testDurationFormat() {
     QFETCH(qint64, ns);
     QFETCH(QString, text);
-    QCOMPARE(QString::fromStdString(format_duration(ns)), text);
+    QCOMPARE(QString::fromStdString(formatDuration(ns)), text);
   }
 
   // Ruler: at every zoom from a 2 µs window to a 100 s one, in a 1400 px view, labels
@@ -203,7 +203,7 @@ class TestTimelineModels : public ScratchTest {
     for (double window = 2e3; window <= 1e11; window *= 3.7) {
       for (int64_t origin : {int64_t{0}, int64_t{12'300'000'000}}) {
         TimeAxis axis{origin + 1234, origin + 1234 + static_cast<int64_t>(window), 1400};
-        const RulerTicks ticks = ruler_ticks(axis, 0, width);
+        const RulerTicks ticks = rulerTicks(axis, 0, width);
         QVERIFY2(ticks.ticks.size() >= 2,
                  qPrintable(QString("window %1: %2 ticks").arg(window).arg(ticks.ticks.size())));
         for (size_t i = 1; i < ticks.ticks.size(); ++i) {
@@ -213,22 +213,22 @@ class TestTimelineModels : public ScratchTest {
       }
     }
     TimeAxis seconds{0, 60'000'000'000, 1400};
-    QVERIFY(ruler_ticks(seconds, 0, width).ticks[1].label.find(" s") != std::string::npos);
+    QVERIFY(rulerTicks(seconds, 0, width).ticks[1].label.find(" s") != std::string::npos);
     TimeAxis micro{5'000, 25'000, 1400};
-    const std::string first = ruler_ticks(micro, 0, width).ticks[0].label;
+    const std::string first = rulerTicks(micro, 0, width).ticks[0].label;
     QCOMPARE(first.substr(first.size() - 3), std::string("µs"));
   }
 
   void testTimeAxisMapping() {
     TimeAxis a{100'000, 200'000, 100};  // 1000 ns per pixel
-    QCOMPARE(a.ns_per_px(), 1000.0);
-    QCOMPARE(a.to_px(150'000), 50.0);
-    QCOMPARE(a.to_ns(25), int64_t(125'000));
+    QCOMPARE(a.nsPerPx(), 1000.0);
+    QCOMPARE(a.toPx(150'000), 50.0);
+    QCOMPARE(a.toNs(25), int64_t(125'000));
     a.zoom(2, 25);  // the time under pixel 25 stays there
-    QCOMPARE(a.to_ns(25), int64_t(125'000));
+    QCOMPARE(a.toNs(25), int64_t(125'000));
     QCOMPARE(a.end_ns - a.begin_ns, int64_t(50'000));
     a.pan(10);  // 500 ns per pixel now
-    QCOMPARE(a.to_ns(25), int64_t(130'000));
+    QCOMPARE(a.toNs(25), int64_t(130'000));
     a.zoom(1e9, 0);  // never narrower than the minimum span
     QCOMPARE(a.end_ns - a.begin_ns, TimeAxis::kMinSpanNs);
     a.fit(0, 1'000'000, 0.0);
@@ -242,9 +242,9 @@ class TestTimelineModels : public ScratchTest {
   void testRangeSumsEqualSql() {
     const std::string file = path("range.ddprun");
     testing::write_test_run(file, 2, 5, "finished", 37);
-    const RunData run = load_run(file);
+    const RunData run = loadRun(file);
     for (auto [a, b] : {std::pair<int64_t, int64_t>{1250, 3710}, {0, 5037}, {640, 641}, {4999, 4000}}) {
-      const RangeSummary sum = summarize_range(run.timeline, a, b);
+      const RangeSummary sum = summarizeRange(run.timeline, a, b);
       std::map<std::pair<int, std::string>, std::tuple<int64_t, int64_t, int64_t>> mine;
       for (const RangeRow& r : sum.rows) {
         mine[{static_cast<int>(r.kind), r.name}] = {r.count, r.total_ns, r.longest_ns};
@@ -275,14 +275,14 @@ class TestTimelineModels : public ScratchTest {
   void testSpanDetailsMatchTheRunFileAndSearch() {
     const std::string file = path("details.ddprun");
     testing::write_test_run(file, 2, 3);
-    const RunData run = load_run(file);
+    const RunData run = loadRun(file);
     const TimelineData& t = run.timeline;
     ddpscope::probes::SqliteDb db(file, SQLITE_OPEN_READONLY);
     ddpscope::probes::register_span_table(db.handle());  // SQL over the packs
     int checked = 0;
     for (size_t l = 0; l < t.lanes.size(); ++l) {
       for (int64_t k = 0; k < static_cast<int64_t>(t.lanes[l].spans.size()); ++k) {
-        const SpanDetails d = span_details(t, {static_cast<int>(l), k, SpanRef::In::Spans});
+        const SpanDetails d = spanDetails(t, {static_cast<int>(l), k, SpanRef::In::Spans});
         auto q = db.prepare(
             "SELECT s.rank, th.name, s.kind, n.name, s.t_begin_ns, s.t_end_ns, IFNULL(s.iteration, -1), "
             "IFNULL(s.bucket, -1), IFNULL(s.bytes, -1), IFNULL(s.seq, -1), IFNULL(s.param, -1) FROM spans s "
@@ -311,15 +311,15 @@ class TestTimelineModels : public ScratchTest {
     const TimelineLane& compute = t.lanes[0];
     int64_t finalize = -1;
     for (size_t k = 0; k < compute.spans.size(); ++k)
-      if (t.name_of(compute.spans[k].name) == "finalize" && compute.spans[k].iteration == 2)
+      if (t.nameOf(compute.spans[k].name) == "finalize" && compute.spans[k].iteration == 2)
         finalize = static_cast<int64_t>(k);
-    const SpanDetails f = span_details(t, {0, finalize, SpanRef::In::Spans});
-    QCOMPARE(t.name_of(t.resolve(f.parent)->name), std::string("backward"));
-    const SpanDetails it = span_details(t, span_details(t, f.parent).parent);
+    const SpanDetails f = spanDetails(t, {0, finalize, SpanRef::In::Spans});
+    QCOMPARE(t.nameOf(t.resolve(f.parent)->name), std::string("backward"));
+    const SpanDetails it = spanDetails(t, spanDetails(t, f.parent).parent);
     QCOMPARE(it.kind, std::string("iteration"));
     QCOMPARE(it.children.size(), size_t(3));
     // A bucket allreduce: the same sequence number on the other rank.
-    const SpanDetails ar = span_details(t, {1, 2, SpanRef::In::Spans});
+    const SpanDetails ar = spanDetails(t, {1, 2, SpanRef::In::Spans});
     QCOMPARE(ar.kind, std::string("allreduce"));
     QCOMPARE(ar.same_collective.size(), size_t(1));
     const TimelineSpan* other = t.resolve(ar.same_collective[0]);
@@ -327,16 +327,16 @@ class TestTimelineModels : public ScratchTest {
     QCOMPARE(t.lanes[static_cast<size_t>(ar.same_collective[0].lane)].rank, 1);
     // Search: names, any case; buckets; parameters (bucket-ready marks carry no param
     // here, so the parameter "w" finds nothing but does not fail).
-    const SearchResults byName = search_timeline(t, "FINAL");
+    const SearchResults byName = searchTimeline(t, "FINAL");
     QCOMPARE(byName.matches.size(), size_t(6));
     for (size_t i = 1; i < byName.matches.size(); ++i)
       QVERIFY(t.resolve(byName.matches[i - 1])->begin_ns <= t.resolve(byName.matches[i])->begin_ns);
-    const SearchResults byBucket = search_timeline(t, "bucket 1");
+    const SearchResults byBucket = searchTimeline(t, "bucket 1");
     QCOMPARE(byBucket.matches.size(), size_t(2 * 3 * 2));  // allreduces and ready marks
     for (const SpanRef& r : byBucket.matches)
       QCOMPARE(t.resolve(r)->bucket, 1);
-    QCOMPARE(search_timeline(t, "nothing like it").matches.size(), size_t(0));
-    QCOMPARE(search_timeline(t, "  ").matches.size(), size_t(0));
+    QCOMPARE(searchTimeline(t, "nothing like it").matches.size(), size_t(0));
+    QCOMPARE(searchTimeline(t, "  ").matches.size(), size_t(0));
   }
 
   // A growing run: the timeline read again only for the new rows equals a fresh read.
@@ -350,7 +350,7 @@ class TestTimelineModels : public ScratchTest {
     ddpscope::probes::RunAnalysis analysis;
     {
       ddpscope::probes::RunStoreReader r(file);
-      grown = load_timeline(r);
+      grown = loadTimeline(r);
       analysis = ddpscope::probes::analyze_run(r);
     }
     QCOMPARE(analysis.iterations.size(), size_t(4));
@@ -359,7 +359,7 @@ class TestTimelineModels : public ScratchTest {
     testing::write_iterations(w, 1, 3, 5);
     testing::write_iterations(w, 0, 3, 5);
     ddpscope::probes::RunStoreReader r(file);
-    extend_timeline(grown, r);
+    extendTimeline(grown, r);
     QVERIFY(grown.last_rowid > first_rowid);
     // The overlap analysis, continued from its resume point, equals a fresh one.
     ddpscope::probes::extend_analysis(analysis, r);
@@ -371,7 +371,7 @@ class TestTimelineModels : public ScratchTest {
       QCOMPARE(analysis.iterations[i].iteration, full.iterations[i].iteration);
       QCOMPARE(analysis.iterations[i].exposed_comm_ms, full.iterations[i].exposed_comm_ms);
     }
-    const TimelineData fresh = load_timeline(r);
+    const TimelineData fresh = loadTimeline(r);
     QCOMPARE(grown.lanes.size(), fresh.lanes.size());
     QCOMPARE(grown.iterations, fresh.iterations);
     QCOMPARE(grown.begin_ns, fresh.begin_ns);
@@ -400,14 +400,14 @@ class TestTimelineModels : public ScratchTest {
       QVERIFY(std::is_sorted(grown.lanes[i].spans.begin(), grown.lanes[i].spans.end(),
                              [](const auto& a, const auto& b) { return a.begin_ns < b.begin_ns; }));
     }
-    extend_timeline(grown, r);  // nothing new: nothing changes
+    extendTimeline(grown, r);  // nothing new: nothing changes
     QCOMPARE(grown.lanes[0].spans.size(), fresh.lanes[0].spans.size());
   }
 
   void testStragglerIsMarked() {
     const std::string file = path("straggler.ddprun");
     testing::write_test_run(file, 3, 4, "finished", 100);  // rank 2 starts 100 ns late
-    const RunData run = load_run(file);
+    const RunData run = loadRun(file);
     const auto stragglers = ddpscope::probes::find_stragglers(run.analysis);
     QCOMPARE(int(stragglers.size()), 4);
     for (const auto& s : stragglers) {
@@ -425,7 +425,7 @@ class TestTimelineModels : public ScratchTest {
     QCOMPARE(model.index(0, OverlapModel::StartLagMs).data(OverlapModel::ValueRole).toDouble(), 0.0);
     // 20 ns of 1000 is below the 5% threshold: noise, no straggler.
     testing::write_test_run(path("even.ddprun"), 2, 2, "finished", 20);
-    QVERIFY(ddpscope::probes::find_stragglers(load_run(path("even.ddprun")).analysis).empty());
+    QVERIFY(ddpscope::probes::find_stragglers(loadRun(path("even.ddprun")).analysis).empty());
   }
 };
 

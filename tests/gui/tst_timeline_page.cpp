@@ -160,7 +160,7 @@ class TestTimelinePage : public QObject {
     TimelineView* timeline = window.timeline();
     timeline->fitAll();
     const QImage image = timeline->grab().toImage();
-    const int x = TimelineView::kLabelWidth + static_cast<int>(timeline->axis().to_px(1250));
+    const int x = TimelineView::kLabelWidth + static_cast<int>(timeline->axis().toPx(1250));
     const int y = timeline->layout().rowTop(0, 0) + 6;  // rank 0's compute lane, where the label sits
     int red = 0;
     for (int dx = -1; dx <= 1; ++dx)
@@ -178,7 +178,7 @@ class TestTimelinePage : public QObject {
     const TimelineSpan* picked = timeline->data().resolve(timeline->selection());
     QVERIFY(picked);
     QCOMPARE(picked->kind, ddpscope::probes::Kind::Mark);
-    QCOMPARE(timeline->data().name_of(picked->name), std::string("injected stall"));
+    QCOMPARE(timeline->data().nameOf(picked->name), std::string("injected stall"));
     // The ruler names the iteration in view: rank 0's iterations carry their numbers.
     QCOMPARE(timeline->data().iterations.size(), size_t(3));
     for (size_t i = 0; i < 3; ++i)
@@ -202,13 +202,13 @@ class TestTimelinePage : public QObject {
 
     // A click on forward selects it; the details panel shows its fields.
     auto at = [&](int64_t t, int lane, int row) {
-      return QPoint(TimelineView::kLabelWidth + static_cast<int>(view->axis().to_px(t)),
+      return QPoint(TimelineView::kLabelWidth + static_cast<int>(view->axis().toPx(t)),
                     view->layout().rowTop(lane, row) + TrackLayout::kRowHeight / 2);
     };
     QTest::mouseClick(view, Qt::LeftButton, Qt::NoModifier, at(2100, 0, 1));
     const TimelineSpan* picked = view->data().resolve(view->selection());
     QVERIFY(picked);
-    QCOMPARE(view->data().name_of(picked->name), std::string("forward"));
+    QCOMPARE(view->data().nameOf(picked->name), std::string("forward"));
     QTreeWidget* details = page->details();
     QCOMPARE(details->topLevelItem(0)->text(1), QString("forward"));
     QStringList fields;
@@ -231,7 +231,7 @@ class TestTimelinePage : public QObject {
     QCOMPARE(details->topLevelItem(0)->text(0), QString("Nothing selected"));
     // The bucket-ready tick at 2640 in the compute lane's strip is selectable.
     QTest::mouseClick(view, Qt::LeftButton, Qt::NoModifier,
-                      QPoint(TimelineView::kLabelWidth + static_cast<int>(std::lround(view->axis().to_px(2640))),
+                      QPoint(TimelineView::kLabelWidth + static_cast<int>(std::lround(view->axis().toPx(2640))),
                              view->layout().stripTop(0) + 3));
     QVERIFY(view->selection().valid());
     QCOMPARE(view->data().resolve(view->selection())->kind, ddpscope::probes::Kind::BucketReady);
@@ -294,7 +294,7 @@ class TestTimelinePage : public QObject {
     QCOMPARE(page->searchResults().matches.size(), size_t(12));
     const int first = page->currentMatch();
     QVERIFY(first >= 0);
-    QCOMPARE(view->data().name_of(view->data().resolve(view->selection())->name), std::string("finalize"));
+    QCOMPARE(view->data().nameOf(view->data().resolve(view->selection())->name), std::string("finalize"));
     QTest::keyClick(page->searchField(), Qt::Key_Return);
     QCOMPARE(page->currentMatch(), first + 1);
     QTest::keyClick(page->searchField(), Qt::Key_Return, Qt::ShiftModifier);
