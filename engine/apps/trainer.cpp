@@ -153,47 +153,10 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
   set_num_threads(options_.threads);
   Generator init_gen(options_.seed);
   const TrainOptions& o = options_;
-  if (o.model == "mlp") {
-    nn::MlpConfig c;
-    c.width = o.width + (group_ && group_->rank() == o.mismatch_rank ? 1 : 0);
-    c.depth = o.depth;
-    c.batch_norm = o.batch_norm;
-    if (o.data == "digits") {
-      const std::string path = o.data_path.empty() ? nn::default_digits_path() : o.data_path;
-      DDPSCOPE_CHECK(!path.empty(),
-                     "--data digits: python3-sklearn's digits.csv.gz was not "
-                     "found; install python3-sklearn or pass --data-path");
-      dataset_ = nn::load_digits(path);
-      c.in_features = 64;
-      c.out_features = 10;
-      classification_ = true;
-    } else if (o.data == "classification") {
-      dataset_ = nn::make_classification(4096, 32, 8, o.seed + 2);
-      c.in_features = 32;
-      c.out_features = 8;
-      classification_ = true;
-    } else {
-      dataset_ = nn::make_regression(4096, 32, 4, 0.01, o.seed + 2);
-      c.in_features = 32;
-      c.out_features = 4;
-    }
-    auto mlp = std::make_shared<nn::Mlp>(c, &init_gen);
-    if (group_ && group_->rank() == o.unused_rank) mlp->skip_second_layer(true);
-    model_ = mlp;
-  } else {
-    const std::string path = o.data_path.empty() ? nn::default_corpus_path() : o.data_path;
-    DDPSCOPE_CHECK(!path.empty(),
-                   "the shipped corpus.txt was not found; set DDPSCOPE_DATA_DIR "
-                   "or pass --data-path");
-    corpus_ = nn::CharCorpus::from_file(path);
-    nn::TransformerConfig c;
-    c.vocab_size = corpus_->vocab_size();
-    c.context = o.context;
-    c.d_model = o.width;
-    c.heads = o.heads;
-    c.layers = o.depth + (group_ && group_->rank() == o.mismatch_rank ? 1 : 0);
-    model_ = std::make_shared<nn::CharTransformer>(c, &init_gen);
-  }
+  if (o.model == "mlp")
+    build_mlp(init_gen);
+  else
+    build_transformer(init_gen);
   // Before DDP and the optimizer: the converted norms have parameters of their own.
   if (group_ && o.sync_bn) model_ = ddp::convert_sync_batchnorm(model_, group_);
   // NCCL reduces GPU tensors only: the model moves to the rank's GPU before DDP sees it,
@@ -234,6 +197,54 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
     optimizer_ = make_optimizer(model_->parameters());
   }
   if (o.fused_optimizer) install_fused_optimizer();
+}
+
+// --model mlp: the dataset --data names and an MLP shaped for it.
+void Trainer::build_mlp(Generator& init_gen) {
+  const TrainOptions& o = options_;
+  nn::MlpConfig c;
+  c.width = o.width + (group_ && group_->rank() == o.mismatch_rank ? 1 : 0);
+  c.depth = o.depth;
+  c.batch_norm = o.batch_norm;
+  if (o.data == "digits") {
+    const std::string path = o.data_path.empty() ? nn::default_digits_path() : o.data_path;
+    DDPSCOPE_CHECK(!path.empty(),
+                   "--data digits: python3-sklearn's digits.csv.gz was not "
+                   "found; install python3-sklearn or pass --data-path");
+    dataset_ = nn::load_digits(path);
+    c.in_features = 64;
+    c.out_features = 10;
+    classification_ = true;
+  } else if (o.data == "classification") {
+    dataset_ = nn::make_classification(4096, 32, 8, o.seed + 2);
+    c.in_features = 32;
+    c.out_features = 8;
+    classification_ = true;
+  } else {
+    dataset_ = nn::make_regression(4096, 32, 4, 0.01, o.seed + 2);
+    c.in_features = 32;
+    c.out_features = 4;
+  }
+  auto mlp = std::make_shared<nn::Mlp>(c, &init_gen);
+  if (group_ && group_->rank() == o.unused_rank) mlp->skip_second_layer(true);
+  model_ = mlp;
+}
+
+// --model transformer: the character corpus and a transformer over its vocabulary.
+void Trainer::build_transformer(Generator& init_gen) {
+  const TrainOptions& o = options_;
+  const std::string path = o.data_path.empty() ? nn::default_corpus_path() : o.data_path;
+  DDPSCOPE_CHECK(!path.empty(),
+                 "the shipped corpus.txt was not found; set DDPSCOPE_DATA_DIR "
+                 "or pass --data-path");
+  corpus_ = nn::CharCorpus::from_file(path);
+  nn::TransformerConfig c;
+  c.vocab_size = corpus_->vocab_size();
+  c.context = o.context;
+  c.d_model = o.width;
+  c.heads = o.heads;
+  c.layers = o.depth + (group_ && group_->rank() == o.mismatch_rank ? 1 : 0);
+  model_ = std::make_shared<nn::CharTransformer>(c, &init_gen);
 }
 
 int64_t Trainer::optimizer_state_bytes() const { return zero_ ? zero_->state_bytes() : optimizer_->state_bytes(); }
@@ -321,10 +332,7 @@ StepResult Trainer::step() {
   }
   const Tensor loss = loss_of(output, y);
   forward_span.end();
-  if (group_ && group_->rank() == options_.stall_rank && iteration_ + 1 == options_.stall_iteration) {
-    DDPSCOPE_INSTANT(probes::Kind::Mark, "injected stall");
-    std::this_thread::sleep_for(std::chrono::duration<double>(options_.stall_seconds));
-  }
+  inject_stall_if_asked();
   // The graph of the first iteration, and of any iteration asked for since.
   if (probes::enabled() && (iteration_ == 0 || probes::take_graph_request())) {
     autograd::record_graph({loss}, iteration_ + 1);
@@ -337,16 +345,13 @@ StepResult Trainer::step() {
   }
   // Fail here, naming them, rather than let the loss allreduce below meet the other ranks'
   // allreduce of the bucket this rank never launched (MPI then aborts with no word).
-  if (auto* ddp_model = dynamic_cast<ddp::DistributedDataParallel*>(model_.get())) {
-    const std::string missing = ddp_model->reducer().parameters_without_gradients();
-    if (!missing.empty()) {
-      iteration_span.cancel();  // the run file shows this rank failing inside the iteration
-      throw DDPSCOPE_ERROR("DDP on rank ", group_->rank(), ": the backward of iteration ", iteration_ + 1,
-                           " produced no gradient for ", missing,
-                           ". Their bucket never launches its allreduce, so the other ranks wait in theirs. If "
-                           "the model does not use every parameter in every forward, train with "
-                           "--find-unused-parameters");
-    }
+  if (const std::string missing = ddp_parameters_without_gradients(); !missing.empty()) {
+    iteration_span.cancel();  // the run file shows this rank failing inside the iteration
+    throw DDPSCOPE_ERROR("DDP on rank ", group_->rank(), ": the backward of iteration ", iteration_ + 1,
+                         " produced no gradient for ", missing,
+                         ". Their bucket never launches its allreduce, so the other ranks wait in theirs. If "
+                         "the model does not use every parameter in every forward, train with "
+                         "--find-unused-parameters");
   }
   probes::set_phase("gradient sync");
   synchronize_gradients();
@@ -357,6 +362,39 @@ StepResult Trainer::step() {
     if (named_parameters_.empty()) named_parameters_ = model_->named_parameters();
     nonfinite_.check_gradients(iteration_ + 1, named_parameters_);
   }
+  step_optimizer(rank);
+  iteration_span.end();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++iteration_;
+  // Replicas are identical: rank 0 alone writes the file.
+  if (iteration_ == options_.iters && !options_.save_path.empty() && (!group_ || group_->rank() == 0)) {
+    model_->save(options_.save_path);
+  }
+  double loss_value = local_loss;
+  nonfinite_.check_loss(iteration_, loss_value);
+  loss_value = loss_over_ranks(loss_value);
+  probes::set_phase("");
+  record_step_metrics(loss_value, seconds);
+  return {iteration_, loss_value, seconds};
+}
+
+// --inject-stall: sleep between this iteration's forward and backward on the chosen rank.
+void Trainer::inject_stall_if_asked() {
+  if (group_ && group_->rank() == options_.stall_rank && iteration_ + 1 == options_.stall_iteration) {
+    DDPSCOPE_INSTANT(probes::Kind::Mark, "injected stall");
+    std::this_thread::sleep_for(std::chrono::duration<double>(options_.stall_seconds));
+  }
+}
+
+// The DDP parameters the last backward left without a gradient, named; empty when all
+// got one or the model is not wrapped in DDP.
+std::string Trainer::ddp_parameters_without_gradients() const {
+  auto* ddp_model = dynamic_cast<ddp::DistributedDataParallel*>(model_.get());
+  return ddp_model ? ddp_model->reducer().parameters_without_gradients() : std::string();
+}
+
+// The optimizer step after backward (the fault point counts the iteration before it ends).
+void Trainer::step_optimizer(int rank) {
   if (zero_) {
     // The shard's update (done during backward under --zero-overlap), then the broadcasts.
     probes::set_phase("optimizer");
@@ -368,15 +406,10 @@ StepResult Trainer::step() {
     fault_point("optimizer", rank, iteration_);
     optimizer_->step();
   }
-  iteration_span.end();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ++iteration_;
-  // Replicas are identical: rank 0 alone writes the file.
-  if (iteration_ == options_.iters && !options_.save_path.empty() && (!group_ || group_->rank() == 0)) {
-    model_->save(options_.save_path);
-  }
-  double loss_value = local_loss;
-  nonfinite_.check_loss(iteration_, loss_value);
+}
+
+// The loss averaged over the group's ranks; this rank's own under --join or without a group.
+double Trainer::loss_over_ranks(double loss_value) {
   // Under join a joined rank only shadows DDP's allreduces: this one would meet a shadow.
   // A rank that skips it on purpose (DDPSCOPE_FAULT ...,skip) calls the wrong collective next.
   probes::set_phase("loss allreduce");
@@ -389,12 +422,14 @@ StepResult Trainer::step() {
       run_injected_loss_collective();
     }
   }
-  probes::set_phase("");
+  return loss_value;
+}
+
+void Trainer::record_step_metrics(double loss_value, double seconds) {
   probes::record_metric(iteration_, "loss", loss_value);
   probes::record_metric(iteration_, "samples_per_s", static_cast<double>(samples_per_step()) / std::max(seconds, 1e-9));
   probes::record_metric(iteration_, "iteration_ms", seconds * 1e3);
   probes::record_metric(iteration_, "optimizer_state_bytes", static_cast<double>(optimizer_state_bytes()));
-  return {iteration_, loss_value, seconds};
 }
 
 // DDPSCOPE_FAULT's wrong_* actions: a collective that does not match the other ranks'

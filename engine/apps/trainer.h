@@ -142,7 +142,17 @@ class Trainer {
   std::pair<Tensor, Tensor> next_batch();
   Tensor loss_of(const Tensor& output, const Tensor& target) const;
 
+  // The constructor's model and data for --model mlp and --model transformer.
+  void build_mlp(Generator& init_gen);
+  void build_transformer(Generator& init_gen);
+
+  // Parts of step(), in the order it runs them.
+  void inject_stall_if_asked();
+  std::string ddp_parameters_without_gradients() const;
   void synchronize_gradients();
+  void step_optimizer(int rank);
+  double loss_over_ranks(double loss_value);
+  void record_step_metrics(double loss_value, double seconds);
   // --fused-optimizer in a DDP job: the reducer steps each bucket's parameters.
   void install_fused_optimizer();
 

@@ -28,8 +28,6 @@ namespace {
 // Ranks listed at most; a wider job lists its slowest.
 constexpr size_t kMaxRankRows = 16;
 
-// The Summary's GPU time (docs/gpu.md, "GPU time": HTA's definitions and window), per rank,
-// its idle time by cause, and the stragglers by iteration.
 // A stream's track name ("GPU 0 stream 7"), as the timeline shows it.
 QString streamName(const std::vector<TimelineLane>& lanes, int rank, int thread) {
   for (const auto& l : lanes)
@@ -37,8 +35,8 @@ QString streamName(const std::vector<TimelineLane>& lanes, int rank, int thread)
   return QObject::tr("track %1").arg(thread);
 }
 
-QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu, const std::vector<probes::Straggler>& stragglers,
-                    const std::vector<TimelineLane>& threads) {
+// The GPU time table: one row per rank with its kernels' time by class, idle and overlap.
+QString gpuRanksHtml(const probes::GpuTimeBreakdown& gpu) {
   QString html = QObject::tr(
       "<h4>GPU time</h4><p>As Holistic Trace Analysis computes it, over the whole trace but its last "
       "ProfilerStep: kernels classed as communication (NCCL), memory (copies, sets) and computation "
@@ -64,7 +62,11 @@ QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu, const std::vector<probe
                 .arg(std::isnan(r.overlap_ratio) ? QStringLiteral("–") : QString::number(r.overlap_ratio, 'f', 2));
   }
   html += QStringLiteral("</table>");
-  // Idle by cause, all streams of a rank together (HTA's idle-time breakdown).
+  return html;
+}
+
+// Idle by cause, all streams of a rank together (HTA's idle-time breakdown).
+QString gpuIdleHtml(const probes::GpuTimeBreakdown& gpu) {
   std::map<int, probes::GpuStreamIdle> idle;
   for (const auto& s : gpu.idle) {
     auto& r = idle[s.rank];
@@ -73,7 +75,7 @@ QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu, const std::vector<probe
     r.kernel_wait_ms += s.kernel_wait_ms;
     r.other_ms += s.other_ms;
   }
-  html += QObject::tr(
+  QString html = QObject::tr(
       "<p>Why the streams stood idle (each stream's gaps, summed over the rank's streams): <i>host wait</i>, the CPU "
       "launched the next kernel only after the "
       "stream ran dry; <i>kernel wait</i>, gaps under 30 µs between back-to-back kernels (launch "
@@ -87,8 +89,12 @@ QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu, const std::vector<probe
                 .arg(r.kernel_wait_ms, 0, 'f', 3)
                 .arg(r.other_ms, 0, 'f', 3);
   html += QStringLiteral("</table>");
-  // The queues behind the streams, and the longest stretches with the whole GPU idle.
-  html += QObject::tr(
+  return html;
+}
+
+// The queues behind the streams, and the longest stretches with the whole GPU idle.
+QString gpuQueuesAndGapsHtml(const probes::GpuTimeBreakdown& gpu, const std::vector<TimelineLane>& threads) {
+  QString html = QObject::tr(
       "<p>Each stream's queue: kernels the CPU launched that had not finished yet (near 0: the GPU waits "
       "for the CPU; long: the CPU runs ahead).</p><table cellpadding=4><tr><th>rank</th><th>stream</th>"
       "<th>most queued</th><th>mean queued</th></tr>");
@@ -111,28 +117,38 @@ QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu, const std::vector<probe
                   .arg(g.ms(), 0, 'f', 3);
     html += QStringLiteral("</ul>");
   }
+  return html;
+}
+
+// The stragglers found in the ranks' GPU computation, the first few of them.
+QString gpuStragglersHtml(const std::vector<probes::Straggler>& stragglers) {
   std::vector<probes::Straggler> on_gpu;
   for (const auto& s : stragglers)
     if (s.gpu) on_gpu.push_back(s);
-  if (on_gpu.empty()) {
-    html += QObject::tr("<p>No straggler: in every iteration the ranks' GPU computation took about as long.</p>");
-  } else {
-    html += QObject::tr("<p><b>Stragglers</b> (the others wait for them in their NCCL kernels):</p><ul>");
-    constexpr size_t kShown = 10;  // the first ones; `stats --json` lists every one
-    for (size_t i = 0; i < std::min(kShown, on_gpu.size()); ++i) {
-      const auto& s = on_gpu[i];
-      html += QObject::tr("<li>iteration %1: rank %2 computed %3 ms, %4 ms more than the others' median</li>")
-                  .arg(s.iteration)
-                  .arg(s.rank)
-                  .arg(s.computation_ms, 0, 'f', 3)
-                  .arg(s.lag_ms, 0, 'f', 3);
-    }
-    if (on_gpu.size() > kShown)
-      html += QObject::tr("<li>and %1 more (ddpscope-cli stats RUN --json lists them all)</li>")
-                  .arg(on_gpu.size() - kShown);
-    html += QStringLiteral("</ul>");
+  if (on_gpu.empty())
+    return QObject::tr("<p>No straggler: in every iteration the ranks' GPU computation took about as long.</p>");
+  QString html = QObject::tr("<p><b>Stragglers</b> (the others wait for them in their NCCL kernels):</p><ul>");
+  constexpr size_t kShown = 10;  // the first ones; `stats --json` lists every one
+  for (size_t i = 0; i < std::min(kShown, on_gpu.size()); ++i) {
+    const auto& s = on_gpu[i];
+    html += QObject::tr("<li>iteration %1: rank %2 computed %3 ms, %4 ms more than the others' median</li>")
+                .arg(s.iteration)
+                .arg(s.rank)
+                .arg(s.computation_ms, 0, 'f', 3)
+                .arg(s.lag_ms, 0, 'f', 3);
   }
+  if (on_gpu.size() > kShown)
+    html +=
+        QObject::tr("<li>and %1 more (ddpscope-cli stats RUN --json lists them all)</li>").arg(on_gpu.size() - kShown);
+  html += QStringLiteral("</ul>");
   return html;
+}
+
+// The Summary's GPU time (docs/gpu.md, "GPU time": HTA's definitions and window), per rank,
+// its idle time by cause, and the stragglers by iteration.
+QString gpuTimeHtml(const probes::GpuTimeBreakdown& gpu, const std::vector<probes::Straggler>& stragglers,
+                    const std::vector<TimelineLane>& threads) {
+  return gpuRanksHtml(gpu) + gpuIdleHtml(gpu) + gpuQueuesAndGapsHtml(gpu, threads) + gpuStragglersHtml(stragglers);
 }
 
 QString megabytes(int64_t bytes) { return QString::number(static_cast<double>(bytes) / (1 << 20), 'f', 1); }
@@ -171,9 +187,49 @@ QString optimizerStateHtml(const RunData& d) {
   return html;
 }
 
-}  // namespace
+// Per rank, the sums over its iterations past warm-up that the Summary's table shows as means.
+struct RankMeans {
+  int n = 0;
+  double iteration = 0, compute = 0, comm = 0, exposed = 0, cpu_comm = 0, cpu_exposed = 0;
+};
 
-void SummaryPage::setRun(const RunData& d) {
+std::map<int, RankMeans> rankMeans(const RunData& d) {
+  std::map<int, RankMeans> means;
+  for (const auto& it : d.analysis.iterations) {
+    if (probes::is_warm_up(d.analysis, it)) continue;
+    RankMeans& m = means[it.rank];
+    ++m.n;
+    m.iteration += it.iteration_ms;
+    m.compute += it.compute_ms;
+    m.comm += it.comm_ms;
+    m.exposed += it.exposed_comm_ms;
+    m.cpu_comm += it.from_gpu ? it.cpu_comm_ms : it.comm_ms;
+    m.cpu_exposed += it.from_gpu ? it.cpu_exposed_comm_ms : it.exposed_comm_ms;
+  }
+  return means;
+}
+
+// One rank's row of the Summary's table; `gpu` adds the CPU's view of communication.
+QString rankRowHtml(const probes::RankRow& r, const RankMeans& m, bool gpu) {
+  const int n = m.n;
+  const double comm = m.comm, exposed = m.exposed;
+  const QString overlap = comm > 0 ? QString::number(1 - exposed / comm, 'f', 2) : QStringLiteral("–");
+  const auto mean = [n](double v) { return QString::number(n ? v / n : 0, 'f', 3); };
+  const QString cpu =
+      gpu ? QStringLiteral("<td>%1</td><td>%2</td>").arg(mean(m.cpu_comm), mean(m.cpu_exposed)) : QString();
+  return QStringLiteral(
+             "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td>%7</td>"
+             "<td>%8</td>%9")
+             .arg(r.rank)
+             .arg(QString::fromStdString(r.host).toHtmlEscaped())
+             .arg(n)
+             .arg(mean(m.iteration), mean(m.compute), mean(comm), mean(exposed), overlap, cpu) +
+         QStringLiteral("<td>%1</td><td>%2</td></tr>").arg(r.events_received).arg(r.events_dropped);
+}
+
+// The run's name, status, ranks, backend, model and start, then its non-finite and
+// rejected notes.
+QString runHeaderHtml(const RunData& d) {
   QString html = QStringLiteral(
                      "<h3>%1</h3><p>status <b>%2</b>%3 · %4 ranks · %5 backend · "
                      "model %6 · started %7</p>")
@@ -194,25 +250,14 @@ void SummaryPage::setRun(const RunData& d) {
     html += QStringLiteral("<p style='color:#c62828'><b>%1</b></p>")
                 .arg(QString::fromStdString(d.rejected).toHtmlEscaped());
   }
-  if (!d.analysis.cut_short.empty()) {
-    // A failed run: the iteration each rank was in when it failed is not a time to
-    // average (a 5 s wait would name its rank the slowest); it is named instead.
-    QStringList cut;
-    for (const auto& c : d.analysis.cut_short) {
-      if (cut.size() == 8) {
-        cut << tr("…");
-        break;
-      }
-      cut << tr("rank %1's iteration %2 (%3 ms until the error)")
-                 .arg(c.rank)
-                 .arg(c.iteration)
-                 .arg((c.t_end_ns - c.t_begin_ns) / 1e6, 0, 'f', 1);
-    }
-    html += tr("<p><b>Left out of the means</b>, cut short by an error: %1.").arg(cut.join(QStringLiteral(", ")));
-    if (!d.hang.verdict.empty())
-      html += tr(" What happened: %1").arg(QString::fromStdString(d.hang.verdict).toHtmlEscaped());
-    html += QStringLiteral("</p>");
-  }
+  return html;
+}
+
+}  // namespace
+
+void SummaryPage::setRun(const RunData& d) {
+  QString html = runHeaderHtml(d);
+  if (!d.analysis.cut_short.empty()) html += cutShortHtml(d);
   // The table comes after the note about the rows it leaves out. GPU truth first: where
   // ranks ran kernels, compute and communication are the GPU's, and the CPU's view
   // (launch and enqueue time) has columns of its own.
@@ -224,28 +269,44 @@ void SummaryPage::setRun(const RunData& d) {
            "and NCCL kernels each iteration launched, all streams together. The CPU columns are the "
            "CPU's view of communication: launch and enqueue time.</p>");
   }
+  html += rankTableHtml(d, gpu);
+  html += optimizerStateHtml(d);
+  if (!d.gpu.empty()) html += gpuTimeHtml(d.gpu, probes::find_stragglers(d.analysis), d.timeline.lanes);
+  setText(html);
+}
+
+// A failed run: the iteration each rank was in when it failed is not a time to average
+// (a 5 s wait would name its rank the slowest); it is named instead.
+QString SummaryPage::cutShortHtml(const RunData& d) {
+  QStringList cut;
+  for (const auto& c : d.analysis.cut_short) {
+    if (cut.size() == 8) {
+      cut << tr("…");
+      break;
+    }
+    cut << tr("rank %1's iteration %2 (%3 ms until the error)")
+               .arg(c.rank)
+               .arg(c.iteration)
+               .arg((c.t_end_ns - c.t_begin_ns) / 1e6, 0, 'f', 1);
+  }
+  QString html = tr("<p><b>Left out of the means</b>, cut short by an error: %1.").arg(cut.join(QStringLiteral(", ")));
+  if (!d.hang.verdict.empty())
+    html += tr(" What happened: %1").arg(QString::fromStdString(d.hang.verdict).toHtmlEscaped());
+  html += QStringLiteral("</p>");
+  return html;
+}
+
+// The per-rank table of mean iteration, compute and communication, preceded by a note
+// when only the slowest ranks are listed.
+QString SummaryPage::rankTableHtml(const RunData& d, bool gpu) {
+  QString html;
   QString table =
       QStringLiteral(
           "<table cellpadding=4><tr><th>rank</th><th>host</th><th>iterations</th>"
           "<th>mean iteration (ms)</th><th>%1compute (ms)</th><th>%1comm (ms)</th>"
           "<th>%1exposed (ms)</th><th>overlap</th>%2<th>events</th><th>dropped</th></tr>")
           .arg(gpu ? tr("GPU ") : QString(), gpu ? tr("<th>CPU comm (ms)</th><th>CPU exposed (ms)</th>") : QString());
-  struct Means {
-    int n = 0;
-    double iteration = 0, compute = 0, comm = 0, exposed = 0, cpu_comm = 0, cpu_exposed = 0;
-  };
-  std::map<int, Means> means;
-  for (const auto& it : d.analysis.iterations) {
-    if (probes::is_warm_up(d.analysis, it)) continue;
-    Means& m = means[it.rank];
-    ++m.n;
-    m.iteration += it.iteration_ms;
-    m.compute += it.compute_ms;
-    m.comm += it.comm_ms;
-    m.exposed += it.exposed_comm_ms;
-    m.cpu_comm += it.from_gpu ? it.cpu_comm_ms : it.comm_ms;
-    m.cpu_exposed += it.from_gpu ? it.cpu_exposed_comm_ms : it.exposed_comm_ms;
-  }
+  std::map<int, RankMeans> means = rankMeans(d);
   // A wide job lists its slowest ranks only (a thousand rows would bury the rest); the
   // Ranks tab shows every one.
   std::vector<probes::RankRow> shown = d.ranks;
@@ -260,27 +321,10 @@ void SummaryPage::setRun(const RunData& d) {
                 .arg(kMaxRankRows)
                 .arg(d.ranks.size());
   }
-  for (const auto& r : shown) {
-    const Means m = means.count(r.rank) ? means[r.rank] : Means{};
-    const int n = m.n;
-    const double comm = m.comm, exposed = m.exposed;
-    const QString overlap = comm > 0 ? QString::number(1 - exposed / comm, 'f', 2) : QStringLiteral("–");
-    const auto mean = [n](double v) { return QString::number(n ? v / n : 0, 'f', 3); };
-    const QString cpu =
-        gpu ? QStringLiteral("<td>%1</td><td>%2</td>").arg(mean(m.cpu_comm), mean(m.cpu_exposed)) : QString();
-    table += QStringLiteral(
-                 "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td>%7</td>"
-                 "<td>%8</td>%9")
-                 .arg(r.rank)
-                 .arg(QString::fromStdString(r.host).toHtmlEscaped())
-                 .arg(n)
-                 .arg(mean(m.iteration), mean(m.compute), mean(comm), mean(exposed), overlap, cpu) +
-             QStringLiteral("<td>%1</td><td>%2</td></tr>").arg(r.events_received).arg(r.events_dropped);
-  }
+  for (const auto& r : shown)
+    table += rankRowHtml(r, means.count(r.rank) ? means[r.rank] : RankMeans{}, gpu);
   html += table + QStringLiteral("</table>");
-  html += optimizerStateHtml(d);
-  if (!d.gpu.empty()) html += gpuTimeHtml(d.gpu, probes::find_stragglers(d.analysis), d.timeline.lanes);
-  setText(html);
+  return html;
 }
 
 }  // namespace ddpscope::gui

@@ -20,6 +20,11 @@ class SummaryPage : public QLabel {
  signals:
   // A GPU gap's link was clicked: [begin_ns, end_ns] on `rank`, for the timeline.
   void gapClicked(int rank, qint64 begin_ns, qint64 end_ns);
+
+ private:
+  // Parts of setRun()'s text that are translated in this class's context.
+  static QString cutShortHtml(const RunData& run);
+  static QString rankTableHtml(const RunData& run, bool gpu);
 };
 
 }  // namespace ddpscope::gui

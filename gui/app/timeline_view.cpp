@@ -364,7 +364,15 @@ void TimelineView::paintLane(QPainter& p, size_t laneIndex, int top, int rows, i
                  fm.elidedText(label, Qt::ElideRight, static_cast<int>(r.width()) - 5));
     }
   }
-  // Unfinished ops: open to the run's end, hatched, their right edge an arrow.
+  paintOpenSpans(p, laneIndex, top, rows, rowHeight);
+}
+
+// Unfinished ops: open to the run's end, hatched, their right edge an arrow.
+void TimelineView::paintOpenSpans(QPainter& p, size_t laneIndex, int top, int rows, int rowHeight) {
+  const TimelineLane& lane = m_data->lanes[laneIndex];
+  const int x0 = kLabelWidth;
+  const double w = m_axis.width_px;
+  const QFontMetrics fm = p.fontMetrics();
   for (const TimelineSpan& o : lane.open) {
     if (o.row >= rows || o.begin_ns > m_axis.end_ns) continue;
     const double a = std::max(0.0, m_axis.toPx(o.begin_ns));

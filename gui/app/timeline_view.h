@@ -112,6 +112,8 @@ class TimelineView : public QWidget {
   void relayout();
   void paintRuler(QPainter& p);
   void paintLane(QPainter& p, size_t laneIndex, int top, int rows, int rowHeight);
+  // paintLane()'s part for the lane's unfinished ops, drawn over its spans.
+  void paintOpenSpans(QPainter& p, size_t laneIndex, int top, int rows, int rowHeight);
   // A host's or rank's header row; folded, its first lane's outermost spans beside it.
   void paintHeader(QPainter& p, const TrackRow& track, const QColor& fill, const QString& label);
   void paintInstants(QPainter& p, size_t laneIndex);

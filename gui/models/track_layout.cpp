@@ -4,6 +4,37 @@
 
 namespace ddpscope::gui {
 
+namespace {
+
+// The host `rank` ran on; empty when the run does not say.
+std::string hostOf(const TrackHosts& hosts, int rank) {
+  const auto it = hosts.host_of.find(rank);
+  return it == hosts.host_of.end() ? std::string() : it->second;
+}
+
+// Hosts in the order of their lowest rank (node-2 before node-10), lanes as before within.
+void sortLanesByHost(std::vector<size_t>& order, const TimelineData& data, const TrackHosts& hosts) {
+  std::map<std::string, int> lowest;
+  for (const TimelineLane& lane : data.lanes) {
+    const auto [it, fresh] = lowest.try_emplace(hostOf(hosts, lane.rank), lane.rank);
+    if (!fresh) it->second = std::min(it->second, lane.rank);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return lowest[hostOf(hosts, data.lanes[a].rank)] < lowest[hostOf(hosts, data.lanes[b].rank)];
+  });
+}
+
+// How many distinct ranks ran on each host (a rank has a lane per thread).
+std::map<std::string, int> ranksPerHost(const TimelineData& data, const TrackHosts& hosts) {
+  std::map<std::string, int> ranks_on;
+  std::set<int> seen;
+  for (const TimelineLane& lane : data.lanes)
+    if (seen.insert(lane.rank).second) ++ranks_on[hostOf(hosts, lane.rank)];
+  return ranks_on;
+}
+
+}  // namespace
+
 TrackLayout layoutTracks(const TimelineData& data, const std::set<int>& collapsed_ranks, int top,
                          const TrackHosts& hosts) {
   TrackLayout t;
@@ -11,10 +42,7 @@ TrackLayout layoutTracks(const TimelineData& data, const std::set<int>& collapse
   t.group_row.assign(data.lanes.size(), -1);
   // Lanes in the order drawn: by host when there are several (ranks of a host together,
   // whatever mpirun's placement), else as the data has them (by rank).
-  const auto host_of = [&](int rank) {
-    const auto it = hosts.host_of.find(rank);
-    return it == hosts.host_of.end() ? std::string() : it->second;
-  };
+  const auto host_of = [&](int rank) { return hostOf(hosts, rank); };
   std::set<std::string> distinct;
   for (const TimelineLane& lane : data.lanes)
     distinct.insert(host_of(lane.rank));
@@ -24,18 +52,8 @@ TrackLayout layoutTracks(const TimelineData& data, const std::set<int>& collapse
     order[i] = i;
   std::map<std::string, int> ranks_on;
   if (by_host) {
-    // Hosts in the order of their lowest rank (node-2 before node-10), lanes as before within.
-    std::map<std::string, int> lowest;
-    for (const TimelineLane& lane : data.lanes) {
-      const auto [it, fresh] = lowest.try_emplace(host_of(lane.rank), lane.rank);
-      if (!fresh) it->second = std::min(it->second, lane.rank);
-    }
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return lowest[host_of(data.lanes[a].rank)] < lowest[host_of(data.lanes[b].rank)];
-    });
-    std::set<int> seen;
-    for (const TimelineLane& lane : data.lanes)
-      if (seen.insert(lane.rank).second) ++ranks_on[host_of(lane.rank)];
+    sortLanesByHost(order, data, hosts);
+    ranks_on = ranksPerHost(data, hosts);
   }
   int y = top;
   int group = -1, host_row = -1;

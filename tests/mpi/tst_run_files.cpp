@@ -90,6 +90,88 @@ class TestRunFiles : public QObject {
     return 0;
   }
 
+  // testJobRecordsEveryRank's checks, each a part of the run file or of a command on it.
+  // A failed check returns from the helper only: the test returns after each call that failed.
+
+  // Nothing pending at the end: the hang analysis says every rank is done.
+  static void check_nothing_pending(RunStoreReader& store, int ranks, int iters) {
+    const HangReport hang = analyze_hang(store);
+    QCOMPARE(int(hang.ranks.size()), ranks);
+    for (const RankHangState& s : hang.ranks) {
+      QCOMPARE(s.phase, std::string("done"));
+      QCOMPARE(s.completed_iterations, int64_t(iters));
+      QVERIFY(!s.blocked_in && s.missing_grads.empty() && s.buckets_waiting_for_grads.empty());
+    }
+    QCOMPARE(hang.findings.at(0), std::string("every rank finished its 12 iterations; nothing is pending"));
+  }
+
+  // One rank's row, its spans of every kind, buckets, parameters, graph and metrics.
+  static void check_rank_records(RunStoreReader& store, const RankRow& k, int iters) {
+    QVERIFY(!k.host.empty());
+    QCOMPARE(k.events_dropped, int64_t(0));
+    // One host: the measured offsets are the measurement error only.
+    QVERIFY2(std::llabs(k.clock_offset_ns) < 5'000'000,
+             qPrintable(QString("rank %1 offset %2 ns").arg(k.rank).arg(k.clock_offset_ns)));
+    QVERIFY(k.clock_rtt_ns > 0);
+    // Every kind the engine records, on every rank.
+    for (Kind kind :
+         {Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer, Kind::AutogradNode, Kind::GradReady,
+          Kind::BucketCopy, Kind::BucketReady, Kind::Allreduce, Kind::Finalize, Kind::PgOp}) {
+      QVERIFY2(!store.spans({.kinds = {kind}, .rank = k.rank, .limit = 1}).empty(),
+               qPrintable(QString("rank %1 has no %2 span").arg(k.rank).arg(kind_name(kind))));
+    }
+    QCOMPARE(int(store.spans({.kinds = {Kind::Iteration}, .rank = k.rank}).size()), iters);
+    // Small buckets (after the 1 MiB first one): several per iteration, each reduced once
+    // per iteration.
+    const auto buckets = store.buckets(k.rank, 0);
+    QVERIFY(buckets.size() > 2);
+    QCOMPARE(store.spans({.kinds = {Kind::Allreduce}, .rank = k.rank}).size(), buckets.size() * iters);
+    QVERIFY(!store.buckets(k.rank, 1).empty());  // the rebuild after the first iteration
+    const auto params = store.params(k.rank, 0);
+    QCOMPARE(params.size(), size_t(8));
+    QCOMPARE(params[0].name, std::string("module.layers.0.weight"));
+    const GraphRows g = store.graph(k.rank);
+    QCOMPARE(g.iteration, int64_t(1));
+    QVERIFY(std::count_if(g.nodes.begin(), g.nodes.end(),
+                          [](const GraphNodeRow& n) { return n.kind == "accumulate_grad"; }) == 8);
+    QCOMPARE(int(store.metrics("loss", k.rank).size()), iters);
+  }
+
+  // `ddpscope-cli stats` on the run: its summary and iterations are consistent.
+  void check_stats(const std::string& path, int ranks, int iters) {
+    Result stats = run({"stats", QString::fromStdString(path)});
+    QVERIFY2(stats.code == 0, qPrintable(stats.err));
+    const QJsonObject s = QJsonDocument::fromJson(stats.out.toUtf8()).object();
+    QCOMPARE(s["run"].toObject()["status"].toString(), QString("finished"));
+    QCOMPARE(s["iterations"].toArray().size(), ranks * iters);
+    QCOMPARE(s["summary"].toArray().size(), ranks);
+    for (const QJsonValue& v : s["summary"].toArray()) {
+      const double ratio = v.toObject()["overlap_ratio"].toDouble(-1);
+      QVERIFY2(ratio >= 0 && ratio <= 1, qPrintable(QString::number(ratio)));
+      QVERIFY(v.toObject()["mean_comm_ms"].toDouble() > 0);
+    }
+    for (const QJsonValue& v : s["iterations"].toArray()) {
+      const QJsonObject it = v.toObject();
+      QVERIFY(it["exposed_comm_ms"].toDouble() <= it["comm_ms"].toDouble() + 1e-9);
+      QVERIFY(it["iteration_ms"].toDouble() >= it["forward_ms"].toDouble());
+    }
+    QVERIFY(s["buckets"].toArray().size() > 0);
+  }
+
+  // `ddpscope-cli export --chrome`: one trace process per rank.
+  void check_chrome_export(const std::string& path, int ranks) {
+    const QString trace = dir_.filePath(QString("job%1.json").arg(ranks));
+    Result exported = run({"export", QString::fromStdString(path), "--chrome", trace});
+    QVERIFY2(exported.code == 0, qPrintable(exported.err));
+    QFile f(trace);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject t = QJsonDocument::fromJson(f.readAll()).object();
+    std::set<int> trace_pids;
+    for (const QJsonValue& v : t["traceEvents"].toArray())
+      trace_pids.insert(v.toObject()["pid"].toInt());
+    QCOMPARE(int(trace_pids.size()), ranks);  // one process per rank
+  }
+
  private slots:
   void testJobRecordsEveryRank_data() {
     QTest::addColumn<int>("ranks");
@@ -111,48 +193,15 @@ class TestRunFiles : public QObject {
     QCOMPARE(info.status, std::string("finished"));
     QCOMPARE(info.world_size, ranks);
     QCOMPARE(info.backend, std::string("mpi"));
-    // Nothing pending at the end: the hang analysis says every rank is done.
-    const HangReport hang = analyze_hang(store);
-    QCOMPARE(int(hang.ranks.size()), ranks);
-    for (const RankHangState& s : hang.ranks) {
-      QCOMPARE(s.phase, std::string("done"));
-      QCOMPARE(s.completed_iterations, int64_t(iters));
-      QVERIFY(!s.blocked_in && s.missing_grads.empty() && s.buckets_waiting_for_grads.empty());
-    }
-    QCOMPARE(hang.findings.at(0), std::string("every rank finished its 12 iterations; nothing is pending"));
+    check_nothing_pending(store, ranks, iters);
+    if (QTest::currentTestFailed()) return;
     const auto rank_rows = store.ranks();
     QCOMPARE(int(rank_rows.size()), ranks);
     std::set<int64_t> pids;
     for (const RankRow& k : rank_rows) {
-      QVERIFY(!k.host.empty());
+      check_rank_records(store, k, iters);
+      if (QTest::currentTestFailed()) return;
       pids.insert(k.pid);
-      QCOMPARE(k.events_dropped, int64_t(0));
-      // One host: the measured offsets are the measurement error only.
-      QVERIFY2(std::llabs(k.clock_offset_ns) < 5'000'000,
-               qPrintable(QString("rank %1 offset %2 ns").arg(k.rank).arg(k.clock_offset_ns)));
-      QVERIFY(k.clock_rtt_ns > 0);
-      // Every kind the engine records, on every rank.
-      for (Kind kind :
-           {Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer, Kind::AutogradNode, Kind::GradReady,
-            Kind::BucketCopy, Kind::BucketReady, Kind::Allreduce, Kind::Finalize, Kind::PgOp}) {
-        QVERIFY2(!store.spans({.kinds = {kind}, .rank = k.rank, .limit = 1}).empty(),
-                 qPrintable(QString("rank %1 has no %2 span").arg(k.rank).arg(kind_name(kind))));
-      }
-      QCOMPARE(int(store.spans({.kinds = {Kind::Iteration}, .rank = k.rank}).size()), iters);
-      // Small buckets (after the 1 MiB first one): several per iteration, each reduced once
-      // per iteration.
-      const auto buckets = store.buckets(k.rank, 0);
-      QVERIFY(buckets.size() > 2);
-      QCOMPARE(store.spans({.kinds = {Kind::Allreduce}, .rank = k.rank}).size(), buckets.size() * iters);
-      QVERIFY(!store.buckets(k.rank, 1).empty());  // the rebuild after the first iteration
-      const auto params = store.params(k.rank, 0);
-      QCOMPARE(params.size(), size_t(8));
-      QCOMPARE(params[0].name, std::string("module.layers.0.weight"));
-      const GraphRows g = store.graph(k.rank);
-      QCOMPARE(g.iteration, int64_t(1));
-      QVERIFY(std::count_if(g.nodes.begin(), g.nodes.end(),
-                            [](const GraphNodeRow& n) { return n.kind == "accumulate_grad"; }) == 8);
-      QCOMPARE(int(store.metrics("loss", k.rank).size()), iters);
     }
     QCOMPARE(int(pids.size()), ranks);  // really separate processes
     // Threads are named: the training thread and the group's communication lanes.
@@ -170,34 +219,9 @@ class TestRunFiles : public QObject {
     QVERIFY(it0.size() == 1 && it1.size() == 1);
     QVERIFY(it0[0].t_begin_ns < it1[0].t_end_ns && it1[0].t_begin_ns < it0[0].t_end_ns);
 
-    Result stats = run({"stats", QString::fromStdString(path)});
-    QVERIFY2(stats.code == 0, qPrintable(stats.err));
-    const QJsonObject s = QJsonDocument::fromJson(stats.out.toUtf8()).object();
-    QCOMPARE(s["run"].toObject()["status"].toString(), QString("finished"));
-    QCOMPARE(s["iterations"].toArray().size(), ranks * iters);
-    QCOMPARE(s["summary"].toArray().size(), ranks);
-    for (const QJsonValue& v : s["summary"].toArray()) {
-      const double ratio = v.toObject()["overlap_ratio"].toDouble(-1);
-      QVERIFY2(ratio >= 0 && ratio <= 1, qPrintable(QString::number(ratio)));
-      QVERIFY(v.toObject()["mean_comm_ms"].toDouble() > 0);
-    }
-    for (const QJsonValue& v : s["iterations"].toArray()) {
-      const QJsonObject it = v.toObject();
-      QVERIFY(it["exposed_comm_ms"].toDouble() <= it["comm_ms"].toDouble() + 1e-9);
-      QVERIFY(it["iteration_ms"].toDouble() >= it["forward_ms"].toDouble());
-    }
-    QVERIFY(s["buckets"].toArray().size() > 0);
-
-    const QString trace = dir_.filePath(QString("job%1.json").arg(ranks));
-    Result exported = run({"export", QString::fromStdString(path), "--chrome", trace});
-    QVERIFY2(exported.code == 0, qPrintable(exported.err));
-    QFile f(trace);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    const QJsonObject t = QJsonDocument::fromJson(f.readAll()).object();
-    std::set<int> trace_pids;
-    for (const QJsonValue& v : t["traceEvents"].toArray())
-      trace_pids.insert(v.toObject()["pid"].toInt());
-    QCOMPARE(int(trace_pids.size()), ranks);  // one process per rank
+    check_stats(path, ranks, iters);
+    if (QTest::currentTestFailed()) return;
+    check_chrome_export(path, ranks);
   }
 
   void testSkewedRankClockIsRecovered() {

@@ -24,8 +24,11 @@ Tensor r(const Shape& s, Generator& g, double scale = 1.0, double shift = 0.0) {
   return kernels::affine(randn(s, DType::F64, &g), scale, shift);
 }
 
-std::map<std::string, std::function<Case(Generator&)>> cases() {
-  std::map<std::string, std::function<Case(Generator&)>> c;
+// Every case by op name: the rows of testGradient.
+using Cases = std::map<std::string, std::function<Case(Generator&)>>;
+
+// Element-wise ops: arithmetic (with broadcasting), scalars and activations.
+void add_pointwise_cases(Cases& c) {
   c["add_broadcast"] = [](Generator& g) {
     return Case{{r({3, 4}, g), r({4}, g)}, [](auto& x) { return add(x[0], x[1]); }};
   };
@@ -55,6 +58,10 @@ std::map<std::string, std::function<Case(Generator&)>> cases() {
     return Case{{x}, [](auto& x) { return relu(x[0]); }};
   };
   c["gelu"] = [](Generator& g) { return Case{{r({6}, g)}, [](auto& x) { return gelu(x[0]); }}; };
+}
+
+// Reductions, views and contractions.
+void add_shape_cases(Cases& c) {
   c["sum"] = [](Generator& g) { return Case{{r({2, 3}, g)}, [](auto& x) { return sum(x[0]); }}; };
   c["sum_dims"] = [](Generator& g) {
     return Case{{r({2, 3, 4}, g)}, [](auto& x) { return sum(x[0], {0, 2}, false); }};
@@ -82,6 +89,10 @@ std::map<std::string, std::function<Case(Generator&)>> cases() {
   c["linear"] = [](Generator& g) {
     return Case{{r({2, 3, 4}, g), r({5, 4}, g), r({5}, g)}, [](auto& x) { return linear(x[0], x[1], x[2]); }};
   };
+}
+
+// The network layers' ops and the losses.
+void add_layer_cases(Cases& c) {
   c["softmax"] = [](Generator& g) { return Case{{r({3, 5}, g)}, [](auto& x) { return softmax(x[0]); }}; };
   c["log_softmax"] = [](Generator& g) { return Case{{r({3, 5}, g)}, [](auto& x) { return log_softmax(x[0]); }}; };
   c["layer_norm"] = [](Generator& g) {
@@ -106,6 +117,13 @@ std::map<std::string, std::function<Case(Generator&)>> cases() {
     Tensor targets = Tensor::from_vector<int64_t>({2, 0, 4}, {3});
     return Case{{r({3, 5}, g)}, [targets](auto& x) { return cross_entropy(x[0], targets); }};
   };
+}
+
+Cases cases() {
+  Cases c;
+  add_pointwise_cases(c);
+  add_shape_cases(c);
+  add_layer_cases(c);
   return c;
 }
 
