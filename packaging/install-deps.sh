@@ -15,6 +15,7 @@ packages=(
   dpkg-dev desktop-file-utils appstream  # the .deb (dpkg-shlibdeps) and its checks
   clang-14 libclang-rt-14-dev  # libFuzzer harnesses (tests/fuzz)
   clang-format-14  # the tree's layout (.clang-format, tests/style/check_format.sh)
+  universal-ctags  # C++ function lengths (tests/style/check_sizes.py)
   iproute2 util-linux hostname  # the simulated cluster (tests/cluster): ip, tc, unshare
 )
 

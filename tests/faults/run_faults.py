@@ -14,6 +14,8 @@ It writes a table, scenario | expected | observed | time to detection, to
 tests/FAULTS.md (--out), and exits 1 when a scenario that must hold failed. Scenarios
 still open (known gaps) are listed as such and do not fail the suite. --readme also writes
 the table's short form between the FAULTS markers of docs/faults.md (or of the page named).
+The harness every scenario shares (the tagged job, its processes, the checks) is
+fault_harness.py, beside this file; this file holds the scenarios and the table.
 
     /usr/bin/python3 tests/faults/run_faults.py build [--out tests/FAULTS.md] [--only NAME] [--readme [PAGE]]
 """
@@ -26,182 +28,20 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "probes", "python"))
 from ddpscope import open_run  # noqa: E402  (spans are queried through the SQLite extension)
 
+from fault_harness import (  # the jobs, their processes and the shared checks, beside this file
+    Job, Result, check_common, diagnosis_line, integrity, last_error_line, leftovers, listening_loopback_ports,
+    remote_args, run_status, train_args, wait_for_pid, wait_training)
 import flight_faults  # the flight recorder's mismatch scenarios, beside this file
 import stop_faults  # stopping the launcher by any sequence of signals, beside this file
 import torch_faults  # the PyTorch scenarios (ddpscope-cli torchrun), beside this file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_btl_vader_single_copy_mechanism": "none", "DDPSCOPE_PG_TIMEOUT_MS": "4000"}
-
-
-class Job:
-    """A launched job, its output lines timestamped as they arrive."""
-
-    def __init__(self, build, args, env=None, tag=None):
-        self.tag = tag or uuid.uuid4().hex
-        e = dict(os.environ, **MPI_ENV, DDPSCOPE_FAULT_SUITE_TAG=self.tag, **(env or {}))
-        self.start = time.monotonic()
-        self.proc = subprocess.Popen([os.path.join(build, "bin", "ddpscope-cli")] + args, env=e,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     start_new_session=True)
-        self.lines = []  # (seconds since start, line)
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append((time.monotonic() - self.start, line.rstrip("\n")))
-
-    def wait(self, limit):
-        try:
-            self.proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            return None
-        self.reader.join(timeout=5)
-        return self.proc.returncode
-
-    def text(self):
-        return "\n".join(l for _, l in self.lines)
-
-    def first_time(self, pattern):
-        for t, l in self.lines:
-            if re.search(pattern, l):
-                return t
-        return None
-
-
-def tagged_pids(tag):
-    """Processes whose environment carries the job's tag (the launcher, mpirun, ranks,
-    the collector), with their command names."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                if f"DDPSCOPE_FAULT_SUITE_TAG={tag}".encode() not in f.read():
-                    continue
-            with open(f"/proc/{pid}/comm") as f:
-                found.append((int(pid), f.read().strip()))
-        except OSError:
-            continue
-    return found
-
-
-def wait_for_pid(tag, comm, rank=None, limit=30):
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        for pid, name in tagged_pids(tag):
-            if name != comm:
-                continue
-            if rank is not None:
-                try:
-                    with open(f"/proc/{pid}/environ", "rb") as f:
-                        if f"OMPI_COMM_WORLD_RANK={rank}\0".encode() not in f.read():
-                            continue
-                except OSError:
-                    continue
-            return pid
-        time.sleep(0.05)
-    return None
-
-
-def leftovers(tag, grace=10):
-    end = time.monotonic() + grace
-    while time.monotonic() < end:
-        left = tagged_pids(tag)
-        if not left:
-            return []
-        time.sleep(0.2)
-    left = tagged_pids(tag)
-    for pid, _ in left:  # clean up after a failed scenario
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    return left
-
-
-def integrity(run):
-    if not os.path.exists(run):
-        return "no file"
-    try:
-        db = sqlite3.connect(f"file:{run}?mode=ro", uri=True)
-        return db.execute("PRAGMA integrity_check").fetchone()[0]
-    except sqlite3.Error as e:
-        return f"error: {e}"
-
-
-def run_status(run):
-    try:
-        db = sqlite3.connect(f"file:{run}?mode=ro", uri=True)
-        return db.execute("SELECT status, message FROM runs").fetchone()
-    except sqlite3.Error:
-        return None, None
-
-
-def train_args(run, iters=40, extra=()):
-    return ["train", "--np", "2", "--model", "mlp", "--iters", str(iters), "--batch", "16", "--width", "256",
-            "--depth", "4", "--progress", "lines", "--log-every", "1000", "--out", run] + list(extra)
-
-
-class Result:
-    def __init__(self, name, expected, must_hold=True):
-        self.name, self.expected, self.must_hold = name, expected, must_hold
-        self.ok, self.observed, self.detection = False, "", None
-        self.skipped = False
-
-    def conclude(self, problems, observed_when_ok):
-        """The scenario held when nothing went wrong; the observed column says what did."""
-        self.ok = not problems
-        self.observed = "; ".join(problems) if problems else observed_when_ok
-        return self
-
-    def mark(self):
-        if self.skipped:
-            return "SKIP"
-        return "ok" if self.ok else ("FAIL" if self.must_hold else "open")
-
-
-def check_common(r, job, code, run, limit, want_failure=True, names=()):
-    """The checks every scenario shares; returns the problems found."""
-    problems = []
-    if code is None:
-        problems.append(f"still running after {limit} s")
-        os.killpg(job.proc.pid, signal.SIGKILL)
-        job.wait(10)
-    elif want_failure and code == 0:
-        problems.append("exit 0")
-    elif not want_failure and code != 0:
-        problems.append(f"exit {code}")
-    text = job.text()
-    for n in names:
-        if not re.search(n, text):
-            # What it printed instead, so a failure that does not come back says what it was.
-            problems.append(f"no '{n}' in the output, which ended: {text[-500:]!r}")
-    verdict = integrity(run)
-    if verdict != "ok":
-        problems.append(f"integrity_check: {verdict}")
-    left = leftovers(job.tag)
-    if left:
-        problems.append("left behind: " + ", ".join(f"{c} {p}" for p, c in left))
-    return problems
-
-
-def last_error_line(job):
-    for _, l in reversed(job.lines):
-        if "error" in l.lower() or "timeout" in l.lower() or "died" in l.lower() or "signal" in l.lower():
-            return l.strip()[:220]
-    return job.lines[-1][1][:220] if job.lines else ""
 
 
 def scenario_rank_signal(build, work, phase, sig):
@@ -221,14 +61,6 @@ def scenario_rank_signal(build, work, phase, sig):
     if raised is not None and code is not None:
         r.detection = job.lines[-1][0] - raised
     return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
-
-
-def wait_training(job, limit=60):
-    """Until the job trains (not still starting), and a second more."""
-    end = time.monotonic() + limit
-    while job.first_time(r"^training ") is None and time.monotonic() < end:
-        time.sleep(0.1)
-    time.sleep(1.0)
 
 
 def scenario_rank_stopped(build, work):
@@ -478,10 +310,6 @@ def scenario_unused(build, work):
     return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
 
 
-def diagnosis_line(job):
-    return next((l for _, l in job.lines if l.startswith("diagnosis:")), "no diagnosis")
-
-
 def scenario_model_mismatch(build, work):
     r = Result("models that differ across ranks (--inject-model-mismatch 1)",
                "DDP refuses at construction, naming the parameter and both ranks' shapes; job fails at once")
@@ -539,11 +367,6 @@ def scenario_uneven(build, work):
         if its != [(0, 40), (1, 20)]:
             problems.append(f"with --join: iterations per rank {its}")
     return r.conclude(problems, diagnosis_line(job)[:260] + "; with --join: finished")
-
-
-def remote_args(run, iters=30, np=3):
-    return ["train", "--np", str(np), "--model", "transformer", "--remote-embedding", "--batch", "8", "--width", "32",
-            "--depth", "1", "--iters", str(iters), "--progress", "lines", "--log-every", "1000", "--out", run]
 
 
 # The server's records end where it was killed: in the collective it had started (a
@@ -665,18 +488,6 @@ def scenario_host_cut(build, work):
         if link_down:
             subprocess.run(["ip", "link", "set", "ddps-v1", "up"])
         subprocess.run(["bash", cluster, "down"])
-
-
-def listening_loopback_ports(pid):
-    """TCP ports the process listens on at 127.0.0.1 (its RPC agent's, in a one-host job)."""
-    out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
-    ports = []
-    for line in out.splitlines():
-        if f"pid={pid}," in line:
-            local = line.split()[3]
-            if local.startswith("127.0.0.1:"):
-                ports.append(int(local.rsplit(":", 1)[1]))
-    return ports
 
 
 def scenario_foreign_rpc(build, work):
