@@ -64,7 +64,7 @@ void AutogradLessonView::buildPanel() {
   layout->addWidget(m_gradients, 1);
 }
 
-void AutogradLessonView::setLesson(const Lesson& lesson, probes::RunStoreReader&) {
+void AutogradLessonView::setLesson(const Lesson& lesson) {
   m_lesson = &lesson;
   m_graph->setLesson(lesson);
   m_sequence->setData(std::make_shared<const SequenceData>(lessonSequence(lesson, 0)));
@@ -109,18 +109,9 @@ void AutogradLessonView::setOptions(const LessonInfo& info) {
 
 void AutogradLessonView::readOptions(LiveParameters& p) const { p.mode = m_mode->currentText(); }
 
-bool AutogradLessonView::loadCompared(const QString& path, QString* error) {
-  clearCompared();
-  try {
-    probes::RunStoreReader other(path.toStdString());
-    const auto graphs = listDistGraphs(other);
-    if (!graphs.empty()) m_compare = loadLesson(other, graphs.front().ctx_id, graphs.front().pass);
-  } catch (const std::exception& e) {
-    *error = userMessage(e);
-    return false;
-  }
+void AutogradLessonView::setCompared(const Lesson& lesson) {
+  m_compare = lesson;
   m_compareGraph->setLesson(m_compare);
-  return true;
 }
 
 void AutogradLessonView::clearCompared() {

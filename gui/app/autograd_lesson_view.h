@@ -27,16 +27,16 @@ class AutogradLessonView : public LessonView {
   QWidget* panel() override { return m_panel; }
   QWidget* options() override { return m_modeField; }
   GraphView* graph() override;
-  void setLesson(const Lesson& lesson, probes::RunStoreReader& run) override;
+  void setLesson(const Lesson& lesson) override;
   void showState(const LessonState& state, size_t applied, bool asking) override;
   QString title(const Lesson& lesson) const override;
   QString question(const LessonStep& next) const override;
   void setOptions(const LessonInfo& info) override;
   void readOptions(LiveParameters& p) const override;
 
-  // Side by side: `path`'s first pass, stepped along with the lesson; false with *error
-  // when it cannot be read. clearCompared() forgets it.
-  bool loadCompared(const QString& path, QString* error);
+  // Side by side: another recording's first pass (lesson_request.h reads it), stepped
+  // along with the lesson. clearCompared() forgets it.
+  void setCompared(const Lesson& lesson);
   void clearCompared();
   void setSideBySide(bool on);
   const Lesson& compared() const { return m_compare; }

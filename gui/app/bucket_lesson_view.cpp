@@ -47,7 +47,7 @@ QWidget* BucketLessonView::stage() { return m_graph; }
 QWidget* BucketLessonView::panel() { return m_buckets; }
 GraphView* BucketLessonView::graph() { return m_graph; }
 
-void BucketLessonView::setLesson(const Lesson& lesson, probes::RunStoreReader&) { m_graph->setLesson(lesson); }
+void BucketLessonView::setLesson(const Lesson& lesson) { m_graph->setLesson(lesson); }
 
 void BucketLessonView::showState(const LessonState& s, size_t applied, bool asking) {
   m_graph->showState(s, applied, asking);
@@ -63,9 +63,9 @@ QString BucketLessonView::question(const LessonStep&) const { return LessonGraph
 // The lesson's words name the bucket cap the run was recorded with (a live re-recording at
 // 0.25 MiB said "1 MiB buckets"), and say so when the cap cannot change the buckets: a
 // parameter is never split, so one larger than the cap gets a bucket of its own.
-QString BucketLessonView::about(const QString& about, const Lesson& lesson, probes::RunStoreReader& run) const {
+QString BucketLessonView::about(const QString& about, const Lesson& lesson, const std::string& runConfig) const {
   QString text = about;
-  const QJsonObject config = QJsonDocument::fromJson(QByteArray::fromStdString(run.run().config_json)).object();
+  const QJsonObject config = QJsonDocument::fromJson(QByteArray::fromStdString(runConfig)).object();
   const double cap = config.value(QStringLiteral("bucket_cap_mb")).toDouble(-1);
   if (cap <= 0) return text.replace(QStringLiteral("{cap} MiB buckets"), QStringLiteral("its buckets"));
   text.replace(QStringLiteral("{cap}"), QString::number(cap));

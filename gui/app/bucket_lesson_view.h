@@ -24,11 +24,11 @@ class BucketLessonView : public LessonView {
   QWidget* panel() override;
   QWidget* options() override { return m_options; }
   GraphView* graph() override;
-  void setLesson(const Lesson& lesson, probes::RunStoreReader& run) override;
+  void setLesson(const Lesson& lesson) override;
   void showState(const LessonState& state, size_t applied, bool asking) override;
   QString title(const Lesson& lesson) const override;
   QString question(const LessonStep& next) const override;
-  QString about(const QString& about, const Lesson& lesson, probes::RunStoreReader& run) const override;
+  QString about(const QString& about, const Lesson& lesson, const std::string& runConfig) const override;
   void setOptions(const LessonInfo& info) override;
   void readOptions(LiveParameters& p) const override;
 

@@ -11,29 +11,32 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
-#include <QSlider>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
-#include <QTimer>
 #include <QVBoxLayout>
 #include <cstring>
 
 #include "autograd_lesson_view.h"
+#include "classroom_controller.h"
 #include "bucket_lesson_view.h"
 #include "graph_view.h"
 #include "lesson_catalog.h"
-#include "lesson_file.h"
 #include "lesson_kind.h"
 #include "lesson_live_recorder.h"
-#include "lesson_loader.h"
+#include "lesson_open_job.h"
+#include "lesson_player.h"
+#include "lesson_transport.h"
 #include "lesson_view.h"
 #include "ring_lesson_view.h"
-#include "user_message.h"
 
 namespace ddpscope::gui {
 LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* parent)
-    : QWidget(parent), m_recorder(new LessonLiveRecorder(workspace, cli, this)) {
+    : QWidget(parent),
+      m_recorder(new LessonLiveRecorder(workspace, cli, this)),
+      m_opener(new LessonOpenJob(this)),
+      m_player(new LessonPlayer(this)),
+      m_classroom(new ClassroomController(this)) {
   setFocusPolicy(Qt::StrongFocus);
   auto* layout = new QVBoxLayout(this);
   addLessonBars(layout);
@@ -57,7 +60,9 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
   m_split->setStretchFactor(1, 1);
   m_split->setChildrenCollapsible(false);
   layout->addWidget(m_split, 1);
-  layout->addLayout(buildControls());
+  auto* transport = new LessonTransport(m_player);
+  connect(transport, &LessonTransport::copyLinkClicked, this, [this] { copyLinkToStep(); });
+  layout->addWidget(transport);
   addViews();
   connectSignals();
   updateScore();
@@ -110,7 +115,8 @@ void LearnPage::addViews() {
     m_stages->addWidget(view->stage());
     m_panels->addWidget(view->panel(), 10);
     if (QWidget* options = view->options()) m_optionsRow->insertWidget(m_optionsRow->indexOf(m_live), options);
-    connect(view, &LessonView::answered, this, &LearnPage::onAnswer);
+    connect(view, &LessonView::answered, m_player,
+            [this](const LessonAnswer& a) { m_player->answer(a.choice, a.right, a.verdict); });
     if (auto* v = qobject_cast<AutogradLessonView*>(view)) m_autograd = v;
     if (auto* v = qobject_cast<BucketLessonView*>(view)) m_bucketLesson = v;
     if (auto* v = qobject_cast<RingLessonView*>(view)) m_ringLesson = v;
@@ -162,61 +168,26 @@ QWidget* LearnPage::buildSidePanel() {
   return scroll;
 }
 
-QHBoxLayout* LearnPage::buildControls() {
-  auto* controls = new QHBoxLayout;
-  auto button = [&](const QString& text, const QString& tip, auto slot) {
-    auto* b = new QPushButton(text);
-    b->setToolTip(tip);
-    b->setFocusPolicy(Qt::NoFocus);
-    connect(b, &QPushButton::clicked, this, slot);
-    controls->addWidget(b);
-    return b;
-  };
-  button(tr("|<"), tr("To the start (Home)"), [this] { toStart(); });
-  button(tr("<"), tr("One step back (Left)"), [this] { stepBack(); });
-  m_play = button(tr("Play"), tr("Play or pause (Space)"), [this] { setPlaying(!isPlaying()); });
-  button(tr(">"), tr("One step forward (Right)"), [this] { stepForward(); });
-  button(tr(">|"), tr("To the end (End)"), [this] { toEnd(); });
-  controls->addSpacing(16);
-  controls->addWidget(new QLabel(tr("Speed")));
-  m_speed = new QSlider(Qt::Horizontal);
-  m_speed->setRange(1, 20);  // half-steps per second
-  m_speed->setValue(4);
-  m_speed->setFocusPolicy(Qt::NoFocus);
-  controls->addWidget(m_speed);
-  controls->addStretch();
-  // A link to this step (lesson_link.h), for a chat or the course page: it opens the same
-  // lesson, step and view in another ddpscope.
-  auto* link = new QPushButton(tr("Copy link"));
-  link->setToolTip(tr("Copy a link to this step (Ctrl+Shift+C); ddpscope opens it at the same step and view"));
-  link->setFocusPolicy(Qt::NoFocus);
-  connect(link, &QPushButton::clicked, this, [this] { copyLinkToStep(); });
-  controls->addWidget(link);
-  return controls;
-}
-
 void LearnPage::connectSignals() {
-  m_timer = new QTimer(this);
-  connect(m_timer, &QTimer::timeout, this, [this] {
-    if (m_applied >= m_lesson.steps.size() || m_asking) {
-      setPlaying(false);
-      return;
-    }
-    stepForward();
+  connect(m_player, &LessonPlayer::changed, this, &LearnPage::showState);
+  connect(m_player, &LessonPlayer::answered, this, &LearnPage::answered);
+  connect(m_player, &LessonPlayer::judged, this, [this](const QString& text, bool right) {
+    showFeedback(text, right);
+    if (!text.isEmpty()) emit statusMessage(text);
+    updateScore();
   });
-  connect(m_speed, &QSlider::valueChanged, this, [this](int v) { setStepsPerSecond(v / 2.0); });
-  setStepsPerSecond(m_speed->value() / 2.0);
+  connect(m_player, &LessonPlayer::stopReached, this,
+          [this](int step) { emit statusMessage(tr("Step %1: a stop of this lesson. Space plays on.").arg(step)); });
   connect(m_sideBySide, &QCheckBox::toggled, m_autograd, &AutogradLessonView::setSideBySide);
-  connect(m_predict, &QCheckBox::toggled, this, [this](bool on) {
-    if (!on) m_asking = false;
-    showState();
-  });
+  connect(m_predict, &QCheckBox::toggled, m_player, &LessonPlayer::setPredicting);
   connect(m_sideBySide, &QCheckBox::toggled, this, &LearnPage::stepShown);
   connect(m_lessonBox, &QComboBox::activated, this, [this](int index) {
     if (index >= static_cast<int>(lessons().size())) return;  // the file or run shown: already open
-    QString error;
-    if (!openLesson(index, &error)) emit statusMessage(error);
+    openLessonInBackground(index);
   });
+  connect(m_opener, &LessonOpenJob::opened, this, &LearnPage::showLoaded);
+  connect(m_opener, &LessonOpenJob::failed, this,
+          [this](const LessonRequest&, const QString& message) { onOpenFailed(message); });
   connect(m_recorder, &LessonLiveRecorder::started, this, &LearnPage::statusMessage);
   connect(m_recorder, &LessonLiveRecorder::finished, this, &LearnPage::liveRunFinished);
   connect(m_live, &QPushButton::clicked, this, [this] {
@@ -239,89 +210,149 @@ void LearnPage::showEvent(QShowEvent* event) {
   }
   if (!m_lesson.steps.empty() || isRunningLive() || m_openedOnShow) return;
   m_openedOnShow = true;  // once: a lesson that cannot load says so once, not on every visit
-  QString error;
-  if (!openLesson(std::max(0, m_lessonBox->currentIndex()), &error)) emit statusMessage(error);
+  openLessonInBackground(std::max(0, m_lessonBox->currentIndex()));
 }
 
 LearnPage::~LearnPage() = default;
 
-bool LearnPage::openLesson(int index, QString* error) {
-  if (index < 0 || index >= static_cast<int>(lessons().size())) {
-    *error = tr("There is no lesson %1").arg(index + 1);
-    return false;
-  }
-  const LessonInfo& info = lessons()[static_cast<size_t>(index)];
-  const QString dir = lessonsDir();
-  if (dir.isEmpty()) {
-    *error =
-        tr("The lessons' recorded runs were not found (resources/lessons, or share/ddpscope/lessons "
-           "next to the app); set DDPSCOPE_LESSONS_DIR, or use Run live");
-    return false;
-  }
-  m_lessonBox->setCurrentIndex(index);
-  m_workers->setValue(info.workers);
-  for (LessonView* view : m_views)
-    view->setOptions(info);
-  // Lesson 2's two recordings, stepped together when "Side by side" is ticked.
-  m_autograd->clearCompared();
-  m_sideBySide->setEnabled(!info.compare_file.isEmpty());
-  QString why;
-  if (!info.compare_file.isEmpty() && !m_autograd->loadCompared(QDir(dir).filePath(info.compare_file), &why))
-    emit statusMessage(tr("Side by side is not available: %1").arg(why));
-  if (info.compare_file.isEmpty()) m_sideBySide->setChecked(false);
-  m_aboutTemplate = info.about;
-  if (!load(QDir(dir).filePath(info.file), lessonKindName(info), info.rank, error)) return false;
-  m_source.source = LessonLink::Source::Builtin;
-  m_source.lesson = index;
-  m_source.path.clear();
-  m_catalogIndex = index;
-  showSourceInBox(QString());
-  // load() showed step 0 while the source still read "a run": say it again as the
-  // lesson, or a class would be sent the run's path (a student saw "A run of your own").
-  emit stepShown();
+bool LearnPage::openLesson(int index, QString* error) { return openNow(requestMenuLesson(index, error), error); }
+
+bool LearnPage::openLessonFile(const QString& path, QString* error) { return openNow(requestLessonFile(path), error); }
+
+bool LearnPage::openRun(const QString& path, QString* error) { return openNow(requestRun(path), error); }
+
+bool LearnPage::openLink(const LessonLink& link, QString* error) {
+  if (!openNow(requestLink(link, error), error)) return false;
+  showLinkState(link);
   return true;
 }
 
-bool LearnPage::openLessonFile(const QString& path, QString* error) {
-  probes::LessonFile file;
-  QString run;
-  try {
-    file = probes::read_lesson_file(path.toStdString());
-    run = QString::fromStdString(probes::lesson_run_path(path.toStdString(), file));
-  } catch (const std::exception& e) {
-    *error = userMessage(e);
-    return false;
+bool LearnPage::openNow(const std::optional<LessonRequest>& request, QString* error) {
+  if (!request) return false;
+  std::optional<LoadedLesson> loaded = readLesson(*request, error);
+  if (!loaded) return false;
+  showLoaded(std::make_shared<const LoadedLesson>(std::move(*loaded)));
+  return true;
+}
+
+void LearnPage::openInBackground(const std::optional<LessonRequest>& request, const QString& error) {
+  if (!request) {
+    emit statusMessage(error);
+    return;
   }
-  if (!QFileInfo::exists(run)) {
-    *error = tr("The lesson %1 replays %2, which is not there: keep the run file beside the lesson file (as "
-                "ddpscope-cli lesson make wrote them), or make the lesson again")
-                 .arg(QFileInfo(path).fileName(), run);
-    return false;
+  m_loading = request->source;
+  emit statusMessage(tr("Loading %1...")
+                         .arg(request->catalogIndex >= 0 && request->boxTitle.isEmpty()
+                                  ? lessons()[static_cast<size_t>(request->catalogIndex)].title
+                                  : QFileInfo(request->source.path).fileName()));
+  m_opener->open(*request);
+}
+
+void LearnPage::openLessonInBackground(int index) {
+  QString error;
+  const auto request = requestMenuLesson(index, &error);
+  openInBackground(request, error);
+}
+
+static bool sameSource(const LessonLink& a, const LessonLink& b) {
+  return a.source == b.source && (a.source == LessonLink::Source::Builtin ? a.lesson == b.lesson : a.path == b.path);
+}
+
+void LearnPage::followLink(const LessonLink& link) {
+  if (!m_lesson.steps.empty() && sameSource(link, m_source) && !m_opener->isBusy()) {
+    m_pendingLink.reset();
+    showLinkState(link);
+    emit linkShown();
+    return;
   }
-  m_aboutTemplate = QString::fromStdString(file.about);
-  // The kind the file names, else the first the run holds (lesson_kind.h).
-  if (!load(run, QString::fromStdString(file.kind), file.rank, error)) return false;
-  m_source.source = LessonLink::Source::File;
-  m_source.path = QFileInfo(path).absoluteFilePath();
-  m_stops = file.stops;
-  for (const auto& [step, text] : file.narration)
-    m_narration[step] = QString::fromStdString(text);
-  const QString title = QString::fromStdString(file.title);
-  m_title->setText(tr("%1 · %2 steps · %3").arg(title).arg(m_lesson.steps.size()).arg(QFileInfo(path).fileName()));
-  showSourceInBox(title);
-  // Stops and narration past the end are said, not silently dropped.
+  m_pendingLink = link;
+  if (m_opener->isBusy() && sameSource(link, m_loading)) return;  // shown when that load ends
+  QString error;
+  const auto request = requestLink(link, &error);
+  if (!request) {
+    m_pendingLink.reset();
+    emit linkFailed(error);
+    return;
+  }
+  openInBackground(request, error);
+}
+
+void LearnPage::onOpenFailed(const QString& message) {
+  if (!m_liveOutcome.isEmpty()) {
+    m_liveOutcome.clear();
+    emit statusMessage(tr("The live run failed: %1").arg(message));
+    return;
+  }
+  if (m_pendingLink) {
+    m_pendingLink.reset();
+    emit linkFailed(message);
+    return;
+  }
+  emit statusMessage(message);
+}
+
+// The step, side by side, predict mode and zoom a link names, in the lesson shown.
+void LearnPage::showLinkState(const LessonLink& link) {
+  m_predict->setChecked(false);  // the steps are taken, not asked
+  m_sideBySide->setChecked(link.sideBySide && m_sideBySide->isEnabled());
+  m_player->jumpTo(static_cast<size_t>(link.step));
+  m_predict->setChecked(link.predict);
+  if (link.zoom > 0 && m_view->graph()) m_view->graph()->setZoom(link.zoom);
+}
+
+// A lesson read (here or off the UI thread): its view, words, source and step 0.
+void LearnPage::showLoaded(std::shared_ptr<const LoadedLesson> loaded) {
+  const LessonRequest& r = loaded->request;
+  m_loaded = std::move(loaded);
+  m_lesson = m_loaded->lesson;
+  showView(viewNamed(kindOf(m_lesson).view()));
+  m_view->setLesson(m_lesson);
+  m_about->setText(m_view->about(r.about, m_lesson, m_loaded->runConfig));
+  m_source = r.source;
+  m_catalogIndex = r.catalogIndex;
+  m_narration = m_loaded->narration;
+  if (r.catalogIndex >= 0 && r.boxTitle.isEmpty()) showMenuLessonOptions(r.catalogIndex);
+  m_autograd->setCompared(m_loaded->compared);
+  if (!r.compareRun.isEmpty() && !m_loaded->compareError.isEmpty())
+    emit statusMessage(tr("Side by side is not available: %1").arg(m_loaded->compareError));
+  const QString name = QFileInfo(r.source.source == LessonLink::Source::File ? r.source.path : r.run).fileName();
+  const QString title = m_loaded->title.isEmpty() ? m_view->title(m_lesson) : m_loaded->title;
+  m_title->setText(tr("%1 · %2 steps · %3").arg(title).arg(m_lesson.steps.size()).arg(name));
+  showSourceInBox(r.boxTitle.isEmpty() ? m_loaded->title : r.boxTitle);
+  m_player->setLesson(m_lesson, m_loaded->stops);  // shows step 0
+  if (r.source.source == LessonLink::Source::File) sayUnusedStops(name);
+  emit lessonLoaded();
+  if (!m_liveOutcome.isEmpty()) emit statusMessage(std::exchange(m_liveOutcome, QString()));
+  if (m_pendingLink && sameSource(*m_pendingLink, m_source)) {
+    showLinkState(*m_pendingLink);
+    m_pendingLink.reset();
+    emit linkShown();
+  }
+}
+
+// A lesson of the menu: its recorded parameters in Workers and the views' options, and
+// Side by side where it has a twin.
+void LearnPage::showMenuLessonOptions(int index) {
+  const LessonInfo& info = lessons()[static_cast<size_t>(index)];
+  m_workers->setValue(info.workers);
+  for (LessonView* view : m_views)
+    view->setOptions(info);
+  m_sideBySide->setEnabled(!info.compare_file.isEmpty());
+  if (info.compare_file.isEmpty()) m_sideBySide->setChecked(false);
+}
+
+// Stops and narration past a lesson file's end are said, not silently dropped.
+void LearnPage::sayUnusedStops(const QString& file) {
   const size_t steps = m_lesson.steps.size();
   const long beyond =
-      std::count_if(m_stops.begin(), m_stops.end(), [&](int s) { return static_cast<size_t>(s) > steps; }) +
+      std::count_if(stops().begin(), stops().end(), [&](int s) { return static_cast<size_t>(s) > steps; }) +
       std::count_if(m_narration.begin(), m_narration.end(),
                     [&](const auto& n) { return static_cast<size_t>(n.first) > steps; });
   if (beyond > 0)
     emit statusMessage(tr("%1: %2 stop(s) or narrated step(s) lie past the lesson's %3 steps and are not used")
-                           .arg(QFileInfo(path).fileName())
+                           .arg(file)
                            .arg(beyond)
                            .arg(steps));
-  showState();
-  return true;
 }
 
 // The lesson box names the lesson shown: a file's or a run's title as an extra last item,
@@ -359,84 +390,11 @@ QString LearnPage::copyLinkToStep() {
 
 LessonLink LearnPage::linkToStep() const {
   LessonLink link = m_source;
-  link.step = static_cast<int>(m_applied);
+  link.step = static_cast<int>(m_player->applied());
   link.sideBySide = m_sideBySide->isChecked();
   link.predict = m_predict->isChecked();
   link.zoom = m_view->graph() ? m_view->graph()->zoom() : 0;
   return link;
-}
-
-bool LearnPage::openLink(const LessonLink& link, QString* error) {
-  bool opened = false;
-  switch (link.source) {
-    case LessonLink::Source::Builtin: opened = openLesson(link.lesson, error); break;
-    case LessonLink::Source::File:
-    case LessonLink::Source::Run:
-      if (!QFileInfo::exists(link.path)) {
-        *error = tr("This link opens %1, which is not on this machine: ask whoever sent it for the %2 (%3), then "
-                    "open it here, or put it at that path")
-                     .arg(link.path,
-                          link.source == LessonLink::Source::File ? tr("lesson file and its run") : tr("run file"),
-                          link.source == LessonLink::Source::File ? tr("Learn > Open a lesson file...")
-                                                                  : tr("File > Open run"));
-        return false;
-      }
-      opened = link.source == LessonLink::Source::File ? openLessonFile(link.path, error) : openRun(link.path, error);
-      break;
-  }
-  if (!opened) return false;
-  m_predict->setChecked(false);  // the steps are taken, not asked
-  m_sideBySide->setChecked(link.sideBySide && m_sideBySide->isEnabled());
-  m_applied = std::min(static_cast<size_t>(link.step), m_lesson.steps.size());
-  m_predict->setChecked(link.predict);
-  showState();
-  if (link.zoom > 0 && m_view->graph()) m_view->graph()->setZoom(link.zoom);
-  return true;
-}
-
-bool LearnPage::openRun(const QString& path, QString* error) {
-  m_aboutTemplate =
-      tr("A run of your own: its first distributed autograd context, or rank 0's first DDP "
-         "iterations.");
-  if (!load(path, QString(), 0, error)) return false;
-  showSourceInBox(QString());
-  return true;
-}
-
-bool LearnPage::load(const QString& path, const QString& kind, int rank, QString* error) {
-  try {
-    probes::RunStoreReader reader(path.toStdString());
-    std::string why_none;
-    Lesson lesson = loadRunLesson(reader, kind.toStdString(), rank, why_none);
-    if (lesson.steps.empty()) {
-      *error = QString::fromStdString(why_none);
-      return false;
-    }
-    m_lesson = std::move(lesson);
-    showView(viewNamed(kindOf(m_lesson).view()));
-    m_view->setLesson(m_lesson, reader);
-    m_about->setText(m_view->about(m_aboutTemplate, m_lesson, reader));
-    // A run replayed as it is (a lesson of the menu or a file says otherwise after this).
-    m_source = LessonLink{};
-    m_source.source = LessonLink::Source::Run;
-    m_source.path = QFileInfo(path).absoluteFilePath();
-    m_stops.clear();
-    m_narration.clear();
-    m_catalogIndex = -1;  // openLesson sets it back
-  } catch (const std::exception& e) {
-    *error = tr("Cannot open %1: %2").arg(path, userMessage(e));
-    return false;
-  }
-  setPlaying(false);
-  m_applied = 0;
-  m_asking = false;
-  m_score = m_predictions = 0;
-  m_title->setText(
-      tr("%1 · %2 steps · %3").arg(m_view->title(m_lesson)).arg(m_lesson.steps.size()).arg(QFileInfo(path).fileName()));
-  updateScore();
-  showState();
-  emit lessonLoaded();
-  return true;
 }
 
 bool LearnPage::isRunningLive() const { return m_recorder->isRecording(); }
@@ -456,102 +414,31 @@ bool LearnPage::runLive(QString* error) {
 }
 
 // A live recording ended: its run replays as the lesson it re-recorded (a FAST lesson on
-// an unused RPC fails by design, and its run still replays).
+// an unused RPC fails by design, and its run still replays), read off the UI thread.
 void LearnPage::liveRunFinished(const QString& out, int code, const QString& lastLine) {
   m_live->setEnabled(true);
-  QString error;
-  const LessonInfo& lesson = lessons()[static_cast<size_t>(std::max(0, m_catalogIndex))];
-  const int catalog = m_catalogIndex;  // a live recording of it: Run live again re-records the same lesson
   const QString name = QFileInfo(out).fileName();
-  if (QFileInfo::exists(out) && load(out, lessonKindName(lesson), lesson.rank, &error)) {
-    m_catalogIndex = catalog;
-    showSourceInBox(tr("%1 (live: %2)").arg(lesson.title, name));
-    emit statusMessage(code == 0 ? tr("Recorded %1").arg(name)
-                                 : tr("Recorded %1; the example failed: %2").arg(name, lastLine));
-  } else {
-    emit statusMessage(tr("The live run failed: %1").arg(error.isEmpty() ? lastLine : error));
-  }
-}
-
-void LearnPage::stepForward() {
-  if (m_applied >= m_lesson.steps.size()) return;
-  if (m_predict->isChecked() && kindOf(m_lesson).asksBefore(m_lesson.steps[m_applied]) && !m_asking) {
-    m_asking = true;
-    m_guessedWrong = false;
-    showFeedback(QString(), true);  // a new question
-    setPlaying(false);
-    showState();
+  if (!QFileInfo::exists(out)) {
+    emit statusMessage(tr("The live run failed: %1").arg(lastLine));
     return;
   }
-  if (m_asking) return;  // answer first (or untick Predict)
-  ++m_applied;
-  showState();
-  // A lesson file's stops: Play halts there for the teacher to talk.
-  if (isPlaying() && std::binary_search(m_stops.begin(), m_stops.end(), static_cast<int>(m_applied))) {
-    setPlaying(false);
-    emit statusMessage(tr("Step %1: a stop of this lesson. Space plays on.").arg(m_applied));
-  }
+  m_liveOutcome =
+      code == 0 ? tr("Recorded %1").arg(name) : tr("Recorded %1; the example failed: %2").arg(name, lastLine);
+  openInBackground(requestLiveRecording(std::max(0, m_catalogIndex), out), QString());
 }
 
-void LearnPage::stepBack() {
-  m_asking = false;
-  showFeedback(QString(), true);
-  if (m_applied > 0) --m_applied;
-  showState();
-}
-
-void LearnPage::toStart() {
-  m_asking = false;
-  setPlaying(false);
-  m_applied = 0;
-  showState();
-}
-
-void LearnPage::toEnd() {
-  m_asking = false;
-  setPlaying(false);
-  m_applied = m_lesson.steps.size();
-  showState();
-}
-
-void LearnPage::setPlaying(bool playing) {
-  if (playing && m_applied >= m_lesson.steps.size()) m_applied = 0;  // play again from the start
-  if (playing) {
-    m_timer->start();
-  } else {
-    m_timer->stop();
-  }
-  m_play->setText(playing ? tr("Pause") : tr("Play"));
-}
-
-bool LearnPage::isPlaying() const { return m_timer->isActive(); }
-
-void LearnPage::setStepsPerSecond(double rate) { m_timer->setInterval(static_cast<int>(1000 / std::max(rate, 0.1))); }
-
-// Predict mode: the view judged the click. A question counts once: scored when its first
-// answer is right, missed at its first wrong one; the step is taken when it is right.
-void LearnPage::onAnswer(const LessonAnswer& answer) {
-  if (!m_asking) return;
-  if (!m_guessedWrong) {
-    emit answered(answer.choice);
-    ++m_predictions;
-    if (answer.right) ++m_score;
-  }
-  if (!answer.right) {
-    m_guessedWrong = true;
-    updateScore();
-    showFeedback(answer.verdict, false);
-    emit statusMessage(answer.verdict);
-    return;
-  }
-  const QString text = m_guessedWrong ? tr("Yes, that one.") : answer.verdict;
-  m_asking = false;
-  ++m_applied;
-  updateScore();
-  showState();
-  showFeedback(text, true);
-  emit statusMessage(text);
-}
+// The replay's controls, as the player has them.
+const std::vector<int>& LearnPage::stops() const { return m_player->stops(); }
+size_t LearnPage::applied() const { return m_player->applied(); }
+void LearnPage::stepForward() { m_player->stepForward(); }
+void LearnPage::stepBack() { m_player->stepBack(); }
+void LearnPage::toStart() { m_player->toStart(); }
+void LearnPage::toEnd() { m_player->toEnd(); }
+void LearnPage::setPlaying(bool playing) { m_player->setPlaying(playing); }
+bool LearnPage::isPlaying() const { return m_player->isPlaying(); }
+bool LearnPage::isAskingPrediction() const { return m_player->isAsking(); }
+int LearnPage::score() const { return m_player->score(); }
+int LearnPage::predictions() const { return m_player->predictions(); }
 
 void LearnPage::showFeedback(const QString& text, bool right) {
   m_feedback->setText(text);
@@ -562,20 +449,21 @@ void LearnPage::showFeedback(const QString& text, bool right) {
 
 void LearnPage::updateScore() {
   m_scoreLabel->setText(
-      m_predict->isChecked() || m_predictions > 0 ? tr("Score %1 of %2").arg(m_score).arg(m_predictions) : QString());
+      m_predict->isChecked() || predictions() > 0 ? tr("Score %1 of %2").arg(score()).arg(predictions()) : QString());
 }
 
 void LearnPage::showState() {
-  m_view->showState(state(), m_applied, m_asking);
-  m_stepLabel->setText(tr("Step %1 of %2").arg(m_applied).arg(m_lesson.steps.size()));
-  if (m_asking) {
-    m_explanation->setText(m_view->question(m_lesson.steps[m_applied]));
-  } else if (m_applied == 0) {
+  const size_t applied = m_player->applied();
+  m_view->showState(state(), applied, isAskingPrediction());
+  m_stepLabel->setText(tr("Step %1 of %2").arg(applied).arg(m_lesson.steps.size()));
+  if (isAskingPrediction()) {
+    m_explanation->setText(m_view->question(m_lesson.steps[applied]));
+  } else if (applied == 0) {
     m_explanation->setText(tr("Press Space to play, or Right to take one step."));
   } else {
-    const auto narrated = m_narration.find(static_cast<int>(m_applied));
+    const auto narrated = m_narration.find(static_cast<int>(applied));
     m_explanation->setText(narrated != m_narration.end() ? narrated->second
-                                                         : QString::fromStdString(m_lesson.explain(m_applied - 1)));
+                                                         : QString::fromStdString(m_lesson.explain(applied - 1)));
   }
   updateScore();
   emit stepShown();

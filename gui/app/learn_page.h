@@ -16,6 +16,7 @@
 
 #include "lesson.h"
 #include "lesson_link.h"
+#include "lesson_request.h"
 
 class QCheckBox;
 class QHBoxLayout;
@@ -25,13 +26,14 @@ class QVBoxLayout;
 class QComboBox;
 class QLabel;
 class QPushButton;
-class QSlider;
 class QSpinBox;
-class QTimer;
 
 namespace ddpscope::gui {
 
 class AutogradLessonView;
+class ClassroomController;
+class LessonOpenJob;
+class LessonPlayer;
 class BucketLessonView;
 class GraphView;
 class LessonLiveRecorder;
@@ -49,12 +51,21 @@ class LearnPage : public QWidget {
   LearnPage(const QString& workspace, const QString& cli, QWidget* parent = nullptr);
   ~LearnPage() override;
 
+  // These read the lesson on the calling thread and show it before they return (the
+  // command line, scripts and tests want it shown); what the user picks in the app is read
+  // off the UI thread (openLessonInBackground, followLink, Run live, the first showing).
   // A lesson of the catalog (lesson_catalog.h), from its shipped recording.
   bool openLesson(int index, QString* error);
   // Any run with a recorded distributed pass: its first context.
   bool openRun(const QString& path, QString* error);
   // A lesson file (probes/formats/lesson_file.h): its run, title, words, stops and narration.
   bool openLessonFile(const QString& path, QString* error);
+  // Lesson `index` of the menu, read off the UI thread; failures said in statusMessage.
+  void openLessonInBackground(int index);
+  // A class's step (classroom_controller.h): shown at once when it is in the lesson shown,
+  // else once its lesson is read off the UI thread; linkShown or linkFailed says which.
+  void followLink(const LessonLink& link);
+  ClassroomController* classroom() const { return m_classroom; }
   // A link to the step shown (lesson, step, side by side, predict mode, the graph's zoom),
   // and the state a link names; false with *error when its lesson cannot be opened here.
   LessonLink linkToStep() const;
@@ -62,26 +73,26 @@ class LearnPage : public QWidget {
   // no lesson open.
   QString copyLinkToStep();
   bool openLink(const LessonLink& link, QString* error);
-  const std::vector<int>& stops() const { return m_stops; }
+  const std::vector<int>& stops() const;
   // Re-records the current lesson with the chosen parameters, then replays that run.
   bool runLive(QString* error);
   bool isRunningLive() const;
 
   const Lesson& lesson() const { return m_lesson; }
-  size_t applied() const { return m_applied; }  // steps shown so far
-  LessonState state() const { return m_lesson.stateAfter(m_applied); }
+  // Stepping, playing and Predict mode's score (lesson_player.h).
+  LessonPlayer* player() const { return m_player; }
+  size_t applied() const;  // steps shown so far
+  LessonState state() const { return m_lesson.stateAfter(applied()); }
   void stepForward();
   void stepBack();
   void toStart();
   void toEnd();
   void setPlaying(bool playing);
   bool isPlaying() const;
-  void setStepsPerSecond(double rate);
-
   // Predict mode: true while the page waits for the student to click a node.
-  bool isAskingPrediction() const { return m_asking; }
-  int score() const { return m_score; }
-  int predictions() const { return m_predictions; }
+  bool isAskingPrediction() const;
+  int score() const;
+  int predictions() const;
 
   // The graph the lesson shown draws (the autograd lesson's when it draws none).
   GraphView* graph() const;
@@ -107,6 +118,8 @@ class LearnPage : public QWidget {
   // Predict mode: the student's first answer to the question asked (the node's name, or
   // "block N" in a ring lesson).
   void answered(const QString& choice);
+  void linkShown();                     // followLink's step is on screen
+  void linkFailed(const QString& why);  // followLink's lesson cannot be shown here
 
  protected:
   void keyPressEvent(QKeyEvent* event) override;
@@ -117,27 +130,33 @@ class LearnPage : public QWidget {
  private:
   void addLessonBars(QVBoxLayout* layout);
   QWidget* buildSidePanel();
-  QHBoxLayout* buildControls();
   void addViews();
   void connectSignals();
-  // `kind`: a kind's name (lesson_kind.h), or "" for the first the run holds.
-  bool load(const QString& path, const QString& kind, int rank, QString* error);
+  bool openNow(const std::optional<LessonRequest>& request, QString* error);
+  void openInBackground(const std::optional<LessonRequest>& request, const QString& error);
+  void onOpenFailed(const QString& message);
+  void showLoaded(std::shared_ptr<const LoadedLesson> loaded);
+  void showMenuLessonOptions(int index);
+  void sayUnusedStops(const QString& file);
+  void showLinkState(const LessonLink& link);
   void showView(LessonView* view);
   LessonView* viewNamed(const char* name) const;
   void showState();
-  void onAnswer(const LessonAnswer& answer);
   void updateScore();
   void showFeedback(const QString& text, bool right);
   void showSourceInBox(const QString& title);
   void liveRunFinished(const QString& out, int code, const QString& lastLine);
 
   LessonLiveRecorder* m_recorder = nullptr;  // Run live
+  LessonOpenJob* m_opener = nullptr;         // reads lessons off the UI thread
+  ClassroomController* m_classroom = nullptr;
+  std::shared_ptr<const LoadedLesson> m_loaded;  // what m_lesson was read with
+  LessonLink m_loading;                          // what m_opener reads, while it is busy
+  std::optional<LessonLink> m_pendingLink;       // followLink's, shown when its lesson is read
+  QString m_liveOutcome;                         // Run live's words, said when its run is shown
+  LessonPlayer* m_player = nullptr;              // where the replay stands
   Lesson m_lesson;
-  size_t m_applied = 0;
-  bool m_asking = false;  // waiting for the student's guess of steps[m_applied]
   bool m_openedOnShow = false;
-  bool m_guessedWrong = false;
-  int m_score = 0, m_predictions = 0;
   std::vector<LessonView*> m_views;  // every kind's view; one shown at a time
   LessonView* m_view = nullptr;      // the lesson shown's
   AutogradLessonView* m_autograd = nullptr;
@@ -154,19 +173,14 @@ class LearnPage : public QWidget {
   QLabel* m_explanation = nullptr;
   QLabel* m_stepLabel = nullptr;
   QLabel* m_feedback = nullptr;
-  QString m_aboutTemplate;             // the lesson's words; {cap} filled from the run loaded
   LessonLink m_source;                 // what is replayed: a lesson of the menu, a lesson file, a run
   int m_catalogIndex = -1;             // the menu's lesson shown or live-recorded; -1: a file or run of the user's
-  std::vector<int> m_stops;            // a lesson file's: Play stops after these steps
   std::map<int, QString> m_narration;  // a lesson file's words for its steps
   QLabel* m_scoreLabel = nullptr;
   QComboBox* m_lessonBox = nullptr;
   QSpinBox* m_workers = nullptr;
   QPushButton* m_live = nullptr;
-  QPushButton* m_play = nullptr;
   QCheckBox* m_predict = nullptr;
-  QSlider* m_speed = nullptr;
-  QTimer* m_timer = nullptr;
 };
 
 }  // namespace ddpscope::gui

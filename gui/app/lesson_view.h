@@ -19,10 +19,6 @@
 
 class QWidget;
 
-namespace ddpscope::probes {
-class RunStoreReader;
-}
-
 namespace ddpscope::gui {
 
 class GraphView;
@@ -48,16 +44,17 @@ class LessonView : public QObject {
   // The graph it draws, if any (links keep its zoom).
   virtual GraphView* graph() { return nullptr; }
 
-  // A lesson loaded (the page's; it outlives the view's use of it). `run`: its file.
-  virtual void setLesson(const Lesson& lesson, probes::RunStoreReader& run) = 0;
+  // A lesson loaded (the page's; it outlives the view's use of it).
+  virtual void setLesson(const Lesson& lesson) = 0;
   // The state after `applied` steps; `asking`: Predict mode waits for a click.
   virtual void showState(const LessonState& state, size_t applied, bool asking) = 0;
   // The title line's start, before "· N steps · file".
   virtual QString title(const Lesson& lesson) const = 0;
   // Predict mode's question about `next`.
   virtual QString question(const LessonStep& next) const = 0;
-  // The lesson's words for the run loaded: `about` as the catalog or file wrote it.
-  virtual QString about(const QString& about, const Lesson&, probes::RunStoreReader&) const { return about; }
+  // The lesson's words for the run loaded: `about` as the catalog or file wrote it;
+  // `runConfig`: the run's config JSON.
+  virtual QString about(const QString& about, const Lesson&, const std::string& /*runConfig*/) const { return about; }
 
   // A lesson of the menu opened: its recorded parameters into the options.
   virtual void setOptions(const LessonInfo&) {}

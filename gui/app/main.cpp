@@ -17,6 +17,7 @@
 #include "job_controller.h"
 #include "learn_page.h"
 #include "classroom.h"
+#include "classroom_controller.h"
 #include "main_window.h"
 #include "timeline_page.h"
 #include "timeline_view.h"
@@ -121,8 +122,8 @@ void openPaths(ddpscope::gui::MainWindow& window, QStringList paths) {
   } else if (!paths.isEmpty() && !window.openPath(paths.first())) {
     std::fprintf(stderr, "error: cannot open %s\n", qPrintable(paths.first()));
   }
-  if (window.traceImport()->isRunning()) {
-    QObject::connect(window.traceImport(), &ddpscope::gui::TraceImportJob::failed, &window,
+  if (window.part<ddpscope::gui::TraceImportJob>()->isRunning()) {
+    QObject::connect(window.part<ddpscope::gui::TraceImportJob>(), &ddpscope::gui::TraceImportJob::failed, &window,
                      [](const QString& message, bool) { std::fprintf(stderr, "error: %s\n", qPrintable(message)); });
   }
 }
@@ -139,7 +140,7 @@ bool launchAsked(ddpscope::gui::MainWindow& window, const AppOptions& o) {
     std::fprintf(stderr, "error: cannot launch the job: %s\n", qPrintable(error));
     return false;
   }
-  std::printf("run file: %s\n", qPrintable(window.job()->runFile()));
+  std::printf("run file: %s\n", qPrintable(window.part<ddpscope::gui::JobController>()->runFile()));
   std::fflush(stdout);
   return true;
 }
@@ -150,15 +151,15 @@ bool openLessonAsked(ddpscope::gui::MainWindow& window, const AppOptions& o) {
     std::fprintf(stderr, "error: cannot open lesson %s\n", qPrintable(o.value(o.lesson)));
     return false;
   }
-  if (o.isSet(o.sideBySide)) window.learnPage()->sideBySideBox()->setChecked(true);
+  if (o.isSet(o.sideBySide)) window.part<ddpscope::gui::LearnPage>()->sideBySideBox()->setChecked(true);
   for (int k = o.value(o.step).toInt(); k > 0; --k)
-    window.learnPage()->stepForward();
+    window.part<ddpscope::gui::LearnPage>()->stepForward();
   return true;
 }
 
 // Frames the timeline as asked (after its tab has loaded the run).
 void frameTimeline(ddpscope::gui::MainWindow& window, const AppOptions& o) {
-  ddpscope::gui::TimelineView* view = window.timeline();
+  ddpscope::gui::TimelineView* view = window.part<ddpscope::gui::TimelineView>();
   if (o.isSet(o.iteration)) {
     const auto& its = view->data().iterations;
     for (size_t i = 0; i < its.size(); ++i)
@@ -175,9 +176,9 @@ void frameTimeline(ddpscope::gui::MainWindow& window, const AppOptions& o) {
     }
   }
   if (o.isSet(o.find)) {
-    window.timelinePage()->showSearch();
-    window.timelinePage()->searchField()->setText(o.value(o.find));
-    window.timelinePage()->findNext();
+    window.part<ddpscope::gui::TimelinePage>()->showSearch();
+    window.part<ddpscope::gui::TimelinePage>()->searchField()->setText(o.value(o.find));
+    window.part<ddpscope::gui::TimelinePage>()->findNext();
   }
 }
 
@@ -197,11 +198,13 @@ void scheduleScreenshot(ddpscope::gui::MainWindow& window, const AppOptions& o) 
       QApplication::exit(saved ? 0 : 1);
     });
   };
-  if (window.job()->isActive()) {
-    QObject::connect(window.job(), &ddpscope::gui::JobController::finished, &window, save);
-  } else if (window.traceImport()->isRunning()) {  // traces: once imported and shown
-    QObject::connect(window.traceImport(), &ddpscope::gui::TraceImportJob::finished, &window, save);
-    QObject::connect(window.traceImport(), &ddpscope::gui::TraceImportJob::failed, &window,
+  if (window.part<ddpscope::gui::JobController>()->isActive()) {
+    QObject::connect(window.part<ddpscope::gui::JobController>(), &ddpscope::gui::JobController::finished, &window,
+                     save);
+  } else if (window.part<ddpscope::gui::TraceImportJob>()->isRunning()) {  // traces: once imported and shown
+    QObject::connect(window.part<ddpscope::gui::TraceImportJob>(), &ddpscope::gui::TraceImportJob::finished, &window,
+                     save);
+    QObject::connect(window.part<ddpscope::gui::TraceImportJob>(), &ddpscope::gui::TraceImportJob::failed, &window,
                      [] { QApplication::exit(1); });
   } else {
     save();
@@ -237,7 +240,7 @@ int main(int argc, char** argv) {
   ddpscope::gui::MainWindow window(workspace);
   openPaths(window, o.parser.positionalArguments());
   if (o.isSet(o.compare) && !window.compareWith(o.value(o.compare))) {
-    std::fprintf(stderr, "error: %s\n", qPrintable(window.errorBanner()->text()));
+    std::fprintf(stderr, "error: %s\n", qPrintable(window.part<QLabel>("errorBanner")->text()));
     return 2;
   }
   if ((o.isSet(o.demo) || o.isSet(o.launch)) && !launchAsked(window, o)) return 2;
@@ -250,21 +253,23 @@ int main(int argc, char** argv) {
     const QHostAddress host(colon > 0 ? given.left(colon) : QStringLiteral("0.0.0.0"));
     const int port = given.mid(colon + 1).toInt(&ok);
     ok = ok && !host.isNull();
-    if (!ok || port < 0 || port > 65535 || !window.teachClass(static_cast<quint16>(port), &error, host)) {
+    if (!ok || port < 0 || port > 65535 ||
+        !window.part<ddpscope::gui::LearnPage>()->classroom()->teach(static_cast<quint16>(port), &error, host)) {
       std::fprintf(stderr, "error: --teach: %s\n",
                    qPrintable(ok ? error
                                  : QStringLiteral("[HOST:]PORT is expected: an address of this machine and a port "
                                                   "from 0 to 65535, e.g. 192.168.1.5:5555")));
       return 2;
     }
-    std::printf("class: port %d, join code %s\n", window.classServer()->port(),
-                qPrintable(window.classServer()->code()));
+    std::printf("class: port %d, join code %s\n",
+                window.part<ddpscope::gui::LearnPage>()->classroom()->server()->port(),
+                qPrintable(window.part<ddpscope::gui::LearnPage>()->classroom()->server()->code()));
     std::fflush(stdout);
   }
   if (o.isSet(o.join)) {
     QString error;
     const QString name = o.isSet(o.name) ? o.value(o.name) : given_name.value_or(qEnvironmentVariable("USER"));
-    if (!window.joinClass(o.value(o.join), o.value(o.code), name, &error)) {
+    if (!window.part<ddpscope::gui::LearnPage>()->classroom()->join(o.value(o.join), o.value(o.code), name, &error)) {
       std::fprintf(stderr, "error: --join: %s\n", qPrintable(error));
       return 2;
     }

@@ -38,6 +38,7 @@
 #include "ranks_page.h"
 #include "hang_view.h"
 #include "live_monitor.h"
+#include "classroom_controller.h"
 #include "learn_page.h"
 #include "lesson_catalog.h"
 #include "live_run_loader.h"
@@ -69,6 +70,12 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   addPage(m_learn, "learn", tr("Learn"));
   connect(m_learn, &LearnPage::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text); });
   connect(m_learn, &LearnPage::lessonLoaded, m_runList, &RunListModel::refresh);
+  ClassroomController* classroom = m_learn->classroom();
+  statusBar()->addPermanentWidget(classroom->statusLabel());
+  connect(classroom, &ClassroomController::statusMessage, this,
+          [this](const QString& text) { statusBar()->showMessage(text); });
+  connect(classroom, &ClassroomController::failed, this, &MainWindow::loadFailed);
+  connect(classroom, &ClassroomController::showPage, this, [this] { showTab(QStringLiteral("learn")); });
   buildMenus();
   connect(this, &MainWindow::loadFailed, this, [this](const QString& message) {
     statusBar()->showMessage(message);
@@ -128,15 +135,17 @@ MainWindow::~MainWindow() {
   // Ending the job emits finished(): it must not reach a window half torn down.
   m_job->disconnect(this);
   m_live->disconnect(this);
-  endClass();    // before the status bar it reports to goes
-  delete m_job;  // stops a running job: no rank outlives the app
+  m_learn->classroom()->end();  // before the status bar it reports to goes
+  delete m_job;                 // stops a running job: no rank outlives the app
 }
 
 void MainWindow::buildViews() {
   auto* splitter = new QSplitter(this);
   m_mainSplitter = splitter;
+  splitter->setObjectName(QStringLiteral("mainSplitter"));  // names: MainWindow::part
   QTableView* runs = buildRunList(splitter);
   m_tabs = new QTabWidget(splitter);
+  m_tabs->setObjectName(QStringLiteral("tabs"));
   buildPages();
   auto* right = new QWidget(splitter);
   auto* rightLayout = new QVBoxLayout(right);
@@ -177,6 +186,7 @@ void MainWindow::updateRunListVisibility() {
 QTableView* MainWindow::buildRunList(QWidget* parent) {
   auto* runs = new QTableView(parent);
   m_runsView = runs;
+  runs->setObjectName(QStringLiteral("runs"));
   m_runsProxy = new SortProxy(this);
   m_runsProxy->setSourceModel(m_runList);
   runs->setModel(m_runsProxy);
@@ -293,6 +303,7 @@ void MainWindow::buildPages() {
 // at the window's edge and replaced by the next message.
 QHBoxLayout* MainWindow::buildErrorBanner(QWidget* right) {
   m_errorBanner = new QLabel(right);
+  m_errorBanner->setObjectName(QStringLiteral("errorBanner"));
   m_errorBanner->setWordWrap(true);
   m_errorBanner->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_errorBanner->setStyleSheet(
@@ -313,6 +324,7 @@ QHBoxLayout* MainWindow::buildErrorBanner(QWidget* right) {
     if (m_run) openRun(QString::fromStdString(m_run->path));
   });
   m_reloadRun = reload;
+  reload->setObjectName(QStringLiteral("reloadRun"));
   auto* saveCopy = new QPushButton(tr("Save a copy..."), right);
   saveCopy->hide();
   connect(saveCopy, &QPushButton::clicked, this, [this] {
@@ -383,6 +395,8 @@ void MainWindow::buildRunMenu() {
   run->addAction(tr("&Launch job..."), QKeySequence(tr("Ctrl+L")), this, &MainWindow::showLaunchDialog);
   m_followAction = run->addAction(tr("&Follow job"), this, &MainWindow::followJob);
   m_stopAction = run->addAction(tr("&Stop job"), this, &MainWindow::stopJob);
+  m_followAction->setObjectName(QStringLiteral("followAction"));
+  m_stopAction->setObjectName(QStringLiteral("stopAction"));
   updateJobActions();
   connect(m_job, &JobController::finished, this, &MainWindow::updateJobActions);
 }
@@ -397,6 +411,7 @@ void MainWindow::buildViewMenu() {
   }
   view->addSeparator();
   m_runListAction = view->addAction(tr("&Run list"));
+  m_runListAction->setObjectName(QStringLiteral("runListAction"));
   m_runListAction->setCheckable(true);
   m_runListAction->setShortcut(QKeySequence(QStringLiteral("Ctrl+B")));
   m_runListAction->setChecked(QSettings().value(QStringLiteral("layout/runList"), true).toBool());
@@ -432,6 +447,7 @@ void MainWindow::buildHelpMenu() {
     ShortcutsDialog dialog(this);
     dialog.exec();
   });
+  m_shortcutsAction->setObjectName(QStringLiteral("shortcutsAction"));
   help->addAction(tr("&About ddpscope"), this, [this] {
     QMessageBox::about(this, tr("About ddpscope"),
                        tr("<b>ddpscope</b>: a distributed-training engine (DistributedDataParallel and "
@@ -769,12 +785,4 @@ bool MainWindow::saveRunCopy(const QString& path) {
 }
 
 // The pages' parts, for tests and scripts.
-BucketTableModel* MainWindow::bucketModel() const { return m_bucketPage->bucketModel(); }
-OverlapModel* MainWindow::overlapModel() const { return m_overlapPage->model(); }
-ParameterBucketModel* MainWindow::parameterModel() const { return m_bucketPage->parameterModel(); }
-QChartView* MainWindow::overlapChart() const { return m_overlapPage->chartView(); }
-BucketAdviceView* MainWindow::bucketAdvice() const { return m_bucketPage->advice(); }
-GraphView* MainWindow::graphView() const { return m_graphPage->view(); }
-QComboBox* MainWindow::graphChoice() const { return m_graphPage->choice(); }
-
 }  // namespace ddpscope::gui

@@ -6,7 +6,6 @@
 // Reads runs only through the run store (RunData).
 #pragma once
 
-#include <QHostAddress>
 #include <QMainWindow>
 #include <memory>
 #include <set>
@@ -54,9 +53,6 @@ class EmptyState;
 class BucketAdviceView;
 class TimeBreakdownPage;
 class ComparePage;
-class ClassroomServer;
-class ClassBar;
-class ClassroomClient;
 class RanksPage;
 class RunFileWatch;
 class RunOpenJob;
@@ -79,7 +75,6 @@ class MainWindow : public QMainWindow {
   // shown (runShown) or the failure said (loadFailed) when the load ends. A newer request
   // replaces one still loading. The run list, File > Open and drag and drop come here.
   void openRunInBackground(const QString& path);
-  RunOpenJob* runOpener() const { return m_opener; }
   // A run file opens; a folder or *.json / *.json.gz file of PyTorch profiler traces is
   // imported into the workspace first (importTraces). The command line, File > Open and
   // drag and drop come here.
@@ -92,8 +87,6 @@ class MainWindow : public QMainWindow {
   // PyTorch's flight-recorder dumps (one per rank): imported into the workspace (quick:
   // a dump holds a few thousand records), then opened on the Hang tab.
   bool importFlightDumps(const QStringList& dumps, const QString& named);
-  TraceImportJob* traceImport() const { return m_import; }
-  QProgressDialog* importProgress() const { return m_importProgress; }
   // Starts a job writing a new run file in the workspace and follows it live.
   bool launchJob(const LaunchConfig& config, QString* error);
   void followJob();  // back to the running job after another run was opened
@@ -108,79 +101,41 @@ class MainWindow : public QMainWindow {
   // File > Save a copy of the run: the run on screen, even after its file was deleted
   // from disk; false with the reason shown.
   bool saveRunCopy(const QString& path);
-  // The open run's file on disk: deleted or replaced under the app (the banner says so).
-  RunFileWatch* runFileWatch() const { return m_fileWatch; }
-  QWidget* reloadButton() const { return m_reloadRun; }
-
-  const RunData* currentRun() const { return m_run.get(); }
-  QTabWidget* tabs() const { return m_tabs; }
-  // Tabs by id, case aside: summary, live, timeline, breakdown, ranks, overlap, buckets, graph,
-  // messages, hang, compare, learn (the English titles, so --tab Hang works in any language).
-  void showTab(const QString& id);
-  int tabIndex(const QString& id) const;  // -1: no such tab
-  // The Timeline tab at rank 0's iteration `iteration` (a click on an Overlap bar).
-  void showIterationInTimeline(int64_t iteration);
-  // The views' empty states: why a tab has nothing to show (no run, no DDP iterations, ...).
-  void showEmptyStates();
-  bool tabIsEmpty(const QString& id) const;
-  RunListModel* runList() const { return m_runList; }
-  QTableView* runsView() const { return m_runsView; }
-  // View > Run list (Ctrl+B): the list of runs beside the tabs, shown or hidden (the
-  // choice is remembered); an empty list stays hidden unless asked for.
-  void setRunListShown(bool shown);
-  bool runListShown() const;
-  QAction* runListAction() const { return m_runListAction; }
-  QSplitter* mainSplitter() const { return m_mainSplitter; }
-  QLabel* errorBanner() const { return m_errorBanner; }
-  QAction* stopAction() const { return m_stopAction; }
-  QAction* followAction() const { return m_followAction; }
-  BucketTableModel* bucketModel() const;
-  OverlapModel* overlapModel() const;
-  ParameterBucketModel* parameterModel() const;
-  TimelineView* timeline() const { return m_timeline; }
-  TimelinePage* timelinePage() const { return m_timelineTab; }
-  TimeBreakdownPage* breakdown() const { return m_breakdown; }
-  QChartView* overlapChart() const;
-  QAction* shortcutsAction() const { return m_shortcutsAction; }
-  BucketAdviceView* bucketAdvice() const;
-  GraphView* graphView() const;
-  QComboBox* graphChoice() const;
-  OverlapPage* overlapPage() const { return m_overlapPage; }
-  BucketsPage* bucketsPage() const { return m_bucketPage; }
-  GraphPage* graphPage() const { return m_graphPage; }
-  HangView* hangView() const { return m_hang; }
   // The open run (A) beside the run at `path` (B) on the Compare tab, which it shows;
   // false with the reason in the error banner (no run open, B unreadable, a side with no
   // finished iteration).
   bool compareWith(const QString& path);
-  ComparePage* comparePage() const { return m_compare; }
-  RanksPage* ranksPage() const { return m_ranks; }
-  // The Timeline tab at `rank`'s iteration `iteration`, that rank expanded (a click on
-  // the Ranks heat map).
-  void showRankIterationInTimeline(int rank, int64_t iteration);
-  MessagesPage* messagesPage() const { return m_messages; }
-  LearnPage* learnPage() const { return m_learn; }
+
+  const RunData* currentRun() const { return m_run.get(); }
+  // Tabs by id, case aside: summary, live, timeline, breakdown, ranks, overlap, buckets, graph,
+  // messages, hang, compare, learn (the English titles, so --tab Hang works in any language).
+  void showTab(const QString& id);
+  int tabIndex(const QString& id) const;  // -1: no such tab
+  bool tabIsEmpty(const QString& id) const;
+  // View > Run list (Ctrl+B): the list of runs beside the tabs, shown or hidden (the
+  // choice is remembered); an empty list stays hidden unless asked for.
+  void setRunListShown(bool shown);
+  bool runListShown() const;
+
   // Learn > lesson `index` (0-based): shows the Learn tab with its recorded run.
   bool openLesson(int index);
   // A lesson file (*.ddplesson) on the Learn tab; false with the reason in the banner.
   bool openLessonFile(const QString& path);
-  // Learn > Copy link to this step: the link (also on the clipboard); empty with no lesson.
-  QString copyLinkToStep();
   // A ddpscope:learn?... link: the lesson, step and view it names; false with *error.
   bool openLink(const QString& link, QString* error);
-  // A class (classroom.h): teach one on `port` (0: any free port), or join one at
-  // "HOST:PORT" with the teacher's code; false with *error. endClass() leaves either.
-  // Listens on `address` (the teacher's choice of interface; Any: every one) and `port`.
-  bool teachClass(quint16 port, QString* error, const QHostAddress& address = QHostAddress::Any);
-  bool joinClass(const QString& where, const QString& code, const QString& name, QString* error);
-  void endClass();
-  int askClass();  // the teacher: a question about the next step; -1 without a class
-  ClassroomServer* classServer() const { return m_classServer; }
-  ClassroomClient* classClient() const { return m_classClient; }
-  ClassBar* classBar() const { return m_classBar; }
-  LiveMonitor* monitor() const { return m_monitor; }
-  JobController* job() const { return m_job; }
-  LiveRunLoader* liveLoader() const { return m_live; }
+
+  // The window's parts, for scripts and tests, which talk to the pages and their own
+  // objects: the one child of type Part (named `name` where several are: "tabs", "runs",
+  // "errorBanner", "reloadRun", "mainSplitter", "runListAction", "stopAction",
+  // "followAction", "shortcutsAction"); null when there is none or more than one.
+  template <class Part>
+  Part* part(const char* name = nullptr) const {
+    const auto found = findChildren<Part*>(name ? QString::fromLatin1(name) : QString());
+    if (found.size() == 1) return found.front();
+    qWarning("MainWindow::part: %d parts of type %s named \"%s\"", static_cast<int>(found.size()),
+             Part::staticMetaObject.className(), name ? name : "");
+    return nullptr;
+  }
 
  signals:
   void loadFailed(const QString& message);
@@ -199,10 +154,11 @@ class MainWindow : public QMainWindow {
   void buildViewMenu();
   void buildLearnMenu();
   void buildHelpMenu();
-  void buildClassMenu(QMenu* learn);
-  void showClassStatus();
-  void showClassAnswers();
-  QString classAddress() const;
+  // The Timeline tab at rank 0's iteration `iteration` (a click on an Overlap bar), or at
+  // `rank`'s, that rank expanded (a click on the Ranks heat map).
+  void showIterationInTimeline(int64_t iteration);
+  void showRankIterationInTimeline(int rank, int64_t iteration);
+  void showEmptyStates();  // why each tab has nothing to show (no run, no DDP iterations, ...)
   void showRun(std::shared_ptr<const RunData> run, bool live);
   void selectInRunList(const QString& path);
   void updateJobActions();
@@ -257,15 +213,7 @@ class MainWindow : public QMainWindow {
   QAction* m_stopAction = nullptr;
   SortProxy* m_runsProxy = nullptr;
   QAction* m_shortcutsAction = nullptr;
-  QAction* m_copyLinkAction = nullptr;
-  ClassroomServer* m_classServer = nullptr;
-  ClassroomClient* m_classClient = nullptr;
-  QAction* m_classFree = nullptr;
-  QLabel* m_classStatus = nullptr;
-  ClassBar* m_classBar = nullptr;  // on the Learn page, while there is a class
-  QSize m_fittedSize;              // the size fitToScreen chose, until the window is first shown
-  QDialog* m_classAnswers = nullptr;
-  QChartView* m_classAnswersView = nullptr;
+  QSize m_fittedSize;  // the size fitToScreen chose, until the window is first shown
   EmptyState* m_messagesEmpty = nullptr;
   EmptyState* m_hangEmpty = nullptr;
   ComparePage* m_compare = nullptr;

@@ -7,6 +7,7 @@
 #include <QMenuBar>
 #include <QStatusBar>
 
+#include "classroom_controller.h"
 #include "learn_page.h"
 #include "lesson_catalog.h"
 #include "lesson_file.h"
@@ -19,7 +20,11 @@ namespace ddpscope::gui {
 void MainWindow::buildLearnMenu() {
   QMenu* learn = menuBar()->addMenu(tr("L&earn"));
   for (size_t i = 0; i < lessons().size(); ++i)
-    learn->addAction(QStringLiteral("&") + lessonMenuTitle(i), this, [this, i] { openLesson(static_cast<int>(i)); });
+    learn->addAction(QStringLiteral("&") + lessonMenuTitle(i), this, [this, i] {
+      m_learn->openLessonInBackground(static_cast<int>(i));
+      showTab(QStringLiteral("learn"));
+      m_learn->setFocus();
+    });
   learn->addSeparator();
   learn->addAction(tr("Open a lesson &file..."), this, [this] {
     const QString file = QFileDialog::getOpenFileName(this, tr("Open a lesson file"), m_runList->folder(),
@@ -35,9 +40,9 @@ void MainWindow::buildLearnMenu() {
     showTab(QStringLiteral("learn"));
   });
   learn->addSeparator();
-  m_copyLinkAction = learn->addAction(tr("&Copy link to this step"), this, [this] { copyLinkToStep(); });
-  m_copyLinkAction->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+C")));
-  buildClassMenu(learn);
+  learn->addAction(tr("&Copy link to this step"), m_learn, [this] { m_learn->copyLinkToStep(); })
+      ->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+C")));
+  m_learn->classroom()->addActions(learn);
 }
 
 bool MainWindow::openLesson(int index) {
@@ -61,8 +66,6 @@ bool MainWindow::openLessonFile(const QString& path) {
   m_learn->setFocus();
   return true;
 }
-
-QString MainWindow::copyLinkToStep() { return m_learn->copyLinkToStep(); }
 
 bool MainWindow::openLink(const QString& text, QString* error) {
   const std::optional<LessonLink> link = LessonLink::parse(text, static_cast<int>(lessons().size()), error);

@@ -22,7 +22,7 @@ RingLessonView::RingLessonView(QObject* parent) : LessonView(parent) {
 
 QWidget* RingLessonView::stage() { return m_ring; }
 
-void RingLessonView::setLesson(const Lesson& lesson, probes::RunStoreReader&) {
+void RingLessonView::setLesson(const Lesson& lesson) {
   m_lesson = &lesson;
   m_asking = false;
 }

@@ -19,7 +19,7 @@ class RingLessonView : public LessonView {
   const char* name() const override { return "ring"; }
   QWidget* stage() override;
   QWidget* panel() override { return m_panel; }
-  void setLesson(const Lesson& lesson, probes::RunStoreReader& run) override;
+  void setLesson(const Lesson& lesson) override;
   void showState(const LessonState& state, size_t applied, bool asking) override;
   QString title(const Lesson& lesson) const override;
   QString question(const LessonStep& next) const override;

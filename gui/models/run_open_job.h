@@ -1,13 +1,12 @@
 // RunOpenJob: reads a run file off the UI thread, so the window keeps drawing (and says
-// what it is opening) while a large run loads. One load at a time: opening another file
-// while one loads drops the first one's result and reads the newest request next, so the
-// run the user picked last is the one shown.
+// what it is opening) while a large run loads; the file opened last is the one shown
+// (NewestLoad).
 #pragma once
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <memory>
 
+#include "newest_load.h"
 #include "run_data.h"
 
 namespace ddpscope::gui {
@@ -35,12 +34,10 @@ class RunOpenJob : public QObject {
     std::shared_ptr<const RunData> run;
     QString error;
   };
-  void start();
-  void onFinished();
+  void onFinished(Result r);
 
-  QFutureWatcher<Result> m_watcher;
-  QString m_path;     // the newest request, the one whose result is shown
-  QString m_loading;  // the file the running load reads
+  QString m_path;  // the newest request, the one whose result is shown
+  NewestLoad<Result> m_load;
 };
 
 }  // namespace ddpscope::gui

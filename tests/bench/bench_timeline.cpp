@@ -94,60 +94,74 @@ class NaiveTimeline : public QWidget {
   std::shared_ptr<const gui::TimelineData> m_data;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
-  const int64_t target = argc > 1 ? std::atoll(argv[1]) : 1'000'000;
-  const int frames = argc > 2 ? std::atoi(argv[2]) : 200;
+// The command line: [spans] [frames] [--keep] [--ranks N].
+struct BenchArgs {
+  int64_t target = 1'000'000;
+  int frames = 200;
   bool keep = false;
   int ranks = 2;
-  for (int i = 3; i < argc; ++i) {
-    if (std::string(argv[i]) == "--keep") keep = true;
-    if (std::string(argv[i]) == "--ranks" && i + 1 < argc) ranks = std::max(1, std::atoi(argv[++i]));
-  }
-  const std::string path = (std::filesystem::temp_directory_path() / "ddpscope-bench-timeline.ddprun").string();
-  const auto tw = Clock::now();
-  const int64_t spans = write_run(path, target, ranks);
-  std::fprintf(stderr, "wrote %lld spans in %.0f ms\n", static_cast<long long>(spans), ms_since(tw));
+};
 
-  const int64_t rss_before = rss_kib();
-  gui::MainWindow window(QString{});
-  window.resize(1600, 900);
-  window.show();
-  window.showTab(QStringLiteral("Timeline"));
-  QCoreApplication::processEvents();
-  const int64_t rss_window = rss_kib();
+BenchArgs parse_args(int argc, char** argv) {
+  BenchArgs a;
+  a.target = argc > 1 ? std::atoll(argv[1]) : 1'000'000;
+  a.frames = argc > 2 ? std::atoi(argv[2]) : 200;
+  for (int i = 3; i < argc; ++i) {
+    if (std::string(argv[i]) == "--keep") a.keep = true;
+    if (std::string(argv[i]) == "--ranks" && i + 1 < argc) a.ranks = std::max(1, std::atoi(argv[++i]));
+  }
+  return a;
+}
+
+// Opening the run in the window: the times and the process's memory (KiB) after each stage.
+struct OpenStats {
+  double open_ms = 0;
+  int64_t rss_open = 0, peak_open = 0;
+  bool structure_first = false;
+  double detail_ms = 0;
+  int64_t rss_detail = 0, peak_detail = 0;
+};
+
+// Opens `path` in `window` and waits for the detail of a big run; false when it fails to open.
+bool open_run(gui::MainWindow& window, const std::string& path, OpenStats& s) {
   // Open to first paint: load the run, fill the views, paint the timeline.
   const auto t_open = Clock::now();
-  if (!window.openRun(QString::fromStdString(path))) return 1;
-  window.timeline()->repaint();
-  const double open_ms = ms_since(t_open);
-  const int64_t rss_open = rss_kib();
-  const int64_t peak_open = status_kib("VmHWM:");
+  if (!window.openRun(QString::fromStdString(path))) return false;
+  window.part<gui::TimelinePage>()->view()->repaint();
+  s.open_ms = ms_since(t_open);
+  s.rss_open = rss_kib();
+  s.peak_open = status_kib("VmHWM:");
   // A big run: the detail of the window shown arrives in the background.
-  const bool structure_first = !window.currentRun()->timeline.has_detail;
-  double detail_ms = 0;
-  if (structure_first) {
+  s.structure_first = !window.currentRun()->timeline.has_detail;
+  if (s.structure_first) {
     gui::TimelineDetailLoader* loader = window.findChild<gui::TimelinePage*>()->detailLoader();
-    while (!window.timeline()->data().has_detail && ms_since(t_open) < 120'000)
+    while (!window.part<gui::TimelinePage>()->view()->data().has_detail && ms_since(t_open) < 120'000)
       QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
-    detail_ms = ms_since(t_open);
+    s.detail_ms = ms_since(t_open);
     std::fprintf(stderr, "%s\n", loader->status().toStdString().c_str());
   }
-  const int64_t rss_detail = rss_kib();
-  const int64_t peak_detail = status_kib("VmHWM:");
-  window.timeline()->fitAll();
+  s.rss_detail = rss_kib();
+  s.peak_detail = status_kib("VmHWM:");
+  return true;
+}
 
-  gui::TimelineView* view = window.timeline();
+// Frame times while zooming and panning, ours and the baseline's over the same windows.
+struct FrameResults {
+  double first_frame_ms = 0;
+  bench::FrameStats ours, baseline;
+  int64_t peak_frames = 0;  // KiB
+};
+
+FrameResults measure_frames(gui::MainWindow& window, int frames) {
+  FrameResults f;
+  gui::TimelineView* view = window.part<gui::TimelinePage>()->view();
   // Frames are painted into an image of the view's size: the painting itself, without
   // the platform's flush (offscreen here, a compositor on a desktop).
   QImage frame(view->size(), QImage::Format_ARGB32_Premultiplied);
   // The first frame (the whole run) also fills the glyph caches: reported on its own.
   auto t_first = Clock::now();
   view->render(&frame, QPoint(), bench::shown(view));
-  const double first_frame_ms = ms_since(t_first);
+  f.first_frame_ms = ms_since(t_first);
   const std::vector<double> ours =
       bench::replay(view, bench::gestures(frames), gui::TimelineView::kLabelWidth + 700, frame);
 
@@ -163,21 +177,53 @@ int main(int argc, char** argv) {
   // As much of it as of ours shows on screen.
   const std::vector<double> plain = bench::replay_on_axis(naive, naive.axis, bench::gestures(frames), 700, frame,
                                                           QRegion(bench::shown(view).boundingRect()));
-  const bench::FrameStats o = bench::stats(ours), b = bench::stats(plain);
-  const int64_t peak_frames = status_kib("VmHWM:");
-  // Find (Ctrl+F) over what the timeline holds: a name of few spans, and of many.
-  auto timed_search = [&](const char* query) {
-    const auto t = Clock::now();
-    const gui::SearchResults r = gui::searchTimeline(view->data(), query);
-    return std::pair(ms_since(t), r.matches.size());
-  };
-  const auto [optimizer_ms, optimizer_hits] = timed_search("optimizer");
-  const auto [allreduce_ms, allreduce_hits] = timed_search("allreduce");
+  f.ours = bench::stats(ours);
+  f.baseline = bench::stats(plain);
+  f.peak_frames = status_kib("VmHWM:");
+  return f;
+}
+
+// Find (Ctrl+F) over what the timeline holds: the time taken (ms) and the matches.
+std::pair<double, size_t> timed_search(const gui::TimelineView* view, const char* query) {
+  const auto t = Clock::now();
+  const gui::SearchResults r = gui::searchTimeline(view->data(), query);
+  return std::pair(ms_since(t), r.matches.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  const BenchArgs args = parse_args(argc, argv);
+  const int frames = args.frames;
+  const int ranks = args.ranks;
+  const std::string path = (std::filesystem::temp_directory_path() / "ddpscope-bench-timeline.ddprun").string();
+  const auto tw = Clock::now();
+  const int64_t spans = write_run(path, args.target, ranks);
+  std::fprintf(stderr, "wrote %lld spans in %.0f ms\n", static_cast<long long>(spans), ms_since(tw));
+
+  const int64_t rss_before = rss_kib();
+  gui::MainWindow window(QString{});
+  window.resize(1600, 900);
+  window.show();
+  window.showTab(QStringLiteral("Timeline"));
+  QCoreApplication::processEvents();
+  const int64_t rss_window = rss_kib();
+  OpenStats s;
+  if (!open_run(window, path, s)) return 1;
+  window.part<gui::TimelinePage>()->view()->fitAll();
+
+  const FrameResults f = measure_frames(window, frames);
+  const bench::FrameStats o = f.ours, b = f.baseline;
+  // A name of few spans, and of many.
+  const auto [optimizer_ms, optimizer_hits] = timed_search(window.part<gui::TimelinePage>()->view(), "optimizer");
+  const auto [allreduce_ms, allreduce_hits] = timed_search(window.part<gui::TimelinePage>()->view(), "allreduce");
   nlohmann::ordered_json out = {
       {"spans", spans},
-      {"open_to_first_paint_ms", open_ms},
+      {"open_to_first_paint_ms", s.open_ms},
       {"frames", frames},
-      {"first_frame_ms", first_frame_ms},
+      {"first_frame_ms", f.first_frame_ms},
       {"frame_ms_median", o.median},
       {"frame_ms_p95", o.p95},
       {"frame_ms_max", o.max},
@@ -190,19 +236,20 @@ int main(int argc, char** argv) {
       {"search_allreduce_matches", allreduce_hits},
       {"rss_window_mib", (rss_window - rss_before) / 1024.0},
       {"ranks", ranks},
-      {"opened_structure_first", structure_first},
-      {"open_to_detail_shown_ms", detail_ms},
-      {"rss_run_open_mib", (rss_open - rss_window) / 1024.0},
-      {"rss_with_detail_mib", (rss_detail - rss_window) / 1024.0},
-      {"peak_rss_at_first_paint_mib", peak_open / 1024.0},
-      {"peak_rss_with_detail_mib", peak_detail / 1024.0},
-      {"peak_rss_after_frames_mib", peak_frames / 1024.0},
+      {"opened_structure_first", s.structure_first},
+      {"open_to_detail_shown_ms", s.detail_ms},
+      {"rss_run_open_mib", (s.rss_open - rss_window) / 1024.0},
+      {"rss_with_detail_mib", (s.rss_detail - rss_window) / 1024.0},
+      {"peak_rss_at_first_paint_mib", s.peak_open / 1024.0},
+      {"peak_rss_with_detail_mib", s.peak_detail / 1024.0},
+      {"peak_rss_after_frames_mib", f.peak_frames / 1024.0},
       {"peak_rss_process_mib", status_kib("VmHWM:") / 1024.0},
-      {"bytes_per_span_in_memory", (std::max(rss_open, rss_detail) - rss_window) * 1024.0 / static_cast<double>(spans)},
+      {"bytes_per_span_in_memory",
+       (std::max(s.rss_open, s.rss_detail) - rss_window) * 1024.0 / static_cast<double>(spans)},
       {"run_file_mib", static_cast<double>(std::filesystem::file_size(path)) / (1 << 20)},
       {"run_file_bytes_per_span", static_cast<double>(std::filesystem::file_size(path)) / static_cast<double>(spans)}};
   std::printf("%s\n", out.dump(2).c_str());
-  if (keep) {
+  if (args.keep) {
     std::fprintf(stderr, "kept %s\n", path.c_str());
   } else {
     std::filesystem::remove(path);

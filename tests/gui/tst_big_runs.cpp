@@ -13,6 +13,10 @@
 #include <filesystem>
 
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "run_data.h"
 #include "run_store_writer.h"
 #include "scratch_test.h"
@@ -168,7 +172,7 @@ class TestBigRuns : public ScratchTest {
     TimelineDetailLoader* loader = window.findChild<TimelinePage*>()->detailLoader();
     QSignalSpy loaded(loader, &TimelineDetailLoader::loaded);
     QVERIFY(window.openRun(QString::fromStdString(m_file)));
-    TimelineView* view = window.timeline();
+    TimelineView* view = window.part<TimelinePage>()->view();
     QVERIFY(!window.currentRun()->timeline.has_detail);
     // It opens on iteration 2: that window (and one as wide each side) fits the budget.
     QVERIFY(loaded.wait(10000));
@@ -203,9 +207,9 @@ class TestBigRuns : public ScratchTest {
     QVERIFY(window->openRun(QString::fromStdString(copy)));
     QVERIFY(loaded.wait(10000));
     std::filesystem::remove(copy);
-    window->timeline()->showWindow(iteration_begin(45), iteration_begin(46));
+    window->part<TimelinePage>()->view()->showWindow(iteration_begin(45), iteration_begin(46));
     QTRY_VERIFY_WITH_TIMEOUT(page->detailNote()->text().contains(QStringLiteral("could not be read")), 5000);
-    QVERIFY(!window->timeline()->data().lanes.empty());  // what was shown stays
+    QVERIFY(!window->part<TimelinePage>()->view()->data().lanes.empty());  // what was shown stays
   }
 
   void testABigTimelineIsSearchedOffTheUiThread() {
@@ -220,7 +224,7 @@ class TestBigRuns : public ScratchTest {
     QVERIFY2(page->searchStatus()->text().startsWith(QStringLiteral("searching")),
              qPrintable(page->searchStatus()->text()));
     QTRY_COMPARE_WITH_TIMEOUT(page->searchResults().matches.size(), size_t{2 * kIterations}, 5000);
-    QVERIFY(window.timeline()->selection().valid());
+    QVERIFY(window.part<TimelinePage>()->view()->selection().valid());
     QVERIFY2(page->searchStatus()->text().contains(QStringLiteral("in the window loaded")),
              qPrintable(page->searchStatus()->text()));
     // The next one comes from the results at once.
@@ -233,7 +237,7 @@ class TestBigRuns : public ScratchTest {
     auto app = openInApp();
     QVERIFY(app);
     auto* page = app->findChild<TimelinePage*>();
-    TimelineView* view = app->timeline();
+    TimelineView* view = app->part<TimelinePage>()->view();
     view->setRange(iteration_begin(20), iteration_begin(30));
     QStandardItemModel* model = page->rangeModel();
     QVERIFY(model->rowCount() > 0);

@@ -22,6 +22,10 @@
 #include "learn_page.h"
 #include "lesson.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 
 using namespace ddpscope::gui;
 
@@ -75,10 +79,10 @@ class TestClassroom : public QObject {
     QTemporaryDir dir;
     MainWindow teacher(dir.path());
     QString error;
-    QVERIFY2(teacher.teachClass(0, &error), qPrintable(error));
-    ClassroomServer* server = teacher.classServer();
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error), qPrintable(error));
+    ClassroomServer* server = teacher.part<LearnPage>()->classroom()->server();
     QVERIFY(teacher.openLesson(0));
-    LearnPage* page = teacher.learnPage();
+    LearnPage* page = teacher.part<LearnPage>();
     std::vector<std::unique_ptr<Student>> students;
     for (int i = 0; i < 3; ++i)
       students.push_back(std::make_unique<Student>(server->port(), server->code(), QString("s%1").arg(i)));
@@ -140,44 +144,50 @@ class TestClassroom : public QObject {
     MainWindow teacher(dir.path());
     teacher.show();
     QString error;
-    QVERIFY2(teacher.teachClass(0, &error), qPrintable(error));
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error), qPrintable(error));
     QVERIFY(teacher.openLesson(0));
     for (int i = 0; i < 3; ++i)
-      teacher.learnPage()->stepForward();
+      teacher.part<LearnPage>()->stepForward();
     MainWindow student(dir.path());
     student.show();
-    QVERIFY2(student.joinClass(QString("127.0.0.1:%1").arg(teacher.classServer()->port()),
-                               teacher.classServer()->code(), "Dana", &error),
+    QVERIFY2(student.part<LearnPage>()->classroom()->join(
+                 QString("127.0.0.1:%1").arg(teacher.part<LearnPage>()->classroom()->server()->port()),
+                 teacher.part<LearnPage>()->classroom()->server()->code(), "Dana", &error),
              qPrintable(error));
-    QTRY_COMPARE_WITH_TIMEOUT(student.learnPage()->applied(), teacher.learnPage()->applied(), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(student.part<LearnPage>()->applied(), teacher.part<LearnPage>()->applied(), 10000);
     // The class bar on the Learn page, both sides (issue 50): where, how to join, who.
-    const quint16 port = teacher.classServer()->port();
-    QVERIFY(teacher.classBar() && teacher.classBar()->isVisibleTo(teacher.learnPage()));
-    QTRY_VERIFY2_WITH_TIMEOUT(teacher.classBar()->text().contains("1 student(s): Dana"),
-                              qPrintable(teacher.classBar()->text()), 10000);
-    QVERIFY2(
-        teacher.classBar()->text().contains(
-            QString(":%1 (listening on every interface) · join code %2").arg(port).arg(teacher.classServer()->code())),
-        qPrintable(teacher.classBar()->text()));
-    QVERIFY2(teacher.classBar()->joinLine().startsWith("ddpscope --join ") &&
-                 teacher.classBar()->joinLine().endsWith(
-                     QString(":%1 --code %2 --name YOUR-NAME").arg(port).arg(teacher.classServer()->code())),
-             qPrintable(teacher.classBar()->joinLine()));
-    QVERIFY(student.classBar() && student.classBar()->isVisibleTo(student.learnPage()));
-    QTRY_VERIFY2_WITH_TIMEOUT(student.classBar()->text().startsWith(
+    const quint16 port = teacher.part<LearnPage>()->classroom()->server()->port();
+    QVERIFY(teacher.part<LearnPage>()->classroom()->bar() &&
+            teacher.part<LearnPage>()->classroom()->bar()->isVisibleTo(teacher.part<LearnPage>()));
+    QTRY_VERIFY2_WITH_TIMEOUT(teacher.part<LearnPage>()->classroom()->bar()->text().contains("1 student(s): Dana"),
+                              qPrintable(teacher.part<LearnPage>()->classroom()->bar()->text()), 10000);
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->bar()->text().contains(
+                 QString(":%1 (listening on every interface) · join code %2")
+                     .arg(port)
+                     .arg(teacher.part<LearnPage>()->classroom()->server()->code())),
+             qPrintable(teacher.part<LearnPage>()->classroom()->bar()->text()));
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->bar()->joinLine().startsWith("ddpscope --join ") &&
+                 teacher.part<LearnPage>()->classroom()->bar()->joinLine().endsWith(
+                     QString(":%1 --code %2 --name YOUR-NAME")
+                         .arg(port)
+                         .arg(teacher.part<LearnPage>()->classroom()->server()->code())),
+             qPrintable(teacher.part<LearnPage>()->classroom()->bar()->joinLine()));
+    QVERIFY(student.part<LearnPage>()->classroom()->bar() &&
+            student.part<LearnPage>()->classroom()->bar()->isVisibleTo(student.part<LearnPage>()));
+    QTRY_VERIFY2_WITH_TIMEOUT(student.part<LearnPage>()->classroom()->bar()->text().startsWith(
                                   QString("In class at 127.0.0.1:%1 as Dana · following the teacher").arg(port)),
-                              qPrintable(student.classBar()->text()), 10000);
+                              qPrintable(student.part<LearnPage>()->classroom()->bar()->text()), 10000);
     // The teacher asks about the next node to run (stepping on to a NodeRuns step first).
-    LearnPage* own = teacher.learnPage();
+    LearnPage* own = teacher.part<LearnPage>();
     while (own->lesson().steps[own->applied()].kind != StepKind::NodeRuns)
       own->stepForward();
-    QTRY_COMPARE_WITH_TIMEOUT(student.learnPage()->applied(), own->applied(), 10000);
-    QVERIFY(teacher.askClass() > 0);
-    QTRY_VERIFY_WITH_TIMEOUT(student.learnPage()->isAskingPrediction(), 10000);
-    const LessonStep& next = student.learnPage()->lesson().steps[student.learnPage()->applied()];
-    emit student.learnPage()->graph()->nodeIndexClicked(next.node);
-    QTRY_COMPARE_WITH_TIMEOUT(teacher.classServer()->answers().size(), 1, 10000);
-    const QString choice = teacher.classServer()->answers().firstKey();
+    QTRY_COMPARE_WITH_TIMEOUT(student.part<LearnPage>()->applied(), own->applied(), 10000);
+    QVERIFY(teacher.part<LearnPage>()->classroom()->ask() > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(student.part<LearnPage>()->isAskingPrediction(), 10000);
+    const LessonStep& next = student.part<LearnPage>()->lesson().steps[student.part<LearnPage>()->applied()];
+    emit student.part<LearnPage>()->graph()->nodeIndexClicked(next.node);
+    QTRY_COMPARE_WITH_TIMEOUT(teacher.part<LearnPage>()->classroom()->server()->answers().size(), 1, 10000);
+    const QString choice = teacher.part<LearnPage>()->classroom()->server()->answers().firstKey();
     QVERIFY2(choice.contains(QString::fromStdString(own->lesson().graph.nodes[size_t(next.node)].op)),
              qPrintable(choice));
     QChartView* chart = nullptr;  // the answers' window's chart (the tabs have charts of their own)
@@ -185,8 +195,9 @@ class TestClassroom : public QObject {
       if (v->window()->windowTitle() == "The class's answers") chart = v;
     QVERIFY(chart && chart->isVisible());
     QTRY_VERIFY_WITH_TIMEOUT(chart->chart()->title().startsWith("1 of 1 student(s) answered"), 5000);
-    QVERIFY2(teacher.classBar()->text().contains(QString("Answers (1 of 1): %1: 1").arg(choice)),
-             qPrintable(teacher.classBar()->text()));
+    QVERIFY2(
+        teacher.part<LearnPage>()->classroom()->bar()->text().contains(QString("Answers (1 of 1): %1: 1").arg(choice)),
+        qPrintable(teacher.part<LearnPage>()->classroom()->bar()->text()));
   }
 
   // A port already taken: the class does not open, and says which port and what to do.
@@ -324,18 +335,18 @@ class TestClassroom : public QObject {
   void testTheClassBarSaysWhereItListens() {
     MainWindow teacher(QDir::tempPath());
     QString error;
-    QVERIFY2(teacher.teachClass(0, &error, QHostAddress::LocalHost), qPrintable(error));
-    QCOMPARE(teacher.classServer()->listeningOn(), QHostAddress(QHostAddress::LocalHost));
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
+    QCOMPARE(teacher.part<LearnPage>()->classroom()->server()->listeningOn(), QHostAddress(QHostAddress::LocalHost));
     const auto bar = [&] {
       for (QLabel* l : teacher.findChildren<QLabel*>())
         if (l->text().startsWith("Class at ")) return l->text();
       return QString();
     };
     QVERIFY2(bar().startsWith(QString("Class at 127.0.0.1:%1 (listening on that address only) · join code %2")
-                                  .arg(teacher.classServer()->port())
-                                  .arg(teacher.classServer()->code())),
+                                  .arg(teacher.part<LearnPage>()->classroom()->server()->port())
+                                  .arg(teacher.part<LearnPage>()->classroom()->server()->code())),
              qPrintable(bar()));
-    QVERIFY(teacher.teachClass(0, &error));
+    QVERIFY(teacher.part<LearnPage>()->classroom()->teach(0, &error));
     QVERIFY2(bar().contains("(listening on every interface)"), qPrintable(bar()));
   }
 
@@ -358,9 +369,10 @@ class TestClassroom : public QObject {
     const int ring = int(std::find_if(lessons().begin(), lessons().end(), [](const LessonInfo& i) { return i.ring; }) -
                          lessons().begin());
     QString error;
-    QVERIFY2(teacher.teachClass(0, &error, QHostAddress::LocalHost), qPrintable(error));
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
     QVERIFY(teacher.openLesson(ring));  // after the class began: what the class is told then
-    Student late(teacher.classServer()->port(), teacher.classServer()->code(), "Late");
+    Student late(teacher.part<LearnPage>()->classroom()->server()->port(),
+                 teacher.part<LearnPage>()->classroom()->server()->code(), "Late");
     QVERIFY2(late.said(at(ring + 1, 0)), qPrintable(late.out()));
     QVERIFY2(!late.out().contains("ddprun"), qPrintable(late.out()));
   }
@@ -370,8 +382,8 @@ class TestClassroom : public QObject {
   void testNamesAreShownAsPlainText() {
     MainWindow teacher(QDir::tempPath());
     QString error;
-    QVERIFY2(teacher.teachClass(0, &error, QHostAddress::LocalHost), qPrintable(error));
-    ClassroomServer* server = teacher.classServer();
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
+    ClassroomServer* server = teacher.part<LearnPage>()->classroom()->server();
     Student bo(server->port(), server->code(), QString("<b>Bo</b>\x07<img src=x>"));
     Student ana(server->port(), server->code(), QString("Ana"));
     QTRY_COMPARE_WITH_TIMEOUT(server->studentCount(), 2, 20000);

@@ -9,6 +9,10 @@
 #include "compare_page.h"
 #include "known_iterations_run.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "scratch_test.h"
 #include "time_breakdown_page.h"
 #include "timeline_view.h"
@@ -29,8 +33,8 @@ class TestComparePage : public ScratchTest {
     QVERIFY(window.openRun(QString::fromStdString(path("a.ddprun"))));
     QVERIFY(window.compareWith(QString::fromStdString(path("b.ddprun"))));
     QVERIFY(!window.tabIsEmpty(QStringLiteral("compare")));
-    QCOMPARE(window.tabs()->currentIndex(), window.tabIndex(QStringLiteral("compare")));
-    ComparePage* page = window.comparePage();
+    QCOMPARE(window.part<QTabWidget>("tabs")->currentIndex(), window.tabIndex(QStringLiteral("compare")));
+    ComparePage* page = window.part<ComparePage>();
     QVERIFY(page->headline().contains("B's iteration is 10.00 ms against A's 10.00 ms"));
     // The ops, the largest change first: gather appeared (+1 ms per rank and iteration).
     QAbstractItemModel* ops = page->opsTable()->model();
@@ -60,11 +64,12 @@ class TestComparePage : public ScratchTest {
     MainWindow window{QString()};
     window.show();
     QVERIFY(!window.compareWith(QString::fromStdString(path("c.ddprun"))));
-    QVERIFY2(window.errorBanner()->text().contains("no run is open"), qPrintable(window.errorBanner()->text()));
+    QVERIFY2(window.part<QLabel>("errorBanner")->text().contains("no run is open"),
+             qPrintable(window.part<QLabel>("errorBanner")->text()));
     QVERIFY(window.openRun(QString::fromStdString(path("c.ddprun"))));
     QVERIFY(!window.compareWith(QString::fromStdString(path("missing.ddprun"))));
-    QVERIFY2(window.errorBanner()->text().contains("Cannot compare c.ddprun with"),
-             qPrintable(window.errorBanner()->text()));
+    QVERIFY2(window.part<QLabel>("errorBanner")->text().contains("Cannot compare c.ddprun with"),
+             qPrintable(window.part<QLabel>("errorBanner")->text()));
     QVERIFY(window.tabIsEmpty(QStringLiteral("compare")));
   }
 };

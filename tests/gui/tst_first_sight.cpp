@@ -29,6 +29,9 @@
 #include "ring_lesson_view.h"
 #include "lesson.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "overlap_page.h"
 #include "run_data.h"
 #include "run_list_model.h"
@@ -48,11 +51,11 @@ class TestFirstSight : public QObject {
     MainWindow window(folder.path());
     window.resize(1280, 800);
     window.show();
-    LearnPage* page = window.learnPage();
+    LearnPage* page = window.part<LearnPage>();
     QVERIFY(page->lesson().steps.empty());  // nothing loaded before the tab is opened
     window.showTab(QStringLiteral("learn"));
-    QApplication::processEvents();
-    QVERIFY(page->lesson().steps.size() > 20);
+    // Read off the UI thread (lesson_open_job.h): the tab draws at once, the lesson follows.
+    QTRY_VERIFY_WITH_TIMEOUT(page->lesson().steps.size() > 20, 10000);
     QCOMPARE(page->lessonBox()->currentIndex(), 0);
     QTest::keyClick(page, Qt::Key_Right);
     QTest::keyClick(page, Qt::Key_Right);
@@ -72,7 +75,7 @@ class TestFirstSight : public QObject {
     MainWindow window(folder.path());
     window.resize(1280, 800);
     window.show();
-    LearnPage* page = window.learnPage();
+    LearnPage* page = window.part<LearnPage>();
     QVERIFY(window.openLesson(0));
     QVERIFY2(page->aboutLabel()->text().contains("The forward has run"), qPrintable(page->aboutLabel()->text()));
     // The end of lesson 1: both workers released the context; no gradient is listed held.
@@ -117,23 +120,23 @@ class TestFirstSight : public QObject {
     testing::write_test_run(outside.toStdString(), 2, 4);
     MainWindow window(workspace.path());
     window.show();
-    QCOMPARE(window.runList()->rowCount(), 1);
+    QCOMPARE(window.part<RunListModel>()->rowCount(), 1);
     QVERIFY(window.openRun(outside));
     // Listed first, marked, and the selected row.
-    QCOMPARE(window.runList()->rowCount(), 2);
-    QCOMPARE(window.runList()->index(0, 0).data(RunListModel::PathRole).toString(), outside);
-    QVERIFY(window.runList()->index(0, 0).data().toString().contains("outside the workspace"));
-    QVERIFY(window.runList()->isOutside(0));
+    QCOMPARE(window.part<RunListModel>()->rowCount(), 2);
+    QCOMPARE(window.part<RunListModel>()->index(0, 0).data(RunListModel::PathRole).toString(), outside);
+    QVERIFY(window.part<RunListModel>()->index(0, 0).data().toString().contains("outside the workspace"));
+    QVERIFY(window.part<RunListModel>()->isOutside(0));
     const auto selected = [&] {
-      const QModelIndexList rows = window.runsView()->selectionModel()->selectedRows();
+      const QModelIndexList rows = window.part<QTableView>("runs")->selectionModel()->selectedRows();
       return rows.size() == 1 ? rows[0].data(RunListModel::PathRole).toString() : QString();
     };
     QCOMPARE(selected(), outside);
     // Another run opened: it is selected, the outside one stays listed (a refresh too).
     QVERIFY(window.openRun(inside));
     QCOMPARE(selected(), inside);
-    window.runList()->refresh();
-    QCOMPARE(window.runList()->rowCount(), 2);
+    window.part<RunListModel>()->refresh();
+    QCOMPARE(window.part<RunListModel>()->rowCount(), 2);
     QCOMPARE(selected(), inside);
   }
 
@@ -148,9 +151,9 @@ class TestFirstSight : public QObject {
       window.resize(1280, 800);
       window.show();
       QVERIFY(!window.runListShown());  // nothing to list
-      window.runListAction()->trigger();
-      QVERIFY(!window.runListAction()->isChecked());  // was ticked: the user's choice is "shown"
-      window.runListAction()->trigger();
+      window.part<QAction>("runListAction")->trigger();
+      QVERIFY(!window.part<QAction>("runListAction")->isChecked());  // was ticked: the user's choice is "shown"
+      window.part<QAction>("runListAction")->trigger();
       QVERIFY(window.runListShown());  // asked for: shown even empty
     }
     testing::write_test_run(workspace.filePath("a.ddprun").toStdString(), 2, 3);
@@ -160,9 +163,10 @@ class TestFirstSight : public QObject {
       window.show();
       QVERIFY(QTest::qWaitForWindowExposed(&window));
       QVERIFY(window.runListShown());
-      QVERIFY2(window.runsView()->width() <= 1280 / 4, qPrintable(QString::number(window.runsView()->width())));
+      QVERIFY2(window.part<QTableView>("runs")->width() <= 1280 / 4,
+               qPrintable(QString::number(window.part<QTableView>("runs")->width())));
       // Drag the split between the list and the tabs to 400 px.
-      QSplitterHandle* handle = window.mainSplitter()->handle(1);
+      QSplitterHandle* handle = window.part<QSplitter>("mainSplitter")->handle(1);
       const QPoint grab = handle->rect().center();
       QTest::mousePress(handle, Qt::LeftButton, {}, grab);
       QMouseEvent move(QEvent::MouseMove, QPointF(grab + QPoint(400 - handle->x(), 0)),
@@ -170,8 +174,8 @@ class TestFirstSight : public QObject {
                        Qt::NoModifier);
       QApplication::sendEvent(handle, &move);
       QTest::mouseRelease(handle, Qt::LeftButton, {}, grab + QPoint(400 - handle->x(), 0));
-      QVERIFY2(std::abs(window.mainSplitter()->sizes().at(0) - 400) < 10,
-               qPrintable(QString::number(window.mainSplitter()->sizes().at(0))));
+      QVERIFY2(std::abs(window.part<QSplitter>("mainSplitter")->sizes().at(0) - 400) < 10,
+               qPrintable(QString::number(window.part<QSplitter>("mainSplitter")->sizes().at(0))));
       QTest::keyClick(&window, Qt::Key_B, Qt::ControlModifier);  // hidden
       QVERIFY(!window.runListShown());
     }
@@ -183,8 +187,8 @@ class TestFirstSight : public QObject {
       window.setRunListShown(true);
       QApplication::processEvents();  // the splitter lays the list out again
       QVERIFY(window.runListShown());
-      QVERIFY2(std::abs(window.mainSplitter()->sizes().at(0) - 400) < 10,
-               qPrintable(QString::number(window.mainSplitter()->sizes().at(0))));
+      QVERIFY2(std::abs(window.part<QSplitter>("mainSplitter")->sizes().at(0) - 400) < 10,
+               qPrintable(QString::number(window.part<QSplitter>("mainSplitter")->sizes().at(0))));
     }
     QSettings().clear();
   }
@@ -214,9 +218,9 @@ class TestFirstSight : public QObject {
     QCOMPARE(window.currentRun()->analysis.iterations.size(), size_t{2});
     QCOMPARE(window.currentRun()->analysis.cut_short.size(), size_t{1});
     window.showTab(QStringLiteral("timeline"));
-    QVERIFY2(window.timelinePage()->legend()->text().contains("cut short by an error"),
-             qPrintable(window.timelinePage()->legend()->text()));
-    const auto& spans = window.timeline()->data().lanes.at(0).spans;
+    QVERIFY2(window.part<TimelinePage>()->legend()->text().contains("cut short by an error"),
+             qPrintable(window.part<TimelinePage>()->legend()->text()));
+    const auto& spans = window.part<TimelinePage>()->view()->data().lanes.at(0).spans;
     QCOMPARE(std::count_if(spans.begin(), spans.end(), [](const TimelineSpan& s) { return s.cut_short; }), 1);
   }
 
@@ -246,7 +250,7 @@ class TestFirstSight : public QObject {
     window.show();
     QVERIFY(window.openRun(file));
     window.showTab(QStringLiteral("timeline"));
-    TimelineView* view = window.timeline();
+    TimelineView* view = window.part<TimelinePage>()->view();
     const int64_t length = view->data().end_ns - view->data().begin_ns;
     QVERIFY(view->axis().begin_ns <= view->data().begin_ns && view->axis().end_ns >= view->data().end_ns);
     QVERIFY(view->axis().end_ns - view->axis().begin_ns <= length * 105 / 100);  // a margin, no more
@@ -267,7 +271,7 @@ class TestFirstSight : public QObject {
         QVERIFY(std::none_of(lane.open.begin(), lane.open.end(),
                              [](const TimelineSpan& s) { return s.kind == ddpscope::probes::Kind::Iteration; }));
     }
-    const QString legend = window.timelinePage()->legend()->text();
+    const QString legend = window.part<TimelinePage>()->legend()->text();
     QVERIFY2(legend.contains("never finished") && legend.contains("one collective across ranks"), qPrintable(legend));
     // A range's length is drawn in the iterations' band, not over the ruler's time labels.
     view->setRange(1000, 2000);
@@ -285,7 +289,7 @@ class TestFirstSight : public QObject {
     window.show();
     QVERIFY(window.openRun(file));
     window.showTab(QStringLiteral("timeline"));
-    TimelineView* view = window.timeline();
+    TimelineView* view = window.part<TimelinePage>()->view();
     view->showWindow(3000, 3400);  // zoomed in, later in the run
     const auto& spans = view->data().lanes.at(0).spans;
     const auto forward = std::find_if(spans.begin(), spans.end(), [](const TimelineSpan& s) {

@@ -51,6 +51,10 @@
 #include "live_monitor.h"
 #include "bucket_advice_view.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "ranks_page.h"
 #include "summary_page.h"
 #include "time_breakdown_page.h"
@@ -101,10 +105,10 @@ class TestGraphPage : public QObject {
     QVERIFY(window.openRun(file));
     window.showTab("Graph");
     QCoreApplication::processEvents();
-    QComboBox* choice = window.graphChoice();
+    QComboBox* choice = window.part<GraphPage>()->choice();
     QCOMPARE(choice->count(), 1);  // no local graph: only the pass
     QCOMPARE(choice->itemText(0), QString("context 0:1 · pass 0:1 · workers 0, 1"));
-    GraphView* graph = window.graphView();
+    GraphView* graph = window.part<GraphPage>()->view();
     QVERIFY(graph->shown().distributed);
     QCOMPARE(graph->shown().nodes.size(), size_t{11});
     QVERIFY2(graph->layoutError().isEmpty(), qPrintable(graph->layoutError()));

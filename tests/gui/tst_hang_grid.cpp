@@ -14,6 +14,11 @@
 #include "flight_import.h"
 #include "hang_view.h"
 #include "main_window.h"
+#include "timeline_page.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "timeline_view.h"
 
 using namespace ddpscope;
@@ -71,7 +76,7 @@ class TestHangGrid : public QObject {
     MainWindow window(folder.path());
     QVERIFY(window.openRun(run));
     window.showTab("hang");
-    HangView* hang = window.hangView();
+    HangView* hang = window.part<HangView>();
     const QString verdict = hang->verdict() + hang->headline();
     QVERIFY2(verdict.contains("Group '0' collective #4: missing ranks. Rank 5 never called all_reduce Float[256]"),
              qPrintable(verdict));
@@ -95,8 +100,8 @@ class TestHangGrid : public QObject {
     QCOMPARE(window.findChild<QTabWidget*>()->tabText(window.findChild<QTabWidget*>()->currentIndex()),
              QString("Timeline"));
     // Rank 2's #2: started at 1.010000001 s, completed 2 ms later (the run's clock).
-    QCOMPARE(window.timeline()->rangeBegin(), int64_t(1'010'001'000));
-    QCOMPARE(window.timeline()->rangeEnd(), int64_t(1'012'000'000));
+    QCOMPARE(window.part<TimelinePage>()->view()->rangeBegin(), int64_t(1'010'001'000));
+    QCOMPARE(window.part<TimelinePage>()->view()->rangeEnd(), int64_t(1'012'000'000));
     // A cell with no record leads nowhere.
     emit grid->cellClicked(5, 3);
     QCOMPARE(clicked.size(), 1);
@@ -109,7 +114,7 @@ class TestHangGrid : public QObject {
     const QString dumps = DDPSCOPE_SOURCE_DIR "/tests/probes/data/torch_2_11_flight/gloo-4-size/pickle";
     MainWindow window(work.path());
     QVERIFY(window.openPath(dumps));
-    HangView* hang = window.hangView();
+    HangView* hang = window.part<HangView>();
     const QString verdict = hang->verdict() + hang->headline();
     QVERIFY2(verdict.contains("Group '0' collective #19: size mismatch. Rank 3 called all_reduce Float[2048]"),
              qPrintable(verdict));

@@ -18,6 +18,10 @@
 #include "ring_lesson_view.h"
 #include "lesson_catalog.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "window_fit.h"
 #include "bucket_fill_view.h"
 #include "graph_view.h"
@@ -45,7 +49,7 @@ QStringList problemsOnTab(MainWindow& window, const QString& tab, const QSize& s
                  .arg(window.height())
                  .arg(window.minimumSizeHint().width())
                  .arg(window.minimumSizeHint().height());
-  for (const QString& problem : testing::layout_problems(window.tabs()->currentWidget()))
+  for (const QString& problem : testing::layout_problems(window.part<QTabWidget>("tabs")->currentWidget()))
     found << QStringLiteral("%1 at %2x%3: %4").arg(tab).arg(size.width()).arg(size.height()).arg(problem);
   return found;
 }
@@ -107,7 +111,7 @@ class TestLayoutSizes : public QObject {
     problems << problemsOnTab(window, QStringLiteral("hang"), size);
     QVERIFY(!window.tabIsEmpty(QStringLiteral("hang")));
     // The run list: the run's name, Status and Ranks in view.
-    QTableView* runs = window.runsView();
+    QTableView* runs = window.part<QTableView>("runs");
     QVERIFY(window.runListShown());
     for (int column : {RunListModel::Status, RunListModel::WorldSize}) {
       const int right = runs->columnViewportPosition(column) + runs->columnWidth(column);
@@ -123,7 +127,7 @@ class TestLayoutSizes : public QObject {
     // the node that runs at each step whole in view.
     for (int lesson = 0; lesson < static_cast<int>(lessons().size()); ++lesson) {
       QVERIFY(window.openLesson(lesson));
-      LearnPage* page = window.learnPage();
+      LearnPage* page = window.part<LearnPage>();
       const QString where = QStringLiteral("lesson %1 at %2x%3").arg(lesson + 1).arg(size.width()).arg(size.height());
       problems << problemsOnTab(window, QStringLiteral("learn"), size)
                       .replaceInStrings(QStringLiteral("learn at"), QStringLiteral("lesson %1 at").arg(lesson + 1));

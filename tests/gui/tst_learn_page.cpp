@@ -45,6 +45,7 @@
 #include "autograd_lesson_view.h"
 #include "bucket_lesson_view.h"
 #include "learn_page.h"
+#include "lesson_player.h"
 #include "ring_lesson_view.h"
 #include "sequence_view.h"
 #include "job_controller.h"
@@ -52,6 +53,10 @@
 #include "live_monitor.h"
 #include "bucket_advice_view.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "ranks_page.h"
 #include "summary_page.h"
 #include "time_breakdown_page.h"
@@ -113,8 +118,9 @@ class TestLearnPage : public QObject {
     window.resize(1300, 850);
     window.show();
     QVERIFY(window.openLesson(0));
-    QCOMPARE(window.tabs()->tabText(window.tabs()->currentIndex()), QString("Learn"));
-    LearnPage* page = window.learnPage();
+    QCOMPARE(window.part<QTabWidget>("tabs")->tabText(window.part<QTabWidget>("tabs")->currentIndex()),
+             QString("Learn"));
+    LearnPage* page = window.part<LearnPage>();
     const size_t steps = page->lesson().steps.size();
     QVERIFY(steps > 20);
     QCOMPARE(page->applied(), size_t{0});
@@ -142,7 +148,7 @@ class TestLearnPage : public QObject {
     QCOMPARE(page->applied(), size_t{0});
     QTest::keyClick(page, Qt::Key_Space);
     QVERIFY(page->isPlaying());
-    page->setStepsPerSecond(200);
+    page->player()->setStepsPerSecond(200);
     QTRY_COMPARE_WITH_TIMEOUT(page->applied(), steps, 5000);  // plays to the end, then stops
     QTRY_VERIFY(!page->isPlaying());
 
@@ -167,7 +173,7 @@ class TestLearnPage : public QObject {
     window.resize(1300, 900);
     window.show();
     QVERIFY(window.openLesson(1));  // 2a: FAST
-    LearnPage* page = window.learnPage();
+    LearnPage* page = window.part<LearnPage>();
     QVERIFY(page->sideBySideBox()->isEnabled());
     page->sideBySideBox()->setChecked(true);
     QVERIFY(!page->autogradView()->compared().steps.empty());
@@ -194,7 +200,7 @@ class TestLearnPage : public QObject {
     window.resize(1300, 850);
     window.show();
     QVERIFY(window.openLesson(0));
-    LearnPage* page = window.learnPage();
+    LearnPage* page = window.part<LearnPage>();
     page->predictBox()->setChecked(true);
     const Lesson& l = page->lesson();
     const size_t first = l.nextNodeStep(0);

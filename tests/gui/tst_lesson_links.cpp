@@ -16,10 +16,15 @@
 
 #include "graph_view.h"
 #include "learn_page.h"
+#include "lesson_player.h"
 #include "lesson_catalog.h"
 #include "lesson_file.h"
 #include "lesson_link.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 
 using namespace ddpscope::gui;
 using ddpscope::probes::LessonFile;
@@ -51,7 +56,7 @@ struct Seen {
 };
 
 Seen seen(MainWindow& w) {
-  LearnPage* p = w.learnPage();
+  LearnPage* p = w.part<LearnPage>();
   return {p->lessonBox()->currentText(), p->applied(),       p->sideBySideBox()->isChecked(),
           p->predictBox()->isChecked(),  p->graph()->zoom(), p->explanation()->text()};
 }
@@ -212,13 +217,13 @@ class TestLessonLinks : public QObject {
       a.resize(1280, 800);
       a.show();
       QVERIFY(a.openLesson(1));  // 2a: FAST on an unused RPC, with its SMART twin beside it
-      LearnPage* page = a.learnPage();
+      LearnPage* page = a.part<LearnPage>();
       for (int i = 0; i < 12; ++i)
         page->stepForward();
       page->sideBySideBox()->setChecked(true);
       page->graph()->setZoom(1.5);
       page->predictBox()->setChecked(true);
-      link = a.copyLinkToStep();
+      link = a.part<LearnPage>()->copyLinkToStep();
       QCOMPARE(QApplication::clipboard()->text(), link);
       there = seen(a);
     }
@@ -235,7 +240,7 @@ class TestLessonLinks : public QObject {
     QCOMPARE(here.predict, true);
     QCOMPARE(here.zoom, 1.5);
     QCOMPARE(here.explanation, there.explanation);
-    QCOMPARE(b.tabs()->currentIndex(), b.tabIndex("learn"));
+    QCOMPARE(b.part<QTabWidget>("tabs")->currentIndex(), b.tabIndex("learn"));
   }
 
   // A lesson file made by the CLI from a real recording: its stops halt Play, its
@@ -258,7 +263,7 @@ class TestLessonLinks : public QObject {
     window.resize(1280, 800);
     window.show();
     QVERIFY(window.openLessonFile(lesson));
-    LearnPage* page = window.learnPage();
+    LearnPage* page = window.part<LearnPage>();
     QVERIFY(page->lesson().ddp);
     QCOMPARE(page->lessonBox()->currentText(), QString("Buckets, my way"));
     QCOMPARE(page->stops(), std::vector<int>{10});
@@ -267,7 +272,7 @@ class TestLessonLinks : public QObject {
     QString refused;
     QVERIFY(!page->runLive(&refused));
     QVERIFY2(refused.contains("lesson of the Learn menu"), qPrintable(refused));
-    page->setStepsPerSecond(200);
+    page->player()->setStepsPerSecond(200);
     page->setPlaying(true);
     QTRY_VERIFY_WITH_TIMEOUT(!page->isPlaying(), 5000);
     QCOMPARE(page->applied(), size_t{10});  // stopped at the lesson's stop, not the end
@@ -277,13 +282,13 @@ class TestLessonLinks : public QObject {
     QCOMPARE(page->explanation()->text(), QString("The fifth step, in my words."));
     page->stepForward();
     QVERIFY(page->explanation()->text() != QString("The fifth step, in my words."));
-    const QString link = window.copyLinkToStep();
+    const QString link = window.part<LearnPage>()->copyLinkToStep();
     QVERIFY2(link.startsWith("ddpscope:learn?file="), qPrintable(link));
     MainWindow fresh(dir.path());
     QString error;
     QVERIFY2(fresh.openLink(link, &error), qPrintable(error));
-    QCOMPARE(fresh.learnPage()->applied(), size_t{6});
-    QCOMPARE(fresh.learnPage()->lessonBox()->currentText(), QString("Buckets, my way"));
+    QCOMPARE(fresh.part<LearnPage>()->applied(), size_t{6});
+    QCOMPARE(fresh.part<LearnPage>()->lessonBox()->currentText(), QString("Buckets, my way"));
     // A link to a lesson the receiver does not have says so and what to do.
     QFile::remove(lesson);
     QVERIFY(!fresh.openLink(link, &error));

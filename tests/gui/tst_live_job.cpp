@@ -30,6 +30,10 @@
 #include "live_monitor.h"
 #include "live_run_loader.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "timeline_page.h"
 #include "timeline_view.h"
 #include <QStandardItemModel>
@@ -64,7 +68,9 @@ class TestLiveJob : public QObject {
     return live;
   }
 
-  QString currentTab(MainWindow& w) { return w.tabs()->tabText(w.tabs()->currentIndex()); }
+  QString currentTab(MainWindow& w) {
+    return w.part<QTabWidget>("tabs")->tabText(w.part<QTabWidget>("tabs")->currentIndex());
+  }
 
  private slots:
   void initTestCase() { qputenv("DDPSCOPE_CLI", DDPSCOPE_CLI_PATH); }
@@ -75,7 +81,7 @@ class TestLiveJob : public QObject {
     QTemporaryDir folder;
     MainWindow window(folder.path());
     QVERIFY(window.openLesson(1));  // 2a: the unused RPC in FAST mode
-    LearnPage* page = window.learnPage();
+    LearnPage* page = window.part<LearnPage>();
     page->workersBox()->setValue(3);
     page->autogradView()->modeBox()->setCurrentText("smart");
     QSignalSpy loaded(page, &LearnPage::lessonLoaded);
@@ -97,7 +103,7 @@ class TestLiveJob : public QObject {
     QTemporaryDir folder;
     MainWindow window(folder.path());
     QVERIFY(window.openLesson(4));
-    LearnPage* page = window.learnPage();
+    LearnPage* page = window.part<LearnPage>();
     QVERIFY(page->lesson().steps.back().kind == StepKind::Verdict);
     QVERIFY(page->bucketLessonView()->unusedBox()->isChecked());
     page->bucketLessonView()->findUnusedBox()->setChecked(true);
@@ -149,13 +155,16 @@ class TestLiveJob : public QObject {
     QVERIFY(window.openRun(file));
     QCOMPARE(QString::fromStdString(window.currentRun()->run.status), QString("running"));
     window.showTab("Messages");
-    QVERIFY(window.messagesPage()->view()->data().arrows.size() > 20);
+    QVERIFY(window.part<MessagesPage>()->view()->data().arrows.size() > 20);
     window.showTab("Graph");
-    QVERIFY(window.graphChoice()->count() >= 1);
-    QVERIFY(window.graphChoice()->itemText(window.graphChoice()->count() - 1).contains("context"));
+    QVERIFY(window.part<GraphPage>()->choice()->count() >= 1);
+    QVERIFY(window.part<GraphPage>()
+                ->choice()
+                ->itemText(window.part<GraphPage>()->choice()->count() - 1)
+                .contains("context"));
     QString error;
-    QVERIFY2(window.learnPage()->openRun(file, &error), qPrintable(error));
-    QVERIFY(!window.learnPage()->lesson().steps.empty());
+    QVERIFY2(window.part<LearnPage>()->openRun(file, &error), qPrintable(error));
+    QVERIFY(!window.part<LearnPage>()->lesson().steps.empty());
     job.terminate();  // SIGTERM: the CLI stops every rank
     QVERIFY(job.waitForFinished(30000));
     QTRY_COMPARE_WITH_TIMEOUT(workersRunning(), 0, 10000);
@@ -170,57 +179,59 @@ class TestLiveJob : public QObject {
     QCOMPARE(currentTab(window), QString("Live"));
     // While it runs: charts and progress on the Live tab; timeline lanes for both ranks
     // and the bucket table when their tabs are shown.
-    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && window.monitor()->pointCount("loss") > 0, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && window.part<LiveMonitor>()->pointCount("loss") > 0, 60000);
     window.showTab("Timeline");
-    QTRY_VERIFY_WITH_TIMEOUT(window.timeline()->data().lanes.size() >= 4, 10000);
-    const size_t spans = window.timeline()->data().lanes[0].spans.size();
-    QTRY_VERIFY_WITH_TIMEOUT(window.timeline()->data().lanes[0].spans.size() > spans, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.part<TimelinePage>()->view()->data().lanes.size() >= 4, 10000);
+    const size_t spans = window.part<TimelinePage>()->view()->data().lanes[0].spans.size();
+    QTRY_VERIFY_WITH_TIMEOUT(window.part<TimelinePage>()->view()->data().lanes[0].spans.size() > spans, 10000);
     // Selection, details and a range work on the live run, and survive its growth: a
     // selection still names the same run-file row or is cleared, never another span.
-    TimelineView* view = window.timeline();
+    TimelineView* view = window.part<TimelinePage>()->view();
     view->select({0, 0, SpanRef::In::Spans});
     const int64_t row = view->data().resolve(view->selection())->rowid;
     QVERIFY(row > 0);
-    QCOMPARE(window.timelinePage()->details()->topLevelItem(0)->text(1),
+    QCOMPARE(window.part<TimelinePage>()->details()->topLevelItem(0)->text(1),
              QString::fromStdString(view->data().nameOf(view->data().resolve(view->selection())->name)));
     view->setRange(view->data().begin_ns, view->data().end_ns);
-    QVERIFY(window.timelinePage()->rangeModel()->rowCount() > 0);
+    QVERIFY(window.part<TimelinePage>()->rangeModel()->rowCount() > 0);
     const size_t grown = view->data().lanes[0].spans.size();
     QTRY_VERIFY_WITH_TIMEOUT(view->data().lanes[0].spans.size() > grown, 10000);
     QVERIFY(!view->selection().valid() || view->data().resolve(view->selection())->rowid == row);
-    QVERIFY(window.timelinePage()->rangeModel()->rowCount() > 0);
+    QVERIFY(window.part<TimelinePage>()->rangeModel()->rowCount() > 0);
     window.showTab("Buckets");
-    QTRY_VERIFY_WITH_TIMEOUT(window.bucketModel()->rowCount() > 0, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.part<BucketsPage>()->bucketModel()->rowCount() > 0, 10000);
     window.showTab("Live");
-    QVERIFY2(window.job()->isActive(), "the job ended before the views filled");
+    QVERIFY2(window.part<JobController>()->isActive(), "the job ended before the views filled");
     QCOMPARE(window.currentRun()->run.status, std::string("running"));
     // The running job is in the run list (issue 34: it appeared only once it ended),
     // shown and selected, its status "running".
     QVERIFY(window.runListShown());
-    QCOMPARE(window.runList()->rowCount(), 1);
-    QCOMPARE(window.runList()->index(0, RunListModel::Status).data().toString(), QString("running"));
-    QCOMPARE(window.runsView()->selectionModel()->selectedRows().size(), 1);
-    QVERIFY(window.monitor()->progressBar()->value() > 0);
+    QCOMPARE(window.part<RunListModel>()->rowCount(), 1);
+    QCOMPARE(window.part<RunListModel>()->index(0, RunListModel::Status).data().toString(), QString("running"));
+    QCOMPARE(window.part<QTableView>("runs")->selectionModel()->selectedRows().size(), 1);
+    QVERIFY(window.part<LiveMonitor>()->progressBar()->value() > 0);
     // The views keep following the run (the rate is measured by bench_live_reload).
-    const int before = window.liveLoader()->reloads();
+    const int before = window.part<LiveRunLoader>()->reloads();
     QElapsedTimer timer;
     timer.start();
-    QTRY_VERIFY_WITH_TIMEOUT(window.liveLoader()->reloads() >= before + 3 || !window.job()->isActive(), 30000);
-    qInfo("live reloads: %.1f per second", (window.liveLoader()->reloads() - before) * 1000.0 / timer.elapsed());
-    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Finished, 180000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        window.part<LiveRunLoader>()->reloads() >= before + 3 || !window.part<JobController>()->isActive(), 30000);
+    qInfo("live reloads: %.1f per second",
+          (window.part<LiveRunLoader>()->reloads() - before) * 1000.0 / timer.elapsed());
+    QTRY_COMPARE_WITH_TIMEOUT(window.part<JobController>()->state(), JobController::State::Finished, 180000);
     QTRY_COMPARE_WITH_TIMEOUT(window.currentRun()->run.status, std::string("finished"), 10000);
-    QCOMPARE(window.monitor()->progressBar()->value(), 5000);
-    QVERIFY(window.monitor()->statusLabel()->text().startsWith("finished"));
+    QCOMPARE(window.part<LiveMonitor>()->progressBar()->value(), 5000);
+    QVERIFY(window.part<LiveMonitor>()->statusLabel()->text().startsWith("finished"));
     QVERIFY2(!window.windowTitle().contains("(live)"), qPrintable(window.windowTitle()));  // follows the job
-    QCOMPARE(window.runList()->rowCount(), 1);
+    QCOMPARE(window.part<RunListModel>()->rowCount(), 1);
     // The recorded graph is laid out; a click on the loss node tells how long it ran.
     window.showTab("Graph");
-    QVERIFY(window.graphView()->shown().nodes.size() >= 8);
-    QVERIFY(window.graphView()->layoutError().isEmpty());
-    QSignalSpy clicked(window.graphView(), &GraphView::nodeClicked);
+    QVERIFY(window.part<GraphPage>()->view()->shown().nodes.size() >= 8);
+    QVERIFY(window.part<GraphPage>()->view()->layoutError().isEmpty());
+    QSignalSpy clicked(window.part<GraphPage>()->view(), &GraphView::nodeClicked);
     QTest::qWait(50);
-    const QPoint at = window.graphView()->mapFromScene(window.graphView()->nodeCenter(0));
-    QTest::mouseClick(window.graphView()->viewport(), Qt::LeftButton, Qt::NoModifier, at);
+    const QPoint at = window.part<GraphPage>()->view()->mapFromScene(window.part<GraphPage>()->view()->nodeCenter(0));
+    QTest::mouseClick(window.part<GraphPage>()->view()->viewport(), Qt::LeftButton, Qt::NoModifier, at);
     QCOMPARE(clicked.count(), 1);
     QVERIFY2(
         clicked.at(0).at(0).toString().contains("MseLossBackward") && clicked.at(0).at(0).toString().contains("ran"),
@@ -244,20 +255,20 @@ class TestLiveJob : public QObject {
     QString error;
     QVERIFY2(window.launchJob(c, &error), qPrintable(error));
     QCOMPARE(currentTab(window), QString("Live"));
-    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && window.monitor()->pointCount("loss") > 0, 60000);
-    QTRY_VERIFY_WITH_TIMEOUT(window.monitor()->statusLabel()->text().contains(" · loss "), 10000);
-    QCOMPARE(window.monitor()->progressBar()->maximum(), 0);  // busy: no end known
+    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && window.part<LiveMonitor>()->pointCount("loss") > 0, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.part<LiveMonitor>()->statusLabel()->text().contains(" · loss "), 10000);
+    QCOMPARE(window.part<LiveMonitor>()->progressBar()->maximum(), 0);  // busy: no end known
     window.showTab("Timeline");
-    QTRY_VERIFY_WITH_TIMEOUT(window.timeline()->data().lanes.size() >= 4, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.part<TimelinePage>()->view()->data().lanes.size() >= 4, 10000);
     window.showTab("Buckets");
-    QTRY_VERIFY_WITH_TIMEOUT(window.bucketModel()->rowCount() > 0, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.part<BucketsPage>()->bucketModel()->rowCount() > 0, 10000);
     window.showTab("Live");
-    QVERIFY2(window.job()->isActive(), "the script ended before the views filled");
+    QVERIFY2(window.part<JobController>()->isActive(), "the script ended before the views filled");
     QCOMPARE(window.currentRun()->run.status, std::string("running"));
-    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Finished, 240000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.part<JobController>()->state(), JobController::State::Finished, 240000);
     QTRY_COMPARE_WITH_TIMEOUT(window.currentRun()->run.status, std::string("finished"), 10000);
-    QCOMPARE(window.monitor()->progressBar()->value(), 600);
-    QCOMPARE(window.monitor()->progressBar()->maximum(), 600);
+    QCOMPARE(window.part<LiveMonitor>()->progressBar()->value(), 600);
+    QCOMPARE(window.part<LiveMonitor>()->progressBar()->maximum(), 600);
   }
 
   void testStopEndsTheJob() {
@@ -265,11 +276,11 @@ class TestLiveJob : public QObject {
     MainWindow window(folder.path());
     QString error;
     QVERIFY2(window.launchJob(smallJob(10000000), &error), qPrintable(error));
-    QTRY_VERIFY_WITH_TIMEOUT(window.job()->iteration() >= 2, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.part<JobController>()->iteration() >= 2, 60000);
     QVERIFY(!window.launchJob(smallJob(10), &error));  // one job at a time
     QVERIFY(error.contains("already running"));
     window.stopJob();
-    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Stopped, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.part<JobController>()->state(), JobController::State::Stopped, 30000);
     QTRY_COMPARE_WITH_TIMEOUT(workersRunning(), 0, 10000);
     QTRY_COMPARE_WITH_TIMEOUT(window.currentRun()->run.status, std::string("stopped"), 10000);
   }
@@ -284,15 +295,15 @@ class TestLiveJob : public QObject {
     auto shown = [&] { return QString::fromStdString(window.currentRun()->path); };
     QString error;
     QVERIFY2(window.launchJob(smallJob(10000000), &error), qPrintable(error));
-    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && window.job()->iteration() >= 2, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && window.part<JobController>()->iteration() >= 2, 60000);
     const QString jobRun = shown();
     QVERIFY(window.isFollowingJob());
 
     QVERIFY(window.openRun(other));
     QVERIFY(!window.isFollowingJob());
-    QVERIFY(!window.liveLoader()->isWatching());
-    const int iteration = window.job()->iteration();
-    QTRY_VERIFY_WITH_TIMEOUT(window.job()->iteration() >= iteration + 3, 60000);
+    QVERIFY(!window.part<LiveRunLoader>()->isWatching());
+    const int iteration = window.part<JobController>()->iteration();
+    QTRY_VERIFY_WITH_TIMEOUT(window.part<JobController>()->iteration() >= iteration + 3, 60000);
     QCOMPARE(shown(), other);  // the job's reloads stay off screen
     QCOMPARE(window.currentRun()->ranks.size(), size_t{2});
     QVERIFY(!window.windowTitle().contains("(live)"));
@@ -305,7 +316,7 @@ class TestLiveJob : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(window.currentRun()->span_count > spans, 10000);
 
     window.stopJob();
-    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Stopped, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.part<JobController>()->state(), JobController::State::Stopped, 30000);
     QTRY_COMPARE_WITH_TIMEOUT(workersRunning(), 0, 10000);
     QTRY_COMPARE_WITH_TIMEOUT(window.currentRun()->run.status, std::string("stopped"), 10000);
   }
@@ -319,30 +330,32 @@ class TestLiveJob : public QObject {
     QString error;
     QVERIFY2(window.launchJob(c, &error), qPrintable(error));
     QTRY_COMPARE_WITH_TIMEOUT(currentTab(window), QString("Hang"), 60000);
-    QVERIFY2(window.hangView()->headline().contains("No progress"), qPrintable(window.hangView()->headline()));
+    QVERIFY2(window.part<HangView>()->headline().contains("No progress"),
+             qPrintable(window.part<HangView>()->headline()));
     // The analysis arrives with the next reload.
-    QTRY_VERIFY_WITH_TIMEOUT(window.hangView()->findings().contains("rank 0 waits in allreduce"), 5000);
-    QVERIFY2(window.hangView()->findings().contains("rank(s) 1 have not started it"),
-             qPrintable(window.hangView()->findings()));
-    QCOMPARE(window.hangView()->table()->rowCount(), 2);
+    QTRY_VERIFY_WITH_TIMEOUT(window.part<HangView>()->findings().contains("rank 0 waits in allreduce"), 5000);
+    QVERIFY2(window.part<HangView>()->findings().contains("rank(s) 1 have not started it"),
+             qPrintable(window.part<HangView>()->findings()));
+    QCOMPARE(window.part<HangView>()->table()->rowCount(), 2);
     // While nothing is written the file is not read again.
-    const int reloads = window.liveLoader()->reloads();
+    const int reloads = window.part<LiveRunLoader>()->reloads();
     QTest::qWait(1500);
-    QVERIFY2(window.liveLoader()->reloads() <= reloads + 1,
-             qPrintable(QString("%1 -> %2").arg(reloads).arg(window.liveLoader()->reloads())));
-    QVERIFY(window.hangView()->table()->item(0, 3)->text().startsWith("allreduce #"));
-    QCOMPARE(window.hangView()->table()->item(1, 2)->text(), QString("after forward"));
+    QVERIFY2(window.part<LiveRunLoader>()->reloads() <= reloads + 1,
+             qPrintable(QString("%1 -> %2").arg(reloads).arg(window.part<LiveRunLoader>()->reloads())));
+    QVERIFY(window.part<HangView>()->table()->item(0, 3)->text().startsWith("allreduce #"));
+    QCOMPARE(window.part<HangView>()->table()->item(1, 2)->text(), QString("after forward"));
     // Bucket columns count, as the CLI does, then name the buckets (a bare id read as a count).
-    QCOMPARE(window.hangView()->table()->item(1, 4)->text(), QString("1 (bucket 0)"));  // no gradients yet
-    QCOMPARE(window.hangView()->table()->item(0, 4)->text(), QString("0"));
-    QCOMPARE(window.hangView()->table()->item(0, 5)->text(), QString("1 (bucket 0)"));  // in its allreduce
+    QCOMPARE(window.part<HangView>()->table()->item(1, 4)->text(), QString("1 (bucket 0)"));  // no gradients yet
+    QCOMPARE(window.part<HangView>()->table()->item(0, 4)->text(), QString("0"));
+    QCOMPARE(window.part<HangView>()->table()->item(0, 5)->text(), QString("1 (bucket 0)"));  // in its allreduce
     // The culprit, live too. Under load a batch shipped before the stall can arrive after
     // it (the view then says "making progress" until the next 1.5 s without events): wait
     // for the job to be seen stalled again rather than read one moment.
-    QTRY_VERIFY2_WITH_TIMEOUT(window.hangView()->headline().contains("missing ranks. Rank 1 never called allreduce"),
-                              qPrintable(window.hangView()->headline()), 15000);
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        window.part<HangView>()->headline().contains("missing ranks. Rank 1 never called allreduce"),
+        qPrintable(window.part<HangView>()->headline()), 15000);
     window.stopJob();
-    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Stopped, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.part<JobController>()->state(), JobController::State::Stopped, 30000);
     QTRY_COMPARE_WITH_TIMEOUT(workersRunning(), 0, 10000);
   }
 
@@ -354,15 +367,16 @@ class TestLiveJob : public QObject {
     const bool launched = window.launchJob(smallJob(100), &error);
     qunsetenv("DDPSCOPE_FAULT");
     QVERIFY2(launched, qPrintable(error));
-    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Failed, 60000);
-    QCOMPARE(window.job()->failedRank(), 1);
-    QVERIFY2(window.job()->message().contains("rank 1 failed: injected fault"), qPrintable(window.job()->message()));
+    QTRY_COMPARE_WITH_TIMEOUT(window.part<JobController>()->state(), JobController::State::Failed, 60000);
+    QCOMPARE(window.part<JobController>()->failedRank(), 1);
+    QVERIFY2(window.part<JobController>()->message().contains("rank 1 failed: injected fault"),
+             qPrintable(window.part<JobController>()->message()));
     QCOMPARE(currentTab(window), QString("Hang"));
-    QVERIFY(window.monitor()->statusLabel()->text().contains("rank 1"));
+    QVERIFY(window.part<LiveMonitor>()->statusLabel()->text().contains("rank 1"));
     // The culprit first, with why it failed (the injected fault), in the CLI's words.
-    QTRY_VERIFY2_WITH_TIMEOUT(window.hangView()->headline().contains(": missing ranks. Rank 1 never called") &&
-                                  window.hangView()->headline().contains("injected fault"),
-                              qPrintable(window.hangView()->headline()), 10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(window.part<HangView>()->headline().contains(": missing ranks. Rank 1 never called") &&
+                                  window.part<HangView>()->headline().contains("injected fault"),
+                              qPrintable(window.part<HangView>()->headline()), 10000);
   }
 
   // What a user types reaches the job as argv, never through a shell. A
@@ -384,7 +398,7 @@ class TestLiveJob : public QObject {
     c.extraArguments = "--save '" + save + "'";
     QString error;
     QVERIFY2(window.launchJob(c, &error), qPrintable(error));
-    QTRY_COMPARE_WITH_TIMEOUT(window.job()->state(), JobController::State::Finished, 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.part<JobController>()->state(), JobController::State::Finished, 60000);
     for (const char* name : {"PWNED_A", "PWNED_B", "PWNED_C", "PWNED_D"})
       QVERIFY2(!QFile::exists(dir + "/" + name) && !QFile::exists(QDir::currentPath() + "/" + name), name);
     QVERIFY2(QFile::exists(save), qPrintable(save));  // the literal name, as typed
@@ -401,12 +415,12 @@ class TestLiveJob : public QObject {
     QVERIFY(!window.launchJob(c, &error));
     QVERIFY2(error.contains("The following arguments were not expected") && error.contains("--bogus-flag"),
              qPrintable(error));
-    QVERIFY(!window.job()->isActive());
+    QVERIFY(!window.part<JobController>()->isActive());
     // An option the parser takes but the checks refuse is caught too.
     c.extraArguments = QStringLiteral("--data-path /etc/hostname");
     QVERIFY(!window.launchJob(c, &error));
     QVERIFY2(error.startsWith("--data-path reads a digits file"), qPrintable(error));
-    QVERIFY(!window.job()->isActive());
+    QVERIFY(!window.part<JobController>()->isActive());
   }
 };
 

@@ -54,6 +54,10 @@
 #include "live_monitor.h"
 #include "bucket_advice_view.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "ranks_page.h"
 #include "summary_page.h"
 #include "time_breakdown_page.h"
@@ -102,16 +106,16 @@ class TestMainWindow : public QObject {
     MainWindow window(folder.path());
     const int hang = window.tabIndex("hang");
     QVERIFY(hang >= 0);
-    for (int i = 0; i < window.tabs()->count(); ++i)
-      window.tabs()->setTabText(i, QString("Onglet %1").arg(i));
+    for (int i = 0; i < window.part<QTabWidget>("tabs")->count(); ++i)
+      window.part<QTabWidget>("tabs")->setTabText(i, QString("Onglet %1").arg(i));
     window.showTab("Hang");
-    QCOMPARE(window.tabs()->currentIndex(), hang);
+    QCOMPARE(window.part<QTabWidget>("tabs")->currentIndex(), hang);
     window.showTab("timeline");
-    QCOMPARE(window.tabs()->currentIndex(), window.tabIndex("Timeline"));
+    QCOMPARE(window.part<QTabWidget>("tabs")->currentIndex(), window.tabIndex("Timeline"));
     QVERIFY(window.tabIsEmpty("hang"));  // no run open
     QCOMPARE(window.tabIndex("nonsense"), -1);
     window.showTab("nonsense");  // stays where it was
-    QCOMPARE(window.tabs()->currentIndex(), window.tabIndex("timeline"));
+    QCOMPARE(window.part<QTabWidget>("tabs")->currentIndex(), window.tabIndex("timeline"));
   }
 
   // A world size a trace claims sizes nothing: a trace of rank 0 saying 10^9 ranks opens
@@ -138,7 +142,7 @@ class TestMainWindow : public QObject {
     };
     const long before = peak();
     MainWindow window(folder.path());
-    QSignalSpy finished(window.traceImport(), &TraceImportJob::finished);
+    QSignalSpy finished(window.part<TraceImportJob>(), &TraceImportJob::finished);
     QVERIFY(window.openPath(trace));
     QVERIFY(finished.wait(30000));
     QVERIFY(window.currentRun());
@@ -154,19 +158,20 @@ class TestMainWindow : public QObject {
     testing::write_test_run(file.toStdString(), 2, 6);
     MainWindow window(folder.path());
     window.show();
-    QCOMPARE(window.runList()->rowCount(), 1);
+    QCOMPARE(window.part<RunListModel>()->rowCount(), 1);
     QVERIFY(window.openRun(file));
     QVERIFY(window.currentRun());
-    QCOMPARE(window.tabs()->count(), 12);  // Summary, Live, Timeline, Breakdown, Ranks, ..., Hang, Compare, Learn
-    QCOMPARE(window.overlapModel()->rowCount(), 6);  // rank 0's iterations
-    QCOMPARE(window.bucketModel()->rowCount(), 2);   // iteration 2 of rank 0
+    QCOMPARE(window.part<QTabWidget>("tabs")->count(),
+             12);  // Summary, Live, Timeline, Breakdown, Ranks, ..., Hang, Compare, Learn
+    QCOMPARE(window.part<OverlapPage>()->model()->rowCount(), 6);        // rank 0's iterations
+    QCOMPARE(window.part<BucketsPage>()->bucketModel()->rowCount(), 2);  // iteration 2 of rank 0
     // A finished run's curves are on the Live tab too: overlap per rank and iteration.
-    QCOMPARE(window.monitor()->pointCount("overlap"), 12);
-    QVERIFY(window.monitor()->statusLabel()->text().contains("6 iterations recorded"));
+    QCOMPARE(window.part<LiveMonitor>()->pointCount("overlap"), 12);
+    QVERIFY(window.part<LiveMonitor>()->statusLabel()->text().contains("6 iterations recorded"));
     QVERIFY(window.windowTitle().contains("job.ddprun"));
 
     // The timeline: a lane per rank and thread, zoom with the wheel, click for details.
-    TimelineView* timeline = window.timeline();
+    TimelineView* timeline = window.part<TimelinePage>()->view();
     QCOMPARE(timeline->data().lanes.size(), size_t(4));  // 2 ranks x (compute, comm)
     QCOMPARE(timeline->data().iterations.size(), size_t(6));
     window.showTab("Timeline");
@@ -248,7 +253,7 @@ class TestMainWindow : public QObject {
     testing::write_test_run(file.toStdString(), 2, 50);
     MainWindow window(folder.path());
     QVERIFY(window.openRun(file));
-    LiveMonitor* m = window.monitor();
+    LiveMonitor* m = window.part<LiveMonitor>();
     QCOMPARE(m->progressBar()->value(), 50);
     QCOMPARE(m->progressBar()->maximum(), 50);
     QVERIFY(m->statusLabel()->text().contains("50 iterations recorded"));
@@ -287,8 +292,8 @@ class TestMainWindow : public QObject {
       MainWindow window(folder.path());
       QVERIFY(window.openRun(folder.filePath("run.ddprun")));
       window.showTab("Overlap");
-      QCOMPARE(window.overlapChart()->chart()->theme(), QChart::ChartThemeDark);
-      for (QChartView* v : window.monitor()->findChildren<QChartView*>())
+      QCOMPARE(window.part<OverlapPage>()->chartView()->chart()->theme(), QChart::ChartThemeDark);
+      for (QChartView* v : window.part<LiveMonitor>()->findChildren<QChartView*>())
         QCOMPARE(v->chart()->theme(), QChart::ChartThemeDark);
     }
     QApplication::setPalette(saved);
@@ -297,7 +302,7 @@ class TestMainWindow : public QObject {
     MainWindow window(folder.path());
     QVERIFY(window.openRun(folder.filePath("run.ddprun")));
     window.showTab("Overlap");
-    QCOMPARE(window.overlapChart()->chart()->theme(), QChart::ChartThemeLight);
+    QCOMPARE(window.part<OverlapPage>()->chartView()->chart()->theme(), QChart::ChartThemeLight);
   }
 
   // The Breakdown tab says where the time went, every rank side by
@@ -309,7 +314,7 @@ class TestMainWindow : public QObject {
     MainWindow window(folder.path());
     QVERIFY(window.openRun(file));
     window.showTab("Breakdown");
-    TimeBreakdownPage* page = window.breakdown();
+    TimeBreakdownPage* page = window.part<TimeBreakdownPage>();
     QCOMPARE(page->bars()->rows().size(), size_t(3));
     QVERIFY2(page->headline()->text().contains("Straggler: rank 2"), qPrintable(page->headline()->text()));
     QCOMPARE(page->rankModel()->rowCount(), 3);
@@ -357,7 +362,7 @@ class TestMainWindow : public QObject {
     }
     MainWindow window(folder.path());
     QVERIFY(window.openRun(file));
-    LiveMonitor* m = window.monitor();
+    LiveMonitor* m = window.part<LiveMonitor>();
     QCOMPARE(m->pointCount("iteration"), 60);
     QVERIFY(m->axis("iteration", Qt::Vertical)->max() < 25000);  // clipped on a linear scale
     m->logScaleBox()->setChecked(true);
@@ -370,7 +375,7 @@ class TestMainWindow : public QObject {
     QVERIFY(m->monitorTitle("iteration").contains("above the axis"));
 
     window.showTab("Overlap");
-    QChart* chart = window.overlapChart()->chart();
+    QChart* chart = window.part<OverlapPage>()->chartView()->chart();
     QStringList legend;
     for (auto* marker : chart->legend()->markers())
       legend << marker->label();
@@ -381,9 +386,12 @@ class TestMainWindow : public QObject {
     QVERIFY(x->categoriesLabels().contains("10"));
     auto* series = qobject_cast<QAbstractBarSeries*>(chart->series().first());
     emit series->clicked(29, series->barSets().first());  // iteration 30
-    QCOMPARE(window.tabs()->tabText(window.tabs()->currentIndex()), QString("Timeline"));
-    QVERIFY(window.timeline()->axis().begin_ns <= 29000 && window.timeline()->axis().end_ns >= 30000);
-    QVERIFY(window.timeline()->axis().end_ns - window.timeline()->axis().begin_ns < 2000);
+    QCOMPARE(window.part<QTabWidget>("tabs")->tabText(window.part<QTabWidget>("tabs")->currentIndex()),
+             QString("Timeline"));
+    QVERIFY(window.part<TimelinePage>()->view()->axis().begin_ns <= 29000 &&
+            window.part<TimelinePage>()->view()->axis().end_ns >= 30000);
+    QVERIFY(window.part<TimelinePage>()->view()->axis().end_ns - window.part<TimelinePage>()->view()->axis().begin_ns <
+            2000);
   }
 
   // View and Help menus; Help ▸ Keyboard shortcuts lists the keys the
@@ -408,7 +416,7 @@ class TestMainWindow : public QObject {
     for (QAction* a : window.menuBar()->actions())
       menus << a->text().remove('&');
     QVERIFY2(menus.contains("View") && menus.contains("Help"), qPrintable(menus.join(",")));
-    QVERIFY(window.shortcutsAction());
+    QVERIFY(window.part<QAction>("shortcutsAction"));
     ShortcutsDialog dialog;
     QStringList keys;
     for (int r = 0; r < dialog.table()->rowCount(); ++r)
@@ -453,7 +461,7 @@ class TestMainWindow : public QObject {
     MainWindow window(folder.path());
     QVERIFY(window.openRun(file));
     window.showTab("Buckets");
-    BucketAdviceView* advice = window.bucketAdvice();
+    BucketAdviceView* advice = window.part<BucketsPage>()->advice();
     QVERIFY2(advice->hasAdvice(), qPrintable(advice->title()));
     QCOMPARE(advice->advice().iterations, 7);  // 12 less the 5 of warm-up
     QCOMPARE(advice->advice().recorded_cap_mb, 4.0);
@@ -490,26 +498,26 @@ class TestMainWindow : public QObject {
     testing::write_test_run(folder.filePath("one.ddprun").toStdString(), 2, 3);
     testing::write_test_run(folder.filePath("two.ddprun").toStdString(), 2, 6);
     MainWindow window(folder.path());
-    QCOMPARE(window.runList()->rowCount(), 2);
+    QCOMPARE(window.part<RunListModel>()->rowCount(), 2);
     // The run the user opens (as `ddpscope FILE` does, before the window shows) is the
     // list's second row: the first focus made the first row current.
-    const QString first = window.runList()->index(0, 0).data(RunListModel::PathRole).toString();
-    const QString mine = window.runList()->index(1, 0).data(RunListModel::PathRole).toString();
+    const QString first = window.part<RunListModel>()->index(0, 0).data(RunListModel::PathRole).toString();
+    const QString mine = window.part<RunListModel>()->index(1, 0).data(RunListModel::PathRole).toString();
     QVERIFY(window.openRun(mine));
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     const auto open_path = [&] { return QString::fromStdString(window.currentRun()->path); };
     QCOMPARE(open_path(), mine);
     auto* list = window.findChild<QTableView*>();  // the run list is the first table view
-    QVERIFY(list && static_cast<QSortFilterProxyModel*>(list->model())->sourceModel() == window.runList());
+    QVERIFY(list && static_cast<QSortFilterProxyModel*>(list->model())->sourceModel() == window.part<RunListModel>());
     QApplication::setActiveWindow(&window);
     list->setFocus(Qt::TabFocusReason);
     QFocusEvent focus_in(QEvent::FocusIn, Qt::TabFocusReason);
     QApplication::sendEvent(list, &focus_in);
     QApplication::processEvents();
     QCOMPARE(open_path(), mine);
-    for (int tab = 0; tab < window.tabs()->count(); ++tab) {
-      window.tabs()->setCurrentIndex(tab);
+    for (int tab = 0; tab < window.part<QTabWidget>("tabs")->count(); ++tab) {
+      window.part<QTabWidget>("tabs")->setCurrentIndex(tab);
       QApplication::processEvents();
     }
     window.activateWindow();
@@ -535,7 +543,7 @@ class TestMainWindow : public QObject {
     window.show();
     QSignalSpy shown(&window, &MainWindow::runShown);
     window.openRunInBackground(large);
-    QVERIFY(window.runOpener()->isBusy());
+    QVERIFY(window.part<RunOpenJob>()->isBusy());
     QCOMPARE(shown.count(), 0);  // not read on this thread
     auto* busy = window.findChild<QProgressBar*>("openProgress");
     QVERIFY(busy && busy->isVisible());
@@ -546,7 +554,7 @@ class TestMainWindow : public QObject {
     // Two requests in a row: the later one is what stays on screen.
     window.openRunInBackground(large);
     window.openRunInBackground(small);
-    QTRY_VERIFY(!window.runOpener()->isBusy());
+    QTRY_VERIFY(!window.part<RunOpenJob>()->isBusy());
     QCOMPARE(QString::fromStdString(window.currentRun()->path), small);
     // A damaged file: said in the banner, the open run kept.
     const QString bad = folder.filePath("bad.ddprun");
@@ -600,8 +608,8 @@ class TestMainWindow : public QObject {
     testing::write_test_run(file.toStdString(), 2, 3, "failed");
     MainWindow window(folder.path());
     QVERIFY(window.openRun(file));
-    QVERIFY2(window.hangView()->headline().contains("failed"), qPrintable(window.hangView()->headline()));
-    QCOMPARE(window.hangView()->table()->rowCount(), 2);
+    QVERIFY2(window.part<HangView>()->headline().contains("failed"), qPrintable(window.part<HangView>()->headline()));
+    QCOMPARE(window.part<HangView>()->table()->rowCount(), 2);
   }
 
   // `ddpscope --screenshot --size WxH` renders the window at that size (README's shots at
@@ -633,14 +641,15 @@ class TestMainWindow : public QObject {
     window.show();
     QVERIFY(window.openRun(file));
     const int64_t spans = window.currentRun()->span_count;
-    QCOMPARE(window.runFileWatch()->state(), RunFileWatch::State::Intact);
+    QCOMPARE(window.part<RunFileWatch>()->state(), RunFileWatch::State::Intact);
     QVERIFY(QFile::remove(file));
-    QTRY_COMPARE_WITH_TIMEOUT(window.runFileWatch()->state(), RunFileWatch::State::Deleted, 5000);
-    QVERIFY(window.errorBanner()->isVisible());
-    QVERIFY2(window.errorBanner()->text().contains("was deleted from disk"), qPrintable(window.errorBanner()->text()));
+    QTRY_COMPARE_WITH_TIMEOUT(window.part<RunFileWatch>()->state(), RunFileWatch::State::Deleted, 5000);
+    QVERIFY(window.part<QLabel>("errorBanner")->isVisible());
+    QVERIFY2(window.part<QLabel>("errorBanner")->text().contains("was deleted from disk"),
+             qPrintable(window.part<QLabel>("errorBanner")->text()));
     QVERIFY(window.currentRun());
     QCOMPARE(window.currentRun()->span_count, spans);  // nothing shown is lost
-    QVERIFY(!window.reloadButton()->isVisible());
+    QVERIFY(!window.part<QWidget>("reloadRun")->isVisible());
     // The deleted file's run, saved through the connection the app kept.
     const QString copy = folder.filePath("saved.ddprun");
     QVERIFY(window.saveRunCopy(copy));
@@ -663,19 +672,19 @@ class TestMainWindow : public QObject {
     const QString other = folder.filePath("other.ddprun");
     testing::write_test_run(other.toStdString(), 3, 2);
     QVERIFY(std::rename(other.toLocal8Bit().constData(), file.toLocal8Bit().constData()) == 0);
-    QTRY_COMPARE_WITH_TIMEOUT(window.runFileWatch()->state(), RunFileWatch::State::Replaced, 5000);
-    QVERIFY2(window.errorBanner()->text().contains("was replaced on disk by mlp, 3 ranks"),
-             qPrintable(window.errorBanner()->text()));
+    QTRY_COMPARE_WITH_TIMEOUT(window.part<RunFileWatch>()->state(), RunFileWatch::State::Replaced, 5000);
+    QVERIFY2(window.part<QLabel>("errorBanner")->text().contains("was replaced on disk by mlp, 3 ranks"),
+             qPrintable(window.part<QLabel>("errorBanner")->text()));
     QCOMPARE(window.currentRun()->ranks.size(), size_t{2});  // the earlier run stays on screen
-    QVERIFY(window.reloadButton()->isVisible());
+    QVERIFY(window.part<QWidget>("reloadRun")->isVisible());
     // The earlier run can still be kept: the app reads it through its own connection.
     QVERIFY(window.saveRunCopy(folder.filePath("earlier.ddprun")));
     QCOMPARE(ddpscope::probes::RunStoreReader(folder.filePath("earlier.ddprun").toStdString()).run().world_size, 2);
     // Reload shows the new file and the watch starts again.
-    QVERIFY(QMetaObject::invokeMethod(window.reloadButton(), "click"));
+    QVERIFY(QMetaObject::invokeMethod(window.part<QWidget>("reloadRun"), "click"));
     QCOMPARE(window.currentRun()->ranks.size(), size_t{3});
-    QCOMPARE(window.runFileWatch()->state(), RunFileWatch::State::Intact);
-    QVERIFY(!window.errorBanner()->isVisible());
+    QCOMPARE(window.part<RunFileWatch>()->state(), RunFileWatch::State::Intact);
+    QVERIFY(!window.part<QLabel>("errorBanner")->isVisible());
     // The same run's config growing in place (a PyTorch job's ranks merge their DDP
     // settings into it while it runs): still the run shown, not "replaced".
     {
@@ -687,7 +696,7 @@ class TestMainWindow : public QObject {
       sqlite3_close(db);
     }
     QTest::qWait(1500);  // the watch re-checks after its delay
-    QCOMPARE(window.runFileWatch()->state(), RunFileWatch::State::Intact);
+    QCOMPARE(window.part<RunFileWatch>()->state(), RunFileWatch::State::Intact);
     // Rewritten in place (as --force does): the earlier run is gone, and saving says so.
     {
       QFile f(file);
@@ -697,7 +706,7 @@ class TestMainWindow : public QObject {
     QFile::remove(file + "-wal");
     QFile::remove(file + "-shm");
     testing::write_test_run(file.toStdString(), 1, 3);
-    QTRY_COMPARE_WITH_TIMEOUT(window.runFileWatch()->state(), RunFileWatch::State::Replaced, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.part<RunFileWatch>()->state(), RunFileWatch::State::Replaced, 5000);
     QSignalSpy failed(&window, &MainWindow::loadFailed);
     QVERIFY(!window.saveRunCopy(folder.filePath("gone.ddprun")));
     QVERIFY2(failed.at(0).at(0).toString().contains("rewritten in place"), qPrintable(failed.at(0).at(0).toString()));
@@ -716,17 +725,18 @@ class TestMainWindow : public QObject {
     MainWindow window(folder.path());
     window.show();
     QVERIFY(window.openRun(good));
-    QVERIFY(!window.errorBanner()->isVisible());
+    QVERIFY(!window.part<QLabel>("errorBanner")->isVisible());
     QSignalSpy failed(&window, &MainWindow::loadFailed);
     QVERIFY(!window.openRun(bad));
     QCOMPARE(failed.count(), 1);
     QVERIFY(failed.at(0).at(0).toString().contains("not a ddpscope run file"));
     QVERIFY(window.currentRun());  // the good run stays open
     // The error is shown whole, in words for users: no source location.
-    QVERIFY(window.errorBanner()->isVisible());
-    QCOMPARE(window.errorBanner()->text(), failed.at(0).at(0).toString());
-    QVERIFY2(!window.errorBanner()->text().contains(".cpp:"), qPrintable(window.errorBanner()->text()));
-    QVERIFY(window.errorBanner()->wordWrap());
+    QVERIFY(window.part<QLabel>("errorBanner")->isVisible());
+    QCOMPARE(window.part<QLabel>("errorBanner")->text(), failed.at(0).at(0).toString());
+    QVERIFY2(!window.part<QLabel>("errorBanner")->text().contains(".cpp:"),
+             qPrintable(window.part<QLabel>("errorBanner")->text()));
+    QVERIFY(window.part<QLabel>("errorBanner")->wordWrap());
     QVERIFY(!window.openRun(folder.filePath("missing.ddprun")));
     // Every kind of damaged file: a clear error each, the good run kept, no crash.
     QFile goodFile(good);
@@ -759,10 +769,10 @@ class TestMainWindow : public QObject {
     QVERIFY2(failed.last().size() && failed.at(failed.count() - 5).at(0).toString().contains("newer ddpscope"),
              qPrintable(failed.at(failed.count() - 5).at(0).toString()));
     QVERIFY(window.openRun(good));  // a run that opens clears it
-    QVERIFY(!window.errorBanner()->isVisible());
+    QVERIFY(!window.part<QLabel>("errorBanner")->isVisible());
     // Without a job, the job's actions are off (they did nothing, silently).
-    QVERIFY(!window.stopAction()->isEnabled());
-    QVERIFY(!window.followAction()->isEnabled());
+    QVERIFY(!window.part<QAction>("stopAction")->isEnabled());
+    QVERIFY(!window.part<QAction>("followAction")->isEnabled());
   }
 };
 

@@ -51,6 +51,10 @@
 #include "live_monitor.h"
 #include "bucket_advice_view.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "ranks_page.h"
 #include "summary_page.h"
 #include "time_breakdown_page.h"
@@ -111,7 +115,7 @@ class TestMessagesPage : public QObject {
     window.showTab("Messages");
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QCoreApplication::processEvents();
-    MessagesPage* page = window.messagesPage();
+    MessagesPage* page = window.part<MessagesPage>();
     SequenceView* view = page->view();
     QCOMPARE(view->data().arrows.size(), size_t{5});
     view->fitAll();
@@ -142,7 +146,7 @@ class TestMessagesPage : public QObject {
     QCOMPARE(selected.at(0).at(4).toLongLong(), qint64{1100});
     QCOMPARE(view->selected(), 0);
     // ... and in the timeline, where the message is a flow between the two ranks' lanes.
-    TimelineView* timeline = window.timeline();
+    TimelineView* timeline = window.part<TimelinePage>()->view();
     QVERIFY(timeline->selectedFlow() >= 0);
     const TimelineFlow& flow = timeline->data().flows[static_cast<size_t>(timeline->selectedFlow())];
     QCOMPARE(flow.from_ns, int64_t{1000});
@@ -157,7 +161,7 @@ class TestMessagesPage : public QObject {
     const QString sentAt = QString::fromStdString(formatDuration(1000 - timeline->data().begin_ns));
     QVERIFY2(selected.at(0).at(0).toString().contains("sent at " + sentAt),
              qPrintable(selected.at(0).at(0).toString()));
-    QTreeWidget* details = window.timelinePage()->details();
+    QTreeWidget* details = window.part<TimelinePage>()->details();
     QStringList shown;
     for (int i = 0; i < details->topLevelItemCount(); ++i)
       shown << details->topLevelItem(i)->text(0) + ": " + details->topLevelItem(i)->text(1);

@@ -11,6 +11,11 @@
 
 #include "known_iterations_run.h"
 #include "main_window.h"
+#include "timeline_page.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "rank_overview.h"
 #include "rank_overview_view.h"
 #include "ranks_page.h"
@@ -70,7 +75,7 @@ class TestRanksPage : public ScratchTest {
     QVERIFY(window.openRun(QString::fromStdString(file)));
     window.showTab(QStringLiteral("ranks"));
     QApplication::processEvents();
-    RanksPage* page = window.ranksPage();
+    RanksPage* page = window.part<RanksPage>();
     QVERIFY2(page->headline().contains("1024 ranks × 12 iterations"), qPrintable(page->headline()));
     QVERIFY2(
         page->headline().contains("Slowest: rank 517 on node-64, mean 14.00 ms against the median rank's 10.00 ms"),
@@ -88,17 +93,17 @@ class TestRanksPage : public ScratchTest {
     QCOMPARE(shot.pixelColor(view->pointOf(600, 5)), RankOverviewView::colorOf(o.low_ms, o.low_ms, o.high_ms));
     // A click opens the timeline at rank 517's iteration 6 (20 ms apart, 14 ms long).
     QTest::mouseClick(view, Qt::LeftButton, {}, cell);
-    QCOMPARE(window.tabs()->currentIndex(), window.tabIndex(QStringLiteral("timeline")));
+    QCOMPARE(window.part<QTabWidget>("tabs")->currentIndex(), window.tabIndex(QStringLiteral("timeline")));
     const int64_t begin = 6 * 20'000'000;
-    QVERIFY(window.timeline()->axis().begin_ns <= begin);
-    QVERIFY(window.timeline()->axis().end_ns >= begin + 14'000'000);
-    QVERIFY(!window.timeline()->rankCollapsed(517));
+    QVERIFY(window.part<TimelinePage>()->view()->axis().begin_ns <= begin);
+    QVERIFY(window.part<TimelinePage>()->view()->axis().end_ns >= begin + 14'000'000);
+    QVERIFY(!window.part<TimelinePage>()->view()->rankCollapsed(517));
     // 1,024 ranks on 128 hosts: the timeline groups them by host, folded, but for the
     // host of the rank asked for.
-    QVERIFY(window.timeline()->hostCollapsed("node-0"));
-    QVERIFY(!window.timeline()->hostCollapsed("node-64"));
-    QVERIFY(window.timeline()->rankCollapsed(3));
-    QVERIFY(window.timeline()->height() < 128 * 20 + 2000);
+    QVERIFY(window.part<TimelinePage>()->view()->hostCollapsed("node-0"));
+    QVERIFY(!window.part<TimelinePage>()->view()->hostCollapsed("node-64"));
+    QVERIFY(window.part<TimelinePage>()->view()->rankCollapsed(3));
+    QVERIFY(window.part<TimelinePage>()->view()->height() < 128 * 20 + 2000);
     // By rank, by host.
     page->orderBox()->setCurrentIndex(page->orderBox()->findData(static_cast<int>(OverviewOrder::ByRank)));
     QCOMPARE(view->overview().rows[0].rank, 0);
@@ -122,7 +127,7 @@ class TestRanksPage : public ScratchTest {
     window.show();
     QVERIFY(window.openRun(QString::fromStdString(file)));
     window.showTab(QStringLiteral("ranks"));
-    RanksPage* page = window.ranksPage();
+    RanksPage* page = window.part<RanksPage>();
     page->metricBox()->setCurrentIndex(page->metricBox()->findData(static_cast<int>(OverviewMetric::Idle)));
     const RankOverview& o = page->view()->overview();
     QCOMPARE(o.rows.size(), size_t{8});

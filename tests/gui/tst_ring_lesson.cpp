@@ -20,6 +20,10 @@
 #include "ring_lesson_view.h"
 #include "lesson_catalog.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "ring_lesson.h"
 #include "ring_view.h"
 #include "run_store_reader.h"
@@ -144,7 +148,7 @@ class TestRingLesson : public QObject {
     const auto ring = std::find_if(lessons().begin(), lessons().end(), [](const LessonInfo& i) { return i.ring; });
     QVERIFY(ring != lessons().end());
     QVERIFY(window.openLesson(int(ring - lessons().begin())));
-    LearnPage* page = window.learnPage();
+    LearnPage* page = window.part<LearnPage>();
     QVERIFY(page->lesson().ring);
     QVERIFY(page->ringLessonView()->ringView()->isVisible());
     QVERIFY(!page->graph()->isVisible());

@@ -52,6 +52,10 @@
 #include "live_monitor.h"
 #include "bucket_advice_view.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "ranks_page.h"
 #include "summary_page.h"
 #include "time_breakdown_page.h"
@@ -106,7 +110,7 @@ class TestTimelinePage : public QObject {
   void testGpuGapsAreAClickFromTheTimeline() {
     QTemporaryDir folder;
     MainWindow window(folder.path());
-    QSignalSpy finished(window.traceImport(), &TraceImportJob::finished);
+    QSignalSpy finished(window.part<TraceImportJob>(), &TraceImportJob::finished);
     QVERIFY(window.openPath(QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/hta_nccl_of_128"));
     QVERIFY(finished.wait(60000));
     QVERIFY(window.currentRun());
@@ -121,19 +125,20 @@ class TestTimelinePage : public QObject {
     const QString link = QString("gap:%1:%2:%3").arg(g.rank).arg(g.begin_ns).arg(g.end_ns);
     QVERIFY2(summary->text().contains(link), qPrintable(link));
     emit summary->linkActivated(link);
-    QCOMPARE(window.tabs()->currentIndex(), window.tabIndex("timeline"));
-    QCOMPARE(window.timeline()->rangeBegin(), g.begin_ns);
-    QCOMPARE(window.timeline()->rangeEnd(), g.end_ns);
-    QVERIFY(window.timeline()->axis().begin_ns <= g.begin_ns && window.timeline()->axis().end_ns >= g.end_ns);
+    QCOMPARE(window.part<QTabWidget>("tabs")->currentIndex(), window.tabIndex("timeline"));
+    QCOMPARE(window.part<TimelinePage>()->view()->rangeBegin(), g.begin_ns);
+    QCOMPARE(window.part<TimelinePage>()->view()->rangeEnd(), g.end_ns);
+    QVERIFY(window.part<TimelinePage>()->view()->axis().begin_ns <= g.begin_ns &&
+            window.part<TimelinePage>()->view()->axis().end_ns >= g.end_ns);
     // The Breakdown and the Ranks tab split the GPU's time, and name the one straggler.
     window.showTab("Breakdown");
     bool gpuHeadline = false;
-    for (QLabel* label : window.breakdown()->findChildren<QLabel*>())
+    for (QLabel* label : window.part<TimeBreakdownPage>()->findChildren<QLabel*>())
       gpuHeadline = gpuHeadline ||
                     (label->text().contains("From the GPU's kernels") && label->text().contains("Straggler: rank 1"));
     QVERIFY(gpuHeadline);
     window.showTab("Ranks");
-    auto* metric = window.ranksPage()->findChild<QComboBox*>();
+    auto* metric = window.part<RanksPage>()->findChild<QComboBox*>();
     QVERIFY(metric && metric->findText("GPU computation") >= 0 && metric->findText("forward") < 0);
   }
 
@@ -157,7 +162,7 @@ class TestTimelinePage : public QObject {
     }
     MainWindow window(folder.path());
     QVERIFY(showOnTimeline(window, file));
-    TimelineView* timeline = window.timeline();
+    TimelineView* timeline = window.part<TimelinePage>()->view();
     timeline->fitAll();
     const QImage image = timeline->grab().toImage();
     const int x = TimelineView::kLabelWidth + static_cast<int>(timeline->axis().toPx(1250));
@@ -193,8 +198,8 @@ class TestTimelinePage : public QObject {
     testing::write_test_run(file.toStdString(), 2, 6);
     MainWindow window(folder.path());
     QVERIFY(showOnTimeline(window, file));
-    TimelinePage* page = window.timelinePage();
-    TimelineView* view = window.timeline();
+    TimelinePage* page = window.part<TimelinePage>();
+    TimelineView* view = window.part<TimelinePage>()->view();
     QVERIFY(page->legend()->text().contains("bucket allreduce"));
     QVERIFY(page->legend()->text().contains("forward"));
     view->showIteration(2);  // [2000, 3000]

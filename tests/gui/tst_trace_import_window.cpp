@@ -52,6 +52,10 @@
 #include "live_monitor.h"
 #include "bucket_advice_view.h"
 #include "main_window.h"
+#include "classroom_controller.h"
+#include "overlap_page.h"
+#include "graph_page.h"
+#include "buckets_page.h"
 #include "ranks_page.h"
 #include "summary_page.h"
 #include "time_breakdown_page.h"
@@ -93,10 +97,10 @@ class TestTraceImportWindow : public QObject {
   void testOpensAFolderOfPyTorchTraces() {
     QTemporaryDir folder;
     MainWindow window(folder.path());
-    QSignalSpy finished(window.traceImport(), &TraceImportJob::finished);
-    QSignalSpy progress(window.traceImport(), &TraceImportJob::progress);
+    QSignalSpy finished(window.part<TraceImportJob>(), &TraceImportJob::finished);
+    QSignalSpy progress(window.part<TraceImportJob>(), &TraceImportJob::progress);
     QVERIFY(window.openPath(QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/kineto_cuda_gloo_2"));
-    QVERIFY(window.traceImport()->isRunning());
+    QVERIFY(window.part<TraceImportJob>()->isRunning());
     QVERIFY(finished.wait(30000));
     QVERIFY(!progress.isEmpty());
     const QString runFile = folder.filePath("kineto_cuda_gloo_2.ddprun");
@@ -105,9 +109,9 @@ class TestTraceImportWindow : public QObject {
     QCOMPARE(QString::fromStdString(window.currentRun()->path), runFile);
     QCOMPARE(window.currentRun()->ranks.size(), size_t{2});
     QCOMPARE(window.currentRun()->run.backend, std::string("gloo"));
-    QCOMPARE(window.runList()->rowCount(), 1);  // in the workspace's list
+    QCOMPARE(window.part<RunListModel>()->rowCount(), 1);  // in the workspace's list
     // GPU streams are timeline tracks with their kernels; the summary has GPU time.
-    const TimelineData& t = window.timeline()->data();
+    const TimelineData& t = window.part<TimelinePage>()->view()->data();
     QVERIFY(t.kinds_present & (1u << static_cast<int>(ddpscope::probes::Kind::GpuKernel)));
     int gpuLanes = 0;
     for (const auto& lane : t.lanes)
@@ -150,7 +154,7 @@ class TestTraceImportWindow : public QObject {
     QSignalSpy reused(&window, &MainWindow::importReused);
     QVERIFY(window.openPath(QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/kineto_cuda_gloo_2"));
     QCOMPARE(reused.size(), 1);
-    QVERIFY(!window.traceImport()->isRunning());
+    QVERIFY(!window.part<TraceImportJob>()->isRunning());
     QCOMPARE(QDir(folder.path()).entryList({"*.ddprun"}), QStringList{"kineto_cuda_gloo_2.ddprun"});
   }
 
@@ -159,7 +163,7 @@ class TestTraceImportWindow : public QObject {
     QTemporaryDir folder;
     MainWindow window(folder.path());
     window.show();
-    QSignalSpy finished(window.traceImport(), &TraceImportJob::finished);
+    QSignalSpy finished(window.part<TraceImportJob>(), &TraceImportJob::finished);
     QMimeData mime;
     const QString dir = QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/kineto_cpu_gloo_2";
     mime.setUrls({QUrl::fromLocalFile(dir + "/rank0.json.gz"), QUrl::fromLocalFile(dir + "/rank1.json.gz")});
@@ -186,12 +190,12 @@ class TestTraceImportWindow : public QObject {
     QCOMPARE(make.exitCode(), 0);
     MainWindow window(folder.path());
     window.show();
-    QSignalSpy failed(window.traceImport(), &TraceImportJob::failed);
-    QSignalSpy progress(window.traceImport(), &TraceImportJob::progress);
+    QSignalSpy failed(window.part<TraceImportJob>(), &TraceImportJob::failed);
+    QSignalSpy progress(window.part<TraceImportJob>(), &TraceImportJob::progress);
     QVERIFY(window.openPath(traces.path()));
     QVERIFY(progress.wait(30000));
-    QVERIFY(window.importProgress());
-    QPushButton* cancel = window.importProgress()->findChild<QPushButton*>();
+    QVERIFY(window.part<QProgressDialog>());
+    QPushButton* cancel = window.part<QProgressDialog>()->findChild<QPushButton*>();
     QVERIFY(cancel);
     cancel->click();  // the dialog's Cancel button
     QVERIFY(failed.wait(30000));
@@ -199,7 +203,7 @@ class TestTraceImportWindow : public QObject {
     QVERIFY(window.statusBar()->currentMessage().contains("cancelled"));
     QVERIFY(!window.currentRun());
     QCOMPARE(QDir(folder.path()).entryList(QDir::Files), QStringList{});
-    QVERIFY(window.errorBanner()->isHidden());
+    QVERIFY(window.part<QLabel>("errorBanner")->isHidden());
     // A damaged trace: the banner names the file and the damage.
     QFile bad(traces.filePath("rank1.pt.trace.json"));
     QVERIFY(bad.open(QIODevice::ReadWrite));
@@ -209,8 +213,8 @@ class TestTraceImportWindow : public QObject {
     QVERIFY(window.openPath(traces.path()));
     QVERIFY(failed.wait(30000));
     QCOMPARE(failed.first().at(1).toBool(), false);
-    QVERIFY2(window.errorBanner()->text().contains("rank1.pt.trace.json' is truncated"),
-             qPrintable(window.errorBanner()->text()));
+    QVERIFY2(window.part<QLabel>("errorBanner")->text().contains("rank1.pt.trace.json' is truncated"),
+             qPrintable(window.part<QLabel>("errorBanner")->text()));
     QCOMPARE(QDir(folder.path()).entryList(QDir::Files), QStringList{});
   }
 };

@@ -1,0 +1,69 @@
+// ClassroomController: the Learn page's class over the network (classroom.h), owned by
+// the page. Teaching makes this app the teacher's: the lesson and step shown go to every
+// student, students may step freely and be called back, and in predict mode the class's
+// answers are counted as a bar chart before the step is revealed. Joining makes it a
+// student's: it follows the teacher's step unless the teacher lets it step freely.
+// The class bar (class_bar.h) sits on the page; a one-line status is the window's to place.
+#pragma once
+
+#include <QHostAddress>
+#include <QObject>
+
+class QAction;
+class QChartView;
+class QDialog;
+class QLabel;
+class QMenu;
+
+namespace ddpscope::gui {
+
+class ClassBar;
+class ClassroomClient;
+class ClassroomServer;
+class LearnPage;
+
+class ClassroomController : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit ClassroomController(LearnPage* page);
+  ~ClassroomController() override;
+
+  // Learn > Teach a class..., Let students step freely, Call the class back, Ask, End, Join.
+  void addActions(QMenu* learn);
+  // Teach on `port` (0: any free port) at `address` (the teacher's choice of interface;
+  // Any: every one), or join the class at "HOST:PORT" with the teacher's code; false with
+  // *error. end() leaves either.
+  bool teach(quint16 port, QString* error, const QHostAddress& address = QHostAddress::Any);
+  bool join(const QString& where, const QString& code, const QString& name, QString* error);
+  void end();
+  int ask();  // the teacher: a question about the next step; -1 without a class
+
+  ClassroomServer* server() const { return m_server; }
+  ClassroomClient* client() const { return m_client; }
+  ClassBar* bar() const { return m_bar; }
+  QLabel* statusLabel() const { return m_status; }  // for the window's status bar
+
+ signals:
+  void statusMessage(const QString& text);
+  void failed(const QString& message);  // a class could not begin, or refused this app
+  void showPage();                      // a class began: the Learn tab should be in front
+
+ private:
+  QString address() const;
+  void showStatus();
+  void showAnswers();
+  void followTeacher(const QString& link, bool free);
+
+  LearnPage* m_page;
+  ClassroomServer* m_server = nullptr;
+  ClassroomClient* m_client = nullptr;
+  QAction* m_free = nullptr;
+  QLabel* m_status = nullptr;
+  ClassBar* m_bar = nullptr;
+  QDialog* m_answers = nullptr;
+  QChartView* m_answersView = nullptr;
+  QString m_following;  // the teacher's link the page is loading
+};
+
+}  // namespace ddpscope::gui

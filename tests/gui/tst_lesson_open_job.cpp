@@ -1,0 +1,133 @@
+// Lessons read off the UI thread (lesson_request.h, lesson_open_job.h): what the user
+// picks in the app (the lesson box, the Learn menu, a class's step, Run live's end) is
+// read on a pool thread and shown when the read ends; the lesson asked for last is the
+// one shown; a class's step inside the lesson shown needs no read at all.
+#include <QtTest/QtTest>
+
+#include <QComboBox>
+#include <QThread>
+
+#include "learn_page.h"
+#include "lesson_catalog.h"
+#include "lesson_open_job.h"
+#include "lesson_request.h"
+
+using namespace ddpscope::gui;
+
+class TestLessonOpenJob : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void testRequestsNameWhatTheyReplay() {
+    QString error;
+    const auto ring = requestMenuLesson(6, &error);
+    QVERIFY2(ring, qPrintable(error));
+    QCOMPARE(ring->source.source, LessonLink::Source::Builtin);
+    QCOMPARE(ring->source.lesson, 6);
+    QCOMPARE(ring->kind, lessonKindName(lessons()[6]));
+    QVERIFY(QFileInfo::exists(ring->run));
+    QVERIFY(!requestMenuLesson(99, &error));
+    QVERIFY2(error.contains("no lesson 100"), qPrintable(error));
+    // Lesson 2 carries its twin; a live re-recording of it keeps the twin beside it.
+    const auto fast = requestMenuLesson(1, &error);
+    QVERIFY(fast && !fast->compareRun.isEmpty());
+    const LessonRequest live = requestLiveRecording(1, "/tmp/x.ddprun");
+    QCOMPARE(live.compareRun, fast->compareRun);
+    QCOMPARE(live.catalogIndex, 1);
+    QCOMPARE(live.source.source, LessonLink::Source::Run);
+    // A link to a file that is not here is refused before anything is read.
+    LessonLink link;
+    link.source = LessonLink::Source::File;
+    link.path = "/nonexistent/lesson.ddplesson";
+    QVERIFY(!requestLink(link, &error));
+    QVERIFY2(error.contains("not on this machine"), qPrintable(error));
+  }
+
+  void testReadLessonReadsTheRunTheTwinAndSaysWhy() {
+    QString error;
+    const auto loaded = readLesson(*requestMenuLesson(1, &error), &error);
+    QVERIFY2(loaded, qPrintable(error));
+    QVERIFY(!loaded->lesson.steps.empty());
+    QVERIFY(!loaded->compared.steps.empty());  // SMART beside FAST
+    QVERIFY(loaded->compareError.isEmpty());
+    const auto none = readLesson(requestRun("/nonexistent/run.ddprun"), &error);
+    QVERIFY(!none);
+    QVERIFY2(error.startsWith("Cannot open /nonexistent/run.ddprun"), qPrintable(error));
+  }
+
+  // The read runs on a pool thread; the result comes back through the event loop.
+  void testTheJobReadsOnAnotherThread() {
+    LessonOpenJob job;
+    QSignalSpy opened(&job, &LessonOpenJob::opened);
+    QString error;
+    job.open(*requestMenuLesson(0, &error));
+    QVERIFY(job.isBusy());
+    QCOMPARE(opened.count(), 0);  // nothing read on the caller's thread
+    QVERIFY(opened.wait(20000));
+    QVERIFY(!job.isBusy());
+    const auto lesson = opened.front().front().value<std::shared_ptr<const LoadedLesson>>();
+    QVERIFY(lesson && !lesson->lesson.steps.empty());
+  }
+
+  // The lesson box and the menu: the page keeps the lesson shown until the new one is
+  // read, and the newest pick wins (one lesson shown, not two).
+  void testThePageShowsTheNewestPickWhenItIsRead() {
+    LearnPage page(QDir::tempPath(), QString());
+    QString error;
+    QVERIFY2(page.openLesson(0, &error), qPrintable(error));
+    const size_t before = page.lesson().steps.size();
+    QSignalSpy loaded(&page, &LearnPage::lessonLoaded);
+    page.openLessonInBackground(3);                // DDP's buckets
+    page.openLessonInBackground(6);                // then the ring, before the first read ends
+    QCOMPARE(page.lesson().steps.size(), before);  // still lesson 1 on screen
+    QCOMPARE(loaded.count(), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 20000);
+    QCOMPARE(page.lessonBox()->currentIndex(), 6);
+    QCOMPARE(page.lesson().ring_ranks > 0, true);
+    QTest::qWait(300);
+    QCOMPARE(loaded.count(), 1);  // lesson 4's read ended unseen
+    // A pick that cannot be read is said, and the lesson shown stays.
+    QSignalSpy said(&page, &LearnPage::statusMessage);
+    page.openLessonInBackground(42);
+    QVERIFY(page.lesson().ring_ranks > 0);
+    bool told = false;
+    for (const auto& args : said)
+      told |= args.front().toString().contains("no lesson 43");
+    QVERIFY(told);
+  }
+
+  // A class's step in the lesson shown is shown at once; another lesson's is shown when
+  // its read ends (linkShown), and a link to a missing file is refused (linkFailed).
+  void testFollowingAClassReadsOnlyANewLesson() {
+    LearnPage page(QDir::tempPath(), QString());
+    QString error;
+    QVERIFY2(page.openLesson(0, &error), qPrintable(error));
+    QSignalSpy loaded(&page, &LearnPage::lessonLoaded);
+    QSignalSpy shown(&page, &LearnPage::linkShown);
+    QSignalSpy failed(&page, &LearnPage::linkFailed);
+    LessonLink link;
+    link.lesson = 0;
+    link.step = 5;
+    page.followLink(link);
+    QCOMPARE(shown.count(), 1);
+    QCOMPARE(page.applied(), size_t{5});
+    QCOMPARE(loaded.count(), 0);  // no read for a step of the lesson shown
+    link.lesson = 6;
+    link.step = 3;
+    page.followLink(link);
+    QCOMPARE(shown.count(), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 2, 20000);
+    QCOMPARE(loaded.count(), 1);
+    QVERIFY(page.lesson().ring_ranks > 0);
+    QCOMPARE(page.applied(), size_t{3});
+    link.source = LessonLink::Source::Run;
+    link.path = "/nonexistent/run.ddprun";
+    page.followLink(link);
+    QCOMPARE(failed.count(), 1);
+    QVERIFY2(failed.front().front().toString().contains("not on this machine"),
+             qPrintable(failed.front().front().toString()));
+  }
+};
+
+QTEST_MAIN(TestLessonOpenJob)
+#include "tst_lesson_open_job.moc"
