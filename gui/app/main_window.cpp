@@ -217,10 +217,8 @@ void MainWindow::buildPages() {
   m_summary = new SummaryPage;
   // A GPU gap clicked in the Summary: the timeline there.
   connect(m_summary, &SummaryPage::gapClicked, this, [this](int rank, qint64 begin, qint64 end) {
-    refreshTab(Tab::Timeline);
-    showTab(QStringLiteral("timeline"));
-    m_timeline->showTimeRange(rank, begin, end);
-    statusBar()->showMessage(
+    showRangeInTimeline(
+        rank, begin, end,
         tr("rank %1's GPU idle for %2 ms · in the timeline").arg(rank).arg((end - begin) / 1e6, 0, 'f', 3));
   });
   // Scrolled: a long summary (a wide job's ranks, GPU tables) must not set the window's
@@ -247,7 +245,13 @@ void MainWindow::buildPages() {
   connect(m_ranks, &RanksPage::iterationClicked, this, &MainWindow::showRankIterationInTimeline);
   connect(m_timeline, &TimelineView::spanClicked, this,
           [this](const QString& text) { statusBar()->showMessage(text); });
+  buildDetailPages();
+  showEmptyStates();
+  connect(m_tabs, &QTabWidget::currentChanged, this, [this] { refreshCurrentTab(); });
+}
 
+// Overlap, Buckets, Graph, Messages, Hang and Compare.
+void MainWindow::buildDetailPages() {
   m_overlapPage = new OverlapPage;
   addPage(m_overlapPage, "overlap", tr("Overlap"));
   connect(m_overlapPage, &OverlapPage::iterationClicked, this, &MainWindow::showIterationInTimeline);
@@ -279,10 +283,7 @@ void MainWindow::buildPages() {
   m_hang = new HangView;
   // A collective clicked in the flight recorder's grid: the timeline there.
   connect(m_hang, &HangView::collectiveClicked, this, [this](int rank, qint64 begin, qint64 end, const QString& what) {
-    refreshTab(Tab::Timeline);
-    showTab(QStringLiteral("timeline"));
-    m_timeline->showTimeRange(rank, begin, end);
-    statusBar()->showMessage(what + tr(" · in the timeline"));
+    showRangeInTimeline(rank, begin, end, what + tr(" · in the timeline"));
   });
   m_hangEmpty = new EmptyState(m_hang);
   addPage(m_hangEmpty, "hang", tr("Hang"));
@@ -293,9 +294,6 @@ void MainWindow::buildPages() {
          "it (A) beside another (B): where their iteration time went, the ops that changed, "
          "and their timelines on one scale."));
   addPage(m_compareEmpty, "compare", tr("Compare"));
-  showEmptyStates();
-
-  connect(m_tabs, &QTabWidget::currentChanged, this, [this] { refreshCurrentTab(); });
 }
 
 // Errors (a damaged file, a refused launch) in a banner above the views, whole and
@@ -746,12 +744,18 @@ void MainWindow::showRankIterationInTimeline(int rank, int64_t iteration) {
   if (!m_run) return;
   for (const auto& it : m_run->analysis.iterations) {
     if (it.rank != rank || it.iteration != iteration) continue;
-    refreshTab(Tab::Timeline);
-    showTab(QStringLiteral("timeline"));
-    m_timeline->showTimeRange(rank, it.t_begin_ns, it.t_end_ns);
-    statusBar()->showMessage(tr("Rank %1, iteration %2 in the timeline").arg(rank).arg(iteration));
+    showRangeInTimeline(rank, it.t_begin_ns, it.t_end_ns,
+                        tr("Rank %1, iteration %2 in the timeline").arg(rank).arg(iteration));
     return;
   }
+}
+
+// The Timeline tab at `rank`'s [begin, end), that rank expanded, `said` in the status bar.
+void MainWindow::showRangeInTimeline(int rank, int64_t begin, int64_t end, const QString& said) {
+  refreshTab(Tab::Timeline);
+  showTab(QStringLiteral("timeline"));
+  m_timeline->showTimeRange(rank, begin, end);
+  statusBar()->showMessage(said);
 }
 
 void MainWindow::showBanner(const QString& message, bool reload, bool saveCopy) {

@@ -148,6 +148,7 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   QTableView* buildRunList(QWidget* parent);
   void buildPages();
+  void buildDetailPages();
   QHBoxLayout* buildErrorBanner(QWidget* right);
   void buildFileMenu();
   void buildRunMenu();
@@ -158,6 +159,7 @@ class MainWindow : public QMainWindow {
   // `rank`'s, that rank expanded (a click on the Ranks heat map).
   void showIterationInTimeline(int64_t iteration);
   void showRankIterationInTimeline(int rank, int64_t iteration);
+  void showRangeInTimeline(int rank, int64_t begin, int64_t end, const QString& said);
   void showEmptyStates();  // why each tab has nothing to show (no run, no DDP iterations, ...)
   void showRun(std::shared_ptr<const RunData> run, bool live);
   void selectInRunList(const QString& path);

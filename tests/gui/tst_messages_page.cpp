@@ -83,6 +83,21 @@
 
 using namespace ddpscope::gui;
 
+// Two workers: an add call each way, a distributed backward's two messages in context
+// 0:7, and a sleep_ms call still in flight.
+void writeFiveMessages(const QString& file) {
+  ddpscope::probes::RunStoreWriter w(file.toStdString());
+  w.begin_run({R"({"job":"example"})", 2, "mpi", "example"});
+  testing::write_messages(w,
+                          {{0, 1, 1000, 1100, 1, -1, 1, "add", 210},
+                           {1, 0, 1200, 1300, 1, -1, 2, "add", 132},
+                           {0, 1, 2000, 2100, 2, 7, 1, "_ddpscope.dist_backward", 204},
+                           {1, 0, 2200, 2300, 2, 7, 2, "_ddpscope.dist_backward", 96},
+                           {0, 1, 3000, -1, 5, -1, 1, "sleep_ms", 120}},
+                          2);
+  w.end_run("finished");
+}
+
 class TestMessagesPage : public QObject {
   Q_OBJECT
 
@@ -96,18 +111,7 @@ class TestMessagesPage : public QObject {
   void testMessagesTabDrawsTheSendRecvPairs() {
     QTemporaryDir folder;
     const QString file = folder.filePath("rpc.ddprun");
-    {
-      ddpscope::probes::RunStoreWriter w(file.toStdString());
-      w.begin_run({R"({"job":"example"})", 2, "mpi", "example"});
-      testing::write_messages(w,
-                              {{0, 1, 1000, 1100, 1, -1, 1, "add", 210},
-                               {1, 0, 1200, 1300, 1, -1, 2, "add", 132},
-                               {0, 1, 2000, 2100, 2, 7, 1, "_ddpscope.dist_backward", 204},
-                               {1, 0, 2200, 2300, 2, 7, 2, "_ddpscope.dist_backward", 96},
-                               {0, 1, 3000, -1, 5, -1, 1, "sleep_ms", 120}},
-                              2);
-      w.end_run("finished");
-    }
+    writeFiveMessages(file);
     MainWindow window(folder.path());
     window.resize(1200, 700);
     window.show();

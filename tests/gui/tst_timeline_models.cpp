@@ -22,6 +22,37 @@
 
 using namespace ddpscope::gui;
 
+// No two spans of a row of a lane overlap, and every row lies inside its lane's track,
+// rows disjoint.
+void checkRowsDisjoint(const TimelineData* data) {
+  const TrackLayout layout = layoutTracks(*data, {}, 40);
+  for (size_t l = 0; l < data->lanes.size(); ++l) {
+    const TimelineLane& lane = data->lanes[l];
+    std::map<int, int64_t> rowEnd;
+    std::vector<TimelineSpan> all = lane.spans;
+    all.insert(all.end(), lane.open.begin(), lane.open.end());
+    std::stable_sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.begin_ns < b.begin_ns; });
+    for (const auto& s : all) {
+      QVERIFY(s.row < lane.rows);
+      auto [it, fresh] = rowEnd.try_emplace(s.row, s.end_ns);
+      if (!fresh) {
+        QVERIFY2(it->second <= s.begin_ns,
+                 qPrintable(QString("lane %1 row %2: overlap at %3").arg(l).arg(s.row).arg(s.begin_ns)));
+        it->second = s.end_ns;
+      }
+    }
+    const TrackRow& track = layout.rows[static_cast<size_t>(layout.lane_row[l])];
+    for (int r = 0; r < lane.rows; ++r) {
+      const int top = layout.rowTop(static_cast<int>(l), r);
+      QVERIFY(top >= track.y && top + TrackLayout::kRowHeight <= layout.stripTop(static_cast<int>(l)));
+      if (r > 0) QVERIFY(layout.rowTop(static_cast<int>(l), r - 1) + TrackLayout::kRowHeight <= top);
+      QCOMPARE(layout.depthAt(layout.lane_row[l], top + 1), r);
+    }
+  }
+  for (size_t i = 1; i < layout.rows.size(); ++i)
+    QCOMPARE(layout.rows[i].y, layout.rows[i - 1].y + layout.rows[i - 1].height);
+}
+
 class TestTimelineModels : public ScratchTest {
   Q_OBJECT
 
@@ -121,33 +152,15 @@ class TestTimelineModels : public ScratchTest {
     testing::write_test_run(path("rows2.ddprun"), 2, 4);
     const RunData regular = loadRun(path("rows2.ddprun"));
     for (const TimelineData* data : {&t, &regular.timeline}) {
-      const TrackLayout layout = layoutTracks(*data, {}, 40);
-      for (size_t l = 0; l < data->lanes.size(); ++l) {
-        const TimelineLane& lane = data->lanes[l];
-        std::map<int, int64_t> rowEnd;
-        std::vector<TimelineSpan> all = lane.spans;
-        all.insert(all.end(), lane.open.begin(), lane.open.end());
-        std::stable_sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.begin_ns < b.begin_ns; });
-        for (const auto& s : all) {
-          QVERIFY(s.row < lane.rows);
-          auto [it, fresh] = rowEnd.try_emplace(s.row, s.end_ns);
-          if (!fresh) {
-            QVERIFY2(it->second <= s.begin_ns,
-                     qPrintable(QString("lane %1 row %2: overlap at %3").arg(l).arg(s.row).arg(s.begin_ns)));
-            it->second = s.end_ns;
-          }
-        }
-        const TrackRow& track = layout.rows[static_cast<size_t>(layout.lane_row[l])];
-        for (int r = 0; r < lane.rows; ++r) {
-          const int top = layout.rowTop(static_cast<int>(l), r);
-          QVERIFY(top >= track.y && top + TrackLayout::kRowHeight <= layout.stripTop(static_cast<int>(l)));
-          if (r > 0) QVERIFY(layout.rowTop(static_cast<int>(l), r - 1) + TrackLayout::kRowHeight <= top);
-          QCOMPARE(layout.depthAt(layout.lane_row[l], top + 1), r);
-        }
-      }
-      for (size_t i = 1; i < layout.rows.size(); ++i)
-        QCOMPARE(layout.rows[i].y, layout.rows[i - 1].y + layout.rows[i - 1].height);
+      checkRowsDisjoint(data);
     }
+  }
+
+  // Collapsed ranks and hosts keep their headers and hide their lanes; host headers only
+  // with two hosts or more.
+  void testTrackLayoutCollapsesRanksAndHosts() {
+    testing::write_test_run(path("rows2.ddprun"), 2, 4);
+    const RunData regular = loadRun(path("rows2.ddprun"));
     // Collapsing a rank keeps its header and hides its lanes.
     const TrackLayout folded = layoutTracks(regular.timeline, {0}, 40);
     QCOMPARE(folded.lane_row[0], -1);

@@ -95,6 +95,12 @@ bool showOnTimeline(MainWindow& window, const QString& file) {
   return true;
 }
 
+// The middle of `row` of `lane` at time `t` in the view.
+QPoint pointAt(TimelineView* view, int64_t t, int lane, int row) {
+  return QPoint(TimelineView::kLabelWidth + static_cast<int>(view->axis().toPx(t)),
+                view->layout().rowTop(lane, row) + TrackLayout::kRowHeight / 2);
+}
+
 class TestTimelinePage : public QObject {
   Q_OBJECT
 
@@ -190,26 +196,23 @@ class TestTimelinePage : public QObject {
       QCOMPARE(timeline->data().iterations[i].number, int64_t(i + 1));
   }
 
-  // Spans and marks are selected and inspected, the keys move
-  // the view as Perfetto's do, a drag measures a range, Ctrl+F searches, ranks collapse.
-  void testTimelineSelectionKeysRangeAndSearch() {
+  // Spans and marks are selected and inspected as in Perfetto: the details, the parent
+  // link, empty space, a bucket-ready tick, the same collective on another rank.
+  void testTimelineSelection() {
     QTemporaryDir folder;
     const QString file = folder.filePath("job.ddprun");
     testing::write_test_run(file.toStdString(), 2, 6);
     MainWindow window(folder.path());
     QVERIFY(showOnTimeline(window, file));
     TimelinePage* page = window.part<TimelinePage>();
-    TimelineView* view = window.part<TimelinePage>()->view();
+    TimelineView* view = page->view();
+    view->showIteration(2);  // [2000, 3000]
+    auto at = [&](int64_t t, int lane, int row) { return pointAt(view, t, lane, row); };
     QVERIFY(page->legend()->text().contains("bucket allreduce"));
     QVERIFY(page->legend()->text().contains("forward"));
-    view->showIteration(2);  // [2000, 3000]
     QSignalSpy status(view, &TimelineView::spanClicked);
 
     // A click on forward selects it; the details panel shows its fields.
-    auto at = [&](int64_t t, int lane, int row) {
-      return QPoint(TimelineView::kLabelWidth + static_cast<int>(view->axis().toPx(t)),
-                    view->layout().rowTop(lane, row) + TrackLayout::kRowHeight / 2);
-    };
     QTest::mouseClick(view, Qt::LeftButton, Qt::NoModifier, at(2100, 0, 1));
     const TimelineSpan* picked = view->data().resolve(view->selection());
     QVERIFY(picked);
@@ -252,7 +255,19 @@ class TestTimelinePage : public QObject {
     emit details->itemActivated(others->child(0), 0);
     QCOMPARE(view->data().lanes[static_cast<size_t>(view->selection().lane)].rank, 1);
     QCOMPARE(view->data().resolve(view->selection())->seq, seq);
+  }
 
+  // The keys move the view as Perfetto's do; a drag measures a range.
+  void testTimelineKeysAndRange() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("job.ddprun");
+    testing::write_test_run(file.toStdString(), 2, 6);
+    MainWindow window(folder.path());
+    QVERIFY(showOnTimeline(window, file));
+    TimelinePage* page = window.part<TimelinePage>();
+    TimelineView* view = page->view();
+    view->showIteration(2);  // [2000, 3000]
+    auto at = [&](int64_t t, int lane, int row) { return pointAt(view, t, lane, row); };
     // Keys: W and S zoom around the centre by 1.5, A and D pan a fifth of the view, F fits.
     view->setFocus();
     view->showIteration(2);
@@ -290,7 +305,18 @@ class TestTimelinePage : public QObject {
     QVERIFY(page->rangeTable()->isSortingEnabled());
     page->rangeTable()->sortByColumn(0, Qt::AscendingOrder);
     QCOMPARE(page->rangeTable()->model()->index(0, 0).data().toString(), QString("allreduce"));
+  }
 
+  // Ctrl+F (or /) searches; a click on a rank's header collapses it.
+  void testTimelineSearchAndCollapse() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("job.ddprun");
+    testing::write_test_run(file.toStdString(), 2, 6);
+    MainWindow window(folder.path());
+    QVERIFY(showOnTimeline(window, file));
+    TimelinePage* page = window.part<TimelinePage>();
+    TimelineView* view = page->view();
+    view->showIteration(2);  // [2000, 3000]
     // Ctrl+F opens the search bar; Enter finds the next finalize, Shift+Enter the previous.
     QTest::keyClick(view, Qt::Key_F, Qt::ControlModifier);
     QVERIFY(page->searchBar()->isVisible());
