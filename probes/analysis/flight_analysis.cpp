@@ -122,29 +122,8 @@ class GroupMatcher {
  private:
   // Fills the finding when collective s does not match; false when it does.
   bool classify(int64_t s) {
-    // The usual case first, without copying records: every rank holds it, alike, in one state.
-    {
-      const CollectiveRow* first = nullptr;
-      bool alike = true;
-      for (const auto& [rank, c] : calls_) {
-        const auto it = c.by_seq.find(s);
-        if (it == c.by_seq.end()) {
-          if (c.max_seq < s) alike = false;  // a rank that never called it
-          continue;
-        }
-        const CollectiveRow& r = *it->second;
-        if (!first) {
-          first = &r;
-          alike = unknown_text(r).empty();
-        } else {
-          alike = alike && r.op == first->op && r.state_order() == first->state_order() &&
-                  r.input_sizes == first->input_sizes && r.output_sizes == first->output_sizes &&
-                  r.input_dtypes == first->input_dtypes && r.output_dtypes == first->output_dtypes;
-        }
-        if (!alike) break;
-      }
-      if (alike && first) return false;
-    }
+    // The usual case first, without copying records.
+    if (all_alike(s)) return false;
     std::vector<int> present, absent;
     f_.calls.clear();
     for (const auto& [rank, c] : calls_) {
@@ -175,22 +154,55 @@ class GroupMatcher {
       reorder_by_liveness();
       return true;
     }
+    return classify_disagreement(present) || classify_states(present);
+  }
+
+  // Whether every rank holds collective s, alike, in one state (and at least one holds
+  // it): no rank that never called it, no unknown value.
+  bool all_alike(int64_t s) const {
+    const CollectiveRow* first = nullptr;
+    bool alike = true;
+    for (const auto& [rank, c] : calls_) {
+      const auto it = c.by_seq.find(s);
+      if (it == c.by_seq.end()) {
+        if (c.max_seq < s) alike = false;  // a rank that never called it
+        continue;
+      }
+      const CollectiveRow& r = *it->second;
+      if (!first) {
+        first = &r;
+        alike = unknown_text(r).empty();
+      } else {
+        alike = alike && r.op == first->op && r.state_order() == first->state_order() &&
+                r.input_sizes == first->input_sizes && r.output_sizes == first->output_sizes &&
+                r.input_dtypes == first->input_dtypes && r.output_dtypes == first->output_dtypes;
+      }
+      if (!alike) break;
+    }
+    return alike && first;
+  }
+
+  // A type, size or dtype mismatch among the ranks that called it (f_.calls).
+  bool classify_disagreement(const std::vector<int>& present) {
     std::map<Signature, std::vector<int>> sides;
     for (int r : present)
       sides[signature(f_.calls.at(r))].push_back(r);
-    if (sides.size() > 1) {
-      const CollectiveRow& a = f_.calls.at(sides.begin()->second.front());
-      bool same_op = true, same_sizes = true;
-      for (const auto& [sig, ranks] : sides) {
-        const CollectiveRow& b = f_.calls.at(ranks.front());
-        same_op = same_op && a.op == b.op;
-        same_sizes = same_sizes && a.input_sizes == b.input_sizes && a.output_sizes == b.output_sizes;
-      }
-      f_.cls = !same_op ? MatchClass::TypeMismatch : !same_sizes ? MatchClass::SizeMismatch : MatchClass::DtypeMismatch;
-      f_.pending = std::any_of(present.begin(), present.end(), [&](int r) { return f_.calls.at(r).state_order() < 2; });
-      blame_disagreement(sides);
-      return true;
+    if (sides.size() <= 1) return false;
+    const CollectiveRow& a = f_.calls.at(sides.begin()->second.front());
+    bool same_op = true, same_sizes = true;
+    for (const auto& [sig, ranks] : sides) {
+      const CollectiveRow& b = f_.calls.at(ranks.front());
+      same_op = same_op && a.op == b.op;
+      same_sizes = same_sizes && a.input_sizes == b.input_sizes && a.output_sizes == b.output_sizes;
     }
+    f_.cls = !same_op ? MatchClass::TypeMismatch : !same_sizes ? MatchClass::SizeMismatch : MatchClass::DtypeMismatch;
+    f_.pending = std::any_of(present.begin(), present.end(), [&](int r) { return f_.calls.at(r).state_order() < 2; });
+    blame_disagreement(sides);
+    return true;
+  }
+
+  // A state mismatch among ranks that called it alike.
+  bool classify_states(const std::vector<int>& present) {
     std::vector<int> done, not_done;
     for (int r : present)
       (f_.calls.at(r).state_order() == 2 ? done : not_done).push_back(r);
@@ -353,89 +365,95 @@ class GroupMatcher {
 
   std::string describe() const {
     std::string text = head();
-    const std::vector<int>& c = f_.culprits;
     switch (f_.cls) {
-      case MatchClass::MissingRanks:
-        if (stuck_earlier_) {
-          text += detail::concat(ranks_text(f_.others),
-                                 " timed out in an earlier collective (last: ", last_call_line(f_.others.front()),
-                                 "), waiting for ", lower_ranks(c), ", which went on to #", f_.seq, " ",
-                                 call_line(c.front()), ".") +
-                  silent_text(c);
-        } else {
-          text +=
-              detail::concat(ranks_text(c), " never called ", call_text(f_.calls.at(f_.others.front())), " #", f_.seq,
-                             ", which ", lower_ranks(f_.others), " called", from_text(f_.calls.at(f_.others.front())),
-                             " (", f_.calls.at(f_.others.front()).state, ").");
-          for (int r : c)
-            text += detail::concat(" Rank ", r, "'s last call: ", last_call_line(r), ".");
-        }
-        break;
+      case MatchClass::MissingRanks: describe_missing(text); break;
       case MatchClass::TypeMismatch:
       case MatchClass::SizeMismatch:
-      case MatchClass::DtypeMismatch: {
-        const CollectiveRow& theirs = f_.calls.at(f_.others.front());
-        const CollectiveRow& mine = f_.calls.at(c.front());
-        if (f_.skipped) {
-          text += detail::concat(ranks_text(c), " skipped a collective: ", c.size() > 1 ? "they" : "it",
-                                 " never called ", call_text(theirs), from_text(theirs), ", which ",
-                                 lower_ranks(f_.others), " called as #", f_.seq, "; ", c.size() > 1 ? "their" : "its",
-                                 " #", f_.seq, " is ", call_text(mine), from_text(mine), ".");
-        } else if (left_loop_) {
-          text += detail::concat(ranks_text(c), " left the training loop (", c.size() > 1 ? "their" : "its", " #",
-                                 f_.seq, " is ", call_text(mine), from_text(mine), ", outside any step) while ",
-                                 lower_ranks(f_.others), " called ", call_text(theirs), from_text(theirs),
-                                 ": ranks with uneven inputs (fewer batches) leave the loop early; train under "
-                                 "DDP's join (--join), or give every rank the same number of batches.");
-        } else {
-          text += detail::concat(ranks_text(c), " called ", call_text(mine), from_text(mine), " where ",
-                                 lower_ranks(f_.others), " called ", call_text(theirs), from_text(theirs));
-          if (deviated_)
-            text += detail::concat(" (at that point of iteration ", mine.iteration - 1, ", ", lower_ranks(c),
-                                   " called ", call_text(theirs), " too: ", c.size() > 1 ? "they" : "it",
-                                   " changed, not ", lower_ranks(f_.others), ")");
-          if (undecided_) text += "; the records do not say which side is wrong";
-          text += ". Every rank must call the same collectives with the same sizes and dtypes in the same order.";
-        }
-        break;
-      }
-      case MatchClass::UnknownValues: {
-        const CollectiveRow& odd = f_.calls.at(unknown_rank_);
-        text += detail::concat("Rank ", unknown_rank_, "'s record names ", unknown_,
-                               ", which no PyTorch or ddpscope writes (a damaged dump, or a newer format), so its "
-                               "call cannot be compared with the others'. Rank ",
-                               unknown_rank_, " recorded ", call_text(odd), " (", odd.state, ")");
-        for (int r : f_.others)
-          if (r != unknown_rank_) {
-            text +=
-                detail::concat("; rank ", r, " recorded ", call_text(f_.calls.at(r)), " (", f_.calls.at(r).state, ")");
-            break;
-          }
-        text += ".";
-        break;
-      }
-      case MatchClass::StateMismatch:
-        if (never_started_) {
-          // Issued and never begun: the rank stopped there (a stopped or killed CPU rank
-          // leaves this too), or work queued ahead of it on its stream or backend held it.
-          text +=
-              detail::concat(ranks_text(c), " never started ", call_text(f_.calls.at(c.front())),
-                             from_text(f_.calls.at(c.front())), " (still scheduled there), which ",
-                             lower_ranks(f_.others), " started and waited in: issued there, it never began (",
-                             c.size() > 1 ? "they" : "the rank", " stopped, or work queued ahead of it held it up).");
-        } else if (silent_went_on_) {
-          text += detail::concat(ranks_text(c), " completed ", call_text(f_.calls.at(c.front())),
-                                 " and went on (last: ", last_call_line(c.front()), "); ", lower_ranks(f_.others),
-                                 " never completed it and timed out waiting.") +
-                  silent_text(c);
-        } else {
-          text += detail::concat(ranks_text(c), " never completed ", call_text(f_.calls.at(c.front())),
-                                 from_text(f_.calls.at(c.front())), ", which ", lower_ranks(f_.others), " completed.");
-        }
-        break;
+      case MatchClass::DtypeMismatch: describe_disagreement(text); break;
+      case MatchClass::UnknownValues: describe_unknown(text); break;
+      case MatchClass::StateMismatch: describe_states(text); break;
       case MatchClass::FullyMatched: break;
     }
     return text + dead_text();
+  }
+
+  // The describe_* append the finding of their class to `text`.
+  void describe_missing(std::string& text) const {
+    const std::vector<int>& c = f_.culprits;
+    if (stuck_earlier_) {
+      text += detail::concat(ranks_text(f_.others),
+                             " timed out in an earlier collective (last: ", last_call_line(f_.others.front()),
+                             "), waiting for ", lower_ranks(c), ", which went on to #", f_.seq, " ",
+                             call_line(c.front()), ".") +
+              silent_text(c);
+    } else {
+      text += detail::concat(ranks_text(c), " never called ", call_text(f_.calls.at(f_.others.front())), " #", f_.seq,
+                             ", which ", lower_ranks(f_.others), " called", from_text(f_.calls.at(f_.others.front())),
+                             " (", f_.calls.at(f_.others.front()).state, ").");
+      for (int r : c)
+        text += detail::concat(" Rank ", r, "'s last call: ", last_call_line(r), ".");
+    }
+  }
+
+  void describe_disagreement(std::string& text) const {
+    const std::vector<int>& c = f_.culprits;
+    const CollectiveRow& theirs = f_.calls.at(f_.others.front());
+    const CollectiveRow& mine = f_.calls.at(c.front());
+    if (f_.skipped) {
+      text += detail::concat(ranks_text(c), " skipped a collective: ", c.size() > 1 ? "they" : "it", " never called ",
+                             call_text(theirs), from_text(theirs), ", which ", lower_ranks(f_.others), " called as #",
+                             f_.seq, "; ", c.size() > 1 ? "their" : "its", " #", f_.seq, " is ", call_text(mine),
+                             from_text(mine), ".");
+    } else if (left_loop_) {
+      text += detail::concat(ranks_text(c), " left the training loop (", c.size() > 1 ? "their" : "its", " #", f_.seq,
+                             " is ", call_text(mine), from_text(mine), ", outside any step) while ",
+                             lower_ranks(f_.others), " called ", call_text(theirs), from_text(theirs),
+                             ": ranks with uneven inputs (fewer batches) leave the loop early; train under "
+                             "DDP's join (--join), or give every rank the same number of batches.");
+    } else {
+      text += detail::concat(ranks_text(c), " called ", call_text(mine), from_text(mine), " where ",
+                             lower_ranks(f_.others), " called ", call_text(theirs), from_text(theirs));
+      if (deviated_)
+        text += detail::concat(" (at that point of iteration ", mine.iteration - 1, ", ", lower_ranks(c), " called ",
+                               call_text(theirs), " too: ", c.size() > 1 ? "they" : "it", " changed, not ",
+                               lower_ranks(f_.others), ")");
+      if (undecided_) text += "; the records do not say which side is wrong";
+      text += ". Every rank must call the same collectives with the same sizes and dtypes in the same order.";
+    }
+  }
+
+  void describe_unknown(std::string& text) const {
+    const CollectiveRow& odd = f_.calls.at(unknown_rank_);
+    text += detail::concat("Rank ", unknown_rank_, "'s record names ", unknown_,
+                           ", which no PyTorch or ddpscope writes (a damaged dump, or a newer format), so its "
+                           "call cannot be compared with the others'. Rank ",
+                           unknown_rank_, " recorded ", call_text(odd), " (", odd.state, ")");
+    for (int r : f_.others)
+      if (r != unknown_rank_) {
+        text += detail::concat("; rank ", r, " recorded ", call_text(f_.calls.at(r)), " (", f_.calls.at(r).state, ")");
+        break;
+      }
+    text += ".";
+  }
+
+  void describe_states(std::string& text) const {
+    const std::vector<int>& c = f_.culprits;
+    if (never_started_) {
+      // Issued and never begun: the rank stopped there (a stopped or killed CPU rank
+      // leaves this too), or work queued ahead of it on its stream or backend held it.
+      text += detail::concat(ranks_text(c), " never started ", call_text(f_.calls.at(c.front())),
+                             from_text(f_.calls.at(c.front())), " (still scheduled there), which ",
+                             lower_ranks(f_.others), " started and waited in: issued there, it never began (",
+                             c.size() > 1 ? "they" : "the rank", " stopped, or work queued ahead of it held it up).");
+    } else if (silent_went_on_) {
+      text += detail::concat(ranks_text(c), " completed ", call_text(f_.calls.at(c.front())),
+                             " and went on (last: ", last_call_line(c.front()), "); ", lower_ranks(f_.others),
+                             " never completed it and timed out waiting.") +
+              silent_text(c);
+    } else {
+      text += detail::concat(ranks_text(c), " never completed ", call_text(f_.calls.at(c.front())),
+                             from_text(f_.calls.at(c.front())), ", which ", lower_ranks(f_.others), " completed.");
+    }
   }
 
   // Ranks whose record of the finding came only by their dump while other ranks' were

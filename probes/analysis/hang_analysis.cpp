@@ -515,49 +515,36 @@ void mark_done_when_finished(const RunRow& run, HangReport& report) {
   }
 }
 
-}  // namespace
-
-HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
-  HangReport report;
-  const RunRow run_row = run.run();
-  // The job's iteration count, to tell "done" from "between iterations".
+// The job's iteration count, to tell "done" from "between iterations"; int64 max when
+// the run's config does not say.
+int64_t iteration_count(const RunRow& run) {
   int64_t total_iterations = std::numeric_limits<int64_t>::max();
   try {
-    const auto config = nlohmann::json::parse(run_row.config_json);
+    const auto config = nlohmann::json::parse(run.config_json);
     total_iterations = config.value("iters", total_iterations);
   } catch (const nlohmann::json::exception&) {
     // not recorded: see mark_done_when_finished
   }
-  const std::vector<std::string> names = run.names();
-  for (const auto& r : run.ranks()) {
-    report.ranks.push_back(rank_state(run, names, r.rank, total_iterations));
-    report.latest_event_ns = std::max(report.latest_event_ns, report.ranks.back().last_event_ns);
+  return total_iterations;
+}
+
+// A rank whose watchdog fired ends the job at once, so its own start of the op it
+// waited in may never have been shipped; its timeout message names that op. Without
+// this, a stopped rank whose start did reach the file looked like the one waiting and
+// the reporter like the one that never entered.
+void take_timeout_message(const RunRow& run, HangReport& report) {
+  if (run.status != "failed" || run.failed_rank < 0 || report.from_records()) return;
+  const std::optional<PendingCollective> waited = collective_of_timeout(run.message);
+  for (auto& st : report.ranks) {
+    if (st.rank != run.failed_rank || !waited || waited->seq <= st.latest_seq) continue;
+    st.latest_seq = waited->seq;
+    st.blocked_in = PendingCollective{waited->op, waited->seq, -1, st.last_event_ns};
   }
-  if (total_iterations == std::numeric_limits<int64_t>::max()) mark_done_when_finished(run_row, report);
-  report.now_ns = now_ns > 0 ? now_ns : report.latest_event_ns;
-  if (run_row.schema >= 6) {
-    report.records = run.flight();
-    report.dead_rank = run_row.dead_rank;
-    report.dead_signal = run_row.dead_signal;
-  } else if (run_row.status == "failed") {
-    std::tie(report.dead_rank, report.dead_signal) = dead_rank_of(run_row.message);
-  }
-  // A rank whose watchdog fired ends the job at once, so its own start of the op it
-  // waited in may never have been shipped; its timeout message names that op. Without
-  // this, a stopped rank whose start did reach the file looked like the one waiting and
-  // the reporter like the one that never entered.
-  if (run_row.status == "failed" && run_row.failed_rank >= 0 && !report.from_records()) {
-    const std::optional<PendingCollective> waited = collective_of_timeout(run_row.message);
-    for (auto& st : report.ranks) {
-      if (st.rank != run_row.failed_rank || !waited || waited->seq <= st.latest_seq) continue;
-      st.latest_seq = waited->seq;
-      st.blocked_in = PendingCollective{waited->op, waited->seq, -1, st.last_event_ns};
-    }
-  }
+}
+
+// A finding per rank waiting in a collective: which, since when, and who has not started it.
+void add_waiting_findings(HangReport& report) {
   auto& f = report.findings;
-  int64_t top_seq = -1;
-  for (const auto& st : report.ranks)
-    top_seq = std::max(top_seq, st.latest_seq);
   for (const auto& st : report.ranks) {
     if (!st.blocked_in) continue;
     const auto& c = *st.blocked_in;
@@ -576,6 +563,11 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
     f.push_back(detail::concat("rank ", st.rank, " waits in ", c.op, " #", c.seq, " (", bytes_text(c.bytes), ") since ",
                                seconds_text(report.now_ns - c.started_ns), not_started));
   }
+}
+
+// A finding per rank behind the others' latest collective, or silent for 2 s or more
+// while not waiting in one.
+void add_stalled_findings(HangReport& report, int64_t top_seq) {
   for (const auto& st : report.ranks) {
     const bool behind = st.latest_seq < top_seq && !st.blocked_in;
     if (!behind && st.blocked_in) continue;
@@ -591,8 +583,13 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
           st.latest_seq < 0
               ? detail::concat("; it started no collective in its last two iterations, the others are at #", top_seq)
               : detail::concat("; its latest collective is #", st.latest_seq, ", the others are at #", top_seq);
-    f.push_back(line);
+    report.findings.push_back(line);
   }
+}
+
+// With nothing found: every rank finished, or none is stuck yet.
+void add_quiet_finding(HangReport& report) {
+  auto& f = report.findings;
   const bool all_done = !report.ranks.empty() && std::all_of(report.ranks.begin(), report.ranks.end(),
                                                              [](const RankHangState& s) { return s.phase == "done"; });
   if (f.empty() && all_done) {
@@ -603,6 +600,35 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
         "no rank is waiting in a collective, and every rank's latest event is less than 2 s "
         "old");
   }
+}
+
+}  // namespace
+
+HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
+  HangReport report;
+  const RunRow run_row = run.run();
+  const int64_t total_iterations = iteration_count(run_row);
+  const std::vector<std::string> names = run.names();
+  for (const auto& r : run.ranks()) {
+    report.ranks.push_back(rank_state(run, names, r.rank, total_iterations));
+    report.latest_event_ns = std::max(report.latest_event_ns, report.ranks.back().last_event_ns);
+  }
+  if (total_iterations == std::numeric_limits<int64_t>::max()) mark_done_when_finished(run_row, report);
+  report.now_ns = now_ns > 0 ? now_ns : report.latest_event_ns;
+  if (run_row.schema >= 6) {
+    report.records = run.flight();
+    report.dead_rank = run_row.dead_rank;
+    report.dead_signal = run_row.dead_signal;
+  } else if (run_row.status == "failed") {
+    std::tie(report.dead_rank, report.dead_signal) = dead_rank_of(run_row.message);
+  }
+  take_timeout_message(run_row, report);
+  int64_t top_seq = -1;
+  for (const auto& st : report.ranks)
+    top_seq = std::max(top_seq, st.latest_seq);
+  add_waiting_findings(report);
+  add_stalled_findings(report, top_seq);
+  add_quiet_finding(report);
   add_verdict(report, run_row, run.time_range().first);
   return report;
 }

@@ -117,16 +117,21 @@ void take_gpu_figures(IterationAnalysis& a, IterationSpans& it) {
 
 namespace {
 
-// The analysis of the iterations whose rows all come after `after_rowid`.
-RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
-  // Without names: a plain scan of the few kinds it needs (a 1M-span run in ~0.1 s).
+using IterationKey = std::pair<int, int64_t>;  // (rank, iteration)
+
+// Without names: a plain scan of the few kinds the analysis needs (a 1M-span run in ~0.1 s).
+std::vector<CompactSpan> read_spans(RunStoreReader& run, int rank, int64_t after_rowid) {
   std::vector<CompactSpan> spans;
   run.for_each_span([&](const CompactSpan& s) { spans.push_back(s); },
                     {Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer, Kind::Allreduce, Kind::Finalize,
                      Kind::BucketReady, Kind::ParamSync, Kind::GpuKernel, Kind::GpuComm, Kind::GpuMemcpy,
                      Kind::GpuMemset, Kind::CudaRuntime},
                     rank, after_rowid);
-  // The spans stay put from here on: pointers into them hold.
+  return spans;
+}
+
+// Points into `spans`, which must stay put while the result is used.
+Launches index_launches(const std::vector<CompactSpan>& spans) {
   Launches launches;
   for (const CompactSpan& s : spans) {
     if (s.kind == Kind::CudaRuntime && s.msg_id >= 0) launches.by_thread[{s.rank, s.thread}].push_back(&s);
@@ -134,7 +139,12 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
   }
   for (auto& [key, list] : launches.by_thread)
     std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->t_begin_ns < b->t_begin_ns; });
-  std::map<std::pair<int, int64_t>, IterationSpans> by_iteration;
+  return launches;
+}
+
+// The spans sorted into their iterations. Points into `spans`, as above.
+std::map<IterationKey, IterationSpans> group_by_iteration(const std::vector<CompactSpan>& spans) {
+  std::map<IterationKey, IterationSpans> by_iteration;
   for (const CompactSpan& s : spans) {
     if (s.iteration < 0 || s.kind == Kind::CudaRuntime) continue;
     IterationSpans& it = by_iteration[{s.rank, s.iteration}];
@@ -159,6 +169,68 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
       default: break;
     }
   }
+  return by_iteration;
+}
+
+// The CPU's figures of a finished iteration (the top of overlap_analysis.h); `finalize`
+// is its finalize spans, merged.
+IterationAnalysis cpu_figures(const IterationKey& key, const IterationSpans& it,
+                              const std::vector<Interval>& finalize) {
+  IterationAnalysis a;
+  a.rank = key.first;
+  a.iteration = key.second;
+  a.t_begin_ns = it.iteration->t_begin_ns;
+  a.t_end_ns = it.iteration->t_end_ns;
+  a.iteration_ms = (a.t_end_ns - a.t_begin_ns) * kMs;
+  a.forward_ms = total_length(merge_intervals(it.forward)) * kMs;
+  a.backward_ms = total_length(subtract_intervals(merge_intervals(it.backward), finalize)) * kMs;
+  a.optimizer_ms = total_length(merge_intervals(it.optimizer)) * kMs;
+  std::vector<Interval> compute = it.forward;
+  compute.insert(compute.end(), it.backward.begin(), it.backward.end());
+  const auto compute_merged = subtract_intervals(merge_intervals(compute), finalize);
+  const auto comm = merge_intervals(it.comm);
+  a.compute_ms = total_length(compute_merged) * kMs;
+  a.comm_ms = total_length(comm) * kMs;
+  a.exposed = subtract_intervals(comm, compute_merged);
+  a.exposed_comm_ms = total_length(a.exposed) * kMs;
+  a.overlap_ratio = a.comm_ms > 0 ? 1.0 - a.exposed_comm_ms / a.comm_ms : std::nan("");
+  return a;
+}
+
+// Each DDP bucket's allreduce in iteration `a`, timed by the NCCL kernel it launched
+// where there is one, appended to `out` by bucket.
+void add_bucket_timings(const IterationAnalysis& a, const IterationSpans& it, const Launches& launches,
+                        int64_t finalize_begin, std::vector<BucketTiming>& out) {
+  std::map<int64_t, BucketTiming> buckets;
+  for (const CompactSpan* s : it.allreduces) {
+    if (s->bucket < 0) continue;
+    BucketTiming& b = buckets[s->bucket];
+    b.rank = a.rank;
+    b.iteration = a.iteration;
+    b.bucket = static_cast<int>(s->bucket);
+    b.bytes = s->bytes;
+    b.start_ns = s->t_begin_ns;
+    b.end_ns = s->t_end_ns;
+    if (const CompactSpan* k = launches.kernel_of(*s)) {
+      b.start_ns = k->t_begin_ns;
+      b.end_ns = k->t_end_ns;
+      b.gpu = true;
+    }
+    b.wait_ms = std::max<int64_t>(0, b.end_ns - std::max(finalize_begin, b.start_ns)) * kMs;
+  }
+  for (const CompactSpan* s : it.ready) {
+    if (auto b = buckets.find(s->bucket); b != buckets.end()) b->second.ready_ns = s->t_begin_ns;
+  }
+  for (auto& [index, b] : buckets)
+    out.push_back(b);
+}
+
+// The analysis of the iterations whose rows all come after `after_rowid`.
+RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
+  const std::vector<CompactSpan> spans = read_spans(run, rank, after_rowid);
+  // The spans stay put from here on: pointers into them hold.
+  const Launches launches = index_launches(spans);
+  std::map<IterationKey, IterationSpans> by_iteration = group_by_iteration(spans);
   RunAnalysis out;
   out.resume_rowid = spans.empty() ? after_rowid + 1 : spans.back().rowid + 1;
   for (auto& [key, it] : by_iteration) {
@@ -173,51 +245,12 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
       out.cut_short.push_back({key.first, key.second, it.iteration->t_begin_ns, it.iteration->t_end_ns});
       continue;
     }
-    IterationAnalysis a;
-    a.rank = key.first;
-    a.iteration = key.second;
-    a.t_begin_ns = it.iteration->t_begin_ns;
-    a.t_end_ns = it.iteration->t_end_ns;
-    a.iteration_ms = (a.t_end_ns - a.t_begin_ns) * kMs;
     const auto finalize = merge_intervals(it.finalize);
-    a.forward_ms = total_length(merge_intervals(it.forward)) * kMs;
-    a.backward_ms = total_length(subtract_intervals(merge_intervals(it.backward), finalize)) * kMs;
-    a.optimizer_ms = total_length(merge_intervals(it.optimizer)) * kMs;
-    std::vector<Interval> compute = it.forward;
-    compute.insert(compute.end(), it.backward.begin(), it.backward.end());
-    const auto compute_merged = subtract_intervals(merge_intervals(compute), finalize);
-    const auto comm = merge_intervals(it.comm);
-    a.compute_ms = total_length(compute_merged) * kMs;
-    a.comm_ms = total_length(comm) * kMs;
-    a.exposed = subtract_intervals(comm, compute_merged);
-    a.exposed_comm_ms = total_length(a.exposed) * kMs;
-    a.overlap_ratio = a.comm_ms > 0 ? 1.0 - a.exposed_comm_ms / a.comm_ms : std::nan("");
+    IterationAnalysis a = cpu_figures(key, it, finalize);
     take_gpu_figures(a, it);
     out.iterations.push_back(a);
-
     const int64_t finalize_begin = finalize.empty() ? a.t_end_ns : finalize.front().begin;
-    std::map<int64_t, BucketTiming> buckets;
-    for (const CompactSpan* s : it.allreduces) {
-      if (s->bucket < 0) continue;
-      BucketTiming& b = buckets[s->bucket];
-      b.rank = a.rank;
-      b.iteration = a.iteration;
-      b.bucket = static_cast<int>(s->bucket);
-      b.bytes = s->bytes;
-      b.start_ns = s->t_begin_ns;
-      b.end_ns = s->t_end_ns;
-      if (const CompactSpan* k = launches.kernel_of(*s)) {
-        b.start_ns = k->t_begin_ns;
-        b.end_ns = k->t_end_ns;
-        b.gpu = true;
-      }
-      b.wait_ms = std::max<int64_t>(0, b.end_ns - std::max(finalize_begin, b.start_ns)) * kMs;
-    }
-    for (const CompactSpan* s : it.ready) {
-      if (auto b = buckets.find(s->bucket); b != buckets.end()) b->second.ready_ns = s->t_begin_ns;
-    }
-    for (auto& [index, b] : buckets)
-      out.buckets.push_back(b);
+    add_bucket_timings(a, it, launches, finalize_begin, out.buckets);
   }
   return out;
 }

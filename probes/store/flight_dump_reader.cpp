@@ -112,6 +112,72 @@ void settle_states(FlightDump& d) {
     if (r.retired) r.state = "completed";
 }
 
+// How reading a dump's body ended: read (its checks come next), probed (a probe has
+// seen enough: the dump is returned as it is), or refused (`why` says why).
+enum class BodyRead { Read, Probed, Refused };
+
+BodyRead read_json_body(GzStream& in, DumpBuilder& builder, bool probe, std::string& why) {
+  rapidjson::Reader reader;
+  JsonAdapter adapter{builder};
+  const rapidjson::ParseResult ok =
+      reader.Parse<rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseNanAndInfFlag>(in, adapter);
+  if (probe && builder.saw_dump_key()) return BodyRead::Probed;
+  if (ok) return BodyRead::Read;
+  const auto code = ok.Code();
+  if (!builder.error().empty())
+    why = builder.error();
+  else if (!builder.started())
+    why = detail::concat("it is not JSON (", rapidjson::GetParseError_En(code), " at byte ", ok.Offset(), ")");
+  else if (in.at_end())
+    why = detail::concat("it is truncated: the JSON ends at byte ", ok.Offset(), " (", builder.entries(),
+                         " entries read); copy the whole file again");
+  else
+    why = detail::concat("it is damaged at byte ", ok.Offset(), ": ", rapidjson::GetParseError_En(code), " (",
+                         builder.entries(), " entries read before it)");
+  return BodyRead::Refused;
+}
+
+// The root dictionary's "entries" stream through the builder one at a time; the rest
+// of the root is replayed once read.
+BodyRead read_pickle_body(GzStream& in, DumpBuilder& builder, bool probe, std::string& why) {
+  try {
+    PickleReader reader(in);
+    if (probe) {
+      reader.stop_at_first_root_key();
+      reader.read();
+      if (dump_key(reader.first_root_key())) return BodyRead::Probed;
+      why = reader.first_root_key().empty() ? "it is a pickle, but not of a dictionary"
+                                            : detail::concat("it is a pickle of a dictionary whose first key is \"",
+                                                             reader.first_root_key().substr(0, 40), "\", not a dump's");
+      return BodyRead::Refused;
+    }
+    builder.enter_entries();
+    bool entry_failed = false;
+    reader.stream_root_list(fk::entries, [&](const PickleValue& item) {
+      entry_failed = !replay(item, builder);
+      return !entry_failed;
+    });
+    const PickleValue root = reader.read();
+    if (entry_failed) {
+      why = builder.error();
+      return BodyRead::Refused;
+    }
+    builder.leave_entries();
+    if (root.type != PickleValue::Type::Dict) {
+      why = "it is a pickle, but not of a dictionary (a dump is one: version, pg_config, entries)";
+      return BodyRead::Refused;
+    }
+    if (!replay(root, builder)) {
+      why = builder.error();
+      return BodyRead::Refused;
+    }
+  } catch (const PickleError& e) {
+    why = e.what();
+    return BodyRead::Refused;
+  }
+  return BodyRead::Read;
+}
+
 FlightDump read_dump(const std::string& path, int fallback_rank, bool probe, std::string* why_not) {
   FlightDump d;
   d.path = path;
@@ -137,53 +203,12 @@ FlightDump read_dump(const std::string& path, int fallback_rank, bool probe, std
   DumpBuilder builder(d, probe, (int64_t{64} << 20) + kExpansion * std::max<int64_t>(in->file_size(), 0));
   const Form form = form_of(*in);
   if (form == Form::Other) return refuse(what_else(*in));
-  if (form == Form::Json) {
-    rapidjson::Reader reader;
-    JsonAdapter adapter{builder};
-    const rapidjson::ParseResult ok =
-        reader.Parse<rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseNanAndInfFlag>(*in, adapter);
-    if (probe && builder.saw_dump_key()) return d;
-    if (!ok) {
-      if (!builder.error().empty()) return refuse(builder.error());
-      const auto code = ok.Code();
-      if (!builder.started())
-        return refuse(
-            detail::concat("it is not JSON (", rapidjson::GetParseError_En(code), " at byte ", ok.Offset(), ")"));
-      if (in->at_end())
-        return refuse(detail::concat("it is truncated: the JSON ends at byte ", ok.Offset(), " (", builder.entries(),
-                                     " entries read); copy the whole file again"));
-      return refuse(detail::concat("it is damaged at byte ", ok.Offset(), ": ", rapidjson::GetParseError_En(code), " (",
-                                   builder.entries(), " entries read before it)"));
-    }
-  } else {
-    d.form = "pickle";
-    try {
-      PickleReader reader(*in);
-      if (probe) {
-        reader.stop_at_first_root_key();
-        reader.read();
-        if (dump_key(reader.first_root_key())) return d;
-        return refuse(reader.first_root_key().empty()
-                          ? "it is a pickle, but not of a dictionary"
-                          : detail::concat("it is a pickle of a dictionary whose first key is \"",
-                                           reader.first_root_key().substr(0, 40), "\", not a dump's"));
-      }
-      builder.enter_entries();
-      bool entry_failed = false;
-      reader.stream_root_list(fk::entries, [&](const PickleValue& item) {
-        entry_failed = !replay(item, builder);
-        return !entry_failed;
-      });
-      const PickleValue root = reader.read();
-      if (entry_failed) return refuse(builder.error());
-      builder.leave_entries();
-      if (root.type != PickleValue::Type::Dict)
-        return refuse("it is a pickle, but not of a dictionary (a dump is one: version, pg_config, entries)");
-      if (!replay(root, builder)) return refuse(builder.error());
-    } catch (const PickleError& e) {
-      return refuse(e.what());
-    }
-  }
+  std::string why;
+  if (form == Form::Pickle) d.form = "pickle";
+  const BodyRead body =
+      form == Form::Json ? read_json_body(*in, builder, probe, why) : read_pickle_body(*in, builder, probe, why);
+  if (body == BodyRead::Probed) return d;
+  if (body == BodyRead::Refused) return refuse(why);
   if (!builder.saw_dump_key())
     return refuse("it has none of a dump's keys (\"version\", \"pg_config\", \"pg_status\", \"entries\")");
   if (probe) return d;

@@ -8,6 +8,27 @@ namespace {
 
 using Type = PickleValue::Type;
 
+PickleValue int_value(int64_t i) {
+  PickleValue v;
+  v.type = Type::Int;
+  v.i = i;
+  return v;
+}
+
+PickleValue bool_value(bool b) {
+  PickleValue v;
+  v.type = Type::Bool;
+  v.b = b;
+  return v;
+}
+
+PickleValue float_value(double d) {
+  PickleValue v;
+  v.type = Type::Float;
+  v.d = d;
+  return v;
+}
+
 bool is_container(Type t) { return t == Type::List || t == Type::Tuple || t == Type::Dict; }
 
 bool replay_at(const PickleValue& v, SaxSink& sink, int depth) {
@@ -264,183 +285,182 @@ int64_t PickleReader::decode_long(const std::string& le) const {
   return static_cast<int64_t>(v);
 }
 
-PickleValue PickleReader::read() {
-  auto int_value = [](int64_t i) {
-    PickleValue v;
-    v.type = Type::Int;
-    v.i = i;
-    return v;
-  };
-  auto tuple_of = [&](size_t from) {
-    PickleValue t = container(Type::Tuple);
-    for (size_t k = from; k < stack_.size(); ++k) {
-      if (is_container(stack_[k].type)) place(stack_[k], *t.obj);
-      t.obj->items.push_back(std::move(stack_[k]));
+// A tuple of the values from `from` up, taken off the stack.
+PickleValue PickleReader::tuple_of(size_t from) {
+  PickleValue t = container(Type::Tuple);
+  for (size_t k = from; k < stack_.size(); ++k) {
+    if (is_container(stack_[k].type)) place(stack_[k], *t.obj);
+    t.obj->items.push_back(std::move(stack_[k]));
+  }
+  stack_.resize(from);
+  return t;
+}
+
+// The load_* run one opcode each (named as CPython's unpickler names them), those whose
+// work does not fit on the line of its case in load_opcode().
+
+void PickleReader::load_proto() {
+  const uint8_t proto = byte();
+  if (proto > 5) fail(detail::concat("pickle protocol ", int{proto}, " is newer than 5, the newest known"));
+}
+
+void PickleReader::load_dict() {  // DICT (protocol 0/1)
+  const size_t from = pop_mark();
+  PickleValue d = container(Type::Dict);
+  stack_.insert(stack_.begin() + static_cast<std::ptrdiff_t>(from), d);
+  set_items(from + 1);
+}
+
+void PickleReader::load_list() {
+  const size_t from = pop_mark();
+  stack_.insert(stack_.begin() + static_cast<std::ptrdiff_t>(from), container(Type::List));
+  append_items(from + 1);
+}
+
+void PickleReader::load_small_tuple() {  // TUPLE1..3
+  const size_t n = op_ - 0x84u;
+  if (stack_.size() < n || (!marks_.empty() && stack_.size() - n < marks_.back()))
+    fail("TUPLE takes values that are not there");
+  push(tuple_of(stack_.size() - n));
+}
+
+void PickleReader::load_append() {
+  if (stack_.size() < 2) fail("APPEND without a list and an item");
+  append_items(stack_.size() - 1);
+}
+
+void PickleReader::load_setitem() {
+  if (stack_.size() < 3) fail("SETITEM without a dictionary, a key and a value");
+  set_items(stack_.size() - 2);
+}
+
+void PickleReader::load_long4() {
+  const uint64_t n = uint_le(4);
+  if (n > 64) fail("an integer wider than 64 bits");
+  push(int_value(decode_long(bytes(n))));
+}
+
+// INT / LONG as text (protocol 0); I01 / I00 are True / False.
+void PickleReader::load_text_int() {
+  std::string s = line();
+  if (op_ == 'L' && !s.empty() && s.back() == 'L') s.pop_back();
+  if (op_ == 'I' && (s == "01" || s == "00")) {
+    push(bool_value(s == "01"));
+    return;
+  }
+  errno = 0;
+  char* end = nullptr;
+  const long long x = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno == ERANGE) fail("an integer that is not one, or wider than 64 bits");
+  push(int_value(x));
+}
+
+void PickleReader::load_binfloat() {  // big-endian IEEE double
+  uint64_t bits = 0;
+  for (int k = 0; k < 8; ++k)
+    bits = bits << 8 | byte();
+  push(float_value(std::bit_cast<double>(bits)));
+}
+
+void PickleReader::load_float() {  // FLOAT as text (protocol 0)
+  const std::string s = line();
+  char* end = nullptr;
+  const PickleValue v = float_value(std::strtod(s.c_str(), &end));
+  if (s.empty() || *end != '\0') fail("FLOAT with a bad number");
+  push(v);
+}
+
+void PickleReader::load_dup() {
+  if (stack_.empty()) fail("DUP with an empty stack");
+  push(stack_.back());
+}
+
+// An opcode plain data never uses, or no opcode at all.
+void PickleReader::refuse_opcode() const {
+  if (const char* what = opcode_name(op_))
+    fail(detail::concat("the pickle asks for ", what,
+                        ": only plain data (dict, list, tuple, str, bytes, int, float, bool, None) is read, "
+                        "and nothing is imported or called"));
+  fail(detail::concat("unknown pickle opcode 0x", "0123456789abcdef"[op_ >> 4], "0123456789abcdef"[op_ & 15],
+                      " (not a pickle, or a damaged one)"));
+}
+
+// Runs op_, any opcode but STOP. One switch over every opcode, as before: the dispatch
+// of each opcode costs one jump.
+void PickleReader::load_opcode() {
+  switch (op_) {
+    case 0x80: load_proto(); break;  // PROTO
+    case 0x95: uint_le(8); break;    // FRAME: a length hint only
+    case '(':                        // MARK
+      marks_.push_back(stack_.size());
+      if (marks_.size() > static_cast<size_t>(kMaxDepth))
+        fail(detail::concat("the pickle nests deeper than ", kMaxDepth, " levels"));
+      break;
+    case '}': push(container(Type::Dict)); break;
+    case ']': {
+      const bool stream = at_root_value_slot();
+      push(container(Type::List));
+      if (stream) stack_.back().obj->streamed = true;
+      break;
     }
-    stack_.resize(from);
-    return t;
-  };
-  auto depth_check = [&] {
-    if (marks_.size() > static_cast<size_t>(kMaxDepth))
-      fail(detail::concat("the pickle nests deeper than ", kMaxDepth, " levels"));
-  };
+    case ')': push(container(Type::Tuple)); break;
+    case 'd': load_dict(); break;
+    case 'l': load_list(); break;                                        // LIST
+    case 't': push(tuple_of(pop_mark())); break;                         // TUPLE
+    case 0x85:                                                           // TUPLE1
+    case 0x86:                                                           // TUPLE2
+    case 0x87: load_small_tuple(); break;                                // TUPLE3
+    case 'a': load_append(); break;                                      // APPEND
+    case 'e': append_items(pop_mark()); break;                           // APPENDS
+    case 's': load_setitem(); break;                                     // SETITEM
+    case 'u': set_items(pop_mark()); break;                              // SETITEMS
+    case 'q': memo_put(byte()); break;                                   // BINPUT
+    case 'r': memo_put(uint_le(4)); break;                               // LONG_BINPUT
+    case 0x94: memo_put(memo_.size()); break;                            // MEMOIZE
+    case 'p': memo_put(text_index("PUT")); break;                        // PUT
+    case 'h': push(memo_get(byte())); break;                             // BINGET
+    case 'j': push(memo_get(uint_le(4))); break;                         // LONG_BINGET
+    case 'g': push(memo_get(text_index("GET"))); break;                  // GET
+    case 'J': push(int_value(static_cast<int32_t>(uint_le(4)))); break;  // BININT
+    case 'K': push(int_value(byte())); break;                            // BININT1
+    case 'M': push(int_value(static_cast<int64_t>(uint_le(2)))); break;  // BININT2
+    case 0x8a: push(int_value(decode_long(bytes(byte())))); break;       // LONG1
+    case 0x8b: load_long4(); break;                                      // LONG4
+    case 'I':                                                            // INT
+    case 'L': load_text_int(); break;                                    // LONG
+    case 'G': load_binfloat(); break;                                    // BINFLOAT
+    case 'F': load_float(); break;                                       // FLOAT
+    case 'N': push(PickleValue{}); break;
+    case 0x88:
+    case 0x89: push(bool_value(op_ == 0x88)); break;
+    case 'X': push(text_value(Type::Str, bytes(uint_le(4)))); break;     // BINUNICODE
+    case 0x8c: push(text_value(Type::Str, bytes(byte()))); break;        // SHORT_BINUNICODE
+    case 0x8d: push(text_value(Type::Str, bytes(uint_le(8)))); break;    // BINUNICODE8
+    case 'V': push(text_value(Type::Str, line())); break;                // UNICODE (protocol 0)
+    case 'U': push(text_value(Type::Str, bytes(byte()))); break;         // SHORT_BINSTRING
+    case 'T': push(text_value(Type::Str, bytes(uint_le(4)))); break;     // BINSTRING
+    case 'B': push(text_value(Type::Bytes, bytes(uint_le(4)))); break;   // BINBYTES
+    case 'C': push(text_value(Type::Bytes, bytes(byte()))); break;       // SHORT_BINBYTES
+    case 0x8e:                                                           // BINBYTES8
+    case 0x96: push(text_value(Type::Bytes, bytes(uint_le(8)))); break;  // BYTEARRAY8
+    case '0': pop(); break;                                              // POP
+    case '1': stack_.resize(pop_mark()); break;                          // POP_MARK
+    case '2': load_dup(); break;                                         // DUP
+    default: refuse_opcode();
+  }
+}
+
+PickleValue PickleReader::read() {
   for (;;) {
     op_at_ = in_.Tell();
     if (in_.at_end())
       fail(op_at_ == 0 ? "the file is empty" : "the pickle ends before its STOP (the file is truncated)");
     op_ = byte();
-    switch (op_) {
-      case 0x80: {  // PROTO
-        const uint8_t proto = byte();
-        if (proto > 5) fail(detail::concat("pickle protocol ", int{proto}, " is newer than 5, the newest known"));
-        break;
-      }
-      case 0x95: uint_le(8); break;  // FRAME: a length hint only
-      case '.': {                    // STOP
-        if (stack_.size() != 1 || !marks_.empty()) fail("STOP with other than one value left");
-        return std::move(stack_.back());
-      }
-      case '(':
-        marks_.push_back(stack_.size());
-        depth_check();
-        break;
-      case '}': push(container(Type::Dict)); break;
-      case ']': {
-        const bool stream = at_root_value_slot();
-        push(container(Type::List));
-        if (stream) stack_.back().obj->streamed = true;
-        break;
-      }
-      case ')': push(container(Type::Tuple)); break;
-      case 'd': {  // DICT (protocol 0/1)
-        const size_t from = pop_mark();
-        PickleValue d = container(Type::Dict);
-        stack_.insert(stack_.begin() + static_cast<std::ptrdiff_t>(from), d);
-        set_items(from + 1);
-        break;
-      }
-      case 'l': {  // LIST
-        const size_t from = pop_mark();
-        stack_.insert(stack_.begin() + static_cast<std::ptrdiff_t>(from), container(Type::List));
-        append_items(from + 1);
-        break;
-      }
-      case 't': {  // TUPLE
-        const size_t from = pop_mark();
-        push(tuple_of(from));
-        break;
-      }
-      case 0x85:
-      case 0x86:
-      case 0x87: {  // TUPLE1..3
-        const size_t n = op_ - 0x84u;
-        if (stack_.size() < n || (!marks_.empty() && stack_.size() - n < marks_.back()))
-          fail("TUPLE takes values that are not there");
-        push(tuple_of(stack_.size() - n));
-        break;
-      }
-      case 'a': {  // APPEND
-        if (stack_.size() < 2) fail("APPEND without a list and an item");
-        append_items(stack_.size() - 1);
-        break;
-      }
-      case 'e': append_items(pop_mark()); break;  // APPENDS
-      case 's': {                                 // SETITEM
-        if (stack_.size() < 3) fail("SETITEM without a dictionary, a key and a value");
-        set_items(stack_.size() - 2);
-        break;
-      }
-      case 'u': set_items(pop_mark()); break;                              // SETITEMS
-      case 'q': memo_put(byte()); break;                                   // BINPUT
-      case 'r': memo_put(uint_le(4)); break;                               // LONG_BINPUT
-      case 0x94: memo_put(memo_.size()); break;                            // MEMOIZE
-      case 'p': memo_put(text_index("PUT")); break;                        // PUT
-      case 'h': push(memo_get(byte())); break;                             // BINGET
-      case 'j': push(memo_get(uint_le(4))); break;                         // LONG_BINGET
-      case 'g': push(memo_get(text_index("GET"))); break;                  // GET
-      case 'J': push(int_value(static_cast<int32_t>(uint_le(4)))); break;  // BININT
-      case 'K': push(int_value(byte())); break;                            // BININT1
-      case 'M': push(int_value(static_cast<int64_t>(uint_le(2)))); break;  // BININT2
-      case 0x8a: push(int_value(decode_long(bytes(byte())))); break;       // LONG1
-      case 0x8b: {                                                         // LONG4
-        const uint64_t n = uint_le(4);
-        if (n > 64) fail("an integer wider than 64 bits");
-        push(int_value(decode_long(bytes(n))));
-        break;
-      }
-      case 'I':
-      case 'L': {  // INT / LONG as text (protocol 0); I01 / I00 are True / False
-        std::string s = line();
-        if (op_ == 'L' && !s.empty() && s.back() == 'L') s.pop_back();
-        if (op_ == 'I' && (s == "01" || s == "00")) {
-          PickleValue v;
-          v.type = Type::Bool;
-          v.b = s == "01";
-          push(v);
-          break;
-        }
-        errno = 0;
-        char* end = nullptr;
-        const long long x = std::strtoll(s.c_str(), &end, 10);
-        if (s.empty() || *end != '\0' || errno == ERANGE) fail("an integer that is not one, or wider than 64 bits");
-        push(int_value(x));
-        break;
-      }
-      case 'G': {  // BINFLOAT: big-endian IEEE double
-        uint64_t bits = 0;
-        for (int k = 0; k < 8; ++k)
-          bits = bits << 8 | byte();
-        PickleValue v;
-        v.type = Type::Float;
-        v.d = std::bit_cast<double>(bits);
-        push(v);
-        break;
-      }
-      case 'F': {
-        const std::string s = line();
-        char* end = nullptr;
-        PickleValue v;
-        v.type = Type::Float;
-        v.d = std::strtod(s.c_str(), &end);
-        if (s.empty() || *end != '\0') fail("FLOAT with a bad number");
-        push(v);
-        break;
-      }
-      case 'N': push(PickleValue{}); break;
-      case 0x88:
-      case 0x89: {
-        PickleValue v;
-        v.type = Type::Bool;
-        v.b = op_ == 0x88;
-        push(v);
-        break;
-      }
-      case 'X': push(text_value(Type::Str, bytes(uint_le(4)))); break;     // BINUNICODE
-      case 0x8c: push(text_value(Type::Str, bytes(byte()))); break;        // SHORT_BINUNICODE
-      case 0x8d: push(text_value(Type::Str, bytes(uint_le(8)))); break;    // BINUNICODE8
-      case 'V': push(text_value(Type::Str, line())); break;                // UNICODE (protocol 0)
-      case 'U': push(text_value(Type::Str, bytes(byte()))); break;         // SHORT_BINSTRING
-      case 'T': push(text_value(Type::Str, bytes(uint_le(4)))); break;     // BINSTRING
-      case 'B': push(text_value(Type::Bytes, bytes(uint_le(4)))); break;   // BINBYTES
-      case 'C': push(text_value(Type::Bytes, bytes(byte()))); break;       // SHORT_BINBYTES
-      case 0x8e:                                                           // BINBYTES8
-      case 0x96: push(text_value(Type::Bytes, bytes(uint_le(8)))); break;  // BYTEARRAY8
-      case '0': pop(); break;                                              // POP
-      case '1': stack_.resize(pop_mark()); break;                          // POP_MARK
-      case '2': {                                                          // DUP
-        if (stack_.empty()) fail("DUP with an empty stack");
-        push(stack_.back());
-        break;
-      }
-      default: {
-        if (const char* what = opcode_name(op_))
-          fail(detail::concat("the pickle asks for ", what,
-                              ": only plain data (dict, list, tuple, str, bytes, int, float, bool, None) is read, "
-                              "and nothing is imported or called"));
-        fail(detail::concat("unknown pickle opcode 0x", "0123456789abcdef"[op_ >> 4], "0123456789abcdef"[op_ & 15],
-                            " (not a pickle, or a damaged one)"));
-      }
+    if (op_ == '.') {  // STOP
+      if (stack_.size() != 1 || !marks_.empty()) fail("STOP with other than one value left");
+      return std::move(stack_.back());
     }
+    load_opcode();
     if (stopped_) return PickleValue{};
     // A MARK is a floor, as Python's unpickler keeps it (a fresh stack per MARK): an opcode
     // that took items from below one is damage (APPEND there left the mark past the stack,

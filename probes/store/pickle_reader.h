@@ -110,6 +110,20 @@ class PickleReader {
   void memo_put(uint64_t index);
   const PickleValue& memo_get(uint64_t index) const;
   int64_t decode_long(const std::string& le) const;
+  PickleValue tuple_of(size_t from);
+  void load_opcode();
+  void load_proto();
+  void load_dict();
+  void load_list();
+  void load_small_tuple();
+  void load_append();
+  void load_setitem();
+  void load_long4();
+  void load_text_int();
+  void load_binfloat();
+  void load_float();
+  void load_dup();
+  [[noreturn]] void refuse_opcode() const;
 
   GzStream& in_;
   std::vector<PickleValue> stack_;

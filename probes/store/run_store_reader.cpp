@@ -68,6 +68,104 @@ RunRow RunStoreReader::run() {
   return r;
 }
 
+namespace {
+
+// The process groups each rank described (schema 6).
+void read_flight_groups(SqliteDb& db, FlightData& data) {
+  Statement g = db.prepare("SELECT rank, pg_id, name, description, ranks FROM process_groups ORDER BY rank, pg_id");
+  while (g.step()) {
+    GroupRow row;
+    row.rank = static_cast<int>(g.column_int64(0));
+    row.pg_id = g.column_int64(1);
+    row.name = g.column_text(2);
+    row.desc = g.column_text(3);
+    try {
+      row.ranks = nlohmann::json::parse(g.column_text(4)).get<std::vector<int>>();
+    } catch (const nlohmann::json::exception&) {
+    }
+    data.groups.push_back(std::move(row));
+  }
+}
+
+// A JSON cell of the collectives table; a damaged one reads as an empty array.
+nlohmann::json parsed_cell(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    return nlohmann::json::array();
+  }
+}
+
+// The collectives row `c` stands on (the columns of read_flight_collectives' query).
+CollectiveRow collective_of(Statement& c) {
+  CollectiveRow row;
+  row.rank = static_cast<int>(c.column_int64(0));
+  row.pg_id = c.column_int64(1);
+  row.record_id = c.column_int64(2);
+  row.pg_name = c.column_text(3);
+  row.pg_desc = c.column_text(4);
+  // Bounded as a dump's numbers are (flight_records.cpp): a damaged cell must not
+  // overflow the analysis's arithmetic.
+  constexpr int64_t kMax = int64_t{1} << 61;
+  const auto seq = [&](int col) {
+    const int64_t v = c.column_optional(col);
+    return v < 0 ? int64_t{-1} : std::min(v, kMax);
+  };
+  row.collective_seq = seq(5);
+  row.p2p_seq = seq(6);
+  row.op = c.column_text(7);
+  row.profiling_name = c.column_text(8);
+  if (row.is_p2p()) parse_p2p_ends(row);  // the two ends are in the name
+  try {
+    // The JSON cells through the dump parser, which checks every number.
+    const nlohmann::json cells = {{"input_sizes", parsed_cell(c.column_text(9))},
+                                  {"output_sizes", parsed_cell(c.column_text(10))},
+                                  {"input_dtypes", parsed_cell(c.column_text(11))},
+                                  {"output_dtypes", parsed_cell(c.column_text(12))},
+                                  {"frames", parsed_cell(c.column_text(20))}};
+    CollectiveRow p = collective_from_entry(cells, row.rank);
+    row.input_sizes = std::move(p.input_sizes);
+    row.output_sizes = std::move(p.output_sizes);
+    row.input_dtypes = std::move(p.input_dtypes);
+    row.output_dtypes = std::move(p.output_dtypes);
+    row.frames = std::move(p.frames);
+  } catch (const std::exception&) {
+    // a damaged cell: the record still counts, without its sizes
+  }
+  row.state = c.column_text(13);
+  row.t_created_ns = std::clamp<int64_t>(c.column_optional(14), 0, kMax);
+  row.t_started_ns = std::clamp<int64_t>(c.column_optional(15), 0, kMax);
+  row.t_completed_ns = std::clamp<int64_t>(c.column_optional(16), 0, kMax);
+  row.timeout_ms = std::clamp<int64_t>(c.column_int64(17), 0, 1'000'000'000);
+  row.phase = c.column_text(18);
+  row.iteration = c.column_optional(19);
+  row.source = c.column_text(21);
+  return row;
+}
+
+void read_flight_collectives(SqliteDb& db, FlightData& data) {
+  Statement c = db.prepare(
+      "SELECT rank, pg_id, record_id, pg_name, pg_desc, collective_seq, p2p_seq, op, profiling_name, input_sizes, "
+      "output_sizes, input_dtypes, output_dtypes, state, t_created_ns, t_started_ns, t_completed_ns, timeout_ms, "
+      "phase, iteration, frames, source FROM collectives ORDER BY rank, pg_id, record_id");
+  while (c.step()) {
+    CollectiveRow row = collective_of(c);
+    data.by_rank[row.rank].push_back(std::move(row));
+  }
+}
+
+// The dumps merged into the file, by time.
+void read_flight_dumps(SqliteDb& db, FlightData& data) {
+  Statement d =
+      db.prepare("SELECT rank, t_ns, reason, trigger, file, stall_ns, stall_end_ns FROM flight_dumps ORDER BY t_ns");
+  const auto bounded = [&](int col) { return std::clamp<int64_t>(d.column_optional(col), 0, int64_t{1} << 61); };
+  while (d.step())
+    data.dumps.push_back({static_cast<int>(d.column_int64(0)), bounded(1), d.column_text(2), d.column_text(3),
+                          d.column_text(4), bounded(5), bounded(6)});
+}
+
+}  // namespace
+
 FlightData RunStoreReader::flight() {
   FlightData data;
   const RunRow r = run();
@@ -76,81 +174,9 @@ FlightData RunStoreReader::flight() {
   for (const RankRow& rank : ranks())
     offsets[rank.rank] = rank.clock_offset_ns;
   if (r.schema >= 6) {
-    Statement g = db_.prepare("SELECT rank, pg_id, name, description, ranks FROM process_groups ORDER BY rank, pg_id");
-    while (g.step()) {
-      GroupRow row;
-      row.rank = static_cast<int>(g.column_int64(0));
-      row.pg_id = g.column_int64(1);
-      row.name = g.column_text(2);
-      row.desc = g.column_text(3);
-      try {
-        row.ranks = nlohmann::json::parse(g.column_text(4)).get<std::vector<int>>();
-      } catch (const nlohmann::json::exception&) {
-      }
-      data.groups.push_back(std::move(row));
-    }
-    Statement c = db_.prepare(
-        "SELECT rank, pg_id, record_id, pg_name, pg_desc, collective_seq, p2p_seq, op, profiling_name, input_sizes, "
-        "output_sizes, input_dtypes, output_dtypes, state, t_created_ns, t_started_ns, t_completed_ns, timeout_ms, "
-        "phase, iteration, frames, source FROM collectives ORDER BY rank, pg_id, record_id");
-    const auto parsed = [](const std::string& text) {
-      try {
-        return nlohmann::json::parse(text);
-      } catch (const nlohmann::json::exception&) {
-        return nlohmann::json::array();
-      }
-    };
-    while (c.step()) {
-      CollectiveRow row;
-      row.rank = static_cast<int>(c.column_int64(0));
-      row.pg_id = c.column_int64(1);
-      row.record_id = c.column_int64(2);
-      row.pg_name = c.column_text(3);
-      row.pg_desc = c.column_text(4);
-      // Bounded as a dump's numbers are (flight_records.cpp): a damaged cell must not
-      // overflow the analysis's arithmetic.
-      constexpr int64_t kMax = int64_t{1} << 61;
-      const auto seq = [&](int col) {
-        const int64_t v = c.column_optional(col);
-        return v < 0 ? int64_t{-1} : std::min(v, kMax);
-      };
-      row.collective_seq = seq(5);
-      row.p2p_seq = seq(6);
-      row.op = c.column_text(7);
-      row.profiling_name = c.column_text(8);
-      if (row.is_p2p()) parse_p2p_ends(row);  // the two ends are in the name
-      try {
-        // The JSON cells through the dump parser, which checks every number.
-        const nlohmann::json cells = {{"input_sizes", parsed(c.column_text(9))},
-                                      {"output_sizes", parsed(c.column_text(10))},
-                                      {"input_dtypes", parsed(c.column_text(11))},
-                                      {"output_dtypes", parsed(c.column_text(12))},
-                                      {"frames", parsed(c.column_text(20))}};
-        CollectiveRow p = collective_from_entry(cells, row.rank);
-        row.input_sizes = std::move(p.input_sizes);
-        row.output_sizes = std::move(p.output_sizes);
-        row.input_dtypes = std::move(p.input_dtypes);
-        row.output_dtypes = std::move(p.output_dtypes);
-        row.frames = std::move(p.frames);
-      } catch (const std::exception&) {
-        // a damaged cell: the record still counts, without its sizes
-      }
-      row.state = c.column_text(13);
-      row.t_created_ns = std::clamp<int64_t>(c.column_optional(14), 0, kMax);
-      row.t_started_ns = std::clamp<int64_t>(c.column_optional(15), 0, kMax);
-      row.t_completed_ns = std::clamp<int64_t>(c.column_optional(16), 0, kMax);
-      row.timeout_ms = std::clamp<int64_t>(c.column_int64(17), 0, 1'000'000'000);
-      row.phase = c.column_text(18);
-      row.iteration = c.column_optional(19);
-      row.source = c.column_text(21);
-      data.by_rank[row.rank].push_back(std::move(row));
-    }
-    Statement d =
-        db_.prepare("SELECT rank, t_ns, reason, trigger, file, stall_ns, stall_end_ns FROM flight_dumps ORDER BY t_ns");
-    const auto bounded = [&](int col) { return std::clamp<int64_t>(d.column_optional(col), 0, int64_t{1} << 61); };
-    while (d.step())
-      data.dumps.push_back({static_cast<int>(d.column_int64(0)), bounded(1), d.column_text(2), d.column_text(3),
-                            d.column_text(4), bounded(5), bounded(6)});
+    read_flight_groups(db_, data);
+    read_flight_collectives(db_, data);
+    read_flight_dumps(db_, data);
   }
   // Dumps not merged yet (flight_recorder.h): written when the collector was gone.
   for (const std::string& file : flight_dumps_beside(db_.path())) {
