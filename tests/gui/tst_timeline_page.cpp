@@ -95,6 +95,23 @@ bool showOnTimeline(MainWindow& window, const QString& file) {
   return true;
 }
 
+// A 2-rank run of 6 iterations on the Timeline tab, at iteration 2 ([2000, 3000]).
+struct AtIteration2 {
+  QTemporaryDir folder;
+  MainWindow window{folder.path()};
+  TimelinePage* page = nullptr;
+  TimelineView* view = nullptr;
+  bool open() {
+    const QString file = folder.filePath("job.ddprun");
+    testing::write_test_run(file.toStdString(), 2, 6);
+    if (!showOnTimeline(window, file)) return false;
+    page = window.part<TimelinePage>();
+    view = page->view();
+    view->showIteration(2);
+    return true;
+  }
+};
+
 // The middle of `row` of `lane` at time `t` in the view.
 QPoint pointAt(TimelineView* view, int64_t t, int lane, int row) {
   return QPoint(TimelineView::kLabelWidth + static_cast<int>(view->axis().toPx(t)),
@@ -199,14 +216,10 @@ class TestTimelinePage : public QObject {
   // Spans and marks are selected and inspected as in Perfetto: the details, the parent
   // link, empty space, a bucket-ready tick, the same collective on another rank.
   void testTimelineSelection() {
-    QTemporaryDir folder;
-    const QString file = folder.filePath("job.ddprun");
-    testing::write_test_run(file.toStdString(), 2, 6);
-    MainWindow window(folder.path());
-    QVERIFY(showOnTimeline(window, file));
-    TimelinePage* page = window.part<TimelinePage>();
-    TimelineView* view = page->view();
-    view->showIteration(2);  // [2000, 3000]
+    AtIteration2 run;
+    QVERIFY(run.open());
+    TimelinePage* page = run.page;
+    TimelineView* view = run.view;
     auto at = [&](int64_t t, int lane, int row) { return pointAt(view, t, lane, row); };
     QVERIFY(page->legend()->text().contains("bucket allreduce"));
     QVERIFY(page->legend()->text().contains("forward"));
@@ -259,14 +272,10 @@ class TestTimelinePage : public QObject {
 
   // The keys move the view as Perfetto's do; a drag measures a range.
   void testTimelineKeysAndRange() {
-    QTemporaryDir folder;
-    const QString file = folder.filePath("job.ddprun");
-    testing::write_test_run(file.toStdString(), 2, 6);
-    MainWindow window(folder.path());
-    QVERIFY(showOnTimeline(window, file));
-    TimelinePage* page = window.part<TimelinePage>();
-    TimelineView* view = page->view();
-    view->showIteration(2);  // [2000, 3000]
+    AtIteration2 run;
+    QVERIFY(run.open());
+    TimelinePage* page = run.page;
+    TimelineView* view = run.view;
     auto at = [&](int64_t t, int lane, int row) { return pointAt(view, t, lane, row); };
     // Keys: W and S zoom around the centre by 1.5, A and D pan a fifth of the view, F fits.
     view->setFocus();
@@ -309,14 +318,10 @@ class TestTimelinePage : public QObject {
 
   // Ctrl+F (or /) searches; a click on a rank's header collapses it.
   void testTimelineSearchAndCollapse() {
-    QTemporaryDir folder;
-    const QString file = folder.filePath("job.ddprun");
-    testing::write_test_run(file.toStdString(), 2, 6);
-    MainWindow window(folder.path());
-    QVERIFY(showOnTimeline(window, file));
-    TimelinePage* page = window.part<TimelinePage>();
-    TimelineView* view = page->view();
-    view->showIteration(2);  // [2000, 3000]
+    AtIteration2 run;
+    QVERIFY(run.open());
+    TimelinePage* page = run.page;
+    TimelineView* view = run.view;
     // Ctrl+F opens the search bar; Enter finds the next finalize, Shift+Enter the previous.
     QTest::keyClick(view, Qt::Key_F, Qt::ControlModifier);
     QVERIFY(page->searchBar()->isVisible());
