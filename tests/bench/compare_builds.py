@@ -9,10 +9,12 @@ split of a window), ratios near 1 are the result; the rounds' spread says what "
         [--only NAME] [--json FILE]
 
 Each benchmark prints one JSON object last (tests/bench/*.cpp, run_*.py); its numeric
-leaves are compared by their path ("sizes.2.reload_ms").
+leaves are compared by their path ("sizes.2.reload_ms"). run_torch_import.py prints lines
+("NAME wall S s cpu S s ... peak M MiB"): their wall, cpu and peak are compared.
 """
 import argparse
 import json
+import re
 import os
 import statistics
 import subprocess
@@ -48,6 +50,18 @@ def last_json(text):
     return None
 
 
+# A report in lines ("NAME  wall 0.8 s  cpu 0.9 s ... peak 236 MiB"), as run_torch_import.py prints.
+LINE = re.compile(r"^(\S.*?)\s+wall\s+([\d.]+) s\s+cpu\s+([\d.]+) s.*?peak\s+([\d.]+) MiB", re.M)
+
+
+def line_figures(text):
+    out = {}
+    for name, wall, cpu, peak in LINE.findall(text):
+        key = re.sub(r"\W+", "_", name.strip())
+        out.update({f"{key}.wall_s": float(wall), f"{key}.cpu_s": float(cpu), f"{key}.peak_mib": float(peak)})
+    return out
+
+
 def leaves(value, path=""):
     """Numeric leaves of a JSON value by their dotted path."""
     if isinstance(value, bool):
@@ -67,10 +81,11 @@ def run_once(argv, build):
     started = time.monotonic()
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     report = last_json(done.stdout)
-    if done.returncode != 0 or report is None:
+    figures = leaves(report) if report is not None else line_figures(done.stdout)
+    if done.returncode != 0 or not figures:
         tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
         raise SystemExit(f"compare_builds: {' '.join(cmd)} failed (exit {done.returncode}): {' / '.join(tail)}")
-    return leaves(report), time.monotonic() - started
+    return figures, time.monotonic() - started
 
 
 def main():
