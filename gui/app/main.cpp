@@ -159,7 +159,7 @@ bool openLessonAsked(ddpscope::gui::MainWindow& window, const AppOptions& o) {
 
 // Frames the timeline as asked (after its tab has loaded the run).
 void frameTimeline(ddpscope::gui::MainWindow& window, const AppOptions& o) {
-  ddpscope::gui::TimelineView* view = window.part<ddpscope::gui::TimelineView>();
+  ddpscope::gui::TimelineView* view = window.part<ddpscope::gui::TimelinePage>()->view();
   if (o.isSet(o.iteration)) {
     const auto& its = view->data().iterations;
     for (size_t i = 0; i < its.size(); ++i)

@@ -631,6 +631,22 @@ class TestMainWindow : public QObject {
     QVERIFY(QString::fromUtf8(app.readAllStandardError()).contains("expected WIDTHxHEIGHT"));
   }
 
+  // `--tab Timeline --iteration N --range A:B` frames the timeline as asked (the screenshot
+  // script's shots); every part the command line reaches is found (no "MainWindow::part").
+  void testScreenshotOfARangeInTheTimeline() {
+    QTemporaryDir folder;
+    const QString run = folder.filePath("job.ddprun"), png = folder.filePath("range.png");
+    testing::write_test_run(run.toStdString(), 2, 5);
+    QProcess app;
+    app.start(DDPSCOPE_APP_PATH, {run, "--tab", "Timeline", "--iteration", "3", "--range", "0.001:0.002", "--size",
+                                  "1280x800", "--screenshot", png});
+    QVERIFY(app.waitForFinished(60000));
+    const QString err = QString::fromUtf8(app.readAllStandardError());
+    QVERIFY2(app.exitStatus() == QProcess::NormalExit && app.exitCode() == 0, qPrintable(err));
+    QVERIFY2(!err.contains("MainWindow::part"), qPrintable(err));
+    QCOMPARE(QImage(png).size(), QSize(1280, 800));
+  }
+
   // A fault: the run file deleted while the app shows it. The views keep the
   // run, the banner says what happened, and the run can still be saved and exported.
   void testRunFileDeletedWhileShown() {
