@@ -266,7 +266,10 @@ class Runner:
         self.cli = os.path.join(build, "bin", "ddpscope-cli")
         self.app = os.path.join(build, "bin", "ddpscope")
         self.work = work
-        self.env = dict(os.environ, QT_QPA_PLATFORM="offscreen", **MPI_ENV)
+        # The app imports traces into its workspace: the test's, not the user's (these
+        # imports were left in ~/.local/share/ddpscope, 4 GB of them).
+        self.env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_DATA_HOME=os.path.join(work, "xdg-data"),
+                        **MPI_ENV)
         self.failed = 0
 
     def run(self, what, argv, app=False):
