@@ -229,6 +229,8 @@ bool LearnPage::openLink(const LessonLink& link, QString* error) {
 
 bool LearnPage::openNow(const std::optional<LessonRequest>& request, QString* error) {
   if (!request) return false;
+  m_opener->cancel();  // a lesson picked earlier, still being read, must not replace this one
+  m_pendingLink.reset();
   std::optional<LoadedLesson> loaded = readLesson(*request, error);
   if (!loaded) return false;
   showLoaded(std::make_shared<const LoadedLesson>(std::move(*loaded)));

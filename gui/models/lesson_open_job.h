@@ -20,6 +20,8 @@ class LessonOpenJob : public QObject {
   ~LessonOpenJob() override;
 
   void open(const LessonRequest& request);
+  // Forgets the request: a read under way finishes unseen (a lesson opened since wins).
+  void cancel() { m_load.cancel(); }
   bool isBusy() const { return m_load.isBusy(); }
 
  signals:

@@ -96,6 +96,19 @@ class TestLessonOpenJob : public QObject {
     QVERIFY(told);
   }
 
+  // A lesson opened in place (the command line, a script) wins over one still being read.
+  void testALessonOpenedInPlaceWinsOverOneBeingRead() {
+    LearnPage page(QDir::tempPath(), QString());
+    QSignalSpy loaded(&page, &LearnPage::lessonLoaded);
+    page.openLessonInBackground(3);
+    QString error;
+    QVERIFY2(page.openLesson(6, &error), qPrintable(error));
+    QTest::qWait(1500);
+    QCOMPARE(loaded.count(), 1);
+    QVERIFY(page.lesson().ring_ranks > 0);
+    QCOMPARE(page.lessonBox()->currentIndex(), 6);
+  }
+
   // A class's step in the lesson shown is shown at once; another lesson's is shown when
   // its read ends (linkShown), and a link to a missing file is refused (linkFailed).
   void testFollowingAClassReadsOnlyANewLesson() {
