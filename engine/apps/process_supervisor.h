@@ -65,6 +65,7 @@ class ProcessSupervisor {
   // own, and outlive it when it is killed): surveyed as the job runs, killed with it.
   std::set<ProcessId> tree_;
   Clock::time_point next_survey_{};
+  Clock::time_point started_at_{};  // the first seconds are surveyed at every tick
   void survey();
   void kill_tree();
   void read_ready(int fd, std::string& buffer, const std::function<void(const std::string&)>& on_line, bool& open);
