@@ -187,30 +187,8 @@ QString optimizerStateHtml(const RunData& d) {
   return html;
 }
 
-// Per rank, the sums over its iterations past warm-up that the Summary's table shows as means.
-struct RankMeans {
-  int n = 0;
-  double iteration = 0, compute = 0, comm = 0, exposed = 0, cpu_comm = 0, cpu_exposed = 0;
-};
-
-std::map<int, RankMeans> rankMeans(const RunData& d) {
-  std::map<int, RankMeans> means;
-  for (const auto& it : d.analysis.iterations) {
-    if (probes::is_warm_up(d.analysis, it)) continue;
-    RankMeans& m = means[it.rank];
-    ++m.n;
-    m.iteration += it.iteration_ms;
-    m.compute += it.compute_ms;
-    m.comm += it.comm_ms;
-    m.exposed += it.exposed_comm_ms;
-    m.cpu_comm += it.from_gpu ? it.cpu_comm_ms : it.comm_ms;
-    m.cpu_exposed += it.from_gpu ? it.cpu_exposed_comm_ms : it.exposed_comm_ms;
-  }
-  return means;
-}
-
 // One rank's row of the Summary's table; `gpu` adds the CPU's view of communication.
-QString rankRowHtml(const probes::RankRow& r, const RankMeans& m, bool gpu) {
+QString rankRowHtml(const probes::RankRow& r, const probes::RankSums& m, bool gpu) {
   const int n = m.n;
   const double comm = m.comm, exposed = m.exposed;
   const QString overlap = comm > 0 ? QString::number(1 - exposed / comm, 'f', 2) : QStringLiteral("–");
@@ -306,7 +284,7 @@ QString SummaryPage::rankTableHtml(const RunData& d, bool gpu) {
           "<th>mean iteration (ms)</th><th>%1compute (ms)</th><th>%1comm (ms)</th>"
           "<th>%1exposed (ms)</th><th>overlap</th>%2<th>events</th><th>dropped</th></tr>")
           .arg(gpu ? tr("GPU ") : QString(), gpu ? tr("<th>CPU comm (ms)</th><th>CPU exposed (ms)</th>") : QString());
-  std::map<int, RankMeans> means = rankMeans(d);
+  std::map<int, probes::RankSums> means = probes::rank_sums(d.analysis);
   // A wide job lists its slowest ranks only (a thousand rows would bury the rest); the
   // Ranks tab shows every one.
   std::vector<probes::RankRow> shown = d.ranks;
@@ -322,7 +300,7 @@ QString SummaryPage::rankTableHtml(const RunData& d, bool gpu) {
                 .arg(d.ranks.size());
   }
   for (const auto& r : shown)
-    table += rankRowHtml(r, means.count(r.rank) ? means[r.rank] : RankMeans{}, gpu);
+    table += rankRowHtml(r, means.count(r.rank) ? means[r.rank] : probes::RankSums{}, gpu);
   html += table + QStringLiteral("</table>");
   return html;
 }

@@ -257,6 +257,24 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
 
 }  // namespace
 
+std::map<int, RankSums> rank_sums(const RunAnalysis& analysis) {
+  std::map<int, RankSums> sums;
+  for (const IterationAnalysis& it : analysis.iterations) {
+    if (is_warm_up(analysis, it)) continue;
+    RankSums& s = sums[it.rank];
+    ++s.n;
+    s.gpu = s.gpu || it.from_gpu;
+    s.iteration += it.iteration_ms;
+    s.compute += it.compute_ms;
+    s.comm += it.comm_ms;
+    s.exposed += it.exposed_comm_ms;
+    s.cpu_comm += it.from_gpu ? it.cpu_comm_ms : it.comm_ms;
+    s.cpu_exposed += it.from_gpu ? it.cpu_exposed_comm_ms : it.exposed_comm_ms;
+    s.gpu_idle += it.gpu_idle_ms;
+  }
+  return sums;
+}
+
 bool is_warm_up(const RunAnalysis& analysis, const IterationAnalysis& it) {
   // Iterations are by rank, then iteration: the rank's rows are one run of them.
   const auto& rows = analysis.iterations;

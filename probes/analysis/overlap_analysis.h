@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "run_store_reader.h"
@@ -88,6 +89,16 @@ struct RunAnalysis {
 // An iteration every mean leaves out: a rank's first when it has three or more (it warms
 // caches and builds buckets).
 bool is_warm_up(const RunAnalysis& analysis, const IterationAnalysis& it);
+
+// Per rank, the sums over its iterations past warm-up, which `stats` and the Summary show
+// as means. `cpu_*`: the CPU's view of communication (the same as comm and exposed where
+// the CPU timed them); `gpu`: some iteration's figures came from the GPU.
+struct RankSums {
+  int n = 0;
+  bool gpu = false;
+  double iteration = 0, compute = 0, comm = 0, exposed = 0, cpu_comm = 0, cpu_exposed = 0, gpu_idle = 0;
+};
+std::map<int, RankSums> rank_sums(const RunAnalysis& analysis);
 
 // rank -1: every rank.
 RunAnalysis analyze_run(RunStoreReader& run, int rank = -1);

@@ -98,25 +98,7 @@ nlohmann::ordered_json buckets_json(const RunAnalysis& a) {
 // Per rank, the means over its iterations, the first left out when there are three or
 // more (it warms caches and builds buckets).
 nlohmann::ordered_json summary_json(const RunAnalysis& a) {
-  struct Sums {
-    int n = 0;
-    bool gpu = false;
-    double iteration = 0, compute = 0, comm = 0, exposed = 0, cpu_comm = 0, cpu_exposed = 0, gpu_idle = 0;
-  };
-  std::map<int, Sums> sums;
-  for (const IterationAnalysis& it : a.iterations) {
-    if (is_warm_up(a, it)) continue;
-    Sums& s = sums[it.rank];
-    ++s.n;
-    s.gpu = s.gpu || it.from_gpu;
-    s.iteration += it.iteration_ms;
-    s.compute += it.compute_ms;
-    s.comm += it.comm_ms;
-    s.exposed += it.exposed_comm_ms;
-    s.cpu_comm += it.from_gpu ? it.cpu_comm_ms : it.comm_ms;
-    s.cpu_exposed += it.from_gpu ? it.cpu_exposed_comm_ms : it.exposed_comm_ms;
-    s.gpu_idle += it.gpu_idle_ms;
-  }
+  const std::map<int, RankSums> sums = rank_sums(a);
   nlohmann::ordered_json summary = nlohmann::ordered_json::array();
   for (const auto& [rank, s] : sums) {
     nlohmann::ordered_json row = {{"rank", rank},
