@@ -45,9 +45,16 @@ ClassroomController::ClassroomController(LearnPage* page) : QObject(page), m_pag
 
 // The status label may sit in a window's status bar, which then owns it.
 ClassroomController::~ClassroomController() {
-  if (m_server) m_server->close();  // students hear the class end
-  if (m_client) m_client->leave();
-  if (!m_status->parent()) delete m_status;
+  // Students hear the class end; nothing they say back reaches this half-destroyed object.
+  if (m_server) {
+    m_server->disconnect(this);
+    m_server->close();
+  }
+  if (m_client) {
+    m_client->disconnect(this);
+    m_client->leave();
+  }
+  if (m_status && !m_status->parent()) delete m_status;
 }
 
 // A student not stepping freely shows the teacher's lesson and step.
@@ -154,6 +161,7 @@ QString ClassroomController::address() const {
 }
 
 void ClassroomController::showStatus() {
+  if (!m_status) return;  // the window, and its status bar, are going
   if (!m_bar) {
     m_bar = new ClassBar;
     m_page->setClassBar(m_bar);

@@ -8,11 +8,13 @@
 
 #include <QHostAddress>
 #include <QObject>
+#include <QLabel>
+#include <QPointer>
 
 class QAction;
 class QChartView;
 class QDialog;
-class QLabel;
+
 class QMenu;
 
 namespace ddpscope::gui {
@@ -59,7 +61,7 @@ class ClassroomController : public QObject {
   ClassroomServer* m_server = nullptr;
   ClassroomClient* m_client = nullptr;
   QAction* m_free = nullptr;
-  QLabel* m_status = nullptr;
+  QPointer<QLabel> m_status;  // a status bar that takes it deletes it, maybe before this
   ClassBar* m_bar = nullptr;
   QDialog* m_answers = nullptr;
   QChartView* m_answersView = nullptr;
