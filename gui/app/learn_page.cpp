@@ -35,8 +35,9 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
     : QWidget(parent),
       m_recorder(new LessonLiveRecorder(workspace, cli, this)),
       m_opener(new LessonOpenJob(this)),
-      m_player(new LessonPlayer(this)),
-      m_classroom(new ClassroomController(this)) {
+      m_classroom(new ClassroomController(this)),
+      m_loaded(std::make_shared<const LoadedLesson>()),
+      m_player(new LessonPlayer(this)) {
   setFocusPolicy(Qt::StrongFocus);
   auto* layout = new QVBoxLayout(this);
   addLessonBars(layout);
@@ -208,7 +209,7 @@ void LearnPage::showEvent(QShowEvent* event) {
       m_split->setSizes({graph, m_split->width() - graph});
     }
   }
-  if (!m_lesson.steps.empty() || isRunningLive() || m_openedOnShow) return;
+  if (!m_loaded->lesson.steps.empty() || isRunningLive() || m_openedOnShow) return;
   m_openedOnShow = true;  // once: a lesson that cannot load says so once, not on every visit
   openLessonInBackground(std::max(0, m_lessonBox->currentIndex()));
 }
@@ -261,7 +262,7 @@ static bool sameSource(const LessonLink& a, const LessonLink& b) {
 }
 
 void LearnPage::followLink(const LessonLink& link) {
-  if (!m_lesson.steps.empty() && sameSource(link, m_source) && !m_opener->isBusy()) {
+  if (!m_loaded->lesson.steps.empty() && sameSource(link, m_loaded->request.source) && !m_opener->isBusy()) {
     m_pendingLink.reset();
     showLinkState(link);
     emit linkShown();
@@ -304,28 +305,26 @@ void LearnPage::showLinkState(const LessonLink& link) {
 
 // A lesson read (here or off the UI thread): its view, words, source and step 0.
 void LearnPage::showLoaded(std::shared_ptr<const LoadedLesson> loaded) {
-  const LessonRequest& r = loaded->request;
-  m_loaded = std::move(loaded);
-  m_lesson = m_loaded->lesson;
-  showView(viewNamed(kindOf(m_lesson).view()));
-  m_view->setLesson(m_lesson);
-  m_about->setText(m_view->about(r.about, m_lesson, m_loaded->runConfig));
-  m_source = r.source;
-  m_catalogIndex = r.catalogIndex;
-  m_narration = m_loaded->narration;
+  // The lesson shown before stays alive to the end of this function: the player and the
+  // views point into it until they are given the new one.
+  const std::shared_ptr<const LoadedLesson> previous = std::exchange(m_loaded, std::move(loaded));
+  const LessonRequest& r = m_loaded->request;
+  showView(viewNamed(kindOf(m_loaded->lesson).view()));
+  m_view->setLesson(m_loaded->lesson);
+  m_about->setText(m_view->about(r.about, m_loaded->lesson, m_loaded->runConfig));
   if (r.catalogIndex >= 0 && r.boxTitle.isEmpty()) showMenuLessonOptions(r.catalogIndex);
   m_autograd->setCompared(m_loaded->compared);
   if (!r.compareRun.isEmpty() && !m_loaded->compareError.isEmpty())
     emit statusMessage(tr("Side by side is not available: %1").arg(m_loaded->compareError));
   const QString name = QFileInfo(r.source.source == LessonLink::Source::File ? r.source.path : r.run).fileName();
-  const QString title = m_loaded->title.isEmpty() ? m_view->title(m_lesson) : m_loaded->title;
-  m_title->setText(tr("%1 · %2 steps · %3").arg(title).arg(m_lesson.steps.size()).arg(name));
+  const QString title = m_loaded->title.isEmpty() ? m_view->title(m_loaded->lesson) : m_loaded->title;
+  m_title->setText(tr("%1 · %2 steps · %3").arg(title).arg(m_loaded->lesson.steps.size()).arg(name));
   showSourceInBox(r.boxTitle.isEmpty() ? m_loaded->title : r.boxTitle);
-  m_player->setLesson(m_lesson, m_loaded->stops);  // shows step 0
+  m_player->setLesson(m_loaded->lesson, m_loaded->stops);  // shows step 0
   if (r.source.source == LessonLink::Source::File) sayUnusedStops(name);
   emit lessonLoaded();
   if (!m_liveOutcome.isEmpty()) emit statusMessage(std::exchange(m_liveOutcome, QString()));
-  if (m_pendingLink && sameSource(*m_pendingLink, m_source)) {
+  if (m_pendingLink && sameSource(*m_pendingLink, m_loaded->request.source)) {
     showLinkState(*m_pendingLink);
     m_pendingLink.reset();
     emit linkShown();
@@ -345,10 +344,10 @@ void LearnPage::showMenuLessonOptions(int index) {
 
 // Stops and narration past a lesson file's end are said, not silently dropped.
 void LearnPage::sayUnusedStops(const QString& file) {
-  const size_t steps = m_lesson.steps.size();
+  const size_t steps = m_loaded->lesson.steps.size();
   const long beyond =
       std::count_if(stops().begin(), stops().end(), [&](int s) { return static_cast<size_t>(s) > steps; }) +
-      std::count_if(m_narration.begin(), m_narration.end(),
+      std::count_if(m_loaded->narration.begin(), m_loaded->narration.end(),
                     [&](const auto& n) { return static_cast<size_t>(n.first) > steps; });
   if (beyond > 0)
     emit statusMessage(tr("%1: %2 stop(s) or narrated step(s) lie past the lesson's %3 steps and are not used")
@@ -362,8 +361,8 @@ void LearnPage::sayUnusedStops(const QString& file) {
 void LearnPage::showSourceInBox(const QString& title) {
   // Run live re-records a lesson of the menu (a live recording of one included); a file
   // or run of the user's own has no example to run again, nor a twin to show beside it.
-  m_live->setEnabled(m_recorder->available() && m_catalogIndex >= 0 && !isRunningLive());
-  if (m_source.source != LessonLink::Source::Builtin && m_catalogIndex < 0) {
+  m_live->setEnabled(m_recorder->available() && m_loaded->request.catalogIndex >= 0 && !isRunningLive());
+  if (m_loaded->request.source.source != LessonLink::Source::Builtin && m_loaded->request.catalogIndex < 0) {
     m_sideBySide->setChecked(false);
     m_sideBySide->setEnabled(false);
     m_autograd->clearCompared();
@@ -371,16 +370,16 @@ void LearnPage::showSourceInBox(const QString& title) {
   const QSignalBlocker block(m_lessonBox);
   while (m_lessonBox->count() > static_cast<int>(lessons().size()))
     m_lessonBox->removeItem(m_lessonBox->count() - 1);
-  if (m_source.source == LessonLink::Source::Builtin) {
-    m_lessonBox->setCurrentIndex(m_source.lesson);
+  if (m_loaded->request.source.source == LessonLink::Source::Builtin) {
+    m_lessonBox->setCurrentIndex(m_loaded->request.source.lesson);
     return;
   }
-  m_lessonBox->addItem(title.isEmpty() ? QFileInfo(m_source.path).fileName() : title);
+  m_lessonBox->addItem(title.isEmpty() ? QFileInfo(m_loaded->request.source.path).fileName() : title);
   m_lessonBox->setCurrentIndex(m_lessonBox->count() - 1);
 }
 
 QString LearnPage::copyLinkToStep() {
-  if (m_lesson.steps.empty()) {
+  if (m_loaded->lesson.steps.empty()) {
     emit statusMessage(tr("Open a lesson first (the Learn menu): a link names a lesson and its step"));
     return QString();
   }
@@ -391,7 +390,7 @@ QString LearnPage::copyLinkToStep() {
 }
 
 LessonLink LearnPage::linkToStep() const {
-  LessonLink link = m_source;
+  LessonLink link = m_loaded->request.source;
   link.step = static_cast<int>(m_player->applied());
   link.sideBySide = m_sideBySide->isChecked();
   link.predict = m_predict->isChecked();
@@ -402,7 +401,7 @@ LessonLink LearnPage::linkToStep() const {
 bool LearnPage::isRunningLive() const { return m_recorder->isRecording(); }
 
 bool LearnPage::runLive(QString* error) {
-  if (m_catalogIndex < 0) {
+  if (m_loaded->request.catalogIndex < 0) {
     *error = tr("Run live re-records a lesson of the Learn menu: open one there first");
     return false;
   }
@@ -410,7 +409,7 @@ bool LearnPage::runLive(QString* error) {
   params.workers = m_workers->value();
   for (const LessonView* view : m_views)
     view->readOptions(params);
-  if (!m_recorder->start(lessons()[static_cast<size_t>(m_catalogIndex)], params, error)) return false;
+  if (!m_recorder->start(lessons()[static_cast<size_t>(m_loaded->request.catalogIndex)], params, error)) return false;
   m_live->setEnabled(false);
   return true;
 }
@@ -426,7 +425,7 @@ void LearnPage::liveRunFinished(const QString& out, int code, const QString& las
   }
   m_liveOutcome =
       code == 0 ? tr("Recorded %1").arg(name) : tr("Recorded %1; the example failed: %2").arg(name, lastLine);
-  openInBackground(requestLiveRecording(std::max(0, m_catalogIndex), out), QString());
+  openInBackground(requestLiveRecording(std::max(0, m_loaded->request.catalogIndex), out), QString());
 }
 
 // The replay's controls, as the player has them.
@@ -457,15 +456,16 @@ void LearnPage::updateScore() {
 void LearnPage::showState() {
   const size_t applied = m_player->applied();
   m_view->showState(state(), applied, isAskingPrediction());
-  m_stepLabel->setText(tr("Step %1 of %2").arg(applied).arg(m_lesson.steps.size()));
+  m_stepLabel->setText(tr("Step %1 of %2").arg(applied).arg(m_loaded->lesson.steps.size()));
   if (isAskingPrediction()) {
-    m_explanation->setText(m_view->question(m_lesson.steps[applied]));
+    m_explanation->setText(m_view->question(m_loaded->lesson.steps[applied]));
   } else if (applied == 0) {
     m_explanation->setText(tr("Press Space to play, or Right to take one step."));
   } else {
-    const auto narrated = m_narration.find(static_cast<int>(applied));
-    m_explanation->setText(narrated != m_narration.end() ? narrated->second
-                                                         : QString::fromStdString(m_lesson.explain(applied - 1)));
+    const auto narrated = m_loaded->narration.find(static_cast<int>(applied));
+    m_explanation->setText(narrated != m_loaded->narration.end()
+                               ? narrated->second
+                               : QString::fromStdString(m_loaded->lesson.explain(applied - 1)));
   }
   updateScore();
   emit stepShown();

@@ -78,11 +78,11 @@ class LearnPage : public QWidget {
   bool runLive(QString* error);
   bool isRunningLive() const;
 
-  const Lesson& lesson() const { return m_lesson; }
+  const Lesson& lesson() const { return m_loaded->lesson; }
   // Stepping, playing and Predict mode's score (lesson_player.h).
   LessonPlayer* player() const { return m_player; }
   size_t applied() const;  // steps shown so far
-  LessonState state() const { return m_lesson.stateAfter(applied()); }
+  LessonState state() const { return m_loaded->lesson.stateAfter(applied()); }
   void stepForward();
   void stepBack();
   void toStart();
@@ -150,12 +150,13 @@ class LearnPage : public QWidget {
   LessonLiveRecorder* m_recorder = nullptr;  // Run live
   LessonOpenJob* m_opener = nullptr;         // reads lessons off the UI thread
   ClassroomController* m_classroom = nullptr;
-  std::shared_ptr<const LoadedLesson> m_loaded;  // what m_lesson was read with
-  LessonLink m_loading;                          // what m_opener reads, while it is busy
-  std::optional<LessonLink> m_pendingLink;       // followLink's, shown when its lesson is read
-  QString m_liveOutcome;                         // Run live's words, said when its run is shown
-  LessonPlayer* m_player = nullptr;              // where the replay stands
-  Lesson m_lesson;
+  // The lesson shown, as read: its steps, its source (a lesson of the menu, a file, a run),
+  // the menu's lesson it replays or re-records (-1: the user's own), a file's narration.
+  std::shared_ptr<const LoadedLesson> m_loaded;
+  LessonLink m_loading;                     // what m_opener reads, while it is busy
+  std::optional<LessonLink> m_pendingLink;  // followLink's, shown when its lesson is read
+  QString m_liveOutcome;                    // Run live's words, said when its run is shown
+  LessonPlayer* m_player = nullptr;         // where the replay stands
   bool m_openedOnShow = false;
   std::vector<LessonView*> m_views;  // every kind's view; one shown at a time
   LessonView* m_view = nullptr;      // the lesson shown's
@@ -173,9 +174,6 @@ class LearnPage : public QWidget {
   QLabel* m_explanation = nullptr;
   QLabel* m_stepLabel = nullptr;
   QLabel* m_feedback = nullptr;
-  LessonLink m_source;                 // what is replayed: a lesson of the menu, a lesson file, a run
-  int m_catalogIndex = -1;             // the menu's lesson shown or live-recorded; -1: a file or run of the user's
-  std::map<int, QString> m_narration;  // a lesson file's words for its steps
   QLabel* m_scoreLabel = nullptr;
   QComboBox* m_lessonBox = nullptr;
   QSpinBox* m_workers = nullptr;
