@@ -33,22 +33,7 @@ class ProcessGroupMPI : public ProcessGroup {
   ~ProcessGroupMPI() override;
 
   std::string backend_name() const override { return "mpi"; }
-  std::shared_ptr<Work> allreduce(const Tensor& tensor, const AllreduceOptions& opts = {}) override;
-  std::shared_ptr<Work> allreduce_coalesced(const std::vector<Tensor>& tensors,
-                                            const AllreduceOptions& opts = {}) override;
-  std::shared_ptr<Work> broadcast(const Tensor& tensor, const BroadcastOptions& opts = {}) override;
-  std::shared_ptr<Work> broadcast_coalesced(const std::vector<Tensor>& tensors, const std::vector<int>& roots,
-                                            const CollectiveOptions& opts = {}) override;
-  std::shared_ptr<Work> allgather(const std::vector<Tensor>& outputs, const Tensor& input,
-                                  const CollectiveOptions& opts = {}) override;
-  std::shared_ptr<Work> reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,
-                                       const ReduceScatterOptions& opts = {}) override;
-  std::shared_ptr<Work> alltoall(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                                 const CollectiveOptions& opts = {}) override;
-  std::shared_ptr<Work> barrier(const CollectiveOptions& opts = {}) override;
-  std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag = 0) override;
-  std::shared_ptr<Work> recv(const Tensor& tensor, int src, int tag = 0) override;
-  std::shared_ptr<ProcessGroup> new_group(const std::vector<int>& ranks) override;
+  DDPSCOPE_PROCESS_GROUP_OVERRIDES
 
   MPI_Comm comm() const { return comm_.get(); }
   // Whether sums go around ring_allreduce.h's ring (ranks on several hosts).

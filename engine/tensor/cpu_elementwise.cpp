@@ -198,14 +198,14 @@ Tensor pow_scalar(const Tensor& a, double exponent) {
 }
 
 Tensor relu_backward(const Tensor& grad, const Tensor& output) {
-  DDPSCOPE_ROUTE_CUDA(grad, relu_backward(grad, output));
+  DDPSCOPE_ROUTE_CUDA(grad, gradient_of(cuda_kernels::GradientOf::Relu, grad, output));
   return dispatch_compute(grad.dtype(), "relu_backward", [&]<typename T>() {
     return map_binary_same_shape<T>(grad, output, "relu_backward", [](T g, T y) { return y > T(0) ? g : T(0); });
   });
 }
 
 Tensor gelu_backward(const Tensor& grad, const Tensor& input) {
-  DDPSCOPE_ROUTE_CUDA(grad, gelu_backward(grad, input));
+  DDPSCOPE_ROUTE_CUDA(grad, gradient_of(cuda_kernels::GradientOf::Gelu, grad, input));
   return dispatch_compute(grad.dtype(), "gelu_backward", [&]<typename T>() {
     return map_binary_same_shape<T>(grad, input, "gelu_backward", [](T g, T x) {
       const T cdf = T(0.5) * (T(1) + std::erf(x * static_cast<T>(kInvSqrt2)));
@@ -216,21 +216,21 @@ Tensor gelu_backward(const Tensor& grad, const Tensor& input) {
 }
 
 Tensor tanh_backward(const Tensor& grad, const Tensor& output) {
-  DDPSCOPE_ROUTE_CUDA(grad, tanh_backward(grad, output));
+  DDPSCOPE_ROUTE_CUDA(grad, gradient_of(cuda_kernels::GradientOf::Tanh, grad, output));
   return dispatch_compute(grad.dtype(), "tanh_backward", [&]<typename T>() {
     return map_binary_same_shape<T>(grad, output, "tanh_backward", [](T g, T y) { return g * (T(1) - y * y); });
   });
 }
 
 Tensor sigmoid_backward(const Tensor& grad, const Tensor& output) {
-  DDPSCOPE_ROUTE_CUDA(grad, sigmoid_backward(grad, output));
+  DDPSCOPE_ROUTE_CUDA(grad, gradient_of(cuda_kernels::GradientOf::Sigmoid, grad, output));
   return dispatch_compute(grad.dtype(), "sigmoid_backward", [&]<typename T>() {
     return map_binary_same_shape<T>(grad, output, "sigmoid_backward", [](T g, T y) { return g * y * (T(1) - y); });
   });
 }
 
 Tensor pow_backward(const Tensor& grad, const Tensor& input, double exponent) {
-  DDPSCOPE_ROUTE_CUDA(grad, pow_backward(grad, input, exponent));
+  DDPSCOPE_ROUTE_CUDA(grad, gradient_of(cuda_kernels::GradientOf::Pow, grad, input, exponent));
   return dispatch_compute(grad.dtype(), "pow_backward", [&]<typename T>() {
     const T e = static_cast<T>(exponent);
     return map_binary_same_shape<T>(grad, input, "pow_backward",

@@ -238,20 +238,16 @@ Tensor unary(const Tensor& a, UnaryOp op) {
 Tensor pow_scalar(const Tensor& a, double exponent) {
   return derivative(Tensor(), a, Derivative::PowValue, exponent, 0, "pow");
 }
-Tensor relu_backward(const Tensor& g, const Tensor& out) {
-  return derivative(g, out, Derivative::Relu, 0, 0, "relu_backward");
-}
-Tensor gelu_backward(const Tensor& g, const Tensor& in) {
-  return derivative(g, in, Derivative::Gelu, 0, 0, "gelu_backward");
-}
-Tensor tanh_backward(const Tensor& g, const Tensor& out) {
-  return derivative(g, out, Derivative::Tanh, 0, 0, "tanh_backward");
-}
-Tensor sigmoid_backward(const Tensor& g, const Tensor& out) {
-  return derivative(g, out, Derivative::Sigmoid, 0, 0, "sigmoid_backward");
-}
-Tensor pow_backward(const Tensor& g, const Tensor& in, double exponent) {
-  return derivative(g, in, Derivative::Pow, exponent, 0, "pow_backward");
+Tensor gradient_of(GradientOf f, const Tensor& grad, const Tensor& saved, double exponent) {
+  switch (f) {
+    case GradientOf::Relu: return derivative(grad, saved, Derivative::Relu, 0, 0, "relu_backward");
+    case GradientOf::Gelu: return derivative(grad, saved, Derivative::Gelu, 0, 0, "gelu_backward");
+    case GradientOf::Tanh: return derivative(grad, saved, Derivative::Tanh, 0, 0, "tanh_backward");
+    case GradientOf::Sigmoid: return derivative(grad, saved, Derivative::Sigmoid, 0, 0, "sigmoid_backward");
+    case GradientOf::Pow: return derivative(grad, saved, Derivative::Pow, exponent, 0, "pow_backward");
+  }
+  DDPSCOPE_CHECK(false, "gradient_of: unknown function ", static_cast<int>(f));
+  return {};
 }
 
 }  // namespace ddpscope::cuda_kernels

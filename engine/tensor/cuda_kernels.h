@@ -18,11 +18,10 @@ void scale_(const Tensor& self, double factor);
 Tensor affine(const Tensor& a, double scale, double shift);
 Tensor unary(const Tensor& a, UnaryOp op);
 Tensor pow_scalar(const Tensor& a, double exponent);
-Tensor relu_backward(const Tensor& grad, const Tensor& output);
-Tensor gelu_backward(const Tensor& grad, const Tensor& input);
-Tensor tanh_backward(const Tensor& grad, const Tensor& output);
-Tensor sigmoid_backward(const Tensor& grad, const Tensor& output);
-Tensor pow_backward(const Tensor& grad, const Tensor& input, double exponent);
+// kernels::relu_backward and its kin, which are one grid loop here: grad * f'(saved),
+// where saved is what that function's CPU twin names (the output or the input).
+enum class GradientOf { Relu, Gelu, Tanh, Sigmoid, Pow };
+Tensor gradient_of(GradientOf f, const Tensor& grad, const Tensor& saved, double exponent = 0);
 
 Tensor sum(const Tensor& a);
 Tensor sum_dims(const Tensor& a, std::vector<int64_t> dims, bool keepdim);

@@ -85,7 +85,8 @@ class ArrowMerger {
 
 }  // namespace
 
-SequenceView::SequenceView(QWidget* parent) : QWidget(parent), m_data(std::make_shared<const SequenceData>()) {
+SequenceView::SequenceView(QWidget* parent)
+    : TimeAxisWidget(kLabelWidth, 8, parent), m_data(std::make_shared<const SequenceData>()) {
   setFocusPolicy(Qt::StrongFocus);
   setMinimumHeight(kTop + 120);
 }
@@ -114,7 +115,7 @@ void SequenceView::setFilter(const SequenceFilter& filter) {
 }
 
 void SequenceView::fitAll() {
-  m_axis.width_px = std::max(1, width() - kLabelWidth - 8);
+  m_axis.width_px = plotWidth();
   m_axis.fit(m_data->begin_ns, std::max(m_data->end_ns, m_data->begin_ns + TimeAxis::kMinSpanNs));
   update();
 }
@@ -141,8 +142,6 @@ QLineF SequenceView::lineOf(const SequenceArrow& a) const {
                                      : width() - 4;
   return QLineF(xs, laneY(a.src), xr, laneY(a.dst));
 }
-
-void SequenceView::resizeEvent(QResizeEvent*) { m_axis.width_px = std::max(1, width() - kLabelWidth - 8); }
 
 void SequenceView::paintEvent(QPaintEvent*) {
   QPainter p(this);
@@ -245,23 +244,10 @@ bool SequenceView::event(QEvent* e) {
   return QWidget::event(e);
 }
 
-void SequenceView::wheelEvent(QWheelEvent* event) {
-  m_axis.zoom(std::pow(1.25, event->angleDelta().y() / 120.0), event->position().x() - kLabelWidth);
-  update();
-  event->accept();
-}
-
-void SequenceView::mousePressEvent(QMouseEvent* event) {
-  m_pressAt = m_lastDrag = event->pos();
-  m_dragged = false;
-}
+void SequenceView::mousePressEvent(QMouseEvent* event) { pressAt(event->pos()); }
 
 void SequenceView::mouseMoveEvent(QMouseEvent* event) {
-  if (!(event->buttons() & Qt::LeftButton)) return;
-  if (std::abs(event->pos().x() - m_pressAt.x()) > 3) m_dragged = true;
-  m_axis.pan(-(event->pos().x() - m_lastDrag.x()));
-  m_lastDrag = event->pos();
-  update();
+  if (event->buttons() & Qt::LeftButton) panWithMouse(event->pos());
 }
 
 void SequenceView::mouseReleaseEvent(QMouseEvent* event) {
@@ -273,7 +259,7 @@ void SequenceView::keyPressEvent(QKeyEvent* event) {
     fitAll();
   } else if (event->key() == Qt::Key_Escape) {
     select(-1);
-  } else {
+  } else if (!navigationKey(event)) {
     QWidget::keyPressEvent(event);
   }
 }

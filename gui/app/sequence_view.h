@@ -2,24 +2,23 @@
 // worker is a horizontal lifeline, time runs left to right on the run's common clock,
 // and each message is an arrow from its send to its receive, coloured by kind. A message
 // never received is dashed to the right edge. Hovering shows an arrow's function,
-// message id and bytes; a click selects it. Wheel zooms around the cursor, a drag pans
-// and F fits the whole run, as in the timeline.
+// message id and bytes; a click selects it. Zoom and pan as in the timeline
+// (TimeAxisWidget), and F fits the whole run.
 // Level of detail: when many arrows would land on one pixel column, only one per (column,
 // sender, receiver, kind) is drawn, so a frame costs at most about the view's width
 // times the worker pairs, however many messages the run has.
 #pragma once
 
-#include <QWidget>
 #include <memory>
 
 #include "sequence_data.h"
-#include "time_axis.h"
+#include "time_axis_widget.h"
 
 class QPainter;
 
 namespace ddpscope::gui {
 
-class SequenceView : public QWidget {
+class SequenceView : public TimeAxisWidget {
   Q_OBJECT
 
  public:
@@ -32,8 +31,6 @@ class SequenceView : public QWidget {
   const SequenceData& data() const { return *m_data; }
   void setFilter(const SequenceFilter& filter);
   const SequenceFilter& filter() const { return m_filter; }
-  const TimeAxis& axis() const { return m_axis; }
-  TimeAxis& axis() { return m_axis; }
   void fitAll();
   // Where a message not yet received ends: at this time (a lesson's current step), or at
   // the right edge when negative (the default: in flight when the run was read).
@@ -59,12 +56,10 @@ class SequenceView : public QWidget {
 
  protected:
   void paintEvent(QPaintEvent*) override;
-  void wheelEvent(QWheelEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
-  void resizeEvent(QResizeEvent*) override;
   bool event(QEvent* e) override;  // tooltips
 
  private:
@@ -75,12 +70,9 @@ class SequenceView : public QWidget {
 
   std::shared_ptr<const SequenceData> m_data;
   SequenceFilter m_filter;
-  TimeAxis m_axis;
   int m_selected = -1;
   int64_t m_drawn = 0;
   int64_t m_now = -1;
-  QPoint m_pressAt, m_lastDrag;
-  bool m_dragged = false;
 };
 
 }  // namespace ddpscope::gui

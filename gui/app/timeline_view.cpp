@@ -26,7 +26,8 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 }  // namespace
 
-TimelineView::TimelineView(QWidget* parent) : QWidget(parent), m_data(std::make_shared<const TimelineData>()) {
+TimelineView::TimelineView(QWidget* parent)
+    : TimeAxisWidget(kLabelWidth, 0, parent), m_data(std::make_shared<const TimelineData>()) {
   setFocusPolicy(Qt::StrongFocus);
   setMouseTracking(false);
   relayout();
@@ -73,7 +74,7 @@ void TimelineView::updateData(std::shared_ptr<const TimelineData> data) {
 }
 
 void TimelineView::fitAll() {
-  m_axis.width_px = std::max(1, width() - kLabelWidth);
+  m_axis.width_px = plotWidth();
   m_axis.fit(m_data->begin_ns, m_data->end_ns);
   update();
 }
@@ -81,7 +82,7 @@ void TimelineView::fitAll() {
 void TimelineView::showIteration(int index) {
   if (index < 0 || index >= static_cast<int>(m_data->iterations.size())) return;
   m_iteration = index;
-  m_axis.width_px = std::max(1, width() - kLabelWidth);
+  m_axis.width_px = plotWidth();
   m_axis.fit(m_data->iterations[index].first, m_data->iterations[index].second, 0.05);
   update();
 }
@@ -90,7 +91,7 @@ void TimelineView::showTimeRange(int rank, int64_t begin_ns, int64_t end_ns) {
   if (end_ns < begin_ns) std::swap(begin_ns, end_ns);
   if (rank >= 0 && rankCollapsed(rank)) setRankCollapsed(rank, false);
   const int64_t pad = std::max<int64_t>(end_ns - begin_ns, 1'000'000);
-  m_axis.width_px = std::max(1, width() - kLabelWidth);
+  m_axis.width_px = plotWidth();
   m_axis.fit(begin_ns - pad, end_ns + pad, 0);
   setRange(begin_ns, end_ns);
 }
@@ -139,7 +140,7 @@ void TimelineView::select(const SpanRef& ref, bool reveal) {
     // Keep the zoom when the span fits in view; else fit it with room around it.
     const int64_t w = m_axis.end_ns - m_axis.begin_ns;
     const int64_t len = std::max<int64_t>(s->end_ns - s->begin_ns, 1);
-    m_axis.width_px = std::max(1, width() - kLabelWidth);
+    m_axis.width_px = plotWidth();
     if (len < w * 0.8) {
       const int64_t mid = s->begin_ns + len / 2;
       m_axis.begin_ns = mid - w / 2;
@@ -183,7 +184,7 @@ bool TimelineView::selectFlow(int fromRank, qint64 fromNs, int toRank, qint64 to
   // Both ends in view, with room around them to see what ran there.
   const int64_t a = std::min(f.from_ns, f.to_ns), b = std::max(f.from_ns, f.to_ns);
   const int64_t pad = std::max<int64_t>(5 * (b - a), 20'000);
-  m_axis.width_px = std::max(1, width() - kLabelWidth);
+  m_axis.width_px = plotWidth();
   m_axis.fit(a - pad, b + pad, 0);
   m_selection = SpanRef{};  // the message is what is selected: the details show it
   update();
@@ -241,11 +242,6 @@ SpanRef TimelineView::hitTest(QPoint pos) const {
   const int depth = m_layout.depthAt(index, pos.y());
   if (depth < 0) return {};
   return m_data->refOf(lane, m_data->spanAt(lane, t, static_cast<int64_t>(m_axis.nsPerPx()), depth));
-}
-
-void TimelineView::resizeEvent(QResizeEvent*) {
-  // Keep the visible time window; only the scale changes.
-  m_axis.width_px = std::max(1, width() - kLabelWidth);
 }
 
 // The range's length, in the iterations' band over its middle: in the band of time
@@ -624,21 +620,13 @@ void TimelineView::paintEvent(QPaintEvent* event) {
 
 void TimelineView::showWindow(int64_t begin_ns, int64_t end_ns) {
   if (end_ns <= begin_ns) return;
-  m_axis.width_px = std::max(1, width() - kLabelWidth);
+  m_axis.width_px = plotWidth();
   m_axis.fit(begin_ns, end_ns, 0);
   update();
 }
 
-void TimelineView::wheelEvent(QWheelEvent* event) {
-  const double steps = event->angleDelta().y() / 120.0;
-  m_axis.zoom(std::pow(1.25, steps), event->position().x() - kLabelWidth);
-  update();
-  event->accept();
-}
-
 void TimelineView::mousePressEvent(QMouseEvent* event) {
-  m_pressAt = m_lastDrag = event->pos();
-  m_dragged = false;
+  pressAt(event->pos());
   m_panning = event->button() == Qt::MiddleButton ||
               (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier));
   // A click on a rank's header collapses or expands it; on a host's, all its ranks.
@@ -660,13 +648,11 @@ void TimelineView::mousePressEvent(QMouseEvent* event) {
 
 void TimelineView::mouseMoveEvent(QMouseEvent* event) {
   if (!(event->buttons() & (Qt::LeftButton | Qt::MiddleButton))) return;
-  if (std::abs(event->pos().x() - m_pressAt.x()) > 3) m_dragged = true;
   if (m_panning) {
-    m_axis.pan(-(event->pos().x() - m_lastDrag.x()));  // drag right: earlier times come into view
-    m_lastDrag = event->pos();
-    update();
+    panWithMouse(event->pos());
     return;
   }
+  if (std::abs(event->pos().x() - m_pressAt.x()) > 3) m_dragged = true;
   if (m_dragged && m_pressAt.x() >= kLabelWidth) {
     setRange(m_axis.toNs(m_pressAt.x() - kLabelWidth),
              m_axis.toNs(std::max(kLabelWidth, event->pos().x()) - kLabelWidth));
@@ -700,7 +686,7 @@ bool TimelineView::event(QEvent* e) {
 }
 
 void TimelineView::keyPressEvent(QKeyEvent* event) {
-  const double centre = m_axis.width_px / 2;
+  if (navigationKey(event)) return;
   const bool ctrl = event->modifiers() & Qt::ControlModifier;
   switch (event->key()) {
     case Qt::Key_F:
@@ -711,27 +697,6 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
       }
       break;
     case Qt::Key_Slash: emit searchRequested(); break;
-    case Qt::Key_W:
-    case Qt::Key_Plus:
-    case Qt::Key_Equal:
-      m_axis.zoom(1.5, centre);
-      update();
-      break;
-    case Qt::Key_S:
-    case Qt::Key_Minus:
-      m_axis.zoom(1 / 1.5, centre);
-      update();
-      break;
-    case Qt::Key_A:
-    case Qt::Key_Left:
-      m_axis.pan(-m_axis.width_px / 5);
-      update();
-      break;
-    case Qt::Key_D:
-    case Qt::Key_Right:
-      m_axis.pan(m_axis.width_px / 5);
-      update();
-      break;
     case Qt::Key_N: showIteration(m_iteration + 1); break;
     case Qt::Key_P: showIteration(std::max(0, m_iteration - 1)); break;
     case Qt::Key_Escape:

@@ -20,13 +20,13 @@
 #include <set>
 #include <string>
 
-#include "time_axis.h"
+#include "time_axis_widget.h"
 #include "timeline_data.h"
 #include "track_layout.h"
 
 namespace ddpscope::gui {
 
-class TimelineView : public QWidget {
+class TimelineView : public TimeAxisWidget {
   Q_OBJECT
 
  public:
@@ -38,7 +38,6 @@ class TimelineView : public QWidget {
   void updateData(std::shared_ptr<const TimelineData> data);
   const TimelineData& data() const { return *m_data; }
   std::shared_ptr<const TimelineData> sharedData() const { return m_data; }
-  const TimeAxis& axis() const { return m_axis; }
   const TrackLayout& layout() const { return m_layout; }
   void fitAll();
   void showIteration(int index);  // 0-based into data().iterations
@@ -99,12 +98,10 @@ class TimelineView : public QWidget {
 
  protected:
   void paintEvent(QPaintEvent* event) override;
-  void wheelEvent(QWheelEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
-  void resizeEvent(QResizeEvent*) override;
   bool event(QEvent* event) override;  // tooltips
 
  private:
@@ -128,7 +125,6 @@ class TimelineView : public QWidget {
   double laneCenter(uint32_t lane) const { return m_layout.anchorY(static_cast<int>(lane)); }
 
   std::shared_ptr<const TimelineData> m_data;
-  TimeAxis m_axis;
   TrackLayout m_layout;
   std::set<int> m_collapsed;
   int m_iteration = -1;
@@ -136,9 +132,6 @@ class TimelineView : public QWidget {
   int64_t m_drawnFlows = 0;
   SpanRef m_selection;
   int64_t m_rangeBegin = 0, m_rangeEnd = 0;
-  QPoint m_pressAt;
-  QPoint m_lastDrag;
-  bool m_dragged = false;
   bool m_panning = false;
   std::pair<int64_t, int64_t> m_announced{0, 0};  // the window windowChanged last announced
   TrackHosts m_hosts;
