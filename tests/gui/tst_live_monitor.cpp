@@ -1,0 +1,209 @@
+// The Live tab's charts on the offscreen platform: axes and labels that read well, a dark
+// palette followed, the log scale and the overlap chart beside the timeline's range.
+#include <QtTest/QtTest>
+#include <QFile>
+#include <QSignalSpy>
+#include <QWheelEvent>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QGraphicsRectItem>
+#include <QGraphicsTextItem>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QAction>
+#include <QMenuBar>
+#include <QProgressBar>
+#include <QTableWidget>
+#include <QLogValueAxis>
+#include <QLegendMarker>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QTreeWidget>
+#include <QDropEvent>
+#include <QMimeData>
+#include <QProcess>
+#include <QProgressDialog>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QValueAxis>
+#include <QCategoryAxis>
+#include <QChart>
+#include <QChartView>
+#include <QAbstractBarSeries>
+#include <nlohmann/json.hpp>
+#include <set>
+#include "gui_test_runs.h"
+#include "live_monitor.h"
+#include "main_window.h"
+#include "timeline_view.h"
+#include "overlap_page.h"
+#include "timeline_page.h"
+
+using namespace ddpscope::gui;
+
+class TestLiveMonitor : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir m_config;
+
+ private slots:
+  // The app's settings go to a folder of the test's own, never the user's ~/.config.
+  void initTestCase() { qputenv("XDG_CONFIG_HOME", m_config.path().toUtf8()); }
+
+  // The send/recv view: one arrow per message between the workers' lifelines, filters,
+  // hover and click describing a message.
+  // Focus and tab changes never change the open run. The run list's
+  // first focus made its first row current, which opened that run instead.
+  // Chart axes start at 0 with round ticks, one spike does not
+  // flatten the iteration-time chart (it is clipped and counted), and the progress bar
+  // of a finished run agrees with the iterations recorded.
+  void testLiveChartsReadWell() {
+    std::vector<QPointF> points;
+    for (int i = 1; i <= 100; ++i)
+      points.emplace_back(i, 200 + (i % 7));
+    points.emplace_back(101, 25000);
+    const AxisFit clipped = fitAxes(points, true);
+    QCOMPARE(clipped.clipped, 1);
+    QCOMPARE(clipped.max, 25000.0);
+    QVERIFY(clipped.y1 > 206 && clipped.y1 < 400);
+    const AxisFit whole = fitAxes(points, false);
+    QCOMPARE(whole.clipped, 0);
+    QVERIFY(whole.y1 >= 25000);
+
+    QTemporaryDir folder;
+    // Live, the job's progress lines come every few iterations while the file grows: the
+    // status follows the bar (issue 34: "iteration 1 of 40" under a bar at 19 of 40).
+    {
+      const QString growing = folder.filePath("growing.ddprun");
+      {
+        ddpscope::probes::RunStoreWriter w(growing.toStdString());
+        w.begin_run({R"({"model":"mlp","iters":40})", 1, "mpi", "mlp"});
+        testing::write_iterations(w, 0, 1, 19);
+      }
+      LiveMonitor live;
+      live.setProgress(1, 40, 0.5, 1234, true);
+      QCOMPARE(live.statusLabel()->text(), QString("iteration 1 of 40 · loss 0.5000 · 1234 samples/s"));
+      live.setRun(loadRun(growing.toStdString()), /*live=*/true);
+      QCOMPARE(live.progressBar()->value(), 19);
+      QVERIFY2(live.statusLabel()->text().startsWith("iteration 19 of 40"), qPrintable(live.statusLabel()->text()));
+    }
+    const QString file = folder.filePath("job.ddprun");
+    testing::write_test_run(file.toStdString(), 2, 50);
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(file));
+    LiveMonitor* m = window.part<LiveMonitor>();
+    QCOMPARE(m->progressBar()->value(), 50);
+    QCOMPARE(m->progressBar()->maximum(), 50);
+    QVERIFY(m->statusLabel()->text().contains("50 iterations recorded"));
+    for (const QString chart : {"overlap", "iteration"}) {
+      QValueAxis* y = m->axis(chart, Qt::Vertical);
+      QValueAxis* x = m->axis(chart, Qt::Horizontal);
+      QCOMPARE(y->min(), 0.0);
+      QCOMPARE(x->min(), 0.0);
+      // Round ticks: every tick a whole multiple of the step of 1, 2 or 5 times 10^k.
+      const double step = (x->max() - x->min()) / (x->tickCount() - 1);
+      const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
+      QVERIFY2(std::abs(mantissa - 1) < 1e-9 || std::abs(mantissa - 2) < 1e-9 || std::abs(mantissa - 5) < 1e-9 ||
+                   std::abs(mantissa - 2.5) < 1e-9,
+               qPrintable(QString("%1: x %2..%3, %4 ticks; y %5..%6")
+                              .arg(chart)
+                              .arg(x->min())
+                              .arg(x->max())
+                              .arg(x->tickCount())
+                              .arg(y->min())
+                              .arg(y->max())));
+    }
+  }
+
+  // The charts follow a dark palette (no white panels in a dark app).
+  void testChartsFollowADarkPalette() {
+    const QPalette saved = QApplication::palette();
+    QPalette dark;
+    dark.setColor(QPalette::Window, QColor(0x20, 0x20, 0x20));
+    dark.setColor(QPalette::WindowText, Qt::white);
+    dark.setColor(QPalette::Base, QColor(0x18, 0x18, 0x18));
+    dark.setColor(QPalette::Text, Qt::white);
+    QApplication::setPalette(dark);
+    {
+      QTemporaryDir folder;
+      testing::write_test_run(folder.filePath("run.ddprun").toStdString(), 2, 4);
+      MainWindow window(folder.path());
+      QVERIFY(window.openRun(folder.filePath("run.ddprun")));
+      window.showTab("Overlap");
+      QCOMPARE(window.part<OverlapPage>()->chartView()->chart()->theme(), QChart::ChartThemeDark);
+      for (QChartView* v : window.part<LiveMonitor>()->findChildren<QChartView*>())
+        QCOMPARE(v->chart()->theme(), QChart::ChartThemeDark);
+    }
+    QApplication::setPalette(saved);
+    QTemporaryDir folder;
+    testing::write_test_run(folder.filePath("run.ddprun").toStdString(), 2, 4);
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(folder.filePath("run.ddprun")));
+    window.showTab("Overlap");
+    QCOMPARE(window.part<OverlapPage>()->chartView()->chart()->theme(), QChart::ChartThemeLight);
+  }
+
+  // A log scale shows every iteration time, the 25 s stall and the
+  // ordinary ones, nothing clipped; defect 8: the Overlap chart's legend has the
+  // straggler's colour, its x-axis numbers iterations even for many, and a bar click
+  // shows that iteration in the timeline.
+  void testLogScaleAndOverlapChart() {
+    using namespace ddpscope::probes;
+    QTemporaryDir folder;
+    const QString file = folder.filePath("spike.ddprun");
+    {
+      RunStoreWriter w(file.toStdString());
+      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank)
+        testing::write_iterations(w, rank, 1, 60, rank == 1 ? 150 : 0);
+      EventBatch b;
+      b.rank = 0;
+      for (int i = 1; i <= 60; ++i) {
+        const double ms = i == 30 ? 25000.0 : 40.0 + i % 5;
+        b.records.push_back(
+            nlohmann::json{{"type", "metric"}, {"iteration", i}, {"name", "iteration_ms"}, {"value", ms}}.dump());
+      }
+      w.write(b);
+      w.end_run("finished");
+    }
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(file));
+    LiveMonitor* m = window.part<LiveMonitor>();
+    QCOMPARE(m->pointCount("iteration"), 60);
+    QVERIFY(m->axis("iteration", Qt::Vertical)->max() < 25000);  // clipped on a linear scale
+    m->logScaleBox()->setChecked(true);
+    QVERIFY(m->logScale());
+    QVERIFY(m->logAxis());
+    QVERIFY(m->logAxis()->min() <= 40 && m->logAxis()->max() >= 25000);
+    QVERIFY(!m->monitorTitle("iteration").contains("above the axis"));
+    m->logScaleBox()->setChecked(false);
+    QVERIFY(m->axis("iteration", Qt::Vertical)->max() < 25000);
+    QVERIFY(m->monitorTitle("iteration").contains("above the axis"));
+
+    window.showTab("Overlap");
+    QChart* chart = window.part<OverlapPage>()->chartView()->chart();
+    QStringList legend;
+    for (auto* marker : chart->legend()->markers())
+      legend << marker->label();
+    QVERIFY2(legend.join(",").contains("straggler"), qPrintable(legend.join(",")));
+    auto* x = qobject_cast<QCategoryAxis*>(chart->axes(Qt::Horizontal).first());
+    QVERIFY(x);  // 60 bars: every k-th iteration labelled, on its bar
+    QVERIFY(x->categoriesLabels().size() >= 5 && x->categoriesLabels().size() <= 30);
+    QVERIFY(x->categoriesLabels().contains("10"));
+    auto* series = qobject_cast<QAbstractBarSeries*>(chart->series().first());
+    emit series->clicked(29, series->barSets().first());  // iteration 30
+    QCOMPARE(window.part<QTabWidget>("tabs")->tabText(window.part<QTabWidget>("tabs")->currentIndex()),
+             QString("Timeline"));
+    QVERIFY(window.part<TimelinePage>()->view()->axis().begin_ns <= 29000 &&
+            window.part<TimelinePage>()->view()->axis().end_ns >= 30000);
+    QVERIFY(window.part<TimelinePage>()->view()->axis().end_ns - window.part<TimelinePage>()->view()->axis().begin_ns <
+            2000);
+  }
+};
+
+QTEST_MAIN(TestLiveMonitor)
+#include "tst_live_monitor.moc"
