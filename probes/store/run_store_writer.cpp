@@ -376,6 +376,13 @@ void RunStoreWriter::store_settings(const nlohmann::json& r) {
   Statement write = db_.prepare("UPDATE runs SET config_json = ? WHERE run_id = 1");
   write.bind(1, config.dump());
   write.step();
+  // The backend the script's process group uses: the launcher knew only "torch".
+  const auto backend = r.find("backend");
+  if (backend != r.end() && backend->is_string() && !backend->get<std::string>().empty()) {
+    Statement set = db_.prepare("UPDATE runs SET backend = ? WHERE run_id = 1");
+    set.bind(1, backend->get<std::string>());
+    set.step();
+  }
 }
 
 void RunStoreWriter::store_metric(int64_t rk, const nlohmann::json& r) {

@@ -430,14 +430,15 @@ class TestRunStore : public ScratchTest {
   }
 
   // A "settings" record (a PyTorch job's DDP options) merges into the run's config; one
-  // whose values are not an object is skipped, the config left as it was.
+  // whose values are not an object is skipped, the config left as it was. Its backend
+  // (gloo) replaces the "torch" the launcher knew.
   void testSettingsRecordsMergeIntoTheConfig() {
     const std::string file = path("settings.ddprun");
     {
       RunStoreWriter w(file);
-      w.begin_run({R"({"source":"torch-script","np":2})", 1, "gloo", "script"});
+      w.begin_run({R"({"source":"torch-script","np":2})", 1, "torch", "script"});
       EventBatch b = known_iteration(0);
-      b.records = {R"j({"type":"settings","values":{"bucket_cap_mb":0.25,"np":4}})j",
+      b.records = {R"j({"type":"settings","backend":"gloo","values":{"bucket_cap_mb":0.25,"np":4}})j",
                    R"j({"type":"settings","values":[1,2]})j",
                    R"j({"type":"settings","values":{"static_graph":true}})j"};
       w.write(b);
@@ -449,6 +450,7 @@ class TestRunStore : public ScratchTest {
     QCOMPARE(config.value("np", 0), 4);
     QCOMPARE(config.value("static_graph", false), true);
     QCOMPARE(config.size(), size_t{4});
+    QCOMPARE(run.run().backend, std::string("gloo"));
   }
 
   // A script's run (a PyTorch job) records no iteration count: finished, its ranks are done,

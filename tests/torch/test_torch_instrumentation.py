@@ -102,6 +102,44 @@ class TorchInstrumentationTest(unittest.TestCase):
                 # 4 layers of 1 MiB weights, 0.25 MiB buckets (the first 1 MiB): several per iteration.
                 self.assertGreaterEqual(len(s["buckets"]["2"]), 3)
 
+    def test_each_track_is_named_by_what_runs_on_it(self):
+        """The training thread is "compute"; the backend's callback threads are named after
+        it and numbered, so no two of a rank's tracks read the same; the run names the
+        backend (gloo), not just "torch"."""
+        with tempfile.TemporaryDirectory() as tmp:
+            run, _, _ = run_job(tmp)
+            db = sqlite3.connect(run)
+            self.assertEqual(db.execute("SELECT backend FROM runs").fetchone()[0], BACKEND)
+            for rank in range(WORLD):
+                names = [n for (n,) in db.execute("SELECT name FROM threads WHERE rank = ? ORDER BY thread", (rank,))]
+                self.assertEqual(names[0], "compute", names)
+                self.assertEqual(len(names), len(set(names)), "two tracks with one name: %s" % names)
+                callbacks = sorted(n for n in names if n.startswith("comm: %s callbacks" % BACKEND))
+                if BACKEND == "gloo":
+                    self.assertGreaterEqual(len(callbacks), 1, names)
+                    self.assertEqual(callbacks[0], "comm: gloo callbacks", names)
+                    for k, n in enumerate(callbacks[1:], start=2):
+                        self.assertEqual(n, "comm: gloo callbacks %d" % k, names)
+            db.close()
+
+    def test_a_callback_run_on_the_training_thread_does_not_rename_it(self):
+        """gloo may complete a bucket's future inline, on the thread that launched it: the
+        callback must not rename the rank's main track."""
+        code = ("import sys; sys.path.insert(0, %r)\n"
+                "from ddpscope._session import Session\n"
+                "class Probes:\n"
+                "    names = []\n"
+                "    def set_thread_name(self, n): self.names.append(n)\n"
+                "p = Probes(); s = Session(p, 0)\n"
+                "s.name_callback_thread('comm: gloo callbacks')\n"
+                "import threading\n"
+                "t = [threading.Thread(target=s.name_callback_thread, args=('comm: gloo callbacks',)) for _ in range(2)]\n"
+                "[x.start() for x in t]; [x.join() for x in t]\n"
+                "print(p.names)\n" % os.path.join(SOURCE, "probes", "python"))
+        out = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.strip(), "['compute', 'comm: gloo callbacks', 'comm: gloo callbacks 2']")
+
     def test_gradients_ready_inside_backward_and_overlap_per_iteration(self):
         with tempfile.TemporaryDirectory() as tmp:
             run, out, _ = run_job(tmp, "--log-loss")

@@ -27,7 +27,11 @@ class Session:
         # (a torch without queue_callback: _torch_api).
         self._at_backward_return = []
         self._lock = threading.Lock()
-        self._named = threading.local()
+        # Threads named so far, by native id: a backend's own C++ threads come back into
+        # Python as a fresh threading object at each callback, so a threading.local forgets.
+        # The training thread is "compute", whatever the backend calls back on it.
+        self._named = {threading.main_thread().native_id: "compute", threading.get_native_id(): "compute"}
+        self._callback_threads = {}  # name -> how many threads carry it
         self._gpu_clock = None  # made at the first collective on CUDA tensors
         probes.set_thread_name("compute")
         atexit.register(self.close)
@@ -41,10 +45,24 @@ class Session:
             callback()
 
     def name_this_thread(self, name):
-        """Names the calling thread once (a comm hook's callbacks run on the backend's)."""
-        if not getattr(self._named, "done", False):
-            self.probes.set_thread_name(name)
-            self._named.done = True
+        """Names the calling thread once, unless it is the training thread: a callback the
+        backend runs inline on it does not rename the rank's main track."""
+        tid = threading.get_native_id()
+        if tid in self._named:
+            return
+        with self._lock:
+            self._named[tid] = name
+        self.probes.set_thread_name(name)
+
+    def name_callback_thread(self, name):
+        """name_this_thread for threads of which a backend keeps several (gloo's workers):
+        the second is "name 2", and so on, so that no two tracks read the same."""
+        if threading.get_native_id() in self._named:
+            return
+        with self._lock:
+            count = self._callback_threads.get(name, 0) + 1
+            self._callback_threads[name] = count
+        self.name_this_thread(name if count == 1 else "%s %d" % (name, count))
 
     def after_gpu(self, device, callback):
         """callback(end_ns) once the GPU has run what `device`'s current stream holds: the

@@ -53,7 +53,11 @@ class _Model:
         advice reads the cap it was recorded with)."""
         mib = float(1 << 20)
         first = _torch_api.first_bucket_bytes()
-        self.probes.record(json.dumps({"type": "settings", "values": {
+        try:  # the run says gloo or nccl, not just torch (the collector starts before DDP)
+            backend = str(dist.get_backend(ddp.process_group))
+        except Exception:
+            backend = None
+        self.probes.record(json.dumps({"type": "settings", "backend": backend, "values": {
             "bucket_cap_mb": ddp.bucket_bytes_cap / mib,
             "first_bucket_cap_mb": first / mib,
             "find_unused_parameters": bool(getattr(ddp, "find_unused_parameters", False)),
@@ -119,12 +123,18 @@ class _Model:
                 self.session.after_gpu(gpu, finished)
                 return value
             t1 = self.probes.now_ns()
-            self.session.name_this_thread("comm: bucket callbacks")
+            self.session.name_callback_thread("comm: %s callbacks" % self.backend_name())
             finished(t1)
             self.session.note_end(t1)
             return value
 
         return future.then(done)
+
+    def backend_name(self):
+        try:
+            return str(dist.get_backend(self.group))
+        except Exception:
+            return "bucket"
 
     def _note_bucket(self, index, bucket):
         """The assignment in force; recorded when the last bucket of an iteration shows one
