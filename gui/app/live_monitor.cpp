@@ -16,6 +16,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "category_palette.h"
 #include "chart_theme.h"
 #include "chart_title.h"
 
@@ -72,16 +73,34 @@ LiveMonitor::Chart LiveMonitor::makeChart(const QString& title, const QString& y
   return c;
 }
 
-QLineSeries* LiveMonitor::seriesFor(Chart& chart, int key, const QString& name) {
+QLineSeries* LiveMonitor::seriesFor(Chart& chart, int key, const QString& name, bool perRank) {
   auto it = chart.series.find(key);
   if (it != chart.series.end()) return it->second;
   auto* s = new QLineSeries;
   s->setName(name);
-  chart.view->chart()->addSeries(s);
-  s->attachAxis(chart.x);
-  s->attachAxis(&chart == &m_iterationMs && m_logScale ? static_cast<QAbstractAxis*>(m_logY) : chart.y);
   chart.series[key] = s;
+  // In rank order, whichever rank's points came first, so that the legends of the charts
+  // side by side read alike: a later, lower rank puts the series back in order.
+  QChart* c = chart.view->chart();
+  QAbstractAxis* y = &chart == &m_iterationMs && m_logScale ? static_cast<QAbstractAxis*>(m_logY) : chart.y;
+  for (auto& [k, series] : chart.series) {
+    if (series != s && k < key) continue;
+    if (series != s) c->removeSeries(series);
+    c->addSeries(series);
+    series->attachAxis(chart.x);
+    series->attachAxis(y);
+    if (perRank) series->setColor(rankColor(k));  // one colour per rank in every chart
+  }
   return s;
+}
+
+// A tick step of 1, 2 or 5 times a power of ten giving at most about `ticks` intervals.
+static double roundStep(double span, int ticks) {
+  const double raw = std::max(span / ticks, 1.0);  // iterations are whole numbers
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double m : {1.0, 2.0, 5.0})
+    if (m * power >= raw) return m * power;
+  return 10 * power;
 }
 
 AxisFit fitAxes(const std::vector<QPointF>& points, bool clip_outliers) {
@@ -118,13 +137,27 @@ void LiveMonitor::fit(Chart& chart, bool clipOutliers) {
     points.insert(points.end(), list.begin(), list.end());
   }
   const AxisFit f = fitAxes(points, clipOutliers);  // no points: 0..1 both ways
-  chart.x->setRange(0, std::max(f.x1, 1.0));
-  chart.x->applyNiceNumbers();  // round ticks: 0, 50, 100, not 9.7, 19.4
+  // The x axis ends at the last iteration (60 iterations: not to 100), with round ticks
+  // from 0: 0, 10, 20 ... not 9.7, 19.4.
+  const double last = std::max({f.x1, m_xEnd, 1.0});
+  chart.x->setRange(0, last);
+  chart.x->setTickType(QValueAxis::TicksDynamic);
+  chart.x->setTickAnchor(0);
+  chart.x->setTickInterval(roundStep(last, 6));
   chart.y->setRange(0, f.y1);
   chart.y->applyNiceNumbers();
   if (&chart == &m_overlap) chart.y->setRange(0, 1);  // a ratio: 0 to 1, whatever it reached
-  chart.clipped = f.clipped;
-  chart.clippedMax = f.max;
+  // The points above the axis as drawn: rounding the axis up may have brought some in.
+  chart.clipped = 0;
+  chart.clippedMax = 0;
+  if (f.clipped > 0) {
+    for (const QPointF& p : points) {
+      if (std::isfinite(p.y()) && p.y() > chart.y->max()) {
+        ++chart.clipped;
+        chart.clippedMax = std::max(chart.clippedMax, p.y());
+      }
+    }
+  }
   if (&chart == &m_iterationMs && m_logScale) {
     // Every point: from a little under the smallest positive one to over the largest.
     double lo = 0, hi = 0;
@@ -165,13 +198,14 @@ void LiveMonitor::setLogScale(bool on) {
 }
 
 void LiveMonitor::updateIterationTitle() {
-  setWrappedTitle(
-      m_iterationMs.view,
-      m_iterationMs.clipped == 0
-          ? tr("Iteration time per rank")
-          : tr("Iteration time per rank · %n point(s) above the axis, the largest %1 ms (try the log scale)", "",
-               m_iterationMs.clipped)
-                .arg(m_iterationMs.clippedMax, 0, 'f', 1));
+  setWrappedTitle(m_iterationMs.view,
+                  m_iterationMs.clipped == 0 ? tr("Iteration time per rank")
+                  : m_iterationMs.clipped == 1
+                      ? tr("Iteration time per rank · 1 point above the axis, at %1 ms (try the log scale)")
+                            .arg(m_iterationMs.clippedMax, 0, 'f', 1)
+                      : tr("Iteration time per rank · %1 points above the axis, the largest %2 ms (try the log scale)")
+                            .arg(m_iterationMs.clipped)
+                            .arg(m_iterationMs.clippedMax, 0, 'f', 1));
 }
 
 void LiveMonitor::setProgress(int iteration, int total, double loss, double rate, bool hasLoss) {
@@ -221,15 +255,27 @@ void LiveMonitor::setRun(const RunData& run, bool live) {
     if (std::isfinite(it.overlap_ratio))
       overlap[it.rank] << QPointF(static_cast<double>(it.iteration), it.overlap_ratio);
   }
+  // Every chart's x axis ends at the run's last iteration, so the four line up even where
+  // one has fewer points (no iteration times from a script).
+  m_xEnd = 0;
+  for (const auto& it : run.analysis.iterations)
+    m_xEnd = std::max(m_xEnd, static_cast<double>(it.iteration));
+  for (const auto& m : run.metrics)
+    m_xEnd = std::max(m_xEnd, static_cast<double>(m.iteration));
   auto show = [this](Chart& chart, std::map<int, QList<QPointF>>& points, bool perRank, const QString& name) {
     for (auto& [key, list] : points) {
-      seriesFor(chart, key, perRank ? tr("rank %1").arg(key) : name)->replace(list);
+      seriesFor(chart, key, perRank ? tr("rank %1").arg(key) : name, perRank)->replace(list);
     }
     fit(chart, &chart == &m_iterationMs);
   };
   show(m_loss, loss, false, tr("loss (mean over ranks)"));
+  // A script that logs no loss: a sentence, not an empty frame with ticks "0 0 0 0 1".
+  const bool noLoss = loss.empty() && run.nonfinite_loss_iteration < 0;
+  m_loss.x->setVisible(!noLoss);
+  m_loss.y->setVisible(!noLoss);
   setWrappedTitle(m_loss.view,
-                  run.nonfinite_loss_iteration < 0
+                  noLoss ? tr("Loss: none reported. A PyTorch script reports it with ddpscope.log(loss=value)")
+                  : run.nonfinite_loss_iteration < 0
                       ? tr("Loss")
                       : tr("Loss: not finite from iteration %1 on (see Summary)").arg(run.nonfinite_loss_iteration));
   show(m_rate, rate, false, tr("samples/s (all ranks)"));

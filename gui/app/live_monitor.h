@@ -72,7 +72,7 @@ class LiveMonitor : public QWidget {
     std::map<int, QLineSeries*> series;  // by rank (or 0 for job-wide ones)
   };
   Chart makeChart(const QString& title, const QString& yTitle);
-  QLineSeries* seriesFor(Chart& chart, int key, const QString& name);
+  QLineSeries* seriesFor(Chart& chart, int key, const QString& name, bool perRank);
   void fit(Chart& chart, bool clipOutliers);
   void updateIterationTitle();
   // loss | samples | iteration | overlap; nullptr for another name.
@@ -91,6 +91,7 @@ class LiveMonitor : public QWidget {
   QCheckBox* m_logBox = nullptr;
   QLogValueAxis* m_logY = nullptr;  // the iteration chart's y while on a log scale
   bool m_logScale = false;
+  double m_xEnd = 0;  // the run's last iteration: where every chart's x axis ends
 };
 
 }  // namespace ddpscope::gui

@@ -3,17 +3,14 @@
 #include <QLocale>
 #include <map>
 
+#include "category_palette.h"
+
 namespace ddpscope::gui {
 
 ParameterBucketModel::ParameterBucketModel(QObject* parent)
     : TableModel(
           {"Index", "Parameter", "Shape", "Bytes", "Bucket before rebuild", "Bucket after rebuild", "ZeRO owner"},
           parent) {}
-
-QColor ParameterBucketModel::ownerColor(int rank) {
-  // Light tints, one hue per rank (golden-angle steps), readable under black text.
-  return QColor::fromHsv((rank * 137) % 360, 60, 245);
-}
 
 void ParameterBucketModel::setRun(const RunData* run, int rank) {
   beginResetModel();
@@ -50,7 +47,8 @@ QVariant ParameterBucketModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole) {
     return index.column() == Name || index.column() == Shape ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
   }
-  if (role == Qt::BackgroundRole && r.owner >= 0) return ownerColor(r.owner);
+  if (role == Qt::DecorationRole && r.owner >= 0 && (index.column() == Name || index.column() == Owner))
+    return rankColor(r.owner);
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Index: return r.index;

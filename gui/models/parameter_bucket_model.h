@@ -24,8 +24,9 @@ class ParameterBucketModel : public TableModel {
   bool rebuilt() const { return m_rebuilt; }
   // Whether the run used ZeRO (the Owner column has something to show).
   bool sharded() const { return m_sharded; }
-  // The colour of rank `rank`'s parameters (shared with the bucket chart's legend).
-  static QColor ownerColor(int rank);
+  // A ZeRO owner's rank is marked by a swatch of its rank colour (category_palette.h)
+  // beside the parameter's name and the owner: the colour every chart gives that rank.
+  // Not a row tint: light tints of distinct hues fold together in colour-blind vision.
 
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
 

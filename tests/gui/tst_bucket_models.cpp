@@ -8,6 +8,7 @@
 #include "bucket_table_model.h"
 #include "sort_proxy.h"
 #include "gui_test_runs.h"
+#include "category_palette.h"
 #include "parameter_bucket_model.h"
 #include "run_data.h"
 #include "scratch_test.h"
@@ -101,9 +102,10 @@ class TestBucketModels : public ScratchTest {
     QVERIFY(params.sharded());
     QCOMPARE(params.index(0, ParameterBucketModel::Owner).data().toString(), QString("rank 0"));
     QCOMPARE(params.index(1, ParameterBucketModel::Owner).data().toString(), QString("rank 1"));
-    QCOMPARE(params.index(1, ParameterBucketModel::Name).data(Qt::BackgroundRole).value<QColor>(),
-             ParameterBucketModel::ownerColor(1));
-    QVERIFY(ParameterBucketModel::ownerColor(0) != ParameterBucketModel::ownerColor(1));
+    // Each owner is marked in its rank's colour, the colour the charts give that rank.
+    QCOMPARE(params.index(1, ParameterBucketModel::Name).data(Qt::DecorationRole).value<QColor>(), rankColor(1));
+    QCOMPARE(params.index(0, ParameterBucketModel::Owner).data(Qt::DecorationRole).value<QColor>(), rankColor(0));
+    QVERIFY(!params.index(0, ParameterBucketModel::Name).data(Qt::BackgroundRole).isValid());
     BucketTableModel buckets;
     buckets.setRun(&run, 0, 2);
     QCOMPARE(buckets.index(0, BucketTableModel::Owners).data().toString(), QString("rank 0: 1"));

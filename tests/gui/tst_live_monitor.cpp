@@ -1,6 +1,7 @@
 // The Live tab's charts on the offscreen platform: axes and labels that read well, a dark
 // palette followed, the log scale and the overlap chart beside the timeline's range.
 #include <QtTest/QtTest>
+#include <QLineSeries>
 #include <QFile>
 #include <QSignalSpy>
 #include <QWheelEvent>
@@ -38,6 +39,7 @@
 #include <set>
 #include "gui_test_runs.h"
 #include "live_monitor.h"
+#include "category_palette.h"
 #include "main_window.h"
 #include "timeline_view.h"
 #include "overlap_page.h"
@@ -104,18 +106,109 @@ class TestLiveMonitor : public QObject {
       QValueAxis* x = m->axis(chart, Qt::Horizontal);
       QCOMPARE(y->min(), 0.0);
       QCOMPARE(x->min(), 0.0);
-      // Round ticks: every tick a whole multiple of the step of 1, 2 or 5 times 10^k.
-      const double step = (x->max() - x->min()) / (x->tickCount() - 1);
+      // The x axis ends at the last iteration (50 iterations: not at 100), its ticks round:
+      // from 0 in steps of 1, 2 or 5 times 10^k.
+      QCOMPARE(x->max(), 50.0);
+      QCOMPARE(x->tickType(), QValueAxis::TicksDynamic);
+      QCOMPARE(x->tickAnchor(), 0.0);
+      const double step = x->tickInterval();
       const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
-      QVERIFY2(std::abs(mantissa - 1) < 1e-9 || std::abs(mantissa - 2) < 1e-9 || std::abs(mantissa - 5) < 1e-9 ||
-                   std::abs(mantissa - 2.5) < 1e-9,
-               qPrintable(QString("%1: x %2..%3, %4 ticks; y %5..%6")
-                              .arg(chart)
-                              .arg(x->min())
-                              .arg(x->max())
-                              .arg(x->tickCount())
-                              .arg(y->min())
-                              .arg(y->max())));
+      QVERIFY2(std::abs(mantissa - 1) < 1e-9 || std::abs(mantissa - 2) < 1e-9 || std::abs(mantissa - 5) < 1e-9,
+               qPrintable(QString("%1: x %2..%3, step %4").arg(chart).arg(x->min()).arg(x->max()).arg(step)));
+      QVERIFY(x->max() / step >= 3 && x->max() / step <= 10);
+    }
+  }
+
+  // A PyTorch script that logs no loss: the Loss chart says so in a sentence instead of an
+  // empty frame with ticks "0 0 0 0 0 1".
+  void testAScriptWithoutLossSaysSo() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("script.ddprun");
+    testing::write_test_run(file.toStdString(), 2, 8);
+    LiveMonitor live;
+    live.setRun(loadRun(file.toStdString()));
+    QCOMPARE(live.pointCount("loss"), 0);
+    QVERIFY2(live.monitorTitle("loss").contains("none reported"), qPrintable(live.monitorTitle("loss")));
+    QVERIFY(!live.axis("loss", Qt::Horizontal)->isVisible());
+    QVERIFY(!live.axis("loss", Qt::Vertical)->isVisible());
+  }
+
+  // The count of points above the iteration-time axis is of the axis as drawn: rounding
+  // the axis up (to 80 here) brings the 65 ms point back in; only the 120 ms one is above.
+  void testPointsAboveTheAxisAreThoseTheAxisLeavesOut() {
+    using namespace ddpscope::probes;
+    QTemporaryDir folder;
+    const QString file = folder.filePath("spikes.ddprun");
+    std::vector<double> values;
+    {
+      RunStoreWriter w(file.toStdString());
+      w.begin_run({R"({"model":"mlp"})", 1, "mpi", "mlp"});
+      testing::write_iterations(w, 0, 1, 60);
+      EventBatch b;
+      b.rank = 0;
+      for (int i = 1; i <= 60; ++i) {
+        const double ms = i == 20 ? 65.0 : i == 40 ? 120.0 : 38.0 + i % 3;
+        values.push_back(ms);
+        b.records.push_back(
+            nlohmann::json{{"type", "metric"}, {"iteration", i}, {"name", "iteration_ms"}, {"value", ms}}.dump());
+      }
+      w.write(b);
+      w.end_run("finished");
+    }
+    LiveMonitor live;
+    live.setRun(loadRun(file.toStdString()));
+    const double top = live.axis("iteration", Qt::Vertical)->max();
+    const auto above = std::count_if(values.begin(), values.end(), [&](double v) { return v > top; });
+    QVERIFY2(above >= 1 && top < 120, qPrintable(QString("axis to %1").arg(top)));
+    const QString title = live.monitorTitle("iteration");
+    const QString expected =
+        above == 1 ? QString("1 point above the axis, at 120.0 ms") : QString("%1 points above the axis").arg(above);
+    QVERIFY2(title.contains(expected), qPrintable(title + " / axis to " + QString::number(top)));
+    QVERIFY(!title.contains("point(s)"));
+  }
+
+  // One colour per rank in every chart, and the legends in rank order, whichever rank's
+  // points came first (rank 1's did here: its overlap ratios were in the file first).
+  void testEachRankKeepsItsColourInEveryChart() {
+    using namespace ddpscope::probes;
+    QTemporaryDir folder;
+    const QString first = folder.filePath("first.ddprun"), later = folder.filePath("later.ddprun");
+    auto write = [](const QString& path, bool bothRanks) {
+      RunStoreWriter w(path.toStdString());
+      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+      for (int rank = bothRanks ? 0 : 1; rank < 2; ++rank) {
+        testing::write_iterations(w, rank, 1, 6);
+        EventBatch b;
+        b.rank = rank;
+        for (int i = 1; i <= 6; ++i)
+          b.records.push_back(
+              nlohmann::json{{"type", "metric"}, {"iteration", i}, {"name", "iteration_ms"}, {"value", 10.0 + rank}}
+                  .dump());
+        w.write(b);
+      }
+      w.end_run("finished");
+    };
+    write(first, false);
+    write(later, true);
+    LiveMonitor live;
+    live.setRun(loadRun(first.toStdString()), true);
+    live.setRun(loadRun(later.toStdString()), true);
+    for (const QString name : {"iteration", "overlap"}) {
+      QChart* chart = nullptr;
+      for (QChartView* v : live.findChildren<QChartView*>())
+        if (v->chart()->title().contains(name == "iteration" ? "Iteration time" : "Overlap ratio")) chart = v->chart();
+      QVERIFY(chart);
+      const auto series = chart->series();
+      QCOMPARE(series.size(), 2);
+      for (int rank = 0; rank < 2; ++rank) {
+        auto* line = qobject_cast<QLineSeries*>(series[rank]);
+        QCOMPARE(line->name(), QString("rank %1").arg(rank));
+        QCOMPARE(line->color(), rankColor(rank));
+      }
+      QStringList legend;
+      for (auto* marker : chart->legend()->markers())
+        legend << marker->label();
+      QCOMPARE(legend, (QStringList{"rank 0", "rank 1"}));
     }
   }
 
