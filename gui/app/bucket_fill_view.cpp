@@ -2,6 +2,8 @@
 
 #include <QPainter>
 
+#include "kind_colors.h"
+
 namespace ddpscope::gui {
 namespace {
 
@@ -9,7 +11,7 @@ QColor colourOf(BucketFill::Phase phase) {
   switch (phase) {
     case BucketFill::Phase::Filling: return QColor(0x9e, 0xc5, 0xe8);
     case BucketFill::Phase::Ready: return QColor(0xf5, 0x85, 0x18);
-    case BucketFill::Phase::Reducing: return QColor(0x59, 0xa1, 0x4f);
+    case BucketFill::Phase::Reducing: return kindColor(probes::Kind::Allreduce);
     case BucketFill::Phase::Reduced:
     default: return QColor(0x2c, 0x6e, 0x2a);
   }

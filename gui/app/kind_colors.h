@@ -18,7 +18,9 @@ inline QColor kindColor(probes::Kind kind) {
     case Kind::Optimizer: return QColor(0xb2, 0x79, 0xa2);
     case Kind::AutogradNode: return QColor(0xff, 0xbf, 0x79);
     case Kind::BucketCopy: return QColor(0x9d, 0x75, 0x5d);
-    case Kind::Allreduce: return QColor(0x59, 0xa1, 0x4f);
+    // Bluish green (Okabe-Ito): the Tableau green it replaces folded into finalize's red
+    // in deuteranopia (tst_category_palette).
+    case Kind::Allreduce: return QColor(0x00, 0x9e, 0x73);
     case Kind::CommHook: return QColor(0x8c, 0xd1, 0x7d);
     case Kind::Finalize: return QColor(0xe1, 0x57, 0x59);
     case Kind::PgOp: return QColor(0x76, 0xb7, 0xb2);
