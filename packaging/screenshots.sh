@@ -93,7 +93,7 @@ for mode in overlap no-overlap; do
 done
 shot "$work/overlap.ddprun" --compare "$work/no-overlap.ddprun" --screenshot "$out/compare.png"
 echo "ranks: a synthetic 1,024-rank run, rank 517 slow, at 1280x800"
-./build/tests/bench/make_wide_run "$work/wide.ddprun" 1024 20 517
+./build/tests/bench/make_wide_run "$work/wide.ddprun" --ranks 1024 --iterations 20 --slow 517
 shot "$work/wide.ddprun" --tab Ranks --screenshot "$out/ranks.png"
 echo "PyTorch: an unchanged DDP script (tests/torch/ddp_unchanged_script.py) launched from the app with"
 echo "Debian's PyTorch, followed live; then its timeline; then the same script with rank 1 stalled"

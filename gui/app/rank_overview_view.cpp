@@ -123,6 +123,23 @@ void RankOverviewView::rebuildImage() {
 
 void RankOverviewView::resizeEvent(QResizeEvent*) { rebuildImage(); }
 
+std::vector<size_t> RankOverviewView::labelledRows() const {
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  const double text = QFontMetrics(small).height();
+  std::vector<size_t> rows;
+  double nextFree = mapRect().top() - text;  // a first label may reach above the map
+  for (size_t i = 0; i < m_overview.rows.size(); ++i) {
+    // The label is one line of text centred on its row: it needs that line free, not the
+    // row's whole height plus a margin (which left every other tall row unlabelled).
+    const double centre = (rowTop(i) + rowTop(i + 1)) / 2, top = centre - text / 2;
+    if (top < nextFree) continue;
+    rows.push_back(i);
+    nextFree = top + text + 1;
+  }
+  return rows;
+}
+
 void RankOverviewView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().base());
@@ -147,16 +164,13 @@ void RankOverviewView::paintEvent(QPaintEvent*) {
   small.setPointSizeF(small.pointSizeF() * 0.85);
   p.setFont(small);
   const QFontMetrics sm(small);
-  double nextFree = r.top();
-  for (size_t i = 0; i < m_overview.rows.size(); ++i) {
+  for (const size_t i : labelledRows()) {
     const double y = rowTop(i), h = rowTop(i + 1) - y;
-    if (y < nextFree) continue;
     const OverviewRow& row = m_overview.rows[i];
     QString label = tr("rank %1").arg(row.rank);
     if (!row.host.empty() && h >= sm.height() - 2) label += tr(" · %1").arg(QString::fromStdString(row.host));
-    p.drawText(QRectF(4, y, kLabelWidth - 8, std::max<double>(sm.height(), h)), Qt::AlignLeft | Qt::AlignVCenter,
+    p.drawText(QRectF(4, y + h / 2 - sm.height() / 2.0, kLabelWidth - 8, sm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                sm.elidedText(label, Qt::ElideRight, kLabelWidth - 8));
-    nextFree = y + std::max<double>(sm.height(), h) + 2;
   }
   p.setFont(QFont());
   p.setPen(palette().color(QPalette::Dark));

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <QImage>
+#include <vector>
 #include <QWidget>
 
 #include "rank_overview.h"
@@ -29,6 +30,9 @@ class RankOverviewView : public QWidget {
   QPoint pointOf(size_t row, size_t column) const;
   QRect mapRect() const;
   size_t focusRows() const;  // rows drawn kFocusRow high at the top (0: all alike)
+  // The rows that get a label: every row whose label fits beside it without touching the
+  // one above, so every row when they are tall enough, else every k-th.
+  std::vector<size_t> labelledRows() const;
   static constexpr int kFocusRow = 14;
   static QColor colorOf(double value, double low, double high);
   QSize sizeHint() const override { return {800, 600}; }

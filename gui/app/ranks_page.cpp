@@ -61,6 +61,32 @@ void RanksPage::setRun(std::shared_ptr<const RunData> run) {
   rebuild();
 }
 
+// The slowest rank by the chosen part, against the others (never against itself).
+QString RanksPage::headlineOf(const RankOverview& o, OverviewMetric metric) const {
+  const SlowestRank s = slowestRank(o);
+  const auto count = [](size_t n, const QString& one, const QString& many) { return n == 1 ? one : many.arg(n); };
+  QString text = tr("<b>%1 × %2</b>, coloured by %3.")
+                     .arg(count(o.rows.size(), tr("1 rank"), tr("%1 ranks")),
+                          count(o.iterations.size(), tr("1 iteration"), tr("%1 iterations")), tr(metricLabel(metric)));
+  QString who = tr("rank %1").arg(s.row->rank);
+  if (!s.row->host.empty()) who += tr(" on %1").arg(QString::fromStdString(s.row->host).toHtmlEscaped());
+  if (s.others == 0) return text + tr(" Mean %1 ms.").arg(s.row->mean_ms, 0, 'f', 2);
+  const QString against = s.others == 1
+                              ? tr("rank %1's %2 ms").arg(s.other_rank).arg(s.others_ms, 0, 'f', 2)
+                              : tr("the median of the other %1 ranks, %2 ms").arg(s.others).arg(s.others_ms, 0, 'f', 2);
+  const double over = s.overPercent();
+  if (over < 100 * kTiedFraction)
+    return text + tr(" No rank stands out: the slowest, %1, has a mean of %2 ms against %3.")
+                      .arg(who)
+                      .arg(s.row->mean_ms, 0, 'f', 2)
+                      .arg(against);
+  return text + tr(" Slowest: %1, mean %2 ms against %3 (+%4%).")
+                    .arg(who)
+                    .arg(s.row->mean_ms, 0, 'f', 2)
+                    .arg(against)
+                    .arg(over, 0, 'f', 1);
+}
+
 QString RanksPage::headline() const { return m_headline->text(); }
 
 void RanksPage::rebuild() {
@@ -71,23 +97,7 @@ void RanksPage::rebuild() {
   if (o.rows.empty()) {
     m_headline->clear();
   } else {
-    // The slowest rank by the chosen part, against the median rank.
-    const OverviewRow* slowest = &o.rows.front();
-    for (const OverviewRow& r : o.rows)
-      if (r.mean_ms > slowest->mean_ms) slowest = &r;
-    const double over = o.median_rank_mean_ms > 0 ? 100 * (slowest->mean_ms / o.median_rank_mean_ms - 1) : 0;
-    QString text = tr("<b>%1 ranks × %2 iterations</b>, coloured by %3. Slowest: rank %4")
-                       .arg(o.rows.size())
-                       .arg(o.iterations.size())
-                       .arg(tr(metricLabel(metric)))
-                       .arg(slowest->rank);
-    if (!slowest->host.empty()) text += tr(" on %1").arg(QString::fromStdString(slowest->host).toHtmlEscaped());
-    text += tr(", mean %1 ms against the median rank's %2 ms (%3%4%).")
-                .arg(slowest->mean_ms, 0, 'f', 2)
-                .arg(o.median_rank_mean_ms, 0, 'f', 2)
-                .arg(over >= 0 ? "+" : "")
-                .arg(over, 0, 'f', 1);
-    m_headline->setText(text);
+    m_headline->setText(headlineOf(o, metric));
   }
   m_view->setOverview(std::move(o));
 }

@@ -35,6 +35,7 @@ class RanksPage : public QWidget {
  private:
   void fillMetrics(bool gpu);
   void rebuild();
+  QString headlineOf(const RankOverview& o, OverviewMetric metric) const;
 
   std::shared_ptr<const RunData> m_run;
   std::vector<probes::TimeBreakdown> m_rows;

@@ -62,7 +62,18 @@ RankOverview makeRankOverview(const std::vector<probes::TimeBreakdown>& by_itera
     return a.mean_ms != b.mean_ms ? a.mean_ms > b.mean_ms : a.rank < b.rank;
   };
   switch (order) {
-    case OverviewOrder::SlowestFirst: std::sort(o.rows.begin(), o.rows.end(), slower); break;
+    case OverviewOrder::SlowestFirst: {
+      std::sort(o.rows.begin(), o.rows.end(), slower);
+      // Ties within kTiedFraction of the group's slowest: in rank order.
+      for (auto first = o.rows.begin(); first != o.rows.end();) {
+        const double tolerance = kTiedFraction * std::abs(first->mean_ms);
+        auto last = std::find_if(first, o.rows.end(),
+                                 [&](const OverviewRow& r) { return first->mean_ms - r.mean_ms > tolerance; });
+        std::sort(first, last, [](const OverviewRow& a, const OverviewRow& b) { return a.rank < b.rank; });
+        first = last;
+      }
+      break;
+    }
     case OverviewOrder::ByRank: break;  // the map's order
     case OverviewOrder::ByHost:
       // Hosts with their slowest rank first, and within a host the slowest first.
@@ -108,6 +119,27 @@ RankOverview makeRankOverview(const std::vector<probes::TimeBreakdown>& by_itera
     o.median_rank_mean_ms = means[means.size() / 2];
   }
   return o;
+}
+
+SlowestRank slowestRank(const RankOverview& o) {
+  SlowestRank s;
+  if (o.rows.empty()) return s;
+  s.row = &o.rows.front();
+  for (const OverviewRow& r : o.rows)
+    if (r.mean_ms > s.row->mean_ms || (r.mean_ms == s.row->mean_ms && r.rank < s.row->rank)) s.row = &r;
+  std::vector<double> others;
+  for (const OverviewRow& r : o.rows)
+    if (&r != s.row) {
+      others.push_back(r.mean_ms);
+      s.other_rank = r.rank;
+    }
+  s.others = static_cast<int>(others.size());
+  if (s.others != 1) s.other_rank = -1;
+  if (others.empty()) return s;
+  std::sort(others.begin(), others.end());
+  const size_t mid = others.size() / 2;
+  s.others_ms = others.size() % 2 ? others[mid] : (others[mid - 1] + others[mid]) / 2;
+  return s;
 }
 
 }  // namespace ddpscope::gui

@@ -46,4 +46,20 @@ struct RankOverview {
 RankOverview makeRankOverview(const std::vector<probes::TimeBreakdown>& by_iteration,
                               const std::vector<probes::RankRow>& ranks, OverviewMetric metric, OverviewOrder order);
 
+// The slowest row of `o` and what the Ranks tab compares it with: the median of the other
+// ranks' means (with two ranks, the other one), never a median that is the slowest itself.
+struct SlowestRank {
+  const OverviewRow* row = nullptr;  // null: no rows
+  double others_ms = 0;              // the others' median mean
+  int others = 0;                    // how many other ranks
+  int other_rank = -1;               // the one other rank, when there is one
+  // The slowest is this much above the others, in percent.
+  double overPercent() const { return others_ms > 0 ? 100 * (row->mean_ms / others_ms - 1) : 0; }
+};
+SlowestRank slowestRank(const RankOverview& o);
+
+// Means closer than this share a place when sorting slowest first, in rank order: ranks
+// that read alike are not ordered by noise (1, 3, 5, 7, then 0, 2, 4).
+inline constexpr double kTiedFraction = 0.005;
+
 }  // namespace ddpscope::gui

@@ -52,7 +52,8 @@ namespace ddpscope::testing {
 // ("node-0", ...), `iterations` iterations of 10 ms (forward 3, backward 5 with an
 // allreduce on the comm thread over its last 3 and 1 ms past it, optimizer 1). Rank
 // `slow_rank`'s backward takes 4 ms more in every iteration after the first (a straggler).
-inline void write_many_ranks(const std::string& path, int ranks, int iterations, int slow_rank, int ranks_per_host) {
+inline void write_many_ranks(const std::string& path, int ranks, int iterations, int slow_rank, int ranks_per_host,
+                             int64_t slowdown_ns = 4'000'000) {
   using probes::Kind;
   probes::RunStoreWriter w(path);
   w.begin_run({.world_size = ranks});
@@ -65,7 +66,7 @@ inline void write_many_ranks(const std::string& path, int ranks, int iterations,
                  "\",\"pid\":" + std::to_string(1000 + rank) + "}"};
     for (int it = 1; it <= iterations; ++it) {
       const int64_t o = int64_t{it} * 20'000'000;
-      const int64_t slow = rank == slow_rank && it > 1 ? 4'000'000 : 0;
+      const int64_t slow = rank == slow_rank && it > 1 ? slowdown_ns : 0;
       const int64_t end_bw = o + 8'000'000 + slow;
       b.events.push_back(known_span(Kind::Iteration, 0, o, end_bw + 2'000'000, it));
       b.events.push_back(known_span(Kind::Forward, 1, o, o + 3'000'000, it));
