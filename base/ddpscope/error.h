@@ -20,6 +20,13 @@ class Error : public std::runtime_error {
   std::string message_;
 };
 
+// The words of an error for the user: ddpscope's own without the source location they
+// carry for developers ("[probes/bucket_advice.cpp:484]"), others as they are.
+inline std::string user_message(const std::exception& e) {
+  if (const auto* ours = dynamic_cast<const Error*>(&e)) return ours->message();
+  return e.what();
+}
+
 namespace detail {
 template <typename... Args>
 std::string concat(const Args&... args) {

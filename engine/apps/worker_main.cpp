@@ -131,7 +131,8 @@ int main(int argc, char** argv) {
       return torchrun_worker(argc - 1, argv + 1);  // returns only when the interpreter did not start
     } catch (const std::exception& e) {
       const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
-      emit_worker_event(stderr, {{"event", "error"}, {"rank", r ? std::atoi(r) : -1}, {"message", e.what()}});
+      emit_worker_event(stderr,
+                        {{"event", "error"}, {"rank", r ? std::atoi(r) : -1}, {"message", ddpscope::user_message(e)}});
       return 2;
     }
   }
@@ -142,7 +143,7 @@ int main(int argc, char** argv) {
       return ping ? rpc_ping_worker(argc - 1, argv + 1) : example_worker(argc - 1, argv + 1);
     } catch (const std::exception& e) {
       const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
-      fail_job(r ? std::atoi(r) : -1, e.what());
+      fail_job(r ? std::atoi(r) : -1, ddpscope::user_message(e));
     }
   }
   CLI::App app{"ddpscope-worker: one rank of a training job (started by ddpscope-cli train --np N)"};

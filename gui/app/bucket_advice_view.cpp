@@ -13,6 +13,7 @@
 #include "chart_title.h"
 #include "kind_colors.h"
 #include "run_store_reader.h"
+#include "user_message.h"
 
 namespace ddpscope::gui {
 
@@ -38,7 +39,7 @@ void BucketAdviceView::setRun(const std::string& path, int64_t spans, int rank, 
     draw({});
   } catch (const std::exception& e) {
     m_advice = {};
-    draw(tr("No bucket advice for this run: %1").arg(QString::fromStdString(e.what())));
+    draw(tr("No bucket advice for this run: %1").arg(userMessage(e)));
   }
 }
 

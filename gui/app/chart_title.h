@@ -6,6 +6,8 @@
 #include <QChart>
 #include <QChartView>
 #include <QEvent>
+#include <QGraphicsLayout>
+#include <QTextDocumentFragment>
 #include <QFontMetrics>
 #include <QString>
 #include <algorithm>
@@ -42,7 +44,14 @@ class TitleWrapper : public QObject {
   void apply() const {
     QChart* chart = m_view->chart();
     if (!chart) return;
-    const int room = static_cast<int>(m_view->width() - chart->margins().left() - chart->margins().right()) - 16;
+    // The title's room: the chart's width inside its margins and its layout's. Measured
+    // from the view (the chart follows the view's size only after this resize), less its
+    // frame; a line wider than the room is cut to "..." by Qt Charts.
+    qreal left = 0, top = 0, right = 0, bottom = 0;
+    if (chart->layout()) chart->layout()->getContentsMargins(&left, &top, &right, &bottom);
+    const int room = static_cast<int>(m_view->width() - 2 * m_view->frameWidth() - chart->margins().left() -
+                                      chart->margins().right() - left - right) -
+                     4;
     chart->setTitle(wrapTitle(m_text, QFontMetrics(chart->titleFont()), std::max(room, 120)));
   }
   bool eventFilter(QObject*, QEvent* event) override {
@@ -54,7 +63,23 @@ class TitleWrapper : public QObject {
   QChartView* m_view;
   QString m_text;
 };
+
+// The width a title line has in `chart` as laid out now.
+inline int titleRoom(const QChart* chart) {
+  qreal left = 0, top = 0, right = 0, bottom = 0;
+  if (chart->layout()) chart->layout()->getContentsMargins(&left, &top, &right, &bottom);
+  return static_cast<int>(chart->size().width() - chart->margins().left() - chart->margins().right() - left - right);
+}
 }  // namespace detail
+
+// Whether every line of the chart's title fits it whole, as laid out now (for tests).
+inline bool titleFits(const QChart* chart) {
+  const QFontMetrics metrics(chart->titleFont());
+  for (const QString& line : chart->title().split(QStringLiteral("<br>")))
+    if (metrics.horizontalAdvance(QTextDocumentFragment::fromHtml(line).toPlainText()) > detail::titleRoom(chart))
+      return false;
+  return true;
+}
 
 // Sets the view's chart's title to `text` (plain), wrapped now and on every resize. Call
 // again after the view gets a new chart.

@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << e.message() << "\n";  // the source location stays out of what users see
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << ddpscope::user_message(e) << "\n";
     return 2;
   }
 }

@@ -235,7 +235,7 @@ int main(int argc, char** argv) {
   try {
     workspace = QString::fromStdString(ddpscope::probes::workspace_folder());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "warning: %s\n", e.what());
+    std::fprintf(stderr, "warning: %s\n", ddpscope::user_message(e).c_str());
   }
   ddpscope::gui::MainWindow window(workspace);
   openPaths(window, o.parser.positionalArguments());

@@ -162,6 +162,7 @@ void MainWindow::buildViews() {
   splitter->setSizes({250, 1030});
   runs->setMinimumWidth(160);
   runs->setTextElideMode(Qt::ElideMiddle);
+  runs->setWordWrap(false);  // one line per run, elided in its middle (wrapped, its end was cut)
   runs->horizontalHeader()->setStretchLastSection(false);
   runs->horizontalHeader()->setMinimumSectionSize(40);
   runs->horizontalHeader()->setSectionResizeMode(RunListModel::Name, QHeaderView::Stretch);

@@ -15,6 +15,7 @@
 #include "ddpscope/regular_file.h"
 #include "run_list_model.h"
 #include "trace_import_job.h"
+#include "user_message.h"
 
 namespace ddpscope::gui {
 
@@ -64,7 +65,7 @@ bool MainWindow::importFlightDumps(const QStringList& dumps, const QString& name
   try {
     probes::import_flight_dumps(files, out.toStdString());
   } catch (const std::exception& e) {
-    const QString why = tr("Could not import the flight-recorder dumps: %1").arg(QString::fromUtf8(e.what()));
+    const QString why = tr("Could not import the flight-recorder dumps: %1").arg(userMessage(e));
     statusBar()->showMessage(why);
     emit loadFailed(why);
     return false;

@@ -5,6 +5,7 @@
 #include <QFileInfo>
 
 #include "run_store_reader.h"
+#include "user_message.h"
 
 namespace ddpscope::gui {
 namespace {
@@ -137,7 +138,7 @@ bool RunFileWatch::saveCopy(const QString& dest, QString* error) {
     m_kept->save_copy(dest.toStdString());
     return true;
   } catch (const std::exception& e) {
-    if (error) *error = QString::fromStdString(e.what());
+    if (error) *error = userMessage(e);
     return false;
   }
 }

@@ -3,9 +3,13 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QFont>
+#include <QImage>
+#include <QPainter>
+#include <QPainterPath>
 #include <algorithm>
 
 #include "run_store_reader.h"
+#include "user_message.h"
 
 namespace ddpscope::gui {
 
@@ -20,7 +24,9 @@ void RunListModel::setFolder(const QString& folder) {
 RunListModel::Entry RunListModel::readEntry(const QString& path) {
   Entry e;
   e.path = path;
+  // The run's name: the file's, less the .ddprun every run file has.
   e.name = QFileInfo(path).fileName();
+  if (e.name.endsWith(QLatin1String(".ddprun")) && e.name.size() > 7) e.name.chop(7);
   try {
     probes::RunStoreReader reader(path.toStdString());
     const probes::RunRow run = reader.run();
@@ -31,7 +37,7 @@ RunListModel::Entry RunListModel::readEntry(const QString& path) {
     e.ended = QDateTime::fromString(QString::fromStdString(run.ended_at), Qt::ISODate);
   } catch (const std::exception& ex) {
     e.status = QStringLiteral("unreadable");
-    e.error = QString::fromUtf8(ex.what());
+    e.error = userMessage(ex);
   }
   return e;
 }
@@ -51,7 +57,6 @@ void RunListModel::refresh() {
     if (!QFileInfo::exists(path)) continue;  // gone since: no longer listed
     Entry e = readEntry(path);
     e.outside = true;
-    e.name += tr(" (outside the workspace)");
     m_entries.push_back(e);
   }
   const QFileInfoList files = QDir(m_folder).entryInfoList({QStringLiteral("*.ddprun")}, QDir::Files,
@@ -61,11 +66,42 @@ void RunListModel::refresh() {
   endResetModel();
 }
 
+// A folder with an arrow leaving it: the run's file lives outside the workspace. Drawn,
+// not text, so the name keeps the column's width; an image, so no GUI session is needed.
+static QImage outsideIcon() {
+  static const QImage icon = [] {
+    QImage image(16, 16, QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::transparent);
+    QPainter p(&image);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setPen(QPen(QColor(0x55, 0x55, 0x55), 1.2));
+    QPainterPath folder;
+    folder.moveTo(1.5, 4.5);
+    folder.lineTo(6, 4.5);
+    folder.lineTo(7.5, 6);
+    folder.lineTo(11, 6);
+    folder.lineTo(11, 14.5);
+    folder.lineTo(1.5, 14.5);
+    folder.closeSubpath();
+    p.drawPath(folder);
+    p.setPen(QPen(QColor(0x00, 0x72, 0xb2), 1.6));  // the arrow, out to the top right
+    p.drawLine(QPointF(7, 11), QPointF(14, 2.5));
+    p.drawLine(QPointF(14, 2.5), QPointF(9.5, 2.5));
+    p.drawLine(QPointF(14, 2.5), QPointF(14, 7));
+    return image;
+  }();
+  return icon;
+}
+
 QVariant RunListModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   const Entry& e = m_entries[index.row()];
   if (role == PathRole) return e.path;
-  if (role == Qt::ToolTipRole) return e.error.isEmpty() ? e.path : e.error;
+  if (role == Qt::ToolTipRole) {
+    if (!e.error.isEmpty()) return e.error;
+    return e.outside ? tr("Outside the workspace: %1").arg(e.path) : e.path;
+  }
+  if (role == Qt::DecorationRole && e.outside && index.column() == Name) return outsideIcon();
   if (role == Qt::FontRole && e.outside && index.column() == Name) {
     QFont italic;
     italic.setItalic(true);

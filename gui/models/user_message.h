@@ -9,9 +9,6 @@
 
 namespace ddpscope::gui {
 
-inline QString userMessage(const std::exception& e) {
-  if (const auto* ours = dynamic_cast<const ddpscope::Error*>(&e)) return QString::fromStdString(ours->message());
-  return QString::fromUtf8(e.what());
-}
+inline QString userMessage(const std::exception& e) { return QString::fromStdString(ddpscope::user_message(e)); }
 
 }  // namespace ddpscope::gui

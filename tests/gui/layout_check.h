@@ -15,6 +15,8 @@
 #include <QStringList>
 #include <QTableView>
 
+#include "chart_title.h"
+
 namespace ddpscope::gui::testing {
 
 inline QString describe(const QWidget* w) {
@@ -83,8 +85,9 @@ inline QStringList layout_problems(QWidget* page) {
       const QString title = chart->title();
       if (!title.isEmpty()) {
         const QFontMetrics fm(chart->titleFont());
-        // Qt Charts elides a title longer than the chart's width less its margins.
-        const qreal room = chart->size().width() - chart->margins().left() - chart->margins().right();
+        // Qt Charts elides a title longer than the chart's width less its margins and its
+        // layout's.
+        const qreal room = detail::titleRoom(chart);
         QString plain = title;
         plain.replace(QStringLiteral("<br>"), QStringLiteral("\n"))
             .remove(QRegularExpression(QStringLiteral("<[^>]*>")));

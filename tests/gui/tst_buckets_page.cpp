@@ -35,6 +35,7 @@
 #include <QTemporaryDir>
 #include "gui_test_runs.h"
 #include "bucket_advice_view.h"
+#include "chart_title.h"
 #include "main_window.h"
 #include "buckets_page.h"
 
@@ -106,6 +107,17 @@ class TestBucketsPage : public QObject {
       }
     }
     QCOMPARE(recorded, 1);
+    // The advice's title is wrapped to the chart at every width: no line cut to "...".
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    for (int width = 1000; width <= 1700; width += 9) {
+      window.resize(width, 800);
+      QCoreApplication::processEvents();
+      QVERIFY2(titleFits(advice->chart()), qPrintable(QString("at %1 px: %2 (room %3)")
+                                                          .arg(width)
+                                                          .arg(advice->chart()->title())
+                                                          .arg(detail::titleRoom(advice->chart()))));
+    }
     // Two gradients, both in one bucket at every cap from 0.25 MiB: the cap cannot matter.
     QVERIFY(std::any_of(advice->advice().notes.begin(), advice->advice().notes.end(),
                         [](const std::string& n) { return n.find("the cap hardly matters") != std::string::npos; }));
@@ -114,6 +126,9 @@ class TestBucketsPage : public QObject {
     window.showTab("Buckets");
     QVERIFY(!advice->hasAdvice());
     QVERIFY(advice->title().contains("No bucket advice"));
+    // The reason, without the source location it carries for developers.
+    QVERIFY2(!QRegularExpression(R"(\[[\w/]+\.(cpp|h):\d+\])").match(advice->title()).hasMatch(),
+             qPrintable(advice->title()));
   }
 };
 

@@ -125,7 +125,8 @@ class TestFirstSight : public QObject {
     // Listed first, marked, and the selected row.
     QCOMPARE(window.part<RunListModel>()->rowCount(), 2);
     QCOMPARE(window.part<RunListModel>()->index(0, 0).data(RunListModel::PathRole).toString(), outside);
-    QVERIFY(window.part<RunListModel>()->index(0, 0).data().toString().contains("outside the workspace"));
+    QVERIFY(
+        window.part<RunListModel>()->index(0, 0).data(Qt::ToolTipRole).toString().contains("Outside the workspace"));
     QVERIFY(window.part<RunListModel>()->isOutside(0));
     const auto selected = [&] {
       const QModelIndexList rows = window.part<QTableView>("runs")->selectionModel()->selectedRows();

@@ -31,13 +31,13 @@ class TestRunListModel : public ScratchTest {
     QMap<QString, int> rowOf;
     for (int r = 0; r < model.rowCount(); ++r)
       rowOf[model.index(r, RunListModel::Name).data().toString()] = r;
-    QCOMPARE(model.index(rowOf["a.ddprun"], RunListModel::Status).data().toString(), QString("finished"));
-    QCOMPARE(model.index(rowOf["a.ddprun"], RunListModel::WorldSize).data().toInt(), 2);
-    QCOMPARE(model.index(rowOf["a.ddprun"], RunListModel::Model).data().toString(), QString("mlp"));
-    QVERIFY(!model.index(rowOf["a.ddprun"], RunListModel::Started).data().toString().isEmpty());
-    QCOMPARE(model.index(rowOf["b.ddprun"], RunListModel::Status).data().toString(), QString("failed"));
-    QCOMPARE(model.index(rowOf["c.ddprun"], RunListModel::Status).data().toString(), QString("unreadable"));
-    QVERIFY(model.index(rowOf["c.ddprun"], RunListModel::Name)
+    QCOMPARE(model.index(rowOf["a"], RunListModel::Status).data().toString(), QString("finished"));
+    QCOMPARE(model.index(rowOf["a"], RunListModel::WorldSize).data().toInt(), 2);
+    QCOMPARE(model.index(rowOf["a"], RunListModel::Model).data().toString(), QString("mlp"));
+    QVERIFY(!model.index(rowOf["a"], RunListModel::Started).data().toString().isEmpty());
+    QCOMPARE(model.index(rowOf["b"], RunListModel::Status).data().toString(), QString("failed"));
+    QCOMPARE(model.index(rowOf["c"], RunListModel::Status).data().toString(), QString("unreadable"));
+    QVERIFY(model.index(rowOf["c"], RunListModel::Name)
                 .data(Qt::ToolTipRole)
                 .toString()
                 .contains("not a ddpscope run file"));
@@ -46,6 +46,17 @@ class TestRunListModel : public ScratchTest {
     testing::write_test_run(folder.filePath("d.ddprun").toStdString(), 1, 1);
     model.refresh();
     QCOMPARE(model.rowCount(), 4);
+    // A run from elsewhere: listed first under its name, marked by an icon whose tooltip
+    // says where it is, not by words that take the column's width.
+    QTemporaryDir elsewhere;
+    const QString far = elsewhere.filePath("far-away-run.ddprun");
+    testing::write_test_run(far.toStdString(), 1, 1);
+    model.addOutside(far);
+    QCOMPARE(model.index(0, RunListModel::Name).data().toString(), QString("far-away-run"));
+    QVERIFY(!model.index(0, RunListModel::Name).data(Qt::DecorationRole).value<QImage>().isNull());
+    QCOMPARE(model.index(0, RunListModel::Name).data(Qt::ToolTipRole).toString(),
+             QString("Outside the workspace: %1").arg(QFileInfo(far).absoluteFilePath()));
+    QVERIFY(!model.index(1, RunListModel::Name).data(Qt::DecorationRole).isValid());
   }
 };
 
