@@ -36,6 +36,7 @@
 #include "torchrun_launch.h"
 #include "train_cli_options.h"
 #include "trainer.h"
+#include "ddpscope/plural.h"
 
 namespace {
 
@@ -170,7 +171,8 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  std::printf("Bucket advice for %s (rank %d, %d iterations after the warm-up)\n", path.c_str(), a.rank, a.iterations);
+  std::printf("Bucket advice for %s (rank %d, %s after the warm-up)\n", path.c_str(), a.rank,
+              ddpscope::count_of(a.iterations, "iteration").c_str());
   if (a.cost.measured.size() >= 2) {
     std::printf("allreduce cost on this cluster, measured by the run's sweep (train --measure-allreduce):");
     for (const auto& [bytes, ns] : a.cost.measured)

@@ -1,7 +1,10 @@
 #include "job_watchdogs.h"
 
+#include <algorithm>
+
 #include "ddpscope/env.h"
 #include "ddpscope/error.h"
+#include "ddpscope/plural.h"
 
 namespace ddpscope::apps {
 namespace {
@@ -54,9 +57,9 @@ std::optional<std::string> EndWatchdog::expired(WatchdogClock::time_point now) {
     if (!ended_[r]) stuck += (stuck.empty() ? "" : ", ") + std::to_string(r);
   return detail::concat("training finished, but the job had not exited ", whole_seconds(limit_),
                         " s after the first rank ended: MPI_Finalize waits for every rank, and ",
-                        stuck.empty()
-                            ? std::string("every rank reported its end, so one is stuck in MPI's shutdown")
-                            : "rank(s) " + stuck + " never reported their end (stopped, or stuck after training)",
+                        stuck.empty() ? std::string("every rank reported its end, so one is stuck in MPI's shutdown")
+                                      : ranks_named(std::count(stuck.begin(), stuck.end(), ',') + 1, stuck) +
+                                            " never reported their end (stopped, or stuck after training)",
                         "; every event before that is in the run file; DDPSCOPE_END_TIMEOUT_MS sets this limit");
 }
 

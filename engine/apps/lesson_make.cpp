@@ -8,6 +8,7 @@
 #include "lesson_file.h"
 #include "lesson_show.h"
 #include "run_store_reader.h"
+#include "ddpscope/plural.h"
 
 namespace ddpscope::apps {
 namespace {
@@ -36,7 +37,7 @@ int make_lesson(const MakeArgs& a) {
   probes::RunStoreReader run(a.run);
   const int world = run.run().world_size;
   if (a.rank < 0 || (world > 0 && a.rank >= world))
-    throw DDPSCOPE_ERROR("--rank ", a.rank, ": the run has ", world, " rank(s), 0 to ", world - 1);
+    throw DDPSCOPE_ERROR("--rank ", a.rank, ": the run has ", count_of(world, "rank"), ", 0 to ", world - 1);
   const std::string found = replayable_kind(run, a.rank);
   if (found.empty())
     throw DDPSCOPE_ERROR("'", a.run, "' holds no distributed autograd pass, no DDP gradients on rank ", a.rank,
@@ -76,11 +77,12 @@ int make_lesson(const MakeArgs& a) {
   l.run = fs::absolute(a.run).lexically_relative(fs::absolute(out).parent_path()).string();
   if (l.run.empty()) l.run = fs::absolute(a.run).string();
   probes::write_lesson_file(out.string(), l);
-  std::printf("lesson: %s (%s of %s, %zu stop(s), %zu narrated step(s))\n", out.string().c_str(),
+  std::printf("lesson: %s (%s of %s, %s, %s)\n", out.string().c_str(),
               l.kind == "ddp"    ? "DDP iterations"
               : l.kind == "ring" ? "a ring allreduce's steps"
                                  : "a distributed autograd pass",
-              a.run.c_str(), l.stops.size(), l.narration.size());
+              a.run.c_str(), count_of(static_cast<int64_t>(l.stops.size()), "stop").c_str(),
+              count_of(static_cast<int64_t>(l.narration.size()), "narrated step").c_str());
   std::printf("open it in the app: ddpscope %s (or Learn > Open a lesson file...)\n", out.string().c_str());
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "autograd/grad_mode.h"
+#include "ddpscope/plural.h"
 
 namespace ddpscope::ddp {
 namespace {
@@ -118,9 +119,10 @@ Tensor DistributedDataParallel::forward(const Tensor& input) {
     const int training = join_round(true);
     if (join_.throw_on_early_termination && training < group_->size()) {
       join_.terminated = true;
-      throw EarlyTermination(detail::concat("DDP join: rank ", group_->rank(), " stops: ", group_->size() - training,
-                                            " rank(s) ran out of inputs (throw_on_early_termination)"),
-                             __FILE__, __LINE__);
+      throw EarlyTermination(
+          detail::concat("DDP join: rank ", group_->rank(), " stops: ", count_of(group_->size() - training, "rank"),
+                         " ran out of inputs (throw_on_early_termination)"),
+          __FILE__, __LINE__);
     }
     if (!join_.divide_by_initial_world_size) reducer_->set_divisor(training);
   }

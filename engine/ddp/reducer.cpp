@@ -10,6 +10,7 @@
 #include "probe.h"
 #include "records.h"
 #include "tensor/kernels.h"
+#include "ddpscope/plural.h"
 
 namespace ddpscope::ddp {
 
@@ -199,7 +200,7 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
     }
     finished_last_ = true;
     throw DDPSCOPE_ERROR("DDP on rank ", group_->rank(), ": the previous backward did not produce gradients for ",
-                         missing.size(), " parameter(s): ", names_of(missing),
+                         count_of(static_cast<int64_t>(missing.size()), "parameter"), ": ", names_of(missing),
                          ". Their buckets were never reduced, so the ranks would wait for each other forever. If "
                          "the "
                          "model does not use every parameter in every forward, construct DistributedDataParallel "

@@ -1,4 +1,5 @@
 #include "class_bar.h"
+#include "plural.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -49,9 +50,9 @@ void ClassBar::showTeaching(const QString& address, const QString& listening, co
   m_joinLine = QStringLiteral("ddpscope --join %1:%2 --code %3 --name YOUR-NAME")
                    .arg(address.section(QLatin1Char(' '), 0, 0).section(QLatin1Char(':'), 0, 0), port, code);
   m_copy->setVisible(true);
-  m_students->setText(names.isEmpty()
-                          ? tr("No student has joined yet.")
-                          : tr("%n student(s): ", "", int(names.size())) + names.join(QStringLiteral(", ")));
+  m_students->setText(names.isEmpty() ? tr("No student has joined yet.")
+                                      : countOf(names.size(), tr("student")) + QStringLiteral(": ") +
+                                            names.join(QStringLiteral(", ")));
   m_students->setVisible(true);
   setVisible(true);
 }

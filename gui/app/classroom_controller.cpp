@@ -21,6 +21,7 @@
 #include "learn_page.h"
 #include "lesson_catalog.h"
 #include "lesson_link.h"
+#include "plural.h"
 
 namespace ddpscope::gui {
 
@@ -172,9 +173,9 @@ void ClassroomController::showStatus() {
     m_bar->showTeaching(address(), every ? tr("listening on every interface") : tr("listening on that address only"),
                         m_server->code(), m_server->studentNames());
     QString text =
-        tr("Class at %1 (%2) · join code %3 · %n student(s)", "", m_server->studentCount())
+        tr("Class at %1 (%2) · join code %3 · %4")
             .arg(address(), every ? tr("listening on every interface") : tr("listening on that address only"),
-                 m_server->code());
+                 m_server->code(), countOf(m_server->studentCount(), tr("student")));
     // Names as the students gave them (cleaned: classroom.h's cleanName), the first few.
     const QStringList names = m_server->studentNames();
     constexpr int kShown = 8;
@@ -251,7 +252,7 @@ void ClassroomController::showAnswers() {
   int total = 0;
   for (int v : answers)
     total += v;
-  chart->setTitle(tr("%1 of %2 student(s) answered").arg(total).arg(m_server->studentCount()));
+  chart->setTitle(tr("%1 of %2 answered").arg(total).arg(countOf(m_server->studentCount(), tr("student"))));
   QChart* old = m_answersView->chart();
   m_answersView->setChart(chart);
   delete old;

@@ -10,6 +10,7 @@
 #include <QWheelEvent>
 
 #include "graph_layout.h"
+#include "plural.h"
 
 namespace ddpscope::gui {
 namespace {
@@ -182,9 +183,9 @@ void GraphView::mousePressEvent(QMouseEvent* event) {
     if (!v.isValid()) continue;
     const GraphNode& n = m_shown.nodes[v.toULongLong()];
     QString text = n.kind == "module" ? tr("%1: %2 autograd nodes").arg(QString::fromStdString(n.op)).arg(n.members)
-                                      : tr("%1 (%2): waits for %3 gradient(s)")
+                                      : tr("%1 (%2): waits for %3")
                                             .arg(QString::fromStdString(n.op), QString::fromStdString(n.kind))
-                                            .arg(n.deps);
+                                            .arg(countOf(n.deps, tr("gradient")));
     if (n.rank >= 0) text = tr("worker %1: ").arg(n.rank) + text;
     if (n.msg_id >= 0) {
       text +=

@@ -29,6 +29,7 @@
 #include "lesson_transport.h"
 #include "lesson_view.h"
 #include "ring_lesson_view.h"
+#include "plural.h"
 
 namespace ddpscope::gui {
 LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* parent)
@@ -350,10 +351,11 @@ void LearnPage::sayUnusedStops(const QString& file) {
       std::count_if(m_loaded->narration.begin(), m_loaded->narration.end(),
                     [&](const auto& n) { return static_cast<size_t>(n.first) > steps; });
   if (beyond > 0)
-    emit statusMessage(tr("%1: %2 stop(s) or narrated step(s) lie past the lesson's %3 steps and are not used")
+    emit statusMessage(tr("%1: %2 past the lesson's %3 %4 not used")
                            .arg(file)
-                           .arg(beyond)
-                           .arg(steps));
+                           .arg(countOf(beyond, tr("stop or narrated step"), tr("stops or narrated steps")))
+                           .arg(countOf(static_cast<qint64>(steps), tr("step")))
+                           .arg(beyond == 1 ? tr("is") : tr("are")));
 }
 
 // The lesson box names the lesson shown: a file's or a run's title as an extra last item,

@@ -16,6 +16,7 @@
 #include "run_list_model.h"
 #include "trace_import_job.h"
 #include "user_message.h"
+#include "plural.h"
 
 namespace ddpscope::gui {
 
@@ -72,7 +73,7 @@ bool MainWindow::importFlightDumps(const QStringList& dumps, const QString& name
   }
   if (!openRun(out)) return false;
   showTab(QStringLiteral("hang"));
-  statusBar()->showMessage(tr("Imported %1 flight-recorder dump(s) into %2").arg(dumps.size()).arg(out));
+  statusBar()->showMessage(tr("Imported %1 into %2").arg(countOf(dumps.size(), tr("flight-recorder dump"))).arg(out));
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <QVBoxLayout>
 
 #include "ring_view.h"
+#include "plural.h"
 
 namespace ddpscope::gui {
 
@@ -34,7 +35,8 @@ void RingLessonView::showState(const LessonState& s, size_t applied, bool asking
   m_ring->setState(s, n, applied > 0 ? &m_lesson->steps[applied - 1] : nullptr);
   QStringList sent;
   for (size_t r = 0; r < s.ring_bytes_sent.size(); ++r)
-    sent << tr("rank %1: sent %2 step(s), %3 B").arg(r).arg(s.ring_steps_done[r]).arg(s.ring_bytes_sent[r]);
+    sent
+        << tr("rank %1: sent %2, %3 B").arg(r).arg(countOf(s.ring_steps_done[r], tr("step"))).arg(s.ring_bytes_sent[r]);
   m_tally->setText(tr("Sent so far (the tensor is %1 B on every rank):\n%2\nAt the end each rank has sent "
                       "2(n-1)/n = %3 times the tensor.")
                        .arg(m_lesson->ring_tensor_bytes)

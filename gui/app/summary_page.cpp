@@ -1,4 +1,5 @@
 #include "summary_page.h"
+#include "plural.h"
 
 #include <QFileInfo>
 #include <algorithm>
@@ -178,7 +179,7 @@ QString optimizerStateHtml(const RunData& d) {
   for (const auto& r : rows) {
     html += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5%</td></tr>")
                 .arg(r.rank)
-                .arg(QObject::tr("%n parameter(s)", nullptr, r.owned_parameters))
+                .arg(countOf(r.owned_parameters, QObject::tr("parameter")))
                 .arg(r.owned_elements)
                 .arg(megabytes(r.bytes))
                 .arg(total > 0 ? 100.0 * static_cast<double>(r.bytes) / static_cast<double>(total) : 0.0, 0, 'f', 0);

@@ -17,6 +17,7 @@
 #include "range_summary.h"
 #include "run_data.h"
 #include "time_format.h"
+#include "plural.h"
 
 namespace ddpscope::gui {
 namespace {
@@ -230,12 +231,13 @@ QString TimeBreakdownPage::headline(const std::vector<TimeBreakdown>& rows, cons
       std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.iteration_ms < b.iteration_ms; });
   // breakdown_by_rank leaves out a rank's first iteration when it has three or more.
   const bool warm_upLeftOut = static_cast<size_t>(means.front().iterations) * means.size() < m_byIteration.size();
+  const QString over = countOf(means.front().iterations, tr("iteration"));
   QString text = iteration < 0 ? (warm_upLeftOut ? tr("<b>Where the time went</b>, per rank: the mean iteration "
-                                                      "over %n iteration(s) (the first, warm-up, left out).",
-                                                      nullptr, static_cast<int>(means.front().iterations))
+                                                      "over %1 (the first, warm-up, left out).")
+                                                       .arg(over)
                                                  : tr("<b>Where the time went</b>, per rank: the mean iteration "
-                                                      "over %n iteration(s).",
-                                                      nullptr, static_cast<int>(means.front().iterations)))
+                                                      "over %1.")
+                                                       .arg(over))
                                : tr("<b>Where the time went</b> in iteration %1, per rank.").arg(iteration);
   const bool gpu = anyGpu(rows);
   if (gpu)
@@ -281,7 +283,7 @@ void TimeBreakdownPage::fillRankTable(const std::vector<TimeBreakdown>& rows, in
       row << cell(ms(r.*part.value), r.*part.value);
     row << cell(ms(r.hidden_comm_ms), r.hidden_comm_ms);
     const bool s = r.rank == shown_straggler;
-    row << cell(iteration < 0 ? tr("%1 iterations").arg(r.straggled) : (s ? tr("yes") : QString()),
+    row << cell(iteration < 0 ? countOf(r.straggled, tr("iteration")) : (s ? tr("yes") : QString()),
                 QVariant::fromValue<qlonglong>(iteration < 0 ? r.straggled : s));
     if (s)
       for (auto* item : row)

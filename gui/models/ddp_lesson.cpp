@@ -8,6 +8,7 @@
 #include <set>
 
 #include "hang_analysis.h"
+#include "ddpscope/plural.h"
 
 namespace ddpscope::gui {
 namespace {
@@ -421,8 +422,9 @@ std::string explainFinalize(const Lesson& l, size_t i) {
   int reducing = 0;
   for (const BucketFill& b : before.buckets)
     reducing += b.phase != BucketFill::Phase::Reduced;
-  return "Backward is done on " + rank + "; finalize waits for the " + std::to_string(reducing) +
-         " bucket(s) not yet reduced, then writes the averaged gradients back into .grad.";
+  return "Backward is done on " + rank + "; finalize waits for " +
+         (reducing == 1 ? std::string("the bucket") : "the " + ddpscope::count_of(reducing, "bucket")) +
+         " not yet reduced, then writes the averaged gradients back into .grad.";
 }
 
 std::string explainVerdict(const Lesson& l, size_t i) {

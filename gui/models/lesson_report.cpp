@@ -5,6 +5,7 @@
 
 #include "lesson_kind.h"
 #include "ring_lesson.h"
+#include "ddpscope/plural.h"
 
 namespace ddpscope::gui {
 std::string lessonKind(const Lesson& l) { return kindOf(l).name(); }
@@ -34,8 +35,8 @@ std::string lessonStepText(const Lesson& l, size_t applied) {
       out << "rank " << r << ":";
       for (int b = 0; b < l.ring_ranks; ++b)
         out << "  block " << b << " = " << ringHoldsText(s.holds[size_t(r)][size_t(b)], l.ring_ranks);
-      out << "   (sent " << s.ring_steps_done[size_t(r)] << " step(s), " << s.ring_bytes_sent[size_t(r)]
-          << " B; received " << s.ring_steps_received[size_t(r)] << ")\n";
+      out << "   (sent " << ddpscope::count_of(s.ring_steps_done[size_t(r)], "step") << ", "
+          << s.ring_bytes_sent[size_t(r)] << " B; received " << s.ring_steps_received[size_t(r)] << ")\n";
     }
   } else if (l.ddp) {
     out << "rank " << l.rank << ", buckets (generation " << j["generation"].get<int>() << "):\n";

@@ -33,31 +33,8 @@ double metricValue(const probes::TimeBreakdown& r, OverviewMetric m) {
   return 0;
 }
 
-RankOverview makeRankOverview(const std::vector<probes::TimeBreakdown>& by_iteration,
-                              const std::vector<probes::RankRow>& ranks, OverviewMetric metric, OverviewOrder order) {
-  RankOverview o;
-  o.metric = metric;
-  std::map<int, std::string> hosts;
-  for (const auto& r : ranks)
-    hosts[r.rank] = r.host;
-  std::map<int, std::vector<const probes::TimeBreakdown*>> per_rank;
-  std::vector<int64_t> iterations;
-  for (const auto& b : by_iteration) {
-    per_rank[b.rank].push_back(&b);
-    iterations.push_back(b.iteration);
-  }
-  std::sort(iterations.begin(), iterations.end());
-  iterations.erase(std::unique(iterations.begin(), iterations.end()), iterations.end());
-  o.iterations = iterations;
-  for (const auto& [rank, rows] : per_rank) {
-    OverviewRow row{rank, hosts.count(rank) ? hosts[rank] : std::string(), 0};
-    // The first iteration builds buckets and warms caches: not what marks a straggler.
-    const size_t skip = rows.size() > 2 ? 1 : 0;
-    for (size_t i = skip; i < rows.size(); ++i)
-      row.mean_ms += metricValue(*rows[i], metric);
-    row.mean_ms /= static_cast<double>(std::max<size_t>(1, rows.size() - skip));
-    o.rows.push_back(row);
-  }
+// Puts the rows in `order`, and for ByHost notes each host's group of rows.
+static void orderRows(RankOverview& o, OverviewOrder order) {
   const auto slower = [](const OverviewRow& a, const OverviewRow& b) {
     return a.mean_ms != b.mean_ms ? a.mean_ms > b.mean_ms : a.rank < b.rank;
   };
@@ -90,6 +67,34 @@ RankOverview makeRankOverview(const std::vector<probes::TimeBreakdown>& by_itera
       }
       break;
   }
+}
+
+RankOverview makeRankOverview(const std::vector<probes::TimeBreakdown>& by_iteration,
+                              const std::vector<probes::RankRow>& ranks, OverviewMetric metric, OverviewOrder order) {
+  RankOverview o;
+  o.metric = metric;
+  std::map<int, std::string> hosts;
+  for (const auto& r : ranks)
+    hosts[r.rank] = r.host;
+  std::map<int, std::vector<const probes::TimeBreakdown*>> per_rank;
+  std::vector<int64_t> iterations;
+  for (const auto& b : by_iteration) {
+    per_rank[b.rank].push_back(&b);
+    iterations.push_back(b.iteration);
+  }
+  std::sort(iterations.begin(), iterations.end());
+  iterations.erase(std::unique(iterations.begin(), iterations.end()), iterations.end());
+  o.iterations = iterations;
+  for (const auto& [rank, rows] : per_rank) {
+    OverviewRow row{rank, hosts.count(rank) ? hosts[rank] : std::string(), 0};
+    // The first iteration builds buckets and warms caches: not what marks a straggler.
+    const size_t skip = rows.size() > 2 ? 1 : 0;
+    for (size_t i = skip; i < rows.size(); ++i)
+      row.mean_ms += metricValue(*rows[i], metric);
+    row.mean_ms /= static_cast<double>(std::max<size_t>(1, rows.size() - skip));
+    o.rows.push_back(row);
+  }
+  orderRows(o, order);
   std::map<int64_t, size_t> column;
   for (size_t c = 0; c < iterations.size(); ++c)
     column[iterations[c]] = c;

@@ -7,6 +7,7 @@
 
 #include "ddpscope/bucket_rule.h"
 #include "ddpscope/error.h"
+#include "ddpscope/plural.h"
 
 namespace ddpscope::probes {
 namespace {
@@ -481,9 +482,8 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   const RankSpans spans = collect_rank_spans(run, rank);
   const ReadyEverywhere everywhere = collect_ready_everywhere(run, spans, warmup);
   const Iterations its = collect_iterations(spans, everywhere, warmup);
-  DDPSCOPE_CHECK(!its.empty(), "bucket advice needs a DDP training run with more than ", warmup,
-                 " iterations recorded with probes (gradient-ready marks); rank ", rank, " of ", run.path(),
-                 " has none");
+  DDPSCOPE_CHECK(!its.empty(), "bucket advice needs a DDP training run with more than ", count_of(warmup, "iteration"),
+                 " recorded with probes (gradient-ready marks); rank ", rank, " of ", run.path(), " has none");
   a.iterations = static_cast<int>(its.size());
   measure_dispatch(spans, everywhere, its, a.cost);
   measure_allreduce_cost(spans, its, a);

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "ddpscope/error.h"
+#include "ddpscope/plural.h"
 
 namespace ddpscope::probes {
 namespace {
@@ -324,7 +325,9 @@ std::string dead_rank_verdict(HangReport& report, int64_t start_ns) {
   std::vector<int> waiting;
   for (const auto& st : report.ranks)
     if (st.rank != rank && st.blocked_in) waiting.push_back(st.rank);
-  if (!waiting.empty()) culprit += detail::concat("; rank(s) ", list_text(waiting), " were waiting in a collective");
+  if (!waiting.empty())
+    culprit += detail::concat("; ", ranks_named(waiting.size(), list_text(waiting)),
+                              waiting.size() == 1 ? " was" : " were", " waiting in a collective");
   return culprit + ".";
 }
 
@@ -552,8 +555,10 @@ void add_waiting_findings(HangReport& report) {
     for (const auto& other : report.ranks) {
       if (other.rank != st.rank && other.latest_seq < c.seq) behind.push_back(other.rank);
     }
-    const std::string not_started =
-        behind.empty() ? std::string("") : detail::concat("; rank(s) ", list_text(behind), " have not started it");
+    const std::string not_started = behind.empty()
+                                        ? std::string("")
+                                        : detail::concat("; ", ranks_named(behind.size(), list_text(behind)),
+                                                         behind.size() == 1 ? " has" : " have", " not started it");
     if (st.rank == report.dead_rank) {  // the dead wait no more: how long it waited, then
       f.push_back(detail::concat("rank ", st.rank, " waited in ", c.op, " #", c.seq, " (", bytes_text(c.bytes),
                                  ") for ", seconds_text(st.last_event_ns - c.started_ns), ", then died by ",
@@ -593,8 +598,9 @@ void add_quiet_finding(HangReport& report) {
   const bool all_done = !report.ranks.empty() && std::all_of(report.ranks.begin(), report.ranks.end(),
                                                              [](const RankHangState& s) { return s.phase == "done"; });
   if (f.empty() && all_done) {
-    f.push_back(detail::concat("every rank finished its ", report.ranks.front().completed_iterations,
-                               " iterations; nothing is pending"));
+    f.push_back(detail::concat("every rank finished its ",
+                               count_of(report.ranks.front().completed_iterations, "iteration"),
+                               "; nothing is pending"));
   } else if (f.empty()) {
     f.push_back(
         "no rank is waiting in a collective, and every rank's latest event is less than 2 s "

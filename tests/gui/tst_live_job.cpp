@@ -334,7 +334,7 @@ class TestLiveJob : public QObject {
              qPrintable(window.part<HangView>()->headline()));
     // The analysis arrives with the next reload.
     QTRY_VERIFY_WITH_TIMEOUT(window.part<HangView>()->findings().contains("rank 0 waits in allreduce"), 5000);
-    QVERIFY2(window.part<HangView>()->findings().contains("rank(s) 1 have not started it"),
+    QVERIFY2(window.part<HangView>()->findings().contains("rank 1 has not started it"),
              qPrintable(window.part<HangView>()->findings()));
     QCOMPARE(window.part<HangView>()->table()->rowCount(), 2);
     // While nothing is written the file is not read again.

@@ -360,7 +360,7 @@ class TestRunFiles : public QObject {
     QVERIFY2(QString::fromStdString(report.findings.at(1))
                  .startsWith(QStringLiteral("rank 0 waits in allreduce #%1").arg(waiting.blocked_in->seq)),
              report.findings.at(1).c_str());
-    QVERIFY(QString::fromStdString(report.findings.at(1)).contains("rank(s) 1 have not started it"));
+    QVERIFY(QString::fromStdString(report.findings.at(1)).contains("rank 1 has not started it"));
     const Result text = run({"hang", QString::fromStdString(path)});
     QCOMPARE(text.code, 0);
     QCOMPARE(text.out.section('\n', 0, 0), verdict);
