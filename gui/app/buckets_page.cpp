@@ -64,15 +64,19 @@ void BucketsPage::setRun(std::shared_ptr<const RunData> run, probes::RunStoreRea
     m_rank->clear();
     for (const auto& r : m_run->ranks)
       m_rank->addItem(QString::number(r.rank), r.rank);
-    int64_t last = 1;
-    for (const auto& it : m_run->analysis.iterations)
+    // The iterations as the run numbers them (a profiler's trace may hold 551 and 552).
+    int64_t first = 0, last = 0;
+    for (const auto& it : m_run->analysis.iterations) {
+      first = first == 0 ? it.iteration : std::min(first, it.iteration);
       last = std::max(last, it.iteration);
-    m_iteration->setRange(1, static_cast<int>(last));
+    }
+    if (last == 0) first = last = 1;
+    m_iteration->setRange(static_cast<int>(first), static_cast<int>(last));
     if (keepChoice) {
       m_rank->setCurrentIndex(std::max(0, rank));
       m_iteration->setValue(iteration);
     } else {
-      m_iteration->setValue(std::min<int>(2, static_cast<int>(last)));  // past warm-up
+      m_iteration->setValue(static_cast<int>(std::min(first + 1, last)));  // past the warm-up
     }
   }
   update();

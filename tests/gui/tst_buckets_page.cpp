@@ -130,6 +130,25 @@ class TestBucketsPage : public QObject {
     QVERIFY2(!QRegularExpression(R"(\[[\w/]+\.(cpp|h):\d+\])").match(advice->title()).hasMatch(),
              qPrintable(advice->title()));
   }
+
+  // The Iteration box numbers iterations as the run does: a trace's 551 and 552, not 1 and 2.
+  void testIterationsAsTheRunNumbersThem() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("late.ddprun");
+    {
+      ddpscope::probes::RunStoreWriter w(file.toStdString());
+      w.begin_run({R"({"model":"mlp"})", 1, "mpi", "mlp"});
+      testing::write_iterations(w, 0, 551, 552);
+    }
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(file));
+    window.showTab("Buckets");
+    QSpinBox* box = window.part<BucketsPage>()->findChild<QSpinBox*>();
+    QVERIFY(box);
+    QCOMPARE(box->minimum(), 551);
+    QCOMPARE(box->maximum(), 552);
+    QCOMPARE(box->value(), 552);
+  }
 };
 
 QTEST_MAIN(TestBucketsPage)
