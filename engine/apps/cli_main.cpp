@@ -118,8 +118,11 @@ int run_hang(const std::vector<std::string>& paths) {
   for (const auto& line : report.findings)
     std::printf("%s\n", line.c_str());
   for (const auto& st : report.ranks) {
-    std::printf("rank %d: iteration %lld (%s)", st.rank, static_cast<long long>(st.current_iteration),
-                st.phase.c_str());
+    if (st.current_iteration > 0 || st.completed_iterations > 0)
+      std::printf("rank %d: iteration %lld (%s)", st.rank, static_cast<long long>(st.current_iteration),
+                  st.phase.c_str());
+    else
+      std::printf("rank %d: no iterations recorded", st.rank);
     if (st.blocked_in) {
       std::printf(", in %s #%lld", st.blocked_in->op.c_str(), static_cast<long long>(st.blocked_in->seq));
     }

@@ -124,10 +124,9 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
   for (const auto& st : report.ranks) {
     QString blocked = QStringLiteral("–");
     if (st.blocked_in) {
-      blocked = tr("%1 #%2 for %3 s")
-                    .arg(QString::fromStdString(st.blocked_in->op))
-                    .arg(st.blocked_in->seq)
-                    .arg((report.now_ns - st.blocked_in->started_ns) / 1e9, 0, 'f', 1);
+      blocked = tr("%1 #%2").arg(QString::fromStdString(st.blocked_in->op)).arg(st.blocked_in->seq);
+      if (report.ages_known)  // a dump's wait has no known length: not "for 0.0 s"
+        blocked += tr(" for %1 s").arg((report.now_ns - st.blocked_in->started_ns) / 1e9, 0, 'f', 1);
     }
     QStringList missing;
     for (const auto& name : st.missing_grads)

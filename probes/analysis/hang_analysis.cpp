@@ -545,6 +545,14 @@ void take_timeout_message(const RunRow& run, HangReport& report) {
   }
 }
 
+// "is in iteration 3 (backward)", or for a rank with no iterations recorded (a dump's),
+// what it was in.
+std::string where_text(const RankHangState& st) {
+  if (st.current_iteration > 0 || st.completed_iterations > 0)
+    return detail::concat("is in iteration ", st.current_iteration, " (", st.phase, ")");
+  return "has no iterations recorded";
+}
+
 // A finding per rank waiting in a collective: which, since when, and who has not started it.
 void add_waiting_findings(HangReport& report) {
   auto& f = report.findings;
@@ -565,8 +573,10 @@ void add_waiting_findings(HangReport& report) {
                                  report.dead_signal, not_started));
       continue;
     }
-    f.push_back(detail::concat("rank ", st.rank, " waits in ", c.op, " #", c.seq, " (", bytes_text(c.bytes), ") since ",
-                               seconds_text(report.now_ns - c.started_ns), not_started));
+    f.push_back(detail::concat("rank ", st.rank, " waits in ", c.op, " #", c.seq, " (", bytes_text(c.bytes), ")",
+                               report.ages_known ? " since " + seconds_text(report.now_ns - c.started_ns)
+                                                 : std::string(": the dumps do not say for how long"),
+                               not_started));
   }
 }
 
@@ -576,10 +586,10 @@ void add_stalled_findings(HangReport& report, int64_t top_seq) {
   for (const auto& st : report.ranks) {
     const bool behind = st.latest_seq < top_seq && !st.blocked_in;
     if (!behind && st.blocked_in) continue;
-    if (!behind && report.now_ns - st.last_event_ns < 2'000'000'000) continue;
-    std::string line =
-        detail::concat("rank ", st.rank, " is in iteration ", st.current_iteration, " (", st.phase, "): no event for ",
-                       seconds_text(report.now_ns - st.last_event_ns), " (last: ", st.last_event, ")");
+    if (!behind && (!report.ages_known || report.now_ns - st.last_event_ns < 2'000'000'000)) continue;
+    std::string line = detail::concat("rank ", st.rank, " ", where_text(st));
+    if (report.ages_known) line += detail::concat(": no event for ", seconds_text(report.now_ns - st.last_event_ns));
+    line += detail::concat(" (last: ", st.last_event, ")");
     if (st.params_total > 0) {
       line += detail::concat("; ", st.missing_grads.size(), " of ", st.params_total, " gradients have not arrived");
     }
@@ -629,6 +639,12 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
     std::tie(report.dead_rank, report.dead_signal) = dead_rank_of(run_row.message);
   }
   take_timeout_message(run_row, report);
+  // Only PyTorch's own dumps ("torch"): no clock of the job's to measure waits against.
+  bool only_torch_dumps = !report.records.empty();
+  for (const auto& [rank, rows] : report.records.by_rank)
+    for (const auto& row : rows)
+      only_torch_dumps = only_torch_dumps && row.source == "torch";
+  report.ages_known = now_ns > 0 || !only_torch_dumps;
   int64_t top_seq = -1;
   for (const auto& st : report.ranks)
     top_seq = std::max(top_seq, st.latest_seq);

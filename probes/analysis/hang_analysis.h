@@ -44,6 +44,9 @@ struct HangReport {
   std::vector<RankHangState> ranks;
   int64_t latest_event_ns = 0;  // over every rank
   int64_t now_ns = 0;           // the time ages are measured from
+  // False for a run made of PyTorch's dumps alone: they do not say when they were taken,
+  // so how long a rank had waited is not known (not "since 0 ms").
+  bool ages_known = true;
   // Plain-language diagnosis: who waits for whom, in which collective.
   std::vector<std::string> findings;
   // The first thing to read, as PyTorch's flight-recorder analysis puts it: the culprit

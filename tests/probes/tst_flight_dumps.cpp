@@ -227,6 +227,24 @@ class TestFlightDumps : public ScratchTest {
     QCOMPARE(QString::fromStdString(from_run.verdict), QString::fromStdString(from_dumps.verdict));
   }
 
+  // PyTorch's dumps do not say when they were taken: a run imported from them says a rank
+  // waits, not for how long ("since 0 ms" measured the wait against its own start), and
+  // a rank without iterations is not "in iteration -1".
+  void testAnImportedRunDoesNotMakeUpWaits() {
+    const std::string dir = DDPSCOPE_SOURCE_DIR "/tests/probes/data/torch_2_11_flight/gloo-4-size/json";
+    const std::string run = path("ages.ddprun");
+    import_flight_dumps(flight_dump_inputs({dir}), run);
+    RunStoreReader reader(run);
+    const HangReport h = analyze_hang(reader);
+    QVERIFY(!h.ages_known);
+    int waits = 0;
+    for (const std::string& f : h.findings) {
+      QVERIFY2(f.find("since 0 ms") == std::string::npos && f.find("iteration -1") == std::string::npos, f.c_str());
+      waits += f.find("the dumps do not say for how long") != std::string::npos;
+    }
+    QVERIFY(waits >= 1);
+  }
+
   // A value no PyTorch writes is said, never judged.
   void testUnknownValuesAreNotJudged() {
     const std::string dir = path("unknown");
