@@ -76,7 +76,15 @@ QWidget* scrolled(QWidget* view) {
 ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);
+  // How the runs' settings differ, above the headline that times them.
+  m_settings = new QLabel;
+  m_settings->setObjectName(QStringLiteral("compareSettings"));
+  m_settings->setWordWrap(true);
+  m_settings->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_settings->setVisible(false);
+  layout->addWidget(m_settings);
   m_headline = new QLabel;
+  m_headline->setObjectName(QStringLiteral("compareHeadline"));
   m_headline->setWordWrap(true);
   m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(m_headline);
@@ -113,12 +121,18 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
 
 QString ComparePage::headline() const { return QString::fromStdString(m_comparison.headline); }
 
+QString ComparePage::settingsNote() const { return m_settings->isVisible() ? m_settings->text() : QString(); }
+
 void ComparePage::showComparison(std::shared_ptr<const RunData> a, std::shared_ptr<const RunData> b,
                                  const probes::RunComparison& comparison) {
   m_a = std::move(a);
   m_b = std::move(b);
   m_comparison = comparison;
   m_headline->setText(QString::fromStdString(m_comparison.headline).toHtmlEscaped());
+  const QString settings = QString::fromStdString(m_comparison.settings_text()).toHtmlEscaped();
+  // More than one difference: a warning, so the headline's blame is read with it.
+  m_settings->setText(m_comparison.settings.size() > 1 ? QStringLiteral("⚠ <b>%1</b>").arg(settings) : settings);
+  m_settings->setVisible(!settings.isEmpty());
   m_bars->setRows({barOf(m_comparison.a, 0), barOf(m_comparison.b, 1)}, -1);
   m_bars->setMinimumHeight(m_bars->sizeHint().height());
   m_bars->setRowLabels({tr("A · %1").arg(QFileInfo(QString::fromStdString(m_comparison.a.path)).fileName()),

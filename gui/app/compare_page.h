@@ -32,6 +32,8 @@ class ComparePage : public QWidget {
   TimelineView* timelineB() const { return m_timelineB; }
   QTableView* opsTable() const { return m_opsTable; }
   QString headline() const;
+  // What the settings note above the headline says ("" when the settings agree).
+  QString settingsNote() const;
 
  private:
   void fillOps();
@@ -41,6 +43,7 @@ class ComparePage : public QWidget {
   std::shared_ptr<const RunData> m_a, m_b;
   probes::RunComparison m_comparison;
   QLabel* m_headline = nullptr;
+  QLabel* m_settings = nullptr;
   QLabel* m_labelA = nullptr;
   QLabel* m_labelB = nullptr;
   BreakdownBars* m_bars = nullptr;

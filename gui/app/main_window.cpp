@@ -364,8 +364,10 @@ void MainWindow::buildFileMenu() {
     if (!dir.isEmpty()) importTraces({dir});
   });
   file->addAction(tr("Co&mpare with another run..."), this, [this] {
-    const QString other = QFileDialog::getOpenFileName(this, tr("Compare the open run with"), m_runList->folder(),
-                                                       tr("Run files (*.ddprun)"));
+    // Beside the open run: the run to compare with is most often its neighbour.
+    const QString folder = m_run ? QFileInfo(QString::fromStdString(m_run->path)).absolutePath() : m_runList->folder();
+    const QString other =
+        QFileDialog::getOpenFileName(this, tr("Compare the open run with"), folder, tr("Run files (*.ddprun)"));
     if (!other.isEmpty()) compareWith(other);
   });
   file->addAction(tr("&Refresh runs"), QKeySequence::Refresh, m_runList, &RunListModel::refresh);

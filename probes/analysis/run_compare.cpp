@@ -166,7 +166,7 @@ const char* change_name(OpChange::Change c) {
 RunComparison compare_runs(RunStoreReader& a, RunStoreReader& b, IterationRange range_a, IterationRange range_b,
                            const RunAnalysis* analysis_a, const RunAnalysis* analysis_b) {
   Side sa = measure(a, range_a, "A", analysis_a), sb = measure(b, range_b, "B", analysis_b);
-  RunComparison c{sa.summary, sb.summary, {}, {}};
+  RunComparison c{sa.summary, sb.summary, {}, {}, {}};
   std::map<OpKey, std::pair<OpTotals, OpTotals>> joined;
   for (const auto& [k, t] : sa.ops)
     joined[k].first = t;
@@ -187,7 +187,17 @@ RunComparison compare_runs(RunStoreReader& a, RunStoreReader& b, IterationRange 
     return std::fabs(x.delta_ms()) > std::fabs(y.delta_ms());
   });
   c.headline = headline(c.a, c.b, c.ops);
+  c.settings = setting_differences(a.run(), b.run());
   return c;
+}
+
+std::string RunComparison::settings_text() const {
+  if (settings.empty()) return {};
+  std::string text = "The runs differ in " + differences_text(settings) + ".";
+  if (settings.size() > 1)
+    text += " That is " + std::to_string(settings.size()) +
+            " differences: the change in time below cannot be put down to any one of them.";
+  return text;
 }
 
 nlohmann::ordered_json comparison_json(const RunComparison& c) {
@@ -214,7 +224,11 @@ nlohmann::ordered_json comparison_json(const RunComparison& c) {
                    {"a_calls", op.a_count},
                    {"b_calls", op.b_count}});
   }
-  return {{"a", side(c.a)}, {"b", side(c.b)}, {"headline", c.headline}, {"parts_ms", parts}, {"ops", ops}};
+  nlohmann::ordered_json settings = nlohmann::ordered_json::array();
+  for (const auto& d : c.settings)
+    settings.push_back({{"name", d.name}, {"a", d.a}, {"b", d.b}});
+  return {{"a", side(c.a)},         {"b", side(c.b)},    {"settings", settings},
+          {"headline", c.headline}, {"parts_ms", parts}, {"ops", ops}};
 }
 
 std::string comparison_text(const RunComparison& c, size_t max_ops) {
@@ -226,6 +240,7 @@ std::string comparison_text(const RunComparison& c, size_t max_ops) {
                   static_cast<long long>(s.iterations));
     out += line;
   }
+  if (!c.settings.empty()) out += c.settings_text() + "\n";
   out += c.headline + "\n\n";
   std::snprintf(line, sizeof(line), "%-26s %10s %10s %12s\n", "per rank and iteration", "A (ms)", "B (ms)", "change");
   out += line;

@@ -15,6 +15,7 @@
 
 #include "event.h"
 #include "overlap_analysis.h"
+#include "run_settings_diff.h"
 #include "run_store_reader.h"
 
 namespace ddpscope::probes {
@@ -55,6 +56,11 @@ struct RunComparison {
   CompareSide a, b;
   std::vector<OpChange> ops;  // the largest |b_ms - a_ms| first
   std::string headline;       // "B's iteration is 12.3 ms (15%) slower than A's: ..."
+  // How the runs' settings differ (run_settings_diff.h): said before the headline, with a
+  // warning when there is more than one difference.
+  std::vector<SettingDifference> settings;
+  // "The runs differ in ...", or empty when their settings agree.
+  std::string settings_text() const;
 };
 
 // Throws RunStoreError for an unreadable file, ddpscope::Error when a side has no

@@ -3,10 +3,12 @@
 // iteration and moving together), and the errors a user can meet.
 #include <QtTest/QtTest>
 
+#include <QFileDialog>
 #include <QLabel>
 #include <QTableView>
 
 #include "compare_page.h"
+#include "gui_test_runs.h"
 #include "known_iterations_run.h"
 #include "main_window.h"
 #include "classroom_controller.h"
@@ -24,8 +26,8 @@ class TestComparePage : public ScratchTest {
   Q_OBJECT
  private slots:
   void testTwoRunsSideBySide() {
-    testing::write_known_iterations(path("a.ddprun"), 0.5, false, true);
-    testing::write_known_iterations(path("b.ddprun"), 1.0, true, false, 6, 7'000'000);  // 7 ms later
+    ddpscope::testing::write_known_iterations(path("a.ddprun"), 0.5, false, true);
+    ddpscope::testing::write_known_iterations(path("b.ddprun"), 1.0, true, false, 6, 7'000'000);  // 7 ms later
     MainWindow window{QString()};
     window.resize(1280, 800);
     window.show();
@@ -59,8 +61,72 @@ class TestComparePage : public ScratchTest {
     QCOMPARE(a->axis().begin_ns, int64_t{41'000'000});
   }
 
+  // Compare says how the runs' settings differ before it times them, warns when they
+  // differ in more than one way, and says nothing when they agree.
+  void testTheSettingsThatDifferAreSaid() {
+    const auto write = [&](const char* name, const char* config, int ranks) {
+      probes::RunStoreWriter w(path(name));
+      w.begin_run({config, ranks, "mpi", "mlp"});
+      for (int rank = 0; rank < ranks; ++rank)
+        gui::testing::write_iterations(w, rank, 1, 4);
+      w.end_run("finished");
+    };
+    write("base.ddprun", R"({"model":"mlp","width":64,"depth":2,"bucket_cap_mb":25.0,"iters":4,"seed":1})", 2);
+    write("same.ddprun", R"({"model":"mlp","width":64,"depth":2,"bucket_cap_mb":25.0,"iters":9,"seed":7})", 2);
+    write("wide.ddprun", R"({"model":"mlp","width":256,"depth":4,"bucket_cap_mb":0.25,"iters":4,"seed":1})", 2);
+    MainWindow window{QString()};
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(window.openRun(QString::fromStdString(path("base.ddprun"))));
+    QVERIFY(window.compareWith(QString::fromStdString(path("same.ddprun"))));
+    ComparePage* page = window.part<ComparePage>();
+    QCOMPARE(page->settingsNote(), QString());  // iterations and seed change no iteration's work
+    QVERIFY(window.compareWith(QString::fromStdString(path("wide.ddprun"))));
+    const QString note = page->settingsNote();
+    for (const char* words : {"width (A 64, B 256)", "depth (A 2, B 4)", "bucket_cap_mb (A 25.0, B 0.25)",
+                              "3 differences", "cannot be put down to any one of them"})
+      QVERIFY2(note.contains(words), qPrintable(note));
+    QVERIFY(note.startsWith(QStringLiteral("⚠")));
+    // Above the headline.
+    auto* settings = page->findChild<QLabel*>("compareSettings");
+    QVERIFY(settings && settings->isVisible());
+    auto* headline = page->findChild<QLabel*>("compareHeadline");
+    QVERIFY(headline && settings->geometry().bottom() <= headline->geometry().top());
+    // One difference: said, without the warning.
+    write("ranks.ddprun", R"({"model":"mlp","width":64,"depth":2,"bucket_cap_mb":25.0})", 4);
+    QVERIFY(window.compareWith(QString::fromStdString(path("ranks.ddprun"))));
+    QVERIFY2(page->settingsNote().contains("world size (A 2, B 4)"), qPrintable(page->settingsNote()));
+    QVERIFY(!page->settingsNote().contains(QStringLiteral("⚠")));
+  }
+
+  // File > Compare opens its dialog in the open run's folder, where its neighbours are,
+  // not in the workspace.
+  void testTheCompareDialogOpensBesideTheRun() {
+    QVERIFY(QDir().mkpath(scratch_file("elsewhere")));
+    ddpscope::testing::write_known_iterations(path("elsewhere/a.ddprun"), 0.5, false, true);
+    QTemporaryDir workspace;
+    MainWindow window(workspace.path());
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(window.openRun(QString::fromStdString(path("elsewhere/a.ddprun"))));
+    QAction* compare = nullptr;
+    for (QAction* a : window.findChildren<QAction*>())
+      if (a->text().startsWith("Co&mpare")) compare = a;
+    QVERIFY(compare);
+    QString shown;
+    QTimer::singleShot(200, [&] {
+      for (QWidget* w : QApplication::topLevelWidgets())
+        if (auto* dialog = qobject_cast<QFileDialog*>(w); dialog && dialog->isVisible()) {
+          shown = dialog->directory().absolutePath();
+          dialog->reject();
+        }
+    });
+    compare->trigger();
+    QCOMPARE(shown, QFileInfo(QString::fromStdString(path("elsewhere/a.ddprun"))).absolutePath());
+  }
+
   void testComparingWithoutARunOrWithABadOneSaysWhy() {
-    testing::write_known_iterations(path("c.ddprun"), 0.5, false, false);
+    ddpscope::testing::write_known_iterations(path("c.ddprun"), 0.5, false, false);
     MainWindow window{QString()};
     window.show();
     QVERIFY(!window.compareWith(QString::fromStdString(path("c.ddprun"))));
