@@ -717,6 +717,7 @@ void MainWindow::refreshTab(Tab tab) {
           m_timeline->showIteration(m_run->timeline.iterations.size() > 1 ? 1 : 0);
       }
       m_timelineTab->detailLoader()->setRun(m_run);
+      m_timelineTab->setRunFile(m_run->path);
       m_timelineTab->refreshLegend();
       break;
     }

@@ -1,6 +1,9 @@
 #include "timeline_page.h"
 
 #include <algorithm>
+#include <QAction>
+#include <QClipboard>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeyEvent>
@@ -23,7 +26,9 @@
 #include "kind_colors.h"
 #include "sort_proxy.h"
 #include "range_summary.h"
+#include "plural.h"
 #include "span_details.h"
+#include "span_record.h"
 #include "time_format.h"
 #include "timeline_detail_loader.h"
 #include "timeline_view.h"
@@ -138,8 +143,41 @@ QWidget* TimelinePage::buildDetailsPanel() {
   m_details->setColumnCount(2);
   m_details->setHeaderLabels({tr("Field"), tr("Value")});
   m_details->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  // Sortable by a click on a column's header (in reading order until then), and copied
+  // with Ctrl+C or the context menu: the selected rows, or all of them.
+  m_details->setSortingEnabled(true);
+  m_details->sortByColumn(-1, Qt::AscendingOrder);
+  m_details->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  m_details->setContextMenuPolicy(Qt::ActionsContextMenu);
+  auto* copy = new QAction(tr("&Copy"), m_details);
+  copy->setShortcut(QKeySequence::Copy);
+  copy->setShortcutContext(Qt::WidgetShortcut);
+  connect(copy, &QAction::triggered, this, &TimelinePage::copyDetails);
+  auto* copyAll = new QAction(tr("Copy &all"), m_details);
+  connect(copyAll, &QAction::triggered, this, [this] {
+    m_details->clearSelection();
+    copyDetails();
+  });
+  m_details->addAction(copy);
+  m_details->addAction(copyAll);
   return m_details;
 }
+
+QString TimelinePage::detailsText() const {
+  QStringList lines;
+  const bool all = m_details->selectedItems().isEmpty();
+  const std::function<void(QTreeWidgetItem*, int)> add = [&](QTreeWidgetItem* item, int depth) {
+    if (all || item->isSelected())
+      lines << QString(depth * 2, QLatin1Char(' ')) + item->text(0) + QLatin1Char('\t') + item->text(1);
+    for (int i = 0; i < item->childCount(); ++i)
+      add(item->child(i), depth + 1);
+  };
+  for (int i = 0; i < m_details->topLevelItemCount(); ++i)
+    add(m_details->topLevelItem(i), 0);
+  return lines.join(QLatin1Char('\n'));
+}
+
+void TimelinePage::copyDetails() const { QGuiApplication::clipboard()->setText(detailsText()); }
 
 // A dragged time range's spans summed by name and kind.
 QWidget* TimelinePage::buildRangePanel() {
@@ -265,6 +303,7 @@ void TimelinePage::showDetails() {
   }
   for (const auto& [label, value] : d.fields())
     m_details->addTopLevelItem(new QTreeWidgetItem({qs(label), qs(value)}));
+  addRecordedFields(d.rowid);
   if (d.parent.valid())
     m_details->addTopLevelItem(refItem(tr("Parent"), d.parent.lane, d.parent.index, static_cast<int>(d.parent.in)));
   if (!d.children.empty()) {
@@ -285,6 +324,29 @@ void TimelinePage::showDetails() {
     others->setExpanded(true);
   }
   m_panels->setCurrentIndex(0);
+}
+
+// Everything the run file holds of the span: its row's columns and, for a span imported
+// from a trace, every argument the trace gave it (grid, block, stream, input dims...).
+void TimelinePage::addRecordedFields(int64_t rowid) {
+  if (rowid <= 0 || m_runFile.empty()) return;
+  const SpanRecord record = readSpanRecord(m_runFile, rowid);
+  const auto group = [&](const QString& title, const QString& note,
+                         const std::vector<std::pair<std::string, std::string>>& rows) {
+    if (rows.empty()) return;
+    auto* item = new QTreeWidgetItem({title, note});
+    for (const auto& [key, value] : rows)
+      item->addChild(new QTreeWidgetItem({qs(key), qs(value)}));
+    m_details->addTopLevelItem(item);
+    item->setExpanded(true);
+  };
+  if (!record.error.empty()) {
+    m_details->addTopLevelItem(new QTreeWidgetItem({tr("Recorded"), tr("not read: %1").arg(qs(record.error))}));
+    return;
+  }
+  group(tr("Arguments"), tr("%1, as the trace gave them").arg(countOf(record.arguments.size(), tr("argument"))),
+        record.arguments);
+  group(tr("Recorded"), tr("the run file's row, field by field"), record.fields);
 }
 
 // A message picked on the Messages tab: its ends, on the timeline's clock (time after

@@ -6,6 +6,7 @@
 
 #include <QFutureWatcher>
 #include <QWidget>
+#include <string>
 #include <memory>
 
 #include "timeline_search.h"
@@ -35,6 +36,11 @@ class TimelinePage : public QWidget {
   QLabel* detailNote() const { return m_detailNote; }
   QLabel* legend() const { return m_legend; }
   QTreeWidget* details() const { return m_details; }
+  // Puts the Details rows selected (all when none is) on the clipboard, "field<TAB>value"
+  // a line, a group's rows indented under it.
+  void copyDetails() const;
+  // The run file the view shows: where Details reads a selected span's whole record.
+  void setRunFile(const std::string& path) { m_runFile = path; }
   // What the message selected with the view's selectFlow is (the Messages tab's words),
   // shown in Details with its ends.
   void setFlowNote(const QString& note) { m_flowNote = note; }
@@ -59,6 +65,8 @@ class TimelinePage : public QWidget {
  private:
   QWidget* buildSearchBar();
   QWidget* buildDetailsPanel();
+  void addRecordedFields(int64_t rowid);
+  QString detailsText() const;  // what copyDetails puts on the clipboard
   QWidget* buildRangePanel();
   void connectSignals();
   void runSearch();
@@ -68,6 +76,7 @@ class TimelinePage : public QWidget {
   // else the last.
   static constexpr int64_t kSearchInBackground = 2'000'000;
   int64_t m_searchInBackgroundAbove = kSearchInBackground;
+  std::string m_runFile;
   void searchThenShow(bool forward);
   void showFirstFrom(bool forward);
   void showMatch(int index);

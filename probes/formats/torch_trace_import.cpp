@@ -121,7 +121,7 @@ class RankWriter {
     } else if (is_c10d_launch(e)) {
       bucket_launch(be, kind, name);
     }
-    push(be, kind, name);
+    push(be, kind, name, &e.args_json);
   }
 
   void finish() {
@@ -282,7 +282,7 @@ class RankWriter {
     batch_.records.push_back(
         nlohmann::json{{"type", "metric"}, {"iteration", iteration}, {"name", "iteration_ms"}, {"value", ms}}.dump());
   }
-  void push(BatchEvent be, Kind kind, const std::string& name) {
+  void push(BatchEvent be, Kind kind, const std::string& name, const std::string* args = nullptr) {
     be.kind = static_cast<uint8_t>(kind);
     auto [it, fresh] = names_.try_emplace(name, static_cast<uint32_t>(batch_.names.size()));
     if (fresh) {
@@ -290,6 +290,7 @@ class RankWriter {
       batch_.names.emplace_back(name);
     }
     be.name = it->second;
+    if (args && !args->empty()) batch_.args.emplace_back(static_cast<uint32_t>(batch_.events.size()), *args);
     batch_.events.push_back(be);
     ++events_;
     if (batch_.events.size() >= kBatchEvents) flush();
@@ -307,11 +308,26 @@ class RankWriter {
   }
   void flush() {
     if (batch_.events.empty() && batch_.records.empty()) return;
-    // The writer stores a batch's events thread by thread in blocks: sort them so.
-    std::stable_sort(batch_.events.begin(), batch_.events.end(),
-                     [](const BatchEvent& a, const BatchEvent& b) { return a.thread < b.thread; });
+    // The writer stores a batch's events thread by thread in blocks: sort them so, and
+    // their arguments' indexes with them.
+    std::vector<uint32_t> order(batch_.events.size());
+    for (uint32_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return batch_.events[a].thread < batch_.events[b].thread; });
+    std::vector<uint32_t> moved_to(order.size());
+    std::vector<BatchEvent> sorted;
+    sorted.reserve(order.size());
+    for (uint32_t i = 0; i < order.size(); ++i) {
+      moved_to[order[i]] = i;
+      sorted.push_back(batch_.events[order[i]]);
+    }
+    batch_.events.swap(sorted);
+    for (auto& [index, json] : batch_.args)
+      index = moved_to[index];
     writer_.write(batch_);
     ++batch_.sequence;
+    batch_.args.clear();
     batch_.events.clear();
     batch_.records.clear();
     batch_.names.clear();

@@ -2,6 +2,8 @@
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <cctype>
 #include <cmath>
@@ -27,6 +29,7 @@ constexpr int kMaxDepth = 200;                   // RapidJSON recurses per level
 constexpr double kMaxTimeUs = 4.0e15;            // 2096 in microseconds since 1970: ns fit int64
 constexpr double kMaxDurationUs = 1.0e12;        // 11.6 days
 constexpr int64_t kMaxNumel = int64_t{1} << 50;  // a tensor's elements, at most
+constexpr size_t kMaxArgs = 64 << 10;            // an event's args kept for the Details panel
 
 // Where the parse is, for errors raised inside RapidJSON's allocation.
 struct ParsePlace {
@@ -65,6 +68,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
 
   bool StartObject() {
     if (++depth_ > kMaxDepth) refuse("JSON nested deeper than ", kMaxDepth, " levels");
+    if (in_args_) args_writer_.StartObject();
     if (depth_ == 1 && !started_) {
       started_ = true;
       top_object_ = true;
@@ -73,6 +77,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       in_event_ = true;
     } else if (in_event_ && depth_ == events_depth_ + 2 && key_ == "args") {
       in_args_ = true;
+      args_buffer_.Clear();
+      args_writer_.Reset(args_buffer_);
+      args_writer_.StartObject();
     } else if (top_object_ && depth_ == 2 && key_ == "distributedInfo") {
       in_dist_ = true;
       h_.has_dist_info = true;
@@ -93,6 +100,11 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       in_event_ = false;
     } else if (in_args_ && depth_ == events_depth_ + 2) {
       in_args_ = false;
+      args_writer_.EndObject();
+      // Every argument as written, for the Details panel; a huge one is left out whole.
+      if (args_buffer_.GetSize() <= kMaxArgs) ev_.args_json.assign(args_buffer_.GetString(), args_buffer_.GetSize());
+    } else if (in_args_) {
+      args_writer_.EndObject();
     } else if (in_dist_ && depth_ == 2) {
       in_dist_ = false;
     } else if (in_pg_ && depth_ == 4) {
@@ -103,6 +115,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   }
   bool StartArray() {
     if (++depth_ > kMaxDepth) refuse("JSON nested deeper than ", kMaxDepth, " levels");
+    if (in_args_) args_writer_.StartArray();
     if (depth_ == 1 && !started_) {
       started_ = true;
       h_.list_form = true;
@@ -129,6 +142,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return true;
   }
   bool EndArray(rapidjson::SizeType) {
+    if (in_args_) args_writer_.EndArray();
     if (depth_ == events_depth_ && in_events_array()) events_done_ = true;
     if (depth_ == 2) devices_array_ = false;
     if (in_dist_ && depth_ == 3) pg_array_ = false;
@@ -149,10 +163,12 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return true;
   }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
+    if (in_args_) args_writer_.Key(s, n);
     key_.assign(s, n);
     return true;
   }
   bool String(const char* s, rapidjson::SizeType n, bool) {
+    if (in_args_) args_writer_.String(s, n);
     if (n > kMaxName && (key_ == "name" || key_ == "cat"))
       refuse("an event's ", key_, " of ", n, " bytes (over 1 MiB)");
     if (in_event_ && !in_args_ && depth_ == events_depth_ + 1) {
@@ -202,8 +218,18 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   }
   bool Int(int v) { return Int64(v); }
   bool Uint(unsigned v) { return Int64(v); }
-  bool Uint64(uint64_t v) { return Int64(v > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(v)); }
+  bool Uint64(uint64_t v) {
+    if (in_args_ && v > uint64_t(INT64_MAX)) {
+      args_writer_.Uint64(v);
+      return number(INT64_MAX);
+    }
+    return Int64(static_cast<int64_t>(v));
+  }
   bool Int64(int64_t v) {
+    if (in_args_) args_writer_.Int64(v);
+    return number(v);
+  }
+  bool number(int64_t v) {
     if (in_event_ && !in_args_ && depth_ == events_depth_ + 1) {
       if (key_ == "ts")
         ev_.ts_us = static_cast<double>(v);
@@ -274,6 +300,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return true;
   }
   bool Double(double v) {
+    if (in_args_) args_writer_.Double(v);
     if (in_event_ && !in_args_ && depth_ == events_depth_ + 1) {
       if (key_ == "ts")
         ev_.ts_us = v;
@@ -287,15 +314,19 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       return true;
     }
     // A dimension written as a double: a whole number it can hold, else none (0).
-    if (in_args_ && dims_depth_ >= 0) return Int64(fits_int64(v) ? static_cast<int64_t>(v) : 0);
+    if (in_args_ && dims_depth_ >= 0) return number(fits_int64(v) ? static_cast<int64_t>(v) : 0);
     if (in_args_ && depth_ == events_depth_ + 2 && key_ == "value") ev_.value = v;
     return true;
   }
   bool Null() {
+    if (in_args_) args_writer_.Null();
     if (in_args_ && depth_ == events_depth_ + 2 && key_ == "value") ev_.value = NAN;
     return true;
   }
-  bool Bool(bool) { return true; }
+  bool Bool(bool v) {
+    if (in_args_) args_writer_.Bool(v);
+    return true;
+  }
 
   bool saw_events() const { return events_depth_ > 0; }
 
@@ -397,6 +428,8 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   int64_t dims_numel_ = 1;
   bool dims_seen_ = false;
   bool started_ = false, top_object_ = false, events_done_ = false;
+  rapidjson::StringBuffer args_buffer_;
+  rapidjson::Writer<rapidjson::StringBuffer> args_writer_;
   bool in_event_ = false, in_args_ = false, in_dist_ = false, in_pg_ = false;
   bool pg_array_ = false, pg_ranks_ = false, devices_array_ = false;
   size_t group_ranks_ = 0;  // ranks listed by every group so far

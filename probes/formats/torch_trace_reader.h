@@ -74,6 +74,7 @@ struct TraceEvent {
   int64_t first_input_numel = -1;
   std::string first_input_type;
   std::string meta_name;  // M events: args.name (a process or thread name)
+  std::string args_json;  // every arg as the trace wrote it (a JSON object), for Details
   double value = 0;       // C (counter) events: args.value; NaN when null
   // Args "ddpscope.*" of ddpscope's own export: the span as the run file held it.
   // ds_kind < 0: not an exported span.

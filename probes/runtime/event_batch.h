@@ -55,6 +55,9 @@ struct EventBatch {
   std::vector<NameInfo> names;
   std::vector<BatchEvent> events;
   std::vector<std::string> records;  // JSON objects (records.h)
+  // An importer's per-event arguments: (index into events, a JSON object), stored in the
+  // run file's span_args. Never encoded: the probes' wire format has no place for them.
+  std::vector<std::pair<uint32_t, std::string>> args;
 };
 
 std::string encode(const EventBatch& batch);

@@ -194,6 +194,27 @@ FlightData RunStoreReader::flight() {
   return data;
 }
 
+std::optional<RunStoreReader::StoredSpan> RunStoreReader::span_by_id(int64_t span_id) {
+  if (schema_version(db_) < 8) return std::nullopt;
+  Statement s = db_.prepare(
+      "SELECT first_id, rank, thread, count, data FROM span_packs WHERE first_id <= ? ORDER BY first_id DESC LIMIT 1");
+  s.bind(1, span_id);
+  if (!s.step() || span_id >= s.column_int64(0) + s.column_int64(3)) return std::nullopt;
+  std::vector<PackedSpan> spans;
+  const auto [data, size] = s.column_blob(4);
+  decode_pack(data, size, spans);
+  const auto index = static_cast<size_t>(span_id - s.column_int64(0));
+  if (index >= spans.size()) return std::nullopt;
+  return StoredSpan{static_cast<int>(s.column_int64(1)), static_cast<int>(s.column_int64(2)), spans[index]};
+}
+
+std::string RunStoreReader::span_args(int64_t span_id) {
+  if (schema_version(db_) < 10) return {};
+  Statement s = db_.prepare("SELECT args FROM span_args WHERE span_id = ?");
+  s.bind(1, span_id);
+  return s.step() ? s.column_text(0) : std::string();
+}
+
 void RunStoreReader::save_copy(const std::string& dest) {
   try {
     Statement s = db_.prepare("VACUUM INTO ?");

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -244,6 +245,16 @@ class RunStoreReader {
   // the job's collector was gone when they were written) folded in, a later state
   // winning.
   FlightData flight();
+  // The arguments an imported span's trace gave it (a JSON object; schema 10), by the
+  // span's id; "" when it has none (every span of ddpscope's own probes).
+  std::string span_args(int64_t span_id);
+  // The span with that id as the run file holds it, with its rank and thread; nullopt
+  // when there is none (schema 8 on: ids are the packs' first_id + index).
+  struct StoredSpan {
+    int rank = 0, thread = 0;
+    PackedSpan span;
+  };
+  std::optional<StoredSpan> span_by_id(int64_t span_id);
   // PRAGMA integrity_check's verdict ("ok" when sound).
   std::string integrity_check();
   const std::string& path() const { return db_.path(); }

@@ -214,12 +214,19 @@ CREATE INDEX span_packs_by_rank_time ON span_packs(rank, t_min);
 // is a span with its block numbers in param and bucket and its step in msg_id.
 void create_version_9(SqliteDb& db) { add_kind_names(db); }
 
+// Version 10: an imported span's arguments as its trace wrote them (a kernel's grid,
+// block, stream and registers; an op's input dims and types; a collective's sizes), by
+// the span's id, for the timeline's Details. Spans of ddpscope's own probes have none.
+void create_version_10(SqliteDb& db) {
+  db.exec("CREATE TABLE span_args(span_id INTEGER PRIMARY KEY, args TEXT NOT NULL);");
+}
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {
       create_version_1, create_version_2, create_version_3, create_version_4, create_version_5,
-      create_version_6, create_version_7, create_version_8, create_version_9};
-  static_assert(kRunStoreSchemaVersion == 9, "add the migration step with the new version");
+      create_version_6, create_version_7, create_version_8, create_version_9, create_version_10};
+  static_assert(kRunStoreSchemaVersion == 10, "add the migration step with the new version");
   return steps;
 }
 

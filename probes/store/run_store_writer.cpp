@@ -43,6 +43,7 @@ RunStoreWriter::RunStoreWriter(const std::string& path)
       "SELECT coalesce((SELECT first_id + count FROM span_packs ORDER BY first_id DESC "
       "LIMIT 1), 1)");
   insert_name_ = db_.prepare("INSERT INTO names(name, file, line) VALUES(?, ?, ?)");
+  insert_args_ = db_.prepare("INSERT OR REPLACE INTO span_args(span_id, args) VALUES(?, ?)");
   upsert_thread_ = db_.prepare("INSERT OR REPLACE INTO threads(rank, thread, tid, name) VALUES(?,?,?,?)");
   update_rank_counts_ = db_.prepare(
       "UPDATE ranks SET events_received = events_received + ?, batches_received = "
@@ -208,6 +209,15 @@ void RunStoreWriter::write_pack(int64_t rank, const std::vector<const BatchEvent
       .bind_blob(8, blob.data(), blob.size());
   insert_pack_.step();
   insert_pack_.rewind();
+  if (batch_args_) {
+    for (size_t i = 0; i < events.size(); ++i) {
+      const auto found = batch_args_->find(events[i]);
+      if (found == batch_args_->end()) continue;
+      insert_args_.bind(1, next_span_id_ + static_cast<int64_t>(i)).bind(2, *found->second);
+      insert_args_.step();
+      insert_args_.reset();
+    }
+  }
   next_span_id_ += static_cast<int64_t>(events.size());
 }
 
@@ -228,6 +238,10 @@ void RunStoreWriter::write(const EventBatch& batch) {
       ids.push_back(name_id(n));
     const int64_t offset = batch.clock_offset_ns;
     const auto& events = batch.events;
+    std::unordered_map<const BatchEvent*, const std::string*> args;
+    for (const auto& [index, json] : batch.args)
+      if (index < events.size()) args.emplace(&events[index], &json);
+    batch_args_ = args.empty() ? nullptr : &args;
     // Packs: one thread's events (the shipper sends them thread by thread, but a batch
     // written otherwise must not cut a pack at each change of thread: a synthetic run
     // that interleaved two threads made packs of 4 and 16 spans, and reading the
@@ -268,9 +282,11 @@ void RunStoreWriter::write(const EventBatch& batch) {
         .bind(3, rank);
     update_rank_counts_.step();
     update_rank_counts_.reset();
+    batch_args_ = nullptr;
     db_.exec("COMMIT");
     events_written_ += static_cast<int64_t>(batch.events.size());
   } catch (...) {
+    batch_args_ = nullptr;
     next_span_id_ = first_span_id;  // the packs were rolled back with the rest
     try {
       db_.exec("ROLLBACK");

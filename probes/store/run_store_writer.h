@@ -78,7 +78,9 @@ class RunStoreWriter {
 
   SqliteDb db_;
   Statement insert_pack_, insert_name_, upsert_thread_, update_rank_counts_, ensure_rank_, insert_metric_,
-      upsert_message_, upsert_collective_;
+      upsert_message_, upsert_collective_, insert_args_;
+  // The batch being written's event arguments by event, while write() runs (null: none).
+  const std::unordered_map<const BatchEvent*, const std::string*>* batch_args_ = nullptr;
   std::unordered_map<std::string, int64_t> name_ids_;
   std::unordered_map<int, bool> known_ranks_;
   int64_t events_written_ = 0;
