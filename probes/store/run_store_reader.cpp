@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "args_pack.h"
 #include "run_store_schema.h"
 #include "span_table.h"
 
@@ -210,9 +211,12 @@ std::optional<RunStoreReader::StoredSpan> RunStoreReader::span_by_id(int64_t spa
 
 std::string RunStoreReader::span_args(int64_t span_id) {
   if (schema_version(db_) < 10) return {};
-  Statement s = db_.prepare("SELECT args FROM span_args WHERE span_id = ?");
+  Statement s =
+      db_.prepare("SELECT first_id, count, data FROM span_args WHERE first_id <= ? ORDER BY first_id DESC LIMIT 1");
   s.bind(1, span_id);
-  return s.step() ? s.column_text(0) : std::string();
+  if (!s.step() || span_id >= s.column_int64(0) + s.column_int64(1)) return {};
+  const auto [data, size] = s.column_blob(2);
+  return args_in_pack(data, size, static_cast<size_t>(span_id - s.column_int64(0)));
 }
 
 void RunStoreReader::save_copy(const std::string& dest) {

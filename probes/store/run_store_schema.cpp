@@ -214,11 +214,12 @@ CREATE INDEX span_packs_by_rank_time ON span_packs(rank, t_min);
 // is a span with its block numbers in param and bucket and its step in msg_id.
 void create_version_9(SqliteDb& db) { add_kind_names(db); }
 
-// Version 10: an imported span's arguments as its trace wrote them (a kernel's grid,
-// block, stream and registers; an op's input dims and types; a collective's sizes), by
-// the span's id, for the timeline's Details. Spans of ddpscope's own probes have none.
+// Version 10: imported spans' arguments as their trace wrote them (a kernel's grid,
+// block, stream and registers; an op's input dims and types; a collective's sizes), for
+// the timeline's Details: one zstd blob per span pack that has any (args_pack.h), keyed
+// like the pack by its first span's id. Spans of ddpscope's own probes have none.
 void create_version_10(SqliteDb& db) {
-  db.exec("CREATE TABLE span_args(span_id INTEGER PRIMARY KEY, args TEXT NOT NULL);");
+  db.exec("CREATE TABLE span_args(first_id INTEGER PRIMARY KEY, count INTEGER NOT NULL, data BLOB NOT NULL);");
 }
 
 // migrations[v] takes a file from version v to v + 1.

@@ -11,6 +11,7 @@
 #include "ddpscope/log.h"
 
 #include "json_number.h"
+#include "args_pack.h"
 #include "run_store_schema.h"
 
 namespace ddpscope::probes {
@@ -43,7 +44,7 @@ RunStoreWriter::RunStoreWriter(const std::string& path)
       "SELECT coalesce((SELECT first_id + count FROM span_packs ORDER BY first_id DESC "
       "LIMIT 1), 1)");
   insert_name_ = db_.prepare("INSERT INTO names(name, file, line) VALUES(?, ?, ?)");
-  insert_args_ = db_.prepare("INSERT OR REPLACE INTO span_args(span_id, args) VALUES(?, ?)");
+  insert_args_ = db_.prepare("INSERT OR REPLACE INTO span_args(first_id, count, data) VALUES(?, ?, ?)");
   upsert_thread_ = db_.prepare("INSERT OR REPLACE INTO threads(rank, thread, tid, name) VALUES(?,?,?,?)");
   update_rank_counts_ = db_.prepare(
       "UPDATE ranks SET events_received = events_received + ?, batches_received = "
@@ -209,11 +210,19 @@ void RunStoreWriter::write_pack(int64_t rank, const std::vector<const BatchEvent
       .bind_blob(8, blob.data(), blob.size());
   insert_pack_.step();
   insert_pack_.rewind();
-  if (batch_args_) {
+  if (batch_args_) {  // the pack's spans' arguments, beside it
+    std::vector<const std::string*> args(events.size(), nullptr);
+    bool any = false;
     for (size_t i = 0; i < events.size(); ++i) {
       const auto found = batch_args_->find(events[i]);
       if (found == batch_args_->end()) continue;
-      insert_args_.bind(1, next_span_id_ + static_cast<int64_t>(i)).bind(2, *found->second);
+      args[i] = found->second;
+      any = true;
+    }
+    if (any) {
+      const std::string packed = encode_args_pack(args);
+      insert_args_.bind(1, next_span_id_).bind(2, static_cast<int64_t>(events.size()));
+      insert_args_.bind_blob(3, packed.data(), packed.size());
       insert_args_.step();
       insert_args_.reset();
     }

@@ -33,6 +33,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)run.messages();
     (void)run.graph_index();
     (void)run.flight();
+    // A selected span's whole record, as the timeline's Details reads it.
+    for (const int64_t id : {int64_t{1}, n / 2, n})
+      try {
+        (void)run.span_by_id(id);
+        (void)run.span_args(id);
+      } catch (const ddpscope::Error&) {
+      }
   } catch (const ddpscope::Error&) {
   }
   return 0;

@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 
+#include "args_pack.h"
 #include "overlap_analysis.h"
 #include "run_store_reader.h"
 #include "run_store_schema.h"
@@ -159,6 +160,21 @@ class TestSpanPacks : public ScratchTest {
     count[1] = static_cast<char>(0xff);  // a count of spans the payload cannot hold
     refuses(count, "damaged");
     QVERIFY_THROWS_EXCEPTION(Error, encode_pack(random_spans(kMaxPackSpans + 1, 1)));
+  }
+
+  // Imported spans' arguments: each span's back as written, none where it had none; a
+  // damaged blob is refused with a message, never read past its end.
+  void testArgumentPacksRoundTripAndRefuseDamage() {
+    const std::string grid = R"({"grid":[1,1,1],"block":[128,1,1],"stream":7})", dims = R"({"Input Dims":[[4,8]]})";
+    const std::string packed = encode_args_pack({&grid, nullptr, &dims});
+    QCOMPARE(args_in_pack(packed.data(), packed.size(), 0), grid);
+    QCOMPARE(args_in_pack(packed.data(), packed.size(), 1), std::string());
+    QCOMPARE(args_in_pack(packed.data(), packed.size(), 2), dims);
+    QCOMPARE(args_in_pack(packed.data(), packed.size(), 3), std::string());
+    std::string cut = packed.substr(0, packed.size() / 2);
+    QVERIFY_THROWS_EXCEPTION(ddpscope::Error, args_in_pack(cut.data(), cut.size(), 0));
+    const std::string junk = "not zstd at all";
+    QVERIFY_THROWS_EXCEPTION(ddpscope::Error, args_in_pack(junk.data(), junk.size(), 0));
   }
 
   void testOlderFilesReadAsTheyAreAndMigrate() {
