@@ -1,7 +1,5 @@
 #include "job_watchdogs.h"
 
-#include <algorithm>
-
 #include "ddpscope/env.h"
 #include "ddpscope/error.h"
 #include "ddpscope/plural.h"
@@ -53,13 +51,15 @@ std::optional<std::string> EndWatchdog::expired(WatchdogClock::time_point now) {
   if (!armed_ || !ending_since_ || now - *ending_since_ < limit_) return std::nullopt;
   armed_ = false;
   std::string stuck;
+  size_t count = 0;
   for (size_t r = 0; r < ended_.size(); ++r)
-    if (!ended_[r]) stuck += (stuck.empty() ? "" : ", ") + std::to_string(r);
+    if (!ended_[r]) stuck += (count++ ? ", " : "") + std::to_string(r);
   return detail::concat("training finished, but the job had not exited ", whole_seconds(limit_),
                         " s after the first rank ended: MPI_Finalize waits for every rank, and ",
                         stuck.empty() ? std::string("every rank reported its end, so one is stuck in MPI's shutdown")
-                                      : ranks_named(std::count(stuck.begin(), stuck.end(), ',') + 1, stuck) +
-                                            " never reported their end (stopped, or stuck after training)",
+                                      : ranks_named(count, stuck) +
+                                            (count == 1 ? " never reported its end" : " never reported their end") +
+                                            " (stopped, or stuck after training)",
                         "; every event before that is in the run file; DDPSCOPE_END_TIMEOUT_MS sets this limit");
 }
 

@@ -132,7 +132,7 @@ def scenario_rank_stopped_ending(build, work):
         r.detection = job.lines[-1][0] - stopped
     problems = check_common(r, job, code, run, 60, names=(
         r"training finished, but the job had not exited 3 s after the first rank ended",
-        r"rank\(s\) 1 never reported their end"))
+        r"rank 1 never reported its end"))
     status, _ = run_status(run)
     if status != "failed":
         problems.append(f"run status {status}")

@@ -258,7 +258,7 @@ class TestProcessSupervisor : public QObject {
     QVERIFY(!w.expired(t0 + 69s));
     const auto why = w.expired(t0 + 70s);
     QVERIFY(why);
-    QVERIFY2(why->find("rank 2 never reported their end") != std::string::npos, why->c_str());
+    QVERIFY2(why->find("rank 2 never reported its end") != std::string::npos, why->c_str());
     QVERIFY(!w.expired(t0 + 2h));
 
     EndWatchdog all(1s, 2);
