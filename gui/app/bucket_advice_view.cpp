@@ -11,6 +11,7 @@
 
 #include "chart_theme.h"
 #include "chart_title.h"
+#include "plural.h"
 #include "kind_colors.h"
 #include "run_store_reader.h"
 #include "user_message.h"
@@ -152,7 +153,7 @@ QString BucketAdviceView::adviceTitle() const {
                            : tr("best cap %1 MiB, %2 ms")
                                  .arg(m_advice.best_cap_mb)
                                  .arg(at(m_advice.best_cap_mb)->iteration_ms, 0, 'f', 1);
-  return tr("Bucket advice (rank %1): %2%3. This run: %4 MiB%5, median %6 ms over its %7 iterations after the "
+  return tr("Bucket advice (rank %1): %2%3. This run: %4 MiB%5, median %6 ms over its %7 after the "
             "warm-up%8")
       .arg(m_advice.rank)
       .arg(best)
@@ -160,7 +161,7 @@ QString BucketAdviceView::adviceTitle() const {
       .arg(m_advice.recorded_cap_mb)
       .arg(kind)
       .arg(rec != m_advice.predictions.end() ? rec->measured_ms : 0, 0, 'f', 1)
-      .arg(m_advice.iterations)
+      .arg(countOf(m_advice.iterations, tr("iteration")))
       .arg(m_advice.cost.measured.size() >= 2 ? QString()
                                               : tr(" · record with train --measure-allreduce for a measured cost"));
 }

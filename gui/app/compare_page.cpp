@@ -15,6 +15,7 @@
 #include "sortable_table.h"
 #include "time_breakdown_page.h"
 #include "timeline_view.h"
+#include "plural.h"
 
 namespace ddpscope::gui {
 namespace {
@@ -57,9 +58,9 @@ TimeBreakdown barOf(const probes::CompareSide& s, int row) {
 }
 
 QString sideText(const char* which, const probes::CompareSide& s) {
-  return QObject::tr("<b>%1</b> %2: %3 ranks, iterations %4-%5")
+  return QObject::tr("<b>%1</b> %2: %3, iterations %4-%5")
       .arg(which, QFileInfo(QString::fromStdString(s.path)).fileName().toHtmlEscaped())
-      .arg(s.ranks)
+      .arg(countOf(s.ranks, QObject::tr("rank")))
       .arg(s.first_iteration)
       .arg(s.last_iteration);
 }

@@ -319,7 +319,10 @@ void LearnPage::showLoaded(std::shared_ptr<const LoadedLesson> loaded) {
     emit statusMessage(tr("Side by side is not available: %1").arg(m_loaded->compareError));
   const QString name = QFileInfo(r.source.source == LessonLink::Source::File ? r.source.path : r.run).fileName();
   const QString title = m_loaded->title.isEmpty() ? m_view->title(m_loaded->lesson) : m_loaded->title;
-  m_title->setText(tr("%1 · %2 steps · %3").arg(title).arg(m_loaded->lesson.steps.size()).arg(name));
+  m_title->setText(tr("%1 · %2 · %3")
+                       .arg(title)
+                       .arg(countOf(static_cast<qint64>(m_loaded->lesson.steps.size()), tr("step")))
+                       .arg(name));
   showSourceInBox(r.boxTitle.isEmpty() ? m_loaded->title : r.boxTitle);
   m_player->setLesson(m_loaded->lesson, m_loaded->stops);  // shows step 0
   if (r.source.source == LessonLink::Source::File) sayUnusedStops(name);

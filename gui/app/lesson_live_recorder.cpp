@@ -4,6 +4,8 @@
 #include <QDir>
 #include <QProcess>
 
+#include "plural.h"
+
 namespace ddpscope::gui {
 
 LessonLiveRecorder::LessonLiveRecorder(const QString& workspace, const QString& cli, QObject* parent)
@@ -41,7 +43,8 @@ bool LessonLiveRecorder::start(const LessonInfo& lesson, const LiveParameters& p
     const QString log = QString::fromUtf8(m_process->readAll()).trimmed();
     emit finished(out, code, log.section('\n', -1));
   });
-  emit started(tr("Recording %1 on %2 workers (%3)...").arg(lesson.example).arg(params.workers).arg(variant));
+  emit started(
+      tr("Recording %1 on %2 (%3)...").arg(lesson.example).arg(countOf(params.workers, tr("worker"))).arg(variant));
   m_process->start(m_cli, liveArguments(lesson, params, out));
   return true;
 }

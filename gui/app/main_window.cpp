@@ -55,6 +55,7 @@
 #include "timeline_detail_loader.h"
 #include "timeline_page.h"
 #include "timeline_view.h"
+#include "plural.h"
 
 namespace ddpscope::gui {
 
@@ -552,10 +553,11 @@ void MainWindow::showOpenedRun(const QString& path, std::shared_ptr<const RunDat
   m_reloadRun->hide();
   m_saveCopyButton->hide();
   if (m_job->isActive() && !m_liveRun.isEmpty()) {
-    statusBar()->showMessage(
-        tr("%1: %2 spans. The job still runs: Run > Follow job returns to it").arg(path).arg(m_run->span_count));
+    statusBar()->showMessage(tr("%1: %2. The job still runs: Run > Follow job returns to it")
+                                 .arg(path)
+                                 .arg(countOf(m_run->span_count, tr("span"))));
   } else {
-    statusBar()->showMessage(tr("%1: %2 spans").arg(path).arg(m_run->span_count));
+    statusBar()->showMessage(tr("%1: %2").arg(path).arg(countOf(m_run->span_count, tr("span"))));
   }
 }
 
@@ -642,11 +644,13 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   // The charts show any run's metrics: live as it grows, or a finished file's curves.
   m_monitor->setRun(*m_run, live);
   if (!live && !m_job->isActive()) {
-    m_monitor->setStatus(tr("%1: %2 iterations recorded (%3)")
-                             .arg(QFileInfo(QString::fromStdString(m_run->path)).fileName())
-                             .arg(m_run->analysis.iterations.empty() ? 0 : m_run->analysis.iterations.back().iteration)
-                             .arg(QString::fromStdString(m_run->run.status)),
-                         false);
+    m_monitor->setStatus(
+        tr("%1: %2 recorded (%3)")
+            .arg(QFileInfo(QString::fromStdString(m_run->path)).fileName())
+            .arg(countOf(m_run->analysis.iterations.empty() ? 0 : m_run->analysis.iterations.back().iteration,
+                         tr("iteration")))
+            .arg(QString::fromStdString(m_run->run.status)),
+        false);
   }
   // A live reload refreshes the tab on screen and marks the others for when they are
   // shown: rebuilding every view two to four times a second would starve the job.

@@ -24,6 +24,7 @@
 #include "run_file_watch.h"
 #include "run_list_model.h"
 #include "run_workspace.h"
+#include "plural.h"
 
 namespace ddpscope::gui {
 
@@ -56,7 +57,7 @@ bool MainWindow::launchJob(const LaunchConfig& config, QString* error) {
   m_following = !m_liveRun.isEmpty();
   m_stalled = false;
   m_monitor->clear();
-  m_monitor->setStatus(tr("starting %1 ranks (%2)...").arg(config.worldSize).arg(config.backend), true);
+  m_monitor->setStatus(tr("starting %1 (%2)...").arg(countOf(config.worldSize, tr("rank"))).arg(config.backend), true);
   if (!m_liveRun.isEmpty()) m_live->watch(m_liveRun, 250, m_stallMs);
   showTab(QStringLiteral("live"));
   statusBar()->showMessage(tr("Launched: %1").arg(path));

@@ -9,6 +9,8 @@
 #include <QSignalBlocker>
 #include <QVBoxLayout>
 
+#include "plural.h"
+
 namespace ddpscope::gui {
 namespace {
 
@@ -110,7 +112,10 @@ void MessagesPage::applyFilter() {
   int64_t shown = 0;
   for (const auto& a : d.arrows)
     shown += f.accepts(a);
-  m_counts->setText(tr("%1 of %2 messages · %3 never received").arg(shown).arg(d.arrows.size()).arg(d.in_flight));
+  m_counts->setText(tr("%1 of %2 · %3 never received")
+                        .arg(shown)
+                        .arg(countOf(static_cast<qint64>(d.arrows.size()), tr("message")))
+                        .arg(d.in_flight));
 }
 
 }  // namespace ddpscope::gui

@@ -25,6 +25,16 @@
 using namespace ddpscope;
 using namespace ddpscope::gui;
 
+// The window at a laptop's size with `file` open on its Ranks tab; null when it did not open.
+static RanksPage* showRanks(MainWindow& window, const std::string& file) {
+  window.resize(1280, 800);
+  window.show();
+  if (!window.openRun(QString::fromStdString(file))) return nullptr;
+  window.showTab(QStringLiteral("ranks"));
+  QApplication::processEvents();
+  return window.part<RanksPage>();
+}
+
 class TestRanksPage : public ScratchTest {
   Q_OBJECT
  private slots:
@@ -70,12 +80,8 @@ class TestRanksPage : public ScratchTest {
     const std::string file = path("wide.ddprun");
     testing::write_many_ranks(file, 1024, 12, 517, 8);
     MainWindow window{QString()};
-    window.resize(1280, 800);
-    window.show();
-    QVERIFY(window.openRun(QString::fromStdString(file)));
-    window.showTab(QStringLiteral("ranks"));
-    QApplication::processEvents();
-    RanksPage* page = window.part<RanksPage>();
+    RanksPage* page = showRanks(window, file);
+    QVERIFY(page);
     QVERIFY2(page->headline().contains("1024 ranks × 12 iterations"), qPrintable(page->headline()));
     QVERIFY2(page->headline().contains("Slowest: rank 517 on node-64, mean 14.00 ms against the median of the other "
                                        "1023 ranks, 10.00 ms (+40.0%)"),
@@ -127,12 +133,8 @@ class TestRanksPage : public ScratchTest {
       const std::string file = path(slow ? "two.ddprun" : "two-alike.ddprun");
       testing::write_many_ranks(file, 2, 12, slow ? 1 : 0, 8, slow ? 4'000'000 : 0);
       MainWindow window{QString()};
-      window.resize(1280, 800);
-      window.show();
-      QVERIFY(window.openRun(QString::fromStdString(file)));
-      window.showTab(QStringLiteral("ranks"));
-      QApplication::processEvents();
-      RanksPage* page = window.part<RanksPage>();
+      RanksPage* page = showRanks(window, file);
+      QVERIFY(page);
       QVERIFY2(page->headline().contains("2 ranks × 12 iterations"), qPrintable(page->headline()));
       if (slow)
         QVERIFY2(
