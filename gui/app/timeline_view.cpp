@@ -145,8 +145,10 @@ void TimelineView::select(const SpanRef& ref, bool reveal) {
       const int64_t mid = s->begin_ns + len / 2;
       m_axis.begin_ns = mid - w / 2;
       // Centred on a span near the run's start, the window would begin before it (the
-      // ruler then counts negative times): it starts at the run's start instead.
-      if (w < m_data->end_ns - m_data->begin_ns) m_axis.begin_ns = std::max(m_axis.begin_ns, m_data->begin_ns);
+      // ruler then counts negative times): a window narrower than the run stays inside
+      // it, and a wider one keeps the whole run in view.
+      const int64_t a = m_data->begin_ns, b = m_data->end_ns - w;
+      m_axis.begin_ns = std::clamp(m_axis.begin_ns, std::min(a, b), std::max(a, b));
       m_axis.end_ns = m_axis.begin_ns + w;
     } else {
       m_axis.fit(s->begin_ns, s->begin_ns + len, 0.1);

@@ -301,6 +301,13 @@ class TestFirstSight : public QObject {
     QCOMPARE(view->axis().begin_ns, view->data().begin_ns);               // not 100 - 200 = -100
     QCOMPARE(view->axis().end_ns - view->axis().begin_ns, int64_t{400});  // the zoom kept
     QVERIFY(view->axis().end_ns >= forward->end_ns);
+    // The whole run in view (a search's first match at the start): it stays in view, the
+    // ruler not starting at a negative time.
+    view->fitAll();
+    const int64_t shown = view->axis().end_ns - view->axis().begin_ns;
+    view->select(view->data().refOf(0, &*forward), true);
+    QCOMPARE(view->axis().end_ns - view->axis().begin_ns, shown);
+    QVERIFY(view->axis().begin_ns <= view->data().begin_ns && view->axis().end_ns >= view->data().end_ns);
   }
 
   // Issue 34, point 8: the Overlap chart's bar for an iteration is as tall as the
