@@ -34,6 +34,13 @@ inline QString wrapTitle(const QString& text, const QFontMetrics& metrics, int w
 }
 
 namespace detail {
+// What a chart keeps free left and right of its title: its margins and its layout's.
+inline qreal sideMargins(const QChart* chart) {
+  qreal left = 0, top = 0, right = 0, bottom = 0;
+  if (chart->layout()) chart->layout()->getContentsMargins(&left, &top, &right, &bottom);
+  return chart->margins().left() + chart->margins().right() + left + right;
+}
+
 class TitleWrapper : public QObject {
  public:
   explicit TitleWrapper(QChartView* view) : QObject(view), m_view(view) { view->installEventFilter(this); }
@@ -47,11 +54,7 @@ class TitleWrapper : public QObject {
     // The title's room: the chart's width inside its margins and its layout's. Measured
     // from the view (the chart follows the view's size only after this resize), less its
     // frame; a line wider than the room is cut to "..." by Qt Charts.
-    qreal left = 0, top = 0, right = 0, bottom = 0;
-    if (chart->layout()) chart->layout()->getContentsMargins(&left, &top, &right, &bottom);
-    const int room = static_cast<int>(m_view->width() - 2 * m_view->frameWidth() - chart->margins().left() -
-                                      chart->margins().right() - left - right) -
-                     4;
+    const int room = static_cast<int>(m_view->width() - 2 * m_view->frameWidth() - sideMargins(chart)) - 4;
     chart->setTitle(wrapTitle(m_text, QFontMetrics(chart->titleFont()), std::max(room, 120)));
   }
   bool eventFilter(QObject*, QEvent* event) override {
@@ -65,11 +68,7 @@ class TitleWrapper : public QObject {
 };
 
 // The width a title line has in `chart` as laid out now.
-inline int titleRoom(const QChart* chart) {
-  qreal left = 0, top = 0, right = 0, bottom = 0;
-  if (chart->layout()) chart->layout()->getContentsMargins(&left, &top, &right, &bottom);
-  return static_cast<int>(chart->size().width() - chart->margins().left() - chart->margins().right() - left - right);
-}
+inline int titleRoom(const QChart* chart) { return static_cast<int>(chart->size().width() - sideMargins(chart)); }
 }  // namespace detail
 
 // Whether every line of the chart's title fits it whole, as laid out now (for tests).

@@ -16,9 +16,7 @@ void addColumns(probes::RunStoreReader& run, const probes::RunStoreReader::Store
     if (v != unset) r.fields.emplace_back(name, std::to_string(v));
   };
   r.fields.emplace_back("kind", probes::kind_name(static_cast<probes::Kind>(s.kind)));
-  const std::vector<std::string> names = run.names();
-  if (s.name_id >= 0 && static_cast<size_t>(s.name_id) < names.size())
-    r.fields.emplace_back("name", names[static_cast<size_t>(s.name_id)]);
+  if (const std::string name = run.name(s.name_id); !name.empty()) r.fields.emplace_back("name", name);
   r.fields.emplace_back("rank", std::to_string(stored.rank));
   r.fields.emplace_back("thread", std::to_string(stored.thread));
   r.fields.emplace_back("t_begin_ns", std::to_string(s.t_begin_ns));

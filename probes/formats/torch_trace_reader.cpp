@@ -68,7 +68,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
 
   bool StartObject() {
     if (++depth_ > kMaxDepth) refuse("JSON nested deeper than ", kMaxDepth, " levels");
-    if (in_args_) args_writer_.StartObject();
+    capture([&] { args_writer_.StartObject(); });
     if (depth_ == 1 && !started_) {
       started_ = true;
       top_object_ = true;
@@ -78,6 +78,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     } else if (in_event_ && depth_ == events_depth_ + 2 && key_ == "args") {
       in_args_ = true;
       args_buffer_.Clear();
+      args_dropped_ = false;
       args_writer_.Reset(args_buffer_);
       args_writer_.StartObject();
     } else if (top_object_ && depth_ == 2 && key_ == "distributedInfo") {
@@ -99,12 +100,12 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       if (times_make_sense()) on_event_(ev_);
       in_event_ = false;
     } else if (in_args_ && depth_ == events_depth_ + 2) {
+      // Every argument as written, for the Details panel; over kMaxArgs, none of them.
+      capture([&] { args_writer_.EndObject(); });
+      if (!args_dropped_) ev_.args_json.assign(args_buffer_.GetString(), args_buffer_.GetSize());
       in_args_ = false;
-      args_writer_.EndObject();
-      // Every argument as written, for the Details panel; a huge one is left out whole.
-      if (args_buffer_.GetSize() <= kMaxArgs) ev_.args_json.assign(args_buffer_.GetString(), args_buffer_.GetSize());
     } else if (in_args_) {
-      args_writer_.EndObject();
+      capture([&] { args_writer_.EndObject(); });
     } else if (in_dist_ && depth_ == 2) {
       in_dist_ = false;
     } else if (in_pg_ && depth_ == 4) {
@@ -115,7 +116,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   }
   bool StartArray() {
     if (++depth_ > kMaxDepth) refuse("JSON nested deeper than ", kMaxDepth, " levels");
-    if (in_args_) args_writer_.StartArray();
+    capture([&] { args_writer_.StartArray(); });
     if (depth_ == 1 && !started_) {
       started_ = true;
       h_.list_form = true;
@@ -142,7 +143,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return true;
   }
   bool EndArray(rapidjson::SizeType) {
-    if (in_args_) args_writer_.EndArray();
+    capture([&] { args_writer_.EndArray(); });
     if (depth_ == events_depth_ && in_events_array()) events_done_ = true;
     if (depth_ == 2) devices_array_ = false;
     if (in_dist_ && depth_ == 3) pg_array_ = false;
@@ -163,12 +164,12 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return true;
   }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
-    if (in_args_) args_writer_.Key(s, n);
+    capture([&] { args_writer_.Key(s, n); });
     key_.assign(s, n);
     return true;
   }
   bool String(const char* s, rapidjson::SizeType n, bool) {
-    if (in_args_) args_writer_.String(s, n);
+    capture([&] { args_writer_.String(s, n); });
     if (n > kMaxName && (key_ == "name" || key_ == "cat"))
       refuse("an event's ", key_, " of ", n, " bytes (over 1 MiB)");
     if (in_event_ && !in_args_ && depth_ == events_depth_ + 1) {
@@ -220,13 +221,13 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   bool Uint(unsigned v) { return Int64(v); }
   bool Uint64(uint64_t v) {
     if (in_args_ && v > uint64_t(INT64_MAX)) {
-      args_writer_.Uint64(v);
+      capture([&] { args_writer_.Uint64(v); });
       return number(INT64_MAX);
     }
     return Int64(static_cast<int64_t>(v));
   }
   bool Int64(int64_t v) {
-    if (in_args_) args_writer_.Int64(v);
+    capture([&] { args_writer_.Int64(v); });
     return number(v);
   }
   bool number(int64_t v) {
@@ -300,7 +301,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return true;
   }
   bool Double(double v) {
-    if (in_args_) args_writer_.Double(v);
+    capture([&] { args_writer_.Double(v); });
     if (in_event_ && !in_args_ && depth_ == events_depth_ + 1) {
       if (key_ == "ts")
         ev_.ts_us = v;
@@ -319,12 +320,12 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return true;
   }
   bool Null() {
-    if (in_args_) args_writer_.Null();
+    capture([&] { args_writer_.Null(); });
     if (in_args_ && depth_ == events_depth_ + 2 && key_ == "value") ev_.value = NAN;
     return true;
   }
   bool Bool(bool v) {
-    if (in_args_) args_writer_.Bool(v);
+    capture([&] { args_writer_.Bool(v); });
     return true;
   }
 
@@ -428,8 +429,21 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   int64_t dims_numel_ = 1;
   bool dims_seen_ = false;
   bool started_ = false, top_object_ = false, events_done_ = false;
+  // Writes an args token into the event's copy, which stops (and frees what it held) at
+  // kMaxArgs: a hostile args object of 500 MB must not be held whole.
+  template <typename Write>
+  void capture(Write&& write) {
+    if (!in_args_ || args_dropped_) return;
+    write();
+    if (args_buffer_.GetSize() > kMaxArgs) {
+      args_dropped_ = true;
+      args_buffer_.Clear();
+      args_buffer_.ShrinkToFit();
+    }
+  }
   rapidjson::StringBuffer args_buffer_;
   rapidjson::Writer<rapidjson::StringBuffer> args_writer_;
+  bool args_dropped_ = false;
   bool in_event_ = false, in_args_ = false, in_dist_ = false, in_pg_ = false;
   bool pg_array_ = false, pg_ranks_ = false, devices_array_ = false;
   size_t group_ranks_ = 0;  // ranks listed by every group so far

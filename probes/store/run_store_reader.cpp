@@ -586,6 +586,12 @@ std::vector<std::string> RunStoreReader::names() {
   return out;
 }
 
+std::string RunStoreReader::name(int64_t name_id) {
+  Statement s = db_.prepare("SELECT name FROM names WHERE name_id = ?");
+  s.bind(1, name_id);
+  return s.step() ? s.column_text(0) : std::string();
+}
+
 int64_t RunStoreReader::span_count() {
   // Spans are only ever appended, numbered from 1: the last one's id is the count.
   if (!packed_) return db_.query_int64("SELECT coalesce(max(rowid), 0) FROM spans");

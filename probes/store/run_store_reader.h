@@ -222,6 +222,9 @@ class RunStoreReader {
   std::vector<PackExtent> pack_extents();
   // Span names by name_id (ids without a name are empty).
   std::vector<std::string> names();
+  // One name by its id ("" when the file has none of that id): what a selected span needs,
+  // without reading every name.
+  std::string name(int64_t name_id);
   // Earliest begin and latest end over all spans ({0, 0} without spans).
   std::pair<int64_t, int64_t> time_range();
   // generation -1: every generation.

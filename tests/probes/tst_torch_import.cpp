@@ -139,6 +139,33 @@ class TestTorchImport : public QObject {
 
   // A trace profiled without a schedule has no ProfilerStep: it is one iteration, as
   // TensorBoard and HTA take it, and the import says so.
+  // Each event's args are kept as written for the Details panel; an args object over
+  // 64 KiB is left out whole (and not held while it is read), the next event's kept.
+  void testEventArgumentsAreKeptAndBounded() {
+    const QString file = tmp_.path() + "/args.json";
+    {
+      QString huge;
+      for (int i = 0; i < 40000; ++i)
+        huge += QStringLiteral("%1,").arg(i);
+      huge.chop(1);
+      QFile f(file);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(QStringLiteral(R"({"traceEvents":[
+        {"ph":"X","name":"k","cat":"kernel","pid":0,"tid":7,"ts":1,"dur":2,
+         "args":{"grid":[4,1,1],"stream":7,"name":"x","occupancy %":0.5,"flag":true,"none":null}},
+        {"ph":"X","name":"big","cat":"cpu_op","pid":1,"tid":1,"ts":3,"dur":1,"args":{"Input Dims":[[%1]]}},
+        {"ph":"X","name":"after","cat":"cpu_op","pid":1,"tid":1,"ts":5,"dur":1,"args":{"External id":9}}]})")
+                  .arg(huge)
+                  .toUtf8());
+    }
+    std::map<std::string, std::string> args;
+    read_torch_trace(file.toStdString(), [&](const TraceEvent& e) { args[e.name] = e.args_json; });
+    QCOMPARE(args["k"],
+             std::string(R"({"grid":[4,1,1],"stream":7,"name":"x","occupancy %":0.5,"flag":true,"none":null})"));
+    QCOMPARE(args["big"], std::string());
+    QCOMPARE(args["after"], std::string(R"({"External id":9})"));
+  }
+
   void testATraceWithoutProfilerStepIsOneIteration() {
     const QString dir = tmp_.path() + "/nosteps";
     QDir().mkpath(dir);

@@ -29,6 +29,8 @@ class _Model:
         self.session = session
         self.probes = session.probes
         self.group = ddp.process_group
+        # The backend's callback threads are named after it; worked out once, not per bucket.
+        self.callback_thread_name = "comm: %s callbacks" % self._backend_name()
         self.user_hook = None  # (state, hook) the user registered
         # The reducer's parameter indexes: the parameters that take gradients, in
         # registration order, less those DDP was told to ignore.
@@ -123,14 +125,14 @@ class _Model:
                 self.session.after_gpu(gpu, finished)
                 return value
             t1 = self.probes.now_ns()
-            self.session.name_callback_thread("comm: %s callbacks" % self.backend_name())
+            self.session.name_callback_thread(self.callback_thread_name)
             finished(t1)
             self.session.note_end(t1)
             return value
 
         return future.then(done)
 
-    def backend_name(self):
+    def _backend_name(self):
         try:
             return str(dist.get_backend(self.group))
         except Exception:
