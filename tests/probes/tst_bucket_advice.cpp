@@ -1,8 +1,11 @@
-// The cap the bucket advice names (issue 34, point 7): never one predicted slower than the
-// run's own; the largest of the caps that tie with the fastest when the run's own does not.
+// Bucket advice: gradients packed into buckets as the reducer packs them, the cost of an
+// allreduce read off a measured sweep, and the cap it names: never one predicted slower
+// than the run's own; the largest of the caps that tie with the fastest when the run's
+// own does not.
 #include <QtTest/QtTest>
 
 #include "bucket_advice.h"
+#include "ddpscope/bucket_rule.h"
 
 using ddpscope::probes::best_cap;
 using ddpscope::probes::CapPrediction;
@@ -40,6 +43,27 @@ class TestBucketAdvice : public QObject {
       const auto chosen = std::find_if(p.begin(), p.end(), [&](const CapPrediction& c) { return c.cap_mb == best; });
       QVERIFY((fused ? chosen->fused_iteration_ms : chosen->iteration_ms) < 80.0);  // the run's own: 80 ms
     }
+  }
+
+  // Bucket advice packs gradients as the reducer does: a bucket closes once it holds at
+  // least its cap (the first at the first-bucket cap); the rest goes in a last bucket.
+  // The cost read off a measured sweep is linear between sizes, times the training
+  // factor.
+  void testBucketAdvicePackingAndCost() {
+    using ddpscope::pack_buckets;
+    QCOMPARE(pack_buckets({4, 4, 4, 4, 4}, {4, 8}), (std::vector<size_t>{0, 2, 4}));
+    QCOMPARE(pack_buckets({10, 1, 1, 1}, {4, 100}), (std::vector<size_t>{0, 3}));
+    QCOMPARE(pack_buckets({1, 1, 1}, {100, 100}), (std::vector<size_t>{2}));
+    QCOMPARE(pack_buckets({}, {1, 1}), (std::vector<size_t>{}));
+    ddpscope::probes::AllreduceCost cost;
+    cost.measured = {{1000, 1e5}, {5000, 5e5}};
+    cost.ns_per_byte = 100;
+    cost.training_factor = 1.5;
+    QCOMPARE(cost.cost_ns(3000), 3e5 * 1.5);
+    QCOMPARE(cost.cost_ns(7000), 7e5 * 1.5);  // beyond the largest: at ns_per_byte
+    cost.measured.clear();
+    cost.fixed_ns = 50;
+    QCOMPARE(cost.cost_ns(10), 50 + 1000.0);  // no sweep: affine
   }
 };
 

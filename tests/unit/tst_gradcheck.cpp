@@ -74,7 +74,7 @@ void add_shape_cases(Cases& c) {
     return Case{{r({2, 6}, g)}, [](auto& x) { return reshape(transpose(x[0], 0, 1), {3, 4}); }};
   };
   c["cast"] = [](Generator& g) {
-    // f64 -> f64 keeps the check exact; the f32/f16 round trips are tested in tst_ddp.
+    // f64 -> f64 keeps the check exact; the f32/f16 round trips are tested in tst_reducer.
     return Case{{r({2, 3}, g)}, [](auto& x) { return mul(cast(x[0], DType::F64), x[0]); }};
   };
   c["transpose"] = [](Generator& g) { return Case{{r({2, 3}, g)}, [](auto& x) { return transpose(x[0], 0, 1); }}; };

@@ -254,4 +254,4 @@ class TestZero : public WorldTest {
 };
 
 DDPSCOPE_MPI_TEST_MAIN(TestZero)
-#include "tst_zero.moc"
+#include "tst_zero_redundancy_optimizer.moc"

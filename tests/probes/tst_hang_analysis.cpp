@@ -1,0 +1,196 @@
+// The hang verdict on runs that failed in a collective: who entered, who did not, who
+// was stuck in an earlier one, what the timeout message alone says, ranks without events,
+// and collectives that differ between ranks.
+#include <QtTest/QtTest>
+
+#include "known_runs.h"
+#include "scratch_test.h"
+
+using namespace ddpscope;
+using namespace ddpscope::probes;
+using namespace ddpscope::probes::known_runs;
+
+class TestHangAnalysis : public ScratchTest {
+  Q_OBJECT
+
+ private slots:
+
+  // The verdict when every rank entered the collective and one timed out: the ranks that
+  // never timed out themselves (stopped, or stuck inside the transfer) are the culprits,
+  // not the rank that reported it. Both ranks start allreduce #5; neither finishes it.
+  void testHangVerdictWhenEveryRankEntered() {
+    const HangReport report = hang_of_failed_run(
+        path("entered.ddprun"), [](int) { return std::vector<BatchEvent>{allreduce_started(5, 4096, 1100)}; },
+        "timeout: rank 0 waited 4000 ms in allreduce #5. MPI cannot cancel it");
+    QVERIFY2(QString::fromStdString(report.verdict)
+                 .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
+                             "never timed out itself"),
+             report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
+    QVERIFY(report.verdict.find("Rank 0 reported it: timeout") != std::string::npos);
+  }
+
+  // A torch rank whose gloo timeout ended its wait in #5 (its last event the failure's
+  // mark) and then aborted (signal 6) died of that wait: the rank it waited for, stopped
+  // inside #5, is the culprit, not the rank that died (the fault suite met "Rank 0 died by
+  // signal 6 ... rank(s) 1 were waiting in a collective").
+  void testHangVerdictWhenTheRankThatTimedOutThenAborted() {
+    const std::string file = path("aborted-after-timeout.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"torch"})", 2, "gloo", "torch"});
+      for (int rank = 0; rank < 2; ++rank) {
+        EventBatch b;
+        b.rank = rank;
+        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+        b.names = {"iteration", "allreduce", "allreduce #5 failed: Application timeout caused pair closure"};
+        b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
+        b.events.push_back(allreduce_started(5, 4096, 1100));
+        if (rank == 0)
+          b.events.push_back(BatchEvent{5200, 5200, -1, -1, -1, 2, -1, 2, -1, -1, 1, uint8_t(Kind::Mark), 0});
+        w.write(b);
+      }
+      w.end_run("failed", "rank 0: RuntimeError: Application timeout caused pair closure", 0);
+    }
+    {
+      SqliteDb db(file, SQLITE_OPEN_READWRITE);
+      db.exec("UPDATE runs SET dead_rank = 0, dead_signal = 'signal 6 (Aborted)'");
+    }
+    RunStoreReader run(file);
+    const HangReport report = analyze_hang(run);
+    QVERIFY2(QString::fromStdString(report.verdict)
+                 .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
+                             "never timed out itself"),
+             report.verdict.c_str());
+    QVERIFY2(
+        report.verdict.find("rank 0 then died by signal 6 (Aborted) when its wait timed out.") != std::string::npos,
+        report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
+  }
+
+  // The reporter's own start of the op never reached the file (the job ended first): its
+  // timeout message names the op and number, and the verdict still finds the culprit.
+  void testHangVerdictFromTheTimeoutMessageAlone() {
+    const HangReport report = hang_of_failed_run(
+        path("message-only.ddprun"),
+        [](int rank) {  // rank 1 finished #4 and never started #5
+          return rank == 1 ? std::vector<BatchEvent>{allreduce_done(4, 1000)} : std::vector<BatchEvent>{};
+        },
+        "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'");
+    QVERIFY2(
+        QString::fromStdString(report.verdict).startsWith("Rank 1 never entered allreduce #5, which rank 0 waited in"),
+        report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
+  }
+
+  // The reporter timed out in #5 while the stopped rank had finished #5 and started #6
+  // (its part of #5 sent, the transfer not through to rank 0): rank 0 is stuck in #5, not
+  // absent from #6, and the rank that never timed out is the culprit. (The fault suite
+  // met "Rank 0 never entered allreduce #2829, which rank 1 waited in".)
+  void testHangVerdictWhenTheReporterIsStuckInAnEarlierCollective() {
+    const HangReport report = hang_of_failed_run(
+        path("stuck-earlier.ddprun"),
+        [](int rank) {
+          if (rank == 0) return std::vector<BatchEvent>{allreduce_done(4, 1000), allreduce_started(5, 8, 1100)};
+          return std::vector<BatchEvent>{allreduce_done(4, 1000), allreduce_done(5, 1100),
+                                         allreduce_started(6, 8, 1200)};
+        },
+        "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'");
+    QVERIFY2(QString::fromStdString(report.verdict)
+                 .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
+                             "never timed out itself"),
+             report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
+  }
+
+  // The stopped rank's start of the op reached the file and the reporter's did not (its
+  // watchdog ended the job before it shipped): the timeout message says the reporter
+  // entered, so the stopped rank is the culprit, not the reporter. (The fault suite met
+  // this: "Rank 0 never entered allreduce #4001, which rank 1 waited in".)
+  // Both ways a rank reports a timeout: its group's watchdog, or the wait's backstop a
+  // little later (which the fault suite also met).
+  void testHangVerdictWhenOnlyTheStoppedRanksStartWasShipped() {
+    int n = 0;
+    for (const std::string message :
+         {"timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'",
+          "timeout: rank 0 waited 5000 ms for allreduce #5 f64[] (avg) on group 'world' to complete; a peer has not "
+          "joined it"}) {
+      const HangReport report = hang_of_failed_run(
+          path(("stopped-shipped-" + std::to_string(++n) + ".ddprun").c_str()),
+          [](int rank) {  // both finished #4; rank 1 started #5, then stopped
+            std::vector<BatchEvent> ops{allreduce_done(4, 1000)};
+            if (rank == 1) ops.push_back(allreduce_started(5, 8, 1200));
+            return ops;
+          },
+          message);
+      QVERIFY2(QString::fromStdString(report.verdict)
+                   .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
+                               "never timed out itself"),
+               report.verdict.c_str());
+      QCOMPARE(report.culprits, std::vector<int>{1});
+    }
+  }
+
+  // A rank stopped while setting up (after it reached the collector, before DDP's first
+  // collective): it has no event at all, and the verdict says so rather than describing
+  // an empty "last event" at a time before the run began.
+  void testHangVerdictForARankWithNoEvents() {
+    const std::string file = path("setting-up.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank) {
+        EventBatch b;
+        b.rank = rank;
+        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+        b.names = {"allgather"};
+        if (rank == 0)
+          b.events.push_back(BatchEvent{1100, 1100, 64, 0, -1, 1, -1, 0, -1, -1, 1, uint8_t(Kind::PgOpStart), 0});
+        w.write(b);
+      }
+    }
+    RunStoreReader run(file);
+    const HangReport report = analyze_hang(run);
+    QVERIFY2(QString::fromStdString(report.verdict)
+                 .startsWith("Rank 1 never entered allgather #0, which rank 0 waited in; rank 1 was still setting "
+                             "up: it has recorded no event"),
+             report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
+  }
+
+  // Uneven inputs without join: rank 1 left its loop after iteration 1 and waits in the
+  // job's final barrier, which is its collective #5; rank 0's #5 is iteration 2's allreduce.
+  void testHangVerdictNamesCollectivesThatDiffer() {
+    const std::string file = path("differ.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp","iters":4})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank) {
+        EventBatch b;
+        b.rank = rank;
+        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+        b.names = {"iteration", "allreduce", "barrier"};
+        b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
+        if (rank == 0) {
+          b.events.push_back(BatchEvent{1100, 1100, 4096, 5, -1, 2, -1, 1, -1, -1, 1, uint8_t(Kind::PgOpStart), 0});
+        } else {
+          b.events.push_back(BatchEvent{1100, 1100, -1, 5, -1, 1, -1, 2, -1, -1, 0, uint8_t(Kind::PgOpStart), 0});
+        }
+        w.write(b);
+      }
+      w.end_run("failed", "timeout: rank 1 waited 4000 ms in barrier #5. MPI cannot cancel it", 1);
+    }
+    RunStoreReader run(file);
+    const HangReport report = analyze_hang(run);
+    QVERIFY2(QString::fromStdString(report.verdict)
+                 .startsWith("Ranks called different collectives as #5: rank 0 allreduce (4 KiB) in iteration 2, "
+                             "rank 1 barrier in iteration 1. Rank 1 stopped at iteration 1 while rank 0 went on to "
+                             "iteration 2"),
+             report.verdict.c_str());
+    QVERIFY2(report.verdict.find("--join") != std::string::npos, report.verdict.c_str());
+    QCOMPARE(report.culprits, std::vector<int>{1});
+  }
+};
+
+QTEST_GUILESS_MAIN(TestHangAnalysis)
+#include "tst_hang_analysis.moc"

@@ -1,0 +1,99 @@
+// Writing run files: every record type reads back as written, settings records merge
+// into the run's config, and a finished run without an iteration count is done.
+#include <QtTest/QtTest>
+
+#include "known_runs.h"
+#include "scratch_test.h"
+#include <nlohmann/json.hpp>
+
+using namespace ddpscope;
+using namespace ddpscope::probes;
+using namespace ddpscope::probes::known_runs;
+
+class TestRunStoreWriter : public ScratchTest {
+  Q_OBJECT
+
+ private slots:
+
+  void testEveryRecordReadsBack() {
+    const std::string file = path("records.ddprun");
+    RunStoreWriter w(file);
+    w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+    w.write(known_iteration(0));
+    w.end_run("failed", "rank 1 died", 1);
+    RunStoreReader r(file);
+    const RunRow run = r.run();
+    QCOMPARE(run.status, std::string("failed"));
+    QCOMPARE(run.failed_rank, 1);
+    QCOMPARE(run.message, std::string("rank 1 died"));
+    QCOMPARE(run.world_size, 2);
+    QCOMPARE(run.model, std::string("mlp"));
+    const auto buckets = r.buckets(0);
+    QCOMPARE(buckets.size(), size_t(1));
+    QCOMPARE(buckets[0].bytes, int64_t(4096));
+    QCOMPARE(buckets[0].params, (std::vector<int64_t>{1, 0}));
+    const auto params = r.params(0, 0);
+    QCOMPARE(params.size(), size_t(2));
+    QCOMPARE(params[0].name, std::string("w"));
+    QCOMPARE(params[0].numel, int64_t(1024));
+    QCOMPARE(params[1].offset, int64_t(1024));
+    const GraphRows g = r.graph(0);
+    QCOMPARE(g.iteration, int64_t(1));
+    QCOMPARE(g.nodes.size(), size_t(2));
+    QCOMPARE(g.nodes[1].op, std::string("AccumulateGrad(w)"));
+    QCOMPARE(g.nodes[1].deps, int64_t(1));
+    QCOMPARE(g.edges.size(), size_t(1));
+    const auto loss = r.metrics("loss");
+    QCOMPARE(loss.size(), size_t(1));
+    QCOMPARE(loss[0].value, 0.5);
+    QCOMPARE(r.threads().size(), size_t(2));
+    QCOMPARE(r.integrity_check(), std::string("ok"));
+  }
+
+  // A "settings" record (a PyTorch job's DDP options) merges into the run's config; one
+  // whose values are not an object is skipped, the config left as it was. Its backend
+  // (gloo) replaces the "torch" the launcher knew.
+  void testSettingsRecordsMergeIntoTheConfig() {
+    const std::string file = path("settings.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"source":"torch-script","np":2})", 1, "torch", "script"});
+      EventBatch b = known_iteration(0);
+      b.records = {R"j({"type":"settings","backend":"gloo","values":{"bucket_cap_mb":0.25,"np":4}})j",
+                   R"j({"type":"settings","values":[1,2]})j",
+                   R"j({"type":"settings","values":{"static_graph":true}})j"};
+      w.write(b);
+    }
+    RunStoreReader run(file);
+    const auto config = nlohmann::json::parse(run.run().config_json);
+    QCOMPARE(config.value("source", ""), std::string("torch-script"));
+    QCOMPARE(config.value("bucket_cap_mb", 0.0), 0.25);
+    QCOMPARE(config.value("np", 0), 4);
+    QCOMPARE(config.value("static_graph", false), true);
+    QCOMPARE(config.size(), size_t{4});
+    QCOMPARE(run.run().backend, std::string("gloo"));
+  }
+
+  // A script's run (a PyTorch job) records no iteration count: finished, its ranks are done,
+  // not "between iterations"; still running, they are between iterations.
+  void testFinishedRunWithoutAnIterationCountIsDone() {
+    for (const bool finished : {true, false}) {
+      const std::string file = path(finished ? "script-done.ddprun" : "script-running.ddprun");
+      {
+        RunStoreWriter w(file);
+        w.begin_run({R"({"source":"torch-script"})", 1, "gloo", "script"});
+        w.write(known_iteration(0));
+        if (finished) w.end_run("finished", "");
+      }
+      RunStoreReader run(file);
+      const HangReport report = analyze_hang(run);
+      QCOMPARE(report.ranks.size(), size_t{1});
+      QCOMPARE(QString::fromStdString(report.ranks[0].phase),
+               finished ? QString("done") : QString("between iterations"));
+      QCOMPARE(report.ranks[0].current_iteration, finished ? int64_t{1} : int64_t{2});
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRunStoreWriter)
+#include "tst_run_store_writer.moc"
