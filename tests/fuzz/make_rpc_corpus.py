@@ -2,7 +2,7 @@
 """Writes the seed corpus of the RPC decoder's fuzzer (corpus/rpc_wire/): well-formed
 messages of every type, and a few malformed ones. Run it again after a wire change; the
 seeds are committed. File names starting with 'bad-' must be rejected by the decoder,
-the others must decode (tst_rpc_wire checks both)."""
+the others must decode (tst_wire_format checks both)."""
 import os
 import struct
 

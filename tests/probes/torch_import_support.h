@@ -189,4 +189,24 @@ inline std::vector<TestKernel> step1_kernels() {
           {1, "kernel", "late_elementwise_kernel", 8, 90, 91, 80}};
 }
 
+// Imports into `folder` a 2-rank Kineto trace made to show each GPU-time definition: NCCL
+// kernels overlapping computation on another stream, a copy, idle gaps of each cause, and
+// in step 2 a rank whose computation is slower (the straggler). The tests work every
+// figure out by hand from the kernels' times (us). Returns the run file.
+inline std::string write_gpu_definitions(const QString& folder) {
+  const QString dir = folder + "/gpudefs";
+  QDir().mkpath(dir);
+  const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  auto rank0 = step1_kernels(), rank1 = step1_kernels();
+  rank0.push_back({2, "kernel", "ampere_sgemm_128x64_nn", 7, 110, 120});
+  rank0.push_back({2, "kernel", nccl, 20, 120, 125});
+  rank1.push_back({2, "kernel", "ampere_sgemm_128x64_nn", 7, 110, 140});
+  rank1.push_back({2, "kernel", nccl, 20, 140, 142});
+  write_kineto_trace(dir, 0, rank0);
+  write_kineto_trace(dir, 1, rank1);
+  const std::string out = (folder + "/gpudefs.ddprun").toStdString();
+  import_torch_traces({dir.toStdString()}, out, {.force = true});
+  return out;
+}
+
 }  // namespace torch_import_test

@@ -1,9 +1,6 @@
-// Hang verdicts from flight-recorder dumps written here from PyTorch's documented fields
-// (version, pg_config, entries with record_id, pg_id, process_group, collective_seq_id,
-// p2p_seq_id, op_id, profiling_name, input/output sizes and dtypes, state, time_*_ns,
-// duration_ms, timeout_ms, frames), one file per rank named as PyTorch names them: one job
-// per class of mismatch, with 2 and with 8 ranks. Then ddpscope's own dump form (phase,
-// iteration, trigger) for what only it records, and the import of dumps into a run file.
+// Hang verdicts from flight-recorder dumps written as PyTorch writes them (made_dumps.h):
+// one job per class of mismatch, with 2 and with 8 ranks. Then ddpscope's own dump form
+// (phase, iteration, trigger) for what only it records.
 #include <QtTest/QtTest>
 
 #include <fstream>
@@ -14,105 +11,16 @@
 #include "flight_import.h"
 #include "hang_analysis.h"
 #include "run_store_reader.h"
-#include "scratch_test.h"
+#include "made_dumps.h"
 
 using namespace ddpscope::probes;
-using nlohmann::json;
+using namespace ddpscope::probes::made_dumps;
 
-namespace {
-
-struct Call {
-  std::string op = "all_reduce";
-  std::vector<int64_t> shape = {1024};
-  std::string dtype = "Float";
-  std::string state = "completed";
-  std::string phase;  // ddpscope's field; PyTorch's dumps have none
-  int iteration = -1;
-};
-
-// One rank's dump: its calls of group "0" in sequence order, from collective #0.
-json torch_dump(int world, const std::vector<Call>& calls, int64_t t0 = 1'000'000'000) {
-  std::string ranks = "[";
-  for (int r = 0; r < world; ++r)
-    ranks += (r ? ", " : "") + std::to_string(r);
-  ranks += "]";
-  json entries = json::array();
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const Call& c = calls[i];
-    const int64_t created = t0 + static_cast<int64_t>(i) * 1'000'000;
-    json e = {{"record_id", i},
-              {"pg_id", 0},
-              {"process_group", {"0", "default_pg"}},
-              {"collective_seq_id", i + 1},
-              {"p2p_seq_id", 0},
-              {"op_id", i + 1},
-              {"profiling_name", "nccl:" + c.op},
-              {"time_created_ns", created},
-              {"input_sizes", {c.shape}},
-              {"input_dtypes", {c.dtype}},
-              {"output_sizes", {c.shape}},
-              {"output_dtypes", {c.dtype}},
-              {"state", c.state},
-              {"time_discovered_started_ns", c.state == "scheduled" ? json(nullptr) : json(created + 1000)},
-              {"time_discovered_completed_ns", c.state == "completed" ? json(created + 5000) : json(nullptr)},
-              {"retired", c.state == "completed"},
-              {"timeout_ms", 600000},
-              {"is_p2p", false},
-              {"duration_ms", c.state == "completed" ? json(0.004) : json(nullptr)},
-              {"frames",
-               {{{"name", "all_reduce"}, {"filename", "distributed_c10d.py"}, {"line", 2501}},
-                {{"name", "forward"}, {"filename", "train.py"}, {"line", 42}}}}};
-    if (!c.phase.empty()) e["phase"] = c.phase, e["iteration"] = c.iteration;
-    entries.push_back(e);
-  }
-  return {{"version", "2.4"},
-          {"pg_config", {{"0", {{"name", "0"}, {"desc", "default_pg"}, {"ranks", ranks}}}}},
-          {"pg_status", {{"0", {{"last_enqueued_collective", calls.size()}}}}},
-          {"entries", entries}};
-}
-
-// Five collectives every rank completed, then what the scenario makes of the sixth.
-std::vector<Call> healthy(int n = 5) { return std::vector<Call>(static_cast<size_t>(n)); }
-
-}  // namespace
-
-class TestFlightAnalysis : public ScratchTest {
+class TestFlightAnalysis : public FlightDumpTest {
   Q_OBJECT
 
-  // Writes nccl_trace_rank_<r> for every rank (calls_of(r)) and analyzes them.
-  HangReport analyze(int world, const std::function<std::vector<Call>(int)>& calls_of,
-                     std::vector<std::string>* files = nullptr) {
-    std::vector<std::string> paths;
-    for (int r = 0; r < world; ++r) {
-      const std::string p = path(("nccl_trace_rank_" + std::to_string(r)).c_str());
-      std::ofstream(p) << torch_dump(world, calls_of(r)).dump();
-      paths.push_back(p);
-    }
-    if (files) *files = paths;
-    return analyze_hang(read_flight_dumps(paths));
-  }
-
-  // Two ranks that both started collective #6 and never completed it, read back from
-  // their dumps (the tests then say which rank's watchdog did what).
-  FlightData both_waiting() {
-    std::vector<std::string> files;
-    analyze(
-        2,
-        [](int) {
-          std::vector<Call> calls = healthy();
-          calls.push_back({.state = "started"});
-          return calls;
-        },
-        &files);
-    return read_flight_dumps(files);
-  }
-
-  static const GroupFinding& finding(const HangReport& h) {
-    if (h.flight.groups.empty()) throw std::runtime_error("no group");
-    return h.flight.groups.front();
-  }
-
  private slots:
+
   void testEachClass_data() {
     QTest::addColumn<int>("world");
     QTest::addColumn<QString>("scenario");
@@ -129,6 +37,7 @@ class TestFlightAnalysis : public ScratchTest {
       row("state", MatchClass::StateMismatch, "never completed all_reduce Float[1024]");
     }
   }
+
   void testEachClass() {
     QFETCH(int, world);
     QFETCH(QString, scenario);
@@ -190,21 +99,6 @@ class TestFlightAnalysis : public ScratchTest {
     QVERIFY(h.culprits.empty());
     QVERIFY2(QString::fromStdString(h.verdict).contains("no rank's records say which one stalled it"),
              h.verdict.c_str());
-  }
-
-  void testGridAroundTheFinding() {
-    const HangReport h = analyze(2, [](int r) {
-      std::vector<Call> calls = healthy();
-      if (r == 0) calls.push_back({.state = "started"});
-      return calls;
-    });
-    const FlightGrid g = flight_grid(h.records, finding(h), 2, 2);
-    QCOMPARE(g.ranks, (std::vector<int>{0, 1}));
-    QCOMPARE(g.seqs, (std::vector<int64_t>{4, 5, 6}));
-    QVERIFY(g.cell(0, 2) && g.cell(0, 2)->state == "started");
-    QVERIFY(!g.cell(1, 2));
-    const QString text = QString::fromStdString(flight_grid_text(g));
-    QVERIFY2(text.contains(">#6") && text.contains("last: #5"), qPrintable(text));
   }
 
   // ddpscope's dumps say from which phase and iteration each call came.
@@ -275,44 +169,6 @@ class TestFlightAnalysis : public ScratchTest {
     data.dumps[1].stall_ns = 2'000'000'000;
     h = analyze_hang(data);
     QVERIFY(h.culprits.empty());
-  }
-
-  void testDumpsImportAsARunWithTheSameVerdict() {
-    std::vector<std::string> files;
-    const HangReport direct = analyze(
-        8,
-        [](int r) {
-          std::vector<Call> calls = healthy();
-          if (r != 3) calls.push_back({.state = "started"});
-          return calls;
-        },
-        &files);
-    const std::string out = path("imported.ddprun");
-    const FlightImportResult result = import_flight_dumps(files, out);
-    QCOMPARE(result.world_size, 8);
-    QCOMPARE(result.records, int64_t(8 * 5 + 7));
-    RunStoreReader run(out);
-    QCOMPARE(run.run().status, std::string("failed"));
-    const HangReport from_run = analyze_hang(run);
-    QCOMPARE(from_run.culprits, std::vector<int>{3});
-    QCOMPARE(from_run.verdict.substr(0, 120), direct.verdict.substr(0, 120));
-    // Each record with times is a process-group op on its rank's timeline.
-    const auto spans = run.spans();
-    QCOMPARE(std::count_if(spans.begin(), spans.end(), [](const SpanRow& s) { return s.kind == Kind::PgOp; }),
-             long(8 * 5));
-    QVERIFY_THROWS_EXCEPTION(RunStoreError, import_flight_dumps(files, out));  // exists, no force
-  }
-
-  void testTwoDumpsOfOneRankAreRefused() {
-    const std::string a = path("a_rank_1"), b = path("b_rank_1");
-    std::ofstream(a) << torch_dump(2, healthy()).dump();
-    std::ofstream(b) << torch_dump(2, healthy()).dump();
-    try {
-      read_flight_dumps({a, b});
-      QFAIL("read two dumps of rank 1");
-    } catch (const RunStoreError& e) {
-      QVERIFY2(QString(e.what()).contains("both rank 1's dump"), e.what());
-    }
   }
 };
 

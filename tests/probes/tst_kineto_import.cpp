@@ -1,7 +1,7 @@
 // import-torch on Kineto traces that PyTorch 2.11 wrote on an H100 (tests/torch/fixtures):
-// GPU kernels on their streams, GPU time as HTA defines it and its figures, the GPU's
-// truth in the overlap analysis, real NCCL traces, and the hang verdict of a job whose
-// rank 1 stopped early. Every figure is checked against the trace files themselves.
+// GPU kernels on their streams, the GPU's truth in the overlap analysis, real NCCL traces,
+// and the hang verdict of a job whose rank 1 stopped early. Every figure is checked
+// against the trace files themselves.
 #include <QtTest/QtTest>
 
 #include "torch_import_support.h"
@@ -14,6 +14,7 @@ class TestKinetoImport : public QObject {
   QTemporaryDir tmp_;
 
  private slots:
+
   // Kineto traces: ranks from distributedInfo, GPU rows as GPU streams with HTA's
   // kernel classes, launches joined to kernels by correlation id, and each rank's clock
   // offset and uncertainty stored.
@@ -101,28 +102,8 @@ class TestKinetoImport : public QObject {
     QCOMPARE(json["gpu"]["ranks"][0]["kernels"].get<int64_t>(), b.ranks[0].kernels);
   }
 
-  // The definitions on a trace made to show each: NCCL kernels overlapping computation on
-  // another stream, a copy, idle gaps of each cause, and in step 2 a rank whose
-  // computation is slower (the straggler). Every figure below is worked out by hand from
-  // the kernels' times (us).
-  std::string write_gpu_definitions() {
-    const QString dir = tmp_.path() + "/gpudefs";
-    QDir().mkpath(dir);
-    const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
-    auto rank0 = step1_kernels(), rank1 = step1_kernels();
-    rank0.push_back({2, "kernel", "ampere_sgemm_128x64_nn", 7, 110, 120});
-    rank0.push_back({2, "kernel", nccl, 20, 120, 125});
-    rank1.push_back({2, "kernel", "ampere_sgemm_128x64_nn", 7, 110, 140});
-    rank1.push_back({2, "kernel", nccl, 20, 140, 142});
-    write_kineto_trace(dir, 0, rank0);
-    write_kineto_trace(dir, 1, rank1);
-    const std::string out = (tmp_.path() + "/gpudefs.ddprun").toStdString();
-    import_torch_traces({dir.toStdString()}, out, {.force = true});
-    return out;
-  }
-
   void testGpuTimeDefinitions() {
-    RunStoreReader run(write_gpu_definitions());
+    RunStoreReader run(write_gpu_definitions(tmp_.path()));
     const GpuTimeBreakdown b = gpu_time_breakdown(run);
     QCOMPARE(b.iterations.size(), size_t{4});
     const GpuTimeSplit& i1 = b.iterations[0];
@@ -186,7 +167,7 @@ class TestKinetoImport : public QObject {
   // and stats takes compute and communication from the kernels, keeps the CPU's view
   // beside them, and the one straggler rule names the rank whose computation took longer.
   void testGpuTruthInTheOverlapAnalysis() {
-    RunStoreReader run(write_gpu_definitions());
+    RunStoreReader run(write_gpu_definitions(tmp_.path()));
     const RunAnalysis a = analyze_run(run);
     QCOMPARE(a.iterations.size(), size_t{4});
     const IterationAnalysis& it = a.iterations[0];

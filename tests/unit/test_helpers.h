@@ -36,6 +36,12 @@ inline bool all_close(const Tensor& a, const Tensor& b, double atol, double rtol
   return true;
 }
 
+// A 1-D f64 leaf that requires grad, for hand-checked autograd cases.
+inline Tensor leaf(std::vector<double> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  return Tensor::from_vector<double>(v, {n}).set_requires_grad(true);
+}
+
 }  // namespace ddpscope::testing
 
 #define DDPSCOPE_COMPARE_TENSORS(a, b, atol, rtol)                                               \

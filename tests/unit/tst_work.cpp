@@ -10,7 +10,7 @@
 using namespace ddpscope;
 using namespace ddpscope::c10d;
 
-class TestFuture : public QObject {
+class TestWork : public QObject {
   Q_OBJECT
  private slots:
   void testThenChainsOnCompletion() {
@@ -59,5 +59,5 @@ class TestFuture : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFuture)
-#include "tst_future.moc"
+QTEST_GUILESS_MAIN(TestWork)
+#include "tst_work.moc"

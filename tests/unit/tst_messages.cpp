@@ -7,7 +7,7 @@
 using namespace ddpscope;
 using namespace ddpscope::dist_autograd;
 
-class TestDistMessages : public QObject {
+class TestMessages : public QObject {
   Q_OBJECT
 
   template <typename Fn>
@@ -69,5 +69,5 @@ class TestDistMessages : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestDistMessages)
-#include "tst_dist_messages.moc"
+QTEST_GUILESS_MAIN(TestMessages)
+#include "tst_messages.moc"

@@ -42,7 +42,7 @@ std::string call_body(const std::function<void(BodyWriter&)>& args, uint32_t n) 
 
 }  // namespace
 
-class TestRpcWire : public QObject {
+class TestWireFormat : public QObject {
   Q_OBJECT
  private slots:
   void testCorpusReplays() {
@@ -163,5 +163,5 @@ class TestRpcWire : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRpcWire)
-#include "tst_rpc_wire.moc"
+QTEST_GUILESS_MAIN(TestWireFormat)
+#include "tst_wire_format.moc"

@@ -15,7 +15,7 @@ void set_grad(const Tensor& p, std::vector<double> g) {
 }
 }  // namespace
 
-class TestOptim : public QObject {
+class TestOptimizer : public QObject {
   Q_OBJECT
  private slots:
   void testSgdMomentumWeightDecay() {
@@ -190,5 +190,5 @@ class TestOptim : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestOptim)
-#include "tst_optim.moc"
+QTEST_GUILESS_MAIN(TestOptimizer)
+#include "tst_optimizer.moc"
