@@ -54,7 +54,7 @@ void checkRowsDisjoint(const TimelineData* data) {
     QCOMPARE(layout.rows[i].y, layout.rows[i - 1].y + layout.rows[i - 1].height);
 }
 
-class TestTimelineModels : public ScratchTest {
+class TestTimelineData : public ScratchTest {
   Q_OBJECT
 
  private slots:
@@ -247,5 +247,5 @@ class TestTimelineModels : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTimelineModels)
-#include "tst_timeline_models.moc"
+QTEST_GUILESS_MAIN(TestTimelineData)
+#include "tst_timeline_data.moc"

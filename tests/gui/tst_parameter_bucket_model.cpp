@@ -1,6 +1,5 @@
-// The Buckets page's models: one iteration's buckets with their times from backward's
-// start, the order parameters became ready with the bucket each belongs to, and under
-// ZeRO the rank that owns each.
+// The parameter table: each parameter's bucket and the order gradients became ready, and
+// on a ZeRO run each parameter's owner with its colour and the optimizer state per rank.
 #include <QtTest/QtTest>
 
 #include <QAbstractItemModelTester>
@@ -15,34 +14,10 @@
 
 using namespace ddpscope::gui;
 
-class TestBucketModels : public ScratchTest {
+class TestParameterBucketModel : public ScratchTest {
   Q_OBJECT
 
  private slots:
-  void testBucketTableOfOneIteration() {
-    const std::string file = path("buckets.ddprun");
-    testing::write_test_run(file, 2, 4);
-    const RunData run = loadRun(file);
-    BucketTableModel model;
-    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    model.setRun(&run, 1, 3);
-    QCOMPARE(model.rowCount(), 2);
-    // Times are from the start of backward (iteration 3's at 2200 ns), with units; the
-    // queue delay is from ready to start; kSortRole gives ns.
-    QCOMPARE(model.index(1, BucketTableModel::Bucket).data().toInt(), 1);
-    QCOMPARE(model.index(1, BucketTableModel::Ready).data().toString(), QString("440 ns"));
-    QCOMPARE(model.index(1, BucketTableModel::QueueDelay).data().toString(), QString("10 ns"));
-    QCOMPARE(model.index(1, BucketTableModel::QueueDelay).data(kSortRole).toLongLong(), 10);
-    QCOMPARE(model.index(0, BucketTableModel::Start).data().toString(), QString("100 ns"));
-    QCOMPARE(model.index(0, BucketTableModel::QueueDelay).data().toString(), QString());  // never marked ready
-    QCOMPARE(model.index(1, BucketTableModel::Duration).data(kSortRole).toLongLong(), 110);
-    QVERIFY(model.headerData(BucketTableModel::Ready, Qt::Horizontal).toString().contains("after backward start"));
-    QCOMPARE(model.index(1, BucketTableModel::Parameters).data().toString(), QString("1: b"));
-    QCOMPARE(model.index(0, BucketTableModel::Parameters).data().toString(), QString("1: w"));
-    QVERIFY(model.index(0, BucketTableModel::Bytes).data().toString().contains("4"));
-    model.setRun(&run, 0, 99);  // no such iteration
-    QCOMPARE(model.rowCount(), 0);
-  }
 
   void testBucketReadyOrderAndParameterMap() {
     const std::string file = path("rebuilt.ddprun");
@@ -121,5 +96,5 @@ class TestBucketModels : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestBucketModels)
-#include "tst_bucket_models.moc"
+QTEST_GUILESS_MAIN(TestParameterBucketModel)
+#include "tst_parameter_bucket_model.moc"

@@ -1,0 +1,47 @@
+// The overlap table: each rank's hidden and exposed communication per iteration.
+#include <QtTest/QtTest>
+
+#include <QAbstractItemModelTester>
+#include <QFile>
+
+#include "bucket_table_model.h"
+#include "csv_export.h"
+#include "gui_test_runs.h"
+#include "overlap_model.h"
+#include "run_data.h"
+#include "ruler_ticks.h"
+#include "time_breakdown.h"
+#include "scratch_test.h"
+
+using namespace ddpscope::gui;
+using namespace ddpscope::probes;
+
+class TestOverlapModel : public ScratchTest {
+  Q_OBJECT
+
+ private slots:
+
+  void testOverlapModelPerRank() {
+    const std::string file = path("overlap.ddprun");
+    testing::write_test_run(file, 2, 5);
+    const RunData run = loadRun(file);
+    OverlapModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setRun(&run);
+    QCOMPARE(model.rowCount(), 10);
+    model.setRun(&run, 1);
+    QCOMPARE(model.rowCount(), 5);
+    QCOMPARE(model.index(0, OverlapModel::Rank).data().toInt(), 1);
+    QCOMPARE(model.index(2, OverlapModel::Iteration).data().toInt(), 3);
+    QCOMPARE(model.index(0, OverlapModel::CommMs).data(OverlapModel::ValueRole).toDouble(), 310e-6);
+    QCOMPARE(model.index(0, OverlapModel::ExposedMs).data(OverlapModel::ValueRole).toDouble(), 60e-6);
+    QVERIFY(std::fabs(model.index(0, OverlapModel::OverlapRatio).data(OverlapModel::ValueRole).toDouble() -
+                      (1 - 60.0 / 310.0)) < 1e-9);
+    QCOMPARE(model.index(0, OverlapModel::OverlapRatio).data().toString(), QString("0.81"));
+    model.setRun(nullptr);
+    QCOMPARE(model.rowCount(), 0);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestOverlapModel)
+#include "tst_overlap_model.moc"
