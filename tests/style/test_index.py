@@ -262,12 +262,21 @@ def words(name):
     return [w for w in name.split("_") if len(w) >= 4 and w not in ("main", "test")]
 
 
-def closeness(module, test, depth, scripts, named):
+def own_test(name, headers, how):
+    """The test named after a module: tst_<module>; for a module that only defines what
+    another header declares (the CPU kernels of kernels.h, the window's parts of
+    main_window.h), tst_<that header>, as the header is the module's face."""
+    if how and how.startswith("defines what ") and len(headers) == 1:
+        return "tst_" + stem(headers[0])
+    return "tst_" + name
+
+
+def closeness(module, test, depth, scripts, named, own):
     """Sort key of a module's tests: tst_<module>, those test_map.txt names (in its order),
     those whose name shares a word with the module's (tst_launcher for job_launcher), then
     the nearest, C++ tests before scripts."""
     related = any(a.startswith(b) or b.startswith(a) for a in words(module) for b in words(test))
-    return (test != "tst_" + module, test not in named, named.index(test) if test in named else 0,
+    return (test != own, test not in named, named.index(test) if test in named else 0,
             not related, depth, test in scripts, test)
 
 
@@ -311,13 +320,13 @@ def index(src):
         for test in named:
             first[test] = 0
             second.pop(test, None)
-        own = "tst_" + name
+        own = own_test(name, headers, how)
         if own in tests and own not in first:
             first[own] = 0
             second.pop(own, None)
         rows[name] = {"path": path, "how": how, "own": own in tests, "entry": name in entries,
-                      "first": sorted(first, key=lambda t: closeness(name, t, first[t], scripts, named)),
-                      "second": sorted(second, key=lambda t: closeness(name, t, second[t], scripts, named)),
+                      "first": sorted(first, key=lambda t: closeness(name, t, first[t], scripts, named, own)),
+                      "second": sorted(second, key=lambda t: closeness(name, t, second[t], scripts, named, own)),
                       "trivial": non_blank_lines(src, path) < TRIVIAL_LINES}
         rows[name]["tests"] = rows[name]["first"] + rows[name]["second"]
     base_rows = {}
@@ -396,7 +405,8 @@ edit by hand, run it again.
 Look a module up in its area's table below: the tests in its row are those to read, run
 or extend when you change it. A module is a `.cpp` under `engine/`, `probes/`, `gui/` or
 `base/`, named by its file. A new module's own test is `tests/<area>/tst_<module>.cpp`,
-registered in `tests/CMakeLists.txt`: where it exists it comes first in its row. Then:
+registered in `tests/CMakeLists.txt`: where it exists it comes first in its row (for a
+module that only defines what another header declares, `tst_<header>`). Then:
 
 - those [`tests/test_map.txt`](../tests/test_map.txt) names for it (what includes cannot
   show: programs a test runs, libraries it loads), in its order;

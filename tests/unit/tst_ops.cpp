@@ -1,5 +1,6 @@
-// Finite-difference gradient checks in f64: one row per differentiable op. The output is
-// contracted with fixed random weights so every entry of the Jacobian is exercised.
+// The differentiable ops (ops.h), checked by finite differences in f64: one row per op.
+// The output is contracted with fixed random weights so every entry of the Jacobian is
+// exercised.
 #include <QtTest/QtTest>
 
 #include <functional>
@@ -129,7 +130,7 @@ Cases cases() {
 
 }  // namespace
 
-class TestGradcheck : public QObject {
+class TestOps : public QObject {
   Q_OBJECT
  private slots:
   void testGradient_data() {
@@ -177,5 +178,5 @@ class TestGradcheck : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestGradcheck)
-#include "tst_gradcheck.moc"
+QTEST_GUILESS_MAIN(TestOps)
+#include "tst_ops.moc"
