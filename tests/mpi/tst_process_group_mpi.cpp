@@ -1,58 +1,24 @@
 // ProcessGroupMPI under mpirun (2 and 4 ranks): every op and reduce op, every dtype,
-// sizes from 1 element to 64M, ordering of many ops in flight, futures, subgroups, and
-// argument errors.
-#include <sys/resource.h>
-
+// sizes from 1 element to 64M, ordering of many ops in flight, futures, and an idle group
+// that uses no CPU.
 #include <QtTest/QtTest>
 
-#include <algorithm>
-#include <numeric>
-#include <cmath>
-
-#include "c10d/process_group_mpi.h"
+#include "reduce_expectations.h"
 #include "mpi_test_main.h"
-#include "tensor/kernels.h"
 
 using namespace ddpscope;
 using namespace ddpscope::c10d;
+using namespace ddpscope::testing::reduce_expectations;
 
 Q_DECLARE_METATYPE(ddpscope::c10d::ReduceOp)
 Q_DECLARE_METATYPE(ddpscope::DType)
-
-namespace {
-// Rank r holds r + 1 + 0.25 i at element i (exact in every dtype for small sizes).
-Tensor rank_tensor(int rank, int64_t n, DType dtype) {
-  Tensor t = Tensor::empty({n}, DType::F64);
-  for (int64_t i = 0; i < n; ++i)
-    t.data<double>()[i] = rank + 1 + 0.25 * static_cast<double>(i % 8);
-  return t.to(dtype);
-}
-
-double expected_reduce(ReduceOp op, int world, int64_t i, DType dtype) {
-  const double frac = 0.25 * static_cast<double>(i % 8);
-  auto value = [&](int r) {
-    const double v = r + 1 + frac;
-    return dtype == DType::I64 ? std::floor(v) : v;
-  };
-  double acc = op == ReduceOp::Product ? 1 : op == ReduceOp::Min ? 1e300 : op == ReduceOp::Max ? -1e300 : 0;
-  for (int r = 0; r < world; ++r) {
-    switch (op) {
-      case ReduceOp::Sum:
-      case ReduceOp::Avg: acc += value(r); break;
-      case ReduceOp::Product: acc *= value(r); break;
-      case ReduceOp::Min: acc = std::min(acc, value(r)); break;
-      case ReduceOp::Max: acc = std::max(acc, value(r)); break;
-    }
-  }
-  return op == ReduceOp::Avg ? acc / world : acc;
-}
-}  // namespace
 
 class TestProcessGroupMpi : public QObject {
   Q_OBJECT
   std::shared_ptr<ProcessGroup> pg_;
 
  private slots:
+
   void initTestCase() {
     pg_ = init_process_group({.backend = "mpi", .timeout = std::chrono::seconds(120)});
     QCOMPARE(pg_->size(), MpiEnvironment::world_size());
@@ -69,6 +35,7 @@ class TestProcessGroupMpi : public QObject {
       }
     }
   }
+
   void testAllreduce() {
     QFETCH(ReduceOp, op);
     QFETCH(DType, dtype);
@@ -83,55 +50,12 @@ class TestProcessGroupMpi : public QObject {
     }
   }
 
-  // The ring allreduce that groups spanning hosts use (forced here on one host with
-  // DDPSCOPE_MPI_RING=1): exact sums and means for any element count (fewer elements
-  // than ranks, counts that do not divide, several segments), f32 and f64, and the
-  // coalesced form; other ops and dtypes still reduce correctly (through MPI).
-  void testRingAllreduce() {
-    std::vector<int> everyone(static_cast<size_t>(pg_->size()));
-    std::iota(everyone.begin(), everyone.end(), 0);
-    qputenv("DDPSCOPE_MPI_RING", "1");
-    auto ring = std::dynamic_pointer_cast<ProcessGroupMPI>(pg_->new_group(everyone));
-    qunsetenv("DDPSCOPE_MPI_RING");
-    QVERIFY(ring && ring->uses_ring());
-    QVERIFY(!std::dynamic_pointer_cast<ProcessGroupMPI>(pg_)->uses_ring());  // one host: MPI's
-    for (DType dtype : {DType::F32, DType::F64}) {
-      for (int64_t numel : {int64_t{1}, int64_t{3}, int64_t{37}, int64_t{1000}, (int64_t{1} << 20) + 7}) {
-        for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg}) {
-          Tensor t = rank_tensor(pg_->rank(), numel, dtype);
-          ring->allreduce(t, {.op = op})->wait();
-          // Every element: a segment sent into the wrong place shows up nowhere else.
-          const auto got = t.to_vector<double>();
-          int64_t wrong = 0, first = -1;
-          for (int64_t i = 0; i < numel; ++i) {
-            const double want = expected_reduce(op, pg_->size(), i, dtype);
-            if (std::fabs(got[i] - want) > 1e-6 * std::max(1.0, std::fabs(want)) && wrong++ == 0) first = i;
-          }
-          QVERIFY2(wrong == 0,
-                   qPrintable(QString("%1 %2 elements: %3 wrong, the first element %4: got %5, want %6")
-                                  .arg(dtype_name(dtype))
-                                  .arg(numel)
-                                  .arg(wrong)
-                                  .arg(first)
-                                  .arg(first >= 0 ? got[first] : 0.0)
-                                  .arg(expected_reduce(op, pg_->size(), std::max<int64_t>(first, 0), dtype))));
-        }
-      }
-    }
-    Tensor a = rank_tensor(pg_->rank(), 5, DType::F32), b = rank_tensor(pg_->rank(), 300001, DType::F32);
-    ring->allreduce_coalesced({a, b}, {.op = ReduceOp::Sum})->wait();
-    QCOMPARE(a.to_vector<double>()[4], expected_reduce(ReduceOp::Sum, pg_->size(), 4, DType::F32));
-    QCOMPARE(b.to_vector<double>()[300000], expected_reduce(ReduceOp::Sum, pg_->size(), 300000, DType::F32));
-    Tensor m = rank_tensor(pg_->rank(), 37, DType::F32);
-    ring->allreduce(m, {.op = ReduceOp::Max})->wait();  // not the ring's: MPI_Allreduce
-    QCOMPARE(m.to_vector<double>()[36], expected_reduce(ReduceOp::Max, pg_->size(), 36, DType::F32));
-  }
-
   void testSizes_data() {
     QTest::addColumn<qint64>("numel");
     for (qint64 n : {1LL, 1000LL, 1LL << 20, 1LL << 26})
       QTest::newRow(qPrintable(QString::number(n))) << n;
   }
+
   void testSizes() {
     QFETCH(qint64, numel);
     Tensor t = Tensor::full({numel}, pg_->rank() + 1.0);
@@ -261,65 +185,6 @@ class TestProcessGroupMpi : public QObject {
       return std::vector<Tensor>{v};
     });
     QCOMPARE(halved->wait()[0].at<float>({0}), 1.5f * pg_->size());
-  }
-
-  void testSubgroups() {
-    auto pair = pg_->new_group({1, 0});
-    if (pg_->rank() > 1) {
-      QVERIFY(pair == nullptr);
-    } else {
-      QVERIFY(pair != nullptr);
-      QCOMPARE(pair->size(), 2);
-      QCOMPARE(pair->rank(), pg_->rank() == 1 ? 0 : 1);               // renumbered in the order given
-      QCOMPARE(pair->options().name, pg_->options().name + "[1,0]");  // errors name it
-      Tensor t = Tensor::full({2}, pg_->rank() + 1.0);
-      pair->allreduce(t)->wait();
-      QCOMPARE(t.at<float>({0}), 3.0f);
-    }
-    // The parent keeps working, interleaved with the subgroup.
-    Tensor all = Tensor::ones({1});
-    pg_->allreduce(all)->wait();
-    QCOMPARE(all.item<float>(), float(pg_->size()));
-  }
-
-  void testBadArguments_data() {
-    QTest::addColumn<int>("which");
-    QTest::addColumn<QString>("expected");
-    QTest::newRow("wrong output count") << 0 << "has 1 tensors but group";
-    QTest::newRow("rank outside group") << 1 << "outside group";
-    QTest::newRow("unknown backend") << 2 << "unknown backend 'gloo'";
-    QTest::newRow("mismatched shapes in list") << 3 << "must match";
-    QTest::newRow("non-contiguous") << 4 << "not contiguous";
-    QTest::newRow("avg of integers") << 5 << "avg needs a floating dtype";
-    QTest::newRow("send to self") << 6 << "is this rank";
-    QTest::newRow("coalesced broadcast without a root each") << 7 << "2 tensors but 1 roots";
-    QTest::newRow("coalesced broadcast of two dtypes") << 8 << "coalesce one dtype at a time";
-  }
-  void testBadArguments() {
-    QFETCH(int, which);
-    QFETCH(QString, expected);
-    Tensor t = Tensor::zeros({4});
-    try {
-      switch (which) {
-        case 0: pg_->allgather({t}, t); break;
-        case 1: pg_->broadcast(t, {.root = pg_->size()}); break;
-        case 2: init_process_group({.backend = "gloo"}); break;
-        case 3: {
-          std::vector<Tensor> outs(pg_->size(), Tensor::zeros({5}));
-          pg_->allgather(outs, t);
-          break;
-        }
-        case 4: pg_->allreduce(Tensor::zeros({4, 4}).transpose(0, 1)); break;
-        case 5: pg_->allreduce(Tensor::zeros({4}, DType::I64), {.op = ReduceOp::Avg}); break;
-        case 6: pg_->send(t, pg_->rank()); break;
-        case 7: pg_->broadcast_coalesced({t, t}, {0}); break;
-        case 8: pg_->broadcast_coalesced({t, Tensor::zeros({4}, DType::F64)}, {0, 0}); break;
-      }
-      if (which == 0 && pg_->size() == 1) QSKIP("a world of one accepts one output");
-      QFAIL("no error raised");
-    } catch (const Error& e) {
-      QVERIFY2(QString(e.what()).contains(expected), e.what());
-    }
   }
 
   void testIdleGroupUsesNoCpu() {

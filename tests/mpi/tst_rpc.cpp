@@ -1,136 +1,24 @@
 // RPC across real processes (2, 3 and 4 ranks under mpirun): every API call, nested
-// chains, the RRef protocol's three sharing cases with messages delayed and dropped,
-// errors, timeouts, foreign and malformed messages, and a graceful shutdown with calls
-// in flight. Rank 0 drives most cases; every rank serves, and each case ends with a
-// barrier so no rank moves on while another still needs it.
+// chains, remote() and to_here(), errors, timeouts, foreign and malformed messages, and a
+// graceful shutdown with calls in flight (the RRef protocol: tst_rref_context). Rank 0 drives most cases; every rank
+// serves, and each case ends with a barrier so no rank moves on while another still needs it.
 #include <QtTest/QtTest>
 
-#include <chrono>
-#include <thread>
-#include <zmq.hpp>
-
-#include "eventually.h"
-#include "autograd/ops.h"
-#include "c10d/process_group.h"
+#include "rpc_workers.h"
 #include "mpi_test_main.h"
-#include "fault_transport.h"
-#include "rpc/rpc.h"
 
 using namespace ddpscope;
+using namespace ddpscope::testing::rpc_workers;
 using namespace std::chrono_literals;
-
-namespace {
-
-std::shared_ptr<c10d::ProcessGroup> g_world;
-// This worker's transport, wrapped so tests can delay and drop what it receives.
-rpc::testing::FaultTransport* g_faults = nullptr;
-
-void barrier() { g_world->barrier()->wait(); }
-
-int64_t remote_owned(int worker) { return rpc::rpc_sync(worker, "test.owned").to_int(); }
-
-void register_test_functions() {
-  using rpc::Value;
-  using rpc::ValueList;
-  rpc::register_function("test.boom", [](const ValueList&) -> Value {
-    throw Error("boom: the remote function failed", __FILE__, __LINE__);
-  });
-  // chain(k, t): k more hops to the next worker, adding 1 at each.
-  rpc::register_function("test.chain", [](const ValueList& a) -> Value {
-    const int64_t k = a.at(0).to_int();
-    const Tensor& t = a.at(1).tensor();
-    if (k == 0) return add_scalar(t, 1);
-    const int next = (rpc::agent().self().id + 1) % static_cast<int>(rpc::agent().workers().size());
-    Tensor r = rpc::rpc_sync(next, "test.chain", {Value(k - 1), Value(t)}).tensor();
-    return add_scalar(r, 1);
-  });
-  // Answers later from another thread, without holding a pool thread meanwhile: the sum,
-  // or the error it was asked for.
-  rpc::register_async_function("test.async_add", [](const ValueList& a) {
-    auto fut = std::make_shared<rpc::ValueFuture>();
-    std::thread([fut, x = a.at(0).tensor(), y = a.at(1).tensor(), fail = a.at(2).to_bool()] {
-      std::this_thread::sleep_for(50ms);
-      if (fail) {
-        fut->set_error(std::make_exception_ptr(Error("async boom", __FILE__, __LINE__)));
-      } else {
-        fut->mark_completed(Value(add(x, y)));
-      }
-    }).detach();
-    return fut;
-  });
-  rpc::register_function("test.owned", [](const ValueList&) -> Value {
-    return Value(static_cast<int64_t>(rpc::agent().rrefs().owned()));
-  });
-  rpc::register_function("test.pending", [](const ValueList&) -> Value {
-    return Value(static_cast<int64_t>(rpc::agent().rrefs().pending()));
-  });
-  // An OwnerRRef made here, sent back to the caller (owner -> user).
-  rpc::register_function("test.make_rref", [](const ValueList& a) -> Value { return Value(rpc::make_rref(a.at(0))); });
-  // A UserRRef (or the OwnerRRef) received: its value, fetched here.
-  rpc::register_function("test.to_here", [](const ValueList& a) -> Value { return a.at(0).rref().to_here(); });
-  rpc::register_function("test.is_owner", [](const ValueList& a) -> Value { return Value(a.at(0).rref().is_owner()); });
-  rpc::register_function("test.local_value", [](const ValueList& a) -> Value { return a.at(0).rref().local_value(); });
-  rpc::register_function("test.slow_value", [](const ValueList& a) -> Value {
-    std::this_thread::sleep_for(std::chrono::milliseconds(a.at(0).to_int()));
-    return a.at(1);
-  });
-  rpc::register_function("test.inject_delay", [](const ValueList& a) -> Value {
-    g_faults->delay_incoming(static_cast<rpc::wire::MessageType>(a.at(0).to_int()),
-                             std::chrono::milliseconds(a.at(1).to_int()), static_cast<int>(a.at(2).to_int()));
-    return Value();
-  });
-  rpc::register_function("test.inject_drop", [](const ValueList& a) -> Value {
-    g_faults->drop_incoming(static_cast<rpc::wire::MessageType>(a.at(0).to_int()), static_cast<int>(a.at(1).to_int()));
-    return Value();
-  });
-  rpc::register_function("test.stats", [](const ValueList&) -> Value {
-    const auto s = rpc::agent().stats();
-    return Value(ValueList{Value(static_cast<int64_t>(s.rejected_token)),
-                           Value(static_cast<int64_t>(s.rejected_malformed)),
-                           Value(static_cast<int64_t>(s.control_retries)), Value(s.last_rejection)});
-  });
-}
-
-// Sends raw frames to `worker`'s agent from a socket that is no worker's.
-void send_raw(int worker, const std::vector<std::string>& frames) {
-  static zmq::context_t ctx;
-  zmq::socket_t s(ctx, zmq::socket_type::dealer);
-  s.set(zmq::sockopt::linger, 2000);
-  s.connect(rpc::agent().endpoint_of(worker));
-  for (size_t i = 0; i < frames.size(); ++i)
-    s.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
-}
-
-std::string header_bytes(rpc::wire::MessageType type, int src, int dst, uint32_t tensors) {
-  rpc::wire::Header h;
-  h.type = static_cast<uint8_t>(type);
-  h.src = src;
-  h.dst = dst;
-  h.msg_id = 0xdead;
-  h.num_tensors = tensors;
-  return std::string(reinterpret_cast<const char*>(&h), sizeof(h));
-}
-
-}  // namespace
 
 class TestRpc : public WorldTest {
   Q_OBJECT
 
  private slots:
+
   void initTestCase() {
     join_world(g_world);
-    register_test_functions();
-    rpc::RpcBackendOptions options;
-    options.rpc_timeout = 20000ms;
-    // One thread per agent: nested chains must still finish (the pool grows).
-    options.num_worker_threads = 1;
-    options.control_retry_interval = 100ms;
-    options.wrap_transport = [](std::unique_ptr<rpc::Transport> inner) -> std::unique_ptr<rpc::Transport> {
-      auto faults = std::make_unique<rpc::testing::FaultTransport>(std::move(inner));
-      g_faults = faults.get();
-      return faults;
-    };
-    rpc::init_rpc("", options, g_world);
+    start_worker();
   }
 
   void testWorkerInfo() {
@@ -261,78 +149,6 @@ class TestRpc : public WorldTest {
     barrier();
     // Every fork is gone: the owner freed both values.
     if (rank_ == 0) QVERIFY(eventually([] { return remote_owned(1) == 0; }));
-    barrier();
-  }
-
-  // owner -> user: worker1 makes an OwnerRRef and returns it to worker0.
-  void testRRefOwnerToUser() {
-    if (rank_ == 0) {
-      {
-        rpc::Value v = rpc::rpc_sync("worker1", "test.make_rref", {rpc::Value("from worker1")});
-        const rpc::RRef& r = v.rref();
-        QCOMPARE(r.owner(), 1);
-        QVERIFY(!r.is_owner());
-        QCOMPARE(remote_owned(1), int64_t{1});  // registered before it was sent
-        QCOMPARE(r.to_here().str(), std::string("from worker1"));
-      }
-      // G1: the owner learns the user is gone and frees the value.
-      QVERIFY(eventually([] { return remote_owned(1) == 0; }));
-    }
-    barrier();
-  }
-
-  // owner -> itself: an OwnerRRef made by make_rref, passed in a call to its own worker,
-  // arrives as the same OwnerRRef with its value; nothing stays registered afterwards.
-  void testRRefOwnerToItself() {
-    if (rank_ == 0) {
-      {
-        rpc::RRef r = rpc::make_rref(rpc::Value("mine"));
-        QCOMPARE(rpc::rpc_sync(0, "test.local_value", {rpc::Value(r)}, 5000ms).str(), std::string("mine"));
-        QVERIFY(rpc::rpc_sync(0, "test.is_owner", {rpc::Value(r)}).to_bool());
-      }
-      QVERIFY(eventually([] { return remote_owned(0) == 0; }));
-    }
-    barrier();
-  }
-
-  // user -> user: worker0's UserRRef of worker1's value goes to worker2, with the
-  // owner's remote call delayed so the child's fork request arrives before it, and the
-  // child's accept to the parent delayed so the parent must keep its fork meanwhile.
-  void testRRefUserToUserOutOfOrder() {
-    if (size_ < 3) QSKIP("user -> user sharing needs a third worker (runs with 3 and 4 ranks)");
-    using rpc::wire::MessageType;
-    if (rank_ == 0) {
-      rpc::rpc_sync("worker1", "test.inject_delay",
-                    {rpc::Value(int64_t(MessageType::RemoteCall)), rpc::Value(int64_t{300}), rpc::Value(int64_t{1})});
-      g_faults->delay_incoming(MessageType::RRefChildAccept, 400ms, 1);
-      auto fut = [] {
-        rpc::RRef r = rpc::remote("worker1", "add", {Tensor::ones({4}), Tensor::ones({4})});
-        // Sent on at once, long before worker1 has even seen the remote call.
-        return rpc::rpc_async("worker2", "test.to_here", {r});
-      }();  // worker0's own handle is gone now; G2 keeps its fork until worker2 is known
-      QVERIFY(rpc::agent().rrefs().pending() >= 1);
-      QCOMPARE(fut->wait().tensor().to_vector<float>(), std::vector<float>(4, 2.0f));
-      QVERIFY(eventually([] { return rpc::agent().rrefs().pending() == 0; }));
-      QVERIFY(eventually([] { return remote_owned(1) == 0; }));
-      QCOMPARE(rpc::rpc_sync("worker2", "test.pending").to_int(), int64_t{0});
-    }
-    barrier();
-  }
-
-  // Control messages are retried until acknowledged and applied once.
-  void testRRefDeleteRetriedWhenDropped() {
-    using rpc::wire::MessageType;
-    if (rank_ == 0) {
-      rpc::rpc_sync("worker1", "test.inject_drop",
-                    {rpc::Value(int64_t(MessageType::RRefUserDelete)), rpc::Value(int64_t{2})});
-      const auto retries_before = rpc::agent().stats().control_retries;
-      {
-        rpc::RRef r = rpc::remote("worker1", "echo", {rpc::Value("x")});
-        QCOMPARE(r.to_here().str(), std::string("x"));
-      }
-      QVERIFY(eventually([] { return remote_owned(1) == 0; }));
-      QVERIFY(rpc::agent().stats().control_retries >= retries_before + 2);
-    }
     barrier();
   }
 
