@@ -19,7 +19,7 @@ struct SettingDifference {
 
 std::vector<SettingDifference> setting_differences(const RunRow& a, const RunRow& b);
 
-// "model (transformer, mlp); width (64, 256)": the differences in one line.
+// "model (A transformer, B mlp); width (A 64, B 256)": the differences in one line.
 std::string differences_text(const std::vector<SettingDifference>& differences);
 
 }  // namespace ddpscope::probes

@@ -209,4 +209,14 @@ inline std::string write_gpu_definitions(const QString& folder) {
   return out;
 }
 
+// Writes into `folder` the traces of a real 2-rank gloo DDP job under Debian's torch 1.13
+// (the list form), 3 steps; false when the job failed (its output is on the test's).
+inline bool make_list_traces(const QString& folder) {
+  QProcess p;
+  p.setProcessChannelMode(QProcess::ForwardedChannels);
+  p.start("/usr/bin/python3",
+          {QStringLiteral(DDPSCOPE_TORCH_SCRIPTS) + "/make_torch_traces.py", folder, "--np", "2", "--steps", "3"});
+  return p.waitForFinished(240000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+}
+
 }  // namespace torch_import_test

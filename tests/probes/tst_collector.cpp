@@ -3,58 +3,17 @@
 // it are near zero on one host, and an injected offset is recovered and applied.
 #include <QtTest/QtTest>
 
-#include <atomic>
-#include <thread>
-
-#include "collector.h"
-#include "collector_sink.h"
-#include "probe.h"
-#include "run_store_reader.h"
-#include "scratch_test.h"
+#include "running_collector.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
-
-namespace {
-
-EventBatch batch_of(int rank, int n, int64_t t0) {
-  EventBatch b;
-  b.rank = rank;
-  b.names = {"tick"};
-  b.threads = {{0, 1, "compute"}};
-  for (int i = 0; i < n; ++i) {
-    b.events.push_back(
-        BatchEvent{t0 + i, t0 + i + 10, -1, -1, -1, 1, -1, 0, -1, -1, 0, static_cast<uint8_t>(Kind::Mark), 0});
-  }
-  return b;
-}
-
-// Runs the collector's loop on a thread of its own until stopped.
-struct RunningCollector {
-  explicit RunningCollector(CollectorOptions o) : collector(std::move(o)) {
-    thread = std::thread([this] {
-      while (!stop)
-        collector.poll(std::chrono::milliseconds(20));
-      collector.drain(std::chrono::milliseconds(200));
-      collector.finish("finished");
-    });
-  }
-  ~RunningCollector() { join(); }
-  void join() {
-    stop = true;
-    if (thread.joinable()) thread.join();
-  }
-  Collector collector;
-  std::atomic<bool> stop{false};
-  std::thread thread;
-};
-
-}  // namespace
+using namespace ddpscope::probes::running_collector;
 
 class TestCollector : public ScratchTest {
   Q_OBJECT
 
  private slots:
+
   void testBatchesWithTheTokenAreStored() {
     const std::string file = path("token.ddprun");
     {
@@ -123,19 +82,6 @@ class TestCollector : public ScratchTest {
     // On the collector's axis the event lies within the test's own time window.
     QVERIFY2(spans[0].t_begin_ns >= before - 2'000'000 && spans[0].t_begin_ns <= after + 2'000'000,
              qPrintable(QString("event at %1, window [%2, %3]").arg(spans[0].t_begin_ns).arg(before).arg(after)));
-  }
-
-  void testASinkWithoutCollectorNeverBlocks() {
-    // Nobody listens on this port: sends queue up to the limit, then are refused.
-    CollectorSink sink({.batch_endpoint = "tcp://127.0.0.1:9", .clock_endpoint = "tcp://127.0.0.1:9", .token = "t"});
-    QVERIFY(!sink.measure_clock());
-    QElapsedTimer timer;
-    timer.start();
-    int refused = 0;
-    for (int i = 0; i < 2000; ++i)
-      refused += sink.write(batch_of(0, 10, 0)) ? 0 : 1;
-    QVERIFY(refused > 0);
-    QVERIFY2(timer.elapsed() < 5000, qPrintable(QString("%1 ms").arg(timer.elapsed())));
   }
 };
 

@@ -1,65 +1,27 @@
-// Flight-recorder dumps as PyTorch writes them, read and judged:
+// Flight-recorder dumps as PyTorch writes them, judged:
 //  - dumps PyTorch 2.11 itself wrote (tests/probes/data/torch_2_11_flight, made by
 //    tests/torch/make_real_flight_dumps.py: NCCL on an H100, gloo with 2 and 4 ranks), in
 //    both forms, JSON and the pickle;
 //  - dump sets written as PyTorch's writer writes them (tests/probes/make_flight_dumps.py:
 //    sorted keys, compact, version 2.10, 2,000 entries, groups whose pg_id differs between
 //    ranks) for every class of finding, with 2, 4 and 8 ranks, as JSON and as pickles of
-//    protocols 2 and 5 (/usr/bin/python3's pickle), each verdict checked;
-//  - hostile pickles refused; folders of mixed dumps.
+//    protocols 2 and 5 (/usr/bin/python3's pickle), each verdict checked, also once
+//    imported into a run file.
 #include <QtTest/QtTest>
 
-#include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-
-#include "flight_analysis.h"
-#include "flight_import.h"
-#include "hang_analysis.h"
-#include "pickle_reader.h"
-#include "run_store_reader.h"
-#include "scratch_test.h"
-#include "sqlite_db.h"
+#include "flight_dump_sets.h"
 
 using namespace ddpscope::probes;
+using namespace ddpscope::probes::flight_dump_sets;
 namespace fs = std::filesystem;
-
-namespace {
-
-std::vector<std::string> files_in(const std::string& folder) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(folder))
-    out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-const GroupFinding* finding_of(const HangReport& h, const std::string& group, bool p2p = false) {
-  for (const GroupFinding& g : h.flight.groups)
-    if (g.group == group && g.p2p == p2p) return &g;
-  return nullptr;
-}
-
-QString culprits_text(const std::vector<int>& c) {
-  QStringList s;
-  for (int r : c)
-    s << QString::number(r);
-  return s.join(',');
-}
-
-}  // namespace
 
 class TestFlightDumps : public ScratchTest {
   Q_OBJECT
 
   std::string sets_;  // the written dump sets
 
-  // The verdict from a folder, as `ddpscope-cli hang FOLDER` draws it.
-  static HangReport judge(const std::string& folder) {
-    return analyze_hang(read_flight_dumps(flight_dump_inputs({folder})));
-  }
-
  private slots:
+
   void initTestCase() {
     sets_ = path("sets");
     const QString script = QStringLiteral(DDPSCOPE_SOURCE_DIR "/tests/probes/make_flight_dumps.py");
@@ -88,6 +50,7 @@ class TestFlightDumps : public ScratchTest {
     QTest::newRow("nccl-1-wrapped json.gz") << "nccl-1-wrapped/json" << -1 << ""
                                             << "";
   }
+
   void testRealPyTorchDumps() {
     QFETCH(QString, set);
     QFETCH(int, cls);
@@ -107,43 +70,6 @@ class TestFlightDumps : public ScratchTest {
     QVERIFY2(QString::fromStdString(h.verdict).contains(words), h.verdict.c_str());
   }
 
-  // What only the real files show: gloo's states, per-process pg_ids, the version.
-  void testRealDumpsAsRead() {
-    const std::string dir = DDPSCOPE_SOURCE_DIR "/tests/probes/data/torch_2_11_flight/";
-    const FlightDump nccl = read_flight_dump(dir + "nccl-1-healthy/json/rank_0.json");
-    QCOMPARE(nccl.version, std::string("2.10"));
-    QCOMPARE(nccl.version_minor, 10);
-    QCOMPARE(nccl.comm_lib_version, std::string("2.28.9"));
-    QVERIFY(nccl.states_tracked);
-    QCOMPARE(nccl.groups.size(), size_t(4));
-    QCOMPARE(nccl.entries.size(), size_t(45));
-    const FlightDump pickled = read_flight_dump(dir + "nccl-1-healthy/pickle/rank_0");
-    QCOMPARE(pickled.form, std::string("pickle"));
-    QCOMPARE(pickled.entries.size(), nccl.entries.size());
-    for (size_t k = 0; k < nccl.entries.size(); ++k) {
-      QCOMPARE(pickled.entries[k].op, nccl.entries[k].op);
-      QCOMPARE(pickled.entries[k].collective_seq, nccl.entries[k].collective_seq);
-      QCOMPARE(pickled.entries[k].output_sizes, nccl.entries[k].output_sizes);
-    }
-    QVERIFY(!pickled.entries[0].frames.empty());  // only the pickle has stacks
-    QVERIFY(nccl.entries[0].frames.empty());
-    // gloo: no start or end is tracked; retired entries count as completed.
-    const FlightDump gloo = read_flight_dump(dir + "gloo-2-missing/json/rank_0.json");
-    QVERIFY(!gloo.states_tracked);
-    QVERIFY(gloo.groups.empty());  // gloo writes one nameless group with no ranks
-    QCOMPARE(gloo.entries.front().state, std::string("completed"));
-    QCOMPARE(gloo.entries.back().state, std::string("scheduled"));  // the call rank 1 never made
-    // group "2" has pg_id 2 on rank 0 and pg_id 1 on rank 1: matched by name.
-    const FlightDump g0 = read_flight_dump(dir + "gloo-2-type/json/rank_0.json");
-    const FlightDump g1 = read_flight_dump(dir + "gloo-2-type/json/rank_1.json");
-    const auto pg_of = [](const FlightDump& d, const std::string& name) {
-      for (const CollectiveRow& r : d.entries)
-        if (r.pg_name == name) return r.pg_id;
-      return int64_t{-1};
-    };
-    QVERIFY(pg_of(g0, "2") != pg_of(g1, "2"));
-  }
-
   // Every class, as PyTorch's writer writes it, in the three forms.
   void testEveryClass_data() {
     QTest::addColumn<QString>("folder");
@@ -154,6 +80,7 @@ class TestFlightDumps : public ScratchTest {
           QTest::addRow("%s %d ranks %s", scenario, world, form)
               << QString("%1-%2/%3").arg(scenario).arg(world).arg(form);
   }
+
   void testEveryClass() {
     QFETCH(QString, folder);
     const std::string dir = sets_ + "/" + folder.toStdString();
@@ -215,6 +142,7 @@ class TestFlightDumps : public ScratchTest {
     QTest::newRow("size pickle") << "size-4/pickle5";
     QTest::newRow("started vs scheduled") << "started_vs_scheduled-2/pickle2";
   }
+
   void testAnImportedRunGivesTheSameVerdict() {
     QFETCH(QString, folder);
     const std::string dir = sets_ + "/" + folder.toStdString();
@@ -243,138 +171,6 @@ class TestFlightDumps : public ScratchTest {
       waits += f.find("the dumps do not say for how long") != std::string::npos;
     }
     QVERIFY(waits >= 1);
-  }
-
-  // A value no PyTorch writes is said, never judged.
-  void testUnknownValuesAreNotJudged() {
-    const std::string dir = path("unknown");
-    fs::create_directories(dir);
-    for (int r = 0; r < 2; ++r) {
-      nlohmann::json entry = {{"collective_seq_id", 1},
-                              {"input_dtypes", {r == 1 ? "zz" : "Float"}},
-                              {"input_sizes", {{1}}},
-                              {"output_dtypes", {"Float"}},
-                              {"output_sizes", {{2}}},
-                              {"p2p_seq_id", 0},
-                              {"pg_id", 0},
-                              {"process_group", {"0", "default_pg"}},
-                              {"profiling_name", "nccl:all_gather"},
-                              {"record_id", 0},
-                              {"state", "started"},
-                              {"time_created_ns", 5},
-                              {"time_discovered_completed_ns", 0},
-                              {"time_discovered_started_ns", 6}};
-      nlohmann::json dump = {{"entries", {entry}},
-                             {"pg_config", {{"0", {{"desc", "default_pg"}, {"name", "0"}, {"ranks", "[0, 1]"}}}}},
-                             {"version", "2.10"}};
-      std::ofstream(dir + "/nccl_trace_rank_" + std::to_string(r)) << dump.dump();
-    }
-    const HangReport h = judge(dir);
-    QVERIFY(h.culprits.empty());
-    QVERIFY2(
-        h.verdict.find("unknown values") != std::string::npos && h.verdict.find("dtype \"zz\"") != std::string::npos,
-        h.verdict.c_str());
-  }
-
-  // Pickles that ask for code, or that are damaged or deep, are refused with what was wrong.
-  void testHostilePicklesAreRefused_data() {
-    QTest::addColumn<QString>("code");
-    QTest::addColumn<QString>("words");
-    QTest::newRow("global") << "import os, pickle; sys_out(pickle.dumps(os.system, protocol=2))"
-                            << "GLOBAL";
-    QTest::newRow("stack global") << "import os, pickle; sys_out(pickle.dumps(os.system, protocol=5))"
-                                  << "STACK_GLOBAL";
-    QTest::newRow("reduce") << "import pickle\nclass E:\n  def __reduce__(self): return (print, ('hi',))\n"
-                               "sys_out(pickle.dumps({'entries': [E()]}, protocol=2))"
-                            << "the pickle asks for";
-    QTest::newRow("instance") << "import pickle, collections\nsys_out(pickle.dumps(collections.OrderedDict(a=1), "
-                                 "protocol=2))"
-                              << "the pickle asks for";
-    QTest::newRow("set") << "import pickle; sys_out(pickle.dumps({'entries': {1, 2}}, protocol=4))"
-                         << "a set";
-    QTest::newRow("truncated") << "import pickle; sys_out(pickle.dumps({'version': '2.10', 'entries': [{'a': 1}] * "
-                                  "50}, protocol=2)[:-30])"
-                               << "truncated";
-    QTest::newRow("deep") << "import pickle\nx = []\nfor _ in range(400): x = [x]\n"
-                             "sys_out(pickle.dumps({'version': '2.10', 'entries': x}, protocol=2))"
-                          << "deeper than";
-    QTest::newRow("huge string") << "sys_out(b'\\x80\\x02X\\xff\\xff\\xff\\x7fabc')"
-                                 << "past the end of the file";
-    // The same entry again after Python's batch of 1,000 appends: it was streamed and
-    // forgotten, so the reference back is refused (within a batch it is simply read twice).
-    QTest::newRow("an entry referenced again")
-        << "import pickle\n"
-           "es = [{'profiling_name': 'nccl:all_reduce', 'collective_seq_id': i} "
-           "for i in range(1001)]\nes.append(es[0])\n"
-           "sys_out(pickle.dumps({'version': '2.10', 'entries': es}, protocol=2))"
-        << "refers back to an item";
-    // Issue 49: memory follows what a dump expands to. A pickle's shared references are
-    // replayed once per use: 2,000 entries sharing one list of 5,000 frames are 10^7
-    // frames from 300 KB. A gzip of the same entry a million times, likewise.
-    QTest::newRow("shared references")
-        << "import pickle\nfr = [{'name': 'f' * 100, 'filename': 'g' * 100, 'line': 1}] * 5000\n"
-           "es = [{'profiling_name': 'nccl:all_reduce', 'collective_seq_id': i, 'frames': fr} for i in range(2000)]\n"
-           "sys_out(pickle.dumps({'version': '2.10', 'entries': es}, protocol=4))"
-        << "expands to more than";
-    QTest::newRow("gzip")
-        << "import gzip\ne = b'{\"profiling_name\":\"nccl:all_reduce\",\"collective_seq_id\":1,\"frames\":[]},'\n"
-           "sys_out(gzip.compress(b'{\"version\":\"2.10\",\"entries\":[' + e * 1000000 + b'{}]}'))"
-        << "expands to more than";
-    // RapidJSON recurses a level per bracket: 100,000 of them in 310 bytes of gzip.
-    QTest::newRow("deep JSON")
-        << "import gzip\nsys_out(gzip.compress(b'{\"version\":\"2.4\",\"pg_config\":{},\"junk\":' + b'[' * 100000 + "
-           "b']' * 100000 + b'}'))"
-        << "nests deeper than 200 levels";
-    QTest::newRow("big int") << "import pickle; sys_out(pickle.dumps({'version': '2.10', 'entries': [{'record_id': "
-                                "2**80}]}, protocol=2))"
-                             << "wider than 64 bits";
-  }
-  void testHostilePicklesAreRefused() {
-    QFETCH(QString, code);
-    QFETCH(QString, words);
-    const QString file = scratch_file("hostile_rank_0");
-    QProcess p;
-    p.start("/usr/bin/python3", {"-c", "import sys\ndef sys_out(b): open(sys.argv[1], 'wb').write(b)\n" + code, file});
-    QVERIFY(p.waitForFinished(30000));
-    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
-    try {
-      read_flight_dump(file.toStdString());
-      QFAIL("a hostile pickle was read");
-    } catch (const RunStoreError& e) {
-      QVERIFY2(QString(e.what()).contains(words) && QString(e.what()).contains("hostile_rank_0"), e.what());
-    }
-  }
-
-  // A folder of JSON and pickle dumps with another file in it: the dumps are taken, the
-  // other file is named with why.
-  void testAFolderOfMixedForms() {
-    const std::string dir = path("mixed");
-    fs::create_directories(dir);
-    const std::string set = sets_ + "/size-4/";
-    fs::copy_file(set + "json/nccl_trace_rank_0", dir + "/nccl_trace_rank_0.json");
-    fs::copy_file(set + "pickle2/nccl_trace_rank_1", dir + "/nccl_trace_rank_1");
-    fs::copy_file(set + "pickle5/nccl_trace_rank_2", dir + "/nccl_trace_rank_2.pkl");
-    fs::copy_file(set + "json/nccl_trace_rank_3", dir + "/nccl_trace_rank_3.json");
-    std::ofstream(dir + "/notes.txt") << "the job hung at step 9\n";
-    std::vector<std::string> skipped;
-    const std::vector<std::string> dumps = flight_dump_inputs({dir}, &skipped);
-    QCOMPARE(dumps.size(), size_t(4));
-    QCOMPARE(skipped.size(), size_t(1));
-    QVERIFY2(skipped[0].find("notes.txt: it is neither JSON nor a pickle") == 0, skipped[0].c_str());
-    const HangReport h = judge(dir);
-    QCOMPARE(culprits_text(h.culprits), QString("3"));
-    // A folder with no dump says what it holds.
-    const std::string empty = path("nodumps");
-    fs::create_directories(empty);
-    std::ofstream(empty + "/trace.json") << R"({"schemaVersion":1,"traceEvents":[]})";
-    try {
-      flight_dump_inputs({empty});
-      QFAIL("a folder without dumps was taken");
-    } catch (const RunStoreError& e) {
-      QVERIFY2(
-          QString(e.what()).contains("holds no flight-recorder dump") && QString(e.what()).contains("profiler trace"),
-          e.what());
-    }
   }
 };
 

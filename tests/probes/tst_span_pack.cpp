@@ -1,66 +1,19 @@
-// Span packs (schema 8): the codec's round trip at the edges of every field, damaged
-// packs refused with clear errors, older files read as they are and migrated with the
-// same spans, SQL over spans through the `spans` table (and the SQLite extension from
-// Python), and the bytes a span takes on disk.
+// Span packs: the codec's round trip at the edges of every field, flags, spans cut short
+// by an error, damaged packs refused with clear errors, older files read as they are and
+// migrated with the same spans, detail kinds packed apart, one pack per thread and tier,
+// and scans that read only the packs they need.
 #include <QtTest/QtTest>
 
-#include <QDir>
-#include <QFile>
-#include <QProcess>
-#include <filesystem>
-#include <limits>
-#include <random>
-
-#include "args_pack.h"
-#include "overlap_analysis.h"
-#include "run_store_reader.h"
-#include "run_store_schema.h"
-#include "run_store_writer.h"
-#include "scratch_test.h"
-#include "span_pack.h"
-#include "span_table.h"
+#include "span_fixtures.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
+using namespace ddpscope::probes::span_fixtures;
 
-namespace {
-
-std::vector<PackedSpan> random_spans(size_t n, uint32_t seed) {
-  std::mt19937_64 gen(seed);
-  std::vector<PackedSpan> out(n);
-  int64_t t = 1'000'000'000;
-  for (PackedSpan& s : out) {
-    s.kind = static_cast<int32_t>(gen() % kNumKinds);
-    s.name_id = static_cast<int32_t>(1 + gen() % 40);
-    t += static_cast<int64_t>(gen() % 100'000) - 20'000;  // not sorted: begins go back too
-    s.t_begin_ns = t;
-    s.t_end_ns = t + static_cast<int64_t>(gen() % 5'000'000);
-    s.iteration = static_cast<int64_t>(gen() % 3) - 1;
-    s.bucket = gen() % 2 ? -1 : static_cast<int64_t>(gen() % 30);
-    s.bytes = gen() % 2 ? -1 : static_cast<int64_t>(gen() % (int64_t{1} << 40));
-    s.seq = static_cast<int64_t>(gen() % 1000);
-    s.msg_id = gen() % 4 ? -1 : static_cast<int64_t>(gen());  // up to 2^64-1 read as int64
-  }
-  return out;
-}
-
-std::vector<CompactSpan> every_span(RunStoreReader& r, std::vector<Kind> kinds = {}, int rank = -1, int64_t after = 0) {
-  std::vector<CompactSpan> out;
-  r.for_each_span([&](const CompactSpan& c) { out.push_back(c); }, kinds, rank, after);
-  return out;
-}
-
-bool same(const CompactSpan& a, const CompactSpan& b) {
-  return a.rowid == b.rowid && a.rank == b.rank && a.thread == b.thread && a.kind == b.kind && a.name_id == b.name_id &&
-         a.t_begin_ns == b.t_begin_ns && a.t_end_ns == b.t_end_ns && a.iteration == b.iteration &&
-         a.bucket == b.bucket && a.param == b.param && a.bytes == b.bytes && a.seq == b.seq && a.msg_id == b.msg_id;
-}
-
-}  // namespace
-
-class TestSpanPacks : public ScratchTest {
+class TestSpanPack : public ScratchTest {
   Q_OBJECT
  private slots:
+
   void testRoundTripAtTheEdges() {
     for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{4096}, kMaxPackSpans}) {
       const auto spans = random_spans(n, static_cast<uint32_t>(n));
@@ -162,21 +115,6 @@ class TestSpanPacks : public ScratchTest {
     QVERIFY_THROWS_EXCEPTION(Error, encode_pack(random_spans(kMaxPackSpans + 1, 1)));
   }
 
-  // Imported spans' arguments: each span's back as written, none where it had none; a
-  // damaged blob is refused with a message, never read past its end.
-  void testArgumentPacksRoundTripAndRefuseDamage() {
-    const std::string grid = R"({"grid":[1,1,1],"block":[128,1,1],"stream":7})", dims = R"({"Input Dims":[[4,8]]})";
-    const std::string packed = encode_args_pack({&grid, nullptr, &dims});
-    QCOMPARE(args_in_pack(packed.data(), packed.size(), 0), grid);
-    QCOMPARE(args_in_pack(packed.data(), packed.size(), 1), std::string());
-    QCOMPARE(args_in_pack(packed.data(), packed.size(), 2), dims);
-    QCOMPARE(args_in_pack(packed.data(), packed.size(), 3), std::string());
-    std::string cut = packed.substr(0, packed.size() / 2);
-    QVERIFY_THROWS_EXCEPTION(ddpscope::Error, args_in_pack(cut.data(), cut.size(), 0));
-    const std::string junk = "not zstd at all";
-    QVERIFY_THROWS_EXCEPTION(ddpscope::Error, args_in_pack(junk.data(), junk.size(), 0));
-  }
-
   void testOlderFilesReadAsTheyAreAndMigrate() {
     // The lessons ship files of schema 4 and 7: read through their rows, then migrated by
     // opening them for writing; every span, its id and its name are the same after.
@@ -222,49 +160,6 @@ class TestSpanPacks : public ScratchTest {
         QCOMPARE(window[i].file, window_before[i].file);
       }
     }
-  }
-
-  void testSqlOverSpansMatchesTheReader() {
-    const std::string file = path("sql.ddprun");
-    {
-      RunStoreWriter w(file);
-      w.begin_run({.world_size = 2});
-      for (int rank = 0; rank < 2; ++rank) {
-        EventBatch b;
-        b.rank = rank;
-        b.threads = {{0, 1, "compute"}, {1, 2, "comm"}};
-        b.names = {"iteration", "allreduce"};
-        for (int i = 0; i < 9000; ++i) {  // packs of 4096 at most: three per thread
-          const int64_t t = int64_t{i} * 1000;
-          b.events.push_back(BatchEvent{t, t + 900, i % 3 ? -1 : 4096, i, -1, i / 100, -1, static_cast<uint32_t>(i % 2),
-                                        -1, -1, static_cast<uint16_t>(i < 4500 ? 0 : 1),
-                                        static_cast<uint8_t>(i % 2 ? Kind::Allreduce : Kind::Iteration), 0});
-        }
-        w.write(b);
-      }
-    }
-    RunStoreReader r(file);
-    SqliteDb db(file, SQLITE_OPEN_READONLY);
-    register_span_table(db.handle());
-    QCOMPARE(db.query_int64("SELECT count(*) FROM spans"), r.span_count());
-    QCOMPARE(db.query_int64("SELECT count(*) FROM spans"), int64_t{18000});
-    const auto allreduces =
-        r.spans({.t_begin_ns = 2'000'000, .t_end_ns = 3'000'000, .kinds = {Kind::Allreduce}, .rank = 1});
-    QCOMPARE(db.query_int64("SELECT count(*) FROM spans WHERE rank = 1 AND kind = " +
-                            std::to_string(static_cast<int>(Kind::Allreduce)) +
-                            " AND t_begin_ns <= 3000000 AND t_end_ns >= 2000000"),
-             static_cast<int64_t>(allreduces.size()));
-    QVERIFY(!allreduces.empty());
-    // NULL where a field is not set, as the table of rows had it; rowid is the span's id.
-    QCOMPARE(db.query_int64("SELECT count(*) FROM spans WHERE bytes IS NULL"), int64_t{12000});
-    QCOMPARE(db.query_int64("SELECT count(*) FROM spans WHERE rowid > 17990"), int64_t{10});
-    QCOMPARE(db.query_int64("SELECT max(rowid) FROM spans"), int64_t{18000});
-    QCOMPARE(db.query_int64("SELECT count(*) FROM spans s JOIN names n ON n.name_id = s.name_id "
-                            "WHERE n.name = 'allreduce' AND s.iteration = 7"),
-             int64_t{100});
-    // What reads incrementally resumes after an id, across pack boundaries.
-    QCOMPARE(every_span(r, {}, -1, 4000).size(), size_t{14000});
-    QCOMPARE(every_span(r, {Kind::Iteration}, 0, 8000).size(), size_t{500});
   }
 
   void testDetailKindsArePackedApart() {
@@ -382,35 +277,7 @@ class TestSpanPacks : public ScratchTest {
     QCOMPARE(detail, int64_t{400});
     QCOMPARE(structure_spans, int64_t{40});
   }
-
-  void testSqliteExtensionFromPython() {
-    // As a user queries a run: Python's sqlite3 with the extension loaded.
-    const std::string file = path("python.ddprun");
-    {
-      RunStoreWriter w(file);
-      w.begin_run({});
-      EventBatch b;
-      b.names = {"forward"};
-      for (int i = 0; i < 10; ++i)
-        b.events.push_back(
-            BatchEvent{i * 10, i * 10 + 5, -1, -1, -1, i, -1, 0, -1, -1, 0, static_cast<uint8_t>(Kind::Forward), 0});
-      w.write(b);
-    }
-    QProcess python;
-    python.start("/usr/bin/python3",
-                 {"-c",
-                  "import sqlite3, sys\n"
-                  "db = sqlite3.connect(sys.argv[1])\n"
-                  "db.enable_load_extension(True)\n"
-                  "db.load_extension(sys.argv[2])\n"
-                  "print(db.execute('SELECT count(*), sum(t_end_ns - t_begin_ns) FROM spans WHERE iteration >= 5')"
-                  ".fetchone())\n",
-                  QString::fromStdString(file), DDPSCOPE_SQLITE_EXTENSION});
-    QVERIFY(python.waitForFinished(30000));
-    QCOMPARE(python.exitCode(), 0);
-    QCOMPARE(QString(python.readAllStandardOutput()).trimmed(), QString("(5, 25)"));
-  }
 };
 
-QTEST_GUILESS_MAIN(TestSpanPacks)
-#include "tst_span_packs.moc"
+QTEST_GUILESS_MAIN(TestSpanPack)
+#include "tst_span_pack.moc"
