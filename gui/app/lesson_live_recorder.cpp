@@ -43,6 +43,11 @@ bool LessonLiveRecorder::start(const LessonInfo& lesson, const LiveParameters& p
     const QString log = QString::fromUtf8(m_process->readAll()).trimmed();
     emit finished(out, code, log.section('\n', -1));
   });
+  // A CLI that cannot start never finishes: say so, or the page waits for ever.
+  connect(m_process, &QProcess::errorOccurred, this, [this, out](QProcess::ProcessError e) {
+    if (e != QProcess::FailedToStart) return;
+    emit finished(out, -1, tr("cannot start %1: %2").arg(m_cli, m_process->errorString()));
+  });
   emit started(
       tr("Recording %1 on %2 (%3)...").arg(lesson.example).arg(countOf(params.workers, tr("worker"))).arg(variant));
   m_process->start(m_cli, liveArguments(lesson, params, out));

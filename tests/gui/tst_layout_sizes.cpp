@@ -61,20 +61,6 @@ class TestLayoutSizes : public QObject {
  private slots:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
 
-  // The window with its frame fits the screen it opens on (the status bar and the class's
-  // join code were below a 1280x800 screen): 1280x800 where there is room, less on less.
-  void testTheWindowFitsItsScreenFrameIncluded() {
-    const QMargins frame(2, 36, 2, 2);
-    for (const QSize screen : {QSize(1280, 800), QSize(1024, 700), QSize(1920, 1080)}) {
-      const QSize s = fittedWindowSize(QRect(QPoint(0, 24), screen - QSize(0, 24)), frame);  // a top panel
-      QVERIFY(s.width() + frame.left() + frame.right() <= screen.width());
-      QVERIFY(s.height() + frame.top() + frame.bottom() <= screen.height() - 24);
-      QVERIFY(s.width() <= 1280 && s.height() <= 800);
-    }
-    QCOMPARE(fittedWindowSize(QRect(0, 0, 1920, 1080), frame), QSize(1280, 800));
-    QCOMPARE(fittedWindowSize(QRect(0, 0, 1280, 800), frame), QSize(1276, 762));
-  }
-
   void testEveryTab_data() {
     QTest::addColumn<QSize>("size");
     QTest::newRow("1024x700") << QSize(1024, 700);

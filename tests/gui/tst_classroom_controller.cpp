@@ -1,0 +1,160 @@
+// The Learn page's class, a teacher's window (in this process) and students' apps
+// (separate `ddpscope --join` processes, offscreen): students follow the teacher's lesson
+// and step, step freely and are called back, answer the teacher's question for the
+// class's chart, and one who joins late sees the teacher's lesson at once.
+#include <QtTest/QtTest>
+
+#include "classroom_students.h"
+
+using namespace ddpscope::gui;
+using namespace ddpscope::gui::classroom_students;
+
+class TestClassroomController : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void testStudentsFollowTheTeacher() {
+    QTemporaryDir dir;
+    MainWindow teacher(dir.path());
+    QString error;
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error), qPrintable(error));
+    ClassroomServer* server = teacher.part<LearnPage>()->classroom()->server();
+    QVERIFY(teacher.openLesson(0));
+    LearnPage* page = teacher.part<LearnPage>();
+    std::vector<std::unique_ptr<Student>> students;
+    for (int i = 0; i < 3; ++i)
+      students.push_back(std::make_unique<Student>(server->port(), server->code(), QString("s%1").arg(i)));
+    QTRY_COMPARE_WITH_TIMEOUT(server->studentCount(), 3, 20000);
+    QVERIFY(server->studentNames().contains("s1"));
+    for (int i = 0; i < 5; ++i)
+      page->stepForward();
+    for (auto& s : students)
+      QVERIFY2(s->said(at(1, 5)), qPrintable(s->out()));
+    // Free stepping: the students are told, and do not follow the teacher's steps.
+    server->setState(page->linkToStep().toString(), true);
+    for (auto& s : students)
+      QVERIFY2(s->said("class: free\n"), qPrintable(s->out()));
+    page->stepForward();
+    page->stepForward();  // step 7, published as free
+    QTest::qWait(500);
+    for (auto& s : students)
+      QVERIFY2(!s->out().contains(at(1, 7)), qPrintable(s->out()));
+    // Called back: to the teacher's step.
+    server->setState(page->linkToStep().toString(), false);
+    for (auto& s : students)
+      QVERIFY2(s->said(at(1, 7)), qPrintable(s->out()));
+    // A late joiner catches up at once.
+    Student late(server->port(), server->code(), "late");
+    QVERIFY2(late.said(at(1, 7)), qPrintable(late.out()));
+    // A dropped connection: the student reconnects by itself and catches up to the step
+    // taken meanwhile.
+    QTcpSocket* one = nullptr;
+    for (QTcpSocket* s : server->findChildren<QTcpSocket*>())
+      if (s->state() == QAbstractSocket::ConnectedState) one = s;
+    QVERIFY(one);
+    one->abort();
+    page->stepForward();  // step 8
+    QTRY_COMPARE_WITH_TIMEOUT(server->studentCount(), 4, 20000);
+    int caughtUp = 0;
+    for (auto& s : students)
+      caughtUp += s->said(at(1, 8)) ? 1 : 0;
+    caughtUp += late.said(at(1, 8)) ? 1 : 0;
+    QCOMPARE(caughtUp, 4);
+    // A wrong code is refused with the reason; a garbage client is dropped; the class goes on.
+    Student wrong(server->port(), "000000" == server->code() ? "111111" : "000000", "intruder");
+    QVERIFY2(wrong.said("class: refused: wrong join code"), qPrintable(wrong.out()));
+    QTcpSocket garbage;
+    garbage.connectToHost("127.0.0.1", server->port());
+    QVERIFY(garbage.waitForConnected(5000));
+    garbage.write("GET / HTTP/1.0\r\n\r\n");
+    QTRY_VERIFY_WITH_TIMEOUT(garbage.state() == QAbstractSocket::UnconnectedState, 10000);
+    QVERIFY(server->refusedCount() >= 2);
+    page->stepForward();  // step 9
+    for (auto& s : students)
+      QVERIFY2(s->said(at(1, 9)), qPrintable(s->out()));
+    QCOMPARE(server->studentCount(), 4);
+  }
+
+  // Predict mode through the windows: the teacher asks, a student's Learn tab asks its
+  // student, the click is the answer, and the teacher's chart counts it.
+  void testTheTeacherSeesTheClassAnswer() {
+    QTemporaryDir dir;
+    MainWindow teacher(dir.path());
+    teacher.show();
+    QString error;
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error), qPrintable(error));
+    QVERIFY(teacher.openLesson(0));
+    for (int i = 0; i < 3; ++i)
+      teacher.part<LearnPage>()->stepForward();
+    MainWindow student(dir.path());
+    student.show();
+    QVERIFY2(student.part<LearnPage>()->classroom()->join(
+                 QString("127.0.0.1:%1").arg(teacher.part<LearnPage>()->classroom()->server()->port()),
+                 teacher.part<LearnPage>()->classroom()->server()->code(), "Dana", &error),
+             qPrintable(error));
+    QTRY_COMPARE_WITH_TIMEOUT(student.part<LearnPage>()->applied(), teacher.part<LearnPage>()->applied(), 10000);
+    // The class bar on the Learn page, both sides (issue 50): where, how to join, who.
+    const quint16 port = teacher.part<LearnPage>()->classroom()->server()->port();
+    QVERIFY(teacher.part<LearnPage>()->classroom()->bar() &&
+            teacher.part<LearnPage>()->classroom()->bar()->isVisibleTo(teacher.part<LearnPage>()));
+    QTRY_VERIFY2_WITH_TIMEOUT(teacher.part<LearnPage>()->classroom()->bar()->text().contains("1 student: Dana"),
+                              qPrintable(teacher.part<LearnPage>()->classroom()->bar()->text()), 10000);
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->bar()->text().contains(
+                 QString(":%1 (listening on every interface) · join code %2")
+                     .arg(port)
+                     .arg(teacher.part<LearnPage>()->classroom()->server()->code())),
+             qPrintable(teacher.part<LearnPage>()->classroom()->bar()->text()));
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->bar()->joinLine().startsWith("ddpscope --join ") &&
+                 teacher.part<LearnPage>()->classroom()->bar()->joinLine().endsWith(
+                     QString(":%1 --code %2 --name YOUR-NAME")
+                         .arg(port)
+                         .arg(teacher.part<LearnPage>()->classroom()->server()->code())),
+             qPrintable(teacher.part<LearnPage>()->classroom()->bar()->joinLine()));
+    QVERIFY(student.part<LearnPage>()->classroom()->bar() &&
+            student.part<LearnPage>()->classroom()->bar()->isVisibleTo(student.part<LearnPage>()));
+    QTRY_VERIFY2_WITH_TIMEOUT(student.part<LearnPage>()->classroom()->bar()->text().startsWith(
+                                  QString("In class at 127.0.0.1:%1 as Dana · following the teacher").arg(port)),
+                              qPrintable(student.part<LearnPage>()->classroom()->bar()->text()), 10000);
+    // The teacher asks about the next node to run (stepping on to a NodeRuns step first).
+    LearnPage* own = teacher.part<LearnPage>();
+    while (own->lesson().steps[own->applied()].kind != StepKind::NodeRuns)
+      own->stepForward();
+    QTRY_COMPARE_WITH_TIMEOUT(student.part<LearnPage>()->applied(), own->applied(), 10000);
+    QVERIFY(teacher.part<LearnPage>()->classroom()->ask() > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(student.part<LearnPage>()->isAskingPrediction(), 10000);
+    const LessonStep& next = student.part<LearnPage>()->lesson().steps[student.part<LearnPage>()->applied()];
+    emit student.part<LearnPage>()->graph()->nodeIndexClicked(next.node);
+    QTRY_COMPARE_WITH_TIMEOUT(teacher.part<LearnPage>()->classroom()->server()->answers().size(), 1, 10000);
+    const QString choice = teacher.part<LearnPage>()->classroom()->server()->answers().firstKey();
+    QVERIFY2(choice.contains(QString::fromStdString(own->lesson().graph.nodes[size_t(next.node)].op)),
+             qPrintable(choice));
+    QChartView* chart = nullptr;  // the answers' window's chart (the tabs have charts of their own)
+    for (QChartView* v : teacher.findChildren<QChartView*>())
+      if (v->window()->windowTitle() == "The class's answers") chart = v;
+    QVERIFY(chart && chart->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(chart->chart()->title().startsWith("1 of 1 student answered"), 5000);
+    QVERIFY2(
+        teacher.part<LearnPage>()->classroom()->bar()->text().contains(QString("Answers (1 of 1): %1: 1").arg(choice)),
+        qPrintable(teacher.part<LearnPage>()->classroom()->bar()->text()));
+  }
+
+  // A student who joins sees the teacher's lesson and step at once, not the lesson's run
+  // as "a run of your own" until the teacher steps (issue 50).
+  void testAJoiningStudentSeesTheTeachersLessonAtOnce() {
+    QTemporaryDir dir;
+    MainWindow teacher(dir.path());
+    const int ring = int(std::find_if(lessons().begin(), lessons().end(), [](const LessonInfo& i) { return i.ring; }) -
+                         lessons().begin());
+    QString error;
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
+    QVERIFY(teacher.openLesson(ring));  // after the class began: what the class is told then
+    Student late(teacher.part<LearnPage>()->classroom()->server()->port(),
+                 teacher.part<LearnPage>()->classroom()->server()->code(), "Late");
+    QVERIFY2(late.said(at(ring + 1, 0)), qPrintable(late.out()));
+    QVERIFY2(!late.out().contains("ddprun"), qPrintable(late.out()));
+  }
+};
+
+QTEST_MAIN(TestClassroomController)
+#include "tst_classroom_controller.moc"
