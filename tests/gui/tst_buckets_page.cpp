@@ -1,4 +1,4 @@
-// The Buckets tab: the bucket table and the advice curve drawn from a run.
+// The Buckets tab numbers iterations as the run does: a trace's 551 and 552, not 1 and 2.
 #include <QtTest/QtTest>
 #include <QFile>
 #include <QSignalSpy>
@@ -49,87 +49,6 @@ class TestBucketsPage : public QObject {
  private slots:
   // The app's settings go to a folder of the test's own, never the user's ~/.config.
   void initTestCase() { qputenv("XDG_CONFIG_HOME", m_config.path().toUtf8()); }
-
-  // The Buckets tab draws the advice curve of the open run, its own cap marked;
-  // a run without gradient-ready marks says why there is none.
-  void testBucketsTabDrawsTheAdviceCurve() {
-    using namespace ddpscope::probes;
-    QTemporaryDir folder;
-    const QString file = folder.filePath("advice.ddprun");
-    {
-      RunStoreWriter w(file.toStdString());
-      w.begin_run({R"({"model":"mlp","bucket_cap_mb":4})", 2, "mpi", "mlp"});
-      for (int rank = 0; rank < 2; ++rank) {
-        testing::write_iterations(w, rank, 1, 12);
-        // Gradient-ready marks (w at 400, b at 640 into each iteration) and the process
-        // group's allreduces (bucket 0 during backward, bucket 1 after it).
-        EventBatch b;
-        b.rank = rank;
-        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
-        b.names = {"grad_ready", "allreduce"};
-        for (int it = 1; it <= 12; ++it) {
-          const int64_t o = 1000 * int64_t{it - 1};
-          b.events.push_back(
-              BatchEvent{o + 290, o + 290, -1, -1, -1, it, 0, 0, -1, -1, 0, uint8_t(Kind::GradReady), 0});
-          b.events.push_back(
-              BatchEvent{o + 640, o + 640, -1, -1, -1, it, 1, 0, -1, -1, 0, uint8_t(Kind::GradReady), 0});
-          b.events.push_back(
-              BatchEvent{o + 300, o + 500, 4096, 2 * it, -1, it, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
-          b.events.push_back(
-              BatchEvent{o + 710, o + 760, 128, 2 * it + 1, -1, it, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
-        }
-        w.write(b);
-      }
-      w.end_run("finished");
-    }
-    MainWindow window(folder.path());
-    QVERIFY(window.openRun(file));
-    window.showTab("Buckets");
-    BucketAdviceView* advice = window.part<BucketsPage>()->advice();
-    QVERIFY2(advice->hasAdvice(), qPrintable(advice->title()));
-    QCOMPARE(advice->advice().iterations, 7);  // 12 less the 5 of warm-up
-    QCOMPARE(advice->advice().recorded_cap_mb, 4.0);
-    // Every cap ties here: the advice keeps the run's own (issue 34: it named a "best"
-    // predicted slower than the recorded cap).
-    QCOMPARE(advice->advice().best_cap_mb, 4.0);
-    QVERIFY2(advice->title().contains("keep this run's cap (4 MiB)"), qPrintable(advice->title()));
-    QVERIFY2(advice->title().contains("median 0.0 ms over its 7 iterations after the warm-up"),
-             qPrintable(advice->title()));
-    QVERIFY(advice->title().contains("with --fused-optimizer"));
-    QCOMPARE(advice->chart()->series().size(), 4);  // predicted, fused, this run, the best
-    int recorded = 0;
-    for (const auto& p : advice->advice().predictions) {
-      QVERIFY(p.iteration_ms > 0);
-      if (p.recorded) {
-        ++recorded;
-        QVERIFY(std::abs(p.measured_ms - 1000e-6) < 1e-9);         // the test run's 1000 ns iterations
-        QVERIFY(std::abs(p.iteration_ms - p.measured_ms) < 1e-9);  // the curve is anchored on the run
-      }
-    }
-    QCOMPARE(recorded, 1);
-    // The advice's title is wrapped to the chart at every width: no line cut to "...".
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    for (int width = 1000; width <= 1700; width += 9) {
-      window.resize(width, 800);
-      QCoreApplication::processEvents();
-      QVERIFY2(titleFits(advice->chart()), qPrintable(QString("at %1 px: %2 (room %3)")
-                                                          .arg(width)
-                                                          .arg(advice->chart()->title())
-                                                          .arg(detail::titleRoom(advice->chart()))));
-    }
-    // Two gradients, both in one bucket at every cap from 0.25 MiB: the cap cannot matter.
-    QVERIFY(std::any_of(advice->advice().notes.begin(), advice->advice().notes.end(),
-                        [](const std::string& n) { return n.find("the cap hardly matters") != std::string::npos; }));
-    testing::write_test_run(folder.filePath("plain.ddprun").toStdString(), 2, 8);
-    QVERIFY(window.openRun(folder.filePath("plain.ddprun")));
-    window.showTab("Buckets");
-    QVERIFY(!advice->hasAdvice());
-    QVERIFY(advice->title().contains("No bucket advice"));
-    // The reason, without the source location it carries for developers.
-    QVERIFY2(!QRegularExpression(R"(\[[\w/]+\.(cpp|h):\d+\])").match(advice->title()).hasMatch(),
-             qPrintable(advice->title()));
-  }
 
   // The Iteration box numbers iterations as the run does: a trace's 551 and 552, not 1 and 2.
   void testIterationsAsTheRunNumbersThem() {
