@@ -2,75 +2,20 @@
 // loads the detail (autograd nodes, gradient ticks) of the window shown, in the
 // background. "Big" is DDPSCOPE_DETAIL_AT_OPEN spans here (10,000), so a small synthetic
 // run (2 ranks x 60 iterations of 260 spans) takes the big run's path.
-#include <QLabel>
-#include <QLineEdit>
-#include <QSortFilterProxyModel>
-#include <QStandardItemModel>
-#include <QTableView>
-#include <QSignalSpy>
 #include <QtTest/QtTest>
 
-#include <filesystem>
-
-#include "main_window.h"
-#include "classroom_controller.h"
-#include "overlap_page.h"
-#include "graph_page.h"
-#include "buckets_page.h"
-#include "run_data.h"
-#include "run_store_writer.h"
-#include "scratch_test.h"
-#include "synthetic_run.h"
-#include "timeline_data.h"
-#include "timeline_detail_loader.h"
-#include "timeline_page.h"
-#include "timeline_view.h"
+#include "big_run_fixture.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
 using probes::Kind;
+using namespace ddpscope::gui::big_run_fixture;
 
-namespace {
-
-constexpr int kIterations = 60;
-
-bool is_detail(Kind k) { return probes::is_detail_kind(static_cast<uint8_t>(k)); }
-
-int64_t count_kind(const TimelineData& d, Kind kind, int64_t from = INT64_MIN, int64_t to = INT64_MAX) {
-  int64_t n = 0;
-  for (const auto& l : d.lanes) {
-    for (const auto* v : {&l.spans, &l.instants}) {
-      for (const auto& s : *v)
-        n += s.kind == kind && s.end_ns >= from && s.begin_ns <= to;
-    }
-  }
-  return n;
-}
-
-// Iteration `it` of the synthetic run: [it * 10 ms + rank * 20 us, + 9.5 ms].
-int64_t iteration_begin(int it) { return int64_t{it} * 10'000'000; }
-
-}  // namespace
-
-class TestBigRuns : public ScratchTest {
+class TestBigRuns : public BigRunTest {
   Q_OBJECT
-  std::string m_file;
-
-  // The app at 1280x800 on the Timeline tab, before and after a run opens.
-  static std::unique_ptr<MainWindow> app() {
-    auto window = std::make_unique<MainWindow>(QString());
-    window->resize(1280, 800);
-    window->show();
-    window->showTab(QStringLiteral("timeline"));
-    return window;
-  }
-  std::unique_ptr<MainWindow> openInApp() {
-    auto window = app();
-    if (!window->openRun(QString::fromStdString(m_file))) return nullptr;
-    return window;
-  }
 
  private slots:
+
   void initTestCase() {
     qputenv("DDPSCOPE_DETAIL_AT_OPEN", "10000");
     m_file = path("big.ddprun");
@@ -162,75 +107,6 @@ class TestBigRuns : public ScratchTest {
     }
     // The structure's flows were not touched (shared until then, copied for the change).
     QCOMPARE(structure.lanes[structure.flows[0].to_lane].thread_name, std::string("comm"));
-  }
-
-  void testTheTimelineLoadsTheDetailOfTheWindowShown() {
-    MainWindow window{QString()};
-    window.resize(1280, 800);
-    window.show();
-    window.showTab(QStringLiteral("timeline"));
-    TimelineDetailLoader* loader = window.findChild<TimelinePage*>()->detailLoader();
-    QSignalSpy loaded(loader, &TimelineDetailLoader::loaded);
-    QVERIFY(window.openRun(QString::fromStdString(m_file)));
-    TimelineView* view = window.part<TimelinePage>()->view();
-    QVERIFY(!window.currentRun()->timeline.has_detail);
-    // It opens on iteration 2: that window (and one as wide each side) fits the budget.
-    QVERIFY(loaded.wait(10000));
-    QVERIFY(view->data().has_detail);
-    const int64_t shownBegin = view->axis().begin_ns, shownEnd = view->axis().end_ns;
-    QVERIFY(count_kind(view->data(), Kind::AutogradNode, shownBegin, shownEnd) > 0);
-    QCOMPARE(count_kind(view->data(), Kind::AutogradNode, iteration_begin(30), iteration_begin(50)), int64_t{0});
-    QLabel* note = window.findChild<TimelinePage*>()->detailNote();
-    QVERIFY2(note->isVisible() && note->text().startsWith(QStringLiteral("Detail shown for")),
-             qPrintable(note->text()));
-    // Elsewhere, with a budget below a pack: the page says to zoom in, and loads nothing.
-    loader->setWindowSpans(100);
-    view->showWindow(iteration_begin(40), iteration_begin(41));
-    QTRY_VERIFY_WITH_TIMEOUT(note->text().contains(QStringLiteral("Zoom in")), 5000);
-    QVERIFY(!loader->isLoading());
-    QCOMPARE(count_kind(view->data(), Kind::AutogradNode, iteration_begin(40), iteration_begin(41)), int64_t{0});
-    // With the budget back, the same window loads.
-    loader->setWindowSpans(TimelineDetailLoader::kWindowSpans);
-    view->showWindow(iteration_begin(40), iteration_begin(41) + 1);
-    QVERIFY(loaded.wait(10000));
-    QCOMPARE(count_kind(view->data(), Kind::AutogradNode, iteration_begin(40), iteration_begin(41) - 1),
-             int64_t{2 * 160});
-    QCOMPARE(view->axis().begin_ns, iteration_begin(40));  // the window stayed
-  }
-
-  void testAFileGoneBeforeTheNextWindowLeavesTheStructureAndSaysSo() {
-    const std::string copy = path("gone.ddprun");
-    std::filesystem::copy_file(m_file, copy, std::filesystem::copy_options::overwrite_existing);
-    auto window = app();
-    auto* page = window->findChild<TimelinePage*>();
-    QSignalSpy loaded(page->detailLoader(), &TimelineDetailLoader::loaded);
-    QVERIFY(window->openRun(QString::fromStdString(copy)));
-    QVERIFY(loaded.wait(10000));
-    std::filesystem::remove(copy);
-    window->part<TimelinePage>()->view()->showWindow(iteration_begin(45), iteration_begin(46));
-    QTRY_VERIFY_WITH_TIMEOUT(page->detailNote()->text().contains(QStringLiteral("could not be read")), 5000);
-    QVERIFY(!window->part<TimelinePage>()->view()->data().lanes.empty());  // what was shown stays
-  }
-
-  void testABigTimelineIsSearchedOffTheUiThread() {
-    auto app = openInApp();
-    QVERIFY(app);
-    MainWindow& window = *app;
-    auto* page = window.findChild<TimelinePage*>();
-    page->setSearchInBackgroundAbove(0);
-    page->showSearch();
-    page->searchField()->setText(QStringLiteral("optimizer"));
-    page->findNext();
-    QVERIFY2(page->searchStatus()->text().startsWith(QStringLiteral("searching")),
-             qPrintable(page->searchStatus()->text()));
-    QTRY_COMPARE_WITH_TIMEOUT(page->searchResults().matches.size(), size_t{2 * kIterations}, 5000);
-    QVERIFY(window.part<TimelinePage>()->view()->selection().valid());
-    QVERIFY2(page->searchStatus()->text().contains(QStringLiteral("in the window loaded")),
-             qPrintable(page->searchStatus()->text()));
-    // The next one comes from the results at once.
-    const int shown = page->currentMatch();
-    page->findNext();
-    QCOMPARE(page->currentMatch(), (shown + 1) % (2 * kIterations));
   }
 
   void testTheRangePanelNamesAndSelectsEachRowsLongestSpan() {

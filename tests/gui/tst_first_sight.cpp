@@ -309,40 +309,6 @@ class TestFirstSight : public QObject {
     QCOMPARE(view->axis().end_ns - view->axis().begin_ns, shown);
     QVERIFY(view->axis().begin_ns <= view->data().begin_ns && view->axis().end_ns >= view->data().end_ns);
   }
-
-  // Issue 34, point 8: the Overlap chart's bar for an iteration is as tall as the
-  // iteration; communication hidden behind compute is part of the compute, not on top.
-  void testOverlapBarsAreAsTallAsTheirIterations() {
-    QTemporaryDir folder;
-    const QString file = folder.filePath("overlap.ddprun");
-    testing::write_test_run(file.toStdString(), 2, 6);
-    MainWindow window(folder.path());
-    window.resize(1280, 800);
-    window.show();
-    QVERIFY(window.openRun(file));
-    window.showTab(QStringLiteral("overlap"));
-    auto* page = window.findChild<OverlapPage*>();
-    QVERIFY(page && page->chartView()->chart());
-    const auto series = page->chartView()->chart()->series();
-    QCOMPARE(series.size(), 1);
-    auto* bars = qobject_cast<QStackedBarSeries*>(series.first());
-    QVERIFY(bars);
-    std::vector<double> rank0;
-    for (const auto& it : window.currentRun()->analysis.iterations) {
-      if (it.rank == 0) rank0.push_back(it.iteration_ms);
-    }
-    QCOMPARE(bars->barSets().first()->count(), static_cast<int>(rank0.size()));
-    bool someHidden = false;
-    for (int i = 0; i < static_cast<int>(rank0.size()); ++i) {
-      double height = 0;
-      for (QBarSet* set : bars->barSets())
-        height += set->at(i);
-      QVERIFY2(std::abs(height - rank0[static_cast<size_t>(i)]) < 1e-9,
-               qPrintable(QStringLiteral("bar %1: %2 ms, iteration %3 ms").arg(i).arg(height).arg(rank0[i])));
-      someHidden = someHidden || bars->barSets().at(2)->at(i) > 0;
-    }
-    QVERIFY(someHidden);  // the test run overlaps its allreduces with backward
-  }
 };
 
 QTEST_MAIN(TestFirstSight)

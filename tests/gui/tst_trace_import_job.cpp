@@ -84,7 +84,7 @@
 
 using namespace ddpscope::gui;
 
-class TestTraceImportWindow : public QObject {
+class TestTraceImportJob : public QObject {
   Q_OBJECT
 
   QTemporaryDir m_config;
@@ -219,5 +219,5 @@ class TestTraceImportWindow : public QObject {
   }
 };
 
-QTEST_MAIN(TestTraceImportWindow)
-#include "tst_trace_import_window.moc"
+QTEST_MAIN(TestTraceImportJob)
+#include "tst_trace_import_job.moc"

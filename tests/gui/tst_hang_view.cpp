@@ -60,7 +60,7 @@ json dump_of(int rank) {
 
 }  // namespace
 
-class TestHangGrid : public QObject {
+class TestHangView : public QObject {
   Q_OBJECT
 
  private slots:
@@ -128,5 +128,5 @@ class TestHangGrid : public QObject {
   }
 };
 
-QTEST_MAIN(TestHangGrid)
-#include "tst_hang_grid.moc"
+QTEST_MAIN(TestHangView)
+#include "tst_hang_view.moc"
