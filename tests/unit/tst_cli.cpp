@@ -1,74 +1,17 @@
-// ddpscope-cli as a user runs it: progress lines when not on a terminal, clear errors
-// and a non-zero exit for bad arguments.
+// ddpscope-cli as a user runs it: files that never end refused by every command, a run
+// another user opens read-only, the Kineto round trip, hangs from PyTorch's dumps, ZeRO's
+// shards, SyncBatchNorm with uneven inputs, and clear errors for bad arguments.
 #include <QtTest/QtTest>
 
-#include <unistd.h>
+#include "cli_fixture.h"
 
-#include <QDir>
-#include <QFileInfo>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QProcess>
-#include <sys/stat.h>
-#include <QTemporaryDir>
+using namespace ddpscope::testing::cli_fixture;
 
-#include "run_store_reader.h"
-
-class TestCli : public QObject {
+class TestCli : public CliTest {
   Q_OBJECT
 
-  struct Result {
-    int code;
-    QString out, err;
-  };
-  Result run(const QStringList& args) {
-    QProcess p;
-    p.start(DDPSCOPE_CLI_PATH, args);
-    if (!p.waitForFinished(120000)) {
-      p.kill();
-      return {-1, {}, "timed out"};
-    }
-    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-  }
-
-  // A run as comparable text: its Chrome-trace events (every span with its kind, rank,
-  // thread, times and fields; thread names), less the call sites, which a trace does not
-  // carry, sorted.
-  QStringList run_events(const QString& run_file, const QString& dir) {
-    const QString json = dir + "/" + QFileInfo(run_file).fileName() + ".json";
-    const Result r = run({"export", run_file, "--chrome", json});
-    if (r.code != 0) return {"export failed: " + r.err};
-    QFile f(json);
-    f.open(QIODevice::ReadOnly);
-    QStringList events;
-    for (const QJsonValue& v : QJsonDocument::fromJson(f.readAll()).object()["traceEvents"].toArray()) {
-      QJsonObject e = v.toObject();
-      QJsonObject args = e["args"].toObject();
-      args.remove("src");
-      e["args"] = args;
-      events << QString::fromUtf8(QJsonDocument(e).toJson(QJsonDocument::Compact));
-    }
-    events.sort();
-    return events;
-  }
-
-  // stats --json less what an import sets anew (the run's row, clock offsets).
-  QJsonObject stats_of(const QString& run_file) {
-    const Result r = run({"stats", run_file});
-    QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
-    o.remove("run");
-    QJsonArray ranks;
-    for (const QJsonValue& v : o["ranks"].toArray()) {
-      QJsonObject k = v.toObject();
-      for (const char* key : {"clock_offset_ns", "clock_rtt_ns", "events_received", "events_dropped"})
-        k.remove(key);
-      ranks.append(k);
-    }
-    o["ranks"] = ranks;
-    return o;
-  }
  private slots:
+
   // Files that never end (a pipe, a device) are refused at once by every command that
   // reads one, saying what the file is (issue 49: import-torch blocked on a FIFO).
   void testFilesThatNeverEndAreRefused() {
@@ -92,31 +35,6 @@ class TestCli : public QObject {
       QVERIFY2(r.err.contains("is a pipe") || r.err.contains("is a device") || r.err.contains("not a regular file"),
                qPrintable(args.join(' ') + ": " + r.err));
     }
-  }
-
-  void testTrainShowsProgress() {
-    Result r = run({"train", "--model", "mlp", "--iters", "20", "--batch", "16", "--log-every", "10"});
-    QCOMPARE(r.code, 0);
-    QVERIFY2(r.out.contains("iter 1/20 loss"), qPrintable(r.out));
-    QVERIFY2(r.out.contains("iter 10/20 loss"), qPrintable(r.out));
-    QVERIFY2(r.out.contains("iter 20/20 loss"), qPrintable(r.out));
-    QVERIFY2(r.out.contains("samples/s"), qPrintable(r.out));
-    QVERIFY2(r.out.contains("done: 20 iterations"), qPrintable(r.out));
-    QVERIFY(!r.out.contains('\r'));  // no bar when stdout is not a terminal
-  }
-
-  void testTerminalGetsABar() {
-    // util-linux `script` gives the program a pseudo-terminal, as a user's shell would.
-    const QString cmd = QString("%1 train --model mlp --iters 30 --batch 8").arg(DDPSCOPE_CLI_PATH);
-    QProcess p;
-    p.start("script", {"-qec", cmd, "/dev/null"});
-    QVERIFY(p.waitForFinished(120000));
-    QCOMPARE(p.exitCode(), 0);
-    const QString out = QString::fromUtf8(p.readAllStandardOutput());
-    QVERIFY2(out.contains('\r'), qPrintable(out));
-    QVERIFY2(out.contains("[##############################] 30/30"), qPrintable(out));
-    QVERIFY2(!out.contains("iter 1/30"), qPrintable(out));  // no plain lines on a terminal
-    QVERIFY2(out.contains("done: 30 iterations"), qPrintable(out));
   }
 
   // A finished run is one file that anyone who can read it can open: in a read-only
@@ -155,6 +73,7 @@ class TestCli : public QObject {
                          << true;
     QTest::newRow("dist autograd") << QStringList{"example", "seed", "--np", "2"} << false;
   }
+
   void testKinetoRoundTrip() {
     QFETCH(QStringList, job);
     QFETCH(bool, iterations);
@@ -333,6 +252,7 @@ class TestCli : public QObject {
                                                       "/nonexistent/digits.csv"}
                                        << "cannot open";
   }
+
   void testBadArguments() {
     QFETCH(QStringList, args);
     QFETCH(QString, expected);
