@@ -1,0 +1,62 @@
+// The process tree of a supervised command: no process of its group outlives the
+// supervisor, and processes that left for groups of their own below the command end
+// with it.
+#include <QtTest/QtTest>
+
+#include "process_fixture.h"
+
+using namespace ddpscope::apps;
+using namespace std::chrono_literals;
+using namespace ddpscope::testing::process_fixture;
+
+class TestProcessTree : public ProcessTest {
+  Q_OBJECT
+
+ private slots:
+
+  void testNoProcessOfTheGroupOutlivesTheSupervisor() {
+    pid_t sleeper = -1;
+    {
+      // The command exits at once; a process it started lingers in its group.
+      auto job = sh("sleep 30 & echo $!; exit 0");
+      job.start();
+      ProcessSupervisor::Events events;
+      events.stdout_line = [&](const std::string& l) { sleeper = std::stoi(l); };
+      QCOMPARE(ProcessSupervisor::exit_code(job.run(events, 20ms)), 0);
+    }
+    QVERIFY(sleeper > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!process_alive(sleeper), 5000);
+  }
+
+  // mpirun puts each rank in a process group of its own: a process the command started
+  // in another group (setsid), still running when the command is stopped, or left when
+  // the command has exited, is ended too (issue 49: two Ctrl-C's left torch ranks
+  // training with PPID 1).
+  void testProcessesInOtherGroupsBelowTheCommandEndWithIt() {
+    for (const bool exits : {false, true}) {
+      pid_t ranks[2] = {-1, -1};
+      int seen = 0;
+      {
+        auto job = sh(std::string("setsid sleep 30 & echo $!; setsid sleep 30 & echo $!; ") +
+                      (exits ? "sleep 0.8; exit 0" : "trap '' TERM; sleep 30"));
+        job.start();
+        ProcessSupervisor::Events events;
+        events.stdout_line = [&](const std::string& l) {
+          if (seen < 2) ranks[seen++] = std::stoi(l);
+        };
+        events.tick = [&](auto) {
+          if (!exits && seen == 2 && !job.stopping()) job.stop(300ms);
+        };
+        job.run(events, 50ms);
+      }
+      QCOMPARE(seen, 2);
+      for (pid_t rank : ranks) {
+        QVERIFY(getpgid(rank) != getpgid(0) || !process_alive(rank));
+        QTRY_VERIFY_WITH_TIMEOUT(!process_alive(rank), 5000);
+      }
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestProcessTree)
+#include "tst_process_tree.moc"
