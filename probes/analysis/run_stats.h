@@ -11,7 +11,8 @@ namespace ddpscope::probes {
 
 // Keys in reading order: run, ranks, summary, cut_short (iterations an error cut short,
 // left out of the summary and the iterations: rank, iteration, until_error_ms),
-// iterations, buckets, gpu (gpu_time.h; null without GPU kernels), nonfinite, rejected.
+// iterations, buckets, stragglers, gpu (gpu_time.h; null without GPU kernels), nonfinite,
+// rejected.
 nlohmann::ordered_json run_stats_json(RunStoreReader& run);
 // The first loss and the first gradient that were not finite ({"loss": {iteration, rank,
 // value}, "gradient": {iteration, rank, parameter}}, either null), or null when none was.
