@@ -122,7 +122,16 @@ BodyRead read_json_body(GzStream& in, DumpBuilder& builder, bool probe, std::str
   const rapidjson::ParseResult ok =
       reader.Parse<rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseNanAndInfFlag>(in, adapter);
   if (probe && builder.saw_dump_key()) return BodyRead::Probed;
-  if (ok) return BodyRead::Read;
+  if (ok) {
+    // The parser stops after one document: what follows it must be nothing but space
+    // (a dump is one object; a second, or text after it, was read as if it were not there).
+    while (!in.at_end() && std::isspace(static_cast<unsigned char>(in.Peek())))
+      in.Take();
+    if (in.at_end()) return BodyRead::Read;
+    why = detail::concat("more than one document: text follows the dump at byte ", in.Tell(),
+                         "; a dump is one JSON object");
+    return BodyRead::Refused;
+  }
   const auto code = ok.Code();
   if (!builder.error().empty())
     why = builder.error();
