@@ -3,55 +3,20 @@
 // counters at every step obey causality; the numbers are the Learn menu's and the links'.
 #include <QtTest/QtTest>
 
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QProcess>
-#include <QTemporaryDir>
-
-#include "lesson_catalog.h"
-#include "lesson_kind.h"
-#include "lesson_loader.h"
-#include "run_store_reader.h"
-#include "run_store_writer.h"
+#include "lesson_report_fixture.h"
 
 using namespace ddpscope::gui;
 using ddpscope::probes::BatchEvent;
 using ddpscope::probes::EventBatch;
 using ddpscope::probes::RunStoreReader;
 using ddpscope::probes::RunStoreWriter;
+using namespace ddpscope::gui::lesson_report_fixture;
 
-namespace {
-
-struct Ran {
-  int status = -1;
-  QString out, err;
-};
-
-Ran cli(const QStringList& args) {
-  QProcess p;
-  p.start(QStringLiteral(DDPSCOPE_CLI_PATH), args);
-  Ran r;
-  if (!p.waitForFinished(120000)) return r;
-  r.status = p.exitCode();
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
-
-QJsonObject json(const Ran& r) { return QJsonDocument::fromJson(r.out.toUtf8()).object(); }
-
-int ringIndex() {
-  for (size_t i = 0; i < lessons().size(); ++i)
-    if (lessons()[i].ring) return int(i) + 1;
-  return -1;
-}
-
-}  // namespace
-
-class TestLessonReport : public QObject {
+class TestLessonReport : public LessonReportTest {
   Q_OBJECT
+
  private slots:
+
   // One numbering: the list, the menu's titles and `show` agree.
   void testTheListNumbersAsTheMenuDoes() {
     const Ran r = cli({"lesson", "list"});
@@ -179,6 +144,7 @@ class TestLessonReport : public QObject {
     QTest::newRow("block -5") << 4 << -5 << "lies outside its 4-rank ring";
     QTest::newRow("17 ranks") << 17 << -1 << "has 17 ranks; the ring lesson shows rings of at most 16";
   }
+
   void testDamagedRingsAreRefused() {
     QFETCH(int, ranks);
     QFETCH(int, badBlock);
@@ -215,21 +181,6 @@ class TestLessonReport : public QObject {
     const Ran r = cli({"lesson", "show", QString::fromStdString(file), "--json"});
     QCOMPARE(r.status, 2);
     QVERIFY2(r.err.contains(words) && !r.err.contains(".cpp:"), qPrintable(r.err));
-  }
-
-  // A CLI installed without the app: lesson show says what it needs and where it looked.
-  void testWithoutTheLessonProgramItIsSaid() {
-    QTemporaryDir dir;
-    const QString alone = dir.filePath("ddpscope-cli");
-    QVERIFY(QFile::copy(QStringLiteral(DDPSCOPE_CLI_PATH), alone));
-    QFile::setPermissions(alone, QFile::permissions(alone) | QFileDevice::ExeUser);
-    QProcess p;
-    p.start(alone, {"lesson", "list"});
-    QVERIFY(p.waitForFinished(30000));
-    const QString err = QString::fromUtf8(p.readAllStandardError());
-    QCOMPARE(p.exitCode(), 2);
-    QVERIFY2(err.contains("built with the app (DDPSCOPE_WITH_GUI=ON)") && err.contains(dir.filePath("ddpscope-lesson")),
-             qPrintable(err));
   }
 
   void testBadLessonsAreSaid() {

@@ -1,183 +1,26 @@
 // Run files written by real jobs (ddpscope-cli train, ranks under mpirun, the
 // collector): every rank's engine events on one clock-aligned time axis, the bucket
 // assignment, graph and metrics; `stats` and `export` read them; a rank killed with
-// SIGKILL leaves a sound file with every event it shipped and the run marked failed; a
-// killed collector does not stop training and its loss is counted.
-#include <signal.h>
-
+// SIGKILL leaves a sound file with every event it shipped and the run marked failed (a
+// killed collector: tst_collector_process).
 #include <QtTest/QtTest>
 
-#include <QDir>
-#include <QElapsedTimer>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QProcess>
-#include <QRegularExpression>
-#include <QTemporaryDir>
-#include <cmath>
-#include <set>
-
-#include "hang_analysis.h"
-#include "run_store_reader.h"
+#include "run_files_fixture.h"
 
 using namespace ddpscope::probes;
+using namespace ddpscope::testing::run_files_fixture;
 
-class TestRunFiles : public QObject {
+class TestRunFiles : public RunFilesTest {
   Q_OBJECT
 
-  QTemporaryDir dir_;
-
-  struct Result {
-    int code;
-    QString out, err;
-  };
-  static QProcessEnvironment environment(const QMap<QString, QString>& extra) {
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    for (auto it = extra.begin(); it != extra.end(); ++it)
-      env.insert(it.key(), it.value());
-    return env;
-  }
-  Result run(const QStringList& args, const QMap<QString, QString>& extra_env = {}) {
-    QProcess p;
-    p.setProcessEnvironment(environment(extra_env));
-    p.start(DDPSCOPE_CLI_PATH, args);
-    if (!p.waitForFinished(180000)) {
-      p.kill();
-      p.waitForFinished();
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
-  }
-  std::string file(const QString& name) { return dir_.filePath(name).toStdString(); }
-
-  // Starts a 2-rank job of a tiny MLP, long enough to act on while it runs.
-  static void start_job(QProcess& job, const std::string& path, int iters, int log_every) {
-    job.setProcessEnvironment(environment({}));
-    job.start(DDPSCOPE_CLI_PATH,
-              {"train", "--np", "2", "--iters", QString::number(iters), "--width", "32", "--batch", "8", "--log-every",
-               QString::number(log_every), "--out", QString::fromStdString(path)});
-  }
-
-  // Polls the growing run file until `ready(reader)` holds (up to 60 s).
-  template <typename Ready>
-  static bool wait_for_run(const std::string& path, Ready ready) {
-    QElapsedTimer timer;
-    timer.start();
-    while (timer.elapsed() < 60000) {
-      QThread::msleep(50);
-      try {
-        RunStoreReader store(path);
-        if (ready(store)) return true;
-      } catch (const RunStoreError&) {
-        // not created yet
-      }
-    }
-    return false;
-  }
-
-  // The pid of the collector writing `run_file`, or 0.
-  static pid_t collector_of(const std::string& run_file) {
-    QProcess ps;
-    ps.start("ps", {"-eo", "pid=,stat=,args="});
-    ps.waitForFinished();
-    for (const QString& line : QString::fromUtf8(ps.readAllStandardOutput()).split('\n')) {
-      const QStringList f = line.simplified().split(' ');
-      if (f.size() >= 3 && !f[1].startsWith('Z') && f[2].endsWith("ddpscope-collector") &&
-          line.contains(QString::fromStdString(run_file)))
-        return f[0].toInt();
-    }
-    return 0;
-  }
-
-  // testJobRecordsEveryRank's checks, each a part of the run file or of a command on it.
-  // A failed check returns from the helper only: the test returns after each call that failed.
-
-  // Nothing pending at the end: the hang analysis says every rank is done.
-  static void check_nothing_pending(RunStoreReader& store, int ranks, int iters) {
-    const HangReport hang = analyze_hang(store);
-    QCOMPARE(int(hang.ranks.size()), ranks);
-    for (const RankHangState& s : hang.ranks) {
-      QCOMPARE(s.phase, std::string("done"));
-      QCOMPARE(s.completed_iterations, int64_t(iters));
-      QVERIFY(!s.blocked_in && s.missing_grads.empty() && s.buckets_waiting_for_grads.empty());
-    }
-    QCOMPARE(hang.findings.at(0), std::string("every rank finished its 12 iterations; nothing is pending"));
-  }
-
-  // One rank's row, its spans of every kind, buckets, parameters, graph and metrics.
-  static void check_rank_records(RunStoreReader& store, const RankRow& k, int iters) {
-    QVERIFY(!k.host.empty());
-    QCOMPARE(k.events_dropped, int64_t(0));
-    // One host: the measured offsets are the measurement error only.
-    QVERIFY2(std::llabs(k.clock_offset_ns) < 5'000'000,
-             qPrintable(QString("rank %1 offset %2 ns").arg(k.rank).arg(k.clock_offset_ns)));
-    QVERIFY(k.clock_rtt_ns > 0);
-    // Every kind the engine records, on every rank.
-    for (Kind kind :
-         {Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer, Kind::AutogradNode, Kind::GradReady,
-          Kind::BucketCopy, Kind::BucketReady, Kind::Allreduce, Kind::Finalize, Kind::PgOp}) {
-      QVERIFY2(!store.spans({.kinds = {kind}, .rank = k.rank, .limit = 1}).empty(),
-               qPrintable(QString("rank %1 has no %2 span").arg(k.rank).arg(kind_name(kind))));
-    }
-    QCOMPARE(int(store.spans({.kinds = {Kind::Iteration}, .rank = k.rank}).size()), iters);
-    // Small buckets (after the 1 MiB first one): several per iteration, each reduced once
-    // per iteration.
-    const auto buckets = store.buckets(k.rank, 0);
-    QVERIFY(buckets.size() > 2);
-    QCOMPARE(store.spans({.kinds = {Kind::Allreduce}, .rank = k.rank}).size(), buckets.size() * iters);
-    QVERIFY(!store.buckets(k.rank, 1).empty());  // the rebuild after the first iteration
-    const auto params = store.params(k.rank, 0);
-    QCOMPARE(params.size(), size_t(8));
-    QCOMPARE(params[0].name, std::string("module.layers.0.weight"));
-    const GraphRows g = store.graph(k.rank);
-    QCOMPARE(g.iteration, int64_t(1));
-    QVERIFY(std::count_if(g.nodes.begin(), g.nodes.end(),
-                          [](const GraphNodeRow& n) { return n.kind == "accumulate_grad"; }) == 8);
-    QCOMPARE(int(store.metrics("loss", k.rank).size()), iters);
-  }
-
-  // `ddpscope-cli stats` on the run: its summary and iterations are consistent.
-  void check_stats(const std::string& path, int ranks, int iters) {
-    Result stats = run({"stats", QString::fromStdString(path)});
-    QVERIFY2(stats.code == 0, qPrintable(stats.err));
-    const QJsonObject s = QJsonDocument::fromJson(stats.out.toUtf8()).object();
-    QCOMPARE(s["run"].toObject()["status"].toString(), QString("finished"));
-    QCOMPARE(s["iterations"].toArray().size(), ranks * iters);
-    QCOMPARE(s["summary"].toArray().size(), ranks);
-    for (const QJsonValue& v : s["summary"].toArray()) {
-      const double ratio = v.toObject()["overlap_ratio"].toDouble(-1);
-      QVERIFY2(ratio >= 0 && ratio <= 1, qPrintable(QString::number(ratio)));
-      QVERIFY(v.toObject()["mean_comm_ms"].toDouble() > 0);
-    }
-    for (const QJsonValue& v : s["iterations"].toArray()) {
-      const QJsonObject it = v.toObject();
-      QVERIFY(it["exposed_comm_ms"].toDouble() <= it["comm_ms"].toDouble() + 1e-9);
-      QVERIFY(it["iteration_ms"].toDouble() >= it["forward_ms"].toDouble());
-    }
-    QVERIFY(s["buckets"].toArray().size() > 0);
-  }
-
-  // `ddpscope-cli export --chrome`: one trace process per rank.
-  void check_chrome_export(const std::string& path, int ranks) {
-    const QString trace = dir_.filePath(QString("job%1.json").arg(ranks));
-    Result exported = run({"export", QString::fromStdString(path), "--chrome", trace});
-    QVERIFY2(exported.code == 0, qPrintable(exported.err));
-    QFile f(trace);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    const QJsonObject t = QJsonDocument::fromJson(f.readAll()).object();
-    std::set<int> trace_pids;
-    for (const QJsonValue& v : t["traceEvents"].toArray())
-      trace_pids.insert(v.toObject()["pid"].toInt());
-    QCOMPARE(int(trace_pids.size()), ranks);  // one process per rank
-  }
-
  private slots:
+
   void testJobRecordsEveryRank_data() {
     QTest::addColumn<int>("ranks");
     QTest::newRow("2 ranks") << 2;
     QTest::newRow("4 ranks") << 4;
   }
+
   void testJobRecordsEveryRank() {
     QFETCH(int, ranks);
     const std::string path = file(QString("job%1.ddprun").arg(ranks));
@@ -380,38 +223,6 @@ class TestRunFiles : public QObject {
     QCOMPARE(cut_json[0].toObject()["iteration"].toInt(), 4);
     for (const auto& rank : s["summary"].toArray())
       QVERIFY2(rank.toObject()["mean_iteration_ms"].toDouble() < 500, qPrintable(stats.out));
-  }
-
-  void testKilledCollectorDoesNotStopTraining() {
-    const std::string path = file("killed-collector.ddprun");
-    QProcess job;
-    start_job(job, path, 2500, 500);
-    // Wait until events arrive, then kill the collector mid-run.
-    pid_t collector = 0;
-    int64_t spans_before = 0;
-    wait_for_run(path, [&](RunStoreReader& store) {
-      if (!collector) collector = collector_of(path);
-      spans_before = store.span_count();
-      return collector > 0 && spans_before > 0;
-    });
-    QVERIFY2(collector > 0 && spans_before > 0, "the job never started recording");
-    QCOMPARE(kill(collector, SIGKILL), 0);
-    QVERIFY(job.waitForFinished(180000));
-    const QString out = QString::fromUtf8(job.readAllStandardOutput());
-    const QString err = QString::fromUtf8(job.readAllStandardError());
-    QVERIFY2(job.exitCode() == 0, qPrintable(out + err));  // training went on
-    QVERIFY2(out.contains("done: 2500 iterations"), qPrintable(out));
-    QVERIFY2(err.contains("collector killed by signal 9"), qPrintable(err));
-    RunStoreReader store(path);
-    QCOMPARE(store.integrity_check(), std::string("ok"));
-    const RunRow info = store.run();
-    QCOMPARE(info.status, std::string("incomplete"));
-    QVERIFY2(info.message.find("collector") != std::string::npos, info.message.c_str());
-    int64_t dropped = 0;
-    for (const RankRow& k : store.ranks())
-      dropped += k.events_dropped;
-    QVERIFY2(dropped > 0, "the events lost with the collector were not counted");
-    QVERIFY(store.span_count() >= spans_before);
   }
 
   void testGraphOnRequest() {
