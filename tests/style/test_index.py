@@ -262,13 +262,13 @@ def words(name):
     return [w for w in name.split("_") if len(w) >= 4 and w not in ("main", "test")]
 
 
-def own_test(name, headers, how):
-    """The test named after a module: tst_<module>; for a module that only defines what
+def own_tests(name, headers, how):
+    """The tests named after a module: tst_<module>; for a module that only defines what
     another header declares (the CPU kernels of kernels.h, the window's parts of
-    main_window.h), tst_<that header>, as the header is the module's face."""
+    main_window.h), also tst_<that header>, as the header is the module's face."""
     if how and how.startswith("defines what ") and len(headers) == 1:
-        return "tst_" + stem(headers[0])
-    return "tst_" + name
+        return ["tst_" + name, "tst_" + stem(headers[0])]
+    return ["tst_" + name]
 
 
 def closeness(module, test, depth, scripts, named, own):
@@ -320,7 +320,8 @@ def index(src):
         for test in named:
             first[test] = 0
             second.pop(test, None)
-        own = own_test(name, headers, how)
+        named_after = [t for t in own_tests(name, headers, how) if t in tests]
+        own = named_after[0] if named_after else "tst_" + name
         if own in tests and own not in first:
             first[own] = 0
             second.pop(own, None)
