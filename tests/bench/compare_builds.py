@@ -24,6 +24,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
+# Two ranks on this host, as the tests run them (root needs OMPI_ALLOW_RUN_AS_ROOT=1 and
+# OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 in the environment).
+MPIRUN = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2"]
+
 # name: argv with {build} for the build folder. Sizes are those the benchmarks default to,
 # or smaller where the default takes minutes a round.
 BENCHMARKS = {
@@ -37,6 +41,10 @@ BENCHMARKS = {
                      "--ranks", "4", "--mb-per-rank", "32"],
     "flight_read": ["/usr/bin/python3", os.path.join(HERE, "run_flight_read.py"), "--build", "{build}",
                     "--entries", "100000"],
+    # The engine's: one training step, a 2-rank DDP step, and allreduce against raw MPI.
+    "mlp_step": ["{build}/tests/bench/bench_mlp_step"],
+    "ddp_step": MPIRUN + ["{build}/tests/bench/bench_ddp_step", "20", "--ddp-only"],
+    "allreduce": MPIRUN + ["{build}/tests/bench/bench_allreduce"],
 }
 
 

@@ -405,7 +405,7 @@ def scenario_rpc_death(build, work, phase):
 
 
 def scenario_app_file(build, work, what):
-    """The desktop app's side, as its own widget test (tst_main_window, offscreen)."""
+    """The desktop app's side, as its own widget test (tst_run_file_watch, offscreen)."""
     fn = {"deleted": "testRunFileDeletedWhileShown", "replaced": "testRunFileReplacedWhileShown"}[what]
     if what == "deleted":
         r = Result("the run file deleted while the app shows it",
@@ -417,13 +417,13 @@ def scenario_app_file(build, work, what):
                    "reads the new file as the old run")
     t0 = time.monotonic()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    p = subprocess.run([os.path.join(build, "tests", "tst_main_window"), fn], capture_output=True, text=True,
+    p = subprocess.run([os.path.join(build, "tests", "tst_run_file_watch"), fn], capture_output=True, text=True,
                        env=env, timeout=120)
     took = time.monotonic() - t0
-    passed = p.returncode == 0 and f"PASS   : TestMainWindow::{fn}()" in p.stdout
+    passed = p.returncode == 0 and f"PASS   : TestRunFileWatch::{fn}()" in p.stdout
     fails = [l.strip() for l in p.stdout.splitlines() if l.startswith("FAIL!")]
-    return r.conclude([] if passed else (fails or [f"tst_main_window exit {p.returncode}"])[:2],
-                      f"tst_main_window {fn} passed; the whole test, detection included, took {took:.1f} s "
+    return r.conclude([] if passed else (fails or [f"tst_run_file_watch exit {p.returncode}"])[:2],
+                      f"tst_run_file_watch {fn} passed; the whole test, detection included, took {took:.1f} s "
                       "(the app looks 0.3 s after the file's change)")
 
 
