@@ -92,8 +92,12 @@ def run_once(argv, build):
     figures = leaves(report) if report is not None else line_figures(done.stdout)
     if done.returncode != 0 or not figures:
         tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
-        raise SystemExit(f"compare_builds: {' '.join(cmd)} failed (exit {done.returncode}): {' / '.join(tail)}")
+        raise BenchmarkFailed(f"{' '.join(cmd)} failed (exit {done.returncode}): {' / '.join(tail)}")
     return figures, time.monotonic() - started
+
+
+class BenchmarkFailed(Exception):
+    """A benchmark that exited with an error or printed no figures."""
 
 
 def main():
@@ -104,14 +108,20 @@ def main():
     p.add_argument("--only", action="append", choices=sorted(BENCHMARKS))
     p.add_argument("--json", help="write every round's figures here")
     args = p.parse_args()
-    results = {}
+    results, failed = {}, []
     for name in args.only or BENCHMARKS:
         rounds = {"old": [], "new": []}
-        for r in range(args.rounds):
-            for side in ("old", "new"):
-                figures, seconds = run_once(BENCHMARKS[name], getattr(args, side))
-                rounds[side].append(figures)
-                print(f"[{name}] round {r + 1} {side}: {seconds:.1f} s", file=sys.stderr, flush=True)
+        try:
+            for r in range(args.rounds):
+                for side in ("old", "new"):
+                    figures, seconds = run_once(BENCHMARKS[name], getattr(args, side))
+                    rounds[side].append(figures)
+                    print(f"[{name}] round {r + 1} {side}: {seconds:.1f} s", file=sys.stderr, flush=True)
+        except BenchmarkFailed as e:
+            # Said, and the others still run: one broken benchmark must not hide the rest.
+            print(f"\n## {name}: not compared: {e}")
+            failed.append(name)
+            continue
         results[name] = rounds
         shared = sorted(set.intersection(*(set(f) for f in rounds["old"] + rounds["new"])))
         print(f"\n## {name} (median of {args.rounds} rounds each; B = {args.new}, A = {args.old})")
@@ -125,6 +135,8 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
+    if failed:
+        raise SystemExit(f"compare_builds: not compared: {', '.join(failed)}")
 
 
 if __name__ == "__main__":
