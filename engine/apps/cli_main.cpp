@@ -12,6 +12,7 @@
 
 #include "chrome_trace_export.h"
 #include "kineto_export.h"
+#include "collect_command.h"
 #include "lesson_make.h"
 #include "flight_grid.h"
 #include "flight_import.h"
@@ -727,6 +728,8 @@ int main(int argc, char** argv) {
                                          add_example(app), add_torchrun(app, std::move(script_args))};
   CLI::App* lesson = nullptr;
   const std::function<int()> run_lesson = ddpscope::apps::add_lesson_command(app, &lesson);
+  CLI::App* collect = nullptr;
+  const std::function<int()> run_collect = ddpscope::apps::add_collect_command(app, &collect);
   if (!known_command(app, argc, argv)) return 2;
   try {
     app.parse(parsed_argc, argv);
@@ -737,6 +740,7 @@ int main(int argc, char** argv) {
     for (const Command& c : commands)
       if (c.app->parsed()) return c.run();
     if (lesson->parsed()) return run_lesson();
+    if (collect->parsed()) return run_collect();
   } catch (const ddpscope::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.message().c_str());
     return 2;

@@ -20,8 +20,6 @@
 #include "worker_protocol.h"
 
 namespace ddpscope::apps {
-namespace {
-
 std::string random_token() {
   std::random_device rd;  // /dev/urandom
   static const char* hex = "0123456789abcdef";
@@ -30,6 +28,8 @@ std::string random_token() {
     t += hex[rd() & 15];
   return t;
 }
+
+namespace {
 
 std::string describe_exit(int status) {
   if (WIFSIGNALED(status)) return detail::concat("killed by signal ", WTERMSIG(status));

@@ -57,14 +57,6 @@ fs::path own_folder() {
   return fs::read_symlink("/proc/self/exe", ec).parent_path();
 }
 
-// The instrumentation package: installed beside the programs, else in the source tree
-// this build came from.
-std::string python_package_folder() {
-  const fs::path installed = own_folder() / "../share/ddpscope/python";
-  if (fs::exists(installed / "sitecustomize.py")) return fs::weakly_canonical(installed).string();
-  return DDPSCOPE_SOURCE_PYTHON_DIR;
-}
-
 void set_from(const char* name, const char* mpi_name) {
   if (const char* v = std::getenv(mpi_name)) setenv(name, v, 1);
 }
@@ -75,6 +67,16 @@ void prepend_path(const char* name, const std::string& folder) {
 }
 
 }  // namespace
+
+std::string torchrun_python_package() {
+  const fs::path installed = own_folder() / "../share/ddpscope/python";
+  if (fs::exists(installed / "sitecustomize.py")) return fs::weakly_canonical(installed).string();
+  return DDPSCOPE_SOURCE_PYTHON_DIR;
+}
+
+std::string torchrun_probes_library() {
+  return (own_folder() / "../lib/libddpscope_probes_c.so").lexically_normal().string();
+}
 
 std::string default_python() {
   if (access("/usr/bin/python3", X_OK) == 0) return "/usr/bin/python3";
@@ -243,8 +245,8 @@ int torchrun_worker(int argc, char** argv) {
   // terminal: the package's sitecustomize makes stdout line-buffered. Unbuffered (-u) would
   // write print()'s pieces one by one, and mpirun would interleave the ranks' lines mid-line.
   setenv("DDPSCOPE_LINE_BUFFERED", "1", 1);
-  prepend_path("PYTHONPATH", python_package_folder());
-  setenv("DDPSCOPE_PROBES_LIB", (own_folder() / "../lib/libddpscope_probes_c.so").lexically_normal().c_str(), 0);
+  prepend_path("PYTHONPATH", torchrun_python_package());
+  setenv("DDPSCOPE_PROBES_LIB", torchrun_probes_library().c_str(), 0);
   setenv("DDPSCOPE_TORCHRUN", "1", 1);  // the package reports progress to the launcher
   forget_preferred_blas_core();         // torch's OpenBLAS picks its kernels as it would
 

@@ -29,6 +29,12 @@ struct TorchrunOptions {
 // /usr/bin/python3 when it exists (Debian's python3-torch), else python3 on PATH.
 std::string default_python();
 
+// The instrumentation package a job puts on PYTHONPATH: installed beside the programs,
+// else in the source tree this build came from.
+std::string torchrun_python_package();
+// The probes' C library the package loads (DDPSCOPE_PROBES_LIB), beside the programs.
+std::string torchrun_probes_library();
+
 // The options of `ddpscope-cli torchrun` before the script; the script and its
 // arguments are split off first (torchrun_script_position), so that a script's own
 // --np or --out stays the script's.

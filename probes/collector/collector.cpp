@@ -27,11 +27,17 @@ Collector::Collector(CollectorOptions options)
   batches_in_.set(zmq::sockopt::rcvhwm, 1024);
   clock_socket_.set(zmq::sockopt::linger, 0);
   try {
-    batches_in_.bind("tcp://" + options_.bind_host + ":*");
-    clock_socket_.bind("tcp://" + options_.bind_host + ":*");
+    const auto port = [&](int offset) {
+      return options_.port > 0 ? std::to_string(options_.port + offset) : std::string("*");
+    };
+    batches_in_.bind("tcp://" + options_.bind_host + ":" + port(0));
+    clock_socket_.bind("tcp://" + options_.bind_host + ":" + port(1));
   } catch (const zmq::error_t& e) {
-    throw DDPSCOPE_ERROR("collector: cannot listen on ", options_.bind_host, ": ", e.what(),
-                         "; check the host name or address given for the collector");
+    throw DDPSCOPE_ERROR(
+        "collector: cannot listen on ", options_.bind_host,
+        options_.port > 0 ? ::ddpscope::detail::concat(" ports ", options_.port, " and ", options_.port + 1) : "", ": ",
+        e.what(), "; check the host name or address given for the collector",
+        options_.port > 0 ? ", and that nothing else listens on those ports" : "");
   }
   batch_endpoint_ = batches_in_.get(zmq::sockopt::last_endpoint);
   clock_endpoint_ = clock_socket_.get(zmq::sockopt::last_endpoint);

@@ -27,8 +27,11 @@ struct CollectorOptions {
   std::string run_file;
   std::string token;
   RunDescription run;
-  // The address ranks reach us on; ports are chosen by the system.
+  // The address ranks reach us on.
   std::string bind_host = "127.0.0.1";
+  // Batches on this port and clock pings on the next (a firewall's two open ports);
+  // 0: ports the system chooses.
+  int port = 0;
 };
 
 class Collector {

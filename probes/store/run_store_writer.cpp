@@ -151,6 +151,9 @@ int64_t RunStoreWriter::name_id(const NameInfo& name) {
 
 namespace {
 
+// The most ranks a settings record may claim: past any job, short of a memory bomb.
+constexpr int64_t kMaxWorldSize = int64_t{1} << 20;
+
 PackedSpan packed_span(const BatchEvent& e, const std::vector<int64_t>& name_ids, int64_t offset) {
   // RPC and distributed-autograd kinds carry (context, message) in id/id2, GPU kinds their
   // correlation id in id2; RRef events (rref, fork); a dependency instant (context,
@@ -401,6 +404,15 @@ void RunStoreWriter::store_settings(const nlohmann::json& r) {
   Statement write = db_.prepare("UPDATE runs SET config_json = ? WHERE run_id = 1");
   write.bind(1, config.dump());
   write.step();
+  // The world as the ranks' launcher says it, for a collector started without knowing it
+  // (`ddpscope-cli collect`): it only grows.
+  const auto world = r.find("world_size");
+  if (world != r.end() && world->is_number_integer() && world->get<int64_t>() >= 1 &&
+      world->get<int64_t>() <= kMaxWorldSize) {
+    Statement grow = db_.prepare("UPDATE runs SET world_size = ? WHERE run_id = 1 AND world_size < ?");
+    grow.bind(1, world->get<int64_t>()).bind(2, world->get<int64_t>());
+    grow.step();
+  }
   // The backend the script's process group uses: the launcher knew only "torch".
   const auto backend = r.find("backend");
   if (backend != r.end() && backend->is_string() && !backend->get<std::string>().empty()) {

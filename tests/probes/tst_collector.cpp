@@ -5,6 +5,11 @@
 
 #include "running_collector.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 using namespace ddpscope;
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::running_collector;
@@ -82,6 +87,41 @@ class TestCollector : public ScratchTest {
     // On the collector's axis the event lies within the test's own time window.
     QVERIFY2(spans[0].t_begin_ns >= before - 2'000'000 && spans[0].t_begin_ns <= after + 2'000'000,
              qPrintable(QString("event at %1, window [%2, %3]").arg(spans[0].t_begin_ns).arg(before).arg(after)));
+  }
+
+  // Given a port, batches come to it and clock pings to the next (a firewall's two holes).
+  void testAFixedPortAndTheNext() {
+    const std::string file = path("port.ddprun");
+    // A free loopback port (0: none) whose next one is free too: bound, then let go.
+    const auto bindable = [](int want) {
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<uint16_t>(want));
+      socklen_t len = sizeof a;
+      int got = 0;
+      if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+          getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+        got = ntohs(a.sin_port);
+      close(fd);
+      return got;
+    };
+    int port = 0;
+    for (int tries = 0; tries < 20 && !port; ++tries) {
+      const int p = bindable(0);
+      if (p > 0 && p < 65534 && bindable(p + 1) == p + 1) port = p;
+    }
+    QVERIFY(port > 0);
+    RunningCollector c({.run_file = file, .token = "t", .run = {.world_size = 1}, .port = port});
+    QCOMPARE(c.collector.batch_endpoint(), "tcp://127.0.0.1:" + std::to_string(port));
+    QCOMPARE(c.collector.clock_endpoint(), "tcp://127.0.0.1:" + std::to_string(port + 1));
+    try {
+      Collector second({.run_file = path("port2.ddprun"), .token = "t", .run = {.world_size = 1}, .port = port});
+      QFAIL("two collectors on one port");
+    } catch (const ddpscope::Error& e) {
+      QVERIFY2(QString(e.what()).contains(QString("ports %1 and %2").arg(port).arg(port + 1)), e.what());
+    }
   }
 };
 

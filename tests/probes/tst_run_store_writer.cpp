@@ -93,6 +93,24 @@ class TestRunStoreWriter : public ScratchTest {
       QCOMPARE(report.ranks[0].current_iteration, finished ? int64_t{1} : int64_t{2});
     }
   }
+
+  // A collector started without knowing the world (`ddpscope-cli collect`) learns it from
+  // the ranks' launcher: it only grows, and a claim past any job is ignored.
+  void testTheWorldGrowsAsTheRanksSay() {
+    const std::string file = path("world.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"job":"collect"})", 1, "torch", "torch script"});
+      EventBatch b = known_iteration(0);
+      b.records = {R"j({"type":"settings","world_size":8,"values":{"launcher":"slurm"}})j",
+                   R"j({"type":"settings","world_size":4,"values":{}})j",
+                   R"j({"type":"settings","world_size":100000000000,"values":{}})j"};
+      w.write(b);
+    }
+    RunStoreReader run(file);
+    QCOMPARE(run.run().world_size, 8);
+    QCOMPARE(nlohmann::json::parse(run.run().config_json).value("launcher", ""), std::string("slurm"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunStoreWriter)

@@ -7,7 +7,9 @@ as JSON, so a test can compare the run file with what DDP really ran. --stall-ra
 group's collective timeout); --raise-at I raises on rank 1 at iteration I,
 --fail-first-attempt-at I raises only before torchrun's first restart; --log-loss
 makes the one optional ddpscope call; --gpu-sleep-cycles N (NCCL, with --user-hook) keeps
-the GPU busy for N cycles before each bucket's allreduce, which the host only queues."""
+the GPU busy for N cycles before each bucket's allreduce, which the host only queues;
+--rank-from slurm|openmpi takes the rank from srun's or mpirun's variables instead of
+torchrun's."""
 import argparse
 import datetime
 import json
@@ -34,9 +36,17 @@ parser.add_argument("--fail-first-attempt-at", type=int, default=0)
 parser.add_argument("--timeout", type=float, default=1800)
 parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
 parser.add_argument("--gpu-sleep-cycles", type=int, default=0)
+parser.add_argument("--rank-from", choices=["torchrun", "slurm", "openmpi"], default="torchrun")
 args = parser.parse_args()
 
-dist.init_process_group(args.backend, timeout=datetime.timedelta(seconds=args.timeout))
+# A job started by srun or mpirun says the rank in its launcher's words, and its script
+# hands them to torch, as users' scripts for those launchers do.
+RANK_VARIABLES = {"slurm": ("SLURM_PROCID", "SLURM_NTASKS"), "openmpi": ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE")}
+explicit = {}
+if args.rank_from in RANK_VARIABLES:
+    rank_var, world_var = RANK_VARIABLES[args.rank_from]
+    explicit = {"rank": int(os.environ[rank_var]), "world_size": int(os.environ[world_var])}
+dist.init_process_group(args.backend, timeout=datetime.timedelta(seconds=args.timeout), **explicit)
 rank, world = dist.get_rank(), dist.get_world_size()
 device = torch.device("cpu")
 if args.backend == "nccl":

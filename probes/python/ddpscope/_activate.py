@@ -2,10 +2,12 @@
 torch once the script imports it."""
 import importlib.abc
 import importlib.machinery
+import json
 import os
 import sys
 
 import ddpscope
+from ddpscope import _launcher
 from ddpscope._probes import Probes
 from ddpscope._report import Reporter
 from ddpscope._session import Session
@@ -44,13 +46,22 @@ def _instrument_torch():
 
 
 def activate():
+    try:
+        where = _launcher.placement()
+    except _launcher.LauncherError as e:
+        # A rank filed under another's would mislead: record nothing, say why once, and let
+        # the script run as it would have.
+        sys.stderr.write("ddpscope: this process is not recorded: %s\n" % e)
+        return
     probes = Probes()
-    rank = int(os.environ.get("RANK", "0"))
-    if not probes.start(rank, os.environ.get("DDPSCOPE_DEVICE", "cpu")):
+    if not probes.start(where.rank, os.environ.get("DDPSCOPE_DEVICE", "cpu")):
         return
     # Started by `ddpscope-cli torchrun`: the launcher follows the job through what it says.
-    reporter = Reporter(rank) if os.environ.get("DDPSCOPE_TORCHRUN") == "1" else None
-    ddpscope._session = Session(probes, rank, reporter)
+    reporter = Reporter(where.rank) if os.environ.get("DDPSCOPE_TORCHRUN") == "1" else None
+    ddpscope._session = Session(probes, where.rank, reporter, world=where.world_size)
+    # Which launcher placed the ranks, in the run's settings (the same on every rank).
+    probes.record(json.dumps({"type": "settings", "world_size": where.world_size,
+                              "values": {"launcher": where.launcher}}))
     if "torch" in sys.modules:
         _instrument_torch()
     else:

@@ -9,10 +9,12 @@ from ddpscope import _report
 
 
 class Session:
-    def __init__(self, probes, rank, reporter=None):
+    def __init__(self, probes, rank, reporter=None, world=None):
         self.probes = probes
         self.rank = rank
-        self.world = int(os.environ.get("WORLD_SIZE", "1"))
+        # As the launcher that started the process says it (_launcher): torchrun's
+        # WORLD_SIZE, Slurm's SLURM_NTASKS, ...
+        self.world = world if world is not None else int(os.environ.get("WORLD_SIZE", "1"))
         self.reporter = reporter  # the launcher's progress (ddpscope-cli torchrun), or None
         self.iteration = 0  # 0: before the first forward
         self.numbering = None  # each process group's collective numbers (_collectives)

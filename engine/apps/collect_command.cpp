@@ -1,0 +1,138 @@
+#include "collect_command.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+
+#include "collector.h"
+#include "collector_process.h"
+#include "collector_protocol.h"
+#include "ddpscope/error.h"
+#include "run_file_claim.h"
+#include "torchrun_launch.h"
+
+namespace ddpscope::apps {
+namespace {
+
+namespace fs = std::filesystem;
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_stop(int sig) { g_stop = sig; }
+
+// A value as a POSIX shell reads it back: in single quotes, each quote closed and escaped.
+std::string shell_quoted(const std::string& v) {
+  std::string out = "'";
+  for (char c : v)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::pair<std::string, int> parse_listen(const std::string& listen) {
+  DDPSCOPE_CHECK(!listen.empty(), "--listen is empty; give HOST or HOST:PORT (e.g. 10.0.0.5:29600)");
+  std::string host = listen, port_text;
+  bool has_port = false;
+  if (listen.front() == '[') {  // [IPv6]:port
+    const size_t close = listen.find(']');
+    DDPSCOPE_CHECK(close != std::string::npos, "--listen '", listen, "': an IPv6 address needs its closing ']'");
+    host = listen.substr(1, close - 1);
+    if (close + 1 < listen.size()) {
+      DDPSCOPE_CHECK(listen[close + 1] == ':', "--listen '", listen, "': expected ':PORT' after ']'");
+      port_text = listen.substr(close + 2);
+      has_port = true;
+    }
+  } else if (std::count(listen.begin(), listen.end(), ':') == 1) {  // more: an IPv6 address alone
+    const size_t colon = listen.find(':');
+    host = listen.substr(0, colon);
+    port_text = listen.substr(colon + 1);
+    has_port = true;
+  }
+  DDPSCOPE_CHECK(!host.empty(), "--listen '", listen, "' names no host; give HOST or HOST:PORT");
+  int port = 0;
+  if (has_port) {
+    size_t used = 0;
+    try {
+      port = std::stoi(port_text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    DDPSCOPE_CHECK(used == port_text.size() && port >= 1 && port <= 65534, "--listen '", listen, "': the port '",
+                   port_text, "' must be a number from 1 to 65534 (the collector uses it and the next)");
+  }
+  return {host, port};
+}
+
+std::vector<std::pair<std::string, std::string>> job_environment(const std::string& batch_endpoint,
+                                                                 const std::string& clock_endpoint,
+                                                                 const std::string& token) {
+  return {{probes::kCollectorEnv, batch_endpoint},
+          {probes::kCollectorClockEnv, clock_endpoint},
+          {probes::kRunTokenEnv, token},
+          {"PYTHONPATH", torchrun_python_package() + ":${PYTHONPATH}"},
+          {"DDPSCOPE_PROBES_LIB", torchrun_probes_library()}};
+}
+
+int run_collect(const CollectOptions& options) {
+  const auto [host, port] = parse_listen(options.listen);
+  const auto claim = probes::claim_run_file(options.out, options.force);
+  const std::string token = random_token();
+  probes::Collector collector(
+      {.run_file = claim->path(),
+       .token = token,
+       .run = {.config_json = R"({"job":"collect"})", .world_size = 1, .backend = "torch", .model = "torch script"},
+       .bind_host = host,
+       .port = port});
+  const auto env = job_environment(collector.batch_endpoint(), collector.clock_endpoint(), token);
+  std::printf("Collecting into %s\n\nIn the shell that starts the job:\n", claim->path().c_str());
+  for (const auto& [name, value] : env)
+    std::printf("  export %s=%s\n", name.c_str(),
+                name == "PYTHONPATH" ? ("\"" + value + "\"").c_str() : shell_quoted(value).c_str());
+  std::string prefix = "env";
+  for (const auto& [name, value] : env)
+    prefix += " " + name + "=" + (name == "PYTHONPATH" ? "\"" + value + "\"" : shell_quoted(value));
+  std::printf("\nOr before the launcher's command (torchrun, srun, mpirun):\n  %s\n\n", prefix.c_str());
+  std::printf("Ctrl-C when the job has ended: the run file is then complete.\n");
+  std::fflush(stdout);
+  struct sigaction sa {};
+  sa.sa_handler = on_stop;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  while (!g_stop) {
+    try {
+      collector.poll(std::chrono::milliseconds(100));
+    } catch (const std::exception&) {
+      if (!g_stop) throw;  // the signal interrupted the wait (EINTR): stop as asked
+    }
+  }
+  // A second Ctrl-C (or the launcher's SIGTERM after ours) must not cut the last batches
+  // short: they are stored before we go.
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGTERM, SIG_IGN);
+  std::printf("Storing what the ranks still send...\n");
+  std::fflush(stdout);
+  collector.drain();
+  collector.finish("finished");
+  std::printf("Stored %llu batches in %s (%llu refused: wrong token or damaged)\n",
+              static_cast<unsigned long long>(collector.batches()), claim->path().c_str(),
+              static_cast<unsigned long long>(collector.rejected()));
+  return 0;
+}
+
+std::function<int()> add_collect_command(CLI::App& app, CLI::App** collect) {
+  auto options = std::make_shared<CollectOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "collect", "Collect a run from a job another launcher starts (torchrun, srun, mpirun): prints what to add");
+  cmd->add_option("--out", options->out, "Run file to write (default: a new one in the workspace)");
+  cmd->add_flag("--force", options->force, "Replace the run an existing --out holds");
+  cmd->add_option("--listen", options->listen,
+                  "HOST or HOST:PORT the job's ranks reach (PORT and PORT+1 are used; default 127.0.0.1 and "
+                  "ports the system chooses)")
+      ->capture_default_str();
+  *collect = cmd;
+  return [options] { return run_collect(*options); };
+}
+
+}  // namespace ddpscope::apps

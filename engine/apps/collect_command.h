@@ -1,0 +1,39 @@
+// `ddpscope-cli collect`: a collector for a job that another launcher starts (torchrun on
+// each node, Slurm's srun, a Kubernetes PyTorchJob, a site's wrapper). It listens, prints
+// the environment the job's processes need (as `export` lines and as one prefix for a
+// launcher's command line), and stores what the ranks send until Ctrl-C or SIGTERM; the
+// run file is complete either way.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace ddpscope::apps {
+
+struct CollectOptions {
+  std::string out;                   // the run file (empty: a new one in the workspace)
+  bool force = false;                // replace the run an existing --out holds
+  std::string listen = "127.0.0.1";  // HOST or HOST:PORT the ranks reach; PORT and PORT+1 are used
+};
+
+// The host and port of "HOST[:PORT]" ("[::1]:7000" for IPv6); port 0 when none is given.
+// Throws ddpscope::Error naming what is wrong.
+std::pair<std::string, int> parse_listen(const std::string& listen);
+
+// What a job's processes need to record into the collector: each variable and its value,
+// in the order they are printed.
+std::vector<std::pair<std::string, std::string>> job_environment(const std::string& batch_endpoint,
+                                                                 const std::string& clock_endpoint,
+                                                                 const std::string& token);
+
+// Runs the collector until SIGINT or SIGTERM; returns the exit status.
+int run_collect(const CollectOptions& options);
+
+// Adds `collect` to `app`; the returned function runs it once parsed.
+std::function<int()> add_collect_command(CLI::App& app, CLI::App** collect);
+
+}  // namespace ddpscope::apps

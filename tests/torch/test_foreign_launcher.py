@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""A PyTorch job started by a launcher that is not ddpscope's, followed through
+`ddpscope-cli collect`: a plain shell loop starts an unchanged 2-rank gloo DDP script with
+the prefix collect printed, its ranks numbered in torchrun's words, then in Slurm's only,
+then in Open MPI's only. Each run file must hold both ranks, numbered as the loop numbered
+them, with the bucket allreduces the script's own comm hook counted, the launcher named,
+and the world's size; a rank with the wrong token is refused and counted.
+
+Usage: test_foreign_launcher.py BUILD_DIR"""
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+from collections import defaultdict
+
+BUILD = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else "build")
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLI = os.path.join(BUILD, "bin", "ddpscope-cli")
+SCRIPT = os.path.join(HERE, "ddp_unchanged_script.py")
+PYTHON = "/usr/bin/python3"
+
+
+class Collect:
+    """`ddpscope-cli collect --out RUN` running; env: what it printed for the job."""
+
+    def __init__(self, run):
+        self.proc = subprocess.Popen([CLI, "collect", "--out", run], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        self.env, self.prefix, self.printed = {}, None, []
+        for line in self.proc.stdout:
+            self.printed.append(line)
+            m = re.match(r"\s+export (\w+)=(.*)$", line)
+            if m:
+                self.env[m.group(1)] = m.group(2)
+            if line.strip().startswith("env DDPSCOPE_COLLECTOR="):
+                self.prefix = line.strip()
+            if line.startswith("Ctrl-C"):
+                break
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        out, err = self.proc.communicate(timeout=60)
+        return self.proc.returncode, "".join(self.printed) + out, err
+
+
+def launcher_variables(launcher, rank, world, port):
+    common = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+    if launcher == "torchrun":
+        return dict(common, RANK=str(rank), LOCAL_RANK=str(rank), GROUP_RANK="0", WORLD_SIZE=str(world))
+    if launcher == "slurm":
+        return dict(common, SLURM_PROCID=str(rank), SLURM_LOCALID=str(rank), SLURM_NODEID="0",
+                    SLURM_NTASKS=str(world))
+    return dict(common, OMPI_COMM_WORLD_RANK=str(rank), OMPI_COMM_WORLD_LOCAL_RANK=str(rank),
+                OMPI_COMM_WORLD_SIZE=str(world))
+
+
+def shell_loop(tmp, prefix, launcher, port, counts, world=2):
+    """What a site's own wrapper does: one process per rank, the prefix before each."""
+    lines = ["set -e", "pids="]
+    for r in range(world):
+        assignments = " ".join("%s=%s" % kv for kv in launcher_variables(launcher, r, world, port).items())
+        lines.append("%s %s %s %s --user-hook --iters 4 --counts %s --rank-from %s & pids=\"$pids $!\"" %
+                     (prefix, assignments, PYTHON, SCRIPT, counts, launcher))
+    lines.append("for p in $pids; do wait $p; done")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD", "SLURM", "OMPI", "PMI"))}
+    return subprocess.run(["/bin/sh", "-c", "\n".join(lines)], cwd=tmp, env=clean, capture_output=True, text=True,
+                          timeout=300)
+
+
+class ForeignLauncherTest(unittest.TestCase):
+    def follow(self, launcher, port):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "job.ddprun")
+            collect = Collect(run)
+            self.assertIsNotNone(collect.prefix, "".join(collect.printed))
+            for name in ("DDPSCOPE_COLLECTOR", "DDPSCOPE_COLLECTOR_CLOCK", "DDPSCOPE_RUN_TOKEN", "PYTHONPATH",
+                         "DDPSCOPE_PROBES_LIB"):
+                self.assertIn(name, collect.env)
+            counts = os.path.join(tmp, "counts")
+            job = shell_loop(tmp, collect.prefix, launcher, port, counts)
+            code, out, err = collect.stop()
+            self.assertEqual(job.returncode, 0, job.stdout + job.stderr)
+            self.assertEqual(code, 0, out + err)
+            self.assertRegex(out, r"Stored \d+ batches in .*job\.ddprun \(0 refused")
+            db = sqlite3.connect(run)
+            world, config = db.execute("SELECT world_size, config_json FROM runs").fetchone()
+            self.assertEqual(world, 2)
+            self.assertEqual(json.loads(config)["launcher"], launcher)
+            # The bucket allreduces each rank's own hook counted, by the rank the loop gave it.
+            trace = os.path.join(tmp, "trace.json")
+            subprocess.run([CLI, "export", run, "--chrome", trace], check=True, capture_output=True)
+            with open(trace) as f:
+                events = [e for e in json.load(f)["traceEvents"] if e.get("name") == "bucket allreduce"]
+            recorded = defaultdict(list)
+            for e in events:
+                recorded[(e["pid"], e["args"]["iteration"])].append(e["args"]["bytes"])
+            for rank in range(2):
+                with open("%s.%d" % (counts, rank)) as f:
+                    seen = json.load(f)
+                self.assertEqual(len(seen["buckets"]), 4)
+                for it, sizes in seen["buckets"].items():
+                    self.assertEqual(sorted(recorded[(rank, int(it))]), sorted(sizes), (launcher, rank, it))
+
+    def test_torchrun_variables(self):
+        self.follow("torchrun", 29631)
+
+    def test_slurm_variables_only(self):
+        self.follow("slurm", 29632)
+
+    def test_open_mpi_variables_only(self):
+        self.follow("openmpi", 29633)
+
+    def test_a_rank_with_the_wrong_token_is_refused_and_counted(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "job.ddprun")
+            collect = Collect(run)
+            prefix = re.sub(r"DDPSCOPE_RUN_TOKEN='[^']*'", "DDPSCOPE_RUN_TOKEN='guessed'", collect.prefix)
+            job = shell_loop(tmp, prefix, "torchrun", 29634, os.path.join(tmp, "counts"))
+            code, out, err = collect.stop()
+            self.assertEqual(job.returncode, 0, job.stdout + job.stderr)  # the job itself is untouched
+            m = re.search(r"Stored (\d+) batches in .* \((\d+) refused", out)
+            self.assertIsNotNone(m, out)
+            self.assertEqual(m.group(1), "0")
+            self.assertGreater(int(m.group(2)), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,50 @@
+// `ddpscope-cli collect`'s pieces: --listen read as HOST or HOST:PORT (IPv6 in brackets),
+// a bad one named with what to give; the environment a job needs, in the order printed.
+#include <QtTest/QtTest>
+
+#include "apps/collect_command.h"
+#include "ddpscope/error.h"
+
+using namespace ddpscope;
+using namespace ddpscope::apps;
+
+class TestCollectCommand : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void testListen() {
+    QCOMPARE(parse_listen("10.0.0.5"), (std::pair<std::string, int>{"10.0.0.5", 0}));
+    QCOMPARE(parse_listen("node1:29600"), (std::pair<std::string, int>{"node1", 29600}));
+    QCOMPARE(parse_listen("[::1]:7000"), (std::pair<std::string, int>{"::1", 7000}));
+    QCOMPARE(parse_listen("[fe80::1]"), (std::pair<std::string, int>{"fe80::1", 0}));
+    QCOMPARE(parse_listen("fe80::1"), (std::pair<std::string, int>{"fe80::1", 0}));  // IPv6 alone
+    for (const char* bad :
+         {"", ":29600", "node1:", "node1:port", "node1:65535", "node1:0", "[::1", "[::1]7000", "[::1]:"}) {
+      try {
+        parse_listen(bad);
+        QFAIL(qPrintable(QString("accepted '%1'").arg(bad)));
+      } catch (const Error& e) {
+        QVERIFY2(QString(e.what()).contains("--listen"), e.what());
+      }
+    }
+  }
+
+  void testTheJobsEnvironment() {
+    const auto env = job_environment("tcp://10.0.0.5:29600", "tcp://10.0.0.5:29601", "abc");
+    std::vector<std::string> names;
+    for (const auto& [name, value] : env)
+      names.push_back(name);
+    QCOMPARE(names, (std::vector<std::string>{"DDPSCOPE_COLLECTOR", "DDPSCOPE_COLLECTOR_CLOCK", "DDPSCOPE_RUN_TOKEN",
+                                              "PYTHONPATH", "DDPSCOPE_PROBES_LIB"}));
+    QCOMPARE(env[0].second, std::string("tcp://10.0.0.5:29600"));
+    QCOMPARE(env[2].second, std::string("abc"));
+    QVERIFY2(env[3].second.find("probes/python") != std::string::npos ||
+                 env[3].second.find("share/ddpscope/python") != std::string::npos,
+             env[3].second.c_str());
+    QVERIFY(env[3].second.ends_with(":${PYTHONPATH}"));  // the job's own path kept after ours
+    QVERIFY(env[4].second.ends_with("libddpscope_probes_c.so"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCollectCommand)
+#include "tst_collect_command.moc"
