@@ -10,6 +10,7 @@
 #include "collector_process.h"
 #include "collector_protocol.h"
 #include "ddpscope/error.h"
+#include "ddpscope/plural.h"
 #include "run_file_claim.h"
 #include "torchrun_launch.h"
 
@@ -27,6 +28,36 @@ std::string shell_quoted(const std::string& v) {
   for (char c : v)
     out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// "rank 3 joined" and "rank 3 ended" as they happen; `seen` and `ended`: how many were said.
+void say_ranks(const probes::Collector& c, size_t& seen, size_t& ended) {
+  if (c.ranks_seen().size() == seen && c.ranks_ended().size() == ended) return;
+  std::printf("ranks: %zu joined, %zu ended\n", c.ranks_seen().size(), c.ranks_ended().size());
+  std::fflush(stdout);
+  seen = c.ranks_seen().size();
+  ended = c.ranks_ended().size();
+}
+
+// The run's message when expected ranks never came or never ended ("" when all did).
+std::string missing_ranks(const probes::Collector& c, int expect) {
+  std::vector<int> never, unfinished;
+  for (int r = 0; r < expect; ++r) {
+    if (!c.ranks_seen().count(r))
+      never.push_back(r);
+    else if (!c.ranks_ended().count(r))
+      unfinished.push_back(r);
+  }
+  const auto named = [](const std::vector<int>& ranks) {
+    std::string list;
+    for (int r : ranks)
+      list += (list.empty() ? "" : ", ") + std::to_string(r);
+    return ranks_named(ranks.size(), list);
+  };
+  std::string out;
+  if (!never.empty()) out = named(never) + " never came";
+  if (!unfinished.empty()) out += (out.empty() ? "" : "; ") + named(unfinished) + " never ended";
+  return out.empty() ? out : "expected " + std::to_string(expect) + " ranks; " + out;
 }
 
 }  // namespace
@@ -94,18 +125,26 @@ int run_collect(const CollectOptions& options) {
   for (const auto& [name, value] : env)
     prefix += " " + name + "=" + (name == "PYTHONPATH" ? "\"" + value + "\"" : shell_quoted(value));
   std::printf("\nOr before the launcher's command (torchrun, srun, mpirun):\n  %s\n\n", prefix.c_str());
-  std::printf("Ctrl-C when the job has ended: the run file is then complete.\n");
+  if (options.expect > 0)
+    std::printf("Waiting for %d ranks to end (or Ctrl-C): the run file is then complete.\n", options.expect);
+  else
+    std::printf("Ctrl-C when the job has ended: the run file is then complete.\n");
   std::fflush(stdout);
   struct sigaction sa {};
   sa.sa_handler = on_stop;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  while (!g_stop) {
+  size_t seen = 0, ended = 0;
+  const auto expected_ended = [&] {
+    return options.expect > 0 && collector.ranks_ended().size() >= static_cast<size_t>(options.expect);
+  };
+  while (!g_stop && !expected_ended()) {
     try {
       collector.poll(std::chrono::milliseconds(100));
     } catch (const std::exception&) {
       if (!g_stop) throw;  // the signal interrupted the wait (EINTR): stop as asked
     }
+    say_ranks(collector, seen, ended);
   }
   // A second Ctrl-C (or the launcher's SIGTERM after ours) must not cut the last batches
   // short: they are stored before we go.
@@ -114,10 +153,13 @@ int run_collect(const CollectOptions& options) {
   std::printf("Storing what the ranks still send...\n");
   std::fflush(stdout);
   collector.drain();
-  collector.finish("finished");
+  say_ranks(collector, seen, ended);
+  collector.finish("finished", missing_ranks(collector, options.expect));
   std::printf("Stored %llu batches in %s (%llu refused: wrong token or damaged)\n",
               static_cast<unsigned long long>(collector.batches()), claim->path().c_str(),
               static_cast<unsigned long long>(collector.rejected()));
+  if (const std::string missing = missing_ranks(collector, options.expect); !missing.empty())
+    std::printf("%s\n", missing.c_str());
   return 0;
 }
 
@@ -131,6 +173,8 @@ std::function<int()> add_collect_command(CLI::App& app, CLI::App** collect) {
                   "HOST or HOST:PORT the job's ranks reach (PORT and PORT+1 are used; default 127.0.0.1 and "
                   "ports the system chooses)")
       ->capture_default_str();
+  cmd->add_option("--expect", options->expect, "Stop once this many ranks have ended (default: at Ctrl-C)")
+      ->check(CLI::Range(1, 1 << 20));
   *collect = cmd;
   return [options] { return run_collect(*options); };
 }

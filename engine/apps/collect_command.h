@@ -1,8 +1,9 @@
 // `ddpscope-cli collect`: a collector for a job that another launcher starts (torchrun on
 // each node, Slurm's srun, a Kubernetes PyTorchJob, a site's wrapper). It listens, prints
 // the environment the job's processes need (as `export` lines and as one prefix for a
-// launcher's command line), and stores what the ranks send until Ctrl-C or SIGTERM; the
-// run file is complete either way.
+// launcher's command line), and stores what the ranks send until every expected rank has
+// ended, or Ctrl-C or SIGTERM; the run file is complete either way, and says which
+// expected ranks never came or never ended.
 #pragma once
 
 #include <functional>
@@ -18,6 +19,7 @@ struct CollectOptions {
   std::string out;                   // the run file (empty: a new one in the workspace)
   bool force = false;                // replace the run an existing --out holds
   std::string listen = "127.0.0.1";  // HOST or HOST:PORT the ranks reach; PORT and PORT+1 are used
+  int expect = 0;                    // stop once this many ranks have ended (0: at Ctrl-C only)
 };
 
 // The host and port of "HOST[:PORT]" ("[::1]:7000" for IPv6); port 0 when none is given.
@@ -30,7 +32,8 @@ std::vector<std::pair<std::string, std::string>> job_environment(const std::stri
                                                                  const std::string& clock_endpoint,
                                                                  const std::string& token);
 
-// Runs the collector until SIGINT or SIGTERM; returns the exit status.
+// Runs the collector until the expected ranks ended, or SIGINT or SIGTERM; returns the
+// exit status.
 int run_collect(const CollectOptions& options);
 
 // Adds `collect` to `app`; the returned function runs it once parsed.

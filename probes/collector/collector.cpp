@@ -117,6 +117,9 @@ bool Collector::receive_one() {
     }
     writer_->write(batch);
     ++batches_;
+    ranks_seen_.insert(batch.rank);
+    for (const std::string& r : batch.records)
+      if (r == R"({"type":"rank_end"})") ranks_ended_.insert(batch.rank);
     // Committed: tell the rank (if it is gone, ZeroMQ drops the answer).
     const BatchAck ack{batch.sequence, batch.events.size()};
     batches_in_.send(identity, zmq::send_flags::sndmore | zmq::send_flags::dontwait);

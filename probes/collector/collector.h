@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <zmq.hpp>
@@ -55,6 +56,9 @@ class Collector {
   uint64_t batches() const { return batches_; }
   uint64_t rejected() const { return rejected_; }
   uint64_t lost_events() const { return lost_events_; }  // not stored: the disk was full
+  // Ranks that sent a batch, and those whose session ended (their last batch said so).
+  const std::set<int>& ranks_seen() const { return ranks_seen_; }
+  const std::set<int>& ranks_ended() const { return ranks_ended_; }
 
  private:
   bool receive_one();
@@ -71,6 +75,7 @@ class Collector {
   std::atomic<bool> graph_requested_{false};
   std::thread clock_thread_;
   uint64_t batches_ = 0;
+  std::set<int> ranks_seen_, ranks_ended_;
   uint64_t rejected_ = 0;
   uint64_t lost_events_ = 0;
   bool disk_full_ = false;  // since then events are counted as lost, not stored

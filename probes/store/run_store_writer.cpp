@@ -382,8 +382,9 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r, int64_t off
     const int64_t stall = r.value("stall_ns", int64_t{0});
     s.bind(6, stall).bind_optional(7, stall > 0 ? r.value("stall_end_ns", int64_t{0}) + offset : -1);
     s.step();
-  } else
+  } else if (type != "rank_end") {  // rank_end: counted by the collector, nothing to store
     log::warn("run store: unknown record type '{}' from rank {}; skipped", type, rank);
+  }
 }
 
 // Settings a rank learns once the job runs (a PyTorch script's DDP bucket caps): merged

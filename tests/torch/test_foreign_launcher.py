@@ -4,7 +4,9 @@
 the prefix collect printed, its ranks numbered in torchrun's words, then in Slurm's only,
 then in Open MPI's only. Each run file must hold both ranks, numbered as the loop numbered
 them, with the bucket allreduces the script's own comm hook counted, the launcher named,
-and the world's size; a rank with the wrong token is refused and counted.
+and the world's size; a rank with the wrong token is refused and counted; --expect ends
+the collection when the ranks have ended and names those that never came; a collector
+killed mid-job leaves the job running to its end, each rank saying once what was lost.
 
 Usage: test_foreign_launcher.py BUILD_DIR"""
 import json
@@ -28,9 +30,9 @@ PYTHON = "/usr/bin/python3"
 class Collect:
     """`ddpscope-cli collect --out RUN` running; env: what it printed for the job."""
 
-    def __init__(self, run):
-        self.proc = subprocess.Popen([CLI, "collect", "--out", run], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+    def __init__(self, run, *options):
+        self.proc = subprocess.Popen([CLI, "collect", "--out", run, *options], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
         self.env, self.prefix, self.printed = {}, None, []
         for line in self.proc.stdout:
             self.printed.append(line)
@@ -39,12 +41,17 @@ class Collect:
                 self.env[m.group(1)] = m.group(2)
             if line.strip().startswith("env DDPSCOPE_COLLECTOR="):
                 self.prefix = line.strip()
-            if line.startswith("Ctrl-C"):
+            if line.startswith(("Ctrl-C", "Waiting for")):
                 break
 
     def stop(self):
         self.proc.send_signal(signal.SIGINT)
         out, err = self.proc.communicate(timeout=60)
+        return self.proc.returncode, "".join(self.printed) + out, err
+
+    def wait(self):
+        """Its end without being asked (--expect)."""
+        out, err = self.proc.communicate(timeout=120)
         return self.proc.returncode, "".join(self.printed) + out, err
 
 
@@ -59,15 +66,18 @@ def launcher_variables(launcher, rank, world, port):
                 OMPI_COMM_WORLD_SIZE=str(world))
 
 
-def shell_loop(tmp, prefix, launcher, port, counts, world=2):
+def shell_loop(tmp, prefix, launcher, port, counts, world=2, iters=4, background=False):
     """What a site's own wrapper does: one process per rank, the prefix before each."""
     lines = ["set -e", "pids="]
     for r in range(world):
         assignments = " ".join("%s=%s" % kv for kv in launcher_variables(launcher, r, world, port).items())
-        lines.append("%s %s %s %s --user-hook --iters 4 --counts %s --rank-from %s & pids=\"$pids $!\"" %
-                     (prefix, assignments, PYTHON, SCRIPT, counts, launcher))
+        lines.append("%s %s %s %s --user-hook --iters %d --counts %s --rank-from %s & pids=\"$pids $!\"" %
+                     (prefix, assignments, PYTHON, SCRIPT, iters, counts, launcher))
     lines.append("for p in $pids; do wait $p; done")
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD", "SLURM", "OMPI", "PMI"))}
+    if background:
+        return subprocess.Popen(["/bin/sh", "-c", "\n".join(lines)], cwd=tmp, env=clean, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
     return subprocess.run(["/bin/sh", "-c", "\n".join(lines)], cwd=tmp, env=clean, capture_output=True, text=True,
                           timeout=300)
 
@@ -127,6 +137,50 @@ class ForeignLauncherTest(unittest.TestCase):
             self.assertIsNotNone(m, out)
             self.assertEqual(m.group(1), "0")
             self.assertGreater(int(m.group(2)), 0)
+
+
+    def test_expected_ranks_end_the_collection(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "job.ddprun")
+            collect = Collect(run, "--expect", "2")
+            job = shell_loop(tmp, collect.prefix, "torchrun", 29635, os.path.join(tmp, "counts"))
+            code, out, err = collect.wait()  # no Ctrl-C: both ranks ended
+            self.assertEqual(job.returncode, 0, job.stdout + job.stderr)
+            self.assertEqual(code, 0, out + err)
+            self.assertIn("ranks: 2 joined, 2 ended", out)
+            status, message = sqlite3.connect(run).execute("SELECT status, message FROM runs").fetchone()
+            self.assertEqual((status, message or ""), ("finished", ""))
+
+    def test_ranks_that_never_came_are_said(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "job.ddprun")
+            collect = Collect(run, "--expect", "3")
+            job = shell_loop(tmp, collect.prefix, "torchrun", 29636, os.path.join(tmp, "counts"))
+            code, out, err = collect.stop()
+            self.assertEqual(job.returncode, 0, job.stdout + job.stderr)
+            self.assertIn("expected 3 ranks; rank 2 never came", out)
+            message = sqlite3.connect(run).execute("SELECT message FROM runs").fetchone()[0]
+            self.assertIn("rank 2 never came", message)
+
+    def test_a_collector_gone_mid_job_never_stops_it(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "job.ddprun")
+            collect = Collect(run)
+            job = shell_loop(tmp, collect.prefix, "torchrun", 29637, os.path.join(tmp, "counts"), iters=60,
+                             background=True)
+            for line in collect.proc.stdout:
+                if "2 joined" in line:
+                    break
+            collect.proc.kill()  # SIGKILL: no goodbye
+            collect.proc.communicate()
+            out, err = job.communicate(timeout=300)
+            self.assertEqual(job.returncode, 0, out + err)  # the job's own exit code
+            for rank in range(2):
+                with open(os.path.join(tmp, "counts.%d" % rank)) as f:
+                    self.assertEqual(len(json.load(f)["buckets"]), 60)  # it trained to the end
+                said = [l for l in err.splitlines() if l.startswith("ddpscope: rank %d:" % rank)]
+                self.assertEqual(len(said), 1, err)  # the loss said once
+                self.assertIn("events were not stored", said[0])
 
 
 if __name__ == "__main__":

@@ -146,3 +146,8 @@ class Session:
         self.probes = None
         if self.reporter is not None:
             self.reporter.finished(dropped)
+        elif dropped > 0:
+            # Under another launcher nobody else reports it: said once, on the rank's stderr.
+            import sys
+            sys.stderr.write("ddpscope: rank %d: %d events were not stored (the collector did not confirm "
+                             "them: gone, or its disk full); the run file lacks them\n" % (self.rank, dropped))
