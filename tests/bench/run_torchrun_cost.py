@@ -4,7 +4,9 @@
 unchanged) run as its users run it (two processes with torchrun's environment and
 OMP_NUM_THREADS=1, as torchrun sets) and under `ddpscope-cli torchrun --np 2` (recorded
 into a run file: every gradient, bucket allreduce, barrier and phase shipped to the
-collector). Rounds alternate in the same run; prints the ratio of median step times
+collector), and started plainly with the prefix `ddpscope-cli collect` prints (another
+launcher's job, recorded the same way). Rounds alternate in the same run; prints the
+ratio of median step times
 (target <= 1.03). Steps are timed by the script itself, between its barriers, so the
 launchers' start-up does not count.
 
@@ -29,6 +31,7 @@ waiting does not inflate.
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -64,6 +67,27 @@ def run_recorded(cli, steps, env, run_file, world=2):
     return json.loads(lines[-1])
 
 
+def run_collected(cli, steps, env, run_file, world=2):
+    """The plain job with the prefix `ddpscope-cli collect` prints: another launcher's job
+    (here this script's), recorded into a collector started beside it."""
+    collect = subprocess.Popen([cli, "collect", "--out", run_file, "--force", "--expect", str(world)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    added = {}
+    for line in collect.stdout:
+        m = re.match(r"\s+export (\w+)=(.*)$", line)
+        if m:
+            value = m.group(2)
+            added[m.group(1)] = value.strip("'") if value.startswith("'") else value.strip('"').replace(
+                ":${PYTHONPATH}", ":" + env.get("PYTHONPATH", ""))
+        if line.startswith("Waiting for"):
+            break
+    result = run_plain(steps, dict(env, **added), world=world)
+    out, err = collect.communicate(timeout=120)  # it ends once the ranks have
+    if collect.returncode != 0:
+        sys.exit("the collector failed:\n" + out + err)
+    return result
+
+
 def of(results, key):
     return statistics.median(r[key] for r in results)
 
@@ -97,13 +121,14 @@ def main():
     if not os.path.exists(cli):
         sys.exit(f"{cli} not found: build the project first (bash packaging/build.sh)")
     env = dict(os.environ, OMP_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    plain, hooked, recorded = [], [], []
+    plain, hooked, recorded, collected = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         run_file = os.path.join(tmp, "cost.ddprun")
         for _ in range(args.rounds):
             plain.append(run_plain(args.steps, env))
             hooked.append(run_plain(args.steps, dict(env, DDP_STEP_PYTHON_ALLREDUCE_HOOK="1")))
             recorded.append(run_recorded(cli, args.steps, env, run_file))
+            collected.append(run_collected(cli, args.steps, env, run_file))
         # The recording's own cost per step, where it is not lost in noise: one rank, the
         # same 16 parameters at width 16 (a step of ~1 ms), 500 steps, hooked vs recorded.
         tiny_env = dict(env, DDP_STEP_WIDTH="16")
@@ -132,6 +157,9 @@ def main():
         "rounds_recorded_median_ms": [round(r["median_ms"], 1) for r in recorded],
         "against_plain": compare(recorded, plain),
         "against_plain_with_the_python_allreduce_hook": compare(recorded, hooked),
+        # The same job started by another launcher with `ddpscope-cli collect`'s prefix.
+        "collected_against_plain": compare(collected, plain),
+        "collected_against_plain_with_the_python_allreduce_hook": compare(collected, hooked),
         "target_ratio": 1.03,
         "rounds": args.rounds,
         "steps": args.steps,
