@@ -155,6 +155,8 @@ def main():
         "recorded_main_thread_cpu_ms": round(of(recorded, "main_thread_cpu_ms"), 3),
         "recorded_process_cpu_ms": round(of(recorded, "process_cpu_ms"), 3),
         "rounds_recorded_median_ms": [round(r["median_ms"], 1) for r in recorded],
+        "collected_median_ms": round(of(collected, "median_ms"), 3),
+        "collected_min_ms": round(of(collected, "min_ms"), 3),
         "against_plain": compare(recorded, plain),
         "against_plain_with_the_python_allreduce_hook": compare(recorded, hooked),
         # The same job started by another launcher with `ddpscope-cli collect`'s prefix.
