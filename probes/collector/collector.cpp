@@ -1,4 +1,6 @@
 #include "collector.h"
+
+#include <nlohmann/json.hpp>
 #include "ddpscope/log.h"
 
 #include <unistd.h>
@@ -87,6 +89,21 @@ void Collector::serve_clock() {
   }
 }
 
+// A rank's session ended ({"type":"rank_end","restart":R,"max_restarts":M,"failed":F}, as
+// the Python package says it). It ended for good unless it failed with restarts left:
+// torchrun then starts every rank again, and the next attempt's ends are the ones to wait for.
+void Collector::note_rank_end(int rank, const std::string& record) {
+  try {
+    const auto r = nlohmann::json::parse(record);
+    if (r.value("type", "") != "rank_end") return;
+    const bool failed = r.value("failed", false);
+    const int64_t restart = r.value("restart", int64_t{0}), max_restarts = r.value("max_restarts", int64_t{0});
+    if (failed && restart < max_restarts) return;  // another attempt follows
+    ranks_ended_.insert(rank);
+  } catch (const nlohmann::json::exception&) {
+  }
+}
+
 bool Collector::receive_one() {
   zmq::message_t identity, token;
   if (!batches_in_.recv(identity, zmq::recv_flags::dontwait)) return false;
@@ -119,7 +136,7 @@ bool Collector::receive_one() {
     ++batches_;
     ranks_seen_.insert(batch.rank);
     for (const std::string& r : batch.records)
-      if (r == R"({"type":"rank_end"})") ranks_ended_.insert(batch.rank);
+      if (r.find("\"rank_end\"") != std::string::npos) note_rank_end(batch.rank, r);
     // Committed: tell the rank (if it is gone, ZeroMQ drops the answer).
     const BatchAck ack{batch.sequence, batch.events.size()};
     batches_in_.send(identity, zmq::send_flags::sndmore | zmq::send_flags::dontwait);

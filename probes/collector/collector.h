@@ -56,12 +56,14 @@ class Collector {
   uint64_t batches() const { return batches_; }
   uint64_t rejected() const { return rejected_; }
   uint64_t lost_events() const { return lost_events_; }  // not stored: the disk was full
-  // Ranks that sent a batch, and those whose session ended (their last batch said so).
+  // Ranks that sent a batch, and those whose session ended for good (their last batch
+  // said so, and no restart of the job follows).
   const std::set<int>& ranks_seen() const { return ranks_seen_; }
   const std::set<int>& ranks_ended() const { return ranks_ended_; }
 
  private:
   bool receive_one();
+  void note_rank_end(int rank, const std::string& record);
   void serve_clock();
 
   CollectorOptions options_;

@@ -54,9 +54,6 @@ ProbeSession::ProbeSession(ProbeSessionOptions options) : options_(std::move(opt
 }
 
 ProbeSession::~ProbeSession() {
-  // The rank is done: a collector that waits for the job's ranks (`ddpscope-cli collect
-  // --expect N`) counts it, shipped with the last batch.
-  queue_record(R"({"type":"rank_end"})");
   set_enabled(false);
   shipper_.reset();  // ships what is left
   if (writer_ && !finished_) {

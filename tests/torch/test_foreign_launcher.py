@@ -17,6 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from collections import defaultdict
 
@@ -66,13 +67,15 @@ def launcher_variables(launcher, rank, world, port):
                 OMPI_COMM_WORLD_SIZE=str(world))
 
 
-def shell_loop(tmp, prefix, launcher, port, counts, world=2, iters=4, background=False):
+def shell_loop(tmp, prefix, launcher, port, counts, world=2, iters=4, background=False, extra=None,
+               script_args=""):
     """What a site's own wrapper does: one process per rank, the prefix before each."""
     lines = ["set -e", "pids="]
     for r in range(world):
-        assignments = " ".join("%s=%s" % kv for kv in launcher_variables(launcher, r, world, port).items())
-        lines.append("%s %s %s %s --user-hook --iters %d --counts %s --rank-from %s & pids=\"$pids $!\"" %
-                     (prefix, assignments, PYTHON, SCRIPT, iters, counts, launcher))
+        variables = dict(launcher_variables(launcher, r, world, port), **(extra or {}))
+        assignments = " ".join("%s=%s" % kv for kv in variables.items())
+        lines.append("%s %s %s %s --user-hook --iters %d --counts %s --rank-from %s %s & pids=\"$pids $!\"" %
+                     (prefix, assignments, PYTHON, SCRIPT, iters, counts, launcher, script_args))
     lines.append("for p in $pids; do wait $p; done")
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD", "SLURM", "OMPI", "PMI"))}
     if background:
@@ -181,6 +184,27 @@ class ForeignLauncherTest(unittest.TestCase):
                 said = [l for l in err.splitlines() if l.startswith("ddpscope: rank %d:" % rank)]
                 self.assertEqual(len(said), 1, err)  # the loss said once
                 self.assertIn("events were not stored", said[0])
+
+
+    def test_a_restart_is_waited_for(self):
+        """torchrun's elastic restart: the first attempt fails (rank 1 raises, rank 0 loses
+        its peer) with a restart left, so --expect waits for the second attempt's ends."""
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "job.ddprun")
+            collect = Collect(run, "--expect", "2")
+            failing = shell_loop(tmp, collect.prefix, "torchrun", 29638, os.path.join(tmp, "counts"),
+                                 extra={"TORCHELASTIC_RESTART_COUNT": "0", "TORCHELASTIC_MAX_RESTARTS": "1"},
+                                 script_args="--fail-first-attempt-at 2 --timeout 30")
+            self.assertNotEqual(failing.returncode, 0)
+            time.sleep(1.5)  # the first attempt's last batches are in
+            self.assertIsNone(collect.proc.poll(), "collect stopped after the failed first attempt")
+            second = shell_loop(tmp, collect.prefix, "torchrun", 29639, os.path.join(tmp, "counts"),
+                                extra={"TORCHELASTIC_RESTART_COUNT": "1", "TORCHELASTIC_MAX_RESTARTS": "1"},
+                                script_args="--fail-first-attempt-at 2")
+            self.assertEqual(second.returncode, 0, second.stdout + second.stderr)
+            code, out, err = collect.wait()
+            self.assertEqual(code, 0, out + err)
+            self.assertIn("ranks: 2 joined, 2 ended", out)
 
 
 if __name__ == "__main__":

@@ -3,9 +3,18 @@ sees them (an iteration runs from one DDP forward to the next)."""
 import atexit
 import json
 import os
+import sys
 import threading
 
 from ddpscope import _report
+
+
+def _int_env(name):
+    """A whole number from the environment; 0 when absent or malformed (never fatal here)."""
+    try:
+        return int(os.environ.get(name, "0"))
+    except ValueError:
+        return 0
 
 
 class Session:
@@ -15,6 +24,10 @@ class Session:
         # As the launcher that started the process says it (_launcher): torchrun's
         # WORLD_SIZE, Slurm's SLURM_NTASKS, ...
         self.world = world if world is not None else int(os.environ.get("WORLD_SIZE", "1"))
+        self.restart = _int_env("TORCHELASTIC_RESTART_COUNT")
+        self.max_restarts = _int_env("TORCHELASTIC_MAX_RESTARTS")
+        self.failed = False  # an exception no one caught ended the script
+        self._watch_failure()
         self.reporter = reporter  # the launcher's progress (ddpscope-cli torchrun), or None
         self.iteration = 0  # 0: before the first forward
         self.numbering = None  # each process group's collective numbers (_collectives)
@@ -37,6 +50,17 @@ class Session:
         self._gpu_clock = None  # made at the first collective on CUDA tensors
         probes.set_thread_name("compute")
         atexit.register(self.close)
+
+    def _watch_failure(self):
+        """Notes a script that ends on an exception (not on Ctrl-C), then prints it as before."""
+        hook = sys.excepthook
+
+        def note_then_print(exc_type, exc, tb):
+            if not issubclass(exc_type, KeyboardInterrupt):
+                self.failed = True
+            hook(exc_type, exc, tb)
+
+        sys.excepthook = note_then_print
 
     def at_backward_return(self, callback):
         self._at_backward_return.append(callback)
@@ -142,12 +166,15 @@ class Session:
         if self._gpu_clock is not None:
             self._gpu_clock.close()
         self._end_iteration(last=True)
+        # The rank is done: a collector waiting for the job's ranks (`collect --expect N`)
+        # counts it, unless it failed with torchrun's restarts left (another attempt follows).
+        self.probes.record(json.dumps({"type": "rank_end", "restart": self.restart, "max_restarts": self.max_restarts,
+                                       "failed": self.failed}))
         dropped = self.probes.stop()
         self.probes = None
         if self.reporter is not None:
             self.reporter.finished(dropped)
         elif dropped > 0:
             # Under another launcher nobody else reports it: said once, on the rank's stderr.
-            import sys
             sys.stderr.write("ddpscope: rank %d: %d events were not stored (the collector did not confirm "
                              "them: gone, or its disk full); the run file lacks them\n" % (self.rank, dropped))
