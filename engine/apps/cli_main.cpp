@@ -127,11 +127,12 @@ int run_hang(const std::vector<std::string>& paths) {
     if (st.blocked_in) {
       std::printf(", in %s #%lld", st.blocked_in->op.c_str(), static_cast<long long>(st.blocked_in->seq));
     }
-    std::printf(
-        ", buckets waiting for gradients: %zu, for their allreduce: %zu, gradients "
-        "missing: %zu of %lld\n",
-        st.buckets_waiting_for_grads.size(), st.buckets_waiting_for_allreduce.size(), st.missing_grads.size(),
-        static_cast<long long>(st.params_total));
+    // DDP's buckets, where the run knows them (a run made of PyTorch's dumps does not).
+    if (st.params_total > 0)
+      std::printf(", buckets waiting for gradients: %zu, for their allreduce: %zu, gradients missing: %zu of %lld",
+                  st.buckets_waiting_for_grads.size(), st.buckets_waiting_for_allreduce.size(), st.missing_grads.size(),
+                  static_cast<long long>(st.params_total));
+    std::printf("\n");
   }
   print_flight_grids(report);
   return 0;

@@ -129,6 +129,9 @@ class TestCli : public CliTest {
              qPrintable(imported.out));
     const Result from_run = run({"hang", out});
     QVERIFY2(from_run.out.startsWith(verdict), qPrintable(from_run.out));
+    // The dumps say nothing of DDP's buckets: no "gradients missing: 0 of 0" line.
+    QVERIFY2(from_run.out.contains("rank 2: no iterations recorded") && !from_run.out.contains("buckets waiting"),
+             qPrintable(from_run.out));
     // A run file among dumps: refused, saying why.
     const Result mixed = run({"hang", dumps[0], out});
     QVERIFY(mixed.code != 0);
