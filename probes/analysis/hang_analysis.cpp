@@ -216,6 +216,8 @@ std::string position_text(const RankHangState& st, int64_t start_ns) {
   } else {
     std::snprintf(at, sizeof at, "%.1f s", static_cast<double>(at_ns) / 1e9);
   }
+  if (st.current_iteration == 0 && st.completed_iterations == 0)
+    return detail::concat("at its last event, ", st.last_event, " at ", at, " into the run (no iterations recorded)");
   return detail::concat("in iteration ", st.current_iteration, " (", st.phase, "), last event ", st.last_event, " at ",
                         at, " into the run");
 }
@@ -645,6 +647,10 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
     for (const auto& row : rows)
       only_torch_dumps = only_torch_dumps && row.source == "torch";
   report.ages_known = now_ns > 0 || !only_torch_dumps;
+  // The dumps record collectives, not iterations: no rank is "in iteration 1 (forward)".
+  if (only_torch_dumps)
+    for (auto& st : report.ranks)
+      if (st.completed_iterations == 0) st.current_iteration = 0, st.phase.clear();
   int64_t top_seq = -1;
   for (const auto& st : report.ranks)
     top_seq = std::max(top_seq, st.latest_seq);

@@ -55,7 +55,8 @@ int64_t call_bytes(const CollectiveRow& r) {
 }
 
 // Each record with times as a process-group op on the rank's timeline: a span once it
-// completed, its start when it did not (what the hang view reads as still running).
+// completed (an instant when the dump has no end time), its start when it did not (what
+// the hang view reads as still running).
 EventBatch timeline_of(const FlightDump& d) {
   EventBatch b;
   b.rank = d.rank;
@@ -67,9 +68,11 @@ EventBatch timeline_of(const FlightDump& d) {
     const std::string op = torch_scan::op_name(r.op);
     auto [it, added] = names.emplace(op, static_cast<uint32_t>(b.names.size()));
     if (added) b.names.emplace_back(op);
-    const bool done = r.t_completed_ns >= begin;
+    // gloo's recorder tracks no end: its completed records have no completion time, and
+    // are an instant here (still running would make every rank wait in #1 of some group).
+    const bool done = r.t_completed_ns >= begin || r.state == "completed";
     BatchEvent e{begin,
-                 done ? r.t_completed_ns : begin,
+                 r.t_completed_ns >= begin ? r.t_completed_ns : begin,
                  call_bytes(r),
                  r.is_p2p() ? r.p2p_seq : r.collective_seq,
                  -1,

@@ -2,6 +2,9 @@
 // verdict and one process-group op per record; two dumps of one rank are refused.
 #include <QtTest/QtTest>
 
+#include <algorithm>
+#include <filesystem>
+
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -56,6 +59,29 @@ class TestFlightImport : public FlightDumpTest {
     } catch (const RunStoreError& e) {
       QVERIFY2(QString(e.what()).contains("both rank 1's dump"), e.what());
     }
+  }
+
+  // PyTorch 2.11's own gloo dumps (its recorder tracks no start or end): the records it
+  // completed are finished on the run's timeline, so only the collective rank 0 really
+  // waits in (#19, which rank 1 never called) is open, not "#1" of every rank.
+  void testCompletedRecordsWithoutTimesAreFinished() {
+    const std::string folder = DDPSCOPE_SOURCE_DIR "/tests/probes/data/torch_2_11_flight/gloo-2-missing/json";
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(folder))
+      files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    const std::string out = path("gloo.ddprun");
+    import_flight_dumps(files, out);
+    RunStoreReader run(out);
+    const HangReport h = analyze_hang(run);
+    QCOMPARE(h.ranks.size(), size_t{2});
+    QVERIFY(h.ranks[0].blocked_in.has_value());
+    QCOMPARE(h.ranks[0].blocked_in->seq, int64_t{19});
+    QVERIFY2(!h.ranks[1].blocked_in.has_value(), "rank 1 completed all it called");
+    // The dumps record no iterations: no rank is said to be "in iteration 1 (forward)".
+    for (const std::string& f : h.findings)
+      QVERIFY2(f.find("iteration 1") == std::string::npos, f.c_str());
+    QVERIFY2(h.verdict.find("iteration 1") == std::string::npos, h.verdict.c_str());
   }
 };
 
