@@ -110,12 +110,14 @@ int run_collect(const CollectOptions& options) {
   const auto [host, port] = parse_listen(options.listen);
   const auto claim = probes::claim_run_file(options.out, options.force);
   const std::string token = random_token();
-  probes::Collector collector(
-      {.run_file = claim->path(),
-       .token = token,
-       .run = {.config_json = R"({"job":"collect"})", .world_size = 1, .backend = "torch", .model = "torch script"},
-       .bind_host = host,
-       .port = port});
+  probes::Collector collector({.run_file = claim->path(),
+                               .token = token,
+                               .run = {.config_json = R"({"job":"collect"})",
+                                       .world_size = std::max(1, options.expect),
+                                       .backend = "torch",
+                                       .model = "torch script"},
+                               .bind_host = host,
+                               .port = port});
   const auto env = job_environment(collector.batch_endpoint(), collector.clock_endpoint(), token);
   std::printf("Collecting into %s\n\nIn the shell that starts the job:\n", claim->path().c_str());
   for (const auto& [name, value] : env)

@@ -231,9 +231,10 @@ void RunStoreReader::save_copy(const std::string& dest) {
 }
 
 std::vector<RankRow> RunStoreReader::ranks() {
-  Statement s = db_.prepare(
-      "SELECT rank, host, pid, device, clock_offset_ns, clock_rtt_ns, events_received, "
-      "events_dropped, batches_received FROM ranks ORDER BY rank");
+  Statement s =
+      db_.prepare(std::string("SELECT rank, host, pid, device, clock_offset_ns, clock_rtt_ns, events_received, "
+                              "events_dropped, batches_received, ") +
+                  (schema_version(db_) >= 11 ? "local_rank, node" : "NULL, NULL") + " FROM ranks ORDER BY rank");
   std::vector<RankRow> out;
   while (s.step()) {
     RankRow r;
@@ -246,6 +247,8 @@ std::vector<RankRow> RunStoreReader::ranks() {
     r.events_received = s.column_int64(6);
     r.events_dropped = s.column_int64(7);
     r.batches_received = s.column_int64(8);
+    r.local_rank = static_cast<int>(s.column_optional(9));
+    r.node = static_cast<int>(s.column_optional(10));
     out.push_back(std::move(r));
   }
   return out;

@@ -39,6 +39,19 @@ struct RankRow {
   int64_t pid = 0;
   int64_t clock_offset_ns = 0, clock_rtt_ns = -1;
   int64_t events_received = 0, events_dropped = 0, batches_received = 0;
+  int local_rank = -1, node = -1;  // as the rank's launcher placed it (schema 11; -1: not said)
+};
+
+// One attempt of a rank (schema 11): torchrun's elastic restarts start every rank again
+// in the same run, attempt 1, 2, ... (the restart count); a rank's only attempt is 0.
+struct AttemptRow {
+  int rank = 0;
+  int attempt = 0;
+  std::string host, launcher;
+  int64_t pid = -1;
+  int64_t joined_ns = -1, ended_ns = -1;  // on the run's clock; -1: not known (yet)
+  std::string outcome;                    // "ended", "failed"; "" while running or never said
+  int64_t first_iteration = 1;            // its iterations are numbered from here in the run
 };
 
 struct ThreadRow {
@@ -198,6 +211,9 @@ class RunStoreReader {
   // Throws RunStoreError when `dest` exists or cannot be written.
   void save_copy(const std::string& dest);
   std::vector<RankRow> ranks();
+  // By rank, then attempt (run_store_attempts.cpp); empty before schema 11 and for jobs
+  // whose ranks say no placement (ddpscope's own trainer).
+  std::vector<AttemptRow> attempts();
   std::vector<ThreadRow> threads();
   std::vector<SpanRow> spans(const SpanQuery& query = {});
   // The same spans one at a time, in file order (per rank and thread, nearly by time),

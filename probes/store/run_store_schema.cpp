@@ -222,12 +222,29 @@ void create_version_10(SqliteDb& db) {
   db.exec("CREATE TABLE span_args(first_id INTEGER PRIMARY KEY, count INTEGER NOT NULL, data BLOB NOT NULL);");
 }
 
+// Version 11: jobs another launcher starts (`ddpscope-cli collect`). Each rank's place as
+// its launcher gave it (local_rank, node: NULL when the launcher says none) and one row
+// per attempt of a rank: torchrun's elastic restarts start every rank again in the same
+// run. An attempt's iterations continue the run's count (first_iteration), so analyses
+// keyed by iteration never mix two attempts; joined_ns and ended_ns are on the run's
+// clock; outcome is NULL while the attempt runs (or when it vanished without a word),
+// else 'ended' or 'failed'.
+void create_version_11(SqliteDb& db) {
+  db.exec(R"sql(
+ALTER TABLE ranks ADD COLUMN local_rank INTEGER;
+ALTER TABLE ranks ADD COLUMN node INTEGER;
+CREATE TABLE attempts(rank INTEGER NOT NULL, attempt INTEGER NOT NULL, host TEXT, pid INTEGER,
+  launcher TEXT, joined_ns INTEGER, ended_ns INTEGER, outcome TEXT, first_iteration INTEGER NOT NULL DEFAULT 1,
+  PRIMARY KEY(rank, attempt));
+)sql");
+}
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {
-      create_version_1, create_version_2, create_version_3, create_version_4, create_version_5,
-      create_version_6, create_version_7, create_version_8, create_version_9, create_version_10};
-  static_assert(kRunStoreSchemaVersion == 10, "add the migration step with the new version");
+      create_version_1, create_version_2, create_version_3, create_version_4,  create_version_5, create_version_6,
+      create_version_7, create_version_8, create_version_9, create_version_10, create_version_11};
+  static_assert(kRunStoreSchemaVersion == 11, "add the migration step with the new version");
   return steps;
 }
 

@@ -154,7 +154,10 @@ namespace {
 // The most ranks a settings record may claim: past any job, short of a memory bomb.
 constexpr int64_t kMaxWorldSize = int64_t{1} << 20;
 
-PackedSpan packed_span(const BatchEvent& e, const std::vector<int64_t>& name_ids, int64_t offset) {
+// An iteration number moved by its attempt's shift; negative (none) stays none.
+int64_t shifted(int64_t iteration, int64_t shift) { return iteration < 0 ? iteration : iteration + shift; }
+
+PackedSpan packed_span(const BatchEvent& e, const std::vector<int64_t>& name_ids, int64_t offset, int64_t shift) {
   // RPC and distributed-autograd kinds carry (context, message) in id/id2, GPU kinds their
   // correlation id in id2; RRef events (rref, fork); a dependency instant (context,
   // node); an autograd node (node, and its context in a distributed pass); the others a
@@ -174,7 +177,7 @@ PackedSpan packed_span(const BatchEvent& e, const std::vector<int64_t>& name_ids
   p.name_id = static_cast<int32_t>(name_ids[e.name]);
   p.t_begin_ns = e.t_begin_ns + offset;
   p.t_end_ns = e.t_end_ns + offset;
-  p.iteration = optional(e.iteration);
+  p.iteration = shifted(optional(e.iteration), shift);
   p.bucket = optional(e.bucket);
   p.param = optional(e.param);
   p.bytes = optional(e.bytes);
@@ -196,8 +199,10 @@ void RunStoreWriter::write_pack(int64_t rank, const std::vector<const BatchEvent
   int64_t t_min = std::numeric_limits<int64_t>::max(), t_max = std::numeric_limits<int64_t>::min();
   int64_t kinds = 0;
   pack_.clear();
+  const int64_t shift = iteration_shift(static_cast<int>(rank));
   for (const BatchEvent* e : events) {
-    pack_.push_back(packed_span(*e, ids, offset));
+    pack_.push_back(packed_span(*e, ids, offset, shift));
+    max_iteration_ = std::max(max_iteration_, pack_.back().iteration);
     t_min = std::min(t_min, pack_.back().t_begin_ns);
     t_max = std::max(t_max, pack_.back().t_end_ns);
     kinds |= int64_t{1} << (e->kind & 63);
@@ -249,6 +254,9 @@ void RunStoreWriter::write(const EventBatch& batch) {
     for (const auto& n : batch.names)
       ids.push_back(name_id(n));
     const int64_t offset = batch.clock_offset_ns;
+    // A new attempt's place first: its events' iterations continue the run's count.
+    for (const auto& r : batch.records)
+      if (r.find("\"placement\"") != std::string::npos) write_record(batch.rank, r, offset);
     const auto& events = batch.events;
     std::unordered_map<const BatchEvent*, const std::string*> args;
     for (const auto& [index, json] : batch.args)
@@ -288,7 +296,7 @@ void RunStoreWriter::write(const EventBatch& batch) {
       if (kind == Kind::RpcSend || kind == Kind::RpcRecv) write_message(rank, e, batch.names[e.name].name, offset);
     }
     for (const auto& r : batch.records)
-      write_record(batch.rank, r, offset);
+      if (r.find("\"placement\"") == std::string::npos) write_record(batch.rank, r, offset);
     update_rank_counts_.bind(1, static_cast<int64_t>(batch.events.size()))
         .bind(2, static_cast<int64_t>(batch.dropped_total))
         .bind(3, rank);
@@ -354,9 +362,15 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r, int64_t off
     store_graph(rk, r);
   else if (type == "settings")
     store_settings(r);
-  else if (type == "collective")
-    store_collective(collective_from_entry(r.at("entry"), rank), "stream", offset);
-  else if (type == "process_group") {
+  else if (type == "placement")
+    store_placement(rk, r, offset);
+  else if (type == "rank_end")
+    store_rank_end(rk, r, offset);
+  else if (type == "collective") {
+    CollectiveRow row = collective_from_entry(r.at("entry"), rank);
+    row.iteration = shifted(row.iteration, iteration_shift(rank));
+    store_collective(row, "stream", offset);
+  } else if (type == "process_group") {
     GroupRow g;
     g.rank = rank;
     g.pg_id = r.value("pg_id", int64_t{0});
@@ -382,7 +396,7 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r, int64_t off
     const int64_t stall = r.value("stall_ns", int64_t{0});
     s.bind(6, stall).bind_optional(7, stall > 0 ? r.value("stall_end_ns", int64_t{0}) + offset : -1);
     s.step();
-  } else if (type != "rank_end") {  // rank_end: counted by the collector, nothing to store
+  } else {
     log::warn("run store: unknown record type '{}' from rank {}; skipped", type, rank);
   }
 }
@@ -428,7 +442,7 @@ void RunStoreWriter::store_metric(int64_t rk, const nlohmann::json& r) {
   // REALs). RunStoreReader::metrics reads both back.
   const double value = json_field(r, "value");
   insert_metric_.bind(1, rk)
-      .bind_optional(2, r.value("iteration", int64_t{-1}))
+      .bind_optional(2, shifted(r.value("iteration", int64_t{-1}), iteration_shift(static_cast<int>(rk))))
       .bind(3, r.value("name", std::string()));
   if (std::isnan(value)) {
     insert_metric_.bind(4, std::string("nan"));

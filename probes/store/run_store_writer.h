@@ -72,6 +72,12 @@ class RunStoreWriter {
   void store_buckets(int64_t rank, const nlohmann::json& record);  // and their parameters
   void store_graph(int64_t rank, const nlohmann::json& record);
   void store_settings(const nlohmann::json& record);
+  // A rank's attempt starts ({"type":"placement", ...}: where its launcher placed it) or
+  // ends ({"type":"rank_end", ...}): rows of `attempts` (run_store_attempts.cpp).
+  void store_placement(int64_t rank, const nlohmann::json& record, int64_t offset);
+  void store_rank_end(int64_t rank, const nlohmann::json& record, int64_t offset);
+  // What a rank's iteration numbers are moved by: a restarted attempt continues the count.
+  int64_t iteration_shift(int rank) const;
   static std::string name_key(const NameInfo& name);
   int64_t name_id(const NameInfo& name);
   void ensure_rank(int rank);
@@ -86,7 +92,10 @@ class RunStoreWriter {
   int64_t events_written_ = 0;
   int64_t next_span_id_ = 1;  // the id the next span written gets (ids count from 1)
   std::vector<PackedSpan> pack_;
-  std::vector<const BatchEvent*> structure_, detail_;  // a thread's run, split by tier
+  int64_t max_iteration_ = 0;                           // of the spans stored so far
+  std::unordered_map<int64_t, int64_t> attempt_shift_;  // attempt -> its iterations' shift
+  std::unordered_map<int, int64_t> rank_shift_;         // rank -> its current attempt's shift
+  std::vector<const BatchEvent*> structure_, detail_;   // a thread's run, split by tier
 };
 
 // Local time as ISO 8601, for the runs table.

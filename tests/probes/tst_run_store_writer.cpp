@@ -4,7 +4,9 @@
 
 #include "known_runs.h"
 #include "scratch_test.h"
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -110,6 +112,66 @@ class TestRunStoreWriter : public ScratchTest {
     RunStoreReader run(file);
     QCOMPARE(run.run().world_size, 8);
     QCOMPARE(nlohmann::json::parse(run.run().config_json).value("launcher", ""), std::string("slurm"));
+  }
+
+  // torchrun restarts every rank after a failure: the second attempt's iterations
+  // continue the run's count, each attempt is a row with its place, times and outcome.
+  void testARestartIsASecondAttemptWhoseIterationsFollowTheFirst() {
+    const std::string file = path("attempts.ddprun");
+    const auto placement = [](int rank, int restart, const char* host) {
+      return nlohmann::json{{"type", "placement"}, {"launcher", "torchrun"}, {"local_rank", rank},
+                            {"node", 0},           {"restart", restart},     {"max_restarts", 1},
+                            {"host", host},        {"pid", 100 + restart},   {"t_ns", 10}}
+          .dump();
+    };
+    const auto end = [](int restart, bool failed) {
+      return nlohmann::json{{"type", "rank_end"}, {"restart", restart}, {"failed", failed}, {"t_ns", 2000}}.dump();
+    };
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"job":"collect"})", 2, "torch", "torch script"});
+      for (int rank = 0; rank < 2; ++rank) {  // attempt 0: one iteration, then rank 1 fails
+        EventBatch b = known_iteration(rank, 5);
+        b.records.insert(b.records.begin(), placement(rank, 0, "node-a"));  // placement goes first anyway
+        b.records.insert(b.records.begin(), end(0, rank == 1));
+        w.write(b);
+      }
+      EventBatch late = known_iteration(1, 5);  // attempt 1 of rank 1, before rank 0's
+      late.records.push_back(placement(1, 1, "node-b"));
+      w.write(late);
+      EventBatch second = known_iteration(0, 5);
+      second.records.push_back(placement(0, 1, "node-a"));
+      w.write(second);
+    }
+    RunStoreReader run(file);
+    const auto attempts = run.attempts();
+    QCOMPARE(attempts.size(), size_t{4});
+    QCOMPARE(attempts[0].rank, 0);
+    QCOMPARE(attempts[0].attempt, 0);
+    QCOMPARE(attempts[0].outcome, std::string("ended"));
+    QCOMPARE(attempts[0].first_iteration, int64_t{1});
+    QCOMPARE(attempts[0].joined_ns, int64_t{15});  // the rank's clock moved onto the run's
+    QCOMPARE(attempts[0].ended_ns, int64_t{2005});
+    QCOMPARE(attempts[1].attempt, 1);
+    QCOMPARE(attempts[1].outcome, std::string());  // still running
+    QCOMPARE(attempts[1].first_iteration, int64_t{2});
+    QCOMPARE(attempts[2].rank, 1);
+    QCOMPARE(attempts[2].outcome, std::string("failed"));
+    QCOMPARE(attempts[3].host, std::string("node-b"));
+    QCOMPARE(attempts[3].pid, int64_t{101});
+    QCOMPARE(attempts[3].launcher, std::string("torchrun"));
+    QCOMPARE(attempts[3].first_iteration, int64_t{2});
+    std::map<int, std::set<int64_t>> iterations;
+    for (const auto& s : run.spans())
+      if (s.kind == Kind::Iteration) iterations[s.rank].insert(s.iteration);
+    QCOMPARE(iterations[0], (std::set<int64_t>{1, 2}));
+    QCOMPARE(iterations[1], (std::set<int64_t>{1, 2}));
+    QCOMPARE(run.ranks()[1].local_rank, 1);
+    QCOMPARE(run.ranks()[1].node, 0);
+    int64_t loss_iterations = 0;
+    for (const auto& m : run.metrics("loss"))
+      loss_iterations += m.iteration;
+    QCOMPARE(loss_iterations, int64_t{1 + 1 + 2 + 2});
   }
 };
 

@@ -104,6 +104,14 @@ class ForeignLauncherTest(unittest.TestCase):
             world, config = db.execute("SELECT world_size, config_json FROM runs").fetchone()
             self.assertEqual(world, 2)
             self.assertEqual(json.loads(config)["launcher"], launcher)
+            # Each rank's place as its launcher said it (Open MPI names no node), one attempt each.
+            places = db.execute("SELECT rank, local_rank, node FROM ranks ORDER BY rank").fetchall()
+            node = None if launcher == "openmpi" else 0
+            self.assertEqual(places, [(0, 0, node), (1, 1, node)])
+            attempts = db.execute("SELECT rank, attempt, host, launcher, outcome, first_iteration FROM attempts "
+                                  "ORDER BY rank").fetchall()
+            host = os.uname().nodename
+            self.assertEqual(attempts, [(0, 0, host, launcher, "ended", 1), (1, 0, host, launcher, "ended", 1)])
             # The bucket allreduces each rank's own hook counted, by the rank the loop gave it.
             trace = os.path.join(tmp, "trace.json")
             subprocess.run([CLI, "export", run, "--chrome", trace], check=True, capture_output=True)
@@ -164,6 +172,8 @@ class ForeignLauncherTest(unittest.TestCase):
             self.assertIn("expected 3 ranks; rank 2 never came", out)
             message = sqlite3.connect(run).execute("SELECT message FROM runs").fetchone()[0]
             self.assertIn("rank 2 never came", message)
+            hang = subprocess.run([CLI, "hang", run], capture_output=True, text=True)
+            self.assertIn("rank 2 of 3 never joined", hang.stdout, hang.stdout + hang.stderr)
 
     def test_a_collector_gone_mid_job_never_stops_it(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -205,6 +215,25 @@ class ForeignLauncherTest(unittest.TestCase):
             code, out, err = collect.wait()
             self.assertEqual(code, 0, out + err)
             self.assertIn("ranks: 2 joined, 2 ended", out)
+            # Two attempts in the one run: the first failed on rank 1 (rank 0 then lost its
+            # peer), and the second's iterations follow the first's.
+            db = sqlite3.connect(run)
+            rows = db.execute("SELECT rank, attempt, outcome, first_iteration FROM attempts ORDER BY attempt, rank")
+            rows = rows.fetchall()
+            self.assertEqual([r[:3] for r in rows], [(0, 0, "failed"), (1, 0, "failed"), (0, 1, "ended"),
+                                                     (1, 1, "ended")])
+            first = rows[2][3]
+            self.assertGreaterEqual(first, 2)  # the first attempt reached its iteration 2 at least
+            hang = subprocess.run([CLI, "hang", run], capture_output=True, text=True).stdout
+            self.assertIn("the job ran 2 attempts (torchrun restarted it 1 time): attempt 1 ended when rank 1 "
+                          "failed (then rank 0); attempt 2's iterations are numbered from %d" % first, hang)
+            trace = os.path.join(tmp, "trace.json")
+            subprocess.run([CLI, "export", run, "--chrome", trace], check=True, capture_output=True)
+            with open(trace) as f:
+                iterations = {(e["pid"], e["args"]["iteration"]) for e in json.load(f)["traceEvents"]
+                              if e.get("name") == "bucket allreduce"}
+            for rank in range(2):  # 4 iterations of the second attempt, after the first's
+                self.assertTrue({(rank, first + i) for i in range(4)} <= iterations, sorted(iterations))
 
 
 if __name__ == "__main__":

@@ -59,6 +59,13 @@ def activate():
     # Started by `ddpscope-cli torchrun`: the launcher follows the job through what it says.
     reporter = Reporter(where.rank) if os.environ.get("DDPSCOPE_TORCHRUN") == "1" else None
     ddpscope._session = Session(probes, where.rank, reporter, world=where.world_size)
+    # Where the launcher placed this rank, and which attempt it is (torchrun's restarts):
+    # the first record, so that the collector knows the attempt before any iteration.
+    import socket
+    probes.record(json.dumps({"type": "placement", "launcher": where.launcher, "local_rank": where.local_rank,
+                              "node": where.node, "restart": ddpscope._session.restart,
+                              "max_restarts": ddpscope._session.max_restarts, "host": socket.gethostname(),
+                              "pid": os.getpid(), "t_ns": probes.now_ns()}))
     # Which launcher placed the ranks, in the run's settings (the same on every rank).
     probes.record(json.dumps({"type": "settings", "world_size": where.world_size,
                               "values": {"launcher": where.launcher}}))

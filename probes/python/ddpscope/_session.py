@@ -169,7 +169,7 @@ class Session:
         # The rank is done: a collector waiting for the job's ranks (`collect --expect N`)
         # counts it, unless it failed with torchrun's restarts left (another attempt follows).
         self.probes.record(json.dumps({"type": "rank_end", "restart": self.restart, "max_restarts": self.max_restarts,
-                                       "failed": self.failed}))
+                                       "failed": self.failed, "t_ns": self.probes.now_ns()}))
         dropped = self.probes.stop()
         self.probes = None
         if self.reporter is not None:
