@@ -5,7 +5,8 @@ built (an allreduce and a mean, counting each bucket it sees); --counts writes w
 as JSON, so a test can compare the run file with what DDP really ran. --stall-rank R
 --stall-at I makes rank R sleep before iteration I (a rank stopped, with --timeout the
 group's collective timeout); --raise-at I raises on rank 1 at iteration I,
---fail-first-attempt-at I raises only before torchrun's first restart; --log-loss
+--fail-first-attempt-at I raises only before torchrun's first restart (or with
+--fail-by exit calls sys.exit with a message); --log-loss
 makes the one optional ddpscope call; --gpu-sleep-cycles N (NCCL, with --user-hook) keeps
 the GPU busy for N cycles before each bucket's allreduce, which the host only queues;
 --rank-from slurm|openmpi takes the rank from srun's or mpirun's variables instead of
@@ -14,6 +15,7 @@ import argparse
 import datetime
 import json
 import os
+import sys
 import time
 
 import torch
@@ -33,6 +35,7 @@ parser.add_argument("--stall-at", type=int, default=0)
 parser.add_argument("--stall-seconds", type=float, default=60)
 parser.add_argument("--raise-at", type=int, default=0)
 parser.add_argument("--fail-first-attempt-at", type=int, default=0)
+parser.add_argument("--fail-by", choices=["raise", "exit"], default="raise")
 parser.add_argument("--timeout", type=float, default=1800)
 parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
 parser.add_argument("--gpu-sleep-cycles", type=int, default=0)
@@ -81,6 +84,8 @@ for it in range(1, args.iters + 1):
         time.sleep(args.stall_seconds)
     first_attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") == "0"
     if rank == 1 and it == args.fail_first_attempt_at and first_attempt:
+        if args.fail_by == "exit":  # as scripts that check their own state do
+            sys.exit("worker lost at iteration %d" % it)
         raise RuntimeError("worker lost at iteration %d" % it)
     if rank == 1 and it == args.raise_at:
         raise ValueError("bad batch at iteration %d" % it)

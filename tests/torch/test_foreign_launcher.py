@@ -199,16 +199,23 @@ class ForeignLauncherTest(unittest.TestCase):
     def test_a_restart_is_waited_for(self):
         """torchrun's elastic restart: the first attempt fails (rank 1 raises, rank 0 loses
         its peer) with a restart left, so --expect waits for the second attempt's ends."""
+        self.restart("raise", 29638)
+
+    def test_a_restart_after_sys_exit_is_waited_for(self):
+        """The same when rank 1 ends its first attempt with sys.exit("...") (status 1)."""
+        self.restart("exit", 29640)
+
+    def restart(self, fail_by, port):
         with tempfile.TemporaryDirectory() as tmp:
             run = os.path.join(tmp, "job.ddprun")
             collect = Collect(run, "--expect", "2")
-            failing = shell_loop(tmp, collect.prefix, "torchrun", 29638, os.path.join(tmp, "counts"),
+            failing = shell_loop(tmp, collect.prefix, "torchrun", port, os.path.join(tmp, "counts"),
                                  extra={"TORCHELASTIC_RESTART_COUNT": "0", "TORCHELASTIC_MAX_RESTARTS": "1"},
-                                 script_args="--fail-first-attempt-at 2 --timeout 30")
+                                 script_args="--fail-first-attempt-at 2 --timeout 30 --fail-by " + fail_by)
             self.assertNotEqual(failing.returncode, 0)
             time.sleep(1.5)  # the first attempt's last batches are in
             self.assertIsNone(collect.proc.poll(), "collect stopped after the failed first attempt")
-            second = shell_loop(tmp, collect.prefix, "torchrun", 29639, os.path.join(tmp, "counts"),
+            second = shell_loop(tmp, collect.prefix, "torchrun", port + 10, os.path.join(tmp, "counts"),
                                 extra={"TORCHELASTIC_RESTART_COUNT": "1", "TORCHELASTIC_MAX_RESTARTS": "1"},
                                 script_args="--fail-first-attempt-at 2")
             self.assertEqual(second.returncode, 0, second.stdout + second.stderr)

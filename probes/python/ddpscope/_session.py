@@ -52,7 +52,8 @@ class Session:
         atexit.register(self.close)
 
     def _watch_failure(self):
-        """Notes a script that ends on an exception (not on Ctrl-C), then prints it as before."""
+        """Notes a script that ends on an exception (not on Ctrl-C), then prints it as before,
+        or through sys.exit with a failing status (atexit never sees the exit code)."""
         hook = sys.excepthook
 
         def note_then_print(exc_type, exc, tb):
@@ -61,6 +62,14 @@ class Session:
             hook(exc_type, exc, tb)
 
         sys.excepthook = note_then_print
+        exit_ = sys.exit
+
+        def note_then_exit(status=None):
+            # As Python's exit status: None and 0 succeed, any other number or a message fails.
+            self.failed = status is not None and status != 0
+            exit_(status)
+
+        sys.exit = note_then_exit
 
     def at_backward_return(self, callback):
         self._at_backward_return.append(callback)
