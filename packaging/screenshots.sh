@@ -109,4 +109,25 @@ torch_run=$(ls -t "$DDPSCOPE_WORKSPACE"/*.ddprun | head -1)
 shot "$torch_run" --tab Timeline --iteration 5 --screenshot "$out/torchrun_timeline.png"
 torch_preset "--iters 40 --stall-rank 1 --stall-at 5 --stall-seconds 60 --timeout 5"
 shot --launch "$work/torch.json" --tab Hang --screenshot "$out/torchrun_hang.png"
+echo "collect: the app collects from a job a plain shell loop starts (torchrun's variables and the prefix"
+echo "the app printed), the Collect dialog listing each rank with its host, mid-job"
+collect_shot() {
+  exec 3< <(DDPSCOPE_SCREENSHOT_DELAY_MS=14000 xvfb-run -a -s "-screen 0 1600x1000x24" "$app" --size 1280x800 \
+    --collect 2 --tab Live --screenshot "$out/collect.png")
+  local line prefix=""
+  while read -r line <&3; do
+    case "$line" in "collect: "*) prefix=${line#collect: }; break ;; esac
+  done
+  local pids=""
+  for r in 0 1; do
+    sh -c "exec $prefix RANK=$r LOCAL_RANK=$r GROUP_RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29661 \
+      /usr/bin/python3 $PWD/tests/torch/ddp_unchanged_script.py --iters 100000 --width 256 --depth 4 --log-loss" \
+      >/dev/null 2>&1 &
+    pids="$pids $!"
+  done
+  cat <&3 || true  # the shot is taken mid-job; then the job is no longer needed
+  kill $pids 2>/dev/null || true
+  wait
+}
+collect_shot
 ls -l "$out"

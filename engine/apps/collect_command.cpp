@@ -3,8 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <csignal>
+#include <cstring>
+#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <spawn.h>
+#include <sys/wait.h>
 
 #include "collector.h"
 #include "collector_process.h"
@@ -30,10 +35,16 @@ std::string shell_quoted(const std::string& v) {
   return out + "'";
 }
 
-// "rank 3 joined" and "rank 3 ended" as they happen; `seen` and `ended`: how many were said.
-void say_ranks(const probes::Collector& c, size_t& seen, size_t& ended) {
+// "ranks: 2 joined, 1 ended" as it changes; `seen` and `ended`: how many were said. `json`:
+// also as a line the app reads.
+void say_ranks(const probes::Collector& c, size_t& seen, size_t& ended, bool json) {
   if (c.ranks_seen().size() == seen && c.ranks_ended().size() == ended) return;
   std::printf("ranks: %zu joined, %zu ended\n", c.ranks_seen().size(), c.ranks_ended().size());
+  if (json)
+    std::printf("@ddpscope %s\n",
+                nlohmann::json{{"event", "ranks"}, {"joined", c.ranks_seen().size()}, {"ended", c.ranks_ended().size()}}
+                    .dump()
+                    .c_str());
   std::fflush(stdout);
   seen = c.ranks_seen().size();
   ended = c.ranks_ended().size();
@@ -60,7 +71,59 @@ std::string missing_ranks(const probes::Collector& c, int expect) {
   return out.empty() ? out : "expected " + std::to_string(expect) + " ranks; " + out;
 }
 
+// `ddpscope --follow RUN`, left running when the collection ends (the window keeps the
+// run); a warning, never an error, when it cannot start: the collection goes on.
+void open_app_on(const std::string& run) {
+  const std::string app = find_desktop_app();
+  if (app.empty()) {
+    std::fprintf(stderr,
+                 "warning: --follow: the desktop app (ddpscope) is not beside ddpscope-cli nor on PATH; set "
+                 "DDPSCOPE_APP, or open %s in it yourself\n",
+                 run.c_str());
+    return;
+  }
+  if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM")) {
+    std::fprintf(stderr,
+                 "warning: --follow: no display (DISPLAY is not set); open %s in the app on a machine "
+                 "with one\n",
+                 run.c_str());
+    return;
+  }
+  std::vector<std::string> args = {app, "--follow", run};
+  std::vector<char*> argv;
+  for (std::string& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // its own group: Ctrl-C here does not close it
+  posix_spawnattr_setpgroup(&attr, 0);
+  pid_t pid = 0;
+  const int failed = posix_spawn(&pid, app.c_str(), nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (failed)
+    std::fprintf(stderr, "warning: --follow: could not start %s: %s\n", app.c_str(), std::strerror(failed));
+  else
+    std::printf("Opened the app on the run (pid %d)\n", static_cast<int>(pid));
+}
+
 }  // namespace
+
+std::string find_desktop_app() {
+  if (const char* env = std::getenv("DDPSCOPE_APP"); env && *env) return env;
+  std::error_code ec;
+  const fs::path sibling = fs::read_symlink("/proc/self/exe", ec).parent_path() / "ddpscope";
+  if (!ec && fs::is_regular_file(sibling)) return sibling.string();
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (size_t begin = 0; begin <= dirs.size();) {
+    const size_t end = std::min(dirs.find(':', begin), dirs.size());
+    const fs::path candidate = fs::path(dirs.substr(begin, end - begin)) / "ddpscope";
+    if (end > begin && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    begin = end + 1;
+  }
+  return {};
+}
 
 std::pair<std::string, int> parse_listen(const std::string& listen) {
   DDPSCOPE_CHECK(!listen.empty(), "--listen is empty; give HOST or HOST:PORT (e.g. 10.0.0.5:29600)");
@@ -127,10 +190,22 @@ int run_collect(const CollectOptions& options) {
   for (const auto& [name, value] : env)
     prefix += " " + name + "=" + (name == "PYTHONPATH" ? "\"" + value + "\"" : shell_quoted(value));
   std::printf("\nOr before the launcher's command (torchrun, srun, mpirun):\n  %s\n\n", prefix.c_str());
+  const bool json = options.progress == "json";
+  if (json) {
+    nlohmann::json exports = nlohmann::json::array();
+    for (const auto& [name, value] : env)
+      exports.push_back("export " + name + "=" + (name == "PYTHONPATH" ? "\"" + value + "\"" : shell_quoted(value)));
+    std::printf("@ddpscope %s\n",
+                nlohmann::json{{"event", "collect"}, {"run", claim->path()}, {"exports", exports}, {"prefix", prefix}}
+                    .dump()
+                    .c_str());
+  }
   if (options.expect > 0)
     std::printf("Waiting for %d ranks to end (or Ctrl-C): the run file is then complete.\n", options.expect);
   else
     std::printf("Ctrl-C when the job has ended: the run file is then complete.\n");
+  std::fflush(stdout);
+  if (options.follow) open_app_on(claim->path());
   std::fflush(stdout);
   struct sigaction sa {};
   sa.sa_handler = on_stop;
@@ -146,7 +221,7 @@ int run_collect(const CollectOptions& options) {
     } catch (const std::exception&) {
       if (!g_stop) throw;  // the signal interrupted the wait (EINTR): stop as asked
     }
-    say_ranks(collector, seen, ended);
+    say_ranks(collector, seen, ended, json);
   }
   // A second Ctrl-C (or the launcher's SIGTERM after ours) must not cut the last batches
   // short: they are stored before we go.
@@ -155,7 +230,7 @@ int run_collect(const CollectOptions& options) {
   std::printf("Storing what the ranks still send...\n");
   std::fflush(stdout);
   collector.drain();
-  say_ranks(collector, seen, ended);
+  say_ranks(collector, seen, ended, json);
   collector.finish("finished", missing_ranks(collector, options.expect));
   std::printf("Stored %llu batches in %s (%llu refused: wrong token or damaged)\n",
               static_cast<unsigned long long>(collector.batches()), claim->path().c_str(),
@@ -177,6 +252,10 @@ std::function<int()> add_collect_command(CLI::App& app, CLI::App** collect) {
       ->capture_default_str();
   cmd->add_option("--expect", options->expect, "Stop once this many ranks have ended (default: at Ctrl-C)")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--progress", options->progress, "Output: lines, or json (also @ddpscope {json} lines, for the app)")
+      ->check(CLI::IsMember({"lines", "json"}))
+      ->capture_default_str();
+  cmd->add_flag("--follow", options->follow, "Open the desktop app on the run, following it live as ranks join");
   *collect = cmd;
   return [options] { return run_collect(*options); };
 }

@@ -20,7 +20,13 @@ struct CollectOptions {
   bool force = false;                // replace the run an existing --out holds
   std::string listen = "127.0.0.1";  // HOST or HOST:PORT the ranks reach; PORT and PORT+1 are used
   int expect = 0;                    // stop once this many ranks have ended (0: at Ctrl-C only)
+  std::string progress = "lines";    // lines | json (also "@ddpscope {json}" lines, for the app)
+  bool follow = false;               // open the app on the run once the collector listens
 };
+
+// The desktop app that --follow starts: $DDPSCOPE_APP, else `ddpscope` beside this
+// program, else on PATH; empty when there is none.
+std::string find_desktop_app();
 
 // The host and port of "HOST[:PORT]" ("[::1]:7000" for IPv6); port 0 when none is given.
 // Throws ddpscope::Error naming what is wrong.

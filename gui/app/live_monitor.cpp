@@ -241,6 +241,8 @@ void LiveMonitor::setStatus(const QString& text, bool running) {
   }
 }
 
+void LiveMonitor::setUnbounded() { m_progress->setRange(0, 0); }
+
 void LiveMonitor::setRun(const RunData& run, bool live) {
   // Rebuilt from the whole run each time: replace() swaps a series' points at once.
   std::map<int, QList<QPointF>> loss, rate, iterationMs, overlap;

@@ -40,6 +40,9 @@ class LiveMonitor : public QWidget {
 
   void setProgress(int iteration, int total, double loss, double samplesPerSecond, bool hasLoss = true);
   void setStatus(const QString& text, bool running);
+  // A job whose end is not known (a collected one, before its first progress): the bar
+  // only shows it is alive, until setStatus(..., false).
+  void setUnbounded();
   // Redraws the charts from the run's metrics; the bar shows its last iteration of the
   // job's total (live: never behind the job's own progress).
   void setRun(const RunData& run, bool live = false);

@@ -1,12 +1,17 @@
 // ddpscope: the desktop app. `ddpscope` lists the runs of the workspace folder;
 // `ddpscope RUN_FILE` opens a run (`ddpscope TRACES/` imports a PyTorch job's traces first); `ddpscope --demo` launches
 // the 2-rank demo job and follows it live; `ddpscope --launch PRESET.json` launches a saved preset; `ddpscope --lesson
-// N [--step K]` opens a lesson of the Learn menu.
+// N [--step K]` opens a lesson of the Learn menu; `ddpscope --follow RUN_FILE` follows a run that `ddpscope-cli
+// collect` writes as it grows.
 #include <QApplication>
 #include <optional>
 #include <string>
 #include <algorithm>
 #include <QCheckBox>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QDialog>
+#include <QPainter>
 #include <QCommandLineParser>
 #include <QLabel>
 #include <QLineEdit>
@@ -18,6 +23,7 @@
 #include "learn_page.h"
 #include "classroom.h"
 #include "classroom_controller.h"
+#include "collect_dialog.h"
 #include "main_window.h"
 #include "timeline_page.h"
 #include "timeline_view.h"
@@ -88,6 +94,15 @@ struct AppOptions {
                           QStringLiteral("CODE")};
   QCommandLineOption name{QStringLiteral("name"), QStringLiteral("With --join: your name, as the teacher sees it"),
                           QStringLiteral("NAME")};
+  QCommandLineOption follow{
+      QStringLiteral("follow"),
+      QStringLiteral("Follow a run file another process writes (ddpscope-cli collect) as it grows"),
+      QStringLiteral("RUN_FILE")};
+  QCommandLineOption collect{
+      QStringLiteral("collect"),
+      QStringLiteral("Run > Collect from a job..., started: a collector on 127.0.0.1 that stops once RANKS ranks have "
+                     "ended (0: when stopped); prints the prefix for the job's launcher"),
+      QStringLiteral("RANKS")};
   QCommandLineOption size{
       QStringLiteral("size"),
       QStringLiteral("With --screenshot: the window's size (default 1600x1000; a laptop: 1280x800)"),
@@ -103,7 +118,7 @@ struct AppOptions {
                                                 "files, one per rank) to import and open"),
                                  QStringLiteral("[RUN_FILE | TRACES...]"));
     parser.addOptions({screenshot, size, tab, demo, launch, lesson, step, sideBySide, find, range, iteration, compare,
-                       openLink, join, code, name, teach});
+                       openLink, join, code, name, teach, follow, collect});
     parser.process(app);
   }
   bool isSet(const QCommandLineOption& o) const { return parser.isSet(o); }
@@ -145,6 +160,36 @@ bool launchAsked(ddpscope::gui::MainWindow& window, const AppOptions& o) {
   return true;
 }
 
+// --follow RUN_FILE, when given; false when it cannot be followed (said on stderr).
+bool followAsked(ddpscope::gui::MainWindow& window, const AppOptions& o) {
+  QString error;
+  if (!o.isSet(o.follow) || window.followRunFile(o.value(o.follow), &error)) return true;
+  std::fprintf(stderr, "error: --follow: %s\n", qPrintable(error));
+  return false;
+}
+
+// --collect RANKS: the Collect dialog, collecting; the prefix printed once it listens
+// ("collect: env ..."), for a script that starts the job. False when it cannot start.
+bool collectAsked(ddpscope::gui::MainWindow& window, const AppOptions& o) {
+  bool ok = false;
+  const int ranks = o.value(o.collect).toInt(&ok);
+  if (!ok || ranks < 0 || ranks > (1 << 20)) {
+    std::fprintf(stderr, "error: --collect: RANKS must be a whole number from 0 (collect until stopped) to 1048576\n");
+    return false;
+  }
+  QObject::connect(window.part<ddpscope::gui::JobController>(), &ddpscope::gui::JobController::collecting, &window,
+                   [](const QStringList&, const QString& prefix) {
+                     std::printf("collect: %s\n", qPrintable(prefix));
+                     std::fflush(stdout);
+                   });
+  window.showCollectDialog();
+  window.collectDialog()->expectBox()->setValue(ranks);
+  window.collectDialog()->startButton()->click();  // as a user would: the dialog shows what follows
+  if (window.collectDialog()->isCollecting()) return true;
+  std::fprintf(stderr, "error: --collect: %s\n", qPrintable(window.collectDialog()->statusLabel()->text()));
+  return false;
+}
+
 // --lesson N [--step K] [--side-by-side]. False when there is no such lesson.
 bool openLessonAsked(ddpscope::gui::MainWindow& window, const AppOptions& o) {
   if (!window.openLesson(o.value(o.lesson).toInt() - 1)) {
@@ -184,6 +229,18 @@ void frameTimeline(ddpscope::gui::MainWindow& window, const AppOptions& o) {
 
 // --screenshot PNG: saved once the window shows what was asked (a launched job ended, the
 // traces imported), then the app quits.
+// The window as its user sees it: with its open dialogs (Collect from a job...) drawn where
+// they stand over it.
+QPixmap windowWithDialogs(ddpscope::gui::MainWindow& window) {
+  QPixmap shot = window.grab();
+  QPainter painter(&shot);
+  for (QWidget* top : QApplication::topLevelWidgets()) {
+    if (top == &window || !top->isVisible() || !qobject_cast<QDialog*>(top)) continue;
+    painter.drawPixmap(window.mapFromGlobal(top->mapToGlobal(QPoint(0, 0))), top->grab());
+  }
+  return shot;
+}
+
 void scheduleScreenshot(ddpscope::gui::MainWindow& window, const AppOptions& o) {
   auto save = [&window, &o] {
     if (o.isSet(o.tab)) window.showTab(o.value(o.tab));
@@ -192,13 +249,14 @@ void scheduleScreenshot(ddpscope::gui::MainWindow& window, const AppOptions& o) 
     // (a class whose students join).
     const int delay = std::clamp(qEnvironmentVariableIntValue("DDPSCOPE_SCREENSHOT_DELAY_MS"), 0, 60000);
     QTimer::singleShot(delay > 0 ? delay : 900, &window, [&window, &o] {
-      const bool saved = window.grab().save(o.value(o.screenshot));
+      const bool saved = windowWithDialogs(window).save(o.value(o.screenshot));
       std::fprintf(saved ? stdout : stderr, "%s %s\n", saved ? "saved" : "error: cannot write",
                    qPrintable(o.value(o.screenshot)));
       QApplication::exit(saved ? 0 : 1);
     });
   };
-  if (window.part<ddpscope::gui::JobController>()->isActive()) {
+  if (window.part<ddpscope::gui::JobController>()->isActive() &&
+      !window.part<ddpscope::gui::JobController>()->isCollecting()) {
     QObject::connect(window.part<ddpscope::gui::JobController>(), &ddpscope::gui::JobController::finished, &window,
                      save);
   } else if (window.part<ddpscope::gui::TraceImportJob>()->isRunning()) {  // traces: once imported and shown
@@ -244,6 +302,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if ((o.isSet(o.demo) || o.isSet(o.launch)) && !launchAsked(window, o)) return 2;
+  if (!followAsked(window, o) || (o.isSet(o.collect) && !collectAsked(window, o))) return 2;
   if (o.isSet(o.teach)) {
     // [HOST:]PORT: HOST the interface to listen on (every one without it).
     QString error;

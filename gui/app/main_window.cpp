@@ -392,17 +392,6 @@ void MainWindow::buildFileMenu() {
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 }
 
-void MainWindow::buildRunMenu() {
-  QMenu* run = menuBar()->addMenu(tr("&Run"));
-  run->addAction(tr("&Launch job..."), QKeySequence(tr("Ctrl+L")), this, &MainWindow::showLaunchDialog);
-  m_followAction = run->addAction(tr("&Follow job"), this, &MainWindow::followJob);
-  m_stopAction = run->addAction(tr("&Stop job"), this, &MainWindow::stopJob);
-  m_followAction->setObjectName(QStringLiteral("followAction"));
-  m_stopAction->setObjectName(QStringLiteral("stopAction"));
-  updateJobActions();
-  connect(m_job, &JobController::finished, this, &MainWindow::updateJobActions);
-}
-
 void MainWindow::buildViewMenu() {
   QMenu* view = menuBar()->addMenu(tr("&View"));
   // Tabs by number. Timeline keys stay on the timeline itself: single-letter menu

@@ -56,6 +56,7 @@ class ComparePage;
 class RanksPage;
 class RunFileWatch;
 class RunOpenJob;
+class CollectDialog;
 class TraceImportJob;
 
 class MainWindow : public QMainWindow {
@@ -93,6 +94,14 @@ class MainWindow : public QMainWindow {
   bool isFollowingJob() const { return m_following; }
   void stopJob();
   void showLaunchDialog();
+  // Run > Collect from a job...: a collector alone for a job another launcher starts,
+  // followed live like a launched job (main_window_jobs.cpp).
+  void showCollectDialog();
+  bool startCollecting(const QString& listen, int expect, QString* error);
+  // Follows a run file another process writes (`ddpscope-cli collect --follow`) until its
+  // status leaves "running"; false with *error when it cannot.
+  bool followRunFile(const QString& path, QString* error);
+  CollectDialog* collectDialog() const { return m_collectDialog; }
   // How long a live run may go without new events before the hang view opens.
   void setStallTimeoutMs(int ms) { m_stallMs = ms; }
   // Saves the current tab as a PNG / its table as CSV; false with the reason shown.
@@ -172,6 +181,9 @@ class MainWindow : public QMainWindow {
   void updateHang(bool stalled);
   void exportChromeTrace();
   void onJobFinished(JobController::State state, const QString& message);
+  QString newRunFile(QString* error) const;  // a new run file's path in the workspace
+  void beginFollowing(const QString& path, const QString& status);
+  void onCollectedRunLoaded(const RunData& run);
   void onRunFileChanged();
   void showBanner(const QString& message, bool reload, bool saveCopy);
   void setUpTraceImport();
@@ -229,9 +241,11 @@ class MainWindow : public QMainWindow {
   bool m_followTimeline = false;  // the timeline shows an earlier load of the same run
   QWidget* m_timelinePage = nullptr;
   int m_stallMs = 10000;
-  QString m_liveRun;         // the run file of the running (or last) job
-  QString m_listedLiveRun;   // the live run already selected in the run list
-  bool m_following = false;  // the views show m_liveRun, re-read as it grows
+  QString m_liveRun;             // the run file of the running (or last) job
+  QString m_listedLiveRun;       // the live run already selected in the run list
+  bool m_following = false;      // the views show m_liveRun, re-read as it grows
+  bool m_followingFile = false;  // m_liveRun is written by a process this window did not start
+  CollectDialog* m_collectDialog = nullptr;
   TraceImportJob* m_import = nullptr;
   RunOpenJob* m_opener = nullptr;
   QProgressBar* m_openProgress = nullptr;

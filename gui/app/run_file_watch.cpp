@@ -10,14 +10,26 @@
 namespace ddpscope::gui {
 namespace {
 
-// What tells one run from another in the same file: its start time (to the second),
-// configuration and size.
-// What tells one run from another written over it in place. Not its config: a running
-// PyTorch job merges the settings its ranks learn (DDP's bucket caps) into the config,
-// and the app said its own live run was "replaced on disk".
+// What tells one run from another written over it in place: its start time (to the
+// second) and model, then its world size and backend. Not its config: a running PyTorch
+// job merges the settings its ranks learn (DDP's bucket caps) into it. Nor, while the run
+// is running, its world and backend: the ranks of a collected job grow the world as they
+// join and name their backend (gloo) in place of "torch". Each made the app say its own
+// live run was "replaced on disk". Lines: "created\nmodel", "running" or "world\nbackend".
 std::string runIdentity(probes::RunStoreReader& reader) {
   const probes::RunRow r = reader.run();
-  return r.created_at + "\n" + std::to_string(r.world_size) + "\n" + r.backend + "\n" + r.model;
+  return r.created_at + "\n" + r.model + "\n" +
+         (r.status == "running" ? std::string("running") : std::to_string(r.world_size) + "\n" + r.backend);
+}
+
+// Whether two identities are of the same run: the same start and model, and the same
+// world and backend unless either was taken while it ran.
+bool sameRun(const std::string& a, const std::string& b) {
+  const auto head = [](const std::string& id) { return id.substr(0, id.find('\n', id.find('\n') + 1)); };
+  const auto running = [](const std::string& id) {
+    return id.size() >= 8 && id.compare(id.size() - 8, 8, "\nrunning") == 0;
+  };
+  return head(a) == head(b) && (running(a) || running(b) || a == b);
 }
 
 bool identity(const QString& path, unsigned long long* device, unsigned long long* inode) {
@@ -103,7 +115,7 @@ void RunFileWatch::check() {
     if (!replaced) {
       try {  // the same file, rewritten in place with another run?
         probes::RunStoreReader reader(m_path.toStdString());
-        replaced = runIdentity(reader) != m_identity;
+        replaced = !sameRun(runIdentity(reader), m_identity);
       } catch (const std::exception&) {
         replaced = true;  // damaged or emptied: no longer the run on screen
       }

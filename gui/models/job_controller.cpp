@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QStandardPaths>
@@ -79,22 +80,45 @@ bool JobController::start(const LaunchConfig& config, const QString& runFile, QS
     *error = refused;
     return false;
   }
+  m_total = config.job == QLatin1String("torch") ? 0 : config.iterations;  // a script's is not known
+  m_collecting = false;
+  return launch(trainArguments(config, runFile), config.probes ? runFile : QString(), error);
+}
+
+bool JobController::startCollect(const QString& runFile, const QString& listen, int expect, QString* error) {
+  if (isActive()) {
+    *error = tr("a job is already running; stop it first");
+    return false;
+  }
+  if (m_cli.isEmpty() || !QFileInfo(m_cli).isExecutable()) {
+    *error = tr("ddpscope-cli was not found next to the app or on PATH; set DDPSCOPE_CLI");
+    return false;
+  }
+  QStringList args = {
+      QStringLiteral("collect"),    QStringLiteral("--out"), runFile, QStringLiteral("--listen"), listen,
+      QStringLiteral("--progress"), QStringLiteral("json")};
+  if (expect > 0) args << QStringLiteral("--expect") << QString::number(expect);
+  m_total = 0;
+  m_collecting = true;
+  return launch(args, runFile, error);
+}
+
+bool JobController::launch(const QStringList& arguments, const QString& runFile, QString* error) {
   delete m_process;
   m_process = new QProcess(this);
   m_pending[0].clear();
   m_pending[1].clear();
   m_iteration = 0;
-  m_total = config.job == QLatin1String("torch") ? 0 : config.iterations;  // a script's is not known
   m_failedRank = -1;
   m_message.clear();
   m_lastError.clear();
   m_stderrTail.clear();
   m_stopRequested = false;
-  m_runFile = config.probes ? runFile : QString();
+  m_runFile = runFile;
   connect(m_process, &QProcess::readyReadStandardOutput, this, [this] { readOutput(QProcess::StandardOutput); });
   connect(m_process, &QProcess::readyReadStandardError, this, [this] { readOutput(QProcess::StandardError); });
   connect(m_process, &QProcess::finished, this, &JobController::onFinished);
-  m_process->start(m_cli, trainArguments(config, runFile));
+  m_process->start(m_cli, arguments);
   if (!m_process->waitForStarted(10000)) {
     *error = tr("cannot start %1: %2").arg(m_cli, m_process->errorString());
     return false;
@@ -149,6 +173,13 @@ void JobController::handleLine(const QString& line, bool fromStderr) {
     const QJsonValue loss = ev.value(QStringLiteral("loss"));
     emit progress(m_iteration, m_total, loss.isString() ? loss.toString().toDouble() : loss.toDouble(),
                   ev.value(QStringLiteral("samples_per_s")).toDouble(), !loss.isUndefined());
+  } else if (kind == QLatin1String("collect")) {
+    QStringList exports;
+    for (const QJsonValue& v : ev.value(QStringLiteral("exports")).toArray())
+      exports << v.toString();
+    emit collecting(exports, ev.value(QStringLiteral("prefix")).toString());
+  } else if (kind == QLatin1String("ranks")) {
+    emit ranksChanged(ev.value(QStringLiteral("joined")).toInt(), ev.value(QStringLiteral("ended")).toInt());
   } else if (kind == QLatin1String("failed")) {
     m_failedRank = ev.value(QStringLiteral("rank")).toInt(-1);
     m_message = ev.value(QStringLiteral("message")).toString();

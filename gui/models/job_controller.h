@@ -28,6 +28,11 @@ class JobController : public QObject {
   // Starts the job writing `runFile`; false with *error when it cannot start (invalid
   // config, a job already running, no ddpscope-cli).
   bool start(const LaunchConfig& config, const QString& runFile, QString* error);
+  // Starts `ddpscope-cli collect`: a collector alone, for a job another launcher starts.
+  // listen: HOST or HOST:PORT; expect: stop once this many ranks ended (0: at stop()).
+  // collecting() says what the job needs once it listens.
+  bool startCollect(const QString& runFile, const QString& listen, int expect, QString* error);
+  bool isCollecting() const { return isActive() && m_collecting; }
   // What ddpscope-cli says is wrong with the job's arguments (a dry run with --check), in
   // its own words; empty when it would start. start() checks this first.
   QString checkArguments(const LaunchConfig& config, const QString& runFile) const;
@@ -51,8 +56,12 @@ class JobController : public QObject {
   // state: Finished, Failed or Stopped; message says why for the last two.
   void finished(ddpscope::gui::JobController::State state, const QString& message);
   void outputLine(const QString& line);  // the job's other output, for a log
+  // A collector listens: the job's environment as `export` lines, and as one prefix.
+  void collecting(const QStringList& exports, const QString& prefix);
+  void ranksChanged(int joined, int ended);  // a collector's ranks so far
 
  private:
+  bool launch(const QStringList& arguments, const QString& runFile, QString* error);
   void readOutput(QProcess::ProcessChannel channel);
   void handleLine(const QString& line, bool fromStderr);
   void onFinished(int exitCode, QProcess::ExitStatus status);
@@ -65,6 +74,7 @@ class JobController : public QObject {
   QString m_runFile;
   int m_iteration = 0, m_total = 0, m_failedRank = -1;
   bool m_stopRequested = false;
+  bool m_collecting = false;  // the process is `ddpscope-cli collect`
   QString m_message, m_lastError;
   static constexpr int kStderrTailLines = 4;
   static constexpr int kCheckTimeoutMs = 20000;

@@ -54,6 +54,7 @@ void LiveRunLoader::watch(const QString& path, int intervalMs, int stallMs) {
   m_stallMs = stallMs;
   m_lastEvents = -1;
   m_stalled = false;
+  m_stallAllowed = true;
   m_finalReload = false;
   m_sinceChange.start();
   m_timer.start(intervalMs);
@@ -91,7 +92,8 @@ void LiveRunLoader::tick() {
 }
 
 void LiveRunLoader::checkStall() {
-  if (!m_stalled && m_timer.isActive() && m_sinceChange.elapsed() >= m_stallMs) {
+  if (!m_stallAllowed) m_sinceChange.restart();  // the quiet time counts from when it matters
+  if (!m_stalled && m_stallAllowed && m_timer.isActive() && m_sinceChange.elapsed() >= m_stallMs) {
     m_stalled = true;
     emit stalled(m_sinceChange.elapsed());
   }

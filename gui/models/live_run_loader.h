@@ -32,6 +32,9 @@ class LiveRunLoader : public QObject {
   bool isStalled() const { return m_stalled; }
   // Whether reloads include the hang analysis (always once the run stalled).
   void setWantHang(bool want) { m_wantHang = want; }
+  // Whether a quiet file is a stall: not while a collector waits for a job's first rank,
+  // nor once every rank that came has ended.
+  void setStallAllowed(bool allowed) { m_stallAllowed = allowed; }
 
  signals:
   void loaded(std::shared_ptr<const ddpscope::gui::RunData> run);
@@ -58,6 +61,7 @@ class LiveRunLoader : public QObject {
   bool m_finalReload = false;
   QString m_error;  // written by the background load, read after it finished
   bool m_wantHang = false;
+  bool m_stallAllowed = true;
   std::shared_ptr<const RunData> m_previous;  // the timeline grows from it
   // The file (and its WAL) as of the last load, and whether that load had the hang
   // analysis: an unchanged file is not read again (a hung job writes nothing).

@@ -28,6 +28,7 @@ RunData loadRun(const std::string& path, int64_t now_ns, const RunData* previous
   d.path = path;
   d.run = run;
   d.ranks = reader.ranks();
+  d.attendance = probes::rank_attendance(reader);
   if (previous) {
     d.analysis = previous->analysis;
     probes::extend_analysis(d.analysis, reader);

@@ -12,6 +12,7 @@
 #include "hang_analysis.h"
 #include "overlap_analysis.h"
 #include "run_stats.h"
+#include "rank_attendance.h"
 #include "run_store_reader.h"
 #include "sequence_data.h"
 #include "timeline_data.h"
@@ -22,6 +23,7 @@ struct RunData {
   std::string path;
   probes::RunRow run;
   std::vector<probes::RankRow> ranks;
+  probes::RankAttendance attendance;  // who came and how often (a collected job's ranks)
   probes::RunAnalysis analysis;
   probes::GpuTimeBreakdown gpu;            // imported PyTorch traces with GPU rows; else empty
   std::vector<probes::BucketRow> buckets;  // every rank and generation

@@ -19,8 +19,15 @@ RankAttendance rank_attendance(RunStoreReader& run) {
   std::set<int> present;
   for (const auto& r : run.ranks())
     present.insert(r.rank);
-  for (int r = 0; r < a.world_size; ++r)
-    if (!present.count(r)) a.never_joined.push_back(r);
+  const bool collected = !a.attempts.empty() || row.config_json.find(R"("job":"collect")") != std::string::npos;
+  if (collected) {
+    int64_t present_in_world = 0;
+    for (int r : present)
+      present_in_world += r >= 0 && r < a.world_size;
+    a.never_joined_count = a.world_size - present_in_world;
+    for (int r = 0; r < a.world_size && a.never_joined.size() < RankAttendance::kListed; ++r)
+      if (!present.count(r)) a.never_joined.push_back(r);
+  }
   std::map<int, int64_t> first_join;  // attempt -> its first rank's join
   for (const auto& t : a.attempts) {
     a.attempts_run = std::max(a.attempts_run, t.attempt + 1);
@@ -64,12 +71,17 @@ std::string attempt_end(const RankAttendance& a, int attempt) {
 
 std::vector<std::string> attendance_findings(const RankAttendance& a) {
   std::vector<std::string> out;
-  if (!a.never_joined.empty())
-    out.push_back(detail::concat(
-        ranks_named(a.never_joined.size(), rank_ranges_text(a.never_joined)), " of ", a.world_size,
-        a.running ? (a.never_joined.size() == 1 ? " has not joined yet" : " have not joined yet") : " never joined",
-        ": the run has nothing from ", a.never_joined.size() == 1 ? "it" : "them",
-        " (started without the collector's environment, or unable to reach it?)"));
+  if (!a.never_joined.empty()) {
+    const bool one = a.never_joined_count == 1;
+    const std::string who =
+        a.never_joined_count > static_cast<int64_t>(a.never_joined.size())
+            ? detail::concat(a.never_joined_count, " ranks (", rank_ranges_text(a.never_joined), ", ...)")
+            : ranks_named(a.never_joined.size(), rank_ranges_text(a.never_joined));
+    out.push_back(detail::concat(who, " of ", a.world_size,
+                                 a.running ? (one ? " has not joined yet" : " have not joined yet") : " never joined",
+                                 ": the run has nothing from ", one ? "it" : "them",
+                                 " (started without the collector's environment, or unable to reach it?)"));
+  }
   for (const auto& [rank, late_ns] : a.late)
     out.push_back(detail::concat("rank ", rank, " joined ", static_cast<double>(late_ns / 100'000'000) / 10.0,
                                  " s after the first rank of its attempt"));

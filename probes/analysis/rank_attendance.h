@@ -12,9 +12,15 @@
 namespace ddpscope::probes {
 
 struct RankAttendance {
-  int world_size = 0;             // as the run says (the launcher's, or `collect --expect`)
-  bool running = false;           // the run is still being written: ranks may join yet
-  std::vector<int> never_joined;  // ranks below world_size the run has nothing from
+  int world_size = 0;    // as the run says (the launcher's, or `collect --expect`)
+  bool running = false;  // the run is still being written: ranks may join yet
+  // Ranks below world_size the run has nothing from: how many, and the first kListed of
+  // them (a world size is what a launcher or trace claims: never one entry per rank).
+  // Only for jobs whose ranks say their place (attempts) or a `collect` run: an imported
+  // trace or dump set says what it lacks itself.
+  int64_t never_joined_count = 0;
+  std::vector<int> never_joined;
+  static constexpr size_t kListed = 64;
   std::vector<AttemptRow> attempts;
   int attempts_run = 0;  // of the whole job: the highest attempt + 1 (0: no rank said its place)
   // Ranks that joined their attempt more than kLateJoinNs after its first rank, with how late.

@@ -39,6 +39,7 @@
 #include "gui_test_runs.h"
 #include "run_file_watch.h"
 #include "run_store_reader.h"
+#include "run_store_writer.h"
 #include "sqlite_db.h"
 #include "graph_view.h"
 #include "hang_view.h"
@@ -175,6 +176,33 @@ class TestRunFileWatch : public QObject {
     QVERIFY(!window.saveRunCopy(folder.filePath("gone.ddprun")));
     QVERIFY2(failed.at(0).at(0).toString().contains("rewritten in place"), qPrintable(failed.at(0).at(0).toString()));
     QVERIFY(!QFile::exists(folder.filePath("gone.ddprun")));
+  }
+
+  // A collected job's run while it runs: its ranks grow the world as they join and name
+  // their backend in place of "torch", then the collector ends it. The same run all along.
+  void testALiveRunWhoseRanksJoinIsTheSameRun() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("collected.ddprun");
+    ddpscope::probes::RunStoreWriter writer(file.toStdString());
+    writer.begin_run({R"({"job":"collect"})", 1, "torch", "torch script"});
+    ddpscope::probes::EventBatch first;
+    first.rank = 0;
+    writer.write(first);
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(file));
+    QCOMPARE(window.part<RunFileWatch>()->state(), RunFileWatch::State::Intact);
+    ddpscope::probes::EventBatch joined;
+    joined.rank = 3;
+    joined.records = {R"({"type":"settings","world_size":4,"backend":"gloo","values":{}})"};
+    writer.write(joined);
+    QVERIFY(writer.fold_wal());  // into the file itself, which the watch sees change
+    QTest::qWait(1200);          // the watch re-checks after its delay
+    QCOMPARE(window.part<RunFileWatch>()->state(), RunFileWatch::State::Intact);
+    writer.end_run("finished");
+    QVERIFY(writer.fold_wal());
+    QTest::qWait(1200);
+    QCOMPARE(window.part<RunFileWatch>()->state(), RunFileWatch::State::Intact);
+    QVERIFY(!window.part<QLabel>("errorBanner")->isVisible());
   }
 };
 

@@ -72,6 +72,23 @@ class TestRankAttendance : public ScratchTest {
     QVERIFY2(findings[0].rfind("ranks 0, 2 and 3 of 4 never joined", 0) == 0, findings[0].c_str());
   }
 
+  // A world size is what the launcher claims: a million ranks are counted, not listed.
+  void testAHugeClaimedWorldIsCountedNotListed() {
+    const std::string file = path("huge.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"job":"collect"})", 1, "torch", "torch script"});
+      w.write(records_of(1, {placement(0, 100), R"({"type":"settings","world_size":1048576,"values":{}})"}));
+      w.end_run("finished");
+    }
+    RunStoreReader run(file);
+    const RankAttendance a = rank_attendance(run);
+    QCOMPARE(a.never_joined_count, int64_t{1048575});
+    QCOMPARE(a.never_joined.size(), RankAttendance::kListed);
+    const std::string said = attendance_findings(a).at(0);
+    QVERIFY2(said.rfind("1048575 ranks (0 and 2..64, ...) of 1048576 never joined", 0) == 0, said.c_str());
+  }
+
   void testALateRankIsNamedWithHowLate() {
     const std::string file = path("late.ddprun");
     {

@@ -31,9 +31,9 @@ PYTHON = "/usr/bin/python3"
 class Collect:
     """`ddpscope-cli collect --out RUN` running; env: what it printed for the job."""
 
-    def __init__(self, run, *options):
+    def __init__(self, run, *options, env=None):
         self.proc = subprocess.Popen([CLI, "collect", "--out", run, *options], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True, env=env)
         self.env, self.prefix, self.printed = {}, None, []
         for line in self.proc.stdout:
             self.printed.append(line)
@@ -149,6 +149,25 @@ class ForeignLauncherTest(unittest.TestCase):
             self.assertEqual(m.group(1), "0")
             self.assertGreater(int(m.group(2)), 0)
 
+
+    def test_follow_without_a_display_says_so_and_collects_on(self):
+        """--follow on a machine with no display: a warning, and the collection goes on; the
+        app's lines (--progress json) carry the same environment as the text."""
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "job.ddprun")
+            env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+            collect = Collect(run, "--follow", "--progress", "json", "--expect", "2", env=env)
+            said = [json.loads(l.split(" ", 1)[1]) for l in collect.printed if l.startswith("@ddpscope ")]
+            self.assertEqual(said[0]["event"], "collect")
+            self.assertEqual(said[0]["run"], os.path.realpath(run))
+            self.assertEqual(said[0]["prefix"], collect.prefix)
+            self.assertIn("export DDPSCOPE_RUN_TOKEN=%s" % collect.env["DDPSCOPE_RUN_TOKEN"], said[0]["exports"])
+            job = shell_loop(tmp, collect.prefix, "torchrun", 29641, os.path.join(tmp, "counts"))
+            code, out, err = collect.wait()
+            self.assertEqual(job.returncode, 0, job.stdout + job.stderr)
+            self.assertEqual(code, 0, out + err)
+            self.assertIn("--follow: no display (DISPLAY is not set)", err)
+            self.assertIn('@ddpscope {"ended":2,"event":"ranks","joined":2}', out)
 
     def test_expected_ranks_end_the_collection(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,6 +1,9 @@
 // `ddpscope-cli collect`'s pieces: --listen read as HOST or HOST:PORT (IPv6 in brackets),
-// a bad one named with what to give; the environment a job needs, in the order printed.
+// a bad one named with what to give; the environment a job needs, in the order printed;
+// the desktop app --follow starts.
 #include <QtTest/QtTest>
+
+#include <QTemporaryDir>
 
 #include "apps/collect_command.h"
 #include "ddpscope/error.h"
@@ -27,6 +30,29 @@ class TestCollectCommand : public QObject {
         QVERIFY2(QString(e.what()).contains("--listen"), e.what());
       }
     }
+  }
+
+  // --follow's app: $DDPSCOPE_APP, else beside ddpscope-cli (not here: a test binary), else
+  // an executable `ddpscope` on PATH, else none.
+  void testTheDesktopAppIsFound() {
+    QTemporaryDir bin;
+    const QString app = bin.filePath("ddpscope");
+    QFile f(app);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("#!/bin/sh\n");
+    f.close();
+    const QByteArray path = qgetenv("PATH");
+    qunsetenv("DDPSCOPE_APP");
+    qputenv("PATH", "/nonexistent:" + bin.path().toUtf8());
+    QCOMPARE(find_desktop_app(), std::string());  // not executable: not an app
+    f.setPermissions(f.permissions() | QFileDevice::ExeOwner);
+    QCOMPARE(find_desktop_app(), app.toStdString());
+    qputenv("DDPSCOPE_APP", "/opt/other/ddpscope");
+    QCOMPARE(find_desktop_app(), std::string("/opt/other/ddpscope"));
+    qunsetenv("DDPSCOPE_APP");
+    qputenv("PATH", "/nonexistent");
+    QCOMPARE(find_desktop_app(), std::string());
+    qputenv("PATH", path);
   }
 
   void testTheJobsEnvironment() {
