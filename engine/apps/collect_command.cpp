@@ -35,6 +35,12 @@ std::string shell_quoted(const std::string& v) {
   return out + "'";
 }
 
+// A value as it is printed for the shell: PYTHONPATH in double quotes, so that the job's
+// own ${PYTHONPATH} expands after ours; the others in single quotes, as they are.
+std::string printed_value(const std::string& name, const std::string& value) {
+  return name == "PYTHONPATH" ? "\"" + value + "\"" : shell_quoted(value);
+}
+
 // "ranks: 2 joined, 1 ended" as it changes; `seen` and `ended`: how many were said. `json`:
 // also as a line the app reads.
 void say_ranks(const probes::Collector& c, size_t& seen, size_t& ended, bool json) {
@@ -73,21 +79,22 @@ std::string missing_ranks(const probes::Collector& c, int expect) {
 
 // `ddpscope --follow RUN`, left running when the collection ends (the window keeps the
 // run); a warning, never an error, when it cannot start: the collection goes on.
-void open_app_on(const std::string& run) {
+// Returns the app's pid (0: not started), for the caller to reap once it is closed.
+pid_t open_app_on(const std::string& run) {
   const std::string app = find_desktop_app();
   if (app.empty()) {
     std::fprintf(stderr,
                  "warning: --follow: the desktop app (ddpscope) is not beside ddpscope-cli nor on PATH; set "
                  "DDPSCOPE_APP, or open %s in it yourself\n",
                  run.c_str());
-    return;
+    return 0;
   }
   if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM")) {
     std::fprintf(stderr,
                  "warning: --follow: no display (DISPLAY is not set); open %s in the app on a machine "
                  "with one\n",
                  run.c_str());
-    return;
+    return 0;
   }
   std::vector<std::string> args = {app, "--follow", run};
   std::vector<char*> argv;
@@ -101,10 +108,12 @@ void open_app_on(const std::string& run) {
   pid_t pid = 0;
   const int failed = posix_spawn(&pid, app.c_str(), nullptr, &attr, argv.data(), environ);
   posix_spawnattr_destroy(&attr);
-  if (failed)
+  if (failed) {
     std::fprintf(stderr, "warning: --follow: could not start %s: %s\n", app.c_str(), std::strerror(failed));
-  else
-    std::printf("Opened the app on the run (pid %d)\n", static_cast<int>(pid));
+    return 0;
+  }
+  std::printf("Opened the app on the run (pid %d)\n", static_cast<int>(pid));
+  return pid;
 }
 
 }  // namespace
@@ -184,17 +193,16 @@ int run_collect(const CollectOptions& options) {
   const auto env = job_environment(collector.batch_endpoint(), collector.clock_endpoint(), token);
   std::printf("Collecting into %s\n\nIn the shell that starts the job:\n", claim->path().c_str());
   for (const auto& [name, value] : env)
-    std::printf("  export %s=%s\n", name.c_str(),
-                name == "PYTHONPATH" ? ("\"" + value + "\"").c_str() : shell_quoted(value).c_str());
+    std::printf("  export %s=%s\n", name.c_str(), printed_value(name, value).c_str());
   std::string prefix = "env";
   for (const auto& [name, value] : env)
-    prefix += " " + name + "=" + (name == "PYTHONPATH" ? "\"" + value + "\"" : shell_quoted(value));
+    prefix += " " + name + "=" + printed_value(name, value);
   std::printf("\nOr before the launcher's command (torchrun, srun, mpirun):\n  %s\n\n", prefix.c_str());
   const bool json = options.progress == "json";
   if (json) {
     nlohmann::json exports = nlohmann::json::array();
     for (const auto& [name, value] : env)
-      exports.push_back("export " + name + "=" + (name == "PYTHONPATH" ? "\"" + value + "\"" : shell_quoted(value)));
+      exports.push_back("export " + name + "=" + printed_value(name, value));
     std::printf("@ddpscope %s\n",
                 nlohmann::json{{"event", "collect"}, {"run", claim->path()}, {"exports", exports}, {"prefix", prefix}}
                     .dump()
@@ -205,7 +213,7 @@ int run_collect(const CollectOptions& options) {
   else
     std::printf("Ctrl-C when the job has ended: the run file is then complete.\n");
   std::fflush(stdout);
-  if (options.follow) open_app_on(claim->path());
+  pid_t app = options.follow ? open_app_on(claim->path()) : 0;
   std::fflush(stdout);
   struct sigaction sa {};
   sa.sa_handler = on_stop;
@@ -222,6 +230,7 @@ int run_collect(const CollectOptions& options) {
       if (!g_stop) throw;  // the signal interrupted the wait (EINTR): stop as asked
     }
     say_ranks(collector, seen, ended, json);
+    if (app > 0 && waitpid(app, nullptr, WNOHANG) == app) app = 0;  // the window was closed: reaped
   }
   // A second Ctrl-C (or the launcher's SIGTERM after ours) must not cut the last batches
   // short: they are stored before we go.

@@ -145,7 +145,7 @@ void CollectDialog::setCounts(int joined, int ended) {
   m_status->setText(text);
 }
 
-void CollectDialog::setRanks(const std::vector<JobRankRow>& ranks, int joined, int ended) {
+void CollectDialog::setRanks(const std::vector<JobRankRow>& ranks) {
   m_table->setRowCount(static_cast<int>(ranks.size()));
   for (int i = 0; i < static_cast<int>(ranks.size()); ++i) {
     const JobRankRow& r = ranks[static_cast<size_t>(i)];
@@ -157,7 +157,6 @@ void CollectDialog::setRanks(const std::vector<JobRankRow>& ranks, int joined, i
       m_table->setItem(i, c, new QTableWidgetItem(cells[c]));
   }
   m_table->resizeColumnsToContents();
-  if (m_stop->isEnabled()) setCounts(joined, ended);
 }
 
 void CollectDialog::setEnded(const QString& message) {

@@ -31,7 +31,9 @@ class CollectDialog : public QDialog {
 
   // The collector listens: the job's environment, as `export` lines and as one prefix.
   void showInstructions(const QStringList& exports, const QString& prefix);
-  void setRanks(const std::vector<JobRankRow>& ranks, int joined, int ended);
+  void setRanks(const std::vector<JobRankRow>& ranks);
+  // As the collector counts them: a rank that failed with torchrun's restarts left has
+  // not ended (its next attempt is waited for).
   void setCounts(int joined, int ended);
   // The collection ended (`message`: why, when it failed), or could not start.
   void setEnded(const QString& message);

@@ -165,7 +165,7 @@ void MainWindow::onCollectedRunLoaded(const RunData& run) {
     if (a.outcome.empty()) finished.erase(a.rank);  // a later attempt of it still runs
   ended = static_cast<int>(finished.size());
   m_live->setStallAllowed(events > 0 && ended < joined);
-  if (m_collectDialog && m_job->isCollecting()) m_collectDialog->setRanks(jobRanks(run), joined, ended);
+  if (m_collectDialog && m_job->isCollecting()) m_collectDialog->setRanks(jobRanks(run));
   if (m_followingFile && run.run.status != "running") {  // its collector ended it: one last reload
     m_followingFile = false;
     m_live->stop();
