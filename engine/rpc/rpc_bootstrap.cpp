@@ -7,7 +7,7 @@
 #include <set>
 
 #include "listen_address.h"
-#include "zmq_transport.h"
+#include "transport_choice.h"
 
 namespace ddpscope::rpc {
 namespace {
@@ -79,14 +79,12 @@ Bootstrap bootstrap_over_group(c10d::ProcessGroup& g, const std::string& request
   const auto hosts = allgather_strings(g, host_name(), "host name");
   const std::string address = choose_listen_address(options, hosts, g.rank());
   std::string bind_error;
-  if (address.empty()) {
-    bind_error = "no non-loopback IPv4 address found; set DDPSCOPE_RPC_ADDRESS";
-  } else {
-    try {
-      b.transport = std::make_unique<ZmqTransport>(address, options.max_frame_bytes);
-    } catch (const Error& e) {
-      bind_error = e.message();
-    }
+  try {
+    const std::string kind = transport_kind(options.transport);
+    DDPSCOPE_CHECK(!address.empty(), "no non-loopback IPv4 address found; set DDPSCOPE_RPC_ADDRESS");
+    b.transport = open_transport(kind, address, options.max_frame_bytes);
+  } catch (const Error& e) {
+    bind_error = e.message();
   }
   // Every rank reaches this point even when its bind failed, so none waits forever.
   b.setup.endpoints = allgather_strings(g, bind_error.empty() ? b.transport->endpoint() : "!" + bind_error, "endpoint");

@@ -28,7 +28,9 @@ struct RpcBackendOptions {
   // Where this worker listens. Empty: 127.0.0.1 when every worker runs on this host,
   // else DDPSCOPE_RPC_ADDRESS, else the first non-loopback IPv4 address of this host.
   std::string listen_address;
-  int64_t max_frame_bytes = int64_t{1} << 32;  // larger frames are refused by ZeroMQ
+  int64_t max_frame_bytes = int64_t{1} << 32;  // larger frames are refused by the transport
+  // "zmq" or "tcp" (transport_choice.h); empty: DDPSCOPE_RPC_TRANSPORT, else zmq.
+  std::string transport;
   // Empty: DDPSCOPE_RUN_TOKEN (set by the launcher), else made by worker 0 and shared.
   std::string token;
   Milliseconds control_retry_interval{250};  // RRef control messages resent this often

@@ -34,6 +34,8 @@ ZmqTransport::~ZmqTransport() { close(); }
 
 void ZmqTransport::connect(const std::vector<std::string>& endpoints) {
   for (size_t r = 0; r < endpoints.size(); ++r) {
+    DDPSCOPE_CHECK(endpoints[r].rfind("tcp://", 0) == 0, "init_rpc: worker ", r, " listens on '", endpoints[r],
+                   "', another RPC transport's endpoint; give every worker the same DDPSCOPE_RPC_TRANSPORT");
     auto peer = std::make_unique<Peer>();
     peer->dealer = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
     peer->dealer->set(zmq::sockopt::linger, 0);

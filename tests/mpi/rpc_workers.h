@@ -14,6 +14,8 @@
 #include "mpi_test_main.h"
 #include "fault_transport.h"
 #include "rpc/rpc.h"
+#include "rpc/tcp_transport.h"
+#include "rpc/transport_choice.h"
 
 namespace ddpscope::testing::rpc_workers {
 
@@ -105,8 +107,19 @@ inline void start_worker() {
   rpc::init_rpc("", options, g_world);
 }
 
-// Sends raw frames to `worker`'s agent from a socket that is no worker's.
+// Sends raw frames to `worker`'s agent from a socket that is no worker's, in the framing
+// of the job's transport (ZeroMQ's, or the TCP transport's).
 inline void send_raw(int worker, const std::vector<std::string>& frames) {
+  const std::string endpoint = rpc::agent().endpoint_of(worker);
+  if (endpoint.rfind(rpc::TcpTransport::kScheme, 0) == 0) {
+    rpc::TcpTransport t("127.0.0.1", 1 << 20);
+    t.connect({endpoint});
+    std::vector<rpc::OutgoingFrame> out;
+    for (const std::string& f : frames)
+      out.push_back({f.data(), f.size(), nullptr});
+    t.send(0, std::move(out));  // a few bytes: the kernel has them before close()
+    return;
+  }
   static zmq::context_t ctx;
   zmq::socket_t s(ctx, zmq::socket_type::dealer);
   s.set(zmq::sockopt::linger, 2000);

@@ -1,0 +1,431 @@
+#include "tcp_transport.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "ddpscope/error.h"
+#include "probe.h"
+
+namespace ddpscope::rpc {
+namespace {
+
+constexpr size_t kBuffer = 64 * 1024;  // an inbound connection's read buffer
+constexpr uint32_t kMaxFrames = wire::kMaxTensors + 3;
+constexpr int kReadsPerPoll = 64;  // then the agent gets to look at its timers
+constexpr int kConnectTimeoutMs = 10000;
+// epoll's data: what an fd is, in the top byte, and its index.
+constexpr uint64_t kListener = 0, kOutgoing = uint64_t{1} << 56, kInbound = uint64_t{2} << 56;
+constexpr uint64_t kIndexMask = (uint64_t{1} << 56) - 1;
+
+uint32_t read_u32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);  // little-endian hosts only, as the wire format (wire_format.h)
+  return v;
+}
+
+// "HOST:PORT" or "[IPv6]:PORT" -> its addresses; throws naming `what` when it cannot.
+addrinfo* resolve(const std::string& host, const std::string& port, bool passive, const std::string& what) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = passive ? AI_PASSIVE : 0;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
+  DDPSCOPE_CHECK(rc == 0 && found, what, ": cannot resolve '", host, "': ", ::gai_strerror(rc));
+  return found;
+}
+
+std::pair<std::string, std::string> split_host_port(const std::string& hostport) {
+  const size_t colon = hostport.rfind(':');
+  if (colon == std::string::npos) return {hostport, "0"};
+  std::string host = hostport.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return {host, hostport.substr(colon + 1)};
+}
+
+void set_nodelay(int fd) {
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+// Writes what it can of `iov` without blocking: the bytes written, or -1 when the
+// connection broke (errno says why). `iov` is left holding what was not written.
+ssize_t write_some(int fd, std::vector<iovec>& iov) {
+  size_t total = 0;
+  size_t first = 0;
+  while (first < iov.size()) {
+    msghdr m{};
+    m.msg_iov = iov.data() + first;
+    m.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
+    const ssize_t n = ::sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return -1;
+    }
+    total += static_cast<size_t>(n);
+    // Past what was written: whole entries skipped, a partial one advanced.
+    size_t left = static_cast<size_t>(n);
+    while (first < iov.size() && left >= iov[first].iov_len) {
+      left -= iov[first].iov_len;
+      iov[first++].iov_len = 0;  // written: the caller queues only what is left
+    }
+    if (first < iov.size() && left > 0) {
+      iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+      break;  // the kernel's buffer is full
+    }
+  }
+  return static_cast<ssize_t>(total);
+}
+
+}  // namespace
+
+// A connection another worker opened to this one: what it sends arrives here, parsed
+// message by message (a u32 count, the sizes, then one buffer for all the frames).
+struct TcpTransport::Inbound {
+  int fd = -1;
+  std::vector<uint8_t> buf = std::vector<uint8_t>(kBuffer);
+  size_t begin = 0, end = 0;  // unparsed bytes of buf
+  int64_t count = -1;         // frames of the message being read; -1: its count not read yet
+  std::vector<uint64_t> sizes;
+  std::shared_ptr<uint8_t[]> body;  // every frame of the message, back to back
+  size_t body_size = 0, body_got = 0;
+  int64_t t_begin_ticks = 0;
+};
+
+TcpTransport::TcpTransport(const std::string& address, int64_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {
+  const std::string what = "cannot listen on " + address;
+  addrinfo* found = resolve(address, "0", true, what);
+  std::string error = "no usable address";
+  for (addrinfo* a = found; a && listen_fd_ < 0; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 128) == 0) {
+      listen_fd_ = fd;
+    } else {
+      error = std::strerror(errno);
+      ::close(fd);
+    }
+  }
+  ::freeaddrinfo(found);
+  DDPSCOPE_CHECK(listen_fd_ >= 0, what, ": ", error, " (set DDPSCOPE_RPC_ADDRESS to an address of this host)");
+  sockaddr_storage bound{};
+  socklen_t length = sizeof(bound);
+  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &length);
+  const int port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                                     : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  const bool v6 = address.find(':') != std::string::npos;
+  endpoint_ = std::string(kScheme) + (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  DDPSCOPE_CHECK(epoll_fd_ >= 0, "the RPC transport cannot make an epoll set: ", std::strerror(errno));
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kListener;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+}
+
+TcpTransport::~TcpTransport() { close(); }
+
+void TcpTransport::connect(const std::vector<std::string>& endpoints) {
+  for (size_t r = 0; r < endpoints.size(); ++r) {
+    const std::string& e = endpoints[r];
+    DDPSCOPE_CHECK(e.rfind(kScheme, 0) == 0, "init_rpc: worker ", r, " listens on '", e,
+                   "', another RPC transport's endpoint; give every worker the same DDPSCOPE_RPC_TRANSPORT");
+    auto peer = std::make_unique<Peer>();
+    const auto [host, port] = split_host_port(e.substr(std::strlen(kScheme)));
+    addrinfo* found = resolve(host, port, false, "init_rpc: worker " + std::to_string(r));
+    for (addrinfo* a = found; a && peer->fd < 0; a = a->ai_next) {
+      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) continue;
+      bool up = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+      if (!up && errno == EINPROGRESS) {  // wait for it, as long as a slow network may take
+        pollfd p{fd, POLLOUT, 0};
+        int error = 0;
+        socklen_t length = sizeof(error);
+        up = ::poll(&p, 1, kConnectTimeoutMs) == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
+             error == 0;
+      }
+      if (up) {
+        set_nodelay(fd);
+        peer->fd = fd;
+      } else {
+        ::close(fd);
+      }
+    }
+    ::freeaddrinfo(found);
+    if (peer->fd >= 0) {
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLRDHUP;  // the peer never writes on it: readable means closed
+      ev.data.u64 = kOutgoing | r;
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, peer->fd, &ev);
+    } else {
+      peer->lost = true;  // said at the first poll, as a connection that broke
+    }
+    peers_.push_back(std::move(peer));
+  }
+}
+
+void TcpTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
+  Peer& peer = *peers_.at(static_cast<size_t>(dst));
+  DDPSCOPE_CHECK(!closed_.load(), "the RPC transport is closed");
+  DDPSCOPE_CHECK(frames.size() <= kMaxFrames, "an RPC message of ", frames.size(), " frames (at most ", kMaxFrames,
+                 ")");
+  std::vector<uint8_t> head(4 + 8 * frames.size());
+  const auto n = static_cast<uint32_t>(frames.size());
+  std::memcpy(head.data(), &n, 4);
+  for (size_t k = 0; k < frames.size(); ++k) {
+    const uint64_t size = frames[k].size;
+    std::memcpy(head.data() + 4 + 8 * k, &size, 8);
+  }
+  std::vector<iovec> iov;
+  iov.reserve(frames.size() + 1);
+  iov.push_back({head.data(), head.size()});
+  for (const auto& f : frames)
+    if (f.size > 0) iov.push_back({const_cast<void*>(f.data), f.size});
+  std::lock_guard<std::mutex> lock(peer.mutex);
+  if (peer.lost) return;  // as a queue to a peer that is gone: the agent fails its calls
+  const bool queued = !peer.queue.empty();
+  if (!queued && write_some(peer.fd, iov) < 0) {
+    lose(dst);
+    return;
+  }
+  // What the kernel did not take waits, in order: copies of the small parts, the frames
+  // that have an owner as they are.
+  size_t frame = 0;
+  bool any = false;
+  for (const iovec& v : iov) {
+    if (v.iov_len == 0) continue;
+    const auto* bytes = static_cast<const uint8_t*>(v.iov_base);
+    Pending p;
+    while (frame < frames.size() && !(bytes >= static_cast<const uint8_t*>(frames[frame].data) &&
+                                      bytes < static_cast<const uint8_t*>(frames[frame].data) + frames[frame].size))
+      ++frame;
+    if (frame < frames.size() && frames[frame].owner && v.iov_base != head.data()) {
+      p.data = bytes;
+      p.size = v.iov_len;
+      p.owner = frames[frame].owner;
+    } else {
+      p.copy.assign(bytes, bytes + v.iov_len);
+      p.data = p.copy.data();
+      p.size = p.copy.size();
+    }
+    peer.queue.push_back(std::move(p));
+    any = true;
+  }
+  if (any && !queued) {  // poll() writes the rest as the kernel takes it
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP | EPOLLOUT;
+    ev.data.u64 = kOutgoing | static_cast<uint64_t>(dst);
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, peer.fd, &ev);
+  }
+}
+
+void TcpTransport::flush(int32_t id) {
+  Peer& peer = *peers_[static_cast<size_t>(id)];
+  std::lock_guard<std::mutex> lock(peer.mutex);
+  while (!peer.queue.empty() && !peer.lost) {
+    std::vector<iovec> iov;
+    for (size_t k = 0; k < peer.queue.size() && k < IOV_MAX; ++k)
+      iov.push_back({const_cast<uint8_t*>(peer.queue[k].data), peer.queue[k].size});
+    const ssize_t n = write_some(peer.fd, iov);
+    if (n < 0) return lose(id);
+    auto left = static_cast<size_t>(n);
+    while (!peer.queue.empty() && left >= peer.queue.front().size) {
+      left -= peer.queue.front().size;
+      peer.queue.pop_front();
+    }
+    if (left > 0) {
+      peer.queue.front().data += left;
+      peer.queue.front().size -= left;
+    }
+    if (n == 0 || !peer.queue.empty()) return;  // full again: the next EPOLLOUT goes on
+  }
+  if (peer.lost) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.u64 = kOutgoing | static_cast<uint64_t>(id);
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, peer.fd, &ev);
+}
+
+// The peer's mutex is held. Said to the agent at the next poll().
+void TcpTransport::lose(int32_t id) {
+  Peer& peer = *peers_[static_cast<size_t>(id)];
+  if (peer.lost) return;
+  peer.lost = true;
+  peer.queue.clear();
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer.fd, nullptr);
+  ::close(peer.fd);
+  peer.fd = -1;
+}
+
+void TcpTransport::poll(std::chrono::milliseconds wait, TransportEvents& events) {
+  for (size_t r = 0; r < peers_.size(); ++r) {  // what happened outside poll() first
+    Peer& peer = *peers_[r];
+    bool lost;
+    {
+      std::lock_guard<std::mutex> lock(peer.mutex);
+      if (peer.said == peer.lost + 1) continue;  // said: 1 connected, 2 lost
+      lost = peer.lost;
+      peer.said = lost + 1;
+    }
+    lost ? events.on_peer_lost(static_cast<int32_t>(r)) : events.on_peer_connected(static_cast<int32_t>(r));
+  }
+  epoll_event ready[64];
+  const int n = ::epoll_wait(epoll_fd_, ready, 64, static_cast<int>(std::max<int64_t>(wait.count(), 0)));
+  for (int k = 0; k < n; ++k) {
+    const uint64_t kind = ready[k].data.u64 & ~kIndexMask, index = ready[k].data.u64 & kIndexMask;
+    if (kind == kListener) {
+      accept_all();
+    } else if (kind == kInbound) {
+      if (index < inbound_.size() && inbound_[index]) read_inbound(*inbound_[index], events);
+    } else if (ready[k].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+      Peer& peer = *peers_[index];
+      std::lock_guard<std::mutex> lock(peer.mutex);
+      lose(static_cast<int32_t>(index));  // an outgoing connection is never written to: it closed
+    } else if (ready[k].events & EPOLLOUT) {
+      flush(static_cast<int32_t>(index));
+    }
+  }
+}
+
+void TcpTransport::accept_all() {
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    set_nodelay(fd);
+    auto in = std::make_unique<Inbound>();
+    in->fd = fd;
+    size_t slot = 0;
+    while (slot < inbound_.size() && inbound_[slot])
+      ++slot;
+    if (slot == inbound_.size()) inbound_.emplace_back();
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.u64 = kInbound | slot;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+    inbound_[slot] = std::move(in);
+  }
+}
+
+bool TcpTransport::parse(Inbound& in, TransportEvents& events) {
+  for (;;) {
+    const uint8_t* p = in.buf.data() + in.begin;
+    const size_t avail = in.end - in.begin;
+    if (!in.body) {
+      if (in.count < 0) {  // a message starts: its frame count
+        if (avail < 4) return true;
+        const uint32_t n = read_u32(p);
+        if (n == 0 || n > kMaxFrames) {
+          events.on_rejected(wire::Rejection::Malformed, detail::concat("message of ", n, " frames"));
+          return false;
+        }
+        in.count = n;
+        in.begin += 4;
+        in.t_begin_ticks = probes::enabled() ? probes::now_ticks() : 0;
+        continue;
+      }
+      const size_t need = 8 * static_cast<size_t>(in.count);  // at most 32 KiB: it fits the buffer
+      if (avail < need) return true;
+      in.sizes.resize(static_cast<size_t>(in.count));
+      std::memcpy(in.sizes.data(), p, need);
+      in.begin += need;
+      uint64_t total = 0;
+      for (uint64_t size : in.sizes) {
+        if (size > static_cast<uint64_t>(max_frame_bytes_)) {
+          events.on_rejected(wire::Rejection::Malformed,
+                             detail::concat("frame of ", size, " bytes (at most ", max_frame_bytes_, ")"));
+          return false;
+        }
+        total += size;
+      }
+      in.body_size = static_cast<size_t>(total);
+      in.body_got = 0;
+      in.body = std::shared_ptr<uint8_t[]>(new uint8_t[std::max<size_t>(in.body_size, 1)]);
+      continue;
+    }
+    const size_t take = std::min(in.body_size - in.body_got, avail);
+    std::memcpy(in.body.get() + in.body_got, p, take);
+    in.begin += take;
+    in.body_got += take;
+    if (in.body_got < in.body_size) return true;
+    IncomingMessage m;
+    m.t_begin_ticks = in.t_begin_ticks;
+    size_t offset = 0;
+    for (uint64_t size : in.sizes) {  // each frame a view of the one buffer, which it keeps
+      m.frames.push_back({in.body.get() + offset, static_cast<size_t>(size), in.body});
+      offset += static_cast<size_t>(size);
+    }
+    in.body.reset();
+    in.count = -1;
+    events.on_message(std::move(m));
+  }
+}
+
+void TcpTransport::read_inbound(Inbound& in, TransportEvents& events) {
+  for (int reads = 0; reads < kReadsPerPoll; ++reads) {
+    if (!parse(in, events)) return drop(in);
+    ssize_t got;
+    if (in.body && in.begin == in.end && in.body_size - in.body_got >= kBuffer) {
+      // A large frame: straight into its buffer, not through ours.
+      got = ::read(in.fd, in.body.get() + in.body_got, in.body_size - in.body_got);
+      if (got > 0) in.body_got += static_cast<size_t>(got);
+    } else {
+      if (in.begin == in.end) {
+        in.begin = in.end = 0;
+      } else if (in.end == in.buf.size()) {
+        std::memmove(in.buf.data(), in.buf.data() + in.begin, in.end - in.begin);
+        in.end -= in.begin;
+        in.begin = 0;
+      }
+      got = ::read(in.fd, in.buf.data() + in.end, in.buf.size() - in.end);
+      if (got > 0) in.end += static_cast<size_t>(got);
+    }
+    if (got > 0) continue;
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    // The other end closed (or broke) its connection: what it sent whole is delivered.
+    (void)parse(in, events);
+    return drop(in);
+  }
+  if (!parse(in, events)) drop(in);
+}
+
+void TcpTransport::drop(Inbound& in) {
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, in.fd, nullptr);
+  ::close(in.fd);
+  for (auto& slot : inbound_)
+    if (slot.get() == &in) slot.reset();
+}
+
+void TcpTransport::close() {
+  if (closed_.exchange(true)) return;
+  for (auto& p : peers_) {
+    std::lock_guard<std::mutex> lock(p->mutex);
+    if (p->fd >= 0) ::close(p->fd);
+    p->fd = -1;
+    p->lost = true;
+    p->said = 2;  // closed here: not a peer lost
+    p->queue.clear();
+  }
+  for (auto& in : inbound_)
+    if (in) ::close(in->fd);
+  inbound_.clear();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+  listen_fd_ = epoll_fd_ = -1;
+}
+
+}  // namespace ddpscope::rpc

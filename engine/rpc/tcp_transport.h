@@ -1,0 +1,80 @@
+// The TCP transport (transport.h): plain sockets and epoll, no I/O thread between the
+// agent and the kernel. ZeroMQ hands every message to its own I/O thread on both ends,
+// two thread wake-ups per direction that cost most of an RPC round trip here (issue 54).
+//
+// Each worker listens on one address and opens one connection to every worker (itself
+// included) for what it sends; what it receives comes in on the connections the others
+// opened to it. A send writes the message from the calling thread with one writev (the
+// frames' own bytes: a tensor is not copied); only when the kernel's buffer is full does
+// the rest wait in the connection's queue, which poll() writes out as room comes. So a
+// send never blocks on a peer that is not reading, and messages to one peer keep their
+// order. A connection that breaks reports its peer lost; it is not reopened.
+//
+// On the wire a message is: u32 n (frames), n x u64 frame sizes, then the frames' bytes,
+// all little-endian (WIRE.md, "The TCP transport").
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "transport.h"
+
+namespace ddpscope::rpc {
+
+class TcpTransport final : public Transport {
+ public:
+  // Listens on an ephemeral port of `address`; throws Error naming the address when it cannot.
+  TcpTransport(const std::string& address, int64_t max_frame_bytes);
+  ~TcpTransport() override;
+
+  // "ddptcp://HOST:PORT": not ZeroMQ's tcp://, so that workers of two transports refuse
+  // each other's endpoints instead of exchanging garbage.
+  std::string endpoint() const override { return endpoint_; }
+  void connect(const std::vector<std::string>& endpoints) override;
+  void send(int32_t dst, std::vector<OutgoingFrame> frames) override;
+  void poll(std::chrono::milliseconds wait, TransportEvents& events) override;
+  void close() override;
+
+  static constexpr const char* kScheme = "ddptcp://";
+
+ private:
+  // Bytes of a message still to write: a copy, or a frame's own bytes while `owner` lives.
+  struct Pending {
+    std::vector<uint8_t> copy;
+    const uint8_t* data = nullptr;
+    size_t size = 0;
+    std::shared_ptr<const void> owner;
+  };
+  struct Peer {  // the connection this worker sends to a worker on
+    std::mutex mutex;
+    int fd = -1;
+    std::deque<Pending> queue;  // written by poll() when the kernel's buffer was full
+    bool lost = false;
+    int said = 0;  // its state as told to the agent: 0 nothing yet, 1 connected, 2 lost
+  };
+  struct Inbound;  // a connection a worker opened to this one (tcp_transport.cpp)
+
+  void accept_all();
+  void read_inbound(Inbound& in, TransportEvents& events);
+  // Parses what `in` holds into messages; false when it is not this transport's traffic
+  // (the connection is then dropped: where the next message would start is not known).
+  bool parse(Inbound& in, TransportEvents& events);
+  void flush(int32_t peer);  // poll()'s thread: the queue, as far as the kernel takes it
+  void lose(int32_t peer);
+  void drop(Inbound& in);
+
+  int listen_fd_ = -1;
+  int epoll_fd_ = -1;
+  int64_t max_frame_bytes_;
+  std::string endpoint_;
+  std::vector<std::unique_ptr<Peer>> peers_;
+  std::vector<std::unique_ptr<Inbound>> inbound_;  // poll()'s thread only
+  std::vector<int32_t> lost_unsaid_;               // peers lost outside poll(), said at the next one
+  std::mutex lost_mutex_;
+  std::atomic<bool> closed_{false};
+};
+
+}  // namespace ddpscope::rpc

@@ -1,0 +1,28 @@
+#include "transport_choice.h"
+
+#include <cstdlib>
+
+#include "ddpscope/error.h"
+#include "tcp_transport.h"
+#include "zmq_transport.h"
+
+namespace ddpscope::rpc {
+
+std::string transport_kind(const std::string& requested) {
+  std::string kind = requested;
+  if (kind.empty()) {
+    const char* env = std::getenv("DDPSCOPE_RPC_TRANSPORT");
+    kind = env && *env ? env : "zmq";
+  }
+  DDPSCOPE_CHECK(kind == "zmq" || kind == "tcp", "unknown RPC transport '", kind,
+                 "' (DDPSCOPE_RPC_TRANSPORT or --rpc-transport): use zmq or tcp");
+  return kind;
+}
+
+std::unique_ptr<Transport> open_transport(const std::string& kind, const std::string& address,
+                                          int64_t max_frame_bytes) {
+  if (kind == "tcp") return std::make_unique<TcpTransport>(address, max_frame_bytes);
+  return std::make_unique<ZmqTransport>(address, max_frame_bytes);
+}
+
+}  // namespace ddpscope::rpc

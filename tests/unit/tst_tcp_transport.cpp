@@ -1,0 +1,207 @@
+// The TCP transport on loopback, two ends in one process: frames arrive whole and in
+// order; a message far larger than the kernel's buffers, sent while nobody reads, waits in
+// its queue and arrives whole, with later ones behind it; traffic that is not this
+// transport's (too many frames, a frame past the limit) is refused and its connection
+// dropped, while good peers go on; peers are reported connected and lost; a closed
+// transport refuses to send; an address it cannot bind, or a ZeroMQ worker's endpoint,
+// is named.
+#include <QtTest/QtTest>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <QElapsedTimer>
+#include <cstring>
+#include <memory>
+
+#include "ddpscope/error.h"
+#include "rpc/tcp_transport.h"
+
+using namespace ddpscope;
+using namespace ddpscope::rpc;
+
+namespace {
+
+struct Heard : TransportEvents {
+  std::vector<IncomingMessage> messages;
+  std::vector<int32_t> connected, lost;
+  int rejected = 0;
+  void on_message(IncomingMessage m) override { messages.push_back(std::move(m)); }
+  void on_rejected(wire::Rejection, const std::string&) override { ++rejected; }
+  void on_peer_connected(int32_t p) override { connected.push_back(p); }
+  void on_peer_lost(int32_t p) override { lost.push_back(p); }
+};
+
+template <typename Done>
+bool pollUntil(Transport& t, Heard& heard, Done done) {
+  QElapsedTimer timer;
+  timer.start();
+  while (!done() && timer.elapsed() < 10000)
+    t.poll(std::chrono::milliseconds(20), heard);
+  return done();
+}
+
+OutgoingFrame copied(const std::string& s) { return {s.data(), s.size(), nullptr}; }
+
+std::string text(const IncomingFrame& f) { return std::string(reinterpret_cast<const char*>(f.data), f.size); }
+
+// A plain socket connected to `endpoint` (ddptcp://127.0.0.1:PORT), for traffic of our own making.
+int rawConnection(const std::string& endpoint) {
+  const int port = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return -1;
+  return fd;
+}
+
+}  // namespace
+
+class TestTcpTransport : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void testFramesArriveWholeAndInOrder() {
+    TcpTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
+    QVERIFY(a.endpoint().rfind("ddptcp://127.0.0.1:", 0) == 0);
+    a.connect({a.endpoint(), b.endpoint()});
+    b.connect({a.endpoint(), b.endpoint()});
+    const std::string one = "first", two = "second frame", empty;
+    for (int i = 0; i < 3; ++i)
+      a.send(1, {copied(one), copied(two + std::to_string(i)), copied(empty)});
+    auto big = std::make_shared<std::string>(300000, 'x');
+    a.send(1, {{big->data(), big->size(), big}});
+    a.send(0, {copied(one)});  // to itself
+    Heard heard, self;
+    QVERIFY(pollUntil(b, heard, [&] { return heard.messages.size() == 4; }));
+    for (int i = 0; i < 3; ++i) {
+      QCOMPARE(heard.messages[i].frames.size(), size_t{3});
+      QCOMPARE(text(heard.messages[i].frames[0]), one);
+      QCOMPARE(text(heard.messages[i].frames[1]), two + std::to_string(i));
+      QCOMPARE(heard.messages[i].frames[2].size, size_t{0});
+    }
+    QCOMPARE(text(heard.messages[3].frames[0]), *big);
+    QVERIFY(pollUntil(a, self, [&] { return self.messages.size() == 1; }));
+    QCOMPARE(text(self.messages[0].frames[0]), one);
+  }
+
+  // 64 MiB sent while the receiver does not read: the kernel takes a few MiB, the rest
+  // waits in the queue (the send returns at once), and a message after it keeps its place.
+  void testALargeMessageWaitsItsTurnWithoutBlockingTheSender() {
+    TcpTransport a("127.0.0.1", int64_t{1} << 30), b("127.0.0.1", int64_t{1} << 30);
+    a.connect({a.endpoint(), b.endpoint()});
+    b.connect({a.endpoint(), b.endpoint()});
+    auto big = std::make_shared<std::vector<uint8_t>>(64 << 20);
+    for (size_t i = 0; i < big->size(); ++i)
+      (*big)[i] = static_cast<uint8_t>(i * 7);
+    QElapsedTimer sent;
+    sent.start();
+    a.send(1, {{big->data(), big->size(), big}});
+    const std::string after = "after";
+    a.send(1, {copied(after)});
+    QVERIFY2(sent.elapsed() < 2000, "send waited for the receiver");
+    Heard heard, sender;
+    QElapsedTimer timer;
+    timer.start();
+    while (heard.messages.size() < 2 && timer.elapsed() < 20000) {  // both ends polled, as agents do
+      a.poll(std::chrono::milliseconds(1), sender);
+      b.poll(std::chrono::milliseconds(1), heard);
+    }
+    QCOMPARE(heard.messages.size(), size_t{2});
+    QCOMPARE(heard.messages[0].frames[0].size, big->size());
+    QVERIFY(std::memcmp(heard.messages[0].frames[0].data, big->data(), big->size()) == 0);
+    QCOMPARE(text(heard.messages[1].frames[0]), after);
+  }
+
+  // Bytes that are not this transport's: refused, that connection dropped; peers go on.
+  void testForeignTrafficIsRefusedAndItsConnectionDropped() {
+    QFETCH(QByteArray, bytes);
+    TcpTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
+    a.connect({a.endpoint(), b.endpoint()});
+    b.connect({a.endpoint(), b.endpoint()});
+    const int raw = rawConnection(b.endpoint());
+    QVERIFY(raw >= 0);
+    QCOMPARE(::write(raw, bytes.constData(), static_cast<size_t>(bytes.size())), static_cast<ssize_t>(bytes.size()));
+    Heard heard;
+    QVERIFY(pollUntil(b, heard, [&] { return heard.rejected == 1; }));
+    char c;
+    QCOMPARE(::read(raw, &c, 1), ssize_t{0});  // dropped: end of stream
+    ::close(raw);
+    const std::string fine = "fine";
+    a.send(1, {copied(fine)});
+    QVERIFY(pollUntil(b, heard, [&] { return heard.messages.size() == 1; }));
+    QCOMPARE(text(heard.messages[0].frames[0]), fine);
+  }
+  void testForeignTrafficIsRefusedAndItsConnectionDropped_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    const auto u32 = [](uint32_t v) { return QByteArray(reinterpret_cast<const char*>(&v), 4); };
+    const auto u64 = [](uint64_t v) { return QByteArray(reinterpret_cast<const char*>(&v), 8); };
+    QTest::newRow("too many frames") << u32(wire::kMaxTensors + 4);
+    QTest::newRow("no frames") << u32(0);
+    QTest::newRow("a frame past the limit") << u32(1) + u64((1 << 20) + 1);
+    QTest::newRow("an HTTP request") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  }
+
+  void testPeersConnectedAndLost() {
+    TcpTransport a("127.0.0.1", 1 << 20);
+    auto b = std::make_unique<TcpTransport>("127.0.0.1", 1 << 20);
+    a.connect({a.endpoint(), b->endpoint()});
+    b->connect({a.endpoint(), b->endpoint()});
+    Heard heard;
+    QVERIFY(pollUntil(a, heard, [&] { return std::count(heard.connected.begin(), heard.connected.end(), 1) > 0; }));
+    b->close();
+    b.reset();
+    QVERIFY2(pollUntil(a, heard, [&] { return std::count(heard.lost.begin(), heard.lost.end(), 1) > 0; }),
+             "worker 1's end closed: reported lost");
+    const std::string s = "to the dead";
+    a.send(1, {copied(s)});  // dropped, as the agent has failed its calls: no throw, no hang
+  }
+
+  void testAWorkerThatIsNotListeningIsLostAtOnce() {
+    TcpTransport a("127.0.0.1", 1 << 20);
+    std::string gone;
+    {
+      TcpTransport b("127.0.0.1", 1 << 20);
+      gone = b.endpoint();
+    }
+    a.connect({a.endpoint(), gone});
+    Heard heard;
+    QVERIFY(pollUntil(a, heard, [&] { return heard.lost == std::vector<int32_t>{1}; }));
+  }
+
+  void testAClosedTransportRefusesToSend() {
+    TcpTransport a("127.0.0.1", 1 << 20);
+    a.connect({a.endpoint()});
+    a.close();
+    a.close();  // idempotent
+    const std::string s = "late";
+    QVERIFY_THROWS_EXCEPTION(Error, a.send(0, {copied(s)}));
+  }
+
+  void testAnAddressItCannotBindIsNamed() {
+    try {
+      TcpTransport t("203.0.113.7", 1 << 20);  // TEST-NET-3: no interface here has it
+      QFAIL("bound an address this host does not have");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("203.0.113.7"), e.what());
+    }
+  }
+
+  void testAnotherTransportsEndpointIsNamed() {
+    TcpTransport a("127.0.0.1", 1 << 20);
+    try {
+      a.connect({a.endpoint(), "tcp://127.0.0.1:5555"});
+      QFAIL("took a ZeroMQ endpoint");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("worker 1") && QString(e.what()).contains("DDPSCOPE_RPC_TRANSPORT"),
+               e.what());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTcpTransport)
+#include "tst_tcp_transport.moc"
