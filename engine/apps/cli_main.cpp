@@ -549,6 +549,10 @@ Command add_rpc_ping(CLI::App& app) {
       ->check(CLI::Range(int64_t{4}, int64_t{1} << 32));
   rpc_ping->add_option("--calls", a->ping.calls, "Small round trips per peer")
       ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
+  rpc_ping
+      ->add_option("--echo-bytes", a->ping.echo_bytes,
+                   "Time round trips that echo a tensor of this many bytes (default: a 3x3 f32 add)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 32));
   rpc_ping->add_option("--out", a->launch.out, "Record the job's RPC messages into this run file");
   rpc_ping->add_flag("--force", a->launch.force, "Replace the run that the --out file already holds");
   rpc_ping->add_flag("--oversubscribe", a->launch.oversubscribe, "Allow more than 4 workers per core of this machine");

@@ -34,16 +34,22 @@ struct PeerResult {
 };
 
 PeerResult ping(int peer, const RpcPingOptions& o) {
-  // Latency: seed 000's call, a 3x3 f32 add.
-  Tensor small = Tensor::ones({3, 3});
+  // Latency: seed 000's call, a 3x3 f32 add; or an echo of --echo-bytes bytes.
+  Tensor small = o.echo_bytes > 0 ? Tensor::ones({std::max<int64_t>(1, o.echo_bytes / 4)}) : Tensor::ones({3, 3});
+  const auto call = [&] {
+    if (o.echo_bytes > 0)
+      rpc::rpc_sync(peer, "echo", {small});
+    else
+      rpc::rpc_sync(peer, add, small, small);
+  };
   for (int i = 0; i < 20; ++i)
-    rpc::rpc_sync(peer, add, small, small);  // warm up connections and the pool
+    call();  // warm up connections and the pool
   std::vector<double> us;
   us.reserve(static_cast<size_t>(o.calls));
   const uint64_t allocs_before = allocations();
   for (int64_t i = 0; i < o.calls; ++i) {
     const auto t0 = Clock::now();
-    rpc::rpc_sync(peer, add, small, small);
+    call();
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
   }
   const double allocs = static_cast<double>(allocations() - allocs_before) / static_cast<double>(o.calls);
@@ -109,6 +115,7 @@ double transport_floor_us(c10d::ProcessGroup& group, int64_t calls) {
 
 std::vector<std::string> rpc_ping_arguments(const RpcPingOptions& o) {
   std::vector<std::string> a = {"rpc-ping", "--bytes", std::to_string(o.bytes), "--calls", std::to_string(o.calls)};
+  if (o.echo_bytes > 0) a.insert(a.end(), {"--echo-bytes", std::to_string(o.echo_bytes)});
   if (o.json) a.push_back("--json");
   return a;
 }
@@ -118,6 +125,7 @@ int rpc_ping_worker(int argc, char** argv) {
   RpcPingOptions o;
   app.add_option("--bytes", o.bytes)->check(CLI::Range(int64_t{4}, int64_t{1} << 32));
   app.add_option("--calls", o.calls)->check(CLI::Range(int64_t{1}, int64_t{10000000}));
+  app.add_option("--echo-bytes", o.echo_bytes)->check(CLI::Range(int64_t{0}, int64_t{1} << 32));
   app.add_flag("--json", o.json);
   CLI11_PARSE(app, argc, argv);
   auto group = c10d::init_process_group();
@@ -150,8 +158,10 @@ int rpc_ping_worker(int argc, char** argv) {
                                   {"peers", peers}};
       std::printf("%s\n", out.dump().c_str());
     } else {
-      std::printf("rpc-ping: %d workers; %lld round trips of a 3x3 f32 add per peer; echo of %lld bytes\n",
-                  group->size(), static_cast<long long>(o.calls), static_cast<long long>(o.bytes));
+      const std::string call =
+          o.echo_bytes > 0 ? "an echo of " + std::to_string(o.echo_bytes) + " bytes" : "a 3x3 f32 add";
+      std::printf("rpc-ping: %d workers; %lld round trips of %s per peer; echo of %lld bytes\n", group->size(),
+                  static_cast<long long>(o.calls), call.c_str(), static_cast<long long>(o.bytes));
       for (const auto& r : results) {
         std::printf(
             "  worker0 -> worker%d: round trip median %.1f us, p90 %.1f us; throughput %.0f MB/s;"

@@ -13,6 +13,7 @@ namespace ddpscope::apps {
 struct RpcPingOptions {
   int64_t bytes = 1 << 20;  // the throughput tensor's size
   int64_t calls = 1000;     // small round trips per peer
+  int64_t echo_bytes = 0;   // >0: the round trips echo a tensor of this many bytes (0: a 3x3 add)
   bool json = false;
 };
 

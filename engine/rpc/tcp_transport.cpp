@@ -1,5 +1,7 @@
 #include "tcp_transport.h"
 
+#include "tcp_framing.h"
+
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -21,19 +23,12 @@
 namespace ddpscope::rpc {
 namespace {
 
-constexpr size_t kBuffer = 64 * 1024;  // an inbound connection's read buffer
-constexpr uint32_t kMaxFrames = wire::kMaxTensors + 3;
+constexpr uint32_t kMaxFrames = kMaxFramesPerMessage;
 constexpr int kReadsPerPoll = 64;  // then the agent gets to look at its timers
 constexpr int kConnectTimeoutMs = 10000;
 // epoll's data: what an fd is, in the top byte, and its index.
 constexpr uint64_t kListener = 0, kOutgoing = uint64_t{1} << 56, kInbound = uint64_t{2} << 56;
 constexpr uint64_t kIndexMask = (uint64_t{1} << 56) - 1;
-
-uint32_t read_u32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);  // little-endian hosts only, as the wire format (wire_format.h)
-  return v;
-}
 
 // "HOST:PORT" or "[IPv6]:PORT" -> its addresses; throws naming `what` when it cannot.
 addrinfo* resolve(const std::string& host, const std::string& port, bool passive, const std::string& what) {
@@ -93,17 +88,13 @@ ssize_t write_some(int fd, std::vector<iovec>& iov) {
 
 }  // namespace
 
-// A connection another worker opened to this one: what it sends arrives here, parsed
-// message by message (a u32 count, the sizes, then one buffer for all the frames).
+// A connection another worker opened to this one: what it sends arrives here, turned back
+// into messages by its reader.
 struct TcpTransport::Inbound {
   int fd = -1;
-  std::vector<uint8_t> buf = std::vector<uint8_t>(kBuffer);
-  size_t begin = 0, end = 0;  // unparsed bytes of buf
-  int64_t count = -1;         // frames of the message being read; -1: its count not read yet
-  std::vector<uint64_t> sizes;
-  std::shared_ptr<uint8_t[]> body;  // every frame of the message, back to back
-  size_t body_size = 0, body_got = 0;
-  int64_t t_begin_ticks = 0;
+  FrameReader reader;
+  Inbound(int fd, int64_t max_frame_bytes)
+      : fd(fd), reader(max_frame_bytes, [] { return probes::enabled() ? probes::now_ticks() : 0; }) {}
 };
 
 TcpTransport::TcpTransport(const std::string& address, int64_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {
@@ -183,13 +174,7 @@ void TcpTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
   DDPSCOPE_CHECK(!closed_.load(), "the RPC transport is closed");
   DDPSCOPE_CHECK(frames.size() <= kMaxFrames, "an RPC message of ", frames.size(), " frames (at most ", kMaxFrames,
                  ")");
-  std::vector<uint8_t> head(4 + 8 * frames.size());
-  const auto n = static_cast<uint32_t>(frames.size());
-  std::memcpy(head.data(), &n, 4);
-  for (size_t k = 0; k < frames.size(); ++k) {
-    const uint64_t size = frames[k].size;
-    std::memcpy(head.data() + 4 + 8 * k, &size, 8);
-  }
+  std::vector<uint8_t> head = encode_frame_sizes(frames);
   std::vector<iovec> iov;
   iov.reserve(frames.size() + 1);
   iov.push_back({head.data(), head.size()});
@@ -306,8 +291,7 @@ void TcpTransport::accept_all() {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
     set_nodelay(fd);
-    auto in = std::make_unique<Inbound>();
-    in->fd = fd;
+    auto in = std::make_unique<Inbound>(fd, max_frame_bytes_);
     size_t slot = 0;
     while (slot < inbound_.size() && inbound_[slot])
       ++slot;
@@ -320,87 +304,21 @@ void TcpTransport::accept_all() {
   }
 }
 
-bool TcpTransport::parse(Inbound& in, TransportEvents& events) {
-  for (;;) {
-    const uint8_t* p = in.buf.data() + in.begin;
-    const size_t avail = in.end - in.begin;
-    if (!in.body) {
-      if (in.count < 0) {  // a message starts: its frame count
-        if (avail < 4) return true;
-        const uint32_t n = read_u32(p);
-        if (n == 0 || n > kMaxFrames) {
-          events.on_rejected(wire::Rejection::Malformed, detail::concat("message of ", n, " frames"));
-          return false;
-        }
-        in.count = n;
-        in.begin += 4;
-        in.t_begin_ticks = probes::enabled() ? probes::now_ticks() : 0;
-        continue;
-      }
-      const size_t need = 8 * static_cast<size_t>(in.count);  // at most 32 KiB: it fits the buffer
-      if (avail < need) return true;
-      in.sizes.resize(static_cast<size_t>(in.count));
-      std::memcpy(in.sizes.data(), p, need);
-      in.begin += need;
-      uint64_t total = 0;
-      for (uint64_t size : in.sizes) {
-        if (size > static_cast<uint64_t>(max_frame_bytes_)) {
-          events.on_rejected(wire::Rejection::Malformed,
-                             detail::concat("frame of ", size, " bytes (at most ", max_frame_bytes_, ")"));
-          return false;
-        }
-        total += size;
-      }
-      in.body_size = static_cast<size_t>(total);
-      in.body_got = 0;
-      in.body = std::shared_ptr<uint8_t[]>(new uint8_t[std::max<size_t>(in.body_size, 1)]);
-      continue;
-    }
-    const size_t take = std::min(in.body_size - in.body_got, avail);
-    std::memcpy(in.body.get() + in.body_got, p, take);
-    in.begin += take;
-    in.body_got += take;
-    if (in.body_got < in.body_size) return true;
-    IncomingMessage m;
-    m.t_begin_ticks = in.t_begin_ticks;
-    size_t offset = 0;
-    for (uint64_t size : in.sizes) {  // each frame a view of the one buffer, which it keeps
-      m.frames.push_back({in.body.get() + offset, static_cast<size_t>(size), in.body});
-      offset += static_cast<size_t>(size);
-    }
-    in.body.reset();
-    in.count = -1;
-    events.on_message(std::move(m));
-  }
-}
-
 void TcpTransport::read_inbound(Inbound& in, TransportEvents& events) {
+  const auto deliver = [&events](IncomingMessage m) { events.on_message(std::move(m)); };
+  std::string why;
   for (int reads = 0; reads < kReadsPerPoll; ++reads) {
-    if (!parse(in, events)) return drop(in);
-    ssize_t got;
-    if (in.body && in.begin == in.end && in.body_size - in.body_got >= kBuffer) {
-      // A large frame: straight into its buffer, not through ours.
-      got = ::read(in.fd, in.body.get() + in.body_got, in.body_size - in.body_got);
-      if (got > 0) in.body_got += static_cast<size_t>(got);
-    } else {
-      if (in.begin == in.end) {
-        in.begin = in.end = 0;
-      } else if (in.end == in.buf.size()) {
-        std::memmove(in.buf.data(), in.buf.data() + in.begin, in.end - in.begin);
-        in.end -= in.begin;
-        in.begin = 0;
-      }
-      got = ::read(in.fd, in.buf.data() + in.end, in.buf.size() - in.end);
-      if (got > 0) in.end += static_cast<size_t>(got);
+    const auto [where, room] = in.reader.space();
+    const ssize_t got = ::read(in.fd, where, room);
+    if (got > 0) {
+      if (in.reader.received(static_cast<size_t>(got), deliver, &why)) continue;
+      events.on_rejected(wire::Rejection::Malformed, why);  // not this transport's traffic
+      return drop(in);
     }
-    if (got > 0) continue;
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    // The other end closed (or broke) its connection: what it sent whole is delivered.
-    (void)parse(in, events);
-    return drop(in);
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    return drop(in);  // the other end closed (or broke) it: what it sent whole was delivered
   }
-  if (!parse(in, events)) drop(in);
 }
 
 void TcpTransport::drop(Inbound& in) {

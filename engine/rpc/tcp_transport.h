@@ -11,7 +11,7 @@
 // order. A connection that breaks reports its peer lost; it is not reopened.
 //
 // On the wire a message is: u32 n (frames), n x u64 frame sizes, then the frames' bytes,
-// all little-endian (WIRE.md, "The TCP transport").
+// all little-endian (WIRE.md, "The TCP transport"; tcp_framing.h reads it back).
 #pragma once
 
 #include <atomic>
@@ -58,10 +58,9 @@ class TcpTransport final : public Transport {
   struct Inbound;  // a connection a worker opened to this one (tcp_transport.cpp)
 
   void accept_all();
+  // Reads what `in` has (a bounded number of reads), delivers its whole messages, and
+  // drops it when it closed or sent what is not this framing.
   void read_inbound(Inbound& in, TransportEvents& events);
-  // Parses what `in` holds into messages; false when it is not this transport's traffic
-  // (the connection is then dropped: where the next message would start is not known).
-  bool parse(Inbound& in, TransportEvents& events);
   void flush(int32_t peer);  // poll()'s thread: the queue, as far as the kernel takes it
   void lose(int32_t peer);
   void drop(Inbound& in);

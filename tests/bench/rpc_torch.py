@@ -2,7 +2,8 @@
 """PyTorch 1.13's RPC (TensorPipe, CPU) doing what `ddpscope-cli rpc-ping --np 2` does:
 the median round trip of rpc_sync(torch.add) on 3x3 f32 tensors, and echo throughput of
 a tensor of BYTES bytes (bytes each way per round trip / time). Prints one JSON line.
-Usage: rpc_torch.py CALLS BYTES [BYTES...]"""
+With --echo-bytes N the round trips echo a tensor of N bytes instead of the add.
+Usage: rpc_torch.py CALLS [--echo-bytes N] BYTES [BYTES...]"""
 import json
 import os
 import socket
@@ -24,20 +25,21 @@ def free_port():
         return s.getsockname()[1]
 
 
-def worker(rank, port, calls, sizes, queue):
+def worker(rank, port, calls, sizes, queue, echo_bytes=0):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     opts = rpc.TensorPipeRpcBackendOptions(num_worker_threads=16, init_method=f"tcp://127.0.0.1:{port}",
                                            _transports=["uv"])
     rpc.init_rpc(f"worker{rank}", rank=rank, world_size=2, rpc_backend_options=opts)
     if rank == 0:
-        small = torch.ones(3, 3)
+        small = torch.ones(max(1, echo_bytes // 4)) if echo_bytes else torch.ones(3, 3)
+        func, args = (echo, (small,)) if echo_bytes else (torch.add, (small, small))
         for _ in range(20):
-            rpc.rpc_sync("worker1", torch.add, args=(small, small))
+            rpc.rpc_sync("worker1", func, args=args)
         us = []
         for _ in range(calls):
             t0 = time.perf_counter()
-            rpc.rpc_sync("worker1", torch.add, args=(small, small))
+            rpc.rpc_sync("worker1", func, args=args)
             us.append((time.perf_counter() - t0) * 1e6)
         us.sort()
         out = {"median_round_trip_us": us[len(us) // 2], "throughput_mb_s": {}}
@@ -55,12 +57,16 @@ def worker(rank, port, calls, sizes, queue):
 
 def main():
     calls = int(sys.argv[1])
-    sizes = [int(x) for x in sys.argv[2:]]
+    rest = sys.argv[2:]
+    echo_bytes = 0
+    if rest[:1] == ["--echo-bytes"]:
+        echo_bytes, rest = int(rest[1]), rest[2:]
+    sizes = [int(x) for x in rest]
     torch.set_num_threads(1)
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     port = free_port()
-    procs = [ctx.Process(target=worker, args=(r, port, calls, sizes, queue)) for r in range(2)]
+    procs = [ctx.Process(target=worker, args=(r, port, calls, sizes, queue, echo_bytes)) for r in range(2)]
     for p in procs:
         p.start()
     result = queue.get(timeout=600)

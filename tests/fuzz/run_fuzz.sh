@@ -20,6 +20,7 @@ if [ -z "$cxx" ]; then
 fi
 case "$target" in
   rpc_wire) sources=("$src/engine/rpc/wire_format.cpp"); libs=() ;;
+  tcp_framing) sources=("$src/engine/rpc/tcp_framing.cpp"); libs=() ;;
   event_batch) sources=("$src/probes/runtime/event_batch.cpp" "$src/probes/runtime/clock_offset_estimator.cpp"); libs=() ;;
   run_file)
     sources=("$src/probes/store/run_store_reader.cpp" "$src/probes/store/sqlite_db.cpp" "$src/probes/store/run_store_schema.cpp"
@@ -47,7 +48,7 @@ case "$target" in
     # Qt Core from its pkg-config file; -fPIC as Qt's headers demand.
     read -r -a qt <<<"$(pkg-config --cflags --libs Qt6Core)"
     libs=(-fPIC -I"$src/gui/models" "${qt[@]}") ;;
-  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, event_batch, run_file, span_pack, flight_dump, pickle, preset, torch_trace, lesson)" >&2; exit 2 ;;
+  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, tcp_framing, event_batch, run_file, span_pack, flight_dump, pickle, preset, torch_trace, lesson)" >&2; exit 2 ;;
 esac
 out="$build/fuzz/$target"
 mkdir -p "$out/work"

@@ -1,0 +1,54 @@
+// The TCP transport's framing (WIRE.md, "The TCP transport"): a message is a u32 frame
+// count, a u64 size per frame, then the frames' bytes. FrameReader turns the bytes of a
+// connection, as they come, back into messages; it touches no socket, so the fuzzer runs
+// it alone (tests/fuzz/fuzz_tcp_framing.cpp).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport.h"
+
+namespace ddpscope::rpc {
+
+// The frames a message may have: the token, header and body, and the tensors.
+inline constexpr uint32_t kMaxFramesPerMessage = wire::kMaxTensors + 3;
+
+// The count and sizes that go before `frames` on the wire.
+std::vector<uint8_t> encode_frame_sizes(const std::vector<OutgoingFrame>& frames);
+
+class FrameReader {
+ public:
+  // Frames past `max_frame_bytes` are refused. `clock`: the probes' clock, read when a
+  // message's first bytes are parsed (null: 0).
+  explicit FrameReader(int64_t max_frame_bytes, std::function<int64_t()> clock = {});
+
+  // Where the next read should put its bytes, and how many it may: straight into a large
+  // frame's buffer, else the reader's own.
+  std::pair<uint8_t*, size_t> space();
+  // `n` bytes were put where space() said. Every message they complete goes to
+  // `on_message`, in order; false, with *why, when they are not this framing (a count or
+  // size out of range): nothing after that can be trusted.
+  bool received(size_t n, const std::function<void(IncomingMessage)>& on_message, std::string* why);
+
+  static constexpr size_t kBuffer = 64 * 1024;
+
+ private:
+  bool parse(const std::function<void(IncomingMessage)>& on_message, std::string* why);
+
+  int64_t max_frame_bytes_;
+  std::function<int64_t()> clock_;
+  std::vector<uint8_t> buf_ = std::vector<uint8_t>(kBuffer);
+  size_t begin_ = 0, end_ = 0;  // unparsed bytes of buf_
+  int64_t count_ = -1;          // frames of the message being read; -1: its count not read yet
+  std::vector<uint64_t> sizes_;
+  std::shared_ptr<uint8_t[]> body_;  // every frame of the message, back to back
+  size_t body_size_ = 0, body_got_ = 0;
+  bool direct_ = false;  // the last space() was in body_
+  int64_t t_begin_ticks_ = 0;
+};
+
+}  // namespace ddpscope::rpc

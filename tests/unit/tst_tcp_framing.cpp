@@ -1,0 +1,105 @@
+// The TCP transport's framing alone: messages written by encode_frame_sizes come back
+// whole however the stream is cut (one byte at a time, or all at once), a large frame is
+// read straight into its message's buffer, and a count or size out of range is refused
+// naming it.
+#include <QtTest/QtTest>
+
+#include <cstring>
+
+#include "rpc/tcp_framing.h"
+
+using namespace ddpscope::rpc;
+
+namespace {
+
+std::vector<uint8_t> onTheWire(const std::vector<std::string>& frames) {
+  std::vector<OutgoingFrame> out;
+  for (const auto& f : frames)
+    out.push_back({f.data(), f.size(), nullptr});
+  std::vector<uint8_t> bytes = encode_frame_sizes(out);
+  for (const auto& f : frames)
+    bytes.insert(bytes.end(), f.begin(), f.end());
+  return bytes;
+}
+
+// Feeds `bytes` to `reader` in pieces of `piece`; the messages that came out, as strings.
+std::vector<std::vector<std::string>> feed(FrameReader& reader, const std::vector<uint8_t>& bytes, size_t piece,
+                                           bool* ok, std::string* why) {
+  std::vector<std::vector<std::string>> got;
+  const auto keep = [&got](IncomingMessage m) {
+    got.emplace_back();
+    for (const auto& f : m.frames)
+      got.back().emplace_back(reinterpret_cast<const char*>(f.data), f.size);
+  };
+  *ok = true;
+  for (size_t at = 0; at < bytes.size() && *ok;) {
+    const auto [where, room] = reader.space();
+    const size_t n = std::min({piece, room, bytes.size() - at});
+    std::memcpy(where, bytes.data() + at, n);
+    at += n;
+    *ok = reader.received(n, keep, why);
+  }
+  return got;
+}
+
+}  // namespace
+
+class TestTcpFraming : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void testMessagesComeBackWholeHoweverTheStreamIsCut() {
+    const std::vector<std::string> a = {"token", "", "body"}, b = {std::string(200000, 'z')}, c = {"x"};
+    std::vector<uint8_t> stream = onTheWire(a);
+    for (const auto& m : {b, c}) {
+      const auto more = onTheWire(m);
+      stream.insert(stream.end(), more.begin(), more.end());
+    }
+    for (size_t piece : {size_t{1}, size_t{7}, size_t{1} << 20}) {
+      FrameReader reader(1 << 20);
+      bool ok = false;
+      std::string why;
+      const auto got = feed(reader, stream, piece, &ok, &why);
+      QVERIFY2(ok, why.c_str());
+      QCOMPARE(got.size(), size_t{3});
+      QCOMPARE(got[0], a);
+      QCOMPARE(got[1], b);
+      QCOMPARE(got[2], c);
+    }
+  }
+
+  void testALargeFrameIsReadStraightIntoItsBuffer() {
+    FrameReader reader(1 << 30);
+    const std::string big(1 << 20, 'q');
+    const auto bytes = onTheWire({big});
+    bool ok = false;
+    std::string why;
+    // The sizes first; then space() is the message's own buffer, as large as what is left.
+    std::vector<uint8_t> head(bytes.begin(), bytes.begin() + 12);
+    QVERIFY(feed(reader, head, 12, &ok, &why).empty() && ok);
+    QCOMPARE(reader.space().second, big.size());
+  }
+
+  void testOutOfRangeIsRefusedNamingIt() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, said);
+    FrameReader reader(1 << 20);
+    bool ok = true;
+    std::string why;
+    feed(reader, std::vector<uint8_t>(bytes.begin(), bytes.end()), 64, &ok, &why);
+    QVERIFY(!ok);
+    QVERIFY2(QString::fromStdString(why).contains(said), why.c_str());
+  }
+  void testOutOfRangeIsRefusedNamingIt_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("said");
+    const auto u32 = [](uint32_t v) { return QByteArray(reinterpret_cast<const char*>(&v), 4); };
+    const auto u64 = [](uint64_t v) { return QByteArray(reinterpret_cast<const char*>(&v), 8); };
+    QTest::newRow("no frames") << u32(0) << "message of 0 frames";
+    QTest::newRow("too many") << u32(kMaxFramesPerMessage + 1) << "message of 4100 frames";
+    QTest::newRow("frame too large") << u32(2) + u64(3) + u64((1 << 20) + 1) << "frame of 1048577 bytes";
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTcpFraming)
+#include "tst_tcp_framing.moc"
