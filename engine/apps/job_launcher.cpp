@@ -106,7 +106,7 @@ std::vector<std::string> JobLauncher::command_with(const std::vector<std::string
   // runs, and hurts when oversubscribed.
   cmd.insert(cmd.end(), {"--bind-to", "none"});
   for (const char* var : {"OPENBLAS_CORETYPE", "DDPSCOPE_BLAS_CORE_CHOSEN", "DDPSCOPE_PG_TIMEOUT_MS", "DDPSCOPE_DEBUG",
-                          "DDPSCOPE_FAULT", "DDPSCOPE_DATA_DIR", "DDPSCOPE_MPI_RING"}) {
+                          "DDPSCOPE_FAULT", "DDPSCOPE_DATA_DIR", "DDPSCOPE_MPI_RING", "DDPSCOPE_RPC_TRANSPORT"}) {
     if (std::getenv(var)) cmd.insert(cmd.end(), {"-x", var});
   }
   for (const char* const* var = CollectorProcess::environment_names(); *var; ++var) {

@@ -495,7 +495,8 @@ def scenario_foreign_rpc(build, work):
                "every message refused and counted (stats, the app's summary); the job finishes; the token is in no "
                "command line (ps) and not in the run file")
     run = os.path.join(work, "foreign.ddprun")
-    job = Job(build, remote_args(run, iters=300))
+    # Long enough to outlast the sender on the faster transport too (tcp: about 1 s per 300).
+    job = Job(build, remote_args(run, iters=1500))
     pid = wait_for_pid(job.tag, "ddpscope-worker", rank=1)
     problems, token, sent = [], None, ""
     ports = []
@@ -506,11 +507,16 @@ def scenario_foreign_rpc(build, work):
     if not ports:
         problems.append("no RPC port found for rank 1")
     else:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        except OSError:
+            env = {}  # the rank ended first: said below, as no token found
         token = env.get(b"DDPSCOPE_RUN_TOKEN")
+        # The job's transport, as its workers chose it (DDPSCOPE_RPC_TRANSPORT).
+        scheme = "ddptcp" if os.environ.get("DDPSCOPE_RPC_TRANSPORT") == "tcp" else "tcp"
         for port in ports:
-            p = subprocess.run([os.path.join(build, "tests", "foreign_rpc_sender"), f"tcp://127.0.0.1:{port}", "5"],
+            p = subprocess.run([os.path.join(build, "tests", "foreign_rpc_sender"), f"{scheme}://127.0.0.1:{port}", "5"],
                                capture_output=True, text=True, timeout=30)
             sent += p.stdout.strip() + " "
         ps = subprocess.run(["ps", "-eo", "args"], capture_output=True).stdout
