@@ -15,7 +15,7 @@ std::string transport_kind(const std::string& requested) {
     kind = env && *env ? env : "zmq";
   }
   DDPSCOPE_CHECK(kind == "zmq" || kind == "tcp", "unknown RPC transport '", kind,
-                 "' (DDPSCOPE_RPC_TRANSPORT or --rpc-transport): use zmq or tcp");
+                 "' (DDPSCOPE_RPC_TRANSPORT): use zmq or tcp");
   return kind;
 }
 
