@@ -17,35 +17,14 @@
 #include <memory>
 
 #include "ddpscope/error.h"
+#include "transport_test_events.h"
 #include "rpc/tcp_transport.h"
 
 using namespace ddpscope;
 using namespace ddpscope::rpc;
+using namespace ddpscope::rpc::testing;
 
 namespace {
-
-struct Heard : TransportEvents {
-  std::vector<IncomingMessage> messages;
-  std::vector<int32_t> connected, lost;
-  int rejected = 0;
-  void on_message(IncomingMessage m) override { messages.push_back(std::move(m)); }
-  void on_rejected(wire::Rejection, const std::string&) override { ++rejected; }
-  void on_peer_connected(int32_t p) override { connected.push_back(p); }
-  void on_peer_lost(int32_t p) override { lost.push_back(p); }
-};
-
-template <typename Done>
-bool pollUntil(Transport& t, Heard& heard, Done done) {
-  QElapsedTimer timer;
-  timer.start();
-  while (!done() && timer.elapsed() < 10000)
-    t.poll(std::chrono::milliseconds(20), heard);
-  return done();
-}
-
-OutgoingFrame copied(const std::string& s) { return {s.data(), s.size(), nullptr}; }
-
-std::string text(const IncomingFrame& f) { return std::string(reinterpret_cast<const char*>(f.data), f.size); }
 
 // A plain socket connected to `endpoint` (ddptcp://127.0.0.1:PORT), for traffic of our own making.
 int rawConnection(const std::string& endpoint) {
