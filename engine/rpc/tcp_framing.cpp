@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "ddpscope/error.h"
 
@@ -22,8 +23,9 @@ FrameReader::FrameReader(int64_t max_frame_bytes, std::function<int64_t()> clock
     : max_frame_bytes_(max_frame_bytes), clock_(std::move(clock)) {}
 
 std::pair<uint8_t*, size_t> FrameReader::space() {
-  direct_ = body_ && begin_ == end_ && body_size_ - body_got_ >= kBuffer;
-  if (direct_) return {body_.get() + body_got_, body_size_ - body_got_};  // a large frame: no copy through ours
+  const size_t frame_left = body_ ? sizes_[frame_] - frame_got_ : 0;
+  direct_ = body_ && begin_ == end_ && frame_left >= kBuffer;
+  if (direct_) return {body_.get() + offsets_[frame_] + frame_got_, frame_left};  // a large frame: no copy through ours
   if (begin_ == end_) {
     begin_ = end_ = 0;
   } else if (end_ == buf_.size()) {
@@ -35,11 +37,21 @@ std::pair<uint8_t*, size_t> FrameReader::space() {
 }
 
 bool FrameReader::received(size_t n, const std::function<void(IncomingMessage)>& on_message, std::string* why) {
-  if (direct_)
-    body_got_ += n;
-  else
+  if (direct_) {
+    frame_got_ += n;
+    body_left_ -= n;
+  } else {
     end_ += n;
+  }
   return parse(on_message, why);
+}
+
+bool FrameReader::frames_done() {
+  while (frame_ < sizes_.size() && frame_got_ == sizes_[frame_]) {
+    ++frame_;
+    frame_got_ = 0;
+  }
+  return frame_ == sizes_.size();
 }
 
 bool FrameReader::parse(const std::function<void(IncomingMessage)>& on_message, std::string* why) {
@@ -65,31 +77,45 @@ bool FrameReader::parse(const std::function<void(IncomingMessage)>& on_message, 
       sizes_.resize(static_cast<size_t>(count_));
       std::memcpy(sizes_.data(), p, need);
       begin_ += need;
-      uint64_t total = 0;
+      size_t at = 0;
+      offsets_.clear();
+      body_left_ = 0;
       for (uint64_t size : sizes_) {
         if (size > static_cast<uint64_t>(max_frame_bytes_)) {
           *why = detail::concat("frame of ", size, " bytes (at most ", max_frame_bytes_, ")");
           return false;
         }
-        total += size;
+        at = (at + 63) / 64 * 64;
+        offsets_.push_back(at);
+        at += static_cast<size_t>(size);
+        body_left_ += static_cast<size_t>(size);
       }
-      body_size_ = static_cast<size_t>(total);
-      body_got_ = 0;
-      body_ = std::shared_ptr<uint8_t[]>(new uint8_t[std::max<size_t>(body_size_, 1)]);
+      // One allocation for the message; a large one is mapped lazily by malloc, so a size
+      // claimed and never sent costs address space, not memory.
+      try {
+        constexpr std::align_val_t kAlign{64};
+        body_ = std::shared_ptr<uint8_t[]>(static_cast<uint8_t*>(::operator new[](std::max<size_t>(at, 1), kAlign)),
+                                           [](uint8_t* b) { ::operator delete[](b, kAlign); });
+      } catch (const std::bad_alloc&) {
+        *why = detail::concat("message of ", at, " bytes: more than this process can hold");
+        return false;
+      }
+      frame_ = frame_got_ = 0;
       continue;
     }
-    const size_t take = std::min(body_size_ - body_got_, avail);
-    std::memcpy(body_.get() + body_got_, p, take);
-    begin_ += take;
-    body_got_ += take;
-    if (body_got_ < body_size_) return true;
+    if (!frames_done()) {  // the frame being filled takes what the buffer has of it
+      if (avail == 0) return true;
+      const size_t take = std::min(sizes_[frame_] - frame_got_, avail);
+      std::memcpy(body_.get() + offsets_[frame_] + frame_got_, p, take);
+      begin_ += take;
+      frame_got_ += take;
+      body_left_ -= take;
+      continue;  // the next frame's bytes may be in the buffer already
+    }
     IncomingMessage m;
     m.t_begin_ticks = t_begin_ticks_;
-    size_t offset = 0;
-    for (uint64_t size : sizes_) {  // each frame a view of the one buffer, which it keeps
-      m.frames.push_back({body_.get() + offset, static_cast<size_t>(size), body_});
-      offset += static_cast<size_t>(size);
-    }
+    for (size_t k = 0; k < sizes_.size(); ++k)  // each frame a view of the one buffer, which it keeps
+      m.frames.push_back({body_.get() + offsets_[k], static_cast<size_t>(sizes_[k]), body_});
     body_.reset();
     count_ = -1;
     on_message(std::move(m));

@@ -34,10 +34,15 @@ class FrameReader {
   // size out of range): nothing after that can be trusted.
   bool received(size_t n, const std::function<void(IncomingMessage)>& on_message, std::string* why);
 
+  // Bytes of the message being read still to come (0 between messages).
+  size_t body_left() const { return body_ ? body_left_ : 0; }
+
   static constexpr size_t kBuffer = 64 * 1024;
 
  private:
   bool parse(const std::function<void(IncomingMessage)>& on_message, std::string* why);
+  // Moves on past frames that are whole; true when the message is.
+  bool frames_done();
 
   int64_t max_frame_bytes_;
   std::function<int64_t()> clock_;
@@ -45,8 +50,12 @@ class FrameReader {
   size_t begin_ = 0, end_ = 0;  // unparsed bytes of buf_
   int64_t count_ = -1;          // frames of the message being read; -1: its count not read yet
   std::vector<uint64_t> sizes_;
-  std::shared_ptr<uint8_t[]> body_;  // every frame of the message, back to back
-  size_t body_size_ = 0, body_got_ = 0;
+  // Every frame of the message, each at a 64-byte boundary of one buffer: a tensor's bytes
+  // are then aligned for its dtype and adopted without a copy (message_codec.cpp).
+  std::shared_ptr<uint8_t[]> body_;
+  std::vector<size_t> offsets_;
+  size_t frame_ = 0, frame_got_ = 0;  // the frame being filled, and its bytes so far
+  size_t body_left_ = 0;
   bool direct_ = false;  // the last space() was in body_
   int64_t t_begin_ticks_ = 0;
 };

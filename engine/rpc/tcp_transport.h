@@ -61,6 +61,7 @@ class TcpTransport final : public Transport {
   // Reads what `in` has (a bounded number of reads), delivers its whole messages, and
   // drops it when it closed or sent what is not this framing.
   void read_inbound(Inbound& in, TransportEvents& events);
+  void wait_for_more(Inbound& in);
   void flush(int32_t peer);  // poll()'s thread: the queue, as far as the kernel takes it
   void lose(int32_t peer);
   void drop(Inbound& in);

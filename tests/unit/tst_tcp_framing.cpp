@@ -1,7 +1,7 @@
 // The TCP transport's framing alone: messages written by encode_frame_sizes come back
-// whole however the stream is cut (one byte at a time, or all at once), a large frame is
-// read straight into its message's buffer, and a count or size out of range is refused
-// naming it.
+// whole however the stream is cut (one byte at a time, or all at once, several in one
+// read), each frame 64-byte aligned; a large frame is read straight into its message's
+// buffer; a count or size out of range is refused naming it.
 #include <QtTest/QtTest>
 
 #include <cstring>
@@ -66,6 +66,50 @@ class TestTcpFraming : public QObject {
       QCOMPARE(got[1], b);
       QCOMPARE(got[2], c);
     }
+  }
+
+  // Everything in one read, nothing after it: every message comes out now, not when more
+  // bytes arrive (more may never come: a reply waited 20 s for its own last frames).
+  void testOneReadThatHoldsSeveralMessagesDeliversThemAll() {
+    const std::vector<std::string> a = {"token", "header", "body", "tensor"}, c = {"x", "y"};
+    std::vector<uint8_t> stream = onTheWire(a);
+    const auto more = onTheWire(c);
+    stream.insert(stream.end(), more.begin(), more.end());
+    FrameReader reader(1 << 20);
+    const auto [where, room] = reader.space();
+    QVERIFY(room >= stream.size());
+    std::memcpy(where, stream.data(), stream.size());
+    std::vector<std::vector<std::string>> got;
+    std::string why;
+    QVERIFY(reader.received(
+        stream.size(),
+        [&got](IncomingMessage m) {
+          got.emplace_back();
+          for (const auto& f : m.frames)
+            got.back().emplace_back(reinterpret_cast<const char*>(f.data), f.size);
+        },
+        &why));
+    QCOMPARE(got.size(), size_t{2});
+    QCOMPARE(got[0], a);
+    QCOMPARE(got[1], c);
+    QCOMPARE(reader.body_left(), size_t{0});
+  }
+
+  // Each frame starts 64-byte aligned in the message's buffer: a tensor is adopted, not copied.
+  void testFramesAreAligned() {
+    FrameReader reader(1 << 20);
+    bool ok = false;
+    std::string why;
+    std::vector<IncomingMessage> got;
+    const auto bytes = onTheWire({"abc", "defgh", std::string(100, 't')});
+    const auto [where, room] = reader.space();
+    std::memcpy(where, bytes.data(), bytes.size());
+    ok = reader.received(
+        bytes.size(), [&got](IncomingMessage m) { got.push_back(std::move(m)); }, &why);
+    QVERIFY(ok);
+    QCOMPARE(got.size(), size_t{1});
+    for (const auto& f : got[0].frames)
+      QCOMPARE(reinterpret_cast<uintptr_t>(f.data) % 64, uintptr_t{0});
   }
 
   void testALargeFrameIsReadStraightIntoItsBuffer() {
