@@ -61,6 +61,7 @@ class TestCollectDialog : public QObject {
 
   void testTheAppFollowsAJobAnotherLauncherStarts() {
     MainWindow w(m_workspace.path());
+    w.setStallTimeoutMs(500);  // so that the quiet wait below would be called a hang if it could be
     w.show();
     w.showCollectDialog();
     CollectDialog* d = w.collectDialog();
