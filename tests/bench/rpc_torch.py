@@ -28,8 +28,7 @@ def free_port():
 def worker(rank, port, calls, sizes, queue, echo_bytes=0):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
-    opts = rpc.TensorPipeRpcBackendOptions(num_worker_threads=16, init_method=f"tcp://127.0.0.1:{port}",
-                                           _transports=["uv"])
+    opts = rpc.TensorPipeRpcBackendOptions(num_worker_threads=16, init_method=f"tcp://127.0.0.1:{port}")
     rpc.init_rpc(f"worker{rank}", rank=rank, world_size=2, rpc_backend_options=opts)
     if rank == 0:
         small = torch.ones(max(1, echo_bytes // 4)) if echo_bytes else torch.ones(3, 3)
