@@ -124,11 +124,15 @@ def main():
     plain, hooked, recorded, collected = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         run_file = os.path.join(tmp, "cost.ddprun")
-        for _ in range(args.rounds):
+        for round_number in range(args.rounds):
             plain.append(run_plain(args.steps, env))
             hooked.append(run_plain(args.steps, dict(env, DDP_STEP_PYTHON_ALLREDUCE_HOOK="1")))
             recorded.append(run_recorded(cli, args.steps, env, run_file))
             collected.append(run_collected(cli, args.steps, env, run_file))
+            # Progress on stderr, so a run cut short still says how far it came.
+            print(f"round {round_number + 1}/{args.rounds}: median ms plain {plain[-1]['median_ms']:.1f}, "
+                  f"hooked {hooked[-1]['median_ms']:.1f}, recorded {recorded[-1]['median_ms']:.1f}, "
+                  f"collected {collected[-1]['median_ms']:.1f}", file=sys.stderr, flush=True)
         # The recording's own cost per step, where it is not lost in noise: one rank, the
         # same 16 parameters at width 16 (a step of ~1 ms), 500 steps, hooked vs recorded.
         tiny_env = dict(env, DDP_STEP_WIDTH="16")

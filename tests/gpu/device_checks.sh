@@ -93,7 +93,7 @@ step torch_gloo 200 env DDPSCOPE_TEST_PYTHON="$PY" "$PY" tests/torch/test_torch_
 step bench_nccl 90 mpirun -np 1 "$tests/bench/bench_nccl_allreduce"
 step bench_nccl_torch 90 env RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29531 "$PY" tests/bench/nccl_allreduce_torch.py
 # The recording's cost on 16 quiet cores.
-step torchrun_cost 300 "$PY" tests/bench/run_torchrun_cost.py --build "$work/build" --python "$PY" --rounds ${COST_ROUNDS:-3}
+step torchrun_cost 300 "$PY" tests/bench/run_torchrun_cost.py --build "$work/build" --python "$PY" --rounds ${COST_ROUNDS:-2}
 
 tar -C "$work" -czf "$OUT/results.tar.gz" logs
 cp "$summary" "$OUT/summary.txt"
