@@ -14,6 +14,7 @@
 #include "probe.h"
 #include "probe_session.h"
 #include "rpc/rpc.h"
+#include "rpc/transport_choice.h"
 
 namespace ddpscope::apps {
 namespace {
@@ -80,9 +81,8 @@ double transport_floor_us(c10d::ProcessGroup& group, int64_t calls) {
   // Rank 1 listens where its agent does, on a port of its own.
   Tensor endpoint = Tensor::zeros({32}, DType::I64);  // 256 bytes of text
   if (group.rank() == 1) {
-    const std::string agent = rpc::agent().endpoint();  // SCHEME://HOST:PORT, whichever transport
-    const size_t host = agent.find("://") + 3;
-    socket.bind("tcp://" + agent.substr(host, agent.rfind(':') - host) + ":0");
+    const std::string agent = rpc::endpoint_host_port(rpc::agent().endpoint());
+    socket.bind("tcp://" + agent.substr(0, agent.rfind(':')) + ":0");
     const std::string mine = socket.get(zmq::sockopt::last_endpoint);
     std::memcpy(endpoint.raw_data(), mine.data(), std::min<size_t>(mine.size(), 255));
   }

@@ -29,7 +29,7 @@ struct RpcBackendOptions {
   // else DDPSCOPE_RPC_ADDRESS, else the first non-loopback IPv4 address of this host.
   std::string listen_address;
   int64_t max_frame_bytes = int64_t{1} << 32;  // larger frames are refused by the transport
-  // "zmq" or "tcp" (transport_choice.h); empty: DDPSCOPE_RPC_TRANSPORT, else zmq.
+  // "shm", "tcp" or "zmq" (transport_choice.h); empty: DDPSCOPE_RPC_TRANSPORT, else shm.
   std::string transport;
   // Empty: DDPSCOPE_RUN_TOKEN (set by the launcher), else made by worker 0 and shared.
   std::string token;

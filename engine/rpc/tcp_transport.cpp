@@ -136,9 +136,16 @@ TcpTransport::~TcpTransport() { close(); }
 void TcpTransport::connect(const std::vector<std::string>& endpoints) {
   for (size_t r = 0; r < endpoints.size(); ++r) {
     const std::string& e = endpoints[r];
+    auto peer = std::make_unique<Peer>();
+    if (e.empty()) {  // reached another way
+      peer->served = false;
+      peer->lost = true;
+      peer->said = 2;
+      peers_.push_back(std::move(peer));
+      continue;
+    }
     DDPSCOPE_CHECK(e.rfind(kScheme, 0) == 0, "init_rpc: worker ", r, " listens on '", e,
                    "', another RPC transport's endpoint; give every worker the same DDPSCOPE_RPC_TRANSPORT");
-    auto peer = std::make_unique<Peer>();
     const auto [host, port] = split_host_port(e.substr(std::strlen(kScheme)));
     addrinfo* found = resolve(host, port, false, "init_rpc: worker " + std::to_string(r));
     for (addrinfo* a = found; a && peer->fd < 0; a = a->ai_next) {
@@ -175,45 +182,20 @@ void TcpTransport::connect(const std::vector<std::string>& endpoints) {
 void TcpTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
   Peer& peer = *peers_.at(static_cast<size_t>(dst));
   DDPSCOPE_CHECK(!closed_.load(), "the RPC transport is closed");
+  DDPSCOPE_CHECK(peer.served, "the TCP transport does not serve worker ", dst, " (it is reached another way)");
   DDPSCOPE_CHECK(frames.size() <= kMaxFrames, "an RPC message of ", frames.size(), " frames (at most ", kMaxFrames,
                  ")");
   std::vector<uint8_t> head = encode_frame_sizes(frames);
-  std::vector<iovec> iov;
-  iov.reserve(frames.size() + 1);
-  iov.push_back({head.data(), head.size()});
-  for (const auto& f : frames)
-    if (f.size > 0) iov.push_back({const_cast<void*>(f.data), f.size});
+  std::vector<iovec> pieces = message_pieces(head, frames);
   std::lock_guard<std::mutex> lock(peer.mutex);
   if (peer.lost) return;  // as a queue to a peer that is gone: the agent fails its calls
   const bool queued = !peer.queue.empty();
-  if (!queued && write_some(peer.fd, iov) < 0) {
+  if (!queued && write_some(peer.fd, pieces) < 0) {
     lose(dst);
     return;
   }
-  // What the kernel did not take waits, in order: copies of the small parts, the frames
-  // that have an owner as they are.
-  size_t frame = 0;
-  bool any = false;
-  for (const iovec& v : iov) {
-    if (v.iov_len == 0) continue;
-    const auto* bytes = static_cast<const uint8_t*>(v.iov_base);
-    Pending p;
-    while (frame < frames.size() && !(bytes >= static_cast<const uint8_t*>(frames[frame].data) &&
-                                      bytes < static_cast<const uint8_t*>(frames[frame].data) + frames[frame].size))
-      ++frame;
-    if (frame < frames.size() && frames[frame].owner && v.iov_base != head.data()) {
-      p.data = bytes;
-      p.size = v.iov_len;
-      p.owner = frames[frame].owner;
-    } else {
-      p.copy.assign(bytes, bytes + v.iov_len);
-      p.data = p.copy.data();
-      p.size = p.copy.size();
-    }
-    peer.queue.push_back(std::move(p));
-    any = true;
-  }
-  if (any && !queued) {  // poll() writes the rest as the kernel takes it
+  peer.queue.keep(pieces, frames);
+  if (!queued && !peer.queue.empty()) {  // poll() writes the rest as the kernel takes it
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP | EPOLLOUT;
     ev.data.u64 = kOutgoing | static_cast<uint64_t>(dst);
@@ -224,24 +206,9 @@ void TcpTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
 void TcpTransport::flush(int32_t id) {
   Peer& peer = *peers_[static_cast<size_t>(id)];
   std::lock_guard<std::mutex> lock(peer.mutex);
-  while (!peer.queue.empty() && !peer.lost) {
-    std::vector<iovec> iov;
-    for (size_t k = 0; k < peer.queue.size() && k < IOV_MAX; ++k)
-      iov.push_back({const_cast<uint8_t*>(peer.queue[k].data), peer.queue[k].size});
-    const ssize_t n = write_some(peer.fd, iov);
-    if (n < 0) return lose(id);
-    auto left = static_cast<size_t>(n);
-    while (!peer.queue.empty() && left >= peer.queue.front().size) {
-      left -= peer.queue.front().size;
-      peer.queue.pop_front();
-    }
-    if (left > 0) {
-      peer.queue.front().data += left;
-      peer.queue.front().size -= left;
-    }
-    if (n == 0 || !peer.queue.empty()) return;  // full again: the next EPOLLOUT goes on
-  }
   if (peer.lost) return;
+  if (!peer.queue.flush([&peer](std::vector<iovec>& pieces) { return write_some(peer.fd, pieces); })) return lose(id);
+  if (!peer.queue.empty()) return;  // full again: the next EPOLLOUT goes on
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;
   ev.data.u64 = kOutgoing | static_cast<uint64_t>(id);

@@ -15,11 +15,11 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "send_queue.h"
 #include "transport.h"
 
 namespace ddpscope::rpc {
@@ -33,27 +33,27 @@ class TcpTransport final : public Transport {
   // "ddptcp://HOST:PORT": not ZeroMQ's tcp://, so that workers of two transports refuse
   // each other's endpoints instead of exchanging garbage.
   std::string endpoint() const override { return endpoint_; }
+  // An empty endpoint: a worker this transport does not serve (another reaches it); it is
+  // neither connected to nor reported.
   void connect(const std::vector<std::string>& endpoints) override;
   void send(int32_t dst, std::vector<OutgoingFrame> frames) override;
   void poll(std::chrono::milliseconds wait, TransportEvents& events) override;
   void close() override;
 
+  // The epoll set poll() waits on: readable when poll() has something to do, so a
+  // transport that holds this one can wait on it beside its own.
+  int wait_fd() const { return epoll_fd_; }
+
   static constexpr const char* kScheme = "ddptcp://";
 
  private:
-  // Bytes of a message still to write: a copy, or a frame's own bytes while `owner` lives.
-  struct Pending {
-    std::vector<uint8_t> copy;
-    const uint8_t* data = nullptr;
-    size_t size = 0;
-    std::shared_ptr<const void> owner;
-  };
   struct Peer {  // the connection this worker sends to a worker on
     std::mutex mutex;
     int fd = -1;
-    std::deque<Pending> queue;  // written by poll() when the kernel's buffer was full
+    SendQueue queue;  // written by poll() when the kernel's buffer was full
     bool lost = false;
-    int said = 0;  // its state as told to the agent: 0 nothing yet, 1 connected, 2 lost
+    bool served = true;  // false: the worker is reached another way (shm_transport.h)
+    int said = 0;        // its state as told to the agent: 0 nothing yet, 1 connected, 2 lost
   };
   struct Inbound;  // a connection a worker opened to this one (tcp_transport.cpp)
 

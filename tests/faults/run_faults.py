@@ -514,7 +514,8 @@ def scenario_foreign_rpc(build, work):
             env = {}  # the rank ended first: said below, as no token found
         token = env.get(b"DDPSCOPE_RUN_TOKEN")
         # The job's transport, as its workers chose it (DDPSCOPE_RPC_TRANSPORT).
-        scheme = "ddptcp" if os.environ.get("DDPSCOPE_RPC_TRANSPORT") == "tcp" else "tcp"
+        # shm and tcp both take the TCP transport's framing on their TCP port (shm_transport.h).
+        scheme = "tcp" if os.environ.get("DDPSCOPE_RPC_TRANSPORT") == "zmq" else "ddptcp"
         for port in ports:
             p = subprocess.run([os.path.join(build, "tests", "foreign_rpc_sender"), f"{scheme}://127.0.0.1:{port}", "5"],
                                capture_output=True, text=True, timeout=30)

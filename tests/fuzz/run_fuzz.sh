@@ -5,7 +5,8 @@
 # run_file (the run-file reader on damaged files), span_pack (the span-pack decoder),
 # flight_dump (flight-recorder dumps, JSON and pickles), pickle (the pickle reader alone),
 # preset (the launch dialog's job presets), torch_trace (PyTorch profiler traces), lesson
-# (lesson files and ddpscope: links). CTest runs each briefly
+# (lesson files and ddpscope: links), tcp_framing and shm_ring (the RPC transports' reading
+# sides). CTest runs each briefly
 # (-max_total_time=15); tests/bench/bench_fuzz.sh with -runs=1000000.
 # Prints "fuzz_TARGET: N executions, C crashes" and fails on any crash.
 set -euo pipefail
@@ -21,6 +22,7 @@ fi
 case "$target" in
   rpc_wire) sources=("$src/engine/rpc/wire_format.cpp"); libs=() ;;
   tcp_framing) sources=("$src/engine/rpc/tcp_framing.cpp"); libs=() ;;
+  shm_ring) sources=("$src/engine/rpc/shm_ring.cpp" "$src/engine/rpc/tcp_framing.cpp"); libs=() ;;
   event_batch) sources=("$src/probes/runtime/event_batch.cpp" "$src/probes/runtime/clock_offset_estimator.cpp"); libs=() ;;
   run_file)
     sources=("$src/probes/store/run_store_reader.cpp" "$src/probes/store/sqlite_db.cpp" "$src/probes/store/run_store_schema.cpp"
@@ -48,7 +50,7 @@ case "$target" in
     # Qt Core from its pkg-config file; -fPIC as Qt's headers demand.
     read -r -a qt <<<"$(pkg-config --cflags --libs Qt6Core)"
     libs=(-fPIC -I"$src/gui/models" "${qt[@]}") ;;
-  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, tcp_framing, event_batch, run_file, span_pack, flight_dump, pickle, preset, torch_trace, lesson)" >&2; exit 2 ;;
+  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, tcp_framing, shm_ring, event_batch, run_file, span_pack, flight_dump, pickle, preset, torch_trace, lesson)" >&2; exit 2 ;;
 esac
 out="$build/fuzz/$target"
 mkdir -p "$out/work"

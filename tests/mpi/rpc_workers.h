@@ -14,6 +14,7 @@
 #include "mpi_test_main.h"
 #include "fault_transport.h"
 #include "rpc/rpc.h"
+#include "rpc/shm_transport.h"
 #include "rpc/tcp_transport.h"
 #include "rpc/transport_choice.h"
 
@@ -111,13 +112,14 @@ inline void start_worker() {
 // of the job's transport (ZeroMQ's, or the TCP transport's).
 inline void send_raw(int worker, const std::vector<std::string>& frames) {
   const std::string endpoint = rpc::agent().endpoint_of(worker);
-  if (endpoint.rfind(rpc::TcpTransport::kScheme, 0) == 0) {
-    rpc::TcpTransport t("127.0.0.1", 1 << 20);
-    t.connect({endpoint});
+  const bool shm = endpoint.rfind(rpc::ShmTransport::kScheme, 0) == 0;
+  if (shm || endpoint.rfind(rpc::TcpTransport::kScheme, 0) == 0) {
+    std::unique_ptr<rpc::Transport> t = rpc::open_transport(shm ? "shm" : "tcp", "127.0.0.1", 1 << 20);
+    t->connect({endpoint});
     std::vector<rpc::OutgoingFrame> out;
     for (const std::string& f : frames)
       out.push_back({f.data(), f.size(), nullptr});
-    t.send(0, std::move(out));  // a few bytes: the kernel has them before close()
+    t->send(0, std::move(out));  // a few bytes: the kernel (or the ring) has them before close()
     return;
   }
   static zmq::context_t ctx;

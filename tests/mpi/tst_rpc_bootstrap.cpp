@@ -27,11 +27,11 @@ class TestRpcBootstrap : public WorldTest {
     QCOMPARE(b.setup.self, rank_);
     QCOMPARE(static_cast<int>(b.setup.workers.size()), size_);
     QCOMPARE(static_cast<int>(b.setup.endpoints.size()), size_);
-    const std::string scheme = rpc::transport_kind("") == "tcp" ? rpc::TcpTransport::kScheme : "tcp://";
     for (int r = 0; r < size_; ++r) {
       QCOMPARE(b.setup.workers[r].id, r);
       QCOMPARE(b.setup.workers[r].name, "worker" + std::to_string(r));
-      QVERIFY2(b.setup.endpoints[r].rfind(scheme + "127.0.0.1:", 0) == 0, b.setup.endpoints[r].c_str());  // one host
+      QVERIFY2(endpoint_host_port(b.setup.endpoints[r]).rfind("127.0.0.1:", 0) == 0,
+               b.setup.endpoints[r].c_str());  // one host
     }
     QCOMPARE(b.setup.endpoints[rank_], b.transport->endpoint());
     // One token, the same on every rank.

@@ -1,5 +1,6 @@
-// Which RPC transport an agent opens: the option, else DDPSCOPE_RPC_TRANSPORT, else ZeroMQ;
-// another name is refused naming the choices; each kind listens with its own scheme.
+// Which RPC transport an agent opens: the option, else DDPSCOPE_RPC_TRANSPORT, else shared
+// memory; another name is refused naming the choices; each kind listens with its own
+// scheme, and each endpoint's TCP address is found.
 #include <QtTest/QtTest>
 
 #include "ddpscope/error.h"
@@ -12,9 +13,9 @@ class TestTransportChoice : public QObject {
   Q_OBJECT
 
  private slots:
-  void testTheOptionThenTheEnvironmentThenZeroMq() {
+  void testTheOptionThenTheEnvironmentThenSharedMemory() {
     qunsetenv("DDPSCOPE_RPC_TRANSPORT");
-    QCOMPARE(transport_kind(""), std::string("zmq"));
+    QCOMPARE(transport_kind(""), std::string("shm"));
     qputenv("DDPSCOPE_RPC_TRANSPORT", "tcp");
     QCOMPARE(transport_kind(""), std::string("tcp"));
     QCOMPARE(transport_kind("zmq"), std::string("zmq"));  // the option wins
@@ -23,7 +24,7 @@ class TestTransportChoice : public QObject {
       transport_kind("");
       QFAIL("took an unknown transport");
     } catch (const Error& e) {
-      QVERIFY2(QString(e.what()).contains("carrier-pigeon") && QString(e.what()).contains("zmq or tcp"), e.what());
+      QVERIFY2(QString(e.what()).contains("carrier-pigeon") && QString(e.what()).contains("shm, tcp or zmq"), e.what());
     }
     qunsetenv("DDPSCOPE_RPC_TRANSPORT");
   }
@@ -31,6 +32,15 @@ class TestTransportChoice : public QObject {
   void testEachKindListensWithItsScheme() {
     QVERIFY(open_transport("zmq", "127.0.0.1", 1 << 20)->endpoint().rfind("tcp://127.0.0.1:", 0) == 0);
     QVERIFY(open_transport("tcp", "127.0.0.1", 1 << 20)->endpoint().rfind("ddptcp://127.0.0.1:", 0) == 0);
+    const std::string shm = open_transport("shm", "127.0.0.1", 1 << 20)->endpoint();
+    QVERIFY2(shm.rfind("ddpshm://", 0) == 0 && shm.find(",ddptcp://127.0.0.1:") != std::string::npos, shm.c_str());
+  }
+
+  void testTheTcpAddressOfEachKindsEndpoint() {
+    QCOMPARE(endpoint_host_port("tcp://10.0.0.2:5555"), std::string("10.0.0.2:5555"));
+    QCOMPARE(endpoint_host_port("ddptcp://[::1]:7"), std::string("[::1]:7"));
+    QCOMPARE(endpoint_host_port("ddpshm://boot-1.2/ddpscope-rpc-9-9,ddptcp://10.0.0.2:41000"),
+             std::string("10.0.0.2:41000"));
   }
 };
 

@@ -1,0 +1,426 @@
+#include "shm_transport.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <random>
+
+#include "ddpscope/error.h"
+#include "probe.h"
+#include "tcp_framing.h"
+
+namespace ddpscope::rpc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint32_t kMaxFrames = kMaxFramesPerMessage;
+constexpr int kReadsPerPoll = 64;  // then the agent gets to look at its timers
+// How long poll() spins on its rings before it sleeps: about a round trip's worth, so a
+// reply that is on its way is taken without a wake-up (2 context switches).
+constexpr auto kSpin = std::chrono::microseconds(60);
+// How long a send of more than the ring holds waits for the reader to make room before it
+// leaves the rest to poll(): only while the reader is taking bytes does it go on.
+constexpr auto kSendSpin = std::chrono::microseconds(40);
+constexpr size_t kMaxRegionBytes = size_t{1} << 30;
+const std::string kHello = "ddpscope-shm-ring-1";
+// epoll's data: what an fd is, in the top byte, and its index.
+constexpr uint64_t kListener = 0, kOutgoing = uint64_t{1} << 56, kRoom = uint64_t{2} << 56,
+                   kInbound = uint64_t{3} << 56, kWake = uint64_t{4} << 56, kTcp = uint64_t{5} << 56;
+constexpr uint64_t kIndexMask = (uint64_t{1} << 56) - 1;
+
+void signal(int eventfd) {
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(eventfd, &one, sizeof(one));  // full only after 2^64 - 1 wake-ups
+}
+
+void drain(int eventfd) {
+  uint64_t count;
+  [[maybe_unused]] ssize_t n = ::read(eventfd, &count, sizeof(count));
+}
+
+void watch(int epoll_fd, int fd, uint32_t events, uint64_t what) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = what;
+  ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+inline void cpu_relax() { __builtin_ia32_pause(); }
+
+sockaddr_un abstract_address(const std::string& name, socklen_t& length) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  const size_t n = std::min(name.size(), sizeof(a.sun_path) - 1);
+  std::memcpy(a.sun_path + 1, name.data(), n);  // sun_path[0] = 0: the abstract namespace
+  length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
+  return a;
+}
+
+}  // namespace
+
+// A worker of this host that writes to this one: its socket, then (after its hello) its ring.
+struct ShmTransport::Inbound {
+  int socket = -1;
+  int wake = -1;  // this side sleeps on it
+  int room = -1;  // the writer's: signalled when this side made room it waits for
+  size_t slot = 0;
+  shm::Region region;
+  std::unique_ptr<ShmRing> ring;
+  FrameReader reader;
+  Inbound(int socket, size_t slot, int64_t max_frame_bytes)
+      : socket(socket),
+        slot(slot),
+        reader(max_frame_bytes, [] { return probes::enabled() ? probes::now_ticks() : 0; }) {}
+};
+
+ShmTransport::ShmTransport(const std::string& address, int64_t max_frame_bytes, size_t ring_bytes)
+    : tcp_(address, max_frame_bytes),
+      host_key_(shm::host_key()),
+      ring_bytes_(ring_bytes),
+      max_frame_bytes_(max_frame_bytes) {
+  std::random_device random;
+  const std::string name = "ddpscope-rpc-" + std::to_string(::getpid()) + "-" + std::to_string(random());
+  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  socklen_t length = 0;
+  const sockaddr_un where = abstract_address(name, length);
+  DDPSCOPE_CHECK(listen_fd_ >= 0 && ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&where), length) == 0 &&
+                     ::listen(listen_fd_, 128) == 0,
+                 "the shared-memory RPC transport cannot listen on a Unix socket: ", std::strerror(errno),
+                 " (DDPSCOPE_RPC_TRANSPORT=tcp avoids it)");
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  DDPSCOPE_CHECK(epoll_fd_ >= 0, "the RPC transport cannot make an epoll set: ", std::strerror(errno));
+  watch(epoll_fd_, listen_fd_, EPOLLIN, kListener);
+  watch(epoll_fd_, tcp_.wait_fd(), EPOLLIN, kTcp);
+  endpoint_ = std::string(kScheme) + host_key_ + "/" + name + "," + tcp_.endpoint();
+}
+
+ShmTransport::~ShmTransport() { close(); }
+
+bool ShmTransport::shares_memory_with(int32_t peer) const {
+  return peer >= 0 && static_cast<size_t>(peer) < peers_.size() && peers_[static_cast<size_t>(peer)];
+}
+
+void ShmTransport::connect(const std::vector<std::string>& endpoints) {
+  std::vector<std::string> by_tcp(endpoints.size());
+  for (size_t r = 0; r < endpoints.size(); ++r) {
+    const std::string& e = endpoints[r];
+    const size_t comma = e.find(',');
+    const size_t slash = e.find('/', std::strlen(kScheme));
+    DDPSCOPE_CHECK(e.rfind(kScheme, 0) == 0 && comma != std::string::npos && slash < comma, "init_rpc: worker ", r,
+                   " listens on '", e,
+                   "', another RPC transport's endpoint; give every worker the same DDPSCOPE_RPC_TRANSPORT");
+    const std::string key = e.substr(std::strlen(kScheme), slash - std::strlen(kScheme));
+    std::unique_ptr<Peer> peer;
+    if (!host_key_.empty() && key == host_key_) peer = open_local(e.substr(slash + 1, comma - slash - 1));
+    if (!peer) by_tcp[r] = e.substr(comma + 1);  // another host, or its socket out of reach
+    peers_.push_back(std::move(peer));
+  }
+  tcp_.connect(by_tcp);
+}
+
+// Connects to a worker's socket and hands it a new ring; null when the socket cannot be
+// reached (then TCP carries the messages).
+std::unique_ptr<ShmTransport::Peer> ShmTransport::open_local(const std::string& socket_name) {
+  auto peer = std::make_unique<Peer>();
+  peer->socket = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  socklen_t length = 0;
+  const sockaddr_un where = abstract_address(socket_name, length);
+  if (peer->socket < 0 || ::connect(peer->socket, reinterpret_cast<const sockaddr*>(&where), length) != 0) {
+    close_fd(peer->socket);
+    return nullptr;
+  }
+  peer->region = shm::make_region(ShmRing::region_bytes(ring_bytes_));
+  ShmRing::format(peer->region.base(), ring_bytes_);
+  peer->ring = std::make_unique<ShmRing>(peer->region.base(), peer->region.bytes());
+  peer->wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  peer->room = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  const bool sent = peer->wake >= 0 && peer->room >= 0 &&
+                    shm::send_with_fds(peer->socket, kHello, {peer->region.fd(), peer->wake, peer->room});
+  peer->region.close_fd();
+  if (!sent) {  // the worker took the connection and then went: lost, as TCP would say
+    peer->lost = true;
+    return peer;
+  }
+  ::fcntl(peer->socket, F_SETFL, O_NONBLOCK);
+  const uint64_t index = peers_.size();
+  watch(epoll_fd_, peer->socket, EPOLLIN | EPOLLRDHUP, kOutgoing | index);  // it never carries data: readable = closed
+  watch(epoll_fd_, peer->room, EPOLLIN, kRoom | index);
+  return peer;
+}
+
+void ShmTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
+  DDPSCOPE_CHECK(!closed_.load(), "the RPC transport is closed");
+  DDPSCOPE_CHECK(dst >= 0 && static_cast<size_t>(dst) < peers_.size(), "no RPC worker ", dst);
+  Peer* peer = peers_[static_cast<size_t>(dst)].get();
+  if (!peer) return tcp_.send(dst, std::move(frames));
+  DDPSCOPE_CHECK(frames.size() <= kMaxFrames, "an RPC message of ", frames.size(), " frames (at most ", kMaxFrames,
+                 ")");
+  std::vector<uint8_t> head = encode_frame_sizes(frames);
+  std::vector<iovec> pieces = message_pieces(head, frames);
+  std::lock_guard<std::mutex> lock(peer->mutex);
+  if (peer->lost) return;  // as a queue to a peer that is gone: the agent fails its calls
+  if (peer->queue.empty()) write_locked(dst, *peer, pieces, frames);
+  if (peer->lost) return;
+  peer->queue.keep(pieces, frames);
+  flush_locked(*peer);
+}
+
+// Writes `pieces` into the ring, and goes on while the reader makes room for the rest.
+void ShmTransport::write_locked(int32_t, Peer& peer, std::vector<iovec>& pieces, const std::vector<OutgoingFrame>&) {
+  auto progress = Clock::now();
+  for (;;) {
+    const ssize_t n = peer.ring->write_some(pieces);
+    if (n < 0) return lose(peer);
+    if (n > 0 && peer.ring->reader_needs_wake()) signal(peer.wake);
+    if (std::all_of(pieces.begin(), pieces.end(), [](const iovec& v) { return v.iov_len == 0; })) return;
+    const auto now = Clock::now();
+    if (n > 0) progress = now;
+    if (now - progress > kSendSpin) return;  // the reader is not taking: poll() writes the rest
+    cpu_relax();
+  }
+}
+
+// Writes what the queue holds as far as the ring has room; what is left waits for the
+// reader's signal of room (poll() then comes back here).
+void ShmTransport::flush_locked(Peer& peer) {
+  while (!peer.queue.empty() && !peer.lost) {
+    const bool ok = peer.queue.flush([&peer](std::vector<iovec>& pieces) {
+      const ssize_t n = peer.ring->write_some(pieces);
+      if (n > 0 && peer.ring->reader_needs_wake()) signal(peer.wake);
+      return n;
+    });
+    if (!ok) return lose(peer);
+    if (peer.queue.empty()) break;
+    if (!peer.ring->wait_for_room()) return;  // the reader signals once it made room
+  }
+  peer.ring->stop_waiting_for_room();
+}
+
+void ShmTransport::flush(int32_t id) {
+  Peer& peer = *peers_[static_cast<size_t>(id)];
+  std::lock_guard<std::mutex> lock(peer.mutex);
+  if (!peer.lost) flush_locked(peer);
+}
+
+// The peer's mutex is held. Said to the agent at the next poll().
+void ShmTransport::lose(Peer& peer) {
+  if (peer.lost) return;
+  peer.lost = true;
+  peer.queue.clear();
+  if (peer.socket >= 0) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer.socket, nullptr);
+  if (peer.room >= 0) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer.room, nullptr);
+  close_fd(peer.socket);
+}
+
+void ShmTransport::report_peers(TransportEvents& events) {
+  for (size_t r = 0; r < peers_.size(); ++r) {
+    if (!peers_[r]) continue;  // TCP's, said by it
+    Peer& peer = *peers_[r];
+    bool lost;
+    {
+      std::lock_guard<std::mutex> lock(peer.mutex);
+      if (peer.said == peer.lost + 1) continue;  // said: 1 connected, 2 lost
+      lost = peer.lost;
+      peer.said = lost + 1;
+    }
+    lost ? events.on_peer_lost(static_cast<int32_t>(r)) : events.on_peer_connected(static_cast<int32_t>(r));
+  }
+}
+
+void ShmTransport::poll(std::chrono::milliseconds wait, TransportEvents& events) {
+  report_peers(events);
+  tcp_.poll(std::chrono::milliseconds(0), events);  // its peers' news first, as on TCP alone
+  if (read_rings(events) || spin(events)) return;
+  bool came = false;  // bytes that came while this side said it sleeps
+  for (auto& in : inbound_)
+    if (in && in->ring) came = in->ring->going_to_sleep() || came;
+  epoll_event ready[64];
+  const int n = came ? 0 : ::epoll_wait(epoll_fd_, ready, 64, static_cast<int>(std::max<int64_t>(wait.count(), 0)));
+  for (auto& in : inbound_)
+    if (in && in->ring) in->ring->awake();
+  for (int k = 0; k < n; ++k)
+    handle(ready[k].data.u64, ready[k].events, events);
+  read_rings(events);
+}
+
+bool ShmTransport::read_rings(TransportEvents& events) {
+  bool any = false;
+  for (size_t k = 0; k < inbound_.size(); ++k) {
+    Inbound* in = inbound_[k].get();
+    if (in && in->ring && (in->ring->readable() > 0 || in->ring->broken())) {
+      read_ring(*in, events);
+      any = true;
+    }
+  }
+  return any;
+}
+
+// Waits a little for bytes without sleeping, looking at the other fds now and then. True
+// when something came.
+bool ShmTransport::spin(TransportEvents& events) {
+  if (std::none_of(inbound_.begin(), inbound_.end(), [](const auto& in) { return in && in->ring; })) return false;
+  const auto until = Clock::now() + kSpin;
+  for (unsigned i = 1;; ++i) {
+    if (read_rings(events)) return true;
+    if (i % 32 == 0) {
+      epoll_event ready[64];
+      const int n = ::epoll_wait(epoll_fd_, ready, 64, 0);
+      for (int k = 0; k < n; ++k)
+        handle(ready[k].data.u64, ready[k].events, events);
+      if (n > 0) return true;
+      if (Clock::now() > until) return false;
+      ::sched_yield();  // two cores: the thread that will answer may need this one
+    }
+    cpu_relax();
+  }
+}
+
+void ShmTransport::handle(uint64_t what, uint32_t flags, TransportEvents& events) {
+  const uint64_t kind = what & ~kIndexMask, index = what & kIndexMask;
+  if (kind == kListener) {
+    accept_all();
+  } else if (kind == kTcp) {
+    tcp_.poll(std::chrono::milliseconds(0), events);
+  } else if (kind == kOutgoing) {
+    Peer& peer = *peers_[index];
+    std::lock_guard<std::mutex> lock(peer.mutex);
+    lose(peer);  // never written to: readable means the worker closed it
+  } else if (kind == kRoom) {
+    drain(peers_[index]->room);
+    flush(static_cast<int32_t>(index));
+  } else if (index < inbound_.size() && inbound_[index]) {
+    Inbound& in = *inbound_[index];
+    if (kind == kWake) {
+      drain(in.wake);
+      read_ring(in, events);
+    } else {
+      on_inbound_socket(in, events);
+    }
+  }
+  (void)flags;
+}
+
+void ShmTransport::accept_all() {
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    if (!shm::same_user(fd)) {  // a ring is shared with this user's processes only
+      ::close(fd);
+      continue;
+    }
+    size_t slot = 0;
+    while (slot < inbound_.size() && inbound_[slot])
+      ++slot;
+    if (slot == inbound_.size()) inbound_.emplace_back();
+    inbound_[slot] = std::make_unique<Inbound>(fd, slot, max_frame_bytes_);
+    watch(epoll_fd_, fd, EPOLLIN | EPOLLRDHUP, kInbound | slot);
+  }
+}
+
+// The socket of a worker that writes to this one: first its hello with the ring, after
+// that only its closing.
+void ShmTransport::on_inbound_socket(Inbound& in, TransportEvents& events) {
+  if (!in.ring) {
+    std::string hello;
+    std::vector<int> fds;
+    const int got = shm::receive_with_fds(in.socket, hello, fds);
+    if (got == 0) return;
+    if (got < 0) return drop(in);
+    std::string why = hello != kHello || fds.size() != 3 ? "a hello that is not a ddpscope worker's" : "";
+    if (why.empty()) {
+      try {
+        in.region = shm::map_region(fds[0], kMaxRegionBytes);
+        in.ring = std::make_unique<ShmRing>(in.region.base(), in.region.bytes());
+        in.wake = fds[1];
+        in.room = fds[2];
+        fds.clear();
+      } catch (const Error& e) {
+        fds.erase(fds.begin());  // map_region closed it
+        why = e.message();
+      }
+    }
+    for (int fd : fds)
+      ::close(fd);
+    if (!why.empty()) {
+      events.on_rejected(wire::Rejection::Malformed, "shared-memory RPC: " + why);
+      return drop(in);
+    }
+    watch(epoll_fd_, in.wake, EPOLLIN, kWake | in.slot);
+    return read_ring(in, events);
+  }
+  char byte;
+  const ssize_t n = ::recv(in.socket, &byte, 1, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n > 0) events.on_rejected(wire::Rejection::Malformed, "shared-memory RPC: bytes on a ring's socket");
+  read_ring(in, events);  // what it wrote whole before it went is delivered
+  drop(in);
+}
+
+void ShmTransport::read_ring(Inbound& in, TransportEvents& events) {
+  const auto deliver = [&events](IncomingMessage m) { events.on_message(std::move(m)); };
+  std::string why;
+  for (int reads = 0; reads < kReadsPerPoll; ++reads) {
+    if (in.ring->broken()) {
+      events.on_rejected(wire::Rejection::Malformed, "shared-memory RPC: a ring's indices are out of range");
+      return drop(in);
+    }
+    const auto [where, room] = in.reader.space();
+    const size_t got = in.ring->read(where, room);
+    if (got == 0) return;
+    if (in.ring->writer_needs_wake()) signal(in.room);
+    if (!in.reader.received(got, deliver, &why)) {
+      events.on_rejected(wire::Rejection::Malformed, why);  // not this transport's traffic
+      return drop(in);
+    }
+  }
+}
+
+void ShmTransport::drop(Inbound& in) {
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, in.socket, nullptr);
+  if (in.wake >= 0) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, in.wake, nullptr);
+  close_fd(in.socket);
+  close_fd(in.wake);
+  close_fd(in.room);
+  inbound_[in.slot].reset();
+}
+
+void ShmTransport::close() {
+  if (closed_.exchange(true)) return;
+  tcp_.close();
+  for (auto& p : peers_) {
+    if (!p) continue;
+    std::lock_guard<std::mutex> lock(p->mutex);
+    close_fd(p->socket);
+    close_fd(p->wake);
+    close_fd(p->room);
+    p->lost = true;
+    p->said = 2;  // closed here: not a peer lost
+    p->queue.clear();
+  }
+  for (auto& in : inbound_)
+    if (in) {
+      close_fd(in->socket);
+      close_fd(in->wake);
+      close_fd(in->room);
+    }
+  inbound_.clear();
+  close_fd(listen_fd_);
+  close_fd(epoll_fd_);
+}
+
+}  // namespace ddpscope::rpc

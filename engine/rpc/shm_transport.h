@@ -1,0 +1,92 @@
+// The shared-memory transport (transport.h): workers on one host exchange messages through
+// a ring of memory both map (shm_ring.h), one per ordered pair; workers on other hosts
+// through the TCP transport it holds (tcp_transport.h). A message to a worker of this
+// host is one copy into the ring and one out, with no system call when the reader is
+// awake: the reader's poll() spins on its rings for a bounded time before it sleeps, and
+// a writer wakes a sleeping reader through an eventfd.
+//
+// Each worker listens on an abstract Unix socket as well as on TCP. To send to a worker of
+// this host (the same boot and network namespace: shm_handshake.h), a worker connects to
+// that socket and passes the ring's sealed memory file and two eventfds (the reader's
+// wake-up, and its own for room in the ring). The socket then stays open and carries
+// nothing: its closing says the other worker is gone, as a TCP connection's would.
+// Between hosts, or where the socket cannot be reached, the message goes by TCP.
+//
+// Endpoint: "ddpshm://HOSTKEY/SOCKET,ddptcp://HOST:PORT".
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "send_queue.h"
+#include "shm_handshake.h"
+#include "shm_ring.h"
+#include "tcp_transport.h"
+#include "transport.h"
+
+namespace ddpscope::rpc {
+
+class ShmTransport final : public Transport {
+ public:
+  static constexpr size_t kDefaultRingBytes = size_t{1} << 20;
+
+  // Listens on `address` (TCP, for other hosts) and on an abstract Unix socket; throws
+  // Error naming what it could not open.
+  ShmTransport(const std::string& address, int64_t max_frame_bytes, size_t ring_bytes = kDefaultRingBytes);
+  ~ShmTransport() override;
+
+  std::string endpoint() const override { return endpoint_; }
+  void connect(const std::vector<std::string>& endpoints) override;
+  void send(int32_t dst, std::vector<OutgoingFrame> frames) override;
+  void poll(std::chrono::milliseconds wait, TransportEvents& events) override;
+  void close() override;
+
+  // Whether messages to worker `peer` go through shared memory (decided by connect()).
+  bool shares_memory_with(int32_t peer) const;
+
+  static constexpr const char* kScheme = "ddpshm://";
+
+ private:
+  struct Peer {  // a worker of this host, and the ring this worker writes to it
+    std::mutex mutex;
+    int socket = -1;  // closes when the worker goes
+    int wake = -1;    // the reader's eventfd
+    int room = -1;    // this side's: the reader signals room
+    shm::Region region;
+    std::unique_ptr<ShmRing> ring;
+    SendQueue queue;  // what the ring had no room for yet
+    bool lost = false;
+    int said = 0;  // as told to the agent: 0 nothing yet, 1 connected, 2 lost
+  };
+  struct Inbound;  // a worker of this host that writes to this one (shm_transport.cpp)
+
+  std::unique_ptr<Peer> open_local(const std::string& socket_name);
+  void write_locked(int32_t id, Peer& peer, std::vector<iovec>& pieces, const std::vector<OutgoingFrame>& frames);
+  void flush_locked(Peer& peer);
+  void flush(int32_t id);
+  void lose(Peer& peer);  // its mutex held; said at the next poll()
+  void report_peers(TransportEvents& events);
+  // Reads every ring with bytes; true when any had some.
+  bool read_rings(TransportEvents& events);
+  bool spin(TransportEvents& events);
+  void handle(uint64_t what, uint32_t flags, TransportEvents& events);
+  void accept_all();
+  void on_inbound_socket(Inbound& in, TransportEvents& events);
+  void read_ring(Inbound& in, TransportEvents& events);
+  void drop(Inbound& in);
+
+  TcpTransport tcp_;  // the workers of other hosts
+  std::string host_key_;
+  int listen_fd_ = -1;
+  int epoll_fd_ = -1;
+  size_t ring_bytes_;
+  int64_t max_frame_bytes_;
+  std::string endpoint_;
+  std::vector<std::unique_ptr<Peer>> peers_;       // null: reached by TCP
+  std::vector<std::unique_ptr<Inbound>> inbound_;  // poll()'s thread only
+  std::atomic<bool> closed_{false};
+};
+
+}  // namespace ddpscope::rpc

@@ -1,0 +1,250 @@
+// The shared-memory transport, two ends in one process: workers of one host share memory
+// and their frames arrive whole and in order, through a ring far smaller than a message
+// and from several sending threads at once; a message sent while nobody reads waits and
+// arrives whole, the send returning at once; a worker of another host (another key), or
+// one whose socket cannot be reached, is sent to by TCP; a hello that is not a worker's is
+// refused by name; a worker that closes is reported lost, and what it wrote whole before
+// is delivered; a closed transport refuses to send; another transport's endpoint is named.
+#include <QtTest/QtTest>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <QElapsedTimer>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "ddpscope/error.h"
+#include "rpc/shm_handshake.h"
+#include "rpc/shm_transport.h"
+#include "transport_test_events.h"
+
+using namespace ddpscope;
+using namespace ddpscope::rpc;
+using namespace ddpscope::rpc::testing;
+
+namespace {
+
+// Polls both until `done` or 20 s, as two agents would.
+template <typename Done>
+bool pollBoth(Transport& a, Heard& ha, Transport& b, Heard& hb, Done done) {
+  QElapsedTimer timer;
+  timer.start();
+  while (!done() && timer.elapsed() < 20000) {
+    a.poll(std::chrono::milliseconds(1), ha);
+    b.poll(std::chrono::milliseconds(1), hb);
+  }
+  return done();
+}
+
+// A Unix socket connected to the worker of `endpoint`, for a hello of our own making.
+int rawConnection(const std::string& endpoint) {
+  const size_t slash = endpoint.find('/', std::strlen(ShmTransport::kScheme));
+  const std::string name = endpoint.substr(slash + 1, endpoint.find(',') - slash - 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path + 1, name.data(), name.size());
+  const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  return ::connect(fd, reinterpret_cast<sockaddr*>(&a), length) == 0 ? fd : -1;
+}
+
+std::string otherHost(const std::string& endpoint) {  // the same worker, as if on another host
+  const size_t start = std::strlen(ShmTransport::kScheme);
+  return std::string(ShmTransport::kScheme) + "another-host" + endpoint.substr(endpoint.find('/', start));
+}
+
+}  // namespace
+
+class TestShmTransport : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void testFramesArriveWholeAndInOrderThroughASmallRing() {
+    ShmTransport a("127.0.0.1", 1 << 24, 4096), b("127.0.0.1", 1 << 24, 4096);
+    QVERIFY(a.endpoint().rfind("ddpshm://", 0) == 0);
+    QVERIFY(a.endpoint().find(",ddptcp://127.0.0.1:") != std::string::npos);
+    a.connect({a.endpoint(), b.endpoint()});
+    b.connect({a.endpoint(), b.endpoint()});
+    QVERIFY(a.shares_memory_with(0) && a.shares_memory_with(1));
+    const std::string one = "first", two = "second frame", empty;
+    for (int i = 0; i < 3; ++i)
+      a.send(1, {copied(one), copied(two + std::to_string(i)), copied(empty)});
+    auto big = std::make_shared<std::string>(300000, 'x');  // 73 rings' worth
+    for (size_t i = 0; i < big->size(); ++i)
+      (*big)[i] = static_cast<char>('a' + i % 23);
+    a.send(1, {{big->data(), big->size(), big}});
+    a.send(1, {copied(one)});
+    a.send(0, {copied(one)});  // to itself
+    Heard heard, self;
+    QVERIFY(pollBoth(a, self, b, heard, [&] { return heard.messages.size() == 5 && self.messages.size() == 1; }));
+    for (int i = 0; i < 3; ++i) {
+      QCOMPARE(heard.messages[i].frames.size(), size_t{3});
+      QCOMPARE(text(heard.messages[i].frames[0]), one);
+      QCOMPARE(text(heard.messages[i].frames[1]), two + std::to_string(i));
+      QCOMPARE(heard.messages[i].frames[2].size, size_t{0});
+    }
+    QVERIFY(text(heard.messages[3].frames[0]) == *big);
+    QCOMPARE(text(heard.messages[4].frames[0]), one);
+    QCOMPARE(text(self.messages[0].frames[0]), one);
+    QCOMPARE(heard.rejected, 0);
+  }
+
+  // Four threads send at once through one ring: every message arrives whole, and each
+  // thread's in its order.
+  void testSendersOnSeveralThreadsKeepTheirMessagesWhole() {
+    ShmTransport a("127.0.0.1", 1 << 20, 8192), b("127.0.0.1", 1 << 20, 8192);
+    a.connect({a.endpoint(), b.endpoint()});
+    b.connect({a.endpoint(), b.endpoint()});
+    constexpr int kThreads = 4, kEach = 300;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&a, t] {
+        for (int i = 0; i < kEach; ++i) {
+          const std::string tag = std::to_string(t) + ":" + std::to_string(i);
+          const std::string pad(static_cast<size_t>(100 + (i * 37) % 3000), char('A' + t));
+          a.send(1, {copied(tag), copied(pad)});
+        }
+      });
+    Heard heard, sender;
+    const bool all = pollBoth(a, sender, b, heard, [&] { return heard.messages.size() == kThreads * kEach; });
+    for (auto& t : threads)
+      t.join();
+    QVERIFY(all);
+    std::vector<int> next(kThreads, 0);
+    for (const auto& m : heard.messages) {
+      const std::string tag = text(m.frames[0]);
+      const int t = std::stoi(tag.substr(0, tag.find(':'))), i = std::stoi(tag.substr(tag.find(':') + 1));
+      QCOMPARE(i, next[t]++);
+      QCOMPARE(m.frames[1].size, static_cast<size_t>(100 + (i * 37) % 3000));
+      QVERIFY(
+          std::all_of(m.frames[1].data, m.frames[1].data + m.frames[1].size, [t](uint8_t c) { return c == 'A' + t; }));
+    }
+  }
+
+  // 64 MiB through a 1 MiB ring while the receiver does not read: the send returns, the
+  // rest waits, and a message after it keeps its place.
+  void testALargeMessageWaitsItsTurnWithoutBlockingTheSender() {
+    ShmTransport a("127.0.0.1", int64_t{1} << 30), b("127.0.0.1", int64_t{1} << 30);
+    a.connect({a.endpoint(), b.endpoint()});
+    b.connect({a.endpoint(), b.endpoint()});
+    auto big = std::make_shared<std::vector<uint8_t>>(64 << 20);
+    for (size_t i = 0; i < big->size(); ++i)
+      (*big)[i] = static_cast<uint8_t>(i * 7);
+    QElapsedTimer sent;
+    sent.start();
+    a.send(1, {{big->data(), big->size(), big}});
+    const std::string after = "after";
+    a.send(1, {copied(after)});
+    QVERIFY2(sent.elapsed() < 2000, "send waited for the receiver");
+    Heard heard, sender;
+    QVERIFY(pollBoth(a, sender, b, heard, [&] { return heard.messages.size() == 2; }));
+    QCOMPARE(heard.messages[0].frames[0].size, big->size());
+    QVERIFY(std::memcmp(heard.messages[0].frames[0].data, big->data(), big->size()) == 0);
+    QCOMPARE(text(heard.messages[1].frames[0]), after);
+  }
+
+  void testAWorkerOfAnotherHostIsSentToByTcp() {
+    ShmTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
+    a.connect({a.endpoint(), otherHost(b.endpoint())});
+    b.connect({otherHost(a.endpoint()), b.endpoint()});
+    QVERIFY(!a.shares_memory_with(1));
+    QVERIFY(a.shares_memory_with(0));
+    const std::string s = "over the network";
+    a.send(1, {copied(s)});
+    b.send(0, {copied(s)});
+    Heard ha, hb;
+    QVERIFY(pollBoth(a, ha, b, hb, [&] { return ha.messages.size() == 1 && hb.messages.size() == 1; }));
+    QCOMPARE(text(hb.messages[0].frames[0]), s);
+    QVERIFY(std::count(ha.connected.begin(), ha.connected.end(), 1) == 1);
+  }
+
+  void testASocketThatCannotBeReachedFallsBackToTcp() {
+    ShmTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
+    std::string unreachable = b.endpoint();
+    const size_t slash = unreachable.find('/', std::strlen(ShmTransport::kScheme));
+    unreachable.replace(slash + 1, unreachable.find(',') - slash - 1, "no-such-socket");
+    a.connect({a.endpoint(), unreachable});
+    b.connect({a.endpoint(), b.endpoint()});
+    QVERIFY(!a.shares_memory_with(1));
+    const std::string s = "by TCP after all";
+    a.send(1, {copied(s)});
+    Heard ha, hb;
+    QVERIFY(pollBoth(a, ha, b, hb, [&] { return hb.messages.size() == 1; }));
+    QCOMPARE(text(hb.messages[0].frames[0]), s);
+  }
+
+  void testAHelloThatIsNotAWorkersIsRefused() {
+    QFETCH(int, kind);
+    ShmTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
+    a.connect({a.endpoint(), b.endpoint()});
+    b.connect({a.endpoint(), b.endpoint()});
+    const int raw = rawConnection(b.endpoint());
+    QVERIFY(raw >= 0);
+    shm::Region junk = shm::make_region(8192);  // sealed, but not formatted as a ring
+    if (kind == 0) QVERIFY(shm::send_with_fds(raw, "GET / HTTP/1.1", {}));
+    if (kind == 1) QVERIFY(shm::send_with_fds(raw, "ddpscope-shm-ring-1", {junk.fd(), junk.fd(), junk.fd()}));
+    Heard heard;
+    QVERIFY(pollUntil(b, heard, [&] { return heard.rejected == 1; }));
+    char c;
+    QCOMPARE(::read(raw, &c, 1), ssize_t{0});  // dropped
+    ::close(raw);
+    const std::string fine = "fine";
+    a.send(1, {copied(fine)});
+    QVERIFY(pollUntil(b, heard, [&] { return heard.messages.size() == 1; }));
+    QCOMPARE(text(heard.messages[0].frames[0]), fine);
+  }
+  void testAHelloThatIsNotAWorkersIsRefused_data() {
+    QTest::addColumn<int>("kind");
+    QTest::newRow("another protocol") << 0;
+    QTest::newRow("memory that is not a ring") << 1;
+  }
+
+  void testAWorkerThatClosesIsLostAndWhatItWroteIsDelivered() {
+    ShmTransport a("127.0.0.1", 1 << 20);
+    auto b = std::make_unique<ShmTransport>("127.0.0.1", 1 << 20);
+    a.connect({a.endpoint(), b->endpoint()});
+    b->connect({a.endpoint(), b->endpoint()});
+    Heard heard, other;
+    QVERIFY(pollBoth(a, heard, *b, other,
+                     [&] { return std::count(heard.connected.begin(), heard.connected.end(), 1) > 0; }));
+    const std::string last = "last words";
+    b->send(0, {copied(last)});
+    b->close();
+    b.reset();
+    QVERIFY2(pollUntil(
+                 a, heard,
+                 [&] { return std::count(heard.lost.begin(), heard.lost.end(), 1) > 0 && heard.messages.size() == 1; }),
+             "worker 1's end closed: reported lost");
+    QCOMPARE(text(heard.messages[0].frames[0]), last);
+    const std::string s = "to the dead";
+    a.send(1, {copied(s)});  // dropped, as the agent has failed its calls: no throw, no hang
+  }
+
+  void testAClosedTransportRefusesToSend() {
+    ShmTransport a("127.0.0.1", 1 << 20);
+    a.connect({a.endpoint()});
+    a.close();
+    a.close();  // idempotent
+    const std::string s = "late";
+    QVERIFY_THROWS_EXCEPTION(Error, a.send(0, {copied(s)}));
+  }
+
+  void testAnotherTransportsEndpointIsNamed() {
+    ShmTransport a("127.0.0.1", 1 << 20);
+    for (const std::string other : {"tcp://127.0.0.1:5555", "ddptcp://127.0.0.1:5555"}) {
+      try {
+        a.connect({a.endpoint(), other});
+        QFAIL("took another transport's endpoint");
+      } catch (const Error& e) {
+        QVERIFY2(QString(e.what()).contains("worker 1") && QString(e.what()).contains("DDPSCOPE_RPC_TRANSPORT"),
+                 e.what());
+      }
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestShmTransport)
+#include "tst_shm_transport.moc"
