@@ -19,8 +19,6 @@ static_assert(static_cast<int>(wire::MessageType::Call) == static_cast<int>(prob
               static_cast<int>(wire::MessageType::RRefChildAccept) ==
                   static_cast<int>(probes::RpcMessageKind::RRefChildAccept));
 
-// A quick call whose message is at most this large runs on the receive thread.
-inline constexpr size_t kInlineCallBytes = 64 * 1024;
 // Rejected messages marked on the timeline; later ones are only counted.
 inline constexpr uint64_t kRejectionsMarked = 100;
 // Worker 0's function that counts graceful-shutdown votes (shutdown_tally.h).

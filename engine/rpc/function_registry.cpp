@@ -35,13 +35,15 @@ struct Registry {
   // Built-in ops by address, so FunctionRef(add) finds its name.
   std::unordered_map<const void*, std::string> op_names;
 
-  void add_quick(const char* name, RemoteFunction f) {
-    functions[name] = std::make_shared<const RegisteredFunction>(RegisteredFunction{std::move(f), {true}, nullptr});
+  void add_quick(const char* name, RemoteFunction f, size_t inline_bytes = FunctionOptions{}.inline_bytes) {
+    functions[name] = std::make_shared<const RegisteredFunction>(
+        RegisteredFunction{std::move(f), {.quick = true, .inline_bytes = inline_bytes}, nullptr});
   }
 
   Registry() {
-    auto bin = [&](const char* name, Tensor (*op)(const Tensor&, const Tensor&), RemoteFunction f) {
-      add_quick(name, std::move(f));
+    auto bin = [&](const char* name, Tensor (*op)(const Tensor&, const Tensor&), RemoteFunction f,
+                   size_t inline_bytes = FunctionOptions{}.inline_bytes) {
+      add_quick(name, std::move(f), inline_bytes);
       op_names[reinterpret_cast<const void*>(op)] = name;
     };
     auto un = [&](const char* name, Tensor (*op)(const Tensor&), RemoteFunction f) {
@@ -52,7 +54,8 @@ struct Registry {
     bin("sub", &sub, [](const ValueList& a) { return binary<&sub>("sub", a); });
     bin("mul", &mul, [](const ValueList& a) { return binary<&mul>("mul", a); });
     bin("div", &div, [](const ValueList& a) { return binary<&div>("div", a); });
-    bin("matmul", &matmul, [](const ValueList& a) { return binary<&matmul>("matmul", a); });
+    bin(
+        "matmul", &matmul, [](const ValueList& a) { return binary<&matmul>("matmul", a); }, 4096);
     un("neg", &neg, [](const ValueList& a) { return unary<&neg>("neg", a); });
     un("relu", &relu, [](const ValueList& a) { return unary<&relu>("relu", a); });
     un("tanh", &tanh, [](const ValueList& a) { return unary<&tanh>("tanh", a); });
@@ -62,7 +65,8 @@ struct Registry {
        [](const ValueList& a) { return unary<&sum_all>("sum", a); });
     // Plumbing every job has: echo returns its arguments (one argument: that value), for
     // ping-pong and throughput checks; sleep_ms waits, for timeout checks.
-    add_quick("echo", [](const ValueList& a) { return a.size() == 1 ? a[0] : Value(a); });
+    add_quick(
+        "echo", [](const ValueList& a) { return a.size() == 1 ? a[0] : Value(a); }, SIZE_MAX);
     functions["sleep_ms"] = std::make_shared<const RegisteredFunction>(
         RegisteredFunction{[](const ValueList& a) {
                              DDPSCOPE_CHECK(a.size() == 1 && a[0].is_int(), "sleep_ms takes one int (milliseconds)");

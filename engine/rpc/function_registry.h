@@ -25,10 +25,15 @@ using RemoteFunction = std::function<Value(const ValueList& args)>;
 
 struct FunctionOptions {
   // Quick: never blocks (no RPC, no lock held by others, no sleep) and takes time in
-  // proportion to its arguments. The agent runs a quick call with small arguments on its
-  // receive thread, saving the hand-off to the pool (a thread wake-up, ~15-20 us here).
-  // The engine's built-in ops and echo are quick.
+  // proportion to its arguments. The agent runs a quick call whose message is at most
+  // `inline_bytes` on its receive thread, saving the hand-off to the pool (a thread
+  // wake-up: 15-20 us here, several times that when the cores are busy). The engine's
+  // built-in ops and echo are quick.
   bool quick = false;
+  // The receive thread must not be held long: 64 KiB of an elementwise op is ~10 us.
+  // echo, which hands its arguments back without reading them, runs there at any size;
+  // matmul, whose time grows faster than its bytes, only when small.
+  size_t inline_bytes = 64 * 1024;
 };
 
 // A function that answers later: the reply goes when its future completes (PyTorch's

@@ -257,9 +257,10 @@ void RpcAgent::serve_call(wire::DecodedMessage m, Received r) {
       reply_error(h, detail::concat("could not send the result: ", e.what()), function);
     }
   };
-  // A quick function with small arguments (and an unknown name's error) is answered
-  // here; anything that may block or take long goes to the pool (function_registry.h).
-  if (!fn || (fn->options.quick && bytes <= kInlineCallBytes)) {
+  // A quick function with arguments it takes little time over (and an unknown name's
+  // error) is answered here; anything that may block or take long goes to the pool
+  // (function_registry.h).
+  if (!fn || (fn->options.quick && bytes <= fn->options.inline_bytes)) {
     run();
   } else {
     pool_->submit(std::move(run));

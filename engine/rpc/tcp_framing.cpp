@@ -1,5 +1,7 @@
 #include "tcp_framing.h"
 
+#include <atomic>
+
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -54,6 +56,32 @@ bool FrameReader::frames_done() {
   return frame_ == sizes_.size();
 }
 
+// One allocation for the message; a large one is mapped lazily by malloc, so a size claimed
+// and never sent costs address space, not memory.
+bool FrameReader::allocate_body(size_t bytes) {
+  try {
+    constexpr std::align_val_t kAlign{64};
+    body_bytes_ = std::max<size_t>(bytes, 1);
+    body_ = std::shared_ptr<uint8_t[]>(static_cast<uint8_t*>(::operator new[](body_bytes_, kAlign)),
+                                       [](uint8_t* b) { ::operator delete[](b, kAlign); });
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
+
+// A large message goes into the last large one's buffer when nothing else holds it any more
+// and it is at most twice the size: a fresh 1 MiB buffer costs 256 page faults (malloc maps
+// and unmaps buffers that large), more than copying the message does.
+bool FrameReader::reuse_spare(size_t bytes) {
+  if (bytes < kReuseFrom || !spare_ || spare_bytes_ < bytes || spare_bytes_ / 2 > bytes || spare_.use_count() != 1)
+    return false;
+  std::atomic_thread_fence(std::memory_order_acquire);  // the last holder's reads happen before our writes
+  body_ = spare_;
+  body_bytes_ = spare_bytes_;
+  return true;
+}
+
 bool FrameReader::parse(const std::function<void(IncomingMessage)>& on_message, std::string* why) {
   for (;;) {
     const uint8_t* p = buf_.data() + begin_;
@@ -90,13 +118,7 @@ bool FrameReader::parse(const std::function<void(IncomingMessage)>& on_message, 
         at += static_cast<size_t>(size);
         body_left_ += static_cast<size_t>(size);
       }
-      // One allocation for the message; a large one is mapped lazily by malloc, so a size
-      // claimed and never sent costs address space, not memory.
-      try {
-        constexpr std::align_val_t kAlign{64};
-        body_ = std::shared_ptr<uint8_t[]>(static_cast<uint8_t*>(::operator new[](std::max<size_t>(at, 1), kAlign)),
-                                           [](uint8_t* b) { ::operator delete[](b, kAlign); });
-      } catch (const std::bad_alloc&) {
+      if (!reuse_spare(at) && !allocate_body(at)) {
         *why = detail::concat("message of ", at, " bytes: more than this process can hold");
         return false;
       }
@@ -116,6 +138,10 @@ bool FrameReader::parse(const std::function<void(IncomingMessage)>& on_message, 
     m.t_begin_ticks = t_begin_ticks_;
     for (size_t k = 0; k < sizes_.size(); ++k)  // each frame a view of the one buffer, which it keeps
       m.frames.push_back({body_.get() + offsets_[k], static_cast<size_t>(sizes_[k]), body_});
+    if (body_bytes_ >= kReuseFrom) {  // kept: once its tensors are gone, the next large message fills it
+      spare_ = body_;
+      spare_bytes_ = body_bytes_;
+    }
     body_.reset();
     count_ = -1;
     on_message(std::move(m));

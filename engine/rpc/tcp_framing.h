@@ -41,6 +41,8 @@ class FrameReader {
 
  private:
   bool parse(const std::function<void(IncomingMessage)>& on_message, std::string* why);
+  bool allocate_body(size_t bytes);
+  bool reuse_spare(size_t bytes);
   // Moves on past frames that are whole; true when the message is.
   bool frames_done();
 
@@ -53,6 +55,11 @@ class FrameReader {
   // Every frame of the message, each at a 64-byte boundary of one buffer: a tensor's bytes
   // are then aligned for its dtype and adopted without a copy (message_codec.cpp).
   std::shared_ptr<uint8_t[]> body_;
+  size_t body_bytes_ = 0;
+  // The last large message's buffer, taken again once no tensor holds it (reuse_spare).
+  std::shared_ptr<uint8_t[]> spare_;
+  size_t spare_bytes_ = 0;
+  static constexpr size_t kReuseFrom = 64 * 1024;
   std::vector<size_t> offsets_;
   size_t frame_ = 0, frame_got_ = 0;  // the frame being filled, and its bytes so far
   size_t body_left_ = 0;

@@ -7,6 +7,9 @@
 // Prints one JSON object: for each payload, the median round trip in us of each, and the
 // raw TCP one-way rate at 1 MiB in MB/s.
 //   bench_rpc_floor [CALLS]
+// Between two hosts (run_rpc_link.sh), the raw TCP ping-pong's two ends, run apart:
+//   bench_rpc_floor --echo-server PORT BYTES CALLS
+//   bench_rpc_floor --echo-client HOST PORT BYTES CALLS   (prints round_trip_us, one JSON line)
 #include <arpa/inet.h>
 #include <linux/futex.h>
 #include <netinet/in.h>
@@ -176,9 +179,55 @@ double shm_round_trip_us(size_t bytes, int calls) {
   return median(us);
 }
 
+int echo_server(int port, size_t bytes, int calls) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int one = 1;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  if (::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || ::listen(listener, 1) != 0) return 3;
+  const int fd = ::accept(listener, nullptr, nullptr);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  std::vector<char> buffer(bytes);
+  for (int i = 0; i < kWarmup + calls; ++i) {
+    read_all(fd, buffer.data(), bytes);
+    write_all(fd, buffer.data(), bytes);
+  }
+  return 0;
+}
+
+int echo_client(const char* host, int port, size_t bytes, int calls) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, host, &a.sin_addr) != 1) return 2;
+  for (int tries = 0; ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0; ++tries) {
+    if (tries > 100) return 3;  // the server is not up after 10 s
+    ::usleep(100000);
+  }
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  std::vector<char> buffer(bytes, 'x');
+  std::vector<double> us;
+  for (int i = 0; i < kWarmup + calls; ++i) {
+    const auto t0 = Clock::now();
+    write_all(fd, buffer.data(), bytes);
+    read_all(fd, buffer.data(), bytes);
+    if (i >= kWarmup) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  std::printf("{\"bytes\": %zu, \"round_trip_us\": %.3f}\n", bytes, median(us));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "--echo-server")
+    return echo_server(std::atoi(argv[2]), std::strtoull(argv[3], nullptr, 10), std::atoi(argv[4]));
+  if (argc == 6 && std::string(argv[1]) == "--echo-client")
+    return echo_client(argv[2], std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 10), std::atoi(argv[5]));
   const int calls = argc > 1 ? std::max(1, std::atoi(argv[1])) : 2000;
   std::string out = "{\"calls\": " + std::to_string(calls) + ", \"payloads\": {";
   for (size_t k = 0; k < std::size(kPayloads); ++k) {

@@ -46,8 +46,9 @@ def run_once(name, workers, t):
 def worker(rank, workers, port, name, repeat, queue):
     global W
     W = torch.rand(3, 3, requires_grad=True)
-    opts = rpc.TensorPipeRpcBackendOptions(num_worker_threads=16, init_method=f"tcp://127.0.0.1:{port}",
-                                           _transports=["uv"])
+    # TensorPipe with its default transports (shared memory between these processes
+    # included), as its users run it.
+    opts = rpc.TensorPipeRpcBackendOptions(num_worker_threads=16, init_method=f"tcp://127.0.0.1:{port}")
     rpc.init_rpc(f"worker{rank}", rank=rank, world_size=workers, rpc_backend_options=opts)
     if rank == 0:
         t = {k: torch.rand(3, 3, requires_grad=True) for k in ("t1", "t2", "t4", "x")}

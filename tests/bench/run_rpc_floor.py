@@ -3,7 +3,7 @@
 4 KiB, 1 MiB each way):
   - a raw TCP ping-pong and a shared-memory ping-pong written in C++ (bench_rpc_floor);
   - rpc_sync echoing a tensor of that many bytes on each of our transports (rpc-ping
-    --echo-bytes, 2 workers under mpirun, DDPSCOPE_RPC_TRANSPORT=zmq|tcp);
+    --echo-bytes, 2 workers under mpirun, DDPSCOPE_RPC_TRANSPORT=shm|tcp|zmq);
   - PyTorch 1.13's RPC with its defaults (TensorPipe), the same echo (rpc_torch_echo.py).
 Rounds alternate; prints the medians and each ratio to raw TCP (target: rpc_sync at most
 2x on one host), and the 1 MiB echo rate against raw TCP's one-way rate (target >= 1.5x,
@@ -18,7 +18,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 PAYLOADS = [8, 4096, 1 << 20]
 CALLS = 2000
-TRANSPORTS = ["zmq", "tcp"]
+TRANSPORTS = ["shm", "tcp", "zmq"]
 
 
 def calls_for(size):

@@ -1,6 +1,6 @@
 // The functions a worker runs for others: the engine's ops are built in and named by
-// their C++ function, a registered name replaces an earlier one, an unknown name is not
-// found, async functions are kept apart, and what cannot be registered is refused.
+// their C++ function, each with how large a call the receive thread may run, a registered name replaces an earlier one,
+// an unknown name is not found, async functions are kept apart, and what cannot be registered is refused.
 #include <QtTest/QtTest>
 
 #include "autograd/ops.h"
@@ -18,6 +18,9 @@ class TestFunctionRegistry : public QObject {
     QCOMPARE(FunctionRef(matmul).name(), std::string("matmul"));
     const auto f = find_function("add");
     QVERIFY(f && f->fn && f->options.quick);
+    // What the agent runs on its receive thread: echo at any size, matmul only when small.
+    QCOMPARE(find_function("echo")->options.inline_bytes, SIZE_MAX);
+    QVERIFY(find_function("matmul")->options.inline_bytes < f->options.inline_bytes);
     const Value sum = (*f)({Value(Tensor::full({2}, 1.0)), Value(Tensor::full({2}, 2.0))});
     QCOMPARE(sum.tensor().to_vector<float>(), (std::vector<float>{3, 3}));
     // A function of the same shape that is not built in must be registered by name.

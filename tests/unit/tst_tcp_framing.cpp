@@ -1,7 +1,7 @@
 // The TCP transport's framing alone: messages written by encode_frame_sizes come back
 // whole however the stream is cut (one byte at a time, or all at once, several in one
 // read), each frame 64-byte aligned; a large frame is read straight into its message's
-// buffer; a count or size out of range is refused naming it.
+// buffer, which the next large message takes again once it is released; a count or size out of range is refused naming it.
 #include <QtTest/QtTest>
 
 #include <cstring>
@@ -122,6 +122,36 @@ class TestTcpFraming : public QObject {
     std::vector<uint8_t> head(bytes.begin(), bytes.begin() + 12);
     QVERIFY(feed(reader, head, 12, &ok, &why).empty() && ok);
     QCOMPARE(reader.space().second, big.size());
+  }
+
+  // A large message's buffer is taken again by the next once nothing holds it (no fresh
+  // 1 MiB, no page faults), never while a frame of it is still held.
+  void testALargeBufferIsReusedOnlyOnceReleased() {
+    FrameReader reader(1 << 24);
+    const std::vector<uint8_t> big = onTheWire({std::string(300000, 'a')});
+    const std::vector<uint8_t> other = onTheWire({std::string(300000, 'b')});
+    std::vector<IncomingMessage> held;
+    const auto hold = [&held](IncomingMessage m) { held.push_back(std::move(m)); };
+    const auto deliver = [&](const std::vector<uint8_t>& bytes) {
+      std::string why;
+      for (size_t at = 0; at < bytes.size();) {
+        const auto [where, room] = reader.space();
+        const size_t n = std::min(room, bytes.size() - at);
+        std::memcpy(where, bytes.data() + at, n);
+        at += n;
+        QVERIFY(reader.received(n, hold, &why));
+      }
+    };
+    deliver(big);
+    const uint8_t* first = held.at(0).frames[0].data;
+    deliver(other);  // the first is still held: a buffer of its own
+    QVERIFY(held.at(1).frames[0].data != first);
+    QCOMPARE(held[0].frames[0].data[299999], uint8_t('a'));
+    const uint8_t* second = held[1].frames[0].data;
+    held.clear();  // both released
+    deliver(big);
+    QCOMPARE(held.at(0).frames[0].data, second);  // the last one's buffer, filled again
+    QCOMPARE(held[0].frames[0].data[299999], uint8_t('a'));
   }
 
   void testOutOfRangeIsRefusedNamingIt() {
