@@ -133,8 +133,9 @@ void ShmTransport::connect(const std::vector<std::string>& endpoints) {
   tcp_.connect(by_tcp);
 }
 
-// Connects to a worker's socket and hands it a new ring; null when the socket cannot be
-// reached (then TCP carries the messages).
+// Connects to a worker's socket; null when it cannot be reached (then TCP carries the
+// messages). The ring comes with the first message (start_ring): memory for the pairs
+// that talk, not for every pair of a host's workers.
 std::unique_ptr<ShmTransport::Peer> ShmTransport::open_local(const std::string& socket_name) {
   auto peer = std::make_unique<Peer>();
   peer->socket = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -144,23 +145,29 @@ std::unique_ptr<ShmTransport::Peer> ShmTransport::open_local(const std::string& 
     close_fd(peer->socket);
     return nullptr;
   }
-  peer->region = shm::make_region(ShmRing::region_bytes(ring_bytes_));
-  ShmRing::format(peer->region.base(), ring_bytes_);
-  peer->ring = std::make_unique<ShmRing>(peer->region.base(), peer->region.bytes());
-  peer->wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  peer->room = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  const bool sent = peer->wake >= 0 && peer->room >= 0 &&
-                    shm::send_with_fds(peer->socket, kHello, {peer->region.fd(), peer->wake, peer->room});
-  peer->region.close_fd();
-  if (!sent) {  // the worker took the connection and then went: lost, as TCP would say
-    peer->lost = true;
-    return peer;
-  }
   ::fcntl(peer->socket, F_SETFL, O_NONBLOCK);
-  const uint64_t index = peers_.size();
-  watch(epoll_fd_, peer->socket, EPOLLIN | EPOLLRDHUP, kOutgoing | index);  // it never carries data: readable = closed
-  watch(epoll_fd_, peer->room, EPOLLIN, kRoom | index);
+  // It never carries data back: readable means the worker closed it.
+  watch(epoll_fd_, peer->socket, EPOLLIN | EPOLLRDHUP, kOutgoing | peers_.size());
   return peer;
+}
+
+// Makes the ring to worker `id` and hands it over with the eventfds; false (the worker
+// lost) when the socket no longer takes them. The peer's mutex is held.
+bool ShmTransport::start_ring(int32_t id, Peer& peer) {
+  peer.region = shm::make_region(ShmRing::region_bytes(ring_bytes_));
+  ShmRing::format(peer.region.base(), ring_bytes_);
+  peer.ring = std::make_unique<ShmRing>(peer.region.base(), peer.region.bytes());
+  peer.wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  peer.room = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  const bool sent = peer.wake >= 0 && peer.room >= 0 &&
+                    shm::send_with_fds(peer.socket, kHello, {peer.region.fd(), peer.wake, peer.room});
+  peer.region.close_fd();
+  if (!sent) {  // the worker went: lost, as TCP would say
+    lose(peer);
+    return false;
+  }
+  watch(epoll_fd_, peer.room, EPOLLIN, kRoom | static_cast<uint64_t>(id));
+  return true;
 }
 
 void ShmTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
@@ -174,6 +181,7 @@ void ShmTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
   std::vector<iovec> pieces = message_pieces(head, frames);
   std::lock_guard<std::mutex> lock(peer->mutex);
   if (peer->lost) return;  // as a queue to a peer that is gone: the agent fails its calls
+  if (!peer->ring && !start_ring(dst, *peer)) return;
   if (peer->queue.empty()) write_locked(dst, *peer, pieces, frames);
   if (peer->lost) return;
   peer->queue.keep(pieces, frames);

@@ -5,11 +5,12 @@
 // awake: the reader's poll() spins on its rings for a bounded time before it sleeps, and
 // a writer wakes a sleeping reader through an eventfd.
 //
-// Each worker listens on an abstract Unix socket as well as on TCP. To send to a worker of
-// this host (the same boot and network namespace: shm_handshake.h), a worker connects to
-// that socket and passes the ring's sealed memory file and two eventfds (the reader's
-// wake-up, and its own for room in the ring). The socket then stays open and carries
-// nothing: its closing says the other worker is gone, as a TCP connection's would.
+// Each worker listens on an abstract Unix socket as well as on TCP. A worker connects to
+// the socket of every worker of this host (the same boot and network namespace:
+// shm_handshake.h); with its first message to one, it passes the ring's sealed memory file
+// and two eventfds (the reader's wake-up, and its own for room in the ring). The socket
+// carries nothing else: its closing says the other worker is gone, as a TCP connection's
+// would. So a host's workers hold rings (1 MiB each) for the pairs that talk only.
 // Between hosts, or where the socket cannot be reached, the message goes by TCP.
 //
 // Endpoint: "ddpshm://HOSTKEY/SOCKET,ddptcp://HOST:PORT".
@@ -55,14 +56,15 @@ class ShmTransport final : public Transport {
     int wake = -1;    // the reader's eventfd
     int room = -1;    // this side's: the reader signals room
     shm::Region region;
-    std::unique_ptr<ShmRing> ring;
-    SendQueue queue;  // what the ring had no room for yet
+    std::unique_ptr<ShmRing> ring;  // made with the first message
+    SendQueue queue;                // what the ring had no room for yet
     bool lost = false;
     int said = 0;  // as told to the agent: 0 nothing yet, 1 connected, 2 lost
   };
   struct Inbound;  // a worker of this host that writes to this one (shm_transport.cpp)
 
   std::unique_ptr<Peer> open_local(const std::string& socket_name);
+  bool start_ring(int32_t id, Peer& peer);
   void write_locked(int32_t id, Peer& peer, std::vector<iovec>& pieces, const std::vector<OutgoingFrame>& frames);
   void flush_locked(Peer& peer);
   void flush(int32_t id);

@@ -1,10 +1,10 @@
 // The shared-memory transport, two ends in one process: workers of one host share memory
 // and their frames arrive whole and in order, through a ring far smaller than a message
-// and from several sending threads at once; a message sent while nobody reads waits and
-// arrives whole, the send returning at once; a worker of another host (another key), or
-// one whose socket cannot be reached, is sent to by TCP; a hello that is not a worker's is
-// refused by name; a worker that closes is reported lost, and what it wrote whole before
-// is delivered; a closed transport refuses to send; another transport's endpoint is named.
+// and from several sending threads at once; a ring is made only for a pair that talks; a message sent while nobody
+// reads waits and arrives whole, the send returning at once; a worker of another host (another key), or one whose
+// socket cannot be reached, is sent to by TCP; a hello that is not a worker's is refused by name; a worker that closes
+// is reported lost, and what it wrote whole before is delivered; a closed transport refuses to send; another
+// transport's endpoint is named.
 #include <QtTest/QtTest>
 
 #include <sys/socket.h>
@@ -13,6 +13,7 @@
 
 #include <QElapsedTimer>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -49,6 +50,15 @@ int rawConnection(const std::string& endpoint) {
   std::memcpy(a.sun_path + 1, name.data(), name.size());
   const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
   return ::connect(fd, reinterpret_cast<sockaddr*>(&a), length) == 0 ? fd : -1;
+}
+
+// Rings mapped in this process (both ends of each live here).
+int ringsMapped() {
+  std::ifstream maps("/proc/self/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);)
+    n += line.find("memfd:ddpscope-rpc-ring") != std::string::npos;
+  return n;
 }
 
 std::string otherHost(const std::string& endpoint) {  // the same worker, as if on another host
@@ -144,6 +154,22 @@ class TestShmTransport : public QObject {
     QCOMPARE(heard.messages[0].frames[0].size, big->size());
     QVERIFY(std::memcmp(heard.messages[0].frames[0].data, big->data(), big->size()) == 0);
     QCOMPARE(text(heard.messages[1].frames[0]), after);
+  }
+
+  // Three workers of one host connect to each other, but a ring exists only for a pair
+  // that has sent something: memory for the pairs that talk.
+  void testARingIsMadeWithTheFirstMessageOnly() {
+    ShmTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20), c("127.0.0.1", 1 << 20);
+    const std::vector<std::string> all = {a.endpoint(), b.endpoint(), c.endpoint()};
+    a.connect(all);
+    b.connect(all);
+    c.connect(all);
+    const int before = ringsMapped();
+    const std::string s = "one pair talks";
+    a.send(1, {copied(s)});
+    Heard ha, hb;
+    QVERIFY(pollBoth(a, ha, b, hb, [&] { return hb.messages.size() == 1; }));
+    QCOMPARE(ringsMapped() - before, 2);  // a's end and b's end of the one ring
   }
 
   void testAWorkerOfAnotherHostIsSentToByTcp() {
