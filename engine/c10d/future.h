@@ -13,6 +13,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -69,6 +70,19 @@ class BasicFuture : public std::enable_shared_from_this<BasicFuture<T>> {
     cv_.wait(lock, [&] { return completed_; });
     if (error_) std::rethrow_exception(error_);
     return value_;
+  }
+  // Like wait(), but first watches for completion for up to `spin` without sleeping: an
+  // answer expected within microseconds (RPC through shared memory) is then taken without
+  // the sleep and wake-up of a condition variable (15-20 us here, more on busy cores).
+  const T& wait_spinning(std::chrono::microseconds spin) {
+    const auto until = std::chrono::steady_clock::now() + spin;
+    for (unsigned i = 1; !done_.load(std::memory_order_acquire); ++i) {
+      if (i % 64 == 0 && std::chrono::steady_clock::now() > until) break;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    return wait();
   }
   // Waits at most `timeout`; false if the future is still pending then.
   bool wait_for(std::chrono::milliseconds timeout) {
@@ -129,6 +143,7 @@ class BasicFuture : public std::enable_shared_from_this<BasicFuture<T>> {
   }
   void finish(std::unique_lock<std::mutex>& lock) {
     completed_ = true;
+    done_.store(true, std::memory_order_release);
     auto callbacks = std::move(callbacks_);
     lock.unlock();
     cv_.notify_all();
@@ -148,6 +163,7 @@ class BasicFuture : public std::enable_shared_from_this<BasicFuture<T>> {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool completed_ = false;
+  std::atomic<bool> done_{false};  // completed_, for wait_spinning to watch without the mutex
   T value_{};
   std::exception_ptr error_;
   std::vector<Callback_> callbacks_;

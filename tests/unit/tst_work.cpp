@@ -1,4 +1,5 @@
-// Future and Work without any backend: completion, chaining, error propagation, and
+// Future and Work without any backend: completion, chaining, error propagation, waiting
+// with a spin first, and
 // the timeout error of Work::wait.
 #include <QtTest/QtTest>
 
@@ -43,6 +44,24 @@ class TestWork : public QObject {
     auto bad = g->then([](Future&) -> std::vector<Tensor> { throw DDPSCOPE_ERROR("hook failed"); });
     g->mark_completed({});
     QVERIFY_THROWS_EXCEPTION(Error, bad->wait());
+  }
+
+  // wait_spinning: a value or error that comes while it watches, or after it gave up and
+  // sleeps, is returned (rethrown) the same as by wait().
+  void testWaitSpinningTakesTheOutcomeEitherWay() {
+    for (int delay_us : {0, 20, 5000}) {  // before, while it spins, after it sleeps
+      auto f = std::make_shared<c10d::BasicFuture<int>>();
+      std::thread t([f, delay_us] {
+        std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+        f->mark_completed(delay_us + 1);
+      });
+      QCOMPARE(f->wait_spinning(std::chrono::microseconds(50)), delay_us + 1);
+      t.join();
+    }
+    auto g = std::make_shared<c10d::BasicFuture<int>>();
+    std::thread t([g] { g->set_error(std::make_exception_ptr(DDPSCOPE_ERROR("no answer"))); });
+    QVERIFY_THROWS_EXCEPTION(Error, g->wait_spinning(std::chrono::microseconds(50)));
+    t.join();
   }
 
   void testWorkWaitTimesOutWithANamedOp() {
