@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "ddpscope/error.h"
@@ -76,12 +77,8 @@ class BasicFuture : public std::enable_shared_from_this<BasicFuture<T>> {
   // the sleep and wake-up of a condition variable (15-20 us here, more on busy cores).
   const T& wait_spinning(std::chrono::microseconds spin) {
     const auto until = std::chrono::steady_clock::now() + spin;
-    for (unsigned i = 1; !done_.load(std::memory_order_acquire); ++i) {
-      if (i % 64 == 0 && std::chrono::steady_clock::now() > until) break;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
+    while (!done_.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
+      std::this_thread::yield();  // two cores: the thread that brings the answer may need this one
     return wait();
   }
   // Waits at most `timeout`; false if the future is still pending then.
