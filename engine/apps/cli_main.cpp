@@ -554,6 +554,7 @@ Command add_rpc_ping(CLI::App& app) {
                    "Time round trips that echo a tensor of this many bytes (default: a 3x3 f32 add)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 32));
   rpc_ping->add_option("--out", a->launch.out, "Record the job's RPC messages into this run file");
+  ddpscope::apps::add_rpc_transport_option(*rpc_ping);
   rpc_ping->add_flag("--force", a->launch.force, "Replace the run that the --out file already holds");
   rpc_ping->add_flag("--oversubscribe", a->launch.oversubscribe, "Allow more than 4 workers per core of this machine");
   rpc_ping->add_flag("--json", a->ping.json, "Print one JSON object (median_round_trip_us, throughput_mb_s, per peer)");
@@ -633,6 +634,7 @@ Command add_example(CLI::App& app) {
   cmd->add_flag("--force", launch.force, "Replace the run that the --out file already holds");
   cmd->add_flag("!--no-probes", launch.probes, "Record nothing and write no run file");
   cmd->add_flag("--json", example.json, "Every worker prints one JSON line: worker, inputs, gradients (nested lists)");
+  ddpscope::apps::add_rpc_transport_option(*cmd);
   return {cmd, [a] { return run_example(a->example, a->launch); }};
 }
 

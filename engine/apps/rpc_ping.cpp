@@ -150,6 +150,7 @@ int rpc_ping_worker(int argc, char** argv) {
         rates.push_back(r.throughput_mb_s);
       }
       const nlohmann::json out = {{"workers", group->size()},
+                                  {"transport", rpc::transport_kind("")},
                                   {"bytes", o.bytes},
                                   {"calls", o.calls},
                                   {"median_round_trip_us", median(medians)},
@@ -160,8 +161,9 @@ int rpc_ping_worker(int argc, char** argv) {
     } else {
       const std::string call =
           o.echo_bytes > 0 ? "an echo of " + std::to_string(o.echo_bytes) + " bytes" : "a 3x3 f32 add";
-      std::printf("rpc-ping: %d workers; %lld round trips of %s per peer; echo of %lld bytes\n", group->size(),
-                  static_cast<long long>(o.calls), call.c_str(), static_cast<long long>(o.bytes));
+      std::printf("rpc-ping: %d workers over %s; %lld round trips of %s per peer; echo of %lld bytes\n", group->size(),
+                  rpc::transport_kind("").c_str(), static_cast<long long>(o.calls), call.c_str(),
+                  static_cast<long long>(o.bytes));
       for (const auto& r : results) {
         std::printf(
             "  worker0 -> worker%d: round trip median %.1f us, p90 %.1f us; throughput %.0f MB/s;"

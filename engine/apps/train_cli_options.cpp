@@ -2,6 +2,7 @@
 
 #include "ddpscope/bucket_rule.h"
 
+#include <cstdlib>
 #include <sstream>
 
 namespace ddpscope::apps {
@@ -177,11 +178,20 @@ void add_launch_options(CLI::App& cmd, LaunchOptions& launch) {
 
 }  // namespace
 
+void add_rpc_transport_option(CLI::App& cmd) {
+  cmd.add_option_function<std::string>(
+         "--rpc-transport", [](const std::string& kind) { ::setenv("DDPSCOPE_RPC_TRANSPORT", kind.c_str(), 1); },
+         "RPC between the workers: shm (shared memory on one host, TCP between hosts; the default), tcp, or zmq "
+         "(ZeroMQ); default $DDPSCOPE_RPC_TRANSPORT, else shm")
+      ->check(CLI::IsMember({"shm", "tcp", "zmq"}));
+}
+
 void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch) {
   add_model_options(cmd, o);
   add_ddp_options(cmd, o);
   add_multi_rank_options(cmd, o);
   add_launch_options(cmd, launch);
+  add_rpc_transport_option(cmd);  // --remote-embedding jobs use RPC
 }
 
 nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) {

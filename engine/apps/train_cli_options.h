@@ -31,6 +31,9 @@ struct LaunchOptions {
 };
 
 void add_train_options(CLI::App& cmd, TrainOptions& o, LaunchOptions& launch);
+// --rpc-transport shm|tcp|zmq: sets DDPSCOPE_RPC_TRANSPORT, which the launcher passes on to
+// every rank (transport_choice.h), for the commands whose jobs use RPC.
+void add_rpc_transport_option(CLI::App& cmd);
 // The job's options as JSON, stored with its run.
 nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch);
 // The worker's command-line arguments for `o` (the inverse of add_train_options).

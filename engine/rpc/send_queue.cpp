@@ -2,18 +2,29 @@
 
 #include <climits>
 
+#include "tcp_framing.h"
+
 namespace ddpscope::rpc {
 
-std::vector<iovec> message_pieces(std::vector<uint8_t>& head, const std::vector<OutgoingFrame>& frames) {
-  std::vector<iovec> pieces;
-  pieces.reserve(frames.size() + 1);
-  pieces.push_back({head.data(), head.size()});
+MessagePieces::MessagePieces(const std::vector<OutgoingFrame>& frames) {
+  const size_t head_bytes = frame_sizes_bytes(frames.size());
+  uint8_t* head = head_inline_.data();
+  if (head_bytes > head_inline_.size()) {
+    head_heap_.resize(head_bytes);
+    head = head_heap_.data();
+  }
+  write_frame_sizes(frames, head);
+  iovec* out = inline_.data();
+  if (frames.size() > kInlineFrames) {
+    heap_.resize(frames.size() + 1);
+    out = heap_.data();
+  }
+  out[count_++] = {head, head_bytes};
   for (const auto& f : frames)
-    if (f.size > 0) pieces.push_back({const_cast<void*>(f.data), f.size});
-  return pieces;
+    if (f.size > 0) out[count_++] = {const_cast<void*>(f.data), f.size};
 }
 
-void SendQueue::keep(const std::vector<iovec>& pieces, const std::vector<OutgoingFrame>& frames) {
+void SendQueue::keep(std::span<const iovec> pieces, const std::vector<OutgoingFrame>& frames) {
   size_t frame = 0;
   for (size_t k = 0; k < pieces.size(); ++k) {
     const iovec& v = pieces[k];
@@ -43,7 +54,7 @@ bool SendQueue::flush(const WriteSome& write) {
     std::vector<iovec> pieces;
     for (size_t k = 0; k < pending_.size() && k < IOV_MAX; ++k)
       pieces.push_back({const_cast<uint8_t*>(pending_[k].data), pending_[k].size});
-    const ssize_t n = write(pieces);
+    const ssize_t n = write(std::span<iovec>(pieces));
     if (n < 0) return false;
     auto left = static_cast<size_t>(n);
     while (!pending_.empty() && left >= pending_.front().size) {

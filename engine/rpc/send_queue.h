@@ -6,31 +6,49 @@
 
 #include <sys/uio.h>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "transport.h"
 
 namespace ddpscope::rpc {
 
-// The pieces of one message as a connection writes them: `head` (the frame count and
-// sizes), then each frame's own bytes (none copied).
-std::vector<iovec> message_pieces(std::vector<uint8_t>& head, const std::vector<OutgoingFrame>& frames);
+// One message as a connection writes it: its head (the frame count and sizes), then each
+// frame's own bytes (none copied). Up to kInlineFrames frames (every call but those with
+// many tensors) it allocates nothing. It points into itself: neither copied nor moved.
+class MessagePieces {
+ public:
+  explicit MessagePieces(const std::vector<OutgoingFrame>& frames);
+  MessagePieces(const MessagePieces&) = delete;
+  MessagePieces& operator=(const MessagePieces&) = delete;
+  std::span<iovec> pieces() { return {heap_.empty() ? inline_.data() : heap_.data(), count_}; }
+
+  static constexpr size_t kInlineFrames = 8;
+
+ private:
+  std::array<uint8_t, 4 + 8 * kInlineFrames> head_inline_;
+  std::vector<uint8_t> head_heap_;
+  std::array<iovec, kInlineFrames + 1> inline_;
+  std::vector<iovec> heap_;
+  size_t count_ = 0;
+};
 
 // Writes what it can of `pieces`, advancing them: written entries get length 0, a partly
 // written one moves past what went. Returns the bytes written, or -1 when the connection
 // broke. A transport's write_some has this shape.
-using WriteSome = std::function<ssize_t(std::vector<iovec>& pieces)>;
+using WriteSome = std::function<ssize_t(std::span<iovec> pieces)>;
 
 class SendQueue {
  public:
   bool empty() const { return pending_.empty(); }
   // Keeps what a write left of a message's `pieces`: copies of the head and of frames
   // without an owner, the frames with one as they are (their bytes stay valid).
-  void keep(const std::vector<iovec>& pieces, const std::vector<OutgoingFrame>& frames);
+  void keep(std::span<const iovec> pieces, const std::vector<OutgoingFrame>& frames);
   // Writes as much of the queue as `write` takes. False when the connection broke.
   bool flush(const WriteSome& write);
   void clear() { pending_.clear(); }

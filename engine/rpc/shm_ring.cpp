@@ -61,7 +61,7 @@ size_t ShmRing::room() const {
   return used > capacity_ ? 0 : capacity_ - used;
 }
 
-ssize_t ShmRing::write_some(std::vector<iovec>& pieces) {
+ssize_t ShmRing::write_some(std::span<iovec> pieces) {
   if (broken()) return -1;
   uint64_t tail = header_->tail.load(std::memory_order_relaxed);
   size_t free = room();

@@ -20,7 +20,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <span>
 
 namespace ddpscope::rpc {
 
@@ -38,7 +38,7 @@ class ShmRing {
   // Writer: copies what fits of `pieces`, advancing them as a socket's writev would
   // (written entries get length 0). Returns the bytes written, or -1 when the ring's
   // indices are broken.
-  ssize_t write_some(std::vector<iovec>& pieces);
+  ssize_t write_some(std::span<iovec> pieces);
   // Writer, after writing: whether the reader said it sleeps (then wake it).
   bool reader_needs_wake();
   // Writer, with bytes waiting for room: says so; true when room came meanwhile.

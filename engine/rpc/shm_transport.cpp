@@ -177,19 +177,19 @@ void ShmTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
   if (!peer) return tcp_.send(dst, std::move(frames));
   DDPSCOPE_CHECK(frames.size() <= kMaxFrames, "an RPC message of ", frames.size(), " frames (at most ", kMaxFrames,
                  ")");
-  std::vector<uint8_t> head = encode_frame_sizes(frames);
-  std::vector<iovec> pieces = message_pieces(head, frames);
+  MessagePieces message(frames);
+  const std::span<iovec> pieces = message.pieces();
   std::lock_guard<std::mutex> lock(peer->mutex);
   if (peer->lost) return;  // as a queue to a peer that is gone: the agent fails its calls
   if (!peer->ring && !start_ring(dst, *peer)) return;
-  if (peer->queue.empty()) write_locked(dst, *peer, pieces, frames);
+  if (peer->queue.empty()) write_locked(*peer, pieces);
   if (peer->lost) return;
   peer->queue.keep(pieces, frames);
   flush_locked(*peer);
 }
 
 // Writes `pieces` into the ring, and goes on while the reader makes room for the rest.
-void ShmTransport::write_locked(int32_t, Peer& peer, std::vector<iovec>& pieces, const std::vector<OutgoingFrame>&) {
+void ShmTransport::write_locked(Peer& peer, std::span<iovec> pieces) {
   auto progress = Clock::now();
   for (;;) {
     const ssize_t n = peer.ring->write_some(pieces);
@@ -207,7 +207,7 @@ void ShmTransport::write_locked(int32_t, Peer& peer, std::vector<iovec>& pieces,
 // reader's signal of room (poll() then comes back here).
 void ShmTransport::flush_locked(Peer& peer) {
   while (!peer.queue.empty() && !peer.lost) {
-    const bool ok = peer.queue.flush([&peer](std::vector<iovec>& pieces) {
+    const bool ok = peer.queue.flush([&peer](std::span<iovec> pieces) {
       const ssize_t n = peer.ring->write_some(pieces);
       if (n > 0 && peer.ring->reader_needs_wake()) signal(peer.wake);
       return n;

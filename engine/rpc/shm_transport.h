@@ -65,7 +65,7 @@ class ShmTransport final : public Transport {
 
   std::unique_ptr<Peer> open_local(const std::string& socket_name);
   bool start_ring(int32_t id, Peer& peer);
-  void write_locked(int32_t id, Peer& peer, std::vector<iovec>& pieces, const std::vector<OutgoingFrame>& frames);
+  void write_locked(Peer& peer, std::span<iovec> pieces);
   void flush_locked(Peer& peer);
   void flush(int32_t id);
   void lose(Peer& peer);  // its mutex held; said at the next poll()

@@ -10,14 +10,18 @@
 
 namespace ddpscope::rpc {
 
-std::vector<uint8_t> encode_frame_sizes(const std::vector<OutgoingFrame>& frames) {
-  std::vector<uint8_t> head(4 + 8 * frames.size());
+void write_frame_sizes(const std::vector<OutgoingFrame>& frames, uint8_t* out) {
   const auto n = static_cast<uint32_t>(frames.size());
-  std::memcpy(head.data(), &n, 4);  // little-endian hosts only, as the wire format (wire_format.h)
+  std::memcpy(out, &n, 4);  // little-endian hosts only, as the wire format (wire_format.h)
   for (size_t k = 0; k < frames.size(); ++k) {
     const uint64_t size = frames[k].size;
-    std::memcpy(head.data() + 4 + 8 * k, &size, 8);
+    std::memcpy(out + 4 + 8 * k, &size, 8);
   }
+}
+
+std::vector<uint8_t> encode_frame_sizes(const std::vector<OutgoingFrame>& frames) {
+  std::vector<uint8_t> head(frame_sizes_bytes(frames.size()));
+  write_frame_sizes(frames, head.data());
   return head;
 }
 
@@ -70,12 +74,11 @@ bool FrameReader::allocate_body(size_t bytes) {
   }
 }
 
-// A large message goes into the last large one's buffer when nothing else holds it any more
-// and it is at most twice the size: a fresh 1 MiB buffer costs 256 page faults (malloc maps
-// and unmaps buffers that large), more than copying the message does.
+// A message goes into the last one's buffer when nothing else holds it any more and it is at
+// most twice the size: no allocation for a message (a fresh 1 MiB buffer would also cost
+// 256 page faults, where malloc maps and unmaps buffers that large).
 bool FrameReader::reuse_spare(size_t bytes) {
-  if (bytes < kReuseFrom || !spare_ || spare_bytes_ < bytes || spare_bytes_ / 2 > bytes || spare_.use_count() != 1)
-    return false;
+  if (!spare_ || spare_bytes_ < bytes || spare_bytes_ / 2 > bytes || spare_.use_count() != 1) return false;
   std::atomic_thread_fence(std::memory_order_acquire);  // the last holder's reads happen before our writes
   body_ = spare_;
   body_bytes_ = spare_bytes_;
@@ -138,10 +141,8 @@ bool FrameReader::parse(const std::function<void(IncomingMessage)>& on_message, 
     m.t_begin_ticks = t_begin_ticks_;
     for (size_t k = 0; k < sizes_.size(); ++k)  // each frame a view of the one buffer, which it keeps
       m.frames.push_back({body_.get() + offsets_[k], static_cast<size_t>(sizes_[k]), body_});
-    if (body_bytes_ >= kReuseFrom) {  // kept: once its tensors are gone, the next large message fills it
-      spare_ = body_;
-      spare_bytes_ = body_bytes_;
-    }
+    spare_ = body_;  // kept: once its tensors are gone, the next message fills it
+    spare_bytes_ = body_bytes_;
     body_.reset();
     count_ = -1;
     on_message(std::move(m));

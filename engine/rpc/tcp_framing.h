@@ -17,7 +17,10 @@ namespace ddpscope::rpc {
 // The frames a message may have: the token, header and body, and the tensors.
 inline constexpr uint32_t kMaxFramesPerMessage = wire::kMaxTensors + 3;
 
-// The count and sizes that go before `frames` on the wire.
+// The count and sizes that go before `frames` on the wire: frame_sizes_bytes(n) bytes,
+// written into `out` or returned.
+constexpr size_t frame_sizes_bytes(size_t frames) { return 4 + 8 * frames; }
+void write_frame_sizes(const std::vector<OutgoingFrame>& frames, uint8_t* out);
 std::vector<uint8_t> encode_frame_sizes(const std::vector<OutgoingFrame>& frames);
 
 class FrameReader {
@@ -56,10 +59,9 @@ class FrameReader {
   // are then aligned for its dtype and adopted without a copy (message_codec.cpp).
   std::shared_ptr<uint8_t[]> body_;
   size_t body_bytes_ = 0;
-  // The last large message's buffer, taken again once no tensor holds it (reuse_spare).
+  // The last message's buffer, taken again once no tensor holds it (reuse_spare).
   std::shared_ptr<uint8_t[]> spare_;
   size_t spare_bytes_ = 0;
-  static constexpr size_t kReuseFrom = 64 * 1024;
   std::vector<size_t> offsets_;
   size_t frame_ = 0, frame_got_ = 0;  // the frame being filled, and its bytes so far
   size_t body_left_ = 0;

@@ -59,7 +59,7 @@ void set_nodelay(int fd) {
 
 // Writes what it can of `iov` without blocking: the bytes written, or -1 when the
 // connection broke (errno says why). `iov` is left holding what was not written.
-ssize_t write_some(int fd, std::vector<iovec>& iov) {
+ssize_t write_some(int fd, std::span<iovec> iov) {
   size_t total = 0;
   size_t first = 0;
   while (first < iov.size()) {
@@ -185,8 +185,8 @@ void TcpTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
   DDPSCOPE_CHECK(peer.served, "the TCP transport does not serve worker ", dst, " (it is reached another way)");
   DDPSCOPE_CHECK(frames.size() <= kMaxFrames, "an RPC message of ", frames.size(), " frames (at most ", kMaxFrames,
                  ")");
-  std::vector<uint8_t> head = encode_frame_sizes(frames);
-  std::vector<iovec> pieces = message_pieces(head, frames);
+  MessagePieces message(frames);
+  const std::span<iovec> pieces = message.pieces();
   std::lock_guard<std::mutex> lock(peer.mutex);
   if (peer.lost) return;  // as a queue to a peer that is gone: the agent fails its calls
   const bool queued = !peer.queue.empty();
@@ -207,7 +207,7 @@ void TcpTransport::flush(int32_t id) {
   Peer& peer = *peers_[static_cast<size_t>(id)];
   std::lock_guard<std::mutex> lock(peer.mutex);
   if (peer.lost) return;
-  if (!peer.queue.flush([&peer](std::vector<iovec>& pieces) { return write_some(peer.fd, pieces); })) return lose(id);
+  if (!peer.queue.flush([&peer](std::span<iovec> pieces) { return write_some(peer.fd, pieces); })) return lose(id);
   if (!peer.queue.empty()) return;  // full again: the next EPOLLOUT goes on
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;

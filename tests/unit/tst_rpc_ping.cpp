@@ -1,4 +1,5 @@
-// rpc-ping: a user's check of a cluster's RPC path prints figures and records every
+// rpc-ping: a user's check of a cluster's RPC path prints figures (on the transport
+// --rpc-transport chose) and records every
 // message of the job, both ends joined, and the agents' counters.
 #include <QtTest/QtTest>
 
@@ -22,6 +23,7 @@ class TestRpcPing : public LauncherTest {
     for (const QString& line : r.out.split('\n'))
       if (line.startsWith('{')) result = QJsonDocument::fromJson(line.toUtf8()).object();
     QCOMPARE(result["workers"].toInt(), 3);
+    QCOMPARE(result["transport"].toString(), QString("shm"));  // the default
     QVERIFY2(result["median_round_trip_us"].toDouble() > 0, qPrintable(r.out));
     QVERIFY2(result["throughput_mb_s"].toDouble() > 0, qPrintable(r.out));
     QCOMPARE(result["peers"].toArray().size(), 2);  // worker0 pings worker1 and worker2
@@ -46,6 +48,16 @@ class TestRpcPing : public LauncherTest {
       const auto rejected = run_file.metrics("rpc.rejected_token", rank);
       QVERIFY(rejected.size() == 1 && rejected[0].value == 0);
     }
+  }
+
+  // --rpc-transport chooses every worker's transport; another name is refused naming them.
+  void testTheTransportIsChosenByOption() {
+    Result r = run({"rpc-ping", "--np", "2", "--calls", "20", "--bytes", "4096", "--json", "--rpc-transport", "tcp"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("\"transport\":\"tcp\""), qPrintable(r.out));
+    r = run({"rpc-ping", "--np", "2", "--rpc-transport", "pigeon"});
+    QVERIFY(r.code != 0);
+    QVERIFY2(r.err.contains("--rpc-transport") && r.err.contains("zmq"), qPrintable(r.err));
   }
 };
 

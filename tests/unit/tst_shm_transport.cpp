@@ -9,6 +9,8 @@
 
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <QElapsedTimer>
@@ -247,6 +249,71 @@ class TestShmTransport : public QObject {
     QCOMPARE(text(heard.messages[0].frames[0]), last);
     const std::string s = "to the dead";
     a.send(1, {copied(s)});  // dropped, as the agent has failed its calls: no throw, no hang
+  }
+
+  // Another process, killed while its 64 MiB message is half through the ring (mid-send)
+  // or while it reads ours (mid-receive): this side delivers nothing partial, reports the
+  // worker lost, and its own sends neither block nor throw.
+  void testAWorkerKilledMidSendOrMidReceive() {
+    QFETCH(bool, killed_while_sending);
+    ShmTransport a("127.0.0.1", int64_t{1} << 30);
+    int to_child[2], from_child[2];
+    QVERIFY(::pipe(to_child) == 0 && ::pipe(from_child) == 0);
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ShmTransport c("127.0.0.1", int64_t{1} << 30);
+      const std::string mine = c.endpoint() + "\n";
+      [[maybe_unused]] ssize_t w = ::write(from_child[1], mine.data(), mine.size());
+      char theirs[512] = {};
+      [[maybe_unused]] ssize_t r = ::read(to_child[0], theirs, sizeof(theirs) - 1);
+      c.connect({std::string(theirs), c.endpoint()});
+      if (killed_while_sending) {
+        auto big = std::make_shared<std::vector<uint8_t>>(64 << 20, 7);
+        c.send(0, {{big->data(), big->size(), big}});  // the ring takes 1 MiB; the rest waits
+        w = ::write(from_child[1], "s", 1);
+      } else {
+        Heard heard;
+        for (;;)
+          c.poll(std::chrono::milliseconds(1), heard);  // reads until it is killed
+      }
+      ::pause();
+      ::_exit(0);
+    }
+    char line[512] = {};
+    QVERIFY(::read(from_child[0], line, sizeof(line) - 1) > 0);
+    const std::string theirs = std::string(line).substr(0, std::string(line).find('\n'));
+    QVERIFY(::write(to_child[1], a.endpoint().data(), a.endpoint().size()) > 0);
+    a.connect({a.endpoint(), theirs});
+    QVERIFY(a.shares_memory_with(1));
+    auto big = std::make_shared<std::vector<uint8_t>>(64 << 20, 9);
+    if (killed_while_sending) {
+      char sent;
+      QCOMPARE(::read(from_child[0], &sent, 1), ssize_t{1});
+    } else {
+      a.send(1, {{big->data(), big->size(), big}});
+      Heard heard;
+      for (int i = 0; i < 20; ++i)  // the child reads some of it meanwhile
+        a.poll(std::chrono::milliseconds(1), heard);
+    }
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    Heard heard;
+    QVERIFY(pollUntil(a, heard, [&] { return std::count(heard.lost.begin(), heard.lost.end(), 1) > 0; }));
+    for (int i = 0; i < 20; ++i)
+      a.poll(std::chrono::milliseconds(1), heard);
+    QCOMPARE(heard.messages.size(), size_t{0});  // nothing partial
+    QCOMPARE(heard.rejected, 0);
+    QElapsedTimer timer;
+    timer.start();
+    a.send(1, {{big->data(), big->size(), big}});  // to the dead: dropped at once
+    QVERIFY(timer.elapsed() < 1000);
+    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]})
+      ::close(fd);
+  }
+  void testAWorkerKilledMidSendOrMidReceive_data() {
+    QTest::addColumn<bool>("killed_while_sending");
+    QTest::newRow("mid-send") << true;
+    QTest::newRow("mid-receive") << false;
   }
 
   void testAClosedTransportRefusesToSend() {

@@ -1,7 +1,8 @@
 // The TCP transport's framing alone: messages written by encode_frame_sizes come back
 // whole however the stream is cut (one byte at a time, or all at once, several in one
 // read), each frame 64-byte aligned; a large frame is read straight into its message's
-// buffer, which the next large message takes again once it is released; a count or size out of range is refused naming it.
+// buffer, which the next large message takes again once it is released; a count or size out of range is refused naming
+// it.
 #include <QtTest/QtTest>
 
 #include <cstring>
@@ -124,8 +125,8 @@ class TestTcpFraming : public QObject {
     QCOMPARE(reader.space().second, big.size());
   }
 
-  // A large message's buffer is taken again by the next once nothing holds it (no fresh
-  // 1 MiB, no page faults), never while a frame of it is still held.
+  // A message's buffer is taken again by the next once nothing holds it (no allocation; for
+  // 1 MiB no page faults), never while a frame of it is still held.
   void testALargeBufferIsReusedOnlyOnceReleased() {
     FrameReader reader(1 << 24);
     const std::vector<uint8_t> big = onTheWire({std::string(300000, 'a')});
