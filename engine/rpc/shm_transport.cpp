@@ -99,7 +99,7 @@ ShmTransport::ShmTransport(const std::string& address, int64_t max_frame_bytes, 
   socklen_t length = 0;
   const sockaddr_un where = abstract_address(name, length);
   DDPSCOPE_CHECK(listen_fd_ >= 0 && ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&where), length) == 0 &&
-                     ::listen(listen_fd_, 128) == 0,
+                     ::listen(listen_fd_, SOMAXCONN) == 0,
                  "the shared-memory RPC transport cannot listen on a Unix socket: ", std::strerror(errno),
                  " (DDPSCOPE_RPC_TRANSPORT=tcp avoids it)");
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
@@ -138,14 +138,15 @@ void ShmTransport::connect(const std::vector<std::string>& endpoints) {
 // that talk, not for every pair of a host's workers.
 std::unique_ptr<ShmTransport::Peer> ShmTransport::open_local(const std::string& socket_name) {
   auto peer = std::make_unique<Peer>();
-  peer->socket = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // Non-blocking: a worker whose backlog is full (every worker connects while none accepts
+  // yet) refuses at once (EAGAIN) and is sent to by TCP, instead of all waiting on each other.
+  peer->socket = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   socklen_t length = 0;
   const sockaddr_un where = abstract_address(socket_name, length);
   if (peer->socket < 0 || ::connect(peer->socket, reinterpret_cast<const sockaddr*>(&where), length) != 0) {
     close_fd(peer->socket);
     return nullptr;
   }
-  ::fcntl(peer->socket, F_SETFL, O_NONBLOCK);
   // It never carries data back: readable means the worker closed it.
   watch(epoll_fd_, peer->socket, EPOLLIN | EPOLLRDHUP, kOutgoing | peers_.size());
   return peer;
