@@ -171,7 +171,9 @@ int rpc_ping_worker(int argc, char** argv) {
             r.worker, r.median_us, r.p90_us, r.throughput_mb_s, r.allocations_per_call);
       }
       if (floor_us > 0) {
-        std::printf("  bare ZeroMQ round trip worker0 -> worker1 (the transport's floor): median %.1f us\n", floor_us);
+        const bool zmq = rpc::transport_kind("") == "zmq";
+        std::printf("  bare ZeroMQ round trip worker0 -> worker1 (%s): median %.1f us\n",
+                    zmq ? "the transport's floor" : "ZeroMQ's floor, for comparison", floor_us);
       }
     }
     std::fflush(stdout);
