@@ -63,4 +63,27 @@ class SendQueue {
   std::deque<Pending> pending_;
 };
 
+// What a transport has told its agent of one peer, so that each change is said once (on the
+// poll() thread, with the peer's mutex held).
+class PeerNews {
+ public:
+  // +1: newly connected, -1: newly lost, 0: nothing new.
+  int take(bool lost) {
+    const int now = lost ? 2 : 1;
+    if (said_ == now) return 0;
+    said_ = now;
+    return lost ? -1 : 1;
+  }
+  void closed() { said_ = 2; }  // closed here, or never this transport's: never said lost
+
+ private:
+  int said_ = 0;
+};
+
+// Tells `events` what `news` (from PeerNews::take) says of `peer`.
+inline void tell(TransportEvents& events, int32_t peer, int news) {
+  if (news > 0) events.on_peer_connected(peer);
+  if (news < 0) events.on_peer_lost(peer);
+}
+
 }  // namespace ddpscope::rpc

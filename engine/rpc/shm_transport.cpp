@@ -240,14 +240,12 @@ void ShmTransport::report_peers(TransportEvents& events) {
   for (size_t r = 0; r < peers_.size(); ++r) {
     if (!peers_[r]) continue;  // TCP's, said by it
     Peer& peer = *peers_[r];
-    bool lost;
+    int news;
     {
       std::lock_guard<std::mutex> lock(peer.mutex);
-      if (peer.said == peer.lost + 1) continue;  // said: 1 connected, 2 lost
-      lost = peer.lost;
-      peer.said = lost + 1;
+      news = peer.news.take(peer.lost);
     }
-    lost ? events.on_peer_lost(static_cast<int32_t>(r)) : events.on_peer_connected(static_cast<int32_t>(r));
+    tell(events, static_cast<int32_t>(r), news);
   }
 }
 
@@ -263,7 +261,7 @@ void ShmTransport::poll(std::chrono::milliseconds wait, TransportEvents& events)
   for (auto& in : inbound_)
     if (in && in->ring) in->ring->awake();
   for (int k = 0; k < n; ++k)
-    handle(ready[k].data.u64, ready[k].events, events);
+    handle(ready[k].data.u64, events);
   read_rings(events);
 }
 
@@ -290,7 +288,7 @@ bool ShmTransport::spin(TransportEvents& events) {
       epoll_event ready[64];
       const int n = ::epoll_wait(epoll_fd_, ready, 64, 0);
       for (int k = 0; k < n; ++k)
-        handle(ready[k].data.u64, ready[k].events, events);
+        handle(ready[k].data.u64, events);
       if (n > 0) return true;
       if (Clock::now() > until) return false;
       ::sched_yield();  // two cores: the thread that will answer may need this one
@@ -299,7 +297,7 @@ bool ShmTransport::spin(TransportEvents& events) {
   }
 }
 
-void ShmTransport::handle(uint64_t what, uint32_t flags, TransportEvents& events) {
+void ShmTransport::handle(uint64_t what, TransportEvents& events) {
   const uint64_t kind = what & ~kIndexMask, index = what & kIndexMask;
   if (kind == kListener) {
     accept_all();
@@ -321,7 +319,6 @@ void ShmTransport::handle(uint64_t what, uint32_t flags, TransportEvents& events
       on_inbound_socket(in, events);
     }
   }
-  (void)flags;
 }
 
 void ShmTransport::accept_all() {
@@ -418,7 +415,7 @@ void ShmTransport::close() {
     close_fd(p->wake);
     close_fd(p->room);
     p->lost = true;
-    p->said = 2;  // closed here: not a peer lost
+    p->news.closed();  // closed here: not a peer lost
     p->queue.clear();
   }
   for (auto& in : inbound_)

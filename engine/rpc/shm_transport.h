@@ -59,7 +59,7 @@ class ShmTransport final : public Transport {
     std::unique_ptr<ShmRing> ring;  // made with the first message
     SendQueue queue;                // what the ring had no room for yet
     bool lost = false;
-    int said = 0;  // as told to the agent: 0 nothing yet, 1 connected, 2 lost
+    PeerNews news;  // its state as told to the agent
   };
   struct Inbound;  // a worker of this host that writes to this one (shm_transport.cpp)
 
@@ -73,7 +73,7 @@ class ShmTransport final : public Transport {
   // Reads every ring with bytes; true when any had some.
   bool read_rings(TransportEvents& events);
   bool spin(TransportEvents& events);
-  void handle(uint64_t what, uint32_t flags, TransportEvents& events);
+  void handle(uint64_t what, TransportEvents& events);
   void accept_all();
   void on_inbound_socket(Inbound& in, TransportEvents& events);
   void read_ring(Inbound& in, TransportEvents& events);

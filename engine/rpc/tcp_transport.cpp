@@ -140,7 +140,7 @@ void TcpTransport::connect(const std::vector<std::string>& endpoints) {
     if (e.empty()) {  // reached another way
       peer->served = false;
       peer->lost = true;
-      peer->said = 2;
+      peer->news.closed();
       peers_.push_back(std::move(peer));
       continue;
     }
@@ -229,14 +229,12 @@ void TcpTransport::lose(int32_t id) {
 void TcpTransport::poll(std::chrono::milliseconds wait, TransportEvents& events) {
   for (size_t r = 0; r < peers_.size(); ++r) {  // what happened outside poll() first
     Peer& peer = *peers_[r];
-    bool lost;
+    int news;
     {
       std::lock_guard<std::mutex> lock(peer.mutex);
-      if (peer.said == peer.lost + 1) continue;  // said: 1 connected, 2 lost
-      lost = peer.lost;
-      peer.said = lost + 1;
+      news = peer.news.take(peer.lost);
     }
-    lost ? events.on_peer_lost(static_cast<int32_t>(r)) : events.on_peer_connected(static_cast<int32_t>(r));
+    tell(events, static_cast<int32_t>(r), news);
   }
   epoll_event ready[64];
   const int n = ::epoll_wait(epoll_fd_, ready, 64, static_cast<int>(std::max<int64_t>(wait.count(), 0)));
@@ -316,7 +314,7 @@ void TcpTransport::close() {
     if (p->fd >= 0) ::close(p->fd);
     p->fd = -1;
     p->lost = true;
-    p->said = 2;  // closed here: not a peer lost
+    p->news.closed();  // closed here: not a peer lost
     p->queue.clear();
   }
   for (auto& in : inbound_)

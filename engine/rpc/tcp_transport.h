@@ -53,7 +53,7 @@ class TcpTransport final : public Transport {
     SendQueue queue;  // written by poll() when the kernel's buffer was full
     bool lost = false;
     bool served = true;  // false: the worker is reached another way (shm_transport.h)
-    int said = 0;        // its state as told to the agent: 0 nothing yet, 1 connected, 2 lost
+    PeerNews news;       // its state as told to the agent
   };
   struct Inbound;  // a connection a worker opened to this one (tcp_transport.cpp)
 
@@ -72,8 +72,6 @@ class TcpTransport final : public Transport {
   std::string endpoint_;
   std::vector<std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<Inbound>> inbound_;  // poll()'s thread only
-  std::vector<int32_t> lost_unsaid_;               // peers lost outside poll(), said at the next one
-  std::mutex lost_mutex_;
   std::atomic<bool> closed_{false};
 };
 

@@ -1,8 +1,12 @@
-// What the transport tests (tst_zmq_transport, tst_tcp_transport) share: a recorder of
-// what a transport reported, polling until a condition, and frames as strings.
+// What the transport tests (tst_zmq_transport, tst_tcp_transport, tst_shm_transport) share:
+// a recorder of what a transport reported, polling until a condition, frames as strings,
+// and the check that a large message waits its turn without blocking its sender.
 #pragma once
 
 #include <QElapsedTimer>
+#include <QtTest/QtTest>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,8 +35,39 @@ bool pollUntil(Transport& t, Heard& heard, Done done) {
   return done();
 }
 
+// Polls both until `done` or 20 s, as two agents would.
+template <typename Done>
+bool pollBoth(Transport& a, Heard& ha, Transport& b, Heard& hb, Done done) {
+  QElapsedTimer timer;
+  timer.start();
+  while (!done() && timer.elapsed() < 20000) {
+    a.poll(std::chrono::milliseconds(1), ha);
+    b.poll(std::chrono::milliseconds(1), hb);
+  }
+  return done();
+}
+
 inline OutgoingFrame copied(const std::string& s) { return {s.data(), s.size(), nullptr}; }
 
 inline std::string text(const IncomingFrame& f) { return std::string(reinterpret_cast<const char*>(f.data), f.size); }
+
+// 64 MiB sent from `a` to worker 1 (`b`, connected) while `b` does not read: the send
+// returns at once, the rest waits in `a`'s queue, and a message after it keeps its place.
+inline void checkALargeMessageWaitsItsTurn(Transport& a, Transport& b) {
+  auto big = std::make_shared<std::vector<uint8_t>>(64 << 20);
+  for (size_t i = 0; i < big->size(); ++i)
+    (*big)[i] = static_cast<uint8_t>(i * 7);
+  QElapsedTimer sent;
+  sent.start();
+  a.send(1, {{big->data(), big->size(), big}});
+  const std::string after = "after";
+  a.send(1, {copied(after)});
+  QVERIFY2(sent.elapsed() < 2000, "send waited for the receiver");
+  Heard heard, sender;
+  QVERIFY(pollBoth(a, sender, b, heard, [&] { return heard.messages.size() == 2; }));
+  QCOMPARE(heard.messages[0].frames[0].size, big->size());
+  QVERIFY(std::memcmp(heard.messages[0].frames[0].data, big->data(), big->size()) == 0);
+  QCOMPARE(text(heard.messages[1].frames[0]), after);
+}
 
 }  // namespace ddpscope::rpc::testing

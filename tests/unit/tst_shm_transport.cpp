@@ -30,18 +30,6 @@ using namespace ddpscope::rpc::testing;
 
 namespace {
 
-// Polls both until `done` or 20 s, as two agents would.
-template <typename Done>
-bool pollBoth(Transport& a, Heard& ha, Transport& b, Heard& hb, Done done) {
-  QElapsedTimer timer;
-  timer.start();
-  while (!done() && timer.elapsed() < 20000) {
-    a.poll(std::chrono::milliseconds(1), ha);
-    b.poll(std::chrono::milliseconds(1), hb);
-  }
-  return done();
-}
-
 // A Unix socket connected to the worker of `endpoint`, for a hello of our own making.
 int rawConnection(const std::string& endpoint) {
   const size_t slash = endpoint.find('/', std::strlen(ShmTransport::kScheme));
@@ -142,20 +130,7 @@ class TestShmTransport : public QObject {
     ShmTransport a("127.0.0.1", int64_t{1} << 30), b("127.0.0.1", int64_t{1} << 30);
     a.connect({a.endpoint(), b.endpoint()});
     b.connect({a.endpoint(), b.endpoint()});
-    auto big = std::make_shared<std::vector<uint8_t>>(64 << 20);
-    for (size_t i = 0; i < big->size(); ++i)
-      (*big)[i] = static_cast<uint8_t>(i * 7);
-    QElapsedTimer sent;
-    sent.start();
-    a.send(1, {{big->data(), big->size(), big}});
-    const std::string after = "after";
-    a.send(1, {copied(after)});
-    QVERIFY2(sent.elapsed() < 2000, "send waited for the receiver");
-    Heard heard, sender;
-    QVERIFY(pollBoth(a, sender, b, heard, [&] { return heard.messages.size() == 2; }));
-    QCOMPARE(heard.messages[0].frames[0].size, big->size());
-    QVERIFY(std::memcmp(heard.messages[0].frames[0].data, big->data(), big->size()) == 0);
-    QCOMPARE(text(heard.messages[1].frames[0]), after);
+    checkALargeMessageWaitsItsTurn(a, b);
   }
 
   // Three workers of one host connect to each other, but a ring exists only for a pair

@@ -74,26 +74,7 @@ class TestTcpTransport : public QObject {
     TcpTransport a("127.0.0.1", int64_t{1} << 30), b("127.0.0.1", int64_t{1} << 30);
     a.connect({a.endpoint(), b.endpoint()});
     b.connect({a.endpoint(), b.endpoint()});
-    auto big = std::make_shared<std::vector<uint8_t>>(64 << 20);
-    for (size_t i = 0; i < big->size(); ++i)
-      (*big)[i] = static_cast<uint8_t>(i * 7);
-    QElapsedTimer sent;
-    sent.start();
-    a.send(1, {{big->data(), big->size(), big}});
-    const std::string after = "after";
-    a.send(1, {copied(after)});
-    QVERIFY2(sent.elapsed() < 2000, "send waited for the receiver");
-    Heard heard, sender;
-    QElapsedTimer timer;
-    timer.start();
-    while (heard.messages.size() < 2 && timer.elapsed() < 20000) {  // both ends polled, as agents do
-      a.poll(std::chrono::milliseconds(1), sender);
-      b.poll(std::chrono::milliseconds(1), heard);
-    }
-    QCOMPARE(heard.messages.size(), size_t{2});
-    QCOMPARE(heard.messages[0].frames[0].size, big->size());
-    QVERIFY(std::memcmp(heard.messages[0].frames[0].data, big->data(), big->size()) == 0);
-    QCOMPARE(text(heard.messages[1].frames[0]), after);
+    checkALargeMessageWaitsItsTurn(a, b);
   }
 
   // Bytes that are not this transport's: refused, that connection dropped; peers go on.
