@@ -13,10 +13,12 @@
 #include "chrome_trace_export.h"
 #include "kineto_export.h"
 #include "collect_command.h"
+#include "compare_command.h"
 #include "lesson_make.h"
 #include "flight_grid.h"
 #include "flight_import.h"
 #include "hang_analysis.h"
+#include "hang_report_json.h"
 #include "job_launcher.h"
 #include "probe.h"
 #include "probe_session.h"
@@ -28,6 +30,7 @@
 #include "run_file_claim.h"
 #include "run_compare.h"
 #include "run_stats.h"
+#include "run_stats_text.h"
 #include "torch_trace_import.h"
 #include "run_store_reader.h"
 #include "run_workspace.h"
@@ -43,9 +46,13 @@ namespace {
 
 int train_in_process(ddpscope::apps::TrainOptions options, ddpscope::apps::ProgressStyle style, int64_t log_every);
 
-int run_stats(const std::string& path, bool summary_only) {
+int run_stats(const std::string& path, bool summary_only, bool json) {
   ddpscope::probes::RunStoreReader run(path);
   nlohmann::ordered_json stats = ddpscope::probes::run_stats_json(run);
+  if (!json) {
+    std::printf("%s", ddpscope::probes::run_stats_text(stats, summary_only).c_str());
+    return 0;
+  }
   if (summary_only) {
     stats.erase("iterations");
     stats.erase("buckets");
@@ -84,8 +91,12 @@ std::vector<std::string> flight_dump_inputs(const std::vector<std::string>& path
 }
 
 // `hang DUMP... | FOLDER`: the verdict from flight-recorder dumps alone, one per rank.
-int run_hang_dumps(const std::vector<std::string>& paths) {
+int run_hang_dumps(const std::vector<std::string>& paths, bool json) {
   const auto report = ddpscope::probes::analyze_hang(ddpscope::probes::read_flight_dumps(flight_dump_inputs(paths)));
+  if (json) {
+    std::printf("%s\n", ddpscope::probes::hang_report_json(report).dump(2).c_str());
+    return 0;
+  }
   if (report.verdict.empty()) std::printf("every collective matched on every rank, and each completed\n");
   for (const auto& line : report.findings)
     std::printf("%s\n", line.c_str());
@@ -93,7 +104,7 @@ int run_hang_dumps(const std::vector<std::string>& paths) {
   return 0;
 }
 
-int run_hang(const std::vector<std::string>& paths) {
+int run_hang(const std::vector<std::string>& paths, bool json) {
   if (paths.size() > 1 || std::filesystem::is_directory(paths.front()) ||
       (!is_run_file(paths.front()) && ddpscope::probes::looks_like_flight_dump(paths.front()))) {
     for (const auto& p : paths)
@@ -102,7 +113,7 @@ int run_hang(const std::vector<std::string>& paths) {
             "hang takes one run file alone, or flight-recorder dumps (files or a folder, one dump "
             "per rank); '",
             p, "' is a run file given with other files");
-    return run_hang_dumps(paths);
+    return run_hang_dumps(paths, json);
   }
   if (!std::filesystem::is_directory(paths.front()) && !is_run_file(paths.front())) {
     // One file that is neither: say both, since either was meant.
@@ -116,6 +127,10 @@ int run_hang(const std::vector<std::string>& paths) {
   // CLOCK_MONOTONIC when its collector runs here), not at its latest event.
   const bool live = run.run().status == "running";
   const auto report = ddpscope::probes::analyze_hang(run, live ? ddpscope::probes::now_ns() : 0);
+  if (json) {
+    std::printf("%s\n", ddpscope::probes::hang_report_json(report).dump(2).c_str());
+    return 0;
+  }
   for (const auto& line : report.findings)
     std::printf("%s\n", line.c_str());
   for (const auto& st : report.ranks) {
@@ -450,25 +465,33 @@ Command add_stats(CLI::App& app) {
   struct Args {
     std::string run;
     bool summary_only = false;
+    bool json = false;
   };
   auto a = std::make_shared<Args>();
-  CLI::App* stats = app.add_subcommand("stats", "Print a run's overlap analysis as JSON");
+  CLI::App* stats = app.add_subcommand(
+      "stats", "A run's time per rank: iteration, compute, communication, exposed communication, overlap");
   stats->add_option("RUN", a->run, "Run file")->required()->check(CLI::ExistingFile);
   stats->add_flag("--summary", a->summary_only, "Only the run, its ranks and per-rank means (no per-iteration rows)");
-  return {stats, [a] { return run_stats(a->run, a->summary_only); }};
+  stats->add_flag("--json", a->json, "Print JSON (with buckets, GPU time and every straggler)");
+  return {stats, [a] { return run_stats(a->run, a->summary_only, a->json); }};
 }
 
 Command add_hang(CLI::App& app) {
-  auto paths = std::make_shared<std::vector<std::string>>();
+  struct Args {
+    std::vector<std::string> paths;
+    bool json = false;
+  };
+  auto a = std::make_shared<Args>();
   CLI::App* hang = app.add_subcommand(
       "hang",
       "Where each rank stands and who stalled the job: from a run file, or from flight-recorder dumps (PyTorch's "
       "JSON dumps, one per rank)");
-  hang->add_option("RUN", *paths,
+  hang->add_option("RUN", a->paths,
                    "A run file, or flight-recorder dumps (one per rank: PyTorch's JSON or pickle, files or a folder)")
       ->required()
       ->check(CLI::ExistingPath);
-  return {hang, [paths] { return run_hang(*paths); }};
+  hang->add_flag("--json", a->json, "Print JSON: the verdict, each rank's position, each group's finding");
+  return {hang, [a] { return run_hang(a->paths, a->json); }};
 }
 
 Command add_advise(CLI::App& app) {
@@ -638,62 +661,38 @@ Command add_example(CLI::App& app) {
   return {cmd, [a] { return run_example(a->example, a->launch); }};
 }
 
-// "FIRST:LAST" (either may be empty: from the default) as an iteration range.
-ddpscope::probes::IterationRange parse_iterations(const std::string& text, const char* option) {
-  ddpscope::probes::IterationRange r;
-  if (text.empty()) return r;
-  const size_t colon = text.find(':');
-  auto number = [&](const std::string& part) -> int64_t {
-    if (part.empty()) return -1;
-    size_t used = 0;
-    int64_t v = -1;
-    try {
-      v = std::stoll(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != part.size() || v < 0)
-      throw DDPSCOPE_ERROR(option, " '", text,
-                           "': give FIRST:LAST iteration numbers, as 5:20 (either may be left out)");
-    return v;
+// One example under each command's --help, as a user would type it.
+void add_examples(CLI::App& app) {
+  static const std::pair<const char*, const char*> examples[] = {
+      {"stats", "ddpscope-cli stats --summary job.ddprun"},
+      {"hang", "ddpscope-cli hang job.ddprun   (or PyTorch's flight dumps: ddpscope-cli hang dumps/)"},
+      {"advise", "ddpscope-cli advise job.ddprun --caps 1,4,25"},
+      {"compare", "ddpscope-cli compare before.ddprun after.ddprun --fail-above 5   (exit 1 on a 5% slowdown)"},
+      {"import-torch", "ddpscope-cli import-torch traces/ --out job.ddprun"},
+      {"export", "ddpscope-cli export job.ddprun --chrome job.json"},
+      {"rpc-ping", "ddpscope-cli rpc-ping --np 2 --hostfile hosts"},
+      {"example", "ddpscope-cli example chain --np 3"},
+      {"torchrun",
+       "ddpscope-cli torchrun --np 2 --out job.ddprun train.py --epochs 2   (what follows SCRIPT is its own)"},
+      {"lesson", "ddpscope-cli lesson list"},
+      {"collect", "ddpscope-cli collect --expect 2 --out job.ddprun"},
   };
-  r.first = number(text.substr(0, colon));
-  r.last = colon == std::string::npos ? r.first : number(text.substr(colon + 1));
-  if (r.first >= 0 && r.last >= 0 && r.last < r.first)
-    throw DDPSCOPE_ERROR(option, " '", text, "': the last iteration comes before the first");
-  return r;
-}
-
-Command add_compare(CLI::App& app) {
-  struct Args {
-    std::string a, b, iterations, iterations_b;
-    size_t ops = 20;
-    bool json = false;
-  };
-  auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand(
-      "compare",
-      "Compare two runs: where their iteration time went, and the ops that appeared, disappeared, got "
-      "slower or faster");
-  cmd->add_option("A", args->a, "The run to compare against (before)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("B", args->b, "The run compared (after)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--iterations", args->iterations,
-                  "FIRST:LAST iterations to compare (default: all but the first, the warm-up)");
-  cmd->add_option("--iterations-b", args->iterations_b, "B's iterations, when they differ from --iterations");
-  cmd->add_option("--ops", args->ops, "Ops to list (largest change first)")->check(CLI::Range(1, 1 << 20));
-  cmd->add_flag("--json", args->json, "Print JSON (every op)");
-  return {cmd, [args] {
-            const auto range_a = parse_iterations(args->iterations, "--iterations");
-            const auto range_b =
-                args->iterations_b.empty() ? range_a : parse_iterations(args->iterations_b, "--iterations-b");
-            ddpscope::probes::RunStoreReader a(args->a), b(args->b);
-            const auto c = ddpscope::probes::compare_runs(a, b, range_a, range_b);
-            if (args->json)
-              std::printf("%s\n", ddpscope::probes::comparison_json(c).dump(2).c_str());
-            else
-              std::printf("%s", ddpscope::probes::comparison_text(c, args->ops).c_str());
-            return 0;
-          }};
+  for (const auto& [name, example] : examples)
+    app.get_subcommand(name)->footer(std::string("Example:\n  ") + example);
+  app.get_subcommand("train")->footer(
+      "Faults on purpose: --inject-stall R:ITER:SECONDS, --inject-uneven R:ITERS, --inject-unused R, "
+      "--inject-model-mismatch R\n"
+      "Example:\n  ddpscope-cli train --np 2 --model transformer --iters 200 --out job.ddprun");
+  // Wide enough for `--first-bucket-cap-mb FLOAT:>=0=1` and its kind: one line an option.
+  app.get_formatter()->column_width(40);
+  app.footer(
+      "Example:\n  ddpscope-cli train --np 2 --out job.ddprun && ddpscope-cli stats job.ddprun\n"
+      "Each command's own: ddpscope-cli COMMAND --help");
+  CLI::App* lesson = app.get_subcommand("lesson");
+  lesson->get_subcommand("make")->footer(
+      "Example:\n  ddpscope-cli lesson make job.ddprun --title \"Our DDP job\" --stop 5");
+  lesson->get_subcommand("show")->footer("Example:\n  ddpscope-cli lesson show 4 --step 2");
+  lesson->get_subcommand("list")->footer("Example:\n  ddpscope-cli lesson list");
 }
 
 // CLI11 says only "A subcommand is required" for a misspelt one.
@@ -728,15 +727,17 @@ int main(int argc, char** argv) {
       parsed_argc = static_cast<int>(script) + 3;
     }
   }
-  const std::vector<Command> commands = {add_train(app),   add_stats(app),
-                                         add_hang(app),    add_advise(app),
-                                         add_compare(app), add_import_torch(app),
-                                         add_export(app),  add_rpc_ping(app),
-                                         add_example(app), add_torchrun(app, std::move(script_args))};
+  const std::vector<Command> commands = {
+      add_train(app),    add_stats(app),        add_hang(app),
+      add_advise(app),   add_import_torch(app), add_export(app),
+      add_rpc_ping(app), add_example(app),      add_torchrun(app, std::move(script_args))};
   CLI::App* lesson = nullptr;
   const std::function<int()> run_lesson = ddpscope::apps::add_lesson_command(app, &lesson);
   CLI::App* collect = nullptr;
   const std::function<int()> run_collect = ddpscope::apps::add_collect_command(app, &collect);
+  CLI::App* compare = nullptr;
+  const std::function<int()> run_compare = ddpscope::apps::add_compare_command(app, &compare);
+  add_examples(app);
   if (!known_command(app, argc, argv)) return 2;
   try {
     app.parse(parsed_argc, argv);
@@ -748,6 +749,7 @@ int main(int argc, char** argv) {
       if (c.app->parsed()) return c.run();
     if (lesson->parsed()) return run_lesson();
     if (collect->parsed()) return run_collect();
+    if (compare->parsed()) return run_compare();
   } catch (const ddpscope::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.message().c_str());
     return 2;

@@ -36,7 +36,8 @@ std::string shell_quoted(const std::string& v) {
 }
 
 // A value as it is printed for the shell: PYTHONPATH in double quotes, so that the job's
-// own ${PYTHONPATH} expands after ours; the others in single quotes, as they are.
+// own PYTHONPATH expands after ours (and adds nothing when it is unset or empty: an empty
+// entry would put the current folder on the job's path); the others in single quotes.
 std::string printed_value(const std::string& name, const std::string& value) {
   return name == "PYTHONPATH" ? "\"" + value + "\"" : shell_quoted(value);
 }
@@ -174,7 +175,7 @@ std::vector<std::pair<std::string, std::string>> job_environment(const std::stri
   return {{probes::kCollectorEnv, batch_endpoint},
           {probes::kCollectorClockEnv, clock_endpoint},
           {probes::kRunTokenEnv, token},
-          {"PYTHONPATH", torchrun_python_package() + ":${PYTHONPATH}"},
+          {"PYTHONPATH", torchrun_python_package() + "${PYTHONPATH:+:${PYTHONPATH}}"},
           {"DDPSCOPE_PROBES_LIB", torchrun_probes_library()}};
 }
 

@@ -106,9 +106,6 @@ void add_torchrun_options(CLI::App& cmd, TorchrunOptions& o, LaunchOptions& laun
                  "into its own run file; TORCHELASTIC_RESTART_COUNT tells the script which)")
       ->check(CLI::Range(0, 1000));
   cmd.add_option("SCRIPT", o.script, "The training script (its arguments follow it)")->required();
-  cmd.footer(
-      "ddpscope-cli torchrun [OPTIONS] SCRIPT [SCRIPT ARGS...]: everything after SCRIPT is the script's own.\n"
-      "Example: ddpscope-cli torchrun --np 2 --out job.ddprun train.py --epochs 2");
 }
 
 size_t torchrun_script_position(const std::vector<std::string>& args) {

@@ -46,9 +46,9 @@ CLI::Validator non_negative_real() {
 
 // An option whose text a parser of ours reads: its errors reported like every other bad
 // option's.
-void add_parsed_option(CLI::App& cmd, const char* name, TrainOptions& o,
-                       void (*parse)(const std::string&, TrainOptions&), const char* help) {
-  cmd.add_option_function<std::string>(
+CLI::Option* add_parsed_option(CLI::App& cmd, const char* name, TrainOptions& o,
+                               void (*parse)(const std::string&, TrainOptions&), const char* help) {
+  return cmd.add_option_function<std::string>(
       name,
       [&o, parse](const std::string& text) {
         try {
@@ -119,6 +119,10 @@ void add_ddp_options(CLI::App& cmd, TrainOptions& o) {
       ->capture_default_str();
 }
 
+// The faults to inject are left out of `train --help` (an empty group), which names them
+// in one line: the help stays one screen.
+constexpr const char* kFaultsGroup = "";
+
 // What only a job of several ranks has: a parameter server, faults to inject, join.
 void add_multi_rank_options(CLI::App& cmd, TrainOptions& o) {
   cmd.add_flag("--remote-embedding", o.remote_embedding,
@@ -127,17 +131,21 @@ void add_multi_rank_options(CLI::App& cmd, TrainOptions& o) {
   cmd.add_option("--inject-unused", o.unused_rank,
                  "RANK: that rank's MLP leaves its second layer out, so those parameters get no "
                  "gradient there (to see why DDP without --find-unused-parameters hangs)")
-      ->check(at_least(0));
+      ->check(at_least(0))
+      ->group(kFaultsGroup);
   add_parsed_option(cmd, "--inject-stall", o, parse_stall,
                     "RANK:ITERATION:SECONDS: that rank sleeps between forward and backward (to see what a "
-                    "hang looks like)");
+                    "hang looks like)")
+      ->group(kFaultsGroup);
   add_parsed_option(cmd, "--inject-uneven", o, parse_uneven,
                     "RANK:ITERATIONS: that rank's data runs out after ITERATIONS (uneven inputs: without --join "
-                    "the other ranks wait for it in their next allreduce)");
+                    "the other ranks wait for it in their next allreduce)")
+      ->group(kFaultsGroup);
   cmd.add_option("--inject-model-mismatch", o.mismatch_rank,
                  "RANK: that rank builds a slightly larger model (MLP one unit wider, transformer one "
                  "block deeper), to see DDP refuse replicas that differ")
-      ->check(at_least(0));
+      ->check(at_least(0))
+      ->group(kFaultsGroup);
   cmd.add_flag("--join", o.join,
                "DDP: a rank whose data runs out early shadows the others' allreduces until all are "
                "done (PyTorch's join), so uneven inputs finish; the loss shown is rank 0's own");

@@ -61,7 +61,7 @@ def ddpscope_figures(cli, folder):
         run = os.path.join(tmp, "job.ddprun")
         subprocess.run([cli, "import-torch", folder, "--out", run], check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
-        stats = json.loads(subprocess.run([cli, "stats", run, "--summary"], check=True, capture_output=True,
+        stats = json.loads(subprocess.run([cli, "stats", run, "--summary", "--json"], check=True, capture_output=True,
                                           text=True).stdout)
     gpu = stats["gpu"] or {"ranks": [], "idle_by_stream": []}
     out = {}

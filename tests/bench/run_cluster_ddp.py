@@ -78,7 +78,7 @@ def hideable_backward_ms(run_file):
 
 
 def overlap(build, run_file):
-    stats = json.loads(subprocess.run([os.path.join(build, "bin", "ddpscope-cli"), "stats", run_file],
+    stats = json.loads(subprocess.run([os.path.join(build, "bin", "ddpscope-cli"), "stats", "--json", run_file],
                                       check=True, capture_output=True, text=True).stdout)
     its = [i for i in stats["iterations"] if i["rank"] == 0 and i["iteration"] > 5 and i["comm_ms"] > 0]
     hideable = hideable_backward_ms(run_file)

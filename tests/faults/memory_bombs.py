@@ -11,7 +11,7 @@ reads it, the app included (offscreen, --screenshot). Each run must:
   - peak under 1 GiB of resident memory (the kernel's ru_maxrss of the process).
 It prints one line per run with its peak and exits 1 when one fails.
 
-    /usr/bin/python3 tests/faults/memory_bombs.py build [--only TEXT] [--keep DIR]
+    /usr/bin/python3 tests/faults/memory_bombs.py build [--only TEXT] [--keep DIR] [--part K/N]
 """
 import argparse
 import gzip
@@ -376,6 +376,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("build")
     parser.add_argument("--only")
+    parser.add_argument("--part", metavar="K/N", help="every N-th case from the K-th (CTest runs two parts side by side)")
     parser.add_argument("--keep", help="write the files here and keep them")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
@@ -390,8 +391,12 @@ def main():
     os.makedirs(work, exist_ok=True)
     args.work = work
     failed = 0
+    chosen = cases(args.build, work)
+    if args.part:
+        k, n = (int(x) for x in args.part.split("/"))
+        chosen = chosen[k - 1::n]
     try:
-        for what, path, make, runs in cases(args.build, work):
+        for what, path, make, runs in chosen:
             if args.only and args.only not in what:
                 continue
             make()

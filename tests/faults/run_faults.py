@@ -18,6 +18,9 @@ The harness every scenario shares (the tagged job, its processes, the checks) is
 fault_harness.py, beside this file; this file holds the scenarios and the table.
 
     /usr/bin/python3 tests/faults/run_faults.py build [--out tests/FAULTS.md] [--only NAME] [--readme [PAGE]]
+
+CTest runs it in parts (--part K/N, the host cut alone: it needs the simulated cluster's
+bridge), side by side with other tests; each part writes its rows to the build folder.
 """
 import argparse
 import os
@@ -417,7 +420,7 @@ def scenario_app_file(build, work, what):
                    "reads the new file as the old run")
     t0 = time.monotonic()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    p = subprocess.run([os.path.join(build, "tests", "tst_run_file_watch"), fn], capture_output=True, text=True,
+    p = subprocess.run([os.path.join(build, "tests", "gui_tests"), "tst_run_file_watch", fn], capture_output=True, text=True,
                        env=env, timeout=120)
     took = time.monotonic() - t0
     passed = p.returncode == 0 and f"PASS   : TestRunFileWatch::{fn}()" in p.stdout
@@ -528,7 +531,7 @@ def scenario_foreign_rpc(build, work):
     code = job.wait(120)
     problems += check_common(r, job, code, run, 120, want_failure=False)
     if not problems:
-        stats = subprocess.run([os.path.join(build, "bin", "ddpscope-cli"), "stats", "--summary", run],
+        stats = subprocess.run([os.path.join(build, "bin", "ddpscope-cli"), "stats", "--summary", "--json", run],
                                capture_output=True, text=True)
         import json
         rejected = json.loads(stats.stdout)["rejected"]
@@ -627,17 +630,26 @@ def main():
     parser.add_argument("build")
     parser.add_argument("--out", default=os.path.join(ROOT, "tests", "FAULTS.md"))
     parser.add_argument("--only", action="append")
+    parser.add_argument("--skip", action="append", default=[], help="leave this scenario out (repeat it)")
+    parser.add_argument("--part", metavar="K/N",
+                        help="run every N-th scenario from the K-th (CTest runs the suite in parts, side by side: "
+                        "each job carries its own tag, run folder and ports); the table then holds that part")
     parser.add_argument("--readme", nargs="?", const=os.path.join(ROOT, "docs", "faults.md"), metavar="PAGE",
                         help="also put the table, short, between the FAULTS markers of PAGE "
                         "(default: docs/faults.md)")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
     os.environ["DDPSCOPE_SQLITE_EXT"] = os.path.join(build, "lib", "libddpscope_sqlite.so")
+    chosen = [k for k in SCENARIOS if (not args.only or k in args.only) and k not in args.skip]
+    if args.part:
+        k, n = (int(x) for x in args.part.split("/"))
+        if not 1 <= k <= n:
+            parser.error(f"--part {args.part}: K must be from 1 to N")
+        chosen = chosen[k - 1::n]
     results = []
     with tempfile.TemporaryDirectory() as work:
-        for key, fn in SCENARIOS.items():
-            if args.only and key not in args.only:
-                continue
+        for key in chosen:
+            fn = SCENARIOS[key]
             t = time.monotonic()
             r = fn(build, work)
             # The table reads the same wherever it ran: no temporary folders or build paths.
@@ -656,11 +668,12 @@ def main():
         mark = r.mark()
         obs = r.observed.replace("|", "/")
         lines.append(f"| {r.name} | {r.expected} | {obs} | {det} | {mark} |")
-    if not args.only:
+    whole = not args.only and not args.skip and not args.part
+    if whole or args.part:
         with open(args.out, "w") as f:
             f.write("\n".join(lines) + "\n")
         print(f"wrote {args.out}")
-    if not args.only and args.readme:
+    if whole and args.readme:
         short = ["| scenario | time to detection | result |", "| --- | --- | --- |"]
         for r in results:
             short.append(f"| {r.name} | {f'{r.detection:.1f} s' if r.detection is not None else '–'} | {r.mark()} |")

@@ -7,7 +7,7 @@
 # preset (the launch dialog's job presets), torch_trace (PyTorch profiler traces), lesson
 # (lesson files and ddpscope: links), tcp_framing and shm_ring (the RPC transports' reading
 # sides). CTest runs each briefly
-# (-max_total_time=15); tests/bench/bench_fuzz.sh with -runs=1000000.
+# (-max_total_time=5); tests/bench/bench_fuzz.sh with -runs=1000000.
 # Prints "fuzz_TARGET: N executions, C crashes" and fails on any crash.
 set -euo pipefail
 build=$1
@@ -62,7 +62,7 @@ for f in "$harness" "${sources[@]}"; do [ "$f" -nt "$bin" ] && stale=1; done
 # pointer-overflow is left out: Debian's RapidJSON 1.1.0 compares null + offset in its
 # internal stack before its first allocation (stack.h:117), harmless and not ours.
 if [ "$stale" = 1 ]; then
-  "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  "$cxx" -std=c++20 -O1 -gline-tables-only -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -fno-sanitize=pointer-overflow \
     -I"$src/base" -I"$src/engine" -I"$src/probes/runtime" -I"$src/probes/store" -I"$src/probes/analysis" -I"$src/probes/formats" -I"$src/tests/fuzz" "$harness" "${sources[@]}" "${libs[@]}" -o "$bin"
 fi

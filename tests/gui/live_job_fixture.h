@@ -30,6 +30,7 @@
 #include "main_window.h"
 #include "classroom_controller.h"
 #include "overlap_page.h"
+#include "own_processes.h"
 #include "graph_page.h"
 #include "buckets_page.h"
 #include "timeline_page.h"
@@ -44,6 +45,9 @@ using namespace ddpscope::gui;
 
 // What the tests of this fixture share.
 class LiveJobTest : public QObject {
+ public:
+  LiveJobTest() { ddpscope_tests::test_tag(); }  // before the first job starts
+
  protected:
   static LaunchConfig smallJob(int iterations) {
     LaunchConfig c;
@@ -56,18 +60,8 @@ class LiveJobTest : public QObject {
     return c;
   }
 
-  // ddpscope-worker processes alive on this machine (no test beside it may run jobs).
-  static int workersRunning() {
-    QProcess p;
-    p.start("ps", {"-eo", "stat=,args="});
-    p.waitForFinished();
-    int live = 0;
-    for (const QString& line : QString::fromUtf8(p.readAllStandardOutput()).split('\n')) {
-      const QStringList f = line.simplified().split(' ');
-      if (f.size() >= 2 && !f[0].startsWith('Z') && f[1].endsWith("ddpscope-worker")) ++live;
-    }
-    return live;
-  }
+  // This test's live ddpscope-worker processes (own_processes.h: tests beside it run jobs too).
+  static int workersRunning() { return ddpscope_tests::own_processes("ddpscope-worker"); }
 
   QString currentTab(MainWindow& w) {
     return w.part<QTabWidget>("tabs")->tabText(w.part<QTabWidget>("tabs")->currentIndex());

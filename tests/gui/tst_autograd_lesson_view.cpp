@@ -9,6 +9,7 @@
 #include "autograd_lesson_view.h"
 #include "lesson_catalog.h"
 #include "shipped_lessons.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::testing;
@@ -68,5 +69,5 @@ class TestAutogradLessonView : public QObject {
   }
 };
 
-QTEST_MAIN(TestAutogradLessonView)
+DDPSCOPE_TEST_MAIN(TestAutogradLessonView)
 #include "tst_autograd_lesson_view.moc"

@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include "big_run_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
@@ -141,5 +142,5 @@ class TestBigRuns : public BigRunTest {
   }
 };
 
-QTEST_MAIN(TestBigRuns)
+DDPSCOPE_TEST_MAIN(TestBigRuns)
 #include "tst_big_runs.moc"

@@ -40,6 +40,7 @@
 #include "chart_title.h"
 #include "main_window.h"
 #include "buckets_page.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -134,5 +135,5 @@ class TestBucketAdviceView : public QObject {
   }
 };
 
-QTEST_MAIN(TestBucketAdviceView)
+DDPSCOPE_TEST_MAIN(TestBucketAdviceView)
 #include "tst_bucket_advice_view.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "bucket_fill_view.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -70,5 +71,5 @@ class TestBucketFillView : public QObject {
   }
 };
 
-QTEST_MAIN(TestBucketFillView)
+DDPSCOPE_TEST_MAIN(TestBucketFillView)
 #include "tst_bucket_fill_view.moc"

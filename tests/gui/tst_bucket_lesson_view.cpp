@@ -10,6 +10,7 @@
 #include "bucket_lesson_view.h"
 #include "lesson_catalog.h"
 #include "shipped_lessons.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::testing;
@@ -72,5 +73,5 @@ class TestBucketLessonView : public QObject {
   }
 };
 
-QTEST_MAIN(TestBucketLessonView)
+DDPSCOPE_TEST_MAIN(TestBucketLessonView)
 #include "tst_bucket_lesson_view.moc"

@@ -11,6 +11,7 @@
 #include "parameter_bucket_model.h"
 #include "run_data.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -45,5 +46,5 @@ class TestBucketTableModel : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestBucketTableModel)
+DDPSCOPE_TEST_GUILESS_MAIN(TestBucketTableModel)
 #include "tst_bucket_table_model.moc"

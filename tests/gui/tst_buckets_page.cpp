@@ -38,6 +38,7 @@
 #include "chart_title.h"
 #include "main_window.h"
 #include "buckets_page.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -70,5 +71,5 @@ class TestBucketsPage : public QObject {
   }
 };
 
-QTEST_MAIN(TestBucketsPage)
+DDPSCOPE_TEST_MAIN(TestBucketsPage)
 #include "tst_buckets_page.moc"

@@ -24,6 +24,7 @@
 #include "main_window.h"
 #include "overlap_page.h"
 #include "timeline_page.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using ddpscope::probes::Kind;
@@ -164,5 +165,5 @@ class TestCategoryPalette : public QObject {
   }
 };
 
-QTEST_MAIN(TestCategoryPalette)
+DDPSCOPE_TEST_MAIN(TestCategoryPalette)
 #include "tst_category_palette.moc"

@@ -17,6 +17,7 @@
 #include "ring_lesson.h"
 #include "run_store_reader.h"
 #include "ddp_lesson.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using ddpscope::probes::RunStoreReader;
@@ -225,5 +226,5 @@ class TestCausalOrder : public QObject {
   }
 };
 
-QTEST_MAIN(TestCausalOrder)
+DDPSCOPE_TEST_MAIN(TestCausalOrder)
 #include "tst_causal_order.moc"

@@ -5,6 +5,7 @@
 #include "class_bar.h"
 
 #include "classroom_students.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::classroom_students;
@@ -76,5 +77,5 @@ class TestClassBar : public QObject {
   }
 };
 
-QTEST_MAIN(TestClassBar)
+DDPSCOPE_TEST_MAIN(TestClassBar)
 #include "tst_class_bar.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "classroom_students.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::classroom_students;
@@ -201,5 +202,5 @@ class TestClassroom : public QObject {
   }
 };
 
-QTEST_MAIN(TestClassroom)
+DDPSCOPE_TEST_MAIN(TestClassroom)
 #include "tst_classroom.moc"

@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include "classroom_students.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::classroom_students;
@@ -156,5 +157,5 @@ class TestClassroomController : public QObject {
   }
 };
 
-QTEST_MAIN(TestClassroomController)
+DDPSCOPE_TEST_MAIN(TestClassroomController)
 #include "tst_classroom_controller.moc"

@@ -20,6 +20,7 @@
 #include "live_monitor.h"
 #include "live_run_loader.h"
 #include "main_window.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -162,5 +163,5 @@ class TestCollectDialog : public QObject {
   QTemporaryDir m_workspace;
 };
 
-QTEST_MAIN(TestCollectDialog)
+DDPSCOPE_TEST_MAIN(TestCollectDialog)
 #include "tst_collect_dialog.moc"

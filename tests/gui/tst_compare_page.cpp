@@ -18,6 +18,7 @@
 #include "scratch_test.h"
 #include "time_breakdown_page.h"
 #include "timeline_view.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
@@ -140,5 +141,5 @@ class TestComparePage : public ScratchTest {
   }
 };
 
-QTEST_MAIN(TestComparePage)
+DDPSCOPE_TEST_MAIN(TestComparePage)
 #include "tst_compare_page.moc"

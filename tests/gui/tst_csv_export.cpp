@@ -13,6 +13,7 @@
 #include "ruler_ticks.h"
 #include "time_breakdown.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::probes;
@@ -43,5 +44,5 @@ class TestCsvExport : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestCsvExport)
+DDPSCOPE_TEST_GUILESS_MAIN(TestCsvExport)
 #include "tst_csv_export.moc"

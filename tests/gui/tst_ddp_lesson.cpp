@@ -11,6 +11,7 @@
 #include "lesson_catalog.h"
 #include "parameter_bucket_model.h"
 #include "sequence_data.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -149,5 +150,5 @@ class TestDdpLesson : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestDdpLesson)
+DDPSCOPE_TEST_GUILESS_MAIN(TestDdpLesson)
 #include "tst_ddp_lesson.moc"

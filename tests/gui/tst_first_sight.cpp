@@ -38,6 +38,7 @@
 #include "run_store_writer.h"
 #include "timeline_page.h"
 #include "timeline_view.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -311,5 +312,5 @@ class TestFirstSight : public QObject {
   }
 };
 
-QTEST_MAIN(TestFirstSight)
+DDPSCOPE_TEST_MAIN(TestFirstSight)
 #include "tst_first_sight.moc"

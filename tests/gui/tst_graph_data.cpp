@@ -8,6 +8,7 @@
 #include "graph_layout.h"
 #include "gui_test_runs.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -66,5 +67,5 @@ class TestGraphData : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestGraphData)
+DDPSCOPE_TEST_GUILESS_MAIN(TestGraphData)
 #include "tst_graph_data.moc"

@@ -7,6 +7,7 @@
 #include "graph_layout.h"
 #include "gui_test_runs.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -55,5 +56,5 @@ class TestGraphLayout : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestGraphLayout)
+DDPSCOPE_TEST_GUILESS_MAIN(TestGraphLayout)
 #include "tst_graph_layout.moc"

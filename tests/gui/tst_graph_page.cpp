@@ -80,6 +80,7 @@
 #include <QProcess>
 #include <QProgressDialog>
 #include <QStatusBar>
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -126,5 +127,5 @@ class TestGraphPage : public QObject {
   }
 };
 
-QTEST_MAIN(TestGraphPage)
+DDPSCOPE_TEST_MAIN(TestGraphPage)
 #include "tst_graph_page.moc"

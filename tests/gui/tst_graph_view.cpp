@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "graph_view.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -73,5 +74,5 @@ class TestGraphView : public QObject {
   }
 };
 
-QTEST_MAIN(TestGraphView)
+DDPSCOPE_TEST_MAIN(TestGraphView)
 #include "tst_graph_view.moc"

@@ -20,6 +20,7 @@
 #include "graph_page.h"
 #include "buckets_page.h"
 #include "timeline_view.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
@@ -128,5 +129,5 @@ class TestHangView : public QObject {
   }
 };
 
-QTEST_MAIN(TestHangView)
+DDPSCOPE_TEST_MAIN(TestHangView)
 #include "tst_hang_view.moc"

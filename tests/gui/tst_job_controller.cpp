@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include "live_job_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::live_job_fixture;
@@ -198,5 +199,5 @@ class TestJobController : public LiveJobTest {
   }
 };
 
-QTEST_MAIN(TestJobController)
+DDPSCOPE_TEST_MAIN(TestJobController)
 #include "tst_job_controller.moc"

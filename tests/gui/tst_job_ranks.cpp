@@ -7,6 +7,7 @@
 
 #include "job_ranks.h"
 #include "run_store_writer.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
@@ -67,5 +68,5 @@ class TestJobRanks : public QObject {
   }
 };
 
-QTEST_MAIN(TestJobRanks)
+DDPSCOPE_TEST_MAIN(TestJobRanks)
 #include "tst_job_ranks.moc"

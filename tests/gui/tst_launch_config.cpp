@@ -9,6 +9,7 @@
 
 #include "launch_config.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -252,5 +253,5 @@ class TestLaunchConfig : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestLaunchConfig)
+DDPSCOPE_TEST_GUILESS_MAIN(TestLaunchConfig)
 #include "tst_launch_config.moc"

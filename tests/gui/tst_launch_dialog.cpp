@@ -77,6 +77,7 @@
 #include <QProcess>
 #include <QProgressDialog>
 #include <QStatusBar>
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -240,5 +241,5 @@ class TestLaunchDialog : public QObject {
   }
 };
 
-QTEST_MAIN(TestLaunchDialog)
+DDPSCOPE_TEST_MAIN(TestLaunchDialog)
 #include "tst_launch_dialog.moc"

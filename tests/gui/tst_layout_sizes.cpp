@@ -27,6 +27,7 @@
 #include "graph_view.h"
 #include "gui_test_runs.h"
 #include "run_list_model.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -148,5 +149,5 @@ class TestLayoutSizes : public QObject {
   }
 };
 
-QTEST_MAIN(TestLayoutSizes)
+DDPSCOPE_TEST_MAIN(TestLayoutSizes)
 #include "tst_layout_sizes.moc"

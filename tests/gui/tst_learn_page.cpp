@@ -82,6 +82,7 @@
 #include <QProcess>
 #include <QProgressDialog>
 #include <QStatusBar>
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -234,5 +235,5 @@ class TestLearnPage : public QObject {
   }
 };
 
-QTEST_MAIN(TestLearnPage)
+DDPSCOPE_TEST_MAIN(TestLearnPage)
 #include "tst_learn_page.moc"

@@ -11,6 +11,7 @@
 #include "lesson_catalog.h"
 #include "parameter_bucket_model.h"
 #include "sequence_data.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -138,5 +139,5 @@ class TestLesson : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestLesson)
+DDPSCOPE_TEST_GUILESS_MAIN(TestLesson)
 #include "tst_lesson.moc"

@@ -10,6 +10,7 @@
 #include "lesson_catalog.h"
 #include "parameter_bucket_model.h"
 #include "sequence_data.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -36,5 +37,5 @@ class TestLessonCatalog : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestLessonCatalog)
+DDPSCOPE_TEST_GUILESS_MAIN(TestLessonCatalog)
 #include "tst_lesson_catalog.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "lesson_links_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using ddpscope::probes::LessonFile;
@@ -120,5 +121,5 @@ class TestLessonFile : public LessonLinksTest {
   }
 };
 
-QTEST_MAIN(TestLessonFile)
+DDPSCOPE_TEST_MAIN(TestLessonFile)
 #include "tst_lesson_file.moc"

@@ -5,6 +5,7 @@
 
 #include "lesson_graph_stage.h"
 #include "shipped_lessons.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::testing;
@@ -60,5 +61,5 @@ class TestLessonGraphStage : public QObject {
   }
 };
 
-QTEST_MAIN(TestLessonGraphStage)
+DDPSCOPE_TEST_MAIN(TestLessonGraphStage)
 #include "tst_lesson_graph_stage.moc"

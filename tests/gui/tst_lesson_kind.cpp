@@ -5,6 +5,7 @@
 
 #include "lesson_kind.h"
 #include "run_store_reader.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
@@ -68,5 +69,5 @@ class TestLessonKind : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestLessonKind)
+DDPSCOPE_TEST_GUILESS_MAIN(TestLessonKind)
 #include "tst_lesson_kind.moc"

@@ -2,6 +2,7 @@
 #include <QtTest/QtTest>
 
 #include "lesson_links_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using ddpscope::probes::LessonFile;
@@ -49,5 +50,5 @@ class TestLessonLink : public LessonLinksTest {
   }
 };
 
-QTEST_MAIN(TestLessonLink)
+DDPSCOPE_TEST_MAIN(TestLessonLink)
 #include "tst_lesson_link.moc"

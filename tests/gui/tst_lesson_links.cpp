@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "lesson_links_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using ddpscope::probes::LessonFile;
@@ -68,5 +69,5 @@ class TestLessonLinks : public LessonLinksTest {
   }
 };
 
-QTEST_MAIN(TestLessonLinks)
+DDPSCOPE_TEST_MAIN(TestLessonLinks)
 #include "tst_lesson_links.moc"

@@ -11,6 +11,7 @@
 #include "lesson_catalog.h"
 #include "lesson_live_recorder.h"
 #include "run_store_reader.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -77,5 +78,5 @@ class TestLessonLiveRecorder : public QObject {
   }
 };
 
-QTEST_MAIN(TestLessonLiveRecorder)
+DDPSCOPE_TEST_MAIN(TestLessonLiveRecorder)
 #include "tst_lesson_live_recorder.moc"

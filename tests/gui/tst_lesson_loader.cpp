@@ -6,6 +6,7 @@
 #include "lesson_kind.h"
 #include "lesson_loader.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
@@ -48,5 +49,5 @@ class TestLessonLoader : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestLessonLoader)
+DDPSCOPE_TEST_GUILESS_MAIN(TestLessonLoader)
 #include "tst_lesson_loader.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "lesson_links_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using ddpscope::probes::LessonFile;
@@ -68,5 +69,5 @@ class TestLessonMake : public LessonLinksTest {
   }
 };
 
-QTEST_MAIN(TestLessonMake)
+DDPSCOPE_TEST_MAIN(TestLessonMake)
 #include "tst_lesson_make.moc"

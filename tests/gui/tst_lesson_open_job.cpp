@@ -11,6 +11,7 @@
 #include "lesson_catalog.h"
 #include "lesson_open_job.h"
 #include "lesson_request.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -106,5 +107,5 @@ class TestLessonOpenJob : public QObject {
   }
 };
 
-QTEST_MAIN(TestLessonOpenJob)
+DDPSCOPE_TEST_MAIN(TestLessonOpenJob)
 #include "tst_lesson_open_job.moc"

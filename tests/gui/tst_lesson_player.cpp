@@ -6,6 +6,7 @@
 #include "lesson_kind.h"
 #include "lesson_player.h"
 #include "lesson_request.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -112,5 +113,5 @@ class TestLessonPlayer : public QObject {
   }
 };
 
-QTEST_MAIN(TestLessonPlayer)
+DDPSCOPE_TEST_MAIN(TestLessonPlayer)
 #include "tst_lesson_player.moc"

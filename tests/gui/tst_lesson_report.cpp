@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "lesson_report_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using ddpscope::probes::BatchEvent;
@@ -207,5 +208,5 @@ class TestLessonReport : public LessonReportTest {
   }
 };
 
-QTEST_MAIN(TestLessonReport)
+DDPSCOPE_TEST_MAIN(TestLessonReport)
 #include "tst_lesson_report.moc"

@@ -9,6 +9,7 @@
 #include "lesson_catalog.h"
 #include "lesson_open_job.h"
 #include "lesson_request.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -55,5 +56,5 @@ class TestLessonRequest : public QObject {
   }
 };
 
-QTEST_MAIN(TestLessonRequest)
+DDPSCOPE_TEST_MAIN(TestLessonRequest)
 #include "tst_lesson_request.moc"

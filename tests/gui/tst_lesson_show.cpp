@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "lesson_report_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using ddpscope::probes::BatchEvent;
@@ -32,5 +33,5 @@ class TestLessonShow : public LessonReportTest {
   }
 };
 
-QTEST_MAIN(TestLessonShow)
+DDPSCOPE_TEST_MAIN(TestLessonShow)
 #include "tst_lesson_show.moc"

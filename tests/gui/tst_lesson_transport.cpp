@@ -9,6 +9,7 @@
 #include "lesson_player.h"
 #include "lesson_transport.h"
 #include "shipped_lessons.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::testing;
@@ -60,5 +61,5 @@ class TestLessonTransport : public QObject {
   }
 };
 
-QTEST_MAIN(TestLessonTransport)
+DDPSCOPE_TEST_MAIN(TestLessonTransport)
 #include "tst_lesson_transport.moc"

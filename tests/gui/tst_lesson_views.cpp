@@ -18,6 +18,7 @@
 #include "lesson_view.h"
 #include "ring_lesson_view.h"
 #include "ring_view.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -144,5 +145,5 @@ class TestLessonViews : public QObject {
   }
 };
 
-QTEST_MAIN(TestLessonViews)
+DDPSCOPE_TEST_MAIN(TestLessonViews)
 #include "tst_lesson_views.moc"

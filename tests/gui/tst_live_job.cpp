@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "live_job_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::live_job_fixture;
@@ -99,5 +100,5 @@ class TestLiveJob : public LiveJobTest {
   }
 };
 
-QTEST_MAIN(TestLiveJob)
+DDPSCOPE_TEST_MAIN(TestLiveJob)
 #include "tst_live_job.moc"

@@ -44,6 +44,7 @@
 #include "timeline_view.h"
 #include "overlap_page.h"
 #include "timeline_page.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -298,5 +299,5 @@ class TestLiveMonitor : public QObject {
   }
 };
 
-QTEST_MAIN(TestLiveMonitor)
+DDPSCOPE_TEST_MAIN(TestLiveMonitor)
 #include "tst_live_monitor.moc"

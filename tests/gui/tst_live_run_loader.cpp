@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "live_job_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::live_job_fixture;
@@ -97,5 +98,5 @@ class TestLiveRunLoader : public LiveJobTest {
   }
 };
 
-QTEST_MAIN(TestLiveRunLoader)
+DDPSCOPE_TEST_MAIN(TestLiveRunLoader)
 #include "tst_live_run_loader.moc"

@@ -84,6 +84,7 @@
 #include <QProcess>
 #include <QProgressDialog>
 #include <QStatusBar>
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -385,5 +386,5 @@ class TestMainWindow : public QObject {
   }
 };
 
-QTEST_MAIN(TestMainWindow)
+DDPSCOPE_TEST_MAIN(TestMainWindow)
 #include "tst_main_window.moc"

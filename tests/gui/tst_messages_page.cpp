@@ -80,6 +80,7 @@
 #include <QProcess>
 #include <QProgressDialog>
 #include <QStatusBar>
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -180,5 +181,5 @@ class TestMessagesPage : public QObject {
   }
 };
 
-QTEST_MAIN(TestMessagesPage)
+DDPSCOPE_TEST_MAIN(TestMessagesPage)
 #include "tst_messages_page.moc"

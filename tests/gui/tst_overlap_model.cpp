@@ -12,6 +12,7 @@
 #include "ruler_ticks.h"
 #include "time_breakdown.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::probes;
@@ -43,5 +44,5 @@ class TestOverlapModel : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestOverlapModel)
+DDPSCOPE_TEST_GUILESS_MAIN(TestOverlapModel)
 #include "tst_overlap_model.moc"

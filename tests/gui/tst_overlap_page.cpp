@@ -34,6 +34,7 @@
 #include "run_store_writer.h"
 #include "timeline_page.h"
 #include "timeline_view.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -77,5 +78,5 @@ class TestOverlapPage : public QObject {
   }
 };
 
-QTEST_MAIN(TestOverlapPage)
+DDPSCOPE_TEST_MAIN(TestOverlapPage)
 #include "tst_overlap_page.moc"

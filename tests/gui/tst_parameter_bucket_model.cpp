@@ -11,6 +11,7 @@
 #include "parameter_bucket_model.h"
 #include "run_data.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -96,5 +97,5 @@ class TestParameterBucketModel : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestParameterBucketModel)
+DDPSCOPE_TEST_GUILESS_MAIN(TestParameterBucketModel)
 #include "tst_parameter_bucket_model.moc"

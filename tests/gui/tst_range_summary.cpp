@@ -15,6 +15,7 @@
 #include "timeline_search.h"
 #include "track_layout.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -55,5 +56,5 @@ class TestRangeSummary : public ScratchTest {
   }
 };
 
-QTEST_MAIN(TestRangeSummary)
+DDPSCOPE_TEST_MAIN(TestRangeSummary)
 #include "tst_range_summary.moc"

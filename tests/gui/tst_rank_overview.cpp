@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "ranks_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
@@ -52,5 +53,5 @@ class TestRankOverview : public RanksTest {
   }
 };
 
-QTEST_MAIN(TestRankOverview)
+DDPSCOPE_TEST_MAIN(TestRankOverview)
 #include "tst_rank_overview.moc"

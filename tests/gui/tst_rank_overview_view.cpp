@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "ranks_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
@@ -103,5 +104,5 @@ class TestRankOverviewView : public RanksTest {
   }
 };
 
-QTEST_MAIN(TestRankOverviewView)
+DDPSCOPE_TEST_MAIN(TestRankOverviewView)
 #include "tst_rank_overview_view.moc"

@@ -2,6 +2,7 @@
 #include <QtTest/QtTest>
 
 #include "ranks_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
@@ -37,5 +38,5 @@ class TestRanksPage : public RanksTest {
   }
 };
 
-QTEST_MAIN(TestRanksPage)
+DDPSCOPE_TEST_MAIN(TestRanksPage)
 #include "tst_ranks_page.moc"

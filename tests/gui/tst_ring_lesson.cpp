@@ -27,6 +27,7 @@
 #include "ring_lesson.h"
 #include "ring_view.h"
 #include "run_store_reader.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using ddpscope::probes::Kind;
@@ -171,5 +172,5 @@ class TestRingLesson : public QObject {
   }
 };
 
-QTEST_MAIN(TestRingLesson)
+DDPSCOPE_TEST_MAIN(TestRingLesson)
 #include "tst_ring_lesson.moc"

@@ -8,6 +8,7 @@
 #include "ring_lesson_view.h"
 #include "ring_view.h"
 #include "shipped_lessons.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::testing;
@@ -64,5 +65,5 @@ class TestRingLessonView : public QObject {
   }
 };
 
-QTEST_MAIN(TestRingLessonView)
+DDPSCOPE_TEST_MAIN(TestRingLessonView)
 #include "tst_ring_lesson_view.moc"

@@ -5,6 +5,7 @@
 
 #include "ring_view.h"
 #include "shipped_lessons.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::testing;
@@ -67,5 +68,5 @@ class TestRingView : public QObject {
   }
 };
 
-QTEST_MAIN(TestRingView)
+DDPSCOPE_TEST_MAIN(TestRingView)
 #include "tst_ring_view.moc"

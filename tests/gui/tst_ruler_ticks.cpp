@@ -15,6 +15,7 @@
 #include "timeline_search.h"
 #include "track_layout.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -47,5 +48,5 @@ class TestRulerTicks : public ScratchTest {
   }
 };
 
-QTEST_MAIN(TestRulerTicks)
+DDPSCOPE_TEST_MAIN(TestRulerTicks)
 #include "tst_ruler_ticks.moc"

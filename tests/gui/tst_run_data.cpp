@@ -13,6 +13,7 @@
 #include "ruler_ticks.h"
 #include "time_breakdown.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::probes;
@@ -84,5 +85,5 @@ class TestRunData : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunData)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRunData)
 #include "tst_run_data.moc"

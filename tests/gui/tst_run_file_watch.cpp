@@ -83,6 +83,7 @@
 #include <QProcess>
 #include <QProgressDialog>
 #include <QStatusBar>
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -206,5 +207,5 @@ class TestRunFileWatch : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunFileWatch)
+DDPSCOPE_TEST_MAIN(TestRunFileWatch)
 #include "tst_run_file_watch.moc"

@@ -9,6 +9,7 @@
 #include "gui_test_runs.h"
 #include "run_list_model.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -60,5 +61,5 @@ class TestRunListModel : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunListModel)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRunListModel)
 #include "tst_run_list_model.moc"

@@ -82,6 +82,7 @@
 #include <QProcess>
 #include <QProgressDialog>
 #include <QStatusBar>
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -141,5 +142,5 @@ class TestRunOpenJob : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunOpenJob)
+DDPSCOPE_TEST_MAIN(TestRunOpenJob)
 #include "tst_run_open_job.moc"

@@ -7,6 +7,7 @@
 #include "gui_test_runs.h"
 #include "sequence_data.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -96,5 +97,5 @@ class TestSequenceData : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestSequenceData)
+DDPSCOPE_TEST_GUILESS_MAIN(TestSequenceData)
 #include "tst_sequence_data.moc"

@@ -3,6 +3,7 @@
 #include <QTest>
 
 #include "time_axis_views.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::time_axis_views;
@@ -18,5 +19,5 @@ class TestSequenceView : public TimeAxisTest {
   }
 };
 
-QTEST_MAIN(TestSequenceView)
+DDPSCOPE_TEST_MAIN(TestSequenceView)
 #include "tst_sequence_view.moc"

@@ -81,6 +81,7 @@
 #include <QProcess>
 #include <QProgressDialog>
 #include <QStatusBar>
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -127,5 +128,5 @@ class TestShortcutsDialog : public QObject {
   }
 };
 
-QTEST_MAIN(TestShortcutsDialog)
+DDPSCOPE_TEST_MAIN(TestShortcutsDialog)
 #include "tst_shortcuts_dialog.moc"

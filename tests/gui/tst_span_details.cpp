@@ -15,6 +15,7 @@
 #include "timeline_search.h"
 #include "track_layout.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -92,5 +93,5 @@ class TestSpanDetails : public ScratchTest {
   }
 };
 
-QTEST_MAIN(TestSpanDetails)
+DDPSCOPE_TEST_MAIN(TestSpanDetails)
 #include "tst_span_details.moc"

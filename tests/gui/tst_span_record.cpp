@@ -7,6 +7,7 @@
 #include "run_store_writer.h"
 #include "scratch_test.h"
 #include "span_record.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
@@ -83,5 +84,5 @@ class TestSpanRecord : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestSpanRecord)
+DDPSCOPE_TEST_GUILESS_MAIN(TestSpanRecord)
 #include "tst_span_record.moc"

@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "timeline_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::timeline_fixture;
@@ -51,5 +52,5 @@ class TestSummaryPage : public TimelineTest {
   }
 };
 
-QTEST_MAIN(TestSummaryPage)
+DDPSCOPE_TEST_MAIN(TestSummaryPage)
 #include "tst_summary_page.moc"

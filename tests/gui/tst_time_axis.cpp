@@ -15,6 +15,7 @@
 #include "timeline_search.h"
 #include "track_layout.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -42,5 +43,5 @@ class TestTimeAxis : public ScratchTest {
   }
 };
 
-QTEST_MAIN(TestTimeAxis)
+DDPSCOPE_TEST_MAIN(TestTimeAxis)
 #include "tst_time_axis.moc"

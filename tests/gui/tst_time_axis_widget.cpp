@@ -3,6 +3,7 @@
 #include <QTest>
 
 #include "time_axis_views.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::time_axis_views;
@@ -36,5 +37,5 @@ class TestTimeAxisWidget : public TimeAxisTest {
   }
 };
 
-QTEST_MAIN(TestTimeAxisWidget)
+DDPSCOPE_TEST_MAIN(TestTimeAxisWidget)
 #include "tst_time_axis_widget.moc"

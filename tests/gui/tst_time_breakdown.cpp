@@ -14,6 +14,7 @@
 #include "ruler_ticks.h"
 #include "time_breakdown.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::probes;
@@ -85,5 +86,5 @@ class TestTimeBreakdown : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTimeBreakdown)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTimeBreakdown)
 #include "tst_time_breakdown.moc"

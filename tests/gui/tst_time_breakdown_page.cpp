@@ -38,6 +38,7 @@
 #include "main_window.h"
 #include "sort_proxy.h"
 #include "time_breakdown_page.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -83,5 +84,5 @@ class TestTimeBreakdownPage : public QObject {
   }
 };
 
-QTEST_MAIN(TestTimeBreakdownPage)
+DDPSCOPE_TEST_MAIN(TestTimeBreakdownPage)
 #include "tst_time_breakdown_page.moc"

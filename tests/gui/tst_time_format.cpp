@@ -15,6 +15,7 @@
 #include "timeline_search.h"
 #include "track_layout.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -38,5 +39,5 @@ class TestTimeFormat : public ScratchTest {
   }
 };
 
-QTEST_MAIN(TestTimeFormat)
+DDPSCOPE_TEST_MAIN(TestTimeFormat)
 #include "tst_time_format.moc"

@@ -8,6 +8,7 @@
 
 #include "ruler_ticks.h"
 #include "time_ruler.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -69,5 +70,5 @@ class TestTimeRuler : public QObject {
   }
 };
 
-QTEST_MAIN(TestTimeRuler)
+DDPSCOPE_TEST_MAIN(TestTimeRuler)
 #include "tst_time_ruler.moc"

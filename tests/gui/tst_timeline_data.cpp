@@ -20,6 +20,7 @@
 #include "timeline_search.h"
 #include "track_layout.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -247,5 +248,5 @@ class TestTimelineData : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTimelineData)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTimelineData)
 #include "tst_timeline_data.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "big_run_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
@@ -74,5 +75,5 @@ class TestTimelineDetailLoader : public BigRunTest {
   }
 };
 
-QTEST_MAIN(TestTimelineDetailLoader)
+DDPSCOPE_TEST_MAIN(TestTimelineDetailLoader)
 #include "tst_timeline_detail_loader.moc"

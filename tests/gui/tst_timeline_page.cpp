@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "timeline_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::timeline_fixture;
@@ -69,5 +70,5 @@ class TestTimelinePage : public TimelineTest {
   }
 };
 
-QTEST_MAIN(TestTimelinePage)
+DDPSCOPE_TEST_MAIN(TestTimelinePage)
 #include "tst_timeline_page.moc"

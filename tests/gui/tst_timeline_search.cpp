@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "big_run_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::gui;
@@ -46,5 +47,5 @@ class TestTimelineSearch : public BigRunTest {
   }
 };
 
-QTEST_MAIN(TestTimelineSearch)
+DDPSCOPE_TEST_MAIN(TestTimelineSearch)
 #include "tst_timeline_search.moc"

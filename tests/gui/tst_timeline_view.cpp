@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "timeline_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::timeline_fixture;
@@ -202,5 +203,5 @@ class TestTimelineView : public TimelineTest {
   }
 };
 
-QTEST_MAIN(TestTimelineView)
+DDPSCOPE_TEST_MAIN(TestTimelineView)
 #include "tst_timeline_view.moc"

@@ -81,6 +81,7 @@
 #include <QProcess>
 #include <QProgressDialog>
 #include <QStatusBar>
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -219,5 +220,5 @@ class TestTraceImportJob : public QObject {
   }
 };
 
-QTEST_MAIN(TestTraceImportJob)
+DDPSCOPE_TEST_MAIN(TestTraceImportJob)
 #include "tst_trace_import_job.moc"

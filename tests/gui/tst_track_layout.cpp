@@ -15,6 +15,7 @@
 #include "timeline_search.h"
 #include "track_layout.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -60,5 +61,5 @@ class TestTrackLayout : public ScratchTest {
   }
 };
 
-QTEST_MAIN(TestTrackLayout)
+DDPSCOPE_TEST_MAIN(TestTrackLayout)
 #include "tst_track_layout.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "window_fit.h"
+#include "test_registry.h"
 
 using namespace ddpscope::gui;
 
@@ -44,5 +45,5 @@ class TestWindowFit : public QObject {
   }
 };
 
-QTEST_MAIN(TestWindowFit)
+DDPSCOPE_TEST_MAIN(TestWindowFit)
 #include "tst_window_fit.moc"

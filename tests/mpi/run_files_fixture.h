@@ -141,7 +141,7 @@ class RunFilesTest : public QObject {
 
   // `ddpscope-cli stats` on the run: its summary and iterations are consistent.
   void check_stats(const std::string& path, int ranks, int iters) {
-    Result stats = run({"stats", QString::fromStdString(path)});
+    Result stats = run({"stats", "--json", QString::fromStdString(path)});
     QVERIFY2(stats.code == 0, qPrintable(stats.err));
     const QJsonObject s = QJsonDocument::fromJson(stats.out.toUtf8()).object();
     QCOMPARE(s["run"].toObject()["status"].toString(), QString("finished"));

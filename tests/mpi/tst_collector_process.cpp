@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "run_files_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::testing::run_files_fixture;
@@ -45,5 +46,5 @@ class TestCollectorProcess : public RunFilesTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestCollectorProcess)
+DDPSCOPE_TEST_GUILESS_MAIN(TestCollectorProcess)
 #include "tst_collector_process.moc"

@@ -5,6 +5,7 @@
 
 #include <QElapsedTimer>
 #include <QProcess>
+#include "test_registry.h"
 
 class TestPgFailures : public QObject {
   Q_OBJECT
@@ -56,5 +57,5 @@ class TestPgFailures : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestPgFailures)
+DDPSCOPE_TEST_GUILESS_MAIN(TestPgFailures)
 #include "tst_pg_failures.moc"

@@ -5,6 +5,7 @@
 
 #include <QProcess>
 #include <QRegularExpression>
+#include "test_registry.h"
 
 class TestRpcFailures : public QObject {
   Q_OBJECT
@@ -62,5 +63,5 @@ class TestRpcFailures : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRpcFailures)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRpcFailures)
 #include "tst_rpc_failures.moc"

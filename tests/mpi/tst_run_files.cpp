@@ -6,6 +6,7 @@
 #include <QtTest/QtTest>
 
 #include "run_files_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::testing::run_files_fixture;
@@ -215,7 +216,7 @@ class TestRunFiles : public RunFilesTest {
     QVERIFY(cut[0].ended_by_error);
     QVERIFY(cut[0].t_end_ns - cut[0].t_begin_ns >= 1'900'000'000);
     QVERIFY(!store.spans({.kinds = {Kind::Iteration}, .rank = 0, .iteration = 3}).at(0).ended_by_error);
-    const Result stats = run({"stats", "--summary", QString::fromStdString(path)});
+    const Result stats = run({"stats", "--summary", "--json", QString::fromStdString(path)});
     const QJsonObject s = QJsonDocument::fromJson(stats.out.toUtf8()).object();
     const auto cut_json = s["cut_short"].toArray();
     QCOMPARE(cut_json.size(), 1);
@@ -267,5 +268,5 @@ class TestRunFiles : public RunFilesTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunFiles)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRunFiles)
 #include "tst_run_files.moc"

@@ -100,7 +100,7 @@ class CApiTest(unittest.TestCase):
                     {"type": "metric", "iteration": it, "name": "loss", "value": 1.0 / it}).encode()), 0)
             self.assertEqual(lib.ddpscope_stop(), 0, "events lost")
             self.assertEqual(collector.finish(), 0)
-            stats = json.loads(cli_json("stats", run))
+            stats = json.loads(cli_json("stats", "--json", run))
             self.assertEqual(stats["run"]["status"], "finished")
             self.assertEqual(stats["run"]["spans"], 3 * 6)
             self.assertEqual(stats["ranks"][0]["events_dropped"], 0)

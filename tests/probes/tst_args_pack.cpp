@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "span_fixtures.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -28,5 +29,5 @@ class TestArgsPack : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestArgsPack)
+DDPSCOPE_TEST_GUILESS_MAIN(TestArgsPack)
 #include "tst_args_pack.moc"

@@ -11,6 +11,7 @@
 #include "atomic_file.h"
 #include "flight_import.h"
 #include "lesson_file.h"
+#include "test_registry.h"
 
 using ddpscope::probes::AtomicFile;
 namespace fs = std::filesystem;
@@ -108,5 +109,5 @@ class TestAtomicFile : public QObject {
   }
 };
 
-QTEST_MAIN(TestAtomicFile)
+DDPSCOPE_TEST_MAIN(TestAtomicFile)
 #include "tst_atomic_file.moc"

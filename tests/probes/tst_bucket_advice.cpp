@@ -6,6 +6,7 @@
 
 #include "bucket_advice.h"
 #include "ddpscope/bucket_rule.h"
+#include "test_registry.h"
 
 using ddpscope::probes::best_cap;
 using ddpscope::probes::CapPrediction;
@@ -67,5 +68,5 @@ class TestBucketAdvice : public QObject {
   }
 };
 
-QTEST_MAIN(TestBucketAdvice)
+DDPSCOPE_TEST_MAIN(TestBucketAdvice)
 #include "tst_bucket_advice.moc"

@@ -9,6 +9,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include "chrome_trace_export.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -62,5 +63,5 @@ class TestChromeTraceExport : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestChromeTraceExport)
+DDPSCOPE_TEST_GUILESS_MAIN(TestChromeTraceExport)
 #include "tst_chrome_trace_export.moc"

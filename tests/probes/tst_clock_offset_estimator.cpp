@@ -12,6 +12,7 @@
 #include "probe_session.h"
 #include "run_store_reader.h"
 #include "thread_buffer.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -45,5 +46,5 @@ class TestClockOffsetEstimator : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestClockOffsetEstimator)
+DDPSCOPE_TEST_GUILESS_MAIN(TestClockOffsetEstimator)
 #include "tst_clock_offset_estimator.moc"

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -125,5 +126,5 @@ class TestCollector : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestCollector)
+DDPSCOPE_TEST_GUILESS_MAIN(TestCollector)
 #include "tst_collector.moc"

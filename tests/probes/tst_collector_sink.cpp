@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "running_collector.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -27,5 +28,5 @@ class TestCollectorSink : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestCollectorSink)
+DDPSCOPE_TEST_GUILESS_MAIN(TestCollectorSink)
 #include "tst_collector_sink.moc"

@@ -7,6 +7,7 @@
 #include "ddpscope_probes.h"
 #include "running_collector.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::running_collector;
@@ -68,5 +69,5 @@ class TestDdpscopeProbes : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestDdpscopeProbes)
+DDPSCOPE_TEST_GUILESS_MAIN(TestDdpscopeProbes)
 #include "tst_ddpscope_probes.moc"

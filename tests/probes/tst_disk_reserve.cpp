@@ -8,6 +8,7 @@
 
 #include "disk_reserve.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using ddpscope::probes::DiskReserve;
 
@@ -56,5 +57,5 @@ class TestDiskReserve : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestDiskReserve)
+DDPSCOPE_TEST_GUILESS_MAIN(TestDiskReserve)
 #include "tst_disk_reserve.moc"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "event.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 
@@ -44,5 +45,5 @@ class TestEvent : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestEvent)
+DDPSCOPE_TEST_GUILESS_MAIN(TestEvent)
 #include "tst_event.moc"

@@ -13,6 +13,7 @@
 #include "probe_session.h"
 #include "run_store_reader.h"
 #include "thread_buffer.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -64,5 +65,5 @@ class TestEventBatch : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestEventBatch)
+DDPSCOPE_TEST_GUILESS_MAIN(TestEventBatch)
 #include "tst_event_batch.moc"

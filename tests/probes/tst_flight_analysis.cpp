@@ -12,6 +12,7 @@
 #include "hang_analysis.h"
 #include "run_store_reader.h"
 #include "made_dumps.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::made_dumps;
@@ -172,5 +173,5 @@ class TestFlightAnalysis : public FlightDumpTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFlightAnalysis)
+DDPSCOPE_TEST_GUILESS_MAIN(TestFlightAnalysis)
 #include "tst_flight_analysis.moc"

@@ -9,6 +9,7 @@
 #include "flight_records.h"
 #include "sqlite_db.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 
@@ -74,5 +75,5 @@ class TestFlightDumpBuilder : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFlightDumpBuilder)
+DDPSCOPE_TEST_GUILESS_MAIN(TestFlightDumpBuilder)
 #include "tst_flight_dump_builder.moc"

@@ -10,6 +10,7 @@
 #include <QtTest/QtTest>
 
 #include "flight_dump_sets.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::flight_dump_sets;
@@ -174,5 +175,5 @@ class TestFlightDumps : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFlightDumps)
+DDPSCOPE_TEST_GUILESS_MAIN(TestFlightDumps)
 #include "tst_flight_dumps.moc"

@@ -11,6 +11,7 @@
 #include "hang_analysis.h"
 #include "run_store_reader.h"
 #include "made_dumps.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::made_dumps;
@@ -36,5 +37,5 @@ class TestFlightGrid : public FlightDumpTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFlightGrid)
+DDPSCOPE_TEST_GUILESS_MAIN(TestFlightGrid)
 #include "tst_flight_grid.moc"

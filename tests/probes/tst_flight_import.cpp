@@ -14,6 +14,7 @@
 #include "hang_analysis.h"
 #include "run_store_reader.h"
 #include "made_dumps.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::made_dumps;
@@ -85,5 +86,5 @@ class TestFlightImport : public FlightDumpTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFlightImport)
+DDPSCOPE_TEST_GUILESS_MAIN(TestFlightImport)
 #include "tst_flight_import.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "flight_p2p.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 
@@ -65,5 +66,5 @@ class TestFlightP2p : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFlightP2p)
+DDPSCOPE_TEST_GUILESS_MAIN(TestFlightP2p)
 #include "tst_flight_p2p.moc"

@@ -16,6 +16,7 @@
 #include "run_store_schema.h"
 #include "run_store_writer.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 
@@ -269,5 +270,5 @@ class TestFlightRecorder : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFlightRecorder)
+DDPSCOPE_TEST_GUILESS_MAIN(TestFlightRecorder)
 #include "tst_flight_recorder.moc"

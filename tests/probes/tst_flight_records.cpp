@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "flight_dump_sets.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::flight_dump_sets;
@@ -125,5 +126,5 @@ class TestFlightRecords : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFlightRecords)
+DDPSCOPE_TEST_GUILESS_MAIN(TestFlightRecords)
 #include "tst_flight_records.moc"

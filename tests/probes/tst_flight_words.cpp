@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "flight_words.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::flight_words;
@@ -56,5 +57,5 @@ class TestFlightWords : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFlightWords)
+DDPSCOPE_TEST_GUILESS_MAIN(TestFlightWords)
 #include "tst_flight_words.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "torch_import_support.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace torch_import_test;
@@ -122,5 +123,5 @@ class TestGpuTime : public QObject {
   }
 };
 
-QTEST_MAIN(TestGpuTime)
+DDPSCOPE_TEST_MAIN(TestGpuTime)
 #include "tst_gpu_time.moc"

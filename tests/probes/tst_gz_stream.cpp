@@ -9,6 +9,7 @@
 
 #include "gz_stream.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 
@@ -141,5 +142,5 @@ class TestGzStream : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestGzStream)
+DDPSCOPE_TEST_GUILESS_MAIN(TestGzStream)
 #include "tst_gz_stream.moc"

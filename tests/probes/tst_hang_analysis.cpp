@@ -5,6 +5,7 @@
 
 #include "known_runs.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -192,5 +193,5 @@ class TestHangAnalysis : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestHangAnalysis)
+DDPSCOPE_TEST_GUILESS_MAIN(TestHangAnalysis)
 #include "tst_hang_analysis.moc"

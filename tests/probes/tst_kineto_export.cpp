@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include "torch_import_support.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace torch_import_test;
@@ -78,5 +79,5 @@ class TestKinetoExport : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestKinetoExport)
+DDPSCOPE_TEST_GUILESS_MAIN(TestKinetoExport)
 #include "tst_kineto_export.moc"

@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include "torch_import_support.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace torch_import_test;
@@ -228,5 +229,5 @@ class TestKinetoImport : public QObject {
   }
 };
 
-QTEST_MAIN(TestKinetoImport)
+DDPSCOPE_TEST_MAIN(TestKinetoImport)
 #include "tst_kineto_import.moc"

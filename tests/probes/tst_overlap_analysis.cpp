@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include "overlap_analysis.h"
 #include "run_stats.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -62,5 +63,5 @@ class TestOverlapAnalysis : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestOverlapAnalysis)
+DDPSCOPE_TEST_GUILESS_MAIN(TestOverlapAnalysis)
 #include "tst_overlap_analysis.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "flight_dump_sets.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::flight_dump_sets;
@@ -83,5 +84,5 @@ class TestPickleReader : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestPickleReader)
+DDPSCOPE_TEST_GUILESS_MAIN(TestPickleReader)
 #include "tst_pickle_reader.moc"

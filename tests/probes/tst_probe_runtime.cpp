@@ -14,6 +14,7 @@
 #include "probe_session.h"
 #include "run_store_reader.h"
 #include "thread_buffer.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -145,5 +146,5 @@ class TestProbeRuntime : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestProbeRuntime)
+DDPSCOPE_TEST_GUILESS_MAIN(TestProbeRuntime)
 #include "tst_probe_runtime.moc"

@@ -12,6 +12,7 @@
 #include "probe_session.h"
 #include "run_store_reader.h"
 #include "thread_buffer.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -34,5 +35,5 @@ class TestProbeSession : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestProbeSession)
+DDPSCOPE_TEST_GUILESS_MAIN(TestProbeSession)
 #include "tst_probe_session.moc"

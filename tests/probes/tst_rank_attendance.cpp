@@ -8,6 +8,7 @@
 #include "known_runs.h"
 #include "rank_attendance.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -130,5 +131,5 @@ class TestRankAttendance : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRankAttendance)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRankAttendance)
 #include "tst_rank_attendance.moc"

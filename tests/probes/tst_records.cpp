@@ -10,6 +10,7 @@
 #include "records.h"
 #include "run_store_reader.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 
@@ -64,5 +65,5 @@ class TestRecords : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRecords)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRecords)
 #include "tst_records.moc"

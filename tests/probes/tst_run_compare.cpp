@@ -9,6 +9,7 @@
 #include "run_compare.h"
 #include "known_iterations_run.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -121,5 +122,5 @@ class TestRunCompare : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunCompare)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRunCompare)
 #include "tst_run_compare.moc"

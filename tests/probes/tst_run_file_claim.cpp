@@ -10,6 +10,7 @@
 #include "known_runs.h"
 #include "run_file_claim.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::known_runs;
@@ -78,5 +79,5 @@ class TestRunFileClaim : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunFileClaim)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRunFileClaim)
 #include "tst_run_file_claim.moc"

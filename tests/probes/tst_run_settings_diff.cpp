@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "run_settings_diff.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 
@@ -78,5 +79,5 @@ class TestRunSettingsDiff : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunSettingsDiff)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRunSettingsDiff)
 #include "tst_run_settings_diff.moc"

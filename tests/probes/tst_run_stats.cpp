@@ -6,6 +6,7 @@
 #include "known_runs.h"
 #include "run_stats.h"
 #include "scratch_test.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::known_runs;
@@ -62,5 +63,5 @@ class TestRunStats : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunStats)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRunStats)
 #include "tst_run_stats.moc"

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include "sqlite_db.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -181,5 +182,5 @@ class TestRunStoreReader : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunStoreReader)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRunStoreReader)
 #include "tst_run_store_reader.moc"

@@ -7,6 +7,7 @@
 #include <QDir>
 #include "run_store_schema.h"
 #include "sqlite_db.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -44,5 +45,5 @@ class TestRunStoreSchema : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunStoreSchema)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRunStoreSchema)
 #include "tst_run_store_schema.moc"

@@ -9,6 +9,7 @@
 #include "scratch_test.h"
 #include "shipper.h"
 #include "threads_recording.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::threads_recording;
@@ -39,5 +40,5 @@ class TestRunStoreSink : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunStoreSink)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRunStoreSink)
 #include "tst_run_store_sink.moc"

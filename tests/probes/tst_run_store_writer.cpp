@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -175,5 +176,5 @@ class TestRunStoreWriter : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunStoreWriter)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRunStoreWriter)
 #include "tst_run_store_writer.moc"

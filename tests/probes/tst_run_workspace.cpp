@@ -10,6 +10,7 @@
 
 #include "ddpscope/error.h"
 #include "run_workspace.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 
@@ -95,5 +96,5 @@ class TestRunWorkspace : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunWorkspace)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRunWorkspace)
 #include "tst_run_workspace.moc"

@@ -17,6 +17,7 @@
 #include "scratch_test.h"
 #include "shipper.h"
 #include "threads_recording.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::threads_recording;
@@ -87,5 +88,5 @@ class TestShipper : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestShipper)
+DDPSCOPE_TEST_GUILESS_MAIN(TestShipper)
 #include "tst_shipper.moc"

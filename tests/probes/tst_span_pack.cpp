@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include "span_fixtures.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -279,5 +280,5 @@ class TestSpanPack : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestSpanPack)
+DDPSCOPE_TEST_GUILESS_MAIN(TestSpanPack)
 #include "tst_span_pack.moc"

@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "span_fixtures.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -56,5 +57,5 @@ class TestSpanTable : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestSpanTable)
+DDPSCOPE_TEST_GUILESS_MAIN(TestSpanTable)
 #include "tst_span_table.moc"

@@ -7,6 +7,7 @@
 
 #include "scratch_test.h"
 #include "sqlite_db.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 
@@ -72,5 +73,5 @@ class TestSqliteDb : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestSqliteDb)
+DDPSCOPE_TEST_GUILESS_MAIN(TestSqliteDb)
 #include "tst_sqlite_db.moc"

@@ -2,6 +2,7 @@
 #include <QtTest/QtTest>
 
 #include "span_fixtures.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -40,5 +41,5 @@ class TestSqliteExtension : public ScratchTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestSqliteExtension)
+DDPSCOPE_TEST_GUILESS_MAIN(TestSqliteExtension)
 #include "tst_sqlite_extension.moc"

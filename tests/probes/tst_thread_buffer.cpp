@@ -13,6 +13,7 @@
 #include "probe_session.h"
 #include "run_store_reader.h"
 #include "thread_buffer.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -52,5 +53,5 @@ class TestThreadBuffer : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestThreadBuffer)
+DDPSCOPE_TEST_GUILESS_MAIN(TestThreadBuffer)
 #include "tst_thread_buffer.moc"

@@ -12,6 +12,7 @@
 #include "probe_session.h"
 #include "run_store_reader.h"
 #include "thread_buffer.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::probes;
@@ -54,5 +55,5 @@ class TestTickClock : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTickClock)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTickClock)
 #include "tst_tick_clock.moc"

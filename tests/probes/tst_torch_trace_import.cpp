@@ -6,6 +6,7 @@
 #include <QtTest/QtTest>
 
 #include "torch_import_support.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace torch_import_test;
@@ -281,5 +282,5 @@ class TestTorchTraceImport : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTorchTraceImport)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTorchTraceImport)
 #include "tst_torch_trace_import.moc"

@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include "torch_import_support.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace torch_import_test;
@@ -161,5 +162,5 @@ class TestTorchTraceReader : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTorchTraceReader)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTorchTraceReader)
 #include "tst_torch_trace_reader.moc"

@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include "torch_import_support.h"
+#include "test_registry.h"
 
 using namespace ddpscope::probes;
 using namespace torch_import_test;
@@ -139,5 +140,5 @@ class TestTorchTraceScan : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTorchTraceScan)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTorchTraceScan)
 #include "tst_torch_trace_scan.moc"

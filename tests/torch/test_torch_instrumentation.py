@@ -77,7 +77,7 @@ def trace_events(tmp, run):
 
 
 def stats(run):
-    out = subprocess.run([os.path.join(BIN, "ddpscope-cli"), "stats", run], check=True, capture_output=True,
+    out = subprocess.run([os.path.join(BIN, "ddpscope-cli"), "stats", "--json", run], check=True, capture_output=True,
                          text=True)
     return json.loads(out.stdout)
 

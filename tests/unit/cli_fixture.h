@@ -57,7 +57,7 @@ class CliTest : public QObject {
 
   // stats --json less what an import sets anew (the run's row, clock offsets).
   QJsonObject stats_of(const QString& run_file) {
-    const Result r = run({"stats", run_file});
+    const Result r = run({"stats", "--json", run_file});
     QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
     o.remove("run");
     QJsonArray ranks;

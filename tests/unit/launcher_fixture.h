@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include "ddpscope/env.h"
+#include "own_processes.h"
 #include "nn/state_dict.h"
 #include "run_store_reader.h"
 
@@ -21,6 +22,11 @@ namespace ddpscope::testing::launcher_fixture {
 
 // What the tests of this fixture share.
 class LauncherTest : public QObject {
+ public:
+  // Every process this test starts carries its tag (own_processes.h), so the ranks counted
+  // are its own, whatever else runs beside it.
+  LauncherTest() { ddpscope_tests::test_tag(); }
+
  protected:
   struct Result {
     int code;
@@ -45,19 +51,12 @@ class LauncherTest : public QObject {
             QString::fromUtf8(p.readAllStandardError()), timer.elapsed()};
   }
 
-  // Live rank processes (zombies are dead already: a container's init may never reap
-  // them). Waits up to 5 s for ranks that are still being torn down.
+  // This test's live rank processes. Waits up to 5 s for ranks that are still being torn
+  // down.
   static int workers_running(int expected_at_most = 0) {
     int live = 0;
     for (int attempt = 0; attempt < 50; ++attempt) {
-      QProcess p;
-      p.start("ps", {"-eo", "stat=,args="});
-      p.waitForFinished();
-      live = 0;
-      for (const QString& line : QString::fromUtf8(p.readAllStandardOutput()).split('\n')) {
-        const QStringList f = line.simplified().split(' ');  // stat, argv[0], ...
-        if (f.size() >= 2 && !f[0].startsWith('Z') && f[1].endsWith("ddpscope-worker")) ++live;
-      }
+      live = ddpscope_tests::own_processes("ddpscope-worker");
       if (live <= expected_at_most) break;
       QThread::msleep(100);
     }

@@ -12,6 +12,7 @@
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -83,5 +84,5 @@ class TestAccumulateGrad : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestAccumulateGrad)
+DDPSCOPE_TEST_GUILESS_MAIN(TestAccumulateGrad)
 #include "tst_accumulate_grad.moc"

@@ -11,6 +11,7 @@
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -29,5 +30,5 @@ class TestAutogradMeta : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestAutogradMeta)
+DDPSCOPE_TEST_GUILESS_MAIN(TestAutogradMeta)
 #include "tst_autograd_meta.moc"

@@ -8,6 +8,7 @@
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 #include "tensor/threads.h"
+#include "test_registry.h"
 
 extern "C" int openblas_get_num_threads(void);
 #include "test_helpers.h"
@@ -46,5 +47,5 @@ class TestBlasKernels : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestBlasKernels)
+DDPSCOPE_TEST_GUILESS_MAIN(TestBlasKernels)
 #include "tst_blas_kernels.moc"

@@ -4,6 +4,7 @@
 
 #include "ddp/bucket_assigner.h"
 #include "nn/models.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::ddp;
@@ -82,5 +83,5 @@ class TestBucketAssigner : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestBucketAssigner)
+DDPSCOPE_TEST_GUILESS_MAIN(TestBucketAssigner)
 #include "tst_bucket_assigner.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "cli_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::testing::cli_fixture;
 
@@ -50,9 +51,9 @@ class TestCli : public CliTest {
                                                   QFile::ReadOther | QFile::ExeOther));
     QProcess p;
     if (geteuid() == 0) {
-      p.start("runuser", {"-u", "nobody", "--", DDPSCOPE_CLI_PATH, "stats", "--summary", run_file});
+      p.start("runuser", {"-u", "nobody", "--", DDPSCOPE_CLI_PATH, "stats", "--summary", "--json", run_file});
     } else {
-      p.start(DDPSCOPE_CLI_PATH, {"stats", "--summary", run_file});
+      p.start(DDPSCOPE_CLI_PATH, {"stats", "--summary", "--json", run_file});
     }
     QVERIFY(p.waitForFinished(60000));
     const QString err = QString::fromUtf8(p.readAllStandardError());
@@ -266,5 +267,5 @@ class TestCli : public CliTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestCli)
+DDPSCOPE_TEST_GUILESS_MAIN(TestCli)
 #include "tst_cli.moc"

@@ -3,10 +3,12 @@
 // the desktop app --follow starts.
 #include <QtTest/QtTest>
 
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include "apps/collect_command.h"
 #include "ddpscope/error.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::apps;
@@ -67,10 +69,27 @@ class TestCollectCommand : public QObject {
     QVERIFY2(env[3].second.find("probes/python") != std::string::npos ||
                  env[3].second.find("share/ddpscope/python") != std::string::npos,
              env[3].second.c_str());
-    QVERIFY(env[3].second.ends_with(":${PYTHONPATH}"));  // the job's own path kept after ours
     QVERIFY(env[4].second.ends_with("libddpscope_probes_c.so"));
+  }
+
+  // The printed PYTHONPATH as a shell reads it: the job's own path kept after ours, and no
+  // empty entry (the current folder) when the job has none.
+  void testThePrintedPythonPathHasNoEmptyEntry() {
+    const auto env = job_environment("tcp://10.0.0.5:29600", "tcp://10.0.0.5:29601", "abc");
+    const std::string ours = env[3].second.substr(0, env[3].second.find('$'));
+    const auto shell_reads = [&](const char* before) {
+      QProcess sh;
+      const QString script = QString("%1 export PYTHONPATH=\"%2\"; printf '%s' \"$PYTHONPATH\"")
+                                 .arg(before, QString::fromStdString(env[3].second));
+      sh.start("/bin/sh", {"-c", script});
+      sh.waitForFinished();
+      return sh.readAllStandardOutput().toStdString();
+    };
+    QCOMPARE(shell_reads("unset PYTHONPATH;"), ours);
+    QCOMPARE(shell_reads("PYTHONPATH=;"), ours);
+    QCOMPARE(shell_reads("PYTHONPATH=/job/lib;"), ours + ":/job/lib");
   }
 };
 
-QTEST_GUILESS_MAIN(TestCollectCommand)
+DDPSCOPE_TEST_GUILESS_MAIN(TestCollectCommand)
 #include "tst_collect_command.moc"

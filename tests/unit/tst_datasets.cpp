@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "nn/datasets.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -45,5 +46,5 @@ class TestDatasets : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestDatasets)
+DDPSCOPE_TEST_GUILESS_MAIN(TestDatasets)
 #include "tst_datasets.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "launcher_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::testing::launcher_fixture;
 
@@ -170,5 +171,5 @@ class TestDistExamples : public LauncherTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestDistExamples)
+DDPSCOPE_TEST_GUILESS_MAIN(TestDistExamples)
 #include "tst_dist_examples.moc"

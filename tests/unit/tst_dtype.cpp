@@ -9,6 +9,7 @@
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 #include "tensor/threads.h"
+#include "test_registry.h"
 
 extern "C" int openblas_get_num_threads(void);
 #include "test_helpers.h"
@@ -47,5 +48,5 @@ class TestDtype : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestDtype)
+DDPSCOPE_TEST_GUILESS_MAIN(TestDtype)
 #include "tst_dtype.moc"

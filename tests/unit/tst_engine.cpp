@@ -12,6 +12,7 @@
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -94,5 +95,5 @@ class TestEngine : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestEngine)
+DDPSCOPE_TEST_GUILESS_MAIN(TestEngine)
 #include "tst_engine.moc"

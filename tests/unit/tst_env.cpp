@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "launcher_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::testing::launcher_fixture;
 
@@ -54,5 +55,5 @@ class TestEnv : public LauncherTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestEnv)
+DDPSCOPE_TEST_GUILESS_MAIN(TestEnv)
 #include "tst_env.moc"

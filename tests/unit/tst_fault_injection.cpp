@@ -11,6 +11,7 @@
 
 #include "apps/fault_injection.h"
 #include "ddpscope/error.h"
+#include "test_registry.h"
 
 using namespace ddpscope::apps;
 
@@ -76,5 +77,5 @@ class TestFaultInjection : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFaultInjection)
+DDPSCOPE_TEST_GUILESS_MAIN(TestFaultInjection)
 #include "tst_fault_injection.moc"

@@ -5,6 +5,7 @@
 
 #include "autograd/ops.h"
 #include "rpc/function_registry.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::rpc;
@@ -51,5 +52,5 @@ class TestFunctionRegistry : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestFunctionRegistry)
+DDPSCOPE_TEST_GUILESS_MAIN(TestFunctionRegistry)
 #include "tst_function_registry.moc"

@@ -11,6 +11,7 @@
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -41,5 +42,5 @@ class TestGraphSnapshot : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestGraphSnapshot)
+DDPSCOPE_TEST_GUILESS_MAIN(TestGraphSnapshot)
 #include "tst_graph_snapshot.moc"

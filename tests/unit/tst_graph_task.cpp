@@ -13,6 +13,7 @@
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -88,5 +89,5 @@ class TestGraphTask : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestGraphTask)
+DDPSCOPE_TEST_GUILESS_MAIN(TestGraphTask)
 #include "tst_graph_task.moc"

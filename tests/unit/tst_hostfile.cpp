@@ -9,6 +9,7 @@
 
 #include "apps/hostfile.h"
 #include "ddpscope/error.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::apps;
@@ -60,5 +61,5 @@ class TestHostfile : public QObject {
   void testAFileWithoutHostsIsRefused() { QVERIFY(!refusal(write("empty", "# nothing here\n\n")).isEmpty()); }
 };
 
-QTEST_GUILESS_MAIN(TestHostfile)
+DDPSCOPE_TEST_GUILESS_MAIN(TestHostfile)
 #include "tst_hostfile.moc"

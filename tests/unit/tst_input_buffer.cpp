@@ -12,6 +12,7 @@
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -33,5 +34,5 @@ class TestInputBuffer : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestInputBuffer)
+DDPSCOPE_TEST_GUILESS_MAIN(TestInputBuffer)
 #include "tst_input_buffer.moc"

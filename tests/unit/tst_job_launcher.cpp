@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "launcher_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::testing::launcher_fixture;
 
@@ -149,7 +150,7 @@ class TestJobLauncher : public LauncherTest {
       (std::isnan(m.value) ? nan : finite) += 1;
     QCOMPARE(finite, 2);  // iteration 1 on both ranks
     QCOMPARE(nan, 10);
-    Result stats = run({"stats", "--summary", path});
+    Result stats = run({"stats", "--summary", "--json", path});
     QCOMPARE(stats.code, 0);
     const QJsonObject first = QJsonDocument::fromJson(stats.out.toUtf8()).object().value("nonfinite").toObject();
     QCOMPARE(first.value("loss").toObject().value("iteration").toInt(), 2);
@@ -202,5 +203,5 @@ class TestJobLauncher : public LauncherTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestJobLauncher)
+DDPSCOPE_TEST_GUILESS_MAIN(TestJobLauncher)
 #include "tst_job_launcher.moc"

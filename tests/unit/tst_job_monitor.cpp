@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "launcher_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::testing::launcher_fixture;
 
@@ -50,5 +51,5 @@ class TestJobMonitor : public LauncherTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestJobMonitor)
+DDPSCOPE_TEST_GUILESS_MAIN(TestJobMonitor)
 #include "tst_job_monitor.moc"

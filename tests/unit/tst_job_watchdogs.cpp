@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include "process_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::apps;
 using namespace std::chrono_literals;
@@ -92,5 +93,5 @@ class TestJobWatchdogs : public ProcessTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestJobWatchdogs)
+DDPSCOPE_TEST_GUILESS_MAIN(TestJobWatchdogs)
 #include "tst_job_watchdogs.moc"

@@ -9,6 +9,7 @@
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 #include "tensor/threads.h"
+#include "test_registry.h"
 
 extern "C" int openblas_get_num_threads(void);
 #include "test_helpers.h"
@@ -64,5 +65,5 @@ class TestKernels : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestKernels)
+DDPSCOPE_TEST_GUILESS_MAIN(TestKernels)
 #include "tst_kernels.moc"

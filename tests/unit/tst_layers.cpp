@@ -10,6 +10,7 @@
 #include "nn/layers.h"
 #include "nn/models.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -69,5 +70,5 @@ class TestLayers : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestLayers)
+DDPSCOPE_TEST_GUILESS_MAIN(TestLayers)
 #include "tst_layers.moc"

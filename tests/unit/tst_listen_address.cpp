@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 
 #include "rpc/listen_address.h"
+#include "test_registry.h"
 
 using namespace ddpscope::rpc;
 
@@ -49,5 +50,5 @@ class TestListenAddress : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestListenAddress)
+DDPSCOPE_TEST_GUILESS_MAIN(TestListenAddress)
 #include "tst_listen_address.moc"

@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "launcher_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::testing::launcher_fixture;
 
@@ -32,5 +33,5 @@ class TestLog : public LauncherTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestLog)
+DDPSCOPE_TEST_GUILESS_MAIN(TestLog)
 #include "tst_log.moc"

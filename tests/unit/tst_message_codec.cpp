@@ -6,6 +6,7 @@
 
 #include "rpc/message_codec.h"
 #include "rpc/rref.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::rpc;
@@ -102,5 +103,5 @@ class TestMessageCodec : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestMessageCodec)
+DDPSCOPE_TEST_GUILESS_MAIN(TestMessageCodec)
 #include "tst_message_codec.moc"

@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "dist_autograd/messages.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::dist_autograd;
@@ -69,5 +70,5 @@ class TestMessages : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestMessages)
+DDPSCOPE_TEST_GUILESS_MAIN(TestMessages)
 #include "tst_messages.moc"

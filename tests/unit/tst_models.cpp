@@ -10,6 +10,7 @@
 #include "nn/layers.h"
 #include "nn/models.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -53,5 +54,5 @@ class TestModels : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestModels)
+DDPSCOPE_TEST_GUILESS_MAIN(TestModels)
 #include "tst_models.moc"

@@ -10,6 +10,7 @@
 #include "nn/layers.h"
 #include "nn/models.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -54,5 +55,5 @@ class TestModule : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestModule)
+DDPSCOPE_TEST_GUILESS_MAIN(TestModule)
 #include "tst_module.moc"

@@ -2,6 +2,7 @@
 #include <QtTest/QtTest>
 
 #include "process_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::apps;
 using namespace std::chrono_literals;
@@ -30,5 +31,5 @@ class TestMpirunMessages : public ProcessTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestMpirunMessages)
+DDPSCOPE_TEST_GUILESS_MAIN(TestMpirunMessages)
 #include "tst_mpirun_messages.moc"

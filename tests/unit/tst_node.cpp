@@ -12,6 +12,7 @@
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -45,5 +46,5 @@ class TestNode : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestNode)
+DDPSCOPE_TEST_GUILESS_MAIN(TestNode)
 #include "tst_node.moc"

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "apps/nonfinite_watch.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::apps;
@@ -49,5 +50,5 @@ class TestNonfiniteWatch : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestNonfiniteWatch)
+DDPSCOPE_TEST_GUILESS_MAIN(TestNonfiniteWatch)
 #include "tst_nonfinite_watch.moc"

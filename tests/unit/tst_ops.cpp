@@ -11,6 +11,7 @@
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
 #include "tensor/random.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -178,5 +179,5 @@ class TestOps : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestOps)
+DDPSCOPE_TEST_GUILESS_MAIN(TestOps)
 #include "tst_ops.moc"

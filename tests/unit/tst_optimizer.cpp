@@ -3,6 +3,7 @@
 
 #include "optim/optimizer.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -190,5 +191,5 @@ class TestOptimizer : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestOptimizer)
+DDPSCOPE_TEST_GUILESS_MAIN(TestOptimizer)
 #include "tst_optimizer.moc"

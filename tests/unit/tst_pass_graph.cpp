@@ -10,6 +10,7 @@
 #include "dist_autograd/pass_graph.h"
 #include "probe_session.h"
 #include "run_store_reader.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -58,5 +59,5 @@ class TestPassGraph : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestPassGraph)
+DDPSCOPE_TEST_GUILESS_MAIN(TestPassGraph)
 #include "tst_pass_graph.moc"

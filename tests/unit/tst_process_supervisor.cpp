@@ -6,6 +6,7 @@
 #include <QtTest/QtTest>
 
 #include "process_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::apps;
 using namespace std::chrono_literals;
@@ -126,5 +127,5 @@ class TestProcessSupervisor : public ProcessTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestProcessSupervisor)
+DDPSCOPE_TEST_GUILESS_MAIN(TestProcessSupervisor)
 #include "tst_process_supervisor.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "process_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::apps;
 using namespace std::chrono_literals;
@@ -58,5 +59,5 @@ class TestProcessTree : public ProcessTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestProcessTree)
+DDPSCOPE_TEST_GUILESS_MAIN(TestProcessTree)
 #include "tst_process_tree.moc"

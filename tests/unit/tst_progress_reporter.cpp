@@ -10,6 +10,7 @@
 
 #include "apps/progress_reporter.h"
 #include "ddpscope/error.h"
+#include "test_registry.h"
 
 using namespace ddpscope::testing::cli_fixture;
 
@@ -69,5 +70,5 @@ class TestProgressReporter : public CliTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestProgressReporter)
+DDPSCOPE_TEST_GUILESS_MAIN(TestProgressReporter)
 #include "tst_progress_reporter.moc"

@@ -8,6 +8,7 @@
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 #include "tensor/threads.h"
+#include "test_registry.h"
 
 extern "C" int openblas_get_num_threads(void);
 #include "test_helpers.h"
@@ -25,5 +26,5 @@ class TestRandom : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRandom)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRandom)
 #include "tst_random.moc"

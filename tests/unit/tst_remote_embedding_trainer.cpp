@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "launcher_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::testing::launcher_fixture;
 
@@ -61,5 +62,5 @@ class TestRemoteEmbeddingTrainer : public LauncherTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRemoteEmbeddingTrainer)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRemoteEmbeddingTrainer)
 #include "tst_remote_embedding_trainer.moc"

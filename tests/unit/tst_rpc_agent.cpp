@@ -13,6 +13,7 @@
 #include "loopback_transport.h"
 #include "rpc/function_registry.h"
 #include "rpc/rpc_agent.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace std::chrono_literals;
@@ -195,5 +196,5 @@ class TestRpcAgent : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRpcAgent)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRpcAgent)
 #include "tst_rpc_agent.moc"

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include "launcher_fixture.h"
+#include "test_registry.h"
 
 using namespace ddpscope::testing::launcher_fixture;
 
@@ -61,5 +62,5 @@ class TestRpcPing : public LauncherTest {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRpcPing)
+DDPSCOPE_TEST_GUILESS_MAIN(TestRpcPing)
 #include "tst_rpc_ping.moc"

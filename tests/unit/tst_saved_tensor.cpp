@@ -12,6 +12,7 @@
 #include "autograd/ops.h"
 #include "tensor/kernels.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -35,5 +36,5 @@ class TestSavedTensor : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestSavedTensor)
+DDPSCOPE_TEST_GUILESS_MAIN(TestSavedTensor)
 #include "tst_saved_tensor.moc"

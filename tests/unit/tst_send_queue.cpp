@@ -10,6 +10,7 @@
 
 #include "rpc/send_queue.h"
 #include "rpc/tcp_framing.h"
+#include "test_registry.h"
 
 using namespace ddpscope::rpc;
 
@@ -109,5 +110,5 @@ class TestSendQueue : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestSendQueue)
+DDPSCOPE_TEST_GUILESS_MAIN(TestSendQueue)
 #include "tst_send_queue.moc"

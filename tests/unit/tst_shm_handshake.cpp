@@ -16,6 +16,7 @@
 
 #include "ddpscope/error.h"
 #include "rpc/shm_handshake.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::rpc;
@@ -112,5 +113,5 @@ class TestShmHandshake : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestShmHandshake)
+DDPSCOPE_TEST_GUILESS_MAIN(TestShmHandshake)
 #include "tst_shm_handshake.moc"

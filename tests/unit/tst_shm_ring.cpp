@@ -11,6 +11,7 @@
 
 #include "ddpscope/error.h"
 #include "rpc/shm_ring.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::rpc;
@@ -165,5 +166,5 @@ class TestShmRing : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestShmRing)
+DDPSCOPE_TEST_GUILESS_MAIN(TestShmRing)
 #include "tst_shm_ring.moc"

@@ -23,6 +23,7 @@
 #include "rpc/shm_handshake.h"
 #include "rpc/shm_transport.h"
 #include "transport_test_events.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::rpc;
@@ -314,5 +315,5 @@ class TestShmTransport : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestShmTransport)
+DDPSCOPE_TEST_GUILESS_MAIN(TestShmTransport)
 #include "tst_shm_transport.moc"

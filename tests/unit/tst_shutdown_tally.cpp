@@ -8,6 +8,7 @@
 
 #include "rpc/shutdown_tally.h"
 #include "ddpscope/error.h"
+#include "test_registry.h"
 
 using ddpscope::rpc::ShutdownTally;
 using namespace std::chrono_literals;
@@ -52,5 +53,5 @@ class TestShutdownTally : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestShutdownTally)
+DDPSCOPE_TEST_GUILESS_MAIN(TestShutdownTally)
 #include "tst_shutdown_tally.moc"

@@ -10,6 +10,7 @@
 #include "nn/layers.h"
 #include "nn/models.h"
 #include "test_helpers.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -62,5 +63,5 @@ class TestStateDict : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestStateDict)
+DDPSCOPE_TEST_GUILESS_MAIN(TestStateDict)
 #include "tst_state_dict.moc"

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "tensor/storage.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -54,5 +55,5 @@ class TestStorage : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestStorage)
+DDPSCOPE_TEST_GUILESS_MAIN(TestStorage)
 #include "tst_storage.moc"

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "rpc/tcp_framing.h"
+#include "test_registry.h"
 
 using namespace ddpscope::rpc;
 
@@ -176,5 +177,5 @@ class TestTcpFraming : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTcpFraming)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTcpFraming)
 #include "tst_tcp_framing.moc"

@@ -19,6 +19,7 @@
 #include "ddpscope/error.h"
 #include "transport_test_events.h"
 #include "rpc/tcp_transport.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::rpc;
@@ -163,5 +164,5 @@ class TestTcpTransport : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTcpTransport)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTcpTransport)
 #include "tst_tcp_transport.moc"

@@ -9,6 +9,7 @@
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 #include "tensor/threads.h"
+#include "test_registry.h"
 
 extern "C" int openblas_get_num_threads(void);
 #include "test_helpers.h"
@@ -117,5 +118,5 @@ class TestTensor : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTensor)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTensor)
 #include "tst_tensor.moc"

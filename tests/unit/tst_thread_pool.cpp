@@ -11,6 +11,7 @@
 #include "ddpscope/error.h"
 #include "eventually.h"
 #include "rpc/thread_pool.h"
+#include "test_registry.h"
 
 using ddpscope::rpc::ThreadPool;
 using namespace std::chrono_literals;
@@ -129,5 +130,5 @@ class TestThreadPool : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestThreadPool)
+DDPSCOPE_TEST_GUILESS_MAIN(TestThreadPool)
 #include "tst_thread_pool.moc"

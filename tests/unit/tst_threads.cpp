@@ -9,6 +9,7 @@
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 #include "tensor/threads.h"
+#include "test_registry.h"
 
 extern "C" int openblas_get_num_threads(void);
 #include "test_helpers.h"
@@ -38,5 +39,5 @@ class TestThreads : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestThreads)
+DDPSCOPE_TEST_GUILESS_MAIN(TestThreads)
 #include "tst_threads.moc"

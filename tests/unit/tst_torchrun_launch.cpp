@@ -8,6 +8,7 @@
 
 #include "apps/torchrun_launch.h"
 #include "ddpscope/error.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::apps;
@@ -65,5 +66,5 @@ class TestTorchrunLaunch : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTorchrunLaunch)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTorchrunLaunch)
 #include "tst_torchrun_launch.moc"

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/train_cli_options.h"
+#include "test_registry.h"
 
 using namespace ddpscope::apps;
 
@@ -58,5 +59,5 @@ class TestTrainCliOptions : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTrainCliOptions)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTrainCliOptions)
 #include "tst_train_cli_options.moc"

@@ -8,6 +8,7 @@
 
 #include "apps/trainer.h"
 #include "nn/datasets.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 
@@ -79,5 +80,5 @@ class TestTrainer : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTrainer)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTrainer)
 #include "tst_trainer.moc"

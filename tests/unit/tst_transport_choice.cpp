@@ -5,6 +5,7 @@
 
 #include "ddpscope/error.h"
 #include "rpc/transport_choice.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::rpc;
@@ -44,5 +45,5 @@ class TestTransportChoice : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTransportChoice)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTransportChoice)
 #include "tst_transport_choice.moc"

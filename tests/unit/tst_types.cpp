@@ -7,6 +7,7 @@
 
 #include "c10d/types.h"
 #include "ddpscope/error.h"
+#include "test_registry.h"
 
 using namespace ddpscope::c10d;
 
@@ -51,5 +52,5 @@ class TestTypes : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTypes)
+DDPSCOPE_TEST_GUILESS_MAIN(TestTypes)
 #include "tst_types.moc"

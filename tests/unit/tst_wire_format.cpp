@@ -8,6 +8,7 @@
 
 #include "fuzz_frames.h"
 #include "rpc/wire_format.h"
+#include "test_registry.h"
 
 using namespace ddpscope::rpc::wire;
 
@@ -163,5 +164,5 @@ class TestWireFormat : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestWireFormat)
+DDPSCOPE_TEST_GUILESS_MAIN(TestWireFormat)
 #include "tst_wire_format.moc"

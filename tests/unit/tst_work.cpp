@@ -7,6 +7,7 @@
 
 #include "c10d/work.h"
 #include "tensor/kernels.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::c10d;
@@ -78,5 +79,5 @@ class TestWork : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestWork)
+DDPSCOPE_TEST_GUILESS_MAIN(TestWork)
 #include "tst_work.moc"

@@ -10,6 +10,7 @@
 #include "ddpscope/error.h"
 #include "transport_test_events.h"
 #include "rpc/zmq_transport.h"
+#include "test_registry.h"
 
 using namespace ddpscope;
 using namespace ddpscope::rpc;
@@ -85,5 +86,5 @@ class TestZmqTransport : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestZmqTransport)
+DDPSCOPE_TEST_GUILESS_MAIN(TestZmqTransport)
 #include "tst_zmq_transport.moc"

@@ -1,0 +1,139 @@
+#include "run_stats_text.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "ddpscope/plural.h"
+
+namespace ddpscope::probes {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string format(const char* fmt, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+
+double number_or(const Json& j, const char* key, double fallback) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
+}
+
+std::string text_or(const Json& j, const char* key, const std::string& fallback) {
+  return j.contains(key) && j[key].is_string() && !j[key].get<std::string>().empty() ? j[key].get<std::string>()
+                                                                                     : fallback;
+}
+
+// "0.66", or "-" where a ratio has no meaning (no communication at all).
+std::string ratio(const Json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? format("%.2f", j[key].get<double>()) : "-";
+}
+
+std::string run_line(const Json& stats) {
+  const Json& run = stats["run"];
+  std::string line = format("Run: %s, %s", text_or(run, "status", "unknown").c_str(),
+                            count_of(static_cast<int64_t>(number_or(run, "world_size", 0)), "rank").c_str());
+  line += ", backend " + text_or(run, "backend", "unknown") + ", model " + text_or(run, "model", "unknown");
+  if (run.contains("failed_rank") && run["failed_rank"].is_number())
+    line += format(", failed on rank %d", run["failed_rank"].get<int>());
+  line += "\n";
+  if (run.contains("message") && run["message"].is_string() && !run["message"].get<std::string>().empty())
+    line += "  " + run["message"].get<std::string>() + "\n";
+  return line;
+}
+
+std::string summary_table(const Json& summary) {
+  if (summary.empty()) return "No iteration finished on any rank: there are no timings to summarise.\n";
+  std::string out =
+      "Per rank, the mean of its iterations after the first (warm-up):\n"
+      "  rank  iterations  iteration (ms)  compute (ms)  comm (ms)  exposed comm (ms)  overlap  figures\n";
+  for (const Json& r : summary)
+    out += format("  %4d  %10lld  %14.2f  %12.2f  %9.2f  %17.2f  %7s  %s\n", r["rank"].get<int>(),
+                  r["iterations"].get<long long>(), number_or(r, "mean_iteration_ms", 0),
+                  number_or(r, "mean_compute_ms", 0), number_or(r, "mean_comm_ms", 0),
+                  number_or(r, "mean_exposed_comm_ms", 0), ratio(r, "overlap_ratio").c_str(),
+                  text_or(r, "figures", "cpu").c_str());
+  return out;
+}
+
+// The largest lags first, at most five, and how many more there are.
+std::string stragglers_text(const Json& stragglers) {
+  if (!stragglers.is_array() || stragglers.empty()) return "";
+  std::vector<const Json*> rows;
+  for (const Json& s : stragglers)
+    rows.push_back(&s);
+  std::stable_sort(rows.begin(), rows.end(), [](const Json* a, const Json* b) {
+    return number_or(*a, "lag_ms", 0) > number_or(*b, "lag_ms", 0);
+  });
+  std::string out = "Stragglers (a rank that arrived late at an iteration's collectives), the largest lag first:\n";
+  for (size_t i = 0; i < rows.size() && i < 5; ++i)
+    out += format("  iteration %lld: rank %d, %.1f ms late\n", (*rows[i])["iteration"].get<long long>(),
+                  (*rows[i])["rank"].get<int>(), number_or(*rows[i], "lag_ms", 0));
+  if (rows.size() > 5) out += format("  ... and %zu more (--json lists every one)\n", rows.size() - 5);
+  return out;
+}
+
+std::string cut_short_text(const Json& cut) {
+  if (!cut.is_array() || cut.empty()) return "";
+  std::string out = "Cut short by an error (left out of the means):";
+  for (const Json& c : cut)
+    out += format(" rank %d iteration %lld (%.1f ms until the error);", c["rank"].get<int>(),
+                  c["iteration"].get<long long>(), number_or(c, "until_error_ms", 0));
+  out.back() = '\n';
+  return out;
+}
+
+std::string nonfinite_text(const Json& nonfinite) {
+  if (!nonfinite.is_object()) return "";
+  std::string out;
+  if (nonfinite["loss"].is_object())
+    out +=
+        format("First non-finite loss: iteration %lld, rank %d (%s)\n", nonfinite["loss"]["iteration"].get<long long>(),
+               nonfinite["loss"]["rank"].get<int>(), text_or(nonfinite["loss"], "value", "?").c_str());
+  if (nonfinite["gradient"].is_object())
+    out += format("First non-finite gradient: iteration %lld, rank %d, parameter %s\n",
+                  nonfinite["gradient"]["iteration"].get<long long>(), nonfinite["gradient"]["rank"].get<int>(),
+                  text_or(nonfinite["gradient"], "parameter", "?").c_str());
+  return out;
+}
+
+std::string rejected_text(const Json& rejected) {
+  if (!rejected.is_object()) return "";
+  const auto batches = static_cast<int64_t>(number_or(rejected, "collector_batches", 0));
+  const auto without_token = static_cast<int64_t>(number_or(rejected, "rpc_without_token", 0));
+  const auto malformed = static_cast<int64_t>(number_or(rejected, "rpc_malformed", 0));
+  if (batches + without_token + malformed == 0) return "";
+  return "Refused at the run's doors: " + count_of(batches, "collector batch", "collector batches") + ", " +
+         count_of(without_token, "RPC message") + " without the job's token, " +
+         count_of(malformed, "malformed RPC message") + "\n";
+}
+
+std::string iterations_table(const Json& iterations) {
+  if (!iterations.is_array() || iterations.empty()) return "";
+  std::string out =
+      "\nPer rank and iteration (ms):\n"
+      "  iteration  rank  iteration  forward  backward  optimizer    comm  exposed  overlap\n";
+  for (const Json& it : iterations)
+    out += format("  %9lld  %4d  %9.2f  %7.2f  %8.2f  %9.2f  %6.2f  %7.2f  %7s\n", it["iteration"].get<long long>(),
+                  it["rank"].get<int>(), number_or(it, "iteration_ms", 0), number_or(it, "forward_ms", 0),
+                  number_or(it, "backward_ms", 0), number_or(it, "optimizer_ms", 0), number_or(it, "comm_ms", 0),
+                  number_or(it, "exposed_comm_ms", 0), ratio(it, "overlap_ratio").c_str());
+  return out;
+}
+
+}  // namespace
+
+std::string run_stats_text(const Json& stats, bool summary_only) {
+  std::string out = run_line(stats);
+  out += summary_table(stats["summary"]);
+  out += stragglers_text(stats["stragglers"]);
+  out += cut_short_text(stats["cut_short"]);
+  out += nonfinite_text(stats["nonfinite"]);
+  out += rejected_text(stats["rejected"]);
+  if (!summary_only) out += iterations_table(stats["iterations"]);
+  return out;
+}
+
+}  // namespace ddpscope::probes
