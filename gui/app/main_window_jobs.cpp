@@ -53,8 +53,11 @@ void MainWindow::buildRunMenu() {
     if (m_collectDialog) m_collectDialog->setCounts(joined, ended);
   });
   connect(m_live, &LiveRunLoader::loaded, this, [this](std::shared_ptr<const RunData> run) {
-    if (m_following && QString::fromStdString(run->path) == m_liveRun && (m_followingFile || m_job->isCollecting()))
-      onCollectedRunLoaded(*run);
+    if (!m_following || QString::fromStdString(run->path) != m_liveRun) return;
+    // The Collect dialog's rank table follows its run to the end: the reload after the
+    // collector ended is the one that has every rank's host and outcome.
+    if (m_collectDialog && m_job->lastWasCollection()) m_collectDialog->setRanks(jobRanks(*run));
+    if (m_followingFile || m_job->isCollecting()) onCollectedRunLoaded(*run);
   });
 }
 
@@ -165,7 +168,6 @@ void MainWindow::onCollectedRunLoaded(const RunData& run) {
     if (a.outcome.empty()) finished.erase(a.rank);  // a later attempt of it still runs
   ended = static_cast<int>(finished.size());
   m_live->setStallAllowed(events > 0 && ended < joined);
-  if (m_collectDialog && m_job->isCollecting()) m_collectDialog->setRanks(jobRanks(run));
   if (m_followingFile && run.run.status != "running") {  // its collector ended it: one last reload
     m_followingFile = false;
     m_live->stop();

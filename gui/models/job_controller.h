@@ -33,6 +33,8 @@ class JobController : public QObject {
   // collecting() says what the job needs once it listens.
   bool startCollect(const QString& runFile, const QString& listen, int expect, QString* error);
   bool isCollecting() const { return isActive() && m_collecting; }
+  // The latest job is (or was) a collection, running or ended.
+  bool lastWasCollection() const { return m_collecting; }
   // What ddpscope-cli says is wrong with the job's arguments (a dry run with --check), in
   // its own words; empty when it would start. start() checks this first.
   QString checkArguments(const LaunchConfig& config, const QString& runFile) const;

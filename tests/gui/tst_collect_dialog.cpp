@@ -26,6 +26,13 @@ using namespace ddpscope::gui;
 
 namespace {
 
+// A port nothing listens on now, for the job's MASTER_PORT: tests run side by side.
+int freePort() {
+  QTcpServer probe;
+  probe.listen(QHostAddress::LocalHost, 0);
+  return probe.serverPort();
+}
+
 // What a site's wrapper does: one process per rank, torchrun's variables and the prefix.
 QProcess* startShellLoop(const QString& prefix, const QString& dir, int port, QObject* parent) {
   QStringList lines = {QStringLiteral("pids=")};
@@ -79,7 +86,7 @@ class TestCollectDialog : public QObject {
     QTest::qWait(1500);  // no rank yet: a quiet run file is not a hang
     QVERIFY(!w.part<LiveRunLoader>()->isStalled());
 
-    QProcess* job = startShellLoop(d->prefix(), m_workspace.path(), 29651, this);
+    QProcess* job = startShellLoop(d->prefix(), m_workspace.path(), freePort(), this);
     QVERIFY(job->waitForFinished(180000));
     QVERIFY2(job->exitCode() == 0, job->readAll().constData());
     // Both ranks end: the collector stops by itself (2 expected) and the dialog says so.
@@ -87,7 +94,8 @@ class TestCollectDialog : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(d->rankTable()->rowCount(), 2, 10000);
     for (int r = 0; r < 2; ++r) {
       QCOMPARE(cell(d->rankTable(), r, 0), QString::number(r));
-      QCOMPARE(cell(d->rankTable(), r, 1), QHostInfo::localHostName());
+      // The host arrives with the rank's attendance record, which may follow its row.
+      QTRY_COMPARE_WITH_TIMEOUT(cell(d->rankTable(), r, 1), QHostInfo::localHostName(), 10000);
       QCOMPARE(cell(d->rankTable(), r, 2), QString::number(r));  // local rank, as torchrun's variables said
     }
     QVERIFY(w.currentRun());
@@ -142,7 +150,7 @@ class TestCollectDialog : public QObject {
     QString error;
     QVERIFY2(w.followRunFile(run, &error), qPrintable(error));
     QVERIFY(w.part<LiveRunLoader>()->isWatching());
-    QProcess* job = startShellLoop(prefix, m_workspace.path(), 29652, this);
+    QProcess* job = startShellLoop(prefix, m_workspace.path(), freePort(), this);
     QVERIFY(job->waitForFinished(180000));
     QVERIFY2(job->exitCode() == 0, job->readAll().constData());
     QVERIFY(collect.waitForFinished(30000));
