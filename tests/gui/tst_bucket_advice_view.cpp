@@ -63,7 +63,7 @@ class TestBucketAdviceView : public QObject {
       RunStoreWriter w(file.toStdString());
       w.begin_run({R"({"model":"mlp","bucket_cap_mb":4})", 2, "mpi", "mlp"});
       for (int rank = 0; rank < 2; ++rank) {
-        testing::write_iterations(w, rank, 1, 12);
+        ddpscope::gui::testing::write_iterations(w, rank, 1, 12);
         // Gradient-ready marks (w at 400, b at 640 into each iteration) and the process
         // group's allreduces (bucket 0 during backward, bucket 1 after it).
         EventBatch b;
@@ -119,12 +119,12 @@ class TestBucketAdviceView : public QObject {
       QVERIFY2(titleFits(advice->chart()), qPrintable(QString("at %1 px: %2 (room %3)")
                                                           .arg(width)
                                                           .arg(advice->chart()->title())
-                                                          .arg(detail::titleRoom(advice->chart()))));
+                                                          .arg(ddpscope::gui::detail::titleRoom(advice->chart()))));
     }
     // Two gradients, both in one bucket at every cap from 0.25 MiB: the cap cannot matter.
     QVERIFY(std::any_of(advice->advice().notes.begin(), advice->advice().notes.end(),
                         [](const std::string& n) { return n.find("the cap hardly matters") != std::string::npos; }));
-    testing::write_test_run(folder.filePath("plain.ddprun").toStdString(), 2, 8);
+    ddpscope::gui::testing::write_test_run(folder.filePath("plain.ddprun").toStdString(), 2, 8);
     QVERIFY(window.openRun(folder.filePath("plain.ddprun")));
     window.showTab("Buckets");
     QVERIFY(!advice->hasAdvice());

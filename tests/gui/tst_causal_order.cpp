@@ -24,7 +24,7 @@ using ddpscope::probes::RunStoreReader;
 
 namespace {
 
-const QString kLessons = QStringLiteral(DDPSCOPE_LESSONS_DIR);
+const QString kCausalLessons = QStringLiteral(DDPSCOPE_LESSONS_DIR);
 
 // What is wrong with the order of `steps`, or "" when nothing: every receive after its
 // send, every ring send after the receive that brought its block, and (the ring's state)
@@ -164,7 +164,7 @@ class TestCausalOrder : public QObject {
   void testShippedLessonsFollowCausality() {
     int checked = 0;
     for (const LessonInfo& info : lessons()) {
-      RunStoreReader run((kLessons + "/" + info.file).toStdString());
+      RunStoreReader run((kCausalLessons + "/" + info.file).toStdString());
       const Lesson l = info.ring  ? loadRingLesson(run)
                        : info.ddp ? loadDdpLesson(run, info.rank)
                                   : distributedLesson(run);

@@ -117,8 +117,8 @@ class TestFirstSight : public QObject {
   void testTheRunListShowsTheRunOpenWhereverItLives() {
     QTemporaryDir workspace, elsewhere;
     const QString inside = workspace.filePath("inside.ddprun"), outside = elsewhere.filePath("outside.ddprun");
-    testing::write_test_run(inside.toStdString(), 2, 3);
-    testing::write_test_run(outside.toStdString(), 2, 4);
+    ddpscope::gui::testing::write_test_run(inside.toStdString(), 2, 3);
+    ddpscope::gui::testing::write_test_run(outside.toStdString(), 2, 4);
     MainWindow window(workspace.path());
     window.show();
     QCOMPARE(window.part<RunListModel>()->rowCount(), 1);
@@ -158,7 +158,7 @@ class TestFirstSight : public QObject {
       window.part<QAction>("runListAction")->trigger();
       QVERIFY(window.runListShown());  // asked for: shown even empty
     }
-    testing::write_test_run(workspace.filePath("a.ddprun").toStdString(), 2, 3);
+    ddpscope::gui::testing::write_test_run(workspace.filePath("a.ddprun").toStdString(), 2, 3);
     {
       MainWindow window(workspace.path());
       window.resize(1280, 800);
@@ -236,8 +236,8 @@ class TestFirstSight : public QObject {
       using namespace ddpscope::probes;
       RunStoreWriter w(file.toStdString());
       w.begin_run({.world_size = 2});
-      testing::write_iterations(w, 0, 1, 4);
-      testing::write_iterations(w, 1, 1, 3);
+      ddpscope::gui::testing::write_iterations(w, 0, 1, 4);
+      ddpscope::gui::testing::write_iterations(w, 1, 1, 3);
       EventBatch b;  // rank 1's iteration 4: its forward, then nothing
       b.rank = 1;
       b.threads = {{0, 100, "compute"}};
@@ -285,7 +285,7 @@ class TestFirstSight : public QObject {
   void testRevealingASpanNearTheStartShowsNoNegativeTime() {
     QTemporaryDir folder;
     const QString file = folder.filePath("start.ddprun");
-    testing::write_test_run(file.toStdString(), 2, 6);  // rank 0's forward of iteration 1: [0, 200] ns
+    ddpscope::gui::testing::write_test_run(file.toStdString(), 2, 6);  // rank 0's forward of iteration 1: [0, 200] ns
     MainWindow window(folder.path());
     window.resize(1280, 800);
     window.show();

@@ -104,7 +104,7 @@ class TestJobController : public LiveJobTest {
     QTemporaryDir folder;
     MainWindow window(folder.path());
     const QString other = folder.filePath("earlier.ddpscope");
-    testing::write_test_run(other.toStdString(), 2, 3);
+    ddpscope::gui::testing::write_test_run(other.toStdString(), 2, 3);
     auto shown = [&] { return QString::fromStdString(window.currentRun()->path); };
     QString error;
     QVERIFY2(window.launchJob(smallJob(10000000), &error), qPrintable(error));

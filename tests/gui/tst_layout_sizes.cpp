@@ -33,7 +33,7 @@ using namespace ddpscope::gui;
 
 namespace {
 
-const QString kLessons = QStringLiteral(DDPSCOPE_LESSONS_DIR);
+const QString kLayoutLessons = QStringLiteral(DDPSCOPE_LESSONS_DIR);
 
 QStringList problemsOnTab(MainWindow& window, const QString& tab, const QSize& size) {
   window.showTab(tab);
@@ -82,13 +82,13 @@ class TestLayoutSizes : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QStringList problems;
     // A DDP run: the tabs of collectives, buckets and overlap.
-    QVERIFY(window.openRun(kLessons + "/ddp-buckets.ddprun"));
+    QVERIFY(window.openRun(kLayoutLessons + "/ddp-buckets.ddprun"));
     for (const char* tab : {"summary", "live", "timeline", "breakdown", "ranks", "overlap", "buckets", "hang"})
       problems << problemsOnTab(window, QString::fromLatin1(tab), size);
-    QVERIFY(window.compareWith(kLessons + "/zero-overlap.ddprun"));
+    QVERIFY(window.compareWith(kLayoutLessons + "/zero-overlap.ddprun"));
     problems << problemsOnTab(window, QStringLiteral("compare"), size);
     // An RPC run: the distributed graph and the messages.
-    QVERIFY(window.openRun(kLessons + "/seed-fast.ddprun"));
+    QVERIFY(window.openRun(kLayoutLessons + "/seed-fast.ddprun"));
     for (const char* tab : {"graph", "messages", "timeline"})
       problems << problemsOnTab(window, QString::fromLatin1(tab), size);
     // A failed run: the Hang tab's table of where each rank stood.

@@ -35,7 +35,7 @@ using ddpscope::probes::RunStoreReader;
 
 namespace {
 
-const QString kLessons = QStringLiteral(DDPSCOPE_LESSONS_DIR);
+const QString kRingLessons = QStringLiteral(DDPSCOPE_LESSONS_DIR);
 
 // Ranks r-k .. r (mod n): whose values rank r's received block sums after reduce-scatter
 // step k (the ring's invariant).
@@ -141,7 +141,7 @@ class TestRingLesson : public QObject {
   }
 
   void testTheShippedRingLessonReplaysWithPredictions() {
-    checkAgainstTheRun(kLessons + "/ring-allreduce.ddprun");
+    checkAgainstTheRun(kRingLessons + "/ring-allreduce.ddprun");
     QTemporaryDir dir;
     MainWindow window(dir.path());
     window.resize(1280, 800);

@@ -102,7 +102,7 @@ class TestRunFileWatch : public QObject {
   void testRunFileDeletedWhileShown() {
     QTemporaryDir folder;
     const QString file = folder.filePath("shown.ddprun");
-    testing::write_test_run(file.toStdString(), 2, 6);
+    ddpscope::gui::testing::write_test_run(file.toStdString(), 2, 6);
     MainWindow window(folder.path());
     window.show();
     QVERIFY(window.openRun(file));
@@ -131,12 +131,12 @@ class TestRunFileWatch : public QObject {
   void testRunFileReplacedWhileShown() {
     QTemporaryDir folder;
     const QString file = folder.filePath("shown.ddprun");
-    testing::write_test_run(file.toStdString(), 2, 6);
+    ddpscope::gui::testing::write_test_run(file.toStdString(), 2, 6);
     MainWindow window(folder.path());
     window.show();
     QVERIFY(window.openRun(file));
     const QString other = folder.filePath("other.ddprun");
-    testing::write_test_run(other.toStdString(), 3, 2);
+    ddpscope::gui::testing::write_test_run(other.toStdString(), 3, 2);
     QVERIFY(std::rename(other.toLocal8Bit().constData(), file.toLocal8Bit().constData()) == 0);
     QTRY_COMPARE_WITH_TIMEOUT(window.part<RunFileWatch>()->state(), RunFileWatch::State::Replaced, 5000);
     QVERIFY2(window.part<QLabel>("errorBanner")->text().contains("was replaced on disk by mlp, 3 ranks"),
@@ -171,7 +171,7 @@ class TestRunFileWatch : public QObject {
     }
     QFile::remove(file + "-wal");
     QFile::remove(file + "-shm");
-    testing::write_test_run(file.toStdString(), 1, 3);
+    ddpscope::gui::testing::write_test_run(file.toStdString(), 1, 3);
     QTRY_COMPARE_WITH_TIMEOUT(window.part<RunFileWatch>()->state(), RunFileWatch::State::Replaced, 5000);
     QSignalSpy failed(&window, &MainWindow::loadFailed);
     QVERIFY(!window.saveRunCopy(folder.filePath("gone.ddprun")));

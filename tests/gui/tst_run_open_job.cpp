@@ -103,8 +103,8 @@ class TestRunOpenJob : public QObject {
     QTemporaryDir folder;
     const QString small = folder.filePath("small.ddprun");
     const QString large = folder.filePath("large.ddprun");
-    testing::write_test_run(small.toStdString(), 2, 3);
-    testing::write_test_run(large.toStdString(), 4, 400);
+    ddpscope::gui::testing::write_test_run(small.toStdString(), 2, 3);
+    ddpscope::gui::testing::write_test_run(large.toStdString(), 4, 400);
     MainWindow window(folder.path());
     window.show();
     QSignalSpy shown(&window, &MainWindow::runShown);

@@ -103,12 +103,12 @@ class TestShortcutsDialog : public QObject {
     // Empty states say why and what to do, rather than blank axes.
     for (const char* tab : {"Overlap", "Buckets", "Graph", "Messages", "Hang"})
       QVERIFY2(window.tabIsEmpty(tab), tab);
-    testing::write_seed_graphs(folder.filePath("rpc.ddprun").toStdString());
+    ddpscope::gui::testing::write_seed_graphs(folder.filePath("rpc.ddprun").toStdString());
     QVERIFY(window.openRun(folder.filePath("rpc.ddprun")));
     QVERIFY(window.tabIsEmpty("Overlap"));  // an RPC run: no DDP iterations
     QVERIFY(!window.tabIsEmpty("Graph"));
     QVERIFY(!window.tabIsEmpty("Hang"));
-    testing::write_test_run(folder.filePath("ddp.ddprun").toStdString(), 2, 3);
+    ddpscope::gui::testing::write_test_run(folder.filePath("ddp.ddprun").toStdString(), 2, 3);
     QVERIFY(window.openRun(folder.filePath("ddp.ddprun")));
     QVERIFY(!window.tabIsEmpty("Overlap"));
     QVERIFY(!window.tabIsEmpty("Buckets"));

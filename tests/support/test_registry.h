@@ -38,8 +38,8 @@ bool register_test(const char* source_file, TestCase test);
 #define DDPSCOPE_TEST_FULL_APP ::ddpscope_tests::AppKind::Core
 #endif
 
-#define DDPSCOPE_REGISTER_TEST(TestClass, kind, before)                         \
-  static const bool ddpscope_test_registered = ::ddpscope_tests::register_test( \
+#define DDPSCOPE_REGISTER_TEST(TestClass, kind, before)                                     \
+  static const bool ddpscope_test_registered_##TestClass = ::ddpscope_tests::register_test( \
       __FILE__, {kind, [] { return std::unique_ptr<QObject>(new TestClass); }, before, __FILE__});
 
 // In place of QTEST_MAIN: the richest application the file's libraries allow.
