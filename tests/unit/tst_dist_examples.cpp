@@ -3,6 +3,8 @@
 // learns, and the unused RPC fails in FAST mode and completes in SMART mode.
 #include <QtTest/QtTest>
 
+#include <algorithm>
+
 #include "launcher_fixture.h"
 #include "test_registry.h"
 
@@ -112,24 +114,30 @@ class TestDistExamples : public LauncherTest {
     }
   }
 
-  // parameter-server: two trainers fit their data to worker 0's W at the same time
-  // through one DistributedOptimizer each; both losses fall, and W moved.
+  // parameter-server: two trainers fit their data to worker 0's W through one
+  // DistributedOptimizer each; W is fitted (each trainer ends at a tenth of the untrained
+  // W's loss or less) and neither trainer's loss rises. When the machine is busy one trainer
+  // may start after the other has fitted W, so its own first loss may already be low.
   void testParameterServerExampleLearns() {
     Result r = run({"example", "parameter-server", "--np", "3", "--json"});
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
-    int trainers = 0;
+    std::vector<std::pair<double, double>> first_last;
     for (const auto& line : json_lines(r.out)) {
       if (line["worker"].toInt() == 0) {
         QCOMPARE(flat(line["inputs"].toObject()["W"]).size(), size_t{8});
         QVERIFY(line["gradients"].toObject().contains("W"));  // trainer 1's first step
         continue;
       }
-      ++trainers;
       const QJsonArray losses = line["losses"].toArray();
       QCOMPARE(losses.size(), 20);
-      QVERIFY2(losses.last().toDouble() < losses.first().toDouble() / 10, qPrintable(r.out));
+      first_last.emplace_back(losses.first().toDouble(), losses.last().toDouble());
     }
-    QCOMPARE(trainers, 2);
+    QCOMPARE(first_last.size(), size_t{2});
+    const double untrained = std::max(first_last[0].first, first_last[1].first);
+    for (const auto& [first, last] : first_last) {
+      QVERIFY2(last < untrained / 10, qPrintable(r.out));
+      QVERIFY2(last <= first * (1 + 1e-6), qPrintable(r.out));
+    }
   }
 
   void testUnusedRpcExampleFastFailsSmartCompletes() {
