@@ -10,6 +10,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "ddpscope/median.h"
 #include "autograd/ops.h"
 #include "c10d/process_group.h"
 #include "dist_autograd/dist_autograd.h"
@@ -223,11 +224,6 @@ std::vector<std::string> gather_on_first(c10d::ProcessGroup& group, const std::s
   for (int r = 0; r < n; ++r)
     out.emplace_back(static_cast<const char*>(all[r].raw_data()), static_cast<size_t>(sizes[r].item<int64_t>()));
   return out;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 // Worker 0 drives the example: once with gradients collected on every worker, then

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
+#include "ddpscope/median.h"
 #include "allocation_counter.h"
 #include "autograd/ops.h"
 #include "c10d/process_group.h"
@@ -20,11 +21,6 @@ namespace ddpscope::apps {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 struct PeerResult {
   int worker;

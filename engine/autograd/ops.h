@@ -23,7 +23,8 @@ Tensor add_scalar(const Tensor& a, double s);
 Tensor mul_scalar(const Tensor& a, double s);
 Tensor pow(const Tensor& a, double exponent);
 Tensor exp(const Tensor& a);
-Tensor log(const Tensor& a);
+// The natural logarithm (torch.log); `ln` because ddpscope::log is the logging namespace.
+Tensor ln(const Tensor& a);
 Tensor sqrt(const Tensor& a);
 Tensor tanh(const Tensor& a);
 Tensor sigmoid(const Tensor& a);

@@ -20,13 +20,6 @@
 namespace ddpscope::gui {
 namespace {
 
-QStandardItem* cell(const QString& text, const QVariant& sortKey) {
-  auto* item = new QStandardItem(text);
-  item->setData(sortKey, kSortRole);
-  item->setEditable(false);
-  return item;
-}
-
 QString msText(double ms) { return QString::number(ms, 'f', 3); }
 
 QColor changeColor(probes::OpChange::Change c) {
@@ -169,11 +162,12 @@ void ComparePage::fillOps() {
   for (const probes::OpChange& op : m_comparison.ops) {
     QList<QStandardItem*> row;
     const QString change = QString::fromLatin1(probes::change_name(op.change));
-    row << cell(change, change) << cell(kindLabel(op.kind), kindLabel(op.kind))
-        << cell(QString::fromStdString(op.name), QString::fromStdString(op.name)) << cell(msText(op.a_ms), op.a_ms)
-        << cell(msText(op.b_ms), op.b_ms) << cell((op.delta_ms() > 0 ? "+" : "") + msText(op.delta_ms()), op.delta_ms())
-        << cell(QString::number(op.a_count, 'f', 1), op.a_count)
-        << cell(QString::number(op.b_count, 'f', 1), op.b_count);
+    row << sortableCell(change, change) << sortableCell(kindLabel(op.kind), kindLabel(op.kind))
+        << sortableCell(QString::fromStdString(op.name), QString::fromStdString(op.name))
+        << sortableCell(msText(op.a_ms), op.a_ms) << sortableCell(msText(op.b_ms), op.b_ms)
+        << sortableCell((op.delta_ms() > 0 ? "+" : "") + msText(op.delta_ms()), op.delta_ms())
+        << sortableCell(QString::number(op.a_count, 'f', 1), op.a_count)
+        << sortableCell(QString::number(op.b_count, 'f', 1), op.b_count);
     row[0]->setForeground(changeColor(op.change));
     row[1]->setData(kindColor(op.kind), Qt::DecorationRole);
     m_ops->appendRow(row);

@@ -10,7 +10,7 @@
 namespace ddpscope::gui {
 namespace {
 
-constexpr int kLabelWidth = 64;
+constexpr int kRingLabelWidth = 64;
 constexpr int kHeaderHeight = 22;
 
 }  // namespace
@@ -27,8 +27,8 @@ void RingView::setState(const LessonState& state, int ranks, const LessonStep* l
 
 QRect RingView::cellRect(int rank, int block) const {
   if (m_ranks <= 0 || rank < 0 || block < 0 || rank >= m_ranks || block >= m_ranks) return {};
-  const int w = (width() - kLabelWidth - 8) / m_ranks, h = (height() - kHeaderHeight - 8) / m_ranks;
-  return {kLabelWidth + block * w, kHeaderHeight + rank * h, w - 4, h - 4};
+  const int w = (width() - kRingLabelWidth - 8) / m_ranks, h = (height() - kHeaderHeight - 8) / m_ranks;
+  return {kRingLabelWidth + block * w, kHeaderHeight + rank * h, w - 4, h - 4};
 }
 
 void RingView::paintEvent(QPaintEvent*) {
@@ -45,7 +45,7 @@ void RingView::paintEvent(QPaintEvent*) {
   for (int r = 0; r < m_ranks; ++r) {
     const QRect row = cellRect(r, 0);
     p.setPen(palette().color(QPalette::Text));
-    p.drawText(QRect(4, row.top(), kLabelWidth - 8, row.height()), Qt::AlignVCenter | Qt::AlignLeft,
+    p.drawText(QRect(4, row.top(), kRingLabelWidth - 8, row.height()), Qt::AlignVCenter | Qt::AlignLeft,
                tr("rank %1").arg(r));
     for (int b = 0; b < m_ranks; ++b) {
       const uint64_t holds = m_state.holds[static_cast<size_t>(r)][static_cast<size_t>(b)];

@@ -67,12 +67,6 @@ QTableView* sortableTable(QStandardItemModel* model, QObject* owner) {
   return table;
 }
 
-QStandardItem* cell(const QString& text, const QVariant& sortKey) {
-  auto* item = new QStandardItem(text);
-  item->setData(sortKey, kSortRole);
-  return item;
-}
-
 }  // namespace
 
 BreakdownBars::BreakdownBars(QWidget* parent) : QWidget(parent) { setMinimumHeight(80); }
@@ -278,13 +272,13 @@ void TimeBreakdownPage::fillRankTable(const std::vector<TimeBreakdown>& rows, in
   m_rankModel->setHorizontalHeaderLabels(headers);
   for (const auto& r : rows) {
     QList<QStandardItem*> row;
-    row << cell(QString::number(r.rank), r.rank) << cell(ms(r.iteration_ms), r.iteration_ms);
+    row << sortableCell(QString::number(r.rank), r.rank) << sortableCell(ms(r.iteration_ms), r.iteration_ms);
     for (const Part& part : parts(gpu))
-      row << cell(ms(r.*part.value), r.*part.value);
-    row << cell(ms(r.hidden_comm_ms), r.hidden_comm_ms);
+      row << sortableCell(ms(r.*part.value), r.*part.value);
+    row << sortableCell(ms(r.hidden_comm_ms), r.hidden_comm_ms);
     const bool s = r.rank == shown_straggler;
-    row << cell(iteration < 0 ? countOf(r.straggled, tr("iteration")) : (s ? tr("yes") : QString()),
-                QVariant::fromValue<qlonglong>(iteration < 0 ? r.straggled : s));
+    row << sortableCell(iteration < 0 ? countOf(r.straggled, tr("iteration")) : (s ? tr("yes") : QString()),
+                        QVariant::fromValue<qlonglong>(iteration < 0 ? r.straggled : s));
     if (s)
       for (auto* item : row)
         item->setForeground(QColor(0xf2, 0x8e, 0x2b));
@@ -306,13 +300,14 @@ void TimeBreakdownPage::fillTopOps(const std::vector<TimeBreakdown>& means, int6
   for (size_t i = 0; i < ops.rows.size() && i < 50; ++i) {
     const RangeRow& r = ops.rows[i];
     QList<QStandardItem*> row;
-    row << cell(QString::fromStdString(r.name), QString::fromStdString(r.name))
-        << cell(kindLabel(r.kind), kindLabel(r.kind))
-        << cell(QString::number(r.count), QVariant::fromValue<qlonglong>(r.count))
-        << cell(QString::number(r.ranks), r.ranks)
-        << cell(QString::fromStdString(formatDuration(r.total_ns)), QVariant::fromValue<qlonglong>(r.total_ns))
-        << cell(QString::fromStdString(formatDuration(static_cast<int64_t>(static_cast<double>(r.total_ns) / per))),
-                static_cast<double>(r.total_ns) / per);
+    row << sortableCell(QString::fromStdString(r.name), QString::fromStdString(r.name))
+        << sortableCell(kindLabel(r.kind), kindLabel(r.kind))
+        << sortableCell(QString::number(r.count), QVariant::fromValue<qlonglong>(r.count))
+        << sortableCell(QString::number(r.ranks), r.ranks)
+        << sortableCell(QString::fromStdString(formatDuration(r.total_ns)), QVariant::fromValue<qlonglong>(r.total_ns))
+        << sortableCell(
+               QString::fromStdString(formatDuration(static_cast<int64_t>(static_cast<double>(r.total_ns) / per))),
+               static_cast<double>(r.total_ns) / per);
     row[1]->setData(kindColor(r.kind), Qt::DecorationRole);
     m_opsModel->appendRow(row);
   }

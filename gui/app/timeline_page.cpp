@@ -38,8 +38,6 @@ namespace {
 
 constexpr int kRefRole = Qt::UserRole + 1;  // "lane,index,in" of a span an item names
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
-
 // Enter finds the next match, Shift+Enter the previous, Esc closes the bar.
 class SearchField : public QLineEdit {
  public:
@@ -282,7 +280,8 @@ void TimelinePage::refreshLegend() {
 }
 
 QTreeWidgetItem* TimelinePage::refItem(const QString& label, int lane, int64_t index, int in) {
-  auto* item = new QTreeWidgetItem({label, qs(spanTitle(m_view->data(), {lane, index, static_cast<SpanRef::In>(in)}))});
+  auto* item = new QTreeWidgetItem(
+      {label, QString::fromStdString(spanTitle(m_view->data(), {lane, index, static_cast<SpanRef::In>(in)}))});
   item->setData(0, kRefRole, QStringLiteral("%1,%2,%3").arg(lane).arg(index).arg(in));
   item->setToolTip(1, tr("Click to select it"));
   item->setForeground(1, palette().color(QPalette::Link));
@@ -302,7 +301,7 @@ void TimelinePage::showDetails() {
     return;
   }
   for (const auto& [label, value] : d.fields())
-    m_details->addTopLevelItem(new QTreeWidgetItem({qs(label), qs(value)}));
+    m_details->addTopLevelItem(new QTreeWidgetItem({QString::fromStdString(label), QString::fromStdString(value)}));
   addRecordedFields(d.rowid);
   if (d.parent.valid())
     m_details->addTopLevelItem(refItem(tr("Parent"), d.parent.lane, d.parent.index, static_cast<int>(d.parent.in)));
@@ -336,12 +335,13 @@ void TimelinePage::addRecordedFields(int64_t rowid) {
     if (rows.empty()) return;
     auto* item = new QTreeWidgetItem({title, note});
     for (const auto& [key, value] : rows)
-      item->addChild(new QTreeWidgetItem({qs(key), qs(value)}));
+      item->addChild(new QTreeWidgetItem({QString::fromStdString(key), QString::fromStdString(value)}));
     m_details->addTopLevelItem(item);
     item->setExpanded(true);
   };
   if (!record.error.empty()) {
-    m_details->addTopLevelItem(new QTreeWidgetItem({tr("Recorded"), tr("not read: %1").arg(qs(record.error))}));
+    m_details->addTopLevelItem(
+        new QTreeWidgetItem({tr("Recorded"), tr("not read: %1").arg(QString::fromStdString(record.error))}));
     return;
   }
   group(tr("Arguments"), tr("%1, as the trace gave them").arg(countOf(record.arguments.size(), tr("argument"))),
@@ -357,14 +357,15 @@ void TimelinePage::showFlowDetails() {
   const auto end = [&](uint32_t lane, int64_t t) {
     return tr("rank %1 · %2, at %3")
         .arg(data.lanes[lane].rank)
-        .arg(qs(data.lanes[lane].thread_name), qs(formatDuration(t - data.begin_ns)));
+        .arg(QString::fromStdString(data.lanes[lane].thread_name),
+             QString::fromStdString(formatDuration(t - data.begin_ns)));
   };
   m_details->addTopLevelItem(new QTreeWidgetItem({tr("Selected"), tr("an RPC message (its line is ringed)")}));
   if (!m_flowNote.isEmpty()) m_details->addTopLevelItem(new QTreeWidgetItem({tr("Message"), m_flowNote}));
   m_details->addTopLevelItem(new QTreeWidgetItem({tr("Sent"), end(f.from_lane, f.from_ns)}));
   m_details->addTopLevelItem(new QTreeWidgetItem({tr("Received"), end(f.to_lane, f.to_ns)}));
-  m_details->addTopLevelItem(
-      new QTreeWidgetItem({tr("On the way"), qs(formatDuration(std::max<int64_t>(0, f.to_ns - f.from_ns)))}));
+  m_details->addTopLevelItem(new QTreeWidgetItem(
+      {tr("On the way"), QString::fromStdString(formatDuration(std::max<int64_t>(0, f.to_ns - f.from_ns)))}));
   m_panels->setCurrentIndex(0);
 }
 
@@ -375,9 +376,9 @@ void TimelinePage::showRange() {
   const RangeSummary sum = summarizeRange(data, m_view->rangeBegin(), m_view->rangeEnd());
   m_rangeHeader->setText(tr("Range %1 → %2 after the run's start: %3. Time inside it by name and kind, "
                             "every rank and thread.")
-                             .arg(qs(formatDuration(sum.begin_ns - data.begin_ns)),
-                                  qs(formatDuration(sum.end_ns - data.begin_ns)),
-                                  qs(formatDuration(sum.end_ns - sum.begin_ns))));
+                             .arg(QString::fromStdString(formatDuration(sum.begin_ns - data.begin_ns)),
+                                  QString::fromStdString(formatDuration(sum.end_ns - data.begin_ns)),
+                                  QString::fromStdString(formatDuration(sum.end_ns - sum.begin_ns))));
   for (const RangeRow& r : sum.rows) {
     QList<QStandardItem*> row;
     auto cell = [&](const QString& text, const QVariant& sortKey) {
@@ -386,18 +387,19 @@ void TimelinePage::showRange() {
       item->setEditable(false);
       row << item;
     };
-    cell(qs(r.name), qs(r.name));
+    cell(QString::fromStdString(r.name), QString::fromStdString(r.name));
     cell(kindLabel(r.kind), kindLabel(r.kind));
     cell(QString::number(r.count), QVariant::fromValue<qlonglong>(r.count));
     cell(QString::number(r.ranks), r.ranks);
-    cell(qs(formatDuration(r.total_ns)), QVariant::fromValue<qlonglong>(r.total_ns));
-    cell(qs(formatDuration(r.longest_ns)), QVariant::fromValue<qlonglong>(r.longest_ns));
+    cell(QString::fromStdString(formatDuration(r.total_ns)), QVariant::fromValue<qlonglong>(r.total_ns));
+    cell(QString::fromStdString(formatDuration(r.longest_ns)), QVariant::fromValue<qlonglong>(r.longest_ns));
     row[1]->setData(kindColor(r.kind), Qt::DecorationRole);
     // Activating the row selects its longest span (as the details panel's links do).
     row[0]->setData(
         QStringLiteral("%1,%2,%3").arg(r.longest.lane).arg(r.longest.index).arg(static_cast<int>(r.longest.in)),
         kRefRole);
-    row[5]->setToolTip(tr("The longest %1 in the range; activate the row to select it").arg(qs(r.name)));
+    row[5]->setToolTip(
+        tr("The longest %1 in the range; activate the row to select it").arg(QString::fromStdString(r.name)));
     m_rangeModel->appendRow(row);
   }
   m_panels->setCurrentIndex(1);

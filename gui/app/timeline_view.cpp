@@ -22,8 +22,6 @@ constexpr int kRow = TrackLayout::kRowHeight;
 const QColor kMarkRed(0xc6, 0x28, 0x28);
 const QColor kExposedRed(0xd6, 0x27, 0x28);
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
-
 }  // namespace
 
 TimelineView::TimelineView(QWidget* parent)
@@ -252,7 +250,7 @@ QRectF TimelineView::rangeBadgeRect() const {
   if (m_rangeEnd <= m_rangeBegin) return {};
   const double a = std::clamp(m_axis.toPx(m_rangeBegin), -1.0, m_axis.width_px + 1);
   const double b = std::clamp(m_axis.toPx(m_rangeEnd), -1.0, m_axis.width_px + 1);
-  const QString text = qs(formatDuration(m_rangeEnd - m_rangeBegin));
+  const QString text = QString::fromStdString(formatDuration(m_rangeEnd - m_rangeBegin));
   const QFontMetrics fm = fontMetrics();
   return {kLabelWidth + (a + b) / 2 - fm.horizontalAdvance(text) / 2.0 - 4, 1.0, fm.horizontalAdvance(text) + 8.0,
           kIterationBand - 2.0};
@@ -282,8 +280,8 @@ void TimelineView::paintRuler(QPainter& p) {
     }
   }
   // Time ticks: the step grows until labels, as measured, never touch.
-  const RulerTicks ticks =
-      rulerTicks(m_axis, m_data->begin_ns, [&](const std::string& s) { return fm.horizontalAdvance(qs(s)); });
+  const RulerTicks ticks = rulerTicks(
+      m_axis, m_data->begin_ns, [&](const std::string& s) { return fm.horizontalAdvance(QString::fromStdString(s)); });
   p.setClipping(false);
   p.setPen(palette().color(QPalette::Mid));
   for (const RulerTick& t : ticks.ticks) {
@@ -294,7 +292,7 @@ void TimelineView::paintRuler(QPainter& p) {
   p.setClipRect(x0, 0, w, kTop);
   for (const RulerTick& t : ticks.ticks) {
     const int x = x0 + static_cast<int>(t.x);
-    p.drawText(x + 3, kTop - 6, qs(t.label));
+    p.drawText(x + 3, kTop - 6, QString::fromStdString(t.label));
   }
   p.setClipping(false);
   p.setPen(palette().color(QPalette::Mid));
@@ -356,8 +354,9 @@ void TimelineView::paintLane(QPainter& p, size_t laneIndex, int top, int rows, i
     }
     if (r.width() > 40 && rowHeight >= 14) {
       p.setPen(Qt::black);
-      const QString label = s.kind == probes::Kind::Allreduce && s.bucket >= 0 ? tr("bucket %1").arg(s.bucket)
-                                                                               : qs(m_data->nameOf(s.name));
+      const QString label = s.kind == probes::Kind::Allreduce && s.bucket >= 0
+                                ? tr("bucket %1").arg(s.bucket)
+                                : QString::fromStdString(m_data->nameOf(s.name));
       p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                  fm.elidedText(label, Qt::ElideRight, static_cast<int>(r.width()) - 5));
     }
@@ -382,9 +381,10 @@ void TimelineView::paintOpenSpans(QPainter& p, size_t laneIndex, int top, int ro
     p.drawRect(r.adjusted(0, 0, -1, -1));
     if (r.width() > 60 && rowHeight >= 14) {
       p.setPen(Qt::black);
-      const QString label = o.kind == probes::Kind::Iteration
-                                ? tr("iteration %1 — never finished").arg(o.iteration)
-                                : tr("%1 #%2 — never finished").arg(qs(m_data->nameOf(o.name))).arg(o.seq);
+      const QString label =
+          o.kind == probes::Kind::Iteration
+              ? tr("iteration %1 — never finished").arg(o.iteration)
+              : tr("%1 #%2 — never finished").arg(QString::fromStdString(m_data->nameOf(o.name))).arg(o.seq);
       p.drawText(r.adjusted(4, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                  fm.elidedText(label, Qt::ElideRight, static_cast<int>(r.width()) - 6));
     }
@@ -421,7 +421,7 @@ void TimelineView::paintInstants(QPainter& p, size_t laneIndex) {
       p.save();
       p.setPen(kMarkRed);
       p.drawLine(x, track.y + 1, x, track.y + track.height - 1);
-      const QString label = qs(m_data->nameOf(it->name));
+      const QString label = QString::fromStdString(m_data->nameOf(it->name));
       const int lw = std::min(220, fm.horizontalAdvance(label) + 6);
       if (x + 2 > lastLabelEnd) {
         const QRect box(x + 2, track.y + 1, lw, std::min(fm.height(), kRow - 2));
@@ -529,7 +529,7 @@ void TimelineView::paintSelection(QPainter& p) {
     p.setPen(QPen(shade, 1));
     p.drawLine(QPointF(x0 + a, kIterationBand), QPointF(x0 + a, height()));
     p.drawLine(QPointF(x0 + b, kIterationBand), QPointF(x0 + b, height()));
-    const QString text = qs(formatDuration(m_rangeEnd - m_rangeBegin));
+    const QString text = QString::fromStdString(formatDuration(m_rangeEnd - m_rangeBegin));
     const QRectF box = rangeBadgeRect();
     p.fillRect(box, shade);
     p.setPen(palette().color(QPalette::HighlightedText));
@@ -585,7 +585,7 @@ void TimelineView::paintEvent(QPaintEvent* event) {
     if (track.y > exposed.bottom() || track.y + track.height < exposed.top()) continue;
     if (track.type == TrackRow::Type::Host) {
       paintHeader(p, track, palette().color(QPalette::Mid).lighter(130),
-                  (track.host.empty() ? tr("(host not recorded)") : qs(track.host)) +
+                  (track.host.empty() ? tr("(host not recorded)") : QString::fromStdString(track.host)) +
                       (track.ranks == 1 ? tr(" · 1 rank") : tr(" · %1 ranks").arg(track.ranks)));
       continue;
     }
@@ -596,7 +596,7 @@ void TimelineView::paintEvent(QPaintEvent* event) {
     const auto l = static_cast<size_t>(track.lane);
     const TimelineLane& lane = m_data->lanes[l];
     p.setPen(palette().color(QPalette::Text));
-    const QString label = qs(lane.thread_name);
+    const QString label = QString::fromStdString(lane.thread_name);
     p.drawText(QRect(16, track.y, kLabelWidth - 20, kRow + TrackLayout::kLanePad), Qt::AlignVCenter | Qt::AlignLeft,
                fm.elidedText(label, Qt::ElideMiddle, kLabelWidth - 20));
     p.setPen(palette().color(QPalette::Midlight));
@@ -676,9 +676,11 @@ bool TimelineView::event(QEvent* e) {
     } else {
       const int index = m_layout.rowAt(help->pos().y());
       if (index >= 0 && help->pos().x() < kLabelWidth && m_layout.rows[static_cast<size_t>(index)].lane >= 0)
-        QToolTip::showText(help->globalPos(),
-                           qs(m_data->lanes[static_cast<size_t>(m_layout.rows[static_cast<size_t>(index)].lane)].label),
-                           this);
+        QToolTip::showText(
+            help->globalPos(),
+            QString::fromStdString(
+                m_data->lanes[static_cast<size_t>(m_layout.rows[static_cast<size_t>(index)].lane)].label),
+            this);
       else
         QToolTip::hideText();
     }
@@ -712,18 +714,23 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
 QString TimelineView::describe(const SpanRef& ref) const {
   const SpanDetails d = spanDetails(*m_data, ref, false);  // hover and status: no relations scan
   if (!d.ref.valid()) return {};
-  QString text = QStringLiteral("rank %1 · %2 · %3 · %4").arg(d.rank).arg(qs(d.thread), qs(d.kind), qs(d.name));
+  QString text =
+      QStringLiteral("rank %1 · %2 · %3 · %4")
+          .arg(d.rank)
+          .arg(QString::fromStdString(d.thread), QString::fromStdString(d.kind), QString::fromStdString(d.name));
   if (d.instant) {
-    text += tr(" · at %1").arg(qs(formatDuration(d.start_ns)));
+    text += tr(" · at %1").arg(QString::fromStdString(formatDuration(d.start_ns)));
   } else {
-    text += tr(" · %1, from %2").arg(qs(formatDuration(d.duration_ns)), qs(formatDuration(d.start_ns)));
+    text += tr(" · %1, from %2")
+                .arg(QString::fromStdString(formatDuration(d.duration_ns)),
+                     QString::fromStdString(formatDuration(d.start_ns)));
     if (d.unfinished) text += tr(" · never finished");
     if (const TimelineSpan* s = m_data->resolve(ref); s && s->cut_short)
       text += tr(" · cut short by an error (its rank failed here)");
   }
   if (d.iteration >= 0) text += tr(" · iteration %1").arg(d.iteration);
   if (d.bucket >= 0) text += tr(" · bucket %1").arg(d.bucket);
-  if (!d.param_name.empty()) text += tr(" · %1").arg(qs(d.param_name));
+  if (!d.param_name.empty()) text += tr(" · %1").arg(QString::fromStdString(d.param_name));
   if (d.bytes >= 0) text += tr(" · %1 bytes").arg(d.bytes);
   return text;
 }

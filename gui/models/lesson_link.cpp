@@ -10,7 +10,7 @@
 namespace ddpscope::gui {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("LessonLink", text); }
+QString linkTr(const char* text) { return QCoreApplication::translate("LessonLink", text); }
 
 // A whole number in [lo, hi] from the link's `key`; false with *error when it is not.
 bool readInt(const QUrlQuery& q, const QString& key, int lo, int hi, int* out, QString* error) {
@@ -18,7 +18,7 @@ bool readInt(const QUrlQuery& q, const QString& key, int lo, int hi, int* out, Q
   bool ok = false;
   const int v = q.queryItemValue(key).toInt(&ok);
   if (!ok || v < lo || v > hi) {
-    *error = tr("the link's %1 is \"%2\": a whole number from %3 to %4 is expected")
+    *error = linkTr("the link's %1 is \"%2\": a whole number from %3 to %4 is expected")
                  .arg(key, q.queryItemValue(key).left(40))
                  .arg(lo)
                  .arg(hi);
@@ -52,16 +52,16 @@ QString LessonLink::toString() const {
 std::optional<LessonLink> LessonLink::parse(const QString& text, int lessonCount, QString* error) {
   const QString trimmed = text.trimmed();
   if (trimmed.size() > 8192) {
-    *error = tr("the link is %1 characters long: not a ddpscope link").arg(trimmed.size());
+    *error = linkTr("the link is %1 characters long: not a ddpscope link").arg(trimmed.size());
     return std::nullopt;
   }
   const QUrl url(trimmed, QUrl::StrictMode);
   if (!url.isValid() || url.scheme().compare(QLatin1String("ddpscope"), Qt::CaseInsensitive) != 0) {
-    *error = tr("\"%1\" is not a ddpscope link (they start with ddpscope:learn?)").arg(trimmed.left(80));
+    *error = linkTr("\"%1\" is not a ddpscope link (they start with ddpscope:learn?)").arg(trimmed.left(80));
     return std::nullopt;
   }
   if (url.path() != QLatin1String("learn")) {
-    *error = tr("the link asks for \"%1\"; this ddpscope opens links to the Learn tab (ddpscope:learn?...)")
+    *error = linkTr("the link asks for \"%1\"; this ddpscope opens links to the Learn tab (ddpscope:learn?...)")
                  .arg(url.path().left(40));
     return std::nullopt;
   }
@@ -70,7 +70,8 @@ std::optional<LessonLink> LessonLink::parse(const QString& text, int lessonCount
   const int sources = int(q.hasQueryItem(QStringLiteral("lesson"))) + int(q.hasQueryItem(QStringLiteral("file"))) +
                       int(q.hasQueryItem(QStringLiteral("run")));
   if (sources != 1) {
-    *error = tr("the link must name one lesson: lesson=N (the Learn menu's), file=PATH.ddplesson or run=PATH.ddprun");
+    *error =
+        linkTr("the link must name one lesson: lesson=N (the Learn menu's), file=PATH.ddplesson or run=PATH.ddprun");
     return std::nullopt;
   }
   if (q.hasQueryItem(QStringLiteral("lesson"))) {
@@ -84,11 +85,11 @@ std::optional<LessonLink> LessonLink::parse(const QString& text, int lessonCount
     link.path = q.queryItemValue(file ? QStringLiteral("file") : QStringLiteral("run"), QUrl::FullyDecoded);
     const QString suffix = file ? QStringLiteral(".ddplesson") : QStringLiteral(".ddprun");
     if (!QDir::isAbsolutePath(link.path) || link.path.contains(QChar(0))) {
-      *error = tr("the link's %1 \"%2\" is not an absolute path").arg(file ? "file" : "run", link.path.left(80));
+      *error = linkTr("the link's %1 \"%2\" is not an absolute path").arg(file ? "file" : "run", link.path.left(80));
       return std::nullopt;
     }
     if (!link.path.endsWith(suffix)) {
-      *error = tr("the link's %1 \"%2\" is not a %3 file").arg(file ? "file" : "run", link.path.left(80), suffix);
+      *error = linkTr("the link's %1 \"%2\" is not a %3 file").arg(file ? "file" : "run", link.path.left(80), suffix);
       return std::nullopt;
     }
     link.path = QDir::cleanPath(link.path);
@@ -103,7 +104,7 @@ std::optional<LessonLink> LessonLink::parse(const QString& text, int lessonCount
     bool ok = false;
     link.zoom = q.queryItemValue(QStringLiteral("zoom")).toDouble(&ok);
     if (!ok || !std::isfinite(link.zoom) || link.zoom < 0.05 || link.zoom > 20) {  // NaN passes both comparisons
-      *error = tr("the link's zoom is \"%1\": a scale from 0.05 to 20 is expected")
+      *error = linkTr("the link's zoom is \"%1\": a scale from 0.05 to 20 is expected")
                    .arg(q.queryItemValue(QStringLiteral("zoom")).left(20));
       return std::nullopt;
     }

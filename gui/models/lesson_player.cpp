@@ -3,12 +3,11 @@
 #include <QCoreApplication>
 #include <algorithm>
 
+#include "learn_page_text.h"
 #include "lesson_kind.h"
 
 namespace ddpscope::gui {
 namespace {
-
-QString tr(const char* text) { return QCoreApplication::translate("LearnPage", text); }
 
 const Lesson& emptyLesson() {
   static const Lesson empty;
@@ -117,7 +116,7 @@ void LessonPlayer::answer(const QString& choice, bool right, const QString& verd
     emit judged(verdict, false);
     return;
   }
-  const QString text = m_guessedWrong ? tr("Yes, that one.") : verdict;
+  const QString text = m_guessedWrong ? learnPageTr("Yes, that one.") : verdict;
   m_asking = false;
   ++m_applied;
   emit changed();

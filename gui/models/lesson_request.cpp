@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include "learn_page_text.h"
 #include "lesson_catalog.h"
 #include "graph_data.h"
 #include "lesson_file.h"
@@ -13,8 +14,6 @@
 
 namespace ddpscope::gui {
 namespace {
-
-QString tr(const char* text) { return QCoreApplication::translate("LearnPage", text); }
 
 // A lesson file: its run (beside it), kind, rank, words, title, stops and narration.
 bool readLessonFile(LoadedLesson& out, QString* error) {
@@ -28,8 +27,9 @@ bool readLessonFile(LoadedLesson& out, QString* error) {
     return false;
   }
   if (!QFileInfo::exists(out.request.run)) {
-    *error = tr("The lesson %1 replays %2, which is not there: keep the run file beside the lesson file (as "
-                "ddpscope-cli lesson make wrote them), or make the lesson again")
+    *error = learnPageTr(
+                 "The lesson %1 replays %2, which is not there: keep the run file beside the lesson file (as "
+                 "ddpscope-cli lesson make wrote them), or make the lesson again")
                  .arg(QFileInfo(path).fileName(), out.request.run);
     return false;
   }
@@ -58,14 +58,14 @@ void readCompared(LoadedLesson& out) {
 
 std::optional<LessonRequest> requestMenuLesson(int index, QString* error) {
   if (index < 0 || index >= static_cast<int>(lessons().size())) {
-    *error = tr("There is no lesson %1").arg(index + 1);
+    *error = learnPageTr("There is no lesson %1").arg(index + 1);
     return std::nullopt;
   }
   const QString dir = lessonsDir();
   if (dir.isEmpty()) {
-    *error =
-        tr("The lessons' recorded runs were not found (resources/lessons, or share/ddpscope/lessons "
-           "next to the app); set DDPSCOPE_LESSONS_DIR, or use Run live");
+    *error = learnPageTr(
+        "The lessons' recorded runs were not found (resources/lessons, or share/ddpscope/lessons "
+        "next to the app); set DDPSCOPE_LESSONS_DIR, or use Run live");
     return std::nullopt;
   }
   const LessonInfo& info = lessons()[static_cast<size_t>(index)];
@@ -93,7 +93,7 @@ LessonRequest requestRun(const QString& path) {
   r.source.source = LessonLink::Source::Run;
   r.source.path = QFileInfo(path).absoluteFilePath();
   r.run = path;
-  r.about = tr("A run of your own: its first distributed autograd context, or rank 0's first DDP iterations.");
+  r.about = learnPageTr("A run of your own: its first distributed autograd context, or rank 0's first DDP iterations.");
   return r;
 }
 
@@ -106,7 +106,7 @@ LessonRequest requestLiveRecording(int index, const QString& run) {
   r.catalogIndex = index;            // Run live again re-records the same lesson
   const QString dir = lessonsDir();  // lesson 2's twin stays beside a live FAST or SMART
   if (!info.compare_file.isEmpty() && !dir.isEmpty()) r.compareRun = QDir(dir).filePath(info.compare_file);
-  r.boxTitle = tr("%1 (live: %2)").arg(info.title, QFileInfo(run).fileName());
+  r.boxTitle = learnPageTr("%1 (live: %2)").arg(info.title, QFileInfo(run).fileName());
   return r;
 }
 
@@ -114,10 +114,11 @@ std::optional<LessonRequest> requestLink(const LessonLink& link, QString* error)
   if (link.source == LessonLink::Source::Builtin) return requestMenuLesson(link.lesson, error);
   const bool file = link.source == LessonLink::Source::File;
   if (!QFileInfo::exists(link.path)) {
-    *error = tr("This link opens %1, which is not on this machine: ask whoever sent it for the %2 (%3), then "
-                "open it here, or put it at that path")
-                 .arg(link.path, file ? tr("lesson file and its run") : tr("run file"),
-                      file ? tr("Learn > Open a lesson file...") : tr("File > Open run"));
+    *error = learnPageTr(
+                 "This link opens %1, which is not on this machine: ask whoever sent it for the %2 (%3), then "
+                 "open it here, or put it at that path")
+                 .arg(link.path, file ? learnPageTr("lesson file and its run") : learnPageTr("run file"),
+                      file ? learnPageTr("Learn > Open a lesson file...") : learnPageTr("File > Open run"));
     return std::nullopt;
   }
   return file ? requestLessonFile(link.path) : requestRun(link.path);
@@ -138,7 +139,7 @@ std::optional<LoadedLesson> readLesson(const LessonRequest& request, QString* er
     }
     out.runConfig = reader.run().config_json;
   } catch (const std::exception& e) {
-    *error = tr("Cannot open %1: %2").arg(path, userMessage(e));
+    *error = learnPageTr("Cannot open %1: %2").arg(path, userMessage(e));
     return std::nullopt;
   }
   if (!request.compareRun.isEmpty()) readCompared(out);

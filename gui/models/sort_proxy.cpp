@@ -1,6 +1,15 @@
 #include "sort_proxy.h"
 
+#include <QStandardItem>
+
 namespace ddpscope::gui {
+
+QStandardItem* sortableCell(const QString& text, const QVariant& sortKey) {
+  auto* item = new QStandardItem(text);
+  item->setData(sortKey, kSortRole);
+  item->setEditable(false);
+  return item;
+}
 
 bool SortProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const {
   const QVariant a = left.data(kSortRole), b = right.data(kSortRole);

@@ -6,10 +6,15 @@
 
 #include <QSortFilterProxyModel>
 
+class QStandardItem;
+
 namespace ddpscope::gui {
 
 // Models give the value a column sorts by here (ns, bytes, counts).
 inline constexpr int kSortRole = Qt::UserRole + 20;
+
+// A read-only table cell showing `text` and sorting by `sortKey`.
+QStandardItem* sortableCell(const QString& text, const QVariant& sortKey);
 
 class SortProxy : public QSortFilterProxyModel {
  public:

@@ -10,7 +10,7 @@
 namespace ddpscope::probes {
 namespace {
 
-constexpr double kMs = 1e-6;
+constexpr double kNsToMs = 1e-6;
 // HTA's default consecutive_kernel_delay: 30 in its trace's unit, microseconds.
 constexpr int64_t kKernelWaitNs = 30'000;
 
@@ -36,7 +36,7 @@ struct Kernels {
   }
 };
 
-double ms(int64_t ns) { return static_cast<double>(ns) * kMs; }
+double ms(int64_t ns) { return static_cast<double>(ns) * kNsToMs; }
 
 // Intersection length of two merged interval lists.
 int64_t overlap_length(const std::vector<Interval>& a, const std::vector<Interval>& b) {

@@ -67,8 +67,8 @@ bool kept_for_hang(Kind k) {
   }
 }
 
-// A rank's spans from `from_ns` on, without their strings (name_id indexes names).
-struct RankSpans {
+// A rank's spans from `from_ns` on (its tail), without their strings (name_id indexes names).
+struct RankTail {
   std::vector<CompactSpan> kept;
   const std::vector<std::string>& names;
   const std::string& name(const CompactSpan& c) const {
@@ -80,7 +80,7 @@ struct RankSpans {
 // The latest collective number and event, and the collective the rank is blocked in: one
 // started and not finished, in the iteration it was issued in (spans of that iteration
 // may have ended since, as an error unwound). Returns when it blocked, or -1.
-int64_t find_blocking_collective(const RankSpans& spans, RankHangState& st) {
+int64_t find_blocking_collective(const RankTail& spans, RankHangState& st) {
   // By name, not name id: the names table keys a name by its call site too, and a
   // collective's start and end are recorded at different ones.
   std::set<std::pair<std::string, int64_t>> finished_ops;
@@ -122,7 +122,7 @@ struct IterationProgress {
   }
 };
 
-IterationProgress iteration_progress(const RankSpans& spans, int64_t iteration, int64_t blocked_at) {
+IterationProgress iteration_progress(const RankTail& spans, int64_t iteration, int64_t blocked_at) {
   IterationProgress p;
   for (const CompactSpan& e : spans.kept) {
     if (e.iteration != iteration) continue;
@@ -175,7 +175,7 @@ RankHangState rank_state(RunStoreReader& run, const std::vector<std::string>& na
   // sequence number even when the current iteration has not issued one yet.
   TimeWindow window;
   if (last) window.begin_ns = last->t_begin_ns;
-  RankSpans spans{{}, names};
+  RankTail spans{{}, names};
   bool any = false;
   CompactSpan latest;
   run.for_each_span(

@@ -40,9 +40,9 @@ class Writer {
 
 struct Truncated {
   [[noreturn]] void operator()(const char* what, size_t needed, size_t left) const {
-    throw Error(
-        detail::concat("event batch truncated while reading ", what, " (", left, " bytes left, ", needed, " needed)"),
-        __FILE__, __LINE__);
+    throw Error(ddpscope::detail::concat("event batch truncated while reading ", what, " (", left, " bytes left, ",
+                                         needed, " needed)"),
+                __FILE__, __LINE__);
   }
 };
 using Reader = ByteReader<Truncated>;

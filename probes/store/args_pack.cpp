@@ -10,7 +10,7 @@
 namespace ddpscope::probes {
 
 namespace {
-constexpr int kLevel = 1;                               // ingest is the constraint, as for span packs
+constexpr int kArgsPackLevel = 1;                       // ingest is the constraint, as for span packs
 constexpr unsigned long long kMaxPayload = 256u << 20;  // a pack's args, decompressed, at most
 }  // namespace
 
@@ -24,7 +24,7 @@ std::string encode_args_pack(const std::vector<const std::string*>& args) {
     if (a) payload += *a;
   }
   std::string out(ZSTD_compressBound(payload.size()), '\0');
-  const size_t n = ZSTD_compress(out.data(), out.size(), payload.data(), payload.size(), kLevel);
+  const size_t n = ZSTD_compress(out.data(), out.size(), payload.data(), payload.size(), kArgsPackLevel);
   DDPSCOPE_CHECK(!ZSTD_isError(n), "span arguments: zstd could not compress (", ZSTD_getErrorName(n), ")");
   out.resize(n);
   return out;

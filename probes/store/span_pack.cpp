@@ -12,7 +12,7 @@ namespace {
 constexpr uint8_t kFormat = 2;  // format 1 had every column but the last (flags)
 // zstd's fastest level: ingest is the constraint, and the columns' varints already
 // shrink most of what a higher level would find (measured in tests/bench/bench_span_packs).
-constexpr int kLevel = 1;
+constexpr int kSpanPackLevel = 1;
 constexpr size_t kMaxVarint = 10;
 
 // A column: how a span's field is read and written, and whether it is stored as the
@@ -115,8 +115,8 @@ std::string encode_pack(const PackedSpan* spans, size_t count) {
   put_varint(out, payload.size());
   const size_t header = out.size();
   out.resize(header + ZSTD_compressBound(payload.size()));
-  const size_t n =
-      ZSTD_compressCCtx(compressor(), out.data() + header, out.size() - header, payload.data(), payload.size(), kLevel);
+  const size_t n = ZSTD_compressCCtx(compressor(), out.data() + header, out.size() - header, payload.data(),
+                                     payload.size(), kSpanPackLevel);
   DDPSCOPE_CHECK(!ZSTD_isError(n), "span pack: zstd could not compress (", ZSTD_getErrorName(n), ")");
   out.resize(header + n);
   return out;

@@ -11,7 +11,7 @@
 namespace ddpscope::probes {
 namespace {
 
-enum Column {
+enum SpanColumn {
   kRank,
   kThread,
   kKind,

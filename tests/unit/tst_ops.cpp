@@ -46,7 +46,7 @@ void add_pointwise_cases(Cases& c) {
   c["mul_scalar"] = [](Generator& g) { return Case{{r({5}, g)}, [](auto& x) { return mul_scalar(x[0], -1.5); }}; };
   c["pow"] = [](Generator& g) { return Case{{r({5}, g, 0.2, 1.5)}, [](auto& x) { return pow(x[0], 2.5); }}; };
   c["exp"] = [](Generator& g) { return Case{{r({5}, g)}, [](auto& x) { return exp(x[0]); }}; };
-  c["log"] = [](Generator& g) { return Case{{r({5}, g, 0.2, 2.0)}, [](auto& x) { return log(x[0]); }}; };
+  c["log"] = [](Generator& g) { return Case{{r({5}, g, 0.2, 2.0)}, [](auto& x) { return ln(x[0]); }}; };
   c["sqrt"] = [](Generator& g) { return Case{{r({5}, g, 0.2, 2.0)}, [](auto& x) { return sqrt(x[0]); }}; };
   c["tanh"] = [](Generator& g) { return Case{{r({6}, g)}, [](auto& x) { return tanh(x[0]); }}; };
   c["sigmoid"] = [](Generator& g) { return Case{{r({6}, g)}, [](auto& x) { return sigmoid(x[0]); }}; };

@@ -169,7 +169,7 @@ Tensor neg(const Tensor& a) { return affine_op(a, -1.0, 0.0); }
 Tensor add_scalar(const Tensor& a, double s) { return affine_op(a, 1.0, s); }
 Tensor mul_scalar(const Tensor& a, double s) { return affine_op(a, s, 0.0); }
 Tensor exp(const Tensor& a) { return unary_op(a, k::UnaryOp::Exp); }
-Tensor log(const Tensor& a) { return unary_op(a, k::UnaryOp::Log); }
+Tensor ln(const Tensor& a) { return unary_op(a, k::UnaryOp::Log); }
 Tensor sqrt(const Tensor& a) { return unary_op(a, k::UnaryOp::Sqrt); }
 Tensor tanh(const Tensor& a) { return unary_op(a, k::UnaryOp::Tanh); }
 Tensor sigmoid(const Tensor& a) { return unary_op(a, k::UnaryOp::Sigmoid); }
