@@ -12,6 +12,10 @@
 #include "mpi_test_main.h"
 #include "tensor/kernels.h"
 
+// The ops and dtypes the data-driven reduction cases take as columns.
+Q_DECLARE_METATYPE(ddpscope::c10d::ReduceOp)
+Q_DECLARE_METATYPE(ddpscope::DType)
+
 namespace ddpscope::testing::reduce_expectations {
 
 using namespace ddpscope::c10d;

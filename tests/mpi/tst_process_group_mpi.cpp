@@ -10,9 +10,6 @@ using namespace ddpscope;
 using namespace ddpscope::c10d;
 using namespace ddpscope::testing::reduce_expectations;
 
-Q_DECLARE_METATYPE(ddpscope::c10d::ReduceOp)
-Q_DECLARE_METATYPE(ddpscope::DType)
-
 class TestProcessGroupMpi : public QObject {
   Q_OBJECT
   std::shared_ptr<ProcessGroup> pg_;
