@@ -362,6 +362,7 @@ void check_launch(ddpscope::apps::TrainOptions& options, const ddpscope::apps::L
   // A rank named by an --inject-* option must be one the job has.
   const std::pair<const char*, int> injected[] = {{"--inject-unused", options.unused_rank},
                                                   {"--inject-stall", options.stall_rank},
+                                                  {"--inject-slow", options.slow_rank},
                                                   {"--inject-uneven", options.uneven_rank},
                                                   {"--inject-model-mismatch", options.mismatch_rank}};
   for (const auto& [flag, rank] : injected) {
@@ -680,8 +681,8 @@ void add_examples(CLI::App& app) {
   for (const auto& [name, example] : examples)
     app.get_subcommand(name)->footer(std::string("Example:\n  ") + example);
   app.get_subcommand("train")->footer(
-      "Faults on purpose: --inject-stall R:ITER:SECONDS, --inject-uneven R:ITERS, --inject-unused R, "
-      "--inject-model-mismatch R\n"
+      "Faults on purpose: --inject-stall R:ITER:SECONDS, --inject-slow R:PHASE:MS, --inject-uneven R:ITERS, "
+      "--inject-unused R, --inject-model-mismatch R\n"
       "Example:\n  ddpscope-cli train --np 2 --model transformer --iters 200 --out job.ddprun");
   // Wide enough for `--first-bucket-cap-mb FLOAT:>=0=1` and its kind: one line an option.
   app.get_formatter()->column_width(40);

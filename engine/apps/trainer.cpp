@@ -51,6 +51,24 @@ void parse_stall(const std::string& text, TrainOptions& o) {
   o.stall_seconds = seconds;
 }
 
+void parse_slow(const std::string& text, TrainOptions& o) {
+  const auto first = text.find(':'), last = text.rfind(':');
+  int rank = -1;
+  double ms = 0;
+  char tail = 0;
+  const std::string phase = first < last ? text.substr(first + 1, last - first - 1) : std::string();
+  const bool known = phase == "outside_step" || phase == "forward" || phase == "backward" || phase == "optimizer";
+  DDPSCOPE_CHECK(first < last && std::sscanf(text.substr(0, first).c_str(), "%d%c", &rank, &tail) == 1 &&
+                     std::sscanf(text.substr(last + 1).c_str(), "%lf%c", &ms, &tail) == 1 && rank >= 0 && ms > 0 &&
+                     ms <= 600'000 && known,
+                 "--inject-slow: expected RANK:PHASE:MS with PHASE one of outside_step, forward, backward, "
+                 "optimizer and MS from 0 to 600000 (e.g. 1:forward:20), got '",
+                 text, "'");
+  o.slow_rank = rank;
+  o.slow_phase = phase;
+  o.slow_ms = ms;
+}
+
 void parse_uneven(const std::string& text, TrainOptions& o) {
   int rank = -1;
   long long iterations = 0;
@@ -308,6 +326,7 @@ Tensor Trainer::loss_of(const Tensor& output, const Tensor& target) const {
 }
 
 StepResult Trainer::step() {
+  inject_slowdown_if_asked("outside_step");
   const auto t0 = std::chrono::steady_clock::now();
   probes::set_iteration(iteration_ + 1);
   DDPSCOPE_SPAN(iteration_span, probes::Kind::Iteration, "iteration");
@@ -322,6 +341,7 @@ StepResult Trainer::step() {
   const int rank = group_ ? group_->rank() : 0;
   fault_point("forward", rank, iteration_ + 1);
   Tensor output;
+  inject_slowdown_if_asked("forward");
   try {
     output = model_->forward(x);
   } catch (const ddp::DistributedDataParallel::EarlyTermination&) {
@@ -341,6 +361,7 @@ StepResult Trainer::step() {
     DDPSCOPE_SPAN(backward_span, probes::Kind::Backward, "backward");
     probes::set_phase("backward");
     fault_point("backward", rank, iteration_ + 1);
+    inject_slowdown_if_asked("backward");
     loss.backward();
   }
   // Fail here, naming them, rather than let the loss allreduce below meet the other ranks'
@@ -386,6 +407,12 @@ void Trainer::inject_stall_if_asked() {
   }
 }
 
+// --inject-slow: sleep in `phase` of every iteration on the chosen rank.
+void Trainer::inject_slowdown_if_asked(const char* phase) {
+  if (group_ && group_->rank() == options_.slow_rank && options_.slow_phase == phase)
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options_.slow_ms));
+}
+
 // The DDP parameters the last backward left without a gradient, named; empty when all
 // got one or the model is not wrapped in DDP.
 std::string Trainer::ddp_parameters_without_gradients() const {
@@ -399,11 +426,13 @@ void Trainer::step_optimizer(int rank) {
     // The shard's update (done during backward under --zero-overlap), then the broadcasts.
     probes::set_phase("optimizer");
     fault_point("optimizer", rank, iteration_);
+    inject_slowdown_if_asked("optimizer");
     zero_->step();
   } else if (fused_stepped_ == 0) {  // else the fused optimizer stepped them bucket by bucket
     DDPSCOPE_SPAN(optimizer_span, probes::Kind::Optimizer, "optimizer");
     probes::set_phase("optimizer");
     fault_point("optimizer", rank, iteration_);
+    inject_slowdown_if_asked("optimizer");
     optimizer_->step();
   }
 }

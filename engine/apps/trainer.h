@@ -73,6 +73,13 @@ struct TrainOptions {
   int stall_rank = -1;
   int64_t stall_iteration = 0;
   double stall_seconds = 0;
+  // For demonstrations and tests of why an iteration is slow: rank `slow_rank` sleeps
+  // `slow_ms` in every iteration, in `slow_phase`: "outside_step" (before the iteration
+  // starts, as an input pipeline that cannot keep up), "forward", "backward" (before the
+  // backward pass, inside it) or "optimizer".
+  int slow_rank = -1;
+  std::string slow_phase;
+  double slow_ms = 0;
   // For demonstrations of DDP's replica check: rank `mismatch_rank` builds its model a
   // little larger (MLP one unit wider, transformer one block deeper).
   int mismatch_rank = -1;
@@ -94,6 +101,9 @@ void parse_uneven(const std::string& text, TrainOptions& o);
 
 // Parses --inject-stall's "RANK:ITERATION:SECONDS" into `o`; throws with the reason.
 void parse_stall(const std::string& text, TrainOptions& o);
+
+// Parses --inject-slow's "RANK:PHASE:MS" into `o`; throws with the reason.
+void parse_slow(const std::string& text, TrainOptions& o);
 
 // The DDP options a job's flags ask for (--bucket-cap-mb, --find-unused-parameters, ...).
 ddp::DdpOptions ddp_options_of(const TrainOptions& options);
@@ -148,6 +158,7 @@ class Trainer {
 
   // Parts of step(), in the order it runs them.
   void inject_stall_if_asked();
+  void inject_slowdown_if_asked(const char* phase);
   std::string ddp_parameters_without_gradients() const;
   void synchronize_gradients();
   void step_optimizer(int rank);

@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include "arrival_wait.h"
+
 namespace ddpscope::probes {
 
 std::vector<Interval> merge_intervals(std::vector<Interval> v) {
@@ -271,6 +273,11 @@ std::map<int, RankSums> rank_sums(const RunAnalysis& analysis) {
     s.cpu_comm += it.from_gpu ? it.cpu_comm_ms : it.comm_ms;
     s.cpu_exposed += it.from_gpu ? it.cpu_exposed_comm_ms : it.exposed_comm_ms;
     s.gpu_idle += it.gpu_idle_ms;
+    if (it.wait_known) {
+      ++s.wait_n;
+      s.exposed_wait += it.exposed_wait_ms;
+      s.exposed_transfer += it.exposed_transfer_ms;
+    }
   }
   return sums;
 }
@@ -302,7 +309,8 @@ RunAnalysis analyze_run(RunStoreReader& run, int rank) {
     all.resume_rowid = any ? std::min(all.resume_rowid, one.resume_rowid) : one.resume_rowid;
     any = true;
   }
-  if (!any) return analyze_rows(run, -1, 0);  // no ranks table rows (an imported or older file)
+  if (!any) all = analyze_rows(run, -1, 0);  // no ranks table rows (an imported or older file)
+  split_wait_and_transfer(all);
   return all;
 }
 
@@ -332,6 +340,7 @@ void extend_analysis(RunAnalysis& a, RunStoreReader& run) {
     return std::tuple(x.rank, x.iteration, x.bucket) < std::tuple(y.rank, y.iteration, y.bucket);
   });
   a.resume_rowid = std::max(a.resume_rowid, fresh.resume_rowid);
+  split_wait_and_transfer(a);  // a bucket just reduced by its last rank completes earlier ones
 }
 
 namespace {

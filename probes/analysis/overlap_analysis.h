@@ -55,6 +55,10 @@ struct IterationAnalysis {
   // The CPU's view: launch and enqueue time (equal to the figures above without a GPU).
   double cpu_compute_ms = 0, cpu_comm_ms = 0, cpu_exposed_comm_ms = 0;
   double cpu_overlap_ratio = 0;
+  // Exposed communication split into waiting for the other ranks to arrive and moving
+  // data (arrival_wait.h); known where every rank reduced this iteration's buckets.
+  bool wait_known = false;
+  double exposed_wait_ms = 0, exposed_transfer_ms = 0;
 };
 
 struct BucketTiming {
@@ -97,10 +101,12 @@ struct RankSums {
   int n = 0;
   bool gpu = false;
   double iteration = 0, compute = 0, comm = 0, exposed = 0, cpu_comm = 0, cpu_exposed = 0, gpu_idle = 0;
+  int wait_n = 0;                                 // of the n, the iterations whose exposed wait is known
+  double exposed_wait = 0, exposed_transfer = 0;  // over those wait_n
 };
 std::map<int, RankSums> rank_sums(const RunAnalysis& analysis);
 
-// rank -1: every rank.
+// rank -1: every rank (and then each iteration's exposed wait and transfer, arrival_wait.h).
 RunAnalysis analyze_run(RunStoreReader& run, int rank = -1);
 // Adds the iterations a growing run finished since `analysis` (of every rank) was made,
 // reading only the rows from its resume point on.

@@ -63,6 +63,10 @@ nlohmann::ordered_json iterations_json(const RunAnalysis& a) {
                                   {"comm_ms", it.comm_ms},
                                   {"exposed_comm_ms", it.exposed_comm_ms},
                                   {"overlap_ratio", number(it.overlap_ratio)}};
+    if (it.wait_known) {
+      row["exposed_wait_ms"] = it.exposed_wait_ms;
+      row["exposed_transfer_ms"] = it.exposed_transfer_ms;
+    }
     if (it.from_gpu) {
       // The GPU's figures above; the CPU's view (launch and enqueue time) beside them.
       row["gpu_span_ms"] = it.gpu_span_ms;
@@ -109,6 +113,10 @@ nlohmann::ordered_json summary_json(const RunAnalysis& a) {
                                   {"mean_comm_ms", s.comm / s.n},
                                   {"mean_exposed_comm_ms", s.exposed / s.n},
                                   {"overlap_ratio", number(s.comm > 0 ? 1 - s.exposed / s.comm : NAN)}};
+    if (s.wait_n > 0) {
+      row["mean_exposed_wait_ms"] = s.exposed_wait / s.wait_n;
+      row["mean_exposed_transfer_ms"] = s.exposed_transfer / s.wait_n;
+    }
     if (s.gpu) {
       row["mean_gpu_idle_ms"] = s.gpu_idle / s.n;
       row["cpu_mean_comm_ms"] = s.cpu_comm / s.n;

@@ -44,17 +44,30 @@ std::string run_line(const Json& stats) {
   return line;
 }
 
+// "12.34", or "-" where the figure is not known (a run of one rank has no one to wait for).
+std::string ms_or_dash(const Json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? format("%.2f", j[key].get<double>()) : "-";
+}
+
 std::string summary_table(const Json& summary) {
   if (summary.empty()) return "No iteration finished on any rank: there are no timings to summarise.\n";
   std::string out =
-      "Per rank, the mean of its iterations after the first (warm-up):\n"
-      "  rank  iterations  iteration (ms)  compute (ms)  comm (ms)  exposed comm (ms)  overlap  figures\n";
-  for (const Json& r : summary)
-    out += format("  %4d  %10lld  %14.2f  %12.2f  %9.2f  %17.2f  %7s  %s\n", r["rank"].get<int>(),
+      "Per rank, the mean of its iterations after the first (warm-up); exposed communication is\n"
+      "waiting for the other ranks to arrive plus transfer after the last one arrived:\n"
+      "  rank  iterations  iteration (ms)  compute (ms)  comm (ms)  exposed comm (ms)  waiting  transfer  overlap"
+      "  figures\n";
+  bool waits = false;
+  for (const Json& r : summary) {
+    out += format("  %4d  %10lld  %14.2f  %12.2f  %9.2f  %17.2f  %7s  %8s  %7s  %s\n", r["rank"].get<int>(),
                   r["iterations"].get<long long>(), number_or(r, "mean_iteration_ms", 0),
                   number_or(r, "mean_compute_ms", 0), number_or(r, "mean_comm_ms", 0),
-                  number_or(r, "mean_exposed_comm_ms", 0), ratio(r, "overlap_ratio").c_str(),
+                  number_or(r, "mean_exposed_comm_ms", 0), ms_or_dash(r, "mean_exposed_wait_ms").c_str(),
+                  ms_or_dash(r, "mean_exposed_transfer_ms").c_str(), ratio(r, "overlap_ratio").c_str(),
                   text_or(r, "figures", "cpu").c_str());
+    waits = waits || number_or(r, "mean_exposed_wait_ms", 0) >
+                         0.5 * number_or(r, "mean_exposed_comm_ms", 0) + 0.05 * number_or(r, "mean_iteration_ms", 0);
+  }
+  if (waits) out += "  A rank that mostly waits is not slow itself: it waits for another rank to arrive.\n";
   return out;
 }
 
