@@ -196,14 +196,20 @@ QString rankRowHtml(const probes::RankRow& r, const probes::RankSums& m, bool gp
   const auto mean = [n](double v) { return QString::number(n ? v / n : 0, 'f', 3); };
   const QString cpu =
       gpu ? QStringLiteral("<td>%1</td><td>%2</td>").arg(mean(m.cpu_comm), mean(m.cpu_exposed)) : QString();
+  // Exposed communication as waiting for the other ranks and transfer (arrival_wait.h).
+  const auto waitMean = [&m](double v) {
+    return m.wait_n ? QString::number(v / m.wait_n, 'f', 3) : QStringLiteral("–");
+  };
+  const QString split =
+      QStringLiteral("<td>%1</td><td>%2</td>").arg(waitMean(m.exposed_wait), waitMean(m.exposed_transfer));
   return QStringLiteral(
              "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td>%7</td>"
-             "<td>%8</td>%9")
+             "%8<td>%9</td>")
              .arg(r.rank)
              .arg(QString::fromStdString(r.host).toHtmlEscaped())
              .arg(n)
-             .arg(mean(m.iteration), mean(m.compute), mean(comm), mean(exposed), overlap, cpu) +
-         QStringLiteral("<td>%1</td><td>%2</td></tr>").arg(r.events_received).arg(r.events_dropped);
+             .arg(mean(m.iteration), mean(m.compute), mean(comm), mean(exposed), split, overlap) +
+         cpu + QStringLiteral("<td>%1</td><td>%2</td></tr>").arg(r.events_received).arg(r.events_dropped);
 }
 
 // The run's name, status, ranks, backend, model and start, then its non-finite and
@@ -283,7 +289,8 @@ QString SummaryPage::rankTableHtml(const RunData& d, bool gpu) {
       QStringLiteral(
           "<table cellpadding=4><tr><th>rank</th><th>host</th><th>iterations</th>"
           "<th>mean iteration (ms)</th><th>%1compute (ms)</th><th>%1comm (ms)</th>"
-          "<th>%1exposed (ms)</th><th>overlap</th>%2<th>events</th><th>dropped</th></tr>")
+          "<th>%1exposed (ms)</th><th>of it waiting (ms)</th><th>transfer (ms)</th><th>overlap</th>%2"
+          "<th>events</th><th>dropped</th></tr>")
           .arg(gpu ? tr("GPU ") : QString(), gpu ? tr("<th>CPU comm (ms)</th><th>CPU exposed (ms)</th>") : QString());
   std::map<int, probes::RankSums> means = probes::rank_sums(d.analysis);
   // A wide job lists its slowest ranks only (a thousand rows would bury the rest); the
@@ -300,9 +307,18 @@ QString SummaryPage::rankTableHtml(const RunData& d, bool gpu) {
                 .arg(kMaxRankRows)
                 .arg(d.ranks.size());
   }
-  for (const auto& r : shown)
-    table += rankRowHtml(r, means.count(r.rank) ? means[r.rank] : probes::RankSums{}, gpu);
+  bool mostlyWaits = false;
+  for (const auto& r : shown) {
+    const probes::RankSums m = means.count(r.rank) ? means[r.rank] : probes::RankSums{};
+    table += rankRowHtml(r, m, gpu);
+    mostlyWaits = mostlyWaits || (m.wait_n > 0 && m.n > 0 && m.exposed_wait / m.wait_n > 0.5 * m.exposed / m.n &&
+                                  m.exposed_wait / m.wait_n > 0.05 * m.iteration / m.n);
+  }
   html += table + QStringLiteral("</table>");
+  if (mostlyWaits)
+    html +=
+        tr("<p>Exposed communication is waiting for the other ranks to arrive plus transfer after the "
+           "last one arrived. A rank that mostly waits is not slow itself: it waits for another rank.</p>");
   return html;
 }
 

@@ -1,6 +1,10 @@
 // The Summary tab on a real NCCL job's traces: its figures are the GPU's, and each of the
-// longest GPU gaps is a link that shows it in the timeline, selected as the range.
+// longest GPU gaps is a link that shows it in the timeline, selected as the range. And on a
+// job the test slows on purpose: the rank that waits is shown waiting, not transferring.
 #include <QtTest/QtTest>
+
+#include <QProcess>
+#include <QRegularExpression>
 
 #include "timeline_fixture.h"
 #include "test_registry.h"
@@ -49,6 +53,44 @@ class TestSummaryPage : public TimelineTest {
     window.showTab("Ranks");
     auto* metric = window.part<RanksPage>()->findChild<QComboBox*>();
     QVERIFY(metric && metric->findText("GPU computation") >= 0 && metric->findText("forward") < 0);
+  }
+
+  // Rank 1 sleeps 40 ms in every forward (`train --inject-slow`): rank 0's exposed
+  // communication is shown as waiting for it (at least 60% of the sleep: a test beside this
+  // one may slow rank 0 too), rank 1 hardly waits, and the page says what waiting means.
+  void testAWaitingRankIsShownWaiting() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath("slow.ddprun");
+    QProcess job;
+    job.start(DDPSCOPE_CLI_PATH, {"train", "--np", "2", "--iters", "12", "--width", "64", "--depth", "3",
+                                  "--inject-slow", "1:forward:40", "--out", file, "--progress", "lines"});
+    QVERIFY(job.waitForFinished(240000));
+    QVERIFY2(job.exitCode() == 0, job.readAllStandardError().constData());
+    MainWindow window{QString()};
+    QVERIFY(window.openRun(file));
+    window.showTab("Summary");
+    SummaryPage* summary = window.findChild<SummaryPage*>();
+    QVERIFY(summary);
+    const QString html = summary->text();
+    QVERIFY2(html.contains("of it waiting (ms)") && html.contains("A rank that mostly waits is not slow itself"),
+             qPrintable(html));
+    // A rank's row: rank, host, iterations, iteration, compute, comm, exposed, waiting, transfer, ...
+    const auto cells = [&html](int rank) {
+      QStringList out;
+      const int at = html.indexOf(QString("<tr><td>%1</td>").arg(rank));
+      const int end = html.indexOf("</tr>", at);
+      if (at < 0 || end < 0) return out;
+      auto it = QRegularExpression("<td>([^<]*)</td>").globalMatch(html.mid(at, end - at));
+      while (it.hasNext())
+        out << it.next().captured(1);
+      return out;
+    };
+    const QStringList r0 = cells(0), r1 = cells(1);
+    QVERIFY2(r0.size() > 8 && r1.size() > 8, qPrintable(html));
+    const double exposed0 = r0[6].toDouble(), wait0 = r0[7].toDouble(), wait1 = r1[7].toDouble();
+    const QString said = QString("rank 0: exposed %1, waiting %2; rank 1 waiting %3").arg(r0[6], r0[7], r1[7]);
+    QVERIFY2(wait0 >= 24 && wait0 >= 0.6 * exposed0, qPrintable(said));
+    QVERIFY2(wait0 - wait1 >= 20, qPrintable(said));
   }
 };
 
