@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "arrival_wait.h"
+
 namespace ddpscope::gui {
 
 SummaryPage::SummaryPage(QWidget* parent) : QLabel(parent) {
@@ -311,8 +313,8 @@ QString SummaryPage::rankTableHtml(const RunData& d, bool gpu) {
   for (const auto& r : shown) {
     const probes::RankSums m = means.count(r.rank) ? means[r.rank] : probes::RankSums{};
     table += rankRowHtml(r, m, gpu);
-    mostlyWaits = mostlyWaits || (m.wait_n > 0 && m.n > 0 && m.exposed_wait / m.wait_n > 0.5 * m.exposed / m.n &&
-                                  m.exposed_wait / m.wait_n > 0.05 * m.iteration / m.n);
+    mostlyWaits = mostlyWaits || (m.wait_n > 0 && m.n > 0 &&
+                                  probes::mostly_waits(m.exposed_wait / m.wait_n, m.exposed / m.n, m.iteration / m.n));
   }
   html += table + QStringLiteral("</table>");
   if (mostlyWaits)

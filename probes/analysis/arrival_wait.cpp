@@ -54,4 +54,8 @@ void split_wait_and_transfer(RunAnalysis& analysis) {
   }
 }
 
+bool mostly_waits(double exposed_wait_ms, double exposed_comm_ms, double iteration_ms) {
+  return exposed_wait_ms > 0.5 * exposed_comm_ms && exposed_wait_ms > 0.05 * iteration_ms;
+}
+
 }  // namespace ddpscope::probes

@@ -19,4 +19,9 @@ namespace ddpscope::probes {
 // the analysis of every rank: one rank's alone has no one to wait for.
 void split_wait_and_transfer(RunAnalysis& analysis);
 
+// Whether a rank mostly waits, from its means (ms): its exposed wait is over half its
+// exposed communication and over 5% of its iteration. The one rule behind the words
+// "a rank that mostly waits is not slow itself" in `stats` and on the Summary.
+bool mostly_waits(double exposed_wait_ms, double exposed_comm_ms, double iteration_ms);
+
 }  // namespace ddpscope::probes

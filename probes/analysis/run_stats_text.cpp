@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "arrival_wait.h"
 #include "ddpscope/plural.h"
 
 namespace ddpscope::probes {
@@ -26,8 +27,9 @@ std::string text_or(const Json& j, const char* key, const std::string& fallback)
                                                                                      : fallback;
 }
 
-// "0.66", or "-" where a ratio has no meaning (no communication at all).
-std::string ratio(const Json& j, const char* key) {
+// "0.66", or "-" where a figure has no meaning or is not known (a ratio without any
+// communication; the wait of a run of one rank, which has no one to wait for).
+std::string number_or_dash(const Json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? format("%.2f", j[key].get<double>()) : "-";
 }
 
@@ -44,11 +46,6 @@ std::string run_line(const Json& stats) {
   return line;
 }
 
-// "12.34", or "-" where the figure is not known (a run of one rank has no one to wait for).
-std::string ms_or_dash(const Json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? format("%.2f", j[key].get<double>()) : "-";
-}
-
 std::string summary_table(const Json& summary) {
   if (summary.empty()) return "No iteration finished on any rank: there are no timings to summarise.\n";
   std::string out =
@@ -61,11 +58,11 @@ std::string summary_table(const Json& summary) {
     out += format("  %4d  %10lld  %14.2f  %12.2f  %9.2f  %17.2f  %7s  %8s  %7s  %s\n", r["rank"].get<int>(),
                   r["iterations"].get<long long>(), number_or(r, "mean_iteration_ms", 0),
                   number_or(r, "mean_compute_ms", 0), number_or(r, "mean_comm_ms", 0),
-                  number_or(r, "mean_exposed_comm_ms", 0), ms_or_dash(r, "mean_exposed_wait_ms").c_str(),
-                  ms_or_dash(r, "mean_exposed_transfer_ms").c_str(), ratio(r, "overlap_ratio").c_str(),
+                  number_or(r, "mean_exposed_comm_ms", 0), number_or_dash(r, "mean_exposed_wait_ms").c_str(),
+                  number_or_dash(r, "mean_exposed_transfer_ms").c_str(), number_or_dash(r, "overlap_ratio").c_str(),
                   text_or(r, "figures", "cpu").c_str());
-    waits = waits || number_or(r, "mean_exposed_wait_ms", 0) >
-                         0.5 * number_or(r, "mean_exposed_comm_ms", 0) + 0.05 * number_or(r, "mean_iteration_ms", 0);
+    waits = waits || mostly_waits(number_or(r, "mean_exposed_wait_ms", 0), number_or(r, "mean_exposed_comm_ms", 0),
+                                  number_or(r, "mean_iteration_ms", 0));
   }
   if (waits) out += "  A rank that mostly waits is not slow itself: it waits for another rank to arrive.\n";
   return out;
@@ -132,7 +129,7 @@ std::string iterations_table(const Json& iterations) {
     out += format("  %9lld  %4d  %9.2f  %7.2f  %8.2f  %9.2f  %6.2f  %7.2f  %7s\n", it["iteration"].get<long long>(),
                   it["rank"].get<int>(), number_or(it, "iteration_ms", 0), number_or(it, "forward_ms", 0),
                   number_or(it, "backward_ms", 0), number_or(it, "optimizer_ms", 0), number_or(it, "comm_ms", 0),
-                  number_or(it, "exposed_comm_ms", 0), ratio(it, "overlap_ratio").c_str());
+                  number_or(it, "exposed_comm_ms", 0), number_or_dash(it, "overlap_ratio").c_str());
   return out;
 }
 
