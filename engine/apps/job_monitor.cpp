@@ -57,14 +57,16 @@ JobMonitor::JobMonitor(const Settings& settings, CollectorProcess* collector)
       progress_(settings.iterations, settings.style, settings.log_every),
       failure_grace_(settings.limits.failure_grace),
       start_watchdog_(settings.limits.start_timeout, WatchdogClock::now()),
-      end_watchdog_(settings.limits.end_timeout, settings.world_size) {
+      end_watchdog_(settings.limits.end_timeout, settings.world_size),
+      out_lines_("stdout", [this](const std::string& line) { stdout_line(line); }),
+      err_lines_("stderr", [this](const std::string& line) { stderr_line(line); }) {
   // Other jobs report no start; a script's own rendezvous has a timeout (torch's).
   if (!settings_.training || settings_.script) start_watchdog_.started();
 }
 
 ProcessSupervisor::Events JobMonitor::events(ProcessSupervisor& job) {
-  return {[this](const std::string& line) { stdout_line(line); },
-          [this](const std::string& line) { stderr_line(line); }, [this, &job](int sig) { signal(sig, job); },
+  return {[this](const std::string& line) { out_lines_.line(line); },
+          [this](const std::string& line) { err_lines_.line(line); }, [this, &job](int sig) { signal(sig, job); },
           [this, &job](WatchdogClock::time_point now) { tick(now, job); }};
 }
 
@@ -202,6 +204,8 @@ void JobMonitor::print_diagnosis() const {
 }
 
 int JobMonitor::finish(int wait_status) {
+  out_lines_.flush();  // a rank's last words without a newline
+  err_lines_.flush();
   // mpirun ended by the launcher dies by its signal: that is no crash of the job's.
   const int code = gave_up_ ? 1 : ProcessSupervisor::exit_code(wait_status);
   const bool json = settings_.style == ProgressStyle::Json;

@@ -13,6 +13,7 @@
 #include "job_watchdogs.h"
 #include "process_supervisor.h"
 #include "progress_reporter.h"
+#include "rank_lines.h"
 
 namespace ddpscope::apps {
 
@@ -60,6 +61,8 @@ class JobMonitor {
   bool timed_out_ = false;            // ... because the job did not start or did not end
   std::deque<std::string> err_tail_;  // mpirun's own words about a dead rank
   std::vector<std::pair<int, uint64_t>> dropped_by_rank_;
+  RankLines out_lines_;  // the ranks' lines whole, from mpirun's tagged streams
+  RankLines err_lines_;
 
   void stdout_line(const std::string& line);
   void stderr_line(const std::string& line);

@@ -62,7 +62,8 @@ class TorchrunFaultTest(unittest.TestCase):
                         "os.environ['WORLD_SIZE'], 'args', sys.argv[1:])\n"
                         "import time\nend = time.time() + 2\ni = 0\nwhile time.time() < end or i < 100:\n"
                         "    print('rank', os.environ['RANK'], 'says', i, 'in', 7, 'pieces')\n"
-                        "    i += 1\n    time.sleep(0.0005)\n")
+                        "    i += 1\n    time.sleep(0.0005)\n"
+                        "print('rank', os.environ['RANK'], 'ends with', 'y' * 9000)\n")
             run, done = harness.torchrun(tmp, "--np", "--out", "x", script=script)
             self.assertEqual(done.returncode, 0, done.stderr)
             # The script's own arguments stay the script's, even ones the launcher also has.
@@ -74,6 +75,11 @@ class TorchrunFaultTest(unittest.TestCase):
             self.assertGreaterEqual(len(said), 200, done.stdout[-2000:])
             for line in said:
                 self.assertRegex(line, r"^rank [01] says \d+ in 7 pieces$")
+            # A line longer than mpirun's 4 KiB chunks arrives whole too.
+            ends = [line for line in done.stdout.splitlines() if " ends with " in line]
+            self.assertEqual(sorted(line[:6] for line in ends), ["rank 0", "rank 1"], done.stdout[-2000:])
+            for line in ends:
+                self.assertRegex(line, r"^rank [01] ends with y{9000}$")
             self.assertIn("note: the script ran no DistributedDataParallel forward", done.stdout)
             self.assertEqual(run_status(run)[0], "finished")
 

@@ -32,7 +32,7 @@ using namespace ddpscope::rpc::testing;
 namespace {
 
 // A Unix socket connected to the worker of `endpoint`, for a hello of our own making.
-int rawConnection(const std::string& endpoint) {
+int rawUnixConnection(const std::string& endpoint) {
   const size_t slash = endpoint.find('/', std::strlen(ShmTransport::kScheme));
   const std::string name = endpoint.substr(slash + 1, endpoint.find(',') - slash - 1);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
@@ -185,7 +185,7 @@ class TestShmTransport : public QObject {
     ShmTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
     a.connect({a.endpoint(), b.endpoint()});
     b.connect({a.endpoint(), b.endpoint()});
-    const int raw = rawConnection(b.endpoint());
+    const int raw = rawUnixConnection(b.endpoint());
     QVERIFY(raw >= 0);
     shm::Region junk = shm::make_region(8192);  // sealed, but not formatted as a ring
     if (kind == 0) QVERIFY(shm::send_with_fds(raw, "GET / HTTP/1.1", {}));

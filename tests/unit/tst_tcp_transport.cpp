@@ -28,7 +28,7 @@ using namespace ddpscope::rpc::testing;
 namespace {
 
 // A plain socket connected to `endpoint` (ddptcp://127.0.0.1:PORT), for traffic of our own making.
-int rawConnection(const std::string& endpoint) {
+int rawTcpConnection(const std::string& endpoint) {
   const int port = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -84,7 +84,7 @@ class TestTcpTransport : public QObject {
     TcpTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
     a.connect({a.endpoint(), b.endpoint()});
     b.connect({a.endpoint(), b.endpoint()});
-    const int raw = rawConnection(b.endpoint());
+    const int raw = rawTcpConnection(b.endpoint());
     QVERIFY(raw >= 0);
     QCOMPARE(::write(raw, bytes.constData(), static_cast<size_t>(bytes.size())), static_cast<ssize_t>(bytes.size()));
     Heard heard;
