@@ -31,6 +31,7 @@
 #include "run_compare.h"
 #include "run_stats.h"
 #include "run_stats_text.h"
+#include "why_command.h"
 #include "torch_trace_import.h"
 #include "run_store_reader.h"
 #include "run_workspace.h"
@@ -738,6 +739,8 @@ int main(int argc, char** argv) {
   const std::function<int()> run_collect = ddpscope::apps::add_collect_command(app, &collect);
   CLI::App* compare = nullptr;
   const std::function<int()> run_compare = ddpscope::apps::add_compare_command(app, &compare);
+  CLI::App* why = nullptr;
+  const std::function<int()> run_why = ddpscope::apps::add_why_command(app, &why);
   add_examples(app);
   if (!known_command(app, argc, argv)) return 2;
   try {
@@ -751,6 +754,7 @@ int main(int argc, char** argv) {
     if (lesson->parsed()) return run_lesson();
     if (collect->parsed()) return run_collect();
     if (compare->parsed()) return run_compare();
+    if (why->parsed()) return run_why();
   } catch (const ddpscope::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.message().c_str());
     return 2;

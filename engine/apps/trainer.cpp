@@ -56,16 +56,25 @@ void parse_slow(const std::string& text, TrainOptions& o) {
   int rank = -1;
   double ms = 0;
   char tail = 0;
-  const std::string phase = first < last ? text.substr(first + 1, last - first - 1) : std::string();
+  std::string phase = first < last ? text.substr(first + 1, last - first - 1) : std::string();
+  std::string layer;
+  if (const auto at = phase.find('@'); at != std::string::npos) {  // backward@LAYER
+    layer = phase.substr(at + 1);
+    phase = phase.substr(0, at);
+    DDPSCOPE_CHECK(phase == "backward" && !layer.empty(),
+                   "--inject-slow: only backward takes a layer (backward@LAYER, e.g. 1:backward@layers.1:20), got '",
+                   text, "'");
+  }
   const bool known = phase == "outside_step" || phase == "forward" || phase == "backward" || phase == "optimizer";
   DDPSCOPE_CHECK(first < last && std::sscanf(text.substr(0, first).c_str(), "%d%c", &rank, &tail) == 1 &&
                      std::sscanf(text.substr(last + 1).c_str(), "%lf%c", &ms, &tail) == 1 && rank >= 0 && ms > 0 &&
                      ms <= 600'000 && known,
                  "--inject-slow: expected RANK:PHASE:MS with PHASE one of outside_step, forward, backward, "
-                 "optimizer and MS from 0 to 600000 (e.g. 1:forward:20), got '",
+                 "backward@LAYER, optimizer and MS from 0 to 600000 (e.g. 1:forward:20), got '",
                  text, "'");
   o.slow_rank = rank;
   o.slow_phase = phase;
+  o.slow_layer = layer;
   o.slow_ms = ms;
 }
 
@@ -215,6 +224,7 @@ Trainer::Trainer(TrainOptions options, std::shared_ptr<c10d::ProcessGroup> group
     optimizer_ = make_optimizer(model_->parameters());
   }
   if (o.fused_optimizer) install_fused_optimizer();
+  hook_slow_layer_if_asked();
 }
 
 // --model mlp: the dataset --data names and an MLP shaped for it.
@@ -409,8 +419,32 @@ void Trainer::inject_stall_if_asked() {
 
 // --inject-slow: sleep in `phase` of every iteration on the chosen rank.
 void Trainer::inject_slowdown_if_asked(const char* phase) {
-  if (group_ && group_->rank() == options_.slow_rank && options_.slow_phase == phase)
+  if (group_ && group_->rank() == options_.slow_rank && options_.slow_phase == phase && options_.slow_layer.empty())
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options_.slow_ms));
+}
+
+// --inject-slow R:backward@LAYER:MS: a hook on the layer's first parameter sleeps when its
+// gradient arrives, inside backward, as a slow layer's gradient would. The layer is named as
+// the model names it, with or without DDP's "module." before it.
+void Trainer::hook_slow_layer_if_asked() {
+  if (!group_ || group_->rank() != options_.slow_rank || options_.slow_layer.empty()) return;
+  std::vector<std::string> layers;
+  for (const auto& [name, p] : model_->named_parameters()) {
+    const std::string layer = name.substr(0, name.rfind('.'));
+    if (layer == options_.slow_layer || layer == "module." + options_.slow_layer) {
+      const double ms = options_.slow_ms;
+      p.register_hook([ms](const Tensor&) -> std::optional<Tensor> {
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+        return std::nullopt;
+      });
+      return;
+    }
+    if (layers.empty() || layers.back() != layer) layers.push_back(layer);
+  }
+  std::string known;
+  for (const std::string& l : layers)
+    known += (known.empty() ? "" : ", ") + l;
+  throw DDPSCOPE_ERROR("--inject-slow: the model has no layer '", options_.slow_layer, "'; its layers are ", known);
 }
 
 // The DDP parameters the last backward left without a gradient, named; empty when all

@@ -76,9 +76,11 @@ struct TrainOptions {
   // For demonstrations and tests of why an iteration is slow: rank `slow_rank` sleeps
   // `slow_ms` in every iteration, in `slow_phase`: "outside_step" (before the iteration
   // starts, as an input pipeline that cannot keep up), "forward", "backward" (before the
-  // backward pass, inside it) or "optimizer".
+  // backward pass, inside it; with `slow_layer`, when that layer's gradient arrives instead)
+  // or "optimizer".
   int slow_rank = -1;
   std::string slow_phase;
+  std::string slow_layer;  // a module path ("layers.2"), backward only; empty: before backward
   double slow_ms = 0;
   // For demonstrations of DDP's replica check: rank `mismatch_rank` builds its model a
   // little larger (MLP one unit wider, transformer one block deeper).
@@ -159,6 +161,7 @@ class Trainer {
   // Parts of step(), in the order it runs them.
   void inject_stall_if_asked();
   void inject_slowdown_if_asked(const char* phase);
+  void hook_slow_layer_if_asked();
   std::string ddp_parameters_without_gradients() const;
   void synchronize_gradients();
   void step_optimizer(int rank);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "arrival_wait.h"
+#include "slow_cause_text.h"
 
 namespace ddpscope::gui {
 
@@ -240,10 +241,30 @@ QString runHeaderHtml(const RunData& d) {
   return html;
 }
 
+// Why the iterations are slow, first: the rank the others wait for and in which phase, or
+// that none stands out (slow_cause.h, the verdict of `ddpscope-cli why`), and each stall.
+QString causeHtml(const RunData& d) {
+  const probes::SlowCause& c = d.cause;
+  if (c.ranks < 2) return {};  // one rank waits for no one
+  const bool found = c.straggler.rank >= 0;
+  QString html = QStringLiteral("<p%1><b>%2</b> %3</p>")
+                     .arg(found ? QStringLiteral(" style='color:#b85c00'") : QString())
+                     .arg(QObject::tr("Why:"))
+                     .arg(QString::fromStdString(probes::slow_cause_verdict(c)).toHtmlEscaped());
+  for (const probes::SlowStall& st : c.stalls) {
+    html += QStringLiteral("<p style='color:#c62828'><b>%1</b> %2</p>")
+                .arg(QObject::tr("Stall:"))
+                .arg(QString::fromStdString(probes::slow_stall_sentence(st)).toHtmlEscaped() +
+                     QObject::tr(" Left out of the means below."));
+  }
+  return html;
+}
+
 }  // namespace
 
 void SummaryPage::setRun(const RunData& d) {
   QString html = runHeaderHtml(d);
+  html += causeHtml(d);
   if (!d.analysis.cut_short.empty()) html += cutShortHtml(d);
   // The table comes after the note about the rows it leaves out. GPU truth first: where
   // ranks ran kernels, compute and communication are the GPU's, and the CPU's view

@@ -1,4 +1,5 @@
 #include "time_breakdown_page.h"
+#include "slow_cause_text.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -202,9 +203,16 @@ void TimeBreakdownPage::showChoice() {
   const int64_t iteration = m_choice->currentData().toLongLong();
   std::vector<TimeBreakdown> rows;
   const std::vector<TimeBreakdown> means = breakdown_by_rank(m_byIteration);
-  const int straggler = main_straggler(means);
+  // One verdict for every view: the rank the cause analysis names (slow_cause.h); the older
+  // per-iteration rule where it has none (imported GPU traces without collectives).
+  const int straggler = m_run->cause.not_analysed.empty() ? m_run->cause.straggler.rank : main_straggler(means);
   if (iteration < 0) {
     rows = means;
+    // The Straggler column counts what the verdict counts: iterations the job waited for it.
+    if (m_run->cause.not_analysed.empty())
+      for (auto& r : rows)
+        for (const probes::RankWait& w : m_run->cause.waits)
+          if (w.rank == r.rank) r.straggled = w.last_in;
   } else {
     for (const auto& r : m_byIteration)
       if (r.iteration == iteration) rows.push_back(r);
@@ -234,17 +242,30 @@ QString TimeBreakdownPage::headline(const std::vector<TimeBreakdown>& rows, cons
                                                        .arg(over))
                                : tr("<b>Where the time went</b> in iteration %1, per rank.").arg(iteration);
   const bool gpu = anyGpu(rows);
+  const probes::SlowCause& cause = m_run->cause;
+  const bool verdict = iteration < 0 && cause.not_analysed.empty();
+  // The rank whose parts are told: the one the others wait for; never a rank that only
+  // waits, whose long iteration is the straggler's time, not its own.
+  const auto told = std::find_if(rows.begin(), rows.end(), [&](auto& r) { return r.rank == shown_straggler; });
+  const auto& about = told != rows.end() ? *told : *slowest;
+  const QString whose = told != rows.end() ? tr("Rank %1, the one the others wait for,").arg(about.rank)
+                                           : tr("The longest iteration, rank %1's,").arg(about.rank);
+  if (verdict) {
+    text += QStringLiteral(" <span style='color:%1'><b>%2</b></span>")
+                .arg(cause.straggler.rank >= 0 ? QStringLiteral("#f28e2b") : QStringLiteral("#555555"))
+                .arg(QString::fromStdString(probes::slow_cause_verdict(cause)).toHtmlEscaped());
+  }
   if (gpu)
-    text += tr(" From the GPU's kernels. The slowest rank, %1, took %2: GPU computation %3, exposed communication "
+    text += tr(" From the GPU's kernels. %1 took %2: GPU computation %3, exposed communication "
                "(NCCL kernels with no computation beside them) %4, GPU idle / other %5.")
-                .arg(slowest->rank)
-                .arg(ms(slowest->iteration_ms), ms(slowest->computation_ms), ms(slowest->exposed_comm_ms),
-                     ms(slowest->idle_ms));
+                .arg(whose)
+                .arg(ms(about.iteration_ms), ms(about.computation_ms), ms(about.exposed_comm_ms), ms(about.idle_ms));
   else
-    text += tr(" The slowest rank, %1, took %2: forward %3, backward %4, exposed communication %5, idle %6.")
-                .arg(slowest->rank)
-                .arg(ms(slowest->iteration_ms), ms(slowest->forward_ms), ms(slowest->backward_ms),
-                     ms(slowest->exposed_comm_ms), ms(slowest->idle_ms));
+    text += tr(" %1 took %2: forward %3, backward %4, exposed communication %5, idle %6.")
+                .arg(whose)
+                .arg(ms(about.iteration_ms), ms(about.forward_ms), ms(about.backward_ms), ms(about.exposed_comm_ms),
+                     ms(about.idle_ms));
+  if (verdict) return text;  // the verdict named the straggler, or that none stands out
   if (shown_straggler >= 0) {
     const auto s = std::find_if(means.begin(), means.end(), [&](auto& m) { return m.rank == shown_straggler; });
     text += iteration < 0 ? (gpu ? tr(" <span style='color:#f28e2b'><b>Straggler: rank %1</b></span>, whose GPU "

@@ -15,6 +15,7 @@
 #include "rank_attendance.h"
 #include "run_store_reader.h"
 #include "sequence_data.h"
+#include "slow_cause.h"
 #include "timeline_data.h"
 
 namespace ddpscope::gui {
@@ -25,6 +26,7 @@ struct RunData {
   std::vector<probes::RankRow> ranks;
   probes::RankAttendance attendance;  // who came and how often (a collected job's ranks)
   probes::RunAnalysis analysis;
+  probes::SlowCause cause;                 // why the iterations are slow: the verdict every page shows
   probes::GpuTimeBreakdown gpu;            // imported PyTorch traces with GPU rows; else empty
   std::vector<probes::BucketRow> buckets;  // every rank and generation
   std::vector<probes::ParamRow> params;    // every rank and generation

@@ -6,16 +6,16 @@
 
 #include "arrival_wait.h"
 #include "ddpscope/plural.h"
+#include "ddpscope/printf_string.h"
 
 namespace ddpscope::probes {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string format(const char* fmt, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
+template <typename... Args>
+std::string format(const char* fmt, Args... args) {
+  return printf_string(fmt, args...);
 }
 
 double number_or(const Json& j, const char* key, double fallback) {

@@ -91,6 +91,17 @@ class TestSummaryPage : public TimelineTest {
     const QString said = QString("rank 0: exposed %1, waiting %2; rank 1 waiting %3").arg(r0[6], r0[7], r1[7]);
     QVERIFY2(wait0 >= 24 && wait0 >= 0.6 * exposed0, qPrintable(said));
     QVERIFY2(wait0 - wait1 >= 20, qPrintable(said));
+    // The page opens with the cause, not the victim; the Breakdown says the same, and tells
+    // rank 1's parts, never calling rank 0 (the one that waits) the slowest.
+    QVERIFY2(html.contains(QRegularExpression("<b>Why:</b> Rank 1 gates \\d+ of \\d+ iterations: it spends [\\d.]+ ms "
+                                              "per iteration in forward")),
+             qPrintable(html));
+    QVERIFY2(html.indexOf("Why:") < html.indexOf("<table"), qPrintable(html));
+    window.showTab("Breakdown");
+    const QString headline = window.part<TimeBreakdownPage>()->headline()->text();
+    QVERIFY2(headline.contains("Rank 1 gates") && headline.contains("Rank 1, the one the others wait for, took") &&
+                 !headline.contains("slowest"),
+             qPrintable(headline));
   }
 };
 

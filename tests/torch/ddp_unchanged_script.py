@@ -10,7 +10,10 @@ group's collective timeout); --raise-at I raises on rank 1 at iteration I,
 makes the one optional ddpscope call; --gpu-sleep-cycles N (NCCL, with --user-hook) keeps
 the GPU busy for N cycles before each bucket's allreduce, which the host only queues;
 --rank-from slurm|openmpi takes the rank from srun's or mpirun's variables instead of
-torchrun's."""
+torchrun's. --slow RANK:PHASE:MS makes one rank slow in every iteration, as the engine's
+train --inject-slow does: outside_step (before forward, as a slow input pipeline), forward
+(a pre-hook of the model), backward (at its start, a hook on the loss), backward@N (a hook on
+layer N's weight gradient) or optimizer (inside its step)."""
 import argparse
 import datetime
 import json
@@ -40,7 +43,16 @@ parser.add_argument("--timeout", type=float, default=1800)
 parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
 parser.add_argument("--gpu-sleep-cycles", type=int, default=0)
 parser.add_argument("--rank-from", choices=["torchrun", "slurm", "openmpi"], default="torchrun")
+parser.add_argument("--slow", default="")
 args = parser.parse_args()
+slow_rank, slow_phase, slow_ms = -1, "", 0.0
+if args.slow:
+    slow_rank, slow_phase, slow_ms = args.slow.split(":")
+    slow_rank, slow_ms = int(slow_rank), float(slow_ms)
+
+
+def sleep_slow(*_):
+    time.sleep(slow_ms / 1000.0)
 
 # A job started by srun or mpirun says the rank in its launcher's words, and its script
 # hands them to torch, as users' scripts for those launchers do.
@@ -60,6 +72,11 @@ layers = []
 for i in range(args.depth):
     layers += [torch.nn.Linear(args.width, args.width), torch.nn.ReLU()]
 module = torch.nn.Sequential(*layers[:-1]).to(device)
+slow_here = rank == slow_rank
+if slow_here and slow_phase == "forward":
+    module.register_forward_pre_hook(sleep_slow)
+if slow_here and slow_phase.startswith("backward@"):
+    module[int(slow_phase.split("@")[1])].weight.register_hook(sleep_slow)
 model = DDP(module, device_ids=[device] if device.type == "cuda" else None, bucket_cap_mb=args.bucket_cap_mb)
 seen = {}  # iteration -> bucket sizes in bytes, in call order
 iteration = [0]
@@ -76,7 +93,18 @@ def counting_allreduce(state, bucket):
 
 if args.user_hook:
     model.register_comm_hook(None, counting_allreduce)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+
+
+class SlowSGD(torch.optim.SGD):
+    """SGD whose step sleeps first on the slow rank (--slow R:optimizer:MS)."""
+
+    def step(self, *a, **k):
+        if slow_here and slow_phase == "optimizer":
+            sleep_slow()
+        return super().step(*a, **k)
+
+
+optimizer = SlowSGD(model.parameters(), lr=0.01)
 generator = torch.Generator().manual_seed(rank)
 for it in range(1, args.iters + 1):
     iteration[0] = it
@@ -89,8 +117,12 @@ for it in range(1, args.iters + 1):
         raise RuntimeError("worker lost at iteration %d" % it)
     if rank == 1 and it == args.raise_at:
         raise ValueError("bad batch at iteration %d" % it)
+    if slow_here and slow_phase == "outside_step":
+        sleep_slow()
     x = torch.randn(32, args.width, generator=generator).to(device)
     loss = model(x).square().mean()
+    if slow_here and slow_phase == "backward":
+        loss.register_hook(sleep_slow)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()

@@ -117,7 +117,17 @@ class TestWaitTransfer : public CliTest {
   void testBadInjectionsAreRefused() {
     const Result phase = run({"train", "--np", "2", "--iters", "2", "--inject-slow", "1:sideways:20"});
     QVERIFY(phase.code != 0);
-    QVERIFY2(phase.err.contains("outside_step, forward, backward, optimizer"), qPrintable(phase.err));
+    QVERIFY2(phase.err.contains("outside_step, forward, backward, backward@LAYER, optimizer"), qPrintable(phase.err));
+    const Result layered = run({"train", "--np", "2", "--iters", "2", "--inject-slow", "1:forward@layers.2:20"});
+    QVERIFY(layered.code != 0);
+    QVERIFY2(layered.err.contains("--inject-slow: only backward takes a layer"), qPrintable(layered.err));
+    // A layer the model does not have: the slow rank says which it has.
+    const Result layer =
+        run({"train", "--np", "2", "--iters", "2", "--no-probes", "--inject-slow", "1:backward@layers.9:20"});
+    QVERIFY(layer.code != 0);
+    QVERIFY2(layer.err.contains("rank 1: --inject-slow: the model has no layer 'layers.9'; its layers are "
+                                "module.layers.0, module.layers.2, module.layers.4"),
+             qPrintable(layer.err));
     const Result rank = run({"train", "--np", "2", "--iters", "2", "--inject-slow", "3:forward:20"});
     QVERIFY(rank.code != 0);
     QVERIFY2(rank.err.contains("--inject-slow names rank 3"), qPrintable(rank.err));

@@ -1,0 +1,259 @@
+#include "slow_cause.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "ddpscope/median.h"
+#include "overlap_analysis.h"
+#include "slow_cause_timeline.h"
+
+namespace ddpscope::probes {
+namespace {
+
+constexpr double kNsToMsCause = 1e-6;
+// A stretch that alone loses this many iterations' worth of time, and at least a second, is
+// a stall, not the rank's pace.
+constexpr double kStallIterations = 20;
+constexpr double kStallMinMs = 1000;
+// Below this share of the iteration (and 0.5 ms), a rank's cost to the others is noise: ranks
+// sharing a machine differ by this much from one iteration to the next.
+constexpr double kNoiseShare = 0.10;
+// A straggler is the rank waited for in at least this share of the iterations.
+constexpr double kMostIterations = 2.0 / 3.0;
+
+// One stretch between two collectives, as every rank spent it.
+struct Stretch {
+  int64_t iteration = 0;
+  int last = -1;       // the rank the others waited for (its index in the timelines)
+  double lost_ms = 0;  // its arrival after the next-to-last rank's
+  std::string collective;
+  int waiting_rank = 0;                           // the rank that arrived first (index)
+  std::vector<PhaseTimes> phases;                 // by rank
+  std::vector<std::map<int64_t, double>> layers;  // by rank: param -> ms until its gradient
+};
+
+double others_median(const std::vector<PhaseTimes>& phases, int rank, int phase) {
+  std::vector<double> v;
+  for (size_t r = 0; r < phases.size(); ++r)
+    if (static_cast<int>(r) != rank) v.push_back(phases[r][static_cast<size_t>(phase)]);
+  return median(std::move(v));
+}
+
+std::vector<Stretch> stretches_of(const std::vector<RankTimeline>& ranks, const std::vector<MatchedCollective>& matched,
+                                  const std::vector<std::string>& names) {
+  std::vector<Stretch> out;
+  const size_t n = ranks.size();
+  for (size_t k = 1; k < matched.size(); ++k) {
+    Stretch s;
+    s.iteration = matched[k].iteration;
+    std::vector<std::pair<int64_t, int>> arrivals;
+    for (size_t r = 0; r < n; ++r)
+      arrivals.emplace_back(matched[k].arrival[r], static_cast<int>(r));
+    std::sort(arrivals.begin(), arrivals.end());
+    s.last = arrivals.back().second;
+    s.waiting_rank = arrivals.front().second;
+    s.lost_ms = (arrivals[n - 1].first - arrivals[n - 2].first) * kNsToMsCause;
+    const int32_t name = matched[k].per_rank[0]->name_id;
+    s.collective = (name >= 0 && static_cast<size_t>(name) < names.size() ? names[static_cast<size_t>(name)]
+                                                                          : std::string("collective")) +
+                   " #" + std::to_string(matched[k].seq);
+    for (size_t r = 0; r < n; ++r) {
+      const int64_t from = matched[k - 1].arrival[r], to = matched[k].arrival[r];
+      s.phases.push_back(ranks[r].phase_times(from, to));
+      s.layers.push_back(ranks[r].gradient_gaps(from, to));
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The lost time of a stretch that the late rank's own work explains, shared among its phases
+// by how much longer each took than the others' median. A rank late only because the others
+// got ahead while they waited for it before (they had nothing left to do) lost no time here.
+PhaseTimes share_lost(const Stretch& s) {
+  PhaseTimes excess{}, share{};
+  double total = 0;
+  for (int p = 0; p < kPhaseCount; ++p) {
+    const double e = s.phases[static_cast<size_t>(s.last)][static_cast<size_t>(p)] - others_median(s.phases, s.last, p);
+    excess[static_cast<size_t>(p)] = std::max(0.0, e);
+    total += excess[static_cast<size_t>(p)];
+  }
+  const double explained = std::min(s.lost_ms, total);
+  for (int p = 0; p < kPhaseCount; ++p)
+    share[static_cast<size_t>(p)] = total > 0 ? explained * excess[static_cast<size_t>(p)] / total : 0;
+  return share;
+}
+
+double sum(const PhaseTimes& t) { return t[0] + t[1] + t[2] + t[3]; }
+
+int largest(const PhaseTimes& t) { return static_cast<int>(std::max_element(t.begin(), t.end()) - t.begin()); }
+
+// Each analysed iteration's time: from the end of the last collective of the iteration before
+// it to the end of its own last collective. Every rank leaves a collective at about the same
+// time, so the figure is the job's, not one rank's, and the time outside the step before an
+// iteration belongs to it, as its stretches do.
+std::vector<double> periods(const std::vector<MatchedCollective>& matched, const std::set<int64_t>& analysed) {
+  std::map<int64_t, int64_t> last_end;  // iteration -> its last collective's end
+  for (const MatchedCollective& m : matched) {
+    int64_t end = 0;
+    for (const TimelineCollective* c : m.per_rank)
+      end = std::max(end, c->end);
+    int64_t& e = last_end[m.iteration];
+    e = std::max(e, end);
+  }
+  std::vector<double> out;
+  for (auto it = last_end.begin(); it != last_end.end(); ++it)
+    if (analysed.count(it->first) && it != last_end.begin() && std::prev(it)->first == it->first - 1)
+      out.push_back((it->second - std::prev(it)->second) * kNsToMsCause);
+  return out;
+}
+
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v)
+    sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+// The layer of the straggler's backward that took longest beyond the others, when one layer
+// holds most of the phase's excess.
+std::string slow_layer(const std::vector<Stretch>& stretches, int rank, int rank_id, RunStoreReader& run) {
+  std::map<int64_t, double> excess;
+  double total = 0;
+  for (const Stretch& s : stretches) {
+    if (s.last != rank || s.lost_ms <= 0) continue;
+    for (const auto& [param, ms] : s.layers[static_cast<size_t>(rank)]) {
+      std::vector<double> others;
+      for (size_t r = 0; r < s.layers.size(); ++r) {
+        if (static_cast<int>(r) == rank) continue;
+        const auto it = s.layers[r].find(param);
+        if (it != s.layers[r].end()) others.push_back(it->second);
+      }
+      const double e = ms - median(std::move(others));
+      if (e > 0) excess[param] += e, total += e;
+    }
+  }
+  if (excess.empty()) return {};
+  const auto top = std::max_element(excess.begin(), excess.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  if (top->second < 0.5 * total) return {};
+  for (const ParamRow& p : run.params(rank_id)) {
+    if (p.index != top->first) continue;
+    const auto dot = p.name.rfind('.');
+    return dot == std::string::npos ? p.name : p.name.substr(0, dot);
+  }
+  return "parameter " + std::to_string(top->first);
+}
+
+// The collective's kind without its number: "allreduce #12" -> "allreduce".
+std::string kind_of(const std::string& collective) { return collective.substr(0, collective.rfind(" #")); }
+
+// Per rank sums over the analysed stretches, turned into the verdict.
+SlowCause summarize_stretches(SlowCause cause, const std::vector<Stretch>& stretches, const RunTimelines& t,
+                              const std::set<int64_t>& analysed, RunStoreReader& run) {
+  const size_t n = t.ranks.size();
+  const double iters = static_cast<double>(analysed.size());
+  std::vector<double> lost(n, 0);
+  std::vector<PhaseTimes> lost_by_phase(n, PhaseTimes{}), phase_sum(n, PhaseTimes{});
+  std::map<int64_t, std::vector<double>> lost_in_iteration;
+  std::map<std::string, double> lost_in;  // the straggler's, filled below by collective kind
+  for (const Stretch& s : stretches) {
+    if (!analysed.count(s.iteration)) continue;
+    for (size_t r = 0; r < n; ++r)
+      for (int p = 0; p < kPhaseCount; ++p)
+        phase_sum[r][static_cast<size_t>(p)] += s.phases[r][static_cast<size_t>(p)];
+    const PhaseTimes share = share_lost(s);
+    if (sum(share) <= 0) continue;
+    lost[static_cast<size_t>(s.last)] += sum(share);
+    for (int p = 0; p < kPhaseCount; ++p)
+      lost_by_phase[static_cast<size_t>(s.last)][static_cast<size_t>(p)] += share[static_cast<size_t>(p)];
+    auto& in_iteration = lost_in_iteration[s.iteration];
+    in_iteration.resize(n, 0);
+    in_iteration[static_cast<size_t>(s.last)] += sum(share);
+  }
+  cause.noise_ms = std::max(0.5, kNoiseShare * cause.iteration_ms);
+  std::vector<int> last_in(n, 0);
+  for (const auto& [iteration, by_rank] : lost_in_iteration) {
+    const auto top = std::max_element(by_rank.begin(), by_rank.end());
+    if (*top >= cause.noise_ms) ++last_in[static_cast<size_t>(top - by_rank.begin())];
+  }
+  std::vector<double> wait(n, 0);
+  for (const MatchedCollective& m : t.matched)
+    if (analysed.count(m.iteration))
+      for (size_t r = 0; r < n; ++r)
+        wait[r] += m.wait_ms[r];
+  for (size_t r = 0; r < n; ++r)
+    cause.waits.push_back({t.ranks[r].rank, wait[r] / iters, lost[r] / iters, last_in[r]});
+  const int s = static_cast<int>(std::max_element(lost.begin(), lost.end()) - lost.begin());
+  cause.what_if_ms = cause.iteration_ms;
+  // A straggler costs the job time and is the one waited for in most iterations; ranks that
+  // take turns being last are jitter (a busy machine), not a cause.
+  if (lost[static_cast<size_t>(s)] / iters < cause.noise_ms ||
+      last_in[static_cast<size_t>(s)] < kMostIterations * iters)
+    return cause;
+  SlowStraggler& g = cause.straggler;
+  const int p = largest(lost_by_phase[static_cast<size_t>(s)]);
+  g.rank = t.ranks[static_cast<size_t>(s)].rank;
+  g.phase = kPhaseNames[p];
+  g.rank_phase_ms = phase_sum[static_cast<size_t>(s)][static_cast<size_t>(p)] / iters;
+  g.others_phase_ms = others_median(phase_sum, s, p) / iters;
+  g.extra_ms_per_iteration = g.rank_phase_ms - g.others_phase_ms;
+  g.lost_ms_per_iteration = lost[static_cast<size_t>(s)] / iters;
+  g.iterations = last_in[static_cast<size_t>(s)];
+  if (g.phase == std::string("backward")) g.where = slow_layer(stretches, s, g.rank, run);
+  for (const Stretch& st : stretches)
+    if (analysed.count(st.iteration) && st.last == s) lost_in[kind_of(st.collective)] += sum(share_lost(st));
+  if (!lost_in.empty())
+    g.waited_in =
+        std::max_element(lost_in.begin(), lost_in.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  cause.what_if_ms = cause.iteration_ms - lost_by_phase[static_cast<size_t>(s)][static_cast<size_t>(p)] / iters;
+  return cause;
+}
+
+}  // namespace
+
+SlowCause analyze_slow_cause(RunStoreReader& run, bool layers) {
+  SlowCause cause;
+  RunTimelines t = read_timelines(run, layers);
+  cause.ranks = static_cast<int>(t.ranks.size());
+  cause.cut_short = t.cut_short;
+  if (t.ranks.size() < 2) {
+    cause.not_analysed = "the run has one rank: no rank waits for another";
+    return cause;
+  }
+  if (t.matched.size() < 2) {
+    cause.not_analysed = "no collective that every rank ran was recorded";
+    return cause;
+  }
+  const std::vector<std::string> names = run.names();
+  const std::vector<Stretch> stretches = stretches_of(t.ranks, t.matched, names);
+  // Iterations past warm-up and before the last (it ends with the job's teardown), not cut short.
+  std::set<int64_t> candidates;
+  for (const Stretch& s : stretches)
+    if (s.iteration > t.first_iteration && s.iteration < t.last_iteration) candidates.insert(s.iteration);
+  for (int64_t i : t.cut_short)
+    candidates.erase(i);
+  // The median: one stall must not raise the bar it is measured against.
+  const double stall_ms = std::max(kStallMinMs, kStallIterations * median(periods(t.matched, candidates)));
+  std::set<int64_t> analysed = candidates;
+  for (const Stretch& s : stretches) {
+    if (!candidates.count(s.iteration) || s.lost_ms < stall_ms) continue;
+    const PhaseTimes share = share_lost(s);
+    cause.stalls.push_back({s.iteration, t.ranks[static_cast<size_t>(s.last)].rank, s.lost_ms,
+                            kPhaseNames[largest(share)], s.collective,
+                            t.ranks[static_cast<size_t>(s.waiting_rank)].rank});
+    analysed.erase(s.iteration);
+  }
+  std::sort(cause.stalls.begin(), cause.stalls.end(), [](auto& a, auto& b) { return a.lost_ms > b.lost_ms; });
+  cause.iterations = static_cast<int>(analysed.size());
+  if (analysed.empty()) {
+    cause.not_analysed = "no iteration past the first and before the last ran whole on every rank";
+    return cause;
+  }
+  cause.iteration_ms = mean(periods(t.matched, analysed));
+  return summarize_stretches(std::move(cause), stretches, t, analysed, run);
+}
+
+}  // namespace ddpscope::probes

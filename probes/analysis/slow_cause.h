@@ -1,0 +1,78 @@
+// Why an iteration is slow: the cause, not the victim.
+//
+// Every collective is a meeting point: no rank leaves it before the last one arrives. So the
+// job's time is a chain of stretches between meetings, and each stretch lasts as long as its
+// slowest rank's work. Collectives are matched across ranks by their sequence number; each
+// rank's stretch k runs from its arrival at collective k-1 to its arrival at collective k.
+// The rank that arrives last at collective k costs the job the time by which it is later than
+// the next-to-last rank (the time lost to it). Which part of its stretch made it late is found
+// by comparing its stretch, phase by phase, with the other ranks' median: outside the step
+// (between iterations and before forward: input loading, logging), forward, backward (and in
+// backward, the layer whose gradient took longest to become ready), the optimizer.
+//
+// Summed over the iterations past warm-up, the rank that cost the job the most time is the
+// straggler, in the phase that cost the most. A stretch that alone loses far more than an
+// iteration (a rank stopped for seconds) is a stall: named with its iteration and left out of
+// the means, as are iterations an error cut short. Durations are compared within each rank, so
+// a clock offset between hosts does not change the phase; only which rank was last comes from
+// the run's common clock.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "run_store_reader.h"
+
+namespace ddpscope::probes {
+
+// The phases a rank's time is split into, as `why --json` names them.
+inline constexpr const char* kPhaseNames[] = {"outside_step", "forward", "backward", "optimizer"};
+inline constexpr int kPhaseCount = 4;
+
+struct SlowStraggler {
+  int rank = -1;  // -1: no rank stands out
+  std::string phase;
+  std::string where;                              // the layer (module) in backward, when one stands out; else empty
+  double extra_ms_per_iteration = 0;              // its time in the phase minus the others' median
+  double rank_phase_ms = 0, others_phase_ms = 0;  // mean per iteration
+  double lost_ms_per_iteration = 0;               // the job's time lost to it
+  int iterations = 0;                             // iterations it was the last to arrive
+  std::string waited_in;                          // the collective the others most waited in
+};
+
+struct RankWait {
+  int rank = 0;
+  double wait_ms_per_iteration = 0;  // waiting for the others to arrive, in every collective
+  double lost_ms_per_iteration = 0;  // the job's time lost to this rank
+  int last_in = 0;                   // iterations it was the one the job waited for
+};
+
+struct SlowStall {
+  int64_t iteration = 0;
+  int rank = 0;  // the rank the others waited for
+  double lost_ms = 0;
+  std::string phase;       // where its time went in that stretch
+  std::string collective;  // the collective the others waited in: "allreduce #328"
+  int waiting_rank = 0;
+};
+
+struct SlowCause {
+  std::string not_analysed;  // why there is no verdict (one rank, no collectives, ...); empty when there is
+  int ranks = 0;
+  int iterations = 0;              // analysed: past warm-up, not cut short, not stalled
+  double iteration_ms = 0;         // mean iteration time (start to next start), over ranks
+  double noise_ms = 0;             // below this, a rank's lost time is noise
+  SlowStraggler straggler;         // rank -1 when the ranks are within noise
+  std::vector<RankWait> waits;     // every rank, by rank
+  double what_if_ms = 0;           // the mean iteration time without the straggler's excess
+  std::vector<SlowStall> stalls;   // the largest first
+  std::vector<int64_t> cut_short;  // iterations an error cut short, left out
+};
+
+// `layers`: read when each gradient became ready, to name the layer of a slow backward and to
+// end backward at its last gradient (a detail kind: 9 in 10 spans of a run); without them a
+// very large run is read in a tenth of the time, and backward keeps its wait for the buckets.
+SlowCause analyze_slow_cause(RunStoreReader& run, bool layers = true);
+
+}  // namespace ddpscope::probes

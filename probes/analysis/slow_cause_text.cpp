@@ -1,0 +1,147 @@
+#include "slow_cause_text.h"
+
+#include <algorithm>
+
+#include "ddpscope/plural.h"
+#include "ddpscope/printf_string.h"
+
+namespace ddpscope::probes {
+namespace {
+
+// Where the time went, in words a user acts on.
+std::string phase_words(const SlowStraggler& s) {
+  if (s.phase == "outside_step")
+    return "outside the training step (outside forward, backward and the optimizer: input loading, logging?)";
+  if (s.phase == "forward") return "in forward";
+  if (s.phase == "optimizer") return "in the optimizer step";
+  if (!s.where.empty()) return "in backward, most of it before the gradient of '" + s.where + "' was ready";
+  return "in backward";
+}
+
+// " Rank 0 waits 19.8 ms per iteration for it in allreduce." or, with several waiting,
+// " Ranks 0, 2 and 3 wait 18.6 to 21.7 ms ..." (" The other 1023 ranks wait ..." past six).
+std::string waiters(const SlowCause& cause) {
+  std::vector<const RankWait*> waiting;
+  for (const RankWait& w : cause.waits)
+    if (w.rank != cause.straggler.rank && w.wait_ms_per_iteration >= cause.noise_ms) waiting.push_back(&w);
+  if (waiting.empty()) return {};
+  const auto [low, high] = std::minmax_element(waiting.begin(), waiting.end(), [](auto* a, auto* b) {
+    return a->wait_ms_per_iteration < b->wait_ms_per_iteration;
+  });
+  std::string who;
+  if (waiting.size() == 1) {
+    who = printf_string("Rank %d waits %.1f ms", waiting[0]->rank, waiting[0]->wait_ms_per_iteration);
+  } else {
+    if (waiting.size() > 6) {
+      who = waiting.size() + 1 == cause.waits.size() ? printf_string("The other %zu ranks", waiting.size())
+                                                     : printf_string("%zu ranks", waiting.size());
+    } else {
+      who = "Ranks ";
+      for (size_t i = 0; i < waiting.size(); ++i)
+        who += (i == 0 ? "" : i + 1 == waiting.size() ? " and " : ", ") + std::to_string(waiting[i]->rank);
+    }
+    const std::string from = printf_string("%.1f", (*low)->wait_ms_per_iteration);
+    const std::string to = printf_string("%.1f", (*high)->wait_ms_per_iteration);
+    who += " wait " + (from == to ? from : from + " to " + to) + " ms";
+  }
+  return " " + who + " per iteration for it" +
+         (cause.straggler.waited_in.empty() ? "." : " in " + cause.straggler.waited_in + ".");
+}
+
+// No rank stands out: say so, and whether the ranks wait for each other by turns.
+std::string no_straggler(const SlowCause& cause) {
+  std::string out = printf_string(
+      "No rank stands out over %s: no rank is the one the others wait for in most "
+      "iterations and costs them over %.1f ms per iteration",
+      count_of(cause.iterations, "iteration").c_str(), cause.noise_ms);
+  double wait = 0;
+  for (const RankWait& w : cause.waits)
+    wait += w.wait_ms_per_iteration / static_cast<double>(cause.waits.size());
+  if (wait < cause.noise_ms) return out + ".";
+  return out + printf_string(
+                   ". The ranks wait %.1f ms per iteration for each other (of %.1f ms), taking turns: their "
+                   "pace varies from iteration to iteration (a shared or busy machine?).",
+                   wait, cause.iteration_ms);
+}
+
+}  // namespace
+
+std::string slow_cause_verdict(const SlowCause& cause) {
+  if (!cause.not_analysed.empty()) return "No verdict: " + cause.not_analysed + ".";
+  const SlowStraggler& s = cause.straggler;
+  if (s.rank < 0) return no_straggler(cause);
+  std::string out = printf_string("Rank %d gates %d of %d iterations: it spends %.1f ms per iteration %s, where the ",
+                                  s.rank, s.iterations, cause.iterations, s.rank_phase_ms, phase_words(s).c_str());
+  out += printf_string("%s %.1f ms.", cause.ranks == 2 ? "other rank spends" : "other ranks spend (median)",
+                       s.others_phase_ms);
+  out += waiters(cause);
+  out += printf_string(" Without that, an iteration would take about %.1f ms instead of %.1f ms.", cause.what_if_ms,
+                       cause.iteration_ms);
+  return out;
+}
+
+std::string slow_stall_sentence(const SlowStall& st) {
+  return printf_string("iteration %lld: rank %d stalled %.1f s (%s); rank %d waited in %s.",
+                       static_cast<long long>(st.iteration), st.rank, st.lost_ms / 1000, st.phase.c_str(),
+                       st.waiting_rank, st.collective.c_str());
+}
+
+std::string slow_cause_text(const SlowCause& cause) {
+  std::string out = slow_cause_verdict(cause) + "\n";
+  for (const SlowStall& st : cause.stalls)
+    out += "Stall: " + slow_stall_sentence(st) + " Left out of the means.\n";
+  for (int64_t i : cause.cut_short)
+    out +=
+        printf_string("Iteration %lld was cut short by an error: left out of the means.\n", static_cast<long long>(i));
+  if (cause.waits.empty()) return out;
+  out += printf_string("\nPer rank, ms per iteration (mean of %s past the first):\n",
+                       count_of(cause.iterations, "iteration").c_str());
+  out += "  rank  waits for the others  the job waited for it  last to arrive (iterations)\n";
+  for (const RankWait& w : cause.waits)
+    out += printf_string("  %4d  %20.2f  %21.2f  %d\n", w.rank, w.wait_ms_per_iteration, w.lost_ms_per_iteration,
+                         w.last_in);
+  return out;
+}
+
+nlohmann::ordered_json slow_cause_json(const SlowCause& cause) {
+  nlohmann::ordered_json j;
+  j["verdict"] = slow_cause_verdict(cause);
+  if (!cause.not_analysed.empty()) j["not_analysed"] = cause.not_analysed;
+  j["ranks"] = cause.ranks;
+  j["iterations"] = cause.iterations;
+  j["iteration_ms"] = cause.iteration_ms;
+  j["noise_ms"] = cause.noise_ms;
+  const SlowStraggler& s = cause.straggler;
+  if (s.rank >= 0) {
+    j["straggler"] = {{"rank", s.rank},
+                      {"phase", s.phase},
+                      {"where", s.where.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.where)},
+                      {"extra_ms_per_iteration", s.extra_ms_per_iteration},
+                      {"iterations", s.iterations},
+                      {"phase_ms", s.rank_phase_ms},
+                      {"others_phase_ms", s.others_phase_ms},
+                      {"lost_ms_per_iteration", s.lost_ms_per_iteration},
+                      {"waited_in", s.waited_in}};
+  } else {
+    j["straggler"] = nullptr;
+  }
+  j["waits"] = nlohmann::ordered_json::array();
+  for (const RankWait& w : cause.waits)
+    j["waits"].push_back({{"rank", w.rank},
+                          {"wait_ms_per_iteration", w.wait_ms_per_iteration},
+                          {"lost_ms_per_iteration", w.lost_ms_per_iteration},
+                          {"last_to_arrive", w.last_in}});
+  j["what_if_ms"] = cause.what_if_ms;
+  j["stalls"] = nlohmann::ordered_json::array();
+  for (const SlowStall& st : cause.stalls)
+    j["stalls"].push_back({{"iteration", st.iteration},
+                           {"rank", st.rank},
+                           {"lost_ms", st.lost_ms},
+                           {"phase", st.phase},
+                           {"waited_in", st.collective},
+                           {"waiting_rank", st.waiting_rank}});
+  j["cut_short"] = cause.cut_short;
+  return j;
+}
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""`ddpscope-cli why` (issue 65) against causes the test makes: one rank slept in one phase of
+every iteration, on our engine and on an unchanged PyTorch script, at 2 and 4 ranks (a seeded
+random sample of the matrix tests/bench/bench_why_matrix.py runs whole); healthy runs, which
+must not get a cause; the what-if against a re-run without the slowdown; a 2 s stall, named
+with its iteration and left out; runs that cannot have a verdict.
+
+Usage: test_why.py BUILD_DIR   (DDPSCOPE_WHY_SEED picks another sample; it is printed on failure)
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import why_cases  # noqa: E402
+
+BUILD = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else "build")
+CLI = os.path.join(BUILD, "bin", "ddpscope-cli")
+SEED = int(os.environ.get("DDPSCOPE_WHY_SEED", "65"))
+
+
+class WhyTest(unittest.TestCase):
+    def test_a_random_sample_of_slow_ranks_is_named_with_its_phase(self):
+        # A second run of a case that missed: a test beside this one on two cores can take a
+        # rank's core for long enough to hide 5 ms in a run of 18 iterations. The benchmark
+        # counts misses at one run a case.
+        cases = why_cases.random_cases(SEED, 6)
+        misses = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for case in cases:
+                said = []
+                for _ in range(2):
+                    verdict = why_cases.verdict_of(CLI, tmp, case)
+                    self.assertFalse(why_cases.blames_a_waiting_rank(verdict), "seed %d, %s: %s" % (SEED, case, verdict))
+                    said.append(verdict["verdict"])
+                    if why_cases.named_right(case, verdict):
+                        break
+                else:
+                    misses.append("%s: %s" % (case, " / ".join(said)))
+        self.assertEqual(misses, [], "seed %d (DDPSCOPE_WHY_SEED)" % SEED)
+
+    def test_the_verdict_names_cause_waiters_and_what_if(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            case = why_cases.Case("engine", 2, 1, "backward@layers.4", 30)
+            verdict = why_cases.verdict_of(CLI, tmp, case)
+            s = verdict["straggler"]
+            self.assertEqual((s["rank"], s["phase"], s["where"]), (1, "backward", "module.layers.4"), verdict)
+            # Rank 1 slept 30 ms an iteration: its backward is longer by about that.
+            self.assertGreater(s["extra_ms_per_iteration"], 20, verdict)
+            self.assertLess(s["extra_ms_per_iteration"], 45, verdict)
+            self.assertGreaterEqual(s["iterations"], 0.8 * verdict["iterations"], verdict)
+            waits = {w["rank"]: w["wait_ms_per_iteration"] for w in verdict["waits"]}
+            self.assertGreater(waits[0], 15, verdict)
+            self.assertLess(waits[1], waits[0] / 3, verdict)
+            self.assertLess(verdict["what_if_ms"], verdict["iteration_ms"] - 15, verdict)
+            text = subprocess.run([CLI, "why", os.path.join(tmp, "case.ddprun")], capture_output=True, text=True,
+                                  check=True).stdout
+            self.assertRegex(text, r"^Rank 1 gates \d+ of \d+ iterations: it spends [\d.]+ ms per iteration in "
+                                   r"backward, most of it before the gradient of 'module.layers.4' was ready, where "
+                                   r"the other rank spends [\d.]+ ms\. Rank 0 waits [\d.]+ ms per iteration for it in "
+                                   r"allreduce\. Without that, an iteration would take about [\d.]+ ms instead of "
+                                   r"[\d.]+ ms\.\n")
+
+    def test_healthy_runs_name_no_rank(self):
+        # Up to three runs of each: another process on the two cores can really make one rank
+        # slower for a whole run, and then naming it is right.
+        with tempfile.TemporaryDirectory() as tmp:
+            for kind in ("engine", "torch"):
+                said = []
+                for attempt in range(3):
+                    out = os.path.join(tmp, "%s%d.ddprun" % (kind, attempt))
+                    why_cases.run_job(CLI, out, kind, 2)
+                    verdict = why_cases.why(CLI, out)
+                    said.append(verdict["verdict"])
+                    if verdict["straggler"] is None:
+                        self.assertTrue(verdict["verdict"].startswith("No rank stands out over 18 iterations"), verdict)
+                        break
+                else:
+                    self.fail("%s: a rank named in each of 3 healthy runs: %s" % (kind, said))
+
+    def test_what_if_is_near_a_run_without_the_slowdown(self):
+        # Slow and healthy runs in turn, twice, of a model wide enough that an iteration takes
+        # over 10 ms: the machine's load changes between runs. The margin is for a test beside
+        # this one on two cores; the benchmark reports the error on a quiet machine.
+        with tempfile.TemporaryDirectory() as tmp:
+            predicted, healthy = [], []
+            for attempt in range(2):
+                slow = why_cases.verdict_of(CLI, tmp, why_cases.Case("engine", 2, 1, "forward", 20, width=512))
+                predicted.append(slow["what_if_ms"])
+                out = os.path.join(tmp, "healthy%d.ddprun" % attempt)
+                why_cases.run_job(CLI, out, "engine", 2, width=512)
+                healthy.append(why_cases.why(CLI, out)["iteration_ms"])
+            error = abs(sum(predicted) - sum(healthy)) / sum(healthy)
+            self.assertLess(error, 0.35, "what-if %s ms, re-runs %s ms" % (predicted, healthy))
+
+    def test_a_stall_is_named_with_its_iteration_and_left_out(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "stall.ddprun")
+            done = subprocess.run([CLI, "train", "--np", "2", "--iters", "30", "--progress", "lines", "--out", out,
+                                   "--inject-stall", "1:10:2"], env=dict(os.environ, **why_cases.MPI_AS_ROOT),
+                                  capture_output=True, text=True, timeout=300)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            verdict = why_cases.why(CLI, out)
+            self.assertEqual(len(verdict["stalls"]), 1, verdict)
+            stall = verdict["stalls"][0]
+            self.assertEqual((stall["iteration"], stall["rank"], stall["waiting_rank"]), (10, 1, 0), verdict)
+            self.assertGreater(stall["lost_ms"], 1800, verdict)
+            self.assertIn("allreduce #", stall["waited_in"])
+            self.assertEqual(verdict["iterations"], 27, verdict)  # 2..29 but 10
+            self.assertIsNone(verdict["straggler"], verdict)  # one stall is not a slow rank
+            text = subprocess.run([CLI, "why", out], capture_output=True, text=True, check=True).stdout
+            self.assertRegex(text, r"\nStall: iteration 10: rank 1 stalled [12]\.\d s \([a-z_]+\); rank 0 waited in "
+                                   r"allreduce #\d+\. Left out of the means\.\n")
+
+    def test_runs_without_a_verdict_say_why(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            one = os.path.join(tmp, "one.ddprun")
+            why_cases.run_job(CLI, one, "engine", 1)
+            done = subprocess.run([CLI, "why", one], capture_output=True, text=True)
+            self.assertEqual((done.returncode, done.stdout),
+                             (0, "No verdict: the run has one rank: no rank waits for another.\n"))
+            not_a_run = os.path.join(tmp, "notes.txt")
+            with open(not_a_run, "w") as f:
+                f.write("not a run\n")
+            done = subprocess.run([CLI, "why", not_a_run], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 2, done.stdout)
+            self.assertIn(not_a_run, done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,143 @@
+// The cause analysis (slow_cause.h) on synthetic runs whose cause is known to the
+// microsecond (slow_cause_run.h): one rank slower by 7 ms in one phase, at 2 and 4 ranks, is
+// named with its phase (and its layer in backward), the others wait 7 ms for it, and the
+// what-if equals the iteration of the same run without the slowdown; a healthy run names no
+// one; a stall and a cut-short iteration are named and left out; one rank has no verdict.
+#include <QtTest/QtTest>
+
+#include <filesystem>
+
+#include "scratch_test.h"
+#include "slow_cause.h"
+#include "slow_cause_run.h"
+#include "slow_cause_text.h"
+#include "test_registry.h"
+
+using namespace ddpscope;
+using namespace ddpscope::probes;
+using ddpscope::testing::SlowRunSpec;
+
+class TestSlowCause : public ScratchTest {
+  Q_OBJECT
+
+  SlowCause analyse(const SlowRunSpec& spec, const char* name) {
+    std::filesystem::remove(path(name));  // the run of the data row before
+    testing::write_slow_run(path(name), spec);
+    RunStoreReader run(path(name));
+    return analyze_slow_cause(run);
+  }
+
+ private slots:
+  void testTheSlowRankAndPhaseAreNamed_data() {
+    QTest::addColumn<int>("ranks");
+    QTest::addColumn<int>("slow");
+    QTest::addColumn<QString>("phase");
+    QTest::addColumn<QString>("where");
+    for (int ranks : {2, 4}) {
+      const int slow = ranks - 1;
+      for (const char* phase : {"outside_step", "forward", "optimizer"})
+        QTest::addRow("%d ranks, %s", ranks, phase) << ranks << slow << phase << "";
+      QTest::addRow("%d ranks, backward", ranks) << ranks << 1 << "backward"
+                                                 << "module.layers.2";
+    }
+  }
+  void testTheSlowRankAndPhaseAreNamed() {
+    QFETCH(int, ranks);
+    QFETCH(int, slow);
+    QFETCH(QString, phase);
+    QFETCH(QString, where);
+    const SlowCause healthy = analyse({.ranks = ranks}, "healthy.ddprun");
+    const SlowCause c = analyse(
+        {.ranks = ranks, .slow_rank = slow, .phase = phase.toStdString(), .layer = 1, .slow_ms = 7}, "slow.ddprun");
+    QVERIFY2(c.not_analysed.empty(), c.not_analysed.c_str());
+    QCOMPARE(c.iterations, 10);  // 12 but the first and the last
+    // 9.5 ms: 1 outside, 3 forward, 4 of gradients, 0.5 of the last allreduce, 1 optimizer.
+    QVERIFY(std::abs(healthy.iteration_ms - 9.5) < 1e-6);
+    QVERIFY(std::abs(c.iteration_ms - 16.5) < 1e-6);
+    const SlowStraggler& s = c.straggler;
+    QCOMPARE(s.rank, slow);
+    QCOMPARE(QString::fromStdString(s.phase), phase);
+    QCOMPARE(QString::fromStdString(s.where), where);
+    QVERIFY2(std::abs(s.extra_ms_per_iteration - 7) < 1e-6, qPrintable(QString::number(s.extra_ms_per_iteration)));
+    QVERIFY(std::abs(s.lost_ms_per_iteration - 7) < 1e-6);
+    QCOMPARE(s.iterations, 10);
+    QCOMPARE(QString::fromStdString(s.waited_in), QString("allreduce"));
+    // The others wait for it, idle: 7 ms where it is late at the second bucket only (its
+    // layer 1 is in that bucket); else 5 ms at the first bucket past their own backward,
+    // and 1.5 ms at the second while it computes the gradients they finished under the wait.
+    const double waited = phase == "backward" ? 7 : 6.5;
+    for (const RankWait& w : c.waits) {
+      QVERIFY2(std::abs(w.wait_ms_per_iteration - (w.rank == slow ? 0 : waited)) < 1e-6,
+               qPrintable(QString("rank %1 waits %2 ms").arg(w.rank).arg(w.wait_ms_per_iteration)));
+      QCOMPARE(w.last_in, w.rank == slow ? 10 : 0);
+    }
+    // Without the 7 ms, the run is the healthy one.
+    QVERIFY2(std::abs(c.what_if_ms - healthy.iteration_ms) < 1e-6, qPrintable(QString::number(c.what_if_ms)));
+  }
+
+  void testTheVerdictInWords() {
+    const SlowCause two = analyse({.slow_rank = 1, .phase = "outside_step", .slow_ms = 7}, "two.ddprun");
+    QCOMPARE(QString::fromStdString(slow_cause_verdict(two)),
+             QString("Rank 1 gates 10 of 10 iterations: it spends 8.0 ms per iteration outside the training step "
+                     "(outside forward, backward and the optimizer: input loading, logging?), where the other rank "
+                     "spends 1.0 ms. Rank 0 waits 6.5 ms per iteration for it in allreduce. Without that, an "
+                     "iteration would take about 9.5 ms instead of 16.5 ms."));
+    const SlowCause four =
+        analyse({.ranks = 4, .slow_rank = 2, .phase = "backward", .layer = 3, .slow_ms = 7}, "four.ddprun");
+    QCOMPARE(QString::fromStdString(slow_cause_verdict(four)),
+             QString("Rank 2 gates 10 of 10 iterations: it spends 11.0 ms per iteration in backward, most of it "
+                     "before the gradient of 'module.layers.6' was ready, where the other ranks spend (median) 4.0 "
+                     "ms. Ranks 0, 1 and 3 wait 6.5 ms per iteration for it in allreduce. Without that, an iteration "
+                     "would take about 9.5 ms instead of 16.5 ms."));
+    const auto json = slow_cause_json(four);
+    QCOMPARE(json["straggler"]["rank"].get<int>(), 2);
+    QCOMPARE(json["straggler"]["phase"].get<std::string>(), std::string("backward"));
+    QCOMPARE(json["straggler"]["where"].get<std::string>(), std::string("module.layers.6"));
+    QCOMPARE(json["waits"].size(), size_t{4});
+    QVERIFY(std::abs(json["what_if_ms"].get<double>() - 9.5) < 1e-6);
+  }
+
+  void testAHealthyRunNamesNoRank() {
+    const SlowCause c = analyse({.ranks = 4}, "healthy.ddprun");
+    QCOMPARE(c.straggler.rank, -1);
+    QCOMPARE(QString::fromStdString(slow_cause_verdict(c)),
+             QString("No rank stands out over 10 iterations: no rank is the one the others wait for in most "
+                     "iterations and costs them over 1.0 ms per iteration."));
+    QCOMPARE(slow_cause_json(c)["straggler"].is_null(), true);
+  }
+
+  void testAStallIsNamedAndLeftOut() {
+    const SlowCause c = analyse({.stall_rank = 1, .stall_iteration = 6, .stall_ms = 3000}, "stall.ddprun");
+    QCOMPARE(c.stalls.size(), size_t{1});
+    const SlowStall& st = c.stalls[0];
+    QCOMPARE(st.iteration, int64_t{6});
+    QCOMPARE(st.rank, 1);
+    QCOMPARE(st.waiting_rank, 0);
+    QCOMPARE(QString::fromStdString(st.phase), QString("outside_step"));
+    QCOMPARE(QString::fromStdString(st.collective), QString("allreduce #12"));
+    QVERIFY(std::abs(st.lost_ms - 3000) < 1e-6);
+    QCOMPARE(c.iterations, 9);
+    QVERIFY(std::abs(c.iteration_ms - 9.5) < 1e-6);  // the stall is not in the mean
+    QCOMPARE(c.straggler.rank, -1);
+    QVERIFY(slow_cause_text(c).find("Stall: iteration 6: rank 1 stalled 3.0 s (outside_step); rank 0 waited in "
+                                    "allreduce #12. Left out of the means.\n") != std::string::npos);
+  }
+
+  void testACutShortIterationIsLeftOut() {
+    const SlowCause c = analyse({.slow_rank = 0, .phase = "forward", .slow_ms = 7, .cut_iteration = 4}, "cut.ddprun");
+    QCOMPARE(c.cut_short, std::vector<int64_t>{4});
+    QCOMPARE(c.iterations, 9);
+    QCOMPARE(c.straggler.rank, 0);
+    QVERIFY(slow_cause_text(c).find("Iteration 4 was cut short by an error: left out of the means.\n") !=
+            std::string::npos);
+  }
+
+  void testOneRankHasNoVerdict() {
+    const SlowCause c = analyse({.ranks = 1}, "one.ddprun");
+    QCOMPARE(QString::fromStdString(slow_cause_verdict(c)),
+             QString("No verdict: the run has one rank: no rank waits for another."));
+  }
+};
+
+DDPSCOPE_TEST_GUILESS_MAIN(TestSlowCause)
+#include "tst_slow_cause.moc"
