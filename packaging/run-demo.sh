@@ -18,10 +18,12 @@ echo "== demo (no display: headless): the character-level transformer on the shi
 # Small buckets: the transformer's 0.4 MiB of gradients in 4 buckets that overlap backward.
 ./build/bin/ddpscope-cli train --np 2 --model transformer --iters 200 --batch 16 --width 64 \
   --depth 2 --seed 1 --log-every 25 --bucket-cap-mb 0.1 --first-bucket-cap-mb 0.05 --out "$run"
-echo "== the run's summary (ddpscope-cli stats --summary $run) =="
-./build/bin/ddpscope-cli stats --summary "$run"
 echo "== where each rank stood at the end (ddpscope-cli hang $run) =="
 ./build/bin/ddpscope-cli hang "$run"
+echo "== the run's summary (ddpscope-cli stats --summary $run) =="
+./build/bin/ddpscope-cli stats --summary "$run"
+echo "== why its iterations take the time they take (ddpscope-cli why $run) =="
+./build/bin/ddpscope-cli why "$run"
 echo "== per-iteration timings: ./build/bin/ddpscope-cli stats $run"
 echo "== a trace for https://ui.perfetto.dev: ./build/bin/ddpscope-cli export $run --chrome demo.json"
 echo "== on a desktop: ./build/bin/ddpscope $run"

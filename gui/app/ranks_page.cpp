@@ -1,4 +1,5 @@
 #include "ranks_page.h"
+#include "slow_cause_text.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -75,6 +76,18 @@ QString RanksPage::headlineOf(const RankOverview& o, OverviewMetric metric) cons
                               ? tr("rank %1's %2 ms").arg(s.other_rank).arg(s.others_ms, 0, 'f', 2)
                               : tr("the median of the other %1 ranks, %2 ms").arg(s.others).arg(s.others_ms, 0, 'f', 2);
   const double over = s.overPercent();
+  // With a verdict (slow_cause.h), the page opens with it: the rank the others wait for, which
+  // is often not the one with the longest mean (a waiting rank's iteration holds its wait).
+  if (m_run && m_run->cause.not_analysed.empty()) {
+    text = QStringLiteral("<b>%1</b> %2 ")
+               .arg(tr("Why:"), QString::fromStdString(probes::slow_cause_verdict(m_run->cause)).toHtmlEscaped()) +
+           text;
+    return text + tr(" Highest mean: %1, %2 ms against %3 (+%4%).")
+                      .arg(who)
+                      .arg(s.row->mean_ms, 0, 'f', 2)
+                      .arg(against)
+                      .arg(over, 0, 'f', 1);
+  }
   if (over < 100 * kTiedFraction)
     return text + tr(" No rank stands out: the slowest, %1, has a mean of %2 ms against %3.")
                       .arg(who)

@@ -220,6 +220,11 @@ void TimeBreakdownPage::showChoice() {
   int shown_straggler = iteration < 0 ? straggler : -1;
   for (const auto& r : rows)
     if (iteration >= 0 && r.straggler) shown_straggler = r.rank;
+  if (iteration >= 0 && m_run->cause.not_analysed.empty()) {  // the verdict's own, as above
+    shown_straggler = -1;
+    for (const auto& s : m_run->cause.by_iteration)
+      if (s.iteration == iteration) shown_straggler = s.rank;
+  }
   m_bars->setRows(rows, shown_straggler);
   m_headline->setText(headline(rows, means, iteration, shown_straggler));
   fillRankTable(rows, iteration, shown_straggler);

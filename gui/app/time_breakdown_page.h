@@ -34,6 +34,7 @@ class BreakdownBars : public QWidget {
     update();
   }
   const std::vector<TimeBreakdown>& rows() const { return m_rows; }
+  int straggler() const { return m_straggler; }  // the rank drawn as the straggler; -1: none
   QSize sizeHint() const override;
 
  protected:

@@ -503,7 +503,11 @@ class AutogradLessonKind final : public LessonKind {
   LessonState stateAfter(const Lesson& l, size_t applied) const override { return replayEvents(l, applied); }
   std::string explain(const Lesson& l, size_t i) const override {
     std::string text = l.explainDistributedStep(i);
-    if (l.steps[i].concurrent) text += " " + concurrentText();
+    if (l.steps[i].concurrent) {
+      // Appended in two steps: `" " + concurrentText()` trips GCC 12's false -Wstringop-overflow.
+      text += ' ';
+      text += concurrentText();
+    }
     return text;
   }
   bool asksBefore(const LessonStep& next) const override { return next.kind == StepKind::NodeRuns; }

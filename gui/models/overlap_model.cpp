@@ -25,8 +25,15 @@ void OverlapModel::setRun(const RunData* run, int rank) {
       if (!fresh) e->second = std::min(e->second, b.start_ns);
     }
     std::map<int64_t, int> straggler;
-    for (const auto& s : probes::find_stragglers(run->analysis))
-      straggler[s.iteration] = s.rank;
+    // One verdict for every view: the cause analysis' straggler of each iteration (slow_cause.h),
+    // or the older rule where it has none (imported GPU traces without collectives).
+    if (run->cause.not_analysed.empty()) {
+      for (const auto& s : run->cause.by_iteration)
+        if (s.rank >= 0) straggler[s.iteration] = s.rank;
+    } else {
+      for (const auto& s : probes::find_stragglers(run->analysis))
+        straggler[s.iteration] = s.rank;
+    }
     for (const auto& it : run->analysis.iterations) {
       if (rank >= 0 && it.rank != rank) continue;
       Row row{it};

@@ -14,10 +14,10 @@ namespace ddpscope::probes {
 namespace {
 
 constexpr double kNsToMsCause = 1e-6;
-// A stretch that alone loses this many iterations' worth of time, and at least a second, is
-// a stall, not the rank's pace.
-constexpr double kStallIterations = 20;
-constexpr double kStallMinMs = 1000;
+// A stretch that alone loses this many (median) iterations' worth of time, and at least
+// 100 ms, is a stall, not the rank's pace.
+constexpr double kStallIterations = 10;
+constexpr double kStallMinMs = 100;
 // Below this share of the iteration (and 0.5 ms), a rank's cost to the others is noise: ranks
 // sharing a machine differ by this much from one iteration to the next.
 constexpr double kNoiseShare = 0.10;
@@ -175,9 +175,17 @@ SlowCause summarize_stretches(SlowCause cause, const std::vector<Stretch>& stret
   }
   cause.noise_ms = std::max(0.5, kNoiseShare * cause.iteration_ms);
   std::vector<int> last_in(n, 0);
-  for (const auto& [iteration, by_rank] : lost_in_iteration) {
-    const auto top = std::max_element(by_rank.begin(), by_rank.end());
-    if (*top >= cause.noise_ms) ++last_in[static_cast<size_t>(top - by_rank.begin())];
+  for (int64_t iteration : analysed) {
+    SlowIteration row{iteration, -1, 0};
+    if (const auto found = lost_in_iteration.find(iteration); found != lost_in_iteration.end()) {
+      const auto top = std::max_element(found->second.begin(), found->second.end());
+      const auto index = static_cast<size_t>(top - found->second.begin());
+      if (*top >= cause.noise_ms) {
+        ++last_in[index];
+        row = {iteration, t.ranks[index].rank, *top};
+      }
+    }
+    cause.by_iteration.push_back(row);
   }
   std::vector<double> wait(n, 0);
   for (const MatchedCollective& m : t.matched)

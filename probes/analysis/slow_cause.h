@@ -12,7 +12,7 @@
 //
 // Summed over the iterations past warm-up, the rank that cost the job the most time is the
 // straggler, in the phase that cost the most. A stretch that alone loses far more than an
-// iteration (a rank stopped for seconds) is a stall: named with its iteration and left out of
+// iteration (ten, and 100 ms: a rank stopped for a while) is a stall: named with its iteration and left out of
 // the means, as are iterations an error cut short. Durations are compared within each rank, so
 // a clock offset between hosts does not change the phase; only which rank was last comes from
 // the run's common clock.
@@ -57,17 +57,25 @@ struct SlowStall {
   int waiting_rank = 0;
 };
 
+// One iteration's straggler: the rank whose own work cost the job the most time in it.
+struct SlowIteration {
+  int64_t iteration = 0;
+  int rank = -1;  // -1: no rank cost the job more than the noise
+  double lost_ms = 0;
+};
+
 struct SlowCause {
   std::string not_analysed;  // why there is no verdict (one rank, no collectives, ...); empty when there is
   int ranks = 0;
-  int iterations = 0;              // analysed: past warm-up, not cut short, not stalled
-  double iteration_ms = 0;         // mean iteration time (start to next start), over ranks
-  double noise_ms = 0;             // below this, a rank's lost time is noise
-  SlowStraggler straggler;         // rank -1 when the ranks are within noise
-  std::vector<RankWait> waits;     // every rank, by rank
-  double what_if_ms = 0;           // the mean iteration time without the straggler's excess
-  std::vector<SlowStall> stalls;   // the largest first
-  std::vector<int64_t> cut_short;  // iterations an error cut short, left out
+  int iterations = 0;                       // analysed: past warm-up, not cut short, not stalled
+  double iteration_ms = 0;                  // mean iteration time (start to next start), over ranks
+  double noise_ms = 0;                      // below this, a rank's lost time is noise
+  SlowStraggler straggler;                  // rank -1 when the ranks are within noise
+  std::vector<RankWait> waits;              // every rank, by rank
+  double what_if_ms = 0;                    // the mean iteration time without the straggler's excess
+  std::vector<SlowStall> stalls;            // the largest first
+  std::vector<int64_t> cut_short;           // iterations an error cut short, left out
+  std::vector<SlowIteration> by_iteration;  // every iteration analysed, in order
 };
 
 // `layers`: read when each gradient became ready, to name the layer of a slow backward and to

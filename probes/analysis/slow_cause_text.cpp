@@ -66,10 +66,20 @@ std::string no_straggler(const SlowCause& cause) {
 
 }  // namespace
 
+// " Stalled: iteration 60, rank 1, 30.0 s (left out)." for the largest stall, and how many more.
+std::string stalls_said(const SlowCause& cause) {
+  if (cause.stalls.empty()) return {};
+  const SlowStall& st = cause.stalls.front();
+  std::string out = printf_string(" Stalled: iteration %lld, rank %d, %.1f s", static_cast<long long>(st.iteration),
+                                  st.rank, st.lost_ms / 1000);
+  if (cause.stalls.size() > 1) out += printf_string(", and %zu more", cause.stalls.size() - 1);
+  return out + " (left out).";
+}
+
 std::string slow_cause_verdict(const SlowCause& cause) {
-  if (!cause.not_analysed.empty()) return "No verdict: " + cause.not_analysed + ".";
+  if (!cause.not_analysed.empty()) return "No verdict: " + cause.not_analysed + "." + stalls_said(cause);
   const SlowStraggler& s = cause.straggler;
-  if (s.rank < 0) return no_straggler(cause);
+  if (s.rank < 0) return no_straggler(cause) + stalls_said(cause);
   std::string out = printf_string("Rank %d gates %d of %d iterations: it spends %.1f ms per iteration %s, where the ",
                                   s.rank, s.iterations, cause.iterations, s.rank_phase_ms, phase_words(s).c_str());
   out += printf_string("%s %.1f ms.", cause.ranks == 2 ? "other rank spends" : "other ranks spend (median)",
@@ -77,7 +87,7 @@ std::string slow_cause_verdict(const SlowCause& cause) {
   out += waiters(cause);
   out += printf_string(" Without that, an iteration would take about %.1f ms instead of %.1f ms.", cause.what_if_ms,
                        cause.iteration_ms);
-  return out;
+  return out + stalls_said(cause);
 }
 
 std::string slow_stall_sentence(const SlowStall& st) {

@@ -1,0 +1,96 @@
+// One verdict for every view (issue 65): on runs whose cause is known to the microsecond
+// (slow_cause_run.h: rank 2 of 4 slower by 7 ms in forward), the Summary, the Breakdown (its
+// headline, bars and table, for the mean and for one iteration), the Ranks tab and the Overlap
+// table name the same rank, and no page calls a waiting rank the slowest; a 3 s stall is named
+// with its iteration on the Summary and left out of the verdict.
+#include <QtTest/QtTest>
+
+#include <QTemporaryDir>
+
+#include "main_window.h"
+#include "overlap_model.h"
+#include "ranks_page.h"
+#include "run_data.h"
+#include "slow_cause_run.h"
+#include "summary_page.h"
+#include "test_registry.h"
+#include "time_breakdown_page.h"
+
+using namespace ddpscope::gui;
+using ddpscope::testing::SlowRunSpec;
+
+class TestOneVerdict : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir m_config, m_folder;
+
+  QString write(const char* name, const SlowRunSpec& spec) {
+    const QString file = m_folder.filePath(name);
+    ddpscope::testing::write_slow_run(file.toStdString(), spec);
+    return file;
+  }
+
+ private slots:
+  void initTestCase() { qputenv("XDG_CONFIG_HOME", m_config.path().toUtf8()); }
+
+  void testEveryViewNamesTheSameRank() {
+    const QString file = write("slow.ddprun", {.ranks = 4, .slow_rank = 2, .phase = "forward", .slow_ms = 7});
+    MainWindow window(m_folder.path());
+    QVERIFY(window.openRun(file));
+    const QString summary = window.findChild<SummaryPage*>()->text();
+    QVERIFY2(summary.contains("<b>Why:</b> Rank 2 gates 10 of 10 iterations: it spends 10.0 ms per iteration in "
+                              "forward, where the other ranks spend (median) 3.0 ms."),
+             qPrintable(summary));
+
+    window.showTab("Breakdown");
+    auto* breakdown = window.part<TimeBreakdownPage>();
+    QString headline = breakdown->headline()->text();
+    QVERIFY2(headline.contains("Rank 2 gates 10 of 10 iterations") &&
+                 headline.contains("Rank 2, the one the others wait for, took") && !headline.contains("slowest"),
+             qPrintable(headline));
+    QCOMPARE(breakdown->bars()->straggler(), 2);
+    for (int r = 0; r < breakdown->rankModel()->rowCount(); ++r) {  // the Straggler column: iterations
+      const int rank = breakdown->rankModel()->index(r, 0).data().toInt();
+      const QString cell =
+          breakdown->rankModel()->index(r, breakdown->rankModel()->columnCount() - 1).data().toString();
+      QCOMPARE(cell, rank == 2 ? QString("10 iterations") : QString("0 iterations"));
+    }
+    breakdown->iterationChoice()->setCurrentIndex(breakdown->iterationChoice()->findText("Iteration 5"));
+    QCOMPARE(breakdown->bars()->straggler(), 2);
+    headline = breakdown->headline()->text();
+    QVERIFY2(headline.contains("Straggler: rank 2</b></span> in this iteration") && !headline.contains("slowest"),
+             qPrintable(headline));
+
+    window.showTab("Ranks");
+    const QString ranks = window.part<RanksPage>()->headline();
+    QVERIFY2(ranks.contains("<b>Why:</b> Rank 2 gates 10 of 10 iterations") && !ranks.contains("Slowest"),
+             qPrintable(ranks));
+
+    const RunData run = loadRun(file.toStdString());
+    OverlapModel overlap;
+    overlap.setRun(&run);
+    int marked = 0;
+    for (int r = 0; r < overlap.rowCount(); ++r) {
+      if (!overlap.index(r, OverlapModel::Straggler).data(OverlapModel::ValueRole).toBool()) continue;
+      ++marked;
+      QCOMPARE(overlap.index(r, OverlapModel::Rank).data().toInt(), 2);
+    }
+    QCOMPARE(marked, 10);  // iterations 2 to 11: the first and the last are left out
+  }
+
+  void testAStallIsNamedAndLeftOut() {
+    const QString file = write("stall.ddprun", {.ranks = 2, .stall_rank = 1, .stall_iteration = 6, .stall_ms = 3000});
+    MainWindow window(m_folder.path());
+    QVERIFY(window.openRun(file));
+    const QString summary = window.findChild<SummaryPage*>()->text();
+    QVERIFY2(summary.contains("<b>Why:</b> No rank stands out over 9 iterations") &&
+                 summary.contains("<b>Stall:</b> iteration 6: rank 1 stalled 3.0 s (outside_step); rank 0 waited in "
+                                  "allreduce #12. Left out of the means below."),
+             qPrintable(summary));
+    window.showTab("Breakdown");
+    QVERIFY(window.part<TimeBreakdownPage>()->headline()->text().contains("No rank stands out over 9 iterations"));
+  }
+};
+
+DDPSCOPE_TEST_MAIN(TestOneVerdict)
+#include "tst_one_verdict.moc"
