@@ -141,7 +141,7 @@ void add_multi_rank_options(CLI::App& cmd, TrainOptions& o) {
                     "RANK:PHASE:MS: that rank sleeps MS in every iteration, in PHASE: outside_step (before "
                     "the iteration, as a slow input pipeline), forward, backward (backward@LAYER: when that "
                     "layer's gradient arrives, e.g. 1:backward@layers.1:20) or optimizer (to see what a slow "
-                    "rank does to the others)")
+                    "rank does to the others); :FROM_ITERATION after MS: slow from that iteration on")
       ->group(kFaultsGroup);
   add_parsed_option(cmd, "--inject-uneven", o, parse_uneven,
                     "RANK:ITERATIONS: that rank's data runs out after ITERATIONS (uneven inputs: without --join "
@@ -285,9 +285,9 @@ std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOpti
   if (o.batch_norm) a.push_back("--batch-norm");
   if (o.sync_bn) a.push_back("--sync-bn");
   if (o.slow_rank >= 0)
-    a.insert(a.end(),
-             {"--inject-slow", detail::concat(o.slow_rank, ":", o.slow_phase,
-                                              o.slow_layer.empty() ? "" : "@" + o.slow_layer, ":", num(o.slow_ms))});
+    a.insert(a.end(), {"--inject-slow",
+                       detail::concat(o.slow_rank, ":", o.slow_phase, o.slow_layer.empty() ? "" : "@" + o.slow_layer,
+                                      ":", num(o.slow_ms), ":", o.slow_from)});
   if (o.stall_rank >= 0) {
     a.insert(a.end(),
              {"--inject-stall", detail::concat(o.stall_rank, ":", o.stall_iteration, ":", num(o.stall_seconds))});

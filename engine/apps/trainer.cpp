@@ -52,11 +52,18 @@ void parse_stall(const std::string& text, TrainOptions& o) {
 }
 
 void parse_slow(const std::string& text, TrainOptions& o) {
-  const auto first = text.find(':'), last = text.rfind(':');
+  std::vector<std::string> parts;
+  for (size_t from = 0;;) {
+    const size_t colon = text.find(':', from);
+    parts.push_back(text.substr(from, colon == std::string::npos ? std::string::npos : colon - from));
+    if (colon == std::string::npos) break;
+    from = colon + 1;
+  }
   int rank = -1;
   double ms = 0;
+  long long first = 1;
   char tail = 0;
-  std::string phase = first < last ? text.substr(first + 1, last - first - 1) : std::string();
+  std::string phase = parts.size() >= 3 ? parts[1] : std::string();
   std::string layer;
   if (const auto at = phase.find('@'); at != std::string::npos) {  // backward@LAYER
     layer = phase.substr(at + 1);
@@ -66,16 +73,19 @@ void parse_slow(const std::string& text, TrainOptions& o) {
                    text, "'");
   }
   const bool known = phase == "outside_step" || phase == "forward" || phase == "backward" || phase == "optimizer";
-  DDPSCOPE_CHECK(first < last && std::sscanf(text.substr(0, first).c_str(), "%d%c", &rank, &tail) == 1 &&
-                     std::sscanf(text.substr(last + 1).c_str(), "%lf%c", &ms, &tail) == 1 && rank >= 0 && ms > 0 &&
-                     ms <= 600'000 && known,
-                 "--inject-slow: expected RANK:PHASE:MS with PHASE one of outside_step, forward, backward, "
-                 "backward@LAYER, optimizer and MS from 0 to 600000 (e.g. 1:forward:20), got '",
+  DDPSCOPE_CHECK((parts.size() == 3 || parts.size() == 4) && std::sscanf(parts[0].c_str(), "%d%c", &rank, &tail) == 1 &&
+                     std::sscanf(parts[2].c_str(), "%lf%c", &ms, &tail) == 1 &&
+                     (parts.size() == 3 || std::sscanf(parts[3].c_str(), "%lld%c", &first, &tail) == 1) && rank >= 0 &&
+                     ms > 0 && ms <= 600'000 && known && first >= 1,
+                 "--inject-slow: expected RANK:PHASE:MS[:FROM_ITERATION] with PHASE one of outside_step, forward, "
+                 "backward, backward@LAYER, optimizer, MS from 0 to 600000 and FROM_ITERATION at least 1 (e.g. "
+                 "1:forward:20, or 1:forward:20:100 from iteration 100 on), got '",
                  text, "'");
   o.slow_rank = rank;
   o.slow_phase = phase;
   o.slow_layer = layer;
   o.slow_ms = ms;
+  o.slow_from = first;
 }
 
 void parse_uneven(const std::string& text, TrainOptions& o) {
@@ -419,7 +429,8 @@ void Trainer::inject_stall_if_asked() {
 
 // --inject-slow: sleep in `phase` of every iteration on the chosen rank.
 void Trainer::inject_slowdown_if_asked(const char* phase) {
-  if (group_ && group_->rank() == options_.slow_rank && options_.slow_phase == phase && options_.slow_layer.empty())
+  if (group_ && group_->rank() == options_.slow_rank && options_.slow_phase == phase && options_.slow_layer.empty() &&
+      iteration_ + 1 >= options_.slow_from)
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options_.slow_ms));
 }
 
@@ -432,9 +443,10 @@ void Trainer::hook_slow_layer_if_asked() {
   for (const auto& [name, p] : model_->named_parameters()) {
     const std::string layer = name.substr(0, name.rfind('.'));
     if (layer == options_.slow_layer || layer == "module." + options_.slow_layer) {
-      const double ms = options_.slow_ms;
-      p.register_hook([ms](const Tensor&) -> std::optional<Tensor> {
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+      // The trainer owns the model, and so outlives the hook.
+      p.register_hook([this](const Tensor&) -> std::optional<Tensor> {
+        if (iteration_ + 1 >= options_.slow_from)
+          std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options_.slow_ms));
         return std::nullopt;
       });
       return;

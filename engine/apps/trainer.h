@@ -82,6 +82,7 @@ struct TrainOptions {
   std::string slow_phase;
   std::string slow_layer;  // a module path ("layers.2"), backward only; empty: before backward
   double slow_ms = 0;
+  int64_t slow_from = 1;  // the first iteration it is slow in (a rank that becomes slow mid-run)
   // For demonstrations of DDP's replica check: rank `mismatch_rank` builds its model a
   // little larger (MLP one unit wider, transformer one block deeper).
   int mismatch_rank = -1;

@@ -19,6 +19,8 @@
 #include "category_palette.h"
 #include "chart_theme.h"
 #include "chart_title.h"
+#include "plural.h"
+#include "slow_cause_text.h"
 
 namespace ddpscope::gui {
 
@@ -42,6 +44,10 @@ LiveMonitor::LiveMonitor(QWidget* parent) : QWidget(parent) {
   bar->addWidget(m_stop);
   layout->addLayout(bar);
   layout->addWidget(m_status);
+  m_verdict = new QLabel;
+  m_verdict->setWordWrap(true);
+  m_verdict->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(m_verdict);
   auto* grid = new QGridLayout;
   m_loss = makeChart(tr("Loss"), tr("loss"));
   m_rate = makeChart(tr("Throughput"), tr("samples/s"));
@@ -243,7 +249,22 @@ void LiveMonitor::setStatus(const QString& text, bool running) {
 
 void LiveMonitor::setUnbounded() { m_progress->setRange(0, 0); }
 
+// Why the iterations are slow: live, over the last few iterations (a rank that became slow
+// is named within two of them); afterwards, over the whole run, as the Summary says it.
+void LiveMonitor::showVerdict(const RunData& run, bool live) {
+  const probes::SlowCause& cause = live ? run.recent_cause : run.cause;
+  if (cause.ranks < 2 || !cause.not_analysed.empty()) {
+    m_verdict->clear();
+    return;
+  }
+  const QString when = live ? tr("Now (the last %1):").arg(countOf(cause.iterations, tr("iteration"))) : tr("Why:");
+  m_verdict->setText(QStringLiteral("<span style='color:%1'><b>%2</b> %3</span>")
+                         .arg(cause.straggler.rank >= 0 ? QStringLiteral("#b85c00") : QStringLiteral("#555555"), when,
+                              QString::fromStdString(probes::slow_cause_verdict(cause)).toHtmlEscaped()));
+}
+
 void LiveMonitor::setRun(const RunData& run, bool live) {
+  showVerdict(run, live);
   // Rebuilt from the whole run each time: replace() swaps a series' points at once.
   std::map<int, QList<QPointF>> loss, rate, iterationMs, overlap;
   for (const auto& m : run.metrics) {

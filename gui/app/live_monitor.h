@@ -46,11 +46,13 @@ class LiveMonitor : public QWidget {
   // Redraws the charts from the run's metrics; the bar shows its last iteration of the
   // job's total (live: never behind the job's own progress).
   void setRun(const RunData& run, bool live = false);
+  void showVerdict(const RunData& run, bool live);
   void clear();
 
   QProgressBar* progressBar() const { return m_progress; }
   QPushButton* stopButton() const { return m_stop; }
   QLabel* statusLabel() const { return m_status; }
+  QLabel* verdictLabel() const { return m_verdict; }  // why the iterations are slow (now, when live)
   // Points on the charts: loss, samples/s, iteration times, overlap ratios.
   int pointCount(const QString& chart) const;
   QValueAxis* axis(const QString& chart, Qt::Orientation o) const;
@@ -89,6 +91,7 @@ class LiveMonitor : public QWidget {
   double m_progressRate = 0;
   void showProgress(int iteration, int total);
   QLabel* m_status;
+  QLabel* m_verdict = nullptr;
   QPushButton* m_stop;
   Chart m_loss, m_rate, m_iterationMs, m_overlap;
   QCheckBox* m_logBox = nullptr;

@@ -49,7 +49,10 @@ RunData loadRun(const std::string& path, int64_t now_ns, const RunData* previous
   // GPU work comes only from imported PyTorch traces: other runs skip the scan.
   if (d.run.config_json.find("\"torch-trace\"") != std::string::npos) d.gpu = probes::gpu_time_breakdown(reader);
   if (with_hang) d.hang = probes::analyze_hang(reader, now_ns);
-  d.cause = probes::analyze_slow_cause(reader, !structure_only);
+  probes::SlowCauses causes =
+      probes::analyze_slow_causes(reader, now_ns > 0 ? RunData::kRecentIterations : 0, !structure_only);
+  d.cause = std::move(causes.whole);
+  d.recent_cause = std::move(causes.recent);
   d.graph = loadGraph(reader, 0);
   d.dist_graphs = listDistGraphs(reader);
   // Lifelines for the ranks there are, not for a world size a trace only claims (10^9

@@ -26,7 +26,10 @@ struct RunData {
   std::vector<probes::RankRow> ranks;
   probes::RankAttendance attendance;  // who came and how often (a collected job's ranks)
   probes::RunAnalysis analysis;
-  probes::SlowCause cause;                 // why the iterations are slow: the verdict every page shows
+  probes::SlowCause cause;  // why the iterations are slow: the verdict every page shows
+  // Live: the same over the last kRecentIterations finished iterations (is a rank slow now?).
+  static constexpr int kRecentIterations = 3;
+  probes::SlowCause recent_cause;
   probes::GpuTimeBreakdown gpu;            // imported PyTorch traces with GPU rows; else empty
   std::vector<probes::BucketRow> buckets;  // every rank and generation
   std::vector<probes::ParamRow> params;    // every rank and generation

@@ -220,29 +220,12 @@ SlowCause summarize_stretches(SlowCause cause, const std::vector<Stretch>& stret
   return cause;
 }
 
-}  // namespace
-
-SlowCause analyze_slow_cause(RunStoreReader& run, bool layers) {
-  SlowCause cause;
-  RunTimelines t = read_timelines(run, layers);
-  cause.ranks = static_cast<int>(t.ranks.size());
-  cause.cut_short = t.cut_short;
-  if (t.ranks.size() < 2) {
-    cause.not_analysed = "the run has one rank: no rank waits for another";
-    return cause;
-  }
-  if (t.matched.size() < 2) {
-    cause.not_analysed = "no collective that every rank ran was recorded";
-    return cause;
-  }
-  const std::vector<std::string> names = run.names();
-  const std::vector<Stretch> stretches = stretches_of(t.ranks, t.matched, names);
-  // Iterations past warm-up and before the last (it ends with the job's teardown), not cut short.
-  std::set<int64_t> candidates;
-  for (const Stretch& s : stretches)
-    if (s.iteration > t.first_iteration && s.iteration < t.last_iteration) candidates.insert(s.iteration);
-  for (int64_t i : t.cut_short)
-    candidates.erase(i);
+// The verdict over the candidate iterations, or over the last `recent` of them (0: all).
+SlowCause verdict_over(SlowCause cause, const RunTimelines& t, const std::vector<Stretch>& stretches,
+                       std::set<int64_t> candidates, int recent, RunStoreReader& run) {
+  if (recent > 0)
+    while (candidates.size() > static_cast<size_t>(recent))
+      candidates.erase(candidates.begin());
   // The median: one stall must not raise the bar it is measured against.
   const double stall_ms = std::max(kStallMinMs, kStallIterations * median(periods(t.matched, candidates)));
   std::set<int64_t> analysed = candidates;
@@ -263,5 +246,33 @@ SlowCause analyze_slow_cause(RunStoreReader& run, bool layers) {
   cause.iteration_ms = mean(periods(t.matched, analysed));
   return summarize_stretches(std::move(cause), stretches, t, analysed, run);
 }
+
+}  // namespace
+
+SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers) {
+  SlowCause cause;
+  RunTimelines t = read_timelines(run, layers);
+  cause.ranks = static_cast<int>(t.ranks.size());
+  cause.cut_short = t.cut_short;
+  if (t.ranks.size() < 2) cause.not_analysed = "the run has one rank: no rank waits for another";
+  if (t.ranks.size() >= 2 && t.matched.size() < 2)
+    cause.not_analysed = "no collective that every rank ran was recorded";
+  if (!cause.not_analysed.empty()) return {cause, cause};
+  const std::vector<std::string> names = run.names();
+  const std::vector<Stretch> stretches = stretches_of(t.ranks, t.matched, names);
+  // Iterations past warm-up and before the last (it ends with the job's teardown, or is still
+  // running), not cut short.
+  std::set<int64_t> candidates;
+  for (const Stretch& s : stretches)
+    if (s.iteration > t.first_iteration && s.iteration < t.last_iteration) candidates.insert(s.iteration);
+  for (int64_t i : t.cut_short)
+    candidates.erase(i);
+  SlowCauses both;
+  both.whole = verdict_over(cause, t, stretches, candidates, 0, run);
+  if (recent > 0) both.recent = verdict_over(cause, t, stretches, candidates, recent, run);
+  return both;
+}
+
+SlowCause analyze_slow_cause(RunStoreReader& run, bool layers) { return analyze_slow_causes(run, 0, layers).whole; }
 
 }  // namespace ddpscope::probes

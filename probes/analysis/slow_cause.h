@@ -83,4 +83,12 @@ struct SlowCause {
 // very large run is read in a tenth of the time, and backward keeps its wait for the buckets.
 SlowCause analyze_slow_cause(RunStoreReader& run, bool layers = true);
 
+// From one read of the run: the verdict over the whole run, and over its last `recent`
+// iterations (the Live tab's "now": a rank that became slow a few iterations ago is named
+// there before it weighs on the whole run); `recent` 0 leaves the second empty.
+struct SlowCauses {
+  SlowCause whole, recent;
+};
+SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers = true);
+
 }  // namespace ddpscope::probes

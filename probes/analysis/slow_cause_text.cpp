@@ -119,6 +119,8 @@ nlohmann::ordered_json slow_cause_json(const SlowCause& cause) {
   if (!cause.not_analysed.empty()) j["not_analysed"] = cause.not_analysed;
   j["ranks"] = cause.ranks;
   j["iterations"] = cause.iterations;
+  j["last_iteration"] = cause.by_iteration.empty() ? nlohmann::ordered_json()
+                                                   : nlohmann::ordered_json(cause.by_iteration.back().iteration);
   j["iteration_ms"] = cause.iteration_ms;
   j["noise_ms"] = cause.noise_ms;
   const SlowStraggler& s = cause.straggler;

@@ -7,6 +7,7 @@
 
 #include <QTemporaryDir>
 
+#include "live_monitor.h"
 #include "main_window.h"
 #include "overlap_model.h"
 #include "ranks_page.h"
@@ -76,6 +77,24 @@ class TestOneVerdict : public QObject {
       QCOMPARE(overlap.index(r, OverlapModel::Rank).data().toInt(), 2);
     }
     QCOMPARE(marked, 10);  // iterations 2 to 11: the first and the last are left out
+  }
+
+  // Rank 1's optimizer slow from iteration 9 of 12: the whole run has no straggler yet, the
+  // Live tab's "now" (the last 3 analysed, 9 to 11) names it from its two slow steps (the
+  // optimizer of iteration 9 delays iteration 10's first allreduce; 11's counts the same way).
+  void testLiveSaysWhoIsSlowNow() {
+    const QString file =
+        write("late.ddprun", {.ranks = 2, .slow_rank = 1, .phase = "optimizer", .slow_ms = 7, .slow_from = 9});
+    const RunData live = loadRun(file.toStdString(), /*now_ns=*/1);
+    LiveMonitor monitor;
+    monitor.setRun(live, true);
+    QString said = monitor.verdictLabel()->text();
+    QVERIFY2(said.contains("<b>Now (the last 3 iterations):</b> Rank 1 gates 2 of 3 iterations: it spends 5.7 ms per "
+                           "iteration in the optimizer step"),
+             qPrintable(said));
+    monitor.setRun(live, false);  // the job ended: the whole run's verdict
+    said = monitor.verdictLabel()->text();
+    QVERIFY2(said.contains("<b>Why:</b> No rank stands out over 10 iterations"), qPrintable(said));
   }
 
   void testAStallIsNamedAndLeftOut() {

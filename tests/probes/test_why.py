@@ -7,10 +7,12 @@ with its iteration and left out; runs that cannot have a verdict.
 
 Usage: test_why.py BUILD_DIR   (DDPSCOPE_WHY_SEED picks another sample; it is printed on failure)
 """
+import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -113,6 +115,34 @@ class WhyTest(unittest.TestCase):
             text = subprocess.run([CLI, "why", out], capture_output=True, text=True, check=True).stdout
             self.assertRegex(text, r"\nStall: iteration 10: rank 1 stalled [12]\.\d s \([a-z_]+\); rank 0 waited in "
                                    r"allreduce #\d+\. Left out of the means\.\n")
+
+    def test_a_rank_that_becomes_slow_is_named_within_two_iterations(self):
+        # Rank 1 sleeps 30 ms in forward from iteration 150 on, while `why --last 3` reads the
+        # growing run (as the Live tab does): once the run holds two slow iterations, the
+        # verdict names rank 1 in forward.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "live.ddprun")
+            job = subprocess.Popen([CLI, "train", "--np", "2", "--iters", "260", "--width", "256", "--depth", "6",
+                                    "--batch", "64", "--bucket-cap-mb", "1", "--progress", "lines", "--out", out,
+                                    "--inject-slow", "1:forward:30:150"], env=dict(os.environ, **why_cases.MPI_AS_ROOT),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            seen = []  # (the last iteration analysed, the rank named, its phase)
+            try:
+                while job.poll() is None:
+                    done = subprocess.run([CLI, "why", "--last", "3", "--json", out], capture_output=True, text=True)
+                    if done.returncode == 0:
+                        v = json.loads(done.stdout)
+                        s = v["straggler"] or {}
+                        if v.get("last_iteration") is not None:
+                            seen.append((v["last_iteration"], s.get("rank"), s.get("phase")))
+                    time.sleep(0.05)
+            finally:
+                job.wait(timeout=300)
+            self.assertEqual(job.returncode, 0)
+            after = [x for x in seen if x[0] >= 151]  # iterations 150 and 151 slow: two of the last three
+            self.assertTrue(any(x[0] <= 160 for x in after), "no reading soon after the slowdown began: %s" % seen)
+            wrong = [x for x in after if (x[1], x[2]) != (1, "forward")]
+            self.assertEqual(wrong, [], "readings after iteration 151 that do not name rank 1 in forward: %s" % seen)
 
     def test_runs_without_a_verdict_say_why(self):
         with tempfile.TemporaryDirectory() as tmp:

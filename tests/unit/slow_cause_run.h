@@ -22,9 +22,14 @@ struct SlowRunSpec {
   std::string phase;  // outside_step, forward, backward, optimizer
   int layer = 0;      // backward: the param (0..3) whose gradient is slow
   double slow_ms = 0;
+  int slow_from = 1;                          // the first iteration it is slow in
   int stall_rank = -1, stall_iteration = -1;  // that rank stays `stall_ms` outside the step once
   double stall_ms = 0;
   int cut_iteration = -1;  // rank 0's span of that iteration ends by an error
+  // Up to this much more on every phase and gradient (0: exact times). A run of a thousand
+  // ranks with the same times everywhere packs into under 2 bytes a span, which the reader
+  // refuses as a bomb; real runs never look like that.
+  int64_t jitter_ns = 0;
 };
 
 namespace slow_run_detail {
@@ -32,9 +37,20 @@ namespace slow_run_detail {
 constexpr int64_t kMsNs = 1'000'000;
 constexpr int kParams = 4;
 
-inline int64_t extra(const SlowRunSpec& s, int rank, const char* phase, int param = -1) {
-  if (rank != s.slow_rank || s.phase != phase || (param >= 0 && param != s.layer)) return 0;
+inline int64_t extra(const SlowRunSpec& s, int rank, int iteration, const char* phase, int param = -1) {
+  if (rank != s.slow_rank || s.phase != phase || (param >= 0 && param != s.layer) || iteration < s.slow_from) return 0;
   return static_cast<int64_t>(s.slow_ms * kMsNs);
+}
+
+// A deterministic draw in [0, spec.jitter_ns) for one (rank, iteration, part).
+inline int64_t jitter(const SlowRunSpec& s, int rank, int iteration, int part) {
+  if (s.jitter_ns <= 0) return 0;
+  uint64_t x = (static_cast<uint64_t>(rank) * 1'000'003u + static_cast<uint64_t>(iteration)) * 7919u +
+               static_cast<uint64_t>(part) * 104'729u + 0x9e3779b97f4a7c15u;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdu;
+  x ^= x >> 33;
+  return static_cast<int64_t>(x % static_cast<uint64_t>(s.jitter_ns));
 }
 
 inline probes::BatchEvent collective(int64_t b, int64_t e, int32_t iteration, int64_t seq) {
@@ -74,14 +90,14 @@ inline void write_slow_run(const std::string& path, const SlowRunSpec& spec) {
     for (size_t r = 0; r < n; ++r) {
       const int rank = static_cast<int>(r);
       const int64_t outside =
-          kMsNs + extra(spec, rank, "outside_step") +
+          kMsNs + extra(spec, rank, it, "outside_step") +
           (rank == spec.stall_rank && it == spec.stall_iteration ? static_cast<int64_t>(spec.stall_ms * kMsNs) : 0);
       begin[r] = (it == 1 ? sync : after_opt[r]) + outside;
-      backward[r] = begin[r] + 3 * kMsNs + extra(spec, rank, "forward");
+      backward[r] = begin[r] + 3 * kMsNs + extra(spec, rank, it, "forward") + jitter(spec, rank, it, 1);
       batches[r].events.push_back(known_span(Kind::Forward, 1, begin[r], backward[r], it));
       int64_t t = backward[r];
       for (int p = kParams - 1; p >= 0; --p) {
-        t += kMsNs + extra(spec, rank, "backward", p);
+        t += kMsNs + extra(spec, rank, it, "backward", p) + jitter(spec, rank, it, 2 + p);
         probes::BatchEvent ready = known_span(Kind::GradReady, 5, t, t, it);
         ready.param = p;
         batches[r].events.push_back(ready);
@@ -95,7 +111,8 @@ inline void write_slow_run(const std::string& path, const SlowRunSpec& spec) {
       ev.push_back(collective(arrive0[r], end0, it, 2 * it));
       ev.push_back(collective(arrive1[r], end1, it, 2 * it + 1));
       ev.push_back(known_span(Kind::Backward, 2, backward[r], end1, it));  // finalize waits for the buckets
-      after_opt[r] = end1 + kMsNs + extra(spec, static_cast<int>(r), "optimizer");
+      after_opt[r] = end1 + kMsNs + extra(spec, static_cast<int>(r), it, "optimizer") +
+                     jitter(spec, static_cast<int>(r), it, 2 + kParams);
       ev.push_back(known_span(Kind::Optimizer, 3, end1, after_opt[r], it));
       probes::BatchEvent iteration = known_span(Kind::Iteration, 0, begin[r], after_opt[r], it);
       if (r == 0 && it == spec.cut_iteration) iteration.flags = probes::kEndedByError;

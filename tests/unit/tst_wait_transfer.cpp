@@ -118,6 +118,8 @@ class TestWaitTransfer : public CliTest {
     const Result phase = run({"train", "--np", "2", "--iters", "2", "--inject-slow", "1:sideways:20"});
     QVERIFY(phase.code != 0);
     QVERIFY2(phase.err.contains("outside_step, forward, backward, backward@LAYER, optimizer"), qPrintable(phase.err));
+    const Result from = run({"train", "--np", "2", "--iters", "2", "--inject-slow", "1:forward:20:0"});
+    QVERIFY(from.code != 0 && from.err.contains("FROM_ITERATION at least 1"));
     const Result layered = run({"train", "--np", "2", "--iters", "2", "--inject-slow", "1:forward@layers.2:20"});
     QVERIFY(layered.code != 0);
     QVERIFY2(layered.err.contains("--inject-slow: only backward takes a layer"), qPrintable(layered.err));
