@@ -17,6 +17,11 @@ export DDPSCOPE_WORKSPACE="$work/runs"
 app=./build/bin/ddpscope
 shot() { xvfb-run -a -s "-screen 0 1600x1000x24" "$app" --size 1280x800 "$@" | grep --line-buffered -v '^run file' || true; }
 
+echo "why: a 2-rank job whose rank 1 loads its input 20 ms late every iteration (--inject-slow)"
+slow="$work/slow.ddprun"
+./build/bin/ddpscope-cli train --np 2 --model transformer --iters 60 --batch 16 --width 64 --depth 2 \
+  --bucket-cap-mb 0.1 --inject-slow 1:outside_step:20 --out "$slow" --progress lines >/dev/null 2>&1
+shot "$slow" --tab Summary --screenshot "$out/why_summary.png"
 echo "live: launching the demo job from the app"
 shot --demo --tab Live --screenshot "$out/live.png"
 run=$(ls "$DDPSCOPE_WORKSPACE"/*.ddprun | head -1)

@@ -42,6 +42,8 @@ TimeBreakdown barOf(const probes::CompareSide& s, int row) {
   b.forward_ms = s.forward_ms;
   b.backward_ms = s.backward_ms;
   b.exposed_comm_ms = s.exposed_comm_ms;
+  b.exposed_wait_ms = s.exposed_wait_ms;
+  b.wait_iterations = s.iterations;
   b.optimizer_ms = s.optimizer_ms;
   b.idle_ms = s.idle_ms;
   b.hidden_comm_ms = s.hidden_comm_ms;

@@ -44,11 +44,12 @@ void RanksPage::fillMetrics(bool gpu) {
   QSignalBlocker block(m_metric);
   const int keep = m_metric->currentData().toInt();
   m_metric->clear();
-  const std::vector<OverviewMetric> cpu = {OverviewMetric::Iteration, OverviewMetric::ExposedComm,
-                                           OverviewMetric::Forward,   OverviewMetric::Backward,
-                                           OverviewMetric::Optimizer, OverviewMetric::Idle};
+  const std::vector<OverviewMetric> cpu = {
+      OverviewMetric::Iteration, OverviewMetric::ExposedComm, OverviewMetric::ExposedWait, OverviewMetric::Forward,
+      OverviewMetric::Backward,  OverviewMetric::Optimizer,   OverviewMetric::Idle};
   const std::vector<OverviewMetric> on_gpu = {OverviewMetric::Iteration, OverviewMetric::ExposedComm,
-                                              OverviewMetric::GpuComputation, OverviewMetric::Idle};
+                                              OverviewMetric::ExposedWait, OverviewMetric::GpuComputation,
+                                              OverviewMetric::Idle};
   for (auto m : gpu ? on_gpu : cpu)
     m_metric->addItem(tr(metricLabel(m)), static_cast<int>(m));
   const int index = m_metric->findData(keep);

@@ -266,10 +266,13 @@ QString TimeBreakdownPage::headline(const std::vector<TimeBreakdown>& rows, cons
                 .arg(whose)
                 .arg(ms(about.iteration_ms), ms(about.computation_ms), ms(about.exposed_comm_ms), ms(about.idle_ms));
   else
-    text += tr(" %1 took %2: forward %3, backward %4, exposed communication %5, idle %6.")
-                .arg(whose)
-                .arg(ms(about.iteration_ms), ms(about.forward_ms), ms(about.backward_ms), ms(about.exposed_comm_ms),
-                     ms(about.idle_ms));
+    text +=
+        tr(" %1 took %2: forward %3, backward %4, exposed communication %5%6, idle %7.")
+            .arg(whose)
+            .arg(ms(about.iteration_ms), ms(about.forward_ms), ms(about.backward_ms), ms(about.exposed_comm_ms),
+                 about.wait_iterations > 0 ? tr(" (%1 of it waiting for other ranks)").arg(ms(about.exposed_wait_ms))
+                                           : QString(),
+                 ms(about.idle_ms));
   if (verdict) return text;  // the verdict named the straggler, or that none stands out
   if (shown_straggler >= 0) {
     const auto s = std::find_if(means.begin(), means.end(), [&](auto& m) { return m.rank == shown_straggler; });
@@ -293,7 +296,7 @@ void TimeBreakdownPage::fillRankTable(const std::vector<TimeBreakdown>& rows, in
   QStringList headers = {tr("Rank"), tr("Iteration")};
   for (const Part& part : parts(gpu))
     headers << tr(part.name);
-  headers << tr("Hidden comm") << tr("Straggler");
+  headers << tr("Of exposed: waiting") << tr("Hidden comm") << tr("Straggler");
   m_rankModel->setColumnCount(static_cast<int>(headers.size()));
   m_rankModel->setHorizontalHeaderLabels(headers);
   for (const auto& r : rows) {
@@ -301,6 +304,9 @@ void TimeBreakdownPage::fillRankTable(const std::vector<TimeBreakdown>& rows, in
     row << sortableCell(QString::number(r.rank), r.rank) << sortableCell(ms(r.iteration_ms), r.iteration_ms);
     for (const Part& part : parts(gpu))
       row << sortableCell(ms(r.*part.value), r.*part.value);
+    // Waiting for other ranks, of the exposed communication: "–" where no rank had another to wait for.
+    row << (r.wait_iterations > 0 ? sortableCell(ms(r.exposed_wait_ms), r.exposed_wait_ms)
+                                  : sortableCell(QStringLiteral("–"), -1.0));
     row << sortableCell(ms(r.hidden_comm_ms), r.hidden_comm_ms);
     const bool s = r.rank == shown_straggler;
     row << sortableCell(iteration < 0 ? countOf(r.straggled, tr("iteration")) : (s ? tr("yes") : QString()),

@@ -7,8 +7,8 @@
 namespace ddpscope::gui {
 
 OverlapModel::OverlapModel(QObject* parent)
-    : TableModel({"Rank", "Iteration", "Iteration (ms)", "Compute (ms)", "Comm (ms)", "Exposed comm (ms)", "Overlap",
-                  "Allreduce start lag (ms)", "Straggler"},
+    : TableModel({"Rank", "Iteration", "Iteration (ms)", "Compute (ms)", "Comm (ms)", "Exposed comm (ms)",
+                  "Of it waiting (ms)", "Overlap", "Allreduce start lag (ms)", "Straggler"},
                  parent) {}
 
 void OverlapModel::setRun(const RunData* run, int rank) {
@@ -64,6 +64,7 @@ QVariant OverlapModel::data(const QModelIndex& index, int role) const {
     case ComputeMs: v = r.compute_ms; break;
     case CommMs: v = r.comm_ms; break;
     case ExposedMs: v = r.exposed_comm_ms; break;
+    case ExposedWaitMs: v = r.wait_known ? r.exposed_wait_ms : std::nan(""); break;
     case OverlapRatio: v = r.overlap_ratio; break;
     case StartLagMs: v = row.startLagMs; break;
     case Straggler: return {};

@@ -21,6 +21,7 @@ class OverlapModel : public TableModel {
     ComputeMs,
     CommMs,
     ExposedMs,
+    ExposedWaitMs,  // of the exposed, waiting for other ranks to arrive (empty where not known)
     OverlapRatio,
     StartLagMs,  // this rank's first allreduce start after the earliest rank's
     Straggler,   // "straggler" on the rank that started its allreduces last

@@ -13,6 +13,7 @@ const char* metricLabel(OverviewMetric m) {
     case OverviewMetric::Forward: return "forward";
     case OverviewMetric::Backward: return "backward compute";
     case OverviewMetric::ExposedComm: return "exposed communication";
+    case OverviewMetric::ExposedWait: return "waiting for other ranks";
     case OverviewMetric::Optimizer: return "optimizer";
     case OverviewMetric::Idle: return "idle / other";
     case OverviewMetric::GpuComputation: return "GPU computation";
@@ -26,6 +27,7 @@ double metricValue(const probes::TimeBreakdown& r, OverviewMetric m) {
     case OverviewMetric::Forward: return r.forward_ms;
     case OverviewMetric::Backward: return r.backward_ms;
     case OverviewMetric::ExposedComm: return r.exposed_comm_ms;
+    case OverviewMetric::ExposedWait: return r.exposed_wait_ms;
     case OverviewMetric::Optimizer: return r.optimizer_ms;
     case OverviewMetric::Idle: return r.idle_ms;
     case OverviewMetric::GpuComputation: return r.computation_ms;

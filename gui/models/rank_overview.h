@@ -14,7 +14,7 @@
 
 namespace ddpscope::gui {
 
-enum class OverviewMetric { Iteration, Forward, Backward, ExposedComm, Optimizer, Idle, GpuComputation };
+enum class OverviewMetric { Iteration, Forward, Backward, ExposedComm, ExposedWait, Optimizer, Idle, GpuComputation };
 enum class OverviewOrder { SlowestFirst, ByRank, ByHost };
 
 // The metric's name as the page's chooser shows it ("exposed communication").

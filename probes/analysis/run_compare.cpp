@@ -29,6 +29,7 @@ constexpr Part kParts[] = {{"iteration", "iteration", &CompareSide::iteration_ms
                            {"backward_compute", "  backward compute", &CompareSide::backward_ms},
                            {"gpu_computation", "  GPU computation", &CompareSide::gpu_computation_ms},
                            {"exposed_comm", "  exposed communication", &CompareSide::exposed_comm_ms},
+                           {"exposed_wait", "    of it waiting for other ranks", &CompareSide::exposed_wait_ms},
                            {"optimizer", "  optimizer", &CompareSide::optimizer_ms},
                            {"idle", "  idle", &CompareSide::idle_ms},
                            {"hidden_comm", "hidden communication", &CompareSide::hidden_comm_ms}};
@@ -86,6 +87,7 @@ Side measure(RunStoreReader& run, IterationRange range, const char* which, const
     s.forward_ms += r.forward_ms;
     s.backward_ms += r.backward_ms;
     s.exposed_comm_ms += r.exposed_comm_ms;
+    s.exposed_wait_ms += r.exposed_wait_ms;
     s.optimizer_ms += r.optimizer_ms;
     s.idle_ms += r.idle_ms;
     s.hidden_comm_ms += r.hidden_comm_ms;
@@ -99,7 +101,7 @@ Side measure(RunStoreReader& run, IterationRange range, const char* which, const
   s.ranks = static_cast<int>(ranks.size());
   s.iterations = used / std::max(1, s.ranks);
   for (double* v : {&s.iteration_ms, &s.forward_ms, &s.backward_ms, &s.exposed_comm_ms, &s.optimizer_ms, &s.idle_ms,
-                    &s.hidden_comm_ms, &s.gpu_computation_ms})
+                    &s.hidden_comm_ms, &s.gpu_computation_ms, &s.exposed_wait_ms})
     *v /= static_cast<double>(used);
   // Ops: every span with a duration that starts in its rank's window, by kind and name.
   const std::vector<std::string> names = run.names();
@@ -140,8 +142,15 @@ std::string headline(const CompareSide& a, const CompareSide& b, const std::vect
                                                   {"idle", b.idle_ms - a.idle_ms}};
   const auto most = std::max_element(std::begin(parts), std::end(parts),
                                      [](auto& x, auto& y) { return std::fabs(x.second) < std::fabs(y.second); });
-  if (std::fabs(most->second) >= kSameMs)
-    text += " The largest part of the change: " + std::string(most->first) + " " + signed_ms(most->second) + ".";
+  if (std::fabs(most->second) >= kSameMs) {
+    text += " The largest part of the change: " + std::string(most->first) + " " + signed_ms(most->second);
+    // Communication that grew because a rank waits longer for another is a slow rank, not a
+    // slow network: said with it.
+    if (most == &parts[3])
+      text += " (waiting for other ranks " + signed_ms(b.exposed_wait_ms - a.exposed_wait_ms) + ", transfer " +
+              signed_ms((b.exposed_comm_ms - b.exposed_wait_ms) - (a.exposed_comm_ms - a.exposed_wait_ms)) + ")";
+    text += ".";
+  }
   if (!ops.empty() && ops.front().change != OpChange::Change::Same) {
     const OpChange& op = ops.front();
     text += " The op that changed most: " + op.name + " (" + kind_name(op.kind) + ", " + change_name(op.change) + ", " +

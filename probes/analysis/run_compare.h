@@ -34,6 +34,9 @@ struct CompareSide {
   int64_t iterations = 0;
   double iteration_ms = 0, forward_ms = 0, backward_ms = 0, exposed_comm_ms = 0, optimizer_ms = 0, idle_ms = 0,
          hidden_comm_ms = 0;
+  // Of exposed_comm_ms, waiting for other ranks to arrive rather than moving data (0 where no
+  // rank had another to wait for).
+  double exposed_wait_ms = 0;
   // GPU truth first (time_breakdown.h): a run with kernels splits into GPU computation,
   // exposed NCCL time and idle, its CPU phases 0.
   bool gpu = false;

@@ -87,7 +87,12 @@ PhaseTimes share_lost(const Stretch& s) {
   return share;
 }
 
-double sum(const PhaseTimes& t) { return t[0] + t[1] + t[2] + t[3]; }
+double sum(const PhaseTimes& t) {
+  double total = 0;
+  for (double x : t)
+    total += x;
+  return total;
+}
 
 int largest(const PhaseTimes& t) { return static_cast<int>(std::max_element(t.begin(), t.end()) - t.begin()); }
 
@@ -150,20 +155,70 @@ std::string slow_layer(const std::vector<Stretch>& stretches, int rank, int rank
 // The collective's kind without its number: "allreduce #12" -> "allreduce".
 std::string kind_of(const std::string& collective) { return collective.substr(0, collective.rfind(" #")); }
 
+// What the straggler's summing found, handed to describe_straggler.
+struct StragglerSums {
+  int index = 0;  // the straggler's index in the timelines
+  const std::vector<double>& lost;
+  const std::vector<PhaseTimes>& lost_by_phase;
+  std::map<int64_t, std::vector<PhaseTimes>>& phases_in;  // iteration -> each rank's phases
+  const std::vector<int>& last_in;
+};
+
+// The straggler's phase: the one where, over the iterations it gated, it spent the most beyond
+// the other ranks' median (where its lost time went stretch by stretch, when no phase was
+// longer overall); its layer in backward; the collective the others waited in; the what-if.
+SlowCause describe_straggler(SlowCause cause, const StragglerSums& x, const std::vector<Stretch>& stretches,
+                             const RunTimelines& t, const std::set<int64_t>& analysed, RunStoreReader& run) {
+  const size_t n = t.ranks.size(), s = static_cast<size_t>(x.index);
+  const double iters = static_cast<double>(analysed.size());
+  SlowStraggler& g = cause.straggler;
+  g.rank = t.ranks[s].rank;
+  std::vector<PhaseTimes> phase_sum(n, PhaseTimes{});
+  for (const SlowIteration& row : cause.by_iteration) {
+    if (row.rank != g.rank) continue;
+    for (size_t r = 0; r < n; ++r)
+      for (int q = 0; q < kPhaseCount; ++q)
+        phase_sum[r][static_cast<size_t>(q)] += x.phases_in[row.iteration][r][static_cast<size_t>(q)];
+  }
+  PhaseTimes net{};
+  for (int q = 0; q < kPhaseCount; ++q)
+    net[static_cast<size_t>(q)] = phase_sum[s][static_cast<size_t>(q)] - others_median(phase_sum, x.index, q);
+  const int p = net[static_cast<size_t>(largest(net))] > 0 ? largest(net) : largest(x.lost_by_phase[s]);
+  const double gated = std::max(1, x.last_in[s]);
+  g.phase = kPhaseNames[p];
+  g.rank_phase_ms = phase_sum[s][static_cast<size_t>(p)] / gated;
+  g.others_phase_ms = others_median(phase_sum, x.index, p) / gated;
+  g.extra_ms_per_iteration = g.rank_phase_ms - g.others_phase_ms;
+  g.lost_ms_per_iteration = x.lost[s] / iters;
+  g.iterations = x.last_in[s];
+  if (g.phase == std::string("backward")) g.where = slow_layer(stretches, x.index, g.rank, run);
+  std::map<std::string, double> lost_in;  // by collective kind
+  for (const Stretch& st : stretches)
+    if (analysed.count(st.iteration) && st.last == x.index) lost_in[kind_of(st.collective)] += sum(share_lost(st));
+  if (!lost_in.empty())
+    g.waited_in =
+        std::max_element(lost_in.begin(), lost_in.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  // Without its excess in the phase, the job would save that much, but never more than it lost.
+  cause.what_if_ms = cause.iteration_ms - std::min(x.lost[s], std::max(0.0, net[static_cast<size_t>(p)])) / iters;
+  return cause;
+}
+
 // Per rank sums over the analysed stretches, turned into the verdict.
 SlowCause summarize_stretches(SlowCause cause, const std::vector<Stretch>& stretches, const RunTimelines& t,
                               const std::set<int64_t>& analysed, RunStoreReader& run) {
   const size_t n = t.ranks.size();
   const double iters = static_cast<double>(analysed.size());
   std::vector<double> lost(n, 0);
-  std::vector<PhaseTimes> lost_by_phase(n, PhaseTimes{}), phase_sum(n, PhaseTimes{});
+  std::vector<PhaseTimes> lost_by_phase(n, PhaseTimes{});
+  std::map<int64_t, std::vector<PhaseTimes>> phases_in;  // iteration -> each rank's phases
   std::map<int64_t, std::vector<double>> lost_in_iteration;
-  std::map<std::string, double> lost_in;  // the straggler's, filled below by collective kind
   for (const Stretch& s : stretches) {
     if (!analysed.count(s.iteration)) continue;
+    auto& phases = phases_in[s.iteration];
+    phases.resize(n, PhaseTimes{});
     for (size_t r = 0; r < n; ++r)
       for (int p = 0; p < kPhaseCount; ++p)
-        phase_sum[r][static_cast<size_t>(p)] += s.phases[r][static_cast<size_t>(p)];
+        phases[r][static_cast<size_t>(p)] += s.phases[r][static_cast<size_t>(p)];
     const PhaseTimes share = share_lost(s);
     if (sum(share) <= 0) continue;
     lost[static_cast<size_t>(s.last)] += sum(share);
@@ -196,28 +251,18 @@ SlowCause summarize_stretches(SlowCause cause, const std::vector<Stretch>& stret
     cause.waits.push_back({t.ranks[r].rank, wait[r] / iters, lost[r] / iters, last_in[r]});
   const int s = static_cast<int>(std::max_element(lost.begin(), lost.end()) - lost.begin());
   cause.what_if_ms = cause.iteration_ms;
-  // A straggler costs the job time and is the one waited for in most iterations; ranks that
-  // take turns being last are jitter (a busy machine), not a cause.
-  if (lost[static_cast<size_t>(s)] / iters < cause.noise_ms ||
-      last_in[static_cast<size_t>(s)] < kMostIterations * iters)
-    return cause;
-  SlowStraggler& g = cause.straggler;
-  const int p = largest(lost_by_phase[static_cast<size_t>(s)]);
-  g.rank = t.ranks[static_cast<size_t>(s)].rank;
-  g.phase = kPhaseNames[p];
-  g.rank_phase_ms = phase_sum[static_cast<size_t>(s)][static_cast<size_t>(p)] / iters;
-  g.others_phase_ms = others_median(phase_sum, s, p) / iters;
-  g.extra_ms_per_iteration = g.rank_phase_ms - g.others_phase_ms;
-  g.lost_ms_per_iteration = lost[static_cast<size_t>(s)] / iters;
-  g.iterations = last_in[static_cast<size_t>(s)];
-  if (g.phase == std::string("backward")) g.where = slow_layer(stretches, s, g.rank, run);
-  for (const Stretch& st : stretches)
-    if (analysed.count(st.iteration) && st.last == s) lost_in[kind_of(st.collective)] += sum(share_lost(st));
-  if (!lost_in.empty())
-    g.waited_in =
-        std::max_element(lost_in.begin(), lost_in.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
-  cause.what_if_ms = cause.iteration_ms - lost_by_phase[static_cast<size_t>(s)][static_cast<size_t>(p)] / iters;
-  return cause;
+  // A straggler costs the job time and is the one waited for in most iterations, or, in a
+  // trace of a few sampled iterations, in half of them at three times the cost of any other
+  // rank; ranks that take turns being last are jitter (a busy machine), not a cause.
+  double next = 0;
+  for (size_t r = 0; r < n; ++r)
+    if (static_cast<int>(r) != s) next = std::max(next, lost[r]);
+  const double share = last_in[static_cast<size_t>(s)] / iters;
+  const bool stands_out =
+      share >= kMostIterations || (iters < 6 && share >= 0.5 && lost[static_cast<size_t>(s)] >= 3 * next);
+  if (lost[static_cast<size_t>(s)] / iters < cause.noise_ms || !stands_out) return cause;
+  return describe_straggler(std::move(cause), {s, lost, lost_by_phase, phases_in, last_in}, stretches, t, analysed,
+                            run);
 }
 
 // The verdict over the candidate iterations, or over the last `recent` of them (0: all).
@@ -263,8 +308,11 @@ SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers) {
   // Iterations past warm-up and before the last (it ends with the job's teardown, or is still
   // running), not cut short.
   std::set<int64_t> candidates;
+  // A trace's iterations are sampled from a longer job: none of them is a warm-up or a teardown.
   for (const Stretch& s : stretches)
-    if (s.iteration > t.first_iteration && s.iteration < t.last_iteration) candidates.insert(s.iteration);
+    if (t.imported ? s.iteration >= t.first_iteration
+                   : s.iteration > t.first_iteration && s.iteration < t.last_iteration)
+      candidates.insert(s.iteration);
   for (int64_t i : t.cut_short)
     candidates.erase(i);
   SlowCauses both;

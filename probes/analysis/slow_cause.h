@@ -27,18 +27,21 @@
 namespace ddpscope::probes {
 
 // The phases a rank's time is split into, as `why --json` names them.
-inline constexpr const char* kPhaseNames[] = {"outside_step", "forward", "backward", "optimizer"};
-inline constexpr int kPhaseCount = 4;
+// "host": on the GPU, time its GPU ran nothing, waiting for the CPU to launch work.
+inline constexpr const char* kPhaseNames[] = {"outside_step", "forward", "backward", "optimizer", "host"};
+inline constexpr int kPhaseCount = 5;
 
 struct SlowStraggler {
   int rank = -1;  // -1: no rank stands out
   std::string phase;
-  std::string where;                              // the layer (module) in backward, when one stands out; else empty
-  double extra_ms_per_iteration = 0;              // its time in the phase minus the others' median
-  double rank_phase_ms = 0, others_phase_ms = 0;  // mean per iteration
-  double lost_ms_per_iteration = 0;               // the job's time lost to it
-  int iterations = 0;                             // iterations it was the last to arrive
-  std::string waited_in;                          // the collective the others most waited in
+  std::string where;  // the layer (module) in backward, when one stands out; else empty
+  // In the iterations it gated (all, usually): its time in the phase less the others' median,
+  // and the two, per iteration.
+  double extra_ms_per_iteration = 0;
+  double rank_phase_ms = 0, others_phase_ms = 0;
+  double lost_ms_per_iteration = 0;  // the job's time lost to it
+  int iterations = 0;                // iterations it was the last to arrive
+  std::string waited_in;             // the collective the others most waited in
 };
 
 struct RankWait {

@@ -14,6 +14,7 @@ std::string phase_words(const SlowStraggler& s) {
     return "outside the training step (outside forward, backward and the optimizer: input loading, logging?)";
   if (s.phase == "forward") return "in forward";
   if (s.phase == "optimizer") return "in the optimizer step";
+  if (s.phase == "host") return "with its GPU idle, waiting for the CPU to launch work";
   if (!s.where.empty()) return "in backward, most of it before the gradient of '" + s.where + "' was ready";
   return "in backward";
 }
@@ -80,8 +81,9 @@ std::string slow_cause_verdict(const SlowCause& cause) {
   if (!cause.not_analysed.empty()) return "No verdict: " + cause.not_analysed + "." + stalls_said(cause);
   const SlowStraggler& s = cause.straggler;
   if (s.rank < 0) return no_straggler(cause) + stalls_said(cause);
-  std::string out = printf_string("Rank %d gates %d of %d iterations: it spends %.1f ms per iteration %s, where the ",
-                                  s.rank, s.iterations, cause.iterations, s.rank_phase_ms, phase_words(s).c_str());
+  std::string out = printf_string(
+      "Rank %d gates %d of %d iterations: %sit spends %.1f ms per iteration %s, where the ", s.rank, s.iterations,
+      cause.iterations, s.iterations < cause.iterations ? "in those, " : "", s.rank_phase_ms, phase_words(s).c_str());
   out += printf_string("%s %.1f ms.", cause.ranks == 2 ? "other rank spends" : "other ranks spend (median)",
                        s.others_phase_ms);
   out += waiters(cause);
@@ -153,6 +155,13 @@ nlohmann::ordered_json slow_cause_json(const SlowCause& cause) {
                            {"waited_in", st.collective},
                            {"waiting_rank", st.waiting_rank}});
   j["cut_short"] = cause.cut_short;
+  // Each iteration's own straggler: the rank whose work cost the job most in it (null: none
+  // over the noise).
+  j["by_iteration"] = nlohmann::ordered_json::array();
+  for (const SlowIteration& it : cause.by_iteration)
+    j["by_iteration"].push_back({{"iteration", it.iteration},
+                                 {"rank", it.rank >= 0 ? nlohmann::ordered_json(it.rank) : nlohmann::ordered_json()},
+                                 {"lost_ms", it.lost_ms}});
   return j;
 }
 

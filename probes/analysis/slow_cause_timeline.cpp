@@ -1,5 +1,7 @@
 #include "slow_cause_timeline.h"
 
+#include "slow_cause_gpu.h"
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -36,7 +38,7 @@ void add_span(RankTimeline& r, const CompactSpan& s, std::set<int64_t>& cut_shor
   } else if (s.kind == Kind::GradReady) {
     r.ready.emplace_back(s.t_begin_ns, s.param);
   } else if (s.kind == Kind::PgOp) {
-    if (s.seq >= 0) r.collectives.push_back({s.name_id, s.seq, s.iteration, s.t_begin_ns, s.t_end_ns});
+    if (s.seq >= 0) r.collectives.push_back({s.name_id, s.thread, s.seq, s.iteration, s.t_begin_ns, s.t_end_ns});
   } else if (const int p = phase_of(s.kind); p > 0) {
     r.phases[static_cast<size_t>(p)].push_back({s.t_begin_ns, s.t_end_ns});
   }
@@ -67,8 +69,9 @@ void finish_timeline(RankTimeline& r) {
 double idle_ms(const RankTimeline& r, int64_t from, int64_t to) {
   if (to <= from) return 0;
   std::vector<Interval> working;
-  for (size_t p = 1; p < r.phases.size(); ++p) {
-    const std::vector<Interval> part = clip(r.phases[p], from, to);
+  // On the GPU, its computation kernels (a kernel launched outside the phases is work too).
+  for (size_t p = r.gpu ? 0 : 1; p < (r.gpu ? r.gpu_phases.size() : size_t{4}); ++p) {
+    const std::vector<Interval> part = clip(r.gpu ? r.gpu_phases[p] : r.phases[p], from, to);
     working.insert(working.end(), part.begin(), part.end());
   }
   const std::vector<Interval> wait{{from, to}};
@@ -120,8 +123,14 @@ std::vector<MatchedCollective> match_collectives(std::vector<RankTimeline>& rank
 PhaseTimes RankTimeline::phase_times(int64_t from, int64_t to) const {
   PhaseTimes t{};
   if (to <= from) return t;
+  if (gpu) {  // the GPU's kernels by the phase that launched them, and where it ran nothing
+    for (int p = 0; p < kPhaseCount; ++p)
+      t[static_cast<size_t>(p)] = total_length(clip(gpu_phases[static_cast<size_t>(p)], from, to)) * kNsToMsTimeline;
+    t[4] = (to - from - total_length(clip(gpu_busy, from, to))) * kNsToMsTimeline;
+    return t;
+  }
   const std::vector<Interval> waiting = clip(waits, from, to);
-  for (int p = 1; p < kPhaseCount; ++p)
+  for (int p = 1; p <= 3; ++p)  // host (4) stays 0: the CPU's view has no GPU to wait for
     t[static_cast<size_t>(p)] = total_length(clip(phases[static_cast<size_t>(p)], from, to)) * kNsToMsTimeline;
   std::vector<Interval> covered = clip(busy, from, to);
   covered.insert(covered.end(), waiting.begin(), waiting.end());
@@ -147,19 +156,24 @@ std::map<int64_t, double> RankTimeline::gradient_gaps(int64_t from, int64_t to) 
 RunTimelines read_timelines(RunStoreReader& run, bool layers) {
   RunTimelines t;
   std::map<int, RankTimeline> by_rank;
+  std::map<int, GpuSpans> gpu;
   std::set<int64_t> cut_short;
+  std::vector<Kind> kinds = {Kind::Iteration, Kind::Forward, Kind::Backward,  Kind::Optimizer, Kind::PgOp,
+                             Kind::GpuKernel, Kind::GpuComm, Kind::GpuMemcpy, Kind::GpuMemset, Kind::CudaRuntime};
+  if (layers) kinds.push_back(Kind::GradReady);
   run.for_each_span(
       [&](const CompactSpan& s) {
         RankTimeline& r = by_rank[s.rank];
         r.rank = s.rank;
         add_span(r, s, cut_short);
+        add_gpu_span(gpu[s.rank], s);
       },
-      layers ? std::vector<Kind>{Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer, Kind::GradReady,
-                                 Kind::PgOp}
-             : std::vector<Kind>{Kind::Iteration, Kind::Forward, Kind::Backward, Kind::Optimizer, Kind::PgOp});
+      kinds);
+  t.imported = run.run().config_json.find("\"torch-trace\"") != std::string::npos;
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   for (auto& [rank, r] : by_rank) {
     finish_timeline(r);
+    apply_gpu_truth(r, std::move(gpu[rank]));
     for (const TimelineIteration& i : r.iterations)
       first = std::min(first, i.iteration), last = std::max(last, i.iteration);
     t.ranks.push_back(std::move(r));

@@ -21,7 +21,7 @@ struct TimelineIteration {
 };
 
 struct TimelineCollective {
-  int32_t name_id = 0;
+  int32_t name_id = 0, thread = 0;
   int64_t seq = 0, iteration = -1, begin = 0, end = 0;
 };
 
@@ -33,6 +33,11 @@ struct RankTimeline {
   std::vector<Interval> busy;                             // phases and collectives, merged
   std::vector<Interval> waits;                            // waiting for other ranks to arrive, merged
   std::vector<std::pair<int64_t, int64_t>> ready;         // (time, param) a gradient became ready, by time
+  // Imported GPU traces (slow_cause_gpu.h): collectives on their NCCL kernels, and the time of
+  // each stretch from the GPU's kernels by the phase that launched them.
+  bool gpu = false;
+  std::array<std::vector<Interval>, kPhaseCount> gpu_phases;  // merged
+  std::vector<Interval> gpu_busy;                             // every kernel, copy and set, merged
 
   // Its time in [from, to] by phase; outside the step is what no phase, no collective and no
   // wait covers. (A rank computes on while it waits in a collective launched before.)
@@ -50,7 +55,7 @@ struct MatchedCollective {
   // order: a call queued behind a wait is not an arrival).
   std::vector<int64_t> arrival;
   // By rank index: its wait for the last arrival while it had no phase of its own to run
-  // (a wait under its own backward costs it nothing), ms.
+  // (a wait under its own backward costs it nothing; on the GPU: no computation kernel), ms.
   std::vector<double> wait_ms;
 };
 
@@ -59,9 +64,11 @@ struct RunTimelines {
   std::vector<MatchedCollective> matched;  // collectives every rank ran, in order
   std::vector<int64_t> cut_short;          // iterations an error cut short on some rank
   int64_t first_iteration = 0, last_iteration = 0;
+  bool imported = false;  // from profiler traces: iterations sampled from a longer job
 };
 
-// `layers`: read the gradients' ready times too (slow_cause.h).
+// `layers`: read the gradients' ready times too (slow_cause.h). GPU kernels, where a rank has
+// them, are read too.
 RunTimelines read_timelines(RunStoreReader& run, bool layers);
 
 }  // namespace ddpscope::probes

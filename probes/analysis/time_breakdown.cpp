@@ -27,6 +27,8 @@ std::vector<TimeBreakdown> breakdown_by_iteration(const RunAnalysis& analysis) {
     }
     b.exposed_comm_ms = it.exposed_comm_ms;
     b.hidden_comm_ms = std::max(0.0, it.comm_ms - it.exposed_comm_ms);
+    b.exposed_wait_ms = it.wait_known ? it.exposed_wait_ms : 0;
+    b.wait_iterations = it.wait_known ? 1 : 0;
     b.idle_ms = std::max(
         0.0, it.iteration_ms - b.forward_ms - b.backward_ms - b.computation_ms - b.exposed_comm_ms - b.optimizer_ms);
     b.straggler = straggling.count({it.rank, it.iteration}) > 0;
@@ -61,6 +63,8 @@ std::vector<TimeBreakdown> breakdown_by_rank(const std::vector<TimeBreakdown>& r
       m.backward_ms += r.backward_ms;
       m.exposed_comm_ms += r.exposed_comm_ms;
       m.hidden_comm_ms += r.hidden_comm_ms;
+      m.exposed_wait_ms += r.exposed_wait_ms;
+      m.wait_iterations += r.wait_iterations;
       m.optimizer_ms += r.optimizer_ms;
       m.idle_ms += r.idle_ms;
     }
@@ -68,6 +72,7 @@ std::vector<TimeBreakdown> breakdown_by_rank(const std::vector<TimeBreakdown>& r
     for (double* v : {&m.iteration_ms, &m.forward_ms, &m.backward_ms, &m.computation_ms, &m.exposed_comm_ms,
                       &m.hidden_comm_ms, &m.optimizer_ms, &m.idle_ms})
       *v /= n;
+    m.exposed_wait_ms /= std::max<double>(1, static_cast<double>(m.wait_iterations));
     out.push_back(m);
   }
   return out;

@@ -24,6 +24,10 @@ struct TimeBreakdown {
   double iteration_ms = 0;
   double forward_ms = 0, backward_ms = 0, exposed_comm_ms = 0, optimizer_ms = 0, idle_ms = 0;
   double hidden_comm_ms = 0;
+  // Of exposed_comm_ms, the time spent waiting for other ranks to arrive (arrival_wait.h);
+  // wait_iterations: how many of the iterations knew it (0: not known, as on one rank).
+  double exposed_wait_ms = 0;
+  int64_t wait_iterations = 0;
   bool gpu = false;
   double computation_ms = 0;  // gpu: the computation kernels' merged time
   bool straggler = false;     // iteration rows: this rank started its allreduces last

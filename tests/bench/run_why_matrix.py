@@ -7,8 +7,11 @@ whether any case blamed a waiting rank (the target: none), and the what-if's err
 a re-run of the same job without the slowdown (the target: within 10%).
 
     /usr/bin/python3 tests/bench/run_why_matrix.py --build build [--cases 40] [--seed 65]
+        [--reruns 1] [--iters 20]
 
-Each case runs two jobs (slow, then without the slowdown): about 10 s a case on 2 cores.
+Each case runs the slow job and the job without the slowdown, --reruns times each in turn
+(the what-if of the slow runs' median against the median of the others): about 10 s a case
+and rerun on 2 cores. One run of each is at the mercy of whatever else the machine runs.
 """
 import argparse
 import os
@@ -26,29 +29,36 @@ def main():
     parser.add_argument("--build", default="build")
     parser.add_argument("--cases", type=int, default=40)
     parser.add_argument("--seed", type=int, default=65)
+    parser.add_argument("--reruns", type=int, default=1)
+    parser.add_argument("--iters", type=int, default=20)
     args = parser.parse_args()
     cli = os.path.join(os.path.abspath(args.build), "bin", "ddpscope-cli")
     cases = why_cases.random_cases(args.seed, args.cases)
     hits, layers, layer_cases, blamed, errors = 0, 0, 0, 0, []
     with tempfile.TemporaryDirectory() as tmp:
         for i, case in enumerate(cases, 1):
-            verdict = why_cases.verdict_of(cli, tmp, case)
-            healthy_run = os.path.join(tmp, "healthy.ddprun")
-            if os.path.exists(healthy_run):
-                os.remove(healthy_run)
-            why_cases.run_job(cli, healthy_run, case.kind, case.ranks, width=case.width)
-            healthy = why_cases.why(cli, healthy_run)["iteration_ms"]
+            verdicts, healthy_ms = [], []
+            for _ in range(args.reruns):
+                verdicts.append(why_cases.verdict_of(cli, tmp, case, iters=args.iters))
+                healthy_run = os.path.join(tmp, "healthy.ddprun")
+                if os.path.exists(healthy_run):
+                    os.remove(healthy_run)
+                why_cases.run_job(cli, healthy_run, case.kind, case.ranks, width=case.width, iters=args.iters)
+                healthy_ms.append(why_cases.why(cli, healthy_run)["iteration_ms"])
+            verdict = verdicts[0]  # the hit rate counts the first run of each case
+            what_if = statistics.median(v["what_if_ms"] for v in verdicts)
+            healthy = statistics.median(healthy_ms)
             right = why_cases.named_right(case, verdict)
             hits += right
             blamed += why_cases.blames_a_waiting_rank(verdict)
             if case.expected_where():
                 layer_cases += 1
                 layers += right and (verdict["straggler"] or {}).get("where") == case.expected_where()
-            error = (verdict["what_if_ms"] - healthy) / healthy
+            error = (what_if - healthy) / healthy
             if right:
                 errors.append(error)
             print("%2d/%d %-40s %s  what-if %.1f ms, re-run %.1f ms (%+.0f%%)\n      %s" %
-                  (i, len(cases), case, "hit " if right else "MISS", verdict["what_if_ms"], healthy, 100 * error,
+                  (i, len(cases), case, "hit " if right else "MISS", what_if, healthy, 100 * error,
                    verdict["verdict"]), flush=True)
     print("\nseed %d: %d of %d cases named the right rank and phase (%.0f%%; target >= 95%%)" %
           (args.seed, hits, len(cases), 100.0 * hits / len(cases)))

@@ -11,7 +11,9 @@
 #include "main_window.h"
 #include "overlap_model.h"
 #include "ranks_page.h"
+#include "run_compare.h"
 #include "run_data.h"
+#include "sort_proxy.h"
 #include "slow_cause_run.h"
 #include "summary_page.h"
 #include "test_registry.h"
@@ -77,6 +79,41 @@ class TestOneVerdict : public QObject {
       QCOMPARE(overlap.index(r, OverlapModel::Rank).data().toInt(), 2);
     }
     QCOMPARE(marked, 10);  // iterations 2 to 11: the first and the last are left out
+    // Exposed communication split: the others wait, rank 2 hardly (Overlap, Breakdown, Ranks).
+    for (int r = 0; r < overlap.rowCount(); ++r) {
+      const int rank = overlap.index(r, OverlapModel::Rank).data().toInt();
+      const double wait = overlap.index(r, OverlapModel::ExposedWaitMs).data(OverlapModel::ValueRole).toDouble();
+      const int64_t iteration = overlap.index(r, OverlapModel::Iteration).data().toLongLong();
+      if (iteration < 2) continue;
+      QVERIFY2(rank == 2 ? wait < 0.5 : wait > 5,
+               qPrintable(QString("rank %1 iteration %2 waits %3 ms").arg(rank).arg(iteration).arg(wait)));
+    }
+    window.showTab("Breakdown");
+    breakdown->iterationChoice()->setCurrentIndex(0);  // the mean
+    const int waitColumn = [&] {
+      for (int c = 0; c < breakdown->rankModel()->columnCount(); ++c)
+        if (breakdown->rankModel()->horizontalHeaderItem(c)->text() == "Of exposed: waiting") return c;
+      return -1;
+    }();
+    QVERIFY(waitColumn > 0);
+    for (int r = 0; r < breakdown->rankModel()->rowCount(); ++r) {
+      const int rank = breakdown->rankModel()->index(r, 0).data().toInt();
+      const double wait = breakdown->rankModel()->index(r, waitColumn).data(kSortRole).toDouble();
+      QVERIFY2(rank == 2 ? wait < 0.5 : wait > 5, qPrintable(QString("rank %1 waits %2 ms").arg(rank).arg(wait)));
+    }
+    QVERIFY(window.part<RanksPage>()->metricBox()->findText("waiting for other ranks") >= 0);
+  }
+
+  // Compare: a slow run against a healthy one says that its longer communication is waiting.
+  void testCompareSplitsWaitingFromTransfer() {
+    const QString healthy = write("a.ddprun", {.ranks = 4});
+    const QString slow = write("b.ddprun", {.ranks = 4, .slow_rank = 2, .phase = "forward", .slow_ms = 7});
+    ddpscope::probes::RunStoreReader a(healthy.toStdString()), b(slow.toStdString());
+    const auto c = ddpscope::probes::compare_runs(a, b);
+    QVERIFY2(c.b.exposed_wait_ms > 4 && c.a.exposed_wait_ms < 0.5, c.headline.c_str());
+    QVERIFY2(c.headline.find("The largest part of the change: exposed communication +") != std::string::npos &&
+                 c.headline.find("(waiting for other ranks +") != std::string::npos,
+             c.headline.c_str());
   }
 
   // Rank 1's optimizer slow from iteration 9 of 12: the whole run has no straggler yet, the
@@ -89,8 +126,8 @@ class TestOneVerdict : public QObject {
     LiveMonitor monitor;
     monitor.setRun(live, true);
     QString said = monitor.verdictLabel()->text();
-    QVERIFY2(said.contains("<b>Now (the last 3 iterations):</b> Rank 1 gates 2 of 3 iterations: it spends 5.7 ms per "
-                           "iteration in the optimizer step"),
+    QVERIFY2(said.contains("<b>Now (the last 3 iterations):</b> Rank 1 gates 2 of 3 iterations: in those, it spends "
+                           "8.0 ms per iteration in the optimizer step"),
              qPrintable(said));
     monitor.setRun(live, false);  // the job ended: the whole run's verdict
     said = monitor.verdictLabel()->text();

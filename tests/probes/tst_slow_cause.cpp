@@ -9,6 +9,7 @@
 
 #include "scratch_test.h"
 #include "slow_cause.h"
+#include "slow_cause_gpu_run.h"
 #include "slow_cause_run.h"
 #include "slow_cause_text.h"
 #include "test_registry.h"
@@ -130,6 +131,34 @@ class TestSlowCause : public ScratchTest {
     QCOMPARE(c.straggler.rank, 0);
     QVERIFY(slow_cause_text(c).find("Iteration 4 was cut short by an error: left out of the means.\n") !=
             std::string::npos);
+  }
+
+  // An imported GPU trace (slow_cause_gpu_run.h): the slow kernel's phase is named from the
+  // CPU span that launched it, ranks arrive when their NCCL kernels start, and every
+  // iteration of a trace counts (none is a warm-up): 4 iterations, 3 stretches between their
+  // allreduces.
+  void testAGpuTraceNamesTheSlowKernelsPhase_data() {
+    QTest::addColumn<QString>("phase");
+    for (const char* phase : {"forward", "backward", "optimizer"})
+      QTest::newRow(phase) << phase;
+  }
+  void testAGpuTraceNamesTheSlowKernelsPhase() {
+    QFETCH(QString, phase);
+    std::filesystem::remove(path("gpu.ddprun"));
+    testing::write_slow_gpu_run(
+        path("gpu.ddprun"), {.ranks = 2, .iterations = 4, .slow_rank = 1, .phase = phase.toStdString(), .slow_ms = 7});
+    RunStoreReader run(path("gpu.ddprun"));
+    const SlowCause c = analyze_slow_cause(run);
+    QVERIFY2(c.not_analysed.empty(), c.not_analysed.c_str());
+    QCOMPARE(c.iterations, 3);
+    QVERIFY2(std::abs(c.iteration_ms - 15.5) < 1e-6, qPrintable(QString::number(c.iteration_ms)));  // 8.5 + 7
+    QCOMPARE(c.straggler.rank, 1);
+    QCOMPARE(QString::fromStdString(c.straggler.phase), phase);
+    QVERIFY2(std::abs(c.straggler.extra_ms_per_iteration - 7) < 1e-6,
+             qPrintable(QString::number(c.straggler.extra_ms_per_iteration)));
+    QVERIFY(std::abs(c.waits[0].wait_ms_per_iteration - 7) < 1e-6);  // inside its NCCL kernel
+    QVERIFY(std::abs(c.waits[1].wait_ms_per_iteration) < 1e-6);
+    QVERIFY2(std::abs(c.what_if_ms - 8.5) < 1e-6, qPrintable(QString::number(c.what_if_ms)));
   }
 
   void testOneRankHasNoVerdict() {

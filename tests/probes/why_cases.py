@@ -49,9 +49,10 @@ def random_cases(seed, count, ranks=(2, 4), kinds=("engine", "torch"), ms=(5, 40
     return cases
 
 
-def run_job(cli, out, kind, ranks, slow=None, iters=20, width=256):
+def run_job(cli, out, kind, ranks, slow=None, iters=20, width=256, one_core=False):
     """The job into `out`; raises with its output when it fails. Width 256: iterations of 5 to
-    20 ms on two cores, where a slowdown of 5 ms shows."""
+    20 ms on two cores, where a slowdown of 5 ms shows. `one_core`: every rank on core 0, so
+    that whatever else runs on the machine slows them all alike (they take turns on it)."""
     if kind == "engine":
         cmd = [cli, "train", "--np", str(ranks), "--iters", str(iters), "--width", str(width), "--depth", "6",
                "--batch", "64", "--bucket-cap-mb", "1", "--seed", "3", "--progress", "lines", "--out", out]
@@ -60,6 +61,8 @@ def run_job(cli, out, kind, ranks, slow=None, iters=20, width=256):
         cmd = [cli, "torchrun", "--np", str(ranks), "--out", out, "--python", PYTHON, "--progress", "lines",
                SCRIPT, "--iters", str(iters), "--width", str(width)]
         cmd += ["--slow", slow] if slow else []
+    if one_core:
+        cmd = ["taskset", "-c", "0"] + cmd
     done = subprocess.run(cmd, env=dict(os.environ, **MPI_AS_ROOT), capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         raise AssertionError("%s failed (%d):\n%s\n%s" % (" ".join(cmd), done.returncode, done.stdout[-2000:],
@@ -73,11 +76,11 @@ def why(cli, run):
     return json.loads(done.stdout)
 
 
-def verdict_of(cli, tmp, case, name="case"):
+def verdict_of(cli, tmp, case, name="case", iters=20):
     out = os.path.join(tmp, name + ".ddprun")
     if os.path.exists(out):
         os.remove(out)
-    run_job(cli, out, case.kind, case.ranks, case.slow(), width=case.width)
+    run_job(cli, out, case.kind, case.ranks, case.slow(), iters=iters, width=case.width)
     return why(cli, out)
 
 

@@ -110,7 +110,15 @@ inline void write_slow_run(const std::string& path, const SlowRunSpec& spec) {
       auto& ev = batches[r].events;
       ev.push_back(collective(arrive0[r], end0, it, 2 * it));
       ev.push_back(collective(arrive1[r], end1, it, 2 * it + 1));
-      ev.push_back(known_span(Kind::Backward, 2, backward[r], end1, it));  // finalize waits for the buckets
+      for (int bucket : {0, 1}) {  // DDP's own span of each bucket's allreduce, as the engine records it
+        probes::BatchEvent b =
+            known_span(Kind::Allreduce, 4, bucket ? arrive1[r] : arrive0[r], bucket ? end1 : end0, it, 1);
+        b.bucket = static_cast<int16_t>(bucket);
+        b.id = 2 * it + bucket;
+        ev.push_back(b);
+      }
+      ev.push_back(known_span(Kind::Backward, 2, backward[r], end1, it));
+      ev.push_back(known_span(Kind::Finalize, 2, arrive1[r], end1, it));  // backward's end waits for the buckets
       after_opt[r] = end1 + kMsNs + extra(spec, static_cast<int>(r), it, "optimizer") +
                      jitter(spec, static_cast<int>(r), it, 2 + kParams);
       ev.push_back(known_span(Kind::Optimizer, 3, end1, after_opt[r], it));
