@@ -24,6 +24,7 @@
 #include "live_monitor.h"
 #include "live_run_loader.h"
 #include "main_window.h"
+#include "slow_cause_text.h"
 
 #include "buckets_page.h"
 #include "overlap_page.h"
@@ -243,6 +244,14 @@ void MainWindow::updateHang(bool stalled) {
     headline = tr("The job is making progress. Each rank's latest position:");
   } else {
     headline = tr("Run %1. Where each rank stood at its last event:").arg(QString::fromStdString(m_run->run.status));
+  }
+  // A job that stalled and went on is not hung now, but the stall is the answer to "why was
+  // it slow": said here too, in the words of the verdict (slow_cause.h).
+  if (!stalled && !m_run->cause.stalls.empty()) {
+    QStringList said;
+    for (const probes::SlowStall& st : m_run->cause.stalls)
+      said << QString::fromStdString(probes::slow_stall_sentence(st));
+    headline = tr("Nothing is pending now, but the job stalled: %1 %2").arg(said.join(QLatin1Char(' ')), headline);
   }
   m_hang->setReport(report, headline, alarm);
 }

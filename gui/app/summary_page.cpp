@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "arrival_wait.h"
 #include "slow_cause_text.h"
@@ -315,7 +316,10 @@ QString SummaryPage::rankTableHtml(const RunData& d, bool gpu) {
           "<th>%1exposed (ms)</th><th>of it waiting (ms)</th><th>transfer (ms)</th><th>overlap</th>%2"
           "<th>events</th><th>dropped</th></tr>")
           .arg(gpu ? tr("GPU ") : QString(), gpu ? tr("<th>CPU comm (ms)</th><th>CPU exposed (ms)</th>") : QString());
-  std::map<int, probes::RankSums> means = probes::rank_sums(d.analysis);
+  std::set<int64_t> stalled;  // named above the table, and left out of its means
+  for (const probes::SlowStall& st : d.cause.stalls)
+    stalled.insert(st.iteration);
+  std::map<int, probes::RankSums> means = probes::rank_sums(d.analysis, stalled);
   // A wide job lists its slowest ranks only (a thousand rows would bury the rest); the
   // Ranks tab shows every one.
   std::vector<probes::RankRow> shown = d.ranks;

@@ -202,7 +202,13 @@ void TimeBreakdownPage::showChoice() {
   }
   const int64_t iteration = m_choice->currentData().toLongLong();
   std::vector<TimeBreakdown> rows;
-  const std::vector<TimeBreakdown> means = breakdown_by_rank(m_byIteration);
+  // The means leave out the stalls the verdict names (as the Summary's do).
+  std::vector<TimeBreakdown> unstalled;
+  for (const auto& r : m_byIteration)
+    if (std::none_of(m_run->cause.stalls.begin(), m_run->cause.stalls.end(),
+                     [&](const probes::SlowStall& st) { return st.iteration == r.iteration; }))
+      unstalled.push_back(r);
+  const std::vector<TimeBreakdown> means = breakdown_by_rank(unstalled);
   // One verdict for every view: the rank the cause analysis names (slow_cause.h); the older
   // per-iteration rule where it has none (imported GPU traces without collectives).
   const int straggler = m_run->cause.not_analysed.empty() ? m_run->cause.straggler.rank : main_straggler(means);
@@ -323,11 +329,18 @@ void TimeBreakdownPage::fillTopOps(const std::vector<TimeBreakdown>& means, int6
   const TimelineData& t = m_run->timeline;
   int64_t begin = t.begin_ns, end = t.end_ns;
   double per = static_cast<double>(std::max<size_t>(1, means.size())) * std::max<int64_t>(1, means.front().iterations);
+  // The mean: from the second iteration to the end of the last whole one, so that an
+  // iteration an error cut short (and the job's end after it) is not divided among the others.
+  const auto& cut = m_run->analysis.cut_short;
+  if (iteration < 0) end = begin;
   for (const auto& it : t.iterations) {
     if (iteration >= 0 && it.number == iteration)
       begin = it.first, end = it.second, per = static_cast<double>(means.size());
     if (iteration < 0 && t.iterations.size() > 2 && &it == &t.iterations[1]) begin = it.first;
+    if (iteration < 0 && std::none_of(cut.begin(), cut.end(), [&](auto& c) { return c.iteration == it.number; }))
+      end = std::max(end, it.second);
   }
+  if (iteration < 0 && end <= begin) end = t.end_ns;
   const RangeSummary ops = summarizeRange(t, begin, end);
   for (size_t i = 0; i < ops.rows.size() && i < 50; ++i) {
     const RangeRow& r = ops.rows[i];

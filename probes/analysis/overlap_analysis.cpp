@@ -259,10 +259,10 @@ RunAnalysis analyze_rows(RunStoreReader& run, int rank, int64_t after_rowid) {
 
 }  // namespace
 
-std::map<int, RankSums> rank_sums(const RunAnalysis& analysis) {
+std::map<int, RankSums> rank_sums(const RunAnalysis& analysis, const std::set<int64_t>& leave_out) {
   std::map<int, RankSums> sums;
   for (const IterationAnalysis& it : analysis.iterations) {
-    if (is_warm_up(analysis, it)) continue;
+    if (is_warm_up(analysis, it) || leave_out.count(it.iteration)) continue;
     RankSums& s = sums[it.rank];
     ++s.n;
     s.gpu = s.gpu || it.from_gpu;

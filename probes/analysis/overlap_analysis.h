@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "run_store_reader.h"
@@ -104,7 +105,8 @@ struct RankSums {
   int wait_n = 0;                                 // of the n, the iterations whose exposed wait is known
   double exposed_wait = 0, exposed_transfer = 0;  // over those wait_n
 };
-std::map<int, RankSums> rank_sums(const RunAnalysis& analysis);
+// `leave_out`: iterations no mean may carry (stalls the cause analysis named, slow_cause.h).
+std::map<int, RankSums> rank_sums(const RunAnalysis& analysis, const std::set<int64_t>& leave_out = {});
 
 // rank -1: every rank (and then each iteration's exposed wait and transfer, arrival_wait.h).
 RunAnalysis analyze_run(RunStoreReader& run, int rank = -1);

@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "gpu_time.h"
 #include "overlap_analysis.h"
+#include "slow_cause.h"
 
 namespace ddpscope::probes {
 namespace {
@@ -101,8 +103,8 @@ nlohmann::ordered_json buckets_json(const RunAnalysis& a) {
 
 // Per rank, the means over its iterations, the first left out when there are three or
 // more (it warms caches and builds buckets).
-nlohmann::ordered_json summary_json(const RunAnalysis& a) {
-  const std::map<int, RankSums> sums = rank_sums(a);
+nlohmann::ordered_json summary_json(const RunAnalysis& a, const std::set<int64_t>& stalled) {
+  const std::map<int, RankSums> sums = rank_sums(a, stalled);
   nlohmann::ordered_json summary = nlohmann::ordered_json::array();
   for (const auto& [rank, s] : sums) {
     nlohmann::ordered_json row = {{"rank", rank},
@@ -148,13 +150,26 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
   out["run"] = run_json(run);
   out["ranks"] = ranks_json(run);
   const RunAnalysis a = analyze_run(run);
-  out["summary"] = summary_json(a);  // before the long lists, for readers
+  // Stalls the cause analysis names (slow_cause.h): in no mean, named below.
+  const SlowCause cause = analyze_slow_cause(run, /*layers=*/false);
+  std::set<int64_t> stalled;
+  nlohmann::ordered_json stalls = nlohmann::ordered_json::array();
+  for (const SlowStall& st : cause.stalls) {
+    stalled.insert(st.iteration);
+    stalls.push_back({{"iteration", st.iteration},
+                      {"rank", st.rank},
+                      {"lost_ms", st.lost_ms},
+                      {"waited_in", st.collective},
+                      {"waiting_rank", st.waiting_rank}});
+  }
+  out["summary"] = summary_json(a, stalled);  // before the long lists, for readers
   // Iterations an error cut short: in no mean above, named here.
   nlohmann::ordered_json cut = nlohmann::ordered_json::array();
   for (const CutShortIteration& c : a.cut_short)
     cut.push_back(
         {{"rank", c.rank}, {"iteration", c.iteration}, {"until_error_ms", (c.t_end_ns - c.t_begin_ns) / 1e6}});
   out["cut_short"] = cut;
+  out["stalls"] = stalls;
   out["iterations"] = iterations_json(a);
   out["buckets"] = buckets_json(a);
   const std::vector<Straggler> stragglers = find_stragglers(a);

@@ -95,6 +95,17 @@ std::string cut_short_text(const Json& cut) {
   return out;
 }
 
+std::string stalls_text(const Json& stalls) {
+  if (!stalls.is_array() || stalls.empty()) return "";
+  std::string out = "Stalled (left out of the means; ddpscope-cli why says more):";
+  for (const Json& st : stalls)
+    out += format(" iteration %lld, rank %d, %.1f s, rank %d waited in %s;", st["iteration"].get<long long>(),
+                  st["rank"].get<int>(), number_or(st, "lost_ms", 0) / 1000, st["waiting_rank"].get<int>(),
+                  text_or(st, "waited_in", "?").c_str());
+  out.back() = '\n';
+  return out;
+}
+
 std::string nonfinite_text(const Json& nonfinite) {
   if (!nonfinite.is_object()) return "";
   std::string out;
@@ -140,6 +151,7 @@ std::string run_stats_text(const Json& stats, bool summary_only) {
   out += summary_table(stats["summary"]);
   out += stragglers_text(stats["stragglers"]);
   out += cut_short_text(stats["cut_short"]);
+  out += stalls_text(stats["stalls"]);
   out += nonfinite_text(stats["nonfinite"]);
   out += rejected_text(stats["rejected"]);
   if (!summary_only) out += iterations_table(stats["iterations"]);

@@ -50,7 +50,7 @@ def main():
             healthy = statistics.median(healthy_ms)
             right = why_cases.named_right(case, verdict)
             hits += right
-            blamed += why_cases.blames_a_waiting_rank(verdict)
+            blamed += why_cases.blames_a_waiting_rank(case, verdict)
             if case.expected_where():
                 layer_cases += 1
                 layers += right and (verdict["straggler"] or {}).get("where") == case.expected_where()

@@ -7,6 +7,7 @@
 
 #include <QTemporaryDir>
 
+#include "hang_view.h"
 #include "live_monitor.h"
 #include "main_window.h"
 #include "overlap_model.h"
@@ -143,8 +144,28 @@ class TestOneVerdict : public QObject {
                  summary.contains("<b>Stall:</b> iteration 6: rank 1 stalled 3.0 s (outside_step); rank 0 waited in "
                                   "allreduce #12. Left out of the means below."),
              qPrintable(summary));
+    // The means leave the stall out: rank 0's mean iteration span is its 8.5 ms (the 1 ms
+    // outside the step is between spans), not 300 ms.
+    const int row = summary.indexOf("<tr><td>0</td>");
+    QVERIFY(row > 0);
+    QStringList cells;
+    auto it = QRegularExpression("<td>([^<]*)</td>").globalMatch(summary.mid(row, summary.indexOf("</tr>", row) - row));
+    while (it.hasNext())
+      cells << it.next().captured(1);
+    QVERIFY2(cells.size() > 3 && std::abs(cells[3].toDouble() - 8.5) < 0.01, qPrintable(cells.join(" | ")));
     window.showTab("Breakdown");
-    QVERIFY(window.part<TimeBreakdownPage>()->headline()->text().contains("No rank stands out over 9 iterations"));
+    auto* breakdown = window.part<TimeBreakdownPage>();
+    QVERIFY(breakdown->headline()->text().contains("No rank stands out over 9 iterations"));
+    for (const auto& r : breakdown->bars()->rows())
+      QVERIFY2(std::abs(r.iteration_ms - 8.5) < 0.01, qPrintable(QString::number(r.iteration_ms)));
+    // The Hang tab: nothing pending, but the stall said.
+    window.showTab("Hang");
+    bool said = false;
+    for (QLabel* label : window.part<HangView>()->findChildren<QLabel*>())
+      said = said || label->text().contains(
+                         "Nothing is pending now, but the job stalled: iteration 6: rank 1 "
+                         "stalled 3.0 s (outside_step); rank 0 waited in allreduce #12.");
+    QVERIFY(said);
   }
 };
 

