@@ -10,12 +10,14 @@
 // (between iterations and before forward: input loading, logging), forward, backward (and in
 // backward, the layer whose gradient took longest to become ready), the optimizer.
 //
-// Summed over the iterations past warm-up, the rank that cost the job the most time is the
-// straggler, in the phase that cost the most. A stretch that alone loses far more than an
-// iteration (ten, and 100 ms: a rank stopped for a while) is a stall: named with its iteration and left out of
-// the means, as are iterations an error cut short. Durations are compared within each rank, so
-// a clock offset between hosts does not change the phase; only which rank was last comes from
-// the run's common clock.
+// Summed over the iterations past warm-up (and before the last), the rank that cost the job
+// the most time is the straggler when it cost over 10% of the iteration and was the one
+// waited for in 2/3 of the iterations; its phase is the one it spent the most in beyond the
+// others, over the iterations it gated. A stretch that alone loses ten iterations' worth of
+// time (and 100 ms: a rank stopped for a while) is a stall: named with its iteration and left
+// out of the means, as are iterations an error cut short. Durations are compared within each
+// rank, so a clock offset between hosts does not change the phase; only which rank was last
+// comes from the run's common clock. docs/why-slow.md tells the rules to users.
 #pragma once
 
 #include <cstdint>
