@@ -5,6 +5,8 @@
 // with its iteration on the Summary and left out of the verdict.
 #include <QtTest/QtTest>
 
+#include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 
 #include "hang_view.h"
@@ -103,6 +105,39 @@ class TestOneVerdict : public QObject {
       QVERIFY2(rank == 2 ? wait < 0.5 : wait > 5, qPrintable(QString("rank %1 waits %2 ms").arg(rank).arg(wait)));
     }
     QVERIFY(window.part<RanksPage>()->metricBox()->findText("waiting for other ranks") >= 0);
+  }
+
+  // A real job whose rank 1 stops 2 s in iteration 10: every page that speaks of the run's
+  // time names the stall with its iteration, and no mean carries it.
+  void testARealStallOnEveryPage() {
+    const QString file = m_folder.filePath("real_stall.ddprun");
+    QProcess job;
+    job.start(DDPSCOPE_CLI_PATH, {"train", "--np", "2", "--iters", "30", "--inject-stall", "1:10:2", "--out", file,
+                                  "--progress", "lines"});
+    QVERIFY(job.waitForFinished(240000));
+    QVERIFY2(job.exitCode() == 0, job.readAllStandardError().constData());
+    MainWindow window(m_folder.path());
+    QVERIFY(window.openRun(file));
+    const QRegularExpression stall(
+        "iteration 10: rank 1 stalled [12]\\.\\d s \\([a-z_]+\\); rank 0 waited in allreduce #");
+    const QString summary = window.findChild<SummaryPage*>()->text();
+    QVERIFY2(summary.contains(stall) && summary.contains("Stalled: iteration 10, rank 1"), qPrintable(summary));
+    window.showTab("Breakdown");
+    auto* breakdown = window.part<TimeBreakdownPage>();
+    QVERIFY2(breakdown->headline()->text().contains("Stalled: iteration 10, rank 1"),
+             qPrintable(breakdown->headline()->text()));
+    for (const auto& r : breakdown->bars()->rows())  // 2 s over 28 iterations would be 70 ms each
+      QVERIFY2(r.iteration_ms < 20, qPrintable(QString("rank %1: %2 ms").arg(r.rank).arg(r.iteration_ms)));
+    window.showTab("Ranks");
+    QVERIFY(window.part<RanksPage>()->headline().contains("Stalled: iteration 10, rank 1"));
+    window.showTab("Live");
+    QVERIFY(window.part<LiveMonitor>()->verdictLabel()->text().contains("Stalled: iteration 10, rank 1"));
+    window.showTab("Hang");
+    bool said = false;
+    for (QLabel* label : window.part<HangView>()->findChildren<QLabel*>())
+      said = said ||
+             (label->text().contains("Nothing is pending now, but the job stalled: ") && label->text().contains(stall));
+    QVERIFY(said);
   }
 
   // Compare: a slow run against a healthy one says that its longer communication is waiting.
