@@ -8,7 +8,6 @@
 //
 //   build/tests/bench/bench_scale [ranks] [iterations] [--keep PATH]   (64 x 6000: 100M spans)
 // --keep writes the run to PATH and leaves it there (for bench_timeline --open and by hand).
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -16,22 +15,14 @@
 #include <nlohmann/json.hpp>
 
 #include "run_store_reader.h"
+#include "process_figures.h"
 #include "synthetic_run.h"
 
 using namespace ddpscope;
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-double peak_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
-
-}  // namespace
+using bench::peak_mib;
+using bench::seconds_since;
 
 int main(int argc, char** argv) {
   const int ranks = argc > 1 ? std::atoi(argv[1]) : 64;

@@ -7,7 +7,6 @@
 // whether the verdict named rank 517, backward and its layer. Targets: 2 s and 1 GiB.
 //
 //   build/tests/bench/bench_why_scale [ranks] [iterations]
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,25 +17,14 @@
 #include <string>
 
 #include "overlap_analysis.h"
+#include "process_figures.h"
 #include "slow_cause.h"
 #include "slow_cause_run.h"
 
 using namespace ddpscope;
 
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// The process's peak resident memory so far, MiB.
-double peak_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
-
-}  // namespace
+using bench::peak_mib;
+using bench::seconds_since;
 
 int main(int argc, char** argv) {
   const int ranks = argc > 1 ? std::atoi(argv[1]) : 1024;
