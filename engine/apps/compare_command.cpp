@@ -6,6 +6,8 @@
 
 #include "ddpscope/error.h"
 #include "run_compare.h"
+#include "slow_cause.h"
+#include "slow_cause_text.h"
 
 namespace ddpscope::apps {
 namespace {
@@ -79,10 +81,18 @@ std::function<int()> add_compare_command(CLI::App& app, CLI::App** compare) {
     const auto range_b = args->iterations_b.empty() ? range_a : parse_iterations(args->iterations_b, "--iterations-b");
     ddpscope::probes::RunStoreReader a(args->a), b(args->b);
     const auto c = ddpscope::probes::compare_runs(a, b, range_a, range_b);
-    if (args->json)
-      std::printf("%s\n", ddpscope::probes::comparison_json(c).dump(2).c_str());
-    else
+    // Each run's cause (slow_cause.h): a change in who the job waits for, or why, is often
+    // the regression's answer.
+    const auto why_a = ddpscope::probes::analyze_slow_cause(a), why_b = ddpscope::probes::analyze_slow_cause(b);
+    if (args->json) {
+      auto j = ddpscope::probes::comparison_json(c);
+      j["why"] = {{"a", ddpscope::probes::slow_cause_json(why_a)}, {"b", ddpscope::probes::slow_cause_json(why_b)}};
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
       std::printf("%s", ddpscope::probes::comparison_text(c, args->ops).c_str());
+      std::printf("\nWhy, A: %s\nWhy, B: %s\n", ddpscope::probes::slow_cause_verdict(why_a).c_str(),
+                  ddpscope::probes::slow_cause_verdict(why_b).c_str());
+    }
     return args->fail_above ? regression_gate(c, *args->fail_above, args->json ? stderr : stdout) : 0;
   };
 }

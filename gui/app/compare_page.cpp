@@ -1,4 +1,5 @@
 #include "compare_page.h"
+#include "slow_cause_text.h"
 
 #include <QFileInfo>
 #include <QLabel>
@@ -124,7 +125,13 @@ void ComparePage::showComparison(std::shared_ptr<const RunData> a, std::shared_p
   m_a = std::move(a);
   m_b = std::move(b);
   m_comparison = comparison;
-  m_headline->setText(QString::fromStdString(m_comparison.headline).toHtmlEscaped());
+  // Each run's verdict under the headline: who the job waited for in A and in B, and why.
+  QString text = QString::fromStdString(m_comparison.headline).toHtmlEscaped();
+  if (m_a && m_b)
+    text += QStringLiteral("<br><b>%1</b> %2<br><b>%3</b> %4")
+                .arg(tr("Why, A:"), QString::fromStdString(probes::slow_cause_verdict(m_a->cause)).toHtmlEscaped(),
+                     tr("Why, B:"), QString::fromStdString(probes::slow_cause_verdict(m_b->cause)).toHtmlEscaped());
+  m_headline->setText(text);
   const QString settings = QString::fromStdString(m_comparison.settings_text()).toHtmlEscaped();
   // More than one difference: a warning, so the headline's blame is read with it.
   m_settings->setText(m_comparison.settings.size() > 1 ? QStringLiteral("⚠ <b>%1</b>").arg(settings) : settings);

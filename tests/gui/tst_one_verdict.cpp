@@ -150,6 +150,14 @@ class TestOneVerdict : public QObject {
     QVERIFY2(c.headline.find("The largest part of the change: exposed communication +") != std::string::npos &&
                  c.headline.find("(waiting for other ranks +") != std::string::npos,
              c.headline.c_str());
+    // `compare` gives each run's verdict after the parts.
+    QProcess cli;
+    cli.start(DDPSCOPE_CLI_PATH, {"compare", healthy, slow});
+    QVERIFY(cli.waitForFinished(60000));
+    const QString out = QString::fromUtf8(cli.readAllStandardOutput());
+    QVERIFY2(out.contains("\nWhy, A: No rank stands out over 10 iterations") &&
+                 out.contains("\nWhy, B: Rank 2 gates 10 of 10 iterations: it spends 10.0 ms per iteration in forward"),
+             qPrintable(out));
   }
 
   // Rank 1's optimizer slow from iteration 9 of 12: the whole run has no straggler yet, the
