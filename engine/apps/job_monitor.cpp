@@ -97,7 +97,7 @@ void JobMonitor::stdout_line(const std::string& line) {
   } else if (kind == "done") {
     seconds_ = ev->value("seconds", 0.0);
     stopped_at_ = ev->value("stopped_at", int64_t{-1});
-    end_watchdog_.training_done();
+    end_watchdog_.training_done(WatchdogClock::now());
   }
   std::fflush(stdout);
 }

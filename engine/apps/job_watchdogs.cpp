@@ -1,5 +1,7 @@
 #include "job_watchdogs.h"
 
+#include <algorithm>
+
 #include "ddpscope/env.h"
 #include "ddpscope/error.h"
 #include "ddpscope/plural.h"
@@ -40,6 +42,11 @@ std::string StartWatchdog::message() const {
   return detail::concat("the job had not started training ", whole_seconds(limit_),
                         " s after launch: a rank is stuck before training (stopped, or hung in MPI "
                         "initialisation or the model's set-up); DDPSCOPE_START_TIMEOUT_MS sets this limit");
+}
+
+void EndWatchdog::training_done(WatchdogClock::time_point now) {
+  training_done_ = true;
+  if (!ending_since_ && std::find(ended_.begin(), ended_.end(), true) != ended_.end()) ending_since_ = now;
 }
 
 void EndWatchdog::rank_ended(int rank, WatchdogClock::time_point now) {

@@ -64,12 +64,14 @@ class StartWatchdog {
 
 // MPI_Finalize waits for every rank without a timeout, so a rank stopped (or stuck)
 // after the last collective would hold the others there forever. The clock starts when
-// training is done and the first rank reports its end.
+// training is done and the first rank reports its end, whichever the launcher reads last:
+// the two come on different pipes (stdout and stderr), and a loaded machine delivers rank
+// 0's end before its "done" line (the fault suite's stopped-ending row then waited 60 s).
 class EndWatchdog {
  public:
   EndWatchdog(std::chrono::milliseconds limit, int world_size)
       : limit_(limit), ended_(static_cast<size_t>(world_size), false) {}
-  void training_done() { training_done_ = true; }
+  void training_done(WatchdogClock::time_point now);
   void rank_ended(int rank, WatchdogClock::time_point now);
   void rank_failed() { armed_ = false; }
   std::optional<std::string> expired(WatchdogClock::time_point now);

@@ -1,7 +1,7 @@
 // The launcher's watchdogs: the failure grace fires once after the first report, the
 // start watchdog names what is known and is disarmed by a start or a failure, the end
-// watchdog starts at the first end after training and names the ranks still stuck, and a
-// malformed limit is refused naming it.
+// watchdog starts at the first end after training (in whichever order the two are read)
+// and names the ranks still stuck, and a malformed limit is refused naming it.
 #include <QtTest/QtTest>
 
 #include "process_fixture.h"
@@ -60,7 +60,7 @@ class TestJobWatchdogs : public ProcessTest {
     EndWatchdog w(60s, 4);
     w.rank_ended(0, t0);  // before training is done: no clock yet
     QVERIFY(!w.expired(t0 + 1h));
-    w.training_done();
+    w.training_done(t0 + 10s);  // from here
     w.rank_ended(1, t0 + 10s);
     w.rank_ended(3, t0 + 20s);
     QVERIFY(!w.expired(t0 + 69s));
@@ -70,17 +70,30 @@ class TestJobWatchdogs : public ProcessTest {
     QVERIFY(!w.expired(t0 + 2h));
 
     EndWatchdog all(1s, 2);
-    all.training_done();
+    all.training_done(t0);
     all.rank_ended(0, t0);
     all.rank_ended(1, t0);
     const auto shutdown = all.expired(t0 + 1s);
     QVERIFY(shutdown && shutdown->find("stuck in MPI's shutdown") != std::string::npos);
 
     EndWatchdog failed(1s, 2);
-    failed.training_done();
+    failed.training_done(t0);
     failed.rank_ended(0, t0);
     failed.rank_failed();
     QVERIFY(!failed.expired(t0 + 1h));
+  }
+
+  // Rank 0's end (stderr) read before its "done" line (stdout), as a loaded machine
+  // delivers them, while rank 1 is stopped after training: the clock starts at "done".
+  void testEndWatchdogStartsWhenTheEndIsReadBeforeTheDoneLine() {
+    const auto t0 = WatchdogClock::now();
+    EndWatchdog w(3s, 2);
+    w.rank_ended(0, t0);
+    w.training_done(t0 + 1s);
+    QVERIFY(!w.expired(t0 + 3900ms));
+    const auto why = w.expired(t0 + 4s);
+    QVERIFY(why);
+    QVERIFY2(why->find("rank 1 never reported its end") != std::string::npos, why->c_str());
   }
 
   void testMalformedLimitIsRefusedNamingIt() {
