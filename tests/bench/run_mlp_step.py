@@ -22,6 +22,8 @@ import statistics
 import subprocess
 import sys
 
+from two_rank_bench import built
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -37,9 +39,7 @@ def main():
     parser.add_argument("--steps", type=int, default=30)
     args = parser.parse_args()
 
-    ours_bin = os.path.join(args.build, "tests", "bench", "bench_mlp_step")
-    if not os.path.exists(ours_bin):
-        sys.exit(f"{ours_bin} not found: build the project first (bash packaging/build.sh)")
+    ours_bin = built(args.build, "bench_mlp_step")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     torch_script = os.path.join(HERE, "mlp_step_torch.py")
     steps = ["--steps", str(args.steps)]

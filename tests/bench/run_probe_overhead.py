@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from two_rank_bench import built
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -69,9 +71,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=40)
     args = parser.parse_args()
-    probes_on = os.path.join(args.build, "tests", "bench", "bench_ddp_step")
-    if not os.path.exists(probes_on):
-        sys.exit(f"{probes_on} not found: build the project first (bash packaging/build.sh)")
+    probes_on = built(args.build, "bench_ddp_step")
     probes_off = build_without_probes(args.build)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     on, off, idle, shipped, dropped = [], [], [], 0, 0

@@ -15,6 +15,8 @@ import statistics
 import subprocess
 import sys
 
+from two_rank_bench import built
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PAYLOADS = [8, 4096, 1 << 20]
 CALLS = 2000
@@ -26,7 +28,7 @@ def calls_for(size):
 
 
 def floor(build):
-    out = subprocess.run([os.path.join(build, "tests", "bench", "bench_rpc_floor"), str(CALLS)], check=True,
+    out = subprocess.run([built(build, "bench_rpc_floor"), str(CALLS)], check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 

@@ -15,6 +15,7 @@ here=$(dirname "$(readlink -f "$0")")/../cluster
 source "$here/with_cluster.sh" 2 "${gbit}gbit"
 bytes=$((1 << 20))
 calls=40
+cmake --build "$build" --target bench_rpc_floor >/dev/null  # benchmarks are not in the default build
 floor=$build/tests/bench/bench_rpc_floor
 ip netns exec ddps-h1 "$floor" --echo-server 7311 $bytes $calls &
 raw=$(ip netns exec ddps-h0 "$floor" --echo-client 10.77.0.11 7311 $bytes $calls)

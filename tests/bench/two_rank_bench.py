@@ -22,10 +22,16 @@ def arguments(default_steps):
 
 
 def built(build, name):
-    binary = os.path.join(build, "tests", "bench", name)
-    if not os.path.exists(binary):
-        sys.exit(f"{binary} not found: build the project first (bash packaging/build.sh)")
-    return binary
+    """The benchmark program `name` of the build folder, built first: benchmarks are not part
+    of the default build (tests/bench/CMakeLists.txt), and an existing one is brought up to
+    date with the libraries it measures."""
+    if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
+        sys.exit(f"{build} is not a build folder: build the project first (bash packaging/build.sh)")
+    made = subprocess.run(["cmake", "--build", build, "--target", name], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    if made.returncode != 0:
+        sys.exit(f"building {name} failed:\n{made.stdout[-3000:]}")
+    return os.path.join(build, "tests", "bench", name)
 
 
 def single_thread_env():

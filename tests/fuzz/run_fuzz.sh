@@ -7,7 +7,7 @@
 # preset (the launch dialog's job presets), torch_trace (PyTorch profiler traces), lesson
 # (lesson files and ddpscope: links), tcp_framing and shm_ring (the RPC transports' reading
 # sides). CTest runs each briefly
-# (-max_total_time=5); tests/bench/bench_fuzz.sh with -runs=1000000.
+# (-max_total_time=2); tests/bench/bench_fuzz.sh with -runs=1000000.
 # Prints "fuzz_TARGET: N executions, C crashes" and fails on any crash.
 set -euo pipefail
 build=$1
@@ -59,7 +59,7 @@ bin="$out/fuzz_$target"
 harness="$src/tests/fuzz/fuzz_$target.cpp"
 # pointer-overflow is left out: Debian's RapidJSON 1.1.0 compares null + offset in its
 # internal stack before its first allocation (stack.h:117), harmless and not ours.
-# -O1 by default (the long runs of bench_fuzz.sh); CTest's 5-second smoke runs set
+# -O1 by default (the long runs of bench_fuzz.sh); CTest's 2-second smoke runs set
 # DDPSCOPE_FUZZ_OPT=-O0: the sanitizers check the same, and the eleven harnesses compile in
 # 82 s of CPU instead of 118 s.
 opt=${DDPSCOPE_FUZZ_OPT:--O1}

@@ -21,6 +21,7 @@ mkdir -p "$stage/build/bin" "$stage/build/lib" "$stage/build/tests/bench" "$stag
 cp "$build"/bin/ddpscope-cli "$build"/bin/ddpscope-worker "$build"/bin/ddpscope-collector "$stage/build/bin/"
 cp "$build"/lib/*.so "$stage/build/lib/"
 cp "$build"/tests/tst_cuda_kernels "$build"/tests/tst_process_group_nccl "$build"/tests/tst_ddp_cuda "$stage/build/tests/"
+cmake --build "$build" --target bench_nccl_allreduce >/dev/null  # benchmarks are not in the default build
 cp "$build"/tests/bench/bench_nccl_allreduce "$stage/build/tests/bench/"
 cp -r probes/python "$stage/build/share/ddpscope/python"
 find "$stage/build/share" -name __pycache__ -prune -exec rm -rf {} +

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """`ddpscope-cli why` (issue 65) against causes the test makes: one rank slept in one phase of
 every iteration, on our engine and on an unchanged PyTorch script, at 2 and 4 ranks (a seeded
-random sample of the matrix tests/bench/bench_why_matrix.py runs whole); healthy runs, which
+random sample of the matrix tests/bench/run_why_matrix.py runs whole); healthy runs, which
 must not get a cause; the what-if against a re-run without the slowdown; a 2 s stall, named
 with its iteration and left out; runs that cannot have a verdict.
 

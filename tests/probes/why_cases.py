@@ -1,7 +1,7 @@
 """Slow jobs made on purpose for `ddpscope-cli why` (issue 65): one rank made slow in one
 phase, on our engine (`train --inject-slow`) or an unchanged PyTorch DDP script (its --slow
 option, tests/torch/ddp_unchanged_script.py), and what `why --json` says about them. Shared by
-tests/probes/test_why.py and tests/bench/bench_why_matrix.py."""
+tests/probes/test_why.py and tests/bench/run_why_matrix.py."""
 import json
 import os
 import random
