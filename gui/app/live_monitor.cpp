@@ -250,8 +250,10 @@ void LiveMonitor::setStatus(const QString& text, bool running) {
 void LiveMonitor::setUnbounded() { m_progress->setRange(0, 0); }
 
 // Why the iterations are slow: live, over the last few iterations (a rank that became slow
-// is named within two of them); afterwards, over the whole run, as the Summary says it.
+// is named within two of them); afterwards, over the whole run, as the Summary says it. The
+// last reload of a followed job comes once it has ended: its run is no longer "running".
 void LiveMonitor::showVerdict(const RunData& run, bool live) {
+  live = live && run.run.status == "running";
   const probes::SlowCause& cause = live ? run.recent_cause : run.cause;
   if (cause.ranks < 2 || !cause.not_analysed.empty()) {
     m_verdict->clear();

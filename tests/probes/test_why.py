@@ -3,7 +3,8 @@
 every iteration, on our engine and on an unchanged PyTorch script, at 2 and 4 ranks (a seeded
 random sample of the matrix tests/bench/run_why_matrix.py runs whole); healthy runs, which
 must not get a cause; the what-if against a re-run without the slowdown; a 2 s stall, named
-with its iteration and left out; runs that cannot have a verdict.
+with its iteration and left out; runs that cannot have a verdict. Every run of the sample, and
+the healthy ones, is also opened in the app, whose pages must name the same rank.
 
 Usage: test_why.py BUILD_DIR   (DDPSCOPE_WHY_SEED picks another sample; it is printed on failure)
 """
@@ -20,7 +21,20 @@ import why_cases  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else "build")
 CLI = os.path.join(BUILD, "bin", "ddpscope-cli")
+GUI_TESTS = os.path.join(BUILD, "tests", "gui_tests")
 SEED = int(os.environ.get("DDPSCOPE_WHY_SEED", "65"))
+
+
+def on_every_page(test, run, rank):
+    """The app's pages on a run `why` named `rank` for (-1: none): they must name the same
+    (tst_one_verdict's testARealRunOnEveryPage, offscreen). A build without the app skips it."""
+    if not os.path.exists(GUI_TESTS):
+        return
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", DDPSCOPE_VERDICT_RUN=run, DDPSCOPE_VERDICT_RANK=str(rank))
+    done = subprocess.run([GUI_TESTS, "tst_one_verdict", "testARealRunOnEveryPage"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    test.assertIn("PASS   : TestOneVerdict::testARealRunOnEveryPage()", done.stdout,
+                  "the app's pages on %s (rank %d): %s" % (run, rank, (done.stdout + done.stderr)[-3000:]))
 
 
 class WhyTest(unittest.TestCase):
@@ -39,6 +53,7 @@ class WhyTest(unittest.TestCase):
                     blamed = " (a waiting rank blamed)" if why_cases.blames_a_waiting_rank(case, verdict) else ""
                     said.append(verdict["verdict"] + blamed)
                     if why_cases.named_right(case, verdict):
+                        on_every_page(self, os.path.join(tmp, "case.ddprun"), case.rank)
                         break
                 else:
                     misses.append("%s: %s" % (case, " / ".join(said)))
@@ -76,6 +91,7 @@ class WhyTest(unittest.TestCase):
                 verdict = why_cases.why(CLI, out)
                 self.assertIsNone(verdict["straggler"], verdict)
                 self.assertTrue(verdict["verdict"].startswith("No rank stands out over 18 iterations"), verdict)
+                on_every_page(self, out, -1)
 
     def test_what_if_is_near_a_run_without_the_slowdown(self):
         # Slow and healthy runs in turn, twice, of a model wide enough that an iteration takes

@@ -26,6 +26,7 @@ struct SlowRunSpec {
   int stall_rank = -1, stall_iteration = -1;  // that rank stays `stall_ms` outside the step once
   double stall_ms = 0;
   int cut_iteration = -1;  // rank 0's span of that iteration ends by an error
+  bool running = false;    // the run left "running", as a job still writing it
   // Up to this much more on every phase and gradient (0: exact times). A run of a thousand
   // ranks with the same times everywhere packs into under 2 bytes a span, which the reader
   // refuses as a bomb; real runs never look like that.
@@ -132,7 +133,7 @@ inline void write_slow_run(const std::string& path, const SlowRunSpec& spec) {
   w.begin_run({.world_size = spec.ranks});
   for (const probes::EventBatch& b : batches)
     w.write(b);
-  w.end_run("finished");
+  if (!spec.running) w.end_run("finished");
 }
 
 }  // namespace ddpscope::testing
