@@ -19,6 +19,7 @@
 #include "flight_import.h"
 #include "hang_analysis.h"
 #include "hang_report_json.h"
+#include "hang_stacks.h"
 #include "job_launcher.h"
 #include "probe.h"
 #include "probe_session.h"
@@ -105,7 +106,7 @@ int run_hang_dumps(const std::vector<std::string>& paths, bool json) {
   return 0;
 }
 
-int run_hang(const std::vector<std::string>& paths, bool json) {
+int run_hang(const std::vector<std::string>& paths, bool json, bool all_frames) {
   if (paths.size() > 1 || std::filesystem::is_directory(paths.front()) ||
       (!is_run_file(paths.front()) && ddpscope::probes::looks_like_flight_dump(paths.front()))) {
     for (const auto& p : paths)
@@ -151,6 +152,9 @@ int run_hang(const std::vector<std::string>& paths, bool json) {
     std::printf("\n");
   }
   print_flight_grids(report);
+  // Where each rank's code stood at its latest capture (PyTorch ranks, schema 12).
+  for (const auto& capture : report.stacks)
+    std::printf("\n%s", ddpscope::probes::stack_text(capture, all_frames, run.time_range().first).c_str());
   return 0;
 }
 
@@ -482,6 +486,7 @@ Command add_hang(CLI::App& app) {
   struct Args {
     std::vector<std::string> paths;
     bool json = false;
+    bool all_frames = false;
   };
   auto a = std::make_shared<Args>();
   CLI::App* hang = app.add_subcommand(
@@ -492,8 +497,11 @@ Command add_hang(CLI::App& app) {
                    "A run file, or flight-recorder dumps (one per rank: PyTorch's JSON or pickle, files or a folder)")
       ->required()
       ->check(CLI::ExistingPath);
-  hang->add_flag("--json", a->json, "Print JSON: the verdict, each rank's position, each group's finding");
-  return {hang, [a] { return run_hang(a->paths, a->json); }};
+  hang->add_flag("--json", a->json,
+                 "Print JSON: the verdict, each rank's position, each group's finding, each rank's latest stack");
+  hang->add_flag("--all-frames", a->all_frames,
+                 "List every thread's frames, libraries' too (by default: the training thread's own code)");
+  return {hang, [a] { return run_hang(a->paths, a->json, a->all_frames); }};
 }
 
 Command add_advise(CLI::App& app) {

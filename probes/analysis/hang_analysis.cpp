@@ -1,5 +1,7 @@
 #include "hang_analysis.h"
 
+#include "hang_stacks.h"
+
 #include "rank_attendance.h"
 
 #include <tuple>
@@ -660,6 +662,11 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   add_stalled_findings(report, top_seq);
   add_quiet_finding(report);
   add_verdict(report, run_row, run.time_range().first);
+  report.stacks = latest_stacks(run.stacks());
+  if (const std::string code = stacks_sentences(report); !code.empty() && !report.verdict.empty()) {
+    report.verdict += " " + code;
+    report.findings.front() = report.verdict;
+  }
   // Ranks that never joined, joined late, or ran again: after the verdict, before the rest.
   const auto attendance = attendance_findings(rank_attendance(run));
   report.findings.insert(report.findings.begin() + (report.verdict.empty() ? 0 : 1), attendance.begin(),

@@ -62,6 +62,9 @@ struct HangReport {
   // PyTorch's dumps). When there are records, the verdict is drawn from them alone.
   FlightData records;
   FlightVerdict flight;
+  // Each rank's latest stack capture (run files of schema 12 on, PyTorch ranks): where its
+  // code stood (hang_stacks.h). The verdict cites those taken after the rank's last event.
+  std::vector<StackCapture> stacks;
   bool from_records() const { return !records.empty(); }
 };
 

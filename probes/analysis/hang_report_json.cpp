@@ -1,5 +1,7 @@
 #include "hang_report_json.h"
 
+#include "hang_stacks.h"
+
 namespace ddpscope::probes {
 namespace {
 
@@ -50,6 +52,7 @@ nlohmann::ordered_json hang_report_json(const HangReport& report) {
   for (const auto& g : report.flight.groups)
     groups.push_back(group_json(g));
   out["groups"] = groups;
+  out["stacks"] = stacks_json(report);  // each rank's latest stack capture (schema 12)
   return out;
 }
 

@@ -143,7 +143,7 @@ CollectiveRow collective_from_entry(const json& e, int rank) {
   if (const auto frames = e.find("frames"); frames != e.end() && frames->is_array()) {
     for (const auto& f : *frames) {
       if (!f.is_object()) continue;
-      r.frames.push_back({text_or(f, "name"), text_or(f, "filename"), int_or(f, "line", 0)});
+      r.frames.push_back({text_or(f, "name"), text_or(f, "filename"), int_or(f, "line", 0), {}});
     }
   }
   return r;

@@ -15,8 +15,9 @@
 namespace ddpscope::probes {
 
 struct StackFrame {
-  std::string name, file;
+  std::string name, file;  // name: the function
   int64_t line = 0;
+  std::string code;  // the source line, when the rank could read it (stack captures)
 };
 
 struct CollectiveRow {

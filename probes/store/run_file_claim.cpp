@@ -81,18 +81,18 @@ std::string describe_lock_holder(const std::string& path) {
 
 RunFileClaim::RunFileClaim(const std::string& path, bool replace) : path_(path) {
   bool created = false;
-  fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ >= 0) {
     created = true;
   } else if (errno == EEXIST) {
-    fd_ = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   }
   if (fd_ < 0) {
     refuse(detail::concat("cannot open run file '", path, "' for writing: ", std::strerror(errno),
                           "; choose a path in a folder you can write to"));
   }
   const auto give_up = [&](const std::string& message) {
-    close(fd_);
+    ::close(fd_);
     fd_ = -1;
     if (created) unlink(path.c_str());
     refuse(message);
@@ -142,7 +142,7 @@ std::unique_ptr<RunFileClaim> claim_run_file(const std::string& out, bool replac
 }
 
 RunFileClaim::~RunFileClaim() {
-  if (fd_ >= 0) close(fd_);  // releases the flock
+  if (fd_ >= 0) ::close(fd_);  // releases the flock
 }
 
 }  // namespace ddpscope::probes

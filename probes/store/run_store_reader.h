@@ -54,6 +54,23 @@ struct AttemptRow {
   int64_t first_iteration = 1;            // its iterations are numbered from here in the run
 };
 
+// Where a rank's code stood (schema 12): every thread's stack at one moment, as the rank
+// captured it (a stall, a failed collective). Frames (flight_records.h) innermost first.
+struct ThreadStack {
+  int64_t tid = -1;
+  std::string name;
+  std::vector<StackFrame> frames;
+  int64_t omitted = 0;  // frames of a deeper stack left out (the outermost ones)
+};
+struct StackCapture {
+  int rank = 0;
+  int64_t t_ns = 0;                  // on the run's clock
+  int64_t stalled_ns = 0;            // how long the rank had made no progress (0: not a stall)
+  int64_t iteration = -1;            // the rank's iteration then (-1: not said)
+  std::string reason, language;      // language: "python"
+  std::vector<ThreadStack> threads;  // the training thread first
+};
+
 struct ThreadRow {
   int rank = 0;
   int thread = 0;
@@ -215,6 +232,8 @@ class RunStoreReader {
   // whose ranks say no placement (ddpscope's own trainer).
   std::vector<AttemptRow> attempts();
   std::vector<ThreadRow> threads();
+  // Every stack capture, by rank then time (run_store_stacks.cpp); empty before schema 12.
+  std::vector<StackCapture> stacks();
   std::vector<SpanRow> spans(const SpanQuery& query = {});
   // The same spans one at a time, in file order (per rank and thread, nearly by time),
   // with no more than one pack in memory: for exports of a whole run. `limit` is ignored.

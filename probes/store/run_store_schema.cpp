@@ -239,12 +239,24 @@ CREATE TABLE attempts(rank INTEGER NOT NULL, attempt INTEGER NOT NULL, host TEXT
 )sql");
 }
 
+// Version 12: where each rank's code stood, every thread's stack (issue 66), captured when
+// the rank made no progress for a while or a collective failed: one row a capture, its
+// threads as JSON (in the order the rank gave them, the training thread first; each with
+// its frames, innermost first, and how many outer frames of a deeper stack were left out).
+// One table: a run without stacks grows by one page.
+void create_version_12(SqliteDb& db) {
+  db.exec(R"sql(
+CREATE TABLE stacks(capture_id INTEGER PRIMARY KEY, rank INTEGER NOT NULL, t_ns INTEGER NOT NULL, reason TEXT,
+  stalled_ns INTEGER, iteration INTEGER, language TEXT NOT NULL, threads_json TEXT NOT NULL);
+)sql");
+}
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {
-      create_version_1, create_version_2, create_version_3, create_version_4,  create_version_5, create_version_6,
-      create_version_7, create_version_8, create_version_9, create_version_10, create_version_11};
-  static_assert(kRunStoreSchemaVersion == 11, "add the migration step with the new version");
+      create_version_1, create_version_2, create_version_3, create_version_4,  create_version_5,  create_version_6,
+      create_version_7, create_version_8, create_version_9, create_version_10, create_version_11, create_version_12};
+  static_assert(kRunStoreSchemaVersion == 12, "add the migration step with the new version");
   return steps;
 }
 

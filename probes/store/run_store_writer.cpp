@@ -366,6 +366,8 @@ void RunStoreWriter::store_record(int rank, const nlohmann::json& r, int64_t off
     store_placement(rk, r, offset);
   else if (type == "rank_end")
     store_rank_end(rk, r, offset);
+  else if (type == "stacks")
+    store_stacks(rk, r, offset);
   else if (type == "collective") {
     CollectiveRow row = collective_from_entry(r.at("entry"), rank);
     row.iteration = shifted(row.iteration, iteration_shift(rank));

@@ -76,6 +76,7 @@ class RunStoreWriter {
   // ends ({"type":"rank_end", ...}): rows of `attempts` (run_store_attempts.cpp).
   void store_placement(int64_t rank, const nlohmann::json& record, int64_t offset);
   void store_rank_end(int64_t rank, const nlohmann::json& record, int64_t offset);
+  void store_stacks(int64_t rank, const nlohmann::json& record, int64_t offset);
   // What a rank's iteration numbers are moved by: a restarted attempt continues the count.
   int64_t iteration_shift(int rank) const;
   static std::string name_key(const NameInfo& name);

@@ -33,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)run.messages();
     (void)run.graph_index();
     (void)run.flight();
+    (void)run.stacks();
     // A selected span's whole record, as the timeline's Details reads it.
     for (const int64_t id : {int64_t{1}, n / 2, n})
       try {

@@ -28,7 +28,7 @@ case "$target" in
   run_file)
     sources=("$src/probes/store/run_store_reader.cpp" "$src/probes/store/sqlite_db.cpp" "$src/probes/store/run_store_schema.cpp"
              "$src/probes/runtime/event.cpp" "$src/probes/store/flight_records.cpp" "$src/probes/store/span_pack.cpp" "$src/probes/store/args_pack.cpp"
-             "$src/probes/store/span_table.cpp" "$src/probes/store/flight_dump_reader.cpp" "$src/probes/store/flight_dump_builder.cpp" "$src/probes/store/pickle_reader.cpp"
+             "$src/probes/store/span_table.cpp" "$src/probes/store/run_store_stacks.cpp" "$src/probes/store/flight_dump_reader.cpp" "$src/probes/store/flight_dump_builder.cpp" "$src/probes/store/pickle_reader.cpp"
              "$src/probes/store/gz_stream.cpp")
     libs=(-lsqlite3 -lzstd -lz) ;;
   span_pack) sources=("$src/probes/store/span_pack.cpp"); libs=(-lzstd) ;;

@@ -3,10 +3,12 @@ sees them (an iteration runs from one DDP forward to the next)."""
 import atexit
 import json
 import os
+import statistics
 import sys
 import threading
+from collections import deque
 
-from ddpscope import _report
+from ddpscope import _report, _stacks
 
 
 def _int_env(name):
@@ -48,8 +50,12 @@ class Session:
         self._named = {threading.main_thread().native_id: "compute", threading.get_native_id(): "compute"}
         self._callback_threads = {}  # name -> how many threads carry it
         self._gpu_clock = None  # made at the first collective on CUDA tensors
+        self._recent_s = deque(maxlen=20)  # the last iterations' seconds (the stall time)
+        self._stacks_lock = threading.Lock()
+        self._stacks_failed = False
         probes.set_thread_name("compute")
         atexit.register(self.close)
+        self._watcher = _stacks.StallWatcher(self)
 
     def _watch_failure(self):
         """Notes a script that ends on an exception (not on Ctrl-C), then prints it as before,
@@ -146,6 +152,7 @@ class Session:
         self.probes.event("iteration", "iteration", self._iteration_begin, end, iteration=self.iteration)
         # The Live tab's charts, as the engine's trainer records them.
         seconds = (end - self._iteration_begin) / 1e9
+        self._recent_s.append(seconds)
         self._metric("iteration_ms", seconds * 1e3)
         if self._batch:
             self._metric("samples_per_s", self._batch * self.world / max(seconds, 1e-9))
@@ -164,6 +171,28 @@ class Session:
         text = " ".join(_report.innermost(str(error)).split())[:200] or type(error).__name__
         self.probes.event("mark", "%s #%d failed: %s" % (op, seq, text), t, t, seq=seq)
         self.probes.flush()  # the process is likely to end with this error
+        self.record_stacks("%s #%d failed: %s" % (op, seq, text))
+
+    def progress(self):
+        """What moves while the rank makes progress: its iteration and its last event's end."""
+        return self.iteration, self._last_end
+
+    def median_iteration_s(self):
+        recent = list(self._recent_s)
+        return statistics.median(recent) if recent else 0.0
+
+    def record_stacks(self, reason, stalled_s=0.0):
+        """Every thread's stack into the run (_stacks), never failing the job: a failure is said
+        once on stderr."""
+        with self._stacks_lock:
+            if self.probes is None:
+                return
+            try:
+                _stacks.record(self.probes, self.iteration, reason, stalled_s)
+            except Exception as e:  # noqa: BLE001 - the job must go on whatever a stack holds
+                if not self._stacks_failed:
+                    self._stacks_failed = True
+                    sys.stderr.write("ddpscope: rank %d: the stacks could not be recorded: %s\n" % (self.rank, e))
 
     def _metric(self, name, value):
         self.probes.record(json.dumps({"type": "metric", "iteration": self.iteration, "name": name, "value": value}))
@@ -172,6 +201,7 @@ class Session:
         """At exit: the last iteration ends, and what is left is shipped."""
         if self.probes is None:
             return
+        self._watcher.stop()
         if self._gpu_clock is not None:
             self._gpu_clock.close()
         self._end_iteration(last=True)
@@ -179,8 +209,9 @@ class Session:
         # counts it, unless it failed with torchrun's restarts left (another attempt follows).
         self.probes.record(json.dumps({"type": "rank_end", "restart": self.restart, "max_restarts": self.max_restarts,
                                        "failed": self.failed, "t_ns": self.probes.now_ns()}))
-        dropped = self.probes.stop()
-        self.probes = None
+        with self._stacks_lock:  # no stacks are taken while the probes stop
+            dropped = self.probes.stop()
+            self.probes = None
         if self.reporter is not None:
             self.reporter.finished(dropped)
         elif dropped > 0:

@@ -1,0 +1,150 @@
+#include "hang_stacks.h"
+
+#include <map>
+
+#include "ddpscope/printf_string.h"
+
+namespace ddpscope::probes {
+namespace {
+
+bool contains(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "load_batch at train.py:15"
+std::string frame_place(const StackFrame& f) { return detail::concat(f.name, " at ", base_name(f.file), ":", f.line); }
+
+// The training thread's stack: the first the rank gave.
+const ThreadStack* training_thread(const StackCapture& c) { return c.threads.empty() ? nullptr : &c.threads.front(); }
+
+const RankHangState* state_of_rank(const HangReport& report, int rank) {
+  for (const auto& st : report.ranks)
+    if (st.rank == rank) return &st;
+  return nullptr;
+}
+
+}  // namespace
+
+bool is_library_frame(const StackFrame& f) {
+  return f.file.empty() || f.file.front() == '<' || contains(f.file, "/site-packages/") ||
+         contains(f.file, "/dist-packages/") || contains(f.file, "/lib/python3") || contains(f.file, "/ddpscope/");
+}
+
+int user_frame(const ThreadStack& thread) {
+  for (size_t i = 0; i < thread.frames.size(); ++i)
+    if (!is_library_frame(thread.frames[i])) return static_cast<int>(i);
+  return -1;
+}
+
+std::string code_position(const ThreadStack& thread, bool with_caller) {
+  const int at = user_frame(thread);
+  if (at < 0) return {};
+  const StackFrame& f = thread.frames[static_cast<size_t>(at)];
+  std::string text = frame_place(f);
+  if (!f.code.empty()) text += " (`" + f.code + "`)";
+  for (size_t i = static_cast<size_t>(at) + 1; with_caller && i < thread.frames.size(); ++i) {
+    if (is_library_frame(thread.frames[i])) continue;
+    text += ", called from " + frame_place(thread.frames[i]);
+    break;
+  }
+  return text;
+}
+
+std::vector<StackCapture> latest_stacks(const std::vector<StackCapture>& all) {
+  std::map<int, const StackCapture*> latest;
+  for (const auto& c : all) {
+    const StackCapture*& at = latest[c.rank];
+    if (!at || c.t_ns >= at->t_ns) at = &c;
+  }
+  std::vector<StackCapture> out;
+  for (const auto& [rank, c] : latest)
+    out.push_back(*c);
+  return out;
+}
+
+bool stack_is_current(const HangReport& report, const StackCapture& capture) {
+  const RankHangState* st = state_of_rank(report, capture.rank);
+  return st && capture.t_ns >= st->last_event_ns;
+}
+
+std::string stacks_sentences(const HangReport& report) {
+  std::vector<const StackCapture*> order;  // culprits first, then the others by rank
+  for (int culprit : report.culprits)
+    for (const auto& c : report.stacks)
+      if (c.rank == culprit) order.push_back(&c);
+  for (const auto& c : report.stacks)
+    if (std::find(report.culprits.begin(), report.culprits.end(), c.rank) == report.culprits.end()) order.push_back(&c);
+  std::string text;
+  for (const StackCapture* c : order) {
+    const ThreadStack* thread = training_thread(*c);
+    if (!thread || !stack_is_current(report, *c)) continue;
+    if (user_frame(*thread) < 0) continue;
+    const RankHangState* st = state_of_rank(report, c->rank);
+    const bool culprit = std::find(report.culprits.begin(), report.culprits.end(), c->rank) != report.culprits.end();
+    if (!culprit && st && st->blocked_in) {
+      text += detail::concat(" Rank ", c->rank, " waits in ", st->blocked_in->op, " #", st->blocked_in->seq,
+                             ", called from ", code_position(*thread, false), ".");
+      continue;
+    }
+    text += detail::concat(" Rank ", c->rank, " is in ", code_position(*thread));
+    text += c->stalled_ns > 0 ? printf_string(" (its stack, after %.1f s without progress", c->stalled_ns / 1e9)
+                              : " (its stack, when " + c->reason;
+    // Its last event said where it had been; the stack says where it went on to.
+    text += st && !st->blocked_in && !st->last_event.empty() ? "; past its last event above)." : ").";
+  }
+  return text.empty() ? text : text.substr(1);
+}
+
+std::string stack_text(const StackCapture& c, bool all_frames, int64_t run_start_ns) {
+  std::string out = printf_string("rank %d's stack, %.1f s into the run (%s):\n", c.rank, (c.t_ns - run_start_ns) / 1e9,
+                                  c.reason.c_str());
+  for (size_t t = 0; t < c.threads.size() && (all_frames || t == 0); ++t) {
+    const ThreadStack& thread = c.threads[t];
+    if (all_frames || c.threads.size() > 1) out += "  thread '" + thread.name + "'\n";
+    int hidden = 0;
+    for (const StackFrame& f : thread.frames) {
+      if (!all_frames && is_library_frame(f)) {
+        ++hidden;
+        continue;
+      }
+      out += detail::concat("    ", f.name, " at ", f.file, ":", f.line, f.code.empty() ? "" : "  " + f.code, "\n");
+    }
+    if (hidden > 0) out += detail::concat("    (", hidden, " frames of libraries: hang --all-frames lists them)\n");
+    if (thread.omitted > 0) out += detail::concat("    (", thread.omitted, " outer frames not recorded)\n");
+  }
+  if (!all_frames && c.threads.size() > 1)
+    out += detail::concat("  (", c.threads.size() - 1, " more threads: hang --all-frames lists them)\n");
+  return out;
+}
+
+nlohmann::ordered_json stacks_json(const HangReport& report) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& c : report.stacks) {
+    nlohmann::ordered_json threads = nlohmann::ordered_json::array();
+    for (const auto& t : c.threads) {
+      nlohmann::ordered_json frames = nlohmann::ordered_json::array();
+      for (const auto& f : t.frames)
+        frames.push_back({{"function", f.name},
+                          {"file", f.file},
+                          {"line", f.line},
+                          {"code", f.code},
+                          {"library", is_library_frame(f)}});
+      threads.push_back({{"tid", t.tid}, {"name", t.name}, {"frames", frames}, {"omitted", t.omitted}});
+    }
+    const ThreadStack* training = training_thread(c);
+    out.push_back({{"rank", c.rank},
+                   {"t_ns", c.t_ns},
+                   {"reason", c.reason},
+                   {"stalled_ms", c.stalled_ns / 1e6},
+                   {"iteration", c.iteration},
+                   {"current", stack_is_current(report, c)},
+                   {"where", training ? code_position(*training) : std::string()},
+                   {"threads", threads}});
+  }
+  return out;
+}
+
+}  // namespace ddpscope::probes

@@ -1,0 +1,39 @@
+// Where each rank's code stood in a hang or a stall (issue 66): its latest stack capture
+// (run_store_reader.h, schema 12), the innermost frame of the user's own code in it, and the
+// words the verdict, `ddpscope-cli hang` and the Hang tab use for it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "hang_analysis.h"
+
+namespace ddpscope::probes {
+
+// A frame of Python's own library, an installed package (torch, ...), ddpscope's package
+// or the interpreter (<frozen ...>): not where the user's code stands.
+bool is_library_frame(const StackFrame& frame);
+// The innermost frame of the user's own code; -1 when every frame is a library's.
+int user_frame(const ThreadStack& thread);
+// "load_batch at train.py:15 (`time.sleep(30)`), called from main at train.py:21": the
+// innermost user frame and, with_caller, the next user frame out (file names without their
+// folder). Empty when no frame is the user's.
+std::string code_position(const ThreadStack& thread, bool with_caller = true);
+// Each rank's latest capture, by rank.
+std::vector<StackCapture> latest_stacks(const std::vector<StackCapture>& all);
+// True when the capture was taken at or after the rank's last event: the rank still stood
+// there when the run ended (or now, live).
+bool stack_is_current(const HangReport& report, const StackCapture& capture);
+// The verdict's sentences on the ranks' code: the culprits first ("Rank 1 is in load_batch at
+// train.py:15 (`time.sleep(30)`), called from main at train.py:21 (its stack, after 3.0 s
+// without progress)."), then the ranks waiting in a collective ("Rank 0 waits in allreduce
+// #6, called from main at train.py:22 (`loss.backward()`)."). Empty without current stacks.
+std::string stacks_sentences(const HangReport& report);
+// `hang`'s listing of one capture: the user's frames, innermost first, and how many library
+// frames were left out (all of them with all_frames), for the training thread (every thread
+// with all_frames).
+std::string stack_text(const StackCapture& capture, bool all_frames, int64_t run_start_ns);
+nlohmann::ordered_json stacks_json(const HangReport& report);
+
+}  // namespace ddpscope::probes
