@@ -1,0 +1,94 @@
+// The hang verdict's words on stacks (hang_stacks.h), on captures the test writes: which
+// frames are the user's, the culprit named first with its caller, a waiting rank with the
+// line that called its collective, and a capture older than the rank's last event left out.
+#include <QtTest/QtTest>
+
+#include "hang_stacks.h"
+#include "test_registry.h"
+
+using namespace ddpscope::probes;
+
+namespace {
+
+StackFrame frame(const char* name, const char* file, int64_t line, const char* code = "") {
+  return {name, file, line, code};
+}
+
+StackCapture capture(int rank, int64_t t_ns, std::vector<StackFrame> frames, int64_t stalled_ns = 0) {
+  StackCapture c;
+  c.rank = rank;
+  c.t_ns = t_ns;
+  c.stalled_ns = stalled_ns;
+  c.reason = stalled_ns > 0 ? "no progress" : "allreduce #5 failed: timeout";
+  c.threads.push_back({1, "MainThread", std::move(frames), 0});
+  return c;
+}
+
+RankHangState rank_at(int rank, int64_t last_event_ns, bool waiting) {
+  RankHangState st;
+  st.rank = rank;
+  st.last_event_ns = last_event_ns;
+  st.last_event = "optimizer 'optimizer step'";
+  if (waiting) st.blocked_in = PendingCollective{"allreduce", 5, 1024, last_event_ns};
+  return st;
+}
+
+}  // namespace
+
+class TestHangStacks : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void testLibraryFramesAreTold() {
+    QVERIFY(is_library_frame(frame("backward", "/usr/lib/python3/dist-packages/torch/_tensor.py", 487)));
+    QVERIFY(is_library_frame(frame("join", "/usr/lib/python3.11/threading.py", 1112)));
+    QVERIFY(is_library_frame(frame("_call", "/home/u/venv/lib/python3.11/site-packages/x.py", 3)));
+    QVERIFY(is_library_frame(frame("record", "/opt/ddpscope/share/ddpscope/python/ddpscope/_stacks.py", 9)));
+    QVERIFY(is_library_frame(frame("_find", "<frozen importlib._bootstrap>", 1)));
+    QVERIFY(!is_library_frame(frame("main", "/home/u/train.py", 22)));
+  }
+
+  void testTheCulpritFirstThenTheWaitingRank() {
+    HangReport report;
+    report.ranks = {rank_at(0, 1000, true), rank_at(1, 1000, false)};
+    report.culprits = {1};
+    report.stacks = {
+        capture(0, 6000,
+                {frame("backward", "/usr/lib/python3/dist-packages/torch/_tensor.py", 487),
+                 frame("main", "/home/u/train.py", 22, "loss.backward()"), frame("<module>", "/home/u/train.py", 30)}),
+        capture(1, 3000,
+                {frame("load_batch", "/home/u/train.py", 15, "time.sleep(30)"), frame("main", "/home/u/train.py", 19),
+                 frame("<module>", "/home/u/train.py", 30)},
+                2'000'000'000)};
+    QCOMPARE(QString::fromStdString(stacks_sentences(report)),
+             QString("Rank 1 is in load_batch at train.py:15 (`time.sleep(30)`), called from main at train.py:19 "
+                     "(its stack, after 2.0 s without progress; past its last event above). Rank 0 waits in "
+                     "allreduce #5, called from main at train.py:22 (`loss.backward()`)."));
+  }
+
+  // A stack taken before the rank's last event is where it was, not where it is.
+  void testAnOldCaptureIsLeftOut() {
+    HangReport report;
+    report.ranks = {rank_at(0, 9000, true)};
+    report.stacks = {capture(0, 5000, {frame("main", "/home/u/train.py", 22)})};
+    QVERIFY(!stack_is_current(report, report.stacks[0]));
+    QCOMPARE(stacks_sentences(report), std::string());
+    QCOMPARE(stacks_json(report)[0]["current"].get<bool>(), false);
+  }
+
+  void testOnlyLibraryFramesSayNothing() {
+    ThreadStack t{1, "worker", {frame("run", "/usr/lib/python3.11/threading.py", 975)}, 0};
+    QCOMPARE(user_frame(t), -1);
+    QCOMPARE(code_position(t), std::string());
+  }
+
+  void testTheLatestCaptureOfEachRank() {
+    const auto latest = latest_stacks({capture(1, 10, {}), capture(0, 5, {}), capture(1, 30, {}), capture(1, 20, {})});
+    QCOMPARE(latest.size(), size_t{2});
+    QCOMPARE(latest[0].rank, 0);
+    QCOMPARE(latest[1].t_ns, int64_t{30});
+  }
+};
+
+DDPSCOPE_TEST_GUILESS_MAIN(TestHangStacks)
+#include "tst_hang_stacks.moc"
