@@ -154,7 +154,7 @@ int run_hang(const std::vector<std::string>& paths, bool json, bool all_frames) 
   print_flight_grids(report);
   // Where each rank's code stood at its latest capture (PyTorch ranks, schema 12).
   for (const auto& capture : report.stacks)
-    std::printf("\n%s", ddpscope::probes::stack_text(capture, all_frames, run.time_range().first).c_str());
+    std::printf("\n%s", ddpscope::probes::stack_text(capture, all_frames, report.start_ns).c_str());
   return 0;
 }
 

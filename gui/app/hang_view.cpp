@@ -1,6 +1,7 @@
 #include "hang_view.h"
 
 #include "flight_grid.h"
+#include "hang_stacks.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -76,10 +77,12 @@ HangView::HangView(QWidget* parent) : QWidget(parent) {
   m_findings = new QLabel;
   m_findings->setWordWrap(true);
   m_findings->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_table = new QTableWidget(0, 7);
+  m_table = new QTableWidget(0, 8);
+  // Its code beside what it is blocked in: at 1280 px the last columns are cut, and where a
+  // rank's code stands says more than its buckets.
   m_table->setHorizontalHeaderLabels({tr("Rank"), tr("Iteration"), tr("Phase"), tr("Blocked in"),
-                                      tr("Buckets waiting for gradients"), tr("Buckets waiting for allreduce"),
-                                      tr("Gradients not arrived")});
+                                      tr("Its code (latest stack)"), tr("Buckets waiting for gradients"),
+                                      tr("Buckets waiting for allreduce"), tr("Gradients not arrived")});
   m_table->verticalHeader()->hide();
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   // Columns as wide as their titles and cells: at the default width "Gradients not
@@ -138,12 +141,23 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
                                                     .arg(st.params_total)
                                                     .arg(missing.mid(0, 8).join(QStringLiteral(", ")) +
                                                          (missing.size() > 8 ? QStringLiteral(", …") : QString()));
+    // Where the rank's own code stood at its latest stack capture (PyTorch ranks), the whole
+    // stack in the tooltip; "(earlier)" when the rank recorded events after it.
+    QString code = QStringLiteral("–"), stack;
+    for (const auto& capture : report.stacks) {
+      if (capture.rank != st.rank || capture.threads.empty()) continue;
+      const std::string where = probes::code_position(capture.threads.front());
+      code = where.empty() ? tr("(only libraries' frames)") : QString::fromStdString(where);
+      if (!probes::stack_is_current(report, capture)) code += tr(" (earlier)");
+      stack = QString::fromStdString(probes::stack_text(capture, true, report.start_ns));
+    }
     // A run with no iterations (flight-recorder dumps imported) has no step to be in.
     const bool steps = st.current_iteration > 0 || st.completed_iterations > 0;
     const QStringList cells = {QString::number(st.rank),
                                steps ? QString::number(st.current_iteration) : QStringLiteral("–"),
                                steps ? QString::fromStdString(st.phase) : QStringLiteral("–"),
                                blocked,
+                               code,
                                bucketCount(st.buckets_waiting_for_grads),
                                bucketCount(st.buckets_waiting_for_allreduce),
                                missingText};
@@ -152,7 +166,8 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
       // Rank and iteration sort as numbers.
       if (c == 0) item->setData(Qt::DisplayRole, st.rank);
       if (c == 1 && steps) item->setData(Qt::DisplayRole, QVariant::fromValue<qlonglong>(st.current_iteration));
-      if (c == 6) item->setToolTip(missing.join(QStringLiteral("\n")));
+      if (c == 4) item->setToolTip(stack);
+      if (c == 7) item->setToolTip(missing.join(QStringLiteral("\n")));
       if (st.blocked_in && c == 3) item->setBackground(QColor(0xfd, 0xec, 0xea));
       m_table->setItem(row, c, item);
     }

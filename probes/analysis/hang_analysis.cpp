@@ -637,6 +637,7 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   }
   if (total_iterations == std::numeric_limits<int64_t>::max()) mark_done_when_finished(run_row, report);
   report.now_ns = now_ns > 0 ? now_ns : report.latest_event_ns;
+  report.start_ns = run.time_range().first;
   if (run_row.schema >= 6) {
     report.records = run.flight();
     report.dead_rank = run_row.dead_rank;

@@ -44,6 +44,7 @@ struct HangReport {
   std::vector<RankHangState> ranks;
   int64_t latest_event_ns = 0;  // over every rank
   int64_t now_ns = 0;           // the time ages are measured from
+  int64_t start_ns = 0;         // the run's first event (0: not known, for dumps alone)
   // False for a run made of PyTorch's dumps alone: they do not say when they were taken,
   // so how long a rank had waited is not known (not "since 0 ms").
   bool ages_known = true;

@@ -1,7 +1,8 @@
 // The Hang view's flight-recorder grid on real widgets (offscreen): a run imported from
 // flight-recorder dumps (8 ranks, rank 5 never called collective #4) shows the verdict
 // above a grid of ranks x collectives coloured by state, the missing cell empty; a click
-// on a cell opens the timeline on that rank's record of the collective.
+// on a cell opens the timeline on that rank's record of the collective. The per-rank table
+// says where each rank's code stood at its latest stack.
 #include <QtTest/QtTest>
 
 #include <QLabel>
@@ -65,6 +66,48 @@ class TestHangView : public QObject {
   Q_OBJECT
 
  private slots:
+  // Each rank's code from its latest stack (a PyTorch rank's): the innermost frame of the
+  // script's own code in the table, the whole stack in the cell's tooltip; "(earlier)" when the
+  // rank recorded events after it; a dash for a rank without one.
+  void testTheTableSaysWhereEachRanksCodeIs() {
+    probes::HangReport report;
+    report.start_ns = 1'000'000'000;
+    for (int r = 0; r < 3; ++r) {
+      probes::RankHangState st;
+      st.rank = r;
+      st.last_event_ns = 2'000'000'000;
+      st.last_event = "optimizer 'optimizer step'";
+      report.ranks.push_back(st);
+    }
+    auto capture = [](int rank, int64_t t_ns, const char* function, int64_t line) {
+      probes::StackCapture c;
+      c.rank = rank;
+      c.t_ns = t_ns;
+      c.reason = "no progress for 3.0 s";
+      c.threads.push_back({7,
+                           "MainThread",
+                           {{"sleep_helper", "/usr/lib/python3.11/threading.py", 320, "waiter.acquire()"},
+                            {function, "/home/u/train.py", line, "time.sleep(30)"},
+                            {"main", "/home/u/train.py", 52, "x = load_batch()"}},
+                           0});
+      return c;
+    };
+    report.stacks = {capture(1, 5'000'000'000, "load_batch", 41), capture(2, 1'500'000'000, "load_batch", 41)};
+    HangView view;
+    view.setReport(report, "headline", false);
+    QTableWidget* table = view.table();
+    QCOMPARE(table->horizontalHeaderItem(4)->text(), QString("Its code (latest stack)"));
+    QCOMPARE(table->item(0, 4)->text(), QString("–"));
+    QCOMPARE(table->item(1, 4)->text(),
+             QString("load_batch at train.py:41 (`time.sleep(30)`), called from main at train.py:52"));
+    QVERIFY(table->item(2, 4)->text().endsWith(" (earlier)"));
+    const QString tip = table->item(1, 4)->toolTip();
+    QVERIFY2(tip.startsWith("rank 1's stack, 4.0 s into the run (no progress for 3.0 s):") &&
+                 tip.contains("sleep_helper at /usr/lib/python3.11/threading.py:320") &&
+                 tip.contains("load_batch at /home/u/train.py:41  time.sleep(30)"),
+             qPrintable(tip));
+  }
+
   void testGridShowsTheMismatchAndOpensTheTimeline() {
     QTemporaryDir folder;
     std::vector<std::string> dumps;
