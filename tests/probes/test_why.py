@@ -93,10 +93,14 @@ class WhyTest(unittest.TestCase):
                 self.assertTrue(verdict["verdict"].startswith("No rank stands out over 18 iterations"), verdict)
                 on_every_page(self, out, -1)
 
+    @unittest.skipUnless(os.environ.get("DDPSCOPE_WHY_ALONE") == "1",
+                         "run alone by CTest's test_why_what_if (DDPSCOPE_WHY_ALONE=1)")
     def test_what_if_is_near_a_run_without_the_slowdown(self):
         # Slow and healthy runs in turn, twice, of a model wide enough that an iteration takes
-        # over 10 ms: the machine's load changes between runs. The margin is for a test beside
-        # this one on two cores; the benchmark reports the error on a quiet machine.
+        # over 10 ms: the machine's load changes between runs. Alone (RUN_SERIAL): beside three
+        # other tests on two cores the healthy re-runs took 50-56 ms against a what-if of 24-34
+        # ms, since the slow rank's sleep frees a core the re-run's two ranks then share with
+        # the other tests. The benchmark reports the error on a quiet machine.
         with tempfile.TemporaryDirectory() as tmp:
             predicted, healthy = [], []
             for attempt in range(2):
@@ -111,9 +115,13 @@ class WhyTest(unittest.TestCase):
     def test_a_stall_is_named_with_its_iteration_and_left_out(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "stall.ddprun")
-            done = subprocess.run([CLI, "train", "--np", "2", "--iters", "30", "--progress", "lines", "--out", out,
-                                   "--inject-stall", "1:10:2"], env=dict(os.environ, **why_cases.MPI_AS_ROOT),
-                                  capture_output=True, text=True, timeout=300)
+            # Both ranks on one core, as the healthy runs: on two cores shared with the
+            # collector and the launcher, iterations of 1.5 ms had one rank 1 ms later outside
+            # the step in 19 of 27 (a straggler the stall test does not ask about), 1 run in 3.
+            done = subprocess.run(["taskset", "-c", "0", CLI, "train", "--np", "2", "--iters", "30", "--progress",
+                                   "lines", "--out", out, "--inject-stall", "1:10:2"],
+                                  env=dict(os.environ, **why_cases.MPI_AS_ROOT), capture_output=True, text=True,
+                                  timeout=300)
             self.assertEqual(done.returncode, 0, done.stderr)
             verdict = why_cases.why(CLI, out)
             self.assertEqual(len(verdict["stalls"]), 1, verdict)
