@@ -117,6 +117,48 @@ class TestRunStoreWriter : public ScratchTest {
 
   // torchrun restarts every rank after a failure: the second attempt's iterations
   // continue the run's count, each attempt is a row with its place, times and outcome.
+  // "stacks" records come from any holder of the job's token: what they claim is bounded
+  // (64 threads, 128 frames, 1 KiB a text cut on a UTF-8 boundary, 256 captures a rank), a
+  // record whose threads are not a list is skipped, and the frames read back innermost first.
+  void testHostileStackRecordsAreBounded() {
+    const std::string file = path("stacks.ddprun");
+    const auto stacks = [](nlohmann::json threads) {
+      return nlohmann::json{{"type", "stacks"}, {"t_ns", 50},     {"reason", "no progress"},
+                            {"stalled_ns", 3},  {"iteration", 4}, {"threads", std::move(threads)}}
+          .dump();
+    };
+    nlohmann::json frames = nlohmann::json::array();
+    for (int d = 0; d < 500; ++d)
+      frames.push_back({{"file", "train.py"}, {"line", d + 1}, {"function", "f"}, {"code", "x"}});
+    std::string name(1023, 'a');
+    name += "\u00fc";  // two bytes across the 1 KiB cut
+    nlohmann::json threads = nlohmann::json::array();
+    threads.push_back({{"thread", 7}, {"name", name}, {"frames", frames}, {"omitted", 10}});
+    for (int t = 0; t < 199; ++t)
+      threads.push_back({{"thread", t}, {"name", "w"}, {"frames", nlohmann::json::array()}});
+    {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"job":"torch"})", 1, "torch", "torch script"});
+      EventBatch b = known_iteration(0, 5);
+      b.records.push_back(stacks(threads));
+      b.records.push_back(stacks("not a list"));
+      for (int i = 0; i < 300; ++i)
+        b.records.push_back(stacks(nlohmann::json::array()));
+      w.write(b);
+    }
+    RunStoreReader run(file);
+    const auto captures = run.stacks();
+    QCOMPARE(captures.size(), size_t{256});
+    const StackCapture& c = captures.front();
+    QCOMPARE(c.threads.size(), size_t{64});
+    QCOMPARE(c.threads[0].frames.size(), size_t{128});
+    QCOMPARE(c.threads[0].frames[0].line, int64_t{1});
+    QCOMPARE(c.threads[0].omitted, int64_t{10 + 500 - 128});
+    QCOMPARE(c.threads[0].name, std::string(1023, 'a'));
+    QCOMPARE(c.t_ns, int64_t{55});  // on the run's clock
+    QCOMPARE(c.iteration, int64_t{4});
+  }
+
   void testARestartIsASecondAttemptWhoseIterationsFollowTheFirst() {
     const std::string file = path("attempts.ddprun");
     const auto placement = [](int rank, int restart, const char* host) {
