@@ -37,13 +37,25 @@ def on_every_page(test, run, rank):
                   "the app's pages on %s (rank %d): %s" % (run, rank, (done.stdout + done.stderr)[-3000:]))
 
 
+def oversubscribed(case):
+    """The case with its slowdown stretched by ranks per core when its ranks outnumber the cores."""
+    cores = os.cpu_count() or 1
+    if case.ranks > cores:
+        case.ms = round(case.ms * case.ranks / cores)
+    return case
+
+
 class WhyTest(unittest.TestCase):
     def test_a_random_sample_of_slow_ranks_is_named_with_its_phase(self):
         # A second run of a case that missed (no rank named, or another): a test beside this one
         # on two cores can take a rank's core for long enough to hide 5 ms in a run of 18
         # iterations, or to make another rank the slower one. The benchmark counts misses and
         # blamed waiting ranks at one run a case.
-        cases = why_cases.random_cases(SEED, 6)
+        # Ranks beyond the cores share them, which stretches their phases and their jitter
+        # alike, so the slowdown is stretched too (times ranks per core): CI at -j3 missed an
+        # 8 ms slowdown twice on 4 ranks whose iterations took 46-60 ms with 10 ms of waiting by
+        # turns. The matrix (tests/bench/run_why_matrix.py) measures the hit rate at 5-40 ms.
+        cases = [oversubscribed(case) for case in why_cases.random_cases(SEED, 6)]
         misses = []
         with tempfile.TemporaryDirectory() as tmp:
             for case in cases:
