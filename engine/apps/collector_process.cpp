@@ -16,6 +16,7 @@
 
 #include "collector_protocol.h"
 #include "flight_records.h"
+#include "probe.h"
 #include "ddpscope/error.h"
 #include "worker_protocol.h"
 
@@ -203,6 +204,7 @@ void CollectorProcess::finish_run(const std::string& status, const std::string& 
       writer.add_dropped(rank, dropped);
     writer.end_run(status == "finished" ? "incomplete" : status, message.empty() ? why : message + "; " + why,
                    failed_rank, dead_rank, dead_signal);
+    writer.set_ended_ns(probes::now_ns());  // the collector ran on this host: the run's clock
   } catch (const std::exception& e) {
     log::warn("could not mark the run file: {}", e.what());
   }

@@ -363,7 +363,12 @@ void appendSpans(TimelineData& d, probes::RunStoreReader& run, const std::vector
   if (detail_only) renumberFlowLanes(d, lanes_before);  // else pairFlows pairs them all again
   // A new span can move every row of its lane after it (a deeper nesting moves the
   // asynchronous rows down), so rows and their summaries are made again: one pass.
-  if (!detail_only) findOpenOps(d);
+  if (!detail_only) {
+    // A job stopped or failed while ranks waited ends then, not at its last event: what
+    // was still open is drawn up to the stop (schema 13).
+    if (!d.lanes.empty()) d.end_ns = std::max(d.end_ns, run.run().unfinished_end_ns());
+    findOpenOps(d);
+  }
   for (TimelineLane& l : d.lanes) {
     assignRows(l);
     summarizeBlocks(l, 0);

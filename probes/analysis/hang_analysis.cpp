@@ -636,7 +636,8 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
     report.latest_event_ns = std::max(report.latest_event_ns, report.ranks.back().last_event_ns);
   }
   if (total_iterations == std::numeric_limits<int64_t>::max()) mark_done_when_finished(run_row, report);
-  report.now_ns = now_ns > 0 ? now_ns : report.latest_event_ns;
+  // A job stopped (or ended by a timeout) while its ranks waited: they waited until then.
+  report.now_ns = now_ns > 0 ? now_ns : std::max(report.latest_event_ns, run_row.unfinished_end_ns());
   report.start_ns = run.time_range().first;
   if (run_row.schema >= 6) {
     report.records = run.flight();

@@ -75,7 +75,7 @@ struct HangReport {
 std::pair<int, std::string> dead_rank_of(const std::string& message);
 
 // now_ns: the current CLOCK_MONOTONIC time of the collector's host (live runs); 0 uses
-// the latest event of the run (finished or failed runs).
+// when the job was stopped or failed (schema 13), else the latest event of the run.
 HangReport analyze_hang(RunStoreReader& run, int64_t now_ns = 0);
 
 // The verdict from flight-recorder dumps alone (`ddpscope-cli hang DUMP...`).

@@ -13,6 +13,7 @@
 #include "collector_protocol.h"
 #include "disk_reserve.h"
 #include "probe.h"
+#include "probe.h"
 
 namespace ddpscope::probes {
 
@@ -185,6 +186,7 @@ void Collector::finish(const std::string& status, const std::string& message, in
   }
   try {
     writer_->set_rejected(rejected_);
+    writer_->set_ended_ns(now_ns());  // the run's clock is this process's CLOCK_MONOTONIC
     writer_->end_run(lost_events_ > 0 && status == "finished" ? "incomplete" : status, why, failed_rank, dead_rank,
                      dead_signal);
   } catch (const RunStoreFullError& e) {

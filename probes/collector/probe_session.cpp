@@ -95,6 +95,7 @@ void ProbeSession::finish(const std::string& status, const std::string& message,
   flush();
   if (writer_ && !finished_) {
     writer_->end_run(status, message, failed_rank);
+    writer_->set_ended_ns(now_ns());  // in process: the run's clock is this one
     finished_ = true;
   }
 }

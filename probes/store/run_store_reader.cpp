@@ -66,6 +66,10 @@ RunRow RunStoreReader::run() {
       r.dead_signal = d.column_text(1);
     }
   }
+  if (r.schema >= 13) {
+    Statement e = db_.prepare("SELECT ended_ns FROM runs WHERE run_id = 1");
+    if (e.step()) r.ended_ns = e.column_optional(0);
+  }
   return r;
 }
 

@@ -31,6 +31,10 @@ struct RunRow {
   int dead_rank = -1;       // a rank mpirun saw die by a signal (schema 6; -1: none)
   std::string dead_signal;  // "signal 9, Killed"
   int schema = 0;           // the file's schema version
+  int64_t ended_ns = -1;    // when the job ended, on the run's clock (schema 13; -1: not known)
+  // A job stopped or failed before its end: its ranks waited until it ended, not until
+  // their last event (-1 when it did not, or the file does not say).
+  int64_t unfinished_end_ns() const { return status == "stopped" || status == "failed" ? ended_ns : -1; }
 };
 
 struct RankRow {

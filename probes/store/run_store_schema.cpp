@@ -251,12 +251,19 @@ CREATE TABLE stacks(capture_id INTEGER PRIMARY KEY, rank INTEGER NOT NULL, t_ns 
 )sql");
 }
 
+// Version 13: when the job ended, on the run's clock (the collector's CLOCK_MONOTONIC), beside
+// ended_at's wall time: a hung job stopped by hand then keeps how long its ranks had waited
+// (they wait until the stop, not until their last event). NULL while running, in imports,
+// and in files of older versions.
+void create_version_13(SqliteDb& db) { db.exec("ALTER TABLE runs ADD COLUMN ended_ns INTEGER;"); }
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {
-      create_version_1, create_version_2, create_version_3, create_version_4,  create_version_5,  create_version_6,
-      create_version_7, create_version_8, create_version_9, create_version_10, create_version_11, create_version_12};
-  static_assert(kRunStoreSchemaVersion == 12, "add the migration step with the new version");
+      create_version_1,  create_version_2,  create_version_3, create_version_4, create_version_5,
+      create_version_6,  create_version_7,  create_version_8, create_version_9, create_version_10,
+      create_version_11, create_version_12, create_version_13};
+  static_assert(kRunStoreSchemaVersion == 13, "add the migration step with the new version");
   return steps;
 }
 

@@ -113,6 +113,12 @@ void RunStoreWriter::end_run(const std::string& status, const std::string& messa
   s.step();
 }
 
+void RunStoreWriter::set_ended_ns(int64_t ended_ns) {
+  Statement s = db_.prepare("UPDATE runs SET ended_ns = ? WHERE run_id = 1");
+  s.bind(1, ended_ns);
+  s.step();
+}
+
 void RunStoreWriter::ensure_rank(int rank) {
   if (known_ranks_.count(rank)) return;
   ensure_rank_.bind(1, int64_t{rank});

@@ -41,6 +41,9 @@ class RunStoreWriter {
   // mpirun saw die by a signal (-1: none), and that signal ("signal 9, Killed").
   void end_run(const std::string& status, const std::string& message = {}, int failed_rank = -1, int dead_rank = -1,
                const std::string& dead_signal = {});
+  // When the job ended on the run's clock (schema 13): the collector's CLOCK_MONOTONIC at its
+  // end. Only a writer on the run clock's host says it (not an import).
+  void set_ended_ns(int64_t ended_ns);
   // Flight-recorder records from a dump file (flight_records.h): each row added, or an
   // existing one moved on to a later state; times moved onto the run's clock by each
   // rank's recorded offset unless times_are_run_clock. source: "dump" | "torch".

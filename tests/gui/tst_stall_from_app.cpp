@@ -2,12 +2,16 @@
 // started as the Launch dialog starts it (its extra options). While it stalls, the Hang tab
 // says rank 0 waits for rank 1 and the wait grows; once it has ended, every page that speaks
 // of the run's time names the stall with its iteration, and no mean carries it (the 30 s
-// over 29 iterations would be a second each).
+// over 29 iterations would be a second each). A hung job stopped from the app (issue 66)
+// keeps how long its ranks waited: until the stop, not until their last event.
 #include <QtTest/QtTest>
 
+#include <QProcess>
 #include <QRegularExpression>
+#include <nlohmann/json.hpp>
 
 #include "live_job_fixture.h"
+#include "probe.h"
 #include "ranks_page.h"
 #include "summary_page.h"
 #include "test_registry.h"
@@ -66,6 +70,65 @@ class TestStallFromApp : public LiveJobTest {
     window.showTab("Hang");
     const QString hang = hangText(window);
     QVERIFY2(hang.contains("Nothing is pending now, but the job stalled: ") && hang.contains(stall), qPrintable(hang));
+  }
+
+  // Rank 1 stops for 60 s in iteration 5; the app's Stop ends the job 3 s after the Hang tab
+  // saw it. The waits are then measured to the stop, in the Hang tab, `hang --json` and the
+  // timeline's open allreduce: at least the 3 s the test waited, at most the job's age.
+  void testAStopInTheStallKeepsItsWaits() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    window.show();
+    LaunchConfig job = smallJob(30);
+    job.extraArguments = "--inject-stall 1:5:60";
+    const int64_t launched_ns = ddpscope::probes::now_ns();
+    QString error;
+    QVERIFY2(window.launchJob(job, &error), qPrintable(error));
+    window.showTab("Hang");
+    QTRY_VERIFY2_WITH_TIMEOUT(hangText(window).contains("Rank 1 never called allreduce"), qPrintable(hangText(window)),
+                              60000);
+    const int64_t seen_ns = ddpscope::probes::now_ns();
+    QTest::qWait(3000);
+    const int64_t stopped_ns = ddpscope::probes::now_ns();
+    window.part<JobController>()->stop();
+    QTRY_COMPARE_WITH_TIMEOUT(window.part<JobController>()->state(), JobController::State::Stopped, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.currentRun()->run.status, std::string("stopped"), 10000);
+
+    const double at_least = (stopped_ns - seen_ns) / 1e9, at_most = (ddpscope::probes::now_ns() - launched_ns) / 1e9;
+    auto check = [&](double waited_s, const char* where) {
+      QVERIFY2(waited_s >= at_least && waited_s <= at_most,
+               qPrintable(QString("%1: waited %2 s; the test waited %3 s before the stop, the job lived %4 s")
+                              .arg(where)
+                              .arg(waited_s)
+                              .arg(at_least)
+                              .arg(at_most)));
+    };
+    const ddpscope::probes::HangReport& report = window.currentRun()->hang;
+    QVERIFY(report.ranks.size() == 2 && report.ranks[0].blocked_in);
+    const int64_t started_ns = report.ranks[0].blocked_in->started_ns;
+    // The Hang tab's table: "allreduce #17 for 4.2 s".
+    QTableWidget* table = window.part<HangView>()->table();
+    const QRegularExpression wait("allreduce #\\d+ for ([\\d.]+) s");
+    QString cells;
+    for (int c = 0; c < table->columnCount(); ++c)
+      cells += table->item(0, c) ? table->item(0, c)->text() + " | " : QString(" | ");
+    const auto m = wait.match(cells);
+    QVERIFY2(m.hasMatch(), qPrintable(cells));
+    check(m.captured(1).toDouble(), "the Hang tab");
+    // The CLI on the same file.
+    QProcess cli;
+    cli.start(DDPSCOPE_CLI_PATH, {"hang", "--json", window.currentRun()->path.c_str()});
+    QVERIFY(cli.waitForFinished(30000));
+    const auto json = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
+    check(json["ranks"][0]["blocked_in"]["waited_ms"].get<double>() / 1e3, "hang --json");
+    // The timeline draws rank 0's unfinished allreduce up to the stop.
+    const TimelineData& timeline = window.currentRun()->timeline;
+    int64_t open_end = -1;
+    for (const auto& lane : timeline.lanes)
+      for (const auto& o : lane.open)
+        if (lane.rank == 0 && o.kind == ddpscope::probes::Kind::PgOp) open_end = std::max(open_end, o.end_ns);
+    QVERIFY2(open_end > 0, "no open allreduce on rank 0's lanes");
+    check((open_end - started_ns) / 1e9, "the timeline's open allreduce");
   }
 };
 

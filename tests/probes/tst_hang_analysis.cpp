@@ -69,6 +69,43 @@ class TestHangAnalysis : public ScratchTest {
     QCOMPARE(report.culprits, std::vector<int>{1});
   }
 
+  // A job stopped while rank 0 waited in allreduce #5 (issue 66): its waits run to the stop
+  // the collector recorded (schema 13), not to its last event; a finished run's to its last
+  // event (its end is only the collector's teardown), and a file without the stop's time too.
+  void testAStoppedRunsWaitsRunToTheStop() {
+    auto write = [&](const std::string& file, const char* status, int64_t ended_ns) {
+      RunStoreWriter w(file);
+      w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
+      EventBatch b;
+      b.rank = 0;
+      b.threads = {{0, 100, "compute"}};
+      b.names = {"iteration", "allreduce"};
+      b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
+      b.events.push_back(allreduce_started(5, 4096, 1100));
+      w.write(b);
+      w.end_run(status, "stopped by a signal");
+      if (ended_ns >= 0) w.set_ended_ns(ended_ns);
+    };
+    const int64_t stop = 60'000'001'100;  // 60 s after the allreduce began
+    write(path("stopped.ddprun"), "stopped", stop);
+    write(path("finished.ddprun"), "finished", stop);
+    write(path("stopped-no-time.ddprun"), "stopped", -1);
+    auto waited_s = [&](const char* name) {
+      RunStoreReader run(path(name));
+      const HangReport report = analyze_hang(run);
+      return (report.now_ns - report.latest_event_ns) / 1e9;  // the allreduce's start is the last event
+    };
+    QCOMPARE(RunStoreReader(path("stopped.ddprun")).run().ended_ns, stop);
+    QCOMPARE(waited_s("stopped.ddprun"), 60.0);  // 60 s: the allreduce began 1100 ns in
+    QVERIFY(waited_s("finished.ddprun") < 1e-3);
+    QVERIFY(waited_s("stopped-no-time.ddprun") < 1e-3);
+    RunStoreReader stopped(path("stopped.ddprun"));
+    std::string text;
+    for (const std::string& line : analyze_hang(stopped).findings)
+      text += line + "\n";
+    QVERIFY2(text.find("rank 0 waits in allreduce #5 (4 KiB) since 60 s") != std::string::npos, text.c_str());
+  }
+
   // The reporter's own start of the op never reached the file (the job ended first): its
   // timeout message names the op and number, and the verdict still finds the culprit.
   void testHangVerdictFromTheTimeoutMessageAlone() {
