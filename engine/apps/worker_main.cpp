@@ -163,6 +163,7 @@ int main(int argc, char** argv) {
     rank = group->rank();
     // Before the model is built: DDP records its bucket assignment at construction.
     g_probes = probes::ProbeSession::from_environment(rank, launch.backend == "nccl" ? "cuda" : "cpu");
+    if (g_probes) g_probes->watch_native_stacks();  // where a stalled rank's code stands
     probes::set_thread_name("compute");
     if (options.remote_embedding) {
       RemoteEmbeddingTrainer trainer(options, group);

@@ -14,8 +14,37 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// "load_batch at train.py:15"
-std::string frame_place(const StackFrame& f) { return detail::concat(f.name, " at ", base_name(f.file), ":", f.line); }
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+// A C++ function's name without its parameter list and qualifiers: "ns::Class::step" for
+// "ns::Class::step(int) const".
+std::string without_parameters(const std::string& name) {
+  const size_t close = name.rfind(')');
+  if (close == std::string::npos || name.empty() || name.front() == '(') return name;
+  int depth = 0;
+  for (size_t i = close + 1; i-- > 0;) {
+    if (name[i] == ')') ++depth;
+    if (name[i] == '(' && --depth == 0) return i > 0 ? name.substr(0, i) : name;
+  }
+  return name;
+}
+
+// "load_batch at train.py:15"; a native frame without a line: "ns::step in ddpscope-worker".
+std::string frame_place(const StackFrame& f) {
+  if (f.line <= 0 && f.code.empty()) return detail::concat(without_parameters(f.name), " in ", base_name(f.file));
+  return detail::concat(f.name, " at ", base_name(f.file), ":", f.line);
+}
+
+bool is_native_library_frame(const StackFrame& f) {
+  if (starts_with(f.file, "/lib/") || starts_with(f.file, "/usr/") || starts_with(f.file, "./") ||
+      starts_with(f.file, "../"))  // the last two: glibc's own sources, as its debug files name them
+    return true;
+  if (f.name.empty() || starts_with(f.name, "??") || starts_with(f.name, "std::") || starts_with(f.name, "__") ||
+      starts_with(f.name, "_start") || starts_with(f.name, "void std::"))
+    return true;
+  const size_t engine = f.name.find("ddpscope::");
+  return engine != std::string::npos && f.name.compare(engine, 16, "ddpscope::apps::") != 0;
+}
 
 // The training thread's stack: the first the rank gave.
 const ThreadStack* training_thread(const StackCapture& c) { return c.threads.empty() ? nullptr : &c.threads.front(); }
@@ -28,14 +57,15 @@ const RankHangState* state_of_rank(const HangReport& report, int rank) {
 
 }  // namespace
 
-bool is_library_frame(const StackFrame& f) {
+bool is_library_frame(const StackFrame& f, bool native) {
+  if (native) return is_native_library_frame(f);
   return f.file.empty() || f.file.front() == '<' || contains(f.file, "/site-packages/") ||
          contains(f.file, "/dist-packages/") || contains(f.file, "/lib/python3") || contains(f.file, "/ddpscope/");
 }
 
 int user_frame(const ThreadStack& thread) {
   for (size_t i = 0; i < thread.frames.size(); ++i)
-    if (!is_library_frame(thread.frames[i])) return static_cast<int>(i);
+    if (!is_library_frame(thread.frames[i], thread.native)) return static_cast<int>(i);
   return -1;
 }
 
@@ -46,7 +76,7 @@ std::string code_position(const ThreadStack& thread, bool with_caller) {
   std::string text = frame_place(f);
   if (!f.code.empty()) text += " (`" + f.code + "`)";
   for (size_t i = static_cast<size_t>(at) + 1; with_caller && i < thread.frames.size(); ++i) {
-    if (is_library_frame(thread.frames[i])) continue;
+    if (is_library_frame(thread.frames[i], thread.native)) continue;
     text += ", called from " + frame_place(thread.frames[i]);
     break;
   }
@@ -67,7 +97,9 @@ std::vector<StackCapture> latest_stacks(const std::vector<StackCapture>& all) {
 
 bool stack_is_current(const HangReport& report, const StackCapture& capture) {
   const RankHangState* st = state_of_rank(report, capture.rank);
-  return st && capture.t_ns >= st->last_event_ns;
+  // Or taken while the rank waited in the collective it never left (its events after that
+  // are the wait's failure).
+  return st && (capture.t_ns >= st->last_event_ns || (st->blocked_in && capture.t_ns >= st->blocked_in->started_ns));
 }
 
 std::string stacks_sentences(const HangReport& report) {
@@ -106,12 +138,16 @@ std::string stack_text(const StackCapture& c, bool all_frames, int64_t run_start
     if (all_frames || c.threads.size() > 1) out += "  thread '" + thread.name + "'\n";
     int hidden = 0;
     for (const StackFrame& f : thread.frames) {
-      if (!all_frames && is_library_frame(f)) {
+      if (!all_frames && is_library_frame(f, thread.native)) {
         ++hidden;
         continue;
       }
-      out += detail::concat("    ", f.name, " at ", f.file, ":", f.line, f.code.empty() ? "" : "  " + f.code, "\n");
+      out +=
+          f.line <= 0 && f.code.empty()  // a native frame without line tables: its program
+              ? detail::concat("    ", f.name, " in ", f.file, "\n")
+              : detail::concat("    ", f.name, " at ", f.file, ":", f.line, f.code.empty() ? "" : "  " + f.code, "\n");
     }
+    if (!thread.answered) out += "    (did not answer: the thread blocks the signal that asks for its stack)\n";
     if (hidden > 0) out += detail::concat("    (", hidden, " frames of libraries: hang --all-frames lists them)\n");
     if (thread.omitted > 0) out += detail::concat("    (", thread.omitted, " outer frames not recorded)\n");
   }
@@ -131,13 +167,15 @@ nlohmann::ordered_json stacks_json(const HangReport& report) {
                           {"file", f.file},
                           {"line", f.line},
                           {"code", f.code},
-                          {"library", is_library_frame(f)}});
-      threads.push_back({{"tid", t.tid}, {"name", t.name}, {"frames", frames}, {"omitted", t.omitted}});
+                          {"library", is_library_frame(f, t.native)}});
+      threads.push_back(
+          {{"tid", t.tid}, {"name", t.name}, {"frames", frames}, {"omitted", t.omitted}, {"answered", t.answered}});
     }
     const ThreadStack* training = training_thread(c);
     out.push_back({{"rank", c.rank},
                    {"t_ns", c.t_ns},
                    {"reason", c.reason},
+                   {"language", c.language},
                    {"stalled_ms", c.stalled_ns / 1e6},
                    {"iteration", c.iteration},
                    {"current", stack_is_current(report, c)},

@@ -11,19 +11,23 @@
 
 namespace ddpscope::probes {
 
-// A frame of Python's own library, an installed package (torch, ...), ddpscope's package
-// or the interpreter (<frozen ...>): not where the user's code stands.
-bool is_library_frame(const StackFrame& frame);
+// Not where the user's code stands. A Python rank's: Python's own library, an installed
+// package (torch, ...), ddpscope's package or the interpreter (<frozen ...>). A native rank's
+// (our engine's, `native`): a system library (libc, MPI, BLAS), the C++ library, or the
+// engine's machinery, every ddpscope namespace but ddpscope::apps (the training loops).
+bool is_library_frame(const StackFrame& frame, bool native = false);
 // The innermost frame of the user's own code; -1 when every frame is a library's.
 int user_frame(const ThreadStack& thread);
 // "load_batch at train.py:15 (`time.sleep(30)`), called from main at train.py:21": the
 // innermost user frame and, with_caller, the next user frame out (file names without their
-// folder). Empty when no frame is the user's.
+// folder; a native frame without a line is named with its function, less its parameters, and
+// its program: "ddpscope::apps::Trainer::step in ddpscope-worker"). Empty when no frame is
+// the user's.
 std::string code_position(const ThreadStack& thread, bool with_caller = true);
 // Each rank's latest capture, by rank.
 std::vector<StackCapture> latest_stacks(const std::vector<StackCapture>& all);
-// True when the capture was taken at or after the rank's last event: the rank still stood
-// there when the run ended (or now, live).
+// True when the capture was taken at or after the rank's last event, or while the rank waited
+// in the collective it never left: the rank still stood there when the run ended (or now, live).
 bool stack_is_current(const HangReport& report, const StackCapture& capture);
 // The verdict's sentences on the ranks' code: the culprits first ("Rank 1 is in load_batch at
 // train.py:15 (`time.sleep(30)`), called from main at train.py:21 (its stack, after 3.0 s

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 #include "records.h"
 #include "run_store_sink.h"
 #include "shipper.h"
+#include "stall_watcher.h"
 
 namespace ddpscope::probes {
 namespace {
@@ -54,6 +56,7 @@ ProbeSession::ProbeSession(ProbeSessionOptions options) : options_(std::move(opt
 }
 
 ProbeSession::~ProbeSession() {
+  stall_watcher_.reset();
   set_enabled(false);
   shipper_.reset();  // ships what is left
   if (writer_ && !finished_) {
@@ -90,6 +93,27 @@ std::unique_ptr<ProbeSession> ProbeSession::from_environment(int rank, const std
 }
 
 void ProbeSession::flush() { shipper_->flush(); }
+
+void ProbeSession::watch_native_stacks() {
+  if (stall_watcher_) return;
+  Shipper* shipper = shipper_.get();
+  stall_watcher_ = std::make_unique<StallWatcher>(
+      stacks_after_seconds(),
+      StallWatcher::Hooks{.progress = [shipper] { return shipper->drained(); },
+                          .median_iteration_ns = [shipper] { return shipper->median_iteration_ns(); },
+                          .on_stall =
+                              [shipper](int64_t stalled_ns, int64_t watcher_tid) {
+                                char reason[64];
+                                std::snprintf(reason, sizeof reason, "no progress for %.1f s", stalled_ns / 1e9);
+                                record_native_stacks(reason, stalled_ns, {watcher_tid});
+                                shipper->flush();  // a stalled rank may never ship another batch
+                              }});
+}
+
+void ProbeSession::record_native_stacks_now(const std::string& reason) {
+  record_native_stacks(reason, 0);
+  shipper_->flush();
+}
 
 void ProbeSession::finish(const std::string& status, const std::string& message, int failed_rank) {
   flush();

@@ -20,6 +20,7 @@
 namespace ddpscope::probes {
 
 class Shipper;
+class StallWatcher;
 
 struct ProbeSessionOptions {
   int rank = 0;
@@ -54,11 +55,17 @@ class ProbeSession {
   // Events lost: full buffers, batches refused, and (after flush) batches never confirmed.
   uint64_t dropped() const;
   bool direct() const { return writer_ != nullptr; }
+  // Our engine's ranks: every thread's native stack into the run when the rank makes no
+  // progress for a while (stall_watcher.h), once per stall.
+  void watch_native_stacks();
+  // The same at once, shipped before returning (a rank whose collective failed).
+  void record_native_stacks_now(const std::string& reason);
 
  private:
   ProbeSessionOptions options_;
   std::shared_ptr<RunStoreWriter> writer_;
   std::unique_ptr<Shipper> shipper_;
+  std::unique_ptr<StallWatcher> stall_watcher_;  // before the shipper goes
   bool finished_ = false;
 };
 

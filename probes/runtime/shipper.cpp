@@ -1,5 +1,6 @@
 #include "shipper.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "probe.h"
@@ -62,6 +63,23 @@ void Shipper::flush(std::chrono::milliseconds settle) {
 
 uint64_t Shipper::dropped() const { return undelivered_.load() + dropped_by_buffers() - dropped_before_; }
 
+void Shipper::note_iteration(int64_t ns) {
+  std::lock_guard<std::mutex> lock(iterations_mutex_);
+  if (iteration_ns_.size() < kIterationsKept)
+    iteration_ns_.push_back(ns);
+  else
+    iteration_ns_[next_iteration_] = ns;
+  next_iteration_ = (next_iteration_ + 1) % kIterationsKept;
+}
+
+int64_t Shipper::median_iteration_ns() const {
+  std::lock_guard<std::mutex> lock(iterations_mutex_);
+  if (iteration_ns_.empty()) return 0;
+  std::vector<int64_t> sorted = iteration_ns_;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+  return sorted[sorted.size() / 2];
+}
+
 void Shipper::ship_locked() {
   sink_->tick();
   auto buffers = BufferRegistry::instance().buffers();
@@ -101,6 +119,7 @@ void Shipper::ship_locked() {
         e.t_begin_ns = ticks.to_ns(e.t_begin_ns);
         e.t_end_ns = ticks.to_ns(e.t_end_ns);
       }
+      if (e.kind == Kind::Iteration && e.t_end_ns > e.t_begin_ns) note_iteration(e.t_end_ns - e.t_begin_ns);
       auto [it, inserted] = name_index.try_emplace(e.where, static_cast<uint32_t>(batch.names.size()));
       if (inserted) {
         batch.names.push_back(

@@ -21,6 +21,7 @@ namespace ddpscope::probes {
 class Shipper {
  public:
   static constexpr size_t kMaxEventsPerBatch = 1 << 16;
+  static constexpr size_t kIterationsKept = 32;
 
   // clock_skew_ns: test hook added to every event time (collector_protocol.h).
   Shipper(std::unique_ptr<EventSink> sink, int rank, std::chrono::milliseconds interval, int64_t clock_skew_ns = 0);
@@ -34,10 +35,15 @@ class Shipper {
   uint64_t dropped() const;
   // Taken by the sink but not (yet) confirmed: lost if the collector is gone.
   uint64_t unconfirmed() const { return shipped_.load() - confirmed_.load(); }
+  // Events taken from the buffers so far: it stands still while the process makes no progress.
+  uint64_t drained() const { return shipped_.load() + undelivered_.load(); }
+  // The median of the process's latest iterations (its iteration spans), 0 before any.
+  int64_t median_iteration_ns() const;
 
  private:
   void loop();
   void ship_locked();
+  void note_iteration(int64_t ns);
 
   std::unique_ptr<EventSink> sink_;
   const int rank_;
@@ -53,6 +59,9 @@ class Shipper {
   std::atomic<uint64_t> undelivered_{0};
   uint64_t dropped_before_ = 0;  // buffers' drop counters are per process
   std::vector<Event> drained_;
+  mutable std::mutex iterations_mutex_;
+  std::vector<int64_t> iteration_ns_;  // the latest ones, a ring of kIterationsKept
+  size_t next_iteration_ = 0;
   std::thread thread_;
 };
 

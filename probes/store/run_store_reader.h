@@ -64,14 +64,16 @@ struct ThreadStack {
   int64_t tid = -1;
   std::string name;
   std::vector<StackFrame> frames;
-  int64_t omitted = 0;  // frames of a deeper stack left out (the outermost ones)
+  int64_t omitted = 0;   // frames of a deeper stack left out (the outermost ones)
+  bool answered = true;  // false: a native thread that never ran the capture's handler
+  bool native = false;   // a native rank's (the capture's language), not a Python one's
 };
 struct StackCapture {
   int rank = 0;
   int64_t t_ns = 0;                  // on the run's clock
   int64_t stalled_ns = 0;            // how long the rank had made no progress (0: not a stall)
   int64_t iteration = -1;            // the rank's iteration then (-1: not said)
-  std::string reason, language;      // language: "python"
+  std::string reason, language;      // language: "python" or "native"
   std::vector<ThreadStack> threads;  // the training thread first
 };
 

@@ -35,6 +35,12 @@ int64_t whole_number(const nlohmann::json& object, const char* key, int64_t othe
   return it != object.end() && it->is_number_integer() ? it->get<int64_t>() : otherwise;
 }
 
+// "python" (probes/python/ddpscope/_stacks.py) or "native" (our engine's ranks).
+std::string capture_language(const nlohmann::json& r) {
+  const auto l = r.find("language");
+  return l != r.end() && l->is_string() && l->get<std::string>() == "native" ? "native" : "python";
+}
+
 // The threads of a capture as stored: bounded, with only the fields the reader knows.
 nlohmann::json bounded_threads(const nlohmann::json& threads) {
   if (!threads.is_array()) throw std::invalid_argument("'threads' is not a list");
@@ -59,6 +65,8 @@ nlohmann::json bounded_threads(const nlohmann::json& threads) {
                    {"name", bounded_text(th, "name")},
                    {"omitted", omitted},
                    {"frames", std::move(kept_frames)}});
+    if (const auto a = th.find("answered"); a != th.end() && a->is_boolean() && !a->get<bool>())
+      out.back()["answered"] = false;  // a native thread that never ran the capture's handler
   }
   return out;
 }
@@ -68,6 +76,7 @@ ThreadStack thread_from_json(const nlohmann::json& th) {
   t.tid = whole_number(th, "tid", -1);
   t.name = bounded_text(th, "name");
   t.omitted = std::max<int64_t>(0, whole_number(th, "omitted", 0));
+  if (const auto a = th.find("answered"); a != th.end() && a->is_boolean()) t.answered = a->get<bool>();
   if (const auto frames = th.find("frames"); frames != th.end() && frames->is_array())
     for (const auto& f : *frames)
       if (f.is_object() && t.frames.size() < kMaxFrames)
@@ -78,8 +87,9 @@ ThreadStack thread_from_json(const nlohmann::json& th) {
 
 }  // namespace
 
-// {"type":"stacks","t_ns":T,"reason":R,"stalled_ns":S,"iteration":I,"threads":[{"thread":TID,
-// "name":N,"frames":[{"file":F,"line":L,"function":FN,"code":C}, ...],"omitted":K}, ...]}
+// {"type":"stacks","language":"python"|"native","t_ns":T,"reason":R,"stalled_ns":S,"iteration":I,
+// "threads":[{"thread":TID,"name":N,"frames":[{"file":F,"line":L,"function":FN,"code":C}, ...],
+// "omitted":K,"answered":false (a native thread that never answered)}, ...]}
 // (probes/python/ddpscope/_stacks.py). Frames innermost first.
 void RunStoreWriter::store_stacks(int64_t rank, const nlohmann::json& r, int64_t offset) {
   Statement count = db_.prepare("SELECT count(*) FROM stacks WHERE rank = ?");
@@ -90,7 +100,7 @@ void RunStoreWriter::store_stacks(int64_t rank, const nlohmann::json& r, int64_t
       "INSERT INTO stacks(rank, t_ns, reason, stalled_ns, iteration, language, threads_json) VALUES(?,?,?,?,?,?,?)");
   s.bind(1, rank).bind(2, whole_number(r, "t_ns", 0) + offset).bind(3, bounded_text(r, "reason"));
   s.bind(4, std::max<int64_t>(0, whole_number(r, "stalled_ns", 0)));
-  s.bind(5, whole_number(r, "iteration", -1)).bind(6, std::string("python")).bind(7, threads);
+  s.bind(5, whole_number(r, "iteration", -1)).bind(6, capture_language(r)).bind(7, threads);
   s.step();
 }
 
@@ -112,7 +122,10 @@ std::vector<StackCapture> RunStoreReader::stacks() {
     const auto threads = nlohmann::json::parse(c.column_text(6), nullptr, false);
     if (threads.is_array())
       for (size_t t = 0; t < std::min(threads.size(), kMaxThreads); ++t)
-        if (threads[t].is_object()) s.threads.push_back(thread_from_json(threads[t]));
+        if (threads[t].is_object()) {
+          s.threads.push_back(thread_from_json(threads[t]));
+          s.threads.back().native = s.language == "native";
+        }
     out.push_back(std::move(s));
   }
   return out;

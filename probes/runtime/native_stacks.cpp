@@ -1,0 +1,235 @@
+#include "native_stacks.h"
+
+#define UNW_LOCAL_ONLY
+#include <cxxabi.h>
+#include <dirent.h>
+#include <elfutils/libdwfl.h>
+#include <libunwind.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace ddpscope::probes {
+namespace {
+
+constexpr size_t kMaxAddresses = 128;  // kept by the handler; deeper frames are only counted
+constexpr int64_t kMaxCounted = 100000;
+constexpr size_t kMaxText = 200;
+
+// The one thread being asked: its tid and where the ask stands, in one word, so that a
+// handler that runs late (after the ask moved on to another thread) cannot write.
+enum : uint64_t { kIdle = 0, kWaiting = 1, kWriting = 2, kDone = 3 };
+uint64_t ask_word(pid_t tid, uint64_t phase) { return (static_cast<uint64_t>(tid) << 8) | phase; }
+
+struct Ask {
+  std::atomic<uint64_t> word{kIdle};
+  unw_word_t addresses[kMaxAddresses];
+  size_t kept = 0;
+  int64_t total = 0;
+};
+Ask g_ask;
+std::mutex g_capture_mutex;  // one capture at a time
+
+// Runs in the asked thread, inside whatever it was doing: async-signal-safe calls only.
+void on_capture_signal(int, siginfo_t*, void* context) {
+  const int saved_errno = errno;
+  const auto self = static_cast<pid_t>(syscall(SYS_gettid));
+  uint64_t expected = ask_word(self, kWaiting);
+  if (g_ask.word.compare_exchange_strong(expected, ask_word(self, kWriting))) {
+    unw_cursor_t cursor;
+    // From the interrupted frame (the signal's context), not from this handler.
+    size_t kept = 0;
+    int64_t total = 0;
+    if (unw_init_local2(&cursor, static_cast<unw_context_t*>(context), UNW_INIT_SIGNAL_FRAME) == 0) {
+      do {
+        unw_word_t ip = 0;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
+        if (kept < kMaxAddresses) g_ask.addresses[kept++] = ip;
+        ++total;
+      } while (total < kMaxCounted && unw_step(&cursor) > 0);
+    }
+    g_ask.kept = kept;
+    g_ask.total = total;
+    g_ask.word.store(ask_word(self, kDone), std::memory_order_release);
+  }
+  errno = saved_errno;
+}
+
+int capture_signal() {
+  // Real-time signals queue and are free for programs (glibc keeps the first ones for
+  // itself and moves SIGRTMIN past them); OpenMPI and gloo use none of them.
+  static const int sig = SIGRTMIN + 5;
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_capture_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, nullptr);
+  });
+  return sig;
+}
+
+std::string read_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// This process's threads, the main thread first, without the caller's.
+std::vector<pid_t> other_threads() {
+  std::vector<pid_t> tids;
+  const auto self = static_cast<pid_t>(syscall(SYS_gettid));
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir("/proc/self/task"), closedir);
+  if (!dir) return tids;
+  while (dirent* e = readdir(dir.get())) {
+    const pid_t tid = static_cast<pid_t>(std::atoll(e->d_name));
+    if (tid > 0 && tid != self) tids.push_back(tid);
+  }
+  const pid_t main = getpid();
+  std::sort(tids.begin(), tids.end(),
+            [main](pid_t a, pid_t b) { return std::make_pair(a != main, a) < std::make_pair(b != main, b); });
+  return tids;
+}
+
+// The thread's return addresses, innermost first; false when it did not answer in time.
+bool ask_thread(pid_t tid, int signal, int answer_ms, std::vector<uintptr_t>& addresses, int64_t& total) {
+  g_ask.word.store(ask_word(tid, kWaiting), std::memory_order_release);
+  if (syscall(SYS_tgkill, getpid(), tid, signal) != 0) {
+    g_ask.word.store(kIdle);
+    return false;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(answer_ms);
+  while (g_ask.word.load(std::memory_order_acquire) != ask_word(tid, kDone)) {
+    uint64_t waiting = ask_word(tid, kWaiting);
+    if (std::chrono::steady_clock::now() > deadline && g_ask.word.compare_exchange_strong(waiting, kIdle))
+      return false;  // a late handler now finds the ask gone
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  addresses.assign(g_ask.addresses, g_ask.addresses + g_ask.kept);
+  total = g_ask.total;
+  g_ask.word.store(kIdle);
+  return true;
+}
+
+std::string bounded(std::string text) {
+  if (text.size() > kMaxText) text = text.substr(0, kMaxText - 3) + "...";
+  return text;
+}
+
+// The function's C++ name; a symbol's version ("clock_nanosleep@GLIBC_2.2.5") is left out.
+std::string demangled(const char* symbol) {
+  const std::string plain(symbol, std::strcspn(symbol, "@"));
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(plain.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && name ? name.get() : plain;
+}
+
+// Addresses to functions and lines over this process's mapped files.
+class Symbolizer {
+ public:
+  Symbolizer() {
+    static char* debuginfo_path = nullptr;
+    static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
+                                             &debuginfo_path};
+    dwfl_ = dwfl_begin(&callbacks);
+    if (dwfl_ && (dwfl_linux_proc_report(dwfl_, getpid()) != 0 || dwfl_report_end(dwfl_, nullptr, nullptr) != 0)) {
+      dwfl_end(dwfl_);
+      dwfl_ = nullptr;
+    }
+  }
+  ~Symbolizer() {
+    if (dwfl_) dwfl_end(dwfl_);
+  }
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // A return address points after its call: look up the call itself (`caller`).
+  NativeFrame frame(uintptr_t address, bool caller) const {
+    NativeFrame f{"??", "", 0};
+    if (!dwfl_) return f;
+    const Dwarf_Addr pc = caller ? address - 1 : address;
+    Dwfl_Module* module = dwfl_addrmodule(dwfl_, pc);
+    if (!module) return f;
+    if (const char* symbol = dwfl_module_addrname(module, pc)) f.function = bounded(demangled(symbol));
+    if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
+      int number = 0;
+      if (const char* source = dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr)) {
+        f.file = source;
+        f.line = number;
+      }
+    }
+    if (f.file.empty()) {
+      const char* main_file = nullptr;
+      const char* name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, &main_file, nullptr);
+      f.file = main_file ? main_file : name ? name : "";
+    }
+    f.file = bounded(f.file);
+    return f;
+  }
+
+ private:
+  Dwfl* dwfl_ = nullptr;
+};
+
+}  // namespace
+
+std::vector<NativeThreadStack> capture_native_stacks(const NativeStackLimits& limits,
+                                                     const std::vector<int64_t>& skip) {
+  std::lock_guard<std::mutex> lock(g_capture_mutex);
+  const int signal = capture_signal();
+  struct Raw {
+    NativeThreadStack stack;
+    std::vector<uintptr_t> addresses;
+    int64_t total = 0;
+  };
+  std::vector<Raw> raw;
+  for (pid_t tid : other_threads()) {
+    if (raw.size() == limits.max_threads) break;
+    if (std::find(skip.begin(), skip.end(), tid) != skip.end()) continue;
+    Raw r;
+    r.stack.tid = tid;
+    r.stack.name = read_line("/proc/self/task/" + std::to_string(tid) + "/comm");
+    r.stack.answered = ask_thread(tid, signal, limits.answer_ms, r.addresses, r.total);
+    raw.push_back(std::move(r));
+  }
+  // Symbols after every thread answered: reading them takes far longer than the asks.
+  const Symbolizer symbols;
+  std::vector<NativeThreadStack> out;
+  for (Raw& r : raw) {
+    const size_t shown = std::min(r.addresses.size(), limits.max_frames);
+    for (size_t i = 0; i < shown; ++i)
+      r.stack.frames.push_back(symbols.frame(r.addresses[i], i > 0));
+    r.stack.omitted = r.total - static_cast<int64_t>(shown);
+    out.push_back(std::move(r.stack));
+  }
+  return out;
+}
+
+std::string native_stacks_json(const std::vector<NativeThreadStack>& threads) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& t : threads) {
+    nlohmann::json frames = nlohmann::json::array();
+    for (const auto& f : t.frames)
+      frames.push_back({{"file", f.file}, {"line", f.line}, {"function", f.function}, {"code", ""}});
+    nlohmann::json thread = {{"thread", t.tid}, {"name", t.name}, {"frames", frames}, {"omitted", t.omitted}};
+    if (!t.answered) thread["answered"] = false;
+    out.push_back(std::move(thread));
+  }
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace ddpscope::probes

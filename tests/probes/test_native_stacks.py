@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""Our engine's ranks' native stacks in a hang (issue 66), on real 2-rank jobs under
+`ddpscope-cli train --np 2` that end at the process group's 6 s timeout: rank 1 stalled by
+`--inject-stall` (its stack must name the trainer's stall, rank 0's the training step it waits
+in), and rank 1 leaving the loop early (`--inject-uneven`: it waits in the closing barrier while
+rank 0 waits in an allreduce). The verdict of `hang` names the culprit's function; `hang --json`
+carries every thread's frames, marked native.
+
+Usage: test_native_stacks.py BUILD_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BUILD = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else "build")
+CLI = os.path.join(BUILD, "bin", "ddpscope-cli")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", DDPSCOPE_STACKS_AFTER_S="2",
+           DDPSCOPE_PG_TIMEOUT_MS="6000")
+
+
+def failed_job(tmp, *options):
+    """A job that must end at the group's timeout; returns `hang` as text and as JSON."""
+    run = os.path.join(tmp, "job.ddprun")
+    job = subprocess.run([CLI, "train", "--np", "2", "--iters", "12", "--progress", "lines", "--out", run, *options],
+                         env=ENV, capture_output=True, text=True, timeout=240)
+    assert job.returncode != 0, "the job should fail at the group's timeout: " + job.stdout[-2000:]
+    text = subprocess.run([CLI, "hang", run], capture_output=True, text=True, timeout=60, check=True).stdout
+    report = subprocess.run([CLI, "hang", "--json", run], capture_output=True, text=True, timeout=60, check=True)
+    return text, json.loads(report.stdout)
+
+
+def user_functions(capture):
+    return [f["function"] for f in capture["threads"][0]["frames"] if not f["library"]]
+
+
+def every_function(capture):
+    return [f["function"] for t in capture["threads"] for f in t["frames"]]
+
+
+class NativeStacksTest(unittest.TestCase):
+    def test_a_stalled_rank_is_named_with_the_function_it_stalls_in(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            text, report = failed_job(tmp, "--inject-stall", "1:5:20")
+            stacks = {c["rank"]: c for c in report["stacks"]}
+            self.assertEqual(sorted(stacks), [0, 1], report["stacks"])
+            for capture in stacks.values():
+                self.assertEqual(capture["language"], "native", capture)
+                self.assertTrue(capture["current"], capture)
+                self.assertGreaterEqual(capture["stalled_ms"], 1900, capture)
+            # Rank 1 sleeps in the trainer's stall, called from the training step.
+            self.assertEqual(user_functions(stacks[1])[:2],
+                             ["ddpscope::apps::Trainer::inject_stall_if_asked()", "ddpscope::apps::Trainer::step()"],
+                             stacks[1]["threads"][0])
+            self.assertTrue(any("nanosleep" in f for f in every_function(stacks[1])), stacks[1])
+            # Rank 0 waits in its backward's allreduce: the step is its own code, MPI the library's.
+            self.assertEqual(user_functions(stacks[0])[0], "ddpscope::apps::Trainer::step()", stacks[0])
+            self.assertTrue(any("Allreduce" in f for f in every_function(stacks[0])), every_function(stacks[0]))
+            self.assertIn("Rank 1 is in ddpscope::apps::Trainer::inject_stall_if_asked in ddpscope-worker, called "
+                          "from ddpscope::apps::Trainer::step in ddpscope-worker (its stack, after ", report["verdict"])
+            self.assertRegex(report["verdict"], r"Rank 0 waits in allreduce #\d+, called from "
+                                                r"ddpscope::apps::Trainer::step in ddpscope-worker\.")
+            self.assertIn("rank 1's stack", text)
+            self.assertIn("ddpscope::apps::Trainer::inject_stall_if_asked() in ", text)
+
+    def test_a_rank_that_left_the_loop_waits_in_the_closing_barrier(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            _, report = failed_job(tmp, "--inject-uneven", "1:5")
+            stacks = {c["rank"]: c for c in report["stacks"]}
+            self.assertEqual(sorted(stacks), [0, 1], report["stacks"])
+            # Rank 1 is in the worker's main, past its training loop, in MPI's barrier.
+            self.assertEqual(user_functions(stacks[1])[0], "main", stacks[1]["threads"][0])
+            self.assertTrue(any("arrier" in f for f in every_function(stacks[1])), every_function(stacks[1]))
+            self.assertEqual(user_functions(stacks[0])[0], "ddpscope::apps::Trainer::step()", stacks[0])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,186 @@
+// Every thread's native stack, captured in-process (probes/runtime/native_stacks.h): a
+// thread parked in a function of this test is named with that function and its caller; a
+// thread that blocks the asking signal is listed as not answering, in bounded time; a
+// 10,000-deep recursion keeps its innermost frames and counts the rest; the capture leaves
+// out its own thread and those it is told to skip, and its JSON is what the run store reads.
+#include <QtTest/QtTest>
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "native_stacks.h"
+#include "test_registry.h"
+
+using namespace ddpscope::probes;
+
+namespace {
+
+std::mutex g_park_mutex;
+std::condition_variable g_park;
+bool g_release = false;
+std::atomic<int> g_parked{0};
+
+// Waits until released: the frame the capture must find. Not inlined, so it keeps a symbol.
+[[gnu::noinline]] void parked_in_a_known_function() {
+  std::unique_lock<std::mutex> lock(g_park_mutex);
+  ++g_parked;
+  g_park.wait(lock, [] { return g_release; });
+}
+
+[[gnu::noinline]] void calls_the_parked_function() {
+  parked_in_a_known_function();
+  asm volatile("");  // keeps the call from becoming a tail call
+}
+
+[[gnu::noinline]] int recurse_then_park(int depth) {
+  if (depth == 0) {
+    parked_in_a_known_function();
+    return 0;
+  }
+  const int below = recurse_then_park(depth - 1);
+  asm volatile("");
+  return below + 1;
+}
+
+void release_all() {
+  {
+    std::lock_guard<std::mutex> lock(g_park_mutex);
+    g_release = true;
+  }
+  g_park.notify_all();
+}
+
+void wait_parked(int count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (g_parked.load() < count && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // The last one counted itself before waiting: give it time to reach the wait.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+const NativeThreadStack* named(const std::vector<NativeThreadStack>& threads, const std::string& name) {
+  for (const auto& t : threads)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+int index_of(const NativeThreadStack& t, const std::string& function) {
+  for (size_t i = 0; i < t.frames.size(); ++i)
+    if (t.frames[i].function.find(function) != std::string::npos) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+class TestNativeStacks : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void init() {
+    g_release = false;
+    g_parked = 0;
+  }
+  void cleanup() { release_all(); }
+
+  void testAParkedThreadIsNamedWithItsFunctionAndCaller() {
+    std::thread parked([] {
+      pthread_setname_np(pthread_self(), "parked");
+      calls_the_parked_function();
+    });
+    wait_parked(1);
+    const auto threads = capture_native_stacks({});
+    release_all();
+    parked.join();
+    const NativeThreadStack* t = named(threads, "parked");
+    QVERIFY2(t, "no thread named 'parked' in the capture");
+    QVERIFY(t->answered);
+    const int at = index_of(*t, "parked_in_a_known_function");
+    QVERIFY2(at >= 0, qPrintable(QString::fromStdString(native_stacks_json(threads))));
+    QVERIFY(index_of(*t, "calls_the_parked_function") > at);
+    // Innermost first: the wait in the C library comes before the test's function.
+    QVERIFY(at > 0);
+    QCOMPARE(t->omitted, int64_t{0});
+    // The main thread first, and not the capturing one (this thread is the main thread here).
+    QVERIFY(threads.empty() || threads.front().tid != static_cast<int64_t>(getpid()));
+  }
+
+  void testAThreadThatBlocksTheSignalDoesNotAnswer() {
+    std::thread blocking([] {
+      pthread_setname_np(pthread_self(), "blocking");
+      sigset_t all;
+      sigfillset(&all);
+      pthread_sigmask(SIG_BLOCK, &all, nullptr);
+      parked_in_a_known_function();
+    });
+    wait_parked(1);
+    const auto started = std::chrono::steady_clock::now();
+    const auto threads = capture_native_stacks({.answer_ms = 100});
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    release_all();
+    blocking.join();
+    const NativeThreadStack* t = named(threads, "blocking");
+    QVERIFY(t);
+    QVERIFY(!t->answered);
+    QVERIFY(t->frames.empty());
+    QVERIFY2(seconds < 2.0, qPrintable(QString::number(seconds)));
+    QVERIFY(native_stacks_json(threads).find("\"answered\":false") != std::string::npos);
+  }
+
+  void testADeepRecursionKeepsItsInnermostFramesAndCountsTheRest() {
+    std::thread deep([] {
+      pthread_setname_np(pthread_self(), "deep");
+      recurse_then_park(10000);
+    });
+    wait_parked(1);
+    const auto threads = capture_native_stacks({.max_frames = 48});
+    release_all();
+    deep.join();
+    const NativeThreadStack* t = named(threads, "deep");
+    QVERIFY(t);
+    QCOMPARE(t->frames.size(), size_t{48});
+    QVERIFY2(t->omitted >= 10000 - 48, qPrintable(QString::number(t->omitted)));
+    QVERIFY(index_of(*t, "recurse_then_park") > 0);
+  }
+
+  void testTheCaptureSkipsTheThreadsItIsTold() {
+    std::atomic<int64_t> tid{0};
+    std::thread parked([&tid] {
+      pthread_setname_np(pthread_self(), "skipped");
+      tid = static_cast<int64_t>(syscall(SYS_gettid));
+      parked_in_a_known_function();
+    });
+    wait_parked(1);
+    const auto threads = capture_native_stacks({}, {tid.load()});
+    release_all();
+    parked.join();
+    QVERIFY(!named(threads, "skipped"));
+    QVERIFY(!threads.empty());  // this process has others (Qt's, the test's watchdog)
+  }
+
+  // The record's threads as the run store reads them: frames with file, line, function.
+  void testTheJsonHasTheStoresFields() {
+    NativeThreadStack t;
+    t.tid = 7;
+    t.name = "compute";
+    t.frames = {{"ddpscope::apps::Trainer::step()", "/bin/ddpscope-worker", 0}, {"main", "main.cpp", 12}};
+    t.omitted = 3;
+    const auto json = nlohmann::json::parse(native_stacks_json({t}));
+    QCOMPARE(json[0]["thread"].get<int64_t>(), int64_t{7});
+    QCOMPARE(json[0]["frames"][1]["line"].get<int64_t>(), int64_t{12});
+    QCOMPARE(json[0]["frames"][0]["function"].get<std::string>(), std::string("ddpscope::apps::Trainer::step()"));
+    QCOMPARE(json[0]["omitted"].get<int64_t>(), int64_t{3});
+    QVERIFY(!json[0].contains("answered"));
+  }
+};
+
+DDPSCOPE_TEST_MAIN(TestNativeStacks)
+#include "tst_native_stacks.moc"
