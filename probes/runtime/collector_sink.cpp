@@ -1,5 +1,6 @@
 #include "collector_sink.h"
 
+#include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,19 @@ CollectorSink::CollectorSink(CollectorSinkOptions options)
 
 CollectorSink::~CollectorSink() = default;
 
+namespace {
+// zmq::poll throws when a signal interrupts it: a stack capture (native_stacks.h) signals
+// every thread of the rank, this one included. An interrupted wait reads as nothing ready.
+int poll_one(zmq::pollitem_t& item, std::chrono::milliseconds timeout) {
+  try {
+    return zmq::poll(&item, 1, timeout);
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EINTR) return 0;
+    throw;
+  }
+}
+}  // namespace
+
 int64_t CollectorSink::local_now_ns() const { return now_ns() + options_.clock_skew_ns; }
 
 bool CollectorSink::write(const EventBatch& batch) {
@@ -55,7 +69,7 @@ bool CollectorSink::write(const EventBatch& batch) {
 
 void CollectorSink::read_acks(std::chrono::milliseconds timeout) {
   zmq::pollitem_t item{batches_.handle(), 0, ZMQ_POLLIN, 0};
-  if (timeout.count() > 0 && zmq::poll(&item, 1, timeout) <= 0) return;
+  if (timeout.count() > 0 && poll_one(item, timeout) <= 0) return;
   zmq::message_t message;
   while (batches_.recv(message, zmq::recv_flags::dontwait)) {
     if (message.size() != sizeof(BatchAck)) continue;
@@ -106,7 +120,7 @@ bool CollectorSink::measure_clock() {
       zmq::pollitem_t item{clock_.handle(), 0, ZMQ_POLLIN, 0};
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (zmq::poll(&item, 1, std::max<std::chrono::milliseconds>(left, std::chrono::milliseconds(1))) <= 0) continue;
+      if (poll_one(item, std::max<std::chrono::milliseconds>(left, std::chrono::milliseconds(1))) <= 0) continue;
       zmq::message_t reply;
       if (!clock_.recv(reply, zmq::recv_flags::dontwait)) continue;
       const int64_t t1 = local_now_ns();
