@@ -10,7 +10,7 @@ packages=(
   libzmq3-dev cppzmq-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzstd-dev
   libspdlog-dev  # diagnostics (base/ddpscope/log.h)
   rapidjson-dev  # streaming (SAX) reader for PyTorch profiler traces
-  libunwind-dev libdw-dev  # a stalled rank's native stacks (probes/runtime/native_stacks.h)
+  libdw-dev  # a stalled rank's native stacks' names (probes/runtime/native_stacks.h)
   xvfb xauth python3 python3-torch python3-sklearn
   procps bsdutils  # ps and script: the launcher and terminal tests use them
   dpkg-dev desktop-file-utils appstream  # the .deb (dpkg-shlibdeps) and its checks

@@ -1,11 +1,11 @@
 #include "native_stacks.h"
 
-#define UNW_LOCAL_ONLY
 #include <cxxabi.h>
 #include <dirent.h>
 #include <elfutils/libdwfl.h>
-#include <libunwind.h>
 #include <signal.h>
+#include <ucontext.h>
+#include <unwind.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,33 +35,51 @@ uint64_t ask_word(pid_t tid, uint64_t phase) { return (static_cast<uint64_t>(tid
 
 struct Ask {
   std::atomic<uint64_t> word{kIdle};
-  unw_word_t addresses[kMaxAddresses];
+  uintptr_t addresses[kMaxAddresses];
   size_t kept = 0;
   int64_t total = 0;
 };
 Ask g_ask;
 std::mutex g_capture_mutex;  // one capture at a time
 
-// Runs in the asked thread, inside whatever it was doing: async-signal-safe calls only.
+// One walk from inside the handler: frames are kept from the interrupted one on (the
+// handler's own and the signal's trampoline come first and are skipped).
+struct Walk {
+  uintptr_t interrupted = 0;
+  bool reached = false;
+  size_t kept = 0;
+  int64_t total = 0;
+};
+
+_Unwind_Reason_Code on_frame(_Unwind_Context* context, void* arg) {
+  auto* walk = static_cast<Walk*>(arg);
+  int before_instruction = 0;
+  const uintptr_t ip = _Unwind_GetIPInfo(context, &before_instruction);
+  if (!walk->reached) {
+    if (ip != walk->interrupted) return _URC_NO_REASON;
+    walk->reached = true;
+  }
+  if (walk->kept < kMaxAddresses) g_ask.addresses[walk->kept++] = ip;
+  return ++walk->total < kMaxCounted ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
+// Runs in the asked thread, inside whatever it was doing. GCC's own unwinder (the one C++
+// exceptions use; since GCC 12 and glibc 2.35 it finds unwind tables without a lock) walks
+// the stack through the signal's frame.
 void on_capture_signal(int, siginfo_t*, void* context) {
   const int saved_errno = errno;
   const auto self = static_cast<pid_t>(syscall(SYS_gettid));
   uint64_t expected = ask_word(self, kWaiting);
   if (g_ask.word.compare_exchange_strong(expected, ask_word(self, kWriting))) {
-    unw_cursor_t cursor;
-    // From the interrupted frame (the signal's context), not from this handler.
-    size_t kept = 0;
-    int64_t total = 0;
-    if (unw_init_local2(&cursor, static_cast<unw_context_t*>(context), UNW_INIT_SIGNAL_FRAME) == 0) {
-      do {
-        unw_word_t ip = 0;
-        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
-        if (kept < kMaxAddresses) g_ask.addresses[kept++] = ip;
-        ++total;
-      } while (total < kMaxCounted && unw_step(&cursor) > 0);
+    Walk walk;
+    walk.interrupted = static_cast<uintptr_t>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+    _Unwind_Backtrace(on_frame, &walk);
+    if (!walk.reached) {  // the unwinder could not pass the signal's frame: the interrupted place alone
+      g_ask.addresses[0] = walk.interrupted;
+      walk.kept = walk.total = 1;
     }
-    g_ask.kept = kept;
-    g_ask.total = total;
+    g_ask.kept = walk.kept;
+    g_ask.total = walk.total;
     g_ask.word.store(ask_word(self, kDone), std::memory_order_release);
   }
   errno = saved_errno;

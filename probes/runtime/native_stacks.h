@@ -3,12 +3,13 @@
 // PyTorch ranks' Python stacks come from probes/python/ddpscope/_stacks.py).
 //
 // Capture: each thread is sent a real-time signal whose handler records the return
-// addresses with libunwind's unw_backtrace (async-signal-safe for local unwinding), while
-// the capturing thread waits for it; a thread that does not answer in time is listed
-// without frames. Symbols: elfutils' libdwfl over this process's mapped files (function
-// names from the symbol tables, demangled; file and line where DWARF line tables exist).
-// libunwind and libdw are what debuggers and profilers on Linux use, and both handle
-// signal frames and separate debug files; no frame walking of our own.
+// addresses with GCC's unwinder (_Unwind_Backtrace, the one C++ exceptions use), while the
+// capturing thread waits for it; a thread that does not answer in time is listed without
+// frames. Symbols: elfutils' libdwfl over this process's mapped files (function names from
+// the symbol tables, demangled; file and line where DWARF line tables exist), as debuggers
+// and profilers on Linux read them; no frame walking of our own. Not libunwind: its
+// libunwind.so.8 exports _Unwind_RaiseException too, and in a PyTorch rank that loaded it
+// the C++ exceptions of gloo's timeout went through it and aborted the process.
 //
 //   const nlohmann::json threads = native_stacks_json(capture_native_stacks({}));
 //
