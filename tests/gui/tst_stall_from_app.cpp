@@ -2,8 +2,9 @@
 // started as the Launch dialog starts it (its extra options). While it stalls, the Hang tab
 // says rank 0 waits for rank 1 and the wait grows; once it has ended, every page that speaks
 // of the run's time names the stall with its iteration, and no mean carries it (the 30 s
-// over 29 iterations would be a second each). A hung job stopped from the app (issue 66)
-// keeps how long its ranks waited: until the stop, not until their last event.
+// over 29 iterations would be a second each), and the Hang tab still lists the stack rank 1
+// took in it. A hung job stopped from the app (issue 66) keeps how long its ranks waited:
+// until the stop, not until their last event.
 #include <QtTest/QtTest>
 
 #include <QProcess>
@@ -22,6 +23,15 @@ using namespace ddpscope::gui::live_job_fixture;
 
 class TestStallFromApp : public LiveJobTest {
   Q_OBJECT
+
+  // The Hang tab's "Its code" cell for `rank` (its latest stack), empty when it has no row.
+  static QString codeOfRank(MainWindow& window, int rank) {
+    QTableWidget* table = window.part<HangView>()->table();
+    for (int r = 0; r < table->rowCount(); ++r)
+      if (table->item(r, 0) && table->item(r, 0)->text() == QString::number(rank) && table->item(r, 4))
+        return table->item(r, 4)->text();
+    return {};
+  }
 
   // Every label of the Hang tab, as one text.
   static QString hangText(MainWindow& window) {
@@ -70,11 +80,19 @@ class TestStallFromApp : public LiveJobTest {
     window.showTab("Hang");
     const QString hang = hangText(window);
     QVERIFY2(hang.contains("Nothing is pending now, but the job stalled: ") && hang.contains(stall), qPrintable(hang));
+    // The stall stays listed with the stack rank 1 took in it (our engine's native stack).
+    const QString code = codeOfRank(window, 1);
+    QVERIFY2(code.startsWith("ddpscope::apps::Trainer::inject_stall_if_asked in ddpscope-worker, called from "
+                             "ddpscope::apps::Trainer::step in ddpscope-worker") &&
+                 code.endsWith(" (earlier)"),
+             qPrintable(code));
   }
 
-  // Rank 1 stops for 60 s in iteration 5; the app's Stop ends the job 3 s after the Hang tab
-  // saw it. The waits are then measured to the stop, in the Hang tab, `hang --json` and the
-  // timeline's open allreduce: at least the 3 s the test waited, at most the job's age.
+  // Rank 1 stops for 60 s in iteration 5; the Hang tab shows its stack (taken after 3 s
+  // without progress) while the job hangs, and the app's Stop ends the job a second later. The
+  // waits are then measured to the stop, in the Hang tab, `hang --json` and the timeline's
+  // open allreduce: at least the time the test waited, at most the job's age; the verdict
+  // still cites rank 1's code.
   void testAStopInTheStallKeepsItsWaits() {
     QTemporaryDir folder;
     MainWindow window(folder.path());
@@ -88,12 +106,18 @@ class TestStallFromApp : public LiveJobTest {
     QTRY_VERIFY2_WITH_TIMEOUT(hangText(window).contains("Rank 1 never called allreduce"), qPrintable(hangText(window)),
                               60000);
     const int64_t seen_ns = ddpscope::probes::now_ns();
-    QTest::qWait(3000);
+    // Rank 1's stack, taken after 3 s without progress, shows while the job still hangs.
+    QTRY_VERIFY2_WITH_TIMEOUT(codeOfRank(window, 1).startsWith("ddpscope::apps::Trainer::inject_stall_if_asked"),
+                              qPrintable(codeOfRank(window, 1)), 30000);
+    QTest::qWait(1000);
     const int64_t stopped_ns = ddpscope::probes::now_ns();
     window.part<JobController>()->stop();
     QTRY_COMPARE_WITH_TIMEOUT(window.part<JobController>()->state(), JobController::State::Stopped, 30000);
     QTRY_COMPARE_WITH_TIMEOUT(window.currentRun()->run.status, std::string("stopped"), 10000);
 
+    QVERIFY2(hangText(window).contains("Rank 1 is in ddpscope::apps::Trainer::inject_stall_if_asked in "
+                                       "ddpscope-worker"),
+             qPrintable(hangText(window)));
     const double at_least = (stopped_ns - seen_ns) / 1e9, at_most = (ddpscope::probes::now_ns() - launched_ns) / 1e9;
     auto check = [&](double waited_s, const char* where) {
       QVERIFY2(waited_s >= at_least && waited_s <= at_most,
