@@ -19,6 +19,7 @@
 #include "flight_import.h"
 #include "hang_analysis.h"
 #include "hang_report_json.h"
+#include "hang_processes.h"
 #include "hang_stacks.h"
 #include "job_launcher.h"
 #include "probe.h"
@@ -128,7 +129,11 @@ int run_hang(const std::vector<std::string>& paths, bool json, bool all_frames) 
   // A job still running is judged at this moment (the run's clock is this host's
   // CLOCK_MONOTONIC when its collector runs here), not at its latest event.
   const bool live = run.run().status == "running";
-  const auto report = ddpscope::probes::analyze_hang(run, live ? ddpscope::probes::now_ns() : 0);
+  auto report = ddpscope::probes::analyze_hang(run, live ? ddpscope::probes::now_ns() : 0);
+  if (live) {  // ranks stopped or gone cannot answer: their processes say so
+    const auto ranks = run.ranks();
+    ddpscope::probes::add_unanswering_ranks(report, ranks, ddpscope::probes::rank_process_states(ranks));
+  }
   if (json) {
     std::printf("%s\n", ddpscope::probes::hang_report_json(report).dump(2).c_str());
     return 0;

@@ -5,6 +5,8 @@
 #include <future>
 #include <map>
 
+#include "hang_processes.h"
+
 namespace ddpscope::gui {
 
 RunData loadRun(const std::string& path, int64_t now_ns, const RunData* previous, bool with_hang) {
@@ -48,7 +50,11 @@ RunData loadRun(const std::string& path, int64_t now_ns, const RunData* previous
   }
   // GPU work comes only from imported PyTorch traces: other runs skip the scan.
   if (d.run.config_json.find("\"torch-trace\"") != std::string::npos) d.gpu = probes::gpu_time_breakdown(reader);
-  if (with_hang) d.hang = probes::analyze_hang(reader, now_ns);
+  if (with_hang) {
+    d.hang = probes::analyze_hang(reader, now_ns);
+    // A live job's ranks that are stopped or gone cannot answer: their processes say so.
+    if (now_ns > 0) probes::add_unanswering_ranks(d.hang, d.ranks, probes::rank_process_states(d.ranks));
+  }
   probes::SlowCauses causes =
       probes::analyze_slow_causes(reader, now_ns > 0 ? RunData::kRecentIterations : 0, !structure_only);
   d.cause = std::move(causes.whole);

@@ -66,6 +66,9 @@ struct HangReport {
   // Each rank's latest stack capture (run files of schema 12 on, PyTorch ranks): where its
   // code stood (hang_stacks.h). The verdict cites those taken after the rank's last event.
   std::vector<StackCapture> stacks;
+  // Ranks of a running job that could not answer for their stack, and why ("is stopped by a
+  // signal ...", "has exited"): hang_processes.h, filled by live views only.
+  std::vector<std::pair<int, std::string>> unanswering;
   bool from_records() const { return !records.empty(); }
 };
 

@@ -53,6 +53,10 @@ nlohmann::ordered_json hang_report_json(const HangReport& report) {
     groups.push_back(group_json(g));
   out["groups"] = groups;
   out["stacks"] = stacks_json(report);  // each rank's latest stack capture (schema 12)
+  nlohmann::ordered_json unanswering = nlohmann::ordered_json::array();
+  for (const auto& [rank, why] : report.unanswering)
+    unanswering.push_back({{"rank", rank}, {"why", why}});
+  out["unanswering"] = unanswering;  // a running job's ranks stopped or gone (hang_processes.h)
   return out;
 }
 

@@ -19,28 +19,15 @@
 
 #include "collector.h"
 #include "ddpscope/log.h"
+#include "ddpscope/process_state.h"
 #include "collector_protocol.h"
 
 namespace {
 volatile sig_atomic_t g_stop_signal = 0;
 void on_signal(int sig) { g_stop_signal = sig; }
 
-// Whether process `pid` is stopped (SIGSTOP, SIGTSTP, a debugger): its state in
-// /proc/PID/stat is T or t.
-bool is_stopped(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  FILE* f = std::fopen(path, "r");
-  if (!f) return false;
-  char buf[512] = {};
-  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  // "PID (comm) S ...": the state follows the last ')' (comm may hold spaces or parens).
-  const char* close = nullptr;
-  for (size_t i = 0; i < n; ++i)
-    if (buf[i] == ')') close = buf + i;
-  return close && close[1] == ' ' && (close[2] == 'T' || close[2] == 't');
-}
+// Whether process `pid` is stopped (SIGSTOP, SIGTSTP, a debugger).
+bool is_stopped(pid_t pid) { return ddpscope::is_stopped_state(ddpscope::process_state(pid)); }
 
 // Watches the launcher (our parent): stopped, it stops reading the ranks' progress and
 // they block writing it, a stall nothing else reports. Said on stderr (the job's

@@ -4,10 +4,12 @@
 // of the run's time names the stall with its iteration, and no mean carries it (the 30 s
 // over 29 iterations would be a second each), and the Hang tab still lists the stack rank 1
 // took in it. A hung job stopped from the app (issue 66) keeps how long its ranks waited:
-// until the stop, not until their last event.
+// until the stop, not until their last event. A rank stopped by SIGSTOP is said not to
+// answer.
 #include <QtTest/QtTest>
 
 #include <QProcess>
+#include <csignal>
 #include <QRegularExpression>
 #include <nlohmann/json.hpp>
 
@@ -153,6 +155,29 @@ class TestStallFromApp : public LiveJobTest {
         if (lane.rank == 0 && o.kind == ddpscope::probes::Kind::PgOp) open_end = std::max(open_end, o.end_ns);
     QVERIFY2(open_end > 0, "no open allreduce on rank 0's lanes");
     check((open_end - started_ns) / 1e9, "the timeline's open allreduce");
+  }
+
+  // A rank stopped by SIGSTOP runs no code and takes no stack: while the job runs, the Hang
+  // tab says it cannot answer, with its pid (its process's state on this host).
+  void testAStoppedRankIsSaidNotToAnswer() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    window.show();
+    LaunchConfig job = smallJob(100000);
+    QString error;
+    QVERIFY2(window.launchJob(job, &error), qPrintable(error));
+    int64_t pid = -1;
+    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && !window.currentRun()->analysis.iterations.empty(), 60000);
+    for (const auto& r : window.currentRun()->ranks)
+      if (r.rank == 1) pid = r.pid;
+    QVERIFY(pid > 0);
+    ::kill(static_cast<pid_t>(pid), SIGSTOP);
+    window.showTab("Hang");
+    const QString said = QString("Rank 1 did not answer: its process (pid %1) is stopped by a signal").arg(pid);
+    QTRY_VERIFY2_WITH_TIMEOUT(hangText(window).contains(said), qPrintable(hangText(window)), 30000);
+    ::kill(static_cast<pid_t>(pid), SIGCONT);
+    window.part<JobController>()->stop();
+    QTRY_VERIFY_WITH_TIMEOUT(!window.part<JobController>()->isActive(), 30000);
   }
 };
 

@@ -4,15 +4,19 @@
 `--inject-stall` (its stack must name the trainer's stall, rank 0's the training step it waits
 in), and rank 1 leaving the loop early (`--inject-uneven`: it waits in the closing barrier while
 rank 0 waits in an allreduce). The verdict of `hang` names the culprit's function; `hang --json`
-carries every thread's frames, marked native.
+carries every thread's frames, marked native. A rank stopped by SIGSTOP cannot answer: `hang` on
+the running job says so, with its pid.
 
 Usage: test_native_stacks.py BUILD_DIR
 """
 import json
 import os
+import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 BUILD = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else "build")
@@ -30,6 +34,22 @@ def failed_job(tmp, *options):
     text = subprocess.run([CLI, "hang", run], capture_output=True, text=True, timeout=60, check=True).stdout
     report = subprocess.run([CLI, "hang", "--json", run], capture_output=True, text=True, timeout=60, check=True)
     return text, json.loads(report.stdout)
+
+
+def rank_pid_once_training(run, rank, limit_s=60):
+    """The rank's pid, from the run file once the job has recorded an iteration's metrics."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        try:
+            with sqlite3.connect("file:%s?mode=ro" % run, uri=True) as db:
+                row = db.execute("SELECT pid FROM ranks WHERE rank = ?", (rank,)).fetchone()
+                trained = db.execute("SELECT count(*) FROM metrics").fetchone()[0] > 0
+        except sqlite3.Error:
+            continue  # not created yet
+        if row and row[0] and trained:
+            return row[0]
+    raise AssertionError("rank %d never reached the run %s" % (rank, run))
 
 
 def user_functions(capture):
@@ -73,6 +93,32 @@ class NativeStacksTest(unittest.TestCase):
             # Rank 1 is in the worker's main, past its training loop, in MPI's barrier.
             self.assertEqual(user_functions(stacks[1])[0], "main", stacks[1]["threads"][0])
             self.assertTrue(any("arrier" in f for f in every_function(stacks[1])), every_function(stacks[1]))
+            self.assertEqual(user_functions(stacks[0])[0], "ddpscope::apps::Trainer::step()", stacks[0])
+
+    def test_a_stopped_rank_is_said_not_to_answer(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "stopped.ddprun")
+            env = dict(ENV, DDPSCOPE_PG_TIMEOUT_MS="120000")
+            job = subprocess.Popen([CLI, "train", "--np", "2", "--iters", "1000000", "--progress", "lines", "--out",
+                                    run], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                pid = rank_pid_once_training(run, 1)
+                os.kill(pid, signal.SIGSTOP)
+                time.sleep(4)  # rank 0 waits, and takes its stack after 2 s without progress
+                done = subprocess.run([CLI, "hang", "--json", run], capture_output=True, text=True, timeout=60,
+                                      check=True)
+                report = json.loads(done.stdout)
+                os.kill(pid, signal.SIGCONT)
+            finally:
+                job.send_signal(signal.SIGINT)
+                job.wait(60)
+            self.assertEqual(report["unanswering"],
+                             [{"rank": 1, "why": "is stopped by a signal (SIGSTOP or SIGTSTP), so it runs no code"}],
+                             report["verdict"])
+            self.assertIn("Rank 1 did not answer: its process (pid %d) is stopped by a signal" % pid,
+                          report["verdict"])
+            stacks = {c["rank"]: c for c in report["stacks"]}
+            self.assertNotIn(1, stacks, "a stopped rank took no stack")
             self.assertEqual(user_functions(stacks[0])[0], "ddpscope::apps::Trainer::step()", stacks[0])
 
 
