@@ -2,8 +2,10 @@
 it, which reach it as run_faults's names): a job launched by `ddpscope-cli` with a tag in
 its environment and its output timestamped as it arrives; its processes found through
 /proc by that tag, waited for and killed if left behind; the run file's integrity and
-status; the arguments of the suite's usual jobs; and the checks every scenario shares.
+status; the arguments of the suite's usual jobs; the checks every scenario shares; and where
+each rank's stack says its code stood.
 A scenario's Result says what it expected, what it saw and how long detection took."""
+import json
 import os
 import re
 import signal
@@ -168,6 +170,23 @@ def check_common(r, job, code, run, limit, want_failure=True, names=()):
     left = leftovers(job.tag)
     if left:
         problems.append("left behind: " + ", ".join(f"{c} {p}" for p, c in left))
+    return problems
+
+
+def stack_problems(build, run, expect):
+    """Where `hang --json` says each rank's code stood at its latest stack (issue 66): every rank
+    of `expect` must have one, its own code's place containing expect[rank]."""
+    done = subprocess.run([os.path.join(build, "bin", "ddpscope-cli"), "hang", "--json", run], capture_output=True,
+                          text=True, timeout=60)
+    if done.returncode != 0:
+        return [f"hang --json failed: {done.stderr[-300:]}"]
+    stacks = {c["rank"]: c for c in json.loads(done.stdout)["stacks"]}
+    problems = []
+    for rank, place in expect.items():
+        if rank not in stacks:
+            problems.append(f"no stack of rank {rank} (ranks with one: {sorted(stacks)})")
+        elif place not in stacks[rank]["where"]:
+            problems.append(f"rank {rank}'s stack is at {stacks[rank]['where']!r}, not in {place}")
     return problems
 
 

@@ -38,7 +38,7 @@ from ddpscope import open_run  # noqa: E402  (spans are queried through the SQLi
 
 from fault_harness import (  # the jobs, their processes and the shared checks, beside this file
     Job, Result, check_common, diagnosis_line, integrity, last_error_line, leftovers, listening_loopback_ports,
-    remote_args, run_status, train_args, wait_for_pid, wait_training)
+    remote_args, run_status, stack_problems, train_args, wait_for_pid, wait_training)
 import flight_faults  # the flight recorder's mismatch scenarios, beside this file
 import stop_faults  # stopping the launcher by any sequence of signals, beside this file
 import torch_faults  # the PyTorch scenarios (ddpscope-cli torchrun), beside this file
@@ -350,16 +350,19 @@ def scenario_mismatched_collectives(build, work):
 def scenario_uneven(build, work):
     r = Result("uneven inputs without join (--inject-uneven 1:20 of 40 iterations)",
                "ends at the collective timeout; the diagnosis names rank 1, the two different collectives and "
-               "suggests --join; with --join the same job finishes")
+               "suggests --join; each rank's stack says where it waits (rank 1 in the worker's main, past the "
+               "loop; rank 0 in the training step); with --join the same job finishes")
     run = os.path.join(work, "uneven.ddprun")
     t0 = time.monotonic()
-    job = Job(build, train_args(run, iters=40, extra=["--inject-uneven", "1:20"]))
+    # Stacks after 2 s without progress, well before the group's 4 s timeout.
+    job = Job(build, train_args(run, iters=40, extra=["--inject-uneven", "1:20"]), {"DDPSCOPE_STACKS_AFTER_S": "2"})
     code = job.wait(60)
     r.detection = time.monotonic() - t0
     problems = check_common(r, job, code, run, 60, names=(
         r"diagnosis: Group 'world' collective #\d+: collective type mismatch\. Rank 1 left the training loop \(its "
         r"#\d+ is barrier in iteration 20, outside any step\) while rank 0 called allreduce f32\[\d+\] in backward of "
         r"iteration 21", r"--join"))
+    problems += stack_problems(build, run, {0: "ddpscope::apps::Trainer::step in ddpscope-worker", 1: "main in"})
     joined_run = os.path.join(work, "uneven-join.ddprun")
     joined = Job(build, train_args(joined_run, iters=40, extra=["--inject-uneven", "1:20", "--join"]))
     joined_code = joined.wait(60)
