@@ -20,6 +20,7 @@
 #include "hang_analysis.h"
 #include "hang_report_json.h"
 #include "hang_processes.h"
+#include "stacks_request.h"
 #include "hang_stacks.h"
 #include "job_launcher.h"
 #include "probe.h"
@@ -107,7 +108,7 @@ int run_hang_dumps(const std::vector<std::string>& paths, bool json) {
   return 0;
 }
 
-int run_hang(const std::vector<std::string>& paths, bool json, bool all_frames) {
+int run_hang(const std::vector<std::string>& paths, bool json, bool all_frames, bool ask) {
   if (paths.size() > 1 || std::filesystem::is_directory(paths.front()) ||
       (!is_run_file(paths.front()) && ddpscope::probes::looks_like_flight_dump(paths.front()))) {
     for (const auto& p : paths)
@@ -116,6 +117,10 @@ int run_hang(const std::vector<std::string>& paths, bool json, bool all_frames) 
             "hang takes one run file alone, or flight-recorder dumps (files or a folder, one dump "
             "per rank); '",
             p, "' is a run file given with other files");
+    if (ask)
+      throw DDPSCOPE_ERROR(
+          "hang --ask asks a running job's ranks, through the run file it records; flight-recorder "
+          "dumps cannot be asked");
     return run_hang_dumps(paths, json);
   }
   if (!std::filesystem::is_directory(paths.front()) && !is_run_file(paths.front())) {
@@ -124,6 +129,11 @@ int run_hang(const std::vector<std::string>& paths, bool json, bool all_frames) 
     if (!why.empty())
       throw DDPSCOPE_ERROR("'", paths.front(), "' is not a ddpscope run file (not an SQLite database), nor a ",
                            "flight-recorder dump: ", why);
+  }
+  if (ask) {
+    const auto answer = ddpscope::apps::ask_for_stacks(paths.front());
+    std::fprintf(stderr, "asked %d ranks for their stacks: %d answered in %.1f s\n", answer.asked, answer.answered,
+                 answer.seconds);
   }
   ddpscope::probes::RunStoreReader run(paths.front());
   // A job still running is judged at this moment (the run's clock is this host's
@@ -492,6 +502,7 @@ Command add_hang(CLI::App& app) {
     std::vector<std::string> paths;
     bool json = false;
     bool all_frames = false;
+    bool ask = false;
   };
   auto a = std::make_shared<Args>();
   CLI::App* hang = app.add_subcommand(
@@ -506,7 +517,9 @@ Command add_hang(CLI::App& app) {
                  "Print JSON: the verdict, each rank's position, each group's finding, each rank's latest stack");
   hang->add_flag("--all-frames", a->all_frames,
                  "List every thread's frames, libraries' too (by default: the training thread's own code)");
-  return {hang, [a] { return run_hang(a->paths, a->json, a->all_frames); }};
+  hang->add_flag("--ask", a->ask,
+                 "A running job: ask every rank for its threads' stacks now (SIGUSR2 to its launcher), then judge");
+  return {hang, [a] { return run_hang(a->paths, a->json, a->all_frames, a->ask); }};
 }
 
 Command add_advise(CLI::App& app) {

@@ -124,11 +124,13 @@ bool CollectorProcess::alive() {
   return !exited_;
 }
 
-void CollectorProcess::request_graph() {
+void CollectorProcess::request_graph() { send_request("{\"request\":\"graph\"}\n"); }
+void CollectorProcess::request_stacks() { send_request("{\"request\":\"stacks\"}\n"); }
+
+void CollectorProcess::send_request(const std::string& line) {
   if (stdin_fd_ < 0 || !alive()) return;
-  static const char line[] = "{\"request\":\"graph\"}\n";
   signal(SIGPIPE, SIG_IGN);
-  [[maybe_unused]] ssize_t n = write(stdin_fd_, line, sizeof(line) - 1);
+  [[maybe_unused]] ssize_t n = write(stdin_fd_, line.data(), line.size());
 }
 
 void CollectorProcess::finish(const std::string& status, const std::string& message, int failed_rank,

@@ -27,6 +27,8 @@ class CollectorProcess {
   bool alive();
   // Asks every rank to record its next iteration's autograd graph.
   void request_graph();
+  // Asks every rank for every thread's stack now.
+  void request_stacks();
   // status: finished | failed | stopped. `dropped_by_rank` counts what ranks could not
   // ship (used only when the collector is gone).
   // dead_rank: a rank mpirun saw die by a signal (-1: none), and that signal. Then merges
@@ -37,6 +39,7 @@ class CollectorProcess {
   const std::string& run_file() const { return run_file_; }
 
  private:
+  void send_request(const std::string& line);  // one JSON line on the collector's stdin
   void finish_run(const std::string& status, const std::string& message, int failed_rank,
                   const std::vector<std::pair<int, uint64_t>>& dropped_by_rank, int dead_rank,
                   const std::string& dead_signal);

@@ -124,6 +124,13 @@ void JobMonitor::stderr_line(const std::string& line) {
 }
 
 void JobMonitor::signal(int sig, ProcessSupervisor& job) {
+  if (sig == SIGUSR2) {  // where every rank's code stands now (`hang --ask`)
+    if (collector_) {
+      collector_->request_stacks();
+      log::info("asked every rank for its threads' stacks");
+    }
+    return;
+  }
   if (sig == SIGUSR1) {  // record the next iteration's autograd graph
     if (collector_) {
       collector_->request_graph();

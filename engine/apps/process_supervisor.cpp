@@ -15,7 +15,7 @@
 namespace ddpscope::apps {
 namespace {
 
-constexpr int kRoutedSignals[] = {SIGINT, SIGTERM, SIGUSR1};
+constexpr int kRoutedSignals[] = {SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
 
 // Signals reach the event loop through a pipe: writing to one is async-signal-safe, and
 // a handler may do nothing else. One supervisor at a time owns this.

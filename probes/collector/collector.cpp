@@ -61,15 +61,17 @@ Collector::~Collector() {
 }
 
 void Collector::request_graph() { graph_requested_ = true; }
+void Collector::request_stacks() { stacks_requested_ = true; }
 
 void Collector::serve_clock() {
   // Ranks that pinged us, by their socket identity: requests go back the same way.
   std::set<std::string> peers;
   while (!stop_clock_) {
-    if (graph_requested_.exchange(false)) {
+    for (auto [asked, what] : {std::pair{&graph_requested_, kGraphRequest}, {&stacks_requested_, kStacksRequest}}) {
+      if (!asked->exchange(false)) continue;
       for (const std::string& peer : peers) {
         clock_socket_.send(zmq::buffer(peer), zmq::send_flags::sndmore);
-        clock_socket_.send(zmq::buffer(std::string_view(kGraphRequest)), zmq::send_flags::dontwait);
+        clock_socket_.send(zmq::buffer(std::string_view(what)), zmq::send_flags::dontwait);
       }
     }
     zmq::pollitem_t item{clock_socket_.handle(), 0, ZMQ_POLLIN, 0};

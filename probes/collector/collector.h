@@ -52,6 +52,8 @@ class Collector {
   RunStoreWriter& writer() { return *writer_; }
   // Asks every rank that has pinged us to record its next iteration's autograd graph.
   void request_graph();
+  // Asks every rank that has pinged us for every thread's stack now.
+  void request_stacks();
 
   uint64_t batches() const { return batches_; }
   uint64_t rejected() const { return rejected_; }
@@ -75,6 +77,7 @@ class Collector {
   std::string batch_endpoint_, clock_endpoint_;
   std::atomic<bool> stop_clock_{false};
   std::atomic<bool> graph_requested_{false};
+  std::atomic<bool> stacks_requested_{false};
   std::thread clock_thread_;
   uint64_t batches_ = 0;
   std::set<int> ranks_seen_, ranks_ended_;

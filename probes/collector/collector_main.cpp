@@ -125,8 +125,8 @@ int main(int argc, char** argv) {
           line = {{"status", "failed"}, {"message", "the launcher sent an unreadable outcome"}};
         }
         input.erase(0, nl + 1);
-        if (line.value("request", "") == "graph") {
-          collector.request_graph();
+        if (const std::string request = line.value("request", ""); request == "graph" || request == "stacks") {
+          request == "graph" ? collector.request_graph() : collector.request_stacks();
         } else {
           outcome = line;
         }

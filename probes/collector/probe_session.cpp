@@ -102,9 +102,10 @@ void ProbeSession::watch_native_stacks() {
       StallWatcher::Hooks{.progress = [shipper] { return shipper->drained(); },
                           .median_iteration_ns = [shipper] { return shipper->median_iteration_ns(); },
                           .on_stall =
-                              [shipper](int64_t stalled_ns, int64_t watcher_tid) {
+                              [shipper](int64_t stalled_ns, int64_t watcher_tid, bool asked) {
                                 char reason[64];
                                 std::snprintf(reason, sizeof reason, "no progress for %.1f s", stalled_ns / 1e9);
+                                if (asked) std::snprintf(reason, sizeof reason, "asked for by the user");
                                 record_native_stacks(reason, stalled_ns, {watcher_tid});
                                 shipper->flush();  // a stalled rank may never ship another batch
                               }});

@@ -36,6 +36,9 @@ struct ClockPong {
 // Sent by the collector on the clock socket, unasked: record the next iteration's
 // autograd graph (probe.h, request_graph_snapshot).
 inline constexpr const char* kGraphRequest = "graph";
+// Sent the same way when the user asks where every rank's code stands now (`hang --ask`,
+// SIGUSR2 to the launcher): take every thread's stack (stall_watcher.h).
+inline constexpr const char* kStacksRequest = "stacks";
 
 // The clock messages' bodies as they arrive (fuzzed with the batches,
 // tests/fuzz/fuzz_event_batch.cpp): exactly one struct's bytes, else nothing.

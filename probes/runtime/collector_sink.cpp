@@ -7,6 +7,7 @@
 #include "collector_protocol.h"
 #include "probe.h"
 #include "records.h"
+#include "stall_watcher.h"
 
 namespace ddpscope::probes {
 
@@ -97,6 +98,10 @@ void CollectorSink::tick() {
 }
 
 bool CollectorSink::handle_request(const zmq::message_t& message) {
+  if (message.to_string_view() == kStacksRequest) {
+    request_stacks();
+    return true;
+  }
   if (message.to_string_view() != kGraphRequest) return false;
   request_graph_snapshot();
   return true;

@@ -1,6 +1,7 @@
 #include "stall_watcher.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +18,11 @@ namespace ddpscope::probes {
 
 namespace {
 constexpr double kDefaultAfterS = 3.0;
-}
+std::atomic<bool> g_stacks_requested{false};
+}  // namespace
+
+void request_stacks() noexcept { g_stacks_requested.store(true); }
+bool take_stacks_request() noexcept { return g_stacks_requested.exchange(false); }
 
 double stacks_after_seconds() {
   const char* text = std::getenv("DDPSCOPE_STACKS_AFTER_S");
@@ -48,7 +53,9 @@ void record_native_stacks(const std::string& reason, int64_t stalled_ns, const s
 }
 
 StallWatcher::StallWatcher(double after_s, Hooks hooks) : after_s_(after_s), hooks_(std::move(hooks)) {
-  if (after_s_ > 0) thread_ = std::thread([this] { watch(); });
+  // Always running: it also answers the user's asks (`hang --ask`); after_s <= 0 turns off
+  // the stall captures only.
+  thread_ = std::thread([this] { watch(); });
 }
 
 StallWatcher::~StallWatcher() {
@@ -62,7 +69,7 @@ StallWatcher::~StallWatcher() {
 
 void StallWatcher::watch() {
   using Clock = std::chrono::steady_clock;
-  const auto tick = std::chrono::duration<double>(std::min(0.5, after_s_ / 4));
+  const auto tick = std::chrono::duration<double>(after_s_ > 0 ? std::min(0.5, after_s_ / 4) : 0.5);
   const auto self = static_cast<int64_t>(syscall(SYS_gettid));
   uint64_t seen = hooks_.progress();
   auto since = Clock::now();
@@ -71,6 +78,12 @@ void StallWatcher::watch() {
   while (!wake_.wait_for(lock, tick, [this] { return stop_; })) {
     const auto now = Clock::now();
     const uint64_t progress = hooks_.progress();
+    if (take_stacks_request()) {
+      lock.unlock();
+      hooks_.on_stall(progress == seen ? std::chrono::duration_cast<std::chrono::nanoseconds>(now - since).count() : 0,
+                      self, true);
+      lock.lock();
+    }
     if (progress != seen) {
       seen = progress;
       since = now;
@@ -79,10 +92,10 @@ void StallWatcher::watch() {
     }
     const double stalled_s = std::chrono::duration<double>(now - since).count();
     const double stall_s = std::max(after_s_, 10 * hooks_.median_iteration_ns() / 1e9);
-    if (!taken && stalled_s >= stall_s) {
+    if (after_s_ > 0 && !taken && stalled_s >= stall_s) {
       taken = true;
       lock.unlock();
-      hooks_.on_stall(static_cast<int64_t>(stalled_s * 1e9), self);
+      hooks_.on_stall(static_cast<int64_t>(stalled_s * 1e9), self, false);
       lock.lock();
     }
   }

@@ -23,14 +23,20 @@ double stacks_after_seconds();
 // caller's included (a helper thread takes them), but those of `skip` (a watcher's own).
 void record_native_stacks(const std::string& reason, int64_t stalled_ns, const std::vector<int64_t>& skip = {});
 
+// Asks this process's watcher for every thread's stack now (the collector passes the user's
+// ask on); take_stacks_request() consumes the ask.
+void request_stacks() noexcept;
+bool take_stacks_request() noexcept;
+
 class StallWatcher {
  public:
   struct Hooks {
     std::function<uint64_t()> progress;            // changes whenever the rank makes progress
     std::function<int64_t()> median_iteration_ns;  // 0 before the first iterations
-    std::function<void(int64_t stalled_ns, int64_t watcher_tid)> on_stall;
+    // Once per stall, and at each ask (`asked`: the user's, not a stall's).
+    std::function<void(int64_t stalled_ns, int64_t watcher_tid, bool asked)> on_stall;
   };
-  // after_s <= 0: watches nothing.
+  // after_s <= 0: no stall captures (the thread still answers asks).
   StallWatcher(double after_s, Hooks hooks);
   ~StallWatcher();
   StallWatcher(const StallWatcher&) = delete;

@@ -20,18 +20,6 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& message) { throw RunStoreError(message, __FILE__, __LINE__); }
 
-std::string command_line_of(long pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (char& c : raw)
-    if (c == '\0') c = ' ';
-  while (!raw.empty() && raw.back() == ' ')
-    raw.pop_back();
-  constexpr size_t kMax = 160;
-  if (raw.size() > kMax) raw = raw.substr(0, kMax) + "...";
-  return raw;
-}
-
 // What the run in `path` is, for the message that refuses to replace it; empty when it
 // is not a run file this build can read.
 std::string describe_existing_run(const std::string& path) {
@@ -55,9 +43,21 @@ bool starts_like_sqlite(int fd) {
 
 }  // namespace
 
-std::string describe_lock_holder(const std::string& path) {
+std::string command_line_of(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : raw)
+    if (c == '\0') c = ' ';
+  while (!raw.empty() && raw.back() == ' ')
+    raw.pop_back();
+  constexpr size_t kMax = 160;
+  if (raw.size() > kMax) raw = raw.substr(0, kMax) + "...";
+  return raw;
+}
+
+long lock_holder_pid(const std::string& path) {
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return {};
+  if (stat(path.c_str(), &st) != 0) return 0;
   // /proc/locks: "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (major:minor:inode, hex
   // device numbers).
   std::ifstream locks("/proc/locks");
@@ -73,10 +73,16 @@ std::string describe_lock_holder(const std::string& path) {
     unsigned long long inode = 0;
     if (std::sscanf(dev_inode.c_str(), "%x:%x:%llu", &major, &minor, &inode) != 3) continue;
     if (inode != st.st_ino || major != ::major(st.st_dev) || minor != ::minor(st.st_dev)) continue;
-    const std::string cmd = command_line_of(pid);
-    return "pid " + std::to_string(pid) + (cmd.empty() ? "" : ": " + cmd);
+    return pid;
   }
-  return {};
+  return 0;
+}
+
+std::string describe_lock_holder(const std::string& path) {
+  const long pid = lock_holder_pid(path);
+  if (pid <= 0) return {};
+  const std::string cmd = command_line_of(pid);
+  return "pid " + std::to_string(pid) + (cmd.empty() ? "" : ": " + cmd);
 }
 
 RunFileClaim::RunFileClaim(const std::string& path, bool replace) : path_(path) {

@@ -38,8 +38,12 @@ class RunFileClaim {
 // taking the next free name if another job starting in the same second took one first.
 std::unique_ptr<RunFileClaim> claim_run_file(const std::string& out, bool replace);
 
-// "pid 1234: ddpscope-cli train --np 2 ..." for the process holding an flock on `path`,
-// read from /proc/locks; empty when none is found.
+// The process holding an flock on `path` (the job recording into it), read from
+// /proc/locks; 0 when none is found.
+long lock_holder_pid(const std::string& path);
+// Its command line, "ddpscope-cli train --np 2 ...", from /proc (empty when gone).
+std::string command_line_of(long pid);
+// "pid 1234: ddpscope-cli train --np 2 ..." for the holder; empty when none is found.
 std::string describe_lock_holder(const std::string& path);
 
 }  // namespace ddpscope::probes

@@ -5,7 +5,7 @@
 in), and rank 1 leaving the loop early (`--inject-uneven`: it waits in the closing barrier while
 rank 0 waits in an allreduce). The verdict of `hang` names the culprit's function; `hang --json`
 carries every thread's frames, marked native. A rank stopped by SIGSTOP cannot answer: `hang` on
-the running job says so, with its pid.
+the running job says so, with its pid. `hang --ask` on a running job gets every rank's stack now.
 
 Usage: test_native_stacks.py BUILD_DIR
 """
@@ -120,6 +120,33 @@ class NativeStacksTest(unittest.TestCase):
             stacks = {c["rank"]: c for c in report["stacks"]}
             self.assertNotIn(1, stacks, "a stopped rank took no stack")
             self.assertEqual(user_functions(stacks[0])[0], "ddpscope::apps::Trainer::step()", stacks[0])
+
+    def test_hang_ask_takes_every_ranks_stack_now(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "asked.ddprun")
+            job = subprocess.Popen([CLI, "train", "--np", "2", "--iters", "1000000", "--progress", "lines", "--out",
+                                    run], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                rank_pid_once_training(run, 1)
+                done = subprocess.run([CLI, "hang", "--ask", "--json", run], capture_output=True, text=True,
+                                      timeout=60)
+            finally:
+                job.send_signal(signal.SIGINT)
+                job.wait(60)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertRegex(done.stderr, r"asked 2 ranks for their stacks: 2 answered in \d+\.\d s")
+            stacks = {c["rank"]: c for c in json.loads(done.stdout)["stacks"]}
+            self.assertEqual(sorted(stacks), [0, 1])
+            for rank, capture in stacks.items():
+                self.assertEqual(capture["reason"], "asked for by the user", capture)
+                self.assertEqual(capture["language"], "native", capture)
+                # A running rank is somewhere in its training loop.
+                self.assertTrue(any(f.startswith("ddpscope::apps::") or f == "main" for f in user_functions(capture)),
+                                capture["threads"][0])
+            # A finished job cannot be asked.
+            refused = subprocess.run([CLI, "hang", "--ask", run], capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(refused.returncode, 0)
+            self.assertIn("only a running job can be asked for its stacks", refused.stderr)
 
 
 if __name__ == "__main__":

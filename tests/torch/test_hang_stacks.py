@@ -4,16 +4,20 @@
 while rank 0 waits in the allreduce of its loss.backward() until gloo's timeout. The verdict of
 `hang` names rank 1's function and line and the line rank 0 called the collective from; `hang
 --json` carries both ranks' frames; a stack 3,000 calls deep in a thread with a hostile name is
-kept to its innermost frames, saying how many were left out.
+kept to its innermost frames, saying how many were left out; `hang --ask` on the running job gets
+both ranks' stacks at once.
 
 Usage: test_hang_stacks.py BUILD_DIR
 """
 import json
 import os
 import re
+import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 BUILD = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else "build")
@@ -95,6 +99,43 @@ class HangStacksTest(unittest.TestCase):
                                    check=True).stdout
             self.assertRegex(every, r"\((29\d\d|30\d\d) outer frames not recorded\)")
             self.assertIsNone(re.search(r"\.(cpp|h):\d+", every), every[-2000:])
+
+    def test_hang_ask_gets_the_stacks_of_a_running_job(self):
+        # No stall capture before the ask (60 s): every stack below answers it.
+        env = dict(ENV, DDPSCOPE_STACKS_AFTER_S="60")
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "asked.ddprun")
+            job = subprocess.Popen([CLI, "torchrun", "--np", "2", "--out", run, SCRIPT, "60", "60"], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                deadline = time.monotonic() + 120
+                while time.monotonic() < deadline and not rank1_stalled(run):
+                    time.sleep(0.5)
+                time.sleep(1)
+                done = subprocess.run([CLI, "hang", "--ask", "--json", run], capture_output=True, text=True,
+                                      timeout=60)
+            finally:
+                job.send_signal(signal.SIGINT)
+                job.wait(60)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertRegex(done.stderr, r"asked 2 ranks for their stacks: 2 answered")
+            stacks = {c["rank"]: c for c in json.loads(done.stdout)["stacks"]}
+            self.assertEqual(sorted(stacks), [0, 1])
+            for capture in stacks.values():
+                self.assertEqual(capture["reason"], "asked for by the user", capture)
+            frames = user_frames(stacks[1])
+            self.assertEqual((frames[0]["function"], frames[0]["line"]), ("load_batch", line_of("STALL")), frames)
+            frames = user_frames(stacks[0])
+            self.assertEqual((frames[0]["function"], frames[0]["line"]), ("main", line_of("BACKWARD")), frames)
+
+
+def rank1_stalled(run):
+    """True once the run has rank 1's stall mark: the script reached its iteration 5."""
+    try:
+        with sqlite3.connect("file:%s?mode=ro" % run, uri=True) as db:
+            return db.execute("SELECT count(*) FROM metrics WHERE iteration >= 4").fetchone()[0] > 0
+    except sqlite3.Error:
+        return False
 
 
 if __name__ == "__main__":

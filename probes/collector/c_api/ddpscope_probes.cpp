@@ -12,6 +12,7 @@
 #include "probe.h"
 #include "probe_session.h"
 #include "records.h"
+#include "stall_watcher.h"
 
 namespace {
 
@@ -61,6 +62,8 @@ int64_t ddpscope_stop(void) {
     return fail(e);
   }
 }
+
+int ddpscope_take_stacks_request(void) { return ddpscope::probes::take_stacks_request() ? 1 : 0; }
 
 void ddpscope_flush(void) {
   std::lock_guard<std::mutex> lock(g_session_mutex);

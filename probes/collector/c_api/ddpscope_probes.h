@@ -53,6 +53,10 @@ DDPSCOPE_C_API int ddpscope_event(int kind, const char* name, int64_t t_begin_ns
  * Returns -1 when the text is not a JSON object with a "type". */
 DDPSCOPE_C_API int ddpscope_record(const char* json);
 
+/* 1 once after the user asked where every rank's code stands (`hang --ask`): the caller
+ * records its threads' stacks then; else 0. */
+DDPSCOPE_C_API int ddpscope_take_stacks_request(void);
+
 /* What the last failing call on this thread said ("" when none failed). */
 DDPSCOPE_C_API const char* ddpscope_last_error(void);
 

@@ -48,6 +48,10 @@ class Probes:
     def flush(self):
         self._lib.ddpscope_flush()
 
+    def take_stacks_request(self):
+        """True once after the user asked for every rank's stacks (`hang --ask`)."""
+        return self._lib.ddpscope_take_stacks_request() == 1
+
     def kind(self, name):
         k = self._kinds.get(name)
         if k is None:

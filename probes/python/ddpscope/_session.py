@@ -177,6 +177,11 @@ class Session:
         """What moves while the rank makes progress: its iteration and its last event's end."""
         return self.iteration, self._last_end
 
+    def stacks_requested(self):
+        """True once after the user asked where every rank's code stands (`hang --ask`)."""
+        probes = self.probes
+        return probes is not None and probes.take_stacks_request()
+
     def median_iteration_s(self):
         recent = list(self._recent_s)
         return statistics.median(recent) if recent else 0.0

@@ -82,10 +82,9 @@ class StallWatcher:
         self._session = session
         self._after = _after_seconds()
         self._stop = threading.Event()
-        self._thread = None
-        if self._after > 0:
-            self._thread = threading.Thread(target=self._watch, name="ddpscope stacks", daemon=True)
-            self._thread.start()
+        # Always running: it also answers the user's asks (`hang --ask`); 0 turns off stall captures only.
+        self._thread = threading.Thread(target=self._watch, name="ddpscope stacks", daemon=True)
+        self._thread.start()
 
     def stop(self):
         self._stop.set()
@@ -96,12 +95,14 @@ class StallWatcher:
     def _watch(self):
         _OWN_THREADS.add(threading.get_ident())
         seen, since, taken = None, time.monotonic(), False
-        while not self._stop.wait(min(0.5, self._after / 4)):
+        while not self._stop.wait(min(0.5, self._after / 4) if self._after > 0 else 0.5):
             now = time.monotonic()
             progress = self._session.progress()
+            if self._session.stacks_requested():
+                self._session.record_stacks("asked for by the user", now - since if progress == seen else 0.0)
             if progress != seen:
                 seen, since, taken = progress, now, False
-            elif not taken and now - since >= self.stall_seconds():
+            elif self._after > 0 and not taken and now - since >= self.stall_seconds():
                 taken = True
                 self._session.record_stacks("no progress for %.1f s" % (now - since), now - since)
 
