@@ -1,7 +1,5 @@
 #include "stacks_request.h"
 
-#include <signal.h>
-
 #include <set>
 #include <thread>
 
@@ -30,21 +28,11 @@ StacksAnswer ask_for_stacks(const std::string& run_file, std::chrono::millisecon
     throw DDPSCOPE_ERROR("'", run_file, "' is not being recorded (its job ", run.run().status,
                          "): only a running job can be asked for its stacks; `hang ", run_file,
                          "` shows the stacks its ranks took");
-  const long pid = probes::lock_holder_pid(run_file);
-  const std::string command = pid > 0 ? probes::command_line_of(pid) : std::string();
-  if (pid <= 0)
-    throw DDPSCOPE_ERROR("no job on this host records '", run_file,
-                         "' (its launcher holds the file while it runs): run `hang --ask` on the host where "
-                         "`ddpscope-cli` launched the job");
-  if (command.find("ddpscope-cli") == std::string::npos)
-    throw DDPSCOPE_ERROR("'", run_file, "' is held by pid ", pid, " (", command,
-                         "), not by a ddpscope-cli launcher: its ranks cannot be asked");
   StacksAnswer answer;
   answer.asked = static_cast<int>(run.ranks().size());
   // The run's clock is this host's CLOCK_MONOTONIC (its collector runs beside the launcher).
   const int64_t asked_ns = probes::now_ns();
-  if (::kill(static_cast<pid_t>(pid), SIGUSR2) != 0)
-    throw DDPSCOPE_ERROR("could not signal the launcher (pid ", pid, ") of '", run_file, "'");
+  probes::ask_run_holder_for_stacks(run_file);
   const auto start = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - start < limit) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

@@ -16,7 +16,8 @@ struct StacksAnswer {
 };
 
 // Asks the job recording `run_file` and waits up to `limit` for every rank's stack. Throws
-// Error, saying why and what to do, when no ddpscope launcher on this host holds the run.
+// Error, saying why and what to do, when the run has ended or no ddpscope launcher on this
+// host holds it (run_file_claim.h).
 StacksAnswer ask_for_stacks(const std::string& run_file, std::chrono::milliseconds limit = std::chrono::seconds(5));
 
 }  // namespace ddpscope::apps

@@ -5,6 +5,7 @@
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -98,11 +99,20 @@ HangView::HangView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(m_gridTitle);
   layout->addWidget(m_grid);
   layout->addWidget(m_findings);
+  m_ask = new QPushButton(tr("Ask every rank for its stack now"));
+  m_ask->setToolTip(
+      tr("The job's ranks take every thread's stack (as `ddpscope-cli hang --ask` does); "
+         "the table shows where each rank's code stands as they arrive"));
+  m_ask->hide();
+  connect(m_ask, &QPushButton::clicked, this, &HangView::askForStacks);
+  layout->addWidget(m_ask, 0, Qt::AlignLeft);
   layout->addWidget(m_table, 1);
   m_verdict->hide();
   m_gridTitle->hide();
   m_grid->hide();
 }
+
+void HangView::setAskable(bool askable) { m_ask->setVisible(askable); }
 
 void HangView::setReport(const probes::HangReport& report, const QString& headline, bool alarm) {
   m_headline->setText(headline);

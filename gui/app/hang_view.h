@@ -11,6 +11,7 @@
 #include "hang_analysis.h"
 
 class QLabel;
+class QPushButton;
 class QTableWidget;
 
 namespace ddpscope::gui {
@@ -28,11 +29,16 @@ class HangView : public QWidget {
   QString verdict() const;
   QString headline() const;
   QString findings() const;
+  // Whether the run shown is a running job, whose ranks can be asked for their stacks.
+  void setAskable(bool askable);
+  QPushButton* askButton() const { return m_ask; }
 
  signals:
   // A grid cell was clicked: that rank's record of the collective, as a time range of
   // the run (created or started .. completed, or the latest time known).
   void collectiveClicked(int rank, qint64 begin_ns, qint64 end_ns, const QString& what);
+  // "Ask every rank for its stack now" was pressed.
+  void askForStacks();
 
  private:
   void setGrid(const probes::HangReport& report);
@@ -43,6 +49,7 @@ class HangView : public QWidget {
   QTableWidget* m_grid;
   QLabel* m_findings;
   QTableWidget* m_table;
+  QPushButton* m_ask;
 };
 
 }  // namespace ddpscope::gui

@@ -37,6 +37,7 @@
 #include "compare_page.h"
 #include "ranks_page.h"
 #include "hang_view.h"
+#include "run_file_claim.h"
 #include "live_monitor.h"
 #include "classroom_controller.h"
 #include "learn_page.h"
@@ -286,6 +287,16 @@ void MainWindow::buildDetailPages() {
   // A collective clicked in the flight recorder's grid: the timeline there.
   connect(m_hang, &HangView::collectiveClicked, this, [this](int rank, qint64 begin, qint64 end, const QString& what) {
     showRangeInTimeline(rank, begin, end, what + tr(" · in the timeline"));
+  });
+  // A running job's ranks asked for their stacks (the next live reload shows them).
+  connect(m_hang, &HangView::askForStacks, this, [this] {
+    if (!m_run) return;
+    try {
+      probes::ask_run_holder_for_stacks(m_run->path);
+      statusBar()->showMessage(tr("Asked every rank for its threads' stacks: the table shows them as they arrive"));
+    } catch (const std::exception& e) {
+      statusBar()->showMessage(QString::fromUtf8(e.what()));
+    }
   });
   m_hangEmpty = new EmptyState(m_hang);
   addPage(m_hangEmpty, "hang", tr("Hang"));

@@ -254,6 +254,7 @@ void MainWindow::updateHang(bool stalled) {
     headline = tr("Nothing is pending now, but the job stalled: %1 %2").arg(said.join(QLatin1Char(' ')), headline);
   }
   m_hang->setReport(report, headline, alarm);
+  m_hang->setAskable(m_run->run.status == "running");
 }
 
 void MainWindow::exportChromeTrace() {

@@ -1,6 +1,7 @@
 #include "run_file_claim.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -83,6 +84,20 @@ std::string describe_lock_holder(const std::string& path) {
   if (pid <= 0) return {};
   const std::string cmd = command_line_of(pid);
   return "pid " + std::to_string(pid) + (cmd.empty() ? "" : ": " + cmd);
+}
+
+void ask_run_holder_for_stacks(const std::string& path) {
+  const long pid = lock_holder_pid(path);
+  if (pid <= 0)
+    refuse(detail::concat("no job on this host records '", path,
+                          "' (its launcher holds the file while it runs): ask on the host where `ddpscope-cli` "
+                          "launched the job"));
+  const std::string command = command_line_of(pid);
+  if (command.find("ddpscope-cli") == std::string::npos)
+    refuse(detail::concat("'", path, "' is held by pid ", pid, " (", command,
+                          "), not by a ddpscope-cli launcher: its ranks cannot be asked"));
+  if (::kill(static_cast<pid_t>(pid), SIGUSR2) != 0)
+    refuse(detail::concat("could not signal the launcher (pid ", pid, ") of '", path, "'"));
 }
 
 RunFileClaim::RunFileClaim(const std::string& path, bool replace) : path_(path) {

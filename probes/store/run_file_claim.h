@@ -46,4 +46,9 @@ std::string command_line_of(long pid);
 // "pid 1234: ddpscope-cli train --np 2 ..." for the holder; empty when none is found.
 std::string describe_lock_holder(const std::string& path);
 
+// Asks the job recording the run in `path` for every rank's stack now: SIGUSR2 to its
+// launcher, which passes the ask on to the ranks (`hang --ask`, the Hang tab). Throws
+// RunStoreError, saying why and what to do, when no ddpscope launcher on this host holds it.
+void ask_run_holder_for_stacks(const std::string& path);
+
 }  // namespace ddpscope::probes

@@ -5,10 +5,11 @@
 // over 29 iterations would be a second each), and the Hang tab still lists the stack rank 1
 // took in it. A hung job stopped from the app (issue 66) keeps how long its ranks waited:
 // until the stop, not until their last event. A rank stopped by SIGSTOP is said not to
-// answer.
+// answer. The Hang tab's button asks a running job's ranks for their stacks.
 #include <QtTest/QtTest>
 
 #include <QProcess>
+#include <QPushButton>
 #include <csignal>
 #include <QRegularExpression>
 #include <nlohmann/json.hpp>
@@ -178,6 +179,32 @@ class TestStallFromApp : public LiveJobTest {
     ::kill(static_cast<pid_t>(pid), SIGCONT);
     window.part<JobController>()->stop();
     QTRY_VERIFY_WITH_TIMEOUT(!window.part<JobController>()->isActive(), 30000);
+  }
+
+  // The Hang tab's button asks a running job's ranks for their stacks (stall captures off:
+  // every stack shown answers the ask); each rank's code then shows in the table.
+  void testTheHangTabAsksEveryRankForItsStack() {
+    qputenv("DDPSCOPE_STACKS_AFTER_S", "0");
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    window.show();
+    QString error;
+    QVERIFY2(window.launchJob(smallJob(100000), &error), qPrintable(error));
+    qunsetenv("DDPSCOPE_STACKS_AFTER_S");
+    QTRY_VERIFY_WITH_TIMEOUT(window.currentRun() && !window.currentRun()->analysis.iterations.empty(), 60000);
+    window.showTab("Hang");
+    QPushButton* ask = window.part<HangView>()->askButton();
+    QTRY_VERIFY_WITH_TIMEOUT(ask->isVisible(), 10000);
+    ask->click();
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        codeOfRank(window, 0).contains("ddpscope::apps::") && codeOfRank(window, 1).contains("ddpscope::apps::"),
+        qPrintable(codeOfRank(window, 0) + " / " + codeOfRank(window, 1)), 20000);
+    QTableWidget* table = window.part<HangView>()->table();
+    QVERIFY2(table->item(0, 4)->toolTip().contains("(asked for by the user)"),
+             qPrintable(table->item(0, 4)->toolTip()));
+    window.part<JobController>()->stop();
+    QTRY_VERIFY_WITH_TIMEOUT(!window.part<JobController>()->isActive(), 30000);
+    QVERIFY(!ask->isVisible());
   }
 };
 
