@@ -131,8 +131,10 @@ std::string stacks_sentences(const HangReport& report) {
 }
 
 std::string stack_text(const StackCapture& c, bool all_frames, int64_t run_start_ns) {
-  std::string out = printf_string("rank %d's stack, %.1f s into the run (%s):\n", c.rank, (c.t_ns - run_start_ns) / 1e9,
-                                  c.reason.c_str());
+  // A run without events has no start to count from (0): the time is then left out.
+  std::string out = run_start_ns > 0 ? printf_string("rank %d's stack, %.1f s into the run (%s):\n", c.rank,
+                                                     (c.t_ns - run_start_ns) / 1e9, c.reason.c_str())
+                                     : printf_string("rank %d's stack (%s):\n", c.rank, c.reason.c_str());
   for (size_t t = 0; t < c.threads.size() && (all_frames || t == 0); ++t) {
     const ThreadStack& thread = c.threads[t];
     if (all_frames || c.threads.size() > 1) out += "  thread '" + thread.name + "'\n";

@@ -82,6 +82,38 @@ class TestHangStacks : public QObject {
     QCOMPARE(code_position(t), std::string());
   }
 
+  // An engine rank's native frames: the training loops (ddpscope::apps) and main are its own
+  // code; the engine's machinery, the C++ library, MPI and libc are libraries. A frame without
+  // a line is named with its function, less its parameters, and its program.
+  void testNativeFramesOfOurEngine() {
+    const bool native = true;
+    QVERIFY(!is_library_frame(frame("ddpscope::apps::Trainer::step()", "/b/bin/ddpscope-worker", 0), native));
+    QVERIFY(!is_library_frame(frame("main", "/b/bin/ddpscope-worker", 0), native));
+    QVERIFY(!is_library_frame(
+        frame("void ddpscope::apps::(anonymous namespace)::train_loop<ddpscope::apps::Trainer>(int)", "/b/w", 0),
+        native));
+    QVERIFY(is_library_frame(frame("ddpscope::ddp::Reducer::finalize_backward()", "/b/bin/ddpscope-worker", 0), native));
+    QVERIFY(is_library_frame(frame("std::this_thread::__sleep_for(std::chrono::seconds)", "/b/w", 0), native));
+    QVERIFY(is_library_frame(frame("PMPI_Allreduce", "/usr/lib/x86_64-linux-gnu/libmpi.so.40", 0), native));
+    QVERIFY(is_library_frame(frame("__futex_abstimed_wait_common", "./nptl/futex-internal.c", 57), native));
+    QVERIFY(is_library_frame(frame("??", "/b/w", 0), native));
+    ThreadStack t{7, "ddpscope-worker",
+                  {frame("clock_nanosleep", "../sysdeps/unix/sysv/linux/clock_nanosleep.c", 48),
+                   frame("ddpscope::apps::Trainer::inject_stall_if_asked()", "/b/bin/ddpscope-worker", 0),
+                   frame("ddpscope::apps::Trainer::step()", "/b/bin/ddpscope-worker", 0)},
+                  0};
+    t.native = true;
+    QCOMPARE(code_position(t), std::string("ddpscope::apps::Trainer::inject_stall_if_asked in ddpscope-worker, called "
+                                           "from ddpscope::apps::Trainer::step in ddpscope-worker"));
+  }
+
+  // A run without events has no start: a capture's time is then not counted from 0.
+  void testAStackOfARunWithoutEventsHasNoTimeIntoTheRun() {
+    const StackCapture c = capture(3, 48'000'000'000'000, {frame("wait_for_the_ask", "/tmp/idle_rank.py", 21)});
+    QCOMPARE(stack_text(c, false, 0).substr(0, 40), std::string("rank 3's stack (allreduce #5 failed: tim"));
+    QVERIFY(stack_text(c, false, 47'999'000'000'000).rfind("rank 3's stack, 1.0 s into the run (", 0) == 0);
+  }
+
   void testTheLatestCaptureOfEachRank() {
     const auto latest = latest_stacks({capture(1, 10, {}), capture(0, 5, {}), capture(1, 30, {}), capture(1, 20, {})});
     QCOMPARE(latest.size(), size_t{2});
