@@ -92,12 +92,14 @@ class TestHangStacks : public QObject {
     QVERIFY(!is_library_frame(
         frame("void ddpscope::apps::(anonymous namespace)::train_loop<ddpscope::apps::Trainer>(int)", "/b/w", 0),
         native));
-    QVERIFY(is_library_frame(frame("ddpscope::ddp::Reducer::finalize_backward()", "/b/bin/ddpscope-worker", 0), native));
+    QVERIFY(
+        is_library_frame(frame("ddpscope::ddp::Reducer::finalize_backward()", "/b/bin/ddpscope-worker", 0), native));
     QVERIFY(is_library_frame(frame("std::this_thread::__sleep_for(std::chrono::seconds)", "/b/w", 0), native));
     QVERIFY(is_library_frame(frame("PMPI_Allreduce", "/usr/lib/x86_64-linux-gnu/libmpi.so.40", 0), native));
     QVERIFY(is_library_frame(frame("__futex_abstimed_wait_common", "./nptl/futex-internal.c", 57), native));
     QVERIFY(is_library_frame(frame("??", "/b/w", 0), native));
-    ThreadStack t{7, "ddpscope-worker",
+    ThreadStack t{7,
+                  "ddpscope-worker",
                   {frame("clock_nanosleep", "../sysdeps/unix/sysv/linux/clock_nanosleep.c", 48),
                    frame("ddpscope::apps::Trainer::inject_stall_if_asked()", "/b/bin/ddpscope-worker", 0),
                    frame("ddpscope::apps::Trainer::step()", "/b/bin/ddpscope-worker", 0)},
