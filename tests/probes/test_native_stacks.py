@@ -119,7 +119,9 @@ class NativeStacksTest(unittest.TestCase):
                           report["verdict"])
             stacks = {c["rank"]: c for c in report["stacks"]}
             self.assertNotIn(1, stacks, "a stopped rank took no stack")
-            self.assertEqual(user_functions(stacks[0])[0], "ddpscope::apps::Trainer::step()", stacks[0])
+            # Rank 0 waits in whichever collective of its step rank 1 was stopped before (the
+            # backward's allreduce, or the loss's in Trainer::loss_over_ranks).
+            self.assertIn("ddpscope::apps::Trainer::step()", user_functions(stacks[0]), stacks[0])
 
     def test_hang_ask_takes_every_ranks_stack_now(self):
         with tempfile.TemporaryDirectory() as tmp:
