@@ -53,7 +53,8 @@ RunData loadRun(const std::string& path, int64_t now_ns, const RunData* previous
   if (with_hang) {
     d.hang = probes::analyze_hang(reader, now_ns);
     // A live job's ranks that are stopped or gone cannot answer: their processes say so.
-    if (now_ns > 0) probes::add_unanswering_ranks(d.hang, d.ranks, probes::rank_process_states(d.ranks));
+    if (now_ns > 0 && run.status == "running")
+      probes::add_unanswering_ranks(d.hang, d.ranks, probes::rank_process_states(d.ranks));
   }
   probes::SlowCauses causes =
       probes::analyze_slow_causes(reader, now_ns > 0 ? RunData::kRecentIterations : 0, !structure_only);

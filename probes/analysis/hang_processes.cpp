@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "ddpscope/error.h"
 #include "ddpscope/process_state.h"
 
@@ -21,6 +23,10 @@ void add_unanswering_ranks(HangReport& report, const std::vector<RankRow>& ranks
   for (const auto& r : ranks) {
     const auto it = states.find(r.rank);
     if (it == states.end()) continue;
+    // A rank that finished its iterations has nothing left to answer for: its process ends.
+    const auto st = std::find_if(report.ranks.begin(), report.ranks.end(),
+                                 [&](const RankHangState& s) { return s.rank == r.rank; });
+    if (st != report.ranks.end() && st->phase == "done") continue;
     const char state = it->second;
     std::string why;
     if (state == 'T')

@@ -21,7 +21,8 @@ std::map<int, char> rank_process_states(const std::vector<RankRow>& ranks);
 // Adds to the verdict (and the findings' first line) a sentence for each rank that cannot
 // answer, e.g. "Rank 1 did not answer: its process (pid 4242) is stopped by a signal
 // (SIGSTOP?), so it runs no code; its last events above say where it stopped.", and lists
-// them in report.unanswering. Ranks that run, or whose state is not known, are left alone.
+// them in report.unanswering. Ranks that run, that finished their iterations, or whose state
+// is not known are left alone.
 void add_unanswering_ranks(HangReport& report, const std::vector<RankRow>& ranks, const std::map<int, char>& states);
 
 }  // namespace ddpscope::probes

@@ -9,6 +9,7 @@ the running job says so, with its pid. `hang --ask` on a running job gets every 
 
 Usage: test_native_stacks.py BUILD_DIR
 """
+import fcntl
 import json
 import os
 import signal
@@ -149,6 +150,31 @@ class NativeStacksTest(unittest.TestCase):
             refused = subprocess.run([CLI, "hang", "--ask", run], capture_output=True, text=True, timeout=60)
             self.assertNotEqual(refused.returncode, 0)
             self.assertIn("only a running job can be asked for its stacks", refused.stderr)
+
+    def test_hang_ask_says_why_it_cannot_ask(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            # A run left "running" by a job that is gone (killed with its launcher): no one holds it.
+            run = os.path.join(tmp, "orphan.ddprun")
+            subprocess.run([CLI, "train", "--np", "2", "--iters", "3", "--progress", "lines", "--out", run], env=ENV,
+                           capture_output=True, check=True, timeout=120)
+            with sqlite3.connect(run) as db:
+                db.execute("UPDATE runs SET status = 'running'")
+            said = subprocess.run([CLI, "hang", "--ask", run], capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(said.returncode, 0)
+            self.assertIn("no job on this host records '%s'" % run, said.stderr)
+            # Held by a process that is not ddpscope's launcher.
+            with open(run, "rb") as held:
+                fcntl.flock(held, fcntl.LOCK_EX)
+                said = subprocess.run([CLI, "hang", "--ask", run], capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(said.returncode, 0)
+            self.assertIn("is held by pid %d (" % os.getpid(), said.stderr)
+            self.assertIn("not by a ddpscope-cli launcher: its ranks cannot be asked", said.stderr)
+            # Flight-recorder dumps have no job to ask.
+            dumps = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "torch_2_11_flight",
+                                 "gloo-4-size", "pickle")
+            said = subprocess.run([CLI, "hang", "--ask", dumps], capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(said.returncode, 0)
+            self.assertIn("flight-recorder dumps cannot be asked", said.stderr)
 
 
 if __name__ == "__main__":

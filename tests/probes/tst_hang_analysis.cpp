@@ -3,6 +3,7 @@
 // and collectives that differ between ranks.
 #include <QtTest/QtTest>
 
+#include "hang_processes.h"
 #include "known_runs.h"
 #include "scratch_test.h"
 #include "test_registry.h"
@@ -104,6 +105,38 @@ class TestHangAnalysis : public ScratchTest {
     for (const std::string& line : analyze_hang(stopped).findings)
       text += line + "\n";
     QVERIFY2(text.find("rank 0 waits in allreduce #5 (4 KiB) since 60 s") != std::string::npos, text.c_str());
+  }
+
+  // Ranks of a running job that cannot answer (hang_processes.h): stopped, traced or gone
+  // mid-training are said so with their pid; a rank that finished its iterations, one that
+  // runs, and one on another host (no state) are not.
+  void testRanksThatCannotAnswer() {
+    HangReport report;
+    std::vector<RankRow> ranks;
+    for (int r = 0; r < 6; ++r) {
+      RankHangState st;
+      st.rank = r;
+      st.phase = r == 4 ? "done" : "in backward";
+      report.ranks.push_back(st);
+      RankRow row;
+      row.rank = r;
+      row.pid = 100 + r;
+      ranks.push_back(row);
+    }
+    report.verdict = "Rank 1 never called allreduce #5.";
+    report.findings = {report.verdict, "rank 0 waits"};
+    add_unanswering_ranks(report, ranks, {{0, 'S'}, {1, 'T'}, {2, 't'}, {3, 0}, {4, 0}});
+    QCOMPARE(report.unanswering.size(), size_t{3});
+    QCOMPARE(report.unanswering[0].first, 1);
+    QCOMPARE(report.unanswering[2], (std::pair<int, std::string>{3, "has exited"}));
+    QVERIFY2(
+        report.verdict.find("Rank 1 did not answer: its process (pid 101) is stopped by a signal") != std::string::npos,
+        report.verdict.c_str());
+    QVERIFY(report.verdict.find("Rank 2 did not answer: its process (pid 102) is stopped by a debugger") !=
+            std::string::npos);
+    QVERIFY(report.verdict.find("Rank 4") == std::string::npos);  // finished: its process ended
+    QVERIFY(report.verdict.find("Rank 5") == std::string::npos);  // another host's: not known
+    QCOMPARE(report.findings.front(), report.verdict);
   }
 
   // The reporter's own start of the op never reached the file (the job ended first): its
