@@ -95,7 +95,7 @@ std::vector<std::string> flight_dump_inputs(const std::vector<std::string>& path
 }
 
 // `hang DUMP... | FOLDER`: the verdict from flight-recorder dumps alone, one per rank.
-int run_hang_dumps(const std::vector<std::string>& paths, bool json) {
+int run_hang_dumps(const std::vector<std::string>& paths, bool json, bool all_frames) {
   const auto report = ddpscope::probes::analyze_hang(ddpscope::probes::read_flight_dumps(flight_dump_inputs(paths)));
   if (json) {
     std::printf("%s\n", ddpscope::probes::hang_report_json(report).dump(2).c_str());
@@ -105,6 +105,9 @@ int run_hang_dumps(const std::vector<std::string>& paths, bool json) {
   for (const auto& line : report.findings)
     std::printf("%s\n", line.c_str());
   print_flight_grids(report);
+  // The call stacks the records of the finding's collective keep.
+  for (const auto& capture : report.stacks)
+    std::printf("\n%s", ddpscope::probes::stack_text(capture, all_frames, 0).c_str());
   return 0;
 }
 
@@ -121,7 +124,7 @@ int run_hang(const std::vector<std::string>& paths, bool json, bool all_frames, 
       throw DDPSCOPE_ERROR(
           "hang --ask asks a running job's ranks, through the run file it records; flight-recorder "
           "dumps cannot be asked");
-    return run_hang_dumps(paths, json);
+    return run_hang_dumps(paths, json, all_frames);
   }
   if (!std::filesystem::is_directory(paths.front()) && !is_run_file(paths.front())) {
     // One file that is neither: say both, since either was meant.

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ddpscope/error.h"
+#include "library_frames.h"
 
 namespace ddpscope::probes::flight_words {
 
@@ -50,14 +51,8 @@ std::string origin_text(const CollectiveRow& r) {
   if (!r.frames.empty()) {
     // The innermost frame of the user's code: PyTorch's own frames say only that a
     // collective was called.
-    // Installed packages (torch among them) and PyTorch's own tree; a user's folder that
-    // happens to be called "torch" is the user's.
-    const auto library = [](const StackFrame& f) {
-      return f.file.starts_with("torch/") || f.file.find("site-packages/") != std::string::npos ||
-             f.file.find("dist-packages/") != std::string::npos || f.file.find("/lib/python3") != std::string::npos ||
-             f.file.find("/torch/distributed/") != std::string::npos || f.file.find("/torch/nn/") != std::string::npos;
-    };
-    const auto user = std::find_if(r.frames.begin(), r.frames.end(), [&](const StackFrame& f) { return !library(f); });
+    const auto user =
+        std::find_if(r.frames.begin(), r.frames.end(), [](const StackFrame& f) { return !is_library_frame(f); });
     const StackFrame& f = user != r.frames.end() ? *user : r.frames.front();
     return detail::concat(f.name, " at ", f.file, ":", f.line);
   }

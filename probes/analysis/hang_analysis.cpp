@@ -669,6 +669,7 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
     report.verdict += " " + code;
     report.findings.front() = report.verdict;
   }
+  add_flight_record_stacks(report);
   // Ranks that never joined, joined late, or ran again: after the verdict, before the rest.
   const auto attendance = attendance_findings(rank_attendance(run));
   report.findings.insert(report.findings.begin() + (report.verdict.empty() ? 0 : 1), attendance.begin(),
@@ -694,6 +695,7 @@ HangReport analyze_hang(FlightData records) {
     report.findings.push_back(detail::concat("no dump of rank", absent.size() > 1 ? "s " : " ",
                                              rank_ranges_text(absent),
                                              ": the verdict knows only what the other ranks recorded"));
+  add_flight_record_stacks(report);
   return report;
 }
 

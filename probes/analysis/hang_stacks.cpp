@@ -1,20 +1,18 @@
 #include "hang_stacks.h"
 
+#include <algorithm>
 #include <map>
 
+#include "ddpscope/plural.h"
 #include "ddpscope/printf_string.h"
 
 namespace ddpscope::probes {
 namespace {
 
-bool contains(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
-
 std::string base_name(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
-
-bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
 // A C++ function's name without its parameter list and qualifiers: "ns::Class::step" for
 // "ns::Class::step(int) const".
@@ -35,19 +33,10 @@ std::string frame_place(const StackFrame& f) {
   return detail::concat(f.name, " at ", base_name(f.file), ":", f.line);
 }
 
-bool is_native_library_frame(const StackFrame& f) {
-  if (starts_with(f.file, "/lib/") || starts_with(f.file, "/usr/") || starts_with(f.file, "./") ||
-      starts_with(f.file, "../"))  // the last two: glibc's own sources, as its debug files name them
-    return true;
-  if (f.name.empty() || starts_with(f.name, "??") || starts_with(f.name, "std::") || starts_with(f.name, "__") ||
-      starts_with(f.name, "_start") || starts_with(f.name, "void std::"))
-    return true;
-  const size_t engine = f.name.find("ddpscope::");
-  return engine != std::string::npos && f.name.compare(engine, 16, "ddpscope::apps::") != 0;
-}
-
 // The training thread's stack: the first the rank gave.
 const ThreadStack* training_thread(const StackCapture& c) { return c.threads.empty() ? nullptr : &c.threads.front(); }
+
+constexpr const char* kRecordLanguage = "record";
 
 const RankHangState* state_of_rank(const HangReport& report, int rank) {
   for (const auto& st : report.ranks)
@@ -56,12 +45,6 @@ const RankHangState* state_of_rank(const HangReport& report, int rank) {
 }
 
 }  // namespace
-
-bool is_library_frame(const StackFrame& f, bool native) {
-  if (native) return is_native_library_frame(f);
-  return f.file.empty() || f.file.front() == '<' || contains(f.file, "/site-packages/") ||
-         contains(f.file, "/dist-packages/") || contains(f.file, "/lib/python3") || contains(f.file, "/ddpscope/");
-}
 
 int user_frame(const ThreadStack& thread) {
   for (size_t i = 0; i < thread.frames.size(); ++i)
@@ -96,6 +79,8 @@ std::vector<StackCapture> latest_stacks(const std::vector<StackCapture>& all) {
 }
 
 bool stack_is_current(const HangReport& report, const StackCapture& capture) {
+  // A flight record's stack is of the collective the finding is about, not of a moment.
+  if (capture.language == kRecordLanguage) return true;
   const RankHangState* st = state_of_rank(report, capture.rank);
   // Or taken while the rank waited in the collective it never left (its events after that
   // are the wait's failure).
@@ -112,7 +97,8 @@ std::string stacks_sentences(const HangReport& report) {
   std::string text;
   for (const StackCapture* c : order) {
     const ThreadStack* thread = training_thread(*c);
-    if (!thread || !stack_is_current(report, *c)) continue;
+    // A record's frames are already in the flight verdict's words.
+    if (!thread || c->language == kRecordLanguage || !stack_is_current(report, *c)) continue;
     if (user_frame(*thread) < 0) continue;
     const RankHangState* st = state_of_rank(report, c->rank);
     const bool culprit = std::find(report.culprits.begin(), report.culprits.end(), c->rank) != report.culprits.end();
@@ -132,9 +118,10 @@ std::string stacks_sentences(const HangReport& report) {
 
 std::string stack_text(const StackCapture& c, bool all_frames, int64_t run_start_ns) {
   // A run without events has no start to count from (0): the time is then left out.
-  std::string out = run_start_ns > 0 ? printf_string("rank %d's stack, %.1f s into the run (%s):\n", c.rank,
-                                                     (c.t_ns - run_start_ns) / 1e9, c.reason.c_str())
-                                     : printf_string("rank %d's stack (%s):\n", c.rank, c.reason.c_str());
+  std::string out = c.language == kRecordLanguage ? printf_string("rank %d's call of %s:\n", c.rank, c.reason.c_str())
+                    : run_start_ns > 0 ? printf_string("rank %d's stack, %.1f s into the run (%s):\n", c.rank,
+                                                       (c.t_ns - run_start_ns) / 1e9, c.reason.c_str())
+                                       : printf_string("rank %d's stack (%s):\n", c.rank, c.reason.c_str());
   for (size_t t = 0; t < c.threads.size() && (all_frames || t == 0); ++t) {
     const ThreadStack& thread = c.threads[t];
     if (all_frames || c.threads.size() > 1) out += "  thread '" + thread.name + "'\n";
@@ -150,11 +137,12 @@ std::string stack_text(const StackCapture& c, bool all_frames, int64_t run_start
               : detail::concat("    ", f.name, " at ", f.file, ":", f.line, f.code.empty() ? "" : "  " + f.code, "\n");
     }
     if (!thread.answered) out += "    (did not answer: the thread blocks the signal that asks for its stack)\n";
-    if (hidden > 0) out += detail::concat("    (", hidden, " frames of libraries: hang --all-frames lists them)\n");
-    if (thread.omitted > 0) out += detail::concat("    (", thread.omitted, " outer frames not recorded)\n");
+    if (hidden > 0) out += "    (" + count_of(hidden, "frame") + " of libraries: hang --all-frames lists them)\n";
+    if (thread.omitted > 0) out += "    (" + count_of(thread.omitted, "outer frame") + " not recorded)\n";
   }
   if (!all_frames && c.threads.size() > 1)
-    out += detail::concat("  (", c.threads.size() - 1, " more threads: hang --all-frames lists them)\n");
+    out += "  (" + count_of(static_cast<int64_t>(c.threads.size()) - 1, "more thread") +
+           ": hang --all-frames lists them)\n";
   return out;
 }
 
@@ -185,6 +173,31 @@ nlohmann::ordered_json stacks_json(const HangReport& report) {
                    {"threads", threads}});
   }
   return out;
+}
+
+void add_flight_record_stacks(HangReport& report) {
+  for (const GroupFinding& g : report.flight.groups) {
+    if (g.verdict.empty()) continue;
+    for (const auto& [rank, call] : g.calls) {
+      if (call.frames.empty()) continue;
+      const bool has_own = std::any_of(report.stacks.begin(), report.stacks.end(),
+                                       [rank = rank](const StackCapture& c) { return c.rank == rank; });
+      if (has_own) continue;
+      StackCapture capture;
+      capture.rank = rank;
+      capture.t_ns = call.t_started_ns > 0 ? call.t_started_ns : call.t_created_ns;
+      capture.language = kRecordLanguage;
+      capture.reason = detail::concat(call.op, " #", call.is_p2p() ? call.p2p_seq : call.collective_seq, " in group '",
+                                      g.group, "', as its flight record keeps it");
+      ThreadStack thread;
+      thread.name = "the collective's caller";
+      thread.frames = call.frames;
+      capture.threads.push_back(std::move(thread));
+      report.stacks.push_back(std::move(capture));
+    }
+  }
+  std::sort(report.stacks.begin(), report.stacks.end(),
+            [](const StackCapture& a, const StackCapture& b) { return a.rank < b.rank; });
 }
 
 }  // namespace ddpscope::probes

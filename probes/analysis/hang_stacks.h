@@ -8,14 +8,10 @@
 #include <vector>
 
 #include "hang_analysis.h"
+#include "library_frames.h"
 
 namespace ddpscope::probes {
 
-// Not where the user's code stands. A Python rank's: Python's own library, an installed
-// package (torch, ...), ddpscope's package or the interpreter (<frozen ...>). A native rank's
-// (our engine's, `native`): a system library (libc, MPI, BLAS), the C++ library, or the
-// engine's machinery, every ddpscope namespace but ddpscope::apps (the training loops).
-bool is_library_frame(const StackFrame& frame, bool native = false);
 // The innermost frame of the user's own code; -1 when every frame is a library's.
 int user_frame(const ThreadStack& thread);
 // "load_batch at train.py:15 (`time.sleep(30)`), called from main at train.py:21": the
@@ -38,6 +34,11 @@ std::string stacks_sentences(const HangReport& report);
 // frames were left out (all of them with all_frames), for the training thread (every thread
 // with all_frames).
 std::string stack_text(const StackCapture& capture, bool all_frames, int64_t run_start_ns);
+// PyTorch's flight records keep the Python stack that made each collective: for the collective
+// a finding is about, each member's record with frames becomes that rank's stack (language
+// "record") where the rank sent none of its own, so dumps are shown as captures are (`hang`'s
+// listing, its JSON, the Hang tab's "Its code").
+void add_flight_record_stacks(HangReport& report);
 nlohmann::ordered_json stacks_json(const HangReport& report);
 
 }  // namespace ddpscope::probes

@@ -1,8 +1,6 @@
 #include "native_stacks.h"
 
-#include <cxxabi.h>
 #include <dirent.h>
-#include <elfutils/libdwfl.h>
 #include <signal.h>
 #include <ucontext.h>
 #include <unwind.h>
@@ -21,12 +19,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "native_symbols.h"
+
 namespace ddpscope::probes {
 namespace {
 
 constexpr size_t kMaxAddresses = 128;  // kept by the handler; deeper frames are only counted
 constexpr int64_t kMaxCounted = 100000;
-constexpr size_t kMaxText = 200;
 
 // The one thread being asked: its tid and where the ask stands, in one word, so that a
 // handler that runs late (after the ask moved on to another thread) cannot write.
@@ -143,66 +142,6 @@ bool ask_thread(pid_t tid, int signal, int answer_ms, std::vector<uintptr_t>& ad
   return true;
 }
 
-std::string bounded(std::string text) {
-  if (text.size() > kMaxText) text = text.substr(0, kMaxText - 3) + "...";
-  return text;
-}
-
-// The function's C++ name; a symbol's version ("clock_nanosleep@GLIBC_2.2.5") is left out.
-std::string demangled(const char* symbol) {
-  const std::string plain(symbol, std::strcspn(symbol, "@"));
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(plain.c_str(), nullptr, nullptr, &status), std::free);
-  return status == 0 && name ? name.get() : plain;
-}
-
-// Addresses to functions and lines over this process's mapped files.
-class Symbolizer {
- public:
-  Symbolizer() {
-    static char* debuginfo_path = nullptr;
-    static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
-                                             &debuginfo_path};
-    dwfl_ = dwfl_begin(&callbacks);
-    if (dwfl_ && (dwfl_linux_proc_report(dwfl_, getpid()) != 0 || dwfl_report_end(dwfl_, nullptr, nullptr) != 0)) {
-      dwfl_end(dwfl_);
-      dwfl_ = nullptr;
-    }
-  }
-  ~Symbolizer() {
-    if (dwfl_) dwfl_end(dwfl_);
-  }
-  Symbolizer(const Symbolizer&) = delete;
-  Symbolizer& operator=(const Symbolizer&) = delete;
-
-  // A return address points after its call: look up the call itself (`caller`).
-  NativeFrame frame(uintptr_t address, bool caller) const {
-    NativeFrame f{"??", "", 0};
-    if (!dwfl_) return f;
-    const Dwarf_Addr pc = caller ? address - 1 : address;
-    Dwfl_Module* module = dwfl_addrmodule(dwfl_, pc);
-    if (!module) return f;
-    if (const char* symbol = dwfl_module_addrname(module, pc)) f.function = bounded(demangled(symbol));
-    if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
-      int number = 0;
-      if (const char* source = dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr)) {
-        f.file = source;
-        f.line = number;
-      }
-    }
-    if (f.file.empty()) {
-      const char* main_file = nullptr;
-      const char* name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, &main_file, nullptr);
-      f.file = main_file ? main_file : name ? name : "";
-    }
-    f.file = bounded(f.file);
-    return f;
-  }
-
- private:
-  Dwfl* dwfl_ = nullptr;
-};
-
 }  // namespace
 
 std::vector<NativeThreadStack> capture_native_stacks(const NativeStackLimits& limits,
@@ -225,13 +164,16 @@ std::vector<NativeThreadStack> capture_native_stacks(const NativeStackLimits& li
     raw.push_back(std::move(r));
   }
   // Symbols after every thread answered: reading them takes far longer than the asks.
-  const Symbolizer symbols;
+  const NativeSymbols symbols;
   std::vector<NativeThreadStack> out;
   for (Raw& r : raw) {
-    const size_t shown = std::min(r.addresses.size(), limits.max_frames);
-    for (size_t i = 0; i < shown; ++i)
-      r.stack.frames.push_back(symbols.frame(r.addresses[i], i > 0));
-    r.stack.omitted = r.total - static_cast<int64_t>(shown);
+    // Up to max_frames frames (an address may give several: the functions inlined there);
+    // the addresses not shown are counted as left out.
+    size_t used = 0;
+    for (; used < r.addresses.size() && r.stack.frames.size() < limits.max_frames; ++used)
+      for (NativeFrame& f : symbols.frames_at(r.addresses[used], used > 0))
+        if (r.stack.frames.size() < limits.max_frames) r.stack.frames.push_back(std::move(f));
+    r.stack.omitted = r.total - static_cast<int64_t>(used);
     out.push_back(std::move(r.stack));
   }
   return out;

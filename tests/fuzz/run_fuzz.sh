@@ -33,7 +33,7 @@ case "$target" in
     libs=(-lsqlite3 -lzstd -lz) ;;
   span_pack) sources=("$src/probes/store/span_pack.cpp"); libs=(-lzstd) ;;
   flight_dump)
-    sources=("$src/probes/store/flight_records.cpp" "$src/probes/analysis/flight_analysis.cpp" "$src/probes/analysis/flight_words.cpp"
+    sources=("$src/probes/store/flight_records.cpp" "$src/probes/analysis/flight_analysis.cpp" "$src/probes/analysis/flight_words.cpp" "$src/probes/analysis/library_frames.cpp"
              "$src/probes/analysis/flight_p2p.cpp" "$src/probes/analysis/flight_grid.cpp"
              "$src/probes/store/sqlite_db.cpp" "$src/probes/store/flight_dump_reader.cpp" "$src/probes/store/flight_dump_builder.cpp" "$src/probes/store/pickle_reader.cpp"
              "$src/probes/store/gz_stream.cpp")

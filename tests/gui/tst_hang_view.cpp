@@ -2,7 +2,8 @@
 // flight-recorder dumps (8 ranks, rank 5 never called collective #4) shows the verdict
 // above a grid of ranks x collectives coloured by state, the missing cell empty; a click
 // on a cell opens the timeline on that rank's record of the collective. The per-rank table
-// says where each rank's code stood at its latest stack.
+// says where each rank's code stood at its latest stack, or, for dumps, as its record of the
+// finding's collective keeps it.
 #include <QtTest/QtTest>
 
 #include <QLabel>
@@ -142,6 +143,17 @@ class TestHangView : public QObject {
       QVERIFY2(!blocked.contains(" for "), qPrintable(blocked));
     }
     QVERIFY2(!hang->findings().contains("since 0 ms"), qPrintable(hang->findings()));
+    // Each rank's code as its record of #4 keeps it; rank 5 has no record of #4 to show.
+    for (int row = 0; row < hang->table()->rowCount(); ++row) {
+      const int rank = hang->table()->item(row, 0)->data(Qt::DisplayRole).toInt();
+      const QTableWidgetItem* code = hang->table()->item(row, 4);
+      QCOMPARE(code->text(), rank == 5 ? QString("–") : QString("train_step at train.py:7"));
+      if (rank != 5)
+        QVERIFY2(code->toolTip().contains(QString("rank %1's call of all_reduce #4 in group '0', as its flight record "
+                                                  "keeps it")
+                                              .arg(rank)),
+                 qPrintable(code->toolTip()));
+    }
 
     QSignalSpy clicked(hang, &HangView::collectiveClicked);
     emit grid->cellClicked(2, 1);

@@ -1,6 +1,7 @@
 // The hang verdict's words on stacks (hang_stacks.h), on captures the test writes: which
 // frames are the user's, the culprit named first with its caller, a waiting rank with the
-// line that called its collective, and a capture older than the rank's last event left out.
+// line that called its collective, a capture older than the rank's last event left out, and
+// the stacks a dump's records keep shown as captures are.
 #include <QtTest/QtTest>
 
 #include "hang_stacks.h"
@@ -46,6 +47,47 @@ class TestHangStacks : public QObject {
     QVERIFY(is_library_frame(frame("record", "/opt/ddpscope/share/ddpscope/python/ddpscope/_stacks.py", 9)));
     QVERIFY(is_library_frame(frame("_find", "<frozen importlib._bootstrap>", 1)));
     QVERIFY(!is_library_frame(frame("main", "/home/u/train.py", 22)));
+    // PyTorch's tree as its flight records name it; a user's own folder called torch is theirs.
+    QVERIFY(is_library_frame(frame("all_reduce", "torch/distributed/distributed_c10d.py", 2050)));
+    QVERIFY(is_library_frame(frame("forward", "/opt/pytorch/torch/nn/parallel/distributed.py", 1305)));
+    QVERIFY(!is_library_frame(frame("main", "/home/u/torch/train.py", 22)));
+  }
+
+  // Dumps: the finding's collective as each member's record keeps it becomes that rank's
+  // stack where the rank sent none; a rank's own capture wins, and a record without frames
+  // (or no record: the rank never called it) gives none. The verdict's sentences leave them
+  // out (the flight verdict already names the lines).
+  void testTheFindingsRecordsGiveStacksWhereRanksSentNone() {
+    HangReport report;
+    GroupFinding g;
+    g.group = "0";
+    g.verdict = "Group '0' collective #6: ...";
+    for (int r : {0, 1, 2}) {
+      CollectiveRow call;
+      call.rank = r;
+      call.op = r == 2 ? "all_gather" : "all_reduce";
+      call.collective_seq = 6;
+      call.t_started_ns = 1000 + r;
+      if (r != 1)
+        call.frames = {frame(call.op.c_str(), "torch/distributed/distributed_c10d.py", 2050),
+                       frame("train_step", "train.py", r == 2 ? 61 : 58)};
+      g.calls[r] = call;
+    }
+    report.flight.groups = {g, GroupFinding{}};  // a group without a finding adds nothing
+    report.stacks = {capture(0, 5000, {frame("main", "/home/u/train.py", 22)})};
+    add_flight_record_stacks(report);
+    QCOMPARE(report.stacks.size(), size_t{2});
+    QCOMPARE(report.stacks[0].threads[0].frames[0].name, std::string("main"));  // rank 0's own
+    const StackCapture& two = report.stacks[1];
+    QCOMPARE(two.rank, 2);
+    QCOMPARE(two.t_ns, int64_t{1002});
+    QVERIFY(stack_is_current(report, two));
+    QCOMPARE(code_position(two.threads[0]), std::string("train_step at train.py:61"));
+    QCOMPARE(stack_text(two, false, 0), std::string("rank 2's call of all_gather #6 in group '0', as its flight "
+                                                    "record keeps it:\n    train_step at train.py:61\n    (1 frame "
+                                                    "of libraries: hang --all-frames lists them)\n"));
+    report.culprits = {2};
+    QCOMPARE(stacks_sentences(report), std::string());
   }
 
   void testTheCulpritFirstThenTheWaitingRank() {

@@ -75,6 +75,23 @@ class TestCliOutput : public CliTest {
     const QString verdict = report["verdict"].toString();
     QVERIFY2(!verdict.isEmpty() && text.out.startsWith(verdict), qPrintable(json.out.left(400)));
     QCOMPARE(report["culprits"].toArray().first().toInt(), 2);  // rank 2 called all_gather
+    // The stacks the records of #6 keep (make_flight_dumps.py wrote them), as a capture's are
+    // shown: rank 2's user frame, PyTorch's frame counted, not listed.
+    QVERIFY2(text.out.contains("rank 2's call of all_gather #6 in group '0', as its flight record keeps it:\n"
+                               "    train_step at train.py:61\n"
+                               "    (1 frame of libraries: hang --all-frames lists them)\n"),
+             qPrintable(text.out));
+    QVERIFY2(text.out.contains("rank 0's call of all_reduce #6 in group '0', as its flight record keeps it:\n"
+                               "    train_step at train.py:58\n"),
+             qPrintable(text.out));
+    const QJsonArray stacks = report["stacks"].toArray();
+    QCOMPARE(stacks.size(), 4);
+    const QJsonArray frames = stacks[2].toObject()["threads"].toArray()[0].toObject()["frames"].toArray();
+    QCOMPARE(frames.last().toObject()["function"].toString(), QString("train_step"));
+    QCOMPARE(frames.last().toObject()["line"].toInt(), 61);
+    QVERIFY(frames.first().toObject()["library"].toBool());
+    const Result all = run(QStringList{"hang", "--all-frames"} + dumps);
+    QVERIFY2(all.out.contains("    all_gather at torch/distributed/distributed_c10d.py:2050\n"), qPrintable(all.out));
     const Result finished = run({"hang", "--json", small_});
     const QJsonObject calm = json_of(finished.out);
     QVERIFY2(calm["verdict"].isNull(), qPrintable(finished.out.left(400)));

@@ -3,6 +3,8 @@
 // thread that blocks the asking signal is listed as not answering, in bounded time; a
 // 10,000-deep recursion keeps its innermost frames and counts the rest; the capture leaves
 // out its own thread and those it is told to skip, and its JSON is what the run store reads.
+// This file is compiled with debug information (-g, tests/CMakeLists.txt) so that the capture's
+// file:line is checked where debug information allows it.
 #include <QtTest/QtTest>
 
 #include <pthread.h>
@@ -30,6 +32,7 @@ bool g_release = false;
 std::atomic<int> g_parked{0};
 
 // Waits until released: the frame the capture must find. Not inlined, so it keeps a symbol.
+constexpr int64_t g_parked_function_first_line = __LINE__ + 1;
 [[gnu::noinline]] void parked_in_a_known_function() {
   std::unique_lock<std::mutex> lock(g_park_mutex);
   ++g_parked;
@@ -73,9 +76,14 @@ const NativeThreadStack* named(const std::vector<NativeThreadStack>& threads, co
   return nullptr;
 }
 
+// The frame of `function` itself (not of a template instantiated for it, such as the
+// condition variable's wait with its predicate, which names it among its arguments).
 int index_of(const NativeThreadStack& t, const std::string& function) {
-  for (size_t i = 0; i < t.frames.size(); ++i)
-    if (t.frames[i].function.find(function) != std::string::npos) return static_cast<int>(i);
+  for (size_t i = 0; i < t.frames.size(); ++i) {
+    std::string name = t.frames[i].function;
+    if (name.rfind("(anonymous namespace)::", 0) == 0) name = name.substr(23);
+    if (name.rfind(function, 0) == 0) return static_cast<int>(i);
+  }
   return -1;
 }
 
@@ -111,6 +119,32 @@ class TestNativeStacks : public QObject {
     QCOMPARE(t->omitted, int64_t{0});
     // The main thread first, and not the capturing one (this thread is the main thread here).
     QVERIFY(threads.empty() || threads.front().tid != static_cast<int64_t>(getpid()));
+  }
+
+  // With debug information the frame names this file and a line inside the parked function,
+  // not the line of the condition variable's wait inlined into it (which comes first, as a
+  // frame of its own).
+  void testAFrameWithLineTablesNamesItsFileAndLine() {
+    std::thread parked([] {
+      pthread_setname_np(pthread_self(), "lined");
+      calls_the_parked_function();
+    });
+    wait_parked(1);
+    const auto threads = capture_native_stacks({});
+    release_all();
+    parked.join();
+    const NativeThreadStack* t = named(threads, "lined");
+    QVERIFY(t);
+    const int at = index_of(*t, "parked_in_a_known_function");
+    QVERIFY(at >= 0);
+    const NativeFrame& frame = t->frames[static_cast<size_t>(at)];
+    const QString where = QString::fromStdString(frame.file) + ":" + QString::number(frame.line);
+    QVERIFY2(QString::fromStdString(frame.file).endsWith("tst_native_stacks.cpp"), qPrintable(where));
+    QVERIFY2(frame.line >= g_parked_function_first_line && frame.line <= g_parked_function_first_line + 4,
+             qPrintable(where));
+    QVERIFY2(
+        at > 0 && QString::fromStdString(t->frames[static_cast<size_t>(at - 1)].file).contains("condition_variable"),
+        qPrintable(QString::fromStdString(native_stacks_json(threads))));
   }
 
   void testAThreadThatBlocksTheSignalDoesNotAnswer() {
