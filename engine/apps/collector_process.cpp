@@ -166,13 +166,14 @@ void CollectorProcess::finish_run(const std::string& status, const std::string& 
                                   const std::vector<std::pair<int, uint64_t>>& dropped_by_rank, int dead_rank,
                                   const std::string& dead_signal) {
   if (alive()) {
-    const std::string line = nlohmann::json{{"status", status},
-                                            {"message", message},
-                                            {"failed_rank", failed_rank},
-                                            {"dead_rank", dead_rank},
-                                            {"dead_signal", dead_signal}}
-                                 .dump() +
-                             "\n";
+    nlohmann::json outcome{{"status", status},
+                           {"message", message},
+                           {"failed_rank", failed_rank},
+                           {"dead_rank", dead_rank},
+                           {"dead_signal", dead_signal}};
+    for (const auto& [rank, state] : rank_end_states_)
+      outcome["rank_states"][std::to_string(rank)] = state;
+    const std::string line = outcome.dump() + "\n";
     signal(SIGPIPE, SIG_IGN);
     [[maybe_unused]] ssize_t n = write(stdin_fd_, line.data(), line.size());
     close(stdin_fd_);

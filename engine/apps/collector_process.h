@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <string>
 
 #include "run_store_writer.h"
@@ -29,6 +30,9 @@ class CollectorProcess {
   void request_graph();
   // Asks every rank for every thread's stack now.
   void request_stacks();
+  // The ranks' processes as the launcher saw them just before it ended the job (a /proc state
+  // letter or "gone", by rank): reported with the outcome, kept in the run (schema 14).
+  void note_rank_end_states(std::map<int, std::string> states) { rank_end_states_ = std::move(states); }
   // status: finished | failed | stopped. `dropped_by_rank` counts what ranks could not
   // ship (used only when the collector is gone).
   // dead_rank: a rank mpirun saw die by a signal (-1: none), and that signal. Then merges
@@ -46,6 +50,7 @@ class CollectorProcess {
   void merge_flight_dumps();
 
   std::string run_file_;
+  std::map<int, std::string> rank_end_states_;
   pid_t pid_ = -1;
   int stdin_fd_ = -1;
   bool exited_ = false;

@@ -10,6 +10,7 @@
 #include "collector_process.h"
 #include "ddpscope/error.h"
 #include "hang_analysis.h"
+#include "hang_processes.h"
 #include "json_number.h"
 #include "mpirun_messages.h"
 #include "run_store_reader.h"
@@ -145,6 +146,7 @@ void JobMonitor::signal(int sig, ProcessSupervisor& job) {
   interrupted_ = true;
   std::fprintf(stderr, "\n");  // off the progress bar's line
   log::warn("stopping the job (signal {}): forwarding SIGTERM to every rank", sig);
+  note_rank_end_states();
   job.stop(kStopGrace);
 }
 
@@ -153,6 +155,7 @@ void JobMonitor::tick(WatchdogClock::time_point now, ProcessSupervisor& job) {
   if (auto why = failure_grace_.expired(now)) {
     gave_up_ = true;
     log::warn("{}", *why);
+    note_rank_end_states();
     job.stop(kGiveUpGrace);
     return;
   }
@@ -166,7 +169,24 @@ void JobMonitor::tick(WatchdogClock::time_point now, ProcessSupervisor& job) {
   gave_up_ = timed_out_ = true;
   failure_ = *timeout;
   log::error("{}. Ending it", failure_);
+  note_rank_end_states();
   job.stop(kGiveUpGrace);
+}
+
+// Before the launcher ends the job: each rank's process as it is now (stopped by a signal,
+// gone, running), read before mpirun continues the stopped ones as it ends them. The run
+// keeps it, so that a rank that could not answer for its stack is still said so afterwards.
+void JobMonitor::note_rank_end_states() {
+  if (!collector_) return;
+  try {
+    probes::RunStoreReader run(collector_->run_file());
+    std::map<int, std::string> states;
+    for (const auto& [rank, state] : probes::rank_process_states(run.ranks()))
+      states[rank] = state == 0 ? std::string("gone") : std::string(1, state);
+    collector_->note_rank_end_states(std::move(states));
+  } catch (const std::exception& e) {
+    log::info("could not note the ranks' processes before ending the job: {}", e.what());
+  }
 }
 
 // With no rank's own report, mpirun's words name the rank: a fatal MPI error, or a rank

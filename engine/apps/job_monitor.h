@@ -68,6 +68,7 @@ class JobMonitor {
   void stderr_line(const std::string& line);
   void signal(int sig, ProcessSupervisor& job);
   void tick(WatchdogClock::time_point now, ProcessSupervisor& job);
+  void note_rank_end_states();
   void name_failure_from_mpirun();
   void close_run(const std::string& status, const std::string& message);
   void print_diagnosis() const;

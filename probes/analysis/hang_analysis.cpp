@@ -1,5 +1,6 @@
 #include "hang_analysis.h"
 
+#include "hang_processes.h"
 #include "hang_stacks.h"
 
 #include "rank_attendance.h"
@@ -670,6 +671,8 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
     report.findings.front() = report.verdict;
   }
   add_flight_record_stacks(report);
+  // A job that is over: the ranks its launcher saw stopped when it ended the job.
+  if (run_row.status != "running") add_ranks_stopped_at_the_end(report, run.ranks());
   // Ranks that never joined, joined late, or ran again: after the verdict, before the rest.
   const auto attendance = attendance_findings(rank_attendance(run));
   report.findings.insert(report.findings.begin() + (report.verdict.empty() ? 0 : 1), attendance.begin(),

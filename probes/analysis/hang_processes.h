@@ -25,4 +25,10 @@ std::map<int, char> rank_process_states(const std::vector<RankRow>& ranks);
 // is not known are left alone.
 void add_unanswering_ranks(HangReport& report, const std::vector<RankRow>& ranks, const std::map<int, char>& states);
 
+// A run that is over: the ranks whose process the launcher saw stopped (by a signal or a
+// debugger) when it ended the job (RankRow::end_state, schema 14), said the same way in the
+// past tense ("Rank 1 did not answer: its process (pid 4242) was stopped by a signal ... when
+// the job was ended"). Ranks that had exited are left to the run's own message on their end.
+void add_ranks_stopped_at_the_end(HangReport& report, const std::vector<RankRow>& ranks);
+
 }  // namespace ddpscope::probes

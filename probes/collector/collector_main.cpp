@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <nlohmann/json.hpp>
@@ -70,6 +71,24 @@ class LauncherWatch {
   bool warned_ = false;
   int times_ = 0;
 };
+
+// The ranks' processes as the launcher saw them before it ended the job ({"1": "T", ...} in
+// its outcome line): kept in the run, so that a rank stopped or gone then is still said not
+// to have answered once the job is over. What cannot be stored is only warned about.
+void record_rank_end_states(ddpscope::probes::Collector& collector, const nlohmann::json& outcome) {
+  const auto states = outcome.find("rank_states");
+  if (states == outcome.end() || !states->is_object()) return;
+  std::map<int, std::string> by_rank;
+  for (const auto& [rank, state] : states->items())
+    if (state.is_string() && !rank.empty() && rank.size() < 10 &&
+        rank.find_first_not_of("0123456789") == std::string::npos)
+      by_rank[std::stoi(rank)] = state.get<std::string>().substr(0, 8);
+  try {
+    collector.writer().set_rank_end_states(by_rank);
+  } catch (const ddpscope::Error& e) {
+    ddpscope::log::warn("collector: could not record the ranks' processes at the job's end: {}", e.message());
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,6 +157,7 @@ int main(int argc, char** argv) {
     } else if (outcome.is_null()) {
       collector.finish("failed", "the launcher ended without reporting the job's result");
     } else {
+      record_rank_end_states(collector, outcome);
       std::string message = outcome.value("message", "");
       if (const std::string s = launcher.summary(); !s.empty()) message += (message.empty() ? "" : "; ") + s;
       collector.finish(outcome.value("status", "finished"), message, outcome.value("failed_rank", -1),

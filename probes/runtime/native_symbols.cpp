@@ -51,9 +51,8 @@ void call_site(Dwarf_Die* cu, Dwarf_Die* scope, std::string& file, int64_t& line
       dwarf_getsrcfiles(cu, &files, &count) == 0 && value < count)
     if (const char* name = dwarf_filesrc(files, value, nullptr, nullptr)) file = name;
   value = 0;
-  line = dwarf_attr(scope, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &value) == 0
-             ? static_cast<int64_t>(value)
-             : 0;
+  line = dwarf_attr(scope, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &value) == 0 ? static_cast<int64_t>(value)
+                                                                                          : 0;
 }
 
 }  // namespace

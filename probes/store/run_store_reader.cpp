@@ -238,7 +238,8 @@ std::vector<RankRow> RunStoreReader::ranks() {
   Statement s =
       db_.prepare(std::string("SELECT rank, host, pid, device, clock_offset_ns, clock_rtt_ns, events_received, "
                               "events_dropped, batches_received, ") +
-                  (schema_version(db_) >= 11 ? "local_rank, node" : "NULL, NULL") + " FROM ranks ORDER BY rank");
+                  (schema_version(db_) >= 11 ? "local_rank, node, " : "NULL, NULL, ") +
+                  (schema_version(db_) >= 14 ? "end_state" : "NULL") + " FROM ranks ORDER BY rank");
   std::vector<RankRow> out;
   while (s.step()) {
     RankRow r;
@@ -253,6 +254,7 @@ std::vector<RankRow> RunStoreReader::ranks() {
     r.batches_received = s.column_int64(8);
     r.local_rank = static_cast<int>(s.column_optional(9));
     r.node = static_cast<int>(s.column_optional(10));
+    r.end_state = s.column_text(11);
     out.push_back(std::move(r));
   }
   return out;

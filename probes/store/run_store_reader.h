@@ -44,6 +44,9 @@ struct RankRow {
   int64_t clock_offset_ns = 0, clock_rtt_ns = -1;
   int64_t events_received = 0, events_dropped = 0, batches_received = 0;
   int local_rank = -1, node = -1;  // as the rank's launcher placed it (schema 11; -1: not said)
+  // Its process when the launcher ended the job (schema 14): a /proc state letter, or
+  // "gone"; empty when not recorded.
+  std::string end_state;
 };
 
 // One attempt of a rank (schema 11): torchrun's elastic restarts start every rank again

@@ -257,13 +257,20 @@ CREATE TABLE stacks(capture_id INTEGER PRIMARY KEY, rank INTEGER NOT NULL, t_ns 
 // and in files of older versions.
 void create_version_13(SqliteDb& db) { db.exec("ALTER TABLE runs ADD COLUMN ended_ns INTEGER;"); }
 
+// Version 14: each rank's process as the launcher saw it just before it ended a job (a
+// timeout, a failure, the user's stop): its /proc state letter ('T' stopped by a signal, 't'
+// by a debugger, 'S', 'R', 'D', 'Z'), or 'gone' (no such process). A rank stopped or gone
+// then could not answer for its stack, and the finished run still says so. NULL: not
+// recorded (a job that ended by itself, a rank on another host, an import).
+void create_version_14(SqliteDb& db) { db.exec("ALTER TABLE ranks ADD COLUMN end_state TEXT;"); }
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {
-      create_version_1,  create_version_2,  create_version_3, create_version_4, create_version_5,
-      create_version_6,  create_version_7,  create_version_8, create_version_9, create_version_10,
-      create_version_11, create_version_12, create_version_13};
-  static_assert(kRunStoreSchemaVersion == 13, "add the migration step with the new version");
+      create_version_1,  create_version_2,  create_version_3,  create_version_4, create_version_5,
+      create_version_6,  create_version_7,  create_version_8,  create_version_9, create_version_10,
+      create_version_11, create_version_12, create_version_13, create_version_14};
+  static_assert(kRunStoreSchemaVersion == 14, "add the migration step with the new version");
   return steps;
 }
 

@@ -119,6 +119,15 @@ void RunStoreWriter::set_ended_ns(int64_t ended_ns) {
   s.step();
 }
 
+void RunStoreWriter::set_rank_end_states(const std::map<int, std::string>& states) {
+  for (const auto& [rank, state] : states) {
+    ensure_rank(rank);
+    Statement s = db_.prepare("UPDATE ranks SET end_state = ? WHERE rank = ?");
+    s.bind(1, state).bind(2, int64_t{rank});
+    s.step();
+  }
+}
+
 void RunStoreWriter::ensure_rank(int rank) {
   if (known_ranks_.count(rank)) return;
   ensure_rank_.bind(1, int64_t{rank});

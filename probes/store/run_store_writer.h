@@ -8,6 +8,7 @@
 // Thread-safety: one thread at a time.
 #pragma once
 
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <unordered_map>
@@ -44,6 +45,9 @@ class RunStoreWriter {
   // When the job ended on the run's clock (schema 13): the collector's CLOCK_MONOTONIC at its
   // end. Only a writer on the run clock's host says it (not an import).
   void set_ended_ns(int64_t ended_ns);
+  // Each rank's process as the launcher saw it before ending the job (schema 14): a /proc
+  // state letter or "gone", by rank.
+  void set_rank_end_states(const std::map<int, std::string>& states);
   // Flight-recorder records from a dump file (flight_records.h): each row added, or an
   // existing one moved on to a later state; times moved onto the run's clock by each
   // rank's recorded offset unless times_are_run_clock. source: "dump" | "torch".

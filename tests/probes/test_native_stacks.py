@@ -5,7 +5,8 @@
 in), and rank 1 leaving the loop early (`--inject-uneven`: it waits in the closing barrier while
 rank 0 waits in an allreduce). The verdict of `hang` names the culprit's function; `hang --json`
 carries every thread's frames, marked native. A rank stopped by SIGSTOP cannot answer: `hang` on
-the running job says so, with its pid. `hang --ask` on a running job gets every rank's stack now.
+the running job says so, with its pid, and so does `hang` after the job was stopped by hand
+(the launcher noted the rank's state before ending it). `hang --ask` on a running job gets every rank's stack now.
 
 Usage: test_native_stacks.py BUILD_DIR
 """
@@ -109,10 +110,15 @@ class NativeStacksTest(unittest.TestCase):
                 done = subprocess.run([CLI, "hang", "--json", run], capture_output=True, text=True, timeout=60,
                                       check=True)
                 report = json.loads(done.stdout)
-                os.kill(pid, signal.SIGCONT)
-            finally:
+                # Stopped by hand while rank 1 is still stopped: the launcher notes its state
+                # before mpirun ends it.
                 job.send_signal(signal.SIGINT)
                 job.wait(60)
+            finally:
+                if job.poll() is None:
+                    os.kill(pid, signal.SIGCONT)
+                    job.send_signal(signal.SIGINT)
+                    job.wait(60)
             self.assertEqual(report["unanswering"],
                              [{"rank": 1, "why": "is stopped by a signal (SIGSTOP or SIGTSTP), so it runs no code"}],
                              report["verdict"])
@@ -123,6 +129,18 @@ class NativeStacksTest(unittest.TestCase):
             # Rank 0 waits in whichever collective of its step rank 1 was stopped before (the
             # backward's allreduce, or the loss's in Trainer::loss_over_ranks).
             self.assertIn("ddpscope::apps::Trainer::step()", user_functions(stacks[0]), stacks[0])
+            # Once the job is over, the run still says so, in the past tense.
+            after = json.loads(subprocess.run([CLI, "hang", "--json", run], capture_output=True, text=True,
+                                              timeout=60, check=True).stdout)
+            self.assertEqual(after["unanswering"],
+                             [{"rank": 1, "why": "was stopped by a signal (SIGSTOP or SIGTSTP) when the job was "
+                                                 "ended, so it ran no code"}], after["verdict"])
+            self.assertIn("Rank 1 did not answer: its process (pid %d) was stopped by a signal" % pid,
+                          after["verdict"])
+            with sqlite3.connect("file:%s?mode=ro" % run, uri=True) as db:
+                states = dict(db.execute("SELECT rank, end_state FROM ranks").fetchall())
+            self.assertEqual(states[1], "T")
+            self.assertIn(states[0], ("S", "R", "D"))
 
     def test_hang_ask_takes_every_ranks_stack_now(self):
         with tempfile.TemporaryDirectory() as tmp:

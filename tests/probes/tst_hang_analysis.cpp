@@ -139,6 +139,36 @@ class TestHangAnalysis : public ScratchTest {
     QCOMPARE(report.findings.front(), report.verdict);
   }
 
+  // A job that is over: ranks the launcher saw stopped when it ended the job are said, in the
+  // past tense, not to have answered; a rank gone or running then is left to the run's own
+  // message, and a rank with no recorded state (another host's) is not judged.
+  void testRanksStoppedWhenTheJobWasEnded() {
+    HangReport report;
+    std::vector<RankRow> ranks;
+    const std::vector<std::string> end_states = {"S", "T", "t", "gone", "Z", ""};
+    for (int r = 0; r < 6; ++r) {
+      RankHangState st;
+      st.rank = r;
+      st.phase = "in backward";
+      report.ranks.push_back(st);
+      RankRow row;
+      row.rank = r;
+      row.pid = 200 + r;
+      row.end_state = end_states[static_cast<size_t>(r)];
+      ranks.push_back(row);
+    }
+    add_ranks_stopped_at_the_end(report, ranks);
+    QCOMPARE(report.unanswering.size(), size_t{2});
+    QCOMPARE(report.unanswering[0],
+             (std::pair<int, std::string>{
+                 1, "was stopped by a signal (SIGSTOP or SIGTSTP) when the job was ended, so it ran no code"}));
+    QCOMPARE(report.unanswering[1],
+             (std::pair<int, std::string>{2, "was stopped by a debugger when the job was ended"}));
+    QVERIFY2(report.verdict.rfind("Rank 1 did not answer: its process (pid 201) was stopped by a signal", 0) == 0,
+             report.verdict.c_str());
+    QCOMPARE(report.findings.front(), report.verdict);
+  }
+
   // The reporter's own start of the op never reached the file (the job ended first): its
   // timeout message names the op and number, and the verdict still finds the culprit.
   void testHangVerdictFromTheTimeoutMessageAlone() {
