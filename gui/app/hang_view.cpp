@@ -2,10 +2,13 @@
 
 #include "flight_grid.h"
 #include "hang_stacks.h"
+#include "stack_panel.h"
 
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QSignalBlocker>
+#include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -106,7 +109,17 @@ HangView::HangView(QWidget* parent) : QWidget(parent) {
   m_ask->hide();
   connect(m_ask, &QPushButton::clicked, this, &HangView::askForStacks);
   layout->addWidget(m_ask, 0, Qt::AlignLeft);
-  layout->addWidget(m_table, 1);
+  // The selected rank's stack beside the table (the culprit's first).
+  m_stackPanel = new StackPanel;
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(m_table);
+  split->addWidget(m_stackPanel);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  layout->addWidget(split, 1);
+  m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+  connect(m_table, &QTableWidget::itemSelectionChanged, this, &HangView::showStackOfSelectedRank);
   m_verdict->hide();
   m_gridTitle->hide();
   m_grid->hide();
@@ -130,7 +143,22 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
     lines << QStringLiteral("• ") + QString::fromStdString(f).toHtmlEscaped();
   }
   m_findings->setText(lines.join(QStringLiteral("<br>")));
-  // Filled unsorted (rows would move under the loop), then sorted as the user last chose.
+  setTable(report);
+  m_stacks = report.stacks;
+  m_runStartNs = report.start_ns;
+  // No rank sent a stack (a run that never stalled): the table has the width.
+  m_stackPanel->setVisible(!m_stacks.empty());
+  for (int rank : {m_shownRank, rankToShowFirst(report)}) {
+    for (int r = 0; r < m_table->rowCount() && m_table->selectedItems().isEmpty(); ++r)
+      if (m_table->item(r, 0)->data(Qt::DisplayRole).toInt() == rank) m_table->selectRow(r);
+  }
+  showStackOfSelectedRank();
+}
+
+void HangView::setTable(const probes::HangReport& report) {
+  // Filled unsorted (rows would move under the loop), then sorted as the user last chose;
+  // the selection (whose stack is shown) is set again after.
+  const QSignalBlocker quiet(m_table);
   m_table->setSortingEnabled(false);
   m_table->setRowCount(static_cast<int>(report.ranks.size()));
   int row = 0;
@@ -185,6 +213,28 @@ void HangView::setReport(const probes::HangReport& report, const QString& headli
   }
   m_table->setSortingEnabled(true);
   m_table->resizeColumnsToContents();
+}
+
+// The culprit's stack first, else the first rank that sent one.
+int HangView::rankToShowFirst(const probes::HangReport& report) const {
+  for (int culprit : report.culprits)
+    for (const auto& c : report.stacks)
+      if (c.rank == culprit) return culprit;
+  return report.stacks.empty() ? -1 : report.stacks.front().rank;
+}
+
+void HangView::showStackOfSelectedRank() {
+  const QList<QTableWidgetItem*> selected = m_table->selectedItems();
+  if (selected.isEmpty()) {
+    m_stackPanel->setStack(-1, std::nullopt, m_runStartNs);
+    return;
+  }
+  const int rank = m_table->item(selected.front()->row(), 0)->data(Qt::DisplayRole).toInt();
+  m_shownRank = rank;
+  std::optional<probes::StackCapture> capture;
+  for (const auto& c : m_stacks)
+    if (c.rank == rank) capture = c;
+  m_stackPanel->setStack(rank, capture, m_runStartNs);
 }
 
 void HangView::setGrid(const probes::HangReport& report) {

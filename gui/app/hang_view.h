@@ -1,8 +1,9 @@
 // HangView: who stalled the job and where each rank stands. First the verdict and the
 // flight recorder's grid of the collectives around the first mismatch (ranks x sequence
 // numbers, each cell coloured by its state; a click opens the timeline there); then, from
-// the latest probe events, the collective each rank is blocked in, the buckets still
-// waiting for gradients or for their allreduce, and the gradients that have not arrived.
+// the latest probe events, the collective each rank is blocked in, where its code stands,
+// the buckets still waiting for gradients or for their allreduce, and the gradients that
+// have not arrived; beside the table, the selected rank's whole stack (stack_panel.h).
 // Shown live when a job stops making progress, and for a finished or failed run.
 #pragma once
 
@@ -12,9 +13,12 @@
 
 class QLabel;
 class QPushButton;
+class QSplitter;
 class QTableWidget;
 
 namespace ddpscope::gui {
+
+class StackPanel;
 
 class HangView : public QWidget {
   Q_OBJECT
@@ -32,6 +36,8 @@ class HangView : public QWidget {
   // Whether the run shown is a running job, whose ranks can be asked for their stacks.
   void setAskable(bool askable);
   QPushButton* askButton() const { return m_ask; }
+  // The selected rank's stack, beside the table.
+  StackPanel* stackPanel() const { return m_stackPanel; }
 
  signals:
   // A grid cell was clicked: that rank's record of the collective, as a time range of
@@ -42,6 +48,9 @@ class HangView : public QWidget {
 
  private:
   void setGrid(const probes::HangReport& report);
+  void setTable(const probes::HangReport& report);  // each rank's row; the selection cleared
+  void showStackOfSelectedRank();
+  int rankToShowFirst(const probes::HangReport& report) const;
 
   QLabel* m_headline;
   QLabel* m_verdict;
@@ -49,7 +58,11 @@ class HangView : public QWidget {
   QTableWidget* m_grid;
   QLabel* m_findings;
   QTableWidget* m_table;
+  StackPanel* m_stackPanel;
   QPushButton* m_ask;
+  std::vector<probes::StackCapture> m_stacks;  // the report's, one per rank at most
+  qint64 m_runStartNs = 0;
+  int m_shownRank = -1;  // the rank whose stack is shown: kept across a live job's reloads
 };
 
 }  // namespace ddpscope::gui

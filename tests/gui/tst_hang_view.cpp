@@ -6,7 +6,10 @@
 // finding's collective keeps it.
 #include <QtTest/QtTest>
 
+#include <QClipboard>
 #include <QLabel>
+#include <QPlainTextEdit>
+#include <QTreeWidget>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -15,6 +18,8 @@
 
 #include "flight_import.h"
 #include "hang_view.h"
+#include "source_view.h"
+#include "stack_panel.h"
 #include "main_window.h"
 #include "timeline_page.h"
 #include "classroom_controller.h"
@@ -59,6 +64,35 @@ json dump_of(int rank) {
   return {{"version", "2.4"},
           {"pg_config", {{"0", {{"name", "0"}, {"desc", "default_pg"}, {"ranks", "[0, 1, 2, 3, 4, 5, 6, 7]"}}}}},
           {"entries", entries}};
+}
+
+// Two ranks, rank 1 the culprit, each with a stack: the script's frames in `script` for rank 1,
+// in a file that is not on this machine for rank 0; a second thread each.
+probes::HangReport twoRanksWithStacks(const QString& script) {
+  probes::HangReport report;
+  report.start_ns = 1'000'000'000;
+  for (int r = 0; r < 2; ++r) {
+    probes::RankHangState st;
+    st.rank = r;
+    report.ranks.push_back(st);
+  }
+  report.culprits = {1};
+  auto capture = [](int rank, const QString& file) {
+    probes::StackCapture c;
+    c.rank = rank;
+    c.t_ns = 4'000'000'000;
+    c.reason = "no progress for 3.0 s";
+    c.threads.push_back({7,
+                         "MainThread",
+                         {{"wait", "/usr/lib/python3.11/threading.py", 320, "waiter.acquire()"},
+                          {"load_batch", file.toStdString(), 41, "time.sleep(30)"},
+                          {"main", file.toStdString(), 52, "x = load_batch()"}},
+                         0});
+    c.threads.push_back({8, "pin_memory", {{"run", "/usr/lib/python3.11/threading.py", 975, ""}}, 0});
+    return c;
+  };
+  report.stacks = {capture(0, "/nowhere/train.py"), capture(1, script)};
+  return report;
 }
 
 }  // namespace
@@ -107,6 +141,73 @@ class TestHangView : public QObject {
                  tip.contains("sleep_helper at /usr/lib/python3.11/threading.py:320") &&
                  tip.contains("load_batch at /home/u/train.py:41  time.sleep(30)"),
              qPrintable(tip));
+  }
+
+  // Beside the table, the selected rank's stack (the culprit's first): the script's own frames
+  // listed, the libraries' one tick away; a frame whose file is readable opens at its line,
+  // one whose file is not here says so; Copy as text gives every frame.
+  void testTheSelectedRanksStackIsShownBesideTheTable() {
+    QTemporaryDir folder;
+    const QString script = folder.filePath("train.py");
+    {
+      QFile f(script);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      for (int line = 1; line <= 60; ++line)
+        f.write(QStringLiteral("x%1 = %1\n").arg(line).toUtf8());
+    }
+    probes::HangReport report = twoRanksWithStacks(script);
+    HangView view;
+    view.setReport(report, "headline", false);
+    StackPanel* panel = view.stackPanel();
+    QVERIFY(!panel->isHidden());
+    QCOMPARE(panel->title(), QString("rank 1's stack, 3.0 s into the run (no progress for 3.0 s)"));
+    QTreeWidget* tree = panel->tree();
+    QCOMPARE(tree->topLevelItemCount(), 2);
+    QTreeWidgetItem* main = tree->topLevelItem(0);
+    QCOMPARE(main->text(0), QString("MainThread"));
+    QVERIFY(main->isExpanded() && !tree->topLevelItem(1)->isExpanded());
+    QCOMPARE(main->childCount(), 3);  // the script's two frames and the libraries' count
+    QCOMPARE(main->child(0)->text(0), QString("load_batch"));
+    QCOMPARE(main->child(0)->text(1), script + ":41");
+    QCOMPARE(main->child(2)->text(0), QString("(1 frame of libraries: tick \"Libraries' frames\")"));
+    panel->librariesBox()->setChecked(true);
+    main = tree->topLevelItem(0);
+    QCOMPARE(main->childCount(), 3);
+    QCOMPARE(main->child(0)->text(0), QString("wait"));
+
+    // The script's frame opens at its line.
+    QSignalSpy opened(panel, &StackPanel::sourceOpened);
+    emit tree->itemActivated(main->child(1), 0);
+    QCOMPARE(opened.size(), 1);
+    QCOMPARE(opened.at(0).at(1).toInt(), 41);
+    SourceView* source = panel->findChild<SourceView*>();
+    QVERIFY(source);
+    QCOMPARE(source->currentLine(), 41);
+    QCOMPARE(source->text()->textCursor().block().text(), QString("x41 = 41"));
+    delete source;
+
+    // Copy as text: every thread and frame, as `hang --all-frames` lists them.
+    panel->copyButton()->click();
+    const QString copied = QApplication::clipboard()->text();
+    QVERIFY2(copied.contains("thread 'pin_memory'") && copied.contains("wait at /usr/lib/python3.11/threading.py:320"),
+             qPrintable(copied));
+
+    // Rank 0's frames name a file that is not on this machine: its frame says so, opens nothing.
+    view.table()->selectRow(0);
+    QCOMPARE(panel->title(), QString("rank 0's stack, 3.0 s into the run (no progress for 3.0 s)"));
+    QTreeWidgetItem* frame = tree->topLevelItem(0)->child(1);
+    QCOMPARE(frame->text(0), QString("load_batch"));
+    QVERIFY2(frame->toolTip(0).contains("is not on this machine"), qPrintable(frame->toolTip(0)));
+    emit tree->itemActivated(frame, 0);
+    QCOMPARE(opened.size(), 1);
+
+    // The selection stays on rank 0 when the report comes again (a live job's reload).
+    view.setReport(report, "headline", false);
+    QVERIFY(panel->title().startsWith("rank 0's stack"));
+    // A report without stacks: no panel.
+    report.stacks.clear();
+    view.setReport(report, "headline", false);
+    QVERIFY(panel->isHidden());
   }
 
   void testGridShowsTheMismatchAndOpensTheTimeline() {
