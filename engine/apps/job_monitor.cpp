@@ -10,7 +10,7 @@
 #include "collector_process.h"
 #include "ddpscope/error.h"
 #include "hang_analysis.h"
-#include "hang_processes.h"
+#include "rank_state_watch.h"
 #include "json_number.h"
 #include "mpirun_messages.h"
 #include "run_store_reader.h"
@@ -63,6 +63,7 @@ JobMonitor::JobMonitor(const Settings& settings, CollectorProcess* collector)
       err_lines_("stderr", [this](const std::string& line) { stderr_line(line); }) {
   // Other jobs report no start; a script's own rendezvous has a timeout (torch's).
   if (!settings_.training || settings_.script) start_watchdog_.started();
+  if (collector_) rank_states_.emplace(collector_->run_file(), settings_.world_size);
 }
 
 ProcessSupervisor::Events JobMonitor::events(ProcessSupervisor& job) {
@@ -116,6 +117,8 @@ void JobMonitor::stderr_line(const std::string& line) {
       failure_grace_.rank_failed(failed_rank_, now);
       start_watchdog_.rank_failed();
       end_watchdog_.rank_failed();
+      // mpirun may end the job itself once the failed rank exits.
+      if (rank_states_) rank_states_->freeze();
     }
     return;
   }
@@ -146,16 +149,17 @@ void JobMonitor::signal(int sig, ProcessSupervisor& job) {
   interrupted_ = true;
   std::fprintf(stderr, "\n");  // off the progress bar's line
   log::warn("stopping the job (signal {}): forwarding SIGTERM to every rank", sig);
-  note_rank_end_states();
+  if (rank_states_) rank_states_->freeze();
   job.stop(kStopGrace);
 }
 
 void JobMonitor::tick(WatchdogClock::time_point now, ProcessSupervisor& job) {
   if (job.stopping()) return;  // stopped by the user, or given up already
+  if (rank_states_) rank_states_->poll(now);
   if (auto why = failure_grace_.expired(now)) {
     gave_up_ = true;
     log::warn("{}", *why);
-    note_rank_end_states();
+    if (rank_states_) rank_states_->freeze();
     job.stop(kGiveUpGrace);
     return;
   }
@@ -169,24 +173,8 @@ void JobMonitor::tick(WatchdogClock::time_point now, ProcessSupervisor& job) {
   gave_up_ = timed_out_ = true;
   failure_ = *timeout;
   log::error("{}. Ending it", failure_);
-  note_rank_end_states();
+  if (rank_states_) rank_states_->freeze();
   job.stop(kGiveUpGrace);
-}
-
-// Before the launcher ends the job: each rank's process as it is now (stopped by a signal,
-// gone, running), read before mpirun continues the stopped ones as it ends them. The run
-// keeps it, so that a rank that could not answer for its stack is still said so afterwards.
-void JobMonitor::note_rank_end_states() {
-  if (!collector_) return;
-  try {
-    probes::RunStoreReader run(collector_->run_file());
-    std::map<int, std::string> states;
-    for (const auto& [rank, state] : probes::rank_process_states(run.ranks()))
-      states[rank] = state == 0 ? std::string("gone") : std::string(1, state);
-    collector_->note_rank_end_states(std::move(states));
-  } catch (const std::exception& e) {
-    log::info("could not note the ranks' processes before ending the job: {}", e.what());
-  }
 }
 
 // With no rank's own report, mpirun's words name the rank: a fatal MPI error, or a rank
@@ -211,6 +199,8 @@ void JobMonitor::name_failure_from_mpirun() {
 
 void JobMonitor::close_run(const std::string& status, const std::string& message) {
   if (!collector_) return;
+  // A job that ended by itself keeps no states: its ranks were not ended while stopped.
+  if (rank_states_ && status != "finished") collector_->note_rank_end_states(rank_states_->states());
   collector_->finish(status, message, failed_rank_, dropped_by_rank_, dead_rank_, dead_signal_);
   std::printf("run file: %s (summary: ddpscope-cli stats %s)\n", collector_->run_file().c_str(),
               collector_->run_file().c_str());

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "process_supervisor.h"
 #include "progress_reporter.h"
 #include "rank_lines.h"
+#include "rank_state_watch.h"
 
 namespace ddpscope::apps {
 
@@ -63,12 +65,12 @@ class JobMonitor {
   std::vector<std::pair<int, uint64_t>> dropped_by_rank_;
   RankLines out_lines_;  // the ranks' lines whole, from mpirun's tagged streams
   RankLines err_lines_;
+  std::optional<RankStateWatch> rank_states_;  // with a collector: the ranks' processes, for the run
 
   void stdout_line(const std::string& line);
   void stderr_line(const std::string& line);
   void signal(int sig, ProcessSupervisor& job);
   void tick(WatchdogClock::time_point now, ProcessSupervisor& job);
-  void note_rank_end_states();
   void name_failure_from_mpirun();
   void close_run(const std::string& status, const std::string& message);
   void print_diagnosis() const;

@@ -52,11 +52,9 @@ bool SourceView::showFile(const QString& file, int line) {
   const int count = m_text->document()->blockCount();
   const int at = std::clamp(line, 1, std::max(count, 1));
   setWindowTitle(tr("%1:%2").arg(QFileInfo(file).fileName()).arg(line));
-  m_where->setText(line > count ? tr("%1, line %2 (the file has %3 lines now: it changed since)")
-                                      .arg(file)
-                                      .arg(line)
-                                      .arg(count)
-                                : tr("%1, line %2").arg(file).arg(line));
+  m_where->setText(line > count
+                       ? tr("%1, line %2 (the file has %3 lines now: it changed since)").arg(file).arg(line).arg(count)
+                       : tr("%1, line %2").arg(file).arg(line));
   QTextCursor cursor(m_text->document()->findBlockByNumber(at - 1));
   m_text->setTextCursor(cursor);
   QTextEdit::ExtraSelection mark;

@@ -35,8 +35,9 @@ StackPanel::StackPanel(QWidget* parent) : QWidget(parent) {
   m_title->setWordWrap(true);
   m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_libraries = new QCheckBox(tr("Libraries' frames"));
-  m_libraries->setToolTip(tr("Also list the frames of libraries (torch, Python's own, the C library, the engine's "
-                             "machinery): by default only the program's own code is listed"));
+  m_libraries->setToolTip(
+      tr("Also list the frames of libraries (torch, Python's own, the C library, the engine's "
+         "machinery): by default only the program's own code is listed"));
   m_copy = new QPushButton(tr("Copy as text"));
   m_copy->setToolTip(tr("Copy this stack, every thread and frame, as `ddpscope-cli hang --all-frames` lists it"));
   m_copy->setEnabled(false);
@@ -62,9 +63,9 @@ void StackPanel::setStack(int rank, const std::optional<probes::StackCapture>& c
   m_runStartNs = run_start_ns;
   m_copy->setEnabled(capture.has_value());
   if (!capture) {
-    m_title->setText(rank < 0 ? tr("Select a rank: its latest stack is shown here.")
-                              : tr("Rank %1 sent no stack: it took none (no stall, no request), or could not answer.")
-                                    .arg(rank));
+    m_title->setText(
+        rank < 0 ? tr("Select a rank: its latest stack is shown here.")
+                 : tr("Rank %1 sent no stack: it took none (no stall, no request), or could not answer.").arg(rank));
     m_tree->clear();
     return;
   }
@@ -85,8 +86,8 @@ void StackPanel::fill() {
   const bool all = m_libraries->isChecked();
   for (size_t t = 0; t < m_capture->threads.size(); ++t) {
     const probes::ThreadStack& thread = m_capture->threads[t];
-    auto* threadItem = new QTreeWidgetItem(m_tree, {thread.name.empty() ? tr("thread %1").arg(thread.tid)
-                                                                         : QString::fromStdString(thread.name)});
+    auto* threadItem = new QTreeWidgetItem(
+        m_tree, {thread.name.empty() ? tr("thread %1").arg(thread.tid) : QString::fromStdString(thread.name)});
     int hidden = 0;
     for (const probes::StackFrame& f : thread.frames) {
       const bool library = probes::is_library_frame(f, thread.native);
@@ -108,8 +109,9 @@ void StackPanel::fill() {
     if (!thread.answered)
       new QTreeWidgetItem(threadItem, {tr("(did not answer: the thread blocks the signal that asks for its stack)")});
     if (hidden > 0)
-      new QTreeWidgetItem(threadItem, {QString::fromStdString("(" + count_of(hidden, "frame") + " of libraries: tick ") +
-                                       tr("\"Libraries' frames\")")});
+      new QTreeWidgetItem(threadItem,
+                          {QString::fromStdString("(" + count_of(hidden, "frame") + " of libraries: tick ") +
+                           tr("\"Libraries' frames\")")});
     if (thread.omitted > 0)
       new QTreeWidgetItem(threadItem,
                           {QString::fromStdString("(" + count_of(thread.omitted, "outer frame") + " not recorded)")});

@@ -190,6 +190,19 @@ def stack_problems(build, run, expect):
     return problems
 
 
+def unanswering_problems(build, run, expect):
+    """The ranks `hang --json` says did not answer for their stack: each rank of `expect` must be
+    among them, its reason containing expect[rank] (a finished run: from the states the launcher
+    noted as it ended the job)."""
+    done = subprocess.run([os.path.join(build, "bin", "ddpscope-cli"), "hang", "--json", run], capture_output=True,
+                          text=True, timeout=60)
+    if done.returncode != 0:
+        return [f"hang --json failed: {done.stderr[-300:]}"]
+    said = {u["rank"]: u["why"] for u in json.loads(done.stdout).get("unanswering", [])}
+    return [f"rank {rank} not said to have not answered ({why!r}); said: {said}" for rank, why in expect.items()
+            if why not in said.get(rank, "")]
+
+
 def last_error_line(job):
     for _, l in reversed(job.lines):
         if "error" in l.lower() or "timeout" in l.lower() or "died" in l.lower() or "signal" in l.lower():

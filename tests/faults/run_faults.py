@@ -38,7 +38,7 @@ from ddpscope import open_run  # noqa: E402  (spans are queried through the SQLi
 
 from fault_harness import (  # the jobs, their processes and the shared checks, beside this file
     Job, Result, check_common, diagnosis_line, integrity, last_error_line, leftovers, listening_loopback_ports,
-    remote_args, run_status, stack_problems, train_args, wait_for_pid, wait_training)
+    remote_args, run_status, stack_problems, train_args, unanswering_problems, wait_for_pid, wait_training)
 import flight_faults  # the flight recorder's mismatch scenarios, beside this file
 import stop_faults  # stopping the launcher by any sequence of signals, beside this file
 import torch_faults  # the PyTorch scenarios (ddpscope-cli torchrun), beside this file
@@ -69,7 +69,7 @@ def scenario_rank_signal(build, work, phase, sig):
 def scenario_rank_stopped(build, work):
     r = Result("rank 1 stopped (SIGSTOP) past the collective timeout (4 s)",
                "rank 0 times out within ~4 s naming the op and the group; the diagnosis names rank 1 as the "
-               "culprit; job fails; file sound")
+               "culprit and says it did not answer, stopped by a signal; job fails; file sound")
     run = os.path.join(work, "stopped.ddprun")
     job = Job(build, train_args(run, iters=100000))
     pid = wait_for_pid(job.tag, "ddpscope-worker", rank=1)
@@ -90,6 +90,8 @@ def scenario_rank_stopped(build, work):
     problems = check_common(r, job, code, run, 60, names=(
         r"timeout|timed out", r"diagnosis: Group 'world' collective #\d+: (missing ranks\. Rank 1 never called|state "
                               r"mismatch\. Rank 1 (never )?(completed|started)|fully matched\. .*Rank 1 (did not run for|never timed out))"))
+    # The launcher noted rank 1 stopped as the job was ended: the finished run still says so.
+    problems += unanswering_problems(build, run, {1: "was stopped by a signal"})
     r.ok = pid is not None and not problems
     diagnosis = next((l for _, l in job.lines if l.startswith("diagnosis:")), "no diagnosis")
     r.observed = "; ".join(problems + [diagnosis[:200]]) if problems else f"exit {code}: {diagnosis[:300]}"

@@ -46,7 +46,8 @@ def scenarios(h):
         r = h.Result(f"torch: rank 1 {'SIGKILL' if killed else 'stopped (SIGSTOP) past the group timeout (4 s)'}",
                      "job fails; the message names rank 1 (killed: signal 9; stopped: rank 0's gloo timeout) and "
                      "the diagnosis names rank 1 and the collective; file sound, status failed; no process left" +
-                     ("" if killed else "; rank 0's stack is in the script, where it waits"))
+                     ("" if killed else "; rank 0's stack is in the script, where it waits; the finished run says "
+                      "rank 1 did not answer, stopped by a signal"))
         if no_torch(r):
             return r
         run = os.path.join(work, f"torch-{sig}.ddprun")
@@ -75,6 +76,8 @@ def scenarios(h):
             problems.append(f"run status {status}")
         if not killed:  # rank 0 took its Python stack while it waited (3 s without progress, or at the timeout)
             problems += h.stack_problems(build, run, {0: "ddp_unchanged_script.py"})
+            # The launcher saw rank 1 stopped as it ended the job: the run still says so.
+            problems += h.unanswering_problems(build, run, {1: "was stopped by a signal"})
         if pid is None:
             problems.append("rank 1's interpreter was never found")
         # On a failure the table shows what the diagnosis said too: the wording is the question.
