@@ -43,6 +43,8 @@ RankAttendance rank_attendance(RunStoreReader& run) {
 
 namespace {
 
+constexpr size_t kListedAttempts = 8;
+
 // "attempt 1 ended when rank 1 failed (then rank 0)": the first to fail is the likely
 // cause, the others lost their peer (attempts count from 1 in words; torchrun's restart
 // count from 0).
@@ -88,8 +90,18 @@ std::vector<std::string> attendance_findings(const RankAttendance& a) {
   if (a.attempts_run > 1) {
     std::string text = detail::concat("the job ran ", a.attempts_run, " attempts (torchrun restarted it ",
                                       count_of(a.attempts_run - 1, "time"), "): ");
-    for (int attempt = 0; attempt + 1 < a.attempts_run; ++attempt)
-      text += attempt_end(a, attempt) + "; ";
+    // The attempts ranks recorded, never every number up to the highest (a rank may claim
+    // restart 1,000,000): the latest kListedAttempts before the last, the rest counted.
+    std::set<int> recorded;
+    for (const auto& t : a.attempts)
+      if (t.attempt + 1 < a.attempts_run) recorded.insert(t.attempt);
+    const size_t skipped = recorded.size() > kListedAttempts ? recorded.size() - kListedAttempts : 0;
+    if (skipped > 0) text += count_of(static_cast<int64_t>(skipped), "earlier attempt") + " not listed; ";
+    size_t at = 0;
+    for (int attempt : recorded)
+      if (at++ >= skipped) text += attempt_end(a, attempt) + "; ";
+    const int64_t unrecorded = a.attempts_run - 1 - static_cast<int64_t>(recorded.size());
+    if (unrecorded > 0) text += count_of(unrecorded, "earlier attempt") + " left no rank's record; ";
     int64_t first = 1;
     for (const auto& t : a.attempts)
       if (t.attempt == a.attempts_run - 1) first = t.first_iteration;

@@ -129,6 +129,51 @@ class TestRankAttendance : public ScratchTest {
              std::vector<std::string>{"the job ran 2 attempts (torchrun restarted it 1 time): attempt 1 ended when "
                                       "rank 2 failed (then rank 0); attempt 2's iterations are numbered from 2"});
   }
+
+  // A rank claiming restart 1,000,000 (issue 68: the app wrote a clause for every number up
+  // to it, busy past 90 s): the attempts recorded are named, the rest counted, at once.
+  void testAHugeAttemptNumberIsCountedNotEnumerated() {
+    const std::string file = path("huge-attempt.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({"{}", 2, "torch", "torch script"});
+      EventBatch zero = known_iteration(0);
+      zero.records = {placement(0, 10), rank_end(0, true, 500)};
+      w.write(zero);
+      EventBatch one = known_iteration(1);
+      one.records = {placement(1'000'000, 2000)};
+      w.write(one);
+    }
+    RunStoreReader run(file);
+    QElapsedTimer timer;
+    timer.start();
+    const auto findings = attendance_findings(rank_attendance(run));
+    QVERIFY2(timer.elapsed() < 1000, qPrintable(QString::number(timer.elapsed())));
+    QCOMPARE(findings.back(), std::string("the job ran 1000001 attempts (torchrun restarted it 1000000 times): attempt "
+                                          "1 ended when rank 0 failed; 999999 earlier attempts left no rank's record; "
+                                          "attempt 1000001's iterations are numbered from 2"));
+  }
+
+  // More than eight earlier attempts: the latest eight are named, the others counted.
+  void testManyAttemptsListTheLatest() {
+    const std::string file = path("many-attempts.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({"{}", 1, "torch", "torch script"});
+      for (int attempt = 0; attempt < 12; ++attempt) {
+        EventBatch b = known_iteration(0);
+        b.records = {placement(attempt, 10 + attempt * 1000)};
+        if (attempt < 11) b.records.push_back(rank_end(attempt, true, 500 + attempt * 1000));
+        w.write(b);
+      }
+    }
+    RunStoreReader run(file);
+    const std::string text = attendance_findings(rank_attendance(run)).back();
+    QVERIFY2(text.find("3 earlier attempts not listed; attempt 4 ended when rank 0 failed") != std::string::npos,
+             text.c_str());
+    QVERIFY(text.find("attempt 3 ended") == std::string::npos);
+    QVERIFY2(text.find("attempt 11 ended when rank 0 failed; attempt 12's") != std::string::npos, text.c_str());
+  }
 };
 
 DDPSCOPE_TEST_GUILESS_MAIN(TestRankAttendance)
