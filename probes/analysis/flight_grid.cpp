@@ -48,11 +48,13 @@ std::string flight_grid_text(const FlightGrid& g) {
   if (g.seqs.empty()) return {};
   std::string out = detail::concat("group '", g.group, "', collectives #", g.seqs.front(), "..#", g.seqs.back(),
                                    " (C completed, S started, s scheduled, - not called or not held)\n");
-  const auto column = [](const std::string& text) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%-7s", text.c_str());
-    return std::string(buf);
-  };
+  // Columns as wide as the widest rank or number (at least 7), so that none runs into the next.
+  size_t width = 7;
+  for (int64_t s : g.seqs)
+    width = std::max(width, std::to_string(s).size() + 3);  // ">#" and a space
+  for (int r : g.ranks)
+    width = std::max(width, std::to_string(r).size() + 1);
+  const auto column = [width](const std::string& text) { return text + std::string(width - text.size(), ' '); };
   out += column("rank");
   for (int64_t s : g.seqs)
     out += column((s == g.focus_seq ? ">#" : "#") + std::to_string(s));

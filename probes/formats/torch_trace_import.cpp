@@ -3,6 +3,7 @@
 #include "atomic_file.h"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -477,17 +478,20 @@ std::string rank_runs_text(const std::vector<std::pair<int, int>>& runs) {
 // The job's size, the ranks with a trace and those without (as runs: a trace may claim
 // any world size, and memory must not follow it).
 void describe_ranks(const std::vector<FileScan>& files, TorchImportResult& result) {
-  int world = files.back().rank + 1;
+  // In 64 bits: a trace of rank 2147483647 makes the world one larger than an int holds
+  // ("no trace for ranks 0-2147483646, -2147483648-..." before).
+  int64_t world = int64_t{files.back().rank} + 1;
   for (const auto& f : files)
-    if (f.header.world_size > 0) world = std::max(world, f.header.world_size);
-  result.world_size = world;
-  int next = 0;
+    if (f.header.world_size > 0) world = std::max<int64_t>(world, f.header.world_size);
+  world = std::min<int64_t>(world, std::numeric_limits<int>::max());
+  result.world_size = static_cast<int>(world);
+  int64_t next = 0;
   for (const auto& f : files) {
     result.ranks.push_back(f.rank);
-    if (f.rank > next) result.absent.push_back({next, f.rank - 1});
-    next = f.rank + 1;
+    if (f.rank > next) result.absent.push_back({static_cast<int>(next), f.rank - 1});
+    next = int64_t{f.rank} + 1;
   }
-  if (next < world) result.absent.push_back({next, world - 1});
+  if (next < world) result.absent.push_back({static_cast<int>(next), static_cast<int>(world - 1)});
   for (const auto& f : files) {
     // Events the reader left out for bad numbers (torch_trace_reader.h).
     const int64_t negative = f.header.skipped_negative_duration, bad = f.header.skipped_bad_time;

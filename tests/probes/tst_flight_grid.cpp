@@ -35,6 +35,28 @@ class TestFlightGrid : public FlightDumpTest {
     const QString text = QString::fromStdString(flight_grid_text(g));
     QVERIFY2(text.contains(">#6") && text.contains("last: #5"), qPrintable(text));
   }
+
+  // Wide ranks and numbers keep their columns apart (issue 68: "9999999S").
+  void testWideRanksAndNumbersStayApart() {
+    CollectiveRow row;
+    row.rank = 9999999;
+    row.collective_seq = 123456789012;
+    row.op = "all_reduce";
+    row.state = "started";
+    FlightGrid g;
+    g.group = "0";
+    g.ranks = {9999999};
+    g.seqs = {123456789012};
+    g.focus_seq = 123456789012;
+    g.cells = {{&row}};
+    const QString text = QString::fromStdString(flight_grid_text(g));
+    const QStringList lines = text.split('\n');
+    QVERIFY2(lines.size() >= 3, qPrintable(text));
+    QVERIFY2(lines[1].startsWith("rank ") && lines[1].contains(" >#123456789012"), qPrintable(text));
+    QVERIFY2(lines[2].startsWith("9999999 ") && lines[2].contains(" S "), qPrintable(text));
+    // The state sits under its column's number.
+    QCOMPARE(lines[2].indexOf(" S ") + 1, lines[1].indexOf(">#"));
+  }
 };
 
 DDPSCOPE_TEST_GUILESS_MAIN(TestFlightGrid)

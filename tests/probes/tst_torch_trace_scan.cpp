@@ -92,8 +92,19 @@ class TestTorchTraceScan : public QObject {
     r = import_torch_traces({huge.toStdString()}, out, {.force = true});
     QCOMPARE(r.absent, (std::vector<std::pair<int, int>>{{1, 999999999}}));
     QVERIFY2(peak_rss_kb() - rss_before < 64 * 1024, qPrintable(QString::number(peak_rss_kb() - rss_before)));
-    RunStoreReader run(out);
-    QVERIFY(run.run().config_json.size() < 100000);
+    {
+      RunStoreReader run(out);
+      QVERIFY(run.run().config_json.size() < 100000);
+    }
+    // A trace of the largest int rank: the words count in 64 bits (issue 68: "no trace for ranks
+    // 0-2147483646, -2147483648-2147483646").
+    r = import_torch_traces({(dir + "/rank1.json").toStdString()}, out,
+                            {.force = true, .ranks = {{(dir + "/rank1.json").toStdString(), 2147483647}}});
+    QCOMPARE(r.world_size, 2147483647);
+    QCOMPARE(r.absent, (std::vector<std::pair<int, int>>{{0, 2147483646}}));
+    QVERIFY(std::find(r.notes.begin(), r.notes.end(),
+                      "1 of the job's 2147483647 ranks have a trace; no trace for ranks 0-2147483646") !=
+            r.notes.end());
   }
 
   // A rank or world size a file claims past 2^31-1 is refused, not wrapped (2^40 was
