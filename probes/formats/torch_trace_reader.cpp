@@ -455,7 +455,6 @@ TraceHeader read_torch_trace(const std::string& path, const std::function<void(c
                              const std::function<bool(double)>& progress) {
   TraceHeader header;
   GzStream stream(path, "trace file", progress);
-  stream.limit_inflation(64);  // PyTorch's traces inflate 13 to 19 times
   Handler handler(header, on_event);
   t_place = {&path, &stream};
   struct Forget {

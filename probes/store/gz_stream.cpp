@@ -10,7 +10,7 @@ namespace ddpscope::probes {
 #define STREAM_ERROR(...) TraceFileError(detail::concat(__VA_ARGS__), __FILE__, __LINE__)
 
 GzStream::GzStream(const std::string& path, const std::string& noun, std::function<bool(double)> progress)
-    : path_(path), progress_(std::move(progress)) {
+    : path_(path), noun_(noun), progress_(std::move(progress)) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw STREAM_ERROR("'", path, "': no such file");
   if (S_ISDIR(st.st_mode)) throw STREAM_ERROR("'", path, "' is a folder, not a ", noun);
@@ -55,9 +55,9 @@ void GzStream::fill() {
     const int64_t inflated = static_cast<int64_t>(consumed_ + end_);
     if (inflated > std::max<int64_t>(int64_t{64} << 20, max_ratio_ * std::max<int64_t>(file_size_, 1)))
       throw STREAM_ERROR("'", path_, "' inflates to more than ", max_ratio_, " times its ", file_size_ >> 10, " KiB (",
-                         inflated >> 20,
-                         " MiB so far): a gzip bomb, not what a profiler writes (its "
-                         "traces inflate 13 to 19 times); if it is one, gunzip it and import the JSON");
+                         inflated >> 20, " MiB so far): a gzip bomb, not a ", noun_,
+                         " as PyTorch writes one (its traces and dumps inflate 13 to 19 times); if it is one, "
+                         "gunzip it and give the file itself");
   }
   if (progress_ && file_size_ > 0) {
     const double read = static_cast<double>(gzoffset(file_));

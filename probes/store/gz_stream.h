@@ -38,6 +38,9 @@ class GzStream {
 
   // A gzipped file that inflates past `ratio` times its size (and past 64 MiB) is refused
   // as a gzip bomb: memory follows what is read, and a 10 MB file must not become 10 GB.
+  // Every reader has the limit (kMaxInflation: PyTorch's traces inflate 13 to 19 times,
+  // its JSON flight dumps about 15); 0 lifts it.
+  static constexpr int kMaxInflation = 64;
   void limit_inflation(int ratio) { max_ratio_ = ratio; }
 
   char Peek() const { return pos_ < end_ ? buffer_[pos_] : '\0'; }
@@ -62,13 +65,13 @@ class GzStream {
  private:
   static constexpr size_t kChunk = 1 << 20;
   void fill();
-  std::string path_;
+  std::string path_, noun_;
   std::function<bool(double)> progress_;
   gzFile file_ = nullptr;
   std::unique_ptr<char[]> buffer_;
   size_t pos_ = 0, end_ = 0, consumed_ = 0;
   int64_t file_size_ = 0;
-  int max_ratio_ = 0;  // 0: no limit
+  int max_ratio_ = kMaxInflation;  // 0: no limit
 };
 
 }  // namespace ddpscope::probes
