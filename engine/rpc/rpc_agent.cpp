@@ -43,6 +43,7 @@ void RpcAgent::start() {
   DDPSCOPE_CHECK(options_.num_worker_threads >= 1 && options_.max_worker_threads >= options_.num_worker_threads,
                  "init_rpc: need 1 <= num_worker_threads (", options_.num_worker_threads, ") <= max_worker_threads (",
                  options_.max_worker_threads, ")");
+  transport_->expect_token(setup_.token);
   transport_->connect(setup_.endpoints);
   for (size_t r = 0; r < setup_.workers.size(); ++r)
     peer_state_.push_back(std::make_unique<PeerState>());

@@ -39,6 +39,7 @@ class ShmTransport final : public Transport {
   ~ShmTransport() override;
 
   std::string endpoint() const override { return endpoint_; }
+  void expect_token(const std::string& token) override { tcp_.expect_token(token); }
   void connect(const std::vector<std::string>& endpoints) override;
   void send(int32_t dst, std::vector<OutgoingFrame> frames) override;
   void poll(std::chrono::milliseconds wait, TransportEvents& events) override;

@@ -85,6 +85,30 @@ bool FrameReader::reuse_spare(size_t bytes) {
   return true;
 }
 
+bool FrameReader::check_token(const uint8_t* p, size_t avail, bool& wait, std::string* why) {
+  if (verified_ || token_.empty()) return true;
+  if (sizes_[0] != token_.size()) {
+    refused_token_ = true;
+    *why = detail::concat("a connection whose first message does not start with the job's token (a first frame of ",
+                          sizes_[0], " bytes; the token has ", token_.size(), ")");
+    return false;
+  }
+  if (avail < token_.size()) {
+    wait = true;
+    return true;
+  }
+  uint8_t diff = 0;  // in constant time: the comparison does not tell how much matched
+  for (size_t i = 0; i < token_.size(); ++i)
+    diff |= static_cast<uint8_t>(p[i] ^ static_cast<uint8_t>(token_[i]));
+  if (diff != 0) {
+    refused_token_ = true;
+    *why = "a connection whose first message carries another token than the job's";
+    return false;
+  }
+  verified_ = true;
+  return true;
+}
+
 bool FrameReader::parse(const std::function<void(IncomingMessage)>& on_message, std::string* why) {
   for (;;) {
     const uint8_t* p = buf_.data() + begin_;
@@ -103,24 +127,34 @@ bool FrameReader::parse(const std::function<void(IncomingMessage)>& on_message, 
         t_begin_ticks_ = clock_ ? clock_() : 0;
         continue;
       }
-      const size_t need = 8 * static_cast<size_t>(count_);  // at most 32 KiB: it fits the buffer
-      if (avail < need) return true;
-      sizes_.resize(static_cast<size_t>(count_));
-      std::memcpy(sizes_.data(), p, need);
-      begin_ += need;
-      size_t at = 0;
-      offsets_.clear();
-      body_left_ = 0;
-      for (uint64_t size : sizes_) {
-        if (size > static_cast<uint64_t>(max_frame_bytes_)) {
-          *why = detail::concat("frame of ", size, " bytes (at most ", max_frame_bytes_, ")");
-          return false;
+      if (!sizes_read_) {
+        const size_t need = 8 * static_cast<size_t>(count_);  // at most 32 KiB: it fits the buffer
+        if (avail < need) return true;
+        sizes_.resize(static_cast<size_t>(count_));
+        std::memcpy(sizes_.data(), p, need);
+        begin_ += need;
+        size_t at = 0;
+        offsets_.clear();
+        body_left_ = 0;
+        for (uint64_t size : sizes_) {
+          if (size > static_cast<uint64_t>(max_frame_bytes_)) {
+            *why = detail::concat("frame of ", size, " bytes (at most ", max_frame_bytes_, ")");
+            return false;
+          }
+          at = (at + 63) / 64 * 64;
+          offsets_.push_back(at);
+          at += static_cast<size_t>(size);
+          body_left_ += static_cast<size_t>(size);
         }
-        at = (at + 63) / 64 * 64;
-        offsets_.push_back(at);
-        at += static_cast<size_t>(size);
-        body_left_ += static_cast<size_t>(size);
+        body_bytes_wanted_ = at;
+        sizes_read_ = true;
+        continue;
       }
+      bool wait = false;
+      if (!check_token(p, avail, wait, why)) return false;
+      if (wait) return true;
+      const size_t at = body_bytes_wanted_;
+      sizes_read_ = false;
       if (!reuse_spare(at) && !allocate_body(at)) {
         *why = detail::concat("message of ", at, " bytes: more than this process can hold");
         return false;

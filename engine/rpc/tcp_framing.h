@@ -40,6 +40,13 @@ class FrameReader {
   // Bytes of the message being read still to come (0 between messages).
   size_t body_left() const { return body_ ? body_left_ : 0; }
 
+  // The connection's first message must start with `token` (its first frame, compared in
+  // constant time) before the rest of it is read or a byte allocated for it: until then a
+  // connection holds at most its frame sizes and the token in the reader's own buffer.
+  // Empty: no check here. refused_token(): received() failed for that reason.
+  void expect_token(std::string token) { token_ = std::move(token); }
+  bool refused_token() const { return refused_token_; }
+
   static constexpr size_t kBuffer = 64 * 1024;
 
  private:
@@ -48,6 +55,9 @@ class FrameReader {
   bool reuse_spare(size_t bytes);
   // Moves on past frames that are whole; true when the message is.
   bool frames_done();
+  // The token check, before the first body: true when passed (or not asked for); false with
+  // *why when refused; `wait` when its bytes have not all come.
+  bool check_token(const uint8_t* p, size_t avail, bool& wait, std::string* why);
 
   int64_t max_frame_bytes_;
   std::function<int64_t()> clock_;
@@ -59,13 +69,17 @@ class FrameReader {
   // are then aligned for its dtype and adopted without a copy (message_codec.cpp).
   std::shared_ptr<uint8_t[]> body_;
   size_t body_bytes_ = 0;
+  size_t body_bytes_wanted_ = 0;  // the message's, with its frames aligned
   // The last message's buffer, taken again once no tensor holds it (reuse_spare).
   std::shared_ptr<uint8_t[]> spare_;
   size_t spare_bytes_ = 0;
   std::vector<size_t> offsets_;
   size_t frame_ = 0, frame_got_ = 0;  // the frame being filled, and its bytes so far
   size_t body_left_ = 0;
-  bool direct_ = false;  // the last space() was in body_
+  bool direct_ = false;      // the last space() was in body_
+  bool sizes_read_ = false;  // the message's sizes are in sizes_ (its body not allocated yet)
+  std::string token_;
+  bool verified_ = false, refused_token_ = false;
   int64_t t_begin_ticks_ = 0;
 };
 

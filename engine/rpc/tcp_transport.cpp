@@ -260,6 +260,7 @@ void TcpTransport::accept_all() {
     if (fd < 0) return;
     set_nodelay(fd);
     auto in = std::make_unique<Inbound>(fd, max_frame_bytes_);
+    in->reader.expect_token(token_);
     size_t slot = 0;
     while (slot < inbound_.size() && inbound_[slot])
       ++slot;
@@ -280,7 +281,8 @@ void TcpTransport::read_inbound(Inbound& in, TransportEvents& events) {
     const ssize_t got = ::read(in.fd, where, room);
     if (got > 0) {
       if (in.reader.received(static_cast<size_t>(got), deliver, &why)) continue;
-      events.on_rejected(wire::Rejection::Malformed, why);  // not this transport's traffic
+      // Not this job's traffic (no token), or not this transport's (its framing).
+      events.on_rejected(in.reader.refused_token() ? wire::Rejection::Token : wire::Rejection::Malformed, why);
       return drop(in);
     }
     if (got < 0 && errno == EINTR) continue;

@@ -35,6 +35,7 @@ class TcpTransport final : public Transport {
   std::string endpoint() const override { return endpoint_; }
   // An empty endpoint: a worker this transport does not serve (another reaches it); it is
   // neither connected to nor reported.
+  void expect_token(const std::string& token) override { token_ = token; }
   void connect(const std::vector<std::string>& endpoints) override;
   void send(int32_t dst, std::vector<OutgoingFrame> frames) override;
   void poll(std::chrono::milliseconds wait, TransportEvents& events) override;
@@ -69,6 +70,7 @@ class TcpTransport final : public Transport {
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
   int64_t max_frame_bytes_;
+  std::string token_;  // set before connect(); every inbound connection's reader checks it
   std::string endpoint_;
   std::vector<std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<Inbound>> inbound_;  // poll()'s thread only

@@ -57,6 +57,11 @@ class Transport {
   virtual ~Transport() = default;
   // Where this end is reached: what the other workers are told to connect to.
   virtual std::string endpoint() const = 0;
+  // The job's token, before connect(): a transport that reads a message in pieces (TCP)
+  // refuses a connection whose first message does not start with it before it reads or
+  // allocates the rest, so a stranger's claimed sizes cost nothing. Others leave the check
+  // to the agent (wire::decode_message), which every message passes through anyway.
+  virtual void expect_token(const std::string& token) { (void)token; }
   // Connects to every worker, this one included (`endpoints[id]` is worker id's).
   virtual void connect(const std::vector<std::string>& endpoints) = 0;
   // Sends one message to worker `dst`. Safe from any thread; messages to one peer keep

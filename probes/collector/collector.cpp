@@ -16,6 +16,12 @@
 #include "probe.h"
 
 namespace ddpscope::probes {
+namespace {
+
+constexpr int64_t kMaxBatchMessageBytes = int64_t{256} << 20;
+constexpr int64_t kMaxClockMessageBytes = int64_t{1} << 20;
+
+}  // namespace
 
 Collector::Collector(CollectorOptions options)
     : options_(std::move(options)),
@@ -28,6 +34,12 @@ Collector::Collector(CollectorOptions options)
   reserve_ = std::make_unique<DiskReserve>(options_.run_file + "-reserve", 256 * 1024);
   batches_in_.set(zmq::sockopt::linger, 0);
   batches_in_.set(zmq::sockopt::rcvhwm, 1024);
+  // ZeroMQ reads a whole message before the token in it can be checked: a frame past these
+  // is refused as it arrives (the peer disconnected), so a stranger's 1 GiB claim costs
+  // nothing. A rank's batch is at most 65,536 events and its records (a few MB); the
+  // clock's messages are a few bytes.
+  batches_in_.set(zmq::sockopt::maxmsgsize, kMaxBatchMessageBytes);
+  clock_socket_.set(zmq::sockopt::maxmsgsize, kMaxClockMessageBytes);
   clock_socket_.set(zmq::sockopt::linger, 0);
   try {
     const auto port = [&](int offset) {

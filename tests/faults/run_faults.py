@@ -498,10 +498,21 @@ def scenario_host_cut(build, work):
         subprocess.run(["bash", cluster, "down"])
 
 
+def rss_mib(pid, field="VmHWM"):
+    """A process's peak resident memory so far in MiB (VmRSS: now; 0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(l.split()[1]) // 1024 for l in f if l.startswith(field + ":"))
+    except (OSError, StopIteration):
+        return 0
+
+
 def scenario_foreign_rpc(build, work):
-    r = Result("a foreign sender at a worker's RPC port (wrong token, no token, garbage; 5 of each)",
-               "every message refused and counted (stats, the app's summary); the job finishes; the token is in no "
-               "command line (ps) and not in the run file")
+    r = Result("a foreign sender at a worker's RPC port (wrong token, no token, garbage; 5 of each; on TCP also "
+               "a 1 GiB frame claimed behind a wrong token)",
+               "every message refused and counted (stats, the app's summary); the 1 GiB frame read no further than "
+               "its token, the worker's memory unchanged; the job finishes; the token is in no command line (ps) "
+               "and not in the run file")
     run = os.path.join(work, "foreign.ddprun")
     # Long enough to outlast the sender on the faster transport too (tcp: about 1 s per 300).
     job = Job(build, remote_args(run, iters=1500))
@@ -528,6 +539,15 @@ def scenario_foreign_rpc(build, work):
             p = subprocess.run([os.path.join(build, "tests", "foreign_rpc_sender"), f"{scheme}://127.0.0.1:{port}", "5"],
                                capture_output=True, text=True, timeout=30)
             sent += p.stdout.strip() + " "
+        if scheme == "ddptcp":  # a 1 GiB frame claimed behind a wrong token costs the worker nothing
+            before = rss_mib(pid)
+            p = subprocess.run([os.path.join(build, "tests", "foreign_rpc_sender"), f"ddptcp://127.0.0.1:{ports[0]}",
+                                "big", "256"], capture_output=True, text=True, timeout=60)
+            grown = rss_mib(pid) - before
+            sent += p.stdout.strip() + f" (its memory grew {grown} MiB) "
+            taken = re.search(r"took (\d+) of", p.stdout)
+            if not taken or int(taken.group(1)) >= 64 or grown >= 64:
+                problems.append(f"a wrong token's 1 GiB frame was read: {p.stdout.strip()}, memory grew {grown} MiB")
         ps = subprocess.run(["ps", "-eo", "args"], capture_output=True).stdout
         if token is None:
             problems.append("no DDPSCOPE_RUN_TOKEN in rank 1's environment")
@@ -553,6 +573,34 @@ def scenario_foreign_rpc(build, work):
     if problems:
         r.observed = "; ".join(problems)
     return r
+
+
+def scenario_foreign_collector(build, work):
+    r = Result("a foreign sender at the collector's ports (a 512 MiB frame behind a wrong token)",
+               "the frame refused as it arrives (ZeroMQ's message limit): the collector's memory unchanged; "
+               "the job finishes and its run is whole")
+    run = os.path.join(work, "foreign-collector.ddprun")
+    job = Job(build, train_args(run, iters=3000))
+    pid = wait_for_pid(job.tag, "ddpscope-collec")  # its comm, cut to 15 characters
+    problems, said = [], []
+    ports = []
+    end = time.monotonic() + 20
+    while pid and len(ports) < 2 and time.monotonic() < end:
+        ports = listening_loopback_ports(pid)
+        time.sleep(0.1)
+    if len(ports) < 2:
+        problems.append(f"the collector's two ports not found (found {ports})")
+    for port in ports:
+        before = rss_mib(pid)
+        p = subprocess.run([os.path.join(build, "tests", "foreign_rpc_sender"), f"tcp://127.0.0.1:{port}", "big",
+                            "512"], capture_output=True, text=True, timeout=60)
+        grown = rss_mib(pid) - before
+        said.append(f"port {port}: its memory grew {grown} MiB")
+        if p.returncode != 0 or grown >= 64:
+            problems.append(f"port {port}: {p.stdout.strip()} {p.stderr.strip()[-200:]}; memory grew {grown} MiB")
+    code = job.wait(120)
+    problems += check_common(r, job, code, run, 120, want_failure=False)
+    return r.conclude(problems, f"exit {code}; " + "; ".join(said))
 
 
 def scenario_disk_full(build, work):
@@ -622,6 +670,7 @@ SCENARIOS = {
     "app-file-replaced": lambda b, w: scenario_app_file(b, w, "replaced"),
     "host-cut-off": scenario_host_cut,
     "foreign-rpc-sender": scenario_foreign_rpc,
+    "foreign-collector-sender": scenario_foreign_collector,
     "rpc-callee-killed": lambda b, w: scenario_rpc_death(b, w, "serve"),
     "dist-backward-worker-killed": lambda b, w: scenario_rpc_death(b, w, "backward"),
     **flight_faults.scenarios(sys.modules[__name__]),

@@ -156,6 +156,39 @@ class TestTcpFraming : public QObject {
     QCOMPARE(held[0].frames[0].data[299999], uint8_t('a'));
   }
 
+  // A reader that expects the job's token refuses a connection whose first message lacks it
+  // once the sizes and the token's bytes are in, before any of a claimed 1 GiB frame is read
+  // or allocated (issue 68); once a message showed it, later ones are not checked again.
+  void testTheTokenIsCheckedBeforeTheBody() {
+    const std::string token(32, 't');
+    for (const std::string& first : {std::string(32, 'x'), std::string(31, 't'), std::string()}) {
+      FrameReader reader(int64_t{1} << 32);
+      reader.expect_token(token);
+      std::vector<uint8_t> head =
+          encode_frame_sizes({{first.data(), first.size(), nullptr}, {nullptr, size_t{1} << 30, nullptr}});
+      head.insert(head.end(), first.begin(), first.end());
+      bool ok = true;
+      std::string why;
+      const auto got = feed(reader, head, 7, &ok, &why);
+      QVERIFY2(!ok && reader.refused_token(), why.c_str());
+      QVERIFY(got.empty());
+      QVERIFY2(QString::fromStdString(why).contains("token"), why.c_str());
+      QCOMPARE(reader.body_left(), size_t{0});  // nothing allocated for the body
+    }
+    FrameReader reader(1 << 20);
+    reader.expect_token(token);
+    std::vector<uint8_t> bytes = onTheWire({token, "first"});
+    const std::vector<uint8_t> second = onTheWire({"no token needed now", "second"});
+    bytes.insert(bytes.end(), second.begin(), second.end());
+    bool ok = false;
+    std::string why;
+    const auto got = feed(reader, bytes, 5, &ok, &why);
+    QVERIFY2(ok, why.c_str());
+    QCOMPARE(got.size(), size_t{2});
+    QCOMPARE(got[0][1], std::string("first"));
+    QCOMPARE(got[1][1], std::string("second"));
+  }
+
   void testOutOfRangeIsRefusedNamingIt() {
     QFETCH(QByteArray, bytes);
     QFETCH(QString, said);
