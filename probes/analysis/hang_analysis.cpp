@@ -627,6 +627,17 @@ void add_quiet_finding(HangReport& report) {
 
 }  // namespace
 
+namespace {
+
+// Dumps that lack a rank's: the verdict rests on the others' records, and says so.
+void add_no_dump_finding(HangReport& report, const std::vector<int>& absent) {
+  if (absent.empty()) return;
+  report.findings.push_back(detail::concat("no dump of rank", absent.size() > 1 ? "s " : " ", rank_ranges_text(absent),
+                                           ": the verdict knows only what the other ranks recorded"));
+}
+
+}  // namespace
+
 HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   HangReport report;
   const RunRow run_row = run.run();
@@ -671,6 +682,8 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
     report.findings.front() = report.verdict;
   }
   add_flight_record_stacks(report);
+  // A run made of PyTorch's dumps alone (imported): the ranks whose dump is missing.
+  if (only_torch_dumps) add_no_dump_finding(report, report.records.ranks_without_records());
   // A job that is over: the ranks its launcher saw stopped when it ended the job.
   if (run_row.status != "running") add_ranks_stopped_at_the_end(report, run.ranks());
   // Ranks that never joined, joined late, or ran again: after the verdict, before the rest.
@@ -694,10 +707,7 @@ HangReport analyze_hang(FlightData records) {
                                       : detail::concat("group '", g.group, "': every rank called collectives #",
                                                        std::max<int64_t>(g.first_seq, 0), "..#", g.seq,
                                                        " alike and completed them"));
-  if (!absent.empty())
-    report.findings.push_back(detail::concat("no dump of rank", absent.size() > 1 ? "s " : " ",
-                                             rank_ranges_text(absent),
-                                             ": the verdict knows only what the other ranks recorded"));
+  add_no_dump_finding(report, absent);
   add_flight_record_stacks(report);
   return report;
 }

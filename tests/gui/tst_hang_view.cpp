@@ -282,6 +282,9 @@ class TestHangView : public QObject {
     QVERIFY2(verdict.contains("Group '0' collective #19: size mismatch. Rank 3 called all_reduce Float[2048]"),
              qPrintable(verdict));
     QCOMPARE(hang->grid()->rowCount(), 3);  // ranks 0, 1 and 3: no dump of rank 2
+    // ... and the tab says so (issue 68: the grid listed three ranks without a word on the fourth).
+    QVERIFY2(hang->findings().contains("no dump of rank 2: the verdict knows only what the other ranks recorded"),
+             qPrintable(hang->findings()));
   }
 };
 
