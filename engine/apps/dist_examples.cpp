@@ -10,6 +10,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "worker_protocol.h"
 #include "ddpscope/median.h"
 #include "autograd/ops.h"
 #include "c10d/process_group.h"
@@ -346,6 +347,8 @@ int example_worker(int argc, char** argv) {
   if (o.name == "ring") {
     const int code = run_ring_example(*group, o);
     if (probes_session) probes_session->flush();
+    emit_rank_end(group->rank(), probes_session ? probes_session->shipped() : 0,
+                  probes_session ? probes_session->dropped() : 0);
     return code;
   }
   const int rank = group->rank();
@@ -373,6 +376,9 @@ int example_worker(int argc, char** argv) {
     std::fflush(stdout);
   }
   if (probes_session) probes_session->flush();
+  // Before MPI's shutdown, which waits for every worker: a worker that never gets there
+  // (stopped) is then named by the launcher's end watchdog.
+  emit_rank_end(rank, probes_session ? probes_session->shipped() : 0, probes_session ? probes_session->dropped() : 0);
   // A failed example fails the job, naming the rank and the error (the launcher says so).
   if (failed) throw Error(g_named.error, "example", 0);
   return 0;

@@ -63,6 +63,9 @@ JobMonitor::JobMonitor(const Settings& settings, CollectorProcess* collector)
       err_lines_("stderr", [this](const std::string& line) { stderr_line(line); }) {
   // Other jobs report no start; a script's own rendezvous has a timeout (torch's).
   if (!settings_.training || settings_.script) start_watchdog_.started();
+  // RPC jobs report no training's end: their first rank's end arms the end watchdog (a
+  // worker stopped by a signal hung them for ever, issue 68).
+  if (!settings_.training) end_watchdog_.trains_nothing();
   if (collector_) rank_states_.emplace(collector_->run_file(), settings_.world_size);
 }
 

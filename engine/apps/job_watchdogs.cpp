@@ -61,12 +61,12 @@ std::optional<std::string> EndWatchdog::expired(WatchdogClock::time_point now) {
   size_t count = 0;
   for (size_t r = 0; r < ended_.size(); ++r)
     if (!ended_[r]) stuck += (count++ ? ", " : "") + std::to_string(r);
-  return detail::concat("training finished, but the job had not exited ", whole_seconds(limit_),
-                        " s after the first rank ended: MPI_Finalize waits for every rank, and ",
+  return detail::concat(trains_ ? "training finished, but the job" : "the job", " had not exited ",
+                        whole_seconds(limit_), " s after the first rank ended: MPI_Finalize waits for every rank, and ",
                         stuck.empty() ? std::string("every rank reported its end, so one is stuck in MPI's shutdown")
                                       : ranks_named(count, stuck) +
                                             (count == 1 ? " never reported its end" : " never reported their end") +
-                                            " (stopped, or stuck after training)",
+                                            (trains_ ? " (stopped, or stuck after training)" : " (stopped, or stuck)"),
                         "; every event before that is in the run file; DDPSCOPE_END_TIMEOUT_MS sets this limit");
 }
 

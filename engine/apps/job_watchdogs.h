@@ -72,6 +72,12 @@ class EndWatchdog {
   EndWatchdog(std::chrono::milliseconds limit, int world_size)
       : limit_(limit), ended_(static_cast<size_t>(world_size), false) {}
   void training_done(WatchdogClock::time_point now);
+  // A job that does not train (an RPC example, rpc-ping): armed from the start, so that the
+  // first rank's end starts the clock, as training's end does for a training job.
+  void trains_nothing() {
+    training_done_ = true;
+    trains_ = false;
+  }
   void rank_ended(int rank, WatchdogClock::time_point now);
   void rank_failed() { armed_ = false; }
   std::optional<std::string> expired(WatchdogClock::time_point now);
@@ -80,6 +86,7 @@ class EndWatchdog {
   std::chrono::milliseconds limit_;
   std::vector<bool> ended_;
   bool training_done_ = false;
+  bool trains_ = true;
   bool armed_ = true;
   std::optional<WatchdogClock::time_point> ending_since_;
 };

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
+#include "worker_protocol.h"
 #include "ddpscope/median.h"
 #include "allocation_counter.h"
 #include "autograd/ops.h"
@@ -176,6 +177,8 @@ int rpc_ping_worker(int argc, char** argv) {
   }
   rpc::shutdown(true);
   if (probes_session) probes_session->flush();
+  emit_rank_end(group->rank(), probes_session ? probes_session->shipped() : 0,
+                probes_session ? probes_session->dropped() : 0);
   return 0;
 }
 

@@ -36,9 +36,7 @@ std::unique_ptr<ddpscope::probes::ProbeSession> g_probes;
 void report_probes(int rank) {
   if (!g_probes) return;
   g_probes->flush();
-  ddpscope::apps::emit_worker_event(
-      stderr,
-      {{"event", "probes"}, {"rank", rank}, {"shipped", g_probes->shipped()}, {"dropped", g_probes->dropped()}});
+  ddpscope::apps::emit_rank_end(rank, g_probes->shipped(), g_probes->dropped());
 }
 
 // Reports the error, then ends every rank: the others may be waiting in a collective

@@ -17,6 +17,13 @@ inline void emit_worker_event(std::FILE* out, const nlohmann::json& event) {
   std::fflush(out);
 }
 
+// A rank's end, before MPI's shutdown (which has no timeout): how many events its probes
+// shipped and could not. The launcher's end watchdog starts at the first one
+// (job_watchdogs.h), so a rank stopped or stuck while the others end is named.
+inline void emit_rank_end(int rank, uint64_t shipped, uint64_t dropped) {
+  emit_worker_event(stderr, {{"event", "probes"}, {"rank", rank}, {"shipped", shipped}, {"dropped", dropped}});
+}
+
 // The event in `line`, or nothing when the line is ordinary output.
 inline std::optional<nlohmann::json> parse_worker_event(const std::string& line) {
   if (line.rfind(kWorkerLinePrefix, 0) != 0) return std::nullopt;

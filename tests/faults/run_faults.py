@@ -603,6 +603,33 @@ def scenario_foreign_collector(build, work):
     return r.conclude(problems, f"exit {code}; " + "; ".join(said))
 
 
+def scenario_rpc_worker_stopped(build, work):
+    r = Result("RPC worker 0 stopped (SIGSTOP) mid-job (example seed; RPC and end timeouts 3 s)",
+               "worker 1's calls time out and it ends; the end watchdog then ends the job naming worker 0, said "
+               "stopped; no process left (it hung for ever before)")
+    run = os.path.join(work, "rpc-stopped.ddprun")
+    job = Job(build, ["example", "seed", "--np", "2", "--repeat", "1000000", "--out", run],
+              {"DDPSCOPE_RPC_TIMEOUT_MS": "3000", "DDPSCOPE_END_TIMEOUT_MS": "3000"})
+    pid = wait_for_pid(job.tag, "ddpscope-worker", rank=0)
+    time.sleep(2)  # serving: worker 0 times its forward and backward runs
+    t0 = time.monotonic()
+    if pid:
+        os.kill(pid, signal.SIGSTOP)
+    code = job.wait(90)
+    if code is not None:
+        r.detection = time.monotonic() - t0
+    if pid:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except OSError:
+            pass
+    problems = check_common(r, job, code, run, 90, names=(r"rank 0 never reported its end \(stopped, or stuck\)",))
+    problems += unanswering_problems(build, run, {0: "was stopped by a signal"})
+    if pid is None:
+        problems.append("worker 0 was never found")
+    return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
+
+
 def scenario_disk_full(build, work):
     r = Result("the disk holding the run file fills up", "training goes on; the file stays sound; the events lost "
                                                          "are counted and reported; the run's end is recorded (status "
@@ -671,6 +698,7 @@ SCENARIOS = {
     "host-cut-off": scenario_host_cut,
     "foreign-rpc-sender": scenario_foreign_rpc,
     "foreign-collector-sender": scenario_foreign_collector,
+    "rpc-worker-stopped": scenario_rpc_worker_stopped,
     "rpc-callee-killed": lambda b, w: scenario_rpc_death(b, w, "serve"),
     "dist-backward-worker-killed": lambda b, w: scenario_rpc_death(b, w, "backward"),
     **flight_faults.scenarios(sys.modules[__name__]),

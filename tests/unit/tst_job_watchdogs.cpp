@@ -96,6 +96,21 @@ class TestJobWatchdogs : public ProcessTest {
     QVERIFY2(why->find("rank 1 never reported its end") != std::string::npos, why->c_str());
   }
 
+  // A job that trains nothing (an RPC example): its first rank's end starts the clock, and
+  // the words do not speak of training (issue 68: a stopped worker hung such jobs for ever).
+  void testEndWatchdogOfAJobThatTrainsNothing() {
+    const auto t0 = WatchdogClock::now();
+    EndWatchdog w(10s, 2);
+    w.trains_nothing();
+    QVERIFY(!w.expired(t0 + 1h));  // no rank ended: nothing to time
+    w.rank_ended(1, t0 + 70s);
+    QVERIFY(!w.expired(t0 + 79s));
+    const auto why = w.expired(t0 + 80s);
+    QVERIFY(why);
+    QVERIFY2(why->rfind("the job had not exited 10 s after the first rank ended", 0) == 0, why->c_str());
+    QVERIFY2(why->find("rank 0 never reported its end (stopped, or stuck);") != std::string::npos, why->c_str());
+  }
+
   void testMalformedLimitIsRefusedNamingIt() {
     qputenv("DDPSCOPE_START_TIMEOUT_MS", "3m");
     QVERIFY_THROWS_EXCEPTION(ddpscope::Error, WatchdogLimits::from_environment());
