@@ -23,6 +23,9 @@ static_assert(static_cast<int>(wire::MessageType::Call) == static_cast<int>(prob
 inline constexpr uint64_t kRejectionsMarked = 100;
 // Worker 0's function that counts graceful-shutdown votes (shutdown_tally.h).
 inline constexpr const char* kShutdownVote = "_ddpscope.shutdown_vote";
+// Answered by any live agent, whatever its program does: graceful shutdown asks it of a
+// worker that has not voted yet, to tell one still working from one stopped or hung.
+inline constexpr const char* kAlive = "_ddpscope.alive";
 
 inline void record_message(probes::Kind kind, const std::string& name, int64_t t_begin_ticks, int32_t peer,
                            size_t bytes, const wire::Header& h) {

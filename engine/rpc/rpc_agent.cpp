@@ -59,6 +59,9 @@ void RpcAgent::start() {
     return agent->shutdown_vote(a);
   };
   shutdown_vote_fn_ = std::move(vote);
+  auto alive = std::make_shared<RegisteredFunction>();
+  alive->fn = [](const ValueList&) -> Value { return Value(int64_t{1}); };
+  alive_fn_ = std::move(alive);
   rrefs_ = std::make_shared<RRefContext>(
       setup_.self, [weak](int32_t dst, MessageType type, std::vector<int64_t> ids, std::function<void()> on_ack) {
         if (auto agent = weak.lock()) agent->send_control(dst, type, std::move(ids), std::move(on_ack));
@@ -66,9 +69,35 @@ void RpcAgent::start() {
   running_ = true;
 }
 
+// Worker 0's side of a vote: it waits half the RPC timeout for the round to complete, then
+// asks the workers that have not voted whether they are alive (a quarter of it), so that the
+// voter hears back before its own call times out.
 Value RpcAgent::shutdown_vote(const ValueList& a) {
-  return Value(shutdown_tally_->vote(a.at(0).to_int(), static_cast<int32_t>(a.at(1).to_int()), a.at(2).to_int(),
-                                     options_.rpc_timeout));
+  const Milliseconds wait = options_.rpc_timeout / 2;
+  const Milliseconds ask = std::max(options_.rpc_timeout / 4, Milliseconds(200));
+  return Value(
+      shutdown_tally_->vote(a.at(0).to_int(), static_cast<int32_t>(a.at(1).to_int()), a.at(2).to_int(), wait,
+                            [this, ask](const std::vector<int32_t>& missing) { return unanswering(missing, ask); }));
+}
+
+std::vector<int32_t> RpcAgent::unanswering(const std::vector<int32_t>& workers, Milliseconds within) {
+  std::vector<std::pair<int32_t, std::shared_ptr<ValueFuture>>> asked;
+  std::vector<int32_t> gone;
+  for (int32_t w : workers) {
+    try {
+      asked.emplace_back(w, call(w, kAlive, {}, within));
+    } catch (const std::exception&) {
+      gone.push_back(w);
+    }
+  }
+  for (auto& [w, answer] : asked) {
+    try {
+      answer->wait();
+    } catch (const std::exception&) {
+      gone.push_back(w);
+    }
+  }
+  return gone;
 }
 
 void RpcAgent::start_receiving() {
@@ -102,7 +131,7 @@ void RpcAgent::shutdown(bool graceful) {
     // message of anyone in flight (a message in flight always has a pending entry on
     // the worker that waits for its reply).
     const auto deadline = Clock::now() + options_.rpc_timeout;
-    for (int64_t round = 0;; ++round) {
+    for (int64_t round = 0;;) {
       wait_until_quiet(deadline);
       size_t busy;
       {
@@ -121,7 +150,9 @@ void RpcAgent::shutdown(bool graceful) {
                   setup_.self, e.what());
         break;
       }
+      if (total == ShutdownTally::kStillWaiting) continue;  // a worker still works: vote again
       if (total == 0) break;
+      ++round;
       if (Clock::now() >= deadline) {
         log::warn("rpc: worker {}: shutdown went on after {} ms with {} messages still unanswered across the job",
                   setup_.self, options_.rpc_timeout.count(), total);

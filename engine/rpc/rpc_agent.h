@@ -139,6 +139,8 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent>, private Transpor
   std::shared_ptr<void> enter_context(const wire::Header& h);
   // The graceful-shutdown vote, served by worker 0's agent itself.
   Value shutdown_vote(const ValueList& args);
+  // Of `workers`, those that do not answer kAlive within `within` (stopped, hung, gone).
+  std::vector<int32_t> unanswering(const std::vector<int32_t>& workers, Milliseconds within);
   // The stats as run-file metrics (iteration -1), at shutdown.
   void record_stats() const;
   Value decode_body(const wire::WireValue& body, const Received& r);
@@ -158,6 +160,7 @@ class RpcAgent : public std::enable_shared_from_this<RpcAgent>, private Transpor
   std::shared_ptr<RRefContext> rrefs_;
   std::unique_ptr<ShutdownTally> shutdown_tally_;  // worker 0 counts the shutdown votes
   std::shared_ptr<const RegisteredFunction> shutdown_vote_fn_;
+  std::shared_ptr<const RegisteredFunction> alive_fn_;  // kAlive: answered while this agent lives
   std::thread receiver_;
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_receiving_{false};

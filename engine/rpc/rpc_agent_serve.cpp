@@ -212,7 +212,7 @@ void RpcAgent::serve_call(wire::DecodedMessage m, Received r) {
   ValueList args = args_value.list();
   args_value = Value();
   const wire::Header h = m.header;
-  auto fn = function == kShutdownVote ? shutdown_vote_fn_ : find_function(function);
+  auto fn = function == kShutdownVote ? shutdown_vote_fn_ : function == kAlive ? alive_fn_ : find_function(function);
   auto run = [this, h, function, fn, args = std::move(args)]() mutable {
     const auto context = enter_context(h);
     DDPSCOPE_SPAN_DYNAMIC(span, probes::Kind::RpcCall, function);

@@ -4,28 +4,35 @@
 
 namespace ddpscope::rpc {
 
-int64_t ShutdownTally::vote(int64_t round, int32_t voter, int64_t busy, std::chrono::milliseconds timeout) {
+int64_t ShutdownTally::vote(int64_t round, int32_t voter, int64_t busy, std::chrono::milliseconds wait,
+                            const std::function<std::vector<int32_t>(const std::vector<int32_t>&)>& unanswering) {
   std::unique_lock<std::mutex> lock(mutex_);
   Round& r = rounds_[round];
-  DDPSCOPE_CHECK(r.voters.insert(voter).second, "shutdown: worker ", voter, " voted twice in round ", round);
-  r.sum += busy;
-  ++r.waiting;
+  if (r.voters.insert(voter).second) r.sum += busy;  // a vote again is the same vote
+  // Rounds are kept (a shutdown has a few): a voter told to wait may vote again after the
+  // round completed, and must find its sum, not a new round.
   const auto complete = [&] { return static_cast<int>(r.voters.size()) == workers_; };
   if (complete()) {
     cv_.notify_all();
-  } else if (!cv_.wait_for(lock, timeout, complete)) {
-    std::string missing;
-    for (int32_t w = 0; w < workers_; ++w) {
-      if (!r.voters.count(w)) missing += (missing.empty() ? "" : ", ") + std::to_string(w);
+  } else if (!cv_.wait_for(lock, wait, complete)) {
+    std::vector<int32_t> missing;
+    for (int32_t w = 0; w < workers_; ++w)
+      if (!r.voters.count(w)) missing.push_back(w);
+    lock.unlock();  // the asking is RPC: others vote meanwhile
+    const std::vector<int32_t> gone = unanswering(missing);
+    lock.lock();
+    if (!complete()) {
+      if (gone.empty()) return kStillWaiting;  // still working: the voter asks again
+      std::string names;
+      for (int32_t w : gone)
+        names += (names.empty() ? "" : ", ") + std::to_string(w);
+      throw Error(detail::concat("graceful shutdown: worker(s) ", names,
+                                 " did not reach shutdown and do not answer "
+                                 "(stopped, or hung; every worker must call rpc::shutdown)"),
+                  "rpc", 0);
     }
-    if (--r.waiting == 0) rounds_.erase(round);
-    throw Error(detail::concat("graceful shutdown: worker(s) ", missing, " did not reach shutdown within ",
-                               timeout.count(), " ms (every worker must call rpc::shutdown)"),
-                "rpc", 0);
   }
-  const int64_t sum = r.sum;
-  if (--r.waiting == 0) rounds_.erase(round);
-  return sum;
+  return r.sum;
 }
 
 }  // namespace ddpscope::rpc

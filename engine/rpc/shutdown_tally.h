@@ -4,7 +4,10 @@
 // locally, sends worker 0 a vote with the number of replies it still waits for; worker 0
 // answers each vote when all workers have voted in that round, with the round's sum. A
 // sum of zero ends shutdown everywhere; otherwise everyone waits until quiet and votes
-// again. The votes travel over RPC rather than an MPI allreduce because a rank blocked
+// again. A worker still working (its agent answers, its program has not reached shutdown)
+// is waited for however long it works: worker 0 answers a vote it cannot decide yet with
+// kStillWaiting after a while, and the voter votes again; a worker that does not answer
+// (stopped, hung) ends the wait, named. The votes travel over RPC rather than an MPI allreduce because a rank blocked
 // in MPI spins a core (BUILD-NOTES.md), and on a small machine that core is the one the
 // still-working ranks need.
 //
@@ -14,10 +17,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace ddpscope::rpc {
 
@@ -25,15 +30,18 @@ class ShutdownTally {
  public:
   explicit ShutdownTally(int workers) : workers_(workers) {}
 
-  // Worker `voter`'s vote in `round`: blocks until every worker has voted in it and
-  // returns the sum. Throws, naming the workers that did not vote, after `timeout`.
-  int64_t vote(int64_t round, int32_t voter, int64_t busy, std::chrono::milliseconds timeout);
+  // Worker `voter`'s vote in `round` (again: the same vote, waiting on): blocks until every
+  // worker has voted in it and returns the sum, or, after `wait`, asks `unanswering` which
+  // of the workers that have not voted do not answer: none, and it returns kStillWaiting;
+  // some, and it throws naming them.
+  static constexpr int64_t kStillWaiting = -1;
+  int64_t vote(int64_t round, int32_t voter, int64_t busy, std::chrono::milliseconds wait,
+               const std::function<std::vector<int32_t>(const std::vector<int32_t>&)>& unanswering);
 
  private:
   struct Round {
     std::set<int32_t> voters;
     int64_t sum = 0;
-    int waiting = 0;  // votes not yet answered: the round is forgotten when none is left
   };
   const int workers_;
   std::mutex mutex_;

@@ -630,6 +630,26 @@ def scenario_rpc_worker_stopped(build, work):
     return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
 
 
+def scenario_rpc_shutdown_waits(build, work):
+    r = Result("graceful RPC shutdown while worker 0 still works several times the RPC timeout (example seed "
+               "--repeat 30000 on shm, 10000 on tcp; DDPSCOPE_RPC_TIMEOUT_MS=1000)",
+               "worker 1 waits in shutdown until worker 0 is done; the job finishes, no warning (it gave up after "
+               "the RPC timeout before, and the job failed)")
+    problems, said = [], []
+    for transport, repeat in (("shm", "30000"), ("tcp", "10000")):
+        run = os.path.join(work, f"shutdown-{transport}.ddprun")
+        t0 = time.monotonic()
+        job = Job(build, ["example", "seed", "--np", "2", "--repeat", repeat, "--rpc-transport", transport,
+                          "--out", run], {"DDPSCOPE_RPC_TIMEOUT_MS": "1000"})
+        code = job.wait(120)
+        problems += [f"{transport}: {p}" for p in check_common(r, job, code, run, 120, want_failure=False)]
+        text = job.text()
+        if "graceful shutdown" in text or "RPC is shut down" in text:
+            problems.append(f"{transport}: {last_error_line(job)}")
+        said.append(f"{transport}: exit {code} in {time.monotonic() - t0:.1f} s")
+    return r.conclude(problems, "; ".join(said))
+
+
 def scenario_disk_full(build, work):
     r = Result("the disk holding the run file fills up", "training goes on; the file stays sound; the events lost "
                                                          "are counted and reported; the run's end is recorded (status "
@@ -699,6 +719,7 @@ SCENARIOS = {
     "foreign-rpc-sender": scenario_foreign_rpc,
     "foreign-collector-sender": scenario_foreign_collector,
     "rpc-worker-stopped": scenario_rpc_worker_stopped,
+    "rpc-shutdown-waits": scenario_rpc_shutdown_waits,
     "rpc-callee-killed": lambda b, w: scenario_rpc_death(b, w, "serve"),
     "dist-backward-worker-killed": lambda b, w: scenario_rpc_death(b, w, "backward"),
     **flight_faults.scenarios(sys.modules[__name__]),
