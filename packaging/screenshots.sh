@@ -40,6 +40,11 @@ DDPSCOPE_PG_TIMEOUT_MS=5000 ./build/bin/ddpscope-cli train --np 2 --model transf
   --iters 100 --batch 16 --width 64 --depth 2 --inject-stall 1:20:60 --out "$hung" \
   --progress lines --log-every 1000 >/dev/null 2>&1 || true
 shot "$hung" --tab Hang --screenshot "$out/hang.png"
+echo "hang in a PyTorch script: rank 1 stalls in its own load_batch; the verdict names the line"
+torch_hung="$work/torch_hung.ddprun"
+DDPSCOPE_STACKS_AFTER_S=2 ./build/bin/ddpscope-cli torchrun --np 2 --out "$torch_hung" \
+  tests/torch/stall_in_user_code.py 6 20 >/dev/null 2>&1 || true
+shot "$torch_hung" --tab Hang --screenshot "$out/hang_torch_line.png"
 echo "hang timeline: rank 0's allreduce drawn open (never finished), rank 1's stall mark"
 shot "$hung" --tab Timeline --iteration 20 --screenshot "$out/hang_timeline.png"
 echo "messages: the send/recv view of a nested RPC chain across 4 workers"

@@ -170,8 +170,10 @@ class Session:
         t = self.probes.now_ns()
         text = " ".join(_report.innermost(str(error)).split())[:200] or type(error).__name__
         self.probes.event("mark", "%s #%d failed: %s" % (op, seq, text), t, t, seq=seq)
-        self.probes.flush()  # the process is likely to end with this error
         self.record_stacks("%s #%d failed: %s" % (op, seq, text))
+        # After the stacks: the process is likely to end with this error (gloo aborts it), and
+        # what is not shipped now is lost.
+        self.probes.flush()
 
     def progress(self):
         """What moves while the rank makes progress: its iteration and its last event's end."""
