@@ -217,7 +217,8 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
   std::printf("Bucket advice for %s (rank %d, %s after the warm-up)\n", path.c_str(), a.rank,
               ddpscope::count_of(a.iterations, "iteration").c_str());
   if (a.cost.measured.size() >= 2) {
-    std::printf("allreduce cost on this cluster, measured by the run's sweep (train --measure-allreduce):");
+    std::printf("allreduce cost on this cluster, measured by the run's sweep (%s):",
+                a.torch ? "the job's own" : "train --measure-allreduce");
     for (const auto& [bytes, ns] : a.cost.measured)
       std::printf(" %.0f KiB %.2f ms,", bytes / 1024, ns * 1e-6);
     std::printf(" x%.2f in training (from %d ops with no compute beside them)\n", a.cost.training_factor,
@@ -246,12 +247,7 @@ int run_advise(const std::string& path, const std::vector<double>& caps, int ran
       std::printf(" (measured %.1f ms%s)", p.measured_ms, a.recorded_fused ? " with the fused optimizer" : "");
     std::printf("\n");
   }
-  std::printf("best cap: %g MiB (train --bucket-cap-mb %g)%s\n", a.best_cap_mb, a.best_cap_mb,
-              a.best_cap_mb == a.recorded_cap_mb ? ", this run's own: no cap predicts 0.5% faster" : "");
-  if (!a.zero) {
-    std::printf("best cap with the fused optimizer: %g MiB (train --bucket-cap-mb %g --fused-optimizer)\n",
-                a.best_fused_cap_mb, a.best_fused_cap_mb);
-  }
+  std::printf("%s", ddpscope::probes::best_caps_text(a).c_str());
   for (const auto& n : a.notes)
     std::printf("note: %s\n", n.c_str());
   return 0;

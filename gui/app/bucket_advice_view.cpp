@@ -68,7 +68,7 @@ std::pair<double, double> BucketAdviceView::addSeries(QChart* chart) {
   auto* predicted = new QLineSeries;
   predicted->setName(tr("predicted iteration"));
   auto* fused = new QLineSeries;
-  fused->setName(tr("with --fused-optimizer"));
+  fused->setName(QString::fromStdString(probes::fused_variant_name(m_advice)));
   auto* recorded = new QScatterSeries;
   recorded->setName(tr("this run's cap, measured"));
   auto* best = new QScatterSeries;
@@ -142,7 +142,8 @@ QString BucketAdviceView::adviceTitle() const {
       std::find_if(m_advice.predictions.begin(), m_advice.predictions.end(), [](const auto& p) { return p.recorded; });
   // A ZeRO run owns its step: the fused optimizer is no choice for it.
   const QString fused = m_advice.zero ? QString()
-                                      : tr("; with --fused-optimizer %1 MiB, %2 ms")
+                                      : tr("; %1 %2 MiB, %3 ms")
+                                            .arg(QString::fromStdString(probes::fused_variant_name(m_advice)))
                                             .arg(m_advice.best_fused_cap_mb)
                                             .arg(at(m_advice.best_fused_cap_mb)->fused_iteration_ms, 0, 'f', 1);
   const QString kind = m_advice.zero ? tr(" (ZeRO)") : m_advice.recorded_fused ? tr(" fused") : QString();
@@ -150,11 +151,16 @@ QString BucketAdviceView::adviceTitle() const {
   // after the warm-up: said as such, it no longer reads as the Summary's mean over all.
   const QString best = m_advice.best_cap_mb == m_advice.recorded_cap_mb
                            ? tr("keep this run's cap (%1 MiB): no cap predicts 0.5% faster").arg(m_advice.best_cap_mb)
-                           : tr("best cap %1 MiB, %2 ms")
+                           : tr("best cap %1 MiB, %2 ms (%3)")
                                  .arg(m_advice.best_cap_mb)
-                                 .arg(at(m_advice.best_cap_mb)->iteration_ms, 0, 'f', 1);
+                                 .arg(at(m_advice.best_cap_mb)->iteration_ms, 0, 'f', 1)
+                                 .arg(QString::fromStdString(probes::cap_setting(m_advice, m_advice.best_cap_mb)));
+  // What limits the advice (a rough cost, a simulation far from the run) is said with it.
+  QString notes;
+  for (const auto& n : m_advice.notes)
+    notes += QStringLiteral(" · ") + QString::fromStdString(n);
   return tr("Bucket advice (rank %1): %2%3. This run: %4 MiB%5, median %6 ms over its %7 after the "
-            "warm-up%8")
+            "warm-up%8%9")
       .arg(m_advice.rank)
       .arg(best)
       .arg(fused)
@@ -162,8 +168,10 @@ QString BucketAdviceView::adviceTitle() const {
       .arg(kind)
       .arg(rec != m_advice.predictions.end() ? rec->measured_ms : 0, 0, 'f', 1)
       .arg(countOf(m_advice.iterations, tr("iteration")))
-      .arg(m_advice.cost.measured.size() >= 2 ? QString()
-                                              : tr(" · record with train --measure-allreduce for a measured cost"));
+      .arg(m_advice.cost.measured.size() >= 2 || m_advice.torch || notes.contains("--measure-allreduce")
+               ? QString()
+               : tr(" · record with train --measure-allreduce for a measured cost"))
+      .arg(notes);
 }
 
 }  // namespace ddpscope::gui

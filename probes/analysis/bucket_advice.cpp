@@ -1,6 +1,7 @@
 #include "bucket_advice.h"
 
 #include <algorithm>
+#include <sstream>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -145,6 +146,8 @@ void read_recorded_settings(RunStoreReader& run, BucketAdvice& a) {
     a.recorded_fused = config.value(run_settings::kFusedOptimizer, false);
   } catch (const nlohmann::json::exception&) {
   }
+  const RunRow row = run.run();
+  a.torch = row.model.rfind("torch", 0) == 0 || row.backend == "torch";
   a.zero = !run.zero_shards(a.rank).empty();
   if (a.zero) {
     a.notes.push_back(
@@ -361,8 +364,9 @@ void measure_allreduce_cost(const RankSpans& r, const Iterations& its, BucketAdv
     fit_training_factor(r, its, cost);
   } else if (cost.free_samples < 3) {
     a.notes.push_back(
-        "few allreduces ran without compute beside them, and the run has no measured sweep: the cost per byte is "
-        "rough (record with train --measure-allreduce)");
+        std::string("few allreduces ran without compute beside them, and the run has no measured sweep: the cost "
+                    "per byte is rough") +
+        (a.torch ? "" : " (record with train --measure-allreduce)"));
   }
   fit_compute_slowdown(contended, a);
   if (cost.free_samples < 3)
@@ -473,6 +477,40 @@ double AllreduceCost::sweep_ns(double bytes) const {
     if (bytes <= b1) return t0 + (t1 - t0) * (bytes - b0) / (b1 - b0);
   }
   return measured.back().second + (bytes - measured.back().first) * ns_per_byte;
+}
+
+namespace {
+
+std::string cap_text(double cap_mb) {
+  std::ostringstream out;
+  out << cap_mb;
+  return out.str();
+}
+
+}  // namespace
+
+std::string cap_setting(const BucketAdvice& a, double cap_mb) {
+  return a.torch ? "DistributedDataParallel(..., bucket_cap_mb=" + cap_text(cap_mb) + ")"
+                 : "train --bucket-cap-mb " + cap_text(cap_mb);
+}
+
+std::string fused_cap_setting(const BucketAdvice& a, double cap_mb) {
+  return a.torch ? "bucket_cap_mb=" + cap_text(cap_mb) +
+                       ", each bucket's parameters stepped once it is reduced (DDP._register_fused_optim)"
+                 : "train --bucket-cap-mb " + cap_text(cap_mb) + " --fused-optimizer";
+}
+
+std::string fused_variant_name(const BucketAdvice& a) {
+  return a.torch ? "with the optimizer stepped per bucket" : "with --fused-optimizer";
+}
+
+std::string best_caps_text(const BucketAdvice& a) {
+  std::string out = "best cap: " + cap_text(a.best_cap_mb) + " MiB (" + cap_setting(a, a.best_cap_mb) + ")" +
+                    (a.best_cap_mb == a.recorded_cap_mb ? ", this run's own: no cap predicts 0.5% faster" : "") + "\n";
+  if (!a.zero)
+    out += "best cap " + (a.torch ? fused_variant_name(a) : std::string("with the fused optimizer")) + ": " +
+           cap_text(a.best_fused_cap_mb) + " MiB (" + fused_cap_setting(a, a.best_fused_cap_mb) + ")\n";
+  return out;
 }
 
 BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps_mb, int rank, int warmup) {

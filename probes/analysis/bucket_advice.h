@@ -75,6 +75,9 @@ struct BucketAdvice {
   double first_bucket_cap_mb = 1;
   double recorded_cap_mb = 0;
   bool recorded_fused = false;  // the run had --fused-optimizer
+  // A PyTorch job (torchrun, collect): the advice is said in DDP's own arguments, not in
+  // ddpscope's trainer's flags, which its user has no use for.
+  bool torch = false;
   // The run used ZeRO (it recorded a partition): its step is ZeRO's, which the fused
   // optimizer does not combine with, so the fused predictions are no advice for it.
   bool zero = false;
@@ -93,6 +96,17 @@ struct BucketAdvice {
 // without the fused optimizer: the recorded cap when it predicts within 0.5% of the
 // fastest, else the largest cap that does. Never one predicted slower than the recorded.
 double best_cap(const std::vector<CapPrediction>& predictions, bool fused);
+
+// The advice in the user's terms: "train --bucket-cap-mb 4" for our trainer's runs,
+// "DistributedDataParallel(..., bucket_cap_mb=4)" for a PyTorch job's; the same with the
+// optimizer stepped per bucket ("--fused-optimizer"; PyTorch's DDP._register_fused_optim);
+// and the name of that variant ("with --fused-optimizer", "optimizer in backward").
+std::string cap_setting(const BucketAdvice& a, double cap_mb);
+std::string fused_cap_setting(const BucketAdvice& a, double cap_mb);
+std::string fused_variant_name(const BucketAdvice& a);
+// `advise`'s last lines: the best cap, and the best with the optimizer stepped per bucket
+// (not for ZeRO), each with the setting that chooses it.
+std::string best_caps_text(const BucketAdvice& a);
 
 // Throws ddpscope::Error when the run has no DDP iterations with gradient-ready marks.
 // `caps_mb` empty: 0.25 to 100 MiB and the recorded cap. `warmup`: iterations skipped

@@ -44,6 +44,41 @@
 
 using namespace ddpscope::gui;
 
+namespace {
+
+// A 2-rank run of 12 iterations with gradient-ready marks and bucket allreduces, as
+// `backend` and `model` (ddpscope's trainer: "mpi", "mlp"; a PyTorch job: "gloo", "torch ...").
+void write_advice_run(const QString& file, const std::string& config, const std::string& backend,
+                      const std::string& model) {
+  using namespace ddpscope::probes;
+  {
+    RunStoreWriter w(file.toStdString());
+    w.begin_run({config, 2, backend, model});
+    for (int rank = 0; rank < 2; ++rank) {
+      ddpscope::gui::testing::write_iterations(w, rank, 1, 12);
+      // Gradient-ready marks (w at 400, b at 640 into each iteration) and the process
+      // group's allreduces (bucket 0 during backward, bucket 1 after it).
+      EventBatch b;
+      b.rank = rank;
+      b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
+      b.names = {"grad_ready", "allreduce"};
+      for (int it = 1; it <= 12; ++it) {
+        const int64_t o = 1000 * int64_t{it - 1};
+        b.events.push_back(BatchEvent{o + 290, o + 290, -1, -1, -1, it, 0, 0, -1, -1, 0, uint8_t(Kind::GradReady), 0});
+        b.events.push_back(BatchEvent{o + 640, o + 640, -1, -1, -1, it, 1, 0, -1, -1, 0, uint8_t(Kind::GradReady), 0});
+        b.events.push_back(
+            BatchEvent{o + 300, o + 500, 4096, 2 * it, -1, it, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
+        b.events.push_back(
+            BatchEvent{o + 710, o + 760, 128, 2 * it + 1, -1, it, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
+      }
+      w.write(b);
+    }
+    w.end_run("finished");
+  }
+}
+
+}  // namespace
+
 class TestBucketAdviceView : public QObject {
   Q_OBJECT
 
@@ -53,38 +88,33 @@ class TestBucketAdviceView : public QObject {
   // The app's settings go to a folder of the test's own, never the user's ~/.config.
   void initTestCase() { qputenv("XDG_CONFIG_HOME", m_config.path().toUtf8()); }
 
+  // A PyTorch job's advice is said in DDP's own terms: no flag of ddpscope's trainer, which
+  // its user cannot pass (issue 68: it recommended --fused-optimizer and --measure-allreduce).
+  void testAPyTorchRunsAdviceIsInDdpsTerms() {
+    QTemporaryDir folder;
+    const QString file = folder.filePath("torch.ddprun");
+    write_advice_run(file, R"({"job":"torchrun","bucket_cap_mb":4})", "gloo", "torch train.py");
+    MainWindow window(folder.path());
+    QVERIFY(window.openRun(file));
+    window.showTab("Buckets");
+    BucketAdviceView* advice = window.part<BucketsPage>()->advice();
+    QVERIFY2(advice->hasAdvice() && advice->advice().torch, qPrintable(advice->title()));
+    const QString title = advice->title();
+    QVERIFY2(title.contains("with the optimizer stepped per bucket"), qPrintable(title));
+    QVERIFY2(!title.contains("--"), qPrintable(title));
+    for (const auto* series : advice->chart()->series())
+      QVERIFY2(!series->name().contains("--"), qPrintable(series->name()));
+    QCOMPARE(QString::fromStdString(ddpscope::probes::cap_setting(advice->advice(), 4)),
+             QString("DistributedDataParallel(..., bucket_cap_mb=4)"));
+  }
+
   // The Buckets tab draws the advice curve of the open run, its own cap marked;
   // a run without gradient-ready marks says why there is none.
   void testBucketsTabDrawsTheAdviceCurve() {
     using namespace ddpscope::probes;
     QTemporaryDir folder;
     const QString file = folder.filePath("advice.ddprun");
-    {
-      RunStoreWriter w(file.toStdString());
-      w.begin_run({R"({"model":"mlp","bucket_cap_mb":4})", 2, "mpi", "mlp"});
-      for (int rank = 0; rank < 2; ++rank) {
-        ddpscope::gui::testing::write_iterations(w, rank, 1, 12);
-        // Gradient-ready marks (w at 400, b at 640 into each iteration) and the process
-        // group's allreduces (bucket 0 during backward, bucket 1 after it).
-        EventBatch b;
-        b.rank = rank;
-        b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
-        b.names = {"grad_ready", "allreduce"};
-        for (int it = 1; it <= 12; ++it) {
-          const int64_t o = 1000 * int64_t{it - 1};
-          b.events.push_back(
-              BatchEvent{o + 290, o + 290, -1, -1, -1, it, 0, 0, -1, -1, 0, uint8_t(Kind::GradReady), 0});
-          b.events.push_back(
-              BatchEvent{o + 640, o + 640, -1, -1, -1, it, 1, 0, -1, -1, 0, uint8_t(Kind::GradReady), 0});
-          b.events.push_back(
-              BatchEvent{o + 300, o + 500, 4096, 2 * it, -1, it, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
-          b.events.push_back(
-              BatchEvent{o + 710, o + 760, 128, 2 * it + 1, -1, it, -1, 1, -1, -1, 1, uint8_t(Kind::PgOp), 0});
-        }
-        w.write(b);
-      }
-      w.end_run("finished");
-    }
+    write_advice_run(file, R"({"model":"mlp","bucket_cap_mb":4})", "mpi", "mlp");
     MainWindow window(folder.path());
     QVERIFY(window.openRun(file));
     window.showTab("Buckets");
@@ -124,6 +154,8 @@ class TestBucketAdviceView : public QObject {
     // Two gradients, both in one bucket at every cap from 0.25 MiB: the cap cannot matter.
     QVERIFY(std::any_of(advice->advice().notes.begin(), advice->advice().notes.end(),
                         [](const std::string& n) { return n.find("the cap hardly matters") != std::string::npos; }));
+    // ... and the app says so with the advice, as the CLI does (issue 68: only the CLI did).
+    QVERIFY2(advice->title().contains("the cap hardly matters"), qPrintable(advice->title()));
     ddpscope::gui::testing::write_test_run(folder.filePath("plain.ddprun").toStdString(), 2, 8);
     QVERIFY(window.openRun(folder.filePath("plain.ddprun")));
     window.showTab("Buckets");

@@ -183,6 +183,14 @@ class TorchInstrumentationTest(unittest.TestCase):
             self.assertIs(config["find_unused_parameters"], False)
             self.assertIn("module.0.weight", names)
             self.assertEqual(len(names), 8)
+            # The bucket advice in DDP's own arguments, not in ddpscope's trainer's flags, which a
+            # PyTorch user has no use for (issue 68).
+            advice = subprocess.run([os.path.join(BIN, "ddpscope-cli"), "advise", run], capture_output=True,
+                                    text=True, check=True).stdout
+            self.assertRegex(advice, r"best cap: [0-9.]+ MiB \(DistributedDataParallel\(\.\.\., bucket_cap_mb=[0-9.]+\)\)")
+            self.assertRegex(advice, r"best cap with the optimizer stepped per bucket: [0-9.]+ MiB \(bucket_cap_mb=")
+            for flag in ("train --", "--fused-optimizer", "--measure-allreduce"):
+                self.assertNotIn(flag, advice)
 
     @unittest.skipUnless(BACKEND == "nccl", "NCCL only: gloo's collectives end on the host")
     def test_nccl_bucket_allreduces_end_when_the_gpu_ran_them(self):
