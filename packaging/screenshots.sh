@@ -117,6 +117,12 @@ torch_preset "--iters 60 --width 256 --depth 4 --log-loss"
 shot --launch "$work/torch.json" --tab Live --screenshot "$out/torchrun_live.png"
 torch_run=$(ls -t "$DDPSCOPE_WORKSPACE"/*.ddprun | head -1)
 shot "$torch_run" --tab Timeline --iteration 5 --screenshot "$out/torchrun_timeline.png"
+echo "PyTorch: the Buckets tab's advice in DDP's own arguments (the script's 0.25 MiB buckets), 1280x800 and 1024x700"
+torch_adv="$work/torch_adv.ddprun"
+./build/bin/ddpscope-cli torchrun --np 2 --out "$torch_adv" tests/torch/ddp_unchanged_script.py --iters 30 >/dev/null 2>&1
+shot "$torch_adv" --tab Buckets --screenshot "$out/buckets_torch.png"
+xvfb-run -a -s "-screen 0 1600x1000x24" "$app" --size 1024x700 "$torch_adv" --tab Buckets \
+  --screenshot "$out/buckets_torch_1024.png" | grep -v '^run file' || true
 torch_preset "--iters 40 --stall-rank 1 --stall-at 5 --stall-seconds 60 --timeout 5"
 shot --launch "$work/torch.json" --tab Hang --screenshot "$out/torchrun_hang.png"
 echo "collect: the app collects from a job a plain shell loop starts (torchrun's variables and the prefix"

@@ -369,7 +369,7 @@ void measure_allreduce_cost(const RankSpans& r, const Iterations& its, BucketAdv
         (a.torch ? "" : " (record with train --measure-allreduce)"));
   }
   fit_compute_slowdown(contended, a);
-  if (cost.free_samples < 3)
+  if (cost.free_samples < 3 && cost.measured.size() >= 2)  // without a sweep, said above already
     a.notes.push_back("few allreduces ran without compute beside them: the cost per byte is rough");
 }
 
