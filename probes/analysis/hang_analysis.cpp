@@ -609,12 +609,19 @@ void add_stalled_findings(HangReport& report, int64_t top_seq) {
   }
 }
 
-// With nothing found: every rank finished, or none is stuck yet.
-void add_quiet_finding(HangReport& report) {
+// With nothing found: every rank finished, or none is stuck yet. A run that holds fewer
+// ranks than its job had (2 ranks' traces of a 128-rank job) speaks for those only.
+void add_quiet_finding(HangReport& report, int world_size) {
   auto& f = report.findings;
   const bool all_done = !report.ranks.empty() && std::all_of(report.ranks.begin(), report.ranks.end(),
                                                              [](const RankHangState& s) { return s.phase == "done"; });
-  if (f.empty() && all_done) {
+  const auto held = static_cast<int64_t>(report.ranks.size());
+  if (f.empty() && all_done && world_size > held) {
+    f.push_back(detail::concat("the ", count_of(held, "rank"), " this run holds (of the job's ", world_size,
+                               ") finished their ", count_of(report.ranks.front().completed_iterations, "iteration"),
+                               "; nothing is pending among them, and of the other ", world_size - held,
+                               " ranks it knows nothing"));
+  } else if (f.empty() && all_done) {
     f.push_back(detail::concat("every rank finished its ",
                                count_of(report.ranks.front().completed_iterations, "iteration"),
                                "; nothing is pending"));
@@ -674,7 +681,7 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
     top_seq = std::max(top_seq, st.latest_seq);
   add_waiting_findings(report);
   add_stalled_findings(report, top_seq);
-  add_quiet_finding(report);
+  add_quiet_finding(report, run_row.world_size);
   add_verdict(report, run_row, run.time_range().first);
   report.stacks = latest_stacks(run.stacks());
   if (const std::string code = stacks_sentences(report); !code.empty() && !report.verdict.empty()) {

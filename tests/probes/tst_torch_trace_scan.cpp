@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 
 #include "torch_import_support.h"
+#include "hang_analysis.h"
 #include "test_registry.h"
 
 using namespace ddpscope::probes;
@@ -82,6 +83,13 @@ class TestTorchTraceScan : public QObject {
     QCOMPARE(r.absent, (std::vector<std::pair<int, int>>{{2, 127}}));
     QVERIFY(std::find(r.notes.begin(), r.notes.end(),
                       "2 of the job's 128 ranks have a trace; no trace for ranks 2-127") != r.notes.end());
+    {  // The hang analysis speaks for the two ranks it holds, not for "every rank" (issue 68).
+      RunStoreReader run(out);
+      const HangReport hang = analyze_hang(run);
+      const std::string all = hang.findings.empty() ? std::string() : hang.findings.back();
+      QVERIFY2(all.rfind("the 2 ranks this run holds (of the job's 128) finished their ", 0) == 0, all.c_str());
+      QVERIFY2(all.find("of the other 126 ranks it knows nothing") != std::string::npos, all.c_str());
+    }
     // Rank 1 alone: a gap before it and after it.
     r = import_torch_traces({(dir + "/rank1.json").toStdString()}, out, {.force = true});
     QCOMPARE(r.absent, (std::vector<std::pair<int, int>>{{0, 0}, {2, 127}}));
