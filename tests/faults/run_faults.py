@@ -66,6 +66,23 @@ def scenario_rank_signal(build, work, phase, sig):
     return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
 
 
+def stopped_until_the_end(r, job, pid, limit):
+    """Stops `pid` (SIGSTOP), waits at most `limit` s for the job to end, counts the time to
+    detection into `r`, then continues the process (mpirun may have left it stopped)."""
+    t0 = time.monotonic()
+    if pid:
+        os.kill(pid, signal.SIGSTOP)
+    code = job.wait(limit)
+    if code is not None:
+        r.detection = time.monotonic() - t0
+    if pid:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except OSError:
+            pass
+    return code
+
+
 def scenario_rank_stopped(build, work):
     r = Result("rank 1 stopped (SIGSTOP) past the collective timeout (4 s)",
                "rank 0 times out within ~4 s naming the op and the group; the diagnosis names rank 1 as the "
@@ -75,17 +92,7 @@ def scenario_rank_stopped(build, work):
     pid = wait_for_pid(job.tag, "ddpscope-worker", rank=1)
     # Training, not still starting (a rank stopped in MPI's start-up is the next scenario).
     wait_training(job)
-    t0 = time.monotonic()
-    if pid:
-        os.kill(pid, signal.SIGSTOP)
-    code = job.wait(60)
-    if code is not None:
-        r.detection = time.monotonic() - t0
-    if pid:
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except OSError:
-            pass
+    code = stopped_until_the_end(r, job, pid, 60)
     # The timeout is reported by rank 0; the diagnosis names the culprit, rank 1.
     problems = check_common(r, job, code, run, 60, names=(
         r"timeout|timed out", r"diagnosis: Group 'world' collective #\d+: (missing ranks\. Rank 1 never called|state "
@@ -612,17 +619,7 @@ def scenario_rpc_worker_stopped(build, work):
               {"DDPSCOPE_RPC_TIMEOUT_MS": "3000", "DDPSCOPE_END_TIMEOUT_MS": "3000"})
     pid = wait_for_pid(job.tag, "ddpscope-worker", rank=0)
     time.sleep(2)  # serving: worker 0 times its forward and backward runs
-    t0 = time.monotonic()
-    if pid:
-        os.kill(pid, signal.SIGSTOP)
-    code = job.wait(90)
-    if code is not None:
-        r.detection = time.monotonic() - t0
-    if pid:
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except OSError:
-            pass
+    code = stopped_until_the_end(r, job, pid, 90)
     problems = check_common(r, job, code, run, 90, names=(r"rank 0 never reported its end \(stopped, or stuck\)",))
     problems += unanswering_problems(build, run, {0: "was stopped by a signal"})
     if pid is None:
