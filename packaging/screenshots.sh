@@ -45,6 +45,8 @@ torch_hung="$work/torch_hung.ddprun"
 DDPSCOPE_STACKS_AFTER_S=2 ./build/bin/ddpscope-cli torchrun --np 2 --out "$torch_hung" \
   tests/torch/stall_in_user_code.py 6 20 >/dev/null 2>&1 || true
 shot "$torch_hung" --tab Hang --screenshot "$out/hang_torch_line.png"
+xvfb-run -a -s "-screen 0 1600x1000x24" "$app" --size 1024x700 "$torch_hung" --tab Hang \
+  --screenshot "$out/hang_torch_line_1024.png" | grep -v '^run file' || true
 echo "hang timeline: rank 0's allreduce drawn open (never finished), rank 1's stall mark"
 shot "$hung" --tab Timeline --iteration 20 --screenshot "$out/hang_timeline.png"
 echo "messages: the send/recv view of a nested RPC chain across 4 workers"

@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -24,6 +25,13 @@ constexpr int kLibraryRole = Qt::UserRole + 2;
 QString frameWhere(const probes::StackFrame& f) {
   const QString file = QString::fromStdString(f.file);
   return f.line > 0 ? QStringLiteral("%1:%2").arg(file).arg(f.line) : file;
+}
+
+// The column's text: the file's name and line, so that the line stays in view at 1024 px
+// (the whole path is in the tooltip).
+QString frameShort(const probes::StackFrame& f) {
+  const QString name = QFileInfo(QString::fromStdString(f.file)).fileName();
+  return f.line > 0 ? QStringLiteral("%1:%2").arg(name).arg(f.line) : name;
 }
 
 }  // namespace
@@ -96,7 +104,8 @@ void StackPanel::fill() {
         continue;
       }
       auto* item = new QTreeWidgetItem(
-          threadItem, {QString::fromStdString(f.name), frameWhere(f), QString::fromStdString(f.code).trimmed()});
+          threadItem, {QString::fromStdString(f.name), frameShort(f), QString::fromStdString(f.code).trimmed()});
+      item->setToolTip(1, frameWhere(f));
       item->setData(0, kFileRole, QString::fromStdString(f.file));
       item->setData(0, kLineRole, static_cast<int>(f.line));
       item->setData(0, kLibraryRole, library);

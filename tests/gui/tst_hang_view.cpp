@@ -168,7 +168,8 @@ class TestHangView : public QObject {
     QVERIFY(main->isExpanded() && !tree->topLevelItem(1)->isExpanded());
     QCOMPARE(main->childCount(), 3);  // the script's two frames and the libraries' count
     QCOMPARE(main->child(0)->text(0), QString("load_batch"));
-    QCOMPARE(main->child(0)->text(1), script + ":41");
+    QCOMPARE(main->child(0)->text(1), QString("train.py:41"));  // the line in view; the path in the tip
+    QCOMPARE(main->child(0)->toolTip(1), script + ":41");
     QCOMPARE(main->child(2)->text(0), QString("(1 frame of libraries: tick \"Libraries' frames\")"));
     panel->librariesBox()->setChecked(true);
     main = tree->topLevelItem(0);
