@@ -261,10 +261,32 @@ QString causeHtml(const RunData& d) {
   return html;
 }
 
+// A run with no iteration at all (flight-recorder dumps imported: collectives, no step's
+// time): a table of zeros would read as measured. What it holds is said instead, with the
+// hang verdict its records give.
+QString noTimingsHtml(const RunData& d) {
+  QString html = QObject::tr(
+                     "<p><b>No timings:</b> this run holds no iterations, only what its %1 recorded "
+                     "(a run imported from flight-recorder dumps holds their collectives, not how long "
+                     "steps took), so there is nothing to time or average.</p>")
+                     .arg(countOf(static_cast<qint64>(d.ranks.size()), QObject::tr("rank")));
+  if (!d.hang.verdict.empty())
+    html += QObject::tr("<p><b>What happened</b> (the Hang tab has the grid): %1</p>")
+                .arg(QString::fromStdString(d.hang.verdict).toHtmlEscaped());
+  for (const auto& f : d.hang.findings)
+    if (f != d.hang.verdict && f.rfind("no dump of", 0) == 0)
+      html += QStringLiteral("<p>%1</p>").arg(QString::fromStdString(f).toHtmlEscaped());
+  return html;
+}
+
 }  // namespace
 
 void SummaryPage::setRun(const RunData& d) {
   QString html = runHeaderHtml(d);
+  if (d.analysis.iterations.empty() && !d.ranks.empty()) {
+    setText(html + noTimingsHtml(d));
+    return;
+  }
   html += causeHtml(d);
   if (!d.analysis.cut_short.empty()) html += cutShortHtml(d);
   // The table comes after the note about the rows it leaves out. GPU truth first: where

@@ -1,6 +1,7 @@
 // The Summary tab on a real NCCL job's traces: its figures are the GPU's, and each of the
 // longest GPU gaps is a link that shows it in the timeline, selected as the range. And on a
-// job the test slows on purpose: the rank that waits is shown waiting, not transferring.
+// job the test slows on purpose: the rank that waits is shown waiting, not transferring. A
+// run of flight dumps, which has no timings, says what it holds instead of a table of zeros.
 #include <QtTest/QtTest>
 
 #include <QProcess>
@@ -61,6 +62,25 @@ class TestSummaryPage : public TimelineTest {
   // Rank 1 sleeps 40 ms in every forward (`train --inject-slow`): rank 0's exposed
   // communication is shown as waiting for it (at least 60% of the sleep: a test beside this
   // one may slow rank 0 too), rank 1 hardly waits, and the page says what waiting means.
+  // A folder of PyTorch 2.11's own flight dumps (rank 2 left none): no table of zeros, but
+  // what the run holds, the verdict, and the missing dump (issue 68).
+  void testARunWithoutTimingsSaysWhatItHolds() {
+    QTemporaryDir work;
+    MainWindow window(work.path());
+    QVERIFY(window.openPath(DDPSCOPE_SOURCE_DIR "/tests/probes/data/torch_2_11_flight/gloo-4-size/pickle"));
+    window.showTab("Summary");
+    SummaryPage* summary = window.findChild<SummaryPage*>();
+    QVERIFY(summary);
+    const QString html = summary->text();
+    QVERIFY2(html.contains("<b>No timings:</b> this run holds no iterations, only what its 3 ranks recorded"),
+             qPrintable(html));
+    QVERIFY2(html.contains("Group &#x27;0&#x27; collective #19: size mismatch") ||
+                 html.contains("Group '0' collective #19: size mismatch"),
+             qPrintable(html));
+    QVERIFY2(html.contains("no dump of rank 2"), qPrintable(html));
+    QVERIFY2(!html.contains("0.000") && !html.contains("mean iteration"), qPrintable(html));
+  }
+
   void testAWaitingRankIsShownWaiting() {
     QTemporaryDir dir;
     const QString file = dir.filePath("slow.ddprun");
