@@ -1,5 +1,7 @@
 #include "buckets_page.h"
 
+#include "plural.h"
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -82,6 +84,8 @@ void BucketsPage::setRun(std::shared_ptr<const RunData> run, probes::RunStoreRea
   update();
 }
 
+QString BucketsPage::rebuildNote() const { return m_rebuildNote->text(); }
+
 void BucketsPage::update() {
   if (!m_run) return;
   const int rank = m_rank->currentData().toInt();
@@ -94,11 +98,22 @@ void BucketsPage::update() {
     if (b.rank == rank) (b.generation == 0 ? before : after).insert(b.bucket);
   }
   m_advice->setRun(m_run->path, m_run->span_count, rank, m_reader);
-  QString note = after.empty() ? tr("buckets: %1 (not rebuilt yet)").arg(before.size())
-                               : tr("buckets: %1 before the rebuild, %2 after (from the observed "
-                                    "gradient-ready order)")
-                                     .arg(before.size())
-                                     .arg(after.size());
+  QString note;
+  if (before.empty() && after.empty()) {
+    // No assignment recorded (an imported profiler trace): the rows are the iteration's
+    // bucket allreduces as the trace shows them, not "0 buckets" (issue 68).
+    const int rows = m_buckets->rowCount();
+    note = rows > 0 ? tr("the %1 of this iteration, as the run shows them; which parameters each bucket holds "
+                         "is not recorded (a profiler trace does not say)")
+                          .arg(countOf(rows, tr("bucket allreduce")))
+                    : tr("no buckets recorded for rank %1").arg(rank);
+  } else {
+    note = after.empty() ? tr("buckets: %1 (not rebuilt yet)").arg(before.size())
+                         : tr("buckets: %1 before the rebuild, %2 after (from the observed "
+                              "gradient-ready order)")
+                               .arg(before.size())
+                               .arg(after.size());
+  }
   if (m_params->sharded()) note += tr(" · parameters coloured by the ZeRO rank that updates them");
   m_rebuildNote->setText(note);
 }

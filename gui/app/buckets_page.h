@@ -37,6 +37,7 @@ class BucketsPage : public QWidget {
   BucketTableModel* bucketModel() const { return m_buckets; }
   ParameterBucketModel* parameterModel() const { return m_params; }
   BucketAdviceView* advice() const { return m_advice; }
+  QString rebuildNote() const;  // the line above the advice: how many buckets, rebuilt or not
   QTableView* bucketTable() const { return m_bucketTable; }
   QTableView* parameterTable() const { return m_paramTable; }
 

@@ -520,8 +520,13 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   const RankSpans spans = collect_rank_spans(run, rank);
   const ReadyEverywhere everywhere = collect_ready_everywhere(run, spans, warmup);
   const Iterations its = collect_iterations(spans, everywhere, warmup);
+  const RunRow row = run.run();
+  const bool trace = row.model.find("profiler traces") != std::string::npos;
   DDPSCOPE_CHECK(!its.empty(), "bucket advice needs a DDP training run with more than ", count_of(warmup, "iteration"),
-                 " recorded with probes (gradient-ready marks); rank ", rank, " of ", run.path(), " has none");
+                 " recorded with probes (gradient-ready marks); rank ", rank, " of ", run.path(), " has none",
+                 trace ? " (a profiler trace records no gradient-ready marks: run the job under ddpscope-cli torchrun "
+                         "or collect for advice)"
+                       : "");
   a.iterations = static_cast<int>(its.size());
   measure_dispatch(spans, everywhere, its, a.cost);
   measure_allreduce_cost(spans, its, a);

@@ -40,6 +40,7 @@
 #include "chart_title.h"
 #include "main_window.h"
 #include "buckets_page.h"
+#include "trace_import_job.h"
 #include "test_registry.h"
 
 using namespace ddpscope::gui;
@@ -106,6 +107,25 @@ class TestBucketAdviceView : public QObject {
       QVERIFY2(!series->name().contains("--"), qPrintable(series->name()));
     QCOMPARE(QString::fromStdString(ddpscope::probes::cap_setting(advice->advice(), 4)),
              QString("DistributedDataParallel(..., bucket_cap_mb=4)"));
+  }
+
+  // Two ranks' profiler traces of a 128-GPU job (HTA's test data): no "buckets: 0" above the
+  // rows the trace shows, and the advice says why a trace has none (issue 68).
+  void testATraceSaysWhatItCannotTell() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    QSignalSpy finished(window.part<TraceImportJob>(), &TraceImportJob::finished);
+    QVERIFY(window.openPath(QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/hta_nccl_of_128"));
+    QVERIFY(finished.wait(60000));
+    window.showTab("Buckets");
+    BucketsPage* page = window.part<BucketsPage>();
+    const QString note = page->rebuildNote();
+    QVERIFY2(note.startsWith("the 2 bucket allreduces of this iteration, as the run shows them; which parameters "
+                             "each bucket holds is not recorded"),
+             qPrintable(note));
+    QVERIFY2(!page->advice()->hasAdvice() &&
+                 page->advice()->title().contains("a profiler trace records no gradient-ready marks"),
+             qPrintable(page->advice()->title()));
   }
 
   // The Buckets tab draws the advice curve of the open run, its own cap marked;
