@@ -14,6 +14,8 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "category_palette.h"
@@ -145,11 +147,11 @@ void LiveMonitor::fit(Chart& chart, bool clipOutliers) {
   const AxisFit f = fitAxes(points, clipOutliers);  // no points: 0..1 both ways
   // The x axis ends at the last iteration (60 iterations: not to 100), with round ticks
   // from 0: 0, 10, 20 ... not 9.7, 19.4.
-  const double last = std::max({f.x1, m_xEnd, 1.0});
-  chart.x->setRange(0, last);
+  const double last = std::max({f.x1, m_xEnd, m_xBegin + 1, 1.0});
+  chart.x->setRange(m_xBegin, last);
   chart.x->setTickType(QValueAxis::TicksDynamic);
-  chart.x->setTickAnchor(0);
-  chart.x->setTickInterval(roundStep(last, 6));
+  chart.x->setTickAnchor(m_xBegin);
+  chart.x->setTickInterval(roundStep(last - m_xBegin, 6));
   chart.y->setRange(0, f.y1);
   chart.y->applyNiceNumbers();
   if (&chart == &m_overlap) chart.y->setRange(0, 1);  // a ratio: 0 to 1, whatever it reached
@@ -265,6 +267,42 @@ void LiveMonitor::showVerdict(const RunData& run, bool live) {
                               QString::fromStdString(probes::slow_cause_verdict(cause)).toHtmlEscaped()));
 }
 
+// Every chart's x axis ends at the run's last iteration, so the four line up even where one
+// has fewer points (no iteration times from a script); it begins at 0, or just before the
+// first iteration of a sample of a longer job. Returns the first iteration and whether the
+// run is such a sample.
+std::pair<double, bool> LiveMonitor::spanIterations(const RunData& run) {
+  m_xEnd = 0;
+  double first = std::numeric_limits<double>::max();
+  for (const auto& it : run.analysis.iterations) {
+    m_xEnd = std::max(m_xEnd, static_cast<double>(it.iteration));
+    first = std::min(first, static_cast<double>(it.iteration));
+  }
+  for (const auto& m : run.metrics) {
+    m_xEnd = std::max(m_xEnd, static_cast<double>(m.iteration));
+    first = std::min(first, static_cast<double>(m.iteration));
+  }
+  const bool sample = first != std::numeric_limits<double>::max() && first > 10 && m_xEnd - first < first;
+  m_xBegin = sample ? first - 1 : 0;
+  return {first, sample};
+}
+
+QString LiveMonitor::finishedStatus(const RunData& run, const QString& fileName) {
+  // A sample of a longer job (a profiler trace of iterations 551 and 552) is counted as
+  // what it holds, with the numbers it has; a whole run by its last iteration.
+  std::set<int64_t> held;
+  for (const auto& it : run.analysis.iterations)
+    held.insert(it.iteration);
+  const bool sample = !held.empty() && *held.begin() > 10;
+  const QString recorded = held.empty() ? countOf(0, tr("iteration"))
+                           : sample     ? tr("%1 (%2 to %3 of the job)")
+                                          .arg(countOf(static_cast<qint64>(held.size()), tr("iteration")))
+                                          .arg(*held.begin())
+                                          .arg(*held.rbegin())
+                                    : countOf(*held.rbegin(), tr("iteration"));
+  return tr("%1: %2 recorded (%3)").arg(fileName, recorded, QString::fromStdString(run.run.status));
+}
+
 void LiveMonitor::setRun(const RunData& run, bool live) {
   showVerdict(run, live);
   // Rebuilt from the whole run each time: replace() swaps a series' points at once.
@@ -280,13 +318,7 @@ void LiveMonitor::setRun(const RunData& run, bool live) {
     if (std::isfinite(it.overlap_ratio))
       overlap[it.rank] << QPointF(static_cast<double>(it.iteration), it.overlap_ratio);
   }
-  // Every chart's x axis ends at the run's last iteration, so the four line up even where
-  // one has fewer points (no iteration times from a script).
-  m_xEnd = 0;
-  for (const auto& it : run.analysis.iterations)
-    m_xEnd = std::max(m_xEnd, static_cast<double>(it.iteration));
-  for (const auto& m : run.metrics)
-    m_xEnd = std::max(m_xEnd, static_cast<double>(m.iteration));
+  const auto [first, sample] = spanIterations(run);
   auto show = [this](Chart& chart, std::map<int, QList<QPointF>>& points, bool perRank, const QString& name) {
     for (auto& [key, list] : points) {
       seriesFor(chart, key, perRank ? tr("rank %1").arg(key) : name, perRank)->replace(list);
@@ -304,6 +336,14 @@ void LiveMonitor::setRun(const RunData& run, bool live) {
                       ? tr("Loss")
                       : tr("Loss: not finite from iteration %1 on (see Summary)").arg(run.nonfinite_loss_iteration));
   show(m_rate, rate, false, tr("samples/s (all ranks)"));
+  // No rate (a profiler trace, a script that reports no batch size): a sentence, not an
+  // empty frame.
+  m_rate.x->setVisible(!rate.empty());
+  m_rate.y->setVisible(!rate.empty());
+  setWrappedTitle(m_rate.view, rate.empty() && live ? tr("Throughput: none yet")
+                               : rate.empty() ? tr("Throughput: none recorded (the run does not say how many samples "
+                                                   "an iteration took: a profiler trace does not)")
+                                              : tr("Throughput"));
   show(m_iterationMs, iterationMs, true, {});
   updateIterationTitle();
   show(m_overlap, overlap, true, {});
@@ -327,6 +367,10 @@ void LiveMonitor::setRun(const RunData& run, bool live) {
     if (live) total = std::max(total, m_progress->maximum());
     m_progress->setRange(0, std::max(total, 1));
     m_progress->setValue(last);
+    // A sample of a longer job: which iterations it holds, not "552 / 552".
+    m_progress->setFormat(
+        sample && !live ? tr("iterations %1 to %2 of the job (a sample)").arg(static_cast<qint64>(first)).arg(last)
+                        : tr("%v / %m iterations"));
     // The job's progress lines come every few iterations: the status says what the bar
     // shows, with the loss and rate of the job's last line.
     if (live && m_hasProgress) {

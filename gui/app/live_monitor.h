@@ -63,6 +63,8 @@ class LiveMonitor : public QWidget {
   QCheckBox* logScaleBox() const { return m_logBox; }
   QLogValueAxis* logAxis() const { return m_logY; }
   QString monitorTitle(const QString& chart) const;  // the chart's title
+  // The status line of a finished run: "job.ddprun: 200 iterations recorded (finished)".
+  static QString finishedStatus(const RunData& run, const QString& fileName);
 
  signals:
   void stopRequested();
@@ -97,7 +99,12 @@ class LiveMonitor : public QWidget {
   QCheckBox* m_logBox = nullptr;
   QLogValueAxis* m_logY = nullptr;  // the iteration chart's y while on a log scale
   bool m_logScale = false;
+  std::pair<double, bool> spanIterations(const RunData& run);
   double m_xEnd = 0;  // the run's last iteration: where every chart's x axis ends
+  // Where they begin: 0, or just before the first iteration of a run that holds a sample of
+  // a longer job's (a profiler trace of iterations 551 and 552), whose points would
+  // otherwise sit at the right edge.
+  double m_xBegin = 0;
 };
 
 }  // namespace ddpscope::gui

@@ -644,13 +644,8 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   // The charts show any run's metrics: live as it grows, or a finished file's curves.
   m_monitor->setRun(*m_run, live);
   if (!live && !m_job->isActive()) {
-    m_monitor->setStatus(
-        tr("%1: %2 recorded (%3)")
-            .arg(QFileInfo(QString::fromStdString(m_run->path)).fileName())
-            .arg(countOf(m_run->analysis.iterations.empty() ? 0 : m_run->analysis.iterations.back().iteration,
-                         tr("iteration")))
-            .arg(QString::fromStdString(m_run->run.status)),
-        false);
+    m_monitor->setStatus(LiveMonitor::finishedStatus(*m_run, QFileInfo(QString::fromStdString(m_run->path)).fileName()),
+                         false);
   }
   // A live reload refreshes the tab on screen and marks the others for when they are
   // shown: rebuilding every view two to four times a second would starve the job.

@@ -41,6 +41,7 @@
 #include "live_monitor.h"
 #include "category_palette.h"
 #include "main_window.h"
+#include "trace_import_job.h"
 #include "timeline_view.h"
 #include "overlap_page.h"
 #include "timeline_page.h"
@@ -132,6 +133,26 @@ class TestLiveMonitor : public QObject {
     QVERIFY2(live.monitorTitle("loss").contains("none reported"), qPrintable(live.monitorTitle("loss")));
     QVERIFY(!live.axis("loss", Qt::Horizontal)->isVisible());
     QVERIFY(!live.axis("loss", Qt::Vertical)->isVisible());
+  }
+
+  // Two ranks' profiler traces of a 128-GPU job, which hold its iterations 551 and 552: the
+  // bar and the status say so (not "552 / 552", not "552 iterations recorded"), the axes span
+  // the sample, and the empty Throughput says why (issue 68).
+  void testASampleOfALongerJobSaysWhatItHolds() {
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    QSignalSpy finished(window.part<TraceImportJob>(), &TraceImportJob::finished);
+    QVERIFY(window.openPath(QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/hta_nccl_of_128"));
+    QVERIFY(finished.wait(60000));
+    window.showTab("Live");
+    LiveMonitor* live = window.part<LiveMonitor>();
+    QCOMPARE(live->progressBar()->text(), QString("iterations 551 to 552 of the job (a sample)"));
+    QVERIFY2(live->statusLabel()->text().contains("2 iterations (551 to 552 of the job) recorded"),
+             qPrintable(live->statusLabel()->text()));
+    QCOMPARE(live->axis("iteration", Qt::Horizontal)->min(), 550.0);
+    QVERIFY2(live->monitorTitle("samples").startsWith("Throughput: none recorded"),
+             qPrintable(live->monitorTitle("samples")));
+    QVERIFY(!live->axis("samples", Qt::Horizontal)->isVisible());
   }
 
   // The count of points above the iteration-time axis is of the axis as drawn: rounding
