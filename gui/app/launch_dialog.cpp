@@ -217,13 +217,43 @@ void LaunchDialog::revalidateOnEdits() {
     connect(c, &QCheckBox::toggled, this, &LaunchDialog::revalidate);
 }
 
-// Reopened, the dialog shows the last launched job's values, not the defaults.
+namespace {
+
+// `arguments` without its fault injections (--inject-stall 1:5:30, --inject-slow=...), which
+// are put in `dropped`.
+QString withoutInjections(const QString& arguments, QStringList& dropped) {
+  const QStringList words = arguments.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+  QStringList kept;
+  for (qsizetype i = 0; i < words.size(); ++i) {
+    if (!words[i].startsWith(QLatin1String("--inject-"))) {
+      kept << words[i];
+      continue;
+    }
+    QString injection = words[i];
+    if (!injection.contains(QLatin1Char('=')) && i + 1 < words.size() && !words[i + 1].startsWith(QLatin1String("--")))
+      injection += QLatin1Char(' ') + words[++i];
+    dropped << injection;
+  }
+  return kept.join(QLatin1Char(' '));
+}
+
+}  // namespace
+
+// Reopened, the dialog shows the last launched job's values, not the defaults; but not its
+// fault injections: a fault is injected on purpose, for one job, and a second job that stalls
+// because the first was asked to would surprise (issue 68). The dialog says what it dropped.
 void LaunchDialog::restoreLastConfig() {
   const QString last = QSettings().value(kLastConfigKey).toString();
   if (!last.isEmpty()) {
     QString error;
-    const LaunchConfig remembered = launchConfigFromJson(QJsonDocument::fromJson(last.toUtf8()).object(), &error);
-    if (error.isEmpty()) setConfig(remembered);
+    LaunchConfig remembered = launchConfigFromJson(QJsonDocument::fromJson(last.toUtf8()).object(), &error);
+    if (!error.isEmpty()) return;
+    QStringList dropped;
+    remembered.extraArguments = withoutInjections(remembered.extraArguments, dropped);
+    if (!dropped.isEmpty())
+      m_restoreNote = tr("The last job's fault injection (%1) is not carried over: add it again to inject it.")
+                          .arg(dropped.join(QStringLiteral(", ")));
+    setConfig(remembered);
   }
 }
 
@@ -356,7 +386,7 @@ void LaunchDialog::revalidate() {
   } else if (!m_probes->isChecked()) {
     m_status->setText(tr("Without probes the job records nothing: only its progress is shown."));
   } else {
-    m_status->clear();
+    m_status->setText(m_restoreNote);
   }
 }
 

@@ -97,6 +97,7 @@ class LaunchDialog : public QDialog {
   QCheckBox* m_probes;
   QLineEdit* m_extra;
   QLabel* m_status;
+  QString m_restoreNote;  // what restoring the last job left out (its fault injections)
   std::function<QString(const LaunchConfig&)> m_check;
   QDialogButtonBox* m_buttons;
   QMap<QString, QLabel*> m_errors;

@@ -115,6 +115,27 @@ class TestLaunchDialog : public QObject {
     QCOMPARE(LaunchDialog().config().worldSize, 3);
   }
 
+  // A fault injected into the last job is not carried into the next, and the dialog says so
+  // (issue 68: it silently kept --inject-stall).
+  void testTheLastJobsFaultInjectionIsNotKept() {
+    QSettings().remove(LaunchDialog::kLastConfigKey);
+    {
+      LaunchDialog fresh;
+      fresh.extraArgumentsEdit()->setText("--lr 0.01 --inject-stall 1:5:30 --inject-slow=1:forward:20 --log-every 5");
+      for (QPushButton* b : fresh.findChildren<QPushButton*>())
+        if (b->text() == "Launch") b->click();
+      QCOMPARE(fresh.result(), int(QDialog::Accepted));
+    }
+    LaunchDialog reopened;
+    QCOMPARE(reopened.config().extraArguments, QString("--lr 0.01 --log-every 5"));
+    QLabel* status = nullptr;
+    for (QLabel* l : reopened.findChildren<QLabel*>())
+      if (l->text().startsWith("The last job's fault injection")) status = l;
+    QVERIFY2(status, "no word on the dropped injection");
+    QCOMPARE(status->text(), QString("The last job's fault injection (--inject-stall 1:5:30, "
+                                     "--inject-slow=1:forward:20) is not carried over: add it again to inject it."));
+  }
+
   // "PyTorch script" shows the script's rows and hides the model's; its problems are
   // named there, and a good script can be launched.
   void testLaunchDialogOffersAPyTorchScript() {
