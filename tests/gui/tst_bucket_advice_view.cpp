@@ -40,7 +40,7 @@
 #include "chart_title.h"
 #include "main_window.h"
 #include "buckets_page.h"
-#include "trace_import_job.h"
+#include "trace_fixture.h"
 #include "test_registry.h"
 
 using namespace ddpscope::gui;
@@ -114,9 +114,7 @@ class TestBucketAdviceView : public QObject {
   void testATraceSaysWhatItCannotTell() {
     QTemporaryDir folder;
     MainWindow window(folder.path());
-    QSignalSpy finished(window.part<TraceImportJob>(), &TraceImportJob::finished);
-    QVERIFY(window.openPath(QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/hta_nccl_of_128"));
-    QVERIFY(finished.wait(60000));
+    QVERIFY(ddpscope::gui::testing::openTraces(window, "hta_nccl_of_128"));
     window.showTab("Buckets");
     BucketsPage* page = window.part<BucketsPage>();
     const QString note = page->rebuildNote();

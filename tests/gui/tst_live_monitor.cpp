@@ -41,7 +41,7 @@
 #include "live_monitor.h"
 #include "category_palette.h"
 #include "main_window.h"
-#include "trace_import_job.h"
+#include "trace_fixture.h"
 #include "timeline_view.h"
 #include "overlap_page.h"
 #include "timeline_page.h"
@@ -141,9 +141,7 @@ class TestLiveMonitor : public QObject {
   void testASampleOfALongerJobSaysWhatItHolds() {
     QTemporaryDir folder;
     MainWindow window(folder.path());
-    QSignalSpy finished(window.part<TraceImportJob>(), &TraceImportJob::finished);
-    QVERIFY(window.openPath(QStringLiteral(DDPSCOPE_TORCH_FIXTURES) + "/hta_nccl_of_128"));
-    QVERIFY(finished.wait(60000));
+    QVERIFY(ddpscope::gui::testing::openTraces(window, "hta_nccl_of_128"));
     window.showTab("Live");
     LiveMonitor* live = window.part<LiveMonitor>();
     QCOMPARE(live->progressBar()->text(), QString("iterations 551 to 552 of the job (a sample)"));
