@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mpi_environment.h"
+#include "mpi_wait.h"
 #include "probe.h"
 
 namespace ddpscope::c10d {
@@ -45,7 +46,7 @@ void exchange(const T* send, int64_t send_count, int right, T* recv, int64_t rec
         sent += n;
       }
     }
-    MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+    wait_all_backing_off(requests);
     requests.clear();
   }
 }

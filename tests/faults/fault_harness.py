@@ -218,6 +218,14 @@ def wait_training(job, limit=60):
     time.sleep(1.0)
 
 
+def wait_for_line(job, pattern, limit=60):
+    """Until the job prints a line matching `pattern` (or ends, or `limit` s pass)."""
+    end = time.monotonic() + limit
+    while job.first_time(pattern) is None and time.monotonic() < end and job.proc.poll() is None:
+        time.sleep(0.1)
+    return job.first_time(pattern) is not None
+
+
 def diagnosis_line(job):
     return next((l for _, l in job.lines if l.startswith("diagnosis:")), "no diagnosis")
 

@@ -38,7 +38,8 @@ from ddpscope import open_run  # noqa: E402  (spans are queried through the SQLi
 
 from fault_harness import (  # the jobs, their processes and the shared checks, beside this file
     Job, Result, check_common, diagnosis_line, integrity, last_error_line, leftovers, listening_loopback_ports,
-    remote_args, run_status, stack_problems, train_args, unanswering_problems, wait_for_pid, wait_training)
+    remote_args, run_status, stack_problems, train_args, unanswering_problems, wait_for_line, wait_for_pid,
+    wait_training)
 import flight_faults  # the flight recorder's mismatch scenarios, beside this file
 import stop_faults  # stopping the launcher by any sequence of signals, beside this file
 import torch_faults  # the PyTorch scenarios (ddpscope-cli torchrun), beside this file
@@ -464,16 +465,18 @@ def scenario_host_cut(build, work):
         run = os.path.join(work, "host-cut.ddprun")
         job = Job(build, ["train", "--np", "2", "--hostfile", hostfile, "--collector-address", "10.77.0.1",
                           "--model", "mlp", "--width", "1024", "--depth", "8", "--batch", "64", "--iters", "100000",
-                          "--progress", "lines", "--log-every", "1000", "--out", run], env)
+                          "--progress", "lines", "--log-every", "5", "--out", run], env)
         started = wait_for_pid(job.tag, "ddpscope-worker", rank=1, limit=60)
-        time.sleep(3)
+        # Cut mid-training, not while the ranks still start (under load that took over 3 s).
+        training = wait_for_line(job, r"^iter \d+/", limit=60)
+        time.sleep(1)
         t0 = time.monotonic()
         subprocess.run(["ip", "link", "set", "ddps-v1", "down"], check=True)
         link_down = True
         code = job.wait(90)
         if code is not None:
             r.detection = time.monotonic() - t0
-        problems = [] if started else ["rank 1 never started"]
+        problems = ([] if started else ["rank 1 never started"]) + ([] if training else ["no iteration in 60 s"])
         if code is None:
             problems.append("still running after 90 s")
             os.killpg(job.proc.pid, signal.SIGKILL)
