@@ -9,8 +9,9 @@
 // lengthened by at most about 1 % (and 1 ms), and a long one costs almost no CPU.
 //
 // MPI progresses its transfers only inside its calls, so a transfer still running when
-// the sleeps start moves on only at each poll; the sleeps stay short (1 ms at most), within
-// what a socket's or shared-memory queue's buffer holds at the rates these jobs see.
+// the sleeps start moves on only at each poll. So the collectives wait for every rank here
+// first (wait_for_every_rank) and then transfer at full speed; point-to-point waits, which
+// are mostly for a late sender, back off (at most 1 ms between polls).
 #pragma once
 
 #include <mpi.h>
