@@ -6,6 +6,7 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QDialog>
+#include <QFileInfo>
 #include <QHorizontalBarSeries>
 #include <QInputDialog>
 #include <QLabel>
@@ -58,8 +59,41 @@ ClassroomController::~ClassroomController() {
   if (m_status && !m_status->parent()) delete m_status;
 }
 
-// A student not stepping freely shows the teacher's lesson and step.
+namespace {
+
+// Where a link points, in words: "step 9", or "lesson 3, step 9" when it is not the
+// lesson of `other` (the teacher's).
+QString placeWords(const QString& link, const QString& other) {
+  QString why;
+  const auto at = LessonLink::parse(link, static_cast<int>(lessons().size()), &why);
+  if (!at) return ClassroomController::tr("somewhere else");
+  const auto theirs = LessonLink::parse(other, static_cast<int>(lessons().size()), &why);
+  const bool sameLesson =
+      theirs && theirs->source == at->source && theirs->lesson == at->lesson && theirs->path == at->path;
+  const QString step = ClassroomController::tr("step %1").arg(at->step);
+  if (sameLesson) return step;
+  return at->source == LessonLink::Source::Builtin
+             ? ClassroomController::tr("lesson %1, %2").arg(at->lesson + 1).arg(step)
+             : ClassroomController::tr("%1, %2").arg(QFileInfo(at->path).fileName(), step);
+}
+
+// Whether `a` and `b` name the same lesson and step (their view options aside).
+bool sameStep(const LessonLink& a, const LessonLink& b) {
+  return a.source == b.source && a.lesson == b.lesson && a.path == b.path && a.step == b.step;
+}
+
+}  // namespace
+
+// A student not stepping freely shows the teacher's lesson and step, unless they went
+// on their own (then only the words say where the teacher is).
 void ClassroomController::followTeacher(const QString& text, bool free) {
+  if (m_teacherFree && !free) m_onOwn = false;  // called back
+  m_teacherLink = text;
+  m_teacherFree = free;
+  if (m_onOwn && !free) {
+    showStatus();
+    return;
+  }
   showStatus();
   if (free) {
     std::printf("class: free\n");
@@ -74,6 +108,38 @@ void ClassroomController::followTeacher(const QString& text, bool free) {
   } else {
     emit m_page->linkFailed(why);
   }
+}
+
+// The student's page showed a step. Not the teacher's, while following, and not on the
+// way to it (a lesson still loading): they stepped away, and stop following.
+void ClassroomController::noticeOwnStep() {
+  if (!m_client || !m_client->isJoined() || m_teacherFree || !m_following.isEmpty()) return;
+  if (m_page->lesson().steps.empty()) return;
+  const LessonLink here = m_page->linkToStep();
+  if (!m_onOwn) {
+    QString why;
+    const auto teacher = LessonLink::parse(m_teacherLink, static_cast<int>(lessons().size()), &why);
+    if (!teacher || sameStep(*teacher, here)) return;
+    m_onOwn = true;
+    emit statusMessage(tr("You stepped away from the teacher: Learn > Follow the teacher takes you back"));
+  }
+  m_client->tellPlace(here.toString());
+  showStatus();
+}
+
+void ClassroomController::followAgain() {
+  if (!m_client || !m_onOwn) return;
+  m_onOwn = false;
+  m_client->tellPlace(QString());
+  followTeacher(m_teacherLink, m_teacherFree);
+}
+
+// The students' names, each who stepped away with where they are.
+QStringList ClassroomController::namesWithPlaces() const {
+  QStringList names;
+  for (const auto& [name, place] : m_server->studentPlaces())
+    names << (place.isEmpty() ? name : tr("%1 (on their own at %2)").arg(name, placeWords(place, m_server->link())));
+  return names;
 }
 
 void ClassroomController::addActions(QMenu* learn) {
@@ -109,6 +175,8 @@ void ClassroomController::addActions(QMenu* learn) {
   learn->addAction(tr("&Ask the class"), this, [this] { ask(); });
   learn->addAction(tr("&End the class"), this, [this] { end(); });
   learn->addSeparator();
+  m_followAgain = learn->addAction(tr("Follow the &teacher again"), this, [this] { followAgain(); });
+  m_followAgain->setEnabled(false);
   learn->addAction(tr("&Join a class..."), this, [this] {
     bool ok = false;
     const QString where = QInputDialog::getText(m_page, tr("Join a class"), tr("The teacher's address (HOST:PORT):"),
@@ -162,6 +230,7 @@ QString ClassroomController::address() const {
 }
 
 void ClassroomController::showStatus() {
+  if (m_followAgain) m_followAgain->setEnabled(m_client && m_onOwn);
   if (!m_status) return;  // the window, and its status bar, are going
   if (!m_bar) {
     m_bar = new ClassBar;
@@ -171,13 +240,13 @@ void ClassroomController::showStatus() {
     const QHostAddress on = m_server->listeningOn();
     const bool every = on == QHostAddress::Any || on == QHostAddress::AnyIPv4 || on == QHostAddress::AnyIPv6;
     m_bar->showTeaching(address(), every ? tr("listening on every interface") : tr("listening on that address only"),
-                        m_server->code(), m_server->studentNames());
+                        m_server->code(), namesWithPlaces());
     QString text =
         tr("Class at %1 (%2) · join code %3 · %4")
             .arg(address(), every ? tr("listening on every interface") : tr("listening on that address only"),
                  m_server->code(), countOf(m_server->studentCount(), tr("student")));
     // Names as the students gave them (cleaned: classroom.h's cleanName), the first few.
-    const QStringList names = m_server->studentNames();
+    const QStringList names = namesWithPlaces();
     constexpr int kShown = 8;
     if (!names.isEmpty())
       text += QStringLiteral(": ") + names.mid(0, kShown).join(QStringLiteral(", ")) +
@@ -185,12 +254,13 @@ void ClassroomController::showStatus() {
     m_status->setText(text);
     m_status->setToolTip(names.join(QLatin1Char('\n')));
   } else if (m_client) {
-    m_bar->showJoined(m_client->where(), m_client->name(),
-                      m_client->isJoined() ? (m_client->isFree() ? tr("stepping freely") : tr("following the teacher"))
-                                           : tr("connecting..."));
-    m_status->setText(m_client->isJoined() ? (m_client->isFree() ? tr("In class: stepping freely")
-                                                                 : tr("In class: following the teacher"))
-                                           : tr("In class: connecting..."));
+    const QString doing = !m_client->isJoined() ? tr("connecting...")
+                          : m_client->isFree()  ? tr("stepping freely")
+                          : m_onOwn ? tr("on your own (the teacher is at %1; Learn > Follow the teacher again)")
+                                          .arg(placeWords(m_teacherLink, m_page->linkToStep().toString()))
+                                    : tr("following the teacher");
+    m_bar->showJoined(m_client->where(), m_client->name(), doing);
+    m_status->setText(tr("In class: %1").arg(doing));
   } else {
     m_status->clear();
     m_bar->showNoClass();
@@ -243,8 +313,14 @@ void ClassroomController::showAnswers() {
   axisY->append(choices);
   chart->addAxis(axisY, Qt::AlignLeft);
   series->attachAxis(axisY);
+  // Whole students only: ticks at integers (5 ticks from 0 to 1 read "0 0 0 0 1"), at most
+  // about ten of them.
+  const int step = std::max(1, (most + 9) / 10);
   auto* axisX = new QValueAxis;
-  axisX->setRange(0, most);
+  axisX->setRange(0, (most + step - 1) / step * step);
+  axisX->setTickType(QValueAxis::TicksDynamic);
+  axisX->setTickAnchor(0);
+  axisX->setTickInterval(step);
   axisX->setLabelFormat(QStringLiteral("%d"));
   chart->addAxis(axisX, Qt::AlignBottom);
   series->attachAxis(axisX);
@@ -286,6 +362,8 @@ bool ClassroomController::join(const QString& where, const QString& code, const 
     return false;
   }
   end();
+  m_onOwn = m_teacherFree = false;
+  m_teacherLink.clear();
   m_client = new ClassroomClient(this);
   connect(m_client, &ClassroomClient::joined, this, [this] {
     std::printf("class: joined\n");
@@ -304,8 +382,9 @@ bool ClassroomController::join(const QString& where, const QString& code, const 
     showStatus();
   });
   connect(m_client, &ClassroomClient::stateReceived, this, &ClassroomController::followTeacher);
+  connect(m_page, &LearnPage::stepShown, m_client, [this] { noticeOwnStep(); });
   connect(m_client, &ClassroomClient::asked, this, [this](int, int step) {
-    if (m_client->isFree() || static_cast<int>(m_page->applied()) != step) return;
+    if (m_client->isFree() || m_onOwn || static_cast<int>(m_page->applied()) != step) return;
     m_page->predictBox()->setChecked(true);
     m_page->stepForward();  // asks: the student clicks an answer
     emit statusMessage(tr("The teacher asks: what happens next? Click your answer"));

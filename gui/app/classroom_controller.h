@@ -2,7 +2,9 @@
 // the page. Teaching makes this app the teacher's: the lesson and step shown go to every
 // student, students may step freely and be called back, and in predict mode the class's
 // answers are counted as a bar chart before the step is revealed. Joining makes it a
-// student's: it follows the teacher's step unless the teacher lets it step freely.
+// student's: it follows the teacher's step unless the teacher lets it step freely; a
+// student who steps away stops following (the teacher's bar says where they are) until
+// they follow again or the teacher calls the class back.
 // The class bar (class_bar.h) sits on the page; a one-line status is the window's to place.
 #pragma once
 
@@ -40,6 +42,9 @@ class ClassroomController : public QObject {
   bool join(const QString& where, const QString& code, const QString& name, QString* error);
   void end();
   int ask();  // the teacher: a question about the next step; -1 without a class
+  // The student: back to the teacher's step after stepping on their own.
+  void followAgain();
+  bool isOnOwn() const { return m_onOwn; }
 
   ClassroomServer* server() const { return m_server; }
   ClassroomClient* client() const { return m_client; }
@@ -56,6 +61,8 @@ class ClassroomController : public QObject {
   void showStatus();
   void showAnswers();
   void followTeacher(const QString& link, bool free);
+  void noticeOwnStep();
+  QStringList namesWithPlaces() const;
 
   LearnPage* m_page;
   ClassroomServer* m_server = nullptr;
@@ -66,6 +73,12 @@ class ClassroomController : public QObject {
   QDialog* m_answers = nullptr;
   QChartView* m_answersView = nullptr;
   QString m_following;  // the teacher's link the page is loading
+  // A student who stepped away from the teacher's step while following: the teacher's
+  // steps no longer move their page (until followAgain or a call back); the teacher sees it.
+  bool m_onOwn = false;
+  QString m_teacherLink;  // the teacher's latest step
+  bool m_teacherFree = false;
+  QAction* m_followAgain = nullptr;
 };
 
 }  // namespace ddpscope::gui

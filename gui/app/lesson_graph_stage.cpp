@@ -40,8 +40,10 @@ void LessonGraphStage::judge(int node) {
   const LessonStep& next = m_lesson->steps[m_applied];
   const GraphNode& clicked = m_lesson->graph.nodes[static_cast<size_t>(node)];
   const QString op = QString::fromStdString(clicked.op);
+  // A local graph's nodes have no worker (-1): named by their op alone.
+  const QString named = clicked.rank >= 0 ? tr("%1 on worker %2").arg(op).arg(clicked.rank) : op;
   LessonAnswer answer;
-  answer.choice = tr("%1 on worker %2").arg(op).arg(clicked.rank);
+  answer.choice = named;
   answer.right = node == next.node;
   if (answer.right) {
     answer.verdict = tr("Right: %1 runs next.").arg(op);
@@ -51,7 +53,7 @@ void LessonGraphStage::judge(int node) {
                         : m_state.counters[n] > 0
                             ? tr("its count is %1: it still waits for gradients").arg(m_state.counters[n])
                             : tr("it is ready, but another node gets there first");
-    answer.verdict = tr("Not %1 on worker %2: %3. Try again.").arg(op).arg(clicked.rank).arg(why);
+    answer.verdict = tr("Not %1: %2. Try again.").arg(named, why);
   }
   emit answered(answer);
 }

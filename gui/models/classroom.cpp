@@ -25,6 +25,7 @@ constexpr qint64 kLongestWaitMs = 60000;
 constexpr char kCodeLetters[] = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 constexpr int kCodeLength = 12;
 constexpr int kAnswersEveryMs = 100;  // answers coalesced into one update this often
+constexpr int kLongestLink = 8192;    // a lesson link, as the teacher or a student sends it
 
 QByteArray line(const QJsonObject& o) { return QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n'; }
 
@@ -146,6 +147,13 @@ QStringList ClassroomServer::studentNames() const {
   return names;
 }
 
+QList<std::pair<QString, QString>> ClassroomServer::studentPlaces() const {
+  QList<std::pair<QString, QString>> places;
+  for (const Student& s : m_students)
+    if (s.joined) places.append({s.name, s.place});
+  return places;
+}
+
 void ClassroomServer::onConnection() {
   while (QTcpSocket* socket = m_server->nextPendingConnection()) {
     socket->setParent(this);
@@ -246,6 +254,11 @@ void ClassroomServer::handle(Student& s, const QByteArray& text) {
         emit answersChanged();
       });
     }
+    return;
+  }
+  if (type == QLatin1String("place")) {
+    s.place = message->value(QStringLiteral("link")).toString().left(kLongestLink);
+    emit studentsChanged(studentCount());
     return;
   }
   refuse(s, tr("an unknown message \"%1\"").arg(type.left(40)), false);
@@ -374,12 +387,13 @@ void ClassroomClient::onReadable() {
     const QString type = m->value(QStringLiteral("type")).toString();
     if (type == QLatin1String("welcome")) {
       m_joined = true;
+      if (!m_place.isEmpty()) tellPlace(m_place);  // the teacher's app forgot it with the connection
       emit joined();
     } else if (type == QLatin1String("refused")) {
       m_refusedForGood = true;
       emit refused(m->value(QStringLiteral("reason")).toString().left(200));
     } else if (type == QLatin1String("state")) {
-      m_link = m->value(QStringLiteral("link")).toString().left(8192);
+      m_link = m->value(QStringLiteral("link")).toString().left(kLongestLink);
       m_free = m->value(QStringLiteral("free")).toBool();
       emit stateReceived(m_link, m_free);
     } else if (type == QLatin1String("ask")) {
@@ -396,6 +410,12 @@ void ClassroomClient::answer(const QString& choice) {
   m_socket->write(line({{QStringLiteral("type"), QStringLiteral("answer")},
                         {QStringLiteral("question"), m_question},
                         {QStringLiteral("choice"), choice.left(120)}}));
+}
+
+void ClassroomClient::tellPlace(const QString& link) {
+  m_place = link.left(kLongestLink);
+  if (!m_joined || !m_socket) return;
+  m_socket->write(line({{QStringLiteral("type"), QStringLiteral("place")}, {QStringLiteral("link"), m_place}}));
 }
 
 }  // namespace ddpscope::gui

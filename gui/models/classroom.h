@@ -56,6 +56,9 @@ class ClassroomServer : public QObject {
   QString code() const { return m_code; }
   int studentCount() const;
   QStringList studentNames() const;
+  // Each joined student's name and where they stepped on their own (a link; empty: they
+  // follow the teacher), in the order they joined.
+  QList<std::pair<QString, QString>> studentPlaces() const;
   // The teacher's lesson and step (a link) and whether students may step on their own;
   // sent to every student now and to each one who joins later.
   void setState(const QString& link, bool free);
@@ -83,6 +86,7 @@ class ClassroomServer : public QObject {
     QString name;
     bool joined = false;
     QString answer;         // to the current question
+    QString place;          // the step they went to on their own (a link); empty: following
     double lineBudget = 0;  // lines it may still send now (flooding: kLinesPerSecond)
     QElapsedTimer budgetAt;
   };
@@ -130,6 +134,10 @@ class ClassroomClient : public QObject {
   int question() const { return m_question; }
   int questionStep() const { return m_questionStep; }
   void answer(const QString& choice);
+  // Tells the teacher where this student stepped on their own (a link), or, empty, that
+  // they follow again; said again after a reconnection.
+  void tellPlace(const QString& link);
+  QString place() const { return m_place; }
 
  signals:
   void joined();
@@ -151,6 +159,7 @@ class ClassroomClient : public QObject {
   QString m_link;
   bool m_free = false;
   int m_question = 0, m_questionStep = -1;
+  QString m_place;
 };
 
 }  // namespace ddpscope::gui

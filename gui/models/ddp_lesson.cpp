@@ -495,7 +495,9 @@ class DdpLessonKind final : public LessonKind {
   Lesson load(probes::RunStoreReader& run, int rank) const override { return loadDdpLesson(run, rank); }
   LessonState stateAfter(const Lesson& l, size_t applied) const override { return replayEvents(l, applied); }
   std::string explain(const Lesson& l, size_t i) const override { return explainDdpStep(l, i); }
-  bool asksBefore(const LessonStep& next) const override { return next.kind == StepKind::NodeRuns; }
+  // Only a node the graph draws can be clicked: GraphRoot's step (backward's start, not in
+  // the recorded graph) is played, not asked (Predict was stuck there).
+  bool asksBefore(const LessonStep& next) const override { return next.kind == StepKind::NodeRuns && next.node >= 0; }
   void describe(const Lesson& l, const LessonState& s, nlohmann::json& j) const override {
     j["rank"] = l.rank;
     j["generation"] = s.generation;

@@ -510,7 +510,9 @@ class AutogradLessonKind final : public LessonKind {
     }
     return text;
   }
-  bool asksBefore(const LessonStep& next) const override { return next.kind == StepKind::NodeRuns; }
+  // Only a node the graph draws can be clicked: GraphRoot's step (backward's start, not in
+  // the recorded graph) is played, not asked (Predict was stuck there).
+  bool asksBefore(const LessonStep& next) const override { return next.kind == StepKind::NodeRuns && next.node >= 0; }
   void describe(const Lesson& l, const LessonState& s, nlohmann::json& j) const override {
     j["context"] = l.ctx_id;
     nlohmann::json nodes = nlohmann::json::array();

@@ -39,6 +39,7 @@ void LessonPlayer::setLesson(const Lesson& lesson, std::vector<int> stops) {
 void LessonPlayer::setPredicting(bool on) {
   m_predicting = on;
   if (!on) m_asking = false;
+  emit judged(QString(), true);  // no verdict outlives its question
   emit changed();
 }
 
@@ -71,6 +72,7 @@ void LessonPlayer::stepBack() {
 
 void LessonPlayer::toStart() {
   m_asking = false;
+  emit judged(QString(), true);
   setPlaying(false);
   m_applied = 0;
   emit changed();
@@ -78,6 +80,7 @@ void LessonPlayer::toStart() {
 
 void LessonPlayer::toEnd() {
   m_asking = false;
+  emit judged(QString(), true);
   setPlaying(false);
   m_applied = m_lesson->steps.size();
   emit changed();
@@ -85,6 +88,7 @@ void LessonPlayer::toEnd() {
 
 void LessonPlayer::jumpTo(size_t step) {
   m_asking = false;
+  emit judged(QString(), true);
   m_applied = std::min(step, m_lesson->steps.size());
   emit changed();
 }

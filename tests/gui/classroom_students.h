@@ -6,6 +6,7 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QValueAxis>
 #include <QProcess>
 #include <QLabel>
 #include <QTcpSocket>

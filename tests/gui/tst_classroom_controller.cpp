@@ -1,7 +1,8 @@
 // The Learn page's class, a teacher's window (in this process) and students' apps
 // (separate `ddpscope --join` processes, offscreen): students follow the teacher's lesson
 // and step, step freely and are called back, answer the teacher's question for the
-// class's chart, and one who joins late sees the teacher's lesson at once.
+// class's chart, one who steps away is shown away, and one who joins late sees the
+// teacher's lesson at once.
 #include <QtTest/QtTest>
 
 #include "classroom_students.h"
@@ -135,9 +136,61 @@ class TestClassroomController : public QObject {
       if (v->window()->windowTitle() == "The class's answers") chart = v;
     QVERIFY(chart && chart->isVisible());
     QTRY_VERIFY_WITH_TIMEOUT(chart->chart()->title().startsWith("1 of 1 student answered"), 5000);
+    // Whole students on the axis: ticks 0 and 1 (5 ticks from 0 to 1 read "0 0 0 0 1").
+    const auto axes = chart->chart()->axes(Qt::Horizontal);
+    QCOMPARE(axes.size(), 1);
+    const auto* counts = qobject_cast<QValueAxis*>(axes.front());
+    QVERIFY(counts);
+    QCOMPARE(counts->tickType(), QValueAxis::TicksDynamic);
+    QCOMPARE(counts->tickInterval(), 1.0);
+    QCOMPARE(counts->max(), 1.0);
     QVERIFY2(
         teacher.part<LearnPage>()->classroom()->bar()->text().contains(QString("Answers (1 of 1): %1: 1").arg(choice)),
         qPrintable(teacher.part<LearnPage>()->classroom()->bar()->text()));
+  }
+
+  // A following student who steps on their own stops following, says so, and the teacher's
+  // bar shows where they are; the teacher's steps no longer move them until they follow
+  // again (issue 68: they could step ahead while the bar still said "following").
+  void testAStudentWhoStepsAwayIsShownAway() {
+    QTemporaryDir dir;
+    MainWindow teacher(dir.path());
+    QString error;
+    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
+    QVERIFY(teacher.openLesson(0));
+    LearnPage* own = teacher.part<LearnPage>();
+    for (int i = 0; i < 3; ++i)
+      own->stepForward();
+    MainWindow student(dir.path());
+    LearnPage* theirs = student.part<LearnPage>();
+    ClassroomController* mine = theirs->classroom();
+    QVERIFY2(mine->join(QString("127.0.0.1:%1").arg(own->classroom()->server()->port()),
+                        own->classroom()->server()->code(), "Dana", &error),
+             qPrintable(error));
+    QTRY_COMPARE_WITH_TIMEOUT(theirs->applied(), size_t{3}, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(mine->bar()->text().contains("following the teacher"), 10000);
+    QVERIFY(!mine->isOnOwn());
+    theirs->stepForward();  // ahead of the teacher
+    QCOMPARE(theirs->applied(), size_t{4});
+    QVERIFY(mine->isOnOwn());
+    QVERIFY2(mine->bar()->text().contains("on your own (the teacher is at step 3"), qPrintable(mine->bar()->text()));
+    QTRY_VERIFY2_WITH_TIMEOUT(own->classroom()->bar()->text().contains("Dana (on their own at step 4)"),
+                              qPrintable(own->classroom()->bar()->text()), 10000);
+    // The teacher steps on: the student stays where they went, and is told where the teacher is.
+    own->stepForward();
+    own->stepForward();
+    QTRY_VERIFY2_WITH_TIMEOUT(mine->bar()->text().contains("the teacher is at step 5"), qPrintable(mine->bar()->text()),
+                              10000);
+    QCOMPARE(theirs->applied(), size_t{4});
+    // Back to following: at the teacher's step, and the teacher's bar says so.
+    mine->followAgain();
+    QTRY_COMPARE_WITH_TIMEOUT(theirs->applied(), size_t{5}, 10000);
+    QVERIFY(!mine->isOnOwn());
+    QVERIFY2(mine->bar()->text().contains("following the teacher"), qPrintable(mine->bar()->text()));
+    QTRY_VERIFY2_WITH_TIMEOUT(!own->classroom()->bar()->text().contains("on their own"),
+                              qPrintable(own->classroom()->bar()->text()), 10000);
+    own->stepForward();
+    QTRY_COMPARE_WITH_TIMEOUT(theirs->applied(), size_t{6}, 10000);
   }
 
   // A student who joins sees the teacher's lesson and step at once, not the lesson's run

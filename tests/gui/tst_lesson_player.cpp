@@ -3,6 +3,8 @@
 // lesson file's stops and starts again from step 0 at the end; a link's step asks nothing.
 #include <QtTest/QtTest>
 
+#include <functional>
+
 #include "lesson_kind.h"
 #include "lesson_player.h"
 #include "lesson_request.h"
@@ -95,6 +97,30 @@ class TestLessonPlayer : public QObject {
       player.stepForward();
     player.setPredicting(false);
     QVERIFY(!player.isAsking());
+  }
+
+  // A wrong answer's red words do not outlive the question (issue 68: they stayed after the
+  // teacher's Reveal and after Predict was turned off): leaving Predict mode, a jump (a
+  // class's step), the start and the end each clear them.
+  void testAWrongAnswerIsForgottenWithItsQuestion() {
+    const size_t asked = nextAsked(0);
+    QVERIFY(asked < m_lesson.steps.size());
+    const std::vector<std::function<void(LessonPlayer&)>> leaves = {
+        [](LessonPlayer& p) { p.setPredicting(false); }, [&](LessonPlayer& p) { p.jumpTo(asked + 1); },
+        [](LessonPlayer& p) { p.toStart(); }, [](LessonPlayer& p) { p.toEnd(); }};
+    for (size_t way = 0; way < leaves.size(); ++way) {
+      LessonPlayer player;
+      player.setLesson(m_lesson, {});
+      QSignalSpy judged(&player, &LessonPlayer::judged);
+      player.setPredicting(true);
+      while (!player.isAsking())
+        player.stepForward();
+      player.answer("wrong node", false, "Not that one. Try again.");
+      QCOMPARE(judged.last().at(0).toString(), QString("Not that one. Try again."));
+      leaves[way](player);
+      QVERIFY2(judged.last().at(0).toString().isEmpty() && judged.last().at(1).toBool(),
+               qPrintable(QString("way %1: %2").arg(way).arg(judged.last().at(0).toString())));
+    }
   }
 
   void testPlayHaltsAtAStop() {

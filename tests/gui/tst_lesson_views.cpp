@@ -92,6 +92,59 @@ class TestLessonViews : public QObject {
     QCOMPARE(page.bucketLessonView()->bucketCapBox()->value(), lessons()[3].bucket_cap_mb);
   }
 
+  // Every shipped lesson can be played to its end in Predict mode, each question answered
+  // with the step's own answer (the node or the ring's block that `lesson show` names) by
+  // a click on what the view draws. The DDP lessons were stuck at step 1: the answer was
+  // GraphRoot, which the graph does not draw; and a local graph's node was "on worker -1".
+  void testEveryLessonCanBePredictedToItsEnd() {
+    LearnPage page(QDir::tempPath(), QString());
+    page.resize(1280, 760);
+    page.show();
+    for (size_t i = 0; i < lessons().size(); ++i) {
+      QString error;
+      QVERIFY2(page.openLesson(static_cast<int>(i), &error), qPrintable(error));
+      const QString name = lessonMenuTitle(i);
+      page.predictBox()->setChecked(false);
+      page.predictBox()->setChecked(true);
+      QList<LessonAnswer> answers;
+      const auto c = connect(page.view(), &LessonView::answered, this, [&](const LessonAnswer& a) { answers << a; });
+      const size_t steps = page.lesson().steps.size();
+      int asked = 0;
+      for (size_t guard = 0; page.applied() < steps && guard < 3 * steps + 10; ++guard) {
+        if (!page.isAskingPrediction()) {
+          page.stepForward();
+          continue;
+        }
+        const LessonStep& next = page.lesson().steps[page.applied()];
+        const size_t at = page.applied();
+        ++asked;
+        if (page.view() == static_cast<LessonView*>(page.ringLessonView())) {
+          emit page.ringLessonView()->ringView()->cellClicked(next.rank, next.param);
+        } else {
+          QVERIFY2(next.node >= 0 && static_cast<size_t>(next.node) < page.graph()->shown().nodes.size(),
+                   qPrintable(QStringLiteral("%1, step %2: asks for node %3, which the graph does not draw")
+                                  .arg(name)
+                                  .arg(at + 1)
+                                  .arg(next.node)));
+          emit page.graph()->nodeIndexClicked(next.node);
+        }
+        QVERIFY2(!answers.isEmpty() && answers.last().right,
+                 qPrintable(QStringLiteral("%1, step %2: %3")
+                                .arg(name)
+                                .arg(at + 1)
+                                .arg(answers.isEmpty() ? QString() : answers.last().verdict)));
+        QVERIFY2(!answers.last().choice.contains("worker -1"), qPrintable(answers.last().choice));
+        QCOMPARE(page.applied(), at + 1);
+      }
+      disconnect(c);
+      QVERIFY2(page.applied() == steps,
+               qPrintable(QStringLiteral("%1: stuck at step %2 of %3").arg(name).arg(page.applied() + 1).arg(steps)));
+      QVERIFY2(asked > 0, qPrintable(name + ": Predict asked nothing"));
+      QCOMPARE(page.predictions(), asked);
+      QCOMPARE(page.score(), asked);
+    }
+  }
+
   // Predict mode: the question is the view's, and so is the verdict on a click.
   void testTheViewJudgesTheClick() {
     LearnPage page(QDir::tempPath(), QString());
