@@ -209,8 +209,12 @@ int run_collect(const CollectOptions& options) {
                     .dump()
                     .c_str());
   }
+  // A program reading --progress json (the app) stops the collector its own way: no Ctrl-C.
   if (options.expect > 0)
-    std::printf("Waiting for %d ranks to end (or Ctrl-C): the run file is then complete.\n", options.expect);
+    std::printf("Waiting for %d ranks to end%s: the run file is then complete.\n", options.expect,
+                json ? "" : " (or Ctrl-C)");
+  else if (json)
+    std::printf("Waiting for the job: stop collecting once it has ended; the run file is then complete.\n");
   else
     std::printf("Ctrl-C when the job has ended: the run file is then complete.\n");
   std::fflush(stdout);

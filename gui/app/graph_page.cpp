@@ -38,8 +38,14 @@ void GraphPage::setRun(std::shared_ptr<const RunData> run, bool keepChoice) {
   const QSignalBlocker block(m_choice);
   const QString current = m_choice->currentText();
   m_choice->clear();
-  if (!m_run->graph.nodes.empty() || m_run->dist_graphs.empty())
-    m_choice->addItem(tr("rank 0 · iteration %1").arg(m_run->graph.iteration), -1);
+  // A run with no graph (a PyTorch job, imported dumps) gets one choice that says so, not
+  // "iteration -1".
+  if (!m_run->graph.nodes.empty()) {
+    m_choice->addItem(
+        m_run->graph.iteration >= 0 ? tr("rank 0 · iteration %1").arg(m_run->graph.iteration) : tr("rank 0"), -1);
+  } else if (m_run->dist_graphs.empty()) {
+    m_choice->addItem(tr("no graph recorded"), -1);
+  }
   for (size_t i = 0; i < m_run->dist_graphs.size(); ++i)
     m_choice->addItem(QString::fromStdString(describeChoice(m_run->dist_graphs[i])), static_cast<int>(i));
   const int keep = keepChoice ? m_choice->findText(current) : -1;

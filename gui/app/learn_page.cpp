@@ -315,10 +315,16 @@ void LearnPage::showLoaded(std::shared_ptr<const LoadedLesson> loaded) {
   m_about->setText(m_view->about(r.about, m_loaded->lesson, m_loaded->runConfig));
   if (r.catalogIndex >= 0 && r.boxTitle.isEmpty()) showMenuLessonOptions(r.catalogIndex);
   m_autograd->setCompared(m_loaded->compared);
-  if (!r.compareRun.isEmpty() && !m_loaded->compareError.isEmpty())
-    emit statusMessage(tr("Side by side is not available: %1").arg(m_loaded->compareError));
   const QString name = QFileInfo(r.source.source == LessonLink::Source::File ? r.source.path : r.run).fileName();
   const QString title = m_loaded->title.isEmpty() ? m_view->title(m_loaded->lesson) : m_loaded->title;
+  // First, so that what follows (side by side refused, unused stops) has the last word; it
+  // replaces "Loading ...", which stayed.
+  emit statusMessage(tr("Opened %1")
+                         .arg(r.catalogIndex >= 0 && r.boxTitle.isEmpty()
+                                  ? lessons()[static_cast<size_t>(r.catalogIndex)].title
+                                  : title));
+  if (!r.compareRun.isEmpty() && !m_loaded->compareError.isEmpty())
+    emit statusMessage(tr("Side by side is not available: %1").arg(m_loaded->compareError));
   m_title->setText(tr("%1 · %2 · %3")
                        .arg(title)
                        .arg(countOf(static_cast<qint64>(m_loaded->lesson.steps.size()), tr("step")))

@@ -285,8 +285,12 @@ void MainWindow::buildDetailPages() {
 
   m_hang = new HangView;
   // A collective clicked in the flight recorder's grid: the timeline there.
+  // The rank's op there is selected too, so Details describe it (they said "Nothing selected").
   connect(m_hang, &HangView::collectiveClicked, this, [this](int rank, qint64 begin, qint64 end, const QString& what) {
     showRangeInTimeline(rank, begin, end, what + tr(" · in the timeline"));
+    const SpanRef op = m_timeline->data().opOverlapping(rank, begin, end);
+    if (op.valid()) m_timeline->select(op);
+    statusBar()->showMessage(what + tr(" · in the timeline"));
   });
   // A running job's ranks asked for their stacks (the next live reload shows them).
   connect(m_hang, &HangView::askForStacks, this, [this] {

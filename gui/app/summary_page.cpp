@@ -216,21 +216,19 @@ QString rankRowHtml(const probes::RankRow& r, const probes::RankSums& m, bool gp
          cpu + QStringLiteral("<td>%1</td><td>%2</td></tr>").arg(r.events_received).arg(r.events_dropped);
 }
 
-// The run's name, status, ranks, backend, model and start, then its non-finite and
-// rejected notes.
+// The run's name, status, ranks, backend, model and start (those the run records: an
+// imported folder of dumps has no model or backend), then its non-finite and rejected notes.
 QString runHeaderHtml(const RunData& d) {
-  QString html = QStringLiteral(
-                     "<h3>%1</h3><p>status <b>%2</b>%3 · %4 ranks · %5 backend · "
-                     "model %6 · started %7</p>")
-                     .arg(QFileInfo(QString::fromStdString(d.path)).fileName().toHtmlEscaped(),
-                          QString::fromStdString(d.run.status).toHtmlEscaped(),
-                          d.run.message.empty()
-                              ? QString()
-                              : QStringLiteral(" (%1)").arg(QString::fromStdString(d.run.message).toHtmlEscaped()))
-                     .arg(d.run.world_size)
-                     .arg(QString::fromStdString(d.run.backend).toHtmlEscaped(),
-                          QString::fromStdString(d.run.model).toHtmlEscaped(),
-                          QString::fromStdString(d.run.created_at).toHtmlEscaped());
+  const auto escaped = [](const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); };
+  QString status = QStringLiteral("status <b>%1</b>").arg(escaped(d.run.status));
+  if (!d.run.message.empty()) status += QStringLiteral(" (%1)").arg(escaped(d.run.message));
+  QStringList facts{status, countOf(d.run.world_size, "rank", "ranks")};
+  if (!d.run.backend.empty()) facts << QObject::tr("%1 backend").arg(escaped(d.run.backend));
+  if (!d.run.model.empty()) facts << QObject::tr("model %1").arg(escaped(d.run.model));
+  if (!d.run.created_at.empty()) facts << QObject::tr("started %1").arg(escaped(d.run.created_at));
+  QString html =
+      QStringLiteral("<h3>%1</h3><p>%2</p>")
+          .arg(QFileInfo(QString::fromStdString(d.path)).fileName().toHtmlEscaped(), facts.join(QStringLiteral(" · ")));
   if (!d.nonfinite.empty()) {
     html += QStringLiteral("<p style='color:#c62828'><b>%1</b></p>")
                 .arg(QString::fromStdString(d.nonfinite).toHtmlEscaped());

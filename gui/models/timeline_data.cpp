@@ -464,6 +464,32 @@ const TimelineSpan* TimelineData::spanAt(size_t lane, int64_t t_ns, int64_t slac
   return nullptr;
 }
 
+SpanRef TimelineData::opOverlapping(int rank, int64_t begin_ns, int64_t end_ns) const {
+  SpanRef best;
+  int64_t best_overlap = -1;
+  const auto consider = [&](size_t lane, const TimelineSpan& s, SpanRef::In in, int64_t index) {
+    if (s.kind != probes::Kind::PgOp) return;
+    const int64_t overlap = std::min(s.end_ns, end_ns) - std::max(s.begin_ns, begin_ns);
+    if (overlap > best_overlap) {
+      best_overlap = overlap;
+      best = {static_cast<int>(lane), index, in};
+    }
+  };
+  for (size_t lane = 0; lane < lanes.size(); ++lane) {
+    const TimelineLane& l = lanes[lane];
+    if (l.rank != rank) continue;
+    // Spans by begin: only those starting before the range ends and not before the
+    // longest span could reach into it.
+    auto it = std::lower_bound(l.spans.begin(), l.spans.end(), begin_ns - l.longest_ns,
+                               [](const TimelineSpan& s, int64_t t) { return s.begin_ns < t; });
+    for (; it != l.spans.end() && it->begin_ns <= end_ns; ++it)
+      consider(lane, *it, SpanRef::In::Spans, it - l.spans.begin());
+    for (size_t i = 0; i < l.open.size(); ++i)
+      consider(lane, l.open[i], SpanRef::In::Open, static_cast<int64_t>(i));
+  }
+  return best_overlap >= 0 ? best : SpanRef{};
+}
+
 const TimelineSpan* TimelineData::resolve(const SpanRef& ref) const {
   if (!ref.valid() || static_cast<size_t>(ref.lane) >= lanes.size()) return nullptr;
   const TimelineLane& l = lanes[static_cast<size_t>(ref.lane)];

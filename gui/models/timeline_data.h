@@ -160,6 +160,9 @@ struct TimelineData {
   // innermost (latest-starting) one. With `row` >= 0, only spans drawn in that row
   // (open ops included).
   const TimelineSpan* spanAt(size_t lane, int64_t t_ns, int64_t slack_ns = 0, int row = -1) const;
+  // The process-group op of `rank` (finished or still open) that overlaps [begin_ns, end_ns]
+  // the most: the span of a collective a flight record's times name. Invalid when none.
+  SpanRef opOverlapping(int rank, int64_t begin_ns, int64_t end_ns) const;
   // The span `ref` names, or null when it names none.
   const TimelineSpan* resolve(const SpanRef& ref) const;
   // The reference of a span of lane `lane` (a pointer into its spans, instants or open).

@@ -12,6 +12,7 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QTcpServer>
 #include <QTemporaryDir>
@@ -76,8 +77,16 @@ class TestCollectDialog : public QObject {
     QVERIFY(d && d->isVisible());
     QCOMPARE(d->hostBox()->currentData().toString(), QStringLiteral("127.0.0.1"));  // safe by default
     d->expectBox()->setValue(2);
+    QSignalSpy said(w.statusBar(), &QStatusBar::messageChanged);
     d->startButton()->click();
     QTRY_VERIFY_WITH_TIMEOUT(d->instructions()->toPlainText().contains("export DDPSCOPE_COLLECTOR="), 20000);
+    // The collector's lines in the status bar speak to the app's user: no "(or Ctrl-C)".
+    QTRY_VERIFY_WITH_TIMEOUT(
+        std::any_of(said.begin(), said.end(),
+                    [](const QList<QVariant>& a) { return a.front().toString().startsWith("Waiting for 2 ranks"); }),
+        10000);
+    for (const QList<QVariant>& a : said)
+      QVERIFY2(!a.front().toString().contains("Ctrl-C"), qPrintable(a.front().toString()));
     QVERIFY(d->instructions()->toPlainText().contains("export DDPSCOPE_RUN_TOKEN="));
     QVERIFY(d->prefix().startsWith("env DDPSCOPE_COLLECTOR="));
     QVERIFY(w.isFollowingJob());

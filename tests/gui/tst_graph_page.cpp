@@ -125,6 +125,19 @@ class TestGraphPage : public QObject {
                  clicked.at(0).at(0).toString().contains("0.002 ms in pass 0:1"),
              qPrintable(clicked.at(0).at(0).toString()));
   }
+
+  // A run that recorded no autograd graph (PyTorch's flight dumps here) says so in the
+  // selector; it read "rank 0 · iteration -1".
+  void testARunWithoutAGraphSaysSo() {
+    QTemporaryDir work;
+    MainWindow window(work.path());
+    QVERIFY(window.openPath(DDPSCOPE_SOURCE_DIR "/tests/probes/data/torch_2_11_flight/gloo-4-size/pickle"));
+    window.showTab("Graph");
+    QComboBox* choice = window.part<GraphPage>()->choice();
+    QCOMPARE(choice->count(), 1);
+    QCOMPARE(choice->itemText(0), QString("no graph recorded"));
+    QVERIFY(window.part<GraphPage>()->view()->shown().nodes.empty());
+  }
 };
 
 DDPSCOPE_TEST_MAIN(TestGraphPage)

@@ -266,6 +266,14 @@ class TestHangView : public QObject {
     // Rank 2's #2: started at 1.010000001 s, completed 2 ms later (the run's clock).
     QCOMPARE(window.part<TimelinePage>()->view()->rangeBegin(), int64_t(1'010'001'000));
     QCOMPARE(window.part<TimelinePage>()->view()->rangeEnd(), int64_t(1'012'000'000));
+    // ... and its op selected: Details describe it, not "Nothing selected".
+    const SpanRef op = window.part<TimelinePage>()->view()->selection();
+    QVERIFY(op.valid());
+    QCOMPARE(window.part<TimelinePage>()->view()->data().lanes[static_cast<size_t>(op.lane)].rank, 2);
+    const QTreeWidget* details = window.part<TimelinePage>()->details();
+    QVERIFY(details && details->topLevelItemCount() > 0);
+    QVERIFY2(details->topLevelItem(0)->text(0) != QString("Nothing selected"),
+             qPrintable(details->topLevelItem(0)->text(0)));
     // A cell with no record leads nowhere.
     emit grid->cellClicked(5, 3);
     QCOMPARE(clicked.size(), 1);

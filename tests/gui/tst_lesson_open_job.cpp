@@ -42,6 +42,7 @@ class TestLessonOpenJob : public QObject {
     QVERIFY2(page.openLesson(0, &error), qPrintable(error));
     const size_t before = page.lesson().steps.size();
     QSignalSpy loaded(&page, &LearnPage::lessonLoaded);
+    QSignalSpy status(&page, &LearnPage::statusMessage);
     page.openLessonInBackground(3);                // DDP's buckets
     page.openLessonInBackground(6);                // then the ring, before the first read ends
     QCOMPARE(page.lesson().steps.size(), before);  // still lesson 1 on screen
@@ -51,6 +52,10 @@ class TestLessonOpenJob : public QObject {
     QCOMPARE(page.lesson().ring_ranks > 0, true);
     QTest::qWait(300);
     QCOMPARE(loaded.count(), 1);  // lesson 4's read ended unseen
+    // The status bar's last word is that it opened, not "Loading ..." (which stayed).
+    QVERIFY(!status.isEmpty());
+    QVERIFY2(status.last().front().toString().startsWith("Opened The ring allreduce"),
+             qPrintable(status.last().front().toString()));
     // A pick that cannot be read is said, and the lesson shown stays.
     QSignalSpy said(&page, &LearnPage::statusMessage);
     page.openLessonInBackground(42);
