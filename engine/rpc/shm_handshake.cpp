@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <string_view>
 #include <utility>
 
 #include "ddpscope/error.h"
@@ -82,7 +83,7 @@ Region map_region(int fd, size_t max_bytes) {
                          " bytes (another program on this host's RPC socket?)");
   }
   const auto bytes = static_cast<size_t>(st.st_size);
-  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {
     const int e = errno;
     ::close(fd);
@@ -146,6 +147,15 @@ int receive_with_fds(int socket, std::string& payload, std::vector<int>& fds) {
   }
   payload.assign(buffer, static_cast<size_t>(n));
   return 1;
+}
+
+bool is_nonblocking_eventfd(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || !(flags & O_NONBLOCK)) return false;
+  char target[64] = {};
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = ::readlink(link.c_str(), target, sizeof(target) - 1);
+  return n > 0 && std::string_view(target, static_cast<size_t>(n)) == "anon_inode:[eventfd]";
 }
 
 bool same_user(int socket) {

@@ -38,7 +38,8 @@ class Region {
 // so it can never be shrunk under its reads); throws Error naming the system's refusal.
 Region make_region(size_t bytes);
 // Maps a region another process made and sent; throws Error saying what is wrong when it
-// is not a sealed memory file of at most `max_bytes`. Takes `fd` (closed on failure).
+// is not a sealed memory file of at most `max_bytes`. Takes `fd` (closed on failure). Not
+// populated: its pages cost this process only as they are read.
 Region map_region(int fd, size_t max_bytes);
 
 // Sends `payload` with `fds` over a Unix stream socket; false when it could not.
@@ -49,5 +50,10 @@ int receive_with_fds(int socket, std::string& payload, std::vector<int>& fds);
 
 // Whether the process at the other end of a Unix socket runs as this process's user.
 bool same_user(int socket);
+
+// Whether `fd` is an eventfd opened non-blocking: what a hello's wake-up descriptors must
+// be. A pipe or a blocking descriptor would let a same-user process stall or spin the
+// thread that reads and writes them.
+bool is_nonblocking_eventfd(int fd);
 
 }  // namespace ddpscope::rpc::shm

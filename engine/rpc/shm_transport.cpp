@@ -31,7 +31,11 @@ constexpr auto kSpin = std::chrono::microseconds(60);
 // How long a send of more than the ring holds waits for the reader to make room before it
 // leaves the rest to poll(): only while the reader is taking bytes does it go on.
 constexpr auto kSendSpin = std::chrono::microseconds(40);
-constexpr size_t kMaxRegionBytes = size_t{1} << 30;
+// A worker's ring is ShmTransport::kDefaultRingBytes (1 MiB); a hello's larger one is
+// refused, and so is a connection beyond kMaxInbound: three hostile 1 GiB rings, populated
+// on arrival, took a worker from 178 to 3,253 MB.
+constexpr size_t kMaxRegionBytes = size_t{64} << 20;
+constexpr size_t kMaxInbound = 4096;
 const std::string kHello = "ddpscope-shm-ring-1";
 // epoll's data: what an fd is, in the top byte, and its index.
 constexpr uint64_t kListener = 0, kOutgoing = uint64_t{1} << 56, kRoom = uint64_t{2} << 56,
@@ -332,6 +336,10 @@ void ShmTransport::accept_all() {
     size_t slot = 0;
     while (slot < inbound_.size() && inbound_[slot])
       ++slot;
+    if (slot >= kMaxInbound) {  // a job has fewer workers on one host than this
+      ::close(fd);
+      continue;
+    }
     if (slot == inbound_.size()) inbound_.emplace_back();
     inbound_[slot] = std::make_unique<Inbound>(fd, slot, max_frame_bytes_);
     watch(epoll_fd_, fd, EPOLLIN | EPOLLRDHUP, kInbound | slot);
@@ -348,6 +356,8 @@ void ShmTransport::on_inbound_socket(Inbound& in, TransportEvents& events) {
     if (got == 0) return;
     if (got < 0) return drop(in);
     std::string why = hello != kHello || fds.size() != 3 ? "a hello that is not a ddpscope worker's" : "";
+    if (why.empty() && (!shm::is_nonblocking_eventfd(fds[1]) || !shm::is_nonblocking_eventfd(fds[2])))
+      why = "a hello whose wake-up descriptors are not non-blocking eventfds";
     if (why.empty()) {
       try {
         in.region = shm::map_region(fds[0], kMaxRegionBytes);

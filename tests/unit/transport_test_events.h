@@ -19,8 +19,12 @@ struct Heard : TransportEvents {
   std::vector<IncomingMessage> messages;
   std::vector<int32_t> connected, lost;
   int rejected = 0;
+  std::string last_rejection;  // why, as the transport said it
   void on_message(IncomingMessage m) override { messages.push_back(std::move(m)); }
-  void on_rejected(wire::Rejection, const std::string&) override { ++rejected; }
+  void on_rejected(wire::Rejection, const std::string& why) override {
+    ++rejected;
+    last_rejection = why;
+  }
   void on_peer_connected(int32_t p) override { connected.push_back(p); }
   void on_peer_lost(int32_t p) override { lost.push_back(p); }
 };

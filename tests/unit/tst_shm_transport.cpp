@@ -7,6 +7,7 @@
 // transport's endpoint is named.
 #include <QtTest/QtTest>
 
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -187,11 +188,24 @@ class TestShmTransport : public QObject {
     b.connect({a.endpoint(), b.endpoint()});
     const int raw = rawUnixConnection(b.endpoint());
     QVERIFY(raw >= 0);
-    shm::Region junk = shm::make_region(8192);  // sealed, but not formatted as a ring
+    shm::Region junk = shm::make_region(kind == 4 ? (size_t{64} << 20) + 4096 : 8192);  // sealed, not a ring
+    int pipe_fds[2] = {-1, -1};
+    QCOMPARE(::pipe(pipe_fds), 0);
+    const int blocking = ::eventfd(0, EFD_CLOEXEC), fine_wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    const char* hello = "ddpscope-shm-ring-1";
     if (kind == 0) QVERIFY(shm::send_with_fds(raw, "GET / HTTP/1.1", {}));
-    if (kind == 1) QVERIFY(shm::send_with_fds(raw, "ddpscope-shm-ring-1", {junk.fd(), junk.fd(), junk.fd()}));
+    if (kind == 1) QVERIFY(shm::send_with_fds(raw, hello, {junk.fd(), fine_wake, fine_wake}));
+    // A same-user process's pipe as the wake-up descriptors: a full one blocked the receive
+    // thread, one whose writer closed spun it (issue 68).
+    if (kind == 2) QVERIFY(shm::send_with_fds(raw, hello, {junk.fd(), pipe_fds[0], pipe_fds[1]}));
+    if (kind == 3) QVERIFY(shm::send_with_fds(raw, hello, {junk.fd(), blocking, blocking}));
+    if (kind == 4) QVERIFY(shm::send_with_fds(raw, hello, {junk.fd(), fine_wake, fine_wake}));
     Heard heard;
     QVERIFY(pollUntil(b, heard, [&] { return heard.rejected == 1; }));
+    QFETCH(QString, why);
+    QVERIFY2(QString::fromStdString(heard.last_rejection).contains(why), heard.last_rejection.c_str());
+    for (int fd : {pipe_fds[0], pipe_fds[1], blocking, fine_wake})
+      ::close(fd);
     char c;
     QCOMPARE(::read(raw, &c, 1), ssize_t{0});  // dropped
     ::close(raw);
@@ -202,8 +216,12 @@ class TestShmTransport : public QObject {
   }
   void testAHelloThatIsNotAWorkersIsRefused_data() {
     QTest::addColumn<int>("kind");
-    QTest::newRow("another protocol") << 0;
-    QTest::newRow("memory that is not a ring") << 1;
+    QTest::addColumn<QString>("why");
+    QTest::newRow("another protocol") << 0 << "a hello that is not a ddpscope worker's";
+    QTest::newRow("memory that is not a ring") << 1 << "ring";
+    QTest::newRow("wake-ups that are a pipe") << 2 << "not non-blocking eventfds";
+    QTest::newRow("blocking eventfds") << 3 << "not non-blocking eventfds";
+    QTest::newRow("a ring over 64 MiB") << 4 << "a sealed ring of at most 67108864 bytes";
   }
 
   void testAWorkerThatClosesIsLostAndWhatItWroteIsDelivered() {
