@@ -26,22 +26,23 @@ train() {  # CAP OUT [more train options]
 # Record at 4 MiB, advise, then run each configuration twice, round by round. A trial
 # that a burst of other work threw off (a test starting beside it mid-round) is repeated
 # once from a new recording, and the second must pass whole.
-trial() {
-  train 4 "$work/recorded.ddprun"
-  "$build/bin/ddpscope-cli" advise "$work/recorded.ddprun" --caps 4,16,100
-  "$build/bin/ddpscope-cli" advise "$work/recorded.ddprun" --caps 4,16,100 --json >"$work/advice.json"
+trial() {  # N
+  local n=$1
+  train 4 "$work/recorded$n.ddprun"
+  "$build/bin/ddpscope-cli" advise "$work/recorded$n.ddprun" --caps 4,16,100
+  "$build/bin/ddpscope-cli" advise "$work/recorded$n.ddprun" --caps 4,16,100 --json >"$work/advice$n.json"
   for round in 1 2; do
-    for cap in 4 16 100; do train "$cap" "$work/cap$cap-$round.ddprun"; done
-    train 16 "$work/fused16-$round.ddprun" --fused-optimizer
+    for cap in 4 16 100; do train "$cap" "$work/cap$cap-$n-$round.ddprun"; done
+    train 16 "$work/fused16-$n-$round.ddprun" --fused-optimizer
   done
-  check
+  check "$n"
 }
 # Every prediction against its run's median iteration.
-check() {
-  /usr/bin/python3 - "$work" "$build/lib/libddpscope_sqlite.so" <<'PY'
+check() {  # TRIAL
+  /usr/bin/python3 - "$work" "$build/lib/libddpscope_sqlite.so" "$1" <<'PY'
 import json, os, sqlite3, statistics, sys
-work, extension = sys.argv[1], sys.argv[2]
-advice = json.load(open(f"{work}/advice.json"))
+work, extension, trial = sys.argv[1], sys.argv[2], sys.argv[3]
+advice = json.load(open(f"{work}/advice{trial}.json"))
 # Here the caps differ (7, 3 and 2 buckets; a 21 MB last bucket at 100 MiB): advise must not call them equal.
 assert not any("hardly matters" in n for n in advice["notes"]), advice["notes"]
 checks = [(p, f"cap{p['cap_mb']:g}", p["iteration_ms"], "") for p in advice["predictions"]]
@@ -59,10 +60,10 @@ def median_ms(path):
 
 
 def measured_ms(run):  # the faster of its two rounds
-    return min(median_ms(f"{work}/{run}-{r}.ddprun") for r in (1, 2))
+    return min(median_ms(f"{work}/{run}-{trial}-{r}.ddprun") for r in (1, 2))
 
 
-recorded = median_ms(f"{work}/recorded.ddprun")
+recorded = median_ms(f"{work}/recorded{trial}.ddprun")
 anchor = next(p["iteration_ms"] for p in advice["predictions"] if p["cap_mb"] == 4)
 rerun = measured_ms("cap4")
 scale = rerun / anchor
@@ -83,7 +84,7 @@ if off:
 print(f"PASS: worst error {100 * worst:.1f}%")
 PY
 }
-if ! trial; then
+if ! trial 1; then
   echo "trying once more, from a new recording"
-  trial
+  trial 2
 fi
