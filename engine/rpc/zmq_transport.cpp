@@ -16,8 +16,9 @@ constexpr int kBatch = 64;
 }  // namespace
 
 ZmqTransport::ZmqTransport(const std::string& address, int64_t max_frame_bytes)
-    : context_(1), router_(context_, zmq::socket_type::router) {
+    : context_(1), gate_(std::make_unique<ZapTokenGate>(context_)), router_(context_, zmq::socket_type::router) {
   router_.set(zmq::sockopt::linger, 0);
+  router_.set(zmq::sockopt::plain_server, 1);
   router_.set(zmq::sockopt::maxmsgsize, max_frame_bytes);
   router_.set(zmq::sockopt::rcvhwm, 0);
   try {
@@ -28,9 +29,22 @@ ZmqTransport::ZmqTransport(const std::string& address, int64_t max_frame_bytes)
                 __FILE__, __LINE__);
   }
   endpoint_ = router_.get(zmq::sockopt::last_endpoint);
+  const std::string monitor_endpoint = "inproc://rpc-router-monitor";
+  DDPSCOPE_CHECK(zmq_socket_monitor(router_.handle(), monitor_endpoint.c_str(),
+                                    ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                        ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0,
+                 "the ZeroMQ RPC transport cannot watch its handshakes: ", zmq_strerror(zmq_errno()));
+  router_monitor_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::pair);
+  router_monitor_->set(zmq::sockopt::linger, 0);
+  router_monitor_->connect(monitor_endpoint);
 }
 
 ZmqTransport::~ZmqTransport() { close(); }
+
+void ZmqTransport::expect_token(const std::string& token) {
+  token_ = token;
+  gate_->set_token(token);
+}
 
 void ZmqTransport::connect(const std::vector<std::string>& endpoints) {
   for (size_t r = 0; r < endpoints.size(); ++r) {
@@ -40,6 +54,9 @@ void ZmqTransport::connect(const std::vector<std::string>& endpoints) {
     peer->dealer = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
     peer->dealer->set(zmq::sockopt::linger, 0);
     peer->dealer->set(zmq::sockopt::sndhwm, 0);  // calls queue; their timeouts bound them
+    peer->dealer->set(zmq::sockopt::plain_username, kRpcPlainUser);
+    // ZeroMQ refuses an empty password; a transport that expects no token admits any.
+    peer->dealer->set(zmq::sockopt::plain_password, token_.empty() ? std::string("-") : token_);
     const std::string monitor_endpoint = "inproc://rpc-monitor-" + std::to_string(r);
     DDPSCOPE_CHECK(zmq_socket_monitor(peer->dealer->handle(), monitor_endpoint.c_str(),
                                       ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED) == 0,
@@ -73,10 +90,11 @@ void ZmqTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
 }
 
 void ZmqTransport::poll(std::chrono::milliseconds wait, TransportEvents& events) {
-  poll_items_.resize(1 + peers_.size());
+  poll_items_.resize(2 + peers_.size());
   poll_items_[0] = {router_.handle(), 0, ZMQ_POLLIN, 0};
   for (size_t k = 0; k < peers_.size(); ++k)
     poll_items_[k + 1] = {peers_[k]->monitor->handle(), 0, ZMQ_POLLIN, 0};
+  poll_items_.back() = {router_monitor_->handle(), 0, ZMQ_POLLIN, 0};
   try {
     zmq::poll(poll_items_.data(), poll_items_.size(), std::max(wait, std::chrono::milliseconds(0)));
   } catch (const zmq::error_t&) {
@@ -85,7 +103,18 @@ void ZmqTransport::poll(std::chrono::milliseconds wait, TransportEvents& events)
   for (size_t k = 0; k < peers_.size(); ++k) {
     if (poll_items_[k + 1].revents & ZMQ_POLLIN) read_monitor(static_cast<int32_t>(k), events);
   }
+  if (poll_items_.back().revents & ZMQ_POLLIN) read_refusals(events);
   if (poll_items_[0].revents & ZMQ_POLLIN) read_router(events);
+}
+
+void ZmqTransport::read_refusals(TransportEvents& events) {
+  for (;;) {
+    zmq::message_t event, address;
+    if (!router_monitor_->recv(event, zmq::recv_flags::dontwait)) return;
+    if (event.more()) (void)router_monitor_->recv(address, zmq::recv_flags::none);
+    events.on_rejected(wire::Rejection::Token,
+                       "a connection refused during ZeroMQ's handshake: it did not show this job's token");
+  }
 }
 
 void ZmqTransport::read_router(TransportEvents& events) {
@@ -135,7 +164,10 @@ void ZmqTransport::close() {
     p->monitor->close();
     p->dealer->close();
   }
+  zmq_socket_monitor(router_.handle(), nullptr, 0);
+  router_monitor_->close();
   router_.close();
+  gate_->close();  // its socket too, before the context ends
 }
 
 }  // namespace ddpscope::rpc

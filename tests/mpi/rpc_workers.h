@@ -14,6 +14,7 @@
 #include "mpi_test_main.h"
 #include "fault_transport.h"
 #include "rpc/rpc.h"
+#include "rpc/zap_token_gate.h"
 #include "rpc/shm_transport.h"
 #include "rpc/tcp_transport.h"
 #include "rpc/transport_choice.h"
@@ -125,6 +126,9 @@ inline void send_raw(int worker, const std::vector<std::string>& frames) {
   static zmq::context_t ctx;
   zmq::socket_t s(ctx, zmq::socket_type::dealer);
   s.set(zmq::sockopt::linger, 2000);
+  // A holder of the job's token (ZeroMQ's handshake refuses others before any message).
+  s.set(zmq::sockopt::plain_username, rpc::kRpcPlainUser);
+  s.set(zmq::sockopt::plain_password, rpc::agent().token_for_tests());
   s.connect(rpc::agent().endpoint_of(worker));
   for (size_t i = 0; i < frames.size(); ++i)
     s.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);

@@ -23,6 +23,7 @@ class FaultTransport final : public Transport {
   int dropped() const;
 
   std::string endpoint() const override { return inner_->endpoint(); }
+  void expect_token(const std::string& token) override { inner_->expect_token(token); }
   void connect(const std::vector<std::string>& endpoints) override { inner_->connect(endpoints); }
   void send(int32_t dst, std::vector<OutgoingFrame> frames) override { inner_->send(dst, std::move(frames)); }
   void poll(std::chrono::milliseconds wait, TransportEvents& events) override;

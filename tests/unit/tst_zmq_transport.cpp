@@ -1,5 +1,6 @@
 // The ZeroMQ transport on loopback, two ends in one process: frames arrive whole and in
-// order, a large frame is sent from its owner's bytes, a message of too many frames is
+// order, a large frame is sent from its owner's bytes, a connection without the job's
+// token sends nothing, a message of too many frames is
 // refused, peers are reported connected and lost, a closed transport refuses to send, and an address it cannot bind is
 // named.
 #include <QtTest/QtTest>
@@ -42,6 +43,45 @@ class TestZmqTransport : public QObject {
   }
 
   // More frames than any message has are read and dropped, and the message refused.
+  // A connection without the job's token is refused during ZeroMQ's handshake, before it
+  // can send a message: its 16 MiB frame is never read (issue 68: the ROUTER read frames
+  // up to 4 GiB before the agent looked at the token); a worker with it is heard.
+  void testAConnectionWithoutTheTokenSendsNothing() {
+    ZmqTransport a("127.0.0.1", 1 << 30), b("127.0.0.1", 1 << 30);
+    a.expect_token("secret-token");
+    b.expect_token("secret-token");
+    a.connect({a.endpoint(), b.endpoint()});
+    b.connect({a.endpoint(), b.endpoint()});
+    zmq::context_t context(1);
+    std::vector<std::unique_ptr<zmq::socket_t>> strangers;
+    for (const char* password : {"a-guess", ""}) {  // a wrong token, and none (ZeroMQ's NULL)
+      auto s = std::make_unique<zmq::socket_t>(context, zmq::socket_type::dealer);
+      s->set(zmq::sockopt::linger, 0);
+      if (*password) {
+        s->set(zmq::sockopt::plain_username, kRpcPlainUser);
+        s->set(zmq::sockopt::plain_password, password);
+      }
+      s->connect(b.endpoint());
+      s->send(zmq::message_t(size_t{16} << 20), zmq::send_flags::dontwait);
+      strangers.push_back(std::move(s));
+    }
+    Heard heard;
+    QVERIFY(pollUntil(b, heard, [&] { return b.refused_connections() >= 1; }));
+    const std::string fine = "fine";
+    a.send(1, {copied(fine)});
+    QVERIFY(pollUntil(b, heard, [&] { return heard.messages.size() == 1; }));
+    QTest::qWait(300);
+    b.poll(std::chrono::milliseconds(50), heard);
+    QCOMPARE(heard.messages.size(), size_t{1});
+    QCOMPARE(text(heard.messages[0].frames[0]), fine);
+    // Each refused handshake is told as a refusal (the run's stats count it); no message of
+    // theirs was read.
+    QVERIFY(heard.rejected >= 2);
+    QVERIFY2(heard.last_rejection.find("did not show this job's token") != std::string::npos,
+             heard.last_rejection.c_str());
+    strangers.clear();
+  }
+
   void testAMessageOfTooManyFramesIsRefused() {
     ZmqTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
     a.connect({a.endpoint(), b.endpoint()});
