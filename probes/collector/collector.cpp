@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -104,6 +105,9 @@ void Collector::serve_clock() {
   }
 }
 
+// The most ranks a batch may name: past any job (the run store's settings cap the same).
+constexpr int kMaxRanks = 1 << 20;
+
 // A rank's session ended ({"type":"rank_end","restart":R,"max_restarts":M,"failed":F}, as
 // the Python package says it). It ended for good unless it failed with restarts left:
 // torchrun then starts every rank again, and the next attempt's ends are the ones to wait for.
@@ -117,6 +121,33 @@ void Collector::note_rank_end(int rank, const std::string& record) {
     ranks_ended_.insert(rank);
   } catch (const nlohmann::json::exception&) {
   }
+}
+
+std::string Collector::check_batch(EventBatch& batch) {
+  if (batch.rank < 0 || batch.rank >= kMaxRanks) {
+    return ddpscope::detail::concat("a batch from rank ", batch.rank, ", which no job has (ranks are 0 to ",
+                                    kMaxRanks - 1, ")");
+  }
+  const int64_t offset = batch.clock_offset_ns;
+  const auto storable = [offset](const BatchEvent& e) {
+    int64_t begin = 0, end = 0;
+    return e.t_end_ns >= e.t_begin_ns && !__builtin_add_overflow(e.t_begin_ns, offset, &begin) &&
+           !__builtin_add_overflow(e.t_end_ns, offset, &end);
+  };
+  const auto kept = std::stable_partition(batch.events.begin(), batch.events.end(), storable);
+  const auto refused = static_cast<uint64_t>(batch.events.end() - kept);
+  if (refused > 0) {
+    // A live rank's batch carries no per-event arguments (indices into its events).
+    if (!batch.args.empty()) return "a batch with events that end before they begin";
+    events_refused_ += refused;
+    batch.events.erase(kept, batch.events.end());
+    if (!warned_refused_events_) {
+      log::warn("collector: refused {} events of rank {} that end before they begin or whose times overflow", refused,
+                batch.rank);
+      warned_refused_events_ = true;
+    }
+  }
+  return {};
 }
 
 bool Collector::receive_one() {
@@ -140,7 +171,8 @@ bool Collector::receive_one() {
   }
   size_t events = 0;  // of the batch being stored: what a full disk loses
   try {
-    const EventBatch batch = decode(parts[0].data(), parts[0].size());
+    EventBatch batch = decode(parts[0].data(), parts[0].size());
+    if (const std::string why = check_batch(batch); !why.empty()) throw DDPSCOPE_ERROR(why);
     events = batch.events.size();
     if (disk_full_) {
       // Not even tried: room freed since (the reserve) is kept for the end record.
@@ -150,8 +182,11 @@ bool Collector::receive_one() {
     writer_->write(batch);
     ++batches_;
     ranks_seen_.insert(batch.rank);
+    const bool places = std::any_of(batch.records.begin(), batch.records.end(),
+                                    [](const std::string& r) { return r.find("\"placement\"") != std::string::npos; });
+    if (!batch.events.empty() || places) ranks_joined_.insert(batch.rank);
     for (const std::string& r : batch.records)
-      if (r.find("\"rank_end\"") != std::string::npos) note_rank_end(batch.rank, r);
+      if (r.find("\"rank_end\"") != std::string::npos && ranks_joined_.count(batch.rank)) note_rank_end(batch.rank, r);
     // Committed: tell the rank (if it is gone, ZeroMQ drops the answer).
     const BatchAck ack{batch.sequence, batch.events.size()};
     batches_in_.send(identity, zmq::send_flags::sndmore | zmq::send_flags::dontwait);

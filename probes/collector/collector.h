@@ -57,6 +57,9 @@ class Collector {
 
   uint64_t batches() const { return batches_; }
   uint64_t rejected() const { return rejected_; }
+  // Events refused one by one (a span that ends before it begins, a time the rank's clock
+  // offset would overflow): the rest of their batch is stored.
+  uint64_t events_refused() const { return events_refused_; }
   uint64_t lost_events() const { return lost_events_; }  // not stored: the disk was full
   // Ranks that sent a batch, and those whose session ended for good (their last batch
   // said so, and no restart of the job follows).
@@ -65,6 +68,10 @@ class Collector {
 
  private:
   bool receive_one();
+  // What a holder of the run's token claims, checked before it is stored (the importers
+  // refuse the same values): a reason to refuse the whole batch, or empty once the events
+  // that cannot be stored are taken out of it.
+  std::string check_batch(EventBatch& batch);
   void note_rank_end(int rank, const std::string& record);
   void serve_clock();
 
@@ -81,7 +88,12 @@ class Collector {
   std::thread clock_thread_;
   uint64_t batches_ = 0;
   std::set<int> ranks_seen_, ranks_ended_;
+  // Ranks that joined: sent events or their placement. Only their ends count (a batch
+  // that only claims another rank's end would end `collect --expect` early).
+  std::set<int> ranks_joined_;
   uint64_t rejected_ = 0;
+  uint64_t events_refused_ = 0;
+  bool warned_refused_events_ = false;
   uint64_t lost_events_ = 0;
   bool disk_full_ = false;  // since then events are counted as lost, not stored
   bool warned_rejected_ = false;

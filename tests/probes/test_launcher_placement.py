@@ -2,7 +2,8 @@
 """Where a launcher placed a process, read from each launcher's own variables (the Python
 package's _launcher): torchrun's, Slurm's, Open MPI's and MPICH's, in that order when
 several are set; restarts counted from torchrun's; a value that is not a whole number, or
-a rank past the world, refused with the variable named; no launcher at all is rank 0 of 1.
+a rank past the world, refused with the variable named; no launcher at all is rank 0 of 1;
+torchrun's own agent process is told apart from a rank by its command line.
 
 Usage: test_launcher_placement.py (no arguments; the package is found beside this tree)."""
 import os
@@ -50,6 +51,23 @@ class Placement(unittest.TestCase):
             with self.assertRaises(_launcher.LauncherError) as caught:
                 _launcher.placement(env)
             self.assertIn(words, str(caught.exception))
+
+
+class LauncherAgent(unittest.TestCase):
+    """torchrun's own process inherits the job's variables (under Slurm, a task's) but is
+    no rank: it is told apart by its command line and not recorded."""
+
+    def test_the_agent_is_recognised(self):
+        for argv in (["/usr/bin/python3.11", "/usr/bin/torchrun", "--nproc_per_node", "2", "train.py"],
+                     ["/usr/local/bin/torchrun", "train.py"],
+                     ["python3", "-m", "torch.distributed.run", "--nproc_per_node=2", "train.py"],
+                     ["python", "-m", "torch.distributed.launch", "train.py"]):
+            self.assertTrue(_launcher.is_launcher_agent(argv), argv)
+
+    def test_a_ranks_script_is_not(self):
+        for argv in (["/usr/bin/python3", "-u", "train.py", "--torchrun"], ["python3", "-m", "mypkg.train"],
+                     ["python3", "train.py", "torchrun"], [], None):
+            self.assertFalse(_launcher.is_launcher_agent(argv), argv)
 
 
 if __name__ == "__main__":

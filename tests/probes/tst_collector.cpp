@@ -1,5 +1,6 @@
 // The collector over real ZeroMQ sockets (loopback) in one process: batches with the
-// run's token are stored, others rejected and counted; clock offsets measured against
+// run's token are stored, others rejected and counted; what a token holder claims is
+// checked (ranks, times, ends of ranks that never joined); clock offsets measured against
 // it are near zero on one host, and an injected offset is recovered and applied.
 #include <QtTest/QtTest>
 
@@ -51,6 +52,48 @@ class TestCollector : public ScratchTest {
     QCOMPARE(r.run().rejected_batches, int64_t(10));
     QCOMPARE(r.run().status, std::string("finished"));
     QCOMPARE(r.ranks().size(), size_t(2));  // rank 5 never got in
+    QCOMPARE(r.integrity_check(), std::string("ok"));
+  }
+
+  // What a holder of the run's token claims is checked before it is stored (issue 68):
+  // a rank no job has is refused; spans that end before they begin, or whose times the
+  // rank's clock offset would overflow, are left out of their batch (the rest is stored);
+  // an end claimed for a rank that never joined does not count towards `--expect`.
+  void testWhatATokenHolderClaimsIsChecked() {
+    const std::string file = path("claims.ddprun");
+    {
+      RunningCollector c({.run_file = file, .token = "secret", .run = {.world_size = 2}});
+      CollectorSink sink({.batch_endpoint = c.collector.batch_endpoint(),
+                          .clock_endpoint = c.collector.clock_endpoint(),
+                          .token = "secret"});
+      QVERIFY(sink.write(batch_of(-3, 5, 0)));
+      QVERIFY(sink.write(batch_of(1 << 20, 5, 0)));
+      EventBatch mixed = batch_of(0, 10, 1000);
+      mixed.events[2].t_end_ns = mixed.events[2].t_begin_ns - 1;  // ends before it begins
+      mixed.events[5].t_end_ns = 0;
+      mixed.events[7].t_begin_ns = std::numeric_limits<int64_t>::max() - 5;  // overflows with the offset
+      mixed.events[7].t_end_ns = std::numeric_limits<int64_t>::max();
+      mixed.clock_offset_ns = 100;
+      QVERIFY(sink.write(mixed));
+      const std::string end = R"({"type":"rank_end","restart":0,"max_restarts":0,"failed":false})";
+      EventBatch stranger;  // rank 1's end, from nobody that joined as rank 1
+      stranger.rank = 1;
+      stranger.records = {end};
+      QVERIFY(sink.write(stranger));
+      EventBatch ended;  // rank 0 joined above: its end counts
+      ended.rank = 0;
+      ended.records = {end};
+      QVERIFY(sink.write(ended));
+      sink.settle(std::chrono::seconds(10));
+      QThread::msleep(300);
+      c.join();
+      QCOMPARE(c.collector.rejected(), uint64_t(2));
+      QCOMPARE(c.collector.events_refused(), uint64_t(3));
+      QCOMPARE(c.collector.ranks_ended(), (std::set<int>{0}));
+    }
+    RunStoreReader r(file);
+    QCOMPARE(r.span_count(), int64_t(7));
+    QCOMPARE(r.run().rejected_batches, int64_t(2));
     QCOMPARE(r.integrity_check(), std::string("ok"));
   }
 

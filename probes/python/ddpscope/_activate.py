@@ -46,6 +46,9 @@ def _instrument_torch():
 
 
 def activate():
+    # torchrun's agent: not a rank, whatever its environment says.
+    if _launcher.is_launcher_agent(getattr(sys, "orig_argv", None)):
+        return
     try:
         where = _launcher.placement()
     except _launcher.LauncherError as e:

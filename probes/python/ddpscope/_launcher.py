@@ -11,7 +11,11 @@ They are read in this order, the first that says a rank winning:
   - MPICH's (Hydra) mpiexec: PMI_RANK, MPI_LOCALRANKID, PMI_SIZE.
 
 A value a launcher sets that is not a whole number is an error in the job's setup: said,
-never guessed around (a wrong rank would file one rank's events under another's)."""
+never guessed around (a wrong rank would file one rank's events under another's).
+
+The launcher's own process (torchrun's agent) inherits the job's environment too, and no
+rank: it is not recorded (it was filed as rank 0, or as srun's task under Slurm, and its
+end overwrote that rank's)."""
 import collections
 import os
 
@@ -62,3 +66,23 @@ def placement(environ=None):
         return Placement(launcher, rank, rank if local is None else local, -1 if node is None else node,
                          1 if world is None else world, restart if launcher.endswith("torchrun") else 0)
     return Placement("none", 0, 0, -1, 1, 0)
+
+
+# How a launcher's agent is started: torchrun's entry point, or python -m with its module.
+_AGENT_SCRIPTS = ("torchrun",)
+_AGENT_MODULES = ("torch.distributed.run", "torch.distributed.launch")
+
+
+def is_launcher_agent(argv):
+    """Whether the command line `argv` (sys.orig_argv: the interpreter first) starts a
+    launcher's agent rather than a rank's script: its script (the first argument after the
+    interpreter's options) or its -m module is torchrun's."""
+    args = list(argv or [])
+    if args and os.path.basename(args[0]) in _AGENT_SCRIPTS:
+        return True
+    for i, arg in enumerate(args[1:], start=1):
+        if arg == "-m":
+            return i + 1 < len(args) and args[i + 1] in _AGENT_MODULES
+        if not arg.startswith("-"):
+            return os.path.basename(arg) in _AGENT_SCRIPTS
+    return False
