@@ -9,6 +9,7 @@
 #include <exception>
 #include <optional>
 
+#include "chart_axis.h"
 #include "chart_theme.h"
 #include "chart_title.h"
 #include "plural.h"
@@ -123,6 +124,7 @@ void BucketAdviceView::addAxes(QChart* chart, double lo, double hi) {
   const double pad = std::max(1.0, (hi - lo) * 0.15);
   y->setRange(std::max(0.0, lo - pad), hi + pad);
   y->applyNiceNumbers();
+  setReadableLabels(y);
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   for (QAbstractSeries* s : chart->series()) {

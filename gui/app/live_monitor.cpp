@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "category_palette.h"
+#include "chart_axis.h"
 #include "chart_theme.h"
 #include "chart_title.h"
 #include "plural.h"
@@ -70,7 +71,6 @@ LiveMonitor::Chart LiveMonitor::makeChart(const QString& title, const QString& y
   chart->legend()->setAlignment(Qt::AlignBottom);
   c.x = new QValueAxis;
   c.x->setTitleText(tr("iteration"));
-  c.x->setLabelFormat(QStringLiteral("%d"));
   c.y = new QValueAxis;
   c.y->setTitleText(yTitle);
   chart->addAxis(c.x, Qt::AlignBottom);
@@ -154,7 +154,12 @@ void LiveMonitor::fit(Chart& chart, bool clipOutliers) {
   chart.x->setTickInterval(roundStep(last - m_xBegin, 6));
   chart.y->setRange(0, f.y1);
   chart.y->applyNiceNumbers();
-  if (&chart == &m_overlap) chart.y->setRange(0, 1);  // a ratio: 0 to 1, whatever it reached
+  if (&chart == &m_overlap) {  // a ratio: 0 to 1, whatever it reached, in steps of 0.2
+    chart.y->setRange(0, 1);
+    chart.y->setTickCount(6);
+  }
+  setReadableLabels(chart.x);
+  setReadableLabels(chart.y);
   // The points above the axis as drawn: rounding the axis up may have brought some in.
   chart.clipped = 0;
   chart.clippedMax = 0;

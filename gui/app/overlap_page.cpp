@@ -14,6 +14,7 @@
 #include <cmath>
 #include <set>
 
+#include "chart_axis.h"
 #include "chart_theme.h"
 #include "chart_title.h"
 #include "empty_state.h"
@@ -40,6 +41,11 @@ OverlapPage::OverlapPage(QWidget* parent) : QWidget(parent), m_model(new Overlap
   auto* contentLayout = new QVBoxLayout(content);
   contentLayout->setContentsMargins(0, 0, 0, 0);
   contentLayout->addWidget(m_chart, 2);
+  m_legend = new QLabel;
+  m_legend->setObjectName(QStringLiteral("legend"));
+  m_legend->setWordWrap(true);
+  m_legend->setContentsMargins(6, 0, 6, 0);
+  contentLayout->addWidget(m_legend);
   m_table = makeSortableTable(m_model);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   contentLayout->addWidget(m_table, 1);
@@ -121,7 +127,36 @@ std::vector<const probes::IterationAnalysis*> iterationsShown(const probes::RunA
   return shown;
 }
 
+// The iterations along x, milliseconds up y: from 0 to a little above the tallest bar.
+void addAxes(QChart* chart, QAbstractSeries* series, const QVector<int64_t>& numbers, double top) {
+  QAbstractAxis* x = iterationAxis(numbers);
+  x->setTitleText(OverlapPage::tr("iteration"));
+  auto* y = new QValueAxis;
+  y->setRange(0, top * 1.05 + 1e-6);
+  y->applyNiceNumbers();
+  setReadableLabels(y);
+  y->setTitleText(OverlapPage::tr("ms"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(x);
+  series->attachAxis(y);
+}
+
 }  // namespace
+
+// The legend in a label under the chart, wrapped to its width, each entry whole on one
+// line: Qt Charts' own legend lays its entries in one row, and cut the GPU's long names
+// to "..." at 1280x800 and 1024x700.
+void OverlapPage::showLegend(const QStackedBarSeries* series) {
+  series->chart()->legend()->hide();
+  QStringList entries;
+  for (QBarSet* set : series->barSets()) {
+    QString name = set->label().toHtmlEscaped();
+    entries << QStringLiteral("<span style='color:%1'>■</span>&nbsp;%2")
+                   .arg(set->color().name(), name.replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
+  }
+  m_legend->setText(entries.join(QStringLiteral(" &nbsp; ")));
+}
 
 QChart* OverlapPage::makeChart(int rank) {
   std::set<int64_t> straggling;
@@ -185,17 +220,8 @@ QChart* OverlapPage::makeChart(int rank) {
                       .arg(straggling.size())
                       .arg(total)
                       .arg(gpu ? tr("the GPU's computation and NCCL kernels") : tr("compute and communication")));
-  QAbstractAxis* xAxis = iterationAxis(numbers);
-  xAxis->setTitleText(tr("iteration"));
-  auto* y = new QValueAxis;
-  y->setRange(0, top * 1.05 + 1e-6);
-  y->applyNiceNumbers();
-  y->setTitleText(tr("ms"));
-  chart->addAxis(xAxis, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  series->attachAxis(xAxis);
-  series->attachAxis(y);
-  chart->legend()->setAlignment(Qt::AlignBottom);
+  addAxes(chart, series, numbers, top);
+  showLegend(series);
   chart->setAnimationOptions(QChart::NoAnimation);
   connect(series, &QAbstractBarSeries::clicked, this, [this, numbers](int index, QBarSet*) {
     if (index >= 0 && index < numbers.size()) emit iterationClicked(numbers[index]);

@@ -12,6 +12,7 @@ class QChart;
 class QChartView;
 class QComboBox;
 class QLabel;
+class QStackedBarSeries;
 class QTableView;
 
 namespace ddpscope::gui {
@@ -38,11 +39,13 @@ class OverlapPage : public QWidget {
  private:
   void update();
   QChart* makeChart(int rank);
+  void showLegend(const QStackedBarSeries* series);
 
   std::shared_ptr<const RunData> m_run;
   OverlapModel* m_model = nullptr;
   QComboBox* m_rank = nullptr;
   QLabel* m_stragglerNote = nullptr;
+  QLabel* m_legend = nullptr;  // the chart's, wrapped to its width
   QChartView* m_chart = nullptr;
   QTableView* m_table = nullptr;
   EmptyState* m_empty = nullptr;

@@ -196,10 +196,14 @@ QWidget* TimelinePage::buildRangePanel() {
   m_rangeTable->setModel(proxy);
   m_rangeTable->setSortingEnabled(true);
   m_rangeTable->sortByColumn(4, Qt::DescendingOrder);
-  m_rangeTable->horizontalHeader()->setStretchLastSection(true);
-  // One line a row, columns as wide as their words ("process-group op" wrapped and was cut).
+  // One line a row, columns as wide as their words ("process-group op" wrapped and was cut),
+  // but the name's: it gets the room the numbers leave. As wide as a GPU kernel's name (900
+  // px) it pushed Time in range and Longest off a laptop's screen; a long name is elided in
+  // its middle, whole in its tooltip.
   m_rangeTable->setWordWrap(false);
+  m_rangeTable->setTextElideMode(Qt::ElideMiddle);
   m_rangeTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_rangeTable->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   m_rangeTable->verticalHeader()->hide();
   m_rangeTable->setSelectionBehavior(QAbstractItemView::SelectRows);
   connect(m_rangeTable, &QTableView::activated, this, [this, proxy](const QModelIndex& index) {
@@ -388,6 +392,7 @@ void TimelinePage::showRange() {
       row << item;
     };
     cell(QString::fromStdString(r.name), QString::fromStdString(r.name));
+    row[0]->setToolTip(QString::fromStdString(r.name));
     cell(kindLabel(r.kind), kindLabel(r.kind));
     cell(QString::number(r.count), QVariant::fromValue<qlonglong>(r.count));
     cell(QString::number(r.ranks), r.ranks);

@@ -11,7 +11,6 @@
 #include <unordered_set>
 
 #include "kind_colors.h"
-#include "ruler_ticks.h"
 #include "span_details.h"
 #include "time_format.h"
 
@@ -242,61 +241,6 @@ SpanRef TimelineView::hitTest(QPoint pos) const {
   const int depth = m_layout.depthAt(index, pos.y());
   if (depth < 0) return {};
   return m_data->refOf(lane, m_data->spanAt(lane, t, static_cast<int64_t>(m_axis.nsPerPx()), depth));
-}
-
-// The range's length, in the iterations' band over its middle: in the band of time
-// labels it hid the ruler's numbers where the user reads the range's ends.
-QRectF TimelineView::rangeBadgeRect() const {
-  if (m_rangeEnd <= m_rangeBegin) return {};
-  const double a = std::clamp(m_axis.toPx(m_rangeBegin), -1.0, m_axis.width_px + 1);
-  const double b = std::clamp(m_axis.toPx(m_rangeEnd), -1.0, m_axis.width_px + 1);
-  const QString text = QString::fromStdString(formatDuration(m_rangeEnd - m_rangeBegin));
-  const QFontMetrics fm = fontMetrics();
-  return {kLabelWidth + (a + b) / 2 - fm.horizontalAdvance(text) / 2.0 - 4, 1.0, fm.horizontalAdvance(text) + 8.0,
-          kIterationBand - 2.0};
-}
-
-void TimelineView::paintRuler(QPainter& p) {
-  const int x0 = kLabelWidth;
-  const int w = static_cast<int>(m_axis.width_px);
-  p.fillRect(QRect(0, 0, width(), kTop), palette().window());
-  // Iterations of rank 0 in view, alternately shaded, with their numbers.
-  const auto& its = m_data->iterations;
-  auto it = std::lower_bound(its.begin(), its.end(), m_axis.begin_ns,
-                             [](const TimelineIteration& i, int64_t t) { return i.second < t; });
-  const QFontMetrics fm = p.fontMetrics();
-  p.setClipRect(x0, 0, w, kTop);
-  for (; it != its.end() && it->first <= m_axis.end_ns; ++it) {
-    const double a = std::max(0.0, m_axis.toPx(it->first));
-    const double b = std::min<double>(w, m_axis.toPx(it->second));
-    if (b - a < 1) continue;
-    const QRectF band(x0 + a, 1, b - a, kIterationBand - 2);
-    p.fillRect(band, it->number % 2 ? palette().color(QPalette::Midlight) : palette().color(QPalette::Button));
-    const QString full = tr("iteration %1").arg(it->number);
-    const QString label = fm.horizontalAdvance(full) + 6 < band.width() ? full : QString::number(it->number);
-    if (fm.horizontalAdvance(label) + 4 < band.width()) {
-      p.setPen(palette().color(QPalette::WindowText));
-      p.drawText(band, Qt::AlignCenter, label);
-    }
-  }
-  // Time ticks: the step grows until labels, as measured, never touch.
-  const RulerTicks ticks = rulerTicks(
-      m_axis, m_data->begin_ns, [&](const std::string& s) { return fm.horizontalAdvance(QString::fromStdString(s)); });
-  p.setClipping(false);
-  p.setPen(palette().color(QPalette::Mid));
-  for (const RulerTick& t : ticks.ticks) {
-    const int x = x0 + static_cast<int>(t.x);
-    p.drawLine(x, kIterationBand + 2, x, height());
-  }
-  p.setPen(palette().color(QPalette::WindowText));
-  p.setClipRect(x0, 0, w, kTop);
-  for (const RulerTick& t : ticks.ticks) {
-    const int x = x0 + static_cast<int>(t.x);
-    p.drawText(x + 3, kTop - 6, QString::fromStdString(t.label));
-  }
-  p.setClipping(false);
-  p.setPen(palette().color(QPalette::Mid));
-  p.drawLine(0, kTop - 1, width(), kTop - 1);
 }
 
 void TimelineView::paintLane(QPainter& p, size_t laneIndex, int top, int rows, int rowHeight) {

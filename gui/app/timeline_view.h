@@ -14,11 +14,14 @@
 #pragma once
 
 #include <QLineF>
+#include <QRectF>
+#include <QString>
 #include <QWidget>
 #include <memory>
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "time_axis_widget.h"
 #include "timeline_data.h"
@@ -80,6 +83,14 @@ class TimelineView : public TimeAxisWidget {
   static constexpr int kTop = 40;            // the ruler's height
   // Where the selected range's length is drawn (empty: no range); above the time labels.
   QRectF rangeBadgeRect() const;
+  // A label on the ruler: an iteration's number in the top band, or a tick's time below it.
+  struct RulerLabel {
+    QRectF rect;
+    QString text;
+  };
+  // The ruler's labels as they are painted: none overlaps another or the range's length,
+  // and each lies whole over the time axis.
+  std::vector<RulerLabel> rulerLabels() const;
 
  signals:
   // A one-line description for the status bar; empty when the selection was cleared.
@@ -108,6 +119,8 @@ class TimelineView : public TimeAxisWidget {
   QString describe(const SpanRef& ref) const;
   void relayout();
   void paintRuler(QPainter& p);
+  // Rank 0's iterations in view: where each one's band is on the ruler, and its number.
+  std::vector<std::pair<QRectF, int64_t>> iterationBands() const;
   void paintLane(QPainter& p, size_t laneIndex, int top, int rows, int rowHeight);
   // paintLane()'s part for the lane's unfinished ops, drawn over its spans.
   void paintOpenSpans(QPainter& p, size_t laneIndex, int top, int rows, int rowHeight);

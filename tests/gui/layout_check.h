@@ -1,19 +1,25 @@
 // What a user sees cut or squeezed on a page, read from the real widgets: a content pane
 // (a table, a chart, a drawn view) narrower than 200 px or lower than 80 px, a label,
 // button or check box whose text does not fit where the window has the room, a table
-// header cut while all its columns fit, a chart title wider than its chart. Each problem
-// is one line naming the widget, so a failing test says what to fix.
+// header cut while all its columns fit, a chart title wider than its chart, axis numbers
+// with decimals none needs or thousands not grouped. Each problem is one line naming the
+// widget, so a failing test says what to fix.
 #pragma once
 
 #include <QAbstractButton>
 #include <QAbstractScrollArea>
 #include <QChart>
 #include <QChartView>
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
 #include <QHeaderView>
 #include <QLabel>
 #include <QRegularExpression>
 #include <QStringList>
 #include <QTableView>
+#include <algorithm>
+#include <cmath>
+#include <map>
 
 #include "chart_title.h"
 
@@ -60,6 +66,49 @@ inline void check_header(const QHeaderView* header, const QTableView* table, QSt
   }
 }
 
+// The numbers a chart's axes show, one list per axis (an axis' labels share a parent
+// item), as drawn now.
+inline QList<QStringList> axis_labels(const QChartView* view) {
+  static const QRegularExpression number(QStringLiteral("^-?[0-9][0-9,]*(\\.[0-9]+)?$"));
+  std::map<const QGraphicsItem*, QStringList> byAxis;
+  for (const QGraphicsItem* item : view->scene()->items()) {
+    const auto* text = dynamic_cast<const QGraphicsTextItem*>(item);
+    if (!text || !text->isVisible()) continue;
+    const QString label = text->toPlainText().trimmed();
+    if (number.match(label).hasMatch()) byAxis[item->parentItem()] << label;
+  }
+  QList<QStringList> axes;
+  for (const auto& [parent, labels] : byAxis)
+    axes << labels;
+  return axes;
+}
+
+// Axis labels that do not read at a glance (issue 68): decimals that no label of the axis
+// needs ("500000.0", "0.50" beside "1.00"), or five digits and more not grouped in
+// thousands ("500000" for "500,000").
+inline QStringList axis_label_problems(const QChartView* view) {
+  QStringList problems;
+  for (const QStringList& labels : axis_labels(view)) {
+    int shown = 0, needed = 0;
+    for (const QString& label : labels) {
+      const int point = label.indexOf(QLatin1Char('.'));
+      QString decimals = point < 0 ? QString() : label.mid(point + 1);
+      shown = std::max(shown, static_cast<int>(decimals.size()));
+      while (decimals.endsWith(QLatin1Char('0')))
+        decimals.chop(1);
+      needed = std::max(needed, static_cast<int>(decimals.size()));
+      if (std::abs(QString(label).remove(QLatin1Char(',')).toDouble()) >= 10000 && !label.contains(QLatin1Char(',')))
+        problems << QStringLiteral("\"%1\" of %2: its thousands not grouped").arg(label, view->chart()->title());
+    }
+    if (shown > needed)
+      problems << QStringLiteral("axis \"%1\" of %2: %3 decimals where %4 do")
+                      .arg(labels.join(QStringLiteral(" ")), view->chart()->title())
+                      .arg(shown)
+                      .arg(needed);
+  }
+  return problems;
+}
+
 inline QStringList layout_problems(QWidget* page) {
   QStringList problems;
   const QList<QWidget*> widgets = page->findChildren<QWidget*>();
@@ -81,6 +130,7 @@ inline QStringList layout_problems(QWidget* page) {
     if (auto* table = qobject_cast<QTableView*>(w); table && table->model())
       check_header(table->horizontalHeader(), table, problems);
     if (auto* chartView = qobject_cast<QChartView*>(w); chartView && chartView->chart()) {
+      problems << axis_label_problems(chartView);
       QChart* chart = chartView->chart();
       const QString title = chart->title();
       if (!title.isEmpty()) {

@@ -38,6 +38,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include "gui_test_runs.h"
+#include "layout_check.h"
 #include "live_monitor.h"
 #include "category_palette.h"
 #include "main_window.h"
@@ -119,6 +120,47 @@ class TestLiveMonitor : public QObject {
                qPrintable(QString("%1: x %2..%3, step %4").arg(chart).arg(x->min()).arg(x->max()).arg(step)));
       QVERIFY(x->max() / step >= 3 && x->max() / step <= 10);
     }
+  }
+
+  // Issue 68: the axes read at a glance: whole numbers without ".0", no decimal that no
+  // tick needs, and a fast job's throughput in thousands grouped ("500,000", not
+  // "500000.0"), at a laptop's size.
+  void testAxisLabelsReadAtAGlance() {
+    using namespace ddpscope::probes;
+    QTemporaryDir folder;
+    const QString file = folder.filePath("fast.ddprun");
+    {
+      RunStoreWriter w(file.toStdString());
+      w.begin_run({R"({"model":"mlp"})", 1, "mpi", "mlp"});
+      ddpscope::gui::testing::write_iterations(w, 0, 1, 30);
+      EventBatch b;
+      b.rank = 0;
+      for (int i = 1; i <= 30; ++i) {
+        const std::pair<const char*, double> metrics[] = {
+            {"samples_per_s", 480000.0 + 1000 * (i % 5)}, {"loss", 2.5 - 0.05 * i}, {"iteration_ms", 1500.0 + i % 3}};
+        for (const auto& [name, value] : metrics)
+          b.records.push_back(
+              nlohmann::json{{"type", "metric"}, {"iteration", i}, {"name", name}, {"value", value}}.dump());
+      }
+      w.write(b);
+      w.end_run("finished");
+    }
+    LiveMonitor live;
+    live.resize(1280, 800);
+    live.setRun(loadRun(file.toStdString()));
+    live.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&live));
+    QApplication::processEvents();
+    QStringList problems, rate;
+    for (QChartView* view : live.findChildren<QChartView*>()) {
+      problems << ddpscope::gui::testing::axis_label_problems(view);
+      if (view->chart()->title().startsWith("Throughput"))
+        for (const QStringList& axis : ddpscope::gui::testing::axis_labels(view))
+          rate << axis;
+    }
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
+    QVERIFY2(rate.contains("500,000") || rate.contains("480,000") || rate.contains("400,000"),
+             qPrintable(rate.join(' ')));
   }
 
   // A PyTorch script that logs no loss: the Loss chart says so in a sentence instead of an

@@ -8,6 +8,8 @@
 #include <QComboBox>
 #include <QStackedBarSeries>
 #include <QLabel>
+#include <QLegend>
+#include <QTextDocumentFragment>
 #include <QCheckBox>
 #include <QListWidget>
 #include <QSettings>
@@ -18,6 +20,8 @@
 #include <QTemporaryDir>
 
 #include "gui_test_runs.h"
+#include "layout_check.h"
+#include "trace_fixture.h"
 #include "graph_view.h"
 #include "autograd_lesson_view.h"
 #include "bucket_lesson_view.h"
@@ -75,6 +79,56 @@ class TestOverlapPage : public QObject {
       someHidden = someHidden || bars->barSets().at(2)->at(i) > 0;
     }
     QVERIFY(someHidden);  // the test run overlaps its allreduces with backward
+  }
+
+  // Issue 68: a GPU run's Overlap view at a laptop's sizes: every entry of the legend (the
+  // GPU's long names) reads whole, none cut to "...", and the axes' numbers read well.
+  void testOverlapLegendIsWholeOnSmallScreens_data() {
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1024x700") << QSize(1024, 700);
+    QTest::newRow("1280x800") << QSize(1280, 800);
+  }
+
+  void testOverlapLegendIsWholeOnSmallScreens() {
+    QFETCH(QSize, size);
+    QTemporaryDir folder;
+    MainWindow window(folder.path());
+    window.resize(size);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(ddpscope::gui::testing::openTraces(window, "kineto_cuda_nccl_1"));
+    window.showTab(QStringLiteral("overlap"));
+    QApplication::processEvents();
+    QApplication::processEvents();
+    auto* page = window.part<OverlapPage>();
+    QChart* chart = page->chartView()->chart();
+    auto* bars = qobject_cast<QStackedBarSeries*>(chart->series().first());
+    QVERIFY(bars);
+    QVERIFY(bars->barSets().first()->label().contains("GPU"));  // the GPU's names, the long ones
+    QStringList cut = overlapLegendEntriesCut(page, bars);
+    cut << ddpscope::gui::testing::axis_label_problems(page->chartView());
+    QVERIFY2(cut.isEmpty(), qPrintable(cut.join('\n')));
+  }
+
+ private:
+  // The bar sets whose names the page does not show whole: in the chart's legend, drawn
+  // without "...", or in the page's legend label with the room for all its lines.
+  static QStringList overlapLegendEntriesCut(OverlapPage* page, QStackedBarSeries* bars) {
+    QStringList shown;
+    QLegend* legend = page->chartView()->chart()->legend();
+    if (legend->isVisible()) {
+      for (const QGraphicsItem* item : page->chartView()->scene()->items())
+        if (auto* text = dynamic_cast<const QGraphicsTextItem*>(item); text && legend->isAncestorOf(item))
+          shown << text->toPlainText();
+    }
+    for (QLabel* label : page->findChildren<QLabel*>(QStringLiteral("legend")))
+      if (label->isVisible() && label->height() >= label->heightForWidth(label->width()))
+        shown << QTextDocumentFragment::fromHtml(label->text()).toPlainText().replace(QChar::Nbsp, QLatin1Char(' '));
+    QStringList cut;
+    for (QBarSet* set : bars->barSets())
+      if (std::none_of(shown.begin(), shown.end(), [&](const QString& s) { return s.contains(set->label()); }))
+        cut << QStringLiteral("legend entry \"%1\" not shown whole (shown: %2)").arg(set->label(), shown.join(" | "));
+    return cut;
   }
 };
 

@@ -68,6 +68,69 @@ class TestTimelinePage : public TimelineTest {
     window.part<TimelinePage>()->copyDetails();
     QCOMPARE(QGuiApplication::clipboard()->text().count('\n'), 0);
   }
+
+  // Issue 68: a range over a span with a very long name (a GPU kernel's): at a laptop's
+  // sizes the Name column leaves Spans, Time in range and Longest in view; the name is
+  // elided, whole in its tooltip.
+  void testRangeNamesLeaveTheTimesInView_data() {
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1024x700") << QSize(1024, 700);
+    QTest::newRow("1280x800") << QSize(1280, 800);
+  }
+
+  void testRangeNamesLeaveTheTimesInView() {
+    using namespace ddpscope::probes;
+    QFETCH(QSize, size);
+    QTemporaryDir folder;
+    const QString file = folder.filePath("long.ddprun");
+    QString name = QStringLiteral("void at::native::elementwise_kernel<128, 4>");
+    while (name.size() < 300)
+      name += QStringLiteral("::gpu_kernel_impl<at::native::BinaryFunctor<float, float, float>>");
+    {
+      RunStoreWriter w(file.toStdString());
+      w.begin_run({R"({"model":"mlp"})", 1, "mpi", "mlp"});
+      ddpscope::gui::testing::write_iterations(w, 0, 1, 3);
+      EventBatch b;
+      b.rank = 0;
+      b.threads = {{0, 100, "compute"}};
+      b.names = {name.toStdString()};
+      b.events.push_back(
+          BatchEvent{1050, 1150, -1, -1, -1, 2, -1, 0, -1, -1, 0, static_cast<uint8_t>(Kind::Forward), 0});
+      w.write(b);
+      w.end_run("finished");
+    }
+    MainWindow window(folder.path());
+    window.resize(size);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openRun(file));
+    window.showTab("Timeline");
+    TimelinePage* page = window.part<TimelinePage>();
+    page->view()->setRange(1000, 2000);
+    QApplication::processEvents();
+    QApplication::processEvents();
+    QTableView* table = page->rangeTable();
+    QVERIFY(table->isVisible());
+    QVERIFY(table->model()->rowCount() >= 2);
+    for (int column = 0; column < table->model()->columnCount(); ++column) {
+      const int right = table->columnViewportPosition(column) + table->columnWidth(column);
+      QVERIFY2(table->columnViewportPosition(column) >= 0 && right <= table->viewport()->width(),
+               qPrintable(QStringLiteral("column \"%1\" at %2..%3 of %4")
+                              .arg(table->model()->headerData(column, Qt::Horizontal).toString())
+                              .arg(table->columnViewportPosition(column))
+                              .arg(right)
+                              .arg(table->viewport()->width())));
+    }
+    bool found = false;
+    for (int row = 0; row < table->model()->rowCount(); ++row) {
+      const QModelIndex cell = table->model()->index(row, 0);
+      if (cell.data().toString() != name) continue;
+      found = true;
+      QCOMPARE(cell.data(Qt::ToolTipRole).toString(), name);
+      QVERIFY(table->columnWidth(0) < table->fontMetrics().horizontalAdvance(name));  // elided
+    }
+    QVERIFY(found);
+  }
 };
 
 DDPSCOPE_TEST_MAIN(TestTimelinePage)

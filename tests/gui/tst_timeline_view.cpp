@@ -9,6 +9,30 @@
 using namespace ddpscope::gui;
 using namespace ddpscope::gui::timeline_fixture;
 
+namespace {
+
+// Ruler labels that overlap each other or the range's length, or leave the time axis.
+QStringList rulerLabelProblems(const TimelineView* view) {
+  QStringList problems;
+  const auto labels = view->rulerLabels();
+  const QRectF badge = view->rangeBadgeRect();
+  const double left = TimelineView::kLabelWidth, right = left + view->axis().width_px;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const QRectF& r = labels[i].rect;
+    const QString where = QStringLiteral("\"%1\" at %2..%3").arg(labels[i].text).arg(r.left()).arg(r.right());
+    if (r.left() < left || r.right() > right)
+      problems << QStringLiteral("%1 leaves the axis (%2..%3)").arg(where).arg(left).arg(right);
+    if (!badge.isEmpty() && r.intersects(badge))
+      problems
+          << QStringLiteral("%1 under the range's length (%2..%3)").arg(where).arg(badge.left()).arg(badge.right());
+    for (size_t j = i + 1; j < labels.size(); ++j)
+      if (r.intersects(labels[j].rect)) problems << QStringLiteral("%1 over \"%2\"").arg(where, labels[j].text);
+  }
+  return problems;
+}
+
+}  // namespace
+
 class TestTimelineView : public TimelineTest {
   Q_OBJECT
 
@@ -164,6 +188,33 @@ class TestTimelineView : public TimelineTest {
     QVERIFY(page->rangeTable()->isSortingEnabled());
     page->rangeTable()->sortByColumn(0, Qt::AscendingOrder);
     QCOMPARE(page->rangeTable()->model()->index(0, 0).data().toString(), QString("allreduce"));
+  }
+
+  // Issue 68: the ruler's labels neither overlap nor leave the axis: the range's length is
+  // not drawn over its iteration's number, and the time at the window's right end is whole.
+  void testRulerLabelsNeitherOverlapNorLeaveTheAxis() {
+    AtIteration2 run;
+    QVERIFY(run.open());
+    TimelineView* view = run.view;
+    run.window.resize(1280, 800);
+    QApplication::processEvents();
+    view->showWindow(0, 6000);   // a tick at each end of the window
+    view->setRange(2000, 3000);  // iteration 3, its length centred where its number is
+    QStringList problems = rulerLabelProblems(view);
+    QStringList texts;
+    for (const TimelineView::RulerLabel& label : view->rulerLabels())
+      texts << label.text;
+    // The labels still there: the iteration's beside the length (its number where its name
+    // does not fit), the end's left of its tick.
+    QVERIFY2((texts.contains("iteration 3") || texts.contains("3")) && texts.contains("iteration 1"),
+             qPrintable(texts.join(" | ")));
+    QVERIFY2(texts.last().startsWith("6"), qPrintable(texts.join(" | ")));
+    // Narrower: the iterations' bands too narrow for a number beside the length.
+    run.window.resize(1024, 700);
+    QApplication::processEvents();
+    view->showWindow(0, 6000);
+    problems << rulerLabelProblems(view);
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
   }
 
   // Ctrl+F (or /) searches; a click on a rank's header collapses it.
