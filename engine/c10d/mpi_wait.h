@@ -8,6 +8,9 @@
 // then sleep between polls for a small share of the time already waited: a wait is
 // lengthened by at most about 1 % (and 1 ms), and a long one costs almost no CPU.
 //
+// Groups whose ranks span hosts do not use the barrier: it would add a network round trip
+// to every collective.
+//
 // MPI progresses its transfers only inside its calls, so a transfer still running when
 // the sleeps start moves on only at each poll. So the collectives wait for every rank here
 // first (wait_for_every_rank) and then transfer at full speed; point-to-point waits, which

@@ -260,8 +260,11 @@ void ProcessGroupMPI::run_lane(Lane& lane) {
         span.args().peer = static_cast<int16_t>(op.peer);
         t_running_seq = static_cast<int64_t>(op.work->sequence_number());
         // Late ranks are waited for here, asleep (mpi_wait.h), not inside the collective's
-        // own poll; the wait stays inside the op's span, as before.
-        if (&lane == &collectives_) wait_for_every_rank(check_comm_.get());
+        // own poll; the wait stays inside the op's span, as before. On one host only: across
+        // hosts (the ring's groups) the barrier would cost a network round trip a collective,
+        // and a link cut inside it left the hang's verdict unable to name the cut-off rank
+        // (the host-cut fault row); there the collective's own poll waits, as before.
+        if (&lane == &collectives_ && ring_comm_.get() == MPI_COMM_NULL) wait_for_every_rank(check_comm_.get());
         op.run();
         t_running_seq = -1;
       }
