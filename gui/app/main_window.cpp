@@ -409,11 +409,12 @@ void MainWindow::buildFileMenu() {
 
 void MainWindow::buildViewMenu() {
   QMenu* view = menuBar()->addMenu(tr("&View"));
-  // Tabs by number. Timeline keys stay on the timeline itself: single-letter menu
-  // shortcuts would steal letters typed into fields.
-  for (int i = 0; i < m_tabs->count() && i < 10; ++i) {
-    view->addAction(m_tabs->tabText(i), QKeySequence(QStringLiteral("Ctrl+%1").arg((i + 1) % 10)), this,
-                    [this, i] { m_tabs->setCurrentIndex(i); });
+  // Every tab, the first ten by number too: at 1024x700 the tab bar scrolls, and Compare
+  // and Learn (the 11th and 12th) were in no menu. Timeline keys stay on the timeline
+  // itself: single-letter menu shortcuts would steal letters typed into fields.
+  for (int i = 0; i < m_tabs->count(); ++i) {
+    QAction* go = view->addAction(m_tabs->tabText(i), this, [this, i] { m_tabs->setCurrentIndex(i); });
+    if (i < 10) go->setShortcut(QKeySequence(QStringLiteral("Ctrl+%1").arg((i + 1) % 10)));
   }
   view->addSeparator();
   m_runListAction = view->addAction(tr("&Run list"));
