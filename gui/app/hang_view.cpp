@@ -82,17 +82,19 @@ HangView::HangView(QWidget* parent) : QWidget(parent) {
   m_findings->setWordWrap(true);
   m_findings->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_table = new QTableWidget(0, 8);
-  // Its code beside what it is blocked in: at 1280 px the last columns are cut, and where a
-  // rank's code stands says more than its buckets.
+  // Headers on two lines, so the columns are as wide as their cells (one line hid the last
+  // three columns at 1024x700 and 1280x800).
   m_table->setHorizontalHeaderLabels({tr("Rank"), tr("Iteration"), tr("Phase"), tr("Blocked in"),
-                                      tr("Its code (latest stack)"), tr("Buckets waiting for gradients"),
-                                      tr("Buckets waiting for allreduce"), tr("Gradients not arrived")});
+                                      tr("Buckets waiting\nfor allreduce"), tr("Gradients\nnot arrived"),
+                                      tr("Buckets waiting\nfor gradients"), tr("Its code (latest stack)")});
   m_table->verticalHeader()->hide();
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   // Columns as wide as their titles and cells: at the default width "Gradients not
   // arrived" showed as "adients not arriv".
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_table->horizontalHeader()->setStretchLastSection(true);
+  // A long phase, list of gradients or code position wraps or is cut, whole in its tooltip.
+  m_table->horizontalHeader()->setMaximumSectionSize(150);
   // Rows in rank order until the user clicks a header (enabling sorting would otherwise
   // sort by the first column, descending).
   m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
@@ -191,22 +193,24 @@ void HangView::setTable(const probes::HangReport& report) {
     }
     // A run with no iterations (flight-recorder dumps imported) has no step to be in.
     const bool steps = st.current_iteration > 0 || st.completed_iterations > 0;
-    const QStringList cells = {QString::number(st.rank),
-                               steps ? QString::number(st.current_iteration) : QStringLiteral("–"),
-                               steps ? QString::fromStdString(st.phase) : QStringLiteral("–"),
-                               blocked,
-                               code,
-                               bucketCount(st.buckets_waiting_for_grads),
-                               bucketCount(st.buckets_waiting_for_allreduce),
-                               missingText};
+    QStringList cells(8);
+    cells[Rank] = QString::number(st.rank);
+    cells[Iteration] = steps ? QString::number(st.current_iteration) : QStringLiteral("–");
+    cells[Phase] = steps ? QString::fromStdString(st.phase) : QStringLiteral("–");
+    cells[BlockedIn] = blocked;
+    cells[WaitingForAllreduce] = bucketCount(st.buckets_waiting_for_allreduce);
+    cells[GradientsNotArrived] = missingText;
+    cells[WaitingForGradients] = bucketCount(st.buckets_waiting_for_grads);
+    cells[Code] = code;
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
+      item->setToolTip(cells[c]);  // the whole text where the column cuts it
       // Rank and iteration sort as numbers.
-      if (c == 0) item->setData(Qt::DisplayRole, st.rank);
-      if (c == 1 && steps) item->setData(Qt::DisplayRole, QVariant::fromValue<qlonglong>(st.current_iteration));
-      if (c == 4) item->setToolTip(stack);
-      if (c == 7) item->setToolTip(missing.join(QStringLiteral("\n")));
-      if (st.blocked_in && c == 3) item->setBackground(QColor(0xfd, 0xec, 0xea));
+      if (c == Rank) item->setData(Qt::DisplayRole, st.rank);
+      if (c == Iteration && steps) item->setData(Qt::DisplayRole, QVariant::fromValue<qlonglong>(st.current_iteration));
+      if (c == Code) item->setToolTip(stack);
+      if (c == GradientsNotArrived) item->setToolTip(missing.join(QStringLiteral("\n")));
+      if (st.blocked_in && c == BlockedIn) item->setBackground(QColor(0xfd, 0xec, 0xea));
       m_table->setItem(row, c, item);
     }
     ++row;

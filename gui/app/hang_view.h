@@ -26,6 +26,20 @@ class HangView : public QWidget {
  public:
   explicit HangView(QWidget* parent = nullptr);
 
+  // The per-rank table's columns: what a hang is about first, so that at 1024x700 (the run
+  // list shown) what each rank waits for stays in view; the code, which the stack panel
+  // beside the table shows whole, last.
+  enum Column {
+    Rank,
+    Iteration,
+    Phase,
+    BlockedIn,
+    WaitingForAllreduce,
+    GradientsNotArrived,
+    WaitingForGradients,
+    Code
+  };
+
   // headline: what the app knows (e.g. "no progress for 12 s", "the run failed: ...").
   void setReport(const probes::HangReport& report, const QString& headline, bool alarm);
   QTableWidget* table() const { return m_table; }

@@ -57,7 +57,9 @@ inline void check_header(const QHeaderView* header, const QTableView* table, QSt
     if (header->isSectionHidden(section)) continue;
     const QString text = table->model()->headerData(section, Qt::Horizontal).toString();
     if (text.isEmpty()) continue;
-    const int need = fm.horizontalAdvance(text) + 8;
+    int need = 0;  // the widest of its lines (a header may be set on two)
+    for (const QString& line : text.split(QLatin1Char('\n')))
+      need = std::max(need, fm.horizontalAdvance(line) + 8);
     if (header->sectionSize(section) < need)
       problems << QStringLiteral("header \"%1\" of %2 cut: %3 px for %4")
                       .arg(text, describe(table))

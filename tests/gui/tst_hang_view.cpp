@@ -131,12 +131,12 @@ class TestHangView : public QObject {
     HangView view;
     view.setReport(report, "headline", false);
     QTableWidget* table = view.table();
-    QCOMPARE(table->horizontalHeaderItem(4)->text(), QString("Its code (latest stack)"));
-    QCOMPARE(table->item(0, 4)->text(), QString("–"));
-    QCOMPARE(table->item(1, 4)->text(),
+    QCOMPARE(table->horizontalHeaderItem(HangView::Code)->text(), QString("Its code (latest stack)"));
+    QCOMPARE(table->item(0, HangView::Code)->text(), QString("–"));
+    QCOMPARE(table->item(1, HangView::Code)->text(),
              QString("load_batch at train.py:41 (`time.sleep(30)`), called from main at train.py:52"));
-    QVERIFY(table->item(2, 4)->text().endsWith(" (earlier)"));
-    const QString tip = table->item(1, 4)->toolTip();
+    QVERIFY(table->item(2, HangView::Code)->text().endsWith(" (earlier)"));
+    const QString tip = table->item(1, HangView::Code)->toolTip();
     QVERIFY2(tip.startsWith("rank 1's stack, 4.0 s into the run (no progress for 3.0 s):") &&
                  tip.contains("sleep_helper at /usr/lib/python3.11/threading.py:320") &&
                  tip.contains("load_batch at /home/u/train.py:41  time.sleep(30)"),
@@ -241,14 +241,14 @@ class TestHangView : public QObject {
     QVERIFY2(grid->item(2, 3)->toolTip().contains("train.py:7"), qPrintable(grid->item(2, 3)->toolTip()));
     // The dumps do not say when they were taken: a rank waits, for no made-up "0.0 s".
     for (int row = 0; row < hang->table()->rowCount(); ++row) {
-      const QString blocked = hang->table()->item(row, 3)->text();
+      const QString blocked = hang->table()->item(row, HangView::BlockedIn)->text();
       QVERIFY2(!blocked.contains(" for "), qPrintable(blocked));
     }
     QVERIFY2(!hang->findings().contains("since 0 ms"), qPrintable(hang->findings()));
     // Each rank's code as its record of #4 keeps it; rank 5 has no record of #4 to show.
     for (int row = 0; row < hang->table()->rowCount(); ++row) {
       const int rank = hang->table()->item(row, 0)->data(Qt::DisplayRole).toInt();
-      const QTableWidgetItem* code = hang->table()->item(row, 4);
+      const QTableWidgetItem* code = hang->table()->item(row, HangView::Code);
       QCOMPARE(code->text(), rank == 5 ? QString("–") : QString("train_step at train.py:7"));
       if (rank != 5)
         QVERIFY2(code->toolTip().contains(QString("rank %1's call of all_reduce #4 in group '0', as its flight record "

@@ -10,10 +10,12 @@
 #include <QSplitter>
 #include <QLayout>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTabWidget>
 #include <QTemporaryDir>
 
 #include "layout_check.h"
+#include "hang_view.h"
 #include "autograd_lesson_view.h"
 #include "bucket_lesson_view.h"
 #include "learn_page.h"
@@ -58,6 +60,51 @@ QStringList problemsOnTab(MainWindow& window, const QString& tab, const QSize& s
   return found;
 }
 
+// Every tab reachable from the View menu, whatever the tab bar shows (at 1024x700 it
+// scrolls; Compare and Learn were in no menu).
+QStringList viewMenuProblems(MainWindow& window, QSize size) {
+  QStringList problems;
+  QMenu* viewMenu = nullptr;
+  for (QAction* a : window.menuBar()->actions())
+    if (a->menu() && a->text() == QStringLiteral("&View")) viewMenu = a->menu();
+  if (!viewMenu) return {QStringLiteral("no View menu")};
+  auto* tabs = window.findChild<QTabWidget*>();
+  for (int i = tabs->count() - 1; i >= 0; --i) {
+    QAction* go = nullptr;
+    for (QAction* a : viewMenu->actions())
+      if (a->text() == tabs->tabText(i)) go = a;
+    if (!go) {
+      problems << QStringLiteral("the View menu has no %1 at %2x%3")
+                      .arg(tabs->tabText(i))
+                      .arg(size.width())
+                      .arg(size.height());
+      continue;
+    }
+    go->trigger();
+    if (tabs->currentIndex() != i) problems << QStringLiteral("View > %1 did not show its tab").arg(tabs->tabText(i));
+  }
+  return problems;
+}
+
+// The Hang tab's per-rank table: what each rank waits for in view (issue 68: the bucket
+// and gradient columns were cut at 1024x700 and 1280x800).
+QStringList hangTableProblems(MainWindow& window, QSize size) {
+  QStringList problems;
+  QTableWidget* ranks = window.part<HangView>()->table();
+  for (int column :
+       {HangView::Phase, HangView::BlockedIn, HangView::WaitingForAllreduce, HangView::GradientsNotArrived}) {
+    const int right = ranks->columnViewportPosition(column) + ranks->columnWidth(column);
+    if (ranks->columnViewportPosition(column) < 0 || right > ranks->viewport()->width())
+      problems << QStringLiteral("hang table at %1x%2: column '%3' out of view (ends at %4 of %5)")
+                      .arg(size.width())
+                      .arg(size.height())
+                      .arg(ranks->horizontalHeaderItem(column)->text().simplified())
+                      .arg(right)
+                      .arg(ranks->viewport()->width());
+  }
+  return problems;
+}
+
 }  // namespace
 
 class TestLayoutSizes : public QObject {
@@ -84,27 +131,7 @@ class TestLayoutSizes : public QObject {
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QStringList problems;
-    // Every tab reachable from the View menu, whatever the tab bar shows (at 1024x700 it
-    // scrolls; Compare and Learn were in no menu).
-    QMenu* viewMenu = nullptr;
-    for (QAction* a : window.menuBar()->actions())
-      if (a->menu() && a->text() == QStringLiteral("&View")) viewMenu = a->menu();
-    QVERIFY(viewMenu);
-    auto* tabs = window.findChild<QTabWidget*>();
-    for (int i = tabs->count() - 1; i >= 0; --i) {
-      QAction* go = nullptr;
-      for (QAction* a : viewMenu->actions())
-        if (a->text() == tabs->tabText(i)) go = a;
-      if (!go) {
-        problems << QStringLiteral("the View menu has no %1 at %2x%3")
-                        .arg(tabs->tabText(i))
-                        .arg(size.width())
-                        .arg(size.height());
-        continue;
-      }
-      go->trigger();
-      if (tabs->currentIndex() != i) problems << QStringLiteral("View > %1 did not show its tab").arg(tabs->tabText(i));
-    }
+    problems << viewMenuProblems(window, size);
     // A DDP run: the tabs of collectives, buckets and overlap.
     QVERIFY(window.openRun(kLayoutLessons + "/ddp-buckets.ddprun"));
     for (const char* tab : {"summary", "live", "timeline", "breakdown", "ranks", "overlap", "buckets", "hang"})
@@ -121,6 +148,7 @@ class TestLayoutSizes : public QObject {
     QVERIFY(window.openRun(failed));
     problems << problemsOnTab(window, QStringLiteral("hang"), size);
     QVERIFY(!window.tabIsEmpty(QStringLiteral("hang")));
+    problems << hangTableProblems(window, size);
     // The run list: the run's name, Status and Ranks in view.
     QTableView* runs = window.part<QTableView>("runs");
     QVERIFY(window.runListShown());

@@ -80,12 +80,14 @@ class TestLiveRunLoader : public LiveJobTest {
     QTest::qWait(1500);
     QVERIFY2(window.part<LiveRunLoader>()->reloads() <= reloads + 1,
              qPrintable(QString("%1 -> %2").arg(reloads).arg(window.part<LiveRunLoader>()->reloads())));
-    QVERIFY(window.part<HangView>()->table()->item(0, 3)->text().startsWith("allreduce #"));
+    QVERIFY(window.part<HangView>()->table()->item(0, HangView::BlockedIn)->text().startsWith("allreduce #"));
     QCOMPARE(window.part<HangView>()->table()->item(1, 2)->text(), QString("after forward"));
     // Bucket columns count, as the CLI does, then name the buckets (a bare id read as a count).
-    QCOMPARE(window.part<HangView>()->table()->item(1, 5)->text(), QString("1 (bucket 0)"));  // no gradients yet
-    QCOMPARE(window.part<HangView>()->table()->item(0, 5)->text(), QString("0"));
-    QCOMPARE(window.part<HangView>()->table()->item(0, 6)->text(), QString("1 (bucket 0)"));  // in its allreduce
+    QCOMPARE(window.part<HangView>()->table()->item(1, HangView::WaitingForGradients)->text(),
+             QString("1 (bucket 0)"));  // no gradients yet
+    QCOMPARE(window.part<HangView>()->table()->item(0, HangView::WaitingForGradients)->text(), QString("0"));
+    QCOMPARE(window.part<HangView>()->table()->item(0, HangView::WaitingForAllreduce)->text(),
+             QString("1 (bucket 0)"));  // in its allreduce
     // The culprit, live too. Under load a batch shipped before the stall can arrive after
     // it (the view then says "making progress" until the next 1.5 s without events): wait
     // for the job to be seen stalled again rather than read one moment.

@@ -31,8 +31,8 @@ class TestStallFromApp : public LiveJobTest {
   static QString codeOfRank(MainWindow& window, int rank) {
     QTableWidget* table = window.part<HangView>()->table();
     for (int r = 0; r < table->rowCount(); ++r)
-      if (table->item(r, 0) && table->item(r, 0)->text() == QString::number(rank) && table->item(r, 4))
-        return table->item(r, 4)->text();
+      if (table->item(r, 0) && table->item(r, 0)->text() == QString::number(rank) && table->item(r, HangView::Code))
+        return table->item(r, HangView::Code)->text();
     return {};
   }
 
@@ -200,8 +200,8 @@ class TestStallFromApp : public LiveJobTest {
         codeOfRank(window, 0).contains("ddpscope::apps::") && codeOfRank(window, 1).contains("ddpscope::apps::"),
         qPrintable(codeOfRank(window, 0) + " / " + codeOfRank(window, 1)), 20000);
     QTableWidget* table = window.part<HangView>()->table();
-    QVERIFY2(table->item(0, 4)->toolTip().contains("(asked for by the user)"),
-             qPrintable(table->item(0, 4)->toolTip()));
+    QVERIFY2(table->item(0, HangView::Code)->toolTip().contains("(asked for by the user)"),
+             qPrintable(table->item(0, HangView::Code)->toolTip()));
     window.part<JobController>()->stop();
     QTRY_VERIFY_WITH_TIMEOUT(!window.part<JobController>()->isActive(), 30000);
     QTRY_VERIFY_WITH_TIMEOUT(!ask->isVisible(), 10000);  // once the ended run is loaded again
