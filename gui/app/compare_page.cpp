@@ -61,17 +61,31 @@ QString sideText(const char* which, const probes::CompareSide& s) {
       .arg(s.last_iteration);
 }
 
-QWidget* scrolled(QWidget* view) {
+// A timeline's height at the least: a rank's compute lane and comm lane, about 6 rows.
+constexpr int kTimelineMinHeight = 200;
+
+QWidget* scrolled(QWidget* view, int minimumHeight) {
   auto* scroll = new QScrollArea;
   scroll->setWidget(view);
   scroll->setWidgetResizable(true);
+  scroll->setMinimumHeight(minimumHeight);
   return scroll;
 }
 
 }  // namespace
 
 ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
-  auto* layout = new QVBoxLayout(this);
+  // The page scrolls when the window is short: each timeline keeps room for several rows
+  // (at 1024x700 the headline and bars left them about 3 rows each).
+  auto* content = new QWidget;
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  auto* page = new QScrollArea;
+  page->setWidget(content);
+  page->setWidgetResizable(true);
+  page->setFrameShape(QFrame::NoFrame);
+  outer->addWidget(page);
+  auto* layout = new QVBoxLayout(content);
   layout->setContentsMargins(6, 6, 6, 6);
   // How the runs' settings differ, above the headline that times them.
   m_settings = new QLabel;
@@ -97,6 +111,7 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
   m_opsTable = makeSortableTable(m_ops);
   m_opsTable->setToolTip(tr("Each op's total time and calls per rank and iteration, the largest change first"));
   m_opsTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_opsTable->setMinimumHeight(120);  // its header and three ops, the page scrolling if need be
   splitter->addWidget(m_opsTable);
 
   auto* timelines = new QWidget;
@@ -107,9 +122,9 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent) {
   m_timelineA = new TimelineView;
   m_timelineB = new TimelineView;
   tl->addWidget(m_labelA);
-  tl->addWidget(scrolled(m_timelineA), 1);
+  tl->addWidget(scrolled(m_timelineA, kTimelineMinHeight), 1);
   tl->addWidget(m_labelB);
-  tl->addWidget(scrolled(m_timelineB), 1);
+  tl->addWidget(scrolled(m_timelineB, kTimelineMinHeight), 1);
   splitter->addWidget(timelines);
   splitter->setStretchFactor(0, 1);
   splitter->setStretchFactor(1, 3);

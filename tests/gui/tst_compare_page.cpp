@@ -100,6 +100,32 @@ class TestComparePage : public ScratchTest {
     QVERIFY(!page->settingsNote().contains(QStringLiteral("⚠")));
   }
 
+  // At 1024x700 with the run list shown, each timeline keeps room for several rows (the
+  // page scrolls instead): they had about 3 rows each under the headline and bars.
+  void testTimelinesKeepTheirRowsOnASmallScreen() {
+    const auto write = [&](const char* name) {
+      probes::RunStoreWriter w(path(name));
+      w.begin_run({R"({"model":"mlp","bucket_cap_mb":25.0})", 2, "mpi", "mlp"});
+      for (int rank = 0; rank < 2; ++rank)
+        gui::testing::write_iterations(w, rank, 1, 4);
+      w.end_run("finished");
+    };
+    write("small_a.ddprun");
+    write("small_b.ddprun");
+    MainWindow window{QString()};
+    window.resize(1024, 700);
+    window.show();
+    QVERIFY(window.openRun(QString::fromStdString(path("small_a.ddprun"))));
+    QVERIFY(window.compareWith(QString::fromStdString(path("small_b.ddprun"))));
+    window.showTab("Compare");
+    QCoreApplication::processEvents();
+    ComparePage* page = window.part<ComparePage>();
+    for (TimelineView* t : {page->timelineA(), page->timelineB()}) {
+      const QWidget* viewport = t->parentWidget();  // its scroll area's viewport
+      QVERIFY2(viewport->height() >= 180, qPrintable(QString("a timeline %1 px high").arg(viewport->height())));
+    }
+  }
+
   // File > Compare opens its dialog in the open run's folder, where its neighbours are,
   // not in the workspace.
   void testTheCompareDialogOpensBesideTheRun() {
