@@ -105,9 +105,6 @@ void Collector::serve_clock() {
   }
 }
 
-// The most ranks a batch may name: past any job (the run store's settings cap the same).
-constexpr int kMaxRanks = 1 << 20;
-
 // A rank's session ended ({"type":"rank_end","restart":R,"max_restarts":M,"failed":F}, as
 // the Python package says it). It ended for good unless it failed with restarts left:
 // torchrun then starts every rank again, and the next attempt's ends are the ones to wait for.
@@ -124,9 +121,9 @@ void Collector::note_rank_end(int rank, const std::string& record) {
 }
 
 std::string Collector::check_batch(EventBatch& batch) {
-  if (batch.rank < 0 || batch.rank >= kMaxRanks) {
+  if (batch.rank < 0 || batch.rank >= kMaxWorldSize) {
     return ddpscope::detail::concat("a batch from rank ", batch.rank, ", which no job has (ranks are 0 to ",
-                                    kMaxRanks - 1, ")");
+                                    kMaxWorldSize - 1, ")");
   }
   const int64_t offset = batch.clock_offset_ns;
   const auto storable = [offset](const BatchEvent& e) {

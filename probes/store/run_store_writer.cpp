@@ -166,9 +166,6 @@ int64_t RunStoreWriter::name_id(const NameInfo& name) {
 
 namespace {
 
-// The most ranks a settings record may claim: past any job, short of a memory bomb.
-constexpr int64_t kMaxWorldSize = int64_t{1} << 20;
-
 // An iteration number moved by its attempt's shift; negative (none) stays none.
 int64_t shifted(int64_t iteration, int64_t shift) { return iteration < 0 ? iteration : iteration + shift; }
 

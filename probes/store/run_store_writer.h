@@ -20,6 +20,10 @@
 
 namespace ddpscope::probes {
 
+// The most ranks a run may have: past any job, short of a memory bomb. A settings record
+// claiming more is not taken, and the collector refuses a batch from a rank past it.
+inline constexpr int64_t kMaxWorldSize = int64_t{1} << 20;
+
 struct RunDescription {
   std::string config_json = "{}";
   int world_size = 1;
