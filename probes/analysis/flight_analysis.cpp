@@ -69,6 +69,8 @@ class GroupMatcher {
     }
     for (int m : f_.members)
       if (!calls_.count(m)) f_.no_records.push_back(m);
+    for (const FlightDumpRow& d : data.dumps)
+      if (d.trigger == "timeout") (d.source == "stream" ? timeout_streamed_ : timeout_dumped_).insert(d.rank);
   }
 
   GroupFinding run() {
@@ -469,6 +471,21 @@ class GroupMatcher {
     return streamed && cut.size() < ranks.size() ? cut : std::vector<int>{};
   }
 
+  // Ranks whose own timeout reached the run file only through their dump while another
+  // rank's timeout came over the stream: the records of the call itself may have left
+  // before the link went down, the timeout 4 s later could not.
+  std::vector<int> timeout_cut_off(const std::vector<int>& ranks) const {
+    std::vector<int> cut;
+    bool streamed = false;
+    for (int r : ranks) {
+      if (timeout_streamed_.count(r))
+        streamed = true;
+      else if (timeout_dumped_.count(r))
+        cut.push_back(r);
+    }
+    return streamed ? cut : std::vector<int>{};
+  }
+
   // Every rank called the last collective alike and it never completed.
   std::string describe_all_waiting() {
     std::vector<int> waiting, silent;
@@ -482,16 +499,20 @@ class GroupMatcher {
                              " timed out waiting in it.") +
               silent_text(silent);
     } else if (const std::vector<int> cut = cut_off(waiting); !cut.empty()) {
-      f_.culprits = cut;
-      for (int r : waiting)
-        if (std::find(cut.begin(), cut.end(), r) == cut.end()) f_.others.push_back(r);
+      blame_cut(cut, waiting);
       text += detail::concat("Every rank called ", call_text(any), from_text(any), " and ", lower_ranks(waiting),
                              " never completed it. ", ranks_text(cut),
                              "'s records of it reached the run file only "
                              "through ",
-                             cut.size() > 1 ? "their dumps" : "its dump",
-                             ": its link to the collector had stopped, as the link to the other ranks would have "
-                             "(a host or network cut off; the likely culprit).");
+                             cut.size() > 1 ? "their dumps" : "its dump", cut_words(cut));
+    } else if (const std::vector<int> late_cut = timeout_cut_off(waiting); !late_cut.empty()) {
+      blame_cut(late_cut, waiting);
+      text += detail::concat("Every rank called ", call_text(any), from_text(any), " and ", lower_ranks(waiting),
+                             " never completed it. ", ranks_text(late_cut),
+                             "'s timeout in it reached the run file only "
+                             "through ",
+                             late_cut.size() > 1 ? "their dumps" : "its dump", ", the others' by the stream",
+                             cut_words(late_cut));
     } else {
       f_.others = waiting;
       text += detail::concat("Every rank called ", call_text(any), from_text(any), " and ", lower_ranks(waiting),
@@ -501,6 +522,18 @@ class GroupMatcher {
         std::find(f_.culprits.begin(), f_.culprits.end(), dead_rank_) == f_.culprits.end())
       f_.culprits.insert(f_.culprits.begin(), dead_rank_);
     return text + dead_text();
+  }
+
+  void blame_cut(const std::vector<int>& cut, const std::vector<int>& waiting) {
+    f_.culprits = cut;
+    for (int r : waiting)
+      if (std::find(cut.begin(), cut.end(), r) == cut.end()) f_.others.push_back(r);
+  }
+
+  static std::string cut_words(const std::vector<int>& cut) {
+    return detail::concat(": ", cut.size() > 1 ? "their links" : "its link",
+                          " to the collector had stopped, as the link to the other ranks would have "
+                          "(a host or network cut off; the likely culprit).");
   }
 
   // Why ranks that never timed out on time are the likely culprits.
@@ -553,6 +586,7 @@ class GroupMatcher {
   bool never_started_ = false;
   int unknown_rank_ = -1;
   std::string unknown_;
+  std::set<int> timeout_streamed_, timeout_dumped_;  // ranks whose timeout dump came by each way
 };
 
 }  // namespace

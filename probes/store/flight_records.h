@@ -65,8 +65,9 @@ struct FlightDumpRow {
   std::string reason;   // shown, never parsed
   std::string trigger;  // timeout | signal | sigterm ("": not said, as in PyTorch's dumps)
   std::string file;
-  int64_t stall_ns = 0;      // the longest time the process did not run (0: none seen)
-  int64_t stall_end_ns = 0;  // when that stall ended
+  int64_t stall_ns = 0;         // the longest time the process did not run (0: none seen)
+  int64_t stall_end_ns = 0;     // when that stall ended
+  std::string source = "dump";  // stream: shipped while the job ran; dump: read from its file
 };
 
 // One rank's dump file.

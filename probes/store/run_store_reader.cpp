@@ -161,12 +161,12 @@ void read_flight_collectives(SqliteDb& db, FlightData& data) {
 
 // The dumps merged into the file, by time.
 void read_flight_dumps(SqliteDb& db, FlightData& data) {
-  Statement d =
-      db.prepare("SELECT rank, t_ns, reason, trigger, file, stall_ns, stall_end_ns FROM flight_dumps ORDER BY t_ns");
+  Statement d = db.prepare(
+      "SELECT rank, t_ns, reason, trigger, file, stall_ns, stall_end_ns, source FROM flight_dumps ORDER BY t_ns");
   const auto bounded = [&](int col) { return std::clamp<int64_t>(d.column_optional(col), 0, int64_t{1} << 61); };
   while (d.step())
     data.dumps.push_back({static_cast<int>(d.column_int64(0)), bounded(1), d.column_text(2), d.column_text(3),
-                          d.column_text(4), bounded(5), bounded(6)});
+                          d.column_text(4), bounded(5), bounded(6), d.column_text(7)});
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ CTest runs it in parts (--part K/N, the host cut alone: it needs the simulated c
 bridge), side by side with other tests; each part writes its rows to the build folder.
 """
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -38,8 +39,9 @@ from ddpscope import open_run  # noqa: E402  (spans are queried through the SQLi
 
 from fault_harness import (  # the jobs, their processes and the shared checks, beside this file
     Job, Result, check_common, diagnosis_line, integrity, last_error_line, leftovers, listening_loopback_ports,
-    remote_args, run_status, stack_problems, train_args, unanswering_problems, wait_for_line, wait_for_pid,
+    remote_args, run_status, stack_problems, train_args, unanswering_problems, wait_for_pid,
     wait_training)
+import cluster_faults  # a host cut off from a simulated cluster, beside this file
 import flight_faults  # the flight recorder's mismatch scenarios, beside this file
 import stop_faults  # stopping the launcher by any sequence of signals, beside this file
 import torch_faults  # the PyTorch scenarios (ddpscope-cli torchrun), beside this file
@@ -443,71 +445,6 @@ def scenario_app_file(build, work, what):
                       "(the app looks 0.3 s after the file's change)")
 
 
-def scenario_host_cut(build, work):
-    r = Result("a host cut off mid-allreduce (2 simulated hosts; host 1's link set down)",
-               "rank 0 times out naming the op; the diagnosis names rank 1; the launcher ends mpirun, which cannot "
-               "reach host 1; file sound; host 1's processes end once its link is back")
-    cluster = os.path.join(ROOT, "tests", "cluster", "cluster.sh")
-    check = subprocess.run(["bash", cluster, "check"], capture_output=True, text=True)
-    if check.returncode != 0:
-        r.observed = check.stdout.strip() or "SKIP: no simulated cluster here"
-        r.skipped = True
-        return r
-    subprocess.run(["bash", cluster, "up", "2"], check=True)
-    link_down = False
-    try:
-        hostfile = os.path.join(work, "cut-hosts")
-        with open(hostfile, "w") as f:
-            f.write("10.77.0.10 slots=1\n10.77.0.11 slots=1\n")
-        env = {"OMPI_MCA_plm_rsh_agent": os.path.join(ROOT, "tests", "cluster", "agent.sh"),
-               "OMPI_MCA_oob_tcp_if_include": "10.77.0.0/24", "OMPI_MCA_btl_tcp_if_include": "10.77.0.0/24",
-               "OMPI_MCA_btl": "tcp,self"}
-        run = os.path.join(work, "host-cut.ddprun")
-        job = Job(build, ["train", "--np", "2", "--hostfile", hostfile, "--collector-address", "10.77.0.1",
-                          "--model", "mlp", "--width", "1024", "--depth", "8", "--batch", "64", "--iters", "100000",
-                          "--progress", "lines", "--log-every", "5", "--out", run], env)
-        started = wait_for_pid(job.tag, "ddpscope-worker", rank=1, limit=60)
-        # Cut mid-training, not while the ranks still start (under load that took over 3 s).
-        training = wait_for_line(job, r"^iter \d+/", limit=60)
-        time.sleep(1)
-        t0 = time.monotonic()
-        subprocess.run(["ip", "link", "set", "ddps-v1", "down"], check=True)
-        link_down = True
-        code = job.wait(90)
-        if code is not None:
-            r.detection = time.monotonic() - t0
-        problems = ([] if started else ["rank 1 never started"]) + ([] if training else ["no iteration in 60 s"])
-        if code is None:
-            problems.append("still running after 90 s")
-            os.killpg(job.proc.pid, signal.SIGKILL)
-            job.wait(10)
-        elif code == 0:
-            problems.append("exit 0")
-        for n in (r"rank 0 waited \d+ ms in allreduce", r"mpirun has not ended",
-                  # Where the cut falls inside the ring decides which side finished the op: rank 1
-                  # may have had its last block before the link went down, rank 0 never does then.
-                  r"diagnosis: Group 'world' collective #\d+: (missing ranks\. Rank 1 never called|fully matched\. .*"
-                  r"Rank 1's records of it reached the run file only through its dump|state mismatch\. Rank 1 |"
-                  r"state mismatch\. Rank 0 never completed .*, which rank 1 completed)"):
-            if not re.search(n, job.text()):
-                problems.append(f"no '{n}' in the output: {diagnosis_line(job)[:600]}")
-        if integrity(run) != "ok":
-            problems.append(f"integrity_check: {integrity(run)}")
-        subprocess.run(["ip", "link", "set", "ddps-v1", "up"], check=True)
-        link_down = False
-        t_up = time.monotonic()
-        left = leftovers(job.tag, grace=30)
-        if left:
-            problems.append("left behind after the link returned: " + ", ".join(f"{c} {p}" for p, c in left))
-        gone = time.monotonic() - t_up
-        return r.conclude(problems, f"exit {code}: {diagnosis_line(job)[:200]}; host 1's processes ended "
-                                    f"{gone:.0f} s after its link returned")
-    finally:
-        if link_down:
-            subprocess.run(["ip", "link", "set", "ddps-v1", "up"])
-        subprocess.run(["bash", cluster, "down"])
-
-
 def rss_mib(pid, field="VmHWM"):
     """A process's peak resident memory so far in MiB (VmRSS: now; 0 when it is gone)."""
     try:
@@ -719,7 +656,7 @@ SCENARIOS = {
     "uneven-inputs": scenario_uneven,
     "app-file-deleted": lambda b, w: scenario_app_file(b, w, "deleted"),
     "app-file-replaced": lambda b, w: scenario_app_file(b, w, "replaced"),
-    "host-cut-off": scenario_host_cut,
+    **cluster_faults.scenarios(sys.modules[__name__]),
     "foreign-rpc-sender": scenario_foreign_rpc,
     "foreign-collector-sender": scenario_foreign_collector,
     "rpc-worker-stopped": scenario_rpc_worker_stopped,
@@ -738,6 +675,7 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "tests", "FAULTS.md"))
     parser.add_argument("--only", action="append")
     parser.add_argument("--skip", action="append", default=[], help="leave this scenario out (repeat it)")
+    parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it: the rows' run files and logs")
     parser.add_argument("--part", metavar="K/N",
                         help="run every N-th scenario from the K-th (CTest runs the suite in parts, side by side: "
                         "each job carries its own tag, run folder and ports); the table then holds that part")
@@ -754,7 +692,9 @@ def main():
             parser.error(f"--part {args.part}: K must be from 1 to N")
         chosen = chosen[k - 1::n]
     results = []
-    with tempfile.TemporaryDirectory() as work:
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+    with (contextlib.nullcontext(os.path.abspath(args.keep)) if args.keep else tempfile.TemporaryDirectory()) as work:
         for key in chosen:
             fn = SCENARIOS[key]
             t = time.monotonic()

@@ -171,6 +171,38 @@ class TestFlightAnalysis : public FlightDumpTest {
     h = analyze_hang(data);
     QVERIFY(h.culprits.empty());
   }
+
+  // A host cut off while both ranks waited in the same allreduce: both its records and
+  // both timeouts say alike, but rank 1's timeout could not reach the collector (its
+  // dump was read from its file), rank 0's came over the stream. The truth is the cut.
+  void testTimeoutOnlyInItsDumpNamesTheCutOffRank() {
+    FlightData data = both_waiting();
+    const int64_t started = data.by_rank.at(0).back().t_started_ns;
+    for (auto& rows : data.by_rank)
+      for (CollectiveRow& r : rows.second)
+        r.source = "stream";  // the call left before the cut
+    for (auto& d : data.dumps)
+      d.trigger = "timeout", d.t_ns = started + 600'000'000'000;
+    HangReport h = analyze_hang(data);
+    QVERIFY2(h.culprits.empty(), h.verdict.c_str());  // every timeout read from a file: no evidence
+    FlightDumpRow streamed = data.dumps[0];
+    streamed.source = "stream";
+    data.dumps.push_back(streamed);  // rank 0's timeout also arrived live
+    h = analyze_hang(data);
+    QCOMPARE(h.culprits, std::vector<int>{1});
+    QVERIFY2(QString::fromStdString(h.verdict).contains("Rank 1's timeout in it reached the run file only through "
+                                                        "its dump, the others' by the stream: its link to the "
+                                                        "collector had stopped"),
+             h.verdict.c_str());
+    // The call itself came only by rank 1's dump: the earlier cue, the same culprit.
+    for (CollectiveRow& r : data.by_rank.at(1))
+      r.source = "dump";
+    h = analyze_hang(data);
+    QCOMPARE(h.culprits, std::vector<int>{1});
+    QVERIFY2(QString::fromStdString(h.verdict).contains("Rank 1's records of it reached the run file only through "
+                                                        "its dump: its link to the collector had stopped"),
+             h.verdict.c_str());
+  }
 };
 
 DDPSCOPE_TEST_GUILESS_MAIN(TestFlightAnalysis)
