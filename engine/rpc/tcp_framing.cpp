@@ -32,6 +32,7 @@ std::pair<uint8_t*, size_t> FrameReader::space() {
   const size_t frame_left = body_ ? sizes_[frame_] - frame_got_ : 0;
   direct_ = body_ && begin_ == end_ && frame_left >= kBuffer;
   if (direct_) return {body_.get() + offsets_[frame_] + frame_got_, frame_left};  // a large frame: no copy through ours
+  if (buf_.empty()) buf_.resize(kBuffer);  // at the first read: an idle connection holds none
   if (begin_ == end_) {
     begin_ = end_ = 0;
   } else if (end_ == buf_.size()) {

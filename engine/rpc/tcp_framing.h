@@ -46,6 +46,8 @@ class FrameReader {
   // Empty: no check here. refused_token(): received() failed for that reason.
   void expect_token(std::string token) { token_ = std::move(token); }
   bool refused_token() const { return refused_token_; }
+  // The token was shown (or none is asked for).
+  bool verified() const { return verified_ || token_.empty(); }
 
   static constexpr size_t kBuffer = 64 * 1024;
 
@@ -61,7 +63,7 @@ class FrameReader {
 
   int64_t max_frame_bytes_;
   std::function<int64_t()> clock_;
-  std::vector<uint8_t> buf_ = std::vector<uint8_t>(kBuffer);
+  std::vector<uint8_t> buf_;    // kBuffer bytes from the first space()
   size_t begin_ = 0, end_ = 0;  // unparsed bytes of buf_
   int64_t count_ = -1;          // frames of the message being read; -1: its count not read yet
   std::vector<uint64_t> sizes_;

@@ -28,6 +28,10 @@ constexpr uint32_t kMaxFrames = kMaxFramesPerMessage;
 constexpr int kReadsPerPoll = 64;  // then the agent gets to look at its timers
 constexpr int kConnectTimeoutMs = 10000;
 constexpr size_t kLowWaterMax = 256 * 1024;  // at most half the smallest receive buffer a peer may have
+// A worker greets each connection it opens with the token at once (connect()), so one that
+// has not shown it this long after it was accepted is a stranger's, and so is the oldest
+// of more than kMaxUnverified such: they cost a descriptor and the reader's small state.
+constexpr size_t kMaxUnverified = 64;
 // epoll's data: what an fd is, in the top byte, and its index.
 constexpr uint64_t kListener = 0, kOutgoing = uint64_t{1} << 56, kInbound = uint64_t{2} << 56;
 constexpr uint64_t kIndexMask = (uint64_t{1} << 56) - 1;
@@ -96,6 +100,7 @@ struct TcpTransport::Inbound {
   int fd = -1;
   FrameReader reader;
   int low_water = 1;  // SO_RCVLOWAT: the bytes epoll waits for before it wakes poll()
+  std::chrono::steady_clock::time_point accepted = std::chrono::steady_clock::now();
   Inbound(int fd, int64_t max_frame_bytes)
       : fd(fd), reader(max_frame_bytes, [] { return probes::enabled() ? probes::now_ticks() : 0; }) {}
 };
@@ -177,6 +182,10 @@ void TcpTransport::connect(const std::vector<std::string>& endpoints) {
     }
     peers_.push_back(std::move(peer));
   }
+  // The greeting: a message of the token alone, which the receiver checks and drops.
+  if (!token_.empty())
+    for (size_t r = 0; r < peers_.size(); ++r)
+      if (peers_[r]->served && !peers_[r]->lost) send(static_cast<int32_t>(r), {{token_.data(), token_.size(), {}}});
 }
 
 void TcpTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
@@ -241,7 +250,7 @@ void TcpTransport::poll(std::chrono::milliseconds wait, TransportEvents& events)
   for (int k = 0; k < n; ++k) {
     const uint64_t kind = ready[k].data.u64 & ~kIndexMask, index = ready[k].data.u64 & kIndexMask;
     if (kind == kListener) {
-      accept_all();
+      accept_all(events);
     } else if (kind == kInbound) {
       if (index < inbound_.size() && inbound_[index]) read_inbound(*inbound_[index], events);
     } else if (ready[k].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
@@ -252,15 +261,52 @@ void TcpTransport::poll(std::chrono::milliseconds wait, TransportEvents& events)
       flush(static_cast<int32_t>(index));
     }
   }
+  drop_strangers(events);
 }
 
-void TcpTransport::accept_all() {
+// Connections that have not shown the token within the limit, looked at once a second. Each is read once more first:
+// its greeting may have just come.
+void TcpTransport::drop_strangers(TransportEvents& events) {
+  const auto now = std::chrono::steady_clock::now();
+  if (token_.empty() || now < next_sweep_) return;
+  next_sweep_ = now + std::min<std::chrono::milliseconds>(std::chrono::seconds(1), unverified_limit_ / 2);
+  for (auto& slot : inbound_) {
+    if (!slot || slot->reader.verified() || now - slot->accepted < unverified_limit_) continue;
+    Inbound& in = *slot;
+    read_inbound(in, events);
+    if (slot && !slot->reader.verified()) refuse_stranger(in, events);
+  }
+}
+
+void TcpTransport::refuse_stranger(Inbound& in, TransportEvents& events) {
+  events.on_rejected(wire::Rejection::Token,
+                     detail::concat("a connection that showed no token in ", unverified_limit_.count(),
+                                    " ms (a worker's greets with it at once)"));
+  drop(in);
+}
+
+// At most kMaxUnverified connections wait for their token: past that the oldest goes, so
+// strangers that hold connections open cannot keep a worker's greeting out.
+void TcpTransport::make_room_for_stranger(TransportEvents& events) {
+  if (token_.empty()) return;
+  Inbound* oldest = nullptr;
+  size_t waiting = 0;
+  for (auto& slot : inbound_)
+    if (slot && !slot->reader.verified()) {
+      ++waiting;
+      if (!oldest || slot->accepted < oldest->accepted) oldest = slot.get();
+    }
+  if (waiting >= kMaxUnverified) refuse_stranger(*oldest, events);
+}
+
+void TcpTransport::accept_all(TransportEvents& events) {
   for (;;) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
     set_nodelay(fd);
     auto in = std::make_unique<Inbound>(fd, max_frame_bytes_);
     in->reader.expect_token(token_);
+    make_room_for_stranger(events);
     size_t slot = 0;
     while (slot < inbound_.size() && inbound_[slot])
       ++slot;
@@ -274,7 +320,10 @@ void TcpTransport::accept_all() {
 }
 
 void TcpTransport::read_inbound(Inbound& in, TransportEvents& events) {
-  const auto deliver = [&events](IncomingMessage m) { events.on_message(std::move(m)); };
+  const auto deliver = [this, &events](IncomingMessage m) {
+    // With a token, a message of one frame is a greeting (a real one has a header too).
+    if (token_.empty() || m.frames.size() > 1) events.on_message(std::move(m));
+  };
   std::string why;
   for (int reads = 0; reads < kReadsPerPoll; ++reads) {
     const auto [where, room] = in.reader.space();

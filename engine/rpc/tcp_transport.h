@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -36,6 +37,11 @@ class TcpTransport final : public Transport {
   // An empty endpoint: a worker this transport does not serve (another reaches it); it is
   // neither connected to nor reported.
   void expect_token(const std::string& token) override { token_ = token; }
+  // With a token, a worker greets each connection it opens with it at once (connect()): an
+  // inbound connection that has not shown it within this limit is a stranger's and is
+  // dropped (counted as without the token), and so is the oldest of more than 64 waiting.
+  static constexpr std::chrono::milliseconds kUnverifiedLimit{10000};
+  void set_unverified_limit(std::chrono::milliseconds limit) { unverified_limit_ = limit; }  // tests shorten it
   void connect(const std::vector<std::string>& endpoints) override;
   void send(int32_t dst, std::vector<OutgoingFrame> frames) override;
   void poll(std::chrono::milliseconds wait, TransportEvents& events) override;
@@ -58,7 +64,10 @@ class TcpTransport final : public Transport {
   };
   struct Inbound;  // a connection a worker opened to this one (tcp_transport.cpp)
 
-  void accept_all();
+  void accept_all(TransportEvents& events);
+  void make_room_for_stranger(TransportEvents& events);
+  void drop_strangers(TransportEvents& events);
+  void refuse_stranger(Inbound& in, TransportEvents& events);
   // Reads what `in` has (a bounded number of reads), delivers its whole messages, and
   // drops it when it closed or sent what is not this framing.
   void read_inbound(Inbound& in, TransportEvents& events);
@@ -74,6 +83,8 @@ class TcpTransport final : public Transport {
   std::string endpoint_;
   std::vector<std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<Inbound>> inbound_;  // poll()'s thread only
+  std::chrono::milliseconds unverified_limit_ = kUnverifiedLimit;
+  std::chrono::steady_clock::time_point next_sweep_{};  // drop_strangers()'
   std::atomic<bool> closed_{false};
 };
 

@@ -107,6 +107,61 @@ class TestTcpTransport : public QObject {
     QTest::newRow("an HTTP request") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
   }
 
+  // Idle connections that never show the token (one sends nothing, one a frame count and
+  // no more) are dropped once the limit passes and counted; the workers' own connections,
+  // greeted with the token at connect(), stay and carry messages after it.
+  void testStrangersThatShowNoTokenAreDroppedInTime() {
+    const std::string token = "job-token-0123456789";
+    TcpTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
+    a.expect_token(token), b.expect_token(token);
+    b.set_unverified_limit(std::chrono::milliseconds(300));
+    a.connect({a.endpoint(), b.endpoint()});
+    b.connect({a.endpoint(), b.endpoint()});
+    const int silent = rawTcpConnection(b.endpoint()), dribbling = rawTcpConnection(b.endpoint());
+    QVERIFY(silent >= 0 && dribbling >= 0);
+    const uint32_t count = 3;
+    QCOMPARE(::write(dribbling, &count, 4), ssize_t{4});
+    Heard heard;
+    QVERIFY(pollUntil(b, heard, [&] { return heard.rejected == 2; }));
+    QVERIFY2(heard.last_rejection.find("showed no token in 300 ms") != std::string::npos, heard.last_rejection.c_str());
+    char c;
+    QCOMPARE(::read(silent, &c, 1), ssize_t{0});  // dropped: end of stream
+    QCOMPARE(::read(dribbling, &c, 1), ssize_t{0});
+    ::close(silent), ::close(dribbling);
+    const std::string body = "after the limit";
+    a.send(1, {copied(token), copied(body)});
+    QVERIFY(pollUntil(b, heard, [&] { return heard.messages.size() == 1; }));
+    QCOMPARE(heard.messages[0].frames.size(), size_t{2});  // the greeting itself is not delivered
+    QCOMPARE(text(heard.messages[0].frames[1]), body);
+    QCOMPARE(heard.rejected, 2);
+  }
+
+  // More than 64 strangers waiting: the oldest go, so a worker that connects after them
+  // is still heard.
+  void testStrangersBeyondTheCapMakeRoomForAWorker() {
+    const std::string token = "job-token-0123456789";
+    TcpTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
+    a.expect_token(token), b.expect_token(token);
+    std::vector<int> strangers;
+    Heard heard;
+    for (int i = 0; i < 80; ++i) {
+      strangers.push_back(rawTcpConnection(b.endpoint()));
+      QVERIFY(strangers.back() >= 0);
+      if (i % 16 == 15) b.poll(std::chrono::milliseconds(10), heard);  // accepted in turn, oldest first
+    }
+    QVERIFY(pollUntil(b, heard, [&] { return heard.rejected >= 16; }));
+    a.connect({a.endpoint(), b.endpoint()});
+    b.connect({a.endpoint(), b.endpoint()});
+    const std::string body = "heard";
+    a.send(1, {copied(token), copied(body)});
+    QVERIFY(pollUntil(b, heard, [&] { return heard.messages.size() == 1; }));
+    QCOMPARE(text(heard.messages[0].frames[1]), body);
+    char c;
+    QCOMPARE(::read(strangers.front(), &c, 1), ssize_t{0});  // the oldest was dropped
+    for (int fd : strangers)
+      ::close(fd);
+  }
+
   void testPeersConnectedAndLost() {
     TcpTransport a("127.0.0.1", 1 << 20);
     auto b = std::make_unique<TcpTransport>("127.0.0.1", 1 << 20);
