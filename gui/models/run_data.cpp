@@ -121,9 +121,13 @@ std::vector<OptimizerStateRow> optimizerStateRows(const RunData& run) {
 std::string describeRejected(const nlohmann::ordered_json& r) {
   const int64_t batches = r.value("collector_batches", int64_t{0});
   const int64_t token = r.value("rpc_without_token", int64_t{0}), malformed = r.value("rpc_malformed", int64_t{0});
-  if (batches + token + malformed == 0) return {};
+  const int64_t events = r.value("collector_events", int64_t{0});
+  if (batches + token + malformed + events == 0) return {};
   std::string text = "Refused from outside the job:";
   if (batches > 0) text += detail::concat(" ", batches, " batch", batches == 1 ? "" : "es", " at the collector;");
+  if (events > 0)
+    text += detail::concat(" ", events, " event", events == 1 ? "" : "s",
+                           " that ended before they began or overflowed the clock;");
   if (token + malformed > 0) {
     text += detail::concat(" ", token, " RPC message", token == 1 ? "" : "s", " without the job's token and ",
                            malformed, " malformed (");

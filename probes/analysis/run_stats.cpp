@@ -182,12 +182,13 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
 
 nlohmann::ordered_json rejected_json(RunStoreReader& run) {
   // RPC agents record their totals as metrics when they shut down (rpc.rejected_*).
-  int64_t without_token = 0, malformed = 0;
+  int64_t without_token = 0, malformed = 0, events_refused = 0;
   nlohmann::ordered_json by_rank = nlohmann::ordered_json::array();
   std::map<int, std::pair<int64_t, int64_t>> per_rank;
   for (const MetricRow& m : run.metrics()) {
     if (m.name == "rpc.rejected_token") per_rank[m.rank].first += static_cast<int64_t>(m.value);
     if (m.name == "rpc.rejected_malformed") per_rank[m.rank].second += static_cast<int64_t>(m.value);
+    if (m.name == "collector.events_refused") events_refused += static_cast<int64_t>(m.value);
   }
   for (const auto& [rank, counts] : per_rank) {
     without_token += counts.first;
@@ -196,6 +197,7 @@ nlohmann::ordered_json rejected_json(RunStoreReader& run) {
       by_rank.push_back({{"rank", rank}, {"rpc_without_token", counts.first}, {"rpc_malformed", counts.second}});
   }
   return {{"collector_batches", run.run().rejected_batches},
+          {"collector_events", events_refused},  // of a rank's batch: they end before they begin, or overflow
           {"rpc_without_token", without_token},
           {"rpc_malformed", malformed},
           {"by_rank", by_rank}};

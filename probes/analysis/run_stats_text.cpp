@@ -125,10 +125,14 @@ std::string rejected_text(const Json& rejected) {
   const auto batches = static_cast<int64_t>(number_or(rejected, "collector_batches", 0));
   const auto without_token = static_cast<int64_t>(number_or(rejected, "rpc_without_token", 0));
   const auto malformed = static_cast<int64_t>(number_or(rejected, "rpc_malformed", 0));
-  if (batches + without_token + malformed == 0) return "";
+  const auto events = static_cast<int64_t>(number_or(rejected, "collector_events", 0));
+  if (batches + without_token + malformed + events == 0) return "";
   return "Refused at the run's doors: " + count_of(batches, "collector batch", "collector batches") + ", " +
          count_of(without_token, "RPC message") + " without the job's token, " +
-         count_of(malformed, "malformed RPC message") + "\n";
+         count_of(malformed, "malformed RPC message") +
+         (events > 0 ? ", " + count_of(events, "event") + " that ended before they began or overflowed the clock"
+                     : "") +
+         "\n";
 }
 
 std::string iterations_table(const Json& iterations) {

@@ -137,6 +137,7 @@ std::string Collector::check_batch(EventBatch& batch) {
     // A live rank's batch carries no per-event arguments (indices into its events).
     if (!batch.args.empty()) return "a batch with events that end before they begin";
     events_refused_ += refused;
+    events_refused_by_rank_[batch.rank] += refused;
     batch.events.erase(kept, batch.events.end());
     if (!warned_refused_events_) {
       log::warn("collector: refused {} events of rank {} that end before they begin or whose times overflow", refused,
@@ -232,6 +233,8 @@ void Collector::finish(const std::string& status, const std::string& message, in
   }
   try {
     writer_->set_rejected(rejected_);
+    for (const auto& [rank, n] : events_refused_by_rank_)  // stats and the Summary read them
+      writer_->add_refused_events(rank, n);
     writer_->set_ended_ns(now_ns());  // the run's clock is this process's CLOCK_MONOTONIC
     writer_->end_run(lost_events_ > 0 && status == "finished" ? "incomplete" : status, why, failed_rank, dead_rank,
                      dead_signal);

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -93,6 +94,7 @@ class Collector {
   std::set<int> ranks_joined_;
   uint64_t rejected_ = 0;
   uint64_t events_refused_ = 0;
+  std::map<int, uint64_t> events_refused_by_rank_;  // into the run file's metrics at finish()
   bool warned_refused_events_ = false;
   uint64_t lost_events_ = 0;
   bool disk_full_ = false;  // since then events are counted as lost, not stored

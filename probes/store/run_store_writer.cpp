@@ -143,6 +143,10 @@ void RunStoreWriter::add_dropped(int rank, uint64_t count) {
   s.step();
 }
 
+void RunStoreWriter::add_refused_events(int rank, uint64_t count) {
+  store_metric(rank, {{"name", "collector.events_refused"}, {"value", count}});
+}
+
 void RunStoreWriter::set_rejected(uint64_t batches) {
   Statement s = db_.prepare("UPDATE runs SET rejected_batches = ? WHERE run_id = 1");
   s.bind(1, static_cast<int64_t>(batches));

@@ -60,6 +60,9 @@ class RunStoreWriter {
   void add_dropped(int rank, uint64_t count);
   // Batches the collector refused (wrong token, malformed).
   void set_rejected(uint64_t batches);
+  // A rank's events the collector refused one by one (they end before they begin, or its
+  // clock offset overflows them): the metric collector.events_refused.
+  void add_refused_events(int rank, uint64_t count);
   // Copies what the WAL holds into the file itself and empties the WAL; false when it
   // could not (the disk is full), and the WAL then holds the run's last part.
   bool fold_wal();

@@ -82,6 +82,9 @@ class TestRunData : public ScratchTest {
     QCOMPARE(describeRejected(r), std::string("Refused from outside the job: 2 batches at the collector; 15 RPC "
                                               "messages without the job's token and 1 malformed (rank 1: 15, "
                                               "rank 2: 1)."));
+    const nlohmann::ordered_json events = {{"collector_batches", 0}, {"collector_events", 3}};
+    QCOMPARE(describeRejected(events), std::string("Refused from outside the job: 3 events that ended before they "
+                                                   "began or overflowed the clock."));
   }
 };
 

@@ -4,6 +4,8 @@
 // it are near zero on one host, and an injected offset is recovered and applied.
 #include <QtTest/QtTest>
 
+#include "run_stats.h"
+#include "run_stats_text.h"
 #include "running_collector.h"
 
 #include <arpa/inet.h>
@@ -95,6 +97,10 @@ class TestCollector : public ScratchTest {
     QCOMPARE(r.span_count(), int64_t(7));
     QCOMPARE(r.run().rejected_batches, int64_t(2));
     QCOMPARE(r.integrity_check(), std::string("ok"));
+    const nlohmann::ordered_json stats = run_stats_json(r);  // what stats and the Summary say
+    QCOMPARE(stats["rejected"]["collector_events"].get<int64_t>(), int64_t(3));
+    const std::string text = run_stats_text(stats, true);
+    QVERIFY2(text.find("3 events that ended before they began") != std::string::npos, text.c_str());
   }
 
   void testClockOffsetOnOneHostIsNearZero() {
