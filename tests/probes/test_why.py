@@ -87,8 +87,9 @@ class WhyTest(unittest.TestCase):
             self.assertLess(verdict["what_if_ms"], verdict["iteration_ms"] - 15, verdict)
             text = subprocess.run([CLI, "why", os.path.join(tmp, "case.ddprun")], capture_output=True, text=True,
                                   check=True).stdout
-            self.assertRegex(text, r"^Rank 1 gates \d+ of \d+ iterations: it spends [\d.]+ ms per iteration in "
-                                   r"backward, most of it before the gradient of 'module.layers.4' was ready, where "
+            # "in those, ": when rank 1 gated fewer than all the iterations (one was another rank's).
+            self.assertRegex(text, r"^Rank 1 gates \d+ of \d+ iterations: (in those, )?it spends [\d.]+ ms per "
+                                   r"iteration in backward, most of it before the gradient of 'module.layers.4' was ready, where "
                                    r"the other rank spends [\d.]+ ms\. Rank 0 waits [\d.]+ ms per iteration for it in "
                                    r"allreduce\. Without that, an iteration would take about [\d.]+ ms instead of "
                                    r"[\d.]+ ms\.\n")
