@@ -74,20 +74,23 @@ shot --lesson 2 --step 40 --side-by-side --screenshot "$out/learn_side_by_side.p
 echo "learn: the ring allreduce, rank 1 passing its first full sum on (all-gather)"
 shot --lesson 7 --step 20 --screenshot "$out/learn_ring.png"
 echo "classroom: a teacher's window (the ring, lesson 7, at step 3: two sends at the same time) with students' apps"
-echo "  joined on loopback (the class bar names them), and one student's"
+echo "  joined on loopback (the class bar names them; Ben stepped ahead on his own), one student's following"
+echo "  and one's on their own"
 port=47411
-DDPSCOPE_SCREENSHOT_DELAY_MS=7000 shot --teach "127.0.0.1:$port" --lesson 7 --step 3 --screenshot "$out/class_teacher.png" \
+DDPSCOPE_SCREENSHOT_DELAY_MS=9000 shot --teach "127.0.0.1:$port" --lesson 7 --step 3 --screenshot "$out/class_teacher.png" \
   >"$work/teacher.out" &
 teacher=$!
 for _ in $(seq 50); do grep -q "join code" "$work/teacher.out" 2>/dev/null && break; sleep 0.1; done
 code=$(sed -n 's/.*join code \([A-Z0-9-]*\).*/\1/p' "$work/teacher.out" | head -1)
 students=()
-for name in Ana Ben; do
-  QT_QPA_PLATFORM=offscreen "$app" --join "127.0.0.1:$port" --code "$code" --name "$name" >/dev/null 2>&1 &
-  students+=($!)
-done
+QT_QPA_PLATFORM=offscreen "$app" --join "127.0.0.1:$port" --code "$code" --name Ana >/dev/null 2>&1 &
+students+=($!)
+QT_QPA_PLATFORM=offscreen "$app" --join "127.0.0.1:$port" --code "$code" --name Ben --step 2 >/dev/null 2>&1 &
+students+=($!)
 DDPSCOPE_SCREENSHOT_DELAY_MS=2500 shot --join "127.0.0.1:$port" --code "$code" --name Cleo \
-  --screenshot "$out/class_student.png"
+  --screenshot "$out/class_student.png" &
+DDPSCOPE_SCREENSHOT_DELAY_MS=3000 shot --join "127.0.0.1:$port" --code "$code" --name Dana --step 2 \
+  --screenshot "$out/class_student_own.png"
 wait "$teacher"
 kill "${students[@]}" 2>/dev/null || true
 echo "ZeRO: a 2-rank transformer job with ZeRO overlapped with DDP, its shards (Buckets, Summary), and lesson 5"

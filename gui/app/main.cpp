@@ -4,6 +4,7 @@
 // N [--step K]` opens a lesson of the Learn menu; `ddpscope --follow RUN_FILE` follows a run that `ddpscope-cli
 // collect` writes as it grows.
 #include <QApplication>
+#include <memory>
 #include <optional>
 #include <string>
 #include <algorithm>
@@ -64,7 +65,9 @@ struct AppOptions {
                             QStringLiteral("PRESET")};
   QCommandLineOption lesson{QStringLiteral("lesson"), QStringLiteral("Open lesson N of the Learn menu (1-based)"),
                             QStringLiteral("N")};
-  QCommandLineOption step{QStringLiteral("step"), QStringLiteral("With --lesson: show the state after this many steps"),
+  QCommandLineOption step{QStringLiteral("step"),
+                          QStringLiteral("With --lesson: show the state after this many steps; with --join: take this "
+                                         "many steps on your own once the teacher's step is shown"),
                           QStringLiteral("K")};
   QCommandLineOption sideBySide{QStringLiteral("side-by-side"),
                                 QStringLiteral("With --lesson: show the paired lesson beside it (lesson 2)")};
@@ -271,6 +274,18 @@ void scheduleScreenshot(ddpscope::gui::MainWindow& window, const AppOptions& o) 
 
 }  // namespace
 
+// --join with --step K: once the teacher's step is on screen, K steps on the student's own
+// (the class bar then says so, and the teacher's names where this student is).
+void stepAwayOnceFollowing(ddpscope::gui::MainWindow& window, int steps) {
+  auto* page = window.part<ddpscope::gui::LearnPage>();
+  auto once = std::make_shared<QMetaObject::Connection>();
+  *once = QObject::connect(page, &ddpscope::gui::LearnPage::linkShown, page, [page, steps, once] {
+    QObject::disconnect(*once);
+    for (int k = 0; k < steps; ++k)
+      page->stepForward();
+  });
+}
+
 // The value of `option` as given ("--name Ana" or "--name=Ana"), read before Qt sees the
 // arguments: its X11 platform takes -name/--name (the X resource name) out of argv, so
 // under a real display --join's name never reached the parser (the class saw no name).
@@ -332,6 +347,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: --join: %s\n", qPrintable(error));
       return 2;
     }
+    if (o.isSet(o.step)) stepAwayOnceFollowing(window, o.value(o.step).toInt());
   }
   if (o.isSet(o.openLink)) {
     QString error;
