@@ -1,5 +1,6 @@
 #include "bucket_table_model.h"
 
+#include "collective_bandwidth.h"
 #include "sort_proxy.h"
 #include "time_format.h"
 
@@ -7,13 +8,16 @@
 #include <QLocale>
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace ddpscope::gui {
 
 BucketTableModel::BucketTableModel(QObject* parent)
-    : TableModel({"Bucket", "Ready order", "Bytes", "ZeRO updates", "Ready (after backward start)",
-                  "Queue delay (ready → start)", "Allreduce start", "Allreduce end", "Allreduce", "Backward waited",
-                  "Parameters"},
+    // Two-line headers, the allreduce's parts before its times: at 1280x800 with the run list
+    // shown every column up to the bus bandwidth is in view.
+    : TableModel({"Bucket", "Ready\norder", "Bytes", "ZeRO\nupdates", "Ready (after\nbackward start)",
+                  "Queue delay\n(ready → start)", "Allreduce", "Transfer (after\nthe last rank)", "Bus\nbandwidth",
+                  "Allreduce\nstart", "Allreduce\nend", "Backward\nwaited", "Parameters"},
                  parent) {}
 
 void BucketTableModel::setRun(const RunData* run, int rank, int64_t iteration) {
@@ -81,6 +85,7 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
   const probes::BucketTiming& t = r.timing;
   const auto text = [](int64_t ns) { return QString::fromStdString(formatDuration(ns)); };
   const int64_t queue = t.ready_ns >= 0 ? t.start_ns - t.ready_ns : -1;
+  const std::optional<probes::TransferRate> rate = probes::bucket_rate(t);
   if (role == Qt::ToolTipRole && index.column() == Parameters) return r.parameters;
   if (role == Qt::ToolTipRole && index.column() == Owners)
     return tr("ZeRO: how many of this bucket's parameters each rank updates (and keeps optimizer state for)");
@@ -88,6 +93,11 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
     return tr(
         "From the bucket's last gradient to its allreduce's start. Long delays: the bucket waited for "
         "lower-numbered buckets (launched in order), or the communication thread was busy.");
+  if (role == Qt::ToolTipRole && (index.column() == Transfer || index.column() == BusBandwidth))
+    return tr(
+        "From the last rank's arrival at this allreduce to this rank's end: waiting for a late rank is not "
+        "the network's time. Bus bandwidth = bytes / transfer x 2(n-1)/n for n ranks, as nccl-tests counts "
+        "it; empty where not every rank reduced the bucket.");
   if (role == Qt::BackgroundRole && index.column() == QueueDelay && queue > 0 && queue * 10 > t.end_ns - t.start_ns)
     return QColor(0xf2, 0x8e, 0x2b, 90);  // queued for more than a tenth of its allreduce
   if (role == Qt::TextAlignmentRole)
@@ -103,6 +113,8 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
       case Start: return QVariant::fromValue<qlonglong>(t.start_ns - m_origin);
       case End: return QVariant::fromValue<qlonglong>(t.end_ns - m_origin);
       case Duration: return QVariant::fromValue<qlonglong>(t.end_ns - t.start_ns);
+      case Transfer: return rate ? rate->transfer_ms : -1.0;
+      case BusBandwidth: return rate ? rate->busbw_gbps : -1.0;
       case Wait: return t.wait_ms;
       case Parameters: return r.numParameters;
       case Owners: return r.owners;
@@ -121,6 +133,8 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
     case Start: return text(t.start_ns - m_origin);
     case End: return text(t.end_ns - m_origin);
     case Duration: return text(t.end_ns - t.start_ns);
+    case Transfer: return rate ? text(static_cast<int64_t>(rate->transfer_ms * 1e6)) : QString();
+    case BusBandwidth: return rate ? QString::fromStdString(probes::rate_text(rate->busbw_gbps)) : QString();
     case Wait: return text(static_cast<int64_t>(t.wait_ms * 1e6));
   }
   return {};

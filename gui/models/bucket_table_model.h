@@ -1,7 +1,8 @@
 // BucketTableModel: one iteration of one rank, one row per bucket: bytes, parameters,
 // when its last gradient arrived, how long it then queued before its allreduce started
-// (a bucket ready early waits for lower-numbered ones), its allreduce's start and end,
-// and how long the end of backward waited for it; under ZeRO, how many of its parameters
+// (a bucket ready early waits for lower-numbered ones), its allreduce's length, the part of
+// it after the last rank arrived (its transfer) and the bus bandwidth that gives, its start
+// and end, and how long the end of backward waited for it; under ZeRO, how many of its parameters
 // each rank updates (with --zero-overlap, in this bucket's hook). Times are from the start of that
 // iteration's backward, in units that follow their size; kSortRole gives them in ns.
 #pragma once
@@ -27,9 +28,11 @@ class BucketTableModel : public TableModel {
     Owners,
     Ready,
     QueueDelay,
+    Duration,
+    Transfer,      // from the last rank's arrival to this rank's end
+    BusBandwidth,  // collective_bandwidth.h
     Start,
     End,
-    Duration,
     Wait,
     Parameters,
     NumColumns

@@ -19,8 +19,10 @@ QString field(const QVariant& v) {
 QString toCsv(const QAbstractItemModel& model) {
   QString out;
   const int columns = model.columnCount();
+  // A header's line breaks are the table's layout (two-line headers), not its name.
   for (int c = 0; c < columns; ++c)
-    out += (c ? QStringLiteral(",") : QString()) + field(model.headerData(c, Qt::Horizontal));
+    out += (c ? QStringLiteral(",") : QString()) +
+           field(model.headerData(c, Qt::Horizontal).toString().replace(QLatin1Char('\n'), QLatin1Char(' ')));
   out += QLatin1Char('\n');
   for (int r = 0; r < model.rowCount(); ++r) {
     for (int c = 0; c < columns; ++c)

@@ -34,6 +34,12 @@ void split_wait_and_transfer(RunAnalysis& analysis) {
     ++a.ranks;
     by_iteration[{b.rank, b.iteration}].push_back(&b);
   }
+  for (BucketTiming& b : analysis.buckets) {
+    const Arrival& a = arrivals[{b.iteration, b.bucket}];
+    const bool every_rank = ranks.size() >= 2 && a.ranks == ranks.size();
+    b.last_arrival_ns = every_rank ? a.last : -1;
+    b.group_ranks = every_rank ? static_cast<int>(a.ranks) : 0;
+  }
   for (IterationAnalysis& it : analysis.iterations) {
     it.wait_known = false;
     it.exposed_wait_ms = 0;

@@ -73,6 +73,11 @@ struct BucketTiming {
   // start of finalize).
   double wait_ms = 0;
   bool gpu = false;  // start and end are its NCCL kernel's
+  // The last rank's start of this allreduce and how many ranks reduced it, once every rank
+  // of the analysis did (split_wait_and_transfer; -1 and 0 before): its transfer is from
+  // there to end_ns (collective_bandwidth.h).
+  int64_t last_arrival_ns = -1;
+  int group_ranks = 0;
 };
 
 // An iteration whose span an error cut short (kEndedByError: a collective's timeout

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "collective_bandwidth.h"
 #include "gpu_time.h"
 #include "overlap_analysis.h"
 #include "slow_cause.h"
@@ -82,6 +83,34 @@ nlohmann::ordered_json iterations_json(const RunAnalysis& a) {
     iterations.push_back(row);
   }
   return iterations;
+}
+
+// Bus bandwidth by rank and by bucket (collective_bandwidth.h); the list of every collective
+// is left to `links`, as it grows with the run.
+nlohmann::ordered_json bandwidth_json(const BandwidthReport& b) {
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array(), buckets = nlohmann::ordered_json::array();
+  for (const RankRate& r : b.ranks)
+    ranks.push_back({{"rank", r.rank},
+                     {"collectives", r.collectives},
+                     {"bytes", r.bytes},
+                     {"transfer_ms", r.transfer_ms},
+                     {"busbw_gbps", r.busbw_gbps},
+                     {"median_busbw_gbps", r.median_busbw_gbps}});
+  for (const BucketRate& r : b.buckets)
+    buckets.push_back({{"bucket", r.bucket},
+                       {"bytes", r.bytes},
+                       {"samples", r.samples},
+                       {"median_transfer_ms", r.median_transfer_ms},
+                       {"median_busbw_gbps", r.median_busbw_gbps}});
+  return {{"unit", "GB/s (10^9 bytes a second), bus bandwidth as nccl-tests counts it"},
+          {"timed_from", "the last rank's arrival"},
+          {"min_bytes", BandwidthReport::kMinBytes},
+          {"reference_busbw_gbps", b.reference_busbw_gbps},
+          {"reference", "the run's 95th percentile (no link measured)"},
+          {"collectives", b.collectives.size()},
+          {"without_rate", b.without_rate},
+          {"by_rank", ranks},
+          {"by_bucket", buckets}};
 }
 
 nlohmann::ordered_json buckets_json(const RunAnalysis& a) {
@@ -172,6 +201,7 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
   out["stalls"] = stalls;
   out["iterations"] = iterations_json(a);
   out["buckets"] = buckets_json(a);
+  out["bandwidth"] = bandwidth_json(analyze_bandwidth(read_timelines(run, /*layers=*/false), run.names(), a));
   const std::vector<Straggler> stragglers = find_stragglers(a);
   out["stragglers"] = stragglers_json(stragglers);
   out["gpu"] = gpu_time_json(gpu_time_breakdown(run), stragglers);

@@ -95,6 +95,30 @@ std::string cut_short_text(const Json& cut) {
   return out;
 }
 
+// Each rank's bus bandwidth in its collectives, timed from the last rank's arrival, and
+// read against the run's reference.
+std::string bandwidth_text(const Json& b) {
+  if (!b.is_object() || !b.contains("by_rank")) return "";
+  const double reference = number_or(b, "reference_busbw_gbps", 0);
+  bool any = false;
+  for (const Json& r : b["by_rank"])
+    any = any || number_or(r, "collectives", 0) > 0;
+  if (!any) return "";
+  std::string out = format(
+      "\nBus bandwidth in collectives of %lld KiB or more, from the last rank's arrival to each rank's end\n"
+      "(GB/s; the run's reference, its 95th percentile, is %.3f GB/s: no link was measured):\n"
+      "  rank  collectives  moved (MiB)  transfer (ms)  bus bandwidth  median  of reference\n",
+      static_cast<long long>(number_or(b, "min_bytes", 0)) / 1024, reference);
+  for (const Json& r : b["by_rank"]) {
+    const double bw = number_or(r, "busbw_gbps", 0);
+    out += format("  %4d  %11lld  %11.1f  %13.1f  %13.3f  %6.3f  %11s\n", r["rank"].get<int>(),
+                  static_cast<long long>(number_or(r, "collectives", 0)), number_or(r, "bytes", 0) / 1048576.0,
+                  number_or(r, "transfer_ms", 0), bw, number_or(r, "median_busbw_gbps", 0),
+                  reference > 0 ? format("%.0f%%", 100 * bw / reference).c_str() : "-");
+  }
+  return out;
+}
+
 std::string stalls_text(const Json& stalls) {
   if (!stalls.is_array() || stalls.empty()) return "";
   std::string out = "Stalled (left out of the means; ddpscope-cli why says more):";
@@ -158,6 +182,7 @@ std::string run_stats_text(const Json& stats, bool summary_only) {
   out += stalls_text(stats["stalls"]);
   out += nonfinite_text(stats["nonfinite"]);
   out += rejected_text(stats["rejected"]);
+  out += bandwidth_text(stats["bandwidth"]);
   if (!summary_only) out += iterations_table(stats["iterations"]);
   return out;
 }

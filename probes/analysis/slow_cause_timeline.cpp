@@ -38,7 +38,8 @@ void add_span(RankTimeline& r, const CompactSpan& s, std::set<int64_t>& cut_shor
   } else if (s.kind == Kind::GradReady) {
     r.ready.emplace_back(s.t_begin_ns, s.param);
   } else if (s.kind == Kind::PgOp) {
-    if (s.seq >= 0) r.collectives.push_back({s.name_id, s.thread, s.seq, s.iteration, s.t_begin_ns, s.t_end_ns});
+    if (s.seq >= 0)
+      r.collectives.push_back({s.name_id, s.thread, s.seq, s.iteration, s.t_begin_ns, s.t_end_ns, s.bytes});
   } else if (const int p = phase_of(s.kind); p > 0) {
     r.phases[static_cast<size_t>(p)].push_back({s.t_begin_ns, s.t_end_ns});
   }

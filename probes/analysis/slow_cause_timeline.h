@@ -23,6 +23,7 @@ struct TimelineIteration {
 struct TimelineCollective {
   int32_t name_id = 0, thread = 0;
   int64_t seq = 0, iteration = -1, begin = 0, end = 0;
+  int64_t bytes = -1;  // as the op recorded them (-1: not said)
 };
 
 struct RankTimeline {

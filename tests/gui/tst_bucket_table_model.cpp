@@ -5,6 +5,7 @@
 #include <QAbstractItemModelTester>
 
 #include "bucket_table_model.h"
+#include "collective_bandwidth.h"
 #include "sort_proxy.h"
 #include "gui_test_runs.h"
 #include "category_palette.h"
@@ -37,10 +38,25 @@ class TestBucketTableModel : public ScratchTest {
     QCOMPARE(model.index(0, BucketTableModel::Start).data().toString(), QString("100 ns"));
     QCOMPARE(model.index(0, BucketTableModel::QueueDelay).data().toString(), QString());  // never marked ready
     QCOMPARE(model.index(1, BucketTableModel::Duration).data(kSortRole).toLongLong(), 110);
-    QVERIFY(model.headerData(BucketTableModel::Ready, Qt::Horizontal).toString().contains("after backward start"));
+    QVERIFY(model.headerData(BucketTableModel::Ready, Qt::Horizontal).toString().contains("after\nbackward start"));
     QCOMPARE(model.index(1, BucketTableModel::Parameters).data().toString(), QString("1: b"));
     QCOMPARE(model.index(0, BucketTableModel::Parameters).data().toString(), QString("1: w"));
     QVERIFY(model.index(0, BucketTableModel::Bytes).data().toString().contains("4"));
+    // Transfer: from the last rank's start of the same allreduce to this rank's end; bus
+    // bandwidth from it (2 ranks: the allreduce's factor 2(n-1)/n is 1).
+    int64_t last = 0;
+    const ddpscope::probes::BucketTiming* mine = nullptr;
+    for (const auto& t : run.analysis.buckets)
+      if (t.iteration == 3 && t.bucket == 1) {
+        last = std::max(last, t.start_ns);
+        if (t.rank == 1) mine = &t;
+      }
+    QVERIFY(mine && mine->end_ns > last);
+    QCOMPARE(model.index(1, BucketTableModel::Transfer).data(kSortRole).toDouble(), (mine->end_ns - last) * 1e-6);
+    const double bus = static_cast<double>(mine->bytes) / static_cast<double>(mine->end_ns - last);
+    QVERIFY(qAbs(model.index(1, BucketTableModel::BusBandwidth).data(kSortRole).toDouble() - bus) < 1e-9 * bus);
+    QCOMPARE(model.index(1, BucketTableModel::BusBandwidth).data().toString(),
+             QString::fromStdString(ddpscope::probes::rate_text(bus)));
     model.setRun(&run, 0, 99);  // no such iteration
     QCOMPARE(model.rowCount(), 0);
   }

@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""Bus bandwidth per collective (issue 67): a 2- and a 4-rank engine job, and each rank's
+figures in `stats --json` against bytes and times computed here from the run's own spans.
+
+A rank's transfer in a collective runs from the last rank's arrival to its own end (waiting
+for a late rank is not the network's time); a rank arrives when it calls the collective or,
+when its previous collective was still running, when that one ended. Bus bandwidth is
+bytes / transfer x 2(n-1)/n for an allreduce of n ranks (nccl-tests' factor).
+
+Usage: test_bandwidth.py BUILD_DIR
+"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BUILD = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else "build")
+CLI = os.path.join(BUILD, "bin", "ddpscope-cli")
+EXTENSION = os.path.join(BUILD, "lib", "libddpscope_sqlite.so")
+MIN_BYTES = 64 * 1024
+FACTORS = {"allreduce": lambda n: 2 * (n - 1) / n, "broadcast": lambda n: 1.0}  # by the op's first word
+
+
+def factor_of(op):
+    return next((f for name, f in FACTORS.items() if op.startswith(name)), None)
+
+
+def pg_ops(run_file):
+    """Every rank's collectives with a sequence number: {rank: [(name, seq, bytes, begin, end)]} by start."""
+    db = sqlite3.connect(f"file:{run_file}?immutable=1", uri=True)
+    db.enable_load_extension(True)
+    db.load_extension(EXTENSION)
+    rows = db.execute("SELECT s.rank, n.name, s.seq, s.bytes, s.t_begin_ns, s.t_end_ns FROM spans s "
+                      "JOIN kinds k ON k.kind = s.kind JOIN names n ON n.name_id = s.name_id "
+                      "WHERE k.name = 'pg_op' AND s.seq >= 0 ORDER BY s.rank, s.t_begin_ns").fetchall()
+    by_rank = {}
+    for rank, name, seq, size, begin, end in rows:
+        by_rank.setdefault(rank, []).append((name, seq, size, begin, end))
+    return by_rank
+
+
+def by_hand(run_file):
+    """{rank: (collectives, bytes, bus GB/s)} over collectives of MIN_BYTES or more."""
+    ops = pg_ops(run_file)
+    ranks = sorted(ops)
+    n = len(ranks)
+    keys = [set((name, seq) for name, seq, *_ in ops[r]) for r in ranks]
+    every = set.intersection(*keys)
+    # The order every rank ran them in (rank 0's), and each rank's call of each.
+    order = [(name, seq) for name, seq, *_ in ops[ranks[0]] if (name, seq) in every]
+    calls = {r: {(name, seq): (size, begin, end) for name, seq, size, begin, end in ops[r]} for r in ranks}
+    sums = {r: [0, 0, 0.0, 0.0] for r in ranks}  # collectives, bytes, bus bytes, transfer ns
+    previous_end = {r: None for r in ranks}
+    for key in order:
+        arrival = {}
+        for r in ranks:
+            size, begin, end = calls[r][key]
+            arrival[r] = begin if previous_end[r] is None else max(begin, previous_end[r])
+        last = max(arrival.values())
+        for r in ranks:
+            size, begin, end = calls[r][key]
+            previous_end[r] = end
+            factor = factor_of(key[0])
+            if factor is None or size is None or size < MIN_BYTES or end <= last:
+                continue
+            s = sums[r]
+            s[0] += 1
+            s[1] += size
+            s[2] += size * factor(n)
+            s[3] += end - last
+    return {r: (s[0], s[1], s[2] / s[3] if s[3] else 0.0) for r, s in sums.items()}
+
+
+class BandwidthTest(unittest.TestCase):
+    def test_bus_bandwidth_matches_the_spans(self):
+        for np in (2, 4):
+            with self.subTest(ranks=np), tempfile.TemporaryDirectory() as tmp:
+                run = os.path.join(tmp, "bw.ddprun")
+                # Buckets of 1 MiB: several collectives over MIN_BYTES an iteration.
+                subprocess.run([CLI, "train", "--np", str(np), "--model", "mlp", "--width", "512", "--depth", "4",
+                                "--iters", "12", "--bucket-cap-mb", "1", "--progress", "lines", "--out", run],
+                               check=True, capture_output=True, timeout=300)
+                stats = json.loads(subprocess.run([CLI, "stats", run, "--json"], check=True, capture_output=True,
+                                                  text=True).stdout)
+                bandwidth = stats["bandwidth"]
+                mine = {r["rank"]: r for r in bandwidth["by_rank"]}
+                hand = by_hand(run)
+                self.assertEqual(sorted(mine), sorted(hand))
+                for rank, (count, size, bus_gbps) in hand.items():
+                    self.assertGreater(count, 12, f"rank {rank}: too few collectives over 64 KiB to check")
+                    self.assertEqual(mine[rank]["collectives"], count, f"rank {rank}")
+                    self.assertEqual(mine[rank]["bytes"], size, f"rank {rank}")
+                    self.assertAlmostEqual(mine[rank]["busbw_gbps"], bus_gbps, delta=bus_gbps * 0.001,
+                                           msg=f"rank {rank}")
+                # Buckets: each bucket's median over ranks and iterations, of a real size.
+                self.assertTrue(bandwidth["by_bucket"], bandwidth)
+                for b in bandwidth["by_bucket"]:
+                    self.assertGreater(b["bytes"], 0, b)
+                    self.assertGreater(b["median_busbw_gbps"], 0, b)
+                self.assertGreater(bandwidth["reference_busbw_gbps"], 0)
+                text = subprocess.run([CLI, "stats", run], check=True, capture_output=True, text=True).stdout
+                self.assertIn("Bus bandwidth in collectives of 64 KiB or more", text)
+                self.assertRegex(text, r"\n +%d +%d " % (np - 1, mine[np - 1]["collectives"]))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
