@@ -1,13 +1,34 @@
 #include "span_details.h"
 
 #include <algorithm>
+#include <set>
 
+#include "collective_bandwidth.h"
 #include "time_format.h"
 
 namespace ddpscope::gui {
 namespace {
 
 bool isCollective(probes::Kind k) { return k == probes::Kind::Allreduce || k == probes::Kind::PgOp; }
+
+// Its transfer, once every rank's call of the collective is loaded: from the last rank's
+// arrival to this one's end (collective_bandwidth.h; the engine starts a group's ops in
+// order, so a call's start is its arrival).
+void addTransfer(const TimelineData& data, const TimelineSpan& s, SpanDetails& d) {
+  std::set<int> ranks, found;
+  for (const TimelineLane& lane : data.lanes)
+    ranks.insert(lane.rank);
+  int64_t last = s.begin_ns;
+  for (const SpanRef& o : d.same_collective) {
+    const TimelineLane& lane = data.lanes[static_cast<size_t>(o.lane)];
+    const auto& list = o.in == SpanRef::In::Spans ? lane.spans : lane.open;
+    if (!found.insert(lane.rank).second) return;  // a rank with two: not one collective
+    last = std::max(last, list[static_cast<size_t>(o.index)].begin_ns);
+  }
+  if (d.unfinished || found.size() + 1 != ranks.size() || s.end_ns <= last) return;
+  d.transfer_ns = s.end_ns - last;
+  d.group_ranks = static_cast<int>(ranks.size());
+}
 
 }  // namespace
 
@@ -86,6 +107,7 @@ SpanDetails spanDetails(const TimelineData& data, const SpanRef& ref, bool with_
         }
       }
     }
+    addTransfer(data, *s, d);
   }
   return d;
 }
@@ -106,6 +128,12 @@ std::vector<std::pair<std::string, std::string>> SpanDetails::fields() const {
                    param_name.empty() ? std::to_string(param) : param_name + " (#" + std::to_string(param) + ")");
   if (bytes >= 0) f.emplace_back("Bytes", std::to_string(bytes));
   if (seq >= 0) f.emplace_back("Sequence number", std::to_string(seq));
+  if (const auto rate = probes::transfer_rate(name, bytes, group_ranks, transfer_ns)) {
+    f.emplace_back("Transfer", formatDuration(transfer_ns) + " after the last of " + std::to_string(group_ranks) +
+                                   " ranks arrived");
+    f.emplace_back("Bandwidth",
+                   probes::rate_text(rate->busbw_gbps) + " bus, " + probes::rate_text(rate->algbw_gbps) + " algorithm");
+  }
   if (rowid > 0) f.emplace_back("Run-file row", std::to_string(rowid));
   return f;
 }

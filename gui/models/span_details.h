@@ -27,6 +27,10 @@ struct SpanDetails {
   std::vector<SpanRef> children;         // on the same lane, one row down, by time
   std::vector<SpanRef> same_collective;  // the same op and sequence number on other ranks
   bool children_truncated = false;       // more children than kMaxChildren
+  // A collective every rank's call of which is loaded: from the last arrival to its end
+  // (-1: not known), and the ranks in it.
+  int64_t transfer_ns = -1;
+  int group_ranks = 0;
 
   static constexpr size_t kMaxChildren = 200;
   // "label: value" pairs for display, in reading order; absent values left out.

@@ -128,7 +128,7 @@ BandwidthReport analyze_bandwidth(const RunTimelines& timelines, const std::vect
       rate.seq = m.seq;
       rate.iteration = c.iteration;
       rate.op = c.name_id >= 0 && static_cast<size_t>(c.name_id) < names.size() ? names[static_cast<size_t>(c.name_id)]
-                                                                                 : std::string("?");
+                                                                                : std::string("?");
       rate.bytes = c.bytes;
       rate.ranks = ranks;
       rate.last_arrival_ns = last;

@@ -8,6 +8,7 @@
 #include "sequence_data.h"
 #include "range_summary.h"
 #include "ruler_ticks.h"
+#include "collective_bandwidth.h"
 #include "span_details.h"
 #include "span_table.h"
 #include "time_axis.h"
@@ -90,6 +91,33 @@ class TestSpanDetails : public ScratchTest {
       QCOMPARE(t.resolve(r)->bucket, 1);
     QCOMPARE(searchTimeline(t, "nothing like it").matches.size(), size_t(0));
     QCOMPARE(searchTimeline(t, "  ").matches.size(), size_t(0));
+  }
+
+  // A bucket allreduce's transfer: from the later of the two ranks' starts to its own end;
+  // its bus bandwidth from that (2 ranks: the allreduce's factor 2(n-1)/n is 1).
+  void testACollectivesTransferAndBandwidth() {
+    const std::string file = path("transfer.ddprun");
+    testing::write_test_run(file, 2, 3);
+    const RunData run = loadRun(file);
+    const TimelineData& t = run.timeline;
+    const SpanDetails ar = spanDetails(t, {1, 2, SpanRef::In::Spans});
+    QCOMPARE(ar.same_collective.size(), size_t(1));
+    const TimelineSpan* other = t.resolve(ar.same_collective[0]);
+    const TimelineSpan* mine = t.resolve(ar.ref);
+    const int64_t transfer = mine->end_ns - std::max(mine->begin_ns, other->begin_ns);
+    QCOMPARE(ar.transfer_ns, transfer);
+    QCOMPARE(ar.group_ranks, 2);
+    const auto field = [&](const std::string& label) {
+      for (const auto& [l, v] : ar.fields())
+        if (l == label) return v;
+      return std::string();
+    };
+    QCOMPARE(field("Bandwidth"),
+             ddpscope::probes::rate_text(static_cast<double>(ar.bytes) / static_cast<double>(transfer)) + " bus, " +
+                 ddpscope::probes::rate_text(static_cast<double>(ar.bytes) / static_cast<double>(transfer)) +
+                 " algorithm");
+    QVERIFY2(field("Transfer").find("after the last of 2 ranks arrived") != std::string::npos,
+             field("Transfer").c_str());
   }
 };
 
