@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "ddpscope/error.h"
+#include "collective_bandwidth.h"
 #include "overlap_analysis.h"
 #include "time_breakdown.h"
 
@@ -33,6 +34,18 @@ constexpr Part kParts[] = {{"iteration", "iteration", &CompareSide::iteration_ms
                            {"optimizer", "  optimizer", &CompareSide::optimizer_ms},
                            {"idle", "  idle", &CompareSide::idle_ms},
                            {"hidden_comm", "hidden communication", &CompareSide::hidden_comm_ms}};
+
+double bucket_busbw(const RunAnalysis& analysis, int64_t first, int64_t last) {
+  double bus_bytes = 0, transfer_ms = 0;
+  for (const BucketTiming& b : analysis.buckets) {
+    if (b.iteration < first || b.iteration > last || b.bytes < BandwidthReport::kMinBytes) continue;
+    if (const auto r = bucket_rate(b)) {
+      bus_bytes += r->busbw_gbps * r->transfer_ms * 1e6;  // GB/s is bytes a ns
+      transfer_ms += r->transfer_ms;
+    }
+  }
+  return transfer_ms > 0 ? bus_bytes / (transfer_ms * 1e6) : -1;
+}
 
 struct OpKey {
   Kind kind;
@@ -103,6 +116,7 @@ Side measure(RunStoreReader& run, IterationRange range, const char* which, const
   for (double* v : {&s.iteration_ms, &s.forward_ms, &s.backward_ms, &s.exposed_comm_ms, &s.optimizer_ms, &s.idle_ms,
                     &s.hidden_comm_ms, &s.gpu_computation_ms, &s.exposed_wait_ms})
     *v /= static_cast<double>(used);
+  s.busbw_gbps = bucket_busbw(analysis, s.first_iteration, s.last_iteration);
   // Ops: every span with a duration that starts in its rank's window, by kind and name.
   const std::vector<std::string> names = run.names();
   run.for_each_span([&](const CompactSpan& c) {
@@ -215,7 +229,9 @@ nlohmann::ordered_json comparison_json(const RunComparison& c) {
                                   {"ranks", s.ranks},
                                   {"iterations", {s.first_iteration, s.last_iteration}},
                                   {"iterations_compared", s.iterations},
-                                  {"first_iteration_begin_ns", s.first_iteration_begin_ns}};
+                                  {"first_iteration_begin_ns", s.first_iteration_begin_ns},
+                                  {"bucket_busbw_gbps", s.busbw_gbps >= 0 ? nlohmann::ordered_json(s.busbw_gbps)
+                                                                          : nlohmann::ordered_json(nullptr)}};
   };
   nlohmann::ordered_json parts = nlohmann::ordered_json::array();
   for (const Part& part : kParts) {
@@ -259,6 +275,12 @@ std::string comparison_text(const RunComparison& c, size_t max_ops) {
     // A part neither run has: GPU computation of two CPU runs, CPU phases of two GPU runs.
     if (a == 0 && b == 0 && (part.ms == &CompareSide::gpu_computation_ms ? !gpu : gpu)) continue;
     std::snprintf(line, sizeof(line), "%-26s %10.2f %10.2f %12s\n", part.label, a, b, signed_ms(b - a).c_str());
+    out += line;
+  }
+  if (c.a.busbw_gbps > 0 && c.b.busbw_gbps > 0) {
+    std::snprintf(line, sizeof(line), "%-26s %10s %10s %+11.0f%%\n", "bus bandwidth (buckets)",
+                  rate_text(c.a.busbw_gbps).c_str(), rate_text(c.b.busbw_gbps).c_str(),
+                  100 * (c.b.busbw_gbps / c.a.busbw_gbps - 1));
     out += line;
   }
   out += "\nops by change in total time per rank and iteration (largest first):\n";

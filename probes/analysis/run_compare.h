@@ -42,6 +42,9 @@ struct CompareSide {
   bool gpu = false;
   double gpu_computation_ms = 0;
   int64_t first_iteration_begin_ns = 0;  // rank 0's first compared iteration: where timelines align
+  // Bus bandwidth of its bucket allreduces of 64 KiB or more in the compared iterations,
+  // every rank's: bus bytes over transfer time (collective_bandwidth.h); -1: none to time.
+  double busbw_gbps = -1;
 };
 
 struct OpChange {

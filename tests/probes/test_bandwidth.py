@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Bus bandwidth per collective (issue 67): a 2- and a 4-rank engine job, and each rank's
-figures in `stats --json` against bytes and times computed here from the run's own spans.
+figures in `stats --json` and each run's in `compare --json` against bytes and times
+computed here from the runs' own spans.
 
 A rank's transfer in a collective runs from the last rank's arrival to its own end (waiting
 for a late rank is not the network's time); a rank arrives when it calls the collective or,
@@ -74,15 +75,51 @@ def by_hand(run_file):
     return {r: (s[0], s[1], s[2] / s[3] if s[3] else 0.0) for r, s in sums.items()}
 
 
+def bucket_busbw(run_file, first, last):
+    """Bus GB/s of the bucket allreduces of MIN_BYTES or more in iterations first..last, every
+    rank's: each from the last rank's start of that bucket's allreduce to its own end."""
+    db = sqlite3.connect(f"file:{run_file}?immutable=1", uri=True)
+    db.enable_load_extension(True)
+    db.load_extension(EXTENSION)
+    rows = db.execute("SELECT s.rank, s.iteration, s.bucket, s.bytes, s.t_begin_ns, s.t_end_ns FROM spans s "
+                      "JOIN kinds k ON k.kind = s.kind WHERE k.name = 'allreduce' AND s.bucket >= 0").fetchall()
+    ranks = {r[0] for r in rows}
+    n = len(ranks)
+    by_bucket = {}
+    for rank, it, bucket, size, begin, end in rows:
+        by_bucket.setdefault((it, bucket), []).append((size, begin, end))
+    bus, ns = 0.0, 0
+    for (it, bucket), calls in by_bucket.items():
+        if len(calls) != n or not first <= it <= last:
+            continue
+        last_arrival = max(begin for _, begin, _ in calls)
+        for size, begin, end in calls:
+            if size >= MIN_BYTES and end > last_arrival:
+                bus += size * 2 * (n - 1) / n
+                ns += end - last_arrival
+    return bus / ns
+
+
 class BandwidthTest(unittest.TestCase):
-    def test_bus_bandwidth_matches_the_spans(self):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.runs = {}
         for np in (2, 4):
-            with self.subTest(ranks=np), tempfile.TemporaryDirectory() as tmp:
-                run = os.path.join(tmp, "bw.ddprun")
-                # Buckets of 1 MiB: several collectives over MIN_BYTES an iteration.
-                subprocess.run([CLI, "train", "--np", str(np), "--model", "mlp", "--width", "512", "--depth", "4",
-                                "--iters", "12", "--bucket-cap-mb", "1", "--progress", "lines", "--out", run],
-                               check=True, capture_output=True, timeout=300)
+            run = os.path.join(cls.tmp.name, f"bw{np}.ddprun")
+            # Buckets of 1 MiB: several collectives over MIN_BYTES an iteration.
+            subprocess.run([CLI, "train", "--np", str(np), "--model", "mlp", "--width", "512", "--depth", "4",
+                            "--iters", "12", "--bucket-cap-mb", "1", "--progress", "lines", "--out", run],
+                           check=True, capture_output=True, timeout=300)
+            cls.runs[np] = run
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_bus_bandwidth_matches_the_spans(self):
+        for np, run in self.runs.items():
+            with self.subTest(ranks=np):
                 stats = json.loads(subprocess.run([CLI, "stats", run, "--json"], check=True, capture_output=True,
                                                   text=True).stdout)
                 bandwidth = stats["bandwidth"]
@@ -104,6 +141,17 @@ class BandwidthTest(unittest.TestCase):
                 text = subprocess.run([CLI, "stats", run], check=True, capture_output=True, text=True).stdout
                 self.assertIn("Bus bandwidth in collectives of 64 KiB or more", text)
                 self.assertRegex(text, r"\n +%d +%d " % (np - 1, mine[np - 1]["collectives"]))
+
+    def test_compare_gives_each_runs_bucket_bandwidth(self):
+        a, b = self.runs[2], self.runs[4]
+        out = json.loads(subprocess.run([CLI, "compare", a, b, "--json"], check=True, capture_output=True,
+                                        text=True).stdout)
+        for side, run in (("a", a), ("b", b)):
+            first, last = out[side]["iterations"]
+            hand = bucket_busbw(run, first, last)
+            self.assertAlmostEqual(out[side]["bucket_busbw_gbps"], hand, delta=hand * 0.001, msg=side)
+        text = subprocess.run([CLI, "compare", a, b], check=True, capture_output=True, text=True).stdout
+        self.assertRegex(text, r"bus bandwidth \(buckets\) +[\d.]+ [kMG]B/s +[\d.]+ [kMG]B/s +[+-]\d+%")
 
 
 if __name__ == "__main__":
