@@ -11,7 +11,10 @@ if [ -z "$formatter" ]; then
   exit 1
 fi
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  mapfile -t files < <(git ls-files -- engine probes gui base tests | grep -E '\.(cpp|h|cu|cuh)$')
+  # Tracked files and new ones not yet added (a new file was once committed unformatted:
+  # the check had run before it was tracked).
+  mapfile -t files < <(git ls-files --cached --others --exclude-standard -- engine probes gui base tests |
+    grep -E '\.(cpp|h|cu|cuh)$' | sort -u)
 else  # a source tarball: every such file below the folders
   mapfile -t files < <(find engine probes gui base tests -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) | sort)
 fi
