@@ -1,5 +1,7 @@
 #include "shutdown_tally.h"
 
+#include <algorithm>
+
 #include "ddpscope/error.h"
 
 namespace ddpscope::rpc {
@@ -19,8 +21,14 @@ int64_t ShutdownTally::vote(int64_t round, int32_t voter, int64_t busy, std::chr
     for (int32_t w = 0; w < workers_; ++w)
       if (!r.voters.count(w)) missing.push_back(w);
     lock.unlock();  // the asking is RPC: others vote meanwhile
-    const std::vector<int32_t> gone = unanswering(missing);
+    const std::vector<int32_t> unanswered = unanswering(missing);
     lock.lock();
+    std::vector<int32_t> gone;
+    for (int32_t w : missing) {
+      const bool missed = std::find(unanswered.begin(), unanswered.end(), w) != unanswered.end();
+      misses_[w] = missed ? misses_[w] + 1 : 0;
+      if (misses_[w] >= kMissesBeforeGone) gone.push_back(w);
+    }
     if (!complete()) {
       if (gone.empty()) return kStillWaiting;  // still working: the voter asks again
       std::string names;

@@ -7,9 +7,11 @@
 // again. A worker still working (its agent answers, its program has not reached shutdown)
 // is waited for however long it works: worker 0 answers a vote it cannot decide yet with
 // kStillWaiting after a while, and the voter votes again; a worker that does not answer
-// (stopped, hung) ends the wait, named. The votes travel over RPC rather than an MPI allreduce because a rank blocked
-// in MPI spins a core (BUILD-NOTES.md), and on a small machine that core is the one the
-// still-working ranks need.
+// kMissesBeforeGone asks in a row (stopped, hung) ends the wait, named. One missed answer
+// is not enough: a worker that still works on a loaded machine (the ask waits a quarter of
+// the RPC timeout) once missed it and the others stopped under it. The votes travel over RPC rather than an MPI
+// allreduce because a rank blocked in MPI spins a core (BUILD-NOTES.md), and on a small machine that core is the one
+// the still-working ranks need.
 //
 // Thread-safe: the votes of one round arrive on different pool threads.
 #pragma once
@@ -32,9 +34,10 @@ class ShutdownTally {
 
   // Worker `voter`'s vote in `round` (again: the same vote, waiting on): blocks until every
   // worker has voted in it and returns the sum, or, after `wait`, asks `unanswering` which
-  // of the workers that have not voted do not answer: none, and it returns kStillWaiting;
-  // some, and it throws naming them.
+  // of the workers that have not voted do not answer: none that missed kMissesBeforeGone
+  // asks in a row, and it returns kStillWaiting; some, and it throws naming them.
   static constexpr int64_t kStillWaiting = -1;
+  static constexpr int kMissesBeforeGone = 3;
   int64_t vote(int64_t round, int32_t voter, int64_t busy, std::chrono::milliseconds wait,
                const std::function<std::vector<int32_t>(const std::vector<int32_t>&)>& unanswering);
 
@@ -47,6 +50,7 @@ class ShutdownTally {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::map<int64_t, Round> rounds_;
+  std::map<int32_t, int> misses_;  // asks in a row a worker did not answer
 };
 
 }  // namespace ddpscope::rpc
