@@ -4,11 +4,15 @@
 #include <cmath>
 #include <map>
 
+#include "collective_bandwidth.h"
+
 namespace ddpscope::gui {
 
+// Two-line headers: at 1280x800 with the run list shown every column up to the bus
+// bandwidth is in view.
 OverlapModel::OverlapModel(QObject* parent)
-    : TableModel({"Rank", "Iteration", "Iteration (ms)", "Compute (ms)", "Comm (ms)", "Exposed comm (ms)",
-                  "Of it waiting (ms)", "Overlap", "Allreduce start lag (ms)", "Straggler"},
+    : TableModel({"Rank", "Iteration", "Iteration\n(ms)", "Compute\n(ms)", "Comm\n(ms)", "Exposed\ncomm (ms)",
+                  "Of it\nwaiting (ms)", "Overlap", "Bus bandwidth\n(GB/s)", "Allreduce start\nlag (ms)", "Straggler"},
                  parent) {}
 
 void OverlapModel::setRun(const RunData* run, int rank) {
@@ -18,7 +22,9 @@ void OverlapModel::setRun(const RunData* run, int rank) {
     // (iteration, rank) -> first allreduce start, and per iteration the earliest one.
     std::map<std::pair<int64_t, int>, int64_t> first;
     std::map<int64_t, int64_t> earliest;
+    std::map<std::pair<int64_t, int>, probes::BucketBusTotals> bus;  // (iteration, rank)
     for (const auto& b : run->analysis.buckets) {
+      bus[{b.iteration, b.rank}].add(b);
       auto [f, inserted] = first.try_emplace({b.iteration, b.rank}, b.start_ns);
       if (!inserted) f->second = std::min(f->second, b.start_ns);
       auto [e, fresh] = earliest.try_emplace(b.iteration, b.start_ns);
@@ -39,6 +45,7 @@ void OverlapModel::setRun(const RunData* run, int rank) {
       Row row{it};
       const auto f = first.find({it.iteration, it.rank});
       if (f != first.end()) row.startLagMs = (f->second - earliest[it.iteration]) / 1e6;
+      if (const auto b = bus.find({it.iteration, it.rank}); b != bus.end()) row.busGbps = b->second.gbps();
       const auto s = straggler.find(it.iteration);
       row.straggler = s != straggler.end() && s->second == it.rank;
       m_rows.push_back(row);
@@ -66,6 +73,7 @@ QVariant OverlapModel::data(const QModelIndex& index, int role) const {
     case ExposedMs: v = r.exposed_comm_ms; break;
     case ExposedWaitMs: v = r.wait_known ? r.exposed_wait_ms : std::nan(""); break;
     case OverlapRatio: v = r.overlap_ratio; break;
+    case BusGbps: v = row.busGbps; break;
     case StartLagMs: v = row.startLagMs; break;
     case Straggler: return {};
   }

@@ -23,6 +23,7 @@ class OverlapModel : public TableModel {
     ExposedMs,
     ExposedWaitMs,  // of the exposed, waiting for other ranks to arrive (empty where not known)
     OverlapRatio,
+    BusGbps,     // its bucket allreduces' bus bandwidth (collective_bandwidth.h; empty where not known)
     StartLagMs,  // this rank's first allreduce start after the earliest rank's
     Straggler,   // "straggler" on the rank that started its allreduces last
     NumColumns
@@ -42,6 +43,7 @@ class OverlapModel : public TableModel {
   struct Row {
     probes::IterationAnalysis it;
     double startLagMs = std::numeric_limits<double>::quiet_NaN();
+    double busGbps = std::numeric_limits<double>::quiet_NaN();
     bool straggler = false;
   };
   QVector<Row> m_rows;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 namespace ddpscope::probes {
@@ -111,6 +112,18 @@ std::optional<TransferRate> transfer_rate(std::string_view op, int64_t bytes, in
 std::optional<TransferRate> bucket_rate(const BucketTiming& b) {
   if (b.last_arrival_ns < 0 || b.group_ranks < 2) return std::nullopt;
   return transfer_rate("allreduce", b.bytes, b.group_ranks, b.end_ns - b.last_arrival_ns);
+}
+
+void BucketBusTotals::add(const BucketTiming& b) {
+  if (b.bytes < BandwidthReport::kMinBytes) return;
+  if (const auto r = bucket_rate(b)) {
+    bus_bytes += r->busbw_gbps * r->transfer_ms * 1e6;  // GB/s is bytes a ns
+    transfer_ms += r->transfer_ms;
+  }
+}
+
+double BucketBusTotals::gbps() const {
+  return transfer_ms > 0 ? bus_bytes / (transfer_ms * 1e6) : std::numeric_limits<double>::quiet_NaN();
 }
 
 BandwidthReport analyze_bandwidth(const RunTimelines& timelines, const std::vector<std::string>& names,

@@ -42,6 +42,14 @@ std::optional<TransferRate> transfer_rate(std::string_view op, int64_t bytes, in
 // sets its last arrival).
 std::optional<TransferRate> bucket_rate(const BucketTiming& b);
 
+// Bus bandwidth over several bucket allreduces (of BandwidthReport::kMinBytes or more):
+// bus bytes over transfer time, so the large ones weigh as they do in the job's time.
+struct BucketBusTotals {
+  double bus_bytes = 0, transfer_ms = 0;
+  void add(const BucketTiming& b);
+  double gbps() const;  // NaN: none added
+};
+
 struct CollectiveRate {
   int rank = 0;
   int64_t seq = 0, iteration = -1;

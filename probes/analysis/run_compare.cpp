@@ -36,15 +36,10 @@ constexpr Part kParts[] = {{"iteration", "iteration", &CompareSide::iteration_ms
                            {"hidden_comm", "hidden communication", &CompareSide::hidden_comm_ms}};
 
 double bucket_busbw(const RunAnalysis& analysis, int64_t first, int64_t last) {
-  double bus_bytes = 0, transfer_ms = 0;
-  for (const BucketTiming& b : analysis.buckets) {
-    if (b.iteration < first || b.iteration > last || b.bytes < BandwidthReport::kMinBytes) continue;
-    if (const auto r = bucket_rate(b)) {
-      bus_bytes += r->busbw_gbps * r->transfer_ms * 1e6;  // GB/s is bytes a ns
-      transfer_ms += r->transfer_ms;
-    }
-  }
-  return transfer_ms > 0 ? bus_bytes / (transfer_ms * 1e6) : -1;
+  BucketBusTotals totals;
+  for (const BucketTiming& b : analysis.buckets)
+    if (b.iteration >= first && b.iteration <= last) totals.add(b);
+  return totals.transfer_ms > 0 ? totals.gbps() : -1;
 }
 
 struct OpKey {

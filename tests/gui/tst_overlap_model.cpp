@@ -42,6 +42,33 @@ class TestOverlapModel : public ScratchTest {
     model.setRun(nullptr);
     QCOMPARE(model.rowCount(), 0);
   }
+
+  // Each row's bus bandwidth: its bucket allreduces of 64 KiB or more, bytes over the time
+  // from each bucket's last arrival to this rank's end (2 ranks: the factor 2(n-1)/n is 1).
+  void testBusBandwidthPerRankAndIteration() {
+    const std::string file = path("bus.ddprun");
+    testing::write_test_run(file, 2, 4);
+    RunData run = loadRun(file);
+    OverlapModel model;
+    model.setRun(&run, 1);
+    QCOMPARE(model.index(1, OverlapModel::BusGbps).data().toString(), QString("–"));  // buckets under 64 KiB
+    for (auto& b : run.analysis.buckets)
+      b.bytes = int64_t{1} << 20;
+    model.setRun(&run, 1);
+    double bytes = 0, ns = 0;
+    for (const auto& b : run.analysis.buckets) {
+      if (b.rank != 1 || b.iteration != 2) continue;
+      int64_t last = 0;
+      for (const auto& o : run.analysis.buckets)
+        if (o.iteration == b.iteration && o.bucket == b.bucket) last = std::max(last, o.start_ns);
+      bytes += static_cast<double>(b.bytes);
+      ns += static_cast<double>(b.end_ns - last);
+    }
+    QVERIFY(ns > 0);
+    QCOMPARE(model.index(1, OverlapModel::Iteration).data().toInt(), 2);
+    QVERIFY(std::fabs(model.index(1, OverlapModel::BusGbps).data(OverlapModel::ValueRole).toDouble() - bytes / ns) <
+            1e-9 * bytes / ns);
+  }
 };
 
 DDPSCOPE_TEST_GUILESS_MAIN(TestOverlapModel)
