@@ -134,7 +134,9 @@ QVariant BucketTableModel::data(const QModelIndex& index, int role) const {
     case End: return text(t.end_ns - m_origin);
     case Duration: return text(t.end_ns - t.start_ns);
     case Transfer: return rate ? text(static_cast<int64_t>(rate->transfer_ms * 1e6)) : QString();
-    case BusBandwidth: return rate ? QString::fromStdString(probes::rate_text(rate->busbw_gbps)) : QString();
+    case BusBandwidth:  // a lower bound where the run holds some of the job's ranks
+      return rate ? QString::fromStdString((t.every_arrival ? "" : "≥ ") + probes::rate_text(rate->busbw_gbps))
+                  : QString();
     case Wait: return text(static_cast<int64_t>(t.wait_ms * 1e6));
   }
   return {};

@@ -77,6 +77,7 @@ RunData loadRun(const std::string& path, int64_t now_ns, const RunData* previous
     d.nonfinite_loss_iteration = first_nonfinite["loss"]["iteration"].get<int64_t>();
   d.rejected = describeRejected(probes::rejected_json(reader));
   d.timeline = timeline.get();
+  d.timeline.world_size = static_cast<int>(std::min<int64_t>(d.run.world_size, 1 << 20));
   d.sequence.origin_ns = d.timeline.begin_ns;  // one clock on the Messages and Timeline tabs
   markExposed(d.timeline, d.analysis);
   return d;

@@ -27,7 +27,8 @@ void addTransfer(const TimelineData& data, const TimelineSpan& s, SpanDetails& d
   }
   if (d.unfinished || found.size() + 1 != ranks.size() || s.end_ns <= last) return;
   d.transfer_ns = s.end_ns - last;
-  d.group_ranks = static_cast<int>(ranks.size());
+  d.group_ranks = std::max(static_cast<int>(ranks.size()), data.world_size);
+  d.every_arrival = d.group_ranks == static_cast<int>(ranks.size());
 }
 
 }  // namespace
@@ -129,10 +130,13 @@ std::vector<std::pair<std::string, std::string>> SpanDetails::fields() const {
   if (bytes >= 0) f.emplace_back("Bytes", std::to_string(bytes));
   if (seq >= 0) f.emplace_back("Sequence number", std::to_string(seq));
   if (const auto rate = probes::transfer_rate(name, bytes, group_ranks, transfer_ns)) {
-    f.emplace_back("Transfer", formatDuration(transfer_ns) + " after the last of " + std::to_string(group_ranks) +
-                                   " ranks arrived");
-    f.emplace_back("Bandwidth",
-                   probes::rate_text(rate->busbw_gbps) + " bus, " + probes::rate_text(rate->algbw_gbps) + " algorithm");
+    f.emplace_back("Transfer",
+                   formatDuration(transfer_ns) +
+                       (every_arrival ? " after the last of " + std::to_string(group_ranks) + " ranks arrived"
+                                      : " after the last recorded rank arrived (the run holds some of the " +
+                                            std::to_string(group_ranks) + " ranks: at most)"));
+    f.emplace_back("Bandwidth", std::string(every_arrival ? "" : "at least ") + probes::rate_text(rate->busbw_gbps) +
+                                    " bus, " + probes::rate_text(rate->algbw_gbps) + " algorithm");
   }
   if (rowid > 0) f.emplace_back("Run-file row", std::to_string(rowid));
   return f;

@@ -31,6 +31,7 @@ struct SpanDetails {
   // (-1: not known), and the ranks in it.
   int64_t transfer_ns = -1;
   int group_ranks = 0;
+  bool every_arrival = true;  // false: the run holds some of the group's ranks (a lower bound)
 
   static constexpr size_t kMaxChildren = 200;
   // "label: value" pairs for display, in reading order; absent values left out.

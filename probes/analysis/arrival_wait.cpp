@@ -17,7 +17,7 @@ std::vector<Interval> intersect_intervals(const std::vector<Interval>& a, const 
 
 }  // namespace
 
-void split_wait_and_transfer(RunAnalysis& analysis) {
+void split_wait_and_transfer(RunAnalysis& analysis, int world_size) {
   std::set<int> ranks;
   for (const IterationAnalysis& it : analysis.iterations)
     ranks.insert(it.rank);
@@ -38,7 +38,8 @@ void split_wait_and_transfer(RunAnalysis& analysis) {
     const Arrival& a = arrivals[{b.iteration, b.bucket}];
     const bool every_rank = ranks.size() >= 2 && a.ranks == ranks.size();
     b.last_arrival_ns = every_rank ? a.last : -1;
-    b.group_ranks = every_rank ? static_cast<int>(a.ranks) : 0;
+    b.group_ranks = every_rank ? std::max(static_cast<int>(a.ranks), world_size) : 0;
+    b.every_arrival = static_cast<int>(a.ranks) >= world_size;
   }
   for (IterationAnalysis& it : analysis.iterations) {
     it.wait_known = false;

@@ -16,8 +16,10 @@ namespace ddpscope::probes {
 
 // Fills exposed_wait_ms and exposed_transfer_ms of every iteration whose buckets every rank
 // of the analysis reduced (wait_known); other iterations keep wait_known = false. Needs
-// the analysis of every rank: one rank's alone has no one to wait for.
-void split_wait_and_transfer(RunAnalysis& analysis);
+// the analysis of every rank: one rank's alone has no one to wait for. `world_size`: the
+// job's ranks when the run holds fewer (2 traces of a 128-GPU job): each bucket's group is
+// then that size, and its last arrival only the last of the ranks recorded.
+void split_wait_and_transfer(RunAnalysis& analysis, int world_size = 0);
 
 // Whether a rank mostly waits, from its means (ms): its exposed wait is over half its
 // exposed communication and over 5% of its iteration. The one rule behind the words

@@ -127,9 +127,11 @@ double BucketBusTotals::gbps() const {
 }
 
 BandwidthReport analyze_bandwidth(const RunTimelines& timelines, const std::vector<std::string>& names,
-                                  const RunAnalysis& analysis) {
+                                  const RunAnalysis& analysis, int world_size) {
   BandwidthReport report;
-  const int ranks = static_cast<int>(timelines.ranks.size());
+  report.ranks_recorded = static_cast<int>(timelines.ranks.size());
+  report.group_ranks = std::max(report.ranks_recorded, world_size);
+  const int ranks = report.group_ranks;
   std::vector<double> reference;
   for (const MatchedCollective& m : timelines.matched) {
     const int64_t last = *std::max_element(m.arrival.begin(), m.arrival.end());
@@ -165,7 +167,7 @@ BandwidthReport analyze_bandwidth(const RunTimelines& timelines, const std::vect
 
 BandwidthReport analyze_bandwidth(RunStoreReader& run) {
   const RunTimelines timelines = read_timelines(run, /*layers=*/false);
-  return analyze_bandwidth(timelines, run.names(), analyze_run(run));
+  return analyze_bandwidth(timelines, run.names(), analyze_run(run), run.run().world_size);
 }
 
 }  // namespace ddpscope::probes

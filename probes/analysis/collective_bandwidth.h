@@ -88,10 +88,15 @@ struct BandwidthReport {
   // run's own 95th percentile of bus bandwidth (of collectives of kMinBytes or more).
   double reference_busbw_gbps = 0;
   int without_rate = 0;  // collectives whose transfer time was not positive
+  // The job's ranks and those the run holds: fewer (traces of some ranks of a larger job)
+  // and the last arrival is only the last of those recorded, every rate a lower bound.
+  int group_ranks = 0, ranks_recorded = 0;
+  bool lower_bound() const { return ranks_recorded < group_ranks; }
 };
 
+// `world_size`: the job's ranks (the groups' size where the run holds fewer).
 BandwidthReport analyze_bandwidth(const RunTimelines& timelines, const std::vector<std::string>& names,
-                                  const RunAnalysis& analysis);
+                                  const RunAnalysis& analysis, int world_size);
 BandwidthReport analyze_bandwidth(RunStoreReader& run);
 
 }  // namespace ddpscope::probes

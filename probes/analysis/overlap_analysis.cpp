@@ -310,7 +310,7 @@ RunAnalysis analyze_run(RunStoreReader& run, int rank) {
     any = true;
   }
   if (!any) all = analyze_rows(run, -1, 0);  // no ranks table rows (an imported or older file)
-  split_wait_and_transfer(all);
+  split_wait_and_transfer(all, run.run().world_size);
   return all;
 }
 
@@ -340,7 +340,7 @@ void extend_analysis(RunAnalysis& a, RunStoreReader& run) {
     return std::tuple(x.rank, x.iteration, x.bucket) < std::tuple(y.rank, y.iteration, y.bucket);
   });
   a.resume_rowid = std::max(a.resume_rowid, fresh.resume_rowid);
-  split_wait_and_transfer(a);  // a bucket just reduced by its last rank completes earlier ones
+  split_wait_and_transfer(a, run.run().world_size);  // a bucket just reduced by its last rank completes earlier ones
 }
 
 namespace {

@@ -78,6 +78,9 @@ struct BucketTiming {
   // there to end_ns (collective_bandwidth.h).
   int64_t last_arrival_ns = -1;
   int group_ranks = 0;
+  // False when the run holds fewer ranks than the job had: the last arrival is the last of
+  // those recorded, so the transfer may hold waiting for the others (its rate a lower bound).
+  bool every_arrival = true;
 };
 
 // An iteration whose span an error cut short (kEndedByError: a collective's timeout

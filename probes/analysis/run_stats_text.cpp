@@ -106,9 +106,16 @@ std::string bandwidth_text(const Json& b) {
   if (!any) return "";
   std::string out = format(
       "\nBus bandwidth in collectives of %lld KiB or more, from the last rank's arrival to each rank's end\n"
-      "(GB/s; the run's reference, its 95th percentile, is %.3f GB/s: no link was measured):\n"
-      "  rank  collectives  moved (MiB)  transfer (ms)  bus bandwidth  median  of reference\n",
+      "(GB/s; the run's reference, its 95th percentile, is %.3f GB/s: no link was measured):\n",
       static_cast<long long>(number_or(b, "min_bytes", 0)) / 1024, reference);
+  const auto recorded = static_cast<int>(number_or(b, "ranks_recorded", 0));
+  const auto group = static_cast<int>(number_or(b, "group_ranks", 0));
+  if (recorded < group)
+    out += format(
+        "The run holds %d of the job's %d ranks: the last arrival is the last of those, so a transfer\n"
+        "may hold waiting for the others, and each rate is a lower bound.\n",
+        recorded, group);
+  out += "  rank  collectives  moved (MiB)  transfer (ms)  bus bandwidth  median  of reference\n";
   for (const Json& r : b["by_rank"]) {
     const double bw = number_or(r, "busbw_gbps", 0);
     out += format("  %4d  %11lld  %11.1f  %13.1f  %13.3f  %6.3f  %11s\n", r["rank"].get<int>(),

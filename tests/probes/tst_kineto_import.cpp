@@ -4,6 +4,9 @@
 // against the trace files themselves.
 #include <QtTest/QtTest>
 
+#include "collective_bandwidth.h"
+#include "run_stats.h"
+#include "run_stats_text.h"
 #include "torch_import_support.h"
 #include "test_registry.h"
 
@@ -162,6 +165,41 @@ class TestKinetoImport : public QObject {
     QCOMPARE(c.a.exposed_comm_ms, exposed / 4);
     const QString text = QString::fromStdString(comparison_text(c));
     QVERIFY2(text.contains("GPU computation") && !text.contains("backward compute"), qPrintable(text));
+  }
+
+  // Bandwidth on 2 traces of a 128-GPU job: each bucket's bytes are the trace's own (its
+  // nccl:all_reduce's Input Dims of floats), the bus factor is the job's 128 ranks'
+  // 2(n-1)/n, and since the other 126 ranks' arrivals are unknown every rate is said to be
+  // a lower bound.
+  void testBandwidthOfTwoOf128RanksIsALowerBound() {
+    const std::string out = (tmp_.path() + "/of128bw.ddprun").toStdString();
+    import_torch_traces({(kFixtures + "/hta_nccl_of_128").toStdString()}, out, {.force = true});
+    RunStoreReader run(out);
+    const BandwidthReport report = analyze_bandwidth(run);
+    QCOMPARE(report.group_ranks, 128);
+    QCOMPARE(report.ranks_recorded, 2);
+    QVERIFY(report.lower_bound());
+    const RunAnalysis a = analyze_run(run);
+    bool traced_size = false;
+    int rated = 0;
+    for (const BucketTiming& b : a.buckets) {
+      traced_size = traced_size || b.bytes == int64_t{26258430} * 4;  // rank 0's trace: Input Dims [[26258430]], float
+      QCOMPARE(b.group_ranks, 128);
+      QVERIFY(!b.every_arrival);
+      int64_t last = 0;
+      for (const BucketTiming& o : a.buckets)
+        if (o.iteration == b.iteration && o.bucket == b.bucket) last = std::max(last, o.start_ns);
+      const auto rate = bucket_rate(b);
+      if (b.end_ns <= last) continue;
+      QVERIFY(rate);
+      const double expected = static_cast<double>(b.bytes) / static_cast<double>(b.end_ns - last) * 2 * 127 / 128;
+      QVERIFY2(std::fabs(rate->busbw_gbps - expected) < 1e-9 * expected, qPrintable(QString::number(expected)));
+      ++rated;
+    }
+    QVERIFY(traced_size);
+    QVERIFY(rated >= 4);
+    const std::string text = run_stats_text(run_stats_json(run), true);
+    QVERIFY2(text.find("The run holds 2 of the job's 128 ranks") != std::string::npos, text.c_str());
   }
 
   // A job where rank 1 stopped after 2 steps and rank 0 waited in the next allreduce:
