@@ -115,13 +115,17 @@ std::string bandwidth_text(const Json& b) {
         "The run holds %d of the job's %d ranks: the last arrival is the last of those, so a transfer\n"
         "may hold waiting for the others, and each rate is a lower bound.\n",
         recorded, group);
-  out += "  rank  collectives  moved (MiB)  transfer (ms)  bus bandwidth  median  of reference\n";
+  // Overall: bus bytes over all the transfer time, where a few slow collectives (a rank
+  // descheduled mid-transfer) weigh heavily; the median is the typical collective's, and
+  // that is what is read against the reference (itself a percentile of collectives).
+  out += "  rank  collectives  moved (MiB)  transfer (ms)  overall  median  median of reference\n";
   for (const Json& r : b["by_rank"]) {
     const double bw = number_or(r, "busbw_gbps", 0);
-    out += format("  %4d  %11lld  %11.1f  %13.1f  %13.3f  %6.3f  %11s\n", r["rank"].get<int>(),
+    const double median = number_or(r, "median_busbw_gbps", 0);
+    out += format("  %4d  %11lld  %11.1f  %13.1f  %7.3f  %6.3f  %19s\n", r["rank"].get<int>(),
                   static_cast<long long>(number_or(r, "collectives", 0)), number_or(r, "bytes", 0) / 1048576.0,
-                  number_or(r, "transfer_ms", 0), bw, number_or(r, "median_busbw_gbps", 0),
-                  reference > 0 ? format("%.0f%%", 100 * bw / reference).c_str() : "-");
+                  number_or(r, "transfer_ms", 0), bw, median,
+                  reference > 0 ? format("%.0f%%", 100 * median / reference).c_str() : "-");
   }
   return out;
 }
