@@ -34,6 +34,7 @@
 #include "run_compare.h"
 #include "run_stats.h"
 #include "run_stats_text.h"
+#include "links_command.h"
 #include "why_command.h"
 #include "torch_trace_import.h"
 #include "run_store_reader.h"
@@ -766,6 +767,8 @@ int main(int argc, char** argv) {
   const std::function<int()> run_compare = ddpscope::apps::add_compare_command(app, &compare);
   CLI::App* why = nullptr;
   const std::function<int()> run_why = ddpscope::apps::add_why_command(app, &why);
+  CLI::App* links = nullptr;
+  const std::function<int()> run_links = ddpscope::apps::add_links_command(app, &links);
   add_examples(app);
   if (!known_command(app, argc, argv)) return 2;
   try {
@@ -780,6 +783,7 @@ int main(int argc, char** argv) {
     if (collect->parsed()) return run_collect();
     if (compare->parsed()) return run_compare();
     if (why->parsed()) return run_why();
+    if (links->parsed()) return run_links();
   } catch (const ddpscope::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.message().c_str());
     return 2;

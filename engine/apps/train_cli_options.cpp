@@ -93,6 +93,9 @@ void add_ddp_options(CLI::App& cmd, TrainOptions& o) {
   cmd.add_flag("--measure-allreduce", o.measure_allreduce,
                "After training, time allreduces from 64 KiB to the gradient's size on the job's hosts "
                "(recorded in the run file for `ddpscope-cli advise`)");
+  cmd.add_flag("--measure-links", o.measure_links,
+               "Before training, time an exchange between each pair of neighbouring ranks and of hosts: "
+               "the links' ceiling that `ddpscope-cli links` and the bandwidth figures read against");
   cmd.add_option("--first-bucket-cap-mb", o.first_bucket_cap_mb,
                  "DDP: the first bucket's cap in MiB (as PyTorch, 1: the first allreduce starts early)")
       ->check(non_negative_real())
@@ -227,6 +230,7 @@ nlohmann::json options_json(const TrainOptions& o, const LaunchOptions& launch) 
           {run_settings::kBucketCapMb, o.bucket_cap_mb},
           {run_settings::kFirstBucketCapMb, o.first_bucket_cap_mb},
           {"measure_allreduce", o.measure_allreduce},
+          {"measure_links", o.measure_links},
           {"find_unused_parameters", o.find_unused_parameters},
           {"gradient_as_bucket_view", o.gradient_as_bucket_view},
           {"static_graph", o.static_graph},
@@ -268,6 +272,7 @@ std::vector<std::string> train_arguments(const TrainOptions& o, const LaunchOpti
   if (!o.save_path.empty()) a.insert(a.end(), {"--save", o.save_path});
   a.insert(a.end(), {"--bucket-cap-mb", num(o.bucket_cap_mb), "--first-bucket-cap-mb", num(o.first_bucket_cap_mb)});
   if (o.measure_allreduce) a.push_back("--measure-allreduce");
+  if (o.measure_links) a.push_back("--measure-links");
   if (o.find_unused_parameters) a.push_back("--find-unused-parameters");
   if (o.gradient_as_bucket_view) a.push_back("--gradient-as-bucket-view");
   if (o.static_graph) a.push_back("--static-graph");

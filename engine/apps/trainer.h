@@ -45,6 +45,9 @@ struct TrainOptions {
   // job's process group (probes record them between two 'allreduce sweep' marks):
   // the measured cost per message size `ddpscope-cli advise` predicts with.
   bool measure_allreduce = false;
+  // Before training, time each pair of neighbouring ranks and of hosts (link_test.h): the
+  // links' ceiling, which collectives' bandwidth is read against.
+  bool measure_links = false;
   bool find_unused_parameters = false;
   bool gradient_as_bucket_view = false;
   bool static_graph = false;

@@ -21,6 +21,7 @@
 #include "probe_session.h"
 #include "dist_examples.h"
 #include "fault_injection.h"
+#include "link_test.h"
 #include "remote_embedding_trainer.h"
 #include "rpc_ping.h"
 #include "tensor/blas_kernels.h"
@@ -65,6 +66,7 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
                                {"backend", backend_name},
                                {"describe", trainer.describe()}});
   }
+  if (trainer.options().measure_links) measure_links(group);
   const auto start = std::chrono::steady_clock::now();
   double rate = 0;
   int64_t iterations = trainer.options().iters;

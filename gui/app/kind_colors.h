@@ -38,6 +38,7 @@ inline QColor kindColor(probes::Kind kind) {
     // ZeRO's post-step broadcasts: communication, a teal apart from the bucket green.
     case Kind::ParamSync: return QColor(0x1f, 0x9e, 0x89);
     case Kind::RingStep: return QColor(0x9c, 0x75, 0x5f);
+    case Kind::LinkTest: return QColor(0x5f, 0x8d, 0x9c);
     default: return QColor(0xba, 0xb0, 0xac);
   }
 }
@@ -61,6 +62,7 @@ inline QString kindLabel(probes::Kind kind) {
     case Kind::CpuOp: return QStringLiteral("CPU op");
     case Kind::ParamSync: return QStringLiteral("ZeRO parameter broadcast");
     case Kind::RingStep: return QStringLiteral("ring allreduce step");
+    case Kind::LinkTest: return QStringLiteral("link test (--measure-links)");
     default: return QString::fromLatin1(probes::kind_name(kind)).replace('_', ' ');
   }
 }

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
+
+#include "link_matrix.h"
 
 namespace ddpscope::probes {
 namespace {
@@ -167,7 +170,16 @@ BandwidthReport analyze_bandwidth(const RunTimelines& timelines, const std::vect
 
 BandwidthReport analyze_bandwidth(RunStoreReader& run) {
   const RunTimelines timelines = read_timelines(run, /*layers=*/false);
-  return analyze_bandwidth(timelines, run.names(), analyze_run(run), run.run().world_size);
+  BandwidthReport report = analyze_bandwidth(timelines, run.names(), analyze_run(run), run.run().world_size);
+  use_measured_ceiling(report, run);
+  return report;
+}
+
+void use_measured_ceiling(BandwidthReport& report, RunStoreReader& run) {
+  const double ceiling = analyze_links(run).ring_ceiling_gbps;
+  if (std::isnan(ceiling)) return;
+  report.reference_busbw_gbps = ceiling;
+  report.reference_measured = true;
 }
 
 }  // namespace ddpscope::probes

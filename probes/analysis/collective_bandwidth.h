@@ -84,9 +84,12 @@ struct BandwidthReport {
   std::vector<CollectiveRate> collectives;  // every matched collective on every rank, by time
   std::vector<RankRate> ranks;              // by rank
   std::vector<BucketRate> buckets;          // by bucket
-  // The reference a collective's rate is read against while no link was measured: the
-  // run's own 95th percentile of bus bandwidth (of collectives of kMinBytes or more).
+  // The reference a collective's rate is read against: the ring's measured ceiling (its
+  // slowest link between neighbouring ranks, train --measure-links; link_matrix.h), or while
+  // no link was measured the run's own 95th percentile of bus bandwidth (of collectives of
+  // kMinBytes or more).
   double reference_busbw_gbps = 0;
+  bool reference_measured = false;
   int without_rate = 0;  // collectives whose transfer time was not positive
   // The job's ranks and those the run holds: fewer (traces of some ranks of a larger job)
   // and the last arrival is only the last of those recorded, every rate a lower bound.
@@ -97,6 +100,10 @@ struct BandwidthReport {
 // `world_size`: the job's ranks (the groups' size where the run holds fewer).
 BandwidthReport analyze_bandwidth(const RunTimelines& timelines, const std::vector<std::string>& names,
                                   const RunAnalysis& analysis, int world_size);
+// The same from a run file, read against the links' measured ceiling when it has one.
 BandwidthReport analyze_bandwidth(RunStoreReader& run);
+// Makes the ring's measured ceiling (train --measure-links) the report's reference, when the
+// run has one.
+void use_measured_ceiling(BandwidthReport& report, RunStoreReader& run);
 
 }  // namespace ddpscope::probes

@@ -10,9 +10,9 @@ namespace {
 // Options that say how a job was run, not what an iteration does; np and backend are
 // compared as the run's world size and backend.
 const std::set<std::string> kNotWork = {
-    "iters",  "seed",    "log_every",    "out",    "hostfile", "master_addr", "master_port",      "python",
-    "args",   "restart", "max_restarts", "counts", "progress", "np",          "backend",          "model",
-    "script", "module",  "job",          "source", "data",     "force",       "measure_allreduce"};
+    "iters",  "seed",    "log_every",    "out",    "hostfile", "master_addr", "master_port",       "python",
+    "args",   "restart", "max_restarts", "counts", "progress", "np",          "backend",           "model",
+    "script", "module",  "job",          "source", "data",     "force",       "measure_allreduce", "measure_links"};
 
 nlohmann::json config_of(const RunRow& run) {
   try {

@@ -102,18 +102,21 @@ nlohmann::ordered_json bandwidth_json(const BandwidthReport& b) {
                        {"samples", r.samples},
                        {"median_transfer_ms", r.median_transfer_ms},
                        {"median_busbw_gbps", r.median_busbw_gbps}});
-  return {{"unit", "GB/s (10^9 bytes a second), bus bandwidth as nccl-tests counts it"},
-          {"timed_from",
-           b.lower_bound() ? "the last arrival of the ranks recorded (a lower bound)" : "the last rank's arrival"},
-          {"group_ranks", b.group_ranks},
-          {"ranks_recorded", b.ranks_recorded},
-          {"min_bytes", BandwidthReport::kMinBytes},
-          {"reference_busbw_gbps", b.reference_busbw_gbps},
-          {"reference", "the run's 95th percentile (no link measured)"},
-          {"collectives", b.collectives.size()},
-          {"without_rate", b.without_rate},
-          {"by_rank", ranks},
-          {"by_bucket", buckets}};
+  return {
+      {"unit", "GB/s (10^9 bytes a second), bus bandwidth as nccl-tests counts it"},
+      {"timed_from",
+       b.lower_bound() ? "the last arrival of the ranks recorded (a lower bound)" : "the last rank's arrival"},
+      {"group_ranks", b.group_ranks},
+      {"ranks_recorded", b.ranks_recorded},
+      {"min_bytes", BandwidthReport::kMinBytes},
+      {"reference_busbw_gbps", b.reference_busbw_gbps},
+      {"reference", b.reference_measured ? "the slowest link between neighbouring ranks, measured by --measure-links"
+                                         : "the run's 95th percentile (no link measured)"},
+      {"reference_measured", b.reference_measured},
+      {"collectives", b.collectives.size()},
+      {"without_rate", b.without_rate},
+      {"by_rank", ranks},
+      {"by_bucket", buckets}};
 }
 
 nlohmann::ordered_json buckets_json(const RunAnalysis& a) {
@@ -204,8 +207,10 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
   out["stalls"] = stalls;
   out["iterations"] = iterations_json(a);
   out["buckets"] = buckets_json(a);
-  out["bandwidth"] =
-      bandwidth_json(analyze_bandwidth(read_timelines(run, /*layers=*/false), run.names(), a, run.run().world_size));
+  BandwidthReport bandwidth =
+      analyze_bandwidth(read_timelines(run, /*layers=*/false), run.names(), a, run.run().world_size);
+  use_measured_ceiling(bandwidth, run);
+  out["bandwidth"] = bandwidth_json(bandwidth);
   const std::vector<Straggler> stragglers = find_stragglers(a);
   out["stragglers"] = stragglers_json(stragglers);
   out["gpu"] = gpu_time_json(gpu_time_breakdown(run), stragglers);

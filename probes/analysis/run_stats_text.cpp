@@ -104,10 +104,14 @@ std::string bandwidth_text(const Json& b) {
   for (const Json& r : b["by_rank"])
     any = any || number_or(r, "collectives", 0) > 0;
   if (!any) return "";
+  const bool measured = b.value("reference_measured", false);
   std::string out = format(
       "\nBus bandwidth in collectives of %lld KiB or more, from the last rank's arrival to each rank's end\n"
-      "(GB/s; the run's reference, its 95th percentile, is %.3f GB/s: no link was measured):\n",
-      static_cast<long long>(number_or(b, "min_bytes", 0)) / 1024, reference);
+      "(GB/s; %s %.3f GB/s%s):\n",
+      static_cast<long long>(number_or(b, "min_bytes", 0)) / 1024,
+      measured ? "the reference, the slowest measured link between neighbouring ranks, is"
+               : "the run's reference, its 95th percentile, is",
+      reference, measured ? ", measured by --measure-links" : ": no link was measured");
   const auto recorded = static_cast<int>(number_or(b, "ranks_recorded", 0));
   const auto group = static_cast<int>(number_or(b, "group_ranks", 0));
   if (recorded < group)

@@ -21,9 +21,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "link_matrix.h"
 #include "run_store_reader.h"
 
 namespace ddpscope::probes {
@@ -81,6 +83,9 @@ struct SlowCause {
   std::vector<SlowStall> stalls;            // the largest first
   std::vector<int64_t> cut_short;           // iterations an error cut short, left out
   std::vector<SlowIteration> by_iteration;  // every iteration analysed, in order
+  // A link, rank or host markedly slower than the others (link_matrix.h): said before the
+  // straggler, since every collective waits for it whichever rank arrives last.
+  std::optional<SlowLinkVerdict> slow_link;
 };
 
 // `layers`: read when each gradient became ready, to name the layer of a slow backward and to

@@ -77,7 +77,10 @@ std::string stalls_said(const SlowCause& cause) {
   return out + " (left out).";
 }
 
-std::string slow_cause_verdict(const SlowCause& cause) {
+namespace {
+
+// The verdict on the ranks: the straggler, or why there is none.
+std::string straggler_verdict(const SlowCause& cause) {
   if (!cause.not_analysed.empty()) return "No verdict: " + cause.not_analysed + "." + stalls_said(cause);
   const SlowStraggler& s = cause.straggler;
   if (s.rank < 0) return no_straggler(cause) + stalls_said(cause);
@@ -90,6 +93,13 @@ std::string slow_cause_verdict(const SlowCause& cause) {
   out += printf_string(" Without that, an iteration would take about %.1f ms instead of %.1f ms.", cause.what_if_ms,
                        cause.iteration_ms);
   return out + stalls_said(cause);
+}
+
+}  // namespace
+
+std::string slow_cause_verdict(const SlowCause& cause) {
+  const std::string rest = straggler_verdict(cause);
+  return cause.slow_link ? "Slow link: " + cause.slow_link->text + ". " + rest : rest;
 }
 
 std::string slow_stall_sentence(const SlowStall& st) {
@@ -155,6 +165,17 @@ nlohmann::ordered_json slow_cause_json(const SlowCause& cause) {
                            {"waited_in", st.collective},
                            {"waiting_rank", st.waiting_rank}});
   j["cut_short"] = cause.cut_short;
+  if (cause.slow_link) {
+    j["slow_link"] = {
+        {"rank", cause.slow_link->rank >= 0 ? nlohmann::ordered_json(cause.slow_link->rank) : nlohmann::ordered_json()},
+        {"host", cause.slow_link->host},
+        {"slow_gbps", cause.slow_link->slow_gbps},
+        {"others_gbps", cause.slow_link->others_gbps},
+        {"measured", cause.slow_link->measured},
+        {"text", cause.slow_link->text}};
+  } else {
+    j["slow_link"] = nullptr;
+  }
   // Each iteration's own straggler: the rank whose work cost the job most in it (null: none
   // over the noise).
   j["by_iteration"] = nlohmann::ordered_json::array();

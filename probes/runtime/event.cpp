@@ -17,7 +17,7 @@ const char* kind_name(Kind kind) {
       "bucket_ready",  "allreduce",     "comm_hook",  "finalize",    "pg_op",         "barrier",    "rpc_send",
       "rpc_recv",      "dist_backward", "mark",       "pg_op_start", "rpc_call",      "rref",       "dist_context",
       "dist_function", "dependency",    "gpu_kernel", "gpu_comm",    "gpu_memcpy",    "gpu_memset", "cuda_runtime",
-      "cpu_op",        "param_sync",    "ring_step"};
+      "cpu_op",        "param_sync",    "ring_step",  "link_test"};
   const auto i = static_cast<int>(kind);
   return i < kNumKinds ? kNames[i] : "unknown";
 }

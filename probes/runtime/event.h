@@ -68,8 +68,11 @@ enum class Kind : uint8_t {
   // all-gather; param = the block sent, bucket = the block received, peer = the rank sent
   // to, bytes = the bytes sent). The Learn tab's ring lesson replays them.
   RingStep = 30,
+  // One timed exchange of `train --measure-links` (schema 15; engine/apps/link_test.h), on
+  // the sender: bytes to peer and its answer back (param = the exchange's number).
+  LinkTest = 31,
 };
-inline constexpr int kNumKinds = 31;
+inline constexpr int kNumKinds = 32;
 
 const char* kind_name(Kind kind);
 

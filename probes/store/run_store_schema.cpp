@@ -264,13 +264,17 @@ void create_version_13(SqliteDb& db) { db.exec("ALTER TABLE runs ADD COLUMN ende
 // recorded (a job that ended by itself, a rank on another host, an import).
 void create_version_14(SqliteDb& db) { db.exec("ALTER TABLE ranks ADD COLUMN end_state TEXT;"); }
 
+// Version 15: the links' measured ceiling (train --measure-links), one new kind (link_test):
+// an exchange is a span on its sender, peer and bytes as a send's.
+void create_version_15(SqliteDb& db) { add_kind_names(db); }
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {
-      create_version_1,  create_version_2,  create_version_3,  create_version_4, create_version_5,
-      create_version_6,  create_version_7,  create_version_8,  create_version_9, create_version_10,
-      create_version_11, create_version_12, create_version_13, create_version_14};
-  static_assert(kRunStoreSchemaVersion == 14, "add the migration step with the new version");
+      create_version_1,  create_version_2,  create_version_3,  create_version_4,  create_version_5,
+      create_version_6,  create_version_7,  create_version_8,  create_version_9,  create_version_10,
+      create_version_11, create_version_12, create_version_13, create_version_14, create_version_15};
+  static_assert(kRunStoreSchemaVersion == 15, "add the migration step with the new version");
   return steps;
 }
 

@@ -4,7 +4,9 @@
 # launching into them through this script as its rsh agent.
 #
 #   cluster.sh up N [RATE]      make hosts ddps-h0..h(N-1) (RATE e.g. 2gbit; none: unlimited);
-#                               DDPS_CLUSTER_SIDE_NET=1 gives each a second, private network
+#                               DDPS_CLUSTER_SIDE_NET=1 gives each a second, private network;
+#                               DDPS_CLUSTER_HOST_RATES="2=200mbit[,I=RATE...]" gives host I's
+#                               link its own rate (a slow link)
 #   cluster.sh down             remove everything `up` made
 #   cluster.sh hosts N          the --host list for mpirun (the hosts' addresses)
 #   cluster.sh mca              the --mca options that keep OpenMPI on the bridge
@@ -62,10 +64,14 @@ up() {
     ip -n "$ns" addr add "$(addr "$i")/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
-    if [ -n "$rate" ]; then
+    local host_rate=$rate
+    for entry in $(echo "${DDPS_CLUSTER_HOST_RATES:-}" | tr ',' ' '); do
+      if [ "${entry%%=*}" = "$i" ]; then host_rate=${entry#*=}; fi
+    done
+    if [ -n "$host_rate" ]; then
       # Each host's link, both ways: egress inside the host, ingress on the bridge side.
-      ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms
-      tc qdisc add dev "ddps-v$i" root tbf rate "$rate" burst 256kb latency 50ms
+      ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$host_rate" burst 256kb latency 50ms
+      tc qdisc add dev "ddps-v$i" root tbf rate "$host_rate" burst 256kb latency 50ms
     fi
     mkdir -p "/etc/netns/$ns"
     {
@@ -112,5 +118,5 @@ case "$cmd" in
   mca) mca ;;
   agent) agent "$@" ;;
   check) check ;;
-  *) sed -n '2,14p' "$self"; exit 2 ;;
+  *) sed -n '2,16p' "$self"; exit 2 ;;
 esac

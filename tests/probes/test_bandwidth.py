@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Bus bandwidth per collective (issue 67): a 2- and a 4-rank engine job, and each rank's
 figures in `stats --json` and each run's in `compare --json` against bytes and times
-computed here from the runs' own spans.
+computed here from the runs' own spans. The 4-rank job also measures its links
+(--measure-links): `links --json` against the link_test spans, and the ceiling as stats'
+reference.
 
 A rank's transfer in a collective runs from the last rank's arrival to its own end (waiting
 for a late rank is not the network's time); a rank arrives when it calls the collective or,
@@ -109,7 +111,8 @@ class BandwidthTest(unittest.TestCase):
             run = os.path.join(cls.tmp.name, f"bw{np}.ddprun")
             # Buckets of 1 MiB: several collectives over MIN_BYTES an iteration.
             subprocess.run([CLI, "train", "--np", str(np), "--model", "mlp", "--width", "512", "--depth", "4",
-                            "--iters", "12", "--bucket-cap-mb", "1", "--progress", "lines", "--out", run],
+                            "--iters", "12", "--bucket-cap-mb", "1", "--progress", "lines", "--out", run]
+                           + (["--measure-links"] if np == 4 else []),
                            check=True, capture_output=True, timeout=300)
             cls.runs[np] = run
 
@@ -152,6 +155,45 @@ class BandwidthTest(unittest.TestCase):
             self.assertAlmostEqual(out[side]["bucket_busbw_gbps"], hand, delta=hand * 0.001, msg=side)
         text = subprocess.run([CLI, "compare", a, b], check=True, capture_output=True, text=True).stdout
         self.assertRegex(text, r"bus bandwidth \(buckets\) +[\d.]+ [kMG]B/s +[\d.]+ [kMG]B/s +[+-]\d+%")
+
+    def test_measured_links_match_their_spans(self):
+        run = self.runs[4]
+        db = sqlite3.connect(f"file:{run}?immutable=1", uri=True)
+        db.enable_load_extension(True)
+        db.load_extension(EXTENSION)
+        best, tests = {}, {}
+        for rank, peer, size, begin, end in db.execute(
+                "SELECT s.rank, s.peer, s.bytes, s.t_begin_ns, s.t_end_ns FROM spans s JOIN kinds k "
+                "ON k.kind = s.kind WHERE k.name = 'link_test'"):
+            best[(rank, peer)] = max(best.get((rank, peer), 0), size / (end - begin))
+            tests[(rank, peer)] = tests.get((rank, peer), 0) + 1
+        # One host: the ring's 4 pairs, both ways, 3 exchanges each.
+        self.assertEqual(sorted(best), [(0, 1), (0, 3), (1, 0), (1, 2), (2, 1), (2, 3), (3, 0), (3, 2)])
+        self.assertEqual(set(tests.values()), {3})
+        report = json.loads(subprocess.run([CLI, "links", run, "--json"], check=True, capture_output=True,
+                                           text=True).stdout)
+        self.assertTrue(report["measured"])
+        mine = {(l["src"], l["dst"]): l for l in report["links"]}
+        self.assertEqual(sorted(mine), sorted(best))
+        for pair, gbps in best.items():
+            self.assertAlmostEqual(mine[pair]["measured_gbps"], gbps, delta=gbps * 1e-9, msg=str(pair))
+            self.assertEqual(mine[pair]["tests"], 3)
+            # The link test's own sends are not the job's traffic: a one-host MPI job has none.
+            self.assertEqual(mine[pair]["bytes"], 0, str(pair))
+        self.assertAlmostEqual(report["ring_ceiling_gbps"], min(best.values()), delta=1e-12)
+        self.assertGreater(report["group_collective_bytes"], 0)
+        # stats reads each collective against that ceiling; the 2-rank run, unmeasured, its own p95.
+        stats = json.loads(subprocess.run([CLI, "stats", run, "--json"], check=True, capture_output=True,
+                                          text=True).stdout)["bandwidth"]
+        self.assertTrue(stats["reference_measured"])
+        self.assertAlmostEqual(stats["reference_busbw_gbps"], min(best.values()), delta=1e-12)
+        text = subprocess.run([CLI, "stats", run], check=True, capture_output=True, text=True).stdout
+        self.assertIn("the slowest measured link between neighbouring ranks", text)
+        unmeasured = subprocess.run([CLI, "links", self.runs[2]], check=True, capture_output=True, text=True).stdout
+        self.assertIn("Record with `train --measure-links`", unmeasured)
+        stats2 = json.loads(subprocess.run([CLI, "stats", self.runs[2], "--json"], check=True, capture_output=True,
+                                           text=True).stdout)["bandwidth"]
+        self.assertFalse(stats2["reference_measured"])
 
 
 if __name__ == "__main__":

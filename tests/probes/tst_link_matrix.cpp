@@ -1,0 +1,209 @@
+// The links between ranks (link_matrix.h) from run files written here: the link test's
+// best exchange per pair, traffic from sends, ring steps and RPC messages with their rates
+// computed by hand, host pairs, the ring's ceiling, and the slow-link verdict naming a rank,
+// a host of two ranks, or single links, and nothing when the links are even or too few.
+#include <QtTest/QtTest>
+
+#include <cmath>
+
+#include "link_matrix.h"
+#include "link_matrix_text.h"
+#include "run_store_writer.h"
+#include "scratch_test.h"
+#include "test_registry.h"
+
+using namespace ddpscope::probes;
+
+namespace {
+
+// One rank's batch: the host record, then spans (kind, peer, bytes, duration in ns) one
+// after the other from t = 1000.
+struct RankSpans {
+  int rank = 0;
+  std::string host;
+  struct Span {
+    Kind kind;
+    int peer;
+    int64_t bytes, duration_ns;
+    const char* name = "x";
+  };
+  std::vector<Span> spans;
+};
+
+void write_run(const std::string& file, int world, const std::vector<RankSpans>& ranks) {
+  RunStoreWriter w(file);
+  w.begin_run({R"({"model":"mlp"})", world, "mpi", "mlp"});
+  for (const RankSpans& r : ranks) {
+    EventBatch b;
+    b.rank = r.rank;
+    b.threads.push_back({0, 1, "main"});
+    b.records.push_back(R"({"type":"rank","host":")" + r.host + R"(","pid":1})");
+    int64_t t = 1000;
+    for (const auto& s : r.spans) {
+      b.names.emplace_back(s.name);
+      const auto name = static_cast<uint32_t>(b.names.size() - 1);
+      b.events.push_back({t, t + s.duration_ns, s.bytes, -1, -1, 0, 0, name, -1, static_cast<int16_t>(s.peer), 0,
+                          static_cast<uint8_t>(s.kind), 0});
+      t += s.duration_ns + 10;
+    }
+    w.write(b);
+  }
+  w.end_run("finished");
+}
+
+// Link-test exchanges of 100 MB between every pair of `world` ranks, at `gbps(src, dst)`
+// GB/s (two exchanges a direction: the faster one counts).
+std::vector<RankSpans> measured(int world, const std::function<double(int, int)>& gbps,
+                                const std::function<std::string(int)>& host) {
+  std::vector<RankSpans> out;
+  for (int a = 0; a < world; ++a) {
+    RankSpans r{a, host(a), {}};
+    for (int b = 0; b < world; ++b) {
+      if (a == b) continue;
+      const auto ns = static_cast<int64_t>(1e8 / gbps(a, b));
+      r.spans.push_back({Kind::LinkTest, b, 100'000'000, ns * 2});
+      r.spans.push_back({Kind::LinkTest, b, 100'000'000, ns});
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::string host_per_rank(int r) { return "h" + std::to_string(r); }
+
+const RankLink* find(const LinkReport& report, int src, int dst) {
+  for (const RankLink& l : report.links)
+    if (l.src == src && l.dst == dst) return &l;
+  return nullptr;
+}
+
+}  // namespace
+
+class TestLinkMatrix : public ScratchTest {
+  Q_OBJECT
+
+ private slots:
+  void testASlowRankIsNamed() {
+    const std::string file = path("slow_rank.ddprun");
+    // 4 hosts at 0.25 GB/s (2 Gbit/s), rank 2's at 0.025 GB/s (200 Mbit/s) both ways.
+    write_run(file, 4,
+              measured(
+                  4, [](int a, int b) { return a == 2 || b == 2 ? 0.025 : 0.25; }, host_per_rank));
+    RunStoreReader run(file);
+    const LinkReport report = analyze_links(run);
+    QVERIFY(report.measured);
+    QCOMPARE(report.links.size(), size_t{12});
+    const RankLink* slow = find(report, 1, 2);
+    QVERIFY(slow);
+    QCOMPARE(slow->tests, 2);
+    QVERIFY(std::abs(slow->measured_gbps - 0.025) < 1e-6);  // the faster of its two exchanges
+    QCOMPARE(slow->measured_bytes, int64_t{100'000'000});
+    QVERIFY(std::isnan(slow->achieved_gbps()));  // no traffic
+    QCOMPARE(report.host_links.size(), size_t{12});
+    QVERIFY(std::abs(report.ring_ceiling_gbps - 0.025) < 1e-6);
+    QVERIFY(report.slow.has_value());
+    QCOMPARE(report.slow->culprit, SlowLinkVerdict::Culprit::Rank);
+    QCOMPARE(report.slow->rank, 2);
+    QCOMPARE(report.slow->host, std::string("h2"));
+    QCOMPARE(report.slow->links.size(), size_t{6});
+    QVERIFY2(report.slow->text.rfind("rank 2's link (host h2) runs at 200 Mbit/s where the others run at 2.00 Gbit/s "
+                                     "(measured by --measure-links)",
+                                     0) == 0,
+             report.slow->text.c_str());
+    const std::string text = link_report_text(report);
+    QVERIFY2(text.find("Slow link: rank 2's link") == 0, text.c_str());
+    QVERIFY2(text.find("Ring ceiling: 200 Mbit/s") != std::string::npos, text.c_str());
+    const auto j = link_report_json(report);
+    QCOMPARE(j["slow"]["rank"].get<int>(), 2);
+    QCOMPARE(j["links"].size(), size_t{12});
+  }
+
+  void testAHostOfTwoRanksIsNamed() {
+    const std::string file = path("slow_host.ddprun");
+    // Ranks 0-5 on three hosts of two; host b's link (ranks 2, 3) is slow; same-host pairs fast.
+    const auto host = [](int r) { return std::string(1, static_cast<char>('a' + r / 2)); };
+    write_run(file, 6,
+              measured(
+                  6,
+                  [&](int a, int b) {
+                    if (host(a) == host(b)) return 2.0;
+                    return host(a) == "b" || host(b) == "b" ? 0.025 : 0.25;
+                  },
+                  host));
+    RunStoreReader run(file);
+    const LinkReport report = analyze_links(run);
+    QVERIFY(report.slow.has_value());
+    QCOMPARE(report.slow->culprit, SlowLinkVerdict::Culprit::Host);
+    QCOMPARE(report.slow->host, std::string("b"));
+    QVERIFY2(report.slow->text.rfind("host b's link (ranks 2, 3) runs at 200 Mbit/s", 0) == 0,
+             report.slow->text.c_str());
+    QCOMPARE(report.host_links.size(), size_t{6});
+  }
+
+  void testOneSlowLinkIsNamedAsALink() {
+    const std::string file = path("slow_pair.ddprun");
+    write_run(file, 4,
+              measured(
+                  4, [](int a, int b) { return a == 0 && b == 1 ? 0.05 : 0.25; }, host_per_rank));
+    RunStoreReader run(file);
+    const LinkReport report = analyze_links(run);
+    QVERIFY(report.slow.has_value());
+    QCOMPARE(report.slow->culprit, SlowLinkVerdict::Culprit::Links);
+    QCOMPARE(report.slow->links, (std::vector<std::pair<int, int>>{{0, 1}}));
+    QVERIFY2(report.slow->text.rfind("the link 0->1 runs at 400 Mbit/s", 0) == 0, report.slow->text.c_str());
+  }
+
+  void testEvenOrTooFewLinksNameNothing() {
+    const std::string even = path("even.ddprun");
+    // Within a factor of 1.6 of each other: no link is slow.
+    write_run(even, 4,
+              measured(
+                  4, [](int a, int b) { return 0.2 + 0.03 * (a + b); }, host_per_rank));
+    RunStoreReader run(even);
+    QVERIFY(!analyze_links(run).slow.has_value());
+    const std::string two = path("two.ddprun");
+    write_run(two, 2,
+              measured(
+                  2, [](int a, int) { return a == 0 ? 0.01 : 1.0; }, host_per_rank));
+    RunStoreReader run2(two);
+    QVERIFY(!analyze_links(run2).slow.has_value());  // one pair: nothing to compare it with
+  }
+
+  void testTrafficAndItsRates() {
+    const std::string file = path("traffic.ddprun");
+    // Rank 0 sends 1 MiB to rank 1 in 4 ms, and 1 KiB (too small to rate) in 1 ms; a ring
+    // step of 2 MiB to rank 1 in 2 ms; an allreduce of 4 MB through the library (no pairs).
+    RankSpans r0{0,
+                 "h0",
+                 {{Kind::PgOp, 1, 1 << 20, 4'000'000, "send"},
+                  {Kind::PgOp, 1, 1024, 1'000'000, "send"},
+                  {Kind::RingStep, 1, 2 << 20, 2'000'000, "ring_step"},
+                  {Kind::PgOp, -1, 4'000'000, 9'000'000, "broadcast"}}};
+    RankSpans r1{1, "h1", {{Kind::PgOp, 0, 1 << 20, 4'000'000, "recv"}}};
+    write_run(file, 2, {r0, r1});
+    RunStoreReader run(file);
+    const LinkReport report = analyze_links(run);
+    QVERIFY(!report.measured);
+    QCOMPARE(report.links.size(), size_t{1});  // recvs are counted at their sender
+    const RankLink& l = report.links[0];
+    QCOMPARE(l.bytes, int64_t{(1 << 20) + 1024 + (2 << 20)});
+    QCOMPARE(l.transfers, int64_t{3});
+    QCOMPARE(l.rated_bytes, int64_t{3 << 20});
+    // 3 MiB over 6 ms.
+    QVERIFY(std::abs(l.achieved_gbps() - (3.0 * (1 << 20)) / 6e6) < 1e-9);
+    QCOMPARE(report.group_collective_bytes, int64_t{4'000'000});
+    QVERIFY(std::isnan(report.ring_ceiling_gbps));
+    QCOMPARE(report.host_links.size(), size_t{1});
+    QVERIFY(!report.slow.has_value());
+  }
+
+  void testRateText() {
+    QCOMPARE(link_rate_text(0.025), std::string("200 Mbit/s"));
+    QCOMPARE(link_rate_text(0.2345), std::string("1.88 Gbit/s"));
+    QCOMPARE(link_rate_text(0.0015), std::string("12.0 Mbit/s"));
+    QCOMPARE(link_rate_text(std::nan("")), std::string("-"));
+  }
+};
+
+DDPSCOPE_TEST_GUILESS_MAIN(TestLinkMatrix)
+#include "tst_link_matrix.moc"
