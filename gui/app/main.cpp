@@ -58,7 +58,7 @@ struct AppOptions {
   QCommandLineOption tab{
       QStringLiteral("tab"),
       QStringLiteral("Tab to show: Summary, Live, Timeline, Breakdown, Ranks, Overlap, Buckets, Graph, "
-                     "Messages, Hang, Compare or Learn"),
+                     "Messages, Hang, Links, Compare or Learn"),
       QStringLiteral("NAME")};
   QCommandLineOption demo{QStringLiteral("demo"), QStringLiteral("Launch the 2-rank transformer demo and follow it")};
   QCommandLineOption launch{QStringLiteral("launch"), QStringLiteral("Launch the job of a preset file and follow it"),

@@ -41,6 +41,7 @@
 #include "live_monitor.h"
 #include "classroom_controller.h"
 #include "learn_page.h"
+#include "links_page.h"
 #include "lesson_catalog.h"
 #include "live_run_loader.h"
 #include "messages_page.h"
@@ -251,66 +252,6 @@ void MainWindow::buildPages() {
   buildDetailPages();
   showEmptyStates();
   connect(m_tabs, &QTabWidget::currentChanged, this, [this] { refreshCurrentTab(); });
-}
-
-// Overlap, Buckets, Graph, Messages, Hang and Compare.
-void MainWindow::buildDetailPages() {
-  m_overlapPage = new OverlapPage;
-  addPage(m_overlapPage, "overlap", tr("Overlap"));
-  connect(m_overlapPage, &OverlapPage::iterationClicked, this, &MainWindow::showIterationInTimeline);
-
-  m_bucketPage = new BucketsPage;
-  addPage(m_bucketPage, "buckets", tr("Buckets"));
-
-  m_graphPage = new GraphPage([this]() -> probes::RunStoreReader& {
-    probes::RunStoreReader* reader = m_fileWatch->reader();
-    if (!reader) throw std::runtime_error(m_fileWatch->description().toStdString());
-    return *reader;
-  });
-  addPage(m_graphPage, "graph", tr("Graph"));
-  connect(m_graphPage, &GraphPage::statusMessage, this,
-          [this](const QString& text) { statusBar()->showMessage(text); });
-
-  m_messages = new MessagesPage;
-  m_messagesEmpty = new EmptyState(m_messages);
-  addPage(m_messagesEmpty, "messages", tr("Messages"));
-  // A message picked there is selected in the timeline too, both ends ringed.
-  connect(m_messages->view(), &SequenceView::arrowSelected, this,
-          [this](const QString& text, int src, qint64 sendNs, int dst, qint64 recvNs) {
-            refreshTab(Tab::Timeline);  // the timeline must hold this run's flows
-            m_timelineTab->setFlowNote(text);
-            const bool shown = m_timeline->selectFlow(src, sendNs, dst, recvNs);
-            statusBar()->showMessage(shown ? text + tr(" · selected in the timeline") : text);
-          });
-
-  m_hang = new HangView;
-  // A collective clicked in the flight recorder's grid: the timeline there.
-  // The rank's op there is selected too, so Details describe it (they said "Nothing selected").
-  connect(m_hang, &HangView::collectiveClicked, this, [this](int rank, qint64 begin, qint64 end, const QString& what) {
-    showRangeInTimeline(rank, begin, end, what + tr(" · in the timeline"));
-    const SpanRef op = m_timeline->data().opOverlapping(rank, begin, end);
-    if (op.valid()) m_timeline->select(op);
-    statusBar()->showMessage(what + tr(" · in the timeline"));
-  });
-  // A running job's ranks asked for their stacks (the next live reload shows them).
-  connect(m_hang, &HangView::askForStacks, this, [this] {
-    if (!m_run) return;
-    try {
-      probes::ask_run_holder_for_stacks(m_run->path);
-      statusBar()->showMessage(tr("Asked every rank for its threads' stacks: the table shows them as they arrive"));
-    } catch (const std::exception& e) {
-      statusBar()->showMessage(QString::fromUtf8(e.what()));
-    }
-  });
-  m_hangEmpty = new EmptyState(m_hang);
-  addPage(m_hangEmpty, "hang", tr("Hang"));
-  m_compare = new ComparePage;
-  m_compareEmpty = new EmptyState(m_compare);
-  m_compareEmpty->setEmpty(
-      tr("No comparison yet.\n\nOpen a run, then File ▸ Compare with another run... to put "
-         "it (A) beside another (B): where their iteration time went, the ops that changed, "
-         "and their timelines on one scale."));
-  addPage(m_compareEmpty, "compare", tr("Compare"));
 }
 
 // Errors (a damaged file, a refused launch) in a banner above the views, whole and
@@ -607,7 +548,7 @@ void MainWindow::showEmptyStates() {
          "or drop a PyTorch job's traces here), or launch a job: Run ▸ Launch job... (Ctrl+L).");
   if (!m_run) {
     for (EmptyState* e : {m_overlapPage->emptyState(), m_bucketPage->emptyState(), m_graphPage->emptyState(),
-                          m_messagesEmpty, m_hangEmpty})
+                          m_messagesEmpty, m_hangEmpty, m_links->emptyState()})
       e->setEmpty(noRun);
     return;
   }
@@ -654,15 +595,16 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   }
   // A live reload refreshes the tab on screen and marks the others for when they are
   // shown: rebuilding every view two to four times a second would starve the job.
-  m_dirty = {Tab::Timeline, Tab::Breakdown, Tab::Ranks,    Tab::Overlap,
-             Tab::Buckets,  Tab::Graph,     Tab::Messages, Tab::Hang};
+  m_dirty = {Tab::Timeline, Tab::Breakdown, Tab::Ranks, Tab::Overlap, Tab::Buckets,
+             Tab::Graph,    Tab::Messages,  Tab::Hang,  Tab::Links};
   m_followTimeline = sameRun;
   // A big run fills each page when it is first shown: the Buckets page's advice alone
   // reads every gradient-ready tick (seconds for 100M spans).
   if (live || m_run->span_count > detailAtOpen()) {
     refreshCurrentTab();
   } else {
-    for (Tab t : {Tab::Timeline, Tab::Breakdown, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang})
+    for (Tab t :
+         {Tab::Timeline, Tab::Breakdown, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang, Tab::Links})
       refreshTab(t);
   }
   showEmptyStates();
@@ -688,6 +630,7 @@ MainWindow::Tab MainWindow::tabOf(int index) const {
   if (w == m_graphPage) return Tab::Graph;
   if (w == m_hangEmpty) return Tab::Hang;
   if (w == m_messagesEmpty) return Tab::Messages;
+  if (w == m_links) return Tab::Links;
   return Tab::Other;
 }
 
@@ -732,6 +675,7 @@ void MainWindow::refreshTab(Tab tab) {
     case Tab::Graph: m_graphPage->setRun(m_run, m_followTimeline); break;
     case Tab::Messages: m_messages->setRun(m_run, m_followTimeline); break;
     case Tab::Hang: updateHang(m_stalled); break;
+    case Tab::Links: m_links->setRun(m_run); break;
     case Tab::Other: break;
   }
 }

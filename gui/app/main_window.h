@@ -42,6 +42,7 @@ class HangView;
 class LearnPage;
 class LiveMonitor;
 class MessagesPage;
+class LinksPage;
 class LiveRunLoader;
 class OverlapModel;
 class ParameterBucketModel;
@@ -117,7 +118,7 @@ class MainWindow : public QMainWindow {
 
   const RunData* currentRun() const { return m_run.get(); }
   // Tabs by id, case aside: summary, live, timeline, breakdown, ranks, overlap, buckets, graph,
-  // messages, hang, compare, learn (the English titles, so --tab Hang works in any language).
+  // messages, hang, links, compare, learn (the English titles, so --tab Hang works in any language).
   void showTab(const QString& id);
   int tabIndex(const QString& id) const;  // -1: no such tab
   bool tabIsEmpty(const QString& id) const;
@@ -174,7 +175,7 @@ class MainWindow : public QMainWindow {
   void selectInRunList(const QString& path);
   void updateJobActions();
   void updateRunListVisibility();
-  enum class Tab { Timeline, Breakdown, Ranks, Overlap, Buckets, Graph, Messages, Hang, Other };
+  enum class Tab { Timeline, Breakdown, Ranks, Overlap, Buckets, Graph, Messages, Hang, Links, Other };
   Tab tabOf(int index) const;
   void refreshTab(Tab tab);
   void refreshCurrentTab();
@@ -235,6 +236,7 @@ class MainWindow : public QMainWindow {
   EmptyState* m_compareEmpty = nullptr;
   HangView* m_hang = nullptr;
   MessagesPage* m_messages = nullptr;
+  LinksPage* m_links = nullptr;
   LearnPage* m_learn = nullptr;
   bool m_stalled = false;
   std::set<Tab> m_dirty;          // views not yet showing the latest run data

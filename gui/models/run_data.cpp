@@ -56,8 +56,9 @@ RunData loadRun(const std::string& path, int64_t now_ns, const RunData* previous
     if (now_ns > 0 && run.status == "running")
       probes::add_unanswering_ranks(d.hang, d.ranks, probes::rank_process_states(d.ranks));
   }
+  d.links = probes::analyze_links(reader);
   probes::SlowCauses causes =
-      probes::analyze_slow_causes(reader, now_ns > 0 ? RunData::kRecentIterations : 0, !structure_only);
+      probes::analyze_slow_causes(reader, now_ns > 0 ? RunData::kRecentIterations : 0, !structure_only, &d.links);
   d.cause = std::move(causes.whole);
   d.recent_cause = std::move(causes.recent);
   d.graph = loadGraph(reader, 0);

@@ -10,6 +10,7 @@
 #include "gpu_time.h"
 #include "graph_data.h"
 #include "hang_analysis.h"
+#include "link_matrix.h"
 #include "overlap_analysis.h"
 #include "run_stats.h"
 #include "rank_attendance.h"
@@ -26,7 +27,8 @@ struct RunData {
   std::vector<probes::RankRow> ranks;
   probes::RankAttendance attendance;  // who came and how often (a collected job's ranks)
   probes::RunAnalysis analysis;
-  probes::SlowCause cause;  // why the iterations are slow: the verdict every page shows
+  probes::SlowCause cause;   // why the iterations are slow: the verdict every page shows
+  probes::LinkReport links;  // bytes and rates between ranks and hosts, the slow link (the Links tab)
   // Live: the same over the last kRecentIterations finished iterations (is a rank slow now?).
   static constexpr int kRecentIterations = 3;
   probes::SlowCause recent_cause;

@@ -294,12 +294,12 @@ SlowCause verdict_over(SlowCause cause, const RunTimelines& t, const std::vector
 
 }  // namespace
 
-SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers) {
+SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers, const LinkReport* links) {
   SlowCause cause;
   RunTimelines t = read_timelines(run, layers);
   cause.ranks = static_cast<int>(t.ranks.size());
   cause.cut_short = t.cut_short;
-  cause.slow_link = analyze_links(run).slow;
+  cause.slow_link = links ? links->slow : analyze_links(run).slow;
   if (t.ranks.size() < 2) cause.not_analysed = "the run has one rank: no rank waits for another";
   if (t.ranks.size() >= 2 && t.matched.size() < 2)
     cause.not_analysed = "no collective that every rank ran was recorded";

@@ -99,6 +99,7 @@ SlowCause analyze_slow_cause(RunStoreReader& run, bool layers = true);
 struct SlowCauses {
   SlowCause whole, recent;
 };
-SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers = true);
+// `links`: the run's link report when the caller has it already (else it is read here).
+SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers = true, const LinkReport* links = nullptr);
 
 }  // namespace ddpscope::probes

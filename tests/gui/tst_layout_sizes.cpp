@@ -55,7 +55,8 @@ QStringList problemsOnTab(MainWindow& window, const QString& tab, const QSize& s
                  .arg(window.height())
                  .arg(window.minimumSizeHint().width())
                  .arg(window.minimumSizeHint().height());
-  for (const QString& problem : testing::layout_problems(window.part<QTabWidget>("tabs")->currentWidget()))
+  for (const QString& problem :
+       ddpscope::gui::testing::layout_problems(window.part<QTabWidget>("tabs")->currentWidget()))
     found << QStringLiteral("%1 at %2x%3: %4").arg(tab).arg(size.width()).arg(size.height()).arg(problem);
   return found;
 }

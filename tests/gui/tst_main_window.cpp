@@ -164,7 +164,7 @@ class TestMainWindow : public QObject {
     QVERIFY(window.openRun(file));
     QVERIFY(window.currentRun());
     QCOMPARE(window.part<QTabWidget>("tabs")->count(),
-             12);  // Summary, Live, Timeline, Breakdown, Ranks, ..., Hang, Compare, Learn
+             13);  // Summary, Live, Timeline, Breakdown, Ranks, ..., Hang, Links, Compare, Learn
     QCOMPARE(window.part<OverlapPage>()->model()->rowCount(), 6);        // rank 0's iterations
     QCOMPARE(window.part<BucketsPage>()->bucketModel()->rowCount(), 2);  // iteration 2 of rank 0
     // A finished run's curves are on the Live tab too: overlap per rank and iteration.

@@ -52,7 +52,7 @@ class TestOverlapPage : public QObject {
   void testOverlapBarsAreAsTallAsTheirIterations() {
     QTemporaryDir folder;
     const QString file = folder.filePath("overlap.ddprun");
-    testing::write_test_run(file.toStdString(), 2, 6);
+    ddpscope::gui::testing::write_test_run(file.toStdString(), 2, 6);
     MainWindow window(folder.path());
     window.resize(1280, 800);
     window.show();

@@ -8,7 +8,7 @@
 
 #include "link_matrix.h"
 #include "link_matrix_text.h"
-#include "run_store_writer.h"
+#include "link_test_runs.h"
 #include "scratch_test.h"
 #include "test_registry.h"
 
@@ -16,58 +16,7 @@ using namespace ddpscope::probes;
 
 namespace {
 
-// One rank's batch: the host record, then spans (kind, peer, bytes, duration in ns) one
-// after the other from t = 1000.
-struct RankSpans {
-  int rank = 0;
-  std::string host;
-  struct Span {
-    Kind kind;
-    int peer;
-    int64_t bytes, duration_ns;
-    const char* name = "x";
-  };
-  std::vector<Span> spans;
-};
-
-void write_run(const std::string& file, int world, const std::vector<RankSpans>& ranks) {
-  RunStoreWriter w(file);
-  w.begin_run({R"({"model":"mlp"})", world, "mpi", "mlp"});
-  for (const RankSpans& r : ranks) {
-    EventBatch b;
-    b.rank = r.rank;
-    b.threads.push_back({0, 1, "main"});
-    b.records.push_back(R"({"type":"rank","host":")" + r.host + R"(","pid":1})");
-    int64_t t = 1000;
-    for (const auto& s : r.spans) {
-      b.names.emplace_back(s.name);
-      const auto name = static_cast<uint32_t>(b.names.size() - 1);
-      b.events.push_back({t, t + s.duration_ns, s.bytes, -1, -1, 0, 0, name, -1, static_cast<int16_t>(s.peer), 0,
-                          static_cast<uint8_t>(s.kind), 0});
-      t += s.duration_ns + 10;
-    }
-    w.write(b);
-  }
-  w.end_run("finished");
-}
-
-// Link-test exchanges of 100 MB between every pair of `world` ranks, at `gbps(src, dst)`
-// GB/s (two exchanges a direction: the faster one counts).
-std::vector<RankSpans> measured(int world, const std::function<double(int, int)>& gbps,
-                                const std::function<std::string(int)>& host) {
-  std::vector<RankSpans> out;
-  for (int a = 0; a < world; ++a) {
-    RankSpans r{a, host(a), {}};
-    for (int b = 0; b < world; ++b) {
-      if (a == b) continue;
-      const auto ns = static_cast<int64_t>(1e8 / gbps(a, b));
-      r.spans.push_back({Kind::LinkTest, b, 100'000'000, ns * 2});
-      r.spans.push_back({Kind::LinkTest, b, 100'000'000, ns});
-    }
-    out.push_back(r);
-  }
-  return out;
-}
+using namespace link_test_runs;
 
 std::string host_per_rank(int r) { return "h" + std::to_string(r); }
 

@@ -1,0 +1,122 @@
+// The Links tab (issue 67) in the window, on run files written here: 4 ranks on 4 hosts
+// with rank 2's link ten times slower (the verdict, the heat map's colours and cells, host
+// pairs, the tooltip), a run without links (what to do), and the map of 1,024 ranks with
+// one slow link, which must still show when a pixel covers several cells.
+#include <QtTest/QtTest>
+
+#include <cmath>
+
+#include "empty_state.h"
+#include "link_matrix_view.h"
+#include "link_test_runs.h"
+#include "links_page.h"
+#include "main_window.h"
+#include "rank_overview_view.h"
+#include "scratch_test.h"
+#include "slow_cause_text.h"
+#include "test_registry.h"
+
+using namespace ddpscope::gui;
+
+namespace {
+
+// The colour the map drew in a cell: above its centre, where its value's text is.
+QColor drawnAt(LinkMatrixView* view, size_t src, size_t dst) {
+  const QImage shot = view->grab().toImage();
+  const int cell = view->mapRect().height() / static_cast<int>(view->grid().size());
+  return shot.pixelColor(view->pointOf(src, dst) - QPoint(0, cell / 3));
+}
+
+}  // namespace
+
+class TestLinksPage : public ScratchTest {
+  Q_OBJECT
+
+ private slots:
+  void testASlowRankOnFourHosts() {
+    const std::string file = path("slow.ddprun");
+    link_test_runs::write_run(file, 4,
+                              link_test_runs::measured(
+                                  4, [](int a, int b) { return a == 2 || b == 2 ? 0.025 : 0.25; },
+                                  [](int r) { return "h" + std::to_string(r); }));
+    MainWindow window{QString()};
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(window.openRun(QString::fromStdString(file)));
+    window.showTab(QStringLiteral("links"));
+    LinksPage* page = window.part<LinksPage>();
+    QVERIFY(page);
+    QVERIFY2(page->headline().contains("Slow link:") &&
+                 page->headline().contains("rank 2's link (host h2) runs at 200 Mbit/s where the others run at "
+                                           "2.00 Gbit/s"),
+             qPrintable(page->headline()));
+    QVERIFY2(page->headline().contains("Ring ceiling: 200 Mbit/s"), qPrintable(page->headline()));
+    // Measured rates (no traffic was rated) and bytes.
+    QCOMPARE(page->measureBox()->count(), 2);
+    LinkMatrixView* view = page->view();
+    QCOMPARE(view->grid().size(), size_t{4});
+    QVERIFY(view->mapRect().width() > 200);
+    // Rank 2's links in the scale's darkest colour, the others' in its palest; no cell for a
+    // rank with itself.
+    QCOMPARE(drawnAt(view, 1, 2), RankOverviewView::colorOf(1, 0, 1));
+    QCOMPARE(drawnAt(view, 2, 0), RankOverviewView::colorOf(1, 0, 1));
+    QCOMPARE(drawnAt(view, 0, 1), RankOverviewView::colorOf(0, 0, 1));
+    QVERIFY(drawnAt(view, 3, 3) != RankOverviewView::colorOf(0, 0, 1));
+    QCOMPARE(view->cellAt(view->pointOf(1, 2)), std::make_pair(1, 2));
+    QCOMPARE(linkCellText(window.currentRun()->links, view->grid(), 1, 2),
+             std::string("rank 1 (h1) → rank 2 (h2): measured 200 Mbit/s, achieved -, 0.0 MiB moved"));
+    // Between hosts: 4 hosts, the same picture.
+    page->levelBox()->setCurrentIndex(1);
+    QCOMPARE(view->grid().size(), size_t{4});
+    QCOMPARE(view->grid().labels[2], std::string("h2"));
+    QCOMPARE(drawnAt(view, 2, 3), RankOverviewView::colorOf(1, 0, 1));
+    // The Summary's verdict opens with the link too.
+    QVERIFY(QString::fromStdString(ddpscope::probes::slow_cause_verdict(window.currentRun()->cause))
+                .startsWith("Slow link:"));
+  }
+
+  void testARunWithoutLinksSaysWhatToDo() {
+    const std::string file = path("none.ddprun");
+    link_test_runs::write_run(file, 2, {{0, "h0", {}}, {1, "h1", {}}});
+    MainWindow window{QString()};
+    window.resize(1024, 700);
+    window.show();
+    QVERIFY(window.openRun(QString::fromStdString(file)));
+    window.showTab(QStringLiteral("links"));
+    QVERIFY(window.tabIsEmpty(QStringLiteral("links")));
+    LinksPage* page = window.part<LinksPage>();
+    QVERIFY(page->emptyState()->message().contains("--measure-links"));
+  }
+
+  void testOneSlowLinkAmongAThousandRanksShows() {
+    // A ring of 1,024 ranks measured at 0.25 GB/s, the link 700 -> 701 at 0.025.
+    ddpscope::probes::LinkReport report;
+    for (int r = 0; r < 1024; ++r) {
+      ddpscope::probes::RankLink l;
+      l.src = r;
+      l.dst = (r + 1) % 1024;
+      l.measured_gbps = r == 700 ? 0.025 : 0.25;
+      report.links.push_back(l);
+    }
+    report.measured = true;
+    LinkMatrixView view;
+    view.resize(500, 500);
+    view.setGrid(makeLinkGrid(report, LinkMeasure::Measured, LinkLevel::Ranks, 1024),
+                 std::make_shared<const ddpscope::probes::LinkReport>(report));
+    QVERIFY(view.mapRect().width() < 1024 / 2);  // a pixel covers 2 or more cells each way
+    const QImage shot = view.grab().toImage();
+    const QRect map = view.mapRect();
+    const QColor dark = RankOverviewView::colorOf(1, 0, 1);
+    int darkPixels = 0;
+    for (int y = map.top(); y <= map.bottom(); ++y)
+      for (int x = map.left(); x <= map.right(); ++x)
+        darkPixels += shot.pixelColor(x, y) == dark;
+    QCOMPARE(darkPixels, 1);  // the slow link's pixel, not lost among its neighbours
+    const auto [src, dst] = view.cellAt(view.pointOf(700, 701));
+    QCOMPARE(src, 700);
+    QCOMPARE(dst, 701);
+  }
+};
+
+DDPSCOPE_TEST_MAIN(TestLinksPage)
+#include "tst_links_page.moc"
