@@ -6,6 +6,7 @@
 
 #include "link_matrix.h"
 #include "link_matrix_text.h"
+#include "network_bound.h"
 #include "run_store_reader.h"
 
 namespace ddpscope::apps {
@@ -27,10 +28,15 @@ std::function<int()> add_links_command(CLI::App& app, CLI::App** links) {
   return [a] {
     probes::RunStoreReader run(a->run);
     const probes::LinkReport report = probes::analyze_links(run);
-    if (a->json)
-      std::printf("%s\n", probes::link_report_json(report).dump(2).c_str());
-    else
+    const auto network = probes::find_network_bound(run, report);
+    if (a->json) {
+      auto j = probes::link_report_json(report);
+      j["network_bound"] = network ? nlohmann::json(network->text) : nlohmann::json();
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
       std::printf("%s", probes::link_report_text(report, a->all ? 0 : 48).c_str());
+      if (network) std::printf("\n%s\n", network->text.c_str());
+    }
     return 0;
   };
 }

@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include "link_matrix.h"
+#include "network_bound.h"
 #include "run_store_reader.h"
 #include "slow_cause.h"
 #include "slow_cause_text.h"
@@ -28,12 +30,24 @@ std::function<int()> add_why_command(CLI::App& app, CLI::App** why) {
   *why = cmd;
   return [a] {
     probes::RunStoreReader run(a->run);
-    const probes::SlowCause cause =
-        a->last > 0 ? probes::analyze_slow_causes(run, a->last).recent : probes::analyze_slow_cause(run);
-    if (a->json)
-      std::printf("%s\n", probes::slow_cause_json(cause).dump(2).c_str());
-    else
+    const probes::LinkReport links = probes::analyze_links(run);
+    const probes::SlowCauses causes = probes::analyze_slow_causes(run, a->last, /*layers=*/true, &links);
+    const probes::SlowCause& cause = a->last > 0 ? causes.recent : causes.whole;
+    const auto network = probes::find_network_bound(run, links);
+    if (a->json) {
+      auto j = probes::slow_cause_json(cause);
+      j["network_bound"] = network ? nlohmann::ordered_json{{"busbw_gbps", network->busbw_gbps},
+                                                            {"ceiling_gbps", network->ceiling_gbps},
+                                                            {"share", network->share()},
+                                                            {"exposed_comm_ms", network->exposed_comm_ms},
+                                                            {"best_cap_mb", network->best_cap_mb},
+                                                            {"text", network->text}}
+                                   : nlohmann::ordered_json();
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
       std::printf("%s", probes::slow_cause_text(cause).c_str());
+      if (network) std::printf("\n%s\n", network->text.c_str());
+    }
     return 0;
   };
 }

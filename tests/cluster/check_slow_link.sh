@@ -3,7 +3,7 @@
 # limited to 200 Mbit/s: a 4-rank DDP job with --measure-links. `links` must name rank 2 on
 # ddps-h2 as the slow link, its measured links within 15% of 200 Mbit/s and the others'
 # within 15% of 2 Gbit/s, and `why` must say so too. Then the same cluster without the slow
-# link: no link named, every link within 15% of 2 Gbit/s.
+# link: no link named, every link within 15% of 2 Gbit/s, and the job said network-bound.
 # SKIP (77) where namespaces cannot be made.
 #   check_slow_link.sh BUILD_DIR [slow|even]   (both when not given)
 set -euo pipefail
@@ -54,10 +54,15 @@ if name == "slow":
     assert "rank 2's link (host ddps-h2) runs at" in s["text"] and "every allreduce waits for it" in s["text"], s["text"]
     assert "rank 2's link (host ddps-h2)" in why_text, why_text
     assert why["slow_link"]["rank"] == 2, why.get("slow_link")
+    assert why["network_bound"] is None, why["network_bound"]  # the slow link is the finding
 else:
     assert report["slow"] is None, report["slow"]
-    assert "link" not in why_text.lower() or "no link" in why_text.lower(), why_text
+    assert "Slow link" not in why_text, why_text
     assert why.get("slow_link") is None, why.get("slow_link")
+    # Every link at its 2 Gbit/s and a small model: the network is the limit, and said so.
+    nb = why["network_bound"]
+    assert nb is not None and nb["share"] >= 0.7, nb
+    assert "The job is network-bound" in why_text, why_text
 print(f"PASS ({name})")
 PY
   )

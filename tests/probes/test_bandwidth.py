@@ -194,6 +194,12 @@ class BandwidthTest(unittest.TestCase):
         stats2 = json.loads(subprocess.run([CLI, "stats", self.runs[2], "--json"], check=True, capture_output=True,
                                            text=True).stdout)["bandwidth"]
         self.assertFalse(stats2["reference_measured"])
+        # One host's shared memory measured at GB/s, collectives of a small model far below it:
+        # not network-bound.
+        why = json.loads(subprocess.run([CLI, "why", run, "--json"], check=True, capture_output=True,
+                                        text=True).stdout)
+        self.assertIsNone(why["network_bound"], why["network_bound"])
+        self.assertIsNone(why["slow_link"])
 
 
 if __name__ == "__main__":

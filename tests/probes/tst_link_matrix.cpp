@@ -9,6 +9,7 @@
 #include "link_matrix.h"
 #include "link_matrix_text.h"
 #include "link_test_runs.h"
+#include "network_bound.h"
 #include "scratch_test.h"
 #include "test_registry.h"
 
@@ -144,6 +145,38 @@ class TestLinkMatrix : public ScratchTest {
     QVERIFY(std::isnan(report.ring_ceiling_gbps));
     QCOMPARE(report.host_links.size(), size_t{1});
     QVERIFY(!report.slow.has_value());
+  }
+
+  void testNetworkBoundNearTheCeilingOnly() {
+    const std::string file = path("bound.ddprun");
+    write_run(file, 4,
+              measured(
+                  4, [](int, int) { return 0.25; }, host_per_rank));
+    RunStoreReader run(file);
+    const LinkReport links = analyze_links(run);
+    QVERIFY(!links.slow.has_value());
+    BandwidthReport bw;
+    for (int r = 0; r < 4; ++r)
+      bw.ranks.push_back({r, 10, 1 << 24, 50.0, 0.21, r < 2 ? 0.2 : 0.22});
+    const RunAnalysis none;
+    const auto bound = find_network_bound(run, links, bw, none);
+    QVERIFY(bound.has_value());
+    QVERIFY(std::abs(bound->share() - 0.22 / 0.25) < 1e-9);  // the median rank's median collective
+    QVERIFY2(bound->text.rfind("The job is network-bound: its collectives run at 1.76 Gbit/s, 88% of the links' "
+                               "measured ceiling (2.00 Gbit/s)",
+                               0) == 0,
+             bound->text.c_str());
+    // Well below the ceiling: compute or waiting, not the network.
+    for (RankRate& r : bw.ranks)
+      r.median_busbw_gbps = 0.1;
+    QVERIFY(!find_network_bound(run, links, bw, none).has_value());
+    // A slow link is the finding instead.
+    LinkReport slow = links;
+    slow.slow = SlowLinkVerdict{};
+    for (RankRate& r : bw.ranks)
+      r.median_busbw_gbps = 0.24;
+    QVERIFY(!find_network_bound(run, slow, bw, none).has_value());
+    QVERIFY(find_network_bound(run, links, bw, none).has_value());
   }
 
   void testRateText() {
