@@ -171,12 +171,15 @@ std::pair<std::string, int> parse_listen(const std::string& listen) {
 
 std::vector<std::pair<std::string, std::string>> job_environment(const std::string& batch_endpoint,
                                                                  const std::string& clock_endpoint,
-                                                                 const std::string& token) {
-  return {{probes::kCollectorEnv, batch_endpoint},
-          {probes::kCollectorClockEnv, clock_endpoint},
-          {probes::kRunTokenEnv, token},
-          {"PYTHONPATH", torchrun_python_package() + "${PYTHONPATH:+:${PYTHONPATH}}"},
-          {"DDPSCOPE_PROBES_LIB", torchrun_probes_library()}};
+                                                                 const std::string& token, bool measure_links) {
+  std::vector<std::pair<std::string, std::string>> env = {
+      {probes::kCollectorEnv, batch_endpoint},
+      {probes::kCollectorClockEnv, clock_endpoint},
+      {probes::kRunTokenEnv, token},
+      {"PYTHONPATH", torchrun_python_package() + "${PYTHONPATH:+:${PYTHONPATH}}"},
+      {"DDPSCOPE_PROBES_LIB", torchrun_probes_library()}};
+  if (measure_links) env.emplace_back("DDPSCOPE_MEASURE_LINKS", "1");
+  return env;
 }
 
 int run_collect(const CollectOptions& options) {
@@ -191,7 +194,8 @@ int run_collect(const CollectOptions& options) {
                                        .model = "torch script"},
                                .bind_host = host,
                                .port = port});
-  const auto env = job_environment(collector.batch_endpoint(), collector.clock_endpoint(), token);
+  const auto env =
+      job_environment(collector.batch_endpoint(), collector.clock_endpoint(), token, options.measure_links);
   std::printf("Collecting into %s\n\nIn the shell that starts the job:\n", claim->path().c_str());
   for (const auto& [name, value] : env)
     std::printf("  export %s=%s\n", name.c_str(), printed_value(name, value).c_str());
@@ -269,6 +273,9 @@ std::function<int()> add_collect_command(CLI::App& app, CLI::App** collect) {
   cmd->add_option("--progress", options->progress, "Output: lines, or json (also @ddpscope {json} lines, for the app)")
       ->check(CLI::IsMember({"lines", "json"}))
       ->capture_default_str();
+  cmd->add_flag("--measure-links", options->measure_links,
+                "The job times each pair of neighbouring ranks and of hosts after init_process_group (the links' "
+                "ceiling, ddpscope-cli links)");
   cmd->add_flag("--follow", options->follow, "Open the desktop app on the run, following it live as ranks join");
   *collect = cmd;
   return [options] { return run_collect(*options); };

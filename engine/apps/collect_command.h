@@ -22,6 +22,7 @@ struct CollectOptions {
   int expect = 0;                    // stop once this many ranks have ended (0: at Ctrl-C only)
   std::string progress = "lines";    // lines | json (also "@ddpscope {json}" lines, for the app)
   bool follow = false;               // open the app on the run once the collector listens
+  bool measure_links = false;        // the job times its links after init_process_group
 };
 
 // The desktop app that --follow starts: $DDPSCOPE_APP, else `ddpscope` beside this
@@ -33,10 +34,11 @@ std::string find_desktop_app();
 std::pair<std::string, int> parse_listen(const std::string& listen);
 
 // What a job's processes need to record into the collector: each variable and its value,
-// in the order they are printed.
+// in the order they are printed. `measure_links`: the job times its links after
+// init_process_group (DDPSCOPE_MEASURE_LINKS=1).
 std::vector<std::pair<std::string, std::string>> job_environment(const std::string& batch_endpoint,
                                                                  const std::string& clock_endpoint,
-                                                                 const std::string& token);
+                                                                 const std::string& token, bool measure_links = false);
 
 // Runs the collector until the expected ranks ended, or SIGINT or SIGTERM; returns the
 // exit status.

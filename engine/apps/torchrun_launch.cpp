@@ -105,6 +105,10 @@ void add_torchrun_options(CLI::App& cmd, TorchrunOptions& o, LaunchOptions& laun
                  "After a failure, run the whole job again up to this many times, as torchrun does (each attempt "
                  "into its own run file; TORCHELASTIC_RESTART_COUNT tells the script which)")
       ->check(CLI::Range(0, 1000));
+  cmd.add_flag_function(
+      "--measure-links", [](std::int64_t) { ::setenv("DDPSCOPE_MEASURE_LINKS", "1", 1); },
+      "After init_process_group, time each pair of neighbouring ranks and of hosts (the links' ceiling, "
+      "ddpscope-cli links)");
   cmd.add_option("SCRIPT", o.script, "The training script (its arguments follow it)")->required();
 }
 
@@ -203,6 +207,7 @@ const char* const* torch_environment_names() {
                                       "DDPSCOPE_DEVICE",
                                       "TORCHELASTIC_RESTART_COUNT",
                                       "TORCHELASTIC_MAX_RESTARTS",
+                                      "DDPSCOPE_MEASURE_LINKS",
                                       nullptr};
   return names;
 }

@@ -213,6 +213,25 @@ class TorchInstrumentationTest(unittest.TestCase):
             db.close()
             self.assertEqual(devices, ["cuda"] * WORLD)
 
+    def test_links_measured_when_asked(self):
+        # torchrun --measure-links: after init_process_group each rank times the other, both
+        # ways, 3 exchanges each, as the engine's train --measure-links does.
+        with tempfile.TemporaryDirectory() as tmp:
+            run, done = torchrun(tmp, "--measure-links", SCRIPT, *backend_args(SCRIPT), "--iters", "4", script=None)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            out = subprocess.run([CLI, "links", run, "--json"], check=True, capture_output=True, text=True).stdout
+            report = json.loads(out)
+            self.assertTrue(report["measured"], report)
+            pairs = {(l["src"], l["dst"]): l for l in report["links"]}
+            self.assertEqual(sorted(pairs), [(0, 1), (1, 0)])
+            for pair, link in pairs.items():
+                self.assertEqual(link["tests"], 3, pair)
+                self.assertGreater(link["measured_gbps"], 0, pair)
+                self.assertGreaterEqual(link["measured_bytes"], 1 << 20, pair)
+            self.assertGreater(report["ring_ceiling_gbps"], 0)
+            # The job's own steps are there after it.
+            self.assertEqual(len(stats(run)["iterations"]), 4 * WORLD)
+
     def test_without_the_launcher_the_package_changes_nothing(self):
         env = dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "probes", "python"))
         env.pop("DDPSCOPE_COLLECTOR", None)

@@ -72,6 +72,14 @@ class TestCollectCommand : public QObject {
     QVERIFY(env[4].second.ends_with("libddpscope_probes_c.so"));
   }
 
+  // --measure-links: one more variable, last; none without it.
+  void testMeasureLinksIsOptIn() {
+    QCOMPARE(job_environment("tcp://h:1", "tcp://h:2", "t").size(), size_t{5});
+    const auto env = job_environment("tcp://h:1", "tcp://h:2", "t", true);
+    QCOMPARE(env.size(), size_t{6});
+    QCOMPARE(env.back(), (std::pair<std::string, std::string>{"DDPSCOPE_MEASURE_LINKS", "1"}));
+  }
+
   // The printed PYTHONPATH as a shell reads it: the job's own path kept after ours, and no
   // empty entry (the current folder) when the job has none.
   void testThePrintedPythonPathHasNoEmptyEntry() {

@@ -38,11 +38,12 @@ class _AfterTorchImport(importlib.abc.MetaPathFinder):
 
 
 def _instrument_torch():
-    from ddpscope import _collectives, _torch_api, _torch_ddp
+    from ddpscope import _collectives, _links, _torch_api, _torch_ddp
     _torch_api.check()
     session = ddpscope._session
     session.numbering = _collectives.instrument(session)
     _torch_ddp.instrument(session)
+    _links.instrument(session)
 
 
 def activate():
