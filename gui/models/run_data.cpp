@@ -79,6 +79,7 @@ RunData loadRun(const std::string& path, int64_t now_ns, const RunData* previous
   d.rejected = describeRejected(probes::rejected_json(reader));
   d.timeline = timeline.get();
   d.timeline.world_size = static_cast<int>(std::min<int64_t>(d.run.world_size, 1 << 20));
+  d.timeline.link_ceiling_gbps = d.links.ring_ceiling_gbps;
   d.sequence.origin_ns = d.timeline.begin_ns;  // one clock on the Messages and Timeline tabs
   markExposed(d.timeline, d.analysis);
   return d;

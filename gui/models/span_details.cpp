@@ -4,6 +4,8 @@
 #include <set>
 
 #include "collective_bandwidth.h"
+#include "ddpscope/printf_string.h"
+#include "link_matrix.h"
 #include "time_format.h"
 
 namespace ddpscope::gui {
@@ -29,6 +31,7 @@ void addTransfer(const TimelineData& data, const TimelineSpan& s, SpanDetails& d
   d.transfer_ns = s.end_ns - last;
   d.group_ranks = std::max(static_cast<int>(ranks.size()), data.world_size);
   d.every_arrival = d.group_ranks == static_cast<int>(ranks.size());
+  d.ceiling_gbps = data.link_ceiling_gbps;
 }
 
 }  // namespace
@@ -135,9 +138,16 @@ std::vector<std::pair<std::string, std::string>> SpanDetails::fields() const {
                        (every_arrival ? " after the last of " + std::to_string(group_ranks) + " ranks arrived"
                                       : " after the last recorded rank arrived (the run holds some of the " +
                                             std::to_string(group_ranks) + " ranks: at most)"));
+    std::string of_ceiling;
+    if (ceiling_gbps > 0)  // NaN: not measured
+      of_ceiling = printf_string(" (%.0f%% of the links' measured ceiling, ", 100 * rate->busbw_gbps / ceiling_gbps) +
+                   probes::link_rate_text(ceiling_gbps) + ")";
     f.emplace_back("Bandwidth", std::string(every_arrival ? "" : "at least ") + probes::rate_text(rate->busbw_gbps) +
-                                    " bus, " + probes::rate_text(rate->algbw_gbps) + " algorithm");
+                                    " bus, " + probes::rate_text(rate->algbw_gbps) + " algorithm" + of_ceiling);
   }
+  // A link test's exchange: the link's rate in that exchange, as links are sold.
+  if (kind == probes::kind_name(probes::Kind::LinkTest) && bytes > 0 && duration_ns > 0)
+    f.emplace_back("Rate", probes::link_rate_text(static_cast<double>(bytes) / static_cast<double>(duration_ns)));
   if (rowid > 0) f.emplace_back("Run-file row", std::to_string(rowid));
   return f;
 }

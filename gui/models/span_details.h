@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,9 @@ struct SpanDetails {
   int64_t transfer_ns = -1;
   int group_ranks = 0;
   bool every_arrival = true;  // false: the run holds some of the group's ranks (a lower bound)
+  // The ring's measured ceiling (train --measure-links, link_matrix.h) the bus bandwidth is
+  // read against; NaN: the links were not measured.
+  double ceiling_gbps = std::numeric_limits<double>::quiet_NaN();
 
   static constexpr size_t kMaxChildren = 200;
   // "label: value" pairs for display, in reading order; absent values left out.

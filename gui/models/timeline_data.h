@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -144,7 +145,10 @@ struct TimelineData {
   std::map<std::pair<int, int>, std::string> param_names;  // (rank, parameter index)
   uint32_t kinds_present = 0;                              // bit k: a span or instant of probes::Kind k
   bool cut_short_present = false;                          // a span an error cut short (the legend says so)
-  int world_size = 0;      // the job's ranks (more than the lanes' when the run holds some ranks' traces)
+  int world_size = 0;  // the job's ranks (more than the lanes' when the run holds some ranks' traces)
+  // The ring's measured ceiling (train --measure-links), which Details reads a collective's
+  // bus bandwidth against; NaN: not measured.
+  double link_ceiling_gbps = std::numeric_limits<double>::quiet_NaN();
   int64_t last_rowid = 0;  // the last span read: extendTimeline resumes after it
   std::vector<FlowEnd> flow_ends;
   std::set<std::tuple<int, int32_t, int64_t>> finished_ops;  // PgOp spans' (rank, name, seq)

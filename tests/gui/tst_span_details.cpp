@@ -118,6 +118,17 @@ class TestSpanDetails : public ScratchTest {
                  " algorithm");
     QVERIFY2(field("Transfer").find("after the last of 2 ranks arrived") != std::string::npos,
              field("Transfer").c_str());
+    // With the links measured, read against their ceiling: here twice the bus bandwidth.
+    TimelineData measured = t;
+    const double bus = static_cast<double>(ar.bytes) / static_cast<double>(transfer);
+    measured.link_ceiling_gbps = 2 * bus;
+    const SpanDetails against = spanDetails(measured, {1, 2, SpanRef::In::Spans});
+    std::string bandwidth;
+    for (const auto& [l, v] : against.fields())
+      if (l == "Bandwidth") bandwidth = v;
+    QVERIFY2(bandwidth.ends_with(" algorithm (50% of the links' measured ceiling, " +
+                                 ddpscope::probes::link_rate_text(2 * bus) + ")"),
+             bandwidth.c_str());
   }
 };
 
