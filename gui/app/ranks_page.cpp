@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include "rank_bandwidth.h"
 #include "rank_overview_view.h"
 #include "run_data.h"
 
@@ -111,7 +112,9 @@ void RanksPage::rebuild() {
   if (o.rows.empty()) {
     m_headline->clear();
   } else {
-    m_headline->setText(headlineOf(o, metric));
+    const std::string bandwidth = rankBandwidthSentence(*m_run);
+    m_headline->setText(headlineOf(o, metric) +
+                        (bandwidth.empty() ? QString() : " " + QString::fromStdString(bandwidth).toHtmlEscaped()));
   }
   m_view->setOverview(std::move(o));
 }

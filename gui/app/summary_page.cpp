@@ -8,6 +8,8 @@
 #include <set>
 
 #include "arrival_wait.h"
+#include "collective_bandwidth.h"
+#include "rank_bandwidth.h"
 #include "slow_cause_text.h"
 
 namespace ddpscope::gui {
@@ -192,8 +194,19 @@ QString optimizerStateHtml(const RunData& d) {
   return html;
 }
 
+// A rank's bus bandwidth as its cell: "1.52 GB/s", with its share of the links' measured
+// ceiling when there is one ("1.52 GB/s (81%)"); "–" without bucket allreduces to time.
+QString busCell(const std::map<int, probes::BucketBusTotals>& bus, int rank, double ceiling_gbps) {
+  const auto it = bus.find(rank);
+  const double gbps = it == bus.end() ? std::nan("") : it->second.gbps();
+  if (std::isnan(gbps)) return QStringLiteral("<td>–</td>");
+  QString text = QString::fromStdString(probes::rate_text(gbps));
+  if (ceiling_gbps > 0) text += QStringLiteral(" (%1%)").arg(std::lround(100 * gbps / ceiling_gbps));
+  return QStringLiteral("<td>%1</td>").arg(text);
+}
+
 // One rank's row of the Summary's table; `gpu` adds the CPU's view of communication.
-QString rankRowHtml(const probes::RankRow& r, const probes::RankSums& m, bool gpu) {
+QString rankRowHtml(const probes::RankRow& r, const probes::RankSums& m, bool gpu, const QString& busCellHtml) {
   const int n = m.n;
   const double comm = m.comm, exposed = m.exposed;
   const QString overlap = comm > 0 ? QString::number(1 - exposed / comm, 'f', 2) : QStringLiteral("–");
@@ -213,7 +226,7 @@ QString rankRowHtml(const probes::RankRow& r, const probes::RankSums& m, bool gp
              .arg(QString::fromStdString(r.host).toHtmlEscaped())
              .arg(n)
              .arg(mean(m.iteration), mean(m.compute), mean(comm), mean(exposed), split, overlap) +
-         cpu + QStringLiteral("<td>%1</td><td>%2</td></tr>").arg(r.events_received).arg(r.events_dropped);
+         busCellHtml + cpu + QStringLiteral("<td>%1</td><td>%2</td></tr>").arg(r.events_received).arg(r.events_dropped);
 }
 
 // The run's name, status, ranks, backend, model and start (those the run records: an
@@ -250,6 +263,9 @@ QString causeHtml(const RunData& d) {
                      .arg(found ? QStringLiteral(" style='color:#b85c00'") : QString())
                      .arg(QObject::tr("Why:"))
                      .arg(QString::fromStdString(probes::slow_cause_verdict(c)).toHtmlEscaped());
+  if (!d.network_bound.empty())
+    html += QStringLiteral("<p><b>%1</b> %2</p>")
+                .arg(QObject::tr("Network:"), QString::fromStdString(d.network_bound).toHtmlEscaped());
   for (const probes::SlowStall& st : c.stalls) {
     html += QStringLiteral("<p style='color:#c62828'><b>%1</b> %2</p>")
                 .arg(QObject::tr("Stall:"))
@@ -333,13 +349,15 @@ QString SummaryPage::rankTableHtml(const RunData& d, bool gpu) {
       QStringLiteral(
           "<table cellpadding=4><tr><th>rank</th><th>host</th><th>iterations</th>"
           "<th>mean iteration (ms)</th><th>%1compute (ms)</th><th>%1comm (ms)</th>"
-          "<th>%1exposed (ms)</th><th>of it waiting (ms)</th><th>transfer (ms)</th><th>overlap</th>%2"
-          "<th>events</th><th>dropped</th></tr>")
-          .arg(gpu ? tr("GPU ") : QString(), gpu ? tr("<th>CPU comm (ms)</th><th>CPU exposed (ms)</th>") : QString());
+          "<th>%1exposed (ms)</th><th>of it waiting (ms)</th><th>transfer (ms)</th><th>overlap</th>"
+          "<th>bus bandwidth%3</th>%2<th>events</th><th>dropped</th></tr>")
+          .arg(gpu ? tr("GPU ") : QString(), gpu ? tr("<th>CPU comm (ms)</th><th>CPU exposed (ms)</th>") : QString(),
+               d.links.ring_ceiling_gbps > 0 ? tr(" (of ceiling)") : QString());
   std::set<int64_t> stalled;  // named above the table, and left out of its means
   for (const probes::SlowStall& st : d.cause.stalls)
     stalled.insert(st.iteration);
   std::map<int, probes::RankSums> means = probes::rank_sums(d.analysis, stalled);
+  const std::map<int, probes::BucketBusTotals> bus = busByRank(d, stalled);
   // A wide job lists its slowest ranks only (a thousand rows would bury the rest); the
   // Ranks tab shows every one.
   std::vector<probes::RankRow> shown = d.ranks;
@@ -357,7 +375,7 @@ QString SummaryPage::rankTableHtml(const RunData& d, bool gpu) {
   bool mostlyWaits = false;
   for (const auto& r : shown) {
     const probes::RankSums m = means.count(r.rank) ? means[r.rank] : probes::RankSums{};
-    table += rankRowHtml(r, m, gpu);
+    table += rankRowHtml(r, m, gpu, busCell(bus, r.rank, d.links.ring_ceiling_gbps));
     mostlyWaits = mostlyWaits || (m.wait_n > 0 && m.n > 0 &&
                                   probes::mostly_waits(m.exposed_wait / m.wait_n, m.exposed / m.n, m.iteration / m.n));
   }

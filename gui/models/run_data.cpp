@@ -6,6 +6,7 @@
 #include <map>
 
 #include "hang_processes.h"
+#include "network_bound.h"
 
 namespace ddpscope::gui {
 
@@ -57,6 +58,11 @@ RunData loadRun(const std::string& path, int64_t now_ns, const RunData* previous
       probes::add_unanswering_ranks(d.hang, d.ranks, probes::rank_process_states(d.ranks));
   }
   d.links = probes::analyze_links(reader);
+  // Only once a job has ended: it reads the timelines again and asks advise (seconds on a
+  // big run, too much for each live reload).
+  if (run.status != "running") {
+    if (const auto bound = probes::find_network_bound(reader, d.links)) d.network_bound = bound->text;
+  }
   probes::SlowCauses causes =
       probes::analyze_slow_causes(reader, now_ns > 0 ? RunData::kRecentIterations : 0, !structure_only, &d.links);
   d.cause = std::move(causes.whole);

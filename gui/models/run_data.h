@@ -29,6 +29,9 @@ struct RunData {
   probes::RunAnalysis analysis;
   probes::SlowCause cause;   // why the iterations are slow: the verdict every page shows
   probes::LinkReport links;  // bytes and rates between ranks and hosts, the slow link (the Links tab)
+  // "The job is network-bound: ..." (network_bound.h) for a finished run whose links were
+  // measured, none slow, and whose collectives ran near their ceiling; empty otherwise.
+  std::string network_bound;
   // Live: the same over the last kRecentIterations finished iterations (is a rank slow now?).
   static constexpr int kRecentIterations = 3;
   probes::SlowCause recent_cause;

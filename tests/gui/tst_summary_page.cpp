@@ -7,6 +7,8 @@
 #include <QProcess>
 #include <QRegularExpression>
 
+#include "collective_bandwidth.h"
+#include "ranks_page.h"
 #include "timeline_fixture.h"
 #include "test_registry.h"
 
@@ -88,7 +90,7 @@ class TestSummaryPage : public TimelineTest {
     QTemporaryDir dir;
     const QString file = dir.filePath("slow.ddprun");
     QProcess job;
-    job.start(DDPSCOPE_CLI_PATH, {"train", "--np", "2", "--iters", "12", "--width", "64", "--depth", "3",
+    job.start(DDPSCOPE_CLI_PATH, {"train", "--np", "2", "--iters", "12", "--width", "256", "--depth", "3",
                                   "--inject-slow", "1:forward:40", "--out", file, "--progress", "lines"});
     QVERIFY(job.waitForFinished(240000));
     QVERIFY2(job.exitCode() == 0, job.readAllStandardError().constData());
@@ -117,6 +119,31 @@ class TestSummaryPage : public TimelineTest {
     const QString said = QString("rank 0: exposed %1, waiting %2; rank 1 waiting %3").arg(r0[6], r0[7], r1[7]);
     QVERIFY2(wait0 >= 24 && wait0 >= 0.6 * exposed0, qPrintable(said));
     QVERIFY2(wait0 - wait1 >= 20, qPrintable(said));
+    // Each rank's bus bandwidth (after overlap): its bucket allreduces of 64 KiB or more past
+    // its first iteration, bytes over the time from the last rank's arrival to its end (2
+    // ranks: the allreduce's factor 2(n-1)/n is 1), summed here from the run's buckets.
+    std::pair<double, int> lowest{1e300, -1};
+    for (int rank : {0, 1}) {
+      double bytes = 0, ns = 0;
+      int64_t first = INT64_MAX;
+      for (const auto& b : window.currentRun()->analysis.buckets)
+        if (b.rank == rank) first = std::min(first, b.iteration);
+      for (const auto& b : window.currentRun()->analysis.buckets) {
+        if (b.rank != rank || b.iteration == first || b.bytes < 65536 || b.end_ns <= b.last_arrival_ns) continue;
+        bytes += static_cast<double>(b.bytes);
+        ns += static_cast<double>(b.end_ns - b.last_arrival_ns);
+      }
+      QVERIFY2(ns > 0, "no bucket allreduce of 64 KiB or more to time");
+      QCOMPARE(cells(rank)[10], QString::fromStdString(ddpscope::probes::rate_text(bytes / ns)));
+      lowest = std::min(lowest, std::make_pair(bytes / ns, rank));
+    }
+    // The Ranks tab sums the ranks up the same way.
+    window.showTab("Ranks");
+    const QString ranks = window.part<RanksPage>()->headline();
+    QVERIFY2(ranks.contains(QString("Bus bandwidth in bucket allreduces: lowest rank %1 at %2, median ")
+                                .arg(lowest.second)
+                                .arg(QString::fromStdString(ddpscope::probes::rate_text(lowest.first)))),
+             qPrintable(ranks));
     // The page opens with the cause, not the victim; the Breakdown says the same, and tells
     // rank 1's parts, never calling rank 0 (the one that waits) the slowest.
     QVERIFY2(html.contains(QRegularExpression("<b>Why:</b> Rank 1 gates \\d+ of \\d+ iterations: it spends [\\d.]+ ms "
