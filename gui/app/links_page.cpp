@@ -63,6 +63,10 @@ void LinksPage::setRun(std::shared_ptr<const RunData> run) {
   m_run = std::move(run);
   if (!m_run) return;
   const probes::LinkReport& r = m_run->links;
+  if (r.links.empty() && m_run->run.world_size < 2) {
+    m_empty->setEmpty(tr("This run has one rank: there is no link between ranks to show."));
+    return;
+  }
   if (r.links.empty()) {
     m_empty->setEmpty(
         tr("No link between two named ranks in this run: no link test, no point-to-point or RPC traffic, no ring "

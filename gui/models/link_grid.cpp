@@ -75,18 +75,26 @@ LinkGrid makeLinkGrid(const probes::LinkReport& report, LinkMeasure measure, Lin
   g.measure = measure;
   g.level = level;
   if (level == LinkLevel::Ranks) {
-    int n = std::max(world_size, 0);
+    int64_t n = std::max(world_size, 0);
     for (const auto& l : report.links)
-      n = std::max({n, l.src + 1, l.dst + 1});
-    g.hosts.assign(static_cast<size_t>(n), std::string());
-    for (int r = 0; r < n; ++r)
-      g.labels.push_back(std::to_string(r));
-    g.values.assign(static_cast<size_t>(n) * static_cast<size_t>(n), kNone);
+      n = std::max<int64_t>({n, int64_t{l.src} + 1, int64_t{l.dst} + 1});
+    const auto ranks = static_cast<size_t>(n);
+    g.ranks_per_row = std::max<size_t>(1, (ranks + LinkGrid::kMaxSide - 1) / LinkGrid::kMaxSide);
+    const size_t side = (ranks + g.ranks_per_row - 1) / g.ranks_per_row;
+    g.hosts.assign(side, std::string());
+    for (size_t r = 0; r < side; ++r) {
+      const size_t first = r * g.ranks_per_row, last = std::min(ranks, first + g.ranks_per_row) - 1;
+      g.labels.push_back(first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last));
+    }
+    g.values.assign(side * side, kNone);
     for (const auto& l : report.links) {
-      g.hosts[static_cast<size_t>(l.src)] = l.src_host;
-      g.hosts[static_cast<size_t>(l.dst)] = l.dst_host;
-      g.values[static_cast<size_t>(l.src) * static_cast<size_t>(n) + static_cast<size_t>(l.dst)] =
-          static_cast<float>(rankValue(l, measure));
+      const size_t src = static_cast<size_t>(l.src) / g.ranks_per_row,
+                   dst = static_cast<size_t>(l.dst) / g.ranks_per_row;
+      g.hosts[src] = g.ranks_per_row == 1 ? l.src_host : std::string();
+      g.hosts[dst] = g.ranks_per_row == 1 ? l.dst_host : std::string();
+      float& cell = g.values[src * side + dst];
+      const auto v = static_cast<float>(rankValue(l, measure));
+      if (!std::isnan(v) && (std::isnan(cell) || (g.isRate() ? v < cell : v > cell))) cell = v;  // the block's worst
     }
   } else {
     std::map<std::string, size_t> index;
@@ -116,11 +124,16 @@ std::string linkCellText(const probes::LinkReport& report, const LinkGrid& grid,
   const auto name = [&](size_t i) {
     if (grid.level == LinkLevel::Hosts) return "host " + grid.labels[i];
     const std::string& host = grid.hosts[i];
-    return "rank " + grid.labels[i] + (host.empty() ? "" : " (" + host + ")");
+    return std::string(grid.ranks_per_row > 1 ? "ranks " : "rank ") + grid.labels[i] +
+           (host.empty() ? "" : " (" + host + ")");
   };
   std::string out = name(src) + " → " + name(dst) + ": ";
   double measured = std::nan(""), achieved = std::nan(""), bytes = 0;
   bool found = false;
+  if (grid.level == LinkLevel::Ranks && grid.ranks_per_row > 1) {
+    return out + "the worst of its links, " + linkValueText(grid, grid.at(src, dst)) + " (a row holds " +
+           std::to_string(grid.ranks_per_row) + " ranks)";
+  }
   if (grid.level == LinkLevel::Ranks) {
     for (const auto& l : report.links) {
       if (static_cast<size_t>(l.src) != src || static_cast<size_t>(l.dst) != dst) continue;

@@ -4,6 +4,8 @@
 //
 // With more ranks than pixels a pixel covers a block of cells and shows its worst: the
 // slowest rate, or the most bytes, so one slow link among a thousand ranks still shows.
+// Past kMaxSide ranks (or a damaged file naming a rank past any job's) a row is a block of
+// ranks, valued by its worst link, so the grid stays within kMaxSide^2 cells (64 MiB).
 #pragma once
 
 #include <cstddef>
@@ -22,9 +24,11 @@ enum class LinkLevel { Ranks, Hosts };
 const char* linkMeasureLabel(LinkMeasure m);
 
 struct LinkGrid {
+  static constexpr size_t kMaxSide = 4096;
   LinkMeasure measure = LinkMeasure::Measured;
   LinkLevel level = LinkLevel::Ranks;
-  std::vector<std::string> labels;  // "3" (a rank) or a host's name, by row and column
+  std::vector<std::string> labels;  // "3" (a rank), "0-7" (a block of ranks) or a host's name
+  size_t ranks_per_row = 1;         // LinkLevel::Ranks: the ranks a row (and column) holds
   std::vector<std::string> hosts;   // each rank's host (LinkLevel::Ranks); empty for hosts
   std::vector<float> values;        // size() x size(), row = sender; NaN: none. GB/s or bytes
   double low = 0, high = 0;         // the finite values' range (0, 0: none)

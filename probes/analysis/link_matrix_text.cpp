@@ -74,6 +74,7 @@ nlohmann::json link_report_json(const LinkReport& r) {
 
 std::string link_report_text(const LinkReport& r, size_t most_rows) {
   std::string out;
+  if (r.links.empty() && r.world_size < 2) return "The run has one rank: there is no link between ranks.\n";
   if (r.links.empty()) {
     out += "No traffic between named pairs of ranks and no link test in this run";
     if (r.group_collective_bytes > 0)

@@ -173,7 +173,7 @@ def cases(f):
                  ("another SQLite database", f.plain_db, r"not a ddpscope run"),
                  ("from a newer ddpscope", f.newer, r"newer ddpscope")]
     for name, path, pattern in bad_files:
-        for cmd in (["stats"], ["stats", "--summary"], ["hang"], ["advise"]):
+        for cmd in (["stats"], ["stats", "--summary"], ["hang"], ["advise"], ["why"], ["links"]):
             # hang also takes a folder of flight-recorder dumps: an empty one is refused as such.
             expected = r"holds no flight-recorder dump" if cmd == ["hang"] and name == "a folder" else pattern
             c.append((f"{' '.join(cmd)} on a run file {name}", cmd + [path], expected, [path]))

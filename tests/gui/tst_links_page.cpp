@@ -116,6 +116,29 @@ class TestLinksPage : public ScratchTest {
     QCOMPARE(src, 700);
     QCOMPARE(dst, 701);
   }
+
+  // A rank past any job's (a damaged file: peer 30000 in a run of 4) must not make a grid of
+  // 30001^2 cells: past LinkGrid::kMaxSide ranks a row is a block of ranks, its worst link.
+  void testAFarRankKeepsTheGridBounded() {
+    ddpscope::probes::LinkReport report;
+    ddpscope::probes::RankLink near, far;
+    near.src = 0, near.dst = 1, near.measured_gbps = 0.25;
+    far.src = 3, far.dst = 30000, far.measured_gbps = 0.02;
+    report.links = {near, far};
+    report.measured = true;
+    const LinkGrid g = makeLinkGrid(report, LinkMeasure::Measured, LinkLevel::Ranks, 4);
+    QCOMPARE(g.ranks_per_row, size_t{8});  // 30001 ranks over at most 4096 rows
+    QVERIFY(g.size() <= LinkGrid::kMaxSide);
+    QCOMPARE(g.labels[0], std::string("0-7"));
+    QCOMPARE(g.at(0, 0), 0.25f);          // 0 -> 1: both in the first block
+    QCOMPARE(g.at(0, 30000 / 8), 0.02f);  // 3 -> 30000
+    QVERIFY(std::isnan(g.at(1, 1)));
+    QVERIFY(linkCellText(report, g, 0, 0).find("a row holds 8 ranks") != std::string::npos);
+    LinkMatrixView view;
+    view.resize(400, 400);
+    view.setGrid(g, std::make_shared<const ddpscope::probes::LinkReport>(report));
+    QVERIFY(!view.grab().toImage().isNull());
+  }
 };
 
 DDPSCOPE_TEST_MAIN(TestLinksPage)

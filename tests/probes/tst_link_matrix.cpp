@@ -117,6 +117,11 @@ class TestLinkMatrix : public ScratchTest {
                   2, [](int a, int) { return a == 0 ? 0.01 : 1.0; }, host_per_rank));
     RunStoreReader run2(two);
     QVERIFY(!analyze_links(run2).slow.has_value());  // one pair: nothing to compare it with
+    const std::string one = path("one.ddprun");
+    write_run(one, 1, {{0, "h0", {}}});
+    RunStoreReader run1(one);
+    QCOMPARE(link_report_text(analyze_links(run1)),
+             std::string("The run has one rank: there is no link between ranks.\n"));
   }
 
   void testTrafficAndItsRates() {
