@@ -127,25 +127,31 @@ class TestLinkMatrix : public ScratchTest {
   void testTrafficAndItsRates() {
     const std::string file = path("traffic.ddprun");
     // Rank 0 sends 1 MiB to rank 1 in 4 ms, and 1 KiB (too small to rate) in 1 ms; a ring
-    // step of 2 MiB to rank 1 in 2 ms; an allreduce of 4 MB through the library (no pairs).
+    // step of 2 MiB to rank 1 in 2 ms; a broadcast of 4 MB through the library (no pairs);
+    // then an RPC message of 2 MiB, sent at 16.00104 ms and received at 24.00102 ms.
     RankSpans r0{0,
                  "h0",
                  {{Kind::PgOp, 1, 1 << 20, 4'000'000, "send"},
                   {Kind::PgOp, 1, 1024, 1'000'000, "send"},
                   {Kind::RingStep, 1, 2 << 20, 2'000'000, "ring_step"},
-                  {Kind::PgOp, -1, 4'000'000, 9'000'000, "broadcast"}}};
-    RankSpans r1{1, "h1", {{Kind::PgOp, 0, 1 << 20, 4'000'000, "recv"}}};
+                  {Kind::PgOp, -1, 4'000'000, 9'000'000, "broadcast"},
+                  {Kind::RpcSend, 1, 2 << 20, 1000, "call"}}};
+    RankSpans r1{1,
+                 "h1",
+                 {{Kind::PgOp, 0, 1 << 20, 4'000'000, "recv"},
+                  {Kind::PgOp, -1, -1, 20'000'000, "x"},
+                  {Kind::RpcRecv, 0, 2 << 20, 1000, "call"}}};
     write_run(file, 2, {r0, r1});
     RunStoreReader run(file);
     const LinkReport report = analyze_links(run);
     QVERIFY(!report.measured);
     QCOMPARE(report.links.size(), size_t{1});  // recvs are counted at their sender
     const RankLink& l = report.links[0];
-    QCOMPARE(l.bytes, int64_t{(1 << 20) + 1024 + (2 << 20)});
-    QCOMPARE(l.transfers, int64_t{3});
-    QCOMPARE(l.rated_bytes, int64_t{3 << 20});
-    // 3 MiB over 6 ms.
-    QVERIFY(std::abs(l.achieved_gbps() - (3.0 * (1 << 20)) / 6e6) < 1e-9);
+    QCOMPARE(l.bytes, int64_t{(1 << 20) + 1024 + (2 << 20) + (2 << 20)});
+    QCOMPARE(l.transfers, int64_t{4});
+    QCOMPARE(l.rated_bytes, int64_t{5 << 20});
+    // 5 MiB over 4 + 2 ms of spans and the message's 7,999,980 ns from send to receipt.
+    QVERIFY(std::abs(l.achieved_gbps() - (5.0 * (1 << 20)) / (6e6 + 7'999'980)) < 1e-9);
     QCOMPARE(report.group_collective_bytes, int64_t{4'000'000});
     QVERIFY(std::isnan(report.ring_ceiling_gbps));
     QCOMPARE(report.host_links.size(), size_t{1});
