@@ -94,7 +94,9 @@ def scenarios(h):
         job, code, problems = run_job(build, r, run, torchrun_args(run, "--raise-at", "3"), 60, names=(
             r"error: the job failed: rank 1: ValueError: bad batch at iteration 3", r"Traceback"))
         status, message = h.run_status(run)
-        if (status, message) != ("failed", "ValueError: bad batch at iteration 3"):
+        # The error first; what mpirun noticed after it may follow in parentheses (rank 0's gloo
+        # aborts on signal 6 when rank 1's end of the pair closes: a race, seen once in CI).
+        if status != "failed" or not (message or "").startswith("ValueError: bad batch at iteration 3"):
             problems.append(f"run status {status}: {message}")
         raised = job.first_time(r"^Traceback")
         if raised is not None and code is not None:
