@@ -3,7 +3,8 @@
 # limited to 200 Mbit/s: a 4-rank DDP job with --measure-links. `links` must name rank 2 on
 # ddps-h2 as the slow link, its measured links within 15% of 200 Mbit/s and the others'
 # within 15% of 2 Gbit/s, and `why` must say so too. Then the same cluster without the slow
-# link: no link named, every link within 15% of 2 Gbit/s, and the job said network-bound.
+# link: no link named, every link within 15% of 2 Gbit/s, and the job said network-bound
+# (by `why`, and by the app's Summary: tst_links_page's case on this run).
 # SKIP (77) where namespaces cannot be made.
 #   check_slow_link.sh BUILD_DIR [slow|even]   (both when not given)
 set -euo pipefail
@@ -65,6 +66,12 @@ else:
     assert "The job is network-bound" in why_text, why_text
 print(f"PASS ({name})")
 PY
+    if [ "$name" = even ] && [ -x "$build/tests/gui_tests" ]; then
+      # The app says it too: the Summary's Network: line on this real run.
+      DDPSCOPE_NETWORK_BOUND_RUN=$run QT_QPA_PLATFORM=offscreen \
+        "$build/tests/gui_tests" tst_links_page testANetworkBoundRunSaysSoInTheSummary \
+        || fail "the Summary does not say the job is network-bound"
+    fi
   )
 }
 for c in $cases; do run_case "$c"; done

@@ -11,6 +11,8 @@
 #include "link_test_runs.h"
 #include "links_page.h"
 #include "main_window.h"
+#include "run_data.h"
+#include "summary_page.h"
 #include "rank_overview_view.h"
 #include "scratch_test.h"
 #include "slow_cause_text.h"
@@ -115,6 +117,25 @@ class TestLinksPage : public ScratchTest {
     const auto [src, dst] = view.cellAt(view.pointOf(700, 701));
     QCOMPARE(src, 700);
     QCOMPARE(dst, 701);
+  }
+
+  // A real network-bound run (tests/cluster/check_slow_link.sh runs this case on its 4 hosts
+  // at 2 Gbit/s, naming the run file in DDPSCOPE_NETWORK_BOUND_RUN): the Summary says so on a
+  // Network: line, with the words of `why`. Without that run, SKIP.
+  void testANetworkBoundRunSaysSoInTheSummary() {
+    const QString file = qEnvironmentVariable("DDPSCOPE_NETWORK_BOUND_RUN");
+    if (file.isEmpty()) QSKIP("no network-bound run given (check_slow_link.sh gives one)");
+    MainWindow window{QString()};
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(window.openRun(file));
+    const RunData* run = window.currentRun();
+    QVERIFY2(run->network_bound.rfind("The job is network-bound: its collectives run at ", 0) == 0,
+             run->network_bound.c_str());
+    window.showTab(QStringLiteral("summary"));
+    const QString html = window.findChild<SummaryPage*>()->text();
+    QVERIFY2(html.contains("<b>Network:</b> The job is network-bound"), qPrintable(html));
+    QVERIFY2(html.contains("bus bandwidth (of ceiling)"), qPrintable(html));
   }
 
   // A rank past any job's (a damaged file: peer 30000 in a run of 4) must not make a grid of
