@@ -76,11 +76,11 @@ def _exchange(peer, payload, device):
 def _send_direction(probes, peer, device):
     size = _FIRST_BYTES
     while True:  # sizing: not recorded
-        seconds = _exchange(peer, torch.zeros(size // 4, dtype=torch.float32, device=device), device)
+        seconds = _exchange(peer, torch.empty(size // 4, dtype=torch.float32, device=device), device)
         if seconds >= _LONG_ENOUGH_S or size >= _MOST_BYTES:
             break
         size = min(size * 4, _MOST_BYTES)
-    payload = torch.zeros(size // 4, dtype=torch.float32, device=device)
+    payload = torch.empty(size // 4, dtype=torch.float32, device=device)
     for k in range(_TIMED):
         begin = probes.now_ns()
         _exchange(peer, payload, device)
@@ -89,13 +89,18 @@ def _send_direction(probes, peer, device):
 
 
 def _receive_direction(peer, device):
+    """Payloads until the sender says 0, into one unfilled buffer per size: filling it before
+    each receive would sit inside the sender's timing."""
+    payload = None
     while True:
         size = _word(0, device)
         dist.recv(size, peer, tag=_TAG)
         nbytes = int(size.item())
         if nbytes == 0:
             return
-        dist.recv(torch.zeros(nbytes // 4, dtype=torch.float32, device=device), peer, tag=_TAG)
+        if payload is None or payload.numel() * 4 != nbytes:
+            payload = torch.empty(nbytes // 4, dtype=torch.float32, device=device)
+        dist.recv(payload, peer, tag=_TAG)
         dist.send(_word(1, device), peer, tag=_TAG)
 
 
