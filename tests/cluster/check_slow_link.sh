@@ -78,5 +78,10 @@ PY
     fi
   )
 }
-for c in $cases; do run_case "$c"; done
+# A case that a burst of other work threw off (a link test's three exchanges all slowed by a
+# test beside it: once, 2->3 read 1.64 Gbit/s while its 11 peers read 1.89-1.94) is run
+# once more on a new cluster, and the second must pass whole.
+for c in $cases; do
+  run_case "$c" || { echo "trying the $c case once more"; run_case "$c"; }
+done
 echo "PASS"
