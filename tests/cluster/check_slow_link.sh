@@ -25,11 +25,14 @@ run_case() {  # slow|even|bound
     timeout 300 "$build/bin/ddpscope-cli" train --np 4 --hostfile "$work/hosts" --collector-address 10.77.0.1 \
       --iters 6 --width 512 --depth 4 --batch 16 --measure-links --progress lines --log-every 10 --out "$run" \
       >"$work/out" 2>&1 || { cat "$work/out"; fail "the 4-host job ($name) failed"; }
-    "$build/bin/ddpscope-cli" links "$run" | tee "$work/links.txt"
-    "$build/bin/ddpscope-cli" links "$run" --json >"$work/links.json"
-    "$build/bin/ddpscope-cli" why "$run" | tee "$work/why.txt"
-    "$build/bin/ddpscope-cli" why "$run" --json >"$work/why.json"
-    /usr/bin/python3 - "$name" "$work" <<'PY'
+    # Each step checked by hand: run_case is called beside `||`, where set -e does not act.
+    "$build/bin/ddpscope-cli" links "$run" >"$work/links.txt" || fail "links failed"
+    cat "$work/links.txt"
+    "$build/bin/ddpscope-cli" links "$run" --json >"$work/links.json" || fail "links --json failed"
+    "$build/bin/ddpscope-cli" why "$run" >"$work/why.txt" || fail "why failed"
+    cat "$work/why.txt"
+    "$build/bin/ddpscope-cli" why "$run" --json >"$work/why.json" || fail "why --json failed"
+    /usr/bin/python3 - "$name" "$work" <<'PY' || exit 1
 import json, sys
 name, work = sys.argv[1], sys.argv[2]
 report = json.load(open(f"{work}/links.json"))
