@@ -10,10 +10,10 @@
 // waits for its receiver).
 //
 // The verdict reads the measured ceilings when the run has them, else the achieved rates
-// of pairs that carried kVerdictBytes or more (on several hosts, of the links between hosts
-// only). A link is slow below kSlowShare of the median over ranks of each rank's median
-// link; when every slow link has one rank (or one host) at an end and that
-// rank's (host's) links are all slow, the rank or host is named, else the links.
+// of pairs that carried kVerdictBytes or more, of the links between hosts only (a run on one
+// host has no network link to judge: no verdict). A link is slow below kSlowShare of the median over ranks of each
+// rank's median link; when every slow link has one rank (or one host) at an end and that rank's (host's) links are all
+// slow, the rank or host is named, else the links.
 #pragma once
 
 #include <cstdint>

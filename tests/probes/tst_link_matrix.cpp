@@ -117,6 +117,14 @@ class TestLinkMatrix : public ScratchTest {
                   2, [](int a, int) { return a == 0 ? 0.01 : 1.0; }, host_per_rank));
     RunStoreReader run2(two);
     QVERIFY(!analyze_links(run2).slow.has_value());  // one pair: nothing to compare it with
+    // One host: shared memory, whose rates a busy core halves; no network link to name.
+    const std::string same = path("one_host.ddprun");
+    write_run(
+        same, 4,
+        measured(
+            4, [](int a, int b) { return a == 0 && b == 1 ? 0.5 : 5.0; }, [](int) { return std::string("node"); }));
+    RunStoreReader run_same(same);
+    QVERIFY(!analyze_links(run_same).slow.has_value());
     const std::string one = path("one.ddprun");
     write_run(one, 1, {{0, "h0", {}}});
     RunStoreReader run1(one);
