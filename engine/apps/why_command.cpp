@@ -17,6 +17,7 @@ std::function<int()> add_why_command(CLI::App& app, CLI::App** why) {
     std::string run;
     bool json = false;
     int last = 0;
+    int64_t until = -1;
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -26,12 +27,15 @@ std::function<int()> add_why_command(CLI::App& app, CLI::App** why) {
   cmd->add_option("--last", a->last,
                   "Only the last N finished iterations (a running job: is a rank slow now?); 0: all past the first")
       ->check(CLI::Range(0, 1'000'000));
+  cmd->add_option("--until", a->until,
+                  "Only iterations up to N: the verdict as it stood then (with --last K: the K up to N)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 53));
   cmd->footer("Example:\n  ddpscope-cli why job.ddprun   (a running job's last 3 iterations: why --last 3 job.ddprun)");
   *why = cmd;
   return [a] {
     probes::RunStoreReader run(a->run);
     const probes::LinkReport links = probes::analyze_links(run);
-    const probes::SlowCauses causes = probes::analyze_slow_causes(run, a->last, /*layers=*/true, &links);
+    const probes::SlowCauses causes = probes::analyze_slow_causes(run, a->last, /*layers=*/true, &links, a->until);
     const probes::SlowCause& cause = a->last > 0 ? causes.recent : causes.whole;
     const auto network = probes::find_network_bound(run, links);
     if (a->json) {

@@ -294,7 +294,7 @@ SlowCause verdict_over(SlowCause cause, const RunTimelines& t, const std::vector
 
 }  // namespace
 
-SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers, const LinkReport* links) {
+SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers, const LinkReport* links, int64_t until) {
   SlowCause cause;
   RunTimelines t = read_timelines(run, layers);
   cause.ranks = static_cast<int>(t.ranks.size());
@@ -316,6 +316,7 @@ SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers, con
       candidates.insert(s.iteration);
   for (int64_t i : t.cut_short)
     candidates.erase(i);
+  if (until >= 0) candidates.erase(candidates.upper_bound(until), candidates.end());
   SlowCauses both;
   both.whole = verdict_over(cause, t, stretches, candidates, 0, run);
   if (recent > 0) both.recent = verdict_over(cause, t, stretches, candidates, recent, run);

@@ -100,6 +100,8 @@ struct SlowCauses {
   SlowCause whole, recent;
 };
 // `links`: the run's link report when the caller has it already (else it is read here).
-SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers = true, const LinkReport* links = nullptr);
+// `until` >= 0: only iterations up to that one (the verdict as a live view had it then).
+SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers = true, const LinkReport* links = nullptr,
+                               int64_t until = -1);
 
 }  // namespace ddpscope::probes
