@@ -1,4 +1,4 @@
-// The links' ceiling (issue 67, `train --measure-links`): before training, each pair of
+// The links' ceiling (`train --measure-links`): before training, each pair of
 // ring neighbours and one pair of ranks per pair of hosts time a short exchange in both
 // directions, so that collectives can be read against what the links can carry rather
 // than against the run's own best.

@@ -1,6 +1,6 @@
 // The processes below one: what a launcher must end when it ends a job. mpirun puts each
 // rank in a process group of its own, so killing mpirun's group missed them: two Ctrl-C's
-// left both ranks of a torch job training with PPID 1 (issue 49). Read from /proc.
+// left both ranks of a torch job training with PPID 1. Read from /proc.
 #pragma once
 
 #include <sys/types.h>

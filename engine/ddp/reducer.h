@@ -34,7 +34,7 @@ struct IterationStats {
   double forward_ms = 0;           // filled by DistributedDataParallel
   double backward_compute_ms = 0;  // end of forward -> last gradient ready
   // Communication time is the union of the buckets' reduction intervals; the part of
-  // it before the last gradient was ready overlapped with backward (DESIGN.md).
+  // it before the last gradient was ready overlapped with backward (docs/run-files.md, Definitions).
   double backward_comm_ms = 0;
   double overlap_ms = 0;
   std::vector<size_t> bucket_bytes;

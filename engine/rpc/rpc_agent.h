@@ -1,6 +1,7 @@
 // RpcAgent: one worker's RPC endpoint: calls out and their timeouts, serving calls in,
 // RRef messages, graceful shutdown. One per rank of a ddpscope MPI job; how messages
-// travel is its transport's business (transport.h; ZeroMQ in a job, rpc_bootstrap.h).
+// travel is its transport's business (transport.h: shared memory and TCP in a job by default;
+// rpc_bootstrap.h opens it).
 // Every message carries the job's token; anything without it, or malformed, is refused,
 // counted and dropped (wire_format.h).
 //

@@ -1,5 +1,6 @@
 // Start-up of a job's RPC: the workers agree, over the process group, on where each
-// listens, what each is called and the token, and each opens its ZeroMQ transport.
+// listens, what each is called and the token, and each opens the transport
+// DDPSCOPE_RPC_TRANSPORT chooses (transport_choice.h: shared memory and TCP by default).
 #pragma once
 
 #include <memory>

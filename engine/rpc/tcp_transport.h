@@ -1,6 +1,6 @@
 // The TCP transport (transport.h): plain sockets and epoll, no I/O thread between the
 // agent and the kernel. ZeroMQ hands every message to its own I/O thread on both ends,
-// two thread wake-ups per direction that cost most of an RPC round trip here (issue 54).
+// two thread wake-ups per direction that cost most of an RPC round trip here.
 //
 // Each worker listens on one address and opens one connection to every worker (itself
 // included) for what it sends; what it receives comes in on the connections the others

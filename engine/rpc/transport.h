@@ -1,6 +1,8 @@
 // Transport: how an RPC agent's messages reach other workers, apart from what they mean.
 // As Gloo keeps transport::Pair apart from tcp::Pair, the agent (calls, timeouts,
-// serving) talks only to this interface; zmq_transport.h is the one a job uses, and tests
+// serving) talks only to this interface. A job uses shared memory between the workers of
+// one host and TCP between hosts (shm_transport.h, tcp_transport.h; the default), TCP alone
+// or ZeroMQ (zmq_transport.h), as DDPSCOPE_RPC_TRANSPORT chooses (transport_choice.h); tests
 // put their own in its place (an in-process hub, a transport that delays or drops).
 //
 // A message is a list of frames: the token, the header, the body, one frame a tensor

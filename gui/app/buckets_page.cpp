@@ -101,7 +101,7 @@ void BucketsPage::update() {
   QString note;
   if (before.empty() && after.empty()) {
     // No assignment recorded (an imported profiler trace): the rows are the iteration's
-    // bucket allreduces as the trace shows them, not "0 buckets" (issue 68).
+    // bucket allreduces as the trace shows them, not "0 buckets".
     const int rows = m_buckets->rowCount();
     note = rows > 0 ? tr("the %1 of this iteration, as the run shows them; which parameters each bucket holds "
                          "is not recorded (a profiler trace does not say)")

@@ -241,7 +241,7 @@ QString withoutInjections(const QString& arguments, QStringList& dropped) {
 
 // Reopened, the dialog shows the last launched job's values, not the defaults; but not its
 // fault injections: a fault is injected on purpose, for one job, and a second job that stalls
-// because the first was asked to would surprise (issue 68). The dialog says what it dropped.
+// because the first was asked to would surprise. The dialog says what it dropped.
 void LaunchDialog::restoreLastConfig() {
   const QString last = QSettings().value(kLastConfigKey).toString();
   if (!last.isEmpty()) {

@@ -65,7 +65,7 @@ QPoint LinkMatrixView::pointOf(size_t src, size_t dst) const {
 
 // Each pixel row first takes the worst shade of its cell rows, column by column; each pixel
 // then the worst of its columns in that: every cell is read once (a million links: 40 ms a
-// rebuild pooling each pixel's block whole with a logarithm a pixel, issue 67's bench).
+// rebuild pooling each pixel's block whole with a logarithm a pixel, bench_link_matrix).
 void LinkMatrixView::rebuildImage() {
   const QRect map = mapRect();
   const size_t n = m_grid.size();

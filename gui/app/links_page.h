@@ -1,4 +1,4 @@
-// LinksPage: the links between ranks and hosts (issue 67). A headline with the slow-link
+// LinksPage: the links between ranks and hosts. A headline with the slow-link
 // verdict and the ring's measured ceiling, and the heat map of every ordered pair
 // (link_matrix_view.h) by measured rate, achieved rate or bytes moved, between ranks or
 // hosts. A run with no traffic between named pairs and no link test says so and how to

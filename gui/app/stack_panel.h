@@ -1,4 +1,4 @@
-// StackPanel: one rank's latest stack beside the Hang tab's table (issue 66). Its threads,
+// StackPanel: one rank's latest stack beside the Hang tab's table. Its threads,
 // the training thread first and open, each with its frames innermost first: function,
 // file:line and the source line. The libraries' frames (torch, the C library, the engine's
 // machinery) are hidden until "Libraries' frames" is ticked; a frame whose file is readable

@@ -1,4 +1,4 @@
-// OverlapModel: per rank and iteration, the times of the overlap analysis (DESIGN.md):
+// OverlapModel: per rank and iteration, the times of the overlap analysis (docs/run-files.md, Definitions):
 // iteration, compute, communication, exposed communication and the overlap ratio.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Each rank's bus bandwidth over the run (issue 67): its DDP bucket allreduces of 64 KiB or
+// Each rank's bus bandwidth over the run: its DDP bucket allreduces of 64 KiB or
 // more, bus bytes over the time from the last rank's arrival to its end, past its first
 // iteration when it has three or more and outside the iterations left out (stalls). The
 // Summary's rank table and the Ranks tab's headline show it; the Overlap tab gives it per

@@ -1,4 +1,4 @@
-// Bandwidth per collective (issue 67): the bytes each collective moved and how fast, timed
+// Bandwidth per collective: the bytes each collective moved and how fast, timed
 // from the last rank's arrival, so that waiting for a late rank is never read as a slow
 // network. Two figures, as nccl-tests gives them:
 //   algorithm bandwidth = bytes / transfer time

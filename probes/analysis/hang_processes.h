@@ -1,4 +1,4 @@
-// Ranks of a running job that cannot answer for their stack (issue 66): a rank stopped by a
+// Ranks of a running job that cannot answer for their stack: a rank stopped by a
 // signal or a debugger runs no code, its stall watcher included, and a rank that exited has
 // nothing left to ask. What the run file says about them is their last events; what the
 // host says is their process's state, which the caller reads while the job runs (the rank's

@@ -1,4 +1,4 @@
-// Where each rank's code stood in a hang or a stall (issue 66): its latest stack capture
+// Where each rank's code stood in a hang or a stall: its latest stack capture
 // (run_store_reader.h, schema 12), the innermost frame of the user's own code in it, and the
 // words the verdict, `ddpscope-cli hang` and the Hang tab use for it.
 #pragma once

@@ -1,4 +1,4 @@
-// Links between ranks and hosts (issue 67): what each ordered pair of ranks carried and at
+// Links between ranks and hosts: what each ordered pair of ranks carried and at
 // what rate, what `train --measure-links` measured it could carry, the same per pair of
 // hosts, and whether one link or host is markedly slower than its peers.
 //

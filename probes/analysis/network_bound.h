@@ -1,4 +1,4 @@
-// Network-bound (issue 67): when the links were measured, none is slow, and the job's
+// Network-bound: when the links were measured, none is slow, and the job's
 // collectives run near the links' ceiling, the network itself is the limit: said with the
 // share of the ceiling, the iteration's exposed communication, and what `advise` predicts
 // a better bucket cap would gain (the rest is the network's).

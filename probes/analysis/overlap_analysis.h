@@ -1,4 +1,4 @@
-// The overlap analysis of DESIGN.md, used by `ddpscope-cli stats`, the benchmarks and
+// The overlap analysis (docs/run-files.md, Definitions), used by `ddpscope-cli stats`, the benchmarks and
 // the desktop app:
 //   comm time     = union of a rank's allreduce spans in an iteration (and ZeRO's
 //                   parameter broadcasts after the step: param_sync);

@@ -1,5 +1,5 @@
 // Where a native process's code stands: every thread's stack, captured in-process and
-// symbolized, for a rank of our engine that has stopped making progress (issue 66; the
+// symbolized, for a rank of our engine that has stopped making progress (the
 // PyTorch ranks' Python stacks come from probes/python/ddpscope/_stacks.py).
 //
 // Capture: each thread is sent a real-time signal whose handler records the return

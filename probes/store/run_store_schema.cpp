@@ -21,7 +21,7 @@ void add_kind_names(SqliteDb& db) {
   }
 }
 
-// Version 1: the first schema. DESIGN.md ("Run store") describes the tables.
+// Version 1: the first schema. RUN_FILE.md describes the tables.
 //
 // `spans` has no per-row index: two B-tree indexes cut ingest from 1.4M to 0.32M rows/s
 // here. Instead every batch adds rows to `span_blocks` (a block-range index): a block is
@@ -239,7 +239,7 @@ CREATE TABLE attempts(rank INTEGER NOT NULL, attempt INTEGER NOT NULL, host TEXT
 )sql");
 }
 
-// Version 12: where each rank's code stood, every thread's stack (issue 66), captured when
+// Version 12: where each rank's code stood, every thread's stack, captured when
 // the rank made no progress for a while or a collective failed: one row a capture, its
 // threads as JSON (in the order the rank gave them, the training thread first; each with
 // its frames, innermost first, and how many outer frames of a deeper stack were left out).
