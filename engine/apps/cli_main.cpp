@@ -1,6 +1,7 @@
-// ddpscope-cli: the terminal entry point. `train` runs a training job (in this process,
-// or N ranks under mpirun) and shows its progress; `stats` summarises a run file as
-// JSON; `export` writes a run as a Chrome trace for Perfetto.
+// ddpscope-cli: the terminal entry point, one subcommand per job. Running jobs: `train` (in
+// this process, or N ranks under mpirun), `torchrun` and `collect` (PyTorch scripts),
+// `rpc-ping`, `example`. Reading a run: `stats`, `why`, `hang`, `links`, `advise`, `compare`.
+// Files in and out: `import-torch`, `export`, `lesson`. docs/cli.md lists them for users.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -157,7 +158,7 @@ int run_hang(const std::vector<std::string>& paths, bool json, bool all_frames, 
   for (const auto& st : report.ranks) {
     if (st.current_iteration > 0 || st.completed_iterations > 0)
       std::printf("rank %d: iteration %lld (%s)", st.rank, static_cast<long long>(st.current_iteration),
-                  st.phase.c_str());
+                  ddpscope::probes::hang_phase_words(st.phase));
     else
       std::printf("rank %d: no iterations recorded", st.rank);
     if (st.blocked_in) {

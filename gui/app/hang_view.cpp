@@ -196,7 +196,7 @@ void HangView::setTable(const probes::HangReport& report) {
     QStringList cells(8);
     cells[Rank] = QString::number(st.rank);
     cells[Iteration] = steps ? QString::number(st.current_iteration) : QStringLiteral("–");
-    cells[Phase] = steps ? QString::fromStdString(st.phase) : QStringLiteral("–");
+    cells[Phase] = steps ? QString::fromUtf8(probes::hang_phase_words(st.phase)) : QStringLiteral("–");
     cells[BlockedIn] = blocked;
     cells[WaitingForAllreduce] = bucketCount(st.buckets_waiting_for_allreduce);
     cells[GradientsNotArrived] = missingText;

@@ -110,18 +110,18 @@ int64_t find_blocking_collective(const RankTail& spans, RankHangState& st) {
 struct IterationProgress {
   std::set<int64_t> grads_ready, buckets_ready, buckets_reduced;
   bool forward_done = false, backward_done = false, started = false;
-  std::string inside;  // the phase a blocked rank was in when it blocked
+  HangPhase inside = HangPhase::None;  // the phase a blocked rank was in when it blocked
 
   // A phase the rank was inside when it blocked: that is where it waits.
   void note_inside(Kind kind) {
     if (kind == Kind::Finalize)
-      inside = "in backward (finalize: waiting for buckets)";
-    else if (kind == Kind::Backward && inside.empty())
-      inside = "in backward";
-    else if (kind == Kind::Forward && inside.empty())
-      inside = "in forward";
-    else if (kind == Kind::Optimizer && inside.empty())
-      inside = "in the optimizer step";
+      inside = HangPhase::InFinalize;
+    else if (kind == Kind::Backward && inside == HangPhase::None)
+      inside = HangPhase::InBackward;
+    else if (kind == Kind::Forward && inside == HangPhase::None)
+      inside = HangPhase::InForward;
+    else if (kind == Kind::Optimizer && inside == HangPhase::None)
+      inside = HangPhase::InOptimizer;
   }
 };
 
@@ -193,16 +193,16 @@ RankHangState rank_state(RunStoreReader& run, const std::vector<std::string>& na
   }
   const int64_t blocked_at = find_blocking_collective(spans, st);
   const IterationProgress p = iteration_progress(spans, st.current_iteration, blocked_at);
-  st.phase = !p.inside.empty() ? p.inside
-             : p.backward_done ? "after backward"
-             : p.forward_done  ? "after forward"
-                               : "forward";
+  st.phase = p.inside != HangPhase::None ? p.inside
+             : p.backward_done           ? HangPhase::AfterBackward
+             : p.forward_done            ? HangPhase::AfterForward
+                                         : HangPhase::Forward;
   // Nothing of the next iteration yet: the rank is between iterations (or done), and
   // no gradient or bucket of it is pending.
   const bool between = !st.blocked_in && !p.started && last.has_value();
   if (between) {
     const bool done = st.completed_iterations >= total_iterations;
-    st.phase = done ? "done" : "between iterations";
+    st.phase = done ? HangPhase::Done : HangPhase::BetweenIterations;
     if (done) st.current_iteration = st.completed_iterations;
   }
   list_pending(run, rank, p, between, st);
@@ -223,8 +223,8 @@ std::string position_text(const RankHangState& st, int64_t start_ns) {
   }
   if (st.current_iteration == 0 && st.completed_iterations == 0)
     return detail::concat("at its last event, ", st.last_event, " at ", at, " into the run (no iterations recorded)");
-  return detail::concat("in iteration ", st.current_iteration, " (", st.phase, "), last event ", st.last_event, " at ",
-                        at, " into the run");
+  return detail::concat("in iteration ", st.current_iteration, " (", hang_phase_words(st.phase), "), last event ",
+                        st.last_event, " at ", at, " into the run");
 }
 
 std::string first_sentence(const std::string& text) {
@@ -519,8 +519,8 @@ void mark_done_when_finished(const RunRow& run, HangReport& report) {
   for (const auto& st : report.ranks)
     if (st.blocked_in) return;
   for (auto& st : report.ranks) {
-    if (st.phase != "between iterations") continue;
-    st.phase = "done";
+    if (st.phase != HangPhase::BetweenIterations) continue;
+    st.phase = HangPhase::Done;
     st.current_iteration = st.completed_iterations;
   }
 }
@@ -556,7 +556,7 @@ void take_timeout_message(const RunRow& run, HangReport& report) {
 // what it was in.
 std::string where_text(const RankHangState& st) {
   if (st.current_iteration > 0 || st.completed_iterations > 0)
-    return detail::concat("is in iteration ", st.current_iteration, " (", st.phase, ")");
+    return detail::concat("is in iteration ", st.current_iteration, " (", hang_phase_words(st.phase), ")");
   return "has no iterations recorded";
 }
 
@@ -613,8 +613,9 @@ void add_stalled_findings(HangReport& report, int64_t top_seq) {
 // ranks than its job had (2 ranks' traces of a 128-rank job) speaks for those only.
 void add_quiet_finding(HangReport& report, int world_size) {
   auto& f = report.findings;
-  const bool all_done = !report.ranks.empty() && std::all_of(report.ranks.begin(), report.ranks.end(),
-                                                             [](const RankHangState& s) { return s.phase == "done"; });
+  const bool all_done =
+      !report.ranks.empty() && std::all_of(report.ranks.begin(), report.ranks.end(),
+                                           [](const RankHangState& s) { return s.phase == HangPhase::Done; });
   const auto held = static_cast<int64_t>(report.ranks.size());
   if (f.empty() && all_done && world_size > held) {
     f.push_back(detail::concat("the ", count_of(held, "rank"), " this run holds (of the job's ", world_size,
@@ -675,7 +676,7 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   // The dumps record collectives, not iterations: no rank is "in iteration 1 (forward)".
   if (only_torch_dumps)
     for (auto& st : report.ranks)
-      if (st.completed_iterations == 0) st.current_iteration = 0, st.phase.clear();
+      if (st.completed_iterations == 0) st.current_iteration = 0, st.phase = HangPhase::None;
   int64_t top_seq = -1;
   for (const auto& st : report.ranks)
     top_seq = std::max(top_seq, st.latest_seq);
@@ -717,6 +718,22 @@ HangReport analyze_hang(FlightData records) {
   add_no_dump_finding(report, absent);
   add_flight_record_stacks(report);
   return report;
+}
+
+const char* hang_phase_words(HangPhase phase) {
+  switch (phase) {
+    case HangPhase::None: return "";
+    case HangPhase::Forward: return "forward";
+    case HangPhase::AfterForward: return "after forward";
+    case HangPhase::InForward: return "in forward";
+    case HangPhase::InBackward: return "in backward";
+    case HangPhase::InFinalize: return "in backward (finalize: waiting for buckets)";
+    case HangPhase::AfterBackward: return "after backward";
+    case HangPhase::InOptimizer: return "in the optimizer step";
+    case HangPhase::BetweenIterations: return "between iterations";
+    case HangPhase::Done: return "done";
+  }
+  return "";
 }
 
 }  // namespace ddpscope::probes

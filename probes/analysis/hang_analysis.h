@@ -24,13 +24,29 @@ struct PendingCollective {
   int64_t started_ns = 0;
 };
 
+// Where a rank stands in its current iteration. Decided from the spans it recorded, never
+// from text; hang_phase_words gives what the hang text, the Hang tab and `hang --json` say.
+enum class HangPhase {
+  None,               // not known (flight dumps record collectives, not iterations)
+  Forward,            // the iteration started; nothing of it has ended yet
+  AfterForward,       // forward ended, backward has not begun
+  InForward,          // blocked inside forward
+  InBackward,         // blocked inside backward
+  InFinalize,         // blocked in backward's finalize, waiting for the buckets' allreduces
+  AfterBackward,      // backward ended (loss allreduce, logging, the optimizer's start)
+  InOptimizer,        // blocked inside the optimizer step
+  BetweenIterations,  // nothing of the next iteration yet
+  Done,               // every iteration the job asked for is done
+};
+const char* hang_phase_words(HangPhase phase);
+
 struct RankHangState {
   int rank = 0;
   int64_t completed_iterations = 0;
-  int64_t current_iteration = 0;                // the one in progress: completed + 1
-  int64_t last_event_ns = 0;                    // end of the rank's latest event
-  std::string last_event;                       // its kind and name
-  std::string phase;                            // forward | backward | after backward | between iterations
+  int64_t current_iteration = 0;  // the one in progress: completed + 1
+  int64_t last_event_ns = 0;      // end of the rank's latest event
+  std::string last_event;         // its kind and name
+  HangPhase phase = HangPhase::None;
   std::optional<PendingCollective> blocked_in;  // an op started and not finished
   int64_t latest_seq = -1;                      // the highest collective sequence number this rank started
   // Buckets of the current assignment still waiting for gradients, and ready buckets

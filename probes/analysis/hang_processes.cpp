@@ -42,7 +42,7 @@ void add_ranks_not_answering(HangReport& report, const std::vector<RankRow>& ran
     // A rank that finished its iterations has nothing left to answer for: its process ends.
     const auto st = std::find_if(report.ranks.begin(), report.ranks.end(),
                                  [&](const RankHangState& s) { return s.rank == r.rank; });
-    if (st != report.ranks.end() && st->phase == "done") continue;
+    if (st != report.ranks.end() && st->phase == HangPhase::Done) continue;
     const std::string why = why_not_answering(it->second, at_the_end);
     if (why.empty()) continue;
     report.unanswering.push_back({r.rank, why});

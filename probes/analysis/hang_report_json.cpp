@@ -16,7 +16,7 @@ Json rank_json(const RankHangState& st, const HangReport& report) {
   Json row = {{"rank", st.rank},
               {"completed_iterations", st.completed_iterations},
               {"current_iteration", st.current_iteration},
-              {"phase", st.phase},
+              {"phase", hang_phase_words(st.phase)},
               {"last_event", st.last_event},
               {"blocked_in", blocked},
               {"latest_seq", st.latest_seq}};

@@ -100,7 +100,7 @@ class RunFilesTest : public QObject {
     const HangReport hang = analyze_hang(store);
     QCOMPARE(int(hang.ranks.size()), ranks);
     for (const RankHangState& s : hang.ranks) {
-      QCOMPARE(s.phase, std::string("done"));
+      QVERIFY(s.phase == probes::HangPhase::Done);
       QCOMPARE(s.completed_iterations, int64_t(iters));
       QVERIFY(!s.blocked_in && s.missing_grads.empty() && s.buckets_waiting_for_grads.empty());
     }

@@ -185,7 +185,7 @@ class TestRunFiles : public RunFilesTest {
     QVERIFY(!stalled.blocked_in.has_value());
     QVERIFY(stalled.latest_seq < waiting.blocked_in->seq);
     QCOMPARE(stalled.current_iteration, int64_t(4));
-    QCOMPARE(stalled.phase, std::string("after forward"));
+    QVERIFY(stalled.phase == HangPhase::AfterForward);
     QVERIFY(stalled.params_total == 6);
     QCOMPARE(int64_t(stalled.missing_grads.size()), stalled.params_total);
     QCOMPARE(int(stalled.buckets_waiting_for_grads.size()), 1);

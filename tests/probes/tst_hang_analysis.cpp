@@ -116,7 +116,7 @@ class TestHangAnalysis : public ScratchTest {
     for (int r = 0; r < 6; ++r) {
       RankHangState st;
       st.rank = r;
-      st.phase = r == 4 ? "done" : "in backward";
+      st.phase = r == 4 ? HangPhase::Done : HangPhase::InBackward;
       report.ranks.push_back(st);
       RankRow row;
       row.rank = r;
@@ -149,7 +149,7 @@ class TestHangAnalysis : public ScratchTest {
     for (int r = 0; r < 6; ++r) {
       RankHangState st;
       st.rank = r;
-      st.phase = "in backward";
+      st.phase = HangPhase::InBackward;
       report.ranks.push_back(st);
       RankRow row;
       row.rank = r;

@@ -215,12 +215,12 @@ class TestKinetoImport : public QObject {
     // Rank 0 waits in the first collective rank 1 never issued (the later bucket
     // allreduces queue behind it), from when it issued it, inside its backward.
     QCOMPARE(h.ranks[0].blocked_in->seq, h.ranks[1].latest_seq + 1);
-    QCOMPARE(h.ranks[0].phase, std::string("in backward"));
+    QVERIFY(h.ranks[0].phase == HangPhase::InBackward);
     QVERIFY(h.now_ns - h.ranks[0].blocked_in->started_ns > 500'000'000);  // the trace ran 0.7 s more
     // Rank 1 ran two steps; its ProfilerStep#3 began as the profiler stopped and holds
     // nothing: a mark, not an iteration. The profiler's own instants are not stored.
     QCOMPARE(h.ranks[1].completed_iterations, int64_t{2});
-    QCOMPARE(h.ranks[1].phase, std::string("between iterations"));
+    QVERIFY(h.ranks[1].phase == HangPhase::BetweenIterations);
     SpanQuery q;
     q.kinds = {Kind::Iteration};
     q.rank = 1;

@@ -91,7 +91,7 @@ class TestRunStoreWriter : public ScratchTest {
       RunStoreReader run(file);
       const HangReport report = analyze_hang(run);
       QCOMPARE(report.ranks.size(), size_t{1});
-      QCOMPARE(QString::fromStdString(report.ranks[0].phase),
+      QCOMPARE(QString::fromUtf8(hang_phase_words(report.ranks[0].phase)),
                finished ? QString("done") : QString("between iterations"));
       QCOMPARE(report.ranks[0].current_iteration, finished ? int64_t{1} : int64_t{2});
     }
