@@ -119,10 +119,8 @@ void LearnPage::addViews() {
     if (QWidget* options = view->options()) m_optionsRow->insertWidget(m_optionsRow->indexOf(m_live), options);
     connect(view, &LessonView::answered, m_player,
             [this](const LessonAnswer& a) { m_player->answer(a.choice, a.right, a.verdict); });
-    if (auto* v = qobject_cast<AutogradLessonView*>(view)) m_autograd = v;
-    if (auto* v = qobject_cast<BucketLessonView*>(view)) m_bucketLesson = v;
-    if (auto* v = qobject_cast<RingLessonView*>(view)) m_ringLesson = v;
   }
+  m_autograd = lessonView<AutogradLessonView>();
   showView(m_autograd);
 }
 

@@ -34,11 +34,9 @@ class AutogradLessonView;
 class ClassroomController;
 class LessonOpenJob;
 class LessonPlayer;
-class BucketLessonView;
 class GraphView;
 class LessonLiveRecorder;
 class LessonView;
-class RingLessonView;
 struct LessonAnswer;
 
 class LearnPage : public QWidget {
@@ -104,11 +102,15 @@ class LearnPage : public QWidget {
   QComboBox* lessonBox() const { return m_lessonBox; }
   QSpinBox* workersBox() const { return m_workers; }
   QCheckBox* sideBySideBox() const { return m_sideBySide; }
-  // The view drawing the lesson shown (lesson_view.h), and each view by its class.
+  // The view drawing the lesson shown (lesson_view.h), and each view by its class (null when
+  // the page has none of that class): lessonView<RingLessonView>().
   LessonView* view() const { return m_view; }
-  AutogradLessonView* autogradView() const { return m_autograd; }
-  BucketLessonView* bucketLessonView() const { return m_bucketLesson; }
-  RingLessonView* ringLessonView() const { return m_ringLesson; }
+  template <class View>
+  View* lessonView() const {
+    for (LessonView* v : m_views)
+      if (auto* view = qobject_cast<View*>(v)) return view;
+    return nullptr;
+  }
 
  signals:
   void statusMessage(const QString& text);
@@ -160,9 +162,8 @@ class LearnPage : public QWidget {
   bool m_openedOnShow = false;
   std::vector<LessonView*> m_views;  // every kind's view; one shown at a time
   LessonView* m_view = nullptr;      // the lesson shown's
+  // The graph view: it draws every kind without a view of its own, side by side and compared.
   AutogradLessonView* m_autograd = nullptr;
-  BucketLessonView* m_bucketLesson = nullptr;
-  RingLessonView* m_ringLesson = nullptr;
   QStackedWidget* m_stages = nullptr;   // the views' stages, left
   QVBoxLayout* m_panels = nullptr;      // the step's words, then the views' panels, right
   QHBoxLayout* m_optionsRow = nullptr;  // Workers, the views' options, Run live

@@ -85,8 +85,8 @@ class TestFirstSight : public QObject {
     QCOMPARE(end.released.size(), size_t{2});
     QVERIFY(end.accumulated.empty());
     QStringList listed;
-    for (int i = 0; i < page->autogradView()->gradientList()->count(); ++i)
-      listed << page->autogradView()->gradientList()->item(i)->text();
+    for (int i = 0; i < page->lessonView<AutogradLessonView>()->gradientList()->count(); ++i)
+      listed << page->lessonView<AutogradLessonView>()->gradientList()->item(i)->text();
     QVERIFY2(listed.filter("context released").size() == 2 && listed.filter("AccumulateGrad").isEmpty(),
              qPrintable(listed.join(" | ")));
     // Lesson 3: "1 MiB buckets", from the run's own config (the catalog says {cap}).

@@ -178,13 +178,13 @@ class TestLayoutSizes : public QObject {
       GraphView* graph = page->view()->graph();
       for (size_t step = 0; step < page->lesson().steps.size(); ++step) {
         page->stepForward();
-        if (page->bucketLessonView()->bucketView()->isVisible()) {
-          page->bucketLessonView()->bucketView()->repaint();
-          if (page->bucketLessonView()->bucketView()->elidedLines() > 0) {
+        if (page->lessonView<BucketLessonView>()->bucketView()->isVisible()) {
+          page->lessonView<BucketLessonView>()->bucketView()->repaint();
+          if (page->lessonView<BucketLessonView>()->bucketView()->elidedLines() > 0) {
             problems << QStringLiteral("%1, step %2: %3 bucket line(s) cut")
                             .arg(where)
                             .arg(step + 1)
-                            .arg(page->bucketLessonView()->bucketView()->elidedLines());
+                            .arg(page->lessonView<BucketLessonView>()->bucketView()->elidedLines());
             break;
           }
         }

@@ -100,7 +100,8 @@ class TestLearnPage : public QObject {
   // and colour.
   static QStringList snapshot(LearnPage* page) {
     QStringList s{page->explanation()->text()};
-    for (QListWidget* list : {page->autogradView()->inFlightList(), page->autogradView()->gradientList()})
+    for (QListWidget* list : {page->lessonView<AutogradLessonView>()->inFlightList(),
+                              page->lessonView<AutogradLessonView>()->gradientList()})
       for (int i = 0; i < list->count(); ++i)
         s << list->item(i)->text();
     for (QGraphicsItem* item : page->graph()->scene()->items()) {
@@ -142,9 +143,9 @@ class TestLearnPage : public QObject {
     QTest::keyClick(page, Qt::Key_End);
     QCOMPARE(page->applied(), steps);
     // t1, t2 and t4's gradients were in the context until both workers released it.
-    QCOMPARE(page->autogradView()->gradientList()->count(), 2);
-    QVERIFY(page->autogradView()->gradientList()->item(0)->text().contains("context released"));
-    QCOMPARE(page->autogradView()->inFlightList()->count(), 0);
+    QCOMPARE(page->lessonView<AutogradLessonView>()->gradientList()->count(), 2);
+    QVERIFY(page->lessonView<AutogradLessonView>()->gradientList()->item(0)->text().contains("context released"));
+    QCOMPARE(page->lessonView<AutogradLessonView>()->inFlightList()->count(), 0);
     QTest::keyClick(page, Qt::Key_Home);
     QCOMPARE(page->applied(), size_t{0});
     QTest::keyClick(page, Qt::Key_Space);
@@ -156,13 +157,13 @@ class TestLearnPage : public QObject {
     // Lesson 3 (DDP): the buckets instead of messages; at the end every one is reduced.
     QVERIFY(window.openLesson(3));
     QVERIFY(page->lesson().ddp);
-    QVERIFY(page->bucketLessonView()->bucketView()->isVisibleTo(page) &&
-            !page->autogradView()->sequence()->isVisibleTo(page));
-    QVERIFY(page->bucketLessonView()->bucketCapBox()->isVisibleTo(page) &&
-            !page->autogradView()->modeBox()->isVisibleTo(page));
+    QVERIFY(page->lessonView<BucketLessonView>()->bucketView()->isVisibleTo(page) &&
+            !page->lessonView<AutogradLessonView>()->sequence()->isVisibleTo(page));
+    QVERIFY(page->lessonView<BucketLessonView>()->bucketCapBox()->isVisibleTo(page) &&
+            !page->lessonView<AutogradLessonView>()->modeBox()->isVisibleTo(page));
     QTest::keyClick(page, Qt::Key_End);
-    QCOMPARE(page->bucketLessonView()->bucketView()->buckets().size(), size_t{3});
-    for (const BucketFill& b : page->bucketLessonView()->bucketView()->buckets())
+    QCOMPARE(page->lessonView<BucketLessonView>()->bucketView()->buckets().size(), size_t{3});
+    for (const BucketFill& b : page->lessonView<BucketLessonView>()->bucketView()->buckets())
       QCOMPARE(static_cast<int>(b.phase), static_cast<int>(BucketFill::Phase::Reduced));
   }
 
@@ -177,15 +178,16 @@ class TestLearnPage : public QObject {
     LearnPage* page = window.part<LearnPage>();
     QVERIFY(page->sideBySideBox()->isEnabled());
     page->sideBySideBox()->setChecked(true);
-    QVERIFY(!page->autogradView()->compared().steps.empty());
-    QVERIFY(std::any_of(page->autogradView()->compared().steps.begin(), page->autogradView()->compared().steps.end(),
+    QVERIFY(!page->lessonView<AutogradLessonView>()->compared().steps.empty());
+    QVERIFY(std::any_of(page->lessonView<AutogradLessonView>()->compared().steps.begin(),
+                        page->lessonView<AutogradLessonView>()->compared().steps.end(),
                         [](const LessonStep& s) { return s.kind == StepKind::SmartAsk; }));
-    QVERIFY(page->autogradView()->compareGraph()->isVisibleTo(page));
-    QCOMPARE(page->autogradView()->compareGraph()->shown().nodes.size(),
-             page->autogradView()->compared().graph.nodes.size());
+    QVERIFY(page->lessonView<AutogradLessonView>()->compareGraph()->isVisibleTo(page));
+    QCOMPARE(page->lessonView<AutogradLessonView>()->compareGraph()->shown().nodes.size(),
+             page->lessonView<AutogradLessonView>()->compared().graph.nodes.size());
     QTest::keyClick(page, Qt::Key_Right);
-    QVERIFY2(page->autogradView()->compareExplanation()->text().contains("step 1 of"),
-             qPrintable(page->autogradView()->compareExplanation()->text()));
+    QVERIFY2(page->lessonView<AutogradLessonView>()->compareExplanation()->text().contains("step 1 of"),
+             qPrintable(page->lessonView<AutogradLessonView>()->compareExplanation()->text()));
     QTest::keyClick(page, Qt::Key_End);
     QVERIFY(page->explanation()->text().contains("never received gradients"));  // FAST's error
     // Lesson 1 has no pair: the box is off and disabled.

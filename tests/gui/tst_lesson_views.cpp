@@ -65,7 +65,7 @@ class TestLessonViews : public QObject {
     page.toEnd();
     page.predictBox()->setChecked(true);
     QCOMPARE(page.applied(), size_t{0});
-    QCOMPARE(page.view(), static_cast<LessonView*>(page.autogradView()));
+    QCOMPARE(page.view(), static_cast<LessonView*>(page.lessonView<AutogradLessonView>()));
   }
 
   void testOptionsFollowTheLessonAndReachRunLive() {
@@ -75,10 +75,10 @@ class TestLessonViews : public QObject {
     const int hang = 4;
     QVERIFY(lessons()[hang].unused_parameter);
     QVERIFY(page.openLesson(hang, &error));
-    QCOMPARE(page.view(), static_cast<LessonView*>(page.bucketLessonView()));
-    QVERIFY(page.bucketLessonView()->unusedBox()->isChecked());
-    page.bucketLessonView()->findUnusedBox()->setChecked(true);
-    page.bucketLessonView()->bucketCapBox()->setValue(0.25);
+    QCOMPARE(page.view(), static_cast<LessonView*>(page.lessonView<BucketLessonView>()));
+    QVERIFY(page.lessonView<BucketLessonView>()->unusedBox()->isChecked());
+    page.lessonView<BucketLessonView>()->findUnusedBox()->setChecked(true);
+    page.lessonView<BucketLessonView>()->bucketCapBox()->setValue(0.25);
     LiveParameters p;
     for (LessonView* view : page.findChildren<LessonView*>())
       view->readOptions(p);
@@ -87,9 +87,9 @@ class TestLessonViews : public QObject {
     QCOMPARE(liveVariant(lessons()[hang], p), QStringLiteral("cap0.25-unused-find"));
     // A DDP lesson opened again resets what the student changed to what it recorded.
     QVERIFY(page.openLesson(3, &error));
-    QVERIFY(!page.bucketLessonView()->unusedBox()->isChecked());
-    QVERIFY(!page.bucketLessonView()->findUnusedBox()->isChecked());
-    QCOMPARE(page.bucketLessonView()->bucketCapBox()->value(), lessons()[3].bucket_cap_mb);
+    QVERIFY(!page.lessonView<BucketLessonView>()->unusedBox()->isChecked());
+    QVERIFY(!page.lessonView<BucketLessonView>()->findUnusedBox()->isChecked());
+    QCOMPARE(page.lessonView<BucketLessonView>()->bucketCapBox()->value(), lessons()[3].bucket_cap_mb);
   }
 
   // Every shipped lesson can be played to its end in Predict mode, each question answered
@@ -118,8 +118,8 @@ class TestLessonViews : public QObject {
         const LessonStep& next = page.lesson().steps[page.applied()];
         const size_t at = page.applied();
         ++asked;
-        if (page.view() == static_cast<LessonView*>(page.ringLessonView())) {
-          emit page.ringLessonView()->ringView()->cellClicked(next.rank, next.param);
+        if (page.view() == static_cast<LessonView*>(page.lessonView<RingLessonView>())) {
+          emit page.lessonView<RingLessonView>()->ringView()->cellClicked(next.rank, next.param);
         } else {
           QVERIFY2(next.node >= 0 && static_cast<size_t>(next.node) < page.graph()->shown().nodes.size(),
                    qPrintable(QStringLiteral("%1, step %2: asks for node %3, which the graph does not draw")
@@ -180,7 +180,7 @@ class TestLessonViews : public QObject {
 
     // The ring: the question names a rank, a click on a cell answers it.
     QVERIFY(page.openLesson(6, &error));
-    QCOMPARE(page.view(), static_cast<LessonView*>(page.ringLessonView()));
+    QCOMPARE(page.view(), static_cast<LessonView*>(page.lessonView<RingLessonView>()));
     page.predictBox()->setChecked(false);
     page.predictBox()->setChecked(true);
     page.stepForward();
@@ -190,7 +190,7 @@ class TestLessonViews : public QObject {
              qPrintable(page.explanation()->text()));
     answers.clear();
     connect(page.view(), &LessonView::answered, this, [&](const LessonAnswer& a) { answers << a; });
-    emit page.ringLessonView()->ringView()->cellClicked(step.rank, step.param);
+    emit page.lessonView<RingLessonView>()->ringView()->cellClicked(step.rank, step.param);
     QCOMPARE(answers.size(), 1);
     QVERIFY(answers[0].right);
     QCOMPARE(answers[0].choice, QStringLiteral("rank %1, block %2").arg(step.rank).arg(step.param));

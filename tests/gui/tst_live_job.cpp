@@ -23,7 +23,7 @@ class TestLiveJob : public LiveJobTest {
     QVERIFY(window.openLesson(1));  // 2a: the unused RPC in FAST mode
     LearnPage* page = window.part<LearnPage>();
     page->workersBox()->setValue(3);
-    page->autogradView()->modeBox()->setCurrentText("smart");
+    page->lessonView<AutogradLessonView>()->modeBox()->setCurrentText("smart");
     QSignalSpy loaded(page, &LearnPage::lessonLoaded);
     QString error;
     QVERIFY2(page->runLive(&error), qPrintable(error));
@@ -45,9 +45,9 @@ class TestLiveJob : public LiveJobTest {
     QVERIFY(window.openLesson(4));
     LearnPage* page = window.part<LearnPage>();
     QVERIFY(page->lesson().steps.back().kind == StepKind::Verdict);
-    QVERIFY(page->bucketLessonView()->unusedBox()->isChecked());
-    page->bucketLessonView()->findUnusedBox()->setChecked(true);
-    page->bucketLessonView()->bucketCapBox()->setValue(0.25);  // below the MLP's 1 MiB weights
+    QVERIFY(page->lessonView<BucketLessonView>()->unusedBox()->isChecked());
+    page->lessonView<BucketLessonView>()->findUnusedBox()->setChecked(true);
+    page->lessonView<BucketLessonView>()->bucketCapBox()->setValue(0.25);  // below the MLP's 1 MiB weights
     QSignalSpy loaded(page, &LearnPage::lessonLoaded);
     QString error;
     QVERIFY2(page->runLive(&error), qPrintable(error));

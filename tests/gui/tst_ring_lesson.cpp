@@ -151,7 +151,7 @@ class TestRingLesson : public QObject {
     QVERIFY(window.openLesson(int(ring - lessons().begin())));
     LearnPage* page = window.part<LearnPage>();
     QVERIFY(page->lesson().ring);
-    QVERIFY(page->ringLessonView()->ringView()->isVisible());
+    QVERIFY(page->lessonView<RingLessonView>()->ringView()->isVisible());
     QVERIFY(!page->graph()->isVisible());
     // Predict: which block does the asked rank send? A wrong cell is answered, the right one steps.
     page->predictBox()->setChecked(true);
@@ -160,12 +160,12 @@ class TestRingLesson : public QObject {
     const LessonStep& next = page->lesson().steps[page->applied()];
     QVERIFY(page->explanation()->text().contains(QString("rank %1 send next").arg(next.rank)));
     const int wrong = (next.param + 1) % page->lesson().ring_ranks;
-    QTest::mouseClick(page->ringLessonView()->ringView(), Qt::LeftButton, {},
-                      page->ringLessonView()->ringView()->cellRect(next.rank, wrong).center());
+    QTest::mouseClick(page->lessonView<RingLessonView>()->ringView(), Qt::LeftButton, {},
+                      page->lessonView<RingLessonView>()->ringView()->cellRect(next.rank, wrong).center());
     QVERIFY2(page->feedback()->text().startsWith("Not block"), qPrintable(page->feedback()->text()));
     QCOMPARE(page->applied(), size_t{0});
-    QTest::mouseClick(page->ringLessonView()->ringView(), Qt::LeftButton, {},
-                      page->ringLessonView()->ringView()->cellRect(next.rank, next.param).center());
+    QTest::mouseClick(page->lessonView<RingLessonView>()->ringView(), Qt::LeftButton, {},
+                      page->lessonView<RingLessonView>()->ringView()->cellRect(next.rank, next.param).center());
     QCOMPARE(page->applied(), size_t{1});
     QCOMPARE(page->score(), 0);  // the question was missed at the first wrong click
     QCOMPARE(page->predictions(), 1);
