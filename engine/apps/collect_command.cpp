@@ -15,9 +15,12 @@
 #include "collector_process.h"
 #include "collector_protocol.h"
 #include "ddpscope/error.h"
+#include "ddpscope/host_port.h"
 #include "ddpscope/plural.h"
+#include "ddpscope/random_token.h"
 #include "run_file_claim.h"
 #include "torchrun_launch.h"
+#include "worker_protocol.h"
 
 namespace ddpscope::apps {
 namespace {
@@ -48,10 +51,8 @@ void say_ranks(const probes::Collector& c, size_t& seen, size_t& ended, bool jso
   if (c.ranks_seen().size() == seen && c.ranks_ended().size() == ended) return;
   std::printf("ranks: %zu joined, %zu ended\n", c.ranks_seen().size(), c.ranks_ended().size());
   if (json)
-    std::printf("@ddpscope %s\n",
-                nlohmann::json{{"event", "ranks"}, {"joined", c.ranks_seen().size()}, {"ended", c.ranks_ended().size()}}
-                    .dump()
-                    .c_str());
+    job_events::write_event(stdout, job_events::Ranks{static_cast<int64_t>(c.ranks_seen().size()),
+                                                      static_cast<int64_t>(c.ranks_ended().size())});
   std::fflush(stdout);
   seen = c.ranks_seen().size();
   ended = c.ranks_ended().size();
@@ -137,36 +138,14 @@ std::string find_desktop_app() {
 
 std::pair<std::string, int> parse_listen(const std::string& listen) {
   DDPSCOPE_CHECK(!listen.empty(), "--listen is empty; give HOST or HOST:PORT (e.g. 10.0.0.5:29600)");
-  std::string host = listen, port_text;
-  bool has_port = false;
-  if (listen.front() == '[') {  // [IPv6]:port
-    const size_t close = listen.find(']');
-    DDPSCOPE_CHECK(close != std::string::npos, "--listen '", listen, "': an IPv6 address needs its closing ']'");
-    host = listen.substr(1, close - 1);
-    if (close + 1 < listen.size()) {
-      DDPSCOPE_CHECK(listen[close + 1] == ':', "--listen '", listen, "': expected ':PORT' after ']'");
-      port_text = listen.substr(close + 2);
-      has_port = true;
-    }
-  } else if (std::count(listen.begin(), listen.end(), ':') == 1) {  // more: an IPv6 address alone
-    const size_t colon = listen.find(':');
-    host = listen.substr(0, colon);
-    port_text = listen.substr(colon + 1);
-    has_port = true;
-  }
-  DDPSCOPE_CHECK(!host.empty(), "--listen '", listen, "' names no host; give HOST or HOST:PORT");
-  int port = 0;
-  if (has_port) {
-    size_t used = 0;
-    try {
-      port = std::stoi(port_text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    DDPSCOPE_CHECK(used == port_text.size() && port >= 1 && port <= 65534, "--listen '", listen, "': the port '",
-                   port_text, "' must be a number from 1 to 65534 (the collector uses it and the next)");
-  }
-  return {host, port};
+  HostPort where;
+  const std::string wrong = split_host_port(listen, where);
+  DDPSCOPE_CHECK(wrong.empty(), "--listen '", listen, "': ", wrong, "; give HOST or HOST:PORT (IPv6 in brackets)");
+  if (where.port.empty()) return {where.host, 0};
+  const int port = port_number(where.port, 1, 65534);
+  DDPSCOPE_CHECK(port > 0, "--listen '", listen, "': the port '", where.port,
+                 "' must be a number from 1 to 65534 (the collector uses it and the next)");
+  return {where.host, port};
 }
 
 std::vector<std::pair<std::string, std::string>> job_environment(const std::string& batch_endpoint,
@@ -205,13 +184,10 @@ int run_collect(const CollectOptions& options) {
   std::printf("\nOr before the launcher's command (torchrun, srun, mpirun):\n  %s\n\n", prefix.c_str());
   const bool json = options.progress == "json";
   if (json) {
-    nlohmann::json exports = nlohmann::json::array();
+    std::vector<std::string> exports;
     for (const auto& [name, value] : env)
       exports.push_back("export " + name + "=" + printed_value(name, value));
-    std::printf("@ddpscope %s\n",
-                nlohmann::json{{"event", "collect"}, {"run", claim->path()}, {"exports", exports}, {"prefix", prefix}}
-                    .dump()
-                    .c_str());
+    job_events::write_event(stdout, job_events::Collect{claim->path(), exports, prefix});
   }
   // A program reading --progress json (the app) stops the collector its own way: no Ctrl-C.
   if (options.expect > 0)

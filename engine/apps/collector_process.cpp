@@ -11,25 +11,16 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <random>
 #include <thread>
 
 #include "collector_protocol.h"
 #include "flight_records.h"
 #include "probe.h"
 #include "ddpscope/error.h"
+#include "ddpscope/random_token.h"
 #include "worker_protocol.h"
 
 namespace ddpscope::apps {
-std::string random_token() {
-  std::random_device rd;  // /dev/urandom
-  static const char* hex = "0123456789abcdef";
-  std::string t;
-  for (int i = 0; i < 32; ++i)
-    t += hex[rd() & 15];
-  return t;
-}
-
 namespace {
 
 std::string describe_exit(int status) {
@@ -97,8 +88,9 @@ CollectorProcess::CollectorProcess(const std::string& run_file, const probes::Ru
     line.append(buf, static_cast<size_t>(n));
   }
   close(out_pipe[0]);
-  const auto event = parse_worker_event(line.substr(0, line.find('\n')));
-  if (!event || event->value("event", "") != "collector") {
+  const auto event = job_events::parse_line(line.substr(0, line.find('\n')));
+  const auto* listening = event ? std::get_if<job_events::Collector>(&*event) : nullptr;
+  if (!listening) {
     int status = 0;
     kill(pid_, SIGKILL);
     waitpid(pid_, &status, 0);
@@ -106,8 +98,8 @@ CollectorProcess::CollectorProcess(const std::string& run_file, const probes::Ru
     throw DDPSCOPE_ERROR("the collector did not start (", describe_exit(status),
                          "); its error is above. Pass --no-probes to train without recording");
   }
-  setenv(probes::kCollectorEnv, event->value("batch", "").c_str(), 1);
-  setenv(probes::kCollectorClockEnv, event->value("clock", "").c_str(), 1);
+  setenv(probes::kCollectorEnv, listening->batch.c_str(), 1);
+  setenv(probes::kCollectorClockEnv, listening->clock.c_str(), 1);
 }
 
 CollectorProcess::~CollectorProcess() {

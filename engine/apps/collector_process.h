@@ -57,7 +57,4 @@ class CollectorProcess {
   int exit_status_ = 0;
 };
 
-// A fresh run token: 32 hex digits from /dev/urandom.
-std::string random_token();
-
 }  // namespace ddpscope::apps

@@ -64,7 +64,7 @@ JobMonitor::JobMonitor(const Settings& settings, CollectorProcess* collector)
   // Other jobs report no start; a script's own rendezvous has a timeout (torch's).
   if (!settings_.training || settings_.script) start_watchdog_.started();
   // RPC jobs report no training's end: their first rank's end arms the end watchdog (a
-  // worker stopped by a signal hung them for ever, issue 68).
+  // worker stopped by a signal hung them for ever).
   if (!settings_.training) end_watchdog_.trains_nothing();
   if (collector_) rank_states_.emplace(collector_->run_file(), settings_.world_size);
 }
@@ -76,47 +76,41 @@ ProcessSupervisor::Events JobMonitor::events(ProcessSupervisor& job) {
 }
 
 void JobMonitor::stdout_line(const std::string& line) {
-  auto ev = parse_worker_event(line);
+  const auto ev = job_events::parse_line(line);
   if (!ev) {
     std::printf("%s\n", line.c_str());
     return;
   }
-  const std::string kind = ev->value("event", "");
-  if (kind == "start") {
+  if (const auto* start = std::get_if<job_events::Start>(&*ev)) {
     start_watchdog_.started();
     started_ = true;
-  }
-  if (kind == "start" && settings_.style == ProgressStyle::Json) {
-    emit_worker_event(stdout, *ev);
-  } else if (kind == "start") {
-    const int world = ev->value("world_size", 0);
-    std::printf("training %s on %d rank%s (%s backend)", ev->value("describe", "").c_str(), world,
-                world == 1 ? "" : "s", ev->value("backend", "").c_str());
-    if (settings_.iterations > 0) std::printf(" for %lld iterations", static_cast<long long>(settings_.iterations));
-    std::printf("\n");
-  } else if (kind == "progress") {
-    const bool has_loss = ev->contains("loss") && !(*ev)["loss"].is_null();
-    progress_.update(ev->value("iter", int64_t{0}),
-                     has_loss ? std::optional<double>(probes::json_field(*ev, "loss")) : std::nullopt,
-                     probes::json_field(*ev, "samples_per_s"));
-  } else if (kind == "done") {
-    seconds_ = ev->value("seconds", 0.0);
-    stopped_at_ = ev->value("stopped_at", int64_t{-1});
+    if (settings_.style == ProgressStyle::Json) {
+      job_events::write_event(stdout, *start);
+    } else {
+      std::printf("training %s on %d rank%s (%s backend)", start->describe.c_str(), start->world_size,
+                  start->world_size == 1 ? "" : "s", start->backend.c_str());
+      if (settings_.iterations > 0) std::printf(" for %lld iterations", static_cast<long long>(settings_.iterations));
+      std::printf("\n");
+    }
+  } else if (const auto* progress = std::get_if<job_events::Progress>(&*ev)) {
+    progress_.update(progress->iter, progress->loss, progress->samples_per_s);
+  } else if (const auto* done = std::get_if<job_events::Done>(&*ev)) {
+    seconds_ = done->seconds;
+    stopped_at_ = done->stopped_at;
     end_watchdog_.training_done(WatchdogClock::now());
   }
   std::fflush(stdout);
 }
 
 void JobMonitor::stderr_line(const std::string& line) {
-  if (auto ev = parse_worker_event(line)) {
+  if (const auto ev = job_events::parse_line(line)) {
     const auto now = WatchdogClock::now();
-    if (ev->value("event", "") == "probes") {
-      const int rank = ev->value("rank", -1);
-      dropped_by_rank_.emplace_back(rank, ev->value("dropped", uint64_t{0}));
-      end_watchdog_.rank_ended(rank, now);
-    } else if (ev->value("event", "") == "error" && failed_rank_ < 0) {
-      failed_rank_ = ev->value("rank", -1);
-      failure_ = ev->value("message", "");
+    if (const auto* end = std::get_if<job_events::RankEnd>(&*ev)) {
+      dropped_by_rank_.emplace_back(end->rank, end->dropped);
+      end_watchdog_.rank_ended(end->rank, now);
+    } else if (const auto* error = std::get_if<job_events::Error>(&*ev); error && failed_rank_ < 0) {
+      failed_rank_ = error->rank;
+      failure_ = error->message;
       failure_grace_.rank_failed(failed_rank_, now);
       start_watchdog_.rank_failed();
       end_watchdog_.rank_failed();
@@ -249,18 +243,15 @@ int JobMonitor::finish(int wait_status) {
   }
   if (timed_out_) {
     close_run("failed", failure_);
-    if (json)
-      emit_worker_event(stdout, {{"event", "failed"}, {"rank", -1}, {"message", failure_}, {"exit_code", code}});
+    if (json) job_events::write_event(stdout, job_events::Failed{-1, failure_, code});
     std::fprintf(stderr, "error: %s\n", failure_.c_str());
     return code;
   }
   const std::string unreported = detail::concat("mpirun exited with code ", code, " and no rank reported an error");
   close_run("failed", failed_rank_ >= 0 ? failure_ : unreported);
   if (json) {
-    emit_worker_event(stdout, {{"event", "failed"},
-                               {"rank", failed_rank_},
-                               {"message", failed_rank_ >= 0 ? failure_ : "no rank reported an error"},
-                               {"exit_code", code}});
+    job_events::write_event(
+        stdout, job_events::Failed{failed_rank_, failed_rank_ >= 0 ? failure_ : "no rank reported an error", code});
   }
   if (failed_rank_ >= 0)
     std::fprintf(stderr, "error: the job failed: rank %d: %s\n", failed_rank_, failure_.c_str());

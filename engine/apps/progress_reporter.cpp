@@ -40,10 +40,7 @@ void ProgressReporter::update(int64_t it, std::optional<double> loss, double rat
   switch (style_) {
     case ProgressStyle::Json:
       if (due(it) || first_nonfinite) {
-        nlohmann::json ev = {{"event", "progress"}, {"iter", it}, {"total", total_}, {"samples_per_s", rate}};
-        if (loss) ev["loss"] = probes::json_number(*loss);
-        if (nonfinite_since_ >= 0) ev["nonfinite_since"] = nonfinite_since_;
-        emit_worker_event(out_, ev);
+        job_events::write_event(out_, job_events::Progress{it, total_, loss, rate, nonfinite_since_});
       }
       return;
     case ProgressStyle::Bar:
@@ -101,11 +98,7 @@ void ProgressReporter::warn_nonfinite(double loss) const {
 void ProgressReporter::finish(double total_seconds, int64_t stopped_at) {
   const int64_t iterations = stopped_at >= 0 ? stopped_at : total_ > 0 ? total_ : last_iteration_;
   if (style_ == ProgressStyle::Json) {
-    nlohmann::json ev = {
-        {"event", "done"}, {"iterations", iterations}, {"seconds", total_seconds}, {"samples_per_s", last_rate_}};
-    if (stopped_at >= 0) ev["stopped_early"] = true;
-    if (last_loss_) ev["loss"] = probes::json_number(*last_loss_);
-    emit_worker_event(out_, ev);
+    job_events::write_event(out_, job_events::Done{total_seconds, iterations, stopped_at, last_rate_, last_loss_});
     return;
   }
   if (style_ == ProgressStyle::Bar) std::fputc('\n', out_);

@@ -78,12 +78,6 @@ std::string torchrun_probes_library() {
   return (own_folder() / "../lib/libddpscope_probes_c.so").lexically_normal().string();
 }
 
-std::string default_python() {
-  if (access("/usr/bin/python3", X_OK) == 0) return "/usr/bin/python3";
-  const std::string found = find_executable("python3");
-  return found.empty() ? "python3" : found;
-}
-
 void add_torchrun_options(CLI::App& cmd, TorchrunOptions& o, LaunchOptions& launch) {
   cmd.add_option("--np", launch.np, "Processes (ranks), as torchrun's --nproc-per-node on one host")
       ->check(CLI::Range(1, 4096));
@@ -258,10 +252,9 @@ int torchrun_worker(int argc, char** argv) {
   args.push_back(nullptr);
   execv(python.c_str(), args.data());
   const char* rank = std::getenv("RANK");
-  emit_worker_event(stderr, {{"event", "error"},
-                             {"rank", rank ? std::atoi(rank) : -1},
-                             {"message", detail::concat("cannot start the interpreter '", python,
-                                                        "': ", std::strerror(errno), "; pass --python")}});
+  job_events::write_event(stderr, job_events::Error{rank ? std::atoi(rank) : -1,
+                                                    detail::concat("cannot start the interpreter '", python,
+                                                                   "': ", std::strerror(errno), "; pass --python")});
   return 127;
 }
 

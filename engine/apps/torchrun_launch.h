@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ddpscope/default_python.h"
 #include "progress_reporter.h"
 #include "train_cli_options.h"
 
@@ -25,9 +26,6 @@ struct TorchrunOptions {
   std::string master_addr;  // empty: chosen by the launcher
   int master_port = 0;      // 0: chosen by the launcher
 };
-
-// /usr/bin/python3 when it exists (Debian's python3-torch), else python3 on PATH.
-std::string default_python();
 
 // The instrumentation package a job puts on PYTHONPATH: installed beside the programs,
 // else in the source tree this build came from.

@@ -1,7 +1,7 @@
 // ddpscope-worker: the per-rank training program that the launcher starts under mpirun.
 // It takes the same `train` options as ddpscope-cli (plus --backend) and reports to the
-// launcher through worker_protocol.h. With the launcher's collector in the environment
-// it records probes and ships them there. DDPSCOPE_FAULT makes a rank fail on purpose
+// launcher through job_events.h's lines (worker_protocol.h). With the launcher's collector in
+// the environment it records probes and ships them there. DDPSCOPE_FAULT makes a rank fail on purpose
 // (fault_injection.h): at an iteration and phase, by an error, SIGKILL or SIGSEGV.
 #include <signal.h>
 #include <sys/prctl.h>
@@ -44,7 +44,7 @@ void report_probes(int rank) {
 // this rank will never join, and a normal exit would wait for them in MPI_Finalize.
 [[noreturn]] void fail_job(int rank, const std::string& message) {
   report_probes(rank);
-  ddpscope::apps::emit_worker_event(stderr, {{"event", "error"}, {"rank", rank}, {"message", message}});
+  ddpscope::apps::job_events::write_event(stderr, ddpscope::apps::job_events::Error{rank, message});
   ddpscope::c10d::MpiEnvironment::abort_job(1);
 }
 
@@ -61,10 +61,7 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
               g_probes ? g_probes->shipped() : 0, what);
   });
   if (rank == 0) {
-    emit_worker_event(stdout, {{"event", "start"},
-                               {"world_size", group.size()},
-                               {"backend", backend_name},
-                               {"describe", trainer.describe()}});
+    job_events::write_event(stdout, job_events::Start{group.size(), backend_name, trainer.describe()});
   }
   if (trainer.options().measure_links) measure_links(group);
   const auto start = std::chrono::steady_clock::now();
@@ -84,10 +81,8 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
       const double now = static_cast<double>(trainer.samples_per_step()) / std::max(r.seconds, 1e-9);
       rate = i == 0 ? now : 0.9 * rate + 0.1 * now;
       if (rank == 0) {
-        emit_worker_event(stdout, {{"event", "progress"},
-                                   {"iter", r.iteration},
-                                   {"loss", probes::json_number(r.loss)},
-                                   {"samples_per_s", rate}});
+        job_events::write_event(stdout,
+                                job_events::Progress{.iter = r.iteration, .loss = r.loss, .samples_per_s = rate});
       }
     }
     if (join) join->finish();
@@ -99,9 +94,7 @@ void train_loop(AnyTrainer& trainer, ddpscope::c10d::ProcessGroup& group, const 
   }
   if (rank == 0) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    nlohmann::json done = {{"event", "done"}, {"seconds", seconds}};
-    if (stopped_at >= 0) done["stopped_at"] = stopped_at;
-    emit_worker_event(stdout, done);
+    job_events::write_event(stdout, job_events::Done{.seconds = seconds, .stopped_at = stopped_at});
   }
   if constexpr (requires { trainer.measure_allreduce_cost(); }) {
     if (trainer.options().measure_allreduce) trainer.measure_allreduce_cost();
@@ -115,7 +108,7 @@ int main(int argc, char** argv) {
   using namespace ddpscope::apps;
   // A rank ends with the mpirun (or orted) that started it. mpirun aborted by a second
   // signal exits without ending its ranks, each in a process group of its own: two
-  // Ctrl-C's then SIGKILL left torch ranks training with PPID 1 (issue 49). SIGTERM, as
+  // Ctrl-C's then SIGKILL left torch ranks training with PPID 1. SIGTERM, as
   // mpirun itself sends: a rank still writes its flight-recorder dump on the way out (a
   // SIGKILL here lost them, and the hang diagnosis with them); the launcher kills what is
   // left after its grace. The signal survives the exec into the interpreter (torchrun) and
@@ -131,8 +124,7 @@ int main(int argc, char** argv) {
       return torchrun_worker(argc - 1, argv + 1);  // returns only when the interpreter did not start
     } catch (const std::exception& e) {
       const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
-      emit_worker_event(stderr,
-                        {{"event", "error"}, {"rank", r ? std::atoi(r) : -1}, {"message", ddpscope::user_message(e)}});
+      job_events::write_event(stderr, job_events::Error{r ? std::atoi(r) : -1, ddpscope::user_message(e)});
       return 2;
     }
   }

@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <random>
 #include <set>
 
+#include "ddpscope/random_token.h"
 #include "listen_address.h"
 #include "transport_choice.h"
 
@@ -37,15 +37,6 @@ std::string host_name() {
   char buf[256] = {};
   gethostname(buf, sizeof(buf) - 1);
   return buf;
-}
-
-std::string random_token() {
-  std::random_device rd;
-  static const char* hex = "0123456789abcdef";
-  std::string t;
-  for (int i = 0; i < 32; ++i)
-    t.push_back(hex[rd() % 16]);
-  return t;
 }
 
 // Where this worker listens: the option, loopback when the job is on one host, else the

@@ -64,7 +64,16 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
-inline void cpu_relax() { __builtin_ia32_pause(); }
+// A spin-wait's pause: tells the core it spins, so that its sibling thread runs meanwhile.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  asm volatile("yield" ::: "memory");
+#else
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // no pause instruction: a compiler barrier
+#endif
+}
 
 sockaddr_un abstract_address(const std::string& name, socklen_t& length) {
   sockaddr_un a{};

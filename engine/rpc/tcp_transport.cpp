@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "ddpscope/error.h"
+#include "ddpscope/host_port.h"
 #include "probe.h"
 
 namespace ddpscope::rpc {
@@ -48,12 +49,11 @@ addrinfo* resolve(const std::string& host, const std::string& port, bool passive
   return found;
 }
 
-std::pair<std::string, std::string> split_host_port(const std::string& hostport) {
-  const size_t colon = hostport.rfind(':');
-  if (colon == std::string::npos) return {hostport, "0"};
-  std::string host = hostport.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return {host, hostport.substr(colon + 1)};
+// An endpoint's "HOST:PORT" ("[IPV6]:PORT"), as host_port.h reads it; no port: any.
+std::pair<std::string, std::string> endpoint_host_and_port(const std::string& hostport) {
+  HostPort where;
+  split_host_port(hostport, where);
+  return {where.host, where.port.empty() ? "0" : where.port};
 }
 
 void set_nodelay(int fd) {
@@ -151,7 +151,7 @@ void TcpTransport::connect(const std::vector<std::string>& endpoints) {
     }
     DDPSCOPE_CHECK(e.rfind(kScheme, 0) == 0, "init_rpc: worker ", r, " listens on '", e,
                    "', another RPC transport's endpoint; give every worker the same DDPSCOPE_RPC_TRANSPORT");
-    const auto [host, port] = split_host_port(e.substr(std::strlen(kScheme)));
+    const auto [host, port] = endpoint_host_and_port(e.substr(std::strlen(kScheme)));
     addrinfo* found = resolve(host, port, false, "init_rpc: worker " + std::to_string(r));
     for (addrinfo* a = found; a && peer->fd < 0; a = a->ai_next) {
       const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);

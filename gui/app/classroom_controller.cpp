@@ -22,6 +22,7 @@
 #include "learn_page.h"
 #include "lesson_catalog.h"
 #include "lesson_link.h"
+#include "ddpscope/host_port.h"
 #include "plural.h"
 
 namespace ddpscope::gui {
@@ -353,10 +354,10 @@ void ClassroomController::end() {
 }
 
 bool ClassroomController::join(const QString& where, const QString& code, const QString& name, QString* error) {
-  const int colon = where.lastIndexOf(QLatin1Char(':'));
-  bool ok = false;
-  const int port = colon > 0 ? where.mid(colon + 1).toInt(&ok) : 0;
-  if (!ok || port < 1 || port > 65535) {
+  HostPort teacher;
+  const bool hostAndPort = split_host_port(where.toStdString(), teacher).empty() && !teacher.port.empty();
+  const int port = hostAndPort ? port_number(teacher.port) : -1;
+  if (port < 0) {
     *error = tr("\"%1\" is not HOST:PORT (the address the teacher's screen shows, e.g. 192.168.1.20:47123)")
                  .arg(where.left(80));
     return false;
@@ -390,7 +391,7 @@ bool ClassroomController::join(const QString& where, const QString& code, const 
     emit statusMessage(tr("The teacher asks: what happens next? Click your answer"));
   });
   connect(m_page, &LearnPage::answered, m_client, &ClassroomClient::answer);
-  m_client->join(where.left(colon), static_cast<quint16>(port), code, name);
+  m_client->join(QString::fromStdString(teacher.host), static_cast<quint16>(port), code, name);
   emit showPage();
   showStatus();
   return true;

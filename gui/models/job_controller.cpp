@@ -5,9 +5,6 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QStandardPaths>
 
 namespace ddpscope::gui {
@@ -149,8 +146,8 @@ void JobController::readOutput(QProcess::ProcessChannel channel) {
 }
 
 void JobController::handleLine(const QString& line, bool fromStderr) {
-  static const QString prefix = QStringLiteral("@ddpscope ");
-  if (!line.startsWith(prefix)) {
+  const auto event = probes::job_events::parse_line(line.toStdString());
+  if (!event) {
     if (fromStderr && line.startsWith(QLatin1String("error:"))) m_lastError = line.mid(6).trimmed();
     // The last lines the job wrote to stderr: what a failure without an 'error:' line
     // (an argument parser's complaint, mpirun's) shows the user.
@@ -161,28 +158,30 @@ void JobController::handleLine(const QString& line, bool fromStderr) {
     emit outputLine(line);
     return;
   }
-  const QJsonObject ev = QJsonDocument::fromJson(line.mid(prefix.size()).toUtf8()).object();
-  const QString kind = ev.value(QStringLiteral("event")).toString();
-  if (kind == QLatin1String("start")) {
-    emit started(m_runFile, ev.value(QStringLiteral("describe")).toString());
-  } else if (kind == QLatin1String("progress")) {
-    m_iteration = ev.value(QStringLiteral("iter")).toInt();
-    m_total = ev.value(QStringLiteral("total")).toInt(m_total);
-    // A loss that is not finite comes as "nan", "inf" or "-inf" (JSON has no such numbers).
+  handleEvent(*event);
+}
+
+// What the CLI says of the job (job_events.h). The launcher's own events (collector, a rank's
+// error or end) never reach the app: the CLI turns them into these.
+void JobController::handleEvent(const probes::job_events::Event& event) {
+  namespace ev = probes::job_events;
+  if (const auto* start = std::get_if<ev::Start>(&event)) {
+    emit started(m_runFile, QString::fromStdString(start->describe));
+  } else if (const auto* p = std::get_if<ev::Progress>(&event)) {
+    m_iteration = static_cast<int>(p->iter);
+    if (p->total >= 0) m_total = static_cast<int>(p->total);
     // A PyTorch script says no total, and no loss unless it logs one (ddpscope.log).
-    const QJsonValue loss = ev.value(QStringLiteral("loss"));
-    emit progress(m_iteration, m_total, loss.isString() ? loss.toString().toDouble() : loss.toDouble(),
-                  ev.value(QStringLiteral("samples_per_s")).toDouble(), !loss.isUndefined());
-  } else if (kind == QLatin1String("collect")) {
+    emit progress(m_iteration, m_total, p->loss.value_or(0.0), p->samples_per_s, p->loss.has_value());
+  } else if (const auto* collect = std::get_if<ev::Collect>(&event)) {
     QStringList exports;
-    for (const QJsonValue& v : ev.value(QStringLiteral("exports")).toArray())
-      exports << v.toString();
-    emit collecting(exports, ev.value(QStringLiteral("prefix")).toString());
-  } else if (kind == QLatin1String("ranks")) {
-    emit ranksChanged(ev.value(QStringLiteral("joined")).toInt(), ev.value(QStringLiteral("ended")).toInt());
-  } else if (kind == QLatin1String("failed")) {
-    m_failedRank = ev.value(QStringLiteral("rank")).toInt(-1);
-    m_message = ev.value(QStringLiteral("message")).toString();
+    for (const std::string& e : collect->exports)
+      exports << QString::fromStdString(e);
+    emit collecting(exports, QString::fromStdString(collect->prefix));
+  } else if (const auto* ranks = std::get_if<ev::Ranks>(&event)) {
+    emit ranksChanged(static_cast<int>(ranks->joined), static_cast<int>(ranks->ended));
+  } else if (const auto* failed = std::get_if<ev::Failed>(&event)) {
+    m_failedRank = failed->rank;
+    m_message = QString::fromStdString(failed->message);
   }
 }
 

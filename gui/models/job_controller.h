@@ -10,6 +10,7 @@
 #include <QProcess>
 #include <QTimer>
 
+#include "job_events.h"
 #include "launch_config.h"
 
 namespace ddpscope::gui {
@@ -51,6 +52,11 @@ class JobController : public QObject {
   QString cliPath() const { return m_cli; }
   qint64 elapsedMs() const { return m_clock.isValid() ? m_clock.elapsed() : 0; }
 
+  // One line of the job's output, as it arrives: an event of job_events.h is acted on (the
+  // signals below), any other line is the job's own (outputLine; stderr's last lines make
+  // a failure's message when no rank names one).
+  void handleLine(const QString& line, bool fromStderr);
+
  signals:
   void started(const QString& runFile, const QString& description);
   // total 0: not known (a PyTorch script); hasLoss false: the job says no loss.
@@ -65,7 +71,7 @@ class JobController : public QObject {
  private:
   bool launch(const QStringList& arguments, const QString& runFile, QString* error);
   void readOutput(QProcess::ProcessChannel channel);
-  void handleLine(const QString& line, bool fromStderr);
+  void handleEvent(const probes::job_events::Event& event);
   void onFinished(int exitCode, QProcess::ExitStatus status);
 
   QString m_cli;

@@ -1,5 +1,6 @@
 #include "launch_config.h"
 
+#include "ddpscope/default_python.h"
 #include "ddpscope/regular_file.h"
 
 #include <QFile>
@@ -81,10 +82,7 @@ QStringList torchrunArguments(const LaunchConfig& c, const QString& runFile, boo
 
 }  // namespace
 
-QString defaultPython() {
-  return QFileInfo(QStringLiteral("/usr/bin/python3")).isExecutable() ? QStringLiteral("/usr/bin/python3")
-                                                                      : QStringLiteral("python3");
-}
+QString defaultPython() { return QString::fromStdString(ddpscope::default_python()); }
 
 QMap<QString, QString> validate(const LaunchConfig& c) {
   if (c.job == QLatin1String("torch")) return validateTorch(c);

@@ -22,6 +22,7 @@
 #include "ddpscope/log.h"
 #include "ddpscope/process_state.h"
 #include "collector_protocol.h"
+#include "job_events.h"
 
 namespace {
 volatile sig_atomic_t g_stop_signal = 0;
@@ -114,12 +115,7 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   try {
     Collector collector(o);
-    std::printf("@ddpscope %s\n", nlohmann::json{{"event", "collector"},
-                                                 {"batch", collector.batch_endpoint()},
-                                                 {"clock", collector.clock_endpoint()}}
-                                      .dump()
-                                      .c_str());
-    std::fflush(stdout);
+    job_events::write_event(stdout, job_events::Collector{collector.batch_endpoint(), collector.clock_endpoint()});
     std::string input;
     nlohmann::json outcome;
     bool stdin_open = true;

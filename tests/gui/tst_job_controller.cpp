@@ -1,7 +1,8 @@
 // Jobs launched from the app and followed (real ddpscope-cli train jobs under mpirun):
 // the launch followed live, Stop ending every rank, another run opened meanwhile pausing
 // the following, a failed rank named, what the user typed reaching the job as argv and
-// never a shell, and a bad option refused in the CLI's own words.
+// never a shell, a bad option refused in the CLI's own words, and every event the CLI writes
+// for the app (job_events.h) parsed.
 #include <QtTest/QtTest>
 
 #include "live_job_fixture.h"
@@ -196,6 +197,52 @@ class TestJobController : public LiveJobTest {
     QVERIFY(!window.launchJob(c, &error));
     QVERIFY2(error.startsWith("--data-path reads a digits file"), qPrintable(error));
     QVERIFY(!window.part<JobController>()->isActive());
+  }
+
+  // Every event the CLI writes for the app (job_events.h) reaches the controller's signals,
+  // and none is shown as the job's own output; then a real job's lines, each an event.
+  void testEveryEventTheCliWritesIsParsed() {
+    namespace ev = ddpscope::probes::job_events;
+    JobController jobs;
+    QSignalSpy started(&jobs, &JobController::started), progress(&jobs, &JobController::progress),
+        collecting(&jobs, &JobController::collecting), ranks(&jobs, &JobController::ranksChanged),
+        output(&jobs, &JobController::outputLine);
+    const std::vector<ev::Event> said = {ev::Start{2, "mpi", "mlp 6x256"},
+                                         ev::Progress{3, 10, 0.5, 100.0, -1},
+                                         ev::Done{1.5, 10, -1, 100.0, 0.5},
+                                         ev::Failed{1, "rank 1 stopped", 1},
+                                         ev::Collect{"/tmp/x.ddprun", {"export A=1"}, "A=1"},
+                                         ev::Ranks{2, 1}};
+    for (const ev::Event& e : said)
+      jobs.handleLine(QString::fromStdString(ev::to_line(e)), false);
+    QCOMPARE(started.count(), 1);
+    QCOMPARE(started.at(0).at(1).toString(), QString("mlp 6x256"));
+    QCOMPARE(progress.count(), 1);
+    QCOMPARE(progress.at(0).at(0).toInt(), 3);
+    QCOMPARE(progress.at(0).at(1).toInt(), 10);
+    QCOMPARE(progress.at(0).at(2).toDouble(), 0.5);
+    QCOMPARE(collecting.count(), 1);
+    QCOMPARE(collecting.at(0).at(0).toStringList(), QStringList{"export A=1"});
+    QCOMPARE(ranks.count(), 1);
+    QCOMPARE(ranks.at(0).at(0).toInt(), 2);
+    QCOMPARE(jobs.failedRank(), 1);
+    QCOMPARE(jobs.message(), QString("rank 1 stopped"));
+    QCOMPARE(output.count(), 0);
+    jobs.handleLine("the job's own words", false);
+    QCOMPARE(output.count(), 1);
+
+    QProcess cli;
+    cli.start(DDPSCOPE_CLI_PATH, {"train", "--np", "1", "--iters", "3", "--progress", "json", "--no-probes"});
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 0);
+    QSet<QString> kinds;
+    for (const QString& line : QString::fromUtf8(cli.readAllStandardOutput()).split('\n')) {
+      if (!line.startsWith("@ddpscope ")) continue;
+      const auto e = ev::parse_line(line.toStdString());
+      QVERIFY2(e.has_value(), qPrintable(line));
+      kinds << ev::name_of(*e);
+    }
+    QCOMPARE(kinds, (QSet<QString>{"start", "progress", "done"}));
   }
 };
 

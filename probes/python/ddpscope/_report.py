@@ -1,5 +1,5 @@
 """What a rank of a `ddpscope-cli torchrun` job tells its launcher, in the lines ddpscope's
-own ranks write (engine/apps/worker_protocol.h: "@ddpscope " and one JSON object): rank 0
+own ranks write (probes/runtime/job_events.h: "@ddpscope " and one JSON object): rank 0
 its start, each iteration and its end on stdout; every rank its error and its probes'
 losses on stderr. The launcher shows progress from them, names the rank that failed and
 why, and knows when every rank is done."""
