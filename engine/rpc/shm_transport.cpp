@@ -52,18 +52,6 @@ void drain(int eventfd) {
   [[maybe_unused]] ssize_t n = ::read(eventfd, &count, sizeof(count));
 }
 
-void watch(int epoll_fd, int fd, uint32_t events, uint64_t what) {
-  epoll_event ev{};
-  ev.events = events;
-  ev.data.u64 = what;
-  ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
-}
-
-void close_fd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
-
 // A spin-wait's pause: tells the core it spins, so that its sibling thread runs meanwhile.
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -88,15 +76,15 @@ sockaddr_un abstract_address(const std::string& name, socklen_t& length) {
 
 // A worker of this host that writes to this one: its socket, then (after its hello) its ring.
 struct ShmTransport::Inbound {
-  int socket = -1;
-  int wake = -1;  // this side sleeps on it
-  int room = -1;  // the writer's: signalled when this side made room it waits for
+  UniqueFd socket;
+  UniqueFd wake;  // this side sleeps on it
+  UniqueFd room;  // the writer's: signalled when this side made room it waits for
   size_t slot = 0;
   shm::Region region;
   std::unique_ptr<ShmRing> ring;
   FrameReader reader;
-  Inbound(int socket, size_t slot, int64_t max_frame_bytes)
-      : socket(socket),
+  Inbound(UniqueFd socket, size_t slot, int64_t max_frame_bytes)
+      : socket(std::move(socket)),
         slot(slot),
         reader(max_frame_bytes, [] { return probes::enabled() ? probes::now_ticks() : 0; }) {}
 };
@@ -108,17 +96,16 @@ ShmTransport::ShmTransport(const std::string& address, int64_t max_frame_bytes, 
       max_frame_bytes_(max_frame_bytes) {
   std::random_device random;
   const std::string name = "ddpscope-rpc-" + std::to_string(::getpid()) + "-" + std::to_string(random());
-  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  listen_fd_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   socklen_t length = 0;
   const sockaddr_un where = abstract_address(name, length);
-  DDPSCOPE_CHECK(listen_fd_ >= 0 && ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&where), length) == 0 &&
-                     ::listen(listen_fd_, SOMAXCONN) == 0,
+  DDPSCOPE_CHECK(listen_fd_.valid() &&
+                     ::bind(listen_fd_.get(), reinterpret_cast<const sockaddr*>(&where), length) == 0 &&
+                     ::listen(listen_fd_.get(), SOMAXCONN) == 0,
                  "the shared-memory RPC transport cannot listen on a Unix socket: ", std::strerror(errno),
                  " (DDPSCOPE_RPC_TRANSPORT=tcp avoids it)");
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  DDPSCOPE_CHECK(epoll_fd_ >= 0, "the RPC transport cannot make an epoll set: ", std::strerror(errno));
-  watch(epoll_fd_, listen_fd_, EPOLLIN, kListener);
-  watch(epoll_fd_, tcp_.wait_fd(), EPOLLIN, kTcp);
+  DDPSCOPE_CHECK(epoll_.add(listen_fd_.get(), EPOLLIN, kListener) && epoll_.add(tcp_.wait_fd(), EPOLLIN, kTcp),
+                 "the shared-memory RPC transport cannot watch its sockets: ", std::strerror(errno));
   endpoint_ = std::string(kScheme) + host_key_ + "/" + name + "," + tcp_.endpoint();
 }
 
@@ -153,15 +140,14 @@ std::unique_ptr<ShmTransport::Peer> ShmTransport::open_local(const std::string& 
   auto peer = std::make_unique<Peer>();
   // Non-blocking: a worker whose backlog is full (every worker connects while none accepts
   // yet) refuses at once (EAGAIN) and is sent to by TCP, instead of all waiting on each other.
-  peer->socket = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  peer->socket.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   socklen_t length = 0;
   const sockaddr_un where = abstract_address(socket_name, length);
-  if (peer->socket < 0 || ::connect(peer->socket, reinterpret_cast<const sockaddr*>(&where), length) != 0) {
-    close_fd(peer->socket);
+  // It never carries data back: readable means the worker closed it. One that cannot be
+  // watched would never be seen to close: TCP carries that worker's messages instead.
+  if (!peer->socket.valid() || ::connect(peer->socket.get(), reinterpret_cast<const sockaddr*>(&where), length) != 0 ||
+      !epoll_.add(peer->socket.get(), EPOLLIN | EPOLLRDHUP, kOutgoing | peers_.size()))
     return nullptr;
-  }
-  // It never carries data back: readable means the worker closed it.
-  watch(epoll_fd_, peer->socket, EPOLLIN | EPOLLRDHUP, kOutgoing | peers_.size());
   return peer;
 }
 
@@ -171,16 +157,16 @@ bool ShmTransport::start_ring(int32_t id, Peer& peer) {
   peer.region = shm::make_region(ShmRing::region_bytes(ring_bytes_));
   ShmRing::format(peer.region.base(), ring_bytes_);
   peer.ring = std::make_unique<ShmRing>(peer.region.base(), peer.region.bytes());
-  peer.wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  peer.room = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  const bool sent = peer.wake >= 0 && peer.room >= 0 &&
-                    shm::send_with_fds(peer.socket, kHello, {peer.region.fd(), peer.wake, peer.room});
+  peer.wake.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  peer.room.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  const bool sent = peer.wake.valid() && peer.room.valid() &&
+                    shm::send_with_fds(peer.socket.get(), kHello, {peer.region.fd(), peer.wake.get(), peer.room.get()});
   peer.region.close_fd();
-  if (!sent) {  // the worker went: lost, as TCP would say
+  // The worker went, or this side could not wait for its room: lost, as TCP would say.
+  if (!sent || !epoll_.add(peer.room.get(), EPOLLIN, kRoom | static_cast<uint64_t>(id))) {
     lose(peer);
     return false;
   }
-  watch(epoll_fd_, peer.room, EPOLLIN, kRoom | static_cast<uint64_t>(id));
   return true;
 }
 
@@ -208,7 +194,7 @@ void ShmTransport::write_locked(Peer& peer, std::span<iovec> pieces) {
   for (;;) {
     const ssize_t n = peer.ring->write_some(pieces);
     if (n < 0) return lose(peer);
-    if (n > 0 && peer.ring->reader_needs_wake()) signal(peer.wake);
+    if (n > 0 && peer.ring->reader_needs_wake()) signal(peer.wake.get());
     if (std::all_of(pieces.begin(), pieces.end(), [](const iovec& v) { return v.iov_len == 0; })) return;
     const auto now = Clock::now();
     if (n > 0) progress = now;
@@ -223,7 +209,7 @@ void ShmTransport::flush_locked(Peer& peer) {
   while (!peer.queue.empty() && !peer.lost) {
     const bool ok = peer.queue.flush([&peer](std::span<iovec> pieces) {
       const ssize_t n = peer.ring->write_some(pieces);
-      if (n > 0 && peer.ring->reader_needs_wake()) signal(peer.wake);
+      if (n > 0 && peer.ring->reader_needs_wake()) signal(peer.wake.get());
       return n;
     });
     if (!ok) return lose(peer);
@@ -244,9 +230,9 @@ void ShmTransport::lose(Peer& peer) {
   if (peer.lost) return;
   peer.lost = true;
   peer.queue.clear();
-  if (peer.socket >= 0) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer.socket, nullptr);
-  if (peer.room >= 0) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer.room, nullptr);
-  close_fd(peer.socket);
+  if (peer.socket.valid()) epoll_.remove_before_close(peer.socket.get());
+  if (peer.room.valid()) epoll_.remove_before_close(peer.room.get());
+  peer.socket.reset();
 }
 
 void ShmTransport::report_peers(TransportEvents& events) {
@@ -270,7 +256,7 @@ void ShmTransport::poll(std::chrono::milliseconds wait, TransportEvents& events)
   for (auto& in : inbound_)
     if (in && in->ring) came = in->ring->going_to_sleep() || came;
   epoll_event ready[64];
-  const int n = came ? 0 : ::epoll_wait(epoll_fd_, ready, 64, static_cast<int>(std::max<int64_t>(wait.count(), 0)));
+  const int n = came ? 0 : epoll_.wait(ready, 64, wait);
   for (auto& in : inbound_)
     if (in && in->ring) in->ring->awake();
   for (int k = 0; k < n; ++k)
@@ -299,7 +285,7 @@ bool ShmTransport::spin(TransportEvents& events) {
     if (read_rings(events)) return true;
     if (i % 32 == 0) {
       epoll_event ready[64];
-      const int n = ::epoll_wait(epoll_fd_, ready, 64, 0);
+      const int n = epoll_.wait(ready, 64, std::chrono::milliseconds(0));
       for (int k = 0; k < n; ++k)
         handle(ready[k].data.u64, events);
       if (n > 0) return true;
@@ -321,12 +307,12 @@ void ShmTransport::handle(uint64_t what, TransportEvents& events) {
     std::lock_guard<std::mutex> lock(peer.mutex);
     lose(peer);  // never written to: readable means the worker closed it
   } else if (kind == kRoom) {
-    drain(peers_[index]->room);
+    drain(peers_[index]->room.get());
     flush(static_cast<int32_t>(index));
   } else if (index < inbound_.size() && inbound_[index]) {
     Inbound& in = *inbound_[index];
     if (kind == kWake) {
-      drain(in.wake);
+      drain(in.wake.get());
       read_ring(in, events);
     } else {
       on_inbound_socket(in, events);
@@ -336,22 +322,17 @@ void ShmTransport::handle(uint64_t what, TransportEvents& events) {
 
 void ShmTransport::accept_all() {
   for (;;) {
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
-    if (!shm::same_user(fd)) {  // a ring is shared with this user's processes only
-      ::close(fd);
-      continue;
-    }
+    UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd.valid()) return;
+    if (!shm::same_user(fd.get())) continue;  // a ring is shared with this user's processes only
     size_t slot = 0;
     while (slot < inbound_.size() && inbound_[slot])
       ++slot;
-    if (slot >= kMaxInbound) {  // a job has fewer workers on one host than this
-      ::close(fd);
-      continue;
-    }
+    if (slot >= kMaxInbound) continue;  // a job has fewer workers on one host than this
+    // One that cannot be watched would never be read: closed now (its writer sees it close).
+    if (!epoll_.add(fd.get(), EPOLLIN | EPOLLRDHUP, kInbound | slot)) continue;
     if (slot == inbound_.size()) inbound_.emplace_back();
-    inbound_[slot] = std::make_unique<Inbound>(fd, slot, max_frame_bytes_);
-    watch(epoll_fd_, fd, EPOLLIN | EPOLLRDHUP, kInbound | slot);
+    inbound_[slot] = std::make_unique<Inbound>(std::move(fd), slot, max_frame_bytes_);
   }
 }
 
@@ -361,7 +342,7 @@ void ShmTransport::on_inbound_socket(Inbound& in, TransportEvents& events) {
   if (!in.ring) {
     std::string hello;
     std::vector<int> fds;
-    const int got = shm::receive_with_fds(in.socket, hello, fds);
+    const int got = shm::receive_with_fds(in.socket.get(), hello, fds);
     if (got == 0) return;
     if (got < 0) return drop(in);
     std::string why = hello != kHello || fds.size() != 3 ? "a hello that is not a ddpscope worker's" : "";
@@ -371,8 +352,8 @@ void ShmTransport::on_inbound_socket(Inbound& in, TransportEvents& events) {
       try {
         in.region = shm::map_region(fds[0], kMaxRegionBytes);
         in.ring = std::make_unique<ShmRing>(in.region.base(), in.region.bytes());
-        in.wake = fds[1];
-        in.room = fds[2];
+        in.wake.reset(fds[1]);
+        in.room.reset(fds[2]);
         fds.clear();
       } catch (const Error& e) {
         fds.erase(fds.begin());  // map_region closed it
@@ -385,11 +366,11 @@ void ShmTransport::on_inbound_socket(Inbound& in, TransportEvents& events) {
       events.on_rejected(wire::Rejection::Malformed, "shared-memory RPC: " + why);
       return drop(in);
     }
-    watch(epoll_fd_, in.wake, EPOLLIN, kWake | in.slot);
+    if (!epoll_.add(in.wake.get(), EPOLLIN, kWake | in.slot)) return drop(in);  // it could never wake this side
     return read_ring(in, events);
   }
   char byte;
-  const ssize_t n = ::recv(in.socket, &byte, 1, MSG_DONTWAIT);
+  const ssize_t n = ::recv(in.socket.get(), &byte, 1, MSG_DONTWAIT);
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
   if (n > 0) events.on_rejected(wire::Rejection::Malformed, "shared-memory RPC: bytes on a ring's socket");
   read_ring(in, events);  // what it wrote whole before it went is delivered
@@ -407,7 +388,7 @@ void ShmTransport::read_ring(Inbound& in, TransportEvents& events) {
     const auto [where, room] = in.reader.space();
     const size_t got = in.ring->read(where, room);
     if (got == 0) return;
-    if (in.ring->writer_needs_wake()) signal(in.room);
+    if (in.ring->writer_needs_wake()) signal(in.room.get());
     if (!in.reader.received(got, deliver, &why)) {
       events.on_rejected(wire::Rejection::Malformed, why);  // not this transport's traffic
       return drop(in);
@@ -416,12 +397,9 @@ void ShmTransport::read_ring(Inbound& in, TransportEvents& events) {
 }
 
 void ShmTransport::drop(Inbound& in) {
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, in.socket, nullptr);
-  if (in.wake >= 0) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, in.wake, nullptr);
-  close_fd(in.socket);
-  close_fd(in.wake);
-  close_fd(in.room);
-  inbound_[in.slot].reset();
+  epoll_.remove_before_close(in.socket.get());
+  if (in.wake.valid()) epoll_.remove_before_close(in.wake.get());
+  inbound_[in.slot].reset();  // its descriptors close with it
 }
 
 void ShmTransport::close() {
@@ -430,22 +408,16 @@ void ShmTransport::close() {
   for (auto& p : peers_) {
     if (!p) continue;
     std::lock_guard<std::mutex> lock(p->mutex);
-    close_fd(p->socket);
-    close_fd(p->wake);
-    close_fd(p->room);
+    p->socket.reset();
+    p->wake.reset();
+    p->room.reset();
     p->lost = true;
     p->news.closed();  // closed here: not a peer lost
     p->queue.clear();
   }
-  for (auto& in : inbound_)
-    if (in) {
-      close_fd(in->socket);
-      close_fd(in->wake);
-      close_fd(in->room);
-    }
-  inbound_.clear();
-  close_fd(listen_fd_);
-  close_fd(epoll_fd_);
+  inbound_.clear();  // their descriptors close with them
+  listen_fd_.reset();
+  epoll_.close();
 }
 
 }  // namespace ddpscope::rpc

@@ -21,6 +21,8 @@
 #include <mutex>
 #include <vector>
 
+#include "ddpscope/unique_fd.h"
+#include "epoll_set.h"
 #include "send_queue.h"
 #include "shm_handshake.h"
 #include "shm_ring.h"
@@ -53,9 +55,9 @@ class ShmTransport final : public Transport {
  private:
   struct Peer {  // a worker of this host, and the ring this worker writes to it
     std::mutex mutex;
-    int socket = -1;  // closes when the worker goes
-    int wake = -1;    // the reader's eventfd
-    int room = -1;    // this side's: the reader signals room
+    UniqueFd socket;  // closes when the worker goes
+    UniqueFd wake;    // the reader's eventfd
+    UniqueFd room;    // this side's: the reader signals room
     shm::Region region;
     std::unique_ptr<ShmRing> ring;  // made with the first message
     SendQueue queue;                // what the ring had no room for yet
@@ -82,8 +84,8 @@ class ShmTransport final : public Transport {
 
   TcpTransport tcp_;  // the workers of other hosts
   std::string host_key_;
-  int listen_fd_ = -1;
-  int epoll_fd_ = -1;
+  UniqueFd listen_fd_;
+  EpollSet epoll_;
   size_t ring_bytes_;
   int64_t max_frame_bytes_;
   std::string endpoint_;

@@ -17,9 +17,11 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <mutex>
 
 #include "ddpscope/error.h"
 #include "ddpscope/host_port.h"
+#include "ddpscope/log.h"
 #include "probe.h"
 
 namespace ddpscope::rpc {
@@ -56,9 +58,14 @@ std::pair<std::string, std::string> endpoint_host_and_port(const std::string& ho
   return {where.host, where.port.empty() ? "0" : where.port};
 }
 
+// Small messages go out at once (Nagle's delay would add up to 40 ms a round trip). A socket
+// that refuses it still works, slower: said once, not fatal.
 void set_nodelay(int fd) {
   const int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == 0) return;
+  static std::once_flag said;
+  std::call_once(
+      said, [] { log::warn("RPC over TCP: TCP_NODELAY refused ({}); small messages may wait", std::strerror(errno)); });
 }
 
 // Writes what it can of `iov` without blocking: the bytes written, or -1 when the
@@ -97,43 +104,38 @@ ssize_t write_some(int fd, std::span<iovec> iov) {
 // A connection another worker opened to this one: what it sends arrives here, turned back
 // into messages by its reader.
 struct TcpTransport::Inbound {
-  int fd = -1;
+  UniqueFd fd;
   FrameReader reader;
   int low_water = 1;  // SO_RCVLOWAT: the bytes epoll waits for before it wakes poll()
   std::chrono::steady_clock::time_point accepted = std::chrono::steady_clock::now();
-  Inbound(int fd, int64_t max_frame_bytes)
-      : fd(fd), reader(max_frame_bytes, [] { return probes::enabled() ? probes::now_ticks() : 0; }) {}
+  Inbound(UniqueFd fd, int64_t max_frame_bytes)
+      : fd(std::move(fd)), reader(max_frame_bytes, [] { return probes::enabled() ? probes::now_ticks() : 0; }) {}
 };
 
 TcpTransport::TcpTransport(const std::string& address, int64_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {
   const std::string what = "cannot listen on " + address;
   addrinfo* found = resolve(address, "0", true, what);
   std::string error = "no usable address";
-  for (addrinfo* a = found; a && listen_fd_ < 0; a = a->ai_next) {
-    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 128) == 0) {
-      listen_fd_ = fd;
-    } else {
+  for (addrinfo* a = found; a && !listen_fd_.valid(); a = a->ai_next) {
+    UniqueFd fd(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
+    if (!fd.valid()) continue;
+    if (::bind(fd.get(), a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd.get(), 128) == 0)
+      listen_fd_ = std::move(fd);
+    else
       error = std::strerror(errno);
-      ::close(fd);
-    }
   }
   ::freeaddrinfo(found);
-  DDPSCOPE_CHECK(listen_fd_ >= 0, what, ": ", error, " (set DDPSCOPE_RPC_ADDRESS to an address of this host)");
+  DDPSCOPE_CHECK(listen_fd_.valid(), what, ": ", error, " (set DDPSCOPE_RPC_ADDRESS to an address of this host)");
   sockaddr_storage bound{};
   socklen_t length = sizeof(bound);
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &length);
+  DDPSCOPE_CHECK(::getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&bound), &length) == 0, what,
+                 ": cannot read the port it was given: ", std::strerror(errno));
   const int port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                                      : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   const bool v6 = address.find(':') != std::string::npos;
   endpoint_ = std::string(kScheme) + (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  DDPSCOPE_CHECK(epoll_fd_ >= 0, "the RPC transport cannot make an epoll set: ", std::strerror(errno));
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.u64 = kListener;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+  DDPSCOPE_CHECK(epoll_.add(listen_fd_.get(), EPOLLIN, kListener), what,
+                 ": cannot watch its socket: ", std::strerror(errno));
 }
 
 TcpTransport::~TcpTransport() { close(); }
@@ -153,31 +155,27 @@ void TcpTransport::connect(const std::vector<std::string>& endpoints) {
                    "', another RPC transport's endpoint; give every worker the same DDPSCOPE_RPC_TRANSPORT");
     const auto [host, port] = endpoint_host_and_port(e.substr(std::strlen(kScheme)));
     addrinfo* found = resolve(host, port, false, "init_rpc: worker " + std::to_string(r));
-    for (addrinfo* a = found; a && peer->fd < 0; a = a->ai_next) {
-      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-      if (fd < 0) continue;
-      bool up = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+    for (addrinfo* a = found; a && !peer->fd.valid(); a = a->ai_next) {
+      UniqueFd fd(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
+      if (!fd.valid()) continue;
+      bool up = ::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0;
       if (!up && errno == EINPROGRESS) {  // wait for it, as long as a slow network may take
-        pollfd p{fd, POLLOUT, 0};
+        pollfd p{fd.get(), POLLOUT, 0};
         int error = 0;
         socklen_t length = sizeof(error);
-        up = ::poll(&p, 1, kConnectTimeoutMs) == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
-             error == 0;
+        up = ::poll(&p, 1, kConnectTimeoutMs) == 1 &&
+             ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0;
       }
       if (up) {
-        set_nodelay(fd);
-        peer->fd = fd;
-      } else {
-        ::close(fd);
+        set_nodelay(fd.get());
+        peer->fd = std::move(fd);
       }
     }
     ::freeaddrinfo(found);
-    if (peer->fd >= 0) {
-      epoll_event ev{};
-      ev.events = EPOLLIN | EPOLLRDHUP;  // the peer never writes on it: readable means closed
-      ev.data.u64 = kOutgoing | r;
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, peer->fd, &ev);
-    } else {
+    // The peer never writes on it: readable means closed. One that cannot be watched would
+    // never be seen to close: it is lost at once.
+    if (!peer->fd.valid() || !epoll_.add(peer->fd.get(), EPOLLIN | EPOLLRDHUP, kOutgoing | r)) {
+      peer->fd.reset();
       peer->lost = true;  // said at the first poll, as a connection that broke
     }
     peers_.push_back(std::move(peer));
@@ -199,29 +197,26 @@ void TcpTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
   std::lock_guard<std::mutex> lock(peer.mutex);
   if (peer.lost) return;  // as a queue to a peer that is gone: the agent fails its calls
   const bool queued = !peer.queue.empty();
-  if (!queued && write_some(peer.fd, pieces) < 0) {
+  if (!queued && write_some(peer.fd.get(), pieces) < 0) {
     lose(dst);
     return;
   }
   peer.queue.keep(pieces, frames);
-  if (!queued && !peer.queue.empty()) {  // poll() writes the rest as the kernel takes it
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP | EPOLLOUT;
-    ev.data.u64 = kOutgoing | static_cast<uint64_t>(dst);
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, peer.fd, &ev);
-  }
+  // poll() writes the rest as the kernel takes it; a connection it cannot be told of would
+  // keep the rest for ever: lost.
+  if (!queued && !peer.queue.empty() &&
+      !epoll_.modify(peer.fd.get(), EPOLLIN | EPOLLRDHUP | EPOLLOUT, kOutgoing | static_cast<uint64_t>(dst)))
+    lose(dst);
 }
 
 void TcpTransport::flush(int32_t id) {
   Peer& peer = *peers_[static_cast<size_t>(id)];
   std::lock_guard<std::mutex> lock(peer.mutex);
   if (peer.lost) return;
-  if (!peer.queue.flush([&peer](std::span<iovec> pieces) { return write_some(peer.fd, pieces); })) return lose(id);
+  if (!peer.queue.flush([&peer](std::span<iovec> pieces) { return write_some(peer.fd.get(), pieces); }))
+    return lose(id);
   if (!peer.queue.empty()) return;  // full again: the next EPOLLOUT goes on
-  epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLRDHUP;
-  ev.data.u64 = kOutgoing | static_cast<uint64_t>(id);
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, peer.fd, &ev);
+  if (!epoll_.modify(peer.fd.get(), EPOLLIN | EPOLLRDHUP, kOutgoing | static_cast<uint64_t>(id))) lose(id);
 }
 
 // The peer's mutex is held. Said to the agent at the next poll().
@@ -230,9 +225,8 @@ void TcpTransport::lose(int32_t id) {
   if (peer.lost) return;
   peer.lost = true;
   peer.queue.clear();
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, peer.fd, nullptr);
-  ::close(peer.fd);
-  peer.fd = -1;
+  if (peer.fd.valid()) epoll_.remove_before_close(peer.fd.get());
+  peer.fd.reset();
 }
 
 void TcpTransport::poll(std::chrono::milliseconds wait, TransportEvents& events) {
@@ -246,7 +240,7 @@ void TcpTransport::poll(std::chrono::milliseconds wait, TransportEvents& events)
     tell(events, static_cast<int32_t>(r), news);
   }
   epoll_event ready[64];
-  const int n = ::epoll_wait(epoll_fd_, ready, 64, static_cast<int>(std::max<int64_t>(wait.count(), 0)));
+  const int n = epoll_.wait(ready, 64, wait);
   for (int k = 0; k < n; ++k) {
     const uint64_t kind = ready[k].data.u64 & ~kIndexMask, index = ready[k].data.u64 & kIndexMask;
     if (kind == kListener) {
@@ -301,21 +295,18 @@ void TcpTransport::make_room_for_stranger(TransportEvents& events) {
 
 void TcpTransport::accept_all(TransportEvents& events) {
   for (;;) {
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
-    set_nodelay(fd);
-    auto in = std::make_unique<Inbound>(fd, max_frame_bytes_);
+    UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd.valid()) return;
+    set_nodelay(fd.get());
+    auto in = std::make_unique<Inbound>(std::move(fd), max_frame_bytes_);
     in->reader.expect_token(token_);
     make_room_for_stranger(events);
     size_t slot = 0;
     while (slot < inbound_.size() && inbound_[slot])
       ++slot;
     if (slot == inbound_.size()) inbound_.emplace_back();
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.u64 = kInbound | slot;
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
-    inbound_[slot] = std::move(in);
+    // One that cannot be watched would never be read: closed now (its sender sees it close).
+    if (epoll_.add(in->fd.get(), EPOLLIN | EPOLLRDHUP, kInbound | slot)) inbound_[slot] = std::move(in);
   }
 }
 
@@ -327,7 +318,7 @@ void TcpTransport::read_inbound(Inbound& in, TransportEvents& events) {
   std::string why;
   for (int reads = 0; reads < kReadsPerPoll; ++reads) {
     const auto [where, room] = in.reader.space();
-    const ssize_t got = ::read(in.fd, where, room);
+    const ssize_t got = ::read(in.fd.get(), where, room);
     if (got > 0) {
       if (in.reader.received(static_cast<size_t>(got), deliver, &why)) continue;
       // Not this job's traffic (no token), or not this transport's (its framing).
@@ -347,14 +338,13 @@ void TcpTransport::read_inbound(Inbound& in, TransportEvents& events) {
 void TcpTransport::wait_for_more(Inbound& in) {
   const int want = static_cast<int>(std::clamp<size_t>(in.reader.body_left(), 1, kLowWaterMax));
   if (want == in.low_water) return;
-  ::setsockopt(in.fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want));
-  in.low_water = want;
+  // Refused, epoll wakes poll() at every segment as before, and the next read tries again.
+  if (::setsockopt(in.fd.get(), SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)) == 0) in.low_water = want;
 }
 
 void TcpTransport::drop(Inbound& in) {
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, in.fd, nullptr);
-  ::close(in.fd);
-  for (auto& slot : inbound_)
+  epoll_.remove_before_close(in.fd.get());
+  for (auto& slot : inbound_)  // its descriptor closes with it
     if (slot.get() == &in) slot.reset();
 }
 
@@ -362,18 +352,14 @@ void TcpTransport::close() {
   if (closed_.exchange(true)) return;
   for (auto& p : peers_) {
     std::lock_guard<std::mutex> lock(p->mutex);
-    if (p->fd >= 0) ::close(p->fd);
-    p->fd = -1;
+    p->fd.reset();
     p->lost = true;
     p->news.closed();  // closed here: not a peer lost
     p->queue.clear();
   }
-  for (auto& in : inbound_)
-    if (in) ::close(in->fd);
-  inbound_.clear();
-  if (listen_fd_ >= 0) ::close(listen_fd_);
-  if (epoll_fd_ >= 0) ::close(epoll_fd_);
-  listen_fd_ = epoll_fd_ = -1;
+  inbound_.clear();  // their descriptors close with them
+  listen_fd_.reset();
+  epoll_.close();
 }
 
 }  // namespace ddpscope::rpc

@@ -20,6 +20,8 @@
 #include <mutex>
 #include <vector>
 
+#include "ddpscope/unique_fd.h"
+#include "epoll_set.h"
 #include "send_queue.h"
 #include "transport.h"
 
@@ -49,14 +51,14 @@ class TcpTransport final : public Transport {
 
   // The epoll set poll() waits on: readable when poll() has something to do, so a
   // transport that holds this one can wait on it beside its own.
-  int wait_fd() const { return epoll_fd_; }
+  int wait_fd() const { return epoll_.fd(); }
 
   static constexpr const char* kScheme = "ddptcp://";
 
  private:
   struct Peer {  // the connection this worker sends to a worker on
     std::mutex mutex;
-    int fd = -1;
+    UniqueFd fd;
     SendQueue queue;  // written by poll() when the kernel's buffer was full
     bool lost = false;
     bool served = true;  // false: the worker is reached another way (shm_transport.h)
@@ -76,8 +78,8 @@ class TcpTransport final : public Transport {
   void lose(int32_t peer);
   void drop(Inbound& in);
 
-  int listen_fd_ = -1;
-  int epoll_fd_ = -1;
+  UniqueFd listen_fd_;
+  EpollSet epoll_;
   int64_t max_frame_bytes_;
   std::string token_;  // set before connect(); every inbound connection's reader checks it
   std::string endpoint_;

@@ -47,6 +47,8 @@ BENCHMARKS = {
     "mlp_step": ["{build}/tests/bench/bench_mlp_step"],
     "ddp_step": MPIRUN + ["{build}/tests/bench/bench_ddp_step", "20", "--ddp-only"],
     "allreduce": MPIRUN + ["{build}/tests/bench/bench_allreduce"],
+    # RPC on each transport against raw TCP and shared memory (one round of its own a run).
+    "rpc_floor": ["/usr/bin/python3", os.path.join(HERE, "run_rpc_floor.py"), "{build}", "1"],
 }
 
 
