@@ -15,6 +15,7 @@
 
 #include "collector_protocol.h"
 #include "flight_records.h"
+#include "launcher_outcome.h"
 #include "probe.h"
 #include "ddpscope/error.h"
 #include "ddpscope/random_token.h"
@@ -125,10 +126,8 @@ void CollectorProcess::send_request(const std::string& line) {
   [[maybe_unused]] ssize_t n = write(stdin_fd_, line.data(), line.size());
 }
 
-void CollectorProcess::finish(const std::string& status, const std::string& message, int failed_rank,
-                              const std::vector<std::pair<int, uint64_t>>& dropped_by_rank, int dead_rank,
-                              const std::string& dead_signal) {
-  finish_run(status, message, failed_rank, dropped_by_rank, dead_rank, dead_signal);
+void CollectorProcess::finish(const probes::RunEnd& end, const std::vector<std::pair<int, uint64_t>>& dropped_by_rank) {
+  finish_run(end, dropped_by_rank);
   merge_flight_dumps();
 }
 
@@ -154,18 +153,10 @@ void CollectorProcess::merge_flight_dumps() {
   }
 }
 
-void CollectorProcess::finish_run(const std::string& status, const std::string& message, int failed_rank,
-                                  const std::vector<std::pair<int, uint64_t>>& dropped_by_rank, int dead_rank,
-                                  const std::string& dead_signal) {
+void CollectorProcess::finish_run(const probes::RunEnd& end,
+                                  const std::vector<std::pair<int, uint64_t>>& dropped_by_rank) {
   if (alive()) {
-    nlohmann::json outcome{{"status", status},
-                           {"message", message},
-                           {"failed_rank", failed_rank},
-                           {"dead_rank", dead_rank},
-                           {"dead_signal", dead_signal}};
-    for (const auto& [rank, state] : rank_end_states_)
-      outcome["rank_states"][std::to_string(rank)] = state;
-    const std::string line = outcome.dump() + "\n";
+    const std::string line = probes::outcome_line({end, rank_end_states_});
     signal(SIGPIPE, SIG_IGN);
     [[maybe_unused]] ssize_t n = write(stdin_fd_, line.data(), line.size());
     close(stdin_fd_);
@@ -197,8 +188,10 @@ void CollectorProcess::finish_run(const std::string& status, const std::string& 
     probes::RunStoreWriter writer(run_file_);
     for (const auto& [rank, dropped] : dropped_by_rank)
       writer.add_dropped(rank, dropped);
-    writer.end_run(status == "finished" ? "incomplete" : status, message.empty() ? why : message + "; " + why,
-                   failed_rank, dead_rank, dead_signal);
+    probes::RunEnd marked = end;
+    if (marked.status == "finished") marked.status = "incomplete";
+    marked.message = end.message.empty() ? why : end.message + "; " + why;
+    writer.end_run(marked);
     writer.set_ended_ns(probes::now_ns());  // the collector ran on this host: the run's clock
   } catch (const std::exception& e) {
     log::warn("could not mark the run file: {}", e.what());

@@ -33,20 +33,15 @@ class CollectorProcess {
   // The ranks' processes as the launcher saw them just before it ended the job (a /proc state
   // letter or "gone", by rank): reported with the outcome, kept in the run (schema 14).
   void note_rank_end_states(std::map<int, std::string> states) { rank_end_states_ = std::move(states); }
-  // status: finished | failed | stopped. `dropped_by_rank` counts what ranks could not
-  // ship (used only when the collector is gone).
-  // dead_rank: a rank mpirun saw die by a signal (-1: none), and that signal. Then merges
-  // the flight recorder's dumps the ranks left beside the run file into it.
-  void finish(const std::string& status, const std::string& message, int failed_rank,
-              const std::vector<std::pair<int, uint64_t>>& dropped_by_rank, int dead_rank = -1,
-              const std::string& dead_signal = {});
+  // Reports how the job ended (run_end.h); `dropped_by_rank` counts what ranks could not
+  // ship (used only when the collector is gone). Then merges the flight recorder's dumps
+  // the ranks left beside the run file into it.
+  void finish(const probes::RunEnd& end, const std::vector<std::pair<int, uint64_t>>& dropped_by_rank);
   const std::string& run_file() const { return run_file_; }
 
  private:
   void send_request(const std::string& line);  // one JSON line on the collector's stdin
-  void finish_run(const std::string& status, const std::string& message, int failed_rank,
-                  const std::vector<std::pair<int, uint64_t>>& dropped_by_rank, int dead_rank,
-                  const std::string& dead_signal);
+  void finish_run(const probes::RunEnd& end, const std::vector<std::pair<int, uint64_t>>& dropped_by_rank);
   void merge_flight_dumps();
 
   std::string run_file_;

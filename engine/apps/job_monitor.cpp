@@ -111,6 +111,7 @@ void JobMonitor::stderr_line(const std::string& line) {
     } else if (const auto* error = std::get_if<job_events::Error>(&*ev); error && failed_rank_ < 0) {
       failed_rank_ = error->rank;
       failure_ = error->message;
+      failed_collective_ = error->collective;
       failure_grace_.rank_failed(failed_rank_, now);
       start_watchdog_.rank_failed();
       end_watchdog_.rank_failed();
@@ -198,7 +199,9 @@ void JobMonitor::close_run(const std::string& status, const std::string& message
   if (!collector_) return;
   // A job that ended by itself keeps no states: its ranks were not ended while stopped.
   if (rank_states_ && status != "finished") collector_->note_rank_end_states(rank_states_->states());
-  collector_->finish(status, message, failed_rank_, dropped_by_rank_, dead_rank_, dead_signal_);
+  probes::RunEnd end{status, message, failed_rank_, dead_rank_, dead_signal_, {}};
+  if (status == "failed") end.failed = failed_collective_;
+  collector_->finish(end, dropped_by_rank_);
   std::printf("run file: %s (summary: ddpscope-cli stats %s)\n", collector_->run_file().c_str(),
               collector_->run_file().c_str());
   std::fflush(stdout);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "failed_collective.h"
 #include "job_watchdogs.h"
 #include "process_supervisor.h"
 #include "progress_reporter.h"
@@ -55,8 +56,9 @@ class JobMonitor {
   int64_t stopped_at_ = -1;  // --join-throw: the iterations done when one rank ran out
   bool started_ = false;     // rank 0 reported its start
   int failed_rank_ = -1;
-  int dead_rank_ = -1;       // a rank mpirun saw die by a signal
-  std::string dead_signal_;  // "signal 9 (Killed)"
+  probes::FailedCollective failed_collective_;  // what failed_rank_'s error typed, if a collective's
+  int dead_rank_ = -1;                          // a rank mpirun saw die by a signal
+  std::string dead_signal_;                     // "signal 9 (Killed)"
   std::string failure_;
   bool interrupted_ = false;
   bool gave_up_ = false;              // the launcher ended mpirun itself

@@ -16,6 +16,7 @@
 #include "c10d/mpi_environment.h"
 #include "ddpscope/log.h"
 #include "c10d/process_group.h"
+#include "c10d/work.h"
 #include "json_number.h"
 #include "probe.h"
 #include "probe_session.h"
@@ -42,9 +43,9 @@ void report_probes(int rank) {
 
 // Reports the error, then ends every rank: the others may be waiting in a collective
 // this rank will never join, and a normal exit would wait for them in MPI_Finalize.
-[[noreturn]] void fail_job(int rank, const std::string& message) {
+[[noreturn]] void fail_job(int rank, const std::string& message, ddpscope::probes::FailedCollective collective = {}) {
   report_probes(rank);
-  ddpscope::apps::job_events::write_event(stderr, ddpscope::apps::job_events::Error{rank, message});
+  ddpscope::apps::job_events::write_event(stderr, ddpscope::apps::job_events::Error{rank, message, collective});
   ddpscope::c10d::MpiEnvironment::abort_job(1);
 }
 
@@ -172,6 +173,9 @@ int main(int argc, char** argv) {
     fault_point("end", rank, options.iters);
     report_probes(rank);
     g_probes.reset();
+  } catch (const c10d::CommError& e) {
+    // The collective it ended, typed: the hang verdict reads these, never the words.
+    fail_job(rank, e.message(), {e.op_name(), e.sequence_number(), e.timed_out()});
   } catch (const Error& e) {
     fail_job(rank, e.message());
   } catch (const std::exception& e) {

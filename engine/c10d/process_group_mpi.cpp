@@ -299,7 +299,7 @@ void ProcessGroupMPI::fail_timed_out(Lane& lane) {
   log::error("{}", message);
   // Every group's records, into the run file and a file beside it (the collector may be gone).
   probes::FlightRecorder::dump_all(message);
-  work->finish_with_error(std::make_exception_ptr(CommError(message, __FILE__, __LINE__)));
+  work->finish_with_error(std::make_exception_ptr(CommError(message, *work, /*timed_out=*/true, __FILE__, __LINE__)));
   for (Lane* other : {&collectives_, &p2p_}) {
     std::lock_guard<std::mutex> lock(other->mutex);
     for (Op& op : other->queue)
@@ -308,7 +308,8 @@ void ProcessGroupMPI::fail_timed_out(Lane& lane) {
   }
   for (Op& op : dropped) {
     op.work->finish_with_error(
-        std::make_exception_ptr(CommError("not run: the group broke before it (" + message + ")", __FILE__, __LINE__)));
+        std::make_exception_ptr(CommError("not run: the group broke before it (" + message + ")", *op.work,
+                                          /*timed_out=*/false, __FILE__, __LINE__)));
   }
 }
 

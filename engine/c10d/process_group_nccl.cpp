@@ -181,7 +181,10 @@ void ProcessGroupNCCL::completion_loop() {
         log::error("{}", message);
         probes::FlightRecorder::dump_all(message);
         for (Pending& q : pending_) {
-          q.work->finish_with_error(std::make_exception_ptr(CommError(message, __FILE__, __LINE__)));
+          // The op that ran out of time is the first; those queued behind it never ran.
+          const bool timed_out = &q == &pending_.front();
+          q.work->finish_with_error(
+              std::make_exception_ptr(CommError(message, *q.work, timed_out, __FILE__, __LINE__)));
         }
         pending_.clear();
         continue;

@@ -41,7 +41,7 @@ void Work::wait(Milliseconds timeout) {
           timeout_message(detail::concat("timeout: rank ", rank_, " waited ", limit.count(), " ms for ", description_,
                                          " to complete; a peer has not joined it or is still "
                                          "working (raise the timeout if that is expected)")),
-          __FILE__, __LINE__);
+          *this, /*timed_out=*/true, __FILE__, __LINE__);
     }
   }
   future_->wait();  // rethrows the op's error, if any

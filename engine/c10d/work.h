@@ -55,10 +55,25 @@ class Work {
   std::atomic<std::chrono::steady_clock::time_point> finished_at_{};
 };
 
-// The error type of failed or timed-out collectives.
+// The error type of failed or timed-out collectives. One that ended a known op says which,
+// typed (op_name, sequence_number, timed_out), so that whoever reports it never reads its words.
 class CommError : public Error {
  public:
   using Error::Error;
+  CommError(const std::string& what, const Work& work, bool timed_out, const char* file, int line)
+      : Error(what, file, line),
+        op_name_(op_type_name(work.op_type())),
+        sequence_number_(static_cast<int64_t>(work.sequence_number())),
+        timed_out_(timed_out) {}
+
+  const std::string& op_name() const { return op_name_; }  // "allreduce"; empty: no op known
+  int64_t sequence_number() const { return sequence_number_; }
+  bool timed_out() const { return timed_out_; }
+
+ private:
+  std::string op_name_;
+  int64_t sequence_number_ = -1;
+  bool timed_out_ = false;
 };
 
 }  // namespace ddpscope::c10d

@@ -63,8 +63,15 @@ inline QString kindLabel(probes::Kind kind) {
     case Kind::ParamSync: return QStringLiteral("ZeRO parameter broadcast");
     case Kind::RingStep: return QStringLiteral("ring allreduce step");
     case Kind::LinkTest: return QStringLiteral("link test (--measure-links)");
+    case Kind::CollectiveFailed: return QStringLiteral("collective failed");
     default: return QString::fromLatin1(probes::kind_name(kind)).replace('_', ' ');
   }
+}
+
+// Instants drawn as a red line across their lane with a label: marks, and a collective's
+// failure.
+inline bool isMarkKind(probes::Kind kind) {
+  return kind == probes::Kind::Mark || kind == probes::Kind::CollectiveFailed;
 }
 
 // Kinds drawn as spans (instants are ticks and marks, not legend swatches).
@@ -74,6 +81,7 @@ inline bool kindIsSpan(probes::Kind kind) {
     case Kind::GradReady:
     case Kind::BucketReady:
     case Kind::Mark:
+    case Kind::CollectiveFailed:
     case Kind::PgOpStart:
     case Kind::RRef:
     case Kind::DistContext:

@@ -260,7 +260,7 @@ void TimelinePage::refreshLegend() {
   QStringList items;
   for (int k = 0; k < probes::kNumKinds; ++k) {
     const auto kind = static_cast<probes::Kind>(k);
-    if (!(data.kinds_present & (1u << k)) || !kindIsSpan(kind)) continue;
+    if (!(data.kinds_present & (uint64_t{1} << k)) || !kindIsSpan(kind)) continue;
     items << QStringLiteral("<span style='color:%1'>■</span>&nbsp;%2").arg(kindColor(kind).name(), kindLabel(kind));
   }
   items << QStringLiteral("<span style='color:#d62728'>▁</span>&nbsp;%1").arg(tr("exposed communication"));

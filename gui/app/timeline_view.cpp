@@ -21,6 +21,16 @@ constexpr int kRow = TrackLayout::kRowHeight;
 const QColor kMarkRed(0xc6, 0x28, 0x28);
 const QColor kExposedRed(0xd6, 0x27, 0x28);
 
+// A mark's words; a collective's failure says which and how ("allreduce #5 timed out").
+QString markLabel(const TimelineSpan& s, const std::string& name) {
+  const QString text = QString::fromStdString(name);
+  if (s.kind != probes::Kind::CollectiveFailed) return text;
+  return QStringLiteral("%1 #%2 %3")
+      .arg(text)
+      .arg(s.seq)
+      .arg(s.param == 1 ? QStringLiteral("timed out") : QStringLiteral("failed"));
+}
+
 }  // namespace
 
 TimelineView::TimelineView(QWidget* parent)
@@ -233,7 +243,7 @@ SpanRef TimelineView::hitTest(QPoint pos) const {
   for (auto it = std::lower_bound(l.instants.begin(), l.instants.end(), t - slack,
                                   [](const TimelineSpan&s, int64_t v) { return s.begin_ns < v; });
        it != l.instants.end() && it->begin_ns <= t + slack; ++it) {
-    if (it->kind != probes::Kind::Mark && !inStrip) continue;
+    if (!isMarkKind(it->kind) && !inStrip) continue;
     const int64_t distance = std::abs(it->begin_ns - t);
     if (distance < bestDistance) best = &*it, bestDistance = distance;
   }
@@ -361,11 +371,11 @@ void TimelineView::paintInstants(QPainter& p, size_t laneIndex) {
                                   [](const TimelineSpan&s, int64_t t) { return s.begin_ns < t; });
        it != lane.instants.end() && it->begin_ns <= m_axis.end_ns; ++it) {
     const int x = x0 + static_cast<int>(m_axis.toPx(it->begin_ns));
-    if (it->kind == probes::Kind::Mark) {
+    if (isMarkKind(it->kind)) {
       p.save();
       p.setPen(kMarkRed);
       p.drawLine(x, track.y + 1, x, track.y + track.height - 1);
-      const QString label = QString::fromStdString(m_data->nameOf(it->name));
+      const QString label = markLabel(*it, m_data->nameOf(it->name));
       const int lw = std::min(220, fm.horizontalAdvance(label) + 6);
       if (x + 2 > lastLabelEnd) {
         const QRect box(x + 2, track.y + 1, lw, std::min(fm.height(), kRow - 2));

@@ -266,7 +266,7 @@ class LaneAppender {
 
   // What the whole timeline keeps of a span: kinds, finished ops, iterations, flow ends.
   void noteRunFacts(const probes::CompactSpan& s) {
-    d_.kinds_present |= 1u << static_cast<unsigned>(s.kind);
+    d_.kinds_present |= uint64_t{1} << static_cast<unsigned>(s.kind);
     d_.cut_short_present = d_.cut_short_present || s.ended_by_error;
     if (s.kind == probes::Kind::PgOp) d_.finished_ops.insert({s.rank, s.name_id, s.seq});
     d_.last_rowid = std::max(d_.last_rowid, s.rowid);

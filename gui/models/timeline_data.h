@@ -143,7 +143,7 @@ struct TimelineData {
   int64_t begin_ns = 0, end_ns = 0;
   std::vector<TimelineIteration> iterations;               // by begin
   std::map<std::pair<int, int>, std::string> param_names;  // (rank, parameter index)
-  uint32_t kinds_present = 0;                              // bit k: a span or instant of probes::Kind k
+  uint64_t kinds_present = 0;                              // bit k: a span or instant of probes::Kind k
   bool cut_short_present = false;                          // a span an error cut short (the legend says so)
   int world_size = 0;  // the job's ranks (more than the lanes' when the run holds some ranks' traces)
   // The ring's measured ceiling (train --measure-links), which Details reads a collective's

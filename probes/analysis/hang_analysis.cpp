@@ -12,7 +12,6 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 
 #include "ddpscope/error.h"
@@ -65,7 +64,8 @@ bool kept_for_hang(Kind k) {
     case Kind::Optimizer:
     case Kind::GradReady:
     case Kind::BucketReady:
-    case Kind::Allreduce: return true;
+    case Kind::Allreduce:
+    case Kind::CollectiveFailed: return true;
     default: return false;
   }
 }
@@ -189,8 +189,13 @@ RankHangState rank_state(RunStoreReader& run, const std::vector<std::string>& na
       {}, rank, 0, window);
   if (any) {
     st.last_event_ns = latest.t_end_ns;
-    st.last_event = detail::concat(kind_name(latest.kind), " '", spans.name(latest), "'");
+    st.last_event =
+        latest.kind == Kind::CollectiveFailed
+            ? detail::concat(spans.name(latest), " #", latest.seq, latest.param == 1 ? " timed out" : " failed")
+            : detail::concat(kind_name(latest.kind), " '", spans.name(latest), "'");
   }
+  for (const CompactSpan& e : spans.kept)
+    if (e.kind == Kind::CollectiveFailed && !st.failed_in) st.failed_in = {spans.name(e), e.seq, e.param == 1};
   const int64_t blocked_at = find_blocking_collective(spans, st);
   const IterationProgress p = iteration_progress(spans, st.current_iteration, blocked_at);
   st.phase = p.inside != HangPhase::None ? p.inside
@@ -286,26 +291,17 @@ std::string mismatch_verdict(const HangReport& report, std::vector<int>& culprit
   return {};
 }
 
-// The op a timeout message names, from each place that reports one:
-//   the group's watchdog: "timeout: rank 0 waited 4000 ms in allreduce #1454 f64[] ..."
-//   a wait's backstop:    "timeout: rank 0 waited 5000 ms for allreduce #1454 f64[] ... to complete"
-//   NCCL's watchdog:      "timeout: rank 0 waited for allreduce #1454 ..."
-// -> {allreduce, 1454}.
-std::optional<PendingCollective> collective_of_timeout(const std::string& message) {
-  if (message.find("timeout") == std::string::npos) return std::nullopt;
-  static const std::regex op_and_number(R"(waited (?:\d+ ms )?(?:in|for) ([a-z_]+) #(\d{1,18})\b)");
-  std::smatch m;
-  if (!std::regex_search(message, m, op_and_number)) return std::nullopt;
-  return PendingCollective{m[1].str(), std::stoll(m[2].str()), -1, 0};
+// The collective the run's failure ended, as the failing rank typed it (schema 16), when its
+// wait ran out of time: {allreduce, 1454}.
+std::optional<PendingCollective> collective_of_timeout(const RunRow& run) {
+  if (run.status != "failed" || !run.failed.known() || !run.failed.timed_out) return std::nullopt;
+  return PendingCollective{run.failed.op, run.failed.seq, -1, 0};
 }
 
-// The collective a torch rank's "allreduce #186 failed: ... timeout ..." mark names (its
-// last event when its backend's timeout ended the wait).
-std::optional<PendingCollective> collective_of_failed_mark(const std::string& last_event) {
-  static const std::regex op_and_number(R"(([a-z_]+) #(\d{1,18}) failed: .*(timeout|[Tt]imed out))");
-  std::smatch m;
-  if (!std::regex_search(last_event, m, op_and_number)) return std::nullopt;
-  return PendingCollective{m[1].str(), std::stoll(m[2].str()), -1, 0};
+// The collective a rank recorded timing out in (a PyTorch rank's collective_failed instant).
+std::optional<PendingCollective> timed_out_in(const RankHangState& st) {
+  if (!st.failed_in || !st.failed_in->timed_out) return std::nullopt;
+  return PendingCollective{st.failed_in->op, st.failed_in->seq, -1, 0};
 }
 
 const RankHangState* state_of(const HangReport& report, int rank) {
@@ -369,10 +365,10 @@ std::string absent_rank_verdict(HangReport& report, int64_t start_ns, int timed_
 std::string timed_out_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
   const RankHangState* reporter_state = state_of(report, run.failed_rank);
   // The reporter's start of the op may not have reached the file before the job ended;
-  // its timeout message names the op and number ("waited 4000 ms in allreduce #1454").
+  // its typed failure names the op and number (allreduce #1454).
   std::optional<PendingCollective> waited = reporter_state ? reporter_state->blocked_in : std::nullopt;
-  if (!waited) waited = collective_of_timeout(run.message);
-  if (!waited && reporter_state) waited = collective_of_failed_mark(reporter_state->last_event);
+  if (!waited) waited = collective_of_timeout(run);
+  if (!waited && reporter_state) waited = timed_out_in(*reporter_state);
   if (!reporter_state || !waited) return {};
   const int64_t seq = waited->seq;
   std::vector<int> silent, absent;
@@ -453,13 +449,9 @@ bool died_of_its_wait(const HangReport& report) {
   const RankHangState* dead = state_of(report, report.dead_rank);
   if (!dead) return false;
   if (dead->blocked_in) return true;
-  // Or its wait had already ended in the timeout, recorded as its last event (a torch
-  // rank: "mark 'allreduce #186 failed: Application timeout caused pair closure'"), and the
-  // abort came after it.
-  std::string last = dead->last_event;
-  std::transform(last.begin(), last.end(), last.begin(), [](unsigned char c) { return std::tolower(c); });
-  return last.find(" failed: ") != std::string::npos &&
-         (last.find("timeout") != std::string::npos || last.find("timed out") != std::string::npos);
+  // Or its wait had already ended in the timeout, as it recorded (a torch rank's
+  // collective_failed instant), and the abort came after it.
+  return timed_out_in(*dead).has_value();
 }
 
 void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
@@ -482,7 +474,7 @@ void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
   } else if (report.dead_rank >= 0) {
     culprit = dead_rank_verdict(report, start_ns);
   } else {
-    const bool timed_out = run.status == "failed" && collective_of_timeout(run.message).has_value();
+    const bool timed_out = collective_of_timeout(run).has_value();
     culprit = absent_rank_verdict(report, start_ns, timed_out ? run.failed_rank : -1);
     if (culprit.empty()) culprit = mismatch_verdict(report, report.culprits);
   }
@@ -494,20 +486,6 @@ void add_verdict(HangReport& report, const RunRow& run, int64_t start_ns) {
 }
 
 }  // namespace
-
-std::pair<int, std::string> dead_rank_of(const std::string& message) {
-  // mpirun: "... process rank 1 with PID 0 on node vm exited on signal 9 (Killed)."
-  const size_t at = message.find("process rank ");
-  if (at == std::string::npos) return {-1, {}};
-  int rank = -1, signal = -1;
-  char name[64] = {};
-  const char* text = message.c_str() + at;
-  if (std::sscanf(text, "process rank %d with PID %*d on node %*s exited on signal %d (%63[^)])", &rank, &signal,
-                  name) < 2) {
-    return {-1, {}};
-  }
-  return {rank, name[0] ? detail::concat("signal ", signal, ", ", name) : detail::concat("signal ", signal)};
-}
 
 namespace {
 
@@ -539,12 +517,12 @@ int64_t iteration_count(const RunRow& run) {
 }
 
 // A rank whose watchdog fired ends the job at once, so its own start of the op it
-// waited in may never have been shipped; its timeout message names that op. Without
+// waited in may never have been shipped; its typed failure names that op. Without
 // this, a stopped rank whose start did reach the file looked like the one waiting and
 // the reporter like the one that never entered.
-void take_timeout_message(const RunRow& run, HangReport& report) {
+void take_typed_timeout(const RunRow& run, HangReport& report) {
   if (run.status != "failed" || run.failed_rank < 0 || report.from_records()) return;
-  const std::optional<PendingCollective> waited = collective_of_timeout(run.message);
+  const std::optional<PendingCollective> waited = collective_of_timeout(run);
   for (auto& st : report.ranks) {
     if (st.rank != run.failed_rank || !waited || waited->seq <= st.latest_seq) continue;
     st.latest_seq = waited->seq;
@@ -659,14 +637,13 @@ HangReport analyze_hang(RunStoreReader& run, int64_t now_ns) {
   // A job stopped (or ended by a timeout) while its ranks waited: they waited until then.
   report.now_ns = now_ns > 0 ? now_ns : std::max(report.latest_event_ns, run_row.unfinished_end_ns());
   report.start_ns = run.time_range().first;
+  // Files older than schema 6 record no dead rank: their message's words are not read.
   if (run_row.schema >= 6) {
     report.records = run.flight();
     report.dead_rank = run_row.dead_rank;
     report.dead_signal = run_row.dead_signal;
-  } else if (run_row.status == "failed") {
-    std::tie(report.dead_rank, report.dead_signal) = dead_rank_of(run_row.message);
   }
-  take_timeout_message(run_row, report);
+  take_typed_timeout(run_row, report);
   // Only PyTorch's own dumps ("torch"): no clock of the job's to measure waits against.
   bool only_torch_dumps = !report.records.empty();
   for (const auto& [rank, rows] : report.records.by_rank)

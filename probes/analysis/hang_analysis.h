@@ -48,7 +48,10 @@ struct RankHangState {
   std::string last_event;         // its kind and name
   HangPhase phase = HangPhase::None;
   std::optional<PendingCollective> blocked_in;  // an op started and not finished
-  int64_t latest_seq = -1;                      // the highest collective sequence number this rank started
+  // The collective whose failure this rank recorded (a PyTorch rank's collective_failed
+  // instant): typed, so a timeout is known without reading the error's words.
+  std::optional<FailedCollective> failed_in;
+  int64_t latest_seq = -1;  // the highest collective sequence number this rank started
   // Buckets of the current assignment still waiting for gradients, and ready buckets
   // whose allreduce has not completed.
   std::vector<int> buckets_waiting_for_grads, buckets_waiting_for_allreduce;
@@ -87,11 +90,6 @@ struct HangReport {
   std::vector<std::pair<int, std::string>> unanswering;
   bool from_records() const { return !records.empty(); }
 };
-
-// The rank and signal of "process rank 1 with PID 0 on node h exited on signal 9
-// (Killed)" (mpirun's words in a failed run's message); {-1, ""} when there are none.
-// Only for run files older than schema 6, which record neither the dead rank nor records.
-std::pair<int, std::string> dead_rank_of(const std::string& message);
 
 // now_ns: the current CLOCK_MONOTONIC time of the collector's host (live runs); 0 uses
 // when the job was stopped or failed (schema 13), else the latest event of the run.

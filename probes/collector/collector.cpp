@@ -223,9 +223,8 @@ void Collector::drain(std::chrono::milliseconds quiet) {
   }
 }
 
-void Collector::finish(const std::string& status, const std::string& message, int failed_rank, int dead_rank,
-                       const std::string& dead_signal) {
-  std::string why = message;
+void Collector::finish(RunEnd end) {
+  std::string& why = end.message;
   if (lost_events_ > 0) {
     log::error("collector: {} events lost: the disk holding the run file is full", lost_events_);
     why += (why.empty() ? "" : "; ") + std::to_string(lost_events_) +
@@ -236,8 +235,8 @@ void Collector::finish(const std::string& status, const std::string& message, in
     for (const auto& [rank, n] : events_refused_by_rank_)  // stats and the Summary read them
       writer_->add_refused_events(rank, n);
     writer_->set_ended_ns(now_ns());  // the run's clock is this process's CLOCK_MONOTONIC
-    writer_->end_run(lost_events_ > 0 && status == "finished" ? "incomplete" : status, why, failed_rank, dead_rank,
-                     dead_signal);
+    if (lost_events_ > 0 && end.status == "finished") end.status = "incomplete";
+    writer_->end_run(end);
   } catch (const RunStoreFullError& e) {
     // Nowhere to write the outcome, even in the reserve's room: the file keeps what it
     // committed (status running).

@@ -47,9 +47,14 @@ class Collector {
   int poll(std::chrono::milliseconds timeout, int extra_fd = -1, bool* extra_ready = nullptr);
   // Stores batches until none has arrived for `quiet` (the ranks have flushed).
   void drain(std::chrono::milliseconds quiet = std::chrono::milliseconds(300));
-  // dead_rank: a rank the launcher saw die by a signal (-1: none), and the signal.
-  void finish(const std::string& status, const std::string& message = {}, int failed_rank = -1, int dead_rank = -1,
-              const std::string& dead_signal = {});
+  // Records the run's end (run_end.h): events lost to a full disk are added to its message.
+  void finish(RunEnd end);
+  void finish(const std::string& status, const std::string& message = {}) {
+    RunEnd end;
+    end.status = status;
+    end.message = message;
+    finish(std::move(end));
+  }
   RunStoreWriter& writer() { return *writer_; }
   // Asks every rank that has pinged us to record its next iteration's autograd graph.
   void request_graph();

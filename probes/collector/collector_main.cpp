@@ -2,10 +2,9 @@
 // ranks. It writes the run file and prints one line with its endpoints:
 //   @ddpscope {"event":"collector","batch":"tcp://...","clock":"tcp://..."}
 // The run's token comes from DDPSCOPE_RUN_TOKEN (kept off the command line). The
-// launcher reports the job's end as one JSON line on stdin
-//   {"status":"failed","message":"...","failed_rank":1,"dead_rank":1,"dead_signal":"signal 9 (Killed)"}
-// after which the collector stores what is still arriving and exits. If stdin closes
-// without that line, the launcher is gone and the run is marked failed. Before that,
+// launcher reports the job's end as one JSON line on stdin (launcher_outcome.h), after
+// which the collector stores what is still arriving and exits. If stdin closes without
+// that line, the launcher is gone and the run is marked failed. Before that,
 // {"request":"graph"} asks every rank for its next iteration's autograd graph.
 #include <signal.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include "ddpscope/process_state.h"
 #include "collector_protocol.h"
 #include "job_events.h"
+#include "launcher_outcome.h"
 
 namespace {
 volatile sig_atomic_t g_stop_signal = 0;
@@ -76,16 +76,10 @@ class LauncherWatch {
 // The ranks' processes as the launcher saw them before it ended the job ({"1": "T", ...} in
 // its outcome line): kept in the run, so that a rank stopped or gone then is still said not
 // to have answered once the job is over. What cannot be stored is only warned about.
-void record_rank_end_states(ddpscope::probes::Collector& collector, const nlohmann::json& outcome) {
-  const auto states = outcome.find("rank_states");
-  if (states == outcome.end() || !states->is_object()) return;
-  std::map<int, std::string> by_rank;
-  for (const auto& [rank, state] : states->items())
-    if (state.is_string() && !rank.empty() && rank.size() < 10 &&
-        rank.find_first_not_of("0123456789") == std::string::npos)
-      by_rank[std::stoi(rank)] = state.get<std::string>().substr(0, 8);
+void record_rank_end_states(ddpscope::probes::Collector& collector, const std::map<int, std::string>& states) {
+  if (states.empty()) return;
   try {
-    collector.writer().set_rank_end_states(by_rank);
+    collector.writer().set_rank_end_states(states);
   } catch (const ddpscope::Error& e) {
     ddpscope::log::warn("collector: could not record the ranks' processes at the job's end: {}", e.message());
   }
@@ -140,10 +134,13 @@ int main(int argc, char** argv) {
           line = {{"status", "failed"}, {"message", "the launcher sent an unreadable outcome"}};
         }
         input.erase(0, nl + 1);
-        if (const std::string request = line.value("request", ""); request == "graph" || request == "stacks") {
-          request == "graph" ? collector.request_graph() : collector.request_stacks();
-        } else {
-          outcome = line;
+        const auto request = line.is_object() ? line.find("request") : line.end();
+        if (request == line.end()) {
+          outcome = line.is_object()
+                        ? line
+                        : nlohmann::json{{"status", "failed"}, {"message", "the launcher sent an unreadable outcome"}};
+        } else if (*request == "graph" || *request == "stacks") {
+          *request == "graph" ? collector.request_graph() : collector.request_stacks();
         }
       }
     }
@@ -153,11 +150,11 @@ int main(int argc, char** argv) {
     } else if (outcome.is_null()) {
       collector.finish("failed", "the launcher ended without reporting the job's result");
     } else {
-      record_rank_end_states(collector, outcome);
-      std::string message = outcome.value("message", "");
+      LauncherOutcome said = outcome_of(outcome);
+      record_rank_end_states(collector, said.rank_states);
+      std::string& message = said.end.message;
       if (const std::string s = launcher.summary(); !s.empty()) message += (message.empty() ? "" : "; ") + s;
-      collector.finish(outcome.value("status", "finished"), message, outcome.value("failed_rank", -1),
-                       outcome.value("dead_rank", -1), outcome.value("dead_signal", std::string()));
+      collector.finish(said.end);
     }
     ddpscope::log::info("collector: {} batches, {} events, {} rejected", collector.batches(),
                         collector.writer().events_written(), collector.rejected());

@@ -71,8 +71,14 @@ enum class Kind : uint8_t {
   // One timed exchange of `train --measure-links` (schema 15; engine/apps/link_test.h), on
   // the sender: bytes to peer and its answer back (param = the exchange's number).
   LinkTest = 31,
+  // instant (schema 16): the collective this rank's failure ended, typed so that no reader
+  // decides from an error's words: name = the op ("allreduce", "broadcast (group g)"), seq =
+  // its number in its group, param = 1 when its wait ran out of time, 0 when it failed
+  // otherwise (a peer gone). A PyTorch rank's probe writes it; the engine's ranks type their
+  // failure in their error event instead (the run's failed_op).
+  CollectiveFailed = 32,
 };
-inline constexpr int kNumKinds = 32;
+inline constexpr int kNumKinds = 33;
 
 const char* kind_name(Kind kind);
 

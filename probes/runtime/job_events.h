@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "failed_collective.h"
 #include "json_number.h"
 
 namespace ddpscope::probes::job_events {
@@ -46,6 +47,7 @@ struct Done {  // training over
 struct Error {  // a rank failed (its stderr): the first one is the job's failure
   int rank = -1;
   std::string message;
+  FailedCollective collective;  // the collective it ended, when it was one's (op, seq, timed_out)
 };
 struct RankEnd {  // a rank is past training, before MPI's shutdown: its probes' counts
   int rank = -1;
@@ -94,7 +96,15 @@ inline nlohmann::json fields(const Done& e) {
   if (e.loss) j["loss"] = json_number(*e.loss);
   return j;
 }
-inline nlohmann::json fields(const Error& e) { return {{"rank", e.rank}, {"message", e.message}}; }
+inline nlohmann::json fields(const Error& e) {
+  nlohmann::json j = {{"rank", e.rank}, {"message", e.message}};
+  if (e.collective.known()) {
+    j["op"] = e.collective.op;
+    j["seq"] = e.collective.seq;
+    j["timed_out"] = e.collective.timed_out;
+  }
+  return j;
+}
 inline nlohmann::json fields(const RankEnd& e) {
   return {{"rank", e.rank}, {"shipped", e.shipped}, {"dropped", e.dropped}};
 }
@@ -135,7 +145,10 @@ inline std::optional<Event> event_named(std::string_view name, const nlohmann::j
   if (name == "done")
     return Done{json_field(j, "seconds"), value<int64_t>(j, "iterations", -1), value<int64_t>(j, "stopped_at", -1),
                 json_field(j, "samples_per_s"), loss_of(j)};
-  if (name == "error") return Error{value(j, "rank", -1), value<std::string>(j, "message", "")};
+  if (name == "error")
+    return Error{value(j, "rank", -1),
+                 value<std::string>(j, "message", ""),
+                 {value<std::string>(j, "op", ""), value<int64_t>(j, "seq", -1), value(j, "timed_out", false)}};
   if (name == "probes")
     return RankEnd{value(j, "rank", -1), value<uint64_t>(j, "shipped", 0), value<uint64_t>(j, "dropped", 0)};
   if (name == "failed")

@@ -70,6 +70,10 @@ RunRow RunStoreReader::run() {
     Statement e = db_.prepare("SELECT ended_ns FROM runs WHERE run_id = 1");
     if (e.step()) r.ended_ns = e.column_optional(0);
   }
+  if (r.schema >= 16) {
+    Statement f = db_.prepare("SELECT failed_op, failed_seq, failed_timed_out FROM runs WHERE run_id = 1");
+    if (f.step()) r.failed = {f.column_text(0), f.column_optional(1), f.column_optional(2) == 1};
+  }
   return r;
 }
 

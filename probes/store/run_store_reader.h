@@ -18,6 +18,7 @@
 
 #include "event.h"
 #include "flight_records.h"
+#include "run_end.h"
 #include "span_pack.h"
 #include "sqlite_db.h"
 
@@ -32,6 +33,7 @@ struct RunRow {
   std::string dead_signal;  // "signal 9, Killed"
   int schema = 0;           // the file's schema version
   int64_t ended_ns = -1;    // when the job ended, on the run's clock (schema 13; -1: not known)
+  FailedCollective failed;  // the collective failed_rank's failure ended (schema 16; run_end.h)
   // A job stopped or failed before its end: its ranks waited until it ended, not until
   // their last event (-1 when it did not, or the file does not say).
   int64_t unfinished_end_ns() const { return status == "stopped" || status == "failed" ? ended_ns : -1; }

@@ -268,13 +268,25 @@ void create_version_14(SqliteDb& db) { db.exec("ALTER TABLE ranks ADD COLUMN end
 // an exchange is a span on its sender, peer and bytes as a send's.
 void create_version_15(SqliteDb& db) { add_kind_names(db); }
 
+// Version 16: a failure typed, so that no reader decides from an error's words. The runs
+// row keeps the collective the reporting rank's failure ended (failed_op "allreduce",
+// failed_seq its number, failed_timed_out 1 when its wait ran out of time; NULL: the
+// failure was not a collective's, or not typed), and one new kind (collective_failed): a
+// PyTorch rank's failed collective, an instant with the same three facts.
+void create_version_16(SqliteDb& db) {
+  db.exec(
+      "ALTER TABLE runs ADD COLUMN failed_op TEXT; ALTER TABLE runs ADD COLUMN failed_seq INTEGER; "
+      "ALTER TABLE runs ADD COLUMN failed_timed_out INTEGER;");
+  add_kind_names(db);
+}
+
 // migrations[v] takes a file from version v to v + 1.
 const std::vector<std::function<void(SqliteDb&)>>& migrations() {
   static const std::vector<std::function<void(SqliteDb&)>> steps = {
-      create_version_1,  create_version_2,  create_version_3,  create_version_4,  create_version_5,
-      create_version_6,  create_version_7,  create_version_8,  create_version_9,  create_version_10,
-      create_version_11, create_version_12, create_version_13, create_version_14, create_version_15};
-  static_assert(kRunStoreSchemaVersion == 15, "add the migration step with the new version");
+      create_version_1,  create_version_2,  create_version_3,  create_version_4,  create_version_5,  create_version_6,
+      create_version_7,  create_version_8,  create_version_9,  create_version_10, create_version_11, create_version_12,
+      create_version_13, create_version_14, create_version_15, create_version_16};
+  static_assert(kRunStoreSchemaVersion == 16, "add the migration step with the new version");
   return steps;
 }
 

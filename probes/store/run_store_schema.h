@@ -11,7 +11,7 @@
 
 namespace ddpscope::probes {
 
-inline constexpr int kRunStoreSchemaVersion = 15;
+inline constexpr int kRunStoreSchemaVersion = 16;
 
 // A file with nothing in it yet (page size can still be chosen).
 bool is_empty_database(SqliteDb& db);

@@ -100,17 +100,27 @@ void RunStoreWriter::begin_run(const RunDescription& run) {
   s.step();
 }
 
-void RunStoreWriter::end_run(const std::string& status, const std::string& message, int failed_rank, int dead_rank,
-                             const std::string& dead_signal) {
+void RunStoreWriter::end_run(const RunEnd& end) {
   Statement s = db_.prepare(
-      "UPDATE runs SET status = ?, message = ?, failed_rank = ?, ended_at = ?, dead_rank = ?, dead_signal = ? "
-      "WHERE run_id = 1");
-  s.bind(1, status).bind(2, message).bind_optional(3, failed_rank).bind(4, iso_time_now()).bind_optional(5, dead_rank);
-  if (dead_rank >= 0)
-    s.bind(6, dead_signal);
+      "UPDATE runs SET status = ?, message = ?, failed_rank = ?, ended_at = ?, dead_rank = ?, dead_signal = ?, "
+      "failed_op = ?, failed_seq = ?, failed_timed_out = ? WHERE run_id = 1");
+  s.bind(1, end.status).bind(2, end.message).bind_optional(3, end.failed_rank).bind(4, iso_time_now());
+  s.bind_optional(5, end.dead_rank);
+  if (end.dead_rank >= 0)
+    s.bind(6, end.dead_signal);
   else
     s.bind_null(6);
+  if (end.failed.known()) {
+    s.bind(7, end.failed.op).bind(8, end.failed.seq).bind(9, int64_t{end.failed.timed_out});
+  } else {
+    s.bind_null(7).bind_null(8).bind_null(9);
+  }
   s.step();
+}
+
+void RunStoreWriter::end_run(const std::string& status, const std::string& message, int failed_rank, int dead_rank,
+                             const std::string& dead_signal) {
+  end_run(RunEnd{status, message, failed_rank, dead_rank, dead_signal, {}});
 }
 
 void RunStoreWriter::set_ended_ns(int64_t ended_ns) {

@@ -15,6 +15,7 @@
 
 #include "event_batch.h"
 #include "flight_records.h"
+#include "run_end.h"
 #include "span_pack.h"
 #include "sqlite_db.h"
 
@@ -42,6 +43,8 @@ class RunStoreWriter {
   // Stores one batch from a rank in one transaction; its times are moved onto the
   // collector's clock by batch.clock_offset_ns.
   void write(const EventBatch& batch);
+  // The run's outcome (run_end.h), with the failed collective when its rank typed one.
+  void end_run(const RunEnd& end);
   // status: finished | failed | stopped. failed_rank -1: none named. dead_rank: a rank
   // mpirun saw die by a signal (-1: none), and that signal ("signal 9, Killed").
   void end_run(const std::string& status, const std::string& message = {}, int failed_rank = -1, int dead_rank = -1,

@@ -39,7 +39,7 @@ from ddpscope import open_run  # noqa: E402  (spans are queried through the SQLi
 
 from fault_harness import (  # the jobs, their processes and the shared checks, beside this file
     Job, Result, check_common, diagnosis_line, integrity, last_error_line, leftovers, listening_loopback_ports,
-    remote_args, run_status, stack_problems, train_args, unanswering_problems, wait_for_pid,
+    remote_args, run_status, stack_problems, train_args, typed_failure_problems, unanswering_problems, wait_for_pid,
     wait_training)
 import cluster_faults  # a host cut off from a simulated cluster, beside this file
 import flight_faults  # the flight recorder's mismatch scenarios, beside this file
@@ -102,6 +102,8 @@ def scenario_rank_stopped(build, work):
                               r"mismatch\. Rank 1 (never )?(completed|started)|fully matched\. .*Rank 1 (did not run for|never timed out))"))
     # The launcher noted rank 1 stopped as the job was ended: the finished run still says so.
     problems += unanswering_problems(build, run, {1: "was stopped by a signal"})
+    # Rank 0 typed its failure (the collective it waited in, out of time): the verdict reads that.
+    problems += typed_failure_problems(run, 0, "")
     r.ok = pid is not None and not problems
     diagnosis = next((l for _, l in job.lines if l.startswith("diagnosis:")), "no diagnosis")
     r.observed = "; ".join(problems + [diagnosis[:200]]) if problems else f"exit {code}: {diagnosis[:300]}"

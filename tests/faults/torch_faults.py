@@ -78,6 +78,8 @@ def scenarios(h):
             problems += h.stack_problems(build, run, {0: "ddp_unchanged_script.py"})
             # The launcher saw rank 1 stopped as it ended the job: the run still says so.
             problems += h.unanswering_problems(build, run, {1: "was stopped by a signal"})
+            # Rank 0's probe typed its failure: the allreduce it waited in, out of time.
+            problems += h.typed_failure_problems(run, 0, "allreduce")
         if pid is None:
             problems.append("rank 1's interpreter was never found")
         # On a failure the table shows what the diagnosis said too: the wording is the question.

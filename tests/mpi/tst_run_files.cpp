@@ -184,6 +184,10 @@ class TestRunFiles : public RunFilesTest {
     QCOMPARE(int(waiting.buckets_waiting_for_allreduce.size()), 1);
     QVERIFY(!stalled.blocked_in.has_value());
     QVERIFY(stalled.latest_seq < waiting.blocked_in->seq);
+    // The failure as rank 0 typed it (schema 16): the allreduce it waited in, out of time.
+    QCOMPARE(store.run().failed.op, std::string("allreduce"));
+    QCOMPARE(store.run().failed.seq, waiting.blocked_in->seq);
+    QVERIFY(store.run().failed.timed_out);
     QCOMPARE(stalled.current_iteration, int64_t(4));
     QVERIFY(stalled.phase == HangPhase::AfterForward);
     QVERIFY(stalled.params_total == 6);

@@ -46,8 +46,9 @@ inline EventBatch known_iteration(int rank, int64_t offset_ns = 0) {
 
 // A 2-rank run written to `file` that failed with `message` reported by rank 0: each rank
 // has iteration 1 (0-1000 ns) on its compute thread, then `ops(rank)` on its comm thread.
+// `failed`: the collective rank 0's failure ended, as it typed it (schema 16).
 inline HangReport hang_of_failed_run(const std::string& file, const std::function<std::vector<BatchEvent>(int)>& ops,
-                                     const std::string& message) {
+                                     const std::string& message, const FailedCollective& failed = {}) {
   {
     RunStoreWriter w(file);
     w.begin_run({R"({"model":"mlp"})", 2, "mpi", "mlp"});
@@ -61,7 +62,7 @@ inline HangReport hang_of_failed_run(const std::string& file, const std::functio
         b.events.push_back(e);
       w.write(b);
     }
-    w.end_run("failed", message, 0);
+    w.end_run(RunEnd{"failed", message, 0, -1, {}, failed});
   }
   RunStoreReader run(file);
   return analyze_hang(run);

@@ -1,6 +1,7 @@
 // The hang verdict on runs that failed in a collective: who entered, who did not, who
-// was stuck in an earlier one, what the timeout message alone says, ranks without events,
-// and collectives that differ between ranks.
+// was stuck in an earlier one, what the typed failure alone says (never the words of the
+// message: the same verdict in any language), ranks without events, and collectives that
+// differ between ranks.
 #include <QtTest/QtTest>
 
 #include "hang_processes.h"
@@ -11,6 +12,9 @@
 using namespace ddpscope;
 using namespace ddpscope::probes;
 using namespace ddpscope::probes::known_runs;
+
+// Rank 0's failure as it typed it: allreduce #5, its wait out of time.
+const FailedCollective kTimedOutIn5{"allreduce", 5, true};
 
 class TestHangAnalysis : public ScratchTest {
   Q_OBJECT
@@ -23,7 +27,7 @@ class TestHangAnalysis : public ScratchTest {
   void testHangVerdictWhenEveryRankEntered() {
     const HangReport report = hang_of_failed_run(
         path("entered.ddprun"), [](int) { return std::vector<BatchEvent>{allreduce_started(5, 4096, 1100)}; },
-        "timeout: rank 0 waited 4000 ms in allreduce #5. MPI cannot cancel it");
+        "timeout: rank 0 waited 4000 ms in allreduce #5. MPI cannot cancel it", kTimedOutIn5);
     QVERIFY2(QString::fromStdString(report.verdict)
                  .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
                              "never timed out itself"),
@@ -45,14 +49,16 @@ class TestHangAnalysis : public ScratchTest {
         EventBatch b;
         b.rank = rank;
         b.threads = {{0, 100, "compute"}, {1, 101, "comm"}};
-        b.names = {"iteration", "allreduce", "allreduce #5 failed: Application timeout caused pair closure"};
+        b.names = {"iteration", "allreduce"};
         b.events.push_back(BatchEvent{0, 1000, -1, -1, -1, 1, -1, 0, -1, -1, 0, uint8_t(Kind::Iteration), 0});
         b.events.push_back(allreduce_started(5, 4096, 1100));
+        // Its probe's collective_failed instant: allreduce #5, timed out (param 1).
         if (rank == 0)
-          b.events.push_back(BatchEvent{5200, 5200, -1, -1, -1, 2, -1, 2, -1, -1, 1, uint8_t(Kind::Mark), 0});
+          b.events.push_back(BatchEvent{5200, 5200, -1, 5, -1, 2, 1, 1, -1, -1, 1, uint8_t(Kind::CollectiveFailed), 0});
         w.write(b);
       }
-      w.end_run("failed", "rank 0: RuntimeError: Application timeout caused pair closure", 0);
+      // Its error's words in another language: only the typed instant says "timed out".
+      w.end_run("failed", "rank 0: RuntimeError: Zeitüberschreitung beim Warten auf den Partner", 0);
     }
     {
       SqliteDb db(file, SQLITE_OPEN_READWRITE);
@@ -170,18 +176,31 @@ class TestHangAnalysis : public ScratchTest {
   }
 
   // The reporter's own start of the op never reached the file (the job ended first): its
-  // timeout message names the op and number, and the verdict still finds the culprit.
-  void testHangVerdictFromTheTimeoutMessageAlone() {
-    const HangReport report = hang_of_failed_run(
-        path("message-only.ddprun"),
-        [](int rank) {  // rank 1 finished #4 and never started #5
-          return rank == 1 ? std::vector<BatchEvent>{allreduce_done(4, 1000)} : std::vector<BatchEvent>{};
-        },
-        "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'");
-    QVERIFY2(
-        QString::fromStdString(report.verdict).startsWith("Rank 1 never entered allreduce #5, which rank 0 waited in"),
-        report.verdict.c_str());
-    QCOMPARE(report.culprits, std::vector<int>{1});
+  // typed failure names the op and number, and the verdict still finds the culprit, whatever
+  // language the message is in. Without the typed failure, the same words in English name
+  // no collective: the verdict never reads them.
+  void testHangVerdictFromTheTypedFailureAlone() {
+    auto rank_1_never_started_5 = [](int rank) {  // rank 1 finished #4 and never started #5
+      return rank == 1 ? std::vector<BatchEvent>{allreduce_done(4, 1000)} : std::vector<BatchEvent>{};
+    };
+    int n = 0;
+    for (const std::string message :
+         {"timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'",
+          "Zeitüberschreitung: Rang 0 wartete 4000 ms in allreduce Nr. 5", "タイムアウト", ""}) {
+      const HangReport report = hang_of_failed_run(path(("typed-" + std::to_string(++n) + ".ddprun").c_str()),
+                                                   rank_1_never_started_5, message, kTimedOutIn5);
+      QVERIFY2(QString::fromStdString(report.verdict)
+                   .startsWith("Rank 1 never entered allreduce #5, which rank 0 waited in"),
+               report.verdict.c_str());
+      QCOMPARE(report.culprits, std::vector<int>{1});
+    }
+    const HangReport untyped =
+        hang_of_failed_run(path("untyped.ddprun"), rank_1_never_started_5,
+                           "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'");
+    // Only quoted: rank 0 reported it, and no culprit is drawn from its words.
+    QVERIFY2(untyped.verdict.rfind("Rank 0 failed: timeout: rank 0 waited", 0) == 0, untyped.verdict.c_str());
+    QVERIFY2(untyped.verdict.find("Rank 1") == std::string::npos, untyped.verdict.c_str());
+    QCOMPARE(untyped.culprits, std::vector<int>{0});
   }
 
   // The reporter timed out in #5 while the stopped rank had finished #5 and started #6
@@ -196,7 +215,7 @@ class TestHangAnalysis : public ScratchTest {
           return std::vector<BatchEvent>{allreduce_done(4, 1000), allreduce_done(5, 1100),
                                          allreduce_started(6, 8, 1200)};
         },
-        "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'");
+        "timeout: rank 0 waited 4000 ms in allreduce #5 f64[] (avg) on group 'world'", kTimedOutIn5);
     QVERIFY2(QString::fromStdString(report.verdict)
                  .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
                              "never timed out itself"),
@@ -208,8 +227,8 @@ class TestHangAnalysis : public ScratchTest {
   // watchdog ended the job before it shipped): the timeout message says the reporter
   // entered, so the stopped rank is the culprit, not the reporter. (The fault suite met
   // this: "Rank 0 never entered allreduce #4001, which rank 1 waited in".)
-  // Both ways a rank reports a timeout: its group's watchdog, or the wait's backstop a
-  // little later (which the fault suite also met).
+  // Both ways a rank reports a timeout (its group's watchdog, or the wait's backstop a
+  // little later, which the fault suite also met) type the same failure; their words differ.
   void testHangVerdictWhenOnlyTheStoppedRanksStartWasShipped() {
     int n = 0;
     for (const std::string message :
@@ -223,7 +242,7 @@ class TestHangAnalysis : public ScratchTest {
             if (rank == 1) ops.push_back(allreduce_started(5, 8, 1200));
             return ops;
           },
-          message);
+          message, kTimedOutIn5);
       QVERIFY2(QString::fromStdString(report.verdict)
                    .startsWith("Every rank entered allreduce #5, and rank 0 waited in it until its timeout. Rank 1 "
                                "never timed out itself"),

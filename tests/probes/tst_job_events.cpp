@@ -1,7 +1,8 @@
 // job_events.h, the one definition of what a job's processes say to their launcher and to the
 // app: every event survives a line and back with its fields; the job's own output, broken
 // JSON and unknown events are not events; a loss that is not finite keeps its value; and the
-// PyTorch probe's Python writer (probes/python/ddpscope/_report.py) speaks the same events.
+// PyTorch probe's Python writer (probes/python/ddpscope/_report.py) speaks the same events,
+// the collective a failure ended typed in its error.
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -21,7 +22,7 @@ class TestJobEvents : public QObject {
     return {ev::Start{4, "mpi", "mlp 6x256"},
             ev::Progress{12, 200, 0.25, 1234.5, -1},
             ev::Done{3.5, 200, 150, 999.0, 0.125},
-            ev::Error{1, "timeout: rank 1 waited 4000 ms in allreduce #7"},
+            ev::Error{1, "timeout: rank 1 waited 4000 ms in allreduce #7", {"allreduce", 7, true}},
             ev::RankEnd{3, 1000, 2},
             ev::Failed{2, "rank 2 died", 137},
             ev::Collector{"tcp://127.0.0.1:5000", "tcp://127.0.0.1:5001"},
@@ -45,6 +46,18 @@ class TestJobEvents : public QObject {
       kinds.insert(e.index());
     }
     QCOMPARE(kinds.size(), std::variant_size_v<ev::Event>);
+  }
+
+  // An error that ended no collective says none; one that did says which, typed.
+  void testAnErrorTypesTheCollectiveItEnded() {
+    const auto plain = std::get<ev::Error>(*ev::parse_line(ev::to_line(ev::Error{2, "bad batch"})));
+    QVERIFY(!plain.collective.known());
+    QVERIFY(ev::to_line(ev::Error{2, "bad batch"}).find("\"seq\"") == std::string::npos);
+    const auto typed = std::get<ev::Error>(*ev::parse_line(
+        R"(@ddpscope {"event":"error","rank":1,"message":"?","op":"broadcast","seq":9,"timed_out":false})"));
+    QCOMPARE(typed.collective.op, std::string("broadcast"));
+    QCOMPARE(typed.collective.seq, int64_t{9});
+    QVERIFY(!typed.collective.timed_out);
   }
 
   void testOtherLinesAreNotEvents() {
@@ -79,7 +92,7 @@ class TestJobEvents : public QObject {
     env.insert("PYTHONPATH", DDPSCOPE_SOURCE_DIR "/probes/python");
     env.insert("WORLD_SIZE", "2");
     python.setProcessEnvironment(env);
-    python.start("/usr/bin/python3", {"-c", R"(
+    python.start("/usr/bin/python3", {"-c", R"py(
 import sys
 from ddpscope import _report
 r = _report.Reporter(0)
@@ -87,11 +100,12 @@ r.start("mlp", "gloo")
 r.iteration_done(1, 0.01, 32, float("nan"))
 r.finished(3)
 r.failed = False
+r.collective_failed("allreduce (group g)", 41, True)
 try:
     raise ValueError("bad batch")
 except ValueError:
     sys.excepthook(*sys.exc_info())
-)"});
+)py"});
     QVERIFY(python.waitForFinished(30000));
     const QString out = QString::fromUtf8(python.readAllStandardOutput() + python.readAllStandardError());
     std::set<std::string> said;
@@ -102,8 +116,12 @@ except ValueError:
       said.insert(ev::name_of(*e));
       if (const auto* p = std::get_if<ev::Progress>(&*e)) QVERIFY(p->loss && std::isnan(*p->loss));
       if (const auto* end = std::get_if<ev::RankEnd>(&*e)) QCOMPARE(end->dropped, uint64_t{3});
-      if (const auto* error = std::get_if<ev::Error>(&*e))
+      if (const auto* error = std::get_if<ev::Error>(&*e)) {
         QVERIFY2(error->message.find("bad batch") != std::string::npos, error->message.c_str());
+        QCOMPARE(error->collective.op, std::string("allreduce (group g)"));
+        QCOMPARE(error->collective.seq, int64_t{41});
+        QVERIFY(error->collective.timed_out);
+      }
     }
     QCOMPARE(said, (std::set<std::string>{"start", "progress", "done", "probes", "error"}));
   }

@@ -97,7 +97,7 @@ def _wrap(session, numbering, name, fn):
         try:
             result = fn(*args, **kwargs)
         except Exception as error:  # a timeout, a peer gone: the rank stays in this op
-            session.collective_failed(op, seq, error)
+            session.collective_failed(op, seq, error, t0, _resolve(bound.get("group")))
             raise
 
         # On CUDA tensors (NCCL) the op is over when the GPU ran it, not when the call returned.
@@ -125,7 +125,8 @@ def _wrap(session, numbering, name, fn):
                 try:
                     f.wait()
                 except Exception as error:
-                    session.collective_failed(op, seq, error)  # the rank never got past this op
+                    # the rank never got past this op
+                    session.collective_failed(op, seq, error, t0, _resolve(bound.get("group")))
                     return
                 over()
 

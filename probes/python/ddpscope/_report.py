@@ -56,6 +56,7 @@ class Reporter:
         self.failed = False
         self._last_line = 0.0  # time.monotonic() of the last progress line
         self._unsent = None  # the latest progress not yet written
+        self._collective = {}  # the failed collective, typed: op, seq, timed_out
         self._out = sys.__stdout__
         self._err = sys.__stderr__
         hook = sys.excepthook
@@ -64,9 +65,15 @@ class Reporter:
             hook(exc_type, exc, tb)
             if not issubclass(exc_type, KeyboardInterrupt):
                 self.failed = True
-                _emit(self._err, {"event": "error", "rank": self.rank, "message": _message(exc_type, exc)})
+                _emit(self._err, dict({"event": "error", "rank": self.rank, "message": _message(exc_type, exc)},
+                                      **self._collective))
 
         sys.excepthook = report_then_print
+
+    def collective_failed(self, op, seq, timed_out):
+        """The collective this rank's failure ended: its error event says so, typed."""
+        if not self._collective:
+            self._collective = {"op": op, "seq": seq, "timed_out": bool(timed_out)}
 
     def start(self, describe, backend):
         """The first DDP forward: the job's training starts."""

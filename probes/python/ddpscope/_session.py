@@ -161,15 +161,21 @@ class Session:
         self.logged = {}
         self._iteration_begin = None
 
-    def collective_failed(self, op, seq, error):
-        """The first collective that failed (a timeout, a peer gone): a mark when it did, so the
-        Hang view says how long the rank waited in it."""
+    def collective_failed(self, op, seq, error, t0, group):
+        """The first collective that failed (a timeout, a peer gone), typed: the op, its number
+        and whether it waited its group's whole timeout, so the Hang view and the verdict
+        never read the error's words. t0: when the op started (probes.now_ns())."""
         if self._failure_marked:
             return
         self._failure_marked = True
+        from ddpscope import _torch_api  # torch's, called only from torch's collectives
         t = self.probes.now_ns()
+        # Gloo ends a wait at the timeout, counted from a moment a little after t0.
+        timed_out = (t - t0) / 1e9 >= 0.9 * _torch_api.group_timeout_s(group)
+        self.probes.event("collective_failed", op, t, t, seq=seq, param=1 if timed_out else 0)
+        if self.reporter is not None:
+            self.reporter.collective_failed(op, seq, timed_out)
         text = " ".join(_report.innermost(str(error)).split())[:200] or type(error).__name__
-        self.probes.event("mark", "%s #%d failed: %s" % (op, seq, text), t, t, seq=seq)
         self.record_stacks("%s #%d failed: %s" % (op, seq, text))
         # After the stacks: the process is likely to end with this error (gloo aborts it), and
         # what is not shipped now is lost.

@@ -17,6 +17,8 @@ NAME_COMM_HOOK = ("DDP's logger._set_comm_hook_name", "DDP's logger does not nam
 QUEUE_CALLBACK = ("torch.autograd.Variable._execution_engine.queue_callback",
                   "backward ends when backward() returns (torch.autograd.grad's have none)")
 FIRST_BUCKET = ("torch.distributed._DEFAULT_FIRST_BUCKET_BYTES", "the first bucket's cap is taken as 1 MiB")
+GROUP_TIMEOUT = ("ProcessGroup.options._timeout",
+                 "a failed collective counts as timed out only once it waited torch's default timeout")
 GROUP_NAMES = ("torch.distributed.distributed_c10d._pg_names",
                "collectives of a group other than the default are named 'group ?'")
 
@@ -106,6 +108,22 @@ def first_bucket_bytes():
         return value
     _missing(FIRST_BUCKET)
     return 1 << 20
+
+
+def group_timeout_s(group):
+    """The group's timeout in seconds (what init_process_group or new_group was given)."""
+    import torch.distributed as dist
+    options = getattr(group, "options", None)
+    if options is None and hasattr(group, "_get_backend"):  # torch 2: the backend holds them
+        try:
+            options = getattr(group._get_backend(torch.device("cpu")), "options", None)
+        except Exception:  # no CPU backend (NCCL alone)
+            options = None
+    timeout = getattr(options, "_timeout", None)
+    if timeout is None:
+        _missing(GROUP_TIMEOUT)
+        timeout = dist.default_pg_timeout
+    return timeout.total_seconds()
 
 
 def group_name(group):

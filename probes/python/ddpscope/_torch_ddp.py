@@ -119,7 +119,7 @@ class _Model:
             try:
                 value = f.value()
             except Exception as error:  # a failed allreduce (a timeout): the rank is still in it
-                self.session.collective_failed(op, seq, error)
+                self.session.collective_failed(op, seq, error, t0, self.group)
                 raise
             if gpu is not None:  # queued, not run: its end is read from the GPU
                 self.session.after_gpu(gpu, finished)
