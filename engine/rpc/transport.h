@@ -71,7 +71,8 @@ class Transport {
   virtual void send(int32_t dst, std::vector<OutgoingFrame> frames) = 0;
   // Waits at most `wait` for traffic and reports what came to `events`. One thread only.
   virtual void poll(std::chrono::milliseconds wait, TransportEvents& events) = 0;
-  // Stops sending and receiving; later sends throw. Idempotent.
+  // Stops sending and receiving; later sends throw. What still waits in this end's queue
+  // may be dropped (a caller that must know it arrived waits for an answer). Idempotent.
   virtual void close() = 0;
 };
 

@@ -1,4 +1,4 @@
-// What the transport tests (tst_zmq_transport, tst_tcp_transport, tst_shm_transport) share:
+// What the transport tests (tst_transport_conformance and each transport's own) share:
 // a recorder of what a transport reported, polling until a condition, frames as strings,
 // and the check that a large message waits its turn without blocking its sender.
 #pragma once
