@@ -2,7 +2,7 @@
 
 #include <climits>
 
-#include "tcp_framing.h"
+#include "stream_framing.h"
 
 namespace ddpscope::rpc {
 

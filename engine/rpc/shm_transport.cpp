@@ -17,7 +17,7 @@
 
 #include "ddpscope/error.h"
 #include "probe.h"
-#include "tcp_framing.h"
+#include "stream_framing.h"
 
 namespace ddpscope::rpc {
 namespace {
@@ -39,7 +39,7 @@ constexpr size_t kMaxInbound = 4096;
 const std::string kHello = "ddpscope-shm-ring-1";
 // epoll's data: what an fd is, in the top byte, and its index.
 constexpr uint64_t kListener = 0, kOutgoing = uint64_t{1} << 56, kRoom = uint64_t{2} << 56,
-                   kInbound = uint64_t{3} << 56, kWake = uint64_t{4} << 56, kTcp = uint64_t{5} << 56;
+                   kInbound = uint64_t{3} << 56, kWake = uint64_t{4} << 56;
 constexpr uint64_t kIndexMask = (uint64_t{1} << 56) - 1;
 
 void signal(int eventfd) {
@@ -89,11 +89,8 @@ struct ShmTransport::Inbound {
         reader(max_frame_bytes, [] { return probes::enabled() ? probes::now_ticks() : 0; }) {}
 };
 
-ShmTransport::ShmTransport(const std::string& address, int64_t max_frame_bytes, size_t ring_bytes)
-    : tcp_(address, max_frame_bytes),
-      host_key_(shm::host_key()),
-      ring_bytes_(ring_bytes),
-      max_frame_bytes_(max_frame_bytes) {
+ShmTransport::ShmTransport(int64_t max_frame_bytes, size_t ring_bytes)
+    : host_key_(shm::host_key()), ring_bytes_(ring_bytes), max_frame_bytes_(max_frame_bytes) {
   std::random_device random;
   const std::string name = "ddpscope-rpc-" + std::to_string(::getpid()) + "-" + std::to_string(random());
   listen_fd_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -104,33 +101,28 @@ ShmTransport::ShmTransport(const std::string& address, int64_t max_frame_bytes, 
                      ::listen(listen_fd_.get(), SOMAXCONN) == 0,
                  "the shared-memory RPC transport cannot listen on a Unix socket: ", std::strerror(errno),
                  " (DDPSCOPE_RPC_TRANSPORT=tcp avoids it)");
-  DDPSCOPE_CHECK(epoll_.add(listen_fd_.get(), EPOLLIN, kListener) && epoll_.add(tcp_.wait_fd(), EPOLLIN, kTcp),
-                 "the shared-memory RPC transport cannot watch its sockets: ", std::strerror(errno));
-  endpoint_ = std::string(kScheme) + host_key_ + "/" + name + "," + tcp_.endpoint();
+  DDPSCOPE_CHECK(epoll_.add(listen_fd_.get(), EPOLLIN, kListener),
+                 "the shared-memory RPC transport cannot watch its socket: ", std::strerror(errno));
+  endpoint_ = std::string(kScheme) + host_key_ + "/" + name;
 }
 
 ShmTransport::~ShmTransport() { close(); }
 
-bool ShmTransport::shares_memory_with(int32_t peer) const {
-  return peer >= 0 && static_cast<size_t>(peer) < peers_.size() && peers_[static_cast<size_t>(peer)];
+bool ShmTransport::accepts(const std::string& endpoint) const {
+  const size_t key_at = std::strlen(kScheme);
+  return !host_key_.empty() && endpoint.rfind(kScheme, 0) == 0 &&
+         endpoint.compare(key_at, host_key_.size(), host_key_) == 0 && endpoint.size() > key_at + host_key_.size() &&
+         endpoint[key_at + host_key_.size()] == '/';
 }
 
 void ShmTransport::connect(const std::vector<std::string>& endpoints) {
-  std::vector<std::string> by_tcp(endpoints.size());
   for (size_t r = 0; r < endpoints.size(); ++r) {
     const std::string& e = endpoints[r];
-    const size_t comma = e.find(',');
-    const size_t slash = e.find('/', std::strlen(kScheme));
-    DDPSCOPE_CHECK(e.rfind(kScheme, 0) == 0 && comma != std::string::npos && slash < comma, "init_rpc: worker ", r,
-                   " listens on '", e,
+    DDPSCOPE_CHECK(e.empty() || e.rfind(kScheme, 0) == 0, "init_rpc: worker ", r, " listens on '", e,
                    "', another RPC transport's endpoint; give every worker the same DDPSCOPE_RPC_TRANSPORT");
-    const std::string key = e.substr(std::strlen(kScheme), slash - std::strlen(kScheme));
-    std::unique_ptr<Peer> peer;
-    if (!host_key_.empty() && key == host_key_) peer = open_local(e.substr(slash + 1, comma - slash - 1));
-    if (!peer) by_tcp[r] = e.substr(comma + 1);  // another host, or its socket out of reach
-    peers_.push_back(std::move(peer));
+    // Another domain's (host's) worker, or one whose socket is out of reach: not served.
+    peers_.add(accepts(e) ? open_local(e.substr(e.find('/', std::strlen(kScheme)) + 1)) : nullptr);
   }
-  tcp_.connect(by_tcp);
 }
 
 // Connects to a worker's socket; null when it cannot be reached (then TCP carries the
@@ -172,9 +164,8 @@ bool ShmTransport::start_ring(int32_t id, Peer& peer) {
 
 void ShmTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
   DDPSCOPE_CHECK(!closed_.load(), "the RPC transport is closed");
-  DDPSCOPE_CHECK(dst >= 0 && static_cast<size_t>(dst) < peers_.size(), "no RPC worker ", dst);
-  Peer* peer = peers_[static_cast<size_t>(dst)].get();
-  if (!peer) return tcp_.send(dst, std::move(frames));
+  Peer* peer = peers_.find(dst);
+  DDPSCOPE_CHECK(peer, "the shared-memory transport does not serve worker ", dst, " (it is reached another way)");
   DDPSCOPE_CHECK(frames.size() <= kMaxFrames, "an RPC message of ", frames.size(), " frames (at most ", kMaxFrames,
                  ")");
   MessagePieces message(frames);
@@ -220,7 +211,7 @@ void ShmTransport::flush_locked(Peer& peer) {
 }
 
 void ShmTransport::flush(int32_t id) {
-  Peer& peer = *peers_[static_cast<size_t>(id)];
+  Peer& peer = *peers_.find(id);
   std::lock_guard<std::mutex> lock(peer.mutex);
   if (!peer.lost) flush_locked(peer);
 }
@@ -235,33 +226,39 @@ void ShmTransport::lose(Peer& peer) {
   peer.socket.reset();
 }
 
-void ShmTransport::report_peers(TransportEvents& events) {
-  for (size_t r = 0; r < peers_.size(); ++r) {
-    if (!peers_[r]) continue;  // TCP's, said by it
-    Peer& peer = *peers_[r];
-    int news;
-    {
-      std::lock_guard<std::mutex> lock(peer.mutex);
-      news = peer.news.take(peer.lost);
-    }
-    tell(events, static_cast<int32_t>(r), news);
-  }
-}
-
 void ShmTransport::poll(std::chrono::milliseconds wait, TransportEvents& events) {
-  report_peers(events);
-  tcp_.poll(std::chrono::milliseconds(0), events);  // its peers' news first, as on TCP alone
+  peers_.report(events);
   if (read_rings(events) || spin(events)) return;
-  bool came = false;  // bytes that came while this side said it sleeps
-  for (auto& in : inbound_)
-    if (in && in->ring) came = in->ring->going_to_sleep() || came;
   epoll_event ready[64];
-  const int n = came ? 0 : epoll_.wait(ready, 64, wait);
-  for (auto& in : inbound_)
-    if (in && in->ring) in->ring->awake();
+  const int n = going_to_sleep() ? epoll_.wait(ready, 64, wait) : 0;
+  awake();
   for (int k = 0; k < n; ++k)
     handle(ready[k].data.u64, events);
   read_rings(events);
+}
+
+// Woken by its descriptors: each is handled (a wake-up drained, room written into, a hello
+// taken), not only the rings read, or a wake-up left unread would end the next sleep at once.
+void ShmTransport::on_ready(TransportEvents& events) {
+  peers_.report(events);
+  epoll_event ready[64];
+  const int n = epoll_.wait(ready, 64, std::chrono::milliseconds(0));
+  for (int k = 0; k < n; ++k)
+    handle(ready[k].data.u64, events);
+  read_rings(events);
+}
+
+// Writers wake this side only once it says it sleeps: false when bytes came meanwhile.
+bool ShmTransport::going_to_sleep() {
+  bool came = false;
+  for (auto& in : inbound_)
+    if (in && in->ring) came = in->ring->going_to_sleep() || came;
+  return !came;
+}
+
+void ShmTransport::awake() {
+  for (auto& in : inbound_)
+    if (in && in->ring) in->ring->awake();
 }
 
 bool ShmTransport::read_rings(TransportEvents& events) {
@@ -300,14 +297,12 @@ void ShmTransport::handle(uint64_t what, TransportEvents& events) {
   const uint64_t kind = what & ~kIndexMask, index = what & kIndexMask;
   if (kind == kListener) {
     accept_all();
-  } else if (kind == kTcp) {
-    tcp_.poll(std::chrono::milliseconds(0), events);
   } else if (kind == kOutgoing) {
-    Peer& peer = *peers_[index];
+    Peer& peer = *peers_.find(static_cast<int32_t>(index));
     std::lock_guard<std::mutex> lock(peer.mutex);
     lose(peer);  // never written to: readable means the worker closed it
   } else if (kind == kRoom) {
-    drain(peers_[index]->room.get());
+    drain(peers_.find(static_cast<int32_t>(index))->room.get());
     flush(static_cast<int32_t>(index));
   } else if (index < inbound_.size() && inbound_[index]) {
     Inbound& in = *inbound_[index];
@@ -404,17 +399,11 @@ void ShmTransport::drop(Inbound& in) {
 
 void ShmTransport::close() {
   if (closed_.exchange(true)) return;
-  tcp_.close();
-  for (auto& p : peers_) {
-    if (!p) continue;
-    std::lock_guard<std::mutex> lock(p->mutex);
-    p->socket.reset();
-    p->wake.reset();
-    p->room.reset();
-    p->lost = true;
-    p->news.closed();  // closed here: not a peer lost
-    p->queue.clear();
-  }
+  peers_.close_all([](Peer& p) {
+    p.socket.reset();
+    p.wake.reset();
+    p.room.reset();
+  });
   inbound_.clear();  // their descriptors close with them
   listen_fd_.reset();
   epoll_.close();

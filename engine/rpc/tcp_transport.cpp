@@ -1,6 +1,6 @@
 #include "tcp_transport.h"
 
-#include "tcp_framing.h"
+#include "stream_framing.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -143,14 +143,11 @@ TcpTransport::~TcpTransport() { close(); }
 void TcpTransport::connect(const std::vector<std::string>& endpoints) {
   for (size_t r = 0; r < endpoints.size(); ++r) {
     const std::string& e = endpoints[r];
-    auto peer = std::make_unique<Peer>();
     if (e.empty()) {  // reached another way
-      peer->served = false;
-      peer->lost = true;
-      peer->news.closed();
-      peers_.push_back(std::move(peer));
+      peers_.add(nullptr);
       continue;
     }
+    auto peer = std::make_unique<Peer>();
     DDPSCOPE_CHECK(e.rfind(kScheme, 0) == 0, "init_rpc: worker ", r, " listens on '", e,
                    "', another RPC transport's endpoint; give every worker the same DDPSCOPE_RPC_TRANSPORT");
     const auto [host, port] = endpoint_host_and_port(e.substr(std::strlen(kScheme)));
@@ -178,18 +175,19 @@ void TcpTransport::connect(const std::vector<std::string>& endpoints) {
       peer->fd.reset();
       peer->lost = true;  // said at the first poll, as a connection that broke
     }
-    peers_.push_back(std::move(peer));
+    peers_.add(std::move(peer));
   }
   // The greeting: a message of the token alone, which the receiver checks and drops.
   if (!token_.empty())
     for (size_t r = 0; r < peers_.size(); ++r)
-      if (peers_[r]->served && !peers_[r]->lost) send(static_cast<int32_t>(r), {{token_.data(), token_.size(), {}}});
+      if (const Peer* peer = peers_.find(static_cast<int32_t>(r)); peer && !peer->lost)
+        send(static_cast<int32_t>(r), {{token_.data(), token_.size(), {}}});
 }
 
 void TcpTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
-  Peer& peer = *peers_.at(static_cast<size_t>(dst));
   DDPSCOPE_CHECK(!closed_.load(), "the RPC transport is closed");
-  DDPSCOPE_CHECK(peer.served, "the TCP transport does not serve worker ", dst, " (it is reached another way)");
+  DDPSCOPE_CHECK(peers_.serves(dst), "the TCP transport does not serve worker ", dst, " (it is reached another way)");
+  Peer& peer = *peers_.find(dst);
   DDPSCOPE_CHECK(frames.size() <= kMaxFrames, "an RPC message of ", frames.size(), " frames (at most ", kMaxFrames,
                  ")");
   MessagePieces message(frames);
@@ -210,7 +208,7 @@ void TcpTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
 }
 
 void TcpTransport::flush(int32_t id) {
-  Peer& peer = *peers_[static_cast<size_t>(id)];
+  Peer& peer = *peers_.find(id);
   std::lock_guard<std::mutex> lock(peer.mutex);
   if (peer.lost) return;
   if (!peer.queue.flush([&peer](std::span<iovec> pieces) { return write_some(peer.fd.get(), pieces); }))
@@ -221,7 +219,7 @@ void TcpTransport::flush(int32_t id) {
 
 // The peer's mutex is held. Said to the agent at the next poll().
 void TcpTransport::lose(int32_t id) {
-  Peer& peer = *peers_[static_cast<size_t>(id)];
+  Peer& peer = *peers_.find(id);
   if (peer.lost) return;
   peer.lost = true;
   peer.queue.clear();
@@ -230,15 +228,7 @@ void TcpTransport::lose(int32_t id) {
 }
 
 void TcpTransport::poll(std::chrono::milliseconds wait, TransportEvents& events) {
-  for (size_t r = 0; r < peers_.size(); ++r) {  // what happened outside poll() first
-    Peer& peer = *peers_[r];
-    int news;
-    {
-      std::lock_guard<std::mutex> lock(peer.mutex);
-      news = peer.news.take(peer.lost);
-    }
-    tell(events, static_cast<int32_t>(r), news);
-  }
+  peers_.report(events);  // what happened outside poll() first
   epoll_event ready[64];
   const int n = epoll_.wait(ready, 64, wait);
   for (int k = 0; k < n; ++k) {
@@ -248,7 +238,7 @@ void TcpTransport::poll(std::chrono::milliseconds wait, TransportEvents& events)
     } else if (kind == kInbound) {
       if (index < inbound_.size() && inbound_[index]) read_inbound(*inbound_[index], events);
     } else if (ready[k].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-      Peer& peer = *peers_[index];
+      Peer& peer = *peers_.find(static_cast<int32_t>(index));
       std::lock_guard<std::mutex> lock(peer.mutex);
       lose(static_cast<int32_t>(index));  // an outgoing connection is never written to: it closed
     } else if (ready[k].events & EPOLLOUT) {
@@ -350,13 +340,7 @@ void TcpTransport::drop(Inbound& in) {
 
 void TcpTransport::close() {
   if (closed_.exchange(true)) return;
-  for (auto& p : peers_) {
-    std::lock_guard<std::mutex> lock(p->mutex);
-    p->fd.reset();
-    p->lost = true;
-    p->news.closed();  // closed here: not a peer lost
-    p->queue.clear();
-  }
+  peers_.close_all([](Peer& p) { p.fd.reset(); });
   inbound_.clear();  // their descriptors close with them
   listen_fd_.reset();
   epoll_.close();

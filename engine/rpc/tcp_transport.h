@@ -11,18 +11,17 @@
 // order. A connection that breaks reports its peer lost; it is not reopened.
 //
 // On the wire a message is: u32 n (frames), n x u64 frame sizes, then the frames' bytes,
-// all little-endian (WIRE.md, "The TCP transport"; tcp_framing.h reads it back).
+// all little-endian (WIRE.md, "The TCP transport"; stream_framing.h reads it back).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "ddpscope/unique_fd.h"
 #include "epoll_set.h"
-#include "send_queue.h"
+#include "stream_peers.h"
 #include "transport.h"
 
 namespace ddpscope::rpc {
@@ -36,33 +35,27 @@ class TcpTransport final : public Transport {
   // "ddptcp://HOST:PORT": not ZeroMQ's tcp://, so that workers of two transports refuse
   // each other's endpoints instead of exchanging garbage.
   std::string endpoint() const override { return endpoint_; }
-  // An empty endpoint: a worker this transport does not serve (another reaches it); it is
-  // neither connected to nor reported.
   void expect_token(const std::string& token) override { token_ = token; }
   // With a token, a worker greets each connection it opens with it at once (connect()): an
   // inbound connection that has not shown it within this limit is a stranger's and is
   // dropped (counted as without the token), and so is the oldest of more than 64 waiting.
   static constexpr std::chrono::milliseconds kUnverifiedLimit{10000};
   void set_unverified_limit(std::chrono::milliseconds limit) { unverified_limit_ = limit; }  // tests shorten it
+  // An empty endpoint: a worker this transport does not serve (another reaches it); it is
+  // neither connected to nor reported.
   void connect(const std::vector<std::string>& endpoints) override;
   void send(int32_t dst, std::vector<OutgoingFrame> frames) override;
   void poll(std::chrono::milliseconds wait, TransportEvents& events) override;
   void close() override;
-
-  // The epoll set poll() waits on: readable when poll() has something to do, so a
-  // transport that holds this one can wait on it beside its own.
-  int wait_fd() const { return epoll_.fd(); }
+  bool accepts(const std::string& endpoint) const override { return endpoint.rfind(kScheme, 0) == 0; }
+  bool serves(int32_t peer) const override { return peers_.serves(peer); }
+  int wait_fd() const override { return epoll_.fd(); }  // the epoll set poll() waits on
 
   static constexpr const char* kScheme = "ddptcp://";
 
  private:
-  struct Peer {  // the connection this worker sends to a worker on
-    std::mutex mutex;
+  struct Peer : StreamPeer {  // the connection this worker sends to a worker on
     UniqueFd fd;
-    SendQueue queue;  // written by poll() when the kernel's buffer was full
-    bool lost = false;
-    bool served = true;  // false: the worker is reached another way (shm_transport.h)
-    PeerNews news;       // its state as told to the agent
   };
   struct Inbound;  // a connection a worker opened to this one (tcp_transport.cpp)
 
@@ -83,7 +76,7 @@ class TcpTransport final : public Transport {
   int64_t max_frame_bytes_;
   std::string token_;  // set before connect(); every inbound connection's reader checks it
   std::string endpoint_;
-  std::vector<std::unique_ptr<Peer>> peers_;
+  StreamPeers<Peer> peers_;
   std::vector<std::unique_ptr<Inbound>> inbound_;  // poll()'s thread only
   std::chrono::milliseconds unverified_limit_ = kUnverifiedLimit;
   std::chrono::steady_clock::time_point next_sweep_{};  // drop_strangers()'

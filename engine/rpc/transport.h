@@ -1,7 +1,7 @@
 // Transport: how an RPC agent's messages reach other workers, apart from what they mean.
 // As Gloo keeps transport::Pair apart from tcp::Pair, the agent (calls, timeouts,
 // serving) talks only to this interface. A job uses shared memory between the workers of
-// one host and TCP between hosts (shm_transport.h, tcp_transport.h; the default), TCP alone
+// one host and TCP between hosts (routed_transport.h; the default), TCP alone
 // or ZeroMQ (zmq_transport.h), as DDPSCOPE_RPC_TRANSPORT chooses (transport_choice.h); tests
 // put their own in its place (an in-process hub, a transport that delays or drops).
 //
@@ -71,6 +71,19 @@ class Transport {
   virtual void send(int32_t dst, std::vector<OutgoingFrame> frames) = 0;
   // Waits at most `wait` for traffic and reports what came to `events`. One thread only.
   virtual void poll(std::chrono::milliseconds wait, TransportEvents& events) = 0;
+  // For routing (routed_transport.h), which picks for each worker the first of its transports
+  // that serves it: whether an endpoint is of a form this transport reaches (its scheme;
+  // shared memory: this host's), and whether connect() reached worker `peer`.
+  virtual bool accepts(const std::string& endpoint) const { return !endpoint.empty(); }
+  virtual bool serves(int32_t peer) const { return peer >= 0; }
+  // For a loop that waits on several transports at once: a descriptor readable when poll()
+  // has something to do (-1: none), and the calls around such a wait. going_to_sleep() is
+  // false when something came meanwhile (then the loop does not sleep); awake() after it.
+  virtual int wait_fd() const { return -1; }
+  virtual bool going_to_sleep() { return true; }
+  virtual void awake() {}
+  // Its wait_fd() was readable: what is ready is handled now, without waiting.
+  virtual void on_ready(TransportEvents& events) { poll(std::chrono::milliseconds(0), events); }
   // Stops sending and receiving; later sends throw. What still waits in this end's queue
   // may be dropped (a caller that must know it arrived waits for an answer). Idempotent.
   virtual void close() = 0;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "ddpscope/error.h"
+#include "routed_transport.h"
 #include "shm_transport.h"
 #include "tcp_transport.h"
 #include "zmq_transport.h"
@@ -22,7 +23,12 @@ std::string transport_kind(const std::string& requested) {
 
 std::unique_ptr<Transport> open_transport(const std::string& kind, const std::string& address,
                                           int64_t max_frame_bytes) {
-  if (kind == "shm") return std::make_unique<ShmTransport>(address, max_frame_bytes);
+  if (kind == "shm") {  // shared memory within this host, TCP beyond it
+    std::vector<std::unique_ptr<Transport>> routes;
+    routes.push_back(std::make_unique<ShmTransport>(max_frame_bytes));
+    routes.push_back(std::make_unique<TcpTransport>(address, max_frame_bytes));
+    return std::make_unique<RoutedTransport>(std::move(routes));
+  }
   if (kind == "tcp") return std::make_unique<TcpTransport>(address, max_frame_bytes);
   return std::make_unique<ZmqTransport>(address, max_frame_bytes);
 }

@@ -1,5 +1,5 @@
 // Which transport an RPC agent opens: "shm" (shared memory with the workers of this host,
-// TCP with the others: shm_transport.h), "tcp" (TCP with everyone: tcp_transport.h) or
+// TCP with the others, routed_transport.h), "tcp" (TCP with everyone: tcp_transport.h) or
 // "zmq" (ZeroMQ, zmq_transport.h). The choice is RpcBackendOptions::transport, else
 // $DDPSCOPE_RPC_TRANSPORT, else shm; every worker of a job must make the same one.
 #pragma once

@@ -8,6 +8,6 @@ cd "$(dirname "$0")/../.."
 build=${1:-build}
 runs=${2:-1000000}
 seconds=${3:-1800}
-for target in rpc_wire tcp_framing shm_ring event_batch run_file span_pack flight_dump pickle preset torch_trace lesson; do
+for target in rpc_wire stream_framing shm_ring event_batch run_file span_pack flight_dump pickle preset torch_trace lesson; do
   bash tests/fuzz/run_fuzz.sh "$build" . "$target" -runs="$runs" -max_total_time="$seconds"
 done

@@ -1,5 +1,5 @@
 // libFuzzer harness of the shared-memory transport's reading side (shm_ring.h with the
-// framing of tcp_framing.h): a region whose header, indices and bytes the input chooses,
+// framing of stream_framing.h): a region whose header, indices and bytes the input chooses,
 // as a broken or hostile writer could leave them, is attached (or refused) and read
 // until empty; never crash, read out of bounds, or loop without end. Built and run by
 // run_fuzz.sh.
@@ -10,7 +10,7 @@
 
 #include "ddpscope/error.h"
 #include "rpc/shm_ring.h"
-#include "rpc/tcp_framing.h"
+#include "rpc/stream_framing.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2 + 16) return 0;

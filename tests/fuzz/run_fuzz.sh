@@ -5,7 +5,7 @@
 # run_file (the run-file reader on damaged files), span_pack (the span-pack decoder),
 # flight_dump (flight-recorder dumps, JSON and pickles), pickle (the pickle reader alone),
 # preset (the launch dialog's job presets), torch_trace (PyTorch profiler traces), lesson
-# (lesson files and ddpscope: links), tcp_framing and shm_ring (the RPC transports' reading
+# (lesson files and ddpscope: links), stream_framing and shm_ring (the RPC transports' reading
 # sides). CTest runs each briefly
 # (-max_total_time=2); tests/bench/bench_fuzz.sh with -runs=1000000.
 # Prints "fuzz_TARGET: N executions, C crashes" and fails on any crash.
@@ -22,8 +22,8 @@ fi
 extra_cflags=()
 case "$target" in
   rpc_wire) sources=("$src/engine/rpc/wire_format.cpp"); libs=() ;;
-  tcp_framing) sources=("$src/engine/rpc/tcp_framing.cpp"); libs=() ;;
-  shm_ring) sources=("$src/engine/rpc/shm_ring.cpp" "$src/engine/rpc/tcp_framing.cpp"); libs=() ;;
+  stream_framing) sources=("$src/engine/rpc/stream_framing.cpp"); libs=() ;;
+  shm_ring) sources=("$src/engine/rpc/shm_ring.cpp" "$src/engine/rpc/stream_framing.cpp"); libs=() ;;
   event_batch) sources=("$src/probes/runtime/event_batch.cpp" "$src/probes/runtime/clock_offset_estimator.cpp"); libs=() ;;
   run_file)
     sources=("$src/probes/store/run_store_reader.cpp" "$src/probes/store/sqlite_db.cpp" "$src/probes/store/run_store_schema.cpp"
@@ -51,7 +51,7 @@ case "$target" in
     # Qt Core from its pkg-config file; -fPIC as Qt's headers demand.
     read -r -a extra_cflags <<<"-fPIC -I$src/gui/models $(pkg-config --cflags Qt6Core)"
     read -r -a libs <<<"$(pkg-config --libs Qt6Core)" ;;
-  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, tcp_framing, shm_ring, event_batch, run_file, span_pack, flight_dump, pickle, preset, torch_trace, lesson)" >&2; exit 2 ;;
+  *) echo "run_fuzz.sh: unknown target '$target' (rpc_wire, stream_framing, shm_ring, event_batch, run_file, span_pack, flight_dump, pickle, preset, torch_trace, lesson)" >&2; exit 2 ;;
 esac
 out="$build/fuzz/$target"
 mkdir -p "$out/work"

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "rpc/send_queue.h"
-#include "rpc/tcp_framing.h"
+#include "rpc/stream_framing.h"
 #include "test_registry.h"
 
 using namespace ddpscope::rpc;

@@ -1,10 +1,10 @@
 // What the shared-memory transport alone does, two ends in one process (what every
 // transport does, through rings far smaller than a message too, is tst_transport_conformance):
 // workers of one host share memory; a ring is made only for a pair that talks; a worker of
-// another host (another key), or one whose socket cannot be reached, is sent to by TCP; a
-// hello that is not a worker's is refused by name; idle connections hold no read buffer; a
-// worker that closes is reported lost, and what it wrote whole before is delivered; another
-// transport's endpoint is named.
+// another host (another key), or one whose socket cannot be reached, is not served (TCP
+// reaches it: tst_routed_transport); a hello that is not a worker's is refused by name;
+// idle connections hold no read buffer; a worker that closes is reported lost, and what it
+// wrote whole before is delivered; another transport's endpoint is named.
 #include <QtTest/QtTest>
 
 #include <sys/eventfd.h>
@@ -68,20 +68,22 @@ class TestShmTransport : public QObject {
   Q_OBJECT
 
  private slots:
-  // Its endpoint names its host key and socket, then the TCP endpoint for other hosts; two
-  // workers of one host share memory.
+  // Its endpoint names its domain (host) key and socket; two workers of one host share memory.
   void testWorkersOfOneHostShareMemory() {
-    ShmTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
+    ShmTransport a(1 << 20), b(1 << 20);
     QVERIFY2(a.endpoint().rfind("ddpshm://", 0) == 0, a.endpoint().c_str());
-    QVERIFY2(a.endpoint().find(",ddptcp://127.0.0.1:") != std::string::npos, a.endpoint().c_str());
+    QVERIFY2(a.endpoint() ==
+                 std::string(ShmTransport::kScheme) + a.domain_key() + a.endpoint().substr(a.endpoint().find('/', 9)),
+             a.endpoint().c_str());
+    QVERIFY(a.accepts(b.endpoint()) && !a.accepts(otherHost(b.endpoint())) && !a.accepts("ddptcp://127.0.0.1:1"));
     a.connect({a.endpoint(), b.endpoint()});
-    QVERIFY(a.shares_memory_with(0) && a.shares_memory_with(1));
+    QVERIFY(a.serves(0) && a.serves(1));
   }
 
   // Three workers of one host connect to each other, but a ring exists only for a pair
   // that has sent something: memory for the pairs that talk.
   void testARingIsMadeWithTheFirstMessageOnly() {
-    ShmTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20), c("127.0.0.1", 1 << 20);
+    ShmTransport a(1 << 20), b(1 << 20), c(1 << 20);
     const std::vector<std::string> all = {a.endpoint(), b.endpoint(), c.endpoint()};
     a.connect(all);
     b.connect(all);
@@ -94,39 +96,23 @@ class TestShmTransport : public QObject {
     QCOMPARE(ringsMapped() - before, 2);  // a's end and b's end of the one ring
   }
 
-  void testAWorkerOfAnotherHostIsSentToByTcp() {
-    ShmTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
-    a.connect({a.endpoint(), otherHost(b.endpoint())});
-    b.connect({otherHost(a.endpoint()), b.endpoint()});
-    QVERIFY(!a.shares_memory_with(1));
-    QVERIFY(a.shares_memory_with(0));
-    const std::string s = "over the network";
-    a.send(1, {copied(s)});
-    b.send(0, {copied(s)});
-    Heard ha, hb;
-    QVERIFY(pollBoth(a, ha, b, hb, [&] { return ha.messages.size() == 1 && hb.messages.size() == 1; }));
-    QCOMPARE(text(hb.messages[0].frames[0]), s);
-    QVERIFY(std::count(ha.connected.begin(), ha.connected.end(), 1) == 1);
-  }
-
-  void testASocketThatCannotBeReachedFallsBackToTcp() {
-    ShmTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
-    std::string unreachable = b.endpoint();
-    const size_t slash = unreachable.find('/', std::strlen(ShmTransport::kScheme));
-    unreachable.replace(slash + 1, unreachable.find(',') - slash - 1, "no-such-socket");
-    a.connect({a.endpoint(), unreachable});
-    b.connect({a.endpoint(), b.endpoint()});
-    QVERIFY(!a.shares_memory_with(1));
-    const std::string s = "by TCP after all";
-    a.send(1, {copied(s)});
-    Heard ha, hb;
-    QVERIFY(pollBoth(a, ha, b, hb, [&] { return hb.messages.size() == 1; }));
-    QCOMPARE(text(hb.messages[0].frames[0]), s);
+  // A worker of another host (another key), or one whose socket cannot be reached, is not
+  // served: another transport reaches it (tst_routed_transport); sending to it is an error.
+  void testOnlyReachableWorkersOfItsHostAreServed() {
+    ShmTransport a(1 << 20), b(1 << 20), c(1 << 20);
+    std::string unreachable = c.endpoint();
+    unreachable.replace(unreachable.find('/', std::strlen(ShmTransport::kScheme)) + 1, std::string::npos,
+                        "no-such-socket");
+    a.connect({a.endpoint(), otherHost(b.endpoint()), unreachable, ""});
+    QVERIFY(a.serves(0));
+    QVERIFY(!a.serves(1) && !a.serves(2) && !a.serves(3));
+    const std::string s = "nowhere";
+    QVERIFY_THROWS_EXCEPTION(Error, a.send(1, {copied(s)}));
   }
 
   void testAHelloThatIsNotAWorkersIsRefused() {
     QFETCH(int, kind);
-    ShmTransport a("127.0.0.1", 1 << 20), b("127.0.0.1", 1 << 20);
+    ShmTransport a(1 << 20), b(1 << 20);
     a.connect({a.endpoint(), b.endpoint()});
     b.connect({a.endpoint(), b.endpoint()});
     const int raw = rawUnixConnection(b.endpoint());
@@ -170,7 +156,7 @@ class TestShmTransport : public QObject {
   // Idle connections to the socket that never say hello hold no read buffer: 400 of them
   // took 64 KiB each (25 MiB) before (issue 68: 8,000 took a worker from 177 to 681 MB).
   void testIdleConnectionsHoldNoReadBuffer() {
-    ShmTransport a("127.0.0.1", 1 << 20);
+    ShmTransport a(1 << 20);
     a.connect({a.endpoint()});
     Heard heard;
     a.poll(std::chrono::milliseconds(10), heard);
@@ -192,8 +178,8 @@ class TestShmTransport : public QObject {
   }
 
   void testAWorkerThatClosesIsLostAndWhatItWroteIsDelivered() {
-    ShmTransport a("127.0.0.1", 1 << 20);
-    auto b = std::make_unique<ShmTransport>("127.0.0.1", 1 << 20);
+    ShmTransport a(1 << 20);
+    auto b = std::make_unique<ShmTransport>(1 << 20);
     a.connect({a.endpoint(), b->endpoint()});
     b->connect({a.endpoint(), b->endpoint()});
     Heard heard, other;
@@ -213,7 +199,7 @@ class TestShmTransport : public QObject {
   }
 
   void testAnotherTransportsEndpointIsNamed() {
-    ShmTransport a("127.0.0.1", 1 << 20);
+    ShmTransport a(1 << 20);
     for (const std::string other : {"tcp://127.0.0.1:5555", "ddptcp://127.0.0.1:5555"}) {
       try {
         a.connect({a.endpoint(), other});

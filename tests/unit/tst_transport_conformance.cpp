@@ -1,5 +1,6 @@
 // What every RPC transport promises its agent (transport.h), checked on each of the three
-// (shared memory, TCP, ZeroMQ) by the same cases, two ends in one process or one forked:
+// (shared memory, TCP, ZeroMQ) and on the default, shared memory and TCP routed together
+// (routed_transport.h), by the same cases, two ends in one process or one forked:
 // frames arrive whole and in order (empty ones, a large one sent from its owner's bytes,
 // one to itself); messages from several threads at once arrive whole, each thread's in its
 // order; a message far larger than any buffer, sent while nobody reads, returns at once and
@@ -20,6 +21,7 @@
 #include <thread>
 
 #include "ddpscope/error.h"
+#include "rpc/routed_transport.h"
 #include "rpc/shm_transport.h"
 #include "rpc/tcp_transport.h"
 #include "rpc/zmq_transport.h"
@@ -35,10 +37,14 @@ namespace {
 // A transport of `kind` on loopback taking messages up to `max_message` bytes; shared
 // memory's rings of `ring_bytes` (0: its default), small to make a message wrap many times.
 std::unique_ptr<Transport> makeTransport(const QString& kind, int64_t max_message, size_t ring_bytes = 0) {
-  if (kind == "shm" && ring_bytes > 0) return std::make_unique<ShmTransport>("127.0.0.1", max_message, ring_bytes);
-  if (kind == "shm") return std::make_unique<ShmTransport>("127.0.0.1", max_message);
+  const size_t ring = ring_bytes > 0 ? ring_bytes : ShmTransport::kDefaultRingBytes;
+  if (kind == "shm") return std::make_unique<ShmTransport>(max_message, ring);
   if (kind == "tcp") return std::make_unique<TcpTransport>("127.0.0.1", max_message);
-  return std::make_unique<ZmqTransport>("127.0.0.1", max_message);
+  if (kind == "zmq") return std::make_unique<ZmqTransport>("127.0.0.1", max_message);
+  std::vector<std::unique_ptr<Transport>> routes;  // "routed": what jobs use
+  routes.push_back(std::make_unique<ShmTransport>(max_message, ring));
+  routes.push_back(std::make_unique<TcpTransport>("127.0.0.1", max_message));
+  return std::make_unique<RoutedTransport>(std::move(routes));
 }
 
 // Two workers of `kind`, connected to each other: worker 0 and worker 1.
@@ -53,7 +59,7 @@ struct Pair {
 
 void everyTransport() {
   QTest::addColumn<QString>("kind");
-  for (const char* kind : {"shm", "tcp", "zmq"})
+  for (const char* kind : {"shm", "tcp", "zmq", "routed"})
     QTest::newRow(kind) << QString(kind);
 }
 
@@ -244,7 +250,7 @@ class TestTransportConformance : public QObject {
   void testAWorkerKilledMidSendOrMidReceive_data() {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<bool>("killed_while_sending");
-    for (const char* kind : {"shm", "tcp", "zmq"}) {
+    for (const char* kind : {"shm", "tcp", "zmq", "routed"}) {
       QTest::addRow("%s mid-send", kind) << QString(kind) << true;
       QTest::addRow("%s mid-receive", kind) << QString(kind) << false;
     }

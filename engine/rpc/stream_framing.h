@@ -1,7 +1,7 @@
-// The TCP transport's framing (WIRE.md, "The TCP transport"): a message is a u32 frame
-// count, a u64 size per frame, then the frames' bytes. FrameReader turns the bytes of a
-// connection, as they come, back into messages; it touches no socket, so the fuzzer runs
-// it alone (tests/fuzz/fuzz_tcp_framing.cpp).
+// The stream transports' framing (TCP's sockets and shared memory's rings; WIRE.md, "The TCP
+// transport"): a message is a u32 frame count, a u64 size per frame, then the frames' bytes. FrameReader turns the
+// bytes of a connection, as they come, back into messages; it touches no socket, so the fuzzer runs it alone
+// (tests/fuzz/fuzz_stream_framing.cpp).
 #pragma once
 
 #include <cstdint>

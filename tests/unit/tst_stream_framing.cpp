@@ -1,4 +1,4 @@
-// The TCP transport's framing alone: messages written by encode_frame_sizes come back
+// The stream transports' framing alone (stream_framing.h): messages written by encode_frame_sizes come back
 // whole however the stream is cut (one byte at a time, or all at once, several in one
 // read), each frame 64-byte aligned; a large frame is read straight into its message's
 // buffer, which the next large message takes again once it is released; a count or size out of range is refused naming
@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "rpc/tcp_framing.h"
+#include "rpc/stream_framing.h"
 #include "test_registry.h"
 
 using namespace ddpscope::rpc;
@@ -46,7 +46,7 @@ std::vector<std::vector<std::string>> feed(FrameReader& reader, const std::vecto
 
 }  // namespace
 
-class TestTcpFraming : public QObject {
+class TestStreamFraming : public QObject {
   Q_OBJECT
 
  private slots:
@@ -210,5 +210,5 @@ class TestTcpFraming : public QObject {
   }
 };
 
-DDPSCOPE_TEST_GUILESS_MAIN(TestTcpFraming)
-#include "tst_tcp_framing.moc"
+DDPSCOPE_TEST_GUILESS_MAIN(TestStreamFraming)
+#include "tst_stream_framing.moc"

@@ -1,11 +1,11 @@
-// libFuzzer harness of the TCP transport's framing (tcp_framing.h): any bytes, delivered
+// libFuzzer harness of the stream transports' framing (stream_framing.h): any bytes, delivered
 // in pieces whose sizes the input also chooses, must become whole messages or be refused;
 // never crash, hang, or allocate past the frame limit. Built and run by run_fuzz.sh.
 #include <algorithm>
 #include <cstring>
 #include <string>
 
-#include "rpc/tcp_framing.h"
+#include "rpc/stream_framing.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;

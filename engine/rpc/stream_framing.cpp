@@ -1,4 +1,4 @@
-#include "tcp_framing.h"
+#include "stream_framing.h"
 
 #include <atomic>
 
