@@ -109,7 +109,7 @@ void RoutedTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
 void RoutedTransport::poll(std::chrono::milliseconds wait, TransportEvents& events) {
   CountingEvents counted(events);
   for (auto& t : transports_)
-    t->poll(std::chrono::milliseconds(0), counted);
+    t->look(counted);
   if (counted.messages > 0 || wait.count() <= 0) return;
   bool sleep = true;
   for (auto& t : transports_)
@@ -120,7 +120,7 @@ void RoutedTransport::poll(std::chrono::milliseconds wait, TransportEvents& even
     t->awake();
   if (!sleep) {  // something came as they were told: look at all again
     for (auto& t : transports_)
-      t->poll(std::chrono::milliseconds(0), events);
+      t->look(events);
     return;
   }
   for (int k = 0; k < n; ++k)

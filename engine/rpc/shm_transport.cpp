@@ -237,6 +237,12 @@ void ShmTransport::poll(std::chrono::milliseconds wait, TransportEvents& events)
   read_rings(events);
 }
 
+// The rings, and a short spin for a reply on its way; no system call when bytes are there.
+void ShmTransport::look(TransportEvents& events) {
+  peers_.report(events);
+  if (!read_rings(events)) spin(events);
+}
+
 // Woken by its descriptors: each is handled (a wake-up drained, room written into, a hello
 // taken), not only the rings read, or a wake-up left unread would end the next sleep at once.
 void ShmTransport::on_ready(TransportEvents& events) {

@@ -50,6 +50,7 @@ class ShmTransport final : public Transport {
   int wait_fd() const override { return epoll_.fd(); }
   bool going_to_sleep() override;
   void awake() override;
+  void look(TransportEvents& events) override;
   void on_ready(TransportEvents& events) override;
 
   // The domain this worker shares memory in: its host's boot and network namespace

@@ -82,6 +82,9 @@ class Transport {
   virtual int wait_fd() const { return -1; }
   virtual bool going_to_sleep() { return true; }
   virtual void awake() {}
+  // A look without sleeping, before such a wait: what has come is delivered (its
+  // descriptors' events may wait for on_ready(), which the wait then calls at once).
+  virtual void look(TransportEvents& events) { poll(std::chrono::milliseconds(0), events); }
   // Its wait_fd() was readable: what is ready is handled now, without waiting.
   virtual void on_ready(TransportEvents& events) { poll(std::chrono::milliseconds(0), events); }
   // Stops sending and receiving; later sends throw. What still waits in this end's queue
