@@ -118,4 +118,6 @@ void BucketsPage::update() {
   m_rebuildNote->setText(note);
 }
 
+void BucketsPage::showRun(const ShownRun& shown) { setRun(shown.run, shown.reader, shown.sameRun); }
+
 }  // namespace ddpscope::gui

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "run_data.h"
+#include "run_page.h"
 
 class QComboBox;
 class QLabel;
@@ -24,11 +25,13 @@ class BucketTableModel;
 class EmptyState;
 class ParameterBucketModel;
 
-class BucketsPage : public QWidget {
+class BucketsPage : public QWidget, public RunPage {
   Q_OBJECT
 
  public:
   explicit BucketsPage(QWidget* parent = nullptr);
+  void showRun(const ShownRun& shown) override;
+  void releaseRun(bool sameRun) override { clear(); }
   // Shows `run`; `reader` (may be null) lets the advice read what RunData leaves out.
   // `keepChoice`: a live reload of the same run keeps the rank and iteration picked.
   void setRun(std::shared_ptr<const RunData> run, probes::RunStoreReader* reader, bool keepChoice);

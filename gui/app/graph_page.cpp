@@ -71,4 +71,6 @@ void GraphPage::showChosen() {
   m_collapse->setChecked(m_graph->collapsed());
 }
 
+void GraphPage::showRun(const ShownRun& shown) { setRun(shown.run, shown.sameRun); }
+
 }  // namespace ddpscope::gui

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "run_data.h"
+#include "run_page.h"
 
 class QCheckBox;
 class QComboBox;
@@ -21,12 +22,13 @@ namespace ddpscope::gui {
 class EmptyState;
 class GraphView;
 
-class GraphPage : public QWidget {
+class GraphPage : public QWidget, public RunPage {
   Q_OBJECT
 
  public:
   // Gives the open run's reader, or throws saying why there is none.
   using ReaderSource = std::function<probes::RunStoreReader&()>;
+  void showRun(const ShownRun& shown) override;
   explicit GraphPage(ReaderSource reader, QWidget* parent = nullptr);
   // Shows `run`'s graphs; `keepChoice`: a live reload keeps the graph picked.
   void setRun(std::shared_ptr<const RunData> run, bool keepChoice);

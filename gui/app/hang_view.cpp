@@ -2,6 +2,7 @@
 
 #include "flight_grid.h"
 #include "hang_stacks.h"
+#include "slow_cause_text.h"
 #include "stack_panel.h"
 
 #include <QHeaderView>
@@ -316,5 +317,43 @@ void HangView::setGrid(const probes::HangReport& report) {
 QString HangView::verdict() const { return m_verdict->text(); }
 QString HangView::headline() const { return m_headline->text(); }
 QString HangView::findings() const { return m_findings->text(); }
+
+// What the run says of where its ranks stand, headed by the verdict: the culprit first (who
+// never arrived, or died), then who reported it, in the same words as `ddpscope-cli hang`.
+void HangView::showRun(const ShownRun& shown) {
+  const RunData& run = *shown.run;
+  const bool stalled = shown.stalled;
+  const auto& report = run.hang;
+  QString headline;
+  bool alarm = false;
+  if (stalled) {
+    headline = tr("No progress for %1 s: the job looks hung. %2Where each rank stands:")
+                   .arg((report.now_ns - report.latest_event_ns) / 1e9, 0, 'f', 0)
+                   .arg(report.verdict.empty() ? QString() : QString::fromStdString(report.verdict) + QLatin1Char(' '));
+    alarm = true;
+  } else if (run.run.status == "failed" && !report.verdict.empty()) {
+    headline = tr("%1 Where each rank stood at the end:").arg(QString::fromStdString(report.verdict));
+    alarm = true;
+  } else if (run.run.status == "failed") {
+    headline = tr("The run failed%1: %2. Where each rank stood at the end:")
+                   .arg(run.run.failed_rank >= 0 ? tr(" on rank %1").arg(run.run.failed_rank) : QString(),
+                        QString::fromStdString(run.run.message));
+    alarm = true;
+  } else if (shown.followingJob) {
+    headline = tr("The job is making progress. Each rank's latest position:");
+  } else {
+    headline = tr("Run %1. Where each rank stood at its last event:").arg(QString::fromStdString(run.run.status));
+  }
+  // A job that stalled and went on is not hung now, but the stall is the answer to "why was
+  // it slow": said here too, in the words of the verdict (slow_cause.h).
+  if (!stalled && !run.cause.stalls.empty()) {
+    QStringList said;
+    for (const probes::SlowStall& st : run.cause.stalls)
+      said << QString::fromStdString(probes::slow_stall_sentence(st));
+    headline = tr("Nothing is pending now, but the job stalled: %1 %2").arg(said.join(QLatin1Char(' ')), headline);
+  }
+  setReport(report, headline, alarm);
+  setAskable(run.run.status == "running");
+}
 
 }  // namespace ddpscope::gui

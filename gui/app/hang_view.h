@@ -10,6 +10,7 @@
 #include <QWidget>
 
 #include "hang_analysis.h"
+#include "run_page.h"
 
 class QLabel;
 class QPushButton;
@@ -20,11 +21,12 @@ namespace ddpscope::gui {
 
 class StackPanel;
 
-class HangView : public QWidget {
+class HangView : public QWidget, public RunPage {
   Q_OBJECT
 
  public:
   explicit HangView(QWidget* parent = nullptr);
+  void showRun(const ShownRun& shown) override;
 
   // The per-rank table's columns: what a hang is about first, so that at 1024x700 (the run
   // list shown) what each rank waits for stays in view; the code, which the stack panel

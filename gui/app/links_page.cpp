@@ -98,4 +98,6 @@ void LinksPage::rebuild() {
 
 QString LinksPage::headline() const { return m_headline->text(); }
 
+void LinksPage::showRun(const ShownRun& shown) { setRun(shown.run); }
+
 }  // namespace ddpscope::gui

@@ -8,6 +8,8 @@
 #include <QWidget>
 #include <memory>
 
+#include "run_page.h"
+
 class QComboBox;
 class QLabel;
 
@@ -17,11 +19,12 @@ struct RunData;
 class EmptyState;
 class LinkMatrixView;
 
-class LinksPage : public QWidget {
+class LinksPage : public QWidget, public RunPage {
   Q_OBJECT
 
  public:
   explicit LinksPage(QWidget* parent = nullptr);
+  void showRun(const ShownRun& shown) override;
   void setRun(std::shared_ptr<const RunData> run);
   LinkMatrixView* view() const { return m_view; }
   QComboBox* measureBox() const { return m_measure; }

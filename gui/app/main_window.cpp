@@ -108,13 +108,15 @@ MainWindow::MainWindow(const QString& workspaceFolder, QWidget* parent)
   connect(m_live, &LiveRunLoader::loadFailed, this, &MainWindow::loadFailed);
   connect(m_live, &LiveRunLoader::stalled, this, [this](qint64 ms) {
     m_stalled = true;
-    updateHang(true);
+    m_dirty.insert(m_hang);
+    refreshTab(m_hang);
     showTab(QStringLiteral("hang"));
     statusBar()->showMessage(tr("No progress for %1 s: see the Hang tab").arg(ms / 1000));
   });
   connect(m_live, &LiveRunLoader::resumed, this, [this] {
     m_stalled = false;
-    updateHang(false);
+    m_dirty.insert(m_hang);
+    refreshTab(m_hang);
   });
   m_runList->setFolder(workspaceFolder);
   setUpTraceImport();
@@ -238,13 +240,12 @@ void MainWindow::buildPages() {
 
   m_timelineTab = new TimelinePage;
   m_timeline = m_timelineTab->view();
-  addPage(m_timelineTab, "timeline", tr("Timeline"));
-  m_timelinePage = m_timelineTab;
+  addPage(m_timelineTab, "timeline", tr("Timeline"), m_timelineTab);
   m_breakdown = new TimeBreakdownPage;
-  addPage(m_breakdown, "breakdown", tr("Breakdown"));
+  addPage(m_breakdown, "breakdown", tr("Breakdown"), m_breakdown);
   m_tabs->setTabToolTip(m_tabs->indexOf(m_breakdown), tr("Where the time went: per rank and iteration"));
   m_ranks = new RanksPage;
-  addPage(m_ranks, "ranks", tr("Ranks"));
+  addPage(m_ranks, "ranks", tr("Ranks"), m_ranks);
   m_tabs->setTabToolTip(m_tabs->indexOf(m_ranks), tr("Every rank's every iteration at a glance, slowest first"));
   connect(m_ranks, &RanksPage::iterationClicked, this, &MainWindow::showRankIterationInTimeline);
   connect(m_timeline, &TimelineView::spanClicked, this,
@@ -411,10 +412,18 @@ namespace {
 const char* const kTabIdProperty = "ddpscopeTabId";
 }
 
-void MainWindow::addPage(QWidget* page, const char* id, const QString& title) {
+void MainWindow::addPage(QWidget* page, const char* id, const QString& title, RunPage* shows) {
   page->setProperty(kTabIdProperty, QString::fromLatin1(id));
   m_tabs->addTab(page, title);
   rememberSplitters(page, QString::fromLatin1(id));
+  if (shows) m_runPages.emplace_back(page, shows);
+}
+
+RunPage* MainWindow::runPageAt(int index) const {
+  const QWidget* tab = m_tabs->widget(index);
+  for (const auto& [widget, page] : m_runPages)
+    if (widget == tab) return page;
+  return nullptr;
 }
 
 int MainWindow::tabIndex(const QString& id) const {
@@ -575,10 +584,8 @@ void MainWindow::showEmptyStates() {
 
 void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   const bool sameRun = m_run && run && m_run->path == run->path;
-  // The pages' tables drop the run shown so far: it may be freed before they are next shown.
-  m_bucketPage->clear();
-  m_overlapPage->clear();
-  if (!sameRun) m_timelineTab->detailLoader()->setRun(nullptr);  // until the timeline shows the new one
+  for (const auto& [widget, page] : m_runPages)
+    page->releaseRun(sameRun);
   m_run = std::move(run);
   // A new file (not a live reload of the same one): watch it on disk from now on.
   if (!sameRun || m_fileWatch->path().isEmpty() || m_fileWatch->state() == RunFileWatch::State::Replaced)
@@ -595,17 +602,17 @@ void MainWindow::showRun(std::shared_ptr<const RunData> run, bool live) {
   }
   // A live reload refreshes the tab on screen and marks the others for when they are
   // shown: rebuilding every view two to four times a second would starve the job.
-  m_dirty = {Tab::Timeline, Tab::Breakdown, Tab::Ranks, Tab::Overlap, Tab::Buckets,
-             Tab::Graph,    Tab::Messages,  Tab::Hang,  Tab::Links};
+  m_dirty.clear();
+  for (const auto& [widget, page] : m_runPages)
+    m_dirty.insert(page);
   m_followTimeline = sameRun;
   // A big run fills each page when it is first shown: the Buckets page's advice alone
   // reads every gradient-ready tick (seconds for 100M spans).
   if (live || m_run->span_count > detailAtOpen()) {
     refreshCurrentTab();
   } else {
-    for (Tab t :
-         {Tab::Timeline, Tab::Breakdown, Tab::Overlap, Tab::Buckets, Tab::Graph, Tab::Messages, Tab::Hang, Tab::Links})
-      refreshTab(t);
+    for (const auto& [widget, page] : m_runPages)
+      refreshTab(page);
   }
   showEmptyStates();
   emit runShown();
@@ -620,64 +627,17 @@ bool MainWindow::tabIsEmpty(const QString& id) const {
   return false;
 }
 
-MainWindow::Tab MainWindow::tabOf(int index) const {
-  QWidget* w = m_tabs->widget(index);
-  if (w == m_timelinePage) return Tab::Timeline;
-  if (w == m_breakdown) return Tab::Breakdown;
-  if (w == m_ranks) return Tab::Ranks;
-  if (w == m_overlapPage) return Tab::Overlap;
-  if (w == m_bucketPage) return Tab::Buckets;
-  if (w == m_graphPage) return Tab::Graph;
-  if (w == m_hangEmpty) return Tab::Hang;
-  if (w == m_messagesEmpty) return Tab::Messages;
-  if (w == m_links) return Tab::Links;
-  return Tab::Other;
-}
-
 void MainWindow::refreshCurrentTab() {
-  const Tab tab = tabOf(m_tabs->currentIndex());
-  m_live->setWantHang(tab == Tab::Hang);  // live reloads skip the hang analysis otherwise
-  refreshTab(tab);
+  RunPage* page = runPageAt(m_tabs->currentIndex());
+  m_live->setWantHang(page == m_hang);  // live reloads skip the hang analysis otherwise
+  refreshTab(page);
 }
 
-void MainWindow::refreshTab(Tab tab) {
-  if (!m_run || !m_dirty.count(tab)) return;
-  m_dirty.erase(tab);
-  switch (tab) {
-    case Tab::Timeline: {
-      // Shares the run's timeline: no copy of its spans.
-      std::shared_ptr<const TimelineData> timeline(m_run, &m_run->timeline);
-      std::map<int, std::string> hosts;
-      for (const auto& r : m_run->ranks)
-        hosts[r.rank] = r.host;
-      m_timeline->setHosts(std::move(hosts));
-      if (m_followTimeline) {
-        m_timeline->updateData(std::move(timeline));
-      } else {
-        m_timeline->setData(std::move(timeline));
-        // The whole run, as a trace viewer opens: a user looks for where time went before
-        // zooming in (F fits again; N and P step through iterations). A run too big to
-        // read whole opens on its second iteration (past warm-up), whose detail loads.
-        if (m_run->timeline.has_detail)
-          m_timeline->fitAll();
-        else
-          m_timeline->showIteration(m_run->timeline.iterations.size() > 1 ? 1 : 0);
-      }
-      m_timelineTab->detailLoader()->setRun(m_run);
-      m_timelineTab->setRunFile(m_run->path);
-      m_timelineTab->refreshLegend();
-      break;
-    }
-    case Tab::Breakdown: m_breakdown->setRun(m_run); break;
-    case Tab::Ranks: m_ranks->setRun(m_run); break;
-    case Tab::Overlap: m_overlapPage->setRun(m_run, m_followTimeline); break;
-    case Tab::Buckets: m_bucketPage->setRun(m_run, m_fileWatch->reader(), m_followTimeline); break;
-    case Tab::Graph: m_graphPage->setRun(m_run, m_followTimeline); break;
-    case Tab::Messages: m_messages->setRun(m_run, m_followTimeline); break;
-    case Tab::Hang: updateHang(m_stalled); break;
-    case Tab::Links: m_links->setRun(m_run); break;
-    case Tab::Other: break;
-  }
+// The page shows the run now, if it has not yet since the run changed.
+void MainWindow::refreshTab(RunPage* page) {
+  if (!m_run || !page || !m_dirty.count(page)) return;
+  m_dirty.erase(page);
+  page->showRun({m_run, m_followTimeline, m_fileWatch->reader(), m_stalled, m_job->isActive() && m_following});
 }
 
 void MainWindow::showIterationInTimeline(int64_t iteration) {
@@ -704,7 +664,7 @@ void MainWindow::showRankIterationInTimeline(int rank, int64_t iteration) {
 
 // The Timeline tab at `rank`'s [begin, end), that rank expanded, `said` in the status bar.
 void MainWindow::showRangeInTimeline(int rank, int64_t begin, int64_t end, const QString& said) {
-  refreshTab(Tab::Timeline);
+  refreshTab(m_timelineTab);
   showTab(QStringLiteral("timeline"));
   m_timeline->showTimeRange(rank, begin, end);
   statusBar()->showMessage(said);

@@ -12,6 +12,7 @@
 
 #include "job_controller.h"
 #include "run_data.h"
+#include "run_page.h"
 
 class QChartView;
 class QDialog;
@@ -154,7 +155,9 @@ class MainWindow : public QMainWindow {
 
  private:
   void buildViews();
-  void addPage(QWidget* page, const char* id, const QString& title);
+  // A tab; `shows`: the page in it that shows the open run (run_page.h), told of each run.
+  void addPage(QWidget* page, const char* id, const QString& title, RunPage* shows = nullptr);
+  RunPage* runPageAt(int index) const;  // null: the tab at `index` shows no run
   void buildMenus();
   QTableView* buildRunList(QWidget* parent);
   void buildPages();
@@ -175,11 +178,8 @@ class MainWindow : public QMainWindow {
   void selectInRunList(const QString& path);
   void updateJobActions();
   void updateRunListVisibility();
-  enum class Tab { Timeline, Breakdown, Ranks, Overlap, Buckets, Graph, Messages, Hang, Links, Other };
-  Tab tabOf(int index) const;
-  void refreshTab(Tab tab);
+  void refreshTab(RunPage* page);
   void refreshCurrentTab();
-  void updateHang(bool stalled);
   void exportChromeTrace();
   void onJobFinished(JobController::State state, const QString& message);
   QString newRunFile(QString* error) const;  // a new run file's path in the workspace
@@ -239,9 +239,9 @@ class MainWindow : public QMainWindow {
   LinksPage* m_links = nullptr;
   LearnPage* m_learn = nullptr;
   bool m_stalled = false;
-  std::set<Tab> m_dirty;          // views not yet showing the latest run data
-  bool m_followTimeline = false;  // the timeline shows an earlier load of the same run
-  QWidget* m_timelinePage = nullptr;
+  std::vector<std::pair<QWidget*, RunPage*>> m_runPages;  // tab -> the page in it that shows the run
+  std::set<RunPage*> m_dirty;                             // pages not yet showing the latest run data
+  bool m_followTimeline = false;                          // the timeline shows an earlier load of the same run
   int m_stallMs = 10000;
   QString m_liveRun;             // the run file of the running (or last) job
   QString m_listedLiveRun;       // the live run already selected in the run list

@@ -220,43 +220,6 @@ void MainWindow::onJobFinished(JobController::State state, const QString& messag
   }
 }
 
-void MainWindow::updateHang(bool stalled) {
-  if (!m_run) return;
-  const auto& report = m_run->hang;
-  QString headline;
-  bool alarm = false;
-  if (stalled) {
-    headline = tr("No progress for %1 s: the job looks hung. %2Where each rank stands:")
-                   .arg((report.now_ns - report.latest_event_ns) / 1e9, 0, 'f', 0)
-                   .arg(report.verdict.empty() ? QString() : QString::fromStdString(report.verdict) + QLatin1Char(' '));
-    alarm = true;
-  } else if (m_run->run.status == "failed" && !report.verdict.empty()) {
-    // The culprit first (who never arrived, or died), then who reported it: the same
-    // words as `ddpscope-cli hang`.
-    headline = tr("%1 Where each rank stood at the end:").arg(QString::fromStdString(report.verdict));
-    alarm = true;
-  } else if (m_run->run.status == "failed") {
-    headline = tr("The run failed%1: %2. Where each rank stood at the end:")
-                   .arg(m_run->run.failed_rank >= 0 ? tr(" on rank %1").arg(m_run->run.failed_rank) : QString(),
-                        QString::fromStdString(m_run->run.message));
-    alarm = true;
-  } else if (m_job->isActive() && m_following) {
-    headline = tr("The job is making progress. Each rank's latest position:");
-  } else {
-    headline = tr("Run %1. Where each rank stood at its last event:").arg(QString::fromStdString(m_run->run.status));
-  }
-  // A job that stalled and went on is not hung now, but the stall is the answer to "why was
-  // it slow": said here too, in the words of the verdict (slow_cause.h).
-  if (!stalled && !m_run->cause.stalls.empty()) {
-    QStringList said;
-    for (const probes::SlowStall& st : m_run->cause.stalls)
-      said << QString::fromStdString(probes::slow_stall_sentence(st));
-    headline = tr("Nothing is pending now, but the job stalled: %1 %2").arg(said.join(QLatin1Char(' ')), headline);
-  }
-  m_hang->setReport(report, headline, alarm);
-  m_hang->setAskable(m_run->run.status == "running");
-}
-
 void MainWindow::exportChromeTrace() {
   if (!m_run) return;
   const QString out = QFileDialog::getSaveFileName(this, tr("Export Chrome trace"),

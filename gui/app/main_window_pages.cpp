@@ -23,28 +23,28 @@ namespace ddpscope::gui {
 // Overlap, Buckets, Graph, Messages, Hang, Links and Compare.
 void MainWindow::buildDetailPages() {
   m_overlapPage = new OverlapPage;
-  addPage(m_overlapPage, "overlap", tr("Overlap"));
+  addPage(m_overlapPage, "overlap", tr("Overlap"), m_overlapPage);
   connect(m_overlapPage, &OverlapPage::iterationClicked, this, &MainWindow::showIterationInTimeline);
 
   m_bucketPage = new BucketsPage;
-  addPage(m_bucketPage, "buckets", tr("Buckets"));
+  addPage(m_bucketPage, "buckets", tr("Buckets"), m_bucketPage);
 
   m_graphPage = new GraphPage([this]() -> probes::RunStoreReader& {
     probes::RunStoreReader* reader = m_fileWatch->reader();
     if (!reader) throw std::runtime_error(m_fileWatch->description().toStdString());
     return *reader;
   });
-  addPage(m_graphPage, "graph", tr("Graph"));
+  addPage(m_graphPage, "graph", tr("Graph"), m_graphPage);
   connect(m_graphPage, &GraphPage::statusMessage, this,
           [this](const QString& text) { statusBar()->showMessage(text); });
 
   m_messages = new MessagesPage;
   m_messagesEmpty = new EmptyState(m_messages);
-  addPage(m_messagesEmpty, "messages", tr("Messages"));
+  addPage(m_messagesEmpty, "messages", tr("Messages"), m_messages);
   // A message picked there is selected in the timeline too, both ends ringed.
   connect(m_messages->view(), &SequenceView::arrowSelected, this,
           [this](const QString& text, int src, qint64 sendNs, int dst, qint64 recvNs) {
-            refreshTab(Tab::Timeline);  // the timeline must hold this run's flows
+            refreshTab(m_timelineTab);  // the timeline must hold this run's flows
             m_timelineTab->setFlowNote(text);
             const bool shown = m_timeline->selectFlow(src, sendNs, dst, recvNs);
             statusBar()->showMessage(shown ? text + tr(" · selected in the timeline") : text);
@@ -70,9 +70,9 @@ void MainWindow::buildDetailPages() {
     }
   });
   m_hangEmpty = new EmptyState(m_hang);
-  addPage(m_hangEmpty, "hang", tr("Hang"));
+  addPage(m_hangEmpty, "hang", tr("Hang"), m_hang);
   m_links = new LinksPage;
-  addPage(m_links, "links", tr("Links"));
+  addPage(m_links, "links", tr("Links"), m_links);
   m_tabs->setTabToolTip(m_tabs->indexOf(m_links),
                         tr("Bytes and rates between each pair of ranks and hosts, and the slow link"));
   m_compare = new ComparePage;

@@ -118,4 +118,6 @@ void MessagesPage::applyFilter() {
                         .arg(d.in_flight));
 }
 
+void MessagesPage::showRun(const ShownRun& shown) { setRun(shown.run, shown.sameRun); }
+
 }  // namespace ddpscope::gui

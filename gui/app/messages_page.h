@@ -8,6 +8,7 @@
 
 #include "run_data.h"
 #include "sequence_view.h"
+#include "run_page.h"
 
 class QCheckBox;
 class QComboBox;
@@ -15,11 +16,12 @@ class QLabel;
 
 namespace ddpscope::gui {
 
-class MessagesPage : public QWidget {
+class MessagesPage : public QWidget, public RunPage {
   Q_OBJECT
 
  public:
   explicit MessagesPage(QWidget* parent = nullptr);
+  void showRun(const ShownRun& shown) override;
   // `sameRun`: a live reload of the run shown, which keeps the filters and the window.
   void setRun(const std::shared_ptr<const RunData>& run, bool sameRun);
   SequenceView* view() const { return m_view; }

@@ -229,4 +229,6 @@ QChart* OverlapPage::makeChart(int rank) {
   return chart;
 }
 
+void OverlapPage::showRun(const ShownRun& shown) { setRun(shown.run, shown.sameRun); }
+
 }  // namespace ddpscope::gui

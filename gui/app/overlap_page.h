@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "run_data.h"
+#include "run_page.h"
 
 class QChart;
 class QChartView;
@@ -20,11 +21,13 @@ namespace ddpscope::gui {
 class EmptyState;
 class OverlapModel;
 
-class OverlapPage : public QWidget {
+class OverlapPage : public QWidget, public RunPage {
   Q_OBJECT
 
  public:
   explicit OverlapPage(QWidget* parent = nullptr);
+  void showRun(const ShownRun& shown) override;
+  void releaseRun(bool sameRun) override { clear(); }
   // Shows `run`; `keepRank`: a live reload of the same run keeps the rank picked.
   void setRun(std::shared_ptr<const RunData> run, bool keepRank);
   void clear();

@@ -119,4 +119,6 @@ void RanksPage::rebuild() {
   m_view->setOverview(std::move(o));
 }
 
+void RanksPage::showRun(const ShownRun& shown) { setRun(shown.run); }
+
 }  // namespace ddpscope::gui

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rank_overview.h"
+#include "run_page.h"
 
 class QComboBox;
 class QLabel;
@@ -18,11 +19,12 @@ namespace ddpscope::gui {
 struct RunData;
 class RankOverviewView;
 
-class RanksPage : public QWidget {
+class RanksPage : public QWidget, public RunPage {
   Q_OBJECT
 
  public:
   explicit RanksPage(QWidget* parent = nullptr);
+  void showRun(const ShownRun& shown) override;
   void setRun(std::shared_ptr<const RunData> run);
   RankOverviewView* view() const { return m_view; }
   QComboBox* metricBox() const { return m_metric; }

@@ -359,4 +359,6 @@ void TimeBreakdownPage::fillTopOps(const std::vector<TimeBreakdown>& means, int6
   m_opsTable->sortByColumn(4, Qt::DescendingOrder);
 }
 
+void TimeBreakdownPage::showRun(const ShownRun& shown) { setRun(shown.run); }
+
 }  // namespace ddpscope::gui

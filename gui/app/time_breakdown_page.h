@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "time_breakdown.h"
+#include "run_page.h"
 
 class QComboBox;
 class QLabel;
@@ -46,11 +47,12 @@ class BreakdownBars : public QWidget {
   int m_straggler = -1;
 };
 
-class TimeBreakdownPage : public QWidget {
+class TimeBreakdownPage : public QWidget, public RunPage {
   Q_OBJECT
 
  public:
   explicit TimeBreakdownPage(QWidget* parent = nullptr);
+  void showRun(const ShownRun& shown) override;
   void setRun(std::shared_ptr<const RunData> run);
   QComboBox* iterationChoice() const { return m_choice; }
   BreakdownBars* bars() const { return m_bars; }

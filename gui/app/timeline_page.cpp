@@ -491,4 +491,35 @@ void TimelinePage::showMatch(int index) {
       tr("%1 of %2%3").arg(index + 1).arg(n).arg(m_results.truncated ? QStringLiteral("+") : QString()) + where);
 }
 
+// Its detail loader forgets another run until the new one is shown.
+void TimelinePage::releaseRun(bool sameRun) {
+  if (!sameRun) m_detailLoader->setRun(nullptr);
+}
+
+// A run (or a live reload of the one shown: the view keeps its place) into the view, its
+// detail loader and the legend. Shares the run's timeline: no copy of its spans.
+void TimelinePage::showRun(const ShownRun& shown) {
+  const std::shared_ptr<const RunData>& run = shown.run;
+  std::shared_ptr<const TimelineData> timeline(run, &run->timeline);
+  std::map<int, std::string> hosts;
+  for (const auto& r : run->ranks)
+    hosts[r.rank] = r.host;
+  m_view->setHosts(std::move(hosts));
+  if (shown.sameRun) {
+    m_view->updateData(std::move(timeline));
+  } else {
+    m_view->setData(std::move(timeline));
+    // The whole run, as a trace viewer opens: a user looks for where time went before
+    // zooming in (F fits again; N and P step through iterations). A run too big to read
+    // whole opens on its second iteration (past warm-up), whose detail loads.
+    if (run->timeline.has_detail)
+      m_view->fitAll();
+    else
+      m_view->showIteration(run->timeline.iterations.size() > 1 ? 1 : 0);
+  }
+  m_detailLoader->setRun(run);
+  setRunFile(run->path);
+  refreshLegend();
+}
+
 }  // namespace ddpscope::gui

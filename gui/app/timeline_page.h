@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "timeline_search.h"
+#include "run_page.h"
 
 class QLabel;
 class QLineEdit;
@@ -25,11 +26,13 @@ namespace ddpscope::gui {
 class TimelineDetailLoader;
 class TimelineView;
 
-class TimelinePage : public QWidget {
+class TimelinePage : public QWidget, public RunPage {
   Q_OBJECT
 
  public:
   explicit TimelinePage(QWidget* parent = nullptr);
+  void showRun(const ShownRun& shown) override;
+  void releaseRun(bool sameRun) override;
   TimelineView* view() const { return m_view; }
   // Loads a big run's detail for the window shown; its status shows above the tracks.
   TimelineDetailLoader* detailLoader() const { return m_detailLoader; }
