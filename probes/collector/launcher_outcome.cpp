@@ -2,21 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_number.h"
+
 namespace ddpscope::probes {
-namespace {
-
-template <typename T>
-T field(const nlohmann::json& line, const char* key, T fallback) {
-  const auto it = line.find(key);
-  if (it == line.end()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return fallback;  // a wrong type: as if not said
-  }
-}
-
-}  // namespace
 
 std::string outcome_line(const LauncherOutcome& outcome) {
   const RunEnd& end = outcome.end;
@@ -39,13 +27,13 @@ LauncherOutcome outcome_of(const nlohmann::json& line) {
   LauncherOutcome outcome;
   if (!line.is_object()) return outcome;
   RunEnd& end = outcome.end;
-  end.status = field<std::string>(line, "status", "finished");
-  end.message = field<std::string>(line, "message", "");
-  end.failed_rank = field<int>(line, "failed_rank", -1);
-  end.dead_rank = field<int>(line, "dead_rank", -1);
-  end.dead_signal = field<std::string>(line, "dead_signal", "");
-  end.failed = {field<std::string>(line, "failed_op", ""), field<int64_t>(line, "failed_seq", -1),
-                field<bool>(line, "failed_timed_out", false)};
+  end.status = json_value<std::string>(line, "status", "finished");
+  end.message = json_value<std::string>(line, "message", "");
+  end.failed_rank = json_value<int>(line, "failed_rank", -1);
+  end.dead_rank = json_value<int>(line, "dead_rank", -1);
+  end.dead_signal = json_value<std::string>(line, "dead_signal", "");
+  end.failed = {json_value<std::string>(line, "failed_op", ""), json_value<int64_t>(line, "failed_seq", -1),
+                json_value<bool>(line, "failed_timed_out", false)};
   const auto states = line.find("rank_states");
   if (states == line.end() || !states->is_object()) return outcome;
   for (const auto& [rank, state] : states->items())

@@ -117,17 +117,6 @@ inline nlohmann::json fields(const Collect& e) {
 }
 inline nlohmann::json fields(const Ranks& e) { return {{"joined", e.joined}, {"ended", e.ended}}; }
 
-template <typename T>
-T value(const nlohmann::json& j, const char* key, T fallback) {
-  const auto it = j.find(key);
-  if (it == j.end()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return fallback;
-  }
-}
-
 inline std::optional<double> loss_of(const nlohmann::json& j) {
   const auto it = j.find("loss");
   if (it == j.end()) return std::nullopt;
@@ -137,27 +126,30 @@ inline std::optional<double> loss_of(const nlohmann::json& j) {
 // The event named `name` from its fields; nothing for a name this header does not know.
 inline std::optional<Event> event_named(std::string_view name, const nlohmann::json& j) {
   if (name == "start")
-    return Start{value(j, "world_size", 0), value<std::string>(j, "backend", ""),
-                 value<std::string>(j, "describe", "")};
+    return Start{json_value(j, "world_size", 0), json_value<std::string>(j, "backend", ""),
+                 json_value<std::string>(j, "describe", "")};
   if (name == "progress")
-    return Progress{value<int64_t>(j, "iter", 0), value<int64_t>(j, "total", -1), loss_of(j),
-                    json_field(j, "samples_per_s"), value<int64_t>(j, "nonfinite_since", -1)};
+    return Progress{json_value<int64_t>(j, "iter", 0), json_value<int64_t>(j, "total", -1), loss_of(j),
+                    json_field(j, "samples_per_s"), json_value<int64_t>(j, "nonfinite_since", -1)};
   if (name == "done")
-    return Done{json_field(j, "seconds"), value<int64_t>(j, "iterations", -1), value<int64_t>(j, "stopped_at", -1),
-                json_field(j, "samples_per_s"), loss_of(j)};
+    return Done{json_field(j, "seconds"), json_value<int64_t>(j, "iterations", -1),
+                json_value<int64_t>(j, "stopped_at", -1), json_field(j, "samples_per_s"), loss_of(j)};
   if (name == "error")
-    return Error{value(j, "rank", -1),
-                 value<std::string>(j, "message", ""),
-                 {value<std::string>(j, "op", ""), value<int64_t>(j, "seq", -1), value(j, "timed_out", false)}};
+    return Error{
+        json_value(j, "rank", -1),
+        json_value<std::string>(j, "message", ""),
+        {json_value<std::string>(j, "op", ""), json_value<int64_t>(j, "seq", -1), json_value(j, "timed_out", false)}};
   if (name == "probes")
-    return RankEnd{value(j, "rank", -1), value<uint64_t>(j, "shipped", 0), value<uint64_t>(j, "dropped", 0)};
+    return RankEnd{json_value(j, "rank", -1), json_value<uint64_t>(j, "shipped", 0),
+                   json_value<uint64_t>(j, "dropped", 0)};
   if (name == "failed")
-    return Failed{value(j, "rank", -1), value<std::string>(j, "message", ""), value(j, "exit_code", 0)};
-  if (name == "collector") return Collector{value<std::string>(j, "batch", ""), value<std::string>(j, "clock", "")};
+    return Failed{json_value(j, "rank", -1), json_value<std::string>(j, "message", ""), json_value(j, "exit_code", 0)};
+  if (name == "collector")
+    return Collector{json_value<std::string>(j, "batch", ""), json_value<std::string>(j, "clock", "")};
   if (name == "collect")
-    return Collect{value<std::string>(j, "run", ""), value<std::vector<std::string>>(j, "exports", {}),
-                   value<std::string>(j, "prefix", "")};
-  if (name == "ranks") return Ranks{value<int64_t>(j, "joined", 0), value<int64_t>(j, "ended", 0)};
+    return Collect{json_value<std::string>(j, "run", ""), json_value<std::vector<std::string>>(j, "exports", {}),
+                   json_value<std::string>(j, "prefix", "")};
+  if (name == "ranks") return Ranks{json_value<int64_t>(j, "joined", 0), json_value<int64_t>(j, "ended", 0)};
   return std::nullopt;
 }
 

@@ -36,4 +36,17 @@ inline double json_field(const nlohmann::json& object, const char* key, double f
   return it == object.end() ? fallback : json_to_double(*it, fallback);
 }
 
+// object[key] as a T; `fallback` when the key is missing or its value of another type (a
+// field of the wrong type reads as not said, not as a failure of the whole object).
+template <typename T>
+T json_value(const nlohmann::json& object, const char* key, T fallback) {
+  const auto it = object.find(key);
+  if (it == object.end()) return fallback;
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return fallback;
+  }
+}
+
 }  // namespace ddpscope::probes
