@@ -125,17 +125,19 @@ def run_status(run):
         return None, None
 
 
-def typed_failure_problems(run, rank, op):
+def typed_failure_problems(run, rank, op, timed_out=True):
     """The failed rank and the collective its failure ended, as the run file keeps them typed
-    (schema 16: the verdict reads these, never the message's words): `rank`, `op`, timed out."""
+    (schema 16: the verdict reads these, never the message's words): `rank`, `op`, and whether
+    its wait timed out (a peer's death ends it at once: not timed out)."""
     try:
         db = sqlite3.connect(f"file:{run}?mode=ro", uri=True)
         row = db.execute("SELECT failed_rank, failed_op, failed_seq, failed_timed_out FROM runs").fetchone()
     except sqlite3.Error as e:
         return [f"typed failure not readable: {e}"]
-    if row is None or row[0] != rank or row[1] is None or not row[1].startswith(op) or row[2] is None or row[3] != 1:
+    if row is None or row[0] != rank or row[1] is None or not row[1].startswith(op) or row[2] is None or \
+            row[3] != int(timed_out):
         return [f"typed failure (failed_rank, failed_op, failed_seq, failed_timed_out) = {row}; want rank {rank}, "
-                f"{op}, timed out"]
+                f"{op}, {'timed out' if timed_out else 'not timed out'}"]
     return []
 
 

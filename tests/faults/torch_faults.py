@@ -46,7 +46,7 @@ def scenarios(h):
         r = h.Result(f"torch: rank 1 {'SIGKILL' if killed else 'stopped (SIGSTOP) past the group timeout (4 s)'}",
                      "job fails; the message names rank 1 (killed: signal 9; stopped: rank 0's gloo timeout) and "
                      "the diagnosis names rank 1 and the collective; file sound, status failed; no process left" +
-                     ("" if killed else "; rank 0's stack is in the script, where it waits; the finished run says "
+                     ("; rank 0's failure typed: its allreduce, not timed out" if killed else "; rank 0's stack is in the script, where it waits; the finished run says "
                       "rank 1 did not answer, stopped by a signal"))
         if no_torch(r):
             return r
@@ -80,6 +80,8 @@ def scenarios(h):
             problems += h.unanswering_problems(build, run, {1: "was stopped by a signal"})
             # Rank 0's probe typed its failure: the allreduce it waited in, out of time.
             problems += h.typed_failure_problems(run, 0, "allreduce")
+        if killed:  # rank 0's probe typed its failure: the allreduce its peer's death ended, not a timeout
+            problems += h.typed_failure_problems(run, 0, "allreduce", timed_out=False)
         if pid is None:
             problems.append("rank 1's interpreter was never found")
         # On a failure the table shows what the diagnosis said too: the wording is the question.
