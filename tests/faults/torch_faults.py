@@ -46,7 +46,8 @@ def scenarios(h):
         r = h.Result(f"torch: rank 1 {'SIGKILL' if killed else 'stopped (SIGSTOP) past the group timeout (4 s)'}",
                      "job fails; the message names rank 1 (killed: signal 9; stopped: rank 0's gloo timeout) and "
                      "the diagnosis names rank 1 and the collective; file sound, status failed; no process left" +
-                     ("; rank 0's failure typed: its allreduce, not timed out" if killed else "; rank 0's stack is in the script, where it waits; the finished run says "
+                     ("; rank 0's failure typed: its allreduce, not timed out" if killed else
+                      "; rank 0's stack is in the script, where it waits; the finished run says "
                       "rank 1 did not answer, stopped by a signal"))
         if no_torch(r):
             return r
