@@ -110,7 +110,9 @@ void RoutedTransport::poll(std::chrono::milliseconds wait, TransportEvents& even
   CountingEvents counted(events);
   for (auto& t : transports_)
     t->look(counted);
-  if (counted.messages > 0 || wait.count() <= 0) return;
+  // Messages came: back to the agent. Otherwise the wait (none for poll(0), which still
+  // handles what the transports' descriptors have ready: a hello, room, a peer gone).
+  if (counted.messages > 0) return;
   bool sleep = true;
   for (auto& t : transports_)
     sleep = t->going_to_sleep() && sleep;  // every one told, whatever the others said

@@ -86,6 +86,23 @@ class TestRoutedTransport : public QObject {
     QCOMPARE(text(hb.messages[0].frames[0]), s);
   }
 
+  // Polled without waiting, it still handles what its transports' descriptors have ready:
+  // here worker 1 must accept worker 0's ring (its hello) before the message can arrive.
+  void testPollWithoutWaitingHandlesTheDescriptors() {
+    auto a = openRouted(), b = openRouted();
+    a->connect({a->endpoint(), b->endpoint()});
+    b->connect({a->endpoint(), b->endpoint()});
+    const std::string s = "through a ring accepted by poll(0)";
+    a->send(1, {copied(s)});
+    Heard hb;
+    QElapsedTimer timer;
+    timer.start();
+    while (hb.messages.empty() && timer.elapsed() < 5000)
+      b->poll(std::chrono::milliseconds(0), hb);
+    QCOMPARE(hb.messages.size(), size_t{1});
+    QCOMPARE(text(hb.messages[0].frames[0]), s);
+  }
+
   void testAnEndpointNoTransportReachesIsNamed() {
     auto a = openRouted();
     try {
