@@ -27,7 +27,8 @@
 
 namespace ddpscope::gui {
 
-ClassroomController::ClassroomController(LearnPage* page) : QObject(page), m_page(page), m_status(new QLabel) {
+ClassroomController::ClassroomController(LearnPage* page, QObject* parent)
+    : QObject(parent), m_page(page), m_status(new QLabel) {
   m_status->setTextFormat(Qt::PlainText);  // students' names are theirs to choose: never markup
   // The page shows the teacher's step once it is loaded (off the UI thread when it is
   // another lesson): then the student's app says where it is.

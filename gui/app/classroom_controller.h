@@ -1,11 +1,10 @@
-// ClassroomController: the Learn page's class over the network (classroom.h), owned by
-// the page. Teaching makes this app the teacher's: the lesson and step shown go to every
-// student, students may step freely and be called back, and in predict mode the class's
-// answers are counted as a bar chart before the step is revealed. Joining makes it a
-// student's: it follows the teacher's step unless the teacher lets it step freely; a
-// student who steps away stops following (the teacher's bar says where they are) until
-// they follow again or the teacher calls the class back.
-// The class bar (class_bar.h) sits on the page; a one-line status is the window's to place.
+// ClassroomController: the Learn page's class over the network (classroom.h), beside the
+// page at the window's level: what it sends and follows are links to steps (lesson_link.h). Teaching makes this app the
+// teacher's: the lesson and step shown go to every student, students may step freely and be called back, and in predict
+// mode the class's answers are counted as a bar chart before the step is revealed. Joining makes it a student's: it
+// follows the teacher's step unless the teacher lets it step freely; a student who steps away stops following (the
+// teacher's bar says where they are) until they follow again or the teacher calls the class back. The class bar
+// (class_bar.h) sits on the page; a one-line status is the window's to place.
 #pragma once
 
 #include <QHostAddress>
@@ -30,7 +29,7 @@ class ClassroomController : public QObject {
   Q_OBJECT
 
  public:
-  explicit ClassroomController(LearnPage* page);
+  ClassroomController(LearnPage* page, QObject* parent);
   ~ClassroomController() override;
 
   // Learn > Teach a class..., Let students step freely, Call the class back, Ask, End, Join.

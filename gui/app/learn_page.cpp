@@ -18,7 +18,6 @@
 #include <cstring>
 
 #include "autograd_lesson_view.h"
-#include "classroom_controller.h"
 #include "bucket_lesson_view.h"
 #include "graph_view.h"
 #include "lesson_catalog.h"
@@ -36,7 +35,6 @@ LearnPage::LearnPage(const QString& workspace, const QString& cli, QWidget* pare
     : QWidget(parent),
       m_recorder(new LessonLiveRecorder(workspace, cli, this)),
       m_opener(new LessonOpenJob(this)),
-      m_classroom(new ClassroomController(this)),
       m_loaded(std::make_shared<const LoadedLesson>()),
       m_player(new LessonPlayer(this)) {
   setFocusPolicy(Qt::StrongFocus);

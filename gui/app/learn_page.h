@@ -31,7 +31,6 @@ class QSpinBox;
 namespace ddpscope::gui {
 
 class AutogradLessonView;
-class ClassroomController;
 class LessonOpenJob;
 class LessonPlayer;
 class GraphView;
@@ -63,7 +62,6 @@ class LearnPage : public QWidget {
   // A class's step (classroom_controller.h): shown at once when it is in the lesson shown,
   // else once its lesson is read off the UI thread; linkShown or linkFailed says which.
   void followLink(const LessonLink& link);
-  ClassroomController* classroom() const { return m_classroom; }
   // A link to the step shown (lesson, step, side by side, predict mode, the graph's zoom),
   // and the state a link names; false with *error when its lesson cannot be opened here.
   LessonLink linkToStep() const;
@@ -151,7 +149,6 @@ class LearnPage : public QWidget {
 
   LessonLiveRecorder* m_recorder = nullptr;  // Run live
   LessonOpenJob* m_opener = nullptr;         // reads lessons off the UI thread
-  ClassroomController* m_classroom = nullptr;
   // The lesson shown, as read: its steps, its source (a lesson of the menu, a file, a run),
   // the menu's lesson it replays or re-records (-1: the user's own), a file's narration.
   std::shared_ptr<const LoadedLesson> m_loaded;

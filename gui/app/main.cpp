@@ -328,22 +328,21 @@ int main(int argc, char** argv) {
     const int port = given.mid(colon + 1).toInt(&ok);
     ok = ok && !host.isNull();
     if (!ok || port < 0 || port > 65535 ||
-        !window.part<ddpscope::gui::LearnPage>()->classroom()->teach(static_cast<quint16>(port), &error, host)) {
+        !window.part<ddpscope::gui::ClassroomController>()->teach(static_cast<quint16>(port), &error, host)) {
       std::fprintf(stderr, "error: --teach: %s\n",
                    qPrintable(ok ? error
                                  : QStringLiteral("[HOST:]PORT is expected: an address of this machine and a port "
                                                   "from 0 to 65535, e.g. 192.168.1.5:5555")));
       return 2;
     }
-    std::printf("class: port %d, join code %s\n",
-                window.part<ddpscope::gui::LearnPage>()->classroom()->server()->port(),
-                qPrintable(window.part<ddpscope::gui::LearnPage>()->classroom()->server()->code()));
+    std::printf("class: port %d, join code %s\n", window.part<ddpscope::gui::ClassroomController>()->server()->port(),
+                qPrintable(window.part<ddpscope::gui::ClassroomController>()->server()->code()));
     std::fflush(stdout);
   }
   if (o.isSet(o.join)) {
     QString error;
     const QString name = o.isSet(o.name) ? o.value(o.name) : given_name.value_or(qEnvironmentVariable("USER"));
-    if (!window.part<ddpscope::gui::LearnPage>()->classroom()->join(o.value(o.join), o.value(o.code), name, &error)) {
+    if (!window.part<ddpscope::gui::ClassroomController>()->join(o.value(o.join), o.value(o.code), name, &error)) {
       std::fprintf(stderr, "error: --join: %s\n", qPrintable(error));
       return 2;
     }

@@ -13,7 +13,6 @@
 #include "lesson_file.h"
 #include "lesson_link.h"
 #include "main_window.h"
-#include "run_list_model.h"
 
 namespace ddpscope::gui {
 
@@ -27,14 +26,15 @@ void MainWindow::buildLearnMenu() {
     });
   learn->addSeparator();
   learn->addAction(tr("Open a lesson &file..."), this, [this] {
-    const QString file = QFileDialog::getOpenFileName(this, tr("Open a lesson file"), m_runList->folder(),
+    const QString file = QFileDialog::getOpenFileName(this, tr("Open a lesson file"), m_session->workspace(),
                                                       tr("Lessons (*.ddplesson);;All files (*)"));
     if (!file.isEmpty()) openLessonFile(file);
   });
   learn->addAction(tr("Replay the &open run"), this, [this] {
     QString error;
-    if (!m_run || !m_learn->openRun(QString::fromStdString(m_run->path), &error)) {
-      statusBar()->showMessage(m_run ? error : tr("Open a run first"));
+    const auto& run = m_session->run();
+    if (!run || !m_learn->openRun(QString::fromStdString(run->path), &error)) {
+      statusBar()->showMessage(run ? error : tr("Open a run first"));
       return;
     }
     showTab(QStringLiteral("learn"));
@@ -42,7 +42,7 @@ void MainWindow::buildLearnMenu() {
   learn->addSeparator();
   learn->addAction(tr("&Copy link to this step"), m_learn, [this] { m_learn->copyLinkToStep(); })
       ->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+C")));
-  m_learn->classroom()->addActions(learn);
+  m_classroom->addActions(learn);
 }
 
 bool MainWindow::openLesson(int index) {

@@ -19,18 +19,18 @@ class TestClassBar : public QObject {
   void testTheClassBarSaysWhereItListens() {
     MainWindow teacher(QDir::tempPath());
     QString error;
-    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
-    QCOMPARE(teacher.part<LearnPage>()->classroom()->server()->listeningOn(), QHostAddress(QHostAddress::LocalHost));
+    QVERIFY2(teacher.part<ClassroomController>()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
+    QCOMPARE(teacher.part<ClassroomController>()->server()->listeningOn(), QHostAddress(QHostAddress::LocalHost));
     const auto bar = [&] {
       for (QLabel* l : teacher.findChildren<QLabel*>())
         if (l->text().startsWith("Class at ")) return l->text();
       return QString();
     };
     QVERIFY2(bar().startsWith(QString("Class at 127.0.0.1:%1 (listening on that address only) · join code %2")
-                                  .arg(teacher.part<LearnPage>()->classroom()->server()->port())
-                                  .arg(teacher.part<LearnPage>()->classroom()->server()->code())),
+                                  .arg(teacher.part<ClassroomController>()->server()->port())
+                                  .arg(teacher.part<ClassroomController>()->server()->code())),
              qPrintable(bar()));
-    QVERIFY(teacher.part<LearnPage>()->classroom()->teach(0, &error));
+    QVERIFY(teacher.part<ClassroomController>()->teach(0, &error));
     QVERIFY2(bar().contains("(listening on every interface)"), qPrintable(bar()));
   }
 
@@ -39,8 +39,8 @@ class TestClassBar : public QObject {
   void testNamesAreShownAsPlainText() {
     MainWindow teacher(QDir::tempPath());
     QString error;
-    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
-    ClassroomServer* server = teacher.part<LearnPage>()->classroom()->server();
+    QVERIFY2(teacher.part<ClassroomController>()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
+    ClassroomServer* server = teacher.part<ClassroomController>()->server();
     Student bo(server->port(), server->code(), QString("<b>Bo</b>\x07<img src=x>"));
     Student ana(server->port(), server->code(), QString("Ana"));
     QTRY_COMPARE_WITH_TIMEOUT(server->studentCount(), 2, 20000);

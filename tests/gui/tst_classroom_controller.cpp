@@ -20,8 +20,8 @@ class TestClassroomController : public QObject {
     QTemporaryDir dir;
     MainWindow teacher(dir.path());
     QString error;
-    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error), qPrintable(error));
-    ClassroomServer* server = teacher.part<LearnPage>()->classroom()->server();
+    QVERIFY2(teacher.part<ClassroomController>()->teach(0, &error), qPrintable(error));
+    ClassroomServer* server = teacher.part<ClassroomController>()->server();
     QVERIFY(teacher.openLesson(0));
     LearnPage* page = teacher.part<LearnPage>();
     std::vector<std::unique_ptr<Student>> students;
@@ -85,50 +85,50 @@ class TestClassroomController : public QObject {
     MainWindow teacher(dir.path());
     teacher.show();
     QString error;
-    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error), qPrintable(error));
+    QVERIFY2(teacher.part<ClassroomController>()->teach(0, &error), qPrintable(error));
     QVERIFY(teacher.openLesson(0));
     for (int i = 0; i < 3; ++i)
       teacher.part<LearnPage>()->stepForward();
     MainWindow student(dir.path());
     student.show();
-    QVERIFY2(student.part<LearnPage>()->classroom()->join(
-                 QString("127.0.0.1:%1").arg(teacher.part<LearnPage>()->classroom()->server()->port()),
-                 teacher.part<LearnPage>()->classroom()->server()->code(), "Dana", &error),
+    QVERIFY2(student.part<ClassroomController>()->join(
+                 QString("127.0.0.1:%1").arg(teacher.part<ClassroomController>()->server()->port()),
+                 teacher.part<ClassroomController>()->server()->code(), "Dana", &error),
              qPrintable(error));
     QTRY_COMPARE_WITH_TIMEOUT(student.part<LearnPage>()->applied(), teacher.part<LearnPage>()->applied(), 10000);
     // The class bar on the Learn page, both sides (issue 50): where, how to join, who.
-    const quint16 port = teacher.part<LearnPage>()->classroom()->server()->port();
-    QVERIFY(teacher.part<LearnPage>()->classroom()->bar() &&
-            teacher.part<LearnPage>()->classroom()->bar()->isVisibleTo(teacher.part<LearnPage>()));
-    QTRY_VERIFY2_WITH_TIMEOUT(teacher.part<LearnPage>()->classroom()->bar()->text().contains("1 student: Dana"),
-                              qPrintable(teacher.part<LearnPage>()->classroom()->bar()->text()), 10000);
-    QVERIFY2(teacher.part<LearnPage>()->classroom()->bar()->text().contains(
+    const quint16 port = teacher.part<ClassroomController>()->server()->port();
+    QVERIFY(teacher.part<ClassroomController>()->bar() &&
+            teacher.part<ClassroomController>()->bar()->isVisibleTo(teacher.part<LearnPage>()));
+    QTRY_VERIFY2_WITH_TIMEOUT(teacher.part<ClassroomController>()->bar()->text().contains("1 student: Dana"),
+                              qPrintable(teacher.part<ClassroomController>()->bar()->text()), 10000);
+    QVERIFY2(teacher.part<ClassroomController>()->bar()->text().contains(
                  QString(":%1 (listening on every interface) · join code %2")
                      .arg(port)
-                     .arg(teacher.part<LearnPage>()->classroom()->server()->code())),
-             qPrintable(teacher.part<LearnPage>()->classroom()->bar()->text()));
-    QVERIFY2(teacher.part<LearnPage>()->classroom()->bar()->joinLine().startsWith("ddpscope --join ") &&
-                 teacher.part<LearnPage>()->classroom()->bar()->joinLine().endsWith(
+                     .arg(teacher.part<ClassroomController>()->server()->code())),
+             qPrintable(teacher.part<ClassroomController>()->bar()->text()));
+    QVERIFY2(teacher.part<ClassroomController>()->bar()->joinLine().startsWith("ddpscope --join ") &&
+                 teacher.part<ClassroomController>()->bar()->joinLine().endsWith(
                      QString(":%1 --code %2 --name YOUR-NAME")
                          .arg(port)
-                         .arg(teacher.part<LearnPage>()->classroom()->server()->code())),
-             qPrintable(teacher.part<LearnPage>()->classroom()->bar()->joinLine()));
-    QVERIFY(student.part<LearnPage>()->classroom()->bar() &&
-            student.part<LearnPage>()->classroom()->bar()->isVisibleTo(student.part<LearnPage>()));
-    QTRY_VERIFY2_WITH_TIMEOUT(student.part<LearnPage>()->classroom()->bar()->text().startsWith(
+                         .arg(teacher.part<ClassroomController>()->server()->code())),
+             qPrintable(teacher.part<ClassroomController>()->bar()->joinLine()));
+    QVERIFY(student.part<ClassroomController>()->bar() &&
+            student.part<ClassroomController>()->bar()->isVisibleTo(student.part<LearnPage>()));
+    QTRY_VERIFY2_WITH_TIMEOUT(student.part<ClassroomController>()->bar()->text().startsWith(
                                   QString("In class at 127.0.0.1:%1 as Dana · following the teacher").arg(port)),
-                              qPrintable(student.part<LearnPage>()->classroom()->bar()->text()), 10000);
+                              qPrintable(student.part<ClassroomController>()->bar()->text()), 10000);
     // The teacher asks about the next node to run (stepping on to a NodeRuns step first).
     LearnPage* own = teacher.part<LearnPage>();
     while (own->lesson().steps[own->applied()].kind != StepKind::NodeRuns)
       own->stepForward();
     QTRY_COMPARE_WITH_TIMEOUT(student.part<LearnPage>()->applied(), own->applied(), 10000);
-    QVERIFY(teacher.part<LearnPage>()->classroom()->ask() > 0);
+    QVERIFY(teacher.part<ClassroomController>()->ask() > 0);
     QTRY_VERIFY_WITH_TIMEOUT(student.part<LearnPage>()->isAskingPrediction(), 10000);
     const LessonStep& next = student.part<LearnPage>()->lesson().steps[student.part<LearnPage>()->applied()];
     emit student.part<LearnPage>()->graph()->nodeIndexClicked(next.node);
-    QTRY_COMPARE_WITH_TIMEOUT(teacher.part<LearnPage>()->classroom()->server()->answers().size(), 1, 10000);
-    const QString choice = teacher.part<LearnPage>()->classroom()->server()->answers().firstKey();
+    QTRY_COMPARE_WITH_TIMEOUT(teacher.part<ClassroomController>()->server()->answers().size(), 1, 10000);
+    const QString choice = teacher.part<ClassroomController>()->server()->answers().firstKey();
     QVERIFY2(choice.contains(QString::fromStdString(own->lesson().graph.nodes[size_t(next.node)].op)),
              qPrintable(choice));
     QChartView* chart = nullptr;  // the answers' window's chart (the tabs have charts of their own)
@@ -145,8 +145,8 @@ class TestClassroomController : public QObject {
     QCOMPARE(counts->tickInterval(), 1.0);
     QCOMPARE(counts->max(), 1.0);
     QVERIFY2(
-        teacher.part<LearnPage>()->classroom()->bar()->text().contains(QString("Answers (1 of 1): %1: 1").arg(choice)),
-        qPrintable(teacher.part<LearnPage>()->classroom()->bar()->text()));
+        teacher.part<ClassroomController>()->bar()->text().contains(QString("Answers (1 of 1): %1: 1").arg(choice)),
+        qPrintable(teacher.part<ClassroomController>()->bar()->text()));
   }
 
   // A following student who steps on their own stops following, says so, and the teacher's
@@ -156,16 +156,16 @@ class TestClassroomController : public QObject {
     QTemporaryDir dir;
     MainWindow teacher(dir.path());
     QString error;
-    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
+    QVERIFY2(teacher.part<ClassroomController>()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
     QVERIFY(teacher.openLesson(0));
     LearnPage* own = teacher.part<LearnPage>();
     for (int i = 0; i < 3; ++i)
       own->stepForward();
     MainWindow student(dir.path());
     LearnPage* theirs = student.part<LearnPage>();
-    ClassroomController* mine = theirs->classroom();
-    QVERIFY2(mine->join(QString("127.0.0.1:%1").arg(own->classroom()->server()->port()),
-                        own->classroom()->server()->code(), "Dana", &error),
+    ClassroomController* mine = student.part<ClassroomController>();
+    QVERIFY2(mine->join(QString("127.0.0.1:%1").arg(teacher.part<ClassroomController>()->server()->port()),
+                        teacher.part<ClassroomController>()->server()->code(), "Dana", &error),
              qPrintable(error));
     QTRY_COMPARE_WITH_TIMEOUT(theirs->applied(), size_t{3}, 10000);
     QTRY_VERIFY_WITH_TIMEOUT(mine->bar()->text().contains("following the teacher"), 10000);
@@ -174,8 +174,9 @@ class TestClassroomController : public QObject {
     QCOMPARE(theirs->applied(), size_t{4});
     QVERIFY(mine->isOnOwn());
     QVERIFY2(mine->bar()->text().contains("on your own (the teacher is at step 3"), qPrintable(mine->bar()->text()));
-    QTRY_VERIFY2_WITH_TIMEOUT(own->classroom()->bar()->text().contains("Dana (on their own at step 4)"),
-                              qPrintable(own->classroom()->bar()->text()), 10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        teacher.part<ClassroomController>()->bar()->text().contains("Dana (on their own at step 4)"),
+        qPrintable(teacher.part<ClassroomController>()->bar()->text()), 10000);
     // The teacher steps on: the student stays where they went, and is told where the teacher is.
     own->stepForward();
     own->stepForward();
@@ -187,8 +188,8 @@ class TestClassroomController : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(theirs->applied(), size_t{5}, 10000);
     QVERIFY(!mine->isOnOwn());
     QVERIFY2(mine->bar()->text().contains("following the teacher"), qPrintable(mine->bar()->text()));
-    QTRY_VERIFY2_WITH_TIMEOUT(!own->classroom()->bar()->text().contains("on their own"),
-                              qPrintable(own->classroom()->bar()->text()), 10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(!teacher.part<ClassroomController>()->bar()->text().contains("on their own"),
+                              qPrintable(teacher.part<ClassroomController>()->bar()->text()), 10000);
     own->stepForward();
     QTRY_COMPARE_WITH_TIMEOUT(theirs->applied(), size_t{6}, 10000);
   }
@@ -201,10 +202,10 @@ class TestClassroomController : public QObject {
     const int ring = int(std::find_if(lessons().begin(), lessons().end(), [](const LessonInfo& i) { return i.ring; }) -
                          lessons().begin());
     QString error;
-    QVERIFY2(teacher.part<LearnPage>()->classroom()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
+    QVERIFY2(teacher.part<ClassroomController>()->teach(0, &error, QHostAddress::LocalHost), qPrintable(error));
     QVERIFY(teacher.openLesson(ring));  // after the class began: what the class is told then
-    Student late(teacher.part<LearnPage>()->classroom()->server()->port(),
-                 teacher.part<LearnPage>()->classroom()->server()->code(), "Late");
+    Student late(teacher.part<ClassroomController>()->server()->port(),
+                 teacher.part<ClassroomController>()->server()->code(), "Late");
     QVERIFY2(late.said(at(ring + 1, 0)), qPrintable(late.out()));
     QVERIFY2(!late.out().contains("ddprun"), qPrintable(late.out()));
   }
