@@ -34,7 +34,7 @@ RoutedTransport::RoutedTransport(std::vector<std::unique_ptr<Transport>> transpo
   DDPSCOPE_CHECK(!transports_.empty(), "a routed RPC transport needs at least one transport");
   for (size_t i = 0; i < transports_.size(); ++i) {
     const int fd = transports_[i]->wait_fd();
-    DDPSCOPE_CHECK(fd >= 0 && epoll_.add(fd, EPOLLIN, i), "the RPC transports cannot be watched together: ",
+    DDPSCOPE_CHECK(fd >= 0 && epoll_.add(fd, EPOLLIN, {0, i}), "the RPC transports cannot be watched together: ",
                    fd < 0 ? "one has no descriptor to wait on" : std::strerror(errno));
   }
 }
@@ -116,8 +116,9 @@ void RoutedTransport::poll(std::chrono::milliseconds wait, TransportEvents& even
   bool sleep = true;
   for (auto& t : transports_)
     sleep = t->going_to_sleep() && sleep;  // every one told, whatever the others said
-  epoll_event ready[8];
-  const int n = sleep ? epoll_.wait(ready, 8, wait) : 0;
+  size_t ready[64];                        // the transports with a descriptor ready (dispatch hands 64 at most)
+  int n = 0;
+  if (sleep) epoll_.dispatch(wait, [&](EpollTag tag, uint32_t) { ready[n++] = tag.index; });
   for (auto& t : transports_)
     t->awake();
   if (!sleep) {  // something came as they were told: look at all again
@@ -126,7 +127,7 @@ void RoutedTransport::poll(std::chrono::milliseconds wait, TransportEvents& even
     return;
   }
   for (int k = 0; k < n; ++k)
-    transports_[ready[k].data.u64]->on_ready(events);
+    transports_[ready[k]]->on_ready(events);
 }
 
 void RoutedTransport::close() {

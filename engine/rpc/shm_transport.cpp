@@ -38,9 +38,7 @@ constexpr size_t kMaxRegionBytes = size_t{64} << 20;
 constexpr size_t kMaxInbound = 4096;
 const std::string kHello = "ddpscope-shm-ring-1";
 // epoll's data: what an fd is, in the top byte, and its index.
-constexpr uint64_t kListener = 0, kOutgoing = uint64_t{1} << 56, kRoom = uint64_t{2} << 56,
-                   kInbound = uint64_t{3} << 56, kWake = uint64_t{4} << 56;
-constexpr uint64_t kIndexMask = (uint64_t{1} << 56) - 1;
+enum FdKind : uint8_t { kListener, kOutgoing, kRoom, kInbound, kWake };
 
 void signal(int eventfd) {
   const uint64_t one = 1;
@@ -101,7 +99,7 @@ ShmTransport::ShmTransport(int64_t max_frame_bytes, size_t ring_bytes)
                      ::listen(listen_fd_.get(), SOMAXCONN) == 0,
                  "the shared-memory RPC transport cannot listen on a Unix socket: ", std::strerror(errno),
                  " (DDPSCOPE_RPC_TRANSPORT=tcp avoids it)");
-  DDPSCOPE_CHECK(epoll_.add(listen_fd_.get(), EPOLLIN, kListener),
+  DDPSCOPE_CHECK(epoll_.add(listen_fd_.get(), EPOLLIN, {kListener}),
                  "the shared-memory RPC transport cannot watch its socket: ", std::strerror(errno));
   endpoint_ = std::string(kScheme) + host_key_ + "/" + name;
 }
@@ -138,7 +136,7 @@ std::unique_ptr<ShmTransport::Peer> ShmTransport::open_local(const std::string& 
   // It never carries data back: readable means the worker closed it. One that cannot be
   // watched would never be seen to close: TCP carries that worker's messages instead.
   if (!peer->socket.valid() || ::connect(peer->socket.get(), reinterpret_cast<const sockaddr*>(&where), length) != 0 ||
-      !epoll_.add(peer->socket.get(), EPOLLIN | EPOLLRDHUP, kOutgoing | peers_.size()))
+      !epoll_.add(peer->socket.get(), EPOLLIN | EPOLLRDHUP, {kOutgoing, peers_.size()}))
     return nullptr;
   return peer;
 }
@@ -155,7 +153,7 @@ bool ShmTransport::start_ring(int32_t id, Peer& peer) {
                     shm::send_with_fds(peer.socket.get(), kHello, {peer.region.fd(), peer.wake.get(), peer.room.get()});
   peer.region.close_fd();
   // The worker went, or this side could not wait for its room: lost, as TCP would say.
-  if (!sent || !epoll_.add(peer.room.get(), EPOLLIN, kRoom | static_cast<uint64_t>(id))) {
+  if (!sent || !epoll_.add(peer.room.get(), EPOLLIN, {kRoom, static_cast<uint64_t>(id)})) {
     lose(peer);
     return false;
   }
@@ -229,11 +227,8 @@ void ShmTransport::lose(Peer& peer) {
 void ShmTransport::poll(std::chrono::milliseconds wait, TransportEvents& events) {
   peers_.report(events);
   if (read_rings(events) || spin(events)) return;
-  epoll_event ready[64];
-  const int n = going_to_sleep() ? epoll_.wait(ready, 64, wait) : 0;
+  if (going_to_sleep()) epoll_.dispatch(wait, [&](EpollTag tag, uint32_t) { handle(tag, events); });
   awake();
-  for (int k = 0; k < n; ++k)
-    handle(ready[k].data.u64, events);
   read_rings(events);
 }
 
@@ -247,10 +242,7 @@ void ShmTransport::look(TransportEvents& events) {
 // taken), not only the rings read, or a wake-up left unread would end the next sleep at once.
 void ShmTransport::on_ready(TransportEvents& events) {
   peers_.report(events);
-  epoll_event ready[64];
-  const int n = epoll_.wait(ready, 64, std::chrono::milliseconds(0));
-  for (int k = 0; k < n; ++k)
-    handle(ready[k].data.u64, events);
+  handle_ready(events);
   read_rings(events);
 }
 
@@ -287,11 +279,7 @@ bool ShmTransport::spin(TransportEvents& events) {
   for (unsigned i = 1;; ++i) {
     if (read_rings(events)) return true;
     if (i % 32 == 0) {
-      epoll_event ready[64];
-      const int n = epoll_.wait(ready, 64, std::chrono::milliseconds(0));
-      for (int k = 0; k < n; ++k)
-        handle(ready[k].data.u64, events);
-      if (n > 0) return true;
+      if (handle_ready(events) > 0) return true;
       if (Clock::now() > until) return false;
       ::sched_yield();  // two cores: the thread that will answer may need this one
     }
@@ -299,8 +287,13 @@ bool ShmTransport::spin(TransportEvents& events) {
   }
 }
 
-void ShmTransport::handle(uint64_t what, TransportEvents& events) {
-  const uint64_t kind = what & ~kIndexMask, index = what & kIndexMask;
+int ShmTransport::handle_ready(TransportEvents& events) {
+  return epoll_.dispatch(std::chrono::milliseconds(0), [&](EpollTag tag, uint32_t) { handle(tag, events); });
+}
+
+void ShmTransport::handle(EpollTag tag, TransportEvents& events) {
+  const uint8_t kind = tag.kind;
+  const uint64_t index = tag.index;
   if (kind == kListener) {
     accept_all();
   } else if (kind == kOutgoing) {
@@ -331,7 +324,7 @@ void ShmTransport::accept_all() {
       ++slot;
     if (slot >= kMaxInbound) continue;  // a job has fewer workers on one host than this
     // One that cannot be watched would never be read: closed now (its writer sees it close).
-    if (!epoll_.add(fd.get(), EPOLLIN | EPOLLRDHUP, kInbound | slot)) continue;
+    if (!epoll_.add(fd.get(), EPOLLIN | EPOLLRDHUP, {kInbound, slot})) continue;
     if (slot == inbound_.size()) inbound_.emplace_back();
     inbound_[slot] = std::make_unique<Inbound>(std::move(fd), slot, max_frame_bytes_);
   }
@@ -367,7 +360,7 @@ void ShmTransport::on_inbound_socket(Inbound& in, TransportEvents& events) {
       events.on_rejected(wire::Rejection::Malformed, "shared-memory RPC: " + why);
       return drop(in);
     }
-    if (!epoll_.add(in.wake.get(), EPOLLIN, kWake | in.slot)) return drop(in);  // it could never wake this side
+    if (!epoll_.add(in.wake.get(), EPOLLIN, {kWake, in.slot})) return drop(in);  // it could never wake this side
     return read_ring(in, events);
   }
   char byte;

@@ -78,7 +78,8 @@ class ShmTransport final : public Transport {
   // Reads every ring with bytes; true when any had some.
   bool read_rings(TransportEvents& events);
   bool spin(TransportEvents& events);
-  void handle(uint64_t what, TransportEvents& events);
+  void handle(EpollTag tag, TransportEvents& events);
+  int handle_ready(TransportEvents& events);  // the descriptors ready now, without waiting
   void accept_all();
   void on_inbound_socket(Inbound& in, TransportEvents& events);
   void read_ring(Inbound& in, TransportEvents& events);

@@ -35,9 +35,8 @@ constexpr size_t kLowWaterMax = 256 * 1024;  // at most half the smallest receiv
 // has not shown it this long after it was accepted is a stranger's, and so is the oldest
 // of more than kMaxUnverified such: they cost a descriptor and the reader's small state.
 constexpr size_t kMaxUnverified = 64;
-// epoll's data: what an fd is, in the top byte, and its index.
-constexpr uint64_t kListener = 0, kOutgoing = uint64_t{1} << 56, kInbound = uint64_t{2} << 56;
-constexpr uint64_t kIndexMask = (uint64_t{1} << 56) - 1;
+// What a descriptor in the epoll set is (epoll_set.h).
+enum FdKind : uint8_t { kListener, kOutgoing, kInbound };
 
 // "HOST:PORT" or "[IPv6]:PORT" -> its addresses; throws naming `what` when it cannot.
 addrinfo* resolve(const std::string& host, const std::string& port, bool passive, const std::string& what) {
@@ -134,7 +133,7 @@ TcpTransport::TcpTransport(const std::string& address, int64_t max_frame_bytes) 
                                                      : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   const bool v6 = address.find(':') != std::string::npos;
   endpoint_ = std::string(kScheme) + (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
-  DDPSCOPE_CHECK(epoll_.add(listen_fd_.get(), EPOLLIN, kListener), what,
+  DDPSCOPE_CHECK(epoll_.add(listen_fd_.get(), EPOLLIN, {kListener}), what,
                  ": cannot watch its socket: ", std::strerror(errno));
 }
 
@@ -171,7 +170,7 @@ void TcpTransport::connect(const std::vector<std::string>& endpoints) {
     ::freeaddrinfo(found);
     // The peer never writes on it: readable means closed. One that cannot be watched would
     // never be seen to close: it is lost at once.
-    if (!peer->fd.valid() || !epoll_.add(peer->fd.get(), EPOLLIN | EPOLLRDHUP, kOutgoing | r)) {
+    if (!peer->fd.valid() || !epoll_.add(peer->fd.get(), EPOLLIN | EPOLLRDHUP, {kOutgoing, r})) {
       peer->fd.reset();
       peer->lost = true;  // said at the first poll, as a connection that broke
     }
@@ -203,7 +202,7 @@ void TcpTransport::send(int32_t dst, std::vector<OutgoingFrame> frames) {
   // poll() writes the rest as the kernel takes it; a connection it cannot be told of would
   // keep the rest for ever: lost.
   if (!queued && !peer.queue.empty() &&
-      !epoll_.modify(peer.fd.get(), EPOLLIN | EPOLLRDHUP | EPOLLOUT, kOutgoing | static_cast<uint64_t>(dst)))
+      !epoll_.modify(peer.fd.get(), EPOLLIN | EPOLLRDHUP | EPOLLOUT, {kOutgoing, static_cast<uint64_t>(dst)}))
     lose(dst);
 }
 
@@ -214,7 +213,7 @@ void TcpTransport::flush(int32_t id) {
   if (!peer.queue.flush([&peer](std::span<iovec> pieces) { return write_some(peer.fd.get(), pieces); }))
     return lose(id);
   if (!peer.queue.empty()) return;  // full again: the next EPOLLOUT goes on
-  if (!epoll_.modify(peer.fd.get(), EPOLLIN | EPOLLRDHUP, kOutgoing | static_cast<uint64_t>(id))) lose(id);
+  if (!epoll_.modify(peer.fd.get(), EPOLLIN | EPOLLRDHUP, {kOutgoing, static_cast<uint64_t>(id)})) lose(id);
 }
 
 // The peer's mutex is held. Said to the agent at the next poll().
@@ -229,22 +228,20 @@ void TcpTransport::lose(int32_t id) {
 
 void TcpTransport::poll(std::chrono::milliseconds wait, TransportEvents& events) {
   peers_.report(events);  // what happened outside poll() first
-  epoll_event ready[64];
-  const int n = epoll_.wait(ready, 64, wait);
-  for (int k = 0; k < n; ++k) {
-    const uint64_t kind = ready[k].data.u64 & ~kIndexMask, index = ready[k].data.u64 & kIndexMask;
-    if (kind == kListener) {
+  epoll_.dispatch(wait, [&](EpollTag tag, uint32_t ready) {
+    const uint64_t index = tag.index;
+    if (tag.kind == kListener) {
       accept_all(events);
-    } else if (kind == kInbound) {
+    } else if (tag.kind == kInbound) {
       if (index < inbound_.size() && inbound_[index]) read_inbound(*inbound_[index], events);
-    } else if (ready[k].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+    } else if (ready & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
       Peer& peer = *peers_.find(static_cast<int32_t>(index));
       std::lock_guard<std::mutex> lock(peer.mutex);
       lose(static_cast<int32_t>(index));  // an outgoing connection is never written to: it closed
-    } else if (ready[k].events & EPOLLOUT) {
+    } else if (ready & EPOLLOUT) {
       flush(static_cast<int32_t>(index));
     }
-  }
+  });
   drop_strangers(events);
 }
 
@@ -296,7 +293,7 @@ void TcpTransport::accept_all(TransportEvents& events) {
       ++slot;
     if (slot == inbound_.size()) inbound_.emplace_back();
     // One that cannot be watched would never be read: closed now (its sender sees it close).
-    if (epoll_.add(in->fd.get(), EPOLLIN | EPOLLRDHUP, kInbound | slot)) inbound_[slot] = std::move(in);
+    if (epoll_.add(in->fd.get(), EPOLLIN | EPOLLRDHUP, {kInbound, slot})) inbound_[slot] = std::move(in);
   }
 }
 

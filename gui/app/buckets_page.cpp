@@ -120,4 +120,8 @@ void BucketsPage::update() {
 
 void BucketsPage::showRun(const ShownRun& shown) { setRun(shown.run, shown.reader, shown.sameRun); }
 
+std::optional<QString> BucketsPage::whyEmpty(const RunData* run) const {
+  return !run ? noRunOpen() : run->analysis.iterations.empty() && run->buckets.empty() ? noDdpIterations() : QString();
+}
+
 }  // namespace ddpscope::gui

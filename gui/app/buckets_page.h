@@ -32,6 +32,7 @@ class BucketsPage : public QWidget, public RunPage {
   explicit BucketsPage(QWidget* parent = nullptr);
   void showRun(const ShownRun& shown) override;
   void releaseRun(bool sameRun) override { clear(); }
+  std::optional<QString> whyEmpty(const RunData* run) const override;
   // Shows `run`; `reader` (may be null) lets the advice read what RunData leaves out.
   // `keepChoice`: a live reload of the same run keeps the rank and iteration picked.
   void setRun(std::shared_ptr<const RunData> run, probes::RunStoreReader* reader, bool keepChoice);

@@ -73,4 +73,13 @@ void GraphPage::showChosen() {
 
 void GraphPage::showRun(const ShownRun& shown) { setRun(shown.run, shown.sameRun); }
 
+std::optional<QString> GraphPage::whyEmpty(const RunData* run) const {
+  if (!run) return noRunOpen();
+  if (!run->graph.nodes.empty() || !run->dist_graphs.empty()) return QString();
+  return tr(
+      "No autograd graph was recorded in this run.\n\nTraining jobs record the graph "
+      "of their first iteration; distributed-autograd examples (ddpscope-cli example) "
+      "record each pass.");
+}
+
 }  // namespace ddpscope::gui

@@ -29,6 +29,7 @@ class GraphPage : public QWidget, public RunPage {
   // Gives the open run's reader, or throws saying why there is none.
   using ReaderSource = std::function<probes::RunStoreReader&()>;
   void showRun(const ShownRun& shown) override;
+  std::optional<QString> whyEmpty(const RunData* run) const override;
   explicit GraphPage(ReaderSource reader, QWidget* parent = nullptr);
   // Shows `run`'s graphs; `keepChoice`: a live reload keeps the graph picked.
   void setRun(std::shared_ptr<const RunData> run, bool keepChoice);

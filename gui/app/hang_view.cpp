@@ -356,4 +356,6 @@ void HangView::showRun(const ShownRun& shown) {
   setAskable(run.run.status == "running");
 }
 
+std::optional<QString> HangView::whyEmpty(const RunData* run) const { return run ? QString() : noRunOpen(); }
+
 }  // namespace ddpscope::gui

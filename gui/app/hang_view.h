@@ -27,6 +27,7 @@ class HangView : public QWidget, public RunPage {
  public:
   explicit HangView(QWidget* parent = nullptr);
   void showRun(const ShownRun& shown) override;
+  std::optional<QString> whyEmpty(const RunData* run) const override;
 
   // The per-rank table's columns: what a hang is about first, so that at 1024x700 (the run
   // list shown) what each rank waits for stays in view; the code, which the stack panel

@@ -100,4 +100,10 @@ QString LinksPage::headline() const { return m_headline->text(); }
 
 void LinksPage::showRun(const ShownRun& shown) { setRun(shown.run); }
 
+std::optional<QString> LinksPage::whyEmpty(const RunData* run) const {
+  // With a run, the page says itself why it has no link to show (one rank, no traffic).
+  if (run) return std::nullopt;
+  return noRunOpen();
+}
+
 }  // namespace ddpscope::gui

@@ -25,6 +25,7 @@ class LinksPage : public QWidget, public RunPage {
  public:
   explicit LinksPage(QWidget* parent = nullptr);
   void showRun(const ShownRun& shown) override;
+  std::optional<QString> whyEmpty(const RunData* run) const override;
   void setRun(std::shared_ptr<const RunData> run);
   LinkMatrixView* view() const { return m_view; }
   QComboBox* measureBox() const { return m_measure; }

@@ -1,6 +1,6 @@
-// MainWindow: the pages, made, placed in the tabs and subscribed to the run session; the
+// MainWindow: the pages, made, placed in the tabs and subscribed to the run session, and the
 // links between them (a bar, a cell or a message clicked on one page shows its place in the
-// timeline), and why each page is empty when it is.
+// timeline).
 #include <QFileInfo>
 #include <QScrollArea>
 #include <QStatusBar>
@@ -32,49 +32,10 @@ namespace ddpscope::gui {
 
 namespace {
 
-// Why each page that needs a kind of record has nothing to show (no run, no DDP iterations...).
-void sayWhyEmpty(const RunData* run, OverlapPage* overlap, BucketsPage* buckets, GraphPage* graph, EmptyState* messages,
-                 EmptyState* hang, LinksPage* links) {
-  if (!run) {
-    const QString noRun = QObject::tr(
-        "No run open.\n\nOpen one from the list on the left (or File ▸ Open run or traces..., "
-        "or drop a PyTorch job's traces here), or launch a job: Run ▸ Launch job... (Ctrl+L).");
-    for (EmptyState* e :
-         {overlap->emptyState(), buckets->emptyState(), graph->emptyState(), messages, hang, links->emptyState()})
-      e->setEmpty(noRun);
-    return;
-  }
-  const bool ddp = !run->analysis.iterations.empty();
-  const QString noDdp = QObject::tr(
-      "This run recorded no DDP training iterations (an RPC or distributed-autograd run, or "
-      "a job that ended before its first iteration), so there is nothing to show here.\n\n"
-      "See its Timeline, Messages and Graph tabs; DDP runs come from ddpscope-cli train.");
-  overlap->emptyState()->setEmpty(ddp ? QString() : noDdp);
-  buckets->emptyState()->setEmpty(ddp || !run->buckets.empty() ? QString() : noDdp);
-  graph->emptyState()->setEmpty(run->graph.nodes.empty() && run->dist_graphs.empty()
-                                    ? QObject::tr("No autograd graph was recorded in this run.\n\nTraining jobs "
-                                                  "record the graph of their first iteration; distributed-autograd "
-                                                  "examples (ddpscope-cli example) record each pass.")
-                                    : QString());
-  messages->setEmpty(run->sequence.arrows.empty()
-                         ? QObject::tr("No RPC messages in this run: DDP jobs talk through collectives, which the "
-                                       "Timeline and Overlap tabs show.\n\nRPC runs come from ddpscope-cli example "
-                                       "(seed, chain, rref, parameter-server).")
-                         : QString());
-  hang->setEmpty(QString());
-}
-
-// The Summary and the Live charts show every run at once, live as it grows; the pages that
-// need a kind of record say why they are empty.
+// The Summary and the Live charts show every run at once, live as it grows.
 void showEveryRun(MainWindow* window, RunSession* session) {
   auto* summary = window->part<SummaryPage>();
   auto* monitor = window->part<LiveMonitor>();
-  auto* overlap = window->part<OverlapPage>();
-  auto* buckets = window->part<BucketsPage>();
-  auto* graph = window->part<GraphPage>();
-  auto* links = window->part<LinksPage>();
-  auto* messagesEmpty = qobject_cast<EmptyState*>(window->part<MessagesPage>()->parentWidget());
-  auto* hangEmpty = qobject_cast<EmptyState*>(window->part<HangView>()->parentWidget());
   QObject::connect(session, &RunSession::runChanged, window, [session, summary, monitor](bool live) {
     const RunData& run = *session->run();
     summary->setRun(run);
@@ -90,11 +51,6 @@ void showEveryRun(MainWindow* window, RunSession* session) {
   });
   QObject::connect(session->job(), &JobController::progress, monitor, &LiveMonitor::setProgress);
   QObject::connect(monitor, &LiveMonitor::stopRequested, session, &RunSession::stopJob);
-  const auto sayEmpty = [session, overlap, buckets, graph, messagesEmpty, hangEmpty, links] {
-    sayWhyEmpty(session->run().get(), overlap, buckets, graph, messagesEmpty, hangEmpty, links);
-  };
-  sayEmpty();
-  QObject::connect(session, &RunSession::runChanged, window, sayEmpty);
 }
 
 // Clicks on one page that show their place in the timeline: `rank`'s [begin, end), that

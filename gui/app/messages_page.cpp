@@ -120,4 +120,13 @@ void MessagesPage::applyFilter() {
 
 void MessagesPage::showRun(const ShownRun& shown) { setRun(shown.run, shown.sameRun); }
 
+std::optional<QString> MessagesPage::whyEmpty(const RunData* run) const {
+  if (!run) return noRunOpen();
+  if (!run->sequence.arrows.empty()) return QString();
+  return tr(
+      "No RPC messages in this run: DDP jobs talk through collectives, which the "
+      "Timeline and Overlap tabs show.\n\nRPC runs come from ddpscope-cli example "
+      "(seed, chain, rref, parameter-server).");
+}
+
 }  // namespace ddpscope::gui

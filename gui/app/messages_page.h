@@ -22,6 +22,7 @@ class MessagesPage : public QWidget, public RunPage {
  public:
   explicit MessagesPage(QWidget* parent = nullptr);
   void showRun(const ShownRun& shown) override;
+  std::optional<QString> whyEmpty(const RunData* run) const override;
   // `sameRun`: a live reload of the run shown, which keeps the filters and the window.
   void setRun(const std::shared_ptr<const RunData>& run, bool sameRun);
   SequenceView* view() const { return m_view; }

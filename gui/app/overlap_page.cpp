@@ -231,4 +231,8 @@ QChart* OverlapPage::makeChart(int rank) {
 
 void OverlapPage::showRun(const ShownRun& shown) { setRun(shown.run, shown.sameRun); }
 
+std::optional<QString> OverlapPage::whyEmpty(const RunData* run) const {
+  return !run ? noRunOpen() : run->analysis.iterations.empty() ? noDdpIterations() : QString();
+}
+
 }  // namespace ddpscope::gui

@@ -28,6 +28,7 @@ class OverlapPage : public QWidget, public RunPage {
   explicit OverlapPage(QWidget* parent = nullptr);
   void showRun(const ShownRun& shown) override;
   void releaseRun(bool sameRun) override { clear(); }
+  std::optional<QString> whyEmpty(const RunData* run) const override;
   // Shows `run`; `keepRank`: a live reload of the same run keeps the rank picked.
   void setRun(std::shared_ptr<const RunData> run, bool keepRank);
   void clear();

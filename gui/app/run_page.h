@@ -3,7 +3,9 @@
 // page draws or which of its parts need what.
 #pragma once
 
+#include <QString>
 #include <memory>
+#include <optional>
 
 #include "run_data.h"
 
@@ -31,6 +33,14 @@ class RunPage {
   // Another run (or a reload of this one) is coming: let go of what holds the run shown so
   // far, which may be freed before this page is next shown.
   virtual void releaseRun(bool sameRun) {}
+  // Why the page has nothing to show for `run` (null: no run is open, see noRunOpen()), said
+  // in place of its content by the EmptyState in its tab; empty: it has something to show.
+  // Asked at every run, whether the page is on screen or not. nullopt: the page says it
+  // itself, or is never empty.
+  virtual std::optional<QString> whyEmpty(const RunData* run) const { return std::nullopt; }
+  static QString noRunOpen();
+  // What a page that needs DDP iterations says on a run without any.
+  static QString noDdpIterations();
 };
 
 }  // namespace ddpscope::gui

@@ -12,6 +12,19 @@ namespace {
 const char* const kTabIdProperty = "ddpscopeTabId";
 }
 
+QString RunPage::noRunOpen() {
+  return QObject::tr(
+      "No run open.\n\nOpen one from the list on the left (or File ▸ Open run or traces..., "
+      "or drop a PyTorch job's traces here), or launch a job: Run ▸ Launch job... (Ctrl+L).");
+}
+
+QString RunPage::noDdpIterations() {
+  return QObject::tr(
+      "This run recorded no DDP training iterations (an RPC or distributed-autograd run, or "
+      "a job that ended before its first iteration), so there is nothing to show here.\n\n"
+      "See its Timeline, Messages and Graph tabs; DDP runs come from ddpscope-cli train.");
+}
+
 RunTabs::RunTabs(RunSession* session, QWidget* parent) : QTabWidget(parent), m_session(session) {
   setObjectName(QStringLiteral("tabs"));  // names: MainWindow::part
   connect(session, &RunSession::runChanging, this, [this](bool sameRun) {
@@ -35,7 +48,18 @@ void RunTabs::addPage(QWidget* page, const char* id, const QString& title, RunPa
   page->setProperty(kTabIdProperty, QString::fromLatin1(id));
   addTab(page, title);
   rememberSplitters(page, QString::fromLatin1(id));
-  if (shows) m_runPages.emplace_back(page, shows);
+  if (!shows) return;
+  m_runPages.emplace_back(page, shows);
+  sayWhyEmpty(page, *shows);
+}
+
+// The EmptyState of the tab: the tab itself, or the one in it.
+void RunTabs::sayWhyEmpty(QWidget* tab, const RunPage& page) const {
+  const std::optional<QString> why = page.whyEmpty(m_session->run().get());
+  if (!why) return;
+  auto* empty = qobject_cast<EmptyState*>(tab);
+  if (!empty) empty = tab->findChild<EmptyState*>();
+  if (empty) empty->setEmpty(*why);
 }
 
 RunPage* RunTabs::runPageAt(int index) const {
@@ -68,6 +92,8 @@ bool RunTabs::tabIsEmpty(const QString& id) const {
 }
 
 void RunTabs::onRunChanged(bool live, bool sameRun) {
+  for (const auto& [tab, page] : m_runPages)
+    sayWhyEmpty(tab, *page);
   m_dirty.clear();
   for (const auto& [widget, page] : m_runPages)
     m_dirty.insert(page);

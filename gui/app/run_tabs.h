@@ -33,6 +33,7 @@ class RunTabs : public QTabWidget {
  private:
   RunPage* runPageAt(int index) const;  // null: the tab at `index` shows no run
   void onRunChanged(bool live, bool sameRun);
+  void sayWhyEmpty(QWidget* tab, const RunPage& page) const;
   void refreshCurrent();
 
   RunSession* m_session;

@@ -7,7 +7,9 @@
 #include <QTemporaryDir>
 #include <set>
 
+#include "empty_state.h"
 #include "gui_test_runs.h"
+#include "messages_page.h"
 #include "run_session.h"
 #include "run_tabs.h"
 #include "test_registry.h"
@@ -64,12 +66,19 @@ class TestRunSession : public QObject {
     auto* other = new RecordingPage(&session);
     tabs.addPage(timeline, "timeline", "Timeline", timeline);
     tabs.addPage(other, "other", "Other", other);
+    // A page wrapped in an EmptyState says why it is empty, on screen or not.
+    auto* messages = new MessagesPage;
+    auto* messagesEmpty = new EmptyState(messages);
+    tabs.addPage(messagesEmpty, "messages", "Messages", messages);
+    QVERIFY(tabs.tabIsEmpty("messages"));
+    QCOMPARE(messagesEmpty->message(), RunPage::noRunOpen());
     QVERIFY(session.openRun(a));
     QCOMPARE(ranksIn(*timeline), size_t{2});
     // A small finished run fills every page at once, not only the one on screen.
     QCOMPARE(other->runs.size(), size_t{1});
     QCOMPARE(other->runs.back().run->path, a.toStdString());
     QVERIFY(other->runs.back().reader != nullptr);  // the file, open, for pages that read more
+    QVERIFY2(messagesEmpty->message().startsWith("No RPC messages in this run"), qPrintable(messagesEmpty->message()));
     QVERIFY(session.openRun(b));
     QCOMPARE(ranksIn(*timeline), size_t{3});
     QCOMPARE(other->runs.back().run->path, b.toStdString());

@@ -7,6 +7,9 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <utility>
+#include <vector>
+
 #include "ddpscope/unique_fd.h"
 #include "rpc/epoll_set.h"
 #include "test_registry.h"
@@ -49,21 +52,26 @@ class TestUniqueFd : public QObject {
     int ends[2];
     QCOMPARE(::pipe(ends), 0);
     UniqueFd read_end(ends[0]), write_end(ends[1]);
-    QVERIFY(set.add(read_end.get(), EPOLLIN, 7));
-    QVERIFY(!set.add(read_end.get(), EPOLLIN, 7));       // already there (EEXIST)
-    QVERIFY(!set.add(-1, EPOLLIN, 8));                   // no such descriptor
-    QVERIFY(!set.modify(write_end.get(), EPOLLOUT, 9));  // not in the set
-    epoll_event ready[4];
-    QCOMPARE(set.wait(ready, 4, std::chrono::milliseconds(0)), 0);
+    QVERIFY(set.add(read_end.get(), EPOLLIN, {3, 7}));
+    QVERIFY(!set.add(read_end.get(), EPOLLIN, {3, 7}));       // already there (EEXIST)
+    QVERIFY(!set.add(-1, EPOLLIN, {3, 8}));                   // no such descriptor
+    QVERIFY(!set.modify(write_end.get(), EPOLLOUT, {3, 9}));  // not in the set
+    std::vector<std::pair<int, uint64_t>> seen;               // each ready descriptor's kind and index
+    const auto record = [&](ddpscope::rpc::EpollTag tag, uint32_t events) {
+      QVERIFY(events & EPOLLIN);
+      seen.emplace_back(tag.kind, tag.index);
+    };
+    QCOMPARE(set.dispatch(std::chrono::milliseconds(0), record), 0);
     QCOMPARE(::write(write_end.get(), "x", 1), ssize_t{1});
-    QCOMPARE(set.wait(ready, 4, std::chrono::milliseconds(1000)), 1);
-    QCOMPARE(ready[0].data.u64, uint64_t{7});
-    QVERIFY(set.modify(read_end.get(), EPOLLIN, 11));
-    QCOMPARE(set.wait(ready, 4, std::chrono::milliseconds(1000)), 1);
-    QCOMPARE(ready[0].data.u64, uint64_t{11});
+    QCOMPARE(set.dispatch(std::chrono::milliseconds(1000), record), 1);
+    // The widest kind and index come back whole: one is not folded into the other.
+    const uint64_t widest = (uint64_t{1} << 56) - 1;
+    QVERIFY(set.modify(read_end.get(), EPOLLIN, {255, widest}));
+    QCOMPARE(set.dispatch(std::chrono::milliseconds(1000), record), 1);
+    QCOMPARE(seen, (std::vector<std::pair<int, uint64_t>>{{3, 7}, {255, widest}}));
     set.remove_before_close(read_end.get());
     set.remove_before_close(read_end.get());  // twice: quiet
-    QCOMPARE(set.wait(ready, 4, std::chrono::milliseconds(0)), 0);
+    QCOMPARE(set.dispatch(std::chrono::milliseconds(0), record), 0);
   }
 };
 
