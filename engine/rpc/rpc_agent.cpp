@@ -69,11 +69,12 @@ void RpcAgent::start() {
   running_ = true;
 }
 
-// Worker 0's side of a vote: it waits half the RPC timeout for the round to complete, then
-// asks the workers that have not voted whether they are alive (a quarter of it), so that the
-// voter hears back before its own call times out.
+// Worker 0's side of a vote: it waits a quarter of the RPC timeout for the round to
+// complete, then asks the workers that have not voted whether they are alive (another
+// quarter), so that the voter hears back in half its call's timeout: a loaded machine's
+// delays fit in the other half (a voter whose answer still comes late votes again).
 Value RpcAgent::shutdown_vote(const ValueList& a) {
-  const Milliseconds wait = options_.rpc_timeout / 2;
+  const Milliseconds wait = options_.rpc_timeout / 4;
   const Milliseconds ask = std::max(options_.rpc_timeout / 4, Milliseconds(200));
   return Value(
       shutdown_tally_->vote(a.at(0).to_int(), static_cast<int32_t>(a.at(1).to_int()), a.at(2).to_int(), wait,
@@ -84,6 +85,7 @@ std::vector<int32_t> RpcAgent::unanswering(const std::vector<int32_t>& workers, 
   std::vector<std::pair<int32_t, std::shared_ptr<ValueFuture>>> asked;
   std::vector<int32_t> gone;
   for (int32_t w : workers) {
+    if (w == setup_.self) continue;  // this agent answers: it is running this
     try {
       asked.emplace_back(w, call(w, kAlive, {}, within));
     } catch (const std::exception&) {
@@ -131,6 +133,7 @@ void RpcAgent::shutdown(bool graceful) {
     // message of anyone in flight (a message in flight always has a pending entry on
     // the worker that waits for its reply).
     const auto deadline = Clock::now() + options_.rpc_timeout;
+    int late_answers = 0;  // votes in a row worker 0 did not answer in time
     for (int64_t round = 0;;) {
       wait_until_quiet(deadline);
       size_t busy;
@@ -145,13 +148,25 @@ void RpcAgent::shutdown(bool graceful) {
                      options_.rpc_timeout)
                     ->wait()
                     .to_int();
+        late_answers = 0;
+      } catch (const RpcTimeout& e) {
+        // Worker 0 decides a vote in most of the RPC timeout (it waits for the round, then
+        // asks who has not voted), so on a loaded machine its answer can come late: the same
+        // vote again. A worker 0 that stays silent that many times in a row is gone.
+        if (++late_answers < ShutdownTally::kMissesBeforeGone) continue;
+        log::warn("rpc: worker {}: graceful shutdown could not agree with the others ({}); stopping anyway",
+                  setup_.self, e.what());
+        break;
       } catch (const std::exception& e) {
         log::warn("rpc: worker {}: graceful shutdown could not agree with the others ({}); stopping anyway",
                   setup_.self, e.what());
         break;
       }
       if (total == ShutdownTally::kStillWaiting) continue;  // a worker still works: vote again
-      if (total == 0) break;
+      if (total == 0) {
+        if (setup_.self == 0) shutdown_tally_->wait_until_all_answered(round, options_.rpc_timeout);
+        break;
+      }
       ++round;
       if (Clock::now() >= deadline) {
         log::warn("rpc: worker {}: shutdown went on after {} ms with {} messages still unanswered across the job",

@@ -389,7 +389,7 @@ void RpcAgent::expire(Clock::time_point now) {
                        setup_.workers[static_cast<size_t>(p.dst)].name,
                        " alive and serving? raise the timeout with rpc_timeout or DDPSCOPE_RPC_TIMEOUT_MS)");
     if (p.future) {
-      p.future->set_error(std::make_exception_ptr(RpcError(msg)));
+      p.future->set_error(std::make_exception_ptr(RpcTimeout(msg)));
     } else {
       log::warn("rpc: {}: {}", self().name, msg);
     }

@@ -67,4 +67,10 @@ class RpcError : public Error {
   explicit RpcError(const std::string& what) : Error(what, "rpc", 0) {}
 };
 
+// A call that got no answer within its timeout: the callee may still be alive, only slow.
+class RpcTimeout : public RpcError {
+ public:
+  using RpcError::RpcError;
+};
+
 }  // namespace ddpscope::rpc

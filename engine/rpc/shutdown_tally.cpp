@@ -40,7 +40,15 @@ int64_t ShutdownTally::vote(int64_t round, int32_t voter, int64_t busy, std::chr
                   "rpc", 0);
     }
   }
+  r.answered.insert(voter);
+  cv_.notify_all();
   return r.sum;
+}
+
+void ShutdownTally::wait_until_all_answered(int64_t round, std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  Round& r = rounds_[round];
+  cv_.wait_for(lock, wait, [&] { return static_cast<int>(r.answered.size()) == workers_; });
 }
 
 }  // namespace ddpscope::rpc

@@ -40,10 +40,14 @@ class ShutdownTally {
   static constexpr int kMissesBeforeGone = 3;
   int64_t vote(int64_t round, int32_t voter, int64_t busy, std::chrono::milliseconds wait,
                const std::function<std::vector<int32_t>(const std::vector<int32_t>&)>& unanswering);
+  // Worker 0, once a round ended shutdown: waits (up to `wait`) until every worker has been
+  // answered its sum, so that none that was between two votes finds worker 0 gone.
+  void wait_until_all_answered(int64_t round, std::chrono::milliseconds wait);
 
  private:
   struct Round {
     std::set<int32_t> voters;
+    std::set<int32_t> answered;  // voters given the round's sum
     int64_t sum = 0;
   };
   const int workers_;

@@ -194,6 +194,28 @@ class TestRpcAgent : public QObject {
     for (int k = 0; k < kWorkers; ++k)
       QVERIFY(!job[k].running());
   }
+
+  void testAVoteAnsweredLateIsVotedAgain() {
+    // Worker 0 keeps working several RPC timeouts after the others called shutdown, and
+    // the first votes reach it after their callers' timeout (a loaded machine): the voters
+    // vote again and keep serving worker 0 until it shuts down too. (They stopped at the
+    // first late answer, and worker 0's next call found them gone.)
+    Job job(200ms);
+    job.faults[0]->delay_incoming(rpc::wire::MessageType::Call, 300ms, 2);
+    std::vector<std::thread> voters;
+    for (int k = 1; k < kWorkers; ++k)
+      voters.emplace_back([&job, k] { job[k].shutdown(true); });
+    std::this_thread::sleep_for(800ms);
+    for (int k = 1; k < kWorkers; ++k) {
+      QVERIFY(job[k].running());
+      QCOMPARE(job[0].call(k, "t.add", {Value(int64_t{k}), Value(int64_t{1})}, 0ms)->wait().to_int(), int64_t{k + 1});
+    }
+    job[0].shutdown(true);
+    for (auto& t : voters)
+      t.join();
+    for (int k = 0; k < kWorkers; ++k)
+      QVERIFY(!job[k].running());
+  }
 };
 
 DDPSCOPE_TEST_GUILESS_MAIN(TestRpcAgent)

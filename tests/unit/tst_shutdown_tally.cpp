@@ -4,6 +4,7 @@
 // round completed); one that does not answer makes the others fail, named.
 #include <QtTest/QtTest>
 
+#include <atomic>
 #include <future>
 #include <thread>
 
@@ -38,6 +39,28 @@ class TestShutdownTally : public QObject {
     auto d = std::async(std::launch::async, [&] { return tally.vote(1, 1, 0, 5000ms, all_answer); });
     QCOMPARE(tally.vote(1, 2, 0, 5000ms, all_answer), int64_t{0});
     QCOMPARE(c.get() + d.get(), int64_t{0});
+  }
+
+  // The round that ends shutdown: worker 0 waits until every voter has had its sum, so that
+  // a voter told to vote again (between two votes when worker 0's vote completed the round)
+  // still finds worker 0 there.
+  void testWorkerZeroWaitsUntilEveryVoterHasItsSum() {
+    ShutdownTally tally(2);
+    QCOMPARE(tally.vote(0, 1, 0, 20ms, all_answer), ShutdownTally::kStillWaiting);  // worker 0 still works
+    QCOMPARE(tally.vote(0, 0, 0, 5000ms, all_answer), int64_t{0});                  // completes the round
+    std::atomic<bool> revoted{false};
+    auto voter = std::async(std::launch::async, [&] {
+      std::this_thread::sleep_for(100ms);
+      revoted = true;
+      return tally.vote(0, 1, 0, 5000ms, all_answer);
+    });
+    tally.wait_until_all_answered(0, 10000ms);
+    QVERIFY(revoted);  // it returned once worker 1 voted again, not before
+    QCOMPARE(voter.get(), int64_t{0});
+    // Every voter answered: no wait at all.
+    const auto start = std::chrono::steady_clock::now();
+    tally.wait_until_all_answered(0, 10000ms);
+    QVERIFY(std::chrono::steady_clock::now() - start < 5000ms);
   }
 
   // Worker 1 still works (it answers): the others are told to vote again, however long it
