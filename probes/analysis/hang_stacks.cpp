@@ -67,10 +67,17 @@ std::string code_position(const ThreadStack& thread, bool with_caller) {
 }
 
 std::vector<StackCapture> latest_stacks(const std::vector<StackCapture>& all) {
+  // A capture whose training thread gave no frame (it did not answer in time, a loaded
+  // machine or a process going down) says nothing of where the code stood: an earlier one
+  // that did is kept over it.
+  const auto tells = [](const StackCapture& c) {
+    const ThreadStack* t = training_thread(c);
+    return t && t->answered && !t->frames.empty();
+  };
   std::map<int, const StackCapture*> latest;
   for (const auto& c : all) {
     const StackCapture*& at = latest[c.rank];
-    if (!at || c.t_ns >= at->t_ns) at = &c;
+    if (!at || (tells(c) && !tells(*at)) || (tells(c) == tells(*at) && c.t_ns >= at->t_ns)) at = &c;
   }
   std::vector<StackCapture> out;
   for (const auto& [rank, c] : latest)

@@ -20,7 +20,8 @@ int user_frame(const ThreadStack& thread);
 // its program: "ddpscope::apps::Trainer::step in ddpscope-worker"). Empty when no frame is
 // the user's.
 std::string code_position(const ThreadStack& thread, bool with_caller = true);
-// Each rank's latest capture, by rank.
+// Each rank's latest capture, by rank; a later one whose training thread gave no frame (it
+// did not answer) does not replace one that did.
 std::vector<StackCapture> latest_stacks(const std::vector<StackCapture>& all);
 // True when the capture was taken at or after the rank's last event, or while the rank waited
 // in the collective it never left: the rank still stood there when the run ended (or now, live).

@@ -164,6 +164,18 @@ class TestHangStacks : public QObject {
     QCOMPARE(latest[0].rank, 0);
     QCOMPARE(latest[1].t_ns, int64_t{30});
   }
+
+  void testACaptureWhoseMainThreadDidNotAnswerDoesNotHideAnEarlierOne() {
+    const StackFrame own{"main", "train.cpp", 12, ""};
+    StackCapture silent = capture(1, 40, {});
+    silent.threads.front().answered = false;  // a loaded machine, or the process going down
+    StackCapture empty = capture(1, 50, {});  // answered, yet no frame
+    const auto latest = latest_stacks({capture(1, 10, {own}), capture(1, 30, {own}), silent, empty});
+    QCOMPARE(latest.size(), size_t{1});
+    QCOMPARE(latest[0].t_ns, int64_t{30});
+    // None that tells: the latest still stands for the rank.
+    QCOMPARE(latest_stacks({capture(1, 20, {}), silent}).back().t_ns, int64_t{40});
+  }
 };
 
 DDPSCOPE_TEST_GUILESS_MAIN(TestHangStacks)
