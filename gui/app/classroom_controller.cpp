@@ -116,7 +116,7 @@ void ClassroomController::followTeacher(const QString& text, bool free) {
 // way to it (a lesson still loading): they stepped away, and stop following.
 void ClassroomController::noticeOwnStep() {
   if (!m_client || !m_client->isJoined() || m_teacherFree || !m_following.isEmpty()) return;
-  if (m_page->lesson().steps.empty()) return;
+  if (!m_page->hasLesson()) return;
   const LessonLink here = m_page->linkToStep();
   if (!m_onOwn) {
     QString why;
@@ -204,9 +204,9 @@ bool ClassroomController::teach(quint16 port, QString* error, const QHostAddress
     return false;
   }
   QString unused;
-  if (m_page->lesson().steps.empty()) m_page->openLesson(0, &unused);
+  if (!m_page->hasLesson()) m_page->openLink(LessonLink{}, &unused);  // the first lesson's first step
   const auto publish = [this] {
-    if (m_server && !m_page->lesson().steps.empty())
+    if (m_server && m_page->hasLesson())
       m_server->setState(m_page->linkToStep().toString(), m_free && m_free->isChecked());
   };
   connect(m_page, &LearnPage::stepShown, m_server, publish);  // a new lesson shows its step 0 too
@@ -274,7 +274,7 @@ int ClassroomController::ask() {
     emit statusMessage(tr("Teach a class first (Learn > Teach a class...)"));
     return -1;
   }
-  const int question = m_server->ask(static_cast<int>(m_page->applied()));
+  const int question = m_server->ask(m_page->linkToStep().step);
   showAnswers();
   return question;
 }
@@ -291,8 +291,7 @@ void ClassroomController::showAnswers() {
     layout->addWidget(m_answersView);
     auto* reveal = new QPushButton(tr("Reveal the step"));
     connect(reveal, &QPushButton::clicked, this, [this] {
-      m_page->predictBox()->setChecked(false);
-      m_page->stepForward();
+      m_page->revealNextStep();
       m_answers->hide();
     });
     layout->addWidget(reveal);
@@ -386,9 +385,8 @@ bool ClassroomController::join(const QString& where, const QString& code, const 
   connect(m_client, &ClassroomClient::stateReceived, this, &ClassroomController::followTeacher);
   connect(m_page, &LearnPage::stepShown, m_client, [this] { noticeOwnStep(); });
   connect(m_client, &ClassroomClient::asked, this, [this](int, int step) {
-    if (m_client->isFree() || m_onOwn || static_cast<int>(m_page->applied()) != step) return;
-    m_page->predictBox()->setChecked(true);
-    m_page->stepForward();  // asks: the student clicks an answer
+    if (m_client->isFree() || m_onOwn || m_page->linkToStep().step != step) return;
+    m_page->askNextStep();  // the student clicks an answer
     emit statusMessage(tr("The teacher asks: what happens next? Click your answer"));
   });
   connect(m_page, &LearnPage::answered, m_client, &ClassroomClient::answer);

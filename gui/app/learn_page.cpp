@@ -495,4 +495,14 @@ void LearnPage::keyPressEvent(QKeyEvent* event) {
   }
 }
 
+void LearnPage::askNextStep() {
+  m_predict->setChecked(true);
+  stepForward();  // asks: the answer is clicked on the page
+}
+
+void LearnPage::revealNextStep() {
+  m_predict->setChecked(false);
+  stepForward();
+}
+
 }  // namespace ddpscope::gui

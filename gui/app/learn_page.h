@@ -80,6 +80,11 @@ class LearnPage : public QWidget {
   size_t applied() const;  // steps shown so far
   LessonState state() const { return m_loaded->lesson.stateAfter(applied()); }
   void stepForward();
+  // What the classroom (classroom_controller.h) asks of the page besides links to steps:
+  // whether a lesson is open, and the next step asked as a question (Predict mode) or shown.
+  bool hasLesson() const { return !lesson().steps.empty(); }
+  void askNextStep();
+  void revealNextStep();
   void stepBack();
   void toStart();
   void toEnd();

@@ -147,6 +147,16 @@ class TestClassroomController : public QObject {
     QVERIFY2(
         teacher.part<ClassroomController>()->bar()->text().contains(QString("Answers (1 of 1): %1: 1").arg(choice)),
         qPrintable(teacher.part<ClassroomController>()->bar()->text()));
+    // Revealed: the teacher's page takes the step, no longer asking, and the class follows.
+    const size_t asked = own->applied();
+    QPushButton* reveal = nullptr;
+    for (QPushButton* b : chart->window()->findChildren<QPushButton*>())
+      if (b->text() == "Reveal the step") reveal = b;
+    QVERIFY(reveal);
+    reveal->click();
+    QCOMPARE(own->applied(), asked + 1);
+    QVERIFY(!own->isAskingPrediction());
+    QTRY_COMPARE_WITH_TIMEOUT(student.part<LearnPage>()->applied(), asked + 1, 10000);
   }
 
   // A following student who steps on their own stops following, says so, and the teacher's
