@@ -12,11 +12,11 @@ void RankStateWatch::poll(WatchdogClock::time_point now) {
 
 void RankStateWatch::freeze() {
   if (frozen_) return;
-  look();
+  look(/*last=*/true);
   frozen_ = true;
 }
 
-void RankStateWatch::look() {
+void RankStateWatch::look(bool last) {
   if (static_cast<int>(ranks_.size()) < world_size_) {
     try {
       probes::RunStoreReader run(run_file_);
@@ -25,8 +25,13 @@ void RankStateWatch::look() {
       return;  // not created yet: the collector makes it as the ranks join
     }
   }
-  for (const auto& [rank, state] : probes::rank_process_states(ranks_))
-    if (state != 0 && state != 'Z') states_[rank] = std::string(1, state);
+  const auto stopped = [](const std::string& s) { return s == "T" || s == "t"; };
+  for (const auto& [rank, state] : probes::rank_process_states(ranks_)) {
+    if (state == 0 || state == 'Z') continue;
+    std::string& seen = states_[rank];
+    if (last && stopped(seen) && !stopped(std::string(1, state))) continue;  // continued to be ended
+    seen = std::string(1, state);
+  }
 }
 
 }  // namespace ddpscope::apps

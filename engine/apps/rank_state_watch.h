@@ -22,14 +22,16 @@ class RankStateWatch {
 
   // Looks at the ranks' processes when 500 ms have passed since the last look.
   void poll(WatchdogClock::time_point now);
-  // Looks once more (the launcher is about to end the job), then keeps what it has.
+  // Looks once more (the launcher is about to end the job), then keeps what it has. That last
+  // look never turns a rank seen stopped into a running one: by then mpirun may have
+  // continued it to end it (a loaded machine delays the launcher's hearing of the failure).
   void freeze();
   // By rank: the last /proc state letter seen while the process was alive ('T', 't', 'S',
   // 'R', 'D'); a rank never seen alive here (another host's) is absent.
   const std::map<int, std::string>& states() const { return states_; }
 
  private:
-  void look();
+  void look(bool last = false);
 
   std::string run_file_;
   int world_size_;

@@ -84,9 +84,14 @@ class TestRankStateWatch : public QObject {
     QCOMPARE(watch.states().at(1), std::string("T"));  // too soon to look again
     watch.poll(t0 + 600ms);
     QCOMPARE(watch.states().at(1), std::string("S"));
-    // Stopped again, and the job is ended: mpirun continues and kills it, which changes nothing.
+    // Stopped again, and the job is ended: mpirun continues and kills it, which changes nothing,
+    // also when it continued the rank before the launcher's last look (a loaded machine).
     kill(stopped, SIGSTOP);
     wait_for_state(stopped, 'T');
+    watch.poll(t0 + 1200ms);
+    QCOMPARE(watch.states().at(1), std::string("T"));
+    kill(stopped, SIGCONT);
+    wait_for_state(stopped, 'S');
     watch.freeze();
     kill(stopped, SIGCONT);
     kill(stopped, SIGKILL);
