@@ -29,7 +29,6 @@
 #include "progress_reporter.h"
 #include "bucket_advice.h"
 #include "dist_examples.h"
-#include "json_number.h"
 #include "rpc_ping.h"
 #include "run_file_claim.h"
 #include "run_compare.h"
@@ -37,6 +36,7 @@
 #include "run_stats_text.h"
 #include "links_command.h"
 #include "why_command.h"
+#include "advise_command.h"
 #include "torch_trace_import.h"
 #include "run_store_reader.h"
 #include "run_workspace.h"
@@ -46,7 +46,6 @@
 #include "torchrun_launch.h"
 #include "train_cli_options.h"
 #include "trainer.h"
-#include "ddpscope/plural.h"
 
 namespace {
 
@@ -175,83 +174,6 @@ int run_hang(const std::vector<std::string>& paths, bool json, bool all_frames, 
   // Where each rank's code stood at its latest capture (PyTorch ranks, schema 12).
   for (const auto& capture : report.stacks)
     std::printf("\n%s", ddpscope::probes::stack_text(capture, all_frames, report.start_ns).c_str());
-  return 0;
-}
-
-// `advise`: predicted iteration time and overlap for other bucket caps, from one run.
-int run_advise(const std::string& path, const std::vector<double>& caps, int rank, bool json) {
-  ddpscope::probes::RunStoreReader run(path);
-  const auto a = ddpscope::probes::advise_buckets(run, caps, rank);
-  if (json) {
-    nlohmann::ordered_json out = {{"rank", a.rank},
-                                  {"iterations", a.iterations},
-                                  {"recorded_cap_mb", a.recorded_cap_mb},
-                                  {"first_bucket_cap_mb", a.first_bucket_cap_mb},
-                                  {"recorded_fused_optimizer", a.recorded_fused},
-                                  {"best_cap_mb", a.best_cap_mb},
-                                  {"best_fused_cap_mb", a.best_fused_cap_mb},
-                                  {"cost",
-                                   {{"fixed_ms", a.cost.fixed_ns * 1e-6},
-                                    {"mb_per_s", a.cost.ns_per_byte > 0 ? 1e3 / a.cost.ns_per_byte : 0},
-                                    {"compute_slowdown", a.cost.compute_slowdown},
-                                    {"training_factor", a.cost.training_factor},
-                                    {"dispatch_ms", a.cost.dispatch_ns * 1e-6},
-                                    {"calibration_ms", a.calibration_ns * 1e-6},
-                                    {"measured_sizes", a.cost.measured.size()},
-                                    {"free_samples", a.cost.free_samples},
-                                    {"contended_samples", a.cost.contended_samples}}},
-                                  {"notes", a.notes}};
-    for (const auto& p : a.predictions) {
-      out["predictions"].push_back(
-          {{"cap_mb", p.cap_mb},
-           {"buckets", p.buckets},
-           {"iteration_ms", p.iteration_ms},
-           {"fused_iteration_ms", p.fused_iteration_ms},
-           {"comm_ms", p.comm_ms},
-           {"exposed_comm_ms", p.exposed_comm_ms},
-           {"overlap_ratio", ddpscope::probes::json_number(p.overlap_ratio)},
-           {"recorded", p.recorded},
-           {"measured_ms", p.recorded ? nlohmann::ordered_json(p.measured_ms) : nlohmann::ordered_json()}});
-    }
-    std::printf("%s\n", out.dump(2).c_str());
-    return 0;
-  }
-  std::printf("Bucket advice for %s (rank %d, %s after the warm-up)\n", path.c_str(), a.rank,
-              ddpscope::count_of(a.iterations, "iteration").c_str());
-  if (a.cost.measured.size() >= 2) {
-    std::printf("allreduce cost on this cluster, measured by the run's sweep (%s):",
-                a.torch ? "the job's own" : "train --measure-allreduce");
-    for (const auto& [bytes, ns] : a.cost.measured)
-      std::printf(" %.0f KiB %.2f ms,", bytes / 1024, ns * 1e-6);
-    std::printf(" x%.2f in training (from %d ops with no compute beside them)\n", a.cost.training_factor,
-                a.cost.training_samples);
-  } else {
-    std::printf("allreduce cost on this cluster, from the run's own ops: %.2f ms + %.1f MB/s\n", a.cost.fixed_ns * 1e-6,
-                a.cost.ns_per_byte > 0 ? 1e3 / a.cost.ns_per_byte : 0.0);
-  }
-  std::printf("beside backward's compute, communication runs at %.0f%% speed (from %d ops)\n",
-              100 * a.cost.compute_slowdown, a.cost.contended_samples);
-  std::printf(
-      "a bucket's allreduce starts %.2f ms after the bucket is ready on every rank and the previous one is "
-      "done (from %d buckets)\n",
-      a.cost.dispatch_ns * 1e-6, a.cost.dispatch_samples);
-  std::printf(
-      "anchored on the recorded cap: %+.1f ms per iteration that the simulation does not explain, added to "
-      "every prediction\n",
-      a.calibration_ns * 1e-6);
-  std::printf("%10s %8s %14s %14s %10s %12s %8s\n", "cap (MiB)", "buckets", "iteration (ms)", "fused opt (ms)",
-              "comm (ms)", "exposed (ms)", "overlap");
-  for (const auto& p : a.predictions) {
-    std::printf("%10g %8d %14.1f %14.1f %10.1f %12.1f %8.2f%s", p.cap_mb, p.buckets, p.iteration_ms,
-                p.fused_iteration_ms, p.comm_ms, p.exposed_comm_ms, p.overlap_ratio,
-                p.recorded ? "   <- recorded" : "");
-    if (p.recorded)
-      std::printf(" (measured %.1f ms%s)", p.measured_ms, a.recorded_fused ? " with the fused optimizer" : "");
-    std::printf("\n");
-  }
-  std::printf("%s", ddpscope::probes::best_caps_text(a).c_str());
-  for (const auto& n : a.notes)
-    std::printf("note: %s\n", n.c_str());
   return 0;
 }
 
@@ -539,7 +461,7 @@ Command add_advise(CLI::App& app) {
       ->delimiter(',');
   advise->add_option("--rank", a->rank, "The rank whose timings to use")->check(CLI::Range(0, 1 << 20));
   advise->add_flag("--json", a->json, "Print JSON");
-  return {advise, [a] { return run_advise(a->run, a->caps, a->rank, a->json); }};
+  return {advise, [a] { return ddpscope::apps::run_advise(a->run, a->caps, a->rank, a->json); }};
 }
 
 Command add_import_torch(CLI::App& app) {

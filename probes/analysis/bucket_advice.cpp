@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "bucket_replay.h"
 #include "ddpscope/bucket_rule.h"
 #include "ddpscope/error.h"
 #include "ddpscope/plural.h"
@@ -20,89 +21,11 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// One iteration of the rank, times in ns from backward's start.
-struct IterationInputs {
-  int64_t iteration = 0;
-  double pre_ns = 0;        // iteration start -> backward start (forward, data)
-  double compute_end = 0;   // backward's compute done (finalize began)
-  double writeback_ns = 0;  // after the later of compute and the last allreduce, until backward ended
-  double tail_ns = 0;       // backward end -> iteration end (optimizer)
-  // The optimizer's time, and how much of it the two spans above hold: all of tail_ns's
-  // when it stepped after backward, the part after the last allreduce of writeback_ns's
-  // when the run had --fused-optimizer. Predictions take it out and put it back their way.
-  double optimizer_ns = 0, optimizer_in_tail_ns = 0, optimizer_in_writeback_ns = 0;
-  double measured_ns = 0;  // the iteration's length
-  // Per gradient, in the order this rank had them: its bytes, and its time on the last
-  // rank to have it. A bucket's allreduce cannot start before every rank has all of it.
-  struct Ready {
-    int64_t bytes = 0;
-    double all = 0;
-  };
-  std::vector<Ready> ready;
-};
-
 struct Op {
   int64_t iteration = 0;
   double begin = 0, end = 0;  // absolute ns
   int64_t bytes = 0;
 };
-
-// Simulates one iteration at `cap`: the prediction's (iteration, comm, exposed) in ns.
-struct Simulated {
-  double iteration = 0, comm = 0, exposed = 0;
-  double fused_iteration = 0;  // the same, with the fused optimizer
-  int buckets = 0;
-};
-
-Simulated simulate(const IterationInputs& in, const AllreduceCost& cost, int64_t first_cap, int64_t cap) {
-  std::vector<int64_t> sizes;
-  for (const auto& r : in.ready)
-    sizes.push_back(r.bytes);
-  const std::vector<size_t> last = pack_buckets(sizes, {first_cap, cap});
-  Simulated s;
-  s.buckets = static_cast<int>(last.size());
-  double free_at = 0;  // the communication worker runs one allreduce at a time, in bucket order
-  int64_t total_bytes = 0;
-  for (int64_t b : sizes)
-    total_bytes += b;
-  // The fused optimizer steps each bucket on the training thread once its allreduce is
-  // done and backward's compute is over, at the run's optimizer rate per byte.
-  const double optimizer_ns_per_byte = total_bytes > 0 ? in.optimizer_ns / static_cast<double>(total_bytes) : 0;
-  double stepped_at = in.compute_end;
-  size_t first = 0;
-  for (size_t b : last) {
-    int64_t bytes = 0;
-    double ready_everywhere = 0;
-    for (size_t i = first; i <= b; ++i) {
-      bytes += in.ready[i].bytes;
-      ready_everywhere = std::max(ready_everywhere, in.ready[i].all);
-    }
-    first = b + 1;
-    double t = std::max(ready_everywhere, free_at) + cost.dispatch_ns;
-    const double start = t;
-    double work = cost.cost_ns(static_cast<double>(bytes));  // in uncontended ns
-    if (t < in.compute_end) {
-      const double can = (in.compute_end - t) * cost.compute_slowdown;
-      if (can >= work) {
-        t += work / cost.compute_slowdown;
-        work = 0;
-      } else {
-        work -= can;
-        t = in.compute_end;
-      }
-    }
-    t += work;
-    free_at = t;
-    stepped_at = std::max(stepped_at, t) + optimizer_ns_per_byte * static_cast<double>(bytes);
-    s.comm += t - start;
-    s.exposed += std::max(0.0, t - std::max(start, in.compute_end));
-  }
-  const double writeback = in.writeback_ns - in.optimizer_in_writeback_ns;
-  const double tail = in.tail_ns - in.optimizer_in_tail_ns;
-  s.iteration = in.pre_ns + std::max(in.compute_end, free_at) + writeback + in.optimizer_ns + tail;
-  s.fused_iteration = in.pre_ns + std::max(in.compute_end, stepped_at) + writeback + tail;
-  return s;
-}
 
 // What one rank recorded, gathered in one pass over its spans (times in absolute ns).
 struct RankSpans {
@@ -234,7 +157,7 @@ IterationInputs iteration_inputs(const RankSpans& r, const ReadyEverywhere& ever
   for (const auto& [t, param] : ready) {
     const auto all = everywhere.param.find({it, param});
     const double t_all = all != everywhere.param.end() ? std::max(t, all->second) : t;
-    in.ready.push_back({r.param_bytes.at(param), t_all - b0});
+    in.ready.push_back({r.param_bytes.at(param), t - b0, t_all - b0, 0});
   }
   return in;
 }
@@ -371,6 +294,69 @@ void measure_allreduce_cost(const RankSpans& r, const Iterations& its, BucketAdv
   fit_compute_slowdown(contended, a);
   if (cost.free_samples < 3 && cost.measured.size() >= 2)  // without a sweep, said above already
     a.notes.push_back("few allreduces ran without compute beside them: the cost per byte is rough");
+}
+
+// The allreduces this rank ran in iteration `it`: (start, end) from backward's start.
+std::vector<std::pair<double, double>> allreduces_of(const RankSpans& r, int64_t it) {
+  std::vector<std::pair<double, double>> spans;
+  const auto ops = r.bucket_ops.find(it);
+  if (ops == r.bucket_ops.end()) return spans;
+  const double b0 = r.backward_begin.at(it);
+  for (const auto& op : ops->second)
+    spans.emplace_back(op.begin - b0, op.end - b0);
+  return spans;
+}
+
+// A layer's backward: the gap before a gradient and the gradients ready right after it
+// (one autograd node's outputs: a Linear's bias and weight come 0.0 ms apart).
+struct LayerCompute {
+  double bytes = 0, ns = 0;
+  double beside = 0;  // the share of ns an allreduce ran beside it
+};
+
+std::vector<LayerCompute> layers_of(const IterationInputs& in,
+                                    const std::vector<std::pair<double, double>>& allreduces) {
+  constexpr double kSameNodeNs = 50e3;
+  std::vector<LayerCompute> layers;
+  double previous = 0, begin = 0;
+  for (const auto& r : in.ready) {
+    if (layers.empty() || r.own - previous >= kSameNodeNs) layers.emplace_back(), begin = previous;
+    LayerCompute& l = layers.back();
+    l.bytes += static_cast<double>(r.bytes);
+    l.ns = r.own - begin;
+    l.beside = l.ns > 0 ? time_beside(begin, r.own, allreduces) / l.ns : 0;
+    previous = std::max(previous, r.own);
+  }
+  return layers;
+}
+
+// Backward's compute speed beside an allreduce: each layer computed with an allreduce
+// beside it nearly all its time, in ns per byte, against the layers of about its size
+// (a factor of 2) computed with none. Then every gap's compute in ns with nothing beside it.
+void fit_compute_rate_beside_comm(const RankSpans& r, Iterations& its, AllreduceCost& cost) {
+  constexpr double kShortestNs = 200e3;             // shorter layers time mostly the autograd engine
+  std::map<int, std::vector<double>> free_by_size;  // log2(bytes) -> ns per byte
+  std::vector<LayerCompute> beside;
+  for (const auto& [it, in] : its) {
+    for (const LayerCompute& l : layers_of(in, allreduces_of(r, it))) {
+      if (l.ns < kShortestNs || l.bytes <= 0) continue;
+      if (l.beside <= 0.1) free_by_size[static_cast<int>(std::lround(std::log2(l.bytes)))].push_back(l.ns / l.bytes);
+      if (l.beside >= 0.9) beside.push_back(l);
+    }
+  }
+  std::vector<double> ratio;
+  for (const LayerCompute& l : beside) {
+    const int size = static_cast<int>(std::lround(std::log2(l.bytes)));
+    std::vector<double> alike;
+    for (int s = size - 1; s <= size + 1; ++s)
+      if (const auto f = free_by_size.find(s); f != free_by_size.end())
+        alike.insert(alike.end(), f->second.begin(), f->second.end());
+    if (!alike.empty()) ratio.push_back(median(alike) / (l.ns / l.bytes));
+  }
+  cost.compute_pairs = static_cast<int>(ratio.size());
+  if (ratio.size() >= 3) cost.compute_rate_beside_comm = std::clamp(median(ratio), 0.2, 1.0);
+  for (auto& [it, in] : its)
+    set_compute_work(in, allreduces_of(r, it), cost.compute_rate_beside_comm);
 }
 
 int64_t mib(double mb) { return std::max<int64_t>(1, static_cast<int64_t>(mb * (1 << 20))); }
@@ -519,7 +505,7 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   read_recorded_settings(run, a);
   const RankSpans spans = collect_rank_spans(run, rank);
   const ReadyEverywhere everywhere = collect_ready_everywhere(run, spans, warmup);
-  const Iterations its = collect_iterations(spans, everywhere, warmup);
+  Iterations its = collect_iterations(spans, everywhere, warmup);
   const RunRow row = run.run();
   const bool trace = row.model.find("profiler traces") != std::string::npos;
   DDPSCOPE_CHECK(!its.empty(), "bucket advice needs a DDP training run with more than ", count_of(warmup, "iteration"),
@@ -530,6 +516,7 @@ BucketAdvice advise_buckets(RunStoreReader& run, const std::vector<double>& caps
   a.iterations = static_cast<int>(its.size());
   measure_dispatch(spans, everywhere, its, a.cost);
   measure_allreduce_cost(spans, its, a);
+  fit_compute_rate_beside_comm(spans, its, a.cost);
   predict(its, caps_mb, a);
   choose_best(a);
   return a;

@@ -8,14 +8,16 @@
 // allreduce the process group ran, with its bytes and duration. From those ops, the
 // allreduce cost on this cluster: a fixed cost (the median of the tiny ops) plus a cost
 // per byte (from the ops that ran with no compute beside them), and how much slower
-// communication runs while backward computes on the same cores. Gradient-ready times
+// communication runs while backward computes on the same cores, and how much slower
+// backward computes while communication runs. Gradient-ready times
 // are taken from the last rank to reach each gradient: a rank behind holds the others'
 // allreduce back.
 //
 // For a cap, the gradients are packed into buckets in the order they became ready (as
 // the reducer rebuilds them: a bucket closes once it holds at least its cap, the first
 // at the first-bucket cap), each bucket's allreduce starts when its last gradient is
-// ready on every rank and the previous allreduce is done (plus the dispatch delay), and
+// ready on every rank and the previous allreduce is done (plus the dispatch delay),
+// backward's compute and the allreduces each slower while the other runs (bucket_replay.h), and
 // the iteration is forward + the later of
 // (backward's compute, the last allreduce) + the write-back and optimizer that followed.
 // With the fused optimizer (train --fused-optimizer) each bucket is stepped instead once
@@ -38,6 +40,10 @@ struct AllreduceCost {
   double ns_per_byte = 0;       // with nothing else on the cores
   double compute_slowdown = 1;  // the rate while backward computes beside it (0 < s <= 1)
   int free_samples = 0, contended_samples = 0;
+  // Backward's compute speed while an allreduce runs beside it (0 < r <= 1): they share
+  // the cores. From layers of about the same size computed with and without one beside.
+  double compute_rate_beside_comm = 1;
+  int compute_pairs = 0;
   // (bytes, median ns) measured by train --measure-allreduce, by size; when present the
   // cost of a size is read off it (linear between sizes, beyond the largest at
   // ns_per_byte), which catches the per-op overheads an affine fit misses.
