@@ -118,12 +118,12 @@ void StackPanel::fill() {
     if (!thread.answered)
       new QTreeWidgetItem(threadItem, {tr("(did not answer: the thread blocks the signal that asks for its stack)")});
     if (hidden > 0)
-      new QTreeWidgetItem(threadItem,
-                          {QString::fromStdString("(" + count_of(hidden, "frame") + " of libraries: tick ") +
-                           tr("\"Libraries' frames\")")});
+      new QTreeWidgetItem(
+          threadItem,
+          {tr("(%1 of libraries: tick \"Libraries' frames\")").arg(QString::fromStdString(count_of(hidden, "frame")))});
     if (thread.omitted > 0)
-      new QTreeWidgetItem(threadItem,
-                          {QString::fromStdString("(" + count_of(thread.omitted, "outer frame") + " not recorded)")});
+      new QTreeWidgetItem(
+          threadItem, {tr("(%1 not recorded)").arg(QString::fromStdString(count_of(thread.omitted, "outer frame")))});
     threadItem->setExpanded(t == 0);  // the training thread
   }
   m_tree->resizeColumnToContents(0);
