@@ -98,6 +98,20 @@ class TestSlowCause : public ScratchTest {
     QVERIFY(std::abs(json["what_if_ms"].get<double>() - 9.5) < 1e-6);
   }
 
+  // Slow in two phases, forward by 6 ms and the optimizer by 2: the verdict names forward, and
+  // the what-if takes off forward's 6 ms only, not all 8 the others wait for it.
+  void testTheWhatIfTakesOffTheNamedPhaseOnly() {
+    const SlowCause c =
+        analyse({.slow_rank = 1, .phase = "forward", .slow_ms = 6, .also_phase = "optimizer", .also_ms = 2},
+                "two_phases.ddprun");
+    QCOMPARE(c.straggler.rank, 1);
+    QCOMPARE(QString::fromStdString(c.straggler.phase), QString("forward"));
+    QVERIFY2(std::abs(c.straggler.lost_ms_per_iteration - 8) < 1e-6,
+             qPrintable(QString::number(c.straggler.lost_ms_per_iteration)));
+    QVERIFY2(std::abs(c.what_if_ms - (c.iteration_ms - 6)) < 1e-6,
+             qPrintable(QString("%1 of %2").arg(c.what_if_ms).arg(c.iteration_ms)));
+  }
+
   void testAHealthyRunNamesNoRank() {
     const SlowCause c = analyse({.ranks = 4}, "healthy.ddprun");
     QCOMPARE(c.straggler.rank, -1);

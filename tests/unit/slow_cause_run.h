@@ -22,6 +22,8 @@ struct SlowRunSpec {
   std::string phase;  // outside_step, forward, backward, optimizer
   int layer = 0;      // backward: the param (0..3) whose gradient is slow
   double slow_ms = 0;
+  std::string also_phase;  // the slow rank is slower in this phase too, by also_ms
+  double also_ms = 0;
   int slow_from = 1;                          // the first iteration it is slow in
   int stall_rank = -1, stall_iteration = -1;  // that rank stays `stall_ms` outside the step once
   double stall_ms = 0;
@@ -39,8 +41,8 @@ constexpr int64_t kMsNs = 1'000'000;
 constexpr int kParams = 4;
 
 inline int64_t extra(const SlowRunSpec& s, int rank, int iteration, const char* phase, int param = -1) {
-  if (rank != s.slow_rank || s.phase != phase || (param >= 0 && param != s.layer) || iteration < s.slow_from) return 0;
-  return static_cast<int64_t>(s.slow_ms * kMsNs);
+  if (rank != s.slow_rank || (param >= 0 && param != s.layer) || iteration < s.slow_from) return 0;
+  return static_cast<int64_t>(((s.phase == phase ? s.slow_ms : 0) + (s.also_phase == phase ? s.also_ms : 0)) * kMsNs);
 }
 
 // A deterministic draw in [0, spec.jitter_ns) for one (rank, iteration, part).
