@@ -125,10 +125,12 @@ def run_status(run):
         return None, None
 
 
-def typed_failure_problems(run, rank, op, timed_out=True):
+def typed_failure_problems(run, rank, op, timed_out=True, build=None):
     """The failed rank and the collective its failure ended, as the run file keeps them typed
     (schema 16: the verdict reads these, never the message's words): `rank`, `op`, and whether
-    its wait timed out (a peer's death ends it at once: not timed out)."""
+    its wait timed out (a peer's death ends it at once: not timed out). With `build`, also that
+    its number is the oldest collective the rank started and never finished (read from its
+    spans through the build's SQLite extension): the one it is stuck in."""
     try:
         db = sqlite3.connect(f"file:{run}?mode=ro", uri=True)
         row = db.execute("SELECT failed_rank, failed_op, failed_seq, failed_timed_out FROM runs").fetchone()
@@ -138,6 +140,16 @@ def typed_failure_problems(run, rank, op, timed_out=True):
             row[3] != int(timed_out):
         return [f"typed failure (failed_rank, failed_op, failed_seq, failed_timed_out) = {row}; want rank {rank}, "
                 f"{op}, {'timed out' if timed_out else 'not timed out'}"]
+    if build is not None:
+        db.enable_load_extension(True)
+        db.load_extension(os.path.join(build, "lib", "libddpscope_sqlite.so"))
+        seqs = "SELECT s.seq FROM spans s JOIN kinds k ON k.kind = s.kind WHERE s.rank = ? AND k.name = ?"
+        started = {seq for (seq,) in db.execute(seqs, (rank, "pg_op_start"))}
+        ended = {seq for (seq,) in db.execute(seqs, (rank, "pg_op"))}
+        unfinished = sorted(started - ended)
+        if unfinished and row[2] != unfinished[0]:
+            return [f"typed failure names #{row[2]}; rank {rank} started and never finished {unfinished}: it is stuck "
+                    f"in #{unfinished[0]}"]
     return []
 
 

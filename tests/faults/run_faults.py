@@ -103,7 +103,7 @@ def scenario_rank_stopped(build, work):
     # The launcher noted rank 1 stopped as the job was ended: the finished run still says so.
     problems += unanswering_problems(build, run, {1: "was stopped by a signal"})
     # Rank 0 typed its failure (the collective it waited in, out of time): the verdict reads that.
-    problems += typed_failure_problems(run, 0, "")
+    problems += typed_failure_problems(run, 0, "", build=build)
     r.ok = pid is not None and not problems
     diagnosis = next((l for _, l in job.lines if l.startswith("diagnosis:")), "no diagnosis")
     r.observed = "; ".join(problems + [diagnosis[:200]]) if problems else f"exit {code}: {diagnosis[:300]}"

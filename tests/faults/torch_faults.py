@@ -80,9 +80,9 @@ def scenarios(h):
             # The launcher saw rank 1 stopped as it ended the job: the run still says so.
             problems += h.unanswering_problems(build, run, {1: "was stopped by a signal"})
             # Rank 0's probe typed its failure: the allreduce it waited in, out of time.
-            problems += h.typed_failure_problems(run, 0, "allreduce")
+            problems += h.typed_failure_problems(run, 0, "allreduce", build=build)
         if killed:  # rank 0's probe typed its failure: the allreduce its peer's death ended, not a timeout
-            problems += h.typed_failure_problems(run, 0, "allreduce", timed_out=False)
+            problems += h.typed_failure_problems(run, 0, "allreduce", timed_out=False, build=build)
         if pid is None:
             problems.append("rank 1's interpreter was never found")
         # On a failure the table shows what the diagnosis said too: the wording is the question.

@@ -42,6 +42,7 @@ class Numbering:
         self._lock = threading.Lock()
         self._next = {}
         self._suffix = {}
+        self._in_flight = {}  # (group, seq) -> (op, t0): started, not yet seen to end
 
     def take(self, group):
         group = _resolve(group)
@@ -52,6 +53,27 @@ class Numbering:
             if suffix is None:
                 suffix = self._suffix[group] = _group_suffix(group)
         return seq, suffix
+
+    def started(self, group, seq, op, t0):
+        with self._lock:
+            self._in_flight[(_resolve(group), seq)] = (op, t0)
+
+    def ended(self, group, seq):
+        with self._lock:
+            self._in_flight.pop((_resolve(group), seq), None)
+
+    def stuck_in(self, group, op, seq, t0):
+        """(op, seq, t0) of the collective a rank is stuck in when `seq` failed: the oldest of
+        the group's it started and never saw end. DDP's bucket allreduces run side by side and
+        fail in whatever order their callbacks run: with rank 1 stopped inside #78, rank 0's
+        #79 reported its timeout first."""
+        group = _resolve(group)
+        with self._lock:
+            older = [(s, o, t) for (g, s), (o, t) in self._in_flight.items() if g == group and s < seq]
+        if not older:
+            return op, seq, t0
+        oldest, oldest_op, oldest_t0 = min(older, key=lambda x: x[0])
+        return oldest_op, oldest, oldest_t0
 
 
 def _resolve(group):
@@ -94,6 +116,7 @@ def _wrap(session, numbering, name, fn):
         iteration = session.iteration
         t0 = probes.now_ns()
         probes.event("pg_op_start", op, t0, t0, nbytes=nbytes, seq=seq)
+        numbering.started(bound.get("group"), seq, op, t0)
         try:
             result = fn(*args, **kwargs)
         except Exception as error:  # a timeout, a peer gone: the rank stays in this op
@@ -105,6 +128,7 @@ def _wrap(session, numbering, name, fn):
 
         def finished(t1):
             probes.event("pg_op", op, t0, max(t1, t0 + 1), iteration=iteration, nbytes=nbytes, seq=seq)
+            numbering.ended(bound.get("group"), seq)
             if gpu is None:
                 session.note_end(t1)
 

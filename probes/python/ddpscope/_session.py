@@ -168,6 +168,8 @@ class Session:
         if self._failure_marked:
             return
         self._failure_marked = True
+        if self.numbering is not None:
+            op, seq, t0 = self.numbering.stuck_in(group, op, seq, t0)
         from ddpscope import _torch_api  # torch's, called only from torch's collectives
         t = self.probes.now_ns()
         # Gloo ends a wait at the timeout, counted from a moment a little after t0.

@@ -101,6 +101,7 @@ class _Model:
         op = "allreduce" + suffix
         self.probes.event("bucket_ready", "bucket_ready", t0, t0, bucket=index)
         self.probes.event("pg_op_start", op, t0, t0, nbytes=nbytes, seq=seq)
+        self.session.numbering.started(self.group, seq, op, t0)
         with _collectives.quiet():  # the hook's own collectives are this one
             if self.user_hook is not None:
                 state, hook = self.user_hook
@@ -114,6 +115,7 @@ class _Model:
             self.probes.event("allreduce", "bucket allreduce", t0, max(t1, t0 + 1), iteration=iteration, bucket=index,
                               nbytes=nbytes, seq=seq)
             self.probes.event("pg_op", op, t0, max(t1, t0 + 1), iteration=iteration, nbytes=nbytes, seq=seq)
+            self.session.numbering.ended(self.group, seq)
 
         def done(f):
             try:
