@@ -302,10 +302,23 @@ SlowCause verdict_over(SlowCause cause, const RunTimelines& t, const std::vector
 
 }  // namespace
 
+namespace {
+
+// Whether two ranks that compute on CPUs run on one host.
+bool cpu_ranks_share_a_host(RunStoreReader& run) {
+  std::map<std::string, int> on_host;
+  for (const RankRow& r : run.ranks())
+    if (r.device == "cpu" && ++on_host[r.host] > 1) return true;
+  return false;
+}
+
+}  // namespace
+
 SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers, const LinkReport* links, int64_t until) {
   SlowCause cause;
   RunTimelines t = read_timelines(run, layers);
   cause.ranks = static_cast<int>(t.ranks.size());
+  cause.ranks_share_cores = cpu_ranks_share_a_host(run);
   cause.cut_short = t.cut_short;
   cause.slow_link = links ? links->slow : analyze_links(run).slow;
   if (t.ranks.size() < 2) cause.not_analysed = "the run has one rank: no rank waits for another";

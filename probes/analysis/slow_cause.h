@@ -74,12 +74,15 @@ struct SlowIteration {
 struct SlowCause {
   std::string not_analysed;  // why there is no verdict (one rank, no collectives, ...); empty when there is
   int ranks = 0;
-  int iterations = 0;                       // analysed: past warm-up, not cut short, not stalled
-  double iteration_ms = 0;                  // mean iteration time (start to next start), over ranks
-  double noise_ms = 0;                      // below this, a rank's lost time is noise
-  SlowStraggler straggler;                  // rank -1 when the ranks are within noise
-  std::vector<RankWait> waits;              // every rank, by rank
-  double what_if_ms = 0;                    // the mean iteration time without the straggler's excess
+  int iterations = 0;           // analysed: past warm-up, not cut short, not stalled
+  double iteration_ms = 0;      // mean iteration time (start to next start), over ranks
+  double noise_ms = 0;          // below this, a rank's lost time is noise
+  SlowStraggler straggler;      // rank -1 when the ranks are within noise
+  std::vector<RankWait> waits;  // every rank, by rank
+  double what_if_ms = 0;        // the mean iteration time without the straggler's excess
+  // Ranks on CPUs share a host: without the wait they would compute at the same time on its
+  // cores, so the what-if is a floor (4 ranks on 2 cores: re-runs 12-26 % slower than it).
+  bool ranks_share_cores = false;
   std::vector<SlowStall> stalls;            // the largest first
   std::vector<int64_t> cut_short;           // iterations an error cut short, left out
   std::vector<SlowIteration> by_iteration;  // every iteration analysed, in order

@@ -90,8 +90,11 @@ std::string straggler_verdict(const SlowCause& cause) {
   out += printf_string("%s %.1f ms.", cause.ranks == 2 ? "other rank spends" : "other ranks spend (median)",
                        s.others_phase_ms);
   out += waiters(cause);
-  out += printf_string(" Without that, an iteration would take about %.1f ms instead of %.1f ms.", cause.what_if_ms,
+  out += printf_string(" Without that, an iteration would take about %.1f ms instead of %.1f ms", cause.what_if_ms,
                        cause.iteration_ms);
+  out += cause.ranks_share_cores ? " (or somewhat more: these ranks share a host's cores, which they would then "
+                                   "compute on at the same time)."
+                                 : ".";
   return out + stalls_said(cause);
 }
 
@@ -156,6 +159,7 @@ nlohmann::ordered_json slow_cause_json(const SlowCause& cause) {
                           {"lost_ms_per_iteration", w.lost_ms_per_iteration},
                           {"last_to_arrive", w.last_in}});
   j["what_if_ms"] = cause.what_if_ms;
+  j["ranks_share_cores"] = cause.ranks_share_cores;
   j["stalls"] = nlohmann::ordered_json::array();
   for (const SlowStall& st : cause.stalls)
     j["stalls"].push_back({{"iteration", st.iteration},

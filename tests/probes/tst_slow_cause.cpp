@@ -112,6 +112,20 @@ class TestSlowCause : public ScratchTest {
              qPrintable(QString("%1 of %2").arg(c.what_if_ms).arg(c.iteration_ms)));
   }
 
+  // CPU ranks on one host: the what-if is a floor (without the wait they would compute on its
+  // cores at the same time), and the verdict says so; ranks that say no host do not.
+  void testTheWhatIfSaysRanksShareCores() {
+    const std::string caveat = "(or somewhat more: these ranks share a host's cores";
+    const SlowCause shared =
+        analyse({.slow_rank = 1, .phase = "forward", .slow_ms = 7, .host = "node-0"}, "shared.ddprun");
+    QVERIFY(shared.ranks_share_cores);
+    QVERIFY2(slow_cause_verdict(shared).find(caveat) != std::string::npos, slow_cause_verdict(shared).c_str());
+    QCOMPARE(slow_cause_json(shared)["ranks_share_cores"].get<bool>(), true);
+    const SlowCause apart = analyse({.slow_rank = 1, .phase = "forward", .slow_ms = 7}, "apart.ddprun");
+    QVERIFY(!apart.ranks_share_cores);
+    QVERIFY(slow_cause_verdict(apart).find(caveat) == std::string::npos);
+  }
+
   void testAHealthyRunNamesNoRank() {
     const SlowCause c = analyse({.ranks = 4}, "healthy.ddprun");
     QCOMPARE(c.straggler.rank, -1);

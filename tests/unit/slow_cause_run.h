@@ -29,6 +29,7 @@ struct SlowRunSpec {
   double stall_ms = 0;
   int cut_iteration = -1;  // rank 0's span of that iteration ends by an error
   bool running = false;    // the run left "running", as a job still writing it
+  std::string host;        // every rank on this host, computing on its CPU (empty: ranks say neither)
   // Up to this much more on every phase and gradient (0: exact times). A run of a thousand
   // ranks with the same times everywhere packs into under 2 bytes a span, which the reader
   // refuses as a bomb; real runs never look like that.
@@ -85,6 +86,8 @@ inline void write_slow_run(const std::string& path, const SlowRunSpec& spec) {
     batches[r].threads = {{0, 1, "main"}, {1, 2, "comm"}};
     batches[r].names = {"iteration", "forward", "backward", "optimizer", "allreduce", "grad_ready"};
     batches[r].records = {buckets_record()};
+    if (!spec.host.empty())
+      batches[r].records.push_back("{\"type\":\"rank\",\"host\":\"" + spec.host + "\",\"device\":\"cpu\"}");
   }
   int64_t sync = 10 * kMsNs;          // every rank leaves the last allreduce here
   std::vector<int64_t> after_opt(n);  // each rank's end of the previous optimizer step
