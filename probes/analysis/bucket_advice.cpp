@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bucket_replay.h"
+#include "overlap_analysis.h"
 #include "ddpscope/bucket_rule.h"
 #include "ddpscope/error.h"
 #include "ddpscope/plural.h"
@@ -296,14 +297,18 @@ void measure_allreduce_cost(const RankSpans& r, const Iterations& its, BucketAdv
     a.notes.push_back("few allreduces ran without compute beside them: the cost per byte is rough");
 }
 
-// The allreduces this rank ran in iteration `it`: (start, end) from backward's start.
+// The time this rank had an allreduce running in iteration `it`: (start, end) from backward's
+// start, merged (a PyTorch job's bucket allreduces run side by side; ours one at a time).
 std::vector<std::pair<double, double>> allreduces_of(const RankSpans& r, int64_t it) {
   std::vector<std::pair<double, double>> spans;
   const auto ops = r.bucket_ops.find(it);
   if (ops == r.bucket_ops.end()) return spans;
-  const double b0 = r.backward_begin.at(it);
+  std::vector<Interval> running;
   for (const auto& op : ops->second)
-    spans.emplace_back(op.begin - b0, op.end - b0);
+    running.push_back({static_cast<int64_t>(op.begin), static_cast<int64_t>(op.end)});
+  const double b0 = r.backward_begin.at(it);
+  for (const Interval& i : merge_intervals(std::move(running)))
+    spans.emplace_back(static_cast<double>(i.begin) - b0, static_cast<double>(i.end) - b0);
   return spans;
 }
 
