@@ -345,6 +345,7 @@ int example_worker(int argc, char** argv) {
   auto probes_session = probes::ProbeSession::from_environment(group->rank(), "cpu");
   probes::set_thread_name("example " + o.name);
   if (o.name == "ring") {
+    emit_group_up(group->rank(), group->size(), "example ring");
     const int code = run_ring_example(*group, o);
     if (probes_session) probes_session->flush();
     emit_rank_end(group->rank(), probes_session ? probes_session->shipped() : 0,
@@ -357,6 +358,7 @@ int example_worker(int argc, char** argv) {
                  "); this job has ", group->size());
   register_example_functions();
   rpc::init_rpc("", {}, group);
+  emit_group_up(rank, group->size(), "example " + o.name);
   const auto mode = o.mode == "smart" ? dist_autograd::Mode::Smart : dist_autograd::Mode::Fast;
   const double median_us = rank == 0 ? drive_example(o, mode, group->size()) : -1;
   const bool failed = rank == 0 && !g_named.error.empty();

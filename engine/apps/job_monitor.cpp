@@ -57,12 +57,13 @@ JobMonitor::JobMonitor(const Settings& settings, CollectorProcess* collector)
       collector_(collector),
       progress_(settings.iterations, settings.style, settings.log_every),
       failure_grace_(settings.limits.failure_grace),
-      start_watchdog_(settings.limits.start_timeout, WatchdogClock::now()),
+      start_watchdog_(settings.limits.start_timeout, WatchdogClock::now(), settings.training),
       end_watchdog_(settings.limits.end_timeout, settings.world_size),
       out_lines_("stdout", [this](const std::string& line) { stdout_line(line); }),
       err_lines_("stderr", [this](const std::string& line) { stderr_line(line); }) {
-  // Other jobs report no start; a script's own rendezvous has a timeout (torch's).
-  if (!settings_.training || settings_.script) start_watchdog_.started();
+  // A script's own rendezvous has a timeout (torch's). RPC jobs report their start once
+  // every rank is up: a rank stopped in MPI's start-up held them for ever.
+  if (settings_.script) start_watchdog_.started();
   // RPC jobs report no training's end: their first rank's end arms the end watchdog (a
   // worker stopped by a signal hung them for ever).
   if (!settings_.training) end_watchdog_.trains_nothing();
@@ -84,7 +85,12 @@ void JobMonitor::stdout_line(const std::string& line) {
   if (const auto* start = std::get_if<job_events::Start>(&*ev)) {
     start_watchdog_.started();
     started_ = true;
-    if (settings_.style == ProgressStyle::Json) {
+    // A rank stopped in its start-up goes on once mpirun continues it to end it: a start
+    // said after the launcher gave up is not news.
+    if (gave_up_) return;
+    if (!settings_.training) {
+      std::printf("%s on %d ranks: every rank is up\n", start->describe.c_str(), start->world_size);
+    } else if (settings_.style == ProgressStyle::Json) {
       job_events::write_event(stdout, *start);
     } else {
       std::printf("training %s on %d rank%s (%s backend)", start->describe.c_str(), start->world_size,

@@ -39,6 +39,11 @@ std::optional<std::string> FailureGraceWatchdog::expired(WatchdogClock::time_poi
 }
 
 std::string StartWatchdog::message() const {
+  if (!trains_) {
+    return detail::concat("the job had not started ", whole_seconds(limit_),
+                          " s after launch: a rank is stuck in its start-up (stopped, or hung in MPI initialisation "
+                          "or the RPC set-up); DDPSCOPE_START_TIMEOUT_MS sets this limit");
+  }
   return detail::concat("the job had not started training ", whole_seconds(limit_),
                         " s after launch: a rank is stuck before training (stopped, or hung in MPI "
                         "initialisation or the model's set-up); DDPSCOPE_START_TIMEOUT_MS sets this limit");

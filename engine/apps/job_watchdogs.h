@@ -39,12 +39,13 @@ class FailureGraceWatchdog {
 };
 
 // A rank stuck before training (stopped, or hung in MPI initialisation, which has no
-// timeout of its own) would hold the job forever. A rank's reported failure disarms it:
-// the failure grace governs then.
+// timeout of its own) would hold the job forever. A job that does not train (an RPC
+// example, rpc-ping) starts once every rank's process group and RPC agent are up. A rank's
+// reported failure disarms it: the failure grace governs then.
 class StartWatchdog {
  public:
-  StartWatchdog(std::chrono::milliseconds limit, WatchdogClock::time_point launched_at)
-      : limit_(limit), launched_at_(launched_at) {}
+  StartWatchdog(std::chrono::milliseconds limit, WatchdogClock::time_point launched_at, bool trains = true)
+      : limit_(limit), launched_at_(launched_at), trains_(trains) {}
   void started() { armed_ = false; }
   void rank_failed() { armed_ = false; }
   // `stuck_why` adds what is known about the stuck rank; asked only when the limit passes.
@@ -58,6 +59,7 @@ class StartWatchdog {
  private:
   std::chrono::milliseconds limit_;
   WatchdogClock::time_point launched_at_;
+  bool trains_;
   bool armed_ = true;
   std::string message() const;
 };

@@ -129,6 +129,7 @@ int rpc_ping_worker(int argc, char** argv) {
   auto probes_session = probes::ProbeSession::from_environment(group->rank(), "cpu");
   probes::set_thread_name("rpc-ping");
   rpc::init_rpc("", {}, group);
+  emit_group_up(group->rank(), group->size(), "rpc-ping");
   const double floor_us = group->size() > 1 ? transport_floor_us(*group, o.calls) : 0.0;
   if (group->rank() == 0) {
     std::vector<PeerResult> results;

@@ -40,7 +40,7 @@ from ddpscope import open_run  # noqa: E402  (spans are queried through the SQLi
 from fault_harness import (  # the jobs, their processes and the shared checks, beside this file
     Job, Result, check_common, diagnosis_line, integrity, last_error_line, leftovers, listening_loopback_ports,
     remote_args, run_status, stack_problems, train_args, typed_failure_problems, unanswering_problems, wait_for_pid,
-    wait_training)
+    wait_for_line, wait_training)
 import cluster_faults  # a host cut off from a simulated cluster, beside this file
 import flight_faults  # the flight recorder's mismatch scenarios, beside this file
 import stop_faults  # stopping the launcher by any sequence of signals, beside this file
@@ -564,12 +564,40 @@ def scenario_rpc_worker_stopped(build, work):
     job = Job(build, ["example", "seed", "--np", "2", "--repeat", "1000000", "--out", run],
               {"DDPSCOPE_RPC_TIMEOUT_MS": "3000", "DDPSCOPE_END_TIMEOUT_MS": "3000"})
     pid = wait_for_pid(job.tag, "ddpscope-worker", rank=0)
-    time.sleep(2)  # serving: worker 0 times its forward and backward runs
+    # Mid-job: every worker's RPC is up, and worker 0 times its forward and backward runs.
+    # A fixed 2 s from the process's start once stopped it in MPI's start-up on a loaded
+    # machine (the rpc-stopped-starting row's case).
+    if not wait_for_line(job, r"every rank is up"):
+        problems_before = ["the job never said every rank is up"]
+    else:
+        problems_before = []
+    time.sleep(1.0)
     code = stopped_until_the_end(r, job, pid, 90)
     problems = check_common(r, job, code, run, 90, names=(r"rank 0 never reported its end \(stopped, or stuck\)",))
     problems += unanswering_problems(build, run, {0: "was stopped by a signal"})
     if pid is None:
         problems.append("worker 0 was never found")
+    return r.conclude(problems_before + problems, f"exit {code}: {last_error_line(job)}")
+
+
+def scenario_rpc_worker_stopped_starting(build, work):
+    r = Result("RPC worker 0 stopped (SIGSTOP) as it starts (example seed; start timeout 5 s)",
+               "the launcher ends the job at its start timeout, saying a rank is stuck in its start-up; file sound; "
+               "no process left (worker 1 waited in MPI's start-up for ever before)")
+    run = os.path.join(work, "rpc-stopped-starting.ddprun")
+    job = Job(build, ["example", "seed", "--np", "2", "--repeat", "1000000", "--out", run],
+              {"DDPSCOPE_START_TIMEOUT_MS": "5000"})
+    pid = wait_for_pid(job.tag, "ddpscope-worker", rank=0)
+    code = stopped_until_the_end(r, job, pid, 60)
+    problems = check_common(r, job, code, run, 60, names=(r"had not started 5 s after launch: a rank is stuck in "
+                                                          r"its start-up",))
+    if job.first_time(r"every rank is up") is not None:
+        problems.append("the job said every rank is up, though worker 0 was stopped as it started")
+    if pid is None:
+        problems.append("worker 0 was never found")
+    status, _ = run_status(run)
+    if status != "failed":
+        problems.append(f"run status {status}")
     return r.conclude(problems, f"exit {code}: {last_error_line(job)}")
 
 
@@ -662,6 +690,7 @@ SCENARIOS = {
     "foreign-rpc-sender": scenario_foreign_rpc,
     "foreign-collector-sender": scenario_foreign_collector,
     "rpc-worker-stopped": scenario_rpc_worker_stopped,
+    "rpc-stopped-starting": scenario_rpc_worker_stopped_starting,
     "rpc-shutdown-waits": scenario_rpc_shutdown_waits,
     "rpc-callee-killed": lambda b, w: scenario_rpc_death(b, w, "serve"),
     "dist-backward-worker-killed": lambda b, w: scenario_rpc_death(b, w, "backward"),

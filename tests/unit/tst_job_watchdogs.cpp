@@ -53,6 +53,16 @@ class TestJobWatchdogs : public ProcessTest {
     StartWatchdog failed(1s, t0);
     failed.rank_failed();
     QVERIFY(!failed.expired(t0 + 1h, why));
+
+    // A job that trains nothing (an RPC example) is watched too, in its own words.
+    StartWatchdog rpc(5s, t0, /*trains=*/false);
+    QVERIFY(!rpc.expired(t0 + 4s, why));
+    const auto rpc_fired = rpc.expired(t0 + 5s, why);
+    QVERIFY(rpc_fired);
+    QVERIFY2(
+        rpc_fired->find("had not started 5 s after launch: a rank is stuck in its start-up") != std::string::npos &&
+            rpc_fired->find("training") == std::string::npos,
+        rpc_fired->c_str());
   }
 
   void testEndWatchdogStartsAtTheFirstEndAfterTrainingAndNamesTheStuckRanks() {
