@@ -31,6 +31,10 @@ constexpr auto kSpin = std::chrono::microseconds(60);
 // How long a send of more than the ring holds waits for the reader to make room before it
 // leaves the rest to poll(): only while the reader is taking bytes does it go on.
 constexpr auto kSendSpin = std::chrono::microseconds(40);
+// While the rings hold bytes poll() makes no system call, but it looks at its descriptors at
+// least this often: under a steady stream the rings always hold bytes, and the room a reader
+// made for the rest of a large message (or a new worker's hello) waited as long as it went on.
+constexpr auto kFdsEvery = std::chrono::microseconds(500);
 // A worker's ring is ShmTransport::kDefaultRingBytes (1 MiB); a hello's larger one is
 // refused, and so is a connection beyond kMaxInbound: three hostile 1 GiB rings, populated
 // on arrival, took a worker from 178 to 3,253 MB.
@@ -226,8 +230,11 @@ void ShmTransport::lose(Peer& peer) {
 
 void ShmTransport::poll(std::chrono::milliseconds wait, TransportEvents& events) {
   peers_.report(events);
-  if (read_rings(events) || spin(events)) return;
-  if (going_to_sleep()) epoll_.dispatch(wait, [&](EpollTag tag, uint32_t) { handle(tag, events); });
+  if (read_rings_and_due_fds(events) || spin(events)) return;
+  if (going_to_sleep()) {
+    epoll_.dispatch(wait, [&](EpollTag tag, uint32_t) { handle(tag, events); });
+    fds_looked_at_ = Clock::now();
+  }
   awake();
   read_rings(events);
 }
@@ -235,7 +242,7 @@ void ShmTransport::poll(std::chrono::milliseconds wait, TransportEvents& events)
 // The rings, and a short spin for a reply on its way; no system call when bytes are there.
 void ShmTransport::look(TransportEvents& events) {
   peers_.report(events);
-  if (!read_rings(events)) spin(events);
+  if (!read_rings_and_due_fds(events)) spin(events);
 }
 
 // Woken by its descriptors: each is handled (a wake-up drained, room written into, a hello
@@ -271,6 +278,12 @@ bool ShmTransport::read_rings(TransportEvents& events) {
   return any;
 }
 
+bool ShmTransport::read_rings_and_due_fds(TransportEvents& events) {
+  if (!read_rings(events)) return false;
+  if (Clock::now() - fds_looked_at_ >= kFdsEvery) handle_ready(events);
+  return true;
+}
+
 // Waits a little for bytes without sleeping, looking at the other fds now and then. True
 // when something came.
 bool ShmTransport::spin(TransportEvents& events) {
@@ -288,6 +301,7 @@ bool ShmTransport::spin(TransportEvents& events) {
 }
 
 int ShmTransport::handle_ready(TransportEvents& events) {
+  fds_looked_at_ = Clock::now();
   return epoll_.dispatch(std::chrono::milliseconds(0), [&](EpollTag tag, uint32_t) { handle(tag, events); });
 }
 

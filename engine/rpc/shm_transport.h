@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -77,6 +78,8 @@ class ShmTransport final : public Transport {
   void lose(Peer& peer);  // its mutex held; said at the next poll()
   // Reads every ring with bytes; true when any had some.
   bool read_rings(TransportEvents& events);
+  // read_rings, and the descriptors too when they were last looked at a while ago.
+  bool read_rings_and_due_fds(TransportEvents& events);
   bool spin(TransportEvents& events);
   void handle(EpollTag tag, TransportEvents& events);
   int handle_ready(TransportEvents& events);  // the descriptors ready now, without waiting
@@ -93,6 +96,7 @@ class ShmTransport final : public Transport {
   std::string endpoint_;
   StreamPeers<Peer> peers_;
   std::vector<std::unique_ptr<Inbound>> inbound_;  // poll()'s thread only
+  std::chrono::steady_clock::time_point fds_looked_at_{};  // poll()'s thread only
   std::atomic<bool> closed_{false};
 };
 

@@ -4,7 +4,8 @@
 // another host (another key), or one whose socket cannot be reached, is not served (TCP
 // reaches it: tst_routed_transport); a hello that is not a worker's is refused by name;
 // idle connections hold no read buffer; a worker that closes is reported lost, and what it
-// wrote whole before is delivered; another transport's endpoint is named.
+// wrote whole before is delivered; a steady stream starves no descriptor; another
+// transport's endpoint is named.
 #include <QtTest/QtTest>
 
 #include <sys/eventfd.h>
@@ -17,6 +18,7 @@
 #include <memory>
 
 #include "ddpscope/error.h"
+#include "rpc/routed_transport.h"
 #include "rpc/shm_handshake.h"
 #include "rpc/shm_transport.h"
 #include "transport_test_events.h"
@@ -196,6 +198,53 @@ class TestShmTransport : public QObject {
     QCOMPARE(text(heard.messages[0].frames[0]), last);
     const std::string s = "to the dead";
     a.send(1, {copied(s)});  // dropped, as the agent has failed its calls: no throw, no hang
+  }
+
+  // A worker whose rings always hold bytes (a steady stream from worker 2) still looks at
+  // its descriptors: the room worker 1 makes for the rest of a large message, a new ring.
+  // It read its rings and went back to the agent before, and the message waited for as
+  // long as the stream went on. Alone (poll) and under the routing a job uses (look).
+  void testASteadyStreamDoesNotStarveTheRoomForALargeMessage() {
+    QFETCH(bool, routed);
+    std::vector<std::unique_ptr<Transport>> t;
+    for (int i = 0; i < 3; ++i) {
+      auto shm = std::make_unique<ShmTransport>(64 << 20, 64 << 10);
+      if (!routed) {
+        t.push_back(std::move(shm));
+        continue;
+      }
+      std::vector<std::unique_ptr<Transport>> one;
+      one.push_back(std::move(shm));
+      t.push_back(std::make_unique<RoutedTransport>(std::move(one)));
+    }
+    Transport &a = *t[0], &b = *t[1], &c = *t[2];
+    const std::vector<std::string> all = {a.endpoint(), b.endpoint(), c.endpoint()};
+    for (auto& x : t)
+      x->connect(all);
+    Heard ha, hb, hc;
+    const std::string tick = "tick";
+    c.send(0, {copied(tick)});
+    QVERIFY(pollBoth(a, ha, c, hc, [&] { return ha.messages.size() == 1; }));
+    auto big = std::make_shared<std::vector<uint8_t>>(4 << 20, uint8_t{7});
+    a.send(1, {{big->data(), big->size(), big}});  // 64 times the ring: written as room is made
+    QElapsedTimer timer;
+    timer.start();
+    size_t ticks = 1;
+    while (hb.messages.empty() && timer.elapsed() < 5000) {
+      c.send(0, {copied(tick)});  // a's ring from c is never empty when a looks
+      ++ticks;
+      a.poll(std::chrono::milliseconds(1), ha);
+      b.poll(std::chrono::milliseconds(1), hb);
+      c.poll(std::chrono::milliseconds(0), hc);
+    }
+    QVERIFY2(hb.messages.size() == 1,
+             qPrintable(QString("the large message did not arrive in 5 s of a steady stream (%1 ticks)").arg(ticks)));
+    QCOMPARE(hb.messages[0].frames[0].size, big->size());
+  }
+  void testASteadyStreamDoesNotStarveTheRoomForALargeMessage_data() {
+    QTest::addColumn<bool>("routed");
+    QTest::newRow("alone") << false;
+    QTest::newRow("routed") << true;
   }
 
   void testAnotherTransportsEndpointIsNamed() {
