@@ -95,7 +95,7 @@ class ShmTransport final : public Transport {
   int64_t max_frame_bytes_;
   std::string endpoint_;
   StreamPeers<Peer> peers_;
-  std::vector<std::unique_ptr<Inbound>> inbound_;  // poll()'s thread only
+  std::vector<std::unique_ptr<Inbound>> inbound_;          // poll()'s thread only
   std::chrono::steady_clock::time_point fds_looked_at_{};  // poll()'s thread only
   std::atomic<bool> closed_{false};
 };
