@@ -556,21 +556,23 @@ def scenario_foreign_collector(build, work):
     return r.conclude(problems, f"exit {code}; " + "; ".join(said))
 
 
+def seed_example_and_worker_0(build, run, env):
+    """The seed example repeated for as long as a row needs, and worker 0's pid once it exists."""
+    job = Job(build, ["example", "seed", "--np", "2", "--repeat", "1000000", "--out", run], env)
+    return job, wait_for_pid(job.tag, "ddpscope-worker", rank=0)
+
+
 def scenario_rpc_worker_stopped(build, work):
     r = Result("RPC worker 0 stopped (SIGSTOP) mid-job (example seed; RPC and end timeouts 3 s)",
                "worker 1's calls time out and it ends; the end watchdog then ends the job naming worker 0, said "
                "stopped; no process left (it hung for ever before)")
     run = os.path.join(work, "rpc-stopped.ddprun")
-    job = Job(build, ["example", "seed", "--np", "2", "--repeat", "1000000", "--out", run],
-              {"DDPSCOPE_RPC_TIMEOUT_MS": "3000", "DDPSCOPE_END_TIMEOUT_MS": "3000"})
-    pid = wait_for_pid(job.tag, "ddpscope-worker", rank=0)
+    job, pid = seed_example_and_worker_0(build, run, {"DDPSCOPE_RPC_TIMEOUT_MS": "3000",
+                                                      "DDPSCOPE_END_TIMEOUT_MS": "3000"})
     # Mid-job: every worker's RPC is up, and worker 0 times its forward and backward runs.
     # A fixed 2 s from the process's start once stopped it in MPI's start-up on a loaded
     # machine (the rpc-stopped-starting row's case).
-    if not wait_for_line(job, r"every rank is up"):
-        problems_before = ["the job never said every rank is up"]
-    else:
-        problems_before = []
+    problems_before = [] if wait_for_line(job, r"every rank is up") else ["the job never said every rank is up"]
     time.sleep(1.0)
     code = stopped_until_the_end(r, job, pid, 90)
     problems = check_common(r, job, code, run, 90, names=(r"rank 0 never reported its end \(stopped, or stuck\)",))
@@ -585,9 +587,7 @@ def scenario_rpc_worker_stopped_starting(build, work):
                "the launcher ends the job at its start timeout, saying a rank is stuck in its start-up; file sound; "
                "no process left (worker 1 waited in MPI's start-up for ever before)")
     run = os.path.join(work, "rpc-stopped-starting.ddprun")
-    job = Job(build, ["example", "seed", "--np", "2", "--repeat", "1000000", "--out", run],
-              {"DDPSCOPE_START_TIMEOUT_MS": "5000"})
-    pid = wait_for_pid(job.tag, "ddpscope-worker", rank=0)
+    job, pid = seed_example_and_worker_0(build, run, {"DDPSCOPE_START_TIMEOUT_MS": "5000"})
     code = stopped_until_the_end(r, job, pid, 60)
     problems = check_common(r, job, code, run, 60, names=(r"had not started 5 s after launch: a rank is stuck in "
                                                           r"its start-up",))
