@@ -13,9 +13,10 @@ namespace ddpscope::apps {
 
 namespace job_events = probes::job_events;
 
-// An RPC job's start (examples, rpc-ping), said by rank 0 once init_rpc has returned: every
-// rank has then passed MPI's start-up and the RPC bootstrap, neither of which has a timeout
-// of its own, so the launcher's start watchdog (job_watchdogs.h) waits for this line.
+// An RPC job's start (examples, rpc-ping), said by rank 0 once init_rpc has returned (the ring
+// example, which uses no RPC: once its process group is up): every rank has then passed MPI's
+// start-up and the RPC bootstrap, neither of which has a timeout of its own, so the launcher's
+// start watchdog (job_watchdogs.h) waits for this line.
 inline void emit_group_up(int rank, int world_size, const std::string& describe) {
   if (rank != 0) return;
   job_events::write_event(stdout, job_events::Start{world_size, "mpi", describe});
