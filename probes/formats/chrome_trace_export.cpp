@@ -1,6 +1,7 @@
 #include "chrome_trace_export.h"
 
 #include "atomic_file.h"
+#include "trace_event_writer.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +9,56 @@
 #include <nlohmann/json.hpp>
 
 namespace ddpscope::probes {
+
+namespace {
+
+// One span as a complete (or instant) event; keys in sorted order, as the nlohmann objects
+// this writer replaced wrote them.
+void write_span(TraceEventWriter& events, const SpanRow& s, double begin_us) {
+  TraceEventWriter::Json& e = events.begin_event();
+  e.StartObject();
+  e.Key("args");
+  e.StartObject();
+  const auto arg = [&e](const char* key, int64_t value) { TraceEventWriter::field_if_set(e, key, value); };
+  arg("bucket", s.bucket);
+  arg("bytes", s.bytes);
+  arg("ctx_id", s.ctx_id);
+  arg("iteration", s.iteration);
+  arg("msg_id", s.msg_id);
+  arg("param", s.param);
+  arg("peer", s.peer);
+  arg("seq", s.seq);
+  if (!s.file.empty()) {
+    e.Key("src");
+    TraceEventWriter::string(e, s.file + ":" + std::to_string(s.line), "source file");
+  }
+  e.EndObject();
+  e.Key("cat");
+  e.String(kind_name(s.kind));
+  const bool complete = s.t_end_ns > s.t_begin_ns;
+  if (complete) {
+    e.Key("dur");
+    TraceEventWriter::number(e, static_cast<double>(s.t_end_ns - s.t_begin_ns) / 1000.0);
+  }
+  e.Key("name");
+  TraceEventWriter::string(e, s.name, "span name");
+  e.Key("ph");
+  e.String(complete ? "X" : "i");
+  e.Key("pid");
+  e.Int(s.rank);
+  if (!complete) {
+    e.Key("s");
+    e.String("t");
+  }
+  e.Key("tid");
+  e.Int(s.thread);
+  e.Key("ts");
+  TraceEventWriter::number(e, begin_us);
+  e.EndObject();
+  events.end_event();
+}
+
+}  // namespace
 
 int64_t export_chrome_trace(RunStoreReader& run, const std::string& out_path) {
   // Written next to the target and renamed at the end: a failed export leaves no
@@ -18,13 +69,8 @@ int64_t export_chrome_trace(RunStoreReader& run, const std::string& out_path) {
                  "'; check that its folder exists and is writable");
   const auto [t0, t1] = run.time_range();
   (void)t1;
-  int64_t written = 0;
-  bool first = true;
-  auto emit = [&](const nlohmann::json& e) {
-    out << (first ? "\n" : ",\n") << e.dump();
-    first = false;
-    ++written;
-  };
+  TraceEventWriter events(out);
+  auto emit = [&](const nlohmann::json& e) { events.raw_event(e.dump()); };
   out << "{\"displayTimeUnit\":\"ns\",\"otherData\":";
   const RunRow r = run.run();
   out << nlohmann::json{{"status", r.status},
@@ -52,33 +98,13 @@ int64_t export_chrome_trace(RunStoreReader& run, const std::string& out_path) {
   }
   // Microseconds with nanosecond decimals, relative to the run's first event.
   auto us = [base = t0](int64_t ns) { return static_cast<double>(ns - base) / 1000.0; };
-  run.each_span_row({}, [&](const SpanRow& s) {
-    nlohmann::json args = nlohmann::json::object();
-    if (s.iteration >= 0) args["iteration"] = s.iteration;
-    if (s.bucket >= 0) args["bucket"] = s.bucket;
-    if (s.param >= 0) args["param"] = s.param;
-    if (s.bytes >= 0) args["bytes"] = s.bytes;
-    if (s.peer >= 0) args["peer"] = s.peer;
-    if (s.seq >= 0) args["seq"] = s.seq;
-    if (s.ctx_id >= 0) args["ctx_id"] = s.ctx_id;
-    if (s.msg_id >= 0) args["msg_id"] = s.msg_id;
-    if (!s.file.empty()) args["src"] = s.file + ":" + std::to_string(s.line);
-    nlohmann::json e = {{"name", s.name},  {"cat", kind_name(s.kind)}, {"pid", s.rank},
-                        {"tid", s.thread}, {"ts", us(s.t_begin_ns)},   {"args", std::move(args)}};
-    if (s.t_end_ns > s.t_begin_ns) {
-      e["ph"] = "X";
-      e["dur"] = static_cast<double>(s.t_end_ns - s.t_begin_ns) / 1000.0;
-    } else {
-      e["ph"] = "i";
-      e["s"] = "t";
-    }
-    emit(e);
-  });
+  run.each_span_row({}, [&](const SpanRow& s) { write_span(events, s, us(s.t_begin_ns)); });
+  events.flush();
   out << "\n]}\n";
   out.close();
   DDPSCOPE_CHECK(out.good(), "writing the trace to '", out_path, "' failed (disk full?)");
   file.commit();
-  return written;
+  return events.events();
 }
 
 }  // namespace ddpscope::probes

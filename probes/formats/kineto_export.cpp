@@ -1,6 +1,7 @@
 #include "kineto_export.h"
 
 #include "atomic_file.h"
+#include "trace_event_writer.h"
 
 #include "gpu_time.h"
 
@@ -72,24 +73,20 @@ class RankFile {
     const std::string text = h.dump();
     out_ << text.substr(0, text.size() - 1) << ",\"traceEvents\":[";
   }
-  void event(const nlohmann::json& e) {
-    out_ << (first_ ? "\n" : ",\n") << e.dump();
-    first_ = false;
-    ++events_;
-  }
+  void event(const nlohmann::json& e) { events_.raw_event(e.dump()); }
+  TraceEventWriter& events() { return events_; }
   void finish() {
+    events_.flush();
     out_ << "\n]}\n";
     out_.close();
     DDPSCOPE_CHECK(out_.good(), "writing '", file_.path(), "' failed (disk full?)");
     file_.commit();
   }
-  int64_t events() const { return events_; }
 
  private:
   AtomicFile file_;  // declared first: the stream closes before the partial file is removed
   std::ofstream out_;
-  bool first_ = true;
-  int64_t events_ = 0;
+  TraceEventWriter events_{out_};
 };
 
 std::string rank_trace_path(const std::string& dir, int rank) {
@@ -184,44 +181,66 @@ void write_track_names(RankFile& file, const ExportContext& c, const RankRow& k,
 }
 
 // ddpscope's fields, so an import gives the run back, and what Kineto's own rows carry,
-// for the tools that read them (HTA: stream, correlation).
-nlohmann::json span_args(const SpanRow& s, const std::string& name, const Track& track) {
-  nlohmann::json args = {{"ddpscope.kind", kind_name(s.kind)}};
-  if (name != s.name) args["ddpscope.name"] = s.name;
-  if (s.iteration >= 0) args["ddpscope.iteration"] = s.iteration;
-  if (s.bucket >= 0) args["ddpscope.bucket"] = s.bucket;
-  if (s.param >= 0) args["ddpscope.param"] = s.param;
-  if (s.bytes >= 0) args["ddpscope.bytes"] = s.bytes;
-  if (s.peer >= 0) args["ddpscope.peer"] = s.peer;
-  if (s.seq >= 0) args["ddpscope.seq"] = s.seq;
-  if (s.ctx_id >= 0) args["ddpscope.ctx_id"] = s.ctx_id;
-  if (s.msg_id >= 0) args["ddpscope.msg_id"] = s.msg_id;
-  if (is_gpu_kind(s.kind)) {
-    args["device"] = track.device;
-    args["stream"] = track.stream;
+// for the tools that read them (HTA: stream, correlation). Keys sorted, as before.
+void span_args(TraceEventWriter::Json& e, const SpanRow& s, const std::string& name, const Track& track) {
+  const auto arg = [&e](const char* key, int64_t value) { TraceEventWriter::field_if_set(e, key, value); };
+  const bool gpu = is_gpu_kind(s.kind);
+  e.StartObject();
+  if ((s.kind == Kind::GpuMemcpy || s.kind == Kind::GpuMemset)) arg("bytes", s.bytes);
+  if (gpu || s.kind == Kind::CudaRuntime) arg("correlation", s.msg_id);
+  arg("ddpscope.bucket", s.bucket);
+  arg("ddpscope.bytes", s.bytes);
+  arg("ddpscope.ctx_id", s.ctx_id);
+  arg("ddpscope.iteration", s.iteration);
+  e.Key("ddpscope.kind");
+  e.String(kind_name(s.kind));
+  arg("ddpscope.msg_id", s.msg_id);
+  if (name != s.name) {
+    e.Key("ddpscope.name");
+    TraceEventWriter::string(e, s.name, "span name");
   }
-  if ((is_gpu_kind(s.kind) || s.kind == Kind::CudaRuntime) && s.msg_id >= 0) args["correlation"] = s.msg_id;
-  if ((s.kind == Kind::GpuMemcpy || s.kind == Kind::GpuMemset) && s.bytes >= 0) args["bytes"] = s.bytes;
-  return args;
+  arg("ddpscope.param", s.param);
+  arg("ddpscope.peer", s.peer);
+  arg("ddpscope.seq", s.seq);
+  if (gpu) {
+    e.Key("device");
+    e.Int64(track.device);
+    e.Key("stream");
+    e.Int64(track.stream);
+  }
+  e.EndObject();
 }
 
-nlohmann::json span_event(const ExportContext& c, const SpanRow& s, const Track& track) {
+void write_span(TraceEventWriter& events, const ExportContext& c, const SpanRow& s, const Track& track) {
   const std::string name =
       s.kind == Kind::Iteration && s.iteration >= 0 ? "ProfilerStep#" + std::to_string(s.iteration) : s.name;
-  nlohmann::json e = {{"ph", "X"},
-                      {"cat", kineto_category(s.kind)},
-                      {"name", name},
-                      {"pid", track.pid},
-                      {"tid", track.tid},
-                      {"ts", c.us(s.t_begin_ns)},
-                      {"args", span_args(s, name, track)}};
-  if (s.t_end_ns > s.t_begin_ns) {
-    e["dur"] = static_cast<double>(s.t_end_ns - s.t_begin_ns) / 1000.0;
-  } else {
-    e["ph"] = "i";
-    e["s"] = "t";
+  const bool complete = s.t_end_ns > s.t_begin_ns;
+  TraceEventWriter::Json& e = events.begin_event();
+  e.StartObject();
+  e.Key("args");
+  span_args(e, s, name, track);
+  e.Key("cat");
+  e.String(kineto_category(s.kind));
+  if (complete) {
+    e.Key("dur");
+    TraceEventWriter::number(e, static_cast<double>(s.t_end_ns - s.t_begin_ns) / 1000.0);
   }
-  return e;
+  e.Key("name");
+  TraceEventWriter::string(e, name, "span name");
+  e.Key("ph");
+  e.String(complete ? "X" : "i");
+  e.Key("pid");
+  e.Int64(track.pid);
+  if (!complete) {
+    e.Key("s");
+    e.String("t");
+  }
+  e.Key("tid");
+  e.Int64(track.tid);
+  e.Key("ts");
+  TraceEventWriter::number(e, c.us(s.t_begin_ns));
+  e.EndObject();
+  events.end_event();
 }
 
 // Metrics (loss, iteration_ms, ...) as counters at their iteration's end.
@@ -253,12 +272,12 @@ int64_t export_rank(ExportContext& c, const RankRow& k, const std::string& path)
   // One pack in memory at a time, in file order: trace viewers and HTA sort by time.
   c.run.each_span_row(query, [&](const SpanRow& s) {
     const auto t = tracks.find(s.thread);
-    file.event(span_event(c, s, t != tracks.end() ? t->second : Track{rank_pid, s.thread}));
+    write_span(file.events(), c, s, t != tracks.end() ? t->second : Track{rank_pid, s.thread});
     if (s.kind == Kind::Iteration && s.iteration >= 0) iteration_end[s.iteration] = s.t_end_ns;
   });
   write_metrics(file, c, k, rank_pid, iteration_end);
   file.finish();
-  return file.events();
+  return file.events().events();
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include "chrome_trace_export.h"
+#include "kineto_export.h"
+#include "sqlite_db.h"
 #include "test_registry.h"
 
 using namespace ddpscope;
@@ -60,6 +62,34 @@ class TestChromeTraceExport : public ScratchTest {
     QCOMPARE(process_names, 2);
     QCOMPARE(thread_names, 4);
     QVERIFY(!QFile::exists(QString::fromStdString(out + ".partial")));
+  }
+
+  // A damaged run whose span name is not UTF-8: both exports refuse it in words that name
+  // the name (its bytes escaped) and leave no file behind.
+  void testANameThatIsNotUtf8IsRefusedAndLeavesNoFile() {
+    const std::string file = path("damaged.ddprun");
+    {
+      RunStoreWriter w(file);
+      w.begin_run({"{}", 2, "mpi", "mlp"});
+      w.write(known_iteration(0));
+    }
+    {
+      SqliteDb db(file, SQLITE_OPEN_READWRITE);
+      db.exec("UPDATE names SET name = CAST(X'666FFF80' AS TEXT) WHERE name = 'forward'");
+    }
+    RunStoreReader r(file);
+    const std::string out = path("damaged.json");
+    try {
+      export_chrome_trace(r, out);
+      QFAIL("the chrome export took a name that is not UTF-8");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).find("span name 'fo\\xFF\\x80' is not UTF-8 text") != std::string::npos, e.what());
+    }
+    QVERIFY(!QFile::exists(QString::fromStdString(out)));
+    QVERIFY(!QFile::exists(QString::fromStdString(out + ".partial")));
+    const std::string dir = path("damaged-kineto");
+    QVERIFY_THROWS_EXCEPTION(Error, export_kineto_traces(r, dir, true));
+    QVERIFY(!QFile::exists(QString::fromStdString(dir + "/rank0.pt.trace.json")));
   }
 };
 
