@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -23,6 +24,10 @@ constexpr double kStallMinMs = 100;
 constexpr double kNoiseShare = 0.10;
 // A straggler is the rank waited for in at least this share of the iterations.
 constexpr double kMostIterations = 2.0 / 3.0;
+// The fewest iterations a slowdown that began or ended during the run is named over.
+constexpr size_t kSpellMinIterations = 5;
+// ... and its iterations' mean must be this many times the others' (and 1 ms longer).
+constexpr double kSpellLonger = 1.2;
 
 // One stretch between two collectives, as every rank spent it.
 struct Stretch {
@@ -273,6 +278,50 @@ SlowCause summarize_stretches(SlowCause cause, const std::vector<Stretch>& stret
                             run);
 }
 
+// When no rank gated most of the run: the stretch one rank gated (it became slow at
+// iteration 150 of 260, or was slow for a while), found as the run of iterations where the
+// times it gated outnumber twice the others (the largest such sum, over ranks), and the
+// verdict over it, when that names the rank.
+SlowCause with_spell(SlowCause whole, const SlowCause& base, const std::vector<Stretch>& stretches,
+                     const RunTimelines& t, const std::set<int64_t>& analysed, RunStoreReader& run) {
+  const std::vector<SlowIteration>& rows = whole.by_iteration;
+  const size_t n = rows.size();
+  int best = 0, rank = -1;
+  size_t first = 0, last = 0;
+  for (const RankWait& w : whole.waits) {
+    int sum = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const int v = rows[i].rank == w.rank ? 1 : -2;
+      if (sum <= 0)
+        sum = v, start = i;
+      else
+        sum += v;
+      if (sum > best) best = sum, rank = w.rank, first = start, last = i;
+    }
+  }
+  const size_t length = last - first + 1;
+  if (rank < 0 || length < std::max<size_t>(kSpellMinIterations, n / 10) || length == n) return whole;
+  std::set<int64_t> inside;
+  for (size_t i = first; i <= last; ++i)
+    inside.insert(rows[i].iteration);
+  std::set<int64_t> outside;
+  std::set_difference(analysed.begin(), analysed.end(), inside.begin(), inside.end(),
+                      std::inserter(outside, outside.end()));
+  // A busy machine's ranks take turns in streaks: the stretch's iterations must be markedly
+  // longer than the others', as a real slowdown makes them.
+  const double other_ms = mean(periods(t.matched, outside));
+  SlowCause spell = base;
+  spell.iterations = static_cast<int>(inside.size());
+  spell.iteration_ms = mean(periods(t.matched, inside));
+  if (spell.iteration_ms < kSpellLonger * other_ms || spell.iteration_ms - other_ms < 1.0) return whole;
+  spell = summarize_stretches(std::move(spell), stretches, t, inside, run);
+  if (spell.straggler.rank != rank) return whole;
+  spell.by_iteration = whole.by_iteration;
+  spell.spell = {rows[first].iteration, rows[last].iteration, static_cast<int>(n), last + 1 == n, other_ms};
+  return spell;
+}
+
 // The verdict over the candidate iterations, or over the last `recent` of them (0: all).
 SlowCause verdict_over(SlowCause cause, const RunTimelines& t, const std::vector<Stretch>& stretches,
                        std::set<int64_t> candidates, int recent, RunStoreReader& run) {
@@ -297,7 +346,9 @@ SlowCause verdict_over(SlowCause cause, const RunTimelines& t, const std::vector
     return cause;
   }
   cause.iteration_ms = mean(periods(t.matched, analysed));
-  return summarize_stretches(std::move(cause), stretches, t, analysed, run);
+  SlowCause whole = summarize_stretches(cause, stretches, t, analysed, run);
+  if (whole.straggler.rank >= 0 || recent > 0) return whole;  // the Live tab's "now" is a stretch already
+  return with_spell(std::move(whole), cause, stretches, t, analysed, run);
 }
 
 }  // namespace

@@ -71,6 +71,16 @@ struct SlowIteration {
   double lost_ms = 0;
 };
 
+// A slowdown that began (or ended) during the run: no rank gated 2/3 of the run's
+// iterations, but one gated 2/3 of a stretch of at least 5 of them (and a tenth of the
+// run). The verdict is then over that stretch, and says so.
+struct SlowSpell {
+  int64_t first = -1, last = -1;   // the stretch's first and last iteration; -1: none
+  int run_iterations = 0;          // the iterations of the whole run analysed
+  bool to_the_end = false;         // it lasted to the run's last analysed iteration
+  double other_iterations_ms = 0;  // the mean iteration outside it, measured
+};
+
 struct SlowCause {
   std::string not_analysed;  // why there is no verdict (one rank, no collectives, ...); empty when there is
   int ranks = 0;
@@ -85,7 +95,8 @@ struct SlowCause {
   bool ranks_share_cores = false;
   std::vector<SlowStall> stalls;            // the largest first
   std::vector<int64_t> cut_short;           // iterations an error cut short, left out
-  std::vector<SlowIteration> by_iteration;  // every iteration analysed, in order
+  std::vector<SlowIteration> by_iteration;  // every iteration analysed, in order (the whole run's)
+  SlowSpell spell;                          // first -1: the verdict is over the whole run
   // A link, rank or host markedly slower than the others (link_matrix.h): said before the
   // straggler, since every collective waits for it whichever rank arrives last.
   std::optional<SlowLinkVerdict> slow_link;

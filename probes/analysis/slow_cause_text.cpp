@@ -79,14 +79,29 @@ std::string stalls_said(const SlowCause& cause) {
 
 namespace {
 
+// "From iteration 150 on (109 of the 258 iterations), " when the verdict is over a slowdown
+// that began during the run; "From iteration 20 to 35 (...), " when it also ended.
+std::string spell_opening(const SlowCause& cause) {
+  const SlowSpell& sp = cause.spell;
+  if (sp.first < 0) return {};
+  const std::string span =
+      sp.to_the_end ? printf_string("%lld on", static_cast<long long>(sp.first))
+                    : printf_string("%lld to %lld", static_cast<long long>(sp.first), static_cast<long long>(sp.last));
+  return printf_string("From iteration %s (%d of the %d iterations), ", span.c_str(), cause.iterations,
+                       sp.run_iterations);
+}
+
 // The verdict on the ranks: the straggler, or why there is none.
 std::string straggler_verdict(const SlowCause& cause) {
   if (!cause.not_analysed.empty()) return "No verdict: " + cause.not_analysed + "." + stalls_said(cause);
   const SlowStraggler& s = cause.straggler;
   if (s.rank < 0) return no_straggler(cause) + stalls_said(cause);
-  std::string out = printf_string(
-      "Rank %d gates %d of %d iterations: %sit spends %.1f ms per iteration %s, where the ", s.rank, s.iterations,
-      cause.iterations, s.iterations < cause.iterations ? "in those, " : "", s.rank_phase_ms, phase_words(s).c_str());
+  std::string out =
+      spell_opening(cause) + printf_string("%s %d gates %d of %d%s: %sit spends %.1f ms per iteration %s, where the ",
+                                           cause.spell.first >= 0 ? "rank" : "Rank", s.rank, s.iterations,
+                                           cause.iterations, cause.spell.first >= 0 ? "" : " iterations",
+                                           s.iterations < cause.iterations ? "in those, " : "", s.rank_phase_ms,
+                                           phase_words(s).c_str());
   out += printf_string("%s %.1f ms.", cause.ranks == 2 ? "other rank spends" : "other ranks spend (median)",
                        s.others_phase_ms);
   out += waiters(cause);
@@ -95,6 +110,13 @@ std::string straggler_verdict(const SlowCause& cause) {
   out += cause.ranks_share_cores ? " (or somewhat more: these ranks share a host's cores, which they would then "
                                    "compute on at the same time)."
                                  : ".";
+  if (cause.spell.first >= 0)
+    out +=
+        printf_string(" The %s took %.1f ms.",
+                      cause.spell.to_the_end
+                          ? printf_string("iterations before %lld", static_cast<long long>(cause.spell.first)).c_str()
+                          : "other iterations",
+                      cause.spell.other_iterations_ms);
   return out + stalls_said(cause);
 }
 
@@ -119,8 +141,10 @@ std::string slow_cause_text(const SlowCause& cause) {
     out +=
         printf_string("Iteration %lld was cut short by an error: left out of the means.\n", static_cast<long long>(i));
   if (cause.waits.empty()) return out;
-  out += printf_string("\nPer rank, ms per iteration (mean of %s past the first):\n",
-                       count_of(cause.iterations, "iteration").c_str());
+  out += cause.spell.first >= 0 ? printf_string("\nPer rank, ms per iteration (mean of the %s of that stretch):\n",
+                                                count_of(cause.iterations, "iteration").c_str())
+                                : printf_string("\nPer rank, ms per iteration (mean of %s past the first):\n",
+                                                count_of(cause.iterations, "iteration").c_str());
   out += "  rank  waits for the others  the job waited for it  last to arrive (iterations)\n";
   for (const RankWait& w : cause.waits)
     out += printf_string("  %4d  %20.2f  %21.2f  %d\n", w.rank, w.wait_ms_per_iteration, w.lost_ms_per_iteration,
@@ -169,6 +193,16 @@ nlohmann::ordered_json slow_cause_json(const SlowCause& cause) {
                            {"waited_in", st.collective},
                            {"waiting_rank", st.waiting_rank}});
   j["cut_short"] = cause.cut_short;
+  // A slowdown that began or ended during the run: the verdict's iterations (null: all).
+  if (cause.spell.first >= 0) {
+    j["spell"] = {{"first_iteration", cause.spell.first},
+                  {"last_iteration", cause.spell.last},
+                  {"run_iterations", cause.spell.run_iterations},
+                  {"to_the_end", cause.spell.to_the_end},
+                  {"other_iterations_ms", cause.spell.other_iterations_ms}};
+  } else {
+    j["spell"] = nullptr;
+  }
   if (cause.slow_link) {
     j["slow_link"] = {
         {"rank", cause.slow_link->rank >= 0 ? nlohmann::ordered_json(cause.slow_link->rank) : nlohmann::ordered_json()},

@@ -196,6 +196,24 @@ class TestOneVerdict : public QObject {
     QVERIFY2(said.contains("<b>Why:</b> No rank stands out over 10 iterations"), qPrintable(said));
   }
 
+  // A rank slow from iteration 14 of 30 (16 of the 28 analysed): Summary, Breakdown and Ranks
+  // give the verdict over the stretch since, and mark that rank, where they said no rank stood out.
+  void testASlowdownThatBeganIsNamedByEveryView() {
+    const QString file =
+        write("began.ddprun", {.iterations = 30, .slow_rank = 1, .phase = "forward", .slow_ms = 7, .slow_from = 14});
+    MainWindow window(m_folder.path());
+    QVERIFY(window.openRun(file));
+    const QString opening = "From iteration 14 on (16 of the 28 iterations), rank 1 gates 16 of 16";
+    const QString summary = window.findChild<SummaryPage*>()->text();
+    QVERIFY2(summary.contains("<b>Why:</b> " + opening), qPrintable(summary));
+    window.showTab("Breakdown");
+    auto* breakdown = window.part<TimeBreakdownPage>();
+    QVERIFY2(breakdown->headline()->text().contains(opening), qPrintable(breakdown->headline()->text()));
+    QCOMPARE(breakdown->bars()->straggler(), 1);
+    window.showTab("Ranks");
+    QVERIFY2(window.part<RanksPage>()->headline().contains(opening), qPrintable(window.part<RanksPage>()->headline()));
+  }
+
   void testAStallIsNamedAndLeftOut() {
     const QString file = write("stall.ddprun", {.ranks = 2, .stall_rank = 1, .stall_iteration = 6, .stall_ms = 3000});
     MainWindow window(m_folder.path());

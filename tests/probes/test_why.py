@@ -207,6 +207,18 @@ class WhyTest(unittest.TestCase):
             self.assertTrue(after, "no reading while the job ran after the slowdown began: %s" % seen)
             wrong = [x for x in after if (x[1], x[2]) != (1, "forward")]
             self.assertEqual(wrong, [], "readings after iteration 151 that do not name rank 1 in forward: %s" % seen)
+            # The whole run's verdict: rank 1 gated 110 of its 258 iterations, not 2/3 of them, but
+            # all of those since 150: the verdict is over them, and says when they began; the
+            # iterations before, measured, are faster by about the 30 ms slept (half of it, here).
+            done = subprocess.run([CLI, "why", "--json", out], capture_output=True, text=True, check=True)
+            whole = json.loads(done.stdout)
+            self.assertEqual(((whole["straggler"] or {}).get("rank"), (whole["straggler"] or {}).get("phase")),
+                             (1, "forward"), whole["verdict"])
+            spell = whole["spell"] or {}
+            self.assertIn(spell.get("first_iteration"), (150, 151), whole["verdict"])
+            self.assertTrue(spell.get("to_the_end"), whole["verdict"])
+            self.assertLess(spell["other_iterations_ms"], whole["iteration_ms"] - 15, whole["verdict"])
+            self.assertRegex(whole["verdict"], r"^From iteration 15[01] on \(\d+ of the \d+ iterations\), rank 1 ")
 
     def test_runs_without_a_verdict_say_why(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -135,6 +135,57 @@ class TestSlowCause : public ScratchTest {
     QCOMPARE(slow_cause_json(c)["straggler"].is_null(), true);
   }
 
+  // Rank 1's forward 7 ms slower from iteration 14 of 30 (16 of the 28 analysed): no rank
+  // gates 2/3 of the run, but rank 1 gates the stretch since, which the verdict is over and
+  // says, with the iterations before measured; slow from 10 to 19 only, the stretch ends.
+  void testASlowdownThatBeganOrEndedIsNamedWithItsIterations() {
+    const SlowCause began =
+        analyse({.iterations = 30, .slow_rank = 1, .phase = "forward", .slow_ms = 7, .slow_from = 14}, "began.ddprun");
+    QCOMPARE(began.straggler.rank, 1);
+    QCOMPARE(QString::fromStdString(began.straggler.phase), QString("forward"));
+    QCOMPARE(began.spell.first, int64_t{14});
+    QCOMPARE(began.spell.last, int64_t{29});
+    QVERIFY(began.spell.to_the_end);
+    QCOMPARE(began.spell.run_iterations, 28);
+    QCOMPARE(began.iterations, 16);
+    QVERIFY(std::abs(began.iteration_ms - 16.5) < 1e-6);
+    QVERIFY(std::abs(began.spell.other_iterations_ms - 9.5) < 1e-6);  // measured: the healthy iteration
+    QVERIFY(std::abs(began.what_if_ms - 9.5) < 1e-6);
+    const std::string said = slow_cause_verdict(began);
+    QVERIFY2(said.starts_with("From iteration 14 on (16 of the 28 iterations), rank 1 gates 16 of 16: it spends 10.0 "
+                              "ms per iteration in forward, where the other rank spends 3.0 ms.") &&
+                 said.ends_with("The iterations before 14 took 9.5 ms."),
+             said.c_str());
+    QCOMPARE(slow_cause_json(began)["spell"]["first_iteration"].get<int64_t>(), int64_t{14});
+
+    const SlowCause ended = analyse(
+        {.iterations = 30, .slow_rank = 1, .phase = "optimizer", .slow_ms = 7, .slow_from = 10, .slow_until = 19},
+        "ended.ddprun");
+    QCOMPARE(ended.straggler.rank, 1);
+    QCOMPARE(QString::fromStdString(ended.straggler.phase), QString("optimizer"));
+    // The optimizer of iteration 19 delays iteration 20's first allreduce: the stretch is 11 to 20.
+    QCOMPARE(ended.spell.first, int64_t{11});
+    QCOMPARE(ended.spell.last, int64_t{20});
+    QVERIFY(!ended.spell.to_the_end);
+    QVERIFY2(slow_cause_verdict(ended).starts_with("From iteration 11 to 20 (10 of the 28 iterations), rank 1"),
+             slow_cause_verdict(ended).c_str());
+    QVERIFY(slow_cause_verdict(ended).ends_with("The other iterations took 9.5 ms."));
+
+    // Too short a stretch is not named (3 of 28 iterations): no rank stands out.
+    const SlowCause brief =
+        analyse({.iterations = 30, .slow_rank = 1, .phase = "forward", .slow_ms = 7, .slow_from = 10, .slow_until = 12},
+                "brief.ddprun");
+    QCOMPARE(brief.straggler.rank, -1);
+    QCOMPARE(brief.spell.first, int64_t{-1});
+    // Nor a stretch whose iterations are only 16 % longer (1.5 ms of 9.5): a busy machine's
+    // ranks take turns in streaks as long.
+    const SlowCause mild = analyse(
+        {.iterations = 30, .slow_rank = 1, .phase = "forward", .slow_ms = 1.5, .slow_from = 10, .slow_until = 19},
+        "mild.ddprun");
+    QCOMPARE(mild.spell.first, int64_t{-1});
+    QCOMPARE(mild.straggler.rank, -1);
+  }
+
   void testAStallIsNamedAndLeftOut() {
     const SlowCause c = analyse({.stall_rank = 1, .stall_iteration = 6, .stall_ms = 3000}, "stall.ddprun");
     QCOMPARE(c.stalls.size(), size_t{1});

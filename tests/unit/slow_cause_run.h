@@ -25,6 +25,7 @@ struct SlowRunSpec {
   std::string also_phase;  // the slow rank is slower in this phase too, by also_ms
   double also_ms = 0;
   int slow_from = 1;                          // the first iteration it is slow in
+  int slow_until = 1 << 30;                   // the last
   int stall_rank = -1, stall_iteration = -1;  // that rank stays `stall_ms` outside the step once
   double stall_ms = 0;
   int cut_iteration = -1;  // rank 0's span of that iteration ends by an error
@@ -42,7 +43,8 @@ constexpr int64_t kMsNs = 1'000'000;
 constexpr int kParams = 4;
 
 inline int64_t extra(const SlowRunSpec& s, int rank, int iteration, const char* phase, int param = -1) {
-  if (rank != s.slow_rank || (param >= 0 && param != s.layer) || iteration < s.slow_from) return 0;
+  if (rank != s.slow_rank || (param >= 0 && param != s.layer) || iteration < s.slow_from || iteration > s.slow_until)
+    return 0;
   return static_cast<int64_t>(((s.phase == phase ? s.slow_ms : 0) + (s.also_phase == phase ? s.also_ms : 0)) * kMsNs);
 }
 
