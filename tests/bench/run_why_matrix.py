@@ -24,6 +24,34 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "probes"))
 import why_cases  # noqa: E402
 
 
+def pause_penalty():
+    """How much slower this machine computes right after a pause than back to back: the same
+    ~3 ms of float32 matmuls (6 layers of 256, batch 64, as the engine's cases) timed 200 times
+    each way, medians. The slow run's ranks compute after waiting, the re-run's do not: on
+    2026-11-30's VM the pause cost 45-60 % (35 % after a spin instead of a sleep), a share no
+    model of the slow run can take off."""
+    import time
+    import numpy as np
+    rng = np.random.default_rng(65)
+    x = rng.random((64, 256), dtype=np.float32)
+    weights = [rng.random((256, 256), dtype=np.float32) for _ in range(6)]
+
+    def timed(pause_s):
+        times = []
+        for _ in range(200):
+            if pause_s:
+                time.sleep(pause_s)
+            t0 = time.perf_counter()
+            for _ in range(3):
+                h = x
+                for w in weights:
+                    h = np.maximum(h @ w, 0)
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times)
+
+    return timed(0.021) / timed(0) - 1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build")
@@ -33,6 +61,10 @@ def main():
     parser.add_argument("--iters", type=int, default=20)
     args = parser.parse_args()
     cli = os.path.join(os.path.abspath(args.build), "bin", "ddpscope-cli")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    print("this machine computes %.0f %% slower right after a 21 ms pause than back to back: the slow runs' ranks "
+          "compute after waiting, their re-runs' do not, so a what-if read from a slow run over-predicts by up to "
+          "that share of its compute" % (100 * pause_penalty()), flush=True)
     cases = why_cases.random_cases(args.seed, args.cases)
     hits, layers, layer_cases, blamed, errors = 0, 0, 0, 0, []
     with tempfile.TemporaryDirectory() as tmp:
