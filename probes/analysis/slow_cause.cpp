@@ -300,8 +300,19 @@ SlowCause with_spell(SlowCause whole, const SlowCause& base, const std::vector<S
       if (sum > best) best = sum, rank = w.rank, first = start, last = i;
     }
   }
+  if (rank < 0) return whole;
+  // An iteration next to the stretch that the rank gated by a hair (a busy machine) is not the
+  // slowdown: its edges start where the rank cost half the stretch's median or more.
+  std::vector<double> costs;
+  for (size_t i = first; i <= last; ++i)
+    if (rows[i].rank == rank) costs.push_back(rows[i].lost_ms);
+  const double edge = 0.5 * median(std::move(costs));
+  while (first < last && (rows[first].rank != rank || rows[first].lost_ms < edge))
+    ++first;
+  while (last > first && (rows[last].rank != rank || rows[last].lost_ms < edge))
+    --last;
   const size_t length = last - first + 1;
-  if (rank < 0 || length < std::max<size_t>(kSpellMinIterations, n / 10) || length == n) return whole;
+  if (length < std::max<size_t>(kSpellMinIterations, n / 10) || length == n) return whole;
   std::set<int64_t> inside;
   for (size_t i = first; i <= last; ++i)
     inside.insert(rows[i].iteration);

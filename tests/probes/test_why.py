@@ -215,10 +215,12 @@ class WhyTest(unittest.TestCase):
             self.assertEqual(((whole["straggler"] or {}).get("rank"), (whole["straggler"] or {}).get("phase")),
                              (1, "forward"), whole["verdict"])
             spell = whole["spell"] or {}
-            self.assertIn(spell.get("first_iteration"), (150, 151), whole["verdict"])
+            # The onset, within two iterations (an iteration before 150 that rank 1 gated by much,
+            # beside other tests, would join the stretch).
+            self.assertTrue(148 <= (spell.get("first_iteration") or 0) <= 151, whole["verdict"])
             self.assertTrue(spell.get("to_the_end"), whole["verdict"])
             self.assertLess(spell["other_iterations_ms"], whole["iteration_ms"] - 15, whole["verdict"])
-            self.assertRegex(whole["verdict"], r"^From iteration 15[01] on \(\d+ of the \d+ iterations\), rank 1 ")
+            self.assertRegex(whole["verdict"], r"^From iteration 1(4[89]|5[01]) on \(\d+ of the \d+ iterations\), rank 1 ")
 
     def test_runs_without_a_verdict_say_why(self):
         with tempfile.TemporaryDirectory() as tmp:

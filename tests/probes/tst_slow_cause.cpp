@@ -157,6 +157,19 @@ class TestSlowCause : public ScratchTest {
                  said.ends_with("The iterations before 14 took 9.5 ms."),
              said.c_str());
     QCOMPARE(slow_cause_json(began)["spell"]["first_iteration"].get<int64_t>(), int64_t{14});
+    // Rank 1 also 2 ms late once just before (iteration 13): the stretch still starts at 14.
+    const SlowCause edged = analyse({.iterations = 30,
+                                     .slow_rank = 1,
+                                     .phase = "forward",
+                                     .slow_ms = 7,
+                                     .slow_from = 14,
+                                     .stall_rank = 1,
+                                     .stall_iteration = 13,
+                                     .stall_ms = 2},
+                                    "edged.ddprun");
+    QCOMPARE(edged.by_iteration[11].iteration, int64_t{13});
+    QCOMPARE(edged.by_iteration[11].rank, 1);  // it did gate 13
+    QCOMPARE(edged.spell.first, int64_t{14});
 
     const SlowCause ended = analyse(
         {.iterations = 30, .slow_rank = 1, .phase = "optimizer", .slow_ms = 7, .slow_from = 10, .slow_until = 19},
