@@ -33,28 +33,7 @@ void write_span(TraceEventWriter& events, const SpanRow& s, double begin_us) {
     TraceEventWriter::string(e, s.file + ":" + std::to_string(s.line), "source file");
   }
   e.EndObject();
-  e.Key("cat");
-  e.String(kind_name(s.kind));
-  const bool complete = s.t_end_ns > s.t_begin_ns;
-  if (complete) {
-    e.Key("dur");
-    TraceEventWriter::number(e, static_cast<double>(s.t_end_ns - s.t_begin_ns) / 1000.0);
-  }
-  e.Key("name");
-  TraceEventWriter::string(e, s.name, "span name");
-  e.Key("ph");
-  e.String(complete ? "X" : "i");
-  e.Key("pid");
-  e.Int(s.rank);
-  if (!complete) {
-    e.Key("s");
-    e.String("t");
-  }
-  e.Key("tid");
-  e.Int(s.thread);
-  e.Key("ts");
-  TraceEventWriter::number(e, begin_us);
-  e.EndObject();
+  TraceEventWriter::span_fields(e, kind_name(s.kind), s.name, s.rank, s.thread, begin_us, s.t_end_ns - s.t_begin_ns);
   events.end_event();
 }
 

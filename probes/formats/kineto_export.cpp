@@ -214,32 +214,12 @@ void span_args(TraceEventWriter::Json& e, const SpanRow& s, const std::string& n
 void write_span(TraceEventWriter& events, const ExportContext& c, const SpanRow& s, const Track& track) {
   const std::string name =
       s.kind == Kind::Iteration && s.iteration >= 0 ? "ProfilerStep#" + std::to_string(s.iteration) : s.name;
-  const bool complete = s.t_end_ns > s.t_begin_ns;
   TraceEventWriter::Json& e = events.begin_event();
   e.StartObject();
   e.Key("args");
   span_args(e, s, name, track);
-  e.Key("cat");
-  e.String(kineto_category(s.kind));
-  if (complete) {
-    e.Key("dur");
-    TraceEventWriter::number(e, static_cast<double>(s.t_end_ns - s.t_begin_ns) / 1000.0);
-  }
-  e.Key("name");
-  TraceEventWriter::string(e, name, "span name");
-  e.Key("ph");
-  e.String(complete ? "X" : "i");
-  e.Key("pid");
-  e.Int64(track.pid);
-  if (!complete) {
-    e.Key("s");
-    e.String("t");
-  }
-  e.Key("tid");
-  e.Int64(track.tid);
-  e.Key("ts");
-  TraceEventWriter::number(e, c.us(s.t_begin_ns));
-  e.EndObject();
+  TraceEventWriter::span_fields(e, kineto_category(s.kind), name, track.pid, track.tid, c.us(s.t_begin_ns),
+                                s.t_end_ns - s.t_begin_ns);
   events.end_event();
 }
 

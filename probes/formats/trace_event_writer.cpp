@@ -61,6 +61,32 @@ void TraceEventWriter::string(Json& json, std::string_view text, const char* wha
                  "writes names as UTF-8); nothing was exported");
 }
 
+void TraceEventWriter::span_fields(Json& json, const char* category, std::string_view name, int64_t pid, int64_t tid,
+                                   double begin_us, int64_t duration_ns) {
+  const bool complete = duration_ns > 0;
+  json.Key("cat");
+  json.String(category);
+  if (complete) {
+    json.Key("dur");
+    number(json, static_cast<double>(duration_ns) / 1000.0);
+  }
+  json.Key("name");
+  string(json, name, "span name");
+  json.Key("ph");
+  json.String(complete ? "X" : "i");
+  json.Key("pid");
+  json.Int64(pid);
+  if (!complete) {
+    json.Key("s");
+    json.String("t");
+  }
+  json.Key("tid");
+  json.Int64(tid);
+  json.Key("ts");
+  number(json, begin_us);
+  json.EndObject();
+}
+
 void TraceEventWriter::number(Json& json, double value) {
   DDPSCOPE_CHECK(std::isfinite(value), "a trace event's time is not a finite number (", value, ")");
   json.Double(value);
