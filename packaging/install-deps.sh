@@ -9,7 +9,7 @@ packages=(
   libopenmpi-dev openmpi-bin libopenblas-dev libsqlite3-dev sqlite3 libgraphviz-dev
   libzmq3-dev cppzmq-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzstd-dev
   libspdlog-dev  # diagnostics (base/ddpscope/log.h)
-  rapidjson-dev  # streaming (SAX) reader for PyTorch profiler traces
+  rapidjson-dev  # streaming (SAX) reader for PyTorch profiler traces; the exports' writer
   libdw-dev  # a stalled rank's native stacks' names (probes/runtime/native_stacks.h)
   xvfb xauth python3 python3-torch python3-sklearn
   procps bsdutils  # ps and script: the launcher and terminal tests use them

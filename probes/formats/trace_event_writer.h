@@ -49,8 +49,6 @@ class TraceEventWriter {
   // above 0; else an instant), name, ph, pid, s (instants), tid, ts; then closes the event.
   static void span_fields(Json& json, const char* category, std::string_view name, int64_t pid, int64_t tid,
                           double begin_us, int64_t duration_ns);
-  // Microseconds: the shortest decimals that read back to the same double.
-  static void number(Json& json, double value);
 
  private:
   void separate();
