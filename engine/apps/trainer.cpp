@@ -12,6 +12,7 @@
 
 #include "autograd/graph_snapshot.h"
 #include "autograd/ops.h"
+#include "cpu_wait.h"
 #include "ddp/distributed_data_parallel.h"
 #include "ddp/powersgd_hook.h"
 #include "ddp/sync_batch_norm.h"
@@ -358,6 +359,7 @@ StepResult Trainer::step() {
   fused_stepped_ = 0;
   DDPSCOPE_SPAN(forward_span, probes::Kind::Forward, "forward");
   probes::set_phase("forward");
+  enter_cpu_phase(probes::CpuPhase::Forward);
   const int rank = group_ ? group_->rank() : 0;
   fault_point("forward", rank, iteration_ + 1);
   Tensor output;
@@ -372,6 +374,7 @@ StepResult Trainer::step() {
   }
   const Tensor loss = loss_of(output, y);
   forward_span.end();
+  enter_cpu_phase(probes::CpuPhase::Outside);
   inject_stall_if_asked();
   // The graph of the first iteration, and of any iteration asked for since.
   if (probes::enabled() && (iteration_ == 0 || probes::take_graph_request())) {
@@ -380,10 +383,12 @@ StepResult Trainer::step() {
   {
     DDPSCOPE_SPAN(backward_span, probes::Kind::Backward, "backward");
     probes::set_phase("backward");
+    enter_cpu_phase(probes::CpuPhase::Backward);  // until DDP's finalize, or its end
     fault_point("backward", rank, iteration_ + 1);
     inject_slowdown_if_asked("backward");
     loss.backward();
   }
+  enter_cpu_phase(probes::CpuPhase::Outside);
   // Fail here, naming them, rather than let the loss allreduce below meet the other ranks'
   // allreduce of the bucket this rank never launched (MPI then aborts with no word).
   if (const std::string missing = ddp_parameters_without_gradients(); !missing.empty()) {
@@ -403,7 +408,9 @@ StepResult Trainer::step() {
     if (named_parameters_.empty()) named_parameters_ = model_->named_parameters();
     nonfinite_.check_gradients(iteration_ + 1, named_parameters_);
   }
+  enter_cpu_phase(probes::CpuPhase::Optimizer);
   step_optimizer(rank);
+  enter_cpu_phase(probes::CpuPhase::Outside);
   iteration_span.end();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++iteration_;
@@ -417,6 +424,11 @@ StepResult Trainer::step() {
   probes::set_phase("");
   record_step_metrics(loss_value, seconds);
   return {iteration_, loss_value, seconds};
+}
+
+// The training thread's CPU wait is summed by phase (cpu_wait.h) while probes record.
+void Trainer::enter_cpu_phase(probes::CpuPhase phase) {
+  if (probes::enabled()) probes::enter_cpu_phase(phase);
 }
 
 // --inject-stall: sleep between this iteration's forward and backward on the chosen rank.
@@ -505,6 +517,14 @@ void Trainer::record_step_metrics(double loss_value, double seconds) {
   probes::record_metric(iteration_, "samples_per_s", static_cast<double>(samples_per_step()) / std::max(seconds, 1e-9));
   probes::record_metric(iteration_, "iteration_ms", seconds * 1e3);
   probes::record_metric(iteration_, "optimizer_state_bytes", static_cast<double>(optimizer_state_bytes()));
+  // Its threads' wait for a CPU by phase (cpu_wait.h): `why` tells a rank late for want of a
+  // core from one slow at its work.
+  if (!probes::enabled()) return;
+  static constexpr const char* kCpuWaitMetric[] = {"cpu_wait_ms.outside_step", "cpu_wait_ms.forward",
+                                                   "cpu_wait_ms.backward", "cpu_wait_ms.optimizer"};
+  const auto waits = probes::take_cpu_phase_waits_ms();
+  for (size_t p = 0; p < waits.size(); ++p)
+    if (waits[p] >= 0) probes::record_metric(iteration_, kCpuWaitMetric[p], waits[p]);
 }
 
 // DDPSCOPE_FAULT's wrong_* actions: a collective that does not match the other ranks'

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "c10d/process_group.h"
+#include "cpu_wait.h"
 #include "ddp/distributed_data_parallel.h"
 #include "ddp/zero_redundancy_optimizer.h"
 #include "nn/datasets.h"
@@ -171,6 +172,7 @@ class Trainer {
   void step_optimizer(int rank);
   double loss_over_ranks(double loss_value);
   void record_step_metrics(double loss_value, double seconds);
+  static void enter_cpu_phase(probes::CpuPhase phase);
   // --fused-optimizer in a DDP job: the reducer steps each bucket's parameters.
   void install_fused_optimizer();
 

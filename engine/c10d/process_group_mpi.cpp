@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cpu_wait.h"
 #include "mpi_wait.h"
 #include "probe.h"
 #include "ring_allreduce.h"
@@ -231,8 +232,10 @@ void ProcessGroupMPI::run_lane(Lane& lane) {
   probes::set_thread_name("comm: " + options().name + " " + lane.name);
   while (true) {
     Op op;
+    int64_t cpu_wait_before = -1;  // when it sleeps until handed an op (cpu_wait.h)
     {
       std::unique_lock<std::mutex> lock(lane.mutex);
+      if (lane.queue.empty() && probes::enabled()) cpu_wait_before = probes::thread_cpu_wait_ns();
       lane.cv.wait(lock, [&] { return lane.stop || !lane.queue.empty(); });
       if (lane.queue.empty()) return;  // stop requested and drained
       op = std::move(lane.queue.front());
@@ -242,6 +245,10 @@ void ProcessGroupMPI::run_lane(Lane& lane) {
       lane.in_flight_timeout = op.timeout;
       lane.deadline = std::chrono::steady_clock::now() + op.timeout;
     }
+    // Woken for the op but kept from a core: the rank arrives late by that much.
+    if (cpu_wait_before >= 0)
+      if (const int64_t after = probes::thread_cpu_wait_ns(); after > cpu_wait_before)
+        probes::add_comm_cpu_wait_ns(after - cpu_wait_before);
     try {
       check_usable(op_type_name(op.work->op_type()));
       if (options().check_consistency && &lane == &collectives_) check_consistency(op);

@@ -7,6 +7,7 @@
 #include "autograd/autograd_meta.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
+#include "cpu_wait.h"
 #include "probe.h"
 #include "records.h"
 #include "tensor/kernels.h"
@@ -454,6 +455,9 @@ void Reducer::record_stats() {
 
 void Reducer::finalize_backward() {
   DDPSCOPE_SPAN(span, probes::Kind::Finalize, "finalize");
+  // Backward's compute is done; waiting for the buckets (and waking from it) is not backward
+  // for the cause analysis (cpu_wait.h).
+  if (probes::enabled()) probes::enter_cpu_phase(probes::CpuPhase::Outside);
   // The context is this backward's only: forget it however finalize ends.
   struct ForgetContext {
     std::shared_ptr<dist_autograd::DistAutogradContext>& ctx;

@@ -20,6 +20,7 @@
 // comes from the run's common clock. docs/why-slow.md tells the rules to users.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,6 +47,16 @@ struct SlowStraggler {
   double lost_ms_per_iteration = 0;  // the job's time lost to it
   int iterations = 0;                // iterations it was the last to arrive
   std::string waited_in;             // the collective the others most waited in
+  // Its training thread's wait for a CPU in the phase (ready to run while other threads held
+  // the host's cores: the run-queue delay the engine records per phase), and the other ranks'
+  // median, per iteration it gated; -1 where the run did not record it.
+  double cpu_wait_ms = -1, others_cpu_wait_ms = -1;
+  // Late for want of a core: waiting for a CPU explains at least half of its excess in the
+  // phase. The host is oversubscribed; the rank's work is not slower.
+  bool for_want_of_cpu() const {
+    return cpu_wait_ms >= 0 && extra_ms_per_iteration > 0 &&
+           cpu_wait_ms - std::max(0.0, others_cpu_wait_ms) >= 0.5 * extra_ms_per_iteration;
+  }
 };
 
 struct RankWait {

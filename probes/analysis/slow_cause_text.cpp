@@ -11,7 +11,9 @@ namespace {
 // Where the time went, in words a user acts on.
 std::string phase_words(const SlowStraggler& s) {
   if (s.phase == "outside_step")
-    return "outside the training step (outside forward, backward and the optimizer: input loading, logging?)";
+    return s.for_want_of_cpu()
+               ? "outside the training step (outside forward, backward and the optimizer)"
+               : "outside the training step (outside forward, backward and the optimizer: input loading, logging?)";
   if (s.phase == "forward") return "in forward";
   if (s.phase == "optimizer") return "in the optimizer step";
   if (s.phase == "host") return "with its GPU idle, waiting for the CPU to launch work";
@@ -91,6 +93,19 @@ std::string spell_opening(const SlowCause& cause) {
                        sp.run_iterations);
 }
 
+// " It is late for want of a CPU: 1.0 ms of that it waited for a core ..." when waiting for a
+// CPU explains most of the straggler's excess (slow_cause.h): the cause is the host, not the
+// rank's work.
+std::string cpu_wait_said(const SlowCause& cause) {
+  const SlowStraggler& s = cause.straggler;
+  if (!s.for_want_of_cpu()) return {};
+  return printf_string(
+      " It is late for want of a CPU: for %.1f ms of that its threads were ready to run while other threads held "
+      "the host's cores (the %s: %.1f ms). Its work is not slower: the host runs more busy threads than it has "
+      "cores; fewer ranks or threads per host, or nothing else running there, would end the wait.",
+      s.cpu_wait_ms, cause.ranks == 2 ? "other rank's" : "other ranks' (median)", std::max(0.0, s.others_cpu_wait_ms));
+}
+
 // The verdict on the ranks: the straggler, or why there is none.
 std::string straggler_verdict(const SlowCause& cause) {
   if (!cause.not_analysed.empty()) return "No verdict: " + cause.not_analysed + "." + stalls_said(cause);
@@ -104,6 +119,7 @@ std::string straggler_verdict(const SlowCause& cause) {
                                            phase_words(s).c_str());
   out += printf_string("%s %.1f ms.", cause.ranks == 2 ? "other rank spends" : "other ranks spend (median)",
                        s.others_phase_ms);
+  out += cpu_wait_said(cause);
   out += waiters(cause);
   out += printf_string(" Without that, an iteration would take about %.1f ms instead of %.1f ms", cause.what_if_ms,
                        cause.iteration_ms);
@@ -164,15 +180,20 @@ nlohmann::ordered_json slow_cause_json(const SlowCause& cause) {
   j["noise_ms"] = cause.noise_ms;
   const SlowStraggler& s = cause.straggler;
   if (s.rank >= 0) {
-    j["straggler"] = {{"rank", s.rank},
-                      {"phase", s.phase},
-                      {"where", s.where.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.where)},
-                      {"extra_ms_per_iteration", s.extra_ms_per_iteration},
-                      {"iterations", s.iterations},
-                      {"phase_ms", s.rank_phase_ms},
-                      {"others_phase_ms", s.others_phase_ms},
-                      {"lost_ms_per_iteration", s.lost_ms_per_iteration},
-                      {"waited_in", s.waited_in}};
+    j["straggler"] = {
+        {"rank", s.rank},
+        {"phase", s.phase},
+        {"where", s.where.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.where)},
+        {"extra_ms_per_iteration", s.extra_ms_per_iteration},
+        {"iterations", s.iterations},
+        {"phase_ms", s.rank_phase_ms},
+        {"others_phase_ms", s.others_phase_ms},
+        {"lost_ms_per_iteration", s.lost_ms_per_iteration},
+        {"waited_in", s.waited_in},
+        // Its wait for a CPU in the phase, and the others' (null: not recorded).
+        {"cpu_wait_ms", s.cpu_wait_ms >= 0 ? nlohmann::ordered_json(s.cpu_wait_ms) : nullptr},
+        {"others_cpu_wait_ms", s.others_cpu_wait_ms >= 0 ? nlohmann::ordered_json(s.others_cpu_wait_ms) : nullptr},
+        {"for_want_of_cpu", s.for_want_of_cpu()}};
   } else {
     j["straggler"] = nullptr;
   }

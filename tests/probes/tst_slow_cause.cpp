@@ -126,6 +126,53 @@ class TestSlowCause : public ScratchTest {
     QVERIFY(slow_cause_verdict(apart).find(caveat) == std::string::npos);
   }
 
+  // A rank late because its threads waited for a core (the run records each phase's CPU wait):
+  // the verdict says so when the wait explains half its excess or more, and not below that or
+  // when the run recorded none.
+  void testARankKeptFromItsCoreIsSaidToWaitForACpu_data() {
+    QTest::addColumn<QString>("phase");
+    QTest::addColumn<double>("share");
+    QTest::addColumn<bool>("for_want_of_cpu");
+    for (const char* phase : {"outside_step", "backward"}) {
+      QTest::addRow("%s, 80 %% waiting", phase) << phase << 0.8 << true;
+      QTest::addRow("%s, 50 %% waiting", phase) << phase << 0.5 << true;
+      QTest::addRow("%s, 40 %% waiting", phase) << phase << 0.4 << false;
+      QTest::addRow("%s, none recorded", phase) << phase << -1.0 << false;
+    }
+  }
+  void testARankKeptFromItsCoreIsSaidToWaitForACpu() {
+    QFETCH(QString, phase);
+    QFETCH(double, share);
+    QFETCH(bool, for_want_of_cpu);
+    const SlowCause c =
+        analyse({.slow_rank = 1, .phase = phase.toStdString(), .layer = 1, .slow_ms = 7, .cpu_wait_share = share},
+                "cpu.ddprun");
+    const SlowStraggler& s = c.straggler;
+    QCOMPARE(s.rank, 1);
+    QCOMPARE(QString::fromStdString(s.phase), phase);
+    QCOMPARE(s.for_want_of_cpu(), for_want_of_cpu);
+    const std::string verdict = slow_cause_verdict(c);
+    const auto json = slow_cause_json(c)["straggler"];
+    QCOMPARE(json["for_want_of_cpu"].get<bool>(), for_want_of_cpu);
+    if (share < 0) {
+      QVERIFY(json["cpu_wait_ms"].is_null() && json["others_cpu_wait_ms"].is_null());
+    } else {
+      QVERIFY2(std::abs(json["cpu_wait_ms"].get<double>() - 7 * share) < 1e-3, json.dump().c_str());
+      QCOMPARE(json["others_cpu_wait_ms"].get<double>(), 0.0);
+    }
+    const std::string said = QString(
+                                 " It is late for want of a CPU: for %1 ms of that its threads were ready to run "
+                                 "while other threads held the host's cores (the other rank's: 0.0 ms). Its work "
+                                 "is not slower: the host runs more busy threads than it has cores; fewer ranks "
+                                 "or threads per host, or nothing else running there, would end the wait. Rank 0")
+                                 .arg(7 * share, 0, 'f', 1)
+                                 .toStdString();
+    QVERIFY2((verdict.find(said) != std::string::npos) == for_want_of_cpu, verdict.c_str());
+    QVERIFY2(
+        (verdict.find("input loading, logging?") != std::string::npos) == (phase == "outside_step" && !for_want_of_cpu),
+        verdict.c_str());
+  }
+
   void testAHealthyRunNamesNoRank() {
     const SlowCause c = analyse({.ranks = 4}, "healthy.ddprun");
     QCOMPARE(c.straggler.rank, -1);

@@ -6,6 +6,7 @@ import json
 import os
 import random
 import subprocess
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
@@ -94,3 +95,32 @@ def blames_a_waiting_rank(case, verdict):
     waits for it (or for a busy machine)."""
     s = verdict.get("straggler")
     return bool(s) and s["rank"] != case.rank
+
+
+def ranks_tagged(tag, count, timeout):
+    """{rank: pid} of the `count` ranks whose environment carries DDPSCOPE_TEST_TAG=`tag`
+    (mpirun hands its environment to the ranks it starts), once all have started."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = {}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open("/proc/%s/environ" % pid, "rb") as f:
+                    env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+            except OSError:
+                continue
+            if env.get(b"DDPSCOPE_TEST_TAG") == tag.encode() and b"OMPI_COMM_WORLD_RANK" in env:
+                found[int(env[b"OMPI_COMM_WORLD_RANK"])] = int(pid)
+        if len(found) == count:
+            return found
+        time.sleep(0.05)
+    raise AssertionError("the job's %d ranks did not start within %d s" % (count, timeout))
+
+
+def pin_every_thread(pid, cores):
+    """Every thread of the process on `cores` (threads it starts later inherit it)."""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            os.sched_setaffinity(int(tid), cores)
+        except OSError:  # the thread ended
+            pass

@@ -35,6 +35,9 @@ struct SlowRunSpec {
   // ranks with the same times everywhere packs into under 2 bytes a span, which the reader
   // refuses as a bomb; real runs never look like that.
   int64_t jitter_ns = 0;
+  // >= 0: every rank records its wait for a CPU in each phase (the engine's
+  // "cpu_wait_ms.<phase>" metrics), the slow rank this share of its slowdown, the others none.
+  double cpu_wait_share = -1;
 };
 
 namespace slow_run_detail {
@@ -133,6 +136,13 @@ inline void write_slow_run(const std::string& path, const SlowRunSpec& spec) {
       probes::BatchEvent iteration = known_span(Kind::Iteration, 0, begin[r], after_opt[r], it);
       if (r == 0 && it == spec.cut_iteration) iteration.flags = probes::kEndedByError;
       ev.push_back(iteration);
+      for (const char* phase : {"outside_step", "forward", "backward", "optimizer"}) {
+        if (spec.cpu_wait_share < 0) break;
+        const double waited = spec.cpu_wait_share * extra(spec, static_cast<int>(r), it, phase, spec.layer) / 1e6;
+        batches[r].records.push_back("{\"type\":\"metric\",\"iteration\":" + std::to_string(it) +
+                                     ",\"name\":\"cpu_wait_ms." + phase + "\",\"value\":" + std::to_string(waited) +
+                                     "}");
+      }
     }
     sync = end1;
   }
