@@ -93,16 +93,18 @@ std::string spell_opening(const SlowCause& cause) {
                        sp.run_iterations);
 }
 
-// " It is late for want of a CPU: 1.0 ms of that it waited for a core ..." when waiting for a
+// " It is late for want of a CPU: its threads waited for a core 1.0 ms ..." when waiting for a
 // CPU explains most of the straggler's excess (slow_cause.h): the cause is the host, not the
-// rank's work.
+// rank's work. (Not "of that": its threads' wait, the communication threads' too, can exceed
+// the phase's time on its training thread.)
 std::string cpu_wait_said(const SlowCause& cause) {
   const SlowStraggler& s = cause.straggler;
   if (!s.for_want_of_cpu()) return {};
   return printf_string(
-      " It is late for want of a CPU: for %.1f ms of that its threads were ready to run while other threads held "
-      "the host's cores (the %s: %.1f ms). Its work is not slower: the host runs more busy threads than it has "
-      "cores; fewer ranks or threads per host, or nothing else running there, would end the wait.",
+      " It is late for want of a CPU: its threads waited for a core %.1f ms per iteration there, ready to run "
+      "while other threads held the host's cores (the %s: %.1f ms). Its work is not slower: the host runs more "
+      "busy threads than it has cores; fewer ranks or threads per host, or nothing else running there, would end "
+      "the wait.",
       s.cpu_wait_ms, cause.ranks == 2 ? "other rank's" : "other ranks' (median)", std::max(0.0, s.others_cpu_wait_ms));
 }
 

@@ -161,10 +161,11 @@ class TestSlowCause : public ScratchTest {
       QCOMPARE(json["others_cpu_wait_ms"].get<double>(), 0.0);
     }
     const std::string said = QString(
-                                 " It is late for want of a CPU: for %1 ms of that its threads were ready to run "
-                                 "while other threads held the host's cores (the other rank's: 0.0 ms). Its work "
-                                 "is not slower: the host runs more busy threads than it has cores; fewer ranks "
-                                 "or threads per host, or nothing else running there, would end the wait. Rank 0")
+                                 " It is late for want of a CPU: its threads waited for a core %1 ms per iteration "
+                                 "there, ready to run while other threads held the host's cores (the other rank's: "
+                                 "0.0 ms). Its work is not slower: the host runs more busy threads than it has "
+                                 "cores; fewer ranks or threads per host, or nothing else running there, would end "
+                                 "the wait. Rank 0")
                                  .arg(7 * share, 0, 'f', 1)
                                  .toStdString();
     QVERIFY2((verdict.find(said) != std::string::npos) == for_want_of_cpu, verdict.c_str());

@@ -50,10 +50,9 @@ def random_cases(seed, count, ranks=(2, 4), kinds=("engine", "torch"), ms=(5, 40
     return cases
 
 
-def run_job(cli, out, kind, ranks, slow=None, iters=20, width=256, one_core=False):
-    """The job into `out`; raises with its output when it fails. Width 256: iterations of 5 to
-    20 ms on two cores, where a slowdown of 5 ms shows. `one_core`: every rank on core 0, so
-    that whatever else runs on the machine slows them all alike (they take turns on it)."""
+def job_command(cli, out, kind, ranks, slow=None, iters=20, width=256):
+    """The command of a job into `out`. Width 256: iterations of 5 to 20 ms on two cores,
+    where a slowdown of 5 ms shows."""
     if kind == "engine":
         cmd = [cli, "train", "--np", str(ranks), "--iters", str(iters), "--width", str(width), "--depth", "6",
                "--batch", "64", "--bucket-cap-mb", "1", "--seed", "3", "--progress", "lines", "--out", out]
@@ -62,6 +61,14 @@ def run_job(cli, out, kind, ranks, slow=None, iters=20, width=256, one_core=Fals
         cmd = [cli, "torchrun", "--np", str(ranks), "--out", out, "--python", PYTHON, "--progress", "lines",
                SCRIPT, "--iters", str(iters), "--width", str(width)]
         cmd += ["--slow", slow] if slow else []
+    return cmd
+
+
+def run_job(cli, out, kind, ranks, slow=None, iters=20, width=256, one_core=False):
+    """The job into `out` (job_command); raises with its output when it fails. `one_core`:
+    every rank on core 0, so that whatever else runs on the machine slows them all alike
+    (they take turns on it)."""
+    cmd = job_command(cli, out, kind, ranks, slow, iters, width)
     if one_core:
         cmd = ["taskset", "-c", "0"] + cmd
     done = subprocess.run(cmd, env=dict(os.environ, **MPI_AS_ROOT), capture_output=True, text=True, timeout=300)

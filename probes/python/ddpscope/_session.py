@@ -8,7 +8,7 @@ import sys
 import threading
 from collections import deque
 
-from ddpscope import _report, _stacks
+from ddpscope import _cpu_wait, _report, _stacks
 
 
 def _int_env(name):
@@ -53,6 +53,7 @@ class Session:
         self._recent_s = deque(maxlen=20)  # the last iterations' seconds (the stall time)
         self._stacks_lock = threading.Lock()
         self._stacks_failed = False
+        self.cpu_waits = _cpu_wait.CpuWaits()  # the training thread's wait for a CPU by phase
         probes.set_thread_name("compute")
         atexit.register(self.close)
         self._watcher = _stacks.StallWatcher(self)
@@ -81,6 +82,7 @@ class Session:
         self._at_backward_return.append(callback)
 
     def backward_returned(self):
+        self.cpu_waits.backward_returned()
         callbacks, self._at_backward_return = self._at_backward_return, []
         for callback in callbacks:
             callback()
@@ -156,6 +158,8 @@ class Session:
         self._metric("iteration_ms", seconds * 1e3)
         if self._batch:
             self._metric("samples_per_s", self._batch * self.world / max(seconds, 1e-9))
+        for name, ms in self.cpu_waits.recorded().items():
+            self._metric(name, ms)
         if self.reporter is not None:
             self.reporter.iteration_done(self.iteration, seconds, self._batch, self.logged.get("loss"))
         self.logged = {}

@@ -13,7 +13,7 @@ import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from ddpscope import _collectives, _torch_api
+from ddpscope import _collectives, _cpu_wait, _torch_api
 
 _DTYPES = {"torch.float32": "f32", "torch.float64": "f64", "torch.float16": "f16", "torch.bfloat16": "bf16"}
 
@@ -80,6 +80,7 @@ class _Model:
             if not _torch_api.queue_callback(self._backward_done):
                 self.session.at_backward_return(self._backward_done)
         self.probes.event("grad_ready", "grad_ready", t, t, param=index)
+        self.session.cpu_waits.gradient_ready()
         return None
 
     def _backward_done(self):
@@ -191,10 +192,12 @@ def instrument(session):
             session.reporter.start(_describe(self), dist.get_backend(self.process_group))
         first = args[0] if args else None
         session.begin_iteration(t0, first.shape[0] if isinstance(first, torch.Tensor) and first.dim() > 0 else 0)
+        session.cpu_waits.enter(_cpu_wait.FORWARD)
         try:
             return forward(self, *args, **kwargs)
         finally:
             t1 = session.probes.now_ns()
+            session.cpu_waits.enter(_cpu_wait.OUTSIDE)
             session.probes.event("forward", "forward", t0, t1)
             session.note_end(t1)
 
@@ -215,6 +218,7 @@ def instrument(session):
     @functools.wraps(backward)
     def timed_backward(*args, **kwargs):
         session.backward_called = session.probes.now_ns()  # Tensor.backward() comes here too
+        session.cpu_waits.enter(_cpu_wait.BACKWARD)
         try:
             return backward(*args, **kwargs)
         finally:
@@ -239,10 +243,13 @@ def _instrument_optimizer(session):
         @functools.wraps(step)
         def timed_step(*a, **k):
             t0 = session.probes.now_ns()
+            session.cpu_waits.enter(_cpu_wait.OPTIMIZER)
             try:
                 return step(*a, **k)
             finally:
                 t1 = session.probes.now_ns()
+                session.cpu_waits.enter(_cpu_wait.OUTSIDE)
+                session.cpu_waits.take()  # the iteration's: what follows is the next one's
                 session.probes.event("optimizer", "optimizer step", t0, t1)
                 session.note_step_end(t1)
 
