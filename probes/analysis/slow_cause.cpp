@@ -186,6 +186,20 @@ void add_cpu_wait(SlowStraggler& g, const std::vector<SlowIteration>& rows, RunS
   if (!others.empty()) g.others_cpu_wait_ms = median(std::move(others));
 }
 
+// Each rank's threads' wait for a core per iteration, all phases, over the iterations; the
+// mean over the ranks that recorded it; -1 when none did.
+double cpu_wait_per_iteration(RunStoreReader& run, const std::set<int64_t>& iterations) {
+  std::map<int, double> total;  // rank -> ms
+  for (const char* phase : {"outside_step", "forward", "backward", "optimizer"})
+    for (const MetricRow& m : run.metrics(std::string("cpu_wait_ms.") + phase))
+      if (iterations.count(m.iteration) && std::isfinite(m.value)) total[m.rank] += m.value;
+  if (total.empty() || iterations.empty()) return -1;
+  double sum = 0;
+  for (const auto& [rank, ms] : total)
+    sum += ms;
+  return sum / static_cast<double>(total.size()) / static_cast<double>(iterations.size());
+}
+
 // What the straggler's summing found, handed to describe_straggler.
 struct StragglerSums {
   int index = 0;  // the straggler's index in the timelines
@@ -301,7 +315,10 @@ SlowCause summarize_stretches(SlowCause cause, const std::vector<Stretch>& stret
     if (static_cast<int>(r) != s) next = std::max(next, lost[r]);
   const double share = last_in[static_cast<size_t>(s)] / iters;
   const bool stands_out = share >= kMostIterations || (share >= 0.5 && lost[static_cast<size_t>(s)] >= 3 * next);
-  if (lost[static_cast<size_t>(s)] / iters < cause.noise_ms || !stands_out) return cause;
+  if (lost[static_cast<size_t>(s)] / iters < cause.noise_ms || !stands_out) {
+    cause.cpu_wait_ms = cpu_wait_per_iteration(run, analysed);  // what the verdict may blame instead
+    return cause;
+  }
   return describe_straggler(std::move(cause), {s, lost, lost_by_phase, phases_in, last_in}, stretches, t, analysed,
                             run);
 }

@@ -104,6 +104,9 @@ struct SlowCause {
   // Ranks on CPUs share a host: without the wait they would compute at the same time on its
   // cores, so the what-if is a floor (4 ranks on 2 cores: re-runs 12-26 % slower than it).
   bool ranks_share_cores = false;
+  // With no straggler: each rank's threads' wait for a core per iteration (every phase, the
+  // "cpu_wait_ms.*" metrics), the mean over ranks; -1: not recorded, or a straggler named.
+  double cpu_wait_ms = -1;
   std::vector<SlowStall> stalls;            // the largest first
   std::vector<int64_t> cut_short;           // iterations an error cut short, left out
   std::vector<SlowIteration> by_iteration;  // every iteration analysed, in order (the whole run's)

@@ -61,10 +61,17 @@ std::string no_straggler(const SlowCause& cause) {
   for (const RankWait& w : cause.waits)
     wait += w.wait_ms_per_iteration / static_cast<double>(cause.waits.size());
   if (wait < cause.noise_ms) return out + ".";
-  return out + printf_string(
-                   ". The ranks wait %.1f ms per iteration for each other (of %.1f ms), taking turns: their "
-                   "pace varies from iteration to iteration (a shared or busy machine?).",
-                   wait, cause.iteration_ms);
+  out += printf_string(
+      ". The ranks wait %.1f ms per iteration for each other (of %.1f ms), taking turns: their pace varies from "
+      "iteration to iteration",
+      wait, cause.iteration_ms);
+  // Measured, where the run recorded it, rather than guessed.
+  if (cause.cpu_wait_ms >= 0.5 * wait)
+    return out + printf_string(
+                     ": their threads waited %.1f ms per iteration for a core (the host runs more busy threads "
+                     "than it has cores).",
+                     cause.cpu_wait_ms);
+  return out + " (a shared or busy machine?).";
 }
 
 }  // namespace
@@ -207,6 +214,8 @@ nlohmann::ordered_json slow_cause_json(const SlowCause& cause) {
                           {"last_to_arrive", w.last_in}});
   j["what_if_ms"] = cause.what_if_ms;
   j["ranks_share_cores"] = cause.ranks_share_cores;
+  // With no straggler: the ranks' threads' wait for a core per iteration (null: not recorded).
+  j["cpu_wait_ms"] = cause.cpu_wait_ms >= 0 ? nlohmann::ordered_json(cause.cpu_wait_ms) : nullptr;
   j["stalls"] = nlohmann::ordered_json::array();
   for (const SlowStall& st : cause.stalls)
     j["stalls"].push_back({{"iteration", st.iteration},

@@ -2,7 +2,8 @@
 """`ddpscope-cli why` (issue 65) against causes the test makes: one rank slept in one phase of
 every iteration, on our engine and on an unchanged PyTorch script, at 2 and 4 ranks (a seeded
 random sample of the matrix tests/bench/run_why_matrix.py runs whole); healthy runs, which
-must not get a cause; a rank kept from its core by busy loops, said to be late for want of a CPU; the what-if against a re-run without the slowdown; a 2 s stall, named
+must not get a cause; a rank kept from its core by busy loops, which must be said to be late
+for want of a CPU; the what-if against a re-run without the slowdown; a 2 s stall, named
 with its iteration and left out; runs that cannot have a verdict. Every run of the sample, and
 the healthy ones, is also opened in the app, whose pages must name the same rank.
 

@@ -38,6 +38,7 @@ struct SlowRunSpec {
   // >= 0: every rank records its wait for a CPU in each phase (the engine's
   // "cpu_wait_ms.<phase>" metrics), the slow rank this share of its slowdown, the others none.
   double cpu_wait_share = -1;
+  double cpu_wait_each_ms = 0;  // ... and every rank this much outside the step, every iteration
 };
 
 namespace slow_run_detail {
@@ -138,7 +139,8 @@ inline void write_slow_run(const std::string& path, const SlowRunSpec& spec) {
       ev.push_back(iteration);
       for (const char* phase : {"outside_step", "forward", "backward", "optimizer"}) {
         if (spec.cpu_wait_share < 0) break;
-        const double waited = spec.cpu_wait_share * extra(spec, static_cast<int>(r), it, phase, spec.layer) / 1e6;
+        const double waited = spec.cpu_wait_share * extra(spec, static_cast<int>(r), it, phase, spec.layer) / 1e6 +
+                              (std::string(phase) == "outside_step" ? spec.cpu_wait_each_ms : 0);
         batches[r].records.push_back("{\"type\":\"metric\",\"iteration\":" + std::to_string(it) +
                                      ",\"name\":\"cpu_wait_ms." + phase + "\",\"value\":" + std::to_string(waited) +
                                      "}");
