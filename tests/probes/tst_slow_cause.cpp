@@ -185,15 +185,14 @@ class TestSlowCause : public ScratchTest {
                         "machine?).") != std::string::npos,
              plain.c_str());
     QVERIFY(slow_cause_json(guessed)["cpu_wait_ms"].is_null());
-    const SlowCause measured =
-        analyse({.iterations = 40, .jitter_ns = 30'000'000, .cpu_wait_share = 0, .cpu_wait_each_ms = 10},
-                "turns_cpu.ddprun");
+    const SlowCause measured = analyse(
+        {.iterations = 40, .jitter_ns = 30'000'000, .cpu_wait_share = 0, .cpu_wait_each_ms = 10}, "turns_cpu.ddprun");
     QCOMPARE(measured.straggler.rank, -1);
     const std::string said = slow_cause_verdict(measured);
-    QVERIFY2(said.find(", taking turns: their pace varies from iteration to iteration: their threads waited 10.0 ms "
-                       "per iteration for a core (the host runs more busy threads than it has cores).") !=
-                 std::string::npos,
-             said.c_str());
+    QVERIFY2(
+        said.find(", taking turns: their pace varies from iteration to iteration: their threads waited 10.0 ms "
+                  "per iteration for a core (the host runs more busy threads than it has cores).") != std::string::npos,
+        said.c_str());
     QVERIFY(std::abs(slow_cause_json(measured)["cpu_wait_ms"].get<double>() - 10) < 1e-3);
   }
 
