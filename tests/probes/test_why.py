@@ -111,44 +111,56 @@ class WhyTest(unittest.TestCase):
             self.assertFalse(s["for_want_of_cpu"], verdict)
             self.assertLess(s["cpu_wait_ms"], s["extra_ms_per_iteration"] / 4, verdict)
 
+    def hogged_verdict(self, kind, tmp):
+        """`why --json` on a 2-rank job whose rank 1 is kept from its core once it trains: its
+        training thread shares core 1 with three busy loops, at nice 5 (a third of their
+        weight: beside other tests on the machine it stays the starved one), and everything
+        else of the job (rank 0, rank 1's other threads, the collector) runs on core 0."""
+        out = os.path.join(tmp, "hogged.ddprun")
+        if os.path.exists(out):
+            os.remove(out)
+        tag = "why-cpu-%d-%s" % (os.getpid(), kind)
+        job = subprocess.Popen(why_cases.job_command(CLI, out, kind, 2, iters=40),
+                               env=dict(os.environ, DDPSCOPE_TEST_TAG=tag, **why_cases.MPI_AS_ROOT),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        hogs, said = [], []
+        try:
+            # After its first iteration every thread of a rank has started.
+            for line in job.stdout:
+                said.append(line)
+                if re.match(r"iter 1\b", line):
+                    break
+            ranks = why_cases.ranks_tagged(tag, 2, timeout=60)
+            for pid in ranks.values():
+                why_cases.pin_every_thread(pid, {0})
+            os.sched_setaffinity(ranks[1], {1})  # its main thread: the one that trains
+            os.setpriority(os.PRIO_PROCESS, ranks[1], 5)  # that thread only (Linux)
+            hogs = [subprocess.Popen([why_cases.PYTHON, "-c", "while True: pass"],
+                                     preexec_fn=lambda: os.sched_setaffinity(0, {1})) for _ in range(3)]
+            said.append(job.communicate(timeout=300)[0])
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+            if job.poll() is None:
+                job.kill()
+                job.wait()
+        self.assertEqual(job.returncode, 0, "".join(said)[-3000:])
+        return why_cases.why(CLI, out)
+
     def test_a_rank_kept_from_its_core_is_late_for_want_of_a_cpu(self):
-        # Once the job trains, rank 1's training thread shares core 1 with three busy loops,
-        # and everything else of the job (rank 0, rank 1's other threads, the collector) runs
-        # on core 0: rank 1 computes on a quarter of a core, so its phases take about four
-        # times as long, for want of the core, not for more work. The verdict must say so, not
-        # name the phase as the cause. On our engine and on an unchanged PyTorch script.
+        # Rank 1 computes on a sliver of a core (hogged_verdict), so its phases take many times
+        # as long, for want of the core, not for more work. The verdict must say so, not name
+        # the phase as the cause. On our engine and on an unchanged PyTorch script; a second
+        # run when the first names no one (beside the full suite both ranks once waited 18 ms
+        # an iteration for a core and took turns).
         if len(os.sched_getaffinity(0)) < 2:
             self.skipTest("needs two cores")
         for kind in ("engine", "torch"):
             with self.subTest(kind=kind), tempfile.TemporaryDirectory() as tmp:
-                out = os.path.join(tmp, "hogged.ddprun")
-                tag = "why-cpu-%d-%s" % (os.getpid(), kind)
-                job = subprocess.Popen(why_cases.job_command(CLI, out, kind, 2, iters=120),
-                                       env=dict(os.environ, DDPSCOPE_TEST_TAG=tag, **why_cases.MPI_AS_ROOT),
-                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                hogs, said = [], []
-                try:
-                    # After its first iteration every thread of a rank has started.
-                    for line in job.stdout:
-                        said.append(line)
-                        if re.match(r"iter 1\b", line):
-                            break
-                    ranks = why_cases.ranks_tagged(tag, 2, timeout=60)
-                    for pid in ranks.values():
-                        why_cases.pin_every_thread(pid, {0})
-                    os.sched_setaffinity(ranks[1], {1})  # its main thread: the one that trains
-                    hogs = [subprocess.Popen([why_cases.PYTHON, "-c", "while True: pass"],
-                                             preexec_fn=lambda: os.sched_setaffinity(0, {1})) for _ in range(3)]
-                    said.append(job.communicate(timeout=300)[0])
-                finally:
-                    for hog in hogs:
-                        hog.kill()
-                        hog.wait()
-                    if job.poll() is None:
-                        job.kill()
-                        job.wait()
-                self.assertEqual(job.returncode, 0, "".join(said)[-3000:])
-                verdict = why_cases.why(CLI, out)
+                verdict = self.hogged_verdict(kind, tmp)
+                if verdict["straggler"] is None:
+                    verdict = self.hogged_verdict(kind, tmp)
                 s = verdict["straggler"] or {}
                 self.assertEqual(s.get("rank"), 1, verdict["verdict"])
                 self.assertTrue(s["for_want_of_cpu"], verdict)
