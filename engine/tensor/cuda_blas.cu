@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "cublas_library.h"
 #include "cuda_common.cuh"
 #include "cuda_kernels.h"
 #include "matrix_layout.h"
@@ -30,7 +31,7 @@ cublasHandle_t handle_for(int device) {
   DDPSCOPE_CHECK(device >= 0 && device < 64, "cuBLAS: device index ", device, " out of range");
   if (!handles[device]) {
     CUDA_CHECK(cudaSetDevice(device));
-    const cublasStatus_t st = cublasCreate(&handles[device]);
+    const cublasStatus_t st = cublas_library().create(&handles[device]);
     DDPSCOPE_CHECK(st == CUBLAS_STATUS_SUCCESS, "cublasCreate failed on cuda:", device, " (status ",
                    static_cast<int>(st), ")");
   }
@@ -51,15 +52,16 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, doubl
     cublasHandle_t h = handle_for(a.device().index);
     if (a.dtype() == DType::F32) {
       const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
-      check_cublas(cublasSgemm(h, B.op, A.op, N, M, K, &al, static_cast<const float*>(B.storage.raw_data()), B.ld,
-                               static_cast<const float*>(A.storage.raw_data()), A.ld, &be,
-                               static_cast<float*>(out.raw_data()), ldc),
+      check_cublas(cublas_library().sgemm(h, B.op, A.op, N, M, K, &al, static_cast<const float*>(B.storage.raw_data()),
+                                          B.ld, static_cast<const float*>(A.storage.raw_data()), A.ld, &be,
+                                          static_cast<float*>(out.raw_data()), ldc),
                    "cublasSgemm");
     } else if (a.dtype() == DType::F64) {
-      check_cublas(cublasDgemm(h, B.op, A.op, N, M, K, &alpha, static_cast<const double*>(B.storage.raw_data()), B.ld,
-                               static_cast<const double*>(A.storage.raw_data()), A.ld, &beta,
-                               static_cast<double*>(out.raw_data()), ldc),
-                   "cublasDgemm");
+      check_cublas(
+          cublas_library().dgemm(h, B.op, A.op, N, M, K, &alpha, static_cast<const double*>(B.storage.raw_data()), B.ld,
+                                 static_cast<const double*>(A.storage.raw_data()), A.ld, &beta,
+                                 static_cast<double*>(out.raw_data()), ldc),
+          "cublasDgemm");
     } else {
       throw DDPSCOPE_ERROR("gemm: dtype ", dtype_name(a.dtype()), " is not supported; use f32 or f64");
     }
