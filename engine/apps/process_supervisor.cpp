@@ -126,6 +126,7 @@ void ProcessSupervisor::start() {
   }
   setpgid(child, child);  // also here: whichever of the two runs first
   child_ = child;
+  survey_.emplace(child);
   started_at_ = Clock::now();
   pipes->out.close_write();
   pipes->err.close_write();
@@ -201,7 +202,7 @@ int ProcessSupervisor::run(const Events& events, std::chrono::milliseconds tick_
 
 void ProcessSupervisor::survey() {
   if (child_ < 0 || reaped_) return;
-  for (const ProcessId& p : descendants_of(child_))
+  for (const ProcessId& p : survey_->look())
     tree_.insert(p);
   // At every tick while the job starts, when launchers spawn ranks in groups of their own
   // and may exit at once (a process orphaned between two surveys escapes the tree: seen

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -64,6 +65,7 @@ class ProcessSupervisor {
   // Every process seen below the command (mpirun's ranks sit in process groups of their
   // own, and outlive it when it is killed): surveyed as the job runs, killed with it.
   std::set<ProcessId> tree_;
+  std::optional<DescendantSurvey> survey_;
   Clock::time_point next_survey_{};
   Clock::time_point started_at_{};  // the first seconds are surveyed at every tick
   void survey();

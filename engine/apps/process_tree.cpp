@@ -1,7 +1,9 @@
 #include "process_tree.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -22,11 +24,12 @@ struct Stat {
 bool read_stat(pid_t pid, Stat& out) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  FILE* f = std::fopen(path, "r");
-  if (!f) return false;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
   char buf[1024];
-  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
   buf[n] = '\0';
   const char* close = std::strrchr(buf, ')');
   if (!close) return false;
@@ -44,22 +47,46 @@ bool read_stat(pid_t pid, Stat& out) {
   return field == 22;
 }
 
-}  // namespace
-
-std::vector<ProcessId> descendants_of(pid_t root) {
-  std::multimap<pid_t, ProcessId> children;  // parent -> child
+// The pids in /proc now.
+std::vector<pid_t> live_pids() {
+  std::vector<pid_t> pids;
   if (DIR* d = opendir("/proc")) {
     while (const dirent* e = readdir(d)) {
       char* end = nullptr;
       const long pid = std::strtol(e->d_name, &end, 10);
-      if (!end || *end != '\0' || pid <= 0) continue;
-      Stat s;
-      if (read_stat(static_cast<pid_t>(pid), s)) children.insert({s.ppid, {static_cast<pid_t>(pid), s.start_ticks}});
+      if (end && *end == '\0' && pid > 0) pids.push_back(static_cast<pid_t>(pid));
     }
     closedir(d);
   }
+  return pids;
+}
+
+}  // namespace
+
+std::vector<ProcessId> DescendantSurvey::look() {
+  const auto now = std::chrono::steady_clock::now();
+  const bool refresh = !refreshed_ || now - refreshed_at_ >= refresh_every_;
+  if (refresh) {
+    refreshed_ = true;
+    refreshed_at_ = now;
+  }
+  std::unordered_map<pid_t, Seen> alive;
+  for (const pid_t pid : live_pids()) {
+    const auto known = seen_.find(pid);
+    if (!refresh && known != seen_.end()) {
+      alive.emplace(pid, known->second);
+      continue;
+    }
+    Stat s;
+    ++stats_read_;
+    if (read_stat(pid, s)) alive.emplace(pid, Seen{s.ppid, s.start_ticks});
+  }
+  seen_ = std::move(alive);
+  std::multimap<pid_t, ProcessId> children;  // parent -> child
+  for (const auto& [pid, s] : seen_)
+    children.insert({s.ppid, {pid, s.start_ticks}});
   std::vector<ProcessId> out;
-  std::vector<pid_t> todo = {root};
+  std::vector<pid_t> todo = {root_};
   while (!todo.empty()) {
     const pid_t parent = todo.back();
     todo.pop_back();

@@ -57,6 +57,39 @@ class TestProcessTree : public ProcessTest {
       }
     }
   }
+
+  // The launcher looks at every tick while a job starts: a look reads the stat of the pids it
+  // has not seen (and every pid again once refresh_every has passed), yet finds a process
+  // started since, in a group of its own too.
+  void testALookReadsOnlyWhatItHasNotSeenAndFindsNewProcesses() {
+    QProcess command;
+    command.start("/bin/sh", {"-c", "setsid sleep 30 & read line; sleep 30 & wait"});
+    QVERIFY(command.waitForStarted());
+    const pid_t root = static_cast<pid_t>(command.processId());
+    DescendantSurvey survey(root, std::chrono::hours(1));
+    std::vector<ProcessId> found;
+    QTRY_VERIFY_WITH_TIMEOUT((found = survey.look()).size() == 1, 5000);
+    const uint64_t first_reads = survey.stats_read();
+    QVERIFY(first_reads >= 2);  // every process, the machine's and the command's
+    survey.look();
+    const uint64_t second_reads = survey.stats_read() - first_reads;
+    QVERIFY2(second_reads * 2 < first_reads, qPrintable(QString("a second look read %1 stat files, the first %2")
+                                                              .arg(second_reads)
+                                                              .arg(first_reads)));
+
+    command.write("go\n");  // the command starts its second child now
+    QTRY_VERIFY_WITH_TIMEOUT((found = survey.look()).size() == 2, 5000);
+
+    // A survey that refreshes at every look reads every process each time.
+    DescendantSurvey afresh(root, std::chrono::milliseconds(0));
+    QCOMPARE(afresh.look().size(), size_t(2));
+    const uint64_t once = afresh.stats_read();
+    QCOMPARE(afresh.look().size(), size_t(2));
+    QVERIFY(afresh.stats_read() - once + 10 >= once);
+
+    QCOMPARE(kill_if_same(found), 2);
+    command.waitForFinished(5000);
+  }
 };
 
 DDPSCOPE_TEST_GUILESS_MAIN(TestProcessTree)
