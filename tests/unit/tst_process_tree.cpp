@@ -73,9 +73,8 @@ class TestProcessTree : public ProcessTest {
     QVERIFY(first_reads >= 2);  // every process, the machine's and the command's
     survey.look();
     const uint64_t second_reads = survey.stats_read() - first_reads;
-    QVERIFY2(second_reads * 2 < first_reads, qPrintable(QString("a second look read %1 stat files, the first %2")
-                                                              .arg(second_reads)
-                                                              .arg(first_reads)));
+    QVERIFY2(second_reads * 2 < first_reads,
+             qPrintable(QString("a second look read %1 stat files, the first %2").arg(second_reads).arg(first_reads)));
 
     command.write("go\n");  // the command starts its second child now
     QTRY_VERIFY_WITH_TIMEOUT((found = survey.look()).size() == 2, 5000);
