@@ -1,5 +1,6 @@
 #include "compare_command.h"
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
 #include <optional>

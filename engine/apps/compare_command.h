@@ -3,8 +3,11 @@
 // when B is slower than A by more than the given percentage.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <functional>
+
+namespace CLI {
+class App;  // CLI11's, included by the .cpp files that add options (compiling it is costly)
+}  // namespace CLI
 
 namespace ddpscope::apps {
 

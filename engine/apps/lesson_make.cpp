@@ -1,5 +1,6 @@
 #include "lesson_make.h"
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <memory>

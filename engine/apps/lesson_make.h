@@ -5,8 +5,11 @@
 // relative to the lesson file, so the folder can be shared whole.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <functional>
+
+namespace CLI {
+class App;  // CLI11's, included by the .cpp files that add options (compiling it is costly)
+}  // namespace CLI
 
 namespace ddpscope::apps {
 

@@ -1,5 +1,6 @@
 #include "lesson_show.h"
 
+#include <CLI/CLI.hpp>
 #include <unistd.h>
 
 #include <cstring>

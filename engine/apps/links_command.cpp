@@ -1,5 +1,6 @@
 #include "links_command.h"
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
 #include <string>

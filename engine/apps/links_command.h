@@ -3,8 +3,11 @@
 // (link_matrix.h); --json for scripts.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <functional>
+
+namespace CLI {
+class App;  // CLI11's, included by the .cpp files that add options (compiling it is costly)
+}  // namespace CLI
 
 namespace ddpscope::apps {
 

@@ -1,5 +1,6 @@
 #include "torchrun_launch.h"
 
+#include <CLI/CLI.hpp>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>

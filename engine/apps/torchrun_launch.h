@@ -7,13 +7,16 @@
 // Python 3.11.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
 #include "ddpscope/default_python.h"
 #include "progress_reporter.h"
 #include "train_cli_options.h"
+
+namespace CLI {
+class App;  // CLI11's, included by the .cpp files that add options (compiling it is costly)
+}  // namespace CLI
 
 namespace ddpscope::apps {
 

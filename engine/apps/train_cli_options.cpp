@@ -2,6 +2,7 @@
 
 #include "ddpscope/bucket_rule.h"
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <sstream>
 

@@ -2,12 +2,15 @@
 // what the launcher passes on is exactly what the worker accepts.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "trainer.h"
+
+namespace CLI {
+class App;  // CLI11's, included by the .cpp files that add options (compiling it is costly)
+}  // namespace CLI
 
 namespace ddpscope::apps {
 

@@ -3,6 +3,7 @@
 // launcher through job_events.h's lines (worker_protocol.h). With the launcher's collector in
 // the environment it records probes and ships them there. DDPSCOPE_FAULT makes a rank fail on purpose
 // (fault_injection.h): at an iteration and phase, by an error, SIGKILL or SIGSEGV.
+#include <CLI/CLI.hpp>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
