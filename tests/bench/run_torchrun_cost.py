@@ -77,8 +77,10 @@ def run_collected(cli, steps, env, run_file, world=2):
         m = re.match(r"\s+export (\w+)=(.*)$", line)
         if m:
             value = m.group(2)
+            # PYTHONPATH="DIR${PYTHONPATH:+:${PYTHONPATH}}": the shell appends the job's own, if any.
+            inherited = env.get("PYTHONPATH", "")
             added[m.group(1)] = value.strip("'") if value.startswith("'") else value.strip('"').replace(
-                ":${PYTHONPATH}", ":" + env.get("PYTHONPATH", ""))
+                "${PYTHONPATH:+:${PYTHONPATH}}", ":" + inherited if inherited else "")
         if line.startswith("Waiting for"):
             break
     result = run_plain(steps, dict(env, **added), world=world)
