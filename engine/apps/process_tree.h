@@ -22,9 +22,10 @@ struct ProcessId {
 };
 
 // The processes below `root` (not `root` itself), looked for again and again: a launcher
-// looks at every tick while a job starts, when ranks may be orphaned at once. Reading every
-// process's /proc/PID/stat at each look took a quarter of a core for the first 3 s of each
-// job (perf of `train --np 2`: 95 % of the launcher's CPU, in a machine of 70 processes).
+// looks every 20 ms while a job starts, when ranks may be orphaned at once. Reading every
+// process's /proc/PID/stat at each look (then at each of the loop's wakes) took a quarter of
+// a core for the first 3 s of each job (perf of `train --np 2`: 95 % of the launcher's CPU,
+// on a machine of 70 processes).
 // So a look reads the stat of pids it has not seen, and re-reads all of them only when
 // `refresh_every` has passed since it last did: a pid cannot be reused sooner than that
 // (pid_max was 32,768 here). Parents are as last read.

@@ -10,6 +10,9 @@
 
 #include <cublas_v2.h>
 
+#include <string>
+#include <vector>
+
 namespace ddpscope::cuda_kernels {
 
 // The cuBLAS entry points the engine calls, resolved from the library.
@@ -23,6 +26,11 @@ struct CublasLibrary {
 // naming the library, what the loader said and what to install when it cannot be opened or
 // lacks one of them.
 const CublasLibrary& cublas_library();
+
+// Opens the first of `candidates` (sonames or paths) that dlopen finds and resolves the entry
+// points from it; throws an error naming each candidate and why it failed, or the entry point
+// the library lacks (and closes it). cublas_library() calls it with this build's cuBLAS.
+CublasLibrary load_cublas(const std::vector<std::string>& candidates);
 
 // Whether this process has cuBLAS mapped (it is not until cublas_library() runs).
 bool cublas_is_loaded();

@@ -49,6 +49,26 @@ class TestCublasLibrary : public QObject {
     QVERIFY2(!loaded.contains("libcublas"), qPrintable(loaded.left(2000)));
   }
 
+  // A machine without cuBLAS, or a library that is not it: the error names each place tried
+  // and what to install, and nothing is left half loaded.
+  void testAMissingOrWrongLibraryIsNamed() {
+    try {
+      load_cublas({"/nonexistent/libcublas.so.99", "libcublas_nowhere.so.99"});
+      QFAIL("a missing cuBLAS loaded");
+    } catch (const std::exception& e) {
+      const QString what = e.what();
+      QVERIFY2(what.contains("/nonexistent/libcublas.so.99: ") && what.contains("libcublas_nowhere.so.99: "), e.what());
+      QVERIFY2(what.contains("install the CUDA toolkit's cuBLAS or add its folder to LD_LIBRARY_PATH"), e.what());
+    }
+    try {
+      load_cublas({"libz.so.1"});
+      QFAIL("zlib passed for cuBLAS");
+    } catch (const std::exception& e) {
+      QVERIFY2(QString(e.what()).contains("cuBLAS (libz.so.1) has no cublasCreate_v2"), e.what());
+    }
+    QVERIFY(!cublas_is_loaded());
+  }
+
   void testTheFirstUseLoadsIt() {
     const CublasLibrary& lib = cublas_library();
     QVERIFY(lib.create != nullptr);
