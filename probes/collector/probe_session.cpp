@@ -92,7 +92,12 @@ std::unique_ptr<ProbeSession> ProbeSession::from_environment(int rank, const std
   return std::make_unique<ProbeSession>(std::move(o));
 }
 
-void ProbeSession::flush() { shipper_->flush(); }
+void ProbeSession::flush() {
+  // A stall's stacks still being taken go out with the rest (the watcher flushes them itself
+  // when it is done, but a failing rank aborts right after this flush).
+  if (stall_watcher_) stall_watcher_->wait_for_capture(std::chrono::seconds(5));
+  shipper_->flush();
+}
 
 void ProbeSession::watch_native_stacks() {
   if (stall_watcher_) return;

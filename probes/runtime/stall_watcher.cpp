@@ -67,6 +67,11 @@ StallWatcher::~StallWatcher() {
   if (thread_.joinable()) thread_.join();
 }
 
+void StallWatcher::wait_for_capture(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  acted_.wait_for(lock, limit, [this] { return !acting_; });
+}
+
 void StallWatcher::watch() {
   using Clock = std::chrono::steady_clock;
   const auto tick = std::chrono::duration<double>(after_s_ > 0 ? std::min(0.5, after_s_ / 4) : 0.5);
@@ -75,14 +80,20 @@ void StallWatcher::watch() {
   auto since = Clock::now();
   bool taken = false;
   std::unique_lock<std::mutex> lock(mutex_);
+  // on_stall runs unlocked (it takes the stacks); acting_ says so to wait_for_capture.
+  const auto act = [&](int64_t stalled_ns, bool asked) {
+    acting_ = true;
+    lock.unlock();
+    hooks_.on_stall(stalled_ns, self, asked);
+    lock.lock();
+    acting_ = false;
+    acted_.notify_all();
+  };
   while (!wake_.wait_for(lock, tick, [this] { return stop_; })) {
     const auto now = Clock::now();
     const uint64_t progress = hooks_.progress();
     if (take_stacks_request()) {
-      lock.unlock();
-      hooks_.on_stall(progress == seen ? std::chrono::duration_cast<std::chrono::nanoseconds>(now - since).count() : 0,
-                      self, true);
-      lock.lock();
+      act(progress == seen ? std::chrono::duration_cast<std::chrono::nanoseconds>(now - since).count() : 0, true);
     }
     if (progress != seen) {
       seen = progress;
@@ -94,9 +105,7 @@ void StallWatcher::watch() {
     const double stall_s = std::max(after_s_, 10 * hooks_.median_iteration_ns() / 1e9);
     if (after_s_ > 0 && !taken && stalled_s >= stall_s) {
       taken = true;
-      lock.unlock();
-      hooks_.on_stall(static_cast<int64_t>(stalled_s * 1e9), self, false);
-      lock.lock();
+      act(static_cast<int64_t>(stalled_s * 1e9), false);
     }
   }
 }

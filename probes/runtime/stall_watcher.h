@@ -5,6 +5,7 @@
 // (probes/python/ddpscope/_stacks.py, which reads the same variable).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -39,6 +40,10 @@ class StallWatcher {
   // after_s <= 0: no stall captures (the thread still answers asks).
   StallWatcher(double after_s, Hooks hooks);
   ~StallWatcher();
+  // Waits (up to `limit`) for a capture under way to end: a rank that fails the job at its
+  // collective's timeout calls this before it ships its last events and aborts, or the stack
+  // its stall started (seconds earlier, on a busy machine) is lost with the process.
+  void wait_for_capture(std::chrono::milliseconds limit);
   StallWatcher(const StallWatcher&) = delete;
   StallWatcher& operator=(const StallWatcher&) = delete;
 
@@ -50,6 +55,8 @@ class StallWatcher {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
+  bool acting_ = false;  // on_stall is running
+  std::condition_variable acted_;
   std::thread thread_;
 };
 
