@@ -123,6 +123,8 @@ ProcessGroupMPI::ProcessGroupMPI(MpiComm comm, ProcessGroupOptions options)
     MPI_Comm ring;
     MPI_CHECK(MPI_Comm_dup(comm_.get(), &ring));  // its own: never matches a user's send/recv
     ring_comm_ = MpiComm(ring);
+  } else {
+    arrival_board_ = HostArrivalBoard::create(comm_.get());
   }
   collectives_.name = "collectives";
   p2p_.name = "point-to-point";
@@ -271,7 +273,14 @@ void ProcessGroupMPI::run_lane(Lane& lane) {
         // hosts (the ring's groups) the barrier would cost a network round trip a collective,
         // and a link cut inside it left the hang's verdict unable to name the cut-off rank
         // (the host-cut fault row); there the collective's own poll waits, as before.
-        if (&lane == &collectives_ && ring_comm_.get() == MPI_COMM_NULL) wait_for_every_rank(check_comm_.get());
+        // On one host the ranks meet on a shared futex board: the last arrival wakes the others
+        // at once, where the polled barrier noticed it only at its next poll.
+        if (&lane == &collectives_ && ring_comm_.get() == MPI_COMM_NULL) {
+          if (arrival_board_)
+            arrival_board_->arrive_and_wait();
+          else
+            wait_for_every_rank(check_comm_.get());
+        }
         op.run();
         t_running_seq = -1;
       }

@@ -17,8 +17,10 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <thread>
 
+#include "host_arrival_board.h"
 #include "mpi_environment.h"
 #include "process_group.h"
 
@@ -38,6 +40,8 @@ class ProcessGroupMPI : public ProcessGroup {
   MPI_Comm comm() const { return comm_.get(); }
   // Whether sums go around ring_allreduce.h's ring (ranks on several hosts).
   bool uses_ring() const { return ring_comm_.get() != MPI_COMM_NULL; }
+  // Whether its ranks meet before a collective on a shared futex (host_arrival_board.h).
+  bool uses_arrival_board() const { return arrival_board_ != nullptr; }
 
  private:
   // What ranks compare in debug mode before a collective.
@@ -90,6 +94,8 @@ class ProcessGroupMPI : public ProcessGroup {
   MpiComm check_comm_;  // separate, so debug checks never interleave with real ops
   // Set when sums go around the ring of ring_allreduce.h (ranks on several hosts).
   MpiComm ring_comm_;
+  // Ranks on one host wait for each other here before a collective (host_arrival_board.h).
+  std::unique_ptr<HostArrivalBoard> arrival_board_;
   std::vector<char> ring_scratch_;
   std::atomic<uint64_t> next_collective_seq_{0};
   std::atomic<uint64_t> next_p2p_seq_{0};

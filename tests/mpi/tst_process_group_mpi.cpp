@@ -252,6 +252,57 @@ class TestProcessGroupMpi : public QObject {
     pg_->barrier()->wait();
   }
 
+  // Ranks on one host meet before each collective on a shared futex board
+  // (host_arrival_board.h): whichever rank comes last, in rounds where the others arrive
+  // microseconds apart (met in the spin) or a few milliseconds apart (met asleep), every
+  // rank leaves a round only after the last one arrived (clock: CLOCK_MONOTONIC, one host),
+  // and the sums are right; a subgroup of every other rank has a board of its own.
+  void testRanksMeetOnTheArrivalBoard() {
+    auto mpi = std::dynamic_pointer_cast<ProcessGroupMPI>(pg_);
+    QVERIFY(mpi && mpi->uses_arrival_board());
+    constexpr int kRounds = 60;
+    std::vector<double> arrived(kRounds), left(kRounds);
+    auto now_us = [] {
+      return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    };
+    pg_->barrier()->wait();
+    for (int k = 0; k < kRounds; ++k) {
+      const int late = k % pg_->size();
+      if (pg_->rank() == late && k % 3 != 0) QThread::usleep(static_cast<unsigned long>(500 + 100 * k));
+      Tensor t = Tensor::full({64}, 1.0);
+      arrived[static_cast<size_t>(k)] = now_us();
+      pg_->allreduce(t)->wait();
+      left[static_cast<size_t>(k)] = now_us();
+      QCOMPARE(t.at<float>({0}), float(pg_->size()));
+    }
+    std::vector<double> all_arrived(arrived.size() * static_cast<size_t>(pg_->size()));
+    MPI_Allgather(arrived.data(), kRounds, MPI_DOUBLE, all_arrived.data(), kRounds, MPI_DOUBLE, MPI_COMM_WORLD);
+    for (int k = 0; k < kRounds; ++k) {
+      double last = 0;
+      for (int r = 0; r < pg_->size(); ++r)
+        last = std::max(last, all_arrived[static_cast<size_t>(r * kRounds + k)]);
+      QVERIFY2(left[static_cast<size_t>(k)] >= last,
+               qPrintable(QString("round %1: rank %2 left %3 us before the last arrival")
+                              .arg(k)
+                              .arg(pg_->rank())
+                              .arg(last - left[static_cast<size_t>(k)])));
+    }
+    if (pg_->size() >= 4) {
+      std::vector<int> evens;
+      for (int r = 0; r < pg_->size(); r += 2)
+        evens.push_back(r);
+      auto sub = pg_->new_group(evens);
+      if (pg_->rank() % 2 == 0) {
+        auto sub_mpi = std::dynamic_pointer_cast<ProcessGroupMPI>(sub);
+        QVERIFY(sub_mpi && sub_mpi->uses_arrival_board());
+        Tensor t = Tensor::full({8}, 1.0);
+        sub->allreduce(t)->wait();
+        QCOMPARE(t.at<float>({0}), float(evens.size()));
+      }
+    }
+    pg_->barrier()->wait();
+  }
+
   void cleanupTestCase() {
     pg_->barrier()->wait();
     pg_.reset();

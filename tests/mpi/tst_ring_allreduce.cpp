@@ -34,6 +34,10 @@ class TestRingAllreduce : public QObject {
     qunsetenv("DDPSCOPE_MPI_RING");
     QVERIFY(ring && ring->uses_ring());
     QVERIFY(!std::dynamic_pointer_cast<ProcessGroupMPI>(pg_)->uses_ring());  // one host: MPI's
+    // One host: its ranks meet on the shared futex board; the ring's group, treated as
+    // spanning hosts, keeps the polled barrier's place (it waits inside the ring).
+    QVERIFY(std::dynamic_pointer_cast<ProcessGroupMPI>(pg_)->uses_arrival_board());
+    QVERIFY(!ring->uses_arrival_board());
     for (DType dtype : {DType::F32, DType::F64}) {
       for (int64_t numel : {int64_t{1}, int64_t{3}, int64_t{37}, int64_t{1000}, (int64_t{1} << 20) + 7}) {
         for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg}) {
