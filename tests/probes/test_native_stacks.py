@@ -78,9 +78,10 @@ class NativeStacksTest(unittest.TestCase):
                              stacks[1]["threads"][0])
             self.assertTrue(any("nanosleep" in f for f in every_function(stacks[1])), stacks[1])
             # Rank 0 waits in its backward's allreduce: the step is its own code; its group's
-            # thread sleeps until every rank has come to the allreduce (c10d/mpi_wait.h).
+            # thread sleeps until every rank has come to the allreduce (on one host, on the
+            # group's shared futex: c10d/host_arrival_board.h).
             self.assertEqual(user_functions(stacks[0])[0], "ddpscope::apps::Trainer::step()", stacks[0])
-            self.assertTrue(any("wait_for_every_rank" in f for f in every_function(stacks[0])),
+            self.assertTrue(any("HostArrivalBoard::arrive_and_wait" in f for f in every_function(stacks[0])),
                             every_function(stacks[0]))
             self.assertIn("Rank 1 is in ddpscope::apps::Trainer::inject_stall_if_asked in ddpscope-worker, called "
                           "from ddpscope::apps::Trainer::step in ddpscope-worker (its stack, after ", report["verdict"])
