@@ -7,7 +7,7 @@ whether any case blamed a waiting rank (the target: none), and the what-if's err
 a re-run of the same job without the slowdown (the target: within 10%).
 
     /usr/bin/python3 tests/bench/run_why_matrix.py --build build [--cases 40] [--seed 65]
-        [--reruns 1] [--iters 20]
+        [--reruns 1] [--iters 20] [--width 0]
 
 Each case runs the slow job and the job without the slowdown, --reruns times each in turn
 (the what-if of the slow runs' median against the median of the others): about 10 s a case
@@ -52,6 +52,22 @@ def pause_penalty():
     return timed(0.021) / timed(0) - 1
 
 
+def model_width(cli, kind, iters):
+    """The cases' model width for `kind` (engine or torch): the narrowest of 256, 512, 768 and
+    1024 at which a healthy 2-rank iteration takes at least 5 ms here (why_cases' aim: iterations of 5-20 ms, where
+    a slowdown of 5 ms shows). On a machine three times faster than the one 256 was chosen on,
+    256 gave 1.7 ms iterations, where the fixed cost of waking a rank that waited (0.3-0.5 ms
+    on a VM) alone was a fifth of the iteration."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for width in (256, 512, 768, 1024):
+            out = os.path.join(tmp, "calibrate%d.ddprun" % width)
+            why_cases.run_job(cli, out, kind, 2, width=width, iters=iters)
+            ms = why_cases.why(cli, out)["iteration_ms"]
+            if ms >= 5 or width == 1024:
+                print("%s cases: width %d (a healthy 2-rank iteration %.1f ms)" % (kind, width, ms), flush=True)
+                return width
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build")
@@ -59,6 +75,8 @@ def main():
     parser.add_argument("--seed", type=int, default=65)
     parser.add_argument("--reruns", type=int, default=1)
     parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--width", type=int, default=0,
+                        help="the cases' model width (0: for each kind, the narrowest giving 5 ms iterations here)")
     args = parser.parse_args()
     cli = os.path.join(os.path.abspath(args.build), "bin", "ddpscope-cli")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -66,6 +84,9 @@ def main():
           "compute after waiting, their re-runs' do not, so a what-if read from a slow run over-predicts by up to "
           "that share of its compute" % (100 * pause_penalty()), flush=True)
     cases = why_cases.random_cases(args.seed, args.cases)
+    widths = {kind: args.width or model_width(cli, kind, args.iters) for kind in sorted({c.kind for c in cases})}
+    for case in cases:
+        case.width = widths[case.kind]
     hits, layers, layer_cases, blamed, errors = 0, 0, 0, 0, []
     with tempfile.TemporaryDirectory() as tmp:
         for i, case in enumerate(cases, 1):
