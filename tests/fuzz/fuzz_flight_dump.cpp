@@ -12,9 +12,11 @@
 #include "flight_grid.h"
 #include "flight_records.h"
 #include "sqlite_db.h"
+#include "fuzz_scratch_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/dev/shm/ddpscope-fuzz-fr-" + std::to_string(getpid()) + "_rank_3";
+  static const ddpscope::fuzz::ScratchFile scratch("fr", "_rank_3");
+  const std::string& path = scratch.path();
   if (FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(data, 1, size, f);
     std::fclose(f);

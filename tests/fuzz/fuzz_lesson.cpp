@@ -12,9 +12,11 @@
 #include "ddpscope/error.h"
 #include "lesson_file.h"
 #include "lesson_link.h"
+#include "fuzz_scratch_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/dev/shm/ddpscope-fuzz-lesson-" + std::to_string(getpid()) + ".ddplesson";
+  static const ddpscope::fuzz::ScratchFile scratch("lesson", ".ddplesson");
+  const std::string& path = scratch.path();
   if (FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(data, 1, size, f);
     std::fclose(f);

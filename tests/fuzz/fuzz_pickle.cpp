@@ -9,6 +9,7 @@
 #include <string>
 
 #include "pickle_reader.h"
+#include "fuzz_scratch_file.h"
 
 namespace {
 
@@ -33,7 +34,8 @@ class CountingSink final : public ddpscope::probes::SaxSink {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/dev/shm/ddpscope-fuzz-pickle-" + std::to_string(getpid());
+  static const ddpscope::fuzz::ScratchFile scratch("pickle");
+  const std::string& path = scratch.path();
   if (FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(data, 1, size, f);
     std::fclose(f);

@@ -11,9 +11,11 @@
 #include <string>
 
 #include "torch_trace_reader.h"
+#include "fuzz_scratch_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/dev/shm/ddpscope-fuzz-trace-" + std::to_string(getpid()) + ".json";
+  static const ddpscope::fuzz::ScratchFile scratch("trace", ".json");
+  const std::string& path = scratch.path();
   if (FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(data, 1, size, f);
     std::fclose(f);

@@ -114,9 +114,18 @@ log="$out/fuzz.log"
 rm -f "$out"/crash-* "$out"/leak-* "$out"/oom-* "$out"/timeout-*
 set +e
 "$bin" -rss_limit_mb=1024 -malloc_limit_mb=256 -timeout=5 -print_final_stats=1 \
-  -artifact_prefix="$out/" "$@" "$out/work" "$src/tests/fuzz/corpus/$target" >"$log" 2>&1
+  -artifact_prefix="$out/" "$@" "$out/work" "$src/tests/fuzz/corpus/$target" >"$log" 2>&1 &
+pid=$!
+wait "$pid"
 code=$?
 set -e
+# A harness that writes its inputs to a file removes it when it ends (fuzz_scratch_file.h).
+left=$(find /dev/shm -maxdepth 1 -name "ddpscope-fuzz-*-$pid*" 2>/dev/null)
+if [ "$code" = 0 ] && [ -n "$left" ]; then
+  rm -f $left
+  echo "fuzz_$target: left its scratch file behind: $left" >&2
+  exit 1
+fi
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 crashes=$(find "$out" -maxdepth 1 \( -name "crash-*" -o -name "leak-*" -o -name "oom-*" -o -name "timeout-*" \) | wc -l)
 echo "fuzz_$target: ${runs:-0} executions, $crashes crashes (exit $code)"
