@@ -22,18 +22,6 @@ namespace {
 constexpr size_t kBoardBytes = 64;  // one cache line: the counter
 constexpr size_t kNameBytes = 64;
 
-bool every_rank_on_this_host(MPI_Comm comm) {
-  MPI_Comm local;
-  MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
-  int local_size = 0, size = 0;
-  MPI_Comm_size(local, &local_size);
-  MPI_Comm_size(comm, &size);
-  MPI_Comm_free(&local);
-  int shared = local_size == size ? 1 : 0;
-  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MIN, comm));
-  return shared != 0;
-}
-
 void* map_board(const char* name, bool create) {
   const int fd = shm_open(name, create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
   if (fd < 0) return nullptr;
@@ -62,6 +50,18 @@ void futex_wake_all(std::atomic<uint32_t>& word) {
 bool reached(uint32_t count, uint32_t target) { return static_cast<int32_t>(count - target) >= 0; }
 
 }  // namespace
+
+bool every_rank_on_this_host(MPI_Comm comm) {
+  MPI_Comm local;
+  MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
+  int local_size = 0, size = 0;
+  MPI_Comm_size(local, &local_size);
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_free(&local);
+  int shared = local_size == size ? 1 : 0;
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MIN, comm));
+  return shared != 0;
+}
 
 std::unique_ptr<HostArrivalBoard> HostArrivalBoard::create(MPI_Comm comm) {
   if (!every_rank_on_this_host(comm)) return nullptr;

@@ -23,6 +23,10 @@
 
 namespace ddpscope::c10d {
 
+// Collective over `comm`: whether every rank shares this host's memory (MPI_COMM_TYPE_SHARED),
+// the same answer on every rank.
+bool every_rank_on_this_host(MPI_Comm comm);
+
 class HostArrivalBoard {
  public:
   // Collective over `comm`: every rank must call it. Null when the ranks span hosts or the

@@ -23,15 +23,7 @@ constexpr int64_t kMaxChunk = int64_t{1} << 30;
 // of `comm` calls it and gets the same answer.
 bool use_ring(MPI_Comm comm) {
   if (const int64_t ring = env_int("DDPSCOPE_MPI_RING", -1, 0, 1); ring >= 0) return ring == 1;
-  MPI_Comm local;
-  MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
-  int local_size = 0, size = 0;
-  MPI_Comm_size(local, &local_size);
-  MPI_Comm_size(comm, &size);
-  MPI_Comm_free(&local);
-  int spans_hosts = local_size < size ? 1 : 0;
-  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &spans_hosts, 1, MPI_INT, MPI_MAX, comm));
-  return spans_hosts != 0;
+  return !every_rank_on_this_host(comm);
 }
 
 // The ring sums f32 and f64 (avg divides after); other ops and dtypes use MPI_Allreduce.
