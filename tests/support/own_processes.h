@@ -7,6 +7,7 @@
 #include <QByteArray>
 #include <QDir>
 #include <QFile>
+#include <QList>
 #include <QRandomGenerator>
 
 #include <unistd.h>
@@ -26,20 +27,25 @@ inline const QByteArray& test_tag() {
   return tag;
 }
 
-// Live processes named `comm` (as /proc/PID/comm has it, 15 characters at most) that carry
-// this test's tag; zombies are dead already (a container's init may never reap them).
-inline int own_processes(const QByteArray& comm) {
+// The environments of the live processes named `comm` (as /proc/PID/comm has it, 15
+// characters at most) that carry this test's tag, one list of VAR=value entries each;
+// zombies are dead already (a container's init may never reap them).
+inline QList<QList<QByteArray>> own_process_environments(const QByteArray& comm) {
   const QByteArray needle = QByteArray(kTestTagVariable) + "=" + test_tag();
-  int live = 0;
+  QList<QList<QByteArray>> found;
   for (const QString& pid : QDir("/proc").entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
     QFile name("/proc/" + pid + "/comm"), stat("/proc/" + pid + "/stat"), env("/proc/" + pid + "/environ");
     if (!name.open(QIODevice::ReadOnly) || name.readAll().trimmed() != comm) continue;
     if (!stat.open(QIODevice::ReadOnly) || !env.open(QIODevice::ReadOnly)) continue;
     const QByteArray fields = stat.readAll();
     const QByteArray state = fields.mid(fields.lastIndexOf(')') + 2, 1);  // after "pid (comm) "
-    if (state != "Z" && env.readAll().split('\0').contains(needle)) ++live;
+    const QList<QByteArray> entries = env.readAll().split('\0');
+    if (state != "Z" && entries.contains(needle)) found << entries;
   }
-  return live;
+  return found;
 }
+
+// How many live processes named `comm` carry this test's tag.
+inline int own_processes(const QByteArray& comm) { return static_cast<int>(own_process_environments(comm).size()); }
 
 }  // namespace ddpscope_tests

@@ -1,6 +1,7 @@
 // ddpscope-cli train --np N: the job runs under mpirun as one job with one progress
 // display, JSON progress for programs, a rank's unused parameter named, one run of one
-// job a run file, a loss turned NaN recorded and named, and bad input refused.
+// job a run file, a loss turned NaN recorded and named, bad input refused, and each rank's
+// BLAS pool sized to its math threads.
 #include <QtTest/QtTest>
 
 #include "launcher_fixture.h"
@@ -160,6 +161,43 @@ class TestJobLauncher : public LauncherTest {
     QVERIFY2(gradient.value("parameter").toString().endsWith(".weight") ||
                  gradient.value("parameter").toString().endsWith(".bias"),
              qPrintable(stats.out));
+  }
+
+  // Each rank's OpenBLAS pool is sized to its math threads before the library loads (it
+  // spun ~0.1 s per pool thread otherwise): OPENBLAS_NUM_THREADS in the ranks' environment
+  // is --threads (1 by default), or what the user set.
+  void testRanksBlasThreadsFollowTheirMathThreads_data() {
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<QString>("users");
+    QTest::addColumn<QByteArray>("expected");
+    QTest::newRow("default") << QStringList{} << QString() << QByteArray("1");
+    QTest::newRow("--threads 2") << QStringList{"--threads", "2"} << QString() << QByteArray("2");
+    QTest::newRow("the user's own") << QStringList{} << QString("3") << QByteArray("3");
+  }
+
+  void testRanksBlasThreadsFollowTheirMathThreads() {
+    QFETCH(QStringList, extra);
+    QFETCH(QString, users);
+    QFETCH(QByteArray, expected);
+    QProcess job;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("OPENBLAS_NUM_THREADS");
+    if (!users.isEmpty()) env.insert("OPENBLAS_NUM_THREADS", users);
+    job.setProcessEnvironment(env);
+    job.start(DDPSCOPE_CLI_PATH, QStringList{"train", "--np", "2", "--iters", "1000000", "--batch", "8", "--no-probes",
+                                             "--progress", "lines", "--log-every", "100000"} +
+                                     extra);
+    QList<QList<QByteArray>> ranks;
+    QTRY_VERIFY_WITH_TIMEOUT((ranks = ddpscope_tests::own_process_environments("ddpscope-worker")).size() == 2, 60000);
+    job.terminate();  // the launcher ends the job on SIGTERM
+    QVERIFY(job.waitForFinished(60000));
+    for (const auto& rank : ranks) {
+      QByteArray blas;
+      for (const QByteArray& entry : rank)
+        if (entry.startsWith("OPENBLAS_NUM_THREADS=")) blas = entry;
+      QCOMPARE(blas, "OPENBLAS_NUM_THREADS=" + expected);
+    }
+    QCOMPARE(workers_running(), 0);
   }
 
   void testBadLaunchArguments_data() {
