@@ -45,8 +45,9 @@ void exchange(const T* send, int64_t send_count, int right, T* recv, int64_t rec
         sent += n;
       }
     }
-    // A transfer (every rank is in the collective: the group's wait_for_every_rank came
-    // first): polled at full speed, as a sleep between polls would slow a link's stream.
+    // A transfer, polled at full speed: a sleep between polls would slow a link's stream.
+    // (Ring groups span hosts, where no barrier waits for late ranks first: a late rank is
+    // waited for here too.)
     MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
     requests.clear();
   }
