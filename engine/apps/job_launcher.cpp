@@ -129,8 +129,9 @@ std::vector<std::string> JobLauncher::command_with(const std::vector<std::string
   // Every chunk of a rank's output starts with its tag, so that RankLines can put lines
   // that mpirun cut into pieces back together before anything reads them.
   cmd.push_back("--tag-output");
-  for (const char* var : {"OPENBLAS_CORETYPE", "DDPSCOPE_BLAS_CORE_CHOSEN", "DDPSCOPE_PG_TIMEOUT_MS", "DDPSCOPE_DEBUG",
-                          "DDPSCOPE_FAULT", "DDPSCOPE_DATA_DIR", "DDPSCOPE_MPI_RING", "DDPSCOPE_RPC_TRANSPORT"}) {
+  for (const char* var :
+       {"OPENBLAS_CORETYPE", "DDPSCOPE_BLAS_CORE_CHOSEN", "DDPSCOPE_PG_TIMEOUT_MS", "DDPSCOPE_DEBUG", "DDPSCOPE_FAULT",
+        "DDPSCOPE_DATA_DIR", "DDPSCOPE_MPI_RING", "DDPSCOPE_RPC_TRANSPORT", "DDPSCOPE_ARRIVAL_BOARD"}) {
     if (std::getenv(var)) cmd.insert(cmd.end(), {"-x", var});
   }
   for (const char* const* var = CollectorProcess::environment_names(); *var; ++var) {

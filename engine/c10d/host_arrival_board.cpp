@@ -63,8 +63,10 @@ bool every_rank_on_this_host(MPI_Comm comm) {
   return shared != 0;
 }
 
-std::unique_ptr<HostArrivalBoard> HostArrivalBoard::create(MPI_Comm comm) {
-  if (!every_rank_on_this_host(comm)) return nullptr;
+std::unique_ptr<HostArrivalBoard> HostArrivalBoard::create(MPI_Comm comm, bool wanted) {
+  int every_rank_wants = wanted ? 1 : 0;  // one rank's "no" is every rank's: it is collective
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &every_rank_wants, 1, MPI_INT, MPI_MIN, comm));
+  if (!every_rank_wants || !every_rank_on_this_host(comm)) return nullptr;
   int rank = 0, size = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);

@@ -29,10 +29,11 @@ bool every_rank_on_this_host(MPI_Comm comm);
 
 class HostArrivalBoard {
  public:
-  // Collective over `comm`: every rank must call it. Null when the ranks span hosts or the
-  // board could not be shared (no /dev/shm, say); the name of the shared memory is gone
-  // from /dev/shm once every rank has mapped it, so a crash leaves nothing behind.
-  static std::unique_ptr<HostArrivalBoard> create(MPI_Comm comm);
+  // Collective over `comm`: every rank must call it. Null when a rank does not want one
+  // (DDPSCOPE_ARRIVAL_BOARD=0 there), the ranks span hosts or the board could not be shared
+  // (no /dev/shm, say); the name of the shared memory is gone from /dev/shm once every rank
+  // has mapped it, so a crash leaves nothing behind.
+  static std::unique_ptr<HostArrivalBoard> create(MPI_Comm comm, bool wanted = true);
   ~HostArrivalBoard();
   HostArrivalBoard(const HostArrivalBoard&) = delete;
   HostArrivalBoard& operator=(const HostArrivalBoard&) = delete;

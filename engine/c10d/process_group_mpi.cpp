@@ -116,7 +116,9 @@ ProcessGroupMPI::ProcessGroupMPI(MpiComm comm, ProcessGroupOptions options)
     MPI_CHECK(MPI_Comm_dup(comm_.get(), &ring));  // its own: never matches a user's send/recv
     ring_comm_ = MpiComm(ring);
   } else {
-    arrival_board_ = HostArrivalBoard::create(comm_.get());
+    // DDPSCOPE_ARRIVAL_BOARD=0: the polled barrier instead (where shared memory or futexes
+    // between processes misbehave, in a sandbox say).
+    arrival_board_ = HostArrivalBoard::create(comm_.get(), env_int("DDPSCOPE_ARRIVAL_BOARD", 1, 0, 1) == 1);
   }
   collectives_.name = "collectives";
   p2p_.name = "point-to-point";

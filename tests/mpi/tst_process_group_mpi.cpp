@@ -3,6 +3,8 @@
 // and a rank waiting for a late one that use next to no CPU.
 #include <QtTest/QtTest>
 
+#include <numeric>
+
 #include "reduce_expectations.h"
 #include "mpi_test_main.h"
 
@@ -301,6 +303,35 @@ class TestProcessGroupMpi : public QObject {
       }
     }
     pg_->barrier()->wait();
+  }
+
+  // DDPSCOPE_ARRIVAL_BOARD=0 on one rank: no rank of the new group has a board (creating one
+  // is collective), and the group meets a late rank in the polled barrier instead: sums
+  // right, the others' wait asleep (under a quarter of it in CPU).
+  void testWithoutTheBoardTheGroupMeetsInThePolledBarrier() {
+    std::vector<int> everyone(static_cast<size_t>(pg_->size()));
+    std::iota(everyone.begin(), everyone.end(), 0);
+    if (pg_->rank() == 0) qputenv("DDPSCOPE_ARRIVAL_BOARD", "0");
+    auto group = std::dynamic_pointer_cast<ProcessGroupMPI>(pg_->new_group(everyone));
+    qunsetenv("DDPSCOPE_ARRIVAL_BOARD");
+    QVERIFY(group && !group->uses_arrival_board());
+    const int late = pg_->size() - 1;
+    constexpr int kLateMs = 800;
+    group->barrier()->wait();
+    const double cpu_before = process_cpu_ms();
+    QElapsedTimer wall;
+    wall.start();
+    if (pg_->rank() == late) QThread::msleep(kLateMs);
+    Tensor t = Tensor::full({1 << 12}, 1.0);
+    group->allreduce(t)->wait();
+    QCOMPARE(t.at<float>({0}), float(pg_->size()));
+    const double waited = static_cast<double>(wall.elapsed()), used = process_cpu_ms() - cpu_before;
+    if (pg_->rank() != late)
+      QVERIFY2(used < waited / 4, qPrintable(QString("rank %1 used %2 ms of CPU waiting %3 ms without the board")
+                                                 .arg(pg_->rank())
+                                                 .arg(used)
+                                                 .arg(waited)));
+    group->barrier()->wait();
   }
 
   void cleanupTestCase() {
