@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
 #include "ddpscope/error.h"
 #include "job_watchdogs.h"
 #include "mpirun_messages.h"
@@ -32,6 +34,33 @@ inline bool process_alive(pid_t pid) {
   if (!std::getline(stat, line)) return false;
   const size_t paren = line.rfind(')');
   return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+}
+
+// The process's stat line, "" when it is gone: for messages, and for start_ticks.
+inline std::string stat_line(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  return line;
+}
+
+// When the process started (stat's 22nd field, in clock ticks since boot); 0 when it is gone.
+// A pid and this name one process: the suite starts enough processes and threads on a
+// machine whose pid_max is 32768 that a pid may be given again within seconds.
+inline uint64_t start_ticks(pid_t pid) {
+  const std::string line = stat_line(pid);
+  const size_t paren = line.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(line.substr(paren + 2));  // from the 3rd field, the state
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i)
+    if (i == 22) return std::stoull(field);
+  return 0;
+}
+
+// The process that had `pid` when `ticks` was read still runs (a later one with its pid does not count).
+inline bool same_process_alive(pid_t pid, uint64_t ticks) {
+  return ticks != 0 && start_ticks(pid) == ticks && process_alive(pid);
 }
 
 inline ProcessSupervisor sh(const std::string& script) { return ProcessSupervisor({"/bin/sh", "-c", script}); }

@@ -36,6 +36,7 @@ class TestProcessTree : public ProcessTest {
   void testProcessesInOtherGroupsBelowTheCommandEndWithIt() {
     for (const bool exits : {false, true}) {
       pid_t ranks[2] = {-1, -1};
+      uint64_t started[2] = {0, 0};
       int seen = 0;
       {
         auto job = sh(std::string("setsid sleep 30 & echo $!; setsid sleep 30 & echo $!; ") +
@@ -43,7 +44,10 @@ class TestProcessTree : public ProcessTest {
         job.start();
         ProcessSupervisor::Events events;
         events.stdout_line = [&](const std::string& l) {
-          if (seen < 2) ranks[seen++] = std::stoi(l);
+          if (seen >= 2) return;
+          ranks[seen] = std::stoi(l);
+          started[seen] = start_ticks(ranks[seen]);
+          ++seen;
         };
         events.tick = [&](auto) {
           if (!exits && seen == 2 && !job.stopping()) job.stop(300ms);
@@ -51,9 +55,14 @@ class TestProcessTree : public ProcessTest {
         job.run(events, 50ms);
       }
       QCOMPARE(seen, 2);
-      for (pid_t rank : ranks) {
-        QVERIFY(getpgid(rank) != getpgid(0) || !process_alive(rank));
-        QTRY_VERIFY_WITH_TIMEOUT(!process_alive(rank), 5000);
+      for (int i = 0; i < 2; ++i) {
+        const pid_t rank = ranks[i];
+        QVERIFY(getpgid(rank) != getpgid(0) || !same_process_alive(rank, started[i]));
+        QTRY_VERIFY2_WITH_TIMEOUT(!same_process_alive(rank, started[i]),
+                                  qPrintable(QString("the job %1; still running: %2")
+                                                 .arg(exits ? "exited" : "was stopped")
+                                                 .arg(QString::fromStdString(stat_line(rank)))),
+                                  5000);
       }
     }
   }
