@@ -145,8 +145,10 @@ std::map<int64_t, double> RankTimeline::gradient_gaps(int64_t from, int64_t to) 
   auto it = std::lower_bound(ready.begin(), ready.end(), std::make_pair(from, std::numeric_limits<int64_t>::min()));
   int64_t previous = from;
   for (; it != ready.end() && it->first <= to; ++it) {
+    // The span ending at or after it: backward ends at its last gradient (finish_timeline),
+    // which a strict "before the end" left out, and with it the first layer's gradient.
     const auto span = std::upper_bound(backward.begin(), backward.end(), it->first,
-                                       [](int64_t t, const Interval& i) { return t < i.end; });
+                                       [](int64_t t, const Interval& i) { return t <= i.end; });
     if (span == backward.end() || span->begin > it->first) continue;  // not in backward
     gaps[it->second] += (it->first - std::max(previous, span->begin)) * kNsToMsTimeline;
     previous = it->first;

@@ -33,23 +33,26 @@ class TestSlowCause : public ScratchTest {
     QTest::addColumn<int>("ranks");
     QTest::addColumn<int>("slow");
     QTest::addColumn<QString>("phase");
+    QTest::addColumn<int>("layer");
     QTest::addColumn<QString>("where");
     for (int ranks : {2, 4}) {
       const int slow = ranks - 1;
       for (const char* phase : {"outside_step", "forward", "optimizer"})
-        QTest::addRow("%d ranks, %s", ranks, phase) << ranks << slow << phase << "";
-      QTest::addRow("%d ranks, backward", ranks) << ranks << 1 << "backward"
-                                                 << "module.layers.2";
+        QTest::addRow("%d ranks, %s", ranks, phase) << ranks << slow << phase << 0 << "";
+      QTest::addRow("%d ranks, backward", ranks) << ranks << 1 << "backward" << 1 << "module.layers.2";
+      // The first layer's gradient is backward's last: backward ends when it is ready.
+      QTest::addRow("%d ranks, backward's last gradient", ranks) << ranks << 1 << "backward" << 0 << "module.layers.0";
     }
   }
   void testTheSlowRankAndPhaseAreNamed() {
     QFETCH(int, ranks);
     QFETCH(int, slow);
     QFETCH(QString, phase);
+    QFETCH(int, layer);
     QFETCH(QString, where);
     const SlowCause healthy = analyse({.ranks = ranks}, "healthy.ddprun");
     const SlowCause c = analyse(
-        {.ranks = ranks, .slow_rank = slow, .phase = phase.toStdString(), .layer = 1, .slow_ms = 7}, "slow.ddprun");
+        {.ranks = ranks, .slow_rank = slow, .phase = phase.toStdString(), .layer = layer, .slow_ms = 7}, "slow.ddprun");
     QVERIFY2(c.not_analysed.empty(), c.not_analysed.c_str());
     QCOMPARE(c.iterations, 10);  // 12 but the first and the last
     // 9.5 ms: 1 outside, 3 forward, 4 of gradients, 0.5 of the last allreduce, 1 optimizer.
