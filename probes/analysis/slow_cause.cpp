@@ -254,6 +254,7 @@ SlowCause describe_straggler(SlowCause cause, const StragglerSums& x, const std:
   const double saved = explained > 0 ? x.lost[s] * x.lost_by_phase[s][static_cast<size_t>(p)] / explained
                                      : std::min(x.lost[s], std::max(0.0, net[static_cast<size_t>(p)]));
   cause.what_if_ms = cause.iteration_ms - saved / iters;
+  cause.what_if_give_or_take_ms = cpu_wait_per_iteration(run, analysed);
   return cause;
 }
 

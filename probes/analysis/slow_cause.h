@@ -107,6 +107,12 @@ struct SlowCause {
   // With no straggler: each rank's threads' wait for a core per iteration (every phase, the
   // "cpu_wait_ms.*" metrics), the mean over ranks; -1: not recorded, or a straggler named.
   double cpu_wait_ms = -1;
+  // With a straggler: the same wait in the slow run, how far the what-if may be off either way
+  // (-1: not recorded). How long ranks wait for a core depends on when they run, which the
+  // slowdown changes: on 2 cores the 2-rank re-runs without it came out 0.4-2.4 ms faster
+  // than the what-if where the slow run's ranks waited 1.4-2.5 ms, and 4-rank ones up to 2.8
+  // ms slower where it spread their work out (tests/bench/run_why_matrix.py).
+  double what_if_give_or_take_ms = -1;
   std::vector<SlowStall> stalls;            // the largest first
   std::vector<int64_t> cut_short;           // iterations an error cut short, left out
   std::vector<SlowIteration> by_iteration;  // every iteration analysed, in order (the whole run's)

@@ -100,6 +100,25 @@ std::string spell_opening(const SlowCause& cause) {
                        sp.run_iterations);
 }
 
+// The wait for a core is worth saying beside the what-if: over 0.1 ms and 2 % of it.
+bool says_give_or_take(const SlowCause& cause) {
+  return cause.what_if_give_or_take_ms >= std::max(0.1, 0.02 * cause.what_if_ms);
+}
+
+// What the what-if cannot know: how long the ranks would wait for a core without the slowdown
+// (said when the run recorded it), or that ranks sharing a host's cores would compute on them at
+// the same time.
+std::string what_if_caveat(const SlowCause& cause) {
+  if (says_give_or_take(cause))
+    return printf_string(
+        " (give or take %.1f ms: in this run its ranks waited that long per iteration for a core, and without the "
+        "slowdown they would wait more or less).",
+        cause.what_if_give_or_take_ms);
+  if (cause.ranks_share_cores)
+    return " (or somewhat more: these ranks share a host's cores, which they would then compute on at the same time).";
+  return ".";
+}
+
 // " It is late for want of a CPU: its threads waited for a core 1.0 ms ..." when waiting for a
 // CPU explains most of the straggler's excess (slow_cause.h): the cause is the host, not the
 // rank's work. (Not "of that": its threads' wait, the communication threads' too, can exceed
@@ -132,9 +151,7 @@ std::string straggler_verdict(const SlowCause& cause) {
   out += waiters(cause);
   out += printf_string(" Without that, an iteration would take about %.1f ms instead of %.1f ms", cause.what_if_ms,
                        cause.iteration_ms);
-  out += cause.ranks_share_cores ? " (or somewhat more: these ranks share a host's cores, which they would then "
-                                   "compute on at the same time)."
-                                 : ".";
+  out += what_if_caveat(cause);
   if (cause.spell.first >= 0)
     out +=
         printf_string(" The %s took %.1f ms.",
@@ -213,6 +230,8 @@ nlohmann::ordered_json slow_cause_json(const SlowCause& cause) {
                           {"lost_ms_per_iteration", w.lost_ms_per_iteration},
                           {"last_to_arrive", w.last_in}});
   j["what_if_ms"] = cause.what_if_ms;
+  j["what_if_give_or_take_ms"] =
+      says_give_or_take(cause) ? nlohmann::ordered_json(cause.what_if_give_or_take_ms) : nullptr;
   j["ranks_share_cores"] = cause.ranks_share_cores;
   // With no straggler: the ranks' threads' wait for a core per iteration (null: not recorded).
   j["cpu_wait_ms"] = cause.cpu_wait_ms >= 0 ? nlohmann::ordered_json(cause.cpu_wait_ms) : nullptr;

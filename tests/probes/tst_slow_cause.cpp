@@ -129,6 +129,44 @@ class TestSlowCause : public ScratchTest {
     QVERIFY(slow_cause_verdict(apart).find(caveat) == std::string::npos);
   }
 
+  // Where the run recorded the ranks' wait for a core, the what-if says how far off that wait
+  // may make it (the mean over ranks and iterations), in words and JSON; not below 0.1 ms and
+  // 2 % of the what-if, nor where none was recorded (then ranks on one host get the floor).
+  void testTheWhatIfGivesOrTakesTheRanksWaitForACore_data() {
+    QTest::addColumn<double>("each_ms");
+    QTest::addColumn<bool>("said");
+    QTest::addRow("1.5 ms a rank") << 1.5 << true;
+    QTest::addRow("0.15 ms: under 2 %") << 0.15 << false;
+    QTest::addRow("none recorded") << -1.0 << false;
+  }
+  void testTheWhatIfGivesOrTakesTheRanksWaitForACore() {
+    QFETCH(double, each_ms);
+    QFETCH(bool, said);
+    const SlowCause c = analyse({.slow_rank = 1,
+                                 .phase = "forward",
+                                 .slow_ms = 7,
+                                 .host = "node-0",
+                                 .cpu_wait_share = each_ms < 0 ? -1.0 : 0.0,
+                                 .cpu_wait_each_ms = std::max(0.0, each_ms)},
+                                "give_or_take.ddprun");
+    QCOMPARE(c.straggler.rank, 1);
+    QVERIFY(std::abs(c.what_if_ms - 9.5) < 1e-6);
+    const std::string verdict = slow_cause_verdict(c);
+    const auto json = slow_cause_json(c);
+    if (said) {
+      QVERIFY2(verdict.find("Without that, an iteration would take about 9.5 ms instead of 16.5 ms (give or take "
+                            "1.5 ms: in this run its ranks waited that long per iteration for a core, and without "
+                            "the slowdown they would wait more or less).") != std::string::npos,
+               verdict.c_str());
+      QVERIFY2(std::abs(json["what_if_give_or_take_ms"].get<double>() - 1.5) < 1e-3, json.dump().c_str());
+    } else {
+      QVERIFY2(verdict.find("give or take") == std::string::npos, verdict.c_str());
+      QVERIFY2(verdict.find("(or somewhat more: these ranks share a host's cores") != std::string::npos,
+               verdict.c_str());
+      QVERIFY(json["what_if_give_or_take_ms"].is_null());
+    }
+  }
+
   // A rank late because its threads waited for a core (the run records each phase's CPU wait):
   // the verdict says so when the wait explains half its excess or more, and not below that or
   // when the run recorded none.
