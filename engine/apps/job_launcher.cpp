@@ -1,5 +1,6 @@
 #include "job_launcher.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 
 #include "collector_process.h"
 #include "job_monitor.h"
+#include "mpirun_leftovers.h"
 #include "process_supervisor.h"
 #include "hostfile.h"
 #include "run_file_claim.h"
@@ -21,6 +23,15 @@ namespace ddpscope::apps {
 namespace {
 
 namespace fs = std::filesystem;
+
+// An mpirun killed (after a stop's grace) leaves its session directory and its ranks'
+// shared-memory segments for good (mpirun_leftovers.h): they go, and the user is told.
+void tidy_after_killed_mpirun(pid_t mpirun) {
+  const MpirunLeftovers left = remove_mpirun_leftovers(mpirun);
+  if (left.removed.empty()) return;
+  std::fprintf(stderr, "launcher: mpirun was killed before its own cleanup; removed what it left (%zu %s, %.1f MB)\n",
+               left.removed.size(), left.removed.size() == 1 ? "path" : "paths", static_cast<double>(left.bytes) / 1e6);
+}
 
 // The address of this host that a job's other hosts reach it on: the local end of the
 // route to the first of them that is not this host. 127.0.0.1 when every host is this
@@ -201,6 +212,7 @@ int JobLauncher::run_command(const std::vector<std::string>& cmd, const std::str
   job.start();  // from here SIGUSR1 asks for the next iteration's autograd graph
   JobMonitor monitor(settings, collector.get());
   const int status = job.run(monitor.events(job));
+  if (WIFSIGNALED(status) && cmd.front() == mpirun_path_) tidy_after_killed_mpirun(job.pid());
   return monitor.finish(status);
 }
 

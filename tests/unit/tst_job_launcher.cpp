@@ -1,7 +1,7 @@
 // ddpscope-cli train --np N: the job runs under mpirun as one job with one progress
 // display, JSON progress for programs, a rank's unused parameter named, one run of one
 // job a run file, a loss turned NaN recorded and named, bad input refused, and each rank's
-// BLAS pool sized to its math threads.
+// BLAS pool sized to its math threads, and no OpenMPI files left by a job stopped at once.
 #include <QtTest/QtTest>
 
 #include "launcher_fixture.h"
@@ -197,6 +197,50 @@ class TestJobLauncher : public LauncherTest {
         if (entry.startsWith("OPENBLAS_NUM_THREADS=")) blas = entry;
       QCOMPARE(blas, "OPENBLAS_NUM_THREADS=" + expected);
     }
+    QCOMPARE(workers_running(), 0);
+  }
+
+  // A second Ctrl-C ends mpirun at once (SIGKILL), before its own cleanup, which left its session
+  // directory (~8 MB) and every rank's shared-memory segment on the machine for good: the
+  // launcher removes them and says so. (mpirun writes the directory under TMPDIR: a private
+  // one here.)
+  void testTwoInterruptsLeaveNoOpenMpiFilesBehind() {
+    QTemporaryDir tmp;
+    QProcess job;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("TMPDIR", tmp.path());
+    env.remove("OMPI_MCA_orte_tmpdir_base");
+    job.setProcessEnvironment(env);
+    job.start(DDPSCOPE_CLI_PATH, {"train", "--np", "2", "--iters", "10000000", "--batch", "8", "--no-probes",
+                                  "--progress", "lines", "--log-every", "1000000"});
+    QTRY_VERIFY_WITH_TIMEOUT(ddpscope_tests::own_processes("ddpscope-worker") == 2, 60000);
+    QString session;  // <TMPDIR>/ompi.<node>.<uid>/pid.<mpirun>
+    for (const QString& top : QDir(tmp.path()).entryList({"ompi.*"}, QDir::Dirs))
+      for (const QString& pid : QDir(tmp.path() + "/" + top).entryList({"pid.*"}, QDir::Dirs))
+        session = tmp.path() + "/" + top + "/" + pid;
+    QVERIFY2(!session.isEmpty(), "mpirun made no session directory under TMPDIR");
+    QFile contact(session + "/contact.txt");
+    QVERIFY(contact.open(QIODevice::ReadOnly));
+    const qulonglong family = contact.readAll().split('.').first().toULongLong() >> 16;
+    const QString segments = QString("vader_segment.*.%1.%2????.*").arg(getuid()).arg(family, 0, 16);
+    QTRY_COMPARE_WITH_TIMEOUT(QDir("/dev/shm").entryList({segments}, QDir::Files).size(), 2,
+                              30000);  // MPI_Init made them
+
+    // mpirun held still, as one too busy to end the ranks before the second Ctrl-C (which
+    // would otherwise race its cleanup, and two signals sent at once arrive as one).
+    const pid_t mpirun = QFileInfo(session).fileName().mid(4).toInt();
+    QVERIFY(mpirun > 0 && ::kill(mpirun, SIGSTOP) == 0);
+    ::kill(static_cast<pid_t>(job.processId()), SIGINT);
+    QString err;
+    QTRY_VERIFY_WITH_TIMEOUT((err += job.readAllStandardError()).contains("stopping the job"), 30000);
+    ::kill(static_cast<pid_t>(job.processId()), SIGINT);  // the second: stop now
+    QVERIFY(job.waitForFinished(60000));
+    QCOMPARE(job.exitCode(), 130);
+    err += job.readAllStandardError();
+    QVERIFY2(err.contains("launcher: mpirun was killed before its own cleanup; removed what it left (3 paths, "),
+             qPrintable(err));
+    QVERIFY2(!QFileInfo::exists(session), qPrintable(session));
+    QCOMPARE(QDir("/dev/shm").entryList({segments}, QDir::Files), QStringList());
     QCOMPARE(workers_running(), 0);
   }
 

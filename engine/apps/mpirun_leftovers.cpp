@@ -1,0 +1,93 @@
+#include "mpirun_leftovers.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+namespace ddpscope::apps {
+namespace fs = std::filesystem;
+namespace {
+
+// The space a file takes (a segment is sparse: its size says 4 MB, its blocks 2).
+uintmax_t used_bytes(const fs::path& p) {
+  struct stat st {};
+  return lstat(p.c_str(), &st) == 0 ? static_cast<uintmax_t>(st.st_blocks) * 512 : 0;
+}
+
+uintmax_t used_bytes_below(const fs::path& dir) {
+  uintmax_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    total += used_bytes(it->path());
+  return total;
+}
+
+// "<family << 16>.0;tcp://..." -> family; -1 when the file says something else.
+long long job_family(const fs::path& contact) {
+  std::ifstream in(contact);
+  std::string first;
+  if (!std::getline(in, first, '.') || first.empty() || first.size() > 12) return -1;
+  for (char c : first)
+    if (c < '0' || c > '9') return -1;
+  return std::stoll(first) >> 16;
+}
+
+// "vader_segment.<node>.<uid>.<job hex>.<rank>" of `node` and `uid` -> its job id; -1 else.
+long long segment_job(const std::string& name, const std::string& node, const std::string& uid) {
+  const std::string prefix = "vader_segment." + node + "." + uid + ".";
+  if (name.compare(0, prefix.size(), prefix) != 0) return -1;
+  const std::string rest = name.substr(prefix.size());  // "<job hex>.<rank>"
+  const size_t dot = rest.find('.');
+  if (dot == 0 || dot == std::string::npos || dot > 8 || dot + 1 == rest.size()) return -1;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const char c = rest[i];
+    const bool ok = i < dot ? std::isxdigit(static_cast<unsigned char>(c)) : i == dot || (c >= '0' && c <= '9');
+    if (!ok) return -1;
+  }
+  return std::stoll(rest.substr(0, dot), nullptr, 16);
+}
+
+}  // namespace
+
+std::string openmpi_tmpdir_base() {
+  for (const char* var : {"OMPI_MCA_orte_tmpdir_base", "TMPDIR", "TEMP", "TMP"})
+    if (const char* v = std::getenv(var); v && *v) return v;
+  return "/tmp";
+}
+
+MpirunLeftovers remove_mpirun_leftovers(pid_t mpirun, const std::string& shm, const std::string& tmpdir) {
+  MpirunLeftovers out;
+  const std::string uid = std::to_string(getuid());
+  const std::string suffix = "." + uid;
+  std::error_code ec;
+  // ompi.<node>.<uid>: the node as OpenMPI wrote it (short or full), taken from the name.
+  for (const auto& top : fs::directory_iterator(tmpdir.empty() ? openmpi_tmpdir_base() : tmpdir, ec)) {
+    const std::string name = top.path().filename().string();
+    if (name.compare(0, 5, "ompi.") != 0 || name.size() <= 5 + suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const fs::path session = top.path() / ("pid." + std::to_string(mpirun));
+    if (!fs::is_directory(session, ec)) continue;
+    const std::string node = name.substr(5, name.size() - 5 - suffix.size());
+    const long long family = job_family(session / "contact.txt");
+    if (family < 0) continue;  // not one we can tell apart: leave it
+    std::error_code shm_ec;
+    for (const auto& seg : fs::directory_iterator(shm.empty() ? "/dev/shm" : shm, shm_ec)) {
+      const long long job = segment_job(seg.path().filename().string(), node, uid);
+      if (job < 0 || (job >> 16) != family) continue;
+      const uintmax_t bytes = used_bytes(seg.path());
+      if (fs::remove(seg.path(), shm_ec)) out.removed.push_back(seg.path().string()), out.bytes += bytes;
+    }
+    const uintmax_t bytes = used_bytes_below(session);
+    if (fs::remove_all(session, ec) > 0 && !ec) out.removed.push_back(session.string()), out.bytes += bytes;
+  }
+  return out;
+}
+
+}  // namespace ddpscope::apps
