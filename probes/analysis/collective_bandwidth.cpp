@@ -61,7 +61,7 @@ std::vector<RankRate> rank_rates(const std::vector<CollectiveRate>& collectives)
 std::vector<BucketRate> bucket_rates(const RunAnalysis& analysis) {
   struct Samples {
     int64_t bytes = 0;
-    std::vector<double> transfer_ms, busbw;
+    std::vector<double> transfer_ms, busbw, beside;
   };
   std::map<int, Samples> by_bucket;
   for (const BucketTiming& b : analysis.buckets) {
@@ -70,11 +70,14 @@ std::vector<BucketRate> bucket_rates(const RunAnalysis& analysis) {
     if (const auto r = bucket_rate(b)) {
       s.transfer_ms.push_back(r->transfer_ms);
       s.busbw.push_back(r->busbw_gbps);
+      // wait_ms is the part past finalize's start: the rest ran beside backward's compute.
+      s.beside.push_back(std::clamp(1 - b.wait_ms / r->transfer_ms, 0.0, 1.0));
     }
   }
   std::vector<BucketRate> out;
   for (auto& [bucket, s] : by_bucket)
-    out.push_back({bucket, s.bytes, static_cast<int>(s.busbw.size()), median(s.transfer_ms), median(s.busbw)});
+    out.push_back(
+        {bucket, s.bytes, static_cast<int>(s.busbw.size()), median(s.transfer_ms), median(s.busbw), median(s.beside)});
   return out;
 }
 

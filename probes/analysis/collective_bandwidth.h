@@ -75,6 +75,10 @@ struct BucketRate {
   int64_t bytes = 0;
   int samples = 0;  // (rank, iteration) pairs with a rate
   double median_transfer_ms = 0, median_busbw_gbps = 0;
+  // The median share of its transfer spent while backward still computed (before
+  // finalize): an allreduce there shares the rank's cores, or the GPU, with backward, and
+  // its rate says what it got of them beside it, not what the link carries.
+  double median_beside_backward = 0;
 };
 
 struct BandwidthReport {

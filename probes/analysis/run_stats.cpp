@@ -101,7 +101,8 @@ nlohmann::ordered_json bandwidth_json(const BandwidthReport& b) {
                        {"bytes", r.bytes},
                        {"samples", r.samples},
                        {"median_transfer_ms", r.median_transfer_ms},
-                       {"median_busbw_gbps", r.median_busbw_gbps}});
+                       {"median_busbw_gbps", r.median_busbw_gbps},
+                       {"median_beside_backward", r.median_beside_backward}});
   return {
       {"unit", "GB/s (10^9 bytes a second), bus bandwidth as nccl-tests counts it"},
       {"timed_from",
