@@ -92,10 +92,13 @@ def wait_for_pid(tag, comm, rank=None, limit=30):
 
 
 def leftovers(tag, grace=10):
+    """The job's processes still running after `grace` (killed then), once it ended; and the
+    files of its mpirun if that died before cleaning up (remove_dead_mpiruns_files)."""
     end = time.monotonic() + grace
     while time.monotonic() < end:
         left = tagged_pids(tag)
         if not left:
+            remove_dead_mpiruns_files()
             return []
         time.sleep(0.2)
     left = tagged_pids(tag)
@@ -104,7 +107,46 @@ def leftovers(tag, grace=10):
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+    remove_dead_mpiruns_files()
     return left
+
+
+def remove_dead_mpiruns_files():
+    """OpenMPI's files of mpiruns that died before their own cleanup (the scenarios kill the
+    launcher, mpirun with it): each session directory (<tmpdir>/ompi.<node>.<uid>/pid.<pid>,
+    ~8 MB) whose mpirun is gone, and its job family's shared-memory segments. The launcher
+    removes them when it killed mpirun itself (engine/apps/mpirun_leftovers.h), not when it
+    was killed; a live mpirun's (another test's) stay."""
+    base = os.environ.get("OMPI_MCA_orte_tmpdir_base") or os.environ.get("TMPDIR") or "/tmp"
+    suffix = ".%d" % os.getuid()
+    for top in os.listdir(base):
+        if not (top.startswith("ompi.") and top.endswith(suffix)):
+            continue
+        node = top[len("ompi."):-len(suffix)]
+        for entry in os.listdir(os.path.join(base, top)):
+            if not entry.startswith("pid."):
+                continue
+            try:
+                with open("/proc/%s/comm" % entry[4:]) as f:
+                    if f.read().strip() == "mpirun":
+                        continue  # running
+            except OSError:
+                pass
+            session = os.path.join(base, top, entry)
+            try:
+                with open(os.path.join(session, "contact.txt")) as f:
+                    family = int(f.read().split(".", 1)[0]) >> 16
+            except (OSError, ValueError):
+                continue  # not one to tell apart: left
+            prefix = "vader_segment.%s%s." % (node, suffix)
+            for name in os.listdir("/dev/shm"):
+                job = name[len(prefix):].split(".")[0] if name.startswith(prefix) else ""
+                if job and all(c in "0123456789abcdef" for c in job) and int(job, 16) >> 16 == family:
+                    try:
+                        os.remove(os.path.join("/dev/shm", name))
+                    except OSError:
+                        pass
+            subprocess.run(["rm", "-rf", session], check=False)
 
 
 def integrity(run):
