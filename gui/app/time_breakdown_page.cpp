@@ -299,10 +299,17 @@ QString TimeBreakdownPage::headline(const std::vector<TimeBreakdown>& rows, cons
 void TimeBreakdownPage::fillRankTable(const std::vector<TimeBreakdown>& rows, int64_t iteration, int shown_straggler) {
   const bool gpu = anyGpu(rows);
   // The columns follow the split: the CPU's phases, or the GPU's.
+  // Two lines a title of two words or more: in one, the ten columns did not fit 1280 pixels
+  // beside the run list and the last, the straggler's, was cut to "straggl...".
+  const auto two_lines = [](QString title) {
+    const qsizetype space = title.indexOf(' ', title.size() / 2 - 1);
+    if (space > 0) title[space] = '\n';
+    return title;
+  };
   QStringList headers = {tr("Rank"), tr("Iteration")};
   for (const Part& part : parts(gpu))
-    headers << tr(part.name);
-  headers << tr("Of exposed: waiting") << tr("Hidden comm") << tr("Straggler");
+    headers << two_lines(tr(part.name));
+  headers << two_lines(tr("Of exposed: waiting")) << two_lines(tr("Hidden comm")) << tr("Straggler");
   m_rankModel->setColumnCount(static_cast<int>(headers.size()));
   m_rankModel->setHorizontalHeaderLabels(headers);
   for (const auto& r : rows) {
