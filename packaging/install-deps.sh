@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake g++ make ninja-build pkg-config ca-certificates
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6sql6-sqlite
+  libxkbcommon-dev  # Qt6Gui's CMake package looks for it: without, "Could NOT find XKB" at configure
   libopenmpi-dev openmpi-bin libopenblas-dev libsqlite3-dev sqlite3 libgraphviz-dev
   libzmq3-dev cppzmq-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzstd-dev
   libspdlog-dev  # diagnostics (base/ddpscope/log.h)
