@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <vector>
 
 #include "arrival_wait.h"
@@ -69,20 +70,37 @@ std::string summary_table(const Json& summary) {
   return out;
 }
 
-// The largest lags first, at most five, and how many more there are.
-std::string stragglers_text(const Json& stragglers) {
-  if (!stragglers.is_array() || stragglers.empty()) return "";
+// The ranks the others waited for, as `why` counts them (run_stats.h's "late"): the costliest
+// iterations first, at most five, then how often each rank was the one, and whether one
+// rank is the job's straggler.
+std::string late_text(const Json& late) {
+  if (!late.is_object() || !late["by_iteration"].is_array() || late["by_iteration"].empty()) return "";
   std::vector<const Json*> rows;
-  for (const Json& s : stragglers)
-    rows.push_back(&s);
+  std::map<int, int> count;
+  for (const Json& r : late["by_iteration"]) {
+    rows.push_back(&r);
+    ++count[r["rank"].get<int>()];
+  }
   std::stable_sort(rows.begin(), rows.end(), [](const Json* a, const Json* b) {
-    return number_or(*a, "lag_ms", 0) > number_or(*b, "lag_ms", 0);
+    return number_or(*a, "lost_ms", 0) > number_or(*b, "lost_ms", 0);
   });
-  std::string out = "Stragglers (a rank that arrived late at an iteration's collectives), the largest lag first:\n";
+  std::string out = format(
+      "Late ranks (in an iteration, the rank the others waited for, where that cost them over %.1f ms), the "
+      "costliest first:\n",
+      number_or(late, "noise_ms", 0));
   for (size_t i = 0; i < rows.size() && i < 5; ++i)
-    out += format("  iteration %lld: rank %d, %.1f ms late\n", (*rows[i])["iteration"].get<long long>(),
-                  (*rows[i])["rank"].get<int>(), number_or(*rows[i], "lag_ms", 0));
+    out += format("  iteration %lld: rank %d, the others waited %.1f ms\n", (*rows[i])["iteration"].get<long long>(),
+                  (*rows[i])["rank"].get<int>(), number_or(*rows[i], "lost_ms", 0));
   if (rows.size() > 5) out += format("  ... and %zu more (--json lists every one)\n", rows.size() - 5);
+  std::string counts;
+  for (const auto& [rank, n] : count)
+    counts += format("%srank %d in %d", counts.empty() ? "" : ", ", rank, n);
+  const bool one = late["straggler"].is_number_integer();
+  out += format(
+      "  %s of %lld iterations: %s\n", counts.c_str(), static_cast<long long>(number_or(late, "iterations", 0)),
+      one ? format("rank %d is the one the job waits for (ddpscope-cli why says why)", late["straggler"].get<int>())
+                .c_str()
+          : "no rank stands out (ddpscope-cli why weighs them)");
   return out;
 }
 
@@ -215,7 +233,7 @@ std::string iterations_table(const Json& iterations) {
 std::string run_stats_text(const Json& stats, bool summary_only) {
   std::string out = run_line(stats);
   out += summary_table(stats["summary"]);
-  out += stragglers_text(stats["stragglers"]);
+  out += late_text(stats["late"]);
   out += cut_short_text(stats["cut_short"]);
   out += stalls_text(stats["stalls"]);
   out += nonfinite_text(stats["nonfinite"]);

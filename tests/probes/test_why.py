@@ -39,6 +39,22 @@ def on_every_page(test, run, rank):
                   "the app's pages on %s (rank %d): %s" % (run, rank, (done.stdout + done.stderr)[-3000:]))
 
 
+def stats_agree(test, run, verdict):
+    """`stats` on the same run names the same late ranks, iteration by iteration, and the same
+    straggler (its "late", in words and JSON): one analysis. (Its first-bucket rule before
+    missed a rank slow in the middle of backward.)"""
+    stats = json.loads(subprocess.run([CLI, "stats", "--json", run], capture_output=True, text=True,
+                                      check=True).stdout)
+    late = stats["late"]
+    straggler = verdict["straggler"]["rank"] if verdict["straggler"] else None
+    test.assertEqual(late["straggler"], straggler, late)
+    test.assertEqual([(r["iteration"], r["rank"]) for r in late["by_iteration"]],
+                     [(r["iteration"], r["rank"]) for r in verdict["by_iteration"] if r["rank"] is not None])
+    text = subprocess.run([CLI, "stats", "--summary", run], capture_output=True, text=True, check=True).stdout
+    if straggler is not None:
+        test.assertIn("rank %d is the one the job waits for (ddpscope-cli why says why)" % straggler, text)
+
+
 # The least slowdown the sample asks for when ranks outnumber the cores, before it is
 # stretched: CI at -j3 (beside the fuzzers and the memory bombs) missed 'torch --np 4, rank
 # 3:forward' at 7 ms stretched to 14 twice, in iterations of 48-52 ms where the ranks waited
@@ -77,6 +93,7 @@ class WhyTest(unittest.TestCase):
                     said.append(verdict["verdict"] + blamed)
                     if why_cases.named_right(case, verdict):
                         on_every_page(self, os.path.join(tmp, "case.ddprun"), case.rank)
+                        stats_agree(self, os.path.join(tmp, "case.ddprun"), verdict)
                         break
                 else:
                     misses.append("%s: %s" % (case, " / ".join(said)))
@@ -88,6 +105,7 @@ class WhyTest(unittest.TestCase):
             verdict = why_cases.verdict_of(CLI, tmp, case)
             s = verdict["straggler"]
             self.assertEqual((s["rank"], s["phase"], s["where"]), (1, "backward", "module.layers.4"), verdict)
+            stats_agree(self, os.path.join(tmp, "case.ddprun"), verdict)
             # Rank 1 slept 30 ms an iteration: its backward is longer by about that.
             self.assertGreater(s["extra_ms_per_iteration"], 20, verdict)
             self.assertLess(s["extra_ms_per_iteration"], 45, verdict)

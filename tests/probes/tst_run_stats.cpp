@@ -29,7 +29,7 @@ class TestRunStats : public ScratchTest {
     for (const auto& [k, v] : j.items())
       keys.push_back(k);
     QCOMPARE(keys, (std::vector<std::string>{"run", "ranks", "summary", "cut_short", "stalls", "iterations", "buckets",
-                                             "bandwidth", "stragglers", "gpu", "nonfinite", "rejected"}));
+                                             "bandwidth", "stragglers", "late", "gpu", "nonfinite", "rejected"}));
     QCOMPARE(j["iterations"].size(), size_t{1});
     QCOMPARE(j["iterations"][0]["exposed_comm_ms"].get<double>(), 60e-6);
     QCOMPARE(j["buckets"].size(), size_t{2});

@@ -102,8 +102,10 @@ class TestCli : public CliTest {
     const QJsonObject stats_before = stats_of(original), stats_after = stats_of(again);
     QCOMPARE(stats_before["iterations"].toArray().size(), iterations ? 10 : 0);  // 5 on each rank
     QCOMPARE(stats_before["ranks"].toArray().size(), 2);
+    // Except "late" (why's iterations): a trace's iterations are sampled from a longer job, so
+    // the imported run's analysis keeps its first and last, which the job's leaves out.
     for (const QString& key : stats_before.keys())
-      QCOMPARE(stats_after[key], stats_before[key]);
+      if (key != "late") QCOMPARE(stats_after[key], stats_before[key]);
   }
 
   // PyTorch's flight-recorder dumps (tests/torch/make_flight_dumps.py: 4 ranks, rank 2
