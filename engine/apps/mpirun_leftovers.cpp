@@ -28,6 +28,13 @@ uintmax_t used_bytes_below(const fs::path& dir) {
   return total;
 }
 
+// A real directory (not a link to one) of this user's, as OpenMPI makes them (0700): in a
+// shared /tmp anyone may make a directory or a link under any name.
+bool owned_directory(const fs::path& p) {
+  struct stat st {};
+  return lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid();
+}
+
 // "<family << 16>.0;tcp://..." -> family; -1 when the file says something else.
 long long job_family(const fs::path& contact) {
   std::ifstream in(contact);
@@ -73,7 +80,7 @@ MpirunLeftovers remove_mpirun_leftovers(pid_t mpirun, const std::string& shm, co
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
     const fs::path session = top.path() / ("pid." + std::to_string(mpirun));
-    if (!fs::is_directory(session, ec)) continue;
+    if (!owned_directory(top.path()) || !owned_directory(session)) continue;
     const std::string node = name.substr(5, name.size() - 5 - suffix.size());
     const long long family = job_family(session / "contact.txt");
     if (family < 0) continue;  // not one we can tell apart: leave it

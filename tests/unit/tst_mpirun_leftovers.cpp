@@ -1,6 +1,6 @@
 // What a killed mpirun leaves on this host (mpirun_leftovers.h): its session directory and its
 // job family's shared-memory segments are removed, nothing of another job, user or family,
-// and nothing where the session directory is gone or does not say its family.
+// and nothing where the session directory is gone, does not say its family, or is a link.
 #include <QtTest/QtTest>
 
 #include <unistd.h>
@@ -86,6 +86,20 @@ class TestMpirunLeftovers : public ScratchTest {
     QVERIFY(fs::exists(shm / segment("vm", getuid(), "46d40001", 0)));
     // And no directory for the pid at all: nothing.
     QVERIFY(remove_mpirun_leftovers(5252, shm.string(), tmp.string()).removed.empty());
+  }
+
+  // A link under a session directory's name (anyone may make one in a shared /tmp) is not
+  // followed: what it points to stays, and so do the segments.
+  void testALinkIsNotFollowed() {
+    const fs::path tmp = path("tmp3"), shm = path("shm3"), elsewhere = path("elsewhere");
+    const fs::path real = session(elsewhere, "vm", 6161, 0x46d4);
+    const fs::path top = tmp / ("ompi.vm." + std::to_string(getuid()));
+    fs::create_directories(top);
+    fs::create_directory_symlink(real, top / "pid.6161");
+    write(shm / segment("vm", getuid(), "46d40001", 0), "s");
+    QVERIFY(remove_mpirun_leftovers(6161, shm.string(), tmp.string()).removed.empty());
+    QVERIFY(fs::exists(real / "contact.txt"));
+    QVERIFY(fs::exists(shm / segment("vm", getuid(), "46d40001", 0)));
   }
 
   void testTheTemporaryDirectoryIsOpenMpisOwn() {
