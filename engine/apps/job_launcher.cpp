@@ -26,11 +26,13 @@ namespace fs = std::filesystem;
 
 // An mpirun killed (after a stop's grace) leaves its session directory and its ranks'
 // shared-memory segments for good (mpirun_leftovers.h): they go, and the user is told.
-void tidy_after_killed_mpirun(pid_t mpirun) {
+void tidy_after_killed_mpirun(pid_t mpirun) noexcept try {
   const MpirunLeftovers left = remove_mpirun_leftovers(mpirun);
   if (left.removed.empty()) return;
   std::fprintf(stderr, "launcher: mpirun was killed before its own cleanup; removed what it left (%zu %s, %.1f MB)\n",
                left.removed.size(), left.removed.size() == 1 ? "path" : "paths", static_cast<double>(left.bytes) / 1e6);
+} catch (const std::exception& e) {  // tidying is a courtesy: the job's outcome comes first
+  std::fprintf(stderr, "launcher: could not remove what the killed mpirun left: %s\n", e.what());
 }
 
 // The address of this host that a job's other hosts reach it on: the local end of the

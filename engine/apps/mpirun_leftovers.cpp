@@ -60,6 +60,28 @@ long long segment_job(const std::string& name, const std::string& node, const st
   return std::stoll(rest.substr(0, dot), nullptr, 16);
 }
 
+// The entries of a directory, none when it cannot be read (the non-throwing increment: a
+// range-for's throws on an error midway).
+std::vector<fs::path> entries_of(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    out.push_back(it->path());
+  return out;
+}
+
+// Another session directory under `top` (pid.<n>, not `mpirun`'s) whose process runs and whose
+// job family is `family`.
+bool family_of_a_running_job(const fs::path& top, long long family, pid_t mpirun) {
+  for (const fs::path& other : entries_of(top)) {
+    const std::string name = other.filename().string();
+    if (name.compare(0, 4, "pid.") != 0 || name == "pid." + std::to_string(mpirun)) continue;
+    std::error_code ec;
+    if (fs::exists("/proc/" + name.substr(4), ec) && job_family(other / "contact.txt") == family) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string openmpi_tmpdir_base() {
@@ -74,23 +96,25 @@ MpirunLeftovers remove_mpirun_leftovers(pid_t mpirun, const std::string& shm, co
   const std::string suffix = "." + uid;
   std::error_code ec;
   // ompi.<node>.<uid>: the node as OpenMPI wrote it (short or full), taken from the name.
-  for (const auto& top : fs::directory_iterator(tmpdir.empty() ? openmpi_tmpdir_base() : tmpdir, ec)) {
-    const std::string name = top.path().filename().string();
+  for (const fs::path& top : entries_of(tmpdir.empty() ? openmpi_tmpdir_base() : tmpdir)) {
+    const std::string name = top.filename().string();
     if (name.compare(0, 5, "ompi.") != 0 || name.size() <= 5 + suffix.size() ||
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
-    const fs::path session = top.path() / ("pid." + std::to_string(mpirun));
-    if (!owned_directory(top.path()) || !owned_directory(session)) continue;
+    const fs::path session = top / ("pid." + std::to_string(mpirun));
+    if (!owned_directory(top) || !owned_directory(session)) continue;
     const std::string node = name.substr(5, name.size() - 5 - suffix.size());
     const long long family = job_family(session / "contact.txt");
     if (family < 0) continue;  // not one we can tell apart: leave it
-    std::error_code shm_ec;
-    for (const auto& seg : fs::directory_iterator(shm.empty() ? "/dev/shm" : shm, shm_ec)) {
-      const long long job = segment_job(seg.path().filename().string(), node, uid);
-      if (job < 0 || (job >> 16) != family) continue;
-      const uintmax_t bytes = used_bytes(seg.path());
-      if (fs::remove(seg.path(), shm_ec)) out.removed.push_back(seg.path().string()), out.bytes += bytes;
-    }
+    // A family is 16 bits of a hash of the node and mpirun's pid: where pids go past 65536,
+    // a running job may share it, and its segments are not this one's to remove.
+    if (!family_of_a_running_job(top, family, mpirun))
+      for (const fs::path& seg : entries_of(shm.empty() ? "/dev/shm" : shm)) {
+        const long long job = segment_job(seg.filename().string(), node, uid);
+        if (job < 0 || (job >> 16) != family) continue;
+        const uintmax_t bytes = used_bytes(seg);
+        if (fs::remove(seg, ec)) out.removed.push_back(seg.string()), out.bytes += bytes;
+      }
     const uintmax_t bytes = used_bytes_below(session);
     if (fs::remove_all(session, ec) > 0 && !ec) out.removed.push_back(session.string()), out.bytes += bytes;
   }

@@ -111,34 +111,52 @@ def leftovers(tag, grace=10):
     return left
 
 
+def _entries(path):
+    """The names in a directory, none when it is gone or unreadable (OpenMPI removes its empty
+    per-user directory when a job beside ends)."""
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def _family(session):
+    """The job family a session directory's contact.txt names ("<family << 16>.0;..."), or None."""
+    try:
+        with open(os.path.join(session, "contact.txt")) as f:
+            return int(f.read().split(".", 1)[0]) >> 16
+    except (OSError, ValueError):
+        return None
+
+
 def remove_dead_mpiruns_files():
     """OpenMPI's files of mpiruns that died before their own cleanup (the scenarios kill the
     launcher, mpirun with it): each session directory (<tmpdir>/ompi.<node>.<uid>/pid.<pid>,
     ~8 MB) whose mpirun is gone, and its job family's shared-memory segments. The launcher
     removes them when it killed mpirun itself (engine/apps/mpirun_leftovers.h), not when it
     was killed. A directory whose pid runs stays: CTest starts the MPI tests by mpiexec, and
-    a reused pid only puts the removal off to a later scenario."""
-    base = os.environ.get("OMPI_MCA_orte_tmpdir_base") or os.environ.get("TMPDIR") or "/tmp"
+    a reused pid only puts the removal off to a later scenario. A family is 16 bits: the
+    segments of one a running job shares stay too."""
+    base = (os.environ.get("OMPI_MCA_orte_tmpdir_base") or os.environ.get("TMPDIR") or os.environ.get("TEMP")
+            or os.environ.get("TMP") or "/tmp")
     suffix = ".%d" % os.getuid()
-    for top in os.listdir(base):
-        if not (top.startswith("ompi.") and top.endswith(suffix)):
+    for top in _entries(base):
+        top_path = os.path.join(base, top)
+        if not (top.startswith("ompi.") and top.endswith(suffix)) or os.path.islink(top_path):
             continue
         node = top[len("ompi."):-len(suffix)]
-        for entry in os.listdir(os.path.join(base, top)):
-            if not entry.startswith("pid."):
-                continue
-            if os.path.exists("/proc/" + entry[4:]):
-                continue  # running: another test's mpirun (or mpiexec), or a process that reused its pid
-            session = os.path.join(base, top, entry)
-            try:
-                with open(os.path.join(session, "contact.txt")) as f:
-                    family = int(f.read().split(".", 1)[0]) >> 16
-            except (OSError, ValueError):
-                continue  # not one to tell apart: left
+        sessions = [e for e in _entries(top_path) if e.startswith("pid.") and e[4:].isdigit()]
+        running = {_family(os.path.join(top_path, e)) for e in sessions if os.path.exists("/proc/" + e[4:])}
+        for entry in sessions:
+            session = os.path.join(top_path, entry)
+            family = _family(session)
+            if os.path.exists("/proc/" + entry[4:]) or os.path.islink(session) or family is None:
+                continue  # running, a link, or not one to tell apart: left
             prefix = "vader_segment.%s%s." % (node, suffix)
-            for name in os.listdir("/dev/shm"):
-                job = name[len(prefix):].split(".")[0] if name.startswith(prefix) else ""
-                if job and all(c in "0123456789abcdef" for c in job) and int(job, 16) >> 16 == family:
+            for name in _entries("/dev/shm") if family not in running else []:
+                job, _, rank = name[len(prefix):].partition(".") if name.startswith(prefix) else ("", "", "")
+                if job and rank.isdigit() and all(c in "0123456789abcdef" for c in job) and \
+                        int(job, 16) >> 16 == family:
                     try:
                         os.remove(os.path.join("/dev/shm", name))
                     except OSError:

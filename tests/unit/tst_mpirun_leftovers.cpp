@@ -88,6 +88,20 @@ class TestMpirunLeftovers : public ScratchTest {
     QVERIFY(remove_mpirun_leftovers(5252, shm.string(), tmp.string()).removed.empty());
   }
 
+  // A job family is 16 bits of a hash of the node and mpirun's pid: a running job (this
+  // process stands for its mpirun) may share the killed one's, and keeps its segments; the
+  // killed one's directory still goes.
+  void testARunningJobOfTheSameFamilyKeepsItsSegments() {
+    const fs::path tmp = path("tmp4"), shm = path("shm4");
+    const fs::path dead = session(tmp, "vm", 7171, 0x46d4);
+    const fs::path running = session(tmp, "vm", static_cast<int>(getpid()), 0x46d4);
+    write(shm / segment("vm", getuid(), "46d40001", 0), "s");
+    const MpirunLeftovers removed = remove_mpirun_leftovers(7171, shm.string(), tmp.string());
+    QCOMPARE(removed.removed, std::vector<std::string>{dead.string()});
+    QVERIFY(fs::exists(running / "contact.txt"));
+    QVERIFY(fs::exists(shm / segment("vm", getuid(), "46d40001", 0)));
+  }
+
   // A link under a session directory's name (anyone may make one in a shared /tmp) is not
   // followed: what it points to stays, and so do the segments.
   void testALinkIsNotFollowed() {
