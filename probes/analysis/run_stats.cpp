@@ -187,9 +187,12 @@ nlohmann::ordered_json late_json(const SlowCause& cause) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const SlowIteration& it : cause.by_iteration)
     if (it.rank >= 0) rows.push_back({{"iteration", it.iteration}, {"rank", it.rank}, {"lost_ms", it.lost_ms}});
-  return {{"noise_ms", cause.noise_ms},
-          {"iterations", cause.iterations},
+  // The rows are the whole run's; a verdict over a stretch of it (a spell) says which.
+  nlohmann::ordered_json spell = nullptr;
+  if (cause.spell.first >= 0) spell = {{"first_iteration", cause.spell.first}, {"last_iteration", cause.spell.last}};
+  return {{"iterations", cause.by_iteration.size()},
           {"straggler", cause.straggler.rank >= 0 ? nlohmann::ordered_json(cause.straggler.rank) : nullptr},
+          {"spell", spell},
           {"by_iteration", rows}};
 }
 

@@ -84,10 +84,9 @@ std::string late_text(const Json& late) {
   std::stable_sort(rows.begin(), rows.end(), [](const Json* a, const Json* b) {
     return number_or(*a, "lost_ms", 0) > number_or(*b, "lost_ms", 0);
   });
-  std::string out = format(
-      "Late ranks (in an iteration, the rank the others waited for, where that cost them over %.1f ms), the "
-      "costliest first:\n",
-      number_or(late, "noise_ms", 0));
+  std::string out =
+      "Late ranks (in an iteration, the rank the others waited for, where that cost them over the noise: a tenth of "
+      "an iteration, 0.5 ms at least), the costliest first:\n";
   for (size_t i = 0; i < rows.size() && i < 5; ++i)
     out += format("  iteration %lld: rank %d, the others waited %.1f ms\n", (*rows[i])["iteration"].get<long long>(),
                   (*rows[i])["rank"].get<int>(), number_or(*rows[i], "lost_ms", 0));
@@ -95,12 +94,16 @@ std::string late_text(const Json& late) {
   std::string counts;
   for (const auto& [rank, n] : count)
     counts += format("%srank %d in %d", counts.empty() ? "" : ", ", rank, n);
-  const bool one = late["straggler"].is_number_integer();
-  out += format(
-      "  %s of %lld iterations: %s\n", counts.c_str(), static_cast<long long>(number_or(late, "iterations", 0)),
-      one ? format("rank %d is the one the job waits for (ddpscope-cli why says why)", late["straggler"].get<int>())
-                .c_str()
-          : "no rank stands out (ddpscope-cli why weighs them)");
+  std::string verdict = "no rank stands out (ddpscope-cli why weighs them)";
+  if (late["straggler"].is_number_integer()) {
+    verdict = format("rank %d is the one the job waits for", late["straggler"].get<int>());
+    if (late["spell"].is_object())
+      verdict += format(" in iterations %lld to %lld", late["spell"]["first_iteration"].get<long long>(),
+                        late["spell"]["last_iteration"].get<long long>());
+    verdict += " (ddpscope-cli why says why)";
+  }
+  out += format("  %s of %lld iterations: %s\n", counts.c_str(),
+                static_cast<long long>(number_or(late, "iterations", 0)), verdict.c_str());
   return out;
 }
 

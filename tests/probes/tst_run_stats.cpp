@@ -1,11 +1,13 @@
 // `ddpscope-cli stats`' JSON of a run: its keys in reading order, per rank and iteration
 // the known iteration's figures, the buckets, no GPU part without kernels, and the first
-// non-finite loss and gradient from the trainer's marks.
+// non-finite loss and gradient from the trainer's marks; the late ranks as `why` counts them.
 #include <QtTest/QtTest>
 
 #include "known_runs.h"
 #include "run_stats.h"
+#include "run_stats_text.h"
 #include "scratch_test.h"
+#include "slow_cause_run.h"
 #include "test_registry.h"
 
 using namespace ddpscope::probes;
@@ -35,6 +37,31 @@ class TestRunStats : public ScratchTest {
     QCOMPARE(j["buckets"].size(), size_t{2});
     QVERIFY(j["gpu"].is_null());
     QVERIFY(j["nonfinite"].is_null());
+  }
+
+  // Rank 1's forward 7 ms slower from iteration 14 of 30: "late" lists it in every iteration
+  // of that stretch, counts over the whole run's 28 analysed iterations (not the stretch's
+  // 16), and names it as the straggler of the stretch, in JSON and words.
+  void testTheLateRanksOfASpell() {
+    ddpscope::testing::write_slow_run(
+        path("spell.ddprun"), {.iterations = 30, .slow_rank = 1, .phase = "forward", .slow_ms = 7, .slow_from = 14});
+    RunStoreReader run(path("spell.ddprun"));
+    const auto stats = run_stats_json(run);
+    const auto& late = stats["late"];
+    QCOMPARE(late["iterations"].get<int>(), 28);
+    QCOMPARE(late["straggler"].get<int>(), 1);
+    QCOMPARE(late["spell"]["first_iteration"].get<int>(), 14);
+    QCOMPARE(late["spell"]["last_iteration"].get<int>(), 29);
+    QCOMPARE(late["by_iteration"].size(), size_t{16});
+    for (const auto& row : late["by_iteration"]) {
+      QCOMPARE(row["rank"].get<int>(), 1);
+      QVERIFY(row["iteration"].get<int>() >= 14);
+      QVERIFY(std::abs(row["lost_ms"].get<double>() - 7) < 1e-6);
+    }
+    const std::string text = run_stats_text(stats, true);
+    QVERIFY2(text.find("  rank 1 in 16 of 28 iterations: rank 1 is the one the job waits for in iterations 14 to 29 "
+                       "(ddpscope-cli why says why)\n") != std::string::npos,
+             text.c_str());
   }
 
   void testTheFirstNonFiniteLoss() {
