@@ -3,6 +3,7 @@
 // and a rank waiting for a late one that use next to no CPU.
 #include <QtTest/QtTest>
 
+#include <functional>
 #include <numeric>
 
 #include "reduce_expectations.h"
@@ -17,6 +18,21 @@ double process_cpu_ms() {
   timespec t{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) * 1000.0 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+// One round in which the group's last rank starts `op` `late_ms` after the others (after a
+// barrier of `group`): how long this rank took in it, and the CPU its process used meanwhile.
+struct WaitCost {
+  double waited_ms = 0, cpu_ms = 0;
+};
+WaitCost last_rank_late(ProcessGroup& group, int late_ms, const std::function<void()>& op) {
+  group.barrier()->wait();
+  const double cpu_before = process_cpu_ms();
+  QElapsedTimer wall;
+  wall.start();
+  if (group.rank() == group.size() - 1) QThread::msleep(static_cast<unsigned long>(late_ms));
+  op();
+  return {static_cast<double>(wall.elapsed()), process_cpu_ms() - cpu_before};
 }
 }  // namespace
 
@@ -222,27 +238,23 @@ class TestProcessGroupMpi : public QObject {
     std::shared_ptr<ProcessGroup> group = pg_;
     const int late = pg_->size() - 1;
     constexpr int kLateMs = 1200;
-    pg_->barrier()->wait();
-    const double cpu_before = process_cpu_ms();
-    QElapsedTimer wall;
-    wall.start();
-    if (pg_->rank() == late) QThread::msleep(kLateMs);
     Tensor t = Tensor::full({1 << 16}, 1.0);
-    if (op == "barrier") {
-      group->barrier()->wait();
-    } else if (op == "recv") {
-      // Each rank receives from the late one in turn, which sends to all of them.
-      if (pg_->rank() == late) {
-        for (int r = 0; r < late; ++r)
-          pg_->send(t, r, 11)->wait();
+    const auto [waited, used] = last_rank_late(*pg_, kLateMs, [&] {
+      if (op == "barrier") {
+        group->barrier()->wait();
+      } else if (op == "recv") {
+        // Each rank receives from the late one in turn, which sends to all of them.
+        if (pg_->rank() == late) {
+          for (int r = 0; r < late; ++r)
+            pg_->send(t, r, 11)->wait();
+        } else {
+          pg_->recv(t, late, 11)->wait();
+        }
       } else {
-        pg_->recv(t, late, 11)->wait();
+        group->allreduce(t)->wait();
       }
-    } else {
-      group->allreduce(t)->wait();
-      QCOMPARE(t.at<float>({0}), float(pg_->size()));
-    }
-    const double waited = static_cast<double>(wall.elapsed()), used = process_cpu_ms() - cpu_before;
+    });
+    if (op == "allreduce") QCOMPARE(t.at<float>({0}), float(pg_->size()));
     if (pg_->rank() != late) {
       QVERIFY2(waited >= kLateMs * 0.9, qPrintable(QString("rank %1 waited only %2 ms").arg(pg_->rank()).arg(waited)));
       QVERIFY2(used < waited / 4, qPrintable(QString("rank %1 used %2 ms of CPU waiting %3 ms in %4 for a late rank")
@@ -317,15 +329,9 @@ class TestProcessGroupMpi : public QObject {
     QVERIFY(group && !group->uses_arrival_board());
     const int late = pg_->size() - 1;
     constexpr int kLateMs = 800;
-    group->barrier()->wait();
-    const double cpu_before = process_cpu_ms();
-    QElapsedTimer wall;
-    wall.start();
-    if (pg_->rank() == late) QThread::msleep(kLateMs);
     Tensor t = Tensor::full({1 << 12}, 1.0);
-    group->allreduce(t)->wait();
+    const auto [waited, used] = last_rank_late(*group, kLateMs, [&] { group->allreduce(t)->wait(); });
     QCOMPARE(t.at<float>({0}), float(pg_->size()));
-    const double waited = static_cast<double>(wall.elapsed()), used = process_cpu_ms() - cpu_before;
     if (pg_->rank() != late)
       QVERIFY2(used < waited / 4, qPrintable(QString("rank %1 used %2 ms of CPU waiting %3 ms without the board")
                                                  .arg(pg_->rank())
