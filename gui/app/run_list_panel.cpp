@@ -2,6 +2,8 @@
 
 #include <QFileInfo>
 #include <QHeaderView>
+#include <QResizeEvent>
+#include <algorithm>
 
 #include "run_list_model.h"
 #include "run_session.h"
@@ -42,6 +44,7 @@ RunListPanel::RunListPanel(RunSession* session, QWidget* parent)
   connect(m_runs, &QAbstractItemModel::modelReset, this, [this] {
     if (m_session->run()) select(QString::fromStdString(m_session->run()->path));
     updateVisibility();
+    fitColumns();
   });
   connect(session, &RunSession::runOpened, this, &RunListPanel::select);
   connect(session, &RunSession::runChanged, this, [this](bool live) {
@@ -65,6 +68,31 @@ void RunListPanel::setWanted(bool wanted) {
 void RunListPanel::setAskedFor(bool askedFor) {
   m_askedFor = askedFor;
   updateVisibility();
+}
+
+void RunListPanel::resizeEvent(QResizeEvent* event) {
+  QTableView::resizeEvent(event);
+  fitColumns();
+}
+
+// Name, Status and Ranks always; then Model, Started and Duration while the name keeps the
+// width of the longest (up to 200 px). At 1280x800 the list's fifth of the window showed
+// Run, Status and Ranks and a scroll bar to reach the other three.
+void RunListPanel::fitColumns() {
+  QHeaderView* header = horizontalHeader();
+  const auto width_of = [&](int column) {
+    return std::max(sizeHintForColumn(column), header->sectionSizeHint(column));
+  };
+  int used = std::min(width_of(RunListModel::Name), 200);
+  for (int column : {RunListModel::Status, RunListModel::WorldSize})
+    used += width_of(column);
+  const int room = viewport()->width();
+  bool fits = true;
+  for (int column : {RunListModel::Model, RunListModel::Started, RunListModel::Duration}) {
+    used += width_of(column);
+    fits = fits && used <= room;
+    setColumnHidden(column, !fits);
+  }
 }
 
 // An empty workspace's list took a quarter of the window for nothing.

@@ -1,7 +1,9 @@
 // RunListPanel: the workspace's runs beside the tabs. Selecting a row opens its run in the
 // session; the open run's row stays selected as the list is re-read and as runs change
 // (a running job's file is listed from its first live load on). Shown when the user wants
-// it and it has a run, or always once asked for (View > Run list).
+// it and it has a run, or always once asked for (View > Run list). Where the panel is too
+// narrow for every column, the last ones (Duration, Started, Model) are hidden, not scrolled
+// to; each row's tooltip holds them all.
 #pragma once
 
 #include <QTableView>
@@ -26,8 +28,12 @@ class RunListPanel : public QTableView {
   void setWanted(bool wanted);
   void setAskedFor(bool askedFor);
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   void updateVisibility();
+  void fitColumns();
 
   RunSession* m_session;
   RunListModel* m_runs;

@@ -99,7 +99,16 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
   if (role == PathRole) return e.path;
   if (role == Qt::ToolTipRole) {
     if (!e.error.isEmpty()) return e.error;
-    return e.outside ? tr("Outside the workspace: %1").arg(e.path) : e.path;
+    // The whole row: a narrow list hides its last columns (RunListPanel).
+    QStringList facts;
+    if (!e.status.isEmpty()) facts << e.status;
+    if (e.worldSize > 0) facts << tr("%n rank(s)", nullptr, e.worldSize);
+    if (!e.model.isEmpty()) facts << tr("model %1").arg(e.model);
+    for (int column : {Started, Duration})
+      if (const QString text = data(index.siblingAtColumn(column)).toString(); !text.isEmpty())
+        facts << (column == Started ? tr("started %1").arg(text) : tr("took %1").arg(text));
+    const QString where = e.outside ? tr("Outside the workspace: %1").arg(e.path) : e.path;
+    return facts.isEmpty() ? where : where + QLatin1Char('\n') + facts.join(QStringLiteral(" · "));
   }
   if (role == Qt::DecorationRole && e.outside && index.column() == Name) return outsideIcon();
   if (role == Qt::FontRole && e.outside && index.column() == Name) {

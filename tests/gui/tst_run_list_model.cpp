@@ -55,8 +55,13 @@ class TestRunListModel : public ScratchTest {
     model.addOutside(far);
     QCOMPARE(model.index(0, RunListModel::Name).data().toString(), QString("far-away-run"));
     QVERIFY(!model.index(0, RunListModel::Name).data(Qt::DecorationRole).value<QImage>().isNull());
-    QCOMPARE(model.index(0, RunListModel::Name).data(Qt::ToolTipRole).toString(),
-             QString("Outside the workspace: %1").arg(QFileInfo(far).absoluteFilePath()));
+    const QStringList tip = model.index(0, RunListModel::Name).data(Qt::ToolTipRole).toString().split('\n');
+    QCOMPARE(tip.value(0), QString("Outside the workspace: %1").arg(QFileInfo(far).absoluteFilePath()));
+    // Then the row's other columns, which a narrow list hides.
+    const QString status = model.index(0, RunListModel::Status).data().toString();
+    QVERIFY2(!status.isEmpty() && tip.value(1).startsWith(status + " · 1 rank"), qPrintable(tip.join(" | ")));
+    QVERIFY2(tip.value(1).contains("started " + model.index(0, RunListModel::Started).data().toString()),
+             qPrintable(tip.join(" | ")));
     QVERIFY(!model.index(1, RunListModel::Name).data(Qt::DecorationRole).isValid());
   }
 };
