@@ -107,6 +107,40 @@ QStringList hangTableProblems(MainWindow& window, QSize size) {
   return problems;
 }
 
+// The run list: the run's name, Status and Ranks in view, nothing to scroll sideways to
+// (the columns that do not fit are hidden, their text in each row's tooltip), and given room
+// every column.
+QStringList runListProblems(MainWindow& window, QSize size) {
+  QStringList problems;
+  QTableView* runs = window.part<QTableView>("runs");
+  for (int column : {RunListModel::Status, RunListModel::WorldSize}) {
+    const int right = runs->columnViewportPosition(column) + runs->columnWidth(column);
+    if (runs->columnViewportPosition(column) < 0 || right > runs->viewport()->width())
+      problems << QStringLiteral("run list at %1x%2: column %3 out of view (ends at %4 of %5)")
+                      .arg(size.width())
+                      .arg(size.height())
+                      .arg(column)
+                      .arg(right)
+                      .arg(runs->viewport()->width());
+  }
+  if (runs->horizontalScrollBar()->maximum() > 0)
+    problems << QStringLiteral("run list at %1x%2: scrolls sideways by %3 px")
+                    .arg(size.width())
+                    .arg(size.height())
+                    .arg(runs->horizontalScrollBar()->maximum());
+  auto* splitter = window.part<QSplitter>("mainSplitter");
+  const QList<int> before = splitter->sizes();
+  splitter->setSizes({size.width() - 300, 300});
+  QCoreApplication::processEvents();
+  if (runs->viewport()->width() >= 700)  // the six columns take about 600 px
+    for (int column = 0; column < RunListModel::NumColumns; ++column)
+      if (runs->isColumnHidden(column))
+        problems << QStringLiteral("run list %1 px wide: column %2 hidden").arg(runs->width()).arg(column);
+  splitter->setSizes(before);
+  QCoreApplication::processEvents();
+  return problems;
+}
+
 }  // namespace
 
 class TestLayoutSizes : public QObject {
@@ -151,36 +185,8 @@ class TestLayoutSizes : public QObject {
     problems << problemsOnTab(window, QStringLiteral("hang"), size);
     QVERIFY(!window.tabIsEmpty(QStringLiteral("hang")));
     problems << hangTableProblems(window, size);
-    // The run list: the run's name, Status and Ranks in view.
-    QTableView* runs = window.part<QTableView>("runs");
     QVERIFY(window.runListShown());
-    for (int column : {RunListModel::Status, RunListModel::WorldSize}) {
-      const int right = runs->columnViewportPosition(column) + runs->columnWidth(column);
-      if (runs->columnViewportPosition(column) < 0 || right > runs->viewport()->width())
-        problems << QStringLiteral("run list at %1x%2: column %3 out of view (ends at %4 of %5)")
-                        .arg(size.width())
-                        .arg(size.height())
-                        .arg(column)
-                        .arg(right)
-                        .arg(runs->viewport()->width());
-    }
-    // ... and nothing to scroll sideways to: the columns that do not fit are hidden (their
-    // text is in each row's tooltip); given room, every column shows.
-    if (runs->horizontalScrollBar()->maximum() > 0)
-      problems << QStringLiteral("run list at %1x%2: scrolls sideways by %3 px")
-                      .arg(size.width())
-                      .arg(size.height())
-                      .arg(runs->horizontalScrollBar()->maximum());
-    auto* splitter = window.part<QSplitter>("mainSplitter");
-    const QList<int> before = splitter->sizes();
-    splitter->setSizes({size.width() - 300, 300});
-    QCoreApplication::processEvents();
-    if (runs->viewport()->width() >= 700)  // the six columns take about 600 px
-      for (int column = 0; column < RunListModel::NumColumns; ++column)
-        if (runs->isColumnHidden(column))
-          problems << QStringLiteral("run list %1 px wide: column %2 hidden").arg(runs->width()).arg(column);
-    splitter->setSizes(before);
-    QCoreApplication::processEvents();
+    problems << runListProblems(window, size);
     // Each lesson: its view's stage (a graph, a ring) at least 40 % of the window's width,
     // the node that runs at each step whole in view.
     for (int lesson = 0; lesson < static_cast<int>(lessons().size()); ++lesson) {
