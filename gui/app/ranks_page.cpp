@@ -57,10 +57,35 @@ void RanksPage::fillMetrics(bool gpu) {
   m_metric->setCurrentIndex(index >= 0 ? index : 0);
 }
 
+// The part of the breakdown the verdict's straggler is slow in, so that its row stands out
+// in the map (coloured by iteration time, every rank of a synchronous job looks alike: the
+// ones that wait take as long as the one they wait for). Iteration time where the verdict
+// names no rank, or a phase the map does not hold (outside the step is between iterations).
+static OverviewMetric metricOfVerdict(const probes::SlowCause& cause, bool gpu) {
+  const std::string& phase = cause.straggler.phase;
+  if (cause.straggler.rank < 0) return OverviewMetric::Iteration;
+  if (phase == "transfer") return OverviewMetric::ExposedComm;
+  if (gpu && (phase == "forward" || phase == "backward" || phase == "optimizer"))
+    return OverviewMetric::GpuComputation;
+  if (phase == "forward") return OverviewMetric::Forward;
+  if (phase == "backward") return OverviewMetric::Backward;
+  if (phase == "optimizer") return OverviewMetric::Optimizer;
+  return OverviewMetric::Iteration;
+}
+
 void RanksPage::setRun(std::shared_ptr<const RunData> run) {
+  // Another run opens coloured by its verdict's phase; a reload of the same run (a live job)
+  // keeps what the user chose.
+  const bool another = run && (!m_run || m_run->path != run->path);
   m_run = std::move(run);
   m_rows = m_run ? probes::breakdown_by_iteration(m_run->analysis) : std::vector<probes::TimeBreakdown>{};
-  fillMetrics(std::any_of(m_rows.begin(), m_rows.end(), [](const auto& r) { return r.gpu; }));
+  const bool gpu = std::any_of(m_rows.begin(), m_rows.end(), [](const auto& r) { return r.gpu; });
+  fillMetrics(gpu);
+  if (another) {
+    const QSignalBlocker block(m_metric);
+    const int index = m_metric->findData(static_cast<int>(metricOfVerdict(m_run->cause, gpu)));
+    m_metric->setCurrentIndex(index >= 0 ? index : 0);
+  }
   rebuild();
 }
 
