@@ -65,8 +65,7 @@ static OverviewMetric metricOfVerdict(const probes::SlowCause& cause, bool gpu) 
   const std::string& phase = cause.straggler.phase;
   if (cause.straggler.rank < 0) return OverviewMetric::Iteration;
   if (phase == "transfer") return OverviewMetric::ExposedComm;
-  if (gpu && (phase == "forward" || phase == "backward" || phase == "optimizer"))
-    return OverviewMetric::GpuComputation;
+  if (gpu && (phase == "forward" || phase == "backward" || phase == "optimizer")) return OverviewMetric::GpuComputation;
   if (phase == "forward") return OverviewMetric::Forward;
   if (phase == "backward") return OverviewMetric::Backward;
   if (phase == "optimizer") return OverviewMetric::Optimizer;
