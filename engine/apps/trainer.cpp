@@ -480,19 +480,20 @@ std::string Trainer::ddp_parameters_without_gradients() const {
 
 // The optimizer step after backward (the fault point counts the iteration before it ends).
 void Trainer::step_optimizer(int rank) {
-  if (zero_) {
-    // The shard's update (done during backward under --zero-overlap), then the broadcasts.
-    probes::set_phase("optimizer");
-    fault_point("optimizer", rank, iteration_);
-    inject_slowdown_if_asked("optimizer");
-    zero_->step();
-  } else if (fused_stepped_ == 0) {  // else the fused optimizer stepped them bucket by bucket
+  // The span holds an injected slowdown on every path: under --zero it sat outside any span
+  // and read as time outside the step, and under --fused-optimizer (which stepped the buckets
+  // during backward) it never ran.
+  probes::set_phase("optimizer");
+  {
     DDPSCOPE_SPAN(optimizer_span, probes::Kind::Optimizer, "optimizer");
-    probes::set_phase("optimizer");
     fault_point("optimizer", rank, iteration_);
     inject_slowdown_if_asked("optimizer");
-    optimizer_->step();
+    if (!zero_ && fused_stepped_ == 0) optimizer_->step();
   }
+  // The shard's update (done during backward under --zero-overlap; its own span), then the
+  // broadcasts, which are collectives: outside the optimizer's span, so that a rank waiting
+  // in them waits, not steps.
+  if (zero_) zero_->step();
 }
 
 // The loss averaged over the group's ranks; this rank's own under --join or without a group.

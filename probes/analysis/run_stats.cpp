@@ -203,8 +203,11 @@ nlohmann::ordered_json run_stats_json(RunStoreReader& run) {
   out["run"] = run_json(run);
   out["ranks"] = ranks_json(run);
   const RunAnalysis a = analyze_run(run);
-  // Stalls the cause analysis names (slow_cause.h): in no mean, named below.
-  const SlowCause cause = analyze_slow_cause(run, /*layers=*/false);
+  // Stalls the cause analysis names (slow_cause.h): in no mean, named below. With the
+  // gradients' ready times, as `why` and the app read it: without them backward runs on to
+  // its end, holding a waiting rank's wait for the buckets, and the straggler's excess there
+  // reads as the others' too.
+  const SlowCause cause = analyze_slow_cause(run, /*layers=*/true);
   std::set<int64_t> stalled;
   nlohmann::ordered_json stalls = nlohmann::ordered_json::array();
   for (const SlowStall& st : cause.stalls) {

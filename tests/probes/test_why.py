@@ -136,6 +136,38 @@ class WhyTest(unittest.TestCase):
             self.assertFalse(s["for_want_of_cpu"], verdict)
             self.assertLess(s["cpu_wait_ms"], s["extra_ms_per_iteration"] / 4, verdict)
 
+    def test_a_slow_optimizer_is_named_under_zero_and_the_fused_optimizer(self):
+        # Under --zero the slowdown sat outside every span (read: outside the step, "input
+        # loading?"); under --fused-optimizer it never ran.
+        for extra in (["--zero"], ["--zero-overlap"], ["--fused-optimizer"]):
+            with self.subTest(extra=extra), tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, "opt.ddprun")
+                cmd = why_cases.job_command(CLI, out, "engine", 2, "1:optimizer:15", iters=20) + extra
+                subprocess.run(cmd, env=dict(os.environ, **why_cases.MPI_AS_ROOT), capture_output=True, check=True,
+                               timeout=300)
+                verdict = why_cases.why(CLI, out)
+                s = verdict["straggler"] or {}
+                self.assertEqual((s.get("rank"), s.get("phase")), (1, "optimizer"), verdict["verdict"])
+                self.assertGreater(s["extra_ms_per_iteration"], 10, verdict["verdict"])
+
+    def test_short_windows_of_a_healthy_run_blame_no_rank_for_jitter(self):
+        # The Live tab's last 3 iterations: a rank late by over the noise whose phases took the
+        # others' time is the machine's jitter. Before, healthy runs' windows named a rank in 3
+        # to 12 of 35 ("it spends 0.3 ms per iteration outside the training step ... where the
+        # other rank spends 0.2 ms"). A window may name a rank kept from its core (that is
+        # said, and true), not one slow at no work.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "healthy.ddprun")
+            why_cases.run_job(CLI, out, "engine", 2, iters=40)
+            for until in range(5, 39):
+                done = subprocess.run([CLI, "why", "--json", "--last", "3", "--until", str(until), out],
+                                      capture_output=True, text=True, check=True)
+                verdict = json.loads(done.stdout)
+                s = verdict["straggler"]
+                if s:
+                    self.assertGreaterEqual(s["extra_ms_per_iteration"], 0.5 * verdict["noise_ms"], verdict["verdict"])
+                    self.assertTrue(s["for_want_of_cpu"], "--until %d: %s" % (until, verdict["verdict"]))
+
     def hogged_verdict(self, kind, tmp):
         """`why --json` on a 2-rank job whose rank 1 is kept from its core once it trains: its
         training thread shares core 1 with three busy loops, at nice 5 (a third of their

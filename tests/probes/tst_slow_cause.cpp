@@ -368,6 +368,35 @@ class TestSlowCause : public ScratchTest {
     const SlowCause c = analyse({.ranks = 1}, "one.ddprun");
     QCOMPARE(QString::fromStdString(slow_cause_verdict(c)),
              QString("No verdict: the run has one rank: no rank waits for another."));
+    // A 2-rank job's file in its first moments, one rank's events in: not "one rank".
+    const SlowCause early = analyse({.ranks = 1, .running = true, .world_size = 2}, "early.ddprun");
+    QCOMPARE(QString::fromStdString(slow_cause_verdict(early)),
+             QString("No verdict: 1 of the run's 2 ranks recorded an iteration (a job just started records them "
+                     "within a few iterations)."));
+  }
+
+  // Rank 1 slow from iteration 30 of 90: it gates 60 of the 88 analysed, over two thirds, and
+  // the verdict keeps the onset (before, past two thirds the whole run's verdict mixed the fast
+  // iterations into its waits and its "instead of").
+  void testALongRunKeepsTheOnsetOfASlowdown() {
+    const SlowCause c =
+        analyse({.iterations = 90, .slow_rank = 1, .phase = "forward", .slow_ms = 7, .slow_from = 30}, "long.ddprun");
+    QCOMPARE(c.straggler.rank, 1);
+    QCOMPARE(c.spell.first, int64_t{30});
+    QVERIFY(c.spell.to_the_end);
+    QVERIFY(std::abs(c.iteration_ms - 16.5) < 1e-6);
+    QVERIFY2(slow_cause_verdict(c).starts_with("From iteration 30 on (60 of the 88 iterations), rank 1 gates 60 of 60"),
+             slow_cause_verdict(c).c_str());
+    // A tenth of the run at least: 7 slow iterations of 79 are not a stretch, 8 are.
+    const SlowCause seven =
+        analyse({.iterations = 81, .slow_rank = 1, .phase = "forward", .slow_ms = 7, .slow_from = 26, .slow_until = 32},
+                "seven.ddprun");
+    QCOMPARE(seven.spell.first, int64_t{-1});
+    const SlowCause eight =
+        analyse({.iterations = 81, .slow_rank = 1, .phase = "forward", .slow_ms = 7, .slow_from = 26, .slow_until = 33},
+                "eight.ddprun");
+    QCOMPARE(eight.spell.first, int64_t{26});
+    QCOMPARE(eight.straggler.rank, 1);
   }
 };
 

@@ -30,6 +30,7 @@ struct SlowRunSpec {
   double stall_ms = 0;
   int cut_iteration = -1;  // rank 0's span of that iteration ends by an error
   bool running = false;    // the run left "running", as a job still writing it
+  int world_size = 0;      // the run's, when it is more than the ranks written (0: ranks)
   std::string host;        // every rank on this host, computing on its CPU (empty: ranks say neither)
   // Up to this much more on every phase and gradient (0: exact times). A run of a thousand
   // ranks with the same times everywhere packs into under 2 bytes a span, which the reader
@@ -149,7 +150,7 @@ inline void write_slow_run(const std::string& path, const SlowRunSpec& spec) {
     sync = end1;
   }
   probes::RunStoreWriter w(path);
-  w.begin_run({.world_size = spec.ranks});
+  w.begin_run({.world_size = std::max(spec.ranks, spec.world_size)});
   for (const probes::EventBatch& b : batches)
     w.write(b);
   if (!spec.running) w.end_run("finished");
