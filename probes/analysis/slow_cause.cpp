@@ -9,6 +9,7 @@
 
 #include "ddpscope/median.h"
 #include "overlap_analysis.h"
+#include "slow_cause_group.h"
 #include "slow_cause_timeline.h"
 
 namespace ddpscope::probes {
@@ -262,6 +263,45 @@ SlowCause describe_straggler(SlowCause cause, const StragglerSums& x, const std:
   return cause;
 }
 
+// Each rank's waits for the others over the analysed iterations, with the job's time lost to
+// it and the iterations it was the one waited for (by rank index).
+std::vector<RankWait> rank_waits(const RunTimelines& t, const std::set<int64_t>& analysed,
+                                 const std::vector<double>& lost, const std::vector<int>& last_in, double noise_ms) {
+  const size_t n = t.ranks.size();
+  const double iters = static_cast<double>(analysed.size());
+  std::vector<double> wait(n, 0);
+  std::map<int64_t, std::vector<double>> wait_in;  // iteration -> each rank's wait
+  for (const MatchedCollective& m : t.matched) {
+    if (!analysed.count(m.iteration)) continue;
+    auto& in_iteration = wait_in[m.iteration];
+    in_iteration.resize(n, 0);
+    for (size_t r = 0; r < n; ++r)
+      wait[r] += m.wait_ms[r], in_iteration[r] += m.wait_ms[r];
+  }
+  std::vector<RankWait> out;
+  for (size_t r = 0; r < n; ++r) {
+    const int waited = static_cast<int>(
+        std::count_if(wait_in.begin(), wait_in.end(), [&](const auto& it) { return it.second[r] >= noise_ms; }));
+    out.push_back({t.ranks[r].rank, wait[r] / iters, lost[r] / iters, last_in[r], waited});
+  }
+  return out;
+}
+
+// With no straggler: the ranks that take turns being last while the others wait for them all
+// (two ranks slow alike were said to be "taking turns ... (a shared or busy machine?)"), and
+// the what-if without their excess in its phase, no more than the others wait for them.
+void add_late_group(SlowCause& cause, const std::map<int64_t, std::vector<PhaseTimes>>& phases_in) {
+  const size_t n = cause.waits.size();
+  std::vector<PhaseTimes> phase_ms(n, PhaseTimes{});
+  for (const auto& [iteration, phases] : phases_in)
+    for (size_t r = 0; r < n && r < phases.size(); ++r)
+      for (int p = 0; p < kPhaseCount; ++p)
+        phase_ms[r][static_cast<size_t>(p)] += phases[r][static_cast<size_t>(p)] / cause.iterations;
+  cause.late_group = find_late_group(cause.waits, phase_ms, cause.noise_ms, cause.iterations);
+  const SlowGroup& g = cause.late_group;
+  if (!g.ranks.empty()) cause.what_if_ms -= std::min(g.others_wait_ms, g.phase_ms - g.others_phase_ms);
+}
+
 // Per rank sums over the analysed stretches, turned into the verdict.
 SlowCause summarize_stretches(SlowCause cause, const std::vector<Stretch>& stretches, const RunTimelines& t,
                               const std::set<int64_t>& analysed, RunStoreReader& run, bool short_window = false) {
@@ -301,13 +341,7 @@ SlowCause summarize_stretches(SlowCause cause, const std::vector<Stretch>& stret
     }
     cause.by_iteration.push_back(row);
   }
-  std::vector<double> wait(n, 0);
-  for (const MatchedCollective& m : t.matched)
-    if (analysed.count(m.iteration))
-      for (size_t r = 0; r < n; ++r)
-        wait[r] += m.wait_ms[r];
-  for (size_t r = 0; r < n; ++r)
-    cause.waits.push_back({t.ranks[r].rank, wait[r] / iters, lost[r] / iters, last_in[r]});
+  cause.waits = rank_waits(t, analysed, lost, last_in, cause.noise_ms);
   const int s = static_cast<int>(std::max_element(lost.begin(), lost.end()) - lost.begin());
   cause.what_if_ms = cause.iteration_ms;
   // A straggler costs the job time and is the one waited for in most iterations, or in half
@@ -322,6 +356,7 @@ SlowCause summarize_stretches(SlowCause cause, const std::vector<Stretch>& stret
   const bool stands_out = share >= kMostIterations || (share >= 0.5 && lost[static_cast<size_t>(s)] >= 3 * next);
   const auto no_straggler = [&] {
     cause.cpu_wait_ms = cpu_wait_per_iteration(run, analysed);  // what the verdict may blame instead
+    add_late_group(cause, phases_in);
     return cause;
   };
   if (lost[static_cast<size_t>(s)] / iters < cause.noise_ms || !stands_out) return no_straggler();
@@ -440,6 +475,26 @@ bool cpu_ranks_share_a_host(RunStoreReader& run) {
   return false;
 }
 
+// Takes out of `candidates` the iterations some rank has no iteration of, and notes them.
+void leave_out_iterations_not_every_rank_ran(SlowCause& cause, std::set<int64_t>& candidates, const RunTimelines& t) {
+  std::set<int> absent;
+  for (auto it = candidates.begin(); it != candidates.end();) {
+    bool everyone = true;
+    for (const RankTimeline& r : t.ranks) {
+      const bool ran = std::any_of(r.iterations.begin(), r.iterations.end(),
+                                   [&](const TimelineIteration& i) { return i.iteration == *it; });
+      if (!ran) everyone = false, absent.insert(r.rank);
+    }
+    if (everyone) {
+      ++it;
+    } else {
+      cause.not_every_rank.push_back(*it);
+      it = candidates.erase(it);
+    }
+  }
+  cause.absent_ranks.assign(absent.begin(), absent.end());
+}
+
 }  // namespace
 
 SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers, const LinkReport* links, int64_t until) {
@@ -471,6 +526,7 @@ SlowCauses analyze_slow_causes(RunStoreReader& run, int recent, bool layers, con
   for (int64_t i : t.cut_short)
     candidates.erase(i);
   if (until >= 0) candidates.erase(candidates.upper_bound(until), candidates.end());
+  leave_out_iterations_not_every_rank_ran(cause, candidates, t);
   SlowCauses both;
   both.whole = verdict_over(cause, t, stretches, candidates, 0, run);
   if (recent > 0) both.recent = verdict_over(cause, t, stretches, candidates, recent, run);

@@ -64,6 +64,7 @@ struct RankWait {
   double wait_ms_per_iteration = 0;  // waiting for the others to arrive, in every collective
   double lost_ms_per_iteration = 0;  // the job's time lost to this rank
   int last_in = 0;                   // iterations it was the one the job waited for
+  int waited_in = 0;                 // iterations it waited for the others over the noise
 };
 
 struct SlowStall {
@@ -92,6 +93,18 @@ struct SlowSpell {
   double other_iterations_ms = 0;  // the mean iteration outside it, measured
 };
 
+// With no straggler: ranks the others wait for that take turns being last, so that none of
+// them alone costs the job over the noise (two ranks slow alike; a rank whose slowdown the
+// others' work on shared cores half hides). Found by the waits: they hardly wait, the others
+// wait over the noise and three times as long (slow_cause_group.h).
+struct SlowGroup {
+  std::vector<int> ranks;                    // empty: none
+  std::string phase;                         // where they spend longer than the others
+  double phase_ms = 0, others_phase_ms = 0;  // per iteration: their median, the others'
+  double others_wait_ms = 0;                 // the least any other rank waits, per iteration
+  int iterations = 0;                        // iterations one of them was the one waited for
+};
+
 struct SlowCause {
   std::string not_analysed;  // why there is no verdict (one rank, no collectives, ...); empty when there is
   int ranks = 0;
@@ -113,10 +126,16 @@ struct SlowCause {
   // than the what-if where the slow run's ranks waited 1.4-2.5 ms, and 4-rank ones up to 2.8
   // ms slower where it spread their work out (tests/bench/run_why_matrix.py).
   double what_if_give_or_take_ms = -1;
-  std::vector<SlowStall> stalls;            // the largest first
-  std::vector<int64_t> cut_short;           // iterations an error cut short, left out
+  std::vector<SlowStall> stalls;   // the largest first
+  std::vector<int64_t> cut_short;  // iterations an error cut short, left out
+  // Iterations some rank did not run, left out (under join a rank out of data only shadows
+  // the others' collectives: it would arrive first at each, and the others be named for its
+  // absence), and those ranks.
+  std::vector<int64_t> not_every_rank;
+  std::vector<int> absent_ranks;
   std::vector<SlowIteration> by_iteration;  // every iteration analysed, in order (the whole run's)
   SlowSpell spell;                          // first -1: the verdict is over the whole run
+  SlowGroup late_group;                     // with no straggler: the ranks the others wait for
   // A link, rank or host markedly slower than the others (link_matrix.h): said before the
   // straggler, since every collective waits for it whichever rank arrives last.
   std::optional<SlowLinkVerdict> slow_link;

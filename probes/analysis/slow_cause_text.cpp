@@ -86,6 +86,27 @@ std::string stalls_said(const SlowCause& cause) {
   return out + " (left out).";
 }
 
+// " Iterations 21 to 39 left out: rank 1 did not run them (under join, a rank out of data
+// only shadows the others' collectives)." when some rank did not run some iterations.
+static std::string absent_said(const SlowCause& cause) {
+  const std::vector<int64_t>& left = cause.not_every_rank;
+  if (left.empty()) return {};
+  const bool contiguous = left.back() - left.front() + 1 == static_cast<int64_t>(left.size());
+  std::string which = left.size() == 1 ? printf_string("Iteration %lld", static_cast<long long>(left.front()))
+                      : contiguous
+                          ? printf_string("Iterations %lld to %lld", static_cast<long long>(left.front()),
+                                          static_cast<long long>(left.back()))
+                          : printf_string("%zu iterations (%lld to %lld)", left.size(),
+                                          static_cast<long long>(left.front()), static_cast<long long>(left.back()));
+  std::string who;
+  for (size_t i = 0; i < cause.absent_ranks.size(); ++i)
+    who += (i == 0 ? "" : i + 1 == cause.absent_ranks.size() ? " and " : ", ") + std::to_string(cause.absent_ranks[i]);
+  return printf_string(
+      " %s left out: %s %s did not run %s (under join, a rank out of data only shadows the others' "
+      "collectives).",
+      which.c_str(), cause.absent_ranks.size() == 1 ? "rank" : "ranks", who.c_str(), left.size() == 1 ? "it" : "them");
+}
+
 namespace {
 
 // "From iteration 150 on (109 of the 258 iterations), " when the verdict is over a slowdown
@@ -134,10 +155,60 @@ std::string cpu_wait_said(const SlowCause& cause) {
       s.cpu_wait_ms, cause.ranks == 2 ? "other rank's" : "other ranks' (median)", std::max(0.0, s.others_cpu_wait_ms));
 }
 
+// "1", "1 and 2", "0, 1 and 2".
+std::string ranks_listed(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+  return out;
+}
+
+// No one rank stands out, but some the others wait for, taking turns being last
+// (slow_cause_group.h): "Ranks 1 and 2 are the ones the others wait for, ...".
+std::string group_verdict(const SlowCause& cause) {
+  const SlowGroup& g = cause.late_group;
+  const bool one = g.ranks.size() == 1;
+  std::vector<int> others;
+  double low = 0, high = 0, own = 0;
+  for (const RankWait& w : cause.waits) {
+    if (std::find(g.ranks.begin(), g.ranks.end(), w.rank) != g.ranks.end()) {
+      own = std::max(own, w.wait_ms_per_iteration);
+      continue;
+    }
+    low = others.empty() ? w.wait_ms_per_iteration : std::min(low, w.wait_ms_per_iteration);
+    high = std::max(high, w.wait_ms_per_iteration);
+    others.push_back(w.rank);
+  }
+  SlowStraggler as_one;  // for the phase's words
+  as_one.phase = g.phase;
+  std::string out =
+      one ? printf_string(
+                "Rank %d is the one the others wait for, though it is the last to arrive by over the noise "
+                "in only %d of %d iterations: it spends",
+                g.ranks[0], g.iterations, cause.iterations)
+          : printf_string(
+                "Ranks %s are the ones the others wait for; they take turns being last, so that no one of "
+                "them stands out alone: they spend",
+                ranks_listed(g.ranks).c_str());
+  out += printf_string(
+      " %.1f ms per iteration %s, where the %s %.1f ms.", g.phase_ms, phase_words(as_one).c_str(),
+      others.size() == 1 ? printf_string("other rank, %d, spends", others[0]).c_str() : "other ranks spend (median)",
+      g.others_phase_ms);
+  const std::string from = printf_string("%.1f", low), to = printf_string("%.1f", high);
+  const std::string waited = (others.size() == 1 ? "waits " : "wait ") + (from == to ? from : from + " to " + to);
+  out += printf_string(" %s %s %s ms per iteration for %s; %s %.1f ms.", others.size() == 1 ? "Rank" : "Ranks",
+                       ranks_listed(others).c_str(), waited.c_str(), one ? "it" : "them",
+                       one ? "it waits" : "they wait", own);
+  out += printf_string(" Without that, an iteration would take about %.1f ms instead of %.1f ms", cause.what_if_ms,
+                       cause.iteration_ms);
+  return out + what_if_caveat(cause);
+}
+
 // The verdict on the ranks: the straggler, or why there is none.
 std::string straggler_verdict(const SlowCause& cause) {
   if (!cause.not_analysed.empty()) return "No verdict: " + cause.not_analysed + "." + stalls_said(cause);
   const SlowStraggler& s = cause.straggler;
+  if (s.rank < 0 && !cause.late_group.ranks.empty()) return group_verdict(cause) + stalls_said(cause);
   if (s.rank < 0) return no_straggler(cause) + stalls_said(cause);
   std::string out =
       spell_opening(cause) + printf_string("%s %d gates %d of %d%s: %sit spends %.1f ms per iteration %s, where the ",
@@ -165,7 +236,7 @@ std::string straggler_verdict(const SlowCause& cause) {
 }  // namespace
 
 std::string slow_cause_verdict(const SlowCause& cause) {
-  const std::string rest = straggler_verdict(cause);
+  const std::string rest = straggler_verdict(cause) + absent_said(cause);
   return cause.slow_link ? "Slow link: " + cause.slow_link->text + ". " + rest : rest;
 }
 
@@ -194,6 +265,24 @@ std::string slow_cause_text(const SlowCause& cause) {
   return out;
 }
 
+// The straggler's part of `why --json` (null: none).
+static nlohmann::ordered_json straggler_json(const SlowStraggler& s) {
+  if (s.rank < 0) return nullptr;
+  return {{"rank", s.rank},
+          {"phase", s.phase},
+          {"where", s.where.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.where)},
+          {"extra_ms_per_iteration", s.extra_ms_per_iteration},
+          {"iterations", s.iterations},
+          {"phase_ms", s.rank_phase_ms},
+          {"others_phase_ms", s.others_phase_ms},
+          {"lost_ms_per_iteration", s.lost_ms_per_iteration},
+          {"waited_in", s.waited_in},
+          // Its wait for a CPU in the phase, and the others' (null: not recorded).
+          {"cpu_wait_ms", s.cpu_wait_ms >= 0 ? nlohmann::ordered_json(s.cpu_wait_ms) : nullptr},
+          {"others_cpu_wait_ms", s.others_cpu_wait_ms >= 0 ? nlohmann::ordered_json(s.others_cpu_wait_ms) : nullptr},
+          {"for_want_of_cpu", s.for_want_of_cpu()}};
+}
+
 nlohmann::ordered_json slow_cause_json(const SlowCause& cause) {
   nlohmann::ordered_json j;
   j["verdict"] = slow_cause_verdict(cause);
@@ -204,25 +293,7 @@ nlohmann::ordered_json slow_cause_json(const SlowCause& cause) {
                                                    : nlohmann::ordered_json(cause.by_iteration.back().iteration);
   j["iteration_ms"] = cause.iteration_ms;
   j["noise_ms"] = cause.noise_ms;
-  const SlowStraggler& s = cause.straggler;
-  if (s.rank >= 0) {
-    j["straggler"] = {
-        {"rank", s.rank},
-        {"phase", s.phase},
-        {"where", s.where.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.where)},
-        {"extra_ms_per_iteration", s.extra_ms_per_iteration},
-        {"iterations", s.iterations},
-        {"phase_ms", s.rank_phase_ms},
-        {"others_phase_ms", s.others_phase_ms},
-        {"lost_ms_per_iteration", s.lost_ms_per_iteration},
-        {"waited_in", s.waited_in},
-        // Its wait for a CPU in the phase, and the others' (null: not recorded).
-        {"cpu_wait_ms", s.cpu_wait_ms >= 0 ? nlohmann::ordered_json(s.cpu_wait_ms) : nullptr},
-        {"others_cpu_wait_ms", s.others_cpu_wait_ms >= 0 ? nlohmann::ordered_json(s.others_cpu_wait_ms) : nullptr},
-        {"for_want_of_cpu", s.for_want_of_cpu()}};
-  } else {
-    j["straggler"] = nullptr;
-  }
+  j["straggler"] = straggler_json(cause.straggler);
   j["waits"] = nlohmann::ordered_json::array();
   for (const RankWait& w : cause.waits)
     j["waits"].push_back({{"rank", w.rank},
@@ -244,6 +315,16 @@ nlohmann::ordered_json slow_cause_json(const SlowCause& cause) {
                            {"waited_in", st.collective},
                            {"waiting_rank", st.waiting_rank}});
   j["cut_short"] = cause.cut_short;
+  j["not_every_rank"] = {{"iterations", cause.not_every_rank}, {"absent_ranks", cause.absent_ranks}};
+  // With no straggler: ranks the others wait for, taking turns being last (null: none).
+  const SlowGroup& g = cause.late_group;
+  j["late_group"] = g.ranks.empty() ? nlohmann::ordered_json()
+                                    : nlohmann::ordered_json{{"ranks", g.ranks},
+                                                             {"phase", g.phase},
+                                                             {"phase_ms", g.phase_ms},
+                                                             {"others_phase_ms", g.others_phase_ms},
+                                                             {"others_wait_ms_per_iteration", g.others_wait_ms},
+                                                             {"iterations", g.iterations}};
   // A slowdown that began or ended during the run: the verdict's iterations (null: all).
   if (cause.spell.first >= 0) {
     j["spell"] = {{"first_iteration", cause.spell.first},

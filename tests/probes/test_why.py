@@ -150,6 +150,23 @@ class WhyTest(unittest.TestCase):
                 self.assertEqual((s.get("rank"), s.get("phase")), (1, "optimizer"), verdict["verdict"])
                 self.assertGreater(s["extra_ms_per_iteration"], 10, verdict["verdict"])
 
+    def test_a_rank_out_of_data_under_join_is_left_out_not_blamed_on_the_others(self):
+        # Rank 1's data ends after iteration 20 of 40 (--inject-uneven): under join it only
+        # shadows rank 0's allreduces, arriving first at each, and rank 0, the one still
+        # training, was named ("gates 27 of 38 ... in backward").
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "join.ddprun")
+            cmd = why_cases.job_command(CLI, out, "engine", 2, iters=40) + ["--join", "--inject-uneven", "1:20"]
+            subprocess.run(cmd, env=dict(os.environ, **why_cases.MPI_AS_ROOT), capture_output=True, check=True,
+                           timeout=300)
+            verdict = why_cases.why(CLI, out)
+            self.assertIsNone(verdict["straggler"], verdict["verdict"])
+            left = verdict["not_every_rank"]
+            self.assertEqual(left["absent_ranks"], [1], verdict)
+            self.assertEqual(left["iterations"], list(range(21, 40)), verdict)
+            self.assertIn("Iterations 21 to 39 left out: rank 1 did not run them (under join, a rank out of data "
+                          "only shadows the others' collectives).", verdict["verdict"])
+
     def test_short_windows_of_a_healthy_run_blame_no_rank_for_jitter(self):
         # The Live tab's last 3 iterations: a rank late by over the noise whose phases took the
         # others' time is the machine's jitter. Before, healthy runs' windows named a rank in 3

@@ -310,6 +310,39 @@ class TestSlowCause : public ScratchTest {
     QCOMPARE(mild.straggler.rank, -1);
   }
 
+  // Ranks 1 and 2 of 3 slow alike in forward take turns being last (jitter decides which):
+  // each costs the job only the gap to the other, under the noise, while rank 0 waits for
+  // both. Before, "the ranks wait for each other, taking turns (a shared or busy machine?)".
+  void testTwoRanksSlowAlikeAreNamedTogether() {
+    const SlowCause c = analyse({.ranks = 3,
+                                 .iterations = 20,
+                                 .slow_rank = 1,
+                                 .also_slow_rank = 2,
+                                 .phase = "forward",
+                                 .slow_ms = 7,
+                                 .jitter_ns = 1'000'000},
+                                "pair.ddprun");
+    QCOMPARE(c.straggler.rank, -1);
+    QCOMPARE(c.late_group.ranks, (std::vector<int>{1, 2}));
+    QCOMPARE(QString::fromStdString(c.late_group.phase), QString("forward"));
+    QVERIFY2(c.late_group.phase_ms - c.late_group.others_phase_ms > 6.5,
+             qPrintable(QString::number(c.late_group.phase_ms)));
+    QVERIFY(c.late_group.others_wait_ms > 6.5);
+    const std::string said = slow_cause_verdict(c);
+    QVERIFY2(said.starts_with("Ranks 1 and 2 are the ones the others wait for; they take turns being last, so that no "
+                              "one of them stands out alone: they spend ") &&
+                 said.find(" ms per iteration in forward, where the other rank, 0, spends ") != std::string::npos &&
+                 said.find(" Rank 0 waits ") != std::string::npos,
+             said.c_str());
+    // Without their 7 ms the iteration is about the healthy one.
+    QVERIFY2(std::abs(c.what_if_ms - (c.iteration_ms - 7)) < 1.0, qPrintable(QString::number(c.what_if_ms)));
+    QCOMPARE(slow_cause_json(c)["late_group"]["ranks"].dump(), std::string("[1,2]"));
+    // A healthy run with the same jitter has no group.
+    const SlowCause healthy = analyse({.ranks = 3, .iterations = 20, .jitter_ns = 1'000'000}, "jitter.ddprun");
+    QVERIFY(healthy.late_group.ranks.empty());
+    QVERIFY(slow_cause_json(healthy)["late_group"].is_null());
+  }
+
   void testAStallIsNamedAndLeftOut() {
     const SlowCause c = analyse({.stall_rank = 1, .stall_iteration = 6, .stall_ms = 3000}, "stall.ddprun");
     QCOMPARE(c.stalls.size(), size_t{1});

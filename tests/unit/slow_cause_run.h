@@ -19,8 +19,9 @@ struct SlowRunSpec {
   int ranks = 2;
   int iterations = 12;
   int slow_rank = -1;
-  std::string phase;  // outside_step, forward, backward, optimizer
-  int layer = 0;      // backward: the param (0..3) whose gradient is slow
+  int also_slow_rank = -1;  // slowed as slow_rank is
+  std::string phase;        // outside_step, forward, backward, optimizer
+  int layer = 0;            // backward: the param (0..3) whose gradient is slow
   double slow_ms = 0;
   std::string also_phase;  // the slow rank is slower in this phase too, by also_ms
   double also_ms = 0;
@@ -48,7 +49,8 @@ constexpr int64_t kMsNs = 1'000'000;
 constexpr int kParams = 4;
 
 inline int64_t extra(const SlowRunSpec& s, int rank, int iteration, const char* phase, int param = -1) {
-  if (rank != s.slow_rank || (param >= 0 && param != s.layer) || iteration < s.slow_from || iteration > s.slow_until)
+  if ((rank != s.slow_rank && rank != s.also_slow_rank) || (param >= 0 && param != s.layer) ||
+      iteration < s.slow_from || iteration > s.slow_until)
     return 0;
   return static_cast<int64_t>(((s.phase == phase ? s.slow_ms : 0) + (s.also_phase == phase ? s.also_ms : 0)) * kMsNs);
 }
