@@ -8,6 +8,14 @@
 namespace ddpscope::probes {
 namespace {
 
+// "1", "1 and 2", "0, 1 and 2".
+std::string ranks_listed(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+  return out;
+}
+
 // Where the time went, in words a user acts on.
 std::string phase_words(const SlowStraggler& s) {
   if (s.phase == "outside_step")
@@ -39,9 +47,10 @@ std::string waiters(const SlowCause& cause) {
       who = waiting.size() + 1 == cause.waits.size() ? printf_string("The other %zu ranks", waiting.size())
                                                      : printf_string("%zu ranks", waiting.size());
     } else {
-      who = "Ranks ";
-      for (size_t i = 0; i < waiting.size(); ++i)
-        who += (i == 0 ? "" : i + 1 == waiting.size() ? " and " : ", ") + std::to_string(waiting[i]->rank);
+      std::vector<int> ranks;
+      for (const RankWait* w : waiting)
+        ranks.push_back(w->rank);
+      who = "Ranks " + ranks_listed(ranks);
     }
     const std::string from = printf_string("%.1f", (*low)->wait_ms_per_iteration);
     const std::string to = printf_string("%.1f", (*high)->wait_ms_per_iteration);
@@ -98,9 +107,7 @@ static std::string absent_said(const SlowCause& cause) {
                                           static_cast<long long>(left.back()))
                           : printf_string("%zu iterations (%lld to %lld)", left.size(),
                                           static_cast<long long>(left.front()), static_cast<long long>(left.back()));
-  std::string who;
-  for (size_t i = 0; i < cause.absent_ranks.size(); ++i)
-    who += (i == 0 ? "" : i + 1 == cause.absent_ranks.size() ? " and " : ", ") + std::to_string(cause.absent_ranks[i]);
+  const std::string who = ranks_listed(cause.absent_ranks);
   return printf_string(
       " %s left out: %s %s did not run %s (under join, a rank out of data only shadows the others' "
       "collectives).",
@@ -153,14 +160,6 @@ std::string cpu_wait_said(const SlowCause& cause) {
       "busy threads than it has cores; fewer ranks or threads per host, or nothing else running there, would end "
       "the wait.",
       s.cpu_wait_ms, cause.ranks == 2 ? "other rank's" : "other ranks' (median)", std::max(0.0, s.others_cpu_wait_ms));
-}
-
-// "1", "1 and 2", "0, 1 and 2".
-std::string ranks_listed(const std::vector<int>& ranks) {
-  std::string out;
-  for (size_t i = 0; i < ranks.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
-  return out;
 }
 
 // No one rank stands out, but some the others wait for, taking turns being last
